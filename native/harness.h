@@ -1,0 +1,82 @@
+/* Shared pieces of the native drivers: loading the library under test, guarded buffers,
+ * and the line protocol (tab-separated "KEY value" lines on stdout) that TypeScript parses.
+ * The drivers report facts; every policy decision is taken in TypeScript. */
+#ifndef NGCC_HARNESS_H
+#define NGCC_HARNESS_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes shared by every driver (documented in README "Native protocol"). */
+enum {
+    EXIT_OK = 0,
+    EXIT_USAGE = 2,
+    EXIT_LOADFAIL = 3,
+    EXIT_CRYPTOFAIL = 4,
+    EXIT_OVERFLOW = 5,
+    EXIT_IOERROR = 6
+};
+
+#define GUARD_BYTES 64
+#define GUARD_VALUE 0xA5
+
+typedef int (*kem_keygen_fn)(unsigned char *, unsigned long long *, unsigned char *, unsigned long long *);
+typedef int (*kem_enc_fn)(unsigned char *, unsigned long long, unsigned char *, unsigned long long *,
+                          unsigned char *, unsigned long long *);
+typedef int (*kem_dec_fn)(unsigned char *, unsigned long long, unsigned char *, unsigned long long,
+                          unsigned char *, unsigned long long *);
+typedef int (*sig_keygen_fn)(unsigned char *, unsigned long long *, unsigned char *, unsigned long long *);
+typedef int (*sig_sign_fn)(unsigned char *, unsigned long long, unsigned char *, unsigned long long,
+                           unsigned char *, unsigned long long *);
+typedef int (*sig_verify_fn)(unsigned char *, unsigned long long, unsigned char *, unsigned long long,
+                             unsigned char *, unsigned long long);
+typedef unsigned long long (*len_fn)(void);
+typedef int (*drng_init_fn)(void *, const unsigned char *, unsigned long long);
+typedef int (*drng_get_fn)(void *, unsigned char *, unsigned long long);
+typedef void (*nist_rng_init_fn)(unsigned char *, unsigned char *, int);
+typedef int (*nist_rng_fn)(unsigned char *, unsigned long long);
+
+/* The ICCS API of one library, plus whichever randomness hooks it has. */
+typedef struct {
+    void *handle;
+    int is_sig;
+    unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
+    kem_keygen_fn kem_keygen;
+    kem_enc_fn kem_enc;
+    kem_dec_fn kem_dec;
+    sig_keygen_fn sig_keygen;
+    sig_sign_fn sig_sign;
+    sig_verify_fn sig_verify;
+    drng_init_fn drng_init;   /* init_random_number (ICCS) */
+    drng_get_fn drng_get;     /* get_random_number (ICCS) */
+    void *drng_algorithm;     /* &drng_algorithm (ICCS) */
+    nist_rng_init_fn nist_rng_init; /* randombytes_init (NIST DRBG) */
+    nist_rng_fn nist_rng;           /* randombytes (NIST DRBG) */
+} api_t;
+
+/* Loads LIB and resolves the ICCS API for type "kem" or "sig"; on failure prints
+ * "STATUS LOADFAIL <reason>" and exits EXIT_LOADFAIL. */
+void api_load(api_t *api, const char *lib, const char *type);
+void *api_optional(const api_t *api, const char *name);
+
+/* Seeds the library's randomness with bytes 00..2f: ICCS DRNG if present, else the NIST DRBG. */
+const char *api_seed_default(const api_t *api, const char *rng);
+
+/* Buffers with GUARD_BYTES of GUARD_VALUE on both sides. */
+typedef struct {
+    unsigned char *base;
+    unsigned char *p;
+    size_t len;
+    const char *name;
+} guarded_t;
+void guarded_alloc(guarded_t *g, size_t len, const char *name);
+void guarded_free(guarded_t *g);
+/* Returns 1 if a guard byte was touched, and describes where in `why`. */
+int guarded_violated(const guarded_t *g, char *why, size_t why_len);
+
+void fail(int code, const char *status, const char *fmt, ...);
+void meta_str(const char *key, const char *value);
+void meta_u64(const char *key, unsigned long long value);
+/* VmRSS / VmHWM of this process from /proc/self/status, in bytes (0 if unknown). */
+unsigned long long proc_status_bytes(const char *field);
+int pin_to_cpu(int cpu);
+#endif

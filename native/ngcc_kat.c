@@ -1,0 +1,272 @@
+/* KAT driver: replays the official KAT generators against a built library.
+ *   ngcc_kat LIB TYPE MODE RECORDS OUTFILE [NIST_PREFIX]
+ * TYPE kem|sig. MODE iccs: the ICCS KAT_KEM.c / KAT_SIG.c logic (ICCS DRNG, KAT_*.txt format).
+ * MODE nist: NIST PQCgenKAT logic (AES-256-CTR DRBG seeded with 00..2f, .rsp format), calling the
+ * NIST entry points NIST_PREFIX crypto_kem_* / crypto_sign_* directly.
+ * Every output buffer has 64 guard bytes of 0xA5 on both sides.
+ * Prints META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
+ * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code. */
+#include "harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DRNG_CTX_BYTES 512 /* DRNG_ctx is 3*55 bytes; room to spare for variants */
+
+static FILE *out;
+
+static void put_hex(const char *key, const unsigned char *p, unsigned long long n) {
+    fprintf(out, "%s = ", key);
+    for (unsigned long long i = 0; i < n; i++) fprintf(out, "%02X", p[i]);
+    fputc('\n', out);
+}
+
+static void put_len(const char *key, unsigned long long n) { fprintf(out, "%s = %llu\n", key, n); }
+
+static void check(const guarded_t *g, unsigned long long used) {
+    char why[200];
+    if (guarded_violated(g, why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
+    if (used > g->len)
+        fail(EXIT_OVERFLOW, "OVERFLOW", "%s: reported length %llu exceeds the claimed %zu", g->name, used, g->len);
+}
+
+static void must(int rc, const char *what, unsigned long long record) {
+    if (rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: %s returned %d", record, what, rc);
+}
+
+static void drng_or_fail(const api_t *api) {
+    if (!api->drng_init || !api->drng_get || !api->drng_algorithm)
+        fail(EXIT_LOADFAIL, "LOADFAIL", "ICCS KAT needs init_random_number, get_random_number and drng_algorithm");
+}
+
+/* ---- ICCS KAT_KEM / KAT_SIG ---- */
+static void iccs_nonce(unsigned char nonce[64], const char *word, const char *tail) {
+    size_t w = strlen(word), pos = 0;
+    while (pos + w <= 64 - strlen(tail)) { memcpy(nonce + pos, word, w); pos += w; }
+    memcpy(nonce + pos, tail, strlen(tail));
+}
+
+static void iccs_kem(api_t *a, unsigned long long records) {
+    unsigned char nonce[64], seed[64], drng_seed[DRNG_CTX_BYTES];
+    drng_or_fail(a);
+    iccs_nonce(nonce, "seed", "");
+    must(a->drng_init(drng_seed, nonce, 64), "init_random_number(seed DRNG)", 0);
+    guarded_t pk, sk, ct, ss, ss2;
+    guarded_alloc(&pk, a->pk_len, "pk");
+    guarded_alloc(&sk, a->sk_len, "sk");
+    guarded_alloc(&ct, a->ct_len, "ct");
+    guarded_alloc(&ss, a->ss_len, "ss (enc)");
+    guarded_alloc(&ss2, a->ss_len, "ss (dec)");
+    for (unsigned long long i = 0; i < records; i++) {
+        unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0;
+        must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
+        must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
+        must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen", i);
+        check(&pk, pk_len);
+        check(&sk, sk_len);
+        must(a->kem_enc(pk.p, pk_len, ss.p, &ss_len, ct.p, &ct_len), "kem_enc", i);
+        check(&ss, ss_len);
+        check(&ct, ct_len);
+        must(a->kem_dec(sk.p, sk_len, ct.p, ct_len, ss2.p, &ss2_len), "kem_dec", i);
+        check(&ss2, ss2_len);
+        if (ss_len != ss2_len || memcmp(ss.p, ss2.p, ss_len) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: shared secrets of enc and dec differ", i);
+        fprintf(out, "Count = %llu\n", i);
+        put_len("Seed_Len", 64);
+        put_hex("Seed", seed, 64);
+        put_len("PK_Len", pk_len);
+        put_hex("PK", pk.p, pk_len);
+        put_len("SK_Len", sk_len);
+        put_hex("SK", sk.p, sk_len);
+        put_len("CT_Len", ct_len);
+        put_hex("CT", ct.p, ct_len);
+        put_len("SS_Len", ss_len);
+        put_hex("SS", ss.p, ss_len);
+        fputc('\n', out);
+    }
+}
+
+static void iccs_sig(api_t *a, unsigned long long records) {
+    unsigned char nonce[64], mnonce[64], seed[64], drng_seed[DRNG_CTX_BYTES], drng_msg[DRNG_CTX_BYTES];
+    drng_or_fail(a);
+    iccs_nonce(nonce, "seed", "");
+    iccs_nonce(mnonce, "msg", "m");
+    must(a->drng_init(drng_seed, nonce, 64), "init_random_number(seed DRNG)", 0);
+    must(a->drng_init(drng_msg, mnonce, 64), "init_random_number(message DRNG)", 0);
+    unsigned long long max_m = 56 + 8 * (records ? records - 1 : 0);
+    guarded_t pk, sk, sn, m;
+    guarded_alloc(&pk, a->pk_len, "pk");
+    guarded_alloc(&sk, a->sk_len, "sk");
+    guarded_alloc(&sn, a->sn_len, "signature");
+    guarded_alloc(&m, max_m, "message");
+    for (unsigned long long i = 0; i < records; i++) {
+        unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 + 8 * i;
+        must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
+        must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
+        must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen", i);
+        check(&pk, pk_len);
+        check(&sk, sk_len);
+        must(a->drng_get(drng_msg, m.p, 8 * m_len), "get_random_number(message DRNG)", i);
+        must(a->sig_sign(sk.p, sk_len, m.p, m_len, sn.p, &sn_len), "sig_sign", i);
+        check(&sn, sn_len);
+        check(&m, m_len);
+        int v = a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len);
+        if (v != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: sig_verify rejected a fresh signature (%d)", i, v);
+        fprintf(out, "Count = %llu\n", i);
+        put_len("Seed_Len", 64);
+        put_hex("Seed", seed, 64);
+        put_len("PK_Len", pk_len);
+        put_hex("PK", pk.p, pk_len);
+        put_len("SK_Len", sk_len);
+        put_hex("SK", sk.p, sk_len);
+        put_len("M_Len", m_len);
+        put_hex("M", m.p, m_len);
+        put_len("Sn_Len", sn_len);
+        put_hex("Sn", sn.p, sn_len);
+        fputc('\n', out);
+    }
+}
+
+/* ---- NIST PQCgenKAT ---- */
+typedef int (*nist_kem_keypair_fn)(unsigned char *, unsigned char *);
+typedef int (*nist_kem_enc_fn)(unsigned char *, unsigned char *, const unsigned char *);
+typedef int (*nist_kem_dec_fn)(unsigned char *, const unsigned char *, const unsigned char *);
+typedef int (*nist_sign_fn)(unsigned char *, size_t *, const unsigned char *, size_t, const unsigned char *);
+typedef int (*nist_open_fn)(unsigned char *, size_t *, const unsigned char *, size_t, const unsigned char *);
+
+static void *nist_sym(const api_t *a, const char *prefix, const char *name) {
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    void *s = api_optional(a, full);
+    if (!s) fail(EXIT_LOADFAIL, "LOADFAIL", "missing symbol %s", full);
+    return s;
+}
+
+static void nist_rng_or_fail(const api_t *a) {
+    if (!a->nist_rng_init || !a->nist_rng)
+        fail(EXIT_LOADFAIL, "LOADFAIL", "NIST KAT needs randombytes_init and randombytes");
+}
+
+static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
+    nist_kem_keypair_fn keypair = (nist_kem_keypair_fn)nist_sym(a, prefix, "crypto_kem_keypair");
+    nist_kem_enc_fn enc = (nist_kem_enc_fn)nist_sym(a, prefix, "crypto_kem_enc");
+    nist_kem_dec_fn dec = (nist_kem_dec_fn)nist_sym(a, prefix, "crypto_kem_dec");
+    nist_rng_or_fail(a);
+    unsigned char entropy[48], (*seeds)[48] = malloc((records ? records : 1) * 48);
+    if (!seeds) fail(EXIT_IOERROR, "ERROR", "out of memory");
+    for (int i = 0; i < 48; i++) entropy[i] = (unsigned char)i;
+    a->nist_rng_init(entropy, NULL, 256);
+    for (unsigned long long i = 0; i < records; i++) a->nist_rng(seeds[i], 48);
+    guarded_t pk, sk, ct, ss, ss2;
+    guarded_alloc(&pk, a->pk_len, "pk");
+    guarded_alloc(&sk, a->sk_len, "sk");
+    guarded_alloc(&ct, a->ct_len, "ct");
+    guarded_alloc(&ss, a->ss_len, "ss (enc)");
+    guarded_alloc(&ss2, a->ss_len, "ss (dec)");
+    for (unsigned long long i = 0; i < records; i++) {
+        a->nist_rng_init(seeds[i], NULL, 256);
+        must(keypair(pk.p, sk.p), "crypto_kem_keypair", i);
+        check(&pk, 0);
+        check(&sk, 0);
+        must(enc(ct.p, ss.p, pk.p), "crypto_kem_enc", i);
+        check(&ct, 0);
+        check(&ss, 0);
+        must(dec(ss2.p, ct.p, sk.p), "crypto_kem_dec", i);
+        check(&ss2, 0);
+        if (memcmp(ss.p, ss2.p, a->ss_len) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: shared secrets of enc and dec differ", i);
+        fprintf(out, "count = %llu\n", i);
+        put_hex("seed", seeds[i], 48);
+        put_hex("pk", pk.p, a->pk_len);
+        put_hex("sk", sk.p, a->sk_len);
+        put_hex("ct", ct.p, a->ct_len);
+        put_hex("ss", ss.p, a->ss_len);
+        fputc('\n', out);
+    }
+    free(seeds);
+}
+
+static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
+    nist_kem_keypair_fn keypair = (nist_kem_keypair_fn)nist_sym(a, prefix, "crypto_sign_keypair");
+    nist_sign_fn sign = (nist_sign_fn)nist_sym(a, prefix, "crypto_sign");
+    nist_open_fn open_ = (nist_open_fn)nist_sym(a, prefix, "crypto_sign_open");
+    nist_rng_or_fail(a);
+    unsigned char entropy[48];
+    for (int i = 0; i < 48; i++) entropy[i] = (unsigned char)i;
+    a->nist_rng_init(entropy, NULL, 256);
+    /* PQCgenKAT_sign draws seed and message of every record first, in this order. */
+    unsigned char (*seeds)[48] = malloc((records ? records : 1) * 48);
+    unsigned char **msgs = calloc(records ? records : 1, sizeof *msgs);
+    if (!seeds || !msgs) fail(EXIT_IOERROR, "ERROR", "out of memory");
+    for (unsigned long long i = 0; i < records; i++) {
+        a->nist_rng(seeds[i], 48);
+        msgs[i] = malloc(33 * (i + 1));
+        if (!msgs[i]) fail(EXIT_IOERROR, "ERROR", "out of memory");
+        a->nist_rng(msgs[i], 33 * (i + 1));
+    }
+    unsigned long long max_m = 33 * (records ? records : 1);
+    guarded_t pk, sk, sm, m2;
+    guarded_alloc(&pk, a->pk_len, "pk");
+    guarded_alloc(&sk, a->sk_len, "sk");
+    guarded_alloc(&sm, max_m + a->sn_len, "signed message");
+    guarded_alloc(&m2, max_m + a->sn_len, "opened message");
+    for (unsigned long long i = 0; i < records; i++) {
+        size_t mlen = 33 * (i + 1), smlen = 0, m2len = 0;
+        a->nist_rng_init(seeds[i], NULL, 256);
+        must(keypair(pk.p, sk.p), "crypto_sign_keypair", i);
+        check(&pk, 0);
+        check(&sk, 0);
+        must(sign(sm.p, &smlen, msgs[i], mlen, sk.p), "crypto_sign", i);
+        if (smlen > mlen + a->sn_len)
+            fail(EXIT_OVERFLOW, "OVERFLOW", "record %llu: smlen %zu exceeds mlen + CRYPTO_BYTES", i, smlen);
+        check(&sm, smlen);
+        int v = open_(m2.p, &m2len, sm.p, smlen, pk.p);
+        check(&m2, m2len);
+        if (v != 0 || m2len != mlen || memcmp(m2.p, msgs[i], mlen) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: crypto_sign_open did not return the message", i);
+        fprintf(out, "count = %llu\n", i);
+        put_hex("seed", seeds[i], 48);
+        put_len("mlen", mlen);
+        put_hex("msg", msgs[i], mlen);
+        put_hex("pk", pk.p, a->pk_len);
+        put_hex("sk", sk.p, a->sk_len);
+        put_len("smlen", smlen);
+        put_hex("sm", sm.p, smlen);
+        fputc('\n', out);
+        free(msgs[i]);
+    }
+    free(msgs);
+    free(seeds);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: ngcc_kat LIB TYPE iccs|nist RECORDS OUTFILE [NIST_PREFIX]\n");
+        return EXIT_USAGE;
+    }
+    const char *lib = argv[1], *type = argv[2], *mode = argv[3], *file = argv[5];
+    unsigned long long records = strtoull(argv[4], NULL, 10);
+    const char *prefix = argc > 6 ? argv[6] : "";
+    api_t a;
+    api_load(&a, lib, type);
+    meta_u64("pk_bytes", a.pk_len);
+    meta_u64("sk_bytes", a.sk_len);
+    meta_u64("ct_bytes", a.ct_len);
+    meta_u64("ss_bytes", a.ss_len);
+    meta_u64("signature_bytes", a.sn_len);
+    fflush(stdout);
+    out = fopen(file, "w");
+    if (!out) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
+    if (strcmp(mode, "iccs") == 0) {
+        if (a.is_sig) iccs_sig(&a, records); else iccs_kem(&a, records);
+    } else if (strcmp(mode, "nist") == 0) {
+        fprintf(out, "# %s\n\n", prefix[0] ? prefix : type);
+        if (a.is_sig) nist_sig(&a, records, prefix); else nist_kem(&a, records, prefix);
+    } else {
+        fail(EXIT_USAGE, "USAGE", "unknown mode %s", mode);
+    }
+    if (fclose(out) != 0) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
+    meta_u64("records", records);
+    printf("STATUS\tPASS\n");
+    return EXIT_OK;
+}

@@ -1,0 +1,120 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Candidate } from '../config/campaign.js';
+import type { InstanceSpec } from '../config/schemas.js';
+import { runProcess } from '../sandbox/run.js';
+import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { nativeDir } from '../util/paths.js';
+import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
+import { resolveSources, type ResolvedSources } from './sources.js';
+import { CC, ccVersion } from './toolchain.js';
+
+export type FlagSet = 'guide' | 'harness-default';
+
+export interface BuildResult {
+  ok: boolean;
+  flagSet: FlagSet;
+  flags: string[];
+  library: string;
+  log: string;
+  /** The compiler's first error line, for the BUILDFAIL row. */
+  firstError?: string;
+  key: string;
+  cached: boolean;
+}
+
+export interface BuildRequest {
+  candidate: Candidate;
+  instance: InstanceSpec;
+  index: number;
+  /** Folder that receives lib<label>.so, its log and its key. */
+  outDir: string;
+  flagSet: FlagSet;
+  variant: FlagVariant;
+  extraFlags: string[];
+  harnessVersion: string;
+  timeoutMs: number;
+}
+
+/** Symbols a library may export: the APIs and the harness hooks, nothing of its internals. */
+function versionScript(prefix: string | undefined): string {
+  const globals = [
+    'kem_*', 'sig_*', 'kex_*', 'CryptHash',
+    'init_random_number', 'get_random_number', 'drng_algorithm',
+    'sm3hash', 'pseudohash', 'pseudoXOF',
+    'randombytes', 'randombytes_init', 'PQCLEAN_randombytes', 'ngcc_*',
+  ];
+  if (prefix !== undefined) globals.push(`${prefix}crypto_kem_*`, `${prefix}crypto_sign*`);
+  return `{\n  global:\n${globals.map((g) => `    ${g};`).join('\n')}\n  local: *;\n};\n`;
+}
+
+function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]; defines: string[] } {
+  if (candidate.api !== 'nist') return { sources: [], defines: [] };
+  const n = join(nativeDir(), 'nist');
+  return {
+    sources: [join(n, 'nist_shim.c'), join(n, 'nist_drbg.c')],
+    defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ''}`, candidate.type === 'kem' ? '-DNGCC_NIST_KEM' : '-DNGCC_NIST_SIG'],
+  };
+}
+
+/** Headers can change a build as much as sources: hash every .h in the include folders too. */
+function buildKey(req: BuildRequest, src: ResolvedSources, argv: string[]): string {
+  const files = new Set(src.sources);
+  for (const dir of src.includes) {
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) if (f.endsWith('.h')) files.add(join(dir, f));
+  }
+  const parts = [...files].sort().map((f) => `${f}\n${sha256Hex(readFileSync(f))}`);
+  return sha256Hex([...parts, argv.join(' '), ccVersion(), req.harnessVersion].join('\n'));
+}
+
+function firstErrorLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n');
+  return (lines.find((l) => /\berror\b/.test(l)) ?? lines.find((l) => l.trim() !== ''))?.trim();
+}
+
+export function displayFlags(flags: string[]): string {
+  return flags.join(' ');
+}
+
+/** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
+export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
+  const { candidate, instance } = req;
+  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
+  const flags =
+    req.flagSet === 'guide' ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
+  const shim = nistShim(candidate, instance);
+  // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
+  const outDir = join(req.outDir, req.flagSet);
+  mkdirSync(outDir, { recursive: true });
+  const library = join(outDir, `lib${instance.label}.so`);
+  const scriptPath = join(outDir, 'exports.map');
+  writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? (instance.nist_prefix ?? '') : undefined));
+  const argv = [
+    CC,
+    ...flags,
+    ...shim.defines,
+    ...src.includes.map((d) => `-I${d}`),
+    '-shared',
+    '-Wl,--no-undefined',
+    `-Wl,--version-script=${scriptPath}`,
+    '-o',
+    library,
+    ...src.sources,
+    ...shim.sources,
+  ];
+  const key = buildKey(req, src, argv);
+  // A cached failure is as final as a cached success; a success counts only while the
+  // library on disk is the one that build produced.
+  const keyFile = join(outDir, 'build-key.json');
+  const previous = readJsonIfExists<{ key: string; ok: boolean; log: string; firstError?: string; library_sha256?: string }>(keyFile);
+  if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
+    return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+  const r = await runProcess(argv, { cwd: src.dir, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+  const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
+  writeFileAtomic(join(outDir, 'build.log'), log);
+  const ok = r.exitCode === 0 && existsSync(library);
+  const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr);
+  writeJsonAtomic(keyFile, { key, ok, log, firstError, library_sha256: ok ? sha256File(library) : undefined });
+  return { ok, flagSet: req.flagSet, flags, library, log, firstError, key, cached: false };
+}

@@ -1,0 +1,65 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProcess } from '../sandbox/run.js';
+import { sha256Hex } from '../util/fsx.js';
+import { nativeDir } from '../util/paths.js';
+import { CC, ccVersion } from './toolchain.js';
+
+export interface HarnessTools {
+  dir: string;
+  /** Hash of the harness's native sources and the compiler: part of every build key. */
+  version: string;
+  kat: string;
+  time: string;
+}
+
+/** Hash over every native source file (sorted), so any harness change rebuilds libraries. */
+export function harnessVersion(): string {
+  const root = nativeDir();
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(c|h)$/.test(e.name)) files.push(p);
+    }
+  };
+  walk(root);
+  const parts = files.map((f) => `${f.slice(root.length)}\n${sha256Hex(readFileSync(f))}`);
+  return sha256Hex(`${parts.join('\n')}\n${ccVersion()}`).slice(0, 16);
+}
+
+let built: Promise<HarnessTools> | undefined;
+
+/** Compiles the drivers once per harness version into a shared cache folder. */
+export function harnessTools(): Promise<HarnessTools> {
+  built ??= compileTools();
+  return built;
+}
+
+async function compileTools(): Promise<HarnessTools> {
+  const version = harnessVersion();
+  const dir = join(process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version}`);
+  const tools = { dir, version, kat: join(dir, 'ngcc_kat'), time: join(dir, 'ngcc_time') };
+  if (existsSync(tools.kat) && existsSync(tools.time)) return tools;
+  const n = nativeDir();
+  const staging = `${dir}.tmp-${process.pid}`;
+  mkdirSync(staging, { recursive: true });
+  const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
+  const targets: Array<[string, string[]]> = [
+    ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')]],
+    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c')]],
+  ];
+  for (const [name, sources] of targets) {
+    const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, '-ldl'], { timeoutMs: 120_000 });
+    if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:\n${r.stderr}`);
+  }
+  try {
+    renameSync(staging, dir);
+  } catch {
+    // Another process won the race: its tools are identical.
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return tools;
+}

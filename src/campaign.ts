@@ -1,0 +1,315 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { buildInstance, displayFlags, type BuildResult, type FlagSet } from './build/compile.js';
+import { harnessTools, type HarnessTools } from './build/harnessTools.js';
+import { ccVersion } from './build/toolchain.js';
+import { loadCampaign, type Candidate } from './config/campaign.js';
+import type { CampaignSettings, InstanceSpec } from './config/schemas.js';
+import { defaultCpu, hostEnvironment, hostProblems } from './env/host.js';
+import { evidencePaths, relativeTo } from './evidence/layout.js';
+import { buildRecord } from './evidence/record.js';
+import type { BuildEntry, BuildJson, TimingRecord } from './evidence/types.js';
+import { formatKatLog, katBody } from './kat/log.js';
+import { readManifest } from './kat/manifest.js';
+import { runKat, type KatOutcome } from './kat/run.js';
+import type { KatStatus } from './kat/status.js';
+import { measureOperation, OPERATIONS } from './measure/operation.js';
+import { elfSizes } from './util/elf.js';
+import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
+import type { Progress } from './progress.js';
+
+export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface CampaignOptions {
+  campaignDir: string;
+  system: string;
+  dataDir: string;
+  only?: RegExp;
+  phases: ReadonlySet<Phase>;
+  trialTarget?: number;
+  opBudget?: number;
+  cpu?: number;
+  shard?: { index: number; count: number };
+  force?: boolean;
+  progress?: Progress;
+}
+
+export interface InstanceSummary {
+  key: string;
+  kat: KatStatus;
+  detail?: string;
+  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean }>;
+}
+
+export interface CampaignSummary {
+  systemDir: string;
+  instances: InstanceSummary[];
+}
+
+const MEASURABLE: ReadonlySet<KatStatus> = new Set(['PASS', 'NOKAT', 'MISMATCH']);
+
+interface Unit {
+  candidate: Candidate;
+  instance: InstanceSpec;
+  index: number;
+}
+
+function units(candidates: Candidate[], shard?: { index: number; count: number }): Unit[] {
+  const all = candidates.flatMap((candidate) =>
+    candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) })),
+  );
+  return shard ? all.filter((_, i) => i % shard.count === shard.index - 1) : all;
+}
+
+export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummary> {
+  const campaignDir = resolve(opts.campaignDir);
+  const campaign = loadCampaign(campaignDir, opts.only);
+  const settings = withOverrides(campaign.settings, opts);
+  const systemDir = resolve(opts.dataDir, opts.system);
+  const paths = evidencePaths(systemDir);
+  const tools = await harnessTools();
+  const sys = settings.systems[opts.system];
+  const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
+  const environment = hostEnvironment(cpu);
+
+  const campaignJson = readJsonIfExists<Record<string, unknown>>(paths.campaign) ?? {};
+  const hostChecks = (campaignJson.host_checks as unknown[] | undefined) ?? [];
+  hostChecks.push({ phase: [...opts.phases].join(','), cpu, utc: new Date().toISOString(), problems: hostProblems(environment), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) });
+  const writeCampaign = (extra: Record<string, unknown>) =>
+    writeJsonAtomic(paths.campaign, {
+      schema: 2,
+      system_id: opts.system,
+      tool: 'ngcc-perf',
+      harness_version: tools.version,
+      started_utc: campaignJson.started_utc ?? new Date().toISOString(),
+      ...campaignJson,
+      environment_at_start: campaignJson.environment_at_start ?? environment,
+      environment_latest: environment,
+      host_checks: hostChecks,
+      planning: settings.planning,
+      flags: settings.flags,
+      fixed_clock_hz: sys?.fixed_clock_hz ?? null,
+      ...extra,
+    });
+  writeCampaign({ ended_utc: null });
+
+  const work = units(campaign.candidates, opts.shard);
+  const opsPer = (u: Unit) => (opts.phases.has('measure') ? OPERATIONS[u.candidate.type].length : 0);
+  opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
+  const summary: InstanceSummary[] = [];
+  let counter: string | undefined;
+  for (const unit of work) {
+    const key = `${unit.candidate.id}/${unit.instance.label}`;
+    const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
+    opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
+    const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
+    summary.push(inst);
+    if (!opts.phases.has('measure')) continue;
+    for (const operation of OPERATIONS[unit.candidate.type]) {
+      if (!MEASURABLE.has(entry.kat) || !entry.library) {
+        inst.operations.push({ operation, status: 'not measured', skipped: true });
+        opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
+        continue;
+      }
+      const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
+      const previous = readJsonIfExists<TimingRecord>(recordPath);
+      if (!opts.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+        inst.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
+        opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
+        continue;
+      }
+      const library = resolve(campaignDir, entry.library);
+      const result = await measureOperation({
+        timeTool: tools.time,
+        library,
+        libraryShown: entry.library,
+        type: unit.candidate.type,
+        operation,
+        cpu,
+        rng: unit.candidate.katRng,
+        planning: settings.planning,
+        fixedClockHz: sys?.fixed_clock_hz,
+      });
+      counter ??= result.meta.counter;
+      const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
+      writeJsonAtomic(recordPath, record);
+      inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
+      opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+    }
+  }
+  writeCampaign({ ended_utc: new Date().toISOString(), ...(counter ? { counter_source: counter } : {}) });
+  opts.progress?.done();
+  return { systemDir, instances: summary };
+}
+
+function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {
+  return {
+    ...settings,
+    planning: {
+      ...settings.planning,
+      ...(opts.trialTarget !== undefined ? { trial_target_s: opts.trialTarget } : {}),
+      ...(opts.opBudget !== undefined ? { op_budget_s: opts.opBudget } : {}),
+    },
+  };
+}
+
+type Paths = ReturnType<typeof evidencePaths>;
+
+/** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
+async function prepareInstance(
+  unit: Unit,
+  opts: CampaignOptions & { campaignDir: string },
+  settings: CampaignSettings,
+  tools: HarnessTools,
+  paths: Paths,
+  systemDir: string,
+): Promise<BuildEntry> {
+  const { candidate, instance } = unit;
+  const key = `${candidate.id}/${instance.label}`;
+  const buildJson = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
+  const previous = buildJson.instances[key];
+  const manifestPath = join(candidate.folder, 'kat.sha256');
+  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
+  const manifestHash = existsSync(manifestPath) ? sha256File(manifestPath) : 'none';
+
+  const build = (flagSet: FlagSet) =>
+    buildInstance({
+      candidate,
+      instance,
+      index: unit.index,
+      outDir: paths.buildDir(candidate.id, instance.label),
+      flagSet,
+      variant: settings.flags.variant,
+      extraFlags: settings.flags.extra,
+      harnessVersion: tools.version,
+      timeoutMs: settings.planning.build_timeout_s * 1000,
+    });
+  const kat = (b: BuildResult) =>
+    runKat({
+      candidate,
+      label: instance.label,
+      nistPrefix: instance.nist_prefix,
+      library: b.library,
+      katTool: tools.kat,
+      outDir: paths.katDir(candidate.id, instance.label),
+      manifest,
+      timeoutMs: settings.planning.kat_timeout_s * 1000,
+    });
+
+  let b = await build('guide');
+  let guideResult: string | undefined;
+  if (!b.ok) {
+    guideResult = 'BUILDFAIL';
+    b = await build('harness-default');
+  }
+  const base: BuildEntry = {
+    candidate: candidate.id,
+    label: instance.label,
+    instance: instance.label,
+    variant: settings.flags.variant,
+    flags: b.flagSet,
+    kat: 'BUILDFAIL',
+    api: candidate.api,
+    type: candidate.type,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...(guideResult ? { guide_result: guideResult } : {}),
+  };
+  if (!b.ok) {
+    const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
+    writeKatLog(entry, candidate, b, paths, systemDir, ['build failed:', ...b.log.split('\n').slice(0, 60)]);
+    return saveEntry(paths, key, entry);
+  }
+
+  const libEntry = (r: BuildResult) => {
+    const elf = elfSizes(r.library);
+    return {
+      library: relative(opts.campaignDir, r.library),
+      library_sha256: sha256File(r.library),
+      elf_load_bytes: elf.loadBytes,
+      elf_sections: { text: elf.text, data: elf.data, bss: elf.bss },
+    };
+  };
+  let lib = libEntry(b);
+  if (!opts.phases.has('kat')) {
+    const same = previous?.library_sha256 === lib.library_sha256;
+    return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous!.kat : 'NOKAT', kat_detail: same ? previous!.kat_detail : 'KAT not run' });
+  }
+  const katLogPath = paths.katLog(candidate.id, instance.label);
+  if (
+    !opts.force &&
+    previous &&
+    previous.library_sha256 === lib.library_sha256 &&
+    previous.kat_manifest_sha256 === manifestHash &&
+    previous.kat !== 'BUILDFAIL' &&
+    existsSync(katLogPath) &&
+    previous.kat_log_sha256 === sha256File(katLogPath)
+  )
+    return previous;
+
+  let outcome: KatOutcome = await kat(b);
+  if (b.flagSet === 'guide' && outcome.status !== 'PASS' && outcome.status !== 'NOKAT') {
+    const fallback = await build('harness-default');
+    if (fallback.ok) {
+      guideResult = outcome.status;
+      b = fallback;
+      lib = libEntry(b);
+      outcome = await kat(b);
+    }
+  }
+  const entry: BuildEntry = {
+    ...base,
+    flags: b.flagSet,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...lib,
+    kat: outcome.status,
+    ...(outcome.detail ? { kat_detail: outcome.detail } : {}),
+    ...(guideResult ? { guide_result: guideResult } : {}),
+    ...(outcome.file ? { kat_file: relativeTo(systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
+    sizes: outcome.sizes,
+    kat_manifest_sha256: manifestHash,
+  };
+  const body = katBody(outcome, entry.kat_file);
+  writeKatLog(entry, candidate, b, paths, systemDir, body);
+  return saveEntry(paths, key, entry);
+}
+
+function writeKatLog(entry: BuildEntry, candidate: Candidate, b: BuildResult, paths: Paths, systemDir: string, body: string[]): void {
+  const logPath = paths.katLog(candidate.id, entry.label);
+  const text = formatKatLog(
+    {
+      library: entry.library ?? '(not built)',
+      id: candidate.id,
+      type: candidate.type,
+      algorithm: candidate.algorithm,
+      instance: entry.label,
+      api: candidate.api,
+      kat_rng: candidate.katRng,
+      compiler: ccVersion(),
+      build_flags: displayFlags(b.flags),
+      flags: b.flagSet,
+    },
+    body,
+    entry.kat,
+    entry.kat_detail,
+  );
+  writeFileAtomic(logPath, text);
+  entry.kat_log = relativeTo(systemDir, logPath);
+  entry.kat_log_sha256 = sha256Hex(text);
+}
+
+/** build.json is re-read before each write so that entries of other instances are never lost. */
+function saveEntry(paths: Paths, key: string, entry: BuildEntry): BuildEntry {
+  const current = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
+  current.instances[key] = entry;
+  const sorted = Object.fromEntries(Object.entries(current.instances).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  writeJsonAtomic(paths.build, { ...current, instances: sorted });
+  return entry;
+}
+
+export function readBuildJson(systemDir: string): BuildJson | undefined {
+  const p = evidencePaths(systemDir).build;
+  return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as BuildJson) : undefined;
+}

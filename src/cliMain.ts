@@ -1,0 +1,198 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
+import { loadCampaign } from './config/campaign.js';
+import { errorMessage, InputError, isInputError } from './errors.js';
+import { validateDataset } from './evidence/validate.js';
+import { canonicalDigest, formatManifestLine, readManifest, type DigestMode } from './kat/manifest.js';
+import { createProgress } from './progress.js';
+import { toolRoot } from './util/paths.js';
+import type { BuildJson } from './evidence/types.js';
+
+const USAGE = `usage:
+  ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
+                [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+  ngcc-perf validate DATA_DIR/ID
+  ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
+  ngcc-perf example [--out DIR]
+exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
+
+const number = (name: string, v: string | undefined): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InputError('command line', `--${name}`, `expected a positive number, got '${v}'`);
+  return n;
+};
+
+function parseShard(v: string | undefined) {
+  if (v === undefined) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new InputError('command line', '--shard', `expected K/N with 1 <= K <= N, got '${v}'`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+
+function parsePhases(v: string | undefined): Set<Phase> {
+  if (v === undefined) return new Set(PHASES);
+  const list = v.split(',').map((s) => s.trim());
+  for (const p of list) if (!(PHASES as readonly string[]).includes(p)) throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${PHASES.join(', ')})`);
+  return new Set(list as Phase[]);
+}
+
+function parseRegex(v: string | undefined): RegExp | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return new RegExp(v);
+  } catch {
+    throw new InputError('command line', '--only', `not a regular expression: '${v}'`);
+  }
+}
+
+function printSummary(s: CampaignSummary): number {
+  const failed = s.instances.filter((i) => i.kat !== 'PASS');
+  for (const i of s.instances) {
+    const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ');
+    console.log(`${i.kat.padEnd(10)} ${i.key}${i.detail ? ` — ${i.detail}` : ''}${ops ? `  [${ops}]` : ''}`);
+  }
+  return failed.length > 0 ? 1 : 0;
+}
+
+async function cmdRun(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      system: { type: 'string' },
+      out: { type: 'string' },
+      only: { type: 'string' },
+      phases: { type: 'string' },
+      'trial-target': { type: 'string' },
+      'op-budget': { type: 'string' },
+      cpu: { type: 'string' },
+      shard: { type: 'string' },
+      force: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length !== 1 || !values.system || !values.out) throw new InputError('command line', 'run', 'needs CAMPAIGN_DIR, --system ID and --out DATA_DIR');
+  if (!/^[A-Za-z0-9_-]+$/.test(values.system)) throw new InputError('command line', '--system', `'${values.system}' must match [A-Za-z0-9_-]+`);
+  const cpu = values.cpu === undefined ? undefined : Number(values.cpu);
+  if (cpu !== undefined && !(Number.isInteger(cpu) && cpu >= 0)) throw new InputError('command line', '--cpu', `expected a CPU number, got '${values.cpu}'`);
+  const summary = await runCampaign({
+    campaignDir: positionals[0]!,
+    system: values.system,
+    dataDir: values.out,
+    only: parseRegex(values.only),
+    phases: parsePhases(values.phases),
+    trialTarget: number('trial-target', values['trial-target']),
+    opBudget: number('op-budget', values['op-budget']),
+    cpu,
+    shard: parseShard(values.shard),
+    force: values.force,
+    progress: createProgress(),
+  });
+  const code = printSummary(summary);
+  console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);
+  return code;
+}
+
+function cmdValidate(args: string[]): number {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new InputError('command line', 'validate', 'needs DATA_DIR/ID');
+  const dir = resolve(positionals[0]!);
+  if (!existsSync(dir)) throw new InputError(positionals[0]!, '', 'no such folder');
+  const problems = validateDataset(dir);
+  for (const p of problems) console.log(p);
+  console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
+  return problems.length === 0 ? 0 : 1;
+}
+
+/** Writes manifest lines for a candidate from the KAT files generated by a previous run. */
+function cmdKatManifest(args: string[]): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' } },
+  });
+  if (positionals.length !== 2) throw new InputError('command line', 'kat-manifest', 'needs DATA_DIR/ID and CANDIDATE_ID');
+  const [systemDir, id] = positionals as [string, string];
+  if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
+  const records = values.records === undefined ? undefined : number('records', values.records);
+  const build = JSON.parse(readFileSync(join(systemDir, 'build.json'), 'utf8')) as BuildJson;
+  const lines: string[] = [];
+  for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
+    if (!e.kat_file) {
+      console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
+      continue;
+    }
+    const text = readFileSync(join(systemDir, e.kat_file), 'utf8');
+    const file = e.kat_file.split('/').pop()!;
+    lines.push(formatManifestLine({ sha256: canonicalDigest(text, values.mode as DigestMode, records), mode: values.mode as DigestMode, records, label: e.label, file }));
+  }
+  if (lines.length === 0) throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
+  const text = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT §4\n${lines.join('\n')}\n`;
+  if (values.write) {
+    const campaign = loadCampaign(values.write);
+    const c = campaign.candidates.find((x) => x.id === id);
+    if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
+    const target = join(c.folder, 'kat.sha256');
+    writeFileSync(target, text);
+    readManifest(target);
+    console.log(`wrote ${relative(process.cwd(), target)}`);
+  } else process.stdout.write(text);
+  return 0;
+}
+
+/** `npm start`: the bundled example campaign, into a git-ignored folder. */
+async function cmdExample(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
+  const root = toolRoot();
+  const out = resolve(values.out ?? join(root, 'out'));
+  const campaignDir = join(root, 'examples', 'campaign');
+  const pqclean = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
+  if (!existsSync(pqclean)) throw new InputError(relative(process.cwd(), pqclean), '', 'the pqclean package is missing: run npm ci first');
+  const system = 'local';
+  console.log(`example campaign: ${relative(process.cwd(), campaignDir)} (${readdirSync(campaignDir).filter((f) => existsSync(join(campaignDir, f, 'candidate.yml'))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join(out, 'data'), phases: new Set(PHASES), progress: createProgress() });
+  const code = printSummary(summary);
+  const problems = validateDataset(summary.systemDir);
+  for (const p of problems) console.log(`validate: ${p}`);
+  console.log(`\nevidence: ${relative(process.cwd(), summary.systemDir)}`);
+  console.log(`validate: ${problems.length === 0 ? 'passed' : `${problems.length} problem(s)`}`);
+  return problems.length > 0 ? 1 : code;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'run':
+        return await cmdRun(rest);
+      case 'validate':
+        return cmdValidate(rest);
+      case 'kat-manifest':
+        return cmdKatManifest(rest);
+      case 'example':
+        return await cmdExample(rest);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        console.log(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        console.error(`unknown command '${command}'\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (isInputError(e)) {
+      console.error(`error: ${e.message}`);
+      return 2;
+    }
+    if (e instanceof TypeError && /parseArgs|Unknown option|ERR_PARSE_ARGS/.test(`${(e as { code?: string }).code ?? ''} ${e.message}`)) {
+      console.error(`error: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    console.error(`internal error: ${errorMessage(e)}`);
+    return 3;
+  }
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
+export const LABEL = /^[A-Za-z0-9_-]+$/;
+
+const relPathList = z.array(z.string().min(1)).default([]);
+
+export const instanceSchema = z
+  .object({
+    label: z.string().regex(LABEL, 'must match [A-Za-z0-9_-]+'),
+    dir: z.string().min(1),
+    sources: z.array(z.string().min(1)).optional(),
+    extra_sources: relPathList,
+    include: relPathList,
+    nist_prefix: z.string().regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix').optional(),
+  })
+  .strict();
+
+export const candidateSchema = z
+  .object({
+    id: z.string().regex(CANDIDATE_ID, 'must match [a-z]+-[0-9]+'),
+    type: z.enum(['kem', 'sig']),
+    algorithm: z.string().min(1),
+    page: z.string().url().optional(),
+    api: z.enum(['iccs', 'nist']).default('iccs'),
+    kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg']).optional(),
+    instances: z.array(instanceSchema).min(1),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.instances.forEach((inst, i) => {
+      if (seen.has(inst.label)) ctx.addIssue({ code: 'custom', path: ['instances', i, 'label'], message: `duplicate label '${inst.label}'` });
+      seen.add(inst.label);
+      if (inst.nist_prefix !== undefined && c.api !== 'nist')
+        ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });
+    });
+  });
+
+export const planningSchema = z
+  .object({
+    trials: z.number().int().min(1).max(1000).default(5),
+    trial_target_s: z.number().positive().default(1),
+    op_budget_s: z.number().positive().default(60),
+    min_measurements: z.number().int().min(1).default(100),
+    warmups: z.number().int().min(0).default(3),
+    process_timeout_s: z.number().positive().default(300),
+    kat_timeout_s: z.number().positive().default(600),
+    build_timeout_s: z.number().positive().default(600),
+    disturbed_retries: z.number().int().min(0).default(2),
+    min_clock_ratio: z.number().positive().max(1).default(0.95),
+  })
+  .strict();
+
+export const systemSchema = z
+  .object({
+    description: z.string().optional(),
+    cpu: z.number().int().min(0).optional(),
+    fixed_clock_hz: z.number().positive().optional(),
+  })
+  .strict();
+
+export const settingsSchema = z
+  .object({
+    planning: planningSchema.default(planningSchema.parse({})),
+    systems: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), systemSchema).default({}),
+    flags: z
+      .object({
+        variant: z.enum(['reference', 'performance', 'resource']).default('reference'),
+        extra: z.array(z.string()).default([]),
+      })
+      .strict()
+      .default({ variant: 'reference', extra: [] }),
+    catalogs: z
+      .object({ external_sizes: z.string().default('external_sizes.csv') })
+      .strict()
+      .default({ external_sizes: 'external_sizes.csv' }),
+  })
+  .strict();
+
+export type InstanceSpec = z.infer<typeof instanceSchema>;
+export type CandidateSpec = z.infer<typeof candidateSchema>;
+export type Planning = z.infer<typeof planningSchema>;
+export type CampaignSettings = z.infer<typeof settingsSchema>;
+export type SystemSettings = z.infer<typeof systemSchema>;

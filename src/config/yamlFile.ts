@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseDocument, isMap, isSeq, type Node } from 'yaml';
+import type { z } from 'zod';
+import { InputError } from '../errors.js';
+
+/**
+ * Parses a YAML file and validates it with a zod schema. Every problem names the file, the
+ * line and the field path, e.g. `kem-90/candidate.yml:7: instances[0].lable: unknown key`.
+ */
+export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayName = file): z.infer<S> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new InputError(displayName, '', 'cannot read the file');
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0]!;
+    const line = lines.linePos(err.pos[0]).line;
+    throw new InputError(displayName, `line ${line}`, err.message.split('\n')[0] ?? 'invalid YAML');
+  }
+  const result = schema.safeParse(doc.toJS() ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const keys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
+    const basePath = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+    const path = keys.length > 0 ? [...basePath, keys[0]!] : basePath;
+    const line = lineOf(doc.contents as Node | null, path, lines);
+    const field = formatPath(path) || '(top level)';
+    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
+    return `${line ? `line ${line}: ` : ''}${field}: ${message}`;
+  });
+  throw new InputError(displayName, '', problems.join('; '));
+}
+
+export function formatPath(path: ReadonlyArray<string | number>): string {
+  return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+function lineOf(root: Node | null, path: ReadonlyArray<string | number>, lines: LineCounter): number | undefined {
+  let node: Node | null | undefined = root;
+  let line: number | undefined = node?.range ? lines.linePos(node.range[0]).line : undefined;
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((it) => (it.key as { value?: unknown } | null)?.value === key);
+      if (!pair) break;
+      const keyNode = pair.key as Node;
+      if (keyNode?.range) line = lines.linePos(keyNode.range[0]).line;
+      node = pair.value as Node | null;
+    } else if (isSeq(node) && typeof key === 'number') {
+      node = node.items[key] as Node | undefined;
+      if (node?.range) line = lines.linePos(node.range[0]).line;
+    } else {
+      break;
+    }
+  }
+  return line;
+}

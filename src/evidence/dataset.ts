@@ -1,0 +1,42 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BuildJson, TimingRecord } from './types.js';
+
+/** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
+export interface Dataset {
+  systemDir: string;
+  campaign?: Record<string, unknown>;
+  build: BuildJson;
+  records: Array<{ path: string; record: TimingRecord }>;
+  /** Files that exist but could not be parsed, with the reason. */
+  unreadable: Array<{ path: string; problem: string }>;
+}
+
+function parseJson<T>(path: string, unreadable: Dataset['unreadable']): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch (e) {
+    unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : 'cannot read' });
+    return undefined;
+  }
+}
+
+function jsonFilesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.json'))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+export function loadDataset(systemDir: string): Dataset {
+  const unreadable: Dataset['unreadable'] = [];
+  const campaignPath = join(systemDir, 'campaign.json');
+  const buildPath = join(systemDir, 'build.json');
+  const campaign = existsSync(campaignPath) ? parseJson<Record<string, unknown>>(campaignPath, unreadable) : undefined;
+  const build = (existsSync(buildPath) ? parseJson<BuildJson>(buildPath, unreadable) : undefined) ?? { instances: {} };
+  const records = jsonFilesUnder(join(systemDir, 'records'))
+    .map((path) => ({ path, record: parseJson<TimingRecord>(path, unreadable) }))
+    .filter((r): r is { path: string; record: TimingRecord } => r.record !== undefined);
+  return { systemDir, campaign, build, records, unreadable };
+}

@@ -1,0 +1,69 @@
+import type { Candidate } from '../config/campaign.js';
+import type { HostEnvironment } from '../env/host.js';
+import type { OperationResult } from '../measure/operation.js';
+import type { BuildEntry, TimingRecord } from './types.js';
+
+export interface RecordInput {
+  unit: { candidate: Candidate; label: string };
+  operation: string;
+  entry: BuildEntry;
+  result: OperationResult;
+  environment: HostEnvironment;
+  minMeasurements: number;
+}
+
+const num = (meta: Record<string, string>, key: string) => (meta[key] !== undefined ? Number(meta[key]) : 0);
+
+/** A schema-2 timing record (ngcc-harness field names) plus this tool's additions. */
+export function buildRecord({ unit, operation, entry, result, environment }: RecordInput): TimingRecord {
+  const meta = result.meta;
+  const complete = result.processes.filter((p) => p.status === 'complete');
+  const baseline = complete[0]?.meta.baseline_rss_bytes;
+  const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
+  const clocks = result.trials.map((t) => t.clock_hz).filter((c): c is number => c !== undefined);
+  return {
+    schema: 2,
+    status: result.status,
+    ...(result.failure ? { failure: result.failure } : {}),
+    candidate: unit.candidate.id,
+    label: unit.label,
+    instance: unit.label,
+    variant: entry.variant,
+    flags: entry.flags,
+    operation,
+    input_bytes: unit.candidate.type === 'sig' && operation !== 'keygen' ? 64 : 0,
+    plan: result.plan ?? null,
+    kat: entry.kat,
+    kat_not_passed: entry.kat !== 'PASS',
+    disturbed_retries: result.disturbed_retries,
+    library: entry.library,
+    library_sha256: entry.library_sha256,
+    kat_log: entry.kat_log,
+    kat_log_sha256: entry.kat_log_sha256,
+    started_utc: result.started_utc,
+    ended_utc: result.ended_utc,
+    load_average_start: result.load_average_start,
+    load_average_end: result.load_average_end,
+    environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null },
+    counter: { source: meta.counter ?? null, unit: meta.counter === 'monotonic-ns' ? 'ns' : 'cycles' },
+    rng: meta.rng ?? null,
+    processes: result.processes,
+    trials: result.trials,
+    ...(result.stats ?? {}),
+    throughput_MB_per_second: null,
+    sizes: {
+      input_bytes: unit.candidate.type === 'sig' && operation !== 'keygen' ? num(meta, 'message_bytes') : 0,
+      pk_bytes: num(meta, 'pk_bytes'),
+      sk_bytes: num(meta, 'sk_bytes'),
+      ct_bytes: num(meta, 'ct_bytes'),
+      ss_bytes: num(meta, 'ss_bytes'),
+      signature_bytes: num(meta, 'signature_bytes'),
+      digest_bytes: 0,
+    },
+    kex: {},
+    build_flags: entry.build_flags,
+    baseline_rss_bytes: baseline !== undefined ? Number(baseline) : null,
+    peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
+    timing_scope: 'loop',
+  };
+}

@@ -1,0 +1,56 @@
+import type { KatStatus } from '../kat/status.js';
+import type { Trial } from '../measure/stats.js';
+
+/** One build.json entry (ngcc-harness field names, plus ours). */
+export interface BuildEntry {
+  candidate: string;
+  label: string;
+  instance: string | null;
+  variant: string;
+  flags: 'guide' | 'harness-default';
+  kat: KatStatus;
+  kat_detail?: string;
+  guide_result?: string;
+  library?: string;
+  library_sha256?: string;
+  elf_load_bytes?: number;
+  elf_sections?: { text: number; data: number; bss: number };
+  kat_log?: string;
+  kat_log_sha256?: string;
+  kat_file?: string;
+  kat_manifest_sha256?: string;
+  build_flags?: string;
+  build_key?: string;
+  build_error?: string;
+  api?: string;
+  type?: string;
+  sizes?: Record<string, number>;
+}
+
+export interface BuildJson {
+  instances: Record<string, BuildEntry>;
+}
+
+/** A timing record; only the fields this tool reads are typed, the rest pass through. */
+export interface TimingRecord {
+  schema: number;
+  status: string;
+  candidate: string;
+  label: string;
+  operation: string;
+  kat?: string;
+  library_sha256?: string;
+  kat_log_sha256?: string;
+  trials: Trial[];
+  measurements?: number;
+  mean_seconds?: number;
+  median_trial_seconds?: number;
+  min_trial_seconds?: number;
+  max_trial_seconds?: number;
+  mean_cycles?: number;
+  median_trial_cycles?: number;
+  operations_per_second?: number;
+  guide_100_measurements_met?: boolean;
+  per_call_cycles?: { q1: number; median: number; q3: number } | null;
+  [key: string]: unknown;
+}

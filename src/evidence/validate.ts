@@ -1,0 +1,94 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { KAT_STATUSES } from '../kat/status.js';
+import { parseResultLine } from '../kat/log.js';
+import { deriveStatistics } from '../measure/stats.js';
+import { sha256Hex } from '../util/fsx.js';
+import { loadDataset } from './dataset.js';
+
+const REL_TOLERANCE = 1e-9;
+
+function close(a: number, b: number): boolean {
+  return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/**
+ * Recomputes every derived number from the raw trials and checks KAT logs against build.json.
+ * Returns one line per problem (empty when the dataset is consistent).
+ */
+export function validateDataset(systemDir: string): string[] {
+  const problems: string[] = [];
+  const rel = (p: string) => relative(systemDir, p) || p;
+  if (!existsSync(systemDir)) return [`${systemDir}: no such folder`];
+  const ds = loadDataset(systemDir);
+  for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
+  if (!existsSync(join(systemDir, 'build.json'))) problems.push('build.json: missing');
+
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const where = `build.json: instances["${key}"]`;
+    if (!(KAT_STATUSES as readonly string[]).includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    if (!e.kat_log) {
+      if (e.kat !== 'BUILDFAIL' && e.kat !== 'NOKAT') problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+      continue;
+    }
+    const logPath = join(systemDir, e.kat_log);
+    if (!existsSync(logPath)) {
+      problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
+      continue;
+    }
+    const log = readFileSync(logPath, 'utf8');
+    if (e.kat_log_sha256 && sha256Hex(log) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+    const result = parseResultLine(log);
+    if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
+    else {
+      if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
+      if (result.id !== e.candidate || (e.instance && result.label !== e.instance && result.label !== e.label))
+        problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
+    }
+  }
+
+  for (const { path, record: r } of ds.records) {
+    const where = rel(path);
+    const entry = ds.build.instances[`${r.candidate}/${r.label}`];
+    if (!entry) problems.push(`${where}: no build.json entry for ${r.candidate}/${r.label}`);
+    else {
+      if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
+        problems.push(`${where}: library_sha256 differs from build.json`);
+      if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+    }
+    const trials = r.trials ?? [];
+    if (trials.length === 0) {
+      if (r.status === 'complete') problems.push(`${where}: status complete but no trials`);
+      continue;
+    }
+    const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
+    if (bad >= 0) {
+      problems.push(`${where}: trials[${bad}] has a non-positive measurement`);
+      continue;
+    }
+    const processTrials = Array.isArray(r.processes)
+      ? (r.processes as Array<{ status: string; trials?: unknown[] }>).filter((p) => p.status === 'complete').flatMap((p) => p.trials ?? [])
+      : undefined;
+    if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
+      problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+    const minimum = r.guide_100_measurements_met !== undefined && typeof r.measurements === 'number' ? 100 : 100;
+    const derived = deriveStatistics(trials, minimum);
+    for (const field of ['measurements', 'mean_seconds', 'median_trial_seconds', 'min_trial_seconds', 'max_trial_seconds', 'mean_cycles', 'median_trial_cycles', 'operations_per_second'] as const) {
+      const stored = r[field];
+      if (stored === undefined) continue;
+      if (typeof stored !== 'number' || !close(stored, derived[field])) problems.push(`${where}: ${field} ${stored} != ${derived[field]} recomputed from trials`);
+    }
+    if (r.guide_100_measurements_met !== undefined && r.guide_100_measurements_met !== derived.guide_100_measurements_met)
+      problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived.guide_100_measurements_met}`);
+    if (r.per_call_cycles && derived.per_call_cycles) {
+      for (const q of ['q1', 'median', 'q3'] as const)
+        if (!close(r.per_call_cycles[q], derived.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
+    }
+  }
+  return problems;
+}
+
+const core = (t: unknown) => {
+  const x = t as { measurements: number; seconds: number; cycles: number };
+  return [x.measurements, x.seconds, x.cycles];
+};

@@ -1,0 +1,96 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Candidate } from '../config/campaign.js';
+import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
+import { canonicalDigest, type ManifestEntry } from './manifest.js';
+import type { KatStatus } from './status.js';
+
+export interface KatRequest {
+  candidate: Candidate;
+  label: string;
+  nistPrefix?: string;
+  library: string;
+  katTool: string;
+  /** Folder for the generated KAT file(s) of this instance. */
+  outDir: string;
+  manifest: ManifestEntry[];
+  timeoutMs: number;
+}
+
+export interface KatOutcome {
+  status: KatStatus;
+  detail?: string;
+  /** Generated file name (e.g. PQCkemKAT_1632.rsp), when one was written. */
+  file?: string;
+  fileBytes?: number;
+  digests: Array<{ entry: ManifestEntry; actual: string }>;
+  sizes: Record<string, number>;
+  records: number;
+  run: RunResult;
+}
+
+const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100 } as const;
+
+export function katFileName(candidate: Candidate, label: string, skBytes: number): string {
+  if (candidate.katRng === 'nist-ctr-drbg') return `${candidate.type === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${skBytes}.rsp`;
+  return `${candidate.type === 'kem' ? 'KAT_KEM' : 'KAT_SIG'}_${label}.txt`;
+}
+
+/** How many records to generate: what the manifest's `:N` asks for, else the generator's default. */
+export function recordsToGenerate(candidate: Candidate, entries: ManifestEntry[]): number {
+  const wanted = entries.map((e) => e.records);
+  if (wanted.length > 0 && wanted.every((n) => n !== undefined)) return Math.max(...(wanted as number[]));
+  return DEFAULT_RECORDS[candidate.katRng];
+}
+
+const CRASH_SIGNALS = new Set(['SIGSEGV', 'SIGBUS', 'SIGABRT', 'SIGILL', 'SIGFPE', 'SIGSYS', 'SIGTRAP']);
+
+export function classifyDriverFailure(run: RunResult): { status: KatStatus; detail?: string } | undefined {
+  if (run.timedOut) return { status: 'TIMEOUT', detail: `no result within ${Math.round(run.wallSeconds)} s` };
+  if (run.signal) return { status: CRASH_SIGNALS.has(run.signal) ? 'CRASH' : 'CRASH', detail: `killed by ${run.signal}` };
+  const out = parseDriverOutput(run.stdout);
+  if (out.status && ['CRYPTOFAIL', 'OVERFLOW', 'LOADFAIL'].includes(out.status))
+    return { status: out.status as KatStatus, detail: out.statusDetail };
+  if (run.exitCode !== 0) return { status: 'CRASH', detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ''}` };
+  return undefined;
+}
+
+/** Generates the instance's KAT with the native driver and checks it against the manifest. */
+export async function runKat(req: KatRequest): Promise<KatOutcome> {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const records = recordsToGenerate(candidate, entries);
+  mkdirSync(req.outDir, { recursive: true });
+  const partial = join(req.outDir, '.kat-output.partial');
+  rmSync(partial, { force: true });
+  const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
+  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial];
+  if (mode === 'nist') argv.push(req.nistPrefix ?? '');
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024 });
+  const out = parseDriverOutput(run.stdout);
+  const sizes = Object.fromEntries(
+    Object.entries(out.meta)
+      .filter(([k]) => k.endsWith('_bytes'))
+      .map(([k, v]) => [k, Number(v)]),
+  );
+  const base = { digests: [], sizes, records, run };
+  const failure = classifyDriverFailure(run);
+  if (failure) return { ...base, ...failure };
+  const file = katFileName(candidate, label, sizes.sk_bytes ?? 0);
+  const target = join(req.outDir, file);
+  renameSync(partial, target);
+  const text = readFileSync(target, 'utf8');
+  const fileBytes = statSync(target).size;
+  if (entries.length === 0) return { ...base, status: 'NOKAT', detail: 'no line for this instance in kat.sha256', file, fileBytes };
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text, entry.mode, entry.records) }));
+  const wrongName = entries.find((e) => e.file !== file);
+  if (wrongName)
+    return { ...base, digests, file, fileBytes, status: 'MISMATCH', detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file}` };
+  const bad = digests.find((d) => d.actual !== d.entry.sha256);
+  if (bad) return { ...base, digests, file, fileBytes, status: 'MISMATCH', detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
+  return { ...base, digests, file, fileBytes, status: 'PASS' };
+}
+
+export function katFileExists(dir: string, file?: string): boolean {
+  return !!file && existsSync(join(dir, file));
+}

@@ -1,0 +1,39 @@
+import type { Planning } from '../config/schemas.js';
+
+export interface Plan {
+  iterations_per_trial: number;
+  warmups: number;
+  trials: number;
+  separate_processes: true;
+  estimated_s: number;
+  timeout_per_process_s: number;
+  calibration_seconds_per_call: number;
+  /** True when the per-operation budget forced fewer calls than the guide's minimum. */
+  budget_limited: boolean;
+}
+
+/**
+ * Iterations per trial so that a trial lasts about trial_target_s, at least min_measurements
+ * calls in total, and the whole operation within op_budget_s (the budget wins over the minimum).
+ */
+export function planTrials(secondsPerCall: number, p: Planning): Plan {
+  const t = Math.max(secondsPerCall, 1e-9);
+  const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
+  const forMinimum = Math.ceil(p.min_measurements / p.trials);
+  let iterations = Math.max(forTarget, forMinimum);
+  const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
+  const budget_limited = iterations > budgetIterations;
+  iterations = Math.min(iterations, budgetIterations);
+  const perProcess = (iterations + p.warmups) * t;
+  return {
+    iterations_per_trial: iterations,
+    warmups: p.warmups,
+    trials: p.trials,
+    separate_processes: true,
+    estimated_s: p.trials * perProcess,
+    // Generous: a trial is killed only when something is clearly wrong, never for noise.
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited,
+  };
+}

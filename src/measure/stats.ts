@@ -1,0 +1,43 @@
+import { median } from 'simple-statistics';
+
+export interface Trial {
+  measurements: number;
+  seconds: number;
+  cycles: number;
+  /** Per-call cycle quantiles of this trial (one counter read per call boundary). */
+  per_call_cycles?: { n: number; min: number; q1: number; median: number; q3: number; max: number };
+  /** cycles / seconds as measured: below the fixed clock means the core was slowed. */
+  clock_hz?: number;
+}
+
+/** Every derived number of a record, from its raw trials: the one definition `validate` checks. */
+export function deriveStatistics(trials: Trial[], minMeasurements = 100) {
+  const measurements = trials.reduce((a, t) => a + t.measurements, 0);
+  const seconds = trials.reduce((a, t) => a + t.seconds, 0);
+  const cycles = trials.reduce((a, t) => a + t.cycles, 0);
+  const perTrialSeconds = trials.map((t) => t.seconds / t.measurements);
+  const perTrialCycles = trials.map((t) => t.cycles / t.measurements);
+  const mean_seconds = seconds / measurements;
+  const withCalls = trials.filter((t) => t.per_call_cycles);
+  return {
+    measurements,
+    guide_100_measurements_met: measurements >= minMeasurements,
+    mean_seconds,
+    median_trial_seconds: median(perTrialSeconds),
+    min_trial_seconds: Math.min(...perTrialSeconds),
+    max_trial_seconds: Math.max(...perTrialSeconds),
+    mean_cycles: cycles / measurements,
+    median_trial_cycles: median(perTrialCycles),
+    operations_per_second: 1 / mean_seconds,
+    per_call_cycles:
+      withCalls.length > 0
+        ? {
+            q1: median(withCalls.map((t) => t.per_call_cycles!.q1)),
+            median: median(withCalls.map((t) => t.per_call_cycles!.median)),
+            q3: median(withCalls.map((t) => t.per_call_cycles!.q3)),
+          }
+        : null,
+  };
+}
+
+export type DerivedStatistics = ReturnType<typeof deriveStatistics>;

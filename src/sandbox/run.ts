@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+
+export interface RunOptions {
+  cwd?: string;
+  /** Kills the whole process group after this long. */
+  timeoutMs: number;
+  /** Bytes kept of stdout and of stderr each; the rest is counted and dropped. */
+  maxOutputBytes?: number;
+  /** Extra variables on top of the scrubbed base environment. */
+  env?: Record<string, string>;
+  /** Address-space limit in bytes (prlimit --as), against submissions that eat memory. */
+  memoryLimitBytes?: number;
+}
+
+export interface RunResult {
+  command: string[];
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** True when either stream was cut at maxOutputBytes. */
+  truncated: boolean;
+  wallSeconds: number;
+}
+
+const DEFAULT_MAX_OUTPUT = 1 << 20;
+
+/**
+ * Variables a child may see. Everything else — tokens, secrets, runner internals — stays with us:
+ * submissions are untrusted code on self-hosted runners.
+ */
+const PASSED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ'];
+
+export function scrubbedEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent', LC_ALL: 'C' };
+  for (const name of PASSED_VARIABLES) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** The one way this project starts a child process. */
+export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
+  const [file, ...args] = command;
+  if (!file) throw new Error('runProcess: empty command');
+  const argv = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  const started = process.hrtime.bigint();
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: opts.cwd,
+      env: scrubbedEnv(opts.env),
+      // Own process group, so a timeout kills grandchildren too.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = collector(limit);
+    const err = collector(limit);
+    child.stdout!.on('data', out.push);
+    child.stderr!.on('data', err.push);
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutMs);
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
+      clearTimeout(timer);
+      // A child that exited may have left its group behind (daemonised loops): reap them.
+      killGroup();
+      resolve({
+        command: argv,
+        exitCode,
+        signal,
+        stdout: out.text(),
+        stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
+        timedOut,
+        truncated: out.truncated() || err.truncated(),
+        wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
+      });
+    };
+    child.on('error', (e) => finish(127, null, e));
+    child.on('close', (code, signal) => finish(code, signal));
+  });
+}
+
+function collector(limit: number) {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let dropped = 0;
+  return {
+    push: (chunk: Buffer) => {
+      if (kept >= limit) {
+        dropped += chunk.length;
+        return;
+      }
+      const room = limit - kept;
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      dropped += chunk.length - part.length;
+      chunks.push(part);
+      kept += part.length;
+    },
+    text: () => {
+      const s = Buffer.concat(chunks).toString('utf8');
+      return dropped > 0 ? `${s}\n[… ${dropped} more bytes dropped]` : s;
+    },
+    truncated: () => dropped > 0,
+  };
+}
+
+/** Parses the drivers' tab-separated protocol lines. */
+export interface DriverOutput {
+  meta: Record<string, string>;
+  lines: string[][];
+  status?: string;
+  statusDetail?: string;
+}
+
+export function parseDriverOutput(stdout: string): DriverOutput {
+  const meta: Record<string, string> = {};
+  const lines: string[][] = [];
+  let status: string | undefined;
+  let statusDetail: string | undefined;
+  for (const raw of stdout.split('\n')) {
+    const fields = raw.split('\t');
+    if (fields[0] === 'META' && fields.length >= 3) meta[fields[1]!] = fields.slice(2).join('\t');
+    else if (fields[0] === 'STATUS') {
+      status = fields[1];
+      statusDetail = fields.slice(2).join(' ').trim() || undefined;
+    } else if (fields[0]) lines.push(fields);
+  }
+  return { meta, lines, status, statusDetail };
+}

@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+let tmpCounter = 0;
+
+/** Writes a file so that readers see either the old or the new content, never a torn one. */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${tmpCounter++}`;
+  writeFileSync(tmp, data);
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** JSON as the ngcc-harness writes it (Python json.dumps(indent=1) plus a newline). */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 1)}\n`);
+}
+
+export function readJsonIfExists<T>(path: string): T | undefined {
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function sha256File(path: string): string {
+  return sha256Hex(readFileSync(path));
+}

@@ -1,0 +1,20 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cached: string | undefined;
+
+/** The ngcc-perf checkout (or installed package): found from this file, bundled or not. */
+export function toolRoot(): string {
+  if (cached) return cached;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'ngcc-perf') return (cached = dir);
+    const up = dirname(dir);
+    if (up === dir) throw new Error('cannot find the ngcc-perf package root');
+    dir = up;
+  }
+}
+
+export const nativeDir = (): string => join(toolRoot(), 'native');

@@ -1,0 +1,84 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
+import { InputError } from '../src/errors.js';
+import { tempDir } from './helpers/tmp.js';
+
+function candidate(root: string, id: string, yaml: string): string {
+  const dir = join(root, id);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'candidate.yml'), yaml);
+  return dir;
+}
+
+const good = `id: kem-7
+type: kem
+algorithm: Example
+instances:
+  - label: ex-1
+    dir: src
+`;
+
+describe('candidate.yml', () => {
+  const root = tempDir();
+
+  it('loads a valid manifest with the API defaults', () => {
+    const c = loadCandidate(candidate(root, 'kem-7', good), 'kem-7/candidate.yml');
+    expect(c.api).toBe('iccs');
+    expect(c.katRng).toBe('iccs-drng');
+    expect(c.instances[0]!.extra_sources).toEqual([]);
+  });
+
+  it('names the file, line and key of an unknown key', () => {
+    const dir = candidate(root, 'kem-8', good.replace('kem-7', 'kem-8').replace('    dir: src', '    dir: src\n    lable: oops'));
+    expect(() => loadCandidate(dir, 'kem-8/candidate.yml')).toThrow(/kem-8\/candidate\.yml: line 7: instances\[0\]\.lable: unknown key 'lable'/);
+  });
+
+  it('names the field of a wrong value', () => {
+    const dir = candidate(root, 'kem-9', good.replace('kem-7', 'kem-9').replace('type: kem', 'type: kex2'));
+    const err = (() => {
+      try {
+        loadCandidate(dir, 'kem-9/candidate.yml');
+      } catch (e) {
+        return e as InputError;
+      }
+      throw new Error('no error');
+    })();
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toMatch(/kem-9\/candidate\.yml: line 2: type:/);
+  });
+
+  it('rejects an id that differs from the folder and bad labels', () => {
+    const dir = candidate(root, 'kem-10', good);
+    expect(() => loadCandidate(dir, 'kem-10/candidate.yml')).toThrow(/id: 'kem-7' must equal the folder name 'kem-10'/);
+    const dir2 = candidate(root, 'kem-11', good.replace('kem-7', 'kem-11').replace('ex-1', 'bad label'));
+    expect(() => loadCandidate(dir2, 'kem-11/candidate.yml')).toThrow(/instances\[0\]\.label: must match/);
+  });
+
+  it('reports YAML syntax errors with a line', () => {
+    const dir = candidate(root, 'kem-12', 'id: kem-12\ntype: [kem\n');
+    expect(() => loadCandidate(dir, 'kem-12/candidate.yml')).toThrow(/kem-12\/candidate\.yml: line \d+/);
+  });
+
+  it('rejects nist_prefix outside api: nist and duplicate labels', () => {
+    const dir = candidate(root, 'kem-13', good.replace('kem-7', 'kem-13').replace('    dir: src', '    dir: src\n    nist_prefix: X_\n  - label: ex-1\n    dir: src'));
+    expect(() => loadCandidate(dir, 'kem-13/candidate.yml')).toThrow(/nist_prefix: only allowed with api: nist.*duplicate label 'ex-1'|duplicate label 'ex-1'.*nist_prefix/);
+  });
+});
+
+describe('ngcc-perf.yml', () => {
+  it('names unknown planning keys', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n  trial_targt_s: 1\n');
+    expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 3: planning\.trial_targt_s: unknown key/);
+  });
+
+  it('applies defaults', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n');
+    const c = loadCampaign(root);
+    expect(c.settings.planning).toMatchObject({ trials: 3, trial_target_s: 1, min_measurements: 100 });
+    expect(c.candidates).toEqual([]);
+  });
+});

@@ -28755,7 +28755,7 @@ function warning(message, properties = {}) {
 import { resolve as resolve5 } from "node:path";
 
 // src/campaign.ts
-import { existsSync as existsSync11, readFileSync as readFileSync10 } from "node:fs";
+import { existsSync as existsSync10, readFileSync as readFileSync10 } from "node:fs";
 import { join as join8, relative as relative3, resolve as resolve4 } from "node:path";
 
 // src/build/compile.ts
@@ -29868,7 +29868,7 @@ async function buildInstance(req) {
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeFileAtomic(join3(outDir, "build.log"), log2);
   const ok = r.exitCode === 0 && existsSync5(library);
-  const firstError = ok ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr);
+  const firstError = ok ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok, log: log2, firstError, library_sha256: ok ? sha256File(library) : void 0 });
   return { ok, flagSet: req.flagSet, flags, library, log: log2, firstError, key, cached: false };
 }
@@ -49736,6 +49736,8 @@ var planningSchema = external_exports.object({
   process_timeout_s: external_exports.number().positive().default(300),
   kat_timeout_s: external_exports.number().positive().default(600),
   build_timeout_s: external_exports.number().positive().default(600),
+  /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
+  memory_limit_mb: external_exports.number().int().positive().default(8192),
   disturbed_retries: external_exports.number().int().min(0).default(2),
   min_clock_ratio: external_exports.number().positive().max(1).default(0.95)
 }).strict();
@@ -49772,7 +49774,7 @@ function loadCandidate(folder, display) {
   };
 }
 function loadCampaign(root, only) {
-  if (!existsSync7(root) || !statSync3(root).isDirectory()) throw new InputError(root, "", "campaign folder not found");
+  if (!existsSync7(root) || !statSync3(root).isDirectory()) throw new InputError(relative2(process.cwd(), root) || root, "", "campaign folder not found");
   const settings = loadSettings(root);
   const candidates = readdirSync5(root).filter((name) => existsSync7(join5(root, name, "candidate.yml"))).sort().map((name) => loadCandidate(join5(root, name), join5(relative2(process.cwd(), root) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
   return { root, settings, candidates };
@@ -49998,7 +50000,7 @@ function parseResultLine(log2) {
 }
 
 // src/kat/run.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
 import { join as join7 } from "node:path";
 var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
 function katFileName(candidate, label, skBytes) {
@@ -50010,10 +50012,9 @@ function recordsToGenerate(candidate, entries) {
   if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
   return DEFAULT_RECORDS[candidate.katRng];
 }
-var CRASH_SIGNALS = /* @__PURE__ */ new Set(["SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGSYS", "SIGTRAP"]);
 function classifyDriverFailure(run2) {
   if (run2.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run2.wallSeconds)} s` };
-  if (run2.signal) return { status: CRASH_SIGNALS.has(run2.signal) ? "CRASH" : "CRASH", detail: `killed by ${run2.signal}` };
+  if (run2.signal) return { status: "CRASH", detail: `killed by ${run2.signal}` };
   const out = parseDriverOutput(run2.stdout);
   if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
     return { status: out.status, detail: out.statusDetail };
@@ -50030,7 +50031,7 @@ async function runKat(req) {
   const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
   if (mode === "nist") argv.push(req.nistPrefix ?? "");
-  const run2 = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024 });
+  const run2 = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
   const out = parseDriverOutput(run2.stdout);
   const sizes = Object.fromEntries(
     Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
@@ -50355,7 +50356,7 @@ function failureOf(run2, status, detail) {
 }
 async function runTrial(req) {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run2 = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024 });
+  const run2 = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
   const out = parseDriverOutput(run2.stdout);
   const trials = [];
   for (const f of out.lines) {
@@ -50390,7 +50391,15 @@ async function measureOperation(req) {
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const load_average_start = loadAverage();
   const p = req.planning;
-  const base = { timeTool: req.timeTool, library: req.library, type: req.type, operation: req.operation, cpu: req.cpu, rng: req.rng };
+  const base = {
+    timeTool: req.timeTool,
+    library: req.library,
+    type: req.type,
+    operation: req.operation,
+    cpu: req.cpu,
+    rng: req.rng,
+    memoryLimitBytes: p.memory_limit_mb * 1024 * 1024
+  };
   const finish = (r) => ({
     ...r,
     processes: r.processes.map((x) => shown(x, req.timeTool, req.library, req.libraryShown)),
@@ -50574,7 +50583,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const previous = buildJson.instances[key];
   const manifestPath = join8(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync11(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync10(manifestPath) ? sha256File(manifestPath) : "none";
   const build2 = (flagSet) => buildInstance({
     candidate,
     instance,
@@ -50594,7 +50603,8 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     katTool: tools.kat,
     outDir: paths.katDir(candidate.id, instance.label),
     manifest,
-    timeoutMs: settings.planning.kat_timeout_s * 1e3
+    timeoutMs: settings.planning.kat_timeout_s * 1e3,
+    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024
   });
   let b = await build2("guide");
   let guideResult;
@@ -50635,7 +50645,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous.kat : "NOKAT", kat_detail: same ? previous.kat_detail : "KAT not run" });
   }
   const katLogPath = paths.katLog(candidate.id, instance.label);
-  if (!opts.force && previous && previous.library_sha256 === lib.library_sha256 && previous.kat_manifest_sha256 === manifestHash && previous.kat !== "BUILDFAIL" && existsSync11(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath))
+  if (!opts.force && previous && previous.library_sha256 === lib.library_sha256 && previous.kat_manifest_sha256 === manifestHash && previous.kat !== "BUILDFAIL" && existsSync10(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath))
     return previous;
   let outcome = await kat(b);
   if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
@@ -50696,14 +50706,14 @@ function saveEntry(paths, key, entry) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync13, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync12, readFileSync as readFileSync12 } from "node:fs";
 import { join as join10, relative as relative4 } from "node:path";
 
 // src/kat/status.ts
 var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync12, readdirSync as readdirSync6, readFileSync as readFileSync11 } from "node:fs";
+import { existsSync as existsSync11, readdirSync as readdirSync6, readFileSync as readFileSync11 } from "node:fs";
 import { join as join9 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -50714,15 +50724,15 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync12(dir)) return [];
+  if (!existsSync11(dir)) return [];
   return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join9(e.parentPath, e.name)).sort();
 }
 function loadDataset(systemDir) {
   const unreadable = [];
   const campaignPath = join9(systemDir, "campaign.json");
   const buildPath = join9(systemDir, "build.json");
-  const campaign = existsSync12(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
-  const build2 = (existsSync12(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync11(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
+  const build2 = (existsSync11(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
   const records = jsonFilesUnder(join9(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
   return { systemDir, campaign, build: build2, records, unreadable };
 }
@@ -50735,10 +50745,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative4(systemDir, p) || p;
-  if (!existsSync13(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync12(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync13(join10(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync12(join10(systemDir, "build.json"))) problems.push("build.json: missing");
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     if (!KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
@@ -50747,7 +50757,7 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join10(systemDir, e.kat_log);
-    if (!existsSync13(logPath)) {
+    if (!existsSync12(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }

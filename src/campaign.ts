@@ -195,6 +195,7 @@ async function prepareInstance(
       outDir: paths.katDir(candidate.id, instance.label),
       manifest,
       timeoutMs: settings.planning.kat_timeout_s * 1000,
+      memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     });
 
   let b = await build('guide');

@@ -114,7 +114,8 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
   const ok = r.exitCode === 0 && existsSync(library);
-  const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr);
+  // Paths relative to the candidate keep the message short and free of this machine's layout.
+  const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, '');
   writeJsonAtomic(keyFile, { key, ok, log, firstError, library_sha256: ok ? sha256File(library) : undefined });
   return { ok, flagSet: req.flagSet, flags, library, log, firstError, key, cached: false };
 }

@@ -39,7 +39,7 @@ export function loadCandidate(folder: string, display: string): Candidate {
 
 /** Reads every `<id>/candidate.yml` under the campaign root, in id order. */
 export function loadCampaign(root: string, only?: RegExp): Campaign {
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(root, '', 'campaign folder not found');
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(relative(process.cwd(), root) || root, '', 'campaign folder not found');
   const settings = loadSettings(root);
   const candidates = readdirSync(root)
     .filter((name) => existsSync(join(root, name, 'candidate.yml')))

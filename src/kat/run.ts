@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
@@ -15,6 +15,7 @@ export interface KatRequest {
   outDir: string;
   manifest: ManifestEntry[];
   timeoutMs: number;
+  memoryLimitBytes?: number;
 }
 
 export interface KatOutcome {
@@ -43,11 +44,9 @@ export function recordsToGenerate(candidate: Candidate, entries: ManifestEntry[]
   return DEFAULT_RECORDS[candidate.katRng];
 }
 
-const CRASH_SIGNALS = new Set(['SIGSEGV', 'SIGBUS', 'SIGABRT', 'SIGILL', 'SIGFPE', 'SIGSYS', 'SIGTRAP']);
-
 export function classifyDriverFailure(run: RunResult): { status: KatStatus; detail?: string } | undefined {
   if (run.timedOut) return { status: 'TIMEOUT', detail: `no result within ${Math.round(run.wallSeconds)} s` };
-  if (run.signal) return { status: CRASH_SIGNALS.has(run.signal) ? 'CRASH' : 'CRASH', detail: `killed by ${run.signal}` };
+  if (run.signal) return { status: 'CRASH', detail: `killed by ${run.signal}` };
   const out = parseDriverOutput(run.stdout);
   if (out.status && ['CRYPTOFAIL', 'OVERFLOW', 'LOADFAIL'].includes(out.status))
     return { status: out.status as KatStatus, detail: out.statusDetail };
@@ -66,7 +65,7 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial];
   if (mode === 'nist') argv.push(req.nistPrefix ?? '');
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024 });
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
   const out = parseDriverOutput(run.stdout);
   const sizes = Object.fromEntries(
     Object.entries(out.meta)
@@ -89,8 +88,4 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const bad = digests.find((d) => d.actual !== d.entry.sha256);
   if (bad) return { ...base, digests, file, fileBytes, status: 'MISMATCH', detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
   return { ...base, digests, file, fileBytes, status: 'PASS' };
-}
-
-export function katFileExists(dir: string, file?: string): boolean {
-  return !!file && existsSync(join(dir, file));
 }

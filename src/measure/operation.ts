@@ -47,7 +47,15 @@ export async function measureOperation(req: OperationRequest): Promise<Operation
   const started_utc = new Date().toISOString();
   const load_average_start = loadAverage();
   const p = req.planning;
-  const base = { timeTool: req.timeTool, library: req.library, type: req.type, operation: req.operation, cpu: req.cpu, rng: req.rng };
+  const base = {
+    timeTool: req.timeTool,
+    library: req.library,
+    type: req.type,
+    operation: req.operation,
+    cpu: req.cpu,
+    rng: req.rng,
+    memoryLimitBytes: p.memory_limit_mb * 1024 * 1024,
+  };
   const finish = (r: Omit<OperationResult, 'started_utc' | 'ended_utc' | 'load_average_start' | 'load_average_end'>): OperationResult => ({
     ...r,
     processes: r.processes.map((x) => shown(x, req.timeTool, req.library, req.libraryShown)),

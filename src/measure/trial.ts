@@ -11,6 +11,7 @@ export interface TrialRequest {
   cpu: number;
   rng: string;
   timeoutMs: number;
+  memoryLimitBytes?: number;
 }
 
 export interface TrialProcess {
@@ -37,7 +38,7 @@ function failureOf(run: RunResult, status?: string, detail?: string): string | u
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024 });
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
   const out = parseDriverOutput(run.stdout);
   const trials: Trial[] = [];
   for (const f of out.lines) {

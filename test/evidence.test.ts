@@ -1,0 +1,69 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCampaign } from '../src/campaign.js';
+import { validateDataset } from '../src/evidence/validate.js';
+import { writeFileAtomic } from '../src/util/fsx.js';
+import { elfSizes } from '../src/util/elf.js';
+import { repoRoot, sharedDir, tempDir } from './helpers/tmp.js';
+
+const golden = join(sharedDir, 'golden', 'ngcc-harness-arm_1', 'performance', 'data', 'arm_1');
+
+describe('the ngcc-harness golden dataset', () => {
+  it('validates: every derived number recomputes and every KAT log matches build.json', () => {
+    expect(validateDataset(golden)).toEqual([]);
+  });
+
+  it('a one-digit change in a golden median is caught', () => {
+    const copy = tempDir();
+    cpSync(golden, copy, { recursive: true });
+    const path = join(copy, 'records', 'kem-09', 'Cheetah256__dec.json');
+    const text = readFileSync(path, 'utf8');
+    writeFileSync(path, text.replace(/"median_trial_cycles": (\d)/, (_m, d: string) => `"median_trial_cycles": ${(Number(d) + 1) % 10}`));
+    expect(validateDataset(copy)).toEqual([expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: median_trial_cycles .* recomputed from trials$/)]);
+  });
+});
+
+describe('the bundled example campaign', () => {
+  it('builds and passes every KAT, the ICCS-API candidate included', async () => {
+    const data = tempDir();
+    const s = await runCampaign({ campaignDir: join(repoRoot, 'examples', 'campaign'), system: 'ex', dataDir: data, phases: new Set(['build', 'kat']) });
+    expect(s.instances.map((i) => `${i.key} ${i.kat}`)).toEqual([
+      'kem-80/ml-kem-512 PASS',
+      'kem-80/ml-kem-768 PASS',
+      'kem-80/ml-kem-1024 PASS',
+      'kem-90/ML-KEM-512-ICCS PASS',
+      'sign-80/ml-dsa-44 PASS',
+    ]);
+    const build = JSON.parse(readFileSync(join(data, 'ex', 'build.json'), 'utf8'));
+    const lib = join(repoRoot, 'examples', 'campaign', build.instances['kem-90/ML-KEM-512-ICCS'].library);
+    // Only the API and harness symbols are exported; PQClean's internals stay local.
+    const exported = execFileSync('nm', ['-D', '--defined-only', lib], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.split(' ').pop()!)
+      .filter(Boolean);
+    expect(exported).toContain('kem_keygen');
+    expect(exported).toContain('pseudoXOF');
+    expect(exported.filter((s) => s.startsWith('PQCLEAN_MLKEM512'))).toEqual([]);
+    // The sum of PT_LOAD memory sizes, as readelf reports the program headers.
+    const readelf = execFileSync('readelf', ['-lW', lib], { encoding: 'utf8' });
+    const load = readelf
+      .split('\n')
+      .filter((l) => /^\s*LOAD\s/.test(l))
+      .reduce((a, l) => a + Number.parseInt(l.trim().split(/\s+/)[5]!, 16), 0);
+    expect(build.instances['kem-90/ML-KEM-512-ICCS'].elf_load_bytes).toBe(load);
+    expect(elfSizes(lib).text).toBeGreaterThan(1000);
+  });
+});
+
+describe('atomic writes', () => {
+  it('leaves no temporary files behind and replaces content whole', () => {
+    const dir = tempDir();
+    const path = join(dir, 'sub', 'x.json');
+    writeFileAtomic(path, 'one');
+    writeFileAtomic(path, 'two');
+    expect(readFileSync(path, 'utf8')).toBe('two');
+    expect(execFileSync('ls', ['-a', join(dir, 'sub')], { encoding: 'utf8' }).trim().split('\n')).toEqual(['.', '..', 'x.json']);
+  });
+});

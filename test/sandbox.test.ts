@@ -1,0 +1,66 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDriverOutput, runProcess } from '../src/sandbox/run.js';
+import { tempDir } from './helpers/tmp.js';
+
+describe('the process runner', () => {
+  it('kills the whole process group on timeout', async () => {
+    const dir = tempDir();
+    const marker = join(dir, 'grandchild-survived');
+    // The grandchild would write the marker after 2 s unless the group is killed at 0.5 s.
+    const r = await runProcess(['sh', '-c', `(sleep 2; touch ${marker}) & sleep 30`], { timeoutMs: 500 });
+    expect(r.timedOut).toBe(true);
+    await new Promise((res) => setTimeout(res, 2500));
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('caps captured output and says how much was dropped', async () => {
+    const r = await runProcess(['sh', '-c', 'head -c 300000 /dev/zero | tr "\\0" x'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
+    expect(r.exitCode).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(r.stdout.startsWith('x'.repeat(1000))).toBe(true);
+    expect(r.stdout).toMatch(/\[… 299000 more bytes dropped\]$/);
+  });
+
+  it('never hands tokens or other secrets to a child', async () => {
+    process.env.GITHUB_TOKEN = 'ghs_secret_value';
+    process.env.INPUT_TOKEN = 'another_secret';
+    process.env.ACTIONS_RUNTIME_TOKEN = 'runtime_secret';
+    try {
+      const r = await runProcess(['env'], { timeoutMs: 5000 });
+      expect(r.stdout).not.toMatch(/secret/);
+      expect(r.stdout).toMatch(/^PATH=/m);
+    } finally {
+      delete process.env.GITHUB_TOKEN;
+      delete process.env.INPUT_TOKEN;
+      delete process.env.ACTIONS_RUNTIME_TOKEN;
+    }
+  });
+
+  it('reports signals and missing programs as data', async () => {
+    const killed = await runProcess(['sh', '-c', 'kill -SEGV $$'], { timeoutMs: 5000 });
+    expect(killed.signal).toBe('SIGSEGV');
+    const missing = await runProcess(['/nonexistent/tool'], { timeoutMs: 5000 });
+    expect(missing.exitCode).toBe(127);
+  });
+
+  it('applies an address-space limit', async () => {
+    const dir = tempDir();
+    const script = join(dir, 'eat.py');
+    writeFileSync(script, 'x = bytearray(512 * 1024 * 1024)\nprint("allocated")\n');
+    const r = await runProcess(['python3', script], { timeoutMs: 10_000, memoryLimitBytes: 256 * 1024 * 1024 });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stdout).not.toMatch(/allocated/);
+  });
+});
+
+describe('driver protocol', () => {
+  it('parses META, data lines and STATUS', () => {
+    const out = parseDriverOutput('META\tcounter\trdtsc\nTRIAL\t10\t0.5\t100\nSTATUS\tOVERFLOW\tct: write 1 bytes past\n');
+    expect(out.meta).toEqual({ counter: 'rdtsc' });
+    expect(out.lines).toEqual([['TRIAL', '10', '0.5', '100']]);
+    expect(out.status).toBe('OVERFLOW');
+    expect(out.statusDetail).toBe('ct: write 1 bytes past');
+  });
+});

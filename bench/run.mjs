@@ -1,0 +1,62 @@
+// Benchmarks of the harness itself (numbers go into README "Benchmarks").
+//   node bench/run.mjs            both benchmarks
+// (a) timing-loop overhead per call on an operation that does nothing;
+// (b) ML-KEM-512 keygen mean cycles: the full harness vs. a minimal independent loop over the
+//     same library, interleaved run by run so that drift of the machine hits both alike.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const work = mkdtempSync(join(tmpdir(), 'ngcc-bench-'));
+const cpu = String(Number(readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(/[-,]/).pop()));
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', ...opts });
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const n = join(root, 'native');
+
+// The drivers, built as the harness builds them.
+const timeTool = join(work, 'ngcc_time');
+sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', timeTool, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c'), '-ldl']);
+
+// (a) Empty operation.
+const emptyLib = join(work, 'libempty.so');
+sh('gcc', ['-std=c99', '-O2', '-fPIC', '-shared', '-o', emptyLib, join(root, 'test', 'fixtures', 'empty-op', 'empty_kem.c')]);
+const overhead = [];
+for (let i = 0; i < 7; i++) {
+  const out = sh(timeTool, [emptyLib, 'kem', 'keygen', '2000000', '1000', cpu, 'iccs-drng']);
+  const [, count, , cycles] = out.split('\n').find((l) => l.startsWith('TRIAL')).split('\t');
+  overhead.push(Number(cycles) / Number(count));
+}
+const overheadCycles = median(overhead);
+
+// (b) Harness vs minimal loop on PQClean ML-KEM-512 (guide reference flags).
+const data = join(work, 'data');
+sh('node', [join(root, 'dist', 'cli.js'), 'run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat', '--cpu', cpu], { stdio: 'pipe' });
+const build = JSON.parse(readFileSync(join(data, 'bench', 'build.json'), 'utf8'));
+const lib = join(root, 'examples', 'campaign', build.instances['kem-80/ml-kem-512'].library);
+const minimal = join(work, 'minimal_loop');
+sh('gcc', ['-O2', '-o', minimal, join(root, 'bench', 'minimal_loop.c'), '-ldl']);
+const harness = [];
+const independent = [];
+for (let round = 0; round < 5; round++) {
+  sh('node', [join(root, 'dist', 'cli.js'), 'run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat,measure', '--cpu', cpu, '--force', '--trial-target', '0.5'], { stdio: 'pipe' });
+  const rec = JSON.parse(readFileSync(join(data, 'bench', 'records', 'kem-80', 'ml-kem-512__keygen.json'), 'utf8'));
+  harness.push(rec.mean_cycles);
+  const iters = rec.plan.iterations_per_trial * rec.plan.trials;
+  independent.push(Number(sh('taskset', ['-c', cpu, minimal, lib, String(iters)]).trim()));
+}
+const h = median(harness);
+const m = median(independent);
+const fastest = Math.min(m, ...harness);
+console.log(`host: ${sh('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).trim()}, cpu ${cpu}`);
+console.log(`(a) timing loop overhead on an empty operation: ${overheadCycles.toFixed(1)} cycles/call (median of 7 trials of 2e6 calls)`);
+console.log(`    = ${((overheadCycles / fastest) * 100).toFixed(3)}% of ML-KEM-512 keygen`);
+console.log(`(b) ML-KEM-512 keygen mean cycles, median of 5 rounds: harness ${h.toFixed(0)}, minimal loop ${m.toFixed(0)}, difference ${(((h - m) / m) * 100).toFixed(2)}%`);
+console.log(`    harness rounds: ${harness.map((x) => x.toFixed(0)).join(' ')}`);
+console.log(`    minimal rounds: ${independent.map((x) => x.toFixed(0)).join(' ')}`);
+rmSync(work, { recursive: true, force: true });

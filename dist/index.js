@@ -28763,7 +28763,7 @@ import { existsSync as existsSync5, mkdirSync as mkdirSync2, readdirSync as read
 import { join as join3 } from "node:path";
 
 // src/sandbox/run.ts
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 var DEFAULT_MAX_OUTPUT = 1 << 20;
 var PASSED_VARIABLES = ["PATH", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 function scrubbedEnv(extra = {}) {
@@ -28844,6 +28844,12 @@ function collector(limit) {
     },
     truncated: () => dropped > 0
   };
+}
+function firstLineOf(command, timeoutMs = 1e4) {
+  const [file2, ...args] = command;
+  const r = spawnSync(file2, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  if (r.status !== 0 || typeof r.stdout !== "string") return null;
+  return r.stdout.split("\n")[0].trim();
 }
 function parseDriverOutput(stdout) {
   const meta3 = {};
@@ -29770,17 +29776,10 @@ function resolveSources(candidateFolder, inst, index, display) {
 }
 
 // src/build/toolchain.ts
-import { execFileSync } from "node:child_process";
 var compilerVersion;
 var CC = process.env.NGCC_CC ?? "gcc";
 function ccVersion() {
-  if (compilerVersion === void 0) {
-    try {
-      compilerVersion = execFileSync(CC, ["--version"], { encoding: "utf8" }).split("\n")[0].trim();
-    } catch {
-      compilerVersion = "unknown";
-    }
-  }
+  compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
   return compilerVersion;
 }
 
@@ -49781,19 +49780,11 @@ function loadCampaign(root, only) {
 }
 
 // src/env/host.ts
-import { execFileSync as execFileSync2 } from "node:child_process";
 import { existsSync as existsSync8, readFileSync as readFileSync6 } from "node:fs";
 import { arch as arch2, hostname as hostname3, loadavg, release } from "node:os";
 function read(path) {
   try {
     return readFileSync6(path, "utf8").trim();
-  } catch {
-    return null;
-  }
-}
-function firstLine(cmd, args) {
-  try {
-    return execFileSync2(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).split("\n")[0].trim();
   } catch {
     return null;
   }
@@ -49823,7 +49814,7 @@ function hostEnvironment(cpu) {
     os: osName(),
     kernel: release(),
     compiler: ccVersion(),
-    cmake: firstLine("cmake", ["--version"]),
+    cmake: firstLineOf(["cmake", "--version"]),
     node: process.version,
     perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
     cpufreq_governor: cpufreq(cpu, "scaling_governor"),

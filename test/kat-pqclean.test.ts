@@ -30,14 +30,19 @@ describe('NIST KAT of real PQClean code against published digests', () => {
     expect(inst!.kat).toBe('PASS');
   });
 
-  it('a published digest with one hex digit flipped gives MISMATCH, the rest still PASS', async () => {
+});
+
+describe('a published digest with one hex digit flipped', () => {
+  it('gives MISMATCH for that instance only', async () => {
+    const root = tempDir();
+    writePqcleanCampaign(root, reference);
     const manifest = join(root, 'kem-1', 'kat.sha256');
     const text = readFileSync(manifest, 'utf8');
     const digit = text[5] === '0' ? '1' : '0';
     writeFileSync(manifest, `${text.slice(0, 5)}${digit}${text.slice(6)}`);
-    const again = await katOnly(root, data);
     const flipped = text.split('\n')[0]!.split(' ')[2]!.split('/')[0]!;
-    for (const i of again.instances) expect(i.kat, i.key).toBe(i.key === `kem-1/${flipped}` ? 'MISMATCH' : 'PASS');
-    writeFileSync(manifest, text);
+    const s = await katOnly(root, tempDir());
+    expect(s.instances).toHaveLength(reference.length);
+    for (const i of s.instances) expect(i.kat, i.key).toBe(i.key === `kem-1/${flipped}` ? 'MISMATCH' : 'PASS');
   });
 });

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { firstLineOf } from '../sandbox/run.js';
 
 let compilerVersion: string | undefined;
 
@@ -6,12 +6,6 @@ export const CC = process.env.NGCC_CC ?? 'gcc';
 
 /** First line of `gcc --version`: part of every build key and of the environment record. */
 export function ccVersion(): string {
-  if (compilerVersion === undefined) {
-    try {
-      compilerVersion = execFileSync(CC, ['--version'], { encoding: 'utf8' }).split('\n')[0]!.trim();
-    } catch {
-      compilerVersion = 'unknown';
-    }
-  }
+  compilerVersion ??= firstLineOf([CC, '--version']) ?? 'unknown';
   return compilerVersion;
 }

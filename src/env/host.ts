@@ -1,19 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, loadavg, release } from 'node:os';
 import { ccVersion } from '../build/toolchain.js';
+import { firstLineOf } from '../sandbox/run.js';
 
 function read(path: string): string | null {
   try {
     return readFileSync(path, 'utf8').trim();
-  } catch {
-    return null;
-  }
-}
-
-function firstLine(cmd: string, args: string[]): string | null {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]!.trim();
   } catch {
     return null;
   }
@@ -48,7 +40,7 @@ export function hostEnvironment(cpu: number) {
     os: osName(),
     kernel: release(),
     compiler: ccVersion(),
-    cmake: firstLine('cmake', ['--version']),
+    cmake: firstLineOf(['cmake', '--version']),
     node: process.version,
     perf_event_paranoid: read('/proc/sys/kernel/perf_event_paranoid'),
     cpufreq_governor: cpufreq(cpu, 'scaling_governor'),

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 export interface RunOptions {
   cwd?: string;
@@ -114,6 +114,14 @@ function collector(limit: number) {
     },
     truncated: () => dropped > 0,
   };
+}
+
+/** For quick trusted queries (`gcc --version`): same scrubbed environment, first line of stdout. */
+export function firstLineOf(command: string[], timeoutMs = 10_000): string | null {
+  const [file, ...args] = command;
+  const r = spawnSync(file!, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  if (r.status !== 0 || typeof r.stdout !== 'string') return null;
+  return r.stdout.split('\n')[0]!.trim();
 }
 
 /** Parses the drivers' tab-separated protocol lines. */

@@ -1,0 +1,118 @@
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCampaign } from '../src/campaign.js';
+import { main } from '../src/cliMain.js';
+import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
+import { readManifest } from '../src/kat/manifest.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+
+const fixtures = join(repoRoot, 'test', 'fixtures', 'campaign');
+const iccs = join(repoRoot, 'native', 'iccs');
+
+/** A campaign with the fixture toy signature only, and the given ngcc-perf.yml. */
+function toySigCampaign(settings: string): string {
+  const root = tempDir();
+  cpSync(join(fixtures, 'sign-1'), join(root, 'sign-1'), { recursive: true });
+  const yml = join(root, 'sign-1', 'candidate.yml');
+  // The copy lives elsewhere: point the helper library paths at the repository.
+  writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
+  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
+  return root;
+}
+
+const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
+
+describe('measurement policy', () => {
+  it('re-runs a trial whose clock fell below the fixed clock, up to disturbed_retries', async () => {
+    // A fixed clock no core reaches: every trial counts as disturbed.
+    const root = toySigCampaign(`${QUICK}  disturbed_retries: 1\nsystems:\n  slow:\n    fixed_clock_hz: 1.0e15\n`);
+    const data = tempDir();
+    await runCampaign({ campaignDir: root, system: 'slow', dataDir: data, phases: new Set(['build', 'kat', 'measure']) });
+    const r = JSON.parse(readFileSync(join(data, 'slow', 'records', 'sign-1', 'toy-sig__sign.json'), 'utf8')) as TimingRecord;
+    expect(r.disturbed_retries).toBe(2);
+    expect((r.processes as Array<{ disturbed_retries: number }>).map((p) => p.disturbed_retries)).toEqual([1, 1]);
+    expect(r.input_bytes).toBe(64);
+    expect((r.sizes as Record<string, number>).input_bytes).toBe(64);
+  });
+
+  it('without a fixed clock nothing is retried, and shards split the instances', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    const s1 = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']), shard: { index: 2, count: 2 } });
+    expect(s1.instances).toEqual([]);
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']), shard: { index: 1, count: 2 } });
+    const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
+    expect(r.disturbed_retries).toBe(0);
+    expect(r.measurements).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe('a library missing an API function', () => {
+  it('is LOADFAIL, named in the detail', async () => {
+    const root = tempDir();
+    const dir = join(root, 'kem-5', 'src');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'KEM_AlgorithmInstance.c'),
+      [
+        '#include "drng.h"',
+        'unsigned long long kem_get_pk_len_bytes(void);',
+        'unsigned long long kem_get_pk_len_bytes(void) { return 1; }',
+        'unsigned long long kem_get_sk_len_bytes(void);',
+        'unsigned long long kem_get_sk_len_bytes(void) { return 1; }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(root, 'kem-5', 'candidate.yml'),
+      `id: kem-5\ntype: kem\nalgorithm: Incomplete\ninstances:\n  - label: half\n    dir: src\n    extra_sources: [${iccs}/drng.c, ${iccs}/auxfunc.c]\n    include: [${iccs}]\n`,
+    );
+    const data = tempDir();
+    const s = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']) });
+    expect(s.instances[0]!.kat).toBe('LOADFAIL');
+    expect(s.instances[0]!.detail).toBe('missing symbol kem_get_ct_len_bytes');
+    expect(s.instances[0]!.operations.every((o) => o.status === 'not measured')).toBe(true);
+  });
+});
+
+describe('kat-manifest', () => {
+  it('writes the manifest of a new submission, after which its KAT passes', async () => {
+    const root = toySigCampaign(QUICK);
+    writeFileSync(join(root, 'sign-1', 'kat.sha256'), '# none yet\n');
+    const data = tempDir();
+    const first = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+    expect(first.instances[0]!.kat).toBe('NOKAT');
+    expect(await main(['kat-manifest', join(data, 's'), 'sign-1', '--write', root])).toBe(0);
+    const written = readManifest(join(root, 'sign-1', 'kat.sha256'));
+    // The same digest as the fixture's own manifest, which was made independently.
+    expect(written.map((e) => [e.label, e.file, e.sha256])).toEqual(
+      readManifest(join(fixtures, 'sign-1', 'kat.sha256')).map((e) => [e.label, e.file, e.sha256]),
+    );
+    const second = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+    expect(second.instances[0]!.kat).toBe('PASS');
+    const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
+    expect(build.instances['sign-1/toy-sig']!.kat).toBe('PASS');
+  });
+});
+
+describe('CLI input errors', () => {
+  it.each([
+    [['run', fixtures, '--system', 'bad id', '--out', '/tmp/x'], /--system: 'bad id' must match/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--phases', 'build,bake'], /--phases: unknown phase 'bake'/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--shard', '3/2'], /--shard: expected K\/N/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', '('], /--only: not a regular expression/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', 'abc'], /--trial-target: expected a positive number/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--bogus'], /Unknown option '--bogus'/],
+  ])('%j exits 2 with a message naming the argument', async (args, message) => {
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (m: string) => errors.push(m);
+    try {
+      expect(await main(args)).toBe(2);
+    } finally {
+      console.error = original;
+    }
+    expect(errors.join('\n')).toMatch(message);
+  });
+});

@@ -19,9 +19,9 @@ var __commonJS = (cb, mod) => function __require3() {
     throw mod = 0, e;
   }
 };
-var __export = (target, all) => {
-  for (var name in all)
-    __defProp(target, name, { get: all[name], enumerable: true });
+var __export = (target, all2) => {
+  for (var name in all2)
+    __defProp(target, name, { get: all2[name], enumerable: true });
 };
 var __copyProps = (to, from, except, desc) => {
   if (from && typeof from === "object" || typeof from === "function") {
@@ -253,10 +253,10 @@ var require_utils = __commonJS({
       REGEX_SPECIAL_CHARS_GLOBAL
     } = require_constants();
     exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
+    exports.hasRegexChars = (str2) => REGEX_SPECIAL_CHARS.test(str2);
+    exports.isRegexChar = (str2) => str2.length === 1 && exports.hasRegexChars(str2);
+    exports.escapeRegex = (str2) => str2.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
+    exports.toPosixSlashes = (str2) => str2.replace(REGEX_BACKSLASH, "/");
     exports.isWindows = () => {
       if (typeof navigator !== "undefined" && navigator.platform) {
         const platform = navigator.platform.toLowerCase();
@@ -267,8 +267,8 @@ var require_utils = __commonJS({
       }
       return false;
     };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
+    exports.removeBackslashes = (str2) => {
+      return str2.replace(REGEX_REMOVE_BACKSLASH, (match) => {
         return match === "\\" ? "" : match;
       });
     };
@@ -343,8 +343,8 @@ var require_scan = __commonJS({
       CHAR_RIGHT_SQUARE_BRACKET
       /* ] */
     } = require_constants();
-    var isPathSeparator = (code) => {
-      return code === CHAR_FORWARD_SLASH || code === CHAR_BACKWARD_SLASH;
+    var isPathSeparator = (code4) => {
+      return code4 === CHAR_FORWARD_SLASH || code4 === CHAR_BACKWARD_SLASH;
     };
     var depth = (token) => {
       if (token.isPrefix !== true) {
@@ -358,7 +358,7 @@ var require_scan = __commonJS({
       const slashes = [];
       const tokens = [];
       const parts = [];
-      let str = input2;
+      let str2 = input2;
       let index = -1;
       let start = 0;
       let lastIndex = 0;
@@ -374,38 +374,38 @@ var require_scan = __commonJS({
       let finished = false;
       let braces = 0;
       let prev;
-      let code;
+      let code4;
       let token = { value: "", depth: 0, isGlob: false };
       const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
+      const peek3 = () => str2.charCodeAt(index + 1);
       const advance = () => {
-        prev = code;
-        return str.charCodeAt(++index);
+        prev = code4;
+        return str2.charCodeAt(++index);
       };
       while (index < length) {
-        code = advance();
+        code4 = advance();
         let next;
-        if (code === CHAR_BACKWARD_SLASH) {
+        if (code4 === CHAR_BACKWARD_SLASH) {
           backslashes = token.backslashes = true;
-          code = advance();
-          if (code === CHAR_LEFT_CURLY_BRACE) {
+          code4 = advance();
+          if (code4 === CHAR_LEFT_CURLY_BRACE) {
             braceEscaped = true;
           }
           continue;
         }
-        if (braceEscaped === true || code === CHAR_LEFT_CURLY_BRACE) {
+        if (braceEscaped === true || code4 === CHAR_LEFT_CURLY_BRACE) {
           braces++;
-          while (eos() !== true && (code = advance())) {
-            if (code === CHAR_BACKWARD_SLASH) {
+          while (eos() !== true && (code4 = advance())) {
+            if (code4 === CHAR_BACKWARD_SLASH) {
               backslashes = token.backslashes = true;
               advance();
               continue;
             }
-            if (code === CHAR_LEFT_CURLY_BRACE) {
+            if (code4 === CHAR_LEFT_CURLY_BRACE) {
               braces++;
               continue;
             }
-            if (braceEscaped !== true && code === CHAR_DOT && (code = advance()) === CHAR_DOT) {
+            if (braceEscaped !== true && code4 === CHAR_DOT && (code4 = advance()) === CHAR_DOT) {
               isBrace = token.isBrace = true;
               isGlob = token.isGlob = true;
               finished = true;
@@ -414,7 +414,7 @@ var require_scan = __commonJS({
               }
               break;
             }
-            if (braceEscaped !== true && code === CHAR_COMMA) {
+            if (braceEscaped !== true && code4 === CHAR_COMMA) {
               isBrace = token.isBrace = true;
               isGlob = token.isGlob = true;
               finished = true;
@@ -423,7 +423,7 @@ var require_scan = __commonJS({
               }
               break;
             }
-            if (code === CHAR_RIGHT_CURLY_BRACE) {
+            if (code4 === CHAR_RIGHT_CURLY_BRACE) {
               braces--;
               if (braces === 0) {
                 braceEscaped = false;
@@ -438,7 +438,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code === CHAR_FORWARD_SLASH) {
+        if (code4 === CHAR_FORWARD_SLASH) {
           slashes.push(index);
           tokens.push(token);
           token = { value: "", depth: 0, isGlob: false };
@@ -451,27 +451,27 @@ var require_scan = __commonJS({
           continue;
         }
         if (opts.noext !== true) {
-          const isExtglobChar = code === CHAR_PLUS || code === CHAR_AT || code === CHAR_ASTERISK || code === CHAR_QUESTION_MARK || code === CHAR_EXCLAMATION_MARK;
-          if (isExtglobChar === true && peek() === CHAR_LEFT_PARENTHESES) {
+          const isExtglobChar = code4 === CHAR_PLUS || code4 === CHAR_AT || code4 === CHAR_ASTERISK || code4 === CHAR_QUESTION_MARK || code4 === CHAR_EXCLAMATION_MARK;
+          if (isExtglobChar === true && peek3() === CHAR_LEFT_PARENTHESES) {
             isGlob = token.isGlob = true;
             isExtglob = token.isExtglob = true;
             finished = true;
-            if (code === CHAR_EXCLAMATION_MARK && index === start) {
+            if (code4 === CHAR_EXCLAMATION_MARK && index === start) {
               negatedExtglob = true;
             }
             if (scanToEnd === true) {
               let parens = 0;
-              while (eos() !== true && (code = advance())) {
-                if (code === CHAR_BACKWARD_SLASH) {
+              while (eos() !== true && (code4 = advance())) {
+                if (code4 === CHAR_BACKWARD_SLASH) {
                   backslashes = token.backslashes = true;
                   advance();
                   continue;
                 }
-                if (code === CHAR_LEFT_PARENTHESES) {
+                if (code4 === CHAR_LEFT_PARENTHESES) {
                   parens++;
                   continue;
                 }
-                if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                if (code4 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
                   finished = true;
                   break;
                 }
@@ -481,7 +481,7 @@ var require_scan = __commonJS({
             break;
           }
         }
-        if (code === CHAR_ASTERISK) {
+        if (code4 === CHAR_ASTERISK) {
           if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
           isGlob = token.isGlob = true;
           finished = true;
@@ -490,7 +490,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code === CHAR_QUESTION_MARK) {
+        if (code4 === CHAR_QUESTION_MARK) {
           isGlob = token.isGlob = true;
           finished = true;
           if (scanToEnd === true) {
@@ -498,7 +498,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code === CHAR_LEFT_SQUARE_BRACKET) {
+        if (code4 === CHAR_LEFT_SQUARE_BRACKET) {
           while (eos() !== true && (next = advance())) {
             if (next === CHAR_BACKWARD_SLASH) {
               backslashes = token.backslashes = true;
@@ -517,26 +517,26 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (opts.nonegate !== true && code === CHAR_EXCLAMATION_MARK && index === start) {
+        if (opts.nonegate !== true && code4 === CHAR_EXCLAMATION_MARK && index === start) {
           negated = token.negated = true;
           start++;
           continue;
         }
-        if (opts.noparen !== true && code === CHAR_LEFT_PARENTHESES) {
+        if (opts.noparen !== true && code4 === CHAR_LEFT_PARENTHESES) {
           isGlob = token.isGlob = true;
           if (scanToEnd === true) {
             let parens = 1;
-            while (eos() !== true && (code = advance())) {
-              if (code === CHAR_BACKWARD_SLASH) {
+            while (eos() !== true && (code4 = advance())) {
+              if (code4 === CHAR_BACKWARD_SLASH) {
                 backslashes = token.backslashes = true;
                 advance();
                 continue;
               }
-              if (code === CHAR_LEFT_PARENTHESES) {
+              if (code4 === CHAR_LEFT_PARENTHESES) {
                 parens++;
                 continue;
               }
-              if (code === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+              if (code4 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
                 finished = true;
                 break;
               }
@@ -557,24 +557,24 @@ var require_scan = __commonJS({
         isExtglob = false;
         isGlob = false;
       }
-      let base = str;
+      let base = str2;
       let prefix = "";
       let glob = "";
       if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
+        prefix = str2.slice(0, start);
+        str2 = str2.slice(start);
         lastIndex -= start;
       }
       if (base && isGlob === true && lastIndex > 0) {
-        base = str.slice(0, lastIndex);
-        glob = str.slice(lastIndex);
+        base = str2.slice(0, lastIndex);
+        glob = str2.slice(lastIndex);
       } else if (isGlob === true) {
         base = "";
-        glob = str;
+        glob = str2;
       } else {
-        base = str;
+        base = str2;
       }
-      if (base && base !== "" && base !== "/" && base !== str) {
+      if (base && base !== "" && base !== "/" && base !== str2) {
         if (isPathSeparator(base.charCodeAt(base.length - 1))) {
           base = base.slice(0, -1);
         }
@@ -601,7 +601,7 @@ var require_scan = __commonJS({
       };
       if (opts.tokens === true) {
         state.maxDepth = 0;
-        if (!isPathSeparator(code)) {
+        if (!isPathSeparator(code4)) {
           tokens.push(token);
         }
         state.tokens = tokens;
@@ -964,7 +964,7 @@ var require_parse = __commonJS({
       let prev = bos;
       let value;
       const eos = () => state.index === len - 1;
-      const peek = state.peek = (n = 1) => input2[state.index + n];
+      const peek3 = state.peek = (n = 1) => input2[state.index + n];
       const advance = state.advance = () => input2[++state.index] || "";
       const remaining = () => input2.slice(state.index + 1);
       const consume = (value2 = "", num2 = 0) => {
@@ -977,7 +977,7 @@ var require_parse = __commonJS({
       };
       const negate = () => {
         let count = 1;
-        while (peek() === "!" && (peek(2) !== "(" || peek(3) === "?")) {
+        while (peek3() === "!" && (peek3(2) !== "(" || peek3(3) === "?")) {
           advance();
           state.start++;
           count++;
@@ -1126,7 +1126,7 @@ var require_parse = __commonJS({
           continue;
         }
         if (value === "\\") {
-          const next = peek();
+          const next = peek3();
           if (next === "/" && opts.bash !== true) {
             continue;
           }
@@ -1179,7 +1179,7 @@ var require_parse = __commonJS({
               }
             }
           }
-          if (value === "[" && peek() !== ":" || value === "-" && peek() === "]") {
+          if (value === "[" && peek3() !== ":" || value === "-" && peek3() === "]") {
             value = `\\${value}`;
           }
           if (value === "]" && (prev.value === "[" || prev.value === "[^")) {
@@ -1366,12 +1366,12 @@ var require_parse = __commonJS({
         }
         if (value === "?") {
           const isGroup = prev && prev.value === "(";
-          if (!isGroup && opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+          if (!isGroup && opts.noextglob !== true && peek3() === "(" && peek3(2) !== "?") {
             extglobOpen("qmark", value);
             continue;
           }
           if (prev && prev.type === "paren") {
-            const next = peek();
+            const next = peek3();
             let output2 = value;
             if (prev.value === "(" && !/[!=<:]/.test(next) || next === "<" && !/<([!=]|\w+>)/.test(remaining())) {
               output2 = `\\${value}`;
@@ -1387,8 +1387,8 @@ var require_parse = __commonJS({
           continue;
         }
         if (value === "!") {
-          if (opts.noextglob !== true && peek() === "(") {
-            if (peek(2) !== "?" || !/[!=<:]/.test(peek(3))) {
+          if (opts.noextglob !== true && peek3() === "(") {
+            if (peek3(2) !== "?" || !/[!=<:]/.test(peek3(3))) {
               extglobOpen("negate", value);
               continue;
             }
@@ -1399,7 +1399,7 @@ var require_parse = __commonJS({
           }
         }
         if (value === "+") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+          if (opts.noextglob !== true && peek3() === "(" && peek3(2) !== "?") {
             extglobOpen("plus", value);
             continue;
           }
@@ -1415,7 +1415,7 @@ var require_parse = __commonJS({
           continue;
         }
         if (value === "@") {
-          if (opts.noextglob !== true && peek() === "(" && peek(2) !== "?") {
+          if (opts.noextglob !== true && peek3() === "(" && peek3(2) !== "?") {
             push({ type: "at", extglob: true, value, output: "" });
             continue;
           }
@@ -1554,7 +1554,7 @@ var require_parse = __commonJS({
             state.output += nodot;
             prev.output += nodot;
           }
-          if (peek() !== "*") {
+          if (peek3() !== "*") {
             state.output += ONE_CHAR;
             prev.output += ONE_CHAR;
           }
@@ -1621,8 +1621,8 @@ var require_parse = __commonJS({
         if (opts2.noglobstar === true) return star;
         return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
       };
-      const create = (str) => {
-        switch (str) {
+      const create = (str2) => {
+        switch (str2) {
           case "*":
             return `${nodot}${ONE_CHAR}${star}`;
           case ".*":
@@ -1640,7 +1640,7 @@ var require_parse = __commonJS({
           case "**/.*":
             return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
           default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
+            const match = /^(.*?)\.(\w+)$/.exec(str2);
             if (!match) return;
             const source2 = create(match[1]);
             if (!source2) return;
@@ -1671,9 +1671,9 @@ var require_picomatch = __commonJS({
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
         const fns = glob.map((input2) => picomatch2(input2, options, returnState));
-        const arrayMatcher = (str) => {
+        const arrayMatcher = (str2) => {
           for (const isMatch of fns) {
-            const state2 = isMatch(str);
+            const state2 = isMatch(str2);
             if (state2) return state2;
           }
           return false;
@@ -1749,7 +1749,7 @@ var require_picomatch = __commonJS({
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
       return regex.test(utils.basename(input2, { windows: posix2 }));
     };
-    picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
+    picomatch2.isMatch = (str2, patterns, options) => picomatch2(patterns, options)(str2);
     picomatch2.parse = (pattern, options) => {
       if (Array.isArray(pattern)) return pattern.map((p) => picomatch2.parse(p, options));
       return parse3(pattern, { ...options, fastpaths: false });
@@ -1827,24 +1827,24 @@ var require_identity = __commonJS({
     var SCALAR = /* @__PURE__ */ Symbol.for("yaml.scalar");
     var SEQ = /* @__PURE__ */ Symbol.for("yaml.seq");
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
-    var isAlias = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
-    var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
-    var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
-    function isCollection(node2) {
-      if (node2 && typeof node2 === "object")
-        switch (node2[NODE_TYPE]) {
+    var isAlias = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === ALIAS;
+    var isDocument = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === DOC;
+    var isMap2 = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === MAP;
+    var isPair = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === PAIR;
+    var isScalar = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === SCALAR;
+    var isSeq2 = (node3) => !!node3 && typeof node3 === "object" && node3[NODE_TYPE] === SEQ;
+    function isCollection(node3) {
+      if (node3 && typeof node3 === "object")
+        switch (node3[NODE_TYPE]) {
           case MAP:
           case SEQ:
             return true;
         }
       return false;
     }
-    function isNode(node2) {
-      if (node2 && typeof node2 === "object")
-        switch (node2[NODE_TYPE]) {
+    function isNode(node3) {
+      if (node3 && typeof node3 === "object")
+        switch (node3[NODE_TYPE]) {
           case ALIAS:
           case MAP:
           case SCALAR:
@@ -1853,7 +1853,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node3) => (isScalar(node3) || isCollection(node3)) && !!node3.anchor;
     exports.ALIAS = ALIAS;
     exports.DOC = DOC;
     exports.MAP = MAP;
@@ -1879,100 +1879,100 @@ var require_visit = __commonJS({
     "use strict";
     var identity = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
-    var SKIP = /* @__PURE__ */ Symbol("skip children");
+    var SKIP2 = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
-    function visit2(node2, visitor) {
+    function visit3(node3, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
-        const cd = visit_(null, node2.contents, visitor_, Object.freeze([node2]));
+      if (identity.isDocument(node3)) {
+        const cd = visit_(null, node3.contents, visitor_, Object.freeze([node3]));
         if (cd === REMOVE)
-          node2.contents = null;
+          node3.contents = null;
       } else
-        visit_(null, node2, visitor_, Object.freeze([]));
+        visit_(null, node3, visitor_, Object.freeze([]));
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path) {
-      const ctrl = callVisitor(key, node2, visitor, path);
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP2;
+    visit3.REMOVE = REMOVE;
+    function visit_(key, node3, visitor, path) {
+      const ctrl = callVisitor(key, node3, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
         replaceNode(key, path, ctrl);
         return visit_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path = Object.freeze(path.concat(node2));
-          for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path);
+        if (identity.isCollection(node3)) {
+          path = Object.freeze(path.concat(node3));
+          for (let i = 0; i < node3.items.length; ++i) {
+            const ci = visit_(i, node3.items[i], visitor, path);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
               return BREAK;
             else if (ci === REMOVE) {
-              node2.items.splice(i, 1);
+              node3.items.splice(i, 1);
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path = Object.freeze(path.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path);
+        } else if (identity.isPair(node3)) {
+          path = Object.freeze(path.concat(node3));
+          const ck = visit_("key", node3.key, visitor, path);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
-            node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path);
+            node3.key = null;
+          const cv = visit_("value", node3.value, visitor, path);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
-            node2.value = null;
+            node3.value = null;
         }
       }
       return ctrl;
     }
-    async function visitAsync(node2, visitor) {
+    async function visitAsync(node3, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node2)) {
-        const cd = await visitAsync_(null, node2.contents, visitor_, Object.freeze([node2]));
+      if (identity.isDocument(node3)) {
+        const cd = await visitAsync_(null, node3.contents, visitor_, Object.freeze([node3]));
         if (cd === REMOVE)
-          node2.contents = null;
+          node3.contents = null;
       } else
-        await visitAsync_(null, node2, visitor_, Object.freeze([]));
+        await visitAsync_(null, node3, visitor_, Object.freeze([]));
     }
     visitAsync.BREAK = BREAK;
-    visitAsync.SKIP = SKIP;
+    visitAsync.SKIP = SKIP2;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path) {
-      const ctrl = await callVisitor(key, node2, visitor, path);
+    async function visitAsync_(key, node3, visitor, path) {
+      const ctrl = await callVisitor(key, node3, visitor, path);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
         replaceNode(key, path, ctrl);
         return visitAsync_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node2)) {
-          path = Object.freeze(path.concat(node2));
-          for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path);
+        if (identity.isCollection(node3)) {
+          path = Object.freeze(path.concat(node3));
+          for (let i = 0; i < node3.items.length; ++i) {
+            const ci = await visitAsync_(i, node3.items[i], visitor, path);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
               return BREAK;
             else if (ci === REMOVE) {
-              node2.items.splice(i, 1);
+              node3.items.splice(i, 1);
               i -= 1;
             }
           }
-        } else if (identity.isPair(node2)) {
-          path = Object.freeze(path.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path);
+        } else if (identity.isPair(node3)) {
+          path = Object.freeze(path.concat(node3));
+          const ck = await visitAsync_("key", node3.key, visitor, path);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
-            node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path);
+            node3.key = null;
+          const cv = await visitAsync_("value", node3.value, visitor, path);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
-            node2.value = null;
+            node3.value = null;
         }
       }
       return ctrl;
@@ -1995,38 +1995,38 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path) {
+    function callVisitor(key, node3, visitor, path) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path);
-      if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path);
-      if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path);
-      if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path);
-      if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path);
-      if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path);
+        return visitor(key, node3, path);
+      if (identity.isMap(node3))
+        return visitor.Map?.(key, node3, path);
+      if (identity.isSeq(node3))
+        return visitor.Seq?.(key, node3, path);
+      if (identity.isPair(node3))
+        return visitor.Pair?.(key, node3, path);
+      if (identity.isScalar(node3))
+        return visitor.Scalar?.(key, node3, path);
+      if (identity.isAlias(node3))
+        return visitor.Alias?.(key, node3, path);
       return void 0;
     }
-    function replaceNode(key, path, node2) {
+    function replaceNode(key, path, node3) {
       const parent = path[path.length - 1];
       if (identity.isCollection(parent)) {
-        parent.items[key] = node2;
+        parent.items[key] = node3;
       } else if (identity.isPair(parent)) {
         if (key === "key")
-          parent.key = node2;
+          parent.key = node3;
         else
-          parent.value = node2;
+          parent.value = node3;
       } else if (identity.isDocument(parent)) {
-        parent.contents = node2;
+        parent.contents = node3;
       } else {
         const pt = identity.isAlias(parent) ? "alias" : "scalar";
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
     exports.visitAsync = visitAsync;
   }
 });
@@ -2036,7 +2036,7 @@ var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var escapeChars = {
       "!": "%21",
       ",": "%2C",
@@ -2098,8 +2098,8 @@ var require_directives = __commonJS({
               if (parts.length < 2)
                 return false;
             }
-            const [handle, prefix] = parts;
-            this.tags[handle] = prefix;
+            const [handle2, prefix] = parts;
+            this.tags[handle2] = prefix;
             return true;
           }
           case "%YAML": {
@@ -2146,10 +2146,10 @@ var require_directives = __commonJS({
             onError("Verbatim tags must end with a >");
           return verbatim;
         }
-        const [, handle, suffix] = source.match(/^(.*!)([^!]*)$/s);
+        const [, handle2, suffix] = source.match(/^(.*!)([^!]*)$/s);
         if (!suffix)
           onError(`The ${source} tag has no suffix`);
-        const prefix = this.tags[handle];
+        const prefix = this.tags[handle2];
         if (prefix) {
           try {
             return prefix + decodeURIComponent(suffix);
@@ -2158,7 +2158,7 @@ var require_directives = __commonJS({
             return null;
           }
         }
-        if (handle === "!")
+        if (handle2 === "!")
           return source;
         onError(`Could not resolve tag: ${source}`);
         return null;
@@ -2168,9 +2168,9 @@ var require_directives = __commonJS({
        * taking into account current tag prefixes and defaults.
        */
       tagString(tag) {
-        for (const [handle, prefix] of Object.entries(this.tags)) {
+        for (const [handle2, prefix] of Object.entries(this.tags)) {
           if (tag.startsWith(prefix))
-            return handle + escapeTagName(tag.substring(prefix.length));
+            return handle2 + escapeTagName(tag.substring(prefix.length));
         }
         return tag[0] === "!" ? tag : `!<${tag}>`;
       }
@@ -2180,18 +2180,18 @@ var require_directives = __commonJS({
         let tagNames;
         if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
           const tags = {};
-          visit2.visit(doc.contents, (_key, node2) => {
-            if (identity.isNode(node2) && node2.tag)
-              tags[node2.tag] = true;
+          visit3.visit(doc.contents, (_key, node3) => {
+            if (identity.isNode(node3) && node3.tag)
+              tags[node3.tag] = true;
           });
           tagNames = Object.keys(tags);
         } else
           tagNames = [];
-        for (const [handle, prefix] of tagEntries) {
-          if (handle === "!!" && prefix === "tag:yaml.org,2002:")
+        for (const [handle2, prefix] of tagEntries) {
+          if (handle2 === "!!" && prefix === "tag:yaml.org,2002:")
             continue;
           if (!doc || tagNames.some((tn) => tn.startsWith(prefix)))
-            lines.push(`%TAG ${handle} ${prefix}`);
+            lines.push(`%TAG ${handle2} ${prefix}`);
         }
         return lines.join("\n");
       }
@@ -2207,7 +2207,7 @@ var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     function anchorIsValid(anchor2) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor2)) {
         const sa = JSON.stringify(anchor2);
@@ -2216,12 +2216,12 @@ var require_anchors = __commonJS({
       }
       return true;
     }
-    function anchorNames(root) {
+    function anchorNames(root3) {
       const anchors = /* @__PURE__ */ new Set();
-      visit2.visit(root, {
-        Value(_key, node2) {
-          if (node2.anchor)
-            anchors.add(node2.anchor);
+      visit3.visit(root3, {
+        Value(_key, node3) {
+          if (node3.anchor)
+            anchors.add(node3.anchor);
         }
       });
       return anchors;
@@ -2398,7 +2398,7 @@ var require_Alias = __commonJS({
   "node_modules/yaml/dist/nodes/Alias.js"(exports) {
     "use strict";
     var anchors = require_anchors();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     var identity = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
@@ -2424,21 +2424,21 @@ var require_Alias = __commonJS({
           nodes = ctx.aliasResolveCache;
         } else {
           nodes = [];
-          visit2.visit(doc, {
-            Node: (_key, node2) => {
-              if (identity.isAlias(node2) || identity.hasAnchor(node2))
-                nodes.push(node2);
+          visit3.visit(doc, {
+            Node: (_key, node3) => {
+              if (identity.isAlias(node3) || identity.hasAnchor(node3))
+                nodes.push(node3);
             }
           });
           if (ctx)
             ctx.aliasResolveCache = nodes;
         }
         let found = void 0;
-        for (const node2 of nodes) {
-          if (node2 === this)
+        for (const node3 of nodes) {
+          if (node3 === this)
             break;
-          if (node2.anchor === this.source)
-            found = node2;
+          if (node3.anchor === this.source)
+            found = node3;
         }
         if (found && ctx) {
           const { anchors: anchors2, doc: doc2, maxAliasCount } = ctx;
@@ -2487,22 +2487,22 @@ var require_Alias = __commonJS({
         return src;
       }
     };
-    function getAliasCount(doc, node2, anchors2) {
-      if (identity.isAlias(node2)) {
-        const source = node2.resolve(doc);
+    function getAliasCount(doc, node3, anchors2) {
+      if (identity.isAlias(node3)) {
+        const source = node3.resolve(doc);
         const anchor2 = anchors2 && source && anchors2.get(source);
         return anchor2 ? anchor2.count * anchor2.aliasCount : 0;
-      } else if (identity.isCollection(node2)) {
+      } else if (identity.isCollection(node3)) {
         let count = 0;
-        for (const item of node2.items) {
+        for (const item of node3.items) {
           const c = getAliasCount(doc, item, anchors2);
           if (c > count)
             count = c;
         }
         return count;
-      } else if (identity.isPair(node2)) {
-        const kc = getAliasCount(doc, node2.key, anchors2);
-        const vc = getAliasCount(doc, node2.value, anchors2);
+      } else if (identity.isPair(node3)) {
+        const kc = getAliasCount(doc, node3.key, anchors2);
+        const vc = getAliasCount(doc, node3.value, anchors2);
         return Math.max(kc, vc);
       }
       return 1;
@@ -2565,9 +2565,9 @@ var require_createNode = __commonJS({
       if (identity.isNode(value))
         return value;
       if (identity.isPair(value)) {
-        const map2 = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
-        map2.items.push(value);
-        return map2;
+        const map5 = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
+        map5.items.push(value);
+        return map5;
       }
       if (value instanceof String || value instanceof Number || value instanceof Boolean || typeof BigInt !== "undefined" && value instanceof BigInt) {
         value = value.valueOf();
@@ -2592,10 +2592,10 @@ var require_createNode = __commonJS({
           value = value.toJSON();
         }
         if (!value || typeof value !== "object") {
-          const node3 = new Scalar.Scalar(value);
+          const node4 = new Scalar.Scalar(value);
           if (ref)
-            ref.node = node3;
-          return node3;
+            ref.node = node4;
+          return node4;
         }
         tagObj = value instanceof Map ? schema[identity.MAP] : Symbol.iterator in Object(value) ? schema[identity.SEQ] : schema[identity.MAP];
       }
@@ -2603,14 +2603,14 @@ var require_createNode = __commonJS({
         onTagObj(tagObj);
         delete ctx.onTagObj;
       }
-      const node2 = tagObj?.createNode ? tagObj.createNode(ctx.schema, value, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value, ctx) : new Scalar.Scalar(value);
+      const node3 = tagObj?.createNode ? tagObj.createNode(ctx.schema, value, ctx) : typeof tagObj?.nodeClass?.from === "function" ? tagObj.nodeClass.from(ctx.schema, value, ctx) : new Scalar.Scalar(value);
       if (tagName)
-        node2.tag = tagName;
+        node3.tag = tagName;
       else if (!tagObj.default)
-        node2.tag = tagObj.tag;
+        node3.tag = tagObj.tag;
       if (ref)
-        ref.node = node2;
-      return node2;
+        ref.node = node3;
+      return node3;
     }
     exports.createNode = createNode;
   }
@@ -2680,10 +2680,10 @@ var require_Collection = __commonJS({
           this.add(value);
         else {
           const [key, ...rest] = path;
-          const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
-            node2.addIn(rest, value);
-          else if (node2 === void 0 && this.schema)
+          const node3 = this.get(key, true);
+          if (identity.isCollection(node3))
+            node3.addIn(rest, value);
+          else if (node3 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
           else
             throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -2697,9 +2697,9 @@ var require_Collection = __commonJS({
         const [key, ...rest] = path;
         if (rest.length === 0)
           return this.delete(key);
-        const node2 = this.get(key, true);
-        if (identity.isCollection(node2))
-          return node2.deleteIn(rest);
+        const node3 = this.get(key, true);
+        if (identity.isCollection(node3))
+          return node3.deleteIn(rest);
         else
           throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
       }
@@ -2710,17 +2710,17 @@ var require_Collection = __commonJS({
        */
       getIn(path, keepScalar) {
         const [key, ...rest] = path;
-        const node2 = this.get(key, true);
+        const node3 = this.get(key, true);
         if (rest.length === 0)
-          return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
+          return !keepScalar && identity.isScalar(node3) ? node3.value : node3;
         else
-          return identity.isCollection(node2) ? node2.getIn(rest, keepScalar) : void 0;
+          return identity.isCollection(node3) ? node3.getIn(rest, keepScalar) : void 0;
       }
       hasAllNullValues(allowScalar) {
-        return this.items.every((node2) => {
-          if (!identity.isPair(node2))
+        return this.items.every((node3) => {
+          if (!identity.isPair(node3))
             return false;
-          const n = node2.value;
+          const n = node3.value;
           return n == null || allowScalar && identity.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
         });
       }
@@ -2731,8 +2731,8 @@ var require_Collection = __commonJS({
         const [key, ...rest] = path;
         if (rest.length === 0)
           return this.has(key);
-        const node2 = this.get(key, true);
-        return identity.isCollection(node2) ? node2.hasIn(rest) : false;
+        const node3 = this.get(key, true);
+        return identity.isCollection(node3) ? node3.hasIn(rest) : false;
       }
       /**
        * Sets a value in this collection. For `!!set`, `value` needs to be a
@@ -2743,10 +2743,10 @@ var require_Collection = __commonJS({
         if (rest.length === 0) {
           this.set(key, value);
         } else {
-          const node2 = this.get(key, true);
-          if (identity.isCollection(node2))
-            node2.setIn(rest, value);
-          else if (node2 === void 0 && this.schema)
+          const node3 = this.get(key, true);
+          if (identity.isCollection(node3))
+            node3.setIn(rest, value);
+          else if (node3 === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
           else
             throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -2763,13 +2763,13 @@ var require_Collection = __commonJS({
 var require_stringifyComment = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyComment.js"(exports) {
     "use strict";
-    var stringifyComment = (str) => str.replace(/^(?!$)(?: $)?/gm, "#");
+    var stringifyComment = (str2) => str2.replace(/^(?!$)(?: $)?/gm, "#");
     function indentComment(comment, indent) {
       if (/^\n+$/.test(comment))
         return comment.substring(1);
       return indent ? comment.replace(/^(?! *$)/gm, indent) : comment;
     }
-    var lineComment = (str, indent, comment) => str.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str.endsWith(" ") ? "" : " ") + comment;
+    var lineComment = (str2, indent, comment) => str2.endsWith("\n") ? indentComment(comment, indent) : comment.includes("\n") ? "\n" + indentComment(comment, indent) : (str2.endsWith(" ") ? "" : " ") + comment;
     exports.indentComment = indentComment;
     exports.lineComment = lineComment;
     exports.stringifyComment = stringifyComment;
@@ -2783,14 +2783,14 @@ var require_foldFlowLines = __commonJS({
     var FOLD_FLOW = "flow";
     var FOLD_BLOCK = "block";
     var FOLD_QUOTED = "quoted";
-    function foldFlowLines(text, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
+    function foldFlowLines(text3, indent, mode = "flow", { indentAtStart, lineWidth = 80, minContentWidth = 20, onFold, onOverflow } = {}) {
       if (!lineWidth || lineWidth < 0)
-        return text;
+        return text3;
       if (lineWidth < minContentWidth)
         minContentWidth = 0;
       const endStep = Math.max(1 + minContentWidth, 1 + lineWidth - indent.length);
-      if (text.length <= endStep)
-        return text;
+      if (text3.length <= endStep)
+        return text3;
       const folds = [];
       const escapedFolds = {};
       let end = lineWidth - indent.length;
@@ -2807,14 +2807,14 @@ var require_foldFlowLines = __commonJS({
       let escStart = -1;
       let escEnd = -1;
       if (mode === FOLD_BLOCK) {
-        i = consumeMoreIndentedLines(text, i, indent.length);
+        i = consumeMoreIndentedLines(text3, i, indent.length);
         if (i !== -1)
           end = i + endStep;
       }
-      for (let ch; ch = text[i += 1]; ) {
+      for (let ch; ch = text3[i += 1]; ) {
         if (mode === FOLD_QUOTED && ch === "\\") {
           escStart = i;
-          switch (text[i + 1]) {
+          switch (text3[i + 1]) {
             case "x":
               i += 3;
               break;
@@ -2831,12 +2831,12 @@ var require_foldFlowLines = __commonJS({
         }
         if (ch === "\n") {
           if (mode === FOLD_BLOCK)
-            i = consumeMoreIndentedLines(text, i, indent.length);
+            i = consumeMoreIndentedLines(text3, i, indent.length);
           end = i + indent.length + endStep;
           split = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
-            const next = text[i + 1];
+            const next = text3[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
               split = i;
           }
@@ -2848,12 +2848,12 @@ var require_foldFlowLines = __commonJS({
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
-                ch = text[i += 1];
+                ch = text3[i += 1];
                 overflow = true;
               }
               const j = i > escEnd + 1 ? i - 2 : escStart - 1;
               if (escapedFolds[j])
-                return text;
+                return text3;
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
@@ -2868,39 +2868,39 @@ var require_foldFlowLines = __commonJS({
       if (overflow && onOverflow)
         onOverflow();
       if (folds.length === 0)
-        return text;
+        return text3;
       if (onFold)
         onFold();
-      let res = text.slice(0, folds[0]);
+      let res = text3.slice(0, folds[0]);
       for (let i2 = 0; i2 < folds.length; ++i2) {
         const fold = folds[i2];
-        const end2 = folds[i2 + 1] || text.length;
+        const end2 = folds[i2 + 1] || text3.length;
         if (fold === 0)
           res = `
-${indent}${text.slice(0, end2)}`;
+${indent}${text3.slice(0, end2)}`;
         else {
           if (mode === FOLD_QUOTED && escapedFolds[fold])
-            res += `${text[fold]}\\`;
+            res += `${text3[fold]}\\`;
           res += `
-${indent}${text.slice(fold + 1, end2)}`;
+${indent}${text3.slice(fold + 1, end2)}`;
         }
       }
       return res;
     }
-    function consumeMoreIndentedLines(text, i, indent) {
+    function consumeMoreIndentedLines(text3, i, indent) {
       let end = i;
       let start = i + 1;
-      let ch = text[start];
+      let ch = text3[start];
       while (ch === " " || ch === "	") {
         if (i < start + indent) {
-          ch = text[++i];
+          ch = text3[++i];
         } else {
           do {
-            ch = text[++i];
+            ch = text3[++i];
           } while (ch && ch !== "\n");
           end = i;
           start = i + 1;
-          ch = text[start];
+          ch = text3[start];
         }
       }
       return end;
@@ -2923,16 +2923,16 @@ var require_stringifyString = __commonJS({
       lineWidth: ctx.options.lineWidth,
       minContentWidth: ctx.options.minContentWidth
     });
-    var containsDocumentMarker = (str) => /^(%|---|\.\.\.)/m.test(str);
-    function lineLengthOverLimit(str, lineWidth, indentLength) {
+    var containsDocumentMarker = (str2) => /^(%|---|\.\.\.)/m.test(str2);
+    function lineLengthOverLimit(str2, lineWidth, indentLength) {
       if (!lineWidth || lineWidth < 0)
         return false;
       const limit = lineWidth - indentLength;
-      const strLen = str.length;
+      const strLen = str2.length;
       if (strLen <= limit)
         return false;
       for (let i = 0, start = 0; i < strLen; ++i) {
-        if (str[i] === "\n") {
+        if (str2[i] === "\n") {
           if (i - start > limit)
             return true;
           start = i + 1;
@@ -2949,11 +2949,11 @@ var require_stringifyString = __commonJS({
       const { implicitKey } = ctx;
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
-      let str = "";
+      let str2 = "";
       let start = 0;
       for (let i = 0, ch = json2[i]; ch; ch = json2[++i]) {
         if (ch === " " && json2[i + 1] === "\\" && json2[i + 2] === "n") {
-          str += json2.slice(start, i) + "\\ ";
+          str2 += json2.slice(start, i) + "\\ ";
           i += 1;
           start = i;
           ch = "\\";
@@ -2962,38 +2962,38 @@ var require_stringifyString = __commonJS({
           switch (json2[i + 1]) {
             case "u":
               {
-                str += json2.slice(start, i);
-                const code = json2.substr(i + 2, 4);
-                switch (code) {
+                str2 += json2.slice(start, i);
+                const code4 = json2.substr(i + 2, 4);
+                switch (code4) {
                   case "0000":
-                    str += "\\0";
+                    str2 += "\\0";
                     break;
                   case "0007":
-                    str += "\\a";
+                    str2 += "\\a";
                     break;
                   case "000b":
-                    str += "\\v";
+                    str2 += "\\v";
                     break;
                   case "001b":
-                    str += "\\e";
+                    str2 += "\\e";
                     break;
                   case "0085":
-                    str += "\\N";
+                    str2 += "\\N";
                     break;
                   case "00a0":
-                    str += "\\_";
+                    str2 += "\\_";
                     break;
                   case "2028":
-                    str += "\\L";
+                    str2 += "\\L";
                     break;
                   case "2029":
-                    str += "\\P";
+                    str2 += "\\P";
                     break;
                   default:
-                    if (code.substr(0, 2) === "00")
-                      str += "\\x" + code.substr(2);
+                    if (code4.substr(0, 2) === "00")
+                      str2 += "\\x" + code4.substr(2);
                     else
-                      str += json2.substr(i, 6);
+                      str2 += json2.substr(i, 6);
                 }
                 i += 5;
                 start = i + 1;
@@ -3003,14 +3003,14 @@ var require_stringifyString = __commonJS({
               if (implicitKey || json2[i + 2] === '"' || json2.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str += json2.slice(start, i) + "\n\n";
+                str2 += json2.slice(start, i) + "\n\n";
                 while (json2[i + 2] === "\\" && json2[i + 3] === "n" && json2[i + 4] !== '"') {
-                  str += "\n";
+                  str2 += "\n";
                   i += 2;
                 }
-                str += indent;
+                str2 += indent;
                 if (json2[i + 2] === " ")
-                  str += "\\";
+                  str2 += "\\";
                 i += 1;
                 start = i + 1;
               }
@@ -3019,8 +3019,8 @@ var require_stringifyString = __commonJS({
               i += 1;
           }
       }
-      str = start ? str + json2.slice(start) : json2;
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
+      str2 = start ? str2 + json2.slice(start) : json2;
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
       if (ctx.options.singleQuote === false || ctx.implicitKey && value.includes("\n") || /[ \t]\n|\n[ \t]/.test(value))
@@ -3148,15 +3148,15 @@ ${indent}${start}${value}${end}`;
           return quotedString(value, ctx);
         }
       }
-      const str = value.replace(/\n+/g, `$&
+      const str2 = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str2);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
       }
-      return implicitKey ? str : foldFlowLines.foldFlowLines(str, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
+      return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_FLOW, getFoldOptions(ctx, false));
     }
     function stringifyString(item, ctx, onComment, onChompKeep) {
       const { implicitKey, inFlow } = ctx;
@@ -3272,16 +3272,16 @@ var require_stringify = __commonJS({
       }
       return tagObj;
     }
-    function stringifyProps(node2, tagObj, { anchors: anchors$1, doc }) {
+    function stringifyProps(node3, tagObj, { anchors: anchors$1, doc }) {
       if (!doc.directives)
         return "";
       const props = [];
-      const anchor2 = (identity.isScalar(node2) || identity.isCollection(node2)) && node2.anchor;
+      const anchor2 = (identity.isScalar(node3) || identity.isCollection(node3)) && node3.anchor;
       if (anchor2 && anchors.anchorIsValid(anchor2)) {
         anchors$1.add(anchor2);
         props.push(`&${anchor2}`);
       }
-      const tag = node2.tag ?? (tagObj.default ? null : tagObj.tag);
+      const tag = node3.tag ?? (tagObj.default ? null : tagObj.tag);
       if (tag)
         props.push(doc.directives.tagString(tag));
       return props.join(" ");
@@ -3303,16 +3303,16 @@ var require_stringify = __commonJS({
         }
       }
       let tagObj = void 0;
-      const node2 = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
-      tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node2));
-      const props = stringifyProps(node2, tagObj, ctx);
+      const node3 = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
+      tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node3));
+      const props = stringifyProps(node3, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str = typeof tagObj.stringify === "function" ? tagObj.stringify(node2, ctx, onComment, onChompKeep) : identity.isScalar(node2) ? stringifyString.stringifyString(node2, ctx, onComment, onChompKeep) : node2.toString(ctx, onComment, onChompKeep);
+      const str2 = typeof tagObj.stringify === "function" ? tagObj.stringify(node3, ctx, onComment, onChompKeep) : identity.isScalar(node3) ? stringifyString.stringifyString(node3, ctx, onComment, onChompKeep) : node3.toString(ctx, onComment, onChompKeep);
       if (!props)
-        return str;
-      return identity.isScalar(node2) || str[0] === "{" || str[0] === "[" ? `${props} ${str}` : `${props}
-${ctx.indent}${str}`;
+        return str2;
+      return identity.isScalar(node3) || str2[0] === "{" || str2[0] === "[" ? `${props} ${str2}` : `${props}
+${ctx.indent}${str2}`;
     }
     exports.createStringifyContext = createStringifyContext;
     exports.stringify = stringify;
@@ -3347,8 +3347,8 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
-      if (!explicitKey && !ctx.inFlow && str.length > 1024) {
+      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
         explicitKey = true;
@@ -3357,27 +3357,27 @@ var require_stringifyPair = __commonJS({
         if (allNullValues || value == null) {
           if (keyCommentDone && onComment)
             onComment();
-          return str === "" ? "?" : explicitKey ? `? ${str}` : str;
+          return str2 === "" ? "?" : explicitKey ? `? ${str2}` : str2;
         }
       } else if (allNullValues && !simpleKeys || value == null && explicitKey) {
-        str = `? ${str}`;
+        str2 = `? ${str2}`;
         if (keyComment && !keyCommentDone) {
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
         } else if (chompKeep && onChompKeep)
           onChompKeep();
-        return str;
+        return str2;
       }
       if (keyCommentDone)
         keyComment = null;
       if (explicitKey) {
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
-        str = `? ${str}
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
+        str2 = `? ${str2}
 ${indent}:`;
       } else {
-        str = `${str}:`;
+        str2 = `${str2}:`;
         if (keyComment)
-          str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
+          str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
       if (identity.isNode(value)) {
@@ -3393,7 +3393,7 @@ ${indent}:`;
       }
       ctx.implicitKey = false;
       if (!explicitKey && !keyComment && identity.isScalar(value))
-        ctx.indentAtStart = str.length + 1;
+        ctx.indentAtStart = str2.length + 1;
       chompKeep = false;
       if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
@@ -3437,16 +3437,16 @@ ${ctx.indent}`;
       } else if (valueStr === "" || valueStr[0] === "\n") {
         ws = "";
       }
-      str += ws + valueStr;
+      str2 += ws + valueStr;
       if (ctx.inFlow) {
         if (valueCommentDone && onComment)
           onComment();
       } else if (valueComment && !valueCommentDone) {
-        str += stringifyComment.lineComment(str, ctx.indent, commentString(valueComment));
+        str2 += stringifyComment.lineComment(str2, ctx.indent, commentString(valueComment));
       } else if (chompKeep && onChompKeep) {
         onChompKeep();
       }
-      return str;
+      return str2;
     }
     exports.stringifyPair = stringifyPair;
   }
@@ -3492,30 +3492,30 @@ var require_merge = __commonJS({
       stringify: () => MERGE_KEY
     };
     var isMergeKey = (ctx, key) => (merge2.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge2.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge2.tag && tag.default);
-    function addMergeToJSMap(ctx, map2, value) {
+    function addMergeToJSMap(ctx, map5, value) {
       const source = resolveAliasValue(ctx, value);
       if (identity.isSeq(source))
         for (const it of source.items)
-          mergeValue(ctx, map2, it);
+          mergeValue(ctx, map5, it);
       else if (Array.isArray(source))
         for (const it of source)
-          mergeValue(ctx, map2, it);
+          mergeValue(ctx, map5, it);
       else
-        mergeValue(ctx, map2, source);
+        mergeValue(ctx, map5, source);
     }
-    function mergeValue(ctx, map2, value) {
+    function mergeValue(ctx, map5, value) {
       const source = resolveAliasValue(ctx, value);
       if (!identity.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
       for (const [key, value2] of srcMap) {
-        if (map2 instanceof Map) {
-          if (!map2.has(key))
-            map2.set(key, value2);
-        } else if (map2 instanceof Set) {
-          map2.add(key);
-        } else if (!Object.prototype.hasOwnProperty.call(map2, key)) {
-          Object.defineProperty(map2, key, {
+        if (map5 instanceof Map) {
+          if (!map5.has(key))
+            map5.set(key, value2);
+        } else if (map5 instanceof Set) {
+          map5.add(key);
+        } else if (!Object.prototype.hasOwnProperty.call(map5, key)) {
+          Object.defineProperty(map5, key, {
             value: value2,
             writable: true,
             enumerable: true,
@@ -3523,7 +3523,7 @@ var require_merge = __commonJS({
           });
         }
       }
-      return map2;
+      return map5;
     }
     function resolveAliasValue(ctx, value) {
       return ctx && identity.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
@@ -3543,32 +3543,32 @@ var require_addPairToJSMap = __commonJS({
     var stringify = require_stringify();
     var identity = require_identity();
     var toJS = require_toJS();
-    function addPairToJSMap(ctx, map2, { key, value }) {
+    function addPairToJSMap(ctx, map5, { key, value }) {
       if (identity.isNode(key) && key.addToJSMap)
-        key.addToJSMap(ctx, map2, value);
+        key.addToJSMap(ctx, map5, value);
       else if (merge2.isMergeKey(ctx, key))
-        merge2.addMergeToJSMap(ctx, map2, value);
+        merge2.addMergeToJSMap(ctx, map5, value);
       else {
         const jsKey = toJS.toJS(key, "", ctx);
-        if (map2 instanceof Map) {
-          map2.set(jsKey, toJS.toJS(value, jsKey, ctx));
-        } else if (map2 instanceof Set) {
-          map2.add(jsKey);
+        if (map5 instanceof Map) {
+          map5.set(jsKey, toJS.toJS(value, jsKey, ctx));
+        } else if (map5 instanceof Set) {
+          map5.add(jsKey);
         } else {
           const stringKey = stringifyKey(key, jsKey, ctx);
           const jsValue = toJS.toJS(value, stringKey, ctx);
-          if (stringKey in map2)
-            Object.defineProperty(map2, stringKey, {
+          if (stringKey in map5)
+            Object.defineProperty(map5, stringKey, {
               value: jsValue,
               writable: true,
               enumerable: true,
               configurable: true
             });
           else
-            map2[stringKey] = jsValue;
+            map5[stringKey] = jsValue;
         }
       }
-      return map2;
+      return map5;
     }
     function stringifyKey(key, jsKey, ctx) {
       if (jsKey === null)
@@ -3578,8 +3578,8 @@ var require_addPairToJSMap = __commonJS({
       if (identity.isNode(key) && ctx?.doc) {
         const strCtx = stringify.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
-        for (const node2 of ctx.anchors.keys())
-          strCtx.anchors.add(node2.anchor);
+        for (const node3 of ctx.anchors.keys())
+          strCtx.anchors.add(node3.anchor);
         strCtx.inFlow = true;
         strCtx.inStringifyKey = true;
         const strKey = key.toString(strCtx);
@@ -3626,8 +3626,8 @@ var require_Pair = __commonJS({
         return new _Pair(key, value);
       }
       toJSON(_, ctx) {
-        const pair = ctx?.mapAsMap ? /* @__PURE__ */ new Map() : {};
-        return addPairToJSMap.addPairToJSMap(ctx, pair, this);
+        const pair3 = ctx?.mapAsMap ? /* @__PURE__ */ new Map() : {};
+        return addPairToJSMap.addPairToJSMap(ctx, pair3, this);
       }
       toString(ctx, onComment, onChompKeep) {
         return ctx?.doc ? stringifyPair.stringifyPair(this, ctx, onComment, onChompKeep) : JSON.stringify(this);
@@ -3673,31 +3673,31 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str2 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
-          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment2));
+          str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
           chompKeep = false;
-        lines.push(blockItemPrefix + str2);
+        lines.push(blockItemPrefix + str3);
       }
-      let str;
+      let str2;
       if (lines.length === 0) {
-        str = flowChars.start + flowChars.end;
+        str2 = flowChars.start + flowChars.end;
       } else {
-        str = lines[0];
+        str2 = lines[0];
         for (let i = 1; i < lines.length; ++i) {
           const line = lines[i];
-          str += line ? `
+          str2 += line ? `
 ${indent}${line}` : "\n";
         }
       }
       if (comment) {
-        str += "\n" + stringifyComment.indentComment(commentString(comment), indent);
+        str2 += "\n" + stringifyComment.indentComment(commentString(comment), indent);
         if (onComment)
           onComment();
       } else if (chompKeep && onChompKeep)
         onChompKeep();
-      return str;
+      return str2;
     }
     function stringifyFlowCollection({ items }, ctx, { flowChars, itemIndent }) {
       const { indent, indentStep, flowCollectionPadding: fcPadding, options: { commentString } } = ctx;
@@ -3740,21 +3740,21 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str = stringify.stringify(item, itemCtx, () => comment = null);
-        reqNewline || (reqNewline = lines.length > linesAtValue || str.includes("\n"));
+        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
+        reqNewline || (reqNewline = lines.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
-          str += ",";
+          str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
-            str += ",";
+            str2 += ",";
           }
         }
         if (comment)
-          str += stringifyComment.lineComment(str, itemIndent, commentString(comment));
-        lines.push(str);
+          str2 += stringifyComment.lineComment(str2, itemIndent, commentString(comment));
+        lines.push(str2);
         linesAtValue = lines.length;
       }
       const { start, end } = flowChars;
@@ -3766,11 +3766,11 @@ ${indent}${line}` : "\n";
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str = start;
+          let str2 = start;
           for (const line of lines)
-            str += line ? `
+            str2 += line ? `
 ${indentStep}${indent}${line}` : "\n";
-          return `${str}
+          return `${str2}
 ${indent}${end}`;
         } else {
           return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
@@ -3825,14 +3825,14 @@ var require_YAMLMap = __commonJS({
        */
       static from(schema, obj, ctx) {
         const { keepUndefined, replacer } = ctx;
-        const map2 = new this(schema);
+        const map5 = new this(schema);
         const add = (key, value) => {
           if (typeof replacer === "function")
             value = replacer.call(obj, key, value);
           else if (Array.isArray(replacer) && !replacer.includes(key))
             return;
           if (value !== void 0 || keepUndefined)
-            map2.items.push(Pair.createPair(key, value, ctx));
+            map5.items.push(Pair.createPair(key, value, ctx));
         };
         if (obj instanceof Map) {
           for (const [key, value] of obj)
@@ -3842,9 +3842,9 @@ var require_YAMLMap = __commonJS({
             add(key, obj[key]);
         }
         if (typeof schema.sortMapEntries === "function") {
-          map2.items.sort(schema.sortMapEntries);
+          map5.items.sort(schema.sortMapEntries);
         }
-        return map2;
+        return map5;
       }
       /**
        * Adds a value to the collection.
@@ -3852,14 +3852,14 @@ var require_YAMLMap = __commonJS({
        * @param overwrite - If not set `true`, using a key that is already in the
        *   collection will throw. Otherwise, overwrites the previous value.
        */
-      add(pair, overwrite) {
+      add(pair3, overwrite) {
         let _pair;
-        if (identity.isPair(pair))
-          _pair = pair;
-        else if (!pair || typeof pair !== "object" || !("key" in pair)) {
-          _pair = new Pair.Pair(pair, pair?.value);
+        if (identity.isPair(pair3))
+          _pair = pair3;
+        else if (!pair3 || typeof pair3 !== "object" || !("key" in pair3)) {
+          _pair = new Pair.Pair(pair3, pair3?.value);
         } else
-          _pair = new Pair.Pair(pair.key, pair.value);
+          _pair = new Pair.Pair(pair3.key, pair3.value);
         const prev = findPair(this.items, _pair.key);
         const sortEntries = this.schema?.sortMapEntries;
         if (prev) {
@@ -3888,8 +3888,8 @@ var require_YAMLMap = __commonJS({
       }
       get(key, keepScalar) {
         const it = findPair(this.items, key);
-        const node2 = it?.value;
-        return (!keepScalar && identity.isScalar(node2) ? node2.value : node2) ?? void 0;
+        const node3 = it?.value;
+        return (!keepScalar && identity.isScalar(node3) ? node3.value : node3) ?? void 0;
       }
       has(key) {
         return !!findPair(this.items, key);
@@ -3903,12 +3903,12 @@ var require_YAMLMap = __commonJS({
        * @returns Instance of Type, Map, or Object
        */
       toJSON(_, ctx, Type) {
-        const map2 = Type ? new Type() : ctx?.mapAsMap ? /* @__PURE__ */ new Map() : {};
+        const map5 = Type ? new Type() : ctx?.mapAsMap ? /* @__PURE__ */ new Map() : {};
         if (ctx?.onCreate)
-          ctx.onCreate(map2);
+          ctx.onCreate(map5);
         for (const item of this.items)
-          addPairToJSMap.addPairToJSMap(ctx, map2, item);
-        return map2;
+          addPairToJSMap.addPairToJSMap(ctx, map5, item);
+        return map5;
       }
       toString(ctx, onComment, onChompKeep) {
         if (!ctx)
@@ -3939,19 +3939,19 @@ var require_map = __commonJS({
     "use strict";
     var identity = require_identity();
     var YAMLMap = require_YAMLMap();
-    var map2 = {
+    var map5 = {
       collection: "map",
       default: true,
       nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
-      resolve(map3, onError) {
-        if (!identity.isMap(map3))
+      resolve(map6, onError) {
+        if (!identity.isMap(map6))
           onError("Expected a mapping for this tag");
-        return map3;
+        return map6;
       },
       createNode: (schema, obj, ctx) => YAMLMap.YAMLMap.from(schema, obj, ctx)
     };
-    exports.map = map2;
+    exports.map = map5;
   }
 });
 
@@ -4102,7 +4102,7 @@ var require_string = __commonJS({
       identify: (value) => typeof value === "string",
       default: true,
       tag: "tag:yaml.org,2002:str",
-      resolve: (str) => str,
+      resolve: (str2) => str2,
       stringify(item, ctx, onComment, onChompKeep) {
         ctx = Object.assign({ actualString: true }, ctx);
         return stringifyString.stringifyString(item, ctx, onComment, onChompKeep);
@@ -4140,7 +4140,7 @@ var require_bool = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:bool",
       test: /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/,
-      resolve: (str) => new Scalar.Scalar(str[0] === "t" || str[0] === "T"),
+      resolve: (str2) => new Scalar.Scalar(str2[0] === "t" || str2[0] === "T"),
       stringify({ source, value }, ctx) {
         if (source && boolTag.test.test(source)) {
           const sv = source[0] === "t" || source[0] === "T";
@@ -4192,7 +4192,7 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -4201,10 +4201,10 @@ var require_float = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str),
-      stringify(node2) {
-        const num2 = Number(node2.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node2);
+      resolve: (str2) => parseFloat(str2),
+      stringify(node3) {
+        const num2 = Number(node3.value);
+        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node3);
       }
     };
     var float = {
@@ -4212,12 +4212,12 @@ var require_float = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/,
-      resolve(str) {
-        const node2 = new Scalar.Scalar(parseFloat(str));
-        const dot = str.indexOf(".");
-        if (dot !== -1 && str[str.length - 1] === "0")
-          node2.minFractionDigits = str.length - dot - 1;
-        return node2;
+      resolve(str2) {
+        const node3 = new Scalar.Scalar(parseFloat(str2));
+        const dot = str2.indexOf(".");
+        if (dot !== -1 && str2[str2.length - 1] === "0")
+          node3.minFractionDigits = str2.length - dot - 1;
+        return node3;
       },
       stringify: stringifyNumber.stringifyNumber
     };
@@ -4233,12 +4233,12 @@ var require_int = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    var intResolve = (str, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str.substring(offset), radix);
-    function intStringify(node2, radix, prefix) {
-      const { value } = node2;
+    var intResolve = (str2, offset, radix, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2.substring(offset), radix);
+    function intStringify(node3, radix, prefix) {
+      const { value } = node3;
       if (intIdentify(value) && value >= 0)
         return prefix + value.toString(radix);
-      return stringifyNumber.stringifyNumber(node2);
+      return stringifyNumber.stringifyNumber(node3);
     }
     var intOct = {
       identify: (value) => intIdentify(value) && value >= 0,
@@ -4246,15 +4246,15 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^0o[0-7]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 8, opt),
-      stringify: (node2) => intStringify(node2, 8, "0o")
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 8, opt),
+      stringify: (node3) => intStringify(node3, 8, "0o")
     };
     var int2 = {
       identify: intIdentify,
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -4263,8 +4263,8 @@ var require_int = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^0x[0-9a-fA-F]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
-      stringify: (node2) => intStringify(node2, 16, "0x")
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
+      stringify: (node3) => intStringify(node3, 16, "0x")
     };
     exports.int = int2;
     exports.intHex = intHex;
@@ -4276,7 +4276,7 @@ var require_int = __commonJS({
 var require_schema = __commonJS({
   "node_modules/yaml/dist/schema/core/schema.js"(exports) {
     "use strict";
-    var map2 = require_map();
+    var map5 = require_map();
     var _null4 = require_null();
     var seq = require_seq();
     var string4 = require_string();
@@ -4284,7 +4284,7 @@ var require_schema = __commonJS({
     var float = require_float();
     var int2 = require_int();
     var schema = [
-      map2.map,
+      map5.map,
       seq.seq,
       string4.string,
       _null4.nullTag,
@@ -4305,7 +4305,7 @@ var require_schema2 = __commonJS({
   "node_modules/yaml/dist/schema/json/schema.js"(exports) {
     "use strict";
     var Scalar = require_Scalar();
-    var map2 = require_map();
+    var map5 = require_map();
     var seq = require_seq();
     function intIdentify(value) {
       return typeof value === "bigint" || Number.isInteger(value);
@@ -4316,7 +4316,7 @@ var require_schema2 = __commonJS({
         identify: (value) => typeof value === "string",
         default: true,
         tag: "tag:yaml.org,2002:str",
-        resolve: (str) => str,
+        resolve: (str2) => str2,
         stringify: stringifyJSON
       },
       {
@@ -4333,7 +4333,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:bool",
         test: /^true$|^false$/,
-        resolve: (str) => str === "true",
+        resolve: (str2) => str2 === "true",
         stringify: stringifyJSON
       },
       {
@@ -4341,7 +4341,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:int",
         test: /^-?(?:0|[1-9][0-9]*)$/,
-        resolve: (str, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str) : parseInt(str, 10),
+        resolve: (str2, _onError, { intAsBigInt }) => intAsBigInt ? BigInt(str2) : parseInt(str2, 10),
         stringify: ({ value }) => intIdentify(value) ? value.toString() : JSON.stringify(value)
       },
       {
@@ -4349,7 +4349,7 @@ var require_schema2 = __commonJS({
         default: true,
         tag: "tag:yaml.org,2002:float",
         test: /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?$/,
-        resolve: (str) => parseFloat(str),
+        resolve: (str2) => parseFloat(str2),
         stringify: stringifyJSON
       }
     ];
@@ -4357,12 +4357,12 @@ var require_schema2 = __commonJS({
       default: true,
       tag: "",
       test: /^/,
-      resolve(str, onError) {
-        onError(`Unresolved plain scalar ${JSON.stringify(str)}`);
-        return str;
+      resolve(str2, onError) {
+        onError(`Unresolved plain scalar ${JSON.stringify(str2)}`);
+        return str2;
       }
     };
-    var schema = [map2.map, seq.seq].concat(jsonScalars, jsonError);
+    var schema = [map5.map, seq.seq].concat(jsonScalars, jsonError);
     exports.schema = schema;
   }
 });
@@ -4391,10 +4391,10 @@ var require_binary = __commonJS({
         if (typeof node_buffer.Buffer === "function") {
           return node_buffer.Buffer.from(src, "base64");
         } else if (typeof atob === "function") {
-          const str = atob(src.replace(/[\n\r]/g, ""));
-          const buffer = new Uint8Array(str.length);
-          for (let i = 0; i < str.length; ++i)
-            buffer[i] = str.charCodeAt(i);
+          const str2 = atob(src.replace(/[\n\r]/g, ""));
+          const buffer = new Uint8Array(str2.length);
+          for (let i = 0; i < str2.length; ++i)
+            buffer[i] = str2.charCodeAt(i);
           return buffer;
         } else {
           onError("This environment does not support reading binary tags; either Buffer or atob is required");
@@ -4405,28 +4405,28 @@ var require_binary = __commonJS({
         if (!value)
           return "";
         const buf = value;
-        let str;
+        let str2;
         if (typeof node_buffer.Buffer === "function") {
-          str = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
+          str2 = buf instanceof node_buffer.Buffer ? buf.toString("base64") : node_buffer.Buffer.from(buf.buffer).toString("base64");
         } else if (typeof btoa === "function") {
           let s = "";
           for (let i = 0; i < buf.length; ++i)
             s += String.fromCharCode(buf[i]);
-          str = btoa(s);
+          str2 = btoa(s);
         } else {
           throw new Error("This environment does not support writing binary tags; either Buffer or btoa is required");
         }
         type ?? (type = Scalar.Scalar.BLOCK_LITERAL);
         if (type !== Scalar.Scalar.QUOTE_DOUBLE) {
           const lineWidth = Math.max(ctx.options.lineWidth - ctx.indent.length, ctx.options.minContentWidth);
-          const n = Math.ceil(str.length / lineWidth);
+          const n = Math.ceil(str2.length / lineWidth);
           const lines = new Array(n);
           for (let i = 0, o = 0; i < n; ++i, o += lineWidth) {
-            lines[i] = str.substr(o, lineWidth);
+            lines[i] = str2.substr(o, lineWidth);
           }
-          str = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
+          str2 = lines.join(type === Scalar.Scalar.BLOCK_LITERAL ? "\n" : " ");
         }
-        return stringifyString.stringifyString({ comment, type, value: str }, ctx, onComment, onChompKeep);
+        return stringifyString.stringifyString({ comment, type, value: str2 }, ctx, onComment, onChompKeep);
       }
     };
     exports.binary = binary;
@@ -4450,16 +4450,16 @@ var require_pairs = __commonJS({
           else if (identity.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
-            const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
+            const pair3 = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
             if (item.commentBefore)
-              pair.key.commentBefore = pair.key.commentBefore ? `${item.commentBefore}
-${pair.key.commentBefore}` : item.commentBefore;
+              pair3.key.commentBefore = pair3.key.commentBefore ? `${item.commentBefore}
+${pair3.key.commentBefore}` : item.commentBefore;
             if (item.comment) {
-              const cn = pair.value ?? pair.key;
+              const cn = pair3.value ?? pair3.key;
               cn.comment = cn.comment ? `${item.comment}
 ${cn.comment}` : item.comment;
             }
-            item = pair;
+            item = pair3;
           }
           seq.items[i] = identity.isPair(item) ? item : new Pair.Pair(item);
         }
@@ -4537,22 +4537,22 @@ var require_omap = __commonJS({
       toJSON(_, ctx) {
         if (!ctx)
           return super.toJSON(_);
-        const map2 = /* @__PURE__ */ new Map();
+        const map5 = /* @__PURE__ */ new Map();
         if (ctx?.onCreate)
-          ctx.onCreate(map2);
-        for (const pair of this.items) {
+          ctx.onCreate(map5);
+        for (const pair3 of this.items) {
           let key, value;
-          if (identity.isPair(pair)) {
-            key = toJS.toJS(pair.key, "", ctx);
-            value = toJS.toJS(pair.value, key, ctx);
+          if (identity.isPair(pair3)) {
+            key = toJS.toJS(pair3.key, "", ctx);
+            value = toJS.toJS(pair3.value, key, ctx);
           } else {
-            key = toJS.toJS(pair, "", ctx);
+            key = toJS.toJS(pair3, "", ctx);
           }
-          if (map2.has(key))
+          if (map5.has(key))
             throw new Error("Ordered maps must not include duplicate keys");
-          map2.set(key, value);
+          map5.set(key, value);
         }
-        return map2;
+        return map5;
       }
       static from(schema, iterable, ctx) {
         const pairs$1 = pairs.createPairs(schema, iterable, ctx);
@@ -4632,7 +4632,7 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/,
-      resolve: (str) => str.slice(-3).toLowerCase() === "nan" ? NaN : str[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
+      resolve: (str2) => str2.slice(-3).toLowerCase() === "nan" ? NaN : str2[0] === "-" ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY,
       stringify: stringifyNumber.stringifyNumber
     };
     var floatExp = {
@@ -4641,10 +4641,10 @@ var require_float2 = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "EXP",
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
-      resolve: (str) => parseFloat(str.replace(/_/g, "")),
-      stringify(node2) {
-        const num2 = Number(node2.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node2);
+      resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
+      stringify(node3) {
+        const num2 = Number(node3.value);
+        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node3);
       }
     };
     var float = {
@@ -4652,15 +4652,15 @@ var require_float2 = __commonJS({
       default: true,
       tag: "tag:yaml.org,2002:float",
       test: /^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$/,
-      resolve(str) {
-        const node2 = new Scalar.Scalar(parseFloat(str.replace(/_/g, "")));
-        const dot = str.indexOf(".");
+      resolve(str2) {
+        const node3 = new Scalar.Scalar(parseFloat(str2.replace(/_/g, "")));
+        const dot = str2.indexOf(".");
         if (dot !== -1) {
-          const f = str.substring(dot + 1).replace(/_/g, "");
+          const f = str2.substring(dot + 1).replace(/_/g, "");
           if (f[f.length - 1] === "0")
-            node2.minFractionDigits = f.length;
+            node3.minFractionDigits = f.length;
         }
-        return node2;
+        return node3;
       },
       stringify: stringifyNumber.stringifyNumber
     };
@@ -4676,36 +4676,36 @@ var require_int2 = __commonJS({
     "use strict";
     var stringifyNumber = require_stringifyNumber();
     var intIdentify = (value) => typeof value === "bigint" || Number.isInteger(value);
-    function intResolve(str, offset, radix, { intAsBigInt }) {
-      const sign = str[0];
+    function intResolve(str2, offset, radix, { intAsBigInt }) {
+      const sign = str2[0];
       if (sign === "-" || sign === "+")
         offset += 1;
-      str = str.substring(offset).replace(/_/g, "");
+      str2 = str2.substring(offset).replace(/_/g, "");
       if (intAsBigInt) {
         switch (radix) {
           case 2:
-            str = `0b${str}`;
+            str2 = `0b${str2}`;
             break;
           case 8:
-            str = `0o${str}`;
+            str2 = `0o${str2}`;
             break;
           case 16:
-            str = `0x${str}`;
+            str2 = `0x${str2}`;
             break;
         }
-        const n2 = BigInt(str);
+        const n2 = BigInt(str2);
         return sign === "-" ? BigInt(-1) * n2 : n2;
       }
-      const n = parseInt(str, radix);
+      const n = parseInt(str2, radix);
       return sign === "-" ? -1 * n : n;
     }
-    function intStringify(node2, radix, prefix) {
-      const { value } = node2;
+    function intStringify(node3, radix, prefix) {
+      const { value } = node3;
       if (intIdentify(value)) {
-        const str = value.toString(radix);
-        return value < 0 ? "-" + prefix + str.substr(1) : prefix + str;
+        const str2 = value.toString(radix);
+        return value < 0 ? "-" + prefix + str2.substr(1) : prefix + str2;
       }
-      return stringifyNumber.stringifyNumber(node2);
+      return stringifyNumber.stringifyNumber(node3);
     }
     var intBin = {
       identify: intIdentify,
@@ -4713,8 +4713,8 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "BIN",
       test: /^[-+]?0b[0-1_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 2, opt),
-      stringify: (node2) => intStringify(node2, 2, "0b")
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 2, opt),
+      stringify: (node3) => intStringify(node3, 2, "0b")
     };
     var intOct = {
       identify: intIdentify,
@@ -4722,15 +4722,15 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "OCT",
       test: /^[-+]?0[0-7_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 1, 8, opt),
-      stringify: (node2) => intStringify(node2, 8, "0")
+      resolve: (str2, _onError, opt) => intResolve(str2, 1, 8, opt),
+      stringify: (node3) => intStringify(node3, 8, "0")
     };
     var int2 = {
       identify: intIdentify,
       default: true,
       tag: "tag:yaml.org,2002:int",
       test: /^[-+]?[0-9][0-9_]*$/,
-      resolve: (str, _onError, opt) => intResolve(str, 0, 10, opt),
+      resolve: (str2, _onError, opt) => intResolve(str2, 0, 10, opt),
       stringify: stringifyNumber.stringifyNumber
     };
     var intHex = {
@@ -4739,8 +4739,8 @@ var require_int2 = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "HEX",
       test: /^[-+]?0x[0-9a-fA-F_]+$/,
-      resolve: (str, _onError, opt) => intResolve(str, 2, 16, opt),
-      stringify: (node2) => intStringify(node2, 16, "0x")
+      resolve: (str2, _onError, opt) => intResolve(str2, 2, 16, opt),
+      stringify: (node3) => intStringify(node3, 16, "0x")
     };
     exports.int = int2;
     exports.intBin = intBin;
@@ -4762,24 +4762,24 @@ var require_set = __commonJS({
         this.tag = _YAMLSet.tag;
       }
       add(key) {
-        let pair;
+        let pair3;
         if (identity.isPair(key))
-          pair = key;
+          pair3 = key;
         else if (key && typeof key === "object" && "key" in key && "value" in key && key.value === null)
-          pair = new Pair.Pair(key.key, null);
+          pair3 = new Pair.Pair(key.key, null);
         else
-          pair = new Pair.Pair(key, null);
-        const prev = YAMLMap.findPair(this.items, pair.key);
+          pair3 = new Pair.Pair(key, null);
+        const prev = YAMLMap.findPair(this.items, pair3.key);
         if (!prev)
-          this.items.push(pair);
+          this.items.push(pair3);
       }
       /**
        * If `keepPair` is `true`, returns the Pair matching `key`.
        * Otherwise, returns the value of that Pair's key.
        */
       get(key, keepPair) {
-        const pair = YAMLMap.findPair(this.items, key);
-        return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
+        const pair3 = YAMLMap.findPair(this.items, key);
+        return !keepPair && identity.isPair(pair3) ? identity.isScalar(pair3.key) ? pair3.key.value : pair3.key : pair3;
       }
       set(key, value) {
         if (typeof value !== "boolean")
@@ -4822,15 +4822,15 @@ var require_set = __commonJS({
       default: false,
       tag: "tag:yaml.org,2002:set",
       createNode: (schema, iterable, ctx) => YAMLSet.from(schema, iterable, ctx),
-      resolve(map2, onError) {
-        if (identity.isMap(map2)) {
-          if (map2.hasAllNullValues(true))
-            return Object.assign(new YAMLSet(), map2);
+      resolve(map5, onError) {
+        if (identity.isMap(map5)) {
+          if (map5.hasAllNullValues(true))
+            return Object.assign(new YAMLSet(), map5);
           else
             onError("Set items must all have null values");
         } else
           onError("Expected a mapping for this tag");
-        return map2;
+        return map5;
       }
     };
     exports.YAMLSet = YAMLSet;
@@ -4843,20 +4843,20 @@ var require_timestamp = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/timestamp.js"(exports) {
     "use strict";
     var stringifyNumber = require_stringifyNumber();
-    function parseSexagesimal(str, asBigInt) {
-      const sign = str[0];
-      const parts = sign === "-" || sign === "+" ? str.substring(1) : str;
+    function parseSexagesimal(str2, asBigInt) {
+      const sign = str2[0];
+      const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
       const num2 = (n) => asBigInt ? BigInt(n) : Number(n);
       const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num2(60) + num2(p), num2(0));
       return sign === "-" ? num2(-1) * res : res;
     }
-    function stringifySexagesimal(node2) {
-      let { value } = node2;
+    function stringifySexagesimal(node3) {
+      let { value } = node3;
       let num2 = (n) => n;
       if (typeof value === "bigint")
         num2 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
-        return stringifyNumber.stringifyNumber(node2);
+        return stringifyNumber.stringifyNumber(node3);
       let sign = "";
       if (value < 0) {
         sign = "-";
@@ -4882,7 +4882,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:int",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$/,
-      resolve: (str, _onError, { intAsBigInt }) => parseSexagesimal(str, intAsBigInt),
+      resolve: (str2, _onError, { intAsBigInt }) => parseSexagesimal(str2, intAsBigInt),
       stringify: stringifySexagesimal
     };
     var floatTime = {
@@ -4891,7 +4891,7 @@ var require_timestamp = __commonJS({
       tag: "tag:yaml.org,2002:float",
       format: "TIME",
       test: /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
-      resolve: (str) => parseSexagesimal(str, false),
+      resolve: (str2) => parseSexagesimal(str2, false),
       stringify: stringifySexagesimal
     };
     var timestamp = {
@@ -4902,8 +4902,8 @@ var require_timestamp = __commonJS({
       // may be omitted altogether, resulting in a date format. In such a case, the time part is
       // assumed to be 00:00:00Z (start of day, UTC).
       test: RegExp("^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:t|T|[ \\t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\\.[0-9]+)?)(?:[ \\t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$"),
-      resolve(str) {
-        const match = str.match(timestamp.test);
+      resolve(str2) {
+        const match = str2.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
         const [, year, month, day, hour, minute, second] = match.map(Number);
@@ -4930,7 +4930,7 @@ var require_timestamp = __commonJS({
 var require_schema3 = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/schema.js"(exports) {
     "use strict";
-    var map2 = require_map();
+    var map5 = require_map();
     var _null4 = require_null();
     var seq = require_seq();
     var string4 = require_string();
@@ -4944,7 +4944,7 @@ var require_schema3 = __commonJS({
     var set2 = require_set();
     var timestamp = require_timestamp();
     var schema = [
-      map2.map,
+      map5.map,
       seq.seq,
       string4.string,
       _null4.nullTag,
@@ -4974,7 +4974,7 @@ var require_schema3 = __commonJS({
 var require_tags = __commonJS({
   "node_modules/yaml/dist/schema/tags.js"(exports) {
     "use strict";
-    var map2 = require_map();
+    var map5 = require_map();
     var _null4 = require_null();
     var seq = require_seq();
     var string4 = require_string();
@@ -4992,7 +4992,7 @@ var require_tags = __commonJS({
     var timestamp = require_timestamp();
     var schemas = /* @__PURE__ */ new Map([
       ["core", schema.schema],
-      ["failsafe", [map2.map, seq.seq, string4.string]],
+      ["failsafe", [map5.map, seq.seq, string4.string]],
       ["json", schema$1.schema],
       ["yaml11", schema$2.schema],
       ["yaml-1.1", schema$2.schema]
@@ -5008,7 +5008,7 @@ var require_tags = __commonJS({
       intHex: int2.intHex,
       intOct: int2.intOct,
       intTime: timestamp.intTime,
-      map: map2.map,
+      map: map5.map,
       merge: merge2.merge,
       null: _null4.nullTag,
       omap: omap.omap,
@@ -5069,7 +5069,7 @@ var require_Schema = __commonJS({
   "node_modules/yaml/dist/schema/Schema.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var map2 = require_map();
+    var map5 = require_map();
     var seq = require_seq();
     var string4 = require_string();
     var tags = require_tags();
@@ -5081,7 +5081,7 @@ var require_Schema = __commonJS({
         this.knownTags = resolveKnownTags ? tags.coreKnownTags : {};
         this.tags = tags.getTags(customTags, this.name, merge2);
         this.toStringOptions = toStringDefaults ?? null;
-        Object.defineProperty(this, identity.MAP, { value: map2.map });
+        Object.defineProperty(this, identity.MAP, { value: map5.map });
         Object.defineProperty(this, identity.SCALAR, { value: string4.string });
         Object.defineProperty(this, identity.SEQ, { value: seq.seq });
         this.sortMapEntries = typeof sortMapEntries === "function" ? sortMapEntries : sortMapEntries === true ? sortMapEntriesByKey : null;
@@ -5267,13 +5267,13 @@ var require_Document = __commonJS({
        * `name` will be used as a prefix for a new unique anchor.
        * If `name` is undefined, the generated anchor will use 'a' as a prefix.
        */
-      createAlias(node2, name) {
-        if (!node2.anchor) {
+      createAlias(node3, name) {
+        if (!node3.anchor) {
           const prev = anchors.anchorNames(this);
-          node2.anchor = // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
+          node3.anchor = // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
           !name || prev.has(name) ? anchors.findNewAnchor(name || "a", prev) : name;
         }
-        return new Alias.Alias(node2.anchor);
+        return new Alias.Alias(node3.anchor);
       }
       createNode(value, replacer, options) {
         let _replacer = void 0;
@@ -5305,11 +5305,11 @@ var require_Document = __commonJS({
           schema: this.schema,
           sourceObjects
         };
-        const node2 = createNode.createNode(value, tag, ctx);
-        if (flow && identity.isCollection(node2))
-          node2.flow = true;
+        const node3 = createNode.createNode(value, tag, ctx);
+        if (flow && identity.isCollection(node3))
+          node3.flow = true;
         setAnchors();
-        return node2;
+        return node3;
       }
       /**
        * Convert a key and a value into a `Pair` using the current schema,
@@ -5490,22 +5490,22 @@ var require_errors = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports) {
     "use strict";
     var YAMLError = class extends Error {
-      constructor(name, pos, code, message) {
+      constructor(name, pos, code4, message) {
         super();
         this.name = name;
-        this.code = code;
+        this.code = code4;
         this.message = message;
         this.pos = pos;
       }
     };
     var YAMLParseError = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLParseError", pos, code, message);
+      constructor(pos, code4, message) {
+        super("YAMLParseError", pos, code4, message);
       }
     };
     var YAMLWarning = class extends YAMLError {
-      constructor(pos, code, message) {
-        super("YAMLWarning", pos, code, message);
+      constructor(pos, code4, message) {
+        super("YAMLWarning", pos, code4, message);
       }
     };
     var prettifyError2 = (src, lc) => (error62) => {
@@ -5754,7 +5754,7 @@ var require_util_map_includes = __commonJS({
       if (uniqueKeys === false)
         return false;
       const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
-      return items.some((pair) => isEqual(pair.key, search));
+      return items.some((pair3) => isEqual(pair3.key, search));
     }
     exports.mapIncludes = mapIncludes;
   }
@@ -5773,7 +5773,7 @@ var require_resolve_block_map = __commonJS({
     var startColMsg = "All mapping items must start at the same column";
     function resolveBlockMap({ composeNode, composeEmptyNode }, ctx, bm, onError, tag) {
       const NodeClass = tag?.nodeClass ?? YAMLMap.YAMLMap;
-      const map2 = new NodeClass(ctx.schema);
+      const map5 = new NodeClass(ctx.schema);
       if (ctx.atRoot)
         ctx.atRoot = false;
       let offset = bm.offset;
@@ -5799,10 +5799,10 @@ var require_resolve_block_map = __commonJS({
           if (!keyProps.anchor && !keyProps.tag && !sep2) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
-              if (map2.comment)
-                map2.comment += "\n" + keyProps.comment;
+              if (map5.comment)
+                map5.comment += "\n" + keyProps.comment;
               else
-                map2.comment = keyProps.comment;
+                map5.comment = keyProps.comment;
             }
             continue;
           }
@@ -5818,7 +5818,7 @@ var require_resolve_block_map = __commonJS({
         if (ctx.schema.compat)
           utilFlowIndentCheck.flowIndentCheck(bm.indent, key, onError);
         ctx.atKey = false;
-        if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
+        if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
         const valueProps = resolveProps.resolveProps(sep2 ?? [], {
           indicator: "map-value-ind",
@@ -5840,10 +5840,10 @@ var require_resolve_block_map = __commonJS({
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
-          const pair = new Pair.Pair(keyNode, valueNode);
+          const pair3 = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
-            pair.srcToken = collItem;
-          map2.items.push(pair);
+            pair3.srcToken = collItem;
+          map5.items.push(pair3);
         } else {
           if (implicitKey)
             onError(keyNode.range, "MISSING_CHAR", "Implicit map keys need to be followed by map values");
@@ -5853,16 +5853,16 @@ var require_resolve_block_map = __commonJS({
             else
               keyNode.comment = valueProps.comment;
           }
-          const pair = new Pair.Pair(keyNode);
+          const pair3 = new Pair.Pair(keyNode);
           if (ctx.options.keepSourceTokens)
-            pair.srcToken = collItem;
-          map2.items.push(pair);
+            pair3.srcToken = collItem;
+          map5.items.push(pair3);
         }
       }
       if (commentEnd && commentEnd < offset)
         onError(commentEnd, "IMPOSSIBLE", "Map comment with trailing content");
-      map2.range = [bm.offset, offset, commentEnd ?? offset];
-      return map2;
+      map5.range = [bm.offset, offset, commentEnd ?? offset];
+      return map5;
     }
     exports.resolveBlockMap = resolveBlockMap;
   }
@@ -5906,11 +5906,11 @@ var require_resolve_block_seq = __commonJS({
             continue;
           }
         }
-        const node2 = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, start, null, props, onError);
+        const node3 = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, start, null, props, onError);
         if (ctx.schema.compat)
           utilFlowIndentCheck.flowIndentCheck(bs.indent, value, onError);
-        offset = node2.range[2];
-        seq.items.push(node2);
+        offset = node3.range[2];
+        seq.items.push(node3);
       }
       seq.range = [bs.offset, offset, commentEnd ?? offset];
       return seq;
@@ -6107,21 +6107,21 @@ var require_resolve_flow_collection = __commonJS({
             else
               keyNode.comment = valueProps.comment;
           }
-          const pair = new Pair.Pair(keyNode, valueNode);
+          const pair3 = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
-            pair.srcToken = collItem;
+            pair3.srcToken = collItem;
           if (isMap2) {
-            const map2 = coll;
-            if (utilMapIncludes.mapIncludes(ctx, map2.items, keyNode))
+            const map5 = coll;
+            if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-            map2.items.push(pair);
+            map5.items.push(pair3);
           } else {
-            const map2 = new YAMLMap.YAMLMap(ctx.schema);
-            map2.flow = true;
-            map2.items.push(pair);
+            const map5 = new YAMLMap.YAMLMap(ctx.schema);
+            map5.flow = true;
+            map5.items.push(pair3);
             const endRange = (valueNode ?? keyNode).range;
-            map2.range = [keyNode.range[0], endRange[1], endRange[2]];
-            coll.items.push(map2);
+            map5.range = [keyNode.range[0], endRange[1], endRange[2]];
+            coll.items.push(map5);
           }
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
@@ -6210,12 +6210,12 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node2 = identity.isNode(res) ? res : new Scalar.Scalar(res);
-      node2.range = coll.range;
-      node2.tag = tagName;
+      const node3 = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      node3.range = coll.range;
+      node3.tag = tagName;
       if (tag?.format)
-        node2.format = tag.format;
-      return node2;
+        node3.format = tag.format;
+      return node3;
     }
     exports.composeCollection = composeCollection;
   }
@@ -6414,7 +6414,7 @@ var require_resolve_flow_scalar = __commonJS({
       const { offset, type, source, end } = scalar;
       let _type;
       let value;
-      const _onError = (rel, code, msg) => onError(offset + rel, code, msg);
+      const _onError = (rel, code4, msg) => onError(offset + rel, code4, msg);
       switch (type) {
         case "scalar":
           _type = Scalar.Scalar.PLAIN;
@@ -6611,10 +6611,10 @@ var require_resolve_flow_scalar = __commonJS({
     };
     function parseCharCode(source, offset, length, onError) {
       const cc = source.substr(offset, length);
-      const ok = cc.length === length && /^[0-9a-fA-F]+$/.test(cc);
-      const code = ok ? parseInt(cc, 16) : NaN;
+      const ok2 = cc.length === length && /^[0-9a-fA-F]+$/.test(cc);
+      const code4 = ok2 ? parseInt(cc, 16) : NaN;
       try {
-        return String.fromCodePoint(code);
+        return String.fromCodePoint(code4);
       } catch {
         const raw = source.substr(offset - 2, length + 2);
         onError(offset - 2, "BAD_DQ_ESCAPE", `Invalid escape sequence ${raw}`);
@@ -6750,11 +6750,11 @@ var require_compose_node = __commonJS({
     function composeNode(ctx, token, props, onError) {
       const atKey = ctx.atKey;
       const { spaceBefore, comment, anchor: anchor2, tag } = props;
-      let node2;
+      let node3;
       let isSrcToken = true;
       switch (token.type) {
         case "alias":
-          node2 = composeAlias(ctx, token, onError);
+          node3 = composeAlias(ctx, token, onError);
           if (anchor2 || tag)
             onError(token, "ALIAS_PROPS", "An alias node must not specify any properties");
           break;
@@ -6762,17 +6762,17 @@ var require_compose_node = __commonJS({
         case "single-quoted-scalar":
         case "double-quoted-scalar":
         case "block-scalar":
-          node2 = composeScalar.composeScalar(ctx, token, tag, onError);
+          node3 = composeScalar.composeScalar(ctx, token, tag, onError);
           if (anchor2)
-            node2.anchor = anchor2.source.substring(1);
+            node3.anchor = anchor2.source.substring(1);
           break;
         case "block-map":
         case "block-seq":
         case "flow-collection":
           try {
-            node2 = composeCollection.composeCollection(CN, ctx, token, props, onError);
+            node3 = composeCollection.composeCollection(CN, ctx, token, props, onError);
             if (anchor2)
-              node2.anchor = anchor2.source.substring(1);
+              node3.anchor = anchor2.source.substring(1);
           } catch (error62) {
             const message = error62 instanceof Error ? error62.message : String(error62);
             onError(token, "RESOURCE_EXHAUSTION", message);
@@ -6784,24 +6784,24 @@ var require_compose_node = __commonJS({
           isSrcToken = false;
         }
       }
-      node2 ?? (node2 = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
-      if (anchor2 && node2.anchor === "")
+      node3 ?? (node3 = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
+      if (anchor2 && node3.anchor === "")
         onError(anchor2, "BAD_ALIAS", "Anchor cannot be an empty string");
-      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
+      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node3) || typeof node3.value !== "string" || node3.tag && node3.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
         onError(tag ?? token, "NON_STRING_KEY", msg);
       }
       if (spaceBefore)
-        node2.spaceBefore = true;
+        node3.spaceBefore = true;
       if (comment) {
         if (token.type === "scalar" && token.source === "")
-          node2.comment = comment;
+          node3.comment = comment;
         else
-          node2.commentBefore = comment;
+          node3.commentBefore = comment;
       }
       if (ctx.options.keepSourceTokens && isSrcToken)
-        node2.srcToken = token;
-      return node2;
+        node3.srcToken = token;
+      return node3;
     }
     function composeEmptyNode(ctx, offset, before, pos, { spaceBefore, comment, anchor: anchor2, tag, end }, onError) {
       const token = {
@@ -6810,19 +6810,19 @@ var require_compose_node = __commonJS({
         indent: -1,
         source: ""
       };
-      const node2 = composeScalar.composeScalar(ctx, token, tag, onError);
+      const node3 = composeScalar.composeScalar(ctx, token, tag, onError);
       if (anchor2) {
-        node2.anchor = anchor2.source.substring(1);
-        if (node2.anchor === "")
+        node3.anchor = anchor2.source.substring(1);
+        if (node3.anchor === "")
           onError(anchor2, "BAD_ALIAS", "Anchor cannot be an empty string");
       }
       if (spaceBefore)
-        node2.spaceBefore = true;
+        node3.spaceBefore = true;
       if (comment) {
-        node2.comment = comment;
-        node2.range[2] = end;
+        node3.comment = comment;
+        node3.range[2] = end;
       }
-      return node2;
+      return node3;
     }
     function composeAlias({ options }, { offset, source, end }, onError) {
       const alias = new Alias.Alias(source.substring(1));
@@ -6936,12 +6936,12 @@ var require_composer = __commonJS({
         this.prelude = [];
         this.errors = [];
         this.warnings = [];
-        this.onError = (source, code, message, warning) => {
+        this.onError = (source, code4, message, warning) => {
           const pos = getErrorPos(source);
           if (warning)
-            this.warnings.push(new errors.YAMLWarning(pos, code, message));
+            this.warnings.push(new errors.YAMLWarning(pos, code4, message));
           else
-            this.errors.push(new errors.YAMLParseError(pos, code, message));
+            this.errors.push(new errors.YAMLParseError(pos, code4, message));
         };
         this.directives = new directives.Directives({ version: options.version || "1.2" });
         this.options = options;
@@ -7103,12 +7103,12 @@ var require_cst_scalar = __commonJS({
     var stringifyString = require_stringifyString();
     function resolveAsScalar(token, strict = true, onError) {
       if (token) {
-        const _onError = (pos, code, message) => {
+        const _onError = (pos, code4, message) => {
           const offset = typeof pos === "number" ? pos : Array.isArray(pos) ? pos[0] : pos.offset;
           if (onError)
-            onError(offset, code, message);
+            onError(offset, code4, message);
           else
-            throw new errors.YAMLParseError([offset, offset + 1], code, message);
+            throw new errors.YAMLParseError([offset, offset + 1], code4, message);
         };
         switch (token.type) {
           case "scalar":
@@ -7344,17 +7344,17 @@ var require_cst_visit = __commonJS({
   "node_modules/yaml/dist/parse/cst-visit.js"(exports) {
     "use strict";
     var BREAK = /* @__PURE__ */ Symbol("break visit");
-    var SKIP = /* @__PURE__ */ Symbol("skip children");
+    var SKIP2 = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove item");
-    function visit2(cst, visitor) {
+    function visit3(cst, visitor) {
       if ("type" in cst && cst.type === "document")
         cst = { start: cst.start, value: cst.value };
       _visit(Object.freeze([]), cst, visitor);
     }
-    visit2.BREAK = BREAK;
-    visit2.SKIP = SKIP;
-    visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path) => {
+    visit3.BREAK = BREAK;
+    visit3.SKIP = SKIP2;
+    visit3.REMOVE = REMOVE;
+    visit3.itemAtPath = (cst, path) => {
       let item = cst;
       for (const [field, index] of path) {
         const tok = item?.[field];
@@ -7365,8 +7365,8 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path) => {
-      const parent = visit2.itemAtPath(cst, path.slice(0, -1));
+    visit3.parentCollection = (cst, path) => {
+      const parent = visit3.itemAtPath(cst, path.slice(0, -1));
       const field = path[path.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
@@ -7397,7 +7397,7 @@ var require_cst_visit = __commonJS({
       }
       return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
     }
-    exports.visit = visit2;
+    exports.visit = visit3;
   }
 });
 
@@ -8130,15 +8130,15 @@ var require_parser = __commonJS({
     var node_process = __require("process");
     var cst = require_cst();
     var lexer = require_lexer();
-    function includesToken(list, type) {
-      for (let i = 0; i < list.length; ++i)
-        if (list[i].type === type)
+    function includesToken(list3, type) {
+      for (let i = 0; i < list3.length; ++i)
+        if (list3[i].type === type)
           return true;
       return false;
     }
-    function findNonEmptyIndex(list) {
-      for (let i = 0; i < list.length; ++i) {
-        switch (list[i].type) {
+    function findNonEmptyIndex(list3) {
+      for (let i = 0; i < list3.length; ++i) {
+        switch (list3[i].type) {
           case "space":
           case "comment":
           case "newline":
@@ -8503,14 +8503,14 @@ var require_parser = __commonJS({
             delete scalar.end;
           } else
             sep2 = [this.sourceToken];
-          const map2 = {
+          const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
             items: [{ start, key: scalar, sep: sep2 }]
           };
           this.onKeyLine = true;
-          this.stack[this.stack.length - 1] = map2;
+          this.stack[this.stack.length - 1] = map5;
         } else
           yield* this.lineEnd(scalar);
       }
@@ -8540,8 +8540,8 @@ var require_parser = __commonJS({
             yield* this.step();
         }
       }
-      *blockMap(map2) {
-        const it = map2.items[map2.items.length - 1];
+      *blockMap(map5) {
+        const it = map5.items[map5.items.length - 1];
         switch (this.type) {
           case "newline":
             this.onKeyLine = false;
@@ -8551,7 +8551,7 @@ var require_parser = __commonJS({
               if (last?.type === "comment")
                 end?.push(this.sourceToken);
               else
-                map2.items.push({ start: [this.sourceToken] });
+                map5.items.push({ start: [this.sourceToken] });
             } else if (it.sep) {
               it.sep.push(this.sourceToken);
             } else {
@@ -8561,17 +8561,17 @@ var require_parser = __commonJS({
           case "space":
           case "comment":
             if (it.value) {
-              map2.items.push({ start: [this.sourceToken] });
+              map5.items.push({ start: [this.sourceToken] });
             } else if (it.sep) {
               it.sep.push(this.sourceToken);
             } else {
-              if (this.atIndentedComment(it.start, map2.indent)) {
-                const prev = map2.items[map2.items.length - 2];
+              if (this.atIndentedComment(it.start, map5.indent)) {
+                const prev = map5.items[map5.items.length - 2];
                 const end = prev?.value?.end;
                 if (Array.isArray(end)) {
                   arrayPushArray(end, it.start);
                   end.push(this.sourceToken);
-                  map2.items.pop();
+                  map5.items.pop();
                   return;
                 }
               }
@@ -8579,8 +8579,8 @@ var require_parser = __commonJS({
             }
             return;
         }
-        if (this.indent >= map2.indent) {
-          const atMapIndent = !this.onKeyLine && this.indent === map2.indent;
+        if (this.indent >= map5.indent) {
+          const atMapIndent = !this.onKeyLine && this.indent === map5.indent;
           const atNextItem = atMapIndent && (it.sep || it.explicitKey) && this.type !== "seq-item-ind";
           let start = [];
           if (atNextItem && it.sep && !it.value) {
@@ -8594,7 +8594,7 @@ var require_parser = __commonJS({
                 case "space":
                   break;
                 case "comment":
-                  if (st.indent > map2.indent)
+                  if (st.indent > map5.indent)
                     nl.length = 0;
                   break;
                 default:
@@ -8609,7 +8609,7 @@ var require_parser = __commonJS({
             case "tag":
               if (atNextItem || it.value) {
                 start.push(this.sourceToken);
-                map2.items.push({ start });
+                map5.items.push({ start });
                 this.onKeyLine = true;
               } else if (it.sep) {
                 it.sep.push(this.sourceToken);
@@ -8623,7 +8623,7 @@ var require_parser = __commonJS({
                 it.explicitKey = true;
               } else if (atNextItem || it.value) {
                 start.push(this.sourceToken);
-                map2.items.push({ start, explicitKey: true });
+                map5.items.push({ start, explicitKey: true });
               } else {
                 this.stack.push({
                   type: "block-map",
@@ -8649,7 +8649,7 @@ var require_parser = __commonJS({
                     });
                   }
                 } else if (it.value) {
-                  map2.items.push({ start: [], key: null, sep: [this.sourceToken] });
+                  map5.items.push({ start: [], key: null, sep: [this.sourceToken] });
                 } else if (includesToken(it.sep, "map-value-ind")) {
                   this.stack.push({
                     type: "block-map",
@@ -8679,7 +8679,7 @@ var require_parser = __commonJS({
                 if (!it.sep) {
                   Object.assign(it, { key: null, sep: [this.sourceToken] });
                 } else if (it.value || atNextItem) {
-                  map2.items.push({ start, key: null, sep: [this.sourceToken] });
+                  map5.items.push({ start, key: null, sep: [this.sourceToken] });
                 } else if (includesToken(it.sep, "map-value-ind")) {
                   this.stack.push({
                     type: "block-map",
@@ -8699,7 +8699,7 @@ var require_parser = __commonJS({
             case "double-quoted-scalar": {
               const fs = this.flowScalar(this.type);
               if (atNextItem || it.value) {
-                map2.items.push({ start, key: fs, sep: [] });
+                map5.items.push({ start, key: fs, sep: [] });
                 this.onKeyLine = true;
               } else if (it.sep) {
                 this.stack.push(fs);
@@ -8710,7 +8710,7 @@ var require_parser = __commonJS({
               return;
             }
             default: {
-              const bv = this.startBlockValue(map2);
+              const bv = this.startBlockValue(map5);
               if (bv) {
                 if (bv.type === "block-seq") {
                   if (!it.explicitKey && it.sep && !includesToken(it.sep, "newline")) {
@@ -8723,7 +8723,7 @@ var require_parser = __commonJS({
                     return;
                   }
                 } else if (atMapIndent) {
-                  map2.items.push({ start });
+                  map5.items.push({ start });
                 }
                 this.stack.push(bv);
                 return;
@@ -8864,14 +8864,14 @@ var require_parser = __commonJS({
             fixFlowSeqItems(fc);
             const sep2 = fc.end.splice(1, fc.end.length);
             sep2.push(this.sourceToken);
-            const map2 = {
+            const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
               items: [{ start, key: fc, sep: sep2 }]
             };
             this.onKeyLine = true;
-            this.stack[this.stack.length - 1] = map2;
+            this.stack[this.stack.length - 1] = map5;
           } else {
             yield* this.lineEnd(fc);
           }
@@ -9113,7 +9113,7 @@ var require_dist = __commonJS({
     var lineCounter = require_line_counter();
     var parser = require_parser();
     var publicApi = require_public_api();
-    var visit2 = require_visit();
+    var visit3 = require_visit();
     exports.Composer = composer.Composer;
     exports.Document = Document.Document;
     exports.Schema = Schema.Schema;
@@ -9141,14 +9141,14 @@ var require_dist = __commonJS({
     exports.parseAllDocuments = publicApi.parseAllDocuments;
     exports.parseDocument = publicApi.parseDocument;
     exports.stringify = publicApi.stringify;
-    exports.visit = visit2.visit;
-    exports.visitAsync = visit2.visitAsync;
+    exports.visit = visit3.visit;
+    exports.visitAsync = visit3.visitAsync;
   }
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync13, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join11, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync16, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join14, relative as relative5, resolve as resolve5 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
@@ -9215,7 +9215,7 @@ function runProcess(command, opts) {
       });
     };
     child.on("error", (e) => finish(127, null, e));
-    child.on("close", (code, signal) => finish(code, signal));
+    child.on("close", (code4, signal) => finish(code4, signal));
   });
 }
 function collector(limit) {
@@ -9389,11 +9389,11 @@ function normalizePath(path, options) {
 function joinPathWithBasePath(filename, directoryPath) {
   return directoryPath + filename;
 }
-function joinPathWithRelativePath(root, options) {
+function joinPathWithRelativePath(root3, options) {
   return function(filename, directoryPath) {
-    const sameRoot = directoryPath.startsWith(root);
-    if (sameRoot) return directoryPath.slice(root.length) + filename;
-    else return convertSlashes(relative(root, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
+    const sameRoot = directoryPath.startsWith(root3);
+    if (sameRoot) return directoryPath.slice(root3.length) + filename;
+    else return convertSlashes(relative(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
   };
 }
 function joinPath(filename) {
@@ -9402,18 +9402,18 @@ function joinPath(filename) {
 function joinDirectoryPath(filename, directoryPath, separator) {
   return directoryPath + filename + separator;
 }
-function build$7(root, options) {
+function build$7(root3, options) {
   const { relativePaths, includeBasePath } = options;
-  return relativePaths && root ? joinPathWithRelativePath(root, options) : includeBasePath ? joinPathWithBasePath : joinPath;
+  return relativePaths && root3 ? joinPathWithRelativePath(root3, options) : includeBasePath ? joinPathWithBasePath : joinPath;
 }
-function pushDirectoryWithRelativePath(root) {
+function pushDirectoryWithRelativePath(root3) {
   return function(directoryPath, paths) {
-    paths.push(directoryPath.substring(root.length) || ".");
+    paths.push(directoryPath.substring(root3.length) || ".");
   };
 }
-function pushDirectoryFilterWithRelativePath(root) {
+function pushDirectoryFilterWithRelativePath(root3) {
   return function(directoryPath, paths, filters) {
-    const relativePath = directoryPath.substring(root.length) || ".";
+    const relativePath = directoryPath.substring(root3.length) || ".";
     if (filters.every((filter) => filter(relativePath, true))) paths.push(relativePath);
   };
 }
@@ -9426,10 +9426,10 @@ var pushDirectoryFilter = (directoryPath, paths, filters) => {
 };
 var empty$2 = () => {
 };
-function build$6(root, options) {
+function build$6(root3, options) {
   const { includeDirs, filters, relativePaths } = options;
   if (!includeDirs) return empty$2;
-  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root) : pushDirectoryWithRelativePath(root);
+  if (relativePaths) return filters && filters.length ? pushDirectoryFilterWithRelativePath(root3) : pushDirectoryWithRelativePath(root3);
   return filters && filters.length ? pushDirectoryFilter : pushDirectory;
 }
 var pushFileFilterAndCount = (filename, _paths, counts, filters) => {
@@ -9646,10 +9646,10 @@ var Walker = class {
   resolveSymlink;
   walkDirectory;
   callbackInvoker;
-  constructor(root, options, callback$1) {
+  constructor(root3, options, callback$1) {
     this.isSynchronous = !callback$1;
     this.callbackInvoker = build$1(options, this.isSynchronous);
-    this.root = normalizePath(root, options);
+    this.root = normalizePath(root3, options);
     this.state = {
       root: isRootDirectory(this.root) ? this.root : this.root.slice(0, -1),
       paths: [""].slice(0, 0),
@@ -9709,25 +9709,25 @@ var Walker = class {
     this.groupFiles(this.state.groups, directoryPath, files);
   };
 };
-function promise(root, options) {
+function promise(root3, options) {
   return new Promise((resolve$1, reject) => {
-    callback(root, options, (err, output2) => {
+    callback(root3, options, (err, output2) => {
       if (err) return reject(err);
       resolve$1(output2);
     });
   });
 }
-function callback(root, options, callback$1) {
-  let walker = new Walker(root, options, callback$1);
+function callback(root3, options, callback$1) {
+  let walker = new Walker(root3, options, callback$1);
   walker.start();
 }
-function sync(root, options) {
-  const walker = new Walker(root, options);
+function sync(root3, options) {
+  const walker = new Walker(root3, options);
   return walker.start();
 }
 var APIBuilder = class {
-  constructor(root, options) {
-    this.root = root;
+  constructor(root3, options) {
+    this.root = root3;
     this.options = options;
   }
   withPromise() {
@@ -9829,8 +9829,8 @@ var Builder = class {
     this.options.onlyCounts = true;
     return this;
   }
-  crawl(root) {
-    return new APIBuilder(root || ".", this.options);
+  crawl(root3) {
+    return new APIBuilder(root3 || ".", this.options);
   }
   withGlobFunction(fn) {
     this.globFunction = fn;
@@ -9844,12 +9844,12 @@ var Builder = class {
   * This method will be removed in v7.0
   */
   /* c8 ignore next 4 */
-  crawlWithOptions(root, options) {
+  crawlWithOptions(root3, options) {
     this.options = {
       ...this.options,
       ...options
     };
-    return new APIBuilder(root || ".", this.options);
+    return new APIBuilder(root3 || ".", this.options);
   }
   glob(...patterns) {
     if (this.globFunction) return this.globWithOptions(patterns);
@@ -9911,13 +9911,13 @@ function getPartialMatcher(patterns, options = {}) {
 }
 var WIN32_ROOT_DIR = /^[A-Z]:\/$/i;
 var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
-function buildFormat(cwd, root, absolute) {
-  if (cwd === root || root.startsWith(`${cwd}/`)) {
+function buildFormat(cwd, root3, absolute) {
+  if (cwd === root3 || root3.startsWith(`${cwd}/`)) {
     if (absolute) {
       const start = cwd.length + +!isRoot(cwd);
       return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
     }
-    const prefix = root.slice(cwd.length + 1);
+    const prefix = root3.slice(cwd.length + 1);
     if (prefix) return (p, isDir) => {
       if (p === ".") return prefix;
       const result = `${prefix}/${p}`;
@@ -9926,15 +9926,15 @@ function buildFormat(cwd, root, absolute) {
     return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
   }
   if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+  return (p) => posix.relative(cwd, `${root3}/${p}`) || ".";
 }
-function buildRelative(cwd, root) {
-  if (root.startsWith(`${cwd}/`)) {
-    const prefix = root.slice(cwd.length + 1);
+function buildRelative(cwd, root3) {
+  if (root3.startsWith(`${cwd}/`)) {
+    const prefix = root3.slice(cwd.length + 1);
     return (p) => `${prefix}/${p}`;
   }
   return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
+    const result = posix.relative(cwd, `${root3}/${p}`);
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
@@ -10035,7 +10035,7 @@ function buildCrawler(options, patterns) {
   const processed = processPatterns(options, patterns, props);
   if (options.debug) log("internal processing patterns:", processed);
   const { absolute, caseSensitiveMatch, debug, dot, followSymbolicLinks, onlyDirectories } = options;
-  const root = props.root.replace(BACKSLASHES, "");
+  const root3 = props.root.replace(BACKSLASHES, "");
   const matchOptions = {
     dot,
     nobrace: options.braceExpansion === false,
@@ -10047,8 +10047,8 @@ function buildCrawler(options, patterns) {
   const matcher = (0, import_picomatch.default)(processed.match, matchOptions);
   const ignore = (0, import_picomatch.default)(processed.ignore, matchOptions);
   const partialMatcher = getPartialMatcher(processed.match, matchOptions);
-  const format = buildFormat(cwd, root, absolute);
-  const excludeFormatter = absolute ? format : buildFormat(cwd, root, true);
+  const format = buildFormat(cwd, root3, absolute);
+  const excludeFormatter = absolute ? format : buildFormat(cwd, root3, true);
   const excludePredicate = (_, p) => {
     const relativePath = excludeFormatter(p, true);
     return relativePath !== "." && !partialMatcher(relativePath) || ignore(relativePath);
@@ -10081,12 +10081,12 @@ function buildCrawler(options, patterns) {
     includeDirs: onlyDirectories || !options.onlyFiles,
     maxDepth,
     signal: options.signal
-  }).crawl(root);
+  }).crawl(root3);
   if (options.debug) log("internal properties:", {
     ...props,
-    root
+    root: root3
   });
-  return [crawler, cwd !== root && !absolute && buildRelative(cwd, root)];
+  return [crawler, cwd !== root3 && !absolute && buildRelative(cwd, root3)];
 }
 function formatPaths(paths, mapper) {
   if (mapper) for (let i = paths.length - 1; i >= 0; i--) paths[i] = mapper(paths[i]);
@@ -10163,14 +10163,14 @@ function resolveSources(candidateFolder, inst, index, display) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
   if (!existsSync3(dir) || !statSync2(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
-  const own2 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync2(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join2(dir, f));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync2(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join2(dir, f));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute2(p) ? p : resolve3(dir, p);
     if (!existsSync3(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return abs;
   });
-  const sources = [.../* @__PURE__ */ new Set([...own2, ...extra])];
+  const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
   return { dir, sources, includes: [dir, ...includes] };
 }
@@ -10266,10 +10266,10 @@ async function buildInstance(req) {
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeFileAtomic(join3(outDir, "build.log"), log2);
-  const ok = r.exitCode === 0 && existsSync4(library);
-  const firstError = ok ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
-  writeJsonAtomic(keyFile, { key, ok, log: log2, firstError, library_sha256: ok ? sha256File(library) : void 0 });
-  return { ok, flagSet: req.flagSet, flags, library, log: log2, firstError, key, cached: false };
+  const ok2 = r.exitCode === 0 && existsSync4(library);
+  const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
+  writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
+  return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key, cached: false };
 }
 
 // src/build/harnessTools.ts
@@ -10277,7 +10277,7 @@ import { mkdirSync as mkdirSync3, readdirSync as readdirSync4, readFileSync as r
 import { tmpdir } from "node:os";
 import { join as join4 } from "node:path";
 function harnessVersion() {
-  const root = nativeDir();
+  const root3 = nativeDir();
   const files = [];
   const walk = (dir) => {
     for (const e of readdirSync4(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -10286,8 +10286,8 @@ function harnessVersion() {
       else if (/\.(c|h)$/.test(e.name)) files.push(p);
     }
   };
-  walk(root);
-  const parts = files.map((f) => `${f.slice(root.length)}
+  walk(root3);
+  const parts = files.map((f) => `${f.slice(root3.length)}
 ${sha256Hex(readFileSync4(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
@@ -10331,14 +10331,14 @@ import { basename as basename2, join as join5, relative as relative2 } from "nod
 var import_yaml = __toESM(require_dist(), 1);
 import { readFileSync as readFileSync5 } from "node:fs";
 function loadYaml(file2, schema, displayName = file2) {
-  let text;
+  let text3;
   try {
-    text = readFileSync5(file2, "utf8");
+    text3 = readFileSync5(file2, "utf8");
   } catch {
     throw new InputError(displayName, "", "cannot read the file");
   }
   const lines = new import_yaml.LineCounter();
-  const doc = (0, import_yaml.parseDocument)(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = (0, import_yaml.parseDocument)(text3, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const err = doc.errors[0];
     const line = lines.linePos(err.pos[0]).line;
@@ -10360,19 +10360,19 @@ function loadYaml(file2, schema, displayName = file2) {
 function formatPath(path) {
   return path.reduce((acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p, "");
 }
-function lineOf(root, path, lines) {
-  let node2 = root;
-  let line = node2?.range ? lines.linePos(node2.range[0]).line : void 0;
+function lineOf(root3, path, lines) {
+  let node3 = root3;
+  let line = node3?.range ? lines.linePos(node3.range[0]).line : void 0;
   for (const key of path) {
-    if ((0, import_yaml.isMap)(node2)) {
-      const pair = node2.items.find((it) => it.key?.value === key);
-      if (!pair) break;
-      const keyNode = pair.key;
+    if ((0, import_yaml.isMap)(node3)) {
+      const pair3 = node3.items.find((it) => it.key?.value === key);
+      if (!pair3) break;
+      const keyNode = pair3.key;
       if (keyNode?.range) line = lines.linePos(keyNode.range[0]).line;
-      node2 = pair.value;
-    } else if ((0, import_yaml.isSeq)(node2) && typeof key === "number") {
-      node2 = node2.items[key];
-      if (node2?.range) line = lines.linePos(node2.range[0]).line;
+      node3 = pair3.value;
+    } else if ((0, import_yaml.isSeq)(node3) && typeof key === "number") {
+      node3 = node3.items[key];
+      if (node3?.range) line = lines.linePos(node3.range[0]).line;
     } else {
       break;
     }
@@ -11160,7 +11160,7 @@ function putProp(target, key, value) {
   else
     target[key] = value;
 }
-function mirrorShape(target, source, keys, wrap) {
+function mirrorShape(target, source, keys, wrap2) {
   const raw = sourceShape(source);
   for (const key of keys) {
     const desc = Object.getOwnPropertyDescriptor(raw, key);
@@ -11169,10 +11169,10 @@ function mirrorShape(target, source, keys, wrap) {
     if (desc.get) {
       deferProp(target, key, () => {
         const value = source._zod.def.shape[key];
-        return wrap ? wrap(value, key) : value;
+        return wrap2 ? wrap2(value, key) : value;
       });
     } else
-      putProp(target, key, wrap ? wrap(desc.value, key) : desc.value);
+      putProp(target, key, wrap2 ? wrap2(desc.value, key) : desc.value);
   }
 }
 function mirrorProps(target, source) {
@@ -11215,14 +11215,14 @@ function promiseAllObject(promisesObj) {
 }
 function randomString(length = 10) {
   const chars = "abcdefghijklmnopqrstuvwxyz";
-  let str = "";
+  let str2 = "";
   for (let i = 0; i < length; i++) {
-    str += chars[Math.floor(Math.random() * chars.length)];
+    str2 += chars[Math.floor(Math.random() * chars.length)];
   }
-  return str;
+  return str2;
 }
-function esc(str) {
-  return JSON.stringify(str);
+function esc(str2) {
+  return JSON.stringify(str2);
 }
 function slugify(input2) {
   return input2.toLowerCase().trim().replace(/[^\w\s-]/g, "").replace(/[\s_-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -11336,8 +11336,8 @@ var primitiveTypes = /* @__PURE__ */ new Set([
   "symbol",
   "undefined"
 ]);
-function escapeRegex(str) {
-  return str.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function escapeRegex(str2) {
+  return str2.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 function clone(inst, def, params) {
   const cl = new inst._zod.constr(def ?? inst._zod.def);
@@ -11603,13 +11603,13 @@ function getSizableOrigin(input2) {
   return "unknown";
 }
 var highSurrogate = /[\uD800-\uDBFF]/;
-function codePointLength(str) {
-  const units2 = str.length;
-  if (!highSurrogate.test(str))
+function codePointLength(str2) {
+  const units2 = str2.length;
+  if (!highSurrogate.test(str2))
     return units2;
   let count = units2;
   for (let i = 0; i < units2 - 1; i++) {
-    if ((str.charCodeAt(i) & 64512) === 55296 && (str.charCodeAt(i + 1) & 64512) === 56320) {
+    if ((str2.charCodeAt(i) & 64512) === 55296 && (str2.charCodeAt(i + 1) & 64512) === 56320) {
       count--;
       i++;
     }
@@ -11702,9 +11702,9 @@ var Class = class {
   constructor(..._args) {
   }
 };
-function members(proto, table) {
-  for (const key in table) {
-    const desc = Object.getOwnPropertyDescriptor(table, key);
+function members(proto, table2) {
+  for (const key in table2) {
+    const desc = Object.getOwnPropertyDescriptor(table2, key);
     if (desc.get)
       Object.defineProperty(proto, key, { ...desc, enumerable: false });
     else
@@ -11719,10 +11719,10 @@ function hide(inst, key, value) {
   return own(inst, key, value, false);
 }
 // @__NO_SIDE_EFFECTS__
-function derived(computes, table) {
+function derived(computes, table2) {
   for (const key in computes) {
     const compute = computes[key];
-    Object.defineProperty(table, key, {
+    Object.defineProperty(table2, key, {
       configurable: true,
       enumerable: true,
       get() {
@@ -11733,7 +11733,7 @@ function derived(computes, table) {
       }
     });
   }
-  return table;
+  return table2;
 }
 function defineBound(proto, key, fn) {
   Object.defineProperty(proto, key, {
@@ -11868,12 +11868,12 @@ function $constructor(name, initializer3, proto, params) {
     inst._zod.traits.add(name);
     initializer3(inst, def);
     if (initialized) {
-      const own2 = Object.getPrototypeOf(inst);
+      const own6 = Object.getPrototypeOf(inst);
       const ctorProto = inst._zod.constr.prototype;
-      let up = own2;
+      let up = own6;
       while (up && up !== ctorProto)
         up = Object.getPrototypeOf(up);
-      const target = up ?? own2;
+      const target = up ?? own6;
       if (!initialized.has(target)) {
         initialized.add(target);
         members(target, protoMembers);
@@ -12038,11 +12038,11 @@ function formatError(error62, mapper = (issue2) => issue2.message) {
                 configurable: true
               });
             }
-            const node2 = curr[el];
+            const node3 = curr[el];
             if (terminal) {
-              node2._errors.push(mapper(issue2));
+              node3._errors.push(mapper(issue2));
             }
-            curr = node2;
+            curr = node3;
             i++;
           }
         }
@@ -13481,12 +13481,12 @@ function isIso7064Mod97(iban3) {
   let remainder = 0;
   const len = iban3.length;
   for (let i = 4; i < len; i++) {
-    const code = iban3.charCodeAt(i);
-    remainder = (code >= 65 ? remainder * 100 + (code - 55) : remainder * 10 + (code - 48)) % 97;
+    const code4 = iban3.charCodeAt(i);
+    remainder = (code4 >= 65 ? remainder * 100 + (code4 - 55) : remainder * 10 + (code4 - 48)) % 97;
   }
   for (let i = 0; i < 4; i++) {
-    const code = iban3.charCodeAt(i);
-    remainder = (code >= 65 ? remainder * 100 + (code - 55) : remainder * 10 + (code - 48)) % 97;
+    const code4 = iban3.charCodeAt(i);
+    remainder = (code4 >= 65 ? remainder * 100 + (code4 - 55) : remainder * 10 + (code4 - 48)) % 97;
   }
   return remainder === 1;
 }
@@ -14240,33 +14240,33 @@ var $ZodXor = /* @__PURE__ */ $constructor("$ZodXor", (inst, def) => {
 });
 function getDiscriminatedOption(union2, value) {
   const internals = union2._zod;
-  let map2 = internals.bag.optionsMap;
-  if (!map2) {
-    map2 = discriminatorMap(internals.def);
-    internals.bag.optionsMap = map2;
+  let map5 = internals.bag.optionsMap;
+  if (!map5) {
+    map5 = discriminatorMap(internals.def);
+    internals.bag.optionsMap = map5;
   }
-  const option = map2.get(value);
+  const option = map5.get(value);
   if (option === null)
     throw new Error(`Ambiguous discriminator value "${String(value)}"`);
   return option;
 }
 function discriminatorMap(def) {
-  const map2 = /* @__PURE__ */ new Map();
+  const map5 = /* @__PURE__ */ new Map();
   for (const option of def.options) {
     const values = option._zod.propValues?.[def.discriminator];
     if (!values || values.size === 0)
       throw new Error(`Invalid discriminated union option at index "${def.options.indexOf(option)}"`);
     for (const value of values) {
-      if (map2.has(value)) {
+      if (map5.has(value)) {
         if (value !== void 0)
           throw new Error(`Duplicate discriminator value "${String(value)}"`);
-        map2.set(value, null);
+        map5.set(value, null);
       } else {
-        map2.set(value, option);
+        map5.set(value, option);
       }
     }
   }
-  return map2;
+  return map5;
 }
 var $ZodDiscriminatedUnion = /* @__PURE__ */ $constructor("$ZodDiscriminatedUnion", (inst, def) => {
   def.inclusive = false;
@@ -15231,20 +15231,20 @@ function leafPattern(schema) {
     return "(?!)";
   if (minimum !== void 0 || maximum !== void 0)
     return string({ minimum, maximum }).source;
-  const own2 = schema._zod.pattern;
-  return (isInt && own2 === number ? integer : own2)?.source;
+  const own6 = schema._zod.pattern;
+  return (isInt && own6 === number ? integer : own6)?.source;
 }
 function partPattern(schema) {
   const def = schema._zod.def;
-  const own2 = schema._zod.pattern?.source;
+  const own6 = schema._zod.pattern?.source;
   const inner = def.innerType ?? schema._zod.innerType;
   if (inner) {
     const before = inner._zod.pattern?.source;
     const after = partPattern(inner);
-    if (own2 && before && after && after !== before) {
-      return own2.replace(cleanRegex(before), () => cleanRegex(after));
+    if (own6 && before && after && after !== before) {
+      return own6.replace(cleanRegex(before), () => cleanRegex(after));
     }
-    return own2;
+    return own6;
   }
   if (def.options) {
     const sources = def.options.map(partPattern);
@@ -15455,7 +15455,7 @@ function isRecursive2(inst, stack, resolve6) {
     return PROVEN;
   stack.add(inst);
   let result = NONE;
-  const check2 = (child) => {
+  const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
       const answer = isRecursive2(child, stack, resolve6);
       if (answer > result)
@@ -15484,32 +15484,32 @@ function isRecursive2(inst, stack, resolve6) {
     case "object": {
       const raw = rawShape(def);
       merge2(raw ? shape(raw, true) : ASSUMED);
-      check2(def.catchall);
+      check3(def.catchall);
       break;
     }
     case "array":
-      check2(def.element);
+      check3(def.element);
       break;
     case "tuple":
       for (const el of def.items)
-        check2(el);
-      check2(def.rest);
+        check3(el);
+      check3(def.rest);
       break;
     case "record":
     case "map":
-      check2(def.keyType);
-      check2(def.valueType);
+      check3(def.keyType);
+      check3(def.valueType);
       break;
     case "set":
-      check2(def.valueType);
+      check3(def.valueType);
       break;
     case "union":
       for (const el of def.options)
-        check2(el);
+        check3(el);
       break;
     case "intersection":
-      check2(def.left);
-      check2(def.right);
+      check3(def.left);
+      check3(def.right);
       break;
     case "optional":
     case "nullable":
@@ -15520,15 +15520,15 @@ function isRecursive2(inst, stack, resolve6) {
     case "nonoptional":
     case "promise":
     case "success":
-      check2(def.innerType);
+      check3(def.innerType);
       break;
     case "pipe":
-      check2(def.in);
-      check2(def.out);
+      check3(def.in);
+      check3(def.out);
       break;
     case "function":
-      check2(def.input);
-      check2(def.output);
+      check3(def.input);
+      check3(def.output);
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
@@ -15569,10 +15569,10 @@ function isRecursive2(inst, stack, resolve6) {
         if (!value || typeof value !== "object")
           continue;
         if (value._zod)
-          check2(value);
+          check3(value);
         else if (Array.isArray(value))
           for (const el of value)
-            check2(el);
+            check3(el);
       }
     }
   }
@@ -15598,15 +15598,15 @@ function bucketFor(state, inst) {
 var handoff;
 var open = [];
 var memo = {
-  alloc(_inst, payload, empty2) {
+  alloc(_inst, payload, empty3) {
     const bucket = handoff;
     if (!bucket)
-      return empty2;
+      return empty3;
     handoff = void 0;
-    const entry = { value: empty2, issues: null };
+    const entry = { value: empty3, issues: null };
     bucket.set(payload.value, entry);
     open.push(entry);
-    return empty2;
+    return empty3;
   },
   guard(inst) {
     var _a3;
@@ -15997,7 +15997,7 @@ function az_default() {
 }
 
 // node_modules/zod/v4/locales/be.js
-function getBelarusianPlural(count, one, few, many) {
+function getBelarusianPlural(count, one2, few, many) {
   const absCount = Math.abs(count);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
@@ -16005,7 +16005,7 @@ function getBelarusianPlural(count, one, few, many) {
     return many;
   }
   if (lastDigit === 1) {
-    return one;
+    return one2;
   }
   if (lastDigit >= 2 && lastDigit <= 4) {
     return few;
@@ -18645,8 +18645,8 @@ function hu_default() {
 }
 
 // node_modules/zod/v4/locales/hy.js
-function getArmenianPlural(count, one, many) {
-  return Math.abs(count) === 1 ? one : many;
+function getArmenianPlural(count, one2, many) {
+  return Math.abs(count) === 1 ? one2 : many;
 }
 function withDefiniteArticle(word) {
   if (!word)
@@ -19730,8 +19730,8 @@ function ko_default() {
 }
 
 // node_modules/zod/v4/locales/lt.js
-var capitalizeFirstCharacter = (text) => {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+var capitalizeFirstCharacter = (text3) => {
+  return text3.charAt(0).toUpperCase() + text3.slice(1);
 };
 function getUnitTypeFromNumber(number5) {
   const abs = Math.abs(number5);
@@ -21384,7 +21384,7 @@ function ro_default() {
 }
 
 // node_modules/zod/v4/locales/ru.js
-function getRussianPlural(count, one, few, many) {
+function getRussianPlural(count, one2, few, many) {
   const absCount = Math.abs(count);
   const lastDigit = absCount % 10;
   const lastTwoDigits = absCount % 100;
@@ -21392,7 +21392,7 @@ function getRussianPlural(count, one, few, many) {
     return many;
   }
   if (lastDigit === 1) {
-    return one;
+    return one2;
   }
   if (lastDigit >= 2 && lastDigit <= 4) {
     return few;
@@ -23432,12 +23432,12 @@ function compileFn(schema, options) {
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
-  const code = doc.content.join("\n");
+  const code4 = doc.content.join("\n");
   const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
-${code}` : code : "";
+${code4}` : code4 : "";
   const F = Function;
   const factoryCode = `return (input) => {
-${code}
+${code4}
 }`;
   let fn;
   try {
@@ -23518,8 +23518,8 @@ function generateChecks(doc, ctx, schema, accessor) {
   if (!schemaChecks || schemaChecks.length === 0)
     return accessor;
   let currentAccessor = accessor;
-  for (const check2 of schemaChecks) {
-    const def = check2._zod.def;
+  for (const check3 of schemaChecks) {
+    const def = check3._zod.def;
     if (def.when && !WHEN_DEFAULTED_CHECKS.has(def.check)) {
       throw new ZodCompileUnsupportedError(`check with a custom "when" condition`);
     }
@@ -23567,7 +23567,7 @@ function generateChecks(doc, ctx, schema, accessor) {
         currentAccessor = generateStringFormatCheck(doc, ctx, def, currentAccessor);
         break;
       case "custom":
-        currentAccessor = generateCustomRefineCheck(doc, ctx, check2, currentAccessor);
+        currentAccessor = generateCustomRefineCheck(doc, ctx, check3, currentAccessor);
         break;
       case "bigint_format":
         generateBigIntFormatCheck(doc, def, currentAccessor);
@@ -23583,7 +23583,7 @@ function generateChecks(doc, ctx, schema, accessor) {
         break;
       case "overwrite": {
         const newAccessor = newVar(ctx);
-        generateOverwriteCheck(doc, ctx, check2, currentAccessor, newAccessor);
+        generateOverwriteCheck(doc, ctx, check3, currentAccessor, newAccessor);
         currentAccessor = newAccessor;
         break;
       }
@@ -23706,8 +23706,8 @@ function generatePropertyCheck(doc, ctx, def, accessor) {
   const propAccessor = `${accessor}[${JSON.stringify(def.property)}]`;
   generateCheck(doc, ctx, def.schema, propAccessor);
 }
-function generateOverwriteCheck(doc, ctx, check2, currentAccessor, newAccessor) {
-  const tx = check2._zod.def.tx;
+function generateOverwriteCheck(doc, ctx, check3, currentAccessor, newAccessor) {
+  const tx = check3._zod.def.tx;
   if (!tx) {
     throw new ZodCompileUnsupportedError("overwrite check without a transform function");
   }
@@ -23723,8 +23723,8 @@ function throwAsync() {
 function pushIssue(issue2) {
   this.issues.push(issue2);
 }
-function generateCustomRefineCheck(doc, ctx, check2, accessor) {
-  const def = check2._zod.def;
+function generateCustomRefineCheck(doc, ctx, check3, accessor) {
+  const def = check3._zod.def;
   if (def.fn) {
     if (isAsyncFunction(def.fn)) {
       throw new ZodCompileAsyncError("z.compile: async .refine() predicates are not supported");
@@ -23737,11 +23737,11 @@ function generateCustomRefineCheck(doc, ctx, check2, accessor) {
     doc.write(`if (!${resVar}) return INVALID;`);
     return accessor;
   }
-  if (check2._zod.check) {
-    if (isAsyncFunction(check2._zod.check)) {
+  if (check3._zod.check) {
+    if (isAsyncFunction(check3._zod.check)) {
       throw new ZodCompileAsyncError("z.compile: async .superRefine() / check functions are not supported");
     }
-    const checkFn = check2._zod.check;
+    const checkFn = check3._zod.check;
     const helperFn = (value) => {
       const fakePayload = { value, issues: [], addIssue: pushIssue };
       const result = checkFn(fakePayload);
@@ -24363,8 +24363,8 @@ function generateNullableCheck(doc, ctx, schema, accessor, buildsValue = true) {
   return outputVar;
 }
 function generateSizeGate(doc, schema, size) {
-  for (const [max, check2] of sizeCaps(schema._zod.def.checks)) {
-    doc.write(`if (${size} > ${numericOperand(max, check2._zod.def.check)}) return INVALID;`);
+  for (const [max, check3] of sizeCaps(schema._zod.def.checks)) {
+    doc.write(`if (${size} > ${numericOperand(max, check3._zod.def.check)}) return INVALID;`);
   }
 }
 function generateArrayCheck(doc, ctx, schema, accessor, buildsValue = true) {
@@ -26096,8 +26096,8 @@ function encodeJSONPointerSegment(segment) {
   return segment.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 function extractDefs(ctx, schema) {
-  const root = ctx.seen.get(schema);
-  if (!root)
+  const root3 = ctx.seen.get(schema);
+  if (!root3)
     throw new Error("Unprocessed schema. This is a bug in Zod.");
   if (ctx.external && ctx.sharedDefsExtractedFor === ctx.external)
     return;
@@ -26126,7 +26126,7 @@ function extractDefs(ctx, schema) {
     }
     const uriPrefix = `#`;
     const defUriPrefix = `${uriPrefix}/${defsSegment}/`;
-    if (entry[1] === root && !entry[1].schema.id) {
+    if (entry[1] === root3 && !entry[1].schema.id) {
       return { ref: uriPrefix };
     }
     const defId = entry[1].schema.id ?? `__schema${ctx.counter++}`;
@@ -26297,8 +26297,8 @@ function foldIntersection(json2) {
   assignProps(json2, folded);
 }
 function finalize(ctx, schema) {
-  const root = ctx.seen.get(schema);
-  if (!root)
+  const root3 = ctx.seen.get(schema);
+  if (!root3)
     throw new Error("Unprocessed schema. This is a bug in Zod.");
   const flattenRef = (zodSchema) => {
     const seen = ctx.seen.get(zodSchema);
@@ -26409,7 +26409,7 @@ function finalize(ctx, schema) {
       throw new Error("Schema is missing an `id` property");
     result.$id = ctx.external.uri(id);
   }
-  assignProps(result, root.defId ? root.schema : root.def ?? root.schema);
+  assignProps(result, root3.defId ? root3.schema : root3.def ?? root3.schema);
   const rootMetaId = ctx.metadataRegistry.get(schema)?.id;
   if (rootMetaId !== void 0 && result.id === rootMetaId)
     delete result.id;
@@ -26585,8 +26585,8 @@ var contributors = {
 function aggregateChecks(schema) {
   const agg = {};
   const def = schema._zod.def;
-  const list = schema._zod.traits.has("$ZodCheck") ? [schema, ...def.checks ?? []] : def.checks ?? [];
-  for (const ch of list)
+  const list3 = schema._zod.traits.has("$ZodCheck") ? [schema, ...def.checks ?? []] : def.checks ?? [];
+  for (const ch of list3)
     contributors[ch._zod.def.check]?.(agg, ch._zod.def);
   const bag = schema._zod.bag;
   if (bag.minimum !== void 0)
@@ -27664,8 +27664,8 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     reg.add(this, meta3);
     return this;
   },
-  refine(check2, params) {
-    return this.check(refine(check2, params));
+  refine(check3, params) {
+    return this.check(refine(check3, params));
   },
   superRefine(refinement, params) {
     return this.check(superRefine(refinement, params));
@@ -29105,9 +29105,9 @@ var ZodIssueCode = {
   invalid_value: "invalid_value",
   custom: "custom"
 };
-function setErrorMap(map2) {
+function setErrorMap(map5) {
   config({
-    customError: map2
+    customError: map5
   });
 }
 function getErrorMap() {
@@ -29878,9 +29878,9 @@ function fromJSONSchema(schema, params) {
 // node_modules/zod/v4/core/visit.js
 var RESOLVING = /* @__PURE__ */ Symbol("z.visit/resolving");
 function visit(schema, fnOrHandlers) {
-  const fn = typeof fnOrHandlers === "function" ? fnOrHandlers : (node2, rewritten) => {
-    const h = fnOrHandlers[node2._zod.def.type];
-    return h ? h(node2, rewritten) : node2;
+  const fn = typeof fnOrHandlers === "function" ? fnOrHandlers : (node3, rewritten) => {
+    const h = fnOrHandlers[node3._zod.def.type];
+    return h ? h(node3, rewritten) : node3;
   };
   const cache = /* @__PURE__ */ new Map();
   function run(s) {
@@ -30156,8 +30156,8 @@ var settingsSchema = external_exports.object({
 }).strict();
 
 // src/config/campaign.ts
-function loadSettings(root) {
-  const file2 = join5(root, "ngcc-perf.yml");
+function loadSettings(root3) {
+  const file2 = join5(root3, "ngcc-perf.yml");
   if (!existsSync6(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, relative2(process.cwd(), file2) || file2);
 }
@@ -30172,11 +30172,11 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-function loadCampaign(root, only) {
-  if (!existsSync6(root) || !statSync3(root).isDirectory()) throw new InputError(relative2(process.cwd(), root) || root, "", "campaign folder not found");
-  const settings = loadSettings(root);
-  const candidates = readdirSync5(root).filter((name) => existsSync6(join5(root, name, "candidate.yml"))).sort().map((name) => loadCandidate(join5(root, name), join5(relative2(process.cwd(), root) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
-  return { root, settings, candidates };
+function loadCampaign(root3, only) {
+  if (!existsSync6(root3) || !statSync3(root3).isDirectory()) throw new InputError(relative2(process.cwd(), root3) || root3, "", "campaign folder not found");
+  const settings = loadSettings(root3);
+  const candidates2 = readdirSync5(root3).filter((name) => existsSync6(join5(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join5(root3, name), join5(relative2(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
+  return { root: root3, settings, candidates: candidates2 };
 }
 
 // src/env/host.ts
@@ -30190,8 +30190,8 @@ function read(path) {
   }
 }
 function cpuinfoField(name) {
-  const text = read("/proc/cpuinfo") ?? "";
-  const m = new RegExp(`^${name}\\s*:\\s*(.*)$`, "m").exec(text);
+  const text3 = read("/proc/cpuinfo") ?? "";
+  const m = new RegExp(`^${name}\\s*:\\s*(.*)$`, "m").exec(text3);
   return m ? m[1].trim() : null;
 }
 function osName() {
@@ -30324,9 +30324,9 @@ function readManifest(path, display = path) {
   if (!existsSync8(path)) return [];
   return parseManifest(readFileSync7(path, "utf8"), display);
 }
-function parseManifest(text, display) {
+function parseManifest(text3, display) {
   const entries = [];
-  text.split("\n").forEach((raw, i) => {
+  text3.split("\n").forEach((raw, i) => {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
     const m = LINE.exec(line);
@@ -30347,10 +30347,10 @@ function formatManifestLine(e) {
   return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ""} ${e.label}/${e.file}`;
 }
 var RECORD_START = /^(Count|count) =/;
-function canonicalDigest(text, mode, records) {
+function canonicalDigest(text3, mode, records) {
   const h = createHash2("sha256");
   let seen = 0;
-  for (const raw of text.split("\n")) {
+  for (const raw of text3.split("\n")) {
     const line = raw.replace(/[\r \t]+$/, "");
     if (line === "" || line.startsWith("#")) continue;
     if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
@@ -30433,10 +30433,10 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
   const target = join7(req.outDir, file2);
   renameSync3(partial2, target);
-  const text = readFileSync8(target, "utf8");
+  const text3 = readFileSync8(target, "utf8");
   const fileBytes = statSync4(target).size;
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
-  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text, entry.mode, entry.records) }));
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
   const wrongName = entries.find((e) => e.file !== file2);
   if (wrongName)
     return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
@@ -30485,8 +30485,8 @@ function quantileSorted(x, p) {
   } else if (idx % 1 !== 0) {
     var lower = Math.floor(idx);
     var upper = Math.ceil(idx);
-    var fraction = idx - lower;
-    return x[lower] + fraction * (x[upper] - x[lower]);
+    var fraction2 = idx - lower;
+    return x[lower] + fraction2 * (x[upper] - x[lower]);
   } else {
     return x[idx];
   }
@@ -30874,11 +30874,11 @@ function elfSizes(path) {
 // src/campaign.ts
 var PHASES = ["build", "kat", "measure", "profile"];
 var MEASURABLE = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
-function units(candidates, shard) {
-  const all = candidates.flatMap(
+function units(candidates2, shard) {
+  const all2 = candidates2.flatMap(
     (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
   );
-  return shard ? all.filter((_, i) => i % shard.count === shard.index - 1) : all;
+  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
 }
 async function runCampaign(opts) {
   const campaignDir = resolve4(opts.campaignDir);
@@ -31067,7 +31067,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
 }
 function writeKatLog(entry, candidate, b, paths, systemDir, body) {
   const logPath = paths.katLog(candidate.id, entry.label);
-  const text = formatKatLog(
+  const text3 = formatKatLog(
     {
       library: entry.library ?? "(not built)",
       id: candidate.id,
@@ -31084,9 +31084,9 @@ function writeKatLog(entry, candidate, b, paths, systemDir, body) {
     entry.kat,
     entry.kat_detail
   );
-  writeFileAtomic(logPath, text);
+  writeFileAtomic(logPath, text3);
   entry.kat_log = relativeTo(systemDir, logPath);
-  entry.kat_log_sha256 = sha256Hex(text);
+  entry.kat_log_sha256 = sha256Hex(text3);
 }
 function saveEntry(paths, key, entry) {
   const current = readJsonIfExists(paths.build) ?? { instances: {} };
@@ -31125,7 +31125,8 @@ function loadDataset(systemDir) {
   const campaign = existsSync10(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
   const build2 = (existsSync10(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
   const records = jsonFilesUnder(join9(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  return { systemDir, campaign, build: build2, records, unreadable };
+  const profiles = jsonFilesUnder(join9(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  return { systemDir, campaign, build: build2, records, profiles, unreadable };
 }
 
 // src/evidence/validate.ts
@@ -31242,10 +31243,5711 @@ function createProgress(stream = process.stderr) {
   };
 }
 
+// src/report/model.ts
+import { existsSync as existsSync13, readFileSync as readFileSync14 } from "node:fs";
+import { join as join11 } from "node:path";
+
+// src/report/catalogs.ts
+import { existsSync as existsSync12, readFileSync as readFileSync13 } from "node:fs";
+function readSemicolonCsv(path, columns) {
+  if (!existsSync12(path)) return [];
+  const rows = [];
+  let header;
+  readFileSync13(path, "utf8").split("\n").forEach((raw, i) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "" || line.startsWith("#")) return;
+    const fields = line.split(";");
+    if (!header) {
+      header = fields.map((f) => f.trim());
+      const missing = columns.filter((c) => !header.includes(c));
+      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+      return;
+    }
+    if (fields.length < header.length)
+      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
+    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
+    rows.push({ fields: rec, line: i + 1 });
+  });
+  return rows;
+}
+function readKatIssues(path) {
+  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
+    let label;
+    try {
+      label = new RegExp(f.Label);
+    } catch {
+      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
+    }
+    return { id: f.ID, label, action: f.Action, cause: f.Cause };
+  });
+}
+function readSurvey(path) {
+  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f }) => ({ id: f.ID, verdict: f.Verdict, notes: f.Notes }));
+}
+function readExternalSizes(path) {
+  const num2 = (v, field, line) => {
+    if (v === void 0 || v === "") return void 0;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
+    return n;
+  };
+  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
+    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
+      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+    return {
+      id: f.ID,
+      instance: f.Instance,
+      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
+      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
+      sig: num2(f.SignatureBytes, "SignatureBytes", line),
+      basis: f.Basis,
+      line
+    };
+  });
+}
+
+// src/report/model.ts
+function katLogHeader(systemDir, path) {
+  if (!path || !existsSync13(join11(systemDir, path))) return {};
+  const header = {};
+  for (const line of readFileSync14(join11(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]] = m[2];
+  }
+  return header;
+}
+function inferType(id, ops, logType) {
+  if (logType === "kem" || logType === "sig") return logType;
+  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
+  return "kem";
+}
+function loadReportModel(systemDir, campaignDir) {
+  const ds = loadDataset(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
+  const byKey = /* @__PURE__ */ new Map();
+  const order = [];
+  const view = (id, label) => {
+    const key = `${id}/${label}`;
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, recordFiles: [], profileFiles: [] };
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
+    v.build = e;
+    if (e.kat_log && existsSync13(join11(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  }
+  const rel = (p) => p.slice(systemDir.replace(/\/$/, "").length + 1);
+  for (const { path, record: record2 } of ds.records) {
+    const v = view(record2.candidate, record2.label);
+    v.records[record2.operation] = record2;
+    v.recordFiles.push({ op: record2.operation, path: rel(path) });
+  }
+  for (const { path, profile } of ds.profiles) {
+    const v = view(profile.candidate, profile.label);
+    v.profiles[profile.operation] = profile;
+    v.profileFiles.push({ op: profile.operation, path: rel(path) });
+  }
+  const ids = [...new Set(order.map((k) => k.split("/")[0]))].sort();
+  const candidates2 = ids.map((id) => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => k.startsWith(`${id}/`)).map((k) => byKey.get(k));
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => Object.keys(i.records));
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, page: spec?.page, instances, operations: OPERATIONS[type] };
+  });
+  const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
+  const root3 = campaignDir ?? "";
+  return {
+    system,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: env,
+    candidates: candidates2,
+    katIssues: campaignDir ? readKatIssues(join11(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join11(root3, "symmetric_survey.csv")) : [],
+    sizes: campaignDir ? readExternalSizes(join11(root3, campaign.settings.catalogs.external_sizes)) : []
+  };
+}
+
+// src/report/render.ts
+import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
+import { dirname as dirname4, join as join13 } from "node:path";
+
+// src/report/format.ts
+var MISSING = "\u2014";
+function decompose(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const negative = bits >> 63n === 1n;
+  const biased = Number(bits >> 52n & 0x7ffn);
+  const fraction2 = bits & 0xfffffffffffffn;
+  return biased === 0 ? { negative, mant: fraction2, exp2: -1074 } : { negative, mant: fraction2 | 1n << 52n, exp2: biased - 1075 };
+}
+function fraction(d) {
+  return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
+}
+function roundScaled(d, n) {
+  let { num: num2, den } = fraction(d);
+  if (n >= 0) num2 *= 10n ** BigInt(n);
+  else den *= 10n ** BigInt(-n);
+  const q = num2 / den;
+  const twiceRest = num2 % den * 2n;
+  return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
+}
+function decimalExponent(x, d) {
+  const { num: num2, den } = fraction(d);
+  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
+  let k = Math.floor(Math.log10(Math.abs(x)));
+  while (!atLeast(k)) k -= 1;
+  while (atLeast(k + 1)) k += 1;
+  return k;
+}
+function roundSignificant(x, d, p) {
+  let exp = decimalExponent(x, d);
+  let n = roundScaled(d, p - 1 - exp);
+  if (n === 10n ** BigInt(p)) {
+    exp += 1;
+    n = 10n ** BigInt(p - 1);
+  }
+  return { digits: n.toString(), exp };
+}
+function pyNonFinite(x) {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  return null;
+}
+function withPoint(intDigits, decimals) {
+  if (decimals === 0) return intDigits;
+  const padded = intDigits.padStart(decimals + 1, "0");
+  return `${padded.slice(0, -decimals)}.${padded.slice(-decimals)}`;
+}
+function trimFraction(s) {
+  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
+}
+function checkPrecision(name, n) {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
+}
+function pyFixed(x, digits) {
+  checkPrecision("digits", digits);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  return (d.negative ? "-" : "") + withPoint(roundScaled(d, digits).toString(), digits);
+}
+function pyGeneral(x, precision) {
+  checkPrecision("precision", precision);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  const sign = d.negative ? "-" : "";
+  if (x === 0) return `${sign}0`;
+  const p = Math.max(1, precision);
+  const { digits, exp } = roundSignificant(x, d, p);
+  if (exp >= -4 && exp < p) return sign + trimFraction(withPoint(digits, p - 1 - exp));
+  const mantissa = trimFraction(withPoint(digits, p - 1));
+  const expText = String(Math.abs(exp)).padStart(2, "0");
+  return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
+}
+function sig3Fixed(v) {
+  if (!Number.isFinite(v) || v === 0) return pyFixed(v, 2);
+  const { exp } = roundSignificant(v, decompose(v), 3);
+  return pyFixed(v, Math.max(0, 2 - exp));
+}
+var CYCLE_UNITS = [
+  // `limit`: the rendered number at which the next unit takes over.
+  { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
+  { scale: 1e3, decimals: 1, suffix: " k", limit: 1e3 },
+  { scale: 1e6, decimals: 2, suffix: " M", limit: 1e3 },
+  { scale: 1e9, decimals: 2, suffix: " G", limit: Infinity }
+];
+function formatCycles(c) {
+  if (!Number.isFinite(c)) return MISSING;
+  let i = c < 1e4 ? 0 : c < 1e6 ? 1 : c < 1e9 ? 2 : 3;
+  for (; ; ) {
+    const unit = CYCLE_UNITS[i];
+    const text3 = pyFixed(c / unit.scale, unit.decimals);
+    if (Number(text3) >= unit.limit && i < CYCLE_UNITS.length - 1) {
+      i += 1;
+      continue;
+    }
+    return text3 + unit.suffix;
+  }
+}
+var TIME_UNITS = [
+  { scale: 1, suffix: "s" },
+  { scale: 1e-3, suffix: "ms" },
+  { scale: 1e-6, suffix: "\xB5s" },
+  { scale: 1e-9, suffix: "ns" }
+];
+function formatSeconds(s) {
+  if (!Number.isFinite(s)) return MISSING;
+  if (s === 0) return "0 s";
+  const a = Math.abs(s);
+  let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
+  let text3 = sig3Fixed(a / TIME_UNITS[i].scale);
+  while (i > 0 && Number(text3) >= 1e3) {
+    i -= 1;
+    text3 = sig3Fixed(a / TIME_UNITS[i].scale);
+  }
+  return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
+}
+function formatOpsPerSecond(x) {
+  return Number.isFinite(x) ? pyGeneral(x, 3) : MISSING;
+}
+function formatShare(fraction2) {
+  if (!Number.isFinite(fraction2)) return MISSING;
+  const p = 100 * fraction2;
+  return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
+}
+function formatKiB(bytes) {
+  return Number.isFinite(bytes) ? `${pyFixed(bytes / 1024, 0)} KiB` : MISSING;
+}
+function formatMiB(kib) {
+  return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
+}
+function formatGHz(hz) {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
+}
+function formatCount(trials, iters) {
+  if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
+  return `${trials * iters} (${trials} \xD7 ${iters})`;
+}
+
+// src/report/environment.ts
+var NOT_RECORDED = "not recorded";
+var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
+function archName(env) {
+  const arch2 = str(env.architecture);
+  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
+  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
+  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
+}
+function measuredCpu(model) {
+  const shardCpus = model.campaign.shard_cpus;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = model.environment.cpu_number;
+  return typeof fromEnv === "number" ? fromEnv : void 0;
+}
+function clockDescription(env) {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
+  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
+  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
+}
+var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
+var utc = (v) => str(v)?.slice(0, 19);
+function environmentRows(model) {
+  const env = model.environment;
+  const cpu = measuredCpu(model);
+  const rows = [
+    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
+  ];
+  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
+  rows.push(["clock", clockDescription(env)]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
+  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
+  rows.push(["campaign start / end (UTC)", pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
+  const counter = str(model.campaign.counter_source);
+  if (counter) rows.push(["cycle counter", counter]);
+  return rows;
+}
+
+// node_modules/micromark-util-character/index.js
+var asciiAlpha = regexCheck(/[A-Za-z]/);
+var asciiAlphanumeric = regexCheck(/[\dA-Za-z]/);
+var asciiAtext = regexCheck(/[#-'*+\--9=?A-Z^-~]/);
+var asciiDigit = regexCheck(/\d/);
+var asciiHexDigit = regexCheck(/[\dA-Fa-f]/);
+var asciiPunctuation = regexCheck(/[!-/:-@[-`{-~]/);
+function markdownLineEndingOrSpace(code4) {
+  return code4 !== null && (code4 < 0 || code4 === 32);
+}
+var unicodePunctuation = regexCheck(new RegExp("\\p{P}|\\p{S}", "u"));
+var unicodeWhitespace = regexCheck(/\s/);
+function regexCheck(regex) {
+  return check3;
+  function check3(code4) {
+    return code4 !== null && code4 > -1 && regex.test(String.fromCharCode(code4));
+  }
+}
+
+// node_modules/unist-util-is/lib/index.js
+var convert = (
+  // Note: overloads in JSDoc can’t yet use different `@template`s.
+  /**
+   * @type {(
+   *   (<Condition extends string>(test: Condition) => (node: unknown, index?: number | null | undefined, parent?: Parent | null | undefined, context?: unknown) => node is Node & {type: Condition}) &
+   *   (<Condition extends Props>(test: Condition) => (node: unknown, index?: number | null | undefined, parent?: Parent | null | undefined, context?: unknown) => node is Node & Condition) &
+   *   (<Condition extends TestFunction>(test: Condition) => (node: unknown, index?: number | null | undefined, parent?: Parent | null | undefined, context?: unknown) => node is Node & Predicate<Condition, Node>) &
+   *   ((test?: null | undefined) => (node?: unknown, index?: number | null | undefined, parent?: Parent | null | undefined, context?: unknown) => node is Node) &
+   *   ((test?: Test) => Check)
+   * )}
+   */
+  /**
+   * @param {Test} [test]
+   * @returns {Check}
+   */
+  (function(test) {
+    if (test === null || test === void 0) {
+      return ok;
+    }
+    if (typeof test === "function") {
+      return castFactory(test);
+    }
+    if (typeof test === "object") {
+      return Array.isArray(test) ? anyFactory(test) : (
+        // Cast because `ReadonlyArray` goes into the above but `isArray`
+        // narrows to `Array`.
+        propertiesFactory(
+          /** @type {Props} */
+          test
+        )
+      );
+    }
+    if (typeof test === "string") {
+      return typeFactory(test);
+    }
+    throw new Error("Expected function, string, or object as test");
+  })
+);
+function anyFactory(tests) {
+  const checks = [];
+  let index = -1;
+  while (++index < tests.length) {
+    checks[index] = convert(tests[index]);
+  }
+  return castFactory(any2);
+  function any2(...parameters) {
+    let index2 = -1;
+    while (++index2 < checks.length) {
+      if (checks[index2].apply(this, parameters)) return true;
+    }
+    return false;
+  }
+}
+function propertiesFactory(check3) {
+  const checkAsRecord = (
+    /** @type {Record<string, unknown>} */
+    check3
+  );
+  return castFactory(all2);
+  function all2(node3) {
+    const nodeAsRecord = (
+      /** @type {Record<string, unknown>} */
+      /** @type {unknown} */
+      node3
+    );
+    let key;
+    for (key in check3) {
+      if (nodeAsRecord[key] !== checkAsRecord[key]) return false;
+    }
+    return true;
+  }
+}
+function typeFactory(check3) {
+  return castFactory(type);
+  function type(node3) {
+    return node3 && node3.type === check3;
+  }
+}
+function castFactory(testFunction) {
+  return check3;
+  function check3(value, index, parent) {
+    return Boolean(
+      looksLikeANode(value) && testFunction.call(
+        this,
+        value,
+        typeof index === "number" ? index : void 0,
+        parent || void 0
+      )
+    );
+  }
+}
+function ok() {
+  return true;
+}
+function looksLikeANode(value) {
+  return value !== null && typeof value === "object" && "type" in value;
+}
+
+// node_modules/unist-util-visit-parents/lib/color.node.js
+function color(d) {
+  return "\x1B[33m" + d + "\x1B[39m";
+}
+
+// node_modules/unist-util-visit-parents/lib/index.js
+var empty2 = [];
+var CONTINUE = true;
+var EXIT = false;
+var SKIP = "skip";
+function visitParents(tree, testOrEnterOrVisitors, enterOrVisitorsOrReverse, reverse) {
+  if (!tree || typeof tree !== "object") {
+    throw new Error("Unexpected value `" + tree + "` for `tree`, expected node");
+  }
+  let preorder = true;
+  let check3;
+  let visitors;
+  let enter;
+  let exit;
+  if (typeof enterOrVisitorsOrReverse === "function" || enterOrVisitorsOrReverse && typeof enterOrVisitorsOrReverse === "object") {
+    check3 = /** @type {Test} */
+    testOrEnterOrVisitors;
+    visitors = enterOrVisitorsOrReverse;
+    if (reverse) preorder = false;
+  } else {
+    visitors = /** @type {Visitors | Visitor} */
+    testOrEnterOrVisitors;
+    if (enterOrVisitorsOrReverse) preorder = false;
+  }
+  if (typeof visitors === "function") {
+    enter = visitors;
+  } else if (visitors && typeof visitors === "object") {
+    if (visitors.enter === null || visitors.enter === void 0) {
+    } else if (typeof visitors.enter === "function") {
+      enter = visitors.enter;
+    } else {
+      throw new Error(
+        "Unexpected value `" + visitors.enter + "` for `visitors.enter`, expected optional visitor"
+      );
+    }
+    if (typeof visitors.exit === "function") {
+      exit = visitors.exit;
+    } else {
+      throw new Error(
+        "Unexpected value `" + visitors.exit + "` for `visitors.exit`, expected visitor (pass a visitor directly if you only want an enter visitor)"
+      );
+    }
+  } else {
+    throw new Error(
+      "Unexpected value `" + visitors + "` for `enter` or `visitors`, expected visitor or object with visitors"
+    );
+  }
+  const is2 = convert(check3);
+  const step = preorder ? 1 : -1;
+  factory(tree, void 0, [])();
+  function factory(node3, index, parents) {
+    const value = (
+      /** @type {Record<string, unknown>} */
+      node3 && typeof node3 === "object" ? node3 : {}
+    );
+    if (typeof value.type === "string") {
+      const name = (
+        // `hast`
+        typeof value.tagName === "string" ? value.tagName : (
+          // `xast`
+          typeof value.name === "string" ? value.name : void 0
+        )
+      );
+      Object.defineProperty(visit3, "name", {
+        value: "node (" + color(node3.type + (name ? "<" + name + ">" : "")) + ")"
+      });
+    }
+    return visit3;
+    function visit3() {
+      const matches = !check3 || is2(node3, index, parents[parents.length - 1] || void 0);
+      let result = empty2;
+      if (enter && matches) {
+        result = toResult(enter(node3, parents, index));
+        if (result[0] === EXIT) {
+          return result;
+        }
+      }
+      if ("children" in node3 && node3.children) {
+        const nodeAsParent = (
+          /** @type {UnistParent} */
+          node3
+        );
+        if (nodeAsParent.children && result[0] !== SKIP) {
+          let offset = (preorder ? -1 : nodeAsParent.children.length) + step;
+          const grandparents = [...parents, nodeAsParent];
+          while (offset > -1 && offset < nodeAsParent.children.length) {
+            const child = nodeAsParent.children[offset];
+            const subresult = factory(child, offset, grandparents)();
+            if (subresult[0] === EXIT) {
+              return subresult;
+            }
+            offset = typeof subresult[1] === "number" ? subresult[1] : offset + step;
+          }
+        }
+      }
+      if (exit && matches) {
+        const exitResult = toResult(exit(node3, parents, index));
+        if (exitResult[0] === SKIP) {
+          throw new Error(
+            "Unexpected value `" + exitResult[0] + "` from `exit`, expected `CONTINUE`, `EXIT`, index, or nothing"
+          );
+        }
+        if (exitResult[0] === EXIT || typeof exitResult[1] === "number") {
+          return exitResult;
+        }
+      }
+      return result;
+    }
+  }
+}
+function toResult(value) {
+  if (Array.isArray(value)) {
+    return value;
+  }
+  if (typeof value === "number") {
+    return [CONTINUE, value];
+  }
+  return value === null || value === void 0 ? empty2 : [value];
+}
+
+// node_modules/mdast-util-gfm-autolink-literal/lib/index.js
+var inConstruct = "phrasing";
+var notInConstruct = ["autolink", "link", "image", "label"];
+function gfmAutolinkLiteralToMarkdown() {
+  return {
+    unsafe: [
+      {
+        character: "@",
+        before: "[+\\-.\\w]",
+        after: "[\\-.\\w]",
+        inConstruct,
+        notInConstruct
+      },
+      {
+        character: ".",
+        before: "[Ww]",
+        after: "[\\-.\\w]",
+        inConstruct,
+        notInConstruct
+      },
+      {
+        character: ":",
+        before: "[ps]",
+        after: "\\/",
+        inConstruct,
+        notInConstruct
+      }
+    ]
+  };
+}
+
+// node_modules/mdast-util-gfm-footnote/lib/index.js
+footnoteReference.peek = footnoteReferencePeek;
+function footnoteReferencePeek() {
+  return "[";
+}
+function footnoteReference(node3, _, state, info) {
+  const tracker = state.createTracker(info);
+  let value = tracker.move("[^");
+  const exit = state.enter("footnoteReference");
+  const subexit = state.enter("reference");
+  value += tracker.move(
+    state.safe(state.associationId(node3), { after: "]", before: value })
+  );
+  subexit();
+  exit();
+  value += tracker.move("]");
+  return value;
+}
+function gfmFootnoteToMarkdown(options) {
+  let firstLineBlank = false;
+  if (options && options.firstLineBlank) {
+    firstLineBlank = true;
+  }
+  return {
+    handlers: { footnoteDefinition, footnoteReference },
+    // This is on by default already.
+    unsafe: [{ character: "[", inConstruct: ["label", "phrasing", "reference"] }]
+  };
+  function footnoteDefinition(node3, _, state, info) {
+    const tracker = state.createTracker(info);
+    let value = tracker.move("[^");
+    const exit = state.enter("footnoteDefinition");
+    const subexit = state.enter("label");
+    value += tracker.move(
+      state.safe(state.associationId(node3), { before: value, after: "]" })
+    );
+    subexit();
+    value += tracker.move("]:");
+    if (node3.children && node3.children.length > 0) {
+      tracker.shift(4);
+      value += tracker.move(
+        (firstLineBlank ? "\n" : " ") + state.indentLines(
+          state.containerFlow(node3, tracker.current()),
+          firstLineBlank ? mapAll : mapExceptFirst
+        )
+      );
+    }
+    exit();
+    return value;
+  }
+}
+function mapExceptFirst(line, index, blank) {
+  return index === 0 ? line : mapAll(line, index, blank);
+}
+function mapAll(line, index, blank) {
+  return (blank ? "" : "    ") + line;
+}
+
+// node_modules/mdast-util-gfm-strikethrough/lib/index.js
+var constructsWithoutStrikethrough = [
+  "autolink",
+  "destinationLiteral",
+  "destinationRaw",
+  "reference",
+  "titleQuote",
+  "titleApostrophe"
+];
+handleDelete.attention = attentionDelete;
+handleDelete.peek = peekDelete;
+function gfmStrikethroughToMarkdown() {
+  return {
+    handlers: { delete: handleDelete },
+    unsafe: [
+      {
+        character: "~",
+        inConstruct: "phrasing",
+        notInConstruct: constructsWithoutStrikethrough
+      }
+    ]
+  };
+}
+function handleDelete(node3, _, state, info) {
+  const tracker = state.createTracker(info);
+  const sequence = state.stack.includes("strikethrough") ? "~" : "~~";
+  const exit = state.enter("strikethrough");
+  let value = tracker.move(sequence);
+  value += state.containerPhrasing(node3, {
+    ...tracker.current(),
+    before: value,
+    after: "~"
+  });
+  value += tracker.move(sequence);
+  exit();
+  return value;
+}
+function attentionDelete() {
+  return { construct: "strikethrough", markers: ["~"], sizes: [2, 1] };
+}
+function peekDelete() {
+  return "~";
+}
+
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
+}
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row3 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
+    }
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell2 = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell2);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
+        }
+      }
+      row3.push(cell2);
+    }
+    cellMatrix[rowIndex] = row3;
+    sizeMatrix[rowIndex] = sizes2;
+  }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code4 = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code4;
+    }
+  }
+  columnIndex = -1;
+  const row2 = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code4 = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code4 === 99) {
+      before = ":";
+      after = ":";
+    } else if (code4 === 108) {
+      before = ":";
+    } else if (code4 === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
+    );
+    const cell2 = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
+    }
+    row2[columnIndex] = cell2;
+  }
+  cellMatrix.splice(1, 0, row2);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row3 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line = [];
+    while (++columnIndex < cellsInRow) {
+      const cell2 = row3[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code4 = alignments[columnIndex];
+        if (code4 === 114) {
+          before = " ".repeat(size);
+        } else if (code4 === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell2 === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line.push(before);
+      }
+      line.push(cell2);
+      if (settings.alignDelimiters !== false) {
+        line.push(after);
+      }
+      if (settings.padding !== false) {
+        line.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line.push("|");
+      }
+    }
+    lines.push(
+      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
+    );
+  }
+  return lines.join("\n");
+}
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code4 = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code4 === 67 || code4 === 99 ? 99 : code4 === 76 || code4 === 108 ? 108 : code4 === 82 || code4 === 114 ? 114 : 0;
+}
+
+// node_modules/mdast-util-phrasing/lib/index.js
+var phrasing = (
+  /** @type {(node?: unknown) => node is Exclude<PhrasingContent, Html>} */
+  convert([
+    "break",
+    "delete",
+    "emphasis",
+    // To do: next major: removed since footnotes were added to GFM.
+    "footnote",
+    "footnoteReference",
+    "image",
+    "imageReference",
+    "inlineCode",
+    // Enabled by `mdast-util-math`:
+    "inlineMath",
+    "link",
+    "linkReference",
+    // Enabled by `mdast-util-mdx`:
+    "mdxJsxTextElement",
+    // Enabled by `mdast-util-mdx`:
+    "mdxTextExpression",
+    "strong",
+    "text",
+    // Enabled by `mdast-util-directive`:
+    "textDirective"
+  ])
+);
+
+// node_modules/zwitch/index.js
+var own2 = {}.hasOwnProperty;
+function zwitch(key, options) {
+  const settings = options || {};
+  function one2(value, ...parameters) {
+    let fn = one2.invalid;
+    const handlers = one2.handlers;
+    if (value && own2.call(value, key)) {
+      const id = String(value[key]);
+      fn = own2.call(handlers, id) ? handlers[id] : one2.unknown;
+    }
+    if (fn) {
+      return fn.call(this, value, ...parameters);
+    }
+  }
+  one2.handlers = settings.handlers || {};
+  one2.invalid = settings.invalid;
+  one2.unknown = settings.unknown;
+  return one2;
+}
+
+// node_modules/mdast-util-to-markdown/lib/configure.js
+var own3 = {}.hasOwnProperty;
+function configure(base, extension) {
+  let index = -1;
+  let key;
+  if (extension.extensions) {
+    while (++index < extension.extensions.length) {
+      configure(base, extension.extensions[index]);
+    }
+  }
+  for (key in extension) {
+    if (own3.call(extension, key)) {
+      switch (key) {
+        case "extensions": {
+          break;
+        }
+        /* c8 ignore next 4 */
+        case "unsafe": {
+          list(base[key], extension[key]);
+          break;
+        }
+        case "join": {
+          list(base[key], extension[key]);
+          break;
+        }
+        case "handlers": {
+          map2(base[key], extension[key]);
+          break;
+        }
+        default: {
+          base.options[key] = extension[key];
+        }
+      }
+    }
+  }
+  return base;
+}
+function list(left, right) {
+  if (right) {
+    left.push(...right);
+  }
+}
+function map2(left, right) {
+  if (right) {
+    Object.assign(left, right);
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/blockquote.js
+function blockquote(node3, _, state, info) {
+  const exit = state.enter("blockquote");
+  const tracker = state.createTracker(info);
+  tracker.move("> ");
+  tracker.shift(2);
+  const value = state.indentLines(
+    state.containerFlow(node3, tracker.current()),
+    map3
+  );
+  exit();
+  return value;
+}
+function map3(line, _, blank) {
+  return ">" + (blank ? "" : " ") + line;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/pattern-in-scope.js
+function patternInScope(stack, pattern) {
+  return listInScope(stack, pattern.inConstruct, true) && !listInScope(stack, pattern.notInConstruct, false);
+}
+function listInScope(stack, list3, none) {
+  if (typeof list3 === "string") {
+    list3 = [list3];
+  }
+  if (!list3 || list3.length === 0) {
+    return none;
+  }
+  let index = -1;
+  while (++index < list3.length) {
+    if (stack.includes(list3[index])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/break.js
+function hardBreak(_, _1, state, info) {
+  let index = -1;
+  while (++index < state.unsafe.length) {
+    const pattern = state.unsafe[index];
+    if (pattern.character === "\n" && !pattern.before && !pattern.after && patternInScope(state.stack, pattern)) {
+      return /[\t ]/.test(info.before) ? "" : " ";
+    }
+  }
+  return "\\\n";
+}
+
+// node_modules/longest-streak/index.js
+function longestStreak(value, substring) {
+  const source = String(value);
+  let index = source.indexOf(substring);
+  let expected = index;
+  let count = 0;
+  let max = 0;
+  if (typeof substring !== "string") {
+    throw new TypeError("Expected substring");
+  }
+  while (index !== -1) {
+    if (index === expected) {
+      if (++count > max) {
+        max = count;
+      }
+    } else {
+      count = 1;
+    }
+    expected = index + substring.length;
+    index = source.indexOf(substring, expected);
+  }
+  return max;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/format-code-as-indented.js
+function formatCodeAsIndented(node3, state) {
+  return Boolean(
+    state.options.fences === false && node3.value && // If there’s no info…
+    !node3.lang && // And there’s a non-whitespace character…
+    /[^\n\r ]/.test(node3.value) && // And the value doesn’t start or end in a blank…
+    !/^[\t ]*(?:[\n\r]|$)|(?:^|[\n\r])[\t ]*$/.test(node3.value)
+  );
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-fence.js
+function checkFence(state) {
+  const marker = state.options.fence || "`";
+  if (marker !== "`" && marker !== "~") {
+    throw new Error(
+      "Cannot serialize code with `" + marker + "` for `options.fence`, expected `` ` `` or `~`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/code.js
+function code(node3, _, state, info) {
+  const marker = checkFence(state);
+  const raw = node3.value || "";
+  if (formatCodeAsIndented(node3, state)) {
+    const exit2 = state.enter("codeIndented");
+    const value2 = state.indentLines(raw, map4);
+    exit2();
+    return value2;
+  }
+  const tracker = state.createTracker(info);
+  const sequence = marker.repeat(Math.max(longestStreak(raw, marker) + 1, 3));
+  const exit = state.enter("codeFenced");
+  const suffix = marker === "`" ? "GraveAccent" : "Tilde";
+  let value = tracker.move(sequence);
+  if (node3.lang) {
+    const subexit = state.enter(`codeFencedLang${suffix}`);
+    value += tracker.move(
+      state.safe(node3.lang, {
+        before: value,
+        after: " ",
+        encode: ["`"],
+        ...tracker.current()
+      })
+    );
+    subexit();
+  }
+  if (node3.lang && node3.meta) {
+    const subexit = state.enter(`codeFencedMeta${suffix}`);
+    value += tracker.move(" ");
+    value += tracker.move(
+      state.safe(node3.meta, {
+        before: value,
+        after: "\n",
+        encode: ["`"],
+        ...tracker.current()
+      })
+    );
+    subexit();
+  }
+  value += tracker.move("\n");
+  if (raw) {
+    value += tracker.move(raw + "\n");
+  }
+  value += tracker.move(sequence);
+  exit();
+  return value;
+}
+function map4(line, _, blank) {
+  return (blank ? "" : "    ") + line;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-quote.js
+function checkQuote(state) {
+  const marker = state.options.quote || '"';
+  if (marker !== '"' && marker !== "'") {
+    throw new Error(
+      "Cannot serialize title with `" + marker + "` for `options.quote`, expected `\"`, or `'`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/definition.js
+function definition(node3, _, state, info) {
+  const quote = checkQuote(state);
+  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const exit = state.enter("definition");
+  let subexit = state.enter("label");
+  const tracker = state.createTracker(info);
+  let value = tracker.move("[");
+  value += tracker.move(
+    state.safe(state.associationId(node3), {
+      before: value,
+      after: "]",
+      ...tracker.current()
+    })
+  );
+  value += tracker.move("]: ");
+  subexit();
+  if (
+    // If there’s no url, or…
+    !node3.url || // If there are control characters or whitespace.
+    /[\0- \u007F]/.test(node3.url)
+  ) {
+    subexit = state.enter("destinationLiteral");
+    value += tracker.move("<");
+    value += tracker.move(
+      state.safe(node3.url, { before: value, after: ">", ...tracker.current() })
+    );
+    value += tracker.move(">");
+  } else {
+    subexit = state.enter("destinationRaw");
+    value += tracker.move(
+      state.safe(node3.url, {
+        before: value,
+        after: node3.title ? " " : "\n",
+        ...tracker.current()
+      })
+    );
+  }
+  subexit();
+  if (node3.title) {
+    subexit = state.enter(`title${suffix}`);
+    value += tracker.move(" " + quote);
+    value += tracker.move(
+      state.safe(node3.title, {
+        before: value,
+        after: quote,
+        ...tracker.current()
+      })
+    );
+    value += tracker.move(quote);
+    subexit();
+  }
+  exit();
+  return value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-emphasis.js
+function checkEmphasis(state) {
+  const marker = state.options.emphasis || "*";
+  if (marker !== "*" && marker !== "_") {
+    throw new Error(
+      "Cannot serialize emphasis with `" + marker + "` for `options.emphasis`, expected `*`, or `_`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/micromark-util-classify-character/index.js
+function classifyCharacter(code4) {
+  if (code4 === null || markdownLineEndingOrSpace(code4) || unicodeWhitespace(code4)) {
+    return 1;
+  }
+  if (unicodePunctuation(code4)) {
+    return 2;
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/character.js
+function firstCharacter(value) {
+  const code4 = value.codePointAt(0);
+  return code4 === void 0 ? "" : String.fromCodePoint(code4);
+}
+function lastCharacter(value) {
+  const code4 = value.codePointAt(value.length - 2);
+  return code4 !== void 0 && code4 > 65535 ? value.slice(-2) : value.slice(-1);
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/encode-character-reference.js
+function encodeCharacterReference(code4) {
+  return "&#x" + code4.toString(16).toUpperCase() + ";";
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/encode-info.js
+function encodeInfo(outside, inside, marker) {
+  const outsideKind = classifyCharacter(outside);
+  const insideKind = classifyCharacter(inside);
+  if (outsideKind === void 0) {
+    return insideKind === void 0 ? (
+      // Letter inside:
+      // we have to encode *both* letters for `_` as it is looser.
+      // it already forms for `*` (and GFMs `~`).
+      marker === "_" ? { inside: true, outside: true } : { inside: false, outside: false }
+    ) : insideKind === 1 ? (
+      // Whitespace inside: encode both (letter, whitespace).
+      { inside: true, outside: true }
+    ) : (
+      // Punctuation inside: encode outer (letter)
+      { inside: false, outside: true }
+    );
+  }
+  if (outsideKind === 1) {
+    return insideKind === void 0 ? (
+      // Letter inside: already forms.
+      { inside: false, outside: false }
+    ) : insideKind === 1 ? (
+      // Whitespace inside: encode both (whitespace).
+      { inside: true, outside: true }
+    ) : (
+      // Punctuation inside: already forms.
+      { inside: false, outside: false }
+    );
+  }
+  return insideKind === void 0 ? (
+    // Letter inside: already forms.
+    { inside: false, outside: false }
+  ) : insideKind === 1 ? (
+    // Whitespace inside: encode inner (whitespace).
+    { inside: true, outside: false }
+  ) : (
+    // Punctuation inside: already forms.
+    { inside: false, outside: false }
+  );
+}
+
+// node_modules/micromark-util-html-tag-name/index.js
+var htmlBlockNames = [
+  "address",
+  "article",
+  "aside",
+  "base",
+  "basefont",
+  "blockquote",
+  "body",
+  "caption",
+  "center",
+  "col",
+  "colgroup",
+  "dd",
+  "details",
+  "dialog",
+  "dir",
+  "div",
+  "dl",
+  "dt",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "frame",
+  "frameset",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "head",
+  "header",
+  "hr",
+  "html",
+  "iframe",
+  "legend",
+  "li",
+  "link",
+  "main",
+  "menu",
+  "menuitem",
+  "nav",
+  "noframes",
+  "ol",
+  "optgroup",
+  "option",
+  "p",
+  "param",
+  "search",
+  "section",
+  "summary",
+  "table",
+  "tbody",
+  "td",
+  "tfoot",
+  "th",
+  "thead",
+  "title",
+  "tr",
+  "track",
+  "ul"
+];
+var htmlRawNames = ["pre", "script", "style", "textarea"];
+
+// node_modules/mdast-util-to-markdown/lib/util/html-kind.js
+function htmlKind(value) {
+  if (value.charCodeAt(0) !== 60) return;
+  const next = value.charCodeAt(1);
+  if (next === 33) {
+    const code5 = value.charCodeAt(2);
+    if (code5 === 45) return 2;
+    if (code5 === 91) return 5;
+    if (asciiAlpha(code5)) return 4;
+    return;
+  }
+  if (next === 63) return 3;
+  const closing = next === 47;
+  const start = closing ? 2 : 1;
+  let end = start;
+  let code4 = value.charCodeAt(end);
+  if (!asciiAlpha(code4)) return;
+  while (code4 === 45 || asciiAlphanumeric(code4)) {
+    code4 = value.charCodeAt(++end);
+  }
+  const name = value.slice(start, end).toLowerCase();
+  if (!closing && code4 !== 47 && htmlRawNames.includes(name)) {
+    return 1;
+  }
+  return htmlBlockNames.includes(name) ? 6 : 7;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/container-phrasing.js
+var builtins = /* @__PURE__ */ new Map([
+  ["*", false],
+  ["_", true]
+]);
+function candidates(tokens, involved, runOf) {
+  const related = /* @__PURE__ */ new Set();
+  for (const token of tokens) {
+    const siblings = runOf.get(token);
+    if (siblings && token.attention && involved.some((d) => d.attention === token.attention)) {
+      for (const sibling of siblings.tokens) {
+        related.add(sibling.attention);
+      }
+    }
+  }
+  const ordered = [];
+  for (const token of tokens) {
+    if (token.attention && related.delete(token.attention)) {
+      ordered.push(token.attention);
+    }
+  }
+  ordered.reverse();
+  return ordered;
+}
+function check2(tokens, before, after) {
+  const runs = [];
+  const wrong = /* @__PURE__ */ new Map();
+  const runOf = /* @__PURE__ */ new Map();
+  let index = 0;
+  while (index < tokens.length) {
+    if (!tokens[index].attention) {
+      index++;
+      continue;
+    }
+    const marker = tokens[index].value.charAt(0);
+    const strict = builtins.get(marker);
+    let end = index + 1;
+    while (end < tokens.length && tokens[end].attention && tokens[end].value.charAt(0) === marker) {
+      end++;
+    }
+    const head = index ? tokens[index - 1].value : before;
+    const previous = classifyCharacter(head.charCodeAt(head.length - 1));
+    const next = classifyCharacter(
+      (end < tokens.length ? tokens[end].value : after).charCodeAt(0)
+    );
+    const open2 = !next || next === 2 && Boolean(previous);
+    const close2 = !previous || previous === 2 && Boolean(next);
+    const run = {
+      tokens: tokens.slice(index, end),
+      markers: [],
+      start: 0,
+      end: 0,
+      // Underscores are strict, they cannot open or close inside words.
+      open: strict ? open2 && (Boolean(previous) || !close2) : open2,
+      close: strict ? close2 && (Boolean(next) || !open2) : close2,
+      // All builtins can split runs.
+      split: strict !== void 0
+    };
+    for (const token of run.tokens) {
+      wrong.set(token, [...run.tokens]);
+      runOf.set(token, run);
+      let size = token.value.length;
+      while (size--) run.markers.push(token);
+    }
+    run.end = run.markers.length;
+    runs.push(run);
+    index = end;
+  }
+  pair2(runs, wrong);
+  index = -1;
+  while (++index < tokens.length) {
+    const involved = wrong.get(tokens[index]);
+    if (involved) return { attention: candidates(tokens, involved, runOf), index };
+  }
+}
+function containerPhrasing(parent, state, info) {
+  return serialize2(phrasing2(parent, state, info), info.before, info.after);
+}
+function encode3(tokens, start) {
+  const token = tokens[start ? 0 : tokens.length - 1];
+  if (!token || token.attention) return;
+  const character = start ? firstCharacter(token.value) : lastCharacter(token.value);
+  const reference = encodeCharacterReference(
+    /** @type {number} */
+    character.codePointAt(0)
+  );
+  if (start) {
+    token.value = reference + token.value.slice(character.length);
+  } else {
+    let value = token.value.slice(0, token.value.length - character.length);
+    let escapes = 0;
+    while (value.charCodeAt(value.length - 1 - escapes) === 92) {
+      escapes++;
+    }
+    if (escapes % 2) value += "\\";
+    token.value = value + reference;
+  }
+}
+function improve(items, chosen, mistake, before, after) {
+  for (const attention3 of mistake.attention) {
+    const current = chosen.get(attention3) || attention3.sequences[0];
+    for (const sequence of attention3.sequences) {
+      if (sequence === current) continue;
+      const trial = new Map(chosen);
+      trial.set(attention3, sequence);
+      const tokens = render(items, trial, before, after);
+      const next = check2(tokens, before, after);
+      if (!next || next.index > mistake.index) {
+        return { chosen: trial, mistake: next, tokens };
+      }
+    }
+  }
+}
+function pair2(runs, wrong) {
+  const openersByMarker = /* @__PURE__ */ new Map();
+  for (const closer of runs) {
+    const marker = closer.tokens[0].value.charAt(0);
+    let openers = openersByMarker.get(marker);
+    if (!openers) {
+      openers = [];
+      openersByMarker.set(marker, openers);
+    }
+    let open2 = closer.close ? openers.length : 0;
+    while (open2-- && closer.start < closer.end) {
+      const opener = openers[open2];
+      const openerSize = opener.end - opener.start;
+      const closerSize = closer.end - closer.start;
+      if (closer.split ? (
+        // The rule of 3, on the sizes that are left.
+        (opener.close || closer.open) && closerSize % 3 && !((openerSize + closerSize) % 3)
+      ) : (
+        // Others pair whole runs of the same size.
+        openerSize !== opener.markers.length || openerSize !== closerSize
+      )) {
+        continue;
+      }
+      const size = closer.split ? openerSize > 1 && closerSize > 1 ? 2 : 1 : closerSize;
+      const opening = opener.markers.slice(opener.end - size, opener.end);
+      const closing = closer.markers.slice(closer.start, closer.start + size);
+      const openToken = opening[0];
+      const closeToken = closing[0];
+      if (
+        // Whole sequences:
+        // the markers of a sequence are next to each other,
+        // so if the first and last marker are of one sequence of that size,
+        // all markers are exactly that sequence.
+        openToken === opening[size - 1] && openToken.value.length === size && closeToken === closing[size - 1] && closeToken.value.length === size && // Of the same attention, so its opening and closing sequence.
+        openToken.attention === closeToken.attention
+      ) {
+        wrong.delete(openToken);
+        wrong.delete(closeToken);
+      } else {
+        const involved = [.../* @__PURE__ */ new Set([...opening, ...closing])];
+        for (const token of involved) {
+          const list3 = wrong.get(token);
+          if (list3) list3.push(...involved);
+        }
+      }
+      opener.end -= size;
+      closer.start += size;
+      if (opener.start === opener.end) openers.splice(open2, 1);
+      open2 = openers.length;
+    }
+    if (closer.open && closer.start < closer.end) openers.push(closer);
+  }
+}
+function attentionSequences(type, markers, sizes) {
+  if (markers.length === 0) {
+    throw new Error(
+      "Cannot serialize `" + type + "` as attention without markers, expected one or more markers"
+    );
+  }
+  if (sizes.length === 0) {
+    throw new Error(
+      "Cannot serialize `" + type + "` as attention without sizes, expected one or more sizes"
+    );
+  }
+  for (const size of sizes) {
+    if (!Number.isSafeInteger(size) || size < 1) {
+      throw new Error(
+        "Cannot serialize `" + type + "` as attention with `" + size + "` as size, expected positive integer"
+      );
+    }
+  }
+  const sequences = [];
+  for (const marker of markers) {
+    if (marker.length !== 1) {
+      throw new Error(
+        "Cannot serialize `" + type + "` as attention with `" + marker + "` as marker, expected a single ascii character"
+      );
+    }
+    if (!asciiPunctuation(marker.charCodeAt(0))) {
+      throw new Error(
+        "Cannot serialize `" + type + "` as attention with `" + marker + "` as marker, expected ascii punctuation"
+      );
+    }
+    for (const size of sizes) {
+      sequences.push(marker.repeat(size));
+    }
+  }
+  return sequences;
+}
+function phrasing2(parent, state, info) {
+  const indexStack = state.indexStack;
+  const children = parent.children || [];
+  const results = [];
+  let index = -1;
+  let before = info.before;
+  indexStack.push(-1);
+  let tracker = state.createTracker(info);
+  while (++index < children.length) {
+    const child = children[index];
+    let after;
+    indexStack[indexStack.length - 1] = index;
+    if (index + 1 < children.length) {
+      let handle3 = state.handle.handlers[children[index + 1].type];
+      if (handle3 && handle3.peek) handle3 = handle3.peek;
+      after = handle3 ? firstCharacter(
+        handle3(children[index + 1], parent, state, {
+          before: "",
+          after: "",
+          ...tracker.current()
+        })
+      ) : "";
+    } else {
+      after = info.after;
+    }
+    const previous = results[results.length - 1];
+    if (typeof previous === "string" && (before === "\r" || before === "\n") && child.type === "html" && htmlKind(child.value) !== 7) {
+      results[results.length - 1] = previous.replace(/(\r?\n|\r)$/, " ");
+      before = " ";
+      tracker = state.createTracker(info);
+      tracker.move(serialize2(results, info.before, info.after));
+    }
+    const handle2 = state.handle.handlers[child.type];
+    if (handle2 && handle2.attention) {
+      const item = attentionItem(
+        /** @type {PhrasingParents} */
+        child,
+        handle2.attention,
+        state,
+        tracker
+      );
+      if (!item) continue;
+      results.push(item);
+      before = lastCharacter(item.sequences[0]);
+    } else {
+      const value = state.handle(child, parent, state, {
+        ...tracker.current(),
+        after,
+        before
+      });
+      if (!value) continue;
+      tracker.move(value);
+      results.push(value);
+      before = lastCharacter(value);
+    }
+  }
+  indexStack.pop();
+  return results;
+}
+function attentionItem(node3, attention3, state, tracker) {
+  const { construct, markers, sizes } = attention3(node3, state);
+  const sequences = attentionSequences(node3.type, markers, sizes);
+  const sequence = sequences[0];
+  const exit = state.enter(construct);
+  const inside = state.createTracker(tracker.current());
+  inside.move(sequence);
+  const children = phrasing2(node3, state, {
+    ...inside.current(),
+    before: sequence,
+    after: sequence
+  });
+  exit();
+  if (children.length === 0) return;
+  tracker.move(sequence);
+  tracker.move(serialize2(children, sequence, sequence));
+  tracker.move(sequence);
+  return { children, sequences };
+}
+function fix(items, chosen, before, after) {
+  let tokens = render(items, chosen, before, after);
+  let mistake = check2(tokens, before, after);
+  while (mistake) {
+    const next = improve(items, chosen, mistake, before, after);
+    if (!next) return;
+    chosen = next.chosen;
+    tokens = next.tokens;
+    mistake = next.mistake;
+  }
+  return tokens;
+}
+function guess(items, chosen, before, after) {
+  let previous = before;
+  let index = -1;
+  while (++index < items.length) {
+    const item = items[index];
+    if (typeof item === "string") {
+      previous = "";
+      continue;
+    }
+    const next = index === items.length - 1 ? after : "";
+    const sequence = item.sequences.find(function(value) {
+      const marker = value.charAt(0);
+      return marker !== previous.charAt(0) && marker !== next.charAt(0) || items.length === 1 && builtins.has(marker) && value.length > before.length;
+    }) || item.sequences[0];
+    if (sequence !== item.sequences[0]) chosen.set(item, sequence);
+    guess(item.children, chosen, sequence, sequence);
+    previous = sequence;
+  }
+}
+function render(items, chosen, before, after) {
+  const tokens = [];
+  let encodeAfter;
+  let previous = lastCharacter(before);
+  let index = -1;
+  while (++index < items.length) {
+    const item = items[index];
+    if (typeof item === "string") {
+      const token = { value: item, attention: void 0 };
+      if (encodeAfter && encodeAfter === firstCharacter(item)) {
+        encode3([token], true);
+      }
+      encodeAfter = void 0;
+      tokens.push(token);
+      if (token.value) previous = lastCharacter(token.value);
+      continue;
+    }
+    const sequence = chosen.get(item) || item.sequences[0];
+    const marker = sequence.charAt(0);
+    const next = items[index + 1];
+    const outsideBefore = previous;
+    const outsideAfter = firstCharacter(
+      next === void 0 ? after : typeof next === "string" ? next : chosen.get(next) || next.sequences[0]
+    );
+    const inside = render(item.children, chosen, sequence, sequence);
+    const head = inside[0].value;
+    const open2 = encodeInfo(
+      outsideBefore.charCodeAt(outsideBefore.length - 1),
+      head.charCodeAt(0),
+      marker
+    );
+    if (open2.inside) encode3(inside, true);
+    const tail = lastCharacter(inside[inside.length - 1].value);
+    const close2 = encodeInfo(
+      outsideAfter.charCodeAt(0),
+      tail.charCodeAt(tail.length - 1),
+      marker
+    );
+    if (close2.inside) encode3(inside, false);
+    if (open2.outside && outsideBefore !== "\n" && outsideBefore !== "\r") {
+      encode3(tokens, false);
+    }
+    if (close2.outside) encodeAfter = outsideAfter;
+    tokens.push({ value: sequence, attention: item }, ...inside, {
+      value: sequence,
+      attention: item
+    });
+    previous = sequence.charAt(sequence.length - 1);
+  }
+  return tokens;
+}
+function serialize2(items, before, after) {
+  const guessed = /* @__PURE__ */ new Map();
+  guess(items, guessed, before, after);
+  const tokens = (
+    // Start from guesses (based on the preferred sequences).
+    (guessed.size > 0 ? fix(items, guessed, before, after) : void 0) || // If stuck, start from the preferred sequences instead.
+    fix(items, /* @__PURE__ */ new Map(), before, after) || // If stuck again, use the preferred sequences as they are.
+    render(items, /* @__PURE__ */ new Map(), before, after)
+  );
+  let result = "";
+  for (const token of tokens) result += token.value;
+  return result;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/emphasis.js
+emphasis.attention = attention;
+emphasis.peek = peek;
+function emphasis(node3, _, state, info) {
+  const exit = state.enter("phrasing");
+  const item = attentionItem(node3, attention, state, state.createTracker(info));
+  const value = item ? serialize2([item], info.before, info.after) : "";
+  exit();
+  return value;
+}
+function attention(_, state) {
+  const marker = checkEmphasis(state);
+  return {
+    construct: "emphasis",
+    markers: marker === "*" ? ["*", "_"] : ["_", "*"],
+    sizes: [1]
+  };
+}
+function peek(_, _1, state) {
+  return state.options.emphasis || "*";
+}
+
+// node_modules/unist-util-visit/lib/index.js
+function visit2(tree, testOrEnterOrVisitors, enterOrVisitorsOrReverse, maybeReverse) {
+  let check3;
+  let visitors;
+  let reverse;
+  if (typeof enterOrVisitorsOrReverse === "function" || enterOrVisitorsOrReverse && typeof enterOrVisitorsOrReverse === "object") {
+    check3 = /** @type {Test} */
+    testOrEnterOrVisitors;
+    visitors = enterOrVisitorsOrReverse;
+    reverse = maybeReverse;
+  } else {
+    visitors = /** @type {Visitor | Visitors} */
+    testOrEnterOrVisitors;
+    reverse = enterOrVisitorsOrReverse;
+  }
+  if (typeof visitors === "function") {
+    visitParents(tree, check3, wrap(visitors), reverse);
+  } else {
+    visitParents(tree, check3, wrapVisitors(visitors), reverse);
+  }
+}
+function wrapVisitors(visitors) {
+  if (!visitors || typeof visitors !== "object") return visitors;
+  return {
+    enter: typeof visitors.enter === "function" ? wrap(visitors.enter) : visitors.enter,
+    exit: typeof visitors.exit === "function" ? wrap(visitors.exit) : visitors.exit
+  };
+}
+function wrap(visitor) {
+  return overload;
+  function overload(node3, parents, index) {
+    return visitor(node3, index, parents[parents.length - 1]);
+  }
+}
+
+// node_modules/mdast-util-to-string/lib/index.js
+var emptyOptions = {};
+function toString(value, options) {
+  const settings = options || emptyOptions;
+  const includeImageAlt = typeof settings.includeImageAlt === "boolean" ? settings.includeImageAlt : true;
+  const includeHtml = typeof settings.includeHtml === "boolean" ? settings.includeHtml : true;
+  return one(value, includeImageAlt, includeHtml);
+}
+function one(value, includeImageAlt, includeHtml) {
+  if (node2(value)) {
+    if ("value" in value) {
+      return value.type === "html" && !includeHtml ? "" : value.value;
+    }
+    if (includeImageAlt && "alt" in value && value.alt) {
+      return value.alt;
+    }
+    if ("children" in value) {
+      return all(value.children, includeImageAlt, includeHtml);
+    }
+  }
+  if (Array.isArray(value)) {
+    return all(value, includeImageAlt, includeHtml);
+  }
+  return "";
+}
+function all(values, includeImageAlt, includeHtml) {
+  const result = [];
+  let index = -1;
+  while (++index < values.length) {
+    result[index] = one(values[index], includeImageAlt, includeHtml);
+  }
+  return result.join("");
+}
+function node2(value) {
+  return Boolean(value && typeof value === "object");
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/format-heading-as-setext.js
+function formatHeadingAsSetext(node3, state) {
+  let literalWithBreak = false;
+  visit2(node3, function(node4) {
+    if ("value" in node4 && /\r?\n|\r/.test(node4.value) || node4.type === "break") {
+      literalWithBreak = true;
+      return EXIT;
+    }
+  });
+  return Boolean(
+    (!node3.depth || node3.depth < 3) && toString(node3) && (state.options.setext || literalWithBreak)
+  );
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/heading.js
+function heading(node3, _, state, info) {
+  const rank = Math.max(Math.min(6, node3.depth || 1), 1);
+  const tracker = state.createTracker(info);
+  if (formatHeadingAsSetext(node3, state)) {
+    const exit2 = state.enter("headingSetext");
+    const subexit2 = state.enter("phrasing");
+    const value2 = state.containerPhrasing(node3, {
+      ...tracker.current(),
+      before: "\n",
+      after: "\n"
+    });
+    subexit2();
+    exit2();
+    return value2 + "\n" + (rank === 1 ? "=" : "-").repeat(
+      // The whole size…
+      value2.length - // Minus the position of the character after the last EOL (or
+      // 0 if there is none)…
+      (Math.max(value2.lastIndexOf("\r"), value2.lastIndexOf("\n")) + 1)
+    );
+  }
+  const sequence = "#".repeat(rank);
+  const exit = state.enter("headingAtx");
+  const subexit = state.enter("phrasing");
+  tracker.move(sequence + " ");
+  let value = state.containerPhrasing(node3, {
+    before: "# ",
+    after: "\n",
+    ...tracker.current()
+  });
+  const head = value.charCodeAt(0);
+  if (head === 9 || head === 32) {
+    value = encodeCharacterReference(head) + value.slice(1);
+  }
+  value = value ? sequence + " " + value : sequence;
+  if (state.options.closeAtx) {
+    value += " " + sequence;
+  }
+  subexit();
+  exit();
+  return value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/html.js
+html.peek = htmlPeek;
+function html(node3) {
+  return node3.value || "";
+}
+function htmlPeek() {
+  return "<";
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/image.js
+image.peek = imagePeek;
+function image(node3, _, state, info) {
+  const quote = checkQuote(state);
+  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const exit = state.enter("image");
+  let subexit = state.enter("label");
+  const tracker = state.createTracker(info);
+  let value = tracker.move("![");
+  value += tracker.move(
+    state.safe(node3.alt, { before: value, after: "]", ...tracker.current() })
+  );
+  value += tracker.move("](");
+  subexit();
+  if (
+    // If there’s no url but there is a title…
+    !node3.url && node3.title || // If there are control characters or whitespace.
+    /[\0- \u007F]/.test(node3.url)
+  ) {
+    subexit = state.enter("destinationLiteral");
+    value += tracker.move("<");
+    value += tracker.move(
+      state.safe(node3.url, { before: value, after: ">", ...tracker.current() })
+    );
+    value += tracker.move(">");
+  } else {
+    subexit = state.enter("destinationRaw");
+    value += tracker.move(
+      state.safe(node3.url, {
+        before: value,
+        after: node3.title ? " " : ")",
+        ...tracker.current()
+      })
+    );
+  }
+  subexit();
+  if (node3.title) {
+    subexit = state.enter(`title${suffix}`);
+    value += tracker.move(" " + quote);
+    value += tracker.move(
+      state.safe(node3.title, {
+        before: value,
+        after: quote,
+        ...tracker.current()
+      })
+    );
+    value += tracker.move(quote);
+    subexit();
+  }
+  value += tracker.move(")");
+  exit();
+  return value;
+}
+function imagePeek() {
+  return "!";
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/image-reference.js
+imageReference.peek = imageReferencePeek;
+function imageReference(node3, _, state, info) {
+  const type = node3.referenceType;
+  const exit = state.enter("imageReference");
+  let subexit = state.enter("label");
+  const tracker = state.createTracker(info);
+  let value = tracker.move("![");
+  const alt = state.safe(node3.alt, {
+    before: value,
+    after: "]",
+    ...tracker.current()
+  });
+  value += tracker.move(alt + "][");
+  subexit();
+  const stack = state.stack;
+  state.stack = stack.filter(function(d) {
+    return d !== "phrasing";
+  });
+  subexit = state.enter("reference");
+  const reference = state.safe(state.associationId(node3), {
+    before: value,
+    after: "]",
+    ...tracker.current()
+  });
+  subexit();
+  state.stack = stack;
+  exit();
+  if (type === "full" || !alt || alt !== reference) {
+    value += tracker.move(reference + "]");
+  } else if (type === "shortcut") {
+    value = value.slice(0, -1);
+  } else {
+    value += tracker.move("]");
+  }
+  return value;
+}
+function imageReferencePeek() {
+  return "!";
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/inline-code.js
+inlineCode.peek = inlineCodePeek;
+function inlineCode(node3, _, state) {
+  let value = node3.value || "";
+  let sequence = "`";
+  let index = -1;
+  while (new RegExp("(^|[^`])" + sequence + "([^`]|$)").test(value)) {
+    sequence += "`";
+  }
+  if (/[^\n\r ]/.test(value) && (/^[\n\r ]/.test(value) && /[\n\r ]$/.test(value) || /^`|`$/.test(value))) {
+    value = " " + value + " ";
+  }
+  while (++index < state.unsafe.length) {
+    const pattern = state.unsafe[index];
+    const expression = state.compilePattern(pattern);
+    if (!pattern.atBreak) continue;
+    let match;
+    while (match = expression.exec(value)) {
+      let position = match.index;
+      if (value.charCodeAt(position) === 10 && value.charCodeAt(position - 1) === 13) {
+        position--;
+      }
+      value = value.slice(0, position) + " " + value.slice(match.index + 1);
+    }
+  }
+  return sequence + value + sequence;
+}
+function inlineCodePeek() {
+  return "`";
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/format-link-as-autolink.js
+function formatLinkAsAutolink(node3, state) {
+  const raw = toString(node3);
+  return Boolean(
+    !state.options.resourceLink && // If there’s a url…
+    node3.url && // And there’s no title…
+    !node3.title && // And the content of `node` is a single text node…
+    node3.children && node3.children.length === 1 && node3.children[0].type === "text" && // And if the url is the same as the content…
+    (raw === node3.url || "mailto:" + raw === node3.url) && // And that starts w/ a protocol…
+    /^[a-z][+\-.a-z]+:/i.test(node3.url) && // And that doesn’t contain ASCII control codes (character escapes and
+    // references don’t work), space, or angle brackets…
+    !/[\0- <>\u007F]/.test(node3.url)
+  );
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/link.js
+link.peek = linkPeek;
+function link(node3, _, state, info) {
+  const quote = checkQuote(state);
+  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const tracker = state.createTracker(info);
+  if (formatLinkAsAutolink(node3, state)) {
+    const stack = state.stack;
+    state.stack = stack.filter(function(d) {
+      return d !== "phrasing";
+    });
+    const exit2 = state.enter("autolink");
+    let value2 = tracker.move("<");
+    value2 += tracker.move(
+      state.containerPhrasing(node3, {
+        before: value2,
+        after: ">",
+        ...tracker.current()
+      })
+    );
+    value2 += tracker.move(">");
+    exit2();
+    state.stack = stack;
+    return value2;
+  }
+  const exit = state.enter("link");
+  let subexit = state.enter("label");
+  let value = tracker.move("[");
+  const text3 = state.containerPhrasing(node3, {
+    before: value,
+    after: "](",
+    ...tracker.current()
+  });
+  value += tracker.move(text3);
+  subexit();
+  value += tracker.move("](");
+  const enclose = /[\0- \u007F]/.test(node3.url);
+  const last = info.before.charAt(info.before.length - 1);
+  let title = node3.title || void 0;
+  if (!title && !enclose && (last === "\n" || last === "\r")) {
+    let index = 0;
+    while (index < text3.length && text3.charCodeAt(index) !== 93) {
+      index += text3.charCodeAt(index) === 92 ? 2 : 1;
+    }
+    if (text3.charCodeAt(index + 1) === 58) title = "";
+  }
+  if (
+    // If there’s no url but there is a title…
+    !node3.url && typeof title === "string" || // If there are control characters or whitespace.
+    enclose
+  ) {
+    subexit = state.enter("destinationLiteral");
+    value += tracker.move("<");
+    value += tracker.move(
+      state.safe(node3.url, { before: value, after: ">", ...tracker.current() })
+    );
+    value += tracker.move(">");
+  } else {
+    subexit = state.enter("destinationRaw");
+    value += tracker.move(
+      state.safe(node3.url, {
+        before: value,
+        after: typeof title === "string" ? " " : ")",
+        ...tracker.current()
+      })
+    );
+  }
+  subexit();
+  if (typeof title === "string") {
+    subexit = state.enter(`title${suffix}`);
+    value += tracker.move(" " + quote);
+    value += tracker.move(
+      state.safe(title, {
+        before: value,
+        after: quote,
+        ...tracker.current()
+      })
+    );
+    value += tracker.move(quote);
+    subexit();
+  }
+  value += tracker.move(")");
+  exit();
+  return value;
+}
+function linkPeek(node3, _, state) {
+  return formatLinkAsAutolink(node3, state) ? "<" : "[";
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/link-reference.js
+linkReference.peek = linkReferencePeek;
+function linkReference(node3, _, state, info) {
+  const type = node3.referenceType;
+  const exit = state.enter("linkReference");
+  let subexit = state.enter("label");
+  const tracker = state.createTracker(info);
+  let value = tracker.move("[");
+  const text3 = state.containerPhrasing(node3, {
+    before: value,
+    after: "]",
+    ...tracker.current()
+  });
+  value += tracker.move(text3 + "][");
+  subexit();
+  const stack = state.stack;
+  state.stack = stack.filter(function(d) {
+    return d !== "phrasing";
+  });
+  subexit = state.enter("reference");
+  const reference = state.safe(state.associationId(node3), {
+    before: value,
+    after: "]",
+    ...tracker.current()
+  });
+  subexit();
+  state.stack = stack;
+  exit();
+  if (type === "full" || !text3 || text3 !== reference) {
+    value += tracker.move(reference + "]");
+  } else if (type === "shortcut") {
+    value = value.slice(0, -1);
+  } else {
+    value += tracker.move("]");
+  }
+  return value;
+}
+function linkReferencePeek() {
+  return "[";
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-bullet.js
+function checkBullet(state) {
+  const marker = state.options.bullet || "*";
+  if (marker !== "*" && marker !== "+" && marker !== "-") {
+    throw new Error(
+      "Cannot serialize items with `" + marker + "` for `options.bullet`, expected `*`, `+`, or `-`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-bullet-other.js
+function checkBulletOther(state) {
+  const bullet = checkBullet(state);
+  const bulletOther = state.options.bulletOther;
+  if (!bulletOther) {
+    return bullet === "*" ? "-" : "*";
+  }
+  if (bulletOther !== "*" && bulletOther !== "+" && bulletOther !== "-") {
+    throw new Error(
+      "Cannot serialize items with `" + bulletOther + "` for `options.bulletOther`, expected `*`, `+`, or `-`"
+    );
+  }
+  if (bulletOther === bullet) {
+    throw new Error(
+      "Expected `bullet` (`" + bullet + "`) and `bulletOther` (`" + bulletOther + "`) to be different"
+    );
+  }
+  return bulletOther;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-bullet-ordered.js
+function checkBulletOrdered(state) {
+  const marker = state.options.bulletOrdered || ".";
+  if (marker !== "." && marker !== ")") {
+    throw new Error(
+      "Cannot serialize items with `" + marker + "` for `options.bulletOrdered`, expected `.` or `)`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-rule.js
+function checkRule(state) {
+  const marker = state.options.rule || "*";
+  if (marker !== "*" && marker !== "-" && marker !== "_") {
+    throw new Error(
+      "Cannot serialize rules with `" + marker + "` for `options.rule`, expected `*`, `-`, or `_`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/list.js
+function list2(node3, parent, state, info) {
+  const exit = state.enter("list");
+  const bulletCurrent = state.bulletCurrent;
+  let bullet = node3.ordered ? checkBulletOrdered(state) : checkBullet(state);
+  const bulletOther = node3.ordered ? bullet === "." ? ")" : "." : checkBulletOther(state);
+  let useDifferentMarker = parent && state.bulletLastUsed ? bullet === state.bulletLastUsed : false;
+  if (!node3.ordered) {
+    const firstListItem = node3.children ? node3.children[0] : void 0;
+    if (
+      // Bullet could be used as a thematic break marker:
+      (bullet === "*" || bullet === "-") && // Empty first list item:
+      firstListItem && (!firstListItem.children || !firstListItem.children[0]) && // Directly in two other list items:
+      state.stack[state.stack.length - 1] === "list" && state.stack[state.stack.length - 2] === "listItem" && state.stack[state.stack.length - 3] === "list" && state.stack[state.stack.length - 4] === "listItem" && // That are each the first child.
+      state.indexStack[state.indexStack.length - 1] === 0 && state.indexStack[state.indexStack.length - 2] === 0 && state.indexStack[state.indexStack.length - 3] === 0
+    ) {
+      useDifferentMarker = true;
+    }
+    if (checkRule(state) === bullet && firstListItem) {
+      let index = -1;
+      while (++index < node3.children.length) {
+        const item = node3.children[index];
+        if (item && item.type === "listItem" && item.children && item.children[0] && item.children[0].type === "thematicBreak") {
+          useDifferentMarker = true;
+          break;
+        }
+      }
+    }
+  }
+  if (useDifferentMarker) {
+    bullet = bulletOther;
+  }
+  state.bulletCurrent = bullet;
+  const value = state.containerFlow(node3, info);
+  state.bulletLastUsed = bullet;
+  state.bulletCurrent = bulletCurrent;
+  exit();
+  return value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-list-item-indent.js
+function checkListItemIndent(state) {
+  const style = state.options.listItemIndent || "one";
+  if (style !== "tab" && style !== "one" && style !== "mixed") {
+    throw new Error(
+      "Cannot serialize items with `" + style + "` for `options.listItemIndent`, expected `tab`, `one`, or `mixed`"
+    );
+  }
+  return style;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/list-item.js
+function listItem(node3, parent, state, info) {
+  const listItemIndent = checkListItemIndent(state);
+  let bullet = state.bulletCurrent || checkBullet(state);
+  if (parent && parent.type === "list" && parent.ordered) {
+    bullet = (typeof parent.start === "number" && parent.start > -1 ? parent.start : 1) + (state.options.incrementListMarker === false ? 0 : parent.children.indexOf(node3)) + bullet;
+  }
+  let size = bullet.length + 1;
+  if (listItemIndent === "tab" || listItemIndent === "mixed" && (parent && parent.type === "list" && parent.spread || node3.spread)) {
+    size = Math.ceil(size / 4) * 4;
+  }
+  const tracker = state.createTracker(info);
+  tracker.move(bullet + " ".repeat(size - bullet.length));
+  tracker.shift(size);
+  const exit = state.enter("listItem");
+  const value = state.indentLines(
+    state.containerFlow(node3, tracker.current()),
+    map5
+  );
+  exit();
+  return value;
+  function map5(line, index, blank) {
+    if (index) {
+      return (blank ? "" : " ".repeat(size)) + line;
+    }
+    return (blank ? bullet : bullet + " ".repeat(size - bullet.length)) + line;
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/paragraph.js
+function paragraph(node3, _, state, info) {
+  const exit = state.enter("paragraph");
+  const subexit = state.enter("phrasing");
+  const value = state.containerPhrasing(node3, info);
+  subexit();
+  exit();
+  return value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/root.js
+function root(node3, _, state, info) {
+  const hasPhrasing = node3.children.some(function(d) {
+    return phrasing(d);
+  });
+  if (!hasPhrasing) return state.containerFlow(node3, info);
+  const exit = state.enter("phrasing");
+  const value = state.containerPhrasing(node3, info);
+  exit();
+  return value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-strong.js
+function checkStrong(state) {
+  const marker = state.options.strong || "*";
+  if (marker !== "*" && marker !== "_") {
+    throw new Error(
+      "Cannot serialize strong with `" + marker + "` for `options.strong`, expected `*`, or `_`"
+    );
+  }
+  return marker;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/strong.js
+strong.attention = attention2;
+strong.peek = peek2;
+function strong(node3, _, state, info) {
+  const exit = state.enter("phrasing");
+  const item = attentionItem(node3, attention2, state, state.createTracker(info));
+  const value = item ? serialize2([item], info.before, info.after) : "";
+  exit();
+  return value;
+}
+function attention2(_, state) {
+  const marker = checkStrong(state);
+  return {
+    construct: "strong",
+    markers: marker === "*" ? ["*", "_"] : ["_", "*"],
+    sizes: [2]
+  };
+}
+function peek2(_, _1, state) {
+  return state.options.strong || "*";
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/text.js
+function text(node3, parent, state, info) {
+  const siblings = parent ? parent.children : [];
+  const index = state.indexStack[state.indexStack.length - 1];
+  return state.safe(node3.value, {
+    ...info,
+    afterNode: siblings[index + 1],
+    beforeNode: siblings[index - 1]
+  });
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/check-rule-repetition.js
+function checkRuleRepetition(state) {
+  const repetition = state.options.ruleRepetition || 3;
+  if (repetition < 3) {
+    throw new Error(
+      "Cannot serialize rules with repetition `" + repetition + "` for `options.ruleRepetition`, expected `3` or more"
+    );
+  }
+  return repetition;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/thematic-break.js
+function thematicBreak(_, _1, state) {
+  const value = (checkRule(state) + (state.options.ruleSpaces ? " " : "")).repeat(checkRuleRepetition(state));
+  return state.options.ruleSpaces ? value.slice(0, -1) : value;
+}
+
+// node_modules/mdast-util-to-markdown/lib/handle/index.js
+var handle = {
+  blockquote,
+  break: hardBreak,
+  code,
+  definition,
+  emphasis,
+  hardBreak,
+  heading,
+  html,
+  image,
+  imageReference,
+  inlineCode,
+  link,
+  linkReference,
+  list: list2,
+  listItem,
+  paragraph,
+  root,
+  strong,
+  text,
+  thematicBreak
+};
+
+// node_modules/mdast-util-to-markdown/lib/join.js
+var join12 = [joinDefaults];
+function joinDefaults(left, right, parent, state) {
+  if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
+    return false;
+  }
+  if ("spread" in parent && typeof parent.spread === "boolean") {
+    if (parent.spread) return 1;
+    if (left.type === "html") {
+      const kind = htmlKind(left.value);
+      if (kind === void 0 || kind === 6 || kind === 7) return 1;
+    }
+    if (left.type === "blockquote" && right.type === "blockquote") return 1;
+    if ((left.type === "definition" || left.type === "paragraph") && right.type === "list" && (right.ordered && typeof right.start === "number" && right.start !== 1 || right.children.length > 0 && right.children[0].children.length === 0)) {
+      return 1;
+    }
+    if (left.type === "paragraph" && right.type === "thematicBreak" && checkRule(state) === "-" && !state.options.ruleSpaces) {
+      return 1;
+    }
+    let tail = left;
+    while ((tail.type === "blockquote" || tail.type === "list" || tail.type === "listItem") && tail.children.length > 0) {
+      tail = tail.children[tail.children.length - 1];
+    }
+    if (tail.type !== "definition" && tail.type !== "paragraph") return 0;
+    if (right.type === "code" && formatCodeAsIndented(right, state)) return 1;
+    if (right.type === "html") {
+      const kind = htmlKind(right.value);
+      if (kind === void 0 || kind === 7) return 1;
+    }
+    if ((left.type === "paragraph" || left !== tail) && (right.type === "definition" || right.type === "heading" && formatHeadingAsSetext(right, state) || right.type === "paragraph")) {
+      return 1;
+    }
+    return 0;
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/unsafe.js
+var fullPhrasingSpans = [
+  "autolink",
+  "destinationLiteral",
+  "destinationRaw",
+  "reference",
+  "titleQuote",
+  "titleApostrophe"
+];
+var unsafe = [
+  { character: "	", after: "[\\r\\n]", inConstruct: "phrasing" },
+  { character: "	", before: "[\\r\\n]", inConstruct: "phrasing" },
+  {
+    character: "	",
+    inConstruct: ["codeFencedLangGraveAccent", "codeFencedLangTilde"]
+  },
+  {
+    character: "\r",
+    inConstruct: [
+      "codeFencedLangGraveAccent",
+      "codeFencedLangTilde",
+      "codeFencedMetaGraveAccent",
+      "codeFencedMetaTilde",
+      "destinationLiteral",
+      "headingAtx"
+    ]
+  },
+  {
+    character: "\n",
+    inConstruct: [
+      "codeFencedLangGraveAccent",
+      "codeFencedLangTilde",
+      "codeFencedMetaGraveAccent",
+      "codeFencedMetaTilde",
+      "destinationLiteral",
+      "headingAtx"
+    ]
+  },
+  { character: "\r", before: "[\\r\\n]", inConstruct: "phrasing" },
+  { character: "\r", after: "\\r", inConstruct: "phrasing" },
+  { character: "\n", before: "\\n", inConstruct: "phrasing" },
+  { character: "\n", after: "[\\r\\n]", inConstruct: "phrasing" },
+  { character: " ", after: "[\\r\\n]", inConstruct: "phrasing" },
+  { character: " ", before: "[\\r\\n]", inConstruct: "phrasing" },
+  {
+    character: " ",
+    inConstruct: ["codeFencedLangGraveAccent", "codeFencedLangTilde"]
+  },
+  // An exclamation mark can start an image, if it is followed by a link or
+  // a link reference.
+  {
+    character: "!",
+    after: "\\[",
+    inConstruct: "phrasing",
+    notInConstruct: fullPhrasingSpans
+  },
+  // A quote can break out of a title.
+  { character: '"', inConstruct: "titleQuote" },
+  // A number sign could start an ATX heading if it starts a line.
+  { atBreak: true, character: "#" },
+  { character: "#", inConstruct: "headingAtx", after: "(?:[\r\n]|$)" },
+  // Dollar sign and percentage are not used in markdown.
+  // An ampersand could start a character reference.
+  // Labels match on their source.
+  {
+    character: "&",
+    after: "[#A-Za-z]",
+    inConstruct: [
+      "codeFencedLangGraveAccent",
+      "codeFencedLangTilde",
+      "codeFencedMetaGraveAccent",
+      "codeFencedMetaTilde",
+      "destinationLiteral",
+      "destinationRaw",
+      "phrasing",
+      "titleApostrophe",
+      "titleQuote"
+    ]
+  },
+  // An apostrophe can break out of a title.
+  { character: "'", inConstruct: "titleApostrophe" },
+  // A left paren could break out of a destination raw.
+  { character: "(", inConstruct: "destinationRaw" },
+  // A left paren followed by `]` could make something into a link or image.
+  {
+    before: "\\]",
+    character: "(",
+    inConstruct: "phrasing",
+    notInConstruct: fullPhrasingSpans
+  },
+  // A right paren could start a list item or break out of a destination
+  // raw.
+  { atBreak: true, before: "\\d+", character: ")" },
+  { character: ")", inConstruct: "destinationRaw" },
+  // An asterisk can start thematic breaks, list items, emphasis, strong.
+  { atBreak: true, character: "*", after: "(?:[ 	\r\n*])" },
+  { character: "*", inConstruct: "phrasing", notInConstruct: fullPhrasingSpans },
+  // A plus sign could start a list item.
+  { atBreak: true, character: "+", after: "(?:[ 	\r\n])" },
+  // A dash can start thematic breaks, list items, and setext heading
+  // underlines.
+  { atBreak: true, character: "-", after: "(?:[ 	\r\n-])" },
+  // A dot could start a list item.
+  { atBreak: true, before: "\\d+", character: ".", after: "(?:[ 	\r\n]|$)" },
+  // Slash, colon, and semicolon are not used in markdown for constructs.
+  // A less than can start html (flow or text) or an autolink.
+  // HTML could start with an exclamation mark (declaration, cdata, comment),
+  // slash (closing tag), question mark (instruction), or a letter (tag).
+  // An autolink also starts with a letter.
+  // Finally, it could break out of a destination literal.
+  { atBreak: true, character: "<", after: "[!/?A-Za-z]" },
+  {
+    character: "<",
+    after: "[!/?A-Za-z]",
+    inConstruct: "phrasing",
+    notInConstruct: fullPhrasingSpans
+  },
+  { character: "<", inConstruct: "destinationLiteral" },
+  // An equals to can start setext heading underlines.
+  { atBreak: true, character: "=" },
+  // A greater than can start block quotes and it can break out of a
+  // destination literal.
+  { atBreak: true, character: ">" },
+  { character: ">", inConstruct: "destinationLiteral" },
+  // Question mark and at sign are not used in markdown for constructs.
+  // A left bracket can start definitions, references, labels,
+  { atBreak: true, character: "[" },
+  { character: "[", inConstruct: "phrasing", notInConstruct: fullPhrasingSpans },
+  { character: "[", inConstruct: ["label", "reference"] },
+  // A backslash can start an escape (when followed by punctuation) or a
+  // hard break (when followed by an eol).
+  // Note: typical escapes are handled in `safe`!
+  { character: "\\", after: "[\\r\\n]", inConstruct: "phrasing" },
+  // A right bracket can exit labels.
+  { character: "]", inConstruct: ["label", "reference"] },
+  // Caret is not used in markdown for constructs.
+  // An underscore can start emphasis, strong, or a thematic break.
+  { atBreak: true, character: "_" },
+  { character: "_", inConstruct: "phrasing", notInConstruct: fullPhrasingSpans },
+  // A grave accent can start code (fenced or text), or it can break out of
+  // a grave accent code fence.
+  { atBreak: true, character: "`" },
+  {
+    character: "`",
+    inConstruct: ["codeFencedLangGraveAccent", "codeFencedMetaGraveAccent"]
+  },
+  { character: "`", inConstruct: "phrasing", notInConstruct: fullPhrasingSpans },
+  // Left brace, vertical bar, right brace are not used in markdown for
+  // constructs.
+  // A tilde can start code (fenced).
+  { atBreak: true, character: "~" },
+  { character: "<", inConstruct: "autolink" },
+  { character: ">", inConstruct: "autolink" },
+  { character: "\x7F", inConstruct: "autolink" }
+];
+var code2 = -1;
+while (++code2 < 33) {
+  unsafe.push({ character: String.fromCharCode(code2), inConstruct: "autolink" });
+}
+
+// node_modules/character-entities/index.js
+var characterEntities = {
+  AElig: "\xC6",
+  AMP: "&",
+  Aacute: "\xC1",
+  Abreve: "\u0102",
+  Acirc: "\xC2",
+  Acy: "\u0410",
+  Afr: "\u{1D504}",
+  Agrave: "\xC0",
+  Alpha: "\u0391",
+  Amacr: "\u0100",
+  And: "\u2A53",
+  Aogon: "\u0104",
+  Aopf: "\u{1D538}",
+  ApplyFunction: "\u2061",
+  Aring: "\xC5",
+  Ascr: "\u{1D49C}",
+  Assign: "\u2254",
+  Atilde: "\xC3",
+  Auml: "\xC4",
+  Backslash: "\u2216",
+  Barv: "\u2AE7",
+  Barwed: "\u2306",
+  Bcy: "\u0411",
+  Because: "\u2235",
+  Bernoullis: "\u212C",
+  Beta: "\u0392",
+  Bfr: "\u{1D505}",
+  Bopf: "\u{1D539}",
+  Breve: "\u02D8",
+  Bscr: "\u212C",
+  Bumpeq: "\u224E",
+  CHcy: "\u0427",
+  COPY: "\xA9",
+  Cacute: "\u0106",
+  Cap: "\u22D2",
+  CapitalDifferentialD: "\u2145",
+  Cayleys: "\u212D",
+  Ccaron: "\u010C",
+  Ccedil: "\xC7",
+  Ccirc: "\u0108",
+  Cconint: "\u2230",
+  Cdot: "\u010A",
+  Cedilla: "\xB8",
+  CenterDot: "\xB7",
+  Cfr: "\u212D",
+  Chi: "\u03A7",
+  CircleDot: "\u2299",
+  CircleMinus: "\u2296",
+  CirclePlus: "\u2295",
+  CircleTimes: "\u2297",
+  ClockwiseContourIntegral: "\u2232",
+  CloseCurlyDoubleQuote: "\u201D",
+  CloseCurlyQuote: "\u2019",
+  Colon: "\u2237",
+  Colone: "\u2A74",
+  Congruent: "\u2261",
+  Conint: "\u222F",
+  ContourIntegral: "\u222E",
+  Copf: "\u2102",
+  Coproduct: "\u2210",
+  CounterClockwiseContourIntegral: "\u2233",
+  Cross: "\u2A2F",
+  Cscr: "\u{1D49E}",
+  Cup: "\u22D3",
+  CupCap: "\u224D",
+  DD: "\u2145",
+  DDotrahd: "\u2911",
+  DJcy: "\u0402",
+  DScy: "\u0405",
+  DZcy: "\u040F",
+  Dagger: "\u2021",
+  Darr: "\u21A1",
+  Dashv: "\u2AE4",
+  Dcaron: "\u010E",
+  Dcy: "\u0414",
+  Del: "\u2207",
+  Delta: "\u0394",
+  Dfr: "\u{1D507}",
+  DiacriticalAcute: "\xB4",
+  DiacriticalDot: "\u02D9",
+  DiacriticalDoubleAcute: "\u02DD",
+  DiacriticalGrave: "`",
+  DiacriticalTilde: "\u02DC",
+  Diamond: "\u22C4",
+  DifferentialD: "\u2146",
+  Dopf: "\u{1D53B}",
+  Dot: "\xA8",
+  DotDot: "\u20DC",
+  DotEqual: "\u2250",
+  DoubleContourIntegral: "\u222F",
+  DoubleDot: "\xA8",
+  DoubleDownArrow: "\u21D3",
+  DoubleLeftArrow: "\u21D0",
+  DoubleLeftRightArrow: "\u21D4",
+  DoubleLeftTee: "\u2AE4",
+  DoubleLongLeftArrow: "\u27F8",
+  DoubleLongLeftRightArrow: "\u27FA",
+  DoubleLongRightArrow: "\u27F9",
+  DoubleRightArrow: "\u21D2",
+  DoubleRightTee: "\u22A8",
+  DoubleUpArrow: "\u21D1",
+  DoubleUpDownArrow: "\u21D5",
+  DoubleVerticalBar: "\u2225",
+  DownArrow: "\u2193",
+  DownArrowBar: "\u2913",
+  DownArrowUpArrow: "\u21F5",
+  DownBreve: "\u0311",
+  DownLeftRightVector: "\u2950",
+  DownLeftTeeVector: "\u295E",
+  DownLeftVector: "\u21BD",
+  DownLeftVectorBar: "\u2956",
+  DownRightTeeVector: "\u295F",
+  DownRightVector: "\u21C1",
+  DownRightVectorBar: "\u2957",
+  DownTee: "\u22A4",
+  DownTeeArrow: "\u21A7",
+  Downarrow: "\u21D3",
+  Dscr: "\u{1D49F}",
+  Dstrok: "\u0110",
+  ENG: "\u014A",
+  ETH: "\xD0",
+  Eacute: "\xC9",
+  Ecaron: "\u011A",
+  Ecirc: "\xCA",
+  Ecy: "\u042D",
+  Edot: "\u0116",
+  Efr: "\u{1D508}",
+  Egrave: "\xC8",
+  Element: "\u2208",
+  Emacr: "\u0112",
+  EmptySmallSquare: "\u25FB",
+  EmptyVerySmallSquare: "\u25AB",
+  Eogon: "\u0118",
+  Eopf: "\u{1D53C}",
+  Epsilon: "\u0395",
+  Equal: "\u2A75",
+  EqualTilde: "\u2242",
+  Equilibrium: "\u21CC",
+  Escr: "\u2130",
+  Esim: "\u2A73",
+  Eta: "\u0397",
+  Euml: "\xCB",
+  Exists: "\u2203",
+  ExponentialE: "\u2147",
+  Fcy: "\u0424",
+  Ffr: "\u{1D509}",
+  FilledSmallSquare: "\u25FC",
+  FilledVerySmallSquare: "\u25AA",
+  Fopf: "\u{1D53D}",
+  ForAll: "\u2200",
+  Fouriertrf: "\u2131",
+  Fscr: "\u2131",
+  GJcy: "\u0403",
+  GT: ">",
+  Gamma: "\u0393",
+  Gammad: "\u03DC",
+  Gbreve: "\u011E",
+  Gcedil: "\u0122",
+  Gcirc: "\u011C",
+  Gcy: "\u0413",
+  Gdot: "\u0120",
+  Gfr: "\u{1D50A}",
+  Gg: "\u22D9",
+  Gopf: "\u{1D53E}",
+  GreaterEqual: "\u2265",
+  GreaterEqualLess: "\u22DB",
+  GreaterFullEqual: "\u2267",
+  GreaterGreater: "\u2AA2",
+  GreaterLess: "\u2277",
+  GreaterSlantEqual: "\u2A7E",
+  GreaterTilde: "\u2273",
+  Gscr: "\u{1D4A2}",
+  Gt: "\u226B",
+  HARDcy: "\u042A",
+  Hacek: "\u02C7",
+  Hat: "^",
+  Hcirc: "\u0124",
+  Hfr: "\u210C",
+  HilbertSpace: "\u210B",
+  Hopf: "\u210D",
+  HorizontalLine: "\u2500",
+  Hscr: "\u210B",
+  Hstrok: "\u0126",
+  HumpDownHump: "\u224E",
+  HumpEqual: "\u224F",
+  IEcy: "\u0415",
+  IJlig: "\u0132",
+  IOcy: "\u0401",
+  Iacute: "\xCD",
+  Icirc: "\xCE",
+  Icy: "\u0418",
+  Idot: "\u0130",
+  Ifr: "\u2111",
+  Igrave: "\xCC",
+  Im: "\u2111",
+  Imacr: "\u012A",
+  ImaginaryI: "\u2148",
+  Implies: "\u21D2",
+  Int: "\u222C",
+  Integral: "\u222B",
+  Intersection: "\u22C2",
+  InvisibleComma: "\u2063",
+  InvisibleTimes: "\u2062",
+  Iogon: "\u012E",
+  Iopf: "\u{1D540}",
+  Iota: "\u0399",
+  Iscr: "\u2110",
+  Itilde: "\u0128",
+  Iukcy: "\u0406",
+  Iuml: "\xCF",
+  Jcirc: "\u0134",
+  Jcy: "\u0419",
+  Jfr: "\u{1D50D}",
+  Jopf: "\u{1D541}",
+  Jscr: "\u{1D4A5}",
+  Jsercy: "\u0408",
+  Jukcy: "\u0404",
+  KHcy: "\u0425",
+  KJcy: "\u040C",
+  Kappa: "\u039A",
+  Kcedil: "\u0136",
+  Kcy: "\u041A",
+  Kfr: "\u{1D50E}",
+  Kopf: "\u{1D542}",
+  Kscr: "\u{1D4A6}",
+  LJcy: "\u0409",
+  LT: "<",
+  Lacute: "\u0139",
+  Lambda: "\u039B",
+  Lang: "\u27EA",
+  Laplacetrf: "\u2112",
+  Larr: "\u219E",
+  Lcaron: "\u013D",
+  Lcedil: "\u013B",
+  Lcy: "\u041B",
+  LeftAngleBracket: "\u27E8",
+  LeftArrow: "\u2190",
+  LeftArrowBar: "\u21E4",
+  LeftArrowRightArrow: "\u21C6",
+  LeftCeiling: "\u2308",
+  LeftDoubleBracket: "\u27E6",
+  LeftDownTeeVector: "\u2961",
+  LeftDownVector: "\u21C3",
+  LeftDownVectorBar: "\u2959",
+  LeftFloor: "\u230A",
+  LeftRightArrow: "\u2194",
+  LeftRightVector: "\u294E",
+  LeftTee: "\u22A3",
+  LeftTeeArrow: "\u21A4",
+  LeftTeeVector: "\u295A",
+  LeftTriangle: "\u22B2",
+  LeftTriangleBar: "\u29CF",
+  LeftTriangleEqual: "\u22B4",
+  LeftUpDownVector: "\u2951",
+  LeftUpTeeVector: "\u2960",
+  LeftUpVector: "\u21BF",
+  LeftUpVectorBar: "\u2958",
+  LeftVector: "\u21BC",
+  LeftVectorBar: "\u2952",
+  Leftarrow: "\u21D0",
+  Leftrightarrow: "\u21D4",
+  LessEqualGreater: "\u22DA",
+  LessFullEqual: "\u2266",
+  LessGreater: "\u2276",
+  LessLess: "\u2AA1",
+  LessSlantEqual: "\u2A7D",
+  LessTilde: "\u2272",
+  Lfr: "\u{1D50F}",
+  Ll: "\u22D8",
+  Lleftarrow: "\u21DA",
+  Lmidot: "\u013F",
+  LongLeftArrow: "\u27F5",
+  LongLeftRightArrow: "\u27F7",
+  LongRightArrow: "\u27F6",
+  Longleftarrow: "\u27F8",
+  Longleftrightarrow: "\u27FA",
+  Longrightarrow: "\u27F9",
+  Lopf: "\u{1D543}",
+  LowerLeftArrow: "\u2199",
+  LowerRightArrow: "\u2198",
+  Lscr: "\u2112",
+  Lsh: "\u21B0",
+  Lstrok: "\u0141",
+  Lt: "\u226A",
+  Map: "\u2905",
+  Mcy: "\u041C",
+  MediumSpace: "\u205F",
+  Mellintrf: "\u2133",
+  Mfr: "\u{1D510}",
+  MinusPlus: "\u2213",
+  Mopf: "\u{1D544}",
+  Mscr: "\u2133",
+  Mu: "\u039C",
+  NJcy: "\u040A",
+  Nacute: "\u0143",
+  Ncaron: "\u0147",
+  Ncedil: "\u0145",
+  Ncy: "\u041D",
+  NegativeMediumSpace: "\u200B",
+  NegativeThickSpace: "\u200B",
+  NegativeThinSpace: "\u200B",
+  NegativeVeryThinSpace: "\u200B",
+  NestedGreaterGreater: "\u226B",
+  NestedLessLess: "\u226A",
+  NewLine: "\n",
+  Nfr: "\u{1D511}",
+  NoBreak: "\u2060",
+  NonBreakingSpace: "\xA0",
+  Nopf: "\u2115",
+  Not: "\u2AEC",
+  NotCongruent: "\u2262",
+  NotCupCap: "\u226D",
+  NotDoubleVerticalBar: "\u2226",
+  NotElement: "\u2209",
+  NotEqual: "\u2260",
+  NotEqualTilde: "\u2242\u0338",
+  NotExists: "\u2204",
+  NotGreater: "\u226F",
+  NotGreaterEqual: "\u2271",
+  NotGreaterFullEqual: "\u2267\u0338",
+  NotGreaterGreater: "\u226B\u0338",
+  NotGreaterLess: "\u2279",
+  NotGreaterSlantEqual: "\u2A7E\u0338",
+  NotGreaterTilde: "\u2275",
+  NotHumpDownHump: "\u224E\u0338",
+  NotHumpEqual: "\u224F\u0338",
+  NotLeftTriangle: "\u22EA",
+  NotLeftTriangleBar: "\u29CF\u0338",
+  NotLeftTriangleEqual: "\u22EC",
+  NotLess: "\u226E",
+  NotLessEqual: "\u2270",
+  NotLessGreater: "\u2278",
+  NotLessLess: "\u226A\u0338",
+  NotLessSlantEqual: "\u2A7D\u0338",
+  NotLessTilde: "\u2274",
+  NotNestedGreaterGreater: "\u2AA2\u0338",
+  NotNestedLessLess: "\u2AA1\u0338",
+  NotPrecedes: "\u2280",
+  NotPrecedesEqual: "\u2AAF\u0338",
+  NotPrecedesSlantEqual: "\u22E0",
+  NotReverseElement: "\u220C",
+  NotRightTriangle: "\u22EB",
+  NotRightTriangleBar: "\u29D0\u0338",
+  NotRightTriangleEqual: "\u22ED",
+  NotSquareSubset: "\u228F\u0338",
+  NotSquareSubsetEqual: "\u22E2",
+  NotSquareSuperset: "\u2290\u0338",
+  NotSquareSupersetEqual: "\u22E3",
+  NotSubset: "\u2282\u20D2",
+  NotSubsetEqual: "\u2288",
+  NotSucceeds: "\u2281",
+  NotSucceedsEqual: "\u2AB0\u0338",
+  NotSucceedsSlantEqual: "\u22E1",
+  NotSucceedsTilde: "\u227F\u0338",
+  NotSuperset: "\u2283\u20D2",
+  NotSupersetEqual: "\u2289",
+  NotTilde: "\u2241",
+  NotTildeEqual: "\u2244",
+  NotTildeFullEqual: "\u2247",
+  NotTildeTilde: "\u2249",
+  NotVerticalBar: "\u2224",
+  Nscr: "\u{1D4A9}",
+  Ntilde: "\xD1",
+  Nu: "\u039D",
+  OElig: "\u0152",
+  Oacute: "\xD3",
+  Ocirc: "\xD4",
+  Ocy: "\u041E",
+  Odblac: "\u0150",
+  Ofr: "\u{1D512}",
+  Ograve: "\xD2",
+  Omacr: "\u014C",
+  Omega: "\u03A9",
+  Omicron: "\u039F",
+  Oopf: "\u{1D546}",
+  OpenCurlyDoubleQuote: "\u201C",
+  OpenCurlyQuote: "\u2018",
+  Or: "\u2A54",
+  Oscr: "\u{1D4AA}",
+  Oslash: "\xD8",
+  Otilde: "\xD5",
+  Otimes: "\u2A37",
+  Ouml: "\xD6",
+  OverBar: "\u203E",
+  OverBrace: "\u23DE",
+  OverBracket: "\u23B4",
+  OverParenthesis: "\u23DC",
+  PartialD: "\u2202",
+  Pcy: "\u041F",
+  Pfr: "\u{1D513}",
+  Phi: "\u03A6",
+  Pi: "\u03A0",
+  PlusMinus: "\xB1",
+  Poincareplane: "\u210C",
+  Popf: "\u2119",
+  Pr: "\u2ABB",
+  Precedes: "\u227A",
+  PrecedesEqual: "\u2AAF",
+  PrecedesSlantEqual: "\u227C",
+  PrecedesTilde: "\u227E",
+  Prime: "\u2033",
+  Product: "\u220F",
+  Proportion: "\u2237",
+  Proportional: "\u221D",
+  Pscr: "\u{1D4AB}",
+  Psi: "\u03A8",
+  QUOT: '"',
+  Qfr: "\u{1D514}",
+  Qopf: "\u211A",
+  Qscr: "\u{1D4AC}",
+  RBarr: "\u2910",
+  REG: "\xAE",
+  Racute: "\u0154",
+  Rang: "\u27EB",
+  Rarr: "\u21A0",
+  Rarrtl: "\u2916",
+  Rcaron: "\u0158",
+  Rcedil: "\u0156",
+  Rcy: "\u0420",
+  Re: "\u211C",
+  ReverseElement: "\u220B",
+  ReverseEquilibrium: "\u21CB",
+  ReverseUpEquilibrium: "\u296F",
+  Rfr: "\u211C",
+  Rho: "\u03A1",
+  RightAngleBracket: "\u27E9",
+  RightArrow: "\u2192",
+  RightArrowBar: "\u21E5",
+  RightArrowLeftArrow: "\u21C4",
+  RightCeiling: "\u2309",
+  RightDoubleBracket: "\u27E7",
+  RightDownTeeVector: "\u295D",
+  RightDownVector: "\u21C2",
+  RightDownVectorBar: "\u2955",
+  RightFloor: "\u230B",
+  RightTee: "\u22A2",
+  RightTeeArrow: "\u21A6",
+  RightTeeVector: "\u295B",
+  RightTriangle: "\u22B3",
+  RightTriangleBar: "\u29D0",
+  RightTriangleEqual: "\u22B5",
+  RightUpDownVector: "\u294F",
+  RightUpTeeVector: "\u295C",
+  RightUpVector: "\u21BE",
+  RightUpVectorBar: "\u2954",
+  RightVector: "\u21C0",
+  RightVectorBar: "\u2953",
+  Rightarrow: "\u21D2",
+  Ropf: "\u211D",
+  RoundImplies: "\u2970",
+  Rrightarrow: "\u21DB",
+  Rscr: "\u211B",
+  Rsh: "\u21B1",
+  RuleDelayed: "\u29F4",
+  SHCHcy: "\u0429",
+  SHcy: "\u0428",
+  SOFTcy: "\u042C",
+  Sacute: "\u015A",
+  Sc: "\u2ABC",
+  Scaron: "\u0160",
+  Scedil: "\u015E",
+  Scirc: "\u015C",
+  Scy: "\u0421",
+  Sfr: "\u{1D516}",
+  ShortDownArrow: "\u2193",
+  ShortLeftArrow: "\u2190",
+  ShortRightArrow: "\u2192",
+  ShortUpArrow: "\u2191",
+  Sigma: "\u03A3",
+  SmallCircle: "\u2218",
+  Sopf: "\u{1D54A}",
+  Sqrt: "\u221A",
+  Square: "\u25A1",
+  SquareIntersection: "\u2293",
+  SquareSubset: "\u228F",
+  SquareSubsetEqual: "\u2291",
+  SquareSuperset: "\u2290",
+  SquareSupersetEqual: "\u2292",
+  SquareUnion: "\u2294",
+  Sscr: "\u{1D4AE}",
+  Star: "\u22C6",
+  Sub: "\u22D0",
+  Subset: "\u22D0",
+  SubsetEqual: "\u2286",
+  Succeeds: "\u227B",
+  SucceedsEqual: "\u2AB0",
+  SucceedsSlantEqual: "\u227D",
+  SucceedsTilde: "\u227F",
+  SuchThat: "\u220B",
+  Sum: "\u2211",
+  Sup: "\u22D1",
+  Superset: "\u2283",
+  SupersetEqual: "\u2287",
+  Supset: "\u22D1",
+  THORN: "\xDE",
+  TRADE: "\u2122",
+  TSHcy: "\u040B",
+  TScy: "\u0426",
+  Tab: "	",
+  Tau: "\u03A4",
+  Tcaron: "\u0164",
+  Tcedil: "\u0162",
+  Tcy: "\u0422",
+  Tfr: "\u{1D517}",
+  Therefore: "\u2234",
+  Theta: "\u0398",
+  ThickSpace: "\u205F\u200A",
+  ThinSpace: "\u2009",
+  Tilde: "\u223C",
+  TildeEqual: "\u2243",
+  TildeFullEqual: "\u2245",
+  TildeTilde: "\u2248",
+  Topf: "\u{1D54B}",
+  TripleDot: "\u20DB",
+  Tscr: "\u{1D4AF}",
+  Tstrok: "\u0166",
+  Uacute: "\xDA",
+  Uarr: "\u219F",
+  Uarrocir: "\u2949",
+  Ubrcy: "\u040E",
+  Ubreve: "\u016C",
+  Ucirc: "\xDB",
+  Ucy: "\u0423",
+  Udblac: "\u0170",
+  Ufr: "\u{1D518}",
+  Ugrave: "\xD9",
+  Umacr: "\u016A",
+  UnderBar: "_",
+  UnderBrace: "\u23DF",
+  UnderBracket: "\u23B5",
+  UnderParenthesis: "\u23DD",
+  Union: "\u22C3",
+  UnionPlus: "\u228E",
+  Uogon: "\u0172",
+  Uopf: "\u{1D54C}",
+  UpArrow: "\u2191",
+  UpArrowBar: "\u2912",
+  UpArrowDownArrow: "\u21C5",
+  UpDownArrow: "\u2195",
+  UpEquilibrium: "\u296E",
+  UpTee: "\u22A5",
+  UpTeeArrow: "\u21A5",
+  Uparrow: "\u21D1",
+  Updownarrow: "\u21D5",
+  UpperLeftArrow: "\u2196",
+  UpperRightArrow: "\u2197",
+  Upsi: "\u03D2",
+  Upsilon: "\u03A5",
+  Uring: "\u016E",
+  Uscr: "\u{1D4B0}",
+  Utilde: "\u0168",
+  Uuml: "\xDC",
+  VDash: "\u22AB",
+  Vbar: "\u2AEB",
+  Vcy: "\u0412",
+  Vdash: "\u22A9",
+  Vdashl: "\u2AE6",
+  Vee: "\u22C1",
+  Verbar: "\u2016",
+  Vert: "\u2016",
+  VerticalBar: "\u2223",
+  VerticalLine: "|",
+  VerticalSeparator: "\u2758",
+  VerticalTilde: "\u2240",
+  VeryThinSpace: "\u200A",
+  Vfr: "\u{1D519}",
+  Vopf: "\u{1D54D}",
+  Vscr: "\u{1D4B1}",
+  Vvdash: "\u22AA",
+  Wcirc: "\u0174",
+  Wedge: "\u22C0",
+  Wfr: "\u{1D51A}",
+  Wopf: "\u{1D54E}",
+  Wscr: "\u{1D4B2}",
+  Xfr: "\u{1D51B}",
+  Xi: "\u039E",
+  Xopf: "\u{1D54F}",
+  Xscr: "\u{1D4B3}",
+  YAcy: "\u042F",
+  YIcy: "\u0407",
+  YUcy: "\u042E",
+  Yacute: "\xDD",
+  Ycirc: "\u0176",
+  Ycy: "\u042B",
+  Yfr: "\u{1D51C}",
+  Yopf: "\u{1D550}",
+  Yscr: "\u{1D4B4}",
+  Yuml: "\u0178",
+  ZHcy: "\u0416",
+  Zacute: "\u0179",
+  Zcaron: "\u017D",
+  Zcy: "\u0417",
+  Zdot: "\u017B",
+  ZeroWidthSpace: "\u200B",
+  Zeta: "\u0396",
+  Zfr: "\u2128",
+  Zopf: "\u2124",
+  Zscr: "\u{1D4B5}",
+  aacute: "\xE1",
+  abreve: "\u0103",
+  ac: "\u223E",
+  acE: "\u223E\u0333",
+  acd: "\u223F",
+  acirc: "\xE2",
+  acute: "\xB4",
+  acy: "\u0430",
+  aelig: "\xE6",
+  af: "\u2061",
+  afr: "\u{1D51E}",
+  agrave: "\xE0",
+  alefsym: "\u2135",
+  aleph: "\u2135",
+  alpha: "\u03B1",
+  amacr: "\u0101",
+  amalg: "\u2A3F",
+  amp: "&",
+  and: "\u2227",
+  andand: "\u2A55",
+  andd: "\u2A5C",
+  andslope: "\u2A58",
+  andv: "\u2A5A",
+  ang: "\u2220",
+  ange: "\u29A4",
+  angle: "\u2220",
+  angmsd: "\u2221",
+  angmsdaa: "\u29A8",
+  angmsdab: "\u29A9",
+  angmsdac: "\u29AA",
+  angmsdad: "\u29AB",
+  angmsdae: "\u29AC",
+  angmsdaf: "\u29AD",
+  angmsdag: "\u29AE",
+  angmsdah: "\u29AF",
+  angrt: "\u221F",
+  angrtvb: "\u22BE",
+  angrtvbd: "\u299D",
+  angsph: "\u2222",
+  angst: "\xC5",
+  angzarr: "\u237C",
+  aogon: "\u0105",
+  aopf: "\u{1D552}",
+  ap: "\u2248",
+  apE: "\u2A70",
+  apacir: "\u2A6F",
+  ape: "\u224A",
+  apid: "\u224B",
+  apos: "'",
+  approx: "\u2248",
+  approxeq: "\u224A",
+  aring: "\xE5",
+  ascr: "\u{1D4B6}",
+  ast: "*",
+  asymp: "\u2248",
+  asympeq: "\u224D",
+  atilde: "\xE3",
+  auml: "\xE4",
+  awconint: "\u2233",
+  awint: "\u2A11",
+  bNot: "\u2AED",
+  backcong: "\u224C",
+  backepsilon: "\u03F6",
+  backprime: "\u2035",
+  backsim: "\u223D",
+  backsimeq: "\u22CD",
+  barvee: "\u22BD",
+  barwed: "\u2305",
+  barwedge: "\u2305",
+  bbrk: "\u23B5",
+  bbrktbrk: "\u23B6",
+  bcong: "\u224C",
+  bcy: "\u0431",
+  bdquo: "\u201E",
+  becaus: "\u2235",
+  because: "\u2235",
+  bemptyv: "\u29B0",
+  bepsi: "\u03F6",
+  bernou: "\u212C",
+  beta: "\u03B2",
+  beth: "\u2136",
+  between: "\u226C",
+  bfr: "\u{1D51F}",
+  bigcap: "\u22C2",
+  bigcirc: "\u25EF",
+  bigcup: "\u22C3",
+  bigodot: "\u2A00",
+  bigoplus: "\u2A01",
+  bigotimes: "\u2A02",
+  bigsqcup: "\u2A06",
+  bigstar: "\u2605",
+  bigtriangledown: "\u25BD",
+  bigtriangleup: "\u25B3",
+  biguplus: "\u2A04",
+  bigvee: "\u22C1",
+  bigwedge: "\u22C0",
+  bkarow: "\u290D",
+  blacklozenge: "\u29EB",
+  blacksquare: "\u25AA",
+  blacktriangle: "\u25B4",
+  blacktriangledown: "\u25BE",
+  blacktriangleleft: "\u25C2",
+  blacktriangleright: "\u25B8",
+  blank: "\u2423",
+  blk12: "\u2592",
+  blk14: "\u2591",
+  blk34: "\u2593",
+  block: "\u2588",
+  bne: "=\u20E5",
+  bnequiv: "\u2261\u20E5",
+  bnot: "\u2310",
+  bopf: "\u{1D553}",
+  bot: "\u22A5",
+  bottom: "\u22A5",
+  bowtie: "\u22C8",
+  boxDL: "\u2557",
+  boxDR: "\u2554",
+  boxDl: "\u2556",
+  boxDr: "\u2553",
+  boxH: "\u2550",
+  boxHD: "\u2566",
+  boxHU: "\u2569",
+  boxHd: "\u2564",
+  boxHu: "\u2567",
+  boxUL: "\u255D",
+  boxUR: "\u255A",
+  boxUl: "\u255C",
+  boxUr: "\u2559",
+  boxV: "\u2551",
+  boxVH: "\u256C",
+  boxVL: "\u2563",
+  boxVR: "\u2560",
+  boxVh: "\u256B",
+  boxVl: "\u2562",
+  boxVr: "\u255F",
+  boxbox: "\u29C9",
+  boxdL: "\u2555",
+  boxdR: "\u2552",
+  boxdl: "\u2510",
+  boxdr: "\u250C",
+  boxh: "\u2500",
+  boxhD: "\u2565",
+  boxhU: "\u2568",
+  boxhd: "\u252C",
+  boxhu: "\u2534",
+  boxminus: "\u229F",
+  boxplus: "\u229E",
+  boxtimes: "\u22A0",
+  boxuL: "\u255B",
+  boxuR: "\u2558",
+  boxul: "\u2518",
+  boxur: "\u2514",
+  boxv: "\u2502",
+  boxvH: "\u256A",
+  boxvL: "\u2561",
+  boxvR: "\u255E",
+  boxvh: "\u253C",
+  boxvl: "\u2524",
+  boxvr: "\u251C",
+  bprime: "\u2035",
+  breve: "\u02D8",
+  brvbar: "\xA6",
+  bscr: "\u{1D4B7}",
+  bsemi: "\u204F",
+  bsim: "\u223D",
+  bsime: "\u22CD",
+  bsol: "\\",
+  bsolb: "\u29C5",
+  bsolhsub: "\u27C8",
+  bull: "\u2022",
+  bullet: "\u2022",
+  bump: "\u224E",
+  bumpE: "\u2AAE",
+  bumpe: "\u224F",
+  bumpeq: "\u224F",
+  cacute: "\u0107",
+  cap: "\u2229",
+  capand: "\u2A44",
+  capbrcup: "\u2A49",
+  capcap: "\u2A4B",
+  capcup: "\u2A47",
+  capdot: "\u2A40",
+  caps: "\u2229\uFE00",
+  caret: "\u2041",
+  caron: "\u02C7",
+  ccaps: "\u2A4D",
+  ccaron: "\u010D",
+  ccedil: "\xE7",
+  ccirc: "\u0109",
+  ccups: "\u2A4C",
+  ccupssm: "\u2A50",
+  cdot: "\u010B",
+  cedil: "\xB8",
+  cemptyv: "\u29B2",
+  cent: "\xA2",
+  centerdot: "\xB7",
+  cfr: "\u{1D520}",
+  chcy: "\u0447",
+  check: "\u2713",
+  checkmark: "\u2713",
+  chi: "\u03C7",
+  cir: "\u25CB",
+  cirE: "\u29C3",
+  circ: "\u02C6",
+  circeq: "\u2257",
+  circlearrowleft: "\u21BA",
+  circlearrowright: "\u21BB",
+  circledR: "\xAE",
+  circledS: "\u24C8",
+  circledast: "\u229B",
+  circledcirc: "\u229A",
+  circleddash: "\u229D",
+  cire: "\u2257",
+  cirfnint: "\u2A10",
+  cirmid: "\u2AEF",
+  cirscir: "\u29C2",
+  clubs: "\u2663",
+  clubsuit: "\u2663",
+  colon: ":",
+  colone: "\u2254",
+  coloneq: "\u2254",
+  comma: ",",
+  commat: "@",
+  comp: "\u2201",
+  compfn: "\u2218",
+  complement: "\u2201",
+  complexes: "\u2102",
+  cong: "\u2245",
+  congdot: "\u2A6D",
+  conint: "\u222E",
+  copf: "\u{1D554}",
+  coprod: "\u2210",
+  copy: "\xA9",
+  copysr: "\u2117",
+  crarr: "\u21B5",
+  cross: "\u2717",
+  cscr: "\u{1D4B8}",
+  csub: "\u2ACF",
+  csube: "\u2AD1",
+  csup: "\u2AD0",
+  csupe: "\u2AD2",
+  ctdot: "\u22EF",
+  cudarrl: "\u2938",
+  cudarrr: "\u2935",
+  cuepr: "\u22DE",
+  cuesc: "\u22DF",
+  cularr: "\u21B6",
+  cularrp: "\u293D",
+  cup: "\u222A",
+  cupbrcap: "\u2A48",
+  cupcap: "\u2A46",
+  cupcup: "\u2A4A",
+  cupdot: "\u228D",
+  cupor: "\u2A45",
+  cups: "\u222A\uFE00",
+  curarr: "\u21B7",
+  curarrm: "\u293C",
+  curlyeqprec: "\u22DE",
+  curlyeqsucc: "\u22DF",
+  curlyvee: "\u22CE",
+  curlywedge: "\u22CF",
+  curren: "\xA4",
+  curvearrowleft: "\u21B6",
+  curvearrowright: "\u21B7",
+  cuvee: "\u22CE",
+  cuwed: "\u22CF",
+  cwconint: "\u2232",
+  cwint: "\u2231",
+  cylcty: "\u232D",
+  dArr: "\u21D3",
+  dHar: "\u2965",
+  dagger: "\u2020",
+  daleth: "\u2138",
+  darr: "\u2193",
+  dash: "\u2010",
+  dashv: "\u22A3",
+  dbkarow: "\u290F",
+  dblac: "\u02DD",
+  dcaron: "\u010F",
+  dcy: "\u0434",
+  dd: "\u2146",
+  ddagger: "\u2021",
+  ddarr: "\u21CA",
+  ddotseq: "\u2A77",
+  deg: "\xB0",
+  delta: "\u03B4",
+  demptyv: "\u29B1",
+  dfisht: "\u297F",
+  dfr: "\u{1D521}",
+  dharl: "\u21C3",
+  dharr: "\u21C2",
+  diam: "\u22C4",
+  diamond: "\u22C4",
+  diamondsuit: "\u2666",
+  diams: "\u2666",
+  die: "\xA8",
+  digamma: "\u03DD",
+  disin: "\u22F2",
+  div: "\xF7",
+  divide: "\xF7",
+  divideontimes: "\u22C7",
+  divonx: "\u22C7",
+  djcy: "\u0452",
+  dlcorn: "\u231E",
+  dlcrop: "\u230D",
+  dollar: "$",
+  dopf: "\u{1D555}",
+  dot: "\u02D9",
+  doteq: "\u2250",
+  doteqdot: "\u2251",
+  dotminus: "\u2238",
+  dotplus: "\u2214",
+  dotsquare: "\u22A1",
+  doublebarwedge: "\u2306",
+  downarrow: "\u2193",
+  downdownarrows: "\u21CA",
+  downharpoonleft: "\u21C3",
+  downharpoonright: "\u21C2",
+  drbkarow: "\u2910",
+  drcorn: "\u231F",
+  drcrop: "\u230C",
+  dscr: "\u{1D4B9}",
+  dscy: "\u0455",
+  dsol: "\u29F6",
+  dstrok: "\u0111",
+  dtdot: "\u22F1",
+  dtri: "\u25BF",
+  dtrif: "\u25BE",
+  duarr: "\u21F5",
+  duhar: "\u296F",
+  dwangle: "\u29A6",
+  dzcy: "\u045F",
+  dzigrarr: "\u27FF",
+  eDDot: "\u2A77",
+  eDot: "\u2251",
+  eacute: "\xE9",
+  easter: "\u2A6E",
+  ecaron: "\u011B",
+  ecir: "\u2256",
+  ecirc: "\xEA",
+  ecolon: "\u2255",
+  ecy: "\u044D",
+  edot: "\u0117",
+  ee: "\u2147",
+  efDot: "\u2252",
+  efr: "\u{1D522}",
+  eg: "\u2A9A",
+  egrave: "\xE8",
+  egs: "\u2A96",
+  egsdot: "\u2A98",
+  el: "\u2A99",
+  elinters: "\u23E7",
+  ell: "\u2113",
+  els: "\u2A95",
+  elsdot: "\u2A97",
+  emacr: "\u0113",
+  empty: "\u2205",
+  emptyset: "\u2205",
+  emptyv: "\u2205",
+  emsp13: "\u2004",
+  emsp14: "\u2005",
+  emsp: "\u2003",
+  eng: "\u014B",
+  ensp: "\u2002",
+  eogon: "\u0119",
+  eopf: "\u{1D556}",
+  epar: "\u22D5",
+  eparsl: "\u29E3",
+  eplus: "\u2A71",
+  epsi: "\u03B5",
+  epsilon: "\u03B5",
+  epsiv: "\u03F5",
+  eqcirc: "\u2256",
+  eqcolon: "\u2255",
+  eqsim: "\u2242",
+  eqslantgtr: "\u2A96",
+  eqslantless: "\u2A95",
+  equals: "=",
+  equest: "\u225F",
+  equiv: "\u2261",
+  equivDD: "\u2A78",
+  eqvparsl: "\u29E5",
+  erDot: "\u2253",
+  erarr: "\u2971",
+  escr: "\u212F",
+  esdot: "\u2250",
+  esim: "\u2242",
+  eta: "\u03B7",
+  eth: "\xF0",
+  euml: "\xEB",
+  euro: "\u20AC",
+  excl: "!",
+  exist: "\u2203",
+  expectation: "\u2130",
+  exponentiale: "\u2147",
+  fallingdotseq: "\u2252",
+  fcy: "\u0444",
+  female: "\u2640",
+  ffilig: "\uFB03",
+  fflig: "\uFB00",
+  ffllig: "\uFB04",
+  ffr: "\u{1D523}",
+  filig: "\uFB01",
+  fjlig: "fj",
+  flat: "\u266D",
+  fllig: "\uFB02",
+  fltns: "\u25B1",
+  fnof: "\u0192",
+  fopf: "\u{1D557}",
+  forall: "\u2200",
+  fork: "\u22D4",
+  forkv: "\u2AD9",
+  fpartint: "\u2A0D",
+  frac12: "\xBD",
+  frac13: "\u2153",
+  frac14: "\xBC",
+  frac15: "\u2155",
+  frac16: "\u2159",
+  frac18: "\u215B",
+  frac23: "\u2154",
+  frac25: "\u2156",
+  frac34: "\xBE",
+  frac35: "\u2157",
+  frac38: "\u215C",
+  frac45: "\u2158",
+  frac56: "\u215A",
+  frac58: "\u215D",
+  frac78: "\u215E",
+  frasl: "\u2044",
+  frown: "\u2322",
+  fscr: "\u{1D4BB}",
+  gE: "\u2267",
+  gEl: "\u2A8C",
+  gacute: "\u01F5",
+  gamma: "\u03B3",
+  gammad: "\u03DD",
+  gap: "\u2A86",
+  gbreve: "\u011F",
+  gcirc: "\u011D",
+  gcy: "\u0433",
+  gdot: "\u0121",
+  ge: "\u2265",
+  gel: "\u22DB",
+  geq: "\u2265",
+  geqq: "\u2267",
+  geqslant: "\u2A7E",
+  ges: "\u2A7E",
+  gescc: "\u2AA9",
+  gesdot: "\u2A80",
+  gesdoto: "\u2A82",
+  gesdotol: "\u2A84",
+  gesl: "\u22DB\uFE00",
+  gesles: "\u2A94",
+  gfr: "\u{1D524}",
+  gg: "\u226B",
+  ggg: "\u22D9",
+  gimel: "\u2137",
+  gjcy: "\u0453",
+  gl: "\u2277",
+  glE: "\u2A92",
+  gla: "\u2AA5",
+  glj: "\u2AA4",
+  gnE: "\u2269",
+  gnap: "\u2A8A",
+  gnapprox: "\u2A8A",
+  gne: "\u2A88",
+  gneq: "\u2A88",
+  gneqq: "\u2269",
+  gnsim: "\u22E7",
+  gopf: "\u{1D558}",
+  grave: "`",
+  gscr: "\u210A",
+  gsim: "\u2273",
+  gsime: "\u2A8E",
+  gsiml: "\u2A90",
+  gt: ">",
+  gtcc: "\u2AA7",
+  gtcir: "\u2A7A",
+  gtdot: "\u22D7",
+  gtlPar: "\u2995",
+  gtquest: "\u2A7C",
+  gtrapprox: "\u2A86",
+  gtrarr: "\u2978",
+  gtrdot: "\u22D7",
+  gtreqless: "\u22DB",
+  gtreqqless: "\u2A8C",
+  gtrless: "\u2277",
+  gtrsim: "\u2273",
+  gvertneqq: "\u2269\uFE00",
+  gvnE: "\u2269\uFE00",
+  hArr: "\u21D4",
+  hairsp: "\u200A",
+  half: "\xBD",
+  hamilt: "\u210B",
+  hardcy: "\u044A",
+  harr: "\u2194",
+  harrcir: "\u2948",
+  harrw: "\u21AD",
+  hbar: "\u210F",
+  hcirc: "\u0125",
+  hearts: "\u2665",
+  heartsuit: "\u2665",
+  hellip: "\u2026",
+  hercon: "\u22B9",
+  hfr: "\u{1D525}",
+  hksearow: "\u2925",
+  hkswarow: "\u2926",
+  hoarr: "\u21FF",
+  homtht: "\u223B",
+  hookleftarrow: "\u21A9",
+  hookrightarrow: "\u21AA",
+  hopf: "\u{1D559}",
+  horbar: "\u2015",
+  hscr: "\u{1D4BD}",
+  hslash: "\u210F",
+  hstrok: "\u0127",
+  hybull: "\u2043",
+  hyphen: "\u2010",
+  iacute: "\xED",
+  ic: "\u2063",
+  icirc: "\xEE",
+  icy: "\u0438",
+  iecy: "\u0435",
+  iexcl: "\xA1",
+  iff: "\u21D4",
+  ifr: "\u{1D526}",
+  igrave: "\xEC",
+  ii: "\u2148",
+  iiiint: "\u2A0C",
+  iiint: "\u222D",
+  iinfin: "\u29DC",
+  iiota: "\u2129",
+  ijlig: "\u0133",
+  imacr: "\u012B",
+  image: "\u2111",
+  imagline: "\u2110",
+  imagpart: "\u2111",
+  imath: "\u0131",
+  imof: "\u22B7",
+  imped: "\u01B5",
+  in: "\u2208",
+  incare: "\u2105",
+  infin: "\u221E",
+  infintie: "\u29DD",
+  inodot: "\u0131",
+  int: "\u222B",
+  intcal: "\u22BA",
+  integers: "\u2124",
+  intercal: "\u22BA",
+  intlarhk: "\u2A17",
+  intprod: "\u2A3C",
+  iocy: "\u0451",
+  iogon: "\u012F",
+  iopf: "\u{1D55A}",
+  iota: "\u03B9",
+  iprod: "\u2A3C",
+  iquest: "\xBF",
+  iscr: "\u{1D4BE}",
+  isin: "\u2208",
+  isinE: "\u22F9",
+  isindot: "\u22F5",
+  isins: "\u22F4",
+  isinsv: "\u22F3",
+  isinv: "\u2208",
+  it: "\u2062",
+  itilde: "\u0129",
+  iukcy: "\u0456",
+  iuml: "\xEF",
+  jcirc: "\u0135",
+  jcy: "\u0439",
+  jfr: "\u{1D527}",
+  jmath: "\u0237",
+  jopf: "\u{1D55B}",
+  jscr: "\u{1D4BF}",
+  jsercy: "\u0458",
+  jukcy: "\u0454",
+  kappa: "\u03BA",
+  kappav: "\u03F0",
+  kcedil: "\u0137",
+  kcy: "\u043A",
+  kfr: "\u{1D528}",
+  kgreen: "\u0138",
+  khcy: "\u0445",
+  kjcy: "\u045C",
+  kopf: "\u{1D55C}",
+  kscr: "\u{1D4C0}",
+  lAarr: "\u21DA",
+  lArr: "\u21D0",
+  lAtail: "\u291B",
+  lBarr: "\u290E",
+  lE: "\u2266",
+  lEg: "\u2A8B",
+  lHar: "\u2962",
+  lacute: "\u013A",
+  laemptyv: "\u29B4",
+  lagran: "\u2112",
+  lambda: "\u03BB",
+  lang: "\u27E8",
+  langd: "\u2991",
+  langle: "\u27E8",
+  lap: "\u2A85",
+  laquo: "\xAB",
+  larr: "\u2190",
+  larrb: "\u21E4",
+  larrbfs: "\u291F",
+  larrfs: "\u291D",
+  larrhk: "\u21A9",
+  larrlp: "\u21AB",
+  larrpl: "\u2939",
+  larrsim: "\u2973",
+  larrtl: "\u21A2",
+  lat: "\u2AAB",
+  latail: "\u2919",
+  late: "\u2AAD",
+  lates: "\u2AAD\uFE00",
+  lbarr: "\u290C",
+  lbbrk: "\u2772",
+  lbrace: "{",
+  lbrack: "[",
+  lbrke: "\u298B",
+  lbrksld: "\u298F",
+  lbrkslu: "\u298D",
+  lcaron: "\u013E",
+  lcedil: "\u013C",
+  lceil: "\u2308",
+  lcub: "{",
+  lcy: "\u043B",
+  ldca: "\u2936",
+  ldquo: "\u201C",
+  ldquor: "\u201E",
+  ldrdhar: "\u2967",
+  ldrushar: "\u294B",
+  ldsh: "\u21B2",
+  le: "\u2264",
+  leftarrow: "\u2190",
+  leftarrowtail: "\u21A2",
+  leftharpoondown: "\u21BD",
+  leftharpoonup: "\u21BC",
+  leftleftarrows: "\u21C7",
+  leftrightarrow: "\u2194",
+  leftrightarrows: "\u21C6",
+  leftrightharpoons: "\u21CB",
+  leftrightsquigarrow: "\u21AD",
+  leftthreetimes: "\u22CB",
+  leg: "\u22DA",
+  leq: "\u2264",
+  leqq: "\u2266",
+  leqslant: "\u2A7D",
+  les: "\u2A7D",
+  lescc: "\u2AA8",
+  lesdot: "\u2A7F",
+  lesdoto: "\u2A81",
+  lesdotor: "\u2A83",
+  lesg: "\u22DA\uFE00",
+  lesges: "\u2A93",
+  lessapprox: "\u2A85",
+  lessdot: "\u22D6",
+  lesseqgtr: "\u22DA",
+  lesseqqgtr: "\u2A8B",
+  lessgtr: "\u2276",
+  lesssim: "\u2272",
+  lfisht: "\u297C",
+  lfloor: "\u230A",
+  lfr: "\u{1D529}",
+  lg: "\u2276",
+  lgE: "\u2A91",
+  lhard: "\u21BD",
+  lharu: "\u21BC",
+  lharul: "\u296A",
+  lhblk: "\u2584",
+  ljcy: "\u0459",
+  ll: "\u226A",
+  llarr: "\u21C7",
+  llcorner: "\u231E",
+  llhard: "\u296B",
+  lltri: "\u25FA",
+  lmidot: "\u0140",
+  lmoust: "\u23B0",
+  lmoustache: "\u23B0",
+  lnE: "\u2268",
+  lnap: "\u2A89",
+  lnapprox: "\u2A89",
+  lne: "\u2A87",
+  lneq: "\u2A87",
+  lneqq: "\u2268",
+  lnsim: "\u22E6",
+  loang: "\u27EC",
+  loarr: "\u21FD",
+  lobrk: "\u27E6",
+  longleftarrow: "\u27F5",
+  longleftrightarrow: "\u27F7",
+  longmapsto: "\u27FC",
+  longrightarrow: "\u27F6",
+  looparrowleft: "\u21AB",
+  looparrowright: "\u21AC",
+  lopar: "\u2985",
+  lopf: "\u{1D55D}",
+  loplus: "\u2A2D",
+  lotimes: "\u2A34",
+  lowast: "\u2217",
+  lowbar: "_",
+  loz: "\u25CA",
+  lozenge: "\u25CA",
+  lozf: "\u29EB",
+  lpar: "(",
+  lparlt: "\u2993",
+  lrarr: "\u21C6",
+  lrcorner: "\u231F",
+  lrhar: "\u21CB",
+  lrhard: "\u296D",
+  lrm: "\u200E",
+  lrtri: "\u22BF",
+  lsaquo: "\u2039",
+  lscr: "\u{1D4C1}",
+  lsh: "\u21B0",
+  lsim: "\u2272",
+  lsime: "\u2A8D",
+  lsimg: "\u2A8F",
+  lsqb: "[",
+  lsquo: "\u2018",
+  lsquor: "\u201A",
+  lstrok: "\u0142",
+  lt: "<",
+  ltcc: "\u2AA6",
+  ltcir: "\u2A79",
+  ltdot: "\u22D6",
+  lthree: "\u22CB",
+  ltimes: "\u22C9",
+  ltlarr: "\u2976",
+  ltquest: "\u2A7B",
+  ltrPar: "\u2996",
+  ltri: "\u25C3",
+  ltrie: "\u22B4",
+  ltrif: "\u25C2",
+  lurdshar: "\u294A",
+  luruhar: "\u2966",
+  lvertneqq: "\u2268\uFE00",
+  lvnE: "\u2268\uFE00",
+  mDDot: "\u223A",
+  macr: "\xAF",
+  male: "\u2642",
+  malt: "\u2720",
+  maltese: "\u2720",
+  map: "\u21A6",
+  mapsto: "\u21A6",
+  mapstodown: "\u21A7",
+  mapstoleft: "\u21A4",
+  mapstoup: "\u21A5",
+  marker: "\u25AE",
+  mcomma: "\u2A29",
+  mcy: "\u043C",
+  mdash: "\u2014",
+  measuredangle: "\u2221",
+  mfr: "\u{1D52A}",
+  mho: "\u2127",
+  micro: "\xB5",
+  mid: "\u2223",
+  midast: "*",
+  midcir: "\u2AF0",
+  middot: "\xB7",
+  minus: "\u2212",
+  minusb: "\u229F",
+  minusd: "\u2238",
+  minusdu: "\u2A2A",
+  mlcp: "\u2ADB",
+  mldr: "\u2026",
+  mnplus: "\u2213",
+  models: "\u22A7",
+  mopf: "\u{1D55E}",
+  mp: "\u2213",
+  mscr: "\u{1D4C2}",
+  mstpos: "\u223E",
+  mu: "\u03BC",
+  multimap: "\u22B8",
+  mumap: "\u22B8",
+  nGg: "\u22D9\u0338",
+  nGt: "\u226B\u20D2",
+  nGtv: "\u226B\u0338",
+  nLeftarrow: "\u21CD",
+  nLeftrightarrow: "\u21CE",
+  nLl: "\u22D8\u0338",
+  nLt: "\u226A\u20D2",
+  nLtv: "\u226A\u0338",
+  nRightarrow: "\u21CF",
+  nVDash: "\u22AF",
+  nVdash: "\u22AE",
+  nabla: "\u2207",
+  nacute: "\u0144",
+  nang: "\u2220\u20D2",
+  nap: "\u2249",
+  napE: "\u2A70\u0338",
+  napid: "\u224B\u0338",
+  napos: "\u0149",
+  napprox: "\u2249",
+  natur: "\u266E",
+  natural: "\u266E",
+  naturals: "\u2115",
+  nbsp: "\xA0",
+  nbump: "\u224E\u0338",
+  nbumpe: "\u224F\u0338",
+  ncap: "\u2A43",
+  ncaron: "\u0148",
+  ncedil: "\u0146",
+  ncong: "\u2247",
+  ncongdot: "\u2A6D\u0338",
+  ncup: "\u2A42",
+  ncy: "\u043D",
+  ndash: "\u2013",
+  ne: "\u2260",
+  neArr: "\u21D7",
+  nearhk: "\u2924",
+  nearr: "\u2197",
+  nearrow: "\u2197",
+  nedot: "\u2250\u0338",
+  nequiv: "\u2262",
+  nesear: "\u2928",
+  nesim: "\u2242\u0338",
+  nexist: "\u2204",
+  nexists: "\u2204",
+  nfr: "\u{1D52B}",
+  ngE: "\u2267\u0338",
+  nge: "\u2271",
+  ngeq: "\u2271",
+  ngeqq: "\u2267\u0338",
+  ngeqslant: "\u2A7E\u0338",
+  nges: "\u2A7E\u0338",
+  ngsim: "\u2275",
+  ngt: "\u226F",
+  ngtr: "\u226F",
+  nhArr: "\u21CE",
+  nharr: "\u21AE",
+  nhpar: "\u2AF2",
+  ni: "\u220B",
+  nis: "\u22FC",
+  nisd: "\u22FA",
+  niv: "\u220B",
+  njcy: "\u045A",
+  nlArr: "\u21CD",
+  nlE: "\u2266\u0338",
+  nlarr: "\u219A",
+  nldr: "\u2025",
+  nle: "\u2270",
+  nleftarrow: "\u219A",
+  nleftrightarrow: "\u21AE",
+  nleq: "\u2270",
+  nleqq: "\u2266\u0338",
+  nleqslant: "\u2A7D\u0338",
+  nles: "\u2A7D\u0338",
+  nless: "\u226E",
+  nlsim: "\u2274",
+  nlt: "\u226E",
+  nltri: "\u22EA",
+  nltrie: "\u22EC",
+  nmid: "\u2224",
+  nopf: "\u{1D55F}",
+  not: "\xAC",
+  notin: "\u2209",
+  notinE: "\u22F9\u0338",
+  notindot: "\u22F5\u0338",
+  notinva: "\u2209",
+  notinvb: "\u22F7",
+  notinvc: "\u22F6",
+  notni: "\u220C",
+  notniva: "\u220C",
+  notnivb: "\u22FE",
+  notnivc: "\u22FD",
+  npar: "\u2226",
+  nparallel: "\u2226",
+  nparsl: "\u2AFD\u20E5",
+  npart: "\u2202\u0338",
+  npolint: "\u2A14",
+  npr: "\u2280",
+  nprcue: "\u22E0",
+  npre: "\u2AAF\u0338",
+  nprec: "\u2280",
+  npreceq: "\u2AAF\u0338",
+  nrArr: "\u21CF",
+  nrarr: "\u219B",
+  nrarrc: "\u2933\u0338",
+  nrarrw: "\u219D\u0338",
+  nrightarrow: "\u219B",
+  nrtri: "\u22EB",
+  nrtrie: "\u22ED",
+  nsc: "\u2281",
+  nsccue: "\u22E1",
+  nsce: "\u2AB0\u0338",
+  nscr: "\u{1D4C3}",
+  nshortmid: "\u2224",
+  nshortparallel: "\u2226",
+  nsim: "\u2241",
+  nsime: "\u2244",
+  nsimeq: "\u2244",
+  nsmid: "\u2224",
+  nspar: "\u2226",
+  nsqsube: "\u22E2",
+  nsqsupe: "\u22E3",
+  nsub: "\u2284",
+  nsubE: "\u2AC5\u0338",
+  nsube: "\u2288",
+  nsubset: "\u2282\u20D2",
+  nsubseteq: "\u2288",
+  nsubseteqq: "\u2AC5\u0338",
+  nsucc: "\u2281",
+  nsucceq: "\u2AB0\u0338",
+  nsup: "\u2285",
+  nsupE: "\u2AC6\u0338",
+  nsupe: "\u2289",
+  nsupset: "\u2283\u20D2",
+  nsupseteq: "\u2289",
+  nsupseteqq: "\u2AC6\u0338",
+  ntgl: "\u2279",
+  ntilde: "\xF1",
+  ntlg: "\u2278",
+  ntriangleleft: "\u22EA",
+  ntrianglelefteq: "\u22EC",
+  ntriangleright: "\u22EB",
+  ntrianglerighteq: "\u22ED",
+  nu: "\u03BD",
+  num: "#",
+  numero: "\u2116",
+  numsp: "\u2007",
+  nvDash: "\u22AD",
+  nvHarr: "\u2904",
+  nvap: "\u224D\u20D2",
+  nvdash: "\u22AC",
+  nvge: "\u2265\u20D2",
+  nvgt: ">\u20D2",
+  nvinfin: "\u29DE",
+  nvlArr: "\u2902",
+  nvle: "\u2264\u20D2",
+  nvlt: "<\u20D2",
+  nvltrie: "\u22B4\u20D2",
+  nvrArr: "\u2903",
+  nvrtrie: "\u22B5\u20D2",
+  nvsim: "\u223C\u20D2",
+  nwArr: "\u21D6",
+  nwarhk: "\u2923",
+  nwarr: "\u2196",
+  nwarrow: "\u2196",
+  nwnear: "\u2927",
+  oS: "\u24C8",
+  oacute: "\xF3",
+  oast: "\u229B",
+  ocir: "\u229A",
+  ocirc: "\xF4",
+  ocy: "\u043E",
+  odash: "\u229D",
+  odblac: "\u0151",
+  odiv: "\u2A38",
+  odot: "\u2299",
+  odsold: "\u29BC",
+  oelig: "\u0153",
+  ofcir: "\u29BF",
+  ofr: "\u{1D52C}",
+  ogon: "\u02DB",
+  ograve: "\xF2",
+  ogt: "\u29C1",
+  ohbar: "\u29B5",
+  ohm: "\u03A9",
+  oint: "\u222E",
+  olarr: "\u21BA",
+  olcir: "\u29BE",
+  olcross: "\u29BB",
+  oline: "\u203E",
+  olt: "\u29C0",
+  omacr: "\u014D",
+  omega: "\u03C9",
+  omicron: "\u03BF",
+  omid: "\u29B6",
+  ominus: "\u2296",
+  oopf: "\u{1D560}",
+  opar: "\u29B7",
+  operp: "\u29B9",
+  oplus: "\u2295",
+  or: "\u2228",
+  orarr: "\u21BB",
+  ord: "\u2A5D",
+  order: "\u2134",
+  orderof: "\u2134",
+  ordf: "\xAA",
+  ordm: "\xBA",
+  origof: "\u22B6",
+  oror: "\u2A56",
+  orslope: "\u2A57",
+  orv: "\u2A5B",
+  oscr: "\u2134",
+  oslash: "\xF8",
+  osol: "\u2298",
+  otilde: "\xF5",
+  otimes: "\u2297",
+  otimesas: "\u2A36",
+  ouml: "\xF6",
+  ovbar: "\u233D",
+  par: "\u2225",
+  para: "\xB6",
+  parallel: "\u2225",
+  parsim: "\u2AF3",
+  parsl: "\u2AFD",
+  part: "\u2202",
+  pcy: "\u043F",
+  percnt: "%",
+  period: ".",
+  permil: "\u2030",
+  perp: "\u22A5",
+  pertenk: "\u2031",
+  pfr: "\u{1D52D}",
+  phi: "\u03C6",
+  phiv: "\u03D5",
+  phmmat: "\u2133",
+  phone: "\u260E",
+  pi: "\u03C0",
+  pitchfork: "\u22D4",
+  piv: "\u03D6",
+  planck: "\u210F",
+  planckh: "\u210E",
+  plankv: "\u210F",
+  plus: "+",
+  plusacir: "\u2A23",
+  plusb: "\u229E",
+  pluscir: "\u2A22",
+  plusdo: "\u2214",
+  plusdu: "\u2A25",
+  pluse: "\u2A72",
+  plusmn: "\xB1",
+  plussim: "\u2A26",
+  plustwo: "\u2A27",
+  pm: "\xB1",
+  pointint: "\u2A15",
+  popf: "\u{1D561}",
+  pound: "\xA3",
+  pr: "\u227A",
+  prE: "\u2AB3",
+  prap: "\u2AB7",
+  prcue: "\u227C",
+  pre: "\u2AAF",
+  prec: "\u227A",
+  precapprox: "\u2AB7",
+  preccurlyeq: "\u227C",
+  preceq: "\u2AAF",
+  precnapprox: "\u2AB9",
+  precneqq: "\u2AB5",
+  precnsim: "\u22E8",
+  precsim: "\u227E",
+  prime: "\u2032",
+  primes: "\u2119",
+  prnE: "\u2AB5",
+  prnap: "\u2AB9",
+  prnsim: "\u22E8",
+  prod: "\u220F",
+  profalar: "\u232E",
+  profline: "\u2312",
+  profsurf: "\u2313",
+  prop: "\u221D",
+  propto: "\u221D",
+  prsim: "\u227E",
+  prurel: "\u22B0",
+  pscr: "\u{1D4C5}",
+  psi: "\u03C8",
+  puncsp: "\u2008",
+  qfr: "\u{1D52E}",
+  qint: "\u2A0C",
+  qopf: "\u{1D562}",
+  qprime: "\u2057",
+  qscr: "\u{1D4C6}",
+  quaternions: "\u210D",
+  quatint: "\u2A16",
+  quest: "?",
+  questeq: "\u225F",
+  quot: '"',
+  rAarr: "\u21DB",
+  rArr: "\u21D2",
+  rAtail: "\u291C",
+  rBarr: "\u290F",
+  rHar: "\u2964",
+  race: "\u223D\u0331",
+  racute: "\u0155",
+  radic: "\u221A",
+  raemptyv: "\u29B3",
+  rang: "\u27E9",
+  rangd: "\u2992",
+  range: "\u29A5",
+  rangle: "\u27E9",
+  raquo: "\xBB",
+  rarr: "\u2192",
+  rarrap: "\u2975",
+  rarrb: "\u21E5",
+  rarrbfs: "\u2920",
+  rarrc: "\u2933",
+  rarrfs: "\u291E",
+  rarrhk: "\u21AA",
+  rarrlp: "\u21AC",
+  rarrpl: "\u2945",
+  rarrsim: "\u2974",
+  rarrtl: "\u21A3",
+  rarrw: "\u219D",
+  ratail: "\u291A",
+  ratio: "\u2236",
+  rationals: "\u211A",
+  rbarr: "\u290D",
+  rbbrk: "\u2773",
+  rbrace: "}",
+  rbrack: "]",
+  rbrke: "\u298C",
+  rbrksld: "\u298E",
+  rbrkslu: "\u2990",
+  rcaron: "\u0159",
+  rcedil: "\u0157",
+  rceil: "\u2309",
+  rcub: "}",
+  rcy: "\u0440",
+  rdca: "\u2937",
+  rdldhar: "\u2969",
+  rdquo: "\u201D",
+  rdquor: "\u201D",
+  rdsh: "\u21B3",
+  real: "\u211C",
+  realine: "\u211B",
+  realpart: "\u211C",
+  reals: "\u211D",
+  rect: "\u25AD",
+  reg: "\xAE",
+  rfisht: "\u297D",
+  rfloor: "\u230B",
+  rfr: "\u{1D52F}",
+  rhard: "\u21C1",
+  rharu: "\u21C0",
+  rharul: "\u296C",
+  rho: "\u03C1",
+  rhov: "\u03F1",
+  rightarrow: "\u2192",
+  rightarrowtail: "\u21A3",
+  rightharpoondown: "\u21C1",
+  rightharpoonup: "\u21C0",
+  rightleftarrows: "\u21C4",
+  rightleftharpoons: "\u21CC",
+  rightrightarrows: "\u21C9",
+  rightsquigarrow: "\u219D",
+  rightthreetimes: "\u22CC",
+  ring: "\u02DA",
+  risingdotseq: "\u2253",
+  rlarr: "\u21C4",
+  rlhar: "\u21CC",
+  rlm: "\u200F",
+  rmoust: "\u23B1",
+  rmoustache: "\u23B1",
+  rnmid: "\u2AEE",
+  roang: "\u27ED",
+  roarr: "\u21FE",
+  robrk: "\u27E7",
+  ropar: "\u2986",
+  ropf: "\u{1D563}",
+  roplus: "\u2A2E",
+  rotimes: "\u2A35",
+  rpar: ")",
+  rpargt: "\u2994",
+  rppolint: "\u2A12",
+  rrarr: "\u21C9",
+  rsaquo: "\u203A",
+  rscr: "\u{1D4C7}",
+  rsh: "\u21B1",
+  rsqb: "]",
+  rsquo: "\u2019",
+  rsquor: "\u2019",
+  rthree: "\u22CC",
+  rtimes: "\u22CA",
+  rtri: "\u25B9",
+  rtrie: "\u22B5",
+  rtrif: "\u25B8",
+  rtriltri: "\u29CE",
+  ruluhar: "\u2968",
+  rx: "\u211E",
+  sacute: "\u015B",
+  sbquo: "\u201A",
+  sc: "\u227B",
+  scE: "\u2AB4",
+  scap: "\u2AB8",
+  scaron: "\u0161",
+  sccue: "\u227D",
+  sce: "\u2AB0",
+  scedil: "\u015F",
+  scirc: "\u015D",
+  scnE: "\u2AB6",
+  scnap: "\u2ABA",
+  scnsim: "\u22E9",
+  scpolint: "\u2A13",
+  scsim: "\u227F",
+  scy: "\u0441",
+  sdot: "\u22C5",
+  sdotb: "\u22A1",
+  sdote: "\u2A66",
+  seArr: "\u21D8",
+  searhk: "\u2925",
+  searr: "\u2198",
+  searrow: "\u2198",
+  sect: "\xA7",
+  semi: ";",
+  seswar: "\u2929",
+  setminus: "\u2216",
+  setmn: "\u2216",
+  sext: "\u2736",
+  sfr: "\u{1D530}",
+  sfrown: "\u2322",
+  sharp: "\u266F",
+  shchcy: "\u0449",
+  shcy: "\u0448",
+  shortmid: "\u2223",
+  shortparallel: "\u2225",
+  shy: "\xAD",
+  sigma: "\u03C3",
+  sigmaf: "\u03C2",
+  sigmav: "\u03C2",
+  sim: "\u223C",
+  simdot: "\u2A6A",
+  sime: "\u2243",
+  simeq: "\u2243",
+  simg: "\u2A9E",
+  simgE: "\u2AA0",
+  siml: "\u2A9D",
+  simlE: "\u2A9F",
+  simne: "\u2246",
+  simplus: "\u2A24",
+  simrarr: "\u2972",
+  slarr: "\u2190",
+  smallsetminus: "\u2216",
+  smashp: "\u2A33",
+  smeparsl: "\u29E4",
+  smid: "\u2223",
+  smile: "\u2323",
+  smt: "\u2AAA",
+  smte: "\u2AAC",
+  smtes: "\u2AAC\uFE00",
+  softcy: "\u044C",
+  sol: "/",
+  solb: "\u29C4",
+  solbar: "\u233F",
+  sopf: "\u{1D564}",
+  spades: "\u2660",
+  spadesuit: "\u2660",
+  spar: "\u2225",
+  sqcap: "\u2293",
+  sqcaps: "\u2293\uFE00",
+  sqcup: "\u2294",
+  sqcups: "\u2294\uFE00",
+  sqsub: "\u228F",
+  sqsube: "\u2291",
+  sqsubset: "\u228F",
+  sqsubseteq: "\u2291",
+  sqsup: "\u2290",
+  sqsupe: "\u2292",
+  sqsupset: "\u2290",
+  sqsupseteq: "\u2292",
+  squ: "\u25A1",
+  square: "\u25A1",
+  squarf: "\u25AA",
+  squf: "\u25AA",
+  srarr: "\u2192",
+  sscr: "\u{1D4C8}",
+  ssetmn: "\u2216",
+  ssmile: "\u2323",
+  sstarf: "\u22C6",
+  star: "\u2606",
+  starf: "\u2605",
+  straightepsilon: "\u03F5",
+  straightphi: "\u03D5",
+  strns: "\xAF",
+  sub: "\u2282",
+  subE: "\u2AC5",
+  subdot: "\u2ABD",
+  sube: "\u2286",
+  subedot: "\u2AC3",
+  submult: "\u2AC1",
+  subnE: "\u2ACB",
+  subne: "\u228A",
+  subplus: "\u2ABF",
+  subrarr: "\u2979",
+  subset: "\u2282",
+  subseteq: "\u2286",
+  subseteqq: "\u2AC5",
+  subsetneq: "\u228A",
+  subsetneqq: "\u2ACB",
+  subsim: "\u2AC7",
+  subsub: "\u2AD5",
+  subsup: "\u2AD3",
+  succ: "\u227B",
+  succapprox: "\u2AB8",
+  succcurlyeq: "\u227D",
+  succeq: "\u2AB0",
+  succnapprox: "\u2ABA",
+  succneqq: "\u2AB6",
+  succnsim: "\u22E9",
+  succsim: "\u227F",
+  sum: "\u2211",
+  sung: "\u266A",
+  sup1: "\xB9",
+  sup2: "\xB2",
+  sup3: "\xB3",
+  sup: "\u2283",
+  supE: "\u2AC6",
+  supdot: "\u2ABE",
+  supdsub: "\u2AD8",
+  supe: "\u2287",
+  supedot: "\u2AC4",
+  suphsol: "\u27C9",
+  suphsub: "\u2AD7",
+  suplarr: "\u297B",
+  supmult: "\u2AC2",
+  supnE: "\u2ACC",
+  supne: "\u228B",
+  supplus: "\u2AC0",
+  supset: "\u2283",
+  supseteq: "\u2287",
+  supseteqq: "\u2AC6",
+  supsetneq: "\u228B",
+  supsetneqq: "\u2ACC",
+  supsim: "\u2AC8",
+  supsub: "\u2AD4",
+  supsup: "\u2AD6",
+  swArr: "\u21D9",
+  swarhk: "\u2926",
+  swarr: "\u2199",
+  swarrow: "\u2199",
+  swnwar: "\u292A",
+  szlig: "\xDF",
+  target: "\u2316",
+  tau: "\u03C4",
+  tbrk: "\u23B4",
+  tcaron: "\u0165",
+  tcedil: "\u0163",
+  tcy: "\u0442",
+  tdot: "\u20DB",
+  telrec: "\u2315",
+  tfr: "\u{1D531}",
+  there4: "\u2234",
+  therefore: "\u2234",
+  theta: "\u03B8",
+  thetasym: "\u03D1",
+  thetav: "\u03D1",
+  thickapprox: "\u2248",
+  thicksim: "\u223C",
+  thinsp: "\u2009",
+  thkap: "\u2248",
+  thksim: "\u223C",
+  thorn: "\xFE",
+  tilde: "\u02DC",
+  times: "\xD7",
+  timesb: "\u22A0",
+  timesbar: "\u2A31",
+  timesd: "\u2A30",
+  tint: "\u222D",
+  toea: "\u2928",
+  top: "\u22A4",
+  topbot: "\u2336",
+  topcir: "\u2AF1",
+  topf: "\u{1D565}",
+  topfork: "\u2ADA",
+  tosa: "\u2929",
+  tprime: "\u2034",
+  trade: "\u2122",
+  triangle: "\u25B5",
+  triangledown: "\u25BF",
+  triangleleft: "\u25C3",
+  trianglelefteq: "\u22B4",
+  triangleq: "\u225C",
+  triangleright: "\u25B9",
+  trianglerighteq: "\u22B5",
+  tridot: "\u25EC",
+  trie: "\u225C",
+  triminus: "\u2A3A",
+  triplus: "\u2A39",
+  trisb: "\u29CD",
+  tritime: "\u2A3B",
+  trpezium: "\u23E2",
+  tscr: "\u{1D4C9}",
+  tscy: "\u0446",
+  tshcy: "\u045B",
+  tstrok: "\u0167",
+  twixt: "\u226C",
+  twoheadleftarrow: "\u219E",
+  twoheadrightarrow: "\u21A0",
+  uArr: "\u21D1",
+  uHar: "\u2963",
+  uacute: "\xFA",
+  uarr: "\u2191",
+  ubrcy: "\u045E",
+  ubreve: "\u016D",
+  ucirc: "\xFB",
+  ucy: "\u0443",
+  udarr: "\u21C5",
+  udblac: "\u0171",
+  udhar: "\u296E",
+  ufisht: "\u297E",
+  ufr: "\u{1D532}",
+  ugrave: "\xF9",
+  uharl: "\u21BF",
+  uharr: "\u21BE",
+  uhblk: "\u2580",
+  ulcorn: "\u231C",
+  ulcorner: "\u231C",
+  ulcrop: "\u230F",
+  ultri: "\u25F8",
+  umacr: "\u016B",
+  uml: "\xA8",
+  uogon: "\u0173",
+  uopf: "\u{1D566}",
+  uparrow: "\u2191",
+  updownarrow: "\u2195",
+  upharpoonleft: "\u21BF",
+  upharpoonright: "\u21BE",
+  uplus: "\u228E",
+  upsi: "\u03C5",
+  upsih: "\u03D2",
+  upsilon: "\u03C5",
+  upuparrows: "\u21C8",
+  urcorn: "\u231D",
+  urcorner: "\u231D",
+  urcrop: "\u230E",
+  uring: "\u016F",
+  urtri: "\u25F9",
+  uscr: "\u{1D4CA}",
+  utdot: "\u22F0",
+  utilde: "\u0169",
+  utri: "\u25B5",
+  utrif: "\u25B4",
+  uuarr: "\u21C8",
+  uuml: "\xFC",
+  uwangle: "\u29A7",
+  vArr: "\u21D5",
+  vBar: "\u2AE8",
+  vBarv: "\u2AE9",
+  vDash: "\u22A8",
+  vangrt: "\u299C",
+  varepsilon: "\u03F5",
+  varkappa: "\u03F0",
+  varnothing: "\u2205",
+  varphi: "\u03D5",
+  varpi: "\u03D6",
+  varpropto: "\u221D",
+  varr: "\u2195",
+  varrho: "\u03F1",
+  varsigma: "\u03C2",
+  varsubsetneq: "\u228A\uFE00",
+  varsubsetneqq: "\u2ACB\uFE00",
+  varsupsetneq: "\u228B\uFE00",
+  varsupsetneqq: "\u2ACC\uFE00",
+  vartheta: "\u03D1",
+  vartriangleleft: "\u22B2",
+  vartriangleright: "\u22B3",
+  vcy: "\u0432",
+  vdash: "\u22A2",
+  vee: "\u2228",
+  veebar: "\u22BB",
+  veeeq: "\u225A",
+  vellip: "\u22EE",
+  verbar: "|",
+  vert: "|",
+  vfr: "\u{1D533}",
+  vltri: "\u22B2",
+  vnsub: "\u2282\u20D2",
+  vnsup: "\u2283\u20D2",
+  vopf: "\u{1D567}",
+  vprop: "\u221D",
+  vrtri: "\u22B3",
+  vscr: "\u{1D4CB}",
+  vsubnE: "\u2ACB\uFE00",
+  vsubne: "\u228A\uFE00",
+  vsupnE: "\u2ACC\uFE00",
+  vsupne: "\u228B\uFE00",
+  vzigzag: "\u299A",
+  wcirc: "\u0175",
+  wedbar: "\u2A5F",
+  wedge: "\u2227",
+  wedgeq: "\u2259",
+  weierp: "\u2118",
+  wfr: "\u{1D534}",
+  wopf: "\u{1D568}",
+  wp: "\u2118",
+  wr: "\u2240",
+  wreath: "\u2240",
+  wscr: "\u{1D4CC}",
+  xcap: "\u22C2",
+  xcirc: "\u25EF",
+  xcup: "\u22C3",
+  xdtri: "\u25BD",
+  xfr: "\u{1D535}",
+  xhArr: "\u27FA",
+  xharr: "\u27F7",
+  xi: "\u03BE",
+  xlArr: "\u27F8",
+  xlarr: "\u27F5",
+  xmap: "\u27FC",
+  xnis: "\u22FB",
+  xodot: "\u2A00",
+  xopf: "\u{1D569}",
+  xoplus: "\u2A01",
+  xotime: "\u2A02",
+  xrArr: "\u27F9",
+  xrarr: "\u27F6",
+  xscr: "\u{1D4CD}",
+  xsqcup: "\u2A06",
+  xuplus: "\u2A04",
+  xutri: "\u25B3",
+  xvee: "\u22C1",
+  xwedge: "\u22C0",
+  yacute: "\xFD",
+  yacy: "\u044F",
+  ycirc: "\u0177",
+  ycy: "\u044B",
+  yen: "\xA5",
+  yfr: "\u{1D536}",
+  yicy: "\u0457",
+  yopf: "\u{1D56A}",
+  yscr: "\u{1D4CE}",
+  yucy: "\u044E",
+  yuml: "\xFF",
+  zacute: "\u017A",
+  zcaron: "\u017E",
+  zcy: "\u0437",
+  zdot: "\u017C",
+  zeetrf: "\u2128",
+  zeta: "\u03B6",
+  zfr: "\u{1D537}",
+  zhcy: "\u0436",
+  zigrarr: "\u21DD",
+  zopf: "\u{1D56B}",
+  zscr: "\u{1D4CF}",
+  zwj: "\u200D",
+  zwnj: "\u200C"
+};
+
+// node_modules/decode-named-character-reference/index.js
+var own4 = {}.hasOwnProperty;
+function decodeNamedCharacterReference(value) {
+  return own4.call(characterEntities, value) ? characterEntities[value] : false;
+}
+
+// node_modules/micromark-util-decode-numeric-character-reference/index.js
+function decodeNumericCharacterReference(value, base) {
+  const code4 = Number.parseInt(value, base);
+  if (
+    // C0 except for HT, LF, FF, CR, space.
+    code4 < 9 || code4 === 11 || code4 > 13 && code4 < 32 || // Control character (DEL) of C0, and C1 controls.
+    code4 > 126 && code4 < 160 || // Lone high surrogates and low surrogates.
+    code4 > 55295 && code4 < 57344 || // Noncharacters.
+    code4 > 64975 && code4 < 65008 || /* eslint-disable no-bitwise */
+    (code4 & 65535) === 65535 || (code4 & 65535) === 65534 || /* eslint-enable no-bitwise */
+    // Out of range
+    code4 > 1114111
+  ) {
+    return "\uFFFD";
+  }
+  return String.fromCodePoint(code4);
+}
+
+// node_modules/micromark-util-decode-string/index.js
+var characterEscapeOrReference = /\\([!-/:-@[-`{-~])|&(#(?:\d{1,7}|x[\da-f]{1,6})|[\da-z]{1,31});/gi;
+function decodeString(value) {
+  return value.replace(characterEscapeOrReference, decode3);
+}
+function decode3($0, $1, $2) {
+  if ($1) {
+    return $1;
+  }
+  const head = $2.charCodeAt(0);
+  if (head === 35) {
+    const head2 = $2.charCodeAt(1);
+    const hex3 = head2 === 120 || head2 === 88;
+    return decodeNumericCharacterReference($2.slice(hex3 ? 2 : 1), hex3 ? 16 : 10);
+  }
+  return decodeNamedCharacterReference($2) || $0;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/association.js
+function association(node3) {
+  if (node3.label || !node3.identifier) {
+    return node3.label || "";
+  }
+  return decodeString(node3.identifier);
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/compile-pattern.js
+function compilePattern(pattern) {
+  if (!pattern._compiled) {
+    const before = (pattern.atBreak ? "[\\r\\n][\\t ]*" : "") + (pattern.before ? "(?:" + pattern.before + ")" : "");
+    pattern._compiled = new RegExp(
+      (pattern.beforeNode ? "^" : before ? "(" + before + ")" : "") + (/[$()*+.?[\\\]^{|}]/.test(pattern.character) ? "\\" : "") + pattern.character + (pattern.afterNode ? "$" : pattern.after ? "(?:" + pattern.after + ")" : ""),
+      pattern.unicode ? "gu" : "g"
+    );
+  }
+  return pattern._compiled;
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/container-flow.js
+function containerFlow(parent, state, info) {
+  const indexStack = state.indexStack;
+  const children = parent.children || [];
+  const tracker = state.createTracker(info);
+  const results = [];
+  let index = -1;
+  indexStack.push(-1);
+  while (++index < children.length) {
+    const child = children[index];
+    indexStack[indexStack.length - 1] = index;
+    results.push(
+      tracker.move(
+        state.handle(child, parent, state, {
+          before: "\n",
+          after: "\n",
+          ...tracker.current()
+        })
+      )
+    );
+    if (child.type !== "list") {
+      state.bulletLastUsed = void 0;
+    }
+    if (index < children.length - 1) {
+      results.push(
+        tracker.move(between(child, children[index + 1], parent, state))
+      );
+    }
+  }
+  indexStack.pop();
+  return results.join("");
+}
+function between(left, right, parent, state) {
+  let index = state.join.length;
+  while (index--) {
+    const result = state.join[index](left, right, parent, state);
+    if (result === true || result === 1) {
+      break;
+    }
+    if (typeof result === "number") {
+      return "\n".repeat(1 + result);
+    }
+    if (result === false) {
+      return "\n\n<!---->\n\n";
+    }
+  }
+  return "\n\n";
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/indent-lines.js
+var eol = /\r?\n|\r/g;
+function indentLines(value, map5) {
+  const result = [];
+  let start = 0;
+  let line = 0;
+  let match;
+  while (match = eol.exec(value)) {
+    one2(value.slice(start, match.index));
+    result.push(match[0]);
+    start = match.index + match[0].length;
+    line++;
+  }
+  one2(value.slice(start));
+  return result.join("");
+  function one2(value2) {
+    result.push(map5(value2, line, !value2));
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/safe.js
+var own5 = {}.hasOwnProperty;
+function safe(state, input2, config2) {
+  const value = (config2.before || "") + (input2 || "") + (config2.after || "");
+  const positions = [];
+  const result = [];
+  const infos = {};
+  const percentEncode = state.stack.includes("autolink");
+  const offset = config2.before ? config2.before.length : 0;
+  const end = value.length - (config2.after ? config2.after.length : 0);
+  let index = -1;
+  while (++index < state.unsafe.length) {
+    const pattern = state.unsafe[index];
+    if (!patternInScope(state.stack, pattern) || !nodeInScope(pattern.beforeNode, config2.beforeNode) || !nodeInScope(pattern.afterNode, config2.afterNode)) {
+      continue;
+    }
+    const expression = state.compilePattern(pattern);
+    const from = pattern.beforeNode ? offset : 0;
+    const subject = value.slice(from, pattern.afterNode ? end : void 0);
+    let match;
+    while (match = expression.exec(subject)) {
+      const before = Boolean(pattern.before || pattern.atBreak);
+      const after = Boolean(pattern.after);
+      const position = from + match.index + (before ? match[1].length : 0);
+      if (own5.call(infos, position)) {
+        if (infos[position].before && !before) {
+          infos[position].before = false;
+        }
+        if (infos[position].after && !after) {
+          infos[position].after = false;
+        }
+      } else {
+        positions.push(position);
+        infos[position] = { before, after };
+      }
+    }
+  }
+  positions.sort(numerical);
+  let start = offset;
+  index = -1;
+  while (++index < positions.length) {
+    const position = positions[index];
+    if (position < start || position >= end) {
+      continue;
+    }
+    if (value.charAt(position) === "_" && // Preceded by an unescaped character that is not punctuation or whitespace:
+    position > 0 && classifyCharacter(value.charCodeAt(position - 1)) === void 0 && !own5.call(infos, position - 1) && // Characters next to attention markers can become character references
+    // later, turning `a` into `&#x61;`, so those do not count.
+    !(position - 1 === offset && /[*_]/.test(value.charAt(offset - 1)))) {
+      let sequenceEnd = position + 1;
+      while (sequenceEnd < end && value.charAt(sequenceEnd) === "_") {
+        sequenceEnd++;
+      }
+      const skip = sequenceEnd - position - 1;
+      if (
+        // All underscores in the run are unsafe positions, so they can be
+        // skipped.
+        positions[index + skip] === sequenceEnd - 1 && // Rest as above.
+        sequenceEnd < value.length && classifyCharacter(value.charCodeAt(sequenceEnd)) === void 0 && !own5.call(infos, sequenceEnd) && !(sequenceEnd === end - 1 && /[*_]/.test(value.charAt(end)))
+      ) {
+        index += skip;
+        continue;
+      }
+    }
+    if (position + 1 < end && positions[index + 1] === position + 1 && infos[position].after && !infos[position + 1].before && !infos[position + 1].after || position - 1 >= offset && positions[index - 1] === position - 1 && infos[position].before && !infos[position - 1].before && !infos[position - 1].after) {
+      continue;
+    }
+    if (start !== position) {
+      const slice = value.slice(start, position);
+      result.push(percentEncode ? slice : escapeBackslashes(slice, "\\"));
+    }
+    start = position + 1;
+    if (percentEncode) {
+      result.push(
+        "%" + value.charCodeAt(position).toString(16).toUpperCase().padStart(2, "0")
+      );
+    } else if (/[!-/:-@[-`{-~]/.test(value.charAt(position)) && (!config2.encode || !config2.encode.includes(value.charAt(position)))) {
+      result.push("\\" + value.charAt(position));
+    } else {
+      result.push(encodeCharacterReference(value.charCodeAt(position)));
+    }
+  }
+  const rest = value.slice(start, end);
+  result.push(percentEncode ? rest : escapeBackslashes(rest, config2.after));
+  return result.join("");
+}
+function nodeInScope(types, node3) {
+  if (!types) return true;
+  if (!node3) return false;
+  return typeof types === "string" ? types === node3.type : types.includes(node3.type);
+}
+function numerical(a, b) {
+  return a - b;
+}
+function escapeBackslashes(value, after) {
+  const expression = /\\(?=[!-/:-@[-`{-~])/g;
+  const positions = [];
+  const results = [];
+  const whole = value + after;
+  let index = -1;
+  let start = 0;
+  let match;
+  while (match = expression.exec(whole)) {
+    positions.push(match.index);
+  }
+  while (++index < positions.length) {
+    if (start !== positions[index]) {
+      results.push(value.slice(start, positions[index]));
+    }
+    results.push("\\");
+    start = positions[index];
+  }
+  results.push(value.slice(start));
+  return results.join("");
+}
+
+// node_modules/mdast-util-to-markdown/lib/util/track.js
+function track(config2) {
+  const options = config2 || {};
+  const now = options.now || {};
+  let lineShift = options.lineShift || 0;
+  let line = now.line || 1;
+  let column = now.column || 1;
+  return { move, current, shift };
+  function current() {
+    return { now: { line, column }, lineShift };
+  }
+  function shift(value) {
+    lineShift += value;
+  }
+  function move(input2) {
+    const value = input2 || "";
+    const chunks = value.split(/\r?\n|\r/g);
+    const tail = chunks[chunks.length - 1];
+    line += chunks.length - 1;
+    column = chunks.length === 1 ? column + tail.length : 1 + tail.length + lineShift;
+    return value;
+  }
+}
+
+// node_modules/mdast-util-to-markdown/lib/index.js
+function toMarkdown(tree, options) {
+  const settings = options || {};
+  const state = {
+    associationId: association,
+    bulletCurrent: void 0,
+    bulletLastUsed: void 0,
+    containerPhrasing: containerPhrasingBound,
+    containerFlow: containerFlowBound,
+    createTracker: track,
+    compilePattern,
+    enter,
+    // @ts-expect-error: GFM / frontmatter are typed in `mdast` but not defined
+    // here.
+    handlers: { ...handle },
+    // @ts-expect-error: add `handle` in a second.
+    handle: void 0,
+    indentLines,
+    indexStack: [],
+    join: [...join12],
+    options: {},
+    safe: safeBound,
+    stack: [],
+    unsafe: [...unsafe]
+  };
+  configure(state, settings);
+  if (state.options.tightDefinitions) {
+    state.join.push(joinDefinition);
+  }
+  state.handle = zwitch("type", {
+    invalid,
+    unknown: unknown2,
+    handlers: state.handlers
+  });
+  let result = state.handle(
+    phrasing(tree) ? { type: "root", children: [tree] } : tree,
+    void 0,
+    state,
+    { before: "\n", after: "\n", now: { line: 1, column: 1 }, lineShift: 0 }
+  );
+  if (result && result.charCodeAt(result.length - 1) !== 10 && result.charCodeAt(result.length - 1) !== 13) {
+    result += "\n";
+  }
+  return result;
+  function enter(name) {
+    state.stack.push(name);
+    return exit;
+    function exit() {
+      state.stack.pop();
+    }
+  }
+}
+function invalid(value) {
+  throw new Error("Cannot handle value `" + value + "`, expected node");
+}
+function unknown2(value) {
+  const node3 = (
+    /** @type {Nodes} */
+    value
+  );
+  throw new Error("Cannot handle unknown node `" + node3.type + "`");
+}
+function joinDefinition(left, right) {
+  if (left.type === "definition" && left.type === right.type) {
+    return 0;
+  }
+}
+function containerPhrasingBound(parent, info) {
+  return containerPhrasing(parent, this, info);
+}
+function containerFlowBound(parent, info) {
+  return containerFlow(parent, this, info);
+}
+function safeBound(value, config2) {
+  return safe(this, value, config2);
+}
+
+// node_modules/mdast-util-gfm-table/lib/index.js
+function gfmTableToMarkdown(options) {
+  const settings = options || {};
+  const {
+    tableCellPadding: padding,
+    tablePipeAlign: alignDelimiters,
+    stringLength
+  } = settings;
+  const around = padding ? " " : "|";
+  return {
+    handlers: {
+      inlineCode: inlineCodeWithTable,
+      table: handleTable,
+      tableCell: handleTableCell,
+      tableRow: handleTableRow
+    },
+    join: [joinTable],
+    unsafe: [
+      { character: "\r", inConstruct: "tableCell" },
+      { character: "\n", inConstruct: "tableCell" },
+      // A pipe, when followed by a tab or space (padding), or a dash or colon
+      // (unpadded delimiter row), could result in a table.
+      { atBreak: true, character: "|", after: "[	 :-]" },
+      // A pipe in a cell must be encoded.
+      { character: "|", inConstruct: "tableCell" },
+      // A colon must be followed by a dash, in which case it could start a
+      // delimiter row.
+      { atBreak: true, character: ":", after: "-" },
+      // A delimiter row can also start with a dash, when followed by more
+      // dashes, a colon, or a pipe.
+      // This is a stricter version than the built in check for lists, thematic
+      // breaks, and setex heading underlines though:
+      // <https://github.com/syntax-tree/mdast-util-to-markdown/blob/51a2038/lib/unsafe.js#L57>
+      { atBreak: true, character: "-", after: "[:|-]" }
+    ]
+  };
+  function handleTable(node3, _, state, info) {
+    const matrix = handleTableAsData(node3, state, info);
+    const head = matrix[0];
+    if (head) {
+      let columns = node3.align ? node3.align.length : 0;
+      let index = -1;
+      if (!columns) {
+        while (++index < matrix.length) {
+          if (matrix[index].length > columns) columns = matrix[index].length;
+        }
+      }
+      while (head.length < columns) head.push("");
+    }
+    return serializeData(matrix, node3.align);
+  }
+  function handleTableRow(node3, _, state, info) {
+    const row2 = handleTableRowAsData(node3, state, info);
+    const value = serializeData([row2]);
+    return value.slice(0, value.indexOf("\n"));
+  }
+  function handleTableCell(node3, _, state, info) {
+    const exit = state.enter("tableCell");
+    const subexit = state.enter("phrasing");
+    const value = state.containerPhrasing(node3, {
+      ...info,
+      before: around,
+      after: around
+    });
+    subexit();
+    exit();
+    return value;
+  }
+  function serializeData(matrix, align) {
+    return markdownTable(matrix, {
+      align,
+      alignDelimiters,
+      fillRows: false,
+      padding,
+      stringLength
+    });
+  }
+  function handleTableAsData(node3, state, info) {
+    const { children } = node3;
+    let index = -1;
+    const result = [];
+    const subexit = state.enter("table");
+    while (++index < children.length) {
+      result[index] = handleTableRowAsData(children[index], state, info);
+    }
+    subexit();
+    return result;
+  }
+  function handleTableRowAsData(node3, state, info) {
+    const { children } = node3;
+    let index = -1;
+    const result = [];
+    const subexit = state.enter("tableRow");
+    while (++index < children.length) {
+      result[index] = handleTableCell(children[index], node3, state, info);
+    }
+    subexit();
+    return result;
+  }
+  function inlineCodeWithTable(node3, parent, state) {
+    const value = handle.inlineCode(node3, parent, state);
+    if (!state.stack.includes("tableCell")) return value;
+    const result = [];
+    let start = 0;
+    let index = value.indexOf("|");
+    while (index !== -1) {
+      let before = index;
+      while (before > start && value.charCodeAt(before - 1) === 92) {
+        before--;
+      }
+      result.push(value.slice(start, index));
+      if ((index - before) % 2 === 0) result.push("\\");
+      start = index;
+      index = value.indexOf("|", index + 1);
+    }
+    result.push(value.slice(start));
+    return result.join("");
+  }
+}
+function joinTable(left, right, parent, state) {
+  if (left.type === "table" && parent.type === "listItem" && parent.spread === false && (right.type === "definition" || right.type === "heading" && formatHeadingAsSetext2(right, state) || right.type === "paragraph" || right.type === "table")) {
+    return 1;
+  }
+}
+function formatHeadingAsSetext2(node3, state) {
+  let literalWithBreak = false;
+  visit2(node3, function(node4) {
+    if (node4.type === "break" || "value" in node4 && /\r?\n|\r/.test(node4.value)) {
+      literalWithBreak = true;
+      return EXIT;
+    }
+  });
+  return Boolean(
+    (!node3.depth || node3.depth < 3) && toString(node3) && (state.options.setext || literalWithBreak)
+  );
+}
+
+// node_modules/mdast-util-gfm-task-list-item/lib/index.js
+function gfmTaskListItemToMarkdown() {
+  return {
+    handlers: { paragraph: paragraphWithTaskListItem },
+    join: [joinDefinitionsBeforeTaskListItemParagraph]
+  };
+}
+function paragraphWithTaskListItem(node3, parent, state, info) {
+  if (!parent || parent.type !== "listItem" || taskListItemParagraph(parent) !== node3) {
+    return handle.paragraph(node3, parent, state, info);
+  }
+  const checkbox = "[" + (parent.checked ? "x" : " ") + "] ";
+  const tracker = state.createTracker(info);
+  tracker.move(checkbox);
+  const value = handle.paragraph(
+    node3.children.length > 0 ? node3 : { type: "paragraph", children: [{ type: "text", value: " " }] },
+    parent,
+    state,
+    { ...info, ...tracker.current() }
+  );
+  return checkbox + value;
+}
+function joinDefinitionsBeforeTaskListItemParagraph(left, _, parent) {
+  if (!(left.type === "definition" && parent.type === "listItem")) {
+    return;
+  }
+  const paragraph2 = taskListItemParagraph(parent);
+  if (paragraph2 && parent.children.indexOf(left) < parent.children.indexOf(paragraph2)) {
+    return 0;
+  }
+}
+function taskListItemParagraph(node3) {
+  if (typeof node3.checked !== "boolean") {
+    return;
+  }
+  for (const child of node3.children) {
+    if (child.type === "paragraph") {
+      return child;
+    }
+    if (child.type !== "definition") {
+      return;
+    }
+  }
+}
+
+// node_modules/mdast-util-gfm/lib/index.js
+function gfmToMarkdown(options) {
+  return {
+    extensions: [
+      gfmAutolinkLiteralToMarkdown(),
+      gfmFootnoteToMarkdown(options),
+      gfmStrikethroughToMarkdown(),
+      gfmTableToMarkdown(options),
+      gfmTaskListItemToMarkdown()
+    ]
+  };
+}
+
+// src/report/md.ts
+var inline = (c) => typeof c === "string" ? { type: "text", value: c } : c;
+var text2 = (value) => ({ type: "text", value });
+var code3 = (value) => ({ type: "inlineCode", value });
+var strong2 = (...children) => ({ type: "strong", children: children.map(inline) });
+var link2 = (url2, ...children) => ({ type: "link", url: url2, children: children.map(inline) });
+var heading2 = (depth, ...children) => ({ type: "heading", depth, children: children.map(inline) });
+var para = (...children) => ({ type: "paragraph", children: children.map(inline) });
+var bullets = (items) => ({
+  type: "list",
+  ordered: false,
+  spread: false,
+  children: items.map((children) => ({ type: "listItem", spread: false, children: [{ type: "paragraph", children: children.map(inline) }] }))
+});
+var mermaid = (value) => ({ type: "code", lang: "mermaid", value });
+var cell = (c) => ({ type: "tableCell", children: (Array.isArray(c) ? c : [c]).map(inline) });
+var row = (cells) => ({ type: "tableRow", children: cells.map(cell) });
+function table(header, rows, empty3) {
+  const body = rows.length > 0 ? rows : [empty3 ?? [text2("not recorded"), ...header.slice(1).map(() => text2("\u2014"))]];
+  return { type: "table", align: header.map(() => null), children: [row(header), ...body.map(row)] };
+}
+function root2(children) {
+  return { type: "root", children };
+}
+function serialize3(tree) {
+  return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
+}
+
+// src/report/pages/katNotes.ts
+var EXPLAIN = {
+  MISMATCH: "the generated KAT differs from the submitted vectors",
+  NOKAT: "no submitted KAT vectors to compare with",
+  CRYPTOFAIL: "the scheme failed its own correctness check during the KAT",
+  OVERFLOW: "an output buffer was written past its claimed length",
+  LOADFAIL: "the library could not be loaded or lacks an API function",
+  TIMEOUT: "the KAT did not finish within the time limit",
+  CRASH: "the KAT process crashed",
+  BUILDFAIL: "the library did not build"
+};
+var MEASURED = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
+function katFootnotes(c, issues) {
+  const marks = /* @__PURE__ */ new Map();
+  const notes = [];
+  const numberOf = /* @__PURE__ */ new Map();
+  for (const inst of c.instances) {
+    const status = inst.build?.kat;
+    if (!status || status === "PASS") continue;
+    const issue2 = issues.find((i) => i.id === c.id && i.label.test(inst.label));
+    let key;
+    let note;
+    if (issue2) {
+      key = `issue:${issue2.label.source}`;
+      const tail = issue2.action === "exclude" ? "These instances are not timed." : "These instances are timed anyway; their output is not validated.";
+      note = `${issue2.cause} ${tail}`;
+    } else {
+      const detail = inst.build?.kat_detail ?? inst.build?.build_error;
+      key = `status:${status}:${detail ?? ""}`;
+      const timed = MEASURED.has(status) ? " Timed anyway; the output is not validated." : " Not timed.";
+      note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed}`;
+    }
+    let n = numberOf.get(key);
+    if (n === void 0) {
+      n = numberOf.size + 1;
+      numberOf.set(key, n);
+      notes.push(`\u26A0 [${n}] ${note}`);
+    }
+    marks.set(inst.label, ` [${n}]`);
+  }
+  return { marks, notes };
+}
+
+// src/report/profile.ts
+var HASH_FNS = /* @__PURE__ */ new Set(["pseudohash", "pseudoXOF", "sm3hash"]);
+var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
+function hashShares(p) {
+  const total = p.total.ticks;
+  const sum = (fns) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
+  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
+  return { hash: p.hash_share ?? sum(HASH_FNS), drng: recordedDrng ?? sum(DRNG_FNS) };
+}
+function callsPerOperation(p) {
+  const perFn = /* @__PURE__ */ new Map();
+  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
+  return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
+    const per = n / p.total.operations;
+    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
+  }).join(", ");
+}
+
+// src/report/pages/candidate.ts
+var HASH_FUNCTIONS = "pseudohash/XOF/sm3";
+function notMeasuredReason(inst) {
+  const kat = inst.build?.kat;
+  if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
+  if (kat && kat !== "PASS" && kat !== "NOKAT" && kat !== "MISMATCH") return `not measured (KAT ${kat})`;
+  return "not measured";
+}
+function countCell(r) {
+  const iters = r.plan?.iterations_per_trial;
+  const n = r.measurements ?? r.trials.reduce((a, t) => a + t.measurements, 0);
+  if (iters !== void 0 && r.trials.every((t) => t.measurements === iters)) return formatCount(r.trials.length, iters);
+  return `${n} (${r.trials.length} trials)`;
+}
+function gapRow(inst, width) {
+  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => "\u2014")];
+}
+function perOperation(c, width, cells) {
+  return c.instances.flatMap((inst) => {
+    const rows = c.operations.flatMap((op) => {
+      const r = inst.records[op];
+      const row2 = r && r.trials?.length ? cells(inst, op, r) : void 0;
+      return row2 ? [row2] : [];
+    });
+    return rows.length > 0 ? rows : [gapRow(inst, width)];
+  });
+}
+function performanceChart(c) {
+  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== void 0));
+  if (measured.length === 0) return [];
+  const series = c.operations.map((op) => {
+    const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
+    return `  line "${op}" [${values.join(", ")}]`;
+  }).join("\n");
+  const labels = measured.map((i) => `"${i.label}"`).join(", ");
+  return [
+    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers):`),
+    mermaid(`xychart-beta
+  title "${c.id} mean cycles per operation"
+  x-axis [${labels}]
+  y-axis "cycles"
+${series}`)
+  ];
+}
+function sizeColumns(c) {
+  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
+}
+function instanceSizes(inst) {
+  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes;
+  return fromRecord ?? inst.build?.sizes;
+}
+function candidatePage(model, c) {
+  const sys = model.system;
+  const arch2 = archName(model.environment);
+  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? "reference"))];
+  const { marks, notes } = katFootnotes(c, model.katIssues);
+  const crumbs = [
+    link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
+    " \u203A ",
+    code3(c.id),
+    " \xB7 ",
+    link2(`../performance/method_${sys}.md`, "method"),
+    ...c.page ? [" \xB7 ", link2(c.page, "NICCS page")] : []
+  ];
+  const verdict = model.survey.find((s) => s.id === c.id);
+  const perf = perOperation(c, 7, (inst, op, r) => [
+    code3(inst.label),
+    op,
+    formatCycles(r.mean_cycles),
+    formatSeconds(r.mean_seconds),
+    formatOpsPerSecond(r.operations_per_second),
+    formatSeconds(r.median_trial_seconds),
+    countCell(r)
+  ]);
+  const resources = perOperation(c, 5, (inst, op, r) => [
+    code3(inst.label),
+    op,
+    inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
+    typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
+    typeof r.peak_rss_bytes === "number" ? formatKiB(r.peak_rss_bytes) : "not recorded"
+  ]);
+  const cols = sizeColumns(c);
+  const catalogued = model.sizes.filter((e) => e.id === c.id);
+  const sizes = c.instances.map((inst) => {
+    const s = instanceSizes(inst);
+    if (!s) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
+    const entry = catalogued.find((e) => e.instance === inst.label);
+    const external = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig };
+    return [
+      code3(inst.label),
+      ...cols.map(([, k]) => {
+        const fromCatalog = external[k];
+        if (fromCatalog !== void 0) return `${k === "signature_bytes" && entry.basis === "nominal-variable" ? "\u2248 " : ""}${fromCatalog}`;
+        return s[k] !== void 0 ? String(s[k]) : "not recorded";
+      })
+    ];
+  });
+  const shares = c.instances.flatMap((inst) => {
+    const rows = c.operations.flatMap((op) => {
+      const p = inst.profiles[op];
+      if (!p) return [];
+      const { hash: hash2, drng } = hashShares(p);
+      return [[code3(inst.label), op, formatShare(hash2), formatShare(drng), callsPerOperation(p) || "none"]];
+    });
+    return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
+  });
+  const evidence = c.instances.flatMap((inst) => [
+    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
+    ...[...inst.recordFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
+    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)])
+  ]);
+  return root2([
+    heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
+    para(...crumbs),
+    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`),
+    heading2(2, "1. Basic information"),
+    bullets([
+      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
+      [`Algorithm: ${c.algorithm}`],
+      [`Implementation versions measured: ${variants.join(", ")}`],
+      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
+    ]),
+    heading2(2, "2. Assessment environment"),
+    table(["item", "value"], environmentRows(model)),
+    heading2(2, "3. Functional testing (KAT)"),
+    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
+    table(
+      ["instance", "build flags", "KAT"],
+      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
+    ),
+    ...notes.map((n) => para(n)),
+    heading2(2, "4. Performance"),
+    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], perf),
+    ...performanceChart(c),
+    heading2(2, "5. Resource consumption"),
+    para(
+      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
+    ),
+    table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], resources),
+    heading2(2, "6. Transmission and storage overhead"),
+    ...catalogued.length > 0 ? [
+      para(
+        "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
+        link2(`../performance/size-audit_${sys}.md`, "size audit"),
+        " for disagreements."
+      )
+    ] : [],
+    table(["instance", ...cols.map(([h]) => h)], sizes),
+    heading2(2, "Symmetric primitives"),
+    para(link2("../performance/symmetric-survey.md", "Survey"), " verdict: ", strong2(verdict?.verdict ?? "not surveyed"), ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : []),
+    para("Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"),
+    table(["instance", "operation", HASH_FUNCTIONS, "DRNG", "calls per operation"], shares),
+    heading2(2, "7. Raw evidence index"),
+    para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
+    table(["instance", "item", "file"], evidence, [text2("no evidence files"), "\u2014", "\u2014"]),
+    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
+  ]);
+}
+
+// src/report/sizeAudit.ts
+var ITEMS = [
+  ["public key", "pk", "pk_bytes"],
+  ["ciphertext", "ct", "ct_bytes"],
+  ["signature", "sig", "signature_bytes"]
+];
+function sizeAudit(model) {
+  const findings = [];
+  for (const entry of model.sizes) {
+    const inst = model.candidates.find((c) => c.id === entry.id)?.instances.find((i) => i.label === entry.instance);
+    const api = inst ? instanceSizes(inst) : void 0;
+    for (const [item, catKey, apiKey] of ITEMS) {
+      const catalog = entry[catKey];
+      if (catalog === void 0) continue;
+      const measured = api?.[apiKey];
+      const verdict = measured === void 0 ? "not measured" : item === "signature" && entry.basis === "nominal-variable" ? "approximate" : measured === catalog ? "match" : "mismatch";
+      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict });
+    }
+  }
+  return findings;
+}
+
+// src/report/pages/system.ts
+var GUIDE_MINIMUM = 100;
+var CATEGORIES = [
+  { type: "kem", title: "Key encapsulation", sizes: [["public key", "pk_bytes"], ["ciphertext", "ct_bytes"]] },
+  { type: "sig", title: "Digital signatures", sizes: [["public key", "pk_bytes"], ["signature", "signature_bytes"]] }
+];
+var pageOf = (id, sys) => `../${id}/perf_${sys}.md`;
+function cyclesCell(c, label, op) {
+  const inst = c.instances.find((i) => i.label === label);
+  const r = inst.records[op];
+  if (!r || r.mean_cycles === void 0) return "\u2014";
+  const p = inst.profiles[op];
+  const share = p ? ` (${formatShare(hashShares(p).hash)})` : "";
+  const n = r.measurements ?? 0;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` (n=${n})` : ""}`;
+}
+function summaryPage(model) {
+  const sys = model.system;
+  const arch2 = archName(model.environment);
+  const sections = CATEGORIES.flatMap((cat) => {
+    const cands = model.candidates.filter((c) => c.type === cat.type);
+    if (cands.length === 0) return [];
+    const ops = cands[0].operations;
+    const warn = [];
+    const cycleRows = [];
+    const sizeRows = [];
+    for (const c of cands) {
+      for (const inst of c.instances) {
+        const kat = inst.build?.kat ?? "not checked";
+        const flagged = kat !== "PASS";
+        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
+        const measured = ops.some((op) => inst.records[op]);
+        const name = [link2(pageOf(c.id, sys), c.id)];
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat} \u26A0` : kat, ...measured ? ops.map((op) => cyclesCell(c, inst.label, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
+        const s = instanceSizes(inst);
+        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => s?.[k] !== void 0 ? String(s[k]) : "\u2014")]);
+      }
+    }
+    return [
+      heading2(2, cat.title),
+      para(`Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`),
+      table(["candidate", "instance", "KAT", ...ops], cycleRows),
+      heading2(3, "Sizes (bytes)"),
+      table(["candidate", "instance", ...cat.sizes.map(([h]) => h)], sizeRows),
+      heading2(3, "Notes"),
+      warn.length > 0 ? bullets(warn.map((w) => [`\u26A0 ${w}`])) : para("Every instance of this category passed its KAT.")
+    ];
+  });
+  return root2([
+    heading2(1, `Performance on ${arch2.display} (system ${sys})`),
+    para(link2(`method_${sys}.md`, "Method"), " \xB7 ", link2("symmetric-survey.md", "Symmetric-primitive survey"), " \xB7 ", link2(`size-audit_${sys}.md`, "Size audit"), " \xB7 ", link2("../index.md", "All systems")),
+    table(["item", "value"], environmentRows(model)),
+    ...sections.length > 0 ? sections : [para("No candidate has evidence on this system yet.")]
+  ]);
+}
+function kv(obj) {
+  if (!obj || typeof obj !== "object") return [];
+  return Object.entries(obj).map(([k, v]) => [code3(k), v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)]);
+}
+function methodPage(model) {
+  const c = model.campaign;
+  const checks = c.host_checks ?? [];
+  const counter = c.counter_source ?? "not recorded";
+  return root2([
+    heading2(1, `Method \u2014 system ${model.system}`),
+    para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A method"),
+    heading2(2, "Planning"),
+    para(
+      "Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls."
+    ),
+    table(["setting", "value"], kv(c.planning)),
+    heading2(2, "Host state"),
+    table(["item", "value"], environmentRows(model)),
+    table(
+      ["phase", "CPU", "UTC", "shard", "problems"],
+      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? "\u2014", h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"]),
+      [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014"]
+    ),
+    heading2(2, "Counter source"),
+    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`),
+    heading2(2, "Build flags"),
+    table(["setting", "value"], [...kv(c.flags), ...kv(c.arch_config), ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []]),
+    heading2(2, "Limits"),
+    para(
+      "Peak memory is the process high-water mark (VmHWM) including the driver and libc; static memory is the sum of the PT_LOAD segments. KAT and timing processes run with a timeout that kills the whole process group, a cap on captured output and an address-space limit; a submission that fails gets a status on its row and the campaign goes on."
+    ),
+    ...typeof c.history_note === "string" ? [heading2(2, "History"), para(c.history_note)] : []
+  ]);
+}
+function surveyPage(model) {
+  const curated = new Map(model.survey.map((s) => [s.id, s]));
+  return root2([
+    heading2(1, "Symmetric-primitive survey"),
+    para("Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent."),
+    table(
+      ["candidate", "verdict", "source", "notes"],
+      model.candidates.map((c) => {
+        const s = curated.get(c.id);
+        return [[link2(`../${c.id}/perf_${model.system}.md`, c.id)], s?.verdict ?? "not surveyed", s ? "curated (symmetric_survey.csv)" : "\u2014", s?.notes || "\u2014"];
+      })
+    )
+  ]);
+}
+function sizeAuditPage(model) {
+  const findings = sizeAudit(model);
+  const mismatches = findings.filter((f) => f.verdict === "mismatch");
+  return root2([
+    heading2(1, `Size audit \u2014 system ${model.system}`),
+    para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A size audit"),
+    para(
+      `The size catalog (external_sizes.csv) against the sizes each library's API reports: ${mismatches.length} mismatch${mismatches.length === 1 ? "" : "es"} in ${findings.length} compared size${findings.length === 1 ? "" : "s"}. \u2248 marks a nominal size of variable-length signatures.`
+    ),
+    table(
+      ["candidate", "instance", "item", "catalog", "API", "basis", "verdict"],
+      findings.map((f) => [
+        f.id,
+        code3(f.instance),
+        f.item,
+        `${f.verdict === "approximate" ? "\u2248 " : ""}${f.catalog}`,
+        f.api !== void 0 ? String(f.api) : "\u2014",
+        f.basis,
+        f.verdict === "mismatch" ? "MISMATCH \u26A0" : f.verdict
+      ]),
+      [text2("no catalog entries"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
+    )
+  ]);
+}
+function indexPage(systems) {
+  return root2([
+    heading2(1, "NGCC performance measurements"),
+    para("Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system."),
+    table(
+      ["system", "architecture", "candidates", "pages"],
+      systems.map((s) => [s.id, s.arch, String(s.candidates), [link2(`performance/summary_${s.id}.md`, "summary"), " \xB7 ", link2(`performance/method_${s.id}.md`, "method")]])
+    ),
+    para(link2("performance/symmetric-survey.md", "Symmetric-primitive survey"))
+  ]);
+}
+
+// src/report/render.ts
+function siblingSystems(model) {
+  const dataDir = dirname4(model.systemDir.replace(/\/$/, ""));
+  const found = /* @__PURE__ */ new Map();
+  for (const name of existsSync14(dataDir) ? readdirSync7(dataDir).sort() : []) {
+    const campaign = join13(dataDir, name, "campaign.json");
+    const build2 = join13(dataDir, name, "build.json");
+    if (!existsSync14(campaign) || name === model.system) continue;
+    try {
+      const c = JSON.parse(readFileSync15(campaign, "utf8"));
+      const env = c.environment_at_end ?? c.environment_latest ?? c.environment_at_start ?? {};
+      const ids = existsSync14(build2) ? new Set(Object.keys(JSON.parse(readFileSync15(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
+      found.set(name, { id: name, arch: archName(env).display, candidates: ids.size });
+    } catch {
+    }
+  }
+  found.set(model.system, { id: model.system, arch: archName(model.environment).display, candidates: model.candidates.length });
+  return [...found.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+}
+function renderPages(model) {
+  const sys = model.system;
+  const pages = /* @__PURE__ */ new Map();
+  for (const c of model.candidates) pages.set(`${c.id}/perf_${sys}.md`, serialize3(candidatePage(model, c)));
+  pages.set(`performance/summary_${sys}.md`, serialize3(summaryPage(model)));
+  pages.set(`performance/method_${sys}.md`, serialize3(methodPage(model)));
+  pages.set(`performance/size-audit_${sys}.md`, serialize3(sizeAuditPage(model)));
+  pages.set("performance/symmetric-survey.md", serialize3(surveyPage(model)));
+  pages.set("index.md", serialize3(indexPage(siblingSystems(model))));
+  return pages;
+}
+function writePages(outDir, pages) {
+  for (const [path, text3] of pages) writeFileAtomic(join13(outDir, path), text3);
+}
+function differingPages(outDir, pages) {
+  return [...pages].filter(([path, text3]) => {
+    const file2 = join13(outDir, path);
+    return !existsSync14(file2) || readFileSync15(file2, "utf8") !== text3;
+  }).map(([path]) => path);
+}
+
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+  ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
   ngcc-perf example [--out DIR]
@@ -31264,9 +36966,9 @@ function parseShard(v) {
 }
 function parsePhases(v) {
   if (v === void 0) return new Set(PHASES);
-  const list = v.split(",").map((s) => s.trim());
-  for (const p of list) if (!PHASES.includes(p)) throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
-  return new Set(list);
+  const list3 = v.split(",").map((s) => s.trim());
+  for (const p of list3) if (!PHASES.includes(p)) throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
+  return new Set(list3);
 }
 function parseRegex(v) {
   if (v === void 0) return void 0;
@@ -31317,19 +37019,40 @@ async function cmdRun(args) {
     force: values.force,
     progress: createProgress()
   });
-  const code = printSummary(summary);
+  const code4 = printSummary(summary);
   console.log(`evidence: ${relative5(process.cwd(), summary.systemDir) || "."}`);
-  return code;
+  return code4;
 }
 function cmdValidate(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
   const dir = resolve5(positionals[0]);
-  if (!existsSync12(dir)) throw new InputError(positionals[0], "", "no such folder");
+  if (!existsSync15(dir)) throw new InputError(positionals[0], "", "no such folder");
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
   console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
   return problems.length === 0 ? 0 : 1;
+}
+function cmdReport(args) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } }
+  });
+  if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
+  const systemDir = resolve5(positionals[0]);
+  if (!existsSync15(join14(systemDir, "build.json")) && !existsSync15(join14(systemDir, "records")))
+    throw new InputError(positionals[0], "", "no evidence here (no build.json, no records/)");
+  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve5(values.campaign) : void 0));
+  if (values.check) {
+    const differing = differingPages(values.out, pages);
+    for (const p of differing) console.log(`differs: ${join14(values.out, p)}`);
+    console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
+    return differing.length === 0 ? 0 : 1;
+  }
+  writePages(values.out, pages);
+  console.log(`${pages.size} pages written to ${values.out}`);
+  return 0;
 }
 function cmdKatManifest(args) {
   const { values, positionals } = parseArgs({
@@ -31341,49 +37064,49 @@ function cmdKatManifest(args) {
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
   const records = values.records === void 0 ? void 0 : number4("records", values.records);
-  const build2 = JSON.parse(readFileSync13(join11(systemDir, "build.json"), "utf8"));
+  const build2 = JSON.parse(readFileSync16(join14(systemDir, "build.json"), "utf8"));
   const lines = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text2 = readFileSync13(join11(systemDir, e.kat_file), "utf8");
+    const text4 = readFileSync16(join14(systemDir, e.kat_file), "utf8");
     const file2 = e.kat_file.split("/").pop();
-    lines.push(formatManifestLine({ sha256: canonicalDigest(text2, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
+    lines.push(formatManifestLine({ sha256: canonicalDigest(text4, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
   }
-  if (lines.length === 0) throw new InputError(join11(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
-  const text = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
+  if (lines.length === 0) throw new InputError(join14(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  const text3 = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
 ${lines.join("\n")}
 `;
   if (values.write) {
     const campaign = loadCampaign(values.write);
     const c = campaign.candidates.find((x) => x.id === id);
     if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-    const target = join11(c.folder, "kat.sha256");
-    writeFileSync3(target, text);
+    const target = join14(c.folder, "kat.sha256");
+    writeFileSync3(target, text3);
     readManifest(target);
     console.log(`wrote ${relative5(process.cwd(), target)}`);
-  } else process.stdout.write(text);
+  } else process.stdout.write(text3);
   return 0;
 }
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
-  const root = toolRoot();
-  const out = resolve5(values.out ?? join11(root, "out"));
-  const campaignDir = join11(root, "examples", "campaign");
-  const pqclean = join11(root, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync12(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const root3 = toolRoot();
+  const out = resolve5(values.out ?? join14(root3, "out"));
+  const campaignDir = join14(root3, "examples", "campaign");
+  const pqclean = join14(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync15(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync7(campaignDir).filter((f) => existsSync12(join11(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join11(out, "data"), phases: new Set(PHASES), progress: createProgress() });
-  const code = printSummary(summary);
+  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync8(campaignDir).filter((f) => existsSync15(join14(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join14(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
   console.log(`
 evidence: ${relative5(process.cwd(), summary.systemDir)}`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
-  return problems.length > 0 ? 1 : code;
+  return problems.length > 0 ? 1 : code4;
 }
 async function main(argv) {
   const [command, ...rest] = argv;
@@ -31391,6 +37114,8 @@ async function main(argv) {
     switch (command) {
       case "run":
         return await cmdRun(rest);
+      case "report":
+        return cmdReport(rest);
       case "validate":
         return cmdValidate(rest);
       case "kat-manifest":

@@ -50725,7 +50725,8 @@ function loadDataset(systemDir) {
   const campaign = existsSync11(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
   const build2 = (existsSync11(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
   const records = jsonFilesUnder(join9(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  return { systemDir, campaign, build: build2, records, unreadable };
+  const profiles = jsonFilesUnder(join9(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  return { systemDir, campaign, build: build2, records, profiles, unreadable };
 }
 
 // src/evidence/validate.ts

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BuildJson, TimingRecord } from './types.js';
+import type { BuildJson, HashProfile, TimingRecord } from './types.js';
 
 /** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
 export interface Dataset {
@@ -8,6 +8,7 @@ export interface Dataset {
   campaign?: Record<string, unknown>;
   build: BuildJson;
   records: Array<{ path: string; record: TimingRecord }>;
+  profiles: Array<{ path: string; profile: HashProfile }>;
   /** Files that exist but could not be parsed, with the reason. */
   unreadable: Array<{ path: string; problem: string }>;
 }
@@ -38,5 +39,8 @@ export function loadDataset(systemDir: string): Dataset {
   const records = jsonFilesUnder(join(systemDir, 'records'))
     .map((path) => ({ path, record: parseJson<TimingRecord>(path, unreadable) }))
     .filter((r): r is { path: string; record: TimingRecord } => r.record !== undefined);
-  return { systemDir, campaign, build, records, unreadable };
+  const profiles = jsonFilesUnder(join(systemDir, 'profile'))
+    .map((path) => ({ path, profile: parseJson<HashProfile>(path, unreadable) }))
+    .filter((p): p is { path: string; profile: HashProfile } => p.profile !== undefined);
+  return { systemDir, campaign, build, records, profiles, unreadable };
 }

@@ -54,3 +54,18 @@ export interface TimingRecord {
   per_call_cycles?: { q1: number; median: number; q3: number } | null;
   [key: string]: unknown;
 }
+
+/** A hash/DRNG profile of one operation (ngcc-harness schema 2). */
+export interface HashProfile {
+  schema: number;
+  candidate: string;
+  label: string;
+  operation: string;
+  status: string;
+  meta?: Record<string, string>;
+  total: { operations: number; ticks: number };
+  calls: Array<{ fn: string; in_bits: number; out_bits: number; calls: number; ticks: number }>;
+  share?: Record<string, number>;
+  hash_share?: number;
+  [key: string]: unknown;
+}

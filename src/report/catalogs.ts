@@ -1,0 +1,95 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { InputError } from '../errors.js';
+
+/** A `;`-separated catalog with `#` comments and a header line (the harness's CSV dialect). */
+export interface CsvRow {
+  fields: Record<string, string>;
+  line: number;
+}
+
+export function readSemicolonCsv(path: string, columns: string[]): CsvRow[] {
+  if (!existsSync(path)) return [];
+  const rows: CsvRow[] = [];
+  let header: string[] | undefined;
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((raw, i) => {
+      const line = raw.replace(/\r$/, '');
+      if (line.trim() === '' || line.startsWith('#')) return;
+      const fields = line.split(';');
+      if (!header) {
+        header = fields.map((f) => f.trim());
+        const missing = columns.filter((c) => !header!.includes(c));
+        if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(', ')} (expected ${columns.join(';')})`);
+        return;
+      }
+      if (fields.length < header.length)
+        throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+      const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? '').trim()])) as Record<string, string>;
+      // The last column may contain ';' in free text (Cause, Notes): keep the rest of the line.
+      if (fields.length > header.length) rec[header[header.length - 1]!] = fields.slice(header.length - 1).join(';').trim();
+      rows.push({ fields: rec, line: i + 1 });
+    });
+  return rows;
+}
+
+export interface KatIssue {
+  id: string;
+  label: RegExp;
+  action: string;
+  cause: string;
+}
+
+export function readKatIssues(path: string): KatIssue[] {
+  return readSemicolonCsv(path, ['ID', 'Label', 'Action', 'Cause']).map(({ fields: f, line }) => {
+    let label: RegExp;
+    try {
+      label = new RegExp(f.Label!);
+    } catch {
+      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
+    }
+    return { id: f.ID!, label, action: f.Action!, cause: f.Cause! };
+  });
+}
+
+export interface SurveyVerdict {
+  id: string;
+  verdict: string;
+  notes: string;
+}
+
+export function readSurvey(path: string): SurveyVerdict[] {
+  return readSemicolonCsv(path, ['ID', 'Verdict', 'Notes']).map(({ fields: f }) => ({ id: f.ID!, verdict: f.Verdict!, notes: f.Notes! }));
+}
+
+export interface CatalogSize {
+  id: string;
+  instance: string;
+  pk?: number;
+  ct?: number;
+  sig?: number;
+  basis: string;
+  line: number;
+}
+
+export function readExternalSizes(path: string): CatalogSize[] {
+  const num = (v: string | undefined, field: string, line: number) => {
+    if (v === undefined || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
+    return n;
+  };
+  return readSemicolonCsv(path, ['ID', 'Instance', 'PublicKeyBytes', 'CiphertextBytes', 'SignatureBytes', 'Basis']).map(({ fields: f, line }) => {
+    if (!['encoded', 'maximum-variable', 'nominal-variable'].includes(f.Basis!))
+      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+    return {
+      id: f.ID!,
+      instance: f.Instance!,
+      pk: num(f.PublicKeyBytes, 'PublicKeyBytes', line),
+      ct: num(f.CiphertextBytes, 'CiphertextBytes', line),
+      sig: num(f.SignatureBytes, 'SignatureBytes', line),
+      basis: f.Basis!,
+      line,
+    };
+  });
+}

@@ -1,0 +1,60 @@
+import { formatGHz, formatMiB } from './format.js';
+import type { ReportModel } from './model.js';
+
+const NOT_RECORDED = 'not recorded';
+type Env = Record<string, unknown>;
+const str = (v: unknown): string | undefined => (v === null || v === undefined || v === '' ? undefined : String(v));
+
+export function archName(env: Env): { display: string; guide: string } {
+  const arch = str(env.architecture);
+  if (arch === 'aarch64') return { display: 'AArch64', guide: 'ARM' };
+  if (arch === 'x86_64') return { display: 'x86-64', guide: 'x86' };
+  return { display: arch ?? 'an unrecorded architecture', guide: arch ?? 'x86' };
+}
+
+/** The core the trials ran on: shards' lowest CPU, else the campaign's, else the records'. */
+export function measuredCpu(model: ReportModel): number | undefined {
+  const shardCpus = model.campaign.shard_cpus as Record<string, number> | undefined;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = model.environment.cpu_number;
+  return typeof fromEnv === 'number' ? fromEnv : undefined;
+}
+
+export function clockDescription(env: Env): string {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts: string[] = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ''}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ''}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== undefined) parts.push(noTurbo === '1' ? 'turbo off' : 'turbo on');
+  else if (boost !== undefined) parts.push(boost === '0' ? 'boost off' : 'boost on');
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === 'notsupported' ? 'SMT none' : smt === 'on' ? 'SMT on' : 'SMT off');
+  return parts.length > 0 ? parts.join(', ') : NOT_RECORDED;
+}
+
+const pair = (a: unknown, b: unknown) => (str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED);
+const utc = (v: unknown) => str(v)?.slice(0, 19);
+
+/** Rows of "2. Assessment environment"; a missing fact says so instead of vanishing. */
+export function environmentRows(model: ReportModel): Array<[string, string]> {
+  const env = model.environment;
+  const cpu = measuredCpu(model);
+  const rows: Array<[string, string]> = [
+    ['processor', `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== undefined ? ` (CPU ${cpu}, one core)` : ''}`],
+  ];
+  if (str(env.machine)) rows.push(['machine', str(env.machine)!]);
+  rows.push(['clock', clockDescription(env)]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(['memory', Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(['OS / kernel', pair(env.os, env.kernel)]);
+  rows.push(['compiler / build tool', pair(env.compiler, env.cmake)]);
+  rows.push(['campaign start / end (UTC)', pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
+  const counter = str(model.campaign.counter_source);
+  if (counter) rows.push(['cycle counter', counter]);
+  return rows;
+}

@@ -1,0 +1,123 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadCampaign } from '../config/campaign.js';
+import { settingsSchema } from '../config/schemas.js';
+import { loadDataset } from '../evidence/dataset.js';
+import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
+import { OPERATIONS } from '../measure/operation.js';
+import { readExternalSizes, readKatIssues, readSurvey, type CatalogSize, type KatIssue, type SurveyVerdict } from './catalogs.js';
+
+export interface InstanceView {
+  label: string;
+  build?: BuildEntry;
+  records: Partial<Record<string, TimingRecord>>;
+  profiles: Partial<Record<string, HashProfile>>;
+  /** Evidence files that exist, relative to the system folder. */
+  katLog?: { path: string; sha256: string };
+  recordFiles: Array<{ op: string; path: string }>;
+  profileFiles: Array<{ op: string; path: string }>;
+}
+
+export interface CandidateView {
+  id: string;
+  algorithm: string;
+  type: 'kem' | 'sig';
+  page?: string;
+  instances: InstanceView[];
+  operations: readonly string[];
+}
+
+export interface ReportModel {
+  system: string;
+  systemDir: string;
+  campaign: Record<string, unknown>;
+  /** The environment the numbers were measured in: the campaign's end state, else a record's. */
+  environment: Record<string, unknown>;
+  candidates: CandidateView[];
+  katIssues: KatIssue[];
+  survey: SurveyVerdict[];
+  sizes: CatalogSize[];
+}
+
+function katLogHeader(systemDir: string, path: string | undefined): Record<string, string> {
+  if (!path || !existsSync(join(systemDir, path))) return {};
+  const header: Record<string, string> = {};
+  for (const line of readFileSync(join(systemDir, path), 'utf8').split('\n').slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]!] = m[2]!;
+  }
+  return header;
+}
+
+function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
+  if (logType === 'kem' || logType === 'sig') return logType;
+  if (ops.some((o) => o === 'sign' || o === 'verify') || id.startsWith('sign-')) return 'sig';
+  return 'kem';
+}
+
+/**
+ * Everything a page shows, from an evidence folder (ours or the ngcc-harness's) and, when given,
+ * the campaign folder (names, links and the curated catalogs beside the candidates).
+ */
+export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
+  const ds = loadDataset(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system = (ds.campaign?.system_id as string | undefined) ?? systemDir.split('/').filter(Boolean).pop()!;
+  const byKey = new Map<string, InstanceView>();
+  const order: string[] = [];
+  const view = (id: string, label: string) => {
+    const key = `${id}/${label}`;
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, recordFiles: [], profileFiles: [] };
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const v = view(e.candidate ?? key.split('/')[0]!, e.label ?? key.split('/')[1]!);
+    v.build = e;
+    if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
+  }
+  const rel = (p: string) => p.slice(systemDir.replace(/\/$/, '').length + 1);
+  for (const { path, record } of ds.records) {
+    const v = view(record.candidate, record.label);
+    v.records[record.operation] = record;
+    v.recordFiles.push({ op: record.operation, path: rel(path) });
+  }
+  for (const { path, profile } of ds.profiles) {
+    const v = view(profile.candidate, profile.label);
+    v.profiles[profile.operation] = profile;
+    v.profileFiles.push({ op: profile.operation, path: rel(path) });
+  }
+
+  const ids = [...new Set(order.map((k) => k.split('/')[0]!))].sort();
+  const candidates = ids.map((id): CandidateView => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => k.startsWith(`${id}/`)).map((k) => byKey.get(k)!);
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => Object.keys(i.records));
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, page: spec?.page, instances, operations: OPERATIONS[type] };
+  });
+
+  const env =
+    (ds.campaign?.environment_at_end as Record<string, unknown> | undefined) ??
+    (ds.campaign?.environment_latest as Record<string, unknown> | undefined) ??
+    ds.records[0]?.record.environment ??
+    (ds.campaign?.environment_at_start as Record<string, unknown> | undefined) ??
+    {};
+  const root = campaignDir ?? '';
+  return {
+    system,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: env as Record<string, unknown>,
+    candidates,
+    katIssues: campaignDir ? readKatIssues(join(root, 'kat_issues.csv')) : [],
+    survey: campaignDir ? readSurvey(join(root, 'symmetric_survey.csv')) : [],
+    sizes: campaignDir ? readExternalSizes(join(root, campaign.settings.catalogs.external_sizes)) : [],
+  };
+}

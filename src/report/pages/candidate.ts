@@ -1,0 +1,182 @@
+import type { Root, RootContent } from 'mdast';
+import type { TimingRecord } from '../../evidence/types.js';
+import { archName, environmentRows } from '../environment.js';
+import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare } from '../format.js';
+import { bullets, code, heading, link, mermaid, para, root, strong, table, text, type Cell } from '../md.js';
+import type { CandidateView, InstanceView, ReportModel } from '../model.js';
+import { katFootnotes } from './katNotes.js';
+import { callsPerOperation, hashShares } from '../profile.js';
+
+const HASH_FUNCTIONS = 'pseudohash/XOF/sm3';
+
+/** Why an instance has no numbers, for the row that replaces them. */
+export function notMeasuredReason(inst: InstanceView): string {
+  const kat = inst.build?.kat;
+  if (kat === 'BUILDFAIL') return 'build failed (BUILDFAIL)';
+  if (kat && kat !== 'PASS' && kat !== 'NOKAT' && kat !== 'MISMATCH') return `not measured (KAT ${kat})`;
+  return 'not measured';
+}
+
+function countCell(r: TimingRecord): string {
+  const iters = (r.plan as { iterations_per_trial?: number } | null | undefined)?.iterations_per_trial;
+  const n = r.measurements ?? r.trials.reduce((a, t) => a + t.measurements, 0);
+  if (iters !== undefined && r.trials.every((t) => t.measurements === iters)) return formatCount(r.trials.length, iters);
+  return `${n} (${r.trials.length} trials)`;
+}
+
+function gapRow(inst: InstanceView, width: number): Cell[] {
+  return [code(inst.label), '—', notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => '—')];
+}
+
+/** Rows per instance and operation; an instance without records gets one row saying why. */
+function perOperation(c: CandidateView, width: number, cells: (inst: InstanceView, op: string, r: TimingRecord) => Cell[] | undefined): Cell[][] {
+  return c.instances.flatMap((inst) => {
+    const rows = c.operations.flatMap((op) => {
+      const r = inst.records[op];
+      const row = r && r.trials?.length ? cells(inst, op, r) : undefined;
+      return row ? [row] : [];
+    });
+    return rows.length > 0 ? rows : [gapRow(inst, width)];
+  });
+}
+
+function performanceChart(c: CandidateView): RootContent[] {
+  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== undefined));
+  if (measured.length === 0) return [];
+  const series = c.operations
+    .map((op) => {
+      const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
+      return `  line "${op}" [${values.join(', ')}]`;
+    })
+    .join('\n');
+  const labels = measured.map((i) => `"${i.label}"`).join(', ');
+  return [
+    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(', ')}; the table above holds the numbers):`),
+    mermaid(`xychart-beta\n  title "${c.id} mean cycles per operation"\n  x-axis [${labels}]\n  y-axis "cycles"\n${series}`),
+  ];
+}
+
+function sizeColumns(c: CandidateView): Array<[string, string]> {
+  return c.type === 'kem'
+    ? [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['ciphertext', 'ct_bytes'], ['shared secret', 'ss_bytes']]
+    : [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['signature', 'signature_bytes']];
+}
+
+export function instanceSizes(inst: InstanceView): Record<string, number> | undefined {
+  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes as Record<string, number> | undefined;
+  return fromRecord ?? inst.build?.sizes;
+}
+
+export function candidatePage(model: ReportModel, c: CandidateView): Root {
+  const sys = model.system;
+  const arch = archName(model.environment);
+  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? 'reference'))];
+  const { marks, notes } = katFootnotes(c, model.katIssues);
+  const crumbs = [
+    link(`../performance/summary_${sys}.md`, `Performance ${sys}`),
+    ' › ',
+    code(c.id),
+    ' · ',
+    link(`../performance/method_${sys}.md`, 'method'),
+    ...(c.page ? [' · ', link(c.page, 'NICCS page')] : []),
+  ];
+  const verdict = model.survey.find((s) => s.id === c.id);
+
+  const perf = perOperation(c, 7, (inst, op, r) => [
+    code(inst.label),
+    op,
+    formatCycles(r.mean_cycles!),
+    formatSeconds(r.mean_seconds!),
+    formatOpsPerSecond(r.operations_per_second!),
+    formatSeconds(r.median_trial_seconds!),
+    countCell(r),
+  ]);
+  const resources = perOperation(c, 5, (inst, op, r) => [
+    code(inst.label),
+    op,
+    inst.build?.elf_load_bytes !== undefined ? String(inst.build.elf_load_bytes) : 'not recorded',
+    typeof r.baseline_rss_bytes === 'number' ? formatKiB(r.baseline_rss_bytes) : 'not recorded',
+    typeof r.peak_rss_bytes === 'number' ? formatKiB(r.peak_rss_bytes) : 'not recorded',
+  ]);
+  const cols = sizeColumns(c);
+  const catalogued = model.sizes.filter((e) => e.id === c.id);
+  const sizes = c.instances.map((inst): Cell[] => {
+    const s = instanceSizes(inst);
+    if (!s) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];
+    const entry = catalogued.find((e) => e.instance === inst.label);
+    // External sizes come from the curated catalog where it has them (the size audit shows
+    // disagreements); secret-key and shared-secret lengths are always the API's.
+    const external: Record<string, number | undefined> = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig };
+    return [
+      code(inst.label),
+      ...cols.map(([, k]) => {
+        const fromCatalog = external[k];
+        if (fromCatalog !== undefined) return `${k === 'signature_bytes' && entry!.basis === 'nominal-variable' ? '≈ ' : ''}${fromCatalog}`;
+        return s[k] !== undefined ? String(s[k]) : 'not recorded';
+      }),
+    ];
+  });
+  const shares = c.instances.flatMap((inst): Cell[][] => {
+    const rows = c.operations.flatMap((op) => {
+      const p = inst.profiles[op];
+      if (!p) return [];
+      const { hash, drng } = hashShares(p);
+      return [[code(inst.label), op, formatShare(hash), formatShare(drng), callsPerOperation(p) || 'none']];
+    });
+    return rows.length > 0 ? rows : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
+  });
+  const evidence = c.instances.flatMap((inst): Cell[][] => [
+    ...(inst.katLog ? [[code(inst.label), ['KAT log (sha256 ', code(`${inst.katLog.sha256.slice(0, 16)}…`), ')'], code(inst.katLog.path)] as Cell[]] : []),
+    ...[...inst.recordFiles].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f): Cell[] => [code(inst.label), `timing ${f.op}`, code(f.path)]),
+    ...[...inst.profileFiles].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f): Cell[] => [code(inst.label), `hash profile ${f.op}`, code(f.path)]),
+  ]);
+
+  return root([
+    heading(1, `${c.id} ${c.algorithm} — performance on ${arch.display} (system ${sys})`),
+    para(...crumbs),
+    para(`Independent measurement following the structure of the NICCS ${arch.guide} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.`),
+    heading(2, '1. Basic information'),
+    bullets([
+      [`Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`],
+      [`Algorithm: ${c.algorithm}`],
+      [`Implementation versions measured: ${variants.join(', ')}`],
+      ['Parameter sets: ', ...c.instances.flatMap((i, k) => (k === 0 ? [code(i.label)] : [', ', code(i.label)]))],
+    ]),
+    heading(2, '2. Assessment environment'),
+    table(['item', 'value'], environmentRows(model)),
+    heading(2, '3. Functional testing (KAT)'),
+    para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', code(`${c.id}/kat.sha256`), ') before timing.'),
+    table(
+      ['instance', 'build flags', 'KAT'],
+      c.instances.map((inst) => [code(inst.label), inst.build?.flags ?? 'not built', `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`]),
+    ),
+    ...notes.map((n) => para(n)),
+    heading(2, '4. Performance'),
+    table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)'], perf),
+    ...performanceChart(c),
+    heading(2, '5. Resource consumption'),
+    para(
+      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.",
+    ),
+    table(['instance', 'operation', 'static: ELF image (bytes)', 'baseline RSS', 'peak RSS'], resources),
+    heading(2, '6. Transmission and storage overhead'),
+    ...(catalogued.length > 0
+      ? [
+          para(
+            'External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ',
+            link(`../performance/size-audit_${sys}.md`, 'size audit'),
+            ' for disagreements.',
+          ),
+        ]
+      : []),
+    table(['instance', ...cols.map(([h]) => h)], sizes),
+    heading(2, 'Symmetric primitives'),
+    para(link('../performance/symmetric-survey.md', 'Survey'), ' verdict: ', strong(verdict?.verdict ?? 'not surveyed'), ...(verdict?.notes ? [` — ${verdict.notes}`] : [])),
+    para('Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):'),
+    table(['instance', 'operation', HASH_FUNCTIONS, 'DRNG', 'calls per operation'], shares),
+    heading(2, '7. Raw evidence index'),
+    para('Paths are relative to the evidence folder ', code(`${sys}/`), '; each JSON file records its commands, environment and trials.'),
+    table(['instance', 'item', 'file'], evidence, [text('no evidence files'), '—', '—']),
+    para('Generated by ngcc-perf from the evidence alone; ', code('ngcc-perf report --check'), ' regenerates this page byte for byte.'),
+  ]);
+}

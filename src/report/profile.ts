@@ -1,0 +1,26 @@
+import type { HashProfile } from '../evidence/types.js';
+import { pyGeneral } from './format.js';
+
+export const HASH_FNS = new Set(['pseudohash', 'pseudoXOF', 'sm3hash']);
+export const DRNG_FNS = new Set(['drng', 'get_random_number', 'randombytes']);
+
+/** Shares of the operation's ticks: the recorded ones when present, else from the calls. */
+export function hashShares(p: HashProfile): { hash: number; drng: number } {
+  const total = p.total.ticks;
+  const sum = (fns: Set<string>) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
+  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : undefined;
+  return { hash: p.hash_share ?? sum(HASH_FNS), drng: recordedDrng ?? sum(DRNG_FNS) };
+}
+
+/** "drng 2, pseudoXOF 3, sm3hash 1": calls per operation by function, in byte order of the names. */
+export function callsPerOperation(p: HashProfile): string {
+  const perFn = new Map<string, number>();
+  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
+  return [...perFn.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([fn, n]) => {
+      const per = n / p.total.operations;
+      return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
+    })
+    .join(', ');
+}

@@ -31091,8 +31091,7 @@ function writeKatLog(entry, candidate, b, paths, systemDir, body) {
 function saveEntry(paths, key, entry) {
   const current = readJsonIfExists(paths.build) ?? { instances: {} };
   current.instances[key] = entry;
-  const sorted = Object.fromEntries(Object.entries(current.instances).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
-  writeJsonAtomic(paths.build, { ...current, instances: sorted });
+  writeJsonAtomic(paths.build, current);
   return entry;
 }
 
@@ -31459,11 +31458,6 @@ function pyGeneral(x, precision) {
   const expText = String(Math.abs(exp)).padStart(2, "0");
   return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
 }
-function sig3Fixed(v) {
-  if (!Number.isFinite(v) || v === 0) return pyFixed(v, 2);
-  const { exp } = roundSignificant(v, decompose(v), 3);
-  return pyFixed(v, Math.max(0, 2 - exp));
-}
 var CYCLE_UNITS = [
   // `limit`: the rendered number at which the next unit takes over.
   { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
@@ -31495,10 +31489,10 @@ function formatSeconds(s) {
   if (s === 0) return "0 s";
   const a = Math.abs(s);
   let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
-  let text3 = sig3Fixed(a / TIME_UNITS[i].scale);
+  let text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
   while (i > 0 && Number(text3) >= 1e3) {
     i -= 1;
-    text3 = sig3Fixed(a / TIME_UNITS[i].scale);
+    text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
   }
   return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
 }
@@ -31547,6 +31541,7 @@ function clockDescription(env) {
   if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
   else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
   else if (gov) parts.push(`governor ${gov}`);
+  else parts.push("frequency not recorded (no cpufreq)");
   const noTurbo = str(env.intel_pstate_no_turbo);
   const boost = str(env.cpufreq_boost);
   if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
@@ -36685,7 +36680,7 @@ function candidatePage(model, c) {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash: hash2, drng } = hashShares(p);
-      return [[code3(inst.label), op, formatShare(hash2), formatShare(drng), callsPerOperation(p) || "none"]];
+      return [[code3(inst.label), op, formatShare(hash2), formatShare(drng), callsPerOperation(p) || "\u2013"]];
     });
     return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
   });
@@ -37103,8 +37098,12 @@ async function cmdExample(args) {
   const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
+  const pagesDir = join14(out, "pages");
+  const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
+  writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative5(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join14(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

@@ -50691,8 +50691,7 @@ function writeKatLog(entry, candidate, b, paths, systemDir, body) {
 function saveEntry(paths, key, entry) {
   const current = readJsonIfExists(paths.build) ?? { instances: {} };
   current.instances[key] = entry;
-  const sorted = Object.fromEntries(Object.entries(current.instances).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
-  writeJsonAtomic(paths.build, { ...current, instances: sorted });
+  writeJsonAtomic(paths.build, current);
   return entry;
 }
 

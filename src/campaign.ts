@@ -301,12 +301,14 @@ function writeKatLog(entry: BuildEntry, candidate: Candidate, b: BuildResult, pa
   entry.kat_log_sha256 = sha256Hex(text);
 }
 
-/** build.json is re-read before each write so that entries of other instances are never lost. */
+/**
+ * build.json is re-read before each write so that entries of other instances are never lost; an
+ * entry keeps its place, new ones are appended (the order of the candidate manifests).
+ */
 function saveEntry(paths: Paths, key: string, entry: BuildEntry): BuildEntry {
   const current = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
   current.instances[key] = entry;
-  const sorted = Object.fromEntries(Object.entries(current.instances).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  writeJsonAtomic(paths.build, { ...current, instances: sorted });
+  writeJsonAtomic(paths.build, current);
   return entry;
 }
 

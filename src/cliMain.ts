@@ -182,7 +182,11 @@ async function cmdExample(args: string[]): Promise<number> {
   const code = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
+  const pagesDir = join(out, 'pages');
+  const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
+  writePages(pagesDir, pages);
   console.log(`\nevidence: ${relative(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative(process.cwd(), join(pagesDir, 'index.md'))})`);
   console.log(`validate: ${problems.length === 0 ? 'passed' : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code;
 }

@@ -13,7 +13,6 @@ import {
   formatShare,
   pyFixed,
   pyGeneral,
-  sig3Fixed,
 } from '../src/report/format.js';
 
 describe('pyFixed: Python format(x, ".Nf")', () => {
@@ -89,17 +88,6 @@ describe('pyGeneral: Python format(x, ".Ng")', () => {
   });
 });
 
-describe('sig3Fixed', () => {
-  it('keeps three significant figures and never uses an exponent', () => {
-    expect(sig3Fixed(1)).toBe('1.00');
-    expect(sig3Fixed(12.34)).toBe('12.3');
-    expect(sig3Fixed(999.4)).toBe('999');
-    expect(sig3Fixed(9.996)).toBe('10.0');
-    expect(sig3Fixed(12345)).toBe('12345');
-    expect(sig3Fixed(0.001234)).toBe('0.00123');
-  });
-});
-
 describe('report cells', () => {
   it('formats cycles and moves to the next unit when rounding reaches it', () => {
     expect(formatCycles(9999)).toBe('9999');
@@ -122,7 +110,7 @@ describe('report cells', () => {
     expect(MISSING).toBe('—');
   });
 
-  it('formats seconds with three significant figures', () => {
+  it('formats seconds with three significant figures, as Python .3g', () => {
     expect(formatSeconds(0.00077)).toBe('770 µs');
     expect(formatSeconds(0.00298)).toBe('2.98 ms');
     expect(formatSeconds(25.9)).toBe('25.9 s');
@@ -131,12 +119,15 @@ describe('report cells', () => {
     expect(formatSeconds(0.00121)).toBe('1.21 ms');
     expect(formatSeconds(0.00135)).toBe('1.35 ms');
     expect(formatSeconds(1e-4)).toBe('100 µs');
-    expect(formatSeconds(0.001)).toBe('1.00 ms');
-    expect(formatSeconds(0.0009999)).toBe('1.00 ms');
+    expect(formatSeconds(0.001)).toBe('1 ms');
+    expect(formatSeconds(0.0009999)).toBe('1 ms');
+    // As the published x86_1 pages print them (kem-32): '.3g' drops trailing zeros.
+    expect(formatSeconds(14.0)).toBe('14 s');
+    expect(formatSeconds(0.099)).toBe('99 ms');
     expect(formatSeconds(0.00099949)).toBe('999 µs');
-    expect(formatSeconds(4.2e-8)).toBe('42.0 ns');
-    expect(formatSeconds(1.5e-12)).toBe('0.00150 ns');
-    expect(formatSeconds(12345)).toBe('12345 s');
+    expect(formatSeconds(4.2e-8)).toBe('42 ns');
+    expect(formatSeconds(1.5e-12)).toBe('0.0015 ns');
+    expect(formatSeconds(12345)).toBe('1.23e+04 s');
     expect(formatSeconds(-0.00077)).toBe('-770 µs');
     expect(formatSeconds(0)).toBe('0 s');
     expect(formatSeconds(-0)).toBe('0 s');
@@ -252,20 +243,16 @@ def cycles(c):
             i += 1
             continue
         return t + suffix
-def sig3(v):
-    t = format(v, '#.3g')
-    if 'e' in t: t = format(v, '.%df' % max(0, 2 - int(t.split('e')[1])))
-    return t.rstrip('.') if t.endswith('.') else t
 def seconds(s):
     if s != s or s in (float('inf'), float('-inf')): return '\u2014'
     if s == 0: return '0 s'
     units = [(1, 's'), (1e-3, 'ms'), (1e-6, '\u00b5s'), (1e-9, 'ns')]
     a = abs(s)
     i = 0 if a >= 1 else 1 if a >= 1e-3 else 2 if a >= 1e-6 else 3
-    t = sig3(a / units[i][0])
+    t = format(a / units[i][0], '.3g')
     while i > 0 and float(t) >= 1000:
         i -= 1
-        t = sig3(a / units[i][0])
+        t = format(a / units[i][0], '.3g')
     return ('-' if s < 0 else '') + t + ' ' + units[i][1]
 def share(f):
     if f != f or f in (float('inf'), float('-inf')): return '\u2014'

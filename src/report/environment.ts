@@ -28,6 +28,7 @@ export function clockDescription(env: Env): string {
   if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ''}minimum = maximum)`);
   else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ''}`);
   else if (gov) parts.push(`governor ${gov}`);
+  else parts.push('frequency not recorded (no cpufreq)');
   const noTurbo = str(env.intel_pstate_no_turbo);
   const boost = str(env.cpufreq_boost);
   if (noTurbo !== undefined) parts.push(noTurbo === '1' ? 'turbo off' : 'turbo on');

@@ -128,18 +128,6 @@ export function pyGeneral(x: number, precision: number): string {
   return `${sign}${mantissa}e${exp < 0 ? '-' : '+'}${expText}`;
 }
 
-/**
- * Three significant figures in fixed notation, trailing zeros KEPT (1 → '1.00', 12.34 → '12.3',
- * 999.4 → '999', 12345 → '12345'); for values in [0.001, 1000) this is Python's
- * `format(v, '#.3g')` without a trailing point. The decimals follow the exponent of the rounded
- * value, so 9.996 → '10.0', not '10.00'.
- */
-export function sig3Fixed(v: number): string {
-  if (!Number.isFinite(v) || v === 0) return pyFixed(v, 2);
-  const { exp } = roundSignificant(v, decompose(v), 3);
-  return pyFixed(v, Math.max(0, 2 - exp));
-}
-
 const CYCLE_UNITS = [
   // `limit`: the rendered number at which the next unit takes over.
   { scale: 1, decimals: 0, suffix: '', limit: 1e4 },
@@ -191,10 +179,11 @@ export function formatSeconds(s: number): string {
   if (s === 0) return '0 s';
   const a = Math.abs(s);
   let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
-  let text = sig3Fixed(a / TIME_UNITS[i]!.scale);
+  // Python '.3g' on the scaled value ('14 s', '99 ms', '2.98 ms'), as the published pages show.
+  let text = pyGeneral(a / TIME_UNITS[i]!.scale, 3);
   while (i > 0 && Number(text) >= 1000) {
     i -= 1;
-    text = sig3Fixed(a / TIME_UNITS[i]!.scale);
+    text = pyGeneral(a / TIME_UNITS[i]!.scale, 3);
   }
   return `${s < 0 ? '-' : ''}${text} ${TIME_UNITS[i]!.suffix}`;
 }

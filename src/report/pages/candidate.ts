@@ -121,7 +121,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash, drng } = hashShares(p);
-      return [[code(inst.label), op, formatShare(hash), formatShare(drng), callsPerOperation(p) || 'none']];
+      return [[code(inst.label), op, formatShare(hash), formatShare(drng), callsPerOperation(p) || '–']];
     });
     return rows.length > 0 ? rows : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
   });

@@ -3746,7 +3746,7 @@ ${indent}${line}` : "\n";
           str2 += ",";
         } else if (ctx.options.trailingComma) {
           if (ctx.options.lineWidth > 0) {
-            reqNewline || (reqNewline = lines.reduce((sum, line) => sum + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
+            reqNewline || (reqNewline = lines.reduce((sum2, line) => sum2 + line.length + 2, 2) + (str2.length + 2) > ctx.options.lineWidth);
           }
           if (reqNewline) {
             str2 += ",";
@@ -3762,7 +3762,7 @@ ${indent}${line}` : "\n";
         return start + end;
       } else {
         if (!reqNewline) {
-          const len = lines.reduce((sum, line) => sum + line.length + 2, 2);
+          const len = lines.reduce((sum2, line) => sum2 + line.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
@@ -9147,12 +9147,12 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync16, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join14, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync16, readdirSync as readdirSync9, readFileSync as readFileSync17, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join15, relative as relative5, resolve as resolve5 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync9, readFileSync as readFileSync10 } from "node:fs";
+import { existsSync as existsSync9, readFileSync as readFileSync11 } from "node:fs";
 import { join as join8, relative as relative3, resolve as resolve4 } from "node:path";
 
 // src/build/compile.ts
@@ -9462,8 +9462,8 @@ var getArrayGroup = () => {
 function build$4(options) {
   return options.group ? getArrayGroup : getArray;
 }
-var groupFiles = (groups, directory, files) => {
-  groups.push({
+var groupFiles = (groups2, directory, files) => {
+  groups2.push({
     directory,
     files,
     dir: directory
@@ -10255,13 +10255,20 @@ async function buildInstance(req) {
     "-o",
     library,
     ...src.sources,
-    ...shim.sources
+    ...shim.sources,
+    ...instance.libs.map((l) => `-l${l}`)
   ];
   const key = buildKey(req, src, argv);
   const keyFile = join3(outDir, "build-key.json");
-  const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync4(library) && sha256File(library) === previous.library_sha256))
-    return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+  const fromDisk = () => {
+    const previous = readJsonIfExists(keyFile);
+    if (previous?.key === key && (!previous.ok || existsSync4(library) && sha256File(library) === previous.library_sha256))
+      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+    return void 0;
+  };
+  const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
+  const local = fromDisk() ?? (await req.cache?.restore(outDir, cacheKey).catch(() => false) ? fromDisk() : void 0);
+  if (local) return local;
   const r = await runProcess(argv, { cwd: src.dir, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
@@ -10269,6 +10276,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   const ok2 = r.exitCode === 0 && existsSync4(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
+  if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
   return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key, cached: false };
 }
 
@@ -11663,16 +11671,16 @@ function cleanEnum(obj) {
 }
 function base64ToUint8Array(base643) {
   const binaryString = atob(base643);
-  const bytes = new Uint8Array(binaryString.length);
+  const bytes2 = new Uint8Array(binaryString.length);
   for (let i = 0; i < binaryString.length; i++) {
-    bytes[i] = binaryString.charCodeAt(i);
+    bytes2[i] = binaryString.charCodeAt(i);
   }
-  return bytes;
+  return bytes2;
 }
-function uint8ArrayToBase64(bytes) {
+function uint8ArrayToBase64(bytes2) {
   let binaryString = "";
-  for (let i = 0; i < bytes.length; i++) {
-    binaryString += String.fromCharCode(bytes[i]);
+  for (let i = 0; i < bytes2.length; i++) {
+    binaryString += String.fromCharCode(bytes2[i]);
   }
   return btoa(binaryString);
 }
@@ -11681,22 +11689,22 @@ function base64urlToUint8Array(base64url3) {
   const padding = "=".repeat((4 - base643.length % 4) % 4);
   return base64ToUint8Array(base643 + padding);
 }
-function uint8ArrayToBase64url(bytes) {
-  return uint8ArrayToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
+function uint8ArrayToBase64url(bytes2) {
+  return uint8ArrayToBase64(bytes2).replace(/\+/g, "-").replace(/\//g, "_").replace(/=/g, "");
 }
 function hexToUint8Array(hex3) {
   const cleanHex = hex3.replace(/^0x/, "");
   if (cleanHex.length % 2 !== 0) {
     throw new Error("Invalid hex string length");
   }
-  const bytes = new Uint8Array(cleanHex.length / 2);
+  const bytes2 = new Uint8Array(cleanHex.length / 2);
   for (let i = 0; i < cleanHex.length; i += 2) {
-    bytes[i / 2] = Number.parseInt(cleanHex.slice(i, i + 2), 16);
+    bytes2[i / 2] = Number.parseInt(cleanHex.slice(i, i + 2), 16);
   }
-  return bytes;
+  return bytes2;
 }
-function uint8ArrayToHex(bytes) {
-  return Array.from(bytes).map((b) => b.toString(16).padStart(2, "0")).join("");
+function uint8ArrayToHex(bytes2) {
+  return Array.from(bytes2).map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 var Class = class {
   constructor(..._args) {
@@ -13449,13 +13457,13 @@ var CC_SANITIZE = /[- ]/g;
 function isLuhnAlgo(digits) {
   let length = digits.length;
   let bit = 1;
-  let sum = 0;
+  let sum2 = 0;
   while (length) {
     const value = digits.charCodeAt(--length) - 48;
     bit ^= 1;
-    sum += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
+    sum2 += bit ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][value] : value;
   }
-  return sum % 10 === 0;
+  return sum2 % 10 === 0;
 }
 function isValidCreditCard(input2) {
   if (!creditCard.test(input2))
@@ -14400,7 +14408,7 @@ function handleIntersectionResults(result, left, right) {
   const unrecKeys = /* @__PURE__ */ new Map();
   let unrecIssue;
   const keyIssues = /* @__PURE__ */ new Map();
-  const collect = (iss, side) => {
+  const collect = (iss, side2) => {
     let keys;
     if (iss.code === "unrecognized_keys" && !iss.path?.length) {
       unrecIssue ?? (unrecIssue = iss);
@@ -14416,7 +14424,7 @@ function handleIntersectionResults(result, left, right) {
     for (const k of keys) {
       if (!unrecKeys.has(k))
         unrecKeys.set(k, {});
-      unrecKeys.get(k)[side] = true;
+      unrecKeys.get(k)[side2] = true;
     }
     return true;
   };
@@ -21091,8 +21099,8 @@ var error43 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inv\xE1lida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -21236,8 +21244,8 @@ var error44 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inv\xE1lida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -30043,11 +30051,11 @@ function deepPartial(schema) {
 }
 
 // node_modules/zod/v4/classic/in-out.js
-function withChecks(side, checks) {
+function withChecks(side2, checks) {
   if (!checks?.length)
-    return side;
-  const def = side._zod.def;
-  return clone(side, mergeDefs(def, { checks: [...def.checks ?? [], ...checks] }), { parent: true });
+    return side2;
+  const def = side2._zod.def;
+  return clone(side2, mergeDefs(def, { checks: [...def.checks ?? [], ...checks] }), { parent: true });
 }
 function outSide(def) {
   return withChecks(def.out, def.checks);
@@ -30107,6 +30115,8 @@ var instanceSchema = external_exports.object({
   sources: external_exports.array(external_exports.string().min(1)).optional(),
   extra_sources: relPathList,
   include: relPathList,
+  /** Extra libraries to link, as for gcc's -l (e.g. ':libcrypto.so.3'). */
+  libs: external_exports.array(external_exports.string().regex(/^[:A-Za-z0-9_.+-]+$/, "must be a library name as for -l")).default([]),
   nist_prefix: external_exports.string().regex(/^[A-Za-z0-9_]*$/, "must be a C identifier prefix").optional()
 }).strict();
 var candidateSchema = external_exports.object({
@@ -30253,6 +30263,8 @@ var evidencePaths = (systemDir) => ({
   build: join6(systemDir, "build.json"),
   record: (id, label, op) => join6(systemDir, "records", id, `${label}__${op}.json`),
   profile: (id, label, op) => join6(systemDir, "profile", id, `${label}__${op}.json`),
+  survey: (id, label) => join6(systemDir, "survey", id, `${label}.json`),
+  memory: (id, label, op) => join6(systemDir, "memory", id, `${label}__${op}.json`),
   katLog: (id, label) => join6(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join6(systemDir, "kat", id, label),
   buildDir: (id, label) => join6(systemDir, "build", id, label)
@@ -30472,6 +30484,65 @@ function planTrials(secondsPerCall, p) {
 }
 
 // node_modules/simple-statistics/dist/simple-statistics.mjs
+function sum(x) {
+  if (x.length === 0) {
+    return 0;
+  }
+  var sum2 = x[0];
+  var correction = 0;
+  var transition;
+  if (typeof sum2 !== "number") {
+    return Number.NaN;
+  }
+  for (var i = 1; i < x.length; i++) {
+    if (typeof x[i] !== "number") {
+      return Number.NaN;
+    }
+    transition = sum2 + x[i];
+    if (Math.abs(sum2) >= Math.abs(x[i])) {
+      correction += sum2 - transition + x[i];
+    } else {
+      correction += x[i] - transition + sum2;
+    }
+    sum2 = transition;
+  }
+  return sum2 + correction;
+}
+function mean(x) {
+  if (x.length === 0) {
+    throw new Error("mean requires at least one data point");
+  }
+  return sum(x) / x.length;
+}
+function sumNthPowerDeviations(x, n) {
+  var meanValue = mean(x);
+  var sum2 = 0;
+  var tempValue;
+  var i;
+  if (n === 2) {
+    for (i = 0; i < x.length; i++) {
+      tempValue = x[i] - meanValue;
+      sum2 += tempValue * tempValue;
+    }
+  } else {
+    for (i = 0; i < x.length; i++) {
+      sum2 += Math.pow(x[i] - meanValue, n);
+    }
+  }
+  return sum2;
+}
+function sampleVariance(x) {
+  if (x.length < 2) {
+    throw new Error("sampleVariance requires at least two data points");
+  }
+  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
+  var besselsCorrection = x.length - 1;
+  return sumSquaredDeviationsValue / besselsCorrection;
+}
+function sampleStandardDeviation(x) {
+  var sampleVarianceX = sampleVariance(x);
+  return Math.sqrt(sampleVarianceX);
+}
 function quantileSorted(x, p) {
   var idx = (x.length - 1) * p;
   if (x.length === 0) {
@@ -30658,13 +30729,13 @@ var g = 607 / 128;
 var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
 var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
 function cumulativeDistribution(z3) {
-  var sum = z3;
+  var sum2 = z3;
   var tmp = z3;
   for (var i = 1; i < 30; i++) {
     tmp *= z3 * z3 / (2 * i + 1);
-    sum += tmp;
+    sum2 += tmp;
   }
-  return Math.round((0.5 + sum / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
+  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
 }
 var standardNormalTable = [];
 for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
@@ -30714,7 +30785,7 @@ PerceptronModel.prototype.train = function train2(features, label) {
 function deriveStatistics(trials, minMeasurements = 100) {
   const measurements = trials.reduce((a, t) => a + t.measurements, 0);
   const seconds = trials.reduce((a, t) => a + t.seconds, 0);
-  const cycles = trials.reduce((a, t) => a + t.cycles, 0);
+  const cycles2 = trials.reduce((a, t) => a + t.cycles, 0);
   const perTrialSeconds = trials.map((t) => t.seconds / t.measurements);
   const perTrialCycles = trials.map((t) => t.cycles / t.measurements);
   const mean_seconds = seconds / measurements;
@@ -30726,7 +30797,7 @@ function deriveStatistics(trials, minMeasurements = 100) {
     median_trial_seconds: median(perTrialSeconds),
     min_trial_seconds: Math.min(...perTrialSeconds),
     max_trial_seconds: Math.max(...perTrialSeconds),
-    mean_cycles: cycles / measurements,
+    mean_cycles: cycles2 / measurements,
     median_trial_cycles: median(perTrialCycles),
     operations_per_second: 1 / mean_seconds,
     per_call_cycles: withCalls.length > 0 ? {
@@ -30752,8 +30823,8 @@ async function runTrial(req) {
   const trials = [];
   for (const f of out.lines) {
     if (f[0] === "TRIAL") {
-      const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds });
+      const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
+      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds });
     } else if (f[0] === "CALLS" && trials.length > 0) {
       const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
@@ -30870,6 +30941,168 @@ function elfSizes(path) {
   }
   return { loadBytes, ...sizes };
 }
+function loadSegments(b) {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const phoff = Number(v.getBigUint64(32, true));
+  const phentsize = v.getUint16(54, true);
+  const phnum = v.getUint16(56, true);
+  const out = [];
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * phentsize;
+    if (v.getUint32(at, true) !== 1) continue;
+    out.push({ offset: Number(v.getBigUint64(at + 8, true)), vaddr: Number(v.getBigUint64(at + 16, true)), filesz: Number(v.getBigUint64(at + 32, true)) });
+  }
+  return out;
+}
+
+// src/profile/survey.ts
+import { readFileSync as readFileSync10 } from "node:fs";
+
+// src/profile/constants.ts
+var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
+var le64 = (xs) => Uint8Array.from(xs.flatMap((x) => Array.from({ length: 8 }, (_, i) => Number(x >> BigInt(8 * i) & 0xffn))));
+var bytes = (hex3) => Uint8Array.from(hex3.match(/../g).map((h) => parseInt(h, 16)));
+var KECCAK_RC = [
+  0x0000000000000001n,
+  0x0000000000008082n,
+  0x800000000000808an,
+  0x8000000080008000n,
+  0x000000000000808bn,
+  0x0000000080000001n,
+  0x8000000080008081n,
+  0x8000000000008009n,
+  0x000000000000008an,
+  0x0000000000000088n,
+  0x0000000080008009n,
+  0x000000008000000an
+];
+var SHA256_K = [1116352408, 1899447441, 3049323471, 3921009573, 961987163, 1508970993, 2453635748, 2870763221];
+var SHA512_K = [0x428a2f98d728ae22n, 0x7137449123ef65cdn, 0xb5c0fbcfec4d3b2fn, 0xe9b5dba58189dbbcn];
+var SM3_IV = [1937774191, 1226093241, 388252375, 3666478592, 2842636476, 372324522, 3817729613, 2969243214];
+var FINGERPRINTS = [
+  { primitive: "Keccak (SHA-3/SHAKE)", immediates: KECCAK_RC.slice(2), tables: [le64(KECCAK_RC.slice(0, 4))] },
+  { primitive: "SHA-256", immediates: SHA256_K.map(BigInt), tables: [le32(SHA256_K.slice(0, 4))] },
+  { primitive: "SHA-512", immediates: SHA512_K, tables: [le64(SHA512_K.slice(0, 2))] },
+  { primitive: "SM3", immediates: [...SM3_IV.map(BigInt), 0x79cc4519n, 0x7a879d8an], tables: [le32(SM3_IV.slice(0, 4))] },
+  { primitive: "AES", immediates: [], tables: [bytes("637c777bf26b6fc53001672bfed7ab76")] },
+  { primitive: "SM4", immediates: [0xa3b1bac6n, 0x56aa3350n, 0x677d9197n, 0xb27022dcn], tables: [bytes("d690e9fecce13db716b614c228fb2c05")] },
+  { primitive: "ChaCha/Salsa", immediates: [0x61707865n, 0x3320646en, 0x79622d32n, 0x6b206574n], tables: [new TextEncoder().encode("expand 32-byte k")] }
+];
+var ICCS_HASH = ["sm3hash", "pseudohash", "pseudoXOF"];
+var ICCS_DRNG = ["get_random_number", "init_random_number"];
+var OTHER_RANDOMNESS = {
+  RAND_bytes: "OpenSSL RAND",
+  RAND_priv_bytes: "OpenSSL RAND",
+  getrandom: "getrandom",
+  getentropy: "getrandom",
+  rand: "libc rand",
+  random: "libc rand"
+};
+var RANDOMBYTES = ["randombytes", "PQCLEAN_randombytes"];
+
+// src/profile/survey.ts
+var HEADER = /^[0-9a-f]+ <([^>]+)>:$/;
+var TARGET = /<([^>+@]+)(?:@plt)?(?:\+0x[0-9a-f]+)?>/g;
+var IMMEDIATE = /[$#](0x[0-9a-f]+)/g;
+function parseDisassembly(text3) {
+  const refs = /* @__PURE__ */ new Map();
+  const immediates = /* @__PURE__ */ new Map();
+  let current;
+  for (const line of text3.split("\n")) {
+    const h = HEADER.exec(line);
+    if (h) {
+      current = h[1];
+      refs.set(current, /* @__PURE__ */ new Set());
+      immediates.set(current, /* @__PURE__ */ new Set());
+      continue;
+    }
+    if (!current || !line.startsWith(" ")) continue;
+    for (const m of line.matchAll(TARGET)) if (m[1] !== current) refs.get(current).add(m[1]);
+    for (const m of line.matchAll(IMMEDIATE)) immediates.get(current).add(BigInt(m[1]));
+  }
+  for (const name of [...refs.keys()]) if (name.endsWith("@plt")) refs.set(name, /* @__PURE__ */ new Set([name.slice(0, -4)]));
+  return { refs, immediates };
+}
+function parseNm(text3) {
+  return text3.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 4).map(([a, s, t, n]) => ({ name: n.replace(/@.*$/, ""), address: parseInt(a, 16), size: parseInt(s, 16), type: t }));
+}
+function contains(hay, needle) {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+var ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
+var STOPS = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
+async function surveyLibrary(library, label) {
+  const [dis, nm, dyn] = await Promise.all([
+    runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20 }),
+    runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
+    runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
+  ]);
+  if (dis.exitCode !== 0 || nm.exitCode !== 0) throw new Error(`objdump/nm failed on ${library}: ${dis.stderr}${nm.stderr}`);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync10(library), label);
+}
+function analyse(d, symbols, dynamicText, image2, label) {
+  const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
+  const reached = closure(entry_points, d, STOPS);
+  const iccs_helpers = [...ICCS_HASH, ...ICCS_DRNG].filter((h) => reached.has(h));
+  const ownDrbg = RANDOMBYTES.some((r) => reached.has(r) && !closure([r], d, STOPS).has("get_random_number"));
+  const randomness = [
+    .../* @__PURE__ */ new Set([
+      ...reached.has("get_random_number") ? ["ICCS DRNG"] : [],
+      ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
+      ...ownDrbg ? ["own DRBG (randombytes)"] : []
+    ])
+  ].sort();
+  const segments = loadSegments(image2);
+  const objectBytes = (s) => {
+    const seg = segments.find((g2) => s.address >= g2.vaddr && s.address + s.size <= g2.vaddr + g2.filesz);
+    return seg ? image2.subarray(seg.offset + (s.address - seg.vaddr), seg.offset + (s.address - seg.vaddr) + s.size) : void 0;
+  };
+  const own6 = [];
+  const unreachable = [];
+  const seen = /* @__PURE__ */ new Set();
+  const helperLike = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG]);
+  for (const fp of FINGERPRINTS) {
+    for (const s of symbols) {
+      if (helperLike.has(s.name)) continue;
+      const imms = d.immediates.get(s.name);
+      const byImmediate = imms ? fp.immediates.filter((v) => imms.has(v)).length >= 3 : false;
+      const bytes2 = /[rRdDbB]/.test(s.type) && s.size > 0 ? objectBytes(s) : void 0;
+      const byTable = bytes2 ? fp.tables.some((t) => contains(bytes2, t)) : false;
+      if (!byImmediate && !byTable) continue;
+      const key = `${fp.primitive}@${s.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (reached.has(s.name)) own6.push({ primitive: fp.primitive, where: s.name });
+      else unreachable.push(`${fp.primitive} in ${s.name}`);
+    }
+  }
+  for (const h of [...ICCS_HASH, "get_random_number"]) if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
+  const internals = closure([...ICCS_HASH, ...ICCS_DRNG], d);
+  const listed = unreachable.filter((u) => !internals.has(u.split(" in ").pop())).sort();
+  const bypassing = own6.length > 0 || randomness.some((r) => r !== "ICCS DRNG");
+  const verdict = !bypassing ? "ICCS-only" : iccs_helpers.length > 0 ? "mixed" : "bypass";
+  return { label, verdict, iccs_helpers, own_primitives: own6, randomness, unreachable: listed, entry_points };
+}
+function closure(from, d, stops = /* @__PURE__ */ new Set()) {
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [...from];
+  while (queue.length > 0) {
+    const f = queue.shift();
+    if (seen.has(f)) continue;
+    seen.add(f);
+    if (stops.has(f) && !from.includes(f)) continue;
+    for (const g2 of d.refs.get(f) ?? []) queue.push(g2);
+  }
+  return seen;
+}
+function candidateVerdict(instances) {
+  const verdicts = new Set(instances.map((i) => i.verdict));
+  return verdicts.size === 1 ? [...verdicts][0] : "instance-dependent";
+}
 
 // src/campaign.ts
 var PHASES = ["build", "kat", "measure", "profile"];
@@ -30920,6 +31153,10 @@ async function runCampaign(opts) {
     opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
     const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
+    if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
+      const survey = await surveyLibrary(resolve4(campaignDir, entry.library), unit.instance.label);
+      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
+    }
     if (!opts.phases.has("measure")) continue;
     for (const operation of OPERATIONS[unit.candidate.type]) {
       if (!MEASURABLE.has(entry.kat) || !entry.library) {
@@ -30984,7 +31221,8 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     variant: settings.flags.variant,
     extraFlags: settings.flags.extra,
     harnessVersion: tools.version,
-    timeoutMs: settings.planning.build_timeout_s * 1e3
+    timeoutMs: settings.planning.build_timeout_s * 1e3,
+    cache: opts.buildCache
   });
   const kat = (b2) => runKat({
     candidate,
@@ -31096,18 +31334,18 @@ function saveEntry(paths, key, entry) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync11, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync11, readFileSync as readFileSync13 } from "node:fs";
 import { join as join10, relative as relative4 } from "node:path";
 
 // src/kat/status.ts
 var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync10, readdirSync as readdirSync6, readFileSync as readFileSync11 } from "node:fs";
+import { existsSync as existsSync10, readdirSync as readdirSync6, readFileSync as readFileSync12 } from "node:fs";
 import { join as join9 } from "node:path";
 function parseJson(path, unreadable) {
   try {
-    return JSON.parse(readFileSync11(path, "utf8"));
+    return JSON.parse(readFileSync12(path, "utf8"));
   } catch (e) {
     unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : "cannot read" });
     return void 0;
@@ -31152,7 +31390,7 @@ function validateDataset(systemDir) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync12(logPath, "utf8");
+    const log2 = readFileSync13(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
     if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
@@ -31243,16 +31481,16 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync13, readFileSync as readFileSync14 } from "node:fs";
+import { existsSync as existsSync13, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
 import { join as join11 } from "node:path";
 
 // src/report/catalogs.ts
-import { existsSync as existsSync12, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
 function readSemicolonCsv(path, columns) {
   if (!existsSync12(path)) return [];
   const rows = [];
   let header;
-  readFileSync13(path, "utf8").split("\n").forEach((raw, i) => {
+  readFileSync14(path, "utf8").split("\n").forEach((raw, i) => {
     const line = raw.replace(/\r$/, "");
     if (line.trim() === "" || line.startsWith("#")) return;
     const fields = line.split(";");
@@ -31307,10 +31545,17 @@ function readExternalSizes(path) {
 }
 
 // src/report/model.ts
+function surveyFor(model, id) {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) return { verdict: curated.verdict, notes: curated.notes || void 0, curated: true, instances: automated };
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return void 0;
+}
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync13(join11(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync14(join11(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync15(join11(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -31365,6 +31610,14 @@ function loadReportModel(systemDir, campaignDir) {
   });
   const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
   const root3 = campaignDir ?? "";
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = join11(systemDir, "survey");
+  if (existsSync13(surveyDir))
+    for (const id of readdirSync7(surveyDir).sort())
+      surveys.set(
+        id,
+        readdirSync7(join11(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => JSON.parse(readFileSync15(join11(surveyDir, id, f), "utf8")))
+      );
   return {
     system,
     systemDir,
@@ -31373,13 +31626,14 @@ function loadReportModel(systemDir, campaignDir) {
     candidates: candidates2,
     katIssues: campaignDir ? readKatIssues(join11(root3, "kat_issues.csv")) : [],
     survey: campaignDir ? readSurvey(join11(root3, "symmetric_survey.csv")) : [],
+    surveys,
     sizes: campaignDir ? readExternalSizes(join11(root3, campaign.settings.catalogs.external_sizes)) : []
   };
 }
 
-// src/report/render.ts
-import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
-import { dirname as dirname4, join as join13 } from "node:path";
+// src/compare/compare.ts
+import { existsSync as existsSync14 } from "node:fs";
+import { join as join13 } from "node:path";
 
 // src/report/format.ts
 var MISSING = "\u2014";
@@ -31504,8 +31758,8 @@ function formatShare(fraction2) {
   const p = 100 * fraction2;
   return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
 }
-function formatKiB(bytes) {
-  return Number.isFinite(bytes) ? `${pyFixed(bytes / 1024, 0)} KiB` : MISSING;
+function formatKiB(bytes2) {
+  return Number.isFinite(bytes2) ? `${pyFixed(bytes2 / 1024, 0)} KiB` : MISSING;
 }
 function formatMiB(kib) {
   return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
@@ -36517,6 +36771,38 @@ function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
 
+// src/report/pages/survey.ts
+function surveyEvidence(i) {
+  const parts = [
+    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
+    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
+    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
+  ];
+  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
+  return parts.join("; ");
+}
+function surveyPage(model) {
+  return root2([
+    heading2(1, "Symmetric-primitive survey"),
+    para(
+      "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
+    ),
+    table(
+      ["candidate", "verdict", "source", "evidence"],
+      model.candidates.map((c) => {
+        const s = surveyFor(model, c.id);
+        const evidence = s?.instances.map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
+        return [
+          [link2(`../${c.id}/perf_${model.system}.md`, c.id)],
+          s?.verdict ?? "not surveyed",
+          s ? s.curated ? "curated (symmetric_survey.csv)" : "automated" : "\u2014",
+          [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
+        ];
+      })
+    )
+  ]);
+}
+
 // src/report/pages/katNotes.ts
 var EXPLAIN = {
   MISMATCH: "the generated KAT differs from the submitted vectors",
@@ -36565,9 +36851,9 @@ var HASH_FNS = /* @__PURE__ */ new Set(["pseudohash", "pseudoXOF", "sm3hash"]);
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
 function hashShares(p) {
   const total = p.total.ticks;
-  const sum = (fns) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
+  const sum2 = (fns) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
   const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
-  return { hash: p.hash_share ?? sum(HASH_FNS), drng: recordedDrng ?? sum(DRNG_FNS) };
+  return { hash: p.hash_share ?? sum2(HASH_FNS), drng: recordedDrng ?? sum2(DRNG_FNS) };
 }
 function callsPerOperation(p) {
   const perFn = /* @__PURE__ */ new Map();
@@ -36642,7 +36928,7 @@ function candidatePage(model, c) {
     link2(`../performance/method_${sys}.md`, "method"),
     ...c.page ? [" \xB7 ", link2(c.page, "NICCS page")] : []
   ];
-  const verdict = model.survey.find((s) => s.id === c.id);
+  const verdict = surveyFor(model, c.id);
   const perf = perOperation(c, 7, (inst, op, r) => [
     code3(inst.label),
     op,
@@ -36727,7 +37013,14 @@ function candidatePage(model, c) {
     ] : [],
     table(["instance", ...cols.map(([h]) => h)], sizes),
     heading2(2, "Symmetric primitives"),
-    para(link2("../performance/symmetric-survey.md", "Survey"), " verdict: ", strong2(verdict?.verdict ?? "not surveyed"), ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : []),
+    para(
+      link2("../performance/symmetric-survey.md", "Survey"),
+      " verdict: ",
+      strong2(verdict?.verdict ?? "not surveyed"),
+      ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : [],
+      ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
+    ),
+    ...verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
     para("Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"),
     table(["instance", "operation", HASH_FUNCTIONS, "DRNG", "calls per operation"], shares),
     heading2(2, "7. Raw evidence index"),
@@ -36758,6 +37051,355 @@ function sizeAudit(model) {
   }
   return findings;
 }
+
+// src/compare/stats.ts
+function permutationPValue(a, b) {
+  const pooled = [...a, ...b];
+  const n = pooled.length;
+  const k = a.length;
+  if (k === 0 || b.length === 0) return 1;
+  const total = pooled.reduce((s, x) => s + x, 0);
+  const observed = Math.abs(mean(a) - mean(b));
+  const diffOf = (sumA) => Math.abs(sumA / k - (total - sumA) / (n - k));
+  const extreme = (d) => d >= observed * (1 - 1e-12);
+  if (binomial(n, k) <= 2e5) {
+    let hits2 = 0;
+    let count = 0;
+    const walk = (start, left, sum2) => {
+      if (left === 0) {
+        count++;
+        if (extreme(diffOf(sum2))) hits2++;
+        return;
+      }
+      for (let i = start; i <= n - left; i++) walk(i + 1, left - 1, sum2 + pooled[i]);
+    };
+    walk(0, k, 0);
+    return hits2 / count;
+  }
+  let state = 625341585;
+  const rand = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const rounds = 2e4;
+  let hits = 1;
+  const idx = pooled.map((_, i) => i);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(rand() * (n - i));
+      [idx[i], idx[j]] = [idx[j], idx[i]];
+    }
+    let sum2 = 0;
+    for (let i = 0; i < k; i++) sum2 += pooled[idx[i]];
+    if (extreme(diffOf(sum2))) hits++;
+  }
+  return hits / (rounds + 1);
+}
+function binomial(n, k) {
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
+  return r;
+}
+function historyCv(values) {
+  if (values.length < 3) return null;
+  return sampleStandardDeviation(values) / mean(values);
+}
+
+// src/compare/compare.ts
+var HISTORY_SIGMAS = 3;
+function side(r, entry) {
+  if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
+  return {
+    mean_cycles: r.mean_cycles,
+    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
+    peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
+    elf_load_bytes: entry?.elf_load_bytes
+  };
+}
+var recordKey = (r) => `${r.candidate}/${r.label}/${r.operation}`;
+function recordsByKey(ds) {
+  return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
+}
+function loadSystem(dataDir, system, role) {
+  const dir = join13(dataDir, system);
+  if (!existsSync14(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  return loadDataset(dir);
+}
+function judge(base, head, thresholdPct, alpha, cv) {
+  const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
+  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
+  const big = Math.abs(delta_pct) >= thresholdPct;
+  const significant = p_value <= alpha;
+  const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
+  const history = cv === null ? "no nightly history" : `nightly spread \xB1${(cv * 100).toFixed(1)}%`;
+  if (big && significant && aboveHistory)
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${p_value.toPrecision(2)}, ${history}` };
+  if (big)
+    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${p_value.toPrecision(2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
+  return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
+}
+function compareEvidence(opts) {
+  const thresholdPct = opts.thresholdPct ?? 3;
+  const alpha = opts.alpha ?? 0.01;
+  const base = loadSystem(opts.baseDir, opts.system, "base");
+  const head = loadSystem(opts.headDir, opts.system, "head");
+  const history = (opts.history ?? []).filter((d) => existsSync14(join13(d, opts.system))).map((d) => recordsByKey(loadDataset(join13(d, opts.system))));
+  const baseRecords = recordsByKey(base);
+  const headRecords = recordsByKey(head);
+  const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
+  const entry = (ds, r) => ds.build.instances[`${r.candidate}/${r.label}`];
+  const rows = keys.map((key) => {
+    const [candidate, label, operation] = key.split("/");
+    const b = baseRecords.get(key);
+    const h = headRecords.get(key);
+    const bs = b ? side(b, entry(base, b)) : void 0;
+    const hs = h ? side(h, entry(head, h)) : void 0;
+    const row2 = { candidate, label, operation, base: bs, head: hs };
+    if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
+    if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
+    if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
+    if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
+      return { ...row2, verdict: "inconclusive", delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100, reason: `build flags differ (${b.flags} \u2192 ${h.flags})` };
+    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
+    return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
+  });
+  const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+  const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
+  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL");
+  const size_changes = [];
+  const memory_changes = [];
+  for (const key of instanceKeys) {
+    const b = base.build.instances[key];
+    const h = head.build.instances[key];
+    if (!b || !h) continue;
+    for (const item of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
+      const bv = b.sizes?.[item];
+      const hv = h.sizes?.[item];
+      if (bv !== void 0 && hv !== void 0 && bv !== hv) size_changes.push({ key, item, base: bv, head: hv });
+    }
+    if (b.elf_load_bytes !== void 0 && h.elf_load_bytes !== void 0 && b.elf_load_bytes !== h.elf_load_bytes)
+      memory_changes.push({ key, item: "elf_load_bytes", base: b.elf_load_bytes, head: h.elf_load_bytes });
+  }
+  const noise = opts.rssNoiseBytes ?? 64 * 1024;
+  for (const row2 of rows) {
+    const bv = row2.base?.peak_rss_bytes;
+    const hv = row2.head?.peak_rss_bytes;
+    if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
+      memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
+  }
+  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join13(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
+  return {
+    system: opts.system,
+    threshold_pct: thresholdPct,
+    alpha,
+    rows,
+    kat_changes,
+    build_failures,
+    size_changes,
+    memory_changes,
+    size_mismatches,
+    counts: {
+      regressions: rows.filter((r) => r.verdict === "regression").length,
+      improvements: rows.filter((r) => r.verdict === "improvement").length,
+      kat_failures: katFailures,
+      size_mismatches: size_mismatches.length
+    }
+  };
+}
+
+// src/compare/failOn.ts
+var FAIL_ON = ["regression", "kat", "size-audit"];
+function parseFailOn(v, where) {
+  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const x of list3) if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
+  return new Set(list3);
+}
+function compareFails(report2, failOn) {
+  return failOn.has("regression") && report2.counts.regressions > 0 || failOn.has("kat") && (report2.counts.kat_failures > 0 || report2.build_failures.length > 0) || failOn.has("size-audit") && report2.counts.size_mismatches > 0;
+}
+
+// src/github/comment.ts
+var JOB_SUMMARY_MAX_BYTES = 1 << 20;
+var CHANGED = /* @__PURE__ */ new Set(["regression", "improvement", "new", "removed"]);
+var VERDICT_RANK = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
+var VERDICT_CELL = {
+  regression: "\u26A0 regression",
+  improvement: "\u2705 improvement",
+  new: "\u{1F195} new",
+  removed: "\u2796 removed",
+  inconclusive: "\u2754 inconclusive",
+  unchanged: "unchanged"
+};
+var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
+function signedPct(pct) {
+  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
+}
+var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
+var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
+function valueDelta(c) {
+  return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
+}
+function headline(report2) {
+  const n = report2.counts;
+  const newRows = report2.rows.filter((r) => r.verdict === "new").length;
+  const removedRows = report2.rows.filter((r) => r.verdict === "removed").length;
+  const bad = [];
+  if (n.kat_failures > 0) bad.push(`\u274C KAT: ${plural2(n.kat_failures, "failure")}`);
+  if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
+  if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
+  if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
+  const info = [];
+  if (n.improvements > 0) info.push(plural2(n.improvements, "improvement"));
+  if (newRows > 0) info.push(`${newRows} new`);
+  if (removedRows > 0) info.push(`${removedRows} removed`);
+  let verdict;
+  if (bad.length > 0) verdict = [...bad, ...info].join(", ");
+  else if (info.length > 0) verdict = `\u2705 ${info.join(", ")}`;
+  else verdict = "\u2705 no significant change";
+  return `ngcc-perf ${report2.system}: ${verdict}`;
+}
+var ROW_HEADER = ["candidate", "instance", "operation", "base", "head", "\u0394%", "verdict"];
+function rowCells(r) {
+  return [r.candidate, r.label, r.operation, cycles(r.base?.mean_cycles), cycles(r.head?.mean_cycles), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+}
+function changedRows(report2) {
+  const changed = report2.rows.filter((r) => CHANGED.has(r.verdict));
+  return changed.map((r, i) => ({ r, i })).sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i).map(({ r }) => r);
+}
+var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "kat", "builds"];
+function groups(report2) {
+  const valueRow = (c) => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
+  return {
+    details: report2.rows.map(rowCells),
+    changed: changedRows(report2).map(rowCells),
+    memory: report2.memory_changes.map(valueRow),
+    sizes: report2.size_changes.map(valueRow),
+    mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
+    builds: report2.build_failures.map((b) => [code3(b)])
+  };
+}
+var html2 = (value) => ({ type: "html", value });
+function render2(report2, g2, layout) {
+  const { keep, opts } = layout;
+  const take = (name, rows) => rows.slice(0, keep[name]);
+  const out = [heading2(3, headline(report2))];
+  out.push(
+    para(
+      `Head against base on ${report2.system}: a change counts when it exceeds \xB1${pyFixed(report2.threshold_pct, 1)}% at p < ${pyGeneral(report2.alpha, 3)}; `,
+      `${plural2(report2.rows.length, "measurement")} compared, ${g2.changed.length} changed.`
+    )
+  );
+  const changed = take("changed", g2.changed);
+  if (g2.changed.length === 0) out.push(para("No measurement changed significantly."));
+  else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(ROW_HEADER, changed));
+  const kat = take("kat", g2.kat);
+  const builds = take("builds", g2.builds);
+  if (kat.length > 0 || builds.length > 0) {
+    out.push(para(strong2("KAT and build")));
+    if (kat.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat));
+    if (builds.length > 0) out.push(para("Build failures in head:"), bullets(builds));
+  }
+  const mismatches = take("mismatches", g2.mismatches);
+  const sizes = take("sizes", g2.sizes);
+  const memory = take("memory", g2.memory);
+  if (mismatches.length > 0 || sizes.length > 0 || memory.length > 0) {
+    out.push(para(strong2("Size audit")));
+    if (mismatches.length > 0) {
+      out.push(para("Catalog sizes that differ from what the API reports:"));
+      out.push(table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches));
+    }
+    const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
+    if (sizes.length > 0) out.push(para("Size changes:"), table(valueHeader, sizes));
+    if (memory.length > 0) out.push(para("Memory changes:"), table(valueHeader, memory));
+  }
+  const details = take("details", g2.details);
+  if (details.length > 0) {
+    const shown2 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
+    out.push(html2(`<details>
+<summary>All ${report2.rows.length} measurements${shown2}</summary>`), table(ROW_HEADER, details), html2("</details>"));
+  }
+  const links = [];
+  if (opts.reportUrl) links.push(link2(opts.reportUrl, "Full report"));
+  if (opts.runUrl) links.push(...links.length > 0 ? [" \xB7 "] : [], link2(opts.runUrl, "Workflow run"));
+  if (links.length > 0) out.push(para(...links));
+  if (layout.dropped > 0) {
+    const see = opts.reportUrl ? link2(opts.reportUrl, "full report") : text2("full report");
+    out.push(para(`\u2026 ${layout.dropped} more rows not shown (comment size limit); see the `, see));
+  }
+  const body = serialize3(root2(out));
+  return layout.marker === void 0 ? body : `${layout.marker}
+${body}`;
+}
+function keepAfter(g2, drop) {
+  let left = drop;
+  const keep = {};
+  for (const name of DROP_ORDER) {
+    const n = g2[name].length;
+    const d = Math.min(n, left);
+    keep[name] = n - d;
+    left -= d;
+  }
+  return keep;
+}
+function textLength(c) {
+  const one2 = (x) => {
+    if (typeof x === "string") return x.length;
+    const n = x;
+    return typeof n.value === "string" ? n.value.length : (n.children ?? []).reduce((a, k) => a + one2(k), 0);
+  };
+  return Array.isArray(c) ? c.reduce((a, x) => a + one2(x), 0) : one2(c);
+}
+function rowFloor(name, cells) {
+  const text3 = cells.reduce((a, c) => a + textLength(c), 0);
+  return name === "builds" ? text3 + 3 : 2 + cells.length * 3 + text3;
+}
+function renderBounded(report2, marker, opts, limit, size) {
+  const g2 = groups(report2);
+  const total = DROP_ORDER.reduce((n, name) => n + g2[name].length, 0);
+  const at = (drop) => render2(report2, g2, { marker, opts, keep: keepAfter(g2, drop), dropped: drop });
+  const bare = at(total);
+  const bareSize = size(bare);
+  if (bareSize > limit) throw new RangeError(`ngcc-perf comment: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (total === 0) return bare;
+  const dropped = [];
+  for (const name of DROP_ORDER) for (let i = g2[name].length - 1; i >= 0; i--) dropped.push(rowFloor(name, g2[name][i]));
+  const floorKept = new Array(total + 1).fill(0);
+  for (let d = total - 1; d >= 0; d--) floorKept[d] = floorKept[d + 1] + dropped[d];
+  const slack = 16;
+  const estimate = (d) => bareSize - slack + floorKept[d];
+  let minDrop = 0;
+  while (minDrop < total && estimate(minDrop) > limit) minDrop++;
+  let lo = minDrop - 1;
+  let sLo = lo >= 0 ? estimate(lo) : Infinity;
+  let hi = total;
+  let sHi = bareSize;
+  let best = bare;
+  const probe = (d) => {
+    const text3 = at(d);
+    const s = size(text3);
+    if (s <= limit) [hi, sHi, best] = [d, s, text3];
+    else [lo, sLo] = [d, s];
+  };
+  probe(minDrop);
+  for (let step = 0; hi - lo > 1; step++) {
+    let d = lo + Math.floor((hi - lo) / 2);
+    if (step < 8 && Number.isFinite(sLo) && sLo > sHi) d = lo + Math.ceil((sLo - limit) / (sLo - sHi) * (hi - lo));
+    probe(Math.min(hi - 1, Math.max(lo + 1, d)));
+  }
+  return best;
+}
+function renderJobSummary(report2, opts = {}) {
+  return renderBounded(report2, void 0, { reportUrl: opts.reportUrl, runUrl: opts.runUrl }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, "utf8"));
+}
+
+// src/report/render.ts
+import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { dirname as dirname4, join as join14 } from "node:path";
 
 // src/report/pages/system.ts
 var GUIDE_MINIMUM = 100;
@@ -36848,20 +37490,6 @@ function methodPage(model) {
     ...typeof c.history_note === "string" ? [heading2(2, "History"), para(c.history_note)] : []
   ]);
 }
-function surveyPage(model) {
-  const curated = new Map(model.survey.map((s) => [s.id, s]));
-  return root2([
-    heading2(1, "Symmetric-primitive survey"),
-    para("Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent."),
-    table(
-      ["candidate", "verdict", "source", "notes"],
-      model.candidates.map((c) => {
-        const s = curated.get(c.id);
-        return [[link2(`../${c.id}/perf_${model.system}.md`, c.id)], s?.verdict ?? "not surveyed", s ? "curated (symmetric_survey.csv)" : "\u2014", s?.notes || "\u2014"];
-      })
-    )
-  ]);
-}
 function sizeAuditPage(model) {
   const findings = sizeAudit(model);
   const mismatches = findings.filter((f) => f.verdict === "mismatch");
@@ -36902,14 +37530,14 @@ function indexPage(systems) {
 function siblingSystems(model) {
   const dataDir = dirname4(model.systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync14(dataDir) ? readdirSync7(dataDir).sort() : []) {
-    const campaign = join13(dataDir, name, "campaign.json");
-    const build2 = join13(dataDir, name, "build.json");
-    if (!existsSync14(campaign) || name === model.system) continue;
+  for (const name of existsSync15(dataDir) ? readdirSync8(dataDir).sort() : []) {
+    const campaign = join14(dataDir, name, "campaign.json");
+    const build2 = join14(dataDir, name, "build.json");
+    if (!existsSync15(campaign) || name === model.system) continue;
     try {
-      const c = JSON.parse(readFileSync15(campaign, "utf8"));
+      const c = JSON.parse(readFileSync16(campaign, "utf8"));
       const env = c.environment_at_end ?? c.environment_latest ?? c.environment_at_start ?? {};
-      const ids = existsSync14(build2) ? new Set(Object.keys(JSON.parse(readFileSync15(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
+      const ids = existsSync15(build2) ? new Set(Object.keys(JSON.parse(readFileSync16(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
       found.set(name, { id: name, arch: archName(env).display, candidates: ids.size });
     } catch {
     }
@@ -36929,12 +37557,12 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join13(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join14(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join13(outDir, path);
-    return !existsSync14(file2) || readFileSync15(file2, "utf8") !== text3;
+    const file2 = join14(outDir, path);
+    return !existsSync15(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -36944,6 +37572,8 @@ var USAGE = `usage:
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
+  ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
+                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
@@ -37022,11 +37652,42 @@ function cmdValidate(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
   const dir = resolve5(positionals[0]);
-  if (!existsSync15(dir)) throw new InputError(positionals[0], "", "no such folder");
+  if (!existsSync16(dir)) throw new InputError(positionals[0], "", "no such folder");
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
   console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
   return problems.length === 0 ? 0 : 1;
+}
+function cmdCompare(args) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      base: { type: "string" },
+      head: { type: "string" },
+      system: { type: "string" },
+      format: { type: "string", default: "md" },
+      campaign: { type: "string" },
+      threshold: { type: "string" },
+      alpha: { type: "string" },
+      history: { type: "string" },
+      "fail-on": { type: "string", default: "regression,kat" }
+    }
+  });
+  if (!values.base || !values.head || !values.system) throw new InputError("command line", "compare", "needs --base DATA_DIR, --head DATA_DIR and --system ID");
+  if (values.format !== "md" && values.format !== "json") throw new InputError("command line", "--format", `expected md or json, got '${values.format}'`);
+  const alpha = number4("alpha", values.alpha);
+  if (alpha !== void 0 && alpha >= 1) throw new InputError("command line", "--alpha", "expected a probability below 1");
+  const report2 = compareEvidence({
+    baseDir: values.base,
+    headDir: values.head,
+    system: values.system,
+    thresholdPct: number4("threshold", values.threshold),
+    alpha,
+    history: values.history?.split(",").filter(Boolean),
+    campaignDir: values.campaign
+  });
+  console.log(values.format === "json" ? JSON.stringify(report2, null, 1) : renderJobSummary(report2, {}));
+  return compareFails(report2, parseFailOn(values["fail-on"], "--fail-on")) ? 1 : 0;
 }
 function cmdReport(args) {
   const { values, positionals } = parseArgs({
@@ -37036,12 +37697,12 @@ function cmdReport(args) {
   });
   if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
   const systemDir = resolve5(positionals[0]);
-  if (!existsSync15(join14(systemDir, "build.json")) && !existsSync15(join14(systemDir, "records")))
+  if (!existsSync16(join15(systemDir, "build.json")) && !existsSync16(join15(systemDir, "records")))
     throw new InputError(positionals[0], "", "no evidence here (no build.json, no records/)");
   const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve5(values.campaign) : void 0));
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join14(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join15(values.out, p)}`);
     console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
     return differing.length === 0 ? 0 : 1;
   }
@@ -37059,18 +37720,18 @@ function cmdKatManifest(args) {
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
   const records = values.records === void 0 ? void 0 : number4("records", values.records);
-  const build2 = JSON.parse(readFileSync16(join14(systemDir, "build.json"), "utf8"));
+  const build2 = JSON.parse(readFileSync17(join15(systemDir, "build.json"), "utf8"));
   const lines = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text4 = readFileSync16(join14(systemDir, e.kat_file), "utf8");
+    const text4 = readFileSync17(join15(systemDir, e.kat_file), "utf8");
     const file2 = e.kat_file.split("/").pop();
     lines.push(formatManifestLine({ sha256: canonicalDigest(text4, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
   }
-  if (lines.length === 0) throw new InputError(join14(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (lines.length === 0) throw new InputError(join15(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   const text3 = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
 ${lines.join("\n")}
 `;
@@ -37078,7 +37739,7 @@ ${lines.join("\n")}
     const campaign = loadCampaign(values.write);
     const c = campaign.candidates.find((x) => x.id === id);
     if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-    const target = join14(c.folder, "kat.sha256");
+    const target = join15(c.folder, "kat.sha256");
     writeFileSync3(target, text3);
     readManifest(target);
     console.log(`wrote ${relative5(process.cwd(), target)}`);
@@ -37088,22 +37749,22 @@ ${lines.join("\n")}
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve5(values.out ?? join14(root3, "out"));
-  const campaignDir = join14(root3, "examples", "campaign");
-  const pqclean = join14(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync15(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const out = resolve5(values.out ?? join15(root3, "out"));
+  const campaignDir = join15(root3, "examples", "campaign");
+  const pqclean = join15(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync16(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync8(campaignDir).filter((f) => existsSync15(join14(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join14(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync16(join15(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join15(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join14(out, "pages");
+  const pagesDir = join15(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative5(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join14(pagesDir, "index.md"))})`);
+  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join15(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }
@@ -37115,6 +37776,8 @@ async function main(argv) {
         return await cmdRun(rest);
       case "report":
         return cmdReport(rest);
+      case "compare":
+        return cmdCompare(rest);
       case "validate":
         return cmdValidate(rest);
       case "kat-manifest":

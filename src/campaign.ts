@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { buildInstance, displayFlags, type BuildResult, type FlagSet } from './build/compile.js';
+import { buildInstance, displayFlags, type BuildCache, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
 import { ccVersion } from './build/toolchain.js';
 import { loadCampaign, type Candidate } from './config/campaign.js';
@@ -15,6 +15,7 @@ import { runKat, type KatOutcome } from './kat/run.js';
 import type { KatStatus } from './kat/status.js';
 import { measureOperation, OPERATIONS } from './measure/operation.js';
 import { elfSizes } from './util/elf.js';
+import { surveyLibrary } from './profile/survey.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
 import type { Progress } from './progress.js';
 
@@ -33,6 +34,7 @@ export interface CampaignOptions {
   shard?: { index: number; count: number };
   force?: boolean;
   progress?: Progress;
+  buildCache?: BuildCache;
 }
 
 export interface InstanceSummary {
@@ -105,6 +107,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
     opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
+    if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
+      const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label);
+      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
+    }
     if (!opts.phases.has('measure')) continue;
     for (const operation of OPERATIONS[unit.candidate.type]) {
       if (!MEASURABLE.has(entry.kat) || !entry.library) {
@@ -184,6 +190,7 @@ async function prepareInstance(
       extraFlags: settings.flags.extra,
       harnessVersion: tools.version,
       timeoutMs: settings.planning.build_timeout_s * 1000,
+      cache: opts.buildCache,
     });
   const kat = (b: BuildResult) =>
     runKat({

@@ -9,6 +9,9 @@ import { canonicalDigest, formatManifestLine, readManifest, type DigestMode } fr
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
 import { loadReportModel } from './report/model.js';
+import { compareEvidence } from './compare/compare.js';
+import { compareFails, parseFailOn } from './compare/failOn.js';
+import { renderJobSummary } from './github/comment.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
 import type { BuildJson } from './evidence/types.js';
 
@@ -17,6 +20,8 @@ const USAGE = `usage:
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
+  ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
+                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
@@ -109,6 +114,38 @@ function cmdValidate(args: string[]): number {
   return problems.length === 0 ? 0 : 1;
 }
 
+function cmdCompare(args: string[]): number {
+  const { values } = parseArgs({
+    args,
+    options: {
+      base: { type: 'string' },
+      head: { type: 'string' },
+      system: { type: 'string' },
+      format: { type: 'string', default: 'md' },
+      campaign: { type: 'string' },
+      threshold: { type: 'string' },
+      alpha: { type: 'string' },
+      history: { type: 'string' },
+      'fail-on': { type: 'string', default: 'regression,kat' },
+    },
+  });
+  if (!values.base || !values.head || !values.system) throw new InputError('command line', 'compare', 'needs --base DATA_DIR, --head DATA_DIR and --system ID');
+  if (values.format !== 'md' && values.format !== 'json') throw new InputError('command line', '--format', `expected md or json, got '${values.format}'`);
+  const alpha = number('alpha', values.alpha);
+  if (alpha !== undefined && alpha >= 1) throw new InputError('command line', '--alpha', 'expected a probability below 1');
+  const report = compareEvidence({
+    baseDir: values.base,
+    headDir: values.head,
+    system: values.system,
+    thresholdPct: number('threshold', values.threshold),
+    alpha,
+    history: values.history?.split(',').filter(Boolean),
+    campaignDir: values.campaign,
+  });
+  console.log(values.format === 'json' ? JSON.stringify(report, null, 1) : renderJobSummary(report, {}));
+  return compareFails(report, parseFailOn(values['fail-on']!, '--fail-on')) ? 1 : 0;
+}
+
 /** Renders every page of one system; with --check compares with the pages on disk instead. */
 function cmdReport(args: string[]): number {
   const { values, positionals } = parseArgs({
@@ -199,6 +236,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdRun(rest);
       case 'report':
         return cmdReport(rest);
+      case 'compare':
+        return cmdCompare(rest);
       case 'validate':
         return cmdValidate(rest);
       case 'kat-manifest':

@@ -1,36 +1,209 @@
 import * as core from '@actions/core';
-import { resolve } from 'node:path';
-import { PHASES, runCampaign, type Phase } from './campaign.js';
-import { errorMessage } from './errors.js';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
+import { compareEvidence } from './compare/compare.js';
+import { compareFails } from './compare/failOn.js';
+import type { CompareReport } from './compare/types.js';
+import { errorMessage, isInputError } from './errors.js';
 import { validateDataset } from './evidence/validate.js';
+import { actionsBuildCache } from './github/buildCache.js';
+import { annotations, renderComment, renderJobSummary } from './github/comment.js';
+import { readPullRequestEvent } from './github/event.js';
+import { makeOctokit, upsertStickyComment } from './github/githubApi.js';
+import { extractAt, touchedCandidates } from './github/gitTree.js';
+import { readInputs, type ActionInputs } from './github/inputs.js';
+import { publish } from './github/publish.js';
 import { createProgress } from './progress.js';
+import { loadReportModel } from './report/model.js';
+import { renderPages, writePages } from './report/render.js';
 
-/** The action's entry: measures the campaign on this runner and reports through outputs. */
+const workspace = () => resolve(process.env.GITHUB_WORKSPACE ?? process.cwd());
+const runUrl = () =>
+  process.env.GITHUB_RUN_ID ? `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}` : undefined;
+
+/** The action's entry: one of three modes, everything reported through outputs and the summary. */
 export async function run(): Promise<void> {
   try {
-    const campaign = core.getInput('campaign') || '.';
-    const system = core.getInput('system', { required: true });
-    const dataDir = core.getInput('data-dir') || 'performance/data';
-    const phases = (core.getInput('phases') || PHASES.join(',')).split(',').map((s) => s.trim()) as Phase[];
-    const only = core.getInput('only');
-    const summary = await runCampaign({
-      campaignDir: campaign,
-      system,
-      dataDir,
-      only: only ? new RegExp(only) : undefined,
-      phases: new Set(phases),
-      trialTarget: core.getInput('trial-target') ? Number(core.getInput('trial-target')) : undefined,
-      opBudget: core.getInput('op-budget') ? Number(core.getInput('op-budget')) : undefined,
-      progress: createProgress(process.stdout),
-    });
-    const katFailures = summary.instances.filter((i) => i.kat !== 'PASS');
-    for (const f of katFailures) core.error(`${f.key}: KAT ${f.kat}${f.detail ? ` — ${f.detail}` : ''}`, { title: 'ngcc-perf KAT' });
-    const problems = validateDataset(summary.systemDir);
-    for (const p of problems) core.warning(p, { title: 'ngcc-perf validate' });
-    core.setOutput('kat-failures', String(katFailures.length));
-    core.setOutput('evidence-dir', resolve(summary.systemDir));
-    if (katFailures.length > 0) core.setFailed(`${katFailures.length} instance(s) did not pass their KAT`);
+    const inputs = readInputs();
+    if (inputs.mode === 'pull-request') await pullRequest(inputs);
+    else if (inputs.mode === 'nightly') await nightly(inputs);
+    else await reportOnly(inputs);
   } catch (e) {
-    core.setFailed(errorMessage(e));
+    core.setFailed(isInputError(e) ? e.message : `ngcc-perf: ${errorMessage(e)}`);
   }
+}
+
+function campaignOptions(inputs: ActionInputs, dataDir: string) {
+  return {
+    campaignDir: resolve(workspace(), inputs.campaign),
+    system: inputs.system,
+    dataDir,
+    phases: new Set(PHASES),
+    trialTarget: inputs.trialTarget,
+    opBudget: inputs.opBudget,
+    cpu: inputs.cpu,
+    shard: inputs.shard,
+    progress: createProgress(process.stdout),
+    buildCache: inputs.buildCache ? actionsBuildCache() : undefined,
+  };
+}
+
+function reportKat(summary: CampaignSummary): number {
+  const failures = summary.instances.filter((i) => i.kat !== 'PASS');
+  for (const f of failures) core.error(`${f.key}: KAT ${f.kat}${f.detail ? ` — ${f.detail}` : ''}`, { title: 'ngcc-perf KAT' });
+  return failures.length;
+}
+
+/** Measures what the pull request touches and compares it with the evidence on its base commit. */
+async function pullRequest(inputs: ActionInputs): Promise<void> {
+  const event = readPullRequestEvent();
+  if (event.fromFork && !inputs.allowForks) {
+    core.setFailed(
+      `ngcc-perf: pull request #${event.number} comes from the fork ${event.headRepo}; its code is not run on this runner unless the workflow sets allow-forks: true (after a maintainer's review).`,
+    );
+    return;
+  }
+  const repo = workspace();
+  const campaignDir = resolve(repo, inputs.campaign);
+  const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha);
+  core.info(`candidates touched by #${event.number}: ${touched.length > 0 ? touched.join(', ') : 'none'}`);
+
+  const work = mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), 'ngcc-perf-pr-'));
+  const baseData = join(work, 'base');
+  const headData = join(work, 'head');
+  const evidencePath = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
+  const hasBase = await extractAt(repo, event.baseSha, evidencePath, baseData);
+  const baseSystem = join(baseData, evidencePath);
+  mkdirSync(join(headData, inputs.system), { recursive: true });
+  if (hasBase) cpSync(baseSystem, join(headData, inputs.system), { recursive: true });
+  else core.notice(`no evidence at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)}: every measurement is new`);
+
+  let katFailures = 0;
+  if (touched.length > 0) {
+    const only = new RegExp(`^(${touched.map((t) => t.replace(/-/g, '\\-')).join('|')})(/|$)`);
+    const summary = await runCampaign({ ...campaignOptions(inputs, headData), only, force: true });
+    katFailures = reportKat(summary);
+  }
+  const baseRoot = join(work, 'base-root');
+  mkdirSync(join(baseRoot, inputs.system), { recursive: true });
+  if (hasBase) cpSync(baseSystem, join(baseRoot, inputs.system), { recursive: true });
+  const report = compareEvidence({ baseDir: baseRoot, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir });
+  await deliver(inputs, report, event.number, work, katFailures);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, join(headData, inputs.system), campaignDir, work);
+  core.setOutput('evidence-dir', join(headData, inputs.system));
+}
+
+/** Comment, job summary, annotations, outputs and the check's verdict. */
+async function deliver(inputs: ActionInputs, report: CompareReport, prNumber: number, work: string, katFailures: number): Promise<void> {
+  const opts = { runUrl: runUrl() };
+  const body = renderComment(report, opts);
+  const out = join(work, 'artifact');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'comparison.json'), `${JSON.stringify(report, null, 1)}\n`);
+  writeFileSync(join(out, 'comment.md'), body);
+  writeFileSync(join(out, 'pr-number'), `${prNumber}\n`);
+  writeFileSync(join(out, 'system'), `${inputs.system}\n`);
+  await core.summary.addRaw(renderJobSummary(report, opts)).write();
+  for (const a of annotations(report)) core[a.level](a.message, { title: a.title });
+  const changed = report.rows.some((r) => r.verdict !== 'unchanged' && r.verdict !== 'inconclusive') || report.kat_changes.length > 0 || report.size_mismatches.length > 0;
+  if (inputs.comment === 'always' || (inputs.comment === 'on-change' && changed)) {
+    if (!inputs.token) core.warning('comment requested but no token given: the comment is in the artifact (comment.md)');
+    else {
+      const [owner, repo] = (process.env.GITHUB_REPOSITORY ?? '/').split('/') as [string, string];
+      const octokit = makeOctokit(inputs.token, process.env.GITHUB_API_URL);
+      const r = await upsertStickyComment(octokit, { owner, repo, issueNumber: prNumber, system: inputs.system, body });
+      core.info(`sticky comment ${r.action} (id ${r.id})`);
+    }
+  }
+  core.setOutput('regressions', String(report.counts.regressions));
+  core.setOutput('improvements', String(report.counts.improvements));
+  core.setOutput('kat-failures', String(Math.max(report.counts.kat_failures, katFailures)));
+  core.setOutput('size-mismatches', String(report.counts.size_mismatches));
+  core.setOutput('comparison-path', join(out, 'comparison.json'));
+  core.setOutput('summary-path', join(out, 'comment.md'));
+  core.setOutput('artifact-dir', out);
+  if (compareFails(report, inputs.failOn)) {
+    const why = [
+      report.counts.regressions > 0 && inputs.failOn.has('regression') ? `${report.counts.regressions} regression(s)` : '',
+      (report.counts.kat_failures > 0 || report.build_failures.length > 0) && inputs.failOn.has('kat') ? 'KAT or build failures' : '',
+      report.counts.size_mismatches > 0 && inputs.failOn.has('size-audit') ? `${report.counts.size_mismatches} size-audit mismatch(es)` : '',
+    ].filter(Boolean);
+    core.setFailed(`ngcc-perf ${inputs.system}: ${why.join(', ')}`);
+  }
+}
+
+/** The whole campaign (or one shard of it), then pages and publishing. */
+async function nightly(inputs: ActionInputs): Promise<void> {
+  const dataDir = resolve(workspace(), inputs.dataDir);
+  const summary = await runCampaign(campaignOptions(inputs, dataDir));
+  const failures = reportKat(summary);
+  const problems = validateDataset(summary.systemDir);
+  for (const p of problems) core.warning(p, { title: 'ngcc-perf validate' });
+  core.setOutput('kat-failures', String(failures));
+  core.setOutput('evidence-dir', summary.systemDir);
+  const campaignDir = resolve(workspace(), inputs.campaign);
+  // A shard holds part of the evidence: pages are rendered after the merge (mode: report).
+  if (!inputs.shard) renderAndOutput(inputs, summary.systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, campaignDir, dataDir);
+  if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
+}
+
+/** Pages from evidence already on disk (e.g. merged shards). */
+async function reportOnly(inputs: ActionInputs): Promise<void> {
+  const systemDir = resolve(workspace(), inputs.dataDir, inputs.system);
+  if (!existsSync(systemDir)) throw new Error(`no evidence at ${systemDir}`);
+  const campaignDir = resolve(workspace(), inputs.campaign);
+  renderAndOutput(inputs, systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, systemDir, campaignDir, systemDir);
+}
+
+function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): void {
+  const pagesDir = resolve(workspace(), inputs.pagesDir);
+  const pages = renderPages(loadReportModel(systemDir, campaignDir));
+  writePages(pagesDir, pages);
+  core.setOutput('report-path', pagesDir);
+  core.info(`${pages.size} pages written to ${pagesDir}`);
+}
+
+/** Evidence files (never built libraries) and pages, committed to the data branch. */
+async function publishEvidence(inputs: ActionInputs, systemDir: string, campaignDir: string, work: string): Promise<void> {
+  const repo = workspace();
+  const evidenceTo = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
+  const files = listFiles(systemDir)
+    .filter((f) => !f.startsWith('build/'))
+    .map((f) => ({ from: join(systemDir, f), to: join(evidenceTo, f) }));
+  if (inputs.publish === 'artifact') {
+    const dir = join(work, 'artifact', 'evidence', inputs.system);
+    for (const f of files) cpSync(f.from, join(dir, relative(evidenceTo, f.to)));
+    core.setOutput('artifact-dir', join(work, 'artifact'));
+    return;
+  }
+  const pagesDir = resolve(repo, inputs.pagesDir);
+  const pages = [...renderPages(loadReportModel(systemDir, campaignDir))].map(([p, text]) => {
+    const from = join(work, 'pages-out', p);
+    mkdirSync(join(from, '..'), { recursive: true });
+    writeFileSync(from, text);
+    return { from, to: join(relative(repo, pagesDir), p) };
+  });
+  const owns = inputs.shard ? files.map((f) => f.to) : [evidenceTo];
+  const result = await publish({
+    repoDir: repo,
+    remote: 'origin',
+    branch: inputs.publishBranch,
+    files: inputs.shard ? files : [...files, ...pages],
+    owns,
+    message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
+    author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },
+    token: inputs.token || undefined,
+  });
+  core.info(result.changed ? `published ${result.commit} after ${result.attempts} attempt(s)` : 'nothing to publish: evidence unchanged');
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`],
+  );
 }

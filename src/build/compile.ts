@@ -23,6 +23,12 @@ export interface BuildResult {
   cached: boolean;
 }
 
+/** A store of build folders across runs (the action's @actions/cache); may fail, never fatally. */
+export interface BuildCache {
+  restore(dir: string, key: string): Promise<boolean>;
+  save(dir: string, key: string): Promise<void>;
+}
+
 export interface BuildRequest {
   candidate: Candidate;
   instance: InstanceSpec;
@@ -34,6 +40,7 @@ export interface BuildRequest {
   extraFlags: string[];
   harnessVersion: string;
   timeoutMs: number;
+  cache?: BuildCache;
 }
 
 /** Symbols a library may export: the APIs and the harness hooks, nothing of its internals. */
@@ -102,14 +109,21 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
     library,
     ...src.sources,
     ...shim.sources,
+    ...instance.libs.map((l) => `-l${l}`),
   ];
   const key = buildKey(req, src, argv);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
-  const previous = readJsonIfExists<{ key: string; ok: boolean; log: string; firstError?: string; library_sha256?: string }>(keyFile);
-  if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
-    return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+  const fromDisk = () => {
+    const previous = readJsonIfExists<{ key: string; ok: boolean; log: string; firstError?: string; library_sha256?: string }>(keyFile);
+    if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
+      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+    return undefined;
+  };
+  const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
+  const local = fromDisk() ?? ((await req.cache?.restore(outDir, cacheKey).catch(() => false)) ? fromDisk() : undefined);
+  if (local) return local;
   const r = await runProcess(argv, { cwd: src.dir, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
@@ -117,5 +131,6 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   // Paths relative to the candidate keep the message short and free of this machine's layout.
   const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, '');
   writeJsonAtomic(keyFile, { key, ok, log, firstError, library_sha256: ok ? sha256File(library) : undefined });
+  if (ok) await req.cache?.save(outDir, cacheKey).catch(() => undefined);
   return { ok, flagSet: req.flagSet, flags, library, log, firstError, key, cached: false };
 }

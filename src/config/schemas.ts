@@ -12,6 +12,8 @@ export const instanceSchema = z
     sources: z.array(z.string().min(1)).optional(),
     extra_sources: relPathList,
     include: relPathList,
+    /** Extra libraries to link, as for gcc's -l (e.g. ':libcrypto.so.3'). */
+    libs: z.array(z.string().regex(/^[:A-Za-z0-9_.+-]+$/, 'must be a library name as for -l')).default([]),
     nist_prefix: z.string().regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix').optional(),
   })
   .strict();

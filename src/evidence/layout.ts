@@ -6,6 +6,8 @@ export const evidencePaths = (systemDir: string) => ({
   build: join(systemDir, 'build.json'),
   record: (id: string, label: string, op: string) => join(systemDir, 'records', id, `${label}__${op}.json`),
   profile: (id: string, label: string, op: string) => join(systemDir, 'profile', id, `${label}__${op}.json`),
+  survey: (id: string, label: string) => join(systemDir, 'survey', id, `${label}.json`),
+  memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, `${label}__${op}.json`),
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),
   buildDir: (id: string, label: string) => join(systemDir, 'build', id, label),

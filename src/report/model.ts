@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { candidateVerdict, type InstanceSurvey } from '../profile/survey.js';
 import { join } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
@@ -36,7 +37,25 @@ export interface ReportModel {
   candidates: CandidateView[];
   katIssues: KatIssue[];
   survey: SurveyVerdict[];
+  /** Automated survey results per candidate (survey/<id>/<label>.json). */
+  surveys: Map<string, InstanceSurvey[]>;
   sizes: CatalogSize[];
+}
+
+export interface SurveyShown {
+  verdict: string;
+  notes?: string;
+  curated: boolean;
+  instances: InstanceSurvey[];
+}
+
+/** The curated verdict wins over the automated one; the page says which it shows. */
+export function surveyFor(model: ReportModel, id: string): SurveyShown | undefined {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) return { verdict: curated.verdict, notes: curated.notes || undefined, curated: true, instances: automated };
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return undefined;
 }
 
 function katLogHeader(systemDir: string, path: string | undefined): Record<string, string> {
@@ -110,6 +129,17 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     (ds.campaign?.environment_at_start as Record<string, unknown> | undefined) ??
     {};
   const root = campaignDir ?? '';
+  const surveys = new Map<string, InstanceSurvey[]>();
+  const surveyDir = join(systemDir, 'survey');
+  if (existsSync(surveyDir))
+    for (const id of readdirSync(surveyDir).sort())
+      surveys.set(
+        id,
+        readdirSync(join(surveyDir, id))
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .map((f) => JSON.parse(readFileSync(join(surveyDir, id, f), 'utf8')) as InstanceSurvey),
+      );
   return {
     system,
     systemDir,
@@ -118,6 +148,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     candidates,
     katIssues: campaignDir ? readKatIssues(join(root, 'kat_issues.csv')) : [],
     survey: campaignDir ? readSurvey(join(root, 'symmetric_survey.csv')) : [],
+    surveys,
     sizes: campaignDir ? readExternalSizes(join(root, campaign.settings.catalogs.external_sizes)) : [],
   };
 }

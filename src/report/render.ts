@@ -5,7 +5,8 @@ import { archName } from './environment.js';
 import { serialize } from './md.js';
 import type { ReportModel } from './model.js';
 import { candidatePage } from './pages/candidate.js';
-import { indexPage, methodPage, sizeAuditPage, summaryPage, surveyPage } from './pages/system.js';
+import { indexPage, methodPage, sizeAuditPage, summaryPage } from './pages/system.js';
+import { surveyPage } from './pages/survey.js';
 
 /** Other systems beside this one in DATA_DIR, for the index (read from their campaign.json). */
 export function siblingSystems(model: ReportModel): Array<{ id: string; arch: string; candidates: number }> {

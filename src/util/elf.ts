@@ -41,3 +41,24 @@ export function elfSizes(path: string): ElfSizes {
   }
   return { loadBytes, ...sizes };
 }
+
+export interface LoadSegment {
+  vaddr: number;
+  offset: number;
+  filesz: number;
+}
+
+/** PT_LOAD segments of a 64-bit little-endian ELF image: to map symbol addresses to file bytes. */
+export function loadSegments(b: Uint8Array): LoadSegment[] {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const phoff = Number(v.getBigUint64(0x20, true));
+  const phentsize = v.getUint16(0x36, true);
+  const phnum = v.getUint16(0x38, true);
+  const out: LoadSegment[] = [];
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * phentsize;
+    if (v.getUint32(at, true) !== 1) continue;
+    out.push({ offset: Number(v.getBigUint64(at + 0x08, true)), vaddr: Number(v.getBigUint64(at + 0x10, true)), filesz: Number(v.getBigUint64(at + 0x20, true)) });
+  }
+  return out;
+}

@@ -3,7 +3,8 @@ import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare } from '../format.js';
 import { bullets, code, heading, link, mermaid, para, root, strong, table, text, type Cell } from '../md.js';
-import type { CandidateView, InstanceView, ReportModel } from '../model.js';
+import { surveyFor, type CandidateView, type InstanceView, type ReportModel } from '../model.js';
+import { surveyEvidence } from './survey.js';
 import { katFootnotes } from './katNotes.js';
 import { callsPerOperation, hashShares } from '../profile.js';
 
@@ -80,7 +81,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     link(`../performance/method_${sys}.md`, 'method'),
     ...(c.page ? [' · ', link(c.page, 'NICCS page')] : []),
   ];
-  const verdict = model.survey.find((s) => s.id === c.id);
+  const verdict = surveyFor(model, c.id);
 
   const perf = perOperation(c, 7, (inst, op, r) => [
     code(inst.label),
@@ -171,7 +172,14 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
       : []),
     table(['instance', ...cols.map(([h]) => h)], sizes),
     heading(2, 'Symmetric primitives'),
-    para(link('../performance/symmetric-survey.md', 'Survey'), ' verdict: ', strong(verdict?.verdict ?? 'not surveyed'), ...(verdict?.notes ? [` — ${verdict.notes}`] : [])),
+    para(
+      link('../performance/symmetric-survey.md', 'Survey'),
+      ' verdict: ',
+      strong(verdict?.verdict ?? 'not surveyed'),
+      ...(verdict?.notes ? [` — ${verdict.notes}`] : []),
+      ...(verdict ? [verdict.curated ? ' (curated)' : ' (automated)'] : []),
+    ),
+    ...(verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))] : []),
     para('Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):'),
     table(['instance', 'operation', HASH_FUNCTIONS, 'DRNG', 'calls per operation'], shares),
     heading(2, '7. Raw evidence index'),

@@ -102,21 +102,6 @@ export function methodPage(model: ReportModel): Root {
   ]);
 }
 
-export function surveyPage(model: ReportModel): Root {
-  const curated = new Map(model.survey.map((s) => [s.id, s]));
-  return root([
-    heading(1, 'Symmetric-primitive survey'),
-    para('Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent.'),
-    table(
-      ['candidate', 'verdict', 'source', 'notes'],
-      model.candidates.map((c) => {
-        const s = curated.get(c.id);
-        return [[link(`../${c.id}/perf_${model.system}.md`, c.id)], s?.verdict ?? 'not surveyed', s ? 'curated (symmetric_survey.csv)' : '—', s?.notes || '—'];
-      }),
-    ),
-  ]);
-}
-
 export function sizeAuditPage(model: ReportModel): Root {
   const findings = sizeAudit(model);
   const mismatches = findings.filter((f) => f.verdict === 'mismatch');

@@ -1,0 +1,180 @@
+/* Hash/DRNG profiling driver: time spent in the wrapped symmetric primitives during
+ * OPS calls of one operation, for a library relinked with native/hashprof wrappers.
+ *   ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]
+ * TYPE kem|sig; OP keygen|enc|dec (kem) or keygen|sign|verify (sig).
+ * Inputs are prepared as ngcc_time does (enc after a keygen, dec after an enc, signatures
+ * on a 64-byte message); accounting is off during preparation and warm-ups, then reset
+ * and on only around the OPS measured calls. Prints
+ *   META counter <source>      tick source of the library's accounting (also used for TOTAL)
+ *   META cpu <n>, META rng <name>, META entries <n>
+ *   META overflow <calls>      outermost wrapped calls that found the table full
+ *   TOTAL <ops> <ticks>        ticks of the whole loop of OPS calls
+ *   CALL <fn> <in_bits> <out_bits> <calls> <ticks>   one line per (fn, in, out)
+ *   STATUS complete
+ * Lines are tab-separated like every driver; exit codes are those of harness.h
+ * (LOADFAIL also when the library has no ngcc_prof_* functions). */
+#include "../harness.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MESSAGE_BYTES 64 /* the guide times signatures on a 64-byte message */
+
+typedef void (*prof_reset_fn)(void);
+typedef void (*prof_enable_fn)(int);
+typedef int (*prof_count_fn)(void);
+typedef int (*prof_entry_fn)(int, const char **, unsigned long long *, unsigned long long *,
+                             unsigned long long *, unsigned long long *);
+typedef const char *(*prof_counter_fn)(void);
+typedef unsigned long long (*prof_u64_fn)(void);
+
+typedef struct {
+    prof_reset_fn reset;
+    prof_enable_fn enable;
+    prof_count_fn count;
+    prof_entry_fn entry;
+    prof_counter_fn counter;
+    prof_u64_fn overflow;
+    prof_u64_fn now;
+} prof_api_t;
+
+typedef struct {
+    api_t api;
+    guarded_t pk, sk, ct, ss, ss2, sn, msg;
+    unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
+} ctx_t;
+
+typedef int (*op_fn)(ctx_t *);
+
+static int do_kem_keygen(ctx_t *c) { return c->api.kem_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
+static int do_kem_enc(ctx_t *c) {
+    return c->api.kem_enc(c->pk.p, c->pk_len, c->ss.p, &c->ss_len, c->ct.p, &c->ct_len);
+}
+static int do_kem_dec(ctx_t *c) {
+    unsigned long long len = 0;
+    return c->api.kem_dec(c->sk.p, c->sk_len, c->ct.p, c->ct_len, c->ss2.p, &len);
+}
+static int do_sig_keygen(ctx_t *c) { return c->api.sig_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
+static int do_sig_sign(ctx_t *c) {
+    return c->api.sig_sign(c->sk.p, c->sk_len, c->msg.p, MESSAGE_BYTES, c->sn.p, &c->sn_len);
+}
+static int do_sig_verify(ctx_t *c) {
+    return c->api.sig_verify(c->pk.p, c->pk_len, c->sn.p, c->sn_len, c->msg.p, MESSAGE_BYTES);
+}
+
+static void must(int rc, const char *what) {
+    if (rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "%s returned %d", what, rc);
+}
+
+/* Prepares the inputs the measured operation consumes and returns the operation. */
+static op_fn prepare(ctx_t *c, const char *op) {
+    if (!c->api.is_sig) {
+        if (strcmp(op, "keygen") == 0) return do_kem_keygen;
+        must(do_kem_keygen(c), "kem_keygen");
+        if (strcmp(op, "enc") == 0) return do_kem_enc;
+        must(do_kem_enc(c), "kem_enc");
+        if (strcmp(op, "dec") == 0) return do_kem_dec;
+    } else {
+        for (int i = 0; i < MESSAGE_BYTES; i++) c->msg.p[i] = (unsigned char)i;
+        if (strcmp(op, "keygen") == 0) return do_sig_keygen;
+        must(do_sig_keygen(c), "sig_keygen");
+        if (strcmp(op, "sign") == 0) return do_sig_sign;
+        must(do_sig_sign(c), "sig_sign");
+        if (strcmp(op, "verify") == 0) return do_sig_verify;
+    }
+    fail(EXIT_USAGE, "USAGE", "unknown operation %s", op);
+    return NULL;
+}
+
+static void check_guards(ctx_t *c) {
+    char why[160];
+    guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->base && guarded_violated(all[i], why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
+}
+
+static void *need_prof(const api_t *api, const char *name) {
+    void *sym = api_optional(api, name);
+    if (!sym) fail(EXIT_LOADFAIL, "LOADFAIL", "missing symbol %s (library not linked with native/hashprof)", name);
+    return sym;
+}
+
+/* dlsym returns void *; POSIX guarantees the round trip to a function pointer. */
+#define PROF_SYM(api, type, name) ((type)need_prof((api), (name)))
+
+static void load_prof(prof_api_t *p, const api_t *api) {
+    p->reset = PROF_SYM(api, prof_reset_fn, "ngcc_prof_reset");
+    p->enable = PROF_SYM(api, prof_enable_fn, "ngcc_prof_enable");
+    p->count = PROF_SYM(api, prof_count_fn, "ngcc_prof_count");
+    p->entry = PROF_SYM(api, prof_entry_fn, "ngcc_prof_entry");
+    p->counter = PROF_SYM(api, prof_counter_fn, "ngcc_prof_counter");
+    p->overflow = PROF_SYM(api, prof_u64_fn, "ngcc_prof_overflow");
+    p->now = PROF_SYM(api, prof_u64_fn, "ngcc_prof_now");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]\n");
+        return EXIT_USAGE;
+    }
+    const char *lib = argv[1], *type = argv[2], *op = argv[3];
+    unsigned long long ops = strtoull(argv[4], NULL, 10);
+    unsigned long long warmups = strtoull(argv[5], NULL, 10);
+    int cpu = argc > 6 ? atoi(argv[6]) : -1;
+    const char *rng = argc > 7 && strcmp(argv[7], "auto") != 0 ? argv[7] : NULL;
+    if (ops == 0) fail(EXIT_USAGE, "USAGE", "OPS must be at least 1");
+    if (cpu >= 0 && pin_to_cpu(cpu) != 0) fail(EXIT_USAGE, "USAGE", "cannot pin to cpu %d", cpu);
+
+    ctx_t c;
+    prof_api_t prof;
+    memset(&c, 0, sizeof c);
+    api_load(&c.api, lib, type);
+    load_prof(&prof, &c.api);
+    prof.enable(0);
+    prof.reset();
+    meta_str("counter", prof.counter());
+    meta_u64("cpu", (unsigned long long)(cpu >= 0 ? cpu : -1));
+    meta_str("rng", api_seed_default(&c.api, rng));
+
+    c.pk_len = c.api.pk_len;
+    c.sk_len = c.api.sk_len;
+    guarded_alloc(&c.pk, c.api.pk_len, "pk");
+    guarded_alloc(&c.sk, c.api.sk_len, "sk");
+    if (c.api.is_sig) {
+        guarded_alloc(&c.sn, c.api.sn_len, "signature");
+        guarded_alloc(&c.msg, MESSAGE_BYTES, "message");
+        c.sn_len = c.api.sn_len;
+    } else {
+        guarded_alloc(&c.ct, c.api.ct_len, "ct");
+        guarded_alloc(&c.ss, c.api.ss_len, "ss");
+        guarded_alloc(&c.ss2, c.api.ss_len, "ss");
+    }
+
+    op_fn fn = prepare(&c, op);
+    for (unsigned long long i = 0; i < warmups; i++) must(fn(&c), op);
+    fflush(stdout);
+
+    /* The loop total and the per-call ticks come from the same source (the library's). */
+    int rc = 0;
+    prof.reset();
+    prof.enable(1);
+    unsigned long long t0 = prof.now();
+    for (unsigned long long i = 0; i < ops; i++) rc |= fn(&c);
+    unsigned long long t1 = prof.now();
+    prof.enable(0);
+    must(rc, op);
+    check_guards(&c);
+
+    int n = prof.count();
+    meta_u64("entries", (unsigned long long)(n > 0 ? n : 0));
+    meta_u64("overflow", prof.overflow());
+    printf("TOTAL\t%llu\t%llu\n", ops, t1 - t0);
+    for (int i = 0; i < n; i++) {
+        const char *name = NULL;
+        unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;
+        if (prof.entry(i, &name, &in_bits, &out_bits, &calls, &ticks) != 0 || name == NULL) continue;
+        printf("CALL\t%s\t%llu\t%llu\t%llu\t%llu\n", name, in_bits, out_bits, calls, ticks);
+    }
+    printf("STATUS\tcomplete\n");
+    return EXIT_OK;
+}

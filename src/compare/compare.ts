@@ -1,0 +1,144 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadDataset, type Dataset } from '../evidence/dataset.js';
+import type { BuildEntry, TimingRecord } from '../evidence/types.js';
+import { InputError } from '../errors.js';
+import { loadReportModel } from '../report/model.js';
+import { sizeAudit } from '../report/sizeAudit.js';
+import { historyCv, permutationPValue } from './stats.js';
+import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
+
+export interface CompareOptions {
+  baseDir: string;
+  headDir: string;
+  system: string;
+  /** Minimum effect in percent of the base mean (default 3). */
+  thresholdPct?: number;
+  /** Significance level of the trial-level test (default 0.01). */
+  alpha?: number;
+  /** Earlier evidence trees (DATA_DIR) of nightly runs on this system: their run-to-run spread. */
+  history?: string[];
+  /** Campaign folder for the size catalog (external_sizes.csv). */
+  campaignDir?: string;
+  /** A peak-RSS change below this many bytes is page-level noise (default 64 KiB). */
+  rssNoiseBytes?: number;
+}
+
+const HISTORY_SIGMAS = 3;
+
+function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
+  if (!r.trials?.length || r.mean_cycles === undefined) return undefined;
+  return {
+    mean_cycles: r.mean_cycles,
+    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
+    peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
+    elf_load_bytes: entry?.elf_load_bytes,
+  };
+}
+
+const recordKey = (r: TimingRecord) => `${r.candidate}/${r.label}/${r.operation}`;
+
+function recordsByKey(ds: Dataset): Map<string, TimingRecord> {
+  return new Map(ds.records.map(({ record }) => [recordKey(record), record]));
+}
+
+function loadSystem(dataDir: string, system: string, role: string): Dataset {
+  const dir = join(dataDir, system);
+  if (!existsSync(dir)) throw new InputError(dir, '', `no ${role} evidence for system ${system}`);
+  return loadDataset(dir);
+}
+
+/** The base-versus-head verdict of one operation. */
+export function judge(base: SideStats, head: SideStats, thresholdPct: number, alpha: number, cv: number | null): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
+  const delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
+  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
+  const big = Math.abs(delta_pct) >= thresholdPct;
+  const significant = p_value <= alpha;
+  const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
+  const history = cv === null ? 'no nightly history' : `nightly spread ±${(cv * 100).toFixed(1)}%`;
+  if (big && significant && aboveHistory)
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? 'regression' : 'improvement', reason: `|Δ| ≥ ${thresholdPct}%, p = ${p_value.toPrecision(2)}, ${history}` };
+  if (big)
+    return { delta_pct, p_value, verdict: 'inconclusive', reason: !significant ? `p = ${p_value.toPrecision(2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}` };
+  return { delta_pct, p_value, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%` };
+}
+
+export function compareEvidence(opts: CompareOptions): CompareReport {
+  const thresholdPct = opts.thresholdPct ?? 3;
+  const alpha = opts.alpha ?? 0.01;
+  const base = loadSystem(opts.baseDir, opts.system, 'base');
+  const head = loadSystem(opts.headDir, opts.system, 'head');
+  const history = (opts.history ?? []).filter((d) => existsSync(join(d, opts.system))).map((d) => recordsByKey(loadDataset(join(d, opts.system))));
+  const baseRecords = recordsByKey(base);
+  const headRecords = recordsByKey(head);
+  const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
+  const entry = (ds: Dataset, r: TimingRecord) => ds.build.instances[`${r.candidate}/${r.label}`];
+
+  const rows: CompareRow[] = keys.map((key) => {
+    const [candidate, label, operation] = key.split('/') as [string, string, string];
+    const b = baseRecords.get(key);
+    const h = headRecords.get(key);
+    const bs = b ? side(b, entry(base, b)) : undefined;
+    const hs = h ? side(h, entry(head, h)) : undefined;
+    const row = { candidate, label, operation, base: bs, head: hs };
+    if (!bs && hs) return { ...row, verdict: 'new', reason: 'no base measurement' };
+    if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };
+    if (!bs || !hs) return { ...row, verdict: 'inconclusive', reason: 'neither side has trials' };
+    if (b!.flags !== undefined && h!.flags !== undefined && b!.flags !== h!.flags)
+      return { ...row, verdict: 'inconclusive', delta_pct: ((hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles) * 100, reason: `build flags differ (${b!.flags} → ${h!.flags})` };
+    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v): v is number => typeof v === 'number');
+    return { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
+  });
+
+  const instanceKeys = [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+  const kat_changes: KatChange[] = instanceKeys
+    .map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat }))
+    .filter((c) => c.base !== c.head && c.head !== undefined);
+  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === 'BUILDFAIL');
+
+  const size_changes: ValueChange[] = [];
+  const memory_changes: ValueChange[] = [];
+  for (const key of instanceKeys) {
+    const b = base.build.instances[key];
+    const h = head.build.instances[key];
+    if (!b || !h) continue;
+    for (const item of ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_bytes']) {
+      const bv = b.sizes?.[item];
+      const hv = h.sizes?.[item];
+      if (bv !== undefined && hv !== undefined && bv !== hv) size_changes.push({ key, item, base: bv, head: hv });
+    }
+    if (b.elf_load_bytes !== undefined && h.elf_load_bytes !== undefined && b.elf_load_bytes !== h.elf_load_bytes)
+      memory_changes.push({ key, item: 'elf_load_bytes', base: b.elf_load_bytes, head: h.elf_load_bytes });
+  }
+  const noise = opts.rssNoiseBytes ?? 64 * 1024;
+  for (const row of rows) {
+    const bv = row.base?.peak_rss_bytes;
+    const hv = row.head?.peak_rss_bytes;
+    if (bv !== undefined && hv !== undefined && Math.abs(hv - bv) >= noise)
+      memory_changes.push({ key: `${row.candidate}/${row.label}/${row.operation}`, item: 'peak_rss_bytes', base: bv, head: hv });
+  }
+
+  const size_mismatches = opts.campaignDir
+    ? sizeAudit(loadReportModel(join(opts.headDir, opts.system), opts.campaignDir))
+        .filter((f) => f.verdict === 'mismatch')
+        .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
+    : [];
+  const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
+  return {
+    system: opts.system,
+    threshold_pct: thresholdPct,
+    alpha,
+    rows,
+    kat_changes,
+    build_failures,
+    size_changes,
+    memory_changes,
+    size_mismatches,
+    counts: {
+      regressions: rows.filter((r) => r.verdict === 'regression').length,
+      improvements: rows.filter((r) => r.verdict === 'improvement').length,
+      kat_failures: katFailures,
+      size_mismatches: size_mismatches.length,
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/** What `compare` finds between the base and head evidence of one system. */
+
+export type Verdict = 'regression' | 'improvement' | 'unchanged' | 'inconclusive' | 'new' | 'removed';
+
+export interface SideStats {
+  /** Mean cycles per call over all trials (the record's mean_cycles). */
+  mean_cycles: number;
+  /** Per-trial cycles per call, the samples the test compares. */
+  trial_cycles: number[];
+  peak_rss_bytes?: number;
+  elf_load_bytes?: number;
+}
+
+export interface CompareRow {
+  candidate: string;
+  label: string;
+  operation: string;
+  base?: SideStats;
+  head?: SideStats;
+  /** (head − base) / base in percent, when both sides have numbers. */
+  delta_pct?: number;
+  /** Two-sided p-value of the difference of trial means (exact permutation test when small). */
+  p_value?: number;
+  verdict: Verdict;
+  /** One short sentence on why: threshold, p, history spread. */
+  reason: string;
+}
+
+export interface KatChange {
+  key: string;
+  base?: string;
+  head?: string;
+}
+
+export interface ValueChange {
+  key: string;
+  item: string;
+  base?: number;
+  head?: number;
+}
+
+export interface SizeMismatch {
+  id: string;
+  instance: string;
+  item: string;
+  catalog: number;
+  api?: number;
+  basis: string;
+}
+
+export interface CompareReport {
+  system: string;
+  threshold_pct: number;
+  alpha: number;
+  rows: CompareRow[];
+  kat_changes: KatChange[];
+  /** Build failures in head (always reported). */
+  build_failures: string[];
+  size_changes: ValueChange[];
+  memory_changes: ValueChange[];
+  size_mismatches: SizeMismatch[];
+  counts: { regressions: number; improvements: number; kat_failures: number; size_mismatches: number };
+}

@@ -1,0 +1,326 @@
+import type { Html, RootContent } from 'mdast';
+import type { CompareReport, CompareRow, ValueChange, Verdict } from '../compare/types.js';
+import { MISSING, formatCycles, pyFixed, pyGeneral } from '../report/format.js';
+import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
+
+/**
+ * The pull-request comment, the job summary and the annotations of one system's comparison.
+ * Pure functions: a CompareReport in, text out. Everything is an mdast tree serialized once by
+ * md.ts, and every number goes through report/format.ts.
+ */
+
+/** System ids go into an HTML comment and a file name: keep them to a safe alphabet. */
+const SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The hidden first line that identifies the one sticky comment of a system. */
+export const COMMENT_MARKER = (system: string): string => {
+  if (!SYSTEM_ID.test(system)) throw new RangeError(`COMMENT_MARKER: system id ${JSON.stringify(system)} must match ${SYSTEM_ID}`);
+  return `<!-- ngcc-perf:${system} -->`;
+};
+
+/** GitHub rejects issue comments longer than this many characters. */
+export const COMMENT_MAX_CHARS = 65_536;
+/** GitHub's limit on a step's job summary (bytes of UTF-8). */
+export const JOB_SUMMARY_MAX_BYTES = 1 << 20;
+
+export interface CommentOptions {
+  /** The published pages / full report of this comparison. */
+  reportUrl?: string;
+  /** The workflow run that measured it. */
+  runUrl?: string;
+  /** Upper bound on the comment's length in characters (default 65,536, GitHub's limit). */
+  maxChars?: number;
+}
+
+export type SummaryOptions = Omit<CommentOptions, 'maxChars'>;
+
+export interface Annotation {
+  level: 'error' | 'warning' | 'notice';
+  title: string;
+  message: string;
+}
+
+const CHANGED: ReadonlySet<Verdict> = new Set<Verdict>(['regression', 'improvement', 'new', 'removed']);
+
+/** Order of the changed table: what needs attention first. */
+const VERDICT_RANK: Record<Verdict, number> = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
+
+const VERDICT_CELL: Record<Verdict, string> = {
+  regression: '⚠ regression',
+  improvement: '✅ improvement',
+  new: '🆕 new',
+  removed: '➖ removed',
+  inconclusive: '❔ inconclusive',
+  unchanged: 'unchanged',
+};
+
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** A signed percentage with one decimal: '+3.2%', '-12.0%', '—'. */
+function signedPct(pct: number | undefined): string {
+  if (pct === undefined || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? '+' : ''}${pyFixed(pct, 1)}%`;
+}
+
+/** A byte count or other integer-valued quantity. */
+const amount = (v: number | undefined): string => (v === undefined || !Number.isFinite(v) ? MISSING : pyFixed(v, 0));
+
+const cycles = (v: number | undefined): string => (v === undefined ? MISSING : formatCycles(v));
+
+function valueDelta(c: ValueChange): number | undefined {
+  return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
+}
+
+function headline(report: CompareReport): string {
+  const n = report.counts;
+  const newRows = report.rows.filter((r) => r.verdict === 'new').length;
+  const removedRows = report.rows.filter((r) => r.verdict === 'removed').length;
+  const bad: string[] = [];
+  if (n.kat_failures > 0) bad.push(`❌ KAT: ${plural(n.kat_failures, 'failure')}`);
+  if (report.build_failures.length > 0) bad.push(`❌ ${plural(report.build_failures.length, 'build failure')}`);
+  if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
+  if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
+  const info: string[] = [];
+  if (n.improvements > 0) info.push(plural(n.improvements, 'improvement'));
+  if (newRows > 0) info.push(`${newRows} new`);
+  if (removedRows > 0) info.push(`${removedRows} removed`);
+  let verdict: string;
+  if (bad.length > 0) verdict = [...bad, ...info].join(', ');
+  else if (info.length > 0) verdict = `✅ ${info.join(', ')}`;
+  else verdict = '✅ no significant change';
+  return `ngcc-perf ${report.system}: ${verdict}`;
+}
+
+const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
+
+function rowCells(r: CompareRow): Cell[] {
+  return [r.candidate, r.label, r.operation, cycles(r.base?.mean_cycles), cycles(r.head?.mean_cycles), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+}
+
+function changedRows(report: CompareReport): CompareRow[] {
+  const changed = report.rows.filter((r) => CHANGED.has(r.verdict));
+  // Stable: within a verdict, the largest |Δ| first, then the report's own order.
+  return changed
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i)
+    .map(({ r }) => r);
+}
+
+/**
+ * The parts of the comment whose rows may be dropped to respect a size limit, in the order they
+ * are dropped (from the end of each): the full listing first, then the changed table, the
+ * audit tables, and last the KAT findings and build failures, which matter most.
+ */
+interface Groups {
+  details: Cell[][];
+  changed: Cell[][];
+  memory: Cell[][];
+  sizes: Cell[][];
+  mismatches: Cell[][];
+  kat: Cell[][];
+  builds: Inline[][];
+}
+const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'kat', 'builds'] as const;
+
+function groups(report: CompareReport): Groups {
+  const valueRow = (c: ValueChange): Cell[] => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
+  return {
+    details: report.rows.map(rowCells),
+    changed: changedRows(report).map(rowCells),
+    memory: report.memory_changes.map(valueRow),
+    sizes: report.size_changes.map(valueRow),
+    mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
+    builds: report.build_failures.map((b) => [code(b)]),
+  };
+}
+
+const html = (value: string): Html => ({ type: 'html', value });
+
+interface Layout {
+  marker?: string;
+  opts: SummaryOptions;
+  /** How many rows of each group to keep. */
+  keep: Record<keyof Groups, number>;
+  dropped: number;
+}
+
+function render(report: CompareReport, g: Groups, layout: Layout): string {
+  const { keep, opts } = layout;
+  const take = <T>(name: keyof Groups, rows: T[]): T[] => rows.slice(0, keep[name]);
+  const out: RootContent[] = [heading(3, headline(report))];
+  out.push(
+    para(
+      `Head against base on ${report.system}: a change counts when it exceeds ±${pyFixed(report.threshold_pct, 1)}% at p < ${pyGeneral(report.alpha, 3)}; `,
+      `${plural(report.rows.length, 'measurement')} compared, ${g.changed.length} changed.`,
+    ),
+  );
+
+  const changed = take('changed', g.changed);
+  if (g.changed.length === 0) out.push(para('No measurement changed significantly.'));
+  else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(ROW_HEADER, changed));
+
+  const kat = take('kat', g.kat);
+  const builds = take('builds', g.builds);
+  if (kat.length > 0 || builds.length > 0) {
+    out.push(para(strong('KAT and build')));
+    if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
+    if (builds.length > 0) out.push(para('Build failures in head:'), bullets(builds));
+  }
+
+  const mismatches = take('mismatches', g.mismatches);
+  const sizes = take('sizes', g.sizes);
+  const memory = take('memory', g.memory);
+  if (mismatches.length > 0 || sizes.length > 0 || memory.length > 0) {
+    out.push(para(strong('Size audit')));
+    if (mismatches.length > 0) {
+      out.push(para('Catalog sizes that differ from what the API reports:'));
+      out.push(table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches));
+    }
+    const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
+    if (sizes.length > 0) out.push(para('Size changes:'), table(valueHeader, sizes));
+    if (memory.length > 0) out.push(para('Memory changes:'), table(valueHeader, memory));
+  }
+
+  const details = take('details', g.details);
+  if (details.length > 0) {
+    const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
+    out.push(html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`), table(ROW_HEADER, details), html('</details>'));
+  }
+
+  const links: Inline[] = [];
+  if (opts.reportUrl) links.push(link(opts.reportUrl, 'Full report'));
+  if (opts.runUrl) links.push(...(links.length > 0 ? [' · '] : []), link(opts.runUrl, 'Workflow run'));
+  if (links.length > 0) out.push(para(...links));
+
+  if (layout.dropped > 0) {
+    const see: Inline = opts.reportUrl ? link(opts.reportUrl, 'full report') : text('full report');
+    out.push(para(`… ${layout.dropped} more rows not shown (comment size limit); see the `, see));
+  }
+
+  const body = serialize(root(out));
+  return layout.marker === undefined ? body : `${layout.marker}\n${body}`;
+}
+
+/** How many rows of each group remain after dropping `drop` rows in DROP_ORDER. */
+function keepAfter(g: Groups, drop: number): Record<keyof Groups, number> {
+  let left = drop;
+  const keep = {} as Record<keyof Groups, number>;
+  for (const name of DROP_ORDER) {
+    const n = g[name].length;
+    const d = Math.min(n, left);
+    keep[name] = n - d;
+    left -= d;
+  }
+  return keep;
+}
+
+/** Characters of plain text in a cell: what its serialization can only add to. */
+function textLength(c: Cell): number {
+  const one = (x: Inline): number => {
+    if (typeof x === 'string') return x.length;
+    const n = x as { value?: unknown; children?: Inline[] };
+    return typeof n.value === 'string' ? n.value.length : (n.children ?? []).reduce((a, k) => a + one(k), 0);
+  };
+  return Array.isArray(c) ? c.reduce((a, x) => a + one(x), 0) : one(c);
+}
+
+/**
+ * A lower bound on the characters a row adds: a table row is `| a | b |` plus its line break,
+ * a list item `- a` plus its line break. Escaping and markup only add to it.
+ */
+function rowFloor(name: keyof Groups, cells: Cell[]): number {
+  const text = cells.reduce((a, c) => a + textLength(c), 0);
+  return name === 'builds' ? text + 3 : 2 + cells.length * 3 + text;
+}
+
+/**
+ * Renders with as many rows as fit in `limit` (measured by `size`). Rows go whole, dropped in
+ * DROP_ORDER from the end of each group; the result is the fullest rendering that fits. A probe
+ * renders what it keeps, so the search never renders more rows than a lower bound says could
+ * fit: the cost follows the limit, not the length of the report.
+ */
+function renderBounded(report: CompareReport, marker: string | undefined, opts: SummaryOptions, limit: number, size: (s: string) => number): string {
+  const g = groups(report);
+  const total = DROP_ORDER.reduce((n, name) => n + g[name].length, 0);
+  const at = (drop: number): string => render(report, g, { marker, opts, keep: keepAfter(g, drop), dropped: drop });
+  const bare = at(total);
+  const bareSize = size(bare);
+  if (bareSize > limit) throw new RangeError(`ngcc-perf comment: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (total === 0) return bare;
+
+  // floorKept[d]: lower bound on what the rows still kept after dropping d rows add. The slack
+  // covers the truncation note, whose count has fewer digits than in `bare`.
+  const dropped: number[] = [];
+  for (const name of DROP_ORDER) for (let i = g[name].length - 1; i >= 0; i--) dropped.push(rowFloor(name, g[name][i]!));
+  const floorKept: number[] = new Array<number>(total + 1).fill(0);
+  for (let d = total - 1; d >= 0; d--) floorKept[d] = floorKept[d + 1]! + dropped[d]!;
+  const slack = 16;
+  const estimate = (d: number): number => bareSize - slack + floorKept[d]!;
+  let minDrop = 0;
+  while (minDrop < total && estimate(minDrop) > limit) minDrop++;
+
+  // Invariant: dropping `hi` rows fits (size sHi), dropping `lo` rows does not (size, or a lower
+  // bound of it, sLo); lo = -1 before anything is known not to fit.
+  let lo = minDrop - 1;
+  let sLo = lo >= 0 ? estimate(lo) : Infinity;
+  let hi = total;
+  let sHi = bareSize;
+  let best = bare;
+  const probe = (d: number): void => {
+    const text = at(d);
+    const s = size(text);
+    if (s <= limit) [hi, sHi, best] = [d, s, text];
+    else [lo, sLo] = [d, s];
+  };
+  probe(minDrop);
+  // Sizes fall almost linearly with the rows dropped: interpolate, and bisect if that stalls.
+  for (let step = 0; hi - lo > 1; step++) {
+    let d = lo + Math.floor((hi - lo) / 2);
+    if (step < 8 && Number.isFinite(sLo) && sLo > sHi) d = lo + Math.ceil(((sLo - limit) / (sLo - sHi)) * (hi - lo));
+    probe(Math.min(hi - 1, Math.max(lo + 1, d)));
+  }
+  return best;
+}
+
+/** The sticky pull-request comment: the marker on the first line, at most `maxChars` characters. */
+export function renderComment(report: CompareReport, opts: CommentOptions = {}): string {
+  const { maxChars = COMMENT_MAX_CHARS, ...rest } = opts;
+  return renderBounded(report, COMMENT_MARKER(report.system), rest, maxChars, (s) => s.length);
+}
+
+/** The same content for the job summary: no marker, bounded by GitHub's 1 MiB per step. */
+export function renderJobSummary(report: CompareReport, opts: SummaryOptions = {}): string {
+  return renderBounded(report, undefined, { reportUrl: opts.reportUrl, runUrl: opts.runUrl }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, 'utf8'));
+}
+
+/**
+ * Workflow annotations: KAT and build failures are errors, regressions and size mismatches
+ * warnings; KAT statuses that became PASS and improvements are notices.
+ */
+export function annotations(report: CompareReport): Annotation[] {
+  const out: Annotation[] = [];
+  for (const k of report.kat_changes) {
+    const move = `KAT status ${k.base ?? 'none'} → ${k.head ?? 'none'} on ${report.system}`;
+    if (k.head === undefined) out.push({ level: 'notice', title: `KAT removed: ${k.key}`, message: move });
+    else if (k.head === 'PASS') out.push({ level: 'notice', title: `KAT passes: ${k.key}`, message: move });
+    else out.push({ level: 'error', title: `KAT ${k.head}: ${k.key}`, message: move });
+  }
+  for (const b of report.build_failures) {
+    out.push({ level: 'error', title: `Build failed: ${b}`, message: `${b} does not build in head on ${report.system}` });
+  }
+  for (const r of report.rows) {
+    if (r.verdict !== 'regression' && r.verdict !== 'improvement') continue;
+    const what = `${r.candidate} ${r.label} ${r.operation}`;
+    const message = `${cycles(r.base?.mean_cycles)} → ${cycles(r.head?.mean_cycles)} cycles (${signedPct(r.delta_pct)}) on ${report.system}: ${r.reason}`;
+    out.push(r.verdict === 'regression' ? { level: 'warning', title: `Regression: ${what}`, message } : { level: 'notice', title: `Improvement: ${what}`, message });
+  }
+  for (const m of report.size_mismatches) {
+    out.push({
+      level: 'warning',
+      title: `Size mismatch: ${m.id} ${m.instance} ${m.item}`,
+      message: `catalog ${amount(m.catalog)} bytes, API ${amount(m.api)} bytes (${m.basis})`,
+    });
+  }
+  return out;
+}

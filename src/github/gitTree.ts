@@ -1,0 +1,43 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { runProcess } from '../sandbox/run.js';
+
+const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+
+async function git(repo: string, args: string[]): Promise<{ ok: boolean; out: string; err: string }> {
+  const r = await runProcess(['git', '-c', 'safe.directory=*', ...args], { cwd: repo, timeoutMs: 300_000, env: GIT_ENV, maxOutputBytes: 64 << 20 });
+  return { ok: r.exitCode === 0, out: r.stdout, err: r.stderr };
+}
+
+/** Candidate ids whose folders the pull request changes (base...head, merge-base semantics). */
+export async function touchedCandidates(repo: string, campaignDir: string, baseSha: string, headSha: string): Promise<string[]> {
+  const prefix = relative(repo, campaignDir);
+  const r = await git(repo, ['diff', '--name-only', `${baseSha}...${headSha}`, '--', prefix || '.']);
+  if (!r.ok) throw new Error(`git diff ${baseSha}...${headSha} failed: ${r.err.split('\n')[0]} (is the checkout deep enough? use fetch-depth: 0)`);
+  const ids = r.out
+    .split('\n')
+    .filter(Boolean)
+    .map((p) => (prefix ? p.slice(prefix.length + 1) : p).split('/'))
+    .filter((parts) => parts.length > 1 && /^[a-z]+-[0-9]+$/.test(parts[0]!))
+    .map((parts) => parts[0]!);
+  return [...new Set(ids)].sort();
+}
+
+/**
+ * Extracts `path` as it is at `commit` into `into` (the evidence on the pull request's base).
+ * Returns false when the path does not exist at that commit.
+ */
+export async function extractAt(repo: string, commit: string, path: string, into: string): Promise<boolean> {
+  mkdirSync(into, { recursive: true });
+  const tar = join(into, '.extract.tar');
+  const r = await git(repo, ['archive', '--format=tar', '-o', tar, commit, '--', path]);
+  if (!r.ok) {
+    rmSync(tar, { force: true });
+    if (/did not match any files|pathspec/.test(r.err)) return false;
+    throw new Error(`git archive ${commit} -- ${path} failed: ${r.err.split('\n')[0]}`);
+  }
+  const x = await runProcess(['tar', '-xf', tar, '-C', into], { timeoutMs: 300_000 });
+  rmSync(tar, { force: true });
+  if (x.exitCode !== 0) throw new Error(`unpacking the base evidence failed: ${x.stderr.split('\n')[0]}`);
+  return existsSync(join(into, path));
+}

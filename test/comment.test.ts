@@ -1,0 +1,354 @@
+import type { Html, Root, RootContent, Table } from 'mdast';
+import remarkGfm from 'remark-gfm';
+import remarkParse from 'remark-parse';
+import { unified } from 'unified';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CompareReport, CompareRow, Verdict } from '../src/compare/types.js';
+import { COMMENT_MARKER, annotations, renderComment, renderJobSummary } from '../src/github/comment.js';
+import { GithubApiError, makeOctokit, upsertStickyComment } from '../src/github/githubApi.js';
+import { formatCycles } from '../src/report/format.js';
+import { type FakeGithub, startFakeGithub } from './helpers/fakeGithub.js';
+
+// ---------------------------------------------------------------------------------------------
+// Reports built by hand.
+
+function row(candidate: string, label: string, operation: string, base: number | undefined, head: number | undefined, verdict: Verdict): CompareRow {
+  const side = (c: number) => ({ mean_cycles: c, trial_cycles: [c * 0.99, c, c * 1.01] });
+  return {
+    candidate,
+    label,
+    operation,
+    base: base === undefined ? undefined : side(base),
+    head: head === undefined ? undefined : side(head),
+    delta_pct: base !== undefined && head !== undefined ? ((head - base) / base) * 100 : undefined,
+    p_value: verdict === 'unchanged' ? 0.6 : 0.008,
+    verdict,
+    reason: verdict === 'unchanged' ? 'within ±5.0%' : 'beyond ±5.0% at p = 0.008',
+  };
+}
+
+function sampleReport(): CompareReport {
+  const rows: CompareRow[] = [
+    row('kem-01', 'kem-01-128', 'keygen', 120_000, 120_500, 'unchanged'),
+    row('kem-01', 'kem-01-128', 'encaps', 150_000, 181_000, 'regression'),
+    row('kem-01', 'kem-01-128', 'decaps', 170_000, 170_200, 'unchanged'),
+    row('sign-10', 'sign-10-2', 'sign', 2_400_000, 1_900_000, 'improvement'),
+    row('sign-10', 'sign-10-2', 'verify', 90_000, 90_100, 'unchanged'),
+    row('sign-10', 'sign-10-3', 'keygen', undefined, 5_000_000, 'new'),
+  ];
+  return {
+    system: 'x86_1',
+    threshold_pct: 5,
+    alpha: 0.05,
+    rows,
+    kat_changes: [{ key: 'kem-09/kem-09-1', base: 'PASS', head: 'MISMATCH' }],
+    build_failures: [],
+    size_changes: [{ key: 'sign-10/sign-10-2', item: 'signature_bytes', base: 2420, head: 2436 }],
+    memory_changes: [],
+    size_mismatches: [{ id: 'kem-01', instance: 'kem-01-128', item: 'ciphertext', catalog: 1088, api: 1096, basis: 'fixed' }],
+    counts: { regressions: 1, improvements: 1, kat_failures: 1, size_mismatches: 1 },
+  };
+}
+
+function bigReport(n: number): CompareReport {
+  const rows: CompareRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const verdict: Verdict = i % 50 === 0 ? 'regression' : i % 70 === 0 ? 'improvement' : 'unchanged';
+    const base = 100_000 + i * 37;
+    const head = verdict === 'regression' ? base * 1.2 : verdict === 'improvement' ? base * 0.8 : base * 1.001;
+    rows.push(row(`kem-${String(i % 41).padStart(2, '0')}`, `kem-${i}-instance`, ['keygen', 'encaps', 'decaps'][i % 3]!, base, head, verdict));
+  }
+  return {
+    system: 'arm_1',
+    threshold_pct: 5,
+    alpha: 0.05,
+    rows,
+    kat_changes: [],
+    build_failures: [],
+    size_changes: [],
+    memory_changes: [],
+    size_mismatches: [],
+    counts: {
+      regressions: rows.filter((r) => r.verdict === 'regression').length,
+      improvements: rows.filter((r) => r.verdict === 'improvement').length,
+      kat_failures: 0,
+      size_mismatches: 0,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the Markdown back the way GitHub does (GFM).
+
+const parse = (md: string): Root => unified().use(remarkParse).use(remarkGfm).parse(md);
+
+/** The plain text of a node. */
+function plain(node: unknown): string {
+  const n = node as { value?: string; children?: unknown[] };
+  if (typeof n.value === 'string') return n.value;
+  return (n.children ?? []).map(plain).join('');
+}
+
+const cellsOf = (t: Table): string[][] => t.children.map((r) => r.children.map(plain));
+
+function tables(tree: Root): Table[] {
+  return tree.children.filter((c): c is Table => c.type === 'table');
+}
+
+/** The table right after the block that satisfies `before`. */
+function tableAfter(tree: Root, before: (n: RootContent) => boolean): Table | undefined {
+  const i = tree.children.findIndex(before);
+  const next = i >= 0 ? tree.children[i + 1] : undefined;
+  return next?.type === 'table' ? next : undefined;
+}
+
+const isDetailsOpen = (n: RootContent) => n.type === 'html' && (n as Html).value.includes('<details>');
+const isChangedTitle = (n: RootContent) => n.type === 'paragraph' && plain(n) === 'Changed measurements';
+
+function expectConsistentTables(tree: Root): void {
+  for (const t of tables(tree)) {
+    const width = t.children[0]!.children.length;
+    for (const r of t.children) expect(r.children.length).toBe(width);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('renderComment', () => {
+  const report = sampleReport();
+  const md = renderComment(report, { reportUrl: 'https://example.org/pages/x86_1', runUrl: 'https://github.com/o/r/actions/runs/1' });
+  const tree = parse(md);
+
+  it('puts the marker alone on the first line', () => {
+    expect(md.split('\n')[0]).toBe('<!-- ngcc-perf:x86_1 -->');
+    expect(COMMENT_MARKER('x86_1')).toBe('<!-- ngcc-perf:x86_1 -->');
+    expect(md.indexOf('<!-- ngcc-perf:')).toBe(0);
+    expect(md.lastIndexOf('<!-- ngcc-perf:')).toBe(0);
+  });
+
+  it('states the verdict in the headline', () => {
+    const h = tree.children.find((c) => c.type === 'heading');
+    expect(plain(h)).toBe('ngcc-perf x86_1: ❌ KAT: 1 failure, ⚠ 1 regression, ⚠ 1 size mismatch, 1 improvement, 1 new');
+  });
+
+  it('parses as GFM into tables whose rows all have the header width', () => {
+    expect(tables(tree).length).toBeGreaterThanOrEqual(4);
+    expectConsistentTables(tree);
+  });
+
+  it('lists only the changed rows in the changed table, regressions first, with formatted numbers', () => {
+    const changed = tableAfter(tree, isChangedTitle);
+    expect(changed).toBeDefined();
+    const cells = cellsOf(changed!);
+    expect(cells[0]).toEqual(['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict']);
+    expect(cells.slice(1)).toEqual([
+      ['kem-01', 'kem-01-128', 'encaps', formatCycles(150_000), formatCycles(181_000), '+20.7%', '⚠ regression'],
+      ['sign-10', 'sign-10-2', 'sign', formatCycles(2_400_000), formatCycles(1_900_000), '-20.8%', '✅ improvement'],
+      ['sign-10', 'sign-10-3', 'keygen', '—', formatCycles(5_000_000), '—', '🆕 new'],
+    ]);
+  });
+
+  it('keeps every row in the details block', () => {
+    const opening = tree.children.find(isDetailsOpen) as Html;
+    expect(opening.value).toContain('<summary>All 6 measurements</summary>');
+    const all = tableAfter(tree, isDetailsOpen);
+    expect(all).toBeDefined();
+    expect(all!.children.length).toBe(1 + report.rows.length);
+    expect(cellsOf(all!).slice(1).map((c) => `${c[1]} ${c[2]}`)).toEqual(report.rows.map((r) => `${r.label} ${r.operation}`));
+    // The closing tag follows the table as its own block, so GitHub renders the table inside.
+    const i = tree.children.indexOf(all!);
+    expect(tree.children[i + 1]).toMatchObject({ type: 'html', value: '</details>' });
+  });
+
+  it('shows KAT and size-audit findings', () => {
+    const kat = tables(tree).find((t) => plain(t.children[0]).startsWith('instancebase KAT'));
+    expect(cellsOf(kat!)[1]).toEqual(['kem-09/kem-09-1', 'PASS', 'MISMATCH']);
+    const mismatch = tables(tree).find((t) => plain(t.children[0]).includes('catalog (bytes)'));
+    expect(cellsOf(mismatch!)[1]).toEqual(['kem-01', 'kem-01-128', 'ciphertext', '1088', '1096', 'fixed']);
+    const sizes = tables(tree).find((t) => cellsOf(t)[1]?.[1] === 'signature_bytes');
+    expect(cellsOf(sizes!)[1]).toEqual(['sign-10/sign-10-2', 'signature_bytes', '2420', '2436', '+0.7%']);
+  });
+
+  it('links the full report and the run', () => {
+    expect(md).toContain('[Full report](https://example.org/pages/x86_1)');
+    expect(md).toContain('[Workflow run](https://github.com/o/r/actions/runs/1)');
+    expect(md).not.toContain('more rows not shown');
+  });
+
+  it('says so when nothing changed', () => {
+    const quiet: CompareReport = {
+      ...sampleReport(),
+      rows: sampleReport().rows.filter((r) => r.verdict === 'unchanged'),
+      kat_changes: [],
+      size_changes: [],
+      size_mismatches: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0 },
+    };
+    const out = parse(renderComment(quiet, {}));
+    expect(plain(out.children.find((c) => c.type === 'heading'))).toBe('ngcc-perf x86_1: ✅ no significant change');
+    expect(tableAfter(out, isChangedTitle)).toBeUndefined();
+    expect(tables(out)).toHaveLength(1);
+  });
+
+  it('keeps a 5,000-row report under GitHub\'s 65,536 characters without breaking a row', () => {
+    const big = bigReport(5000);
+    const started = performance.now();
+    const text = renderComment(big, { reportUrl: 'https://example.org/pages/arm_1' });
+    const ms = performance.now() - started;
+    expect(text.length).toBeLessThanOrEqual(65_536);
+    expect(text.length).toBeGreaterThan(60_000); // fills the space rather than dropping everything
+    expect(text.split('\n')[0]).toBe(COMMENT_MARKER('arm_1'));
+    const lastLine = text.trimEnd().split('\n').at(-1)!;
+    expect(lastLine).toMatch(/^… \d+ more rows not shown \(comment size limit\); see the \[full report\]\(https:\/\/example\.org\/pages\/arm_1\)$/);
+    // Every table line is a whole row: starts and ends with a pipe.
+    for (const line of text.split('\n')) if (line.startsWith('|')) expect(line.endsWith('|')).toBe(true);
+    const tree2 = parse(text);
+    expectConsistentTables(tree2);
+    // The changed rows all survive: only the tail of the full listing went.
+    const changed = tableAfter(tree2, isChangedTitle)!;
+    expect(changed.children.length - 1).toBe(big.counts.regressions + big.counts.improvements);
+    const all = tableAfter(tree2, isDetailsOpen)!;
+    const shown = all.children.length - 1;
+    const dropped = Number(/… (\d+) more rows/.exec(lastLine)![1]);
+    expect(shown + dropped).toBe(5000);
+    expect(cellsOf(all)[shown]![1]).toBe(big.rows[shown - 1]!.label);
+    expect(ms).toBeLessThan(20_000);
+  });
+
+  it('drops changed rows after the full listing when the limit is tight', () => {
+    const big = bigReport(400);
+    const text = renderComment(big, { maxChars: 1000 });
+    expect(text.length).toBeLessThanOrEqual(1000);
+    const tree2 = parse(text);
+    expect(tree2.children.some(isDetailsOpen)).toBe(false);
+    const changed = tableAfter(tree2, isChangedTitle)!;
+    expect(changed.children.length - 1).toBeLessThan(big.counts.regressions + big.counts.improvements);
+    expectConsistentTables(tree2);
+    expect(text.trimEnd()).toMatch(/… \d+ more rows not shown \(comment size limit\); see the full report$/);
+  });
+
+  it('renders the job summary with the same content and no marker', () => {
+    const summary = renderJobSummary(report, { reportUrl: 'https://example.org/pages/x86_1' });
+    expect(summary).not.toContain('<!--');
+    expect(summary.startsWith('### ngcc-perf x86_1:')).toBe(true);
+    expect(renderComment(report, { reportUrl: 'https://example.org/pages/x86_1' })).toBe(`${COMMENT_MARKER('x86_1')}\n${summary}`);
+    const big = renderJobSummary(bigReport(5000));
+    expect(big).not.toContain('more rows not shown');
+    expect(Buffer.byteLength(big)).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('refuses a system id that could break out of the marker', () => {
+    expect(() => COMMENT_MARKER('x86_1 --> <script>')).toThrow(RangeError);
+  });
+});
+
+describe('annotations', () => {
+  it('makes KAT failures errors and regressions and size mismatches warnings', () => {
+    const report = { ...sampleReport(), build_failures: ['kem-17/kem-17-1'] };
+    const a = annotations(report);
+    expect(a.filter((x) => x.level === 'error').map((x) => x.title)).toEqual(['KAT MISMATCH: kem-09/kem-09-1', 'Build failed: kem-17/kem-17-1']);
+    expect(a.filter((x) => x.level === 'warning').map((x) => x.title)).toEqual([
+      'Regression: kem-01 kem-01-128 encaps',
+      'Size mismatch: kem-01 kem-01-128 ciphertext',
+    ]);
+    expect(a.find((x) => x.title.startsWith('Regression'))!.message).toContain('+20.7%');
+    expect(a.filter((x) => x.level === 'notice').map((x) => x.title)).toEqual(['Improvement: sign-10 sign-10-2 sign']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The sticky comment against a real HTTP server on loopback.
+
+describe('upsertStickyComment', () => {
+  const TOKEN = 'ghs_fakeTokenForLoopbackTests0123';
+  let gh: FakeGithub;
+  beforeAll(async () => {
+    gh = await startFakeGithub({ token: TOKEN, maxPerPage: 25 });
+  });
+  afterAll(async () => {
+    await gh?.stop();
+  });
+
+  const where = { owner: 'ngcc-dev', repo: 'submissions', issueNumber: 42 };
+  const marker = COMMENT_MARKER('x86_1');
+  const withMarker = () => gh.comments('ngcc-dev', 'submissions', 42).filter((c) => c.body.includes(marker));
+
+  it('creates, then updates the same comment, then leaves it unchanged', async () => {
+    // 60 unrelated comments first: with 25 per page ours lands on page 3.
+    for (let i = 0; i < 60; i++) gh.addComment('ngcc-dev', 'submissions', 42, `LGTM ${i}`, `reviewer${i % 4}`);
+    const other = gh.addComment('ngcc-dev', 'submissions', 42, `${COMMENT_MARKER('arm_1')}\nthe arm_1 comment`);
+    const octokit = makeOctokit(TOKEN, gh.url);
+    const body1 = renderComment(sampleReport(), {});
+
+    const first = await upsertStickyComment(octokit, { ...where, system: 'x86_1', body: body1 });
+    expect(first.action).toBe('created');
+    expect(withMarker()).toHaveLength(1);
+    expect(withMarker()[0]!.id).toBe(first.id);
+
+    gh.requests.length = 0;
+    const body2 = body1.replace('x86_1:', 'x86_1 (again):');
+    const second = await upsertStickyComment(octokit, { ...where, system: 'x86_1', body: body2 });
+    expect(second).toEqual({ id: first.id, action: 'updated' });
+    expect(withMarker()).toHaveLength(1);
+    expect(withMarker()[0]!.body).toBe(body2);
+    // It read every page (62 comments, 25 a page) by following the Link header, then patched.
+    const gets = gh.requests.filter((r) => r.method === 'GET');
+    expect(gets).toHaveLength(3);
+    expect(gets.map((r) => new URL(r.path, gh.url).searchParams.get('page') ?? '1')).toEqual(['1', '2', '3']);
+    const patches = gh.requests.filter((r) => r.method === 'PATCH');
+    expect(patches.map((r) => r.path)).toEqual([`/repos/ngcc-dev/submissions/issues/comments/${first.id}`]);
+    expect(patches[0]!.body).toEqual({ body: body2 });
+    expect(gh.requests.every((r) => r.headers.authorization === `token ${TOKEN}`)).toBe(true);
+
+    gh.requests.length = 0;
+    const third = await upsertStickyComment(octokit, { ...where, system: 'x86_1', body: body2 });
+    expect(third).toEqual({ id: first.id, action: 'unchanged' });
+    expect(gh.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
+
+    // The other system's comment and the reviewers' comments are untouched.
+    const all = gh.comments('ngcc-dev', 'submissions', 42);
+    expect(all).toHaveLength(62);
+    expect(all.find((c) => c.id === other.id)!.body).toBe(`${COMMENT_MARKER('arm_1')}\nthe arm_1 comment`);
+    expect(all.filter((c) => c.body.startsWith('LGTM'))).toHaveLength(60);
+  });
+
+  it('updates the newest of several marked comments and leaves the others', async () => {
+    const older = gh.addComment('ngcc-dev', 'submissions', 7, `${marker}\nold`, 'someone');
+    const newer = gh.addComment('ngcc-dev', 'submissions', 7, `notes\n${marker}\nnewer`, 'github-actions[bot]');
+    const result = await upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 7, system: 'x86_1', body: `${marker}\nfresh` });
+    expect(result).toEqual({ id: newer.id, action: 'updated' });
+    const list = gh.comments('ngcc-dev', 'submissions', 7);
+    expect(list.find((c) => c.id === older.id)!.body).toBe(`${marker}\nold`);
+    expect(list.find((c) => c.id === newer.id)!.body).toBe(`${marker}\nfresh`);
+  });
+
+  it('puts the marker on a body that lacks it, so the next run finds the comment', async () => {
+    const octokit = makeOctokit(TOKEN, gh.url);
+    const a = await upsertStickyComment(octokit, { ...where, issueNumber: 8, system: 'arm_1', body: 'plain text' });
+    expect(a.action).toBe('created');
+    expect(gh.comments('ngcc-dev', 'submissions', 8)[0]!.body).toBe(`${COMMENT_MARKER('arm_1')}\nplain text`);
+    const b = await upsertStickyComment(octokit, { ...where, issueNumber: 8, system: 'arm_1', body: 'plain text' });
+    expect(b).toEqual({ id: a.id, action: 'unchanged' });
+  });
+
+  it('fails with a clear error on a wrong token and writes nothing', async () => {
+    gh.requests.length = 0;
+    const before = gh.comments('ngcc-dev', 'submissions', 42).length;
+    const octokit = makeOctokit('ghs_wrong', gh.url);
+    const attempt = upsertStickyComment(octokit, { ...where, system: 'x86_1', body: 'x' });
+    await expect(attempt).rejects.toThrow(GithubApiError);
+    await expect(upsertStickyComment(octokit, { ...where, system: 'x86_1', body: 'x' })).rejects.toThrow(
+      /listing the comments of ngcc-dev\/submissions#42 failed \(HTTP 401\): Bad credentials — the token was refused/,
+    );
+    expect(gh.requests.every((r) => r.method === 'GET')).toBe(true);
+    expect(gh.comments('ngcc-dev', 'submissions', 42)).toHaveLength(before);
+  });
+
+  it('names an unreachable API', async () => {
+    const dead = await startFakeGithub({ token: TOKEN });
+    const url = dead.url;
+    await dead.stop();
+    const octokit = makeOctokit(TOKEN, url, { retries: 0 });
+    await expect(upsertStickyComment(octokit, { ...where, system: 'x86_1', body: 'x' })).rejects.toThrow(/GitHub API: listing the comments .* failed: no answer from http:\/\/127\.0\.0\.1/);
+  });
+});

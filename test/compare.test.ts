@@ -1,0 +1,112 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cliMain.js';
+import { compareEvidence, judge } from '../src/compare/compare.js';
+import { historyCv, permutationPValue } from '../src/compare/stats.js';
+import type { CompareReport } from '../src/compare/types.js';
+import { writeSyntheticSystem } from './helpers/dataset.js';
+import { tempDir } from './helpers/tmp.js';
+
+describe('the trial-level test', () => {
+  it('gives the exact permutation p-value', () => {
+    // Complete separation of 5 against 5: 2 of the 252 splits are as extreme.
+    expect(permutationPValue([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])).toBeCloseTo(2 / 252, 12);
+    expect(permutationPValue([5, 5, 5], [5, 5, 5])).toBe(1);
+    const mixed = permutationPValue([100, 102, 99, 101, 100], [101, 100, 102, 99, 100]);
+    expect(mixed).toBeGreaterThan(0.5);
+  });
+
+  it('falls back to a seeded Monte Carlo estimate for large samples, reproducibly', () => {
+    const a = Array.from({ length: 20 }, (_, i) => 100 + (i % 5));
+    const b = Array.from({ length: 20 }, (_, i) => 103 + (i % 5));
+    const p = permutationPValue(a, b);
+    expect(p).toBeLessThan(0.01);
+    expect(permutationPValue(a, b)).toBe(p);
+  });
+
+  it('needs a minimum effect, significance, and to exceed the nightly spread', () => {
+    const base = { mean_cycles: 100, trial_cycles: [99, 100, 101, 100, 100] };
+    const slow = { mean_cycles: 110, trial_cycles: [109, 110, 111, 110, 110] };
+    const slightly = { mean_cycles: 101, trial_cycles: [100.5, 101, 101.5, 101, 101] };
+    expect(judge(base, slow, 3, 0.01, null).verdict).toBe('regression');
+    expect(judge(slow, base, 3, 0.01, null).verdict).toBe('improvement');
+    expect(judge(base, slightly, 3, 0.01, null).verdict).toBe('unchanged');
+    // 10% but the nightly runs of this operation vary by 5% (3σ = 15%): not called.
+    expect(judge(base, slow, 3, 0.01, 0.05).verdict).toBe('inconclusive');
+    const noisy = { mean_cycles: 110, trial_cycles: [80, 140, 95, 125, 110] };
+    expect(judge(base, noisy, 3, 0.01, null).verdict).toBe('inconclusive');
+    expect(historyCv([100, 100])).toBeNull();
+  });
+});
+
+describe('compare between two evidence trees', () => {
+  const inst = [
+    { id: 'kem-1', label: 'a', sizes: { pk_bytes: 800, ct_bytes: 768 }, elf: 30000 },
+    { id: 'kem-1', label: 'b', sizes: { pk_bytes: 800, ct_bytes: 768 } },
+    { id: 'kem-2', label: 'c' },
+  ];
+  const steady = [100_000, 100_500, 99_800, 100_200, 99_900];
+  const slow = steady.map((c) => c * 1.1);
+
+  function trees() {
+    const base = tempDir();
+    const head = tempDir();
+    writeSyntheticSystem(base, 'x86_1', inst, [
+      { id: 'kem-1', label: 'a', op: 'keygen', trials: steady },
+      { id: 'kem-1', label: 'b', op: 'keygen', trials: steady },
+      { id: 'kem-2', label: 'c', op: 'keygen', trials: steady, peakRss: 1_500_000 },
+    ]);
+    writeSyntheticSystem(
+      head,
+      'x86_1',
+      [{ ...inst[0]!, sizes: { pk_bytes: 800, ct_bytes: 800 }, elf: 31000 }, inst[1]!, { ...inst[2]!, kat: 'MISMATCH' }],
+      [
+        { id: 'kem-1', label: 'a', op: 'keygen', trials: slow },
+        { id: 'kem-1', label: 'b', op: 'keygen', trials: steady.map((c) => c * 1.001) },
+        { id: 'kem-2', label: 'c', op: 'keygen', trials: steady, peakRss: 2_000_000 },
+        { id: 'kem-2', label: 'c', op: 'enc', trials: steady },
+      ],
+    );
+    return { base, head };
+  }
+
+  it('finds the slowed-down operation only, and reports KAT, size and memory changes', () => {
+    const { base, head } = trees();
+    const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    const verdicts = Object.fromEntries(r.rows.map((x) => [`${x.candidate}/${x.label}/${x.operation}`, x.verdict]));
+    expect(verdicts).toEqual({ 'kem-1/a/keygen': 'regression', 'kem-1/b/keygen': 'unchanged', 'kem-2/c/keygen': 'unchanged', 'kem-2/c/enc': 'new' });
+    expect(r.rows.find((x) => x.verdict === 'regression')!.delta_pct).toBeCloseTo(10, 6);
+    expect(r.kat_changes).toEqual([{ key: 'kem-2/c', base: 'PASS', head: 'MISMATCH' }]);
+    expect(r.size_changes).toEqual([{ key: 'kem-1/a', item: 'ct_bytes', base: 768, head: 800 }]);
+    expect(r.memory_changes).toEqual([
+      { key: 'kem-1/a', item: 'elf_load_bytes', base: 30000, head: 31000 },
+      { key: 'kem-2/c/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 2_000_000 },
+    ]);
+    expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0 });
+  });
+
+  it('exposes a size-catalog mismatch in compare --format json, and exits 1 on a regression', async () => {
+    const { base, head } = trees();
+    const campaign = tempDir();
+    writeFileSync(join(campaign, 'external_sizes.csv'), 'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;b;800;769;;encoded\nkem-1;a;800;800;;encoded\n');
+    const out: string[] = [];
+    const log = console.log;
+    console.log = (m: string) => out.push(m);
+    let code: number;
+    try {
+      code = await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--format', 'json', '--campaign', campaign]);
+    } finally {
+      console.log = log;
+    }
+    expect(code).toBe(1);
+    const report = JSON.parse(out.join('\n')) as CompareReport;
+    expect(report.size_mismatches).toEqual([{ id: 'kem-1', instance: 'b', item: 'ciphertext', catalog: 769, api: 768, basis: 'encoded' }]);
+    expect(report.counts.regressions).toBe(1);
+  });
+
+  it('names a missing side', () => {
+    const { base } = trees();
+    expect(() => compareEvidence({ baseDir: base, headDir: tempDir(), system: 'x86_1' })).toThrow(/no head evidence for system x86_1/);
+  });
+});

@@ -1,0 +1,49 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface SyntheticOp {
+  id: string;
+  label: string;
+  op: string;
+  /** Per-trial cycles per call. */
+  trials: number[];
+  iters?: number;
+  peakRss?: number;
+  flags?: string;
+}
+
+export interface SyntheticInstance {
+  id: string;
+  label: string;
+  kat?: string;
+  sizes?: Record<string, number>;
+  elf?: number;
+}
+
+/** Writes a minimal but valid evidence folder DATA_DIR/<system>/ with the given numbers. */
+export function writeSyntheticSystem(dataDir: string, system: string, instances: SyntheticInstance[], ops: SyntheticOp[]): string {
+  const dir = join(dataDir, system);
+  mkdirSync(dir, { recursive: true });
+  const build = Object.fromEntries(
+    instances.map((i) => [`${i.id}/${i.label}`, { candidate: i.id, label: i.label, instance: i.label, variant: 'reference', flags: 'guide', kat: i.kat ?? 'PASS', sizes: i.sizes, elf_load_bytes: i.elf }]),
+  );
+  writeFileSync(join(dir, 'build.json'), JSON.stringify({ instances: build }, null, 1));
+  writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: system, environment_at_end: { architecture: 'x86_64' } }));
+  for (const o of ops) {
+    const iters = o.iters ?? 1000;
+    const trials = o.trials.map((c) => ({ measurements: iters, seconds: (c * iters) / 2e9, cycles: c * iters }));
+    const n = iters * trials.length;
+    const cycles = trials.reduce((a, t) => a + t.cycles, 0);
+    const seconds = trials.reduce((a, t) => a + t.seconds, 0);
+    const inst = instances.find((i) => i.id === o.id && i.label === o.label);
+    const record = {
+      schema: 2, status: 'complete', candidate: o.id, label: o.label, operation: o.op, flags: o.flags ?? 'guide', kat: inst?.kat ?? 'PASS',
+      plan: { iterations_per_trial: iters, trials: trials.length }, trials, measurements: n,
+      mean_cycles: cycles / n, mean_seconds: seconds / n, median_trial_seconds: seconds / n, operations_per_second: n / seconds,
+      peak_rss_bytes: o.peakRss ?? 1_500_000, baseline_rss_bytes: 1_400_000, sizes: inst?.sizes,
+    };
+    mkdirSync(join(dir, 'records', o.id), { recursive: true });
+    writeFileSync(join(dir, 'records', o.id, `${o.label}__${o.op}.json`), JSON.stringify(record, null, 1));
+  }
+  return dir;
+}

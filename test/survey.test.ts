@@ -1,0 +1,71 @@
+import { readFileSync, writeFileSync, cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign } from '../src/campaign.js';
+import type { InstanceSurvey } from '../src/profile/survey.js';
+import { loadReportModel } from '../src/report/model.js';
+import { renderPages } from '../src/report/render.js';
+import { sections } from './helpers/pages.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+
+const examples = join(repoRoot, 'examples', 'campaign');
+const fixtures = join(repoRoot, 'test', 'fixtures', 'survey');
+
+describe('automated symmetric-primitive survey', () => {
+  const data = tempDir();
+  const read = (id: string, label: string) => JSON.parse(readFileSync(join(data, 's', 'survey', id, `${label}.json`), 'utf8')) as InstanceSurvey;
+
+  beforeAll(async () => {
+    const phases = new Set(['build', 'kat', 'profile'] as const);
+    await runCampaign({ campaignDir: examples, system: 's', dataDir: data, phases, only: /^kem-(80\/ml-kem-512|90)/ });
+    await runCampaign({ campaignDir: fixtures, system: 's', dataDir: data, phases });
+  });
+
+  it('ICCS-only: ML-KEM-512 with every hash and all randomness through the ICCS helpers', () => {
+    const s = read('kem-90', 'ML-KEM-512-ICCS');
+    expect(s.verdict).toBe('ICCS-only');
+    expect(s.iccs_helpers).toEqual(['sm3hash', 'pseudohash', 'pseudoXOF', 'get_random_number']);
+    expect(s.own_primitives).toEqual([]);
+    expect(s.randomness).toEqual(['ICCS DRNG']);
+  });
+
+  it('bypass: PQClean ML-KEM with its own Keccak and its own DRBG', () => {
+    const s = read('kem-80', 'ml-kem-512');
+    expect(s.verdict).toBe('bypass');
+    expect(s.iccs_helpers).toEqual([]);
+    expect(s.own_primitives.map((o) => o.primitive)).toContain('Keccak (SHA-3/SHAKE)');
+    expect(s.randomness).toEqual(['own DRBG (randombytes)']);
+  });
+
+  it('mixed: ICCS hashing, OpenSSL randomness for seeds', () => {
+    const s = read('kem-2', 'mixed');
+    expect(s.verdict).toBe('mixed');
+    expect(s.iccs_helpers).toContain('sm3hash');
+    expect(s.randomness).toEqual(['ICCS DRNG', 'OpenSSL RAND']);
+  });
+
+  it('compiled but unreachable code does not count, and is listed', () => {
+    const s = read('kem-2', 'unreachable');
+    expect(s.verdict).toBe('ICCS-only');
+    expect(s.own_primitives).toEqual([]);
+    expect(s.unreachable).toContain('SHA-256 in own_sha256_k');
+  });
+
+  it('the pages show the automated verdicts with their evidence, and a curated CSV wins', () => {
+    const campaign = tempDir();
+    cpSync(fixtures, campaign, { recursive: true });
+    let pages = renderPages(loadReportModel(join(data, 's'), campaign));
+    const survey = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!;
+    const row = (id: string) => survey.find((r) => r[0] === id)!;
+    expect(row('kem-2').slice(1, 3)).toEqual(['instance-dependent', 'automated']);
+    expect(row('kem-2')[3]).toMatch(/mixed: mixed; ICCS helpers reached: sm3hash, pseudoXOF, get_random_number; own primitives: none; randomness: ICCS DRNG, OpenSSL RAND/);
+    expect(row('kem-90').slice(1, 3)).toEqual(['ICCS-only', 'automated']);
+    expect(row('kem-80').slice(1, 3)).toEqual(['bypass', 'automated']);
+    writeFileSync(join(campaign, 'symmetric_survey.csv'), 'ID;Verdict;Notes\nkem-2;mixed;seeds from OpenSSL; hashing through ICCS\n');
+    pages = renderPages(loadReportModel(join(data, 's'), campaign));
+    const curated = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!.find((r) => r[0] === 'kem-2')!;
+    expect(curated.slice(1, 3)).toEqual(['mixed', 'curated (symmetric_survey.csv)']);
+    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS — mixed: /);
+    expect(pages.get('kem-2/perf_s.md')).toContain('verdict: **mixed** — seeds from OpenSSL; hashing through ICCS (curated)');
+  });
+});

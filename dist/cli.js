@@ -1166,9 +1166,9 @@ var require_parse = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix2 = POSIX_REGEX_SOURCE[rest2];
-                if (posix2) {
-                  prev.value = pre + posix2;
+                const posix3 = POSIX_REGEX_SOURCE[rest2];
+                if (posix3) {
+                  prev.value = pre + posix3;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -1685,7 +1685,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix2 = opts.windows;
+      const posix3 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob, options) : picomatch2.makeRe(glob, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -1695,8 +1695,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input2, returnObject = false) => {
-        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options, { glob, posix: posix2 });
-        const result = { glob, state, regex, posix: posix2, input: input2, output: output2, match, isMatch };
+        const { isMatch, match, output: output2 } = picomatch2.test(input2, regex, options, { glob, posix: posix3 });
+        const result = { glob, state, regex, posix: posix3, input: input2, output: output2, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -1721,7 +1721,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input2, regex, options, { glob, posix: posix2 } = {}) => {
+    picomatch2.test = (input2, regex, options, { glob, posix: posix3 } = {}) => {
       if (typeof input2 !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -1729,7 +1729,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix3 ? utils.toPosixSlashes : null);
       let match = input2 === glob;
       let output2 = match && format ? format(input2) : input2;
       if (match === false) {
@@ -1738,16 +1738,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input2, regex, options, posix2);
+          match = picomatch2.matchBase(input2, regex, options, posix3);
         } else {
           match = regex.exec(output2);
         }
       }
       return { isMatch: Boolean(match), match, output: output2 };
     };
-    picomatch2.matchBase = (input2, glob, options, posix2 = options && options.windows) => {
+    picomatch2.matchBase = (input2, glob, options, posix3 = options && options.windows) => {
       const regex = glob instanceof RegExp ? glob : picomatch2.makeRe(glob, options);
-      return regex.test(utils.basename(input2, { windows: posix2 }));
+      return regex.test(utils.basename(input2, { windows: posix3 }));
     };
     picomatch2.isMatch = (str2, patterns, options) => picomatch2(patterns, options)(str2);
     picomatch2.parse = (pattern, options) => {
@@ -9147,17 +9147,17 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync16, readdirSync as readdirSync9, readFileSync as readFileSync17, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join15, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join17, relative as relative5, resolve as resolve6 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync9, readFileSync as readFileSync11 } from "node:fs";
-import { join as join8, relative as relative3, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync10, readFileSync as readFileSync12 } from "node:fs";
+import { join as join9, relative as relative3, resolve as resolve5 } from "node:path";
 
 // src/build/compile.ts
 import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join3 } from "node:path";
+import { dirname as dirname4, join as join3 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
@@ -9177,7 +9177,7 @@ function runProcess(command, opts) {
   const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve6) => {
+  return new Promise((resolve7) => {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
@@ -9203,7 +9203,7 @@ function runProcess(command, opts) {
     const finish = (exitCode, signal, spawnError) => {
       clearTimeout(timer);
       killGroup();
-      resolve6({
+      resolve7({
         command: argv,
         exitCode,
         signal,
@@ -10234,31 +10234,34 @@ function firstErrorLine(stderr) {
 function displayFlags(flags) {
   return flags.join(" ");
 }
-async function buildInstance(req) {
+function flagsFor(req) {
+  return req.flagSet === "guide" ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
+}
+function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
-  const flags = req.flagSet === "guide" ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
   const shim = nistShim(candidate, instance);
-  const outDir = join3(req.outDir, req.flagSet);
-  mkdirSync2(outDir, { recursive: true });
-  const library = join3(outDir, `lib${instance.label}.so`);
-  const scriptPath = join3(outDir, "exports.map");
+  const scriptPath = join3(dirname4(library), "exports.map");
+  mkdirSync2(dirname4(library), { recursive: true });
   writeFileSync2(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
-  const argv = [
-    CC,
-    ...flags,
-    ...shim.defines,
-    ...src.includes.map((d) => `-I${d}`),
-    "-shared",
-    "-Wl,--no-undefined",
-    `-Wl,--version-script=${scriptPath}`,
-    "-o",
-    library,
-    ...src.sources,
-    ...shim.sources,
-    ...instance.libs.map((l) => `-l${l}`)
-  ];
-  const key = buildKey(req, src, argv);
+  const parts = {
+    cwd: src.dir,
+    flags,
+    defines: shim.defines,
+    includes: src.includes.map((d) => `-I${d}`),
+    sources: [...src.sources, ...shim.sources],
+    linkFlags: ["-Wl,--no-undefined", `-Wl,--version-script=${scriptPath}`],
+    libs: instance.libs.map((l) => `-l${l}`)
+  };
+  const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, "-shared", ...parts.linkFlags, "-o", library, ...parts.sources, ...parts.libs];
+  return { ...parts, argv, key: buildKey(req, src, argv) };
+}
+async function buildInstance(req) {
+  const { candidate } = req;
+  const flags = flagsFor(req);
+  const outDir = join3(req.outDir, req.flagSet);
+  const library = join3(outDir, `lib${req.instance.label}.so`);
+  const { argv, key, cwd } = buildArgv(req, flags, library);
   const keyFile = join3(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
@@ -10269,7 +10272,7 @@ async function buildInstance(req) {
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
   const local = fromDisk() ?? (await req.cache?.restore(outDir, cacheKey).catch(() => false) ? fromDisk() : void 0);
   if (local) return local;
-  const r = await runProcess(argv, { cwd: src.dir, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+  const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeFileAtomic(join3(outDir, "build.log"), log2);
@@ -10308,25 +10311,31 @@ function harnessTools() {
 async function compileTools() {
   const version2 = harnessVersion();
   const dir = join4(process.env.NGCC_CACHE_DIR ?? join4(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
-  const tools = { dir, version: version2, kat: join4(dir, "ngcc_kat"), time: join4(dir, "ngcc_time") };
-  if (existsSync5(tools.kat) && existsSync5(tools.time)) return tools;
+  const tools = { dir, version: version2, kat: join4(dir, "ngcc_kat"), time: join4(dir, "ngcc_time"), prof: join4(dir, "ngcc_prof"), mem: join4(dir, "ngcc_mem") };
+  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync5(t))) return tools;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}`;
   mkdirSync3(staging, { recursive: true });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_kat", [join4(n, "ngcc_kat.c"), join4(n, "harness.c")]],
-    ["ngcc_time", [join4(n, "ngcc_time.c"), join4(n, "harness.c"), join4(n, "cpucycles.c")]]
+    ["ngcc_kat", [join4(n, "ngcc_kat.c"), join4(n, "harness.c")], ["-ldl"]],
+    ["ngcc_time", [join4(n, "ngcc_time.c"), join4(n, "harness.c"), join4(n, "cpucycles.c")], ["-ldl"]],
+    ["ngcc_prof", [join4(n, "hashprof", "ngcc_prof.c"), join4(n, "harness.c")], ["-ldl"]],
+    // -z now: lazy symbol binding inside the measured call would count as its stack.
+    ["ngcc_mem", [join4(n, "ngcc_mem.c"), join4(n, "harness.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
   ];
-  for (const [name, sources] of targets) {
-    const r = await runProcess([CC, ...common, "-o", join4(staging, name), ...sources, "-ldl"], { timeoutMs: 12e4 });
+  for (const [name, sources, link3] of targets) {
+    const r = await runProcess([CC, ...common, "-o", join4(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
   }
   try {
     renameSync2(staging, dir);
   } catch {
-    rmSync(staging, { recursive: true, force: true });
+    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync5(t))) {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync2(staging, dir);
+    } else rmSync(staging, { recursive: true, force: true });
   }
   return tools;
 }
@@ -15455,7 +15464,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve6) {
+function isRecursive2(inst, stack, resolve7) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -15465,7 +15474,7 @@ function isRecursive2(inst, stack, resolve6) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve6);
+      const answer = isRecursive2(child, stack, resolve7);
       if (answer > result)
         result = answer;
     }
@@ -15476,7 +15485,7 @@ function isRecursive2(inst, stack, resolve6) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve6) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve7) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -15540,7 +15549,7 @@ function isRecursive2(inst, stack, resolve6) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve6 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve7 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -30162,6 +30171,12 @@ var settingsSchema = external_exports.object({
     variant: external_exports.enum(["reference", "performance", "resource"]).default("reference"),
     extra: external_exports.array(external_exports.string()).default([])
   }).strict().default({ variant: "reference", extra: [] }),
+  profile: external_exports.object({
+    /** Seconds of profiled calls per operation. */
+    target_s: external_exports.number().positive().default(0.2),
+    /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
+    nist_symbols: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional()
+  }).strict().default({ target_s: 0.2 }),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
 
@@ -31104,536 +31119,62 @@ function candidateVerdict(instances) {
   return verdicts.size === 1 ? [...verdicts][0] : "instance-dependent";
 }
 
-// src/campaign.ts
-var PHASES = ["build", "kat", "measure", "profile"];
-var MEASURABLE = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
-function units(candidates2, shard) {
-  const all2 = candidates2.flatMap(
-    (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
+// src/profile/run.ts
+import { basename as basename5, resolve as resolve4 } from "node:path";
+
+// src/build/profileBuild.ts
+import { existsSync as existsSync9, mkdirSync as mkdirSync5, readFileSync as readFileSync11 } from "node:fs";
+import { basename as basename4, join as join8 } from "node:path";
+function wrapCatalog(file2) {
+  const text3 = readFileSync11(join8(nativeDir(), "hashprof", file2), "utf8");
+  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
+}
+async function buildProfiled(req, flags, wanted) {
+  const outDir = join8(req.outDir, "profile");
+  const objDir = join8(outDir, "obj");
+  mkdirSync5(objDir, { recursive: true });
+  const library = join8(outDir, `lib${req.instance.label}.so`);
+  const plain = buildArgv(req, flags, library);
+  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, wanted.join(","), sha256File(join8(nativeDir(), "hashprof", "hashprof.c"))].join("\n"));
+  const keyFile = join8(outDir, "profile-key.json");
+  const previous = readJsonIfExists(keyFile);
+  if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
+    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
+  const log2 = [];
+  const run = async (argv) => {
+    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
+    return r;
+  };
+  const finish = (ok2, wrapped2) => {
+    const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
+    writeFileAtomic(join8(outDir, "build.log"), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
+    return result;
+  };
+  const objects = [];
+  for (const [i, src] of plain.sources.entries()) {
+    const obj = join8(objDir, `${i}-${basename4(src).replace(/\.c$/, "")}.o`);
+    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish(false, []);
+    objects.push(obj);
+  }
+  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
+  const defined = new Set(
+    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
   );
-  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
-}
-async function runCampaign(opts) {
-  const campaignDir = resolve4(opts.campaignDir);
-  const campaign = loadCampaign(campaignDir, opts.only);
-  const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve4(opts.dataDir, opts.system);
-  const paths = evidencePaths(systemDir);
-  const tools = await harnessTools();
-  const sys = settings.systems[opts.system];
-  const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
-  const environment = hostEnvironment(cpu);
-  const campaignJson = readJsonIfExists(paths.campaign) ?? {};
-  const hostChecks = campaignJson.host_checks ?? [];
-  hostChecks.push({ phase: [...opts.phases].join(","), cpu, utc: (/* @__PURE__ */ new Date()).toISOString(), problems: hostProblems(environment), ...opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {} });
-  const writeCampaign = (extra) => writeJsonAtomic(paths.campaign, {
-    schema: 2,
-    system_id: opts.system,
-    tool: "ngcc-perf",
-    harness_version: tools.version,
-    started_utc: campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString(),
-    ...campaignJson,
-    environment_at_start: campaignJson.environment_at_start ?? environment,
-    environment_latest: environment,
-    host_checks: hostChecks,
-    planning: settings.planning,
-    flags: settings.flags,
-    fixed_clock_hz: sys?.fixed_clock_hz ?? null,
-    ...extra
-  });
-  writeCampaign({ ended_utc: null });
-  const work = units(campaign.candidates, opts.shard);
-  const opsPer = (u) => opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0;
-  opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
-  const summary = [];
-  let counter;
-  for (const unit of work) {
-    const key = `${unit.candidate.id}/${unit.instance.label}`;
-    const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
-    const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
-    summary.push(inst);
-    if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
-      const survey = await surveyLibrary(resolve4(campaignDir, entry.library), unit.instance.label);
-      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
-    }
-    if (!opts.phases.has("measure")) continue;
-    for (const operation of OPERATIONS[unit.candidate.type]) {
-      if (!MEASURABLE.has(entry.kat) || !entry.library) {
-        inst.operations.push({ operation, status: "not measured", skipped: true });
-        opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
-        continue;
-      }
-      const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
-      const previous = readJsonIfExists(recordPath);
-      if (!opts.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
-        inst.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
-        opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
-        continue;
-      }
-      const library = resolve4(campaignDir, entry.library);
-      const result = await measureOperation({
-        timeTool: tools.time,
-        library,
-        libraryShown: entry.library,
-        type: unit.candidate.type,
-        operation,
-        cpu,
-        rng: unit.candidate.katRng,
-        planning: settings.planning,
-        fixedClockHz: sys?.fixed_clock_hz
-      });
-      counter ??= result.meta.counter;
-      const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
-      writeJsonAtomic(recordPath, record2);
-      inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
-      opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
-    }
+  const wrapped = wanted.filter((s) => defined.has(s));
+  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
+  const hp = join8(nativeDir(), "hashprof");
+  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
+    const obj = join8(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join8(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0) return finish(false, wrapped);
+    objects.push(obj);
   }
-  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
-  opts.progress?.done();
-  return { systemDir, instances: summary };
+  const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
+  return finish(link3.exitCode === 0 && existsSync9(library), wrapped);
 }
-function withOverrides(settings, opts) {
-  return {
-    ...settings,
-    planning: {
-      ...settings.planning,
-      ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {},
-      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {}
-    }
-  };
-}
-async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
-  const { candidate, instance } = unit;
-  const key = `${candidate.id}/${instance.label}`;
-  const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
-  const previous = buildJson.instances[key];
-  const manifestPath = join8(candidate.folder, "kat.sha256");
-  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync9(manifestPath) ? sha256File(manifestPath) : "none";
-  const build2 = (flagSet) => buildInstance({
-    candidate,
-    instance,
-    index: unit.index,
-    outDir: paths.buildDir(candidate.id, instance.label),
-    flagSet,
-    variant: settings.flags.variant,
-    extraFlags: settings.flags.extra,
-    harnessVersion: tools.version,
-    timeoutMs: settings.planning.build_timeout_s * 1e3,
-    cache: opts.buildCache
-  });
-  const kat = (b2) => runKat({
-    candidate,
-    label: instance.label,
-    nistPrefix: instance.nist_prefix,
-    library: b2.library,
-    katTool: tools.kat,
-    outDir: paths.katDir(candidate.id, instance.label),
-    manifest,
-    timeoutMs: settings.planning.kat_timeout_s * 1e3,
-    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024
-  });
-  let b = await build2("guide");
-  let guideResult;
-  if (!b.ok) {
-    guideResult = "BUILDFAIL";
-    b = await build2("harness-default");
-  }
-  const base = {
-    candidate: candidate.id,
-    label: instance.label,
-    instance: instance.label,
-    variant: settings.flags.variant,
-    flags: b.flagSet,
-    kat: "BUILDFAIL",
-    api: candidate.api,
-    type: candidate.type,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...guideResult ? { guide_result: guideResult } : {}
-  };
-  if (!b.ok) {
-    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
-    writeKatLog(entry2, candidate, b, paths, systemDir, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
-    return saveEntry(paths, key, entry2);
-  }
-  const libEntry = (r) => {
-    const elf = elfSizes(r.library);
-    return {
-      library: relative3(opts.campaignDir, r.library),
-      library_sha256: sha256File(r.library),
-      elf_load_bytes: elf.loadBytes,
-      elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
-    };
-  };
-  let lib = libEntry(b);
-  if (!opts.phases.has("kat")) {
-    const same = previous?.library_sha256 === lib.library_sha256;
-    return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous.kat : "NOKAT", kat_detail: same ? previous.kat_detail : "KAT not run" });
-  }
-  const katLogPath = paths.katLog(candidate.id, instance.label);
-  if (!opts.force && previous && previous.library_sha256 === lib.library_sha256 && previous.kat_manifest_sha256 === manifestHash && previous.kat !== "BUILDFAIL" && existsSync9(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath))
-    return previous;
-  let outcome = await kat(b);
-  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
-    const fallback = await build2("harness-default");
-    if (fallback.ok) {
-      guideResult = outcome.status;
-      b = fallback;
-      lib = libEntry(b);
-      outcome = await kat(b);
-    }
-  }
-  const entry = {
-    ...base,
-    flags: b.flagSet,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...lib,
-    kat: outcome.status,
-    ...outcome.detail ? { kat_detail: outcome.detail } : {},
-    ...guideResult ? { guide_result: guideResult } : {},
-    ...outcome.file ? { kat_file: relativeTo(systemDir, join8(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
-    sizes: outcome.sizes,
-    kat_manifest_sha256: manifestHash
-  };
-  const body = katBody(outcome, entry.kat_file);
-  writeKatLog(entry, candidate, b, paths, systemDir, body);
-  return saveEntry(paths, key, entry);
-}
-function writeKatLog(entry, candidate, b, paths, systemDir, body) {
-  const logPath = paths.katLog(candidate.id, entry.label);
-  const text3 = formatKatLog(
-    {
-      library: entry.library ?? "(not built)",
-      id: candidate.id,
-      type: candidate.type,
-      algorithm: candidate.algorithm,
-      instance: entry.label,
-      api: candidate.api,
-      kat_rng: candidate.katRng,
-      compiler: ccVersion(),
-      build_flags: displayFlags(b.flags),
-      flags: b.flagSet
-    },
-    body,
-    entry.kat,
-    entry.kat_detail
-  );
-  writeFileAtomic(logPath, text3);
-  entry.kat_log = relativeTo(systemDir, logPath);
-  entry.kat_log_sha256 = sha256Hex(text3);
-}
-function saveEntry(paths, key, entry) {
-  const current = readJsonIfExists(paths.build) ?? { instances: {} };
-  current.instances[key] = entry;
-  writeJsonAtomic(paths.build, current);
-  return entry;
-}
-
-// src/evidence/validate.ts
-import { existsSync as existsSync11, readFileSync as readFileSync13 } from "node:fs";
-import { join as join10, relative as relative4 } from "node:path";
-
-// src/kat/status.ts
-var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
-
-// src/evidence/dataset.ts
-import { existsSync as existsSync10, readdirSync as readdirSync6, readFileSync as readFileSync12 } from "node:fs";
-import { join as join9 } from "node:path";
-function parseJson(path, unreadable) {
-  try {
-    return JSON.parse(readFileSync12(path, "utf8"));
-  } catch (e) {
-    unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : "cannot read" });
-    return void 0;
-  }
-}
-function jsonFilesUnder(dir) {
-  if (!existsSync10(dir)) return [];
-  return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join9(e.parentPath, e.name)).sort();
-}
-function loadDataset(systemDir) {
-  const unreadable = [];
-  const campaignPath = join9(systemDir, "campaign.json");
-  const buildPath = join9(systemDir, "build.json");
-  const campaign = existsSync10(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
-  const build2 = (existsSync10(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
-  const records = jsonFilesUnder(join9(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  const profiles = jsonFilesUnder(join9(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
-  return { systemDir, campaign, build: build2, records, profiles, unreadable };
-}
-
-// src/evidence/validate.ts
-var REL_TOLERANCE = 1e-9;
-function close(a, b) {
-  return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
-}
-function validateDataset(systemDir) {
-  const problems = [];
-  const rel = (p) => relative4(systemDir, p) || p;
-  if (!existsSync11(systemDir)) return [`${systemDir}: no such folder`];
-  const ds = loadDataset(systemDir);
-  for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync11(join10(systemDir, "build.json"))) problems.push("build.json: missing");
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const where = `build.json: instances["${key}"]`;
-    if (!KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
-    if (!e.kat_log) {
-      if (e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
-      continue;
-    }
-    const logPath = join10(systemDir, e.kat_log);
-    if (!existsSync11(logPath)) {
-      problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
-      continue;
-    }
-    const log2 = readFileSync13(logPath, "utf8");
-    if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
-    const result = parseResultLine(log2);
-    if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
-    else {
-      if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
-      if (result.id !== e.candidate || e.instance && result.label !== e.instance && result.label !== e.label)
-        problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
-    }
-  }
-  for (const { path, record: r } of ds.records) {
-    const where = rel(path);
-    const entry = ds.build.instances[`${r.candidate}/${r.label}`];
-    if (!entry) problems.push(`${where}: no build.json entry for ${r.candidate}/${r.label}`);
-    else {
-      if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
-        problems.push(`${where}: library_sha256 differs from build.json`);
-      if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
-    }
-    const trials = r.trials ?? [];
-    if (trials.length === 0) {
-      if (r.status === "complete") problems.push(`${where}: status complete but no trials`);
-      continue;
-    }
-    const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
-    if (bad >= 0) {
-      problems.push(`${where}: trials[${bad}] has a non-positive measurement`);
-      continue;
-    }
-    const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
-    if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
-      problems.push(`${where}: trials[] differ from the trials of its processes[]`);
-    const minimum = r.guide_100_measurements_met !== void 0 && typeof r.measurements === "number" ? 100 : 100;
-    const derived2 = deriveStatistics(trials, minimum);
-    for (const field of ["measurements", "mean_seconds", "median_trial_seconds", "min_trial_seconds", "max_trial_seconds", "mean_cycles", "median_trial_cycles", "operations_per_second"]) {
-      const stored = r[field];
-      if (stored === void 0) continue;
-      if (typeof stored !== "number" || !close(stored, derived2[field])) problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
-    }
-    if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
-      problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
-    if (r.per_call_cycles && derived2.per_call_cycles) {
-      for (const q of ["q1", "median", "q3"])
-        if (!close(r.per_call_cycles[q], derived2.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
-    }
-  }
-  return problems;
-}
-var core = (t) => {
-  const x = t;
-  return [x.measurements, x.seconds, x.cycles];
-};
-
-// src/progress.ts
-function formatDuration(s) {
-  if (!Number.isFinite(s)) return "?";
-  const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, "0")}s` : `${Math.round(s)}s`;
-}
-function createProgress(stream = process.stderr) {
-  let total = 0;
-  let done = 0;
-  let started = 0;
-  const tty = stream.isTTY === true;
-  return {
-    start(n) {
-      total = n;
-      started = Date.now();
-    },
-    tick(message) {
-      done++;
-      const elapsed = (Date.now() - started) / 1e3;
-      const eta = done > 0 ? elapsed / done * (total - done) : Infinity;
-      if (!tty) {
-        stream.write(`[${done}/${total}] ${message}
-`);
-        return;
-      }
-      const width = 30;
-      const filled = Math.round(done / Math.max(total, 1) * width);
-      const bar = `${"#".repeat(filled)}${"-".repeat(width - filled)}`;
-      const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
-      stream.write(`\r\x1B[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
-    },
-    done() {
-      if (tty) stream.write("\n");
-    }
-  };
-}
-
-// src/report/model.ts
-import { existsSync as existsSync13, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
-import { join as join11 } from "node:path";
-
-// src/report/catalogs.ts
-import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
-function readSemicolonCsv(path, columns) {
-  if (!existsSync12(path)) return [];
-  const rows = [];
-  let header;
-  readFileSync14(path, "utf8").split("\n").forEach((raw, i) => {
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "" || line.startsWith("#")) return;
-    const fields = line.split(";");
-    if (!header) {
-      header = fields.map((f) => f.trim());
-      const missing = columns.filter((c) => !header.includes(c));
-      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
-      return;
-    }
-    if (fields.length < header.length)
-      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
-    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
-    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
-    rows.push({ fields: rec, line: i + 1 });
-  });
-  return rows;
-}
-function readKatIssues(path) {
-  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
-    let label;
-    try {
-      label = new RegExp(f.Label);
-    } catch {
-      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
-    }
-    return { id: f.ID, label, action: f.Action, cause: f.Cause };
-  });
-}
-function readSurvey(path) {
-  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f }) => ({ id: f.ID, verdict: f.Verdict, notes: f.Notes }));
-}
-function readExternalSizes(path) {
-  const num2 = (v, field, line) => {
-    if (v === void 0 || v === "") return void 0;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
-    return n;
-  };
-  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
-    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
-      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
-    return {
-      id: f.ID,
-      instance: f.Instance,
-      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
-      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
-      sig: num2(f.SignatureBytes, "SignatureBytes", line),
-      basis: f.Basis,
-      line
-    };
-  });
-}
-
-// src/report/model.ts
-function surveyFor(model, id) {
-  const curated = model.survey.find((s) => s.id === id);
-  const automated = model.surveys.get(id) ?? [];
-  if (curated) return { verdict: curated.verdict, notes: curated.notes || void 0, curated: true, instances: automated };
-  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
-  return void 0;
-}
-function katLogHeader(systemDir, path) {
-  if (!path || !existsSync13(join11(systemDir, path))) return {};
-  const header = {};
-  for (const line of readFileSync15(join11(systemDir, path), "utf8").split("\n").slice(0, 20)) {
-    const m = /^(\w+)\s+= (.*)$/.exec(line);
-    if (m) header[m[1]] = m[2];
-  }
-  return header;
-}
-function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig") return logType;
-  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
-  return "kem";
-}
-function loadReportModel(systemDir, campaignDir) {
-  const ds = loadDataset(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
-  const byKey = /* @__PURE__ */ new Map();
-  const order = [];
-  const view = (id, label) => {
-    const key = `${id}/${label}`;
-    let v = byKey.get(key);
-    if (!v) {
-      v = { label, records: {}, profiles: {}, recordFiles: [], profileFiles: [] };
-      byKey.set(key, v);
-      order.push(key);
-    }
-    return v;
-  };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
-    v.build = e;
-    if (e.kat_log && existsSync13(join11(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
-  }
-  const rel = (p) => p.slice(systemDir.replace(/\/$/, "").length + 1);
-  for (const { path, record: record2 } of ds.records) {
-    const v = view(record2.candidate, record2.label);
-    v.records[record2.operation] = record2;
-    v.recordFiles.push({ op: record2.operation, path: rel(path) });
-  }
-  for (const { path, profile } of ds.profiles) {
-    const v = view(profile.candidate, profile.label);
-    v.profiles[profile.operation] = profile;
-    v.profileFiles.push({ op: profile.operation, path: rel(path) });
-  }
-  const ids = [...new Set(order.map((k) => k.split("/")[0]))].sort();
-  const candidates2 = ids.map((id) => {
-    const spec = campaign.candidates.find((c) => c.id === id);
-    const instances = order.filter((k) => k.startsWith(`${id}/`)).map((k) => byKey.get(k));
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => Object.keys(i.records));
-    const type = spec?.type ?? inferType(id, ops, header.type);
-    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, page: spec?.page, instances, operations: OPERATIONS[type] };
-  });
-  const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
-  const root3 = campaignDir ?? "";
-  const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = join11(systemDir, "survey");
-  if (existsSync13(surveyDir))
-    for (const id of readdirSync7(surveyDir).sort())
-      surveys.set(
-        id,
-        readdirSync7(join11(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => JSON.parse(readFileSync15(join11(surveyDir, id, f), "utf8")))
-      );
-  return {
-    system,
-    systemDir,
-    campaign: ds.campaign ?? {},
-    environment: env,
-    candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join11(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join11(root3, "symmetric_survey.csv")) : [],
-    surveys,
-    sizes: campaignDir ? readExternalSizes(join11(root3, campaign.settings.catalogs.external_sizes)) : []
-  };
-}
-
-// src/compare/compare.ts
-import { existsSync as existsSync14 } from "node:fs";
-import { join as join13 } from "node:path";
 
 // src/report/format.ts
 var MISSING = "\u2014";
@@ -31771,6 +31312,658 @@ function formatCount(trials, iters) {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
   return `${trials * iters} (${trials} \xD7 ${iters})`;
 }
+
+// src/report/profile.ts
+var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
+function shares(total, calls) {
+  const share = {};
+  for (const c of calls) share[c.fn] = (share[c.fn] ?? 0) + c.ticks / total;
+  const hash_share = Object.entries(share).filter(([fn]) => !DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0);
+  return { share, hash_share };
+}
+function hashShares(p) {
+  const total = p.total.ticks;
+  const sum2 = (drng) => p.calls.filter((c) => DRNG_FNS.has(c.fn) === drng).reduce((a, c) => a + c.ticks, 0) / total;
+  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
+  return { hash: p.hash_share ?? sum2(false), drng: recordedDrng ?? sum2(true) };
+}
+function callsPerOperation(p) {
+  const perFn = /* @__PURE__ */ new Map();
+  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
+  return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
+    const per = n / p.total.operations;
+    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
+  }).join(", ");
+}
+
+// src/profile/run.ts
+async function profileInstance(p) {
+  const { candidate, instance } = p.request;
+  const api = candidate.api;
+  const wanted = api === "nist" ? p.nistSymbols : wrapCatalog("wrap_iccs.c");
+  const flags = flagsFor({ ...p.request });
+  const build2 = await buildProfiled(p.request, flags, wanted);
+  const library = resolve4(p.campaignDir, p.entry.library);
+  for (const operation of OPERATIONS[candidate.type]) {
+    const profilePath = p.paths.profile(candidate.id, instance.label, operation);
+    const memoryPath = p.paths.memory(candidate.id, instance.label, operation);
+    const previous = readJsonIfExists(profilePath);
+    const upToDate = !p.force && previous?.library_sha256 === p.entry.library_sha256 && readJsonIfExists(memoryPath)?.library_sha256 === p.entry.library_sha256;
+    if (upToDate) continue;
+    const record2 = readJsonIfExists(p.paths.record(candidate.id, instance.label, operation));
+    const perCall = typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
+    const ops = perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / perCall))) : 100;
+    if (build2.ok) {
+      const argv = [p.tools.prof, build2.library, candidate.type, operation, String(ops), "1", String(p.cpu), candidate.katRng];
+      const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+      const out = parseDriverOutput(run.stdout);
+      const total = out.lines.find((l) => l[0] === "TOTAL");
+      const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+      const complete = run.exitCode === 0 && out.status === "complete" && total !== void 0;
+      const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+      writeJsonAtomic(profilePath, {
+        schema: 2,
+        candidate: candidate.id,
+        label: instance.label,
+        operation,
+        input_bytes: candidate.type === "sig" && operation !== "keygen" ? 64 : 0,
+        status: complete ? "complete" : "failed",
+        command: argv.map((a) => a === p.tools.prof ? basename5(a) : a === build2.library ? `${p.entry.library.replace(/[^/]*$/, "")}profile/${basename5(a)}` : a),
+        stderr: run.stderr,
+        meta: { ...out.meta, tick_source: out.meta.counter ?? "unknown", wrapped: build2.wrapped.join(" ") },
+        library_sha256: p.entry.library_sha256,
+        total: totals,
+        calls,
+        ...complete && totals.ticks > 0 ? shares(totals.ticks, calls) : {}
+      });
+    }
+    const mem = await runProcess([p.tools.mem, library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+    const m = parseDriverOutput(mem.stdout);
+    const num2 = (k) => m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
+    writeJsonAtomic(memoryPath, {
+      schema: 1,
+      candidate: candidate.id,
+      label: instance.label,
+      operation,
+      status: mem.exitCode === 0 && m.status === "complete" ? "complete" : "failed",
+      library_sha256: p.entry.library_sha256,
+      stack_bytes: num2("stack_bytes"),
+      stack_baseline_bytes: num2("stack_baseline_bytes"),
+      stack_net_bytes: num2("stack_net_bytes"),
+      heap_peak_bytes: num2("heap_peak_bytes"),
+      heap_allocations: num2("heap_allocations"),
+      vmhwm_bytes: num2("vmhwm_bytes"),
+      ...mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }
+    });
+  }
+}
+
+// src/campaign.ts
+var PHASES = ["build", "kat", "measure", "profile"];
+var MEASURABLE = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
+function units(candidates2, shard) {
+  const all2 = candidates2.flatMap(
+    (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
+  );
+  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
+}
+async function runCampaign(opts) {
+  const campaignDir = resolve5(opts.campaignDir);
+  const campaign = loadCampaign(campaignDir, opts.only);
+  const settings = withOverrides(campaign.settings, opts);
+  const systemDir = resolve5(opts.dataDir, opts.system);
+  const paths = evidencePaths(systemDir);
+  const tools = await harnessTools();
+  const catalog = new Set(wrapCatalog("wrap_nist.c"));
+  const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
+  if (unknown3.length > 0)
+    throw new InputError("ngcc-perf.yml", "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+  const sys = settings.systems[opts.system];
+  const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
+  const environment = hostEnvironment(cpu);
+  const campaignJson = readJsonIfExists(paths.campaign) ?? {};
+  const hostChecks = campaignJson.host_checks ?? [];
+  hostChecks.push({ phase: [...opts.phases].join(","), cpu, utc: (/* @__PURE__ */ new Date()).toISOString(), problems: hostProblems(environment), ...opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {} });
+  const writeCampaign = (extra) => writeJsonAtomic(paths.campaign, {
+    schema: 2,
+    system_id: opts.system,
+    tool: "ngcc-perf",
+    harness_version: tools.version,
+    started_utc: campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString(),
+    ...campaignJson,
+    environment_at_start: campaignJson.environment_at_start ?? environment,
+    environment_latest: environment,
+    host_checks: hostChecks,
+    planning: settings.planning,
+    flags: settings.flags,
+    fixed_clock_hz: sys?.fixed_clock_hz ?? null,
+    ...extra
+  });
+  writeCampaign({ ended_utc: null });
+  const work = units(campaign.candidates, opts.shard);
+  const opsPer = (u) => opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0;
+  opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
+  const summary = [];
+  let counter;
+  for (const unit of work) {
+    const key = `${unit.candidate.id}/${unit.instance.label}`;
+    const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
+    opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
+    const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
+    summary.push(inst);
+    if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
+    if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
+      const survey = await surveyLibrary(resolve5(campaignDir, entry.library), unit.instance.label);
+      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
+      if (MEASURABLE.has(entry.kat))
+        await profileInstance({
+          request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
+          entry,
+          campaignDir,
+          tools,
+          paths,
+          cpu,
+          nistSymbols: settings.profile.nist_symbols ?? wrapCatalog("wrap_nist.c"),
+          targetSeconds: settings.profile.target_s,
+          timeoutMs: settings.planning.process_timeout_s * 1e3,
+          force: opts.force
+        });
+    }
+  }
+  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
+  opts.progress?.done();
+  return { systemDir, instances: summary };
+}
+async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, environment, inst, onCounter) {
+  const key = `${unit.candidate.id}/${unit.instance.label}`;
+  const campaignDir = opts.campaignDir;
+  const sys = settings.systems[opts.system];
+  for (const operation of OPERATIONS[unit.candidate.type]) {
+    if (!MEASURABLE.has(entry.kat) || !entry.library) {
+      inst.operations.push({ operation, status: "not measured", skipped: true });
+      opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
+      continue;
+    }
+    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
+    const previous = readJsonIfExists(recordPath);
+    if (!opts.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+      inst.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
+      opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
+      continue;
+    }
+    const library = resolve5(campaignDir, entry.library);
+    const result = await measureOperation({
+      timeTool: tools.time,
+      library,
+      libraryShown: entry.library,
+      type: unit.candidate.type,
+      operation,
+      cpu,
+      rng: unit.candidate.katRng,
+      planning: settings.planning,
+      fixedClockHz: sys?.fixed_clock_hz
+    });
+    if (result.meta.counter) onCounter(result.meta.counter);
+    const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
+    writeJsonAtomic(recordPath, record2);
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
+    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+  }
+}
+function withOverrides(settings, opts) {
+  return {
+    ...settings,
+    planning: {
+      ...settings.planning,
+      ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {},
+      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {}
+    }
+  };
+}
+function buildRequest(unit, flagSet, settings, tools, paths, cache) {
+  return {
+    candidate: unit.candidate,
+    instance: unit.instance,
+    index: unit.index,
+    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
+    flagSet,
+    variant: settings.flags.variant,
+    extraFlags: settings.flags.extra,
+    harnessVersion: tools.version,
+    timeoutMs: settings.planning.build_timeout_s * 1e3,
+    cache
+  };
+}
+async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
+  const { candidate, instance } = unit;
+  const key = `${candidate.id}/${instance.label}`;
+  const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
+  const previous = buildJson.instances[key];
+  const manifestPath = join9(candidate.folder, "kat.sha256");
+  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
+  const manifestHash = existsSync10(manifestPath) ? sha256File(manifestPath) : "none";
+  const build2 = (flagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
+  const kat = (b2) => runKat({
+    candidate,
+    label: instance.label,
+    nistPrefix: instance.nist_prefix,
+    library: b2.library,
+    katTool: tools.kat,
+    outDir: paths.katDir(candidate.id, instance.label),
+    manifest,
+    timeoutMs: settings.planning.kat_timeout_s * 1e3,
+    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024
+  });
+  let b = await build2("guide");
+  let guideResult;
+  if (!b.ok) {
+    guideResult = "BUILDFAIL";
+    b = await build2("harness-default");
+  }
+  const base = {
+    candidate: candidate.id,
+    label: instance.label,
+    instance: instance.label,
+    variant: settings.flags.variant,
+    flags: b.flagSet,
+    kat: "BUILDFAIL",
+    api: candidate.api,
+    type: candidate.type,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...guideResult ? { guide_result: guideResult } : {}
+  };
+  if (!b.ok) {
+    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
+    writeKatLog(entry2, candidate, b, paths, systemDir, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
+    return saveEntry(paths, key, entry2);
+  }
+  const libEntry = (r) => {
+    const elf = elfSizes(r.library);
+    return {
+      library: relative3(opts.campaignDir, r.library),
+      library_sha256: sha256File(r.library),
+      elf_load_bytes: elf.loadBytes,
+      elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
+    };
+  };
+  let lib = libEntry(b);
+  if (!opts.phases.has("kat")) {
+    const same = previous?.library_sha256 === lib.library_sha256;
+    return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous.kat : "NOKAT", kat_detail: same ? previous.kat_detail : "KAT not run" });
+  }
+  const katLogPath = paths.katLog(candidate.id, instance.label);
+  if (!opts.force && previous && previous.library_sha256 === lib.library_sha256 && previous.kat_manifest_sha256 === manifestHash && previous.kat !== "BUILDFAIL" && existsSync10(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath))
+    return previous;
+  let outcome = await kat(b);
+  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
+    const fallback = await build2("harness-default");
+    if (fallback.ok) {
+      guideResult = outcome.status;
+      b = fallback;
+      lib = libEntry(b);
+      outcome = await kat(b);
+    }
+  }
+  const entry = {
+    ...base,
+    flags: b.flagSet,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...lib,
+    kat: outcome.status,
+    ...outcome.detail ? { kat_detail: outcome.detail } : {},
+    ...guideResult ? { guide_result: guideResult } : {},
+    ...outcome.file ? { kat_file: relativeTo(systemDir, join9(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    sizes: outcome.sizes,
+    kat_manifest_sha256: manifestHash
+  };
+  const body = katBody(outcome, entry.kat_file);
+  writeKatLog(entry, candidate, b, paths, systemDir, body);
+  return saveEntry(paths, key, entry);
+}
+function writeKatLog(entry, candidate, b, paths, systemDir, body) {
+  const logPath = paths.katLog(candidate.id, entry.label);
+  const text3 = formatKatLog(
+    {
+      library: entry.library ?? "(not built)",
+      id: candidate.id,
+      type: candidate.type,
+      algorithm: candidate.algorithm,
+      instance: entry.label,
+      api: candidate.api,
+      kat_rng: candidate.katRng,
+      compiler: ccVersion(),
+      build_flags: displayFlags(b.flags),
+      flags: b.flagSet
+    },
+    body,
+    entry.kat,
+    entry.kat_detail
+  );
+  writeFileAtomic(logPath, text3);
+  entry.kat_log = relativeTo(systemDir, logPath);
+  entry.kat_log_sha256 = sha256Hex(text3);
+}
+function saveEntry(paths, key, entry) {
+  const current = readJsonIfExists(paths.build) ?? { instances: {} };
+  current.instances[key] = entry;
+  writeJsonAtomic(paths.build, current);
+  return entry;
+}
+
+// src/evidence/validate.ts
+import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
+import { join as join11, relative as relative4 } from "node:path";
+
+// src/kat/status.ts
+var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
+
+// src/evidence/dataset.ts
+import { existsSync as existsSync11, readdirSync as readdirSync6, readFileSync as readFileSync13 } from "node:fs";
+import { join as join10 } from "node:path";
+function parseJson(path, unreadable) {
+  try {
+    return JSON.parse(readFileSync13(path, "utf8"));
+  } catch (e) {
+    unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : "cannot read" });
+    return void 0;
+  }
+}
+function jsonFilesUnder(dir) {
+  if (!existsSync11(dir)) return [];
+  return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join10(e.parentPath, e.name)).sort();
+}
+function loadDataset(systemDir) {
+  const unreadable = [];
+  const campaignPath = join10(systemDir, "campaign.json");
+  const buildPath = join10(systemDir, "build.json");
+  const campaign = existsSync11(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
+  const build2 = (existsSync11(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
+  const records = jsonFilesUnder(join10(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
+  const profiles = jsonFilesUnder(join10(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  const memory = jsonFilesUnder(join10(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
+  return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
+}
+
+// src/evidence/validate.ts
+var REL_TOLERANCE = 1e-9;
+function close(a, b) {
+  return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
+}
+function validateDataset(systemDir) {
+  const problems = [];
+  const rel = (p) => relative4(systemDir, p) || p;
+  if (!existsSync12(systemDir)) return [`${systemDir}: no such folder`];
+  const ds = loadDataset(systemDir);
+  for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
+  if (!existsSync12(join11(systemDir, "build.json"))) problems.push("build.json: missing");
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const where = `build.json: instances["${key}"]`;
+    if (!KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    if (!e.kat_log) {
+      if (e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+      continue;
+    }
+    const logPath = join11(systemDir, e.kat_log);
+    if (!existsSync12(logPath)) {
+      problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
+      continue;
+    }
+    const log2 = readFileSync14(logPath, "utf8");
+    if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+    const result = parseResultLine(log2);
+    if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
+    else {
+      if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
+      if (result.id !== e.candidate || e.instance && result.label !== e.instance && result.label !== e.label)
+        problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
+    }
+  }
+  for (const { path, record: r } of ds.records) {
+    const where = rel(path);
+    const entry = ds.build.instances[`${r.candidate}/${r.label}`];
+    if (!entry) problems.push(`${where}: no build.json entry for ${r.candidate}/${r.label}`);
+    else {
+      if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
+        problems.push(`${where}: library_sha256 differs from build.json`);
+      if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+    }
+    const trials = r.trials ?? [];
+    if (trials.length === 0) {
+      if (r.status === "complete") problems.push(`${where}: status complete but no trials`);
+      continue;
+    }
+    const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
+    if (bad >= 0) {
+      problems.push(`${where}: trials[${bad}] has a non-positive measurement`);
+      continue;
+    }
+    const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
+    if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
+      problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+    const minimum = r.guide_100_measurements_met !== void 0 && typeof r.measurements === "number" ? 100 : 100;
+    const derived2 = deriveStatistics(trials, minimum);
+    for (const field of ["measurements", "mean_seconds", "median_trial_seconds", "min_trial_seconds", "max_trial_seconds", "mean_cycles", "median_trial_cycles", "operations_per_second"]) {
+      const stored = r[field];
+      if (stored === void 0) continue;
+      if (typeof stored !== "number" || !close(stored, derived2[field])) problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
+    }
+    if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
+      problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
+    if (r.per_call_cycles && derived2.per_call_cycles) {
+      for (const q of ["q1", "median", "q3"])
+        if (!close(r.per_call_cycles[q], derived2.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
+    }
+  }
+  for (const { path, profile: p } of ds.profiles) {
+    const where = rel(path);
+    if (p.status !== "complete" || !p.total?.ticks) continue;
+    const recomputed = shares(p.total.ticks, p.calls ?? []);
+    for (const [fn, v] of Object.entries(p.share ?? {}))
+      if (!close(v, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${v} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+  }
+  return problems;
+}
+var core = (t) => {
+  const x = t;
+  return [x.measurements, x.seconds, x.cycles];
+};
+
+// src/progress.ts
+function formatDuration(s) {
+  if (!Number.isFinite(s)) return "?";
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, "0")}s` : `${Math.round(s)}s`;
+}
+function createProgress(stream = process.stderr) {
+  let total = 0;
+  let done = 0;
+  let started = 0;
+  const tty = stream.isTTY === true;
+  return {
+    start(n) {
+      total = n;
+      started = Date.now();
+    },
+    tick(message) {
+      done++;
+      const elapsed = (Date.now() - started) / 1e3;
+      const eta = done > 0 ? elapsed / done * (total - done) : Infinity;
+      if (!tty) {
+        stream.write(`[${done}/${total}] ${message}
+`);
+        return;
+      }
+      const width = 30;
+      const filled = Math.round(done / Math.max(total, 1) * width);
+      const bar = `${"#".repeat(filled)}${"-".repeat(width - filled)}`;
+      const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
+      stream.write(`\r\x1B[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
+    },
+    done() {
+      if (tty) stream.write("\n");
+    }
+  };
+}
+
+// src/report/model.ts
+import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync16 } from "node:fs";
+import { join as join12 } from "node:path";
+
+// src/report/catalogs.ts
+import { existsSync as existsSync13, readFileSync as readFileSync15 } from "node:fs";
+function readSemicolonCsv(path, columns) {
+  if (!existsSync13(path)) return [];
+  const rows = [];
+  let header;
+  readFileSync15(path, "utf8").split("\n").forEach((raw, i) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "" || line.startsWith("#")) return;
+    const fields = line.split(";");
+    if (!header) {
+      header = fields.map((f) => f.trim());
+      const missing = columns.filter((c) => !header.includes(c));
+      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+      return;
+    }
+    if (fields.length < header.length)
+      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
+    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
+    rows.push({ fields: rec, line: i + 1 });
+  });
+  return rows;
+}
+function readKatIssues(path) {
+  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
+    let label;
+    try {
+      label = new RegExp(f.Label);
+    } catch {
+      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
+    }
+    return { id: f.ID, label, action: f.Action, cause: f.Cause };
+  });
+}
+function readSurvey(path) {
+  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f }) => ({ id: f.ID, verdict: f.Verdict, notes: f.Notes }));
+}
+function readExternalSizes(path) {
+  const num2 = (v, field, line) => {
+    if (v === void 0 || v === "") return void 0;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
+    return n;
+  };
+  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
+    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
+      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+    return {
+      id: f.ID,
+      instance: f.Instance,
+      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
+      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
+      sig: num2(f.SignatureBytes, "SignatureBytes", line),
+      basis: f.Basis,
+      line
+    };
+  });
+}
+
+// src/report/model.ts
+function surveyFor(model, id) {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) return { verdict: curated.verdict, notes: curated.notes || void 0, curated: true, instances: automated };
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return void 0;
+}
+function katLogHeader(systemDir, path) {
+  if (!path || !existsSync14(join12(systemDir, path))) return {};
+  const header = {};
+  for (const line of readFileSync16(join12(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]] = m[2];
+  }
+  return header;
+}
+function inferType(id, ops, logType) {
+  if (logType === "kem" || logType === "sig") return logType;
+  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
+  return "kem";
+}
+function loadReportModel(systemDir, campaignDir) {
+  const ds = loadDataset(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
+  const byKey = /* @__PURE__ */ new Map();
+  const order = [];
+  const view = (id, label) => {
+    const key = `${id}/${label}`;
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [] };
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
+    v.build = e;
+    if (e.kat_log && existsSync14(join12(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  }
+  const rel = (p) => p.slice(systemDir.replace(/\/$/, "").length + 1);
+  for (const { path, record: record2 } of ds.records) {
+    const v = view(record2.candidate, record2.label);
+    v.records[record2.operation] = record2;
+    v.recordFiles.push({ op: record2.operation, path: rel(path) });
+  }
+  for (const { memory } of ds.memory) view(memory.candidate, memory.label).memory[memory.operation] = memory;
+  for (const { path, profile } of ds.profiles) {
+    const v = view(profile.candidate, profile.label);
+    v.profiles[profile.operation] = profile;
+    v.profileFiles.push({ op: profile.operation, path: rel(path) });
+  }
+  const ids = [...new Set(order.map((k) => k.split("/")[0]))].sort();
+  const candidates2 = ids.map((id) => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => k.startsWith(`${id}/`)).map((k) => byKey.get(k));
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => Object.keys(i.records));
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
+    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
+  });
+  const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
+  const root3 = campaignDir ?? "";
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = join12(systemDir, "survey");
+  if (existsSync14(surveyDir))
+    for (const id of readdirSync7(surveyDir).sort())
+      surveys.set(
+        id,
+        readdirSync7(join12(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => JSON.parse(readFileSync16(join12(surveyDir, id, f), "utf8")))
+      );
+  return {
+    system,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: env,
+    candidates: candidates2,
+    katIssues: campaignDir ? readKatIssues(join12(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join12(root3, "symmetric_survey.csv")) : [],
+    surveys,
+    sizes: campaignDir ? readExternalSizes(join12(root3, campaign.settings.catalogs.external_sizes)) : []
+  };
+}
+
+// src/compare/compare.ts
+import { existsSync as existsSync15 } from "node:fs";
+import { join as join14 } from "node:path";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -33876,7 +34069,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join12 = [joinDefaults];
+var join13 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -36490,7 +36683,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join12],
+    join: [...join13],
     options: {},
     safe: safeBound,
     stack: [],
@@ -36846,26 +37039,8 @@ function katFootnotes(c, issues) {
   return { marks, notes };
 }
 
-// src/report/profile.ts
-var HASH_FNS = /* @__PURE__ */ new Set(["pseudohash", "pseudoXOF", "sm3hash"]);
-var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
-function hashShares(p) {
-  const total = p.total.ticks;
-  const sum2 = (fns) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
-  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
-  return { hash: p.hash_share ?? sum2(HASH_FNS), drng: recordedDrng ?? sum2(DRNG_FNS) };
-}
-function callsPerOperation(p) {
-  const perFn = /* @__PURE__ */ new Map();
-  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
-  return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
-    const per = n / p.total.operations;
-    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
-  }).join(", ");
-}
-
 // src/report/pages/candidate.ts
-var HASH_FUNCTIONS = "pseudohash/XOF/sm3";
+var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
 function notMeasuredReason(inst) {
   const kat = inst.build?.kat;
   if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
@@ -36945,6 +37120,14 @@ function candidatePage(model, c) {
     typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
     typeof r.peak_rss_bytes === "number" ? formatKiB(r.peak_rss_bytes) : "not recorded"
   ]);
+  const isolated = perOperation(c, 5, (inst, op) => {
+    const m = inst.memory[op];
+    const e = inst.build?.elf_sections;
+    const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
+    if (!m || m.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
+    const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
+    return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
+  });
   const cols = sizeColumns(c);
   const catalogued = model.sizes.filter((e) => e.id === c.id);
   const sizes = c.instances.map((inst) => {
@@ -36961,7 +37144,7 @@ function candidatePage(model, c) {
       })
     ];
   });
-  const shares = c.instances.flatMap((inst) => {
+  const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
       if (!p) return [];
@@ -37003,6 +37186,10 @@ function candidatePage(model, c) {
       "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
     ),
     table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], resources),
+    para(
+      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
+    ),
+    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static .text / .data / .bss"], isolated),
     heading2(2, "6. Transmission and storage overhead"),
     ...catalogued.length > 0 ? [
       para(
@@ -37022,7 +37209,7 @@ function candidatePage(model, c) {
     ),
     ...verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
     para("Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"),
-    table(["instance", "operation", HASH_FUNCTIONS, "DRNG", "calls per operation"], shares),
+    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
     heading2(2, "7. Raw evidence index"),
     para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
     table(["instance", "item", "file"], evidence, [text2("no evidence files"), "\u2014", "\u2014"]),
@@ -37123,8 +37310,8 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system, role) {
-  const dir = join13(dataDir, system);
-  if (!existsSync14(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  const dir = join14(dataDir, system);
+  if (!existsSync15(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
   return loadDataset(dir);
 }
 function judge(base, head, thresholdPct, alpha, cv) {
@@ -37145,7 +37332,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? 0.01;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history = (opts.history ?? []).filter((d) => existsSync14(join13(d, opts.system))).map((d) => recordsByKey(loadDataset(join13(d, opts.system))));
+  const history = (opts.history ?? []).filter((d) => existsSync15(join14(d, opts.system))).map((d) => recordsByKey(loadDataset(join14(d, opts.system))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -37189,7 +37376,7 @@ function compareEvidence(opts) {
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join13(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join14(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   return {
     system: opts.system,
@@ -37397,9 +37584,72 @@ function renderJobSummary(report2, opts = {}) {
   return renderBounded(report2, void 0, { reportUrl: opts.reportUrl, runUrl: opts.runUrl }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, "utf8"));
 }
 
+// src/github/publish.ts
+import { copyFileSync, existsSync as existsSync16, mkdirSync as mkdirSync6, mkdtempSync, readdirSync as readdirSync8, readFileSync as readFileSync17, rmSync as rmSync3, statSync as statSync5, unlinkSync, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join15, posix as posix2 } from "node:path";
+function filesUnder(dir, rel = "") {
+  const abs = join15(dir, rel);
+  if (!existsSync16(abs)) return [];
+  if (!statSync5(abs).isDirectory()) return [rel];
+  return readdirSync8(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
+}
+function mergeShardFolders(parts, into) {
+  const writtenBy = /* @__PURE__ */ new Map();
+  for (const part of parts) {
+    for (const rel of filesUnder(part)) {
+      if (rel === "build.json" || rel === "campaign.json") continue;
+      const from = join15(part, rel);
+      const data = readFileSync17(from);
+      const earlier = writtenBy.get(rel);
+      if (earlier !== void 0) {
+        if (!data.equals(readFileSync17(earlier))) throw new Error(`mergeShardFolders: ${earlier} and ${from} differ (both shards wrote ${rel})`);
+        continue;
+      }
+      writeFileAtomic(join15(into, rel), data);
+      writtenBy.set(rel, from);
+    }
+  }
+  mergeBuildJson(parts, into);
+  mergeCampaignJson(parts, into);
+}
+function readShardJson(parts, name) {
+  return parts.map((p) => join15(p, name)).filter(existsSync16).map((path) => ({ path, json: JSON.parse(readFileSync17(path, "utf8")) }));
+}
+function mergeBuildJson(parts, into) {
+  const shards = readShardJson(parts, "build.json");
+  if (shards.length === 0) return;
+  const instances = {};
+  const source = /* @__PURE__ */ new Map();
+  for (const { path, json: json2 } of shards) {
+    for (const [key, entry] of Object.entries(json2.instances ?? {})) {
+      const earlier = source.get(key);
+      if (earlier !== void 0 && canonical(instances[key]) !== canonical(entry))
+        throw new Error(`mergeShardFolders: ${earlier} and ${path} disagree on build.json instances["${key}"]`);
+      if (earlier === void 0) {
+        instances[key] = entry;
+        source.set(key, path);
+      }
+    }
+  }
+  writeJsonAtomic(join15(into, "build.json"), { ...shards[0].json, instances });
+}
+function mergeCampaignJson(parts, into) {
+  const shards = readShardJson(parts, "campaign.json");
+  if (shards.length === 0) return;
+  const hostChecks = /* @__PURE__ */ new Map();
+  for (const { json: json2 } of shards) for (const check3 of json2.host_checks ?? []) hostChecks.set(canonical(check3), check3);
+  writeJsonAtomic(join15(into, "campaign.json"), { ...shards[0].json, host_checks: [...hostChecks.values()] });
+}
+function canonical(value) {
+  return JSON.stringify(
+    value,
+    (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
+  );
+}
+
 // src/report/render.ts
-import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
-import { dirname as dirname4, join as join14 } from "node:path";
+import { existsSync as existsSync17, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
+import { dirname as dirname6, join as join16 } from "node:path";
 
 // src/report/pages/system.ts
 var GUIDE_MINIMUM = 100;
@@ -37528,16 +37778,16 @@ function indexPage(systems) {
 
 // src/report/render.ts
 function siblingSystems(model) {
-  const dataDir = dirname4(model.systemDir.replace(/\/$/, ""));
+  const dataDir = dirname6(model.systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync15(dataDir) ? readdirSync8(dataDir).sort() : []) {
-    const campaign = join14(dataDir, name, "campaign.json");
-    const build2 = join14(dataDir, name, "build.json");
-    if (!existsSync15(campaign) || name === model.system) continue;
+  for (const name of existsSync17(dataDir) ? readdirSync9(dataDir).sort() : []) {
+    const campaign = join16(dataDir, name, "campaign.json");
+    const build2 = join16(dataDir, name, "build.json");
+    if (!existsSync17(campaign) || name === model.system) continue;
     try {
-      const c = JSON.parse(readFileSync16(campaign, "utf8"));
+      const c = JSON.parse(readFileSync18(campaign, "utf8"));
       const env = c.environment_at_end ?? c.environment_latest ?? c.environment_at_start ?? {};
-      const ids = existsSync15(build2) ? new Set(Object.keys(JSON.parse(readFileSync16(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
+      const ids = existsSync17(build2) ? new Set(Object.keys(JSON.parse(readFileSync18(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
       found.set(name, { id: name, arch: archName(env).display, candidates: ids.size });
     } catch {
     }
@@ -37557,12 +37807,12 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join14(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join16(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join14(outDir, path);
-    return !existsSync15(file2) || readFileSync16(file2, "utf8") !== text3;
+    const file2 = join16(outDir, path);
+    return !existsSync17(file2) || readFileSync18(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -37575,6 +37825,7 @@ var USAGE = `usage:
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
+  ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
 var number4 = (name, v) => {
@@ -37651,8 +37902,8 @@ async function cmdRun(args) {
 function cmdValidate(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
-  const dir = resolve5(positionals[0]);
-  if (!existsSync16(dir)) throw new InputError(positionals[0], "", "no such folder");
+  const dir = resolve6(positionals[0]);
+  if (!existsSync18(dir)) throw new InputError(positionals[0], "", "no such folder");
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
   console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
@@ -37696,13 +37947,13 @@ function cmdReport(args) {
     options: { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } }
   });
   if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
-  const systemDir = resolve5(positionals[0]);
-  if (!existsSync16(join15(systemDir, "build.json")) && !existsSync16(join15(systemDir, "records")))
+  const systemDir = resolve6(positionals[0]);
+  if (!existsSync18(join17(systemDir, "build.json")) && !existsSync18(join17(systemDir, "records")))
     throw new InputError(positionals[0], "", "no evidence here (no build.json, no records/)");
-  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve5(values.campaign) : void 0));
+  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve6(values.campaign) : void 0));
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join15(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join17(values.out, p)}`);
     console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
     return differing.length === 0 ? 0 : 1;
   }
@@ -37720,18 +37971,18 @@ function cmdKatManifest(args) {
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
   const records = values.records === void 0 ? void 0 : number4("records", values.records);
-  const build2 = JSON.parse(readFileSync17(join15(systemDir, "build.json"), "utf8"));
+  const build2 = JSON.parse(readFileSync19(join17(systemDir, "build.json"), "utf8"));
   const lines = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text4 = readFileSync17(join15(systemDir, e.kat_file), "utf8");
+    const text4 = readFileSync19(join17(systemDir, e.kat_file), "utf8");
     const file2 = e.kat_file.split("/").pop();
     lines.push(formatManifestLine({ sha256: canonicalDigest(text4, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
   }
-  if (lines.length === 0) throw new InputError(join15(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (lines.length === 0) throw new InputError(join17(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   const text3 = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
 ${lines.join("\n")}
 `;
@@ -37739,32 +37990,47 @@ ${lines.join("\n")}
     const campaign = loadCampaign(values.write);
     const c = campaign.candidates.find((x) => x.id === id);
     if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-    const target = join15(c.folder, "kat.sha256");
-    writeFileSync3(target, text3);
+    const target = join17(c.folder, "kat.sha256");
+    writeFileSync4(target, text3);
     readManifest(target);
     console.log(`wrote ${relative5(process.cwd(), target)}`);
   } else process.stdout.write(text3);
   return 0;
 }
+function cmdMerge(args) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: "string" } } });
+  if (!values.out || positionals.length === 0) throw new InputError("command line", "merge", "needs --out DATA_DIR/ID and at least one shard folder");
+  for (const p of positionals) if (!existsSync18(p)) throw new InputError(p, "", "no such shard folder");
+  try {
+    mergeShardFolders(positionals, values.out);
+  } catch (e) {
+    console.error(`error: ${errorMessage(e)}`);
+    return 1;
+  }
+  const problems = validateDataset(resolve6(values.out));
+  for (const p of problems) console.log(p);
+  console.log(`merged ${positionals.length} shard(s) into ${values.out}${problems.length > 0 ? `; ${problems.length} validation problem(s)` : ""}`);
+  return problems.length > 0 ? 1 : 0;
+}
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve5(values.out ?? join15(root3, "out"));
-  const campaignDir = join15(root3, "examples", "campaign");
-  const pqclean = join15(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync16(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const out = resolve6(values.out ?? join17(root3, "out"));
+  const campaignDir = join17(root3, "examples", "campaign");
+  const pqclean = join17(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync18(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync16(join15(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join15(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join17(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join17(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join15(out, "pages");
+  const pagesDir = join17(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative5(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join15(pagesDir, "index.md"))})`);
+  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join17(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }
@@ -37782,6 +38048,8 @@ async function main(argv) {
         return cmdValidate(rest);
       case "kat-manifest":
         return cmdKatManifest(rest);
+      case "merge":
+        return cmdMerge(rest);
       case "example":
         return await cmdExample(rest);
       case void 0:

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define MESSAGE_BYTES 64
@@ -233,12 +234,27 @@ typedef struct {
 
 static stack_region_t region;
 
-/* Stack overflow into the guard page: report it instead of dying silently. Any other
+/* Stack pointer of the interrupted code, or 0 if this platform is not known. */
+static uintptr_t interrupted_sp(void *uc) {
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)u->uc_mcontext.sp;
+#else
+    (void)u;
+    return 0;
+#endif
+}
+
+/* Stack overflow (the stack pointer left the region, or a fault in the guard page; a big
+ * frame can jump past the guard page): report it instead of dying silently. Any other
  * SIGSEGV goes back to the default action and re-faults. */
 static void on_segv(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
     unsigned char *a = si->si_addr;
-    if (a >= region.map && a < region.map + region.page) {
+    uintptr_t sp = interrupted_sp(uc);
+    int below = sp != 0 && sp < (uintptr_t)region.lo && (uintptr_t)region.lo - sp < ((uintptr_t)1 << 40);
+    if (region.map && (below || (a >= region.map && a < region.map + region.page))) {
         static const char msg[] = "STATUS\tERROR\tthe operation used more stack than NGCC_MEM_STACK_MB allows\n";
         ssize_t w = write(STDOUT_FILENO, msg, sizeof msg - 1);
         (void)w;

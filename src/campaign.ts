@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { buildInstance, displayFlags, type BuildCache, type BuildResult, type FlagSet } from './build/compile.js';
+import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
 import { ccVersion } from './build/toolchain.js';
 import { loadCampaign, type Candidate } from './config/campaign.js';
 import type { CampaignSettings, InstanceSpec } from './config/schemas.js';
-import { defaultCpu, hostEnvironment, hostProblems } from './env/host.js';
+import { defaultCpu, hostEnvironment, hostProblems, type HostEnvironment } from './env/host.js';
 import { evidencePaths, relativeTo } from './evidence/layout.js';
 import { buildRecord } from './evidence/record.js';
 import type { BuildEntry, BuildJson, TimingRecord } from './evidence/types.js';
@@ -16,6 +16,9 @@ import type { KatStatus } from './kat/status.js';
 import { measureOperation, OPERATIONS } from './measure/operation.js';
 import { elfSizes } from './util/elf.js';
 import { surveyLibrary } from './profile/survey.js';
+import { profileInstance } from './profile/run.js';
+import { wrapCatalog } from './build/profileBuild.js';
+import { InputError } from './errors.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
 import type { Progress } from './progress.js';
 
@@ -71,6 +74,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
   const systemDir = resolve(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const tools = await harnessTools();
+  const catalog = new Set(wrapCatalog('wrap_nist.c'));
+  const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
+  if (unknown.length > 0)
+    throw new InputError('ngcc-perf.yml', 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
   const sys = settings.systems[opts.system];
   const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
   const environment = hostEnvironment(cpu);
@@ -107,46 +114,77 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
     opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
+    if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
     if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
       const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label);
       writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
-    }
-    if (!opts.phases.has('measure')) continue;
-    for (const operation of OPERATIONS[unit.candidate.type]) {
-      if (!MEASURABLE.has(entry.kat) || !entry.library) {
-        inst.operations.push({ operation, status: 'not measured', skipped: true });
-        opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
-        continue;
-      }
-      const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
-      const previous = readJsonIfExists<TimingRecord>(recordPath);
-      if (!opts.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
-        inst.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
-        opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
-        continue;
-      }
-      const library = resolve(campaignDir, entry.library);
-      const result = await measureOperation({
-        timeTool: tools.time,
-        library,
-        libraryShown: entry.library,
-        type: unit.candidate.type,
-        operation,
-        cpu,
-        rng: unit.candidate.katRng,
-        planning: settings.planning,
-        fixedClockHz: sys?.fixed_clock_hz,
-      });
-      counter ??= result.meta.counter;
-      const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
-      writeJsonAtomic(recordPath, record);
-      inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
-      opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+      if (MEASURABLE.has(entry.kat))
+        await profileInstance({
+          request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
+          entry,
+          campaignDir,
+          tools,
+          paths,
+          cpu,
+          nistSymbols: settings.profile.nist_symbols ?? wrapCatalog('wrap_nist.c'),
+          targetSeconds: settings.profile.target_s,
+          timeoutMs: settings.planning.process_timeout_s * 1000,
+          force: opts.force,
+        });
     }
   }
   writeCampaign({ ended_utc: new Date().toISOString(), ...(counter ? { counter_source: counter } : {}) });
   opts.progress?.done();
   return { systemDir, instances: summary };
+}
+
+/** Timing of every operation of one instance (kept when complete for the same library). */
+async function measureInstance(
+  unit: Unit,
+  entry: BuildEntry,
+  opts: CampaignOptions & { campaignDir: string },
+  settings: CampaignSettings,
+  tools: HarnessTools,
+  paths: Paths,
+  cpu: number,
+  environment: HostEnvironment,
+  inst: InstanceSummary,
+  onCounter: (c: string) => void,
+): Promise<void> {
+  const key = `${unit.candidate.id}/${unit.instance.label}`;
+  const campaignDir = opts.campaignDir;
+  const sys = settings.systems[opts.system];
+  for (const operation of OPERATIONS[unit.candidate.type]) {
+    if (!MEASURABLE.has(entry.kat) || !entry.library) {
+      inst.operations.push({ operation, status: 'not measured', skipped: true });
+      opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
+      continue;
+    }
+    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
+    const previous = readJsonIfExists<TimingRecord>(recordPath);
+    if (!opts.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+      inst.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
+      opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
+      continue;
+    }
+    const library = resolve(campaignDir, entry.library);
+    const result = await measureOperation({
+      timeTool: tools.time,
+      library,
+      libraryShown: entry.library,
+      type: unit.candidate.type,
+      operation,
+      cpu,
+      rng: unit.candidate.katRng,
+      planning: settings.planning,
+      fixedClockHz: sys?.fixed_clock_hz,
+    });
+    if (result.meta.counter) onCounter(result.meta.counter);
+    const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
+    writeJsonAtomic(recordPath, record);
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
+    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+  }
 }
 
 function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {
@@ -161,6 +199,21 @@ function withOverrides(settings: CampaignSettings, opts: CampaignOptions): Campa
 }
 
 type Paths = ReturnType<typeof evidencePaths>;
+
+function buildRequest(unit: Unit, flagSet: FlagSet, settings: CampaignSettings, tools: HarnessTools, paths: Paths, cache?: BuildCache): BuildRequest {
+  return {
+    candidate: unit.candidate,
+    instance: unit.instance,
+    index: unit.index,
+    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
+    flagSet,
+    variant: settings.flags.variant,
+    extraFlags: settings.flags.extra,
+    harnessVersion: tools.version,
+    timeoutMs: settings.planning.build_timeout_s * 1000,
+    cache,
+  };
+}
 
 /** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
 async function prepareInstance(
@@ -179,19 +232,7 @@ async function prepareInstance(
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync(manifestPath) ? sha256File(manifestPath) : 'none';
 
-  const build = (flagSet: FlagSet) =>
-    buildInstance({
-      candidate,
-      instance,
-      index: unit.index,
-      outDir: paths.buildDir(candidate.id, instance.label),
-      flagSet,
-      variant: settings.flags.variant,
-      extraFlags: settings.flags.extra,
-      harnessVersion: tools.version,
-      timeoutMs: settings.planning.build_timeout_s * 1000,
-      cache: opts.buildCache,
-    });
+  const build = (flagSet: FlagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
   const kat = (b: BuildResult) =>
     runKat({
       candidate,

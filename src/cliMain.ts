@@ -12,6 +12,7 @@ import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
 import { renderJobSummary } from './github/comment.js';
+import { mergeShardFolders } from './github/publish.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
 import type { BuildJson } from './evidence/types.js';
 
@@ -23,6 +24,7 @@ const USAGE = `usage:
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
+  ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
 
@@ -205,6 +207,23 @@ function cmdKatManifest(args: string[]): number {
   return 0;
 }
 
+/** Combines the evidence folders of a system's shards into one; conflicting files are errors. */
+function cmdMerge(args: string[]): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: 'string' } } });
+  if (!values.out || positionals.length === 0) throw new InputError('command line', 'merge', 'needs --out DATA_DIR/ID and at least one shard folder');
+  for (const p of positionals) if (!existsSync(p)) throw new InputError(p, '', 'no such shard folder');
+  try {
+    mergeShardFolders(positionals, values.out);
+  } catch (e) {
+    console.error(`error: ${errorMessage(e)}`);
+    return 1;
+  }
+  const problems = validateDataset(resolve(values.out));
+  for (const p of problems) console.log(p);
+  console.log(`merged ${positionals.length} shard(s) into ${values.out}${problems.length > 0 ? `; ${problems.length} validation problem(s)` : ''}`);
+  return problems.length > 0 ? 1 : 0;
+}
+
 /** `npm start`: the bundled example campaign, into a git-ignored folder. */
 async function cmdExample(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
@@ -242,6 +261,8 @@ export async function main(argv: string[]): Promise<number> {
         return cmdValidate(rest);
       case 'kat-manifest':
         return cmdKatManifest(rest);
+      case 'merge':
+        return cmdMerge(rest);
       case 'example':
         return await cmdExample(rest);
       case undefined:

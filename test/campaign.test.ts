@@ -116,3 +116,29 @@ describe('CLI input errors', () => {
     expect(errors.join('\n')).toMatch(message);
   });
 });
+
+describe('shards', () => {
+  it('two shards of a campaign merge into one evidence folder that validates', async () => {
+    const campaign = join(repoRoot, 'test', 'fixtures', 'survey');
+    const [a, b, merged] = [tempDir(), tempDir(), tempDir()];
+    const phases = new Set(['build', 'kat', 'measure'] as const);
+    await runCampaign({ campaignDir: campaign, system: 's', dataDir: a, phases, shard: { index: 1, count: 2 } });
+    await runCampaign({ campaignDir: campaign, system: 's', dataDir: b, phases, shard: { index: 2, count: 2 } });
+    const out = join(merged, 's');
+    expect(await main(['merge', '--out', out, join(a, 's'), join(b, 's')])).toBe(0);
+    const build = JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildJson;
+    expect(Object.keys(build.instances)).toEqual(['kem-2/mixed', 'kem-2/unreachable']);
+    expect(readFileSync(join(out, 'records', 'kem-2', 'unreachable__dec.json'), 'utf8')).toContain('"status": "complete"');
+    // The same file written differently by two shards is a conflict, never a silent overwrite.
+    writeFileSync(join(b, 's', 'records', 'kem-2', 'mixed__keygen.json'), '{}');
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (m: string) => errors.push(m);
+    try {
+      expect(await main(['merge', '--out', join(tempDir(), 's'), join(a, 's'), join(b, 's')])).toBe(1);
+    } finally {
+      console.error = original;
+    }
+    expect(errors.join('\n')).toMatch(/differ \(both shards wrote records\/kem-2\/mixed__keygen\.json\)/);
+  });
+});

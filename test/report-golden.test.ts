@@ -29,7 +29,8 @@ describe('rendering the ngcc-harness golden dataset', () => {
     for (const section of compared) {
       const mine = ours.find((s) => s.heading === section.heading);
       expect(mine, section.heading).toBeDefined();
-      expect(mine!.tables, section.heading).toEqual(section.tables);
+      // Our pages may add tables after the published ones (e.g. the operation's own memory).
+      expect(mine!.tables.slice(0, section.tables.length), section.heading).toEqual(section.tables);
     }
   });
 

@@ -6,27 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from './helpers/tmp.js';
 
-/** The inputs the action accepts (README / action.yml): an example may pass no other. */
-const ACTION_INPUTS = new Set([
-  'mode',
-  'campaign',
-  'system',
-  'data-dir',
-  'pages-dir',
-  'only',
-  'cpu',
-  'trial-target',
-  'op-budget',
-  'shard',
-  'regression-threshold',
-  'comment',
-  'fail-on',
-  'publish',
-  'publish-branch',
-  'build-cache',
-  'allow-forks',
-  'token',
-]);
+/** The inputs action.yml declares: an example may pass no other. */
+const ACTION_INPUTS = new Set(Object.keys((parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { inputs: object }).inputs));
 const ACTION = /^ngcc-dev\/ngcc-perf@/;
 
 // @actions/workflow-parser is published for bundlers: its ESM imports its JSON schemas without
@@ -220,5 +201,19 @@ describe('workflows-example: what each workflow promises', () => {
     expect(mergeJob.steps.some((s) => /\bmerge\b/.test(s.run ?? ''))).toBe(true);
     const publish = mergeJob.steps.find((s) => s.uses && ACTION.test(s.uses))!;
     expect(publish.with).toMatchObject({ mode: 'report', publish: 'commit' });
+  });
+});
+
+describe('action.yml', () => {
+  const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { runs: { using: string; main: string }; inputs: Record<string, unknown> };
+  const reader = readFileSync(join(repoRoot, 'src', 'github', 'inputs.ts'), 'utf8');
+
+  it('runs the committed bundle on node24', () => {
+    expect(action.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
+  });
+
+  it('declares exactly the inputs the action reads', () => {
+    const read = [...reader.matchAll(/(?:getInput|oneOf|positive|bool)\('([a-z-]+)'/g)].map((m) => m[1]);
+    expect(new Set(read)).toEqual(ACTION_INPUTS);
   });
 });

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { runProcess } from '../sandbox/run.js';
@@ -84,34 +84,53 @@ export function displayFlags(flags: string[]): string {
   return flags.join(' ');
 }
 
-/** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
-export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
+/** The pieces of an instance's build command, shared by the plain and the profiling build. */
+export interface BuildArgv {
+  cwd: string;
+  flags: string[];
+  defines: string[];
+  includes: string[];
+  sources: string[];
+  /** --no-undefined and the version script. */
+  linkFlags: string[];
+  libs: string[];
+  argv: string[];
+  key: string;
+}
+
+/** The flags of a flag set (the guide's for the host, or the permissive harness defaults). */
+export function flagsFor(req: Pick<BuildRequest, 'flagSet' | 'variant' | 'extraFlags'>): string[] {
+  return req.flagSet === 'guide' ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
+}
+
+export function buildArgv(req: BuildRequest, flags: string[], library: string): BuildArgv {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
-  const flags =
-    req.flagSet === 'guide' ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
   const shim = nistShim(candidate, instance);
+  const scriptPath = join(dirname(library), 'exports.map');
+  mkdirSync(dirname(library), { recursive: true });
+  writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? (instance.nist_prefix ?? '') : undefined));
+  const parts = {
+    cwd: src.dir,
+    flags,
+    defines: shim.defines,
+    includes: src.includes.map((d) => `-I${d}`),
+    sources: [...src.sources, ...shim.sources],
+    linkFlags: ['-Wl,--no-undefined', `-Wl,--version-script=${scriptPath}`],
+    libs: instance.libs.map((l) => `-l${l}`),
+  };
+  const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, '-shared', ...parts.linkFlags, '-o', library, ...parts.sources, ...parts.libs];
+  return { ...parts, argv, key: buildKey(req, src, argv) };
+}
+
+/** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
+export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
+  const { candidate } = req;
+  const flags = flagsFor(req);
   // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
   const outDir = join(req.outDir, req.flagSet);
-  mkdirSync(outDir, { recursive: true });
-  const library = join(outDir, `lib${instance.label}.so`);
-  const scriptPath = join(outDir, 'exports.map');
-  writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? (instance.nist_prefix ?? '') : undefined));
-  const argv = [
-    CC,
-    ...flags,
-    ...shim.defines,
-    ...src.includes.map((d) => `-I${d}`),
-    '-shared',
-    '-Wl,--no-undefined',
-    `-Wl,--version-script=${scriptPath}`,
-    '-o',
-    library,
-    ...src.sources,
-    ...shim.sources,
-    ...instance.libs.map((l) => `-l${l}`),
-  ];
-  const key = buildKey(req, src, argv);
+  const library = join(outDir, `lib${req.instance.label}.so`);
+  const { argv, key, cwd } = buildArgv(req, flags, library);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
@@ -124,7 +143,7 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
   const local = fromDisk() ?? ((await req.cache?.restore(outDir, cacheKey).catch(() => false)) ? fromDisk() : undefined);
   if (local) return local;
-  const r = await runProcess(argv, { cwd: src.dir, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+  const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
   const ok = r.exitCode === 0 && existsSync(library);

@@ -12,6 +12,8 @@ export interface HarnessTools {
   version: string;
   kat: string;
   time: string;
+  prof: string;
+  mem: string;
 }
 
 /** Hash over every native source file (sorted), so any harness change rebuilds libraries. */
@@ -41,25 +43,32 @@ export function harnessTools(): Promise<HarnessTools> {
 async function compileTools(): Promise<HarnessTools> {
   const version = harnessVersion();
   const dir = join(process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version}`);
-  const tools = { dir, version, kat: join(dir, 'ngcc_kat'), time: join(dir, 'ngcc_time') };
-  if (existsSync(tools.kat) && existsSync(tools.time)) return tools;
+  const tools = { dir, version, kat: join(dir, 'ngcc_kat'), time: join(dir, 'ngcc_time'), prof: join(dir, 'ngcc_prof'), mem: join(dir, 'ngcc_mem') };
+  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync(t))) return tools;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}`;
   mkdirSync(staging, { recursive: true });
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
-  const targets: Array<[string, string[]]> = [
-    ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')]],
-    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c')]],
+  const targets: Array<[string, string[], string[]]> = [
+    ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')], ['-ldl']],
+    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c')], ['-ldl']],
+    ['ngcc_prof', [join(n, 'hashprof', 'ngcc_prof.c'), join(n, 'harness.c')], ['-ldl']],
+    // -z now: lazy symbol binding inside the measured call would count as its stack.
+    ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
   ];
-  for (const [name, sources] of targets) {
-    const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, '-ldl'], { timeoutMs: 120_000 });
+  for (const [name, sources, link] of targets) {
+    const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:\n${r.stderr}`);
   }
   try {
     renameSync(staging, dir);
   } catch {
-    // Another process won the race: its tools are identical.
-    rmSync(staging, { recursive: true, force: true });
+    // Another process won the race (its tools are identical), or an older, incomplete set is
+    // in the way: replace that one.
+    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync(t))) {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(staging, dir);
+    } else rmSync(staging, { recursive: true, force: true });
   }
   return tools;
 }

@@ -75,6 +75,15 @@ export const settingsSchema = z
       })
       .strict()
       .default({ variant: 'reference', extra: [] }),
+    profile: z
+      .object({
+        /** Seconds of profiled calls per operation. */
+        target_s: z.number().positive().default(0.2),
+        /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
+        nist_symbols: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
+      })
+      .strict()
+      .default({ target_s: 0.2 }),
     catalogs: z
       .object({ external_sizes: z.string().default('external_sizes.csv') })
       .strict()

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BuildJson, HashProfile, TimingRecord } from './types.js';
+import type { BuildJson, HashProfile, MemoryRecord, TimingRecord } from './types.js';
 
 /** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
 export interface Dataset {
@@ -9,6 +9,7 @@ export interface Dataset {
   build: BuildJson;
   records: Array<{ path: string; record: TimingRecord }>;
   profiles: Array<{ path: string; profile: HashProfile }>;
+  memory: Array<{ path: string; memory: MemoryRecord }>;
   /** Files that exist but could not be parsed, with the reason. */
   unreadable: Array<{ path: string; problem: string }>;
 }
@@ -42,5 +43,8 @@ export function loadDataset(systemDir: string): Dataset {
   const profiles = jsonFilesUnder(join(systemDir, 'profile'))
     .map((path) => ({ path, profile: parseJson<HashProfile>(path, unreadable) }))
     .filter((p): p is { path: string; profile: HashProfile } => p.profile !== undefined);
-  return { systemDir, campaign, build, records, profiles, unreadable };
+  const memory = jsonFilesUnder(join(systemDir, 'memory'))
+    .map((path) => ({ path, memory: parseJson<MemoryRecord>(path, unreadable) }))
+    .filter((m): m is { path: string; memory: MemoryRecord } => m.memory !== undefined);
+  return { systemDir, campaign, build, records, profiles, memory, unreadable };
 }

@@ -69,3 +69,19 @@ export interface HashProfile {
   hash_share?: number;
   [key: string]: unknown;
 }
+
+/** The memory of one operation alone (ngcc_mem): painted stack and interposed heap. */
+export interface MemoryRecord {
+  schema: number;
+  candidate: string;
+  label: string;
+  operation: string;
+  status: string;
+  stack_bytes: number | null;
+  stack_baseline_bytes: number | null;
+  stack_net_bytes: number | null;
+  heap_peak_bytes: number | null;
+  heap_allocations: number | null;
+  vmhwm_bytes: number | null;
+  failure?: string;
+}

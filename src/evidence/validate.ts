@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { KAT_STATUSES } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
+import { shares } from '../report/profile.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
 
@@ -84,6 +85,14 @@ export function validateDataset(systemDir: string): string[] {
       for (const q of ['q1', 'median', 'q3'] as const)
         if (!close(r.per_call_cycles[q], derived.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
     }
+  }
+  for (const { path, profile: p } of ds.profiles) {
+    const where = rel(path);
+    if (p.status !== 'complete' || !p.total?.ticks) continue;
+    const recomputed = shares(p.total.ticks, p.calls ?? []);
+    for (const [fn, v] of Object.entries(p.share ?? {}))
+      if (!close(v, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${v} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
   }
   return problems;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
-import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
+import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import { OPERATIONS } from '../measure/operation.js';
 import { readExternalSizes, readKatIssues, readSurvey, type CatalogSize, type KatIssue, type SurveyVerdict } from './catalogs.js';
 
@@ -13,6 +13,7 @@ export interface InstanceView {
   build?: BuildEntry;
   records: Partial<Record<string, TimingRecord>>;
   profiles: Partial<Record<string, HashProfile>>;
+  memory: Partial<Record<string, MemoryRecord>>;
   /** Evidence files that exist, relative to the system folder. */
   katLog?: { path: string; sha256: string };
   recordFiles: Array<{ op: string; path: string }>;
@@ -23,6 +24,7 @@ export interface CandidateView {
   id: string;
   algorithm: string;
   type: 'kem' | 'sig';
+  api: 'iccs' | 'nist';
   page?: string;
   instances: InstanceView[];
   operations: readonly string[];
@@ -88,7 +90,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const key = `${id}/${label}`;
     let v = byKey.get(key);
     if (!v) {
-      v = { label, records: {}, profiles: {}, recordFiles: [], profileFiles: [] };
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [] };
       byKey.set(key, v);
       order.push(key);
     }
@@ -106,6 +108,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     v.records[record.operation] = record;
     v.recordFiles.push({ op: record.operation, path: rel(path) });
   }
+  for (const { memory } of ds.memory) view(memory.candidate, memory.label).memory[memory.operation] = memory;
   for (const { path, profile } of ds.profiles) {
     const v = view(profile.candidate, profile.label);
     v.profiles[profile.operation] = profile;
@@ -119,7 +122,8 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
     const ops = instances.flatMap((i) => Object.keys(i.records));
     const type = spec?.type ?? inferType(id, ops, header.type);
-    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, page: spec?.page, instances, operations: OPERATIONS[type] };
+    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === 'nist' ? 'nist' : 'iccs');
+    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
   });
 
   const env =

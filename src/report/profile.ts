@@ -1,15 +1,28 @@
 import type { HashProfile } from '../evidence/types.js';
 import { pyGeneral } from './format.js';
 
-export const HASH_FNS = new Set(['pseudohash', 'pseudoXOF', 'sm3hash']);
+/** Randomness entry points in profiles; every other wrapped function is hashing. */
 export const DRNG_FNS = new Set(['drng', 'get_random_number', 'randombytes']);
+
+/**
+ * Per-function shares of a profile. The hash share is everything wrapped but the randomness
+ * (for ICCS code: pseudohash, pseudoXOF, sm3hash — the ngcc-harness definition).
+ */
+export function shares(total: number, calls: HashProfile['calls']): { share: Record<string, number>; hash_share: number } {
+  const share: Record<string, number> = {};
+  for (const c of calls) share[c.fn] = (share[c.fn] ?? 0) + c.ticks / total;
+  const hash_share = Object.entries(share)
+    .filter(([fn]) => !DRNG_FNS.has(fn))
+    .reduce((a, [, v]) => a + v, 0);
+  return { share, hash_share };
+}
 
 /** Shares of the operation's ticks: the recorded ones when present, else from the calls. */
 export function hashShares(p: HashProfile): { hash: number; drng: number } {
   const total = p.total.ticks;
-  const sum = (fns: Set<string>) => p.calls.filter((c) => fns.has(c.fn)).reduce((a, c) => a + c.ticks, 0) / total;
+  const sum = (drng: boolean) => p.calls.filter((c) => DRNG_FNS.has(c.fn) === drng).reduce((a, c) => a + c.ticks, 0) / total;
   const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : undefined;
-  return { hash: p.hash_share ?? sum(HASH_FNS), drng: recordedDrng ?? sum(DRNG_FNS) };
+  return { hash: p.hash_share ?? sum(false), drng: recordedDrng ?? sum(true) };
 }
 
 /** "drng 2, pseudoXOF 3, sm3hash 1": calls per operation by function, in byte order of the names. */

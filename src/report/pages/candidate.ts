@@ -8,7 +8,8 @@ import { surveyEvidence } from './survey.js';
 import { katFootnotes } from './katNotes.js';
 import { callsPerOperation, hashShares } from '../profile.js';
 
-const HASH_FUNCTIONS = 'pseudohash/XOF/sm3';
+/** The hash column: the ICCS placeholders, or whatever symmetric code a NIST-API baseline wraps. */
+const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/SHA-2)' : 'pseudohash/XOF/sm3');
 
 /** Why an instance has no numbers, for the row that replaces them. */
 export function notMeasuredReason(inst: InstanceView): string {
@@ -99,6 +100,14 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     typeof r.baseline_rss_bytes === 'number' ? formatKiB(r.baseline_rss_bytes) : 'not recorded',
     typeof r.peak_rss_bytes === 'number' ? formatKiB(r.peak_rss_bytes) : 'not recorded',
   ]);
+  const isolated = perOperation(c, 5, (inst, op) => {
+    const m = inst.memory[op];
+    const e = inst.build?.elf_sections;
+    const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : 'not recorded';
+    if (!m || m.status !== 'complete') return [code(inst.label), op, m?.failure ? `failed: ${m.failure}` : 'not measured', '—', sections];
+    const heap = m.heap_peak_bytes === null ? 'not recorded' : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
+    return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
+  });
   const cols = sizeColumns(c);
   const catalogued = model.sizes.filter((e) => e.id === c.id);
   const sizes = c.instances.map((inst): Cell[] => {
@@ -160,6 +169,10 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
       "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.",
     ),
     table(['instance', 'operation', 'static: ELF image (bytes)', 'baseline RSS', 'peak RSS'], resources),
+    para(
+      'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
+    ),
+    table(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static .text / .data / .bss'], isolated),
     heading(2, '6. Transmission and storage overhead'),
     ...(catalogued.length > 0
       ? [
@@ -181,7 +194,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     ),
     ...(verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))] : []),
     para('Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):'),
-    table(['instance', 'operation', HASH_FUNCTIONS, 'DRNG', 'calls per operation'], shares),
+    table(['instance', 'operation', hashHeader(c), c.api === 'nist' ? 'randombytes' : 'DRNG', 'calls per operation'], shares),
     heading(2, '7. Raw evidence index'),
     para('Paths are relative to the evidence folder ', code(`${sys}/`), '; each JSON file records its commands, environment and trials.'),
     table(['instance', 'item', 'file'], evidence, [text('no evidence files'), '—', '—']),

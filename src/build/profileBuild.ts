@@ -1,0 +1,78 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { runProcess } from '../sandbox/run.js';
+import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
+import { nativeDir } from '../util/paths.js';
+import type { BuildRequest } from './compile.js';
+import { buildArgv } from './compile.js';
+import { CC } from './toolchain.js';
+
+/** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
+export function wrapCatalog(file: 'wrap_iccs.c' | 'wrap_nist.c'): string[] {
+  const text = readFileSync(join(nativeDir(), 'hashprof', file), 'utf8');
+  return [...text.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]!);
+}
+
+export interface ProfileBuildResult {
+  ok: boolean;
+  library: string;
+  wrapped: string[];
+  log: string;
+}
+
+/**
+ * Relinks an instance with link-time wrappers (`-Wl,--wrap=`) around the symmetric entry points
+ * its own objects define (a wrapper for a symbol nobody defines would not link), plus the
+ * accounting core. LTO is switched off: under -flto GCC silently bypasses --wrap.
+ */
+export async function buildProfiled(req: BuildRequest, flags: string[], wanted: string[]): Promise<ProfileBuildResult> {
+  const outDir = join(req.outDir, 'profile');
+  const objDir = join(outDir, 'obj');
+  mkdirSync(objDir, { recursive: true });
+  const library = join(outDir, `lib${req.instance.label}.so`);
+  const plain = buildArgv(req, flags, library);
+  const compileFlags = [...plain.flags, '-fno-lto', ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, wanted.join(','), sha256File(join(nativeDir(), 'hashprof', 'hashprof.c'))].join('\n'));
+  const keyFile = join(outDir, 'profile-key.json');
+  const previous = readJsonIfExists<ProfileBuildResult & { key: string; library_sha256?: string }>(keyFile);
+  if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
+    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
+
+  const log: string[] = [];
+  const run = async (argv: string[]) => {
+    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+    log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
+    return r;
+  };
+  const finish = (ok: boolean, wrapped: string[]) => {
+    const result = { ok, library, wrapped, log: log.join('\n') };
+    writeFileAtomic(join(outDir, 'build.log'), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok ? sha256File(library) : undefined });
+    return result;
+  };
+  const objects: string[] = [];
+  for (const [i, src] of plain.sources.entries()) {
+    const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
+    if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return finish(false, []);
+    objects.push(obj);
+  }
+  const nm = await run(['nm', '-g', '--defined-only', ...objects]);
+  const defined = new Set(
+    nm.stdout
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f.length === 3 && f[1] === 'T')
+      .map((f) => f[2]!),
+  );
+  const wrapped = wanted.filter((s) => defined.has(s));
+  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
+  const hp = join(nativeDir(), 'hashprof');
+  for (const w of ['hashprof.c', 'wrap_iccs.c', 'wrap_nist.c']) {
+    const obj = join(objDir, `hashprof-${w.replace(/\.c$/, '')}.o`);
+    const includes = [`-I${hp}`, `-I${join(nativeDir(), 'iccs')}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0) return finish(false, wrapped);
+    objects.push(obj);
+  }
+  const link = await run([CC, ...plain.flags, '-fno-lto', '-shared', ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), '-o', library, ...objects, ...plain.libs]);
+  return finish(link.exitCode === 0 && existsSync(library), wrapped);
+}

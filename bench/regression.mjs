@@ -41,10 +41,11 @@ const measure = (camp, out) => {
     if (e.status !== 1) throw e;
   }
 };
-const compare = (a, b) => {
+const compare = (a, b, history = []) => {
   let text;
+  const h = history.length > 0 ? ['--history', history.join(',')] : [];
   try {
-    text = execFileSync('node', [cli, 'compare', '--base', a, '--head', b, '--system', 'bench', '--format', 'json'], { encoding: 'utf8' });
+    text = execFileSync('node', [cli, 'compare', '--base', a, '--head', b, '--system', 'bench', '--format', 'json', ...h], { encoding: 'utf8' });
   } catch (e) {
     text = e.stdout;
   }
@@ -52,26 +53,39 @@ const compare = (a, b) => {
 };
 
 const plain = campaign('plain', 0);
-const aa = { rows: 0, alarms: 0, inconclusive: 0, deltas: [] };
-for (let r = 0; r < rounds; r++) {
-  const a = join(work, `aa-${r}-a`);
-  const b = join(work, `aa-${r}-b`);
-  measure(plain, a);
-  measure(plain, b);
-  const rep = compare(a, b);
-  for (const row of rep.rows) {
-    aa.rows++;
-    if (row.verdict === 'regression' || row.verdict === 'improvement') aa.alarms++;
-    if (row.verdict === 'inconclusive') aa.inconclusive++;
-    aa.deltas.push(Math.abs(row.delta_pct));
-  }
+// "Nightly history": separate runs of the same code, as the data branch accumulates them.
+const history = [];
+for (let i = 0; i < 5; i++) {
+  const dir = join(work, `nightly-${i}`);
+  measure(plain, dir);
+  history.push(dir);
 }
-console.log(`A/A (${rounds} rounds x 6 operations: toy KEM and PQClean ML-KEM-512, 5 trials of 0.1 s each):`);
-console.log(`  false alarms ${aa.alarms}/${aa.rows} (${((100 * aa.alarms) / aa.rows).toFixed(1)}%), inconclusive ${aa.inconclusive}, median |delta| ${aa.deltas.sort((x, y) => x - y)[aa.deltas.length >> 1].toFixed(2)}%, max ${Math.max(...aa.deltas).toFixed(2)}%`);
 
-for (const spin of [60, 150, 400]) {
+function aaRounds(withHistory) {
+  const s = { rows: 0, alarms: 0, inconclusive: 0, deltas: [] };
+  for (let r = 0; r < rounds; r++) {
+    const a = join(work, `aa-${withHistory}-${r}-a`);
+    const b = join(work, `aa-${withHistory}-${r}-b`);
+    measure(plain, a);
+    measure(plain, b);
+    for (const row of compare(a, b, withHistory ? history : []).rows) {
+      s.rows++;
+      if (row.verdict === 'regression' || row.verdict === 'improvement') s.alarms++;
+      if (row.verdict === 'inconclusive') s.inconclusive++;
+      s.deltas.push(Math.abs(row.delta_pct));
+    }
+  }
+  const d = s.deltas.sort((x, y) => x - y);
+  return `false alarms ${s.alarms}/${s.rows} (${((100 * s.alarms) / s.rows).toFixed(1)}%), inconclusive ${s.inconclusive}, median |delta| ${d[d.length >> 1].toFixed(2)}%, max ${d[d.length - 1].toFixed(2)}%`;
+}
+
+console.log(`A/A (${rounds} rounds x 6 operations: toy KEM and PQClean ML-KEM-512, 5 interleaved trials of 0.1 s each):`);
+console.log(`  trials only:           ${aaRounds(false)}`);
+console.log(`  with 5 nightly runs:   ${aaRounds(true)}`);
+
+for (const spin of [400, 1500, 6000]) {
   const slow = campaign(`slow-${spin}`, spin);
-  let called = 0;
+  const called = { trials: 0, history: 0 };
   let total = 0;
   const injected = [];
   for (let r = 0; r < rounds; r++) {
@@ -79,14 +93,16 @@ for (const spin of [60, 150, 400]) {
     const b = join(work, `s${spin}-${r}-b`);
     measure(plain, a);
     measure(slow, b);
-    const rep = compare(a, b);
-    for (const row of rep.rows.filter((x) => x.candidate === 'kem-1')) {
+    const plainRows = compare(a, b).rows.filter((x) => x.candidate === 'kem-1');
+    const histRows = compare(a, b, history).rows.filter((x) => x.candidate === 'kem-1');
+    for (const row of plainRows) {
       total++;
       injected.push(row.delta_pct);
-      if (row.verdict === 'regression') called++;
+      if (row.verdict === 'regression') called.trials++;
     }
+    called.history += histRows.filter((x) => x.verdict === 'regression').length;
   }
   const med = injected.sort((x, y) => x - y)[injected.length >> 1];
-  console.log(`injected slowdown (TOY_KEM_SLOWDOWN ${spin}, measured median +${med.toFixed(1)}%): detected ${called}/${total} (${((100 * called) / total).toFixed(0)}%)`);
+  console.log(`injected slowdown TOY_KEM_SLOWDOWN ${spin} (measured median +${med.toFixed(1)}%): detected ${called.trials}/${total} on trials only, ${called.history}/${total} with the nightly history`);
 }
 rmSync(work, { recursive: true, force: true });

@@ -360,7 +360,7 @@ var require_scan = __commonJS({
       const parts = [];
       let str2 = input2;
       let index = -1;
-      let start = 0;
+      let start2 = 0;
       let lastIndex = 0;
       let isBrace = false;
       let isBracket = false;
@@ -443,8 +443,8 @@ var require_scan = __commonJS({
           tokens.push(token);
           token = { value: "", depth: 0, isGlob: false };
           if (finished === true) continue;
-          if (prev === CHAR_DOT && index === start + 1) {
-            start += 2;
+          if (prev === CHAR_DOT && index === start2 + 1) {
+            start2 += 2;
             continue;
           }
           lastIndex = index + 1;
@@ -456,7 +456,7 @@ var require_scan = __commonJS({
             isGlob = token.isGlob = true;
             isExtglob = token.isExtglob = true;
             finished = true;
-            if (code4 === CHAR_EXCLAMATION_MARK && index === start) {
+            if (code4 === CHAR_EXCLAMATION_MARK && index === start2) {
               negatedExtglob = true;
             }
             if (scanToEnd === true) {
@@ -517,9 +517,9 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (opts.nonegate !== true && code4 === CHAR_EXCLAMATION_MARK && index === start) {
+        if (opts.nonegate !== true && code4 === CHAR_EXCLAMATION_MARK && index === start2) {
           negated = token.negated = true;
-          start++;
+          start2++;
           continue;
         }
         if (opts.noparen !== true && code4 === CHAR_LEFT_PARENTHESES) {
@@ -560,10 +560,10 @@ var require_scan = __commonJS({
       let base = str2;
       let prefix = "";
       let glob = "";
-      if (start > 0) {
-        prefix = str2.slice(0, start);
-        str2 = str2.slice(start);
-        lastIndex -= start;
+      if (start2 > 0) {
+        prefix = str2.slice(0, start2);
+        str2 = str2.slice(start2);
+        lastIndex -= start2;
       }
       if (base && isGlob === true && lastIndex > 0) {
         base = str2.slice(0, lastIndex);
@@ -588,7 +588,7 @@ var require_scan = __commonJS({
       const state = {
         prefix,
         input: input2,
-        start,
+        start: start2,
         base,
         glob,
         isBrace,
@@ -609,11 +609,11 @@ var require_scan = __commonJS({
       if (opts.parts === true || opts.tokens === true) {
         let prevIndex;
         for (let idx = 0; idx < slashes.length; idx++) {
-          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start;
+          const n2 = prevIndex !== void 0 ? prevIndex + 1 : start2;
           const i = slashes[idx];
           const value2 = input2.slice(n2, i);
           if (opts.tokens) {
-            if (idx === 0 && start !== 0) {
+            if (idx === 0 && start2 !== 0) {
               tokens[idx].isPrefix = true;
               tokens[idx].value = prefix;
             } else {
@@ -622,12 +622,12 @@ var require_scan = __commonJS({
             depth(tokens[idx]);
             state.maxDepth += tokens[idx].depth;
           }
-          if (i >= start) {
+          if (i >= start2) {
             parts.push(value2);
             prevIndex = i;
           }
         }
-        const n = prevIndex !== void 0 ? prevIndex + 1 : start;
+        const n = prevIndex !== void 0 ? prevIndex + 1 : start2;
         const value = input2.slice(n);
         parts.push(value);
         if (opts.tokens && prevIndex && prevIndex + 1 < input2.length) {
@@ -2889,18 +2889,18 @@ ${indent}${text3.slice(fold + 1, end2)}`;
     }
     function consumeMoreIndentedLines(text3, i, indent) {
       let end = i;
-      let start = i + 1;
-      let ch = text3[start];
+      let start2 = i + 1;
+      let ch = text3[start2];
       while (ch === " " || ch === "	") {
-        if (i < start + indent) {
+        if (i < start2 + indent) {
           ch = text3[++i];
         } else {
           do {
             ch = text3[++i];
           } while (ch && ch !== "\n");
           end = i;
-          start = i + 1;
-          ch = text3[start];
+          start2 = i + 1;
+          ch = text3[start2];
         }
       }
       return end;
@@ -2931,12 +2931,12 @@ var require_stringifyString = __commonJS({
       const strLen = str2.length;
       if (strLen <= limit)
         return false;
-      for (let i = 0, start = 0; i < strLen; ++i) {
+      for (let i = 0, start2 = 0; i < strLen; ++i) {
         if (str2[i] === "\n") {
-          if (i - start > limit)
+          if (i - start2 > limit)
             return true;
-          start = i + 1;
-          if (strLen - start <= limit)
+          start2 = i + 1;
+          if (strLen - start2 <= limit)
             return false;
         }
       }
@@ -2950,19 +2950,19 @@ var require_stringifyString = __commonJS({
       const minMultiLineLength = ctx.options.doubleQuotedMinMultiLineLength;
       const indent = ctx.indent || (containsDocumentMarker(value) ? "  " : "");
       let str2 = "";
-      let start = 0;
+      let start2 = 0;
       for (let i = 0, ch = json2[i]; ch; ch = json2[++i]) {
         if (ch === " " && json2[i + 1] === "\\" && json2[i + 2] === "n") {
-          str2 += json2.slice(start, i) + "\\ ";
+          str2 += json2.slice(start2, i) + "\\ ";
           i += 1;
-          start = i;
+          start2 = i;
           ch = "\\";
         }
         if (ch === "\\")
           switch (json2[i + 1]) {
             case "u":
               {
-                str2 += json2.slice(start, i);
+                str2 += json2.slice(start2, i);
                 const code4 = json2.substr(i + 2, 4);
                 switch (code4) {
                   case "0000":
@@ -2996,14 +2996,14 @@ var require_stringifyString = __commonJS({
                       str2 += json2.substr(i, 6);
                 }
                 i += 5;
-                start = i + 1;
+                start2 = i + 1;
               }
               break;
             case "n":
               if (implicitKey || json2[i + 2] === '"' || json2.length < minMultiLineLength) {
                 i += 1;
               } else {
-                str2 += json2.slice(start, i) + "\n\n";
+                str2 += json2.slice(start2, i) + "\n\n";
                 while (json2[i + 2] === "\\" && json2[i + 3] === "n" && json2[i + 4] !== '"') {
                   str2 += "\n";
                   i += 2;
@@ -3012,14 +3012,14 @@ var require_stringifyString = __commonJS({
                 if (json2[i + 2] === " ")
                   str2 += "\\";
                 i += 1;
-                start = i + 1;
+                start2 = i + 1;
               }
               break;
             default:
               i += 1;
           }
       }
-      str2 = start ? str2 + json2.slice(start) : json2;
+      str2 = start2 ? str2 + json2.slice(start2) : json2;
       return implicitKey ? str2 : foldFlowLines.foldFlowLines(str2, indent, foldFlowLines.FOLD_QUOTED, getFoldOptions(ctx, false));
     }
     function singleQuotedString(value, ctx) {
@@ -3098,10 +3098,10 @@ ${indent}`) + "'";
         else
           break;
       }
-      let start = value.substring(0, startNlPos < startEnd ? startNlPos + 1 : startEnd);
-      if (start) {
-        value = value.substring(start.length);
-        start = start.replace(/\n+/g, `$&${indent}`);
+      let start2 = value.substring(0, startNlPos < startEnd ? startNlPos + 1 : startEnd);
+      if (start2) {
+        value = value.substring(start2.length);
+        start2 = start2.replace(/\n+/g, `$&${indent}`);
       }
       const indentSize = indent ? "2" : "1";
       let header = (startWithSpace ? indentSize : "") + chomp;
@@ -3119,14 +3119,14 @@ ${indent}`) + "'";
             literalFallback = true;
           };
         }
-        const body = foldFlowLines.foldFlowLines(`${start}${foldedValue}${end}`, indent, foldFlowLines.FOLD_BLOCK, foldOptions);
+        const body = foldFlowLines.foldFlowLines(`${start2}${foldedValue}${end}`, indent, foldFlowLines.FOLD_BLOCK, foldOptions);
         if (!literalFallback)
           return `>${header}
 ${indent}${body}`;
       }
       value = value.replace(/\n+/g, `$&${indent}`);
       return `|${header}
-${indent}${start}${value}${end}`;
+${indent}${start2}${value}${end}`;
     }
     function plainString(item, ctx, onComment, onChompKeep) {
       const { type, value } = item;
@@ -3757,23 +3757,23 @@ ${indent}${line}` : "\n";
         lines.push(str2);
         linesAtValue = lines.length;
       }
-      const { start, end } = flowChars;
+      const { start: start2, end } = flowChars;
       if (lines.length === 0) {
-        return start + end;
+        return start2 + end;
       } else {
         if (!reqNewline) {
           const len = lines.reduce((sum2, line) => sum2 + line.length + 2, 2);
           reqNewline = ctx.options.lineWidth > 0 && len > ctx.options.lineWidth;
         }
         if (reqNewline) {
-          let str2 = start;
+          let str2 = start2;
           for (const line of lines)
             str2 += line ? `
 ${indentStep}${indent}${line}` : "\n";
           return `${str2}
 ${indent}${end}`;
         } else {
-          return `${start}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
+          return `${start2}${fcPadding}${lines.join(" ")}${fcPadding}${end}`;
         }
       }
     }
@@ -5568,7 +5568,7 @@ var require_resolve_props = __commonJS({
       let newlineAfterProp = null;
       let comma = null;
       let found = null;
-      let start = null;
+      let start2 = null;
       for (const token of tokens) {
         if (reqSpace) {
           if (token.type !== "space" && token.type !== "newline" && token.type !== "comma")
@@ -5620,7 +5620,7 @@ var require_resolve_props = __commonJS({
             if (token.source.endsWith(":"))
               onError(token.offset + token.source.length - 1, "BAD_ALIAS", "Anchor ending in : is ambiguous", true);
             anchor2 = token;
-            start ?? (start = token.offset);
+            start2 ?? (start2 = token.offset);
             atNewline = false;
             hasSpace = false;
             reqSpace = true;
@@ -5629,7 +5629,7 @@ var require_resolve_props = __commonJS({
             if (tag)
               onError(token, "MULTIPLE_TAGS", "A node can have at most one tag");
             tag = token;
-            start ?? (start = token.offset);
+            start2 ?? (start2 = token.offset);
             atNewline = false;
             hasSpace = false;
             reqSpace = true;
@@ -5677,7 +5677,7 @@ var require_resolve_props = __commonJS({
         tag,
         newlineAfterProp,
         end,
-        start: start ?? end
+        start: start2 ?? end
       };
     }
     exports.resolveProps = resolveProps;
@@ -5779,8 +5779,8 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key, sep: sep2, value } = collItem;
-        const keyProps = resolveProps.resolveProps(start, {
+        const { start: start2, key, sep: sep2, value } = collItem;
+        const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
           next: key ?? sep2?.[0],
           offset,
@@ -5807,14 +5807,14 @@ var require_resolve_block_map = __commonJS({
             continue;
           }
           if (keyProps.newlineAfterProp || utilContainsNewline.containsNewline(key)) {
-            onError(key ?? start[start.length - 1], "MULTILINE_IMPLICIT_KEY", "Implicit keys need to be on a single line");
+            onError(key ?? start2[start2.length - 1], "MULTILINE_IMPLICIT_KEY", "Implicit keys need to be on a single line");
           }
         } else if (keyProps.found?.indent !== bm.indent) {
           onError(offset, "BAD_INDENT", startColMsg);
         }
         ctx.atKey = true;
         const keyStart = keyProps.end;
-        const keyNode = key ? composeNode(ctx, key, keyProps, onError) : composeEmptyNode(ctx, keyStart, start, null, keyProps, onError);
+        const keyNode = key ? composeNode(ctx, key, keyProps, onError) : composeEmptyNode(ctx, keyStart, start2, null, keyProps, onError);
         if (ctx.schema.compat)
           utilFlowIndentCheck.flowIndentCheck(bm.indent, key, onError);
         ctx.atKey = false;
@@ -5884,8 +5884,8 @@ var require_resolve_block_seq = __commonJS({
         ctx.atKey = false;
       let offset = bs.offset;
       let commentEnd = null;
-      for (const { start, value } of bs.items) {
-        const props = resolveProps.resolveProps(start, {
+      for (const { start: start2, value } of bs.items) {
+        const props = resolveProps.resolveProps(start2, {
           indicator: "seq-item-ind",
           next: value,
           offset,
@@ -5906,7 +5906,7 @@ var require_resolve_block_seq = __commonJS({
             continue;
           }
         }
-        const node3 = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, start, null, props, onError);
+        const node3 = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, start2, null, props, onError);
         if (ctx.schema.compat)
           utilFlowIndentCheck.flowIndentCheck(bs.indent, value, onError);
         offset = node3.range[2];
@@ -5990,8 +5990,8 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key, sep: sep2, value } = collItem;
-        const props = resolveProps.resolveProps(start, {
+        const { start: start2, key, sep: sep2, value } = collItem;
+        const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
           next: key ?? sep2?.[0],
@@ -6031,7 +6031,7 @@ var require_resolve_flow_collection = __commonJS({
             onError(props.start, "MISSING_CHAR", `Missing , between ${fcName} items`);
           if (props.comment) {
             let prevItemComment = "";
-            loop: for (const st of start) {
+            loop: for (const st of start2) {
               switch (st.type) {
                 case "comma":
                 case "space":
@@ -6064,7 +6064,7 @@ var require_resolve_flow_collection = __commonJS({
         } else {
           ctx.atKey = true;
           const keyStart = props.end;
-          const keyNode = key ? composeNode(ctx, key, props, onError) : composeEmptyNode(ctx, keyStart, start, null, props, onError);
+          const keyNode = key ? composeNode(ctx, key, props, onError) : composeEmptyNode(ctx, keyStart, start2, null, props, onError);
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
@@ -6227,10 +6227,10 @@ var require_resolve_block_scalar = __commonJS({
     "use strict";
     var Scalar = require_Scalar();
     function resolveBlockScalar(ctx, scalar, onError) {
-      const start = scalar.offset;
+      const start2 = scalar.offset;
       const header = parseBlockScalarHeader(scalar, ctx.options.strict, onError);
       if (!header)
-        return { value: "", type: null, comment: "", range: [start, start, start] };
+        return { value: "", type: null, comment: "", range: [start2, start2, start2] };
       const type = header.mode === ">" ? Scalar.Scalar.BLOCK_FOLDED : Scalar.Scalar.BLOCK_LITERAL;
       const lines = scalar.source ? splitLines(scalar.source) : [];
       let chompStart = lines.length;
@@ -6243,10 +6243,10 @@ var require_resolve_block_scalar = __commonJS({
       }
       if (chompStart === 0) {
         const value2 = header.chomp === "+" && lines.length > 0 ? "\n".repeat(Math.max(1, lines.length - 1)) : "";
-        let end2 = start + header.length;
+        let end2 = start2 + header.length;
         if (scalar.source)
           end2 += scalar.source.length;
-        return { value: value2, type, comment: header.comment, range: [start, end2, end2] };
+        return { value: value2, type, comment: header.comment, range: [start2, end2, end2] };
       }
       let trimIndent = scalar.indent + header.indent;
       let offset = scalar.offset + header.length;
@@ -6327,8 +6327,8 @@ var require_resolve_block_scalar = __commonJS({
         default:
           value += "\n";
       }
-      const end = start + header.length + scalar.source.length;
-      return { value, type, comment: header.comment, range: [start, end, end] };
+      const end = start2 + header.length + scalar.source.length;
+      return { value, type, comment: header.comment, range: [start2, end, end] };
     }
     function parseBlockScalarHeader({ offset, props }, strict, onError) {
       if (props[0].type !== "block-scalar-header") {
@@ -6850,7 +6850,7 @@ var require_compose_doc = __commonJS({
     var composeNode = require_compose_node();
     var resolveEnd = require_resolve_end();
     var resolveProps = require_resolve_props();
-    function composeDoc(options, directives, { offset, start, value, end }, onError) {
+    function composeDoc(options, directives, { offset, start: start2, value, end }, onError) {
       const opts = Object.assign({ _directives: directives }, options);
       const doc = new Document.Document(void 0, opts);
       const ctx = {
@@ -6860,7 +6860,7 @@ var require_compose_doc = __commonJS({
         options: doc.options,
         schema: doc.schema
       };
-      const props = resolveProps.resolveProps(start, {
+      const props = resolveProps.resolveProps(start2, {
         indicator: "doc-start",
         next: value ?? end?.[0],
         offset,
@@ -6873,7 +6873,7 @@ var require_compose_doc = __commonJS({
         if (value && (value.type === "block-map" || value.type === "block-seq") && !props.hasNewline)
           onError(props.end, "MISSING_CHAR", "Block collection cannot start on same line with directives-end marker");
       }
-      doc.contents = value ? composeNode.composeNode(ctx, value, props, onError) : composeNode.composeEmptyNode(ctx, props.end, start, null, props, onError);
+      doc.contents = value ? composeNode.composeNode(ctx, value, props, onError) : composeNode.composeEmptyNode(ctx, props.end, start2, null, props, onError);
       const contentEnd = doc.contents.range[2];
       const re = resolveEnd.resolveEnd(end, contentEnd, false, onError);
       if (re.comment)
@@ -7322,9 +7322,9 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key, sep: sep2, value }) {
+    function stringifyItem({ start: start2, key, sep: sep2, value }) {
       let res = "";
-      for (const st of start)
+      for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
@@ -8114,8 +8114,8 @@ var require_line_counter = __commonJS({
             return { line: low + 1, col: 1 };
           if (low === 0)
             return { line: 0, col: offset };
-          const start = this.lineStarts[low - 1];
-          return { line: low, col: offset - start + 1 };
+          const start2 = this.lineStarts[low - 1];
+          return { line: low, col: offset - start2 + 1 };
         };
       }
     };
@@ -8495,7 +8495,7 @@ var require_parser = __commonJS({
       *scalar(scalar) {
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
-          const start = getFirstKeyStartProps(prev);
+          const start2 = getFirstKeyStartProps(prev);
           let sep2;
           if (scalar.end) {
             sep2 = scalar.end;
@@ -8507,7 +8507,7 @@ var require_parser = __commonJS({
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start, key: scalar, sep: sep2 }]
+            items: [{ start: start2, key: scalar, sep: sep2 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8582,7 +8582,7 @@ var require_parser = __commonJS({
         if (this.indent >= map5.indent) {
           const atMapIndent = !this.onKeyLine && this.indent === map5.indent;
           const atNextItem = atMapIndent && (it.sep || it.explicitKey) && this.type !== "seq-item-ind";
-          let start = [];
+          let start2 = [];
           if (atNextItem && it.sep && !it.value) {
             const nl = [];
             for (let i = 0; i < it.sep.length; ++i) {
@@ -8602,14 +8602,14 @@ var require_parser = __commonJS({
               }
             }
             if (nl.length >= 2)
-              start = it.sep.splice(nl[1]);
+              start2 = it.sep.splice(nl[1]);
           }
           switch (this.type) {
             case "anchor":
             case "tag":
               if (atNextItem || it.value) {
-                start.push(this.sourceToken);
-                map5.items.push({ start });
+                start2.push(this.sourceToken);
+                map5.items.push({ start: start2 });
                 this.onKeyLine = true;
               } else if (it.sep) {
                 it.sep.push(this.sourceToken);
@@ -8622,8 +8622,8 @@ var require_parser = __commonJS({
                 it.start.push(this.sourceToken);
                 it.explicitKey = true;
               } else if (atNextItem || it.value) {
-                start.push(this.sourceToken);
-                map5.items.push({ start, explicitKey: true });
+                start2.push(this.sourceToken);
+                map5.items.push({ start: start2, explicitKey: true });
               } else {
                 this.stack.push({
                   type: "block-map",
@@ -8640,12 +8640,12 @@ var require_parser = __commonJS({
                   if (includesToken(it.start, "newline")) {
                     Object.assign(it, { key: null, sep: [this.sourceToken] });
                   } else {
-                    const start2 = getFirstKeyStartProps(it.start);
+                    const start3 = getFirstKeyStartProps(it.start);
                     this.stack.push({
                       type: "block-map",
                       offset: this.offset,
                       indent: this.indent,
-                      items: [{ start: start2, key: null, sep: [this.sourceToken] }]
+                      items: [{ start: start3, key: null, sep: [this.sourceToken] }]
                     });
                   }
                 } else if (it.value) {
@@ -8655,10 +8655,10 @@ var require_parser = __commonJS({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start, key: null, sep: [this.sourceToken] }]
+                    items: [{ start: start2, key: null, sep: [this.sourceToken] }]
                   });
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
-                  const start2 = getFirstKeyStartProps(it.start);
+                  const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
                   const sep2 = it.sep;
                   sep2.push(this.sourceToken);
@@ -8668,10 +8668,10 @@ var require_parser = __commonJS({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key, sep: sep2 }]
+                    items: [{ start: start3, key, sep: sep2 }]
                   });
-                } else if (start.length > 0) {
-                  it.sep = it.sep.concat(start, this.sourceToken);
+                } else if (start2.length > 0) {
+                  it.sep = it.sep.concat(start2, this.sourceToken);
                 } else {
                   it.sep.push(this.sourceToken);
                 }
@@ -8679,7 +8679,7 @@ var require_parser = __commonJS({
                 if (!it.sep) {
                   Object.assign(it, { key: null, sep: [this.sourceToken] });
                 } else if (it.value || atNextItem) {
-                  map5.items.push({ start, key: null, sep: [this.sourceToken] });
+                  map5.items.push({ start: start2, key: null, sep: [this.sourceToken] });
                 } else if (includesToken(it.sep, "map-value-ind")) {
                   this.stack.push({
                     type: "block-map",
@@ -8699,7 +8699,7 @@ var require_parser = __commonJS({
             case "double-quoted-scalar": {
               const fs = this.flowScalar(this.type);
               if (atNextItem || it.value) {
-                map5.items.push({ start, key: fs, sep: [] });
+                map5.items.push({ start: start2, key: fs, sep: [] });
                 this.onKeyLine = true;
               } else if (it.sep) {
                 this.stack.push(fs);
@@ -8723,7 +8723,7 @@ var require_parser = __commonJS({
                     return;
                   }
                 } else if (atMapIndent) {
-                  map5.items.push({ start });
+                  map5.items.push({ start: start2 });
                 }
                 this.stack.push(bv);
                 return;
@@ -8860,7 +8860,7 @@ var require_parser = __commonJS({
             yield* this.step();
           } else if (this.type === "map-value-ind" && parent.type !== "flow-collection") {
             const prev = getPrevProps(parent);
-            const start = getFirstKeyStartProps(prev);
+            const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
             const sep2 = fc.end.splice(1, fc.end.length);
             sep2.push(this.sourceToken);
@@ -8868,7 +8868,7 @@ var require_parser = __commonJS({
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start, key: fc, sep: sep2 }]
+              items: [{ start: start2, key: fc, sep: sep2 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -8927,35 +8927,35 @@ var require_parser = __commonJS({
           case "explicit-key-ind": {
             this.onKeyLine = true;
             const prev = getPrevProps(parent);
-            const start = getFirstKeyStartProps(prev);
-            start.push(this.sourceToken);
+            const start2 = getFirstKeyStartProps(prev);
+            start2.push(this.sourceToken);
             return {
               type: "block-map",
               offset: this.offset,
               indent: this.indent,
-              items: [{ start, explicitKey: true }]
+              items: [{ start: start2, explicitKey: true }]
             };
           }
           case "map-value-ind": {
             this.onKeyLine = true;
             const prev = getPrevProps(parent);
-            const start = getFirstKeyStartProps(prev);
+            const start2 = getFirstKeyStartProps(prev);
             return {
               type: "block-map",
               offset: this.offset,
               indent: this.indent,
-              items: [{ start, key: null, sep: [this.sourceToken] }]
+              items: [{ start: start2, key: null, sep: [this.sourceToken] }]
             };
           }
         }
         return null;
       }
-      atIndentedComment(start, indent) {
+      atIndentedComment(start2, indent) {
         if (this.type !== "comment")
           return false;
         if (this.indent <= indent)
           return false;
-        return start.every((st) => st.type === "newline" || st.type === "space");
+        return start2.every((st) => st.type === "newline" || st.type === "space");
       }
       *documentEnd(docEnd) {
         if (this.type !== "doc-mode") {
@@ -9200,7 +9200,7 @@ function runProcess(command, opts) {
       timedOut = true;
       killGroup();
     }, opts.timeoutMs);
-    const finish = (exitCode, signal, spawnError) => {
+    const finish2 = (exitCode, signal, spawnError) => {
       clearTimeout(timer);
       killGroup();
       resolve7({
@@ -9214,8 +9214,8 @@ function runProcess(command, opts) {
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9
       });
     };
-    child.on("error", (e) => finish(127, null, e));
-    child.on("close", (code4, signal) => finish(code4, signal));
+    child.on("error", (e) => finish2(127, null, e));
+    child.on("close", (code4, signal) => finish2(code4, signal));
   });
 }
 function collector(limit) {
@@ -9914,8 +9914,8 @@ var isRoot = isWin ? (p) => WIN32_ROOT_DIR.test(p) : (p) => p === "/";
 function buildFormat(cwd, root3, absolute) {
   if (cwd === root3 || root3.startsWith(`${cwd}/`)) {
     if (absolute) {
-      const start = cwd.length + +!isRoot(cwd);
-      return (p, isDir) => p.slice(start, isDir ? -1 : void 0) || ".";
+      const start2 = cwd.length + +!isRoot(cwd);
+      return (p, isDir) => p.slice(start2, isDir ? -1 : void 0) || ".";
     }
     const prefix = root3.slice(cwd.length + 1);
     if (prefix) return (p, isDir) => {
@@ -10254,7 +10254,8 @@ function buildArgv(req, flags, library) {
     libs: instance.libs.map((l) => `-l${l}`)
   };
   const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, "-shared", ...parts.linkFlags, "-o", library, ...parts.sources, ...parts.libs];
-  return { ...parts, argv, key: buildKey(req, src, argv) };
+  const out = dirname4(library);
+  return { ...parts, argv, key: buildKey(req, src, argv.map((a) => a.replaceAll(out, "<out>"))) };
 }
 async function buildInstance(req) {
   const { candidate } = req;
@@ -11107,9 +11108,9 @@ function nullish(input2) {
   return input2 === null || input2 === void 0;
 }
 function cleanRegex(source) {
-  const start = source.startsWith("^") ? 1 : 0;
+  const start2 = source.startsWith("^") ? 1 : 0;
   const end = source.endsWith("$") ? source.length - 1 : source.length;
-  return source.slice(start, end);
+  return source.slice(start2, end);
 }
 function floatSafeRemainder(val, step) {
   const ratio = val / step;
@@ -11580,9 +11581,9 @@ function sizeCaps(defChecks) {
   }
   return caps;
 }
-function attachSchema(issues, start, inst) {
+function attachSchema(issues, start2, inst) {
   var _a3;
-  for (let i = start; i < issues.length; i++) {
+  for (let i = start2; i < issues.length; i++) {
     (_a3 = issues[i]).schema ?? (_a3.schema = inst);
   }
 }
@@ -13767,10 +13768,10 @@ function capSize(inst, size) {
     if (n > cap && !ctx?.skipChecks && ctx?.direction !== "backward") {
       for (const [max, ch] of sizeCaps(inst._zod.def.checks)) {
         if (n > max && ch._zod.def.when(payload)) {
-          const start = payload.issues.length;
+          const start2 = payload.issues.length;
           ch._zod.check(payload);
-          payload.issues[start].continue = false;
-          attachSchema(payload.issues, start, inst);
+          payload.issues[start2].continue = false;
+          attachSchema(payload.issues, start2, inst);
           return payload;
         }
       }
@@ -30864,61 +30865,82 @@ var OPERATIONS = { kem: ["keygen", "enc", "dec"], sig: ["keygen", "sign", "verif
 function shown(p, tool, lib, libShown) {
   return { ...p, command: p.command.map((a) => a === tool ? basename3(tool) : a === lib ? libShown : a) };
 }
-async function measureOperation(req) {
-  const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-  const load_average_start = loadAverage();
-  const p = req.planning;
-  const base = {
-    timeTool: req.timeTool,
-    library: req.library,
-    type: req.type,
-    operation: req.operation,
-    cpu: req.cpu,
-    rng: req.rng,
-    memoryLimitBytes: p.memory_limit_mb * 1024 * 1024
+function start(req) {
+  return {
+    req,
+    base: {
+      timeTool: req.timeTool,
+      library: req.library,
+      type: req.type,
+      operation: req.operation,
+      cpu: req.cpu,
+      rng: req.rng,
+      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024
+    },
+    started_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    load_average_start: loadAverage(),
+    processes: [],
+    disturbed: 0,
+    stopped: false
   };
-  const finish = (r) => ({
-    ...r,
-    processes: r.processes.map((x) => shown(x, req.timeTool, req.library, req.libraryShown)),
-    started_utc,
-    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
-    load_average_start,
-    load_average_end: loadAverage()
-  });
-  const calibration = await runTrial({ ...base, iterations: 1, warmups: 1, timeoutMs: p.process_timeout_s * 1e3 });
-  if (calibration.status !== "complete")
-    return finish({ status: "failed", failure: `calibration: ${calibration.failure}`, processes: [calibration], trials: [], meta: calibration.meta, disturbed_retries: 0 });
-  const plan = planTrials(calibration.trials[0].seconds, p);
-  const processes = [];
-  let disturbed = 0;
-  for (let i = 0; i < plan.trials; i++) {
-    let proc;
-    let retries = 0;
-    for (; ; ) {
-      proc = await runTrial({ ...base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1e3 });
-      const clock = proc.trials[0]?.clock_hz;
-      const slowed = proc.status === "complete" && req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * req.fixedClockHz;
-      if (!slowed || retries >= p.disturbed_retries) break;
-      retries++;
-    }
-    proc.disturbed_retries = retries;
-    disturbed += retries;
-    processes.push(proc);
-    req.onTrial?.(i + 1, plan.trials);
-    if (proc.status !== "complete") break;
+}
+async function nextTrial(op) {
+  const p = op.req.planning;
+  const plan = op.plan;
+  let proc;
+  let retries = 0;
+  for (; ; ) {
+    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1e3 });
+    const clock = proc.trials[0]?.clock_hz;
+    const slowed = proc.status === "complete" && op.req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * op.req.fixedClockHz;
+    if (!slowed || retries >= p.disturbed_retries) break;
+    retries++;
   }
-  const trials = processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
-  const failed = processes.find((x) => x.status !== "complete");
-  const status = failed ? trials.length > 0 ? "partial" : "failed" : "complete";
-  return finish({
-    status,
+  proc.disturbed_retries = retries;
+  op.disturbed += retries;
+  op.processes.push(proc);
+  op.req.onTrial?.(op.processes.length, plan.trials);
+  if (proc.status !== "complete") op.stopped = true;
+}
+function finish(op) {
+  const req = op.req;
+  const common = {
+    started_utc: op.started_utc,
+    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    load_average_start: op.load_average_start,
+    load_average_end: loadAverage()
+  };
+  const show = (x) => shown(x, req.timeTool, req.library, req.libraryShown);
+  if (!op.plan)
+    return { ...common, status: "failed", failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
+  const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
+  const failed = op.processes.find((x) => x.status !== "complete");
+  return {
+    ...common,
+    status: failed ? trials.length > 0 ? "partial" : "failed" : "complete",
     failure: failed?.failure,
-    plan,
-    processes,
+    plan: op.plan,
+    processes: op.processes.map(show),
     trials,
-    stats: trials.length > 0 ? deriveStatistics(trials, p.min_measurements) : void 0,
-    meta: processes[0]?.meta ?? calibration.meta,
-    disturbed_retries: disturbed
+    stats: trials.length > 0 ? deriveStatistics(trials, req.planning.min_measurements) : void 0,
+    meta: op.processes[0]?.meta ?? op.calibration.meta,
+    disturbed_retries: op.disturbed
+  };
+}
+async function measureOperations(reqs, onDone) {
+  const ops = [];
+  for (const req of reqs) {
+    const s = start(req);
+    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1e3 });
+    ops.push({ ...s, calibration, plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0 });
+  }
+  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
+  for (let i = 0; i < rounds; i++)
+    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+  return ops.map((op, i) => {
+    const r = finish(op);
+    onDone?.(i, r);
+    return r;
   });
 }
 
@@ -31147,7 +31169,7 @@ async function buildProfiled(req, flags, wanted) {
     log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
     return r;
   };
-  const finish = (ok2, wrapped2) => {
+  const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
     writeFileAtomic(join8(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -31156,7 +31178,7 @@ async function buildProfiled(req, flags, wanted) {
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
     const obj = join8(objDir, `${i}-${basename4(src).replace(/\.c$/, "")}.o`);
-    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish(false, []);
+    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
   const nm = await run(["nm", "-g", "--defined-only", ...objects]);
@@ -31169,11 +31191,11 @@ async function buildProfiled(req, flags, wanted) {
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
     const obj = join8(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
     const includes = [`-I${hp}`, `-I${join8(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0) return finish(false, wrapped);
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
     objects.push(obj);
   }
   const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
-  return finish(link3.exitCode === 0 && existsSync9(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
 }
 
 // src/report/format.ts
@@ -31478,23 +31500,22 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
   const key = `${unit.candidate.id}/${unit.instance.label}`;
   const campaignDir = opts.campaignDir;
   const sys = settings.systems[opts.system];
+  const todo = [];
   for (const operation of OPERATIONS[unit.candidate.type]) {
     if (!MEASURABLE.has(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: "not measured", skipped: true });
       opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
       continue;
     }
-    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
-    const previous = readJsonIfExists(recordPath);
+    const previous = readJsonIfExists(paths.record(unit.candidate.id, unit.instance.label, operation));
     if (!opts.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
       inst.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
       opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
       continue;
     }
-    const library = resolve5(campaignDir, entry.library);
-    const result = await measureOperation({
+    todo.push({
       timeTool: tools.time,
-      library,
+      library: resolve5(campaignDir, entry.library),
       libraryShown: entry.library,
       type: unit.candidate.type,
       operation,
@@ -31503,12 +31524,15 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
       planning: settings.planning,
       fixedClockHz: sys?.fixed_clock_hz
     });
+  }
+  await measureOperations(todo, (i, result) => {
+    const operation = todo[i].operation;
     if (result.meta.counter) onCounter(result.meta.counter);
     const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
-    writeJsonAtomic(recordPath, record2);
+    writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record2);
     inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
-  }
+  });
 }
 function withOverrides(settings, opts) {
   return {
@@ -33004,14 +33028,14 @@ function htmlKind(value) {
   }
   if (next === 63) return 3;
   const closing = next === 47;
-  const start = closing ? 2 : 1;
-  let end = start;
+  const start2 = closing ? 2 : 1;
+  let end = start2;
   let code4 = value.charCodeAt(end);
   if (!asciiAlpha(code4)) return;
   while (code4 === 45 || asciiAlphanumeric(code4)) {
     code4 = value.charCodeAt(++end);
   }
-  const name = value.slice(start, end).toLowerCase();
+  const name = value.slice(start2, end).toLowerCase();
   if (!closing && code4 !== 47 && htmlRawNames.includes(name)) {
     return 1;
   }
@@ -33096,15 +33120,15 @@ function check2(tokens, before, after) {
 function containerPhrasing(parent, state, info) {
   return serialize2(phrasing2(parent, state, info), info.before, info.after);
 }
-function encode3(tokens, start) {
-  const token = tokens[start ? 0 : tokens.length - 1];
+function encode3(tokens, start2) {
+  const token = tokens[start2 ? 0 : tokens.length - 1];
   if (!token || token.attention) return;
-  const character = start ? firstCharacter(token.value) : lastCharacter(token.value);
+  const character = start2 ? firstCharacter(token.value) : lastCharacter(token.value);
   const reference = encodeCharacterReference(
     /** @type {number} */
     character.codePointAt(0)
   );
-  if (start) {
+  if (start2) {
     token.value = reference + token.value.slice(character.length);
   } else {
     let value = token.value.slice(0, token.value.length - character.length);
@@ -36508,16 +36532,16 @@ function between(left, right, parent, state) {
 var eol = /\r?\n|\r/g;
 function indentLines(value, map5) {
   const result = [];
-  let start = 0;
+  let start2 = 0;
   let line = 0;
   let match;
   while (match = eol.exec(value)) {
-    one2(value.slice(start, match.index));
+    one2(value.slice(start2, match.index));
     result.push(match[0]);
-    start = match.index + match[0].length;
+    start2 = match.index + match[0].length;
     line++;
   }
-  one2(value.slice(start));
+  one2(value.slice(start2));
   return result.join("");
   function one2(value2) {
     result.push(map5(value2, line, !value2));
@@ -36562,11 +36586,11 @@ function safe(state, input2, config2) {
     }
   }
   positions.sort(numerical);
-  let start = offset;
+  let start2 = offset;
   index = -1;
   while (++index < positions.length) {
     const position = positions[index];
-    if (position < start || position >= end) {
+    if (position < start2 || position >= end) {
       continue;
     }
     if (value.charAt(position) === "_" && // Preceded by an unescaped character that is not punctuation or whitespace:
@@ -36591,11 +36615,11 @@ function safe(state, input2, config2) {
     if (position + 1 < end && positions[index + 1] === position + 1 && infos[position].after && !infos[position + 1].before && !infos[position + 1].after || position - 1 >= offset && positions[index - 1] === position - 1 && infos[position].before && !infos[position - 1].before && !infos[position - 1].after) {
       continue;
     }
-    if (start !== position) {
-      const slice = value.slice(start, position);
+    if (start2 !== position) {
+      const slice = value.slice(start2, position);
       result.push(percentEncode ? slice : escapeBackslashes(slice, "\\"));
     }
-    start = position + 1;
+    start2 = position + 1;
     if (percentEncode) {
       result.push(
         "%" + value.charCodeAt(position).toString(16).toUpperCase().padStart(2, "0")
@@ -36606,7 +36630,7 @@ function safe(state, input2, config2) {
       result.push(encodeCharacterReference(value.charCodeAt(position)));
     }
   }
-  const rest = value.slice(start, end);
+  const rest = value.slice(start2, end);
   result.push(percentEncode ? rest : escapeBackslashes(rest, config2.after));
   return result.join("");
 }
@@ -36624,19 +36648,19 @@ function escapeBackslashes(value, after) {
   const results = [];
   const whole = value + after;
   let index = -1;
-  let start = 0;
+  let start2 = 0;
   let match;
   while (match = expression.exec(whole)) {
     positions.push(match.index);
   }
   while (++index < positions.length) {
-    if (start !== positions[index]) {
-      results.push(value.slice(start, positions[index]));
+    if (start2 !== positions[index]) {
+      results.push(value.slice(start2, positions[index]));
     }
     results.push("\\");
-    start = positions[index];
+    start2 = positions[index];
   }
-  results.push(value.slice(start));
+  results.push(value.slice(start2));
   return results.join("");
 }
 
@@ -36844,19 +36868,19 @@ function gfmTableToMarkdown(options) {
     const value = handle.inlineCode(node3, parent, state);
     if (!state.stack.includes("tableCell")) return value;
     const result = [];
-    let start = 0;
+    let start2 = 0;
     let index = value.indexOf("|");
     while (index !== -1) {
       let before = index;
-      while (before > start && value.charCodeAt(before - 1) === 92) {
+      while (before > start2 && value.charCodeAt(before - 1) === 92) {
         before--;
       }
-      result.push(value.slice(start, index));
+      result.push(value.slice(start2, index));
       if ((index - before) % 2 === 0) result.push("\\");
-      start = index;
+      start2 = index;
       index = value.indexOf("|", index + 1);
     }
-    result.push(value.slice(start));
+    result.push(value.slice(start2));
     return result.join("");
   }
 }
@@ -37252,13 +37276,13 @@ function permutationPValue(a, b) {
   if (binomial(n, k) <= 2e5) {
     let hits2 = 0;
     let count = 0;
-    const walk = (start, left, sum2) => {
+    const walk = (start2, left, sum2) => {
       if (left === 0) {
         count++;
         if (extreme(diffOf(sum2))) hits2++;
         return;
       }
-      for (let i = start; i <= n - left; i++) walk(i + 1, left - 1, sum2 + pooled[i]);
+      for (let i = start2; i <= n - left; i++) walk(i + 1, left - 1, sum2 + pooled[i]);
     };
     walk(0, k, 0);
     return hits2 / count;

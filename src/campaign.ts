@@ -13,7 +13,7 @@ import { formatKatLog, katBody } from './kat/log.js';
 import { readManifest } from './kat/manifest.js';
 import { runKat, type KatOutcome } from './kat/run.js';
 import type { KatStatus } from './kat/status.js';
-import { measureOperation, OPERATIONS } from './measure/operation.js';
+import { measureOperations, OPERATIONS, type OperationRequest } from './measure/operation.js';
 import { elfSizes } from './util/elf.js';
 import { surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
@@ -154,23 +154,22 @@ async function measureInstance(
   const key = `${unit.candidate.id}/${unit.instance.label}`;
   const campaignDir = opts.campaignDir;
   const sys = settings.systems[opts.system];
+  const todo: OperationRequest[] = [];
   for (const operation of OPERATIONS[unit.candidate.type]) {
     if (!MEASURABLE.has(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: 'not measured', skipped: true });
       opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
       continue;
     }
-    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
-    const previous = readJsonIfExists<TimingRecord>(recordPath);
+    const previous = readJsonIfExists<TimingRecord>(paths.record(unit.candidate.id, unit.instance.label, operation));
     if (!opts.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
       inst.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
       opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
       continue;
     }
-    const library = resolve(campaignDir, entry.library);
-    const result = await measureOperation({
+    todo.push({
       timeTool: tools.time,
-      library,
+      library: resolve(campaignDir, entry.library),
       libraryShown: entry.library,
       type: unit.candidate.type,
       operation,
@@ -179,12 +178,15 @@ async function measureInstance(
       planning: settings.planning,
       fixedClockHz: sys?.fixed_clock_hz,
     });
+  }
+  await measureOperations(todo, (i, result) => {
+    const operation = todo[i]!.operation;
     if (result.meta.counter) onCounter(result.meta.counter);
     const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
-    writeJsonAtomic(recordPath, record);
+    writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record);
     inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
-  }
+  });
 }
 
 function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {

@@ -12,12 +12,15 @@ import { actionsBuildCache } from './github/buildCache.js';
 import { annotations, renderComment, renderJobSummary } from './github/comment.js';
 import { readPullRequestEvent } from './github/event.js';
 import { makeOctokit, upsertStickyComment } from './github/githubApi.js';
-import { extractAt, touchedCandidates } from './github/gitTree.js';
+import { extractAt, historyOf, touchedCandidates } from './github/gitTree.js';
 import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
 import { createProgress } from './progress.js';
 import { loadReportModel } from './report/model.js';
 import { renderPages, writePages } from './report/render.js';
+
+/** Nightly evidence versions consulted for the run-to-run spread of each operation. */
+const HISTORY_RUNS = 8;
 
 const workspace = () => resolve(process.env.GITHUB_WORKSPACE ?? process.cwd());
 const runUrl = () =>
@@ -89,7 +92,13 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   const baseRoot = join(work, 'base-root');
   mkdirSync(join(baseRoot, inputs.system), { recursive: true });
   if (hasBase) cpSync(baseSystem, join(baseRoot, inputs.system), { recursive: true });
-  const report = compareEvidence({ baseDir: baseRoot, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir });
+  // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
+  // data branch (when the checkout has it), extracted as DATA_DIR trees.
+  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) =>
+    join(d, relative(repo, resolve(repo, inputs.dataDir))),
+  );
+  if (history.length > 0) core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system}`);
+  const report = compareEvidence({ baseDir: baseRoot, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir, history });
   await deliver(inputs, report, event.number, work, katFailures);
   if (inputs.publish !== 'none') await publishEvidence(inputs, join(headData, inputs.system), campaignDir, work);
   core.setOutput('evidence-dir', join(headData, inputs.system));

@@ -142,3 +142,44 @@ describe('shards', () => {
     expect(errors.join('\n')).toMatch(/differ \(both shards wrote records\/kem-2\/mixed__keygen\.json\)/);
   });
 });
+
+describe('the build cache', () => {
+  it('a failing cache service never fails the run, and a restored build is not compiled again', async () => {
+    const root = toySigCampaign(QUICK);
+    const failing = {
+      restore: () => Promise.reject(new Error('cache service down')),
+      save: () => Promise.reject(new Error('cache service down')),
+    };
+    const first = await runCampaign({ campaignDir: root, system: 's', dataDir: tempDir(), phases: new Set(['build', 'kat']), buildCache: failing });
+    expect(first.instances[0]!.kat).toBe('PASS');
+
+    // A cache that keeps folders by key, as @actions/cache does between runs.
+    const store = new Map<string, string>();
+    const keeping = {
+      restore: async (dir: string, key: string) => {
+        const saved = store.get(key);
+        if (!saved) return false;
+        cpSync(saved, dir, { recursive: true });
+        return true;
+      },
+      save: async (dir: string, key: string) => {
+        const copy = tempDir();
+        cpSync(dir, copy, { recursive: true });
+        store.set(key, copy);
+      },
+    };
+    const dataA = tempDir();
+    await runCampaign({ campaignDir: root, system: 's', dataDir: dataA, phases: new Set(['build', 'kat']), buildCache: keeping });
+    expect(store.size).toBe(1);
+    // A fresh machine: empty data folder, same cache. The library comes back without gcc running.
+    const dataB = tempDir();
+    const log = join(dataB, 's', 'build', 'sign-1', 'toy-sig', 'guide', 'build.log');
+    const second = await runCampaign({ campaignDir: root, system: 's', dataDir: dataB, phases: new Set(['build', 'kat']), buildCache: keeping });
+    expect(second.instances[0]!.kat).toBe('PASS');
+    const keyA = JSON.parse(readFileSync(join(dataA, 's', 'build.json'), 'utf8')) as BuildJson;
+    const keyB = JSON.parse(readFileSync(join(dataB, 's', 'build.json'), 'utf8')) as BuildJson;
+    expect(keyB.instances['sign-1/toy-sig']!.library_sha256).toBe(keyA.instances['sign-1/toy-sig']!.library_sha256);
+    // The restored folder carries the log of the build that made it, from the first data folder.
+    expect(readFileSync(log, 'utf8')).toContain(join(dataA, 's', 'build'));
+  });
+});

@@ -105,8 +105,42 @@ describe('compare between two evidence trees', () => {
     expect(report.counts.regressions).toBe(1);
   });
 
+  it('does not call a change that the nightly history of the operation shows as ordinary', () => {
+    const { base, head } = trees();
+    // Four earlier nightly runs of kem-1/a keygen spread by about ±8% around 100k.
+    const history = [92_000, 108_000, 95_000, 106_000].map((level) => {
+      const dir = tempDir();
+      writeSyntheticSystem(dir, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady.map((c) => (c * level) / 100_000) }]);
+      return dir;
+    });
+    const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history });
+    const row = r.rows.find((x) => x.label === 'a')!;
+    expect(row.verdict).toBe('inconclusive');
+    expect(row.reason).toMatch(/nightly spread ±7\.\d%/);
+  });
+
   it('names a missing side', () => {
     const { base } = trees();
     expect(() => compareEvidence({ baseDir: base, headDir: tempDir(), system: 'x86_1' })).toThrow(/no head evidence for system x86_1/);
+  });
+});
+
+describe('the size audit page', () => {
+  it('shows exactly the one wrong ciphertext size of the catalog', async () => {
+    const { loadReportModel } = await import('../src/report/model.js');
+    const { renderPages } = await import('../src/report/render.js');
+    const { sections } = await import('./helpers/pages.js');
+    const data = tempDir();
+    writeSyntheticSystem(data, 'x86_1', [{ id: 'kem-1', label: 'a', sizes: { pk_bytes: 800, ct_bytes: 768 } }, { id: 'kem-1', label: 'b', sizes: { pk_bytes: 800, ct_bytes: 768 } }], [
+      { id: 'kem-1', label: 'a', op: 'keygen', trials: [1, 1, 1] },
+      { id: 'kem-1', label: 'b', op: 'keygen', trials: [1, 1, 1] },
+    ]);
+    const campaign = tempDir();
+    writeFileSync(join(campaign, 'external_sizes.csv'), 'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;a;800;768;;encoded\nkem-1;b;800;769;;encoded\n');
+    const page = renderPages(loadReportModel(join(data, 'x86_1'), campaign)).get('performance/size-audit_x86_1.md')!;
+    const rows = sections(page)[0]!.tables[0]!.slice(1);
+    expect(rows).toHaveLength(4);
+    expect(rows.filter((r) => r[6] === 'MISMATCH ⚠')).toEqual([['kem-1', 'b', 'ciphertext', '769', '768', 'encoded', 'MISMATCH ⚠']]);
+    expect(page).toContain('1 mismatch in 4 compared sizes');
   });
 });

@@ -120,7 +120,9 @@ export function buildArgv(req: BuildRequest, flags: string[], library: string): 
     libs: instance.libs.map((l) => `-l${l}`),
   };
   const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, '-shared', ...parts.linkFlags, '-o', library, ...parts.sources, ...parts.libs];
-  return { ...parts, argv, key: buildKey(req, src, argv) };
+  // The key must not depend on where the build goes: a cached build is restored elsewhere.
+  const out = dirname(library);
+  return { ...parts, argv, key: buildKey(req, src, argv.map((a) => a.replaceAll(out, '<out>'))) };
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */

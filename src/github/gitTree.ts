@@ -41,3 +41,19 @@ export async function extractAt(repo: string, commit: string, path: string, into
   if (x.exitCode !== 0) throw new Error(`unpacking the base evidence failed: ${x.stderr.split('\n')[0]}`);
   return existsSync(join(into, path));
 }
+
+/**
+ * The last `count` versions of `path` on `ref` (newest first), each extracted into its own folder
+ * under `into`: the nightly history of a system's evidence on the data branch.
+ */
+export async function historyOf(repo: string, ref: string, path: string, count: number, into: string): Promise<string[]> {
+  const log = await git(repo, ['log', '--format=%H', `-n${count}`, ref, '--', path]);
+  if (!log.ok) return [];
+  const commits = log.out.split('\n').filter(Boolean);
+  const dirs: string[] = [];
+  for (const [i, commit] of commits.entries()) {
+    const dir = join(into, `h${i}`);
+    if (await extractAt(repo, commit, path, dir)) dirs.push(dir);
+  }
+  return dirs;
+}

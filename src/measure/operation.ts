@@ -4,7 +4,7 @@ import type { HostEnvironment } from '../env/host.js';
 import { loadAverage } from '../env/host.js';
 import { planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
-import { runTrial, type TrialProcess } from './trial.js';
+import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 
 export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign', 'verify'] } as const;
 
@@ -42,62 +42,104 @@ function shown(p: TrialProcess, tool: string, lib: string, libShown: string): Tr
   return { ...p, command: p.command.map((a) => (a === tool ? basename(tool) : a === lib ? libShown : a)) };
 }
 
-/** Calibrates with one call, plans, then runs each trial in a fresh pinned process. */
-export async function measureOperation(req: OperationRequest): Promise<OperationResult> {
-  const started_utc = new Date().toISOString();
-  const load_average_start = loadAverage();
-  const p = req.planning;
-  const base = {
-    timeTool: req.timeTool,
-    library: req.library,
-    type: req.type,
-    operation: req.operation,
-    cpu: req.cpu,
-    rng: req.rng,
-    memoryLimitBytes: p.memory_limit_mb * 1024 * 1024,
-  };
-  const finish = (r: Omit<OperationResult, 'started_utc' | 'ended_utc' | 'load_average_start' | 'load_average_end'>): OperationResult => ({
-    ...r,
-    processes: r.processes.map((x) => shown(x, req.timeTool, req.library, req.libraryShown)),
-    started_utc,
-    ended_utc: new Date().toISOString(),
-    load_average_start,
-    load_average_end: loadAverage(),
-  });
+/** One operation under way: its plan and the trial processes run so far. */
+interface InProgress {
+  req: OperationRequest;
+  base: Omit<TrialRequest, 'iterations' | 'warmups' | 'timeoutMs'>;
+  started_utc: string;
+  load_average_start: number[];
+  calibration: TrialProcess;
+  plan?: Plan;
+  processes: TrialProcess[];
+  disturbed: number;
+  stopped: boolean;
+}
 
-  const calibration = await runTrial({ ...base, iterations: 1, warmups: 1, timeoutMs: p.process_timeout_s * 1000 });
-  if (calibration.status !== 'complete')
-    return finish({ status: 'failed', failure: `calibration: ${calibration.failure}`, processes: [calibration], trials: [], meta: calibration.meta, disturbed_retries: 0 });
-  const plan = planTrials(calibration.trials[0]!.seconds, p);
-  const processes: TrialProcess[] = [];
-  let disturbed = 0;
-  for (let i = 0; i < plan.trials; i++) {
-    let proc: TrialProcess;
-    let retries = 0;
-    for (;;) {
-      proc = await runTrial({ ...base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1000 });
-      const clock = proc.trials[0]?.clock_hz;
-      const slowed = proc.status === 'complete' && req.fixedClockHz !== undefined && clock !== undefined && clock < p.min_clock_ratio * req.fixedClockHz;
-      if (!slowed || retries >= p.disturbed_retries) break;
-      retries++;
-    }
-    proc.disturbed_retries = retries;
-    disturbed += retries;
-    processes.push(proc);
-    req.onTrial?.(i + 1, plan.trials);
-    if (proc.status !== 'complete') break;
+function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
+  return {
+    req,
+    base: {
+      timeTool: req.timeTool,
+      library: req.library,
+      type: req.type,
+      operation: req.operation,
+      cpu: req.cpu,
+      rng: req.rng,
+      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
+    },
+    started_utc: new Date().toISOString(),
+    load_average_start: loadAverage(),
+    processes: [],
+    disturbed: 0,
+    stopped: false,
+  };
+}
+
+/** One trial in a fresh process; re-run while the core's clock was below the fixed clock. */
+async function nextTrial(op: InProgress): Promise<void> {
+  const p = op.req.planning;
+  const plan = op.plan!;
+  let proc: TrialProcess;
+  let retries = 0;
+  for (;;) {
+    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1000 });
+    const clock = proc.trials[0]?.clock_hz;
+    const slowed = proc.status === 'complete' && op.req.fixedClockHz !== undefined && clock !== undefined && clock < p.min_clock_ratio * op.req.fixedClockHz;
+    if (!slowed || retries >= p.disturbed_retries) break;
+    retries++;
   }
-  const trials = processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
-  const failed = processes.find((x) => x.status !== 'complete');
-  const status = failed ? (trials.length > 0 ? 'partial' : 'failed') : 'complete';
-  return finish({
-    status,
+  proc.disturbed_retries = retries;
+  op.disturbed += retries;
+  op.processes.push(proc);
+  op.req.onTrial?.(op.processes.length, plan.trials);
+  if (proc.status !== 'complete') op.stopped = true;
+}
+
+function finish(op: InProgress): OperationResult {
+  const req = op.req;
+  const common = {
+    started_utc: op.started_utc,
+    ended_utc: new Date().toISOString(),
+    load_average_start: op.load_average_start,
+    load_average_end: loadAverage(),
+  };
+  const show = (x: TrialProcess) => shown(x, req.timeTool, req.library, req.libraryShown);
+  if (!op.plan)
+    return { ...common, status: 'failed', failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
+  const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
+  const failed = op.processes.find((x) => x.status !== 'complete');
+  return {
+    ...common,
+    status: failed ? (trials.length > 0 ? 'partial' : 'failed') : 'complete',
     failure: failed?.failure,
-    plan,
-    processes,
+    plan: op.plan,
+    processes: op.processes.map(show),
     trials,
-    stats: trials.length > 0 ? deriveStatistics(trials, p.min_measurements) : undefined,
-    meta: processes[0]?.meta ?? calibration.meta,
-    disturbed_retries: disturbed,
+    stats: trials.length > 0 ? deriveStatistics(trials, req.planning.min_measurements) : undefined,
+    meta: op.processes[0]?.meta ?? op.calibration.meta,
+    disturbed_retries: op.disturbed,
+  };
+}
+
+/**
+ * Measures several operations (an instance's keygen, enc, dec) with their trials interleaved:
+ * trial 1 of each, then trial 2 of each, … So slow drift of the machine (thermal state, a
+ * neighbour's load) spreads over every operation's trials instead of hiding between them, and
+ * the spread of the trials — what the regression test compares against — includes it.
+ */
+export async function measureOperations(reqs: OperationRequest[], onDone?: (i: number, r: OperationResult) => void): Promise<OperationResult[]> {
+  const ops: InProgress[] = [];
+  for (const req of reqs) {
+    const s = start(req);
+    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1000 });
+    ops.push({ ...s, calibration, plan: calibration.status === 'complete' ? planTrials(calibration.trials[0]!.seconds, req.planning) : undefined });
+  }
+  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
+  for (let i = 0; i < rounds; i++)
+    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+  return ops.map((op, i) => {
+    const r = finish(op);
+    onDone?.(i, r);
+    return r;
   });
 }

@@ -21,7 +21,7 @@ const n = join(root, 'native');
 
 // The drivers, built as the harness builds them.
 const timeTool = join(work, 'ngcc_time');
-sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', timeTool, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c'), '-ldl']);
+sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', timeTool, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c'), '-ldl']);
 
 // (a) Empty operation.
 const emptyLib = join(work, 'libempty.so');

@@ -10320,10 +10320,10 @@ async function compileTools() {
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
     ["ngcc_kat", [join4(n, "ngcc_kat.c"), join4(n, "harness.c")], ["-ldl"]],
-    ["ngcc_time", [join4(n, "ngcc_time.c"), join4(n, "harness.c"), join4(n, "cpucycles.c")], ["-ldl"]],
-    ["ngcc_prof", [join4(n, "hashprof", "ngcc_prof.c"), join4(n, "harness.c")], ["-ldl"]],
+    ["ngcc_time", [join4(n, "ngcc_time.c"), join4(n, "harness.c"), join4(n, "ops.c"), join4(n, "cpucycles.c")], ["-ldl"]],
+    ["ngcc_prof", [join4(n, "hashprof", "ngcc_prof.c"), join4(n, "harness.c"), join4(n, "ops.c")], ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ["ngcc_mem", [join4(n, "ngcc_mem.c"), join4(n, "harness.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
+    ["ngcc_mem", [join4(n, "ngcc_mem.c"), join4(n, "harness.c"), join4(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
   ];
   for (const [name, sources, link3] of targets) {
     const r = await runProcess([CC, ...common, "-o", join4(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });

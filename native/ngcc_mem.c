@@ -29,6 +29,7 @@
  * vmhwm_reset. Exit codes are those of harness.h. Linux/glibc only. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "ops.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +43,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MESSAGE_BYTES 64
 #define DEFAULT_STACK_MB 64
 #define PAINT_WORD ((uintptr_t)0x5AC3E17D9B2F4C61ull)
 /* Bytes below the measuring frame's stack pointer left unpainted. 0 is safe: run_job is
@@ -164,64 +164,15 @@ void *pvalloc(size_t n) {
 
 /* ------------------------------------------------------------------ operations */
 
-typedef struct {
-    api_t api;
-    guarded_t pk, sk, ct, ss, ss2, sn, msg;
-    unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
-} ctx_t;
 
-typedef int (*op_fn)(ctx_t *);
-
-static int do_kem_keygen(ctx_t *c) { return c->api.kem_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
-static int do_kem_enc(ctx_t *c) {
-    return c->api.kem_enc(c->pk.p, c->pk_len, c->ss.p, &c->ss_len, c->ct.p, &c->ct_len);
-}
-static int do_kem_dec(ctx_t *c) {
-    unsigned long long len = 0;
-    return c->api.kem_dec(c->sk.p, c->sk_len, c->ct.p, c->ct_len, c->ss2.p, &len);
-}
-static int do_sig_keygen(ctx_t *c) { return c->api.sig_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
-static int do_sig_sign(ctx_t *c) {
-    return c->api.sig_sign(c->sk.p, c->sk_len, c->msg.p, MESSAGE_BYTES, c->sn.p, &c->sn_len);
-}
-static int do_sig_verify(ctx_t *c) {
-    return c->api.sig_verify(c->pk.p, c->pk_len, c->sn.p, c->sn_len, c->msg.p, MESSAGE_BYTES);
-}
 /* The baseline: same thread, same call path, no operation. */
 static int do_nothing(ctx_t *c) {
     (void)c;
     return 0;
 }
 
-static void must(int rc, const char *what) {
-    if (rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "%s returned %d", what, rc);
-}
 
-static op_fn prepare(ctx_t *c, const char *op) {
-    if (!c->api.is_sig) {
-        if (strcmp(op, "keygen") == 0) return do_kem_keygen;
-        must(do_kem_keygen(c), "kem_keygen");
-        if (strcmp(op, "enc") == 0) return do_kem_enc;
-        must(do_kem_enc(c), "kem_enc");
-        if (strcmp(op, "dec") == 0) return do_kem_dec;
-    } else {
-        for (int i = 0; i < MESSAGE_BYTES; i++) c->msg.p[i] = (unsigned char)i;
-        if (strcmp(op, "keygen") == 0) return do_sig_keygen;
-        must(do_sig_keygen(c), "sig_keygen");
-        if (strcmp(op, "sign") == 0) return do_sig_sign;
-        must(do_sig_sign(c), "sig_sign");
-        if (strcmp(op, "verify") == 0) return do_sig_verify;
-    }
-    fail(EXIT_USAGE, "USAGE", "unknown operation %s", op);
-    return NULL;
-}
 
-static void check_guards(ctx_t *c) {
-    char why[160];
-    guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i]->base && guarded_violated(all[i], why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
-}
 
 /* ------------------------------------------------------------------ painted stack */
 
@@ -436,22 +387,10 @@ int main(int argc, char **argv) {
         fail(EXIT_LOADFAIL, "LOADFAIL", "malloc interposition not in effect (ngcc_mem must export malloc/free: plain link, -rdynamic or --export-dynamic-symbol)");
     meta_str("rng", api_seed_default(&c.api, rng));
 
-    c.pk_len = c.api.pk_len;
-    c.sk_len = c.api.sk_len;
-    guarded_alloc(&c.pk, c.api.pk_len, "pk");
-    guarded_alloc(&c.sk, c.api.sk_len, "sk");
-    if (c.api.is_sig) {
-        guarded_alloc(&c.sn, c.api.sn_len, "signature");
-        guarded_alloc(&c.msg, MESSAGE_BYTES, "message");
-        c.sn_len = c.api.sn_len;
-    } else {
-        guarded_alloc(&c.ct, c.api.ct_len, "ct");
-        guarded_alloc(&c.ss, c.api.ss_len, "ss");
-        guarded_alloc(&c.ss2, c.api.ss_len, "ss");
-    }
+    ops_alloc(&c);
 
-    op_fn fn = prepare(&c, op);
-    must(fn(&c), op); /* warm-up: lazy initialisation, first-touch page faults */
+    op_fn fn = ops_prepare(&c, op);
+    ops_must(fn(&c), op); /* warm-up: lazy initialisation, first-touch page faults */
 
     stack_map((size_t)stack_mb << 20);
     struct sigaction sa;
@@ -468,8 +407,8 @@ int main(int argc, char **argv) {
     size_t baseline = run_on_painted_stack(do_nothing, &c, &rc, &callsite, NULL);
     size_t used = run_on_painted_stack(fn, &c, &rc, &callsite, before_measured_call);
     unsigned long long vmhwm = proc_status_bytes("VmHWM");
-    must(rc, op);
-    check_guards(&c);
+    ops_must(rc, op);
+    ops_check_guards(&c);
     if (used >= (size_t)((unsigned char *)region.hi - (unsigned char *)region.lo))
         fail(EXIT_IOERROR, "ERROR", "the operation used the whole %llu MiB stack; raise NGCC_MEM_STACK_MB", stack_mb);
 

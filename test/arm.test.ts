@@ -23,7 +23,7 @@ describe('AArch64 under qemu-user', () => {
 
   beforeAll(() => {
     execFileSync(CC, ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`, '-o', kat, join(n, 'ngcc_kat.c'), join(n, 'harness.c'), '-ldl']);
-    execFileSync(CC, ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`, '-o', time, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c'), '-ldl']);
+    execFileSync(CC, ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`, '-o', time, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c'), '-ldl']);
   });
 
   it('the toy KEM built with the guide ARM performance flags gives the same KAT as on x86-64', () => {

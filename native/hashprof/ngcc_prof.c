@@ -14,11 +14,11 @@
  * Lines are tab-separated like every driver; exit codes are those of harness.h
  * (LOADFAIL also when the library has no ngcc_prof_* functions). */
 #include "../harness.h"
+#include "../ops.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MESSAGE_BYTES 64 /* the guide times signatures on a 64-byte message */
 
 typedef void (*prof_reset_fn)(void);
 typedef void (*prof_enable_fn)(int);
@@ -38,60 +38,10 @@ typedef struct {
     prof_u64_fn now;
 } prof_api_t;
 
-typedef struct {
-    api_t api;
-    guarded_t pk, sk, ct, ss, ss2, sn, msg;
-    unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
-} ctx_t;
 
-typedef int (*op_fn)(ctx_t *);
 
-static int do_kem_keygen(ctx_t *c) { return c->api.kem_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
-static int do_kem_enc(ctx_t *c) {
-    return c->api.kem_enc(c->pk.p, c->pk_len, c->ss.p, &c->ss_len, c->ct.p, &c->ct_len);
-}
-static int do_kem_dec(ctx_t *c) {
-    unsigned long long len = 0;
-    return c->api.kem_dec(c->sk.p, c->sk_len, c->ct.p, c->ct_len, c->ss2.p, &len);
-}
-static int do_sig_keygen(ctx_t *c) { return c->api.sig_keygen(c->pk.p, &c->pk_len, c->sk.p, &c->sk_len); }
-static int do_sig_sign(ctx_t *c) {
-    return c->api.sig_sign(c->sk.p, c->sk_len, c->msg.p, MESSAGE_BYTES, c->sn.p, &c->sn_len);
-}
-static int do_sig_verify(ctx_t *c) {
-    return c->api.sig_verify(c->pk.p, c->pk_len, c->sn.p, c->sn_len, c->msg.p, MESSAGE_BYTES);
-}
 
-static void must(int rc, const char *what) {
-    if (rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "%s returned %d", what, rc);
-}
 
-/* Prepares the inputs the measured operation consumes and returns the operation. */
-static op_fn prepare(ctx_t *c, const char *op) {
-    if (!c->api.is_sig) {
-        if (strcmp(op, "keygen") == 0) return do_kem_keygen;
-        must(do_kem_keygen(c), "kem_keygen");
-        if (strcmp(op, "enc") == 0) return do_kem_enc;
-        must(do_kem_enc(c), "kem_enc");
-        if (strcmp(op, "dec") == 0) return do_kem_dec;
-    } else {
-        for (int i = 0; i < MESSAGE_BYTES; i++) c->msg.p[i] = (unsigned char)i;
-        if (strcmp(op, "keygen") == 0) return do_sig_keygen;
-        must(do_sig_keygen(c), "sig_keygen");
-        if (strcmp(op, "sign") == 0) return do_sig_sign;
-        must(do_sig_sign(c), "sig_sign");
-        if (strcmp(op, "verify") == 0) return do_sig_verify;
-    }
-    fail(EXIT_USAGE, "USAGE", "unknown operation %s", op);
-    return NULL;
-}
-
-static void check_guards(ctx_t *c) {
-    char why[160];
-    guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i]->base && guarded_violated(all[i], why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
-}
 
 static void *need_prof(const api_t *api, const char *name) {
     void *sym = api_optional(api, name);
@@ -136,22 +86,10 @@ int main(int argc, char **argv) {
     meta_u64("cpu", (unsigned long long)(cpu >= 0 ? cpu : -1));
     meta_str("rng", api_seed_default(&c.api, rng));
 
-    c.pk_len = c.api.pk_len;
-    c.sk_len = c.api.sk_len;
-    guarded_alloc(&c.pk, c.api.pk_len, "pk");
-    guarded_alloc(&c.sk, c.api.sk_len, "sk");
-    if (c.api.is_sig) {
-        guarded_alloc(&c.sn, c.api.sn_len, "signature");
-        guarded_alloc(&c.msg, MESSAGE_BYTES, "message");
-        c.sn_len = c.api.sn_len;
-    } else {
-        guarded_alloc(&c.ct, c.api.ct_len, "ct");
-        guarded_alloc(&c.ss, c.api.ss_len, "ss");
-        guarded_alloc(&c.ss2, c.api.ss_len, "ss");
-    }
+    ops_alloc(&c);
 
-    op_fn fn = prepare(&c, op);
-    for (unsigned long long i = 0; i < warmups; i++) must(fn(&c), op);
+    op_fn fn = ops_prepare(&c, op);
+    for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
     fflush(stdout);
 
     /* The loop total and the per-call ticks come from the same source (the library's). */
@@ -162,8 +100,8 @@ int main(int argc, char **argv) {
     for (unsigned long long i = 0; i < ops; i++) rc |= fn(&c);
     unsigned long long t1 = prof.now();
     prof.enable(0);
-    must(rc, op);
-    check_guards(&c);
+    ops_must(rc, op);
+    ops_check_guards(&c);
 
     int n = prof.count();
     meta_u64("entries", (unsigned long long)(n > 0 ? n : 0));

@@ -51,10 +51,10 @@ async function compileTools(): Promise<HarnessTools> {
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
   const targets: Array<[string, string[], string[]]> = [
     ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')], ['-ldl']],
-    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'cpucycles.c')], ['-ldl']],
-    ['ngcc_prof', [join(n, 'hashprof', 'ngcc_prof.c'), join(n, 'harness.c')], ['-ldl']],
+    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c')], ['-ldl']],
+    ['ngcc_prof', [join(n, 'hashprof', 'ngcc_prof.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-ldl']],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
+    ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
   ];
   for (const [name, sources, link] of targets) {
     const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });

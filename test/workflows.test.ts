@@ -104,7 +104,7 @@ describe('workflows-example: what each workflow promises', () => {
 
   it('every workflow starts with a header comment naming its permissions and why', () => {
     for (const file of FILES) {
-      const header = text(file).split('\n').filter((l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith('#')));
+      const header = text(file).split('\n').filter((_l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith('#')));
       expect(header.length, file).toBeGreaterThan(3);
       expect(header.join('\n'), file).toMatch(/Permissions \(and why\):/);
     }

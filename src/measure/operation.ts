@@ -1,6 +1,5 @@
 import { basename } from 'node:path';
 import type { Planning } from '../config/schemas.js';
-import type { HostEnvironment } from '../env/host.js';
 import { loadAverage } from '../env/host.js';
 import { planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';

@@ -43,7 +43,8 @@ const minimal = join(work, 'minimal_loop');
 sh('gcc', ['-O2', '-o', minimal, join(root, 'bench', 'minimal_loop.c'), '-ldl']);
 const harness = [];
 const independent = [];
-for (let round = 0; round < 5; round++) {
+const ROUNDS = 9;
+for (let round = 0; round < ROUNDS; round++) {
   sh('node', [join(root, 'dist', 'cli.js'), 'run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat,measure', '--cpu', cpu, '--force', '--trial-target', '0.5'], { stdio: 'pipe' });
   const rec = JSON.parse(readFileSync(join(data, 'bench', 'records', 'kem-80', 'ml-kem-512__keygen.json'), 'utf8'));
   harness.push(rec.mean_cycles);
@@ -56,7 +57,9 @@ const fastest = Math.min(m, ...harness);
 console.log(`host: ${sh('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"]).trim()}, cpu ${cpu}`);
 console.log(`(a) timing loop overhead on an empty operation: ${overheadCycles.toFixed(1)} cycles/call (median of 7 trials of 2e6 calls)`);
 console.log(`    = ${((overheadCycles / fastest) * 100).toFixed(3)}% of ML-KEM-512 keygen`);
-console.log(`(b) ML-KEM-512 keygen mean cycles, median of 5 rounds: harness ${h.toFixed(0)}, minimal loop ${m.toFixed(0)}, difference ${(((h - m) / m) * 100).toFixed(2)}%`);
+const hMin = Math.min(...harness);
+const mMin = Math.min(...independent);
+console.log(`(b) ML-KEM-512 keygen mean cycles over ${ROUNDS} interleaved rounds: median harness ${h.toFixed(0)} vs minimal loop ${m.toFixed(0)} (${(((h - m) / m) * 100).toFixed(2)}%); best round ${hMin.toFixed(0)} vs ${mMin.toFixed(0)} (${(((hMin - mMin) / mMin) * 100).toFixed(2)}%)`);
 console.log(`    harness rounds: ${harness.map((x) => x.toFixed(0)).join(' ')}`);
 console.log(`    minimal rounds: ${independent.map((x) => x.toFixed(0)).join(' ')}`);
 rmSync(work, { recursive: true, force: true });

@@ -57,7 +57,7 @@ describe('pyFixed: Python format(x, ".Nf")', () => {
 });
 
 describe('pyGeneral: Python format(x, ".Ng")', () => {
-  it('matches the brief examples', () => {
+  it('matches the examples of the published pages', () => {
     expect(pyGeneral(1300.4, 3)).toBe('1.3e+03');
     expect(pyGeneral(11700, 3)).toBe('1.17e+04');
     expect(pyGeneral(0.03874, 3)).toBe('0.0387');

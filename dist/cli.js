@@ -31445,14 +31445,15 @@ async function runCampaign(opts) {
   const environment = hostEnvironment(cpu);
   const campaignJson = readJsonIfExists(paths.campaign) ?? {};
   const hostChecks = campaignJson.host_checks ?? [];
+  const started = campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString();
   hostChecks.push({ phase: [...opts.phases].join(","), cpu, utc: (/* @__PURE__ */ new Date()).toISOString(), problems: hostProblems(environment), ...opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {} });
   const writeCampaign = (extra) => writeJsonAtomic(paths.campaign, {
     schema: 2,
     system_id: opts.system,
     tool: "ngcc-perf",
     harness_version: tools.version,
-    started_utc: campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString(),
     ...campaignJson,
+    started_utc: started,
     environment_at_start: campaignJson.environment_at_start ?? environment,
     environment_latest: environment,
     host_checks: hostChecks,

@@ -84,6 +84,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
 
   const campaignJson = readJsonIfExists<Record<string, unknown>>(paths.campaign) ?? {};
   const hostChecks = (campaignJson.host_checks as unknown[] | undefined) ?? [];
+  const started = (campaignJson.started_utc as string | undefined) ?? new Date().toISOString();
   hostChecks.push({ phase: [...opts.phases].join(','), cpu, utc: new Date().toISOString(), problems: hostProblems(environment), ...(opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {}) });
   const writeCampaign = (extra: Record<string, unknown>) =>
     writeJsonAtomic(paths.campaign, {
@@ -91,8 +92,8 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
       system_id: opts.system,
       tool: 'ngcc-perf',
       harness_version: tools.version,
-      started_utc: campaignJson.started_utc ?? new Date().toISOString(),
       ...campaignJson,
+      started_utc: started,
       environment_at_start: campaignJson.environment_at_start ?? environment,
       environment_latest: environment,
       host_checks: hostChecks,

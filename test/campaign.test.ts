@@ -183,3 +183,19 @@ describe('the build cache', () => {
     expect(readFileSync(log, 'utf8')).toContain(join(dataA, 's', 'build'));
   });
 });
+
+describe('campaign.json', () => {
+  it('keeps the start of the first run and the end of the last', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+    const first = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { started_utc: string; ended_utc: string };
+    await new Promise((r) => setTimeout(r, 20));
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+    const second = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { started_utc: string; ended_utc: string; host_checks: unknown[] };
+    expect(second.started_utc).toBe(first.started_utc);
+    expect(second.ended_utc > first.ended_utc).toBe(true);
+    expect(first.ended_utc > first.started_utc).toBe(true);
+    expect(second.host_checks).toHaveLength(2);
+  });
+});

@@ -30798,7 +30798,8 @@ PerceptronModel.prototype.train = function train2(features, label) {
 };
 
 // src/measure/stats.ts
-function deriveStatistics(trials, minMeasurements = 100) {
+var GUIDE_MINIMUM = 100;
+function deriveStatistics(trials) {
   const measurements = trials.reduce((a, t) => a + t.measurements, 0);
   const seconds = trials.reduce((a, t) => a + t.seconds, 0);
   const cycles2 = trials.reduce((a, t) => a + t.cycles, 0);
@@ -30808,7 +30809,7 @@ function deriveStatistics(trials, minMeasurements = 100) {
   const withCalls = trials.filter((t) => t.per_call_cycles);
   return {
     measurements,
-    guide_100_measurements_met: measurements >= minMeasurements,
+    guide_100_measurements_met: measurements >= GUIDE_MINIMUM,
     mean_seconds,
     median_trial_seconds: median(perTrialSeconds),
     min_trial_seconds: Math.min(...perTrialSeconds),
@@ -30922,7 +30923,7 @@ function finish(op) {
     plan: op.plan,
     processes: op.processes.map(show),
     trials,
-    stats: trials.length > 0 ? deriveStatistics(trials, req.planning.min_measurements) : void 0,
+    stats: trials.length > 0 ? deriveStatistics(trials) : void 0,
     meta: op.processes[0]?.meta ?? op.calibration.meta,
     disturbed_retries: op.disturbed
   };
@@ -30950,18 +30951,11 @@ function elfSizes(path) {
   const b = readFileSync9(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
-  const phoff = Number(b.readBigUInt64LE(32));
   const shoff = Number(b.readBigUInt64LE(40));
-  const phentsize = b.readUInt16LE(54);
-  const phnum = b.readUInt16LE(56);
   const shentsize = b.readUInt16LE(58);
   const shnum = b.readUInt16LE(60);
   const shstrndx = b.readUInt16LE(62);
-  let loadBytes = 0;
-  for (let i = 0; i < phnum; i++) {
-    const at = phoff + i * phentsize;
-    if (b.readUInt32LE(at) === 1) loadBytes += Number(b.readBigUInt64LE(at + 40));
-  }
+  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
   const sizes = { text: 0, data: 0, bss: 0 };
   if (shoff > 0 && shstrndx < shnum) {
     const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 24));
@@ -30987,7 +30981,12 @@ function loadSegments(b) {
   for (let i = 0; i < phnum; i++) {
     const at = phoff + i * phentsize;
     if (v.getUint32(at, true) !== 1) continue;
-    out.push({ offset: Number(v.getBigUint64(at + 8, true)), vaddr: Number(v.getBigUint64(at + 16, true)), filesz: Number(v.getBigUint64(at + 32, true)) });
+    out.push({
+      offset: Number(v.getBigUint64(at + 8, true)),
+      vaddr: Number(v.getBigUint64(at + 16, true)),
+      filesz: Number(v.getBigUint64(at + 32, true)),
+      memsz: Number(v.getBigUint64(at + 40, true))
+    });
   }
   return out;
 }
@@ -31529,7 +31528,7 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
   await measureOperations(todo, (i, result) => {
     const operation = todo[i].operation;
     if (result.meta.counter) onCounter(result.meta.counter);
-    const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
+    const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record2);
     inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
@@ -31767,8 +31766,7 @@ function validateDataset(systemDir) {
     const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
-    const minimum = r.guide_100_measurements_met !== void 0 && typeof r.measurements === "number" ? 100 : 100;
-    const derived2 = deriveStatistics(trials, minimum);
+    const derived2 = deriveStatistics(trials);
     for (const field of ["measurements", "mean_seconds", "median_trial_seconds", "min_trial_seconds", "max_trial_seconds", "mean_cycles", "median_trial_cycles", "operations_per_second"]) {
       const stored = r[field];
       if (stored === void 0) continue;
@@ -31831,6 +31829,38 @@ function createProgress(stream = process.stderr) {
       if (tty) stream.write("\n");
     }
   };
+}
+
+// src/config/arguments.ts
+var fail = (where, problem) => new InputError(where[0], where[1], problem);
+function parseShard(v, where) {
+  if (!v) return void 0;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+function parseOnly(v, where) {
+  if (!v) return void 0;
+  try {
+    return new RegExp(v);
+  } catch {
+    throw fail(where, `not a regular expression: '${v}'`);
+  }
+}
+function checkSystemId(v, where) {
+  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  return v;
+}
+function parseCpu(v, where) {
+  if (!v) return void 0;
+  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
+  return Number(v);
+}
+function parsePositive(v, where) {
+  if (v === void 0 || v === "") return void 0;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number, got '${v}'`);
+  return n;
 }
 
 // src/report/model.ts
@@ -37677,7 +37707,6 @@ import { existsSync as existsSync17, readdirSync as readdirSync9, readFileSync a
 import { dirname as dirname6, join as join16 } from "node:path";
 
 // src/report/pages/system.ts
-var GUIDE_MINIMUM = 100;
 var CATEGORIES = [
   { type: "kem", title: "Key encapsulation", sizes: [["public key", "pk_bytes"], ["ciphertext", "ct_bytes"]] },
   { type: "sig", title: "Digital signatures", sizes: [["public key", "pk_bytes"], ["signature", "signature_bytes"]] }
@@ -37853,31 +37882,13 @@ var USAGE = `usage:
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
-var number4 = (name, v) => {
-  if (v === void 0) return void 0;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InputError("command line", `--${name}`, `expected a positive number, got '${v}'`);
-  return n;
-};
-function parseShard(v) {
-  if (v === void 0) return void 0;
-  const m = /^(\d+)\/(\d+)$/.exec(v);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new InputError("command line", "--shard", `expected K/N with 1 <= K <= N, got '${v}'`);
-  return { index: Number(m[1]), count: Number(m[2]) };
-}
+var cli = (name) => ["command line", `--${name}`];
+var number4 = (name, v) => parsePositive(v, cli(name));
 function parsePhases(v) {
   if (v === void 0) return new Set(PHASES);
   const list3 = v.split(",").map((s) => s.trim());
   for (const p of list3) if (!PHASES.includes(p)) throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
   return new Set(list3);
-}
-function parseRegex(v) {
-  if (v === void 0) return void 0;
-  try {
-    return new RegExp(v);
-  } catch {
-    throw new InputError("command line", "--only", `not a regular expression: '${v}'`);
-  }
 }
 function printSummary(s) {
   const failed = s.instances.filter((i) => i.kat !== "PASS");
@@ -37904,19 +37915,18 @@ async function cmdRun(args) {
     }
   });
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError("command line", "run", "needs CAMPAIGN_DIR, --system ID and --out DATA_DIR");
-  if (!/^[A-Za-z0-9_-]+$/.test(values.system)) throw new InputError("command line", "--system", `'${values.system}' must match [A-Za-z0-9_-]+`);
-  const cpu = values.cpu === void 0 ? void 0 : Number(values.cpu);
-  if (cpu !== void 0 && !(Number.isInteger(cpu) && cpu >= 0)) throw new InputError("command line", "--cpu", `expected a CPU number, got '${values.cpu}'`);
+  checkSystemId(values.system, cli("system"));
+  const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
     system: values.system,
     dataDir: values.out,
-    only: parseRegex(values.only),
+    only: parseOnly(values.only, cli("only")),
     phases: parsePhases(values.phases),
     trialTarget: number4("trial-target", values["trial-target"]),
     opBudget: number4("op-budget", values["op-budget"]),
     cpu,
-    shard: parseShard(values.shard),
+    shard: parseShard(values.shard, cli("shard")),
     force: values.force,
     progress: createProgress()
   });

@@ -183,7 +183,7 @@ async function measureInstance(
   await measureOperations(todo, (i, result) => {
     const operation = todo[i]!.operation;
     if (result.meta.counter) onCounter(result.meta.counter);
-    const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment, minMeasurements: settings.planning.min_measurements });
+    const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record);
     inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);

@@ -8,6 +8,7 @@ import { validateDataset } from './evidence/validate.js';
 import { canonicalDigest, formatManifestLine, readManifest, type DigestMode } from './kat/manifest.js';
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
+import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -28,19 +29,8 @@ const USAGE = `usage:
   ngcc-perf example [--out DIR]
 exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
 
-const number = (name: string, v: string | undefined): number | undefined => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new InputError('command line', `--${name}`, `expected a positive number, got '${v}'`);
-  return n;
-};
-
-function parseShard(v: string | undefined) {
-  if (v === undefined) return undefined;
-  const m = /^(\d+)\/(\d+)$/.exec(v);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new InputError('command line', '--shard', `expected K/N with 1 <= K <= N, got '${v}'`);
-  return { index: Number(m[1]), count: Number(m[2]) };
-}
+const cli = (name: string) => ['command line', `--${name}`] as const;
+const number = (name: string, v: string | undefined) => parsePositive(v, cli(name));
 
 function parsePhases(v: string | undefined): Set<Phase> {
   if (v === undefined) return new Set(PHASES);
@@ -49,14 +39,6 @@ function parsePhases(v: string | undefined): Set<Phase> {
   return new Set(list as Phase[]);
 }
 
-function parseRegex(v: string | undefined): RegExp | undefined {
-  if (v === undefined) return undefined;
-  try {
-    return new RegExp(v);
-  } catch {
-    throw new InputError('command line', '--only', `not a regular expression: '${v}'`);
-  }
-}
 
 function printSummary(s: CampaignSummary): number {
   const failed = s.instances.filter((i) => i.kat !== 'PASS');
@@ -84,19 +66,18 @@ async function cmdRun(args: string[]): Promise<number> {
     },
   });
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError('command line', 'run', 'needs CAMPAIGN_DIR, --system ID and --out DATA_DIR');
-  if (!/^[A-Za-z0-9_-]+$/.test(values.system)) throw new InputError('command line', '--system', `'${values.system}' must match [A-Za-z0-9_-]+`);
-  const cpu = values.cpu === undefined ? undefined : Number(values.cpu);
-  if (cpu !== undefined && !(Number.isInteger(cpu) && cpu >= 0)) throw new InputError('command line', '--cpu', `expected a CPU number, got '${values.cpu}'`);
+  checkSystemId(values.system, cli('system'));
+  const cpu = parseCpu(values.cpu, cli('cpu'));
   const summary = await runCampaign({
     campaignDir: positionals[0]!,
     system: values.system,
     dataDir: values.out,
-    only: parseRegex(values.only),
+    only: parseOnly(values.only, cli('only')),
     phases: parsePhases(values.phases),
     trialTarget: number('trial-target', values['trial-target']),
     opBudget: number('op-budget', values['op-budget']),
     cpu,
-    shard: parseShard(values.shard),
+    shard: parseShard(values.shard, cli('shard')),
     force: values.force,
     progress: createProgress(),
   });

@@ -1,7 +1,7 @@
 import * as core from '@actions/core';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails } from './compare/failOn.js';
@@ -22,6 +22,8 @@ import { renderPages, writePages } from './report/render.js';
 /** Nightly evidence versions consulted for the run-to-run spread of each operation. */
 const HISTORY_RUNS = 8;
 
+/** A scratch folder for this step, outside the workspace (never committed, never a "system"). */
+const workDir = (purpose: string) => mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), `ngcc-perf-${purpose}-`));
 const workspace = () => resolve(process.env.GITHUB_WORKSPACE ?? process.cwd());
 const runUrl = () =>
   process.env.GITHUB_RUN_ID ? `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}` : undefined;
@@ -73,15 +75,17 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha);
   core.info(`candidates touched by #${event.number}: ${touched.length > 0 ? touched.join(', ') : 'none'}`);
 
-  const work = mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), 'ngcc-perf-pr-'));
-  const baseData = join(work, 'base');
+  const work = workDir('pr');
+  const dataRel = relative(repo, resolve(repo, inputs.dataDir));
+  const evidencePath = join(dataRel, inputs.system);
+  // The base evidence as a DATA_DIR tree (empty when the base commit has none), and the head
+  // tree starting as a copy of it: untouched candidates keep their base numbers.
+  const baseData = join(work, 'base', dataRel);
   const headData = join(work, 'head');
-  const evidencePath = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
-  const hasBase = await extractAt(repo, event.baseSha, evidencePath, baseData);
-  const baseSystem = join(baseData, evidencePath);
-  mkdirSync(join(headData, inputs.system), { recursive: true });
-  if (hasBase) cpSync(baseSystem, join(headData, inputs.system), { recursive: true });
-  else core.notice(`no evidence at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)}: every measurement is new`);
+  if (!(await extractAt(repo, event.baseSha, evidencePath, join(work, 'base'))))
+    core.notice(`no evidence at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)}: every measurement is new`);
+  mkdirSync(join(baseData, inputs.system), { recursive: true });
+  cpSync(join(baseData, inputs.system), join(headData, inputs.system), { recursive: true });
 
   let katFailures = 0;
   if (touched.length > 0) {
@@ -89,18 +93,16 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
     const summary = await runCampaign({ ...campaignOptions(inputs, headData), only, force: true });
     katFailures = reportKat(summary);
   }
-  const baseRoot = join(work, 'base-root');
-  mkdirSync(join(baseRoot, inputs.system), { recursive: true });
-  if (hasBase) cpSync(baseSystem, join(baseRoot, inputs.system), { recursive: true });
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
-  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) =>
-    join(d, relative(repo, resolve(repo, inputs.dataDir))),
-  );
+  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) => join(d, dataRel));
   if (history.length > 0) core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system}`);
-  const report = compareEvidence({ baseDir: baseRoot, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir, history });
+  const report = compareEvidence({ baseDir: baseData, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir, history });
   await deliver(inputs, report, event.number, work, katFailures);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, join(headData, inputs.system), campaignDir, work);
+  if (inputs.publish !== 'none') {
+    const pages = renderPages(loadReportModel(join(headData, inputs.system), campaignDir));
+    await publishEvidence(inputs, join(headData, inputs.system), pages, work);
+  }
   core.setOutput('evidence-dir', join(headData, inputs.system));
 }
 
@@ -154,8 +156,8 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   core.setOutput('evidence-dir', summary.systemDir);
   const campaignDir = resolve(workspace(), inputs.campaign);
   // A shard holds part of the evidence: pages are rendered after the merge (mode: report).
-  if (!inputs.shard) renderAndOutput(inputs, summary.systemDir, campaignDir);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, campaignDir, dataDir);
+  const pages = inputs.shard ? undefined : renderAndOutput(inputs, summary.systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, pages, workDir('nightly'));
   if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
 }
 
@@ -164,22 +166,27 @@ async function reportOnly(inputs: ActionInputs): Promise<void> {
   const systemDir = resolve(workspace(), inputs.dataDir, inputs.system);
   if (!existsSync(systemDir)) throw new Error(`no evidence at ${systemDir}`);
   const campaignDir = resolve(workspace(), inputs.campaign);
-  renderAndOutput(inputs, systemDir, campaignDir);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, systemDir, campaignDir, systemDir);
+  const pages = renderAndOutput(inputs, systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, systemDir, pages, workDir('report'));
 }
 
-function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): void {
+function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): Map<string, string> {
   const pagesDir = resolve(workspace(), inputs.pagesDir);
   const pages = renderPages(loadReportModel(systemDir, campaignDir));
   writePages(pagesDir, pages);
   core.setOutput('report-path', pagesDir);
   core.info(`${pages.size} pages written to ${pagesDir}`);
+  return pages;
 }
 
-/** Evidence files (never built libraries) and pages, committed to the data branch. */
-async function publishEvidence(inputs: ActionInputs, systemDir: string, campaignDir: string, work: string): Promise<void> {
+/**
+ * Evidence files (never built libraries) and, unless this is a shard, the pages: committed to the
+ * data branch, or copied under the artifact folder for the workflow to upload.
+ */
+async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: Map<string, string> | undefined, work: string): Promise<void> {
   const repo = workspace();
   const evidenceTo = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
+  const pagesTo = relative(repo, resolve(repo, inputs.pagesDir));
   const files = listFiles(systemDir)
     .filter((f) => !f.startsWith('build/'))
     .map((f) => ({ from: join(systemDir, f), to: join(evidenceTo, f) }));
@@ -189,19 +196,20 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, campaign
     core.setOutput('artifact-dir', join(work, 'artifact'));
     return;
   }
-  const pagesDir = resolve(repo, inputs.pagesDir);
-  const pages = [...renderPages(loadReportModel(systemDir, campaignDir))].map(([p, text]) => {
+  const pageFiles = [...(pages ?? [])].map(([p, text]) => {
     const from = join(work, 'pages-out', p);
-    mkdirSync(join(from, '..'), { recursive: true });
+    mkdirSync(dirname(from), { recursive: true });
     writeFileSync(from, text);
-    return { from, to: join(relative(repo, pagesDir), p) };
+    return { from, to: join(pagesTo, p) };
   });
+  // A shard owns exactly its files; a whole system owns its evidence folder, so evidence that no
+  // longer exists leaves the branch. The pages folder is shared by every system: never owned.
   const owns = inputs.shard ? files.map((f) => f.to) : [evidenceTo];
   const result = await publish({
     repoDir: repo,
     remote: 'origin',
     branch: inputs.publishBranch,
-    files: inputs.shard ? files : [...files, ...pages],
+    files: [...files, ...pageFiles],
     owns,
     message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
     author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },

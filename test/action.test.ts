@@ -174,3 +174,64 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     expect(errors.join('')).toMatch(/input 'comment': expected one of always, on-change, never, got 'sometimes'/);
   });
 });
+
+describe('the action in nightly and report modes', () => {
+  const saved = { ...process.env };
+  let repo: string;
+  let bare: string;
+
+  beforeAll(async () => {
+    ({ repo } = await makeRepository());
+    bare = join(tempDir(), 'data.git');
+    await git(repo, 'init', '-q', '--bare', bare);
+    await git(repo, 'remote', 'add', 'origin', bare);
+  });
+  afterAll(() => {
+    process.env = saved;
+  });
+
+  function env(inputs: Record<string, string>): string {
+    const dir = tempDir();
+    const output = join(dir, 'output');
+    writeFileSync(output, '');
+    writeFileSync(join(dir, 'summary'), '');
+    process.env = {
+      ...saved,
+      GITHUB_WORKSPACE: repo,
+      GITHUB_OUTPUT: output,
+      GITHUB_STEP_SUMMARY: join(dir, 'summary'),
+      RUNNER_TEMP: dir,
+      INPUT_CAMPAIGN: 'submissions',
+      INPUT_SYSTEM: 'x86_1',
+      'INPUT_DATA-DIR': 'performance/data',
+      'INPUT_PAGES-DIR': 'performance/pages',
+      ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+    };
+    process.exitCode = undefined;
+    return output;
+  }
+
+  it('a nightly shard measures its part and leaves evidence, not libraries, for the artifact', async () => {
+    const output = env({ mode: 'nightly', shard: '2/2', publish: 'artifact', 'trial-target': '0.02' });
+    await run();
+    expect(process.exitCode).toBeUndefined();
+    const outputs = readOutputs(output);
+    const artifact = join(outputs['artifact-dir']!, 'evidence', 'x86_1');
+    // Shard 2 of 2 holds the second instance only: kem-2/good.
+    expect(readFileSync(join(artifact, 'records', 'kem-2', 'good__keygen.json'), 'utf8')).toContain('"status": "complete"');
+    expect(() => readFileSync(join(artifact, 'build', 'kem-2', 'good', 'guide', 'libgood.so'))).toThrow();
+    expect(outputs['report-path']).toBeUndefined();
+  });
+
+  it('report mode renders the pages and commits evidence and pages to the data branch', async () => {
+    const output = env({ mode: 'report', publish: 'commit', 'publish-branch': 'ngcc-perf-data' });
+    await run();
+    expect(process.exitCode).toBeUndefined();
+    expect(readFileSync(join(readOutputs(output)['report-path']!, 'kem-1', 'perf_x86_1.md'), 'utf8')).toMatch(/^# kem-1 Toy kem-1/);
+    const files = (await git(bare, 'ls-tree', '-r', '--name-only', 'ngcc-perf-data')).split('\n');
+    expect(files).toContain('performance/data/x86_1/build.json');
+    expect(files).toContain('performance/pages/kem-1/perf_x86_1.md');
+    expect(files).toContain('performance/pages/index.md');
+    expect(files.some((f) => f.includes('/build/'))).toBe(false);
+  });
+});

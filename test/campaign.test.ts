@@ -5,6 +5,7 @@ import { runCampaign } from '../src/campaign.js';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { readManifest } from '../src/kat/manifest.js';
+import { validateDataset } from '../src/evidence/validate.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'campaign');
@@ -197,5 +198,18 @@ describe('campaign.json', () => {
     expect(second.ended_utc > first.ended_utc).toBe(true);
     expect(first.ended_utc > first.started_utc).toBe(true);
     expect(second.host_checks).toHaveLength(2);
+  });
+});
+
+describe('the guide minimum', () => {
+  it('guide_100_measurements_met means 100 calls, whatever the campaign plans, and validates', async () => {
+    const root = toySigCampaign('planning:\n  trials: 2\n  trial_target_s: 0.00001\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n');
+    const data = tempDir();
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']) });
+    const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
+    expect(r.measurements!).toBeGreaterThanOrEqual(10);
+    expect(r.measurements!).toBeLessThan(100);
+    expect(r.guide_100_measurements_met).toBe(false);
+    expect(validateDataset(join(data, 's'))).toEqual([]);
   });
 });

@@ -9,7 +9,6 @@ export interface RecordInput {
   entry: BuildEntry;
   result: OperationResult;
   environment: HostEnvironment;
-  minMeasurements: number;
 }
 
 const num = (meta: Record<string, string>, key: string) => (meta[key] !== undefined ? Number(meta[key]) : 0);

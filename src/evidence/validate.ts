@@ -72,8 +72,7 @@ export function validateDataset(systemDir: string): string[] {
       : undefined;
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
-    const minimum = r.guide_100_measurements_met !== undefined && typeof r.measurements === 'number' ? 100 : 100;
-    const derived = deriveStatistics(trials, minimum);
+    const derived = deriveStatistics(trials);
     for (const field of ['measurements', 'mean_seconds', 'median_trial_seconds', 'min_trial_seconds', 'max_trial_seconds', 'mean_cycles', 'median_trial_cycles', 'operations_per_second'] as const) {
       const stored = r[field];
       if (stored === undefined) continue;

@@ -1,6 +1,7 @@
 import * as core from '@actions/core';
 import { InputError } from '../errors.js';
-import { FAIL_ON, type FailOn } from '../compare/failOn.js';
+import { parseFailOn, type FailOn } from '../compare/failOn.js';
+import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
 
 export const MODES = ['pull-request', 'nightly', 'report'] as const;
 export type Mode = (typeof MODES)[number];
@@ -35,13 +36,8 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
   return v as T;
 }
 
-function positive(name: string, integer = false): number | undefined {
-  const raw = core.getInput(name);
-  if (!raw) return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw bad(name, `expected a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
-  return n;
-}
+const input = (name: string) => [`input '${name}'`, ''] as const;
+const positive = (name: string) => parsePositive(core.getInput(name), input(name));
 
 function bool(name: string, fallback: boolean): boolean {
   const raw = core.getInput(name);
@@ -51,22 +47,7 @@ function bool(name: string, fallback: boolean): boolean {
 }
 
 export function readInputs(): ActionInputs {
-  const system = core.getInput('system', { required: true });
-  if (!/^[A-Za-z0-9_-]+$/.test(system)) throw bad('system', `'${system}' must match [A-Za-z0-9_-]+`);
-  const onlyRaw = core.getInput('only');
-  let only: RegExp | undefined;
-  try {
-    only = onlyRaw ? new RegExp(onlyRaw) : undefined;
-  } catch {
-    throw bad('only', `not a regular expression: '${onlyRaw}'`);
-  }
-  const shardRaw = core.getInput('shard');
-  const shardMatch = shardRaw ? /^(\d+)\/(\d+)$/.exec(shardRaw) : null;
-  if (shardRaw && (!shardMatch || Number(shardMatch[1]) < 1 || Number(shardMatch[1]) > Number(shardMatch[2]))) throw bad('shard', `expected K/N with 1 <= K <= N, got '${shardRaw}'`);
-  const cpuRaw = core.getInput('cpu');
-  if (cpuRaw && !/^\d+$/.test(cpuRaw)) throw bad('cpu', `expected a CPU number, got '${cpuRaw}'`);
-  const failOn = (core.getInput('fail-on') || 'regression,kat').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const f of failOn) if (!(FAIL_ON as readonly string[]).includes(f)) throw bad('fail-on', `unknown check '${f}' (known: ${FAIL_ON.join(', ')})`);
+  const system = checkSystemId(core.getInput('system', { required: true }), input('system'));
   const token = core.getInput('token');
   if (token) core.setSecret(token);
   return {
@@ -75,14 +56,14 @@ export function readInputs(): ActionInputs {
     system,
     dataDir: core.getInput('data-dir') || 'performance/data',
     pagesDir: core.getInput('pages-dir') || 'performance/pages',
-    only,
-    cpu: cpuRaw ? Number(cpuRaw) : undefined,
+    only: parseOnly(core.getInput('only'), input('only')),
+    cpu: parseCpu(core.getInput('cpu'), input('cpu')),
     trialTarget: positive('trial-target'),
     opBudget: positive('op-budget'),
-    shard: shardMatch ? { index: Number(shardMatch[1]), count: Number(shardMatch[2]) } : undefined,
+    shard: parseShard(core.getInput('shard'), input('shard')),
     regressionThreshold: positive('regression-threshold') ?? 3,
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const, 'on-change'),
-    failOn: new Set(failOn as FailOn[]),
+    failOn: parseFailOn(core.getInput('fail-on') || 'regression,kat', `input 'fail-on'`),
     publish: oneOf('publish', ['commit', 'artifact', 'none'] as const, 'none'),
     publishBranch: core.getInput('publish-branch') || 'ngcc-perf-data',
     buildCache: bool('build-cache', true),

@@ -114,7 +114,7 @@ function finish(op: InProgress): OperationResult {
     plan: op.plan,
     processes: op.processes.map(show),
     trials,
-    stats: trials.length > 0 ? deriveStatistics(trials, req.planning.min_measurements) : undefined,
+    stats: trials.length > 0 ? deriveStatistics(trials) : undefined,
     meta: op.processes[0]?.meta ?? op.calibration.meta,
     disturbed_retries: op.disturbed,
   };

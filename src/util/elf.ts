@@ -13,18 +13,11 @@ export function elfSizes(path: string): ElfSizes {
   const b = readFileSync(path);
   if (b.readUInt32BE(0) !== 0x7f454c46) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
-  const phoff = Number(b.readBigUInt64LE(0x20));
   const shoff = Number(b.readBigUInt64LE(0x28));
-  const phentsize = b.readUInt16LE(0x36);
-  const phnum = b.readUInt16LE(0x38);
   const shentsize = b.readUInt16LE(0x3a);
   const shnum = b.readUInt16LE(0x3c);
   const shstrndx = b.readUInt16LE(0x3e);
-  let loadBytes = 0;
-  for (let i = 0; i < phnum; i++) {
-    const at = phoff + i * phentsize;
-    if (b.readUInt32LE(at) === 1) loadBytes += Number(b.readBigUInt64LE(at + 0x28));
-  }
+  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
   const sizes = { text: 0, data: 0, bss: 0 };
   if (shoff > 0 && shstrndx < shnum) {
     const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 0x18));
@@ -46,6 +39,7 @@ export interface LoadSegment {
   vaddr: number;
   offset: number;
   filesz: number;
+  memsz: number;
 }
 
 /** PT_LOAD segments of a 64-bit little-endian ELF image: to map symbol addresses to file bytes. */
@@ -58,7 +52,12 @@ export function loadSegments(b: Uint8Array): LoadSegment[] {
   for (let i = 0; i < phnum; i++) {
     const at = phoff + i * phentsize;
     if (v.getUint32(at, true) !== 1) continue;
-    out.push({ offset: Number(v.getBigUint64(at + 0x08, true)), vaddr: Number(v.getBigUint64(at + 0x10, true)), filesz: Number(v.getBigUint64(at + 0x20, true)) });
+    out.push({
+      offset: Number(v.getBigUint64(at + 0x08, true)),
+      vaddr: Number(v.getBigUint64(at + 0x10, true)),
+      filesz: Number(v.getBigUint64(at + 0x20, true)),
+      memsz: Number(v.getBigUint64(at + 0x28, true)),
+    });
   }
   return out;
 }

@@ -6,8 +6,8 @@ import type { CandidateView, ReportModel } from '../model.js';
 import { hashShares } from '../profile.js';
 import { sizeAudit } from '../sizeAudit.js';
 import { instanceSizes, notMeasuredReason } from './candidate.js';
+import { GUIDE_MINIMUM } from '../../measure/stats.js';
 
-const GUIDE_MINIMUM = 100;
 const CATEGORIES = [
   { type: 'kem', title: 'Key encapsulation', sizes: [['public key', 'pk_bytes'], ['ciphertext', 'ct_bytes']] },
   { type: 'sig', title: 'Digital signatures', sizes: [['public key', 'pk_bytes'], ['signature', 'signature_bytes']] },

@@ -1,0 +1,43 @@
+import { InputError } from '../errors.js';
+
+/**
+ * Values the CLI and the action both take, parsed once. `where` names the argument as the user
+ * wrote it: ['command line', '--shard'] for the CLI, ["input 'shard'", ''] for the action.
+ */
+export type Where = readonly [file: string, field: string];
+
+const fail = (where: Where, problem: string) => new InputError(where[0], where[1], problem);
+
+export function parseShard(v: string | undefined, where: Where): { index: number; count: number } | undefined {
+  if (!v) return undefined;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+
+export function parseOnly(v: string | undefined, where: Where): RegExp | undefined {
+  if (!v) return undefined;
+  try {
+    return new RegExp(v);
+  } catch {
+    throw fail(where, `not a regular expression: '${v}'`);
+  }
+}
+
+export function checkSystemId(v: string, where: Where): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  return v;
+}
+
+export function parseCpu(v: string | undefined, where: Where): number | undefined {
+  if (!v) return undefined;
+  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
+  return Number(v);
+}
+
+export function parsePositive(v: string | undefined, where: Where): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number, got '${v}'`);
+  return n;
+}

@@ -9147,17 +9147,85 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join17, relative as relative5, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19 } from "node:fs";
+
+// src/util/fsx.ts
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from "node:fs";
+import { dirname } from "node:path";
+
+// src/errors.ts
+var InputError = class extends Error {
+  constructor(file2, where, problem) {
+    super(`${file2}${where ? `: ${where}` : ""}: ${problem}`);
+    this.file = file2;
+    this.where = where;
+    this.problem = problem;
+    this.name = "InputError";
+  }
+  file;
+  where;
+  problem;
+};
+function isInputError(e) {
+  return e instanceof InputError;
+}
+function errorMessage(e) {
+  return e instanceof Error ? e.message : String(e);
+}
+
+// src/util/fsx.ts
+var tmpCounter = 0;
+function writeFileAtomic(path, data) {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${tmpCounter++}`;
+  writeFileSync(tmp, data);
+  const fd = openSync(tmp, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+function writeJsonAtomic(path, value) {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
+`);
+}
+function readJson(path) {
+  let text3;
+  try {
+    text3 = readFileSync(path, "utf8");
+  } catch {
+    throw new InputError(path, "", "cannot read the file");
+  }
+  try {
+    return JSON.parse(text3);
+  } catch (e) {
+    throw new InputError(path, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+function readJsonIfExists(path) {
+  return existsSync(path) ? readJson(path) : void 0;
+}
+function sha256Hex(data) {
+  return createHash("sha256").update(data).digest("hex");
+}
+function sha256File(path) {
+  return sha256Hex(readFileSync(path));
+}
+
+// src/cliMain.ts
+import { join as join18, relative as relative7, resolve as resolve7 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync10, readFileSync as readFileSync12 } from "node:fs";
-import { join as join9, relative as relative3, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join10, relative as relative5, resolve as resolve6 } from "node:path";
 
 // src/build/compile.ts
 import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname4, join as join3 } from "node:path";
+import { dirname as dirname4, join as join3, resolve as resolve4 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
@@ -9177,7 +9245,7 @@ function runProcess(command, opts) {
   const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve7) => {
+  return new Promise((resolve8) => {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
@@ -9203,7 +9271,7 @@ function runProcess(command, opts) {
     const finish2 = (exitCode, signal, spawnError) => {
       clearTimeout(timer);
       killGroup();
-      resolve7({
+      resolve8({
         command: argv,
         exitCode,
         signal,
@@ -9262,38 +9330,6 @@ function parseDriverOutput(stdout) {
     } else if (fields[0]) lines.push(fields);
   }
   return { meta: meta3, lines, status, statusDetail };
-}
-
-// src/util/fsx.ts
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from "node:fs";
-import { dirname } from "node:path";
-var tmpCounter = 0;
-function writeFileAtomic(path, data) {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}-${tmpCounter++}`;
-  writeFileSync(tmp, data);
-  const fd = openSync(tmp, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
-function writeJsonAtomic(path, value) {
-  writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
-`);
-}
-function readJsonIfExists(path) {
-  if (!existsSync(path)) return void 0;
-  return JSON.parse(readFileSync(path, "utf8"));
-}
-function sha256Hex(data) {
-  return createHash("sha256").update(data).digest("hex");
-}
-function sha256File(path) {
-  return sha256Hex(readFileSync(path));
 }
 
 // src/util/paths.ts
@@ -10124,28 +10160,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative6] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative6) : [];
-}
-
-// src/errors.ts
-var InputError = class extends Error {
-  constructor(file2, where, problem) {
-    super(`${file2}${where ? `: ${where}` : ""}: ${problem}`);
-    this.file = file2;
-    this.where = where;
-    this.problem = problem;
-    this.name = "InputError";
-  }
-  file;
-  where;
-  problem;
-};
-function isInputError(e) {
-  return e instanceof InputError;
-}
-function errorMessage(e) {
-  return e instanceof Error ? e.message : String(e);
+  const [crawler, relative8] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative8) : [];
 }
 
 // src/build/sources.ts
@@ -10217,15 +10233,24 @@ function nistShim(candidate, inst) {
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
-function buildKey(req, src, argv) {
+async function dependencies(src, cwd, compileArgs) {
+  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], { cwd, timeoutMs: 12e4, maxOutputBytes: 16 << 20 });
+  if (r.exitCode === 0) {
+    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve4(cwd, f));
+    return [...new Set(files2)].sort();
+  }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
     if (!existsSync4(dir)) continue;
     for (const f of readdirSync3(dir)) if (f.endsWith(".h")) files.add(join3(dir, f));
   }
-  const parts = [...files].sort().map((f) => `${f}
+  return [...files].sort();
+}
+async function buildKey(req, src, argv, compileArgs, out) {
+  const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
+  const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}
 ${sha256Hex(readFileSync3(f))}`);
-  return sha256Hex([...parts, argv.join(" "), ccVersion(), req.harnessVersion].join("\n"));
+  return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -10237,7 +10262,7 @@ function displayFlags(flags) {
 function flagsFor(req) {
   return req.flagSet === "guide" ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
 }
-function buildArgv(req, flags, library) {
+async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
@@ -10254,20 +10279,20 @@ function buildArgv(req, flags, library) {
     libs: instance.libs.map((l) => `-l${l}`)
   };
   const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, "-shared", ...parts.linkFlags, "-o", library, ...parts.sources, ...parts.libs];
-  const out = dirname4(library);
-  return { ...parts, argv, key: buildKey(req, src, argv.map((a) => a.replaceAll(out, "<out>"))) };
+  const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname4(library));
+  return { ...parts, argv, key };
 }
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
   const outDir = join3(req.outDir, req.flagSet);
   const library = join3(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd } = buildArgv(req, flags, library);
+  const { argv, key, cwd } = await buildArgv(req, flags, library);
   const keyFile = join3(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync4(library) && sha256File(library) === previous.library_sha256))
-      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
@@ -10281,7 +10306,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
-  return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key, cached: false };
+  return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key };
 }
 
 // src/build/harnessTools.ts
@@ -15465,7 +15490,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve7) {
+function isRecursive2(inst, stack, resolve8) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -15475,7 +15500,7 @@ function isRecursive2(inst, stack, resolve7) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve7);
+      const answer = isRecursive2(child, stack, resolve8);
       if (answer > result)
         result = answer;
     }
@@ -15486,7 +15511,7 @@ function isRecursive2(inst, stack, resolve7) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve7) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve8) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -15550,7 +15575,7 @@ function isRecursive2(inst, stack, resolve7) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve7 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve8 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -30438,6 +30463,7 @@ function classifyDriverFailure(run) {
   if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
     return { status: out.status, detail: out.statusDetail };
   if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
   return void 0;
 }
 async function runKat(req) {
@@ -30457,7 +30483,10 @@ async function runKat(req) {
   );
   const base = { digests: [], sizes, records, run };
   const failure2 = classifyDriverFailure(run);
-  if (failure2) return { ...base, ...failure2 };
+  if (failure2) {
+    rmSync2(partial2, { force: true });
+    return { ...base, ...failure2 };
+  }
   const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
   const target = join7(req.outDir, file2);
   renameSync3(partial2, target);
@@ -30471,6 +30500,12 @@ async function runKat(req) {
   const bad = digests.find((d) => d.actual !== d.entry.sha256);
   if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
   return { ...base, digests, file: file2, fileBytes, status: "PASS" };
+}
+
+// src/kat/status.ts
+var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
+function measurable(status) {
+  return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
 }
 
 // src/measure/operation.ts
@@ -30900,7 +30935,6 @@ async function nextTrial(op) {
   proc.disturbed_retries = retries;
   op.disturbed += retries;
   op.processes.push(proc);
-  op.req.onTrial?.(op.processes.length, plan.trials);
   if (proc.status !== "complete") op.stopped = true;
 }
 function finish(op) {
@@ -31077,11 +31111,13 @@ async function surveyLibrary(library, label) {
     runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
     runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
   ]);
-  if (dis.exitCode !== 0 || nm.exitCode !== 0) throw new Error(`objdump/nm failed on ${library}: ${dis.stderr}${nm.stderr}`);
+  for (const [tool, r] of [["objdump -d", dis], ["nm -S", nm], ["nm -D", dyn]])
+    if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
   return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync10(library), label);
 }
 function analyse(d, symbols, dynamicText, image2, label) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
+  if (entry_points.length === 0) throw new Error("the library exports no KEM or signature entry point to start from");
   const reached = closure(entry_points, d, STOPS);
   const iccs_helpers = [...ICCS_HASH, ...ICCS_DRNG].filter((h) => reached.has(h));
   const ownDrbg = RANDOMBYTES.some((r) => reached.has(r) && !closure([r], d, STOPS).has("get_random_number"));
@@ -31141,7 +31177,7 @@ function candidateVerdict(instances) {
 }
 
 // src/profile/run.ts
-import { basename as basename5, resolve as resolve4 } from "node:path";
+import { basename as basename5, relative as relative3, resolve as resolve5 } from "node:path";
 
 // src/build/profileBuild.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync5, readFileSync as readFileSync11 } from "node:fs";
@@ -31155,9 +31191,9 @@ async function buildProfiled(req, flags, wanted) {
   const objDir = join8(outDir, "obj");
   mkdirSync5(objDir, { recursive: true });
   const library = join8(outDir, `lib${req.instance.label}.so`);
-  const plain = buildArgv(req, flags, library);
+  const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, wanted.join(","), sha256File(join8(nativeDir(), "hashprof", "hashprof.c"))].join("\n"));
+  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
   const keyFile = join8(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
@@ -31333,6 +31369,9 @@ function formatCount(trials, iters) {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
   return `${trials * iters} (${trials} \xD7 ${iters})`;
 }
+function formatN(n) {
+  return `(n=${n})`;
+}
 
 // src/report/profile.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -31362,20 +31401,22 @@ async function profileInstance(p) {
   const { candidate, instance } = p.request;
   const api = candidate.api;
   const wanted = api === "nist" ? p.nistSymbols : wrapCatalog("wrap_iccs.c");
-  const flags = flagsFor({ ...p.request });
-  const build2 = await buildProfiled(p.request, flags, wanted);
-  const library = resolve4(p.campaignDir, p.entry.library);
+  const symbols = sha256Hex(wanted.join(","));
+  let profiled;
+  const build2 = async () => profiled ??= await buildProfiled(p.request, flagsFor(p.request), wanted);
+  const library = resolve5(p.campaignDir, p.entry.library);
   for (const operation of OPERATIONS[candidate.type]) {
     const profilePath = p.paths.profile(candidate.id, instance.label, operation);
     const memoryPath = p.paths.memory(candidate.id, instance.label, operation);
     const previous = readJsonIfExists(profilePath);
-    const upToDate = !p.force && previous?.library_sha256 === p.entry.library_sha256 && readJsonIfExists(memoryPath)?.library_sha256 === p.entry.library_sha256;
+    const upToDate = !p.force && previous?.library_sha256 === p.entry.library_sha256 && previous?.profile_symbols === symbols && readJsonIfExists(memoryPath)?.library_sha256 === p.entry.library_sha256;
     if (upToDate) continue;
     const record2 = readJsonIfExists(p.paths.record(candidate.id, instance.label, operation));
     const perCall = typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
     const ops = perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / perCall))) : 100;
-    if (build2.ok) {
-      const argv = [p.tools.prof, build2.library, candidate.type, operation, String(ops), "1", String(p.cpu), candidate.katRng];
+    const b = await build2();
+    if (b.ok) {
+      const argv = [p.tools.prof, b.library, candidate.type, operation, String(ops), "1", String(p.cpu), candidate.katRng];
       const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
       const out = parseDriverOutput(run.stdout);
       const total = out.lines.find((l) => l[0] === "TOTAL");
@@ -31389,10 +31430,11 @@ async function profileInstance(p) {
         operation,
         input_bytes: candidate.type === "sig" && operation !== "keygen" ? 64 : 0,
         status: complete ? "complete" : "failed",
-        command: argv.map((a) => a === p.tools.prof ? basename5(a) : a === build2.library ? `${p.entry.library.replace(/[^/]*$/, "")}profile/${basename5(a)}` : a),
+        command: argv.map((a) => a === p.tools.prof ? basename5(a) : a === b.library ? relative3(p.campaignDir, a) : a),
         stderr: run.stderr,
-        meta: { ...out.meta, tick_source: out.meta.counter ?? "unknown", wrapped: build2.wrapped.join(" ") },
+        meta: { ...out.meta, tick_source: out.meta.counter ?? "unknown", wrapped: b.wrapped.join(" ") },
         library_sha256: p.entry.library_sha256,
+        profile_symbols: symbols,
         total: totals,
         calls,
         ...complete && totals.ticks > 0 ? shares(totals.ticks, calls) : {}
@@ -31419,9 +31461,39 @@ async function profileInstance(p) {
   }
 }
 
+// src/evidence/lock.ts
+import { mkdirSync as mkdirSync6, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join9, relative as relative4 } from "node:path";
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function lockSystem(systemDir) {
+  mkdirSync6(systemDir, { recursive: true });
+  const lock = join9(systemDir, ".ngcc-perf.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync3(lock, String(process.pid), { flag: "wx" });
+      return () => rmSync3(lock, { force: true });
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+      const holder = Number(readFileSync12(lock, "utf8"));
+      if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && alive(holder))
+        throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
+      if (holder === process.pid)
+        throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
+      rmSync3(lock, { force: true });
+    }
+  }
+  throw new InputError(systemDir, "", "could not take the evidence lock");
+}
+
 // src/campaign.ts
 var PHASES = ["build", "kat", "measure", "profile"];
-var MEASURABLE = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
 function units(candidates2, shard) {
   const all2 = candidates2.flatMap(
     (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
@@ -31429,16 +31501,24 @@ function units(candidates2, shard) {
   return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
 }
 async function runCampaign(opts) {
-  const campaignDir = resolve5(opts.campaignDir);
+  const campaignDir = resolve6(opts.campaignDir);
   const campaign = loadCampaign(campaignDir, opts.only);
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve5(opts.dataDir, opts.system);
+  const systemDir = resolve6(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const tools = await harnessTools();
   const catalog = new Set(wrapCatalog("wrap_nist.c"));
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
   if (unknown3.length > 0)
-    throw new InputError("ngcc-perf.yml", "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+    throw new InputError(relative5(process.cwd(), join10(campaignDir, "ngcc-perf.yml")), "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+  const release2 = lockSystem(systemDir);
+  try {
+    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths);
+  } finally {
+    release2();
+  }
+}
+async function runLocked(opts, campaignDir, candidates2, settings, systemDir, paths) {
+  const tools = await harnessTools();
   const sys = settings.systems[opts.system];
   const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
   const environment = hostEnvironment(cpu);
@@ -31462,7 +31542,7 @@ async function runCampaign(opts) {
     ...extra
   });
   writeCampaign({ ended_utc: null });
-  const work = units(campaign.candidates, opts.shard);
+  const work = units(candidates2, opts.shard);
   const opsPer = (u) => opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0;
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary = [];
@@ -31475,9 +31555,13 @@ async function runCampaign(opts) {
     summary.push(inst);
     if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
     if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
-      const survey = await surveyLibrary(resolve5(campaignDir, entry.library), unit.instance.label);
-      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
-      if (MEASURABLE.has(entry.kat))
+      const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
+      if (opts.force || readJsonIfExists(surveyPath)?.library_sha256 !== entry.library_sha256) {
+        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256 };
+        const survey = await surveyLibrary(resolve6(campaignDir, entry.library), unit.instance.label).catch((e) => ({ failure: errorMessage(e) }));
+        writeJsonAtomic(surveyPath, { ...head, ...survey });
+      }
+      if (measurable(entry.kat))
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
           entry,
@@ -31502,7 +31586,7 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
   const sys = settings.systems[opts.system];
   const todo = [];
   for (const operation of OPERATIONS[unit.candidate.type]) {
-    if (!MEASURABLE.has(entry.kat) || !entry.library) {
+    if (!measurable(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: "not measured", skipped: true });
       opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
       continue;
@@ -31515,7 +31599,7 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
     }
     todo.push({
       timeTool: tools.time,
-      library: resolve5(campaignDir, entry.library),
+      library: resolve6(campaignDir, entry.library),
       libraryShown: entry.library,
       type: unit.candidate.type,
       operation,
@@ -31563,7 +31647,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const key = `${candidate.id}/${instance.label}`;
   const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
   const previous = buildJson.instances[key];
-  const manifestPath = join9(candidate.folder, "kat.sha256");
+  const manifestPath = join10(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync10(manifestPath) ? sha256File(manifestPath) : "none";
   const build2 = (flagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
@@ -31605,25 +31689,32 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const libEntry = (r) => {
     const elf = elfSizes(r.library);
     return {
-      library: relative3(opts.campaignDir, r.library),
+      library: relative5(opts.campaignDir, r.library),
       library_sha256: sha256File(r.library),
       elf_load_bytes: elf.loadBytes,
       elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
     };
   };
   let lib = libEntry(b);
-  if (!opts.phases.has("kat")) {
-    const same = previous?.library_sha256 === lib.library_sha256;
-    return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous.kat : "NOKAT", kat_detail: same ? previous.kat_detail : "KAT not run" });
-  }
   const katLogPath = paths.katLog(candidate.id, instance.label);
-  if (!opts.force && previous && previous.library_sha256 === lib.library_sha256 && previous.kat_manifest_sha256 === manifestHash && previous.kat !== "BUILDFAIL" && existsSync10(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath))
-    return previous;
+  const sameLibrary = async () => {
+    if (!previous || previous.kat === "BUILDFAIL") return false;
+    if (previous.flags === b.flagSet) return previous.library_sha256 === lib.library_sha256;
+    if (previous.guide_library_sha256 !== lib.library_sha256) return false;
+    const fallback = await build2("harness-default");
+    return fallback.ok && sha256File(fallback.library) === previous.library_sha256;
+  };
+  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync10(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
+  if (unchanged && (!opts.force || !opts.phases.has("kat"))) return previous;
+  if (!opts.phases.has("kat"))
+    return saveEntry(paths, key, { ...base, ...lib, kat: "NOKAT", kat_detail: "KAT not run for this library (run the kat phase)" });
+  let guideLibrary;
   let outcome = await kat(b);
   if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
     const fallback = await build2("harness-default");
     if (fallback.ok) {
       guideResult = outcome.status;
+      guideLibrary = lib.library_sha256;
       b = fallback;
       lib = libEntry(b);
       outcome = await kat(b);
@@ -31638,7 +31729,8 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     kat: outcome.status,
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
-    ...outcome.file ? { kat_file: relativeTo(systemDir, join9(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
+    ...outcome.file ? { kat_file: relativeTo(systemDir, join10(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash
   };
@@ -31678,14 +31770,11 @@ function saveEntry(paths, key, entry) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
-import { join as join11, relative as relative4 } from "node:path";
-
-// src/kat/status.ts
-var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
+import { join as join12, relative as relative6 } from "node:path";
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync11, readdirSync as readdirSync6, readFileSync as readFileSync13 } from "node:fs";
-import { join as join10 } from "node:path";
+import { join as join11 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return JSON.parse(readFileSync13(path, "utf8"));
@@ -31696,17 +31785,17 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync11(dir)) return [];
-  return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join10(e.parentPath, e.name)).sort();
+  return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join11(e.parentPath, e.name)).sort();
 }
 function loadDataset(systemDir) {
   const unreadable = [];
-  const campaignPath = join10(systemDir, "campaign.json");
-  const buildPath = join10(systemDir, "build.json");
+  const campaignPath = join11(systemDir, "campaign.json");
+  const buildPath = join11(systemDir, "build.json");
   const campaign = existsSync11(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
   const build2 = (existsSync11(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
-  const records = jsonFilesUnder(join10(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  const profiles = jsonFilesUnder(join10(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
-  const memory = jsonFilesUnder(join10(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
+  const records = jsonFilesUnder(join11(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
+  const profiles = jsonFilesUnder(join11(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  const memory = jsonFilesUnder(join11(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
   return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
 }
 
@@ -31717,11 +31806,11 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative4(systemDir, p) || p;
+  const rel = (p) => relative6(systemDir, p) || p;
   if (!existsSync12(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync12(join11(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync12(join12(systemDir, "build.json"))) problems.push("build.json: missing");
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     if (!KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
@@ -31729,7 +31818,7 @@ function validateDataset(systemDir) {
       if (e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join11(systemDir, e.kat_log);
+    const logPath = join12(systemDir, e.kat_log);
     if (!existsSync12(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -31865,7 +31954,7 @@ function parsePositive(v, where) {
 
 // src/report/model.ts
 import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync16 } from "node:fs";
-import { join as join12 } from "node:path";
+import { join as join13 } from "node:path";
 
 // src/report/catalogs.ts
 import { existsSync as existsSync13, readFileSync as readFileSync15 } from "node:fs";
@@ -31936,9 +32025,9 @@ function surveyFor(model, id) {
   return void 0;
 }
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync14(join12(systemDir, path))) return {};
+  if (!path || !existsSync14(join13(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync16(join12(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync16(join13(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -31969,7 +32058,7 @@ function loadReportModel(systemDir, campaignDir) {
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
     v.build = e;
-    if (e.kat_log && existsSync14(join12(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync14(join13(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => p.slice(systemDir.replace(/\/$/, "").length + 1);
   for (const { path, record: record2 } of ds.records) {
@@ -31996,12 +32085,12 @@ function loadReportModel(systemDir, campaignDir) {
   const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
   const root3 = campaignDir ?? "";
   const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = join12(systemDir, "survey");
+  const surveyDir = join13(systemDir, "survey");
   if (existsSync14(surveyDir))
     for (const id of readdirSync7(surveyDir).sort())
       surveys.set(
         id,
-        readdirSync7(join12(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => JSON.parse(readFileSync16(join12(surveyDir, id, f), "utf8")))
+        readdirSync7(join13(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => readJson(join13(surveyDir, id, f))).filter((s) => s.verdict !== void 0)
       );
   return {
     system,
@@ -32009,16 +32098,16 @@ function loadReportModel(systemDir, campaignDir) {
     campaign: ds.campaign ?? {},
     environment: env,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join12(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join12(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join13(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join13(root3, "symmetric_survey.csv")) : [],
     surveys,
-    sizes: campaignDir ? readExternalSizes(join12(root3, campaign.settings.catalogs.external_sizes)) : []
+    sizes: campaignDir ? readExternalSizes(join13(root3, campaign.settings.catalogs.external_sizes)) : []
   };
 }
 
 // src/compare/compare.ts
 import { existsSync as existsSync15 } from "node:fs";
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -34124,7 +34213,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join13 = [joinDefaults];
+var join14 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -36738,7 +36827,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join13],
+    join: [...join14],
     options: {},
     safe: safeBound,
     stack: [],
@@ -37062,7 +37151,6 @@ var EXPLAIN = {
   CRASH: "the KAT process crashed",
   BUILDFAIL: "the library did not build"
 };
-var MEASURED = /* @__PURE__ */ new Set(["PASS", "NOKAT", "MISMATCH"]);
 function katFootnotes(c, issues) {
   const marks = /* @__PURE__ */ new Map();
   const notes = [];
@@ -37080,7 +37168,7 @@ function katFootnotes(c, issues) {
     } else {
       const detail = inst.build?.kat_detail ?? inst.build?.build_error;
       key = `status:${status}:${detail ?? ""}`;
-      const timed = MEASURED.has(status) ? " Timed anyway; the output is not validated." : " Not timed.";
+      const timed = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
       note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed}`;
     }
     let n = numberOf.get(key);
@@ -37099,7 +37187,7 @@ var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudoh
 function notMeasuredReason(inst) {
   const kat = inst.build?.kat;
   if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
-  if (kat && kat !== "PASS" && kat !== "NOKAT" && kat !== "MISMATCH") return `not measured (KAT ${kat})`;
+  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
   return "not measured";
 }
 function countCell(r) {
@@ -37365,7 +37453,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system, role) {
-  const dir = join14(dataDir, system);
+  const dir = join15(dataDir, system);
   if (!existsSync15(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
   return loadDataset(dir);
 }
@@ -37375,11 +37463,11 @@ function judge(base, head, thresholdPct, alpha, cv) {
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
-  const history = cv === null ? "no nightly history" : `nightly spread \xB1${(cv * 100).toFixed(1)}%`;
+  const history = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
   if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${p_value.toPrecision(2)}, ${history}` };
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
   if (big)
-    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${p_value.toPrecision(2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
+    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
   return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
 }
 function compareEvidence(opts) {
@@ -37387,7 +37475,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? 0.01;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history = (opts.history ?? []).filter((d) => existsSync15(join14(d, opts.system))).map((d) => recordsByKey(loadDataset(join14(d, opts.system))));
+  const history = (opts.history ?? []).filter((d) => existsSync15(join15(d, opts.system))).map((d) => recordsByKey(loadDataset(join15(d, opts.system))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -37431,7 +37519,7 @@ function compareEvidence(opts) {
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join14(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join15(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   return {
     system: opts.system,
@@ -37640,10 +37728,10 @@ function renderJobSummary(report2, opts = {}) {
 }
 
 // src/github/publish.ts
-import { copyFileSync, existsSync as existsSync16, mkdirSync as mkdirSync6, mkdtempSync, readdirSync as readdirSync8, readFileSync as readFileSync17, rmSync as rmSync3, statSync as statSync5, unlinkSync, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join15, posix as posix2 } from "node:path";
+import { copyFileSync, existsSync as existsSync16, mkdirSync as mkdirSync7, mkdtempSync, readdirSync as readdirSync8, readFileSync as readFileSync17, rmSync as rmSync4, statSync as statSync5, unlinkSync, writeFileSync as writeFileSync4 } from "node:fs";
+import { dirname as dirname5, join as join16, posix as posix2 } from "node:path";
 function filesUnder(dir, rel = "") {
-  const abs = join15(dir, rel);
+  const abs = join16(dir, rel);
   if (!existsSync16(abs)) return [];
   if (!statSync5(abs).isDirectory()) return [rel];
   return readdirSync8(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
@@ -37653,14 +37741,14 @@ function mergeShardFolders(parts, into) {
   for (const part of parts) {
     for (const rel of filesUnder(part)) {
       if (rel === "build.json" || rel === "campaign.json") continue;
-      const from = join15(part, rel);
+      const from = join16(part, rel);
       const data = readFileSync17(from);
       const earlier = writtenBy.get(rel);
       if (earlier !== void 0) {
         if (!data.equals(readFileSync17(earlier))) throw new Error(`mergeShardFolders: ${earlier} and ${from} differ (both shards wrote ${rel})`);
         continue;
       }
-      writeFileAtomic(join15(into, rel), data);
+      writeFileAtomic(join16(into, rel), data);
       writtenBy.set(rel, from);
     }
   }
@@ -37668,7 +37756,7 @@ function mergeShardFolders(parts, into) {
   mergeCampaignJson(parts, into);
 }
 function readShardJson(parts, name) {
-  return parts.map((p) => join15(p, name)).filter(existsSync16).map((path) => ({ path, json: JSON.parse(readFileSync17(path, "utf8")) }));
+  return parts.map((p) => join16(p, name)).filter(existsSync16).map((path) => ({ path, json: JSON.parse(readFileSync17(path, "utf8")) }));
 }
 function mergeBuildJson(parts, into) {
   const shards = readShardJson(parts, "build.json");
@@ -37686,14 +37774,14 @@ function mergeBuildJson(parts, into) {
       }
     }
   }
-  writeJsonAtomic(join15(into, "build.json"), { ...shards[0].json, instances });
+  writeJsonAtomic(join16(into, "build.json"), { ...shards[0].json, instances });
 }
 function mergeCampaignJson(parts, into) {
   const shards = readShardJson(parts, "campaign.json");
   if (shards.length === 0) return;
   const hostChecks = /* @__PURE__ */ new Map();
   for (const { json: json2 } of shards) for (const check3 of json2.host_checks ?? []) hostChecks.set(canonical(check3), check3);
-  writeJsonAtomic(join15(into, "campaign.json"), { ...shards[0].json, host_checks: [...hostChecks.values()] });
+  writeJsonAtomic(join16(into, "campaign.json"), { ...shards[0].json, host_checks: [...hostChecks.values()] });
 }
 function canonical(value) {
   return JSON.stringify(
@@ -37704,7 +37792,7 @@ function canonical(value) {
 
 // src/report/render.ts
 import { existsSync as existsSync17, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
-import { dirname as dirname6, join as join16 } from "node:path";
+import { dirname as dirname6, join as join17 } from "node:path";
 
 // src/report/pages/system.ts
 var CATEGORIES = [
@@ -37719,7 +37807,7 @@ function cyclesCell(c, label, op) {
   const p = inst.profiles[op];
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : "";
   const n = r.measurements ?? 0;
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` (n=${n})` : ""}`;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}`;
 }
 function summaryPage(model) {
   const sys = model.system;
@@ -37835,8 +37923,8 @@ function siblingSystems(model) {
   const dataDir = dirname6(model.systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
   for (const name of existsSync17(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const campaign = join16(dataDir, name, "campaign.json");
-    const build2 = join16(dataDir, name, "build.json");
+    const campaign = join17(dataDir, name, "campaign.json");
+    const build2 = join17(dataDir, name, "build.json");
     if (!existsSync17(campaign) || name === model.system) continue;
     try {
       const c = JSON.parse(readFileSync18(campaign, "utf8"));
@@ -37861,11 +37949,11 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join16(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join17(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join16(outDir, path);
+    const file2 = join17(outDir, path);
     return !existsSync17(file2) || readFileSync18(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -37931,13 +38019,13 @@ async function cmdRun(args) {
     progress: createProgress()
   });
   const code4 = printSummary(summary);
-  console.log(`evidence: ${relative5(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative7(process.cwd(), summary.systemDir) || "."}`);
   return code4;
 }
 function cmdValidate(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
-  const dir = resolve6(positionals[0]);
+  const dir = resolve7(positionals[0]);
   if (!existsSync18(dir)) throw new InputError(positionals[0], "", "no such folder");
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
@@ -37982,13 +38070,13 @@ function cmdReport(args) {
     options: { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } }
   });
   if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
-  const systemDir = resolve6(positionals[0]);
-  if (!existsSync18(join17(systemDir, "build.json")) && !existsSync18(join17(systemDir, "records")))
+  const systemDir = resolve7(positionals[0]);
+  if (!existsSync18(join18(systemDir, "build.json")) && !existsSync18(join18(systemDir, "records")))
     throw new InputError(positionals[0], "", "no evidence here (no build.json, no records/)");
-  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve6(values.campaign) : void 0));
+  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve7(values.campaign) : void 0));
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join17(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join18(values.out, p)}`);
     console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
     return differing.length === 0 ? 0 : 1;
   }
@@ -38005,19 +38093,20 @@ function cmdKatManifest(args) {
   if (positionals.length !== 2) throw new InputError("command line", "kat-manifest", "needs DATA_DIR/ID and CANDIDATE_ID");
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
-  const records = values.records === void 0 ? void 0 : number4("records", values.records);
-  const build2 = JSON.parse(readFileSync19(join17(systemDir, "build.json"), "utf8"));
+  const records = number4("records", values.records);
+  if (records !== void 0 && !Number.isInteger(records)) throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
+  const build2 = readJson(join18(systemDir, "build.json"));
   const lines = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text4 = readFileSync19(join17(systemDir, e.kat_file), "utf8");
+    const text4 = readFileSync19(join18(systemDir, e.kat_file), "utf8");
     const file2 = e.kat_file.split("/").pop();
     lines.push(formatManifestLine({ sha256: canonicalDigest(text4, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
   }
-  if (lines.length === 0) throw new InputError(join17(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (lines.length === 0) throw new InputError(join18(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   const text3 = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
 ${lines.join("\n")}
 `;
@@ -38025,10 +38114,10 @@ ${lines.join("\n")}
     const campaign = loadCampaign(values.write);
     const c = campaign.candidates.find((x) => x.id === id);
     if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-    const target = join17(c.folder, "kat.sha256");
-    writeFileSync4(target, text3);
-    readManifest(target);
-    console.log(`wrote ${relative5(process.cwd(), target)}`);
+    const target = join18(c.folder, "kat.sha256");
+    parseManifest(text3, target);
+    writeFileAtomic(target, text3);
+    console.log(`wrote ${relative7(process.cwd(), target)}`);
   } else process.stdout.write(text3);
   return 0;
 }
@@ -38042,7 +38131,7 @@ function cmdMerge(args) {
     console.error(`error: ${errorMessage(e)}`);
     return 1;
   }
-  const problems = validateDataset(resolve6(values.out));
+  const problems = validateDataset(resolve7(values.out));
   for (const p of problems) console.log(p);
   console.log(`merged ${positionals.length} shard(s) into ${values.out}${problems.length > 0 ? `; ${problems.length} validation problem(s)` : ""}`);
   return problems.length > 0 ? 1 : 0;
@@ -38050,22 +38139,22 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve6(values.out ?? join17(root3, "out"));
-  const campaignDir = join17(root3, "examples", "campaign");
-  const pqclean = join17(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync18(pqclean)) throw new InputError(relative5(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const out = resolve7(values.out ?? join18(root3, "out"));
+  const campaignDir = join18(root3, "examples", "campaign");
+  const pqclean = join18(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync18(pqclean)) throw new InputError(relative7(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative5(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join17(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join17(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(`example campaign: ${relative7(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join18(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join18(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join17(out, "pages");
+  const pagesDir = join18(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative5(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative5(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative5(process.cwd(), join17(pagesDir, "index.md"))})`);
+evidence: ${relative7(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative7(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative7(process.cwd(), join18(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

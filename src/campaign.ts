@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
@@ -12,13 +12,14 @@ import type { BuildEntry, BuildJson, TimingRecord } from './evidence/types.js';
 import { formatKatLog, katBody } from './kat/log.js';
 import { readManifest } from './kat/manifest.js';
 import { runKat, type KatOutcome } from './kat/run.js';
-import type { KatStatus } from './kat/status.js';
+import { measurable, type KatStatus } from './kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from './measure/operation.js';
 import { elfSizes } from './util/elf.js';
 import { surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
 import { wrapCatalog } from './build/profileBuild.js';
-import { InputError } from './errors.js';
+import { errorMessage, InputError } from './errors.js';
+import { lockSystem } from './evidence/lock.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
 import type { Progress } from './progress.js';
 
@@ -52,7 +53,6 @@ export interface CampaignSummary {
   instances: InstanceSummary[];
 }
 
-const MEASURABLE: ReadonlySet<KatStatus> = new Set(['PASS', 'NOKAT', 'MISMATCH']);
 
 interface Unit {
   candidate: Candidate;
@@ -73,11 +73,27 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const tools = await harnessTools();
   const catalog = new Set(wrapCatalog('wrap_nist.c'));
   const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
   if (unknown.length > 0)
-    throw new InputError('ngcc-perf.yml', 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+    throw new InputError(relative(process.cwd(), join(campaignDir, 'ngcc-perf.yml')), 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+  const release = lockSystem(systemDir);
+  try {
+    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths);
+  } finally {
+    release();
+  }
+}
+
+async function runLocked(
+  opts: CampaignOptions,
+  campaignDir: string,
+  candidates: Candidate[],
+  settings: CampaignSettings,
+  systemDir: string,
+  paths: Paths,
+): Promise<CampaignSummary> {
+  const tools = await harnessTools();
   const sys = settings.systems[opts.system];
   const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
   const environment = hostEnvironment(cpu);
@@ -104,7 +120,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
     });
   writeCampaign({ ended_utc: null });
 
-  const work = units(campaign.candidates, opts.shard);
+  const work = units(candidates, opts.shard);
   const opsPer = (u: Unit) => (opts.phases.has('measure') ? OPERATIONS[u.candidate.type].length : 0);
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary: InstanceSummary[] = [];
@@ -117,9 +133,14 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
     summary.push(inst);
     if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
     if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
-      const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label);
-      writeJsonAtomic(paths.survey(unit.candidate.id, unit.instance.label), { schema: 1, candidate: unit.candidate.id, library_sha256: entry.library_sha256, ...survey });
-      if (MEASURABLE.has(entry.kat))
+      const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
+      if (opts.force || readJsonIfExists<{ library_sha256?: string }>(surveyPath)?.library_sha256 !== entry.library_sha256) {
+        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256 };
+        // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
+        const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label).catch((e: unknown) => ({ failure: errorMessage(e) }));
+        writeJsonAtomic(surveyPath, { ...head, ...survey });
+      }
+      if (measurable(entry.kat))
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
           entry,
@@ -157,7 +178,7 @@ async function measureInstance(
   const sys = settings.systems[opts.system];
   const todo: OperationRequest[] = [];
   for (const operation of OPERATIONS[unit.candidate.type]) {
-    if (!MEASURABLE.has(entry.kat) || !entry.library) {
+    if (!measurable(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: 'not measured', skipped: true });
       opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
       continue;
@@ -284,27 +305,32 @@ async function prepareInstance(
     };
   };
   let lib = libEntry(b);
-  if (!opts.phases.has('kat')) {
-    const same = previous?.library_sha256 === lib.library_sha256;
-    return saveEntry(paths, key, { ...base, ...lib, kat: same ? previous!.kat : 'NOKAT', kat_detail: same ? previous!.kat_detail : 'KAT not run' });
-  }
+  // The previous entry still describes this instance when the library it judged is the one we
+  // would judge now: the same first build, and — after a fallback — the same fallback build.
   const katLogPath = paths.katLog(candidate.id, instance.label);
-  if (
-    !opts.force &&
-    previous &&
-    previous.library_sha256 === lib.library_sha256 &&
-    previous.kat_manifest_sha256 === manifestHash &&
-    previous.kat !== 'BUILDFAIL' &&
+  const sameLibrary = async (): Promise<boolean> => {
+    if (!previous || previous.kat === 'BUILDFAIL') return false;
+    if (previous.flags === b.flagSet) return previous.library_sha256 === lib.library_sha256;
+    if (previous.guide_library_sha256 !== lib.library_sha256) return false;
+    const fallback = await build('harness-default');
+    return fallback.ok && sha256File(fallback.library) === previous.library_sha256;
+  };
+  const unchanged =
+    (await sameLibrary()) &&
+    previous!.kat_manifest_sha256 === manifestHash &&
     existsSync(katLogPath) &&
-    previous.kat_log_sha256 === sha256File(katLogPath)
-  )
-    return previous;
+    previous!.kat_log_sha256 === sha256File(katLogPath);
+  if (unchanged && (!opts.force || !opts.phases.has('kat'))) return previous!;
+  if (!opts.phases.has('kat'))
+    return saveEntry(paths, key, { ...base, ...lib, kat: 'NOKAT', kat_detail: 'KAT not run for this library (run the kat phase)' });
 
+  let guideLibrary: string | undefined;
   let outcome: KatOutcome = await kat(b);
   if (b.flagSet === 'guide' && outcome.status !== 'PASS' && outcome.status !== 'NOKAT') {
     const fallback = await build('harness-default');
     if (fallback.ok) {
       guideResult = outcome.status;
+      guideLibrary = lib.library_sha256;
       b = fallback;
       lib = libEntry(b);
       outcome = await kat(b);
@@ -319,6 +345,7 @@ async function prepareInstance(
     kat: outcome.status,
     ...(outcome.detail ? { kat_detail: outcome.detail } : {}),
     ...(guideResult ? { guide_result: guideResult } : {}),
+    ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
     ...(outcome.file ? { kat_file: relativeTo(systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash,
@@ -361,9 +388,4 @@ function saveEntry(paths: Paths, key: string, entry: BuildEntry): BuildEntry {
   current.instances[key] = entry;
   writeJsonAtomic(paths.build, current);
   return entry;
-}
-
-export function readBuildJson(systemDir: string): BuildJson | undefined {
-  const p = evidencePaths(systemDir).build;
-  return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as BuildJson) : undefined;
 }

@@ -1,11 +1,12 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readJson, writeFileAtomic } from './util/fsx.js';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { validateDataset } from './evidence/validate.js';
-import { canonicalDigest, formatManifestLine, readManifest, type DigestMode } from './kat/manifest.js';
+import { canonicalDigest, formatManifestLine, parseManifest, type DigestMode } from './kat/manifest.js';
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
 import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
@@ -162,8 +163,9 @@ function cmdKatManifest(args: string[]): number {
   if (positionals.length !== 2) throw new InputError('command line', 'kat-manifest', 'needs DATA_DIR/ID and CANDIDATE_ID');
   const [systemDir, id] = positionals as [string, string];
   if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
-  const records = values.records === undefined ? undefined : number('records', values.records);
-  const build = JSON.parse(readFileSync(join(systemDir, 'build.json'), 'utf8')) as BuildJson;
+  const records = number('records', values.records);
+  if (records !== undefined && !Number.isInteger(records)) throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
+  const build = readJson<BuildJson>(join(systemDir, 'build.json'));
   const lines: string[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
@@ -181,8 +183,8 @@ function cmdKatManifest(args: string[]): number {
     const c = campaign.candidates.find((x) => x.id === id);
     if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
     const target = join(c.folder, 'kat.sha256');
-    writeFileSync(target, text);
-    readManifest(target);
+    parseManifest(text, target);
+    writeFileAtomic(target, text);
     console.log(`wrote ${relative(process.cwd(), target)}`);
   } else process.stdout.write(text);
   return 0;

@@ -45,6 +45,7 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     campaignDir: resolve(workspace(), inputs.campaign),
     system: inputs.system,
     dataDir,
+    only: inputs.only,
     phases: new Set(PHASES),
     trialTarget: inputs.trialTarget,
     opBudget: inputs.opBudget,
@@ -108,7 +109,7 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
 
 /** Comment, job summary, annotations, outputs and the check's verdict. */
 async function deliver(inputs: ActionInputs, report: CompareReport, prNumber: number, work: string, katFailures: number): Promise<void> {
-  const opts = { runUrl: runUrl() };
+  const opts = { runUrl: runUrl(), reportUrl: inputs.reportUrl };
   const body = renderComment(report, opts);
   const out = join(work, 'artifact');
   mkdirSync(out, { recursive: true });

@@ -41,4 +41,3 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
   };
 }
 
-export const silentProgress: Progress = { start() {}, tick() {}, done() {} };

@@ -213,3 +213,43 @@ describe('the guide minimum', () => {
     expect(validateDataset(join(data, 's'))).toEqual([]);
   });
 });
+
+describe('the build key', () => {
+  it('covers every file the preprocessor reads, .inc files outside the include folders too', async () => {
+    const root = tempDir();
+    const kem = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
+    cpSync(join(kem, 'good'), join(root, 'kem-3', 'src'), { recursive: true });
+    cpSync(join(kem, 'common'), join(root, 'kem-3', 'common'), { recursive: true });
+    writeFileSync(join(root, 'kem-3', 'candidate.yml'), `id: kem-3\ntype: kem\nalgorithm: toy\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`);
+    const data = tempDir();
+    const phases = new Set(['build', 'kat'] as const);
+    expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).instances[0]!.kat).toBe('NOKAT');
+    // toy_kem.inc is included as "../common/toy_kem.inc": not in any include folder.
+    const inc = join(root, 'kem-3', 'common', 'toy_kem.inc');
+    writeFileSync(inc, `${readFileSync(inc, 'utf8')}\n#error changed after the first build\n`);
+    const second = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
+    expect(second.instances[0]!.kat).toBe('BUILDFAIL');
+    expect(second.instances[0]!.detail).toMatch(/changed after the first build/);
+  });
+});
+
+describe('one writer per evidence folder', () => {
+  it('a second run into the same system folder is refused while the first runs, and allowed after', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    const phases = new Set(['build', 'kat'] as const);
+    const first = runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
+    await expect(runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).rejects.toThrow(/already writing this evidence/);
+    expect((await first).instances[0]!.kat).toBe('PASS');
+    expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).instances[0]!.kat).toBe('PASS');
+  });
+
+  it('a lock left by a process that is gone is taken over', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    mkdirSync(join(data, 's'), { recursive: true });
+    // PID 2^22+1 is above Linux's pid_max default of 4194304: no such process.
+    writeFileSync(join(data, 's', '.ngcc-perf.lock'), String(4194305));
+    expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) })).instances[0]!.kat).toBe('PASS');
+  });
+});

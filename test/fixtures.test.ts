@@ -15,6 +15,7 @@ const EXPECTED: Record<string, string> = {
   'kem-1/crash': 'CRASH',
   'kem-1/timeout': 'TIMEOUT',
   'kem-1/cryptofail': 'CRYPTOFAIL',
+  'kem-1/earlyexit': 'CRASH',
   'kem-1/nokat': 'NOKAT',
   'kem-1/mismatch': 'MISMATCH',
   'sign-1/toy-sig': 'PASS',
@@ -51,6 +52,8 @@ describe('a campaign of broken submissions', () => {
     expect(e['kem-1/overflow']!.kat_detail).toMatch(/ct: write 1 bytes past the claimed 32/);
     expect(e['kem-1/crash']!.kat_detail).toMatch(/SIGSEGV/);
     expect(e['kem-1/cryptofail']!.kat_detail).toMatch(/shared secrets/);
+    expect(e['kem-1/earlyexit']!.kat_detail).toMatch(/ended before the KAT was complete/);
+    expect(existsSync(join(systemDir, 'kat', 'kem-1', 'earlyexit', '.kat-output.partial'))).toBe(false);
     expect(e['kem-1/mismatch']!.kat_detail).toMatch(/differs from kat.sha256 line/);
     // A fault under the guide flags is retried with the harness flags, and both results are kept.
     expect(e['kem-1/overflow']!.guide_result).toBe('OVERFLOW');
@@ -87,6 +90,21 @@ describe('a campaign of broken submissions', () => {
     const code = await main(['run', campaign, '--system', 'fx', '--out', data, '--only', '^kem-1/(good|buildfail)$']);
     expect(code).toBe(1);
     expect([statSync(lib).mtimeMs, readFileSync(record, 'utf8')]).toEqual(before);
+  });
+
+  it('a re-run does not repeat the KAT of an instance that fell back to the harness flags', async () => {
+    const log = join(systemDir, 'kat', 'kem-1', 'overflow.log');
+    const before = statSync(log).mtimeMs;
+    expect(build.instances['kem-1/overflow']!.guide_library_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await main(['run', campaign, '--system', 'fx', '--out', data, '--only', '^kem-1/overflow$'])).toBe(1);
+    expect(statSync(log).mtimeMs).toBe(before);
+  });
+
+  it('a run without the kat phase keeps what the KAT established', async () => {
+    expect(await main(['run', campaign, '--system', 'fx', '--out', data, '--only', '^(kem-1/good|sign-1/toy-sig)$', '--phases', 'build,measure'])).toBe(0);
+    const after = JSON.parse(readFileSync(join(systemDir, 'build.json'), 'utf8')) as BuildJson;
+    expect(after.instances['kem-1/good']).toEqual(build.instances['kem-1/good']);
+    expect(validateDataset(systemDir)).toEqual([]);
   });
 
   it('validate catches a tampered trial and names the file and field', async () => {

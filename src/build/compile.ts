@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { runProcess } from '../sandbox/run.js';
 import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { nativeDir } from '../util/paths.js';
+import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
 import { resolveSources, type ResolvedSources } from './sources.js';
 import { CC, ccVersion } from './toolchain.js';
@@ -20,7 +20,6 @@ export interface BuildResult {
   /** The compiler's first error line, for the BUILDFAIL row. */
   firstError?: string;
   key: string;
-  cached: boolean;
 }
 
 /** A store of build folders across runs (the action's @actions/cache); may fail, never fatally. */
@@ -64,15 +63,39 @@ function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]
   };
 }
 
-/** Headers can change a build as much as sources: hash every .h in the include folders too. */
-function buildKey(req: BuildRequest, src: ResolvedSources, argv: string[]): string {
+/**
+ * Every file the build reads: what the preprocessor reports (`-MM`: sources, headers, included
+ * .inc files, wherever they are), or — when preprocessing fails, a build that will fail — the
+ * sources and the headers of the include folders.
+ */
+async function dependencies(src: ResolvedSources, cwd: string, compileArgs: string[]): Promise<string[]> {
+  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], { cwd, timeoutMs: 120_000, maxOutputBytes: 16 << 20 });
+  if (r.exitCode === 0) {
+    const files = r.stdout
+      .replace(/\\\n/g, ' ')
+      .split('\n')
+      .flatMap((rule) => rule.split(':').slice(1).join(':').trim().split(/\s+/))
+      .filter(Boolean)
+      .map((f) => resolve(cwd, f));
+    return [...new Set(files)].sort();
+  }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
     if (!existsSync(dir)) continue;
     for (const f of readdirSync(dir)) if (f.endsWith('.h')) files.add(join(dir, f));
   }
-  const parts = [...files].sort().map((f) => `${f}\n${sha256Hex(readFileSync(f))}`);
-  return sha256Hex([...parts, argv.join(' '), ccVersion(), req.harnessVersion].join('\n'));
+  return [...files].sort();
+}
+
+/**
+ * The build key: contents of every file read, the command line and the tools. Paths are written
+ * relative to the tool, the instance folder and the output, so the key (and the build cache)
+ * carries over to a runner with another workspace.
+ */
+async function buildKey(req: BuildRequest, src: ResolvedSources, argv: string[], compileArgs: string[], out: string): Promise<string> {
+  const portable = (s: string) => s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>');
+  const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}\n${sha256Hex(readFileSync(f))}`);
+  return sha256Hex([...parts, argv.map(portable).join(' '), ccVersion(), req.harnessVersion].join('\n'));
 }
 
 function firstErrorLine(stderr: string): string | undefined {
@@ -103,7 +126,7 @@ export function flagsFor(req: Pick<BuildRequest, 'flagSet' | 'variant' | 'extraF
   return req.flagSet === 'guide' ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
 }
 
-export function buildArgv(req: BuildRequest, flags: string[], library: string): BuildArgv {
+export async function buildArgv(req: BuildRequest, flags: string[], library: string): Promise<BuildArgv> {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
@@ -120,9 +143,8 @@ export function buildArgv(req: BuildRequest, flags: string[], library: string): 
     libs: instance.libs.map((l) => `-l${l}`),
   };
   const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, '-shared', ...parts.linkFlags, '-o', library, ...parts.sources, ...parts.libs];
-  // The key must not depend on where the build goes: a cached build is restored elsewhere.
-  const out = dirname(library);
-  return { ...parts, argv, key: buildKey(req, src, argv.map((a) => a.replaceAll(out, '<out>'))) };
+  const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname(library));
+  return { ...parts, argv, key };
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
@@ -132,14 +154,14 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
   const outDir = join(req.outDir, req.flagSet);
   const library = join(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd } = buildArgv(req, flags, library);
+  const { argv, key, cwd } = await buildArgv(req, flags, library);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
   const fromDisk = () => {
     const previous = readJsonIfExists<{ key: string; ok: boolean; log: string; firstError?: string; library_sha256?: string }>(keyFile);
     if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
-      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key, cached: true };
+      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return undefined;
   };
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
@@ -153,5 +175,5 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, '');
   writeJsonAtomic(keyFile, { key, ok, log, firstError, library_sha256: ok ? sha256File(library) : undefined });
   if (ok) await req.cache?.save(outDir, cacheKey).catch(() => undefined);
-  return { ok, flagSet: req.flagSet, flags, library, log, firstError, key, cached: false };
+  return { ok, flagSet: req.flagSet, flags, library, log, firstError, key };
 }

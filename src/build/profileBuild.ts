@@ -30,9 +30,10 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   const objDir = join(outDir, 'obj');
   mkdirSync(objDir, { recursive: true });
   const library = join(outDir, `lib${req.instance.label}.so`);
-  const plain = buildArgv(req, flags, library);
+  const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, '-fno-lto', ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, wanted.join(','), sha256File(join(nativeDir(), 'hashprof', 'hashprof.c'))].join('\n'));
+  // plain.key covers the sources, the flags and the harness version (hashprof included).
+  const key = sha256Hex([plain.key, '-fno-lto', wanted.join(',')].join('\n'));
   const keyFile = join(outDir, 'profile-key.json');
   const previous = readJsonIfExists<ProfileBuildResult & { key: string; library_sha256?: string }>(keyFile);
   if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))

@@ -6,6 +6,7 @@ import { InputError } from '../errors.js';
 import { loadReportModel } from '../report/model.js';
 import { sizeAudit } from '../report/sizeAudit.js';
 import { historyCv, permutationPValue } from './stats.js';
+import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
 export interface CompareOptions {
@@ -55,11 +56,11 @@ export function judge(base: SideStats, head: SideStats, thresholdPct: number, al
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
-  const history = cv === null ? 'no nightly history' : `nightly spread ±${(cv * 100).toFixed(1)}%`;
+  const history = cv === null ? 'no nightly history' : `nightly spread ±${pyFixed(cv * 100, 1)}%`;
   if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? 'regression' : 'improvement', reason: `|Δ| ≥ ${thresholdPct}%, p = ${p_value.toPrecision(2)}, ${history}` };
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? 'regression' : 'improvement', reason: `|Δ| ≥ ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
   if (big)
-    return { delta_pct, p_value, verdict: 'inconclusive', reason: !significant ? `p = ${p_value.toPrecision(2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}` };
+    return { delta_pct, p_value, verdict: 'inconclusive', reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}` };
   return { delta_pct, p_value, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%` };
 }
 

@@ -11,6 +11,8 @@ export interface BuildEntry {
   kat: KatStatus;
   kat_detail?: string;
   guide_result?: string;
+  /** After a KAT-triggered fallback: the guide build that failed, so a re-run can tell it is unchanged. */
+  guide_library_sha256?: string;
   library?: string;
   library_sha256?: string;
   elf_load_bytes?: number;

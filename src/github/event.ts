@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readJson } from '../util/fsx.js';
 import { InputError } from '../errors.js';
 
 export interface PullRequestEvent {
@@ -14,9 +15,9 @@ export interface PullRequestEvent {
 /** The pull request of GITHUB_EVENT_PATH (pull_request or pull_request_target payloads). */
 export function readPullRequestEvent(path = process.env.GITHUB_EVENT_PATH): PullRequestEvent {
   if (!path || !existsSync(path)) throw new InputError('GITHUB_EVENT_PATH', '', 'no event payload: pull-request mode runs on pull_request events');
-  const payload = JSON.parse(readFileSync(path, 'utf8')) as {
+  const payload = readJson<{
     pull_request?: { number: number; base: { sha: string; repo: { full_name: string } }; head: { sha: string; repo: { full_name: string } | null } };
-  };
+  }>(path);
   const pr = payload.pull_request;
   if (!pr) throw new InputError(path, 'pull_request', 'the event is not a pull request');
   const headRepo = pr.head.repo?.full_name ?? '(deleted fork)';

@@ -26,6 +26,7 @@ export interface ActionInputs {
   buildCache: boolean;
   allowForks: boolean;
   token: string;
+  reportUrl?: string;
 }
 
 const bad = (name: string, problem: string) => new InputError(`input '${name}'`, '', problem);
@@ -69,5 +70,6 @@ export function readInputs(): ActionInputs {
     buildCache: bool('build-cache', true),
     allowForks: bool('allow-forks', false),
     token,
+    reportUrl: core.getInput('report-url') || undefined,
   };
 }

@@ -51,6 +51,9 @@ export function classifyDriverFailure(run: RunResult): { status: KatStatus; deta
   if (out.status && ['CRYPTOFAIL', 'OVERFLOW', 'LOADFAIL'].includes(out.status))
     return { status: out.status as KatStatus, detail: out.statusDetail };
   if (run.exitCode !== 0) return { status: 'CRASH', detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ''}` };
+  // The library's own code can end the process early (exit(0) in a constructor or an operation):
+  // without the driver's last word the output is not a finished KAT.
+  if (out.status !== 'PASS') return { status: 'CRASH', detail: 'the process ended before the KAT was complete (no STATUS line)' };
   return undefined;
 }
 
@@ -74,7 +77,10 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   );
   const base = { digests: [], sizes, records, run };
   const failure = classifyDriverFailure(run);
-  if (failure) return { ...base, ...failure };
+  if (failure) {
+    rmSync(partial, { force: true });
+    return { ...base, ...failure };
+  }
   const file = katFileName(candidate, label, sizes.sk_bytes ?? 0);
   const target = join(req.outDir, file);
   renameSync(partial, target);

@@ -19,7 +19,6 @@ export interface OperationRequest {
   planning: Planning;
   /** The clock the core is fixed at, if known: trials measuring below min_clock_ratio of it are retried. */
   fixedClockHz?: number;
-  onTrial?: (done: number, total: number) => void;
 }
 
 export interface OperationResult {
@@ -90,7 +89,6 @@ async function nextTrial(op: InProgress): Promise<void> {
   proc.disturbed_retries = retries;
   op.disturbed += retries;
   op.processes.push(proc);
-  op.req.onTrial?.(op.processes.length, plan.trials);
   if (proc.status !== 'complete') op.stopped = true;
 }
 

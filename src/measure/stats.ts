@@ -46,4 +46,3 @@ export function deriveStatistics(trials: Trial[]) {
   };
 }
 
-export type DerivedStatistics = ReturnType<typeof deriveStatistics>;

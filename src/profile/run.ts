@@ -1,12 +1,12 @@
-import { basename, resolve } from 'node:path';
-import { buildProfiled, wrapCatalog } from '../build/profileBuild.js';
+import { basename, relative, resolve } from 'node:path';
+import { buildProfiled, wrapCatalog, type ProfileBuildResult } from '../build/profileBuild.js';
 import { flagsFor, type BuildRequest } from '../build/compile.js';
 import type { HarnessTools } from '../build/harnessTools.js';
 import type { evidencePaths } from '../evidence/layout.js';
 import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
 import { OPERATIONS } from '../measure/operation.js';
 import { parseDriverOutput, runProcess } from '../sandbox/run.js';
-import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { shares } from '../report/profile.js';
 
 export interface ProfileRequest {
@@ -31,20 +31,27 @@ export async function profileInstance(p: ProfileRequest): Promise<void> {
   const { candidate, instance } = p.request;
   const api = candidate.api;
   const wanted = api === 'nist' ? p.nistSymbols : wrapCatalog('wrap_iccs.c');
-  const flags = flagsFor({ ...p.request });
-  const build = await buildProfiled(p.request, flags, wanted);
+  // What the profiles depend on besides the library: the symbols asked to be wrapped.
+  const symbols = sha256Hex(wanted.join(','));
+  let profiled: ProfileBuildResult | undefined;
+  const build = async () => (profiled ??= await buildProfiled(p.request, flagsFor(p.request), wanted));
   const library = resolve(p.campaignDir, p.entry.library!);
   for (const operation of OPERATIONS[candidate.type]) {
     const profilePath = p.paths.profile(candidate.id, instance.label, operation);
     const memoryPath = p.paths.memory(candidate.id, instance.label, operation);
-    const previous = readJsonIfExists<HashProfile & { library_sha256?: string }>(profilePath);
-    const upToDate = !p.force && previous?.library_sha256 === p.entry.library_sha256 && readJsonIfExists<{ library_sha256?: string }>(memoryPath)?.library_sha256 === p.entry.library_sha256;
+    const previous = readJsonIfExists<HashProfile & { library_sha256?: string; profile_symbols?: string }>(profilePath);
+    const upToDate =
+      !p.force &&
+      previous?.library_sha256 === p.entry.library_sha256 &&
+      previous?.profile_symbols === symbols &&
+      readJsonIfExists<{ library_sha256?: string }>(memoryPath)?.library_sha256 === p.entry.library_sha256;
     if (upToDate) continue;
     const record = readJsonIfExists<TimingRecord>(p.paths.record(candidate.id, instance.label, operation));
     const perCall = typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
     const ops = perCall ? Math.min(100_000, Math.max(10, Math.round(p.targetSeconds / perCall))) : 100;
-    if (build.ok) {
-      const argv = [p.tools.prof, build.library, candidate.type, operation, String(ops), '1', String(p.cpu), candidate.katRng];
+    const b = await build();
+    if (b.ok) {
+      const argv = [p.tools.prof, b.library, candidate.type, operation, String(ops), '1', String(p.cpu), candidate.katRng];
       const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
       const out = parseDriverOutput(run.stdout);
       const total = out.lines.find((l) => l[0] === 'TOTAL');
@@ -58,10 +65,11 @@ export async function profileInstance(p: ProfileRequest): Promise<void> {
         operation,
         input_bytes: candidate.type === 'sig' && operation !== 'keygen' ? 64 : 0,
         status: complete ? 'complete' : 'failed',
-        command: argv.map((a) => (a === p.tools.prof ? basename(a) : a === build.library ? `${p.entry.library!.replace(/[^/]*$/, '')}profile/${basename(a)}` : a)),
+        command: argv.map((a) => (a === p.tools.prof ? basename(a) : a === b.library ? relative(p.campaignDir, a) : a)),
         stderr: run.stderr,
-        meta: { ...out.meta, tick_source: out.meta.counter ?? 'unknown', wrapped: build.wrapped.join(' ') },
+        meta: { ...out.meta, tick_source: out.meta.counter ?? 'unknown', wrapped: b.wrapped.join(' ') },
         library_sha256: p.entry.library_sha256,
+        profile_symbols: symbols,
         total: totals,
         calls,
         ...(complete && totals.ticks > 0 ? shares(totals.ticks, calls) : {}),

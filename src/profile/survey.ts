@@ -83,7 +83,8 @@ export async function surveyLibrary(library: string, label: string): Promise<Ins
     runProcess(['nm', '-S', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
     runProcess(['nm', '-D', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
   ]);
-  if (dis.exitCode !== 0 || nm.exitCode !== 0) throw new Error(`objdump/nm failed on ${library}: ${dis.stderr}${nm.stderr}`);
+  for (const [tool, r] of [['objdump -d', dis], ['nm -S', nm], ['nm -D', dyn]] as const)
+    if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split('\n')[0]}`);
   return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync(library), label);
 }
 
@@ -96,6 +97,7 @@ export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: stri
     .sort();
   // Breadth-first over calls and data references; the ICCS helpers and outside randomness are
   // leaves: what they do inside is theirs (the ICCS files, OpenSSL), not the submission's code.
+  if (entry_points.length === 0) throw new Error('the library exports no KEM or signature entry point to start from');
   const reached = closure(entry_points, d, STOPS);
   const iccs_helpers = [...ICCS_HASH, ...ICCS_DRNG].filter((h) => reached.has(h));
   const ownDrbg = RANDOMBYTES.some((r) => reached.has(r) && !closure([r], d, STOPS).has('get_random_number'));

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readJson } from '../util/fsx.js';
 import { candidateVerdict, type InstanceSurvey } from '../profile/survey.js';
 import { join } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
@@ -142,7 +143,9 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
         readdirSync(join(surveyDir, id))
           .filter((f) => f.endsWith('.json'))
           .sort()
-          .map((f) => JSON.parse(readFileSync(join(surveyDir, id, f), 'utf8')) as InstanceSurvey),
+          .map((f) => readJson<InstanceSurvey & { failure?: string }>(join(surveyDir, id, f)))
+          // A survey that could not run has no verdict to show.
+          .filter((s) => s.verdict !== undefined),
       );
   return {
     system,

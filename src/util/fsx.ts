@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { InputError } from '../errors.js';
 
 let tmpCounter = 0;
 
@@ -23,9 +24,23 @@ export function writeJsonAtomic(path: string, value: unknown): void {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}\n`);
 }
 
+/** Parses a JSON file; a missing or broken one is an input error that names the file. */
+export function readJson<T>(path: string): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new InputError(path, '', 'cannot read the file');
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InputError(path, '', `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
 export function readJsonIfExists<T>(path: string): T | undefined {
-  if (!existsSync(path)) return undefined;
-  return JSON.parse(readFileSync(path, 'utf8')) as T;
+  return existsSync(path) ? readJson<T>(path) : undefined;
 }
 
 export function sha256Hex(data: string | Uint8Array): string {

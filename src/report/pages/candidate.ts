@@ -6,6 +6,7 @@ import { bullets, code, heading, link, mermaid, para, root, strong, table, text,
 import { surveyFor, type CandidateView, type InstanceView, type ReportModel } from '../model.js';
 import { surveyEvidence } from './survey.js';
 import { katFootnotes } from './katNotes.js';
+import { measurable } from '../../kat/status.js';
 import { callsPerOperation, hashShares } from '../profile.js';
 
 /** The hash column: the ICCS placeholders, or whatever symmetric code a NIST-API baseline wraps. */
@@ -15,7 +16,7 @@ const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/
 export function notMeasuredReason(inst: InstanceView): string {
   const kat = inst.build?.kat;
   if (kat === 'BUILDFAIL') return 'build failed (BUILDFAIL)';
-  if (kat && kat !== 'PASS' && kat !== 'NOKAT' && kat !== 'MISMATCH') return `not measured (KAT ${kat})`;
+  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
   return 'not measured';
 }
 

@@ -1,5 +1,6 @@
 import type { KatIssue } from '../catalogs.js';
 import type { CandidateView } from '../model.js';
+import { measurable } from '../../kat/status.js';
 
 const EXPLAIN: Record<string, string> = {
   MISMATCH: 'the generated KAT differs from the submitted vectors',
@@ -12,7 +13,6 @@ const EXPLAIN: Record<string, string> = {
   BUILDFAIL: 'the library did not build',
 };
 
-const MEASURED = new Set(['PASS', 'NOKAT', 'MISMATCH']);
 
 /**
  * A footnote for every KAT status other than PASS: the curated cause from kat_issues.csv when
@@ -36,7 +36,7 @@ export function katFootnotes(c: CandidateView, issues: KatIssue[]): { marks: Map
     } else {
       const detail = inst.build?.kat_detail ?? inst.build?.build_error;
       key = `status:${status}:${detail ?? ''}`;
-      const timed = MEASURED.has(status) ? ' Timed anyway; the output is not validated.' : ' Not timed.';
+      const timed = measurable(status) ? ' Timed anyway; the output is not validated.' : ' Not timed.';
       note = `${status}: ${EXPLAIN[status] ?? 'see the KAT log'}${detail ? ` (${detail})` : ''}.${timed}`;
     }
     let n = numberOf.get(key);

@@ -1,6 +1,6 @@
 import type { Root } from 'mdast';
 import { archName, environmentRows } from '../environment.js';
-import { formatCycles, formatShare } from '../format.js';
+import { formatCycles, formatN, formatShare } from '../format.js';
 import { code, heading, link, para, root, table, text, type Cell, bullets } from '../md.js';
 import type { CandidateView, ReportModel } from '../model.js';
 import { hashShares } from '../profile.js';
@@ -23,7 +23,7 @@ function cyclesCell(c: CandidateView, label: string, op: string): string {
   const p = inst.profiles[op];
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : '';
   const n = r.measurements ?? 0;
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` (n=${n})` : ''}`;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}`;
 }
 
 export function summaryPage(model: ReportModel): Root {

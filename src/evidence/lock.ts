@@ -1,0 +1,37 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { InputError } from '../errors.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One run at a time writes a system's evidence: build.json and campaign.json are read, changed
+ * and written back, and two writers would lose each other's entries. A lock left by a process that
+ * no longer exists is taken over. Returns the release function.
+ */
+export function lockSystem(systemDir: string): () => void {
+  mkdirSync(systemDir, { recursive: true });
+  const lock = join(systemDir, '.ngcc-perf.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return () => rmSync(lock, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const holder = Number(readFileSync(lock, 'utf8'));
+      if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && alive(holder))
+        throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
+      if (holder === process.pid)
+        throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', 'a run of this process is already writing this evidence');
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new InputError(systemDir, '', 'could not take the evidence lock');
+}

@@ -9216,7 +9216,7 @@ function sha256File(path) {
 }
 
 // src/cliMain.ts
-import { join as join18, relative as relative7, resolve as resolve7 } from "node:path";
+import { join as join18, relative as relative8, resolve as resolve7 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
@@ -10160,8 +10160,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative8] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative8) : [];
+  const [crawler, relative9] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative9) : [];
 }
 
 // src/build/sources.ts
@@ -30314,200 +30314,6 @@ function relativeTo(systemDir, path) {
   return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
 }
 
-// src/evidence/record.ts
-var num = (meta3, key) => meta3[key] !== void 0 ? Number(meta3[key]) : 0;
-function buildRecord({ unit, operation, entry, result, environment }) {
-  const meta3 = result.meta;
-  const complete = result.processes.filter((p) => p.status === "complete");
-  const baseline = complete[0]?.meta.baseline_rss_bytes;
-  const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
-  const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
-  return {
-    schema: 2,
-    status: result.status,
-    ...result.failure ? { failure: result.failure } : {},
-    candidate: unit.candidate.id,
-    label: unit.label,
-    instance: unit.label,
-    variant: entry.variant,
-    flags: entry.flags,
-    operation,
-    input_bytes: unit.candidate.type === "sig" && operation !== "keygen" ? 64 : 0,
-    plan: result.plan ?? null,
-    kat: entry.kat,
-    kat_not_passed: entry.kat !== "PASS",
-    disturbed_retries: result.disturbed_retries,
-    library: entry.library,
-    library_sha256: entry.library_sha256,
-    kat_log: entry.kat_log,
-    kat_log_sha256: entry.kat_log_sha256,
-    started_utc: result.started_utc,
-    ended_utc: result.ended_utc,
-    load_average_start: result.load_average_start,
-    load_average_end: result.load_average_end,
-    environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null },
-    counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
-    rng: meta3.rng ?? null,
-    processes: result.processes,
-    trials: result.trials,
-    ...result.stats ?? {},
-    throughput_MB_per_second: null,
-    sizes: {
-      input_bytes: unit.candidate.type === "sig" && operation !== "keygen" ? num(meta3, "message_bytes") : 0,
-      pk_bytes: num(meta3, "pk_bytes"),
-      sk_bytes: num(meta3, "sk_bytes"),
-      ct_bytes: num(meta3, "ct_bytes"),
-      ss_bytes: num(meta3, "ss_bytes"),
-      signature_bytes: num(meta3, "signature_bytes"),
-      digest_bytes: 0
-    },
-    kex: {},
-    build_flags: entry.build_flags,
-    baseline_rss_bytes: baseline !== void 0 ? Number(baseline) : null,
-    peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
-    timing_scope: "loop"
-  };
-}
-
-// src/kat/manifest.ts
-import { existsSync as existsSync8, readFileSync as readFileSync7 } from "node:fs";
-import { createHash as createHash2 } from "node:crypto";
-var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
-function readManifest(path, display = path) {
-  if (!existsSync8(path)) return [];
-  return parseManifest(readFileSync7(path, "utf8"), display);
-}
-function parseManifest(text3, display) {
-  const entries = [];
-  text3.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    const m = LINE.exec(line);
-    if (!m)
-      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
-    entries.push({
-      sha256: m[1].toLowerCase(),
-      mode: m[2],
-      records: m[3] ? Number(m[3]) : void 0,
-      label: m[4],
-      file: m[5],
-      line: i + 1
-    });
-  });
-  return entries;
-}
-function formatManifestLine(e) {
-  return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ""} ${e.label}/${e.file}`;
-}
-var RECORD_START = /^(Count|count) =/;
-function canonicalDigest(text3, mode, records) {
-  const h = createHash2("sha256");
-  let seen = 0;
-  for (const raw of text3.split("\n")) {
-    const line = raw.replace(/[\r \t]+$/, "");
-    if (line === "" || line.startsWith("#")) continue;
-    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
-    if (mode === "nolen") {
-      const eq = line.indexOf(" =");
-      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
-    }
-    h.update(`${line}
-`);
-  }
-  return h.digest("hex");
-}
-
-// src/kat/log.ts
-var pad = (k) => k.padEnd(11);
-function formatKatLog(header, body, status, detail) {
-  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
-  lines.push(...body);
-  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
-  return `${lines.join("\n")}
-`;
-}
-function katBody(outcome, fileShown) {
-  const body = [];
-  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
-  body.push(`records     = ${outcome.records}`);
-  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
-  for (const d of outcome.digests)
-    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`);
-  const stderr = outcome.run.stderr.trim();
-  if (stderr) body.push("stderr:", ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`));
-  return body;
-}
-function parseResultLine(log2) {
-  const last = log2.trimEnd().split("\n").pop() ?? "";
-  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
-  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
-}
-
-// src/kat/run.ts
-import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
-import { join as join7 } from "node:path";
-var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
-function katFileName(candidate, label, skBytes) {
-  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
-  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
-}
-function recordsToGenerate(candidate, entries) {
-  const wanted = entries.map((e) => e.records);
-  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
-  return DEFAULT_RECORDS[candidate.katRng];
-}
-function classifyDriverFailure(run) {
-  if (run.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run.wallSeconds)} s` };
-  if (run.signal) return { status: "CRASH", detail: `killed by ${run.signal}` };
-  const out = parseDriverOutput(run.stdout);
-  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
-    return { status: out.status, detail: out.statusDetail };
-  if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
-  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
-  return void 0;
-}
-async function runKat(req) {
-  const { candidate, label } = req;
-  const entries = req.manifest.filter((e) => e.label === label);
-  const records = recordsToGenerate(candidate, entries);
-  mkdirSync4(req.outDir, { recursive: true });
-  const partial2 = join7(req.outDir, ".kat-output.partial");
-  rmSync2(partial2, { force: true });
-  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
-  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
-  if (mode === "nist") argv.push(req.nistPrefix ?? "");
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
-  const sizes = Object.fromEntries(
-    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
-  );
-  const base = { digests: [], sizes, records, run };
-  const failure2 = classifyDriverFailure(run);
-  if (failure2) {
-    rmSync2(partial2, { force: true });
-    return { ...base, ...failure2 };
-  }
-  const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
-  const target = join7(req.outDir, file2);
-  renameSync3(partial2, target);
-  const text3 = readFileSync8(target, "utf8");
-  const fileBytes = statSync4(target).size;
-  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
-  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
-  const wrongName = entries.find((e) => e.file !== file2);
-  if (wrongName)
-    return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
-  const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
-  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
-}
-
-// src/kat/status.ts
-var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
-function measurable(status) {
-  return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
-}
-
 // src/measure/operation.ts
 import { basename as basename3 } from "node:path";
 
@@ -30898,6 +30704,8 @@ async function runTrial(req) {
 
 // src/measure/operation.ts
 var OPERATIONS = { kem: ["keygen", "enc", "dec"], sig: ["keygen", "sign", "verify"] };
+var SIGNED_MESSAGE_BYTES = 64;
+var inputBytes = (type, operation) => type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
   return { ...p, command: p.command.map((a) => a === tool ? basename3(tool) : a === lib ? libShown : a) };
 }
@@ -30977,6 +30785,200 @@ async function measureOperations(reqs, onDone) {
     onDone?.(i, r);
     return r;
   });
+}
+
+// src/evidence/record.ts
+var num = (meta3, key) => meta3[key] !== void 0 ? Number(meta3[key]) : 0;
+function buildRecord({ unit, operation, entry, result, environment }) {
+  const meta3 = result.meta;
+  const complete = result.processes.filter((p) => p.status === "complete");
+  const baseline = complete[0]?.meta.baseline_rss_bytes;
+  const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
+  const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
+  return {
+    schema: 2,
+    status: result.status,
+    ...result.failure ? { failure: result.failure } : {},
+    candidate: unit.candidate.id,
+    label: unit.label,
+    instance: unit.label,
+    variant: entry.variant,
+    flags: entry.flags,
+    operation,
+    input_bytes: inputBytes(unit.candidate.type, operation),
+    plan: result.plan ?? null,
+    kat: entry.kat,
+    kat_not_passed: entry.kat !== "PASS",
+    disturbed_retries: result.disturbed_retries,
+    library: entry.library,
+    library_sha256: entry.library_sha256,
+    kat_log: entry.kat_log,
+    kat_log_sha256: entry.kat_log_sha256,
+    started_utc: result.started_utc,
+    ended_utc: result.ended_utc,
+    load_average_start: result.load_average_start,
+    load_average_end: result.load_average_end,
+    environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null },
+    counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
+    rng: meta3.rng ?? null,
+    processes: result.processes,
+    trials: result.trials,
+    ...result.stats ?? {},
+    throughput_MB_per_second: null,
+    sizes: {
+      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta3, "message_bytes") : 0,
+      pk_bytes: num(meta3, "pk_bytes"),
+      sk_bytes: num(meta3, "sk_bytes"),
+      ct_bytes: num(meta3, "ct_bytes"),
+      ss_bytes: num(meta3, "ss_bytes"),
+      signature_bytes: num(meta3, "signature_bytes"),
+      digest_bytes: 0
+    },
+    kex: {},
+    build_flags: entry.build_flags,
+    baseline_rss_bytes: baseline !== void 0 ? Number(baseline) : null,
+    peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
+    timing_scope: "loop"
+  };
+}
+
+// src/kat/manifest.ts
+import { existsSync as existsSync8, readFileSync as readFileSync7 } from "node:fs";
+import { createHash as createHash2 } from "node:crypto";
+var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
+function readManifest(path, display = path) {
+  if (!existsSync8(path)) return [];
+  return parseManifest(readFileSync7(path, "utf8"), display);
+}
+function parseManifest(text3, display) {
+  const entries = [];
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const m = LINE.exec(line);
+    if (!m)
+      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
+    entries.push({
+      sha256: m[1].toLowerCase(),
+      mode: m[2],
+      records: m[3] ? Number(m[3]) : void 0,
+      label: m[4],
+      file: m[5],
+      line: i + 1
+    });
+  });
+  return entries;
+}
+function formatManifestLine(e) {
+  return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ""} ${e.label}/${e.file}`;
+}
+var RECORD_START = /^(Count|count) =/;
+function canonicalDigest(text3, mode, records) {
+  const h = createHash2("sha256");
+  let seen = 0;
+  for (const raw of text3.split("\n")) {
+    const line = raw.replace(/[\r \t]+$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
+    if (mode === "nolen") {
+      const eq = line.indexOf(" =");
+      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
+    }
+    h.update(`${line}
+`);
+  }
+  return h.digest("hex");
+}
+
+// src/kat/log.ts
+var pad = (k) => k.padEnd(11);
+function formatKatLog(header, body, status, detail) {
+  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
+  lines.push(...body);
+  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
+  return `${lines.join("\n")}
+`;
+}
+function katBody(outcome, fileShown) {
+  const body = [];
+  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
+  body.push(`records     = ${outcome.records}`);
+  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  for (const d of outcome.digests)
+    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`);
+  const stderr = outcome.run.stderr.trim();
+  if (stderr) body.push("stderr:", ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`));
+  return body;
+}
+function parseResultLine(log2) {
+  const last = log2.trimEnd().split("\n").pop() ?? "";
+  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
+  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
+}
+
+// src/kat/run.ts
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
+import { join as join7 } from "node:path";
+var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
+function katFileName(candidate, label, skBytes) {
+  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
+  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
+}
+function recordsToGenerate(candidate, entries) {
+  const wanted = entries.map((e) => e.records);
+  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
+  return DEFAULT_RECORDS[candidate.katRng];
+}
+function classifyDriverFailure(run) {
+  if (run.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run.wallSeconds)} s` };
+  if (run.signal) return { status: "CRASH", detail: `killed by ${run.signal}` };
+  const out = parseDriverOutput(run.stdout);
+  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
+    return { status: out.status, detail: out.statusDetail };
+  if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
+  return void 0;
+}
+async function runKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const records = recordsToGenerate(candidate, entries);
+  mkdirSync4(req.outDir, { recursive: true });
+  const partial2 = join7(req.outDir, ".kat-output.partial");
+  rmSync2(partial2, { force: true });
+  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
+  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
+  if (mode === "nist") argv.push(req.nistPrefix ?? "");
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const out = parseDriverOutput(run.stdout);
+  const sizes = Object.fromEntries(
+    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
+  );
+  const base = { digests: [], sizes, records, run };
+  const failure2 = classifyDriverFailure(run);
+  if (failure2) {
+    rmSync2(partial2, { force: true });
+    return { ...base, ...failure2 };
+  }
+  const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
+  const target = join7(req.outDir, file2);
+  renameSync3(partial2, target);
+  const text3 = readFileSync8(target, "utf8");
+  const fileBytes = statSync4(target).size;
+  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+  const wrongName = entries.find((e) => e.file !== file2);
+  if (wrongName)
+    return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
+  const bad = digests.find((d) => d.actual !== d.entry.sha256);
+  if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
+  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
+}
+
+// src/kat/status.ts
+var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
+function measurable(status) {
+  return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
 }
 
 // src/util/elf.ts
@@ -31428,7 +31430,7 @@ async function profileInstance(p) {
         candidate: candidate.id,
         label: instance.label,
         operation,
-        input_bytes: candidate.type === "sig" && operation !== "keygen" ? 64 : 0,
+        input_bytes: inputBytes(candidate.type, operation),
         status: complete ? "complete" : "failed",
         command: argv.map((a) => a === p.tools.prof ? basename5(a) : a === b.library ? relative3(p.campaignDir, a) : a),
         stderr: run.stderr,
@@ -31954,7 +31956,64 @@ function parsePositive(v, where) {
 
 // src/report/model.ts
 import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync16 } from "node:fs";
-import { join as join13 } from "node:path";
+
+// src/report/environment.ts
+var NOT_RECORDED = "not recorded";
+function measuredEnvironment(campaign, recordEnvironment) {
+  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
+}
+var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
+function archName(env) {
+  const arch2 = str(env.architecture);
+  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
+  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
+  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
+}
+function measuredCpu(model) {
+  const shardCpus = model.campaign.shard_cpus;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = model.environment.cpu_number;
+  return typeof fromEnv === "number" ? fromEnv : void 0;
+}
+function clockDescription(env) {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  else parts.push("frequency not recorded (no cpufreq)");
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
+  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
+  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
+}
+var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
+var utc = (v) => str(v)?.slice(0, 19);
+function environmentRows(model) {
+  const env = model.environment;
+  const cpu = measuredCpu(model);
+  const rows = [
+    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
+  ];
+  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
+  rows.push(["clock", clockDescription(env)]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
+  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
+  rows.push(["campaign start / end (UTC)", pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
+  const counter = str(model.campaign.counter_source);
+  if (counter) rows.push(["cycle counter", counter]);
+  return rows;
+}
+
+// src/report/model.ts
+import { join as join13, relative as relative7 } from "node:path";
 
 // src/report/catalogs.ts
 import { existsSync as existsSync13, readFileSync as readFileSync15 } from "node:fs";
@@ -32060,7 +32119,7 @@ function loadReportModel(systemDir, campaignDir) {
     v.build = e;
     if (e.kat_log && existsSync14(join13(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => p.slice(systemDir.replace(/\/$/, "").length + 1);
+  const rel = (p) => relative7(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     v.records[record2.operation] = record2;
@@ -32082,7 +32141,7 @@ function loadReportModel(systemDir, campaignDir) {
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
     return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
   });
-  const env = ds.campaign?.environment_at_end ?? ds.campaign?.environment_latest ?? ds.records[0]?.record.environment ?? ds.campaign?.environment_at_start ?? {};
+  const env = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = join13(systemDir, "survey");
@@ -32108,58 +32167,6 @@ function loadReportModel(systemDir, campaignDir) {
 // src/compare/compare.ts
 import { existsSync as existsSync15 } from "node:fs";
 import { join as join15 } from "node:path";
-
-// src/report/environment.ts
-var NOT_RECORDED = "not recorded";
-var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
-function archName(env) {
-  const arch2 = str(env.architecture);
-  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
-  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
-  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
-}
-function measuredCpu(model) {
-  const shardCpus = model.campaign.shard_cpus;
-  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = model.environment.cpu_number;
-  return typeof fromEnv === "number" ? fromEnv : void 0;
-}
-function clockDescription(env) {
-  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
-  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
-  const gov = str(env.cpufreq_governor);
-  const parts = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
-  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
-  else if (gov) parts.push(`governor ${gov}`);
-  else parts.push("frequency not recorded (no cpufreq)");
-  const noTurbo = str(env.intel_pstate_no_turbo);
-  const boost = str(env.cpufreq_boost);
-  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
-  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
-  const smt = str(env.smt_control);
-  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
-  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
-}
-var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
-var utc = (v) => str(v)?.slice(0, 19);
-function environmentRows(model) {
-  const env = model.environment;
-  const cpu = measuredCpu(model);
-  const rows = [
-    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
-  ];
-  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
-  rows.push(["clock", clockDescription(env)]);
-  const kib = Number(env.memory_total_kib);
-  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
-  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
-  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
-  const counter = str(model.campaign.counter_source);
-  if (counter) rows.push(["cycle counter", counter]);
-  return rows;
-}
 
 // node_modules/micromark-util-character/index.js
 var asciiAlpha = regexCheck(/[A-Za-z]/);
@@ -37928,9 +37935,8 @@ function siblingSystems(model) {
     if (!existsSync17(campaign) || name === model.system) continue;
     try {
       const c = JSON.parse(readFileSync18(campaign, "utf8"));
-      const env = c.environment_at_end ?? c.environment_latest ?? c.environment_at_start ?? {};
       const ids = existsSync17(build2) ? new Set(Object.keys(JSON.parse(readFileSync18(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
-      found.set(name, { id: name, arch: archName(env).display, candidates: ids.size });
+      found.set(name, { id: name, arch: archName(measuredEnvironment(c)).display, candidates: ids.size });
     } catch {
     }
   }
@@ -38019,7 +38025,7 @@ async function cmdRun(args) {
     progress: createProgress()
   });
   const code4 = printSummary(summary);
-  console.log(`evidence: ${relative7(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative8(process.cwd(), summary.systemDir) || "."}`);
   return code4;
 }
 function cmdValidate(args) {
@@ -38117,7 +38123,7 @@ ${lines.join("\n")}
     const target = join18(c.folder, "kat.sha256");
     parseManifest(text3, target);
     writeFileAtomic(target, text3);
-    console.log(`wrote ${relative7(process.cwd(), target)}`);
+    console.log(`wrote ${relative8(process.cwd(), target)}`);
   } else process.stdout.write(text3);
   return 0;
 }
@@ -38142,9 +38148,9 @@ async function cmdExample(args) {
   const out = resolve7(values.out ?? join18(root3, "out"));
   const campaignDir = join18(root3, "examples", "campaign");
   const pqclean = join18(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync18(pqclean)) throw new InputError(relative7(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync18(pqclean)) throw new InputError(relative8(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative7(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join18(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  console.log(`example campaign: ${relative8(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join18(campaignDir, f, "candidate.yml"))).length} candidates)`);
   const summary = await runCampaign({ campaignDir, system, dataDir: join18(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const code4 = printSummary(summary);
   const problems = validateDataset(summary.systemDir);
@@ -38153,8 +38159,8 @@ async function cmdExample(args) {
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative7(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative7(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative7(process.cwd(), join18(pagesDir, "index.md"))})`);
+evidence: ${relative8(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative8(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative8(process.cwd(), join18(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

@@ -1,6 +1,6 @@
 import type { Candidate } from '../config/campaign.js';
 import type { HostEnvironment } from '../env/host.js';
-import type { OperationResult } from '../measure/operation.js';
+import { inputBytes, type OperationResult } from '../measure/operation.js';
 import type { BuildEntry, TimingRecord } from './types.js';
 
 export interface RecordInput {
@@ -30,7 +30,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     variant: entry.variant,
     flags: entry.flags,
     operation,
-    input_bytes: unit.candidate.type === 'sig' && operation !== 'keygen' ? 64 : 0,
+    input_bytes: inputBytes(unit.candidate.type, operation),
     plan: result.plan ?? null,
     kat: entry.kat,
     kat_not_passed: entry.kat !== 'PASS',
@@ -51,7 +51,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     ...(result.stats ?? {}),
     throughput_MB_per_second: null,
     sizes: {
-      input_bytes: unit.candidate.type === 'sig' && operation !== 'keygen' ? num(meta, 'message_bytes') : 0,
+      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta, 'message_bytes') : 0,
       pk_bytes: num(meta, 'pk_bytes'),
       sk_bytes: num(meta, 'sk_bytes'),
       ct_bytes: num(meta, 'ct_bytes'),

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { CANDIDATE_ID } from '../config/schemas.js';
 import { runProcess } from '../sandbox/run.js';
 
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
@@ -18,7 +19,7 @@ export async function touchedCandidates(repo: string, campaignDir: string, baseS
     .split('\n')
     .filter(Boolean)
     .map((p) => (prefix ? p.slice(prefix.length + 1) : p).split('/'))
-    .filter((parts) => parts.length > 1 && /^[a-z]+-[0-9]+$/.test(parts[0]!))
+    .filter((parts) => parts.length > 1 && CANDIDATE_ID.test(parts[0]!))
     .map((parts) => parts[0]!);
   return [...new Set(ids)].sort();
 }

@@ -7,6 +7,10 @@ import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 
 export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign', 'verify'] } as const;
 
+/** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
+export const SIGNED_MESSAGE_BYTES = 64;
+export const inputBytes = (type: 'kem' | 'sig', operation: string): number => (type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0);
+
 export interface OperationRequest {
   timeTool: string;
   library: string;

@@ -4,7 +4,7 @@ import { flagsFor, type BuildRequest } from '../build/compile.js';
 import type { HarnessTools } from '../build/harnessTools.js';
 import type { evidencePaths } from '../evidence/layout.js';
 import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
-import { OPERATIONS } from '../measure/operation.js';
+import { inputBytes, OPERATIONS } from '../measure/operation.js';
 import { parseDriverOutput, runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { shares } from '../report/profile.js';
@@ -63,7 +63,7 @@ export async function profileInstance(p: ProfileRequest): Promise<void> {
         candidate: candidate.id,
         label: instance.label,
         operation,
-        input_bytes: candidate.type === 'sig' && operation !== 'keygen' ? 64 : 0,
+        input_bytes: inputBytes(candidate.type, operation),
         status: complete ? 'complete' : 'failed',
         command: argv.map((a) => (a === p.tools.prof ? basename(a) : a === b.library ? relative(p.campaignDir, a) : a)),
         stderr: run.stderr,

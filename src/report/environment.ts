@@ -2,6 +2,14 @@ import { formatGHz, formatMiB } from './format.js';
 import type { ReportModel } from './model.js';
 
 const NOT_RECORDED = 'not recorded';
+
+/**
+ * The environment the numbers were measured in: the campaign's end state (ngcc-harness), our
+ * latest, a record's, else the start state.
+ */
+export function measuredEnvironment(campaign: Record<string, unknown> | undefined, recordEnvironment?: unknown): Record<string, unknown> {
+  return (campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {}) as Record<string, unknown>;
+}
 type Env = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (v === null || v === undefined || v === '' ? undefined : String(v));
 

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readJson } from '../util/fsx.js';
 import { candidateVerdict, type InstanceSurvey } from '../profile/survey.js';
-import { join } from 'node:path';
+import { measuredEnvironment } from './environment.js';
+import { join, relative } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
@@ -103,7 +104,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     v.build = e;
     if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
   }
-  const rel = (p: string) => p.slice(systemDir.replace(/\/$/, '').length + 1);
+  const rel = (p: string) => relative(systemDir, p);
   for (const { path, record } of ds.records) {
     const v = view(record.candidate, record.label);
     v.records[record.operation] = record;
@@ -127,12 +128,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
   });
 
-  const env =
-    (ds.campaign?.environment_at_end as Record<string, unknown> | undefined) ??
-    (ds.campaign?.environment_latest as Record<string, unknown> | undefined) ??
-    ds.records[0]?.record.environment ??
-    (ds.campaign?.environment_at_start as Record<string, unknown> | undefined) ??
-    {};
+  const env = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
   const surveys = new Map<string, InstanceSurvey[]>();
   const surveyDir = join(systemDir, 'survey');

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../util/fsx.js';
-import { archName } from './environment.js';
+import { archName, measuredEnvironment } from './environment.js';
 import { serialize } from './md.js';
 import type { ReportModel } from './model.js';
 import { candidatePage } from './pages/candidate.js';
@@ -18,9 +18,8 @@ export function siblingSystems(model: ReportModel): Array<{ id: string; arch: st
     if (!existsSync(campaign) || name === model.system) continue;
     try {
       const c = JSON.parse(readFileSync(campaign, 'utf8')) as Record<string, unknown>;
-      const env = (c.environment_at_end ?? c.environment_latest ?? c.environment_at_start ?? {}) as Record<string, unknown>;
       const ids = existsSync(build) ? new Set(Object.keys((JSON.parse(readFileSync(build, 'utf8')) as { instances: object }).instances).map((k) => k.split('/')[0])) : new Set();
-      found.set(name, { id: name, arch: archName(env).display, candidates: ids.size });
+      found.set(name, { id: name, arch: archName(measuredEnvironment(c)).display, candidates: ids.size });
     } catch {
       /* an unreadable sibling is left out of the index; validate reports it */
     }

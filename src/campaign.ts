@@ -150,6 +150,7 @@ async function runLocked(
           cpu,
           nistSymbols: settings.profile.nist_symbols ?? wrapCatalog('wrap_nist.c'),
           targetSeconds: settings.profile.target_s,
+          rounds: settings.profile.rounds,
           timeoutMs: settings.planning.process_timeout_s * 1000,
           force: opts.force,
         });

@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { harnessTools } from '../src/build/harnessTools.js';
+import { wrapCatalog } from '../src/build/profileBuild.js';
 import { runCampaign } from '../src/campaign.js';
 import type { HashProfile, MemoryRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
@@ -48,6 +51,51 @@ describe('the profile phase', () => {
     expect(hashShares(profile('kem-80', 'ml-kem-512', 'keygen')).drng).toBeGreaterThan(0);
     expect(hashShares(profile('kem-80', 'ml-kem-512', 'dec')).drng).toBe(0);
     expect(callsPerOperation(profile('kem-90', 'ML-KEM-512-ICCS', 'dec'))).not.toMatch(/drng/);
+  });
+
+  it('keeps the median of five interleaved rounds, which validate checks', () => {
+    for (const op of ['keygen', 'enc', 'dec']) {
+      const p = profile('kem-80', 'ml-kem-512', op);
+      expect(p.round_hash_shares, op).toHaveLength(5);
+      const sorted = [...p.round_hash_shares!].sort((a, b) => a - b);
+      expect(p.hash_share, op).toBe(sorted[2]);
+    }
+    const path = join(sys, 'profile', 'kem-80', 'ml-kem-512__enc.json');
+    const original = readFileSync(path, 'utf8');
+    try {
+      const p = JSON.parse(original) as HashProfile;
+      writeFileSync(path, JSON.stringify({ ...p, round_hash_shares: p.round_hash_shares!.map((x) => x + 0.01) }));
+      expect(validateDataset(sys)).toEqual([expect.stringMatching(/ml-kem-512__enc\.json: hash_share .* is not the median of round_hash_shares/)]);
+    } finally {
+      writeFileSync(path, original);
+    }
+  });
+
+  it('counts the same outermost calls as valgrind callgrind sees in the same execution (PQClean ML-KEM-512)', async () => {
+    const tools = await harnessTools();
+    const lib = join(sys, 'build', 'kem-80', 'ml-kem-512', 'profile', 'libml-kem-512.so');
+    const catalog = new Set(wrapCatalog('wrap_nist.c'));
+    const recorded = (sym: string) => (sym === 'PQCLEAN_randombytes' ? 'randombytes' : sym);
+    for (const op of ['keygen', 'enc', 'dec']) {
+      const out = join(data, `callgrind-${op}.out`);
+      // ngcc_prof switches its accounting on and off with ngcc_prof_enable: the third dump, taken when it
+      // switches off, holds exactly the measured loop.
+      const printed = execFileSync('valgrind', ['--tool=callgrind', '--zero-before=ngcc_prof_enable', '--dump-before=ngcc_prof_enable', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, tools.prof, lib, 'kem', op, '3', '1', '-1', 'nist-ctr-drbg'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const wrappers = new Map<string, number>();
+      for (const l of printed.split('\n').map((x) => x.split('\t'))) if (l[0] === 'CALL') wrappers.set(l[1]!, (wrappers.get(l[1]!) ?? 0) + Number(l[4]));
+      // Calls from code outside the wrapped set into a wrapper, as callgrind's call graph records them.
+      const seen = new Map<string, number>();
+      let fn = '';
+      let callee: string | undefined;
+      for (const line of readFileSync(`${out}.3`, 'utf8').split('\n')) {
+        if (line.startsWith('fn=')) fn = line.slice(3).replace(/^\(\d+\) ?/, '');
+        else if (line.startsWith('cfn=')) callee = /__wrap_(\w+)/.exec(line)?.[1];
+        else if (line.startsWith('calls=') && callee && catalog.has(callee) && !catalog.has(fn.replace(/^__wrap_/, ''))) seen.set(recorded(callee), (seen.get(recorded(callee)) ?? 0) + Number(line.slice(6).split(' ')[0]));
+        if (!line.startsWith('cfn=') && !line.startsWith('calls=')) callee = undefined;
+      }
+      expect(wrappers.size, op).toBeGreaterThanOrEqual(op === 'dec' ? 4 : 5);
+      expect(Object.fromEntries(seen), op).toEqual(Object.fromEntries(wrappers));
+    }
   });
 
   it('records the stack and heap of each operation alone', () => {

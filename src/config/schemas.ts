@@ -79,11 +79,13 @@ export const settingsSchema = z
       .object({
         /** Seconds of profiled calls per operation. */
         target_s: z.number().positive().default(0.2),
+        /** Fresh profiling processes per operation, interleaved across operations; the median round is kept. */
+        rounds: z.number().int().min(1).max(50).default(5),
         /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
         nist_symbols: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
       })
       .strict()
-      .default({ target_s: 0.2 }),
+      .default({ target_s: 0.2, rounds: 5 }),
     catalogs: z
       .object({ external_sizes: z.string().default('external_sizes.csv') })
       .strict()

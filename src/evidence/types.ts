@@ -69,6 +69,8 @@ export interface HashProfile {
   calls: Array<{ fn: string; in_bits: number; out_bits: number; calls: number; ticks: number }>;
   share?: Record<string, number>;
   hash_share?: number;
+  /** Hash share of every profiling round, in run order; the record's calls are the median round's. */
+  round_hash_shares?: number[];
   [key: string]: unknown;
 }
 

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { KAT_STATUSES } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
-import { shares } from '../report/profile.js';
+import { medianRound, shares } from '../report/profile.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
 
@@ -92,6 +92,11 @@ export function validateDataset(systemDir: string): string[] {
     for (const [fn, v] of Object.entries(p.share ?? {}))
       if (!close(v, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${v} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
     if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+    const rounds = p.round_hash_shares;
+    if (rounds !== undefined && p.hash_share !== undefined) {
+      const median = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
+      if (median === undefined || !close(p.hash_share, median)) problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
+    }
   }
   return problems;
 }

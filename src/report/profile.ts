@@ -37,3 +37,9 @@ export function callsPerOperation(p: HashProfile): string {
     })
     .join(', ');
 }
+
+/** The round whose hash share is the (lower) median: its calls and total stay consistent with its shares. */
+export function medianRound<T extends { hashShare: number }>(rounds: T[]): T | undefined {
+  const sorted = [...rounds].sort((a, b) => a.hashShare - b.hashShare);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}

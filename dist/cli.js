@@ -30844,6 +30844,146 @@ function buildRecord({ unit, operation, entry, result, environment }) {
   };
 }
 
+// src/report/format.ts
+var MISSING = "\u2014";
+function decompose(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const negative = bits >> 63n === 1n;
+  const biased = Number(bits >> 52n & 0x7ffn);
+  const fraction2 = bits & 0xfffffffffffffn;
+  return biased === 0 ? { negative, mant: fraction2, exp2: -1074 } : { negative, mant: fraction2 | 1n << 52n, exp2: biased - 1075 };
+}
+function fraction(d) {
+  return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
+}
+function roundScaled(d, n) {
+  let { num: num2, den } = fraction(d);
+  if (n >= 0) num2 *= 10n ** BigInt(n);
+  else den *= 10n ** BigInt(-n);
+  const q = num2 / den;
+  const twiceRest = num2 % den * 2n;
+  return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
+}
+function decimalExponent(x, d) {
+  const { num: num2, den } = fraction(d);
+  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
+  let k = Math.floor(Math.log10(Math.abs(x)));
+  while (!atLeast(k)) k -= 1;
+  while (atLeast(k + 1)) k += 1;
+  return k;
+}
+function roundSignificant(x, d, p) {
+  let exp = decimalExponent(x, d);
+  let n = roundScaled(d, p - 1 - exp);
+  if (n === 10n ** BigInt(p)) {
+    exp += 1;
+    n = 10n ** BigInt(p - 1);
+  }
+  return { digits: n.toString(), exp };
+}
+function pyNonFinite(x) {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  return null;
+}
+function withPoint(intDigits, decimals) {
+  if (decimals === 0) return intDigits;
+  const padded = intDigits.padStart(decimals + 1, "0");
+  return `${padded.slice(0, -decimals)}.${padded.slice(-decimals)}`;
+}
+function trimFraction(s) {
+  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
+}
+function checkPrecision(name, n) {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
+}
+function pyFixed(x, digits) {
+  checkPrecision("digits", digits);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  return (d.negative ? "-" : "") + withPoint(roundScaled(d, digits).toString(), digits);
+}
+function pyGeneral(x, precision) {
+  checkPrecision("precision", precision);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  const sign = d.negative ? "-" : "";
+  if (x === 0) return `${sign}0`;
+  const p = Math.max(1, precision);
+  const { digits, exp } = roundSignificant(x, d, p);
+  if (exp >= -4 && exp < p) return sign + trimFraction(withPoint(digits, p - 1 - exp));
+  const mantissa = trimFraction(withPoint(digits, p - 1));
+  const expText = String(Math.abs(exp)).padStart(2, "0");
+  return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
+}
+var CYCLE_UNITS = [
+  // `limit`: the rendered number at which the next unit takes over.
+  { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
+  { scale: 1e3, decimals: 1, suffix: " k", limit: 1e3 },
+  { scale: 1e6, decimals: 2, suffix: " M", limit: 1e3 },
+  { scale: 1e9, decimals: 2, suffix: " G", limit: Infinity }
+];
+function formatCycles(c) {
+  if (!Number.isFinite(c)) return MISSING;
+  let i = c < 1e4 ? 0 : c < 1e6 ? 1 : c < 1e9 ? 2 : 3;
+  for (; ; ) {
+    const unit = CYCLE_UNITS[i];
+    const text3 = pyFixed(c / unit.scale, unit.decimals);
+    if (Number(text3) >= unit.limit && i < CYCLE_UNITS.length - 1) {
+      i += 1;
+      continue;
+    }
+    return text3 + unit.suffix;
+  }
+}
+var TIME_UNITS = [
+  { scale: 1, suffix: "s" },
+  { scale: 1e-3, suffix: "ms" },
+  { scale: 1e-6, suffix: "\xB5s" },
+  { scale: 1e-9, suffix: "ns" }
+];
+function formatSeconds(s) {
+  if (!Number.isFinite(s)) return MISSING;
+  if (s === 0) return "0 s";
+  const a = Math.abs(s);
+  let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
+  let text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
+  while (i > 0 && Number(text3) >= 1e3) {
+    i -= 1;
+    text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
+  }
+  return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
+}
+function formatOpsPerSecond(x) {
+  return Number.isFinite(x) ? pyGeneral(x, 3) : MISSING;
+}
+function formatShare(fraction2) {
+  if (!Number.isFinite(fraction2)) return MISSING;
+  const p = 100 * fraction2;
+  return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
+}
+function formatKiB(bytes2) {
+  return Number.isFinite(bytes2) ? `${pyFixed(bytes2 / 1024, 0)} KiB` : MISSING;
+}
+function formatMiB(kib) {
+  return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
+}
+function formatGHz(hz) {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
+}
+function formatCount(trials, iters) {
+  if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
+  return `${trials * iters} (${trials} \xD7 ${iters})`;
+}
+function formatN(n) {
+  return `(n=${n})`;
+}
+
 // src/kat/manifest.ts
 import { existsSync as existsSync8, readFileSync as readFileSync7 } from "node:fs";
 import { createHash as createHash2 } from "node:crypto";
@@ -31109,7 +31249,8 @@ function contains(hay, needle) {
 }
 var ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
 var STOPS = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
-async function surveyLibrary(library, label) {
+var SURVEY_VERSION = 2;
+async function surveyLibrary(library, label, nistApi = false) {
   const [dis, nm, dyn] = await Promise.all([
     runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20 }),
     runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
@@ -31117,9 +31258,9 @@ async function surveyLibrary(library, label) {
   ]);
   for (const [tool, r] of [["objdump -d", dis], ["nm -S", nm], ["nm -D", dyn]])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync10(library), label);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync10(library), label, nistApi);
 }
-function analyse(d, symbols, dynamicText, image2, label) {
+function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
   if (entry_points.length === 0) throw new Error("the library exports no KEM or signature entry point to start from");
   const reached = closure(entry_points, d, STOPS);
@@ -31129,7 +31270,7 @@ function analyse(d, symbols, dynamicText, image2, label) {
     .../* @__PURE__ */ new Set([
       ...reached.has("get_random_number") ? ["ICCS DRNG"] : [],
       ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
-      ...ownDrbg ? ["own DRBG (randombytes)"] : []
+      ...ownDrbg ? [nistApi ? "randombytes (NIST API: the harness\u2019s AES-256-CTR DRBG)" : "own DRBG (randombytes)"] : []
     ])
   ].sort();
   const segments = loadSegments(image2);
@@ -31235,146 +31376,6 @@ async function buildProfiled(req, flags, wanted) {
   }
   const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
   return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
-}
-
-// src/report/format.ts
-var MISSING = "\u2014";
-function decompose(x) {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  const bits = view.getBigUint64(0);
-  const negative = bits >> 63n === 1n;
-  const biased = Number(bits >> 52n & 0x7ffn);
-  const fraction2 = bits & 0xfffffffffffffn;
-  return biased === 0 ? { negative, mant: fraction2, exp2: -1074 } : { negative, mant: fraction2 | 1n << 52n, exp2: biased - 1075 };
-}
-function fraction(d) {
-  return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
-}
-function roundScaled(d, n) {
-  let { num: num2, den } = fraction(d);
-  if (n >= 0) num2 *= 10n ** BigInt(n);
-  else den *= 10n ** BigInt(-n);
-  const q = num2 / den;
-  const twiceRest = num2 % den * 2n;
-  return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
-}
-function decimalExponent(x, d) {
-  const { num: num2, den } = fraction(d);
-  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
-  let k = Math.floor(Math.log10(Math.abs(x)));
-  while (!atLeast(k)) k -= 1;
-  while (atLeast(k + 1)) k += 1;
-  return k;
-}
-function roundSignificant(x, d, p) {
-  let exp = decimalExponent(x, d);
-  let n = roundScaled(d, p - 1 - exp);
-  if (n === 10n ** BigInt(p)) {
-    exp += 1;
-    n = 10n ** BigInt(p - 1);
-  }
-  return { digits: n.toString(), exp };
-}
-function pyNonFinite(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  return null;
-}
-function withPoint(intDigits, decimals) {
-  if (decimals === 0) return intDigits;
-  const padded = intDigits.padStart(decimals + 1, "0");
-  return `${padded.slice(0, -decimals)}.${padded.slice(-decimals)}`;
-}
-function trimFraction(s) {
-  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
-}
-function checkPrecision(name, n) {
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
-}
-function pyFixed(x, digits) {
-  checkPrecision("digits", digits);
-  const special = pyNonFinite(x);
-  if (special !== null) return special;
-  const d = decompose(x);
-  return (d.negative ? "-" : "") + withPoint(roundScaled(d, digits).toString(), digits);
-}
-function pyGeneral(x, precision) {
-  checkPrecision("precision", precision);
-  const special = pyNonFinite(x);
-  if (special !== null) return special;
-  const d = decompose(x);
-  const sign = d.negative ? "-" : "";
-  if (x === 0) return `${sign}0`;
-  const p = Math.max(1, precision);
-  const { digits, exp } = roundSignificant(x, d, p);
-  if (exp >= -4 && exp < p) return sign + trimFraction(withPoint(digits, p - 1 - exp));
-  const mantissa = trimFraction(withPoint(digits, p - 1));
-  const expText = String(Math.abs(exp)).padStart(2, "0");
-  return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
-}
-var CYCLE_UNITS = [
-  // `limit`: the rendered number at which the next unit takes over.
-  { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
-  { scale: 1e3, decimals: 1, suffix: " k", limit: 1e3 },
-  { scale: 1e6, decimals: 2, suffix: " M", limit: 1e3 },
-  { scale: 1e9, decimals: 2, suffix: " G", limit: Infinity }
-];
-function formatCycles(c) {
-  if (!Number.isFinite(c)) return MISSING;
-  let i = c < 1e4 ? 0 : c < 1e6 ? 1 : c < 1e9 ? 2 : 3;
-  for (; ; ) {
-    const unit = CYCLE_UNITS[i];
-    const text3 = pyFixed(c / unit.scale, unit.decimals);
-    if (Number(text3) >= unit.limit && i < CYCLE_UNITS.length - 1) {
-      i += 1;
-      continue;
-    }
-    return text3 + unit.suffix;
-  }
-}
-var TIME_UNITS = [
-  { scale: 1, suffix: "s" },
-  { scale: 1e-3, suffix: "ms" },
-  { scale: 1e-6, suffix: "\xB5s" },
-  { scale: 1e-9, suffix: "ns" }
-];
-function formatSeconds(s) {
-  if (!Number.isFinite(s)) return MISSING;
-  if (s === 0) return "0 s";
-  const a = Math.abs(s);
-  let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
-  let text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
-  while (i > 0 && Number(text3) >= 1e3) {
-    i -= 1;
-    text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
-  }
-  return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
-}
-function formatOpsPerSecond(x) {
-  return Number.isFinite(x) ? pyGeneral(x, 3) : MISSING;
-}
-function formatShare(fraction2) {
-  if (!Number.isFinite(fraction2)) return MISSING;
-  const p = 100 * fraction2;
-  return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
-}
-function formatKiB(bytes2) {
-  return Number.isFinite(bytes2) ? `${pyFixed(bytes2 / 1024, 0)} KiB` : MISSING;
-}
-function formatMiB(kib) {
-  return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
-}
-function formatGHz(hz) {
-  return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
-}
-function formatCount(trials, iters) {
-  if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
-  return `${trials * iters} (${trials} \xD7 ${iters})`;
-}
-function formatN(n) {
-  return `(n=${n})`;
 }
 
 // src/report/profile.ts
@@ -31571,7 +31572,7 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
   });
   writeCampaign({ ended_utc: null });
   const work = units(candidates2, opts.shard);
-  const opsPer = (u) => opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0;
+  const opsPer = (u) => (opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0) + (opts.phases.has("profile") ? 1 : 0);
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary = [];
   let counter;
@@ -31582,14 +31583,19 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
     const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
+    if (opts.phases.has("profile") && !(entry.library && entry.kat !== "BUILDFAIL")) opts.progress?.tick(`${key} profile: not run (${entry.kat})`);
     if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
-      if (opts.force || readJsonIfExists(surveyPath)?.library_sha256 !== entry.library_sha256) {
-        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256 };
-        const survey = await surveyLibrary(resolve6(campaignDir, entry.library), unit.instance.label).catch((e) => ({ failure: errorMessage(e) }));
+      const previousSurvey = readJsonIfExists(surveyPath);
+      if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
+        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
+        const survey = await surveyLibrary(resolve6(campaignDir, entry.library), unit.instance.label, unit.candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
         writeJsonAtomic(surveyPath, { ...head, ...survey });
       }
-      if (measurable(entry.kat))
+      const surveyed = readJsonIfExists(surveyPath);
+      const verdict = `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? "no result"})`}`;
+      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${entry.kat})`);
+      else {
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
           entry,
@@ -31603,6 +31609,12 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
           timeoutMs: settings.planning.process_timeout_s * 1e3,
           force: opts.force
         });
+        const shares2 = OPERATIONS[unit.candidate.type].map((op) => {
+          const p = readJsonIfExists(paths.profile(unit.candidate.id, unit.instance.label, op));
+          return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}`;
+        });
+        opts.progress?.tick(`${key} ${verdict}; hash share ${shares2.join(", ")}`);
+      }
     }
   }
   writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
@@ -31901,8 +31913,12 @@ function validateDataset(systemDir) {
     const where = rel(path);
     if (p.status !== "complete" || !p.total?.ticks) continue;
     const recomputed = shares(p.total.ticks, p.calls ?? []);
-    for (const [fn, v] of Object.entries(p.share ?? {}))
-      if (!close(v, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${v} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    if (p.share === void 0) problems.push(`${where}: share missing (complete profile)`);
+    if (p.hash_share === void 0) problems.push(`${where}: hash_share missing (complete profile)`);
+    for (const fn of /* @__PURE__ */ new Set([...Object.keys(p.share ?? {}), ...p.share ? Object.keys(recomputed.share) : []])) {
+      const stated = p.share?.[fn];
+      if (stated === void 0 || !close(stated, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${stated ?? "missing"} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    }
     if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
     const rounds = p.round_hash_shares;
     if (rounds !== void 0 && p.hash_share !== void 0) {
@@ -32082,8 +32098,18 @@ function readKatIssues(path) {
     return { id: f.ID, label, action: f.Action, cause: f.Cause };
   });
 }
+var SURVEY_VERDICTS = ["ICCS-only", "bypass", "mixed", "instance-dependent"];
 function readSurvey(path) {
-  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f }) => ({ id: f.ID, verdict: f.Verdict, notes: f.Notes }));
+  const seen = /* @__PURE__ */ new Map();
+  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f, line }) => {
+    const id = f.ID;
+    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
+    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
+    seen.set(id, line);
+    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict.toLowerCase());
+    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(", ")}`);
+    return { id, verdict, notes: f.Notes, line };
+  });
 }
 function readExternalSizes(path) {
   const num2 = (v, field, line) => {
@@ -32111,7 +32137,11 @@ function readExternalSizes(path) {
 function surveyFor(model, id) {
   const curated = model.survey.find((s) => s.id === id);
   const automated = model.surveys.get(id) ?? [];
-  if (curated) return { verdict: curated.verdict, notes: curated.notes || void 0, curated: true, instances: automated };
+  if (curated) {
+    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
+    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
+    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
+  }
   if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
   return void 0;
 }
@@ -32139,7 +32169,9 @@ function loadReportModel(systemDir, campaignDir) {
     const key = `${id}/${label}`;
     let v = byKey.get(key);
     if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [] };
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
+      const survey = join13("survey", id, `${label}.json`);
+      if (existsSync14(join13(systemDir, survey))) v.surveyFile = survey;
       byKey.set(key, v);
       order.push(key);
     }
@@ -32157,7 +32189,11 @@ function loadReportModel(systemDir, campaignDir) {
     v.records[record2.operation] = record2;
     v.recordFiles.push({ op: record2.operation, path: rel(path) });
   }
-  for (const { memory } of ds.memory) view(memory.candidate, memory.label).memory[memory.operation] = memory;
+  for (const { path, memory } of ds.memory) {
+    const v = view(memory.candidate, memory.label);
+    v.memory[memory.operation] = memory;
+    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  }
   for (const { path, profile } of ds.profiles) {
     const v = view(profile.candidate, profile.label);
     v.profiles[profile.operation] = profile;
@@ -37158,6 +37194,8 @@ function surveyEvidence(i) {
   return parts.join("; ");
 }
 function surveyPage(model) {
+  const reported = new Set(model.candidates.map((c) => c.id));
+  const strays = model.survey.filter((s) => !reported.has(s.id));
   return root2([
     heading2(1, "Symmetric-primitive survey"),
     para(
@@ -37175,7 +37213,8 @@ function surveyPage(model) {
           [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
         ];
       })
-    )
+    ),
+    ...strays.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${strays.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : []
   ]);
 }
 
@@ -37321,8 +37360,9 @@ function candidatePage(model, c) {
       code3(inst.label),
       ...cols.map(([, k]) => {
         const fromCatalog = external[k];
-        if (fromCatalog !== void 0) return `${k === "signature_bytes" && entry.basis === "nominal-variable" ? "\u2248 " : ""}${fromCatalog}`;
-        return s[k] !== void 0 ? String(s[k]) : "not recorded";
+        if (fromCatalog === void 0) return s[k] !== void 0 ? String(s[k]) : "not recorded";
+        if (k === "signature_bytes" && entry.basis === "nominal-variable") return `\u2248 ${fromCatalog}`;
+        return s[k] !== void 0 && s[k] !== fromCatalog ? `${fromCatalog} \u26A0 (API: ${s[k]})` : String(fromCatalog);
       })
     ];
   });
@@ -37338,7 +37378,9 @@ function candidatePage(model, c) {
   const evidence = c.instances.flatMap((inst) => [
     ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
     ...[...inst.recordFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
-    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)])
+    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
+    ...[...inst.memoryFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
+    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
   ]);
   return root2([
     heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
@@ -37371,7 +37413,7 @@ function candidatePage(model, c) {
     para(
       "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
     ),
-    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static .text / .data / .bss"], isolated),
+    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated),
     heading2(2, "6. Transmission and storage overhead"),
     ...catalogued.length > 0 ? [
       para(
@@ -37390,7 +37432,9 @@ function candidatePage(model, c) {
       ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
     ),
     ...verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
-    para("Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"),
+    para(
+      c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
+    ),
     table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
     heading2(2, "7. Raw evidence index"),
     para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
@@ -37872,7 +37916,9 @@ function summaryPage(model) {
     }
     return [
       heading2(2, cat.title),
-      para(`Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`),
+      para(
+        `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === "nist") ? " (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)" : ""}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`
+      ),
       table(["candidate", "instance", "KAT", ...ops], cycleRows),
       heading2(3, "Sizes (bytes)"),
       table(["candidate", "instance", ...cat.sizes.map(([h]) => h)], sizeRows),
@@ -38198,6 +38244,10 @@ evidence: ${relative8(process.cwd(), summary.systemDir)}`);
 }
 async function main(argv) {
   const [command, ...rest] = argv;
+  if (command !== void 0 && (rest.includes("--help") || rest.includes("-h"))) {
+    console.log(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case "run":

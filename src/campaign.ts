@@ -8,14 +8,15 @@ import type { CampaignSettings, InstanceSpec } from './config/schemas.js';
 import { defaultCpu, hostEnvironment, hostProblems, type HostEnvironment } from './env/host.js';
 import { evidencePaths, relativeTo } from './evidence/layout.js';
 import { buildRecord } from './evidence/record.js';
-import type { BuildEntry, BuildJson, TimingRecord } from './evidence/types.js';
+import type { BuildEntry, BuildJson, HashProfile, TimingRecord } from './evidence/types.js';
+import { formatShare } from './report/format.js';
 import { formatKatLog, katBody } from './kat/log.js';
 import { readManifest } from './kat/manifest.js';
 import { runKat, type KatOutcome } from './kat/run.js';
 import { measurable, type KatStatus } from './kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from './measure/operation.js';
 import { elfSizes } from './util/elf.js';
-import { surveyLibrary } from './profile/survey.js';
+import { SURVEY_VERSION, surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
 import { wrapCatalog } from './build/profileBuild.js';
 import { errorMessage, InputError } from './errors.js';
@@ -121,7 +122,7 @@ async function runLocked(
   writeCampaign({ ended_utc: null });
 
   const work = units(candidates, opts.shard);
-  const opsPer = (u: Unit) => (opts.phases.has('measure') ? OPERATIONS[u.candidate.type].length : 0);
+  const opsPer = (u: Unit) => (opts.phases.has('measure') ? OPERATIONS[u.candidate.type].length : 0) + (opts.phases.has('profile') ? 1 : 0);
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary: InstanceSummary[] = [];
   let counter: string | undefined;
@@ -132,15 +133,20 @@ async function runLocked(
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
+    if (opts.phases.has('profile') && !(entry.library && entry.kat !== 'BUILDFAIL')) opts.progress?.tick(`${key} profile: not run (${entry.kat})`);
     if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
-      if (opts.force || readJsonIfExists<{ library_sha256?: string }>(surveyPath)?.library_sha256 !== entry.library_sha256) {
-        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256 };
+      const previousSurvey = readJsonIfExists<{ library_sha256?: string; survey_version?: number }>(surveyPath);
+      if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
+        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
         // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
-        const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label).catch((e: unknown) => ({ failure: errorMessage(e) }));
+        const survey = await surveyLibrary(resolve(campaignDir, entry.library), unit.instance.label, unit.candidate.api === 'nist').catch((e: unknown) => ({ failure: errorMessage(e) }));
         writeJsonAtomic(surveyPath, { ...head, ...survey });
       }
-      if (measurable(entry.kat))
+      const surveyed = readJsonIfExists<{ verdict?: string; failure?: string }>(surveyPath);
+      const verdict = `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? 'no result'})`}`;
+      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${entry.kat})`);
+      else {
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
           entry,
@@ -154,6 +160,12 @@ async function runLocked(
           timeoutMs: settings.planning.process_timeout_s * 1000,
           force: opts.force,
         });
+        const shares = OPERATIONS[unit.candidate.type].map((op) => {
+          const p = readJsonIfExists<HashProfile>(paths.profile(unit.candidate.id, unit.instance.label, op));
+          return `${op} ${p?.hash_share !== undefined ? formatShare(p.hash_share) : (p?.status ?? 'missing')}`;
+        });
+        opts.progress?.tick(`${key} ${verdict}; hash share ${shares.join(', ')}`);
+      }
     }
   }
   writeCampaign({ ended_utc: new Date().toISOString(), ...(counter ? { counter_source: counter } : {}) });

@@ -232,6 +232,11 @@ async function cmdExample(args: string[]): Promise<number> {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `ngcc-perf run --help` asks for the usage, not an error about an unknown option.
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case 'run':

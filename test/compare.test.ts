@@ -131,16 +131,38 @@ describe('the size audit page', () => {
     const { renderPages } = await import('../src/report/render.js');
     const { sections } = await import('./helpers/pages.js');
     const data = tempDir();
-    writeSyntheticSystem(data, 'x86_1', [{ id: 'kem-1', label: 'a', sizes: { pk_bytes: 800, ct_bytes: 768 } }, { id: 'kem-1', label: 'b', sizes: { pk_bytes: 800, ct_bytes: 768 } }], [
-      { id: 'kem-1', label: 'a', op: 'keygen', trials: [1, 1, 1] },
-      { id: 'kem-1', label: 'b', op: 'keygen', trials: [1, 1, 1] },
-    ]);
+    writeSyntheticSystem(
+      data,
+      'x86_1',
+      [
+        { id: 'kem-1', label: 'a', sizes: { pk_bytes: 800, ct_bytes: 768 } },
+        { id: 'kem-1', label: 'b', sizes: { pk_bytes: 800, ct_bytes: 768 } },
+        { id: 'sign-2', label: 'v', sizes: { pk_bytes: 1312, signature_bytes: 2420 } },
+      ],
+      [
+        { id: 'kem-1', label: 'a', op: 'keygen', trials: [1, 1, 1] },
+        { id: 'kem-1', label: 'b', op: 'keygen', trials: [1, 1, 1] },
+        { id: 'sign-2', label: 'v', op: 'sign', trials: [1, 1, 1] },
+      ],
+    );
     const campaign = tempDir();
-    writeFileSync(join(campaign, 'external_sizes.csv'), 'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;a;800;768;;encoded\nkem-1;b;800;769;;encoded\n');
-    const page = renderPages(loadReportModel(join(data, 'x86_1'), campaign)).get('performance/size-audit_x86_1.md')!;
+    writeFileSync(
+      join(campaign, 'external_sizes.csv'),
+      'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;a;800;768;;encoded\nkem-1;b;800;769;;encoded\nsign-2;v;1312;;2400;nominal-variable\n',
+    );
+    const pages = renderPages(loadReportModel(join(data, 'x86_1'), campaign));
+    const page = pages.get('performance/size-audit_x86_1.md')!;
     const rows = sections(page)[0]!.tables[0]!.slice(1);
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(6);
     expect(rows.filter((r) => r[6] === 'MISMATCH ⚠')).toEqual([['kem-1', 'b', 'ciphertext', '769', '768', 'encoded', 'MISMATCH ⚠']]);
-    expect(page).toContain('1 mismatch in 4 compared sizes');
+    // A nominal size of variable-length signatures is approximate, never a mismatch.
+    expect(rows.find((r) => r[0] === 'sign-2' && r[2] === 'signature')!.slice(3)).toEqual(['≈ 2400', '2420', 'nominal-variable', 'approximate']);
+    expect(page).toContain('1 mismatch in 6 compared sizes');
+    // The candidate pages show the catalog's sizes, marking the one the code does not produce.
+    const kemSizes = sections(pages.get('kem-1/perf_x86_1.md')!).find((s) => s.heading.startsWith('6.'))!.tables[0]!;
+    expect(kemSizes[0]!.slice(0, 4)).toEqual(['instance', 'public key', 'secret key', 'ciphertext']);
+    expect(kemSizes.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([['a', '800', '768'], ['b', '800', '769 ⚠ (API: 768)']]);
+    const sigSizes = sections(pages.get('sign-2/perf_x86_1.md')!).find((s) => s.heading.startsWith('6.'))!.tables[0]!;
+    expect(sigSizes[1]).toContain('≈ 2400');
   });
 });

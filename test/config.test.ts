@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { main } from '../src/cliMain.js';
 import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
 import { InputError } from '../src/errors.js';
 import { tempDir } from './helpers/tmp.js';
@@ -79,6 +80,31 @@ describe('ngcc-perf.yml', () => {
     writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n');
     const c = loadCampaign(root);
     expect(c.settings.planning).toMatchObject({ trials: 3, trial_target_s: 1, min_measurements: 100 });
+    expect(c.settings.profile).toMatchObject({ target_s: 0.2, rounds: 5 });
     expect(c.candidates).toEqual([]);
+  });
+
+  it('names a profile round count that is not a whole number of at least 1', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), 'profile:\n  rounds: 0\n');
+    expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 2: profile\.rounds/);
+    writeFileSync(join(root, 'ngcc-perf.yml'), 'profile:\n  target_s: 0.5\n  rounds: 2.5\n');
+    expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 3: profile\.rounds/);
+  });
+});
+
+describe('the command line', () => {
+  it('prints the usage for --help after any command, and exits 0', async () => {
+    const out: string[] = [];
+    const log = console.log;
+    console.log = (s: string) => out.push(s);
+    try {
+      expect(await main(['run', '--help'])).toBe(0);
+      expect(await main(['compare', '-h'])).toBe(0);
+    } finally {
+      console.log = log;
+    }
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatch(/^usage:\n {2}ngcc-perf run CAMPAIGN_DIR/);
   });
 });

@@ -29,12 +29,12 @@ describe('automated symmetric-primitive survey', () => {
     expect(s.randomness).toEqual(['ICCS DRNG']);
   });
 
-  it('bypass: PQClean ML-KEM with its own Keccak and its own DRBG', () => {
+  it('bypass: PQClean ML-KEM with its own Keccak, and randombytes from the NIST API', () => {
     const s = read('kem-80', 'ml-kem-512');
     expect(s.verdict).toBe('bypass');
     expect(s.iccs_helpers).toEqual([]);
     expect(s.own_primitives.map((o) => o.primitive)).toContain('Keccak (SHA-3/SHAKE)');
-    expect(s.randomness).toEqual(['own DRBG (randombytes)']);
+    expect(s.randomness).toEqual(['randombytes (NIST API: the harness’s AES-256-CTR DRBG)']);
   });
 
   it('mixed: ICCS hashing, OpenSSL randomness for seeds', () => {
@@ -61,11 +61,32 @@ describe('automated symmetric-primitive survey', () => {
     expect(row('kem-2')[3]).toMatch(/mixed: mixed; ICCS helpers reached: sm3hash, pseudoXOF, get_random_number; own primitives: none; randomness: ICCS DRNG, OpenSSL RAND/);
     expect(row('kem-90').slice(1, 3)).toEqual(['ICCS-only', 'automated']);
     expect(row('kem-80').slice(1, 3)).toEqual(['bypass', 'automated']);
-    writeFileSync(join(campaign, 'symmetric_survey.csv'), 'ID;Verdict;Notes\nkem-2;mixed;seeds from OpenSSL; hashing through ICCS\n');
+    writeFileSync(join(campaign, 'symmetric_survey.csv'), 'ID;Verdict;Notes\nkem-2;Mixed;seeds from OpenSSL; hashing through ICCS\nkem-90;ICCS-only;\nkem-99;bypass;withdrawn\n');
     pages = renderPages(loadReportModel(join(data, 's'), campaign));
-    const curated = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!.find((r) => r[0] === 'kem-2')!;
+    const table = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!;
+    const curated = table.find((r) => r[0] === 'kem-2')!;
     expect(curated.slice(1, 3)).toEqual(['mixed', 'curated (symmetric_survey.csv)']);
-    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS — mixed: /);
-    expect(pages.get('kem-2/perf_s.md')).toContain('verdict: **mixed** — seeds from OpenSSL; hashing through ICCS (curated)');
+    // The overridden automated verdict stays in view; an agreeing one adds nothing.
+    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent — mixed: /);
+    expect(table.find((r) => r[0] === 'kem-90')![3]).toMatch(/^ML-KEM-512-ICCS: ICCS-only;/);
+    expect(pages.get('kem-2/perf_s.md')).toContain('verdict: **mixed** — seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent (curated)');
+    expect(pages.get('performance/symmetric-survey.md')).toContain('symmetric_survey.csv also has verdicts for candidates this report does not include: kem-99 (line 4).');
+  });
+
+  it('refuses a curated verdict it does not know, a bad id or a second verdict, naming the line', () => {
+    const campaign = tempDir();
+    cpSync(fixtures, campaign, { recursive: true });
+    const refused = (csv: string) => {
+      writeFileSync(join(campaign, 'symmetric_survey.csv'), `ID;Verdict;Notes\n${csv}`);
+      try {
+        loadReportModel(join(data, 's'), campaign);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refused('kem-2;bogus-verdict;x\n')).toMatch(/symmetric_survey\.csv: line 2: Verdict: 'bogus-verdict' is not one of ICCS-only, bypass, mixed, instance-dependent/);
+    expect(refused('kem-2;mixed;x\nKEM 3;bypass;y\n')).toMatch(/symmetric_survey\.csv: line 3: ID: 'KEM 3' is not a candidate id/);
+    expect(refused('kem-2;mixed;x\nkem-2;bypass;y\n')).toMatch(/symmetric_survey\.csv: line 3: ID: kem-2 already has a verdict on line 2/);
   });
 });

@@ -89,8 +89,13 @@ export function validateDataset(systemDir: string): string[] {
     const where = rel(path);
     if (p.status !== 'complete' || !p.total?.ticks) continue;
     const recomputed = shares(p.total.ticks, p.calls ?? []);
-    for (const [fn, v] of Object.entries(p.share ?? {}))
-      if (!close(v, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${v} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    // A complete schema-2 profile states its shares; the pages read them, so they must be the calls'.
+    if (p.share === undefined) problems.push(`${where}: share missing (complete profile)`);
+    if (p.hash_share === undefined) problems.push(`${where}: hash_share missing (complete profile)`);
+    for (const fn of new Set([...Object.keys(p.share ?? {}), ...(p.share ? Object.keys(recomputed.share) : [])])) {
+      const stated = p.share?.[fn];
+      if (stated === undefined || !close(stated, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${stated ?? 'missing'} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+    }
     if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
     const rounds = p.round_hash_shares;
     if (rounds !== undefined && p.hash_share !== undefined) {

@@ -77,7 +77,14 @@ const ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate
 const STOPS: ReadonlySet<string> = new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
 
 /** Surveys one built library: what its exported API reaches. */
-export async function surveyLibrary(library: string, label: string): Promise<InstanceSurvey> {
+/** Bumped when the analysis changes, so that surveys of unchanged libraries are redone. */
+export const SURVEY_VERSION = 2;
+
+/**
+ * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (NIST's
+ * AES-256-CTR DRBG, native/nist): still randomness outside the ICCS DRNG, but not the submitter's own.
+ */
+export async function surveyLibrary(library: string, label: string, nistApi = false): Promise<InstanceSurvey> {
   const [dis, nm, dyn] = await Promise.all([
     runProcess(['objdump', '-d', '--no-show-raw-insn', library], { timeoutMs: 120_000, maxOutputBytes: 512 << 20 }),
     runProcess(['nm', '-S', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
@@ -85,10 +92,10 @@ export async function surveyLibrary(library: string, label: string): Promise<Ins
   ]);
   for (const [tool, r] of [['objdump -d', dis], ['nm -S', nm], ['nm -D', dyn]] as const)
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split('\n')[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync(library), label);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync(library), label, nistApi);
 }
 
-export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: string, image: Uint8Array, label: string): InstanceSurvey {
+export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: string, image: Uint8Array, label: string, nistApi = false): InstanceSurvey {
   const entry_points = dynamicText
     .split('\n')
     .map((l) => l.trim().split(/\s+/).pop() ?? '')
@@ -105,7 +112,7 @@ export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: stri
     ...new Set([
       ...(reached.has('get_random_number') ? ['ICCS DRNG'] : []),
       ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
-      ...(ownDrbg ? ['own DRBG (randombytes)'] : []),
+      ...(ownDrbg ? [nistApi ? 'randombytes (NIST API: the harness’s AES-256-CTR DRBG)' : 'own DRBG (randombytes)'] : []),
     ]),
   ].sort();
 

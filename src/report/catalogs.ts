@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { CANDIDATE_ID } from '../config/schemas.js';
 import { InputError } from '../errors.js';
 
 /** A `;`-separated catalog with `#` comments and a header line (the harness's CSV dialect). */
@@ -56,10 +57,23 @@ export interface SurveyVerdict {
   id: string;
   verdict: string;
   notes: string;
+  line: number;
 }
 
+export const SURVEY_VERDICTS = ['ICCS-only', 'bypass', 'mixed', 'instance-dependent'] as const;
+
+/** symmetric_survey.csv: one curated verdict per candidate, spelled as on the pages (any case accepted). */
 export function readSurvey(path: string): SurveyVerdict[] {
-  return readSemicolonCsv(path, ['ID', 'Verdict', 'Notes']).map(({ fields: f }) => ({ id: f.ID!, verdict: f.Verdict!, notes: f.Notes! }));
+  const seen = new Map<string, number>();
+  return readSemicolonCsv(path, ['ID', 'Verdict', 'Notes']).map(({ fields: f, line }) => {
+    const id = f.ID!;
+    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
+    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
+    seen.set(id, line);
+    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict!.toLowerCase());
+    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(', ')}`);
+    return { id, verdict, notes: f.Notes!, line };
+  });
 }
 
 export interface CatalogSize {

@@ -20,6 +20,8 @@ export interface InstanceView {
   katLog?: { path: string; sha256: string };
   recordFiles: Array<{ op: string; path: string }>;
   profileFiles: Array<{ op: string; path: string }>;
+  memoryFiles: Array<{ op: string; path: string }>;
+  surveyFile?: string;
 }
 
 export interface CandidateView {
@@ -57,7 +59,12 @@ export interface SurveyShown {
 export function surveyFor(model: ReportModel, id: string): SurveyShown | undefined {
   const curated = model.survey.find((s) => s.id === id);
   const automated = model.surveys.get(id) ?? [];
-  if (curated) return { verdict: curated.verdict, notes: curated.notes || undefined, curated: true, instances: automated };
+  if (curated) {
+    // Keep the automated verdict in view when the curation overrides it with a different one.
+    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
+    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ''].filter(Boolean).join('; ');
+    return { verdict: curated.verdict, notes: notes || undefined, curated: true, instances: automated };
+  }
   if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
   return undefined;
 }
@@ -92,7 +99,9 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const key = `${id}/${label}`;
     let v = byKey.get(key);
     if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [] };
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
+      const survey = join('survey', id, `${label}.json`);
+      if (existsSync(join(systemDir, survey))) v.surveyFile = survey;
       byKey.set(key, v);
       order.push(key);
     }
@@ -110,7 +119,11 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     v.records[record.operation] = record;
     v.recordFiles.push({ op: record.operation, path: rel(path) });
   }
-  for (const { memory } of ds.memory) view(memory.candidate, memory.label).memory[memory.operation] = memory;
+  for (const { path, memory } of ds.memory) {
+    const v = view(memory.candidate, memory.label);
+    v.memory[memory.operation] = memory;
+    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  }
   for (const { path, profile } of ds.profiles) {
     const v = view(profile.candidate, profile.label);
     v.profiles[profile.operation] = profile;

@@ -4,6 +4,7 @@ export interface ElfSizes {
   /** Sum of p_memsz over PT_LOAD segments: the static image the loader maps. */
   loadBytes: number;
   text: number;
+  /** .data, .rodata and .data.rel.ro: initialised data, writable or not. */
   data: number;
   bss: number;
 }

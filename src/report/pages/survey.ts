@@ -15,6 +15,8 @@ export function surveyEvidence(i: InstanceSurvey): string {
 }
 
 export function surveyPage(model: ReportModel): Root {
+  const reported = new Set(model.candidates.map((c) => c.id));
+  const strays = model.survey.filter((s) => !reported.has(s.id));
   return root([
     heading(1, 'Symmetric-primitive survey'),
     para(
@@ -33,5 +35,8 @@ export function surveyPage(model: ReportModel): Root {
         ];
       }),
     ),
+    ...(strays.length > 0
+      ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${strays.map((s) => `${s.id} (line ${s.line})`).join(', ')}.`)]
+      : []),
   ]);
 }

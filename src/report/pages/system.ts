@@ -50,7 +50,9 @@ export function summaryPage(model: ReportModel): Root {
     }
     return [
       heading(2, cat.title),
-      para(`Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. ⚠ marks a KAT status other than PASS.`),
+      para(
+        `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === 'nist') ? ' (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)' : ''}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. ⚠ marks a KAT status other than PASS.`,
+      ),
       table(['candidate', 'instance', 'KAT', ...ops], cycleRows),
       heading(3, 'Sizes (bytes)'),
       table(['candidate', 'instance', ...cat.sizes.map(([h]) => h)], sizeRows),

@@ -37205,7 +37205,7 @@ function surveyPage(model) {
       ["candidate", "verdict", "source", "evidence"],
       model.candidates.map((c) => {
         const s = surveyFor(model, c.id);
-        const evidence = s?.instances.map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
+        const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
         return [
           [link2(`../${c.id}/perf_${model.system}.md`, c.id)],
           s?.verdict ?? "not surveyed",
@@ -37307,6 +37307,21 @@ ${series}`)
 function sizeColumns(c) {
   return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
 }
+function inInstanceOrder(c, items) {
+  const rank = (label) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+function sizeCell(model, c, inst, key) {
+  const api = instanceSizes(inst)?.[key];
+  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
+  const fromCatalog = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig }[key];
+  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
+  if (key === "signature_bytes" && entry.basis === "nominal-variable") return `\u2248 ${fromCatalog}`;
+  return api !== void 0 && api !== fromCatalog ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
+}
 function instanceSizes(inst) {
   const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes;
   return fromRecord ?? inst.build?.sizes;
@@ -37350,21 +37365,9 @@ function candidatePage(model, c) {
     return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
   });
   const cols = sizeColumns(c);
-  const catalogued = model.sizes.filter((e) => e.id === c.id);
   const sizes = c.instances.map((inst) => {
-    const s = instanceSizes(inst);
-    if (!s) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
-    const entry = catalogued.find((e) => e.instance === inst.label);
-    const external = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig };
-    return [
-      code3(inst.label),
-      ...cols.map(([, k]) => {
-        const fromCatalog = external[k];
-        if (fromCatalog === void 0) return s[k] !== void 0 ? String(s[k]) : "not recorded";
-        if (k === "signature_bytes" && entry.basis === "nominal-variable") return `\u2248 ${fromCatalog}`;
-        return s[k] !== void 0 && s[k] !== fromCatalog ? `${fromCatalog} \u26A0 (API: ${s[k]})` : String(fromCatalog);
-      })
-    ];
+    if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
+    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? "not recorded")];
   });
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
@@ -37415,7 +37418,7 @@ function candidatePage(model, c) {
     ),
     table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated),
     heading2(2, "6. Transmission and storage overhead"),
-    ...catalogued.length > 0 ? [
+    ...model.sizes.some((e) => e.id === c.id) ? [
       para(
         "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
         link2(`../performance/size-audit_${sys}.md`, "size audit"),
@@ -37431,7 +37434,7 @@ function candidatePage(model, c) {
       ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : [],
       ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
     ),
-    ...verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
+    ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
     para(
       c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
     ),
@@ -37910,8 +37913,7 @@ function summaryPage(model) {
         const measured = ops.some((op) => inst.records[op]);
         const name = [link2(pageOf(c.id, sys), c.id)];
         cycleRows.push([name, code3(inst.label), flagged ? `${kat} \u26A0` : kat, ...measured ? ops.map((op) => cyclesCell(c, inst.label, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
-        const s = instanceSizes(inst);
-        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => s?.[k] !== void 0 ? String(s[k]) : "\u2014")]);
+        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model, c, inst, k) ?? "\u2014")]);
       }
     }
     return [

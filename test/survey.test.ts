@@ -67,7 +67,11 @@ describe('automated symmetric-primitive survey', () => {
     const curated = table.find((r) => r[0] === 'kem-2')!;
     expect(curated.slice(1, 3)).toEqual(['mixed', 'curated (symmetric_survey.csv)']);
     // The overridden automated verdict stays in view; an agreeing one adds nothing.
-    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent — mixed: /);
+    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent — unreachable: ICCS-only; .* · mixed: mixed; /);
+    // The candidate page lists the instances' evidence in campaign order, like its other tables.
+    const page = pages.get('kem-2/perf_s.md')!;
+    expect(page.indexOf('`unreachable`: ICCS-only')).toBeGreaterThan(0);
+    expect(page.indexOf('`unreachable`: ICCS-only')).toBeLessThan(page.indexOf('`mixed`: mixed'));
     expect(table.find((r) => r[0] === 'kem-90')![3]).toMatch(/^ML-KEM-512-ICCS: ICCS-only;/);
     expect(pages.get('kem-2/perf_s.md')).toContain('verdict: **mixed** — seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent (curated)');
     expect(pages.get('performance/symmetric-survey.md')).toContain('symmetric_survey.csv also has verdicts for candidates this report does not include: kem-99 (line 4).');

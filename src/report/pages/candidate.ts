@@ -65,6 +65,30 @@ function sizeColumns(c: CandidateView): Array<[string, string]> {
     : [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['signature', 'signature_bytes']];
 }
 
+/** Survey files come in file-name order; every table of the page lists instances in campaign order. */
+export function inInstanceOrder<T extends { label: string }>(c: CandidateView, items: T[]): T[] {
+  const rank = (label: string) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+
+/**
+ * One size as the pages show it. External sizes (public key, ciphertext, signature) come from the
+ * curated catalog where it has them, as on the guide's pages: approximate (≈) for a nominal size of
+ * variable signatures, marked ⚠ with the API's value when the code does not produce it (the size
+ * audit lists these). Secret-key and shared-secret lengths are always the API's.
+ */
+export function sizeCell(model: ReportModel, c: CandidateView, inst: InstanceView, key: string): string | undefined {
+  const api = instanceSizes(inst)?.[key];
+  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
+  const fromCatalog = ({ pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig } as Record<string, number | undefined>)[key];
+  if (fromCatalog === undefined) return api !== undefined ? String(api) : undefined;
+  if (key === 'signature_bytes' && entry!.basis === 'nominal-variable') return `≈ ${fromCatalog}`;
+  return api !== undefined && api !== fromCatalog ? `${fromCatalog} ⚠ (API: ${api})` : String(fromCatalog);
+}
+
 export function instanceSizes(inst: InstanceView): Record<string, number> | undefined {
   const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes as Record<string, number> | undefined;
   return fromRecord ?? inst.build?.sizes;
@@ -110,24 +134,9 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
   });
   const cols = sizeColumns(c);
-  const catalogued = model.sizes.filter((e) => e.id === c.id);
   const sizes = c.instances.map((inst): Cell[] => {
-    const s = instanceSizes(inst);
-    if (!s) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];
-    const entry = catalogued.find((e) => e.instance === inst.label);
-    // External sizes come from the curated catalog where it has them (the size audit shows
-    // disagreements); secret-key and shared-secret lengths are always the API's.
-    const external: Record<string, number | undefined> = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig };
-    return [
-      code(inst.label),
-      ...cols.map(([, k]) => {
-        const fromCatalog = external[k];
-        if (fromCatalog === undefined) return s[k] !== undefined ? String(s[k]) : 'not recorded';
-        if (k === 'signature_bytes' && entry!.basis === 'nominal-variable') return `≈ ${fromCatalog}`;
-        // A catalog size the code does not produce is shown with what the API says (see the size audit).
-        return s[k] !== undefined && s[k] !== fromCatalog ? `${fromCatalog} ⚠ (API: ${s[k]})` : String(fromCatalog);
-      }),
-    ];
+    if (!instanceSizes(inst)) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];
+    return [code(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? 'not recorded')];
   });
   const shares = c.instances.flatMap((inst): Cell[][] => {
     const rows = c.operations.flatMap((op) => {
@@ -179,7 +188,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     ),
     table(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'], isolated),
     heading(2, '6. Transmission and storage overhead'),
-    ...(catalogued.length > 0
+    ...(model.sizes.some((e) => e.id === c.id)
       ? [
           para(
             'External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ',
@@ -197,7 +206,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
       ...(verdict?.notes ? [` — ${verdict.notes}`] : []),
       ...(verdict ? [verdict.curated ? ' (curated)' : ' (automated)'] : []),
     ),
-    ...(verdict && verdict.instances.length > 0 ? [bullets(verdict.instances.map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))] : []),
+    ...(verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))] : []),
     para(
       c.api === 'nist'
         ? 'Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):'

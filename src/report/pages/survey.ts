@@ -2,6 +2,7 @@ import type { Root } from 'mdast';
 import type { InstanceSurvey } from '../../profile/survey.js';
 import { heading, link, para, root, table } from '../md.js';
 import { surveyFor, type ReportModel } from '../model.js';
+import { inInstanceOrder } from './candidate.js';
 
 /** One line of evidence for an instance's automated verdict. */
 export function surveyEvidence(i: InstanceSurvey): string {
@@ -26,7 +27,7 @@ export function surveyPage(model: ReportModel): Root {
       ['candidate', 'verdict', 'source', 'evidence'],
       model.candidates.map((c) => {
         const s = surveyFor(model, c.id);
-        const evidence = s?.instances.map((i) => `${i.label}: ${surveyEvidence(i)}`).join(' · ');
+        const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(' · ');
         return [
           [link(`../${c.id}/perf_${model.system}.md`, c.id)],
           s?.verdict ?? 'not surveyed',

@@ -5,7 +5,7 @@ import { code, heading, link, para, root, table, text, type Cell, bullets } from
 import type { CandidateView, ReportModel } from '../model.js';
 import { hashShares } from '../profile.js';
 import { sizeAudit } from '../sizeAudit.js';
-import { instanceSizes, notMeasuredReason } from './candidate.js';
+import { sizeCell, notMeasuredReason } from './candidate.js';
 import { GUIDE_MINIMUM } from '../../measure/stats.js';
 
 const CATEGORIES = [
@@ -44,8 +44,7 @@ export function summaryPage(model: ReportModel): Root {
         const measured = ops.some((op) => inst.records[op]);
         const name: Cell = [link(pageOf(c.id, sys), c.id)];
         cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...(measured ? ops.map((op) => cyclesCell(c, inst.label, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')])]);
-        const s = instanceSizes(inst);
-        sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => (s?.[k] !== undefined ? String(s[k]) : '—'))]);
+        sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model, c, inst, k) ?? '—')]);
       }
     }
     return [

@@ -5779,10 +5779,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep2, value } = collItem;
+        const { start: start2, key, sep: sep3, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep2?.[0],
+          next: key ?? sep3?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -5796,7 +5796,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep2) {
+          if (!keyProps.anchor && !keyProps.tag && !sep3) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map5.comment)
@@ -5820,7 +5820,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep2 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep3 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -5836,7 +5836,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep2, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep3, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -5927,7 +5927,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep2 = "";
+        let sep3 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -5941,13 +5941,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep2 + cb;
-              sep2 = "";
+                comment += sep3 + cb;
+              sep3 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep2 += source;
+                sep3 += source;
               hasSpace = true;
               break;
             default:
@@ -5990,18 +5990,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start: start2, key, sep: sep2, value } = collItem;
+        const { start: start2, key, sep: sep3, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep2?.[0],
+          next: key ?? sep3?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep2 && !value) {
+          if (!props.anchor && !props.tag && !sep3 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -6055,8 +6055,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep2 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep2, null, props, onError);
+        if (!isMap2 && !sep3 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep3, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -6068,7 +6068,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep2 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep3 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -6079,8 +6079,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep2)
-                for (const st of sep2) {
+              if (sep3)
+                for (const st of sep3) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -6097,7 +6097,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep2, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep3, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -6277,7 +6277,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep2 = "";
+      let sep3 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -6294,24 +6294,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep2 + indent.slice(trimIndent) + content;
-          sep2 = "\n";
+          value += sep3 + indent.slice(trimIndent) + content;
+          sep3 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep2 === " ")
-            sep2 = "\n";
-          else if (!prevMoreIndented && sep2 === "\n")
-            sep2 = "\n\n";
-          value += sep2 + indent.slice(trimIndent) + content;
-          sep2 = "\n";
+          if (sep3 === " ")
+            sep3 = "\n";
+          else if (!prevMoreIndented && sep3 === "\n")
+            sep3 = "\n\n";
+          value += sep3 + indent.slice(trimIndent) + content;
+          sep3 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep2 === "\n")
+          if (sep3 === "\n")
             value += "\n";
           else
-            sep2 = "\n";
+            sep3 = "\n";
         } else {
-          value += sep2 + content;
-          sep2 = " ";
+          value += sep3 + content;
+          sep3 = " ";
           prevMoreIndented = false;
         }
       }
@@ -6494,25 +6494,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep2 = " ";
+      let sep3 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep2 === "\n")
-            res += sep2;
+          if (sep3 === "\n")
+            res += sep3;
           else
-            sep2 = "\n";
+            sep3 = "\n";
         } else {
-          res += sep2 + lm;
-          sep2 = " ";
+          res += sep3 + lm;
+          sep3 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep2 + (match?.[1] ?? "");
+      return res + sep3 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -7322,14 +7322,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep2, value }) {
+    function stringifyItem({ start: start2, key, sep: sep3, value }) {
       let res = "";
       for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep2)
-        for (const st of sep2)
+      if (sep3)
+        for (const st of sep3)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -8496,18 +8496,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep2;
+          let sep3;
           if (scalar.end) {
-            sep2 = scalar.end;
-            sep2.push(this.sourceToken);
+            sep3 = scalar.end;
+            sep3.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep2 = [this.sourceToken];
+            sep3 = [this.sourceToken];
           const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep2 }]
+            items: [{ start: start2, key: scalar, sep: sep3 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8660,15 +8660,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep2 = it.sep;
-                  sep2.push(this.sourceToken);
+                  const sep3 = it.sep;
+                  sep3.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep2 }]
+                    items: [{ start: start3, key, sep: sep3 }]
                   });
                 } else if (start2.length > 0) {
                   it.sep = it.sep.concat(start2, this.sourceToken);
@@ -8862,13 +8862,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep2 = fc.end.splice(1, fc.end.length);
-            sep2.push(this.sourceToken);
+            const sep3 = fc.end.splice(1, fc.end.length);
+            sep3.push(this.sourceToken);
             const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep2 }]
+              items: [{ start: start2, key: fc, sep: sep3 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19 } from "node:fs";
+import { existsSync as existsSync19, readdirSync as readdirSync11, readFileSync as readFileSync20 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9216,12 +9216,12 @@ function sha256File(path) {
 }
 
 // src/cliMain.ts
-import { join as join18, relative as relative8, resolve as resolve7 } from "node:path";
+import { join as join19, relative as relative11, resolve as resolve10 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync10 } from "node:fs";
-import { join as join10, relative as relative5, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync6, statSync as statSync6 } from "node:fs";
+import { join as join11, relative as relative6, resolve as resolve8 } from "node:path";
 
 // src/build/compile.ts
 import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
@@ -9239,13 +9239,25 @@ function scrubbedEnv(extra = {}) {
   }
   return { ...env, ...extra };
 }
+var liveGroups = /* @__PURE__ */ new Set();
+function killLiveProcessGroups() {
+  const groups2 = [...liveGroups];
+  liveGroups.clear();
+  for (const pgid of groups2) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+    }
+  }
+  return groups2.length;
+}
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
   const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve8) => {
+  return new Promise((resolve11) => {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
@@ -9253,6 +9265,8 @@ function runProcess(command, opts) {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"]
     });
+    const pgid = child.pid;
+    if (pgid !== void 0) liveGroups.add(pgid);
     const out = collector(limit);
     const err = collector(limit);
     child.stdout.on("data", out.push);
@@ -9260,7 +9274,7 @@ function runProcess(command, opts) {
     let timedOut = false;
     const killGroup = () => {
       try {
-        process.kill(-child.pid, "SIGKILL");
+        if (pgid !== void 0) process.kill(-pgid, "SIGKILL");
       } catch {
       }
     };
@@ -9271,7 +9285,8 @@ function runProcess(command, opts) {
     const finish2 = (exitCode, signal, spawnError) => {
       clearTimeout(timer);
       killGroup();
-      resolve8({
+      if (pgid !== void 0) liveGroups.delete(pgid);
+      resolve11({
         command: argv,
         exitCode,
         signal,
@@ -10160,8 +10175,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative9] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative9) : [];
+  const [crawler, relative12] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative12) : [];
 }
 
 // src/build/sources.ts
@@ -15490,7 +15505,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve8) {
+function isRecursive2(inst, stack, resolve11) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -15500,7 +15515,7 @@ function isRecursive2(inst, stack, resolve8) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve8);
+      const answer = isRecursive2(child, stack, resolve11);
       if (answer > result)
         result = answer;
     }
@@ -15511,7 +15526,7 @@ function isRecursive2(inst, stack, resolve8) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve8) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve11) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -15575,7 +15590,7 @@ function isRecursive2(inst, stack, resolve8) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve8 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve11 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -30994,27 +31009,78 @@ function readManifest(path, display = path) {
 }
 function parseManifest(text3, display) {
   const entries = [];
+  const seen = /* @__PURE__ */ new Map();
   text3.split("\n").forEach((raw, i) => {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
     const m = LINE.exec(line);
     if (!m)
       throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
-    entries.push({
+    const entry = {
       sha256: m[1].toLowerCase(),
       mode: m[2],
       records: m[3] ? Number(m[3]) : void 0,
       label: m[4],
       file: m[5],
       line: i + 1
-    });
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
   });
   return entries;
 }
+var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
 function formatManifestLine(e) {
   return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ""} ${e.label}/${e.file}`;
 }
 var RECORD_START = /^(Count|count) =/;
+function countRecords(text3) {
+  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
+}
+var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
+var shortLine = (e) => `${e.sha256.slice(0, 12)}\u2026 ${modeText(e)} ${e.label}/${e.file}`;
+function updateManifest(text3, display, generated, opts = {}) {
+  const entries = parseManifest(text3, display);
+  const lines = text3 === "" ? [] : text3.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const edits = /* @__PURE__ */ new Map();
+  const update = { text: text3, added: [], changed: [], unchanged: [] };
+  for (const g2 of generated) {
+    const wanted = formatManifestLine(g2);
+    const mine = entries.filter((e) => e.label === g2.label);
+    const differing = mine.filter((e) => !same(e, g2));
+    if (mine.length === 0) update.added.push(wanted);
+    else if (differing.length === 0) update.unchanged.push(g2.label);
+    else if (!opts.force)
+      throw new InputError(
+        display,
+        `line ${differing[0].line}`,
+        `says ${shortLine(differing[0])}, the generated KAT gives ${shortLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+      );
+    else {
+      const keep = differing.length < mine.length;
+      differing.forEach((e, i) => {
+        const after = !keep && i === 0 ? wanted : void 0;
+        edits.set(e.line - 1, after ?? null);
+        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
+      });
+    }
+  }
+  const out = lines.flatMap((l, i) => {
+    const edit = edits.get(i);
+    return edit === void 0 ? [l] : edit === null ? [] : [edit];
+  });
+  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
+  out.push(...update.added);
+  update.text = out.length > 0 ? `${out.join("\n")}
+` : "";
+  parseManifest(update.text, display);
+  return update;
+}
 function canonicalDigest(text3, mode, records) {
   const h = createHash2("sha256");
   let seen = 0;
@@ -31521,8 +31587,188 @@ function lockSystem(systemDir) {
   throw new InputError(systemDir, "", "could not take the evidence lock");
 }
 
+// src/config/arguments.ts
+import { existsSync as existsSync10, readFileSync as readFileSync13, statSync as statSync5 } from "node:fs";
+import { dirname as dirname5, resolve as resolve6 } from "node:path";
+var fail = (where, problem) => new InputError(where[0], where[1], problem);
+function parseShard(v, where) {
+  if (!v) return void 0;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+function parseOnly(v, where) {
+  if (!v) return void 0;
+  try {
+    return new RegExp(v);
+  } catch {
+    throw fail(where, `not a regular expression: '${v}'`);
+  }
+}
+function checkSystemId(v, where) {
+  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  return v;
+}
+function parseCpu(v, where) {
+  if (!v) return void 0;
+  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
+  return Number(v);
+}
+function parsePositive(v, where, unit) {
+  if (v === void 0 || v === "") return void 0;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number${unit ? ` of ${unit}` : ""}, got '${v}'`);
+  return n;
+}
+function parseCpuList(list3) {
+  const cpus = [];
+  for (const part of list3.trim().split(",").filter(Boolean)) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) continue;
+    for (let c = Number(m[1]); c <= Number(m[2] ?? m[1]); c++) cpus.push(c);
+  }
+  return cpus;
+}
+function allowedCpus() {
+  let status;
+  try {
+    status = readFileSync13("/proc/self/status", "utf8");
+  } catch {
+    return void 0;
+  }
+  const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
+  return m ? parseCpuList(m[1]) : void 0;
+}
+function formatCpuList(cpus) {
+  const parts = [];
+  for (let i = 0; i < cpus.length; ) {
+    let j = i;
+    while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
+    parts.push(i === j ? String(cpus[i]) : `${cpus[i]}-${cpus[j]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
+}
+function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
+  if (allowed && !allowed.includes(cpu))
+    throw fail(where, `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`);
+  return cpu;
+}
+function checkOutputFolder(path, where) {
+  let p = resolve6(path);
+  while (!existsSync10(p) && dirname5(p) !== p) p = dirname5(p);
+  if (!statSync5(p).isDirectory())
+    throw fail(where, p === resolve6(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
+  return path;
+}
+
+// src/report/catalogs.ts
+import { existsSync as existsSync11, readFileSync as readFileSync14 } from "node:fs";
+import { join as join10, relative as relative5, resolve as resolve7 } from "node:path";
+var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
+function externalSizesPath(campaignRoot, configured) {
+  const path = resolve7(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync11(path)) {
+    const yml = join10(campaignRoot, "ngcc-perf.yml");
+    throw new InputError(relative5(process.cwd(), yml) || yml, "catalogs.external_sizes", `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`);
+  }
+  return path;
+}
+function readSemicolonCsv(path, columns) {
+  if (!existsSync11(path)) return [];
+  let text3;
+  try {
+    text3 = readFileSync14(path, "utf8");
+  } catch (e) {
+    const code4 = e.code;
+    throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
+  }
+  const rows = [];
+  let header;
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "" || line.startsWith("#")) return;
+    const fields = line.split(";");
+    if (!header) {
+      header = fields.map((f) => f.trim());
+      const missing = columns.filter((c) => !header.includes(c));
+      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+      return;
+    }
+    if (fields.length < header.length)
+      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
+    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
+    rows.push({ fields: rec, line: i + 1 });
+  });
+  return rows;
+}
+function readKatIssues(path) {
+  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
+    let label;
+    try {
+      label = new RegExp(f.Label);
+    } catch {
+      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
+    }
+    return { id: f.ID, label, action: f.Action, cause: f.Cause };
+  });
+}
+var SURVEY_VERDICTS = ["ICCS-only", "bypass", "mixed", "instance-dependent"];
+function readSurvey(path) {
+  const seen = /* @__PURE__ */ new Map();
+  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f, line }) => {
+    const id = f.ID;
+    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
+    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
+    seen.set(id, line);
+    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict.toLowerCase());
+    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(", ")}`);
+    return { id, verdict, notes: f.Notes, line };
+  });
+}
+function readExternalSizes(path) {
+  const num2 = (v, field, line) => {
+    if (v === void 0 || v === "") return void 0;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
+    return n;
+  };
+  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
+    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
+      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+    return {
+      id: f.ID,
+      instance: f.Instance,
+      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
+      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
+      sig: num2(f.SignatureBytes, "SignatureBytes", line),
+      basis: f.Basis,
+      line
+    };
+  });
+}
+
 // src/campaign.ts
 var PHASES = ["build", "kat", "measure", "profile"];
+var katShown = (kat) => kat ?? "not checked";
+var heldLocks = /* @__PURE__ */ new Set();
+function releaseEvidenceLocks() {
+  const locks = [...heldLocks];
+  heldLocks.clear();
+  for (const release2 of locks) release2();
+  return locks.length;
+}
+function checkCandidateFileNames(root3) {
+  if (!existsSync12(root3) || !statSync6(root3).isDirectory()) return;
+  for (const name of readdirSync6(root3).sort()) {
+    const folder = join11(root3, name);
+    if (!statSync6(folder).isDirectory() || existsSync12(join11(folder, "candidate.yml"))) continue;
+    const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+    if (wrong)
+      throw new InputError(relative6(process.cwd(), join11(folder, wrong)) || join11(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
+  }
+}
 function units(candidates2, shard) {
   const all2 = candidates2.flatMap(
     (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
@@ -31530,26 +31776,48 @@ function units(candidates2, shard) {
   return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
 }
 async function runCampaign(opts) {
-  const campaignDir = resolve6(opts.campaignDir);
+  const campaignDir = resolve8(opts.campaignDir);
+  checkCandidateFileNames(campaignDir);
   const campaign = loadCampaign(campaignDir, opts.only);
+  if (opts.only && opts.argumentNames?.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+    const all2 = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`));
+    const shown2 = all2.length === 0 ? "the campaign has none" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
+    const [file2, field] = opts.argumentNames.only;
+    throw new InputError(file2, field, `'${opts.only.source}' matches no instance (${shown2})`);
+  }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve6(opts.dataDir, opts.system);
+  const systemDir = resolve8(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
+  const ymlShown = relative6(process.cwd(), join11(campaignDir, "ngcc-perf.yml"));
   const catalog = new Set(wrapCatalog("wrap_nist.c"));
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
   if (unknown3.length > 0)
-    throw new InputError(relative5(process.cwd(), join10(campaignDir, "ngcc-perf.yml")), "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+    throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+  externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  const cpu = trialCpu(opts, settings, ymlShown);
   const release2 = lockSystem(systemDir);
+  heldLocks.add(release2);
   try {
-    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths);
+    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths, cpu);
   } finally {
+    heldLocks.delete(release2);
     release2();
   }
 }
-async function runLocked(opts, campaignDir, candidates2, settings, systemDir, paths) {
+function trialCpu(opts, settings, ymlShown) {
+  const allowed = allowedCpus();
+  if (opts.cpu !== void 0) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ["cpu", ""], allowed);
+  const configured = settings.systems[opts.system]?.cpu;
+  if (configured !== void 0) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  const fallback = defaultCpu();
+  if (!allowed || allowed.includes(fallback)) return fallback;
+  const last = allowed[allowed.length - 1];
+  if (last === void 0) throw new InputError("cpu", "", `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
+  return last;
+}
+async function runLocked(opts, campaignDir, candidates2, settings, systemDir, paths, cpu) {
   const tools = await harnessTools();
   const sys = settings.systems[opts.system];
-  const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
   const environment = hostEnvironment(cpu);
   const campaignJson = readJsonIfExists(paths.campaign) ?? {};
   const hostChecks = campaignJson.host_checks ?? [];
@@ -31579,22 +31847,22 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
+    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
     const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
-    if (opts.phases.has("profile") && !(entry.library && entry.kat !== "BUILDFAIL")) opts.progress?.tick(`${key} profile: not run (${entry.kat})`);
+    if (opts.phases.has("profile") && !(entry.library && entry.kat !== "BUILDFAIL")) opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
     if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
-      const previousSurvey = readJsonIfExists(surveyPath);
+      const previousSurvey = readPrevious(surveyPath, opts.force);
       if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
         const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
-        const survey = await surveyLibrary(resolve6(campaignDir, entry.library), unit.instance.label, unit.candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
+        const survey = await surveyLibrary(resolve8(campaignDir, entry.library), unit.instance.label, unit.candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
         writeJsonAtomic(surveyPath, { ...head, ...survey });
       }
       const surveyed = readJsonIfExists(surveyPath);
       const verdict = `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? "no result"})`}`;
-      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${entry.kat})`);
+      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${katShown(entry.kat)})`);
       else {
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
@@ -31626,13 +31894,15 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
   const campaignDir = opts.campaignDir;
   const sys = settings.systems[opts.system];
   const todo = [];
+  const replaced = /* @__PURE__ */ new Set();
   for (const operation of OPERATIONS[unit.candidate.type]) {
     if (!measurable(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: "not measured", skipped: true });
-      opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
+      opts.progress?.tick(`${key} ${operation}: not measured (${katShown(entry.kat)})`);
       continue;
     }
-    const previous = readJsonIfExists(paths.record(unit.candidate.id, unit.instance.label, operation));
+    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
+    const previous = readPrevious(recordPath, opts.force, () => replaced.add(operation));
     if (!opts.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
       inst.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
       opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
@@ -31640,7 +31910,7 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
     }
     todo.push({
       timeTool: tools.time,
-      library: resolve6(campaignDir, entry.library),
+      library: resolve8(campaignDir, entry.library),
       libraryShown: entry.library,
       type: unit.candidate.type,
       operation,
@@ -31655,9 +31925,22 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
     if (result.meta.counter) onCounter(result.meta.counter);
     const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record2);
-    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
-    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {} });
+    const note = replaced.has(operation) ? "; replaced an unreadable record" : "";
+    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
+}
+function readPrevious(path, force, onReplaced) {
+  try {
+    return readJsonIfExists(path);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    if (force) {
+      onReplaced?.();
+      return void 0;
+    }
+    throw new InputError(relative6(process.cwd(), path) || path, "", `${e.problem}; run again with --force to redo and replace it, or delete the file`);
+  }
 }
 function withOverrides(settings, opts) {
   return {
@@ -31688,9 +31971,9 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const key = `${candidate.id}/${instance.label}`;
   const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
   const previous = buildJson.instances[key];
-  const manifestPath = join10(candidate.folder, "kat.sha256");
+  const manifestPath = join11(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync10(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync12(manifestPath) ? sha256File(manifestPath) : "none";
   const build2 = (flagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
   const kat = (b2) => runKat({
     candidate,
@@ -31730,7 +32013,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const libEntry = (r) => {
     const elf = elfSizes(r.library);
     return {
-      library: relative5(opts.campaignDir, r.library),
+      library: relative6(opts.campaignDir, r.library),
       library_sha256: sha256File(r.library),
       elf_load_bytes: elf.loadBytes,
       elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
@@ -31745,10 +32028,12 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     const fallback = await build2("harness-default");
     return fallback.ok && sha256File(fallback.library) === previous.library_sha256;
   };
-  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync10(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
+  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync12(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
   if (unchanged && (!opts.force || !opts.phases.has("kat"))) return previous;
-  if (!opts.phases.has("kat"))
-    return saveEntry(paths, key, { ...base, ...lib, kat: "NOKAT", kat_detail: "KAT not run for this library (run the kat phase)" });
+  if (!opts.phases.has("kat")) {
+    const { kat: _none, ...unchecked } = base;
+    return saveEntry(paths, key, { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" });
+  }
   let guideLibrary;
   let outcome = await kat(b);
   if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
@@ -31771,7 +32056,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(systemDir, join10(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(systemDir, join11(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash
   };
@@ -31810,33 +32095,34 @@ function saveEntry(paths, key, entry) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
-import { join as join12, relative as relative6 } from "node:path";
+import { existsSync as existsSync14, readFileSync as readFileSync16 } from "node:fs";
+import { join as join13, relative as relative7 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync11, readdirSync as readdirSync6, readFileSync as readFileSync13 } from "node:fs";
-import { join as join11 } from "node:path";
+import { existsSync as existsSync13, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
+import { join as join12 } from "node:path";
 function parseJson(path, unreadable) {
   try {
-    return JSON.parse(readFileSync13(path, "utf8"));
+    return JSON.parse(readFileSync15(path, "utf8"));
   } catch (e) {
     unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : "cannot read" });
     return void 0;
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync11(dir)) return [];
-  return readdirSync6(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join11(e.parentPath, e.name)).sort();
+  if (!existsSync13(dir)) return [];
+  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join12(e.parentPath, e.name)).sort();
 }
 function loadDataset(systemDir) {
   const unreadable = [];
-  const campaignPath = join11(systemDir, "campaign.json");
-  const buildPath = join11(systemDir, "build.json");
-  const campaign = existsSync11(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
-  const build2 = (existsSync11(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
-  const records = jsonFilesUnder(join11(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  const profiles = jsonFilesUnder(join11(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
-  const memory = jsonFilesUnder(join11(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
+  const campaignPath = join12(systemDir, "campaign.json");
+  const buildPath = join12(systemDir, "build.json");
+  const campaign = existsSync13(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
+  const build2 = (existsSync13(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
+  const records = jsonFilesUnder(join12(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
+  const profiles = jsonFilesUnder(join12(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  const memory = jsonFilesUnder(join12(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
+  for (const path of jsonFilesUnder(join12(systemDir, "survey"))) parseJson(path, unreadable);
   return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
 }
 
@@ -31847,24 +32133,25 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative6(systemDir, p) || p;
-  if (!existsSync12(systemDir)) return [`${systemDir}: no such folder`];
+  const rel = (p) => relative7(systemDir, p) || p;
+  if (!existsSync14(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync12(join12(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync14(join13(systemDir, "build.json"))) problems.push("build.json: missing");
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
-    if (!KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    const checked = e.kat !== void 0;
+    if (checked && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
     if (!e.kat_log) {
-      if (e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+      if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join12(systemDir, e.kat_log);
-    if (!existsSync12(logPath)) {
+    const logPath = join13(systemDir, e.kat_log);
+    if (!existsSync14(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync14(logPath, "utf8");
+    const log2 = readFileSync16(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
     if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
@@ -31970,40 +32257,8 @@ function createProgress(stream = process.stderr) {
   };
 }
 
-// src/config/arguments.ts
-var fail = (where, problem) => new InputError(where[0], where[1], problem);
-function parseShard(v, where) {
-  if (!v) return void 0;
-  const m = /^(\d+)\/(\d+)$/.exec(v);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
-  return { index: Number(m[1]), count: Number(m[2]) };
-}
-function parseOnly(v, where) {
-  if (!v) return void 0;
-  try {
-    return new RegExp(v);
-  } catch {
-    throw fail(where, `not a regular expression: '${v}'`);
-  }
-}
-function checkSystemId(v, where) {
-  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
-  return v;
-}
-function parseCpu(v, where) {
-  if (!v) return void 0;
-  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
-  return Number(v);
-}
-function parsePositive(v, where) {
-  if (v === void 0 || v === "") return void 0;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number, got '${v}'`);
-  return n;
-}
-
 // src/report/model.ts
-import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync17 } from "node:fs";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -32061,79 +32316,7 @@ function environmentRows(model) {
 }
 
 // src/report/model.ts
-import { join as join13, relative as relative7 } from "node:path";
-
-// src/report/catalogs.ts
-import { existsSync as existsSync13, readFileSync as readFileSync15 } from "node:fs";
-function readSemicolonCsv(path, columns) {
-  if (!existsSync13(path)) return [];
-  const rows = [];
-  let header;
-  readFileSync15(path, "utf8").split("\n").forEach((raw, i) => {
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "" || line.startsWith("#")) return;
-    const fields = line.split(";");
-    if (!header) {
-      header = fields.map((f) => f.trim());
-      const missing = columns.filter((c) => !header.includes(c));
-      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
-      return;
-    }
-    if (fields.length < header.length)
-      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
-    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
-    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
-    rows.push({ fields: rec, line: i + 1 });
-  });
-  return rows;
-}
-function readKatIssues(path) {
-  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
-    let label;
-    try {
-      label = new RegExp(f.Label);
-    } catch {
-      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
-    }
-    return { id: f.ID, label, action: f.Action, cause: f.Cause };
-  });
-}
-var SURVEY_VERDICTS = ["ICCS-only", "bypass", "mixed", "instance-dependent"];
-function readSurvey(path) {
-  const seen = /* @__PURE__ */ new Map();
-  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f, line }) => {
-    const id = f.ID;
-    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
-    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
-    seen.set(id, line);
-    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict.toLowerCase());
-    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(", ")}`);
-    return { id, verdict, notes: f.Notes, line };
-  });
-}
-function readExternalSizes(path) {
-  const num2 = (v, field, line) => {
-    if (v === void 0 || v === "") return void 0;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
-    return n;
-  };
-  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
-    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
-      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
-    return {
-      id: f.ID,
-      instance: f.Instance,
-      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
-      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
-      sig: num2(f.SignatureBytes, "SignatureBytes", line),
-      basis: f.Basis,
-      line
-    };
-  });
-}
-
-// src/report/model.ts
+import { join as join14, relative as relative8 } from "node:path";
 function surveyFor(model, id) {
   const curated = model.survey.find((s) => s.id === id);
   const automated = model.surveys.get(id) ?? [];
@@ -32146,9 +32329,9 @@ function surveyFor(model, id) {
   return void 0;
 }
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync14(join13(systemDir, path))) return {};
+  if (!path || !existsSync15(join14(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync16(join13(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync17(join14(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -32161,6 +32344,7 @@ function inferType(id, ops, logType) {
 }
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
+  if (campaignDir) checkCandidateFileNames(campaignDir);
   const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
   const byKey = /* @__PURE__ */ new Map();
@@ -32170,8 +32354,8 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      const survey = join13("survey", id, `${label}.json`);
-      if (existsSync14(join13(systemDir, survey))) v.surveyFile = survey;
+      const survey = join14("survey", id, `${label}.json`);
+      if (existsSync15(join14(systemDir, survey))) v.surveyFile = survey;
       byKey.set(key, v);
       order.push(key);
     }
@@ -32181,9 +32365,9 @@ function loadReportModel(systemDir, campaignDir) {
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
     v.build = e;
-    if (e.kat_log && existsSync14(join13(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync15(join14(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative7(systemDir, p);
+  const rel = (p) => relative8(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     v.records[record2.operation] = record2;
@@ -32212,12 +32396,19 @@ function loadReportModel(systemDir, campaignDir) {
   const env = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = join13(systemDir, "survey");
-  if (existsSync14(surveyDir))
-    for (const id of readdirSync7(surveyDir).sort())
+  const surveyDir = join14(systemDir, "survey");
+  if (existsSync15(surveyDir))
+    for (const id of readdirSync8(surveyDir).sort())
       surveys.set(
         id,
-        readdirSync7(join13(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().map((f) => readJson(join13(surveyDir, id, f))).filter((s) => s.verdict !== void 0)
+        readdirSync8(join14(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+          const path = join14(surveyDir, id, f);
+          try {
+            return [JSON.parse(readFileSync17(path, "utf8"))];
+          } catch {
+            return [];
+          }
+        }).filter((s) => s.verdict !== void 0)
       );
   return {
     system,
@@ -32225,16 +32416,17 @@ function loadReportModel(systemDir, campaignDir) {
     campaign: ds.campaign ?? {},
     environment: env,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join13(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join13(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join14(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join14(root3, "symmetric_survey.csv")) : [],
     surveys,
-    sizes: campaignDir ? readExternalSizes(join13(root3, campaign.settings.catalogs.external_sizes)) : []
+    sizes: campaignDir ? readExternalSizes(externalSizesPath(root3, campaign.settings.catalogs.external_sizes)) : [],
+    unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
   };
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync15 } from "node:fs";
-import { join as join15 } from "node:path";
+import { existsSync as existsSync16 } from "node:fs";
+import { join as join16, relative as relative9 } from "node:path";
 
 // node_modules/micromark-util-character/index.js
 var asciiAlpha = regexCheck(/[A-Za-z]/);
@@ -34288,7 +34480,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join14 = [joinDefaults];
+var join15 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -36902,7 +37094,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join14],
+    join: [...join15],
     options: {},
     safe: safeBound,
     stack: [],
@@ -37539,9 +37731,19 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system, role) {
-  const dir = join15(dataDir, system);
-  if (!existsSync15(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
-  return loadDataset(dir);
+  const dir = join16(dataDir, system);
+  if (!existsSync16(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  return readable(loadDataset(dir), role);
+}
+function readable(ds, role) {
+  const [first, ...more] = ds.unreadable;
+  if (first)
+    throw new InputError(
+      relative9(process.cwd(), first.path) || first.path,
+      "",
+      `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
+    );
+  return ds;
 }
 function judge(base, head, thresholdPct, alpha, cv) {
   const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
@@ -37561,7 +37763,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? 0.01;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history = (opts.history ?? []).filter((d) => existsSync15(join15(d, opts.system))).map((d) => recordsByKey(loadDataset(join15(d, opts.system))));
+  const history = (opts.history ?? []).filter((d) => existsSync16(join16(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join16(d, opts.system)), "history")));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -37583,7 +37785,7 @@ function compareEvidence(opts) {
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
-  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL");
+  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL");
   const size_changes = [];
   const memory_changes = [];
   for (const key of instanceKeys) {
@@ -37605,7 +37807,7 @@ function compareEvidence(opts) {
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join15(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join16(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   return {
     system: opts.system,
@@ -37659,23 +37861,31 @@ var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
 function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
-function headline(report2) {
+function comparedRows(report2, pr) {
+  return report2.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
+}
+function headline(report2, pr) {
   const n = report2.counts;
   const newRows = report2.rows.filter((r) => r.verdict === "new").length;
   const removedRows = report2.rows.filter((r) => r.verdict === "removed").length;
+  const inconclusive = report2.rows.filter((r) => r.verdict === "inconclusive").length;
   const bad = [];
   if (n.kat_failures > 0) bad.push(`\u274C KAT: ${plural2(n.kat_failures, "failure")}`);
   if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
+  if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
   const info = [];
   if (n.improvements > 0) info.push(plural2(n.improvements, "improvement"));
   if (newRows > 0) info.push(`${newRows} new`);
   if (removedRows > 0) info.push(`${removedRows} removed`);
   let verdict;
-  if (bad.length > 0) verdict = [...bad, ...info].join(", ");
+  if (pr && !pr.baseline) verdict = [`\u26A0 no baseline evidence for ${report2.system}: nothing was compared`, ...bad].join(", ");
+  else if (bad.length > 0) verdict = [...bad, ...info].join(", ");
+  else if (pr && pr.measured.length === 0) verdict = "\u2139 no candidate touched: nothing measured";
   else if (info.length > 0) verdict = `\u2705 ${info.join(", ")}`;
   else verdict = "\u2705 no significant change";
+  if (inconclusive > 0) verdict += ` \xB7 ${inconclusive} inconclusive`;
   return `ngcc-perf ${report2.system}: ${verdict}`;
 }
 var ROW_HEADER = ["candidate", "instance", "operation", "base", "head", "\u0394%", "verdict"];
@@ -37686,8 +37896,12 @@ function changedRows(report2) {
   const changed = report2.rows.filter((r) => CHANGED.has(r.verdict));
   return changed.map((r, i) => ({ r, i })).sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i).map(({ r }) => r);
 }
-var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "kat", "builds"];
-function groups(report2) {
+var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds"];
+var firstLine = (s) => {
+  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
+};
+function groups(report2, pr) {
   const valueRow = (c) => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
     details: report2.rows.map(rowCells),
@@ -37695,19 +37909,38 @@ function groups(report2) {
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
-    builds: report2.build_failures.map((b) => [code3(b)])
+    builds: report2.build_failures.map((b) => {
+      const error62 = pr?.buildErrors[b];
+      return error62 ? [code3(b), ": ", code3(firstLine(error62))] : [code3(b)];
+    })
   };
 }
 var html2 = (value) => ({ type: "html", value });
 function render2(report2, g2, layout) {
   const { keep, opts } = layout;
   const take = (name, rows) => rows.slice(0, keep[name]);
-  const out = [heading2(3, headline(report2))];
+  const pr = opts.pr;
+  const out = [heading2(3, headline(report2, pr))];
+  if (pr && !pr.baseline) {
+    out.push(
+      para(
+        `\u26A0 No evidence for ${report2.system} on the base commit `,
+        code3(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+        " nor on the data branch ",
+        code3(pr.looked.dataBranch),
+        ": every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first."
+      )
+    );
+  }
+  out.push(para(...ruleText(report2, pr)));
+  const compared = comparedRows(report2, pr).length;
+  const carried = pr ? report2.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
   out.push(
     para(
-      `Head against base on ${report2.system}: a change counts when it exceeds \xB1${pyFixed(report2.threshold_pct, 1)}% at p < ${pyGeneral(report2.alpha, 3)}; `,
-      `${plural2(report2.rows.length, "measurement")} compared, ${g2.changed.length} changed.`
+      `${plural2(compared, "measurement")} compared, ${g2.changed.length} changed`,
+      carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : "."
     )
   );
   const changed = take("changed", g2.changed);
@@ -37715,10 +37948,12 @@ function render2(report2, g2, layout) {
   else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(ROW_HEADER, changed));
   const kat = take("kat", g2.kat);
   const builds = take("builds", g2.builds);
-  if (kat.length > 0 || builds.length > 0) {
+  const still = take("stillFailing", g2.stillFailing);
+  if (kat.length > 0 || builds.length > 0 || still.length > 0) {
     out.push(para(strong2("KAT and build")));
     if (kat.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat));
-    if (builds.length > 0) out.push(para("Build failures in head:"), bullets(builds));
+    if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
+    if (still.length > 0) out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
   }
   const mismatches = take("mismatches", g2.mismatches);
   const sizes = take("sizes", g2.sizes);
@@ -37739,6 +37974,7 @@ function render2(report2, g2, layout) {
     out.push(html2(`<details>
 <summary>All ${report2.rows.length} measurements${shown2}</summary>`), table(ROW_HEADER, details), html2("</details>"));
   }
+  if (pr && pr.measured.length > 0) out.push(reproduceHint(report2.system, pr));
   const links = [];
   if (opts.reportUrl) links.push(link2(opts.reportUrl, "Full report"));
   if (opts.runUrl) links.push(...links.length > 0 ? [" \xB7 "] : [], link2(opts.runUrl, "Workflow run"));
@@ -37750,6 +37986,30 @@ function render2(report2, g2, layout) {
   const body = serialize3(root2(out));
   return layout.marker === void 0 ? body : `${layout.marker}
 ${body}`;
+}
+var HISTORY_SIGMAS2 = 3;
+var HISTORY_MIN_RUNS = 3;
+function ruleText(report2, pr) {
+  const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code3(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
+  const spread = `|\u0394| is more than ${HISTORY_SIGMAS2}\xD7 the run-to-run spread of the operation`;
+  const history = pr === void 0 ? `, and, when a nightly history exists, ${spread} in it` : pr.historyRuns >= HISTORY_MIN_RUNS ? `, and ${spread} over the last ${plural2(pr.historyRuns, "nightly run")}` : pr.historyRuns === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${plural2(pr.historyRuns, "nightly run")} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  return [
+    `Head against base on ${report2.system}`,
+    ...where,
+    `: a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a permutation test of the trial means gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history}; otherwise it is unchanged or inconclusive.`
+  ];
+}
+function reproduceHint(system, pr) {
+  const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join("|")})/'` : "";
+  return para(
+    "Reproduce locally: ",
+    code3(`npx ngcc-perf run ${pr.campaign} --system ${system} --out data${only}`),
+    ", then ",
+    code3(`npx ngcc-perf compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
+    " with the baseline evidence in ",
+    code3(`baseline/${system}`),
+    "."
+  );
 }
 function keepAfter(g2, drop) {
   let left = drop;
@@ -37772,10 +38032,10 @@ function textLength(c) {
 }
 function rowFloor(name, cells) {
   const text3 = cells.reduce((a, c) => a + textLength(c), 0);
-  return name === "builds" ? text3 + 3 : 2 + cells.length * 3 + text3;
+  return name === "builds" || name === "stillFailing" ? text3 + 3 : 2 + cells.length * 3 + text3;
 }
 function renderBounded(report2, marker, opts, limit, size) {
-  const g2 = groups(report2);
+  const g2 = groups(report2, opts.pr);
   const total = DROP_ORDER.reduce((n, name) => n + g2[name].length, 0);
   const at = (drop) => render2(report2, g2, { marker, opts, keep: keepAfter(g2, drop), dropped: drop });
   const bare = at(total);
@@ -37810,75 +38070,232 @@ function renderBounded(report2, marker, opts, limit, size) {
   return best;
 }
 function renderJobSummary(report2, opts = {}) {
-  return renderBounded(report2, void 0, { reportUrl: opts.reportUrl, runUrl: opts.runUrl }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, "utf8"));
+  return renderBounded(report2, void 0, { reportUrl: opts.reportUrl, runUrl: opts.runUrl, pr: opts.pr }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, "utf8"));
 }
 
-// src/github/publish.ts
-import { copyFileSync, existsSync as existsSync16, mkdirSync as mkdirSync7, mkdtempSync, readdirSync as readdirSync8, readFileSync as readFileSync17, rmSync as rmSync4, statSync as statSync5, unlinkSync, writeFileSync as writeFileSync4 } from "node:fs";
-import { dirname as dirname5, join as join16, posix as posix2 } from "node:path";
+// src/evidence/merge.ts
+import { copyFileSync, existsSync as existsSync17, mkdirSync as mkdirSync7, readdirSync as readdirSync9, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename6, dirname as dirname6, join as join17, posix as posix2, relative as relative10, resolve as resolve9, sep as sep2 } from "node:path";
+var INSTANCE_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory", "survey", "kat", "build"]);
+var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
+function instanceOfPath(rel) {
+  const parts = rel.split("/");
+  if (parts.length < 3 || !INSTANCE_DIRS.has(parts[0])) return void 0;
+  const [top, id, name] = parts;
+  if (parts.length > 3) return `${id}/${name}`;
+  const stem = name.replace(/\.(json|log)$/, "");
+  if (stem === name) return void 0;
+  const cut = OPERATION_DIRS.has(top) ? stem.lastIndexOf("__") : -1;
+  return `${id}/${cut > 0 ? stem.slice(0, cut) : stem}`;
+}
+function transient(rel) {
+  const name = rel.slice(rel.lastIndexOf("/") + 1);
+  return name === ".ngcc-perf.lock" || name === ".kat-output.partial" || /\.tmp-\d+-\d+$/.test(name);
+}
 function filesUnder(dir, rel = "") {
-  const abs = join16(dir, rel);
-  if (!existsSync16(abs)) return [];
-  if (!statSync5(abs).isDirectory()) return [rel];
-  return readdirSync8(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
+  const abs = rel ? join17(dir, rel) : dir;
+  if (!existsSync17(abs)) return [];
+  if (!statSync7(abs).isDirectory()) return [rel];
+  return readdirSync9(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
 }
-function mergeShardFolders(parts, into) {
-  const writtenBy = /* @__PURE__ */ new Map();
-  for (const part of parts) {
-    for (const rel of filesUnder(part)) {
-      if (rel === "build.json" || rel === "campaign.json") continue;
-      const from = join16(part, rel);
-      const data = readFileSync17(from);
-      const earlier = writtenBy.get(rel);
-      if (earlier !== void 0) {
-        if (!data.equals(readFileSync17(earlier))) throw new Error(`mergeShardFolders: ${earlier} and ${from} differ (both shards wrote ${rel})`);
-        continue;
-      }
-      writeFileAtomic(join16(into, rel), data);
-      writtenBy.set(rel, from);
+function parseJsonFile(path, display) {
+  let value;
+  try {
+    value = JSON.parse(readFileSync18(path, "utf8"));
+  } catch (e) {
+    throw new InputError(display, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
+  return value;
+}
+function liveWriter(dir) {
+  const lock = join17(dir, ".ngcc-perf.lock");
+  if (!existsSync17(lock)) return void 0;
+  const pid = Number(readFileSync18(lock, "utf8"));
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return void 0;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (e) {
+    return e.code === "EPERM" ? pid : void 0;
+  }
+}
+function readFolder(dir, shown2, shard) {
+  const folder = { dir, shown: shown2, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
+  const writer = shard ? liveWriter(dir) : void 0;
+  if (writer !== void 0) throw new InputError(shown2, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+  const buildPath = join17(dir, "build.json");
+  if (existsSync17(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join17(shown2, "build.json"));
+    const instances = folder.build.instances ?? {};
+    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join17(shown2, "build.json"), "instances", "expected an object");
+    folder.instances = instances;
+  } else if (shard) throw new InputError(shown2, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
+  if (existsSync17(join17(dir, "campaign.json"))) folder.campaign = parseJsonFile(join17(dir, "campaign.json"), join17(shown2, "campaign.json"));
+  for (const rel of filesUnder(dir)) {
+    if (transient(rel) || rel === "build.json" || rel === "campaign.json") continue;
+    const key = instanceOfPath(rel);
+    if (key === void 0) folder.shared.push(rel);
+    else {
+      if (shard && !(key in folder.instances)) throw new InputError(join17(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join17(shown2, "build.json")}`);
+      folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
-  mergeBuildJson(parts, into);
-  mergeCampaignJson(parts, into);
+  return folder;
 }
-function readShardJson(parts, name) {
-  return parts.map((p) => join16(p, name)).filter(existsSync16).map((path) => ({ path, json: JSON.parse(readFileSync17(path, "utf8")) }));
-}
-function mergeBuildJson(parts, into) {
-  const shards = readShardJson(parts, "build.json");
-  if (shards.length === 0) return;
-  const instances = {};
-  const source = /* @__PURE__ */ new Map();
-  for (const { path, json: json2 } of shards) {
-    for (const [key, entry] of Object.entries(json2.instances ?? {})) {
-      const earlier = source.get(key);
-      if (earlier !== void 0 && canonical(instances[key]) !== canonical(entry))
-        throw new Error(`mergeShardFolders: ${earlier} and ${path} disagree on build.json instances["${key}"]`);
-      if (earlier === void 0) {
-        instances[key] = entry;
-        source.set(key, path);
-      }
-    }
-  }
-  writeJsonAtomic(join16(into, "build.json"), { ...shards[0].json, instances });
-}
-function mergeCampaignJson(parts, into) {
-  const shards = readShardJson(parts, "campaign.json");
-  if (shards.length === 0) return;
-  const hostChecks = /* @__PURE__ */ new Map();
-  for (const { json: json2 } of shards) for (const check3 of json2.host_checks ?? []) hostChecks.set(canonical(check3), check3);
-  writeJsonAtomic(join16(into, "campaign.json"), { ...shards[0].json, host_checks: [...hostChecks.values()] });
-}
-function canonical(value) {
+function canonicalJson(value) {
   return JSON.stringify(
     value,
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
+var sameBytes = (a, b) => readFileSync18(a).equals(readFileSync18(b));
+function instanceDifference(a, b, key) {
+  if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/"))) return "a different build.json entry";
+  const fa = a.byInstance.get(key) ?? [];
+  const fb = new Set(b.byInstance.get(key) ?? []);
+  for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
+  if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
+  for (const rel of fa) if (!sameBytes(join17(a.dir, rel), join17(b.dir, rel))) return `a different ${rel}`;
+  return void 0;
+}
+function reaimLibrary(entry, key, shard, out) {
+  const e = entry;
+  if (!e || typeof e !== "object" || typeof e.library !== "string") return entry;
+  const at = e.library.lastIndexOf(`build/${key}/`);
+  if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
+  const tail = e.library.slice(at);
+  if (!existsSync17(join17(shard.dir, tail))) return entry;
+  const move = relative10(shard.dir, out).split(sep2).join("/");
+  return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
+}
+var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
+function mergeCampaignJson(parts) {
+  if (parts.length === 0) return void 0;
+  const byStart = parts.filter((p) => time3(p.started_utc) !== void 0).sort((a, b) => time3(a.started_utc) - time3(b.started_utc));
+  const byEnd = parts.filter((p) => time3(p.ended_utc) !== void 0).sort((a, b) => time3(a.ended_utc) - time3(b.ended_utc));
+  const first = byStart[0];
+  const last = byEnd[byEnd.length - 1];
+  const hostChecks = /* @__PURE__ */ new Map();
+  for (const p of parts) for (const check3 of Array.isArray(p.host_checks) ? p.host_checks : []) hostChecks.set(canonicalJson(check3), check3);
+  const merged = { ...parts[0], host_checks: [...hostChecks.values()] };
+  if (first) {
+    merged.started_utc = first.started_utc;
+    if ("environment_at_start" in first) merged.environment_at_start = first.environment_at_start;
+  }
+  if (parts.some((p) => p.ended_utc === null)) merged.ended_utc = null;
+  else if (last) merged.ended_utc = last.ended_utc;
+  if (last && "environment_latest" in last) merged.environment_latest = last.environment_latest;
+  return merged;
+}
+function mergeInstances(existing, incoming) {
+  const out = {};
+  for (const [key, entry] of Object.entries(existing)) out[key] = key in incoming ? incoming[key] : entry;
+  for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
+  return out;
+}
+var shownPath = (p) => relative10(process.cwd(), p) || ".";
+function mergeShardFolders(parts, into) {
+  const out = resolve9(into);
+  for (const p of parts) {
+    const abs = resolve9(p);
+    if (!existsSync17(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
+    if (inside(abs, out) || inside(out, abs)) throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
+  }
+  const existed = existsSync17(out);
+  if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  const release2 = lockSystem(out);
+  let applied = false;
+  try {
+    const result = mergeLocked(parts, out, into);
+    applied = result.applied;
+    return result;
+  } finally {
+    release2();
+    if (!applied && !existed) {
+      try {
+        rmdirSync(out);
+      } catch {
+      }
+    }
+  }
+}
+function mergeLocked(parts, out, into) {
+  const shards = parts.map((p) => readFolder(resolve9(p), p, true));
+  const current = readFolder(out, into, false);
+  const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
+  const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
+  if (other)
+    throw new InputError(join17(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join17(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
+  const source = /* @__PURE__ */ new Map();
+  for (const shard of shards)
+    for (const key of Object.keys(shard.instances)) {
+      const earlier = source.get(key);
+      if (!earlier) source.set(key, shard);
+      else {
+        const why = instanceDifference(earlier, shard, key);
+        if (why) throw new InputError(shard.shown, `instance ${key}`, `also in ${earlier.shown}, which has ${why}: merge one of them (a re-run into its own folder is merged alone, after the others)`);
+      }
+    }
+  const shared = /* @__PURE__ */ new Map();
+  for (const f of [current, ...shards])
+    for (const rel of f.shared) {
+      const earlier = shared.get(rel);
+      if (!earlier) shared.set(rel, f);
+      else if (!sameBytes(join17(earlier.dir, rel), join17(f.dir, rel)))
+        throw new InputError(join17(f.shown, rel), "", `differs from ${join17(earlier.shown, rel)} (both folders hold ${rel})`);
+    }
+  const tmp = join17(dirname6(out), `.${basename6(out)}.merging-${process.pid}`);
+  rmSync4(tmp, { recursive: true, force: true });
+  mkdirSync7(tmp, { recursive: true });
+  try {
+    const copy = (from, rel) => {
+      mkdirSync7(dirname6(join17(tmp, rel)), { recursive: true });
+      copyFileSync(join17(from.dir, rel), join17(tmp, rel));
+    };
+    for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
+    for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
+    for (const [rel, f] of shared) copy(f, rel);
+    const incoming = {};
+    for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
+    const base = current.build ?? shards[0].build;
+    writeJsonAtomic(join17(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
+    const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
+    if (campaign) writeJsonAtomic(join17(tmp, "campaign.json"), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync17(join17(f.dir, "build.json")) ? validateDataset(f.dir) : []));
+    const problems = validateDataset(tmp);
+    const introduced = problems.filter((p) => !before.has(p));
+    const keys = Object.keys(current.instances);
+    const result = {
+      added: [...source.keys()].filter((k) => !(k in current.instances)),
+      replaced: keys.filter((k) => source.has(k)),
+      kept: keys.filter((k) => !source.has(k))
+    };
+    if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
+    writeFileSync4(join17(tmp, ".ngcc-perf.lock"), String(process.pid));
+    const old = join17(dirname6(out), `.${basename6(out)}.replaced-${process.pid}`);
+    renameSync4(out, old);
+    try {
+      renameSync4(tmp, out);
+    } catch (e) {
+      try {
+        renameSync4(old, out);
+      } catch {
+        throw new InputError(shownPath(out), "", `could not be replaced (${e instanceof Error ? e.message : String(e)}); its previous content is in ${shownPath(old)}`);
+      }
+      throw e;
+    }
+    rmSync4(old, { recursive: true, force: true });
+    return { ...result, applied: true, problems };
+  } finally {
+    rmSync4(tmp, { recursive: true, force: true });
+  }
+}
 
 // src/report/render.ts
-import { existsSync as existsSync17, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
-import { dirname as dirname6, join as join17 } from "node:path";
+import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19 } from "node:fs";
+import { dirname as dirname7, join as join18 } from "node:path";
 
 // src/report/pages/system.ts
 var CATEGORIES = [
@@ -38007,15 +38424,15 @@ function indexPage(systems) {
 
 // src/report/render.ts
 function siblingSystems(model) {
-  const dataDir = dirname6(model.systemDir.replace(/\/$/, ""));
+  const dataDir = dirname7(model.systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync17(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const campaign = join17(dataDir, name, "campaign.json");
-    const build2 = join17(dataDir, name, "build.json");
-    if (!existsSync17(campaign) || name === model.system) continue;
+  for (const name of existsSync18(dataDir) ? readdirSync10(dataDir).sort() : []) {
+    const campaign = join18(dataDir, name, "campaign.json");
+    const build2 = join18(dataDir, name, "build.json");
+    if (!existsSync18(campaign) || name === model.system) continue;
     try {
-      const c = JSON.parse(readFileSync18(campaign, "utf8"));
-      const ids = existsSync17(build2) ? new Set(Object.keys(JSON.parse(readFileSync18(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
+      const c = JSON.parse(readFileSync19(campaign, "utf8"));
+      const ids = existsSync18(build2) ? new Set(Object.keys(JSON.parse(readFileSync19(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
       found.set(name, { id: name, arch: archName(measuredEnvironment(c)).display, candidates: ids.size });
     } catch {
     }
@@ -38035,12 +38452,12 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join17(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join18(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join17(outDir, path);
-    return !existsSync17(file2) || readFileSync18(file2, "utf8") !== text3;
+    const file2 = join18(outDir, path);
+    return !existsSync18(file2) || readFileSync19(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -38052,12 +38469,12 @@ var USAGE = `usage:
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
-  ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
+  ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
-exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
+exit codes: 0 success, 1 a check found problems, 2 usage or input error, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 var cli = (name) => ["command line", `--${name}`];
-var number4 = (name, v) => parsePositive(v, cli(name));
+var number4 = (name, v, unit) => parsePositive(v, cli(name), unit);
 function parsePhases(v) {
   if (v === void 0) return new Set(PHASES);
   const list3 = v.split(",").map((s) => s.trim());
@@ -38065,12 +38482,21 @@ function parsePhases(v) {
   return new Set(list3);
 }
 function printSummary(s) {
-  const failed = s.instances.filter((i) => i.kat !== "PASS");
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ");
-    console.log(`${i.kat.padEnd(10)} ${i.key}${i.detail ? ` \u2014 ${i.detail}` : ""}${ops ? `  [${ops}]` : ""}`);
+    console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` \u2014 ${i.detail}` : ""}${ops ? `  [${ops}]` : ""}`);
   }
-  return failed.length > 0 ? 1 : 0;
+  const katFailed = s.instances.filter((i) => i.kat !== void 0 && i.kat !== "PASS");
+  const unchecked = s.instances.filter((i) => i.kat === void 0);
+  const opFailed = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "failed").map((o) => ({ key: `${i.key} ${o.operation}`, failure: o.failure })));
+  const problems = [
+    katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(", ")}${katFailed.length > 3 ? ", \u2026" : ""})` : "",
+    opFailed.length > 0 ? `${opFailed.length} measurement(s) failed (first: ${opFailed[0].key}${opFailed[0].failure ? `: ${opFailed[0].failure}` : ""})` : ""
+  ].filter(Boolean);
+  const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "complete")).length;
+  const notes = unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "";
+  if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };
+  return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
 }
 async function cmdRun(args) {
   const { values, positionals } = parseArgs({
@@ -38090,29 +38516,40 @@ async function cmdRun(args) {
   });
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError("command line", "run", "needs CAMPAIGN_DIR, --system ID and --out DATA_DIR");
   checkSystemId(values.system, cli("system"));
+  checkOutputFolder(values.out, cli("out"));
+  checkOutputFolder(join19(values.out, values.system), cli("out"));
   const cpu = parseCpu(values.cpu, cli("cpu"));
+  if (cpu !== void 0) checkCpuAllowed(cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
     system: values.system,
     dataDir: values.out,
     only: parseOnly(values.only, cli("only")),
     phases: parsePhases(values.phases),
-    trialTarget: number4("trial-target", values["trial-target"]),
-    opBudget: number4("op-budget", values["op-budget"]),
+    trialTarget: number4("trial-target", values["trial-target"], "seconds"),
+    opBudget: number4("op-budget", values["op-budget"], "seconds"),
     cpu,
     shard: parseShard(values.shard, cli("shard")),
     force: values.force,
-    progress: createProgress()
+    progress: createProgress(),
+    argumentNames: { only: cli("only"), cpu: cli("cpu") }
   });
-  const code4 = printSummary(summary);
-  console.log(`evidence: ${relative8(process.cwd(), summary.systemDir) || "."}`);
+  const { code: code4, verdict } = printSummary(summary);
+  console.log(`evidence: ${relative11(process.cwd(), summary.systemDir) || "."}`);
+  console.log(verdict);
   return code4;
+}
+function evidenceFolder(arg) {
+  const dir = resolve10(arg);
+  if (!existsSync19(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync19(join19(dir, "build.json")) && !existsSync19(join19(dir, "records")))
+    throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
+  return dir;
 }
 function cmdValidate(args) {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
-  const dir = resolve7(positionals[0]);
-  if (!existsSync18(dir)) throw new InputError(positionals[0], "", "no such folder");
+  const dir = evidenceFolder(positionals[0]);
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
   console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
@@ -38137,17 +38574,25 @@ function cmdCompare(args) {
   if (values.format !== "md" && values.format !== "json") throw new InputError("command line", "--format", `expected md or json, got '${values.format}'`);
   const alpha = number4("alpha", values.alpha);
   if (alpha !== void 0 && alpha >= 1) throw new InputError("command line", "--alpha", "expected a probability below 1");
+  const thresholdPct = number4("threshold", values.threshold, "percent");
+  const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
+  const history = values.history?.split(",").filter(Boolean);
+  for (const d of history ?? []) {
+    if (!existsSync19(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync19(join19(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join19(d, values.system)})`);
+  }
+  if (values.campaign !== void 0 && !existsSync19(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
     system: values.system,
-    thresholdPct: number4("threshold", values.threshold),
+    thresholdPct,
     alpha,
-    history: values.history?.split(",").filter(Boolean),
+    history,
     campaignDir: values.campaign
   });
   console.log(values.format === "json" ? JSON.stringify(report2, null, 1) : renderJobSummary(report2, {}));
-  return compareFails(report2, parseFailOn(values["fail-on"], "--fail-on")) ? 1 : 0;
+  return compareFails(report2, failOn) ? 1 : 0;
 }
 function cmdReport(args) {
   const { values, positionals } = parseArgs({
@@ -38156,96 +38601,139 @@ function cmdReport(args) {
     options: { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } }
   });
   if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
-  const systemDir = resolve7(positionals[0]);
-  if (!existsSync18(join18(systemDir, "build.json")) && !existsSync18(join18(systemDir, "records")))
-    throw new InputError(positionals[0], "", "no evidence here (no build.json, no records/)");
-  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve7(values.campaign) : void 0));
+  const systemDir = evidenceFolder(positionals[0]);
+  if (!values.check) checkOutputFolder(values.out, cli("out"));
+  const model = loadReportModel(systemDir, values.campaign ? resolve10(values.campaign) : void 0);
+  const pages = renderPages(model);
+  for (const u of model.unreadable) console.log(`unreadable: ${join19(positionals[0], u.path)}: ${u.problem}`);
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join18(values.out, p)}`);
-    console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
-    return differing.length === 0 ? 0 : 1;
+    for (const p of differing) console.log(`differs: ${join19(values.out, p)}`);
+    console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
+    return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
-  console.log(`${pages.size} pages written to ${values.out}`);
-  return 0;
+  console.log(`${pages.size} pages written to ${values.out}${unreadable}`);
+  return unreadable ? 1 : 0;
 }
 function cmdKatManifest(args) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { mode: { type: "string", default: "strict" }, records: { type: "string" }, write: { type: "string" } }
+    options: { mode: { type: "string", default: "strict" }, records: { type: "string" }, write: { type: "string" }, force: { type: "boolean", default: false } }
   });
   if (positionals.length !== 2) throw new InputError("command line", "kat-manifest", "needs DATA_DIR/ID and CANDIDATE_ID");
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
+  const mode = values.mode;
   const records = number4("records", values.records);
   if (records !== void 0 && !Number.isInteger(records)) throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
-  const build2 = readJson(join18(systemDir, "build.json"));
-  const lines = [];
+  if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
+  const build2 = readJson(join19(systemDir, "build.json"));
+  const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text4 = readFileSync19(join18(systemDir, e.kat_file), "utf8");
+    const text3 = readFileSync20(join19(systemDir, e.kat_file), "utf8");
     const file2 = e.kat_file.split("/").pop();
-    lines.push(formatManifestLine({ sha256: canonicalDigest(text4, values.mode, records), mode: values.mode, records, label: e.label, file: file2 }));
+    const available = countRecords(text3);
+    if (records !== void 0 && records > available)
+      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join19(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+    generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
-  if (lines.length === 0) throw new InputError(join18(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
-  const text3 = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT \xA74
-${lines.join("\n")}
-`;
-  if (values.write) {
-    const campaign = loadCampaign(values.write);
-    const c = campaign.candidates.find((x) => x.id === id);
-    if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-    const target = join18(c.folder, "kat.sha256");
-    parseManifest(text3, target);
-    writeFileAtomic(target, text3);
-    console.log(`wrote ${relative8(process.cwd(), target)}`);
-  } else process.stdout.write(text3);
+  if (generated.length === 0) throw new InputError(join19(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (!values.write) {
+    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT \xA74
+${generated.map(formatManifestLine).join("\n")}
+`);
+    return 0;
+  }
+  const campaign = loadCampaign(values.write);
+  const c = campaign.candidates.find((x) => x.id === id);
+  if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
+  const target = join19(c.folder, "kat.sha256");
+  const shown2 = relative11(process.cwd(), target) || target;
+  const before = existsSync19(target) ? readFileSync20(target, "utf8") : "";
+  const update = updateManifest(before, shown2, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT \xA74` });
+  for (const ch of update.changed) console.log(`${shown2}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`);
+  if (update.text !== before) writeFileAtomic(target, update.text);
+  console.log(`${update.text !== before ? "wrote" : "unchanged:"} ${shown2}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`);
   return 0;
 }
 function cmdMerge(args) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: "string" } } });
   if (!values.out || positionals.length === 0) throw new InputError("command line", "merge", "needs --out DATA_DIR/ID and at least one shard folder");
-  for (const p of positionals) if (!existsSync18(p)) throw new InputError(p, "", "no such shard folder");
-  try {
-    mergeShardFolders(positionals, values.out);
-  } catch (e) {
-    console.error(`error: ${errorMessage(e)}`);
+  for (const p of positionals) if (!existsSync19(p)) throw new InputError(p, "", "no such shard folder");
+  const r = mergeShardFolders(positionals, values.out);
+  for (const p of r.problems) console.log(p);
+  if (!r.applied) {
+    console.error(`error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`);
     return 1;
   }
-  const problems = validateDataset(resolve7(values.out));
-  for (const p of problems) console.log(p);
-  console.log(`merged ${positionals.length} shard(s) into ${values.out}${problems.length > 0 ? `; ${problems.length} validation problem(s)` : ""}`);
-  return problems.length > 0 ? 1 : 0;
+  const counts = `${r.added.length} instance(s) added, ${r.replaced.length} replaced, ${r.kept.length} kept`;
+  console.log(`merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ""}`);
+  return r.problems.length > 0 ? 1 : 0;
 }
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve7(values.out ?? join18(root3, "out"));
-  const campaignDir = join18(root3, "examples", "campaign");
-  const pqclean = join18(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync18(pqclean)) throw new InputError(relative8(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const out = resolve10(values.out ?? join19(root3, "out"));
+  if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
+  const campaignDir = join19(root3, "examples", "campaign");
+  const pqclean = join19(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync19(pqclean)) throw new InputError(relative11(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative8(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync18(join18(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join18(out, "data"), phases: new Set(PHASES), progress: createProgress() });
-  const code4 = printSummary(summary);
+  console.log(`example campaign: ${relative11(process.cwd(), campaignDir)} (${readdirSync11(campaignDir).filter((f) => existsSync19(join19(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join19(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  const { code: code4, verdict } = printSummary(summary);
+  console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join18(out, "pages");
+  const pagesDir = join19(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative8(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative8(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative8(process.cwd(), join18(pagesDir, "index.md"))})`);
+evidence: ${relative11(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative11(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative11(process.cwd(), join19(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }
+var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+async function stoppable(work) {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
+    const handler = () => {
+      const stopped = killLiveProcessGroups();
+      releaseEvidenceLocks();
+      process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}interrupted: stopped ${stopped} running process(es); evidence so far is kept
+`);
+      process.exit(code4);
+    };
+    process.on(signal, handler);
+    return [signal, handler];
+  });
+  try {
+    return await work();
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+function joinNegativeValues(argv) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = argv[i + 1];
+    if (/^--[a-z][a-z-]*$/.test(a) && next !== void 0 && /^-(\d|\.\d)/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
 async function main(argv) {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = joinNegativeValues(argv);
   if (command !== void 0 && (rest.includes("--help") || rest.includes("-h"))) {
     console.log(USAGE);
     return 0;
@@ -38253,7 +38741,7 @@ async function main(argv) {
   try {
     switch (command) {
       case "run":
-        return await cmdRun(rest);
+        return await stoppable(() => cmdRun(rest));
       case "report":
         return cmdReport(rest);
       case "compare":
@@ -38265,7 +38753,7 @@ async function main(argv) {
       case "merge":
         return cmdMerge(rest);
       case "example":
-        return await cmdExample(rest);
+        return await stoppable(() => cmdExample(rest));
       case void 0:
       case "-h":
       case "--help":

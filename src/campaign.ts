@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
@@ -19,9 +19,11 @@ import { elfSizes } from './util/elf.js';
 import { SURVEY_VERSION, surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
 import { wrapCatalog } from './build/profileBuild.js';
-import { errorMessage, InputError } from './errors.js';
+import { errorMessage, InputError, isInputError } from './errors.js';
 import { lockSystem } from './evidence/lock.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
+import { allowedCpus, checkCpuAllowed, formatCpuList, type Where } from './config/arguments.js';
+import { externalSizesPath } from './report/catalogs.js';
 import type { Progress } from './progress.js';
 
 export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
@@ -40,13 +42,51 @@ export interface CampaignOptions {
   force?: boolean;
   progress?: Progress;
   buildCache?: BuildCache;
+  /**
+   * How the caller spells its options, for messages. Naming `only` also makes a filter that
+   * selects no instance an error: on the command line that is a typo, while the action's
+   * computed filter may rightly select nothing (a pull request that deletes a candidate).
+   */
+  argumentNames?: { only?: Where; cpu?: Where };
 }
 
 export interface InstanceSummary {
   key: string;
-  kat: KatStatus;
+  /** Undefined when the library was built but its KAT was not run (not checked, not a failure). */
+  kat?: KatStatus;
   detail?: string;
-  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean }>;
+  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string }>;
+}
+
+/** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */
+export const katShown = (kat: KatStatus | undefined): string => kat ?? 'not checked';
+
+/**
+ * Release functions of the evidence locks this process holds. A run stopped by a signal exits
+ * without unwinding its `finally`, and a lock left behind would name a pid that may be reused.
+ */
+const heldLocks = new Set<() => void>();
+
+export function releaseEvidenceLocks(): number {
+  const locks = [...heldLocks];
+  heldLocks.clear();
+  for (const release of locks) release();
+  return locks.length;
+}
+
+/**
+ * A candidate folder whose manifest has another spelling (candidate.yaml) would be skipped as
+ * "not a candidate": name it instead.
+ */
+export function checkCandidateFileNames(root: string): void {
+  if (!existsSync(root) || !statSync(root).isDirectory()) return;
+  for (const name of readdirSync(root).sort()) {
+    const folder = join(root, name);
+    if (!statSync(folder).isDirectory() || existsSync(join(folder, 'candidate.yml'))) continue;
+    const wrong = readdirSync(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+    if (wrong)
+      throw new InputError(relative(process.cwd(), join(folder, wrong)) || join(folder, wrong), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
+  }
 }
 
 export interface CampaignSummary {
@@ -70,20 +110,50 @@ function units(candidates: Candidate[], shard?: { index: number; count: number }
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummary> {
   const campaignDir = resolve(opts.campaignDir);
+  checkCandidateFileNames(campaignDir);
   const campaign = loadCampaign(campaignDir, opts.only);
+  if (opts.only && opts.argumentNames?.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+    const all = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`));
+    const shown = all.length === 0 ? 'the campaign has none' : `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
+    const [file, field] = opts.argumentNames.only;
+    throw new InputError(file, field, `'${opts.only.source}' matches no instance (${shown})`);
+  }
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
+  const ymlShown = relative(process.cwd(), join(campaignDir, 'ngcc-perf.yml'));
   const catalog = new Set(wrapCatalog('wrap_nist.c'));
   const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
   if (unknown.length > 0)
-    throw new InputError(relative(process.cwd(), join(campaignDir, 'ngcc-perf.yml')), 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+    throw new InputError(ymlShown, 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+  // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
+  externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  const cpu = trialCpu(opts, settings, ymlShown);
   const release = lockSystem(systemDir);
+  heldLocks.add(release);
   try {
-    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths);
+    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths, cpu);
   } finally {
+    heldLocks.delete(release);
     release();
   }
+}
+
+/**
+ * The core the trials are pinned to, checked before anything runs: a CPU this process may not
+ * use fails every measurement alone, which would otherwise surface only as failed records.
+ */
+function trialCpu(opts: CampaignOptions, settings: CampaignSettings, ymlShown: string): number {
+  const allowed = allowedCpus();
+  if (opts.cpu !== undefined) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ['cpu', ''], allowed);
+  const configured = settings.systems[opts.system]?.cpu;
+  if (configured !== undefined) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  const fallback = defaultCpu();
+  if (!allowed || allowed.includes(fallback)) return fallback;
+  // The last online CPU may lie outside a container's or taskset's mask: take the mask's last.
+  const last = allowed[allowed.length - 1];
+  if (last === undefined) throw new InputError('cpu', '', `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
+  return last;
 }
 
 async function runLocked(
@@ -93,10 +163,10 @@ async function runLocked(
   settings: CampaignSettings,
   systemDir: string,
   paths: Paths,
+  cpu: number,
 ): Promise<CampaignSummary> {
   const tools = await harnessTools();
   const sys = settings.systems[opts.system];
-  const cpu = opts.cpu ?? sys?.cpu ?? defaultCpu();
   const environment = hostEnvironment(cpu);
 
   const campaignJson = readJsonIfExists<Record<string, unknown>>(paths.campaign) ?? {};
@@ -129,14 +199,14 @@ async function runLocked(
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    opts.progress?.tick(`${key} ${entry.kat}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
+    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
-    if (opts.phases.has('profile') && !(entry.library && entry.kat !== 'BUILDFAIL')) opts.progress?.tick(`${key} profile: not run (${entry.kat})`);
+    if (opts.phases.has('profile') && !(entry.library && entry.kat !== 'BUILDFAIL')) opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
     if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
-      const previousSurvey = readJsonIfExists<{ library_sha256?: string; survey_version?: number }>(surveyPath);
+      const previousSurvey = readPrevious<{ library_sha256?: string; survey_version?: number }>(surveyPath, opts.force);
       if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
         const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
         // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
@@ -145,7 +215,7 @@ async function runLocked(
       }
       const surveyed = readJsonIfExists<{ verdict?: string; failure?: string }>(surveyPath);
       const verdict = `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? 'no result'})`}`;
-      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${entry.kat})`);
+      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${katShown(entry.kat)})`);
       else {
         await profileInstance({
           request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
@@ -190,13 +260,15 @@ async function measureInstance(
   const campaignDir = opts.campaignDir;
   const sys = settings.systems[opts.system];
   const todo: OperationRequest[] = [];
+  const replaced = new Set<string>();
   for (const operation of OPERATIONS[unit.candidate.type]) {
     if (!measurable(entry.kat) || !entry.library) {
       inst.operations.push({ operation, status: 'not measured', skipped: true });
-      opts.progress?.tick(`${key} ${operation}: not measured (${entry.kat})`);
+      opts.progress?.tick(`${key} ${operation}: not measured (${katShown(entry.kat)})`);
       continue;
     }
-    const previous = readJsonIfExists<TimingRecord>(paths.record(unit.candidate.id, unit.instance.label, operation));
+    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
+    const previous = readPrevious<TimingRecord>(recordPath, opts.force, () => replaced.add(operation));
     if (!opts.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
       inst.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
       opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
@@ -219,9 +291,28 @@ async function measureInstance(
     if (result.meta.counter) onCounter(result.meta.counter);
     const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record);
-    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false });
-    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}`);
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...(result.failure ? { failure: result.failure } : {}) });
+    const note = replaced.has(operation) ? '; replaced an unreadable record' : '';
+    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
+}
+
+/**
+ * An earlier evidence file that decides whether work is redone. A corrupt one (a run killed by
+ * power loss, a bad merge) is replaced when the run redoes that work anyway (--force); without
+ * --force the run stops and says how to get past it, rather than silently overwriting evidence.
+ */
+function readPrevious<T>(path: string, force: boolean | undefined, onReplaced?: () => void): T | undefined {
+  try {
+    return readJsonIfExists<T>(path);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    if (force) {
+      onReplaced?.();
+      return undefined;
+    }
+    throw new InputError(relative(process.cwd(), path) || path, '', `${e.problem}; run again with --force to redo and replace it, or delete the file`);
+  }
 }
 
 function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {
@@ -334,8 +425,12 @@ async function prepareInstance(
     existsSync(katLogPath) &&
     previous!.kat_log_sha256 === sha256File(katLogPath);
   if (unchanged && (!opts.force || !opts.phases.has('kat'))) return previous!;
-  if (!opts.phases.has('kat'))
-    return saveEntry(paths, key, { ...base, ...lib, kat: 'NOKAT', kat_detail: 'KAT not run for this library (run the kat phase)' });
+  if (!opts.phases.has('kat')) {
+    // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
+    // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
+    const { kat: _none, ...unchecked } = base;
+    return saveEntry(paths, key, { ...unchecked, ...lib, kat_detail: 'KAT not run for this library (run the kat phase)' } as BuildEntry);
+  }
 
   let guideLibrary: string | undefined;
   let outcome: KatOutcome = await kat(b);

@@ -2,14 +2,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
+import { katShown, PHASES, releaseEvidenceLocks, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { validateDataset } from './evidence/validate.js';
-import { canonicalDigest, formatManifestLine, parseManifest, type DigestMode } from './kat/manifest.js';
+import { canonicalDigest, countRecords, formatManifestLine, updateManifest, type DigestMode, type GeneratedLine } from './kat/manifest.js';
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
-import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
+import { checkCpuAllowed, checkOutputFolder, checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
+import { killLiveProcessGroups } from './sandbox/run.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -25,13 +26,13 @@ const USAGE = `usage:
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
-  ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR]
+  ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
-exit codes: 0 success, 1 a check found problems, 2 usage or input error`;
+exit codes: 0 success, 1 a check found problems, 2 usage or input error, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 
 const cli = (name: string) => ['command line', `--${name}`] as const;
-const number = (name: string, v: string | undefined) => parsePositive(v, cli(name));
+const number = (name: string, v: string | undefined, unit?: string) => parsePositive(v, cli(name), unit);
 
 function parsePhases(v: string | undefined): Set<Phase> {
   if (v === undefined) return new Set(PHASES);
@@ -41,13 +42,24 @@ function parsePhases(v: string | undefined): Set<Phase> {
 }
 
 
-function printSummary(s: CampaignSummary): number {
-  const failed = s.instances.filter((i) => i.kat !== 'PASS');
+/** One line per instance; returns the exit code and the verdict line that says why. */
+function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ');
-    console.log(`${i.kat.padEnd(10)} ${i.key}${i.detail ? ` — ${i.detail}` : ''}${ops ? `  [${ops}]` : ''}`);
+    console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` — ${i.detail}` : ''}${ops ? `  [${ops}]` : ''}`);
   }
-  return failed.length > 0 ? 1 : 0;
+  // A KAT that was not run is no finding; a measurement that produced no trial is one.
+  const katFailed = s.instances.filter((i) => i.kat !== undefined && i.kat !== 'PASS');
+  const unchecked = s.instances.filter((i) => i.kat === undefined);
+  const opFailed = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'failed').map((o) => ({ key: `${i.key} ${o.operation}`, failure: o.failure })));
+  const problems = [
+    katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(', ')}${katFailed.length > 3 ? ', …' : ''})` : '',
+    opFailed.length > 0 ? `${opFailed.length} measurement(s) failed (first: ${opFailed[0]!.key}${opFailed[0]!.failure ? `: ${opFailed[0]!.failure}` : ''})` : '',
+  ].filter(Boolean);
+  const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'complete')).length;
+  const notes = unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '';
+  if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join('; ')}${notes}` };
+  return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
 }
 
 async function cmdRun(args: string[]): Promise<number> {
@@ -68,30 +80,43 @@ async function cmdRun(args: string[]): Promise<number> {
   });
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError('command line', 'run', 'needs CAMPAIGN_DIR, --system ID and --out DATA_DIR');
   checkSystemId(values.system, cli('system'));
+  checkOutputFolder(values.out, cli('out'));
+  checkOutputFolder(join(values.out, values.system), cli('out'));
   const cpu = parseCpu(values.cpu, cli('cpu'));
+  if (cpu !== undefined) checkCpuAllowed(cpu, cli('cpu'));
   const summary = await runCampaign({
     campaignDir: positionals[0]!,
     system: values.system,
     dataDir: values.out,
     only: parseOnly(values.only, cli('only')),
     phases: parsePhases(values.phases),
-    trialTarget: number('trial-target', values['trial-target']),
-    opBudget: number('op-budget', values['op-budget']),
+    trialTarget: number('trial-target', values['trial-target'], 'seconds'),
+    opBudget: number('op-budget', values['op-budget'], 'seconds'),
     cpu,
     shard: parseShard(values.shard, cli('shard')),
     force: values.force,
     progress: createProgress(),
+    argumentNames: { only: cli('only'), cpu: cli('cpu') },
   });
-  const code = printSummary(summary);
+  const { code, verdict } = printSummary(summary);
   console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);
+  console.log(verdict);
   return code;
+}
+
+/** What `report` and `validate` read: a folder with a build.json or records/, else a usage error. */
+function evidenceFolder(arg: string): string {
+  const dir = resolve(arg);
+  if (!existsSync(dir)) throw new InputError(arg, '', 'no such folder');
+  if (!existsSync(join(dir, 'build.json')) && !existsSync(join(dir, 'records')))
+    throw new InputError(arg, '', 'no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system');
+  return dir;
 }
 
 function cmdValidate(args: string[]): number {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError('command line', 'validate', 'needs DATA_DIR/ID');
-  const dir = resolve(positionals[0]!);
-  if (!existsSync(dir)) throw new InputError(positionals[0]!, '', 'no such folder');
+  const dir = evidenceFolder(positionals[0]!);
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
   console.log(problems.length === 0 ? `${positionals[0]}: valid` : `${problems.length} problem(s)`);
@@ -114,20 +139,29 @@ function cmdCompare(args: string[]): number {
     },
   });
   if (!values.base || !values.head || !values.system) throw new InputError('command line', 'compare', 'needs --base DATA_DIR, --head DATA_DIR and --system ID');
+  // Every option is checked before the comparison runs: a typo must not follow a whole report.
   if (values.format !== 'md' && values.format !== 'json') throw new InputError('command line', '--format', `expected md or json, got '${values.format}'`);
   const alpha = number('alpha', values.alpha);
   if (alpha !== undefined && alpha >= 1) throw new InputError('command line', '--alpha', 'expected a probability below 1');
+  const thresholdPct = number('threshold', values.threshold, 'percent');
+  const failOn = parseFailOn(values['fail-on']!, 'command line: --fail-on');
+  const history = values.history?.split(',').filter(Boolean);
+  for (const d of history ?? []) {
+    if (!existsSync(d)) throw new InputError('command line', '--history', `'${d}': no such folder`);
+    if (!existsSync(join(d, values.system))) throw new InputError('command line', '--history', `'${d}' has no evidence for system ${values.system} (no ${join(d, values.system)})`);
+  }
+  if (values.campaign !== undefined && !existsSync(values.campaign)) throw new InputError('command line', '--campaign', `'${values.campaign}': no such folder`);
   const report = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
     system: values.system,
-    thresholdPct: number('threshold', values.threshold),
+    thresholdPct,
     alpha,
-    history: values.history?.split(',').filter(Boolean),
+    history,
     campaignDir: values.campaign,
   });
   console.log(values.format === 'json' ? JSON.stringify(report, null, 1) : renderJobSummary(report, {}));
-  return compareFails(report, parseFailOn(values['fail-on']!, '--fail-on')) ? 1 : 0;
+  return compareFails(report, failOn) ? 1 : 0;
 }
 
 /** Renders every page of one system; with --check compares with the pages on disk instead. */
@@ -138,19 +172,23 @@ function cmdReport(args: string[]): number {
     options: { campaign: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
   });
   if (positionals.length !== 1 || !values.out) throw new InputError('command line', 'report', 'needs DATA_DIR/ID and --out PAGES_DIR');
-  const systemDir = resolve(positionals[0]!);
-  if (!existsSync(join(systemDir, 'build.json')) && !existsSync(join(systemDir, 'records')))
-    throw new InputError(positionals[0]!, '', 'no evidence here (no build.json, no records/)');
-  const pages = renderPages(loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined));
+  const systemDir = evidenceFolder(positionals[0]!);
+  if (!values.check) checkOutputFolder(values.out, cli('out'));
+  const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined);
+  const pages = renderPages(model);
+  // Pages are still rendered from what could be read, but they cannot show an unreadable file's
+  // contents (its instances read "not checked"): that is a problem to report, never a success.
+  for (const u of model.unreadable) console.log(`unreadable: ${join(positionals[0]!, u.path)}: ${u.problem}`);
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : '';
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join(values.out, p)}`);
-    console.log(differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`);
-    return differing.length === 0 ? 0 : 1;
+    console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
+    return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
-  console.log(`${pages.size} pages written to ${values.out}`);
-  return 0;
+  console.log(`${pages.size} pages written to ${values.out}${unreadable}`);
+  return unreadable ? 1 : 0;
 }
 
 /** Writes manifest lines for a candidate from the KAT files generated by a previous run. */
@@ -158,15 +196,17 @@ function cmdKatManifest(args: string[]): number {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' } },
+    options: { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' }, force: { type: 'boolean', default: false } },
   });
   if (positionals.length !== 2) throw new InputError('command line', 'kat-manifest', 'needs DATA_DIR/ID and CANDIDATE_ID');
   const [systemDir, id] = positionals as [string, string];
   if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
+  const mode = values.mode as DigestMode;
   const records = number('records', values.records);
   if (records !== undefined && !Number.isInteger(records)) throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
+  if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
   const build = readJson<BuildJson>(join(systemDir, 'build.json'));
-  const lines: string[] = [];
+  const generated: GeneratedLine[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
@@ -174,19 +214,28 @@ function cmdKatManifest(args: string[]): number {
     }
     const text = readFileSync(join(systemDir, e.kat_file), 'utf8');
     const file = e.kat_file.split('/').pop()!;
-    lines.push(formatManifestLine({ sha256: canonicalDigest(text, values.mode as DigestMode, records), mode: values.mode as DigestMode, records, label: e.label, file }));
+    // A digest of more records than the file holds is the digest of fewer: it would never match a run.
+    const available = countRecords(text);
+    if (records !== undefined && records > available)
+      throw new InputError('command line', '--records', `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+    generated.push({ sha256: canonicalDigest(text, mode, records), mode, records, label: e.label, file });
   }
-  if (lines.length === 0) throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
-  const text = `# KAT manifest for ${id}: ${lines.length} instance(s); see CONTRACT §4\n${lines.join('\n')}\n`;
-  if (values.write) {
-    const campaign = loadCampaign(values.write);
-    const c = campaign.candidates.find((x) => x.id === id);
-    if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
-    const target = join(c.folder, 'kat.sha256');
-    parseManifest(text, target);
-    writeFileAtomic(target, text);
-    console.log(`wrote ${relative(process.cwd(), target)}`);
-  } else process.stdout.write(text);
+  if (generated.length === 0) throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
+  if (!values.write) {
+    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT §4\n${generated.map(formatManifestLine).join('\n')}\n`);
+    return 0;
+  }
+  const campaign = loadCampaign(values.write);
+  const c = campaign.candidates.find((x) => x.id === id);
+  if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
+  const target = join(c.folder, 'kat.sha256');
+  const shown = relative(process.cwd(), target) || target;
+  // In place: comments and other instances' lines stay; a differing line is refused unless --force.
+  const before = existsSync(target) ? readFileSync(target, 'utf8') : '';
+  const update = updateManifest(before, shown, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT §4` });
+  for (const ch of update.changed) console.log(`${shown}: line ${ch.line} ${ch.after ? 'replaced' : 'removed'} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ''}`);
+  if (update.text !== before) writeFileAtomic(target, update.text);
+  console.log(`${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`);
   return 0;
 }
 
@@ -195,16 +244,16 @@ function cmdMerge(args: string[]): number {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: 'string' } } });
   if (!values.out || positionals.length === 0) throw new InputError('command line', 'merge', 'needs --out DATA_DIR/ID and at least one shard folder');
   for (const p of positionals) if (!existsSync(p)) throw new InputError(p, '', 'no such shard folder');
-  try {
-    mergeShardFolders(positionals, values.out);
-  } catch (e) {
-    console.error(`error: ${errorMessage(e)}`);
+  // Conflicts and unreadable evidence are input errors (exit 2); the output is changed only by a complete merge.
+  const r = mergeShardFolders(positionals, values.out);
+  for (const p of r.problems) console.log(p);
+  if (!r.applied) {
+    console.error(`error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`);
     return 1;
   }
-  const problems = validateDataset(resolve(values.out));
-  for (const p of problems) console.log(p);
-  console.log(`merged ${positionals.length} shard(s) into ${values.out}${problems.length > 0 ? `; ${problems.length} validation problem(s)` : ''}`);
-  return problems.length > 0 ? 1 : 0;
+  const counts = `${r.added.length} instance(s) added, ${r.replaced.length} replaced, ${r.kept.length} kept`;
+  console.log(`merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ''}`);
+  return r.problems.length > 0 ? 1 : 0;
 }
 
 /** `npm start`: the bundled example campaign, into a git-ignored folder. */
@@ -212,13 +261,15 @@ async function cmdExample(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
   const root = toolRoot();
   const out = resolve(values.out ?? join(root, 'out'));
+  if (values.out !== undefined) checkOutputFolder(values.out, cli('out'));
   const campaignDir = join(root, 'examples', 'campaign');
   const pqclean = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
   if (!existsSync(pqclean)) throw new InputError(relative(process.cwd(), pqclean), '', 'the pqclean package is missing: run npm ci first');
   const system = 'local';
   console.log(`example campaign: ${relative(process.cwd(), campaignDir)} (${readdirSync(campaignDir).filter((f) => existsSync(join(campaignDir, f, 'candidate.yml'))).length} candidates)`);
   const summary = await runCampaign({ campaignDir, system, dataDir: join(out, 'data'), phases: new Set(PHASES), progress: createProgress() });
-  const code = printSummary(summary);
+  const { code, verdict } = printSummary(summary);
+  console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
   const pagesDir = join(out, 'pages');
@@ -230,8 +281,51 @@ async function cmdExample(args: string[]): Promise<number> {
   return problems.length > 0 ? 1 : code;
 }
 
+/** Exit codes of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
+const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * While `work` runs, a stopping signal kills every child's process group (they have their own
+ * groups, so a terminal's Ctrl-C never reaches them and a spinning submission would outlive us),
+ * releases the evidence lock and exits. Everything written so far is whole (atomic writes).
+ */
+async function stoppable(work: () => Promise<number>): Promise<number> {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
+    const handler = () => {
+      const stopped = killLiveProcessGroups();
+      releaseEvidenceLocks();
+      process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}interrupted: stopped ${stopped} running process(es); evidence so far is kept\n`);
+      process.exit(code);
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  try {
+    return await work();
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+
+/**
+ * `--trial-target -1` would make parseArgs take "-1" for an option and fail with "argument is
+ * ambiguous"; joined as `--trial-target=-1` the value reaches our check, which says what is wrong.
+ */
+function joinNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (/^--[a-z][a-z-]*$/.test(a) && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = joinNegativeValues(argv);
   // `ngcc-perf run --help` asks for the usage, not an error about an unknown option.
   if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
     console.log(USAGE);
@@ -240,7 +334,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'run':
-        return await cmdRun(rest);
+        return await stoppable(() => cmdRun(rest));
       case 'report':
         return cmdReport(rest);
       case 'compare':
@@ -252,7 +346,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'merge':
         return cmdMerge(rest);
       case 'example':
-        return await cmdExample(rest);
+        return await stoppable(() => cmdExample(rest));
       case undefined:
       case '-h':
       case '--help':

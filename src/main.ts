@@ -4,20 +4,22 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
 import { compareEvidence } from './compare/compare.js';
-import { compareFails } from './compare/failOn.js';
 import type { CompareReport } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
+import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { actionsBuildCache } from './github/buildCache.js';
-import { annotations, renderComment, renderJobSummary } from './github/comment.js';
+import { baselineName, findBaseline, headFromBaseline } from './github/baseline.js';
+import type { PullRequestContext } from './github/comment.js';
+import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
-import { makeOctokit, upsertStickyComment } from './github/githubApi.js';
-import { extractAt, historyOf, touchedCandidates } from './github/gitTree.js';
+import { historyOf, touchedCandidates } from './github/gitTree.js';
 import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
 import { createProgress } from './progress.js';
 import { loadReportModel } from './report/model.js';
 import { renderPages, writePages } from './report/render.js';
+import { readJsonIfExists } from './util/fsx.js';
 
 /** Nightly evidence versions consulted for the run-to-run spread of each operation. */
 const HISTORY_RUNS = 8;
@@ -62,7 +64,7 @@ function reportKat(summary: CampaignSummary): number {
   return failures.length;
 }
 
-/** Measures what the pull request touches and compares it with the evidence on its base commit. */
+/** Measures what the pull request touches and compares it with the baseline evidence. */
 async function pullRequest(inputs: ActionInputs): Promise<void> {
   const event = readPullRequestEvent();
   if (event.fromFork && !inputs.allowForks) {
@@ -73,77 +75,68 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   }
   const repo = workspace();
   const campaignDir = resolve(repo, inputs.campaign);
-  const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha);
-  core.info(`candidates touched by #${event.number}: ${touched.length > 0 ? touched.join(', ') : 'none'}`);
+  const dataRel = relative(repo, resolve(repo, inputs.dataDir));
+  const outputs = [dataRel, relative(repo, resolve(repo, inputs.pagesDir)), '.github'];
+  const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha, outputs);
+  if (touched.shared.length > 0)
+    core.info(`campaign-wide files changed (${touched.shared.slice(0, 5).join(', ')}${touched.shared.length > 5 ? ', …' : ''}): every candidate is measured`);
+  core.info(`candidates touched by #${event.number}: ${touched.candidates.length > 0 ? touched.candidates.join(', ') : 'none'}`);
 
   const work = workDir('pr');
-  const dataRel = relative(repo, resolve(repo, inputs.dataDir));
   const evidencePath = join(dataRel, inputs.system);
-  // The base evidence as a DATA_DIR tree (empty when the base commit has none), and the head
-  // tree starting as a copy of it: untouched candidates keep their base numbers.
   const baseData = join(work, 'base', dataRel);
   const headData = join(work, 'head');
-  if (!(await extractAt(repo, event.baseSha, evidencePath, join(work, 'base'))))
-    core.notice(`no evidence at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)}: every measurement is new`);
+  const search = { baseSha: event.baseSha, baseRef: event.baseRef, publishBranch: inputs.publishBranch, evidencePath, into: join(work, 'base') };
+  const baseline = await findBaseline(repo, search);
+  if (baseline) core.info(`baseline: the ${inputs.system} evidence on the ${baselineName(baseline)}`);
+  else
+    core.warning(
+      `no baseline evidence for ${inputs.system}: nothing at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)} nor on origin/${inputs.publishBranch} (is it fetched? fetch-depth: 0): nothing is compared`,
+    );
   mkdirSync(join(baseData, inputs.system), { recursive: true });
-  cpSync(join(baseData, inputs.system), join(headData, inputs.system), { recursive: true });
+  // Untouched candidates keep the baseline's numbers; touched ones start empty and are measured.
+  headFromBaseline(join(baseData, inputs.system), join(headData, inputs.system), touched.candidates);
 
-  let katFailures = 0;
-  if (touched.length > 0) {
-    const only = new RegExp(`^(${touched.map((t) => t.replace(/-/g, '\\-')).join('|')})(/|$)`);
-    const summary = await runCampaign({ ...campaignOptions(inputs, headData), only, force: true });
-    katFailures = reportKat(summary);
+  // A candidate the pull request deletes is touched but has nothing left to measure.
+  const measured = touched.candidates.filter((id) => existsSync(join(campaignDir, id, 'candidate.yml')));
+  if (measured.length > 0) {
+    const only = new RegExp(`^(${measured.join('|')})(/|$)`);
+    await runCampaign({ ...campaignOptions(inputs, headData), only, force: true });
   }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
   const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) => join(d, dataRel));
   if (history.length > 0) core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system}`);
   const report = compareEvidence({ baseDir: baseData, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir, history });
-  await deliver(inputs, report, event.number, work, katFailures);
-  if (inputs.publish !== 'none') {
-    const pages = renderPages(loadReportModel(join(headData, inputs.system), campaignDir));
-    await publishEvidence(inputs, join(headData, inputs.system), pages, work);
-  }
+  const pr: PullRequestContext = {
+    baseline,
+    looked: { baseRef: event.baseRef, baseSha: event.baseSha, dataBranch: inputs.publishBranch },
+    measured,
+    historyRuns: history.length,
+    campaign: relative(repo, campaignDir) || '.',
+    ...katFindings(join(baseData, inputs.system), join(headData, inputs.system), report, measured),
+  };
+  const delivery = { system: inputs.system, prNumber: event.number, failOn: inputs.failOn, reportUrl: inputs.reportUrl, runUrl: runUrl(), work };
+  const text = await deliverResults(report, pr, delivery);
   core.setOutput('evidence-dir', join(headData, inputs.system));
+  if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
+  await postComment(report, pr, delivery, inputs, text);
 }
 
-/** Comment, job summary, annotations, outputs and the check's verdict. */
-async function deliver(inputs: ActionInputs, report: CompareReport, prNumber: number, work: string, katFailures: number): Promise<void> {
-  const opts = { runUrl: runUrl(), reportUrl: inputs.reportUrl };
-  const body = renderComment(report, opts);
-  const out = join(work, 'artifact');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'comparison.json'), `${JSON.stringify(report, null, 1)}\n`);
-  writeFileSync(join(out, 'comment.md'), body);
-  writeFileSync(join(out, 'pr-number'), `${prNumber}\n`);
-  writeFileSync(join(out, 'system'), `${inputs.system}\n`);
-  await core.summary.addRaw(renderJobSummary(report, opts)).write();
-  for (const a of annotations(report)) core[a.level](a.message, { title: a.title });
-  const changed = report.rows.some((r) => r.verdict !== 'unchanged' && r.verdict !== 'inconclusive') || report.kat_changes.length > 0 || report.size_mismatches.length > 0;
-  if (inputs.comment === 'always' || (inputs.comment === 'on-change' && changed)) {
-    if (!inputs.token) core.warning('comment requested but no token given: the comment is in the artifact (comment.md)');
-    else {
-      const [owner, repo] = (process.env.GITHUB_REPOSITORY ?? '/').split('/') as [string, string];
-      const octokit = makeOctokit(inputs.token, process.env.GITHUB_API_URL);
-      const r = await upsertStickyComment(octokit, { owner, repo, issueNumber: prNumber, system: inputs.system, body });
-      core.info(`sticky comment ${r.action} (id ${r.id})`);
-    }
+/** The first compiler error of each head build failure, and KATs that fail as on the baseline. */
+function katFindings(baseSystemDir: string, headSystemDir: string, report: CompareReport, measured: string[]): Pick<PullRequestContext, 'buildErrors' | 'stillFailing'> {
+  const read = (dir: string) => readJsonIfExists<BuildJson>(join(dir, 'build.json'))?.instances ?? {};
+  const base = read(baseSystemDir);
+  const head = read(headSystemDir);
+  const buildErrors: Record<string, string> = {};
+  for (const key of report.build_failures) {
+    const error = head[key]?.build_error ?? head[key]?.kat_detail;
+    if (error) buildErrors[key] = error;
   }
-  core.setOutput('regressions', String(report.counts.regressions));
-  core.setOutput('improvements', String(report.counts.improvements));
-  core.setOutput('kat-failures', String(Math.max(report.counts.kat_failures, katFailures)));
-  core.setOutput('size-mismatches', String(report.counts.size_mismatches));
-  core.setOutput('comparison-path', join(out, 'comparison.json'));
-  core.setOutput('summary-path', join(out, 'comment.md'));
-  core.setOutput('artifact-dir', out);
-  if (compareFails(report, inputs.failOn)) {
-    const why = [
-      report.counts.regressions > 0 && inputs.failOn.has('regression') ? `${report.counts.regressions} regression(s)` : '',
-      (report.counts.kat_failures > 0 || report.build_failures.length > 0) && inputs.failOn.has('kat') ? 'KAT or build failures' : '',
-      report.counts.size_mismatches > 0 && inputs.failOn.has('size-audit') ? `${report.counts.size_mismatches} size-audit mismatch(es)` : '',
-    ].filter(Boolean);
-    core.setFailed(`ngcc-perf ${inputs.system}: ${why.join(', ')}`);
-  }
+  const stillFailing = Object.entries(head)
+    .filter(([key, e]) => measured.includes(e.candidate ?? key.split('/')[0]!) && e.kat !== 'PASS' && e.kat !== 'BUILDFAIL' && base[key]?.kat === e.kat)
+    .map(([key, e]) => ({ key, status: e.kat, detail: e.kat_detail }));
+  return { buildErrors, stillFailing };
 }
 
 /** The whole campaign (or one shard of it), then pages and publishing. */

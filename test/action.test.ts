@@ -1,20 +1,31 @@
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign.js';
+import type { CompareReport } from '../src/compare/types.js';
+import type { BuildJson } from '../src/evidence/types.js';
 import { COMMENT_MARKER } from '../src/github/comment.js';
+import { touchedCandidates } from '../src/github/gitTree.js';
 import { run } from '../src/main.js';
 import { startFakeGithub, type FakeGithub } from './helpers/fakeGithub.js';
 import { git } from './helpers/git.js';
-import { sections } from './helpers/pages.js';
+import { parsePage, plain, sections } from './helpers/pages.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 const TOKEN = 'ghs_test_token_value';
 const fixtureKem = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
 const iccs = join(repoRoot, 'native', 'iccs');
 
-/** A submission repository: two toy KEM candidates and the evidence measured on its main branch. */
-async function makeRepository(): Promise<{ repo: string; base: string; head: string }> {
+const KEM_SOURCE = '#include "KEM_AlgorithmInstance.h"\n#include "../common/toy_kem.inc"\n';
+/** The same output, more cycles: a busy loop in every operation. */
+const SLOW_SOURCE = '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_SLOWDOWN 40000\n#include "../common/toy_kem.inc"\n';
+
+/**
+ * A submission repository: two toy KEM candidates on main, and their evidence either committed
+ * on main or (as workflows-example/nightly.yml publishes it) only on the data branch, seen as
+ * origin/ngcc-perf-data the way a fetch-depth: 0 checkout has it.
+ */
+async function makeRepository(evidenceOn: 'main' | 'data-branch' = 'main'): Promise<{ repo: string; base: string; head: string }> {
   const repo = tempDir();
   await git(repo, 'init', '-q', '-b', 'main');
   const campaign = join(repo, 'submissions');
@@ -23,7 +34,7 @@ async function makeRepository(): Promise<{ repo: string; base: string; head: str
     mkdirSync(dir, { recursive: true });
     cpSync(join(fixtureKem, 'good'), join(dir, 'src'), { recursive: true });
     cpSync(join(fixtureKem, 'common'), join(dir, 'common'), { recursive: true });
-    writeFileSync(join(dir, 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#include "../common/toy_kem.inc"\n');
+    writeFileSync(join(dir, 'src', 'KEM_AlgorithmInstance.c'), KEM_SOURCE);
     writeFileSync(
       join(dir, 'candidate.yml'),
       `id: ${id}\ntype: kem\nalgorithm: Toy ${id}\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
@@ -33,15 +44,37 @@ async function makeRepository(): Promise<{ repo: string; base: string; head: str
   }
   writeFileSync(join(campaign, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.04\n  op_budget_s: 2\n  warmups: 2\n');
   writeFileSync(join(repo, '.gitignore'), 'performance/data/*/build/\n');
-  await runCampaign({ campaignDir: campaign, system: 'x86_1', dataDir: join(repo, 'performance', 'data'), phases: new Set(['build', 'kat', 'measure']) });
-  await git(repo, 'add', '-A');
-  await git(repo, 'commit', '-q', '-m', 'base: submissions and their evidence');
+  const dataDir = join(repo, 'performance', 'data');
+  if (evidenceOn === 'data-branch') {
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'base: submissions, no evidence');
+  }
+  await runCampaign({ campaignDir: campaign, system: 'x86_1', dataDir, phases: new Set(['build', 'kat', 'measure']) });
+  if (evidenceOn === 'main') {
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'base: submissions and their evidence');
+  } else {
+    await git(repo, 'checkout', '-q', '--orphan', 'data');
+    await git(repo, 'rm', '-rq', '--cached', '.');
+    await git(repo, 'add', 'performance/data');
+    await git(repo, 'commit', '-q', '-m', 'nightly evidence');
+    await git(repo, 'update-ref', 'refs/remotes/origin/ngcc-perf-data', 'HEAD');
+    await git(repo, 'checkout', '-q', '-f', 'main');
+    await git(repo, 'branch', '-q', '-D', 'data');
+    rmSync(join(repo, 'performance'), { recursive: true, force: true });
+  }
   const base = await git(repo, 'rev-parse', 'HEAD');
-  // The pull request: kem-1 gets slower (same output, a busy loop in every operation).
-  writeFileSync(join(campaign, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_SLOWDOWN 40000\n#include "../common/toy_kem.inc"\n');
-  await git(repo, 'commit', '-q', '-am', 'kem-1: slower');
-  const head = await git(repo, 'rev-parse', 'HEAD');
+  const head = await prHead(repo, base, 'slower', (c) => writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), SLOW_SOURCE));
   return { repo, base, head };
+}
+
+/** A pull request's head: `change` applied to the campaign on a branch from `from`, checked out. */
+async function prHead(repo: string, from: string, branch: string, change: (campaignDir: string) => void): Promise<string> {
+  await git(repo, 'checkout', '-q', '-f', '-B', branch, from);
+  change(join(repo, 'submissions'));
+  await git(repo, 'add', '-A');
+  await git(repo, 'commit', '-q', '-m', `pull request ${branch}`);
+  return git(repo, 'rev-parse', 'HEAD');
 }
 
 function readOutputs(file: string): Record<string, string> {
@@ -56,6 +89,83 @@ function readOutputs(file: string): Record<string, string> {
     i = end;
   }
   return out;
+}
+
+/** run() with the workflow commands it prints (::error::, ::warning::) captured. */
+async function runCaptured(): Promise<{ log: string; failed: boolean }> {
+  const chunks: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => (chunks.push(String(chunk)), true)) as typeof process.stdout.write;
+  try {
+    await run();
+  } finally {
+    process.stdout.write = write;
+  }
+  const failed = process.exitCode === 1;
+  process.exitCode = undefined;
+  return { log: chunks.join(''), failed };
+}
+
+const headlineOf = (body: string): string => body.split('\n').find((l) => l.startsWith('### '))!;
+/** Markdown as a reader sees it (escapes and code spans resolved). */
+const rendered = (md: string): string => plain(parsePage(md));
+
+interface PullRequest {
+  number?: number;
+  base: string;
+  head: string;
+  headRepo?: string;
+  inputs?: Record<string, string>;
+}
+
+// @actions/core keeps the job summary's path from its first write: one file, emptied per run.
+const SUMMARY = join(tempDir(), 'summary');
+
+/** The runner's environment for a pull_request event: INPUT_* variables, payload, output files. */
+function runnerEnv(saved: NodeJS.ProcessEnv, repo: string, apiUrl: string, pr: PullRequest): { output: string; summary: string } {
+  const dir = tempDir();
+  const event = join(dir, 'event.json');
+  const number = pr.number ?? 7;
+  writeFileSync(
+    event,
+    JSON.stringify({
+      action: 'synchronize',
+      number,
+      pull_request: {
+        number,
+        base: { sha: pr.base, ref: 'main', repo: { full_name: 'ngcc/submissions' } },
+        head: { sha: pr.head, ref: 'change', repo: { full_name: pr.headRepo ?? 'ngcc/submissions' } },
+      },
+    }),
+  );
+  const output = join(dir, 'output');
+  const summary = SUMMARY;
+  writeFileSync(output, '');
+  writeFileSync(summary, '');
+  process.env = {
+    ...saved,
+    GITHUB_WORKSPACE: repo,
+    GITHUB_EVENT_NAME: 'pull_request',
+    GITHUB_EVENT_PATH: event,
+    GITHUB_OUTPUT: output,
+    GITHUB_STEP_SUMMARY: summary,
+    GITHUB_REPOSITORY: 'ngcc/submissions',
+    GITHUB_API_URL: apiUrl,
+    GITHUB_RUN_ID: '42',
+    RUNNER_TEMP: dir,
+    INPUT_MODE: 'pull-request',
+    INPUT_CAMPAIGN: 'submissions',
+    INPUT_SYSTEM: 'x86_1',
+    'INPUT_DATA-DIR': 'performance/data',
+    INPUT_COMMENT: 'always',
+    INPUT_TOKEN: TOKEN,
+    INPUT_PUBLISH: 'none',
+    'INPUT_FAIL-ON': 'regression,kat',
+    'INPUT_BUILD-CACHE': 'true',
+    ...Object.fromEntries(Object.entries(pr.inputs ?? {}).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+  };
+  process.exitCode = undefined;
+  return { output, summary };
 }
 
 describe('the action in pull-request mode, as the runner calls it', () => {
@@ -75,51 +185,14 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   });
 
   function setRunnerEnv(headRepo = 'ngcc/submissions'): { output: string; summary: string } {
-    const dir = tempDir();
-    const event = join(dir, 'event.json');
-    writeFileSync(
-      event,
-      JSON.stringify({
-        action: 'synchronize',
-        number: 7,
-        pull_request: { number: 7, base: { sha: base, ref: 'main', repo: { full_name: 'ngcc/submissions' } }, head: { sha: head, ref: 'slower', repo: { full_name: headRepo } } },
-      }),
-    );
-    const output = join(dir, 'output');
-    const summary = join(dir, 'summary');
-    writeFileSync(output, '');
-    writeFileSync(summary, '');
-    process.env = {
-      ...saved,
-      GITHUB_WORKSPACE: repo,
-      GITHUB_EVENT_NAME: 'pull_request',
-      GITHUB_EVENT_PATH: event,
-      GITHUB_OUTPUT: output,
-      GITHUB_STEP_SUMMARY: summary,
-      GITHUB_REPOSITORY: 'ngcc/submissions',
-      GITHUB_API_URL: api.url,
-      GITHUB_RUN_ID: '42',
-      RUNNER_TEMP: dir,
-      INPUT_MODE: 'pull-request',
-      INPUT_CAMPAIGN: 'submissions',
-      INPUT_SYSTEM: 'x86_1',
-      'INPUT_DATA-DIR': 'performance/data',
-      INPUT_COMMENT: 'always',
-      INPUT_TOKEN: TOKEN,
-      INPUT_PUBLISH: 'none',
-      'INPUT_FAIL-ON': 'regression,kat',
-      'INPUT_BUILD-CACHE': 'true',
-    };
-    process.exitCode = undefined;
-    return { output, summary };
+    return runnerEnv(saved, repo, api.url, { base, head, headRepo });
   }
 
   it('flags the slowed-down candidate, not the untouched one, in one sticky comment', async () => {
+    await git(repo, 'checkout', '-q', '-f', head);
     const { output, summary } = setRunnerEnv();
-    await run();
-    const failed = process.exitCode;
-    process.exitCode = undefined;
-    expect(failed).toBe(1);
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
     const outputs = readOutputs(output);
     expect(Number(outputs.regressions)).toBeGreaterThanOrEqual(1);
     expect(outputs['kat-failures']).toBe('0');
@@ -134,27 +207,144 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     expect(rows.every((r) => r[0] === 'kem-1')).toBe(true);
     expect(rows.some((r) => r.some((c) => /regression/.test(c)))).toBe(true);
     expect(body).not.toMatch(/\| kem-2 \|[^\n]*regression/);
+    // Where the baseline came from, in the comment, the job summary and the log.
+    const from = `base commit main@${base.slice(0, 7)}`;
+    expect(rendered(body)).toContain(from);
+    expect(rendered(readFileSync(summary, 'utf8'))).toContain(from);
+    expect(log).toContain(from);
     expect(readFileSync(summary, 'utf8')).toMatch(/regression/);
+    // Only kem-1 was measured: its three operations are compared, kem-2's are carried over.
+    expect(body).toMatch(/3 measurements compared, \d+ changed; 3 of untouched candidates carried over/);
+    expect(body).toContain("Reproduce locally: `npx ngcc-perf run submissions --system x86_1 --out data --only '^(kem-1)/'`");
+    expect(log).toMatch(/::error::ngcc-perf x86_1: \d regression\(s\)/);
   });
 
   it('a second run updates the same comment instead of adding one', async () => {
     const before = api.comments('ngcc', 'submissions', 7)[0]!;
     setRunnerEnv();
-    await run();
-    process.exitCode = undefined;
+    await runCaptured();
     const after = api.comments('ngcc', 'submissions', 7);
     expect(after).toHaveLength(1);
     expect(after[0]!.id).toBe(before.id);
     expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
+  it('on-change: a run with nothing to report updates the stale sticky comment, and creates none elsewhere', async () => {
+    // Comment #7 still says "regression" from the runs above; the pull request now touches no candidate.
+    expect(api.comments('ngcc', 'submissions', 7)[0]!.body).toMatch(/regression/);
+    const quiet = await prHead(repo, base, 'docs-only', () => writeFileSync(join(repo, 'NOTES.md'), 'notes\n'));
+    runnerEnv(saved, repo, api.url, { base, head: quiet, inputs: { comment: 'on-change' } });
+    const { failed } = await runCaptured();
+    expect(failed).toBe(false);
+    const sticky = api.comments('ngcc', 'submissions', 7);
+    expect(sticky).toHaveLength(1);
+    expect(headlineOf(sticky[0]!.body)).toBe('### ngcc-perf x86_1: ℹ no candidate touched: nothing measured');
+
+    const posts = api.requests.filter((r) => r.method === 'POST').length;
+    runnerEnv(saved, repo, api.url, { number: 8, base, head: quiet, inputs: { comment: 'on-change' } });
+    await runCaptured();
+    expect(api.comments('ngcc', 'submissions', 8)).toHaveLength(0);
+    expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(posts);
+  });
+
+  it('a refused comment leaves every output, the summary, the verdict and the evidence artifact in place', async () => {
+    await git(repo, 'checkout', '-q', '-f', head);
+    api.failNext('POST', 403);
+    const { output, summary } = runnerEnv(saved, repo, api.url, { number: 9, base, head, inputs: { publish: 'artifact' } });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    const outputs = readOutputs(output);
+    for (const name of ['regressions', 'improvements', 'kat-failures', 'size-mismatches', 'comparison-path', 'summary-path', 'artifact-dir', 'evidence-dir'])
+      expect(outputs[name], name).toBeDefined();
+    expect(Number(outputs.regressions)).toBeGreaterThanOrEqual(1);
+    expect(readFileSync(summary, 'utf8')).toMatch(/regression/);
+    // The verdict names the regressions; the comment's failure is its own warning, with the findings.
+    expect(log).toMatch(/::error::ngcc-perf x86_1: \d regression\(s\)/);
+    const warning = log.split('\n').find((l) => l.startsWith('::warning title=ngcc-perf comment not posted'))!;
+    expect(warning).toMatch(/HTTP 403/);
+    expect(warning).toMatch(/regression/);
+    expect(warning).toContain(outputs['summary-path']!);
+    expect(api.comments('ngcc', 'submissions', 9)).toHaveLength(0);
+    // publish: artifact leaves the pull request's evidence (KAT logs included) next to the comment.
+    expect(outputs['summary-path']).toBe(join(outputs['artifact-dir']!, 'comment.md'));
+    const evidence = join(outputs['artifact-dir']!, 'evidence', 'x86_1');
+    expect(readFileSync(join(evidence, 'records', 'kem-1', 'good__keygen.json'), 'utf8')).toContain('"status": "complete"');
+    expect(existsSync(join(evidence, 'kat', 'kem-1', 'good.log'))).toBe(true);
+  });
+
+  it('a touched candidate whose build now fails shows as removed, with the compiler error, never as unchanged', async () => {
+    const broken = await prHead(repo, base, 'broken', (c) =>
+      writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_BUILDFAIL\n#include "../common/toy_kem.inc"\n'),
+    );
+    const { output } = runnerEnv(saved, repo, api.url, { number: 10, base, head: broken });
+    const { failed } = await runCaptured();
+    expect(failed).toBe(true);
+    const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
+    const kem1 = comparison.rows.filter((r) => r.candidate === 'kem-1');
+    expect(kem1.map((r) => r.verdict)).toEqual(['removed', 'removed', 'removed']);
+    expect(comparison.build_failures).toEqual(['kem-1/good']);
+    const body = api.comments('ngcc', 'submissions', 10)[0]!.body;
+    expect(headlineOf(body)).toMatch(/❌ 1 build failure/);
+    expect(body).toMatch(/`kem-1\/good`: `[^`\n]*error[^`\n]*`/);
+    expect(body).toMatch(/0 measurements compared, 3 changed; 3 of untouched candidates carried over/);
+  });
+
+  it('a deleted candidate and a renamed instance show as removed (and new), not unchanged', async () => {
+    const reshaped = await prHead(repo, base, 'reshape', (c) => {
+      rmSync(join(c, 'kem-2'), { recursive: true });
+      const yml = join(c, 'kem-1', 'candidate.yml');
+      writeFileSync(yml, readFileSync(yml, 'utf8').replace('label: good', 'label: fine'));
+      const kat = join(c, 'kem-1', 'kat.sha256');
+      writeFileSync(kat, readFileSync(kat, 'utf8').replace('good/KAT_KEM_good.txt', 'fine/KAT_KEM_fine.txt'));
+    });
+    const { output } = runnerEnv(saved, repo, api.url, { number: 11, base, head: reshaped, inputs: { 'fail-on': 'kat' } });
+    await runCaptured();
+    const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
+    const verdicts = Object.fromEntries(comparison.rows.map((r) => [`${r.candidate}/${r.label}/${r.operation}`, r.verdict]));
+    expect(verdicts).toEqual({
+      'kem-1/fine/dec': 'new',
+      'kem-1/fine/enc': 'new',
+      'kem-1/fine/keygen': 'new',
+      'kem-1/good/dec': 'removed',
+      'kem-1/good/enc': 'removed',
+      'kem-1/good/keygen': 'removed',
+      'kem-2/good/dec': 'removed',
+      'kem-2/good/enc': 'removed',
+      'kem-2/good/keygen': 'removed',
+    });
+    expect(headlineOf(api.comments('ngcc', 'submissions', 11)[0]!.body)).toMatch(/3 new, 6 removed/);
+  });
+
+  it('a KAT already failing on the base is listed, and counted the same way in the output, the headline and the verdict', async () => {
+    // The base: kem-2 fails its KAT (one flipped bit of the shared secret), with its evidence.
+    await prHead(repo, base, 'kem-2-fails', (c) =>
+      writeFileSync(join(c, 'kem-2', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_CRYPTOFAIL\n#include "../common/toy_kem.inc"\n'),
+    );
+    await runCampaign({ campaignDir: join(repo, 'submissions'), system: 'x86_1', dataDir: join(repo, 'performance', 'data'), only: /^kem-2\//, phases: new Set(['build', 'kat']) });
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'kem-2 evidence: KAT fails');
+    const prBase = await git(repo, 'rev-parse', 'HEAD');
+    const baseKat = (JSON.parse(await git(repo, 'show', `${prBase}:performance/data/x86_1/build.json`)) as BuildJson).instances['kem-2/good']!.kat;
+    expect(baseKat).not.toBe('PASS');
+    // The pull request touches kem-2 without fixing it.
+    const prHeadSha = await prHead(repo, prBase, 'kem-2-still-fails', (c) => writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'));
+    const { output } = runnerEnv(saved, repo, api.url, { number: 12, base: prBase, head: prHeadSha });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(false);
+    expect(readOutputs(output)['kat-failures']).toBe('0');
+    expect(log).not.toMatch(/::error/);
+    expect(log).toMatch(new RegExp(`::warning title=KAT still ${baseKat}%3A kem-2/good::`));
+    const body = api.comments('ngcc', 'submissions', 12)[0]!.body;
+    expect(headlineOf(body)).toMatch(/⚠ 1 KAT still failing/);
+    expect(headlineOf(body)).not.toMatch(/KAT: \d failure/);
+    expect(body).toMatch(new RegExp(`still fail[^\\n]*\\n+- \`kem-2/good\`: ${baseKat}`));
+  });
+
   it("refuses to run a fork's code unless allowed", async () => {
     const { output } = setRunnerEnv('stranger/submissions');
     const posts = api.requests.length;
-    await run();
-    const failed = process.exitCode;
-    process.exitCode = undefined;
-    expect(failed).toBe(1);
+    const { failed } = await runCaptured();
+    expect(failed).toBe(true);
     expect(readOutputs(output).regressions).toBeUndefined();
     expect(api.requests.length).toBe(posts);
   });
@@ -162,16 +352,111 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   it('names a bad input', async () => {
     setRunnerEnv();
     process.env.INPUT_COMMENT = 'sometimes';
-    const errors: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => (errors.push(String(chunk)), true)) as typeof process.stdout.write;
-    try {
-      await run();
-    } finally {
-      process.stdout.write = write;
+    const { log } = await runCaptured();
+    expect(log).toMatch(/input 'comment': expected one of always, on-change, never, got 'sometimes'/);
+  });
+
+  it('refuses publish: commit in pull-request mode, naming the input', async () => {
+    const { output } = runnerEnv(saved, repo, api.url, { base, head, inputs: { publish: 'commit' } });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(log).toMatch(/::error::input 'publish': 'commit' is refused in pull-request mode/);
+    expect(readOutputs(output).regressions).toBeUndefined();
+  });
+});
+
+describe('the action in pull-request mode with the evidence only on the data branch', () => {
+  let api: FakeGithub;
+  let repo: string;
+  let base: string;
+  let head: string;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    api = await startFakeGithub({ token: TOKEN });
+    ({ repo, base, head } = await makeRepository('data-branch'));
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await api.stop();
+  });
+
+  it('compares with the newest evidence on origin/<publish-branch> and says so', async () => {
+    const dataSha = await git(repo, 'rev-parse', 'origin/ngcc-perf-data');
+    const { output, summary } = runnerEnv(saved, repo, api.url, { base, head });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(Number(readOutputs(output).regressions)).toBeGreaterThanOrEqual(1);
+    const from = `data branch ngcc-perf-data@${dataSha.slice(0, 7)}`;
+    const body = api.comments('ngcc', 'submissions', 7)[0]!.body;
+    expect(rendered(body)).toContain(from);
+    expect(headlineOf(body)).toMatch(/⚠ \d regressions?/);
+    expect(rendered(readFileSync(summary, 'utf8'))).toContain(from);
+    expect(log).toContain(from);
+  });
+
+  it('without any baseline the headline says that nothing was compared', async () => {
+    const { summary } = runnerEnv(saved, repo, api.url, { number: 8, base, head, inputs: { 'publish-branch': 'no-such-branch' } });
+    const { log } = await runCaptured();
+    const body = api.comments('ngcc', 'submissions', 8)[0]!.body;
+    expect(headlineOf(body)).toMatch(/^### ngcc-perf x86_1: ⚠ no baseline evidence for x86_1: nothing was compared/);
+    expect(body).not.toContain('✅');
+    expect(readFileSync(summary, 'utf8')).toContain('no baseline evidence for x86_1');
+    expect(log).toMatch(/::warning::no baseline evidence for x86_1/);
+  });
+});
+
+describe('touchedCandidates', () => {
+  let repo: string;
+  let base: string;
+
+  beforeAll(async () => {
+    repo = tempDir();
+    await git(repo, 'init', '-q', '-b', 'main');
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(repo, path)), { recursive: true });
+      writeFileSync(join(repo, path), text);
+    };
+    for (const id of ['kem-1', 'kem-2', 'sign-3']) write(`submissions/${id}/candidate.yml`, `id: ${id}\n`);
+    write('submissions/ngcc-perf.yml', 'planning: {}\n');
+    write('submissions/common/shared.h', '/* shared */\n');
+    write('performance/data/x86_1/build.json', '{}\n');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'base');
+    base = await git(repo, 'rev-parse', 'HEAD');
+  });
+
+  async function touchedBy(change: Record<string, string | null>): Promise<{ candidates: string[]; shared: string[] }> {
+    await git(repo, 'checkout', '-q', '-f', '-B', `t${Math.random().toString(36).slice(2)}`, base);
+    for (const [path, text] of Object.entries(change)) {
+      if (text === null) rmSync(join(repo, path), { recursive: true });
+      else {
+        mkdirSync(dirname(join(repo, path)), { recursive: true });
+        writeFileSync(join(repo, path), text);
+      }
     }
-    process.exitCode = undefined;
-    expect(errors.join('')).toMatch(/input 'comment': expected one of always, on-change, never, got 'sometimes'/);
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'change');
+    return touchedCandidates(repo, join(repo, 'submissions'), base, await git(repo, 'rev-parse', 'HEAD'), ['performance/data']);
+  }
+
+  it('a change inside a candidate folder touches that candidate only', async () => {
+    expect(await touchedBy({ 'submissions/kem-2/src/a.c': 'int a;\n' })).toEqual({ candidates: ['kem-2'], shared: [] });
+  });
+
+  it('a deleted candidate is touched', async () => {
+    expect((await touchedBy({ 'submissions/sign-3': null })).candidates).toEqual(['sign-3']);
+  });
+
+  it('campaign-wide files touch every candidate', async () => {
+    const all = ['kem-1', 'kem-2', 'sign-3'];
+    expect(await touchedBy({ 'submissions/ngcc-perf.yml': 'planning: { trials: 7 }\n' })).toEqual({ candidates: all, shared: ['submissions/ngcc-perf.yml'] });
+    expect((await touchedBy({ 'submissions/external_sizes.csv': 'ID,Instance\n' })).candidates).toEqual(all);
+    expect((await touchedBy({ 'submissions/common/shared.h': '/* changed */\n' })).candidates).toEqual(all);
+  });
+
+  it('evidence and files outside the campaign touch nothing', async () => {
+    expect(await touchedBy({ 'performance/data/x86_1/build.json': '{"instances":{}}\n', 'README.md': 'hi\n' })).toEqual({ candidates: [], shared: [] });
   });
 });
 

@@ -1,6 +1,6 @@
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runCampaign } from '../src/campaign.js';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
@@ -20,6 +20,23 @@ function toySigCampaign(settings: string): string {
   writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
   writeFileSync(join(root, 'ngcc-perf.yml'), settings);
   return root;
+}
+
+/** Runs the CLI in this process and keeps what it printed. */
+async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[]; progress: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  let progress = '';
+  const log = vi.spyOn(console, 'log').mockImplementation((m: string) => void out.push(m));
+  const error = vi.spyOn(console, 'error').mockImplementation((m: string) => void err.push(m));
+  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((progress += String(chunk)), true));
+  try {
+    return { code: await main(args), out, err, progress };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    stderr.mockRestore();
+  }
 }
 
 const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
@@ -105,6 +122,15 @@ describe('CLI input errors', () => {
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', '('], /--only: not a regular expression/],
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', 'abc'], /--trial-target: expected a positive number/],
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--bogus'], /Unknown option '--bogus'/],
+    // parseArgs would take "-1" for an option of its own ("argument is ambiguous").
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', '-1'], /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target=-1'], /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--op-budget', '-.5'], /^error: command line: --op-budget: expected a positive number of seconds, got '-\.5'$/],
+    [['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md')], /^error: command line: --out: '.*README\.md' is a file, not a folder$/],
+    [['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md', 'sub')], /^error: command line: --out: '.*README\.md\/sub' cannot be created: '.*README\.md' is a file, not a folder$/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--cpu', '99999'], /^error: command line: --cpu: CPU 99999 is not one this process may run on \(allowed: [0-9,-]+\)/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', 'nomatch'], /^error: command line: --only: 'nomatch' matches no instance \(instances: kem-1\/good, kem-1\/buildfail, .*\(10 in all\)\)$/],
+    [['validate', '/tmp'], /^error: \/tmp: no evidence here \(no build\.json, no records\/\)/],
   ])('%j exits 2 with a message naming the argument', async (args, message) => {
     const errors: string[] = [];
     const original = console.error;
@@ -115,6 +141,126 @@ describe('CLI input errors', () => {
       console.error = original;
     }
     expect(errors.join('\n')).toMatch(message);
+  });
+
+  it('a --cpu outside this process\'s CPUs stops the run before anything is written', async () => {
+    const data = tempDir();
+    const r = await cli(['run', fixtures, '--system', 'a', '--out', data, '--cpu', '99999']);
+    expect(r.code).toBe(2);
+    expect(r.err).toHaveLength(1);
+    expect(existsSync(join(data, 'a'))).toBe(false);
+  });
+
+  it('the cpu of a system in ngcc-perf.yml is checked too, naming the file and field', async () => {
+    const root = toySigCampaign(`${QUICK}systems:\n  s:\n    cpu: 99999\n`);
+    const r = await cli(['run', root, '--system', 's', '--out', tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.err).toEqual([expect.stringMatching(/^error: .*ngcc-perf\.yml: systems\.s\.cpu: CPU 99999 is not one this process may run on/)]);
+  });
+
+  it('a candidate.yaml is named, not skipped', async () => {
+    const root = toySigCampaign(QUICK);
+    mkdirSync(join(root, 'kem-7'));
+    writeFileSync(join(root, 'kem-7', 'candidate.yaml'), 'id: kem-7\n');
+    const r = await cli(['run', root, '--system', 's', '--out', tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.err).toEqual([expect.stringMatching(/^error: .*kem-7\/candidate\.yaml: .*rename it to candidate\.yml$/)]);
+  });
+
+  it('a size catalog named in ngcc-perf.yml must exist; the default name may be absent', async () => {
+    const root = toySigCampaign(`${QUICK}catalogs:\n  external_sizes: nope.csv\n`);
+    const r = await cli(['run', root, '--system', 's', '--out', tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.err).toEqual([expect.stringMatching(/^error: .*ngcc-perf\.yml: catalogs\.external_sizes: 'nope\.csv' does not exist/)]);
+    const data = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    expect((await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat'])).code).toBe(0);
+    writeFileSync(join(root, 'ngcc-perf.yml'), `${QUICK}catalogs:\n  external_sizes: nope.csv\n`);
+    const report = await cli(['report', join(data, 's'), '--campaign', root, '--out', tempDir()]);
+    expect(report.code).toBe(2);
+    expect(report.err).toEqual([expect.stringMatching(/ngcc-perf\.yml: catalogs\.external_sizes: 'nope\.csv' does not exist/)]);
+  });
+});
+
+describe('a run whose measurements fail', () => {
+  it('exits 1 and its last line says which measurement failed, though every KAT passed', async () => {
+    const root = tempDir();
+    const kem = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
+    cpSync(join(kem, 'common'), join(root, 'kem-4', 'common'), { recursive: true });
+    cpSync(join(kem, 'good', 'KEM_AlgorithmInstance.h'), join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.h'));
+    // The correct toy KEM, except that keygen aborts after 50 calls in one process: the KAT
+    // (10 keygens) and the timing calibration (2) pass, every timing trial (hundreds) dies.
+    writeFileSync(
+      join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c'),
+      [
+        '#include <stdlib.h>',
+        '#include "KEM_AlgorithmInstance.h"',
+        '#define kem_keygen toy_kem_keygen',
+        '#include "../common/toy_kem.inc"',
+        '#undef kem_keygen',
+        'int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len) {',
+        '    static unsigned long calls;',
+        '    if (++calls > 50) abort();',
+        '    return toy_kem_keygen(pk, pk_len, sk, sk_len);',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(root, 'kem-4', 'candidate.yml'), `id: kem-4\ntype: kem\nalgorithm: toy\ninstances:\n  - label: flaky\n    dir: flaky\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`);
+    // The good fixture's digest: the toy KEM's KAT does not depend on the label.
+    const good = readManifest(join(kem, 'kat.sha256')).find((e) => e.label === 'good')!;
+    writeFileSync(join(root, 'kem-4', 'kat.sha256'), `${good.sha256} strict flaky/KAT_KEM_flaky.txt\n`);
+    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    const data = tempDir();
+    const r = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
+    const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
+    expect(build.instances['kem-4/flaky']!.kat).toBe('PASS');
+    const status = (op: string) => (JSON.parse(readFileSync(join(data, 's', 'records', 'kem-4', `flaky__${op}.json`), 'utf8')) as TimingRecord).status;
+    expect([status('keygen'), status('enc'), status('dec')]).toEqual(['failed', 'complete', 'complete']);
+    expect(r.code).toBe(1);
+    expect(r.out.at(-1)).toMatch(/^exit 1: 1 measurement\(s\) failed \(first: kem-4\/flaky keygen: .+\)$/);
+  });
+});
+
+describe('a run without the kat phase', () => {
+  it('records a new library as not checked: no KAT status, not timed, not a failure', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    const r = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,measure']);
+    expect(r.code).toBe(0);
+    expect(r.out[0]).toMatch(/^not checked +sign-1\/toy-sig — KAT not run for this library/);
+    expect(r.out.at(-1)).toMatch(/1 instance\(s\) not KAT-checked \(run the kat phase\)$/);
+    const entry = (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['sign-1/toy-sig']!;
+    expect('kat' in entry).toBe(false);
+    expect(entry.library_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(existsSync(join(data, 's', 'records'))).toBe(false);
+    expect(validateDataset(join(data, 's'))).toEqual([]);
+    const pages = tempDir();
+    expect((await cli(['report', join(data, 's'), '--out', pages])).code).toBe(0);
+    expect(readFileSync(join(pages, 'performance', 'summary_s.md'), 'utf8')).toMatch(/\| `toy-sig` \| not checked ⚠ \|/);
+    expect(readFileSync(join(pages, 'sign-1', 'perf_s.md'), 'utf8')).toMatch(/\| `toy-sig` \| guide \| not checked \|/);
+    // The kat phase later checks the same library.
+    const second = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat']);
+    expect(second.code).toBe(0);
+    expect((JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['sign-1/toy-sig']!.kat).toBe('PASS');
+  });
+});
+
+describe('a corrupt record of an instance being measured', () => {
+  it('stops a run without --force, suggesting it, and is replaced with --force', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    expect((await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure'])).code).toBe(0);
+    const record = join(data, 's', 'records', 'sign-1', 'toy-sig__sign.json');
+    writeFileSync(record, readFileSync(record, 'utf8').slice(0, 200));
+    const refused = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toEqual([expect.stringMatching(/toy-sig__sign\.json: not valid JSON .*; run again with --force to redo and replace it, or delete the file$/)]);
+    const forced = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure', '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.progress).toMatch(/sign-1\/toy-sig sign: complete \d+ cycles; replaced an unreadable record/);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as TimingRecord).status).toBe('complete');
+    expect(validateDataset(join(data, 's'))).toEqual([]);
   });
 });
 
@@ -128,19 +274,22 @@ describe('shards', () => {
     const out = join(merged, 's');
     expect(await main(['merge', '--out', out, join(a, 's'), join(b, 's')])).toBe(0);
     const build = JSON.parse(readFileSync(join(out, 'build.json'), 'utf8')) as BuildJson;
-    expect(Object.keys(build.instances)).toEqual(['kem-2/mixed', 'kem-2/unreachable']);
+    expect(Object.keys(build.instances).sort()).toEqual(['kem-2/mixed', 'kem-2/unreachable']);
     expect(readFileSync(join(out, 'records', 'kem-2', 'unreachable__dec.json'), 'utf8')).toContain('"status": "complete"');
-    // The same file written differently by two shards is a conflict, never a silent overwrite.
-    writeFileSync(join(b, 's', 'records', 'kem-2', 'mixed__keygen.json'), '{}');
+    // A file of an instance the shard did not run (no build.json entry there) is refused, never merged over the other shard's.
+    const mixedShard = existsSync(join(a, 's', 'records', 'kem-2', 'mixed__keygen.json')) ? b : a;
+    writeFileSync(join(mixedShard, 's', 'records', 'kem-2', 'mixed__keygen.json'), '{}');
     const errors: string[] = [];
     const original = console.error;
     console.error = (m: string) => errors.push(m);
+    const again = join(tempDir(), 's');
     try {
-      expect(await main(['merge', '--out', join(tempDir(), 's'), join(a, 's'), join(b, 's')])).toBe(1);
+      expect(await main(['merge', '--out', again, join(a, 's'), join(b, 's')])).toBe(2);
     } finally {
       console.error = original;
     }
-    expect(errors.join('\n')).toMatch(/differ \(both shards wrote records\/kem-2\/mixed__keygen\.json\)/);
+    expect(errors.join('\n')).toMatch(/records\/kem-2\/mixed__keygen\.json: belongs to instance kem-2\/mixed, which has no entry in .*build\.json/);
+    expect(existsSync(again)).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@ import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompareReport, CompareRow, Verdict } from '../src/compare/types.js';
-import { COMMENT_MARKER, annotations, renderComment, renderJobSummary } from '../src/github/comment.js';
+import { COMMENT_MARKER, type PullRequestContext, annotations, hasFindings, renderComment, renderJobSummary } from '../src/github/comment.js';
 import { GithubApiError, makeOctokit, upsertStickyComment } from '../src/github/githubApi.js';
 import { formatCycles } from '../src/report/format.js';
 import { type FakeGithub, startFakeGithub } from './helpers/fakeGithub.js';
@@ -242,6 +242,108 @@ describe('renderComment', () => {
   });
 });
 
+const BASE_SHA = 'a'.repeat(40);
+const DATA_SHA = '3c4d5e6f'.padEnd(40, '0');
+
+/** What the pull-request run adds: kem-01 measured, sign-10 carried over, baseline from the data branch. */
+function prContext(over: Partial<PullRequestContext> = {}): PullRequestContext {
+  return {
+    baseline: { source: 'data branch', ref: 'ngcc-perf-data', sha: DATA_SHA },
+    looked: { baseRef: 'main', baseSha: BASE_SHA, dataBranch: 'ngcc-perf-data' },
+    measured: ['kem-01'],
+    historyRuns: 8,
+    buildErrors: {},
+    stillFailing: [],
+    campaign: 'submissions',
+    ...over,
+  };
+}
+
+const headingOf = (md: string): string => plain(parse(md).children.find((c) => c.type === 'heading'));
+const textOf = (md: string): string => parse(md).children.map(plain).join('\n');
+
+describe('renderComment in a pull request', () => {
+  it('names the baseline and states the rule as applied, with the nightly spread when there is history', () => {
+    const md = textOf(renderComment(sampleReport(), { pr: prContext() }));
+    expect(md).toContain('baseline: evidence on the data branch ngcc-perf-data@3c4d5e6');
+    expect(md).toContain('|Δ| ≥ 5.0%, a permutation test of the trial means gives p ≤ 0.05, and |Δ| is more than 3× the run-to-run spread of the operation over the last 8 nightly runs');
+    const none = textOf(renderComment(sampleReport(), { pr: prContext({ historyRuns: 0 }) }));
+    expect(none).toContain('(no nightly history on the data branch: no spread rule)');
+    expect(none).not.toContain('3×');
+  });
+
+  it('says loudly that nothing was compared when there is no baseline, never ✅', () => {
+    const onlyNew: CompareReport = {
+      ...sampleReport(),
+      rows: [row('kem-01', 'kem-01-128', 'keygen', undefined, 120_000, 'new')],
+      kat_changes: [],
+      size_changes: [],
+      size_mismatches: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0 },
+    };
+    const md = renderComment(onlyNew, { pr: prContext({ baseline: undefined }) });
+    expect(headingOf(md)).toBe('ngcc-perf x86_1: ⚠ no baseline evidence for x86_1: nothing was compared');
+    expect(md).not.toContain('✅');
+    expect(textOf(md)).toContain('No evidence for x86_1 on the base commit main@aaaaaaa nor on the data branch ngcc-perf-data');
+    expect(hasFindings(onlyNew, prContext({ baseline: undefined }))).toBe(true);
+    expect(annotations(onlyNew, prContext({ baseline: undefined })).map((a) => `${a.level} ${a.title}`)).toContain('warning No baseline: x86_1');
+  });
+
+  it('counts as compared only the rows measured on both sides, not the carried-over ones', () => {
+    const md = textOf(renderComment(sampleReport(), { pr: prContext() }));
+    // kem-01: three rows with both sides; sign-10 (untouched): three rows carried over.
+    expect(md).toContain('3 measurements compared, 3 changed; 3 of untouched candidates carried over from the baseline, not measured.');
+    // Without the context: every row with two sides (the new one has none).
+    expect(textOf(renderComment(sampleReport()))).toContain('5 measurements compared, 3 changed.');
+  });
+
+  it('mentions inconclusive rows in the headline', () => {
+    const quiet: CompareReport = {
+      ...sampleReport(),
+      rows: [row('kem-01', 'kem-01-128', 'keygen', 120_000, 120_500, 'unchanged'), row('kem-01', 'kem-01-128', 'encaps', 150_000, 160_000, 'inconclusive'), row('kem-01', 'kem-01-128', 'decaps', 170_000, 180_000, 'inconclusive')],
+      kat_changes: [],
+      size_changes: [],
+      size_mismatches: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0 },
+    };
+    expect(headingOf(renderComment(quiet, { pr: prContext() }))).toBe('ngcc-perf x86_1: ✅ no significant change · 2 inconclusive');
+    expect(hasFindings(quiet, prContext())).toBe(false);
+  });
+
+  it("shows a build failure's first compiler error, still-failing KATs, and how to reproduce", () => {
+    const report = { ...sampleReport(), build_failures: ['kem-01/kem-01-128'] };
+    const pr = prContext({
+      buildErrors: { 'kem-01/kem-01-128': "\nsrc/kem.c:12:3: error: expected ';' before '}' token\nsrc/kem.c:14:1: error: second" },
+      stillFailing: [{ key: 'kem-01/kem-01-256', status: 'CRYPTOFAIL', detail: 'record 0: shared secrets differ' }],
+    });
+    const md = renderComment(report, { pr });
+    expect(md).toContain("- `kem-01/kem-01-128`: `src/kem.c:12:3: error: expected ';' before '}' token`");
+    expect(md).not.toContain('second');
+    expect(md).toContain('- `kem-01/kem-01-256`: CRYPTOFAIL (record 0: shared secrets differ)');
+    expect(headingOf(md)).toContain('⚠ 1 KAT still failing');
+    expect(md).toContain(
+      "Reproduce locally: `npx ngcc-perf run submissions --system x86_1 --out data --only '^(kem-01)/'`, then `npx ngcc-perf compare --base baseline --head data --system x86_1 --campaign submissions`",
+    );
+    const a = annotations(report, pr);
+    expect(a.find((x) => x.title === 'Build failed: kem-01/kem-01-128')!.message).toContain("error: expected ';'");
+    expect(a.find((x) => x.title === 'KAT still CRYPTOFAIL: kem-01/kem-01-256')!.level).toBe('warning');
+  });
+
+  it("keeps a 5,000-row report with long build errors under GitHub's 65,536 characters", () => {
+    const big = { ...bigReport(5000), build_failures: Array.from({ length: 300 }, (_, i) => `kem-${i}/kem-${i}-1`) };
+    const buildErrors = Object.fromEntries(big.build_failures.map((k) => [k, `src/${k}.c:1:1: error: ${'x'.repeat(1000)}`]));
+    const text = renderComment(big, { pr: prContext({ measured: big.rows.map((r) => r.candidate), buildErrors }) });
+    expect(text.length).toBeLessThanOrEqual(65_536);
+    expect(text.length).toBeGreaterThan(60_000);
+    expect(text.trimEnd().split('\n').at(-1)).toMatch(/^… \d+ more rows not shown \(comment size limit\); see the full report$/);
+    // A build error is cut to its first 300 characters; the --only filter of 41 candidates is left out.
+    const cut = /`(src\/kem-0\/kem-0-1\.c:1:1: error: x+…)`/.exec(text)![1]!;
+    expect(cut.length).toBe(300);
+    expect(text).toContain('`npx ngcc-perf run submissions --system arm_1 --out data`');
+    expectConsistentTables(parse(text));
+  });
+});
+
 describe('annotations', () => {
   it('makes KAT failures errors and regressions and size mismatches warnings', () => {
     const report = { ...sampleReport(), build_failures: ['kem-17/kem-17-1'] };
@@ -313,13 +415,55 @@ describe('upsertStickyComment', () => {
   });
 
   it('updates the newest of several marked comments and leaves the others', async () => {
-    const older = gh.addComment('ngcc-dev', 'submissions', 7, `${marker}\nold`, 'someone');
+    const older = gh.addComment('ngcc-dev', 'submissions', 7, `${marker}\nold`, 'ngcc-perf-app[bot]');
     const newer = gh.addComment('ngcc-dev', 'submissions', 7, `notes\n${marker}\nnewer`, 'github-actions[bot]');
     const result = await upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 7, system: 'x86_1', body: `${marker}\nfresh` });
     expect(result).toEqual({ id: newer.id, action: 'updated' });
     const list = gh.comments('ngcc-dev', 'submissions', 7);
     expect(list.find((c) => c.id === older.id)!.body).toBe(`${marker}\nold`);
     expect(list.find((c) => c.id === newer.id)!.body).toBe(`${marker}\nfresh`);
+  });
+
+  it("never takes over a person's comment that carries the marker", async () => {
+    const pasted = gh.addComment('ngcc-dev', 'submissions', 20, `quoting the bot:\n${marker}\nold numbers`, 'mallory');
+    const octokit = makeOctokit(TOKEN, gh.url);
+    const first = await upsertStickyComment(octokit, { ...where, issueNumber: 20, system: 'x86_1', body: `${marker}\nfresh` });
+    expect(first.action).toBe('created');
+    expect(first.id).not.toBe(pasted.id);
+    // A later, newer pasted copy does not win over the bot's own comment either.
+    gh.addComment('ngcc-dev', 'submissions', 20, `${marker}\nme again`, 'mallory');
+    const second = await upsertStickyComment(octokit, { ...where, issueNumber: 20, system: 'x86_1', body: `${marker}\nfresher` });
+    expect(second).toEqual({ id: first.id, action: 'updated' });
+    const list = gh.comments('ngcc-dev', 'submissions', 20);
+    expect(list.map((c) => c.body)).toEqual([`quoting the bot:\n${marker}\nold numbers`, `${marker}\nfresher`, `${marker}\nme again`]);
+  });
+
+  it('create: false updates an existing comment and creates none', async () => {
+    const octokit = makeOctokit(TOKEN, gh.url);
+    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({ action: 'not-created' });
+    expect(gh.comments('ngcc-dev', 'submissions', 21)).toHaveLength(0);
+    const stale = gh.addComment('ngcc-dev', 'submissions', 21, `${marker}\n⚠ 3 regressions`);
+    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({ id: stale.id, action: 'updated' });
+    expect(gh.comments('ngcc-dev', 'submissions', 21).map((c) => c.body)).toEqual([`${marker}\nquiet`]);
+  });
+
+  it('does not post twice when the answer to a POST that took effect is a 500', async () => {
+    gh.requests.length = 0;
+    gh.failNext('POST', 500, { applied: true });
+    const r = await upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 22, system: 'x86_1', body: `${marker}\nonce` });
+    expect(r.action).toBe('created');
+    expect(gh.comments('ngcc-dev', 'submissions', 22).map((c) => c.id)).toEqual([r.id]);
+    expect(gh.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+  });
+
+  it('does not retry a failed POST, and names the call', async () => {
+    gh.requests.length = 0;
+    gh.failNext('POST', 502);
+    await expect(upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 23, system: 'x86_1', body: 'x' })).rejects.toThrow(
+      /GitHub API: creating the x86_1 comment on ngcc-dev\/submissions#23 failed \(HTTP 502\)/,
+    );
+    expect(gh.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
+    expect(gh.comments('ngcc-dev', 'submissions', 23)).toHaveLength(0);
   });
 
   it('puts the marker on a body that lacks it, so the next run finds the comment', async () => {

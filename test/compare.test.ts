@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
@@ -119,6 +119,54 @@ describe('compare between two evidence trees', () => {
     expect(row.reason).toMatch(/nightly spread ±7\.\d%/);
   });
 
+  it('checks every option before comparing: nothing is printed before the error', async () => {
+    const { base, head } = trees();
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = console.log;
+    const error = console.error;
+    console.log = (m: string) => out.push(m);
+    console.error = (m: string) => err.push(m);
+    let codes: number[];
+    try {
+      codes = [
+        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--fail-on', 'foo']),
+        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', '/nonexistent']),
+        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', tempDir()]),
+      ];
+    } finally {
+      console.log = log;
+      console.error = error;
+    }
+    expect(codes).toEqual([2, 2, 2]);
+    expect(out).toEqual([]);
+    expect(err[0]).toBe("error: command line: --fail-on: unknown check 'foo' (known: regression, kat, size-audit)");
+    expect(err[1]).toBe("error: command line: --history: '/nonexistent': no such folder");
+    expect(err[2]).toMatch(/^error: command line: --history: '.*' has no evidence for system x86_1/);
+  });
+
+  it('refuses unreadable history evidence instead of leaving it out', () => {
+    const { base, head } = trees();
+    const old = tempDir();
+    const dir = writeSyntheticSystem(old, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady }]);
+    const record = join(dir, 'records', 'kem-1', 'a__keygen.json');
+    writeFileSync(record, readFileSync(record, 'utf8').slice(0, 50));
+    expect(() => compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: [old] })).toThrow(/a__keygen\.json: unreadable history evidence/);
+  });
+
+  it('reports a build failure the change causes, not one the base already had', () => {
+    const base = tempDir();
+    const head = tempDir();
+    const both = [
+      { id: 'kem-1', label: 'old', kat: 'BUILDFAIL' },
+      { id: 'kem-1', label: 'fresh', kat: 'PASS' },
+    ];
+    writeSyntheticSystem(base, 'x86_1', both, []);
+    writeSyntheticSystem(head, 'x86_1', both.map((i) => ({ ...i, kat: 'BUILDFAIL' })), []);
+    const report = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    expect(report.build_failures).toEqual(['kem-1/fresh']);
+  });
+
   it('names a missing side', () => {
     const { base } = trees();
     expect(() => compareEvidence({ baseDir: base, headDir: tempDir(), system: 'x86_1' })).toThrow(/no head evidence for system x86_1/);
@@ -164,5 +212,13 @@ describe('the size audit page', () => {
     expect(kemSizes.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([['a', '800', '768'], ['b', '800', '769 ⚠ (API: 768)']]);
     const sigSizes = sections(pages.get('sign-2/perf_x86_1.md')!).find((s) => s.heading.startsWith('6.'))!.tables[0]!;
     expect(sigSizes[1]).toContain('≈ 2400');
+    // The summary page follows the same rule, so the two pages never disagree.
+    const summarySizes = sections(pages.get('performance/summary_x86_1.md')!).flatMap((s) => s.tables.filter((t) => t[0]![2] === 'public key'));
+    expect(summarySizes.flatMap((t) => t.slice(1))).toEqual(
+      expect.arrayContaining([
+        ['kem-1', 'b', '800', '769 ⚠ (API: 768)'],
+        ['sign-2', 'v', '1312', '≈ 2400'],
+      ]),
+    );
   });
 });

@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
 import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
 import { InputError } from '../src/errors.js';
+import { allowedCpus, checkCpuAllowed, checkOutputFolder, formatCpuList, parseCpuList } from '../src/config/arguments.js';
 import { tempDir } from './helpers/tmp.js';
 
 function candidate(root: string, id: string, yaml: string): string {
@@ -90,6 +91,30 @@ describe('ngcc-perf.yml', () => {
     expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 2: profile\.rounds/);
     writeFileSync(join(root, 'ngcc-perf.yml'), 'profile:\n  target_s: 0.5\n  rounds: 2.5\n');
     expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 3: profile\.rounds/);
+  });
+});
+
+describe('CPU lists', () => {
+  it('reads and writes the kernel notation', () => {
+    expect(parseCpuList('0-3,8,10-11\n')).toEqual([0, 1, 2, 3, 8, 10, 11]);
+    expect(formatCpuList([0, 1, 2, 3, 8, 10, 11])).toBe('0-3,8,10-11');
+  });
+
+  it('takes the allowed CPUs from this process\'s affinity, not from the online ones', () => {
+    const line = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
+    expect(allowedCpus()).toEqual(parseCpuList(line));
+    expect(checkCpuAllowed(2, ['command line', '--cpu'], [0, 2])).toBe(2);
+    expect(() => checkCpuAllowed(1, ['command line', '--cpu'], [0, 2, 3])).toThrow('command line: --cpu: CPU 1 is not one this process may run on (allowed: 0,2-3)');
+  });
+});
+
+describe('output folders', () => {
+  it('must be folders or creatable as folders', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'file'), '');
+    expect(checkOutputFolder(join(root, 'new', 'deeper'), ['command line', '--out'])).toBe(join(root, 'new', 'deeper'));
+    expect(() => checkOutputFolder(join(root, 'file'), ['command line', '--out'])).toThrow(/--out: '.*file' is a file, not a folder/);
+    expect(() => checkOutputFolder(join(root, 'file', 'x'), ['command line', '--out'])).toThrow(/cannot be created: '.*file' is a file/);
   });
 });
 

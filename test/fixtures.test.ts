@@ -1,6 +1,6 @@
 import { readFileSync, statSync, writeFileSync, existsSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
@@ -118,6 +118,57 @@ describe('a campaign of broken submissions', () => {
     expect(problems).toContain(`records/kem-1/good__enc.json: trials[] differ from the trials of its processes[]`);
     expect(problems.some((p) => p.startsWith('records/kem-1/good__enc.json: mean_cycles'))).toBe(true);
     expect(await main(['validate', copy])).toBe(1);
+  });
+
+  /** A copy of the evidence with a truncated record and a truncated build.json. */
+  function brokenCopy(): string {
+    const copy = join(tempDir(), 'fx');
+    cpSync(systemDir, copy, { recursive: true });
+    for (const f of [join(copy, 'records', 'kem-1', 'good__enc.json'), join(copy, 'build.json')]) writeFileSync(f, readFileSync(f, 'utf8').slice(0, 100));
+    return copy;
+  }
+
+  async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((m: string) => void out.push(m));
+    const error = vi.spyOn(console, 'error').mockImplementation((m: string) => void err.push(m));
+    try {
+      return { code: await main(args), out, err };
+    } finally {
+      log.mockRestore();
+      error.mockRestore();
+    }
+  }
+
+  it('report on evidence with unreadable files writes what it can, names the files and exits 1', async () => {
+    const copy = brokenCopy();
+    const pages = tempDir();
+    const r = await cli(['report', copy, '--campaign', campaign, '--out', pages]);
+    expect(r.code).toBe(1);
+    expect(r.out.filter((l) => l.startsWith('unreadable: '))).toEqual([
+      expect.stringMatching(/^unreadable: .*fx\/build\.json: invalid JSON/),
+      expect.stringMatching(/^unreadable: .*fx\/records\/kem-1\/good__enc\.json: invalid JSON/),
+    ]);
+    expect(r.out.at(-1)).toMatch(/pages written to .*; 2 evidence file\(s\) unreadable, left out of the pages$/);
+    expect(existsSync(join(pages, 'performance', 'summary_fx.md'))).toBe(true);
+    // --check fails on the same evidence even when the pages on disk are its rendering.
+    expect((await cli(['report', copy, '--campaign', campaign, '--out', pages, '--check'])).code).toBe(1);
+  });
+
+  it('compare with an unreadable head record is an input error naming it, never "removed"', async () => {
+    const head = tempDir();
+    cpSync(systemDir, join(head, 'fx'), { recursive: true });
+    const record = join(head, 'fx', 'records', 'kem-1', 'good__enc.json');
+    writeFileSync(record, readFileSync(record, 'utf8').slice(0, 100));
+    const r = await cli(['compare', '--base', data, '--head', head, '--system', 'fx']);
+    expect(r.code).toBe(2);
+    expect(r.out).toEqual([]);
+    expect(r.err).toEqual([expect.stringMatching(/^error: .*fx\/records\/kem-1\/good__enc\.json: unreadable head evidence \(invalid JSON: .*\); run ngcc-perf validate on it$/)]);
+    // The same on the base side: it would otherwise read as "new".
+    const swapped = await cli(['compare', '--base', head, '--head', data, '--system', 'fx']);
+    expect(swapped.code).toBe(2);
+    expect(swapped.err).toEqual([expect.stringMatching(/good__enc\.json: unreadable base evidence/)]);
   });
 
   it('validate catches an edited KAT log', () => {

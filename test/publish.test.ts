@@ -193,16 +193,16 @@ describe('mergeShardFolders', () => {
     const { a, b } = shards(dir);
     write(join(b, 'kat', 'shared.txt'), 'different\n');
     expect(() => mergeShardFolders([a, b], join(dir, 'merged'))).toThrow(
-      `${join(a, 'kat', 'shared.txt')} and ${join(b, 'kat', 'shared.txt')} differ (both shards wrote kat/shared.txt)`,
+      `${join(b, 'kat', 'shared.txt')}: differs from ${join(a, 'kat', 'shared.txt')} (both folders hold kat/shared.txt)`,
     );
+    expect(existsSync(join(dir, 'merged'))).toBe(false);
   });
 
   it('names both build.json files when an instance differs', () => {
     const dir = tempDir();
     const { a, b } = shards(dir);
-    json(join(b, 'build.json'), { instances: { 'kem-1/y': { ...entry('kem-1', 'y'), kat: 'FAIL' } } });
-    expect(() => mergeShardFolders([a, b], join(dir, 'merged'))).toThrow(
-      `${join(a, 'build.json')} and ${join(b, 'build.json')} disagree on build.json instances["kem-1/y"]`,
-    );
+    json(join(b, 'build.json'), { instances: { 'kem-3/z': entry('kem-3', 'z'), 'kem-1/y': { ...entry('kem-1', 'y'), kat: 'FAIL' } } });
+    expect(() => mergeShardFolders([a, b], join(dir, 'merged'))).toThrow(`${b}: instance kem-1/y: also in ${a}, which has a different build.json entry`);
+    expect(existsSync(join(dir, 'merged'))).toBe(false);
   });
 });

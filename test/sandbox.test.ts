@@ -1,7 +1,7 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDriverOutput, runProcess } from '../src/sandbox/run.js';
+import { killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runProcess } from '../src/sandbox/run.js';
 import { tempDir } from './helpers/tmp.js';
 
 describe('the process runner', () => {
@@ -52,6 +52,50 @@ describe('the process runner', () => {
     const r = await runProcess(['python3', script], { timeoutMs: 10_000, memoryLimitBytes: 256 * 1024 * 1024 });
     expect(r.exitCode).not.toBe(0);
     expect(r.stdout).not.toMatch(/allocated/);
+  });
+});
+
+/** PIDs in process group `pgid` that are not zombies, once SIGKILL has had a moment to land. */
+async function runningMembers(pgid: number): Promise<number[]> {
+  let alive: number[] = [];
+  for (let attempt = 0; attempt < 50; attempt++) {
+    alive = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .flatMap((pid) => {
+        try {
+          // Fields after the command name's closing parenthesis: state, ppid, pgrp, …
+          const [state, , pgrp] = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()!.split(' ');
+          return Number(pgrp) === pgid && state !== 'Z' ? [Number(pid)] : [];
+        } catch {
+          return [];
+        }
+      });
+    if (alive.length === 0) return alive;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return alive;
+}
+
+describe('the registry of running process groups', () => {
+  it('lists a running child until it ends, and kills its group on request', async () => {
+    const running = runProcess(['sh', '-c', 'sleep 60 & sleep 60'], { timeoutMs: 120_000 });
+    // spawn is synchronous: the group is registered by the time runProcess returns.
+    const [pgid] = liveProcessGroups();
+    expect(liveProcessGroups()).toHaveLength(1);
+    expect(killLiveProcessGroups()).toBe(1);
+    const r = await running;
+    expect(r.signal).toBe('SIGKILL');
+    expect(r.timedOut).toBe(false);
+    expect(liveProcessGroups()).toEqual([]);
+    // The whole group went, the backgrounded sleep included. A killed orphan may linger as a zombie
+    // where PID 1 does not reap (containers), so "gone" means no member that is still running.
+    expect(await runningMembers(pgid!)).toEqual([]);
+  });
+
+  it('forgets a child that ended by itself', async () => {
+    await runProcess(['true'], { timeoutMs: 5000 });
+    expect(liveProcessGroups()).toEqual([]);
+    expect(killLiveProcessGroups()).toBe(0);
   });
 });
 

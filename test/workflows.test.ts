@@ -1,10 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { register } from 'node:module';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
 import { join } from 'node:path';
 import type { WorkflowTemplate } from '@actions/workflow-parser';
+import type { Nodes, Table } from 'mdast';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from './helpers/tmp.js';
+import { makeOctokit } from '../src/github/githubApi.js';
+import { startFakeGithub } from './helpers/fakeGithub.js';
+import { parsePage, plain } from './helpers/pages.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
 
 /** The inputs action.yml declares: an example may pass no other. */
 const ACTION_INPUTS = new Set(Object.keys((parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { inputs: object }).inputs));
@@ -35,6 +39,7 @@ interface Step {
 }
 interface Job {
   if?: string;
+  concurrency?: { group: string; 'cancel-in-progress'?: boolean | string };
   needs?: string | string[];
   'runs-on': string | string[];
   permissions?: Record<string, string> | string;
@@ -43,12 +48,23 @@ interface Job {
 }
 interface Workflow {
   name: string;
+  concurrency?: unknown;
   on: Record<string, unknown>;
   permissions?: Record<string, string> | string;
   jobs: Record<string, Job>;
 }
 
 const text = (file: string): string => readFileSync(join(repoRoot, 'workflows-example', file), 'utf8');
+
+/** README's "The GitHub Action" section, up to "### Native protocol". */
+function actionSection(): string {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const start = readme.indexOf('## The GitHub Action\n');
+  const end = readme.indexOf('### Native protocol', start);
+  expect(start).toBeGreaterThanOrEqual(0);
+  expect(end).toBeGreaterThan(start);
+  return readme.slice(start, end);
+}
 const yamlOf = (file: string): Workflow => parseYaml(text(file)) as Workflow;
 
 /** Parses with GitHub's own workflow parser; the errors it reports, and the converted template. */
@@ -126,7 +142,8 @@ describe('workflows-example: what each workflow promises', () => {
   it('pr.yml: read-only, gated for forks, runs the action without commenting, uploads the comment', async () => {
     const wf = yamlOf('pr.yml');
     expect(Object.keys(wf.on)).toEqual(['pull_request']);
-    expect((wf.on.pull_request as { paths: string[] }).paths).toContain('submissions/**');
+    // The campaign folder holds ngcc-perf.yml and the catalogs: one filter covers them all.
+    expect((wf.on.pull_request as { paths: string[] }).paths).toEqual(['submissions/**']);
     // No write permission anywhere, at the top or in a job.
     const perms = [...permissionValues(wf.permissions), ...Object.values(wf.jobs).flatMap((j) => permissionValues(j.permissions))];
     expect(perms.length).toBeGreaterThan(0);
@@ -140,19 +157,48 @@ describe('workflows-example: what each workflow promises', () => {
     expect(job.if).toMatch(/github\.event\.pull_request\.head\.repo\.full_name == github\.repository/);
     expect(job.if).toMatch(/contains\(github\.event\.pull_request\.labels\.\*\.name, 'safe-to-measure'\)/);
 
+    // fetch-depth: 0 fetches every branch: the base commit and the data branch with the baseline.
     const checkout = job.steps.find((s) => s.uses?.startsWith('actions/checkout@'))!;
     expect(checkout.with?.['fetch-depth']).toBe(0);
     const action = job.steps.find((s) => s.uses && ACTION.test(s.uses))!;
-    expect(action.with).toMatchObject({ mode: 'pull-request', publish: 'none', comment: 'never' });
+    expect(action.with).toMatchObject({ mode: 'pull-request', publish: 'artifact', comment: 'never', 'publish-branch': 'ngcc-perf-data' });
     expect(action.with?.token).toBeUndefined();
+    expect(job.steps.some((s) => s.run?.includes('refs/remotes/origin/ngcc-perf-data'))).toBe(true);
 
     const stage = job.steps.find((s) => s.run?.includes('pr-number'))!;
     expect(stage.env?.PR_NUMBER).toBe('${{ github.event.pull_request.number }}');
     expect(stage.run).toMatch(/comparison\.json/);
     expect(stage.run).toMatch(/comment\.md/);
-    const upload = job.steps.find((s) => s.uses?.startsWith('actions/upload-artifact@'))!;
+    const uploads = job.steps.filter((s) => s.uses?.startsWith('actions/upload-artifact@'));
+    const upload = uploads.find((s) => s.with?.path === 'ngcc-perf-pr/')!;
     expect(String(upload.with?.name)).toMatch(/^ngcc-perf-pr-/);
-    expect(upload.with?.path).toBe('ngcc-perf-pr/');
+    // The PR's evidence (KAT logs, build errors) too, under a name the comment poster does not download.
+    const evidence = uploads.find((s) => s.with?.path === '${{ steps.perf.outputs.artifact-dir }}')!;
+    expect(String(evidence.with?.name)).not.toMatch(/^ngcc-perf-pr-/);
+  });
+
+  it('pr.yml: a label cannot cancel a measurement (concurrency per job, not per workflow)', () => {
+    const wf = yamlOf('pr.yml');
+    // At workflow level a run skipped by the job's `if:` (any other label) would still join the
+    // group and cancel the running measurement.
+    expect(wf.concurrency).toBeUndefined();
+    const job = wf.jobs.measure!;
+    expect(job.concurrency?.group).toBe('ngcc-perf-pr-${{ github.event.pull_request.number }}-${{ matrix.system }}');
+    expect(job.concurrency?.['cancel-in-progress']).toBe("${{ github.event.action != 'labeled' }}");
+    // Other labels do not pass the job's gate.
+    expect(job.if).toMatch(/github\.event\.action != 'labeled' \|\|\s*\(github\.event\.label\.name == 'safe-to-measure'/);
+  });
+
+  it('pr.yml and README say that the real fork gate is the approval setting, and that pr-comment posts what the run produced', () => {
+    const header = text('pr.yml').split('\n').filter((l) => l.startsWith('#')).join(' ').replace(/#\s*/g, ' ').replace(/\s+/g, ' ');
+    expect(header).toContain('Require approval for all outside collaborators');
+    expect(header).toMatch(/a fork can edit the `if:` and `allow-forks`/);
+    expect(header).toMatch(/second gate against accidental runs/);
+    expect(header).toMatch(/artifact that pr-comment\.yml posts/);
+    const readme = actionSection().replace(/\s+/g, ' ');
+    expect(readme).toContain('Require approval for all outside collaborators');
+    expect(readme).toMatch(/The real gate for fork code on self-hosted runners is the repository setting/);
+    expect(readme).toMatch(/second gate against accidental runs/);
   });
 
   it('pr-comment.yml: runs on workflow_run of the PR workflow, on a GitHub-hosted runner, validates the number', async () => {
@@ -215,5 +261,109 @@ describe('action.yml', () => {
   it('declares exactly the inputs the action reads', () => {
     const read = [...reader.matchAll(/(?:getInput|oneOf|positive|bool)\('([a-z-]+)'/g)].map((m) => m[1]);
     expect(new Set(read)).toEqual(ACTION_INPUTS);
+  });
+});
+
+describe('README: the action\'s inputs and outputs (CONTRACT §6)', () => {
+  const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
+    inputs: Record<string, { default?: string; required?: boolean }>;
+    outputs: Record<string, unknown>;
+  };
+  const tree = parsePage(actionSection());
+  const tables = tree.children.filter((n): n is Table => n.type === 'table');
+  const rowsOf = (first: string): string[][] => {
+    const t = tables.find((x) => plain(x.children[0]!.children[0]!) === first);
+    expect(t, `a table whose first column is '${first}'`).toBeDefined();
+    return t!.children.slice(1).map((r) => r.children.map((c) => plain(c).trim()));
+  };
+
+  it('lists every input of action.yml with the same default, and no other', () => {
+    const shown = (v: { default?: string; required?: boolean }) => (v.required ? 'required' : v.default ? String(v.default) : '—');
+    const expected = Object.fromEntries(Object.entries(action.inputs).map(([name, v]) => [name, shown(v)]));
+    const rows = rowsOf('input');
+    expect(Object.fromEntries(rows.map((r) => [r[0], r[1]]))).toEqual(expected);
+    expect(rows).toHaveLength(Object.keys(expected).length);
+    for (const r of rows) expect(r[2], r[0]).not.toBe('');
+  });
+
+  it('lists every output of action.yml, and no other', () => {
+    const rows = rowsOf('output');
+    expect(rows.map((r) => r[0]).sort()).toEqual(Object.keys(action.outputs).sort());
+    for (const r of rows) expect(r[1], r[0]).not.toBe('');
+  });
+
+  it('has no raw HTML in its tables (GFM would swallow a <data-dir> written outside code)', () => {
+    const html = (n: Nodes): string[] => (n.type === 'html' ? [n.value] : 'children' in n ? (n.children as Nodes[]).flatMap(html) : []);
+    expect(tables.flatMap(html)).toEqual([]);
+    // The check bites: an unescaped placeholder in a cell is HTML to GFM.
+    expect(html(parsePage('| a |\n|---|\n| <data-dir>/x |\n'))).toEqual(['<data-dir>']);
+  });
+});
+
+describe('pr-comment.yml: its script against the loopback GitHub API', () => {
+  const TOKEN = 'ghs_prCommentScriptToken';
+  const script = String(allSteps(yamlOf('pr-comment.yml')).find((s) => s.uses?.startsWith('actions/github-script@'))!.with?.script);
+  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...args: unknown[]) => Promise<void>;
+
+  /** Runs the script as actions/github-script would: (require, github, context, core), in `cwd`. */
+  async function runScript(cwd: string, apiUrl: string, headSha: string): Promise<string[]> {
+    const said: string[] = [];
+    const core = { info: (m: string) => said.push(m), warning: (m: string) => said.push(`warning: ${m}`) };
+    const context = { payload: { workflow_run: { head_sha: headSha, html_url: 'https://github.example/run/1' } }, repo: { owner: 'ngcc', repo: 'submissions' } };
+    const here = process.cwd();
+    process.chdir(cwd);
+    try {
+      await new AsyncFunction('require', 'github', 'context', 'core', script)(createRequire(import.meta.url), makeOctokit(TOKEN, apiUrl), context, core);
+    } finally {
+      process.chdir(here);
+    }
+    return said;
+  }
+
+  it("updates only the bot's sticky comment, never a person's comment that carries the marker", async () => {
+    const gh = await startFakeGithub({ token: TOKEN });
+    try {
+      const marker = '<!-- ngcc-perf:x86_1 -->';
+      const dir = tempDir();
+      const artifact = join(dir, 'ngcc-perf-pr', 'ngcc-perf-pr-x86_1');
+      mkdirSync(artifact, { recursive: true });
+      writeFileSync(join(artifact, 'pr-number'), '5\n');
+      writeFileSync(join(artifact, 'comment.md'), `${marker}\nfirst numbers\n`);
+      gh.setPull('ngcc', 'submissions', 5, 'c0ffee');
+      const pasted = gh.addComment('ngcc', 'submissions', 5, `${marker}\nquoted by a person`, 'mallory');
+
+      await runScript(dir, gh.url, 'c0ffee');
+      const afterFirst = gh.comments('ngcc', 'submissions', 5);
+      expect(afterFirst).toHaveLength(2);
+      const bot = afterFirst.find((c) => c.id !== pasted.id)!;
+      expect(bot.user.type).toBe('Bot');
+      expect(bot.body).toBe(`${marker}\nfirst numbers\n`);
+
+      // A newer pasted copy does not attract the update either.
+      gh.addComment('ngcc', 'submissions', 5, `${marker}\nme again`, 'mallory');
+      writeFileSync(join(artifact, 'comment.md'), `${marker}\nsecond numbers\n`);
+      await runScript(dir, gh.url, 'c0ffee');
+      expect(gh.comments('ngcc', 'submissions', 5).map((c) => c.body)).toEqual([`${marker}\nquoted by a person`, `${marker}\nsecond numbers\n`, `${marker}\nme again`]);
+      expect(gh.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    } finally {
+      await gh.stop();
+    }
+  });
+
+  it('posts nothing for a run whose head is no longer the pull request head', async () => {
+    const gh = await startFakeGithub({ token: TOKEN });
+    try {
+      const dir = tempDir();
+      const artifact = join(dir, 'ngcc-perf-pr', 'ngcc-perf-pr-x86_1');
+      mkdirSync(artifact, { recursive: true });
+      writeFileSync(join(artifact, 'pr-number'), '6\n');
+      writeFileSync(join(artifact, 'comment.md'), '<!-- ngcc-perf:x86_1 -->\nnumbers\n');
+      gh.setPull('ngcc', 'submissions', 6, 'newer');
+      const said = await runScript(dir, gh.url, 'older');
+      expect(said.join('\n')).toMatch(/warning: pull request #6 is at newer/);
+      expect(gh.comments('ngcc', 'submissions', 6)).toHaveLength(0);
+    } finally {
+      await gh.stop();
+    }
   });
 });

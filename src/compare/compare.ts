@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { InputError } from '../errors.js';
@@ -46,7 +46,22 @@ function recordsByKey(ds: Dataset): Map<string, TimingRecord> {
 function loadSystem(dataDir: string, system: string, role: string): Dataset {
   const dir = join(dataDir, system);
   if (!existsSync(dir)) throw new InputError(dir, '', `no ${role} evidence for system ${system}`);
-  return loadDataset(dir);
+  return readable(loadDataset(dir), role);
+}
+
+/**
+ * A file that cannot be parsed is left out of a dataset, and a record left out of head would read
+ * as "removed" (of base, as "new"): a verdict about evidence nobody could read. So it is an error.
+ */
+function readable(ds: Dataset, role: string): Dataset {
+  const [first, ...more] = ds.unreadable;
+  if (first)
+    throw new InputError(
+      relative(process.cwd(), first.path) || first.path,
+      '',
+      `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ''}; run ngcc-perf validate on it`,
+    );
+  return ds;
 }
 
 /** The base-versus-head verdict of one operation. */
@@ -69,7 +84,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const alpha = opts.alpha ?? 0.01;
   const base = loadSystem(opts.baseDir, opts.system, 'base');
   const head = loadSystem(opts.headDir, opts.system, 'head');
-  const history = (opts.history ?? []).filter((d) => existsSync(join(d, opts.system))).map((d) => recordsByKey(loadDataset(join(d, opts.system))));
+  const history = (opts.history ?? []).filter((d) => existsSync(join(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history')));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -95,7 +110,8 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const kat_changes: KatChange[] = instanceKeys
     .map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat }))
     .filter((c) => c.base !== c.head && c.head !== undefined);
-  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === 'BUILDFAIL');
+  // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
+  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL');
 
   const size_changes: ValueChange[] = [];
   const memory_changes: ValueChange[] = [];

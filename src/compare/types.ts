@@ -54,7 +54,7 @@ export interface CompareReport {
   alpha: number;
   rows: CompareRow[];
   kat_changes: KatChange[];
-  /** Build failures in head (always reported). */
+  /** Builds that fail in head and did not fail on the base (always reported). */
   build_failures: string[];
   size_changes: ValueChange[];
   memory_changes: ValueChange[];

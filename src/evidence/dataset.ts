@@ -46,5 +46,7 @@ export function loadDataset(systemDir: string): Dataset {
   const memory = jsonFilesUnder(join(systemDir, 'memory'))
     .map((path) => ({ path, memory: parseJson<MemoryRecord>(path, unreadable) }))
     .filter((m): m is { path: string; memory: MemoryRecord } => m.memory !== undefined);
+  // Survey files are read by the report alone, but a corrupt one is as much a broken dataset.
+  for (const path of jsonFilesUnder(join(systemDir, 'survey'))) parseJson(path, unreadable);
   return { systemDir, campaign, build, records, profiles, memory, unreadable };
 }

@@ -1,5 +1,6 @@
 import type { Html, RootContent } from 'mdast';
 import type { CompareReport, CompareRow, ValueChange, Verdict } from '../compare/types.js';
+import type { Baseline } from './baseline.js';
 import { MISSING, formatCycles, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 
@@ -23,6 +24,24 @@ export const COMMENT_MAX_CHARS = 65_536;
 /** GitHub's limit on a step's job summary (bytes of UTF-8). */
 export const JOB_SUMMARY_MAX_BYTES = 1 << 20;
 
+/** What only the pull-request run knows about a comparison; without it the text stays generic. */
+export interface PullRequestContext {
+  /** Undefined: neither the base commit nor the data branch had evidence, nothing was compared. */
+  baseline?: Baseline;
+  /** Where the baseline was looked for, to say so when there is none. */
+  looked: { baseRef: string; baseSha: string; dataBranch: string };
+  /** Candidates measured in head; the others were carried over from the baseline unmeasured. */
+  measured: string[];
+  /** Nightly evidence versions behind the spread rule (0: the rule did not apply). */
+  historyRuns: number;
+  /** The compiler's first error of each head build failure, by instance key. */
+  buildErrors: Record<string, string>;
+  /** Measured instances whose KAT fails in head as it did on the baseline (not a change, so not counted). */
+  stillFailing: Array<{ key: string; status: string; detail?: string }>;
+  /** Campaign folder relative to the repository, for the reproduce hint. */
+  campaign: string;
+}
+
 export interface CommentOptions {
   /** The published pages / full report of this comparison. */
   reportUrl?: string;
@@ -30,6 +49,7 @@ export interface CommentOptions {
   runUrl?: string;
   /** Upper bound on the comment's length in characters (default 65,536, GitHub's limit). */
   maxChars?: number;
+  pr?: PullRequestContext;
 }
 
 export type SummaryOptions = Omit<CommentOptions, 'maxChars'>;
@@ -71,24 +91,52 @@ function valueDelta(c: ValueChange): number | undefined {
   return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
 }
 
-function headline(report: CompareReport): string {
+/** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
+function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
+  return report.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
+}
+
+/** The comment's first line, also the findings named when the comment cannot be posted. */
+export function headline(report: CompareReport, pr?: PullRequestContext): string {
   const n = report.counts;
   const newRows = report.rows.filter((r) => r.verdict === 'new').length;
   const removedRows = report.rows.filter((r) => r.verdict === 'removed').length;
+  const inconclusive = report.rows.filter((r) => r.verdict === 'inconclusive').length;
   const bad: string[] = [];
   if (n.kat_failures > 0) bad.push(`❌ KAT: ${plural(n.kat_failures, 'failure')}`);
   if (report.build_failures.length > 0) bad.push(`❌ ${plural(report.build_failures.length, 'build failure')}`);
   if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
   if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
+  if (pr && pr.stillFailing.length > 0) bad.push(`⚠ ${plural(pr.stillFailing.length, 'KAT')} still failing`);
   const info: string[] = [];
   if (n.improvements > 0) info.push(plural(n.improvements, 'improvement'));
   if (newRows > 0) info.push(`${newRows} new`);
   if (removedRows > 0) info.push(`${removedRows} removed`);
   let verdict: string;
-  if (bad.length > 0) verdict = [...bad, ...info].join(', ');
+  // Without a baseline every row is "new": a ✅ would read as a pass of something never compared.
+  if (pr && !pr.baseline) verdict = [`⚠ no baseline evidence for ${report.system}: nothing was compared`, ...bad].join(', ');
+  else if (bad.length > 0) verdict = [...bad, ...info].join(', ');
+  else if (pr && pr.measured.length === 0) verdict = 'ℹ no candidate touched: nothing measured';
   else if (info.length > 0) verdict = `✅ ${info.join(', ')}`;
   else verdict = '✅ no significant change';
+  if (inconclusive > 0) verdict += ` · ${inconclusive} inconclusive`;
   return `ngcc-perf ${report.system}: ${verdict}`;
+}
+
+/**
+ * Whether the comparison has anything a reader must see: `comment: on-change` creates a comment
+ * only then (and always updates one that exists).
+ */
+export function hasFindings(report: CompareReport, pr?: PullRequestContext): boolean {
+  return (
+    report.rows.some((r) => CHANGED.has(r.verdict)) ||
+    report.kat_changes.length > 0 ||
+    report.build_failures.length > 0 ||
+    report.size_mismatches.length > 0 ||
+    report.size_changes.length > 0 ||
+    report.memory_changes.length > 0 ||
+    (pr !== undefined && (!pr.baseline || pr.stillFailing.length > 0))
+  );
 }
 
 const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
@@ -117,12 +165,19 @@ interface Groups {
   memory: Cell[][];
   sizes: Cell[][];
   mismatches: Cell[][];
+  stillFailing: Inline[][];
   kat: Cell[][];
   builds: Inline[][];
 }
-const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'kat', 'builds'] as const;
+const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds'] as const;
 
-function groups(report: CompareReport): Groups {
+/** A compiler message can be long and multi-line: its first line says what broke. */
+const firstLine = (s: string): string => {
+  const line = s.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+};
+
+function groups(report: CompareReport, pr?: PullRequestContext): Groups {
   const valueRow = (c: ValueChange): Cell[] => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
     details: report.rows.map(rowCells),
@@ -130,8 +185,12 @@ function groups(report: CompareReport): Groups {
     memory: report.memory_changes.map(valueRow),
     sizes: report.size_changes.map(valueRow),
     mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
     kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
-    builds: report.build_failures.map((b) => [code(b)]),
+    builds: report.build_failures.map((b) => {
+      const error = pr?.buildErrors[b];
+      return error ? [code(b), ': ', code(firstLine(error))] : [code(b)];
+    }),
   };
 }
 
@@ -148,11 +207,26 @@ interface Layout {
 function render(report: CompareReport, g: Groups, layout: Layout): string {
   const { keep, opts } = layout;
   const take = <T>(name: keyof Groups, rows: T[]): T[] => rows.slice(0, keep[name]);
-  const out: RootContent[] = [heading(3, headline(report))];
+  const pr = opts.pr;
+  const out: RootContent[] = [heading(3, headline(report, pr))];
+  if (pr && !pr.baseline) {
+    out.push(
+      para(
+        `⚠ No evidence for ${report.system} on the base commit `,
+        code(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+        ' nor on the data branch ',
+        code(pr.looked.dataBranch),
+        ': every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first.',
+      ),
+    );
+  }
+  out.push(para(...ruleText(report, pr)));
+  const compared = comparedRows(report, pr).length;
+  const carried = pr ? report.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
   out.push(
     para(
-      `Head against base on ${report.system}: a change counts when it exceeds ±${pyFixed(report.threshold_pct, 1)}% at p < ${pyGeneral(report.alpha, 3)}; `,
-      `${plural(report.rows.length, 'measurement')} compared, ${g.changed.length} changed.`,
+      `${plural(compared, 'measurement')} compared, ${g.changed.length} changed`,
+      carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : '.',
     ),
   );
 
@@ -162,10 +236,12 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
 
   const kat = take('kat', g.kat);
   const builds = take('builds', g.builds);
-  if (kat.length > 0 || builds.length > 0) {
+  const still = take('stillFailing', g.stillFailing);
+  if (kat.length > 0 || builds.length > 0 || still.length > 0) {
     out.push(para(strong('KAT and build')));
     if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
-    if (builds.length > 0) out.push(para('Build failures in head:'), bullets(builds));
+    if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
+    if (still.length > 0) out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
   }
 
   const mismatches = take('mismatches', g.mismatches);
@@ -188,6 +264,8 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     out.push(html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`), table(ROW_HEADER, details), html('</details>'));
   }
 
+  if (pr && pr.measured.length > 0) out.push(reproduceHint(report.system, pr));
+
   const links: Inline[] = [];
   if (opts.reportUrl) links.push(link(opts.reportUrl, 'Full report'));
   if (opts.runUrl) links.push(...(links.length > 0 ? [' · '] : []), link(opts.runUrl, 'Workflow run'));
@@ -200,6 +278,43 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
 
   const body = serialize(root(out));
   return layout.marker === undefined ? body : `${layout.marker}\n${body}`;
+}
+
+/** compare.ts's HISTORY_SIGMAS, and the fewest nightly values stats.historyCv accepts. */
+const HISTORY_SIGMAS = 3;
+const HISTORY_MIN_RUNS = 3;
+
+/** The rule compare.ts applies, with this run's numbers. */
+function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
+  const where: Inline[] = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ')'] : [];
+  const spread = `|Δ| is more than ${HISTORY_SIGMAS}× the run-to-run spread of the operation`;
+  const history =
+    pr === undefined
+      ? `, and, when a nightly history exists, ${spread} in it`
+      : pr.historyRuns >= HISTORY_MIN_RUNS
+        ? `, and ${spread} over the last ${plural(pr.historyRuns, 'nightly run')}`
+        : pr.historyRuns === 0
+          ? ' (no nightly history on the data branch: no spread rule)'
+          : ` (${plural(pr.historyRuns, 'nightly run')} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  return [
+    `Head against base on ${report.system}`,
+    ...where,
+    `: a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a permutation test of the trial means gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive.`,
+  ];
+}
+
+/** One line a submitter can paste; the --only filter is left out when it would be unreadably long. */
+function reproduceHint(system: string, pr: PullRequestContext): RootContent {
+  const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join('|')})/'` : '';
+  return para(
+    'Reproduce locally: ',
+    code(`npx ngcc-perf run ${pr.campaign} --system ${system} --out data${only}`),
+    ', then ',
+    code(`npx ngcc-perf compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
+    ' with the baseline evidence in ',
+    code(`baseline/${system}`),
+    '.',
+  );
 }
 
 /** How many rows of each group remain after dropping `drop` rows in DROP_ORDER. */
@@ -231,7 +346,7 @@ function textLength(c: Cell): number {
  */
 function rowFloor(name: keyof Groups, cells: Cell[]): number {
   const text = cells.reduce((a, c) => a + textLength(c), 0);
-  return name === 'builds' ? text + 3 : 2 + cells.length * 3 + text;
+  return name === 'builds' || name === 'stillFailing' ? text + 3 : 2 + cells.length * 3 + text;
 }
 
 /**
@@ -241,7 +356,7 @@ function rowFloor(name: keyof Groups, cells: Cell[]): number {
  * fit: the cost follows the limit, not the length of the report.
  */
 function renderBounded(report: CompareReport, marker: string | undefined, opts: SummaryOptions, limit: number, size: (s: string) => number): string {
-  const g = groups(report);
+  const g = groups(report, opts.pr);
   const total = DROP_ORDER.reduce((n, name) => n + g[name].length, 0);
   const at = (drop: number): string => render(report, g, { marker, opts, keep: keepAfter(g, drop), dropped: drop });
   const bare = at(total);
@@ -291,15 +406,17 @@ export function renderComment(report: CompareReport, opts: CommentOptions = {}):
 
 /** The same content for the job summary: no marker, bounded by GitHub's 1 MiB per step. */
 export function renderJobSummary(report: CompareReport, opts: SummaryOptions = {}): string {
-  return renderBounded(report, undefined, { reportUrl: opts.reportUrl, runUrl: opts.runUrl }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, 'utf8'));
+  return renderBounded(report, undefined, { reportUrl: opts.reportUrl, runUrl: opts.runUrl, pr: opts.pr }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, 'utf8'));
 }
 
 /**
  * Workflow annotations: KAT and build failures are errors, regressions and size mismatches
  * warnings; KAT statuses that became PASS and improvements are notices.
  */
-export function annotations(report: CompareReport): Annotation[] {
+export function annotations(report: CompareReport, pr?: PullRequestContext): Annotation[] {
   const out: Annotation[] = [];
+  if (pr && !pr.baseline)
+    out.push({ level: 'warning', title: `No baseline: ${report.system}`, message: `no evidence for ${report.system} on the base commit nor on ${pr.looked.dataBranch}: nothing was compared` });
   for (const k of report.kat_changes) {
     const move = `KAT status ${k.base ?? 'none'} → ${k.head ?? 'none'} on ${report.system}`;
     if (k.head === undefined) out.push({ level: 'notice', title: `KAT removed: ${k.key}`, message: move });
@@ -307,7 +424,11 @@ export function annotations(report: CompareReport): Annotation[] {
     else out.push({ level: 'error', title: `KAT ${k.head}: ${k.key}`, message: move });
   }
   for (const b of report.build_failures) {
-    out.push({ level: 'error', title: `Build failed: ${b}`, message: `${b} does not build in head on ${report.system}` });
+    const error = pr?.buildErrors[b];
+    out.push({ level: 'error', title: `Build failed: ${b}`, message: `${b} does not build in head on ${report.system}${error ? `: ${firstLine(error)}` : ''}` });
+  }
+  for (const k of pr?.stillFailing ?? []) {
+    out.push({ level: 'warning', title: `KAT still ${k.status}: ${k.key}`, message: `KAT ${k.status} on ${report.system}, as on the baseline${k.detail ? ` — ${firstLine(k.detail)}` : ''}` });
   }
   for (const r of report.rows) {
     if (r.verdict !== 'regression' && r.verdict !== 'improvement') continue;

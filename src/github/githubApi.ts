@@ -58,6 +58,8 @@ export function makeOctokit(token: string, baseUrl?: string, opts: { retries?: n
     userAgent: 'ngcc-perf',
     throttle: { enabled: false },
     // Server errors and dropped connections are retried (1 s, 4 s, 9 s apart); 4xx never are.
+    // Creating a comment opts out per request (upsertStickyComment): a POST answered 5xx may
+    // have been applied, and retrying it would post a second comment.
     retry: { enabled: (opts.retries ?? 3) > 0, retries: opts.retries ?? 3 },
     request: { fetch: timedFetch },
   });
@@ -72,20 +74,42 @@ export interface StickyComment {
   system: string;
   /** The comment text; the marker is put on its first line if it is not there. */
   body: string;
+  /** false: only update a comment that exists (`comment: on-change` with nothing to report). */
+  create?: boolean;
 }
 
 export interface UpsertResult {
-  id: number;
-  action: 'created' | 'updated' | 'unchanged';
+  /** Undefined when there was no comment and none was to be created. */
+  id?: number;
+  action: 'created' | 'updated' | 'unchanged' | 'not-created';
 }
+
+type IssueComment = { id: number; body?: string | null; created_at: string; user?: { type?: string } | null };
 
 /** GitHub keeps bodies as sent, but compare them the way a reader sees them. */
 const normalize = (s: string): string => s.replace(/\r\n/g, '\n').trimEnd();
 
 /**
+ * The newest comment holding the marker and written by a bot (the token's identity in Actions is
+ * github-actions[bot] or an App): anyone can paste the marker into a comment of their own, and
+ * that comment must not be overwritten.
+ */
+function newestOurs(comments: IssueComment[], marker: string): IssueComment | undefined {
+  const ours = comments.filter((c) => c.user?.type === 'Bot' && typeof c.body === 'string' && c.body.includes(marker));
+  return ours.reduce<IssueComment | undefined>((best, c) => {
+    if (best === undefined) return c;
+    const t = Date.parse(c.created_at) - Date.parse(best.created_at);
+    return t > 0 || (t === 0 && c.id > best.id) ? c : best;
+  }, undefined);
+}
+
+/** A failure after which the server may still have applied the request. */
+const maybeApplied = (e: unknown): boolean => e instanceof RequestError && (e.response === undefined || e.status >= 500);
+
+/**
  * Creates the system's sticky comment or updates it in place. Every comment of the issue is read
- * (all pages); the ones containing the marker, whoever wrote them, are ours. With several, the
- * newest is updated and the others are left as they are.
+ * (all pages); bot comments containing the marker are ours. With several, the newest is updated
+ * and the others are left as they are.
  */
 export async function upsertStickyComment(octokit: GithubClient, args: StickyComment): Promise<UpsertResult> {
   const { owner, repo, issueNumber, system } = args;
@@ -96,25 +120,26 @@ export async function upsertStickyComment(octokit: GithubClient, args: StickyCom
   const body = args.body.includes(marker) ? args.body : `${marker}\n${args.body}`;
   const where = `${owner}/${repo}#${issueNumber}`;
 
-  let comments: Array<{ id: number; body?: string | null; created_at: string }>;
-  try {
-    comments = await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 });
-  } catch (e) {
-    throw describe(`listing the comments of ${where}`, e);
-  }
-
-  const ours = comments.filter((c) => typeof c.body === 'string' && c.body.includes(marker));
-  const newest = ours.reduce<(typeof ours)[number] | undefined>((best, c) => {
-    if (best === undefined) return c;
-    const t = Date.parse(c.created_at) - Date.parse(best.created_at);
-    return t > 0 || (t === 0 && c.id > best.id) ? c : best;
-  }, undefined);
+  const list = async (): Promise<IssueComment[]> => {
+    try {
+      return await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 });
+    } catch (e) {
+      throw describe(`listing the comments of ${where}`, e);
+    }
+  };
+  const newest = newestOurs(await list(), marker);
 
   if (newest === undefined) {
+    if (args.create === false) return { action: 'not-created' };
     try {
-      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body });
+      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body, request: { retries: 0 } });
       return { id: data.id, action: 'created' };
     } catch (e) {
+      // Look again instead of posting again: the comment may exist although the answer was lost.
+      if (maybeApplied(e)) {
+        const landed = newestOurs(await list().catch(() => []), marker);
+        if (landed && normalize(landed.body ?? '') === normalize(body)) return { id: landed.id, action: 'created' };
+      }
       throw describe(`creating the ${system} comment on ${where}`, e);
     }
   }

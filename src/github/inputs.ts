@@ -51,8 +51,14 @@ export function readInputs(): ActionInputs {
   const system = checkSystemId(core.getInput('system', { required: true }), input('system'));
   const token = core.getInput('token');
   if (token) core.setSecret(token);
+  const mode = oneOf('mode', MODES, 'pull-request');
+  const publish = oneOf('publish', ['commit', 'artifact', 'none'] as const, 'none');
+  // The data branch holds what was merged: a PR's numbers are unmerged, and a commit would also
+  // drop the evidence of every candidate the pull request did not measure.
+  if (mode === 'pull-request' && publish === 'commit')
+    throw bad('publish', "'commit' is refused in pull-request mode (it would push unmerged numbers to the data branch); use 'artifact' or 'none'");
   return {
-    mode: oneOf('mode', MODES, 'pull-request'),
+    mode,
     campaign: core.getInput('campaign') || '.',
     system,
     dataDir: core.getInput('data-dir') || 'performance/data',
@@ -65,7 +71,7 @@ export function readInputs(): ActionInputs {
     regressionThreshold: positive('regression-threshold') ?? 3,
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const, 'on-change'),
     failOn: parseFailOn(core.getInput('fail-on') || 'regression,kat', `input 'fail-on'`),
-    publish: oneOf('publish', ['commit', 'artifact', 'none'] as const, 'none'),
+    publish,
     publishBranch: core.getInput('publish-branch') || 'ngcc-perf-data',
     buildCache: bool('build-cache', true),
     allowForks: bool('allow-forks', false),

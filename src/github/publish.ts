@@ -2,7 +2,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
-import { writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
+import { writeJsonAtomic } from '../util/fsx.js';
+import { instanceOfPath, mergeInstances } from '../evidence/merge.js';
 
 export interface PublishOptions {
   /** A git work tree (the checkout the action runs in, or a clone). */
@@ -13,8 +14,16 @@ export interface PublishOptions {
   branch: string;
   /** Files to publish: source path on disk -> destination path inside the repository (relative). */
   files: Array<{ from: string; to: string }>;
-  /** Destination folders this publisher owns: files under them that are not in `files` are deleted (so a re-run replaces stale pages). Shards pass disjoint folders/files. */
+  /**
+   * Destination folders this publisher owns: files under them that are not in `files` are deleted
+   * (so a re-run replaces stale pages). Shards pass disjoint folders/files. An evidence folder (one
+   * whose build.json is published) is owned per instance: only stale files of the instances in the
+   * published build.json are deleted, and the branch's build.json entries of other instances are
+   * kept (evidence of a shard that failed tonight stays) — unless `prune` is set.
+   */
   owns?: string[];
+  /** Own evidence folders whole: delete every instance the published build.json lacks. */
+  prune?: boolean;
   message: string;
   author: { name: string; email: string };
   /** Default 8. */
@@ -150,12 +159,17 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   const wanted = new Set(destinations);
   // Only paths git already knows or that will exist may be named, else `git add` fails.
   const pathspecs = [...destinations, ...owns.filter((o) => existsSync(join(ctx.worktree, o)))];
-  for (const owned of owns) for (const rel of filesUnder(ctx.worktree, owned)) if (!wanted.has(rel)) unlinkSync(join(ctx.worktree, rel));
+  const evidence = ctx.opts.prune ? [] : evidenceFolders(ctx, destinations);
+  for (const owned of owns)
+    for (const rel of filesUnder(ctx.worktree, owned)) if (!wanted.has(rel) && !keptEvidence(evidence, rel)) unlinkSync(join(ctx.worktree, rel));
   ctx.opts.files.forEach((f, i) => {
     const target = join(ctx.worktree, destinations[i]!);
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(f.from, target);
   });
+  for (const e of evidence)
+    if (Object.keys(e.branch).some((key) => !(key in e.incoming.instances)))
+      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(e.branch, e.incoming.instances) });
   if (pathspecs.length === 0) return false;
   writeFileSync(ctx.pathspecFile, pathspecs.join('\0'));
   await git(ctx, ctx.worktree, ['add', '-A', `--pathspec-from-file=${ctx.pathspecFile}`, '--pathspec-file-nul'], 'add');
@@ -164,6 +178,48 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   if (diff.exitCode !== 1) check(ctx, diff, 'diff --cached');
   await git(ctx, ctx.worktree, ['commit', '-q', '--no-verify', '-m', ctx.opts.message], 'commit');
   return true;
+}
+
+interface EvidenceFolder {
+  /** Destination folder, '' for the repository root. */
+  dir: string;
+  incoming: { instances: Record<string, unknown> };
+  /** The branch's build.json instances before this publish. */
+  branch: Record<string, unknown>;
+}
+
+/** Every published build.json marks an evidence folder: what it brings and what the branch has. */
+function evidenceFolders(ctx: Ctx, destinations: string[]): EvidenceFolder[] {
+  return destinations.flatMap((to, i) => {
+    if (to !== 'build.json' && !to.endsWith('/build.json')) return [];
+    const dir = posix.dirname(to) === '.' ? '' : posix.dirname(to);
+    const from = ctx.opts.files[i]!.from;
+    const incoming = instancesOf(readFileSync(from, 'utf8'));
+    // Not an ngcc-perf build.json: a plain file, owned as any other.
+    if (!incoming) return [];
+    const onBranch = join(ctx.worktree, to);
+    // A branch file that is not a build.json holds no instance to keep.
+    const branch = existsSync(onBranch) ? (instancesOf(readFileSync(onBranch, 'utf8'))?.instances ?? {}) : {};
+    return [{ dir, incoming, branch }];
+  });
+}
+
+function instancesOf(text: string): { instances: Record<string, unknown> } | undefined {
+  try {
+    const json = JSON.parse(text) as { instances?: unknown };
+    const ok = json && typeof json === 'object' && json.instances && typeof json.instances === 'object' && !Array.isArray(json.instances);
+    return ok ? (json as { instances: Record<string, unknown> }) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A stale file of an evidence folder stays unless it belongs to an instance being published. */
+function keptEvidence(evidence: EvidenceFolder[], rel: string): boolean {
+  const e = evidence.find((x) => x.dir === '' || rel.startsWith(`${x.dir}/`));
+  if (!e) return false;
+  const key = instanceOfPath(e.dir === '' ? rel : rel.slice(e.dir.length + 1));
+  return key === undefined || !(key in e.incoming.instances);
 }
 
 /** True when pushed; false when the remote moved under us (worth a fetch, a rebase and another go). */
@@ -229,69 +285,5 @@ function filesUnder(dir: string, rel = ''): string[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Merges shard evidence folders (each DATA_DIR/<system>/ of one shard) into `into`. Shards write
- * disjoint files, so two different contents for one path is a bug worth stopping for; build.json
- * and campaign.json are shared by design and merged.
- */
-export function mergeShardFolders(parts: string[], into: string): void {
-  const writtenBy = new Map<string, string>();
-  for (const part of parts) {
-    for (const rel of filesUnder(part)) {
-      if (rel === 'build.json' || rel === 'campaign.json') continue;
-      const from = join(part, rel);
-      const data = readFileSync(from);
-      const earlier = writtenBy.get(rel);
-      if (earlier !== undefined) {
-        if (!data.equals(readFileSync(earlier))) throw new Error(`mergeShardFolders: ${earlier} and ${from} differ (both shards wrote ${rel})`);
-        continue;
-      }
-      writeFileAtomic(join(into, rel), data);
-      writtenBy.set(rel, from);
-    }
-  }
-  mergeBuildJson(parts, into);
-  mergeCampaignJson(parts, into);
-}
-
-type Json = Record<string, unknown>;
-
-function readShardJson(parts: string[], name: string): Array<{ path: string; json: Json }> {
-  return parts.map((p) => join(p, name)).filter(existsSync).map((path) => ({ path, json: JSON.parse(readFileSync(path, 'utf8')) as Json }));
-}
-
-/** Instances merged key by key: the first shard's order, then keys as later shards add them. */
-function mergeBuildJson(parts: string[], into: string): void {
-  const shards = readShardJson(parts, 'build.json');
-  if (shards.length === 0) return;
-  const instances: Json = {};
-  const source = new Map<string, string>();
-  for (const { path, json } of shards) {
-    for (const [key, entry] of Object.entries((json.instances as Json | undefined) ?? {})) {
-      const earlier = source.get(key);
-      if (earlier !== undefined && canonical(instances[key]) !== canonical(entry))
-        throw new Error(`mergeShardFolders: ${earlier} and ${path} disagree on build.json instances["${key}"]`);
-      if (earlier === undefined) {
-        instances[key] = entry;
-        source.set(key, path);
-      }
-    }
-  }
-  writeJsonAtomic(join(into, 'build.json'), { ...shards[0]!.json, instances });
-}
-
-/** The first shard's campaign.json, with every shard's host checks (an entry shared by several, e.g. from a restored cache, once). */
-function mergeCampaignJson(parts: string[], into: string): void {
-  const shards = readShardJson(parts, 'campaign.json');
-  if (shards.length === 0) return;
-  const hostChecks = new Map<string, unknown>();
-  for (const { json } of shards) for (const check of (json.host_checks as unknown[] | undefined) ?? []) hostChecks.set(canonical(check), check);
-  writeJsonAtomic(join(into, 'campaign.json'), { ...shards[0]!.json, host_checks: [...hostChecks.values()] });
-}
-
-/** JSON with sorted keys, so equal objects compare equal whatever their key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
+/** Merging shard evidence lives with the evidence; re-exported for the callers of this module. */
+export { mergeShardFolders, type MergeResult } from '../evidence/merge.js';

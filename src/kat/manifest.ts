@@ -22,31 +22,110 @@ export function readManifest(path: string, display = path): ManifestEntry[] {
   return parseManifest(readFileSync(path, 'utf8'), display);
 }
 
+/**
+ * Parses kat.sha256 text. Two lines for one file, mode and record count with different digests
+ * can never both pass: an error naming both lines (an exact repeat is accepted).
+ */
 export function parseManifest(text: string, display: string): ManifestEntry[] {
   const entries: ManifestEntry[] = [];
+  const seen = new Map<string, ManifestEntry>();
   text.split('\n').forEach((raw, i) => {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) return;
     const m = LINE.exec(line);
     if (!m)
       throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
-    entries.push({
+    const entry: ManifestEntry = {
       sha256: m[1]!.toLowerCase(),
       mode: m[2] as DigestMode,
       records: m[3] ? Number(m[3]) : undefined,
       label: m[4]!,
       file: m[5]!,
       line: i + 1,
-    });
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
   });
   return entries;
 }
+
+const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;
 
 export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>): string {
   return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ''} ${e.label}/${e.file}`;
 }
 
 const RECORD_START = /^(Count|count) =/;
+
+/** The records of a KAT file: lines starting `Count =` / `count =` (CONTRACT §4). */
+export function countRecords(text: string): number {
+  return text.split('\n').filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ''))).length;
+}
+
+export type GeneratedLine = Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>;
+
+export interface ManifestUpdate {
+  text: string;
+  /** Lines appended for instances that had none. */
+  added: string[];
+  /** Lines replaced (`after`) or removed (no `after`) under `force`, by their line number before. */
+  changed: Array<{ line: number; before: string; after?: string }>;
+  /** Instances whose lines already say what was generated. */
+  unchanged: string[];
+}
+
+const same = (e: ManifestEntry, g: GeneratedLine) => e.sha256 === g.sha256 && e.mode === g.mode && e.records === g.records && e.file === g.file;
+const shortLine = (e: GeneratedLine) => `${e.sha256.slice(0, 12)}… ${modeText(e)} ${e.label}/${e.file}`;
+
+/**
+ * kat.sha256 updated in place with generated lines: comments and the lines of other instances stay
+ * as they are, an instance without a line gets one appended. An instance whose line says something
+ * else (another digest, mode, record count or file) is refused, naming that line: a digest that
+ * differs is a MISMATCH to look into, never to overwrite silently. With `force` its lines are
+ * replaced by the generated one, and each change is listed.
+ */
+export function updateManifest(text: string, display: string, generated: GeneratedLine[], opts: { force?: boolean; header?: string } = {}): ManifestUpdate {
+  const entries = parseManifest(text, display);
+  const lines = text === '' ? [] : text.split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  const edits = new Map<number, string | null>();
+  const update: ManifestUpdate = { text, added: [], changed: [], unchanged: [] };
+  for (const g of generated) {
+    const wanted = formatManifestLine(g);
+    const mine = entries.filter((e) => e.label === g.label);
+    const differing = mine.filter((e) => !same(e, g));
+    if (mine.length === 0) update.added.push(wanted);
+    else if (differing.length === 0) update.unchanged.push(g.label);
+    else if (!opts.force)
+      throw new InputError(
+        display,
+        `line ${differing[0]!.line}`,
+        `says ${shortLine(differing[0]!)}, the generated KAT gives ${shortLine(g)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`,
+      );
+    else {
+      // A line that already says it stays; otherwise the first differing line becomes the generated one.
+      const keep = differing.length < mine.length;
+      differing.forEach((e, i) => {
+        const after = !keep && i === 0 ? wanted : undefined;
+        edits.set(e.line - 1, after ?? null);
+        update.changed.push({ line: e.line, before: lines[e.line - 1]!.trim(), ...(after ? { after } : {}) });
+      });
+    }
+  }
+  const out = lines.flatMap((l, i) => {
+    const edit = edits.get(i);
+    return edit === undefined ? [l] : edit === null ? [] : [edit];
+  });
+  if (update.added.length > 0 && !out.some((l) => l.trim() !== '') && opts.header) out.push(opts.header);
+  out.push(...update.added);
+  update.text = out.length > 0 ? `${out.join('\n')}\n` : '';
+  parseManifest(update.text, display);
+  return update;
+}
 
 /**
  * The canonical KAT digest (CONTRACT §4): trailing CR/space/tab stripped, empty and `#` lines

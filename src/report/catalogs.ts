@@ -1,6 +1,23 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { CANDIDATE_ID } from '../config/schemas.js';
 import { InputError } from '../errors.js';
+
+/** The size catalog's name when ngcc-perf.yml does not choose one (a campaign may have none). */
+export const DEFAULT_EXTERNAL_SIZES = 'external_sizes.csv';
+
+/**
+ * Where the size catalog is. A name other than the default was chosen in ngcc-perf.yml, so its
+ * absence is a mistake (a typo would otherwise silently empty the size audit).
+ */
+export function externalSizesPath(campaignRoot: string, configured: string): string {
+  const path = resolve(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync(path)) {
+    const yml = join(campaignRoot, 'ngcc-perf.yml');
+    throw new InputError(relative(process.cwd(), yml) || yml, 'catalogs.external_sizes', `'${configured}' does not exist (looked for ${relative(process.cwd(), path) || path})`);
+  }
+  return path;
+}
 
 /** A `;`-separated catalog with `#` comments and a header line (the harness's CSV dialect). */
 export interface CsvRow {
@@ -10,9 +27,16 @@ export interface CsvRow {
 
 export function readSemicolonCsv(path: string, columns: string[]): CsvRow[] {
   if (!existsSync(path)) return [];
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(path, '', code === 'EISDIR' ? 'a folder, not a catalog file' : `cannot read the catalog (${code ?? String(e)})`);
+  }
   const rows: CsvRow[] = [];
   let header: string[] | undefined;
-  readFileSync(path, 'utf8')
+  text
     .split('\n')
     .forEach((raw, i) => {
       const line = raw.replace(/\r$/, '');

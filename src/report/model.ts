@@ -1,14 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { readJson } from '../util/fsx.js';
 import { candidateVerdict, type InstanceSurvey } from '../profile/survey.js';
 import { measuredEnvironment } from './environment.js';
 import { join, relative } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
+import { checkCandidateFileNames } from '../campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import { OPERATIONS } from '../measure/operation.js';
-import { readExternalSizes, readKatIssues, readSurvey, type CatalogSize, type KatIssue, type SurveyVerdict } from './catalogs.js';
+import { externalSizesPath, readExternalSizes, readKatIssues, readSurvey, type CatalogSize, type KatIssue, type SurveyVerdict } from './catalogs.js';
 
 export interface InstanceView {
   label: string;
@@ -46,6 +46,11 @@ export interface ReportModel {
   /** Automated survey results per candidate (survey/<id>/<label>.json). */
   surveys: Map<string, InstanceSurvey[]>;
   sizes: CatalogSize[];
+  /**
+   * Evidence files that exist but could not be parsed (relative to the system folder): the pages
+   * show what was readable, so whoever renders them must say what was left out.
+   */
+  unreadable: Array<{ path: string; problem: string }>;
 }
 
 export interface SurveyShown {
@@ -91,6 +96,7 @@ function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
  */
 export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
   const ds = loadDataset(systemDir);
+  if (campaignDir) checkCandidateFileNames(campaignDir);
   const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = (ds.campaign?.system_id as string | undefined) ?? systemDir.split('/').filter(Boolean).pop()!;
   const byKey = new Map<string, InstanceView>();
@@ -152,7 +158,15 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
         readdirSync(join(surveyDir, id))
           .filter((f) => f.endsWith('.json'))
           .sort()
-          .map((f) => readJson<InstanceSurvey & { failure?: string }>(join(surveyDir, id, f)))
+          .flatMap((f) => {
+            const path = join(surveyDir, id, f);
+            try {
+              return [JSON.parse(readFileSync(path, 'utf8')) as InstanceSurvey & { failure?: string }];
+            } catch {
+              // Already in the dataset's unreadable list.
+              return [];
+            }
+          })
           // A survey that could not run has no verdict to show.
           .filter((s) => s.verdict !== undefined),
       );
@@ -165,6 +179,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     katIssues: campaignDir ? readKatIssues(join(root, 'kat_issues.csv')) : [],
     survey: campaignDir ? readSurvey(join(root, 'symmetric_survey.csv')) : [],
     surveys,
-    sizes: campaignDir ? readExternalSizes(join(root, campaign.settings.catalogs.external_sizes)) : [],
+    sizes: campaignDir ? readExternalSizes(externalSizesPath(root, campaign.settings.catalogs.external_sizes)) : [],
+    unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem })),
   };
 }

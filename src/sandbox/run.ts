@@ -41,6 +41,32 @@ export function scrubbedEnv(extra: Record<string, string> = {}): Record<string, 
   return { ...env, ...extra };
 }
 
+/**
+ * Process groups of the children running now. Each child leads its own group (so a timeout can
+ * kill its grandchildren), which also means a Ctrl-C at the terminal never reaches it: whoever
+ * stops this process must kill these groups, or a spinning submission outlives us.
+ */
+const liveGroups = new Set<number>();
+
+/** The process group ids of the children still running. */
+export function liveProcessGroups(): number[] {
+  return [...liveGroups];
+}
+
+/** SIGKILLs every running child's whole group; returns how many groups there were. */
+export function killLiveProcessGroups(): number {
+  const groups = [...liveGroups];
+  liveGroups.clear();
+  for (const pgid of groups) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      /* ended on its own meanwhile */
+    }
+  }
+  return groups.length;
+}
+
 /** The one way this project starts a child process. */
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;
@@ -56,6 +82,8 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const pgid = child.pid;
+    if (pgid !== undefined) liveGroups.add(pgid);
     const out = collector(limit);
     const err = collector(limit);
     child.stdout!.on('data', out.push);
@@ -63,7 +91,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     let timedOut = false;
     const killGroup = () => {
       try {
-        process.kill(-child.pid!, 'SIGKILL');
+        if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
       } catch {
         /* already gone */
       }
@@ -76,6 +104,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       clearTimeout(timer);
       // A child that exited may have left its group behind (daemonised loops): reap them.
       killGroup();
+      if (pgid !== undefined) liveGroups.delete(pgid);
       resolve({
         command: argv,
         exitCode,

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
  *   GET   /repos/:o/:r/issues/:n/comments   (per_page / page, Link header, GitHub's cap of 100)
  *   POST  /repos/:o/:r/issues/:n/comments
  *   PATCH /repos/:o/:r/issues/comments/:id
+ *   GET   /repos/:o/:r/pulls/:n               (number and head sha, as set by setPull)
  * Comments live in memory; every request is recorded; a wrong or missing token gets 401.
+ * failNext() makes the next requests of a method fail, before or after taking effect.
  */
 
 export interface FakeComment {
@@ -49,8 +51,16 @@ export interface FakeGithub {
   requests: RecordedRequest[];
   /** All comments of an issue, oldest first (what the API would list). */
   comments(owner: string, repo: string, issue: number): FakeComment[];
-  /** Seed a comment as if someone had posted it earlier. */
+  /** Seed a comment as if someone had posted it earlier (a login ending in [bot] is a Bot). */
   addComment(owner: string, repo: string, issue: number, body: string, login?: string): FakeComment;
+  /**
+   * The next `times` (default 1) requests of `method` answer `status`. With `applied`, the
+   * request takes effect first and only the answer is an error (a 5xx after the write, or a
+   * dropped response).
+   */
+  failNext(method: string, status: number, opts?: { times?: number; applied?: boolean }): void;
+  /** A pull request whose head commit is `headSha`. */
+  setPull(owner: string, repo: string, number: number, headSha: string): void;
   stop(): Promise<void>;
 }
 
@@ -103,6 +113,8 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
   let clock = Date.UTC(2025, 0, 1);
   const now = () => new Date((clock += 1000)).toISOString().replace('.000Z', 'Z');
   let base = '';
+  const faults: Array<{ method: string; status: number; applied: boolean }> = [];
+  const pulls = new Map<string, string>();
 
   const listOf = (owner: string, repo: string, issue: number) => all.filter((c) => c.owner === owner && c.repo === repo && c.issue === issue);
 
@@ -147,10 +159,27 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
       return;
     }
 
+    const f = faults.findIndex((x) => x.method === method);
+    const fault = f >= 0 ? faults.splice(f, 1)[0] : undefined;
+    if (fault && !fault.applied) {
+      send(res, fault.status, { message: `injected failure (HTTP ${fault.status})` });
+      return;
+    }
+    // An applied fault: the handlers below take effect, then the answer is replaced by the error.
+    const reply: typeof send = fault ? (r) => send(r, fault.status, { message: `injected failure after applying (HTTP ${fault.status})` }) : send;
+
     const url = new URL(path, base);
+    const pull = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(url.pathname);
     const list = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
     const one = /^\/repos\/([^/]+)\/([^/]+)\/issues\/comments\/(\d+)$/.exec(url.pathname);
     try {
+      if (pull && method === 'GET') {
+        const [, owner, repo, n] = pull as unknown as [string, string, string, string];
+        const sha = pulls.get(`${owner}/${repo}#${n}`);
+        if (sha === undefined) throw new HttpError(404, 'Not Found');
+        reply(res, 200, { number: Number(n), head: { sha } });
+        return;
+      }
       if (list && method === 'GET') {
         const [, owner, repo, n] = list as unknown as [string, string, string, string];
         const perPage = Math.min(maxPerPage, positiveInt(url.searchParams.get('per_page'), 30, 'per_page'));
@@ -166,13 +195,13 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
         const rels: string[] = [];
         if (page > 1) rels.push(link(page - 1, 'prev'), link(1, 'first'));
         if (page < pages) rels.push(link(page + 1, 'next'), link(pages, 'last'));
-        send(res, 200, comments.slice((page - 1) * perPage, page * perPage).map(publicView), rels.length > 0 ? { link: rels.join(', ') } : {});
+        reply(res, 200, comments.slice((page - 1) * perPage, page * perPage).map(publicView), rels.length > 0 ? { link: rels.join(', ') } : {});
         return;
       }
       if (list && method === 'POST') {
         const [, owner, repo, n] = list as unknown as [string, string, string, string];
         const created = addComment(owner, repo, Number(n), bodyField(body));
-        send(res, 201, publicView(created), { location: created.url });
+        reply(res, 201, publicView(created), { location: created.url });
         return;
       }
       if (one && method === 'PATCH') {
@@ -181,7 +210,7 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
         if (!c) throw new HttpError(404, 'Not Found');
         c.body = bodyField(body);
         c.updated_at = now();
-        send(res, 200, publicView(c));
+        reply(res, 200, publicView(c));
         return;
       }
       throw new HttpError(404, 'Not Found');
@@ -206,6 +235,10 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
     requests,
     comments: (owner, repo, issue) => listOf(owner, repo, issue),
     addComment,
+    failNext: (method, status, o = {}) => {
+      for (let i = 0; i < (o.times ?? 1); i++) faults.push({ method: method.toUpperCase(), status, applied: o.applied ?? false });
+    },
+    setPull: (owner, repo, number, headSha) => void pulls.set(`${owner}/${repo}#${number}`, headSha),
     stop: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

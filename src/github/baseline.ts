@@ -1,0 +1,58 @@
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BuildJson } from '../evidence/types.js';
+import { readJson, writeJsonAtomic } from '../util/fsx.js';
+import { extractAt, lastChangeOf } from './gitTree.js';
+
+/** Where the numbers a pull request is compared with came from. */
+export interface Baseline {
+  source: 'base commit' | 'data branch';
+  /** The pull request's base branch, or the data branch. */
+  ref: string;
+  sha: string;
+}
+
+export interface BaselineSearch {
+  baseSha: string;
+  baseRef: string;
+  publishBranch: string;
+  /** `<data-dir>/<system>` relative to the repository. */
+  evidencePath: string;
+  /** Receives the evidence as `<into>/<evidencePath>`. */
+  into: string;
+}
+
+/**
+ * The base commit's own evidence when it has some; else the newest on the data branch, because
+ * the nightly workflow publishes there and the base branch then holds none. Undefined when
+ * neither has evidence for the system: the caller must say that nothing was compared.
+ */
+export async function findBaseline(repo: string, s: BaselineSearch): Promise<Baseline | undefined> {
+  if (await extractAt(repo, s.baseSha, s.evidencePath, s.into)) return { source: 'base commit', ref: s.baseRef, sha: s.baseSha };
+  const sha = await lastChangeOf(repo, `origin/${s.publishBranch}`, s.evidencePath);
+  if (sha && (await extractAt(repo, sha, s.evidencePath, s.into))) return { source: 'data branch', ref: s.publishBranch, sha };
+  return undefined;
+}
+
+/** 'base commit main@1a2b3c4', 'data branch ngcc-perf-data@1a2b3c4'. */
+export const baselineName = (b: Baseline): string => `${b.source} ${b.ref}@${b.sha.slice(0, 7)}`;
+
+/** Evidence folders holding one sub-folder per candidate under DATA_DIR/<system>/. */
+const PER_CANDIDATE = ['records', 'profile', 'memory', 'survey', 'kat', 'build'] as const;
+
+/**
+ * The head's evidence before measuring: the baseline without anything of `candidates`. Their
+ * old numbers would otherwise survive a build that now fails, or an instance the pull request
+ * renamed or deleted, and compare as unchanged against themselves.
+ */
+export function headFromBaseline(baseSystemDir: string, headSystemDir: string, candidates: readonly string[]): void {
+  mkdirSync(headSystemDir, { recursive: true });
+  if (existsSync(baseSystemDir)) cpSync(baseSystemDir, headSystemDir, { recursive: true });
+  for (const id of candidates) for (const kind of PER_CANDIDATE) rmSync(join(headSystemDir, kind, id), { recursive: true, force: true });
+  const buildPath = join(headSystemDir, 'build.json');
+  if (!existsSync(buildPath)) return;
+  const build = readJson<BuildJson>(buildPath);
+  const gone = new Set(candidates);
+  const kept = Object.entries(build.instances ?? {}).filter(([key, e]) => !gone.has(e.candidate ?? key.split('/')[0]!));
+  writeJsonAtomic(buildPath, { ...build, instances: Object.fromEntries(kept) });
+}

@@ -32183,6 +32183,7 @@ function validateDataset(systemDir) {
     const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+    problems.push(...processFacts(where, r));
     const derived2 = deriveStatistics(trials);
     for (const field of ["measurements", "mean_seconds", "median_trial_seconds", "min_trial_seconds", "max_trial_seconds", "mean_cycles", "median_trial_cycles", "operations_per_second"]) {
       const stored = r[field];
@@ -32212,6 +32213,24 @@ function validateDataset(systemDir) {
       const median2 = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
       if (median2 === void 0 || !close(p.hash_share, median2)) problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
     }
+  }
+  return problems;
+}
+function processFacts(where, r) {
+  const metas = (Array.isArray(r.processes) ? r.processes : []).filter((p) => p.status === "complete" && p.meta).map((p) => p.meta);
+  if (metas.length === 0) return [];
+  const problems = [];
+  const values = (k) => metas.map((m) => m[k]).filter((v) => v !== void 0).map(Number);
+  const peaks = values("peak_rss_bytes");
+  if (typeof r.peak_rss_bytes === "number" && peaks.length > 0 && r.peak_rss_bytes !== Math.max(...peaks))
+    problems.push(`${where}: peak_rss_bytes ${r.peak_rss_bytes} != ${Math.max(...peaks)}, the largest of its processes`);
+  const baselines = values("baseline_rss_bytes");
+  if (typeof r.baseline_rss_bytes === "number" && baselines.length > 0 && !baselines.includes(r.baseline_rss_bytes))
+    problems.push(`${where}: baseline_rss_bytes ${r.baseline_rss_bytes} is none of its processes' (${[...new Set(baselines)].join(", ")})`);
+  const sizes = r.sizes ?? {};
+  for (const k of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
+    const printed = metas[0][k];
+    if (printed !== void 0 && typeof sizes[k] === "number" && sizes[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
   }
   return problems;
 }

@@ -23,6 +23,19 @@ describe('the ngcc-harness golden dataset', () => {
     writeFileSync(path, text.replace(/"median_trial_cycles": (\d)/, (_m, d: string) => `"median_trial_cycles": ${(Number(d) + 1) % 10}`));
     expect(validateDataset(copy)).toEqual([expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: median_trial_cycles .* recomputed from trials$/)]);
   });
+
+  it('memory and sizes must be what the timing processes printed', () => {
+    const copy = tempDir();
+    cpSync(golden, copy, { recursive: true });
+    const path = join(copy, 'records', 'kem-09', 'Cheetah256__dec.json');
+    const r = JSON.parse(readFileSync(path, 'utf8')) as { peak_rss_bytes: number; baseline_rss_bytes: number; sizes: Record<string, number> };
+    writeFileSync(path, JSON.stringify({ ...r, peak_rss_bytes: 1, baseline_rss_bytes: 5, sizes: { ...r.sizes, pk_bytes: r.sizes.pk_bytes! + 1 } }));
+    expect(validateDataset(copy)).toEqual([
+      expect.stringMatching(/Cheetah256__dec\.json: peak_rss_bytes 1 != \d+, the largest of its processes$/),
+      expect.stringMatching(/Cheetah256__dec\.json: baseline_rss_bytes 5 is none of its processes'/),
+      expect.stringMatching(/Cheetah256__dec\.json: sizes\.pk_bytes \d+ != \d+ printed by its process$/),
+    ]);
+  });
 });
 
 describe('unreadable evidence', () => {

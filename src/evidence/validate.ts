@@ -6,6 +6,7 @@ import { deriveStatistics } from '../measure/stats.js';
 import { medianRound, shares } from '../report/profile.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
+import type { TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
 
@@ -74,6 +75,7 @@ export function validateDataset(systemDir: string): string[] {
       : undefined;
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+    problems.push(...processFacts(where, r));
     const derived = deriveStatistics(trials);
     for (const field of ['measurements', 'mean_seconds', 'median_trial_seconds', 'min_trial_seconds', 'max_trial_seconds', 'mean_cycles', 'median_trial_cycles', 'operations_per_second'] as const) {
       const stored = r[field];
@@ -104,6 +106,32 @@ export function validateDataset(systemDir: string): string[] {
       const median = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
       if (median === undefined || !close(p.hash_share, median)) problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
     }
+  }
+  return problems;
+}
+
+/**
+ * Memory and sizes restate what the timing processes printed: peak RSS is the largest VmHWM, the
+ * baseline one process's VmRSS before its first call (ours take the first, the ngcc-harness the
+ * largest), and the sizes are the API's as the driver read them.
+ */
+function processFacts(where: string, r: TimingRecord): string[] {
+  const metas = (Array.isArray(r.processes) ? (r.processes as Array<{ status?: string; meta?: Record<string, string> }>) : [])
+    .filter((p) => p.status === 'complete' && p.meta)
+    .map((p) => p.meta!);
+  if (metas.length === 0) return [];
+  const problems: string[] = [];
+  const values = (k: string) => metas.map((m) => m[k]).filter((v): v is string => v !== undefined).map(Number);
+  const peaks = values('peak_rss_bytes');
+  if (typeof r.peak_rss_bytes === 'number' && peaks.length > 0 && r.peak_rss_bytes !== Math.max(...peaks))
+    problems.push(`${where}: peak_rss_bytes ${r.peak_rss_bytes} != ${Math.max(...peaks)}, the largest of its processes`);
+  const baselines = values('baseline_rss_bytes');
+  if (typeof r.baseline_rss_bytes === 'number' && baselines.length > 0 && !baselines.includes(r.baseline_rss_bytes))
+    problems.push(`${where}: baseline_rss_bytes ${r.baseline_rss_bytes} is none of its processes' (${[...new Set(baselines)].join(', ')})`);
+  const sizes = (r.sizes ?? {}) as Record<string, unknown>;
+  for (const k of ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_bytes']) {
+    const printed = metas[0]![k];
+    if (printed !== undefined && typeof sizes[k] === 'number' && sizes[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
   }
   return problems;
 }

@@ -37473,6 +37473,10 @@ function katFootnotes(c, issues) {
 
 // src/report/pages/candidate.ts
 var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
+function roundsRange(rounds) {
+  if (!rounds || rounds.length < 2) return "";
+  return ` (${formatShare(Math.min(...rounds)).replace("%", "")}\u2013${formatShare(Math.max(...rounds))} over ${rounds.length} rounds)`;
+}
 function notMeasuredReason(inst) {
   const kat = inst.build?.kat;
   if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
@@ -37585,7 +37589,7 @@ function candidatePage(model, c) {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash: hash2, drng } = hashShares(p);
-      return [[code3(inst.label), op, formatShare(hash2), formatShare(drng), callsPerOperation(p) || "\u2013"]];
+      return [[code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]];
     });
     return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
   });

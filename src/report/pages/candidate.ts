@@ -12,6 +12,12 @@ import { callsPerOperation, hashShares } from '../profile.js';
 /** The hash column: the ICCS placeholders, or whatever symmetric code a NIST-API baseline wraps. */
 const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/SHA-2)' : 'pseudohash/XOF/sm3');
 
+/** " (36–42% over 5 rounds)": how far the profiling rounds spread, when there were several. */
+function roundsRange(rounds: number[] | undefined): string {
+  if (!rounds || rounds.length < 2) return '';
+  return ` (${formatShare(Math.min(...rounds)).replace('%', '')}–${formatShare(Math.max(...rounds))} over ${rounds.length} rounds)`;
+}
+
 /** Why an instance has no numbers, for the row that replaces them. */
 export function notMeasuredReason(inst: InstanceView): string {
   const kat = inst.build?.kat;
@@ -143,7 +149,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash, drng } = hashShares(p);
-      return [[code(inst.label), op, formatShare(hash), formatShare(drng), callsPerOperation(p) || '–']];
+      return [[code(inst.label), op, `${formatShare(hash)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || '–']];
     });
     return rows.length > 0 ? rows : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
   });

@@ -51,10 +51,13 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   // A KAT that was not run is no finding; a measurement that produced no trial is one.
   const katFailed = s.instances.filter((i) => i.kat !== undefined && i.kat !== 'PASS');
   const unchecked = s.instances.filter((i) => i.kat === undefined);
-  const opFailed = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'failed').map((o) => ({ key: `${i.key} ${o.operation}`, failure: o.failure })));
+  // A partial measurement lost some of its trials (a crash, a timeout): as much a finding as none.
+  const opFailed = s.instances.flatMap((i) =>
+    i.operations.filter((o) => o.status === 'failed' || o.status === 'partial').map((o) => ({ key: `${i.key} ${o.operation}`, failure: `${o.status}${o.failure ? `: ${o.failure}` : ''}` })),
+  );
   const problems = [
     katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(', ')}${katFailed.length > 3 ? ', …' : ''})` : '',
-    opFailed.length > 0 ? `${opFailed.length} measurement(s) failed (first: ${opFailed[0]!.key}${opFailed[0]!.failure ? `: ${opFailed[0]!.failure}` : ''})` : '',
+    opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0]!.key} ${opFailed[0]!.failure})` : '',
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'complete')).length;
   const notes = unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '';

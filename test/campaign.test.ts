@@ -183,16 +183,20 @@ describe('CLI input errors', () => {
 });
 
 describe('a run whose measurements fail', () => {
-  it('exits 1 and its last line says which measurement failed, though every KAT passed', async () => {
+  /**
+   * A campaign of one correct toy KEM whose keygen misbehaves only once a process has made more than
+   * 50 calls: the KAT (10 keygens) and the calibration (2) pass, timing trials (hundreds) reach it.
+   * `misbehave` is C run at that point, in a function with `static unsigned long calls`.
+   */
+  function flakyCampaign(misbehave: string): string {
     const root = tempDir();
     const kem = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
     cpSync(join(kem, 'common'), join(root, 'kem-4', 'common'), { recursive: true });
     cpSync(join(kem, 'good', 'KEM_AlgorithmInstance.h'), join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.h'));
-    // The correct toy KEM, except that keygen aborts after 50 calls in one process: the KAT
-    // (10 keygens) and the timing calibration (2) pass, every timing trial (hundreds) dies.
     writeFileSync(
       join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c'),
       [
+        '#include <stdio.h>',
         '#include <stdlib.h>',
         '#include "KEM_AlgorithmInstance.h"',
         '#define kem_keygen toy_kem_keygen',
@@ -200,7 +204,7 @@ describe('a run whose measurements fail', () => {
         '#undef kem_keygen',
         'int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len) {',
         '    static unsigned long calls;',
-        '    if (++calls > 50) abort();',
+        `    if (++calls == 51) { ${misbehave} }`,
         '    return toy_kem_keygen(pk, pk_len, sk, sk_len);',
         '}',
         '',
@@ -211,14 +215,43 @@ describe('a run whose measurements fail', () => {
     const good = readManifest(join(kem, 'kat.sha256')).find((e) => e.label === 'good')!;
     writeFileSync(join(root, 'kem-4', 'kat.sha256'), `${good.sha256} strict flaky/KAT_KEM_flaky.txt\n`);
     writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    return root;
+  }
+
+  async function runFlaky(root: string) {
     const data = tempDir();
     const r = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
     const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
     expect(build.instances['kem-4/flaky']!.kat).toBe('PASS');
     const status = (op: string) => (JSON.parse(readFileSync(join(data, 's', 'records', 'kem-4', `flaky__${op}.json`), 'utf8')) as TimingRecord).status;
-    expect([status('keygen'), status('enc'), status('dec')]).toEqual(['failed', 'complete', 'complete']);
+    return { ...r, statuses: [status('keygen'), status('enc'), status('dec')] };
+  }
+
+  it('exits 1 and its last line says which measurement failed, though every KAT passed', async () => {
+    const r = await runFlaky(flakyCampaign('abort();'));
+    expect(r.statuses).toEqual(['failed', 'complete', 'complete']);
     expect(r.code).toBe(1);
-    expect(r.out.at(-1)).toMatch(/^exit 1: 1 measurement\(s\) failed \(first: kem-4\/flaky keygen: .+\)$/);
+    expect(r.out.at(-1)).toMatch(/^exit 1: 1 measurement\(s\) failed or partial \(first: kem-4\/flaky keygen failed: .+\)$/);
+  });
+
+  it('exits 1 when a measurement lost some of its trials', async () => {
+    const root = flakyCampaign('');
+    // Only the second process to make 51 keygen calls aborts (a counter file beside the sources):
+    // one timing trial of keygen dies, the others complete.
+    const counter = join(root, 'heavy-processes');
+    writeFileSync(counter, '0');
+    const source = join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c');
+    writeFileSync(
+      source,
+      readFileSync(source, 'utf8').replace(
+        'if (++calls == 51) {  }',
+        `if (++calls == 51) { FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); } if (n == 1) abort(); }`,
+      ),
+    );
+    const r = await runFlaky(root);
+    expect(r.statuses).toEqual(['partial', 'complete', 'complete']);
+    expect(r.code).toBe(1);
+    expect(r.out.at(-1)).toMatch(/^exit 1: 1 measurement\(s\) failed or partial \(first: kem-4\/flaky keygen partial: .+\)$/);
   });
 });
 

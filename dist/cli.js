@@ -30657,6 +30657,10 @@ PerceptronModel.prototype.train = function train2(features, label) {
 
 // src/measure/stats.ts
 var GUIDE_MINIMUM = 100;
+var NOISY_TRIAL_SPREAD = 1.25;
+function trialSpread(stats, trials) {
+  return trials >= 2 && stats.min_trial_seconds > 0 ? stats.max_trial_seconds / stats.min_trial_seconds : void 0;
+}
 function deriveStatistics(trials) {
   const measurements = trials.reduce((a, t) => a + t.measurements, 0);
   const seconds = trials.reduce((a, t) => a + t.seconds, 0);
@@ -31042,7 +31046,7 @@ function countRecords(text3) {
   return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
 }
 var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
-var shortLine = (e) => `${e.sha256.slice(0, 12)}\u2026 ${modeText(e)} ${e.label}/${e.file}`;
+var lineText = (e) => `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 function updateManifest(text3, display, generated, opts = {}) {
   const entries = parseManifest(text3, display);
   const lines = text3 === "" ? [] : text3.split("\n");
@@ -31059,7 +31063,7 @@ function updateManifest(text3, display, generated, opts = {}) {
       throw new InputError(
         display,
         `line ${differing[0].line}`,
-        `says ${shortLine(differing[0])}, the generated KAT gives ${shortLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+        `says ${lineText(differing[0])}, the generated KAT gives ${lineText(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
       );
     else {
       const keep = differing.length < mine.length;
@@ -31795,6 +31799,12 @@ async function runCampaign(opts) {
     throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpu = trialCpu(opts, settings, ymlShown);
+  try {
+    readJsonIfExists(paths.build);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    throw new InputError(paths.build, "", `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+  }
   const release2 = lockSystem(systemDir);
   heldLocks.add(release2);
   try {
@@ -31925,8 +31935,9 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
     if (result.meta.counter) onCounter(result.meta.counter);
     const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record2);
-    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {} });
-    const note = replaced.has(operation) ? "; replaced an unreadable record" : "";
+    const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {}, ...spread ? { spread } : {} });
+    const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
 }
@@ -38519,7 +38530,12 @@ function printSummary(s) {
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0].key} ${opFailed[0].failure})` : ""
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "complete")).length;
-  const notes = unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "";
+  const noisy = s.instances.flatMap((i) => i.operations.filter((o) => o.spread !== void 0 && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`));
+  const notes = [
+    unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "",
+    // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
+    noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread \u2265 ${NOISY_TRIAL_SPREAD}\xD7 (${noisy.slice(0, 3).join(", ")}${noisy.length > 3 ? ", \u2026" : ""}): was the core shared?` : ""
+  ].join("");
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };
   return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
 }

@@ -15,6 +15,7 @@ import { readManifest } from './kat/manifest.js';
 import { runKat, type KatOutcome } from './kat/run.js';
 import { measurable, type KatStatus } from './kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from './measure/operation.js';
+import { NOISY_TRIAL_SPREAD, trialSpread } from './measure/stats.js';
 import { elfSizes } from './util/elf.js';
 import { SURVEY_VERSION, surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
@@ -55,7 +56,7 @@ export interface InstanceSummary {
   /** Undefined when the library was built but its KAT was not run (not checked, not a failure). */
   kat?: KatStatus;
   detail?: string;
-  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string }>;
+  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string; spread?: number }>;
 }
 
 /** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */
@@ -129,6 +130,13 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpu = trialCpu(opts, settings, ymlShown);
+  // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
+  try {
+    readJsonIfExists<BuildJson>(paths.build);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    throw new InputError(paths.build, '', `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+  }
   const release = lockSystem(systemDir);
   heldLocks.add(release);
   try {
@@ -291,8 +299,9 @@ async function measureInstance(
     if (result.meta.counter) onCounter(result.meta.counter);
     const record = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
     writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record);
-    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...(result.failure ? { failure: result.failure } : {}) });
-    const note = replaced.has(operation) ? '; replaced an unreadable record' : '';
+    const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
+    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...(result.failure ? { failure: result.failure } : {}), ...(spread ? { spread } : {}) });
+    const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}`;
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
 }

@@ -7,6 +7,7 @@ import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { validateDataset } from './evidence/validate.js';
 import { canonicalDigest, countRecords, formatManifestLine, updateManifest, type DigestMode, type GeneratedLine } from './kat/manifest.js';
+import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
 import { checkCpuAllowed, checkOutputFolder, checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
@@ -60,7 +61,12 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0]!.key} ${opFailed[0]!.failure})` : '',
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'complete')).length;
-  const notes = unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '';
+  const noisy = s.instances.flatMap((i) => i.operations.filter((o) => o.spread !== undefined && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`));
+  const notes = [
+    unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '',
+    // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
+    noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread ≥ ${NOISY_TRIAL_SPREAD}× (${noisy.slice(0, 3).join(', ')}${noisy.length > 3 ? ', …' : ''}): was the core shared?` : '',
+  ].join('');
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join('; ')}${notes}` };
   return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
 }

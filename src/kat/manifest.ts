@@ -79,7 +79,8 @@ export interface ManifestUpdate {
 }
 
 const same = (e: ManifestEntry, g: GeneratedLine) => e.sha256 === g.sha256 && e.mode === g.mode && e.records === g.records && e.file === g.file;
-const shortLine = (e: GeneratedLine) => `${e.sha256.slice(0, 12)}… ${modeText(e)} ${e.label}/${e.file}`;
+// Whole digests: two that share a prefix must still read as different.
+const lineText = (e: GeneratedLine) => `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 
 /**
  * kat.sha256 updated in place with generated lines: comments and the lines of other instances stay
@@ -104,7 +105,7 @@ export function updateManifest(text: string, display: string, generated: Generat
       throw new InputError(
         display,
         `line ${differing[0]!.line}`,
-        `says ${shortLine(differing[0]!)}, the generated KAT gives ${shortLine(g)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`,
+        `says ${lineText(differing[0]!)}, the generated KAT gives ${lineText(g)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`,
       );
     else {
       // A line that already says it stays; otherwise the first differing line becomes the generated one.

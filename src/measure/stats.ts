@@ -14,6 +14,17 @@ export interface Trial {
 }
 
 /**
+ * Slowest over fastest trial (per-call seconds) from which a measurement is called noisy: a quiet,
+ * pinned core keeps trials within a few percent; more means something else ran on it.
+ */
+export const NOISY_TRIAL_SPREAD = 1.25;
+
+/** max/min of the per-call time of the trials, or undefined with fewer than two trials. */
+export function trialSpread(stats: { min_trial_seconds: number; max_trial_seconds: number }, trials: number): number | undefined {
+  return trials >= 2 && stats.min_trial_seconds > 0 ? stats.max_trial_seconds / stats.min_trial_seconds : undefined;
+}
+
+/**
  * Every derived number of a record, from its raw trials: the one definition `validate` checks.
  * `guide_100_measurements_met` is the guide's fixed minimum, whatever a campaign plans.
  */

@@ -234,20 +234,23 @@ describe('a run whose measurements fail', () => {
     expect(r.out.at(-1)).toMatch(/^exit 1: 1 measurement\(s\) failed or partial \(first: kem-4\/flaky keygen failed: .+\)(;.*)?$/);
   });
 
-  it('exits 1 when a measurement lost some of its trials', async () => {
+  /**
+   * The campaign of flakyCampaign where only the second process to make 51 keygen calls (a counter
+   * file beside the sources tells) runs `then`; `every` runs on every later call of any process.
+   * Such processes are keygen's timing trials: one trial of keygen is hit, the others are not.
+   */
+  function secondTrialCampaign(then: string, every = ''): string {
     const root = flakyCampaign('');
-    // Only the second process to make 51 keygen calls aborts (a counter file beside the sources):
-    // one timing trial of keygen dies, the others complete.
     const counter = join(root, 'heavy-processes');
     writeFileSync(counter, '0');
     const source = join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c');
-    writeFileSync(
-      source,
-      readFileSync(source, 'utf8').replace(
-        'if (++calls == 51) {  }',
-        `if (++calls == 51) { FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); } if (n == 1) abort(); }`,
-      ),
-    );
+    const count = `FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); }`;
+    writeFileSync(source, readFileSync(source, 'utf8').replace('if (++calls == 51) {  }', `if (++calls == 51) { ${count} if (n == 1) { ${then} } }\n    ${every}`));
+    return root;
+  }
+
+  it('exits 1 when a measurement lost some of its trials', async () => {
+    const root = secondTrialCampaign('abort();');
     const r = await runFlaky(root);
     expect(r.statuses).toEqual(['partial', 'complete', 'complete']);
     expect(r.code).toBe(1);
@@ -255,20 +258,8 @@ describe('a run whose measurements fail', () => {
   });
 
   it('says which measurements were noisy, without failing them', async () => {
-    const root = flakyCampaign('');
-    // The second process to make 51 keygen calls does three keygens per call from then on: one
-    // trial of keygen is about three times slower than the others, as on a shared core.
-    const counter = join(root, 'heavy-processes');
-    writeFileSync(counter, '0');
-    const source = join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c');
-    writeFileSync(
-      source,
-      readFileSync(source, 'utf8').replace(
-        'if (++calls == 51) {  }',
-        `if (++calls == 51) { FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); } if (n == 1) calls = 1000000; }
-    if (calls > 999999) { toy_kem_keygen(pk, pk_len, sk, sk_len); toy_kem_keygen(pk, pk_len, sk, sk_len); }`,
-      ),
-    );
+    // That trial does three keygens per call from then on, as if the core were shared.
+    const root = secondTrialCampaign('calls = 1000000;', 'if (calls > 999999) { toy_kem_keygen(pk, pk_len, sk, sk_len); toy_kem_keygen(pk, pk_len, sk, sk_len); }');
     const r = await runFlaky(root);
     expect(r.statuses).toEqual(['complete', 'complete', 'complete']);
     expect(r.code).toBe(0);

@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
+import { loadCampaign } from './config/campaign.js';
 import { compareEvidence } from './compare/compare.js';
 import type { CompareReport } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
@@ -196,15 +197,19 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: M
     writeFileSync(from, text);
     return { from, to: join(pagesTo, p) };
   });
-  // A shard owns exactly its files; a whole system owns its evidence folder, so evidence that no
-  // longer exists leaves the branch. The pages folder is shared by every system: never owned.
+  // A shard owns exactly its files; a whole system owns its evidence folder per instance: what it
+  // re-measured is replaced, instances the campaign no longer has leave the branch, and those a
+  // failed shard lacks stay. The pages folder is shared by every system: never owned.
   const owns = inputs.shard ? files.map((f) => f.to) : [evidenceTo];
+  const campaign = loadCampaign(resolve(repo, inputs.campaign));
+  const campaignInstances = new Set(campaign.candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`)));
   const result = await publish({
     repoDir: repo,
     remote: 'origin',
     branch: inputs.publishBranch,
     files: [...files, ...pageFiles],
     owns,
+    campaignInstances,
     message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
     author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },
     token: inputs.token || undefined,

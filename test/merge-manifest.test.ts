@@ -223,6 +223,16 @@ describe('publish of merged evidence', () => {
     const onBranch = JSON.parse(await git(bare, 'show', 'data:data/x86_1/build.json')) as BuildJson;
     expect(Object.keys(onBranch.instances)).toEqual(['kem-1/a', 'kem-2/b']);
 
+    // Night 3: kem-2/b is still failing, but is still in the campaign: kept.
+    await publish(opts(partial, { campaignInstances: new Set(['kem-1/a', 'kem-2/b']) }));
+    expect(await filesOn(bare, 'data')).toContain('data/x86_1/records/kem-2/b__keygen.json');
+    // Night 4: kem-2 was withdrawn from the campaign: its evidence and its build.json entry leave.
+    await publish(opts(partial, { campaignInstances: new Set(['kem-1/a']) }));
+    expect((await filesOn(bare, 'data')).sort()).toEqual(['data/x86_1/build.json', 'data/x86_1/campaign.json', 'data/x86_1/survey/kem-1/a.json']);
+    const after = JSON.parse(await git(bare, 'show', 'data:data/x86_1/build.json')) as BuildJson;
+    expect(Object.keys(after.instances)).toEqual(['kem-1/a']);
+
+    await publish(opts(all));
     await publish(opts(partial, { prune: true }));
     expect((await filesOn(bare, 'data')).sort()).toEqual(['data/x86_1/build.json', 'data/x86_1/campaign.json', 'data/x86_1/survey/kem-1/a.json']);
   });

@@ -24,6 +24,12 @@ export interface PublishOptions {
   owns?: string[];
   /** Own evidence folders whole: delete every instance the published build.json lacks. */
   prune?: boolean;
+  /**
+   * The instances ("id/label") the campaign still has. Branch evidence of any other instance — a
+   * withdrawn candidate, a renamed instance — is deleted with its build.json entry; evidence of a
+   * campaign instance that this publish lacks (its shard failed) is kept.
+   */
+  campaignInstances?: ReadonlySet<string>;
   message: string;
   author: { name: string; email: string };
   /** Default 8. */
@@ -161,15 +167,15 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   const pathspecs = [...destinations, ...owns.filter((o) => existsSync(join(ctx.worktree, o)))];
   const evidence = ctx.opts.prune ? [] : evidenceFolders(ctx, destinations);
   for (const owned of owns)
-    for (const rel of filesUnder(ctx.worktree, owned)) if (!wanted.has(rel) && !keptEvidence(evidence, rel)) unlinkSync(join(ctx.worktree, rel));
+    for (const rel of filesUnder(ctx.worktree, owned)) if (!wanted.has(rel) && !keptEvidence(ctx, evidence, rel)) unlinkSync(join(ctx.worktree, rel));
   ctx.opts.files.forEach((f, i) => {
     const target = join(ctx.worktree, destinations[i]!);
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(f.from, target);
   });
   for (const e of evidence)
-    if (Object.keys(e.branch).some((key) => !(key in e.incoming.instances)))
-      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(e.branch, e.incoming.instances) });
+    if (Object.keys(stillInCampaign(ctx, e.branch)).some((key) => !(key in e.incoming.instances)))
+      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(stillInCampaign(ctx, e.branch), e.incoming.instances) });
   if (pathspecs.length === 0) return false;
   writeFileSync(ctx.pathspecFile, pathspecs.join('\0'));
   await git(ctx, ctx.worktree, ['add', '-A', `--pathspec-from-file=${ctx.pathspecFile}`, '--pathspec-file-nul'], 'add');
@@ -214,12 +220,23 @@ function instancesOf(text: string): { instances: Record<string, unknown> } | und
   }
 }
 
-/** A stale file of an evidence folder stays unless it belongs to an instance being published. */
-function keptEvidence(evidence: EvidenceFolder[], rel: string): boolean {
+/**
+ * A stale file of an evidence folder stays unless it belongs to an instance being published, or to
+ * one the campaign no longer has.
+ */
+function keptEvidence(ctx: Ctx, evidence: EvidenceFolder[], rel: string): boolean {
   const e = evidence.find((x) => x.dir === '' || rel.startsWith(`${x.dir}/`));
   if (!e) return false;
   const key = instanceOfPath(e.dir === '' ? rel : rel.slice(e.dir.length + 1));
-  return key === undefined || !(key in e.incoming.instances);
+  if (key === undefined) return true;
+  const current = ctx.opts.campaignInstances;
+  return !(key in e.incoming.instances) && (current === undefined || current.has(key));
+}
+
+/** The branch's build.json entries without instances the campaign no longer has. */
+function stillInCampaign(ctx: Ctx, entries: Record<string, unknown>): Record<string, unknown> {
+  const current = ctx.opts.campaignInstances;
+  return current === undefined ? entries : Object.fromEntries(Object.entries(entries).filter(([key]) => current.has(key)));
 }
 
 /** True when pushed; false when the remote moved under us (worth a fetch, a rebase and another go). */

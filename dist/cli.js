@@ -37486,7 +37486,8 @@ function katFootnotes(c, issues) {
 var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
 function roundsRange(rounds) {
   if (!rounds || rounds.length < 2) return "";
-  return ` (${formatShare(Math.min(...rounds)).replace("%", "")}\u2013${formatShare(Math.max(...rounds))} over ${rounds.length} rounds)`;
+  const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
+  return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace("%", "")}\u2013${hi} over ${rounds.length} rounds)`;
 }
 function notMeasuredReason(inst) {
   const kat = inst.build?.kat;

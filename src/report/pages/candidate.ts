@@ -15,7 +15,8 @@ const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/
 /** " (36–42% over 5 rounds)": how far the profiling rounds spread, when there were several. */
 function roundsRange(rounds: number[] | undefined): string {
   if (!rounds || rounds.length < 2) return '';
-  return ` (${formatShare(Math.min(...rounds)).replace('%', '')}–${formatShare(Math.max(...rounds))} over ${rounds.length} rounds)`;
+  const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
+  return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace('%', '')}–${hi} over ${rounds.length} rounds)`;
 }
 
 /** Why an instance has no numbers, for the row that replaces them. */

@@ -9220,7 +9220,7 @@ import { join as join19, relative as relative11, resolve as resolve10 } from "no
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync6, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync12, readdirSync as readdirSync6, rmSync as rmSync4, statSync as statSync6 } from "node:fs";
 import { join as join11, relative as relative6, resolve as resolve8 } from "node:path";
 
 // src/build/compile.ts
@@ -31857,7 +31857,8 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}`);
+    const dropped = dropStaleEvidence(unit, entry, paths, opts.force);
+    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`);
     const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
@@ -31940,6 +31941,26 @@ async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, e
     const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
+}
+function dropStaleEvidence(unit, entry, paths, force) {
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const notMeasured = !entry.library || entry.kat !== void 0 && !measurable(entry.kat);
+  const files = [
+    ...OPERATIONS[unit.candidate.type].flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file2) => ({ file: file2, measuredOnly: true })),
+    { file: paths.survey(id, label), measuredOnly: false }
+  ];
+  let dropped = 0;
+  for (const { file: file2, measuredOnly } of files) {
+    if (!existsSync12(file2)) continue;
+    const previous = readPrevious(file2, force);
+    const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
+    if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
+      rmSync4(file2, { force: true });
+      dropped++;
+    }
+  }
+  return dropped;
 }
 function readPrevious(path, force, onReplaced) {
   try {
@@ -32285,6 +32306,27 @@ function createProgress(stream = process.stderr) {
       if (tty) stream.write("\n");
     }
   };
+}
+
+// src/stoppable.ts
+var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
+`)) {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
+    const handler = () => {
+      const stopped = killLiveProcessGroups();
+      releaseEvidenceLocks();
+      say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
+      process.exit(code4);
+    };
+    process.on(signal, handler);
+    return [signal, handler];
+  });
+  try {
+    return await work();
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
 }
 
 // src/report/model.ts
@@ -38109,7 +38151,7 @@ function renderJobSummary(report2, opts = {}) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync17, mkdirSync as mkdirSync7, readdirSync as readdirSync9, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync17, mkdirSync as mkdirSync7, readdirSync as readdirSync9, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename6, dirname as dirname6, join as join17, posix as posix2, relative as relative10, resolve as resolve9, sep as sep2 } from "node:path";
 var INSTANCE_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory", "survey", "kat", "build"]);
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
@@ -38282,7 +38324,7 @@ function mergeLocked(parts, out, into) {
         throw new InputError(join17(f.shown, rel), "", `differs from ${join17(earlier.shown, rel)} (both folders hold ${rel})`);
     }
   const tmp = join17(dirname6(out), `.${basename6(out)}.merging-${process.pid}`);
-  rmSync4(tmp, { recursive: true, force: true });
+  rmSync5(tmp, { recursive: true, force: true });
   mkdirSync7(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
@@ -38321,10 +38363,10 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync4(old, { recursive: true, force: true });
+    rmSync5(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync4(tmp, { recursive: true, force: true });
+    rmSync5(tmp, { recursive: true, force: true });
   }
 }
 
@@ -38507,7 +38549,8 @@ var USAGE = `usage:
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
-exit codes: 0 success, 1 a check found problems, 2 usage or input error, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
+exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
+            129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 var cli = (name) => ["command line", `--${name}`];
 var number4 = (name, v, unit) => parsePositive(v, cli(name), unit);
 function parsePhases(v) {
@@ -38679,7 +38722,9 @@ function cmdKatManifest(args) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text3 = readFileSync20(join19(systemDir, e.kat_file), "utf8");
+    const katPath = join19(systemDir, e.kat_file);
+    if (!existsSync19(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
+    const text3 = readFileSync20(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -38742,25 +38787,6 @@ evidence: ${relative11(process.cwd(), summary.systemDir)}`);
   console.log(`pages:    ${relative11(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative11(process.cwd(), join19(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
-}
-var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
-async function stoppable(work) {
-  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
-    const handler = () => {
-      const stopped = killLiveProcessGroups();
-      releaseEvidenceLocks();
-      process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}interrupted: stopped ${stopped} running process(es); evidence so far is kept
-`);
-      process.exit(code4);
-    };
-    process.on(signal, handler);
-    return [signal, handler];
-  });
-  try {
-    return await work();
-  } finally {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  }
 }
 function joinNegativeValues(argv) {
   const out = [];

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
@@ -207,7 +207,8 @@ async function runLocked(
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}`);
+    const dropped = dropStaleEvidence(unit, entry, paths, opts.force);
+    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ''}`);
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
@@ -304,6 +305,34 @@ async function measureInstance(
     const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}`;
     opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
   });
+}
+
+/**
+ * Timing, profile, memory and survey files that no longer describe this instance's library: built
+ * from another library (the sources changed), or left from before a build failure or a KAT that now
+ * fails. Kept, they would sit on the pages beside the new status and compare as this code's numbers.
+ * The previous versions stay in the data branch's history.
+ */
+function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: ReturnType<typeof evidencePaths>, force: boolean | undefined): number {
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const notMeasured = !entry.library || (entry.kat !== undefined && !measurable(entry.kat));
+  // A survey describes any built library, measured or not; the rest exist only for measured ones.
+  const files = [
+    ...OPERATIONS[unit.candidate.type].flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file) => ({ file, measuredOnly: true })),
+    { file: paths.survey(id, label), measuredOnly: false },
+  ];
+  let dropped = 0;
+  for (const { file, measuredOnly } of files) {
+    if (!existsSync(file)) continue;
+    const previous = readPrevious<{ library_sha256?: string }>(file, force);
+    const otherLibrary = previous?.library_sha256 !== undefined && previous.library_sha256 !== entry.library_sha256;
+    if (otherLibrary || !entry.library || (measuredOnly && notMeasured)) {
+      rmSync(file, { force: true });
+      dropped++;
+    }
+  }
+  return dropped;
 }
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { katShown, PHASES, releaseEvidenceLocks, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
+import { katShown, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { validateDataset } from './evidence/validate.js';
@@ -11,7 +11,7 @@ import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { createProgress } from './progress.js';
 import { toolRoot } from './util/paths.js';
 import { checkCpuAllowed, checkOutputFolder, checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
-import { killLiveProcessGroups } from './sandbox/run.js';
+import { stoppable } from './stoppable.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -30,7 +30,8 @@ const USAGE = `usage:
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
-exit codes: 0 success, 1 a check found problems, 2 usage or input error, 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
+exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
+            129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 
 const cli = (name: string) => ['command line', `--${name}`] as const;
 const number = (name: string, v: string | undefined, unit?: string) => parsePositive(v, cli(name), unit);
@@ -221,7 +222,9 @@ function cmdKatManifest(args: string[]): number {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const text = readFileSync(join(systemDir, e.kat_file), 'utf8');
+    const katPath = join(systemDir, e.kat_file);
+    if (!existsSync(katPath)) throw new InputError(katPath, '', `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
+    const text = readFileSync(katPath, 'utf8');
     const file = e.kat_file.split('/').pop()!;
     // A digest of more records than the file holds is the digest of fewer: it would never match a run.
     const available = countRecords(text);
@@ -288,32 +291,6 @@ async function cmdExample(args: string[]): Promise<number> {
   console.log(`pages:    ${relative(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative(process.cwd(), join(pagesDir, 'index.md'))})`);
   console.log(`validate: ${problems.length === 0 ? 'passed' : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code;
-}
-
-/** Exit codes of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */
-const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
-
-/**
- * While `work` runs, a stopping signal kills every child's process group (they have their own
- * groups, so a terminal's Ctrl-C never reaches them and a spinning submission would outlive us),
- * releases the evidence lock and exits. Everything written so far is whole (atomic writes).
- */
-async function stoppable(work: () => Promise<number>): Promise<number> {
-  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
-    const handler = () => {
-      const stopped = killLiveProcessGroups();
-      releaseEvidenceLocks();
-      process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}interrupted: stopped ${stopped} running process(es); evidence so far is kept\n`);
-      process.exit(code);
-    };
-    process.on(signal, handler);
-    return [signal, handler] as const;
-  });
-  try {
-    return await work();
-  } finally {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  }
 }
 
 /**

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
 import { loadCampaign } from './config/campaign.js';
+import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
 import type { CompareReport } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
@@ -35,9 +36,16 @@ const runUrl = () =>
 export async function run(): Promise<void> {
   try {
     const inputs = readInputs();
-    if (inputs.mode === 'pull-request') await pullRequest(inputs);
-    else if (inputs.mode === 'nightly') await nightly(inputs);
-    else await reportOnly(inputs);
+    // A cancelled job signals this process only; submission code in its own process groups would
+    // keep running on the self-hosted runner, beyond any timeout, and disturb the next job.
+    await stoppable(
+      async () => {
+        if (inputs.mode === 'pull-request') await pullRequest(inputs);
+        else if (inputs.mode === 'nightly') await nightly(inputs);
+        else await reportOnly(inputs);
+      },
+      (line) => core.error(`ngcc-perf ${line}`),
+    );
   } catch (e) {
     core.setFailed(isInputError(e) ? e.message : `ngcc-perf: ${errorMessage(e)}`);
   }

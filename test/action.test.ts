@@ -448,6 +448,10 @@ describe('touchedCandidates', () => {
     expect((await touchedBy({ 'submissions/sign-3': null })).candidates).toEqual(['sign-3']);
   });
 
+  it('a renamed candidate folder touches both names (git would report only the new path as a rename)', async () => {
+    expect((await touchedBy({ 'submissions/kem-1': null, 'submissions/kem-4/candidate.yml': 'id: kem-1\n' })).candidates).toEqual(['kem-1', 'kem-4']);
+  });
+
   it('campaign-wide files touch every candidate', async () => {
     const all = ['kem-1', 'kem-2', 'sign-3'];
     expect(await touchedBy({ 'submissions/ngcc-perf.yml': 'planning: { trials: 7 }\n' })).toEqual({ candidates: all, shared: ['submissions/ngcc-perf.yml'] });

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { runCampaign } from '../src/campaign.js';
@@ -290,6 +290,29 @@ describe('a run without the kat phase', () => {
     const second = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat']);
     expect(second.code).toBe(0);
     expect((JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['sign-1/toy-sig']!.kat).toBe('PASS');
+  });
+});
+
+describe('evidence of a previous library', () => {
+  it('is removed when the instance now fails its KAT, so no page or comparison shows old numbers as its own', async () => {
+    const root = tempDir();
+    cpSync(join(fixtures, 'kem-1'), join(root, 'kem-1'), { recursive: true });
+    const yml = join(root, 'kem-1', 'candidate.yml');
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
+    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    const data = tempDir();
+    const only = ['--only', '^kem-1/good$'];
+    expect((await cli(['run', root, '--system', 's', '--out', data, ...only])).code).toBe(0);
+    const left = () => ['records', 'profile', 'memory', 'survey'].flatMap((k) => (existsSync(join(data, 's', k, 'kem-1')) ? readdirSync(join(data, 's', k, 'kem-1')).map((f) => `${k}/${f}`) : []));
+    expect(left()).toHaveLength(10);
+    // The same instance, now with the code of the cryptofail fixture.
+    cpSync(join(root, 'kem-1', 'cryptofail', 'KEM_AlgorithmInstance.c'), join(root, 'kem-1', 'good', 'KEM_AlgorithmInstance.c'));
+    const r = await cli(['run', root, '--system', 's', '--out', data, ...only]);
+    expect(r.code).toBe(1);
+    expect(r.progress).toMatch(/kem-1\/good CRYPTOFAIL \(.*\); removed 10 evidence file\(s\) of a previous library/);
+    // Everything described the old library; the survey is made again for the new one (it is built).
+    expect(left()).toEqual(['survey/good.json']);
+    expect(validateDataset(join(data, 's'))).toEqual([]);
   });
 });
 

@@ -110,3 +110,44 @@ describe('a run stopped by a signal', () => {
     }
   });
 });
+
+describe('the action stopped by a cancelled job', () => {
+  it('kills the spinning KAT driver and says so as an error annotation, exiting 143', async () => {
+    const cli = bundledCli();
+    const data = tempDir();
+    const work = tempDir();
+    writeFileSync(join(work, 'output'), '');
+    const env = {
+      PATH: process.env.PATH!,
+      HOME: work,
+      RUNNER_TEMP: work,
+      GITHUB_WORKSPACE: work,
+      GITHUB_OUTPUT: join(work, 'output'),
+      'INPUT_MODE': 'nightly',
+      'INPUT_SYSTEM': 's',
+      'INPUT_CAMPAIGN': spinningCampaign(),
+      'INPUT_DATA-DIR': data,
+      'INPUT_PAGES-DIR': join(work, 'pages'),
+      'INPUT_PUBLISH': 'none',
+      'INPUT_BUILD-CACHE': 'false',
+    };
+    const child = spawn('node', [join(cli, '..', 'index.js')], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.resume();
+    const exited = new Promise<{ code: number | null; signal: string | null }>((res) => child.on('exit', (c, s) => res({ code: c, signal: s })));
+    let driver: number | undefined;
+    try {
+      driver = await until('the KAT driver to start', () => processes('ngcc_kat', join(data, 's', 'build'))[0]);
+      // What the runner sends to the step's process when a job is cancelled.
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exited).toEqual({ code: 143, signal: null });
+      expect(stdout).toContain('::error::ngcc-perf interrupted: stopped 1 running process(es); evidence so far is kept');
+      await until('the KAT driver to end', () => (dead(driver!) ? true : undefined));
+      expect(existsSync(join(data, 's', '.ngcc-perf.lock'))).toBe(false);
+    } finally {
+      if (driver !== undefined && !dead(driver)) process.kill(driver, 'SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
+  });
+});

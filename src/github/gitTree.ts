@@ -38,7 +38,7 @@ async function candidateFolders(repo: string, commit: string, prefix: string): P
  */
 export async function touchedCandidates(repo: string, campaignDir: string, baseSha: string, headSha: string, ignore: string[] = []): Promise<Touched> {
   const prefix = relative(repo, campaignDir);
-  const r = await git(repo, ['diff', '--name-only', `${baseSha}...${headSha}`, '--', prefix || '.']);
+  const r = await git(repo, ['diff', '--name-only', '--no-renames', `${baseSha}...${headSha}`, '--', prefix || '.']);
   if (!r.ok) throw new Error(`git diff ${baseSha}...${headSha} failed: ${r.err.split('\n')[0]} (is the checkout deep enough? use fetch-depth: 0)`);
   const folders = new Set([...(await candidateFolders(repo, baseSha, prefix)), ...(await candidateFolders(repo, headSha, prefix))]);
   const skip = ignore.filter(Boolean).map((p) => `${p.replace(/\/+$/, '')}/`);

@@ -131,3 +131,19 @@ int pin_to_cpu(int cpu) {
     CPU_SET(cpu, &set);
     return sched_setaffinity(0, sizeof set, &set);
 }
+
+void parse_loop_args(int argc, char **argv, const char *usage, const char *n_name, loop_args_t *a) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s\n", usage);
+        exit(EXIT_USAGE);
+    }
+    a->lib = argv[1];
+    a->type = argv[2];
+    a->op = argv[3];
+    a->n = strtoull(argv[4], NULL, 10);
+    a->warmups = strtoull(argv[5], NULL, 10);
+    a->cpu = argc > 6 ? atoi(argv[6]) : -1;
+    a->rng = argc > 7 && strcmp(argv[7], "auto") != 0 ? argv[7] : NULL;
+    if (a->n == 0) fail(EXIT_USAGE, "USAGE", "%s must be at least 1", n_name);
+    if (a->cpu >= 0 && pin_to_cpu(a->cpu) != 0) fail(EXIT_USAGE, "USAGE", "cannot pin to cpu %d", a->cpu);
+}

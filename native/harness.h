@@ -79,4 +79,15 @@ void meta_u64(const char *key, unsigned long long value);
 /* VmRSS / VmHWM of this process from /proc/self/status, in bytes (0 if unknown). */
 unsigned long long proc_status_bytes(const char *field);
 int pin_to_cpu(int cpu);
+
+/* The command line the loop drivers (ngcc_time, ngcc_prof) share:
+ *   DRIVER LIB TYPE OP N WARMUPS [CPU|-1] [RNG|auto]
+ * N must be at least 1; a CPU >= 0 is pinned here. Prints `usage` and exits EXIT_USAGE when
+ * arguments are missing; USAGE failures name the problem otherwise. rng is NULL for auto. */
+typedef struct {
+    const char *lib, *type, *op, *rng;
+    unsigned long long n, warmups;
+    int cpu;
+} loop_args_t;
+void parse_loop_args(int argc, char **argv, const char *usage, const char *n_name, loop_args_t *a);
 #endif

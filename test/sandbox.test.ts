@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runProcess } from '../src/sandbox/run.js';
-import { tempDir } from './helpers/tmp.js';
+import { harnessTools } from '../src/build/harnessTools.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
 
 describe('the process runner', () => {
   it('kills the whole process group on timeout', async () => {
@@ -100,6 +101,20 @@ describe('the registry of running process groups', () => {
 });
 
 describe('driver protocol', () => {
+  it('the loop drivers share one command line: usage, a zero count and an unusable CPU are USAGE (exit 2)', async () => {
+    const tools = await harnessTools();
+    const lib = join(repoRoot, 'no-such-library.so');
+    for (const [tool, count] of [[tools.time, 'ITERS'], [tools.prof, 'OPS']] as const) {
+      const missing = await runProcess([tool, lib, 'kem'], { timeoutMs: 10_000 });
+      expect(missing.exitCode).toBe(2);
+      expect(missing.stderr).toMatch(new RegExp(`^usage: ngcc_(time|prof) LIB TYPE OP ${count} WARMUPS`));
+      const zero = await runProcess([tool, lib, 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
+      expect([zero.exitCode, parseDriverOutput(zero.stdout).statusDetail]).toEqual([2, `${count} must be at least 1`]);
+      const cpu = await runProcess([tool, lib, 'kem', 'keygen', '5', '1', '9999'], { timeoutMs: 10_000 });
+      expect([cpu.exitCode, parseDriverOutput(cpu.stdout).statusDetail]).toEqual([2, 'cannot pin to cpu 9999']);
+    }
+  });
+
   it('parses META, data lines and STATUS', () => {
     const out = parseDriverOutput('META\tcounter\trdtsc\nTRIAL\t10\t0.5\t100\nSTATUS\tOVERFLOW\tct: write 1 bytes past\n');
     expect(out.meta).toEqual({ counter: 'rdtsc' });

@@ -63,17 +63,11 @@ static void load_prof(prof_api_t *p, const api_t *api) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]\n");
-        return EXIT_USAGE;
-    }
-    const char *lib = argv[1], *type = argv[2], *op = argv[3];
-    unsigned long long ops = strtoull(argv[4], NULL, 10);
-    unsigned long long warmups = strtoull(argv[5], NULL, 10);
-    int cpu = argc > 6 ? atoi(argv[6]) : -1;
-    const char *rng = argc > 7 && strcmp(argv[7], "auto") != 0 ? argv[7] : NULL;
-    if (ops == 0) fail(EXIT_USAGE, "USAGE", "OPS must be at least 1");
-    if (cpu >= 0 && pin_to_cpu(cpu) != 0) fail(EXIT_USAGE, "USAGE", "cannot pin to cpu %d", cpu);
+    loop_args_t a;
+    parse_loop_args(argc, argv, "ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]", "OPS", &a);
+    const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
+    unsigned long long ops = a.n, warmups = a.warmups;
+    int cpu = a.cpu;
 
     ctx_t c;
     prof_api_t prof;

@@ -168,35 +168,36 @@ function runnerEnv(saved: NodeJS.ProcessEnv, repo: string, apiUrl: string, pr: P
   return { output, summary };
 }
 
-describe('the action in pull-request mode, as the runner calls it', () => {
-  let api: FakeGithub;
-  let repo: string;
-  let base: string;
-  let head: string;
-  const saved = { ...process.env };
-
+/** A fake GitHub API and a repository for a describe block; the environment is restored after it. */
+function pullRequestFixture(evidenceOn?: 'main' | 'data-branch') {
+  const fx = { api: undefined as unknown as FakeGithub, repo: '', base: '', head: '', saved: { ...process.env } };
   beforeAll(async () => {
-    api = await startFakeGithub({ token: TOKEN });
-    ({ repo, base, head } = await makeRepository());
+    fx.api = await startFakeGithub({ token: TOKEN });
+    Object.assign(fx, await makeRepository(evidenceOn));
   });
   afterAll(async () => {
-    process.env = saved;
-    await api.stop();
+    process.env = fx.saved;
+    await fx.api.stop();
   });
+  return fx;
+}
+
+describe('the action in pull-request mode, as the runner calls it', () => {
+  const fx = pullRequestFixture();
 
   function setRunnerEnv(headRepo = 'ngcc/submissions'): { output: string; summary: string } {
-    return runnerEnv(saved, repo, api.url, { base, head, headRepo });
+    return runnerEnv(fx.saved, fx.repo, fx.api.url, { base: fx.base, head: fx.head, headRepo });
   }
 
   it('flags the slowed-down candidate, not the untouched one, in one sticky comment', async () => {
-    await git(repo, 'checkout', '-q', '-f', head);
+    await git(fx.repo, 'checkout', '-q', '-f', fx.head);
     const { output, summary } = setRunnerEnv();
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     const outputs = readOutputs(output);
     expect(Number(outputs.regressions)).toBeGreaterThanOrEqual(1);
     expect(outputs['kat-failures']).toBe('0');
-    const comments = api.comments('ngcc', 'submissions', 7);
+    const comments = fx.api.comments('ngcc', 'submissions', 7);
     expect(comments).toHaveLength(1);
     const body = comments[0]!.body;
     expect(body.split('\n')[0]).toBe(COMMENT_MARKER('x86_1'));
@@ -208,7 +209,7 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     expect(rows.some((r) => r.some((c) => /regression/.test(c)))).toBe(true);
     expect(body).not.toMatch(/\| kem-2 \|[^\n]*regression/);
     // Where the baseline came from, in the comment, the job summary and the log.
-    const from = `base commit main@${base.slice(0, 7)}`;
+    const from = `base commit main@${fx.base.slice(0, 7)}`;
     expect(rendered(body)).toContain(from);
     expect(rendered(readFileSync(summary, 'utf8'))).toContain(from);
     expect(log).toContain(from);
@@ -220,37 +221,37 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   });
 
   it('a second run updates the same comment instead of adding one', async () => {
-    const before = api.comments('ngcc', 'submissions', 7)[0]!;
+    const before = fx.api.comments('ngcc', 'submissions', 7)[0]!;
     setRunnerEnv();
     await runCaptured();
-    const after = api.comments('ngcc', 'submissions', 7);
+    const after = fx.api.comments('ngcc', 'submissions', 7);
     expect(after).toHaveLength(1);
     expect(after[0]!.id).toBe(before.id);
-    expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    expect(fx.api.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
   it('on-change: a run with nothing to report updates the stale sticky comment, and creates none elsewhere', async () => {
     // Comment #7 still says "regression" from the runs above; the pull request now touches no candidate.
-    expect(api.comments('ngcc', 'submissions', 7)[0]!.body).toMatch(/regression/);
-    const quiet = await prHead(repo, base, 'docs-only', () => writeFileSync(join(repo, 'NOTES.md'), 'notes\n'));
-    runnerEnv(saved, repo, api.url, { base, head: quiet, inputs: { comment: 'on-change' } });
+    expect(fx.api.comments('ngcc', 'submissions', 7)[0]!.body).toMatch(/regression/);
+    const quiet = await prHead(fx.repo, fx.base, 'docs-only', () => writeFileSync(join(fx.repo, 'NOTES.md'), 'notes\n'));
+    runnerEnv(fx.saved, fx.repo, fx.api.url, { base: fx.base, head: quiet, inputs: { comment: 'on-change' } });
     const { failed } = await runCaptured();
     expect(failed).toBe(false);
-    const sticky = api.comments('ngcc', 'submissions', 7);
+    const sticky = fx.api.comments('ngcc', 'submissions', 7);
     expect(sticky).toHaveLength(1);
     expect(headlineOf(sticky[0]!.body)).toBe('### ngcc-perf x86_1: ℹ no candidate touched: nothing measured');
 
-    const posts = api.requests.filter((r) => r.method === 'POST').length;
-    runnerEnv(saved, repo, api.url, { number: 8, base, head: quiet, inputs: { comment: 'on-change' } });
+    const posts = fx.api.requests.filter((r) => r.method === 'POST').length;
+    runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 8, base: fx.base, head: quiet, inputs: { comment: 'on-change' } });
     await runCaptured();
-    expect(api.comments('ngcc', 'submissions', 8)).toHaveLength(0);
-    expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(posts);
+    expect(fx.api.comments('ngcc', 'submissions', 8)).toHaveLength(0);
+    expect(fx.api.requests.filter((r) => r.method === 'POST')).toHaveLength(posts);
   });
 
   it('a refused comment leaves every output, the summary, the verdict and the evidence artifact in place', async () => {
-    await git(repo, 'checkout', '-q', '-f', head);
-    api.failNext('POST', 403);
-    const { output, summary } = runnerEnv(saved, repo, api.url, { number: 9, base, head, inputs: { publish: 'artifact' } });
+    await git(fx.repo, 'checkout', '-q', '-f', fx.head);
+    fx.api.failNext('POST', 403);
+    const { output, summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 9, base: fx.base, head: fx.head, inputs: { publish: 'artifact' } });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     const outputs = readOutputs(output);
@@ -264,7 +265,7 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     expect(warning).toMatch(/HTTP 403/);
     expect(warning).toMatch(/regression/);
     expect(warning).toContain(outputs['summary-path']!);
-    expect(api.comments('ngcc', 'submissions', 9)).toHaveLength(0);
+    expect(fx.api.comments('ngcc', 'submissions', 9)).toHaveLength(0);
     // publish: artifact leaves the pull request's evidence (KAT logs included) next to the comment.
     expect(outputs['summary-path']).toBe(join(outputs['artifact-dir']!, 'comment.md'));
     const evidence = join(outputs['artifact-dir']!, 'evidence', 'x86_1');
@@ -273,31 +274,31 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   });
 
   it('a touched candidate whose build now fails shows as removed, with the compiler error, never as unchanged', async () => {
-    const broken = await prHead(repo, base, 'broken', (c) =>
+    const broken = await prHead(fx.repo, fx.base, 'broken', (c) =>
       writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_BUILDFAIL\n#include "../common/toy_kem.inc"\n'),
     );
-    const { output } = runnerEnv(saved, repo, api.url, { number: 10, base, head: broken });
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 10, base: fx.base, head: broken });
     const { failed } = await runCaptured();
     expect(failed).toBe(true);
     const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
     const kem1 = comparison.rows.filter((r) => r.candidate === 'kem-1');
     expect(kem1.map((r) => r.verdict)).toEqual(['removed', 'removed', 'removed']);
     expect(comparison.build_failures).toEqual(['kem-1/good']);
-    const body = api.comments('ngcc', 'submissions', 10)[0]!.body;
+    const body = fx.api.comments('ngcc', 'submissions', 10)[0]!.body;
     expect(headlineOf(body)).toMatch(/❌ 1 build failure/);
     expect(body).toMatch(/`kem-1\/good`: `[^`\n]*error[^`\n]*`/);
     expect(body).toMatch(/0 measurements compared, 3 changed; 3 of untouched candidates carried over/);
   });
 
   it('a deleted candidate and a renamed instance show as removed (and new), not unchanged', async () => {
-    const reshaped = await prHead(repo, base, 'reshape', (c) => {
+    const reshaped = await prHead(fx.repo, fx.base, 'reshape', (c) => {
       rmSync(join(c, 'kem-2'), { recursive: true });
       const yml = join(c, 'kem-1', 'candidate.yml');
       writeFileSync(yml, readFileSync(yml, 'utf8').replace('label: good', 'label: fine'));
       const kat = join(c, 'kem-1', 'kat.sha256');
       writeFileSync(kat, readFileSync(kat, 'utf8').replace('good/KAT_KEM_good.txt', 'fine/KAT_KEM_fine.txt'));
     });
-    const { output } = runnerEnv(saved, repo, api.url, { number: 11, base, head: reshaped, inputs: { 'fail-on': 'kat' } });
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 11, base: fx.base, head: reshaped, inputs: { 'fail-on': 'kat' } });
     await runCaptured();
     const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
     const verdicts = Object.fromEntries(comparison.rows.map((r) => [`${r.candidate}/${r.label}/${r.operation}`, r.verdict]));
@@ -312,29 +313,29 @@ describe('the action in pull-request mode, as the runner calls it', () => {
       'kem-2/good/enc': 'removed',
       'kem-2/good/keygen': 'removed',
     });
-    expect(headlineOf(api.comments('ngcc', 'submissions', 11)[0]!.body)).toMatch(/3 new, 6 removed/);
+    expect(headlineOf(fx.api.comments('ngcc', 'submissions', 11)[0]!.body)).toMatch(/3 new, 6 removed/);
   });
 
   it('a KAT already failing on the base is listed, and counted the same way in the output, the headline and the verdict', async () => {
     // The base: kem-2 fails its KAT (one flipped bit of the shared secret), with its evidence.
-    await prHead(repo, base, 'kem-2-fails', (c) =>
+    await prHead(fx.repo, fx.base, 'kem-2-fails', (c) =>
       writeFileSync(join(c, 'kem-2', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_CRYPTOFAIL\n#include "../common/toy_kem.inc"\n'),
     );
-    await runCampaign({ campaignDir: join(repo, 'submissions'), system: 'x86_1', dataDir: join(repo, 'performance', 'data'), only: /^kem-2\//, phases: new Set(['build', 'kat']) });
-    await git(repo, 'add', '-A');
-    await git(repo, 'commit', '-q', '-m', 'kem-2 evidence: KAT fails');
-    const prBase = await git(repo, 'rev-parse', 'HEAD');
-    const baseKat = (JSON.parse(await git(repo, 'show', `${prBase}:performance/data/x86_1/build.json`)) as BuildJson).instances['kem-2/good']!.kat;
+    await runCampaign({ campaignDir: join(fx.repo, 'submissions'), system: 'x86_1', dataDir: join(fx.repo, 'performance', 'data'), only: /^kem-2\//, phases: new Set(['build', 'kat']) });
+    await git(fx.repo, 'add', '-A');
+    await git(fx.repo, 'commit', '-q', '-m', 'kem-2 evidence: KAT fails');
+    const prBase = await git(fx.repo, 'rev-parse', 'HEAD');
+    const baseKat = (JSON.parse(await git(fx.repo, 'show', `${prBase}:performance/data/x86_1/build.json`)) as BuildJson).instances['kem-2/good']!.kat;
     expect(baseKat).not.toBe('PASS');
     // The pull request touches kem-2 without fixing it.
-    const prHeadSha = await prHead(repo, prBase, 'kem-2-still-fails', (c) => writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'));
-    const { output } = runnerEnv(saved, repo, api.url, { number: 12, base: prBase, head: prHeadSha });
+    const prHeadSha = await prHead(fx.repo, prBase, 'kem-2-still-fails', (c) => writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'));
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 12, base: prBase, head: prHeadSha });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(false);
     expect(readOutputs(output)['kat-failures']).toBe('0');
     expect(log).not.toMatch(/::error/);
     expect(log).toMatch(new RegExp(`::warning title=KAT still ${baseKat}%3A kem-2/good::`));
-    const body = api.comments('ngcc', 'submissions', 12)[0]!.body;
+    const body = fx.api.comments('ngcc', 'submissions', 12)[0]!.body;
     expect(headlineOf(body)).toMatch(/⚠ 1 KAT still failing/);
     expect(headlineOf(body)).not.toMatch(/KAT: \d failure/);
     expect(body).toMatch(new RegExp(`still fail[^\\n]*\\n+- \`kem-2/good\`: ${baseKat}`));
@@ -342,11 +343,11 @@ describe('the action in pull-request mode, as the runner calls it', () => {
 
   it("refuses to run a fork's code unless allowed", async () => {
     const { output } = setRunnerEnv('stranger/submissions');
-    const posts = api.requests.length;
+    const posts = fx.api.requests.length;
     const { failed } = await runCaptured();
     expect(failed).toBe(true);
     expect(readOutputs(output).regressions).toBeUndefined();
-    expect(api.requests.length).toBe(posts);
+    expect(fx.api.requests.length).toBe(posts);
   });
 
   it('names a bad input', async () => {
@@ -357,7 +358,7 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   });
 
   it('refuses publish: commit in pull-request mode, naming the input', async () => {
-    const { output } = runnerEnv(saved, repo, api.url, { base, head, inputs: { publish: 'commit' } });
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { base: fx.base, head: fx.head, inputs: { publish: 'commit' } });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     expect(log).toMatch(/::error::input 'publish': 'commit' is refused in pull-request mode/);
@@ -366,29 +367,16 @@ describe('the action in pull-request mode, as the runner calls it', () => {
 });
 
 describe('the action in pull-request mode with the evidence only on the data branch', () => {
-  let api: FakeGithub;
-  let repo: string;
-  let base: string;
-  let head: string;
-  const saved = { ...process.env };
-
-  beforeAll(async () => {
-    api = await startFakeGithub({ token: TOKEN });
-    ({ repo, base, head } = await makeRepository('data-branch'));
-  });
-  afterAll(async () => {
-    process.env = saved;
-    await api.stop();
-  });
+  const fx = pullRequestFixture('data-branch');
 
   it('compares with the newest evidence on origin/<publish-branch> and says so', async () => {
-    const dataSha = await git(repo, 'rev-parse', 'origin/ngcc-perf-data');
-    const { output, summary } = runnerEnv(saved, repo, api.url, { base, head });
+    const dataSha = await git(fx.repo, 'rev-parse', 'origin/ngcc-perf-data');
+    const { output, summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, { base: fx.base, head: fx.head });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     expect(Number(readOutputs(output).regressions)).toBeGreaterThanOrEqual(1);
     const from = `data branch ngcc-perf-data@${dataSha.slice(0, 7)}`;
-    const body = api.comments('ngcc', 'submissions', 7)[0]!.body;
+    const body = fx.api.comments('ngcc', 'submissions', 7)[0]!.body;
     expect(rendered(body)).toContain(from);
     expect(headlineOf(body)).toMatch(/⚠ \d regressions?/);
     expect(rendered(readFileSync(summary, 'utf8'))).toContain(from);
@@ -396,9 +384,9 @@ describe('the action in pull-request mode with the evidence only on the data bra
   });
 
   it('without any baseline the headline says that nothing was compared', async () => {
-    const { summary } = runnerEnv(saved, repo, api.url, { number: 8, base, head, inputs: { 'publish-branch': 'no-such-branch' } });
+    const { summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 8, base: fx.base, head: fx.head, inputs: { 'publish-branch': 'no-such-branch' } });
     const { log } = await runCaptured();
-    const body = api.comments('ngcc', 'submissions', 8)[0]!.body;
+    const body = fx.api.comments('ngcc', 'submissions', 8)[0]!.body;
     expect(headlineOf(body)).toMatch(/^### ngcc-perf x86_1: ⚠ no baseline evidence for x86_1: nothing was compared/);
     expect(body).not.toContain('✅');
     expect(readFileSync(summary, 'utf8')).toContain('no baseline evidence for x86_1');

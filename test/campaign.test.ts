@@ -1,45 +1,20 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign.js';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { readManifest } from '../src/kat/manifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
+import { FIXTURES, fixtureCampaign, ICCS, QUICK } from './helpers/campaigns.js';
+import { runCli as cli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
-const fixtures = join(repoRoot, 'test', 'fixtures', 'campaign');
-const iccs = join(repoRoot, 'native', 'iccs');
+const fixtures = FIXTURES;
+const iccs = ICCS;
 
 /** A campaign with the fixture toy signature only, and the given ngcc-perf.yml. */
-function toySigCampaign(settings: string): string {
-  const root = tempDir();
-  cpSync(join(fixtures, 'sign-1'), join(root, 'sign-1'), { recursive: true });
-  const yml = join(root, 'sign-1', 'candidate.yml');
-  // The copy lives elsewhere: point the helper library paths at the repository.
-  writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
-  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
-  return root;
-}
-
-/** Runs the CLI in this process and keeps what it printed. */
-async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[]; progress: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  let progress = '';
-  const log = vi.spyOn(console, 'log').mockImplementation((m: string) => void out.push(m));
-  const error = vi.spyOn(console, 'error').mockImplementation((m: string) => void err.push(m));
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((progress += String(chunk)), true));
-  try {
-    return { code: await main(args), out, err, progress };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-    stderr.mockRestore();
-  }
-}
-
-const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
+const toySigCampaign = (settings: string) => fixtureCampaign(['sign-1'], settings);
 
 describe('measurement policy', () => {
   it('re-runs a trial whose clock fell below the fixed clock, up to disturbed_retries', async () => {
@@ -295,11 +270,7 @@ describe('a run without the kat phase', () => {
 
 describe('evidence of a previous library', () => {
   it('is removed when the instance now fails its KAT, so no page or comparison shows old numbers as its own', async () => {
-    const root = tempDir();
-    cpSync(join(fixtures, 'kem-1'), join(root, 'kem-1'), { recursive: true });
-    const yml = join(root, 'kem-1', 'candidate.yml');
-    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
-    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    const root = fixtureCampaign(['kem-1'], QUICK);
     const data = tempDir();
     const only = ['--only', '^kem-1/good$'];
     expect((await cli(['run', root, '--system', 's', '--out', data, ...only])).code).toBe(0);

@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cliMain.js';
 import { compareEvidence, judge } from '../src/compare/compare.js';
 import { historyCv, permutationPValue } from '../src/compare/stats.js';
 import type { CompareReport } from '../src/compare/types.js';
+import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -90,15 +90,7 @@ describe('compare between two evidence trees', () => {
     const { base, head } = trees();
     const campaign = tempDir();
     writeFileSync(join(campaign, 'external_sizes.csv'), 'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;b;800;769;;encoded\nkem-1;a;800;800;;encoded\n');
-    const out: string[] = [];
-    const log = console.log;
-    console.log = (m: string) => out.push(m);
-    let code: number;
-    try {
-      code = await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--format', 'json', '--campaign', campaign]);
-    } finally {
-      console.log = log;
-    }
+    const { code, out } = await runCli(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--format', 'json', '--campaign', campaign]);
     expect(code).toBe(1);
     const report = JSON.parse(out.join('\n')) as CompareReport;
     expect(report.size_mismatches).toEqual([{ id: 'kem-1', instance: 'b', item: 'ciphertext', catalog: 769, api: 768, basis: 'encoded' }]);
@@ -121,23 +113,14 @@ describe('compare between two evidence trees', () => {
 
   it('checks every option before comparing: nothing is printed before the error', async () => {
     const { base, head } = trees();
-    const out: string[] = [];
-    const err: string[] = [];
-    const log = console.log;
-    const error = console.error;
-    console.log = (m: string) => out.push(m);
-    console.error = (m: string) => err.push(m);
-    let codes: number[];
-    try {
-      codes = [
-        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--fail-on', 'foo']),
-        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', '/nonexistent']),
-        await main(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', tempDir()]),
-      ];
-    } finally {
-      console.log = log;
-      console.error = error;
-    }
+    const runs = [
+      await runCli(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--fail-on', 'foo']),
+      await runCli(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', '/nonexistent']),
+      await runCli(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--history', tempDir()]),
+    ];
+    const codes = runs.map((r) => r.code);
+    const out = runs.flatMap((r) => r.out);
+    const err = runs.flatMap((r) => r.err);
     expect(codes).toEqual([2, 2, 2]);
     expect(out).toEqual([]);
     expect(err[0]).toBe("error: command line: --fail-on: unknown check 'foo' (known: regression, kat, size-audit)");

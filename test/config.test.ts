@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cliMain.js';
 import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
 import { InputError } from '../src/errors.js';
 import { allowedCpus, checkCpuAllowed, checkOutputFolder, formatCpuList, parseCpuList } from '../src/config/arguments.js';
+import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
 function candidate(root: string, id: string, yaml: string): string {
@@ -120,15 +120,9 @@ describe('output folders', () => {
 
 describe('the command line', () => {
   it('prints the usage for --help after any command, and exits 0', async () => {
-    const out: string[] = [];
-    const log = console.log;
-    console.log = (s: string) => out.push(s);
-    try {
-      expect(await main(['run', '--help'])).toBe(0);
-      expect(await main(['compare', '-h'])).toBe(0);
-    } finally {
-      console.log = log;
-    }
+    const runs = [await runCli(['run', '--help']), await runCli(['compare', '-h'])];
+    expect(runs.map((r) => r.code)).toEqual([0, 0]);
+    const out = runs.flatMap((r) => r.out);
     expect(out).toHaveLength(2);
     expect(out[0]).toMatch(/^usage:\n {2}ngcc-perf run CAMPAIGN_DIR/);
   });

@@ -6,6 +6,7 @@ import { runCampaign } from '../src/campaign.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { writeFileAtomic } from '../src/util/fsx.js';
 import { elfSizes } from '../src/util/elf.js';
+import { runCli } from './helpers/cli.js';
 import { repoRoot, sharedDir, tempDir } from './helpers/tmp.js';
 
 const golden = join(sharedDir, 'golden', 'ngcc-harness-arm_1', 'performance', 'data', 'arm_1');
@@ -41,19 +42,12 @@ describe('the ngcc-harness golden dataset', () => {
 describe('unreadable evidence', () => {
   it('a truncated survey file is a validation problem, and report says it left it out', async () => {
     const { writeSyntheticSystem } = await import('./helpers/dataset.js');
-    const { main } = await import('../src/cliMain.js');
     const dir = writeSyntheticSystem(tempDir(), 'x', [{ id: 'kem-1', label: 'a' }], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: [100, 101, 99] }]);
     writeFileAtomic(join(dir, 'survey', 'kem-1', 'a.json'), '{"schema": 1, "verdict": "ICC');
     // (The synthetic dataset has no KAT logs: validate says so too.)
     expect(validateDataset(dir)).toContainEqual(expect.stringMatching(/^survey\/kem-1\/a\.json: invalid JSON/));
-    const out: string[] = [];
-    const log = console.log;
-    console.log = (m: string) => out.push(m);
-    try {
-      expect(await main(['report', dir, '--out', tempDir()])).toBe(1);
-    } finally {
-      console.log = log;
-    }
+    const { code, out } = await runCli(['report', dir, '--out', tempDir()]);
+    expect(code).toBe(1);
     expect(out[0]).toMatch(/^unreadable: .*survey\/kem-1\/a\.json: invalid JSON/);
   });
 });

@@ -1,9 +1,10 @@
 import { readFileSync, statSync, writeFileSync, existsSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
+import { runCli as cli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
 const campaign = join(import.meta.dirname, 'fixtures', 'campaign');
@@ -126,19 +127,6 @@ describe('a campaign of broken submissions', () => {
     cpSync(systemDir, copy, { recursive: true });
     for (const f of [join(copy, 'records', 'kem-1', 'good__enc.json'), join(copy, 'build.json')]) writeFileSync(f, readFileSync(f, 'utf8').slice(0, 100));
     return copy;
-  }
-
-  async function cli(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((m: string) => void out.push(m));
-    const error = vi.spyOn(console, 'error').mockImplementation((m: string) => void err.push(m));
-    try {
-      return { code: await main(args), out, err };
-    } finally {
-      log.mockRestore();
-      error.mockRestore();
-    }
   }
 
   it('report on evidence with unreadable files writes what it can, names the files and exits 1', async () => {

@@ -1,33 +1,23 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign.js';
-import { main } from '../src/cliMain.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { mergeShardFolders, publish } from '../src/github/publish.js';
 import { canonicalDigest, parseManifest, readManifest } from '../src/kat/manifest.js';
+import { FIXTURES, fixtureCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
 import { clone, filesOn, git, initBare } from './helpers/git.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
-const fixtures = join(repoRoot, 'test', 'fixtures', 'campaign');
+const fixtures = FIXTURES;
 const survey = join(repoRoot, 'test', 'fixtures', 'survey');
-const iccs = join(repoRoot, 'native', 'iccs');
-const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
 
-/** main() with its console output captured. */
+/** The CLI with what it printed as text. */
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const [log, error] = [console.log, console.error];
-  console.log = (m: string) => out.push(String(m));
-  console.error = (m: string) => err.push(String(m));
-  try {
-    return { code: await main(args), out: out.join('\n'), err: err.join('\n') };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
+  const r = await runCli(args);
+  return { code: r.code, out: r.out.join('\n'), err: r.err.join('\n') };
 }
 
 function write(path: string, text: string): string {
@@ -252,11 +242,7 @@ describe('kat.sha256 duplicates', () => {
 
 /** A campaign with the fixture toy signature only, with the given kat.sha256. */
 function toySig(manifest: string): string {
-  const root = tempDir();
-  cpSync(join(fixtures, 'sign-1'), join(root, 'sign-1'), { recursive: true });
-  const yml = join(root, 'sign-1', 'candidate.yml');
-  writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, iccs));
-  writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+  const root = fixtureCampaign(['sign-1'], QUICK);
   writeFileSync(join(root, 'sign-1', 'kat.sha256'), manifest);
   return root;
 }

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cliMain.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
+import { runCli } from './helpers/cli.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
 import { repoRoot, sharedDir, tempDir } from './helpers/tmp.js';
 
@@ -81,14 +82,8 @@ describe('report --check', () => {
     const page = join(out, 'kem-09', 'perf_arm_1.md');
     const text = readFileSync(page, 'utf8');
     writeFileSync(page, text.replace('243.4 k', '243.5 k'));
-    const lines: string[] = [];
-    const log = console.log;
-    console.log = (m: string) => lines.push(m);
-    try {
-      expect(await main(['report', data, '--campaign', campaign, '--out', out, '--check'])).toBe(1);
-    } finally {
-      console.log = log;
-    }
+    const { code, out: lines } = await runCli(['report', data, '--campaign', campaign, '--out', out, '--check']);
+    expect(code).toBe(1);
     expect(lines).toContain(`differs: ${page}`);
     expect(lines.filter((l) => l.startsWith('differs:'))).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
-import type { ReportModel } from './model.js';
-import { instanceSizes } from './pages/candidate.js';
+import type { CatalogSize } from './catalogs.js';
+import type { InstanceView, ReportModel } from './model.js';
 
 export interface SizeFinding {
   id: string;
@@ -11,7 +11,13 @@ export interface SizeFinding {
   verdict: 'match' | 'mismatch' | 'approximate' | 'not measured';
 }
 
-const ITEMS = [
+/** The sizes an instance's evidence states: its timing records', else its build entry's. */
+export function instanceSizes(inst: InstanceView): Record<string, number> | undefined {
+  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes as Record<string, number> | undefined;
+  return fromRecord ?? inst.build?.sizes;
+}
+
+export const ITEMS = [
   ['public key', 'pk', 'pk_bytes'],
   ['ciphertext', 'ct', 'ct_bytes'],
   ['signature', 'sig', 'signature_bytes'],
@@ -30,10 +36,15 @@ export function sizeAudit(model: ReportModel): SizeFinding[] {
       const catalog = entry[catKey];
       if (catalog === undefined) continue;
       const measured = api?.[apiKey];
-      const verdict =
-        measured === undefined ? 'not measured' : item === 'signature' && entry.basis === 'nominal-variable' ? 'approximate' : measured === catalog ? 'match' : 'mismatch';
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict });
+      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict: sizeVerdict(item, catalog, measured, entry.basis) });
     }
   }
   return findings;
+}
+
+/** The one rule for a catalog size against the API's: a nominal size of variable signatures is only approximate. */
+export function sizeVerdict(item: SizeFinding['item'], catalog: number, api: number | undefined, basis: CatalogSize['basis']): SizeFinding['verdict'] {
+  if (api === undefined) return 'not measured';
+  if (item === 'signature' && basis === 'nominal-variable') return 'approximate';
+  return api === catalog ? 'match' : 'mismatch';
 }

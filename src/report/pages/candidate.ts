@@ -8,6 +8,7 @@ import { surveyEvidence } from './survey.js';
 import { katFootnotes } from './katNotes.js';
 import { measurable } from '../../kat/status.js';
 import { callsPerOperation, hashShares } from '../profile.js';
+import { instanceSizes, ITEMS, sizeVerdict } from '../sizeAudit.js';
 
 /** The hash column: the ICCS placeholders, or whatever symmetric code a NIST-API baseline wraps. */
 const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/SHA-2)' : 'pseudohash/XOF/sm3');
@@ -90,15 +91,12 @@ export function inInstanceOrder<T extends { label: string }>(c: CandidateView, i
 export function sizeCell(model: ReportModel, c: CandidateView, inst: InstanceView, key: string): string | undefined {
   const api = instanceSizes(inst)?.[key];
   const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
-  const fromCatalog = ({ pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig } as Record<string, number | undefined>)[key];
+  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
+  const fromCatalog = entry && item ? entry[item[1]] : undefined;
   if (fromCatalog === undefined) return api !== undefined ? String(api) : undefined;
-  if (key === 'signature_bytes' && entry!.basis === 'nominal-variable') return `≈ ${fromCatalog}`;
-  return api !== undefined && api !== fromCatalog ? `${fromCatalog} ⚠ (API: ${api})` : String(fromCatalog);
-}
-
-export function instanceSizes(inst: InstanceView): Record<string, number> | undefined {
-  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes as Record<string, number> | undefined;
-  return fromRecord ?? inst.build?.sizes;
+  const verdict = sizeVerdict(item![0], fromCatalog, api, entry!.basis);
+  if (verdict === 'approximate') return `≈ ${fromCatalog}`;
+  return verdict === 'mismatch' ? `${fromCatalog} ⚠ (API: ${api})` : String(fromCatalog);
 }
 
 export function candidatePage(model: ReportModel, c: CandidateView): Root {

@@ -2,7 +2,7 @@ import type { Root } from 'mdast';
 import { archName, environmentRows } from '../environment.js';
 import { formatCycles, formatN, formatShare } from '../format.js';
 import { code, heading, link, para, root, table, text, type Cell, bullets } from '../md.js';
-import type { CandidateView, ReportModel } from '../model.js';
+import type { InstanceView, ReportModel } from '../model.js';
 import { hashShares } from '../profile.js';
 import { sizeAudit } from '../sizeAudit.js';
 import { sizeCell, notMeasuredReason } from './candidate.js';
@@ -16,8 +16,7 @@ const CATEGORIES = [
 const pageOf = (id: string, sys: string) => `../${id}/perf_${sys}.md`;
 
 /** "243.4 k (70%)": mean cycles with the hash share in parentheses; (n=N) when under 100 calls. */
-function cyclesCell(c: CandidateView, label: string, op: string): string {
-  const inst = c.instances.find((i) => i.label === label)!;
+function cyclesCell(inst: InstanceView, op: string): string {
   const r = inst.records[op];
   if (!r || r.mean_cycles === undefined) return '—';
   const p = inst.profiles[op];
@@ -43,7 +42,7 @@ export function summaryPage(model: ReportModel): Root {
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` — ${inst.build.kat_detail}` : ''}`);
         const measured = ops.some((op) => inst.records[op]);
         const name: Cell = [link(pageOf(c.id, sys), c.id)];
-        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...(measured ? ops.map((op) => cyclesCell(c, inst.label, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')])]);
+        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...(measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')])]);
         sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model, c, inst, k) ?? '—')]);
       }
     }

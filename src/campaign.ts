@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
 import { harnessTools, type HarnessTools } from './build/harnessTools.js';
@@ -75,21 +75,6 @@ export function releaseEvidenceLocks(): number {
   return locks.length;
 }
 
-/**
- * A candidate folder whose manifest has another spelling (candidate.yaml) would be skipped as
- * "not a candidate": name it instead.
- */
-export function checkCandidateFileNames(root: string): void {
-  if (!existsSync(root) || !statSync(root).isDirectory()) return;
-  for (const name of readdirSync(root).sort()) {
-    const folder = join(root, name);
-    if (!statSync(folder).isDirectory() || existsSync(join(folder, 'candidate.yml'))) continue;
-    const wrong = readdirSync(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
-    if (wrong)
-      throw new InputError(relative(process.cwd(), join(folder, wrong)) || join(folder, wrong), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
-  }
-}
-
 export interface CampaignSummary {
   systemDir: string;
   instances: InstanceSummary[];
@@ -111,20 +96,20 @@ function units(candidates: Candidate[], shard?: { index: number; count: number }
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummary> {
   const campaignDir = resolve(opts.campaignDir);
-  checkCandidateFileNames(campaignDir);
   const campaign = loadCampaign(campaignDir, opts.only);
-  if (opts.only && opts.argumentNames?.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
     const all = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`));
     const shown = all.length === 0 ? 'the campaign has none' : `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
-    const [file, field] = opts.argumentNames.only;
-    throw new InputError(file, field, `'${opts.only.source}' matches no instance (${shown})`);
+    const [file, field] = opts.argumentNames?.only ?? ['only', ''];
+    // RegExp.source escapes '/'; show the expression as it was given.
+    throw new InputError(file, field, `'${opts.only.source.replace(/\\\//g, '/')}' matches no instance (${shown})`);
   }
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const ymlShown = relative(process.cwd(), join(campaignDir, 'ngcc-perf.yml'));
-  const catalog = new Set(wrapCatalog('wrap_nist.c'));
-  const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
+  const catalog = wrapCatalog('wrap_nist.c');
+  const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown.length > 0)
     throw new InputError(ymlShown, 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
@@ -204,6 +189,7 @@ async function runLocked(
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary: InstanceSummary[] = [];
   let counter: string | undefined;
+  const nistSymbols = settings.profile.nist_symbols ?? wrapCatalog('wrap_nist.c');
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
@@ -212,8 +198,9 @@ async function runLocked(
     const inst: InstanceSummary = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has('measure')) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => (counter ??= c));
-    if (opts.phases.has('profile') && !(entry.library && entry.kat !== 'BUILDFAIL')) opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
-    if (opts.phases.has('profile') && entry.library && entry.kat !== 'BUILDFAIL') {
+    if (!opts.phases.has('profile')) continue;
+    if (!entry.library || entry.kat === 'BUILDFAIL') opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
+    else {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
       const previousSurvey = readPrevious<{ library_sha256?: string; survey_version?: number }>(surveyPath, opts.force);
       if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
@@ -233,7 +220,7 @@ async function runLocked(
           tools,
           paths,
           cpu,
-          nistSymbols: settings.profile.nist_symbols ?? wrapCatalog('wrap_nist.c'),
+          nistSymbols,
           targetSeconds: settings.profile.target_s,
           rounds: settings.profile.rounds,
           timeoutMs: settings.planning.process_timeout_s * 1000,

@@ -1,5 +1,5 @@
 import * as core from '@actions/core';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign.js';
@@ -21,7 +21,7 @@ import { publish } from './github/publish.js';
 import { createProgress } from './progress.js';
 import { loadReportModel } from './report/model.js';
 import { renderPages, writePages } from './report/render.js';
-import { readJsonIfExists } from './util/fsx.js';
+import { filesUnder, readJsonIfExists } from './util/fsx.js';
 
 /** Nightly evidence versions consulted for the run-to-run spread of each operation. */
 const HISTORY_RUNS = 8;
@@ -57,6 +57,7 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     system: inputs.system,
     dataDir,
     only: inputs.only,
+    argumentNames: { only: [`input 'only'`, ''] as const, cpu: [`input 'cpu'`, ''] as const },
     phases: new Set(PHASES),
     trialTarget: inputs.trialTarget,
     opBudget: inputs.opBudget,
@@ -190,7 +191,7 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: M
   const repo = workspace();
   const evidenceTo = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
   const pagesTo = relative(repo, resolve(repo, inputs.pagesDir));
-  const files = listFiles(systemDir)
+  const files = filesUnder(systemDir)
     .filter((f) => !f.startsWith('build/'))
     .map((f) => ({ from: join(systemDir, f), to: join(evidenceTo, f) }));
   if (inputs.publish === 'artifact') {
@@ -225,9 +226,3 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: M
   core.info(result.changed ? `published ${result.commit} after ${result.attempts} attempt(s)` : 'nothing to publish: evidence unchanged');
 }
 
-function listFiles(dir: string, prefix = ''): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? listFiles(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`],
-  );
-}

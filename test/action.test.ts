@@ -488,6 +488,13 @@ describe('the action in nightly and report modes', () => {
     return output;
   }
 
+  it('a nightly run whose only input selects nothing fails, naming the input, instead of measuring nothing', async () => {
+    env({ mode: 'nightly', only: '^kem-99/' });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(log).toMatch(/::error::input 'only': '\^kem-99\/' matches no instance \(instances: kem-1\/good, kem-2\/good\)/);
+  });
+
   it('a nightly shard measures its part and leaves evidence, not libraries, for the artifact', async () => {
     const output = env({ mode: 'nightly', shard: '2/2', publish: 'artifact', 'trial-target': '0.02' });
     await run();

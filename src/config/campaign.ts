@@ -40,6 +40,7 @@ export function loadCandidate(folder: string, display: string): Candidate {
 /** Reads every `<id>/candidate.yml` under the campaign root, in id order. */
 export function loadCampaign(root: string, only?: RegExp): Campaign {
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(relative(process.cwd(), root) || root, '', 'campaign folder not found');
+  checkCandidateFileNames(root);
   const settings = loadSettings(root);
   const candidates = readdirSync(root)
     .filter((name) => existsSync(join(root, name, 'candidate.yml')))
@@ -48,4 +49,18 @@ export function loadCampaign(root: string, only?: RegExp): Campaign {
     .filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id))
     .map((c) => (only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c));
   return { root, settings, candidates };
+}
+
+/**
+ * A candidate folder whose manifest has another spelling (candidate.yaml) would be skipped as
+ * "not a candidate": name it instead.
+ */
+function checkCandidateFileNames(root: string): void {
+  for (const name of readdirSync(root).sort()) {
+    const folder = join(root, name);
+    if (!statSync(folder).isDirectory() || existsSync(join(folder, 'candidate.yml'))) continue;
+    const wrong = readdirSync(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+    if (wrong)
+      throw new InputError(relative(process.cwd(), join(folder, wrong)) || join(folder, wrong), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
+  }
 }

@@ -3,7 +3,6 @@ import { candidateVerdict, type InstanceSurvey } from '../profile/survey.js';
 import { measuredEnvironment } from './environment.js';
 import { join, relative } from 'node:path';
 import { loadCampaign } from '../config/campaign.js';
-import { checkCandidateFileNames } from '../campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
@@ -96,7 +95,6 @@ function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
  */
 export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
   const ds = loadDataset(systemDir);
-  if (campaignDir) checkCandidateFileNames(campaignDir);
   const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = (ds.campaign?.system_id as string | undefined) ?? systemDir.split('/').filter(Boolean).pop()!;
   const byKey = new Map<string, InstanceView>();

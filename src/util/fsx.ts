@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { InputError } from '../errors.js';
 
 let tmpCounter = 0;
@@ -49,4 +49,14 @@ export function sha256Hex(data: string | Uint8Array): string {
 
 export function sha256File(path: string): string {
   return sha256Hex(readFileSync(path));
+}
+
+/** Files below `dir`/`rel`, as sorted paths relative to `dir` joined with '/'; none when it does not exist. */
+export function filesUnder(dir: string, rel = ''): string[] {
+  const abs = rel ? join(dir, rel) : dir;
+  if (!existsSync(abs)) return [];
+  if (!statSync(abs).isDirectory()) return [rel];
+  return readdirSync(abs)
+    .sort()
+    .flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
 }

@@ -9147,12 +9147,12 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync19, readdirSync as readdirSync11, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync20, readdirSync as readdirSync10, readFileSync as readFileSync20 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from "node:fs";
-import { dirname } from "node:path";
+import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 // src/errors.ts
 var InputError = class extends Error {
@@ -9214,18 +9214,24 @@ function sha256Hex(data) {
 function sha256File(path) {
   return sha256Hex(readFileSync(path));
 }
+function filesUnder(dir, rel = "") {
+  const abs = rel ? join(dir, rel) : dir;
+  if (!existsSync(abs)) return [];
+  if (!statSync(abs).isDirectory()) return [rel];
+  return readdirSync(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
+}
 
 // src/cliMain.ts
-import { join as join19, relative as relative11, resolve as resolve10 } from "node:path";
+import { join as join20, relative as relative11, resolve as resolve10 } from "node:path";
 import { parseArgs } from "node:util";
 
 // src/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync6, rmSync as rmSync4, statSync as statSync6 } from "node:fs";
-import { join as join11, relative as relative6, resolve as resolve8 } from "node:path";
+import { existsSync as existsSync13, rmSync as rmSync4 } from "node:fs";
+import { join as join12, relative as relative6, resolve as resolve8 } from "node:path";
 
 // src/build/compile.ts
-import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname4, join as join3, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { dirname as dirname4, join as join4, resolve as resolve4 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
@@ -9349,21 +9355,21 @@ function parseDriverOutput(stdout) {
 
 // src/util/paths.ts
 import { existsSync as existsSync2, readFileSync as readFileSync2 } from "node:fs";
-import { dirname as dirname2, join } from "node:path";
+import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 var cached;
 function toolRoot() {
   if (cached) return cached;
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (; ; ) {
-    const pkg = join(dir, "package.json");
+    const pkg = join2(dir, "package.json");
     if (existsSync2(pkg) && JSON.parse(readFileSync2(pkg, "utf8")).name === "ngcc-perf") return cached = dir;
     const up = dirname2(dir);
     if (up === dir) throw new Error("cannot find the ngcc-perf package root");
     dir = up;
   }
 }
-var nativeDir = () => join(toolRoot(), "native");
+var nativeDir = () => join2(toolRoot(), "native");
 
 // src/build/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -9402,11 +9408,11 @@ function guideFlags(arch2, variant) {
 }
 
 // src/build/sources.ts
-import { existsSync as existsSync3, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join2, resolve as resolve3 } from "node:path";
+import { existsSync as existsSync3, readdirSync as readdirSync3, statSync as statSync3 } from "node:fs";
+import { isAbsolute as isAbsolute2, join as join3, resolve as resolve3 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
+import { readdir, readdirSync as readdirSync2, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
 import { isAbsolute, posix, resolve as resolve2 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
@@ -10157,11 +10163,11 @@ function getOptions(options) {
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync,
+    readdirSync: opts.fs.readdirSync || readdirSync2,
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync,
     stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync
+    statSync: opts.fs.statSync || statSync2
   });
   if (opts.debug) log("globbing with options:", opts);
   return opts;
@@ -10193,8 +10199,8 @@ function expand(base, patterns, field, display) {
 function resolveSources(candidateFolder, inst, index, display) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync3(dir) || !statSync2(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync2(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join2(dir, f));
+  if (!existsSync3(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync3(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join3(dir, f));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute2(p) ? p : resolve3(dir, p);
@@ -10242,9 +10248,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join3(nativeDir(), "nist");
+  const n = join4(nativeDir(), "nist");
   return {
-    sources: [join3(n, "nist_shim.c"), join3(n, "nist_drbg.c")],
+    sources: [join4(n, "nist_shim.c"), join4(n, "nist_drbg.c")],
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
@@ -10257,7 +10263,7 @@ async function dependencies(src, cwd, compileArgs) {
   const files = new Set(src.sources);
   for (const dir of src.includes) {
     if (!existsSync4(dir)) continue;
-    for (const f of readdirSync3(dir)) if (f.endsWith(".h")) files.add(join3(dir, f));
+    for (const f of readdirSync4(dir)) if (f.endsWith(".h")) files.add(join4(dir, f));
   }
   return [...files].sort();
 }
@@ -10281,7 +10287,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join3(dirname4(library), "exports.map");
+  const scriptPath = join4(dirname4(library), "exports.map");
   mkdirSync2(dirname4(library), { recursive: true });
   writeFileSync2(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
@@ -10300,10 +10306,10 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join3(req.outDir, req.flagSet);
-  const library = join3(outDir, `lib${req.instance.label}.so`);
+  const outDir = join4(req.outDir, req.flagSet);
+  const library = join4(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd } = await buildArgv(req, flags, library);
-  const keyFile = join3(outDir, "build-key.json");
+  const keyFile = join4(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync4(library) && sha256File(library) === previous.library_sha256))
@@ -10316,7 +10322,7 @@ async function buildInstance(req) {
   const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join3(outDir, "build.log"), log2);
+  writeFileAtomic(join4(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync4(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -10325,15 +10331,15 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/build/harnessTools.ts
-import { mkdirSync as mkdirSync3, readdirSync as readdirSync4, readFileSync as readFileSync4, renameSync as renameSync2, rmSync, existsSync as existsSync5 } from "node:fs";
+import { mkdirSync as mkdirSync3, readdirSync as readdirSync5, readFileSync as readFileSync4, renameSync as renameSync2, rmSync, existsSync as existsSync5 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 function harnessVersion() {
   const root3 = nativeDir();
   const files = [];
   const walk = (dir) => {
-    for (const e of readdirSync4(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join4(dir, e.name);
+    for (const e of readdirSync5(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join5(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (/\.(c|h)$/.test(e.name)) files.push(p);
     }
@@ -10351,22 +10357,22 @@ function harnessTools() {
 }
 async function compileTools() {
   const version2 = harnessVersion();
-  const dir = join4(process.env.NGCC_CACHE_DIR ?? join4(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
-  const tools = { dir, version: version2, kat: join4(dir, "ngcc_kat"), time: join4(dir, "ngcc_time"), prof: join4(dir, "ngcc_prof"), mem: join4(dir, "ngcc_mem") };
+  const dir = join5(process.env.NGCC_CACHE_DIR ?? join5(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
+  const tools = { dir, version: version2, kat: join5(dir, "ngcc_kat"), time: join5(dir, "ngcc_time"), prof: join5(dir, "ngcc_prof"), mem: join5(dir, "ngcc_mem") };
   if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync5(t))) return tools;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}`;
   mkdirSync3(staging, { recursive: true });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_kat", [join4(n, "ngcc_kat.c"), join4(n, "harness.c")], ["-ldl"]],
-    ["ngcc_time", [join4(n, "ngcc_time.c"), join4(n, "harness.c"), join4(n, "ops.c"), join4(n, "cpucycles.c")], ["-ldl"]],
-    ["ngcc_prof", [join4(n, "hashprof", "ngcc_prof.c"), join4(n, "harness.c"), join4(n, "ops.c")], ["-ldl"]],
+    ["ngcc_kat", [join5(n, "ngcc_kat.c"), join5(n, "harness.c")], ["-ldl"]],
+    ["ngcc_time", [join5(n, "ngcc_time.c"), join5(n, "harness.c"), join5(n, "ops.c"), join5(n, "cpucycles.c")], ["-ldl"]],
+    ["ngcc_prof", [join5(n, "hashprof", "ngcc_prof.c"), join5(n, "harness.c"), join5(n, "ops.c")], ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ["ngcc_mem", [join4(n, "ngcc_mem.c"), join4(n, "harness.c"), join4(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
+    ["ngcc_mem", [join5(n, "ngcc_mem.c"), join5(n, "harness.c"), join5(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
   ];
   for (const [name, sources, link3] of targets) {
-    const r = await runProcess([CC, ...common, "-o", join4(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
+    const r = await runProcess([CC, ...common, "-o", join5(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
   }
@@ -10382,8 +10388,8 @@ ${r.stderr}`);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync6, readdirSync as readdirSync5, statSync as statSync3 } from "node:fs";
-import { basename as basename2, join as join5, relative as relative2 } from "node:path";
+import { existsSync as existsSync6, readdirSync as readdirSync6, statSync as statSync4 } from "node:fs";
+import { basename as basename2, join as join6, relative as relative2 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -30225,12 +30231,12 @@ var settingsSchema = external_exports.object({
 
 // src/config/campaign.ts
 function loadSettings(root3) {
-  const file2 = join5(root3, "ngcc-perf.yml");
+  const file2 = join6(root3, "ngcc-perf.yml");
   if (!existsSync6(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, relative2(process.cwd(), file2) || file2);
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join5(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join6(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename2(folder))
     throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename2(folder)}'`);
   return {
@@ -30241,10 +30247,20 @@ function loadCandidate(folder, display) {
   };
 }
 function loadCampaign(root3, only) {
-  if (!existsSync6(root3) || !statSync3(root3).isDirectory()) throw new InputError(relative2(process.cwd(), root3) || root3, "", "campaign folder not found");
+  if (!existsSync6(root3) || !statSync4(root3).isDirectory()) throw new InputError(relative2(process.cwd(), root3) || root3, "", "campaign folder not found");
+  checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
-  const candidates2 = readdirSync5(root3).filter((name) => existsSync6(join5(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join5(root3, name), join5(relative2(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
+  const candidates2 = readdirSync6(root3).filter((name) => existsSync6(join6(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join6(root3, name), join6(relative2(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
   return { root: root3, settings, candidates: candidates2 };
+}
+function checkCandidateFileNames(root3) {
+  for (const name of readdirSync6(root3).sort()) {
+    const folder = join6(root3, name);
+    if (!statSync4(folder).isDirectory() || existsSync6(join6(folder, "candidate.yml"))) continue;
+    const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+    if (wrong)
+      throw new InputError(relative2(process.cwd(), join6(folder, wrong)) || join6(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
+  }
 }
 
 // src/env/host.ts
@@ -30315,17 +30331,17 @@ function defaultCpu() {
 }
 
 // src/evidence/layout.ts
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 var evidencePaths = (systemDir) => ({
-  campaign: join6(systemDir, "campaign.json"),
-  build: join6(systemDir, "build.json"),
-  record: (id, label, op) => join6(systemDir, "records", id, `${label}__${op}.json`),
-  profile: (id, label, op) => join6(systemDir, "profile", id, `${label}__${op}.json`),
-  survey: (id, label) => join6(systemDir, "survey", id, `${label}.json`),
-  memory: (id, label, op) => join6(systemDir, "memory", id, `${label}__${op}.json`),
-  katLog: (id, label) => join6(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join6(systemDir, "kat", id, label),
-  buildDir: (id, label) => join6(systemDir, "build", id, label)
+  campaign: join7(systemDir, "campaign.json"),
+  build: join7(systemDir, "build.json"),
+  record: (id, label, op) => join7(systemDir, "records", id, `${label}__${op}.json`),
+  profile: (id, label, op) => join7(systemDir, "profile", id, `${label}__${op}.json`),
+  survey: (id, label) => join7(systemDir, "survey", id, `${label}.json`),
+  memory: (id, label, op) => join7(systemDir, "memory", id, `${label}__${op}.json`),
+  katLog: (id, label) => join7(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join7(systemDir, "kat", id, label),
+  buildDir: (id, label) => join7(systemDir, "build", id, label)
 });
 function relativeTo(systemDir, path) {
   return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
@@ -31039,14 +31055,13 @@ function parseManifest(text3, display) {
 }
 var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
 function formatManifestLine(e) {
-  return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ""} ${e.label}/${e.file}`;
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 }
 var RECORD_START = /^(Count|count) =/;
 function countRecords(text3) {
   return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
 }
 var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
-var lineText = (e) => `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 function updateManifest(text3, display, generated, opts = {}) {
   const entries = parseManifest(text3, display);
   const lines = text3 === "" ? [] : text3.split("\n");
@@ -31063,7 +31078,7 @@ function updateManifest(text3, display, generated, opts = {}) {
       throw new InputError(
         display,
         `line ${differing[0].line}`,
-        `says ${lineText(differing[0])}, the generated KAT gives ${lineText(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
       );
     else {
       const keep = differing.length < mine.length;
@@ -31129,8 +31144,8 @@ function parseResultLine(log2) {
 }
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync4 } from "node:fs";
-import { join as join7 } from "node:path";
+import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync5 } from "node:fs";
+import { join as join8 } from "node:path";
 var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
 function katFileName(candidate, label, skBytes) {
   if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
@@ -31156,7 +31171,7 @@ async function runKat(req) {
   const entries = req.manifest.filter((e) => e.label === label);
   const records = recordsToGenerate(candidate, entries);
   mkdirSync4(req.outDir, { recursive: true });
-  const partial2 = join7(req.outDir, ".kat-output.partial");
+  const partial2 = join8(req.outDir, ".kat-output.partial");
   rmSync2(partial2, { force: true });
   const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
@@ -31173,10 +31188,10 @@ async function runKat(req) {
     return { ...base, ...failure2 };
   }
   const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
-  const target = join7(req.outDir, file2);
+  const target = join8(req.outDir, file2);
   renameSync3(partial2, target);
   const text3 = readFileSync8(target, "utf8");
-  const fileBytes = statSync4(target).size;
+  const fileBytes = statSync5(target).size;
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
   const wrongName = entries.find((e) => e.file !== file2);
@@ -31396,20 +31411,20 @@ import { basename as basename5, relative as relative3, resolve as resolve5 } fro
 
 // src/build/profileBuild.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync5, readFileSync as readFileSync11 } from "node:fs";
-import { basename as basename4, join as join8 } from "node:path";
+import { basename as basename4, join as join9 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync11(join8(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync11(join9(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join8(req.outDir, "profile");
-  const objDir = join8(outDir, "obj");
+  const outDir = join9(req.outDir, "profile");
+  const objDir = join9(outDir, "obj");
   mkdirSync5(objDir, { recursive: true });
-  const library = join8(outDir, `lib${req.instance.label}.so`);
+  const library = join9(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join8(outDir, "profile-key.json");
+  const keyFile = join9(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -31421,13 +31436,13 @@ async function buildProfiled(req, flags, wanted) {
   };
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join8(outDir, "build.log"), result.log);
+    writeFileAtomic(join9(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
-    const obj = join8(objDir, `${i}-${basename4(src).replace(/\.c$/, "")}.o`);
+    const obj = join9(objDir, `${i}-${basename4(src).replace(/\.c$/, "")}.o`);
     if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
@@ -31437,11 +31452,11 @@ async function buildProfiled(req, flags, wanted) {
   );
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join8(nativeDir(), "hashprof");
+  const hp = join9(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join8(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join8(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
+    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
     objects.push(obj);
   }
   const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
@@ -31561,8 +31576,9 @@ async function recordMemory(p, library, operation) {
 }
 
 // src/evidence/lock.ts
-import { mkdirSync as mkdirSync6, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join9, relative as relative4 } from "node:path";
+import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join10, relative as relative4 } from "node:path";
+var LOCK = ".ngcc-perf.lock";
 function alive(pid) {
   try {
     process.kill(pid, 0);
@@ -31571,19 +31587,25 @@ function alive(pid) {
     return e.code === "EPERM";
   }
 }
+function otherLiveWriter(dir) {
+  const lock = join10(dir, LOCK);
+  if (!existsSync10(lock)) return void 0;
+  const pid = Number(readFileSync12(lock, "utf8"));
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : void 0;
+}
 function lockSystem(systemDir) {
   mkdirSync6(systemDir, { recursive: true });
-  const lock = join9(systemDir, ".ngcc-perf.lock");
+  const lock = join10(systemDir, LOCK);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync3(lock, String(process.pid), { flag: "wx" });
       return () => rmSync3(lock, { force: true });
     } catch (e) {
       if (e.code !== "EEXIST") throw e;
-      const holder = Number(readFileSync12(lock, "utf8"));
-      if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && alive(holder))
+      const holder = otherLiveWriter(systemDir);
+      if (holder !== void 0)
         throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
-      if (holder === process.pid)
+      if (Number(readFileSync12(lock, "utf8")) === process.pid)
         throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync3(lock, { force: true });
     }
@@ -31592,7 +31614,7 @@ function lockSystem(systemDir) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync10, readFileSync as readFileSync13, statSync as statSync5 } from "node:fs";
+import { existsSync as existsSync11, readFileSync as readFileSync13, statSync as statSync6 } from "node:fs";
 import { dirname as dirname5, resolve as resolve6 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -31660,26 +31682,26 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve6(path);
-  while (!existsSync10(p) && dirname5(p) !== p) p = dirname5(p);
-  if (!statSync5(p).isDirectory())
+  while (!existsSync11(p) && dirname5(p) !== p) p = dirname5(p);
+  if (!statSync6(p).isDirectory())
     throw fail(where, p === resolve6(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
   return path;
 }
 
 // src/report/catalogs.ts
-import { existsSync as existsSync11, readFileSync as readFileSync14 } from "node:fs";
-import { join as join10, relative as relative5, resolve as resolve7 } from "node:path";
+import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
+import { join as join11, relative as relative5, resolve as resolve7 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve7(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync11(path)) {
-    const yml = join10(campaignRoot, "ngcc-perf.yml");
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync12(path)) {
+    const yml = join11(campaignRoot, "ngcc-perf.yml");
     throw new InputError(relative5(process.cwd(), yml) || yml, "catalogs.external_sizes", `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`);
   }
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync11(path)) return [];
+  if (!existsSync12(path)) return [];
   let text3;
   try {
     text3 = readFileSync14(path, "utf8");
@@ -31763,16 +31785,6 @@ function releaseEvidenceLocks() {
   for (const release2 of locks) release2();
   return locks.length;
 }
-function checkCandidateFileNames(root3) {
-  if (!existsSync12(root3) || !statSync6(root3).isDirectory()) return;
-  for (const name of readdirSync6(root3).sort()) {
-    const folder = join11(root3, name);
-    if (!statSync6(folder).isDirectory() || existsSync12(join11(folder, "candidate.yml"))) continue;
-    const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
-    if (wrong)
-      throw new InputError(relative6(process.cwd(), join11(folder, wrong)) || join11(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
-  }
-}
 function units(candidates2, shard) {
   const all2 = candidates2.flatMap(
     (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
@@ -31781,20 +31793,19 @@ function units(candidates2, shard) {
 }
 async function runCampaign(opts) {
   const campaignDir = resolve8(opts.campaignDir);
-  checkCandidateFileNames(campaignDir);
   const campaign = loadCampaign(campaignDir, opts.only);
-  if (opts.only && opts.argumentNames?.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
     const all2 = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`));
     const shown2 = all2.length === 0 ? "the campaign has none" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
-    const [file2, field] = opts.argumentNames.only;
-    throw new InputError(file2, field, `'${opts.only.source}' matches no instance (${shown2})`);
+    const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
+    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown2})`);
   }
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve8(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative6(process.cwd(), join11(campaignDir, "ngcc-perf.yml"));
-  const catalog = new Set(wrapCatalog("wrap_nist.c"));
-  const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.has(x));
+  const ymlShown = relative6(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
+  const catalog = wrapCatalog("wrap_nist.c");
+  const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
     throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
@@ -31854,6 +31865,7 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
   opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
   const summary = [];
   let counter;
+  const nistSymbols = settings.profile.nist_symbols ?? wrapCatalog("wrap_nist.c");
   for (const unit of work) {
     const key = `${unit.candidate.id}/${unit.instance.label}`;
     const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
@@ -31862,8 +31874,9 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
     const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
     summary.push(inst);
     if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
-    if (opts.phases.has("profile") && !(entry.library && entry.kat !== "BUILDFAIL")) opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
-    if (opts.phases.has("profile") && entry.library && entry.kat !== "BUILDFAIL") {
+    if (!opts.phases.has("profile")) continue;
+    if (!entry.library || entry.kat === "BUILDFAIL") opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
+    else {
       const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
       const previousSurvey = readPrevious(surveyPath, opts.force);
       if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
@@ -31882,7 +31895,7 @@ async function runLocked(opts, campaignDir, candidates2, settings, systemDir, pa
           tools,
           paths,
           cpu,
-          nistSymbols: settings.profile.nist_symbols ?? wrapCatalog("wrap_nist.c"),
+          nistSymbols,
           targetSeconds: settings.profile.target_s,
           rounds: settings.profile.rounds,
           timeoutMs: settings.planning.process_timeout_s * 1e3,
@@ -31952,7 +31965,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync12(file2)) continue;
+    if (!existsSync13(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -32003,9 +32016,9 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
   const key = `${candidate.id}/${instance.label}`;
   const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
   const previous = buildJson.instances[key];
-  const manifestPath = join11(candidate.folder, "kat.sha256");
+  const manifestPath = join12(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync12(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync13(manifestPath) ? sha256File(manifestPath) : "none";
   const build2 = (flagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
   const kat = (b2) => runKat({
     candidate,
@@ -32060,7 +32073,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     const fallback = await build2("harness-default");
     return fallback.ok && sha256File(fallback.library) === previous.library_sha256;
   };
-  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync12(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
+  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync13(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
   if (unchanged && (!opts.force || !opts.phases.has("kat"))) return previous;
   if (!opts.phases.has("kat")) {
     const { kat: _none, ...unchecked } = base;
@@ -32088,7 +32101,7 @@ async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(systemDir, join11(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(systemDir, join12(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash
   };
@@ -32127,12 +32140,12 @@ function saveEntry(paths, key, entry) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync14, readFileSync as readFileSync16 } from "node:fs";
-import { join as join13, relative as relative7 } from "node:path";
+import { existsSync as existsSync15, readFileSync as readFileSync16 } from "node:fs";
+import { join as join14, relative as relative7 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync13, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
-import { join as join12 } from "node:path";
+import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
+import { join as join13 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return JSON.parse(readFileSync15(path, "utf8"));
@@ -32142,19 +32155,19 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync13(dir)) return [];
-  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join12(e.parentPath, e.name)).sort();
+  if (!existsSync14(dir)) return [];
+  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join13(e.parentPath, e.name)).sort();
 }
 function loadDataset(systemDir) {
   const unreadable = [];
-  const campaignPath = join12(systemDir, "campaign.json");
-  const buildPath = join12(systemDir, "build.json");
-  const campaign = existsSync13(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
-  const build2 = (existsSync13(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
-  const records = jsonFilesUnder(join12(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  const profiles = jsonFilesUnder(join12(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
-  const memory = jsonFilesUnder(join12(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
-  for (const path of jsonFilesUnder(join12(systemDir, "survey"))) parseJson(path, unreadable);
+  const campaignPath = join13(systemDir, "campaign.json");
+  const buildPath = join13(systemDir, "build.json");
+  const campaign = existsSync14(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
+  const build2 = (existsSync14(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
+  const records = jsonFilesUnder(join13(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
+  const profiles = jsonFilesUnder(join13(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
+  const memory = jsonFilesUnder(join13(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
+  for (const path of jsonFilesUnder(join13(systemDir, "survey"))) parseJson(path, unreadable);
   return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
 }
 
@@ -32166,10 +32179,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative7(systemDir, p) || p;
-  if (!existsSync14(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync15(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync14(join13(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync15(join14(systemDir, "build.json"))) problems.push("build.json: missing");
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32178,8 +32191,8 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join13(systemDir, e.kat_log);
-    if (!existsSync14(logPath)) {
+    const logPath = join14(systemDir, e.kat_log);
+    if (!existsSync15(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -32330,7 +32343,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync15, readdirSync as readdirSync8, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync16, readdirSync as readdirSync8, readFileSync as readFileSync17 } from "node:fs";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -32388,7 +32401,7 @@ function environmentRows(model) {
 }
 
 // src/report/model.ts
-import { join as join14, relative as relative8 } from "node:path";
+import { join as join15, relative as relative8 } from "node:path";
 function surveyFor(model, id) {
   const curated = model.survey.find((s) => s.id === id);
   const automated = model.surveys.get(id) ?? [];
@@ -32401,9 +32414,9 @@ function surveyFor(model, id) {
   return void 0;
 }
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync15(join14(systemDir, path))) return {};
+  if (!path || !existsSync16(join15(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync17(join14(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync17(join15(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -32416,7 +32429,6 @@ function inferType(id, ops, logType) {
 }
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
-  if (campaignDir) checkCandidateFileNames(campaignDir);
   const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
   const byKey = /* @__PURE__ */ new Map();
@@ -32426,8 +32438,8 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      const survey = join14("survey", id, `${label}.json`);
-      if (existsSync15(join14(systemDir, survey))) v.surveyFile = survey;
+      const survey = join15("survey", id, `${label}.json`);
+      if (existsSync16(join15(systemDir, survey))) v.surveyFile = survey;
       byKey.set(key, v);
       order.push(key);
     }
@@ -32437,7 +32449,7 @@ function loadReportModel(systemDir, campaignDir) {
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
     v.build = e;
-    if (e.kat_log && existsSync15(join14(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync16(join15(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative8(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -32468,13 +32480,13 @@ function loadReportModel(systemDir, campaignDir) {
   const env = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = join14(systemDir, "survey");
-  if (existsSync15(surveyDir))
+  const surveyDir = join15(systemDir, "survey");
+  if (existsSync16(surveyDir))
     for (const id of readdirSync8(surveyDir).sort())
       surveys.set(
         id,
-        readdirSync8(join14(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
-          const path = join14(surveyDir, id, f);
+        readdirSync8(join15(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+          const path = join15(surveyDir, id, f);
           try {
             return [JSON.parse(readFileSync17(path, "utf8"))];
           } catch {
@@ -32488,8 +32500,8 @@ function loadReportModel(systemDir, campaignDir) {
     campaign: ds.campaign ?? {},
     environment: env,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join14(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join14(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join15(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join15(root3, "symmetric_survey.csv")) : [],
     surveys,
     sizes: campaignDir ? readExternalSizes(externalSizesPath(root3, campaign.settings.catalogs.external_sizes)) : [],
     unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
@@ -32497,8 +32509,225 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync16 } from "node:fs";
+import { existsSync as existsSync17 } from "node:fs";
 import { join as join16, relative as relative9 } from "node:path";
+
+// src/report/sizeAudit.ts
+function instanceSizes(inst) {
+  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes;
+  return fromRecord ?? inst.build?.sizes;
+}
+var ITEMS = [
+  ["public key", "pk", "pk_bytes"],
+  ["ciphertext", "ct", "ct_bytes"],
+  ["signature", "sig", "signature_bytes"]
+];
+function sizeAudit(model) {
+  const findings = [];
+  for (const entry of model.sizes) {
+    const inst = model.candidates.find((c) => c.id === entry.id)?.instances.find((i) => i.label === entry.instance);
+    const api = inst ? instanceSizes(inst) : void 0;
+    for (const [item, catKey, apiKey] of ITEMS) {
+      const catalog = entry[catKey];
+      if (catalog === void 0) continue;
+      const measured = api?.[apiKey];
+      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict: sizeVerdict(item, catalog, measured, entry.basis) });
+    }
+  }
+  return findings;
+}
+function sizeVerdict(item, catalog, api, basis) {
+  if (api === void 0) return "not measured";
+  if (item === "signature" && basis === "nominal-variable") return "approximate";
+  return api === catalog ? "match" : "mismatch";
+}
+
+// src/compare/stats.ts
+function permutationPValue(a, b) {
+  const pooled = [...a, ...b];
+  const n = pooled.length;
+  const k = a.length;
+  if (k === 0 || b.length === 0) return 1;
+  const total = pooled.reduce((s, x) => s + x, 0);
+  const observed = Math.abs(mean(a) - mean(b));
+  const diffOf = (sumA) => Math.abs(sumA / k - (total - sumA) / (n - k));
+  const extreme = (d) => d >= observed * (1 - 1e-12);
+  if (binomial(n, k) <= 2e5) {
+    let hits2 = 0;
+    let count = 0;
+    const walk = (start2, left, sum2) => {
+      if (left === 0) {
+        count++;
+        if (extreme(diffOf(sum2))) hits2++;
+        return;
+      }
+      for (let i = start2; i <= n - left; i++) walk(i + 1, left - 1, sum2 + pooled[i]);
+    };
+    walk(0, k, 0);
+    return hits2 / count;
+  }
+  let state = 625341585;
+  const rand = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const rounds = 2e4;
+  let hits = 1;
+  const idx = pooled.map((_, i) => i);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(rand() * (n - i));
+      [idx[i], idx[j]] = [idx[j], idx[i]];
+    }
+    let sum2 = 0;
+    for (let i = 0; i < k; i++) sum2 += pooled[idx[i]];
+    if (extreme(diffOf(sum2))) hits++;
+  }
+  return hits / (rounds + 1);
+}
+function binomial(n, k) {
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
+  return r;
+}
+var HISTORY_MIN_RUNS = 3;
+function historyCv(values) {
+  if (values.length < HISTORY_MIN_RUNS) return null;
+  return sampleStandardDeviation(values) / mean(values);
+}
+
+// src/compare/compare.ts
+var HISTORY_SIGMAS = 3;
+function side(r, entry) {
+  if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
+  return {
+    mean_cycles: r.mean_cycles,
+    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
+    peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
+    elf_load_bytes: entry?.elf_load_bytes
+  };
+}
+var recordKey = (r) => `${r.candidate}/${r.label}/${r.operation}`;
+function recordsByKey(ds) {
+  return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
+}
+function loadSystem(dataDir, system, role) {
+  const dir = join16(dataDir, system);
+  if (!existsSync17(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  return readable(loadDataset(dir), role);
+}
+function readable(ds, role) {
+  const [first, ...more] = ds.unreadable;
+  if (first)
+    throw new InputError(
+      relative9(process.cwd(), first.path) || first.path,
+      "",
+      `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
+    );
+  return ds;
+}
+function judge(base, head, thresholdPct, alpha, cv) {
+  const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
+  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
+  const big = Math.abs(delta_pct) >= thresholdPct;
+  const significant = p_value <= alpha;
+  const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
+  const history = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
+  if (big && significant && aboveHistory)
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
+  if (big)
+    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
+  return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
+}
+function compareEvidence(opts) {
+  const thresholdPct = opts.thresholdPct ?? 3;
+  const alpha = opts.alpha ?? 0.01;
+  const base = loadSystem(opts.baseDir, opts.system, "base");
+  const head = loadSystem(opts.headDir, opts.system, "head");
+  const history = (opts.history ?? []).filter((d) => existsSync17(join16(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join16(d, opts.system)), "history")));
+  const baseRecords = recordsByKey(base);
+  const headRecords = recordsByKey(head);
+  const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
+  const entry = (ds, r) => ds.build.instances[`${r.candidate}/${r.label}`];
+  const rows = keys.map((key) => {
+    const [candidate, label, operation] = key.split("/");
+    const b = baseRecords.get(key);
+    const h = headRecords.get(key);
+    const bs = b ? side(b, entry(base, b)) : void 0;
+    const hs = h ? side(h, entry(head, h)) : void 0;
+    const row2 = { candidate, label, operation, base: bs, head: hs };
+    if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
+    if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
+    if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
+    if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
+      return { ...row2, verdict: "inconclusive", delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100, reason: `build flags differ (${b.flags} \u2192 ${h.flags})` };
+    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
+    return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
+  });
+  const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+  const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
+  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL");
+  const size_changes = [];
+  const memory_changes = [];
+  for (const key of instanceKeys) {
+    const b = base.build.instances[key];
+    const h = head.build.instances[key];
+    if (!b || !h) continue;
+    for (const item of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
+      const bv = b.sizes?.[item];
+      const hv = h.sizes?.[item];
+      if (bv !== void 0 && hv !== void 0 && bv !== hv) size_changes.push({ key, item, base: bv, head: hv });
+    }
+    if (b.elf_load_bytes !== void 0 && h.elf_load_bytes !== void 0 && b.elf_load_bytes !== h.elf_load_bytes)
+      memory_changes.push({ key, item: "elf_load_bytes", base: b.elf_load_bytes, head: h.elf_load_bytes });
+  }
+  const noise = opts.rssNoiseBytes ?? 64 * 1024;
+  for (const row2 of rows) {
+    const bv = row2.base?.peak_rss_bytes;
+    const hv = row2.head?.peak_rss_bytes;
+    if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
+      memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
+  }
+  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join16(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
+  return {
+    system: opts.system,
+    threshold_pct: thresholdPct,
+    alpha,
+    rows,
+    kat_changes,
+    build_failures,
+    size_changes,
+    memory_changes,
+    size_mismatches,
+    counts: {
+      regressions: rows.filter((r) => r.verdict === "regression").length,
+      improvements: rows.filter((r) => r.verdict === "improvement").length,
+      kat_failures: katFailures,
+      size_mismatches: size_mismatches.length
+    }
+  };
+}
+
+// src/compare/failOn.ts
+var FAIL_ON = ["regression", "kat", "size-audit"];
+function parseFailOn(v, where) {
+  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const x of list3) if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
+  return new Set(list3);
+}
+function failReasons(report2, failOn) {
+  const n = report2.counts;
+  return [
+    failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
+    failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
+    failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
+    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : ""
+  ].filter(Boolean);
+}
+var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
 
 // node_modules/micromark-util-character/index.js
 var asciiAlpha = regexCheck(/[A-Za-z]/);
@@ -34552,7 +34781,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join15 = [joinDefaults];
+var join17 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -37166,7 +37395,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join15],
+    join: [...join17],
     options: {},
     safe: safeBound,
     stack: [],
@@ -37447,475 +37676,6 @@ function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
 
-// src/report/pages/survey.ts
-function surveyEvidence(i) {
-  const parts = [
-    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
-    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
-    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
-  ];
-  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
-  return parts.join("; ");
-}
-function surveyPage(model) {
-  const reported = new Set(model.candidates.map((c) => c.id));
-  const strays = model.survey.filter((s) => !reported.has(s.id));
-  return root2([
-    heading2(1, "Symmetric-primitive survey"),
-    para(
-      "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
-    ),
-    table(
-      ["candidate", "verdict", "source", "evidence"],
-      model.candidates.map((c) => {
-        const s = surveyFor(model, c.id);
-        const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
-        return [
-          [link2(`../${c.id}/perf_${model.system}.md`, c.id)],
-          s?.verdict ?? "not surveyed",
-          s ? s.curated ? "curated (symmetric_survey.csv)" : "automated" : "\u2014",
-          [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
-        ];
-      })
-    ),
-    ...strays.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${strays.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : []
-  ]);
-}
-
-// src/report/pages/katNotes.ts
-var EXPLAIN = {
-  MISMATCH: "the generated KAT differs from the submitted vectors",
-  NOKAT: "no submitted KAT vectors to compare with",
-  CRYPTOFAIL: "the scheme failed its own correctness check during the KAT",
-  OVERFLOW: "an output buffer was written past its claimed length",
-  LOADFAIL: "the library could not be loaded or lacks an API function",
-  TIMEOUT: "the KAT did not finish within the time limit",
-  CRASH: "the KAT process crashed",
-  BUILDFAIL: "the library did not build"
-};
-function katFootnotes(c, issues) {
-  const marks = /* @__PURE__ */ new Map();
-  const notes = [];
-  const numberOf = /* @__PURE__ */ new Map();
-  for (const inst of c.instances) {
-    const status = inst.build?.kat;
-    if (!status || status === "PASS") continue;
-    const issue2 = issues.find((i) => i.id === c.id && i.label.test(inst.label));
-    let key;
-    let note;
-    if (issue2) {
-      key = `issue:${issue2.label.source}`;
-      const tail = issue2.action === "exclude" ? "These instances are not timed." : "These instances are timed anyway; their output is not validated.";
-      note = `${issue2.cause} ${tail}`;
-    } else {
-      const detail = inst.build?.kat_detail ?? inst.build?.build_error;
-      key = `status:${status}:${detail ?? ""}`;
-      const timed = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
-      note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed}`;
-    }
-    let n = numberOf.get(key);
-    if (n === void 0) {
-      n = numberOf.size + 1;
-      numberOf.set(key, n);
-      notes.push(`\u26A0 [${n}] ${note}`);
-    }
-    marks.set(inst.label, ` [${n}]`);
-  }
-  return { marks, notes };
-}
-
-// src/report/pages/candidate.ts
-var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
-function roundsRange(rounds) {
-  if (!rounds || rounds.length < 2) return "";
-  const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
-  return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace("%", "")}\u2013${hi} over ${rounds.length} rounds)`;
-}
-function notMeasuredReason(inst) {
-  const kat = inst.build?.kat;
-  if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
-  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
-  return "not measured";
-}
-function countCell(r) {
-  const iters = r.plan?.iterations_per_trial;
-  const n = r.measurements ?? r.trials.reduce((a, t) => a + t.measurements, 0);
-  if (iters !== void 0 && r.trials.every((t) => t.measurements === iters)) return formatCount(r.trials.length, iters);
-  return `${n} (${r.trials.length} trials)`;
-}
-function gapRow(inst, width) {
-  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => "\u2014")];
-}
-function perOperation(c, width, cells) {
-  return c.instances.flatMap((inst) => {
-    const rows = c.operations.flatMap((op) => {
-      const r = inst.records[op];
-      const row2 = r && r.trials?.length ? cells(inst, op, r) : void 0;
-      return row2 ? [row2] : [];
-    });
-    return rows.length > 0 ? rows : [gapRow(inst, width)];
-  });
-}
-function performanceChart(c) {
-  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== void 0));
-  if (measured.length === 0) return [];
-  const series = c.operations.map((op) => {
-    const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
-    return `  line "${op}" [${values.join(", ")}]`;
-  }).join("\n");
-  const labels = measured.map((i) => `"${i.label}"`).join(", ");
-  return [
-    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers):`),
-    mermaid(`xychart-beta
-  title "${c.id} mean cycles per operation"
-  x-axis [${labels}]
-  y-axis "cycles"
-${series}`)
-  ];
-}
-function sizeColumns(c) {
-  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
-}
-function inInstanceOrder(c, items) {
-  const rank = (label) => {
-    const i = c.instances.findIndex((inst) => inst.label === label);
-    return i < 0 ? c.instances.length : i;
-  };
-  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
-}
-function sizeCell(model, c, inst, key) {
-  const api = instanceSizes(inst)?.[key];
-  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
-  const fromCatalog = { pk_bytes: entry?.pk, ct_bytes: entry?.ct, signature_bytes: entry?.sig }[key];
-  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
-  if (key === "signature_bytes" && entry.basis === "nominal-variable") return `\u2248 ${fromCatalog}`;
-  return api !== void 0 && api !== fromCatalog ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
-}
-function instanceSizes(inst) {
-  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes;
-  return fromRecord ?? inst.build?.sizes;
-}
-function candidatePage(model, c) {
-  const sys = model.system;
-  const arch2 = archName(model.environment);
-  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? "reference"))];
-  const { marks, notes } = katFootnotes(c, model.katIssues);
-  const crumbs = [
-    link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
-    " \u203A ",
-    code3(c.id),
-    " \xB7 ",
-    link2(`../performance/method_${sys}.md`, "method"),
-    ...c.page ? [" \xB7 ", link2(c.page, "NICCS page")] : []
-  ];
-  const verdict = surveyFor(model, c.id);
-  const perf = perOperation(c, 7, (inst, op, r) => [
-    code3(inst.label),
-    op,
-    formatCycles(r.mean_cycles),
-    formatSeconds(r.mean_seconds),
-    formatOpsPerSecond(r.operations_per_second),
-    formatSeconds(r.median_trial_seconds),
-    countCell(r)
-  ]);
-  const resources = perOperation(c, 5, (inst, op, r) => [
-    code3(inst.label),
-    op,
-    inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
-    typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
-    typeof r.peak_rss_bytes === "number" ? formatKiB(r.peak_rss_bytes) : "not recorded"
-  ]);
-  const isolated = perOperation(c, 5, (inst, op) => {
-    const m = inst.memory[op];
-    const e = inst.build?.elf_sections;
-    const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
-    if (!m || m.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
-    const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
-    return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
-  });
-  const cols = sizeColumns(c);
-  const sizes = c.instances.map((inst) => {
-    if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
-    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? "not recorded")];
-  });
-  const shares2 = c.instances.flatMap((inst) => {
-    const rows = c.operations.flatMap((op) => {
-      const p = inst.profiles[op];
-      if (!p) return [];
-      const { hash: hash2, drng } = hashShares(p);
-      return [[code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]];
-    });
-    return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
-  });
-  const evidence = c.instances.flatMap((inst) => [
-    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
-    ...[...inst.recordFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
-    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
-    ...[...inst.memoryFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
-    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
-  ]);
-  return root2([
-    heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
-    para(...crumbs),
-    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`),
-    heading2(2, "1. Basic information"),
-    bullets([
-      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
-      [`Algorithm: ${c.algorithm}`],
-      [`Implementation versions measured: ${variants.join(", ")}`],
-      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
-    ]),
-    heading2(2, "2. Assessment environment"),
-    table(["item", "value"], environmentRows(model)),
-    heading2(2, "3. Functional testing (KAT)"),
-    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
-    table(
-      ["instance", "build flags", "KAT"],
-      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
-    ),
-    ...notes.map((n) => para(n)),
-    heading2(2, "4. Performance"),
-    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], perf),
-    ...performanceChart(c),
-    heading2(2, "5. Resource consumption"),
-    para(
-      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
-    ),
-    table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], resources),
-    para(
-      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
-    ),
-    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated),
-    heading2(2, "6. Transmission and storage overhead"),
-    ...model.sizes.some((e) => e.id === c.id) ? [
-      para(
-        "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
-        link2(`../performance/size-audit_${sys}.md`, "size audit"),
-        " for disagreements."
-      )
-    ] : [],
-    table(["instance", ...cols.map(([h]) => h)], sizes),
-    heading2(2, "Symmetric primitives"),
-    para(
-      link2("../performance/symmetric-survey.md", "Survey"),
-      " verdict: ",
-      strong2(verdict?.verdict ?? "not surveyed"),
-      ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : [],
-      ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
-    ),
-    ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
-    para(
-      c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
-    ),
-    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
-    heading2(2, "7. Raw evidence index"),
-    para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
-    table(["instance", "item", "file"], evidence, [text2("no evidence files"), "\u2014", "\u2014"]),
-    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
-  ]);
-}
-
-// src/report/sizeAudit.ts
-var ITEMS = [
-  ["public key", "pk", "pk_bytes"],
-  ["ciphertext", "ct", "ct_bytes"],
-  ["signature", "sig", "signature_bytes"]
-];
-function sizeAudit(model) {
-  const findings = [];
-  for (const entry of model.sizes) {
-    const inst = model.candidates.find((c) => c.id === entry.id)?.instances.find((i) => i.label === entry.instance);
-    const api = inst ? instanceSizes(inst) : void 0;
-    for (const [item, catKey, apiKey] of ITEMS) {
-      const catalog = entry[catKey];
-      if (catalog === void 0) continue;
-      const measured = api?.[apiKey];
-      const verdict = measured === void 0 ? "not measured" : item === "signature" && entry.basis === "nominal-variable" ? "approximate" : measured === catalog ? "match" : "mismatch";
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict });
-    }
-  }
-  return findings;
-}
-
-// src/compare/stats.ts
-function permutationPValue(a, b) {
-  const pooled = [...a, ...b];
-  const n = pooled.length;
-  const k = a.length;
-  if (k === 0 || b.length === 0) return 1;
-  const total = pooled.reduce((s, x) => s + x, 0);
-  const observed = Math.abs(mean(a) - mean(b));
-  const diffOf = (sumA) => Math.abs(sumA / k - (total - sumA) / (n - k));
-  const extreme = (d) => d >= observed * (1 - 1e-12);
-  if (binomial(n, k) <= 2e5) {
-    let hits2 = 0;
-    let count = 0;
-    const walk = (start2, left, sum2) => {
-      if (left === 0) {
-        count++;
-        if (extreme(diffOf(sum2))) hits2++;
-        return;
-      }
-      for (let i = start2; i <= n - left; i++) walk(i + 1, left - 1, sum2 + pooled[i]);
-    };
-    walk(0, k, 0);
-    return hits2 / count;
-  }
-  let state = 625341585;
-  const rand = () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-  const rounds = 2e4;
-  let hits = 1;
-  const idx = pooled.map((_, i) => i);
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < k; i++) {
-      const j = i + Math.floor(rand() * (n - i));
-      [idx[i], idx[j]] = [idx[j], idx[i]];
-    }
-    let sum2 = 0;
-    for (let i = 0; i < k; i++) sum2 += pooled[idx[i]];
-    if (extreme(diffOf(sum2))) hits++;
-  }
-  return hits / (rounds + 1);
-}
-function binomial(n, k) {
-  let r = 1;
-  for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
-  return r;
-}
-function historyCv(values) {
-  if (values.length < 3) return null;
-  return sampleStandardDeviation(values) / mean(values);
-}
-
-// src/compare/compare.ts
-var HISTORY_SIGMAS = 3;
-function side(r, entry) {
-  if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
-  return {
-    mean_cycles: r.mean_cycles,
-    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
-    peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
-    elf_load_bytes: entry?.elf_load_bytes
-  };
-}
-var recordKey = (r) => `${r.candidate}/${r.label}/${r.operation}`;
-function recordsByKey(ds) {
-  return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
-}
-function loadSystem(dataDir, system, role) {
-  const dir = join16(dataDir, system);
-  if (!existsSync16(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
-  return readable(loadDataset(dir), role);
-}
-function readable(ds, role) {
-  const [first, ...more] = ds.unreadable;
-  if (first)
-    throw new InputError(
-      relative9(process.cwd(), first.path) || first.path,
-      "",
-      `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
-    );
-  return ds;
-}
-function judge(base, head, thresholdPct, alpha, cv) {
-  const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
-  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
-  const big = Math.abs(delta_pct) >= thresholdPct;
-  const significant = p_value <= alpha;
-  const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
-  const history = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
-  if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
-  if (big)
-    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
-  return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
-}
-function compareEvidence(opts) {
-  const thresholdPct = opts.thresholdPct ?? 3;
-  const alpha = opts.alpha ?? 0.01;
-  const base = loadSystem(opts.baseDir, opts.system, "base");
-  const head = loadSystem(opts.headDir, opts.system, "head");
-  const history = (opts.history ?? []).filter((d) => existsSync16(join16(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join16(d, opts.system)), "history")));
-  const baseRecords = recordsByKey(base);
-  const headRecords = recordsByKey(head);
-  const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
-  const entry = (ds, r) => ds.build.instances[`${r.candidate}/${r.label}`];
-  const rows = keys.map((key) => {
-    const [candidate, label, operation] = key.split("/");
-    const b = baseRecords.get(key);
-    const h = headRecords.get(key);
-    const bs = b ? side(b, entry(base, b)) : void 0;
-    const hs = h ? side(h, entry(head, h)) : void 0;
-    const row2 = { candidate, label, operation, base: bs, head: hs };
-    if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
-    if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
-    if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
-    if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
-      return { ...row2, verdict: "inconclusive", delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100, reason: `build flags differ (${b.flags} \u2192 ${h.flags})` };
-    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
-    return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
-  });
-  const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
-  const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
-  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL");
-  const size_changes = [];
-  const memory_changes = [];
-  for (const key of instanceKeys) {
-    const b = base.build.instances[key];
-    const h = head.build.instances[key];
-    if (!b || !h) continue;
-    for (const item of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
-      const bv = b.sizes?.[item];
-      const hv = h.sizes?.[item];
-      if (bv !== void 0 && hv !== void 0 && bv !== hv) size_changes.push({ key, item, base: bv, head: hv });
-    }
-    if (b.elf_load_bytes !== void 0 && h.elf_load_bytes !== void 0 && b.elf_load_bytes !== h.elf_load_bytes)
-      memory_changes.push({ key, item: "elf_load_bytes", base: b.elf_load_bytes, head: h.elf_load_bytes });
-  }
-  const noise = opts.rssNoiseBytes ?? 64 * 1024;
-  for (const row2 of rows) {
-    const bv = row2.base?.peak_rss_bytes;
-    const hv = row2.head?.peak_rss_bytes;
-    if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
-      memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
-  }
-  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join16(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
-  const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
-  return {
-    system: opts.system,
-    threshold_pct: thresholdPct,
-    alpha,
-    rows,
-    kat_changes,
-    build_failures,
-    size_changes,
-    memory_changes,
-    size_mismatches,
-    counts: {
-      regressions: rows.filter((r) => r.verdict === "regression").length,
-      improvements: rows.filter((r) => r.verdict === "improvement").length,
-      kat_failures: katFailures,
-      size_mismatches: size_mismatches.length
-    }
-  };
-}
-
-// src/compare/failOn.ts
-var FAIL_ON = ["regression", "kat", "size-audit"];
-function parseFailOn(v, where) {
-  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
-  for (const x of list3) if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
-  return new Set(list3);
-}
-function compareFails(report2, failOn) {
-  return failOn.has("regression") && report2.counts.regressions > 0 || failOn.has("kat") && (report2.counts.kat_failures > 0 || report2.build_failures.length > 0) || failOn.has("size-audit") && report2.counts.size_mismatches > 0;
-}
-
 // src/github/comment.ts
 var JOB_SUMMARY_MAX_BYTES = 1 << 20;
 var CHANGED = /* @__PURE__ */ new Set(["regression", "improvement", "new", "removed"]);
@@ -38064,11 +37824,9 @@ function render2(report2, g2, layout) {
   return layout.marker === void 0 ? body : `${layout.marker}
 ${body}`;
 }
-var HISTORY_SIGMAS2 = 3;
-var HISTORY_MIN_RUNS = 3;
 function ruleText(report2, pr) {
   const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code3(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
-  const spread = `|\u0394| is more than ${HISTORY_SIGMAS2}\xD7 the run-to-run spread of the operation`;
+  const spread = `|\u0394| is more than ${HISTORY_SIGMAS}\xD7 the run-to-run spread of the operation`;
   const history = pr === void 0 ? `, and, when a nightly history exists, ${spread} in it` : pr.historyRuns >= HISTORY_MIN_RUNS ? `, and ${spread} over the last ${plural2(pr.historyRuns, "nightly run")}` : pr.historyRuns === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${plural2(pr.historyRuns, "nightly run")} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   return [
     `Head against base on ${report2.system}`,
@@ -38151,8 +37909,8 @@ function renderJobSummary(report2, opts = {}) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync17, mkdirSync as mkdirSync7, readdirSync as readdirSync9, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename6, dirname as dirname6, join as join17, posix as posix2, relative as relative10, resolve as resolve9, sep as sep2 } from "node:path";
+import { copyFileSync, existsSync as existsSync18, mkdirSync as mkdirSync7, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename6, dirname as dirname6, join as join18, posix as posix2, relative as relative10, resolve as resolve9, sep as sep2 } from "node:path";
 var INSTANCE_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory", "survey", "kat", "build"]);
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
 function instanceOfPath(rel) {
@@ -38169,12 +37927,6 @@ function transient(rel) {
   const name = rel.slice(rel.lastIndexOf("/") + 1);
   return name === ".ngcc-perf.lock" || name === ".kat-output.partial" || /\.tmp-\d+-\d+$/.test(name);
 }
-function filesUnder(dir, rel = "") {
-  const abs = rel ? join17(dir, rel) : dir;
-  if (!existsSync17(abs)) return [];
-  if (!statSync7(abs).isDirectory()) return [rel];
-  return readdirSync9(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
-}
 function parseJsonFile(path, display) {
   let value;
   try {
@@ -38185,36 +37937,24 @@ function parseJsonFile(path, display) {
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
   return value;
 }
-function liveWriter(dir) {
-  const lock = join17(dir, ".ngcc-perf.lock");
-  if (!existsSync17(lock)) return void 0;
-  const pid = Number(readFileSync18(lock, "utf8"));
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return void 0;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (e) {
-    return e.code === "EPERM" ? pid : void 0;
-  }
-}
 function readFolder(dir, shown2, shard) {
   const folder = { dir, shown: shown2, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
-  const writer = shard ? liveWriter(dir) : void 0;
+  const writer = shard ? otherLiveWriter(dir) : void 0;
   if (writer !== void 0) throw new InputError(shown2, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
-  const buildPath = join17(dir, "build.json");
-  if (existsSync17(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join17(shown2, "build.json"));
+  const buildPath = join18(dir, "build.json");
+  if (existsSync18(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join18(shown2, "build.json"));
     const instances = folder.build.instances ?? {};
-    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join17(shown2, "build.json"), "instances", "expected an object");
+    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join18(shown2, "build.json"), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown2, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync17(join17(dir, "campaign.json"))) folder.campaign = parseJsonFile(join17(dir, "campaign.json"), join17(shown2, "campaign.json"));
+  if (existsSync18(join18(dir, "campaign.json"))) folder.campaign = parseJsonFile(join18(dir, "campaign.json"), join18(shown2, "campaign.json"));
   for (const rel of filesUnder(dir)) {
     if (transient(rel) || rel === "build.json" || rel === "campaign.json") continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
-      if (shard && !(key in folder.instances)) throw new InputError(join17(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join17(shown2, "build.json")}`);
+      if (shard && !(key in folder.instances)) throw new InputError(join18(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join18(shown2, "build.json")}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -38233,7 +37973,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join17(a.dir, rel), join17(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join18(a.dir, rel), join18(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -38242,7 +37982,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync17(join17(shard.dir, tail))) return entry;
+  if (!existsSync18(join18(shard.dir, tail))) return entry;
   const move = relative10(shard.dir, out).split(sep2).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -38276,11 +38016,11 @@ function mergeShardFolders(parts, into) {
   const out = resolve9(into);
   for (const p of parts) {
     const abs = resolve9(p);
-    if (!existsSync17(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync18(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
     if (inside(abs, out) || inside(out, abs)) throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync17(out);
+  const existed = existsSync18(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -38304,7 +38044,7 @@ function mergeLocked(parts, out, into) {
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
-    throw new InputError(join17(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join17(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
+    throw new InputError(join18(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join18(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
     for (const key of Object.keys(shard.instances)) {
@@ -38320,16 +38060,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join17(earlier.dir, rel), join17(f.dir, rel)))
-        throw new InputError(join17(f.shown, rel), "", `differs from ${join17(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join18(earlier.dir, rel), join18(f.dir, rel)))
+        throw new InputError(join18(f.shown, rel), "", `differs from ${join18(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join17(dirname6(out), `.${basename6(out)}.merging-${process.pid}`);
+  const tmp = join18(dirname6(out), `.${basename6(out)}.merging-${process.pid}`);
   rmSync5(tmp, { recursive: true, force: true });
   mkdirSync7(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync7(dirname6(join17(tmp, rel)), { recursive: true });
-      copyFileSync(join17(from.dir, rel), join17(tmp, rel));
+      mkdirSync7(dirname6(join18(tmp, rel)), { recursive: true });
+      copyFileSync(join18(from.dir, rel), join18(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -38337,10 +38077,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join17(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join18(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join17(tmp, "campaign.json"), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync17(join17(f.dir, "build.json")) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join18(tmp, "campaign.json"), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync18(join18(f.dir, "build.json")) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -38350,8 +38090,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join17(tmp, ".ngcc-perf.lock"), String(process.pid));
-    const old = join17(dirname6(out), `.${basename6(out)}.replaced-${process.pid}`);
+    writeFileSync4(join18(tmp, ".ngcc-perf.lock"), String(process.pid));
+    const old = join18(dirname6(out), `.${basename6(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -38371,8 +38111,274 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync18, readdirSync as readdirSync10, readFileSync as readFileSync19 } from "node:fs";
-import { dirname as dirname7, join as join18 } from "node:path";
+import { existsSync as existsSync19, readdirSync as readdirSync9, readFileSync as readFileSync19 } from "node:fs";
+import { dirname as dirname7, join as join19 } from "node:path";
+
+// src/report/pages/survey.ts
+function surveyEvidence(i) {
+  const parts = [
+    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
+    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
+    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
+  ];
+  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
+  return parts.join("; ");
+}
+function surveyPage(model) {
+  const reported = new Set(model.candidates.map((c) => c.id));
+  const strays = model.survey.filter((s) => !reported.has(s.id));
+  return root2([
+    heading2(1, "Symmetric-primitive survey"),
+    para(
+      "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
+    ),
+    table(
+      ["candidate", "verdict", "source", "evidence"],
+      model.candidates.map((c) => {
+        const s = surveyFor(model, c.id);
+        const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
+        return [
+          [link2(`../${c.id}/perf_${model.system}.md`, c.id)],
+          s?.verdict ?? "not surveyed",
+          s ? s.curated ? "curated (symmetric_survey.csv)" : "automated" : "\u2014",
+          [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
+        ];
+      })
+    ),
+    ...strays.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${strays.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : []
+  ]);
+}
+
+// src/report/pages/katNotes.ts
+var EXPLAIN = {
+  MISMATCH: "the generated KAT differs from the submitted vectors",
+  NOKAT: "no submitted KAT vectors to compare with",
+  CRYPTOFAIL: "the scheme failed its own correctness check during the KAT",
+  OVERFLOW: "an output buffer was written past its claimed length",
+  LOADFAIL: "the library could not be loaded or lacks an API function",
+  TIMEOUT: "the KAT did not finish within the time limit",
+  CRASH: "the KAT process crashed",
+  BUILDFAIL: "the library did not build"
+};
+function katFootnotes(c, issues) {
+  const marks = /* @__PURE__ */ new Map();
+  const notes = [];
+  const numberOf = /* @__PURE__ */ new Map();
+  for (const inst of c.instances) {
+    const status = inst.build?.kat;
+    if (!status || status === "PASS") continue;
+    const issue2 = issues.find((i) => i.id === c.id && i.label.test(inst.label));
+    let key;
+    let note;
+    if (issue2) {
+      key = `issue:${issue2.label.source}`;
+      const tail = issue2.action === "exclude" ? "These instances are not timed." : "These instances are timed anyway; their output is not validated.";
+      note = `${issue2.cause} ${tail}`;
+    } else {
+      const detail = inst.build?.kat_detail ?? inst.build?.build_error;
+      key = `status:${status}:${detail ?? ""}`;
+      const timed = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
+      note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed}`;
+    }
+    let n = numberOf.get(key);
+    if (n === void 0) {
+      n = numberOf.size + 1;
+      numberOf.set(key, n);
+      notes.push(`\u26A0 [${n}] ${note}`);
+    }
+    marks.set(inst.label, ` [${n}]`);
+  }
+  return { marks, notes };
+}
+
+// src/report/pages/candidate.ts
+var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
+function roundsRange(rounds) {
+  if (!rounds || rounds.length < 2) return "";
+  const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
+  return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace("%", "")}\u2013${hi} over ${rounds.length} rounds)`;
+}
+function notMeasuredReason(inst) {
+  const kat = inst.build?.kat;
+  if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
+  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
+  return "not measured";
+}
+function countCell(r) {
+  const iters = r.plan?.iterations_per_trial;
+  const n = r.measurements ?? r.trials.reduce((a, t) => a + t.measurements, 0);
+  if (iters !== void 0 && r.trials.every((t) => t.measurements === iters)) return formatCount(r.trials.length, iters);
+  return `${n} (${r.trials.length} trials)`;
+}
+function gapRow(inst, width) {
+  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => "\u2014")];
+}
+function perOperation(c, width, cells) {
+  return c.instances.flatMap((inst) => {
+    const rows = c.operations.flatMap((op) => {
+      const r = inst.records[op];
+      const row2 = r && r.trials?.length ? cells(inst, op, r) : void 0;
+      return row2 ? [row2] : [];
+    });
+    return rows.length > 0 ? rows : [gapRow(inst, width)];
+  });
+}
+function performanceChart(c) {
+  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== void 0));
+  if (measured.length === 0) return [];
+  const series = c.operations.map((op) => {
+    const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
+    return `  line "${op}" [${values.join(", ")}]`;
+  }).join("\n");
+  const labels = measured.map((i) => `"${i.label}"`).join(", ");
+  return [
+    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers):`),
+    mermaid(`xychart-beta
+  title "${c.id} mean cycles per operation"
+  x-axis [${labels}]
+  y-axis "cycles"
+${series}`)
+  ];
+}
+function sizeColumns(c) {
+  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
+}
+function inInstanceOrder(c, items) {
+  const rank = (label) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+function sizeCell(model, c, inst, key) {
+  const api = instanceSizes(inst)?.[key];
+  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
+  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
+  const fromCatalog = entry && item ? entry[item[1]] : void 0;
+  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
+  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
+  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
+  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
+}
+function candidatePage(model, c) {
+  const sys = model.system;
+  const arch2 = archName(model.environment);
+  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? "reference"))];
+  const { marks, notes } = katFootnotes(c, model.katIssues);
+  const crumbs = [
+    link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
+    " \u203A ",
+    code3(c.id),
+    " \xB7 ",
+    link2(`../performance/method_${sys}.md`, "method"),
+    ...c.page ? [" \xB7 ", link2(c.page, "NICCS page")] : []
+  ];
+  const verdict = surveyFor(model, c.id);
+  const perf = perOperation(c, 7, (inst, op, r) => [
+    code3(inst.label),
+    op,
+    formatCycles(r.mean_cycles),
+    formatSeconds(r.mean_seconds),
+    formatOpsPerSecond(r.operations_per_second),
+    formatSeconds(r.median_trial_seconds),
+    countCell(r)
+  ]);
+  const resources = perOperation(c, 5, (inst, op, r) => [
+    code3(inst.label),
+    op,
+    inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
+    typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
+    typeof r.peak_rss_bytes === "number" ? formatKiB(r.peak_rss_bytes) : "not recorded"
+  ]);
+  const isolated = perOperation(c, 5, (inst, op) => {
+    const m = inst.memory[op];
+    const e = inst.build?.elf_sections;
+    const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
+    if (!m || m.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
+    const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
+    return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
+  });
+  const cols = sizeColumns(c);
+  const sizes = c.instances.map((inst) => {
+    if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
+    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? "not recorded")];
+  });
+  const shares2 = c.instances.flatMap((inst) => {
+    const rows = c.operations.flatMap((op) => {
+      const p = inst.profiles[op];
+      if (!p) return [];
+      const { hash: hash2, drng } = hashShares(p);
+      return [[code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]];
+    });
+    return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
+  });
+  const evidence = c.instances.flatMap((inst) => [
+    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
+    ...[...inst.recordFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
+    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
+    ...[...inst.memoryFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
+    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
+  ]);
+  return root2([
+    heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
+    para(...crumbs),
+    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`),
+    heading2(2, "1. Basic information"),
+    bullets([
+      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
+      [`Algorithm: ${c.algorithm}`],
+      [`Implementation versions measured: ${variants.join(", ")}`],
+      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
+    ]),
+    heading2(2, "2. Assessment environment"),
+    table(["item", "value"], environmentRows(model)),
+    heading2(2, "3. Functional testing (KAT)"),
+    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
+    table(
+      ["instance", "build flags", "KAT"],
+      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
+    ),
+    ...notes.map((n) => para(n)),
+    heading2(2, "4. Performance"),
+    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], perf),
+    ...performanceChart(c),
+    heading2(2, "5. Resource consumption"),
+    para(
+      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
+    ),
+    table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], resources),
+    para(
+      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
+    ),
+    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated),
+    heading2(2, "6. Transmission and storage overhead"),
+    ...model.sizes.some((e) => e.id === c.id) ? [
+      para(
+        "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
+        link2(`../performance/size-audit_${sys}.md`, "size audit"),
+        " for disagreements."
+      )
+    ] : [],
+    table(["instance", ...cols.map(([h]) => h)], sizes),
+    heading2(2, "Symmetric primitives"),
+    para(
+      link2("../performance/symmetric-survey.md", "Survey"),
+      " verdict: ",
+      strong2(verdict?.verdict ?? "not surveyed"),
+      ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : [],
+      ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
+    ),
+    ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
+    para(
+      c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
+    ),
+    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
+    heading2(2, "7. Raw evidence index"),
+    para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
+    table(["instance", "item", "file"], evidence, [text2("no evidence files"), "\u2014", "\u2014"]),
+    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
+  ]);
+}
 
 // src/report/pages/system.ts
 var CATEGORIES = [
@@ -38380,8 +38386,7 @@ var CATEGORIES = [
   { type: "sig", title: "Digital signatures", sizes: [["public key", "pk_bytes"], ["signature", "signature_bytes"]] }
 ];
 var pageOf = (id, sys) => `../${id}/perf_${sys}.md`;
-function cyclesCell(c, label, op) {
-  const inst = c.instances.find((i) => i.label === label);
+function cyclesCell(inst, op) {
   const r = inst.records[op];
   if (!r || r.mean_cycles === void 0) return "\u2014";
   const p = inst.profiles[op];
@@ -38406,7 +38411,7 @@ function summaryPage(model) {
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
         const measured = ops.some((op) => inst.records[op]);
         const name = [link2(pageOf(c.id, sys), c.id)];
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat} \u26A0` : kat, ...measured ? ops.map((op) => cyclesCell(c, inst.label, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat} \u26A0` : kat, ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
         sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model, c, inst, k) ?? "\u2014")]);
       }
     }
@@ -38503,13 +38508,13 @@ function indexPage(systems) {
 function siblingSystems(model) {
   const dataDir = dirname7(model.systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync18(dataDir) ? readdirSync10(dataDir).sort() : []) {
-    const campaign = join18(dataDir, name, "campaign.json");
-    const build2 = join18(dataDir, name, "build.json");
-    if (!existsSync18(campaign) || name === model.system) continue;
+  for (const name of existsSync19(dataDir) ? readdirSync9(dataDir).sort() : []) {
+    const campaign = join19(dataDir, name, "campaign.json");
+    const build2 = join19(dataDir, name, "build.json");
+    if (!existsSync19(campaign) || name === model.system) continue;
     try {
       const c = JSON.parse(readFileSync19(campaign, "utf8"));
-      const ids = existsSync18(build2) ? new Set(Object.keys(JSON.parse(readFileSync19(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
+      const ids = existsSync19(build2) ? new Set(Object.keys(JSON.parse(readFileSync19(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
       found.set(name, { id: name, arch: archName(measuredEnvironment(c)).display, candidates: ids.size });
     } catch {
     }
@@ -38529,12 +38534,12 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join18(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join19(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join18(outDir, path);
-    return !existsSync18(file2) || readFileSync19(file2, "utf8") !== text3;
+    const file2 = join19(outDir, path);
+    return !existsSync19(file2) || readFileSync19(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -38602,9 +38607,8 @@ async function cmdRun(args) {
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError("command line", "run", "needs CAMPAIGN_DIR, --system ID and --out DATA_DIR");
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join19(values.out, values.system), cli("out"));
+  checkOutputFolder(join20(values.out, values.system), cli("out"));
   const cpu = parseCpu(values.cpu, cli("cpu"));
-  if (cpu !== void 0) checkCpuAllowed(cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
     system: values.system,
@@ -38626,8 +38630,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve10(arg);
-  if (!existsSync19(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync19(join19(dir, "build.json")) && !existsSync19(join19(dir, "records")))
+  if (!existsSync20(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync20(join20(dir, "build.json")) && !existsSync20(join20(dir, "records")))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -38663,10 +38667,10 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history = values.history?.split(",").filter(Boolean);
   for (const d of history ?? []) {
-    if (!existsSync19(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync19(join19(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join19(d, values.system)})`);
+    if (!existsSync20(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync20(join20(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join20(d, values.system)})`);
   }
-  if (values.campaign !== void 0 && !existsSync19(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
+  if (values.campaign !== void 0 && !existsSync20(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
@@ -38690,11 +38694,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve10(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join19(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join20(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join19(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join20(values.out, p)}`);
     console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
@@ -38715,23 +38719,23 @@ function cmdKatManifest(args) {
   const records = number4("records", values.records);
   if (records !== void 0 && !Number.isInteger(records)) throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
-  const build2 = readJson(join19(systemDir, "build.json"));
+  const build2 = readJson(join20(systemDir, "build.json"));
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join19(systemDir, e.kat_file);
-    if (!existsSync19(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
+    const katPath = join20(systemDir, e.kat_file);
+    if (!existsSync20(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync20(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
-      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join19(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join20(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
-  if (generated.length === 0) throw new InputError(join19(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (generated.length === 0) throw new InputError(join20(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   if (!values.write) {
     process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT \xA74
 ${generated.map(formatManifestLine).join("\n")}
@@ -38741,9 +38745,9 @@ ${generated.map(formatManifestLine).join("\n")}
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
   if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-  const target = join19(c.folder, "kat.sha256");
+  const target = join20(c.folder, "kat.sha256");
   const shown2 = relative11(process.cwd(), target) || target;
-  const before = existsSync19(target) ? readFileSync20(target, "utf8") : "";
+  const before = existsSync20(target) ? readFileSync20(target, "utf8") : "";
   const update = updateManifest(before, shown2, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT \xA74` });
   for (const ch of update.changed) console.log(`${shown2}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`);
   if (update.text !== before) writeFileAtomic(target, update.text);
@@ -38753,7 +38757,6 @@ ${generated.map(formatManifestLine).join("\n")}
 function cmdMerge(args) {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: "string" } } });
   if (!values.out || positionals.length === 0) throw new InputError("command line", "merge", "needs --out DATA_DIR/ID and at least one shard folder");
-  for (const p of positionals) if (!existsSync19(p)) throw new InputError(p, "", "no such shard folder");
   const r = mergeShardFolders(positionals, values.out);
   for (const p of r.problems) console.log(p);
   if (!r.applied) {
@@ -38767,24 +38770,24 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve10(values.out ?? join19(root3, "out"));
+  const out = resolve10(values.out ?? join20(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join19(root3, "examples", "campaign");
-  const pqclean = join19(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync19(pqclean)) throw new InputError(relative11(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join20(root3, "examples", "campaign");
+  const pqclean = join20(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync20(pqclean)) throw new InputError(relative11(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative11(process.cwd(), campaignDir)} (${readdirSync11(campaignDir).filter((f) => existsSync19(join19(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join19(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(`example campaign: ${relative11(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync20(join20(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join20(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const { code: code4, verdict } = printSummary(summary);
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join19(out, "pages");
+  const pagesDir = join20(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative11(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative11(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative11(process.cwd(), join19(pagesDir, "index.md"))})`);
+  console.log(`pages:    ${relative11(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative11(process.cwd(), join20(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { mergeShardFolders, publish, type PublishOptions } from '../src/github/publish.js';
+import { mergeShardFolders } from '../src/evidence/merge.js';
+import { publish, type PublishOptions } from '../src/github/publish.js';
 import { clone, filesOn, git, holdFirstPushes, initBare } from './helpers/git.js';
 
 const BRANCH = 'ngcc-perf-data';

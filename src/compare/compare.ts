@@ -25,7 +25,7 @@ export interface CompareOptions {
   rssNoiseBytes?: number;
 }
 
-const HISTORY_SIGMAS = 3;
+export const HISTORY_SIGMAS = 3;
 
 function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   if (!r.trials?.length || r.mean_cycles === undefined) return undefined;

@@ -10,11 +10,15 @@ export function parseFailOn(v: string, where: string): Set<FailOn> {
   return new Set(list as FailOn[]);
 }
 
-/** Whether a comparison fails the check, given what should fail it. */
-export function compareFails(report: CompareReport, failOn: ReadonlySet<FailOn>): boolean {
-  return (
-    (failOn.has('regression') && report.counts.regressions > 0) ||
-    (failOn.has('kat') && (report.counts.kat_failures > 0 || report.build_failures.length > 0)) ||
-    (failOn.has('size-audit') && report.counts.size_mismatches > 0)
-  );
+/** Why a comparison fails the check, given what should fail it: none when it passes. */
+export function failReasons(report: CompareReport, failOn: ReadonlySet<FailOn>): string[] {
+  const n = report.counts;
+  return [
+    failOn.has('regression') && n.regressions > 0 ? `${n.regressions} regression(s)` : '',
+    failOn.has('kat') && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : '',
+    failOn.has('kat') && report.build_failures.length > 0 ? `${report.build_failures.length} build failure(s)` : '',
+    failOn.has('size-audit') && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : '',
+  ].filter(Boolean);
 }
+
+export const compareFails = (report: CompareReport, failOn: ReadonlySet<FailOn>): boolean => failReasons(report, failOn).length > 0;

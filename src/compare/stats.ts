@@ -58,8 +58,11 @@ function binomial(n: number, k: number): number {
   return r;
 }
 
-/** Coefficient of variation of a run-to-run history (null with fewer than 3 points). */
+/** The fewest nightly values from which a run-to-run spread is taken. */
+export const HISTORY_MIN_RUNS = 3;
+
+/** Coefficient of variation of a run-to-run history (null with fewer than HISTORY_MIN_RUNS points). */
 export function historyCv(values: number[]): number | null {
-  if (values.length < 3) return null;
+  if (values.length < HISTORY_MIN_RUNS) return null;
   return sampleStandardDeviation(values) / mean(values);
 }

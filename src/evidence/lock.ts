@@ -1,6 +1,8 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError } from '../errors.js';
+
+const LOCK = '.ngcc-perf.lock';
 
 function alive(pid: number): boolean {
   try {
@@ -11,6 +13,14 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid in a folder's evidence lock when another process holding it still runs. */
+export function otherLiveWriter(dir: string): number | undefined {
+  const lock = join(dir, LOCK);
+  if (!existsSync(lock)) return undefined;
+  const pid = Number(readFileSync(lock, 'utf8'));
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : undefined;
+}
+
 /**
  * One run at a time writes a system's evidence: build.json and campaign.json are read, changed
  * and written back, and two writers would lose each other's entries. A lock left by a process that
@@ -18,17 +28,17 @@ function alive(pid: number): boolean {
  */
 export function lockSystem(systemDir: string): () => void {
   mkdirSync(systemDir, { recursive: true });
-  const lock = join(systemDir, '.ngcc-perf.lock');
+  const lock = join(systemDir, LOCK);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' });
       return () => rmSync(lock, { force: true });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const holder = Number(readFileSync(lock, 'utf8'));
-      if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && alive(holder))
+      const holder = otherLiveWriter(systemDir);
+      if (holder !== undefined)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
-      if (holder === process.pid)
+      if (Number(readFileSync(lock, 'utf8')) === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', 'a run of this process is already writing this evidence');
       rmSync(lock, { force: true });
     }

@@ -1,14 +1,14 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
-import { writeJsonAtomic } from '../util/fsx.js';
-import { lockSystem } from './lock.js';
+import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
+import { lockSystem, otherLiveWriter } from './lock.js';
 import { validateDataset } from './validate.js';
 
 type Json = Record<string, unknown>;
 
 /** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…` (evidence layout). */
-const INSTANCE_DIRS = new Set(['records', 'profile', 'memory', 'survey', 'kat', 'build']);
+export const INSTANCE_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory', 'survey', 'kat', 'build']);
 /** Folders whose files are named `<label>__<operation>.json`. */
 const OPERATION_DIRS = new Set(['records', 'profile', 'memory']);
 
@@ -35,14 +35,6 @@ function transient(rel: string): boolean {
 }
 
 /** Files under dir, '/'-separated and relative to it, sorted. */
-function filesUnder(dir: string, rel = ''): string[] {
-  const abs = rel ? join(dir, rel) : dir;
-  if (!existsSync(abs)) return [];
-  if (!statSync(abs).isDirectory()) return [rel];
-  return readdirSync(abs)
-    .sort()
-    .flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
-}
 
 function parseJsonFile(path: string, display: string): Json {
   let value: unknown;
@@ -67,23 +59,9 @@ interface Folder {
   shared: string[];
 }
 
-/** The pid in a folder's evidence lock when that process still runs (and is not this one). */
-function liveWriter(dir: string): number | undefined {
-  const lock = join(dir, '.ngcc-perf.lock');
-  if (!existsSync(lock)) return undefined;
-  const pid = Number(readFileSync(lock, 'utf8'));
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-  }
-}
-
 function readFolder(dir: string, shown: string, shard: boolean): Folder {
   const folder: Folder = { dir, shown, instances: {}, byInstance: new Map(), shared: [] };
-  const writer = shard ? liveWriter(dir) : undefined;
+  const writer = shard ? otherLiveWriter(dir) : undefined;
   if (writer !== undefined) throw new InputError(shown, '', `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const buildPath = join(dir, 'build.json');
   if (existsSync(buildPath)) {

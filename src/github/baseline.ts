@@ -1,6 +1,7 @@
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildJson } from '../evidence/types.js';
+import { INSTANCE_DIRS } from '../evidence/merge.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
 
@@ -37,8 +38,6 @@ export async function findBaseline(repo: string, s: BaselineSearch): Promise<Bas
 /** 'base commit main@1a2b3c4', 'data branch ngcc-perf-data@1a2b3c4'. */
 export const baselineName = (b: Baseline): string => `${b.source} ${b.ref}@${b.sha.slice(0, 7)}`;
 
-/** Evidence folders holding one sub-folder per candidate under DATA_DIR/<system>/. */
-const PER_CANDIDATE = ['records', 'profile', 'memory', 'survey', 'kat', 'build'] as const;
 
 /**
  * The head's evidence before measuring: the baseline without anything of `candidates`. Their
@@ -48,7 +47,7 @@ const PER_CANDIDATE = ['records', 'profile', 'memory', 'survey', 'kat', 'build']
 export function headFromBaseline(baseSystemDir: string, headSystemDir: string, candidates: readonly string[]): void {
   mkdirSync(headSystemDir, { recursive: true });
   if (existsSync(baseSystemDir)) cpSync(baseSystemDir, headSystemDir, { recursive: true });
-  for (const id of candidates) for (const kind of PER_CANDIDATE) rmSync(join(headSystemDir, kind, id), { recursive: true, force: true });
+  for (const id of candidates) for (const kind of INSTANCE_DIRS) rmSync(join(headSystemDir, kind, id), { recursive: true, force: true });
   const buildPath = join(headSystemDir, 'build.json');
   if (!existsSync(buildPath)) return;
   const build = readJson<BuildJson>(buildPath);

@@ -1,5 +1,7 @@
 import type { Html, RootContent } from 'mdast';
 import type { CompareReport, CompareRow, ValueChange, Verdict } from '../compare/types.js';
+import { HISTORY_SIGMAS } from '../compare/compare.js';
+import { HISTORY_MIN_RUNS } from '../compare/stats.js';
 import type { Baseline } from './baseline.js';
 import { MISSING, formatCycles, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
@@ -280,9 +282,6 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
   return layout.marker === undefined ? body : `${layout.marker}\n${body}`;
 }
 
-/** compare.ts's HISTORY_SIGMAS, and the fewest nightly values stats.historyCv accepts. */
-const HISTORY_SIGMAS = 3;
-const HISTORY_MIN_RUNS = 3;
 
 /** The rule compare.ts applies, with this run's numbers. */
 function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {

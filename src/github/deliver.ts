@@ -1,7 +1,7 @@
 import * as core from '@actions/core';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareFails, type FailOn } from '../compare/failOn.js';
+import { failReasons, type FailOn } from '../compare/failOn.js';
 import type { CompareReport } from '../compare/types.js';
 import { errorMessage } from '../errors.js';
 import { annotations, hasFindings, headline, renderComment, renderJobSummary, type PullRequestContext } from './comment.js';
@@ -15,20 +15,6 @@ export interface Delivery {
   runUrl?: string;
   /** The step's scratch folder; the artifact goes to `<work>/artifact`. */
   work: string;
-}
-
-/** Why the check fails, or undefined when it passes. */
-function verdict(report: CompareReport, failOn: ReadonlySet<FailOn>): string | undefined {
-  if (!compareFails(report, failOn)) return undefined;
-  const n = report.counts;
-  return [
-    failOn.has('regression') && n.regressions > 0 ? `${n.regressions} regression(s)` : '',
-    failOn.has('kat') && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : '',
-    failOn.has('kat') && report.build_failures.length > 0 ? `${report.build_failures.length} build failure(s)` : '',
-    failOn.has('size-audit') && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : '',
-  ]
-    .filter(Boolean)
-    .join(', ');
 }
 
 /**
@@ -57,8 +43,8 @@ export async function deliverResults(report: CompareReport, pr: PullRequestConte
   core.setOutput('artifact-dir', out);
   await core.summary.addRaw(renderJobSummary(report, opts)).write();
   for (const a of annotations(report, pr)) core[a.level](a.message, { title: a.title });
-  const why = verdict(report, d.failOn);
-  if (why !== undefined) core.setFailed(`ngcc-perf ${d.system}: ${why}`);
+  const why = failReasons(report, d.failOn);
+  if (why.length > 0) core.setFailed(`ngcc-perf ${d.system}: ${why.join(', ')}`);
   return { body, commentPath };
 }
 

@@ -1,8 +1,8 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
-import { writeJsonAtomic } from '../util/fsx.js';
+import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
 import { instanceOfPath, mergeInstances } from '../evidence/merge.js';
 
 export interface PublishOptions {
@@ -173,9 +173,11 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
     mkdirSync(dirname(target), { recursive: true });
     copyFileSync(f.from, target);
   });
-  for (const e of evidence)
-    if (Object.keys(stillInCampaign(ctx, e.branch)).some((key) => !(key in e.incoming.instances)))
-      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(stillInCampaign(ctx, e.branch), e.incoming.instances) });
+  for (const e of evidence) {
+    const kept = stillInCampaign(ctx, e.branch);
+    if (Object.keys(kept).some((key) => !(key in e.incoming.instances)))
+      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(kept, e.incoming.instances) });
+  }
   if (pathspecs.length === 0) return false;
   writeFileSync(ctx.pathspecFile, pathspecs.join('\0'));
   await git(ctx, ctx.worktree, ['add', '-A', `--pathspec-from-file=${ctx.pathspecFile}`, '--pathspec-file-nul'], 'add');
@@ -291,16 +293,7 @@ function safeRelative(path: string): string {
 }
 
 /** Files under dir/rel (all of dir when rel is ''), as '/'-separated paths relative to dir. */
-function filesUnder(dir: string, rel = ''): string[] {
-  const abs = join(dir, rel);
-  if (!existsSync(abs)) return [];
-  if (!statSync(abs).isDirectory()) return [rel];
-  return readdirSync(abs)
-    .sort()
-    .flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Merging shard evidence lives with the evidence; re-exported for the callers of this module. */
-export { mergeShardFolders, type MergeResult } from '../evidence/merge.js';

@@ -56,7 +56,7 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
 const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;
 
 export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>): string {
-  return `${e.sha256} ${e.mode}${e.records ? `:${e.records}` : ''} ${e.label}/${e.file}`;
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 }
 
 const RECORD_START = /^(Count|count) =/;
@@ -79,8 +79,6 @@ export interface ManifestUpdate {
 }
 
 const same = (e: ManifestEntry, g: GeneratedLine) => e.sha256 === g.sha256 && e.mode === g.mode && e.records === g.records && e.file === g.file;
-// Whole digests: two that share a prefix must still read as different.
-const lineText = (e: GeneratedLine) => `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 
 /**
  * kat.sha256 updated in place with generated lines: comments and the lines of other instances stay
@@ -105,7 +103,7 @@ export function updateManifest(text: string, display: string, generated: Generat
       throw new InputError(
         display,
         `line ${differing[0]!.line}`,
-        `says ${lineText(differing[0]!)}, the generated KAT gives ${lineText(g)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`,
+        `says ${formatManifestLine(differing[0]!)}, the generated KAT gives ${formatManifestLine(g)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`,
       );
     else {
       // A line that already says it stays; otherwise the first differing line becomes the generated one.

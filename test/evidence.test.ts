@@ -7,9 +7,9 @@ import { validateDataset } from '../src/evidence/validate.js';
 import { writeFileAtomic } from '../src/util/fsx.js';
 import { elfSizes } from '../src/util/elf.js';
 import { runCli } from './helpers/cli.js';
-import { repoRoot, sharedDir, tempDir } from './helpers/tmp.js';
+import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 
-const golden = join(sharedDir, 'golden', 'ngcc-harness-arm_1', 'performance', 'data', 'arm_1');
+const golden = join(testData, 'golden', 'ngcc-harness-arm_1', 'performance', 'data', 'arm_1');
 
 describe('the ngcc-harness golden dataset', () => {
   it('validates: every derived number recomputes and every KAT log matches build.json', () => {

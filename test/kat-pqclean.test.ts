@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign, type CampaignSummary } from '../src/campaign.js';
 import { readPublished, writePqcleanCampaign } from './helpers/pqclean.js';
-import { sharedDir, tempDir } from './helpers/tmp.js';
+import { testData, tempDir } from './helpers/tmp.js';
 
 // Ground truth nobody here wrote: PQClean's published first-record digests.
-const reference = readPublished(join(sharedDir, 'reference', 'pqclean-kat.sha256'));
+const reference = readPublished(join(testData, 'reference', 'pqclean-kat.sha256'));
 const more = readPublished(join(import.meta.dirname, 'data', 'pqclean-more-kat.txt'));
 
 async function katOnly(root: string, data: string): Promise<CampaignSummary> {

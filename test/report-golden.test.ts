@@ -6,9 +6,9 @@ import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { runCli } from './helpers/cli.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
-import { repoRoot, sharedDir, tempDir } from './helpers/tmp.js';
+import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 
-const golden = join(sharedDir, 'golden', 'ngcc-harness-arm_1');
+const golden = join(testData, 'golden', 'ngcc-harness-arm_1');
 const data = join(golden, 'performance', 'data', 'arm_1');
 const COMPARED = /^([2-7]\.|Symmetric primitives)/;
 

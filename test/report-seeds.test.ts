@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { sections } from './helpers/pages.js';
-import { sharedDir, tempDir } from './helpers/tmp.js';
+import { testData, tempDir } from './helpers/tmp.js';
 
 // The x86_1 seed pages are plain-text dumps of published pages (tab-separated cells, or rows split
 // over lines ending in ' |'). From their numbers we build evidence, render it, and compare cells.
-const seedsDir = join(sharedDir, 'reference', 'seeds');
+const seedsDir = join(testData, 'reference', 'seeds');
 const SECTIONS = ['4. Performance', '5. Resource consumption', '6. Transmission and storage overhead', 'Symmetric primitives'] as const;
 
 function seedTables(text: string): Record<string, string[][]> {

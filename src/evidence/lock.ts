@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import { InputError } from '../errors.js';
 
-const LOCK = '.ngcc-perf.lock';
+import { LOCK_FILE as LOCK } from './layout.js';
 
 function alive(pid: number): boolean {
   try {

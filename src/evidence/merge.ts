@@ -2,37 +2,11 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmdirSyn
 import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
+import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath, isTransient as transient, LOCK_FILE } from './layout.js';
 import { lockSystem, otherLiveWriter } from './lock.js';
 import { validateDataset } from './validate.js';
 
 type Json = Record<string, unknown>;
-
-/** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…` (evidence layout). */
-export const INSTANCE_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory', 'survey', 'kat', 'build']);
-/** Folders whose files are named `<label>__<operation>.json`. */
-const OPERATION_DIRS = new Set(['records', 'profile', 'memory']);
-
-/**
- * The instance (`<candidate>/<label>`, the build.json key) a file of a system folder belongs to,
- * from its path relative to that folder ('/'-separated); undefined for the files every instance
- * shares (build.json, campaign.json) and anything outside the evidence layout.
- */
-export function instanceOfPath(rel: string): string | undefined {
-  const parts = rel.split('/');
-  if (parts.length < 3 || !INSTANCE_DIRS.has(parts[0]!)) return undefined;
-  const [top, id, name] = parts as [string, string, string];
-  if (parts.length > 3) return `${id}/${name}`;
-  const stem = name.replace(/\.(json|log)$/, '');
-  if (stem === name) return undefined;
-  const cut = OPERATION_DIRS.has(top) ? stem.lastIndexOf('__') : -1;
-  return `${id}/${cut > 0 ? stem.slice(0, cut) : stem}`;
-}
-
-/** The evidence lock, temporary files of an atomic write, a KAT output in progress: never evidence. */
-function transient(rel: string): boolean {
-  const name = rel.slice(rel.lastIndexOf('/') + 1);
-  return name === '.ngcc-perf.lock' || name === '.kat-output.partial' || /\.tmp-\d+-\d+$/.test(name);
-}
 
 /** Files under dir, '/'-separated and relative to it, sorted. */
 
@@ -72,7 +46,7 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
   } else if (shard) throw new InputError(shown, '', 'no build.json: not the evidence folder of a run (DATA_DIR/ID)');
   if (existsSync(join(dir, 'campaign.json'))) folder.campaign = parseJsonFile(join(dir, 'campaign.json'), join(shown, 'campaign.json'));
   for (const rel of filesUnder(dir)) {
-    if (transient(rel) || rel === 'build.json' || rel === 'campaign.json') continue;
+    if (transient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === undefined) folder.shared.push(rel);
     else {
@@ -265,7 +239,7 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
 
     // The lock travels with the folder: the output stays locked until release().
-    writeFileSync(join(tmp, '.ngcc-perf.lock'), String(process.pid));
+    writeFileSync(join(tmp, LOCK_FILE), String(process.pid));
     const old = join(dirname(out), `.${basename(out)}.replaced-${process.pid}`);
     renameSync(out, old);
     try {

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildJson } from '../evidence/types.js';
-import { INSTANCE_DIRS } from '../evidence/merge.js';
+import { INSTANCE_DIRS } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
-import { instanceOfPath, mergeInstances } from '../evidence/merge.js';
+import { instanceOfPath } from '../evidence/layout.js';
+import { mergeInstances } from '../evidence/merge.js';
 
 export interface PublishOptions {
   /** A git work tree (the checkout the action runs in, or a clone). */

@@ -30,6 +30,9 @@ export interface KatOutcome {
   run: RunResult;
 }
 
+/** A KAT driver's output while it is written; renamed or removed when the KAT ends, never evidence. */
+export const KAT_PARTIAL_FILE = '.kat-output.partial';
+
 const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100 } as const;
 
 export function katFileName(candidate: Candidate, label: string, skBytes: number): string {
@@ -63,7 +66,7 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const entries = req.manifest.filter((e) => e.label === label);
   const records = recordsToGenerate(candidate, entries);
   mkdirSync(req.outDir, { recursive: true });
-  const partial = join(req.outDir, '.kat-output.partial');
+  const partial = join(req.outDir, KAT_PARTIAL_FILE);
   rmSync(partial, { force: true });
   const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial];

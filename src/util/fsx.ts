@@ -24,23 +24,26 @@ export function writeJsonAtomic(path: string, value: unknown): void {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}\n`);
 }
 
-/** Parses a JSON file; a missing or broken one is an input error that names the file. */
-export function readJson<T>(path: string): T {
+/**
+ * The one JSON reader: a missing or broken file is an input error that names it (`shown`, when
+ * the caller prints paths relative to something, else the path itself).
+ */
+export function readJson<T>(path: string, shown = path): T {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    throw new InputError(path, '', 'cannot read the file');
+    throw new InputError(shown, '', 'cannot read the file');
   }
   try {
     return JSON.parse(text) as T;
   } catch (e) {
-    throw new InputError(path, '', `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new InputError(shown, '', `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }
 
-export function readJsonIfExists<T>(path: string): T | undefined {
-  return existsSync(path) ? readJson<T>(path) : undefined;
+export function readJsonIfExists<T>(path: string, shown = path): T | undefined {
+  return existsSync(path) ? readJson<T>(path, shown) : undefined;
 }
 
 export function sha256Hex(data: string | Uint8Array): string {

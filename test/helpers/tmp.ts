@@ -19,4 +19,5 @@ export function tempDir(prefix = 'ngcc-test-'): string {
 }
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
-export const sharedDir = join(repoRoot, '..', 'shared');
+/** Copies of outside reference material the tests read; test/data/README.md names each source. */
+export const testData = join(repoRoot, 'test', 'data');

@@ -1,0 +1,39 @@
+/**
+ * Every default the CLI, the action and the campaign manifests share, written once. action.yml's
+ * `default:` fields repeat these for GitHub's documentation; a test keeps the two equal.
+ */
+
+/** System ids name evidence folders and sticky-comment markers: one rule for both. */
+export const SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+export const SYSTEM_ID_RULE = 'a letter or digit, then letters, digits, _ or -';
+
+/** What fails a pull request's check unless the caller says otherwise. */
+export const DEFAULT_FAIL_ON = 'regression,kat';
+
+/** A change counts only from this effect size (percent), and only when also significant. */
+export const DEFAULT_THRESHOLD_PCT = 3;
+/** Significance level of the trial-level permutation test. */
+export const DEFAULT_ALPHA = 0.01;
+
+/**
+ * The nightly history rule: with at least HISTORY_MIN_RUNS past runs, a change must also exceed
+ * HISTORY_SIGMAS times their coefficient of variation; the last HISTORY_RUNS versions are read.
+ */
+export const HISTORY_MIN_RUNS = 3;
+export const HISTORY_SIGMAS = 3;
+export const HISTORY_RUNS = 8;
+
+/** The action's inputs as action.yml documents them (strings, as GitHub passes them). */
+export const ACTION_INPUT_DEFAULTS = {
+  mode: 'pull-request',
+  campaign: '.',
+  'data-dir': 'performance/data',
+  'pages-dir': 'performance/pages',
+  'regression-threshold': String(DEFAULT_THRESHOLD_PCT),
+  comment: 'on-change',
+  'fail-on': DEFAULT_FAIL_ON,
+  publish: 'none',
+  'publish-branch': 'ngcc-perf-data',
+  'build-cache': 'true',
+  'allow-forks': 'false',
+} as const;

@@ -34,7 +34,7 @@ try {
   const entry = JSON.parse(readFileSync(join(data, 'mem', 'build.json'), 'utf8')).instances['kem-80/ml-kem-512'];
   const lib = join(campaign, entry.library);
 
-  // Drivers: ngcc_mem as src/build/harnessTools.ts builds it; massif_loop alike.
+  // Drivers: ngcc_mem as src/compile/harnessTools.ts builds it; massif_loop alike.
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
   const mem = join(work, 'ngcc_mem');
   sh('gcc', [...common, '-o', mem, join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), '-Wl,-z,now', '-ldl', '-lpthread']);

@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './build/compile.js';
-import { harnessTools, type HarnessTools } from './build/harnessTools.js';
-import { ccVersion } from './build/toolchain.js';
+import { buildInstance, displayFlags, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from './compile/compile.js';
+import { harnessTools, type HarnessTools } from './compile/harnessTools.js';
+import { ccVersion } from './env/toolchain.js';
 import { loadCampaign, type Candidate } from './config/campaign.js';
 import type { CampaignSettings, InstanceSpec } from './config/schemas.js';
 import { defaultCpu, hostEnvironment, hostProblems, type HostEnvironment } from './env/host.js';
@@ -19,11 +19,12 @@ import { NOISY_TRIAL_SPREAD, trialSpread } from './measure/stats.js';
 import { elfSizes } from './util/elf.js';
 import { SURVEY_VERSION, surveyLibrary } from './profile/survey.js';
 import { profileInstance } from './profile/run.js';
-import { wrapCatalog } from './build/profileBuild.js';
+import { wrapCatalog } from './compile/profileBuild.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { lockSystem } from './evidence/lock.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
-import { allowedCpus, checkCpuAllowed, formatCpuList, type Where } from './config/arguments.js';
+import type { Where } from './config/arguments.js';
+import { allowedCpus, checkCpuAllowed, formatCpuList } from './env/cpus.js';
 import { externalSizesPath } from './report/catalogs.js';
 import type { Progress } from './progress.js';
 
@@ -61,19 +62,6 @@ export interface InstanceSummary {
 
 /** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */
 export const katShown = (kat: KatStatus | undefined): string => kat ?? 'not checked';
-
-/**
- * Release functions of the evidence locks this process holds. A run stopped by a signal exits
- * without unwinding its `finally`, and a lock left behind would name a pid that may be reused.
- */
-const heldLocks = new Set<() => void>();
-
-export function releaseEvidenceLocks(): number {
-  const locks = [...heldLocks];
-  heldLocks.clear();
-  for (const release of locks) release();
-  return locks.length;
-}
 
 export interface CampaignSummary {
   systemDir: string;
@@ -123,11 +111,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignSummar
     throw new InputError(paths.build, '', `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
   }
   const release = lockSystem(systemDir);
-  heldLocks.add(release);
   try {
     return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths, cpu);
   } finally {
-    heldLocks.delete(release);
     release();
   }
 }

@@ -1,4 +1,4 @@
-import { releaseEvidenceLocks } from './campaign.js';
+import { releaseEvidenceLocks } from './evidence/lock.js';
 import { killLiveProcessGroups } from './sandbox/run.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal's number, as a shell reports it. */

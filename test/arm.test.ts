@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { guideFlags } from '../src/build/flags.js';
+import { guideFlags } from '../src/compile/flags.js';
 import { canonicalDigest, readManifest } from '../src/kat/manifest.js';
 import { parseDriverOutput } from '../src/sandbox/run.js';
 import { PQCLEAN, readPublished, schemeInfo } from './helpers/pqclean.js';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
 import { InputError } from '../src/errors.js';
-import { allowedCpus, checkCpuAllowed, checkOutputFolder, formatCpuList, parseCpuList } from '../src/config/arguments.js';
+import { checkOutputFolder } from '../src/config/arguments.js';
+import { allowedCpus, checkCpuAllowed, formatCpuList, parseCpuList } from '../src/env/cpus.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runProcess } from '../src/sandbox/run.js';
-import { harnessTools } from '../src/build/harnessTools.js';
+import { harnessTools } from '../src/compile/harnessTools.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 describe('the process runner', () => {

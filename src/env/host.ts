@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, loadavg, release } from 'node:os';
-import { ccVersion } from '../build/toolchain.js';
+import { ccVersion } from './toolchain.js';
 import { firstLineOf } from '../sandbox/run.js';
 
 function read(path: string): string | null {

@@ -22,6 +22,19 @@ export function otherLiveWriter(dir: string): number | undefined {
 }
 
 /**
+ * Release functions of the locks this process holds. A run stopped by a signal exits without
+ * unwinding its `finally`, and a lock left behind would name a pid that may be reused.
+ */
+const heldLocks = new Set<() => void>();
+
+/** Releases every evidence lock this process holds (a stopping signal); returns how many. */
+export function releaseEvidenceLocks(): number {
+  const locks = [...heldLocks];
+  for (const release of locks) release();
+  return locks.length;
+}
+
+/**
  * One run at a time writes a system's evidence: build.json and campaign.json are read, changed
  * and written back, and two writers would lose each other's entries. A lock left by a process that
  * no longer exists is taken over. Returns the release function.
@@ -32,7 +45,12 @@ export function lockSystem(systemDir: string): () => void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      return () => rmSync(lock, { force: true });
+      const release = () => {
+        heldLocks.delete(release);
+        rmSync(lock, { force: true });
+      };
+      heldLocks.add(release);
+      return release;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const holder = otherLiveWriter(systemDir);

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { KAT_STATUSES } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
-import { medianRound, shares } from '../report/profile.js';
+import { medianRound, shares } from '../measure/shares.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
 import type { TimingRecord } from './types.js';

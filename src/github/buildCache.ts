@@ -1,6 +1,6 @@
 import * as cache from '@actions/cache';
 import * as core from '@actions/core';
-import type { BuildCache } from '../build/compile.js';
+import type { BuildCache } from '../compile/compile.js';
 import { errorMessage } from '../errors.js';
 
 /**

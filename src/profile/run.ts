@@ -1,13 +1,13 @@
 import { basename, relative, resolve } from 'node:path';
-import { buildProfiled, wrapCatalog } from '../build/profileBuild.js';
-import { flagsFor, type BuildRequest } from '../build/compile.js';
-import type { HarnessTools } from '../build/harnessTools.js';
+import { buildProfiled, wrapCatalog } from '../compile/profileBuild.js';
+import { flagsFor, type BuildRequest } from '../compile/compile.js';
+import type { HarnessTools } from '../compile/harnessTools.js';
 import type { evidencePaths } from '../evidence/layout.js';
 import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
 import { inputBytes, OPERATIONS } from '../measure/operation.js';
 import { parseDriverOutput, runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
-import { medianRound, shares } from '../report/profile.js';
+import { medianRound, shares } from '../measure/shares.js';
 
 export interface ProfileRequest {
   request: BuildRequest;

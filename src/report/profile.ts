@@ -1,21 +1,6 @@
 import type { HashProfile } from '../evidence/types.js';
 import { pyGeneral } from './format.js';
-
-/** Randomness entry points in profiles; every other wrapped function is hashing. */
-export const DRNG_FNS = new Set(['drng', 'get_random_number', 'randombytes']);
-
-/**
- * Per-function shares of a profile. The hash share is everything wrapped but the randomness
- * (for ICCS code: pseudohash, pseudoXOF, sm3hash — the ngcc-harness definition).
- */
-export function shares(total: number, calls: HashProfile['calls']): { share: Record<string, number>; hash_share: number } {
-  const share: Record<string, number> = {};
-  for (const c of calls) share[c.fn] = (share[c.fn] ?? 0) + c.ticks / total;
-  const hash_share = Object.entries(share)
-    .filter(([fn]) => !DRNG_FNS.has(fn))
-    .reduce((a, [, v]) => a + v, 0);
-  return { share, hash_share };
-}
+import { DRNG_FNS } from '../measure/shares.js';
 
 /** Shares of the operation's ticks: the recorded ones when present, else from the calls. */
 export function hashShares(p: HashProfile): { hash: number; drng: number } {
@@ -38,8 +23,3 @@ export function callsPerOperation(p: HashProfile): string {
     .join(', ');
 }
 
-/** The round whose hash share is the (lower) median: its calls and total stay consistent with its shares. */
-export function medianRound<T extends { hashShare: number }>(rounds: T[]): T | undefined {
-  const sorted = [...rounds].sort((a, b) => a.hashShare - b.hashShare);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}

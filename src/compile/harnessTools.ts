@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runProcess } from '../sandbox/run.js';
 import { sha256Hex } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
-import { CC, ccVersion } from './toolchain.js';
+import { CC, ccVersion } from '../env/toolchain.js';
 
 export interface HarnessTools {
   dir: string;

@@ -5,7 +5,7 @@ import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtom
 import { nativeDir } from '../util/paths.js';
 import type { BuildRequest } from './compile.js';
 import { buildArgv } from './compile.js';
-import { CC } from './toolchain.js';
+import { CC } from '../env/toolchain.js';
 
 /** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
 export function wrapCatalog(file: 'wrap_iccs.c' | 'wrap_nist.c'): string[] {

@@ -7,7 +7,7 @@ import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtom
 import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
 import { resolveSources, type ResolvedSources } from './sources.js';
-import { CC, ccVersion } from './toolchain.js';
+import { CC, ccVersion } from '../env/toolchain.js';
 
 export type FlagSet = 'guide' | 'harness-default';
 

@@ -1,12 +1,35 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Pure tests (no compiler, no git, no child processes that time anything) run in parallel; every
+ * other file builds with real gcc, runs drivers or git, and runs after them one file at a time so
+ * that the two cores go to the compilers and no timing test shares its core with another file.
+ * A new test file is serial unless listed here.
+ */
+const PURE = [
+  'test/format.test.ts',
+  'test/stats.test.ts',
+  'test/config.test.ts',
+  'test/comment.test.ts',
+  'test/compare.test.ts',
+  'test/report-golden.test.ts',
+  'test/report-seeds.test.ts',
+  'test/workflows.test.ts',
+  'test/layers.test.ts',
+  'test/lint.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Native builds and KAT runs are real gcc invocations: give them room, and keep the
-    // two cores for the compilers rather than for parallel test files.
+    // Native builds and KAT runs are real gcc invocations: give them room.
     testTimeout: 300_000,
     hookTimeout: 300_000,
-    fileParallelism: false,
+    projects: [
+      { extends: true, test: { name: 'pure', include: PURE, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: { name: 'native', include: ['test/**/*.test.ts'], exclude: PURE, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

@@ -69,7 +69,8 @@ function readCallgrind(file, catalog) {
     else if (pendingCalls && /^[0-9+*-]/.test(line)) {
       const inclusive = Number(line.split(/\s+/)[1]);
       if (catalog.has(bare(cfn)) && !catalog.has(bare(fn))) {
-        RANDOM.has(bare(cfn)) ? (cost.rand += inclusive) : (cost.hash += inclusive);
+        if (RANDOM.has(bare(cfn))) cost.rand += inclusive;
+        else cost.hash += inclusive;
         const key = RECORDED[bare(cfn)] ?? bare(cfn);
         calls.set(key, (calls.get(key) ?? 0) + pendingCalls);
       }

@@ -69,7 +69,7 @@ try {
   const cflags = words.filter((w) => /^-(std=|O|f|D|I)/.test(w));
   const ci = join(work, 'ci');
   mkdirSync(ci);
-  sources.forEach((src, i) => sh('gcc', [...cflags, '-fcallgraph-info=su', '-c', src, '-o', join(ci, `${i}-${basename(src, '.c')}.o`)]));
+  sources.forEach((src, i) => void sh('gcc', [...cflags, '-fcallgraph-info=su', '-c', src, '-o', join(ci, `${i}-${basename(src, '.c')}.o`)]));
   const frame = new Map();
   const callees = new Map();
   const unq = (s) => s.replace(/\\"/g, '"');

@@ -12,7 +12,10 @@ const work = mkdtempSync(join(tmpdir(), 'ngcc-render-'));
 const sys = join(work, 'data', 'x86_1');
 const env = { architecture: 'x86_64', cpu_model: 'Synthetic CPU', cpu_number: 2, memory_total_kib: 32e6, os: 'Debian', kernel: '6.12', compiler: 'gcc 14', cmake: 'cmake 3.31', cpufreq_min_khz: '2100000', cpufreq_max_khz: '2100000', cpufreq_governor: 'performance', intel_pstate_no_turbo: '1', smt_control: 'off' };
 let seed = 1;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
 const build = {};
 for (let c = 0; c < 120; c++) {
   const sig = c % 2 === 1;

@@ -95,7 +95,10 @@ function readOutputs(file: string): Record<string, string> {
 async function runCaptured(): Promise<{ log: string; failed: boolean }> {
   const chunks: string[] = [];
   const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => (chunks.push(String(chunk)), true)) as typeof process.stdout.write;
+  process.stdout.write = ((chunk: string) => {
+    chunks.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
   try {
     await run();
   } finally {

@@ -285,8 +285,8 @@ describe('equivalence with python3', () => {
     const check = (what: string, got: string, expected: string | undefined): void => {
       if (got !== expected) mismatches.push(`${what}: got ${got}, python ${expected}`);
     };
-    fixed.forEach(([x, n], i) => check(`pyFixed(${toPy(x)}, ${n})`, pyFixed(x, n), want.fixed[i]));
-    general.forEach(([x, n], i) => check(`pyGeneral(${toPy(x)}, ${n})`, pyGeneral(x, n), want.general[i]));
+    fixed.forEach(([x, n], i) => void check(`pyFixed(${toPy(x)}, ${n})`, pyFixed(x, n), want.fixed[i]));
+    general.forEach(([x, n], i) => void check(`pyGeneral(${toPy(x)}, ${n})`, pyGeneral(x, n), want.general[i]));
     values.forEach((x, i) => {
       check(`formatCycles(${toPy(x)})`, formatCycles(x), want.cycles[i]);
       check(`formatSeconds(${toPy(x)})`, formatSeconds(x), want.seconds[i]);

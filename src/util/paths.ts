@@ -10,7 +10,10 @@ export function toolRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'ngcc-perf') return (cached = dir);
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'ngcc-perf') {
+      cached = dir;
+      return dir;
+    }
     const up = dirname(dir);
     if (up === dir) throw new Error('cannot find the ngcc-perf package root');
     dir = up;

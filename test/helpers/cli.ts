@@ -16,7 +16,10 @@ export async function runCli(args: string[]): Promise<CliRun> {
   let progress = '';
   const log = vi.spyOn(console, 'log').mockImplementation((m: unknown) => void out.push(String(m)));
   const error = vi.spyOn(console, 'error').mockImplementation((m: unknown) => void err.push(String(m)));
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((progress += String(chunk)), true));
+  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    progress += String(chunk);
+    return true;
+  });
   try {
     return { code: await main(args), out, err, progress };
   } finally {

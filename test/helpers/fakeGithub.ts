@@ -111,7 +111,10 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
   let nextId = 1000;
   // A clock that moves one second per comment, so "newest" is well defined.
   let clock = Date.UTC(2025, 0, 1);
-  const now = () => new Date((clock += 1000)).toISOString().replace('.000Z', 'Z');
+  const now = () => {
+    clock += 1000;
+    return new Date(clock).toISOString().replace('.000Z', 'Z');
+  };
   let base = '';
   const faults: Array<{ method: string; status: number; applied: boolean }> = [];
   const pulls = new Map<string, string>();

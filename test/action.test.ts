@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign.js';
+import { runCampaign } from '../src/campaign/run.js';
 import type { CompareReport } from '../src/compare/types.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { COMMENT_MARKER } from '../src/github/comment.js';

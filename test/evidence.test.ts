@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign.js';
+import { runCampaign } from '../src/campaign/run.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { writeFileAtomic } from '../src/util/fsx.js';
 import { elfSizes } from '../src/util/elf.js';

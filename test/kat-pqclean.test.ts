@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign, type CampaignSummary } from '../src/campaign.js';
+import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
 import { readPublished, writePqcleanCampaign } from './helpers/pqclean.js';
 import { testData, tempDir } from './helpers/tmp.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { wrapCatalog } from '../src/compile/profileBuild.js';
-import { runCampaign } from '../src/campaign.js';
+import { runCampaign } from '../src/campaign/run.js';
 import type { HashProfile, MemoryRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { formatShare } from '../src/report/format.js';

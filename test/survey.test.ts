@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../src/campaign.js';
+import { runCampaign } from '../src/campaign/run.js';
 import type { InstanceSurvey } from '../src/profile/survey.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';

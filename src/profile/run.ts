@@ -1,20 +1,21 @@
-import { basename, relative, resolve } from 'node:path';
+import { basename, relative } from 'node:path';
 import { buildProfiled, wrapCatalog } from '../compile/profileBuild.js';
 import { flagsFor, type BuildRequest } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
-import type { evidencePaths } from '../evidence/layout.js';
-import type { BuildEntry, HashProfile, TimingRecord } from '../evidence/types.js';
-import { inputBytes, OPERATIONS } from '../measure/operation.js';
+import { inputBytes } from '../measure/operation.js';
 import { parseDriverOutput, runProcess } from '../sandbox/run.js';
-import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
+import { sha256Hex } from '../util/fsx.js';
 import { medianRound, shares } from '../measure/shares.js';
+import type { HashProfile, MemoryRecord } from './types.js';
 
 export interface ProfileRequest {
   request: BuildRequest;
-  entry: BuildEntry;
+  /** The plain library (absolute path) and its hash, which every file written names. */
+  library: string;
+  librarySha256: string;
+  /** Folder the commands in the profiles are shown relative to. */
   campaignDir: string;
   tools: HarnessTools;
-  paths: ReturnType<typeof evidencePaths>;
   cpu: number;
   /** Symbols wrapped for NIST-API code (ngcc-perf.yml profile.nist_symbols). */
   nistSymbols: string[];
@@ -22,7 +23,15 @@ export interface ProfileRequest {
   /** Fresh ngcc_prof processes per operation; the figure is the median round's. */
   rounds: number;
   timeoutMs: number;
-  force?: boolean;
+  /** Seconds per call of an operation when it was timed, to size the rounds (100 calls when not). */
+  perCallSeconds(operation: string): number | undefined;
+}
+
+/** Where the results go, each as soon as it is known (the caller decides the files). */
+export interface ProfileSink {
+  /** Not called when the profiling relink fails: there is no profile then, only memory. */
+  profile(operation: string, profile: HashProfile): void;
+  memory(operation: string, memory: MemoryRecord): void;
 }
 
 /** One run of ngcc_prof: a fresh process timing `operations` calls of one operation. */
@@ -37,37 +46,35 @@ interface ProfileRound {
 }
 
 /**
- * The profile phase of one instance: hash/DRNG shares per operation (wrapped relink, ngcc_prof)
- * and the memory of each operation alone (ngcc_mem on the plain library).
+ * The symbols a profile of this API wraps, and their digest: what a profile depends on besides
+ * the library, so that one made with other symbols is redone.
+ */
+export function profileSymbols(api: string, nistSymbols: string[]): { wanted: string[]; digest: string } {
+  const wanted = api === 'nist' ? nistSymbols : wrapCatalog('wrap_iccs.c');
+  return { wanted, digest: sha256Hex(wanted.join(',')) };
+}
+
+/**
+ * The profile of one instance's `operations`: hash/DRNG shares per operation (wrapped relink,
+ * ngcc_prof) and the memory of each operation alone (ngcc_mem on the plain library).
  * Shares come from `rounds` fresh processes per operation, interleaved across the operations like
  * timing trials, so that a passing disturbance of the machine moves one round, not the figure.
  */
-export async function profileInstance(p: ProfileRequest): Promise<void> {
-  const { candidate, instance } = p.request;
-  const api = candidate.api;
-  const wanted = api === 'nist' ? p.nistSymbols : wrapCatalog('wrap_iccs.c');
-  // What the profiles depend on besides the library: the symbols asked to be wrapped.
-  const symbols = sha256Hex(wanted.join(','));
-  const library = resolve(p.campaignDir, p.entry.library!);
-  const stale = OPERATIONS[candidate.type].filter((operation) => {
-    const previous = readJsonIfExists<HashProfile & { library_sha256?: string; profile_symbols?: string }>(p.paths.profile(candidate.id, instance.label, operation));
-    const memory = readJsonIfExists<{ library_sha256?: string }>(p.paths.memory(candidate.id, instance.label, operation));
-    return p.force || previous?.library_sha256 !== p.entry.library_sha256 || previous?.profile_symbols !== symbols || memory?.library_sha256 !== p.entry.library_sha256;
-  });
-  if (stale.length === 0) return;
-
+export async function profileInstance(p: ProfileRequest, operations: readonly string[], sink: ProfileSink): Promise<void> {
+  if (operations.length === 0) return;
+  const { candidate } = p.request;
+  const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
   const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
-  const rounds = new Map(stale.map((operation) => [operation, [] as ProfileRound[]]));
+  const rounds = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
   if (profiled.ok) {
     const opsPerRound = new Map(
-      stale.map((operation) => {
-        const record = readJsonIfExists<TimingRecord>(p.paths.record(candidate.id, instance.label, operation));
-        const perCall = typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
+      operations.map((operation) => {
+        const perCall = p.perCallSeconds(operation);
         return [operation, perCall ? Math.min(100_000, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
       }),
     );
     for (let round = 0; round < p.rounds; round++) {
-      for (const operation of stale) {
+      for (const operation of operations) {
         const done = rounds.get(operation)!;
         if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
         const argv = [p.tools.prof, profiled.library, candidate.type, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
@@ -82,45 +89,45 @@ export async function profileInstance(p: ProfileRequest): Promise<void> {
     }
   }
 
-  for (const operation of stale) {
+  for (const operation of operations) {
     if (profiled.ok) {
       const done = rounds.get(operation)!;
       const failed = done.find((r) => !r.complete);
       const chosen = failed ?? medianRound(done)!;
-      writeJsonAtomic(p.paths.profile(candidate.id, instance.label, operation), {
+      sink.profile(operation, {
         schema: 2,
         candidate: candidate.id,
-        label: instance.label,
+        label: p.request.instance.label,
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? 'failed' : 'complete',
         command: chosen.argv.map((a) => (a === p.tools.prof ? basename(a) : a === profiled.library ? relative(p.campaignDir, a) : a)),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? 'unknown', wrapped: profiled.wrapped.join(' ') },
-        library_sha256: p.entry.library_sha256,
-        profile_symbols: symbols,
+        library_sha256: p.librarySha256,
+        profile_symbols: digest,
         total: chosen.total,
         calls: chosen.calls,
         ...(failed ? {} : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }),
       });
     }
-    await recordMemory(p, library, operation);
+    sink.memory(operation, await measureMemory(p, operation));
   }
 }
 
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
-async function recordMemory(p: ProfileRequest, library: string, operation: string): Promise<void> {
+async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
   const m = parseDriverOutput(mem.stdout);
   const num = (k: string) => (m.meta[k] !== undefined ? Number(m.meta[k]) : null);
-  writeJsonAtomic(p.paths.memory(candidate.id, instance.label, operation), {
+  return {
     schema: 1,
     candidate: candidate.id,
     label: instance.label,
     operation,
     status: mem.exitCode === 0 && m.status === 'complete' ? 'complete' : 'failed',
-    library_sha256: p.entry.library_sha256,
+    library_sha256: p.librarySha256,
     stack_bytes: num('stack_bytes'),
     stack_baseline_bytes: num('stack_baseline_bytes'),
     stack_net_bytes: num('stack_net_bytes'),
@@ -128,5 +135,5 @@ async function recordMemory(p: ProfileRequest, library: string, operation: strin
     heap_allocations: num('heap_allocations'),
     vmhwm_bytes: num('vmhwm_bytes'),
     ...(mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }),
-  });
+  };
 }

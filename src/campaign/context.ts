@@ -1,0 +1,87 @@
+import { buildInstance, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from '../compile/compile.js';
+import type { HarnessTools } from '../compile/harnessTools.js';
+import type { HostEnvironment } from '../env/host.js';
+import type { BuildEntry } from '../evidence/types.js';
+import type { KatStatus } from '../kat/status.js';
+import type { Phase, RunPlan, Unit } from './plan.js';
+import type { Progress } from './progress.js';
+
+/** What every phase step of a run shares. */
+export interface RunContext {
+  plan: RunPlan;
+  /** The native drivers (ngcc_kat, ngcc_time, ngcc_prof, ngcc_mem) and the harness version. */
+  tools: HarnessTools;
+  /** The host as the run found it (written into each timing record). */
+  environment: HostEnvironment;
+  progress?: Progress;
+  buildCache?: BuildCache;
+  /** Notes the cycle counter a measurement used (the run writes the first one into campaign.json). */
+  onCounter(source: string): void;
+}
+
+export interface InstanceSummary {
+  key: string;
+  /** Undefined when the library was built but its KAT was not run (not checked, not a failure). */
+  kat?: KatStatus;
+  detail?: string;
+  operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string; spread?: number }>;
+}
+
+export interface CampaignSummary {
+  systemDir: string;
+  instances: InstanceSummary[];
+}
+
+/** What the phase steps of one instance share; each step reads what the earlier ones left. */
+export interface InstanceContext {
+  run: RunContext;
+  unit: Unit;
+  /** The instance's build.json entry: set by the prepare step, read by the later ones. */
+  entry?: BuildEntry;
+  /** The instance's row of the run's summary (its operations are added by the measure step). */
+  summary: InstanceSummary;
+  /** One progress line about this instance (prefixed with its key). */
+  tick(message: string): void;
+}
+
+/**
+ * One phase of the work on an instance. The run calls every step of its list, in order, for each
+ * instance; a step depends only on the context (and on the build.json entry of the prepare step).
+ */
+export interface PhaseStep {
+  name: string;
+  /** The --phases name that turns this step on; a step without one always runs. */
+  phase?: Phase;
+  /** The progress lines the step prints for an instance (the run's total is their sum). */
+  ticks(run: RunContext, unit: Unit): number;
+  run(ctx: InstanceContext): Promise<void>;
+}
+
+/** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */
+export const katShown = (kat: KatStatus | undefined): string => kat ?? 'not checked';
+
+/** The build.json entry of an instance, which the prepare step sets before any other step runs. */
+export function preparedEntry(ctx: InstanceContext, step: string): BuildEntry {
+  if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
+  return ctx.entry;
+}
+
+/** The build of an instance under a flag set (shared by the plain build and the profiling relink). */
+export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): BuildRequest {
+  const { settings, paths } = run.plan;
+  return {
+    candidate: unit.candidate,
+    instance: unit.instance,
+    index: unit.index,
+    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
+    flagSet,
+    variant: settings.flags.variant,
+    extraFlags: settings.flags.extra,
+    harnessVersion: run.tools.version,
+    timeoutMs: settings.planning.build_timeout_s * 1000,
+    cache: run.buildCache,
+  };
+}
+
+/** Builds an instance under a flag set (an unchanged build is taken from disk or the cache). */
+export const buildUnit = (run: RunContext, unit: Unit, flagSet: FlagSet): Promise<BuildResult> => buildInstance(buildRequest(run, unit, flagSet));

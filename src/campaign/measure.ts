@@ -1,0 +1,59 @@
+import { resolve } from 'node:path';
+import { buildRecord } from '../evidence/record.js';
+import type { TimingRecord } from '../evidence/types.js';
+import { measurable } from '../kat/status.js';
+import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
+import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import { writeJsonAtomic } from '../util/fsx.js';
+import { katShown, preparedEntry, type PhaseStep } from './context.js';
+import { readPrevious } from './previous.js';
+
+/** Timing of every operation of an instance (a complete record of the same library is kept). */
+export const measure: PhaseStep = {
+  name: 'measure',
+  phase: 'measure',
+  ticks: (_run, unit) => OPERATIONS[unit.candidate.type].length,
+  async run(ctx) {
+    const { unit, run, summary } = ctx;
+    const { plan } = run;
+    const entry = preparedEntry(ctx, 'measure');
+    const { id } = unit.candidate;
+    const { label } = unit.instance;
+    const todo: OperationRequest[] = [];
+    const replaced = new Set<string>();
+    for (const operation of OPERATIONS[unit.candidate.type]) {
+      if (!measurable(entry.kat) || !entry.library) {
+        summary.operations.push({ operation, status: 'not measured', skipped: true });
+        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
+        continue;
+      }
+      const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+      if (!plan.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+        summary.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
+        ctx.tick(`${operation}: unchanged, kept`);
+        continue;
+      }
+      todo.push({
+        timeTool: run.tools.time,
+        library: resolve(plan.campaignDir, entry.library),
+        libraryShown: entry.library,
+        type: unit.candidate.type,
+        operation,
+        cpu: plan.cpu,
+        rng: unit.candidate.katRng,
+        planning: plan.settings.planning,
+        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+      });
+    }
+    await measureOperations(todo, (i, result) => {
+      const operation = todo[i]!.operation;
+      if (result.meta.counter) run.onCounter(result.meta.counter);
+      const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+      writeJsonAtomic(plan.paths.record(id, label, operation), record);
+      const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
+      summary.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...(result.failure ? { failure: result.failure } : {}), ...(spread ? { spread } : {}) });
+      const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}`;
+      ctx.tick(`${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
+    });
+  },
+};

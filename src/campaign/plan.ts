@@ -1,0 +1,152 @@
+import { join, relative, resolve } from 'node:path';
+import type { BuildCache } from '../compile/compile.js';
+import { wrapCatalog } from '../compile/profileBuild.js';
+import type { Where } from '../config/arguments.js';
+import { loadCampaign, type Candidate } from '../config/campaign.js';
+import type { CampaignSettings, InstanceSpec } from '../config/schemas.js';
+import { allowedCpus, checkCpuAllowed, formatCpuList } from '../env/cpus.js';
+import { defaultCpu } from '../env/host.js';
+import { InputError, isInputError } from '../errors.js';
+import { evidencePaths, instanceKey, type EvidencePaths } from '../evidence/layout.js';
+import type { BuildJson } from '../evidence/types.js';
+import { externalSizesPath } from '../report/catalogs.js';
+import { readJsonIfExists } from '../util/fsx.js';
+import type { Progress } from './progress.js';
+
+export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface CampaignOptions {
+  campaignDir: string;
+  system: string;
+  dataDir: string;
+  only?: RegExp;
+  phases: ReadonlySet<Phase>;
+  trialTarget?: number;
+  opBudget?: number;
+  cpu?: number;
+  shard?: { index: number; count: number };
+  force?: boolean;
+  progress?: Progress;
+  buildCache?: BuildCache;
+  /**
+   * How the caller spells its options, for messages. Naming `only` also makes a filter that
+   * selects no instance an error: on the command line that is a typo, while the action's
+   * computed filter may rightly select nothing (a pull request that deletes a candidate).
+   */
+  argumentNames?: { only?: Where; cpu?: Where };
+}
+
+/** One instance of one candidate: what every phase step works on. */
+export interface Unit {
+  candidate: Candidate;
+  instance: InstanceSpec;
+  /** The instance's place in its candidate.yml (errors name it even when others are filtered out). */
+  index: number;
+  /** `<candidate>/<label>` (instanceKey). */
+  key: string;
+}
+
+/** A run resolved and checked before anything runs: nothing here changes while it runs. */
+export interface RunPlan {
+  campaignDir: string;
+  system: string;
+  systemDir: string;
+  paths: EvidencePaths;
+  candidates: Candidate[];
+  /** ngcc-perf.yml with the command line's overrides applied. */
+  settings: CampaignSettings;
+  /** The core the trials and profiles are pinned to. */
+  cpu: number;
+  /** The instances this run (or shard) does, in campaign order. */
+  units: Unit[];
+  phases: ReadonlySet<Phase>;
+  force: boolean;
+  shard?: { index: number; count: number };
+  /** Symbols the profile wraps for NIST-API code: profile.nist_symbols, else the whole catalog. */
+  nistSymbols: string[];
+}
+
+/**
+ * Resolves a run and makes every check that can fail before anything is built or written: a
+ * `--only` that selects nothing, unknown wrapped symbols, a missing size catalog, a CPU this
+ * process may not use, a broken build.json.
+ */
+export function planRun(opts: CampaignOptions): RunPlan {
+  const campaignDir = resolve(opts.campaignDir);
+  const campaign = loadCampaign(campaignDir, opts.only);
+  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+    const all = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
+    const shown = all.length === 0 ? 'the campaign has none' : `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
+    const [file, field] = opts.argumentNames?.only ?? ['only', ''];
+    // RegExp.source escapes '/'; show the expression as it was given.
+    throw new InputError(file, field, `'${opts.only.source.replace(/\\\//g, '/')}' matches no instance (${shown})`);
+  }
+  const settings = withOverrides(campaign.settings, opts);
+  const systemDir = resolve(opts.dataDir, opts.system);
+  const paths = evidencePaths(systemDir);
+  const ymlShown = relative(process.cwd(), join(campaignDir, 'ngcc-perf.yml'));
+  const catalog = wrapCatalog('wrap_nist.c');
+  const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
+  if (unknown.length > 0)
+    throw new InputError(ymlShown, 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+  // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
+  externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  const cpu = trialCpu(opts, settings, ymlShown);
+  // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
+  try {
+    readJsonIfExists<BuildJson>(paths.build);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    throw new InputError(paths.build, '', `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+  }
+  return {
+    campaignDir,
+    system: opts.system,
+    systemDir,
+    paths,
+    candidates: campaign.candidates,
+    settings,
+    cpu,
+    units: units(campaign.candidates, opts.shard),
+    phases: opts.phases,
+    force: opts.force ?? false,
+    ...(opts.shard ? { shard: opts.shard } : {}),
+    nistSymbols: settings.profile.nist_symbols ?? catalog,
+  };
+}
+
+function units(candidates: Candidate[], shard?: { index: number; count: number }): Unit[] {
+  const all = candidates.flatMap((candidate) =>
+    candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label), key: instanceKey(candidate.id, instance.label) })),
+  );
+  return shard ? all.filter((_, i) => i % shard.count === shard.index - 1) : all;
+}
+
+function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {
+  return {
+    ...settings,
+    planning: {
+      ...settings.planning,
+      ...(opts.trialTarget !== undefined ? { trial_target_s: opts.trialTarget } : {}),
+      ...(opts.opBudget !== undefined ? { op_budget_s: opts.opBudget } : {}),
+    },
+  };
+}
+
+/**
+ * The core the trials are pinned to, checked before anything runs: a CPU this process may not
+ * use fails every measurement alone, which would otherwise surface only as failed records.
+ */
+function trialCpu(opts: CampaignOptions, settings: CampaignSettings, ymlShown: string): number {
+  const allowed = allowedCpus();
+  if (opts.cpu !== undefined) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ['cpu', ''], allowed);
+  const configured = settings.systems[opts.system]?.cpu;
+  if (configured !== undefined) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  const fallback = defaultCpu();
+  if (!allowed || allowed.includes(fallback)) return fallback;
+  // The last online CPU may lie outside a container's or taskset's mask: take the mask's last.
+  const last = allowed[allowed.length - 1];
+  if (last === undefined) throw new InputError('cpu', '', `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
+  return last;
+}

@@ -1,0 +1,225 @@
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { displayFlags, type BuildResult, type FlagSet } from '../compile/compile.js';
+import type { Candidate } from '../config/campaign.js';
+import { ccVersion } from '../env/toolchain.js';
+import { relativeTo } from '../evidence/layout.js';
+import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import { formatKatLog, katBody } from '../kat/log.js';
+import { readManifest } from '../kat/manifest.js';
+import { runKat, type KatOutcome } from '../kat/run.js';
+import { elfSizes } from '../util/elf.js';
+import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
+import { buildUnit, type PhaseStep, type RunContext } from './context.js';
+import type { Unit } from './plan.js';
+
+/** Builds and KAT-checks an instance (or keeps what still holds): sets the entry every later step reads. */
+export const prepare: PhaseStep = {
+  name: 'prepare',
+  // The instance's status line is printed once the stale step knows what it removed.
+  ticks: () => 0,
+  async run(ctx) {
+    const entry = await prepareInstance(ctx.run, ctx.unit);
+    ctx.entry = entry;
+    ctx.summary.kat = entry.kat;
+    ctx.summary.detail = entry.kat_detail;
+  },
+};
+
+/** The library fields of a build.json entry. */
+type LibraryFields = Required<Pick<BuildEntry, 'library' | 'library_sha256' | 'elf_load_bytes' | 'elf_sections'>>;
+
+function libraryFields(campaignDir: string, b: BuildResult): LibraryFields {
+  const elf = elfSizes(b.library);
+  return {
+    library: relative(campaignDir, b.library),
+    library_sha256: sha256File(b.library),
+    elf_load_bytes: elf.loadBytes,
+    elf_sections: { text: elf.text, data: elf.data, bss: elf.bss },
+  };
+}
+
+/** What an instance is now, to hold against its previous build.json entry. */
+export interface PresentState {
+  /** The flag set of the first library that built (guide, else harness-default). */
+  flagSet: FlagSet;
+  librarySha256: string;
+  /**
+   * The harness-default library, built only when the previous entry fell back to it after a KAT
+   * under the guide flags (undefined when not built, or when it failed to build).
+   */
+  fallbackSha256?: string;
+  manifestSha256: string;
+  /** The KAT log on disk (undefined when there is none). */
+  katLogSha256?: string;
+}
+
+/**
+ * Whether the previous entry still describes the instance: it judged the library we would judge
+ * now — the same first build and, after a fallback, the same fallback build — against the same
+ * kat.sha256, and its KAT log is the one on disk.
+ */
+export function previousHolds(previous: BuildEntry | undefined, now: PresentState): previous is BuildEntry {
+  if (!previous || previous.kat === 'BUILDFAIL') return false;
+  const sameLibrary =
+    previous.flags === now.flagSet
+      ? previous.library_sha256 === now.librarySha256
+      : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== undefined && now.fallbackSha256 === previous.library_sha256;
+  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && now.katLogSha256 !== undefined && previous.kat_log_sha256 === now.katLogSha256;
+}
+
+/**
+ * Whether the previous entry is a KAT fallback from this very guide library: then the library it
+ * judged is the harness-default build, which has to be built to tell whether it is unchanged.
+ */
+const fellBackFrom = (previous: BuildEntry | undefined, flagSet: FlagSet, librarySha256: string): boolean =>
+  previous !== undefined && previous.kat !== 'BUILDFAIL' && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
+
+/** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
+export async function prepareInstance(run: RunContext, unit: Unit): Promise<BuildEntry> {
+  const { plan } = run;
+  const { candidate, instance, key } = unit;
+  const paths = plan.paths;
+  const previous = readJsonIfExists<BuildJson>(paths.build)?.instances[key];
+  const manifestPath = join(candidate.folder, 'kat.sha256');
+  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
+  const manifestHash = existsSync(manifestPath) ? sha256File(manifestPath) : 'none';
+  const katLogPath = paths.katLog(candidate.id, instance.label);
+
+  // Each flag set is built at most once here (a second build would come from disk anyway).
+  const builds = new Map<FlagSet, Promise<BuildResult>>();
+  const build = (flagSet: FlagSet): Promise<BuildResult> => {
+    let b = builds.get(flagSet);
+    if (!b) builds.set(flagSet, (b = buildUnit(run, unit, flagSet)));
+    return b;
+  };
+  const kat = (b: BuildResult) =>
+    runKat({
+      candidate,
+      label: instance.label,
+      nistPrefix: instance.nist_prefix,
+      library: b.library,
+      katTool: run.tools.kat,
+      outDir: paths.katDir(candidate.id, instance.label),
+      manifest,
+      timeoutMs: plan.settings.planning.kat_timeout_s * 1000,
+      memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
+    });
+
+  // 1. The first build: the guide's flags, else the harness defaults.
+  let b = await build('guide');
+  let guideResult: string | undefined;
+  if (!b.ok) {
+    guideResult = 'BUILDFAIL';
+    b = await build('harness-default');
+  }
+  const base: BuildEntry = {
+    candidate: candidate.id,
+    label: instance.label,
+    instance: instance.label,
+    variant: plan.settings.flags.variant,
+    flags: b.flagSet,
+    kat: 'BUILDFAIL',
+    api: candidate.api,
+    type: candidate.type,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...(guideResult ? { guide_result: guideResult } : {}),
+  };
+  if (!b.ok) {
+    const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
+    writeKatLog(run, entry, candidate, b, ['build failed:', ...b.log.split('\n').slice(0, 60)]);
+    return saveEntry(run, key, entry);
+  }
+  let lib = libraryFields(plan.campaignDir, b);
+
+  // 2. After a fallback, the library the previous entry judged: the harness-default build.
+  let fallbackSha256: string | undefined;
+  if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
+    const fallback = await build('harness-default');
+    if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
+  }
+
+  // 3. Whether the previous entry still holds, from what is known now.
+  const now: PresentState = {
+    flagSet: b.flagSet,
+    librarySha256: lib.library_sha256,
+    fallbackSha256,
+    manifestSha256: manifestHash,
+    katLogSha256: existsSync(katLogPath) ? sha256File(katLogPath) : undefined,
+  };
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat'))) return previous;
+  if (!plan.phases.has('kat')) {
+    // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
+    // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
+    const { kat: _none, ...unchecked } = base;
+    return saveEntry(run, key, { ...unchecked, ...lib, kat_detail: 'KAT not run for this library (run the kat phase)' } as BuildEntry);
+  }
+
+  // 4. The KAT; a fault under the guide flags is retried under the harness defaults.
+  let guideLibrary: string | undefined;
+  let outcome: KatOutcome = await kat(b);
+  if (b.flagSet === 'guide' && outcome.status !== 'PASS' && outcome.status !== 'NOKAT') {
+    const fallback = await build('harness-default');
+    if (fallback.ok) {
+      guideResult = outcome.status;
+      guideLibrary = lib.library_sha256;
+      b = fallback;
+      lib = libraryFields(plan.campaignDir, b);
+      outcome = await kat(b);
+    }
+  }
+  const entry: BuildEntry = {
+    ...base,
+    flags: b.flagSet,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...lib,
+    kat: outcome.status,
+    ...(outcome.detail ? { kat_detail: outcome.detail } : {}),
+    ...(guideResult ? { guide_result: guideResult } : {}),
+    ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
+    ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
+    sizes: outcome.sizes,
+    kat_manifest_sha256: manifestHash,
+  };
+  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
+  return saveEntry(run, key, entry);
+}
+
+/** Writes the instance's KAT log and names it (path and hash) in the entry. */
+function writeKatLog(run: RunContext, entry: BuildEntry, candidate: Candidate, b: BuildResult, body: string[]): void {
+  const logPath = run.plan.paths.katLog(candidate.id, entry.label);
+  const text = formatKatLog(
+    {
+      library: entry.library ?? '(not built)',
+      id: candidate.id,
+      type: candidate.type,
+      algorithm: candidate.algorithm,
+      instance: entry.label,
+      api: candidate.api,
+      kat_rng: candidate.katRng,
+      compiler: ccVersion(),
+      build_flags: displayFlags(b.flags),
+      flags: b.flagSet,
+    },
+    body,
+    entry.kat,
+    entry.kat_detail,
+  );
+  writeFileAtomic(logPath, text);
+  entry.kat_log = relativeTo(run.plan.systemDir, logPath);
+  entry.kat_log_sha256 = sha256Hex(text);
+}
+
+/**
+ * build.json is re-read before each write so that entries of other instances are never lost; an
+ * entry keeps its place, new ones are appended (the order of the candidate manifests).
+ */
+function saveEntry(run: RunContext, key: string, entry: BuildEntry): BuildEntry {
+  const { paths } = run.plan;
+  const current = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
+  current.instances[key] = entry;
+  writeJsonAtomic(paths.build, current);
+  return entry;
+}

@@ -1,22 +1,15 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
-import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
+import { filesUnder, readJson, writeJsonAtomic } from '../util/fsx.js';
 import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath, isTransient as transient, LOCK_FILE } from './layout.js';
 import { lockSystem, otherLiveWriter } from './lock.js';
 import { validateDataset } from './validate.js';
 
 type Json = Record<string, unknown>;
 
-/** Files under dir, '/'-separated and relative to it, sorted. */
-
 function parseJsonFile(path: string, display: string): Json {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new InputError(display, '', `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
+  const value = readJson<unknown>(path, display);
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new InputError(display, '', 'expected a JSON object');
   return value as Json;
 }

@@ -6,6 +6,7 @@ import { deriveStatistics } from '../measure/stats.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
+import { instanceKey } from './layout.js';
 import type { TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
@@ -53,8 +54,9 @@ export function validateDataset(systemDir: string): string[] {
 
   for (const { path, record: r } of ds.records) {
     const where = rel(path);
-    const entry = ds.build.instances[`${r.candidate}/${r.label}`];
-    if (!entry) problems.push(`${where}: no build.json entry for ${r.candidate}/${r.label}`);
+    const key = instanceKey(r.candidate, r.label);
+    const entry = ds.build.instances[key];
+    if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
     else {
       if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
         problems.push(`${where}: library_sha256 differs from build.json`);

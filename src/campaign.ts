@@ -25,7 +25,7 @@ import { lockSystem } from './evidence/lock.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from './util/fsx.js';
 import type { Where } from './config/arguments.js';
 import { allowedCpus, checkCpuAllowed, formatCpuList } from './env/cpus.js';
-import { externalSizesPath } from './report/catalogs.js';
+import { externalSizesPath } from './catalogs/catalogs.js';
 import type { Progress } from './progress.js';
 
 export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;

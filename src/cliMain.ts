@@ -15,7 +15,7 @@ import { stoppable } from './stoppable.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
-import { renderJobSummary } from './github/comment.js';
+import { renderComparison } from './compare/markdown.js';
 import { mergeShardFolders } from './evidence/merge.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
 import type { BuildJson } from './evidence/types.js';
@@ -169,7 +169,7 @@ function cmdCompare(args: string[]): number {
     history,
     campaignDir: values.campaign,
   });
-  console.log(values.format === 'json' ? JSON.stringify(report, null, 1) : renderJobSummary(report, {}));
+  console.log(values.format === 'json' ? JSON.stringify(report, null, 1) : renderComparison(report));
   return compareFails(report, failOn) ? 1 : 0;
 }
 

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
+import { HISTORY_RUNS } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
-import type { CompareReport } from './compare/types.js';
+import type { CompareReport, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
 import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { actionsBuildCache } from './github/buildCache.js';
 import { baselineName, findBaseline, headFromBaseline } from './github/baseline.js';
-import type { PullRequestContext } from './github/comment.js';
 import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
 import { historyOf, touchedCandidates } from './github/gitTree.js';
@@ -22,9 +22,6 @@ import { createProgress } from './campaign/progress.js';
 import { loadReportModel } from './report/model.js';
 import { renderPages, writePages } from './report/render.js';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
-
-/** Nightly evidence versions consulted for the run-to-run spread of each operation. */
-const HISTORY_RUNS = 8;
 
 /** A scratch folder for this step, outside the workspace (never committed, never a "system"). */
 const workDir = (purpose: string) => mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), `ngcc-perf-${purpose}-`));

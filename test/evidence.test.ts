@@ -45,10 +45,10 @@ describe('unreadable evidence', () => {
     const dir = writeSyntheticSystem(tempDir(), 'x', [{ id: 'kem-1', label: 'a' }], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: [100, 101, 99] }]);
     writeFileAtomic(join(dir, 'survey', 'kem-1', 'a.json'), '{"schema": 1, "verdict": "ICC');
     // (The synthetic dataset has no KAT logs: validate says so too.)
-    expect(validateDataset(dir)).toContainEqual(expect.stringMatching(/^survey\/kem-1\/a\.json: invalid JSON/));
+    expect(validateDataset(dir)).toContainEqual(expect.stringMatching(/^survey\/kem-1\/a\.json: not valid JSON/));
     const { code, out } = await runCli(['report', dir, '--out', tempDir()]);
     expect(code).toBe(1);
-    expect(out[0]).toMatch(/^unreadable: .*survey\/kem-1\/a\.json: invalid JSON/);
+    expect(out[0]).toMatch(/^unreadable: .*survey\/kem-1\/a\.json: not valid JSON/);
   });
 });
 

@@ -135,8 +135,8 @@ describe('a campaign of broken submissions', () => {
     const r = await cli(['report', copy, '--campaign', campaign, '--out', pages]);
     expect(r.code).toBe(1);
     expect(r.out.filter((l) => l.startsWith('unreadable: '))).toEqual([
-      expect.stringMatching(/^unreadable: .*fx\/build\.json: invalid JSON/),
-      expect.stringMatching(/^unreadable: .*fx\/records\/kem-1\/good__enc\.json: invalid JSON/),
+      expect.stringMatching(/^unreadable: .*fx\/build\.json: not valid JSON/),
+      expect.stringMatching(/^unreadable: .*fx\/records\/kem-1\/good__enc\.json: not valid JSON/),
     ]);
     expect(r.out.at(-1)).toMatch(/pages written to .*; 2 evidence file\(s\) unreadable, left out of the pages$/);
     expect(existsSync(join(pages, 'performance', 'summary_fx.md'))).toBe(true);
@@ -152,7 +152,7 @@ describe('a campaign of broken submissions', () => {
     const r = await cli(['compare', '--base', data, '--head', head, '--system', 'fx']);
     expect(r.code).toBe(2);
     expect(r.out).toEqual([]);
-    expect(r.err).toEqual([expect.stringMatching(/^error: .*fx\/records\/kem-1\/good__enc\.json: unreadable head evidence \(invalid JSON: .*\); run ngcc-perf validate on it$/)]);
+    expect(r.err).toEqual([expect.stringMatching(/^error: .*fx\/records\/kem-1\/good__enc\.json: unreadable head evidence \(not valid JSON .*\); run ngcc-perf validate on it$/)]);
     // The same on the base side: it would otherwise read as "new".
     const swapped = await cli(['compare', '--base', head, '--head', data, '--system', 'fx']);
     expect(swapped.code).toBe(2);

@@ -9,7 +9,7 @@ import { defaultCpu } from '../env/host.js';
 import { InputError, isInputError } from '../errors.js';
 import { evidencePaths, instanceKey, type EvidencePaths } from '../evidence/layout.js';
 import type { BuildJson } from '../evidence/types.js';
-import { externalSizesPath } from '../report/catalogs.js';
+import { externalSizesPath } from '../catalogs/catalogs.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import type { Progress } from './progress.js';
 

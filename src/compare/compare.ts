@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { readSizeCatalog } from '../catalogs/catalogs.js';
+import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
+import { loadCampaign } from '../config/campaign.js';
+import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_SIGMAS } from '../config/defaults.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
+import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { InputError } from '../errors.js';
-import { loadReportModel } from '../report/model.js';
-import { sizeAudit } from '../report/sizeAudit.js';
 import { historyCv, permutationPValue } from './stats.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
@@ -13,9 +16,9 @@ export interface CompareOptions {
   baseDir: string;
   headDir: string;
   system: string;
-  /** Minimum effect in percent of the base mean (default 3). */
+  /** Minimum effect in percent of the base mean (default DEFAULT_THRESHOLD_PCT). */
   thresholdPct?: number;
-  /** Significance level of the trial-level test (default 0.01). */
+  /** Significance level of the trial-level test (default DEFAULT_ALPHA). */
   alpha?: number;
   /** Earlier evidence trees (DATA_DIR) of nightly runs on this system: their run-to-run spread. */
   history?: string[];
@@ -24,8 +27,6 @@ export interface CompareOptions {
   /** A peak-RSS change below this many bytes is page-level noise (default 64 KiB). */
   rssNoiseBytes?: number;
 }
-
-export const HISTORY_SIGMAS = 3;
 
 function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   if (!r.trials?.length || r.mean_cycles === undefined) return undefined;
@@ -37,7 +38,9 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   };
 }
 
-const recordKey = (r: TimingRecord) => `${r.candidate}/${r.label}/${r.operation}`;
+/** One operation of one instance: `<candidate>/<label>/<operation>`. */
+const operationKey = (candidate: string, label: string, operation: string) => `${instanceKey(candidate, label)}/${operation}`;
+const recordKey = (r: TimingRecord) => operationKey(r.candidate, r.label, r.operation);
 
 function recordsByKey(ds: Dataset): Map<string, TimingRecord> {
   return new Map(ds.records.map(({ record }) => [recordKey(record), record]));
@@ -64,6 +67,24 @@ function readable(ds: Dataset, role: string): Dataset {
   return ds;
 }
 
+/** Every instance of a dataset with the sizes its evidence states, as the size audit takes them. */
+function auditedInstances(ds: Dataset): AuditedInstance[] {
+  type Evidence = { candidate: string; label: string; build?: BuildEntry; records: Map<string, TimingRecord> };
+  const instances = new Map<string, Evidence>();
+  const of = (candidate: string, label: string): Evidence => {
+    const key = instanceKey(candidate, label);
+    const known = instances.get(key) ?? { candidate, label, records: new Map() };
+    instances.set(key, known);
+    return known;
+  };
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const fromKey = parseInstanceKey(key);
+    of(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label).build = e;
+  }
+  for (const { record } of ds.records) of(record.candidate, record.label).records.set(record.operation, record);
+  return [...instances.values()].map((i) => ({ candidate: i.candidate, label: i.label, sizes: statedSizes(i.records.values(), i.build) }));
+}
+
 /** The base-versus-head verdict of one operation. */
 export function judge(base: SideStats, head: SideStats, thresholdPct: number, alpha: number, cv: number | null): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
   const delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
@@ -80,20 +101,20 @@ export function judge(base: SideStats, head: SideStats, thresholdPct: number, al
 }
 
 export function compareEvidence(opts: CompareOptions): CompareReport {
-  const thresholdPct = opts.thresholdPct ?? 3;
-  const alpha = opts.alpha ?? 0.01;
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, 'base');
   const head = loadSystem(opts.headDir, opts.system, 'head');
   const history = (opts.history ?? []).filter((d) => existsSync(join(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history')));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
-  const entry = (ds: Dataset, r: TimingRecord) => ds.build.instances[`${r.candidate}/${r.label}`];
+  const entry = (ds: Dataset, r: TimingRecord) => ds.build.instances[instanceKey(r.candidate, r.label)];
 
   const rows: CompareRow[] = keys.map((key) => {
-    const [candidate, label, operation] = key.split('/') as [string, string, string];
     const b = baseRecords.get(key);
     const h = headRecords.get(key);
+    const { candidate, label, operation } = (b ?? h)!;
     const bs = b ? side(b, entry(base, b)) : undefined;
     const hs = h ? side(h, entry(head, h)) : undefined;
     const row = { candidate, label, operation, base: bs, head: hs };
@@ -132,11 +153,11 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     const bv = row.base?.peak_rss_bytes;
     const hv = row.head?.peak_rss_bytes;
     if (bv !== undefined && hv !== undefined && Math.abs(hv - bv) >= noise)
-      memory_changes.push({ key: `${row.candidate}/${row.label}/${row.operation}`, item: 'peak_rss_bytes', base: bv, head: hv });
+      memory_changes.push({ key: operationKey(row.candidate, row.label, row.operation), item: 'peak_rss_bytes', base: bv, head: hv });
   }
 
   const size_mismatches = opts.campaignDir
-    ? sizeAudit(loadReportModel(join(opts.headDir, opts.system), opts.campaignDir))
+    ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir)))
         .filter((f) => f.verdict === 'mismatch')
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];

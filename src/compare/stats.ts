@@ -1,4 +1,5 @@
 import { mean, sampleStandardDeviation } from 'simple-statistics';
+import { HISTORY_MIN_RUNS } from '../config/defaults.js';
 
 /**
  * Two-sided p-value for a difference of means between two small samples: an exact permutation
@@ -57,9 +58,6 @@ function binomial(n: number, k: number): number {
   for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
   return r;
 }
-
-/** The fewest nightly values from which a run-to-run spread is taken. */
-export const HISTORY_MIN_RUNS = 3;
 
 /** Coefficient of variation of a run-to-run history (null with fewer than HISTORY_MIN_RUNS points). */
 export function historyCv(values: number[]): number | null {

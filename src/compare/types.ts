@@ -61,3 +61,29 @@ export interface CompareReport {
   size_mismatches: SizeMismatch[];
   counts: { regressions: number; improvements: number; kat_failures: number; size_mismatches: number };
 }
+
+/** Where the numbers a pull request is compared with came from. */
+export interface Baseline {
+  source: 'base commit' | 'data branch';
+  /** The pull request's base branch, or the data branch. */
+  ref: string;
+  sha: string;
+}
+
+/** What only the pull-request run knows about a comparison; without it the text stays generic. */
+export interface PullRequestContext {
+  /** Undefined: neither the base commit nor the data branch had evidence, nothing was compared. */
+  baseline?: Baseline;
+  /** Where the baseline was looked for, to say so when there is none. */
+  looked: { baseRef: string; baseSha: string; dataBranch: string };
+  /** Candidates measured in head; the others were carried over from the baseline unmeasured. */
+  measured: string[];
+  /** Nightly evidence versions behind the spread rule (0: the rule did not apply). */
+  historyRuns: number;
+  /** The compiler's first error of each head build failure, by instance key. */
+  buildErrors: Record<string, string>;
+  /** Measured instances whose KAT fails in head as it did on the baseline (not a change, so not counted). */
+  stillFailing: Array<{ key: string; status: string; detail?: string }>;
+  /** Campaign folder relative to the repository, for the reproduce hint. */
+  campaign: string;
+}

@@ -1,5 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { isInputError } from '../errors.js';
+import { readJson } from '../util/fsx.js';
+import { evidencePaths } from './layout.js';
 import type { BuildJson, HashProfile, MemoryRecord, TimingRecord } from './types.js';
 
 /** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
@@ -14,11 +17,13 @@ export interface Dataset {
   unreadable: Array<{ path: string; problem: string }>;
 }
 
+/** A file's content, or undefined with the reason in `unreadable`: one broken file must not hide the rest. */
 function parseJson<T>(path: string, unreadable: Dataset['unreadable']): T | undefined {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    return readJson<T>(path);
   } catch (e) {
-    unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : 'cannot read' });
+    if (!isInputError(e)) throw e;
+    unreadable.push({ path, problem: e.problem });
     return undefined;
   }
 }
@@ -31,22 +36,23 @@ function jsonFilesUnder(dir: string): string[] {
     .sort();
 }
 
+/** Every readable file of one folder of the layout, with its path. */
+function readAll<T>(dir: string, unreadable: Dataset['unreadable']): Array<{ path: string; value: T }> {
+  return jsonFilesUnder(dir).flatMap((path) => {
+    const value = parseJson<T>(path, unreadable);
+    return value === undefined ? [] : [{ path, value }];
+  });
+}
+
 export function loadDataset(systemDir: string): Dataset {
   const unreadable: Dataset['unreadable'] = [];
-  const campaignPath = join(systemDir, 'campaign.json');
-  const buildPath = join(systemDir, 'build.json');
-  const campaign = existsSync(campaignPath) ? parseJson<Record<string, unknown>>(campaignPath, unreadable) : undefined;
-  const build = (existsSync(buildPath) ? parseJson<BuildJson>(buildPath, unreadable) : undefined) ?? { instances: {} };
-  const records = jsonFilesUnder(join(systemDir, 'records'))
-    .map((path) => ({ path, record: parseJson<TimingRecord>(path, unreadable) }))
-    .filter((r): r is { path: string; record: TimingRecord } => r.record !== undefined);
-  const profiles = jsonFilesUnder(join(systemDir, 'profile'))
-    .map((path) => ({ path, profile: parseJson<HashProfile>(path, unreadable) }))
-    .filter((p): p is { path: string; profile: HashProfile } => p.profile !== undefined);
-  const memory = jsonFilesUnder(join(systemDir, 'memory'))
-    .map((path) => ({ path, memory: parseJson<MemoryRecord>(path, unreadable) }))
-    .filter((m): m is { path: string; memory: MemoryRecord } => m.memory !== undefined);
+  const paths = evidencePaths(systemDir);
+  const campaign = existsSync(paths.campaign) ? parseJson<Record<string, unknown>>(paths.campaign, unreadable) : undefined;
+  const build = (existsSync(paths.build) ? parseJson<BuildJson>(paths.build, unreadable) : undefined) ?? { instances: {} };
+  const records = readAll<TimingRecord>(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
+  const profiles = readAll<HashProfile>(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
+  const memory = readAll<MemoryRecord>(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
   // Survey files are read by the report alone, but a corrupt one is as much a broken dataset.
-  for (const path of jsonFilesUnder(join(systemDir, 'survey'))) parseJson(path, unreadable);
+  readAll(paths.surveyDir, unreadable);
   return { systemDir, campaign, build, records, profiles, memory, unreadable };
 }

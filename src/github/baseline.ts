@@ -1,17 +1,10 @@
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Baseline } from '../compare/types.js';
 import type { BuildJson } from '../evidence/types.js';
 import { INSTANCE_DIRS } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
-
-/** Where the numbers a pull request is compared with came from. */
-export interface Baseline {
-  source: 'base commit' | 'data branch';
-  /** The pull request's base branch, or the data branch. */
-  ref: string;
-  sha: string;
-}
 
 export interface BaselineSearch {
   baseSha: string;

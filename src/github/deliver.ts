@@ -1,10 +1,12 @@
 import * as core from '@actions/core';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { annotations } from '../compare/annotations.js';
 import { failReasons, type FailOn } from '../compare/failOn.js';
-import type { CompareReport } from '../compare/types.js';
+import { hasFindings, headline } from '../compare/markdown.js';
+import type { CompareReport, PullRequestContext } from '../compare/types.js';
 import { errorMessage } from '../errors.js';
-import { annotations, hasFindings, headline, renderComment, renderJobSummary, type PullRequestContext } from './comment.js';
+import { renderComment, renderJobSummary } from './comment.js';
 import { makeOctokit, upsertStickyComment } from './githubApi.js';
 
 export interface Delivery {

@@ -1,5 +1,4 @@
 import { formatGHz, formatMiB } from './format.js';
-import type { ReportModel } from './model.js';
 
 const NOT_RECORDED = 'not recorded';
 
@@ -21,10 +20,10 @@ export function archName(env: Env): { display: string; guide: string } {
 }
 
 /** The core the trials ran on: shards' lowest CPU, else the campaign's, else the records'. */
-export function measuredCpu(model: ReportModel): number | undefined {
-  const shardCpus = model.campaign.shard_cpus as Record<string, number> | undefined;
+export function measuredCpu(campaign: Record<string, unknown>, env: Env): number | undefined {
+  const shardCpus = campaign.shard_cpus as Record<string, number> | undefined;
   if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = model.environment.cpu_number;
+  const fromEnv = env.cpu_number;
   return typeof fromEnv === 'number' ? fromEnv : undefined;
 }
 
@@ -50,9 +49,8 @@ const pair = (a: unknown, b: unknown) => (str(a) || str(b) ? `${str(a) ?? NOT_RE
 const utc = (v: unknown) => str(v)?.slice(0, 19);
 
 /** Rows of "2. Assessment environment"; a missing fact says so instead of vanishing. */
-export function environmentRows(model: ReportModel): Array<[string, string]> {
-  const env = model.environment;
-  const cpu = measuredCpu(model);
+export function environmentRows(campaign: Record<string, unknown>, env: Env): Array<[string, string]> {
+  const cpu = measuredCpu(campaign, env);
   const rows: Array<[string, string]> = [
     ['processor', `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== undefined ? ` (CPU ${cpu}, one core)` : ''}`],
   ];
@@ -62,8 +60,8 @@ export function environmentRows(model: ReportModel): Array<[string, string]> {
   rows.push(['memory', Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
   rows.push(['OS / kernel', pair(env.os, env.kernel)]);
   rows.push(['compiler / build tool', pair(env.compiler, env.cmake)]);
-  rows.push(['campaign start / end (UTC)', pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
-  const counter = str(model.campaign.counter_source);
+  rows.push(['campaign start / end (UTC)', pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
+  const counter = str(campaign.counter_source);
   if (counter) rows.push(['cycle counter', counter]);
   return rows;
 }

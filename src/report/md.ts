@@ -39,6 +39,14 @@ export function root(children: RootContent[]): Root {
   return { type: 'root', children };
 }
 
+/** One part of a page: a heading and what follows it, from the page's inputs. */
+export type Section<A extends unknown[]> = (...args: A) => RootContent[];
+
+/** A page is its sections, in order, each rendered from the same inputs. */
+export function sectionsPage<A extends unknown[]>(sections: ReadonlyArray<Section<A>>, ...args: A): Root {
+  return root(sections.flatMap((section) => section(...args)));
+}
+
 export function serialize(tree: Root): string {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: '-', fences: true, rule: '-' });
 }

@@ -2,13 +2,28 @@ import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare } from '../format.js';
-import { bullets, code, heading, link, mermaid, para, root, strong, table, text, type Cell } from '../md.js';
-import { surveyFor, type CandidateView, type InstanceView, type ReportModel } from '../model.js';
-import { surveyEvidence } from './survey.js';
-import { katFootnotes } from './katNotes.js';
-import { measurable } from '../../kat/status.js';
+import { bullets, code, heading, link, mermaid, para, sectionsPage, strong, table, text, type Cell, type Section } from '../md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
-import { instanceSizes, ITEMS, sizeVerdict } from '../sizeAudit.js';
+import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import { inInstanceOrder, instanceSizes, notMeasuredReason, sizeCell, surveyEvidence, surveyFor } from './cells.js';
+import { katFootnotes } from './katNotes.js';
+
+/** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
+type CandidateSection = Section<[ReportModel, CandidateView]>;
+
+/** The algorithm's own page, named by who hosts it: NICCS, NIST, else the host itself. */
+export function algorithmPageLabel(url: string): string {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return 'algorithm page';
+  }
+  const within = (domain: string) => host === domain || host.endsWith(`.${domain}`);
+  if (within('niccs.org.cn')) return 'NICCS page';
+  if (within('nist.gov')) return 'NIST page';
+  return host.replace(/^www\./, '');
+}
 
 /** The hash column: the ICCS placeholders, or whatever symmetric code a NIST-API baseline wraps. */
 const hashHeader = (c: CandidateView) => (c.api === 'nist' ? 'hash (SHA-3/SHAKE/SHA-2)' : 'pseudohash/XOF/sm3');
@@ -18,14 +33,6 @@ function roundsRange(rounds: number[] | undefined): string {
   if (!rounds || rounds.length < 2) return '';
   const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
   return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace('%', '')}–${hi} over ${rounds.length} rounds)`;
-}
-
-/** Why an instance has no numbers, for the row that replaces them. */
-export function notMeasuredReason(inst: InstanceView): string {
-  const kat = inst.build?.kat;
-  if (kat === 'BUILDFAIL') return 'build failed (BUILDFAIL)';
-  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
-  return 'not measured';
 }
 
 function countCell(r: TimingRecord): string {
@@ -51,6 +58,57 @@ function perOperation(c: CandidateView, width: number, cells: (inst: InstanceVie
   });
 }
 
+function sizeColumns(c: CandidateView): Array<[string, string]> {
+  return c.type === 'kem'
+    ? [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['ciphertext', 'ct_bytes'], ['shared secret', 'ss_bytes']]
+    : [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['signature', 'signature_bytes']];
+}
+
+const title: CandidateSection = (model, c) => {
+  const sys = model.system;
+  const arch = archName(model.environment);
+  return [
+    heading(1, `${c.id} ${c.algorithm} — performance on ${arch.display} (system ${sys})`),
+    para(
+      link(`../performance/summary_${sys}.md`, `Performance ${sys}`),
+      ' › ',
+      code(c.id),
+      ' · ',
+      link(`../performance/method_${sys}.md`, 'method'),
+      ...(c.page ? [' · ', link(c.page, algorithmPageLabel(c.page))] : []),
+    ),
+    para(`Independent measurement following the structure of the NICCS ${arch.guide} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.`),
+  ];
+};
+
+const basicInformation: CandidateSection = (_model, c) => {
+  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? 'reference'))];
+  return [
+    heading(2, '1. Basic information'),
+    bullets([
+      [`Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`],
+      [`Algorithm: ${c.algorithm}`],
+      [`Implementation versions measured: ${variants.join(', ')}`],
+      ['Parameter sets: ', ...c.instances.flatMap((i, k) => (k === 0 ? [code(i.label)] : [', ', code(i.label)]))],
+    ]),
+  ];
+};
+
+const environment: CandidateSection = (model) => [heading(2, '2. Assessment environment'), table(['item', 'value'], environmentRows(model.campaign, model.environment))];
+
+const kat: CandidateSection = (model, c) => {
+  const { marks, notes } = katFootnotes(c, model.katIssues);
+  return [
+    heading(2, '3. Functional testing (KAT)'),
+    para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', code(`${c.id}/kat.sha256`), ') before timing.'),
+    table(
+      ['instance', 'build flags', 'KAT'],
+      c.instances.map((inst) => [code(inst.label), inst.build?.flags ?? 'not built', `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`]),
+    ),
+    ...notes.map((n) => para(n)),
+  ];
+};
+
 function performanceChart(c: CandidateView): RootContent[] {
   const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== undefined));
   if (measured.length === 0) return [];
@@ -67,54 +125,8 @@ function performanceChart(c: CandidateView): RootContent[] {
   ];
 }
 
-function sizeColumns(c: CandidateView): Array<[string, string]> {
-  return c.type === 'kem'
-    ? [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['ciphertext', 'ct_bytes'], ['shared secret', 'ss_bytes']]
-    : [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['signature', 'signature_bytes']];
-}
-
-/** Survey files come in file-name order; every table of the page lists instances in campaign order. */
-export function inInstanceOrder<T extends { label: string }>(c: CandidateView, items: T[]): T[] {
-  const rank = (label: string) => {
-    const i = c.instances.findIndex((inst) => inst.label === label);
-    return i < 0 ? c.instances.length : i;
-  };
-  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
-}
-
-/**
- * One size as the pages show it. External sizes (public key, ciphertext, signature) come from the
- * curated catalog where it has them, as on the guide's pages: approximate (≈) for a nominal size of
- * variable signatures, marked ⚠ with the API's value when the code does not produce it (the size
- * audit lists these). Secret-key and shared-secret lengths are always the API's.
- */
-export function sizeCell(model: ReportModel, c: CandidateView, inst: InstanceView, key: string): string | undefined {
-  const api = instanceSizes(inst)?.[key];
-  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
-  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
-  const fromCatalog = entry && item ? entry[item[1]] : undefined;
-  if (fromCatalog === undefined) return api !== undefined ? String(api) : undefined;
-  const verdict = sizeVerdict(item![0], fromCatalog, api, entry!.basis);
-  if (verdict === 'approximate') return `≈ ${fromCatalog}`;
-  return verdict === 'mismatch' ? `${fromCatalog} ⚠ (API: ${api})` : String(fromCatalog);
-}
-
-export function candidatePage(model: ReportModel, c: CandidateView): Root {
-  const sys = model.system;
-  const arch = archName(model.environment);
-  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? 'reference'))];
-  const { marks, notes } = katFootnotes(c, model.katIssues);
-  const crumbs = [
-    link(`../performance/summary_${sys}.md`, `Performance ${sys}`),
-    ' › ',
-    code(c.id),
-    ' · ',
-    link(`../performance/method_${sys}.md`, 'method'),
-    ...(c.page ? [' · ', link(c.page, 'NICCS page')] : []),
-  ];
-  const verdict = surveyFor(model, c.id);
-
-  const perf = perOperation(c, 7, (inst, op, r) => [
+const timing: CandidateSection = (_model, c) => {
+  const rows = perOperation(c, 7, (inst, op, r) => [
     code(inst.label),
     op,
     formatCycles(r.mean_cycles!),
@@ -123,7 +135,15 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     formatSeconds(r.median_trial_seconds!),
     countCell(r),
   ]);
-  const resources = perOperation(c, 5, (inst, op, r) => [
+  return [
+    heading(2, '4. Performance'),
+    table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)'], rows),
+    ...performanceChart(c),
+  ];
+};
+
+const resources: CandidateSection = (_model, c) => {
+  const wholeProcess = perOperation(c, 5, (inst, op, r) => [
     code(inst.label),
     op,
     inst.build?.elf_load_bytes !== undefined ? String(inst.build.elf_load_bytes) : 'not recorded',
@@ -138,11 +158,42 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     const heap = m.heap_peak_bytes === null ? 'not recorded' : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
   });
+  return [
+    heading(2, '5. Resource consumption'),
+    para(
+      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.",
+    ),
+    table(['instance', 'operation', 'static: ELF image (bytes)', 'baseline RSS', 'peak RSS'], wholeProcess),
+    para(
+      'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
+    ),
+    table(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'], isolated),
+  ];
+};
+
+const sizes: CandidateSection = (model, c) => {
   const cols = sizeColumns(c);
-  const sizes = c.instances.map((inst): Cell[] => {
+  const rows = c.instances.map((inst): Cell[] => {
     if (!instanceSizes(inst)) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];
-    return [code(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? 'not recorded')];
+    return [code(inst.label), ...cols.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? 'not recorded')];
   });
+  return [
+    heading(2, '6. Transmission and storage overhead'),
+    ...(model.sizes.some((e) => e.id === c.id)
+      ? [
+          para(
+            'External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ',
+            link(`../performance/size-audit_${model.system}.md`, 'size audit'),
+            ' for disagreements.',
+          ),
+        ]
+      : []),
+    table(['instance', ...cols.map(([h]) => h)], rows),
+  ];
+};
+
+const symmetricPrimitives: CandidateSection = (model, c) => {
+  const verdict = surveyFor(model, c.id);
   const shares = c.instances.flatMap((inst): Cell[][] => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
@@ -152,57 +203,7 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
     });
     return rows.length > 0 ? rows : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
   });
-  const evidence = c.instances.flatMap((inst): Cell[][] => [
-    ...(inst.katLog ? [[code(inst.label), ['KAT log (sha256 ', code(`${inst.katLog.sha256.slice(0, 16)}…`), ')'], code(inst.katLog.path)] as Cell[]] : []),
-    ...[...inst.recordFiles].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f): Cell[] => [code(inst.label), `timing ${f.op}`, code(f.path)]),
-    ...[...inst.profileFiles].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f): Cell[] => [code(inst.label), `hash profile ${f.op}`, code(f.path)]),
-    ...[...inst.memoryFiles].sort((a, b) => (a.path < b.path ? -1 : 1)).map((f): Cell[] => [code(inst.label), `memory ${f.op}`, code(f.path)]),
-    ...(inst.surveyFile ? [[code(inst.label), 'symmetric-primitive survey', code(inst.surveyFile)] as Cell[]] : []),
-  ]);
-
-  return root([
-    heading(1, `${c.id} ${c.algorithm} — performance on ${arch.display} (system ${sys})`),
-    para(...crumbs),
-    para(`Independent measurement following the structure of the NICCS ${arch.guide} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.`),
-    heading(2, '1. Basic information'),
-    bullets([
-      [`Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`],
-      [`Algorithm: ${c.algorithm}`],
-      [`Implementation versions measured: ${variants.join(', ')}`],
-      ['Parameter sets: ', ...c.instances.flatMap((i, k) => (k === 0 ? [code(i.label)] : [', ', code(i.label)]))],
-    ]),
-    heading(2, '2. Assessment environment'),
-    table(['item', 'value'], environmentRows(model)),
-    heading(2, '3. Functional testing (KAT)'),
-    para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', code(`${c.id}/kat.sha256`), ') before timing.'),
-    table(
-      ['instance', 'build flags', 'KAT'],
-      c.instances.map((inst) => [code(inst.label), inst.build?.flags ?? 'not built', `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`]),
-    ),
-    ...notes.map((n) => para(n)),
-    heading(2, '4. Performance'),
-    table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)'], perf),
-    ...performanceChart(c),
-    heading(2, '5. Resource consumption'),
-    para(
-      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.",
-    ),
-    table(['instance', 'operation', 'static: ELF image (bytes)', 'baseline RSS', 'peak RSS'], resources),
-    para(
-      'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
-    ),
-    table(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'], isolated),
-    heading(2, '6. Transmission and storage overhead'),
-    ...(model.sizes.some((e) => e.id === c.id)
-      ? [
-          para(
-            'External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ',
-            link(`../performance/size-audit_${sys}.md`, 'size audit'),
-            ' for disagreements.',
-          ),
-        ]
-      : []),
-    table(['instance', ...cols.map(([h]) => h)], sizes),
+  return [
     heading(2, 'Symmetric primitives'),
     para(
       link('../performance/symmetric-survey.md', 'Survey'),
@@ -218,9 +219,27 @@ export function candidatePage(model: ReportModel, c: CandidateView): Root {
         : 'Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):',
     ),
     table(['instance', 'operation', hashHeader(c), c.api === 'nist' ? 'randombytes' : 'DRNG', 'calls per operation'], shares),
-    heading(2, '7. Raw evidence index'),
-    para('Paths are relative to the evidence folder ', code(`${sys}/`), '; each JSON file records its commands, environment and trials.'),
-    table(['instance', 'item', 'file'], evidence, [text('no evidence files'), '—', '—']),
-    para('Generated by ngcc-perf from the evidence alone; ', code('ngcc-perf report --check'), ' regenerates this page byte for byte.'),
+  ];
+};
+
+const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
+
+const evidenceIndex: CandidateSection = (model, c) => {
+  const rows = c.instances.flatMap((inst): Cell[][] => [
+    ...(inst.katLog ? [[code(inst.label), ['KAT log (sha256 ', code(`${inst.katLog.sha256.slice(0, 16)}…`), ')'], code(inst.katLog.path)] as Cell[]] : []),
+    ...[...inst.recordFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `timing ${f.op}`, code(f.path)]),
+    ...[...inst.profileFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `hash profile ${f.op}`, code(f.path)]),
+    ...[...inst.memoryFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `memory ${f.op}`, code(f.path)]),
+    ...(inst.surveyFile ? [[code(inst.label), 'symmetric-primitive survey', code(inst.surveyFile)] as Cell[]] : []),
   ]);
-}
+  return [
+    heading(2, '7. Raw evidence index'),
+    para('Paths are relative to the evidence folder ', code(`${model.system}/`), '; each JSON file records its commands, environment and trials.'),
+    table(['instance', 'item', 'file'], rows, [text('no evidence files'), '—', '—']),
+    para('Generated by ngcc-perf from the evidence alone; ', code('ngcc-perf report --check'), ' regenerates this page byte for byte.'),
+  ];
+};
+
+const CANDIDATE_SECTIONS: readonly CandidateSection[] = [title, basicInformation, environment, kat, timing, resources, sizes, symmetricPrimitives, evidenceIndex];
+
+export const candidatePage = (model: ReportModel, c: CandidateView): Root => sectionsPage(CANDIDATE_SECTIONS, model, c);

@@ -1,5 +1,5 @@
-import type { KatIssue } from '../catalogs.js';
-import type { CandidateView } from '../model.js';
+import type { KatIssue } from '../../catalogs/catalogs.js';
+import type { CandidateView } from '../types.js';
 import { measurable } from '../../kat/status.js';
 
 const EXPLAIN: Record<string, string> = {

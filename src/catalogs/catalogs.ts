@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { CANDIDATE_ID } from '../config/schemas.js';
+import { CANDIDATE_ID, type CampaignSettings } from '../config/schemas.js';
 import { InputError } from '../errors.js';
 
 /** The size catalog's name when ngcc-perf.yml does not choose one (a campaign may have none). */
@@ -130,4 +130,9 @@ export function readExternalSizes(path: string): CatalogSize[] {
       line,
     };
   });
+}
+
+/** The campaign's size catalog, under the name ngcc-perf.yml gives it (none: an empty catalog). */
+export function readSizeCatalog(campaign: { root: string; settings: CampaignSettings }): CatalogSize[] {
+  return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
 }

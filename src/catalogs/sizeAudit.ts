@@ -1,5 +1,15 @@
+import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import type { CatalogSize } from './catalogs.js';
-import type { InstanceView, ReportModel } from './model.js';
+
+/** Sizes in bytes as the API reports them, by field name (pk_bytes, ct_bytes, …). */
+export type ApiSizes = Record<string, number>;
+
+/** An instance as the audit sees it: who it is and the sizes its evidence states. */
+export interface AuditedInstance {
+  candidate: string;
+  label: string;
+  sizes?: ApiSizes;
+}
 
 export interface SizeFinding {
   id: string;
@@ -12,11 +22,12 @@ export interface SizeFinding {
 }
 
 /** The sizes an instance's evidence states: its timing records', else its build entry's. */
-export function instanceSizes(inst: InstanceView): Record<string, number> | undefined {
-  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes as Record<string, number> | undefined;
-  return fromRecord ?? inst.build?.sizes;
+export function statedSizes(records: Iterable<TimingRecord | undefined>, build: BuildEntry | undefined): ApiSizes | undefined {
+  for (const r of records) if (r?.sizes) return r.sizes as ApiSizes;
+  return build?.sizes;
 }
 
+/** The catalog's items: the name a page shows, the catalog's field, the API's field. */
 export const ITEMS = [
   ['public key', 'pk', 'pk_bytes'],
   ['ciphertext', 'ct', 'ct_bytes'],
@@ -27,16 +38,15 @@ export const ITEMS = [
  * The catalog (external_sizes.csv) against the sizes the API reports. A nominal-variable size is a
  * representative of varying signatures: shown as approximate (≈), never a mismatch.
  */
-export function sizeAudit(model: ReportModel): SizeFinding[] {
+export function sizeAudit(instances: readonly AuditedInstance[], catalog: readonly CatalogSize[]): SizeFinding[] {
   const findings: SizeFinding[] = [];
-  for (const entry of model.sizes) {
-    const inst = model.candidates.find((c) => c.id === entry.id)?.instances.find((i) => i.label === entry.instance);
-    const api = inst ? instanceSizes(inst) : undefined;
+  for (const entry of catalog) {
+    const api = instances.find((i) => i.candidate === entry.id && i.label === entry.instance)?.sizes;
     for (const [item, catKey, apiKey] of ITEMS) {
-      const catalog = entry[catKey];
-      if (catalog === undefined) continue;
+      const size = entry[catKey];
+      if (size === undefined) continue;
       const measured = api?.[apiKey];
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict: sizeVerdict(item, catalog, measured, entry.basis) });
+      findings.push({ id: entry.id, instance: entry.instance, item, catalog: size, api: measured, basis: entry.basis, verdict: sizeVerdict(item, size, measured, entry.basis) });
     }
   }
   return findings;

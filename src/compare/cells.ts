@@ -1,0 +1,22 @@
+import { MISSING, formatCycles, pyFixed } from '../report/format.js';
+
+/** How the numbers and messages of a comparison read, in its Markdown and its annotations alike. */
+
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** A signed percentage with one decimal: '+3.2%', '-12.0%', '—'. */
+export function signedPct(pct: number | undefined): string {
+  if (pct === undefined || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? '+' : ''}${pyFixed(pct, 1)}%`;
+}
+
+/** A byte count or other integer-valued quantity. */
+export const amount = (v: number | undefined): string => (v === undefined || !Number.isFinite(v) ? MISSING : pyFixed(v, 0));
+
+export const cycles = (v: number | undefined): string => (v === undefined ? MISSING : formatCycles(v));
+
+/** A compiler message can be long and multi-line: its first line says what broke. */
+export const firstLine = (s: string): string => {
+  const line = s.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+};

@@ -1,0 +1,356 @@
+import type { Html, RootContent } from 'mdast';
+import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
+import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
+import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
+import { amount, cycles, firstLine, plural, signedPct } from './cells.js';
+import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
+
+/**
+ * The Markdown of one system's comparison: the headline, the finding groups, and a rendering that
+ * stays within a size limit by dropping whole rows. Pure functions: a CompareReport in, text out.
+ * Everything is an mdast tree serialized once by report/md.ts, and every number goes through
+ * report/format.ts.
+ */
+
+export interface MarkdownOptions {
+  /** The published pages / full report of this comparison. */
+  reportUrl?: string;
+  /** The workflow run that measured it. */
+  runUrl?: string;
+  pr?: PullRequestContext;
+}
+
+/** A limit on the rendered text, measured by `measure` (characters, bytes, …). */
+export interface Bound {
+  limit: number;
+  measure: (text: string) => number;
+  /** A line put before the text, counted within the limit. */
+  leadingLine?: string;
+}
+
+const CHANGED: ReadonlySet<Verdict> = new Set<Verdict>(['regression', 'improvement', 'new', 'removed']);
+
+/** Order of the changed table: what needs attention first. */
+const VERDICT_RANK: Record<Verdict, number> = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
+
+const VERDICT_CELL: Record<Verdict, string> = {
+  regression: '⚠ regression',
+  improvement: '✅ improvement',
+  new: '🆕 new',
+  removed: '➖ removed',
+  inconclusive: '❔ inconclusive',
+  unchanged: 'unchanged',
+};
+
+/** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
+function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
+  return report.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
+}
+
+/** The comment's first line, also the findings named when the comment cannot be posted. */
+export function headline(report: CompareReport, pr?: PullRequestContext): string {
+  const n = report.counts;
+  const newRows = report.rows.filter((r) => r.verdict === 'new').length;
+  const removedRows = report.rows.filter((r) => r.verdict === 'removed').length;
+  const inconclusive = report.rows.filter((r) => r.verdict === 'inconclusive').length;
+  const bad: string[] = [];
+  if (n.kat_failures > 0) bad.push(`❌ KAT: ${plural(n.kat_failures, 'failure')}`);
+  if (report.build_failures.length > 0) bad.push(`❌ ${plural(report.build_failures.length, 'build failure')}`);
+  if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
+  if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
+  if (pr && pr.stillFailing.length > 0) bad.push(`⚠ ${plural(pr.stillFailing.length, 'KAT')} still failing`);
+  const info: string[] = [];
+  if (n.improvements > 0) info.push(plural(n.improvements, 'improvement'));
+  if (newRows > 0) info.push(`${newRows} new`);
+  if (removedRows > 0) info.push(`${removedRows} removed`);
+  let verdict: string;
+  // Without a baseline every row is "new": a ✅ would read as a pass of something never compared.
+  if (pr && !pr.baseline) verdict = [`⚠ no baseline evidence for ${report.system}: nothing was compared`, ...bad].join(', ');
+  else if (bad.length > 0) verdict = [...bad, ...info].join(', ');
+  else if (pr && pr.measured.length === 0) verdict = 'ℹ no candidate touched: nothing measured';
+  else if (info.length > 0) verdict = `✅ ${info.join(', ')}`;
+  else verdict = '✅ no significant change';
+  if (inconclusive > 0) verdict += ` · ${inconclusive} inconclusive`;
+  return `ngcc-perf ${report.system}: ${verdict}`;
+}
+
+/**
+ * Whether the comparison has anything a reader must see: `comment: on-change` creates a comment
+ * only then (and always updates one that exists).
+ */
+export function hasFindings(report: CompareReport, pr?: PullRequestContext): boolean {
+  return (
+    report.rows.some((r) => CHANGED.has(r.verdict)) ||
+    report.kat_changes.length > 0 ||
+    report.build_failures.length > 0 ||
+    report.size_mismatches.length > 0 ||
+    report.size_changes.length > 0 ||
+    report.memory_changes.length > 0 ||
+    (pr !== undefined && (!pr.baseline || pr.stillFailing.length > 0))
+  );
+}
+
+const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
+
+function rowCells(r: CompareRow): Cell[] {
+  return [r.candidate, r.label, r.operation, cycles(r.base?.mean_cycles), cycles(r.head?.mean_cycles), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+}
+
+function changedRows(report: CompareReport): CompareRow[] {
+  const changed = report.rows.filter((r) => CHANGED.has(r.verdict));
+  // Stable: within a verdict, the largest |Δ| first, then the report's own order.
+  return changed
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i)
+    .map(({ r }) => r);
+}
+
+/**
+ * The parts of the comment whose rows may be dropped to respect a size limit, in the order they
+ * are dropped (from the end of each): the full listing first, then the changed table, the
+ * audit tables, and last the KAT findings and build failures, which matter most.
+ */
+interface Groups {
+  details: Cell[][];
+  changed: Cell[][];
+  memory: Cell[][];
+  sizes: Cell[][];
+  mismatches: Cell[][];
+  stillFailing: Inline[][];
+  kat: Cell[][];
+  builds: Inline[][];
+}
+const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds'] as const;
+
+function valueDelta(c: ValueChange): number | undefined {
+  return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
+}
+
+function groups(report: CompareReport, pr?: PullRequestContext): Groups {
+  const valueRow = (c: ValueChange): Cell[] => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
+  return {
+    details: report.rows.map(rowCells),
+    changed: changedRows(report).map(rowCells),
+    memory: report.memory_changes.map(valueRow),
+    sizes: report.size_changes.map(valueRow),
+    mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
+    kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
+    builds: report.build_failures.map((b) => {
+      const error = pr?.buildErrors[b];
+      return error ? [code(b), ': ', code(firstLine(error))] : [code(b)];
+    }),
+  };
+}
+
+const html = (value: string): Html => ({ type: 'html', value });
+
+interface Layout {
+  /** A line before the Markdown (the sticky comment's marker). */
+  leadingLine?: string;
+  opts: MarkdownOptions;
+  /** How many rows of each group to keep. */
+  keep: Record<keyof Groups, number>;
+  dropped: number;
+}
+
+function render(report: CompareReport, g: Groups, layout: Layout): string {
+  const { keep, opts } = layout;
+  const take = <T>(name: keyof Groups, rows: T[]): T[] => rows.slice(0, keep[name]);
+  const pr = opts.pr;
+  const out: RootContent[] = [heading(3, headline(report, pr))];
+  if (pr && !pr.baseline) {
+    out.push(
+      para(
+        `⚠ No evidence for ${report.system} on the base commit `,
+        code(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+        ' nor on the data branch ',
+        code(pr.looked.dataBranch),
+        ': every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first.',
+      ),
+    );
+  }
+  out.push(para(...ruleText(report, pr)));
+  const compared = comparedRows(report, pr).length;
+  const carried = pr ? report.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
+  out.push(
+    para(
+      `${plural(compared, 'measurement')} compared, ${g.changed.length} changed`,
+      carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : '.',
+    ),
+  );
+
+  const changed = take('changed', g.changed);
+  if (g.changed.length === 0) out.push(para('No measurement changed significantly.'));
+  else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(ROW_HEADER, changed));
+
+  const kat = take('kat', g.kat);
+  const builds = take('builds', g.builds);
+  const still = take('stillFailing', g.stillFailing);
+  if (kat.length > 0 || builds.length > 0 || still.length > 0) {
+    out.push(para(strong('KAT and build')));
+    if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
+    if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
+    if (still.length > 0) out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
+  }
+
+  const mismatches = take('mismatches', g.mismatches);
+  const sizes = take('sizes', g.sizes);
+  const memory = take('memory', g.memory);
+  if (mismatches.length > 0 || sizes.length > 0 || memory.length > 0) {
+    out.push(para(strong('Size audit')));
+    if (mismatches.length > 0) {
+      out.push(para('Catalog sizes that differ from what the API reports:'));
+      out.push(table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches));
+    }
+    const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
+    if (sizes.length > 0) out.push(para('Size changes:'), table(valueHeader, sizes));
+    if (memory.length > 0) out.push(para('Memory changes:'), table(valueHeader, memory));
+  }
+
+  const details = take('details', g.details);
+  if (details.length > 0) {
+    const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
+    out.push(html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`), table(ROW_HEADER, details), html('</details>'));
+  }
+
+  if (pr && pr.measured.length > 0) out.push(reproduceHint(report.system, pr));
+
+  const links: Inline[] = [];
+  if (opts.reportUrl) links.push(link(opts.reportUrl, 'Full report'));
+  if (opts.runUrl) links.push(...(links.length > 0 ? [' · '] : []), link(opts.runUrl, 'Workflow run'));
+  if (links.length > 0) out.push(para(...links));
+
+  if (layout.dropped > 0) {
+    const see: Inline = opts.reportUrl ? link(opts.reportUrl, 'full report') : text('full report');
+    out.push(para(`… ${layout.dropped} more rows not shown (comment size limit); see the `, see));
+  }
+
+  const body = serialize(root(out));
+  return layout.leadingLine === undefined ? body : `${layout.leadingLine}\n${body}`;
+}
+
+/** The rule compare.ts applies, with this run's numbers. */
+function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
+  const where: Inline[] = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ')'] : [];
+  const spread = `|Δ| is more than ${HISTORY_SIGMAS}× the run-to-run spread of the operation`;
+  const history =
+    pr === undefined
+      ? `, and, when a nightly history exists, ${spread} in it`
+      : pr.historyRuns >= HISTORY_MIN_RUNS
+        ? `, and ${spread} over the last ${plural(pr.historyRuns, 'nightly run')}`
+        : pr.historyRuns === 0
+          ? ' (no nightly history on the data branch: no spread rule)'
+          : ` (${plural(pr.historyRuns, 'nightly run')} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  return [
+    `Head against base on ${report.system}`,
+    ...where,
+    `: a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a permutation test of the trial means gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive.`,
+  ];
+}
+
+/** One line a submitter can paste; the --only filter is left out when it would be unreadably long. */
+function reproduceHint(system: string, pr: PullRequestContext): RootContent {
+  const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join('|')})/'` : '';
+  return para(
+    'Reproduce locally: ',
+    code(`npx ngcc-perf run ${pr.campaign} --system ${system} --out data${only}`),
+    ', then ',
+    code(`npx ngcc-perf compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
+    ' with the baseline evidence in ',
+    code(`baseline/${system}`),
+    '.',
+  );
+}
+
+/** How many rows of each group remain after dropping `drop` rows in DROP_ORDER. */
+function keepAfter(g: Groups, drop: number): Record<keyof Groups, number> {
+  let left = drop;
+  const keep = {} as Record<keyof Groups, number>;
+  for (const name of DROP_ORDER) {
+    const n = g[name].length;
+    const d = Math.min(n, left);
+    keep[name] = n - d;
+    left -= d;
+  }
+  return keep;
+}
+
+/** Characters of plain text in a cell: what its serialization can only add to. */
+function textLength(c: Cell): number {
+  const one = (x: Inline): number => {
+    if (typeof x === 'string') return x.length;
+    const n = x as { value?: unknown; children?: Inline[] };
+    return typeof n.value === 'string' ? n.value.length : (n.children ?? []).reduce((a, k) => a + one(k), 0);
+  };
+  return Array.isArray(c) ? c.reduce((a, x) => a + one(x), 0) : one(c);
+}
+
+/**
+ * A lower bound on the characters a row adds: a table row is `| a | b |` plus its line break,
+ * a list item `- a` plus its line break. Escaping and markup only add to it.
+ */
+function rowFloor(name: keyof Groups, cells: Cell[]): number {
+  const text = cells.reduce((a, c) => a + textLength(c), 0);
+  return name === 'builds' || name === 'stillFailing' ? text + 3 : 2 + cells.length * 3 + text;
+}
+
+/**
+ * Renders with as many rows as fit in `limit` (measured by `measure`). Rows go whole, dropped in
+ * DROP_ORDER from the end of each group; the result is the fullest rendering that fits. A probe
+ * renders what it keeps, so the search never renders more rows than a lower bound says could
+ * fit: the cost follows the limit, not the length of the report.
+ */
+function renderBounded(report: CompareReport, opts: MarkdownOptions, bound: Bound): string {
+  const { leadingLine, limit, measure: size } = bound;
+  const g = groups(report, opts.pr);
+  const total = DROP_ORDER.reduce((n, name) => n + g[name].length, 0);
+  const at = (drop: number): string => render(report, g, { leadingLine, opts, keep: keepAfter(g, drop), dropped: drop });
+  const bare = at(total);
+  const bareSize = size(bare);
+  if (bareSize > limit) throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (total === 0) return bare;
+
+  // floorKept[d]: lower bound on what the rows still kept after dropping d rows add. The slack
+  // covers the truncation note, whose count has fewer digits than in `bare`.
+  const dropped: number[] = [];
+  for (const name of DROP_ORDER) for (let i = g[name].length - 1; i >= 0; i--) dropped.push(rowFloor(name, g[name][i]!));
+  const floorKept: number[] = new Array<number>(total + 1).fill(0);
+  for (let d = total - 1; d >= 0; d--) floorKept[d] = floorKept[d + 1]! + dropped[d]!;
+  const slack = 16;
+  const estimate = (d: number): number => bareSize - slack + floorKept[d]!;
+  let minDrop = 0;
+  while (minDrop < total && estimate(minDrop) > limit) minDrop++;
+
+  // Invariant: dropping `hi` rows fits (size sHi), dropping `lo` rows does not (size, or a lower
+  // bound of it, sLo); lo = -1 before anything is known not to fit.
+  let lo = minDrop - 1;
+  let sLo = lo >= 0 ? estimate(lo) : Infinity;
+  let hi = total;
+  let sHi = bareSize;
+  let best = bare;
+  const probe = (d: number): void => {
+    const text = at(d);
+    const s = size(text);
+    if (s <= limit) [hi, sHi, best] = [d, s, text];
+    else [lo, sLo] = [d, s];
+  };
+  probe(minDrop);
+  // Sizes fall almost linearly with the rows dropped: interpolate, and bisect if that stalls.
+  for (let step = 0; hi - lo > 1; step++) {
+    let d = lo + Math.floor((hi - lo) / 2);
+    if (step < 8 && Number.isFinite(sLo) && sLo > sHi) d = lo + Math.ceil(((sLo - limit) / (sLo - sHi)) * (hi - lo));
+    probe(Math.min(hi - 1, Math.max(lo + 1, d)));
+  }
+  return best;
+}
+
+/**
+ * The comparison as Markdown. With a bound, rows are dropped (least important first) until the
+ * text fits, and a last line says how many; a bound the text cannot meet even without rows throws.
+ */
+export function renderComparison(report: CompareReport, opts: MarkdownOptions = {}, bound?: Bound): string {
+  if (bound) return renderBounded(report, opts, bound);
+  const g = groups(report, opts.pr);
+  return render(report, g, { opts, keep: keepAfter(g, 0), dropped: 0 });
+}

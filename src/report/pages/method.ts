@@ -1,0 +1,67 @@
+import type { Root } from 'mdast';
+import { environmentRows } from '../environment.js';
+import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
+import type { ReportModel } from '../types.js';
+
+/** How one system's numbers were taken: planning, host state, counter, flags, limits. */
+type MethodSection = Section<[ReportModel]>;
+
+function kv(obj: unknown): Cell[][] {
+  if (!obj || typeof obj !== 'object') return [];
+  return Object.entries(obj as Record<string, unknown>).map(([k, v]) => [code(k), v === null || v === undefined ? 'not recorded' : typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+}
+
+const title: MethodSection = (model) => [
+  heading(1, `Method — system ${model.system}`),
+  para(link(`summary_${model.system}.md`, `Performance ${model.system}`), ' › method'),
+];
+
+const planning: MethodSection = (model) => [
+  heading(2, 'Planning'),
+  para(
+    'Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls.',
+  ),
+  table(['setting', 'value'], kv(model.campaign.planning)),
+];
+
+const hostState: MethodSection = (model) => {
+  const checks = (model.campaign.host_checks as Array<{ phase: string; cpu: number; utc: string; problems: string[]; shard?: string }> | undefined) ?? [];
+  return [
+    heading(2, 'Host state'),
+    table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+    table(
+      ['phase', 'CPU', 'UTC', 'shard', 'problems'],
+      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? '—', h.problems.length > 0 ? `⚠ ${h.problems.join('; ')}` : 'none']),
+      [text('no host checks recorded'), '—', '—', '—', '—'],
+    ),
+  ];
+};
+
+const counterSource: MethodSection = (model) => {
+  const counter = (model.campaign.counter_source as string | undefined) ?? 'not recorded';
+  return [
+    heading(2, 'Counter source'),
+    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`),
+  ];
+};
+
+const buildFlags: MethodSection = (model) => {
+  const c = model.campaign;
+  return [
+    heading(2, 'Build flags'),
+    table(['setting', 'value'], [...kv(c.flags), ...kv(c.arch_config), ...(c.harness_additions ? [[code('harness_additions'), String(c.harness_additions)] as Cell[]] : [])]),
+  ];
+};
+
+const limits: MethodSection = () => [
+  heading(2, 'Limits'),
+  para(
+    'Peak memory is the process high-water mark (VmHWM) including the driver and libc; static memory is the sum of the PT_LOAD segments. KAT and timing processes run with a timeout that kills the whole process group, a cap on captured output and an address-space limit; a submission that fails gets a status on its row and the campaign goes on.',
+  ),
+];
+
+const history: MethodSection = (model) => (typeof model.campaign.history_note === 'string' ? [heading(2, 'History'), para(model.campaign.history_note)] : []);
+
+const METHOD_SECTIONS: readonly MethodSection[] = [title, planning, hostState, counterSource, buildFlags, limits, history];
+
+export const methodPage = (model: ReportModel): Root => sectionsPage(METHOD_SECTIONS, model);

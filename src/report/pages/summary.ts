@@ -1,0 +1,74 @@
+import type { Root } from 'mdast';
+import { GUIDE_MINIMUM } from '../../measure/stats.js';
+import { archName, environmentRows } from '../environment.js';
+import { formatCycles, formatN, formatShare } from '../format.js';
+import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
+import { hashShares } from '../profile.js';
+import type { InstanceView, ReportModel } from '../types.js';
+import { candidatePageLink, notMeasuredReason, sizeCell } from './cells.js';
+
+/** One system's summary: every candidate's cycles and sizes, by category. */
+type SummarySection = Section<[ReportModel]>;
+
+const CATEGORIES = [
+  { type: 'kem', title: 'Key encapsulation', sizes: [['public key', 'pk_bytes'], ['ciphertext', 'ct_bytes']] },
+  { type: 'sig', title: 'Digital signatures', sizes: [['public key', 'pk_bytes'], ['signature', 'signature_bytes']] },
+] as const;
+
+/** "243.4 k (70%)": mean cycles with the hash share in parentheses; (n=N) when under 100 calls. */
+function cyclesCell(inst: InstanceView, op: string): string {
+  const r = inst.records[op];
+  if (!r || r.mean_cycles === undefined) return '—';
+  const p = inst.profiles[op];
+  const share = p ? ` (${formatShare(hashShares(p).hash)})` : '';
+  const n = r.measurements ?? 0;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}`;
+}
+
+const title: SummarySection = (model) => {
+  const sys = model.system;
+  return [
+    heading(1, `Performance on ${archName(model.environment).display} (system ${sys})`),
+    para(link(`method_${sys}.md`, 'Method'), ' · ', link('symmetric-survey.md', 'Symmetric-primitive survey'), ' · ', link(`size-audit_${sys}.md`, 'Size audit'), ' · ', link('../index.md', 'All systems')),
+    table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+  ];
+};
+
+const categories: SummarySection = (model) => {
+  const sys = model.system;
+  const sections = CATEGORIES.flatMap((cat) => {
+    const cands = model.candidates.filter((c) => c.type === cat.type);
+    if (cands.length === 0) return [];
+    const ops = cands[0]!.operations;
+    const warn: string[] = [];
+    const cycleRows: Cell[][] = [];
+    const sizeRows: Cell[][] = [];
+    for (const c of cands) {
+      for (const inst of c.instances) {
+        const kat = inst.build?.kat ?? 'not checked';
+        const flagged = kat !== 'PASS';
+        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` — ${inst.build.kat_detail}` : ''}`);
+        const measured = ops.some((op) => inst.records[op]);
+        const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
+        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...(measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')])]);
+        sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? '—')]);
+      }
+    }
+    return [
+      heading(2, cat.title),
+      para(
+        `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === 'nist') ? ' (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)' : ''}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. ⚠ marks a KAT status other than PASS.`,
+      ),
+      table(['candidate', 'instance', 'KAT', ...ops], cycleRows),
+      heading(3, 'Sizes (bytes)'),
+      table(['candidate', 'instance', ...cat.sizes.map(([h]) => h)], sizeRows),
+      heading(3, 'Notes'),
+      warn.length > 0 ? bullets(warn.map((w) => [`⚠ ${w}`])) : para('Every instance of this category passed its KAT.'),
+    ];
+  });
+  return sections.length > 0 ? sections : [para('No candidate has evidence on this system yet.')];
+};
+
+const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories];
+
+export const summaryPage = (model: ReportModel): Root => sectionsPage(SUMMARY_SECTIONS, model);

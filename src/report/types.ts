@@ -1,0 +1,57 @@
+import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
+import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
+import type { InstanceSurvey } from '../profile/survey.js';
+
+/** What the pages show, as plain data: model.ts reads it from disk, the pages render it. */
+
+export interface InstanceView {
+  label: string;
+  build?: BuildEntry;
+  records: Partial<Record<string, TimingRecord>>;
+  profiles: Partial<Record<string, HashProfile>>;
+  memory: Partial<Record<string, MemoryRecord>>;
+  /** Evidence files that exist, relative to the system folder. */
+  katLog?: { path: string; sha256: string };
+  recordFiles: Array<{ op: string; path: string }>;
+  profileFiles: Array<{ op: string; path: string }>;
+  memoryFiles: Array<{ op: string; path: string }>;
+  surveyFile?: string;
+}
+
+export interface CandidateView {
+  id: string;
+  algorithm: string;
+  type: 'kem' | 'sig';
+  api: 'iccs' | 'nist';
+  page?: string;
+  instances: InstanceView[];
+  operations: readonly string[];
+}
+
+/** One row of the index page: a system of the same DATA_DIR. */
+export interface SystemEntry {
+  id: string;
+  arch: string;
+  candidates: number;
+}
+
+export interface ReportModel {
+  system: string;
+  systemDir: string;
+  campaign: Record<string, unknown>;
+  /** The environment the numbers were measured in: the campaign's end state, else a record's. */
+  environment: Record<string, unknown>;
+  candidates: CandidateView[];
+  katIssues: KatIssue[];
+  survey: SurveyVerdict[];
+  /** Automated survey results per candidate (survey/<id>/<label>.json). */
+  surveys: Map<string, InstanceSurvey[]>;
+  sizes: CatalogSize[];
+  /** Every system of the evidence folder's DATA_DIR, this one included, in id order. */
+  systems: SystemEntry[];
+  /**
+   * Evidence files that exist but could not be parsed (relative to the system folder): the pages
+   * show what was readable, so whoever renders them must say what was left out.
+   */
+  unreadable: Array<{ path: string; problem: string }>;
+}

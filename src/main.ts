@@ -9,6 +9,7 @@ import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
 import type { CompareReport, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
+import { instanceKey, parseInstanceKey } from './evidence/layout.js';
 import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { actionsBuildCache } from './github/buildCache.js';
@@ -141,7 +142,7 @@ function katFindings(baseSystemDir: string, headSystemDir: string, report: Compa
     if (error) buildErrors[key] = error;
   }
   const stillFailing = Object.entries(head)
-    .filter(([key, e]) => measured.includes(e.candidate ?? key.split('/')[0]!) && e.kat !== 'PASS' && e.kat !== 'BUILDFAIL' && base[key]?.kat === e.kat)
+    .filter(([key, e]) => measured.includes(e.candidate ?? parseInstanceKey(key).candidate) && e.kat !== 'PASS' && e.kat !== 'BUILDFAIL' && base[key]?.kat === e.kat)
     .map(([key, e]) => ({ key, status: e.kat, detail: e.kat_detail }));
   return { buildErrors, stillFailing };
 }
@@ -208,7 +209,7 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: M
   // failed shard lacks stay. The pages folder is shared by every system: never owned.
   const owns = inputs.shard ? files.map((f) => f.to) : [evidenceTo];
   const campaign = loadCampaign(resolve(repo, inputs.campaign));
-  const campaignInstances = new Set(campaign.candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`)));
+  const campaignInstances = new Set(campaign.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label))));
   const result = await publish({
     repoDir: repo,
     remote: 'origin',

@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Baseline } from '../compare/types.js';
 import type { BuildJson } from '../evidence/types.js';
-import { INSTANCE_DIRS } from '../evidence/layout.js';
+import { INSTANCE_DIRS, parseInstanceKey } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
 
@@ -45,6 +45,6 @@ export function headFromBaseline(baseSystemDir: string, headSystemDir: string, c
   if (!existsSync(buildPath)) return;
   const build = readJson<BuildJson>(buildPath);
   const gone = new Set(candidates);
-  const kept = Object.entries(build.instances ?? {}).filter(([key, e]) => !gone.has(e.candidate ?? key.split('/')[0]!));
+  const kept = Object.entries(build.instances ?? {}).filter(([key, e]) => !gone.has(e.candidate ?? parseInstanceKey(key).candidate));
   writeJsonAtomic(buildPath, { ...build, instances: Object.fromEntries(kept) });
 }

@@ -56,14 +56,11 @@ interface Workflow {
 
 const text = (file: string): string => readFileSync(join(repoRoot, 'workflows-example', file), 'utf8');
 
-/** README's "The GitHub Action" section, up to "### Native protocol". */
+/** docs/action.md, the action's documentation page (README links it). */
 function actionSection(): string {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-  const start = readme.indexOf('## The GitHub Action\n');
-  const end = readme.indexOf('### Native protocol', start);
-  expect(start).toBeGreaterThanOrEqual(0);
-  expect(end).toBeGreaterThan(start);
-  return readme.slice(start, end);
+  const page = readFileSync(join(repoRoot, 'docs', 'action.md'), 'utf8');
+  expect(page.startsWith('# The GitHub Action\n')).toBe(true);
+  return page;
 }
 const yamlOf = (file: string): Workflow => parseYaml(text(file)) as Workflow;
 
@@ -189,16 +186,16 @@ describe('workflows-example: what each workflow promises', () => {
     expect(job.if).toMatch(/github\.event\.action != 'labeled' \|\|\s*\(github\.event\.label\.name == 'safe-to-measure'/);
   });
 
-  it('pr.yml and README say that the real fork gate is the approval setting, and that pr-comment posts what the run produced', () => {
+  it('pr.yml and docs/action.md say that the real fork gate is the approval setting, and that pr-comment posts what the run produced', () => {
     const header = text('pr.yml').split('\n').filter((l) => l.startsWith('#')).join(' ').replace(/#\s*/g, ' ').replace(/\s+/g, ' ');
     expect(header).toContain('Require approval for all outside collaborators');
     expect(header).toMatch(/a fork can edit the `if:` and `allow-forks`/);
     expect(header).toMatch(/second gate against accidental runs/);
     expect(header).toMatch(/artifact that pr-comment\.yml posts/);
-    const readme = actionSection().replace(/\s+/g, ' ');
-    expect(readme).toContain('Require approval for all outside collaborators');
-    expect(readme).toMatch(/The real gate for fork code on self-hosted runners is the repository setting/);
-    expect(readme).toMatch(/second gate against accidental runs/);
+    const page = actionSection().replace(/\s+/g, ' ');
+    expect(page).toContain('Require approval for all outside collaborators');
+    expect(page).toMatch(/The real gate for fork code on self-hosted runners is the repository setting/);
+    expect(page).toMatch(/second gate against accidental runs/);
   });
 
   it('pr-comment.yml: runs on workflow_run of the PR workflow, on a GitHub-hosted runner, validates the number', async () => {
@@ -264,7 +261,7 @@ describe('action.yml', () => {
   });
 });
 
-describe('README: the action\'s inputs and outputs (CONTRACT §6)', () => {
+describe('docs/action.md: the action\'s inputs and outputs', () => {
   const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
     inputs: Record<string, { default?: string; required?: boolean }>;
     outputs: Record<string, unknown>;

@@ -1,4 +1,4 @@
-// Memory of PQClean ML-KEM-512 alone, three ways (README "Benchmarks" (f)):
+// Memory of PQClean ML-KEM-512 alone, three ways (docs/benchmarks.md, (f)):
 //   node bench/memory.mjs
 // - ngcc_mem: the harness's driver (painted stack, net of its empty-function baseline; heap
 //   through its malloc interposition), built with the harness's own flags;

@@ -1,4 +1,4 @@
-// Benchmarks of the harness itself (numbers go into README "Benchmarks").
+// Benchmarks of the harness itself (numbers go into docs/benchmarks.md).
 //   node bench/run.mjs            both benchmarks
 // (a) timing-loop overhead per call on an operation that does nothing;
 // (b) ML-KEM-512 keygen mean cycles: the full harness vs. a minimal independent loop over the

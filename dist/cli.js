@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync20, readdirSync as readdirSync10, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync19 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9192,21 +9192,21 @@ function writeJsonAtomic(path, value) {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
 `);
 }
-function readJson(path) {
+function readJson(path, shown2 = path) {
   let text3;
   try {
     text3 = readFileSync(path, "utf8");
   } catch {
-    throw new InputError(path, "", "cannot read the file");
+    throw new InputError(shown2, "", "cannot read the file");
   }
   try {
     return JSON.parse(text3);
   } catch (e) {
-    throw new InputError(path, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new InputError(shown2, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }
-function readJsonIfExists(path) {
-  return existsSync(path) ? readJson(path) : void 0;
+function readJsonIfExists(path, shown2 = path) {
+  return existsSync(path) ? readJson(path, shown2) : void 0;
 }
 function sha256Hex(data) {
   return createHash("sha256").update(data).digest("hex");
@@ -9222,16 +9222,13 @@ function filesUnder(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join20, relative as relative11, resolve as resolve10 } from "node:path";
+import { join as join21, relative as relative13, resolve as resolve11 } from "node:path";
 import { parseArgs } from "node:util";
 
-// src/campaign.ts
-import { existsSync as existsSync13, rmSync as rmSync4 } from "node:fs";
-import { join as join12, relative as relative6, resolve as resolve8 } from "node:path";
-
-// src/build/compile.ts
-import { existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname4, join as join4, resolve as resolve4 } from "node:path";
+// src/compile/harnessTools.ts
+import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join3 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
@@ -9263,7 +9260,7 @@ function runProcess(command, opts) {
   const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve11) => {
+  return new Promise((resolve12) => {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
@@ -9292,7 +9289,7 @@ function runProcess(command, opts) {
       clearTimeout(timer);
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
-      resolve11({
+      resolve12({
         command: argv,
         exitCode,
         signal,
@@ -9363,7 +9360,10 @@ function toolRoot() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (; ; ) {
     const pkg = join2(dir, "package.json");
-    if (existsSync2(pkg) && JSON.parse(readFileSync2(pkg, "utf8")).name === "ngcc-perf") return cached = dir;
+    if (existsSync2(pkg) && JSON.parse(readFileSync2(pkg, "utf8")).name === "ngcc-perf") {
+      cached = dir;
+      return dir;
+    }
     const up = dirname2(dir);
     if (up === dir) throw new Error("cannot find the ngcc-perf package root");
     dir = up;
@@ -9371,7 +9371,941 @@ function toolRoot() {
 }
 var nativeDir = () => join2(toolRoot(), "native");
 
-// src/build/flags.ts
+// src/env/toolchain.ts
+var compilerVersion;
+var CC = process.env.NGCC_CC ?? "gcc";
+function ccVersion() {
+  compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
+  return compilerVersion;
+}
+
+// src/compile/harnessTools.ts
+function harnessVersion() {
+  const root3 = nativeDir();
+  const files = [];
+  const walk = (dir) => {
+    for (const e of readdirSync2(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join3(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(c|h)$/.test(e.name)) files.push(p);
+    }
+  };
+  walk(root3);
+  const parts = files.map((f) => `${f.slice(root3.length)}
+${sha256Hex(readFileSync3(f))}`);
+  return sha256Hex(`${parts.join("\n")}
+${ccVersion()}`).slice(0, 16);
+}
+var built;
+function harnessTools() {
+  built ??= compileTools();
+  return built;
+}
+async function compileTools() {
+  const version2 = harnessVersion();
+  const dir = join3(process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
+  const tools = { dir, version: version2, kat: join3(dir, "ngcc_kat"), time: join3(dir, "ngcc_time"), prof: join3(dir, "ngcc_prof"), mem: join3(dir, "ngcc_mem") };
+  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync3(t))) return tools;
+  const n = nativeDir();
+  const staging = `${dir}.tmp-${process.pid}`;
+  mkdirSync2(staging, { recursive: true });
+  const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
+  const targets = [
+    ["ngcc_kat", [join3(n, "ngcc_kat.c"), join3(n, "harness.c")], ["-ldl"]],
+    ["ngcc_time", [join3(n, "ngcc_time.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "cpucycles.c")], ["-ldl"]],
+    ["ngcc_prof", [join3(n, "hashprof", "ngcc_prof.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-ldl"]],
+    // -z now: lazy symbol binding inside the measured call would count as its stack.
+    ["ngcc_mem", [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
+  ];
+  for (const [name, sources, link3] of targets) {
+    const r = await runProcess([CC, ...common, "-o", join3(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
+    if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
+${r.stderr}`);
+  }
+  try {
+    renameSync2(staging, dir);
+  } catch {
+    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync3(t))) {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync2(staging, dir);
+    } else rmSync(staging, { recursive: true, force: true });
+  }
+  return tools;
+}
+
+// src/env/host.ts
+import { existsSync as existsSync4, readFileSync as readFileSync4 } from "node:fs";
+import { arch, hostname, loadavg, release } from "node:os";
+function read(path) {
+  try {
+    return readFileSync4(path, "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+function cpuinfoField(name) {
+  const text3 = read("/proc/cpuinfo") ?? "";
+  const m = new RegExp(`^${name}\\s*:\\s*(.*)$`, "m").exec(text3);
+  return m ? m[1].trim() : null;
+}
+function osName() {
+  const m = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(read("/etc/os-release") ?? "");
+  return m ? m[1] : null;
+}
+var cpufreq = (cpu, file2) => read(`/sys/devices/system/cpu/cpu${cpu}/cpufreq/${file2}`);
+function hostEnvironment(cpu) {
+  const flags = cpuinfoField("flags") ?? "";
+  const memKib = /^MemTotal:\s+(\d+)/m.exec(read("/proc/meminfo") ?? "");
+  return {
+    hostname: hostname(),
+    architecture: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(),
+    cpu_model: cpuinfoField("model name") ?? cpuinfoField("Hardware") ?? cpuinfoField("CPU part"),
+    machine: read("/sys/class/dmi/id/product_name"),
+    cpu_number: cpu,
+    logical_cpus_online: read("/sys/devices/system/cpu/online"),
+    virtualized: /\bhypervisor\b/.test(flags) || existsSync4("/proc/xen"),
+    memory_total_kib: memKib ? Number(memKib[1]) : null,
+    os: osName(),
+    kernel: release(),
+    compiler: ccVersion(),
+    cmake: firstLineOf(["cmake", "--version"]),
+    node: process.version,
+    perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
+    cpufreq_governor: cpufreq(cpu, "scaling_governor"),
+    cpufreq_driver: cpufreq(cpu, "scaling_driver"),
+    cpufreq_min_khz: cpufreq(cpu, "scaling_min_freq"),
+    cpufreq_max_khz: cpufreq(cpu, "scaling_max_freq"),
+    intel_pstate_no_turbo: read("/sys/devices/system/cpu/intel_pstate/no_turbo"),
+    cpufreq_boost: read("/sys/devices/system/cpu/cpufreq/boost"),
+    smt_control: read("/sys/devices/system/cpu/smt/control")
+  };
+}
+function hostProblems(env) {
+  const problems = [];
+  if (env.cpufreq_governor && env.cpufreq_governor !== "performance") problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
+  if (env.cpufreq_min_khz && env.cpufreq_max_khz && env.cpufreq_min_khz !== env.cpufreq_max_khz)
+    problems.push(`clock not fixed: ${env.cpufreq_min_khz}..${env.cpufreq_max_khz} kHz`);
+  if (env.intel_pstate_no_turbo === "0") problems.push("turbo boost is on (intel_pstate/no_turbo = 0)");
+  if (env.cpufreq_boost === "1") problems.push("frequency boost is on (cpufreq/boost = 1)");
+  if (env.smt_control === "on") problems.push("SMT is on: a sibling thread can share the measured core");
+  if (env.virtualized) problems.push("virtualized host: the cycle counter may be the hypervisor's");
+  return problems;
+}
+function loadAverage() {
+  return loadavg();
+}
+function defaultCpu() {
+  const online = read("/sys/devices/system/cpu/online") ?? "0";
+  const last = online.split(",").pop().split("-").pop();
+  return Number(last) || 0;
+}
+
+// src/evidence/lock.ts
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync7, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join6, relative } from "node:path";
+
+// src/evidence/layout.ts
+import { join as join5 } from "node:path";
+
+// src/kat/run.ts
+import { mkdirSync as mkdirSync3, readFileSync as readFileSync6, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
+import { join as join4 } from "node:path";
+
+// src/kat/manifest.ts
+import { existsSync as existsSync5, readFileSync as readFileSync5 } from "node:fs";
+import { createHash as createHash2 } from "node:crypto";
+var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
+function readManifest(path, display = path) {
+  if (!existsSync5(path)) return [];
+  return parseManifest(readFileSync5(path, "utf8"), display);
+}
+function parseManifest(text3, display) {
+  const entries = [];
+  const seen = /* @__PURE__ */ new Map();
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const m = LINE.exec(line);
+    if (!m)
+      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
+    const entry = {
+      sha256: m[1].toLowerCase(),
+      mode: m[2],
+      records: m[3] ? Number(m[3]) : void 0,
+      label: m[4],
+      file: m[5],
+      line: i + 1
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
+  });
+  return entries;
+}
+var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
+function formatManifestLine(e) {
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
+}
+var RECORD_START = /^(Count|count) =/;
+function countRecords(text3) {
+  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
+}
+var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
+function updateManifest(text3, display, generated, opts = {}) {
+  const entries = parseManifest(text3, display);
+  const lines = text3 === "" ? [] : text3.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const edits = /* @__PURE__ */ new Map();
+  const update = { text: text3, added: [], changed: [], unchanged: [] };
+  for (const g2 of generated) {
+    const wanted = formatManifestLine(g2);
+    const mine = entries.filter((e) => e.label === g2.label);
+    const differing = mine.filter((e) => !same(e, g2));
+    if (mine.length === 0) update.added.push(wanted);
+    else if (differing.length === 0) update.unchanged.push(g2.label);
+    else if (!opts.force)
+      throw new InputError(
+        display,
+        `line ${differing[0].line}`,
+        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+      );
+    else {
+      const keep = differing.length < mine.length;
+      differing.forEach((e, i) => {
+        const after = !keep && i === 0 ? wanted : void 0;
+        edits.set(e.line - 1, after ?? null);
+        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
+      });
+    }
+  }
+  const out = lines.flatMap((l, i) => {
+    const edit = edits.get(i);
+    return edit === void 0 ? [l] : edit === null ? [] : [edit];
+  });
+  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
+  out.push(...update.added);
+  update.text = out.length > 0 ? `${out.join("\n")}
+` : "";
+  parseManifest(update.text, display);
+  return update;
+}
+function canonicalDigest(text3, mode, records) {
+  const h = createHash2("sha256");
+  let seen = 0;
+  for (const raw of text3.split("\n")) {
+    const line = raw.replace(/[\r \t]+$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
+    if (mode === "nolen") {
+      const eq = line.indexOf(" =");
+      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
+    }
+    h.update(`${line}
+`);
+  }
+  return h.digest("hex");
+}
+
+// src/kat/run.ts
+var KAT_PARTIAL_FILE = ".kat-output.partial";
+var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
+function katFileName(candidate, label, skBytes) {
+  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
+  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
+}
+function recordsToGenerate(candidate, entries) {
+  const wanted = entries.map((e) => e.records);
+  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
+  return DEFAULT_RECORDS[candidate.katRng];
+}
+function classifyDriverFailure(run) {
+  if (run.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run.wallSeconds)} s` };
+  if (run.signal) return { status: "CRASH", detail: `killed by ${run.signal}` };
+  const out = parseDriverOutput(run.stdout);
+  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
+    return { status: out.status, detail: out.statusDetail };
+  if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
+  return void 0;
+}
+async function runKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const records = recordsToGenerate(candidate, entries);
+  mkdirSync3(req.outDir, { recursive: true });
+  const partial2 = join4(req.outDir, KAT_PARTIAL_FILE);
+  rmSync2(partial2, { force: true });
+  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
+  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
+  if (mode === "nist") argv.push(req.nistPrefix ?? "");
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const out = parseDriverOutput(run.stdout);
+  const sizes2 = Object.fromEntries(
+    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
+  );
+  const base = { digests: [], sizes: sizes2, records, run };
+  const failure2 = classifyDriverFailure(run);
+  if (failure2) {
+    rmSync2(partial2, { force: true });
+    return { ...base, ...failure2 };
+  }
+  const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
+  const target = join4(req.outDir, file2);
+  renameSync3(partial2, target);
+  const text3 = readFileSync6(target, "utf8");
+  const fileBytes = statSync2(target).size;
+  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+  const wrongName = entries.find((e) => e.file !== file2);
+  if (wrongName)
+    return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
+  const bad = digests.find((d) => d.actual !== d.entry.sha256);
+  if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
+  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
+}
+
+// src/evidence/layout.ts
+var CAMPAIGN_FILE = "campaign.json";
+var BUILD_FILE = "build.json";
+var LOCK_FILE = ".ngcc-perf.lock";
+var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
+var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build"]);
+var instanceKey = (candidate, label) => `${candidate}/${label}`;
+function parseInstanceKey(key) {
+  const cut = key.indexOf("/");
+  return cut < 0 ? { candidate: key, label: "" } : { candidate: key.slice(0, cut), label: key.slice(cut + 1) };
+}
+var operationFile = (label, op) => `${label}__${op}.json`;
+var evidencePaths = (systemDir) => ({
+  campaign: join5(systemDir, CAMPAIGN_FILE),
+  build: join5(systemDir, BUILD_FILE),
+  lock: join5(systemDir, LOCK_FILE),
+  recordsDir: join5(systemDir, "records"),
+  profileDir: join5(systemDir, "profile"),
+  memoryDir: join5(systemDir, "memory"),
+  surveyDir: join5(systemDir, "survey"),
+  record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
+  profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
+  survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
+  memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
+  katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join5(systemDir, "kat", id, label),
+  buildDir: (id, label) => join5(systemDir, "build", id, label)
+});
+var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
+function relativeTo(systemDir, path) {
+  return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
+}
+function instanceOfPath(rel) {
+  const parts = rel.split("/");
+  if (parts.length < 3 || !INSTANCE_DIRS.has(parts[0])) return void 0;
+  const [top, id, name] = parts;
+  if (parts.length > 3) return instanceKey(id, name);
+  const stem = name.replace(/\.(json|log)$/, "");
+  if (stem === name) return void 0;
+  const cut = OPERATION_DIRS.has(top) ? stem.lastIndexOf("__") : -1;
+  return instanceKey(id, cut > 0 ? stem.slice(0, cut) : stem);
+}
+function isTransient(rel) {
+  const name = rel.slice(rel.lastIndexOf("/") + 1);
+  return name === LOCK_FILE || name === KAT_PARTIAL_FILE || /\.tmp-\d+-\d+$/.test(name);
+}
+
+// src/evidence/lock.ts
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function otherLiveWriter(dir) {
+  const lock = join6(dir, LOCK_FILE);
+  if (!existsSync6(lock)) return void 0;
+  const pid = Number(readFileSync7(lock, "utf8"));
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : void 0;
+}
+var heldLocks = /* @__PURE__ */ new Set();
+function releaseEvidenceLocks() {
+  const locks = [...heldLocks];
+  for (const release2 of locks) release2();
+  return locks.length;
+}
+function lockSystem(systemDir) {
+  mkdirSync4(systemDir, { recursive: true });
+  const lock = join6(systemDir, LOCK_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync2(lock, String(process.pid), { flag: "wx" });
+      const release2 = () => {
+        heldLocks.delete(release2);
+        rmSync3(lock, { force: true });
+      };
+      heldLocks.add(release2);
+      return release2;
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+      const holder = otherLiveWriter(systemDir);
+      if (holder !== void 0)
+        throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
+      if (Number(readFileSync7(lock, "utf8")) === process.pid)
+        throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
+      rmSync3(lock, { force: true });
+    }
+  }
+  throw new InputError(systemDir, "", "could not take the evidence lock");
+}
+
+// src/campaign/measure.ts
+import { resolve as resolve5 } from "node:path";
+
+// src/measure/operation.ts
+import { basename } from "node:path";
+
+// src/measure/plan.ts
+function planTrials(secondsPerCall, p) {
+  const t = Math.max(secondsPerCall, 1e-9);
+  const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
+  const forMinimum = Math.ceil(p.min_measurements / p.trials);
+  let iterations = Math.max(forTarget, forMinimum);
+  const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
+  const budget_limited = iterations > budgetIterations;
+  iterations = Math.min(iterations, budgetIterations);
+  const perProcess = (iterations + p.warmups) * t;
+  return {
+    iterations_per_trial: iterations,
+    warmups: p.warmups,
+    trials: p.trials,
+    separate_processes: true,
+    estimated_s: p.trials * perProcess,
+    // Generous: a trial is killed only when something is clearly wrong, never for noise.
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited
+  };
+}
+
+// node_modules/simple-statistics/dist/simple-statistics.mjs
+function sum(x) {
+  if (x.length === 0) {
+    return 0;
+  }
+  var sum2 = x[0];
+  var correction = 0;
+  var transition;
+  if (typeof sum2 !== "number") {
+    return Number.NaN;
+  }
+  for (var i = 1; i < x.length; i++) {
+    if (typeof x[i] !== "number") {
+      return Number.NaN;
+    }
+    transition = sum2 + x[i];
+    if (Math.abs(sum2) >= Math.abs(x[i])) {
+      correction += sum2 - transition + x[i];
+    } else {
+      correction += x[i] - transition + sum2;
+    }
+    sum2 = transition;
+  }
+  return sum2 + correction;
+}
+function mean(x) {
+  if (x.length === 0) {
+    throw new Error("mean requires at least one data point");
+  }
+  return sum(x) / x.length;
+}
+function sumNthPowerDeviations(x, n) {
+  var meanValue = mean(x);
+  var sum2 = 0;
+  var tempValue;
+  var i;
+  if (n === 2) {
+    for (i = 0; i < x.length; i++) {
+      tempValue = x[i] - meanValue;
+      sum2 += tempValue * tempValue;
+    }
+  } else {
+    for (i = 0; i < x.length; i++) {
+      sum2 += Math.pow(x[i] - meanValue, n);
+    }
+  }
+  return sum2;
+}
+function sampleVariance(x) {
+  if (x.length < 2) {
+    throw new Error("sampleVariance requires at least two data points");
+  }
+  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
+  var besselsCorrection = x.length - 1;
+  return sumSquaredDeviationsValue / besselsCorrection;
+}
+function sampleStandardDeviation(x) {
+  var sampleVarianceX = sampleVariance(x);
+  return Math.sqrt(sampleVarianceX);
+}
+function quantileSorted(x, p) {
+  var idx = (x.length - 1) * p;
+  if (x.length === 0) {
+    throw new Error("quantile requires at least one data point.");
+  } else if (p < 0 || p > 1) {
+    throw new Error("quantiles must be between 0 and 1");
+  } else if (p === 1) {
+    return x[x.length - 1];
+  } else if (p === 0) {
+    return x[0];
+  } else if (idx % 1 !== 0) {
+    var lower = Math.floor(idx);
+    var upper = Math.ceil(idx);
+    var fraction2 = idx - lower;
+    return x[lower] + fraction2 * (x[upper] - x[lower]);
+  } else {
+    return x[idx];
+  }
+}
+function quickselect(arr, k, left, right) {
+  left = left || 0;
+  right = right || arr.length - 1;
+  while (right > left) {
+    if (right - left > 600) {
+      var n = right - left + 1;
+      var m = k - left + 1;
+      var z3 = Math.log(n);
+      var s = 0.5 * Math.exp(2 * z3 / 3);
+      var sd = 0.5 * Math.sqrt(z3 * s * (n - s) / n);
+      if (m - n / 2 < 0) {
+        sd *= -1;
+      }
+      var newLeft = Math.max(left, Math.floor(k - m * s / n + sd));
+      var newRight = Math.min(
+        right,
+        Math.floor(k + (n - m) * s / n + sd)
+      );
+      quickselect(arr, k, newLeft, newRight);
+    }
+    var t = arr[k];
+    var i = left;
+    var j = right;
+    swap(arr, left, k);
+    if (arr[right] > t) {
+      swap(arr, left, right);
+    }
+    while (i < j) {
+      swap(arr, i, j);
+      i++;
+      j--;
+      while (arr[i] < t) {
+        i++;
+      }
+      while (arr[j] > t) {
+        j--;
+      }
+    }
+    if (arr[left] === t) {
+      swap(arr, left, j);
+    } else {
+      j++;
+      swap(arr, j, right);
+    }
+    if (j <= k) {
+      left = j + 1;
+    }
+    if (k <= j) {
+      right = j - 1;
+    }
+  }
+}
+function swap(arr, i, j) {
+  var tmp = arr[i];
+  arr[i] = arr[j];
+  arr[j] = tmp;
+}
+function quantile(x, p) {
+  var copy = x.slice();
+  if (Array.isArray(p)) {
+    multiQuantileSelect(copy, p);
+    var results = [];
+    for (var i = 0; i < p.length; i++) {
+      results[i] = quantileSorted(copy, p[i]);
+    }
+    return results;
+  } else {
+    var idx = quantileIndex(copy.length, p);
+    quantileSelect(copy, idx, 0, copy.length - 1);
+    return quantileSorted(copy, p);
+  }
+}
+function quantileSelect(arr, k, left, right) {
+  if (k % 1 === 0) {
+    quickselect(arr, k, left, right);
+  } else {
+    k = Math.floor(k);
+    quickselect(arr, k, left, right);
+    quickselect(arr, k + 1, k + 1, right);
+  }
+}
+function multiQuantileSelect(arr, p) {
+  var positions = /* @__PURE__ */ new Set();
+  for (var i = 0; i < p.length; i++) {
+    var idx = quantileIndex(arr.length, p[i]);
+    positions.add(Math.floor(idx));
+    positions.add(Math.ceil(idx));
+  }
+  var indices = Array.from(positions).sort(compare);
+  multiselect(arr, indices, 0, indices.length - 1, 0, arr.length - 1);
+}
+function multiselect(arr, indices, lo, hi, left, right) {
+  if (lo > hi) {
+    return;
+  }
+  var mid = lo + hi >> 1;
+  quickselect(arr, indices[mid], left, right);
+  multiselect(arr, indices, lo, mid - 1, left, indices[mid] - 1);
+  multiselect(arr, indices, mid + 1, hi, indices[mid] + 1, right);
+}
+function compare(a, b) {
+  return a - b;
+}
+function quantileIndex(len, p) {
+  var idx = (len - 1) * p;
+  if (p === 1) {
+    return len - 1;
+  } else if (p === 0) {
+    return 0;
+  } else if (idx % 1 !== 0) {
+    return idx;
+  } else {
+    return idx;
+  }
+}
+function median(x) {
+  return +quantile(x, 0.5);
+}
+var BayesianClassifier = function BayesianClassifier2() {
+  this.totalCount = 0;
+  this.data = {};
+};
+BayesianClassifier.prototype.train = function train(item, category) {
+  if (!this.data[category]) {
+    this.data[category] = {};
+  }
+  for (var k in item) {
+    var v = item[k];
+    if (this.data[category][k] === void 0) {
+      this.data[category][k] = {};
+    }
+    if (this.data[category][k][v] === void 0) {
+      this.data[category][k][v] = 0;
+    }
+    this.data[category][k][v]++;
+  }
+  this.totalCount++;
+};
+BayesianClassifier.prototype.score = function score(item) {
+  var odds = {};
+  var category;
+  for (var k in item) {
+    var v = item[k];
+    for (category in this.data) {
+      if (odds[category] === void 0) {
+        odds[category] = {};
+      }
+      if (this.data[category][k]) {
+        odds[category][k + "_" + v] = (this.data[category][k][v] || 0) / this.totalCount;
+      } else {
+        odds[category][k + "_" + v] = 0;
+      }
+    }
+  }
+  var oddsSums = {};
+  for (category in odds) {
+    oddsSums[category] = 0;
+    for (var combination in odds[category]) {
+      oddsSums[category] += odds[category][combination];
+    }
+  }
+  return oddsSums;
+};
+var g = 607 / 128;
+var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
+var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
+function cumulativeDistribution(z3) {
+  var sum2 = z3;
+  var tmp = z3;
+  for (var i = 1; i < 30; i++) {
+    tmp *= z3 * z3 / (2 * i + 1);
+    sum2 += tmp;
+  }
+  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
+}
+var standardNormalTable = [];
+for (z = 0; z <= 3.09; z += 0.01) {
+  standardNormalTable.push(cumulativeDistribution(z));
+}
+var z;
+var SQRT_2PI = Math.sqrt(2 * Math.PI);
+var PerceptronModel = function PerceptronModel2() {
+  this.weights = [];
+  this.bias = 0;
+};
+PerceptronModel.prototype.predict = function predict(features) {
+  if (features.length !== this.weights.length) {
+    return null;
+  }
+  var score2 = 0;
+  for (var i = 0; i < this.weights.length; i++) {
+    score2 += this.weights[i] * features[i];
+  }
+  score2 += this.bias;
+  if (score2 > 0) {
+    return 1;
+  } else {
+    return 0;
+  }
+};
+PerceptronModel.prototype.train = function train2(features, label) {
+  if (label !== 0 && label !== 1) {
+    return null;
+  }
+  if (features.length !== this.weights.length) {
+    this.weights = features.slice();
+    this.bias = 1;
+  }
+  var prediction = this.predict(features);
+  if (typeof prediction === "number" && prediction !== label) {
+    var gradient = label - prediction;
+    for (var i = 0; i < this.weights.length; i++) {
+      this.weights[i] += gradient * features[i];
+    }
+    this.bias += gradient;
+  }
+  return this;
+};
+
+// src/measure/stats.ts
+var GUIDE_MINIMUM = 100;
+var NOISY_TRIAL_SPREAD = 1.25;
+function trialSpread(stats, trials) {
+  return trials >= 2 && stats.min_trial_seconds > 0 ? stats.max_trial_seconds / stats.min_trial_seconds : void 0;
+}
+function deriveStatistics(trials) {
+  const measurements = trials.reduce((a, t) => a + t.measurements, 0);
+  const seconds = trials.reduce((a, t) => a + t.seconds, 0);
+  const cycles2 = trials.reduce((a, t) => a + t.cycles, 0);
+  const perTrialSeconds = trials.map((t) => t.seconds / t.measurements);
+  const perTrialCycles = trials.map((t) => t.cycles / t.measurements);
+  const mean_seconds = seconds / measurements;
+  const withCalls = trials.filter((t) => t.per_call_cycles);
+  return {
+    measurements,
+    guide_100_measurements_met: measurements >= GUIDE_MINIMUM,
+    mean_seconds,
+    median_trial_seconds: median(perTrialSeconds),
+    min_trial_seconds: Math.min(...perTrialSeconds),
+    max_trial_seconds: Math.max(...perTrialSeconds),
+    mean_cycles: cycles2 / measurements,
+    median_trial_cycles: median(perTrialCycles),
+    operations_per_second: 1 / mean_seconds,
+    per_call_cycles: withCalls.length > 0 ? {
+      q1: median(withCalls.map((t) => t.per_call_cycles.q1)),
+      median: median(withCalls.map((t) => t.per_call_cycles.median)),
+      q3: median(withCalls.map((t) => t.per_call_cycles.q3))
+    } : null
+  };
+}
+
+// src/measure/trial.ts
+function failureOf(run, status, detail) {
+  if (run.timedOut) return "TIMEOUT";
+  if (run.signal) return `CRASH (${run.signal})`;
+  if (run.exitCode !== 0) return `${status ?? "ERROR"}${detail ? `: ${detail}` : ""}`;
+  if (status !== "complete") return "no STATUS line";
+  return void 0;
+}
+async function runTrial(req) {
+  const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
+  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const out = parseDriverOutput(run.stdout);
+  const trials = [];
+  for (const f of out.lines) {
+    if (f[0] === "TRIAL") {
+      const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
+      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds });
+    } else if (f[0] === "CALLS" && trials.length > 0) {
+      const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
+      trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
+    }
+  }
+  const failure2 = failureOf(run, out.status, out.statusDetail);
+  return {
+    status: failure2 || trials.length === 0 ? "failed" : "complete",
+    exit_code: run.exitCode,
+    meta: out.meta,
+    trials,
+    stderr: run.stderr,
+    command: argv,
+    wall_s: run.wallSeconds,
+    disturbed_retries: 0,
+    failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0)
+  };
+}
+
+// src/measure/operation.ts
+var OPERATIONS = { kem: ["keygen", "enc", "dec"], sig: ["keygen", "sign", "verify"] };
+var SIGNED_MESSAGE_BYTES = 64;
+var inputBytes = (type, operation) => type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
+function shown(p, tool, lib, libShown) {
+  return { ...p, command: p.command.map((a) => a === tool ? basename(tool) : a === lib ? libShown : a) };
+}
+function start(req) {
+  return {
+    req,
+    base: {
+      timeTool: req.timeTool,
+      library: req.library,
+      type: req.type,
+      operation: req.operation,
+      cpu: req.cpu,
+      rng: req.rng,
+      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024
+    },
+    started_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    load_average_start: loadAverage(),
+    processes: [],
+    disturbed: 0,
+    stopped: false
+  };
+}
+async function nextTrial(op) {
+  const p = op.req.planning;
+  const plan = op.plan;
+  let proc;
+  let retries = 0;
+  for (; ; ) {
+    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1e3 });
+    const clock = proc.trials[0]?.clock_hz;
+    const slowed = proc.status === "complete" && op.req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * op.req.fixedClockHz;
+    if (!slowed || retries >= p.disturbed_retries) break;
+    retries++;
+  }
+  proc.disturbed_retries = retries;
+  op.disturbed += retries;
+  op.processes.push(proc);
+  if (proc.status !== "complete") op.stopped = true;
+}
+function finish(op) {
+  const req = op.req;
+  const common = {
+    started_utc: op.started_utc,
+    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    load_average_start: op.load_average_start,
+    load_average_end: loadAverage()
+  };
+  const show = (x) => shown(x, req.timeTool, req.library, req.libraryShown);
+  if (!op.plan)
+    return { ...common, status: "failed", failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
+  const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
+  const failed = op.processes.find((x) => x.status !== "complete");
+  return {
+    ...common,
+    status: failed ? trials.length > 0 ? "partial" : "failed" : "complete",
+    failure: failed?.failure,
+    plan: op.plan,
+    processes: op.processes.map(show),
+    trials,
+    stats: trials.length > 0 ? deriveStatistics(trials) : void 0,
+    meta: op.processes[0]?.meta ?? op.calibration.meta,
+    disturbed_retries: op.disturbed
+  };
+}
+async function measureOperations(reqs, onDone) {
+  const ops = [];
+  for (const req of reqs) {
+    const s = start(req);
+    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1e3 });
+    ops.push({ ...s, calibration, plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0 });
+  }
+  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
+  for (let i = 0; i < rounds; i++)
+    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+  return ops.map((op, i) => {
+    const r = finish(op);
+    onDone?.(i, r);
+    return r;
+  });
+}
+
+// src/evidence/record.ts
+var num = (meta3, key) => meta3[key] !== void 0 ? Number(meta3[key]) : 0;
+function buildRecord({ unit, operation, entry, result, environment: environment2 }) {
+  const meta3 = result.meta;
+  const complete = result.processes.filter((p) => p.status === "complete");
+  const baseline = complete[0]?.meta.baseline_rss_bytes;
+  const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
+  const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
+  return {
+    schema: 2,
+    status: result.status,
+    ...result.failure ? { failure: result.failure } : {},
+    candidate: unit.candidate.id,
+    label: unit.label,
+    instance: unit.label,
+    variant: entry.variant,
+    flags: entry.flags,
+    operation,
+    input_bytes: inputBytes(unit.candidate.type, operation),
+    plan: result.plan ?? null,
+    kat: entry.kat,
+    kat_not_passed: entry.kat !== "PASS",
+    disturbed_retries: result.disturbed_retries,
+    library: entry.library,
+    library_sha256: entry.library_sha256,
+    kat_log: entry.kat_log,
+    kat_log_sha256: entry.kat_log_sha256,
+    started_utc: result.started_utc,
+    ended_utc: result.ended_utc,
+    load_average_start: result.load_average_start,
+    load_average_end: result.load_average_end,
+    environment: { ...environment2, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null },
+    counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
+    rng: meta3.rng ?? null,
+    processes: result.processes,
+    trials: result.trials,
+    ...result.stats ?? {},
+    throughput_MB_per_second: null,
+    sizes: {
+      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta3, "message_bytes") : 0,
+      pk_bytes: num(meta3, "pk_bytes"),
+      sk_bytes: num(meta3, "sk_bytes"),
+      ct_bytes: num(meta3, "ct_bytes"),
+      ss_bytes: num(meta3, "ss_bytes"),
+      signature_bytes: num(meta3, "signature_bytes"),
+      digest_bytes: 0
+    },
+    kex: {},
+    build_flags: entry.build_flags,
+    baseline_rss_bytes: baseline !== void 0 ? Number(baseline) : null,
+    peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
+    timing_scope: "loop"
+  };
+}
+
+// src/kat/status.ts
+var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
+function measurable(status) {
+  return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
+}
+
+// src/compile/compile.ts
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync8, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname4, join as join8, resolve as resolve4 } from "node:path";
+
+// src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
 var GUIDE = {
   x86_64: {
@@ -9407,18 +10341,18 @@ function guideFlags(arch2, variant) {
   return [...set2, ...HARNESS_ADDITIONS];
 }
 
-// src/build/sources.ts
-import { existsSync as existsSync3, readdirSync as readdirSync3, statSync as statSync3 } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join3, resolve as resolve3 } from "node:path";
+// src/compile/sources.ts
+import { existsSync as existsSync7, readdirSync as readdirSync4, statSync as statSync4 } from "node:fs";
+import { isAbsolute as isAbsolute2, join as join7, resolve as resolve3 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync as readdirSync2, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
+import { readdir, readdirSync as readdirSync3, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
 import { isAbsolute, posix, resolve as resolve2 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename, dirname as dirname3, normalize, relative, resolve, sep } from "path";
+import { basename as basename2, dirname as dirname3, normalize, relative as relative2, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -9450,7 +10384,7 @@ function joinPathWithRelativePath(root3, options) {
   return function(filename, directoryPath) {
     const sameRoot = directoryPath.startsWith(root3);
     if (sameRoot) return directoryPath.slice(root3.length) + filename;
-    else return convertSlashes(relative(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
+    else return convertSlashes(relative2(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
   };
 }
 function joinPath(filename) {
@@ -9755,7 +10689,7 @@ var Walker = class {
             this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path + pathSeparator, depth - 1, this.walk);
           } else {
             resolvedPath = useRealPaths ? resolvedPath : path;
-            const filename = basename(resolvedPath);
+            const filename = basename2(resolvedPath);
             const directoryPath$1 = normalizePath(dirname3(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
             this.pushFile(resolvedPath, files, this.state.counts, filters);
@@ -10163,11 +11097,11 @@ function getOptions(options) {
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync2,
+    readdirSync: opts.fs.readdirSync || readdirSync3,
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync,
     stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync2
+    statSync: opts.fs.statSync || statSync3
   });
   if (opts.debug) log("globbing with options:", opts);
   return opts;
@@ -10181,11 +11115,11 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative12] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative12) : [];
+  const [crawler, relative14] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative14) : [];
 }
 
-// src/build/sources.ts
+// src/compile/sources.ts
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 function expand(base, patterns, field, display) {
   const files = [];
@@ -10199,12 +11133,12 @@ function expand(base, patterns, field, display) {
 function resolveSources(candidateFolder, inst, index, display) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync3(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync3(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join3(dir, f));
+  if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync4(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join7(dir, f));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute2(p) ? p : resolve3(dir, p);
-    if (!existsSync3(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
+    if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return abs;
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
@@ -10212,15 +11146,7 @@ function resolveSources(candidateFolder, inst, index, display) {
   return { dir, sources, includes: [dir, ...includes] };
 }
 
-// src/build/toolchain.ts
-var compilerVersion;
-var CC = process.env.NGCC_CC ?? "gcc";
-function ccVersion() {
-  compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
-  return compilerVersion;
-}
-
-// src/build/compile.ts
+// src/compile/compile.ts
 function versionScript(prefix) {
   const globals = [
     "kem_*",
@@ -10248,9 +11174,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join4(nativeDir(), "nist");
+  const n = join8(nativeDir(), "nist");
   return {
-    sources: [join4(n, "nist_shim.c"), join4(n, "nist_drbg.c")],
+    sources: [join8(n, "nist_shim.c"), join8(n, "nist_drbg.c")],
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
@@ -10262,15 +11188,15 @@ async function dependencies(src, cwd, compileArgs) {
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
-    if (!existsSync4(dir)) continue;
-    for (const f of readdirSync4(dir)) if (f.endsWith(".h")) files.add(join4(dir, f));
+    if (!existsSync8(dir)) continue;
+    for (const f of readdirSync5(dir)) if (f.endsWith(".h")) files.add(join8(dir, f));
   }
   return [...files].sort();
 }
 async function buildKey(req, src, argv, compileArgs, out) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
   const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}
-${sha256Hex(readFileSync3(f))}`);
+${sha256Hex(readFileSync8(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
 function firstErrorLine(stderr) {
@@ -10287,9 +11213,9 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join4(dirname4(library), "exports.map");
-  mkdirSync2(dirname4(library), { recursive: true });
-  writeFileSync2(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
+  const scriptPath = join8(dirname4(library), "exports.map");
+  mkdirSync5(dirname4(library), { recursive: true });
+  writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
     cwd: src.dir,
     flags,
@@ -10306,13 +11232,13 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join4(req.outDir, req.flagSet);
-  const library = join4(outDir, `lib${req.instance.label}.so`);
+  const outDir = join8(req.outDir, req.flagSet);
+  const library = join8(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd } = await buildArgv(req, flags, library);
-  const keyFile = join4(outDir, "build-key.json");
+  const keyFile = join8(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync4(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
@@ -10322,82 +11248,170 @@ async function buildInstance(req) {
   const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join4(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync4(library);
+  writeFileAtomic(join8(outDir, "build.log"), log2);
+  const ok2 = r.exitCode === 0 && existsSync8(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
   return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key };
 }
 
-// src/build/harnessTools.ts
-import { mkdirSync as mkdirSync3, readdirSync as readdirSync5, readFileSync as readFileSync4, renameSync as renameSync2, rmSync, existsSync as existsSync5 } from "node:fs";
-import { tmpdir } from "node:os";
-import { join as join5 } from "node:path";
-function harnessVersion() {
-  const root3 = nativeDir();
-  const files = [];
-  const walk = (dir) => {
-    for (const e of readdirSync5(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join5(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(c|h)$/.test(e.name)) files.push(p);
-    }
+// src/campaign/context.ts
+var katShown = (kat2) => kat2 ?? "not checked";
+function preparedEntry(ctx, step) {
+  if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
+  return ctx.entry;
+}
+function buildRequest(run, unit, flagSet) {
+  const { settings, paths } = run.plan;
+  return {
+    candidate: unit.candidate,
+    instance: unit.instance,
+    index: unit.index,
+    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
+    flagSet,
+    variant: settings.flags.variant,
+    extraFlags: settings.flags.extra,
+    harnessVersion: run.tools.version,
+    timeoutMs: settings.planning.build_timeout_s * 1e3,
+    cache: run.buildCache
   };
-  walk(root3);
-  const parts = files.map((f) => `${f.slice(root3.length)}
-${sha256Hex(readFileSync4(f))}`);
-  return sha256Hex(`${parts.join("\n")}
-${ccVersion()}`).slice(0, 16);
 }
-var built;
-function harnessTools() {
-  built ??= compileTools();
-  return built;
-}
-async function compileTools() {
-  const version2 = harnessVersion();
-  const dir = join5(process.env.NGCC_CACHE_DIR ?? join5(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
-  const tools = { dir, version: version2, kat: join5(dir, "ngcc_kat"), time: join5(dir, "ngcc_time"), prof: join5(dir, "ngcc_prof"), mem: join5(dir, "ngcc_mem") };
-  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync5(t))) return tools;
-  const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}`;
-  mkdirSync3(staging, { recursive: true });
-  const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
-  const targets = [
-    ["ngcc_kat", [join5(n, "ngcc_kat.c"), join5(n, "harness.c")], ["-ldl"]],
-    ["ngcc_time", [join5(n, "ngcc_time.c"), join5(n, "harness.c"), join5(n, "ops.c"), join5(n, "cpucycles.c")], ["-ldl"]],
-    ["ngcc_prof", [join5(n, "hashprof", "ngcc_prof.c"), join5(n, "harness.c"), join5(n, "ops.c")], ["-ldl"]],
-    // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ["ngcc_mem", [join5(n, "ngcc_mem.c"), join5(n, "harness.c"), join5(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
-  ];
-  for (const [name, sources, link3] of targets) {
-    const r = await runProcess([CC, ...common, "-o", join5(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
-    if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
-${r.stderr}`);
-  }
+var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
+
+// src/campaign/previous.ts
+import { relative as relative3 } from "node:path";
+function readPrevious(path, force, onReplaced) {
   try {
-    renameSync2(staging, dir);
-  } catch {
-    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync5(t))) {
-      rmSync(dir, { recursive: true, force: true });
-      renameSync2(staging, dir);
-    } else rmSync(staging, { recursive: true, force: true });
+    return readJsonIfExists(path);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    if (force) {
+      onReplaced?.();
+      return void 0;
+    }
+    throw new InputError(relative3(process.cwd(), path) || path, "", `${e.problem}; run again with --force to redo and replace it, or delete the file`);
   }
-  return tools;
+}
+
+// src/campaign/measure.ts
+var measure = {
+  name: "measure",
+  phase: "measure",
+  ticks: (_run, unit) => OPERATIONS[unit.candidate.type].length,
+  async run(ctx) {
+    const { unit, run, summary } = ctx;
+    const { plan } = run;
+    const entry = preparedEntry(ctx, "measure");
+    const { id } = unit.candidate;
+    const { label } = unit.instance;
+    const todo = [];
+    const replaced = /* @__PURE__ */ new Set();
+    for (const operation of OPERATIONS[unit.candidate.type]) {
+      if (!measurable(entry.kat) || !entry.library) {
+        summary.operations.push({ operation, status: "not measured", skipped: true });
+        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
+        continue;
+      }
+      const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+      if (!plan.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+        summary.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
+        ctx.tick(`${operation}: unchanged, kept`);
+        continue;
+      }
+      todo.push({
+        timeTool: run.tools.time,
+        library: resolve5(plan.campaignDir, entry.library),
+        libraryShown: entry.library,
+        type: unit.candidate.type,
+        operation,
+        cpu: plan.cpu,
+        rng: unit.candidate.katRng,
+        planning: plan.settings.planning,
+        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz
+      });
+    }
+    await measureOperations(todo, (i, result) => {
+      const operation = todo[i].operation;
+      if (result.meta.counter) run.onCounter(result.meta.counter);
+      const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+      writeJsonAtomic(plan.paths.record(id, label, operation), record2);
+      const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
+      summary.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {}, ...spread ? { spread } : {} });
+      const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
+      ctx.tick(`${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
+    });
+  }
+};
+
+// src/campaign/plan.ts
+import { join as join12, relative as relative6, resolve as resolve7 } from "node:path";
+
+// src/compile/profileBuild.ts
+import { existsSync as existsSync9, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
+import { basename as basename3, join as join9 } from "node:path";
+function wrapCatalog(file2) {
+  const text3 = readFileSync9(join9(nativeDir(), "hashprof", file2), "utf8");
+  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
+}
+async function buildProfiled(req, flags, wanted) {
+  const outDir = join9(req.outDir, "profile");
+  const objDir = join9(outDir, "obj");
+  mkdirSync6(objDir, { recursive: true });
+  const library = join9(outDir, `lib${req.instance.label}.so`);
+  const plain = await buildArgv(req, flags, library);
+  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
+  const keyFile = join9(outDir, "profile-key.json");
+  const previous = readJsonIfExists(keyFile);
+  if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
+    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
+  const log2 = [];
+  const run = async (argv) => {
+    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
+    return r;
+  };
+  const finish2 = (ok2, wrapped2) => {
+    const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
+    writeFileAtomic(join9(outDir, "build.log"), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
+    return result;
+  };
+  const objects = [];
+  for (const [i, src] of plain.sources.entries()) {
+    const obj = join9(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
+    objects.push(obj);
+  }
+  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
+  const defined = new Set(
+    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
+  );
+  const wrapped = wanted.filter((s) => defined.has(s));
+  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
+  const hp = join9(nativeDir(), "hashprof");
+  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
+    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
+    objects.push(obj);
+  }
+  const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
+  return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync6, readdirSync as readdirSync6, statSync as statSync4 } from "node:fs";
-import { basename as basename2, join as join6, relative as relative2 } from "node:path";
+import { existsSync as existsSync10, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
+import { basename as basename4, join as join10, relative as relative4 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { readFileSync as readFileSync5 } from "node:fs";
+import { readFileSync as readFileSync10 } from "node:fs";
 function loadYaml(file2, schema, displayName = file2) {
   let text3;
   try {
-    text3 = readFileSync5(file2, "utf8");
+    text3 = readFileSync10(file2, "utf8");
   } catch {
     throw new InputError(displayName, "", "cannot read the file");
   }
@@ -10588,7 +11602,7 @@ __export(external_exports, {
   guid: () => guid2,
   hash: () => hash,
   hex: () => hex2,
-  hostname: () => hostname2,
+  hostname: () => hostname3,
   httpUrl: () => httpUrl,
   iban: () => iban2,
   includes: () => _includes,
@@ -12379,7 +13393,7 @@ __export(regexes_exports, {
   extendedDuration: () => extendedDuration,
   guid: () => guid,
   hex: () => hex,
-  hostname: () => hostname,
+  hostname: () => hostname2,
   html5Email: () => html5Email,
   httpProtocol: () => httpProtocol,
   iban: () => iban,
@@ -12462,7 +13476,7 @@ var cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]
 var cidrv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))\/(12[0-8]|1[01][0-9]|[1-9]?[0-9])$/;
 var base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$/;
 var base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
-var hostname = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
+var hostname2 = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
 var domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
 var httpProtocol = /^https?$/;
 var e164 = /^\+[1-9]\d{6,14}$/;
@@ -15511,7 +16525,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve11) {
+function isRecursive2(inst, stack, resolve12) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -15521,7 +16535,7 @@ function isRecursive2(inst, stack, resolve11) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve11);
+      const answer = isRecursive2(child, stack, resolve12);
       if (answer > result)
         result = answer;
     }
@@ -15532,7 +16546,7 @@ function isRecursive2(inst, stack, resolve11) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve11) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve12) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -15596,7 +16610,7 @@ function isRecursive2(inst, stack, resolve11) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve11 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve12 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -27527,7 +28541,7 @@ __export(schemas_exports2, {
   guid: () => guid2,
   hash: () => hash,
   hex: () => hex2,
-  hostname: () => hostname2,
+  hostname: () => hostname3,
   httpUrl: () => httpUrl,
   iban: () => iban2,
   instanceof: () => _instanceof,
@@ -28216,8 +29230,8 @@ var ZodCustomStringFormat = /* @__PURE__ */ $constructor("ZodCustomStringFormat"
 function stringFormat(format, fnOrRegex, _params = {}) {
   return _stringFormat(ZodCustomStringFormat, format, fnOrRegex, _params);
 }
-function hostname2(_params) {
-  return _stringFormat(ZodCustomStringFormat, "hostname", hostname, _params);
+function hostname3(_params) {
+  return _stringFormat(ZodCustomStringFormat, "hostname", hostname2, _params);
 }
 function hex2(_params) {
   return _stringFormat(ZodCustomStringFormat, "hex", hex, _params);
@@ -29207,7 +30221,7 @@ function duration2(params) {
 }
 
 // node_modules/zod/v4/classic/from-json-schema.js
-var z = {
+var z2 = {
   ...schemas_exports2,
   ...checks_exports2,
   iso: iso_exports
@@ -29321,7 +30335,7 @@ function resolveRef(ref, ctx) {
   throw new Error(`Reference not found: ${ref}`);
 }
 function checkObjectGuards(objectSchema, guards) {
-  const guard = z.transform((value) => value).check((payload) => {
+  const guard = z2.transform((value) => value).check((payload) => {
     const value = payload.value;
     if (typeof value !== "object" || value === null || Array.isArray(value))
       return;
@@ -29450,7 +30464,7 @@ function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
-  const guard = z.transform((value) => value).check((payload) => {
+  const guard = z2.transform((value) => value).check((payload) => {
     const items = payload.value;
     if (!Array.isArray(items))
       return;
@@ -29507,7 +30521,7 @@ function getTupleRest(restSchema, ctx) {
     return void 0;
   }
   if (restSchema === void 0 || restSchema === true) {
-    return z.any();
+    return z2.any();
   }
   return convertSchema(restSchema, ctx);
 }
@@ -29515,7 +30529,7 @@ var fullTime = /^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2
 function convertBaseSchema(schema, ctx) {
   if (schema.not !== void 0) {
     if (typeof schema.not === "object" && Object.keys(schema.not).length === 0) {
-      return z.never();
+      return z2.never();
     }
     throw new Error("not is not supported in Zod (except { not: {} } for never)");
   }
@@ -29537,7 +30551,7 @@ function convertBaseSchema(schema, ctx) {
       return ctx.refs.get(refPath);
     }
     if (ctx.processing.has(refPath)) {
-      return z.lazy(() => {
+      return z2.lazy(() => {
         if (!ctx.refs.has(refPath)) {
           throw new Error(`Circular reference not resolved: ${refPath}`);
         }
@@ -29554,25 +30568,25 @@ function convertBaseSchema(schema, ctx) {
   if (schema.enum !== void 0) {
     const enumValues = schema.enum;
     if (ctx.version === "openapi-3.0" && schema.nullable === true && enumValues.length === 1 && enumValues[0] === null) {
-      return z.null();
+      return z2.null();
     }
     if (enumValues.length === 0) {
-      return z.never();
+      return z2.never();
     }
     if (enumValues.length === 1) {
-      return z.literal(enumValues[0]);
+      return z2.literal(enumValues[0]);
     }
     if (enumValues.every((v) => typeof v === "string")) {
-      return z.enum(enumValues);
+      return z2.enum(enumValues);
     }
-    const literalSchemas = enumValues.map((v) => z.literal(v));
+    const literalSchemas = enumValues.map((v) => z2.literal(v));
     if (literalSchemas.length < 2) {
       return literalSchemas[0];
     }
-    return z.union([literalSchemas[0], literalSchemas[1], ...literalSchemas.slice(2)]);
+    return z2.union([literalSchemas[0], literalSchemas[1], ...literalSchemas.slice(2)]);
   }
   if (schema.const !== void 0) {
-    return z.literal(schema.const);
+    return z2.literal(schema.const);
   }
   const type = schema.type;
   if (Array.isArray(type)) {
@@ -29581,74 +30595,74 @@ function convertBaseSchema(schema, ctx) {
       return convertBaseSchema(typeSchema, ctx);
     });
     if (typeSchemas.length === 0) {
-      return z.never();
+      return z2.never();
     }
     if (typeSchemas.length === 1) {
       return typeSchemas[0];
     }
-    return z.union(typeSchemas);
+    return z2.union(typeSchemas);
   }
   if (!type) {
-    return z.any();
+    return z2.any();
   }
   let zodSchema;
   switch (type) {
     case "string": {
-      let stringSchema = z.string();
+      let stringSchema = z2.string();
       if (schema.format) {
         const format = schema.format;
         if (format === "email") {
-          stringSchema = stringSchema.check(z.email());
+          stringSchema = stringSchema.check(z2.email());
         } else if (format === "uri" || format === "uri-reference") {
-          stringSchema = stringSchema.check(z.url());
+          stringSchema = stringSchema.check(z2.url());
         } else if (format === "uuid" || format === "guid") {
-          stringSchema = stringSchema.check(z.uuid());
+          stringSchema = stringSchema.check(z2.uuid());
         } else if (format === "date-time") {
-          stringSchema = stringSchema.check(z.iso.datetime({ offset: true }));
+          stringSchema = stringSchema.check(z2.iso.datetime({ offset: true }));
         } else if (format === "date") {
-          stringSchema = stringSchema.check(z.iso.date());
+          stringSchema = stringSchema.check(z2.iso.date());
         } else if (format === "time") {
-          stringSchema = stringSchema.check(z.regex(fullTime));
+          stringSchema = stringSchema.check(z2.regex(fullTime));
         } else if (format === "duration") {
-          stringSchema = stringSchema.check(z.iso.duration());
+          stringSchema = stringSchema.check(z2.iso.duration());
         } else if (format === "hostname") {
-          stringSchema = stringSchema.check(z.hostname());
+          stringSchema = stringSchema.check(z2.hostname());
         } else if (format === "ipv4") {
-          stringSchema = stringSchema.check(z.ipv4());
+          stringSchema = stringSchema.check(z2.ipv4());
         } else if (format === "ipv6") {
-          stringSchema = stringSchema.check(z.ipv6());
+          stringSchema = stringSchema.check(z2.ipv6());
         } else if (format === "mac") {
-          stringSchema = stringSchema.check(z.mac());
+          stringSchema = stringSchema.check(z2.mac());
         } else if (format === "cidr") {
-          stringSchema = stringSchema.check(z.cidrv4());
+          stringSchema = stringSchema.check(z2.cidrv4());
         } else if (format === "cidr-v6") {
-          stringSchema = stringSchema.check(z.cidrv6());
+          stringSchema = stringSchema.check(z2.cidrv6());
         } else if (format === "base64") {
-          stringSchema = stringSchema.check(z.base64());
+          stringSchema = stringSchema.check(z2.base64());
         } else if (format === "base64url") {
-          stringSchema = stringSchema.check(z.base64url());
+          stringSchema = stringSchema.check(z2.base64url());
         } else if (format === "e164") {
-          stringSchema = stringSchema.check(z.e164());
+          stringSchema = stringSchema.check(z2.e164());
         } else if (format === "credit_card") {
-          stringSchema = stringSchema.check(z.creditCard());
+          stringSchema = stringSchema.check(z2.creditCard());
         } else if (format === "iban") {
-          stringSchema = stringSchema.check(z.iban());
+          stringSchema = stringSchema.check(z2.iban());
         } else if (format === "jwt") {
-          stringSchema = stringSchema.check(z.jwt());
+          stringSchema = stringSchema.check(z2.jwt());
         } else if (format === "emoji") {
-          stringSchema = stringSchema.check(z.emoji());
+          stringSchema = stringSchema.check(z2.emoji());
         } else if (format === "nanoid") {
-          stringSchema = stringSchema.check(z.nanoid());
+          stringSchema = stringSchema.check(z2.nanoid());
         } else if (format === "cuid") {
-          stringSchema = stringSchema.check(z.cuid());
+          stringSchema = stringSchema.check(z2.cuid());
         } else if (format === "cuid2") {
-          stringSchema = stringSchema.check(z.cuid2());
+          stringSchema = stringSchema.check(z2.cuid2());
         } else if (format === "ulid") {
-          stringSchema = stringSchema.check(z.ulid());
+          stringSchema = stringSchema.check(z2.ulid());
         } else if (format === "xid") {
-          stringSchema = stringSchema.check(z.xid());
+          stringSchema = stringSchema.check(z2.xid());
         } else if (format === "ksuid") {
-          stringSchema = stringSchema.check(z.ksuid());
+          stringSchema = stringSchema.check(z2.ksuid());
         }
       }
       if (typeof schema.minLength === "number") {
@@ -29665,7 +30679,7 @@ function convertBaseSchema(schema, ctx) {
     }
     case "number":
     case "integer": {
-      let numberSchema = type === "integer" ? z.number().int() : z.number();
+      let numberSchema = type === "integer" ? z2.number().int() : z2.number();
       if (typeof schema.minimum === "number" && schema.exclusiveMinimum !== true) {
         numberSchema = numberSchema.min(schema.minimum);
       }
@@ -29689,11 +30703,11 @@ function convertBaseSchema(schema, ctx) {
       break;
     }
     case "boolean": {
-      zodSchema = z.boolean();
+      zodSchema = z2.boolean();
       break;
     }
     case "null": {
-      zodSchema = z.null();
+      zodSchema = z2.null();
       break;
     }
     case "object": {
@@ -29711,22 +30725,22 @@ function convertBaseSchema(schema, ctx) {
         const looseRecords = [];
         for (const pattern of patternKeys) {
           const patternValue = convertSchema(patternProps[pattern], ctx);
-          const keySchema = z.string().regex(new RegExp(pattern));
-          looseRecords.push(z.looseRecord(keySchema, patternValue));
+          const keySchema = z2.string().regex(new RegExp(pattern));
+          looseRecords.push(z2.looseRecord(keySchema, patternValue));
         }
         const schemasToIntersect = [];
         if (Object.keys(shape).length > 0) {
-          schemasToIntersect.push(z.object(shape).passthrough());
+          schemasToIntersect.push(z2.object(shape).passthrough());
         }
         schemasToIntersect.push(...looseRecords);
         if (schemasToIntersect.length === 0) {
-          zodSchema = z.object({}).passthrough();
+          zodSchema = z2.object({}).passthrough();
         } else if (schemasToIntersect.length === 1) {
           zodSchema = schemasToIntersect[0];
         } else {
-          let result = z.intersection(schemasToIntersect[0], schemasToIntersect[1]);
+          let result = z2.intersection(schemasToIntersect[0], schemasToIntersect[1]);
           for (let i = 2; i < schemasToIntersect.length; i++) {
-            result = z.intersection(result, schemasToIntersect[i]);
+            result = z2.intersection(result, schemasToIntersect[i]);
           }
           zodSchema = result;
         }
@@ -29756,7 +30770,7 @@ function convertBaseSchema(schema, ctx) {
           });
         }
       } else {
-        const objectSchema = z.object(shape);
+        const objectSchema = z2.object(shape);
         if (schema.additionalProperties === false) {
           zodSchema = objectSchema.strict();
         } else if (additionalSchema) {
@@ -29786,30 +30800,30 @@ function convertBaseSchema(schema, ctx) {
         const tupleItems = prefixItems.map((item) => convertSchema(item, ctx));
         const positionalItems = applyMinItems(tupleItems, minItems);
         const rest = !Array.isArray(items) ? getTupleRest(items, ctx) : void 0;
-        const tupleSchema = z.tuple(positionalItems);
+        const tupleSchema = z2.tuple(positionalItems);
         zodSchema = rest ? tupleSchema.rest(rest) : tupleSchema;
         if (typeof schema.minItems === "number") {
-          zodSchema = zodSchema.check(z.minLength(schema.minItems));
+          zodSchema = zodSchema.check(z2.minLength(schema.minItems));
         }
         if (typeof schema.maxItems === "number") {
-          zodSchema = zodSchema.check(z.maxLength(schema.maxItems));
+          zodSchema = zodSchema.check(z2.maxLength(schema.maxItems));
         }
       } else if (Array.isArray(items)) {
         const minItems = typeof schema.minItems === "number" ? schema.minItems : 0;
         const tupleItems = items.map((item) => convertSchema(item, ctx));
         const positionalItems = applyMinItems(tupleItems, minItems);
         const rest = getTupleRest(schema.additionalItems, ctx);
-        const tupleSchema = z.tuple(positionalItems);
+        const tupleSchema = z2.tuple(positionalItems);
         zodSchema = rest ? tupleSchema.rest(rest) : tupleSchema;
         if (typeof schema.minItems === "number") {
-          zodSchema = zodSchema.check(z.minLength(schema.minItems));
+          zodSchema = zodSchema.check(z2.minLength(schema.minItems));
         }
         if (typeof schema.maxItems === "number") {
-          zodSchema = zodSchema.check(z.maxLength(schema.maxItems));
+          zodSchema = zodSchema.check(z2.maxLength(schema.maxItems));
         }
       } else if (items !== void 0) {
         const element = convertSchema(items, ctx);
-        let arraySchema = z.array(element);
+        let arraySchema = z2.array(element);
         if (typeof schema.minItems === "number") {
           arraySchema = arraySchema.min(schema.minItems);
         }
@@ -29818,7 +30832,7 @@ function convertBaseSchema(schema, ctx) {
         }
         zodSchema = arraySchema;
       } else {
-        zodSchema = z.array(z.any());
+        zodSchema = z2.array(z2.any());
       }
       if (schema.uniqueItems === true || schema.contains !== void 0) {
         zodSchema = checkArrayGuards(zodSchema, {
@@ -29837,37 +30851,37 @@ function convertBaseSchema(schema, ctx) {
 }
 function convertSchema(schema, ctx) {
   if (typeof schema === "boolean") {
-    return schema ? z.any() : z.never();
+    return schema ? z2.any() : z2.never();
   }
   let baseSchema = convertBaseSchema(schema, ctx);
   const hasExplicitType = schema.type || schema.enum !== void 0 || schema.const !== void 0;
   if (schema.anyOf && Array.isArray(schema.anyOf)) {
     const options = schema.anyOf.map((s) => convertSchema(s, ctx));
-    const anyOfUnion = z.union(options);
-    baseSchema = hasExplicitType ? z.intersection(baseSchema, anyOfUnion) : anyOfUnion;
+    const anyOfUnion = z2.union(options);
+    baseSchema = hasExplicitType ? z2.intersection(baseSchema, anyOfUnion) : anyOfUnion;
   }
   if (schema.oneOf && Array.isArray(schema.oneOf)) {
     const options = schema.oneOf.map((s) => convertSchema(s, ctx));
-    const oneOfUnion = z.xor(options);
-    baseSchema = hasExplicitType ? z.intersection(baseSchema, oneOfUnion) : oneOfUnion;
+    const oneOfUnion = z2.xor(options);
+    baseSchema = hasExplicitType ? z2.intersection(baseSchema, oneOfUnion) : oneOfUnion;
   }
   if (schema.allOf && Array.isArray(schema.allOf)) {
     if (schema.allOf.length === 0) {
-      baseSchema = hasExplicitType ? baseSchema : z.any();
+      baseSchema = hasExplicitType ? baseSchema : z2.any();
     } else {
       let result = hasExplicitType ? baseSchema : convertSchema(schema.allOf[0], ctx);
       const startIdx = hasExplicitType ? 0 : 1;
       for (let i = startIdx; i < schema.allOf.length; i++) {
-        result = z.intersection(result, convertSchema(schema.allOf[i], ctx));
+        result = z2.intersection(result, convertSchema(schema.allOf[i], ctx));
       }
       baseSchema = result;
     }
   }
   if (schema.nullable === true && ctx.version === "openapi-3.0") {
-    baseSchema = z.nullable(baseSchema);
+    baseSchema = z2.nullable(baseSchema);
   }
   if (schema.readOnly === true) {
-    baseSchema = z.readonly(baseSchema);
+    baseSchema = z2.readonly(baseSchema);
   }
   if (schema.default !== void 0) {
     baseSchema = baseSchema.default(schema.default);
@@ -29918,7 +30932,7 @@ function convertSchema(schema, ctx) {
 }
 function fromJSONSchema(schema, params) {
   if (typeof schema === "boolean") {
-    return schema ? z.any() : z.never();
+    return schema ? z2.any() : z2.never();
   }
   let normalized;
   try {
@@ -30231,14 +31245,14 @@ var settingsSchema = external_exports.object({
 
 // src/config/campaign.ts
 function loadSettings(root3) {
-  const file2 = join6(root3, "ngcc-perf.yml");
-  if (!existsSync6(file2)) return settingsSchema.parse({});
-  return loadYaml(file2, settingsSchema, relative2(process.cwd(), file2) || file2);
+  const file2 = join10(root3, "ngcc-perf.yml");
+  if (!existsSync10(file2)) return settingsSchema.parse({});
+  return loadYaml(file2, settingsSchema, relative4(process.cwd(), file2) || file2);
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join6(folder, "candidate.yml"), candidateSchema, display);
-  if (spec.id !== basename2(folder))
-    throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename2(folder)}'`);
+  const spec = loadYaml(join10(folder, "candidate.yml"), candidateSchema, display);
+  if (spec.id !== basename4(folder))
+    throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
     folder,
@@ -30247,636 +31261,699 @@ function loadCandidate(folder, display) {
   };
 }
 function loadCampaign(root3, only) {
-  if (!existsSync6(root3) || !statSync4(root3).isDirectory()) throw new InputError(relative2(process.cwd(), root3) || root3, "", "campaign folder not found");
+  if (!existsSync10(root3) || !statSync5(root3).isDirectory()) throw new InputError(relative4(process.cwd(), root3) || root3, "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
-  const candidates2 = readdirSync6(root3).filter((name) => existsSync6(join6(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join6(root3, name), join6(relative2(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
+  const candidates2 = readdirSync6(root3).filter((name) => existsSync10(join10(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join10(root3, name), join10(relative4(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
   return { root: root3, settings, candidates: candidates2 };
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync6(root3).sort()) {
-    const folder = join6(root3, name);
-    if (!statSync4(folder).isDirectory() || existsSync6(join6(folder, "candidate.yml"))) continue;
+    const folder = join10(root3, name);
+    if (!statSync5(folder).isDirectory() || existsSync10(join10(folder, "candidate.yml"))) continue;
     const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
-      throw new InputError(relative2(process.cwd(), join6(folder, wrong)) || join6(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
+      throw new InputError(relative4(process.cwd(), join10(folder, wrong)) || join10(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
   }
 }
 
-// src/env/host.ts
-import { existsSync as existsSync7, readFileSync as readFileSync6 } from "node:fs";
-import { arch, hostname as hostname3, loadavg, release } from "node:os";
-function read(path) {
+// src/env/cpus.ts
+import { readFileSync as readFileSync11 } from "node:fs";
+function parseCpuList(list3) {
+  const cpus = [];
+  for (const part of list3.trim().split(",").filter(Boolean)) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) continue;
+    for (let c = Number(m[1]); c <= Number(m[2] ?? m[1]); c++) cpus.push(c);
+  }
+  return cpus;
+}
+function allowedCpus() {
+  let status;
   try {
-    return readFileSync6(path, "utf8").trim();
+    status = readFileSync11("/proc/self/status", "utf8");
   } catch {
-    return null;
+    return void 0;
   }
+  const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
+  return m ? parseCpuList(m[1]) : void 0;
 }
-function cpuinfoField(name) {
-  const text3 = read("/proc/cpuinfo") ?? "";
-  const m = new RegExp(`^${name}\\s*:\\s*(.*)$`, "m").exec(text3);
-  return m ? m[1].trim() : null;
+function formatCpuList(cpus) {
+  const parts = [];
+  for (let i = 0; i < cpus.length; ) {
+    let j = i;
+    while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
+    parts.push(i === j ? String(cpus[i]) : `${cpus[i]}-${cpus[j]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
 }
-function osName() {
-  const m = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(read("/etc/os-release") ?? "");
-  return m ? m[1] : null;
-}
-var cpufreq = (cpu, file2) => read(`/sys/devices/system/cpu/cpu${cpu}/cpufreq/${file2}`);
-function hostEnvironment(cpu) {
-  const flags = cpuinfoField("flags") ?? "";
-  const memKib = /^MemTotal:\s+(\d+)/m.exec(read("/proc/meminfo") ?? "");
-  return {
-    hostname: hostname3(),
-    architecture: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(),
-    cpu_model: cpuinfoField("model name") ?? cpuinfoField("Hardware") ?? cpuinfoField("CPU part"),
-    machine: read("/sys/class/dmi/id/product_name"),
-    cpu_number: cpu,
-    logical_cpus_online: read("/sys/devices/system/cpu/online"),
-    virtualized: /\bhypervisor\b/.test(flags) || existsSync7("/proc/xen"),
-    memory_total_kib: memKib ? Number(memKib[1]) : null,
-    os: osName(),
-    kernel: release(),
-    compiler: ccVersion(),
-    cmake: firstLineOf(["cmake", "--version"]),
-    node: process.version,
-    perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
-    cpufreq_governor: cpufreq(cpu, "scaling_governor"),
-    cpufreq_driver: cpufreq(cpu, "scaling_driver"),
-    cpufreq_min_khz: cpufreq(cpu, "scaling_min_freq"),
-    cpufreq_max_khz: cpufreq(cpu, "scaling_max_freq"),
-    intel_pstate_no_turbo: read("/sys/devices/system/cpu/intel_pstate/no_turbo"),
-    cpufreq_boost: read("/sys/devices/system/cpu/cpufreq/boost"),
-    smt_control: read("/sys/devices/system/cpu/smt/control")
-  };
-}
-function hostProblems(env) {
-  const problems = [];
-  if (env.cpufreq_governor && env.cpufreq_governor !== "performance") problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
-  if (env.cpufreq_min_khz && env.cpufreq_max_khz && env.cpufreq_min_khz !== env.cpufreq_max_khz)
-    problems.push(`clock not fixed: ${env.cpufreq_min_khz}..${env.cpufreq_max_khz} kHz`);
-  if (env.intel_pstate_no_turbo === "0") problems.push("turbo boost is on (intel_pstate/no_turbo = 0)");
-  if (env.cpufreq_boost === "1") problems.push("frequency boost is on (cpufreq/boost = 1)");
-  if (env.smt_control === "on") problems.push("SMT is on: a sibling thread can share the measured core");
-  if (env.virtualized) problems.push("virtualized host: the cycle counter may be the hypervisor's");
-  return problems;
-}
-function loadAverage() {
-  return loadavg();
-}
-function defaultCpu() {
-  const online = read("/sys/devices/system/cpu/online") ?? "0";
-  const last = online.split(",").pop().split("-").pop();
-  return Number(last) || 0;
+function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
+  if (allowed && !allowed.includes(cpu))
+    throw new InputError(where[0], where[1], `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`);
+  return cpu;
 }
 
-// src/evidence/layout.ts
-import { join as join7 } from "node:path";
-var evidencePaths = (systemDir) => ({
-  campaign: join7(systemDir, "campaign.json"),
-  build: join7(systemDir, "build.json"),
-  record: (id, label, op) => join7(systemDir, "records", id, `${label}__${op}.json`),
-  profile: (id, label, op) => join7(systemDir, "profile", id, `${label}__${op}.json`),
-  survey: (id, label) => join7(systemDir, "survey", id, `${label}.json`),
-  memory: (id, label, op) => join7(systemDir, "memory", id, `${label}__${op}.json`),
-  katLog: (id, label) => join7(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join7(systemDir, "kat", id, label),
-  buildDir: (id, label) => join7(systemDir, "build", id, label)
-});
-function relativeTo(systemDir, path) {
-  return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
-}
-
-// src/measure/operation.ts
-import { basename as basename3 } from "node:path";
-
-// src/measure/plan.ts
-function planTrials(secondsPerCall, p) {
-  const t = Math.max(secondsPerCall, 1e-9);
-  const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
-  const forMinimum = Math.ceil(p.min_measurements / p.trials);
-  let iterations = Math.max(forTarget, forMinimum);
-  const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
-  const budget_limited = iterations > budgetIterations;
-  iterations = Math.min(iterations, budgetIterations);
-  const perProcess = (iterations + p.warmups) * t;
-  return {
-    iterations_per_trial: iterations,
-    warmups: p.warmups,
-    trials: p.trials,
-    separate_processes: true,
-    estimated_s: p.trials * perProcess,
-    // Generous: a trial is killed only when something is clearly wrong, never for noise.
-    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
-    calibration_seconds_per_call: secondsPerCall,
-    budget_limited
-  };
-}
-
-// node_modules/simple-statistics/dist/simple-statistics.mjs
-function sum(x) {
-  if (x.length === 0) {
-    return 0;
+// src/catalogs/catalogs.ts
+import { existsSync as existsSync11, readFileSync as readFileSync12 } from "node:fs";
+import { join as join11, relative as relative5, resolve as resolve6 } from "node:path";
+var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
+function externalSizesPath(campaignRoot, configured) {
+  const path = resolve6(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync11(path)) {
+    const yml = join11(campaignRoot, "ngcc-perf.yml");
+    throw new InputError(relative5(process.cwd(), yml) || yml, "catalogs.external_sizes", `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`);
   }
-  var sum2 = x[0];
-  var correction = 0;
-  var transition;
-  if (typeof sum2 !== "number") {
-    return Number.NaN;
+  return path;
+}
+function readSemicolonCsv(path, columns) {
+  if (!existsSync11(path)) return [];
+  let text3;
+  try {
+    text3 = readFileSync12(path, "utf8");
+  } catch (e) {
+    const code4 = e.code;
+    throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
   }
-  for (var i = 1; i < x.length; i++) {
-    if (typeof x[i] !== "number") {
-      return Number.NaN;
+  const rows = [];
+  let header;
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.replace(/\r$/, "");
+    if (line.trim() === "" || line.startsWith("#")) return;
+    const fields = line.split(";");
+    if (!header) {
+      header = fields.map((f) => f.trim());
+      const missing = columns.filter((c) => !header.includes(c));
+      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+      return;
     }
-    transition = sum2 + x[i];
-    if (Math.abs(sum2) >= Math.abs(x[i])) {
-      correction += sum2 - transition + x[i];
-    } else {
-      correction += x[i] - transition + sum2;
+    if (fields.length < header.length)
+      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
+    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
+    rows.push({ fields: rec, line: i + 1 });
+  });
+  return rows;
+}
+function readKatIssues(path) {
+  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
+    let label;
+    try {
+      label = new RegExp(f.Label);
+    } catch {
+      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
     }
-    sum2 = transition;
-  }
-  return sum2 + correction;
-}
-function mean(x) {
-  if (x.length === 0) {
-    throw new Error("mean requires at least one data point");
-  }
-  return sum(x) / x.length;
-}
-function sumNthPowerDeviations(x, n) {
-  var meanValue = mean(x);
-  var sum2 = 0;
-  var tempValue;
-  var i;
-  if (n === 2) {
-    for (i = 0; i < x.length; i++) {
-      tempValue = x[i] - meanValue;
-      sum2 += tempValue * tempValue;
-    }
-  } else {
-    for (i = 0; i < x.length; i++) {
-      sum2 += Math.pow(x[i] - meanValue, n);
-    }
-  }
-  return sum2;
-}
-function sampleVariance(x) {
-  if (x.length < 2) {
-    throw new Error("sampleVariance requires at least two data points");
-  }
-  var sumSquaredDeviationsValue = sumNthPowerDeviations(x, 2);
-  var besselsCorrection = x.length - 1;
-  return sumSquaredDeviationsValue / besselsCorrection;
-}
-function sampleStandardDeviation(x) {
-  var sampleVarianceX = sampleVariance(x);
-  return Math.sqrt(sampleVarianceX);
-}
-function quantileSorted(x, p) {
-  var idx = (x.length - 1) * p;
-  if (x.length === 0) {
-    throw new Error("quantile requires at least one data point.");
-  } else if (p < 0 || p > 1) {
-    throw new Error("quantiles must be between 0 and 1");
-  } else if (p === 1) {
-    return x[x.length - 1];
-  } else if (p === 0) {
-    return x[0];
-  } else if (idx % 1 !== 0) {
-    var lower = Math.floor(idx);
-    var upper = Math.ceil(idx);
-    var fraction2 = idx - lower;
-    return x[lower] + fraction2 * (x[upper] - x[lower]);
-  } else {
-    return x[idx];
-  }
-}
-function quickselect(arr, k, left, right) {
-  left = left || 0;
-  right = right || arr.length - 1;
-  while (right > left) {
-    if (right - left > 600) {
-      var n = right - left + 1;
-      var m = k - left + 1;
-      var z3 = Math.log(n);
-      var s = 0.5 * Math.exp(2 * z3 / 3);
-      var sd = 0.5 * Math.sqrt(z3 * s * (n - s) / n);
-      if (m - n / 2 < 0) {
-        sd *= -1;
-      }
-      var newLeft = Math.max(left, Math.floor(k - m * s / n + sd));
-      var newRight = Math.min(
-        right,
-        Math.floor(k + (n - m) * s / n + sd)
-      );
-      quickselect(arr, k, newLeft, newRight);
-    }
-    var t = arr[k];
-    var i = left;
-    var j = right;
-    swap(arr, left, k);
-    if (arr[right] > t) {
-      swap(arr, left, right);
-    }
-    while (i < j) {
-      swap(arr, i, j);
-      i++;
-      j--;
-      while (arr[i] < t) {
-        i++;
-      }
-      while (arr[j] > t) {
-        j--;
-      }
-    }
-    if (arr[left] === t) {
-      swap(arr, left, j);
-    } else {
-      j++;
-      swap(arr, j, right);
-    }
-    if (j <= k) {
-      left = j + 1;
-    }
-    if (k <= j) {
-      right = j - 1;
-    }
-  }
-}
-function swap(arr, i, j) {
-  var tmp = arr[i];
-  arr[i] = arr[j];
-  arr[j] = tmp;
-}
-function quantile(x, p) {
-  var copy = x.slice();
-  if (Array.isArray(p)) {
-    multiQuantileSelect(copy, p);
-    var results = [];
-    for (var i = 0; i < p.length; i++) {
-      results[i] = quantileSorted(copy, p[i]);
-    }
-    return results;
-  } else {
-    var idx = quantileIndex(copy.length, p);
-    quantileSelect(copy, idx, 0, copy.length - 1);
-    return quantileSorted(copy, p);
-  }
-}
-function quantileSelect(arr, k, left, right) {
-  if (k % 1 === 0) {
-    quickselect(arr, k, left, right);
-  } else {
-    k = Math.floor(k);
-    quickselect(arr, k, left, right);
-    quickselect(arr, k + 1, k + 1, right);
-  }
-}
-function multiQuantileSelect(arr, p) {
-  var positions = /* @__PURE__ */ new Set();
-  for (var i = 0; i < p.length; i++) {
-    var idx = quantileIndex(arr.length, p[i]);
-    positions.add(Math.floor(idx));
-    positions.add(Math.ceil(idx));
-  }
-  var indices = Array.from(positions).sort(compare);
-  multiselect(arr, indices, 0, indices.length - 1, 0, arr.length - 1);
-}
-function multiselect(arr, indices, lo, hi, left, right) {
-  if (lo > hi) {
-    return;
-  }
-  var mid = lo + hi >> 1;
-  quickselect(arr, indices[mid], left, right);
-  multiselect(arr, indices, lo, mid - 1, left, indices[mid] - 1);
-  multiselect(arr, indices, mid + 1, hi, indices[mid] + 1, right);
-}
-function compare(a, b) {
-  return a - b;
-}
-function quantileIndex(len, p) {
-  var idx = (len - 1) * p;
-  if (p === 1) {
-    return len - 1;
-  } else if (p === 0) {
-    return 0;
-  } else if (idx % 1 !== 0) {
-    return idx;
-  } else {
-    return idx;
-  }
-}
-function median(x) {
-  return +quantile(x, 0.5);
-}
-var BayesianClassifier = function BayesianClassifier2() {
-  this.totalCount = 0;
-  this.data = {};
-};
-BayesianClassifier.prototype.train = function train(item, category) {
-  if (!this.data[category]) {
-    this.data[category] = {};
-  }
-  for (var k in item) {
-    var v = item[k];
-    if (this.data[category][k] === void 0) {
-      this.data[category][k] = {};
-    }
-    if (this.data[category][k][v] === void 0) {
-      this.data[category][k][v] = 0;
-    }
-    this.data[category][k][v]++;
-  }
-  this.totalCount++;
-};
-BayesianClassifier.prototype.score = function score(item) {
-  var odds = {};
-  var category;
-  for (var k in item) {
-    var v = item[k];
-    for (category in this.data) {
-      if (odds[category] === void 0) {
-        odds[category] = {};
-      }
-      if (this.data[category][k]) {
-        odds[category][k + "_" + v] = (this.data[category][k][v] || 0) / this.totalCount;
-      } else {
-        odds[category][k + "_" + v] = 0;
-      }
-    }
-  }
-  var oddsSums = {};
-  for (category in odds) {
-    oddsSums[category] = 0;
-    for (var combination in odds[category]) {
-      oddsSums[category] += odds[category][combination];
-    }
-  }
-  return oddsSums;
-};
-var g = 607 / 128;
-var LOGSQRT2PI = Math.log(Math.sqrt(2 * Math.PI));
-var SQRT_2PI$1 = Math.sqrt(2 * Math.PI);
-function cumulativeDistribution(z3) {
-  var sum2 = z3;
-  var tmp = z3;
-  for (var i = 1; i < 30; i++) {
-    tmp *= z3 * z3 / (2 * i + 1);
-    sum2 += tmp;
-  }
-  return Math.round((0.5 + sum2 / SQRT_2PI$1 * Math.exp(-z3 * z3 / 2)) * 1e4) / 1e4;
-}
-var standardNormalTable = [];
-for (z2 = 0; z2 <= 3.09; z2 += 0.01) {
-  standardNormalTable.push(cumulativeDistribution(z2));
-}
-var z2;
-var SQRT_2PI = Math.sqrt(2 * Math.PI);
-var PerceptronModel = function PerceptronModel2() {
-  this.weights = [];
-  this.bias = 0;
-};
-PerceptronModel.prototype.predict = function predict(features) {
-  if (features.length !== this.weights.length) {
-    return null;
-  }
-  var score2 = 0;
-  for (var i = 0; i < this.weights.length; i++) {
-    score2 += this.weights[i] * features[i];
-  }
-  score2 += this.bias;
-  if (score2 > 0) {
-    return 1;
-  } else {
-    return 0;
-  }
-};
-PerceptronModel.prototype.train = function train2(features, label) {
-  if (label !== 0 && label !== 1) {
-    return null;
-  }
-  if (features.length !== this.weights.length) {
-    this.weights = features.slice();
-    this.bias = 1;
-  }
-  var prediction = this.predict(features);
-  if (typeof prediction === "number" && prediction !== label) {
-    var gradient = label - prediction;
-    for (var i = 0; i < this.weights.length; i++) {
-      this.weights[i] += gradient * features[i];
-    }
-    this.bias += gradient;
-  }
-  return this;
-};
-
-// src/measure/stats.ts
-var GUIDE_MINIMUM = 100;
-var NOISY_TRIAL_SPREAD = 1.25;
-function trialSpread(stats, trials) {
-  return trials >= 2 && stats.min_trial_seconds > 0 ? stats.max_trial_seconds / stats.min_trial_seconds : void 0;
-}
-function deriveStatistics(trials) {
-  const measurements = trials.reduce((a, t) => a + t.measurements, 0);
-  const seconds = trials.reduce((a, t) => a + t.seconds, 0);
-  const cycles2 = trials.reduce((a, t) => a + t.cycles, 0);
-  const perTrialSeconds = trials.map((t) => t.seconds / t.measurements);
-  const perTrialCycles = trials.map((t) => t.cycles / t.measurements);
-  const mean_seconds = seconds / measurements;
-  const withCalls = trials.filter((t) => t.per_call_cycles);
-  return {
-    measurements,
-    guide_100_measurements_met: measurements >= GUIDE_MINIMUM,
-    mean_seconds,
-    median_trial_seconds: median(perTrialSeconds),
-    min_trial_seconds: Math.min(...perTrialSeconds),
-    max_trial_seconds: Math.max(...perTrialSeconds),
-    mean_cycles: cycles2 / measurements,
-    median_trial_cycles: median(perTrialCycles),
-    operations_per_second: 1 / mean_seconds,
-    per_call_cycles: withCalls.length > 0 ? {
-      q1: median(withCalls.map((t) => t.per_call_cycles.q1)),
-      median: median(withCalls.map((t) => t.per_call_cycles.median)),
-      q3: median(withCalls.map((t) => t.per_call_cycles.q3))
-    } : null
-  };
-}
-
-// src/measure/trial.ts
-function failureOf(run, status, detail) {
-  if (run.timedOut) return "TIMEOUT";
-  if (run.signal) return `CRASH (${run.signal})`;
-  if (run.exitCode !== 0) return `${status ?? "ERROR"}${detail ? `: ${detail}` : ""}`;
-  if (status !== "complete") return "no STATUS line";
-  return void 0;
-}
-async function runTrial(req) {
-  const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
-  const trials = [];
-  for (const f of out.lines) {
-    if (f[0] === "TRIAL") {
-      const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds });
-    } else if (f[0] === "CALLS" && trials.length > 0) {
-      const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
-      trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
-    }
-  }
-  const failure2 = failureOf(run, out.status, out.statusDetail);
-  return {
-    status: failure2 || trials.length === 0 ? "failed" : "complete",
-    exit_code: run.exitCode,
-    meta: out.meta,
-    trials,
-    stderr: run.stderr,
-    command: argv,
-    wall_s: run.wallSeconds,
-    disturbed_retries: 0,
-    failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0)
-  };
-}
-
-// src/measure/operation.ts
-var OPERATIONS = { kem: ["keygen", "enc", "dec"], sig: ["keygen", "sign", "verify"] };
-var SIGNED_MESSAGE_BYTES = 64;
-var inputBytes = (type, operation) => type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
-function shown(p, tool, lib, libShown) {
-  return { ...p, command: p.command.map((a) => a === tool ? basename3(tool) : a === lib ? libShown : a) };
-}
-function start(req) {
-  return {
-    req,
-    base: {
-      timeTool: req.timeTool,
-      library: req.library,
-      type: req.type,
-      operation: req.operation,
-      cpu: req.cpu,
-      rng: req.rng,
-      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024
-    },
-    started_utc: (/* @__PURE__ */ new Date()).toISOString(),
-    load_average_start: loadAverage(),
-    processes: [],
-    disturbed: 0,
-    stopped: false
-  };
-}
-async function nextTrial(op) {
-  const p = op.req.planning;
-  const plan = op.plan;
-  let proc;
-  let retries = 0;
-  for (; ; ) {
-    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1e3 });
-    const clock = proc.trials[0]?.clock_hz;
-    const slowed = proc.status === "complete" && op.req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * op.req.fixedClockHz;
-    if (!slowed || retries >= p.disturbed_retries) break;
-    retries++;
-  }
-  proc.disturbed_retries = retries;
-  op.disturbed += retries;
-  op.processes.push(proc);
-  if (proc.status !== "complete") op.stopped = true;
-}
-function finish(op) {
-  const req = op.req;
-  const common = {
-    started_utc: op.started_utc,
-    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
-    load_average_start: op.load_average_start,
-    load_average_end: loadAverage()
-  };
-  const show = (x) => shown(x, req.timeTool, req.library, req.libraryShown);
-  if (!op.plan)
-    return { ...common, status: "failed", failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
-  const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
-  const failed = op.processes.find((x) => x.status !== "complete");
-  return {
-    ...common,
-    status: failed ? trials.length > 0 ? "partial" : "failed" : "complete",
-    failure: failed?.failure,
-    plan: op.plan,
-    processes: op.processes.map(show),
-    trials,
-    stats: trials.length > 0 ? deriveStatistics(trials) : void 0,
-    meta: op.processes[0]?.meta ?? op.calibration.meta,
-    disturbed_retries: op.disturbed
-  };
-}
-async function measureOperations(reqs, onDone) {
-  const ops = [];
-  for (const req of reqs) {
-    const s = start(req);
-    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1e3 });
-    ops.push({ ...s, calibration, plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0 });
-  }
-  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
-  for (let i = 0; i < rounds; i++)
-    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
-  return ops.map((op, i) => {
-    const r = finish(op);
-    onDone?.(i, r);
-    return r;
+    return { id: f.ID, label, action: f.Action, cause: f.Cause };
   });
 }
-
-// src/evidence/record.ts
-var num = (meta3, key) => meta3[key] !== void 0 ? Number(meta3[key]) : 0;
-function buildRecord({ unit, operation, entry, result, environment }) {
-  const meta3 = result.meta;
-  const complete = result.processes.filter((p) => p.status === "complete");
-  const baseline = complete[0]?.meta.baseline_rss_bytes;
-  const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
-  const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
-  return {
-    schema: 2,
-    status: result.status,
-    ...result.failure ? { failure: result.failure } : {},
-    candidate: unit.candidate.id,
-    label: unit.label,
-    instance: unit.label,
-    variant: entry.variant,
-    flags: entry.flags,
-    operation,
-    input_bytes: inputBytes(unit.candidate.type, operation),
-    plan: result.plan ?? null,
-    kat: entry.kat,
-    kat_not_passed: entry.kat !== "PASS",
-    disturbed_retries: result.disturbed_retries,
-    library: entry.library,
-    library_sha256: entry.library_sha256,
-    kat_log: entry.kat_log,
-    kat_log_sha256: entry.kat_log_sha256,
-    started_utc: result.started_utc,
-    ended_utc: result.ended_utc,
-    load_average_start: result.load_average_start,
-    load_average_end: result.load_average_end,
-    environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null },
-    counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
-    rng: meta3.rng ?? null,
-    processes: result.processes,
-    trials: result.trials,
-    ...result.stats ?? {},
-    throughput_MB_per_second: null,
-    sizes: {
-      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta3, "message_bytes") : 0,
-      pk_bytes: num(meta3, "pk_bytes"),
-      sk_bytes: num(meta3, "sk_bytes"),
-      ct_bytes: num(meta3, "ct_bytes"),
-      ss_bytes: num(meta3, "ss_bytes"),
-      signature_bytes: num(meta3, "signature_bytes"),
-      digest_bytes: 0
-    },
-    kex: {},
-    build_flags: entry.build_flags,
-    baseline_rss_bytes: baseline !== void 0 ? Number(baseline) : null,
-    peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
-    timing_scope: "loop"
+var SURVEY_VERDICTS = ["ICCS-only", "bypass", "mixed", "instance-dependent"];
+function readSurvey(path) {
+  const seen = /* @__PURE__ */ new Map();
+  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f, line }) => {
+    const id = f.ID;
+    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
+    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
+    seen.set(id, line);
+    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict.toLowerCase());
+    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(", ")}`);
+    return { id, verdict, notes: f.Notes, line };
+  });
+}
+function readExternalSizes(path) {
+  const num2 = (v, field, line) => {
+    if (v === void 0 || v === "") return void 0;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
+    return n;
   };
+  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
+    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
+      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+    return {
+      id: f.ID,
+      instance: f.Instance,
+      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
+      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
+      sig: num2(f.SignatureBytes, "SignatureBytes", line),
+      basis: f.Basis,
+      line
+    };
+  });
+}
+function readSizeCatalog(campaign) {
+  return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
+}
+
+// src/campaign/plan.ts
+var PHASES = ["build", "kat", "measure", "profile"];
+function planRun(opts) {
+  const campaignDir = resolve7(opts.campaignDir);
+  const campaign = loadCampaign(campaignDir, opts.only);
+  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
+    const all2 = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
+    const shown2 = all2.length === 0 ? "the campaign has none" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
+    const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
+    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown2})`);
+  }
+  const settings = withOverrides(campaign.settings, opts);
+  const systemDir = resolve7(opts.dataDir, opts.system);
+  const paths = evidencePaths(systemDir);
+  const ymlShown = relative6(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
+  const catalog = wrapCatalog("wrap_nist.c");
+  const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
+  if (unknown3.length > 0)
+    throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+  externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  const cpu = trialCpu(opts, settings, ymlShown);
+  try {
+    readJsonIfExists(paths.build);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    throw new InputError(paths.build, "", `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+  }
+  return {
+    campaignDir,
+    system: opts.system,
+    systemDir,
+    paths,
+    candidates: campaign.candidates,
+    settings,
+    cpu,
+    units: units(campaign.candidates, opts.shard),
+    phases: opts.phases,
+    force: opts.force ?? false,
+    ...opts.shard ? { shard: opts.shard } : {},
+    nistSymbols: settings.profile.nist_symbols ?? catalog
+  };
+}
+function units(candidates2, shard) {
+  const all2 = candidates2.flatMap(
+    (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label), key: instanceKey(candidate.id, instance.label) }))
+  );
+  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
+}
+function withOverrides(settings, opts) {
+  return {
+    ...settings,
+    planning: {
+      ...settings.planning,
+      ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {},
+      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {}
+    }
+  };
+}
+function trialCpu(opts, settings, ymlShown) {
+  const allowed = allowedCpus();
+  if (opts.cpu !== void 0) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ["cpu", ""], allowed);
+  const configured = settings.systems[opts.system]?.cpu;
+  if (configured !== void 0) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  const fallback = defaultCpu();
+  if (!allowed || allowed.includes(fallback)) return fallback;
+  const last = allowed[allowed.length - 1];
+  if (last === void 0) throw new InputError("cpu", "", `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
+  return last;
+}
+
+// src/campaign/prepare.ts
+import { existsSync as existsSync12 } from "node:fs";
+import { join as join13, relative as relative7 } from "node:path";
+
+// src/kat/log.ts
+var pad = (k) => k.padEnd(11);
+function formatKatLog(header, body, status, detail) {
+  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
+  lines.push(...body);
+  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
+  return `${lines.join("\n")}
+`;
+}
+function katBody(outcome, fileShown) {
+  const body = [];
+  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
+  body.push(`records     = ${outcome.records}`);
+  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  for (const d of outcome.digests)
+    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`);
+  const stderr = outcome.run.stderr.trim();
+  if (stderr) body.push("stderr:", ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`));
+  return body;
+}
+function parseResultLine(log2) {
+  const last = log2.trimEnd().split("\n").pop() ?? "";
+  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
+  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
+}
+
+// src/util/elf.ts
+import { readFileSync as readFileSync13 } from "node:fs";
+function elfSizes(path) {
+  const b = readFileSync13(path);
+  if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
+  if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
+  const shoff = Number(b.readBigUInt64LE(40));
+  const shentsize = b.readUInt16LE(58);
+  const shnum = b.readUInt16LE(60);
+  const shstrndx = b.readUInt16LE(62);
+  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
+  const sizes2 = { text: 0, data: 0, bss: 0 };
+  if (shoff > 0 && shstrndx < shnum) {
+    const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 24));
+    for (let i = 0; i < shnum; i++) {
+      const at = shoff + i * shentsize;
+      const nameOff = b.readUInt32LE(at);
+      const end = b.indexOf(0, strOff + nameOff);
+      const name = b.toString("latin1", strOff + nameOff, end);
+      const size = Number(b.readBigUInt64LE(at + 32));
+      if (name === ".text") sizes2.text += size;
+      else if (name === ".data" || name === ".rodata" || name === ".data.rel.ro") sizes2.data += size;
+      else if (name === ".bss") sizes2.bss += size;
+    }
+  }
+  return { loadBytes, ...sizes2 };
+}
+function loadSegments(b) {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const phoff = Number(v.getBigUint64(32, true));
+  const phentsize = v.getUint16(54, true);
+  const phnum = v.getUint16(56, true);
+  const out = [];
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * phentsize;
+    if (v.getUint32(at, true) !== 1) continue;
+    out.push({
+      offset: Number(v.getBigUint64(at + 8, true)),
+      vaddr: Number(v.getBigUint64(at + 16, true)),
+      filesz: Number(v.getBigUint64(at + 32, true)),
+      memsz: Number(v.getBigUint64(at + 40, true))
+    });
+  }
+  return out;
+}
+
+// src/campaign/prepare.ts
+var prepare = {
+  name: "prepare",
+  // The instance's status line is printed once the stale step knows what it removed.
+  ticks: () => 0,
+  async run(ctx) {
+    const entry = await prepareInstance(ctx.run, ctx.unit);
+    ctx.entry = entry;
+    ctx.summary.kat = entry.kat;
+    ctx.summary.detail = entry.kat_detail;
+  }
+};
+function libraryFields(campaignDir, b) {
+  const elf = elfSizes(b.library);
+  return {
+    library: relative7(campaignDir, b.library),
+    library_sha256: sha256File(b.library),
+    elf_load_bytes: elf.loadBytes,
+    elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
+  };
+}
+function previousHolds(previous, now) {
+  if (!previous || previous.kat === "BUILDFAIL") return false;
+  const sameLibrary = previous.flags === now.flagSet ? previous.library_sha256 === now.librarySha256 : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== void 0 && now.fallbackSha256 === previous.library_sha256;
+  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && now.katLogSha256 !== void 0 && previous.kat_log_sha256 === now.katLogSha256;
+}
+var fellBackFrom = (previous, flagSet, librarySha256) => previous !== void 0 && previous.kat !== "BUILDFAIL" && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
+async function prepareInstance(run, unit) {
+  const { plan } = run;
+  const { candidate, instance, key } = unit;
+  const paths = plan.paths;
+  const previous = readJsonIfExists(paths.build)?.instances[key];
+  const manifestPath = join13(candidate.folder, "kat.sha256");
+  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
+  const manifestHash = existsSync12(manifestPath) ? sha256File(manifestPath) : "none";
+  const katLogPath = paths.katLog(candidate.id, instance.label);
+  const builds = /* @__PURE__ */ new Map();
+  const build2 = (flagSet) => {
+    let b2 = builds.get(flagSet);
+    if (!b2) builds.set(flagSet, b2 = buildUnit(run, unit, flagSet));
+    return b2;
+  };
+  const kat2 = (b2) => runKat({
+    candidate,
+    label: instance.label,
+    nistPrefix: instance.nist_prefix,
+    library: b2.library,
+    katTool: run.tools.kat,
+    outDir: paths.katDir(candidate.id, instance.label),
+    manifest,
+    timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
+    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024
+  });
+  let b = await build2("guide");
+  let guideResult;
+  if (!b.ok) {
+    guideResult = "BUILDFAIL";
+    b = await build2("harness-default");
+  }
+  const base = {
+    candidate: candidate.id,
+    label: instance.label,
+    instance: instance.label,
+    variant: plan.settings.flags.variant,
+    flags: b.flagSet,
+    kat: "BUILDFAIL",
+    api: candidate.api,
+    type: candidate.type,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...guideResult ? { guide_result: guideResult } : {}
+  };
+  if (!b.ok) {
+    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
+    writeKatLog(run, entry2, candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
+    return saveEntry(run, key, entry2);
+  }
+  let lib = libraryFields(plan.campaignDir, b);
+  let fallbackSha256;
+  if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
+    const fallback = await build2("harness-default");
+    if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
+  }
+  const now = {
+    flagSet: b.flagSet,
+    librarySha256: lib.library_sha256,
+    fallbackSha256,
+    manifestSha256: manifestHash,
+    katLogSha256: existsSync12(katLogPath) ? sha256File(katLogPath) : void 0
+  };
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
+  if (!plan.phases.has("kat")) {
+    const { kat: _none, ...unchecked } = base;
+    return saveEntry(run, key, { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" });
+  }
+  let guideLibrary;
+  let outcome = await kat2(b);
+  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
+    const fallback = await build2("harness-default");
+    if (fallback.ok) {
+      guideResult = outcome.status;
+      guideLibrary = lib.library_sha256;
+      b = fallback;
+      lib = libraryFields(plan.campaignDir, b);
+      outcome = await kat2(b);
+    }
+  }
+  const entry = {
+    ...base,
+    flags: b.flagSet,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...lib,
+    kat: outcome.status,
+    ...outcome.detail ? { kat_detail: outcome.detail } : {},
+    ...guideResult ? { guide_result: guideResult } : {},
+    ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join13(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    sizes: outcome.sizes,
+    kat_manifest_sha256: manifestHash
+  };
+  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
+  return saveEntry(run, key, entry);
+}
+function writeKatLog(run, entry, candidate, b, body) {
+  const logPath = run.plan.paths.katLog(candidate.id, entry.label);
+  const text3 = formatKatLog(
+    {
+      library: entry.library ?? "(not built)",
+      id: candidate.id,
+      type: candidate.type,
+      algorithm: candidate.algorithm,
+      instance: entry.label,
+      api: candidate.api,
+      kat_rng: candidate.katRng,
+      compiler: ccVersion(),
+      build_flags: displayFlags(b.flags),
+      flags: b.flagSet
+    },
+    body,
+    entry.kat,
+    entry.kat_detail
+  );
+  writeFileAtomic(logPath, text3);
+  entry.kat_log = relativeTo(run.plan.systemDir, logPath);
+  entry.kat_log_sha256 = sha256Hex(text3);
+}
+function saveEntry(run, key, entry) {
+  const { paths } = run.plan;
+  const current = readJsonIfExists(paths.build) ?? { instances: {} };
+  current.instances[key] = entry;
+  writeJsonAtomic(paths.build, current);
+  return entry;
+}
+
+// src/campaign/profile.ts
+import { resolve as resolve8 } from "node:path";
+
+// src/profile/run.ts
+import { basename as basename5, relative as relative8 } from "node:path";
+
+// src/measure/shares.ts
+var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
+function shares(total, calls) {
+  const share = {};
+  for (const c of calls) share[c.fn] = (share[c.fn] ?? 0) + c.ticks / total;
+  const hash_share = Object.entries(share).filter(([fn]) => !DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0);
+  return { share, hash_share };
+}
+function medianRound(rounds) {
+  const sorted = [...rounds].sort((a, b) => a.hashShare - b.hashShare);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+// src/profile/run.ts
+function profileSymbols(api, nistSymbols) {
+  const wanted = api === "nist" ? nistSymbols : wrapCatalog("wrap_iccs.c");
+  return { wanted, digest: sha256Hex(wanted.join(",")) };
+}
+async function profileInstance(p, operations, sink) {
+  if (operations.length === 0) return;
+  const { candidate } = p.request;
+  const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
+  const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
+  const rounds = new Map(operations.map((operation) => [operation, []]));
+  if (profiled.ok) {
+    const opsPerRound = new Map(
+      operations.map((operation) => {
+        const perCall = p.perCallSeconds(operation);
+        return [operation, perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
+      })
+    );
+    for (let round = 0; round < p.rounds; round++) {
+      for (const operation of operations) {
+        const done = rounds.get(operation);
+        if (done.some((r) => !r.complete)) continue;
+        const argv = [p.tools.prof, profiled.library, candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
+        const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+        const out = parseDriverOutput(run.stdout);
+        const total = out.lines.find((l) => l[0] === "TOTAL");
+        const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+        const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+        const complete = run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
+        done.push({ argv, stderr: run.stderr, complete, meta: out.meta, total: totals, calls, hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN });
+      }
+    }
+  }
+  for (const operation of operations) {
+    if (profiled.ok) {
+      const done = rounds.get(operation);
+      const failed = done.find((r) => !r.complete);
+      const chosen = failed ?? medianRound(done);
+      sink.profile(operation, {
+        schema: 2,
+        candidate: candidate.id,
+        label: p.request.instance.label,
+        operation,
+        input_bytes: inputBytes(candidate.type, operation),
+        status: failed ? "failed" : "complete",
+        command: chosen.argv.map((a) => a === p.tools.prof ? basename5(a) : a === profiled.library ? relative8(p.campaignDir, a) : a),
+        stderr: chosen.stderr,
+        meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
+        library_sha256: p.librarySha256,
+        profile_symbols: digest,
+        total: chosen.total,
+        calls: chosen.calls,
+        ...failed ? {} : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }
+      });
+    }
+    sink.memory(operation, await measureMemory(p, operation));
+  }
+}
+async function measureMemory(p, operation) {
+  const { candidate, instance } = p.request;
+  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+  const m = parseDriverOutput(mem.stdout);
+  const num2 = (k) => m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
+  return {
+    schema: 1,
+    candidate: candidate.id,
+    label: instance.label,
+    operation,
+    status: mem.exitCode === 0 && m.status === "complete" ? "complete" : "failed",
+    library_sha256: p.librarySha256,
+    stack_bytes: num2("stack_bytes"),
+    stack_baseline_bytes: num2("stack_baseline_bytes"),
+    stack_net_bytes: num2("stack_net_bytes"),
+    heap_peak_bytes: num2("heap_peak_bytes"),
+    heap_allocations: num2("heap_allocations"),
+    vmhwm_bytes: num2("vmhwm_bytes"),
+    ...mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }
+  };
+}
+
+// src/profile/survey.ts
+import { readFileSync as readFileSync14 } from "node:fs";
+
+// src/profile/constants.ts
+var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
+var le64 = (xs) => Uint8Array.from(xs.flatMap((x) => Array.from({ length: 8 }, (_, i) => Number(x >> BigInt(8 * i) & 0xffn))));
+var bytes = (hex3) => Uint8Array.from(hex3.match(/../g).map((h) => parseInt(h, 16)));
+var KECCAK_RC = [
+  0x0000000000000001n,
+  0x0000000000008082n,
+  0x800000000000808an,
+  0x8000000080008000n,
+  0x000000000000808bn,
+  0x0000000080000001n,
+  0x8000000080008081n,
+  0x8000000000008009n,
+  0x000000000000008an,
+  0x0000000000000088n,
+  0x0000000080008009n,
+  0x000000008000000an
+];
+var SHA256_K = [1116352408, 1899447441, 3049323471, 3921009573, 961987163, 1508970993, 2453635748, 2870763221];
+var SHA512_K = [0x428a2f98d728ae22n, 0x7137449123ef65cdn, 0xb5c0fbcfec4d3b2fn, 0xe9b5dba58189dbbcn];
+var SM3_IV = [1937774191, 1226093241, 388252375, 3666478592, 2842636476, 372324522, 3817729613, 2969243214];
+var FINGERPRINTS = [
+  { primitive: "Keccak (SHA-3/SHAKE)", immediates: KECCAK_RC.slice(2), tables: [le64(KECCAK_RC.slice(0, 4))] },
+  { primitive: "SHA-256", immediates: SHA256_K.map(BigInt), tables: [le32(SHA256_K.slice(0, 4))] },
+  { primitive: "SHA-512", immediates: SHA512_K, tables: [le64(SHA512_K.slice(0, 2))] },
+  { primitive: "SM3", immediates: [...SM3_IV.map(BigInt), 0x79cc4519n, 0x7a879d8an], tables: [le32(SM3_IV.slice(0, 4))] },
+  { primitive: "AES", immediates: [], tables: [bytes("637c777bf26b6fc53001672bfed7ab76")] },
+  { primitive: "SM4", immediates: [0xa3b1bac6n, 0x56aa3350n, 0x677d9197n, 0xb27022dcn], tables: [bytes("d690e9fecce13db716b614c228fb2c05")] },
+  { primitive: "ChaCha/Salsa", immediates: [0x61707865n, 0x3320646en, 0x79622d32n, 0x6b206574n], tables: [new TextEncoder().encode("expand 32-byte k")] }
+];
+var ICCS_HASH = ["sm3hash", "pseudohash", "pseudoXOF"];
+var ICCS_DRNG = ["get_random_number", "init_random_number"];
+var OTHER_RANDOMNESS = {
+  RAND_bytes: "OpenSSL RAND",
+  RAND_priv_bytes: "OpenSSL RAND",
+  getrandom: "getrandom",
+  getentropy: "getrandom",
+  rand: "libc rand",
+  random: "libc rand"
+};
+var RANDOMBYTES = ["randombytes", "PQCLEAN_randombytes"];
+
+// src/profile/survey.ts
+var HEADER = /^[0-9a-f]+ <([^>]+)>:$/;
+var TARGET = /<([^>+@]+)(?:@plt)?(?:\+0x[0-9a-f]+)?>/g;
+var IMMEDIATE = /[$#](0x[0-9a-f]+)/g;
+function parseDisassembly(text3) {
+  const refs = /* @__PURE__ */ new Map();
+  const immediates = /* @__PURE__ */ new Map();
+  let current;
+  for (const line of text3.split("\n")) {
+    const h = HEADER.exec(line);
+    if (h) {
+      current = h[1];
+      refs.set(current, /* @__PURE__ */ new Set());
+      immediates.set(current, /* @__PURE__ */ new Set());
+      continue;
+    }
+    if (!current || !line.startsWith(" ")) continue;
+    for (const m of line.matchAll(TARGET)) if (m[1] !== current) refs.get(current).add(m[1]);
+    for (const m of line.matchAll(IMMEDIATE)) immediates.get(current).add(BigInt(m[1]));
+  }
+  for (const name of [...refs.keys()]) if (name.endsWith("@plt")) refs.set(name, /* @__PURE__ */ new Set([name.slice(0, -4)]));
+  return { refs, immediates };
+}
+function parseNm(text3) {
+  return text3.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 4).map(([a, s, t, n]) => ({ name: n.replace(/@.*$/, ""), address: parseInt(a, 16), size: parseInt(s, 16), type: t }));
+}
+function contains(hay, needle) {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+var ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
+var STOPS = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
+var SURVEY_VERSION = 2;
+async function surveyLibrary(library, label, nistApi = false) {
+  const [dis, nm, dyn] = await Promise.all([
+    runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20 }),
+    runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
+    runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
+  ]);
+  for (const [tool, r] of [["objdump -d", dis], ["nm -S", nm], ["nm -D", dyn]])
+    if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync14(library), label, nistApi);
+}
+function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
+  const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
+  if (entry_points.length === 0) throw new Error("the library exports no KEM or signature entry point to start from");
+  const reached = closure(entry_points, d, STOPS);
+  const iccs_helpers = [...ICCS_HASH, ...ICCS_DRNG].filter((h) => reached.has(h));
+  const ownDrbg = RANDOMBYTES.some((r) => reached.has(r) && !closure([r], d, STOPS).has("get_random_number"));
+  const randomness = [
+    .../* @__PURE__ */ new Set([
+      ...reached.has("get_random_number") ? ["ICCS DRNG"] : [],
+      ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
+      ...ownDrbg ? [nistApi ? "randombytes (NIST API: the harness\u2019s AES-256-CTR DRBG)" : "own DRBG (randombytes)"] : []
+    ])
+  ].sort();
+  const segments = loadSegments(image2);
+  const objectBytes = (s) => {
+    const seg = segments.find((g2) => s.address >= g2.vaddr && s.address + s.size <= g2.vaddr + g2.filesz);
+    return seg ? image2.subarray(seg.offset + (s.address - seg.vaddr), seg.offset + (s.address - seg.vaddr) + s.size) : void 0;
+  };
+  const own6 = [];
+  const unreachable = [];
+  const seen = /* @__PURE__ */ new Set();
+  const helperLike = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG]);
+  for (const fp of FINGERPRINTS) {
+    for (const s of symbols) {
+      if (helperLike.has(s.name)) continue;
+      const imms = d.immediates.get(s.name);
+      const byImmediate = imms ? fp.immediates.filter((v) => imms.has(v)).length >= 3 : false;
+      const bytes2 = /[rRdDbB]/.test(s.type) && s.size > 0 ? objectBytes(s) : void 0;
+      const byTable = bytes2 ? fp.tables.some((t) => contains(bytes2, t)) : false;
+      if (!byImmediate && !byTable) continue;
+      const key = `${fp.primitive}@${s.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (reached.has(s.name)) own6.push({ primitive: fp.primitive, where: s.name });
+      else unreachable.push(`${fp.primitive} in ${s.name}`);
+    }
+  }
+  for (const h of [...ICCS_HASH, "get_random_number"]) if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
+  const internals = closure([...ICCS_HASH, ...ICCS_DRNG], d);
+  const listed = unreachable.filter((u) => !internals.has(u.split(" in ").pop())).sort();
+  const bypassing = own6.length > 0 || randomness.some((r) => r !== "ICCS DRNG");
+  const verdict = !bypassing ? "ICCS-only" : iccs_helpers.length > 0 ? "mixed" : "bypass";
+  return { label, verdict, iccs_helpers, own_primitives: own6, randomness, unreachable: listed, entry_points };
+}
+function closure(from, d, stops = /* @__PURE__ */ new Set()) {
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [...from];
+  while (queue.length > 0) {
+    const f = queue.shift();
+    if (seen.has(f)) continue;
+    seen.add(f);
+    if (stops.has(f) && !from.includes(f)) continue;
+    for (const g2 of d.refs.get(f) ?? []) queue.push(g2);
+  }
+  return seen;
+}
+function candidateVerdict(instances) {
+  const verdicts2 = new Set(instances.map((i) => i.verdict));
+  return verdicts2.size === 1 ? [...verdicts2][0] : "instance-dependent";
 }
 
 // src/report/format.ts
@@ -31019,942 +32096,84 @@ function formatN(n) {
   return `(n=${n})`;
 }
 
-// src/kat/manifest.ts
-import { existsSync as existsSync8, readFileSync as readFileSync7 } from "node:fs";
-import { createHash as createHash2 } from "node:crypto";
-var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
-function readManifest(path, display = path) {
-  if (!existsSync8(path)) return [];
-  return parseManifest(readFileSync7(path, "utf8"), display);
-}
-function parseManifest(text3, display) {
-  const entries = [];
-  const seen = /* @__PURE__ */ new Map();
-  text3.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    const m = LINE.exec(line);
-    if (!m)
-      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
-    const entry = {
-      sha256: m[1].toLowerCase(),
-      mode: m[2],
-      records: m[3] ? Number(m[3]) : void 0,
-      label: m[4],
-      file: m[5],
-      line: i + 1
-    };
-    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
-    const earlier = seen.get(key);
-    if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
-    seen.set(key, earlier ?? entry);
-    entries.push(entry);
-  });
-  return entries;
-}
-var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
-function formatManifestLine(e) {
-  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
-}
-var RECORD_START = /^(Count|count) =/;
-function countRecords(text3) {
-  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
-}
-var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
-function updateManifest(text3, display, generated, opts = {}) {
-  const entries = parseManifest(text3, display);
-  const lines = text3 === "" ? [] : text3.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const edits = /* @__PURE__ */ new Map();
-  const update = { text: text3, added: [], changed: [], unchanged: [] };
-  for (const g2 of generated) {
-    const wanted = formatManifestLine(g2);
-    const mine = entries.filter((e) => e.label === g2.label);
-    const differing = mine.filter((e) => !same(e, g2));
-    if (mine.length === 0) update.added.push(wanted);
-    else if (differing.length === 0) update.unchanged.push(g2.label);
-    else if (!opts.force)
-      throw new InputError(
-        display,
-        `line ${differing[0].line}`,
-        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
-      );
-    else {
-      const keep = differing.length < mine.length;
-      differing.forEach((e, i) => {
-        const after = !keep && i === 0 ? wanted : void 0;
-        edits.set(e.line - 1, after ?? null);
-        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
-      });
-    }
-  }
-  const out = lines.flatMap((l, i) => {
-    const edit = edits.get(i);
-    return edit === void 0 ? [l] : edit === null ? [] : [edit];
-  });
-  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
-  out.push(...update.added);
-  update.text = out.length > 0 ? `${out.join("\n")}
-` : "";
-  parseManifest(update.text, display);
-  return update;
-}
-function canonicalDigest(text3, mode, records) {
-  const h = createHash2("sha256");
-  let seen = 0;
-  for (const raw of text3.split("\n")) {
-    const line = raw.replace(/[\r \t]+$/, "");
-    if (line === "" || line.startsWith("#")) continue;
-    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
-    if (mode === "nolen") {
-      const eq = line.indexOf(" =");
-      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
-    }
-    h.update(`${line}
-`);
-  }
-  return h.digest("hex");
-}
-
-// src/kat/log.ts
-var pad = (k) => k.padEnd(11);
-function formatKatLog(header, body, status, detail) {
-  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
-  lines.push(...body);
-  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
-  return `${lines.join("\n")}
-`;
-}
-function katBody(outcome, fileShown) {
-  const body = [];
-  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
-  body.push(`records     = ${outcome.records}`);
-  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
-  for (const d of outcome.digests)
-    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`);
-  const stderr = outcome.run.stderr.trim();
-  if (stderr) body.push("stderr:", ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`));
-  return body;
-}
-function parseResultLine(log2) {
-  const last = log2.trimEnd().split("\n").pop() ?? "";
-  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
-  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
-}
-
-// src/kat/run.ts
-import { mkdirSync as mkdirSync4, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync5 } from "node:fs";
-import { join as join8 } from "node:path";
-var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
-function katFileName(candidate, label, skBytes) {
-  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
-  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
-}
-function recordsToGenerate(candidate, entries) {
-  const wanted = entries.map((e) => e.records);
-  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
-  return DEFAULT_RECORDS[candidate.katRng];
-}
-function classifyDriverFailure(run) {
-  if (run.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run.wallSeconds)} s` };
-  if (run.signal) return { status: "CRASH", detail: `killed by ${run.signal}` };
-  const out = parseDriverOutput(run.stdout);
-  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
-    return { status: out.status, detail: out.statusDetail };
-  if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
-  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
-  return void 0;
-}
-async function runKat(req) {
-  const { candidate, label } = req;
-  const entries = req.manifest.filter((e) => e.label === label);
-  const records = recordsToGenerate(candidate, entries);
-  mkdirSync4(req.outDir, { recursive: true });
-  const partial2 = join8(req.outDir, ".kat-output.partial");
-  rmSync2(partial2, { force: true });
-  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
-  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
-  if (mode === "nist") argv.push(req.nistPrefix ?? "");
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
-  const sizes = Object.fromEntries(
-    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
-  );
-  const base = { digests: [], sizes, records, run };
-  const failure2 = classifyDriverFailure(run);
-  if (failure2) {
-    rmSync2(partial2, { force: true });
-    return { ...base, ...failure2 };
-  }
-  const file2 = katFileName(candidate, label, sizes.sk_bytes ?? 0);
-  const target = join8(req.outDir, file2);
-  renameSync3(partial2, target);
-  const text3 = readFileSync8(target, "utf8");
-  const fileBytes = statSync5(target).size;
-  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
-  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
-  const wrongName = entries.find((e) => e.file !== file2);
-  if (wrongName)
-    return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
-  const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
-  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
-}
-
-// src/kat/status.ts
-var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
-function measurable(status) {
-  return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
-}
-
-// src/util/elf.ts
-import { readFileSync as readFileSync9 } from "node:fs";
-function elfSizes(path) {
-  const b = readFileSync9(path);
-  if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
-  if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
-  const shoff = Number(b.readBigUInt64LE(40));
-  const shentsize = b.readUInt16LE(58);
-  const shnum = b.readUInt16LE(60);
-  const shstrndx = b.readUInt16LE(62);
-  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
-  const sizes = { text: 0, data: 0, bss: 0 };
-  if (shoff > 0 && shstrndx < shnum) {
-    const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 24));
-    for (let i = 0; i < shnum; i++) {
-      const at = shoff + i * shentsize;
-      const nameOff = b.readUInt32LE(at);
-      const end = b.indexOf(0, strOff + nameOff);
-      const name = b.toString("latin1", strOff + nameOff, end);
-      const size = Number(b.readBigUInt64LE(at + 32));
-      if (name === ".text") sizes.text += size;
-      else if (name === ".data" || name === ".rodata" || name === ".data.rel.ro") sizes.data += size;
-      else if (name === ".bss") sizes.bss += size;
-    }
-  }
-  return { loadBytes, ...sizes };
-}
-function loadSegments(b) {
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const phoff = Number(v.getBigUint64(32, true));
-  const phentsize = v.getUint16(54, true);
-  const phnum = v.getUint16(56, true);
-  const out = [];
-  for (let i = 0; i < phnum; i++) {
-    const at = phoff + i * phentsize;
-    if (v.getUint32(at, true) !== 1) continue;
-    out.push({
-      offset: Number(v.getBigUint64(at + 8, true)),
-      vaddr: Number(v.getBigUint64(at + 16, true)),
-      filesz: Number(v.getBigUint64(at + 32, true)),
-      memsz: Number(v.getBigUint64(at + 40, true))
-    });
-  }
-  return out;
-}
-
-// src/profile/survey.ts
-import { readFileSync as readFileSync10 } from "node:fs";
-
-// src/profile/constants.ts
-var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
-var le64 = (xs) => Uint8Array.from(xs.flatMap((x) => Array.from({ length: 8 }, (_, i) => Number(x >> BigInt(8 * i) & 0xffn))));
-var bytes = (hex3) => Uint8Array.from(hex3.match(/../g).map((h) => parseInt(h, 16)));
-var KECCAK_RC = [
-  0x0000000000000001n,
-  0x0000000000008082n,
-  0x800000000000808an,
-  0x8000000080008000n,
-  0x000000000000808bn,
-  0x0000000080000001n,
-  0x8000000080008081n,
-  0x8000000000008009n,
-  0x000000000000008an,
-  0x0000000000000088n,
-  0x0000000080008009n,
-  0x000000008000000an
-];
-var SHA256_K = [1116352408, 1899447441, 3049323471, 3921009573, 961987163, 1508970993, 2453635748, 2870763221];
-var SHA512_K = [0x428a2f98d728ae22n, 0x7137449123ef65cdn, 0xb5c0fbcfec4d3b2fn, 0xe9b5dba58189dbbcn];
-var SM3_IV = [1937774191, 1226093241, 388252375, 3666478592, 2842636476, 372324522, 3817729613, 2969243214];
-var FINGERPRINTS = [
-  { primitive: "Keccak (SHA-3/SHAKE)", immediates: KECCAK_RC.slice(2), tables: [le64(KECCAK_RC.slice(0, 4))] },
-  { primitive: "SHA-256", immediates: SHA256_K.map(BigInt), tables: [le32(SHA256_K.slice(0, 4))] },
-  { primitive: "SHA-512", immediates: SHA512_K, tables: [le64(SHA512_K.slice(0, 2))] },
-  { primitive: "SM3", immediates: [...SM3_IV.map(BigInt), 0x79cc4519n, 0x7a879d8an], tables: [le32(SM3_IV.slice(0, 4))] },
-  { primitive: "AES", immediates: [], tables: [bytes("637c777bf26b6fc53001672bfed7ab76")] },
-  { primitive: "SM4", immediates: [0xa3b1bac6n, 0x56aa3350n, 0x677d9197n, 0xb27022dcn], tables: [bytes("d690e9fecce13db716b614c228fb2c05")] },
-  { primitive: "ChaCha/Salsa", immediates: [0x61707865n, 0x3320646en, 0x79622d32n, 0x6b206574n], tables: [new TextEncoder().encode("expand 32-byte k")] }
-];
-var ICCS_HASH = ["sm3hash", "pseudohash", "pseudoXOF"];
-var ICCS_DRNG = ["get_random_number", "init_random_number"];
-var OTHER_RANDOMNESS = {
-  RAND_bytes: "OpenSSL RAND",
-  RAND_priv_bytes: "OpenSSL RAND",
-  getrandom: "getrandom",
-  getentropy: "getrandom",
-  rand: "libc rand",
-  random: "libc rand"
-};
-var RANDOMBYTES = ["randombytes", "PQCLEAN_randombytes"];
-
-// src/profile/survey.ts
-var HEADER = /^[0-9a-f]+ <([^>]+)>:$/;
-var TARGET = /<([^>+@]+)(?:@plt)?(?:\+0x[0-9a-f]+)?>/g;
-var IMMEDIATE = /[$#](0x[0-9a-f]+)/g;
-function parseDisassembly(text3) {
-  const refs = /* @__PURE__ */ new Map();
-  const immediates = /* @__PURE__ */ new Map();
-  let current;
-  for (const line of text3.split("\n")) {
-    const h = HEADER.exec(line);
-    if (h) {
-      current = h[1];
-      refs.set(current, /* @__PURE__ */ new Set());
-      immediates.set(current, /* @__PURE__ */ new Set());
-      continue;
-    }
-    if (!current || !line.startsWith(" ")) continue;
-    for (const m of line.matchAll(TARGET)) if (m[1] !== current) refs.get(current).add(m[1]);
-    for (const m of line.matchAll(IMMEDIATE)) immediates.get(current).add(BigInt(m[1]));
-  }
-  for (const name of [...refs.keys()]) if (name.endsWith("@plt")) refs.set(name, /* @__PURE__ */ new Set([name.slice(0, -4)]));
-  return { refs, immediates };
-}
-function parseNm(text3) {
-  return text3.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 4).map(([a, s, t, n]) => ({ name: n.replace(/@.*$/, ""), address: parseInt(a, 16), size: parseInt(s, 16), type: t }));
-}
-function contains(hay, needle) {
-  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
-}
-var ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
-var STOPS = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
-var SURVEY_VERSION = 2;
-async function surveyLibrary(library, label, nistApi = false) {
-  const [dis, nm, dyn] = await Promise.all([
-    runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20 }),
-    runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
-    runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
-  ]);
-  for (const [tool, r] of [["objdump -d", dis], ["nm -S", nm], ["nm -D", dyn]])
-    if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync10(library), label, nistApi);
-}
-function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
-  const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
-  if (entry_points.length === 0) throw new Error("the library exports no KEM or signature entry point to start from");
-  const reached = closure(entry_points, d, STOPS);
-  const iccs_helpers = [...ICCS_HASH, ...ICCS_DRNG].filter((h) => reached.has(h));
-  const ownDrbg = RANDOMBYTES.some((r) => reached.has(r) && !closure([r], d, STOPS).has("get_random_number"));
-  const randomness = [
-    .../* @__PURE__ */ new Set([
-      ...reached.has("get_random_number") ? ["ICCS DRNG"] : [],
-      ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
-      ...ownDrbg ? [nistApi ? "randombytes (NIST API: the harness\u2019s AES-256-CTR DRBG)" : "own DRBG (randombytes)"] : []
-    ])
-  ].sort();
-  const segments = loadSegments(image2);
-  const objectBytes = (s) => {
-    const seg = segments.find((g2) => s.address >= g2.vaddr && s.address + s.size <= g2.vaddr + g2.filesz);
-    return seg ? image2.subarray(seg.offset + (s.address - seg.vaddr), seg.offset + (s.address - seg.vaddr) + s.size) : void 0;
-  };
-  const own6 = [];
-  const unreachable = [];
-  const seen = /* @__PURE__ */ new Set();
-  const helperLike = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG]);
-  for (const fp of FINGERPRINTS) {
-    for (const s of symbols) {
-      if (helperLike.has(s.name)) continue;
-      const imms = d.immediates.get(s.name);
-      const byImmediate = imms ? fp.immediates.filter((v) => imms.has(v)).length >= 3 : false;
-      const bytes2 = /[rRdDbB]/.test(s.type) && s.size > 0 ? objectBytes(s) : void 0;
-      const byTable = bytes2 ? fp.tables.some((t) => contains(bytes2, t)) : false;
-      if (!byImmediate && !byTable) continue;
-      const key = `${fp.primitive}@${s.name}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      if (reached.has(s.name)) own6.push({ primitive: fp.primitive, where: s.name });
-      else unreachable.push(`${fp.primitive} in ${s.name}`);
-    }
-  }
-  for (const h of [...ICCS_HASH, "get_random_number"]) if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
-  const internals = closure([...ICCS_HASH, ...ICCS_DRNG], d);
-  const listed = unreachable.filter((u) => !internals.has(u.split(" in ").pop())).sort();
-  const bypassing = own6.length > 0 || randomness.some((r) => r !== "ICCS DRNG");
-  const verdict = !bypassing ? "ICCS-only" : iccs_helpers.length > 0 ? "mixed" : "bypass";
-  return { label, verdict, iccs_helpers, own_primitives: own6, randomness, unreachable: listed, entry_points };
-}
-function closure(from, d, stops = /* @__PURE__ */ new Set()) {
-  const seen = /* @__PURE__ */ new Set();
-  const queue = [...from];
-  while (queue.length > 0) {
-    const f = queue.shift();
-    if (seen.has(f)) continue;
-    seen.add(f);
-    if (stops.has(f) && !from.includes(f)) continue;
-    for (const g2 of d.refs.get(f) ?? []) queue.push(g2);
-  }
-  return seen;
-}
-function candidateVerdict(instances) {
-  const verdicts = new Set(instances.map((i) => i.verdict));
-  return verdicts.size === 1 ? [...verdicts][0] : "instance-dependent";
-}
-
-// src/profile/run.ts
-import { basename as basename5, relative as relative3, resolve as resolve5 } from "node:path";
-
-// src/build/profileBuild.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync5, readFileSync as readFileSync11 } from "node:fs";
-import { basename as basename4, join as join9 } from "node:path";
-function wrapCatalog(file2) {
-  const text3 = readFileSync11(join9(nativeDir(), "hashprof", file2), "utf8");
-  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
-}
-async function buildProfiled(req, flags, wanted) {
-  const outDir = join9(req.outDir, "profile");
-  const objDir = join9(outDir, "obj");
-  mkdirSync5(objDir, { recursive: true });
-  const library = join9(outDir, `lib${req.instance.label}.so`);
-  const plain = await buildArgv(req, flags, library);
-  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join9(outDir, "profile-key.json");
-  const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
-    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
-  const log2 = [];
-  const run = async (argv) => {
-    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
-    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
-    return r;
-  };
-  const finish2 = (ok2, wrapped2) => {
-    const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join9(outDir, "build.log"), result.log);
-    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
-    return result;
-  };
-  const objects = [];
-  for (const [i, src] of plain.sources.entries()) {
-    const obj = join9(objDir, `${i}-${basename4(src).replace(/\.c$/, "")}.o`);
-    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
-    objects.push(obj);
-  }
-  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
-  const defined = new Set(
-    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
-  );
-  const wrapped = wanted.filter((s) => defined.has(s));
-  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join9(nativeDir(), "hashprof");
-  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
-    objects.push(obj);
-  }
-  const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
-  return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
-}
-
-// src/report/profile.ts
-var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
-function shares(total, calls) {
-  const share = {};
-  for (const c of calls) share[c.fn] = (share[c.fn] ?? 0) + c.ticks / total;
-  const hash_share = Object.entries(share).filter(([fn]) => !DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0);
-  return { share, hash_share };
-}
-function hashShares(p) {
-  const total = p.total.ticks;
-  const sum2 = (drng) => p.calls.filter((c) => DRNG_FNS.has(c.fn) === drng).reduce((a, c) => a + c.ticks, 0) / total;
-  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
-  return { hash: p.hash_share ?? sum2(false), drng: recordedDrng ?? sum2(true) };
-}
-function callsPerOperation(p) {
-  const perFn = /* @__PURE__ */ new Map();
-  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
-  return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
-    const per = n / p.total.operations;
-    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
-  }).join(", ");
-}
-function medianRound(rounds) {
-  const sorted = [...rounds].sort((a, b) => a.hashShare - b.hashShare);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-}
-
-// src/profile/run.ts
-async function profileInstance(p) {
-  const { candidate, instance } = p.request;
-  const api = candidate.api;
-  const wanted = api === "nist" ? p.nistSymbols : wrapCatalog("wrap_iccs.c");
-  const symbols = sha256Hex(wanted.join(","));
-  const library = resolve5(p.campaignDir, p.entry.library);
-  const stale = OPERATIONS[candidate.type].filter((operation) => {
-    const previous = readJsonIfExists(p.paths.profile(candidate.id, instance.label, operation));
-    const memory = readJsonIfExists(p.paths.memory(candidate.id, instance.label, operation));
-    return p.force || previous?.library_sha256 !== p.entry.library_sha256 || previous?.profile_symbols !== symbols || memory?.library_sha256 !== p.entry.library_sha256;
-  });
-  if (stale.length === 0) return;
-  const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
-  const rounds = new Map(stale.map((operation) => [operation, []]));
-  if (profiled.ok) {
-    const opsPerRound = new Map(
-      stale.map((operation) => {
-        const record2 = readJsonIfExists(p.paths.record(candidate.id, instance.label, operation));
-        const perCall = typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
-        return [operation, perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
-      })
-    );
-    for (let round = 0; round < p.rounds; round++) {
-      for (const operation of stale) {
-        const done = rounds.get(operation);
-        if (done.some((r) => !r.complete)) continue;
-        const argv = [p.tools.prof, profiled.library, candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
-        const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
-        const out = parseDriverOutput(run.stdout);
-        const total = out.lines.find((l) => l[0] === "TOTAL");
-        const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
-        const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-        const complete = run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
-        done.push({ argv, stderr: run.stderr, complete, meta: out.meta, total: totals, calls, hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN });
-      }
-    }
-  }
-  for (const operation of stale) {
-    if (profiled.ok) {
-      const done = rounds.get(operation);
-      const failed = done.find((r) => !r.complete);
-      const chosen = failed ?? medianRound(done);
-      writeJsonAtomic(p.paths.profile(candidate.id, instance.label, operation), {
-        schema: 2,
-        candidate: candidate.id,
-        label: instance.label,
-        operation,
-        input_bytes: inputBytes(candidate.type, operation),
-        status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.prof ? basename5(a) : a === profiled.library ? relative3(p.campaignDir, a) : a),
-        stderr: chosen.stderr,
-        meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
-        library_sha256: p.entry.library_sha256,
-        profile_symbols: symbols,
-        total: chosen.total,
-        calls: chosen.calls,
-        ...failed ? {} : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }
-      });
-    }
-    await recordMemory(p, library, operation);
-  }
-}
-async function recordMemory(p, library, operation) {
-  const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
-  const m = parseDriverOutput(mem.stdout);
-  const num2 = (k) => m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
-  writeJsonAtomic(p.paths.memory(candidate.id, instance.label, operation), {
-    schema: 1,
-    candidate: candidate.id,
-    label: instance.label,
-    operation,
-    status: mem.exitCode === 0 && m.status === "complete" ? "complete" : "failed",
-    library_sha256: p.entry.library_sha256,
-    stack_bytes: num2("stack_bytes"),
-    stack_baseline_bytes: num2("stack_baseline_bytes"),
-    stack_net_bytes: num2("stack_net_bytes"),
-    heap_peak_bytes: num2("heap_peak_bytes"),
-    heap_allocations: num2("heap_allocations"),
-    vmhwm_bytes: num2("vmhwm_bytes"),
-    ...mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }
-  });
-}
-
-// src/evidence/lock.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join10, relative as relative4 } from "node:path";
-var LOCK = ".ngcc-perf.lock";
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === "EPERM";
-  }
-}
-function otherLiveWriter(dir) {
-  const lock = join10(dir, LOCK);
-  if (!existsSync10(lock)) return void 0;
-  const pid = Number(readFileSync12(lock, "utf8"));
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : void 0;
-}
-function lockSystem(systemDir) {
-  mkdirSync6(systemDir, { recursive: true });
-  const lock = join10(systemDir, LOCK);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync3(lock, String(process.pid), { flag: "wx" });
-      return () => rmSync3(lock, { force: true });
-    } catch (e) {
-      if (e.code !== "EEXIST") throw e;
-      const holder = otherLiveWriter(systemDir);
-      if (holder !== void 0)
-        throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
-      if (Number(readFileSync12(lock, "utf8")) === process.pid)
-        throw new InputError(relative4(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
-      rmSync3(lock, { force: true });
-    }
-  }
-  throw new InputError(systemDir, "", "could not take the evidence lock");
-}
-
-// src/config/arguments.ts
-import { existsSync as existsSync11, readFileSync as readFileSync13, statSync as statSync6 } from "node:fs";
-import { dirname as dirname5, resolve as resolve6 } from "node:path";
-var fail = (where, problem) => new InputError(where[0], where[1], problem);
-function parseShard(v, where) {
-  if (!v) return void 0;
-  const m = /^(\d+)\/(\d+)$/.exec(v);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
-  return { index: Number(m[1]), count: Number(m[2]) };
-}
-function parseOnly(v, where) {
-  if (!v) return void 0;
-  try {
-    return new RegExp(v);
-  } catch {
-    throw fail(where, `not a regular expression: '${v}'`);
-  }
-}
-function checkSystemId(v, where) {
-  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
-  return v;
-}
-function parseCpu(v, where) {
-  if (!v) return void 0;
-  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
-  return Number(v);
-}
-function parsePositive(v, where, unit) {
-  if (v === void 0 || v === "") return void 0;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number${unit ? ` of ${unit}` : ""}, got '${v}'`);
-  return n;
-}
-function parseCpuList(list3) {
-  const cpus = [];
-  for (const part of list3.trim().split(",").filter(Boolean)) {
-    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
-    if (!m) continue;
-    for (let c = Number(m[1]); c <= Number(m[2] ?? m[1]); c++) cpus.push(c);
-  }
-  return cpus;
-}
-function allowedCpus() {
-  let status;
-  try {
-    status = readFileSync13("/proc/self/status", "utf8");
-  } catch {
-    return void 0;
-  }
-  const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
-  return m ? parseCpuList(m[1]) : void 0;
-}
-function formatCpuList(cpus) {
-  const parts = [];
-  for (let i = 0; i < cpus.length; ) {
-    let j = i;
-    while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
-    parts.push(i === j ? String(cpus[i]) : `${cpus[i]}-${cpus[j]}`);
-    i = j + 1;
-  }
-  return parts.join(",");
-}
-function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
-  if (allowed && !allowed.includes(cpu))
-    throw fail(where, `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`);
-  return cpu;
-}
-function checkOutputFolder(path, where) {
-  let p = resolve6(path);
-  while (!existsSync11(p) && dirname5(p) !== p) p = dirname5(p);
-  if (!statSync6(p).isDirectory())
-    throw fail(where, p === resolve6(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
-  return path;
-}
-
-// src/report/catalogs.ts
-import { existsSync as existsSync12, readFileSync as readFileSync14 } from "node:fs";
-import { join as join11, relative as relative5, resolve as resolve7 } from "node:path";
-var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
-function externalSizesPath(campaignRoot, configured) {
-  const path = resolve7(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync12(path)) {
-    const yml = join11(campaignRoot, "ngcc-perf.yml");
-    throw new InputError(relative5(process.cwd(), yml) || yml, "catalogs.external_sizes", `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`);
-  }
-  return path;
-}
-function readSemicolonCsv(path, columns) {
-  if (!existsSync12(path)) return [];
-  let text3;
-  try {
-    text3 = readFileSync14(path, "utf8");
-  } catch (e) {
-    const code4 = e.code;
-    throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
-  }
-  const rows = [];
-  let header;
-  text3.split("\n").forEach((raw, i) => {
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "" || line.startsWith("#")) return;
-    const fields = line.split(";");
-    if (!header) {
-      header = fields.map((f) => f.trim());
-      const missing = columns.filter((c) => !header.includes(c));
-      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+// src/campaign/profile.ts
+var profile = {
+  name: "profile",
+  phase: "profile",
+  ticks: () => 1,
+  async run(ctx) {
+    const entry = preparedEntry(ctx, "profile");
+    if (!entry.library || entry.kat === "BUILDFAIL") {
+      ctx.tick(`profile: not run (${katShown(entry.kat)})`);
       return;
     }
-    if (fields.length < header.length)
-      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
-    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
-    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
-    rows.push({ fields: rec, line: i + 1 });
-  });
-  return rows;
-}
-function readKatIssues(path) {
-  return readSemicolonCsv(path, ["ID", "Label", "Action", "Cause"]).map(({ fields: f, line }) => {
-    let label;
-    try {
-      label = new RegExp(f.Label);
-    } catch {
-      throw new InputError(path, `line ${line}`, `Label is not a regular expression: '${f.Label}'`);
+    const built2 = { ...entry, library: entry.library };
+    const verdict = await survey(ctx, built2);
+    if (!measurable(entry.kat)) {
+      ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
+      return;
     }
-    return { id: f.ID, label, action: f.Action, cause: f.Cause };
-  });
+    await profileOperations(ctx, built2);
+    const { paths } = ctx.run.plan;
+    const { candidate, instance } = ctx.unit;
+    const shares2 = OPERATIONS[candidate.type].map((op) => {
+      const p = readJsonIfExists(paths.profile(candidate.id, instance.label, op));
+      return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}`;
+    });
+    ctx.tick(`${verdict}; hash share ${shares2.join(", ")}`);
+  }
+};
+async function survey(ctx, entry) {
+  const { plan } = ctx.run;
+  const { candidate, instance } = ctx.unit;
+  const surveyPath = plan.paths.survey(candidate.id, instance.label);
+  const previous = readPrevious(surveyPath, plan.force);
+  if (plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.survey_version !== SURVEY_VERSION) {
+    const head = { schema: 1, candidate: candidate.id, label: instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
+    const result = await surveyLibrary(resolve8(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
+    writeJsonAtomic(surveyPath, { ...head, ...result });
+  }
+  const surveyed = readJsonIfExists(surveyPath);
+  return `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? "no result"})`}`;
 }
-var SURVEY_VERDICTS = ["ICCS-only", "bypass", "mixed", "instance-dependent"];
-function readSurvey(path) {
-  const seen = /* @__PURE__ */ new Map();
-  return readSemicolonCsv(path, ["ID", "Verdict", "Notes"]).map(({ fields: f, line }) => {
-    const id = f.ID;
-    if (!CANDIDATE_ID.test(id)) throw new InputError(path, `line ${line}`, `ID: '${id}' is not a candidate id (like kem-7 or sign-12)`);
-    if (seen.has(id)) throw new InputError(path, `line ${line}`, `ID: ${id} already has a verdict on line ${seen.get(id)}`);
-    seen.set(id, line);
-    const verdict = SURVEY_VERDICTS.find((v) => v.toLowerCase() === f.Verdict.toLowerCase());
-    if (!verdict) throw new InputError(path, `line ${line}`, `Verdict: '${f.Verdict}' is not one of ${SURVEY_VERDICTS.join(", ")}`);
-    return { id, verdict, notes: f.Notes, line };
+async function profileOperations(ctx, entry) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const { digest } = profileSymbols(unit.candidate.api, plan.nistSymbols);
+  const stale2 = OPERATIONS[unit.candidate.type].filter((operation) => {
+    const previous = readJsonIfExists(plan.paths.profile(id, label, operation));
+    const memory = readJsonIfExists(plan.paths.memory(id, label, operation));
+    return plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.profile_symbols !== digest || memory?.library_sha256 !== entry.library_sha256;
   });
-}
-function readExternalSizes(path) {
-  const num2 = (v, field, line) => {
-    if (v === void 0 || v === "") return void 0;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
-    return n;
-  };
-  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
-    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
-      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
-    return {
-      id: f.ID,
-      instance: f.Instance,
-      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
-      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
-      sig: num2(f.SignatureBytes, "SignatureBytes", line),
-      basis: f.Basis,
-      line
-    };
-  });
+  await profileInstance(
+    {
+      request: buildRequest(run, unit, entry.flags),
+      library: resolve8(plan.campaignDir, entry.library),
+      librarySha256: entry.library_sha256,
+      campaignDir: plan.campaignDir,
+      tools: run.tools,
+      cpu: plan.cpu,
+      nistSymbols: plan.nistSymbols,
+      targetSeconds: plan.settings.profile.target_s,
+      rounds: plan.settings.profile.rounds,
+      timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
+      perCallSeconds: (operation) => {
+        const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
+        return typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
+      }
+    },
+    stale2,
+    {
+      profile: (operation, p) => writeJsonAtomic(plan.paths.profile(id, label, operation), p),
+      memory: (operation, m) => writeJsonAtomic(plan.paths.memory(id, label, operation), m)
+    }
+  );
 }
 
-// src/campaign.ts
-var PHASES = ["build", "kat", "measure", "profile"];
-var katShown = (kat) => kat ?? "not checked";
-var heldLocks = /* @__PURE__ */ new Set();
-function releaseEvidenceLocks() {
-  const locks = [...heldLocks];
-  heldLocks.clear();
-  for (const release2 of locks) release2();
-  return locks.length;
-}
-function units(candidates2, shard) {
-  const all2 = candidates2.flatMap(
-    (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label) }))
-  );
-  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
-}
-async function runCampaign(opts) {
-  const campaignDir = resolve8(opts.campaignDir);
-  const campaign = loadCampaign(campaignDir, opts.only);
-  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
-    const all2 = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => `${c.id}/${i.label}`));
-    const shown2 = all2.length === 0 ? "the campaign has none" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
-    const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
-    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown2})`);
-  }
-  const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve8(opts.dataDir, opts.system);
-  const paths = evidencePaths(systemDir);
-  const ymlShown = relative6(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
-  const catalog = wrapCatalog("wrap_nist.c");
-  const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
-  if (unknown3.length > 0)
-    throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
-  externalSizesPath(campaignDir, settings.catalogs.external_sizes);
-  const cpu = trialCpu(opts, settings, ymlShown);
-  try {
-    readJsonIfExists(paths.build);
-  } catch (e) {
-    if (!isInputError(e)) throw e;
-    throw new InputError(paths.build, "", `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
-  }
-  const release2 = lockSystem(systemDir);
-  heldLocks.add(release2);
-  try {
-    return await runLocked(opts, campaignDir, campaign.candidates, settings, systemDir, paths, cpu);
-  } finally {
-    heldLocks.delete(release2);
-    release2();
-  }
-}
-function trialCpu(opts, settings, ymlShown) {
-  const allowed = allowedCpus();
-  if (opts.cpu !== void 0) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ["cpu", ""], allowed);
-  const configured = settings.systems[opts.system]?.cpu;
-  if (configured !== void 0) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
-  const fallback = defaultCpu();
-  if (!allowed || allowed.includes(fallback)) return fallback;
-  const last = allowed[allowed.length - 1];
-  if (last === void 0) throw new InputError("cpu", "", `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
-  return last;
-}
-async function runLocked(opts, campaignDir, candidates2, settings, systemDir, paths, cpu) {
-  const tools = await harnessTools();
-  const sys = settings.systems[opts.system];
-  const environment = hostEnvironment(cpu);
-  const campaignJson = readJsonIfExists(paths.campaign) ?? {};
-  const hostChecks = campaignJson.host_checks ?? [];
-  const started = campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString();
-  hostChecks.push({ phase: [...opts.phases].join(","), cpu, utc: (/* @__PURE__ */ new Date()).toISOString(), problems: hostProblems(environment), ...opts.shard ? { shard: `${opts.shard.index}/${opts.shard.count}` } : {} });
-  const writeCampaign = (extra) => writeJsonAtomic(paths.campaign, {
-    schema: 2,
-    system_id: opts.system,
-    tool: "ngcc-perf",
-    harness_version: tools.version,
-    ...campaignJson,
-    started_utc: started,
-    environment_at_start: campaignJson.environment_at_start ?? environment,
-    environment_latest: environment,
-    host_checks: hostChecks,
-    planning: settings.planning,
-    flags: settings.flags,
-    fixed_clock_hz: sys?.fixed_clock_hz ?? null,
-    ...extra
-  });
-  writeCampaign({ ended_utc: null });
-  const work = units(candidates2, opts.shard);
-  const opsPer = (u) => (opts.phases.has("measure") ? OPERATIONS[u.candidate.type].length : 0) + (opts.phases.has("profile") ? 1 : 0);
-  opts.progress?.start(work.reduce((a, u) => a + 1 + opsPer(u), 0));
-  const summary = [];
-  let counter;
-  const nistSymbols = settings.profile.nist_symbols ?? wrapCatalog("wrap_nist.c");
-  for (const unit of work) {
-    const key = `${unit.candidate.id}/${unit.instance.label}`;
-    const entry = await prepareInstance(unit, { ...opts, campaignDir }, settings, tools, paths, systemDir);
-    const dropped = dropStaleEvidence(unit, entry, paths, opts.force);
-    opts.progress?.tick(`${key} ${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`);
-    const inst = { key, kat: entry.kat, detail: entry.kat_detail, operations: [] };
-    summary.push(inst);
-    if (opts.phases.has("measure")) await measureInstance(unit, entry, { ...opts, campaignDir }, settings, tools, paths, cpu, environment, inst, (c) => counter ??= c);
-    if (!opts.phases.has("profile")) continue;
-    if (!entry.library || entry.kat === "BUILDFAIL") opts.progress?.tick(`${key} profile: not run (${katShown(entry.kat)})`);
-    else {
-      const surveyPath = paths.survey(unit.candidate.id, unit.instance.label);
-      const previousSurvey = readPrevious(surveyPath, opts.force);
-      if (opts.force || previousSurvey?.library_sha256 !== entry.library_sha256 || previousSurvey?.survey_version !== SURVEY_VERSION) {
-        const head = { schema: 1, candidate: unit.candidate.id, label: unit.instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
-        const survey = await surveyLibrary(resolve8(campaignDir, entry.library), unit.instance.label, unit.candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
-        writeJsonAtomic(surveyPath, { ...head, ...survey });
-      }
-      const surveyed = readJsonIfExists(surveyPath);
-      const verdict = `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? "no result"})`}`;
-      if (!measurable(entry.kat)) opts.progress?.tick(`${key} ${verdict}; not profiled (${katShown(entry.kat)})`);
-      else {
-        await profileInstance({
-          request: buildRequest(unit, entry.flags, settings, tools, paths, opts.buildCache),
-          entry,
-          campaignDir,
-          tools,
-          paths,
-          cpu,
-          nistSymbols,
-          targetSeconds: settings.profile.target_s,
-          rounds: settings.profile.rounds,
-          timeoutMs: settings.planning.process_timeout_s * 1e3,
-          force: opts.force
-        });
-        const shares2 = OPERATIONS[unit.candidate.type].map((op) => {
-          const p = readJsonIfExists(paths.profile(unit.candidate.id, unit.instance.label, op));
-          return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}`;
-        });
-        opts.progress?.tick(`${key} ${verdict}; hash share ${shares2.join(", ")}`);
-      }
-    }
-  }
-  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
-  opts.progress?.done();
-  return { systemDir, instances: summary };
-}
-async function measureInstance(unit, entry, opts, settings, tools, paths, cpu, environment, inst, onCounter) {
-  const key = `${unit.candidate.id}/${unit.instance.label}`;
-  const campaignDir = opts.campaignDir;
-  const sys = settings.systems[opts.system];
-  const todo = [];
-  const replaced = /* @__PURE__ */ new Set();
-  for (const operation of OPERATIONS[unit.candidate.type]) {
-    if (!measurable(entry.kat) || !entry.library) {
-      inst.operations.push({ operation, status: "not measured", skipped: true });
-      opts.progress?.tick(`${key} ${operation}: not measured (${katShown(entry.kat)})`);
-      continue;
-    }
-    const recordPath = paths.record(unit.candidate.id, unit.instance.label, operation);
-    const previous = readPrevious(recordPath, opts.force, () => replaced.add(operation));
-    if (!opts.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
-      inst.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
-      opts.progress?.tick(`${key} ${operation}: unchanged, kept`);
-      continue;
-    }
-    todo.push({
-      timeTool: tools.time,
-      library: resolve8(campaignDir, entry.library),
-      libraryShown: entry.library,
-      type: unit.candidate.type,
-      operation,
-      cpu,
-      rng: unit.candidate.katRng,
-      planning: settings.planning,
-      fixedClockHz: sys?.fixed_clock_hz
-    });
-  }
-  await measureOperations(todo, (i, result) => {
-    const operation = todo[i].operation;
-    if (result.meta.counter) onCounter(result.meta.counter);
-    const record2 = buildRecord({ unit: { candidate: unit.candidate, label: unit.instance.label }, operation, entry, result, environment });
-    writeJsonAtomic(paths.record(unit.candidate.id, unit.instance.label, operation), record2);
-    const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
-    inst.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {}, ...spread ? { spread } : {} });
-    const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
-    opts.progress?.tick(`${key} ${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
-  });
-}
+// src/campaign/stale.ts
+import { existsSync as existsSync13, rmSync as rmSync4 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -31975,199 +32194,118 @@ function dropStaleEvidence(unit, entry, paths, force) {
   }
   return dropped;
 }
-function readPrevious(path, force, onReplaced) {
+var stale = {
+  name: "stale",
+  ticks: () => 1,
+  async run(ctx) {
+    const entry = preparedEntry(ctx, "stale");
+    const dropped = dropStaleEvidence(ctx.unit, entry, ctx.run.plan.paths, ctx.run.plan.force);
+    ctx.tick(`${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`);
+  }
+};
+
+// src/campaign/run.ts
+var PHASE_STEPS = [prepare, stale, measure, profile];
+async function runCampaign(opts, steps = PHASE_STEPS) {
+  const plan = planRun(opts);
+  const release2 = lockSystem(plan.systemDir);
   try {
-    return readJsonIfExists(path);
-  } catch (e) {
-    if (!isInputError(e)) throw e;
-    if (force) {
-      onReplaced?.();
-      return void 0;
-    }
-    throw new InputError(relative6(process.cwd(), path) || path, "", `${e.problem}; run again with --force to redo and replace it, or delete the file`);
+    return await runLocked(plan, opts, steps);
+  } finally {
+    release2();
   }
 }
-function withOverrides(settings, opts) {
-  return {
-    ...settings,
-    planning: {
-      ...settings.planning,
-      ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {},
-      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {}
+async function runLocked(plan, opts, steps) {
+  let counter;
+  const run = {
+    plan,
+    tools: await harnessTools(),
+    environment: hostEnvironment(plan.cpu),
+    progress: opts.progress,
+    buildCache: opts.buildCache,
+    onCounter: (c) => {
+      counter ??= c;
     }
   };
+  const writeCampaign = campaignWriter(run);
+  writeCampaign({ ended_utc: null });
+  const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
+  run.progress?.start(plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  const instances = [];
+  for (const unit of plan.units) {
+    const summary = { key: unit.key, operations: [] };
+    instances.push(summary);
+    const ctx = { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
+    for (const step of active) await step.run(ctx);
+  }
+  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
+  run.progress?.done();
+  return { systemDir: plan.systemDir, instances };
 }
-function buildRequest(unit, flagSet, settings, tools, paths, cache) {
-  return {
-    candidate: unit.candidate,
-    instance: unit.instance,
-    index: unit.index,
-    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
-    flagSet,
-    variant: settings.flags.variant,
-    extraFlags: settings.flags.extra,
-    harnessVersion: tools.version,
-    timeoutMs: settings.planning.build_timeout_s * 1e3,
-    cache
-  };
-}
-async function prepareInstance(unit, opts, settings, tools, paths, systemDir) {
-  const { candidate, instance } = unit;
-  const key = `${candidate.id}/${instance.label}`;
-  const buildJson = readJsonIfExists(paths.build) ?? { instances: {} };
-  const previous = buildJson.instances[key];
-  const manifestPath = join12(candidate.folder, "kat.sha256");
-  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync13(manifestPath) ? sha256File(manifestPath) : "none";
-  const build2 = (flagSet) => buildInstance(buildRequest(unit, flagSet, settings, tools, paths, opts.buildCache));
-  const kat = (b2) => runKat({
-    candidate,
-    label: instance.label,
-    nistPrefix: instance.nist_prefix,
-    library: b2.library,
-    katTool: tools.kat,
-    outDir: paths.katDir(candidate.id, instance.label),
-    manifest,
-    timeoutMs: settings.planning.kat_timeout_s * 1e3,
-    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024
+function campaignWriter(run) {
+  const { plan, environment: environment2 } = run;
+  const campaignJson = readJsonIfExists(plan.paths.campaign) ?? {};
+  const hostChecks = campaignJson.host_checks ?? [];
+  const started = campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString();
+  hostChecks.push({
+    phase: [...plan.phases].join(","),
+    cpu: plan.cpu,
+    utc: (/* @__PURE__ */ new Date()).toISOString(),
+    problems: hostProblems(environment2),
+    ...plan.shard ? { shard: `${plan.shard.index}/${plan.shard.count}` } : {}
   });
-  let b = await build2("guide");
-  let guideResult;
-  if (!b.ok) {
-    guideResult = "BUILDFAIL";
-    b = await build2("harness-default");
-  }
-  const base = {
-    candidate: candidate.id,
-    label: instance.label,
-    instance: instance.label,
-    variant: settings.flags.variant,
-    flags: b.flagSet,
-    kat: "BUILDFAIL",
-    api: candidate.api,
-    type: candidate.type,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...guideResult ? { guide_result: guideResult } : {}
-  };
-  if (!b.ok) {
-    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
-    writeKatLog(entry2, candidate, b, paths, systemDir, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
-    return saveEntry(paths, key, entry2);
-  }
-  const libEntry = (r) => {
-    const elf = elfSizes(r.library);
-    return {
-      library: relative6(opts.campaignDir, r.library),
-      library_sha256: sha256File(r.library),
-      elf_load_bytes: elf.loadBytes,
-      elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
-    };
-  };
-  let lib = libEntry(b);
-  const katLogPath = paths.katLog(candidate.id, instance.label);
-  const sameLibrary = async () => {
-    if (!previous || previous.kat === "BUILDFAIL") return false;
-    if (previous.flags === b.flagSet) return previous.library_sha256 === lib.library_sha256;
-    if (previous.guide_library_sha256 !== lib.library_sha256) return false;
-    const fallback = await build2("harness-default");
-    return fallback.ok && sha256File(fallback.library) === previous.library_sha256;
-  };
-  const unchanged = await sameLibrary() && previous.kat_manifest_sha256 === manifestHash && existsSync13(katLogPath) && previous.kat_log_sha256 === sha256File(katLogPath);
-  if (unchanged && (!opts.force || !opts.phases.has("kat"))) return previous;
-  if (!opts.phases.has("kat")) {
-    const { kat: _none, ...unchecked } = base;
-    return saveEntry(paths, key, { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" });
-  }
-  let guideLibrary;
-  let outcome = await kat(b);
-  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
-    const fallback = await build2("harness-default");
-    if (fallback.ok) {
-      guideResult = outcome.status;
-      guideLibrary = lib.library_sha256;
-      b = fallback;
-      lib = libEntry(b);
-      outcome = await kat(b);
-    }
-  }
-  const entry = {
-    ...base,
-    flags: b.flagSet,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...lib,
-    kat: outcome.status,
-    ...outcome.detail ? { kat_detail: outcome.detail } : {},
-    ...guideResult ? { guide_result: guideResult } : {},
-    ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(systemDir, join12(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
-    sizes: outcome.sizes,
-    kat_manifest_sha256: manifestHash
-  };
-  const body = katBody(outcome, entry.kat_file);
-  writeKatLog(entry, candidate, b, paths, systemDir, body);
-  return saveEntry(paths, key, entry);
-}
-function writeKatLog(entry, candidate, b, paths, systemDir, body) {
-  const logPath = paths.katLog(candidate.id, entry.label);
-  const text3 = formatKatLog(
-    {
-      library: entry.library ?? "(not built)",
-      id: candidate.id,
-      type: candidate.type,
-      algorithm: candidate.algorithm,
-      instance: entry.label,
-      api: candidate.api,
-      kat_rng: candidate.katRng,
-      compiler: ccVersion(),
-      build_flags: displayFlags(b.flags),
-      flags: b.flagSet
-    },
-    body,
-    entry.kat,
-    entry.kat_detail
-  );
-  writeFileAtomic(logPath, text3);
-  entry.kat_log = relativeTo(systemDir, logPath);
-  entry.kat_log_sha256 = sha256Hex(text3);
-}
-function saveEntry(paths, key, entry) {
-  const current = readJsonIfExists(paths.build) ?? { instances: {} };
-  current.instances[key] = entry;
-  writeJsonAtomic(paths.build, current);
-  return entry;
+  return (extra) => writeJsonAtomic(plan.paths.campaign, {
+    schema: 2,
+    system_id: plan.system,
+    tool: "ngcc-perf",
+    harness_version: run.tools.version,
+    ...campaignJson,
+    started_utc: started,
+    environment_at_start: campaignJson.environment_at_start ?? environment2,
+    environment_latest: environment2,
+    host_checks: hostChecks,
+    planning: plan.settings.planning,
+    flags: plan.settings.flags,
+    fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+    ...extra
+  });
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync15, readFileSync as readFileSync16 } from "node:fs";
-import { join as join14, relative as relative7 } from "node:path";
+import { existsSync as existsSync15, readFileSync as readFileSync15 } from "node:fs";
+import { join as join15, relative as relative9 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync15 } from "node:fs";
-import { join as join13 } from "node:path";
+import { existsSync as existsSync14, readdirSync as readdirSync7 } from "node:fs";
+import { join as join14 } from "node:path";
 function parseJson(path, unreadable) {
   try {
-    return JSON.parse(readFileSync15(path, "utf8"));
+    return readJson(path);
   } catch (e) {
-    unreadable.push({ path, problem: e instanceof SyntaxError ? `invalid JSON: ${e.message}` : "cannot read" });
+    if (!isInputError(e)) throw e;
+    unreadable.push({ path, problem: e.problem });
     return void 0;
   }
 }
 function jsonFilesUnder(dir) {
   if (!existsSync14(dir)) return [];
-  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join13(e.parentPath, e.name)).sort();
+  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
+}
+function readAll(dir, unreadable) {
+  return jsonFilesUnder(dir).flatMap((path) => {
+    const value = parseJson(path, unreadable);
+    return value === void 0 ? [] : [{ path, value }];
+  });
 }
 function loadDataset(systemDir) {
   const unreadable = [];
-  const campaignPath = join13(systemDir, "campaign.json");
-  const buildPath = join13(systemDir, "build.json");
-  const campaign = existsSync14(campaignPath) ? parseJson(campaignPath, unreadable) : void 0;
-  const build2 = (existsSync14(buildPath) ? parseJson(buildPath, unreadable) : void 0) ?? { instances: {} };
-  const records = jsonFilesUnder(join13(systemDir, "records")).map((path) => ({ path, record: parseJson(path, unreadable) })).filter((r) => r.record !== void 0);
-  const profiles = jsonFilesUnder(join13(systemDir, "profile")).map((path) => ({ path, profile: parseJson(path, unreadable) })).filter((p) => p.profile !== void 0);
-  const memory = jsonFilesUnder(join13(systemDir, "memory")).map((path) => ({ path, memory: parseJson(path, unreadable) })).filter((m) => m.memory !== void 0);
-  for (const path of jsonFilesUnder(join13(systemDir, "survey"))) parseJson(path, unreadable);
+  const paths = evidencePaths(systemDir);
+  const campaign = existsSync14(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync14(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
+  const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
+  const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
+  readAll(paths.surveyDir, unreadable);
   return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
 }
 
@@ -32178,11 +32316,11 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative7(systemDir, p) || p;
+  const rel = (p) => relative9(systemDir, p) || p;
   if (!existsSync15(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync15(join14(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync15(join15(systemDir, "build.json"))) problems.push("build.json: missing");
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32191,12 +32329,12 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join14(systemDir, e.kat_log);
+    const logPath = join15(systemDir, e.kat_log);
     if (!existsSync15(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync16(logPath, "utf8");
+    const log2 = readFileSync15(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
     if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
@@ -32208,8 +32346,9 @@ function validateDataset(systemDir) {
   }
   for (const { path, record: r } of ds.records) {
     const where = rel(path);
-    const entry = ds.build.instances[`${r.candidate}/${r.label}`];
-    if (!entry) problems.push(`${where}: no build.json entry for ${r.candidate}/${r.label}`);
+    const key = instanceKey(r.candidate, r.label);
+    const entry = ds.build.instances[key];
+    if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
     else {
       if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
         problems.push(`${where}: library_sha256 differs from build.json`);
@@ -32272,10 +32411,10 @@ function processFacts(where, r) {
   const baselines = values("baseline_rss_bytes");
   if (typeof r.baseline_rss_bytes === "number" && baselines.length > 0 && !baselines.includes(r.baseline_rss_bytes))
     problems.push(`${where}: baseline_rss_bytes ${r.baseline_rss_bytes} is none of its processes' (${[...new Set(baselines)].join(", ")})`);
-  const sizes = r.sizes ?? {};
+  const sizes2 = r.sizes ?? {};
   for (const k of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
     const printed = metas[0][k];
-    if (printed !== void 0 && typeof sizes[k] === "number" && sizes[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
+    if (printed !== void 0 && typeof sizes2[k] === "number" && sizes2[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes2[k]} != ${printed} printed by its process`);
   }
   return problems;
 }
@@ -32284,7 +32423,7 @@ var core = (t) => {
   return [x.measurements, x.seconds, x.cycles];
 };
 
-// src/progress.ts
+// src/campaign/progress.ts
 function formatDuration(s) {
   if (!Number.isFinite(s)) return "?";
   const m = Math.floor(s / 60);
@@ -32321,6 +32460,47 @@ function createProgress(stream = process.stderr) {
   };
 }
 
+// src/config/arguments.ts
+import { existsSync as existsSync16, statSync as statSync6 } from "node:fs";
+import { dirname as dirname5, resolve as resolve9 } from "node:path";
+var fail = (where, problem) => new InputError(where[0], where[1], problem);
+function parseShard(v, where) {
+  if (!v) return void 0;
+  const m = /^(\d+)\/(\d+)$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw fail(where, `expected K/N with 1 <= K <= N, got '${v}'`);
+  return { index: Number(m[1]), count: Number(m[2]) };
+}
+function parseOnly(v, where) {
+  if (!v) return void 0;
+  try {
+    return new RegExp(v);
+  } catch {
+    throw fail(where, `not a regular expression: '${v}'`);
+  }
+}
+function checkSystemId(v, where) {
+  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  return v;
+}
+function parseCpu(v, where) {
+  if (!v) return void 0;
+  if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
+  return Number(v);
+}
+function parsePositive(v, where, unit) {
+  if (v === void 0 || v === "") return void 0;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw fail(where, `expected a positive number${unit ? ` of ${unit}` : ""}, got '${v}'`);
+  return n;
+}
+function checkOutputFolder(path, where) {
+  let p = resolve9(path);
+  while (!existsSync16(p) && dirname5(p) !== p) p = dirname5(p);
+  if (!statSync6(p).isDirectory())
+    throw fail(where, p === resolve9(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
+  return path;
+}
+
 // src/stoppable.ts
 var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
@@ -32343,7 +32523,8 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync16, readdirSync as readdirSync8, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -32357,10 +32538,10 @@ function archName(env) {
   if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
   return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
 }
-function measuredCpu(model) {
-  const shardCpus = model.campaign.shard_cpus;
+function measuredCpu(campaign, env) {
+  const shardCpus = campaign.shard_cpus;
   if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = model.environment.cpu_number;
+  const fromEnv = env.cpu_number;
   return typeof fromEnv === "number" ? fromEnv : void 0;
 }
 function clockDescription(env) {
@@ -32382,9 +32563,8 @@ function clockDescription(env) {
 }
 var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
 var utc = (v) => str(v)?.slice(0, 19);
-function environmentRows(model) {
-  const env = model.environment;
-  const cpu = measuredCpu(model);
+function environmentRows(campaign, env) {
+  const cpu = measuredCpu(campaign, env);
   const rows = [
     ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
   ];
@@ -32394,29 +32574,17 @@ function environmentRows(model) {
   rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
   rows.push(["OS / kernel", pair(env.os, env.kernel)]);
   rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair(utc(model.campaign.started_utc), utc(model.campaign.ended_utc))]);
-  const counter = str(model.campaign.counter_source);
+  rows.push(["campaign start / end (UTC)", pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
+  const counter = str(campaign.counter_source);
   if (counter) rows.push(["cycle counter", counter]);
   return rows;
 }
 
 // src/report/model.ts
-import { join as join15, relative as relative8 } from "node:path";
-function surveyFor(model, id) {
-  const curated = model.survey.find((s) => s.id === id);
-  const automated = model.surveys.get(id) ?? [];
-  if (curated) {
-    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
-    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
-    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
-  }
-  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
-  return void 0;
-}
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync16(join15(systemDir, path))) return {};
+  if (!path || !existsSync17(join16(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync17(join15(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync16(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -32427,19 +32595,53 @@ function inferType(id, ops, logType) {
   if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
   return "kem";
 }
+function readSurveys(systemDir) {
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = evidencePaths(systemDir).surveyDir;
+  if (!existsSync17(surveyDir)) return surveys;
+  for (const id of readdirSync8(surveyDir).sort())
+    surveys.set(
+      id,
+      readdirSync8(join16(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+        try {
+          return [readJson(join16(surveyDir, id, f))];
+        } catch {
+          return [];
+        }
+      }).filter((s) => s.verdict !== void 0)
+    );
+  return surveys;
+}
+function systemsOf(systemDir, self) {
+  const dataDir = dirname6(systemDir.replace(/\/$/, ""));
+  const found = /* @__PURE__ */ new Map();
+  for (const name of existsSync17(dataDir) ? readdirSync8(dataDir).sort() : []) {
+    const paths = evidencePaths(join16(dataDir, name));
+    if (!existsSync17(paths.campaign) || name === self.id) continue;
+    try {
+      const campaign = readJson(paths.campaign);
+      const build2 = existsSync17(paths.build) ? readJson(paths.build) : { instances: {} };
+      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
+      found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+    } catch {
+    }
+  }
+  found.set(self.id, self);
+  return [...found.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+}
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
+  const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system = ds.campaign?.system_id ?? systemDir.split("/").filter(Boolean).pop();
+  const system = ds.campaign?.system_id ?? basename6(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
-    const key = `${id}/${label}`;
+    const key = instanceKey(id, label);
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      const survey = join15("survey", id, `${label}.json`);
-      if (existsSync16(join15(systemDir, survey))) v.surveyFile = survey;
+      if (existsSync17(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -32447,11 +32649,12 @@ function loadReportModel(systemDir, campaignDir) {
   };
   for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
   for (const [key, e] of Object.entries(ds.build.instances)) {
-    const v = view(e.candidate ?? key.split("/")[0], e.label ?? key.split("/")[1]);
+    const fromKey = parseInstanceKey(key);
+    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync16(join15(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync17(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative8(systemDir, p);
+  const rel = (p) => relative10(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     v.records[record2.operation] = record2;
@@ -32462,76 +32665,61 @@ function loadReportModel(systemDir, campaignDir) {
     v.memory[memory.operation] = memory;
     v.memoryFiles.push({ op: memory.operation, path: rel(path) });
   }
-  for (const { path, profile } of ds.profiles) {
-    const v = view(profile.candidate, profile.label);
-    v.profiles[profile.operation] = profile;
-    v.profileFiles.push({ op: profile.operation, path: rel(path) });
+  for (const { path, profile: profile2 } of ds.profiles) {
+    const v = view(profile2.candidate, profile2.label);
+    v.profiles[profile2.operation] = profile2;
+    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
-  const ids = [...new Set(order.map((k) => k.split("/")[0]))].sort();
+  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
   const candidates2 = ids.map((id) => {
     const spec = campaign.candidates.find((c) => c.id === id);
-    const instances = order.filter((k) => k.startsWith(`${id}/`)).map((k) => byKey.get(k));
+    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
     const ops = instances.flatMap((i) => Object.keys(i.records));
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
     return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
   });
-  const env = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
+  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
-  const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = join15(systemDir, "survey");
-  if (existsSync16(surveyDir))
-    for (const id of readdirSync8(surveyDir).sort())
-      surveys.set(
-        id,
-        readdirSync8(join15(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
-          const path = join15(surveyDir, id, f);
-          try {
-            return [JSON.parse(readFileSync17(path, "utf8"))];
-          } catch {
-            return [];
-          }
-        }).filter((s) => s.verdict !== void 0)
-      );
   return {
     system,
     systemDir,
     campaign: ds.campaign ?? {},
-    environment: env,
+    environment: environment2,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join15(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join15(root3, "symmetric_survey.csv")) : [],
-    surveys,
-    sizes: campaignDir ? readExternalSizes(externalSizesPath(root3, campaign.settings.catalogs.external_sizes)) : [],
+    katIssues: campaignDir ? readKatIssues(join16(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join16(root3, "symmetric_survey.csv")) : [],
+    surveys: readSurveys(systemDir),
+    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
+    systems: systemsOf(systemDir, { id: system, arch: archName(environment2).display, candidates: candidates2.length }),
     unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
   };
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync17 } from "node:fs";
-import { join as join16, relative as relative9 } from "node:path";
+import { existsSync as existsSync18 } from "node:fs";
+import { join as join17, relative as relative11 } from "node:path";
 
-// src/report/sizeAudit.ts
-function instanceSizes(inst) {
-  const fromRecord = Object.values(inst.records).find((r) => r?.sizes)?.sizes;
-  return fromRecord ?? inst.build?.sizes;
+// src/catalogs/sizeAudit.ts
+function statedSizes(records, build2) {
+  for (const r of records) if (r?.sizes) return r.sizes;
+  return build2?.sizes;
 }
 var ITEMS = [
   ["public key", "pk", "pk_bytes"],
   ["ciphertext", "ct", "ct_bytes"],
   ["signature", "sig", "signature_bytes"]
 ];
-function sizeAudit(model) {
+function sizeAudit(instances, catalog) {
   const findings = [];
-  for (const entry of model.sizes) {
-    const inst = model.candidates.find((c) => c.id === entry.id)?.instances.find((i) => i.label === entry.instance);
-    const api = inst ? instanceSizes(inst) : void 0;
+  for (const entry of catalog) {
+    const api = instances.find((i) => i.candidate === entry.id && i.label === entry.instance)?.sizes;
     for (const [item, catKey, apiKey] of ITEMS) {
-      const catalog = entry[catKey];
-      if (catalog === void 0) continue;
+      const size = entry[catKey];
+      if (size === void 0) continue;
       const measured = api?.[apiKey];
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog, api: measured, basis: entry.basis, verdict: sizeVerdict(item, catalog, measured, entry.basis) });
+      findings.push({ id: entry.id, instance: entry.instance, item, catalog: size, api: measured, basis: entry.basis, verdict: sizeVerdict(item, size, measured, entry.basis) });
     }
   }
   return findings;
@@ -32541,6 +32729,26 @@ function sizeVerdict(item, catalog, api, basis) {
   if (item === "signature" && basis === "nominal-variable") return "approximate";
   return api === catalog ? "match" : "mismatch";
 }
+
+// src/config/defaults.ts
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
 
 // src/compare/stats.ts
 function permutationPValue(a, b) {
@@ -32592,14 +32800,12 @@ function binomial(n, k) {
   for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
   return r;
 }
-var HISTORY_MIN_RUNS = 3;
 function historyCv(values) {
   if (values.length < HISTORY_MIN_RUNS) return null;
   return sampleStandardDeviation(values) / mean(values);
 }
 
 // src/compare/compare.ts
-var HISTORY_SIGMAS = 3;
 function side(r, entry) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
   return {
@@ -32609,24 +32815,40 @@ function side(r, entry) {
     elf_load_bytes: entry?.elf_load_bytes
   };
 }
-var recordKey = (r) => `${r.candidate}/${r.label}/${r.operation}`;
+var operationKey = (candidate, label, operation) => `${instanceKey(candidate, label)}/${operation}`;
+var recordKey = (r) => operationKey(r.candidate, r.label, r.operation);
 function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system, role) {
-  const dir = join16(dataDir, system);
-  if (!existsSync17(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  const dir = join17(dataDir, system);
+  if (!existsSync18(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
   const [first, ...more] = ds.unreadable;
   if (first)
     throw new InputError(
-      relative9(process.cwd(), first.path) || first.path,
+      relative11(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
   return ds;
+}
+function auditedInstances(ds) {
+  const instances = /* @__PURE__ */ new Map();
+  const of = (candidate, label) => {
+    const key = instanceKey(candidate, label);
+    const known = instances.get(key) ?? { candidate, label, records: /* @__PURE__ */ new Map() };
+    instances.set(key, known);
+    return known;
+  };
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const fromKey = parseInstanceKey(key);
+    of(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label).build = e;
+  }
+  for (const { record: record2 } of ds.records) of(record2.candidate, record2.label).records.set(record2.operation, record2);
+  return [...instances.values()].map((i) => ({ candidate: i.candidate, label: i.label, sizes: statedSizes(i.records.values(), i.build) }));
 }
 function judge(base, head, thresholdPct, alpha, cv) {
   const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
@@ -32634,27 +32856,27 @@ function judge(base, head, thresholdPct, alpha, cv) {
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
-  const history = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
+  const history2 = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
   if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
+    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history2}` };
   if (big)
-    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history}` };
+    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}` };
   return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
 }
 function compareEvidence(opts) {
-  const thresholdPct = opts.thresholdPct ?? 3;
-  const alpha = opts.alpha ?? 0.01;
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history = (opts.history ?? []).filter((d) => existsSync17(join16(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join16(d, opts.system)), "history")));
+  const history2 = (opts.history ?? []).filter((d) => existsSync18(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
-  const entry = (ds, r) => ds.build.instances[`${r.candidate}/${r.label}`];
+  const entry = (ds, r) => ds.build.instances[instanceKey(r.candidate, r.label)];
   const rows = keys.map((key) => {
-    const [candidate, label, operation] = key.split("/");
     const b = baseRecords.get(key);
     const h = headRecords.get(key);
+    const { candidate, label, operation } = b ?? h;
     const bs = b ? side(b, entry(base, b)) : void 0;
     const hs = h ? side(h, entry(head, h)) : void 0;
     const row2 = { candidate, label, operation, base: bs, head: hs };
@@ -32663,7 +32885,7 @@ function compareEvidence(opts) {
     if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
     if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
       return { ...row2, verdict: "inconclusive", delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100, reason: `build flags differ (${b.flags} \u2192 ${h.flags})` };
-    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
+    const past = history2.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
     return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
@@ -32688,9 +32910,9 @@ function compareEvidence(opts) {
     const bv = row2.base?.peak_rss_bytes;
     const hv = row2.head?.peak_rss_bytes;
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
-      memory_changes.push({ key: `${row2.candidate}/${row2.label}/${row2.operation}`, item: "peak_rss_bytes", base: bv, head: hv });
+      memory_changes.push({ key: operationKey(row2.candidate, row2.label, row2.operation), item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(loadReportModel(join16(opts.headDir, opts.system), opts.campaignDir)).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   return {
     system: opts.system,
@@ -33121,7 +33343,7 @@ function markdownTable(table2, options) {
   let rowIndex = -1;
   while (++rowIndex < table2.length) {
     const row3 = [];
-    const sizes2 = [];
+    const sizes3 = [];
     let columnIndex2 = -1;
     if (table2[rowIndex].length > mostCellsPerRow) {
       mostCellsPerRow = table2[rowIndex].length;
@@ -33130,7 +33352,7 @@ function markdownTable(table2, options) {
       const cell2 = serialize(table2[rowIndex][columnIndex2]);
       if (settings.alignDelimiters !== false) {
         const size = stringLength(cell2);
-        sizes2[columnIndex2] = size;
+        sizes3[columnIndex2] = size;
         if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
           longestCellByColumn[columnIndex2] = size;
         }
@@ -33138,7 +33360,7 @@ function markdownTable(table2, options) {
       row3.push(cell2);
     }
     cellMatrix[rowIndex] = row3;
-    sizeMatrix[rowIndex] = sizes2;
+    sizeMatrix[rowIndex] = sizes3;
   }
   let columnIndex = -1;
   if (typeof align === "object" && "length" in align) {
@@ -33153,7 +33375,7 @@ function markdownTable(table2, options) {
   }
   columnIndex = -1;
   const row2 = [];
-  const sizes = [];
+  const sizes2 = [];
   while (++columnIndex < mostCellsPerRow) {
     const code4 = alignments[columnIndex];
     let before = "";
@@ -33176,17 +33398,17 @@ function markdownTable(table2, options) {
       if (size > longestCellByColumn[columnIndex]) {
         longestCellByColumn[columnIndex] = size;
       }
-      sizes[columnIndex] = size;
+      sizes2[columnIndex] = size;
     }
     row2[columnIndex] = cell2;
   }
   cellMatrix.splice(1, 0, row2);
-  sizeMatrix.splice(1, 0, sizes);
+  sizeMatrix.splice(1, 0, sizes2);
   rowIndex = -1;
   const lines = [];
   while (++rowIndex < cellMatrix.length) {
     const row3 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
+    const sizes3 = sizeMatrix[rowIndex];
     const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
     columnIndex = -1;
     const line = [];
@@ -33195,7 +33417,7 @@ function markdownTable(table2, options) {
       let before = "";
       let after = "";
       if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const size = longestCellByColumn[columnIndex] - (sizes3[columnIndex] || 0);
         const code4 = alignments[columnIndex];
         if (code4 === 114) {
           before = " ".repeat(size);
@@ -33896,18 +34118,18 @@ function pair2(runs, wrong) {
     if (closer.open && closer.start < closer.end) openers.push(closer);
   }
 }
-function attentionSequences(type, markers, sizes) {
+function attentionSequences(type, markers, sizes2) {
   if (markers.length === 0) {
     throw new Error(
       "Cannot serialize `" + type + "` as attention without markers, expected one or more markers"
     );
   }
-  if (sizes.length === 0) {
+  if (sizes2.length === 0) {
     throw new Error(
       "Cannot serialize `" + type + "` as attention without sizes, expected one or more sizes"
     );
   }
-  for (const size of sizes) {
+  for (const size of sizes2) {
     if (!Number.isSafeInteger(size) || size < 1) {
       throw new Error(
         "Cannot serialize `" + type + "` as attention with `" + size + "` as size, expected positive integer"
@@ -33926,7 +34148,7 @@ function attentionSequences(type, markers, sizes) {
         "Cannot serialize `" + type + "` as attention with `" + marker + "` as marker, expected ascii punctuation"
       );
     }
-    for (const size of sizes) {
+    for (const size of sizes2) {
       sequences.push(marker.repeat(size));
     }
   }
@@ -33992,8 +34214,8 @@ function phrasing2(parent, state, info) {
   return results;
 }
 function attentionItem(node3, attention3, state, tracker) {
-  const { construct, markers, sizes } = attention3(node3, state);
-  const sequences = attentionSequences(node3.type, markers, sizes);
+  const { construct, markers, sizes: sizes2 } = attention3(node3, state);
+  const sequences = attentionSequences(node3.type, markers, sizes2);
   const sequence = sequences[0];
   const exit = state.enter(construct);
   const inside = state.createTracker(tracker.current());
@@ -34448,17 +34670,17 @@ function link(node3, _, state, info) {
   value += tracker.move("](");
   const enclose = /[\0- \u007F]/.test(node3.url);
   const last = info.before.charAt(info.before.length - 1);
-  let title = node3.title || void 0;
-  if (!title && !enclose && (last === "\n" || last === "\r")) {
+  let title7 = node3.title || void 0;
+  if (!title7 && !enclose && (last === "\n" || last === "\r")) {
     let index = 0;
     while (index < text3.length && text3.charCodeAt(index) !== 93) {
       index += text3.charCodeAt(index) === 92 ? 2 : 1;
     }
-    if (text3.charCodeAt(index + 1) === 58) title = "";
+    if (text3.charCodeAt(index + 1) === 58) title7 = "";
   }
   if (
     // If there’s no url but there is a title…
-    !node3.url && typeof title === "string" || // If there are control characters or whitespace.
+    !node3.url && typeof title7 === "string" || // If there are control characters or whitespace.
     enclose
   ) {
     subexit = state.enter("destinationLiteral");
@@ -34472,17 +34694,17 @@ function link(node3, _, state, info) {
     value += tracker.move(
       state.safe(node3.url, {
         before: value,
-        after: typeof title === "string" ? " " : ")",
+        after: typeof title7 === "string" ? " " : ")",
         ...tracker.current()
       })
     );
   }
   subexit();
-  if (typeof title === "string") {
+  if (typeof title7 === "string") {
     subexit = state.enter(`title${suffix}`);
     value += tracker.move(" " + quote);
     value += tracker.move(
-      state.safe(title, {
+      state.safe(title7, {
         before: value,
         after: quote,
         ...tracker.current()
@@ -34781,7 +35003,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join17 = [joinDefaults];
+var join18 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -37395,7 +37617,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join17],
+    join: [...join18],
     options: {},
     safe: safeBound,
     stack: [],
@@ -37672,12 +37894,27 @@ function table(header, rows, empty3) {
 function root2(children) {
   return { type: "root", children };
 }
+function sectionsPage(sections, ...args) {
+  return root2(sections.flatMap((section) => section(...args)));
+}
 function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
 
-// src/github/comment.ts
-var JOB_SUMMARY_MAX_BYTES = 1 << 20;
+// src/compare/cells.ts
+var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
+function signedPct(pct) {
+  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
+}
+var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
+var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
+var firstLine = (s) => {
+  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
+};
+
+// src/compare/markdown.ts
 var CHANGED = /* @__PURE__ */ new Set(["regression", "improvement", "new", "removed"]);
 var VERDICT_RANK = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
 var VERDICT_CELL = {
@@ -37688,16 +37925,6 @@ var VERDICT_CELL = {
   inconclusive: "\u2754 inconclusive",
   unchanged: "unchanged"
 };
-var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
-function signedPct(pct) {
-  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
-  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
-}
-var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
-var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
-function valueDelta(c) {
-  return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
-}
 function comparedRows(report2, pr) {
   return report2.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
 }
@@ -37734,10 +37961,9 @@ function changedRows(report2) {
   return changed.map((r, i) => ({ r, i })).sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i).map(({ r }) => r);
 }
 var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds"];
-var firstLine = (s) => {
-  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
-  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
-};
+function valueDelta(c) {
+  return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
+}
 function groups(report2, pr) {
   const valueRow = (c) => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
@@ -37783,26 +38009,26 @@ function render2(report2, g2, layout) {
   const changed = take("changed", g2.changed);
   if (g2.changed.length === 0) out.push(para("No measurement changed significantly."));
   else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(ROW_HEADER, changed));
-  const kat = take("kat", g2.kat);
+  const kat2 = take("kat", g2.kat);
   const builds = take("builds", g2.builds);
   const still = take("stillFailing", g2.stillFailing);
-  if (kat.length > 0 || builds.length > 0 || still.length > 0) {
+  if (kat2.length > 0 || builds.length > 0 || still.length > 0) {
     out.push(para(strong2("KAT and build")));
-    if (kat.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat));
+    if (kat2.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat2));
     if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
     if (still.length > 0) out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
   }
   const mismatches = take("mismatches", g2.mismatches);
-  const sizes = take("sizes", g2.sizes);
+  const sizes2 = take("sizes", g2.sizes);
   const memory = take("memory", g2.memory);
-  if (mismatches.length > 0 || sizes.length > 0 || memory.length > 0) {
+  if (mismatches.length > 0 || sizes2.length > 0 || memory.length > 0) {
     out.push(para(strong2("Size audit")));
     if (mismatches.length > 0) {
       out.push(para("Catalog sizes that differ from what the API reports:"));
       out.push(table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches));
     }
     const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
-    if (sizes.length > 0) out.push(para("Size changes:"), table(valueHeader, sizes));
+    if (sizes2.length > 0) out.push(para("Size changes:"), table(valueHeader, sizes2));
     if (memory.length > 0) out.push(para("Memory changes:"), table(valueHeader, memory));
   }
   const details = take("details", g2.details);
@@ -37821,17 +38047,17 @@ function render2(report2, g2, layout) {
     out.push(para(`\u2026 ${layout.dropped} more rows not shown (comment size limit); see the `, see));
   }
   const body = serialize3(root2(out));
-  return layout.marker === void 0 ? body : `${layout.marker}
+  return layout.leadingLine === void 0 ? body : `${layout.leadingLine}
 ${body}`;
 }
 function ruleText(report2, pr) {
   const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code3(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
   const spread = `|\u0394| is more than ${HISTORY_SIGMAS}\xD7 the run-to-run spread of the operation`;
-  const history = pr === void 0 ? `, and, when a nightly history exists, ${spread} in it` : pr.historyRuns >= HISTORY_MIN_RUNS ? `, and ${spread} over the last ${plural2(pr.historyRuns, "nightly run")}` : pr.historyRuns === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${plural2(pr.historyRuns, "nightly run")} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  const history2 = pr === void 0 ? `, and, when a nightly history exists, ${spread} in it` : pr.historyRuns >= HISTORY_MIN_RUNS ? `, and ${spread} over the last ${plural2(pr.historyRuns, "nightly run")}` : pr.historyRuns === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${plural2(pr.historyRuns, "nightly run")} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   return [
     `Head against base on ${report2.system}`,
     ...where,
-    `: a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a permutation test of the trial means gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history}; otherwise it is unchanged or inconclusive.`
+    `: a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a permutation test of the trial means gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive.`
   ];
 }
 function reproduceHint(system, pr) {
@@ -37869,13 +38095,14 @@ function rowFloor(name, cells) {
   const text3 = cells.reduce((a, c) => a + textLength(c), 0);
   return name === "builds" || name === "stillFailing" ? text3 + 3 : 2 + cells.length * 3 + text3;
 }
-function renderBounded(report2, marker, opts, limit, size) {
+function renderBounded(report2, opts, bound) {
+  const { leadingLine, limit, measure: size } = bound;
   const g2 = groups(report2, opts.pr);
   const total = DROP_ORDER.reduce((n, name) => n + g2[name].length, 0);
-  const at = (drop) => render2(report2, g2, { marker, opts, keep: keepAfter(g2, drop), dropped: drop });
+  const at = (drop) => render2(report2, g2, { leadingLine, opts, keep: keepAfter(g2, drop), dropped: drop });
   const bare = at(total);
   const bareSize = size(bare);
-  if (bareSize > limit) throw new RangeError(`ngcc-perf comment: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (bareSize > limit) throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
   if (total === 0) return bare;
   const dropped = [];
   for (const name of DROP_ORDER) for (let i = g2[name].length - 1; i >= 0; i--) dropped.push(rowFloor(name, g2[name][i]));
@@ -37904,36 +38131,17 @@ function renderBounded(report2, marker, opts, limit, size) {
   }
   return best;
 }
-function renderJobSummary(report2, opts = {}) {
-  return renderBounded(report2, void 0, { reportUrl: opts.reportUrl, runUrl: opts.runUrl, pr: opts.pr }, JOB_SUMMARY_MAX_BYTES, (s) => Buffer.byteLength(s, "utf8"));
+function renderComparison(report2, opts = {}, bound) {
+  if (bound) return renderBounded(report2, opts, bound);
+  const g2 = groups(report2, opts.pr);
+  return render2(report2, g2, { opts, keep: keepAfter(g2, 0), dropped: 0 });
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync18, mkdirSync as mkdirSync7, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename6, dirname as dirname6, join as join18, posix as posix2, relative as relative10, resolve as resolve9, sep as sep2 } from "node:path";
-var INSTANCE_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory", "survey", "kat", "build"]);
-var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
-function instanceOfPath(rel) {
-  const parts = rel.split("/");
-  if (parts.length < 3 || !INSTANCE_DIRS.has(parts[0])) return void 0;
-  const [top, id, name] = parts;
-  if (parts.length > 3) return `${id}/${name}`;
-  const stem = name.replace(/\.(json|log)$/, "");
-  if (stem === name) return void 0;
-  const cut = OPERATION_DIRS.has(top) ? stem.lastIndexOf("__") : -1;
-  return `${id}/${cut > 0 ? stem.slice(0, cut) : stem}`;
-}
-function transient(rel) {
-  const name = rel.slice(rel.lastIndexOf("/") + 1);
-  return name === ".ngcc-perf.lock" || name === ".kat-output.partial" || /\.tmp-\d+-\d+$/.test(name);
-}
+import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync17, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve10, sep as sep2 } from "node:path";
 function parseJsonFile(path, display) {
-  let value;
-  try {
-    value = JSON.parse(readFileSync18(path, "utf8"));
-  } catch (e) {
-    throw new InputError(display, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
+  const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
   return value;
 }
@@ -37941,20 +38149,20 @@ function readFolder(dir, shown2, shard) {
   const folder = { dir, shown: shown2, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
   const writer = shard ? otherLiveWriter(dir) : void 0;
   if (writer !== void 0) throw new InputError(shown2, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
-  const buildPath = join18(dir, "build.json");
-  if (existsSync18(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join18(shown2, "build.json"));
+  const buildPath = join19(dir, "build.json");
+  if (existsSync19(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join19(shown2, "build.json"));
     const instances = folder.build.instances ?? {};
-    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join18(shown2, "build.json"), "instances", "expected an object");
+    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join19(shown2, "build.json"), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown2, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync18(join18(dir, "campaign.json"))) folder.campaign = parseJsonFile(join18(dir, "campaign.json"), join18(shown2, "campaign.json"));
+  if (existsSync19(join19(dir, "campaign.json"))) folder.campaign = parseJsonFile(join19(dir, "campaign.json"), join19(shown2, "campaign.json"));
   for (const rel of filesUnder(dir)) {
-    if (transient(rel) || rel === "build.json" || rel === "campaign.json") continue;
+    if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
-      if (shard && !(key in folder.instances)) throw new InputError(join18(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join18(shown2, "build.json")}`);
+      if (shard && !(key in folder.instances)) throw new InputError(join19(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown2, "build.json")}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -37966,14 +38174,14 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync18(a).equals(readFileSync18(b));
+var sameBytes = (a, b) => readFileSync17(a).equals(readFileSync17(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/"))) return "a different build.json entry";
   const fa = a.byInstance.get(key) ?? [];
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join18(a.dir, rel), join18(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join19(a.dir, rel), join19(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -37982,8 +38190,8 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync18(join18(shard.dir, tail))) return entry;
-  const move = relative10(shard.dir, out).split(sep2).join("/");
+  if (!existsSync19(join19(shard.dir, tail))) return entry;
+  const move = relative12(shard.dir, out).split(sep2).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -38011,16 +38219,16 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative10(process.cwd(), p) || ".";
+var shownPath = (p) => relative12(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve9(into);
+  const out = resolve10(into);
   for (const p of parts) {
-    const abs = resolve9(p);
-    if (!existsSync18(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const abs = resolve10(p);
+    if (!existsSync19(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
     if (inside(abs, out) || inside(out, abs)) throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync18(out);
+  const existed = existsSync19(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -38039,12 +38247,12 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve9(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve10(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
-    throw new InputError(join18(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join18(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
+    throw new InputError(join19(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
     for (const key of Object.keys(shard.instances)) {
@@ -38060,16 +38268,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join18(earlier.dir, rel), join18(f.dir, rel)))
-        throw new InputError(join18(f.shown, rel), "", `differs from ${join18(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join19(earlier.dir, rel), join19(f.dir, rel)))
+        throw new InputError(join19(f.shown, rel), "", `differs from ${join19(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join18(dirname6(out), `.${basename6(out)}.merging-${process.pid}`);
+  const tmp = join19(dirname7(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync5(tmp, { recursive: true, force: true });
   mkdirSync7(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync7(dirname6(join18(tmp, rel)), { recursive: true });
-      copyFileSync(join18(from.dir, rel), join18(tmp, rel));
+      mkdirSync7(dirname7(join19(tmp, rel)), { recursive: true });
+      copyFileSync(join19(from.dir, rel), join19(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -38077,10 +38285,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join18(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join19(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join18(tmp, "campaign.json"), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync18(join18(f.dir, "build.json")) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join19(tmp, "campaign.json"), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync19(join19(f.dir, "build.json")) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -38090,8 +38298,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join18(tmp, ".ngcc-perf.lock"), String(process.pid));
-    const old = join18(dirname6(out), `.${basename6(out)}.replaced-${process.pid}`);
+    writeFileSync4(join19(tmp, LOCK_FILE), String(process.pid));
+    const old = join19(dirname7(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -38111,10 +38319,65 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync19, readdirSync as readdirSync9, readFileSync as readFileSync19 } from "node:fs";
-import { dirname as dirname7, join as join19 } from "node:path";
+import { existsSync as existsSync20, readFileSync as readFileSync18 } from "node:fs";
+import { join as join20 } from "node:path";
 
-// src/report/pages/survey.ts
+// src/report/profile.ts
+function hashShares(p) {
+  const total = p.total.ticks;
+  const sum2 = (drng) => p.calls.filter((c) => DRNG_FNS.has(c.fn) === drng).reduce((a, c) => a + c.ticks, 0) / total;
+  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : void 0;
+  return { hash: p.hash_share ?? sum2(false), drng: recordedDrng ?? sum2(true) };
+}
+function callsPerOperation(p) {
+  const perFn = /* @__PURE__ */ new Map();
+  for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
+  return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
+    const per = n / p.total.operations;
+    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
+  }).join(", ");
+}
+
+// src/report/pages/cells.ts
+var candidatePageLink = (id, system) => `../${id}/perf_${system}.md`;
+function notMeasuredReason(inst) {
+  const kat2 = inst.build?.kat;
+  if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
+  if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
+  return "not measured";
+}
+function inInstanceOrder(c, items) {
+  const rank = (label) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+var instanceSizes = (inst) => statedSizes(Object.values(inst.records), inst.build);
+function auditedInstances2(model) {
+  return model.candidates.flatMap((c) => c.instances.map((inst) => ({ candidate: c.id, label: inst.label, sizes: instanceSizes(inst) })));
+}
+function sizeCell(catalog, c, inst, key) {
+  const api = instanceSizes(inst)?.[key];
+  const entry = catalog.find((e) => e.id === c.id && e.instance === inst.label);
+  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
+  const fromCatalog = entry && item ? entry[item[1]] : void 0;
+  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
+  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
+  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
+  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
+}
+function surveyFor(model, id) {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) {
+    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
+    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
+    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
+  }
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return void 0;
+}
 function surveyEvidence(i) {
   const parts = [
     `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
@@ -38123,30 +38386,6 @@ function surveyEvidence(i) {
   ];
   if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
   return parts.join("; ");
-}
-function surveyPage(model) {
-  const reported = new Set(model.candidates.map((c) => c.id));
-  const strays = model.survey.filter((s) => !reported.has(s.id));
-  return root2([
-    heading2(1, "Symmetric-primitive survey"),
-    para(
-      "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
-    ),
-    table(
-      ["candidate", "verdict", "source", "evidence"],
-      model.candidates.map((c) => {
-        const s = surveyFor(model, c.id);
-        const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
-        return [
-          [link2(`../${c.id}/perf_${model.system}.md`, c.id)],
-          s?.verdict ?? "not surveyed",
-          s ? s.curated ? "curated (symmetric_survey.csv)" : "automated" : "\u2014",
-          [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
-        ];
-      })
-    ),
-    ...strays.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${strays.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : []
-  ]);
 }
 
 // src/report/pages/katNotes.ts
@@ -38192,17 +38431,23 @@ function katFootnotes(c, issues) {
 }
 
 // src/report/pages/candidate.ts
+function algorithmPageLabel(url2) {
+  let host;
+  try {
+    host = new URL(url2).hostname.toLowerCase();
+  } catch {
+    return "algorithm page";
+  }
+  const within = (domain2) => host === domain2 || host.endsWith(`.${domain2}`);
+  if (within("niccs.org.cn")) return "NICCS page";
+  if (within("nist.gov")) return "NIST page";
+  return host.replace(/^www\./, "");
+}
 var hashHeader = (c) => c.api === "nist" ? "hash (SHA-3/SHAKE/SHA-2)" : "pseudohash/XOF/sm3";
 function roundsRange(rounds) {
   if (!rounds || rounds.length < 2) return "";
   const [lo, hi] = [formatShare(Math.min(...rounds)), formatShare(Math.max(...rounds))];
   return lo === hi ? ` (${lo} in all ${rounds.length} rounds)` : ` (${lo.replace("%", "")}\u2013${hi} over ${rounds.length} rounds)`;
-}
-function notMeasuredReason(inst) {
-  const kat = inst.build?.kat;
-  if (kat === "BUILDFAIL") return "build failed (BUILDFAIL)";
-  if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
-  return "not measured";
 }
 function countCell(r) {
   const iters = r.plan?.iterations_per_trial;
@@ -38223,6 +38468,50 @@ function perOperation(c, width, cells) {
     return rows.length > 0 ? rows : [gapRow(inst, width)];
   });
 }
+function sizeColumns(c) {
+  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
+}
+var title = (model, c) => {
+  const sys = model.system;
+  const arch2 = archName(model.environment);
+  return [
+    heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
+    para(
+      link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
+      " \u203A ",
+      code3(c.id),
+      " \xB7 ",
+      link2(`../performance/method_${sys}.md`, "method"),
+      ...c.page ? [" \xB7 ", link2(c.page, algorithmPageLabel(c.page))] : []
+    ),
+    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`)
+  ];
+};
+var basicInformation = (_model, c) => {
+  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? "reference"))];
+  return [
+    heading2(2, "1. Basic information"),
+    bullets([
+      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
+      [`Algorithm: ${c.algorithm}`],
+      [`Implementation versions measured: ${variants.join(", ")}`],
+      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
+    ])
+  ];
+};
+var environment = (model) => [heading2(2, "2. Assessment environment"), table(["item", "value"], environmentRows(model.campaign, model.environment))];
+var kat = (model, c) => {
+  const { marks, notes } = katFootnotes(c, model.katIssues);
+  return [
+    heading2(2, "3. Functional testing (KAT)"),
+    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
+    table(
+      ["instance", "build flags", "KAT"],
+      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
+    ),
+    ...notes.map((n) => para(n))
+  ];
+};
 function performanceChart(c) {
   const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== void 0));
   if (measured.length === 0) return [];
@@ -38240,41 +38529,8 @@ function performanceChart(c) {
 ${series}`)
   ];
 }
-function sizeColumns(c) {
-  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
-}
-function inInstanceOrder(c, items) {
-  const rank = (label) => {
-    const i = c.instances.findIndex((inst) => inst.label === label);
-    return i < 0 ? c.instances.length : i;
-  };
-  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
-}
-function sizeCell(model, c, inst, key) {
-  const api = instanceSizes(inst)?.[key];
-  const entry = model.sizes.find((e) => e.id === c.id && e.instance === inst.label);
-  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
-  const fromCatalog = entry && item ? entry[item[1]] : void 0;
-  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
-  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
-  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
-  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
-}
-function candidatePage(model, c) {
-  const sys = model.system;
-  const arch2 = archName(model.environment);
-  const variants = [...new Set(c.instances.map((i) => i.build?.variant ?? "reference"))];
-  const { marks, notes } = katFootnotes(c, model.katIssues);
-  const crumbs = [
-    link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
-    " \u203A ",
-    code3(c.id),
-    " \xB7 ",
-    link2(`../performance/method_${sys}.md`, "method"),
-    ...c.page ? [" \xB7 ", link2(c.page, "NICCS page")] : []
-  ];
-  const verdict = surveyFor(model, c.id);
-  const perf = perOperation(c, 7, (inst, op, r) => [
+var timing = (_model, c) => {
+  const rows = perOperation(c, 7, (inst, op, r) => [
     code3(inst.label),
     op,
     formatCycles(r.mean_cycles),
@@ -38283,7 +38539,14 @@ function candidatePage(model, c) {
     formatSeconds(r.median_trial_seconds),
     countCell(r)
   ]);
-  const resources = perOperation(c, 5, (inst, op, r) => [
+  return [
+    heading2(2, "4. Performance"),
+    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], rows),
+    ...performanceChart(c)
+  ];
+};
+var resources = (_model, c) => {
+  const wholeProcess = perOperation(c, 5, (inst, op, r) => [
     code3(inst.label),
     op,
     inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
@@ -38298,11 +38561,38 @@ function candidatePage(model, c) {
     const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
   });
+  return [
+    heading2(2, "5. Resource consumption"),
+    para(
+      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
+    ),
+    table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], wholeProcess),
+    para(
+      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
+    ),
+    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated)
+  ];
+};
+var sizes = (model, c) => {
   const cols = sizeColumns(c);
-  const sizes = c.instances.map((inst) => {
+  const rows = c.instances.map((inst) => {
     if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
-    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model, c, inst, k) ?? "not recorded")];
+    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "not recorded")];
   });
+  return [
+    heading2(2, "6. Transmission and storage overhead"),
+    ...model.sizes.some((e) => e.id === c.id) ? [
+      para(
+        "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
+        link2(`../performance/size-audit_${model.system}.md`, "size audit"),
+        " for disagreements."
+      )
+    ] : [],
+    table(["instance", ...cols.map(([h]) => h)], rows)
+  ];
+};
+var symmetricPrimitives = (model, c) => {
+  const verdict = surveyFor(model, c.id);
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
@@ -38312,54 +38602,7 @@ function candidatePage(model, c) {
     });
     return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
   });
-  const evidence = c.instances.flatMap((inst) => [
-    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
-    ...[...inst.recordFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
-    ...[...inst.profileFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
-    ...[...inst.memoryFiles].sort((a, b) => a.path < b.path ? -1 : 1).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
-    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
-  ]);
-  return root2([
-    heading2(1, `${c.id} ${c.algorithm} \u2014 performance on ${arch2.display} (system ${sys})`),
-    para(...crumbs),
-    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`),
-    heading2(2, "1. Basic information"),
-    bullets([
-      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
-      [`Algorithm: ${c.algorithm}`],
-      [`Implementation versions measured: ${variants.join(", ")}`],
-      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
-    ]),
-    heading2(2, "2. Assessment environment"),
-    table(["item", "value"], environmentRows(model)),
-    heading2(2, "3. Functional testing (KAT)"),
-    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
-    table(
-      ["instance", "build flags", "KAT"],
-      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
-    ),
-    ...notes.map((n) => para(n)),
-    heading2(2, "4. Performance"),
-    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], perf),
-    ...performanceChart(c),
-    heading2(2, "5. Resource consumption"),
-    para(
-      "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
-    ),
-    table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], resources),
-    para(
-      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
-    ),
-    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated),
-    heading2(2, "6. Transmission and storage overhead"),
-    ...model.sizes.some((e) => e.id === c.id) ? [
-      para(
-        "External public-key, ciphertext and signature sizes follow the curated size catalog (external_sizes.csv); secret-key and shared-secret lengths remain API figures. See the ",
-        link2(`../performance/size-audit_${sys}.md`, "size audit"),
-        " for disagreements."
-      )
-    ] : [],
-    table(["instance", ...cols.map(([h]) => h)], sizes),
+  return [
     heading2(2, "Symmetric primitives"),
     para(
       link2("../performance/symmetric-survey.md", "Survey"),
@@ -38372,20 +38615,114 @@ function candidatePage(model, c) {
     para(
       c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
     ),
-    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
-    heading2(2, "7. Raw evidence index"),
-    para("Paths are relative to the evidence folder ", code3(`${sys}/`), "; each JSON file records its commands, environment and trials."),
-    table(["instance", "item", "file"], evidence, [text2("no evidence files"), "\u2014", "\u2014"]),
-    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
+    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2)
+  ];
+};
+var byPath = (a, b) => a.path < b.path ? -1 : 1;
+var evidenceIndex = (model, c) => {
+  const rows = c.instances.flatMap((inst) => [
+    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
+    ...[...inst.recordFiles].sort(byPath).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
+    ...[...inst.profileFiles].sort(byPath).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
+    ...[...inst.memoryFiles].sort(byPath).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
+    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
   ]);
-}
+  return [
+    heading2(2, "7. Raw evidence index"),
+    para("Paths are relative to the evidence folder ", code3(`${model.system}/`), "; each JSON file records its commands, environment and trials."),
+    table(["instance", "item", "file"], rows, [text2("no evidence files"), "\u2014", "\u2014"]),
+    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
+  ];
+};
+var CANDIDATE_SECTIONS = [title, basicInformation, environment, kat, timing, resources, sizes, symmetricPrimitives, evidenceIndex];
+var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
 
-// src/report/pages/system.ts
+// src/report/pages/method.ts
+function kv(obj) {
+  if (!obj || typeof obj !== "object") return [];
+  return Object.entries(obj).map(([k, v]) => [code3(k), v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)]);
+}
+var title2 = (model) => [
+  heading2(1, `Method \u2014 system ${model.system}`),
+  para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A method")
+];
+var planning = (model) => [
+  heading2(2, "Planning"),
+  para(
+    "Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls."
+  ),
+  table(["setting", "value"], kv(model.campaign.planning))
+];
+var hostState = (model) => {
+  const checks = model.campaign.host_checks ?? [];
+  return [
+    heading2(2, "Host state"),
+    table(["item", "value"], environmentRows(model.campaign, model.environment)),
+    table(
+      ["phase", "CPU", "UTC", "shard", "problems"],
+      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? "\u2014", h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"]),
+      [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014"]
+    )
+  ];
+};
+var counterSource = (model) => {
+  const counter = model.campaign.counter_source ?? "not recorded";
+  return [
+    heading2(2, "Counter source"),
+    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`)
+  ];
+};
+var buildFlags = (model) => {
+  const c = model.campaign;
+  return [
+    heading2(2, "Build flags"),
+    table(["setting", "value"], [...kv(c.flags), ...kv(c.arch_config), ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []])
+  ];
+};
+var limits = () => [
+  heading2(2, "Limits"),
+  para(
+    "Peak memory is the process high-water mark (VmHWM) including the driver and libc; static memory is the sum of the PT_LOAD segments. KAT and timing processes run with a timeout that kills the whole process group, a cap on captured output and an address-space limit; a submission that fails gets a status on its row and the campaign goes on."
+  )
+];
+var history = (model) => typeof model.campaign.history_note === "string" ? [heading2(2, "History"), para(model.campaign.history_note)] : [];
+var METHOD_SECTIONS = [title2, planning, hostState, counterSource, buildFlags, limits, history];
+var methodPage = (model) => sectionsPage(METHOD_SECTIONS, model);
+
+// src/report/pages/sizeAudit.ts
+var title3 = (model, findings) => {
+  const mismatches = findings.filter((f) => f.verdict === "mismatch").length;
+  return [
+    heading2(1, `Size audit \u2014 system ${model.system}`),
+    para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A size audit"),
+    para(
+      `The size catalog (external_sizes.csv) against the sizes each library's API reports: ${mismatches} mismatch${mismatches === 1 ? "" : "es"} in ${findings.length} compared size${findings.length === 1 ? "" : "s"}. \u2248 marks a nominal size of variable-length signatures.`
+    )
+  ];
+};
+var findingsTable = (_model, findings) => [
+  table(
+    ["candidate", "instance", "item", "catalog", "API", "basis", "verdict"],
+    findings.map((f) => [
+      f.id,
+      code3(f.instance),
+      f.item,
+      `${f.verdict === "approximate" ? "\u2248 " : ""}${f.catalog}`,
+      f.api !== void 0 ? String(f.api) : "\u2014",
+      f.basis,
+      f.verdict === "mismatch" ? "MISMATCH \u26A0" : f.verdict
+    ]),
+    [text2("no catalog entries"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
+  )
+];
+var SIZE_AUDIT_SECTIONS = [title3, findingsTable];
+var sizeAuditPage = (model) => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudit(auditedInstances2(model), model.sizes));
+
+// src/report/pages/summary.ts
 var CATEGORIES = [
   { type: "kem", title: "Key encapsulation", sizes: [["public key", "pk_bytes"], ["ciphertext", "ct_bytes"]] },
   { type: "sig", title: "Digital signatures", sizes: [["public key", "pk_bytes"], ["signature", "signature_bytes"]] }
 ];
-var pageOf = (id, sys) => `../${id}/perf_${sys}.md`;
 function cyclesCell(inst, op) {
   const r = inst.records[op];
   if (!r || r.mean_cycles === void 0) return "\u2014";
@@ -38394,9 +38731,16 @@ function cyclesCell(inst, op) {
   const n = r.measurements ?? 0;
   return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}`;
 }
-function summaryPage(model) {
+var title4 = (model) => {
   const sys = model.system;
-  const arch2 = archName(model.environment);
+  return [
+    heading2(1, `Performance on ${archName(model.environment).display} (system ${sys})`),
+    para(link2(`method_${sys}.md`, "Method"), " \xB7 ", link2("symmetric-survey.md", "Symmetric-primitive survey"), " \xB7 ", link2(`size-audit_${sys}.md`, "Size audit"), " \xB7 ", link2("../index.md", "All systems")),
+    table(["item", "value"], environmentRows(model.campaign, model.environment))
+  ];
+};
+var categories = (model) => {
+  const sys = model.system;
   const sections = CATEGORIES.flatMap((cat) => {
     const cands = model.candidates.filter((c) => c.type === cat.type);
     if (cands.length === 0) return [];
@@ -38406,13 +38750,13 @@ function summaryPage(model) {
     const sizeRows = [];
     for (const c of cands) {
       for (const inst of c.instances) {
-        const kat = inst.build?.kat ?? "not checked";
-        const flagged = kat !== "PASS";
-        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
+        const kat2 = inst.build?.kat ?? "not checked";
+        const flagged = kat2 !== "PASS";
+        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
         const measured = ops.some((op) => inst.records[op]);
-        const name = [link2(pageOf(c.id, sys), c.id)];
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat} \u26A0` : kat, ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
-        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model, c, inst, k) ?? "\u2014")]);
+        const name = [link2(candidatePageLink(c.id, sys), c.id)];
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
+        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
     return [
@@ -38427,101 +38771,57 @@ function summaryPage(model) {
       warn.length > 0 ? bullets(warn.map((w) => [`\u26A0 ${w}`])) : para("Every instance of this category passed its KAT.")
     ];
   });
-  return root2([
-    heading2(1, `Performance on ${arch2.display} (system ${sys})`),
-    para(link2(`method_${sys}.md`, "Method"), " \xB7 ", link2("symmetric-survey.md", "Symmetric-primitive survey"), " \xB7 ", link2(`size-audit_${sys}.md`, "Size audit"), " \xB7 ", link2("../index.md", "All systems")),
-    table(["item", "value"], environmentRows(model)),
-    ...sections.length > 0 ? sections : [para("No candidate has evidence on this system yet.")]
-  ]);
-}
-function kv(obj) {
-  if (!obj || typeof obj !== "object") return [];
-  return Object.entries(obj).map(([k, v]) => [code3(k), v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)]);
-}
-function methodPage(model) {
-  const c = model.campaign;
-  const checks = c.host_checks ?? [];
-  const counter = c.counter_source ?? "not recorded";
-  return root2([
-    heading2(1, `Method \u2014 system ${model.system}`),
-    para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A method"),
-    heading2(2, "Planning"),
-    para(
-      "Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls."
-    ),
-    table(["setting", "value"], kv(c.planning)),
-    heading2(2, "Host state"),
-    table(["item", "value"], environmentRows(model)),
-    table(
-      ["phase", "CPU", "UTC", "shard", "problems"],
-      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? "\u2014", h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"]),
-      [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014"]
-    ),
-    heading2(2, "Counter source"),
-    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`),
-    heading2(2, "Build flags"),
-    table(["setting", "value"], [...kv(c.flags), ...kv(c.arch_config), ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []]),
-    heading2(2, "Limits"),
-    para(
-      "Peak memory is the process high-water mark (VmHWM) including the driver and libc; static memory is the sum of the PT_LOAD segments. KAT and timing processes run with a timeout that kills the whole process group, a cap on captured output and an address-space limit; a submission that fails gets a status on its row and the campaign goes on."
-    ),
-    ...typeof c.history_note === "string" ? [heading2(2, "History"), para(c.history_note)] : []
-  ]);
-}
-function sizeAuditPage(model) {
-  const findings = sizeAudit(model);
-  const mismatches = findings.filter((f) => f.verdict === "mismatch");
-  return root2([
-    heading2(1, `Size audit \u2014 system ${model.system}`),
-    para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A size audit"),
-    para(
-      `The size catalog (external_sizes.csv) against the sizes each library's API reports: ${mismatches.length} mismatch${mismatches.length === 1 ? "" : "es"} in ${findings.length} compared size${findings.length === 1 ? "" : "s"}. \u2248 marks a nominal size of variable-length signatures.`
-    ),
-    table(
-      ["candidate", "instance", "item", "catalog", "API", "basis", "verdict"],
-      findings.map((f) => [
-        f.id,
-        code3(f.instance),
-        f.item,
-        `${f.verdict === "approximate" ? "\u2248 " : ""}${f.catalog}`,
-        f.api !== void 0 ? String(f.api) : "\u2014",
-        f.basis,
-        f.verdict === "mismatch" ? "MISMATCH \u26A0" : f.verdict
-      ]),
-      [text2("no catalog entries"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
-    )
-  ]);
-}
-function indexPage(systems) {
-  return root2([
-    heading2(1, "NGCC performance measurements"),
-    para("Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system."),
-    table(
-      ["system", "architecture", "candidates", "pages"],
-      systems.map((s) => [s.id, s.arch, String(s.candidates), [link2(`performance/summary_${s.id}.md`, "summary"), " \xB7 ", link2(`performance/method_${s.id}.md`, "method")]])
-    ),
-    para(link2("performance/symmetric-survey.md", "Symmetric-primitive survey"))
-  ]);
-}
+  return sections.length > 0 ? sections : [para("No candidate has evidence on this system yet.")];
+};
+var SUMMARY_SECTIONS = [title4, categories];
+var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
+
+// src/report/pages/survey.ts
+var title5 = () => [
+  heading2(1, "Symmetric-primitive survey"),
+  para(
+    "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
+  )
+];
+var verdicts = (model) => [
+  table(
+    ["candidate", "verdict", "source", "evidence"],
+    model.candidates.map((c) => {
+      const s = surveyFor(model, c.id);
+      const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(" \xB7 ");
+      return [
+        [link2(candidatePageLink(c.id, model.system), c.id)],
+        s?.verdict ?? "not surveyed",
+        s ? s.curated ? "curated (symmetric_survey.csv)" : "automated" : "\u2014",
+        [s?.notes, evidence].filter(Boolean).join(" \u2014 ") || "\u2014"
+      ];
+    })
+  )
+];
+var strays = (model) => {
+  const reported = new Set(model.candidates.map((c) => c.id));
+  const left = model.survey.filter((s) => !reported.has(s.id));
+  return left.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${left.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : [];
+};
+var SURVEY_SECTIONS = [title5, verdicts, strays];
+var surveyPage = (model) => sectionsPage(SURVEY_SECTIONS, model);
+
+// src/report/pages/systems.ts
+var title6 = () => [
+  heading2(1, "NGCC performance measurements"),
+  para("Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system.")
+];
+var systemsTable = (systems) => [
+  table(
+    ["system", "architecture", "candidates", "pages"],
+    systems.map((s) => [s.id, s.arch, String(s.candidates), [link2(`performance/summary_${s.id}.md`, "summary"), " \xB7 ", link2(`performance/method_${s.id}.md`, "method")]])
+  )
+];
+var surveyLink = () => [para(link2("performance/symmetric-survey.md", "Symmetric-primitive survey"))];
+var INDEX_SECTIONS = [title6, systemsTable, surveyLink];
+var indexPage = (systems) => sectionsPage(INDEX_SECTIONS, systems);
 
 // src/report/render.ts
-function siblingSystems(model) {
-  const dataDir = dirname7(model.systemDir.replace(/\/$/, ""));
-  const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync19(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const campaign = join19(dataDir, name, "campaign.json");
-    const build2 = join19(dataDir, name, "build.json");
-    if (!existsSync19(campaign) || name === model.system) continue;
-    try {
-      const c = JSON.parse(readFileSync19(campaign, "utf8"));
-      const ids = existsSync19(build2) ? new Set(Object.keys(JSON.parse(readFileSync19(build2, "utf8")).instances).map((k) => k.split("/")[0])) : /* @__PURE__ */ new Set();
-      found.set(name, { id: name, arch: archName(measuredEnvironment(c)).display, candidates: ids.size });
-    } catch {
-    }
-  }
-  found.set(model.system, { id: model.system, arch: archName(model.environment).display, candidates: model.candidates.length });
-  return [...found.values()].sort((a, b) => a.id < b.id ? -1 : 1);
-}
 function renderPages(model) {
   const sys = model.system;
   const pages = /* @__PURE__ */ new Map();
@@ -38530,16 +38830,16 @@ function renderPages(model) {
   pages.set(`performance/method_${sys}.md`, serialize3(methodPage(model)));
   pages.set(`performance/size-audit_${sys}.md`, serialize3(sizeAuditPage(model)));
   pages.set("performance/symmetric-survey.md", serialize3(surveyPage(model)));
-  pages.set("index.md", serialize3(indexPage(siblingSystems(model))));
+  pages.set("index.md", serialize3(indexPage(model.systems)));
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join19(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join20(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join19(outDir, path);
-    return !existsSync19(file2) || readFileSync19(file2, "utf8") !== text3;
+    const file2 = join20(outDir, path);
+    return !existsSync20(file2) || readFileSync18(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -38607,7 +38907,7 @@ async function cmdRun(args) {
   if (positionals.length !== 1 || !values.system || !values.out) throw new InputError("command line", "run", "needs CAMPAIGN_DIR, --system ID and --out DATA_DIR");
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join20(values.out, values.system), cli("out"));
+  checkOutputFolder(join21(values.out, values.system), cli("out"));
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
@@ -38624,14 +38924,14 @@ async function cmdRun(args) {
     argumentNames: { only: cli("only"), cpu: cli("cpu") }
   });
   const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative11(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative13(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve10(arg);
-  if (!existsSync20(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync20(join20(dir, "build.json")) && !existsSync20(join20(dir, "records")))
+  const dir = resolve11(arg);
+  if (!existsSync21(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync21(join21(dir, "build.json")) && !existsSync21(join21(dir, "records")))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -38665,22 +38965,22 @@ function cmdCompare(args) {
   if (alpha !== void 0 && alpha >= 1) throw new InputError("command line", "--alpha", "expected a probability below 1");
   const thresholdPct = number4("threshold", values.threshold, "percent");
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
-  const history = values.history?.split(",").filter(Boolean);
-  for (const d of history ?? []) {
-    if (!existsSync20(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync20(join20(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join20(d, values.system)})`);
+  const history2 = values.history?.split(",").filter(Boolean);
+  for (const d of history2 ?? []) {
+    if (!existsSync21(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync21(join21(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`);
   }
-  if (values.campaign !== void 0 && !existsSync20(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
+  if (values.campaign !== void 0 && !existsSync21(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
     system: values.system,
     thresholdPct,
     alpha,
-    history,
+    history: history2,
     campaignDir: values.campaign
   });
-  console.log(values.format === "json" ? JSON.stringify(report2, null, 1) : renderJobSummary(report2, {}));
+  console.log(values.format === "json" ? JSON.stringify(report2, null, 1) : renderComparison(report2));
   return compareFails(report2, failOn) ? 1 : 0;
 }
 function cmdReport(args) {
@@ -38692,13 +38992,13 @@ function cmdReport(args) {
   if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve10(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve11(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join20(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join21(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join20(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join21(values.out, p)}`);
     console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
@@ -38719,23 +39019,23 @@ function cmdKatManifest(args) {
   const records = number4("records", values.records);
   if (records !== void 0 && !Number.isInteger(records)) throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
-  const build2 = readJson(join20(systemDir, "build.json"));
+  const build2 = readJson(join21(systemDir, "build.json"));
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     if (!e.kat_file) {
       console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join20(systemDir, e.kat_file);
-    if (!existsSync20(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync20(katPath, "utf8");
+    const katPath = join21(systemDir, e.kat_file);
+    if (!existsSync21(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
+    const text3 = readFileSync19(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
-      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join20(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join21(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
-  if (generated.length === 0) throw new InputError(join20(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (generated.length === 0) throw new InputError(join21(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   if (!values.write) {
     process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT \xA74
 ${generated.map(formatManifestLine).join("\n")}
@@ -38745,9 +39045,9 @@ ${generated.map(formatManifestLine).join("\n")}
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
   if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-  const target = join20(c.folder, "kat.sha256");
-  const shown2 = relative11(process.cwd(), target) || target;
-  const before = existsSync20(target) ? readFileSync20(target, "utf8") : "";
+  const target = join21(c.folder, "kat.sha256");
+  const shown2 = relative13(process.cwd(), target) || target;
+  const before = existsSync21(target) ? readFileSync19(target, "utf8") : "";
   const update = updateManifest(before, shown2, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT \xA74` });
   for (const ch of update.changed) console.log(`${shown2}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`);
   if (update.text !== before) writeFileAtomic(target, update.text);
@@ -38770,24 +39070,24 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseArgs({ args, options: { out: { type: "string" } } });
   const root3 = toolRoot();
-  const out = resolve10(values.out ?? join20(root3, "out"));
+  const out = resolve11(values.out ?? join21(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join20(root3, "examples", "campaign");
-  const pqclean = join20(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync20(pqclean)) throw new InputError(relative11(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join21(root3, "examples", "campaign");
+  const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync21(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative11(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync20(join20(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join20(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(`example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync21(join21(campaignDir, f, "candidate.yml"))).length} candidates)`);
+  const summary = await runCampaign({ campaignDir, system, dataDir: join21(out, "data"), phases: new Set(PHASES), progress: createProgress() });
   const { code: code4, verdict } = printSummary(summary);
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join20(out, "pages");
+  const pagesDir = join21(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative11(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative11(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative11(process.cwd(), join20(pagesDir, "index.md"))})`);
+evidence: ${relative13(process.cwd(), summary.systemDir)}`);
+  console.log(`pages:    ${relative13(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative13(process.cwd(), join21(pagesDir, "index.md"))})`);
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

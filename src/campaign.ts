@@ -11,7 +11,7 @@ import { buildRecord } from './evidence/record.js';
 import type { BuildEntry, BuildJson, HashProfile, TimingRecord } from './evidence/types.js';
 import { formatShare } from './report/format.js';
 import { formatKatLog, katBody } from './kat/log.js';
-import { readManifest } from './kat/manifest.js';
+import { readManifest } from './config/katManifest.js';
 import { runKat, type KatOutcome } from './kat/run.js';
 import { measurable, type KatStatus } from './kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from './measure/operation.js';

@@ -47,14 +47,15 @@ const candidateNames = (root: string) => readdirSync(root).filter((name) => exis
 /**
  * Reads every `<id>/candidate.yml` under the campaign root, in id order, each with its kat.sha256
  * checked against its labels. A folder without candidates is an error: measuring nothing and
- * reporting success would hide a wrong path.
+ * reporting success would hide a wrong path. Pages may take only the catalogs of a campaign folder
+ * (`candidatesRequired: false`).
  */
-export function loadCampaign(root: string, only?: RegExp): Campaign {
+export function loadCampaign(root: string, only?: RegExp, { candidatesRequired = true } = {}): Campaign {
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(shown(root), '', 'campaign folder not found');
   checkCandidateFileNames(root);
   const settings = loadSettings(root);
   const names = candidateNames(root);
-  if (names.length === 0) throw noCandidates(root);
+  if (names.length === 0 && candidatesRequired) throw noCandidates(root);
   const candidates = names
     .map((name) => loadCandidate(join(root, name), join(shown(root), name, 'candidate.yml')))
     .map((c) => checkManifest(c, join(shown(root), c.id, 'kat.sha256')))

@@ -34,10 +34,10 @@ const bad = (name: string, problem: string) => new InputError(`input '${name}'`,
 
 type Defaulted = keyof typeof ACTION_INPUT_DEFAULTS;
 /** An input as given, else its default: GitHub passes action.yml's, a test or a local run may not. */
-const given = (name: Defaulted) => core.getInput(name) || ACTION_INPUT_DEFAULTS[name];
+const withDefault = (name: Defaulted) => core.getInput(name) || ACTION_INPUT_DEFAULTS[name];
 
 function oneOf<T extends string>(name: Defaulted, allowed: readonly T[]): T {
-  const v = given(name);
+  const v = withDefault(name);
   if (!(allowed as readonly string[]).includes(v)) throw bad(name, `expected one of ${allowed.join(', ')}, got '${v}'`);
   return v as T;
 }
@@ -46,7 +46,7 @@ const input = (name: string) => [`input '${name}'`, ''] as const;
 const positive = (name: string) => parsePositive(core.getInput(name), input(name));
 
 function bool(name: Defaulted): boolean {
-  const raw = given(name);
+  const raw = withDefault(name);
   if (!['true', 'false'].includes(raw)) throw bad(name, `expected true or false, got '${raw}'`);
   return raw === 'true';
 }
@@ -63,10 +63,10 @@ export function readInputs(): ActionInputs {
     throw bad('publish', "'commit' is refused in pull-request mode (it would push unmerged numbers to the data branch); use 'artifact' or 'none'");
   return {
     mode,
-    campaign: given('campaign'),
+    campaign: withDefault('campaign'),
     system,
-    dataDir: given('data-dir'),
-    pagesDir: given('pages-dir'),
+    dataDir: withDefault('data-dir'),
+    pagesDir: withDefault('pages-dir'),
     only: parseOnly(core.getInput('only'), input('only')),
     cpu: parseCpu(core.getInput('cpu'), input('cpu')),
     trialTarget: positive('trial-target'),
@@ -74,9 +74,9 @@ export function readInputs(): ActionInputs {
     shard: parseShard(core.getInput('shard'), input('shard')),
     regressionThreshold: positive('regression-threshold') ?? DEFAULT_THRESHOLD_PCT,
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const),
-    failOn: parseFailOn(given('fail-on'), `input 'fail-on'`),
+    failOn: parseFailOn(withDefault('fail-on'), `input 'fail-on'`),
     publish,
-    publishBranch: given('publish-branch'),
+    publishBranch: withDefault('publish-branch'),
     buildCache: bool('build-cache'),
     allowForks: bool('allow-forks'),
     token,

@@ -95,7 +95,7 @@ function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
  */
 export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
   const ds = loadDataset(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const campaign = campaignDir ? loadCampaign(campaignDir, undefined, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = (ds.campaign?.system_id as string | undefined) ?? systemDir.split('/').filter(Boolean).pop()!;
   const byKey = new Map<string, InstanceView>();
   const order: string[] = [];

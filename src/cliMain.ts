@@ -1,16 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { katShown, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
+import { instanceKey } from './evidence/layout.js';
 import { validateDataset } from './evidence/validate.js';
-import { canonicalDigest, countRecords, formatManifestLine, updateManifest, type DigestMode, type GeneratedLine } from './kat/manifest.js';
+import { canonicalDigest, countRecords, updateManifest, type GeneratedLine } from './kat/manifest.js';
+import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { createProgress } from './campaign/progress.js';
 import { toolRoot } from './util/paths.js';
 import { checkOutputFolder, checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
+import { parseCommand } from './config/commandLine.js';
+import { DEFAULT_FAIL_ON } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
@@ -30,6 +33,7 @@ const USAGE = `usage:
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
+each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 
@@ -73,10 +77,10 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
 }
 
 async function cmdRun(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    'run',
     args,
-    allowPositionals: true,
-    options: {
+    {
       system: { type: 'string' },
       out: { type: 'string' },
       only: { type: 'string' },
@@ -87,8 +91,8 @@ async function cmdRun(args: string[]): Promise<number> {
       shard: { type: 'string' },
       force: { type: 'boolean', default: false },
     },
-  });
-  if (positionals.length !== 1 || !values.system || !values.out) throw new InputError('command line', 'run', 'needs CAMPAIGN_DIR, --system ID and --out DATA_DIR');
+    { positionals: ['CAMPAIGN_DIR'], required: { system: 'ID', out: 'DATA_DIR' } },
+  );
   checkSystemId(values.system, cli('system'));
   checkOutputFolder(values.out, cli('out'));
   checkOutputFolder(join(values.out, values.system), cli('out'));
@@ -123,8 +127,7 @@ function evidenceFolder(arg: string): string {
 }
 
 function cmdValidate(args: string[]): number {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 1) throw new InputError('command line', 'validate', 'needs DATA_DIR/ID');
+  const { positionals } = parseCommand('validate', args, {}, { positionals: ['DATA_DIR/ID'] });
   const dir = evidenceFolder(positionals[0]!);
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
@@ -133,9 +136,10 @@ function cmdValidate(args: string[]): number {
 }
 
 function cmdCompare(args: string[]): number {
-  const { values } = parseArgs({
+  const { values } = parseCommand(
+    'compare',
     args,
-    options: {
+    {
       base: { type: 'string' },
       head: { type: 'string' },
       system: { type: 'string' },
@@ -144,10 +148,10 @@ function cmdCompare(args: string[]): number {
       threshold: { type: 'string' },
       alpha: { type: 'string' },
       history: { type: 'string' },
-      'fail-on': { type: 'string', default: 'regression,kat' },
+      'fail-on': { type: 'string', default: DEFAULT_FAIL_ON },
     },
-  });
-  if (!values.base || !values.head || !values.system) throw new InputError('command line', 'compare', 'needs --base DATA_DIR, --head DATA_DIR and --system ID');
+    { required: { base: 'DATA_DIR', head: 'DATA_DIR', system: 'ID' } },
+  );
   // Every option is checked before the comparison runs: a typo must not follow a whole report.
   if (values.format !== 'md' && values.format !== 'json') throw new InputError('command line', '--format', `expected md or json, got '${values.format}'`);
   const alpha = number('alpha', values.alpha);
@@ -175,12 +179,12 @@ function cmdCompare(args: string[]): number {
 
 /** Renders every page of one system; with --check compares with the pages on disk instead. */
 function cmdReport(args: string[]): number {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    'report',
     args,
-    allowPositionals: true,
-    options: { campaign: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
-  });
-  if (positionals.length !== 1 || !values.out) throw new InputError('command line', 'report', 'needs DATA_DIR/ID and --out PAGES_DIR');
+    { campaign: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
+    { positionals: ['DATA_DIR/ID'], required: { out: 'PAGES_DIR' } },
+  );
   const systemDir = evidenceFolder(positionals[0]!);
   if (!values.check) checkOutputFolder(values.out, cli('out'));
   const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined);
@@ -202,12 +206,12 @@ function cmdReport(args: string[]): number {
 
 /** Writes manifest lines for a candidate from the KAT files generated by a previous run. */
 function cmdKatManifest(args: string[]): number {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    'kat-manifest',
     args,
-    allowPositionals: true,
-    options: { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' }, force: { type: 'boolean', default: false } },
-  });
-  if (positionals.length !== 2) throw new InputError('command line', 'kat-manifest', 'needs DATA_DIR/ID and CANDIDATE_ID');
+    { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' }, force: { type: 'boolean', default: false } },
+    { positionals: ['DATA_DIR/ID', 'CANDIDATE_ID'] },
+  );
   const [systemDir, id] = positionals as [string, string];
   if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
   const mode = values.mode as DigestMode;
@@ -217,33 +221,38 @@ function cmdKatManifest(args: string[]): number {
   const build = readJson<BuildJson>(join(systemDir, 'build.json'));
   const generated: GeneratedLine[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
+    const key = instanceKey(id, e.label);
     if (!e.kat_file) {
-      console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
+      console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
     const katPath = join(systemDir, e.kat_file);
-    if (!existsSync(katPath)) throw new InputError(katPath, '', `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
+    if (!existsSync(katPath)) throw new InputError(katPath, '', `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text = readFileSync(katPath, 'utf8');
     const file = e.kat_file.split('/').pop()!;
     // A digest of more records than the file holds is the digest of fewer: it would never match a run.
     const available = countRecords(text);
     if (records !== undefined && records > available)
-      throw new InputError('command line', '--records', `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+      throw new InputError('command line', '--records', `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`);
     generated.push({ sha256: canonicalDigest(text, mode, records), mode, records, label: e.label, file });
   }
   if (generated.length === 0) throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
   if (!values.write) {
-    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT §4\n${generated.map(formatManifestLine).join('\n')}\n`);
+    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`);
     return 0;
   }
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
   if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
+  // A line for an instance candidate.yml no longer has would make the campaign fail to load.
+  const gone = generated.find((g) => !c.labels.includes(g.label));
+  if (gone)
+    throw new InputError(join(systemDir, 'build.json'), instanceKey(id, gone.label), `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(', ')}); its kat.sha256 line would name none`);
   const target = join(c.folder, 'kat.sha256');
   const shown = relative(process.cwd(), target) || target;
   // In place: comments and other instances' lines stay; a differing line is refused unless --force.
   const before = existsSync(target) ? readFileSync(target, 'utf8') : '';
-  const update = updateManifest(before, shown, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT §4` });
+  const update = updateManifest(before, shown, generated, { force: values.force, header: `# KAT manifest for ${id}; see docs/evidence-format.md` });
   for (const ch of update.changed) console.log(`${shown}: line ${ch.line} ${ch.after ? 'replaced' : 'removed'} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ''}`);
   if (update.text !== before) writeFileAtomic(target, update.text);
   console.log(`${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`);
@@ -252,8 +261,7 @@ function cmdKatManifest(args: string[]): number {
 
 /** Combines the evidence folders of a system's shards into one; conflicting files are errors. */
 function cmdMerge(args: string[]): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: 'string' } } });
-  if (!values.out || positionals.length === 0) throw new InputError('command line', 'merge', 'needs --out DATA_DIR/ID and at least one shard folder');
+  const { values, positionals } = parseCommand('merge', args, { out: { type: 'string' } }, { positionals: ['SHARD_DIR...'], required: { out: 'DATA_DIR/ID' } });
   // Conflicts and unreadable evidence are input errors (exit 2); the output is changed only by a complete merge.
   const r = mergeShardFolders(positionals, values.out);
   for (const p of r.problems) console.log(p);
@@ -268,7 +276,7 @@ function cmdMerge(args: string[]): number {
 
 /** `npm start`: the bundled example campaign, into a git-ignored folder. */
 async function cmdExample(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { out: { type: 'string' } } });
+  const { values } = parseCommand('example', args, { out: { type: 'string' } });
   const root = toolRoot();
   const out = resolve(values.out ?? join(root, 'out'));
   if (values.out !== undefined) checkOutputFolder(values.out, cli('out'));

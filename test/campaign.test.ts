@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
-import { readManifest } from '../src/kat/manifest.js';
+import { readManifest } from '../src/config/katManifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { FIXTURES, fixtureCampaign, ICCS, QUICK } from './helpers/campaigns.js';
 import { runCli as cli } from './helpers/cli.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadCampaign, loadCandidate } from '../src/config/campaign.js';
+import { loadCampaign, loadCandidate, loadSettings } from '../src/config/campaign.js';
 import { InputError } from '../src/errors.js';
 import { checkOutputFolder } from '../src/config/arguments.js';
 import { allowedCpus, checkCpuAllowed, formatCpuList, parseCpuList } from '../src/env/cpus.js';
@@ -80,10 +80,13 @@ describe('ngcc-perf.yml', () => {
   it('applies defaults', () => {
     const root = tempDir();
     writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n');
-    const c = loadCampaign(root);
-    expect(c.settings.planning).toMatchObject({ trials: 3, trial_target_s: 1, min_measurements: 100 });
-    expect(c.settings.profile).toMatchObject({ target_s: 0.2, rounds: 5 });
-    expect(c.candidates).toEqual([]);
+    const settings = loadSettings(root);
+    expect(settings.planning).toMatchObject({ trials: 3, trial_target_s: 1, min_measurements: 100 });
+    expect(settings.profile).toMatchObject({ target_s: 0.2, rounds: 5 });
+    // Settings alone are no campaign: measuring nothing would pass for a success.
+    expect(() => loadCampaign(root)).toThrow(/: no candidates \(no <id>\/candidate\.yml in this folder\)$/);
+    candidate(root, 'kem-7', good);
+    expect(loadCampaign(root).settings).toEqual(settings);
   });
 
   it('names a profile round count that is not a whole number of at least 1', () => {

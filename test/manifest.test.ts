@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalDigest, parseManifest } from '../src/kat/manifest.js';
+import { canonicalDigest } from '../src/kat/manifest.js';
+import { parseManifest } from '../src/config/katManifest.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 

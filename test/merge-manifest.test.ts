@@ -6,7 +6,8 @@ import type { BuildJson } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { mergeShardFolders } from '../src/evidence/merge.js';
 import { publish } from '../src/github/publish.js';
-import { canonicalDigest, parseManifest, readManifest } from '../src/kat/manifest.js';
+import { canonicalDigest } from '../src/kat/manifest.js';
+import { parseManifest, readManifest } from '../src/config/katManifest.js';
 import { FIXTURES, fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { clone, filesOn, git, initBare } from './helpers/git.js';
@@ -241,9 +242,15 @@ describe('kat.sha256 duplicates', () => {
   });
 });
 
-/** A campaign with the fixture toy signature only, with the given kat.sha256. */
+/**
+ * A campaign with the fixture toy signature only, with the given kat.sha256. The candidate also
+ * declares the instances other-a and other-b (never run) that the curated manifest has lines for:
+ * a line for a label the candidate lacks is refused when the campaign loads.
+ */
 function toySig(manifest: string): string {
   const root = fixtureCampaign(['sign-1'], QUICK);
+  const yml = join(root, 'sign-1', 'candidate.yml');
+  writeFileSync(yml, `${readFileSync(yml, 'utf8')}  - label: other-a\n    dir: toy-sig\n  - label: other-b\n    dir: toy-sig\n`);
   writeFileSync(join(root, 'sign-1', 'kat.sha256'), manifest);
   return root;
 }
@@ -263,7 +270,7 @@ const curated = (toyLine: string) =>
 
 async function katRun(root: string) {
   const data = tempDir();
-  const s = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+  const s = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']), only: /^sign-1\/toy-sig$/ });
   return { data: join(data, 's'), kat: s.instances[0]!.kat };
 }
 

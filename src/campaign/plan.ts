@@ -67,6 +67,14 @@ export interface RunPlan {
   nistSymbols: string[];
 }
 
+/** The candidates and instances `--only` selects: it is a search on `<id>` and `<id>/<label>`. */
+function selected(candidates: Candidate[], only: RegExp | undefined): Candidate[] {
+  if (!only) return candidates;
+  return candidates
+    .map((c) => (only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }))
+    .filter((c) => c.instances.length > 0);
+}
+
 /**
  * Resolves a run and makes every check that can fail before anything is built or written: a
  * `--only` that selects nothing, unknown wrapped symbols, a missing size catalog, a CPU this
@@ -74,10 +82,11 @@ export interface RunPlan {
  */
 export function planRun(opts: CampaignOptions): RunPlan {
   const campaignDir = resolve(opts.campaignDir);
-  const campaign = loadCampaign(campaignDir, opts.only);
-  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
-    const all = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
-    const shown = all.length === 0 ? 'the campaign has none' : `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
+  const loaded = loadCampaign(campaignDir);
+  const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
+  if (opts.only && campaign.candidates.length === 0) {
+    const all = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
+    const shown = `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
     const [file, field] = opts.argumentNames?.only ?? ['only', ''];
     // RegExp.source escapes '/'; show the expression as it was given.
     throw new InputError(file, field, `'${opts.only.source.replace(/\\\//g, '/')}' matches no instance (${shown})`);

@@ -6,7 +6,7 @@ import { ccVersion } from '../env/toolchain.js';
 import { relativeTo } from '../evidence/layout.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { formatKatLog, katBody } from '../kat/log.js';
-import { readManifest } from '../kat/manifest.js';
+import { readManifest } from '../config/katManifest.js';
 import { runKat, type KatOutcome } from '../kat/run.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';

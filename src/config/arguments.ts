@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InputError } from '../errors.js';
+import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
 
 /**
  * Values the CLI and the action both take, parsed once. `where` names the argument as the user
@@ -26,8 +27,9 @@ export function parseOnly(v: string | undefined, where: Where): RegExp | undefin
   }
 }
 
+/** The id names an evidence folder and the comment marker: checked before anything is measured. */
 export function checkSystemId(v: string, where: Where): string {
-  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  if (!SYSTEM_ID.test(v)) throw fail(where, `'${v}' must match the system id rule: ${SYSTEM_ID_RULE}`);
   return v;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { InputError } from '../errors.js';
+import { checkManifestLabels, readManifest } from './katManifest.js';
 import { loadYaml } from './yamlFile.js';
 import { candidateSchema, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
 
@@ -22,7 +23,7 @@ export interface Campaign {
 export function loadSettings(root: string): CampaignSettings {
   const file = join(root, 'ngcc-perf.yml');
   if (!existsSync(file)) return settingsSchema.parse({});
-  return loadYaml(file, settingsSchema, relative(process.cwd(), file) || file);
+  return loadYaml(file, settingsSchema, shown(file));
 }
 
 export function loadCandidate(folder: string, display: string): Candidate {
@@ -37,18 +38,55 @@ export function loadCandidate(folder: string, display: string): Candidate {
   };
 }
 
-/** Reads every `<id>/candidate.yml` under the campaign root, in id order. */
-export function loadCampaign(root: string, only?: RegExp): Campaign {
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(relative(process.cwd(), root) || root, '', 'campaign folder not found');
+/** A path as the user can find it: relative to the working folder when below it. */
+const shown = (path: string) => relative(process.cwd(), path) || '.';
+
+/** The folders under `root` holding `<id>/candidate.yml`: the candidates, in id order. */
+const candidateNames = (root: string) => readdirSync(root).filter((name) => existsSync(join(root, name, 'candidate.yml'))).sort();
+
+/**
+ * Reads every `<id>/candidate.yml` under the campaign root, in id order, each with its kat.sha256
+ * checked against its labels. A folder without candidates is an error: measuring nothing and
+ * reporting success would hide a wrong path. Pages may take only the catalogs of a campaign folder
+ * (`candidatesRequired: false`).
+ */
+export function loadCampaign(root: string, { candidatesRequired = true } = {}): Campaign {
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(shown(root), '', 'campaign folder not found');
   checkCandidateFileNames(root);
   const settings = loadSettings(root);
-  const candidates = readdirSync(root)
-    .filter((name) => existsSync(join(root, name, 'candidate.yml')))
-    .sort()
-    .map((name) => loadCandidate(join(root, name), join(relative(process.cwd(), root) || '.', name, 'candidate.yml')))
-    .filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id))
-    .map((c) => (only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c));
+  const names = candidateNames(root);
+  if (names.length === 0 && candidatesRequired) throw noCandidates(root);
+  const candidates = names
+    .map((name) => loadCandidate(join(root, name), join(shown(root), name, 'candidate.yml')))
+    .map((c) => checkManifest(c, join(shown(root), c.id, 'kat.sha256')));
   return { root, settings, candidates };
+}
+
+/** Every kat.sha256 line names one of the candidate's instances (all of them, whatever --only). */
+function checkManifest(c: Candidate, display: string): Candidate {
+  checkManifestLabels(readManifest(join(c.folder, 'kat.sha256'), display), c.labels, display);
+  return c;
+}
+
+/** Names the campaigns one or two folders down, for `run examples` meant as `run examples/campaign`. */
+function noCandidates(root: string): InputError {
+  const campaigns = campaignsBelow(root, 2).map(shown);
+  const hint = campaigns.length === 0 ? '' : `; did you mean ${campaigns.slice(0, 3).join(' or ')}${campaigns.length > 3 ? ' or …' : ''}?`;
+  return new InputError(shown(root), '', `no candidates (no <id>/candidate.yml in this folder)${hint}`);
+}
+
+function campaignsBelow(dir: string, depth: number): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return []; // an unreadable folder only costs a hint
+  }
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+    .map((e) => join(dir, e.name))
+    .sort()
+    .flatMap((sub) => (candidateNames(sub).length > 0 ? [sub] : depth > 1 ? campaignsBelow(sub, depth - 1) : []));
 }
 
 /**
@@ -61,6 +99,6 @@ function checkCandidateFileNames(root: string): void {
     if (!statSync(folder).isDirectory() || existsSync(join(folder, 'candidate.yml'))) continue;
     const wrong = readdirSync(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
-      throw new InputError(relative(process.cwd(), join(folder, wrong)) || join(folder, wrong), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
+      throw new InputError(shown(join(folder, wrong)), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
 export const LABEL = /^[A-Za-z0-9_-]+$/;
@@ -67,7 +68,7 @@ export const systemSchema = z
 export const settingsSchema = z
   .object({
     planning: planningSchema.default(planningSchema.parse({})),
-    systems: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), systemSchema).default({}),
+    systems: z.record(z.string().regex(SYSTEM_ID, `a system id must match the rule: ${SYSTEM_ID_RULE}`), systemSchema).default({}),
     flags: z
       .object({
         variant: z.enum(['reference', 'performance', 'resource']).default('reference'),

@@ -1,19 +1,20 @@
-import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, isMap, isSeq, type Node } from 'yaml';
 import type { z } from 'zod';
 import { InputError } from '../errors.js';
+import { readUtf8File } from './textFile.js';
+
+/**
+ * The yaml library's bound on alias expansion (its default, written out because the error is
+ * ours to name): a few nested anchors can otherwise multiply into billions of nodes.
+ */
+const MAX_ALIAS_COUNT = 100;
 
 /**
  * Parses a YAML file and validates it with a zod schema. Every problem names the file, the
  * line and the field path, e.g. `kem-90/candidate.yml:7: instances[0].lable: unknown key`.
  */
 export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayName = file): z.infer<S> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new InputError(displayName, '', 'cannot read the file');
-  }
+  const text = readUtf8File(file, displayName);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -21,7 +22,7 @@ export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayNa
     const line = lines.linePos(err.pos[0]).line;
     throw new InputError(displayName, `line ${line}`, err.message.split('\n')[0] ?? 'invalid YAML');
   }
-  const result = schema.safeParse(doc.toJS() ?? {});
+  const result = schema.safeParse(toPlainData(doc, displayName) ?? {});
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
@@ -29,10 +30,23 @@ export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayNa
     const path = keys.length > 0 ? [...basePath, keys[0]!] : basePath;
     const line = lineOf(doc.contents as Node | null, path, lines);
     const field = formatPath(path) || '(top level)';
-    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
+    // A record key's own rule ('a system id must match …') sits inside zod's "Invalid key in record".
+    const keyProblem = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
+    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : (keyProblem ?? issue.message);
     return `${line ? `line ${line}: ` : ''}${field}: ${message}`;
   });
   throw new InputError(displayName, '', problems.join('; '));
+}
+
+function toPlainData(doc: ReturnType<typeof parseDocument>, displayName: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // The library says so with a ReferenceError of its own; anything else is a bug of ours.
+    if (e instanceof ReferenceError && /alias count/i.test(e.message))
+      throw new InputError(displayName, '', `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`);
+    throw e;
+  }
 }
 
 export function formatPath(path: ReadonlyArray<string | number>): string {

@@ -2,6 +2,7 @@ import * as core from '@actions/core';
 import { InputError } from '../errors.js';
 import { parseFailOn, type FailOn } from '../compare/failOn.js';
 import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
+import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT } from '../config/defaults.js';
 
 export const MODES = ['pull-request', 'nightly', 'report'] as const;
 export type Mode = (typeof MODES)[number];
@@ -31,8 +32,12 @@ export interface ActionInputs {
 
 const bad = (name: string, problem: string) => new InputError(`input '${name}'`, '', problem);
 
-function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-  const v = core.getInput(name) || fallback;
+type Defaulted = keyof typeof ACTION_INPUT_DEFAULTS;
+/** An input as given, else its default: GitHub passes action.yml's, a test or a local run may not. */
+const withDefault = (name: Defaulted) => core.getInput(name) || ACTION_INPUT_DEFAULTS[name];
+
+function oneOf<T extends string>(name: Defaulted, allowed: readonly T[]): T {
+  const v = withDefault(name);
   if (!(allowed as readonly string[]).includes(v)) throw bad(name, `expected one of ${allowed.join(', ')}, got '${v}'`);
   return v as T;
 }
@@ -40,9 +45,8 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
 const input = (name: string) => [`input '${name}'`, ''] as const;
 const positive = (name: string) => parsePositive(core.getInput(name), input(name));
 
-function bool(name: string, fallback: boolean): boolean {
-  const raw = core.getInput(name);
-  if (!raw) return fallback;
+function bool(name: Defaulted): boolean {
+  const raw = withDefault(name);
   if (!['true', 'false'].includes(raw)) throw bad(name, `expected true or false, got '${raw}'`);
   return raw === 'true';
 }
@@ -51,30 +55,30 @@ export function readInputs(): ActionInputs {
   const system = checkSystemId(core.getInput('system', { required: true }), input('system'));
   const token = core.getInput('token');
   if (token) core.setSecret(token);
-  const mode = oneOf('mode', MODES, 'pull-request');
-  const publish = oneOf('publish', ['commit', 'artifact', 'none'] as const, 'none');
+  const mode = oneOf('mode', MODES);
+  const publish = oneOf('publish', ['commit', 'artifact', 'none'] as const);
   // The data branch holds what was merged: a PR's numbers are unmerged, and a commit would also
   // drop the evidence of every candidate the pull request did not measure.
   if (mode === 'pull-request' && publish === 'commit')
     throw bad('publish', "'commit' is refused in pull-request mode (it would push unmerged numbers to the data branch); use 'artifact' or 'none'");
   return {
     mode,
-    campaign: core.getInput('campaign') || '.',
+    campaign: withDefault('campaign'),
     system,
-    dataDir: core.getInput('data-dir') || 'performance/data',
-    pagesDir: core.getInput('pages-dir') || 'performance/pages',
+    dataDir: withDefault('data-dir'),
+    pagesDir: withDefault('pages-dir'),
     only: parseOnly(core.getInput('only'), input('only')),
     cpu: parseCpu(core.getInput('cpu'), input('cpu')),
     trialTarget: positive('trial-target'),
     opBudget: positive('op-budget'),
     shard: parseShard(core.getInput('shard'), input('shard')),
-    regressionThreshold: positive('regression-threshold') ?? 3,
-    comment: oneOf('comment', ['always', 'on-change', 'never'] as const, 'on-change'),
-    failOn: parseFailOn(core.getInput('fail-on') || 'regression,kat', `input 'fail-on'`),
+    regressionThreshold: positive('regression-threshold') ?? DEFAULT_THRESHOLD_PCT,
+    comment: oneOf('comment', ['always', 'on-change', 'never'] as const),
+    failOn: parseFailOn(withDefault('fail-on'), `input 'fail-on'`),
     publish,
-    publishBranch: core.getInput('publish-branch') || 'ngcc-perf-data',
-    buildCache: bool('build-cache', true),
-    allowForks: bool('allow-forks', false),
+    publishBranch: withDefault('publish-branch'),
+    buildCache: bool('build-cache'),
+    allowForks: bool('allow-forks'),
     token,
     reportUrl: core.getInput('report-url') || undefined,
   };

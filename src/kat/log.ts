@@ -1,5 +1,5 @@
 import type { KatOutcome } from './run.js';
-import { formatManifestLine } from './manifest.js';
+import { formatManifestLine } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
 
 export interface KatLogHeader {

@@ -1,67 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { InputError } from '../errors.js';
-
-export type DigestMode = 'strict' | 'nolen';
-
-export interface ManifestEntry {
-  sha256: string;
-  mode: DigestMode;
-  /** Digest only the first N records (and generate N). */
-  records?: number;
-  label: string;
-  file: string;
-  line: number;
-}
-
-const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
-
-/** Parses kat.sha256; a missing file is an empty manifest (every instance is NOKAT). */
-export function readManifest(path: string, display = path): ManifestEntry[] {
-  if (!existsSync(path)) return [];
-  return parseManifest(readFileSync(path, 'utf8'), display);
-}
-
-/**
- * Parses kat.sha256 text. Two lines for one file, mode and record count with different digests
- * can never both pass: an error naming both lines (an exact repeat is accepted).
- */
-export function parseManifest(text: string, display: string): ManifestEntry[] {
-  const entries: ManifestEntry[] = [];
-  const seen = new Map<string, ManifestEntry>();
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
-    const m = LINE.exec(line);
-    if (!m)
-      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
-    const entry: ManifestEntry = {
-      sha256: m[1]!.toLowerCase(),
-      mode: m[2] as DigestMode,
-      records: m[3] ? Number(m[3]) : undefined,
-      label: m[4]!,
-      file: m[5]!,
-      line: i + 1,
-    };
-    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
-    const earlier = seen.get(key);
-    if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
-    seen.set(key, earlier ?? entry);
-    entries.push(entry);
-  });
-  return entries;
-}
-
-const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;
-
-export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>): string {
-  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
-}
+import { formatManifestLine, parseManifest, type DigestMode, type ManifestEntry } from '../config/katManifest.js';
 
 const RECORD_START = /^(Count|count) =/;
 
-/** The records of a KAT file: lines starting `Count =` / `count =` (CONTRACT §4). */
+/** The records of a KAT file: lines starting `Count =` / `count =` (docs/evidence-format.md). */
 export function countRecords(text: string): number {
   return text.split('\n').filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ''))).length;
 }
@@ -127,7 +70,7 @@ export function updateManifest(text: string, display: string, generated: Generat
 }
 
 /**
- * The canonical KAT digest (CONTRACT §4): trailing CR/space/tab stripped, empty and `#` lines
+ * The canonical KAT digest (docs/evidence-format.md): trailing CR/space/tab stripped, empty and `#` lines
  * dropped, `nolen` also drops `*_Len` lines, `records` keeps the first N records only; SHA-256
  * over each remaining line followed by "\n".
  */

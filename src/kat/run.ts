@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
-import { canonicalDigest, type ManifestEntry } from './manifest.js';
+import { canonicalDigest } from './manifest.js';
+import type { ManifestEntry } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
 
 export interface KatRequest {

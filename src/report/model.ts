@@ -84,7 +84,7 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
 export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = (ds.campaign?.system_id as string | undefined) ?? basename(systemDir);
   const byKey = new Map<string, InstanceView>();
   const order: string[] = [];

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs';
+import { InputError } from '../errors.js';
+import { readUtf8File } from './textFile.js';
+
+/**
+ * The kat.sha256 file format (docs/evidence-format.md), read beside candidate.yml so that a campaign is
+ * checked whole when it loads; computing and updating digests is the KAT code's (kat/manifest.ts).
+ */
+export type DigestMode = 'strict' | 'nolen';
+
+export interface ManifestEntry {
+  sha256: string;
+  mode: DigestMode;
+  /** Digest only the first N records (and generate N). */
+  records?: number;
+  label: string;
+  file: string;
+  line: number;
+}
+
+const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
+
+/** Parses kat.sha256; a missing file is an empty manifest (every instance is NOKAT). */
+export function readManifest(path: string, display = path): ManifestEntry[] {
+  if (!existsSync(path)) return [];
+  return parseManifest(readUtf8File(path, display), display);
+}
+
+/**
+ * Parses kat.sha256 text. Two lines for one file, mode and record count with different digests
+ * can never both pass: an error naming both lines (an exact repeat is accepted).
+ */
+export function parseManifest(text: string, display: string): ManifestEntry[] {
+  const entries: ManifestEntry[] = [];
+  const seen = new Map<string, ManifestEntry>();
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const m = LINE.exec(line);
+    if (!m)
+      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
+    const entry: ManifestEntry = {
+      sha256: m[1]!.toLowerCase(),
+      mode: m[2] as DigestMode,
+      records: m[3] ? Number(m[3]) : undefined,
+      label: m[4]!,
+      file: m[5]!,
+      line: i + 1,
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
+  });
+  return entries;
+}
+
+/**
+ * A line for a label the candidate does not have checks nothing: a typo, or an instance renamed
+ * in candidate.yml but not here, whose real line is then missing (NOKAT) without a word.
+ */
+export function checkManifestLabels(entries: ManifestEntry[], labels: readonly string[], display: string): void {
+  const unknown = entries.find((e) => !labels.includes(e.label));
+  if (unknown)
+    throw new InputError(display, `line ${unknown.line}`, `no instance is labelled '${unknown.label}' in candidate.yml (labels: ${labels.join(', ')})`);
+}
+
+const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;
+
+export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>): string {
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
+}

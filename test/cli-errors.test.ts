@@ -1,0 +1,257 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { runCampaign } from '../src/campaign/run.js';
+import { loadCampaign } from '../src/config/campaign.js';
+import { ACTION_INPUT_DEFAULTS, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
+import { readInputs } from '../src/github/inputs.js';
+import { run as runAction } from '../src/main.js';
+import { FIXTURES, fixtureCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+
+/** The CLI's exit code and its one error line (input errors print exactly one). */
+async function cliError(args: string[]): Promise<{ code: number; error: string }> {
+  const r = await runCli(args);
+  expect(r.err, `${args.join(' ')} printed`).toHaveLength(1);
+  return { code: r.code, error: r.err[0]! };
+}
+
+/** Where a run would have written its evidence: an input error must leave it absent. */
+const unwritten = () => join(tempDir(), 'data');
+
+const shown = (path: string) => relative(process.cwd(), path) || '.';
+
+function candidateFolder(root: string, id: string, yaml: string | Buffer): string {
+  const dir = join(root, id);
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'candidate.yml'), yaml);
+  return dir;
+}
+
+const candidateYml = (id: string, algorithm = 'Example') => `id: ${id}\ntype: kem\nalgorithm: ${algorithm}\ninstances:\n  - label: ex-1\n    dir: src\n`;
+
+describe('a campaign folder without candidates', () => {
+  it('is an error naming the folder, pointing at the campaign inside it (run examples)', async () => {
+    const out = unwritten();
+    const examples = join(repoRoot, 'examples');
+    const { code, error } = await cliError(['run', examples, '--system', 's', '--out', out]);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: ${shown(examples)}: no candidates (no <id>/candidate.yml in this folder); did you mean ${shown(join(examples, 'campaign'))}?`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('without a campaign below it gives no hint', async () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    mkdirSync(join(root, 'notes'));
+    const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: ${shown(root)}: no candidates (no <id>/candidate.yml in this folder)`);
+  });
+});
+
+describe('candidate.yml and ngcc-perf.yml must be UTF-8', () => {
+  it('names the file and the line of the first byte that is not UTF-8', async () => {
+    const root = tempDir();
+    // 'Café' saved as Latin-1: the é is the single byte 0xE9, which UTF-8 never has alone.
+    candidateFolder(root, 'kem-7', Buffer.from(candidateYml('kem-7', 'Café'), 'latin1'));
+    const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: ${join(shown(root), 'kem-7', 'candidate.yml')}: line 3: not UTF-8 text (save the file as UTF-8)`);
+
+    writeFileSync(join(root, 'kem-7', 'candidate.yml'), candidateYml('kem-7', 'Café'));
+    writeFileSync(join(root, 'ngcc-perf.yml'), Buffer.concat([Buffer.from('planning:\n  trials: 3\nflags:\n  extra: ["-DX='), Buffer.from([0xc3, 0x28]), Buffer.from('"]\n')]));
+    const settings = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(settings.code).toBe(2);
+    expect(settings.error).toBe(`error: ${shown(join(root, 'ngcc-perf.yml'))}: line 4: not UTF-8 text (save the file as UTF-8)`);
+  });
+
+  it('reads UTF-8 text as written', () => {
+    const root = tempDir();
+    candidateFolder(root, 'kem-7', candidateYml('kem-7', 'Café ✓'));
+    expect(loadCampaign(root).candidates[0]!.algorithm).toBe('Café ✓');
+  });
+});
+
+describe('a YAML alias bomb', () => {
+  it('is an input error naming the file, not an internal error', async () => {
+    const root = tempDir();
+    candidateFolder(root, 'kem-7', candidateYml('kem-7'));
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g']] as const)
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    writeFileSync(join(root, 'ngcc-perf.yml'), `${levels.join('\n')}\n`);
+    const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(code).toBe(2);
+    expect(error.startsWith(`error: ${shown(join(root, 'ngcc-perf.yml'))}: its aliases (*name) expand past the limit of 100, refused as a resource exhaustion attack`), error).toBe(true);
+  });
+});
+
+describe('options and arguments', () => {
+  it.each([
+    [['run', FIXTURES, '--system', 'a', '--system', 'b', '--out', '/tmp/x'], 'system', "'a', then 'b'"],
+    [['run', FIXTURES, '--system', 'a', '--out', '/tmp/x', '--only', 'kem', '--only=sign', '--only', 'x'], 'only', "'kem', then 'sign'"],
+    [['report', 'd', '--out', 'p', '--out', 'q'], 'out', "'p', then 'q'"],
+    [['report', 'd', '--out', 'p', '--campaign', 'a', '--campaign', 'a'], 'campaign', "'a', then 'a'"],
+    [['compare', '--base', 'b', '--head', 'h', '--system', 's', '--format', 'md', '--format', 'json'], 'format', "'md', then 'json'"],
+    [['compare', '--base', 'b', '--head', 'h', '--system', 's', '--history', 'x', '--history', 'y'], 'history', "'x', then 'y'"],
+    [['kat-manifest', 'd', 'kem-1', '--mode', 'strict', '--mode', 'nolen'], 'mode', "'strict', then 'nolen'"],
+    [['merge', '--out', 'a', 'shard', '--out', 'b'], 'out', "'a', then 'b'"],
+    [['example', '--out', 'a', '--out', 'b'], 'out', "'a', then 'b'"],
+  ])('%j: a repeated option is an error naming it', async (args, option, values) => {
+    const { code, error } = await cliError(args);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: command line: --${option}: given more than once (${values}): give it once`);
+  });
+
+  it('a repeated flag is no error, and --history stays one comma list', async () => {
+    const history = await cliError(['compare', '--base', 'b', '--head', 'h', '--system', 's', '--history', '/nonexistent-1,/nonexistent-2']);
+    expect(history.error).toBe("error: command line: --history: '/nonexistent-1': no such folder");
+    const flag = await cliError(['kat-manifest', 'd', 'kem-1', '--force', '--force']);
+    expect(flag.error).toBe('error: command line: --force: only with --write CAMPAIGN_DIR');
+  });
+
+  it.each([
+    [['compare', '--head', 'h', '--system', 's'], 'compare: missing --base DATA_DIR'],
+    [['compare'], 'compare: missing --base DATA_DIR, --head DATA_DIR and --system ID'],
+    [['run', FIXTURES, '--out', '/tmp/x'], 'run: missing --system ID'],
+    [['run', '--system', 's', '--out', '/tmp/x'], 'run: missing CAMPAIGN_DIR'],
+    [['run'], 'run: missing CAMPAIGN_DIR, --system ID and --out DATA_DIR'],
+    [['report', 'd'], 'report: missing --out PAGES_DIR'],
+    [['report', '--out', 'p'], 'report: missing DATA_DIR/ID'],
+    [['validate'], 'validate: missing DATA_DIR/ID'],
+    [['kat-manifest', 'd'], 'kat-manifest: missing CANDIDATE_ID'],
+    [['kat-manifest'], 'kat-manifest: missing DATA_DIR/ID and CANDIDATE_ID'],
+    [['merge', 'shard'], 'merge: missing --out DATA_DIR/ID'],
+    [['merge', '--out', 'd'], 'merge: missing SHARD_DIR'],
+    [['run', FIXTURES, '--system', '', '--out', '/tmp/x'], 'run: missing --system ID'],
+  ])('%j names what is missing', async (args, message) => {
+    const { code, error } = await cliError(args);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: command line: ${message}`);
+  });
+
+  it.each([
+    [['run', FIXTURES, 'x', '--system', 's', '--out', '/tmp/x'], 'run'],
+    [['report', 'd', 'x', '--out', 'p'], 'report'],
+    [['validate', 'd', 'x'], 'validate'],
+    [['compare', 'x', '--base', 'b', '--head', 'h', '--system', 's'], 'compare'],
+    [['kat-manifest', 'd', 'kem-1', 'x'], 'kat-manifest'],
+    [['example', 'x'], 'example'],
+  ])('%j: an extra argument is named', async (args, command) => {
+    const { code, error } = await cliError(args);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: command line: ${command}: unexpected argument 'x'`);
+  });
+});
+
+describe('kat.sha256 lines', () => {
+  it('for a label the candidate does not have are an error naming the line and the known labels', async () => {
+    const root = fixtureCampaign(['sign-1'], QUICK);
+    const manifest = join(root, 'sign-1', 'kat.sha256');
+    writeFileSync(manifest, `${readFileSync(manifest, 'utf8')}# renamed since:\n${'0'.repeat(64)} strict toysig/KAT_SIG_toysig.txt\n`);
+    const out = unwritten();
+    const { code, error } = await cliError(['run', root, '--system', 's', '--out', out]);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: ${join(shown(root), 'sign-1', 'kat.sha256')}: line 4: no instance is labelled 'toysig' in candidate.yml (labels: toy-sig)`);
+    expect(existsSync(out)).toBe(false);
+    // --only does not hide the line: the manifest belongs to the whole candidate.
+    await expect(runCampaign({ campaignDir: root, system: 's', dataDir: out, only: /^nothing$/, phases: new Set(['build']) })).rejects.toThrow(/sign-1\/kat\.sha256: line 4: no instance is labelled 'toysig'/);
+  });
+
+  it('are not written by kat-manifest --write for an instance candidate.yml no longer has', async () => {
+    const root = fixtureCampaign(['sign-1'], QUICK);
+    const manifest = join(root, 'sign-1', 'kat.sha256');
+    const before = readFileSync(manifest, 'utf8');
+    // Evidence of an earlier run, when the instance was still called 'old-sig'.
+    const data = tempDir();
+    mkdirSync(join(data, 'kat', 'sign-1', 'old-sig'), { recursive: true });
+    writeFileSync(join(data, 'kat', 'sign-1', 'old-sig', 'KAT_SIG_old-sig.txt'), 'count = 0\nseed = 00\n');
+    const entry = { candidate: 'sign-1', label: 'old-sig', instance: 'old-sig', variant: 'reference', flags: 'guide', kat: 'NOKAT', kat_file: 'kat/sign-1/old-sig/KAT_SIG_old-sig.txt' };
+    writeFileSync(join(data, 'build.json'), JSON.stringify({ instances: { 'sign-1/old-sig': entry } }));
+    const { code, error } = await cliError(['kat-manifest', data, 'sign-1', '--write', root]);
+    expect(code).toBe(2);
+    expect(error).toBe(`error: ${join(data, 'build.json')}: sign-1/old-sig: no instance is labelled 'old-sig' in sign-1/candidate.yml any more (labels: toy-sig); its kat.sha256 line would name none`);
+    expect(readFileSync(manifest, 'utf8')).toBe(before);
+  });
+
+  it('of the shipped campaigns all name real instances', () => {
+    for (const root of [FIXTURES, join(repoRoot, 'examples', 'campaign'), join(repoRoot, 'test', 'fixtures', 'golden-campaign')])
+      expect(loadCampaign(root).candidates.length).toBeGreaterThan(0);
+  });
+});
+
+describe('system ids', () => {
+  it('--system _x stops the run before anything is written, naming the option', async () => {
+    const out = unwritten();
+    const { code, error } = await cliError(['run', FIXTURES, '--system', '_x', '--out', out]);
+    expect(code).toBe(2);
+    expect(error).toBe("error: command line: --system: '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -");
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a systems: key of ngcc-perf.yml follows the same rule', async () => {
+    const root = fixtureCampaign(['sign-1'], `${QUICK}systems:\n  _x:\n    cpu: 0\n`);
+    const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(code).toBe(2);
+    expect(error).toMatch(/ngcc-perf\.yml: line 8: systems\._x: a system id must match the rule: a letter or digit, then letters, digits, _ or -/);
+  });
+});
+
+describe('the action inputs', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+    process.exitCode = undefined;
+  });
+
+  /** Only these inputs set, as a workflow without `with:` defaults would (a local run, a test). */
+  function inputs(values: Record<string, string>): void {
+    process.env = { ...Object.fromEntries(Object.entries(saved).filter(([k]) => !k.startsWith('INPUT_'))) };
+    for (const [k, v] of Object.entries(values)) process.env[`INPUT_${k.toUpperCase()}`] = v;
+  }
+
+  it("system: _x fails the action naming the input before anything runs", async () => {
+    const workspace = tempDir();
+    inputs({ system: '_x', mode: 'nightly', campaign: '.', 'data-dir': 'data' });
+    process.env.GITHUB_WORKSPACE = workspace;
+    const chunks: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (chunks.push(String(chunk)), true)) as typeof process.stdout.write;
+    try {
+      await runAction();
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(process.exitCode).toBe(1);
+    expect(chunks.join('')).toContain("::error::input 'system': '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -");
+    expect(existsSync(join(workspace, 'data'))).toBe(false);
+  });
+
+  it('an input not given takes the default written in config/defaults.ts', () => {
+    inputs({ system: 'x86_1' });
+    const read = readInputs();
+    expect(read).toMatchObject({
+      mode: ACTION_INPUT_DEFAULTS.mode,
+      campaign: ACTION_INPUT_DEFAULTS.campaign,
+      dataDir: ACTION_INPUT_DEFAULTS['data-dir'],
+      pagesDir: ACTION_INPUT_DEFAULTS['pages-dir'],
+      regressionThreshold: DEFAULT_THRESHOLD_PCT,
+      comment: ACTION_INPUT_DEFAULTS.comment,
+      publish: ACTION_INPUT_DEFAULTS.publish,
+      publishBranch: ACTION_INPUT_DEFAULTS['publish-branch'],
+      buildCache: true,
+      allowForks: false,
+    });
+    expect([...read.failOn].join(',')).toBe(DEFAULT_FAIL_ON);
+  });
+
+  it("ACTION_INPUT_DEFAULTS says what action.yml's default: fields say", () => {
+    const action = parse(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> };
+    for (const [name, value] of Object.entries(ACTION_INPUT_DEFAULTS)) expect(action.inputs[name]?.default, name).toBe(value);
+    const documented = Object.entries(action.inputs).filter(([, i]) => i.default !== undefined && i.default !== '').map(([name]) => name);
+    expect(documented.sort()).toEqual(Object.keys(ACTION_INPUT_DEFAULTS).sort());
+  });
+});

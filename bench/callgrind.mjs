@@ -27,16 +27,44 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 try {
-  execFileSync('node', [join(root, 'dist', 'cli.js'), 'run', campaign, '--system', 'cg', '--out', data, '--only', '^kem-(80/ml-kem-512|90)', '--trial-target', '0.2'], { stdio: 'pipe' });
+  execFileSync(
+    'node',
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      campaign,
+      '--system',
+      'cg',
+      '--out',
+      data,
+      '--only',
+      '^kem-(80/ml-kem-512|90)',
+      '--trial-target',
+      '0.2',
+    ],
+    { stdio: 'pipe' },
+  );
 } catch (e) {
   if (e.status !== 1) throw e;
 }
 const n = join(root, 'native');
 const sampler = join(work, 'sample_loop');
-sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', sampler, join(root, 'bench', 'sample_loop.c'), join(n, 'harness.c'), join(n, 'ops.c'), '-ldl', '-lrt']);
+sh('gcc', [
+  '-std=gnu11',
+  '-O2',
+  `-I${n}`,
+  '-o',
+  sampler,
+  join(root, 'bench', 'sample_loop.c'),
+  join(n, 'harness.c'),
+  join(n, 'ops.c'),
+  '-ldl',
+  '-lrt',
+]);
 
 // The same symbol set the wrappers use: the ICCS helpers for ICCS code, the NIST catalog otherwise.
-const catalogOf = (file) => new Set([...readFileSync(join(n, 'hashprof', file), 'utf8').matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]));
+const catalogOf = (file) =>
+  new Set([...readFileSync(join(n, 'hashprof', file), 'utf8').matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]));
 const RANDOM = new Set(['randombytes', 'PQCLEAN_randombytes', 'get_random_number']);
 // Names the wrappers record for these symbols (native/hashprof/README.md).
 const RECORDED = { get_random_number: 'drng', PQCLEAN_randombytes: 'randombytes' };
@@ -137,11 +165,21 @@ function sampledShares(out, fns, set) {
   }
   const ticks = totalLine ? Number(totalLine[2]) : NaN;
   const ops = totalLine ? Number(totalLine[1]) : NaN;
-  return { sampled: inside / total, samples: total, wrappersHash: hash / ticks, wrappersAll: all / ticks, hashTicksPerOp: hash / ops, otherTicksPerOp: (ticks - all) / ops };
+  return {
+    sampled: inside / total,
+    samples: total,
+    wrappersHash: hash / ticks,
+    wrappersAll: all / ticks,
+    hashTicksPerOp: hash / ops,
+    otherTicksPerOp: (ticks - all) / ops,
+  };
 }
 
 const rows = [];
-for (const [id, label, wraps] of [['kem-90', 'ML-KEM-512-ICCS', 'wrap_iccs.c'], ['kem-80', 'ml-kem-512', 'wrap_nist.c']]) {
+for (const [id, label, wraps] of [
+  ['kem-90', 'ML-KEM-512-ICCS', 'wrap_iccs.c'],
+  ['kem-80', 'ml-kem-512', 'wrap_nist.c'],
+]) {
   const entry = JSON.parse(readFileSync(join(data, 'cg', 'build.json'), 'utf8')).instances[`${id}/${label}`];
   const plain = join(campaign, entry.library);
   const wrapped = join(data, 'cg', 'build', id, label, 'profile', `lib${label}.so`);
@@ -150,15 +188,33 @@ for (const [id, label, wraps] of [['kem-90', 'ML-KEM-512-ICCS', 'wrap_iccs.c'], 
     const prof = JSON.parse(readFileSync(join(data, 'cg', 'profile', id, `${label}__${op}.json`), 'utf8'));
     const graphs = {};
     let wrapperCalls;
-    for (const [kind, lib] of [['plain', plain], ['wrapped', wrapped]]) {
+    for (const [kind, lib] of [
+      ['plain', plain],
+      ['wrapped', wrapped],
+    ]) {
       const out = join(work, `cg-${id}-${op}-${kind}.out`);
       // Costs and call counts from the entry of run_loop to its return (dump number 1), preparation excluded.
-      const printed = sh('valgrind', ['--tool=callgrind', '--zero-before=run_loop', '--dump-after=run_loop', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, sampler, lib, 'kem', op, '200', '-1', 'nosample']);
+      const printed = sh('valgrind', [
+        '--tool=callgrind',
+        '--zero-before=run_loop',
+        '--dump-after=run_loop',
+        '--compress-strings=no',
+        '--compress-pos=no',
+        `--callgrind-out-file=${out}`,
+        sampler,
+        lib,
+        'kem',
+        op,
+        '200',
+        '-1',
+        'nosample',
+      ]);
       const cg = readCallgrind(`${out}.1`, catalog);
       graphs[kind] = { cg, fns: functionsOf(lib), reached: reachedOnlyFrom(catalog, cg.callers) };
       if (kind === 'wrapped') {
         wrapperCalls = new Map();
-        for (const l of printed.split('\n').map((x) => x.split('\t'))) if (l[0] === 'CALL') wrapperCalls.set(l[1], (wrapperCalls.get(l[1]) ?? 0) + Number(l[4]));
+        for (const l of printed.split('\n').map((x) => x.split('\t')))
+          if (l[0] === 'CALL') wrapperCalls.set(l[1], (wrapperCalls.get(l[1]) ?? 0) + Number(l[4]));
       }
     }
     // The same 200 calls under callgrind: what the wrappers counted against the calls callgrind saw.
@@ -193,14 +249,22 @@ const pct = (x) => `${(x * 100).toFixed(1)}%`;
 const pp = (a, b) => ((a - b) * 100).toFixed(1);
 console.log(`medians of ${rounds} rounds of 4000 calls each on cpu ${cpu}; callgrind over 200 calls`);
 console.log('\nHash share (DRNG/randombytes excluded)');
-console.log('instance | op | profile phase (evidence) | wrappers, cycles [min–max] | callgrind, instructions | wrappers − callgrind (pp) | instructions per TSC tick, hashing / outside the wrapped calls | wrapped calls = callgrind calls');
+console.log(
+  'instance | op | profile phase (evidence) | wrappers, cycles [min–max] | callgrind, instructions | wrappers − callgrind (pp) | instructions per TSC tick, hashing / outside the wrapped calls | wrapped calls = callgrind calls',
+);
 for (const r of rows) {
   const ipc = `${(r.hashInstrPerOp / r.hashTicksPerOp).toFixed(2)} / ${(r.otherInstrPerOp / r.otherTicksPerOp).toFixed(2)}`;
-  console.log(`${r.inst} | ${r.op} | ${pct(r.profile)} | ${pct(r.wrappersHash)} [${pct(r.hashSpread[0])}–${pct(r.hashSpread[1])}] | ${pct(r.callgrindHash)} | ${pp(r.wrappersHash, r.callgrindHash)} | ${ipc} | ${r.countsAgree ? 'yes' : 'NO'}`);
+  console.log(
+    `${r.inst} | ${r.op} | ${pct(r.profile)} | ${pct(r.wrappersHash)} [${pct(r.hashSpread[0])}–${pct(r.hashSpread[1])}] | ${pct(r.callgrindHash)} | ${pp(r.wrappersHash, r.callgrindHash)} | ${ipc} | ${r.countsAgree ? 'yes' : 'NO'}`,
+  );
 }
 console.log('\nShare of all wrapped calls (hash and randomness): time by the wrappers and by sampling');
-console.log('instance | op | wrappers, cycles | sampled, same run | sampled, no wrappers | callgrind, instructions | wrappers − sampled same run (pp) | wrappers − sampled no wrappers (pp)');
+console.log(
+  'instance | op | wrappers, cycles | sampled, same run | sampled, no wrappers | callgrind, instructions | wrappers − sampled same run (pp) | wrappers − sampled no wrappers (pp)',
+);
 for (const r of rows) {
-  console.log(`${r.inst} | ${r.op} | ${pct(r.wrappersAll)} | ${pct(r.sampledSame)} | ${pct(r.sampledPlain)} | ${pct(r.callgrindAll)} | ${pp(r.wrappersAll, r.sampledSame)} | ${pp(r.wrappersAll, r.sampledPlain)}`);
+  console.log(
+    `${r.inst} | ${r.op} | ${pct(r.wrappersAll)} | ${pct(r.sampledSame)} | ${pct(r.sampledPlain)} | ${pct(r.callgrindAll)} | ${pp(r.wrappersAll, r.sampledSame)} | ${pp(r.wrappersAll, r.sampledPlain)}`,
+  );
 }
 rmSync(work, { recursive: true, force: true });

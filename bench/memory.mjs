@@ -19,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const work = mkdtempSync(join(tmpdir(), 'ngcc-memory-'));
-const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+const sh = (cmd, args, opts = {}) =>
+  execFileSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
 const n = join(root, 'native');
 const OPS = { keygen: 'kem_keygen', enc: 'kem_enc', dec: 'kem_dec' };
 const PREFIX = 'PQCLEAN_MLKEM512_CLEAN_';
@@ -30,7 +31,19 @@ try {
   // The library exactly as a campaign builds it (reference flags, NIST shim and DRBG).
   const data = join(work, 'data');
   const campaign = join(root, 'examples', 'campaign');
-  sh('node', [join(root, 'dist', 'cli.js'), 'run', campaign, '--system', 'mem', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat']);
+  sh('node', [
+    join(root, 'dist', 'cli.js'),
+    'run',
+    campaign,
+    '--system',
+    'mem',
+    '--out',
+    data,
+    '--only',
+    '^kem-80/ml-kem-512$',
+    '--phases',
+    'build,kat',
+  ]);
   const entry = JSON.parse(readFileSync(join(data, 'mem', 'build.json'), 'utf8')).instances['kem-80/ml-kem-512'];
   const lib = join(campaign, entry.library);
 
@@ -41,7 +54,13 @@ try {
   const loop = join(work, 'massif_loop');
   sh('gcc', [...common, '-o', loop, join(root, 'bench', 'massif_loop.c'), join(n, 'harness.c'), join(n, 'ops.c'), '-ldl', '-lpthread']);
 
-  const meta = (out) => Object.fromEntries(out.split('\n').filter((l) => l.startsWith('META\t')).map((l) => l.split('\t').slice(1)));
+  const meta = (out) =>
+    Object.fromEntries(
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('META\t'))
+        .map((l) => l.split('\t').slice(1)),
+    );
   const driver = {};
   for (const op of Object.keys(OPS)) driver[op] = meta(sh(mem, [lib, 'kem', op, 'nist-ctr-drbg']));
 
@@ -63,13 +82,17 @@ try {
   }
 
   // Static bound over the library's own sources (those in its build log) with the build's flags.
-  const cmd = readFileSync(join(dirname(lib), 'build.log'), 'utf8').split('\n').find((l) => l.startsWith('$ '));
+  const cmd = readFileSync(join(dirname(lib), 'build.log'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('$ '));
   const words = cmd.slice(2).split(/\s+/);
   const sources = words.filter((w) => w.endsWith('.c'));
   const cflags = words.filter((w) => /^-(std=|O|f|D|I)/.test(w));
   const ci = join(work, 'ci');
   mkdirSync(ci);
-  sources.forEach((src, i) => void sh('gcc', [...cflags, '-fcallgraph-info=su', '-c', src, '-o', join(ci, `${i}-${basename(src, '.c')}.o`)]));
+  sources.forEach(
+    (src, i) => void sh('gcc', [...cflags, '-fcallgraph-info=su', '-c', src, '-o', join(ci, `${i}-${basename(src, '.c')}.o`)]),
+  );
   const frame = new Map();
   const callees = new Map();
   const unq = (s) => s.replace(/\\"/g, '"');
@@ -114,13 +137,19 @@ try {
   };
   const bound = Object.fromEntries(Object.entries(OPS).map(([op, fn]) => [op, depth(fn)]));
 
-  console.log(`PQClean ML-KEM-512 (${entry.build_flags}), gcc ${sh('gcc', ['-dumpfullversion']).trim()}, ${sh('valgrind', ['--version']).trim()}`);
+  console.log(
+    `PQClean ML-KEM-512 (${entry.build_flags}), gcc ${sh('gcc', ['-dumpfullversion']).trim()}, ${sh('valgrind', ['--version']).trim()}`,
+  );
   console.log(`massif: op repeated ${MASSIF_ITERATIONS} times; call-site level (empty function) subtracted`);
-  console.log('op | ngcc_mem net stack | massif stack (peak − call-site level) | static bound (-fcallgraph-info=su) | ngcc_mem heap peak (allocations)');
+  console.log(
+    'op | ngcc_mem net stack | massif stack (peak − call-site level) | static bound (-fcallgraph-info=su) | ngcc_mem heap peak (allocations)',
+  );
   for (const op of Object.keys(OPS)) {
     const d = driver[op];
     const m = massif[op];
-    console.log(`${op} | ${d.stack_net_bytes} | ${m.net} (${m.peak} − ${m.base}) | ${bound[op].bytes} | ${d.heap_peak_bytes} (${d.heap_allocations})`);
+    console.log(
+      `${op} | ${d.stack_net_bytes} | ${m.net} (${m.peak} − ${m.base}) | ${bound[op].bytes} | ${d.heap_peak_bytes} (${d.heap_allocations})`,
+    );
   }
   console.log('\ndeepest static paths:');
   const short = (f) => f.replace(/^.*:/, '').replace(PREFIX, '');

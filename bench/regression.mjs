@@ -4,7 +4,7 @@
 // regression or improvement called is a false alarm. Injected slowdown: the toy KEM with a busy
 // loop added to every operation (TOY_KEM_SLOWDOWN), compared with the plain toy KEM.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,14 @@ function campaign(name, slowdown) {
   const src = join(dir, 'kem-1', 'src');
   mkdirSync(src, { recursive: true });
   cpSync(join(toy, 'good', 'KEM_AlgorithmInstance.h'), join(src, 'KEM_AlgorithmInstance.h'));
-  writeFileSync(join(src, 'KEM_AlgorithmInstance.c'), `#include "KEM_AlgorithmInstance.h"\n${slowdown ? `#define TOY_KEM_SLOWDOWN ${slowdown}\n` : ''}#include "toy_kem.inc"\n`);
-  writeFileSync(join(dir, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n  - label: toy\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${join(toy, 'common')}]\n`);
+  writeFileSync(
+    join(src, 'KEM_AlgorithmInstance.c'),
+    `#include "KEM_AlgorithmInstance.h"\n${slowdown ? `#define TOY_KEM_SLOWDOWN ${slowdown}\n` : ''}#include "toy_kem.inc"\n`,
+  );
+  writeFileSync(
+    join(dir, 'kem-1', 'candidate.yml'),
+    `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n  - label: toy\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${join(toy, 'common')}]\n`,
+  );
   mkdirSync(join(dir, 'kem-2'), { recursive: true });
   writeFileSync(
     join(dir, 'kem-2', 'candidate.yml'),
@@ -36,7 +42,9 @@ function campaign(name, slowdown) {
 // Exit 1 is expected: the bench campaigns carry no KAT manifest (NOKAT); they are measured anyway.
 const measure = (camp, out) => {
   try {
-    execFileSync('node', [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure'], { stdio: 'pipe' });
+    execFileSync('node', [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure'], {
+      stdio: 'pipe',
+    });
   } catch (e) {
     if (e.status !== 1) throw e;
   }
@@ -45,7 +53,9 @@ const compare = (a, b, history = []) => {
   let text;
   const h = history.length > 0 ? ['--history', history.join(',')] : [];
   try {
-    text = execFileSync('node', [cli, 'compare', '--base', a, '--head', b, '--system', 'bench', '--format', 'json', ...h], { encoding: 'utf8' });
+    text = execFileSync('node', [cli, 'compare', '--base', a, '--head', b, '--system', 'bench', '--format', 'json', ...h], {
+      encoding: 'utf8',
+    });
   } catch (e) {
     text = e.stdout;
   }
@@ -103,6 +113,8 @@ for (const spin of [400, 1500, 6000]) {
     called.history += histRows.filter((x) => x.verdict === 'regression').length;
   }
   const med = injected.sort((x, y) => x - y)[injected.length >> 1];
-  console.log(`injected slowdown TOY_KEM_SLOWDOWN ${spin} (measured median +${med.toFixed(1)}%): detected ${called.trials}/${total} on trials only, ${called.history}/${total} with the nightly history`);
+  console.log(
+    `injected slowdown TOY_KEM_SLOWDOWN ${spin} (measured median +${med.toFixed(1)}%): detected ${called.trials}/${total} on trials only, ${called.history}/${total} with the nightly history`,
+  );
 }
 rmSync(work, { recursive: true, force: true });

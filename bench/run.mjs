@@ -21,7 +21,18 @@ const n = join(root, 'native');
 
 // The drivers, built as the harness builds them.
 const timeTool = join(work, 'ngcc_time');
-sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', timeTool, join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c'), '-ldl']);
+sh('gcc', [
+  '-std=gnu11',
+  '-O2',
+  `-I${n}`,
+  '-o',
+  timeTool,
+  join(n, 'ngcc_time.c'),
+  join(n, 'harness.c'),
+  join(n, 'ops.c'),
+  join(n, 'cpucycles.c'),
+  '-ldl',
+]);
 
 // (a) Empty operation.
 const emptyLib = join(work, 'libempty.so');
@@ -29,14 +40,35 @@ sh('gcc', ['-std=c99', '-O2', '-fPIC', '-shared', '-o', emptyLib, join(root, 'te
 const overhead = [];
 for (let i = 0; i < 7; i++) {
   const out = sh(timeTool, [emptyLib, 'kem', 'keygen', '2000000', '1000', cpu, 'iccs-drng']);
-  const [, count, , cycles] = out.split('\n').find((l) => l.startsWith('TRIAL')).split('\t');
+  const [, count, , cycles] = out
+    .split('\n')
+    .find((l) => l.startsWith('TRIAL'))
+    .split('\t');
   overhead.push(Number(cycles) / Number(count));
 }
 const overheadCycles = median(overhead);
 
 // (b) Harness vs minimal loop on PQClean ML-KEM-512 (guide reference flags).
 const data = join(work, 'data');
-sh('node', [join(root, 'dist', 'cli.js'), 'run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat', '--cpu', cpu], { stdio: 'pipe' });
+sh(
+  'node',
+  [
+    join(root, 'dist', 'cli.js'),
+    'run',
+    join(root, 'examples', 'campaign'),
+    '--system',
+    'bench',
+    '--out',
+    data,
+    '--only',
+    '^kem-80/ml-kem-512$',
+    '--phases',
+    'build,kat',
+    '--cpu',
+    cpu,
+  ],
+  { stdio: 'pipe' },
+);
 const build = JSON.parse(readFileSync(join(data, 'bench', 'build.json'), 'utf8'));
 const lib = join(root, 'examples', 'campaign', build.instances['kem-80/ml-kem-512'].library);
 const minimal = join(work, 'minimal_loop');
@@ -45,7 +77,28 @@ const harness = [];
 const independent = [];
 const ROUNDS = 9;
 for (let round = 0; round < ROUNDS; round++) {
-  sh('node', [join(root, 'dist', 'cli.js'), 'run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--only', '^kem-80/ml-kem-512$', '--phases', 'build,kat,measure', '--cpu', cpu, '--force', '--trial-target', '0.5'], { stdio: 'pipe' });
+  sh(
+    'node',
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      join(root, 'examples', 'campaign'),
+      '--system',
+      'bench',
+      '--out',
+      data,
+      '--only',
+      '^kem-80/ml-kem-512$',
+      '--phases',
+      'build,kat,measure',
+      '--cpu',
+      cpu,
+      '--force',
+      '--trial-target',
+      '0.5',
+    ],
+    { stdio: 'pipe' },
+  );
   const rec = JSON.parse(readFileSync(join(data, 'bench', 'records', 'kem-80', 'ml-kem-512__keygen.json'), 'utf8'));
   harness.push(rec.mean_cycles);
   const iters = rec.plan.iterations_per_trial * rec.plan.trials;
@@ -59,7 +112,9 @@ console.log(`(a) timing loop overhead on an empty operation: ${overheadCycles.to
 console.log(`    = ${((overheadCycles / fastest) * 100).toFixed(3)}% of ML-KEM-512 keygen`);
 const hMin = Math.min(...harness);
 const mMin = Math.min(...independent);
-console.log(`(b) ML-KEM-512 keygen mean cycles over ${ROUNDS} interleaved rounds: median harness ${h.toFixed(0)} vs minimal loop ${m.toFixed(0)} (${(((h - m) / m) * 100).toFixed(2)}%); best round ${hMin.toFixed(0)} vs ${mMin.toFixed(0)} (${(((hMin - mMin) / mMin) * 100).toFixed(2)}%)`);
+console.log(
+  `(b) ML-KEM-512 keygen mean cycles over ${ROUNDS} interleaved rounds: median harness ${h.toFixed(0)} vs minimal loop ${m.toFixed(0)} (${(((h - m) / m) * 100).toFixed(2)}%); best round ${hMin.toFixed(0)} vs ${mMin.toFixed(0)} (${(((hMin - mMin) / mMin) * 100).toFixed(2)}%)`,
+);
 console.log(`    harness rounds: ${harness.map((x) => x.toFixed(0)).join(' ')}`);
 console.log(`    minimal rounds: ${independent.map((x) => x.toFixed(0)).join(' ')}`);
 rmSync(work, { recursive: true, force: true });

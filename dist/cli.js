@@ -9147,11 +9147,22 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync19 } from "node:fs";
+import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from "node:fs";
+import {
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  openSync,
+  fsyncSync,
+  closeSync
+} from "node:fs";
 import { dirname, join } from "node:path";
 
 // src/errors.ts
@@ -9192,21 +9203,21 @@ function writeJsonAtomic(path, value) {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
 `);
 }
-function readJson(path, shown2 = path) {
+function readJson(path, shown3 = path) {
   let text3;
   try {
     text3 = readFileSync(path, "utf8");
   } catch {
-    throw new InputError(shown2, "", "cannot read the file");
+    throw new InputError(shown3, "", "cannot read the file");
   }
   try {
     return JSON.parse(text3);
   } catch (e) {
-    throw new InputError(shown2, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new InputError(shown3, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }
-function readJsonIfExists(path, shown2 = path) {
-  return existsSync(path) ? readJson(path, shown2) : void 0;
+function readJsonIfExists(path, shown3 = path) {
+  return existsSync(path) ? readJson(path, shown3) : void 0;
 }
 function sha256Hex(data) {
   return createHash("sha256").update(data).digest("hex");
@@ -9223,7 +9234,6 @@ function filesUnder(dir, rel = "") {
 
 // src/cliMain.ts
 import { join as join21, relative as relative13, resolve as resolve11 } from "node:path";
-import { parseArgs } from "node:util";
 
 // src/compile/harnessTools.ts
 import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
@@ -9404,7 +9414,14 @@ function harnessTools() {
 async function compileTools() {
   const version2 = harnessVersion();
   const dir = join3(process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
-  const tools = { dir, version: version2, kat: join3(dir, "ngcc_kat"), time: join3(dir, "ngcc_time"), prof: join3(dir, "ngcc_prof"), mem: join3(dir, "ngcc_mem") };
+  const tools = {
+    dir,
+    version: version2,
+    kat: join3(dir, "ngcc_kat"),
+    time: join3(dir, "ngcc_time"),
+    prof: join3(dir, "ngcc_prof"),
+    mem: join3(dir, "ngcc_mem")
+  };
   if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync3(t))) return tools;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}`;
@@ -9482,7 +9499,8 @@ function hostEnvironment(cpu) {
 }
 function hostProblems(env) {
   const problems = [];
-  if (env.cpufreq_governor && env.cpufreq_governor !== "performance") problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
+  if (env.cpufreq_governor && env.cpufreq_governor !== "performance")
+    problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
   if (env.cpufreq_min_khz && env.cpufreq_max_khz && env.cpufreq_min_khz !== env.cpufreq_max_khz)
     problems.push(`clock not fixed: ${env.cpufreq_min_khz}..${env.cpufreq_max_khz} kHz`);
   if (env.intel_pstate_no_turbo === "0") problems.push("turbo boost is on (intel_pstate/no_turbo = 0)");
@@ -9512,12 +9530,47 @@ import { mkdirSync as mkdirSync3, readFileSync as readFileSync6, renameSync as r
 import { join as join4 } from "node:path";
 
 // src/kat/manifest.ts
-import { existsSync as existsSync5, readFileSync as readFileSync5 } from "node:fs";
 import { createHash as createHash2 } from "node:crypto";
+
+// src/config/katManifest.ts
+import { existsSync as existsSync5 } from "node:fs";
+
+// src/config/textFile.ts
+import { readFileSync as readFileSync5 } from "node:fs";
+var utf8 = new TextDecoder("utf-8", { fatal: true });
+function readUtf8File(file2, display = file2) {
+  let bytes2;
+  try {
+    bytes2 = readFileSync5(file2);
+  } catch {
+    throw new InputError(display, "", "cannot read the file");
+  }
+  try {
+    return utf8.decode(bytes2);
+  } catch {
+    throw new InputError(display, `line ${firstBadLine(bytes2)}`, "not UTF-8 text (save the file as UTF-8)");
+  }
+}
+function firstBadLine(bytes2) {
+  let start2 = 0;
+  for (let line = 1; ; line++) {
+    const end = bytes2.indexOf(10, start2);
+    const part = bytes2.subarray(start2, end < 0 ? bytes2.length : end);
+    try {
+      utf8.decode(part);
+    } catch {
+      return line;
+    }
+    if (end < 0) return line;
+    start2 = end + 1;
+  }
+}
+
+// src/config/katManifest.ts
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
   if (!existsSync5(path)) return [];
-  return parseManifest(readFileSync5(path, "utf8"), display);
+  return parseManifest(readUtf8File(path, display), display);
 }
 function parseManifest(text3, display) {
   const entries = [];
@@ -9527,7 +9580,11 @@ function parseManifest(text3, display) {
     if (line === "" || line.startsWith("#")) return;
     const m = LINE.exec(line);
     if (!m)
-      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
+      throw new InputError(
+        display,
+        `line ${i + 1}`,
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
+      );
     const entry = {
       sha256: m[1].toLowerCase(),
       mode: m[2],
@@ -9539,16 +9596,31 @@ function parseManifest(text3, display) {
     const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
     const earlier = seen.get(key);
     if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+      throw new InputError(
+        display,
+        `line ${entry.line}`,
+        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`
+      );
     seen.set(key, earlier ?? entry);
     entries.push(entry);
   });
   return entries;
 }
+function checkManifestLabels(entries, labels, display) {
+  const unknown3 = entries.find((e) => !labels.includes(e.label));
+  if (unknown3)
+    throw new InputError(
+      display,
+      `line ${unknown3.line}`,
+      `no instance is labelled '${unknown3.label}' in candidate.yml (labels: ${labels.join(", ")})`
+    );
+}
 var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
 function formatManifestLine(e) {
   return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 }
+
+// src/kat/manifest.ts
 var RECORD_START = /^(Count|count) =/;
 function countRecords(text3) {
   return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
@@ -9627,7 +9699,8 @@ function classifyDriverFailure(run) {
   const out = parseDriverOutput(run.stdout);
   if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
     return { status: out.status, detail: out.statusDetail };
-  if (run.exitCode !== 0) return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (run.exitCode !== 0)
+    return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
   if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
   return void 0;
 }
@@ -9661,9 +9734,24 @@ async function runKat(req) {
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
   const wrongName = entries.find((e) => e.file !== file2);
   if (wrongName)
-    return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}` };
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}`
+    };
   const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad) return { ...base, digests, file: file2, fileBytes, status: "MISMATCH", detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
+  if (bad)
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`
+    };
   return { ...base, digests, file: file2, fileBytes, status: "PASS" };
 }
 
@@ -9751,7 +9839,11 @@ function lockSystem(systemDir) {
       if (e.code !== "EEXIST") throw e;
       const holder = otherLiveWriter(systemDir);
       if (holder !== void 0)
-        throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
+        throw new InputError(
+          relative(process.cwd(), systemDir) || systemDir,
+          "",
+          `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`
+        );
       if (Number(readFileSync7(lock, "utf8")) === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync3(lock, { force: true });
@@ -10187,7 +10279,12 @@ async function nextTrial(op) {
   let proc;
   let retries = 0;
   for (; ; ) {
-    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1e3 });
+    proc = await runTrial({
+      ...op.base,
+      iterations: plan.iterations_per_trial,
+      warmups: plan.warmups,
+      timeoutMs: plan.timeout_per_process_s * 1e3
+    });
     const clock = proc.trials[0]?.clock_hz;
     const slowed = proc.status === "complete" && op.req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * op.req.fixedClockHz;
     if (!slowed || retries >= p.disturbed_retries) break;
@@ -10208,7 +10305,15 @@ function finish(op) {
   };
   const show = (x) => shown(x, req.timeTool, req.library, req.libraryShown);
   if (!op.plan)
-    return { ...common, status: "failed", failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
+    return {
+      ...common,
+      status: "failed",
+      failure: `calibration: ${op.calibration.failure}`,
+      processes: [show(op.calibration)],
+      trials: [],
+      meta: op.calibration.meta,
+      disturbed_retries: 0
+    };
   const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== "complete");
   return {
@@ -10228,7 +10333,11 @@ async function measureOperations(reqs, onDone) {
   for (const req of reqs) {
     const s = start(req);
     const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1e3 });
-    ops.push({ ...s, calibration, plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0 });
+    ops.push({
+      ...s,
+      calibration,
+      plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0
+    });
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
   for (let i = 0; i < rounds; i++)
@@ -11225,7 +11334,18 @@ async function buildArgv(req, flags, library) {
     linkFlags: ["-Wl,--no-undefined", `-Wl,--version-script=${scriptPath}`],
     libs: instance.libs.map((l) => `-l${l}`)
   };
-  const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, "-shared", ...parts.linkFlags, "-o", library, ...parts.sources, ...parts.libs];
+  const argv = [
+    CC,
+    ...parts.flags,
+    ...parts.defines,
+    ...parts.includes,
+    "-shared",
+    ...parts.linkFlags,
+    "-o",
+    library,
+    ...parts.sources,
+    ...parts.libs
+  ];
   const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname4(library));
   return { ...parts, argv, key };
 }
@@ -11290,7 +11410,11 @@ function readPrevious(path, force, onReplaced) {
       onReplaced?.();
       return void 0;
     }
-    throw new InputError(relative3(process.cwd(), path) || path, "", `${e.problem}; run again with --force to redo and replace it, or delete the file`);
+    throw new InputError(
+      relative3(process.cwd(), path) || path,
+      "",
+      `${e.problem}; run again with --force to redo and replace it, or delete the file`
+    );
   }
 }
 
@@ -11337,9 +11461,18 @@ var measure = {
       const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
       writeJsonAtomic(plan.paths.record(id, label, operation), record2);
       const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
-      summary.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...result.failure ? { failure: result.failure } : {}, ...spread ? { spread } : {} });
+      summary.operations.push({
+        operation,
+        status: result.status,
+        mean_cycles: result.stats?.mean_cycles,
+        skipped: false,
+        ...result.failure ? { failure: result.failure } : {},
+        ...spread ? { spread } : {}
+      });
       const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
-      ctx.tick(`${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
+      ctx.tick(
+        `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
+      );
     });
   }
 };
@@ -11394,10 +11527,22 @@ async function buildProfiled(req, flags, wanted) {
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
     const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
     const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0) return finish2(false, wrapped);
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0)
+      return finish2(false, wrapped);
     objects.push(obj);
   }
-  const link3 = await run([CC, ...plain.flags, "-fno-lto", "-shared", ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), "-o", library, ...objects, ...plain.libs]);
+  const link3 = await run([
+    CC,
+    ...plain.flags,
+    "-fno-lto",
+    "-shared",
+    ...plain.linkFlags,
+    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
+    "-o",
+    library,
+    ...objects,
+    ...plain.libs
+  ]);
   return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
 }
 
@@ -11407,14 +11552,9 @@ import { basename as basename4, join as join10, relative as relative4 } from "no
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { readFileSync as readFileSync10 } from "node:fs";
+var MAX_ALIAS_COUNT = 100;
 function loadYaml(file2, schema, displayName = file2) {
-  let text3;
-  try {
-    text3 = readFileSync10(file2, "utf8");
-  } catch {
-    throw new InputError(displayName, "", "cannot read the file");
-  }
+  const text3 = readUtf8File(file2, displayName);
   const lines = new import_yaml.LineCounter();
   const doc = (0, import_yaml.parseDocument)(text3, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -11422,7 +11562,7 @@ function loadYaml(file2, schema, displayName = file2) {
     const line = lines.linePos(err.pos[0]).line;
     throw new InputError(displayName, `line ${line}`, err.message.split("\n")[0] ?? "invalid YAML");
   }
-  const result = schema.safeParse(doc.toJS() ?? {});
+  const result = schema.safeParse(toPlainData(doc, displayName) ?? {});
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue2) => {
     const keys = issue2.code === "unrecognized_keys" ? issue2.keys : [];
@@ -11430,10 +11570,24 @@ function loadYaml(file2, schema, displayName = file2) {
     const path = keys.length > 0 ? [...basePath, keys[0]] : basePath;
     const line = lineOf(doc.contents, path, lines);
     const field = formatPath(path) || "(top level)";
-    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}` : issue2.message;
+    const keyProblem = issue2.code === "invalid_key" ? issue2.issues[0]?.message : void 0;
+    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}` : keyProblem ?? issue2.message;
     return `${line ? `line ${line}: ` : ""}${field}: ${message}`;
   });
   throw new InputError(displayName, "", problems.join("; "));
+}
+function toPlainData(doc, displayName) {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (e instanceof ReferenceError && /alias count/i.test(e.message))
+      throw new InputError(
+        displayName,
+        "",
+        `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`
+      );
+    throw e;
+  }
 }
 function formatPath(path) {
   return path.reduce((acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p, "");
@@ -12584,17 +12738,17 @@ function partial(Class2, schema, mask, name = "partial") {
   if (hasChecks) {
     throw new Error(`.${name}() cannot be used on object schemas containing refinements`);
   }
-  const selected = mask ? new Set(maskedKeys(schema, mask)) : void 0;
+  const selected2 = mask ? new Set(maskedKeys(schema, mask)) : void 0;
   const newShape = {};
-  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), Class2 && ((value, key) => selected && !selected.has(key) ? value : new Class2({ type: "optional", innerType: value })));
+  mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), Class2 && ((value, key) => selected2 && !selected2.has(key) ? value : new Class2({ type: "optional", innerType: value })));
   return clone(schema, mergeDefs(schema._zod.def, { shape: newShape, checks: [] }));
 }
 function required(Class2, schema, mask) {
-  const selected = mask ? new Set(maskedKeys(schema, mask)) : void 0;
+  const selected2 = mask ? new Set(maskedKeys(schema, mask)) : void 0;
   const newShape = {};
   mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), (value, key) => (
     // overwrite with non-optional
-    selected && !selected.has(key) ? value : new Class2({ type: "nonoptional", innerType: value })
+    selected2 && !selected2.has(key) ? value : new Class2({ type: "nonoptional", innerType: value })
   ));
   return clone(schema, mergeDefs(schema._zod.def, { shape: newShape }));
 }
@@ -31175,6 +31329,28 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+
 // src/config/schemas.ts
 var CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
 var LABEL = /^[A-Za-z0-9_-]+$/;
@@ -31200,7 +31376,8 @@ var candidateSchema = external_exports.object({
 }).strict().superRefine((c, ctx) => {
   const seen = /* @__PURE__ */ new Set();
   c.instances.forEach((inst, i) => {
-    if (seen.has(inst.label)) ctx.addIssue({ code: "custom", path: ["instances", i, "label"], message: `duplicate label '${inst.label}'` });
+    if (seen.has(inst.label))
+      ctx.addIssue({ code: "custom", path: ["instances", i, "label"], message: `duplicate label '${inst.label}'` });
     seen.add(inst.label);
     if (inst.nist_prefix !== void 0 && c.api !== "nist")
       ctx.addIssue({ code: "custom", path: ["instances", i, "nist_prefix"], message: "only allowed with api: nist" });
@@ -31227,7 +31404,7 @@ var systemSchema = external_exports.object({
 }).strict();
 var settingsSchema = external_exports.object({
   planning: planningSchema.default(planningSchema.parse({})),
-  systems: external_exports.record(external_exports.string().regex(/^[A-Za-z0-9_-]+$/), systemSchema).default({}),
+  systems: external_exports.record(external_exports.string().regex(SYSTEM_ID, `a system id must match the rule: ${SYSTEM_ID_RULE}`), systemSchema).default({}),
   flags: external_exports.object({
     variant: external_exports.enum(["reference", "performance", "resource"]).default("reference"),
     extra: external_exports.array(external_exports.string()).default([])
@@ -31247,12 +31424,11 @@ var settingsSchema = external_exports.object({
 function loadSettings(root3) {
   const file2 = join10(root3, "ngcc-perf.yml");
   if (!existsSync10(file2)) return settingsSchema.parse({});
-  return loadYaml(file2, settingsSchema, relative4(process.cwd(), file2) || file2);
+  return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
   const spec = loadYaml(join10(folder, "candidate.yml"), candidateSchema, display);
-  if (spec.id !== basename4(folder))
-    throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
+  if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
     folder,
@@ -31260,12 +31436,34 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-function loadCampaign(root3, only) {
-  if (!existsSync10(root3) || !statSync5(root3).isDirectory()) throw new InputError(relative4(process.cwd(), root3) || root3, "", "campaign folder not found");
+var shown2 = (path) => relative4(process.cwd(), path) || ".";
+var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync10(join10(root3, name, "candidate.yml"))).sort();
+function loadCampaign(root3, { candidatesRequired = true } = {}) {
+  if (!existsSync10(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
-  const candidates2 = readdirSync6(root3).filter((name) => existsSync10(join10(root3, name, "candidate.yml"))).sort().map((name) => loadCandidate(join10(root3, name), join10(relative4(process.cwd(), root3) || ".", name, "candidate.yml"))).filter((c) => !only || c.instances.some((i) => only.test(`${c.id}/${i.label}`)) || only.test(c.id)).map((c) => only && !only.test(c.id) ? { ...c, instances: c.instances.filter((i) => only.test(`${c.id}/${i.label}`)) } : c);
+  const names = candidateNames(root3);
+  if (names.length === 0 && candidatesRequired) throw noCandidates(root3);
+  const candidates2 = names.map((name) => loadCandidate(join10(root3, name), join10(shown2(root3), name, "candidate.yml"))).map((c) => checkManifest(c, join10(shown2(root3), c.id, "kat.sha256")));
   return { root: root3, settings, candidates: candidates2 };
+}
+function checkManifest(c, display) {
+  checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
+  return c;
+}
+function noCandidates(root3) {
+  const campaigns = campaignsBelow(root3, 2).map(shown2);
+  const hint = campaigns.length === 0 ? "" : `; did you mean ${campaigns.slice(0, 3).join(" or ")}${campaigns.length > 3 ? " or \u2026" : ""}?`;
+  return new InputError(shown2(root3), "", `no candidates (no <id>/candidate.yml in this folder)${hint}`);
+}
+function campaignsBelow(dir, depth) {
+  let entries;
+  try {
+    entries = readdirSync6(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth > 1 ? campaignsBelow(sub, depth - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync6(root3).sort()) {
@@ -31273,12 +31471,16 @@ function checkCandidateFileNames(root3) {
     if (!statSync5(folder).isDirectory() || existsSync10(join10(folder, "candidate.yml"))) continue;
     const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
-      throw new InputError(relative4(process.cwd(), join10(folder, wrong)) || join10(folder, wrong), "", "the candidate manifest must be named candidate.yml: rename it to candidate.yml");
+      throw new InputError(
+        shown2(join10(folder, wrong)),
+        "",
+        "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
+      );
   }
 }
 
 // src/env/cpus.ts
-import { readFileSync as readFileSync11 } from "node:fs";
+import { readFileSync as readFileSync10 } from "node:fs";
 function parseCpuList(list3) {
   const cpus = [];
   for (const part of list3.trim().split(",").filter(Boolean)) {
@@ -31291,7 +31493,7 @@ function parseCpuList(list3) {
 function allowedCpus() {
   let status;
   try {
-    status = readFileSync11("/proc/self/status", "utf8");
+    status = readFileSync10("/proc/self/status", "utf8");
   } catch {
     return void 0;
   }
@@ -31310,19 +31512,27 @@ function formatCpuList(cpus) {
 }
 function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
   if (allowed && !allowed.includes(cpu))
-    throw new InputError(where[0], where[1], `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`);
+    throw new InputError(
+      where[0],
+      where[1],
+      `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`
+    );
   return cpu;
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync11, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync11, readFileSync as readFileSync11 } from "node:fs";
 import { join as join11, relative as relative5, resolve as resolve6 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve6(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync11(path)) {
     const yml = join11(campaignRoot, "ngcc-perf.yml");
-    throw new InputError(relative5(process.cwd(), yml) || yml, "catalogs.external_sizes", `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`);
+    throw new InputError(
+      relative5(process.cwd(), yml) || yml,
+      "catalogs.external_sizes",
+      `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`
+    );
   }
   return path;
 }
@@ -31330,7 +31540,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync11(path)) return [];
   let text3;
   try {
-    text3 = readFileSync12(path, "utf8");
+    text3 = readFileSync11(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -31344,13 +31554,15 @@ function readSemicolonCsv(path, columns) {
     if (!header) {
       header = fields.map((f) => f.trim());
       const missing = columns.filter((c) => !header.includes(c));
-      if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
+      if (missing.length > 0)
+        throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(", ")} (expected ${columns.join(";")})`);
       return;
     }
     if (fields.length < header.length)
       throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
     const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? "").trim()]));
-    if (fields.length > header.length) rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
+    if (fields.length > header.length)
+      rec[header[header.length - 1]] = fields.slice(header.length - 1).join(";").trim();
     rows.push({ fields: rec, line: i + 1 });
   });
   return rows;
@@ -31386,19 +31598,21 @@ function readExternalSizes(path) {
     if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
     return n;
   };
-  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(({ fields: f, line }) => {
-    if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
-      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
-    return {
-      id: f.ID,
-      instance: f.Instance,
-      pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
-      ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
-      sig: num2(f.SignatureBytes, "SignatureBytes", line),
-      basis: f.Basis,
-      line
-    };
-  });
+  return readSemicolonCsv(path, ["ID", "Instance", "PublicKeyBytes", "CiphertextBytes", "SignatureBytes", "Basis"]).map(
+    ({ fields: f, line }) => {
+      if (!["encoded", "maximum-variable", "nominal-variable"].includes(f.Basis))
+        throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+      return {
+        id: f.ID,
+        instance: f.Instance,
+        pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
+        ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
+        sig: num2(f.SignatureBytes, "SignatureBytes", line),
+        basis: f.Basis,
+        line
+      };
+    }
+  );
 }
 function readSizeCatalog(campaign) {
   return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
@@ -31406,14 +31620,19 @@ function readSizeCatalog(campaign) {
 
 // src/campaign/plan.ts
 var PHASES = ["build", "kat", "measure", "profile"];
+function selected(candidates2, only) {
+  if (!only) return candidates2;
+  return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
+}
 function planRun(opts) {
   const campaignDir = resolve7(opts.campaignDir);
-  const campaign = loadCampaign(campaignDir, opts.only);
-  if (opts.only && campaign.candidates.every((c) => c.instances.length === 0)) {
-    const all2 = loadCampaign(campaignDir).candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
-    const shown2 = all2.length === 0 ? "the campaign has none" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
+  const loaded = loadCampaign(campaignDir);
+  const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
+  if (opts.only && campaign.candidates.length === 0) {
+    const all2 = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
+    const shown3 = `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
     const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
-    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown2})`);
+    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
   }
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve7(opts.dataDir, opts.system);
@@ -31422,14 +31641,22 @@ function planRun(opts) {
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
-    throw new InputError(ymlShown, "profile.nist_symbols", `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`);
+    throw new InputError(
+      ymlShown,
+      "profile.nist_symbols",
+      `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
+    );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpu = trialCpu(opts, settings, ymlShown);
   try {
     readJsonIfExists(paths.build);
   } catch (e) {
     if (!isInputError(e)) throw e;
-    throw new InputError(paths.build, "", `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+    throw new InputError(
+      paths.build,
+      "",
+      `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`
+    );
   }
   return {
     campaignDir,
@@ -31448,7 +31675,12 @@ function planRun(opts) {
 }
 function units(candidates2, shard) {
   const all2 = candidates2.flatMap(
-    (candidate) => candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label), key: instanceKey(candidate.id, instance.label) }))
+    (candidate) => candidate.instances.map((instance) => ({
+      candidate,
+      instance,
+      index: candidate.labels.indexOf(instance.label),
+      key: instanceKey(candidate.id, instance.label)
+    }))
   );
   return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
 }
@@ -31493,9 +31725,15 @@ function katBody(outcome, fileShown) {
   body.push(`records     = ${outcome.records}`);
   if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
   for (const d of outcome.digests)
-    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`);
+    body.push(
+      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
+    );
   const stderr = outcome.run.stderr.trim();
-  if (stderr) body.push("stderr:", ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`));
+  if (stderr)
+    body.push(
+      "stderr:",
+      ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`)
+    );
   return body;
 }
 function parseResultLine(log2) {
@@ -31505,9 +31743,9 @@ function parseResultLine(log2) {
 }
 
 // src/util/elf.ts
-import { readFileSync as readFileSync13 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync13(path);
+  const b = readFileSync12(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -31588,9 +31826,11 @@ async function prepareInstance(run, unit) {
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
-    let b2 = builds.get(flagSet);
-    if (!b2) builds.set(flagSet, b2 = buildUnit(run, unit, flagSet));
-    return b2;
+    const known = builds.get(flagSet);
+    if (known) return known;
+    const started = buildUnit(run, unit, flagSet);
+    builds.set(flagSet, started);
+    return started;
   };
   const kat2 = (b2) => runKat({
     candidate,
@@ -31746,14 +31986,31 @@ async function profileInstance(p, operations, sink) {
       for (const operation of operations) {
         const done = rounds.get(operation);
         if (done.some((r) => !r.complete)) continue;
-        const argv = [p.tools.prof, profiled.library, candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
+        const argv = [
+          p.tools.prof,
+          profiled.library,
+          candidate.type,
+          operation,
+          String(opsPerRound.get(operation)),
+          "1",
+          String(p.cpu),
+          candidate.katRng
+        ];
         const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
         const out = parseDriverOutput(run.stdout);
         const total = out.lines.find((l) => l[0] === "TOTAL");
         const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
         const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
         const complete = run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
-        done.push({ argv, stderr: run.stderr, complete, meta: out.meta, total: totals, calls, hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN });
+        done.push({
+          argv,
+          stderr: run.stderr,
+          complete,
+          meta: out.meta,
+          total: totals,
+          calls,
+          hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN
+        });
       }
     }
   }
@@ -31784,7 +32041,10 @@ async function profileInstance(p, operations, sink) {
 }
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+    timeoutMs: p.timeoutMs,
+    maxOutputBytes: 1 << 20
+  });
   const m = parseDriverOutput(mem.stdout);
   const num2 = (k) => m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
   return {
@@ -31805,7 +32065,7 @@ async function measureMemory(p, operation) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync14 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -31834,8 +32094,16 @@ var FINGERPRINTS = [
   { primitive: "SHA-512", immediates: SHA512_K, tables: [le64(SHA512_K.slice(0, 2))] },
   { primitive: "SM3", immediates: [...SM3_IV.map(BigInt), 0x79cc4519n, 0x7a879d8an], tables: [le32(SM3_IV.slice(0, 4))] },
   { primitive: "AES", immediates: [], tables: [bytes("637c777bf26b6fc53001672bfed7ab76")] },
-  { primitive: "SM4", immediates: [0xa3b1bac6n, 0x56aa3350n, 0x677d9197n, 0xb27022dcn], tables: [bytes("d690e9fecce13db716b614c228fb2c05")] },
-  { primitive: "ChaCha/Salsa", immediates: [0x61707865n, 0x3320646en, 0x79622d32n, 0x6b206574n], tables: [new TextEncoder().encode("expand 32-byte k")] }
+  {
+    primitive: "SM4",
+    immediates: [0xa3b1bac6n, 0x56aa3350n, 0x677d9197n, 0xb27022dcn],
+    tables: [bytes("d690e9fecce13db716b614c228fb2c05")]
+  },
+  {
+    primitive: "ChaCha/Salsa",
+    immediates: [0x61707865n, 0x3320646en, 0x79622d32n, 0x6b206574n],
+    tables: [new TextEncoder().encode("expand 32-byte k")]
+  }
 ];
 var ICCS_HASH = ["sm3hash", "pseudohash", "pseudoXOF"];
 var ICCS_DRNG = ["get_random_number", "init_random_number"];
@@ -31891,9 +32159,13 @@ async function surveyLibrary(library, label, nistApi = false) {
     runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
     runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
   ]);
-  for (const [tool, r] of [["objdump -d", dis], ["nm -S", nm], ["nm -D", dyn]])
+  for (const [tool, r] of [
+    ["objdump -d", dis],
+    ["nm -S", nm],
+    ["nm -D", dyn]
+  ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync14(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync13(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -31932,12 +32204,13 @@ function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
       else unreachable.push(`${fp.primitive} in ${s.name}`);
     }
   }
-  for (const h of [...ICCS_HASH, "get_random_number"]) if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
+  for (const h of [...ICCS_HASH, "get_random_number"])
+    if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
   const internals = closure([...ICCS_HASH, ...ICCS_DRNG], d);
-  const listed = unreachable.filter((u) => !internals.has(u.split(" in ").pop())).sort();
+  const listed2 = unreachable.filter((u) => !internals.has(u.split(" in ").pop())).sort();
   const bypassing = own6.length > 0 || randomness.some((r) => r !== "ICCS DRNG");
   const verdict = !bypassing ? "ICCS-only" : iccs_helpers.length > 0 ? "mixed" : "bypass";
-  return { label, verdict, iccs_helpers, own_primitives: own6, randomness, unreachable: listed, entry_points };
+  return { label, verdict, iccs_helpers, own_primitives: own6, randomness, unreachable: listed2, entry_points };
 }
 function closure(from, d, stops = /* @__PURE__ */ new Set()) {
   const seen = /* @__PURE__ */ new Set();
@@ -32129,8 +32402,16 @@ async function survey(ctx, entry) {
   const surveyPath = plan.paths.survey(candidate.id, instance.label);
   const previous = readPrevious(surveyPath, plan.force);
   if (plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.survey_version !== SURVEY_VERSION) {
-    const head = { schema: 1, candidate: candidate.id, label: instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
-    const result = await surveyLibrary(resolve8(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch((e) => ({ failure: errorMessage(e) }));
+    const head = {
+      schema: 1,
+      candidate: candidate.id,
+      label: instance.label,
+      library_sha256: entry.library_sha256,
+      survey_version: SURVEY_VERSION
+    };
+    const result = await surveyLibrary(resolve8(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch(
+      (e) => ({ failure: errorMessage(e) })
+    );
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists(surveyPath);
@@ -32200,7 +32481,9 @@ var stale = {
   async run(ctx) {
     const entry = preparedEntry(ctx, "stale");
     const dropped = dropStaleEvidence(ctx.unit, entry, ctx.run.plan.paths, ctx.run.plan.force);
-    ctx.tick(`${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`);
+    ctx.tick(
+      `${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`
+    );
   }
 };
 
@@ -32272,7 +32555,7 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync15, readFileSync as readFileSync15 } from "node:fs";
+import { existsSync as existsSync15, readFileSync as readFileSync14 } from "node:fs";
 import { join as join15, relative as relative9 } from "node:path";
 
 // src/evidence/dataset.ts
@@ -32334,8 +32617,9 @@ function validateDataset(systemDir) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync15(logPath, "utf8");
-    if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+    const log2 = readFileSync14(logPath, "utf8");
+    if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
+      problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
     if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
     else {
@@ -32369,10 +32653,20 @@ function validateDataset(systemDir) {
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
     problems.push(...processFacts(where, r));
     const derived2 = deriveStatistics(trials);
-    for (const field of ["measurements", "mean_seconds", "median_trial_seconds", "min_trial_seconds", "max_trial_seconds", "mean_cycles", "median_trial_cycles", "operations_per_second"]) {
+    for (const field of [
+      "measurements",
+      "mean_seconds",
+      "median_trial_seconds",
+      "min_trial_seconds",
+      "max_trial_seconds",
+      "mean_cycles",
+      "median_trial_cycles",
+      "operations_per_second"
+    ]) {
       const stored = r[field];
       if (stored === void 0) continue;
-      if (typeof stored !== "number" || !close(stored, derived2[field])) problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
+      if (typeof stored !== "number" || !close(stored, derived2[field]))
+        problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
     }
     if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
       problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
@@ -32389,13 +32683,16 @@ function validateDataset(systemDir) {
     if (p.hash_share === void 0) problems.push(`${where}: hash_share missing (complete profile)`);
     for (const fn of /* @__PURE__ */ new Set([...Object.keys(p.share ?? {}), ...p.share ? Object.keys(recomputed.share) : []])) {
       const stated = p.share?.[fn];
-      if (stated === void 0 || !close(stated, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${stated ?? "missing"} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+      if (stated === void 0 || !close(stated, recomputed.share[fn] ?? 0))
+        problems.push(`${where}: share.${fn} ${stated ?? "missing"} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
     }
-    if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+    if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share))
+      problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
     const rounds = p.round_hash_shares;
     if (rounds !== void 0 && p.hash_share !== void 0) {
       const median2 = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
-      if (median2 === void 0 || !close(p.hash_share, median2)) problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
+      if (median2 === void 0 || !close(p.hash_share, median2))
+        problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
     }
   }
   return problems;
@@ -32414,7 +32711,8 @@ function processFacts(where, r) {
   const sizes2 = r.sizes ?? {};
   for (const k of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
     const printed = metas[0][k];
-    if (printed !== void 0 && typeof sizes2[k] === "number" && sizes2[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes2[k]} != ${printed} printed by its process`);
+    if (printed !== void 0 && typeof sizes2[k] === "number" && sizes2[k] !== Number(printed))
+      problems.push(`${where}: sizes.${k} ${sizes2[k]} != ${printed} printed by its process`);
   }
   return problems;
 }
@@ -32479,7 +32777,7 @@ function parseOnly(v, where) {
   }
 }
 function checkSystemId(v, where) {
-  if (!/^[A-Za-z0-9_-]+$/.test(v)) throw fail(where, `'${v}' must match [A-Za-z0-9_-]+`);
+  if (!SYSTEM_ID.test(v)) throw fail(where, `'${v}' must match the system id rule: ${SYSTEM_ID_RULE}`);
   return v;
 }
 function parseCpu(v, where) {
@@ -32497,9 +32795,47 @@ function checkOutputFolder(path, where) {
   let p = resolve9(path);
   while (!existsSync16(p) && dirname5(p) !== p) p = dirname5(p);
   if (!statSync6(p).isDirectory())
-    throw fail(where, p === resolve9(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
+    throw fail(
+      where,
+      p === resolve9(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+    );
   return path;
 }
+
+// src/config/commandLine.ts
+import { parseArgs } from "node:util";
+function parseCommand(command, args, options, shape = {}) {
+  const { values, positionals, tokens } = parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true });
+  checkRepeated(tokens, options);
+  const names = shape.positionals ?? [];
+  const variadic = names.length > 0 && names[names.length - 1].endsWith("...");
+  if (!variadic && positionals.length > names.length)
+    throw new InputError("command line", command, `unexpected argument '${positionals[names.length]}'`);
+  const given = values;
+  const missing = [
+    ...names.slice(positionals.length).map((n) => n.replace(/\.\.\.$/, "")),
+    ...Object.entries(shape.required ?? {}).flatMap(
+      ([name, value]) => given[name] === void 0 || given[name] === "" ? [`--${name} ${value}`] : []
+    )
+  ];
+  if (missing.length > 0) throw new InputError("command line", command, `missing ${listed(missing)}`);
+  return { values, positionals };
+}
+function checkRepeated(tokens, options) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const t of tokens) {
+    if (t.kind !== "option" || options[t.name]?.type !== "string" || options[t.name]?.multiple) continue;
+    const values = [...seen.get(t.name) ?? [], t.value ?? ""];
+    seen.set(t.name, values);
+    if (values.length > 1)
+      throw new InputError(
+        "command line",
+        `--${t.name}`,
+        `given more than once (${values.map((v) => `'${v}'`).join(", then ")}): give it once`
+      );
+  }
+}
+var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
 // src/stoppable.ts
 var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
@@ -32523,7 +32859,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync15 } from "node:fs";
 import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
 
 // src/report/environment.ts
@@ -32549,7 +32885,8 @@ function clockDescription(env) {
   const max = Number(str(env.cpufreq_max_khz) ?? NaN);
   const gov = str(env.cpufreq_governor);
   const parts = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
+    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
   else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
   else if (gov) parts.push(`governor ${gov}`);
   else parts.push("frequency not recorded (no cpufreq)");
@@ -32584,7 +32921,7 @@ function environmentRows(campaign, env) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync17(join16(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync16(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync15(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -32632,7 +32969,7 @@ function systemsOf(systemDir, self) {
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir) : { candidates: [], settings: settingsSchema.parse({}) };
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
   const system = ds.campaign?.system_id ?? basename6(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
@@ -32678,7 +33015,15 @@ function loadReportModel(systemDir, campaignDir) {
     const ops = instances.flatMap((i) => Object.keys(i.records));
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
-    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
+    return {
+      id,
+      algorithm: spec?.algorithm ?? header.algorithm ?? id,
+      type,
+      api,
+      page: spec?.page,
+      instances,
+      operations: OPERATIONS[type]
+    };
   });
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
@@ -32719,7 +33064,15 @@ function sizeAudit(instances, catalog) {
       const size = entry[catKey];
       if (size === void 0) continue;
       const measured = api?.[apiKey];
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog: size, api: measured, basis: entry.basis, verdict: sizeVerdict(item, size, measured, entry.basis) });
+      findings.push({
+        id: entry.id,
+        instance: entry.instance,
+        item,
+        catalog: size,
+        api: measured,
+        basis: entry.basis,
+        verdict: sizeVerdict(item, size, measured, entry.basis)
+      });
     }
   }
   return findings;
@@ -32729,26 +33082,6 @@ function sizeVerdict(item, catalog, api, basis) {
   if (item === "signature" && basis === "nominal-variable") return "approximate";
   return api === catalog ? "match" : "mismatch";
 }
-
-// src/config/defaults.ts
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
 
 // src/compare/stats.ts
 function permutationPValue(a, b) {
@@ -32858,9 +33191,19 @@ function judge(base, head, thresholdPct, alpha, cv) {
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history2 = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
   if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? "regression" : "improvement", reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history2}` };
+    return {
+      delta_pct,
+      p_value,
+      verdict: delta_pct > 0 ? "regression" : "improvement",
+      reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history2}`
+    };
   if (big)
-    return { delta_pct, p_value, verdict: "inconclusive", reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}` };
+    return {
+      delta_pct,
+      p_value,
+      verdict: "inconclusive",
+      reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}`
+    };
   return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
 }
 function compareEvidence(opts) {
@@ -32884,13 +33227,20 @@ function compareEvidence(opts) {
     if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
     if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
     if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
-      return { ...row2, verdict: "inconclusive", delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100, reason: `build flags differ (${b.flags} \u2192 ${h.flags})` };
+      return {
+        ...row2,
+        verdict: "inconclusive",
+        delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100,
+        reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
+      };
     const past = history2.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
     return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
-  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL");
+  const build_failures = instanceKeys.filter(
+    (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
+  );
   const size_changes = [];
   const memory_changes = [];
   for (const key of instanceKeys) {
@@ -32937,7 +33287,8 @@ function compareEvidence(opts) {
 var FAIL_ON = ["regression", "kat", "size-audit"];
 function parseFailOn(v, where) {
   const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
-  for (const x of list3) if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
+  for (const x of list3)
+    if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
   return new Set(list3);
 }
 function failReasons(report2, failOn) {
@@ -37882,7 +38233,11 @@ var bullets = (items) => ({
   type: "list",
   ordered: false,
   spread: false,
-  children: items.map((children) => ({ type: "listItem", spread: false, children: [{ type: "paragraph", children: children.map(inline) }] }))
+  children: items.map((children) => ({
+    type: "listItem",
+    spread: false,
+    children: [{ type: "paragraph", children: children.map(inline) }]
+  }))
 });
 var mermaid = (value) => ({ type: "code", lang: "mermaid", value });
 var cell = (c) => ({ type: "tableCell", children: (Array.isArray(c) ? c : [c]).map(inline) });
@@ -37954,11 +38309,21 @@ function headline(report2, pr) {
 }
 var ROW_HEADER = ["candidate", "instance", "operation", "base", "head", "\u0394%", "verdict"];
 function rowCells(r) {
-  return [r.candidate, r.label, r.operation, cycles(r.base?.mean_cycles), cycles(r.head?.mean_cycles), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+  return [
+    r.candidate,
+    r.label,
+    r.operation,
+    cycles(r.base?.mean_cycles),
+    cycles(r.head?.mean_cycles),
+    signedPct(r.delta_pct),
+    VERDICT_CELL[r.verdict]
+  ];
 }
 function changedRows(report2) {
   const changed = report2.rows.filter((r) => CHANGED.has(r.verdict));
-  return changed.map((r, i) => ({ r, i })).sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i).map(({ r }) => r);
+  return changed.map((r, i) => ({ r, i })).sort(
+    (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
+  ).map(({ r }) => r);
 }
 var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds"];
 function valueDelta(c) {
@@ -38016,7 +38381,8 @@ function render2(report2, g2, layout) {
     out.push(para(strong2("KAT and build")));
     if (kat2.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat2));
     if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
-    if (still.length > 0) out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
+    if (still.length > 0)
+      out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
   }
   const mismatches = take("mismatches", g2.mismatches);
   const sizes2 = take("sizes", g2.sizes);
@@ -38033,9 +38399,13 @@ function render2(report2, g2, layout) {
   }
   const details = take("details", g2.details);
   if (details.length > 0) {
-    const shown2 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
-    out.push(html2(`<details>
-<summary>All ${report2.rows.length} measurements${shown2}</summary>`), table(ROW_HEADER, details), html2("</details>"));
+    const shown3 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
+    out.push(
+      html2(`<details>
+<summary>All ${report2.rows.length} measurements${shown3}</summary>`),
+      table(ROW_HEADER, details),
+      html2("</details>")
+    );
   }
   if (pr && pr.measured.length > 0) out.push(reproduceHint(report2.system, pr));
   const links = [];
@@ -38102,7 +38472,8 @@ function renderBounded(report2, opts, bound) {
   const at = (drop) => render2(report2, g2, { leadingLine, opts, keep: keepAfter(g2, drop), dropped: drop });
   const bare = at(total);
   const bareSize = size(bare);
-  if (bareSize > limit) throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (bareSize > limit)
+    throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
   if (total === 0) return bare;
   const dropped = [];
   for (const name of DROP_ORDER) for (let i = g2[name].length - 1; i >= 0; i--) dropped.push(rowFloor(name, g2[name][i]));
@@ -38138,31 +38509,34 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync17, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync16, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve10, sep as sep2 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
   return value;
 }
-function readFolder(dir, shown2, shard) {
-  const folder = { dir, shown: shown2, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
+function readFolder(dir, shown3, shard) {
+  const folder = { dir, shown: shown3, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
   const writer = shard ? otherLiveWriter(dir) : void 0;
-  if (writer !== void 0) throw new InputError(shown2, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+  if (writer !== void 0)
+    throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const buildPath = join19(dir, "build.json");
   if (existsSync19(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join19(shown2, "build.json"));
+    folder.build = parseJsonFile(buildPath, join19(shown3, "build.json"));
     const instances = folder.build.instances ?? {};
-    if (!instances || typeof instances !== "object" || Array.isArray(instances)) throw new InputError(join19(shown2, "build.json"), "instances", "expected an object");
+    if (!instances || typeof instances !== "object" || Array.isArray(instances))
+      throw new InputError(join19(shown3, "build.json"), "instances", "expected an object");
     folder.instances = instances;
-  } else if (shard) throw new InputError(shown2, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync19(join19(dir, "campaign.json"))) folder.campaign = parseJsonFile(join19(dir, "campaign.json"), join19(shown2, "campaign.json"));
+  } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
+  if (existsSync19(join19(dir, "campaign.json"))) folder.campaign = parseJsonFile(join19(dir, "campaign.json"), join19(shown3, "campaign.json"));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
-      if (shard && !(key in folder.instances)) throw new InputError(join19(shown2, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown2, "build.json")}`);
+      if (shard && !(key in folder.instances))
+        throw new InputError(join19(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown3, "build.json")}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -38174,9 +38548,10 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync17(a).equals(readFileSync17(b));
+var sameBytes = (a, b) => readFileSync16(a).equals(readFileSync16(b));
 function instanceDifference(a, b, key) {
-  if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/"))) return "a different build.json entry";
+  if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
+    return "a different build.json entry";
   const fa = a.byInstance.get(key) ?? [];
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
@@ -38226,7 +38601,8 @@ function mergeShardFolders(parts, into) {
     const abs = resolve10(p);
     if (!existsSync19(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
-    if (inside(abs, out) || inside(out, abs)) throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
+    if (inside(abs, out) || inside(out, abs))
+      throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync19(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
@@ -38252,7 +38628,11 @@ function mergeLocked(parts, out, into) {
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
-    throw new InputError(join19(other.shown, "campaign.json"), "system_id", `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`);
+    throw new InputError(
+      join19(other.shown, "campaign.json"),
+      "system_id",
+      `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+    );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
     for (const key of Object.keys(shard.instances)) {
@@ -38260,7 +38640,12 @@ function mergeLocked(parts, out, into) {
       if (!earlier) source.set(key, shard);
       else {
         const why = instanceDifference(earlier, shard, key);
-        if (why) throw new InputError(shard.shown, `instance ${key}`, `also in ${earlier.shown}, which has ${why}: merge one of them (a re-run into its own folder is merged alone, after the others)`);
+        if (why)
+          throw new InputError(
+            shard.shown,
+            `instance ${key}`,
+            `also in ${earlier.shown}, which has ${why}: merge one of them (a re-run into its own folder is merged alone, after the others)`
+          );
       }
     }
   const shared = /* @__PURE__ */ new Map();
@@ -38307,7 +38692,11 @@ function mergeLocked(parts, out, into) {
       try {
         renameSync4(old, out);
       } catch {
-        throw new InputError(shownPath(out), "", `could not be replaced (${e instanceof Error ? e.message : String(e)}); its previous content is in ${shownPath(old)}`);
+        throw new InputError(
+          shownPath(out),
+          "",
+          `could not be replaced (${e instanceof Error ? e.message : String(e)}); its previous content is in ${shownPath(old)}`
+        );
       }
       throw e;
     }
@@ -38319,7 +38708,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync20, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync20, readFileSync as readFileSync17 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -38462,14 +38851,23 @@ function perOperation(c, width, cells) {
   return c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const r = inst.records[op];
-      const row2 = r && r.trials?.length ? cells(inst, op, r) : void 0;
+      const row2 = r?.trials?.length ? cells(inst, op, r) : void 0;
       return row2 ? [row2] : [];
     });
     return rows.length > 0 ? rows : [gapRow(inst, width)];
   });
 }
 function sizeColumns(c) {
-  return c.type === "kem" ? [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["ciphertext", "ct_bytes"], ["shared secret", "ss_bytes"]] : [["public key", "pk_bytes"], ["secret key", "sk_bytes"], ["signature", "signature_bytes"]];
+  return c.type === "kem" ? [
+    ["public key", "pk_bytes"],
+    ["secret key", "sk_bytes"],
+    ["ciphertext", "ct_bytes"],
+    ["shared secret", "ss_bytes"]
+  ] : [
+    ["public key", "pk_bytes"],
+    ["secret key", "sk_bytes"],
+    ["signature", "signature_bytes"]
+  ];
 }
 var title = (model, c) => {
   const sys = model.system;
@@ -38484,7 +38882,9 @@ var title = (model, c) => {
       link2(`../performance/method_${sys}.md`, "method"),
       ...c.page ? [" \xB7 ", link2(c.page, algorithmPageLabel(c.page))] : []
     ),
-    para(`Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`)
+    para(
+      `Independent measurement following the structure of the NICCS ${arch2.guide} self-assessment guide, \xA73.5 (1)\u2013(7). Not a submitter self-assessment.`
+    )
   ];
 };
 var basicInformation = (_model, c) => {
@@ -38499,7 +38899,10 @@ var basicInformation = (_model, c) => {
     ])
   ];
 };
-var environment = (model) => [heading2(2, "2. Assessment environment"), table(["item", "value"], environmentRows(model.campaign, model.environment))];
+var environment = (model) => [
+  heading2(2, "2. Assessment environment"),
+  table(["item", "value"], environmentRows(model.campaign, model.environment))
+];
 var kat = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
   return [
@@ -38507,7 +38910,11 @@ var kat = (model, c) => {
     para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
     table(
       ["instance", "build flags", "KAT"],
-      c.instances.map((inst) => [code3(inst.label), inst.build?.flags ?? "not built", `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`])
+      c.instances.map((inst) => [
+        code3(inst.label),
+        inst.build?.flags ?? "not built",
+        `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`
+      ])
     ),
     ...notes.map((n) => para(n))
   ];
@@ -38557,7 +38964,7 @@ var resources = (_model, c) => {
     const m = inst.memory[op];
     const e = inst.build?.elf_sections;
     const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
-    if (!m || m.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
+    if (m?.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
     const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
   });
@@ -38570,7 +38977,10 @@ var resources = (_model, c) => {
     para(
       "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
     ),
-    table(["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"], isolated)
+    table(
+      ["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"],
+      isolated
+    )
   ];
 };
 var sizes = (model, c) => {
@@ -38598,7 +39008,9 @@ var symmetricPrimitives = (model, c) => {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash: hash2, drng } = hashShares(p);
-      return [[code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]];
+      return [
+        [code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]
+      ];
     });
     return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
   });
@@ -38629,18 +39041,35 @@ var evidenceIndex = (model, c) => {
   ]);
   return [
     heading2(2, "7. Raw evidence index"),
-    para("Paths are relative to the evidence folder ", code3(`${model.system}/`), "; each JSON file records its commands, environment and trials."),
+    para(
+      "Paths are relative to the evidence folder ",
+      code3(`${model.system}/`),
+      "; each JSON file records its commands, environment and trials."
+    ),
     table(["instance", "item", "file"], rows, [text2("no evidence files"), "\u2014", "\u2014"]),
     para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
   ];
 };
-var CANDIDATE_SECTIONS = [title, basicInformation, environment, kat, timing, resources, sizes, symmetricPrimitives, evidenceIndex];
+var CANDIDATE_SECTIONS = [
+  title,
+  basicInformation,
+  environment,
+  kat,
+  timing,
+  resources,
+  sizes,
+  symmetricPrimitives,
+  evidenceIndex
+];
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
 
 // src/report/pages/method.ts
 function kv(obj) {
   if (!obj || typeof obj !== "object") return [];
-  return Object.entries(obj).map(([k, v]) => [code3(k), v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)]);
+  return Object.entries(obj).map(([k, v]) => [
+    code3(k),
+    v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)
+  ]);
 }
 var title2 = (model) => [
   heading2(1, `Method \u2014 system ${model.system}`),
@@ -38660,7 +39089,13 @@ var hostState = (model) => {
     table(["item", "value"], environmentRows(model.campaign, model.environment)),
     table(
       ["phase", "CPU", "UTC", "shard", "problems"],
-      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? "\u2014", h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"]),
+      checks.map((h) => [
+        h.phase,
+        String(h.cpu),
+        h.utc.slice(0, 19),
+        h.shard ?? "\u2014",
+        h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"
+      ]),
       [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014"]
     )
   ];
@@ -38669,14 +39104,23 @@ var counterSource = (model) => {
   const counter = model.campaign.counter_source ?? "not recorded";
   return [
     heading2(2, "Counter source"),
-    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`)
+    para(
+      `Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`
+    )
   ];
 };
 var buildFlags = (model) => {
   const c = model.campaign;
   return [
     heading2(2, "Build flags"),
-    table(["setting", "value"], [...kv(c.flags), ...kv(c.arch_config), ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []])
+    table(
+      ["setting", "value"],
+      [
+        ...kv(c.flags),
+        ...kv(c.arch_config),
+        ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []
+      ]
+    )
   ];
 };
 var limits = () => [
@@ -38720,8 +39164,22 @@ var sizeAuditPage = (model) => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudi
 
 // src/report/pages/summary.ts
 var CATEGORIES = [
-  { type: "kem", title: "Key encapsulation", sizes: [["public key", "pk_bytes"], ["ciphertext", "ct_bytes"]] },
-  { type: "sig", title: "Digital signatures", sizes: [["public key", "pk_bytes"], ["signature", "signature_bytes"]] }
+  {
+    type: "kem",
+    title: "Key encapsulation",
+    sizes: [
+      ["public key", "pk_bytes"],
+      ["ciphertext", "ct_bytes"]
+    ]
+  },
+  {
+    type: "sig",
+    title: "Digital signatures",
+    sizes: [
+      ["public key", "pk_bytes"],
+      ["signature", "signature_bytes"]
+    ]
+  }
 ];
 function cyclesCell(inst, op) {
   const r = inst.records[op];
@@ -38735,7 +39193,15 @@ var title4 = (model) => {
   const sys = model.system;
   return [
     heading2(1, `Performance on ${archName(model.environment).display} (system ${sys})`),
-    para(link2(`method_${sys}.md`, "Method"), " \xB7 ", link2("symmetric-survey.md", "Symmetric-primitive survey"), " \xB7 ", link2(`size-audit_${sys}.md`, "Size audit"), " \xB7 ", link2("../index.md", "All systems")),
+    para(
+      link2(`method_${sys}.md`, "Method"),
+      " \xB7 ",
+      link2("symmetric-survey.md", "Symmetric-primitive survey"),
+      " \xB7 ",
+      link2(`size-audit_${sys}.md`, "Size audit"),
+      " \xB7 ",
+      link2("../index.md", "All systems")
+    ),
     table(["item", "value"], environmentRows(model.campaign, model.environment))
   ];
 };
@@ -38755,7 +39221,12 @@ var categories = (model) => {
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
         const measured = ops.some((op) => inst.records[op]);
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]]);
+        cycleRows.push([
+          name,
+          code3(inst.label),
+          flagged ? `${kat2} \u26A0` : kat2,
+          ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]
+        ]);
         sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
@@ -38801,7 +39272,11 @@ var verdicts = (model) => [
 var strays = (model) => {
   const reported = new Set(model.candidates.map((c) => c.id));
   const left = model.survey.filter((s) => !reported.has(s.id));
-  return left.length > 0 ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${left.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`)] : [];
+  return left.length > 0 ? [
+    para(
+      `symmetric_survey.csv also has verdicts for candidates this report does not include: ${left.map((s) => `${s.id} (line ${s.line})`).join(", ")}.`
+    )
+  ] : [];
 };
 var SURVEY_SECTIONS = [title5, verdicts, strays];
 var surveyPage = (model) => sectionsPage(SURVEY_SECTIONS, model);
@@ -38809,12 +39284,19 @@ var surveyPage = (model) => sectionsPage(SURVEY_SECTIONS, model);
 // src/report/pages/systems.ts
 var title6 = () => [
   heading2(1, "NGCC performance measurements"),
-  para("Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system.")
+  para(
+    "Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system."
+  )
 ];
 var systemsTable = (systems) => [
   table(
     ["system", "architecture", "candidates", "pages"],
-    systems.map((s) => [s.id, s.arch, String(s.candidates), [link2(`performance/summary_${s.id}.md`, "summary"), " \xB7 ", link2(`performance/method_${s.id}.md`, "method")]])
+    systems.map((s) => [
+      s.id,
+      s.arch,
+      String(s.candidates),
+      [link2(`performance/summary_${s.id}.md`, "summary"), " \xB7 ", link2(`performance/method_${s.id}.md`, "method")]
+    ])
   )
 ];
 var surveyLink = () => [para(link2("performance/symmetric-survey.md", "Symmetric-primitive survey"))];
@@ -38839,7 +39321,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync20(file2) || readFileSync18(file2, "utf8") !== text3;
+    return !existsSync20(file2) || readFileSync17(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -38854,6 +39336,7 @@ var USAGE = `usage:
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf example [--out DIR]
+each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 var cli = (name) => ["command line", `--${name}`];
@@ -38861,7 +39344,9 @@ var number4 = (name, v, unit) => parsePositive(v, cli(name), unit);
 function parsePhases(v) {
   if (v === void 0) return new Set(PHASES);
   const list3 = v.split(",").map((s) => s.trim());
-  for (const p of list3) if (!PHASES.includes(p)) throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
+  for (const p of list3)
+    if (!PHASES.includes(p))
+      throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
   return new Set(list3);
 }
 function printSummary(s) {
@@ -38879,20 +39364,25 @@ function printSummary(s) {
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0].key} ${opFailed[0].failure})` : ""
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "complete")).length;
-  const noisy = s.instances.flatMap((i) => i.operations.filter((o) => o.spread !== void 0 && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`));
+  const noisy = s.instances.flatMap(
+    (i) => i.operations.filter((o) => o.spread !== void 0 && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`)
+  );
   const notes = [
     unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "",
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
     noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread \u2265 ${NOISY_TRIAL_SPREAD}\xD7 (${noisy.slice(0, 3).join(", ")}${noisy.length > 3 ? ", \u2026" : ""}): was the core shared?` : ""
   ].join("");
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };
-  return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
+  return {
+    code: 0,
+    verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}`
+  };
 }
 async function cmdRun(args) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    "run",
     args,
-    allowPositionals: true,
-    options: {
+    {
       system: { type: "string" },
       out: { type: "string" },
       only: { type: "string" },
@@ -38902,9 +39392,9 @@ async function cmdRun(args) {
       cpu: { type: "string" },
       shard: { type: "string" },
       force: { type: "boolean", default: false }
-    }
-  });
-  if (positionals.length !== 1 || !values.system || !values.out) throw new InputError("command line", "run", "needs CAMPAIGN_DIR, --system ID and --out DATA_DIR");
+    },
+    { positionals: ["CAMPAIGN_DIR"], required: { system: "ID", out: "DATA_DIR" } }
+  );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join21(values.out, values.system), cli("out"));
@@ -38936,8 +39426,7 @@ function evidenceFolder(arg) {
   return dir;
 }
 function cmdValidate(args) {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 1) throw new InputError("command line", "validate", "needs DATA_DIR/ID");
+  const { positionals } = parseCommand("validate", args, {}, { positionals: ["DATA_DIR/ID"] });
   const dir = evidenceFolder(positionals[0]);
   const problems = validateDataset(dir);
   for (const p of problems) console.log(p);
@@ -38945,9 +39434,10 @@ function cmdValidate(args) {
   return problems.length === 0 ? 0 : 1;
 }
 function cmdCompare(args) {
-  const { values } = parseArgs({
+  const { values } = parseCommand(
+    "compare",
     args,
-    options: {
+    {
       base: { type: "string" },
       head: { type: "string" },
       system: { type: "string" },
@@ -38956,11 +39446,12 @@ function cmdCompare(args) {
       threshold: { type: "string" },
       alpha: { type: "string" },
       history: { type: "string" },
-      "fail-on": { type: "string", default: "regression,kat" }
-    }
-  });
-  if (!values.base || !values.head || !values.system) throw new InputError("command line", "compare", "needs --base DATA_DIR, --head DATA_DIR and --system ID");
-  if (values.format !== "md" && values.format !== "json") throw new InputError("command line", "--format", `expected md or json, got '${values.format}'`);
+      "fail-on": { type: "string", default: DEFAULT_FAIL_ON }
+    },
+    { required: { base: "DATA_DIR", head: "DATA_DIR", system: "ID" } }
+  );
+  if (values.format !== "md" && values.format !== "json")
+    throw new InputError("command line", "--format", `expected md or json, got '${values.format}'`);
   const alpha = number4("alpha", values.alpha);
   if (alpha !== void 0 && alpha >= 1) throw new InputError("command line", "--alpha", "expected a probability below 1");
   const thresholdPct = number4("threshold", values.threshold, "percent");
@@ -38968,9 +39459,15 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync21(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync21(join21(d, values.system))) throw new InputError("command line", "--history", `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`);
+    if (!existsSync21(join21(d, values.system)))
+      throw new InputError(
+        "command line",
+        "--history",
+        `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`
+      );
   }
-  if (values.campaign !== void 0 && !existsSync21(values.campaign)) throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
+  if (values.campaign !== void 0 && !existsSync21(values.campaign))
+    throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
@@ -38984,12 +39481,12 @@ function cmdCompare(args) {
   return compareFails(report2, failOn) ? 1 : 0;
 }
 function cmdReport(args) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    "report",
     args,
-    allowPositionals: true,
-    options: { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } }
-  });
-  if (positionals.length !== 1 || !values.out) throw new InputError("command line", "report", "needs DATA_DIR/ID and --out PAGES_DIR");
+    { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } },
+    { positionals: ["DATA_DIR/ID"], required: { out: "PAGES_DIR" } }
+  );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve11(values.campaign) : void 0);
@@ -38999,7 +39496,9 @@ function cmdReport(args) {
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join21(values.out, p)}`);
-    console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
+    console.log(
+      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
+    );
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
@@ -39007,68 +39506,106 @@ function cmdReport(args) {
   return unreadable ? 1 : 0;
 }
 function cmdKatManifest(args) {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(
+    "kat-manifest",
     args,
-    allowPositionals: true,
-    options: { mode: { type: "string", default: "strict" }, records: { type: "string" }, write: { type: "string" }, force: { type: "boolean", default: false } }
-  });
-  if (positionals.length !== 2) throw new InputError("command line", "kat-manifest", "needs DATA_DIR/ID and CANDIDATE_ID");
+    {
+      mode: { type: "string", default: "strict" },
+      records: { type: "string" },
+      write: { type: "string" },
+      force: { type: "boolean", default: false }
+    },
+    { positionals: ["DATA_DIR/ID", "CANDIDATE_ID"] }
+  );
   const [systemDir, id] = positionals;
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
   const mode = values.mode;
   const records = number4("records", values.records);
-  if (records !== void 0 && !Number.isInteger(records)) throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
+  if (records !== void 0 && !Number.isInteger(records))
+    throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
   const build2 = readJson(join21(systemDir, "build.json"));
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
+    const key = instanceKey(id, e.label);
     if (!e.kat_file) {
-      console.error(`${id}/${e.label}: no KAT file (status ${e.kat}); skipped`);
+      console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
     const katPath = join21(systemDir, e.kat_file);
-    if (!existsSync21(katPath)) throw new InputError(katPath, "", `the KAT file of ${id}/${e.label} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync19(katPath, "utf8");
+    if (!existsSync21(katPath))
+      throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
+    const text3 = readFileSync18(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
-      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${join21(systemDir, e.kat_file)} (${id}/${e.label}); use --records ${available} or fewer`);
+      throw new InputError(
+        "command line",
+        "--records",
+        `${records} exceeds the ${available} record(s) in ${join21(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+      );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
-  if (generated.length === 0) throw new InputError(join21(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+  if (generated.length === 0)
+    throw new InputError(join21(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
   if (!values.write) {
-    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see CONTRACT \xA74
+    process.stdout.write(
+      `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md
 ${generated.map(formatManifestLine).join("\n")}
-`);
+`
+    );
     return 0;
   }
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
   if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
+  const gone = generated.find((g2) => !c.labels.includes(g2.label));
+  if (gone)
+    throw new InputError(
+      join21(systemDir, "build.json"),
+      instanceKey(id, gone.label),
+      `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
+    );
   const target = join21(c.folder, "kat.sha256");
-  const shown2 = relative13(process.cwd(), target) || target;
-  const before = existsSync21(target) ? readFileSync19(target, "utf8") : "";
-  const update = updateManifest(before, shown2, generated, { force: values.force, header: `# KAT manifest for ${id}; see CONTRACT \xA74` });
-  for (const ch of update.changed) console.log(`${shown2}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`);
+  const shown3 = relative13(process.cwd(), target) || target;
+  const before = existsSync21(target) ? readFileSync18(target, "utf8") : "";
+  const update = updateManifest(before, shown3, generated, {
+    force: values.force,
+    header: `# KAT manifest for ${id}; see docs/evidence-format.md`
+  });
+  for (const ch of update.changed)
+    console.log(
+      `${shown3}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`
+    );
   if (update.text !== before) writeFileAtomic(target, update.text);
-  console.log(`${update.text !== before ? "wrote" : "unchanged:"} ${shown2}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`);
+  console.log(
+    `${update.text !== before ? "wrote" : "unchanged:"} ${shown3}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`
+  );
   return 0;
 }
 function cmdMerge(args) {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { out: { type: "string" } } });
-  if (!values.out || positionals.length === 0) throw new InputError("command line", "merge", "needs --out DATA_DIR/ID and at least one shard folder");
+  const { values, positionals } = parseCommand(
+    "merge",
+    args,
+    { out: { type: "string" } },
+    { positionals: ["SHARD_DIR..."], required: { out: "DATA_DIR/ID" } }
+  );
   const r = mergeShardFolders(positionals, values.out);
   for (const p of r.problems) console.log(p);
   if (!r.applied) {
-    console.error(`error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`);
+    console.error(
+      `error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`
+    );
     return 1;
   }
   const counts = `${r.added.length} instance(s) added, ${r.replaced.length} replaced, ${r.kept.length} kept`;
-  console.log(`merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ""}`);
+  console.log(
+    `merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ""}`
+  );
   return r.problems.length > 0 ? 1 : 0;
 }
 async function cmdExample(args) {
-  const { values } = parseArgs({ args, options: { out: { type: "string" } } });
+  const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
   const out = resolve11(values.out ?? join21(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
@@ -39076,8 +39613,16 @@ async function cmdExample(args) {
   const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync21(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
-  console.log(`example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync21(join21(campaignDir, f, "candidate.yml"))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join21(out, "data"), phases: new Set(PHASES), progress: createProgress() });
+  console.log(
+    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync21(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+  );
+  const summary = await runCampaign({
+    campaignDir,
+    system,
+    dataDir: join21(out, "data"),
+    phases: new Set(PHASES),
+    progress: createProgress()
+  });
   const { code: code4, verdict } = printSummary(summary);
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
@@ -39087,7 +39632,9 @@ async function cmdExample(args) {
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative13(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative13(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative13(process.cwd(), join21(pagesDir, "index.md"))})`);
+  console.log(
+    `pages:    ${relative13(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative13(process.cwd(), join21(pagesDir, "index.md"))})`
+  );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
 }

@@ -27,7 +27,11 @@ export function layerOf(file) {
 
 function sourceFiles(dir, base = dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sourceFiles(join(dir, e.name), base) : e.name.endsWith('.ts') ? [relative(base, join(dir, e.name)).split('\\').join('/')] : [],
+    e.isDirectory()
+      ? sourceFiles(join(dir, e.name), base)
+      : e.name.endsWith('.ts')
+        ? [relative(base, join(dir, e.name)).split('\\').join('/')]
+        : [],
   );
 }
 

@@ -43,10 +43,11 @@ const number = (name: string, v: string | undefined, unit?: string) => parsePosi
 function parsePhases(v: string | undefined): Set<Phase> {
   if (v === undefined) return new Set(PHASES);
   const list = v.split(',').map((s) => s.trim());
-  for (const p of list) if (!(PHASES as readonly string[]).includes(p)) throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${PHASES.join(', ')})`);
+  for (const p of list)
+    if (!(PHASES as readonly string[]).includes(p))
+      throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${PHASES.join(', ')})`);
   return new Set(list as Phase[]);
 }
-
 
 /** One line per instance; returns the exit code and the verdict line that says why. */
 function printSummary(s: CampaignSummary): { code: number; verdict: string } {
@@ -59,21 +60,35 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   const unchecked = s.instances.filter((i) => i.kat === undefined);
   // A partial measurement lost some of its trials (a crash, a timeout): as much a finding as none.
   const opFailed = s.instances.flatMap((i) =>
-    i.operations.filter((o) => o.status === 'failed' || o.status === 'partial').map((o) => ({ key: `${i.key} ${o.operation}`, failure: `${o.status}${o.failure ? `: ${o.failure}` : ''}` })),
+    i.operations
+      .filter((o) => o.status === 'failed' || o.status === 'partial')
+      .map((o) => ({ key: `${i.key} ${o.operation}`, failure: `${o.status}${o.failure ? `: ${o.failure}` : ''}` })),
   );
   const problems = [
-    katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(', ')}${katFailed.length > 3 ? ', …' : ''})` : '',
+    katFailed.length > 0
+      ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed
+          .map((i) => `${i.key} ${i.kat}`)
+          .slice(0, 3)
+          .join(', ')}${katFailed.length > 3 ? ', …' : ''})`
+      : '',
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0]!.key} ${opFailed[0]!.failure})` : '',
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === 'complete')).length;
-  const noisy = s.instances.flatMap((i) => i.operations.filter((o) => o.spread !== undefined && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`));
+  const noisy = s.instances.flatMap((i) =>
+    i.operations.filter((o) => o.spread !== undefined && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`),
+  );
   const notes = [
     unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '',
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
-    noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread ≥ ${NOISY_TRIAL_SPREAD}× (${noisy.slice(0, 3).join(', ')}${noisy.length > 3 ? ', …' : ''}): was the core shared?` : '',
+    noisy.length > 0
+      ? `; ${noisy.length} measurement(s) noisy, trials spread ≥ ${NOISY_TRIAL_SPREAD}× (${noisy.slice(0, 3).join(', ')}${noisy.length > 3 ? ', …' : ''}): was the core shared?`
+      : '',
   ].join('');
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join('; ')}${notes}` };
-  return { code: 0, verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}` };
+  return {
+    code: 0,
+    verdict: `ok: ${s.instances.length} instance(s), ${s.instances.length - unchecked.length} KAT-checked and passing, ${measured} measurement(s) complete${notes}`,
+  };
 }
 
 async function cmdRun(args: string[]): Promise<number> {
@@ -153,7 +168,8 @@ function cmdCompare(args: string[]): number {
     { required: { base: 'DATA_DIR', head: 'DATA_DIR', system: 'ID' } },
   );
   // Every option is checked before the comparison runs: a typo must not follow a whole report.
-  if (values.format !== 'md' && values.format !== 'json') throw new InputError('command line', '--format', `expected md or json, got '${values.format}'`);
+  if (values.format !== 'md' && values.format !== 'json')
+    throw new InputError('command line', '--format', `expected md or json, got '${values.format}'`);
   const alpha = number('alpha', values.alpha);
   if (alpha !== undefined && alpha >= 1) throw new InputError('command line', '--alpha', 'expected a probability below 1');
   const thresholdPct = number('threshold', values.threshold, 'percent');
@@ -161,9 +177,15 @@ function cmdCompare(args: string[]): number {
   const history = values.history?.split(',').filter(Boolean);
   for (const d of history ?? []) {
     if (!existsSync(d)) throw new InputError('command line', '--history', `'${d}': no such folder`);
-    if (!existsSync(join(d, values.system))) throw new InputError('command line', '--history', `'${d}' has no evidence for system ${values.system} (no ${join(d, values.system)})`);
+    if (!existsSync(join(d, values.system)))
+      throw new InputError(
+        'command line',
+        '--history',
+        `'${d}' has no evidence for system ${values.system} (no ${join(d, values.system)})`,
+      );
   }
-  if (values.campaign !== undefined && !existsSync(values.campaign)) throw new InputError('command line', '--campaign', `'${values.campaign}': no such folder`);
+  if (values.campaign !== undefined && !existsSync(values.campaign))
+    throw new InputError('command line', '--campaign', `'${values.campaign}': no such folder`);
   const report = compareEvidence({
     baseDir: values.base,
     headDir: values.head,
@@ -196,7 +218,9 @@ function cmdReport(args: string[]): number {
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join(values.out, p)}`);
-    console.log(`${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`);
+    console.log(
+      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`,
+    );
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
@@ -209,14 +233,20 @@ function cmdKatManifest(args: string[]): number {
   const { values, positionals } = parseCommand(
     'kat-manifest',
     args,
-    { mode: { type: 'string', default: 'strict' }, records: { type: 'string' }, write: { type: 'string' }, force: { type: 'boolean', default: false } },
+    {
+      mode: { type: 'string', default: 'strict' },
+      records: { type: 'string' },
+      write: { type: 'string' },
+      force: { type: 'boolean', default: false },
+    },
     { positionals: ['DATA_DIR/ID', 'CANDIDATE_ID'] },
   );
   const [systemDir, id] = positionals as [string, string];
   if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
   const mode = values.mode as DigestMode;
   const records = number('records', values.records);
-  if (records !== undefined && !Number.isInteger(records)) throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
+  if (records !== undefined && !Number.isInteger(records))
+    throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
   const build = readJson<BuildJson>(join(systemDir, 'build.json'));
   const generated: GeneratedLine[] = [];
@@ -227,18 +257,26 @@ function cmdKatManifest(args: string[]): number {
       continue;
     }
     const katPath = join(systemDir, e.kat_file);
-    if (!existsSync(katPath)) throw new InputError(katPath, '', `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
+    if (!existsSync(katPath))
+      throw new InputError(katPath, '', `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text = readFileSync(katPath, 'utf8');
     const file = e.kat_file.split('/').pop()!;
     // A digest of more records than the file holds is the digest of fewer: it would never match a run.
     const available = countRecords(text);
     if (records !== undefined && records > available)
-      throw new InputError('command line', '--records', `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`);
+      throw new InputError(
+        'command line',
+        '--records',
+        `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`,
+      );
     generated.push({ sha256: canonicalDigest(text, mode, records), mode, records, label: e.label, file });
   }
-  if (generated.length === 0) throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
+  if (generated.length === 0)
+    throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
   if (!values.write) {
-    process.stdout.write(`# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`);
+    process.stdout.write(
+      `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
+    );
     return 0;
   }
   const campaign = loadCampaign(values.write);
@@ -247,30 +285,51 @@ function cmdKatManifest(args: string[]): number {
   // A line for an instance candidate.yml no longer has would make the campaign fail to load.
   const gone = generated.find((g) => !c.labels.includes(g.label));
   if (gone)
-    throw new InputError(join(systemDir, 'build.json'), instanceKey(id, gone.label), `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(', ')}); its kat.sha256 line would name none`);
+    throw new InputError(
+      join(systemDir, 'build.json'),
+      instanceKey(id, gone.label),
+      `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(', ')}); its kat.sha256 line would name none`,
+    );
   const target = join(c.folder, 'kat.sha256');
   const shown = relative(process.cwd(), target) || target;
   // In place: comments and other instances' lines stay; a differing line is refused unless --force.
   const before = existsSync(target) ? readFileSync(target, 'utf8') : '';
-  const update = updateManifest(before, shown, generated, { force: values.force, header: `# KAT manifest for ${id}; see docs/evidence-format.md` });
-  for (const ch of update.changed) console.log(`${shown}: line ${ch.line} ${ch.after ? 'replaced' : 'removed'} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ''}`);
+  const update = updateManifest(before, shown, generated, {
+    force: values.force,
+    header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
+  });
+  for (const ch of update.changed)
+    console.log(
+      `${shown}: line ${ch.line} ${ch.after ? 'replaced' : 'removed'} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ''}`,
+    );
   if (update.text !== before) writeFileAtomic(target, update.text);
-  console.log(`${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`);
+  console.log(
+    `${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`,
+  );
   return 0;
 }
 
 /** Combines the evidence folders of a system's shards into one; conflicting files are errors. */
 function cmdMerge(args: string[]): number {
-  const { values, positionals } = parseCommand('merge', args, { out: { type: 'string' } }, { positionals: ['SHARD_DIR...'], required: { out: 'DATA_DIR/ID' } });
+  const { values, positionals } = parseCommand(
+    'merge',
+    args,
+    { out: { type: 'string' } },
+    { positionals: ['SHARD_DIR...'], required: { out: 'DATA_DIR/ID' } },
+  );
   // Conflicts and unreadable evidence are input errors (exit 2); the output is changed only by a complete merge.
   const r = mergeShardFolders(positionals, values.out);
   for (const p of r.problems) console.log(p);
   if (!r.applied) {
-    console.error(`error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`);
+    console.error(
+      `error: ${values.out}: not merged, the result would have ${r.problems.length} new validation problem(s) (above); nothing was changed`,
+    );
     return 1;
   }
   const counts = `${r.added.length} instance(s) added, ${r.replaced.length} replaced, ${r.kept.length} kept`;
-  console.log(`merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ''}`);
+  console.log(
+    `merged ${positionals.length} shard(s) into ${values.out}: ${counts}${r.problems.length > 0 ? `; ${r.problems.length} validation problem(s) already in the shards or the output before the merge` : ''}`,
+  );
   return r.problems.length > 0 ? 1 : 0;
 }
 
@@ -284,8 +343,16 @@ async function cmdExample(args: string[]): Promise<number> {
   const pqclean = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
   if (!existsSync(pqclean)) throw new InputError(relative(process.cwd(), pqclean), '', 'the pqclean package is missing: run npm ci first');
   const system = 'local';
-  console.log(`example campaign: ${relative(process.cwd(), campaignDir)} (${readdirSync(campaignDir).filter((f) => existsSync(join(campaignDir, f, 'candidate.yml'))).length} candidates)`);
-  const summary = await runCampaign({ campaignDir, system, dataDir: join(out, 'data'), phases: new Set(PHASES), progress: createProgress() });
+  console.log(
+    `example campaign: ${relative(process.cwd(), campaignDir)} (${readdirSync(campaignDir).filter((f) => existsSync(join(campaignDir, f, 'candidate.yml'))).length} candidates)`,
+  );
+  const summary = await runCampaign({
+    campaignDir,
+    system,
+    dataDir: join(out, 'data'),
+    phases: new Set(PHASES),
+    progress: createProgress(),
+  });
   const { code, verdict } = printSummary(summary);
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
@@ -294,7 +361,9 @@ async function cmdExample(args: string[]): Promise<number> {
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`\nevidence: ${relative(process.cwd(), summary.systemDir)}`);
-  console.log(`pages:    ${relative(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative(process.cwd(), join(pagesDir, 'index.md'))})`);
+  console.log(
+    `pages:    ${relative(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative(process.cwd(), join(pagesDir, 'index.md'))})`,
+  );
   console.log(`validate: ${problems.length === 0 ? 'passed' : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code;
 }

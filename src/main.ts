@@ -28,7 +28,9 @@ import { filesUnder, readJsonIfExists } from './util/fsx.js';
 const workDir = (purpose: string) => mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), `ngcc-perf-${purpose}-`));
 const workspace = () => resolve(process.env.GITHUB_WORKSPACE ?? process.cwd());
 const runUrl = () =>
-  process.env.GITHUB_RUN_ID ? `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}` : undefined;
+  process.env.GITHUB_RUN_ID
+    ? `${process.env.GITHUB_SERVER_URL ?? 'https://github.com'}/${process.env.GITHUB_REPOSITORY}/actions/runs/${process.env.GITHUB_RUN_ID}`
+    : undefined;
 
 /** The action's entry: one of three modes, everything reported through outputs and the summary. */
 export async function run(): Promise<void> {
@@ -87,14 +89,22 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   const outputs = [dataRel, relative(repo, resolve(repo, inputs.pagesDir)), '.github'];
   const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha, outputs);
   if (touched.shared.length > 0)
-    core.info(`campaign-wide files changed (${touched.shared.slice(0, 5).join(', ')}${touched.shared.length > 5 ? ', …' : ''}): every candidate is measured`);
+    core.info(
+      `campaign-wide files changed (${touched.shared.slice(0, 5).join(', ')}${touched.shared.length > 5 ? ', …' : ''}): every candidate is measured`,
+    );
   core.info(`candidates touched by #${event.number}: ${touched.candidates.length > 0 ? touched.candidates.join(', ') : 'none'}`);
 
   const work = workDir('pr');
   const evidencePath = join(dataRel, inputs.system);
   const baseData = join(work, 'base', dataRel);
   const headData = join(work, 'head');
-  const search = { baseSha: event.baseSha, baseRef: event.baseRef, publishBranch: inputs.publishBranch, evidencePath, into: join(work, 'base') };
+  const search = {
+    baseSha: event.baseSha,
+    baseRef: event.baseRef,
+    publishBranch: inputs.publishBranch,
+    evidencePath,
+    into: join(work, 'base'),
+  };
   const baseline = await findBaseline(repo, search);
   if (baseline) core.info(`baseline: the ${inputs.system} evidence on the ${baselineName(baseline)}`);
   else
@@ -113,9 +123,18 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
-  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) => join(d, dataRel));
+  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) =>
+    join(d, dataRel),
+  );
   if (history.length > 0) core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system}`);
-  const report = compareEvidence({ baseDir: baseData, headDir: headData, system: inputs.system, thresholdPct: inputs.regressionThreshold, campaignDir, history });
+  const report = compareEvidence({
+    baseDir: baseData,
+    headDir: headData,
+    system: inputs.system,
+    thresholdPct: inputs.regressionThreshold,
+    campaignDir,
+    history,
+  });
   const pr: PullRequestContext = {
     baseline,
     looked: { baseRef: event.baseRef, baseSha: event.baseSha, dataBranch: inputs.publishBranch },
@@ -124,7 +143,14 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
     campaign: relative(repo, campaignDir) || '.',
     ...katFindings(join(baseData, inputs.system), join(headData, inputs.system), report, measured),
   };
-  const delivery = { system: inputs.system, prNumber: event.number, failOn: inputs.failOn, reportUrl: inputs.reportUrl, runUrl: runUrl(), work };
+  const delivery = {
+    system: inputs.system,
+    prNumber: event.number,
+    failOn: inputs.failOn,
+    reportUrl: inputs.reportUrl,
+    runUrl: runUrl(),
+    work,
+  };
   const text = await deliverResults(report, pr, delivery);
   core.setOutput('evidence-dir', join(headData, inputs.system));
   if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
@@ -132,7 +158,12 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
 }
 
 /** The first compiler error of each head build failure, and KATs that fail as on the baseline. */
-function katFindings(baseSystemDir: string, headSystemDir: string, report: CompareReport, measured: string[]): Pick<PullRequestContext, 'buildErrors' | 'stillFailing'> {
+function katFindings(
+  baseSystemDir: string,
+  headSystemDir: string,
+  report: CompareReport,
+  measured: string[],
+): Pick<PullRequestContext, 'buildErrors' | 'stillFailing'> {
   const read = (dir: string) => readJsonIfExists<BuildJson>(join(dir, 'build.json'))?.instances ?? {};
   const base = read(baseSystemDir);
   const head = read(headSystemDir);
@@ -142,7 +173,13 @@ function katFindings(baseSystemDir: string, headSystemDir: string, report: Compa
     if (error) buildErrors[key] = error;
   }
   const stillFailing = Object.entries(head)
-    .filter(([key, e]) => measured.includes(e.candidate ?? parseInstanceKey(key).candidate) && e.kat !== 'PASS' && e.kat !== 'BUILDFAIL' && base[key]?.kat === e.kat)
+    .filter(
+      ([key, e]) =>
+        measured.includes(e.candidate ?? parseInstanceKey(key).candidate) &&
+        e.kat !== 'PASS' &&
+        e.kat !== 'BUILDFAIL' &&
+        base[key]?.kat === e.kat,
+    )
     .map(([key, e]) => ({ key, status: e.kat, detail: e.kat_detail }));
   return { buildErrors, stillFailing };
 }
@@ -185,7 +222,12 @@ function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: s
  * Evidence files (never built libraries) and, unless this is a shard, the pages: committed to the
  * data branch, or copied under the artifact folder for the workflow to upload.
  */
-async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: Map<string, string> | undefined, work: string): Promise<void> {
+async function publishEvidence(
+  inputs: ActionInputs,
+  systemDir: string,
+  pages: Map<string, string> | undefined,
+  work: string,
+): Promise<void> {
   const repo = workspace();
   const evidenceTo = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
   const pagesTo = relative(repo, resolve(repo, inputs.pagesDir));
@@ -223,4 +265,3 @@ async function publishEvidence(inputs: ActionInputs, systemDir: string, pages: M
   });
   core.info(result.changed ? `published ${result.commit} after ${result.attempts} attempt(s)` : 'nothing to publish: evidence unchanged');
 }
-

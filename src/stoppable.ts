@@ -10,7 +10,10 @@ const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
  * outlive us on the runner), releases the evidence lock and exits. Everything written so far is
  * whole (atomic writes). `say` prints the one line that explains the stop.
  */
-export async function stoppable<T>(work: () => Promise<T>, say: (line: string) => void = (line) => process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}${line}\n`)): Promise<T> {
+export async function stoppable<T>(
+  work: () => Promise<T>,
+  say: (line: string) => void = (line) => process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}${line}\n`),
+): Promise<T> {
   const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
     const handler = () => {
       const stopped = killLiveProcessGroups();

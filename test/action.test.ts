@@ -39,7 +39,9 @@ async function makeRepository(evidenceOn: 'main' | 'data-branch' = 'main'): Prom
       join(dir, 'candidate.yml'),
       `id: ${id}\ntype: kem\nalgorithm: Toy ${id}\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
     );
-    const digest = readFileSync(join(fixtureKem, 'kat.sha256'), 'utf8').split('\n').find((l) => / good\//.test(l))!;
+    const digest = readFileSync(join(fixtureKem, 'kat.sha256'), 'utf8')
+      .split('\n')
+      .find((l) => / good\//.test(l))!;
     writeFileSync(join(dir, 'kat.sha256'), `${digest}\n`);
   }
   writeFileSync(join(campaign, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.04\n  op_budget_s: 2\n  warmups: 2\n');
@@ -254,11 +256,25 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   it('a refused comment leaves every output, the summary, the verdict and the evidence artifact in place', async () => {
     await git(fx.repo, 'checkout', '-q', '-f', fx.head);
     fx.api.failNext('POST', 403);
-    const { output, summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 9, base: fx.base, head: fx.head, inputs: { publish: 'artifact' } });
+    const { output, summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, {
+      number: 9,
+      base: fx.base,
+      head: fx.head,
+      inputs: { publish: 'artifact' },
+    });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     const outputs = readOutputs(output);
-    for (const name of ['regressions', 'improvements', 'kat-failures', 'size-mismatches', 'comparison-path', 'summary-path', 'artifact-dir', 'evidence-dir'])
+    for (const name of [
+      'regressions',
+      'improvements',
+      'kat-failures',
+      'size-mismatches',
+      'comparison-path',
+      'summary-path',
+      'artifact-dir',
+      'evidence-dir',
+    ])
       expect(outputs[name], name).toBeDefined();
     expect(Number(outputs.regressions)).toBeGreaterThanOrEqual(1);
     expect(readFileSync(summary, 'utf8')).toMatch(/regression/);
@@ -278,7 +294,10 @@ describe('the action in pull-request mode, as the runner calls it', () => {
 
   it('a touched candidate whose build now fails shows as removed, with the compiler error, never as unchanged', async () => {
     const broken = await prHead(fx.repo, fx.base, 'broken', (c) =>
-      writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_BUILDFAIL\n#include "../common/toy_kem.inc"\n'),
+      writeFileSync(
+        join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'),
+        '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_BUILDFAIL\n#include "../common/toy_kem.inc"\n',
+      ),
     );
     const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 10, base: fx.base, head: broken });
     const { failed } = await runCaptured();
@@ -301,7 +320,12 @@ describe('the action in pull-request mode, as the runner calls it', () => {
       const kat = join(c, 'kem-1', 'kat.sha256');
       writeFileSync(kat, readFileSync(kat, 'utf8').replace('good/KAT_KEM_good.txt', 'fine/KAT_KEM_fine.txt'));
     });
-    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 11, base: fx.base, head: reshaped, inputs: { 'fail-on': 'kat' } });
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, {
+      number: 11,
+      base: fx.base,
+      head: reshaped,
+      inputs: { 'fail-on': 'kat' },
+    });
     await runCaptured();
     const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
     const verdicts = Object.fromEntries(comparison.rows.map((r) => [`${r.candidate}/${r.label}/${r.operation}`, r.verdict]));
@@ -322,16 +346,29 @@ describe('the action in pull-request mode, as the runner calls it', () => {
   it('a KAT already failing on the base is listed, and counted the same way in the output, the headline and the verdict', async () => {
     // The base: kem-2 fails its KAT (one flipped bit of the shared secret), with its evidence.
     await prHead(fx.repo, fx.base, 'kem-2-fails', (c) =>
-      writeFileSync(join(c, 'kem-2', 'src', 'KEM_AlgorithmInstance.c'), '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_CRYPTOFAIL\n#include "../common/toy_kem.inc"\n'),
+      writeFileSync(
+        join(c, 'kem-2', 'src', 'KEM_AlgorithmInstance.c'),
+        '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_FAULT_CRYPTOFAIL\n#include "../common/toy_kem.inc"\n',
+      ),
     );
-    await runCampaign({ campaignDir: join(fx.repo, 'submissions'), system: 'x86_1', dataDir: join(fx.repo, 'performance', 'data'), only: /^kem-2\//, phases: new Set(['build', 'kat']) });
+    await runCampaign({
+      campaignDir: join(fx.repo, 'submissions'),
+      system: 'x86_1',
+      dataDir: join(fx.repo, 'performance', 'data'),
+      only: /^kem-2\//,
+      phases: new Set(['build', 'kat']),
+    });
     await git(fx.repo, 'add', '-A');
     await git(fx.repo, 'commit', '-q', '-m', 'kem-2 evidence: KAT fails');
     const prBase = await git(fx.repo, 'rev-parse', 'HEAD');
-    const baseKat = (JSON.parse(await git(fx.repo, 'show', `${prBase}:performance/data/x86_1/build.json`)) as BuildJson).instances['kem-2/good']!.kat;
+    const baseKat = (JSON.parse(await git(fx.repo, 'show', `${prBase}:performance/data/x86_1/build.json`)) as BuildJson).instances[
+      'kem-2/good'
+    ]!.kat;
     expect(baseKat).not.toBe('PASS');
     // The pull request touches kem-2 without fixing it.
-    const prHeadSha = await prHead(fx.repo, prBase, 'kem-2-still-fails', (c) => writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'));
+    const prHeadSha = await prHead(fx.repo, prBase, 'kem-2-still-fails', (c) =>
+      writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'),
+    );
     const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 12, base: prBase, head: prHeadSha });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(false);
@@ -387,7 +424,12 @@ describe('the action in pull-request mode with the evidence only on the data bra
   });
 
   it('without any baseline the headline says that nothing was compared', async () => {
-    const { summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 8, base: fx.base, head: fx.head, inputs: { 'publish-branch': 'no-such-branch' } });
+    const { summary } = runnerEnv(fx.saved, fx.repo, fx.api.url, {
+      number: 8,
+      base: fx.base,
+      head: fx.head,
+      inputs: { 'publish-branch': 'no-such-branch' },
+    });
     const { log } = await runCaptured();
     const body = fx.api.comments('ngcc', 'submissions', 8)[0]!.body;
     expect(headlineOf(body)).toMatch(/^### ngcc-perf x86_1: ⚠ no baseline evidence for x86_1: nothing was compared/);
@@ -440,18 +482,27 @@ describe('touchedCandidates', () => {
   });
 
   it('a renamed candidate folder touches both names (git would report only the new path as a rename)', async () => {
-    expect((await touchedBy({ 'submissions/kem-1': null, 'submissions/kem-4/candidate.yml': 'id: kem-1\n' })).candidates).toEqual(['kem-1', 'kem-4']);
+    expect((await touchedBy({ 'submissions/kem-1': null, 'submissions/kem-4/candidate.yml': 'id: kem-1\n' })).candidates).toEqual([
+      'kem-1',
+      'kem-4',
+    ]);
   });
 
   it('campaign-wide files touch every candidate', async () => {
     const all = ['kem-1', 'kem-2', 'sign-3'];
-    expect(await touchedBy({ 'submissions/ngcc-perf.yml': 'planning: { trials: 7 }\n' })).toEqual({ candidates: all, shared: ['submissions/ngcc-perf.yml'] });
+    expect(await touchedBy({ 'submissions/ngcc-perf.yml': 'planning: { trials: 7 }\n' })).toEqual({
+      candidates: all,
+      shared: ['submissions/ngcc-perf.yml'],
+    });
     expect((await touchedBy({ 'submissions/external_sizes.csv': 'ID,Instance\n' })).candidates).toEqual(all);
     expect((await touchedBy({ 'submissions/common/shared.h': '/* changed */\n' })).candidates).toEqual(all);
   });
 
   it('evidence and files outside the campaign touch nothing', async () => {
-    expect(await touchedBy({ 'performance/data/x86_1/build.json': '{"instances":{}}\n', 'README.md': 'hi\n' })).toEqual({ candidates: [], shared: [] });
+    expect(await touchedBy({ 'performance/data/x86_1/build.json': '{"instances":{}}\n', 'README.md': 'hi\n' })).toEqual({
+      candidates: [],
+      shared: [],
+    });
   });
 });
 

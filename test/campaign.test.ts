@@ -32,9 +32,21 @@ describe('measurement policy', () => {
   it('without a fixed clock nothing is retried, and shards split the instances', async () => {
     const root = toySigCampaign(QUICK);
     const data = tempDir();
-    const s1 = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']), shard: { index: 2, count: 2 } });
+    const s1 = await runCampaign({
+      campaignDir: root,
+      system: 's',
+      dataDir: data,
+      phases: new Set(['build', 'kat']),
+      shard: { index: 2, count: 2 },
+    });
     expect(s1.instances).toEqual([]);
-    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']), shard: { index: 1, count: 2 } });
+    await runCampaign({
+      campaignDir: root,
+      system: 's',
+      dataDir: data,
+      phases: new Set(['build', 'kat', 'measure']),
+      shard: { index: 1, count: 2 },
+    });
     const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
     expect(r.disturbed_retries).toBe(0);
     expect(r.measurements).toBeGreaterThanOrEqual(10);
@@ -98,13 +110,34 @@ describe('CLI input errors', () => {
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', 'abc'], /--trial-target: expected a positive number/],
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--bogus'], /Unknown option '--bogus'/],
     // parseArgs would take "-1" for an option of its own ("argument is ambiguous").
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', '-1'], /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/],
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target=-1'], /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/],
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--op-budget', '-.5'], /^error: command line: --op-budget: expected a positive number of seconds, got '-\.5'$/],
-    [['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md')], /^error: command line: --out: '.*README\.md' is a file, not a folder$/],
-    [['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md', 'sub')], /^error: command line: --out: '.*README\.md\/sub' cannot be created: '.*README\.md' is a file, not a folder$/],
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--cpu', '99999'], /^error: command line: --cpu: CPU 99999 is not one this process may run on \(allowed: [0-9,-]+\)/],
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', 'nomatch'], /^error: command line: --only: 'nomatch' matches no instance \(instances: kem-1\/good, kem-1\/buildfail, .*\(10 in all\)\)$/],
+    [
+      ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', '-1'],
+      /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target=-1'],
+      /^error: command line: --trial-target: expected a positive number of seconds, got '-1'$/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--op-budget', '-.5'],
+      /^error: command line: --op-budget: expected a positive number of seconds, got '-\.5'$/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md')],
+      /^error: command line: --out: '.*README\.md' is a file, not a folder$/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', join(repoRoot, 'README.md', 'sub')],
+      /^error: command line: --out: '.*README\.md\/sub' cannot be created: '.*README\.md' is a file, not a folder$/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--cpu', '99999'],
+      /^error: command line: --cpu: CPU 99999 is not one this process may run on \(allowed: [0-9,-]+\)/,
+    ],
+    [
+      ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', 'nomatch'],
+      /^error: command line: --only: 'nomatch' matches no instance \(instances: kem-1\/good, kem-1\/buildfail, .*\(10 in all\)\)$/,
+    ],
     [['validate', '/tmp'], /^error: \/tmp: no evidence here \(no build\.json, no records\/\)/],
   ])('%j exits 2 with a message naming the argument', async (args, message) => {
     const errors: string[] = [];
@@ -118,7 +151,7 @@ describe('CLI input errors', () => {
     expect(errors.join('\n')).toMatch(message);
   });
 
-  it('a --cpu outside this process\'s CPUs stops the run before anything is written', async () => {
+  it("a --cpu outside this process's CPUs stops the run before anything is written", async () => {
     const data = tempDir();
     const r = await cli(['run', fixtures, '--system', 'a', '--out', data, '--cpu', '99999']);
     expect(r.code).toBe(2);
@@ -130,7 +163,9 @@ describe('CLI input errors', () => {
     const root = toySigCampaign(`${QUICK}systems:\n  s:\n    cpu: 99999\n`);
     const r = await cli(['run', root, '--system', 's', '--out', tempDir()]);
     expect(r.code).toBe(2);
-    expect(r.err).toEqual([expect.stringMatching(/^error: .*ngcc-perf\.yml: systems\.s\.cpu: CPU 99999 is not one this process may run on/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(/^error: .*ngcc-perf\.yml: systems\.s\.cpu: CPU 99999 is not one this process may run on/),
+    ]);
   });
 
   it('a candidate.yaml is named, not skipped', async () => {
@@ -185,7 +220,10 @@ describe('a run whose measurements fail', () => {
         '',
       ].join('\n'),
     );
-    writeFileSync(join(root, 'kem-4', 'candidate.yml'), `id: kem-4\ntype: kem\nalgorithm: toy\ninstances:\n  - label: flaky\n    dir: flaky\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`);
+    writeFileSync(
+      join(root, 'kem-4', 'candidate.yml'),
+      `id: kem-4\ntype: kem\nalgorithm: toy\ninstances:\n  - label: flaky\n    dir: flaky\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`,
+    );
     // The good fixture's digest: the toy KEM's KAT does not depend on the label.
     const good = readManifest(join(kem, 'kat.sha256')).find((e) => e.label === 'good')!;
     writeFileSync(join(root, 'kem-4', 'kat.sha256'), `${good.sha256} strict flaky/KAT_KEM_flaky.txt\n`);
@@ -198,7 +236,8 @@ describe('a run whose measurements fail', () => {
     const r = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
     const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
     expect(build.instances['kem-4/flaky']!.kat).toBe('PASS');
-    const status = (op: string) => (JSON.parse(readFileSync(join(data, 's', 'records', 'kem-4', `flaky__${op}.json`), 'utf8')) as TimingRecord).status;
+    const status = (op: string) =>
+      (JSON.parse(readFileSync(join(data, 's', 'records', 'kem-4', `flaky__${op}.json`), 'utf8')) as TimingRecord).status;
     return { ...r, statuses: [status('keygen'), status('enc'), status('dec')] };
   }
 
@@ -220,7 +259,13 @@ describe('a run whose measurements fail', () => {
     writeFileSync(counter, '0');
     const source = join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c');
     const count = `FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); }`;
-    writeFileSync(source, readFileSync(source, 'utf8').replace('if (++calls == 51) {  }', `if (++calls == 51) { ${count} if (n == 1) { ${then} } }\n    ${every}`));
+    writeFileSync(
+      source,
+      readFileSync(source, 'utf8').replace(
+        'if (++calls == 51) {  }',
+        `if (++calls == 51) { ${count} if (n == 1) { ${then} } }\n    ${every}`,
+      ),
+    );
     return root;
   }
 
@@ -234,7 +279,10 @@ describe('a run whose measurements fail', () => {
 
   it('says which measurements were noisy, without failing them', async () => {
     // That trial does three keygens per call from then on, as if the core were shared.
-    const root = secondTrialCampaign('calls = 1000000;', 'if (calls > 999999) { toy_kem_keygen(pk, pk_len, sk, sk_len); toy_kem_keygen(pk, pk_len, sk, sk_len); }');
+    const root = secondTrialCampaign(
+      'calls = 1000000;',
+      'if (calls > 999999) { toy_kem_keygen(pk, pk_len, sk, sk_len); toy_kem_keygen(pk, pk_len, sk, sk_len); }',
+    );
     const r = await runFlaky(root);
     expect(r.statuses).toEqual(['complete', 'complete', 'complete']);
     expect(r.code).toBe(0);
@@ -274,7 +322,10 @@ describe('evidence of a previous library', () => {
     const data = tempDir();
     const only = ['--only', '^kem-1/good$'];
     expect((await cli(['run', root, '--system', 's', '--out', data, ...only])).code).toBe(0);
-    const left = () => ['records', 'profile', 'memory', 'survey'].flatMap((k) => (existsSync(join(data, 's', k, 'kem-1')) ? readdirSync(join(data, 's', k, 'kem-1')).map((f) => `${k}/${f}`) : []));
+    const left = () =>
+      ['records', 'profile', 'memory', 'survey'].flatMap((k) =>
+        existsSync(join(data, 's', k, 'kem-1')) ? readdirSync(join(data, 's', k, 'kem-1')).map((f) => `${k}/${f}`) : [],
+      );
     expect(left()).toHaveLength(10);
     // The same instance, now with the code of the cryptofail fixture.
     cpSync(join(root, 'kem-1', 'cryptofail', 'KEM_AlgorithmInstance.c'), join(root, 'kem-1', 'good', 'KEM_AlgorithmInstance.c'));
@@ -296,7 +347,9 @@ describe('a corrupt record of an instance being measured', () => {
     writeFileSync(record, readFileSync(record, 'utf8').slice(0, 200));
     const refused = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
     expect(refused.code).toBe(2);
-    expect(refused.err).toEqual([expect.stringMatching(/toy-sig__sign\.json: not valid JSON .*; run again with --force to redo and replace it, or delete the file$/)]);
+    expect(refused.err).toEqual([
+      expect.stringMatching(/toy-sig__sign\.json: not valid JSON .*; run again with --force to redo and replace it, or delete the file$/),
+    ]);
     const forced = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure', '--force']);
     expect(forced.code).toBe(0);
     expect(forced.progress).toMatch(/sign-1\/toy-sig sign: complete \d+ cycles; replaced an unreadable record/);
@@ -313,7 +366,11 @@ describe('a corrupt record of an instance being measured', () => {
     writeFileSync(build, broken);
     const refused = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat', '--force']);
     expect(refused.code).toBe(2);
-    expect(refused.err).toEqual([expect.stringMatching(/build\.json: not valid JSON .*; restore it \(e\.g\. from git\) or delete it, after which every instance is rebuilt and KAT-checked again$/)]);
+    expect(refused.err).toEqual([
+      expect.stringMatching(
+        /build\.json: not valid JSON .*; restore it \(e\.g\. from git\) or delete it, after which every instance is rebuilt and KAT-checked again$/,
+      ),
+    ]);
     expect(readFileSync(build, 'utf8')).toBe(broken);
   });
 });
@@ -342,7 +399,9 @@ describe('shards', () => {
     } finally {
       console.error = original;
     }
-    expect(errors.join('\n')).toMatch(/records\/kem-2\/mixed__keygen\.json: belongs to instance kem-2\/mixed, which has no entry in .*build\.json/);
+    expect(errors.join('\n')).toMatch(
+      /records\/kem-2\/mixed__keygen\.json: belongs to instance kem-2\/mixed, which has no entry in .*build\.json/,
+    );
     expect(existsSync(again)).toBe(false);
   });
 });
@@ -354,7 +413,13 @@ describe('the build cache', () => {
       restore: () => Promise.reject(new Error('cache service down')),
       save: () => Promise.reject(new Error('cache service down')),
     };
-    const first = await runCampaign({ campaignDir: root, system: 's', dataDir: tempDir(), phases: new Set(['build', 'kat']), buildCache: failing });
+    const first = await runCampaign({
+      campaignDir: root,
+      system: 's',
+      dataDir: tempDir(),
+      phases: new Set(['build', 'kat']),
+      buildCache: failing,
+    });
     expect(first.instances[0]!.kat).toBe('PASS');
 
     // A cache that keeps folders by key, as @actions/cache does between runs.
@@ -378,7 +443,13 @@ describe('the build cache', () => {
     // A fresh machine: empty data folder, same cache. The library comes back without gcc running.
     const dataB = tempDir();
     const log = join(dataB, 's', 'build', 'sign-1', 'toy-sig', 'guide', 'build.log');
-    const second = await runCampaign({ campaignDir: root, system: 's', dataDir: dataB, phases: new Set(['build', 'kat']), buildCache: keeping });
+    const second = await runCampaign({
+      campaignDir: root,
+      system: 's',
+      dataDir: dataB,
+      phases: new Set(['build', 'kat']),
+      buildCache: keeping,
+    });
     expect(second.instances[0]!.kat).toBe('PASS');
     const keyA = JSON.parse(readFileSync(join(dataA, 's', 'build.json'), 'utf8')) as BuildJson;
     const keyB = JSON.parse(readFileSync(join(dataB, 's', 'build.json'), 'utf8')) as BuildJson;
@@ -396,7 +467,11 @@ describe('campaign.json', () => {
     const first = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { started_utc: string; ended_utc: string };
     await new Promise((r) => setTimeout(r, 20));
     await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
-    const second = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { started_utc: string; ended_utc: string; host_checks: unknown[] };
+    const second = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as {
+      started_utc: string;
+      ended_utc: string;
+      host_checks: unknown[];
+    };
     expect(second.started_utc).toBe(first.started_utc);
     expect(second.ended_utc > first.ended_utc).toBe(true);
     expect(first.ended_utc > first.started_utc).toBe(true);
@@ -406,7 +481,9 @@ describe('campaign.json', () => {
 
 describe('the guide minimum', () => {
   it('guide_100_measurements_met means 100 calls, whatever the campaign plans, and validates', async () => {
-    const root = toySigCampaign('planning:\n  trials: 2\n  trial_target_s: 0.00001\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n');
+    const root = toySigCampaign(
+      'planning:\n  trials: 2\n  trial_target_s: 0.00001\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n',
+    );
     const data = tempDir();
     await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']) });
     const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
@@ -423,7 +500,10 @@ describe('the build key', () => {
     const kem = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
     cpSync(join(kem, 'good'), join(root, 'kem-3', 'src'), { recursive: true });
     cpSync(join(kem, 'common'), join(root, 'kem-3', 'common'), { recursive: true });
-    writeFileSync(join(root, 'kem-3', 'candidate.yml'), `id: kem-3\ntype: kem\nalgorithm: toy\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`);
+    writeFileSync(
+      join(root, 'kem-3', 'candidate.yml'),
+      `id: kem-3\ntype: kem\nalgorithm: toy\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}]\n`,
+    );
     const data = tempDir();
     const phases = new Set(['build', 'kat'] as const);
     expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).instances[0]!.kat).toBe('NOKAT');
@@ -453,6 +533,8 @@ describe('one writer per evidence folder', () => {
     mkdirSync(join(data, 's'), { recursive: true });
     // PID 2^22+1 is above Linux's pid_max default of 4194304: no such process.
     writeFileSync(join(data, 's', '.ngcc-perf.lock'), String(4194305));
-    expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) })).instances[0]!.kat).toBe('PASS');
+    expect(
+      (await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) })).instances[0]!.kat,
+    ).toBe('PASS');
   });
 });

@@ -30,7 +30,8 @@ function candidateFolder(root: string, id: string, yaml: string | Buffer): strin
   return dir;
 }
 
-const candidateYml = (id: string, algorithm = 'Example') => `id: ${id}\ntype: kem\nalgorithm: ${algorithm}\ninstances:\n  - label: ex-1\n    dir: src\n`;
+const candidateYml = (id: string, algorithm = 'Example') =>
+  `id: ${id}\ntype: kem\nalgorithm: ${algorithm}\ninstances:\n  - label: ex-1\n    dir: src\n`;
 
 describe('a campaign folder without candidates', () => {
   it('is an error naming the folder, pointing at the campaign inside it (run examples)', async () => {
@@ -38,7 +39,9 @@ describe('a campaign folder without candidates', () => {
     const examples = join(repoRoot, 'examples');
     const { code, error } = await cliError(['run', examples, '--system', 's', '--out', out]);
     expect(code).toBe(2);
-    expect(error).toBe(`error: ${shown(examples)}: no candidates (no <id>/candidate.yml in this folder); did you mean ${shown(join(examples, 'campaign'))}?`);
+    expect(error).toBe(
+      `error: ${shown(examples)}: no candidates (no <id>/candidate.yml in this folder); did you mean ${shown(join(examples, 'campaign'))}?`,
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -62,7 +65,10 @@ describe('candidate.yml and ngcc-perf.yml must be UTF-8', () => {
     expect(error).toBe(`error: ${join(shown(root), 'kem-7', 'candidate.yml')}: line 3: not UTF-8 text (save the file as UTF-8)`);
 
     writeFileSync(join(root, 'kem-7', 'candidate.yml'), candidateYml('kem-7', 'Café'));
-    writeFileSync(join(root, 'ngcc-perf.yml'), Buffer.concat([Buffer.from('planning:\n  trials: 3\nflags:\n  extra: ["-DX='), Buffer.from([0xc3, 0x28]), Buffer.from('"]\n')]));
+    writeFileSync(
+      join(root, 'ngcc-perf.yml'),
+      Buffer.concat([Buffer.from('planning:\n  trials: 3\nflags:\n  extra: ["-DX='), Buffer.from([0xc3, 0x28]), Buffer.from('"]\n')]),
+    );
     const settings = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
     expect(settings.code).toBe(2);
     expect(settings.error).toBe(`error: ${shown(join(root, 'ngcc-perf.yml'))}: line 4: not UTF-8 text (save the file as UTF-8)`);
@@ -80,12 +86,24 @@ describe('a YAML alias bomb', () => {
     const root = tempDir();
     candidateFolder(root, 'kem-7', candidateYml('kem-7'));
     const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g']] as const)
+    for (const [prev, name] of [
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', 'd'],
+      ['d', 'e'],
+      ['e', 'f'],
+      ['f', 'g'],
+    ] as const)
       levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
     writeFileSync(join(root, 'ngcc-perf.yml'), `${levels.join('\n')}\n`);
     const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
     expect(code).toBe(2);
-    expect(error.startsWith(`error: ${shown(join(root, 'ngcc-perf.yml'))}: its aliases (*name) expand past the limit of 100, refused as a resource exhaustion attack`), error).toBe(true);
+    expect(
+      error.startsWith(
+        `error: ${shown(join(root, 'ngcc-perf.yml'))}: its aliases (*name) expand past the limit of 100, refused as a resource exhaustion attack`,
+      ),
+      error,
+    ).toBe(true);
   });
 });
 
@@ -107,7 +125,17 @@ describe('options and arguments', () => {
   });
 
   it('a repeated flag is no error, and --history stays one comma list', async () => {
-    const history = await cliError(['compare', '--base', 'b', '--head', 'h', '--system', 's', '--history', '/nonexistent-1,/nonexistent-2']);
+    const history = await cliError([
+      'compare',
+      '--base',
+      'b',
+      '--head',
+      'h',
+      '--system',
+      's',
+      '--history',
+      '/nonexistent-1,/nonexistent-2',
+    ]);
     expect(history.error).toBe("error: command line: --history: '/nonexistent-1': no such folder");
     const flag = await cliError(['kat-manifest', 'd', 'kem-1', '--force', '--force']);
     expect(flag.error).toBe('error: command line: --force: only with --write CAMPAIGN_DIR');
@@ -155,10 +183,14 @@ describe('kat.sha256 lines', () => {
     const out = unwritten();
     const { code, error } = await cliError(['run', root, '--system', 's', '--out', out]);
     expect(code).toBe(2);
-    expect(error).toBe(`error: ${join(shown(root), 'sign-1', 'kat.sha256')}: line 4: no instance is labelled 'toysig' in candidate.yml (labels: toy-sig)`);
+    expect(error).toBe(
+      `error: ${join(shown(root), 'sign-1', 'kat.sha256')}: line 4: no instance is labelled 'toysig' in candidate.yml (labels: toy-sig)`,
+    );
     expect(existsSync(out)).toBe(false);
     // --only does not hide the line: the manifest belongs to the whole candidate.
-    await expect(runCampaign({ campaignDir: root, system: 's', dataDir: out, only: /^nothing$/, phases: new Set(['build']) })).rejects.toThrow(/sign-1\/kat\.sha256: line 4: no instance is labelled 'toysig'/);
+    await expect(
+      runCampaign({ campaignDir: root, system: 's', dataDir: out, only: /^nothing$/, phases: new Set(['build']) }),
+    ).rejects.toThrow(/sign-1\/kat\.sha256: line 4: no instance is labelled 'toysig'/);
   });
 
   it('are not written by kat-manifest --write for an instance candidate.yml no longer has', async () => {
@@ -169,11 +201,21 @@ describe('kat.sha256 lines', () => {
     const data = tempDir();
     mkdirSync(join(data, 'kat', 'sign-1', 'old-sig'), { recursive: true });
     writeFileSync(join(data, 'kat', 'sign-1', 'old-sig', 'KAT_SIG_old-sig.txt'), 'count = 0\nseed = 00\n');
-    const entry = { candidate: 'sign-1', label: 'old-sig', instance: 'old-sig', variant: 'reference', flags: 'guide', kat: 'NOKAT', kat_file: 'kat/sign-1/old-sig/KAT_SIG_old-sig.txt' };
+    const entry = {
+      candidate: 'sign-1',
+      label: 'old-sig',
+      instance: 'old-sig',
+      variant: 'reference',
+      flags: 'guide',
+      kat: 'NOKAT',
+      kat_file: 'kat/sign-1/old-sig/KAT_SIG_old-sig.txt',
+    };
     writeFileSync(join(data, 'build.json'), JSON.stringify({ instances: { 'sign-1/old-sig': entry } }));
     const { code, error } = await cliError(['kat-manifest', data, 'sign-1', '--write', root]);
     expect(code).toBe(2);
-    expect(error).toBe(`error: ${join(data, 'build.json')}: sign-1/old-sig: no instance is labelled 'old-sig' in sign-1/candidate.yml any more (labels: toy-sig); its kat.sha256 line would name none`);
+    expect(error).toBe(
+      `error: ${join(data, 'build.json')}: sign-1/old-sig: no instance is labelled 'old-sig' in sign-1/candidate.yml any more (labels: toy-sig); its kat.sha256 line would name none`,
+    );
     expect(readFileSync(manifest, 'utf8')).toBe(before);
   });
 
@@ -188,7 +230,9 @@ describe('system ids', () => {
     const out = unwritten();
     const { code, error } = await cliError(['run', FIXTURES, '--system', '_x', '--out', out]);
     expect(code).toBe(2);
-    expect(error).toBe("error: command line: --system: '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -");
+    expect(error).toBe(
+      "error: command line: --system: '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -",
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -196,7 +240,9 @@ describe('system ids', () => {
     const root = fixtureCampaign(['sign-1'], `${QUICK}systems:\n  _x:\n    cpu: 0\n`);
     const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
     expect(code).toBe(2);
-    expect(error).toMatch(/ngcc-perf\.yml: line 8: systems\._x: a system id must match the rule: a letter or digit, then letters, digits, _ or -/);
+    expect(error).toMatch(
+      /ngcc-perf\.yml: line 8: systems\._x: a system id must match the rule: a letter or digit, then letters, digits, _ or -/,
+    );
   });
 });
 
@@ -213,20 +259,25 @@ describe('the action inputs', () => {
     for (const [k, v] of Object.entries(values)) process.env[`INPUT_${k.toUpperCase()}`] = v;
   }
 
-  it("system: _x fails the action naming the input before anything runs", async () => {
+  it('system: _x fails the action naming the input before anything runs', async () => {
     const workspace = tempDir();
     inputs({ system: '_x', mode: 'nightly', campaign: '.', 'data-dir': 'data' });
     process.env.GITHUB_WORKSPACE = workspace;
     const chunks: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => (chunks.push(String(chunk)), true)) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string) => {
+      chunks.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
     try {
       await runAction();
     } finally {
       process.stdout.write = write;
     }
     expect(process.exitCode).toBe(1);
-    expect(chunks.join('')).toContain("::error::input 'system': '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -");
+    expect(chunks.join('')).toContain(
+      "::error::input 'system': '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -",
+    );
     expect(existsSync(join(workspace, 'data'))).toBe(false);
   });
 
@@ -251,7 +302,9 @@ describe('the action inputs', () => {
   it("ACTION_INPUT_DEFAULTS says what action.yml's default: fields say", () => {
     const action = parse(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> };
     for (const [name, value] of Object.entries(ACTION_INPUT_DEFAULTS)) expect(action.inputs[name]?.default, name).toBe(value);
-    const documented = Object.entries(action.inputs).filter(([, i]) => i.default !== undefined && i.default !== '').map(([name]) => name);
+    const documented = Object.entries(action.inputs)
+      .filter(([, i]) => i.default !== undefined && i.default !== '')
+      .map(([name]) => name);
     expect(documented.sort()).toEqual(Object.keys(ACTION_INPUT_DEFAULTS).sort());
   });
 });

@@ -14,7 +14,14 @@ import { type FakeGithub, startFakeGithub } from './helpers/fakeGithub.js';
 // ---------------------------------------------------------------------------------------------
 // Reports built by hand.
 
-function row(candidate: string, label: string, operation: string, base: number | undefined, head: number | undefined, verdict: Verdict): CompareRow {
+function row(
+  candidate: string,
+  label: string,
+  operation: string,
+  base: number | undefined,
+  head: number | undefined,
+  verdict: Verdict,
+): CompareRow {
   const side = (c: number) => ({ mean_cycles: c, trial_cycles: [c * 0.99, c, c * 1.01] });
   return {
     candidate,
@@ -58,7 +65,9 @@ function bigReport(n: number): CompareReport {
     const verdict: Verdict = i % 50 === 0 ? 'regression' : i % 70 === 0 ? 'improvement' : 'unchanged';
     const base = 100_000 + i * 37;
     const head = verdict === 'regression' ? base * 1.2 : verdict === 'improvement' ? base * 0.8 : base * 1.001;
-    rows.push(row(`kem-${String(i % 41).padStart(2, '0')}`, `kem-${i}-instance`, ['keygen', 'encaps', 'decaps'][i % 3]!, base, head, verdict));
+    rows.push(
+      row(`kem-${String(i % 41).padStart(2, '0')}`, `kem-${i}-instance`, ['keygen', 'encaps', 'decaps'][i % 3]!, base, head, verdict),
+    );
   }
   return {
     system: 'arm_1',
@@ -156,7 +165,11 @@ describe('renderComment', () => {
     const all = tableAfter(tree, isDetailsOpen);
     expect(all).toBeDefined();
     expect(all!.children.length).toBe(1 + report.rows.length);
-    expect(cellsOf(all!).slice(1).map((c) => `${c[1]} ${c[2]}`)).toEqual(report.rows.map((r) => `${r.label} ${r.operation}`));
+    expect(
+      cellsOf(all!)
+        .slice(1)
+        .map((c) => `${c[1]} ${c[2]}`),
+    ).toEqual(report.rows.map((r) => `${r.label} ${r.operation}`));
     // The closing tag follows the table as its own block, so GitHub renders the table inside.
     const i = tree.children.indexOf(all!);
     expect(tree.children[i + 1]).toMatchObject({ type: 'html', value: '</details>' });
@@ -192,7 +205,7 @@ describe('renderComment', () => {
     expect(tables(out)).toHaveLength(1);
   });
 
-  it('keeps a 5,000-row report under GitHub\'s 65,536 characters without breaking a row', () => {
+  it("keeps a 5,000-row report under GitHub's 65,536 characters without breaking a row", () => {
     const big = bigReport(5000);
     const started = performance.now();
     const text = renderComment(big, { reportUrl: 'https://example.org/pages/arm_1' });
@@ -201,7 +214,9 @@ describe('renderComment', () => {
     expect(text.length).toBeGreaterThan(60_000); // fills the space rather than dropping everything
     expect(text.split('\n')[0]).toBe(COMMENT_MARKER('arm_1'));
     const lastLine = text.trimEnd().split('\n').at(-1)!;
-    expect(lastLine).toMatch(/^… \d+ more rows not shown \(comment size limit\); see the \[full report\]\(https:\/\/example\.org\/pages\/arm_1\)$/);
+    expect(lastLine).toMatch(
+      /^… \d+ more rows not shown \(comment size limit\); see the \[full report\]\(https:\/\/example\.org\/pages\/arm_1\)$/,
+    );
     // Every table line is a whole row: starts and ends with a pipe.
     for (const line of text.split('\n')) if (line.startsWith('|')) expect(line.endsWith('|')).toBe(true);
     const tree2 = parse(text);
@@ -268,7 +283,9 @@ describe('renderComment in a pull request', () => {
   it('names the baseline and states the rule as applied, with the nightly spread when there is history', () => {
     const md = textOf(renderComment(sampleReport(), { pr: prContext() }));
     expect(md).toContain('baseline: evidence on the data branch ngcc-perf-data@3c4d5e6');
-    expect(md).toContain('|Δ| ≥ 5.0%, a permutation test of the trial means gives p ≤ 0.05, and |Δ| is more than 3× the run-to-run spread of the operation over the last 8 nightly runs');
+    expect(md).toContain(
+      '|Δ| ≥ 5.0%, a permutation test of the trial means gives p ≤ 0.05, and |Δ| is more than 3× the run-to-run spread of the operation over the last 8 nightly runs',
+    );
     const none = textOf(renderComment(sampleReport(), { pr: prContext({ historyRuns: 0 }) }));
     expect(none).toContain('(no nightly history on the data branch: no spread rule)');
     expect(none).not.toContain('3×');
@@ -288,7 +305,9 @@ describe('renderComment in a pull request', () => {
     expect(md).not.toContain('✅');
     expect(textOf(md)).toContain('No evidence for x86_1 on the base commit main@aaaaaaa nor on the data branch ngcc-perf-data');
     expect(hasFindings(onlyNew, prContext({ baseline: undefined }))).toBe(true);
-    expect(annotations(onlyNew, prContext({ baseline: undefined })).map((a) => `${a.level} ${a.title}`)).toContain('warning No baseline: x86_1');
+    expect(annotations(onlyNew, prContext({ baseline: undefined })).map((a) => `${a.level} ${a.title}`)).toContain(
+      'warning No baseline: x86_1',
+    );
   });
 
   it('counts as compared only the rows measured on both sides, not the carried-over ones', () => {
@@ -302,7 +321,11 @@ describe('renderComment in a pull request', () => {
   it('mentions inconclusive rows in the headline', () => {
     const quiet: CompareReport = {
       ...sampleReport(),
-      rows: [row('kem-01', 'kem-01-128', 'keygen', 120_000, 120_500, 'unchanged'), row('kem-01', 'kem-01-128', 'encaps', 150_000, 160_000, 'inconclusive'), row('kem-01', 'kem-01-128', 'decaps', 170_000, 180_000, 'inconclusive')],
+      rows: [
+        row('kem-01', 'kem-01-128', 'keygen', 120_000, 120_500, 'unchanged'),
+        row('kem-01', 'kem-01-128', 'encaps', 150_000, 160_000, 'inconclusive'),
+        row('kem-01', 'kem-01-128', 'decaps', 170_000, 180_000, 'inconclusive'),
+      ],
       kat_changes: [],
       size_changes: [],
       size_mismatches: [],
@@ -350,7 +373,10 @@ describe('annotations', () => {
   it('makes KAT failures errors and regressions and size mismatches warnings', () => {
     const report = { ...sampleReport(), build_failures: ['kem-17/kem-17-1'] };
     const a = annotations(report);
-    expect(a.filter((x) => x.level === 'error').map((x) => x.title)).toEqual(['KAT MISMATCH: kem-09/kem-09-1', 'Build failed: kem-17/kem-17-1']);
+    expect(a.filter((x) => x.level === 'error').map((x) => x.title)).toEqual([
+      'KAT MISMATCH: kem-09/kem-09-1',
+      'Build failed: kem-17/kem-17-1',
+    ]);
     expect(a.filter((x) => x.level === 'warning').map((x) => x.title)).toEqual([
       'Regression: kem-01 kem-01-128 encaps',
       'Size mismatch: kem-01 kem-01-128 ciphertext',
@@ -419,7 +445,12 @@ describe('upsertStickyComment', () => {
   it('updates the newest of several marked comments and leaves the others', async () => {
     const older = gh.addComment('ngcc-dev', 'submissions', 7, `${marker}\nold`, 'ngcc-perf-app[bot]');
     const newer = gh.addComment('ngcc-dev', 'submissions', 7, `notes\n${marker}\nnewer`, 'github-actions[bot]');
-    const result = await upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 7, system: 'x86_1', body: `${marker}\nfresh` });
+    const result = await upsertStickyComment(makeOctokit(TOKEN, gh.url), {
+      ...where,
+      issueNumber: 7,
+      system: 'x86_1',
+      body: `${marker}\nfresh`,
+    });
     expect(result).toEqual({ id: newer.id, action: 'updated' });
     const list = gh.comments('ngcc-dev', 'submissions', 7);
     expect(list.find((c) => c.id === older.id)!.body).toBe(`${marker}\nold`);
@@ -442,17 +473,27 @@ describe('upsertStickyComment', () => {
 
   it('create: false updates an existing comment and creates none', async () => {
     const octokit = makeOctokit(TOKEN, gh.url);
-    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({ action: 'not-created' });
+    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({
+      action: 'not-created',
+    });
     expect(gh.comments('ngcc-dev', 'submissions', 21)).toHaveLength(0);
     const stale = gh.addComment('ngcc-dev', 'submissions', 21, `${marker}\n⚠ 3 regressions`);
-    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({ id: stale.id, action: 'updated' });
+    expect(await upsertStickyComment(octokit, { ...where, issueNumber: 21, system: 'x86_1', body: 'quiet', create: false })).toEqual({
+      id: stale.id,
+      action: 'updated',
+    });
     expect(gh.comments('ngcc-dev', 'submissions', 21).map((c) => c.body)).toEqual([`${marker}\nquiet`]);
   });
 
   it('does not post twice when the answer to a POST that took effect is a 500', async () => {
     gh.requests.length = 0;
     gh.failNext('POST', 500, { applied: true });
-    const r = await upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 22, system: 'x86_1', body: `${marker}\nonce` });
+    const r = await upsertStickyComment(makeOctokit(TOKEN, gh.url), {
+      ...where,
+      issueNumber: 22,
+      system: 'x86_1',
+      body: `${marker}\nonce`,
+    });
     expect(r.action).toBe('created');
     expect(gh.comments('ngcc-dev', 'submissions', 22).map((c) => c.id)).toEqual([r.id]);
     expect(gh.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
@@ -461,9 +502,9 @@ describe('upsertStickyComment', () => {
   it('does not retry a failed POST, and names the call', async () => {
     gh.requests.length = 0;
     gh.failNext('POST', 502);
-    await expect(upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 23, system: 'x86_1', body: 'x' })).rejects.toThrow(
-      /GitHub API: creating the x86_1 comment on ngcc-dev\/submissions#23 failed \(HTTP 502\)/,
-    );
+    await expect(
+      upsertStickyComment(makeOctokit(TOKEN, gh.url), { ...where, issueNumber: 23, system: 'x86_1', body: 'x' }),
+    ).rejects.toThrow(/GitHub API: creating the x86_1 comment on ngcc-dev\/submissions#23 failed \(HTTP 502\)/);
     expect(gh.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
     expect(gh.comments('ngcc-dev', 'submissions', 23)).toHaveLength(0);
   });
@@ -495,6 +536,8 @@ describe('upsertStickyComment', () => {
     const url = dead.url;
     await dead.stop();
     const octokit = makeOctokit(TOKEN, url, { retries: 0 });
-    await expect(upsertStickyComment(octokit, { ...where, system: 'x86_1', body: 'x' })).rejects.toThrow(/GitHub API: listing the comments .* failed: no answer from http:\/\/127\.0\.0\.1/);
+    await expect(upsertStickyComment(octokit, { ...where, system: 'x86_1', body: 'x' })).rejects.toThrow(
+      /GitHub API: listing the comments .* failed: no answer from http:\/\/127\.0\.0\.1/,
+    );
   });
 });

@@ -75,7 +75,12 @@ describe('compare between two evidence trees', () => {
     const { base, head } = trees();
     const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
     const verdicts = Object.fromEntries(r.rows.map((x) => [`${x.candidate}/${x.label}/${x.operation}`, x.verdict]));
-    expect(verdicts).toEqual({ 'kem-1/a/keygen': 'regression', 'kem-1/b/keygen': 'unchanged', 'kem-2/c/keygen': 'unchanged', 'kem-2/c/enc': 'new' });
+    expect(verdicts).toEqual({
+      'kem-1/a/keygen': 'regression',
+      'kem-1/b/keygen': 'unchanged',
+      'kem-2/c/keygen': 'unchanged',
+      'kem-2/c/enc': 'new',
+    });
     expect(r.rows.find((x) => x.verdict === 'regression')!.delta_pct).toBeCloseTo(10, 6);
     expect(r.kat_changes).toEqual([{ key: 'kem-2/c', base: 'PASS', head: 'MISMATCH' }]);
     expect(r.size_changes).toEqual([{ key: 'kem-1/a', item: 'ct_bytes', base: 768, head: 800 }]);
@@ -89,8 +94,23 @@ describe('compare between two evidence trees', () => {
   it('exposes a size-catalog mismatch in compare --format json, and exits 1 on a regression', async () => {
     const { base, head } = trees();
     const campaign = tempDir();
-    writeFileSync(join(campaign, 'external_sizes.csv'), 'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;b;800;769;;encoded\nkem-1;a;800;800;;encoded\n');
-    const { code, out } = await runCli(['compare', '--base', base, '--head', head, '--system', 'x86_1', '--format', 'json', '--campaign', campaign]);
+    writeFileSync(
+      join(campaign, 'external_sizes.csv'),
+      'ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nkem-1;b;800;769;;encoded\nkem-1;a;800;800;;encoded\n',
+    );
+    const { code, out } = await runCli([
+      'compare',
+      '--base',
+      base,
+      '--head',
+      head,
+      '--system',
+      'x86_1',
+      '--format',
+      'json',
+      '--campaign',
+      campaign,
+    ]);
     expect(code).toBe(1);
     const report = JSON.parse(out.join('\n')) as CompareReport;
     expect(report.size_mismatches).toEqual([{ id: 'kem-1', instance: 'b', item: 'ciphertext', catalog: 769, api: 768, basis: 'encoded' }]);
@@ -102,7 +122,9 @@ describe('compare between two evidence trees', () => {
     // Four earlier nightly runs of kem-1/a keygen spread by about ±8% around 100k.
     const history = [92_000, 108_000, 95_000, 106_000].map((level) => {
       const dir = tempDir();
-      writeSyntheticSystem(dir, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady.map((c) => (c * level) / 100_000) }]);
+      writeSyntheticSystem(dir, 'x86_1', inst, [
+        { id: 'kem-1', label: 'a', op: 'keygen', trials: steady.map((c) => (c * level) / 100_000) },
+      ]);
       return dir;
     });
     const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history });
@@ -134,7 +156,9 @@ describe('compare between two evidence trees', () => {
     const dir = writeSyntheticSystem(old, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady }]);
     const record = join(dir, 'records', 'kem-1', 'a__keygen.json');
     writeFileSync(record, readFileSync(record, 'utf8').slice(0, 50));
-    expect(() => compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: [old] })).toThrow(/a__keygen\.json: unreadable history evidence/);
+    expect(() => compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: [old] })).toThrow(
+      /a__keygen\.json: unreadable history evidence/,
+    );
   });
 
   it('reports a build failure the change causes, not one the base already had', () => {
@@ -145,7 +169,12 @@ describe('compare between two evidence trees', () => {
       { id: 'kem-1', label: 'fresh', kat: 'PASS' },
     ];
     writeSyntheticSystem(base, 'x86_1', both, []);
-    writeSyntheticSystem(head, 'x86_1', both.map((i) => ({ ...i, kat: 'BUILDFAIL' })), []);
+    writeSyntheticSystem(
+      head,
+      'x86_1',
+      both.map((i) => ({ ...i, kat: 'BUILDFAIL' })),
+      [],
+    );
     const report = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
     expect(report.build_failures).toEqual(['kem-1/fresh']);
   });
@@ -187,16 +216,26 @@ describe('the size audit page', () => {
     expect(rows).toHaveLength(6);
     expect(rows.filter((r) => r[6] === 'MISMATCH ⚠')).toEqual([['kem-1', 'b', 'ciphertext', '769', '768', 'encoded', 'MISMATCH ⚠']]);
     // A nominal size of variable-length signatures is approximate, never a mismatch.
-    expect(rows.find((r) => r[0] === 'sign-2' && r[2] === 'signature')!.slice(3)).toEqual(['≈ 2400', '2420', 'nominal-variable', 'approximate']);
+    expect(rows.find((r) => r[0] === 'sign-2' && r[2] === 'signature')!.slice(3)).toEqual([
+      '≈ 2400',
+      '2420',
+      'nominal-variable',
+      'approximate',
+    ]);
     expect(page).toContain('1 mismatch in 6 compared sizes');
     // The candidate pages show the catalog's sizes, marking the one the code does not produce.
     const kemSizes = sections(pages.get('kem-1/perf_x86_1.md')!).find((s) => s.heading.startsWith('6.'))!.tables[0]!;
     expect(kemSizes[0]!.slice(0, 4)).toEqual(['instance', 'public key', 'secret key', 'ciphertext']);
-    expect(kemSizes.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([['a', '800', '768'], ['b', '800', '769 ⚠ (API: 768)']]);
+    expect(kemSizes.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([
+      ['a', '800', '768'],
+      ['b', '800', '769 ⚠ (API: 768)'],
+    ]);
     const sigSizes = sections(pages.get('sign-2/perf_x86_1.md')!).find((s) => s.heading.startsWith('6.'))!.tables[0]!;
     expect(sigSizes[1]).toContain('≈ 2400');
     // The summary page follows the same rule, so the two pages never disagree.
-    const summarySizes = sections(pages.get('performance/summary_x86_1.md')!).flatMap((s) => s.tables.filter((t) => t[0]![2] === 'public key'));
+    const summarySizes = sections(pages.get('performance/summary_x86_1.md')!).flatMap((s) =>
+      s.tables.filter((t) => t[0]![2] === 'public key'),
+    );
     expect(summarySizes.flatMap((t) => t.slice(1))).toEqual(
       expect.arrayContaining([
         ['kem-1', 'b', '800', '769 ⚠ (API: 768)'],

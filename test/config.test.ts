@@ -35,7 +35,9 @@ describe('candidate.yml', () => {
 
   it('names the file, line and key of an unknown key', () => {
     const dir = candidate(root, 'kem-8', good.replace('kem-7', 'kem-8').replace('    dir: src', '    dir: src\n    lable: oops'));
-    expect(() => loadCandidate(dir, 'kem-8/candidate.yml')).toThrow(/kem-8\/candidate\.yml: line 7: instances\[0\]\.lable: unknown key 'lable'/);
+    expect(() => loadCandidate(dir, 'kem-8/candidate.yml')).toThrow(
+      /kem-8\/candidate\.yml: line 7: instances\[0\]\.lable: unknown key 'lable'/,
+    );
   });
 
   it('names the field of a wrong value', () => {
@@ -65,8 +67,14 @@ describe('candidate.yml', () => {
   });
 
   it('rejects nist_prefix outside api: nist and duplicate labels', () => {
-    const dir = candidate(root, 'kem-13', good.replace('kem-7', 'kem-13').replace('    dir: src', '    dir: src\n    nist_prefix: X_\n  - label: ex-1\n    dir: src'));
-    expect(() => loadCandidate(dir, 'kem-13/candidate.yml')).toThrow(/nist_prefix: only allowed with api: nist.*duplicate label 'ex-1'|duplicate label 'ex-1'.*nist_prefix/);
+    const dir = candidate(
+      root,
+      'kem-13',
+      good.replace('kem-7', 'kem-13').replace('    dir: src', '    dir: src\n    nist_prefix: X_\n  - label: ex-1\n    dir: src'),
+    );
+    expect(() => loadCandidate(dir, 'kem-13/candidate.yml')).toThrow(
+      /nist_prefix: only allowed with api: nist.*duplicate label 'ex-1'|duplicate label 'ex-1'.*nist_prefix/,
+    );
   });
 });
 
@@ -104,11 +112,13 @@ describe('CPU lists', () => {
     expect(formatCpuList([0, 1, 2, 3, 8, 10, 11])).toBe('0-3,8,10-11');
   });
 
-  it('takes the allowed CPUs from this process\'s affinity, not from the online ones', () => {
+  it("takes the allowed CPUs from this process's affinity, not from the online ones", () => {
     const line = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
     expect(allowedCpus()).toEqual(parseCpuList(line));
     expect(checkCpuAllowed(2, ['command line', '--cpu'], [0, 2])).toBe(2);
-    expect(() => checkCpuAllowed(1, ['command line', '--cpu'], [0, 2, 3])).toThrow('command line: --cpu: CPU 1 is not one this process may run on (allowed: 0,2-3)');
+    expect(() => checkCpuAllowed(1, ['command line', '--cpu'], [0, 2, 3])).toThrow(
+      'command line: --cpu: CPU 1 is not one this process may run on (allowed: 0,2-3)',
+    );
   });
 });
 

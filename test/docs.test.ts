@@ -95,7 +95,8 @@ function brokenLinks(file: string, markdown: string, exists: (path: string) => b
       problems.push(`${where}: no such file`);
       continue;
     }
-    if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(read(target)).has(anchor)) problems.push(`${where}: no heading #${anchor} in ${target}`);
+    if (anchor !== undefined && target.endsWith('.md') && !anchorsOf(read(target)).has(anchor))
+      problems.push(`${where}: no heading #${anchor} in ${target}`);
   }
   return problems;
 }
@@ -113,7 +114,8 @@ describe('documentation: command blocks', () => {
     console.log(`sh blocks not run by this test:\n${notRun.map((b) => `  ${b.file}:${b.line}: ${notRunReason(b)}`).join('\n')}`);
     for (const b of notRun) expect(notRunReason(b)!.length, `${b.file}:${b.line}: a not-run block says why`).toBeGreaterThan(10);
     // Not vacuous: the README and the command reference have blocks that run.
-    for (const f of [README, 'docs/cli.md']) expect(commandBlocks(f).filter((b) => notRunReason(b) === undefined).length, f).toBeGreaterThan(0);
+    for (const f of [README, 'docs/cli.md'])
+      expect(commandBlocks(f).filter((b) => notRunReason(b) === undefined).length, f).toBeGreaterThan(0);
   });
 
   it('the marker is read as meant (a reason-less marker is caught)', () => {
@@ -149,7 +151,10 @@ describe('documentation: command blocks', () => {
     expect(page).toContain(lines[1]);
     for (const row of lines.slice(2)) {
       const key = row.split('|').slice(0, 3).join('|');
-      expect(page.some((l) => l.startsWith(`${key}|`)), row).toBe(true);
+      expect(
+        page.some((l) => l.startsWith(`${key}|`)),
+        row,
+      ).toBe(true);
     }
   });
 });
@@ -175,8 +180,16 @@ describe('documentation: size, links, references', () => {
   });
 
   it('the link check bites: a missing file and a missing heading are reported', () => {
-    const md = '[a](docs/nope.md) [b](docs/cli.md#no-such-heading) [c](docs/cli.md#exit-codes) [d](#top) [e](https://example.org/x)\n\n# Top\n';
-    expect(brokenLinks('README.md', md, (p) => p === 'README.md' || inRepo(p), (p) => (p === 'README.md' ? md : source(p)))).toEqual([
+    const md =
+      '[a](docs/nope.md) [b](docs/cli.md#no-such-heading) [c](docs/cli.md#exit-codes) [d](#top) [e](https://example.org/x)\n\n# Top\n';
+    expect(
+      brokenLinks(
+        'README.md',
+        md,
+        (p) => p === 'README.md' || inRepo(p),
+        (p) => (p === 'README.md' ? md : source(p)),
+      ),
+    ).toEqual([
       'README.md:1: docs/nope.md: no such file',
       'README.md:1: docs/cli.md#no-such-heading: no heading #no-such-heading in docs/cli.md',
     ]);
@@ -191,7 +204,9 @@ describe('documentation: size, links, references', () => {
   it('every use of the action in README.md and docs/ passes only inputs action.yml declares, and the required ones', () => {
     const action = parseYaml(source('action.yml')) as { inputs: Record<string, { required?: boolean }> };
     const inputs = new Set(Object.keys(action.inputs));
-    const required = Object.entries(action.inputs).filter(([, v]) => v.required).map(([k]) => k);
+    const required = Object.entries(action.inputs)
+      .filter(([, v]) => v.required)
+      .map(([k]) => k);
     const uses = FILES.flatMap((f) => codeBlocks(f))
       .filter((b) => b.lang === 'yaml' && /ngcc-dev\/ngcc-perf@/.test(b.value))
       .flatMap((b) => {
@@ -203,8 +218,14 @@ describe('documentation: size, links, references', () => {
       });
     expect(uses.some((u) => u.where.startsWith(README))).toBe(true);
     for (const u of uses) {
-      expect(u.keys.filter((k) => !inputs.has(k)), u.where).toEqual([]);
-      expect(required.filter((k) => !u.keys.includes(k)), u.where).toEqual([]);
+      expect(
+        u.keys.filter((k) => !inputs.has(k)),
+        u.where,
+      ).toEqual([]);
+      expect(
+        required.filter((k) => !u.keys.includes(k)),
+        u.where,
+      ).toEqual([]);
     }
   });
 });

@@ -21,16 +21,28 @@ describe('the ngcc-harness golden dataset', () => {
     cpSync(golden, copy, { recursive: true });
     const path = join(copy, 'records', 'kem-09', 'Cheetah256__dec.json');
     const text = readFileSync(path, 'utf8');
-    writeFileSync(path, text.replace(/"median_trial_cycles": (\d)/, (_m, d: string) => `"median_trial_cycles": ${(Number(d) + 1) % 10}`));
-    expect(validateDataset(copy)).toEqual([expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: median_trial_cycles .* recomputed from trials$/)]);
+    writeFileSync(
+      path,
+      text.replace(/"median_trial_cycles": (\d)/, (_m, d: string) => `"median_trial_cycles": ${(Number(d) + 1) % 10}`),
+    );
+    expect(validateDataset(copy)).toEqual([
+      expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: median_trial_cycles .* recomputed from trials$/),
+    ]);
   });
 
   it('memory and sizes must be what the timing processes printed', () => {
     const copy = tempDir();
     cpSync(golden, copy, { recursive: true });
     const path = join(copy, 'records', 'kem-09', 'Cheetah256__dec.json');
-    const r = JSON.parse(readFileSync(path, 'utf8')) as { peak_rss_bytes: number; baseline_rss_bytes: number; sizes: Record<string, number> };
-    writeFileSync(path, JSON.stringify({ ...r, peak_rss_bytes: 1, baseline_rss_bytes: 5, sizes: { ...r.sizes, pk_bytes: r.sizes.pk_bytes! + 1 } }));
+    const r = JSON.parse(readFileSync(path, 'utf8')) as {
+      peak_rss_bytes: number;
+      baseline_rss_bytes: number;
+      sizes: Record<string, number>;
+    };
+    writeFileSync(
+      path,
+      JSON.stringify({ ...r, peak_rss_bytes: 1, baseline_rss_bytes: 5, sizes: { ...r.sizes, pk_bytes: r.sizes.pk_bytes! + 1 } }),
+    );
     expect(validateDataset(copy)).toEqual([
       expect.stringMatching(/Cheetah256__dec\.json: peak_rss_bytes 1 != \d+, the largest of its processes$/),
       expect.stringMatching(/Cheetah256__dec\.json: baseline_rss_bytes 5 is none of its processes'/),
@@ -42,7 +54,12 @@ describe('the ngcc-harness golden dataset', () => {
 describe('unreadable evidence', () => {
   it('a truncated survey file is a validation problem, and report says it left it out', async () => {
     const { writeSyntheticSystem } = await import('./helpers/dataset.js');
-    const dir = writeSyntheticSystem(tempDir(), 'x', [{ id: 'kem-1', label: 'a' }], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: [100, 101, 99] }]);
+    const dir = writeSyntheticSystem(
+      tempDir(),
+      'x',
+      [{ id: 'kem-1', label: 'a' }],
+      [{ id: 'kem-1', label: 'a', op: 'keygen', trials: [100, 101, 99] }],
+    );
     writeFileAtomic(join(dir, 'survey', 'kem-1', 'a.json'), '{"schema": 1, "verdict": "ICC');
     // (The synthetic dataset has no KAT logs: validate says so too.)
     expect(validateDataset(dir)).toContainEqual(expect.stringMatching(/^survey\/kem-1\/a\.json: not valid JSON/));
@@ -55,7 +72,12 @@ describe('unreadable evidence', () => {
 describe('the bundled example campaign', () => {
   it('builds and passes every KAT, the ICCS-API candidate included', async () => {
     const data = tempDir();
-    const s = await runCampaign({ campaignDir: join(repoRoot, 'examples', 'campaign'), system: 'ex', dataDir: data, phases: new Set(['build', 'kat']) });
+    const s = await runCampaign({
+      campaignDir: join(repoRoot, 'examples', 'campaign'),
+      system: 'ex',
+      dataDir: data,
+      phases: new Set(['build', 'kat']),
+    });
     expect(s.instances.map((i) => `${i.key} ${i.kat}`)).toEqual([
       'kem-80/ml-kem-512 PASS',
       'kem-80/ml-kem-768 PASS',
@@ -91,6 +113,10 @@ describe('atomic writes', () => {
     writeFileAtomic(path, 'one');
     writeFileAtomic(path, 'two');
     expect(readFileSync(path, 'utf8')).toBe('two');
-    expect(execFileSync('ls', ['-a', join(dir, 'sub')], { encoding: 'utf8' }).trim().split('\n')).toEqual(['.', '..', 'x.json']);
+    expect(
+      execFileSync('ls', ['-a', join(dir, 'sub')], { encoding: 'utf8' })
+        .trim()
+        .split('\n'),
+    ).toEqual(['.', '..', 'x.json']);
   });
 });

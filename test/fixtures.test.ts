@@ -102,7 +102,20 @@ describe('a campaign of broken submissions', () => {
   });
 
   it('a run without the kat phase keeps what the KAT established', async () => {
-    expect(await main(['run', campaign, '--system', 'fx', '--out', data, '--only', '^(kem-1/good|sign-1/toy-sig)$', '--phases', 'build,measure'])).toBe(0);
+    expect(
+      await main([
+        'run',
+        campaign,
+        '--system',
+        'fx',
+        '--out',
+        data,
+        '--only',
+        '^(kem-1/good|sign-1/toy-sig)$',
+        '--phases',
+        'build,measure',
+      ]),
+    ).toBe(0);
     const after = JSON.parse(readFileSync(join(systemDir, 'build.json'), 'utf8')) as BuildJson;
     expect(after.instances['kem-1/good']).toEqual(build.instances['kem-1/good']);
     expect(validateDataset(systemDir)).toEqual([]);
@@ -125,7 +138,8 @@ describe('a campaign of broken submissions', () => {
   function brokenCopy(): string {
     const copy = join(tempDir(), 'fx');
     cpSync(systemDir, copy, { recursive: true });
-    for (const f of [join(copy, 'records', 'kem-1', 'good__enc.json'), join(copy, 'build.json')]) writeFileSync(f, readFileSync(f, 'utf8').slice(0, 100));
+    for (const f of [join(copy, 'records', 'kem-1', 'good__enc.json'), join(copy, 'build.json')])
+      writeFileSync(f, readFileSync(f, 'utf8').slice(0, 100));
     return copy;
   }
 
@@ -152,7 +166,11 @@ describe('a campaign of broken submissions', () => {
     const r = await cli(['compare', '--base', data, '--head', head, '--system', 'fx']);
     expect(r.code).toBe(2);
     expect(r.out).toEqual([]);
-    expect(r.err).toEqual([expect.stringMatching(/^error: .*fx\/records\/kem-1\/good__enc\.json: unreadable head evidence \(not valid JSON .*\); run ngcc-perf validate on it$/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^error: .*fx\/records\/kem-1\/good__enc\.json: unreadable head evidence \(not valid JSON .*\); run ngcc-perf validate on it$/,
+      ),
+    ]);
     // The same on the base side: it would otherwise read as "new".
     const swapped = await cli(['compare', '--base', head, '--head', data, '--system', 'fx']);
     expect(swapped.code).toBe(2);

@@ -23,7 +23,11 @@ function pseudohash(msg: Buffer, bits: number): Buffer {
   for (let i = 1; i <= bits / 256; i++) {
     const ctr = Buffer.alloc(4);
     ctr.writeUInt32BE(i);
-    blocks.push(createHmac('sm3', key).update(Buffer.concat([msg, ctr])).digest());
+    blocks.push(
+      createHmac('sm3', key)
+        .update(Buffer.concat([msg, ctr]))
+        .digest(),
+    );
   }
   return Buffer.concat(blocks);
 }
@@ -34,7 +38,19 @@ describe('ICCS helper library (native/iccs) against OpenSSL', () => {
     const dir = tempDir();
     tool = join(dir, 'sm3_check');
     const src = join(repoRoot, 'native', 'iccs');
-    execFileSync('gcc', ['-std=c99', '-Wpedantic', '-Wall', '-Wextra', '-Werror', '-O2', `-I${src}`, '-o', tool, join(src, 'sm3_check.c'), join(src, 'auxfunc.c')]);
+    execFileSync('gcc', [
+      '-std=c99',
+      '-Wpedantic',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      '-O2',
+      `-I${src}`,
+      '-o',
+      tool,
+      join(src, 'sm3_check.c'),
+      join(src, 'auxfunc.c'),
+    ]);
   });
   const run = (input: Buffer, args: string[] = []) => {
     const r = spawnSync(tool, args, { input });
@@ -54,7 +70,12 @@ describe('ICCS helper library (native/iccs) against OpenSSL', () => {
   });
 
   it('pseudoXOF is the SM2 KDF over SM3', () => {
-    for (const [len, out] of [[0, 1], [32, 32], [33, 100], [200, 1000]] as const) {
+    for (const [len, out] of [
+      [0, 1],
+      [32, 32],
+      [33, 100],
+      [200, 1000],
+    ] as const) {
       const msg = randomBytes(len);
       expect(run(msg, ['xof', String(out)])).toBe(kdf(msg, out).toString('hex'));
     }

@@ -93,7 +93,9 @@ describe('a run stopped by a signal', () => {
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout!.resume();
-    const exited = new Promise<{ code: number | null; signal: string | null }>((res) => child.on('exit', (c, s) => res({ code: c, signal: s })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((res) =>
+      child.on('exit', (c, s) => res({ code: c, signal: s })),
+    );
     let driver: number | undefined;
     try {
       driver = await until('the KAT driver to start', () => processes('ngcc_kat', join(data, 's', 'build'))[0]);
@@ -123,19 +125,21 @@ describe('the action stopped by a cancelled job', () => {
       RUNNER_TEMP: work,
       GITHUB_WORKSPACE: work,
       GITHUB_OUTPUT: join(work, 'output'),
-      'INPUT_MODE': 'nightly',
-      'INPUT_SYSTEM': 's',
-      'INPUT_CAMPAIGN': spinningCampaign(),
+      INPUT_MODE: 'nightly',
+      INPUT_SYSTEM: 's',
+      INPUT_CAMPAIGN: spinningCampaign(),
       'INPUT_DATA-DIR': data,
       'INPUT_PAGES-DIR': join(work, 'pages'),
-      'INPUT_PUBLISH': 'none',
+      INPUT_PUBLISH: 'none',
       'INPUT_BUILD-CACHE': 'false',
     };
     const child = spawn('node', [join(cli, '..', 'index.js')], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr!.resume();
-    const exited = new Promise<{ code: number | null; signal: string | null }>((res) => child.on('exit', (c, s) => res({ code: c, signal: s })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((res) =>
+      child.on('exit', (c, s) => res({ code: c, signal: s })),
+    );
     let driver: number | undefined;
     try {
       driver = await until('the KAT driver to start', () => processes('ngcc_kat', join(data, 's', 'build'))[0]);

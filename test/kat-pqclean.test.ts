@@ -29,7 +29,6 @@ describe('NIST KAT of real PQClean code against published digests', () => {
     expect(inst!.detail ?? '').toBe('');
     expect(inst!.kat).toBe('PASS');
   });
-
 });
 
 describe('a published digest with one hex digit flipped', () => {

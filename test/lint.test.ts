@@ -18,7 +18,7 @@ function check(path: string, source: string) {
 
 describe('npm run lint', () => {
   it('passes clean, formatted code', () => {
-    expect(check('src/planted.ts', "export const answer = (x: number): number => x + 1;\n").status).toBe(0);
+    expect(check('src/planted.ts', 'export const answer = (x: number): number => x + 1;\n').status).toBe(0);
   });
 
   it('fails on a planted lint violation, naming the rule', () => {

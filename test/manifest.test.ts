@@ -15,7 +15,9 @@ describe('kat.sha256 manifests', () => {
   });
 
   it('names the line of a malformed entry', () => {
-    expect(() => parseManifest(`# ok\n${'a'.repeat(63)} strict x/f.txt\n`, 'kem-1/kat.sha256')).toThrow(/kem-1\/kat\.sha256: line 2: expected/);
+    expect(() => parseManifest(`# ok\n${'a'.repeat(63)} strict x/f.txt\n`, 'kem-1/kat.sha256')).toThrow(
+      /kem-1\/kat\.sha256: line 2: expected/,
+    );
     expect(() => parseManifest(`${'a'.repeat(64)} fuzzy x/f.txt\n`, 'k')).toThrow(/line 1/);
   });
 });

@@ -100,14 +100,19 @@ describe('merge', () => {
 
   it('two shards with one instance, differently: an error naming both, and the existing output untouched', async () => {
     const dir = tempDir();
-    const out = evidence(join(dir, 'out', 'x86_1'), ['kem-1/a'], { started_utc: '2024-01-01T00:00:00Z', ended_utc: '2024-01-01T01:00:00Z' });
+    const out = evidence(join(dir, 'out', 'x86_1'), ['kem-1/a'], {
+      started_utc: '2024-01-01T00:00:00Z',
+      ended_utc: '2024-01-01T01:00:00Z',
+    });
     const s1 = evidence(join(dir, 's1', 'x86_1'), ['kem-1/a', 'kem-1/b'], {});
     const s2 = evidence(join(dir, 's2', 'x86_1'), ['kem-1/b'], {});
     write(join(s2, 'survey', 'kem-1', 'b.json'), '{"note": "other"}\n');
     const before = snapshot(out);
     const r = await cli(['merge', '--out', out, s1, s2]);
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`error: ${s2}: instance kem-1/b: also in ${s1}, which has a different survey/kem-1/b.json: merge one of them (a re-run into its own folder is merged alone, after the others)`);
+    expect(r.err).toBe(
+      `error: ${s2}: instance kem-1/b: also in ${s1}, which has a different survey/kem-1/b.json: merge one of them (a re-run into its own folder is merged alone, after the others)`,
+    );
     expect(snapshot(out)).toEqual(before);
     // The same instance with the same evidence in two shards is no conflict.
     write(join(s2, 'survey', 'kem-1', 'b.json'), '{"note": "kem-1/b"}\n');
@@ -116,18 +121,38 @@ describe('merge', () => {
 
   it('campaign.json spans the shards: earliest start, latest end, null while one has not ended', () => {
     const dir = tempDir();
-    const s1 = evidence(join(dir, 's1', 'x86_1'), ['kem-1/a'], { started_utc: '2024-05-02T10:00:00.000Z', ended_utc: '2024-05-02T12:00:00.000Z', environment_at_start: 'late', environment_latest: 'early-end', host_checks: [{ shard: '1/2' }] });
-    const s2 = evidence(join(dir, 's2', 'x86_1'), ['kem-1/b'], { started_utc: '2024-05-02T09:00:00.000Z', ended_utc: '2024-05-02T13:00:00.000Z', environment_at_start: 'early', environment_latest: 'late-end', host_checks: [{ shard: '2/2' }] });
+    const s1 = evidence(join(dir, 's1', 'x86_1'), ['kem-1/a'], {
+      started_utc: '2024-05-02T10:00:00.000Z',
+      ended_utc: '2024-05-02T12:00:00.000Z',
+      environment_at_start: 'late',
+      environment_latest: 'early-end',
+      host_checks: [{ shard: '1/2' }],
+    });
+    const s2 = evidence(join(dir, 's2', 'x86_1'), ['kem-1/b'], {
+      started_utc: '2024-05-02T09:00:00.000Z',
+      ended_utc: '2024-05-02T13:00:00.000Z',
+      environment_at_start: 'early',
+      environment_latest: 'late-end',
+      host_checks: [{ shard: '2/2' }],
+    });
     const out = join(dir, 'out', 'x86_1');
     expect(mergeShardFolders([s1, s2], out)).toMatchObject({ applied: true, added: ['kem-1/a', 'kem-1/b'], problems: [] });
     const c = JSON.parse(readFileSync(join(out, 'campaign.json'), 'utf8')) as Record<string, unknown>;
-    expect(c).toMatchObject({ started_utc: '2024-05-02T09:00:00.000Z', ended_utc: '2024-05-02T13:00:00.000Z', environment_at_start: 'early', environment_latest: 'late-end' });
+    expect(c).toMatchObject({
+      started_utc: '2024-05-02T09:00:00.000Z',
+      ended_utc: '2024-05-02T13:00:00.000Z',
+      environment_at_start: 'early',
+      environment_latest: 'late-end',
+    });
     expect(c.host_checks).toEqual([{ shard: '1/2' }, { shard: '2/2' }]);
 
     const s3 = evidence(join(dir, 's3', 'x86_1'), ['kem-1/c'], { started_utc: '2024-05-02T08:00:00.000Z', ended_utc: null });
     const out2 = join(dir, 'out2', 'x86_1');
     mergeShardFolders([s1, s3], out2);
-    expect(JSON.parse(readFileSync(join(out2, 'campaign.json'), 'utf8'))).toMatchObject({ started_utc: '2024-05-02T08:00:00.000Z', ended_utc: null });
+    expect(JSON.parse(readFileSync(join(out2, 'campaign.json'), 'utf8'))).toMatchObject({
+      started_utc: '2024-05-02T08:00:00.000Z',
+      ended_utc: null,
+    });
   });
 
   it('takes the evidence lock of the output: refused while another process writes it', async () => {
@@ -222,13 +247,21 @@ describe('publish of merged evidence', () => {
     expect(await filesOn(bare, 'data')).toContain('data/x86_1/records/kem-2/b__keygen.json');
     // Night 4: kem-2 was withdrawn from the campaign: its evidence and its build.json entry leave.
     await publish(opts(partial, { campaignInstances: new Set(['kem-1/a']) }));
-    expect((await filesOn(bare, 'data')).sort()).toEqual(['data/x86_1/build.json', 'data/x86_1/campaign.json', 'data/x86_1/survey/kem-1/a.json']);
+    expect((await filesOn(bare, 'data')).sort()).toEqual([
+      'data/x86_1/build.json',
+      'data/x86_1/campaign.json',
+      'data/x86_1/survey/kem-1/a.json',
+    ]);
     const after = JSON.parse(await git(bare, 'show', 'data:data/x86_1/build.json')) as BuildJson;
     expect(Object.keys(after.instances)).toEqual(['kem-1/a']);
 
     await publish(opts(all));
     await publish(opts(partial, { prune: true }));
-    expect((await filesOn(bare, 'data')).sort()).toEqual(['data/x86_1/build.json', 'data/x86_1/campaign.json', 'data/x86_1/survey/kem-1/a.json']);
+    expect((await filesOn(bare, 'data')).sort()).toEqual([
+      'data/x86_1/build.json',
+      'data/x86_1/campaign.json',
+      'data/x86_1/survey/kem-1/a.json',
+    ]);
   });
 });
 
@@ -236,7 +269,9 @@ describe('kat.sha256 duplicates', () => {
   const d = (c: string) => c.repeat(64);
   it('two different digests for one file, mode and record count: an error naming both lines', () => {
     const text = `# c\n${d('a')} strict x/K.txt\n${d('b')} nolen x/K.txt\n${d('c')} strict x/K.txt\n`;
-    expect(() => parseManifest(text, 'kem-1/kat.sha256')).toThrow('kem-1/kat.sha256: line 4: conflicts with line 2: two different strict digests for x/K.txt');
+    expect(() => parseManifest(text, 'kem-1/kat.sha256')).toThrow(
+      'kem-1/kat.sha256: line 4: conflicts with line 2: two different strict digests for x/K.txt',
+    );
     // An exact repeat, or another record count, is no conflict.
     expect(parseManifest(`${d('a')} strict x/K.txt\n${d('a')} strict x/K.txt\n${d('b')} strict:5 x/K.txt\n`, 'k')).toHaveLength(3);
   });
@@ -270,7 +305,13 @@ const curated = (toyLine: string) =>
 
 async function katRun(root: string) {
   const data = tempDir();
-  const s = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']), only: /^sign-1\/toy-sig$/ });
+  const s = await runCampaign({
+    campaignDir: root,
+    system: 's',
+    dataDir: data,
+    phases: new Set(['build', 'kat']),
+    only: /^sign-1\/toy-sig$/,
+  });
   return { data: join(data, 's'), kat: s.instances[0]!.kat };
 }
 
@@ -294,7 +335,9 @@ describe('kat-manifest --write', () => {
     const refused = await cli(['kat-manifest', data, 'sign-1', '--write', root]);
     expect(refused.code).toBe(2);
     expect(refused.err.split('\n')).toHaveLength(1);
-    expect(refused.err).toMatch(/kat\.sha256: line 4: says f{64} strict toy-sig\/KAT_SIG_toy-sig\.txt, the generated KAT gives 354e581bcf81[0-9a-f]{52} strict .*--force replaces the line/);
+    expect(refused.err).toMatch(
+      /kat\.sha256: line 4: says f{64} strict toy-sig\/KAT_SIG_toy-sig\.txt, the generated KAT gives 354e581bcf81[0-9a-f]{52} strict .*--force replaces the line/,
+    );
     expect(readFileSync(manifest, 'utf8')).toBe(text);
 
     const forced = await cli(['kat-manifest', data, 'sign-1', '--write', root, '--force']);
@@ -319,7 +362,9 @@ describe('kat-manifest --write', () => {
     const { data } = await katRun(root);
     const r = await cli(['kat-manifest', data, 'sign-1', '--records', '50']);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^error: command line: --records: 50 exceeds the 10 record\(s\) in .*KAT_SIG_toy-sig\.txt \(sign-1\/toy-sig\); use --records 10 or fewer$/);
+    expect(r.err).toMatch(
+      /^error: command line: --records: 50 exceeds the 10 record\(s\) in .*KAT_SIG_toy-sig\.txt \(sign-1\/toy-sig\); use --records 10 or fewer$/,
+    );
     const ok = await cli(['kat-manifest', data, 'sign-1', '--records', '3', '--write', root]);
     expect(ok.code).toBe(0);
     const kat = readFileSync(join(data, 'kat', 'sign-1', 'toy-sig', 'KAT_SIG_toy-sig.txt'), 'utf8');

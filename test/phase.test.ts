@@ -74,7 +74,11 @@ describe('a phase added to the run', () => {
     expect(filesUnder(sys, 'noop')).toEqual(['noop/kem-1/buildfail.json', 'noop/kem-1/good.json', 'noop/sign-1/toy-sig.json']);
     const build = JSON.parse(readFileSync(join(sys, 'build.json'), 'utf8')) as BuildJson;
     for (const [id, label] of INSTANCES) {
-      const written = JSON.parse(readFileSync(noopPath(sys, id, label), 'utf8')) as { key: string; kat: string; library_sha256: string | null };
+      const written = JSON.parse(readFileSync(noopPath(sys, id, label), 'utf8')) as {
+        key: string;
+        kat: string;
+        library_sha256: string | null;
+      };
       const entry = build.instances[`${id}/${label}`]!;
       expect(written).toEqual({ key: `${id}/${label}`, kat: entry.kat, library_sha256: entry.library_sha256 ?? null });
     }
@@ -82,10 +86,12 @@ describe('a phase added to the run', () => {
 
   it('counts its progress lines with the others', () => {
     expect(progress.lines).toHaveLength(progress.total);
-    expect(progress.lines.filter((l) => l.endsWith(' noop: written'))).toEqual(INSTANCES.map(([id, label]) => `${id}/${label} noop: written`));
+    expect(progress.lines.filter((l) => l.endsWith(' noop: written'))).toEqual(
+      INSTANCES.map(([id, label]) => `${id}/${label} noop: written`),
+    );
   });
 
-  it('leaves the other phases\' evidence as a run without it writes it', () => {
+  it("leaves the other phases' evidence as a run without it writes it", () => {
     const [a, b] = [join(withNoop, 's'), join(without, 's')];
     // The same files, the noop folder aside.
     expect(filesUnder(a).filter((f) => !f.startsWith('noop/'))).toEqual(filesUnder(b));

@@ -20,8 +20,10 @@ const examples = join(repoRoot, 'examples', 'campaign');
 describe('the profile phase', () => {
   const data = tempDir();
   const sys = join(data, 's');
-  const profile = (id: string, label: string, op: string) => JSON.parse(readFileSync(join(sys, 'profile', id, `${label}__${op}.json`), 'utf8')) as HashProfile;
-  const memory = (id: string, label: string, op: string) => JSON.parse(readFileSync(join(sys, 'memory', id, `${label}__${op}.json`), 'utf8')) as MemoryRecord;
+  const profile = (id: string, label: string, op: string) =>
+    JSON.parse(readFileSync(join(sys, 'profile', id, `${label}__${op}.json`), 'utf8')) as HashProfile;
+  const memory = (id: string, label: string, op: string) =>
+    JSON.parse(readFileSync(join(sys, 'memory', id, `${label}__${op}.json`), 'utf8')) as MemoryRecord;
 
   beforeAll(async () => {
     const phases = new Set(['build', 'kat', 'measure', 'profile'] as const);
@@ -75,14 +77,21 @@ describe('the profile phase', () => {
         writeFileSync(path, original);
       }
     };
-    expect(problemsWith({ ...p, round_hash_shares: p.round_hash_shares!.map((x) => x + 0.01) })).toEqual([expect.stringMatching(/ml-kem-512__enc\.json: hash_share .* is not the median of round_hash_shares/)]);
+    expect(problemsWith({ ...p, round_hash_shares: p.round_hash_shares!.map((x) => x + 0.01) })).toEqual([
+      expect.stringMatching(/ml-kem-512__enc\.json: hash_share .* is not the median of round_hash_shares/),
+    ]);
     const { share, hash_share, ...bare } = p;
     expect(problemsWith(bare)).toEqual([expect.stringMatching(/share missing/), expect.stringMatching(/hash_share missing/)]);
     const { sha3_256, ...partial } = share!;
     expect(sha3_256).toBeGreaterThan(0);
-    expect(problemsWith({ ...p, share: partial })).toEqual([expect.stringMatching(/share\.sha3_256 missing != 0\.\d+ recomputed from calls/)]);
+    expect(problemsWith({ ...p, share: partial })).toEqual([
+      expect.stringMatching(/share\.sha3_256 missing != 0\.\d+ recomputed from calls/),
+    ]);
     const inflated = { ...p, calls: p.calls.map((c) => (c.fn === 'sha3_256' ? { ...c, ticks: c.ticks * 5 } : c)) };
-    expect(problemsWith(inflated)).toEqual([expect.stringMatching(/share\.sha3_256 .* recomputed from calls/), expect.stringMatching(/hash_share .* recomputed from calls/)]);
+    expect(problemsWith(inflated)).toEqual([
+      expect.stringMatching(/share\.sha3_256 .* recomputed from calls/),
+      expect.stringMatching(/hash_share .* recomputed from calls/),
+    ]);
     expect(hash_share).toBeGreaterThan(0);
   });
 
@@ -95,9 +104,29 @@ describe('the profile phase', () => {
       const out = join(data, `callgrind-${op}.out`);
       // ngcc_prof switches its accounting on and off with ngcc_prof_enable: the third dump, taken when it
       // switches off, holds exactly the measured loop.
-      const printed = execFileSync('valgrind', ['--tool=callgrind', '--zero-before=ngcc_prof_enable', '--dump-before=ngcc_prof_enable', '--compress-strings=no', '--compress-pos=no', `--callgrind-out-file=${out}`, tools.prof, lib, 'kem', op, '3', '1', '-1', 'nist-ctr-drbg'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const printed = execFileSync(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          '--zero-before=ngcc_prof_enable',
+          '--dump-before=ngcc_prof_enable',
+          '--compress-strings=no',
+          '--compress-pos=no',
+          `--callgrind-out-file=${out}`,
+          tools.prof,
+          lib,
+          'kem',
+          op,
+          '3',
+          '1',
+          '-1',
+          'nist-ctr-drbg',
+        ],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      );
       const wrappers = new Map<string, number>();
-      for (const l of printed.split('\n').map((x) => x.split('\t'))) if (l[0] === 'CALL') wrappers.set(l[1]!, (wrappers.get(l[1]!) ?? 0) + Number(l[4]));
+      for (const l of printed.split('\n').map((x) => x.split('\t')))
+        if (l[0] === 'CALL') wrappers.set(l[1]!, (wrappers.get(l[1]!) ?? 0) + Number(l[4]));
       // Calls from code outside the wrapped set into a wrapper, as callgrind's call graph records them.
       const seen = new Map<string, number>();
       let fn = '';
@@ -105,7 +134,8 @@ describe('the profile phase', () => {
       for (const line of readFileSync(`${out}.3`, 'utf8').split('\n')) {
         if (line.startsWith('fn=')) fn = line.slice(3).replace(/^\(\d+\) ?/, '');
         else if (line.startsWith('cfn=')) callee = /__wrap_(\w+)/.exec(line)?.[1];
-        else if (line.startsWith('calls=') && callee && catalog.has(callee) && !catalog.has(fn.replace(/^__wrap_/, ''))) seen.set(recorded(callee), (seen.get(recorded(callee)) ?? 0) + Number(line.slice(6).split(' ')[0]));
+        else if (line.startsWith('calls=') && callee && catalog.has(callee) && !catalog.has(fn.replace(/^__wrap_/, '')))
+          seen.set(recorded(callee), (seen.get(recorded(callee)) ?? 0) + Number(line.slice(6).split(' ')[0]));
         if (!line.startsWith('cfn=') && !line.startsWith('calls=')) callee = undefined;
       }
       expect(wrappers.size, op).toBeGreaterThanOrEqual(op === 'dec' ? 4 : 5);
@@ -126,12 +156,16 @@ describe('the profile phase', () => {
       // shake256_inc_init, freed before the next, so the allocations are those calls (counted by the
       // wrappers, a different driver) and the peak is one context: 25 or 26 words, as malloc rounds them.
       const p = profile('kem-80', 'ml-kem-512', op);
-      const allocating = p.calls.filter((c) => ['shake128_absorb', 'shake256', 'shake256_inc_init'].includes(c.fn)).reduce((a, c) => a + c.calls, 0);
+      const allocating = p.calls
+        .filter((c) => ['shake128_absorb', 'shake256', 'shake256_inc_init'].includes(c.fn))
+        .reduce((a, c) => a + c.calls, 0);
       expect(m.heap_allocations, op).toBe(allocating / p.total.operations);
       expect(m.heap_peak_bytes!, op).toBeGreaterThanOrEqual(25 * 8);
       expect(m.heap_peak_bytes!, op).toBeLessThan(2 * 25 * 8);
     }
-    expect(memory('kem-80', 'ml-kem-512', 'dec').stack_net_bytes!).toBeGreaterThan(memory('kem-80', 'ml-kem-512', 'keygen').stack_net_bytes!);
+    expect(memory('kem-80', 'ml-kem-512', 'dec').stack_net_bytes!).toBeGreaterThan(
+      memory('kem-80', 'ml-kem-512', 'keygen').stack_net_bytes!,
+    );
   });
 
   it('the evidence validates, shares included, and the pages show it', () => {
@@ -139,7 +173,13 @@ describe('the profile phase', () => {
     const pages = renderPages(loadReportModel(sys, examples));
     const resources = sections(pages.get('kem-80/perf_s.md')!).find((s) => s.heading === '5. Resource consumption')!;
     expect(resources.tables).toHaveLength(2);
-    expect(resources.tables[1]![0]).toEqual(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss']);
+    expect(resources.tables[1]![0]).toEqual([
+      'instance',
+      'operation',
+      'peak stack (bytes)',
+      'peak heap (bytes)',
+      'static bytes: .text / .data, .rodata, .data.rel.ro / .bss',
+    ]);
     const keygen = resources.tables[1]!.find((row) => row[0] === 'ml-kem-512' && row[1] === 'keygen')!;
     expect(keygen[2]).toBe(String(memory('kem-80', 'ml-kem-512', 'keygen').stack_net_bytes));
     // The static split, against binutils' own reading of the section headers.
@@ -156,7 +196,10 @@ describe('the profile phase', () => {
     // The kept (median) share, and how far the five rounds spread around it.
     const kept = profile('kem-80', 'ml-kem-512', 'keygen');
     const [lo, hi] = [Math.min(...kept.round_hash_shares!), Math.max(...kept.round_hash_shares!)];
-    const range = formatShare(lo) === formatShare(hi) ? `${formatShare(lo)} in all 5 rounds` : `${formatShare(lo).replace('%', '')}–${formatShare(hi)} over 5 rounds`;
+    const range =
+      formatShare(lo) === formatShare(hi)
+        ? `${formatShare(lo)} in all 5 rounds`
+        : `${formatShare(lo).replace('%', '')}–${formatShare(hi)} over 5 rounds`;
     expect(sym.find((r) => r[0] === 'ml-kem-512' && r[1] === 'keygen')![2]).toBe(`${formatShare(kept.hash_share!)} (${range})`);
   });
 });

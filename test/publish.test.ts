@@ -203,7 +203,9 @@ describe('mergeShardFolders', () => {
     const dir = tempDir();
     const { a, b } = shards(dir);
     json(join(b, 'build.json'), { instances: { 'kem-3/z': entry('kem-3', 'z'), 'kem-1/y': { ...entry('kem-1', 'y'), kat: 'FAIL' } } });
-    expect(() => mergeShardFolders([a, b], join(dir, 'merged'))).toThrow(`${b}: instance kem-1/y: also in ${a}, which has a different build.json entry`);
+    expect(() => mergeShardFolders([a, b], join(dir, 'merged'))).toThrow(
+      `${b}: instance kem-1/y: also in ${a}, which has a different build.json entry`,
+    );
     expect(existsSync(join(dir, 'merged'))).toBe(false);
   });
 });

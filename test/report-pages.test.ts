@@ -11,7 +11,9 @@ const goldenData = join(testData, 'golden', 'ngcc-harness-arm_1', 'performance',
 
 describe("the algorithm's page link", () => {
   it('is named by the host it points to', () => {
-    expect(algorithmPageLabel('https://www.niccs.org.cn/niccs/Round1Additional/pc/content/content_2101561077457833984.html')).toBe('NICCS page');
+    expect(algorithmPageLabel('https://www.niccs.org.cn/niccs/Round1Additional/pc/content/content_2101561077457833984.html')).toBe(
+      'NICCS page',
+    );
     expect(algorithmPageLabel('https://csrc.nist.gov/projects/post-quantum-cryptography')).toBe('NIST page');
     expect(algorithmPageLabel('https://nist.gov/pqc')).toBe('NIST page');
     expect(algorithmPageLabel('https://www.example.org/kem')).toBe('example.org');

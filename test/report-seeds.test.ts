@@ -28,8 +28,14 @@ function seedTables(text: string): Record<string, string[][]> {
     if (!current) continue;
     if (line.includes('\t')) out[current]!.push(line.split('\t').map((c) => c.replace(/`/g, '').trim()));
     else if (/ \|$/.test(line) && !line.startsWith('|')) {
-      pending.push(...line.slice(0, -2).split(' | ').map((c) => c.trim()));
-      const width = current === '4. Performance' ? 7 : current === '5. Resource consumption' ? 5 : current === 'Symmetric primitives' ? 5 : 0;
+      pending.push(
+        ...line
+          .slice(0, -2)
+          .split(' | ')
+          .map((c) => c.trim()),
+      );
+      const width =
+        current === '4. Performance' ? 7 : current === '5. Resource consumption' ? 5 : current === 'Symmetric primitives' ? 5 : 0;
       if (width > 0 ? pending.length >= width : pending.length >= 2 && !/^[A-Za-z]/.test(pending[1]!)) {
         out[current]!.push(pending);
         pending = [];
@@ -41,7 +47,7 @@ function seedTables(text: string): Record<string, string[][]> {
   return out;
 }
 
-const UNITS: Record<string, number> = { k: 1e3, M: 1e6, G: 1e9, s: 1, ms: 1e-3, 'µs': 1e-6, ns: 1e-9, KiB: 1024 };
+const UNITS: Record<string, number> = { k: 1e3, M: 1e6, G: 1e9, s: 1, ms: 1e-3, µs: 1e-6, ns: 1e-9, KiB: 1024 };
 const num = (cell: string): number => {
   const [v, unit] = cell.split(' ');
   return Number(v) * (unit ? UNITS[unit]! : 1);
@@ -55,10 +61,19 @@ function buildDataset(dir: string, id: string, t: Record<string, string[][]>): v
     const m = /^(\d+) \((\d+) × (\d+)\)$/.exec(n!)!;
     const [trials, iters] = [Number(m[2]), Number(m[3])];
     records.set(`${label}__${op}`, {
-      schema: 2, status: 'complete', candidate: id, label, operation: op, kat: 'PASS',
+      schema: 2,
+      status: 'complete',
+      candidate: id,
+      label,
+      operation: op,
+      kat: 'PASS',
       plan: { iterations_per_trial: iters, trials },
       trials: Array.from({ length: trials }, () => ({ measurements: iters, seconds: num(time!) * iters, cycles: num(cycles!) * iters })),
-      measurements: trials * iters, mean_cycles: num(cycles!), mean_seconds: num(time!), operations_per_second: num(ops!), median_trial_seconds: num(median!),
+      measurements: trials * iters,
+      mean_cycles: num(cycles!),
+      mean_seconds: num(time!),
+      operations_per_second: num(ops!),
+      median_trial_seconds: num(median!),
     });
   }
   const elf: Record<string, number> = {};
@@ -67,7 +82,10 @@ function buildDataset(dir: string, id: string, t: Record<string, string[][]>): v
     Object.assign(records.get(`${label}__${op}`)!, { baseline_rss_bytes: num(base!), peak_rss_bytes: num(peak!) });
   }
   for (const [label, pk, sk, ct, ss] of t['6. Transmission and storage overhead']!)
-    for (const op of ['keygen', 'enc', 'dec']) Object.assign(records.get(`${label}__${op}`)!, { sizes: { pk_bytes: Number(pk), sk_bytes: Number(sk), ct_bytes: Number(ct), ss_bytes: Number(ss) } });
+    for (const op of ['keygen', 'enc', 'dec'])
+      Object.assign(records.get(`${label}__${op}`)!, {
+        sizes: { pk_bytes: Number(pk), sk_bytes: Number(sk), ct_bytes: Number(ct), ss_bytes: Number(ss) },
+      });
   for (const [key, r] of records) {
     mkdirSync(join(dir, 'records', id), { recursive: true });
     writeFileSync(join(dir, 'records', id, `${key}.json`), JSON.stringify(r));
@@ -80,10 +98,25 @@ function buildDataset(dir: string, id: string, t: Record<string, string[][]>): v
       return { fn: fn!, in_bits: 0, out_bits: 0, calls: Number(per) * ops, ticks: 0 };
     });
     mkdirSync(join(dir, 'profile', id), { recursive: true });
-    const profile = { schema: 2, candidate: id, label, operation: op, status: 'complete', total: { operations: ops, ticks: 1e6 }, calls: list, hash_share: num(hash!.replace('%', '')) / 100, share: { drng: num(drng!.replace('%', '')) / 100 } };
+    const profile = {
+      schema: 2,
+      candidate: id,
+      label,
+      operation: op,
+      status: 'complete',
+      total: { operations: ops, ticks: 1e6 },
+      calls: list,
+      hash_share: num(hash!.replace('%', '')) / 100,
+      share: { drng: num(drng!.replace('%', '')) / 100 },
+    };
     writeFileSync(join(dir, 'profile', id, `${label}__${op}.json`), JSON.stringify(profile));
   }
-  const build = Object.fromEntries(instances.map((l) => [`${id}/${l}`, { candidate: id, label: l, instance: l, variant: 'reference', flags: 'guide', kat: 'PASS', elf_load_bytes: elf[l] }]));
+  const build = Object.fromEntries(
+    instances.map((l) => [
+      `${id}/${l}`,
+      { candidate: id, label: l, instance: l, variant: 'reference', flags: 'guide', kat: 'PASS', elf_load_bytes: elf[l] },
+    ]),
+  );
   writeFileSync(join(dir, 'build.json'), JSON.stringify({ instances: build }));
   writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: 'x86_1', environment_at_end: { architecture: 'x86_64' } }));
 }

@@ -104,7 +104,10 @@ describe('driver protocol', () => {
   it('the loop drivers share one command line: usage, a zero count and an unusable CPU are USAGE (exit 2)', async () => {
     const tools = await harnessTools();
     const lib = join(repoRoot, 'no-such-library.so');
-    for (const [tool, count] of [[tools.time, 'ITERS'], [tools.prof, 'OPS']] as const) {
+    for (const [tool, count] of [
+      [tools.time, 'ITERS'],
+      [tools.prof, 'OPS'],
+    ] as const) {
       const missing = await runProcess([tool, lib, 'kem'], { timeoutMs: 10_000 });
       expect(missing.exitCode).toBe(2);
       expect(missing.stderr).toMatch(new RegExp(`^usage: ngcc_(time|prof) LIB TYPE OP ${count} WARMUPS`));

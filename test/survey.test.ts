@@ -13,7 +13,8 @@ const fixtures = join(repoRoot, 'test', 'fixtures', 'survey');
 
 describe('automated symmetric-primitive survey', () => {
   const data = tempDir();
-  const read = (id: string, label: string) => JSON.parse(readFileSync(join(data, 's', 'survey', id, `${label}.json`), 'utf8')) as InstanceSurvey;
+  const read = (id: string, label: string) =>
+    JSON.parse(readFileSync(join(data, 's', 'survey', id, `${label}.json`), 'utf8')) as InstanceSurvey;
 
   beforeAll(async () => {
     const phases = new Set(['build', 'kat', 'profile'] as const);
@@ -58,23 +59,34 @@ describe('automated symmetric-primitive survey', () => {
     const survey = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!;
     const row = (id: string) => survey.find((r) => r[0] === id)!;
     expect(row('kem-2').slice(1, 3)).toEqual(['instance-dependent', 'automated']);
-    expect(row('kem-2')[3]).toMatch(/mixed: mixed; ICCS helpers reached: sm3hash, pseudoXOF, get_random_number; own primitives: none; randomness: ICCS DRNG, OpenSSL RAND/);
+    expect(row('kem-2')[3]).toMatch(
+      /mixed: mixed; ICCS helpers reached: sm3hash, pseudoXOF, get_random_number; own primitives: none; randomness: ICCS DRNG, OpenSSL RAND/,
+    );
     expect(row('kem-90').slice(1, 3)).toEqual(['ICCS-only', 'automated']);
     expect(row('kem-80').slice(1, 3)).toEqual(['bypass', 'automated']);
-    writeFileSync(join(campaign, 'symmetric_survey.csv'), 'ID;Verdict;Notes\nkem-2;Mixed;seeds from OpenSSL; hashing through ICCS\nkem-90;ICCS-only;\nkem-99;bypass;withdrawn\n');
+    writeFileSync(
+      join(campaign, 'symmetric_survey.csv'),
+      'ID;Verdict;Notes\nkem-2;Mixed;seeds from OpenSSL; hashing through ICCS\nkem-90;ICCS-only;\nkem-99;bypass;withdrawn\n',
+    );
     pages = renderPages(loadReportModel(join(data, 's'), campaign));
     const table = sections(pages.get('performance/symmetric-survey.md')!)[0]!.tables[0]!;
     const curated = table.find((r) => r[0] === 'kem-2')!;
     expect(curated.slice(1, 3)).toEqual(['mixed', 'curated (symmetric_survey.csv)']);
     // The overridden automated verdict stays in view; an agreeing one adds nothing.
-    expect(curated[3]).toMatch(/^seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent — unreachable: ICCS-only; .* · mixed: mixed; /);
+    expect(curated[3]).toMatch(
+      /^seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent — unreachable: ICCS-only; .* · mixed: mixed; /,
+    );
     // The candidate page lists the instances' evidence in campaign order, like its other tables.
     const page = pages.get('kem-2/perf_s.md')!;
     expect(page.indexOf('`unreachable`: ICCS-only')).toBeGreaterThan(0);
     expect(page.indexOf('`unreachable`: ICCS-only')).toBeLessThan(page.indexOf('`mixed`: mixed'));
     expect(table.find((r) => r[0] === 'kem-90')![3]).toMatch(/^ML-KEM-512-ICCS: ICCS-only;/);
-    expect(pages.get('kem-2/perf_s.md')).toContain('verdict: **mixed** — seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent (curated)');
-    expect(pages.get('performance/symmetric-survey.md')).toContain('symmetric_survey.csv also has verdicts for candidates this report does not include: kem-99 (line 4).');
+    expect(pages.get('kem-2/perf_s.md')).toContain(
+      'verdict: **mixed** — seeds from OpenSSL; hashing through ICCS; automated verdict: instance-dependent (curated)',
+    );
+    expect(pages.get('performance/symmetric-survey.md')).toContain(
+      'symmetric_survey.csv also has verdicts for candidates this report does not include: kem-99 (line 4).',
+    );
   });
 
   it('refuses a curated verdict it does not know, a bad id or a second verdict, naming the line', () => {
@@ -89,7 +101,9 @@ describe('automated symmetric-primitive survey', () => {
       }
       return 'accepted';
     };
-    expect(refused('kem-2;bogus-verdict;x\n')).toMatch(/symmetric_survey\.csv: line 2: Verdict: 'bogus-verdict' is not one of ICCS-only, bypass, mixed, instance-dependent/);
+    expect(refused('kem-2;bogus-verdict;x\n')).toMatch(
+      /symmetric_survey\.csv: line 2: Verdict: 'bogus-verdict' is not one of ICCS-only, bypass, mixed, instance-dependent/,
+    );
     expect(refused('kem-2;mixed;x\nKEM 3;bypass;y\n')).toMatch(/symmetric_survey\.csv: line 3: ID: 'KEM 3' is not a candidate id/);
     expect(refused('kem-2;mixed;x\nkem-2;bypass;y\n')).toMatch(/symmetric_survey\.csv: line 3: ID: kem-2 already has a verdict on line 2/);
   });

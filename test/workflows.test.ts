@@ -68,7 +68,8 @@ const yamlOf = (file: string): Workflow => parseYaml(text(file)) as Workflow;
 async function parseActions(file: string): Promise<{ errors: string[]; template: WorkflowTemplate }> {
   const result = parseWorkflow({ name: file, content: text(file) }, new NoOperationTraceWriter());
   const errors = result.context.errors.getErrors().map((e) => e.message);
-  if (result.value === undefined) return { errors: [...errors, 'no workflow value'], template: { events: {}, jobs: [] } as unknown as WorkflowTemplate };
+  if (result.value === undefined)
+    return { errors: [...errors, 'no workflow value'], template: { events: {}, jobs: [] } as unknown as WorkflowTemplate };
   const template = await convertWorkflowTemplate(result.context, result.value);
   return { errors: [...new Set([...errors, ...(template.errors ?? []).map((e) => e.Message)])], template };
 }
@@ -77,7 +78,7 @@ const allSteps = (wf: Workflow): Step[] => Object.values(wf.jobs).flatMap((j) =>
 const runsOn = (j: Job): string[] => (Array.isArray(j['runs-on']) ? j['runs-on'] : [j['runs-on']]);
 const permissionValues = (p: Workflow['permissions']): string[] => (p === undefined ? [] : typeof p === 'string' ? [p] : Object.values(p));
 
-describe('workflows-example: GitHub\'s workflow parser', () => {
+describe("workflows-example: GitHub's workflow parser", () => {
   for (const file of FILES) {
     it(`${file} parses and converts without errors`, async () => {
       const { errors, template } = await parseActions(file);
@@ -87,7 +88,9 @@ describe('workflows-example: GitHub\'s workflow parser', () => {
   }
 
   it('reports errors it finds (the check is not vacuous)', async () => {
-    const broken = text('pr.yml').replace('permissions:\n  contents: read', 'permissions:\n  contents: maybe').replace('runs-on:', 'runs-onn:');
+    const broken = text('pr.yml')
+      .replace('permissions:\n  contents: read', 'permissions:\n  contents: maybe')
+      .replace('runs-on:', 'runs-onn:');
     const result = parseWorkflow({ name: 'broken.yml', content: broken }, new NoOperationTraceWriter());
     expect(result.context.errors.getErrors().length).toBeGreaterThan(0);
   });
@@ -95,8 +98,21 @@ describe('workflows-example: GitHub\'s workflow parser', () => {
 
 /** The parser accepts any string as a permission level: check scopes and levels ourselves. */
 const PERMISSION_SCOPES = new Set([
-  'actions', 'attestations', 'checks', 'contents', 'deployments', 'discussions', 'id-token', 'issues', 'models',
-  'packages', 'pages', 'pull-requests', 'repository-projects', 'security-events', 'statuses',
+  'actions',
+  'attestations',
+  'checks',
+  'contents',
+  'deployments',
+  'discussions',
+  'id-token',
+  'issues',
+  'models',
+  'packages',
+  'pages',
+  'pull-requests',
+  'repository-projects',
+  'security-events',
+  'statuses',
 ]);
 
 describe('workflows-example: what each workflow promises', () => {
@@ -117,7 +133,9 @@ describe('workflows-example: what each workflow promises', () => {
 
   it('every workflow starts with a header comment naming its permissions and why', () => {
     for (const file of FILES) {
-      const header = text(file).split('\n').filter((_l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith('#')));
+      const header = text(file)
+        .split('\n')
+        .filter((_l, i, all) => all.slice(0, i + 1).every((x) => x.startsWith('#')));
       expect(header.length, file).toBeGreaterThan(3);
       expect(header.join('\n'), file).toMatch(/Permissions \(and why\):/);
     }
@@ -187,7 +205,12 @@ describe('workflows-example: what each workflow promises', () => {
   });
 
   it('pr.yml and docs/action.md say that the real fork gate is the approval setting, and that pr-comment posts what the run produced', () => {
-    const header = text('pr.yml').split('\n').filter((l) => l.startsWith('#')).join(' ').replace(/#\s*/g, ' ').replace(/\s+/g, ' ');
+    const header = text('pr.yml')
+      .split('\n')
+      .filter((l) => l.startsWith('#'))
+      .join(' ')
+      .replace(/#\s*/g, ' ')
+      .replace(/\s+/g, ' ');
     expect(header).toContain('Require approval for all outside collaborators');
     expect(header).toMatch(/a fork can edit the `if:` and `allow-forks`/);
     expect(header).toMatch(/second gate against accidental runs/);
@@ -248,7 +271,10 @@ describe('workflows-example: what each workflow promises', () => {
 });
 
 describe('action.yml', () => {
-  const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as { runs: { using: string; main: string }; inputs: Record<string, unknown> };
+  const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
+    runs: { using: string; main: string };
+    inputs: Record<string, unknown>;
+  };
   const reader = readFileSync(join(repoRoot, 'src', 'github', 'inputs.ts'), 'utf8');
 
   it('runs the committed bundle on node24', () => {
@@ -261,7 +287,7 @@ describe('action.yml', () => {
   });
 });
 
-describe('docs/action.md: the action\'s inputs and outputs', () => {
+describe("docs/action.md: the action's inputs and outputs", () => {
   const action = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
     inputs: Record<string, { default?: string; required?: boolean }>;
     outputs: Record<string, unknown>;
@@ -300,17 +326,27 @@ describe('docs/action.md: the action\'s inputs and outputs', () => {
 describe('pr-comment.yml: its script against the loopback GitHub API', () => {
   const TOKEN = 'ghs_prCommentScriptToken';
   const script = String(allSteps(yamlOf('pr-comment.yml')).find((s) => s.uses?.startsWith('actions/github-script@'))!.with?.script);
-  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...args: unknown[]) => Promise<void>;
+  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (
+    ...args: string[]
+  ) => (...args: unknown[]) => Promise<void>;
 
   /** Runs the script as actions/github-script would: (require, github, context, core), in `cwd`. */
   async function runScript(cwd: string, apiUrl: string, headSha: string): Promise<string[]> {
     const said: string[] = [];
     const core = { info: (m: string) => said.push(m), warning: (m: string) => said.push(`warning: ${m}`) };
-    const context = { payload: { workflow_run: { head_sha: headSha, html_url: 'https://github.example/run/1' } }, repo: { owner: 'ngcc', repo: 'submissions' } };
+    const context = {
+      payload: { workflow_run: { head_sha: headSha, html_url: 'https://github.example/run/1' } },
+      repo: { owner: 'ngcc', repo: 'submissions' },
+    };
     const here = process.cwd();
     process.chdir(cwd);
     try {
-      await new AsyncFunction('require', 'github', 'context', 'core', script)(createRequire(import.meta.url), makeOctokit(TOKEN, apiUrl), context, core);
+      await new AsyncFunction('require', 'github', 'context', 'core', script)(
+        createRequire(import.meta.url),
+        makeOctokit(TOKEN, apiUrl),
+        context,
+        core,
+      );
     } finally {
       process.chdir(here);
     }
@@ -340,7 +376,11 @@ describe('pr-comment.yml: its script against the loopback GitHub API', () => {
       gh.addComment('ngcc', 'submissions', 5, `${marker}\nme again`, 'mallory');
       writeFileSync(join(artifact, 'comment.md'), `${marker}\nsecond numbers\n`);
       await runScript(dir, gh.url, 'c0ffee');
-      expect(gh.comments('ngcc', 'submissions', 5).map((c) => c.body)).toEqual([`${marker}\nquoted by a person`, `${marker}\nsecond numbers\n`, `${marker}\nme again`]);
+      expect(gh.comments('ngcc', 'submissions', 5).map((c) => c.body)).toEqual([
+        `${marker}\nquoted by a person`,
+        `${marker}\nsecond numbers\n`,
+        `${marker}\nme again`,
+      ]);
       expect(gh.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
     } finally {
       await gh.stop();

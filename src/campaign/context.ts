@@ -84,4 +84,5 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
 }
 
 /** Builds an instance under a flag set (an unchanged build is taken from disk or the cache). */
-export const buildUnit = (run: RunContext, unit: Unit, flagSet: FlagSet): Promise<BuildResult> => buildInstance(buildRequest(run, unit, flagSet));
+export const buildUnit = (run: RunContext, unit: Unit, flagSet: FlagSet): Promise<BuildResult> =>
+  buildInstance(buildRequest(run, unit, flagSet));

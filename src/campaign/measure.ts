@@ -28,7 +28,12 @@ export const measure: PhaseStep = {
         continue;
       }
       const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      if (!plan.force && previous?.status === 'complete' && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+      if (
+        !plan.force &&
+        previous?.status === 'complete' &&
+        previous.library_sha256 === entry.library_sha256 &&
+        previous.kat === entry.kat
+      ) {
         summary.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
         ctx.tick(`${operation}: unchanged, kept`);
         continue;
@@ -51,9 +56,18 @@ export const measure: PhaseStep = {
       const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
       writeJsonAtomic(plan.paths.record(id, label, operation), record);
       const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
-      summary.operations.push({ operation, status: result.status, mean_cycles: result.stats?.mean_cycles, skipped: false, ...(result.failure ? { failure: result.failure } : {}), ...(spread ? { spread } : {}) });
+      summary.operations.push({
+        operation,
+        status: result.status,
+        mean_cycles: result.stats?.mean_cycles,
+        skipped: false,
+        ...(result.failure ? { failure: result.failure } : {}),
+        ...(spread ? { spread } : {}),
+      });
       const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}`;
-      ctx.tick(`${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`);
+      ctx.tick(
+        `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
+      );
     });
   },
 };

@@ -98,7 +98,11 @@ export function planRun(opts: CampaignOptions): RunPlan {
   const catalog = wrapCatalog('wrap_nist.c');
   const unknown = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown.length > 0)
-    throw new InputError(ymlShown, 'profile.nist_symbols', `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`);
+    throw new InputError(
+      ymlShown,
+      'profile.nist_symbols',
+      `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`,
+    );
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpu = trialCpu(opts, settings, ymlShown);
@@ -107,7 +111,11 @@ export function planRun(opts: CampaignOptions): RunPlan {
     readJsonIfExists<BuildJson>(paths.build);
   } catch (e) {
     if (!isInputError(e)) throw e;
-    throw new InputError(paths.build, '', `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`);
+    throw new InputError(
+      paths.build,
+      '',
+      `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`,
+    );
   }
   return {
     campaignDir,
@@ -127,7 +135,12 @@ export function planRun(opts: CampaignOptions): RunPlan {
 
 function units(candidates: Candidate[], shard?: { index: number; count: number }): Unit[] {
   const all = candidates.flatMap((candidate) =>
-    candidate.instances.map((instance) => ({ candidate, instance, index: candidate.labels.indexOf(instance.label), key: instanceKey(candidate.id, instance.label) })),
+    candidate.instances.map((instance) => ({
+      candidate,
+      instance,
+      index: candidate.labels.indexOf(instance.label),
+      key: instanceKey(candidate.id, instance.label),
+    })),
   );
   return shard ? all.filter((_, i) => i % shard.count === shard.index - 1) : all;
 }

@@ -64,8 +64,15 @@ export function previousHolds(previous: BuildEntry | undefined, now: PresentStat
   const sameLibrary =
     previous.flags === now.flagSet
       ? previous.library_sha256 === now.librarySha256
-      : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== undefined && now.fallbackSha256 === previous.library_sha256;
-  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && now.katLogSha256 !== undefined && previous.kat_log_sha256 === now.katLogSha256;
+      : previous.guide_library_sha256 === now.librarySha256 &&
+        now.fallbackSha256 !== undefined &&
+        now.fallbackSha256 === previous.library_sha256;
+  return (
+    sameLibrary &&
+    previous.kat_manifest_sha256 === now.manifestSha256 &&
+    now.katLogSha256 !== undefined &&
+    previous.kat_log_sha256 === now.katLogSha256
+  );
 }
 
 /**
@@ -89,9 +96,11 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
   // Each flag set is built at most once here (a second build would come from disk anyway).
   const builds = new Map<FlagSet, Promise<BuildResult>>();
   const build = (flagSet: FlagSet): Promise<BuildResult> => {
-    let b = builds.get(flagSet);
-    if (!b) builds.set(flagSet, (b = buildUnit(run, unit, flagSet)));
-    return b;
+    const known = builds.get(flagSet);
+    if (known) return known;
+    const started = buildUnit(run, unit, flagSet);
+    builds.set(flagSet, started);
+    return started;
   };
   const kat = (b: BuildResult) =>
     runKat({

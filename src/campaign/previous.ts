@@ -16,6 +16,10 @@ export function readPrevious<T>(path: string, force: boolean, onReplaced?: () =>
       onReplaced?.();
       return undefined;
     }
-    throw new InputError(relative(process.cwd(), path) || path, '', `${e.problem}; run again with --force to redo and replace it, or delete the file`);
+    throw new InputError(
+      relative(process.cwd(), path) || path,
+      '',
+      `${e.problem}; run again with --force to redo and replace it, or delete the file`,
+    );
   }
 }

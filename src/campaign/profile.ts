@@ -51,9 +51,17 @@ async function survey(ctx: InstanceContext, entry: BuiltEntry): Promise<string> 
   const surveyPath = plan.paths.survey(candidate.id, instance.label);
   const previous = readPrevious<{ library_sha256?: string; survey_version?: number }>(surveyPath, plan.force);
   if (plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.survey_version !== SURVEY_VERSION) {
-    const head = { schema: 1, candidate: candidate.id, label: instance.label, library_sha256: entry.library_sha256, survey_version: SURVEY_VERSION };
+    const head = {
+      schema: 1,
+      candidate: candidate.id,
+      label: instance.label,
+      library_sha256: entry.library_sha256,
+      survey_version: SURVEY_VERSION,
+    };
     // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
-    const result = await surveyLibrary(resolve(plan.campaignDir, entry.library), instance.label, candidate.api === 'nist').catch((e: unknown) => ({ failure: errorMessage(e) }));
+    const result = await surveyLibrary(resolve(plan.campaignDir, entry.library), instance.label, candidate.api === 'nist').catch(
+      (e: unknown) => ({ failure: errorMessage(e) }),
+    );
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists<{ verdict?: string; failure?: string }>(surveyPath);
@@ -70,7 +78,12 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
   const stale = OPERATIONS[unit.candidate.type].filter((operation) => {
     const previous = readJsonIfExists<HashProfile>(plan.paths.profile(id, label, operation));
     const memory = readJsonIfExists<MemoryRecord>(plan.paths.memory(id, label, operation));
-    return plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.profile_symbols !== digest || memory?.library_sha256 !== entry.library_sha256;
+    return (
+      plan.force ||
+      previous?.library_sha256 !== entry.library_sha256 ||
+      previous?.profile_symbols !== digest ||
+      memory?.library_sha256 !== entry.library_sha256
+    );
   });
   await profileInstance(
     {

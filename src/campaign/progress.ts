@@ -40,4 +40,3 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     },
   };
 }
-

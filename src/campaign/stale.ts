@@ -19,7 +19,9 @@ export function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: Evidence
   const notMeasured = !entry.library || (entry.kat !== undefined && !measurable(entry.kat));
   // A survey describes any built library, measured or not; the rest exist only for measured ones.
   const files = [
-    ...OPERATIONS[unit.candidate.type].flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file) => ({ file, measuredOnly: true })),
+    ...OPERATIONS[unit.candidate.type]
+      .flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)])
+      .map((file) => ({ file, measuredOnly: true })),
     { file: paths.survey(id, label), measuredOnly: false },
   ];
   let dropped = 0;
@@ -45,6 +47,8 @@ export const stale: PhaseStep = {
   async run(ctx) {
     const entry = preparedEntry(ctx, 'stale');
     const dropped = dropStaleEvidence(ctx.unit, entry, ctx.run.plan.paths, ctx.run.plan.force);
-    ctx.tick(`${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ''}`);
+    ctx.tick(
+      `${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ''}`,
+    );
   },
 };

@@ -14,7 +14,11 @@ export function externalSizesPath(campaignRoot: string, configured: string): str
   const path = resolve(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync(path)) {
     const yml = join(campaignRoot, 'ngcc-perf.yml');
-    throw new InputError(relative(process.cwd(), yml) || yml, 'catalogs.external_sizes', `'${configured}' does not exist (looked for ${relative(process.cwd(), path) || path})`);
+    throw new InputError(
+      relative(process.cwd(), yml) || yml,
+      'catalogs.external_sizes',
+      `'${configured}' does not exist (looked for ${relative(process.cwd(), path) || path})`,
+    );
   }
   return path;
 }
@@ -36,25 +40,28 @@ export function readSemicolonCsv(path: string, columns: string[]): CsvRow[] {
   }
   const rows: CsvRow[] = [];
   let header: string[] | undefined;
-  text
-    .split('\n')
-    .forEach((raw, i) => {
-      const line = raw.replace(/\r$/, '');
-      if (line.trim() === '' || line.startsWith('#')) return;
-      const fields = line.split(';');
-      if (!header) {
-        header = fields.map((f) => f.trim());
-        const missing = columns.filter((c) => !header!.includes(c));
-        if (missing.length > 0) throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(', ')} (expected ${columns.join(';')})`);
-        return;
-      }
-      if (fields.length < header.length)
-        throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
-      const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? '').trim()])) as Record<string, string>;
-      // The last column may contain ';' in free text (Cause, Notes): keep the rest of the line.
-      if (fields.length > header.length) rec[header[header.length - 1]!] = fields.slice(header.length - 1).join(';').trim();
-      rows.push({ fields: rec, line: i + 1 });
-    });
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/\r$/, '');
+    if (line.trim() === '' || line.startsWith('#')) return;
+    const fields = line.split(';');
+    if (!header) {
+      header = fields.map((f) => f.trim());
+      const missing = columns.filter((c) => !header!.includes(c));
+      if (missing.length > 0)
+        throw new InputError(path, `line ${i + 1}`, `missing column(s) ${missing.join(', ')} (expected ${columns.join(';')})`);
+      return;
+    }
+    if (fields.length < header.length)
+      throw new InputError(path, `line ${i + 1}`, `expected ${header.length} fields separated by ';', found ${fields.length}`);
+    const rec = Object.fromEntries(header.map((h, j) => [h, (fields[j] ?? '').trim()])) as Record<string, string>;
+    // The last column may contain ';' in free text (Cause, Notes): keep the rest of the line.
+    if (fields.length > header.length)
+      rec[header[header.length - 1]!] = fields
+        .slice(header.length - 1)
+        .join(';')
+        .trim();
+    rows.push({ fields: rec, line: i + 1 });
+  });
   return rows;
 }
 
@@ -117,19 +124,21 @@ export function readExternalSizes(path: string): CatalogSize[] {
     if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
     return n;
   };
-  return readSemicolonCsv(path, ['ID', 'Instance', 'PublicKeyBytes', 'CiphertextBytes', 'SignatureBytes', 'Basis']).map(({ fields: f, line }) => {
-    if (!['encoded', 'maximum-variable', 'nominal-variable'].includes(f.Basis!))
-      throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
-    return {
-      id: f.ID!,
-      instance: f.Instance!,
-      pk: num(f.PublicKeyBytes, 'PublicKeyBytes', line),
-      ct: num(f.CiphertextBytes, 'CiphertextBytes', line),
-      sig: num(f.SignatureBytes, 'SignatureBytes', line),
-      basis: f.Basis!,
-      line,
-    };
-  });
+  return readSemicolonCsv(path, ['ID', 'Instance', 'PublicKeyBytes', 'CiphertextBytes', 'SignatureBytes', 'Basis']).map(
+    ({ fields: f, line }) => {
+      if (!['encoded', 'maximum-variable', 'nominal-variable'].includes(f.Basis!))
+        throw new InputError(path, `line ${line}`, `Basis: expected encoded, maximum-variable or nominal-variable, got '${f.Basis}'`);
+      return {
+        id: f.ID!,
+        instance: f.Instance!,
+        pk: num(f.PublicKeyBytes, 'PublicKeyBytes', line),
+        ct: num(f.CiphertextBytes, 'CiphertextBytes', line),
+        sig: num(f.SignatureBytes, 'SignatureBytes', line),
+        basis: f.Basis!,
+        line,
+      };
+    },
+  );
 }
 
 /** The campaign's size catalog, under the name ngcc-perf.yml gives it (none: an empty catalog). */

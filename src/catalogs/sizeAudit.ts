@@ -46,14 +46,27 @@ export function sizeAudit(instances: readonly AuditedInstance[], catalog: readon
       const size = entry[catKey];
       if (size === undefined) continue;
       const measured = api?.[apiKey];
-      findings.push({ id: entry.id, instance: entry.instance, item, catalog: size, api: measured, basis: entry.basis, verdict: sizeVerdict(item, size, measured, entry.basis) });
+      findings.push({
+        id: entry.id,
+        instance: entry.instance,
+        item,
+        catalog: size,
+        api: measured,
+        basis: entry.basis,
+        verdict: sizeVerdict(item, size, measured, entry.basis),
+      });
     }
   }
   return findings;
 }
 
 /** The one rule for a catalog size against the API's: a nominal size of variable signatures is only approximate. */
-export function sizeVerdict(item: SizeFinding['item'], catalog: number, api: number | undefined, basis: CatalogSize['basis']): SizeFinding['verdict'] {
+export function sizeVerdict(
+  item: SizeFinding['item'],
+  catalog: number,
+  api: number | undefined,
+  basis: CatalogSize['basis'],
+): SizeFinding['verdict'] {
   if (api === undefined) return 'not measured';
   if (item === 'signature' && basis === 'nominal-variable') return 'approximate';
   return api === catalog ? 'match' : 'mismatch';

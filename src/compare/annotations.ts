@@ -15,7 +15,11 @@ export interface Annotation {
 export function annotations(report: CompareReport, pr?: PullRequestContext): Annotation[] {
   const out: Annotation[] = [];
   if (pr && !pr.baseline)
-    out.push({ level: 'warning', title: `No baseline: ${report.system}`, message: `no evidence for ${report.system} on the base commit nor on ${pr.looked.dataBranch}: nothing was compared` });
+    out.push({
+      level: 'warning',
+      title: `No baseline: ${report.system}`,
+      message: `no evidence for ${report.system} on the base commit nor on ${pr.looked.dataBranch}: nothing was compared`,
+    });
   for (const k of report.kat_changes) {
     const move = `KAT status ${k.base ?? 'none'} → ${k.head ?? 'none'} on ${report.system}`;
     if (k.head === undefined) out.push({ level: 'notice', title: `KAT removed: ${k.key}`, message: move });
@@ -24,16 +28,28 @@ export function annotations(report: CompareReport, pr?: PullRequestContext): Ann
   }
   for (const b of report.build_failures) {
     const error = pr?.buildErrors[b];
-    out.push({ level: 'error', title: `Build failed: ${b}`, message: `${b} does not build in head on ${report.system}${error ? `: ${firstLine(error)}` : ''}` });
+    out.push({
+      level: 'error',
+      title: `Build failed: ${b}`,
+      message: `${b} does not build in head on ${report.system}${error ? `: ${firstLine(error)}` : ''}`,
+    });
   }
   for (const k of pr?.stillFailing ?? []) {
-    out.push({ level: 'warning', title: `KAT still ${k.status}: ${k.key}`, message: `KAT ${k.status} on ${report.system}, as on the baseline${k.detail ? ` — ${firstLine(k.detail)}` : ''}` });
+    out.push({
+      level: 'warning',
+      title: `KAT still ${k.status}: ${k.key}`,
+      message: `KAT ${k.status} on ${report.system}, as on the baseline${k.detail ? ` — ${firstLine(k.detail)}` : ''}`,
+    });
   }
   for (const r of report.rows) {
     if (r.verdict !== 'regression' && r.verdict !== 'improvement') continue;
     const what = `${r.candidate} ${r.label} ${r.operation}`;
     const message = `${cycles(r.base?.mean_cycles)} → ${cycles(r.head?.mean_cycles)} cycles (${signedPct(r.delta_pct)}) on ${report.system}: ${r.reason}`;
-    out.push(r.verdict === 'regression' ? { level: 'warning', title: `Regression: ${what}`, message } : { level: 'notice', title: `Improvement: ${what}`, message });
+    out.push(
+      r.verdict === 'regression'
+        ? { level: 'warning', title: `Regression: ${what}`, message }
+        : { level: 'notice', title: `Improvement: ${what}`, message },
+    );
   }
   for (const m of report.size_mismatches) {
     out.push({

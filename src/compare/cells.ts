@@ -17,6 +17,10 @@ export const cycles = (v: number | undefined): string => (v === undefined ? MISS
 
 /** A compiler message can be long and multi-line: its first line says what broke. */
 export const firstLine = (s: string): string => {
-  const line = s.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  const line =
+    s
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? '';
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };

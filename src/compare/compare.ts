@@ -86,7 +86,13 @@ function auditedInstances(ds: Dataset): AuditedInstance[] {
 }
 
 /** The base-versus-head verdict of one operation. */
-export function judge(base: SideStats, head: SideStats, thresholdPct: number, alpha: number, cv: number | null): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
+export function judge(
+  base: SideStats,
+  head: SideStats,
+  thresholdPct: number,
+  alpha: number,
+  cv: number | null,
+): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
   const delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
   const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
   const big = Math.abs(delta_pct) >= thresholdPct;
@@ -94,9 +100,21 @@ export function judge(base: SideStats, head: SideStats, thresholdPct: number, al
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history = cv === null ? 'no nightly history' : `nightly spread ±${pyFixed(cv * 100, 1)}%`;
   if (big && significant && aboveHistory)
-    return { delta_pct, p_value, verdict: delta_pct > 0 ? 'regression' : 'improvement', reason: `|Δ| ≥ ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}` };
+    return {
+      delta_pct,
+      p_value,
+      verdict: delta_pct > 0 ? 'regression' : 'improvement',
+      reason: `|Δ| ≥ ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}`,
+    };
   if (big)
-    return { delta_pct, p_value, verdict: 'inconclusive', reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}` };
+    return {
+      delta_pct,
+      p_value,
+      verdict: 'inconclusive',
+      reason: !significant
+        ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials`
+        : `within ${HISTORY_SIGMAS}× the ${history}`,
+    };
   return { delta_pct, p_value, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%` };
 }
 
@@ -105,7 +123,9 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, 'base');
   const head = loadSystem(opts.headDir, opts.system, 'head');
-  const history = (opts.history ?? []).filter((d) => existsSync(join(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history')));
+  const history = (opts.history ?? [])
+    .filter((d) => existsSync(join(d, opts.system)))
+    .map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history')));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -122,7 +142,12 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };
     if (!bs || !hs) return { ...row, verdict: 'inconclusive', reason: 'neither side has trials' };
     if (b!.flags !== undefined && h!.flags !== undefined && b!.flags !== h!.flags)
-      return { ...row, verdict: 'inconclusive', delta_pct: ((hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles) * 100, reason: `build flags differ (${b!.flags} → ${h!.flags})` };
+      return {
+        ...row,
+        verdict: 'inconclusive',
+        delta_pct: ((hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles) * 100,
+        reason: `build flags differ (${b!.flags} → ${h!.flags})`,
+      };
     const past = history.map((m) => m.get(key)?.mean_cycles).filter((v): v is number => typeof v === 'number');
     return { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
   });
@@ -132,7 +157,9 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     .map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat }))
     .filter((c) => c.base !== c.head && c.head !== undefined);
   // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
-  const build_failures = instanceKeys.filter((k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL');
+  const build_failures = instanceKeys.filter(
+    (k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL',
+  );
 
   const size_changes: ValueChange[] = [];
   const memory_changes: ValueChange[] = [];

@@ -5,8 +5,12 @@ export const FAIL_ON = ['regression', 'kat', 'size-audit'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 
 export function parseFailOn(v: string, where: string): Set<FailOn> {
-  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const x of list) if (!(FAIL_ON as readonly string[]).includes(x)) throw new InputError(where, '', `unknown check '${x}' (known: ${FAIL_ON.join(', ')})`);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const x of list)
+    if (!(FAIL_ON as readonly string[]).includes(x)) throw new InputError(where, '', `unknown check '${x}' (known: ${FAIL_ON.join(', ')})`);
   return new Set(list as FailOn[]);
 }
 

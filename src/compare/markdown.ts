@@ -93,7 +93,15 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
 const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
 
 function rowCells(r: CompareRow): Cell[] {
-  return [r.candidate, r.label, r.operation, cycles(r.base?.mean_cycles), cycles(r.head?.mean_cycles), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+  return [
+    r.candidate,
+    r.label,
+    r.operation,
+    cycles(r.base?.mean_cycles),
+    cycles(r.head?.mean_cycles),
+    signedPct(r.delta_pct),
+    VERDICT_CELL[r.verdict],
+  ];
 }
 
 function changedRows(report: CompareReport): CompareRow[] {
@@ -101,7 +109,10 @@ function changedRows(report: CompareReport): CompareRow[] {
   // Stable: within a verdict, the largest |Δ| first, then the report's own order.
   return changed
     .map((r, i) => ({ r, i }))
-    .sort((a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i)
+    .sort(
+      (a, b) =>
+        VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i,
+    )
     .map(({ r }) => r);
 }
 
@@ -191,7 +202,8 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     out.push(para(strong('KAT and build')));
     if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
     if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
-    if (still.length > 0) out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
+    if (still.length > 0)
+      out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
   }
 
   const mismatches = take('mismatches', g.mismatches);
@@ -211,7 +223,11 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
   const details = take('details', g.details);
   if (details.length > 0) {
     const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
-    out.push(html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`), table(ROW_HEADER, details), html('</details>'));
+    out.push(
+      html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`),
+      table(ROW_HEADER, details),
+      html('</details>'),
+    );
   }
 
   if (pr && pr.measured.length > 0) out.push(reproduceHint(report.system, pr));
@@ -232,7 +248,9 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
 
 /** The rule compare.ts applies, with this run's numbers. */
 function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
-  const where: Inline[] = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ')'] : [];
+  const where: Inline[] = pr?.baseline
+    ? [` (baseline: evidence on the ${pr.baseline.source} `, code(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ')']
+    : [];
   const spread = `|Δ| is more than ${HISTORY_SIGMAS}× the run-to-run spread of the operation`;
   const history =
     pr === undefined
@@ -308,7 +326,8 @@ function renderBounded(report: CompareReport, opts: MarkdownOptions, bound: Boun
   const at = (drop: number): string => render(report, g, { leadingLine, opts, keep: keepAfter(g, drop), dropped: drop });
   const bare = at(total);
   const bareSize = size(bare);
-  if (bareSize > limit) throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
+  if (bareSize > limit)
+    throw new RangeError(`ngcc-perf comparison: even without any table row the text needs ${bareSize} of at most ${limit}`);
   if (total === 0) return bare;
 
   // floorKept[d]: lower bound on what the rows still kept after dropping d rows add. The slack

@@ -45,10 +45,20 @@ export interface BuildRequest {
 /** Symbols a library may export: the APIs and the harness hooks, nothing of its internals. */
 function versionScript(prefix: string | undefined): string {
   const globals = [
-    'kem_*', 'sig_*', 'kex_*', 'CryptHash',
-    'init_random_number', 'get_random_number', 'drng_algorithm',
-    'sm3hash', 'pseudohash', 'pseudoXOF',
-    'randombytes', 'randombytes_init', 'PQCLEAN_randombytes', 'ngcc_*',
+    'kem_*',
+    'sig_*',
+    'kex_*',
+    'CryptHash',
+    'init_random_number',
+    'get_random_number',
+    'drng_algorithm',
+    'sm3hash',
+    'pseudohash',
+    'pseudoXOF',
+    'randombytes',
+    'randombytes_init',
+    'PQCLEAN_randombytes',
+    'ngcc_*',
   ];
   if (prefix !== undefined) globals.push(`${prefix}crypto_kem_*`, `${prefix}crypto_sign*`);
   return `{\n  global:\n${globals.map((g) => `    ${g};`).join('\n')}\n  local: *;\n};\n`;
@@ -142,7 +152,18 @@ export async function buildArgv(req: BuildRequest, flags: string[], library: str
     linkFlags: ['-Wl,--no-undefined', `-Wl,--version-script=${scriptPath}`],
     libs: instance.libs.map((l) => `-l${l}`),
   };
-  const argv = [CC, ...parts.flags, ...parts.defines, ...parts.includes, '-shared', ...parts.linkFlags, '-o', library, ...parts.sources, ...parts.libs];
+  const argv = [
+    CC,
+    ...parts.flags,
+    ...parts.defines,
+    ...parts.includes,
+    '-shared',
+    ...parts.linkFlags,
+    '-o',
+    library,
+    ...parts.sources,
+    ...parts.libs,
+  ];
   const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname(library));
   return { ...parts, argv, key };
 }

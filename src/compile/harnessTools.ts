@@ -43,7 +43,14 @@ export function harnessTools(): Promise<HarnessTools> {
 async function compileTools(): Promise<HarnessTools> {
   const version = harnessVersion();
   const dir = join(process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version}`);
-  const tools = { dir, version, kat: join(dir, 'ngcc_kat'), time: join(dir, 'ngcc_time'), prof: join(dir, 'ngcc_prof'), mem: join(dir, 'ngcc_mem') };
+  const tools = {
+    dir,
+    version,
+    kat: join(dir, 'ngcc_kat'),
+    time: join(dir, 'ngcc_time'),
+    prof: join(dir, 'ngcc_prof'),
+    mem: join(dir, 'ngcc_mem'),
+  };
   if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync(t))) return tools;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}`;

@@ -71,9 +71,21 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   for (const w of ['hashprof.c', 'wrap_iccs.c', 'wrap_nist.c']) {
     const obj = join(objDir, `hashprof-${w.replace(/\.c$/, '')}.o`);
     const includes = [`-I${hp}`, `-I${join(nativeDir(), 'iccs')}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0) return finish(false, wrapped);
+    if ((await run([CC, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
+      return finish(false, wrapped);
     objects.push(obj);
   }
-  const link = await run([CC, ...plain.flags, '-fno-lto', '-shared', ...plain.linkFlags, ...wrapped.map((s) => `-Wl,--wrap=${s}`), '-o', library, ...objects, ...plain.libs]);
+  const link = await run([
+    CC,
+    ...plain.flags,
+    '-fno-lto',
+    '-shared',
+    ...plain.linkFlags,
+    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
+    '-o',
+    library,
+    ...objects,
+    ...plain.libs,
+  ]);
   return finish(link.exitCode === 0 && existsSync(library), wrapped);
 }

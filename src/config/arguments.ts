@@ -55,6 +55,9 @@ export function checkOutputFolder(path: string, where: Where): string {
   let p = resolve(path);
   while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
   if (!statSync(p).isDirectory())
-    throw fail(where, p === resolve(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`);
+    throw fail(
+      where,
+      p === resolve(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`,
+    );
   return path;
 }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { InputError } from '../errors.js';
 import { checkManifestLabels, readManifest } from './katManifest.js';
@@ -28,8 +28,7 @@ export function loadSettings(root: string): CampaignSettings {
 
 export function loadCandidate(folder: string, display: string): Candidate {
   const spec = loadYaml(join(folder, 'candidate.yml'), candidateSchema, display);
-  if (spec.id !== basename(folder))
-    throw new InputError(display, 'id', `'${spec.id}' must equal the folder name '${basename(folder)}'`);
+  if (spec.id !== basename(folder)) throw new InputError(display, 'id', `'${spec.id}' must equal the folder name '${basename(folder)}'`);
   return {
     ...spec,
     folder,
@@ -42,7 +41,10 @@ export function loadCandidate(folder: string, display: string): Candidate {
 const shown = (path: string) => relative(process.cwd(), path) || '.';
 
 /** The folders under `root` holding `<id>/candidate.yml`: the candidates, in id order. */
-const candidateNames = (root: string) => readdirSync(root).filter((name) => existsSync(join(root, name, 'candidate.yml'))).sort();
+const candidateNames = (root: string) =>
+  readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'candidate.yml')))
+    .sort();
 
 /**
  * Reads every `<id>/candidate.yml` under the campaign root, in id order, each with its kat.sha256
@@ -76,7 +78,7 @@ function noCandidates(root: string): InputError {
 }
 
 function campaignsBelow(dir: string, depth: number): string[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
@@ -99,6 +101,10 @@ function checkCandidateFileNames(root: string): void {
     if (!statSync(folder).isDirectory() || existsSync(join(folder, 'candidate.yml'))) continue;
     const wrong = readdirSync(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
-      throw new InputError(shown(join(folder, wrong)), '', 'the candidate manifest must be named candidate.yml: rename it to candidate.yml');
+      throw new InputError(
+        shown(join(folder, wrong)),
+        '',
+        'the candidate manifest must be named candidate.yml: rename it to candidate.yml',
+      );
   }
 }

@@ -28,11 +28,14 @@ export function parseCommand<O extends Options, R extends keyof O & string = nev
   checkRepeated(tokens, options);
   const names = shape.positionals ?? [];
   const variadic = names.length > 0 && names[names.length - 1]!.endsWith('...');
-  if (!variadic && positionals.length > names.length) throw new InputError('command line', command, `unexpected argument '${positionals[names.length]}'`);
+  if (!variadic && positionals.length > names.length)
+    throw new InputError('command line', command, `unexpected argument '${positionals[names.length]}'`);
   const given = values as Record<string, unknown>;
   const missing = [
     ...names.slice(positionals.length).map((n) => n.replace(/\.\.\.$/, '')),
-    ...Object.entries<string>(shape.required ?? {}).flatMap(([name, value]) => (given[name] === undefined || given[name] === '' ? [`--${name} ${value}`] : [])),
+    ...Object.entries<string>(shape.required ?? {}).flatMap(([name, value]) =>
+      given[name] === undefined || given[name] === '' ? [`--${name} ${value}`] : [],
+    ),
   ];
   if (missing.length > 0) throw new InputError('command line', command, `missing ${listed(missing)}`);
   return { values: values as Values<O> & { [K in R]: string }, positionals };
@@ -45,7 +48,12 @@ function checkRepeated(tokens: NonNullable<ReturnType<typeof parseArgs>['tokens'
     if (t.kind !== 'option' || options[t.name]?.type !== 'string' || options[t.name]?.multiple) continue;
     const values = [...(seen.get(t.name) ?? []), t.value ?? ''];
     seen.set(t.name, values);
-    if (values.length > 1) throw new InputError('command line', `--${t.name}`, `given more than once (${values.map((v) => `'${v}'`).join(', then ')}): give it once`);
+    if (values.length > 1)
+      throw new InputError(
+        'command line',
+        `--${t.name}`,
+        `given more than once (${values.map((v) => `'${v}'`).join(', then ')}): give it once`,
+      );
   }
 }
 

@@ -38,7 +38,11 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
     if (line === '' || line.startsWith('#')) return;
     const m = LINE.exec(line);
     if (!m)
-      throw new InputError(display, `line ${i + 1}`, `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`);
+      throw new InputError(
+        display,
+        `line ${i + 1}`,
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`,
+      );
     const entry: ManifestEntry = {
       sha256: m[1]!.toLowerCase(),
       mode: m[2] as DigestMode,
@@ -50,7 +54,11 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
     const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
     const earlier = seen.get(key);
     if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(display, `line ${entry.line}`, `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`);
+      throw new InputError(
+        display,
+        `line ${entry.line}`,
+        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`,
+      );
     seen.set(key, earlier ?? entry);
     entries.push(entry);
   });
@@ -64,7 +72,11 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
 export function checkManifestLabels(entries: ManifestEntry[], labels: readonly string[], display: string): void {
   const unknown = entries.find((e) => !labels.includes(e.label));
   if (unknown)
-    throw new InputError(display, `line ${unknown.line}`, `no instance is labelled '${unknown.label}' in candidate.yml (labels: ${labels.join(', ')})`);
+    throw new InputError(
+      display,
+      `line ${unknown.line}`,
+      `no instance is labelled '${unknown.label}' in candidate.yml (labels: ${labels.join(', ')})`,
+    );
 }
 
 const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;

@@ -15,7 +15,10 @@ export const instanceSchema = z
     include: relPathList,
     /** Extra libraries to link, as for gcc's -l (e.g. ':libcrypto.so.3'). */
     libs: z.array(z.string().regex(/^[:A-Za-z0-9_.+-]+$/, 'must be a library name as for -l')).default([]),
-    nist_prefix: z.string().regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix').optional(),
+    nist_prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix')
+      .optional(),
   })
   .strict();
 
@@ -33,7 +36,8 @@ export const candidateSchema = z
   .superRefine((c, ctx) => {
     const seen = new Set<string>();
     c.instances.forEach((inst, i) => {
-      if (seen.has(inst.label)) ctx.addIssue({ code: 'custom', path: ['instances', i, 'label'], message: `duplicate label '${inst.label}'` });
+      if (seen.has(inst.label))
+        ctx.addIssue({ code: 'custom', path: ['instances', i, 'label'], message: `duplicate label '${inst.label}'` });
       seen.add(inst.label);
       if (inst.nist_prefix !== undefined && c.api !== 'nist')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });

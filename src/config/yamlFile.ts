@@ -32,7 +32,8 @@ export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayNa
     const field = formatPath(path) || '(top level)';
     // A record key's own rule ('a system id must match …') sits inside zod's "Invalid key in record".
     const keyProblem = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
-    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : (keyProblem ?? issue.message);
+    const message =
+      keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : (keyProblem ?? issue.message);
     return `${line ? `line ${line}: ` : ''}${field}: ${message}`;
   });
   throw new InputError(displayName, '', problems.join('; '));
@@ -44,7 +45,11 @@ function toPlainData(doc: ReturnType<typeof parseDocument>, displayName: string)
   } catch (e) {
     // The library says so with a ReferenceError of its own; anything else is a bug of ours.
     if (e instanceof ReferenceError && /alias count/i.test(e.message))
-      throw new InputError(displayName, '', `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`);
+      throw new InputError(
+        displayName,
+        '',
+        `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`,
+      );
     throw e;
   }
 }

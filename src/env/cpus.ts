@@ -45,7 +45,10 @@ export function formatCpuList(cpus: number[]): string {
 
 export function checkCpuAllowed(cpu: number, where: Where, allowed: number[] | undefined = allowedCpus()): number {
   if (allowed && !allowed.includes(cpu))
-    throw new InputError(where[0], where[1], `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`);
+    throw new InputError(
+      where[0],
+      where[1],
+      `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`,
+    );
   return cpu;
 }
-

@@ -58,13 +58,14 @@ export type HostEnvironment = ReturnType<typeof hostEnvironment>;
 /** Conditions that make cycle counts less trustworthy; recorded, never fatal. */
 export function hostProblems(env: HostEnvironment): string[] {
   const problems: string[] = [];
-  if (env.cpufreq_governor && env.cpufreq_governor !== 'performance') problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
+  if (env.cpufreq_governor && env.cpufreq_governor !== 'performance')
+    problems.push(`cpufreq governor is '${env.cpufreq_governor}', not 'performance'`);
   if (env.cpufreq_min_khz && env.cpufreq_max_khz && env.cpufreq_min_khz !== env.cpufreq_max_khz)
     problems.push(`clock not fixed: ${env.cpufreq_min_khz}..${env.cpufreq_max_khz} kHz`);
   if (env.intel_pstate_no_turbo === '0') problems.push('turbo boost is on (intel_pstate/no_turbo = 0)');
   if (env.cpufreq_boost === '1') problems.push('frequency boost is on (cpufreq/boost = 1)');
   if (env.smt_control === 'on') problems.push('SMT is on: a sibling thread can share the measured core');
-  if (env.virtualized) problems.push('virtualized host: the cycle counter may be the hypervisor\'s');
+  if (env.virtualized) problems.push("virtualized host: the cycle counter may be the hypervisor's");
   return problems;
 }
 

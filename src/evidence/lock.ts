@@ -55,7 +55,11 @@ export function lockSystem(systemDir: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const holder = otherLiveWriter(systemDir);
       if (holder !== undefined)
-        throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`);
+        throw new InputError(
+          relative(process.cwd(), systemDir) || systemDir,
+          '',
+          `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`,
+        );
       if (Number(readFileSync(lock, 'utf8')) === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, '', 'a run of this process is already writing this evidence');
       rmSync(lock, { force: true });

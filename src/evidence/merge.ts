@@ -29,12 +29,14 @@ interface Folder {
 function readFolder(dir: string, shown: string, shard: boolean): Folder {
   const folder: Folder = { dir, shown, instances: {}, byInstance: new Map(), shared: [] };
   const writer = shard ? otherLiveWriter(dir) : undefined;
-  if (writer !== undefined) throw new InputError(shown, '', `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+  if (writer !== undefined)
+    throw new InputError(shown, '', `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const buildPath = join(dir, 'build.json');
   if (existsSync(buildPath)) {
     folder.build = parseJsonFile(buildPath, join(shown, 'build.json'));
     const instances = folder.build.instances ?? {};
-    if (!instances || typeof instances !== 'object' || Array.isArray(instances)) throw new InputError(join(shown, 'build.json'), 'instances', 'expected an object');
+    if (!instances || typeof instances !== 'object' || Array.isArray(instances))
+      throw new InputError(join(shown, 'build.json'), 'instances', 'expected an object');
     folder.instances = instances as Json;
   } else if (shard) throw new InputError(shown, '', 'no build.json: not the evidence folder of a run (DATA_DIR/ID)');
   if (existsSync(join(dir, 'campaign.json'))) folder.campaign = parseJsonFile(join(dir, 'campaign.json'), join(shown, 'campaign.json'));
@@ -43,7 +45,8 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
     const key = instanceOfPath(rel);
     if (key === undefined) folder.shared.push(rel);
     else {
-      if (shard && !(key in folder.instances)) throw new InputError(join(shown, rel), '', `belongs to instance ${key}, which has no entry in ${join(shown, 'build.json')}`);
+      if (shard && !(key in folder.instances))
+        throw new InputError(join(shown, rel), '', `belongs to instance ${key}, which has no entry in ${join(shown, 'build.json')}`);
       folder.byInstance.set(key, [...(folder.byInstance.get(key) ?? []), rel]);
     }
   }
@@ -53,7 +56,9 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
 /** JSON with sorted keys, so equal objects compare equal whatever their key order. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -61,7 +66,8 @@ const sameBytes = (a: string, b: string) => readFileSync(a).equals(readFileSync(
 
 /** Why two shards' copies of one instance differ, or undefined when they are the same. */
 function instanceDifference(a: Folder, b: Folder, key: string): string | undefined {
-  if (canonicalJson(reaimLibrary(a.instances[key], key, a, '/')) !== canonicalJson(reaimLibrary(b.instances[key], key, b, '/'))) return 'a different build.json entry';
+  if (canonicalJson(reaimLibrary(a.instances[key], key, a, '/')) !== canonicalJson(reaimLibrary(b.instances[key], key, b, '/')))
+    return 'a different build.json entry';
   const fa = a.byInstance.get(key) ?? [];
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
@@ -148,7 +154,8 @@ export function mergeShardFolders(parts: string[], into: string): MergeResult {
     const abs = resolve(p);
     if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new InputError(p, '', 'no such shard folder');
     const inside = (a: string, b: string) => a === b || a.startsWith(`${b}${sep}`);
-    if (inside(abs, out) || inside(out, abs)) throw new InputError('command line', '--out', `${into} and the shard folder ${p} overlap; merge into another folder`);
+    if (inside(abs, out) || inside(out, abs))
+      throw new InputError('command line', '--out', `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync(out);
   if (existed && !statSync(out).isDirectory()) throw new InputError('command line', '--out', `${into} is not a folder`);
@@ -178,7 +185,11 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === 'string');
   const other = systems.find((f) => f.campaign!.system_id !== systems[0]!.campaign!.system_id);
   if (other)
-    throw new InputError(join(other.shown, 'campaign.json'), 'system_id', `'${String(other.campaign!.system_id)}', but ${join(systems[0]!.shown, 'campaign.json')} says '${String(systems[0]!.campaign!.system_id)}': evidence of two systems`);
+    throw new InputError(
+      join(other.shown, 'campaign.json'),
+      'system_id',
+      `'${String(other.campaign!.system_id)}', but ${join(systems[0]!.shown, 'campaign.json')} says '${String(systems[0]!.campaign!.system_id)}': evidence of two systems`,
+    );
 
   // Which shard brings each instance; the same instance from two shards must be the same evidence.
   const source = new Map<string, Folder>();
@@ -188,7 +199,12 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
       if (!earlier) source.set(key, shard);
       else {
         const why = instanceDifference(earlier, shard, key);
-        if (why) throw new InputError(shard.shown, `instance ${key}`, `also in ${earlier.shown}, which has ${why}: merge one of them (a re-run into its own folder is merged alone, after the others)`);
+        if (why)
+          throw new InputError(
+            shard.shown,
+            `instance ${key}`,
+            `also in ${earlier.shown}, which has ${why}: merge one of them (a re-run into its own folder is merged alone, after the others)`,
+          );
       }
     }
   // Files outside the instance layout: the same content wherever they come from.
@@ -241,7 +257,11 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
       try {
         renameSync(old, out);
       } catch {
-        throw new InputError(shownPath(out), '', `could not be replaced (${e instanceof Error ? e.message : String(e)}); its previous content is in ${shownPath(old)}`);
+        throw new InputError(
+          shownPath(out),
+          '',
+          `could not be replaced (${e instanceof Error ? e.message : String(e)}); its previous content is in ${shownPath(old)}`,
+        );
       }
       throw e;
     }

@@ -42,7 +42,8 @@ export function validateDataset(systemDir: string): string[] {
       continue;
     }
     const log = readFileSync(logPath, 'utf8');
-    if (e.kat_log_sha256 && sha256Hex(log) !== e.kat_log_sha256) problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+    if (e.kat_log_sha256 && sha256Hex(log) !== e.kat_log_sha256)
+      problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log);
     if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
     else {
@@ -79,10 +80,20 @@ export function validateDataset(systemDir: string): string[] {
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
     problems.push(...processFacts(where, r));
     const derived = deriveStatistics(trials);
-    for (const field of ['measurements', 'mean_seconds', 'median_trial_seconds', 'min_trial_seconds', 'max_trial_seconds', 'mean_cycles', 'median_trial_cycles', 'operations_per_second'] as const) {
+    for (const field of [
+      'measurements',
+      'mean_seconds',
+      'median_trial_seconds',
+      'min_trial_seconds',
+      'max_trial_seconds',
+      'mean_cycles',
+      'median_trial_cycles',
+      'operations_per_second',
+    ] as const) {
       const stored = r[field];
       if (stored === undefined) continue;
-      if (typeof stored !== 'number' || !close(stored, derived[field])) problems.push(`${where}: ${field} ${stored} != ${derived[field]} recomputed from trials`);
+      if (typeof stored !== 'number' || !close(stored, derived[field]))
+        problems.push(`${where}: ${field} ${stored} != ${derived[field]} recomputed from trials`);
     }
     if (r.guide_100_measurements_met !== undefined && r.guide_100_measurements_met !== derived.guide_100_measurements_met)
       problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived.guide_100_measurements_met}`);
@@ -100,13 +111,16 @@ export function validateDataset(systemDir: string): string[] {
     if (p.hash_share === undefined) problems.push(`${where}: hash_share missing (complete profile)`);
     for (const fn of new Set([...Object.keys(p.share ?? {}), ...(p.share ? Object.keys(recomputed.share) : [])])) {
       const stated = p.share?.[fn];
-      if (stated === undefined || !close(stated, recomputed.share[fn] ?? 0)) problems.push(`${where}: share.${fn} ${stated ?? 'missing'} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+      if (stated === undefined || !close(stated, recomputed.share[fn] ?? 0))
+        problems.push(`${where}: share.${fn} ${stated ?? 'missing'} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
     }
-    if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share)) problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+    if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share))
+      problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
     const rounds = p.round_hash_shares;
     if (rounds !== undefined && p.hash_share !== undefined) {
       const median = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
-      if (median === undefined || !close(p.hash_share, median)) problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
+      if (median === undefined || !close(p.hash_share, median))
+        problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
     }
   }
   return problems;
@@ -123,7 +137,11 @@ function processFacts(where: string, r: TimingRecord): string[] {
     .map((p) => p.meta!);
   if (metas.length === 0) return [];
   const problems: string[] = [];
-  const values = (k: string) => metas.map((m) => m[k]).filter((v): v is string => v !== undefined).map(Number);
+  const values = (k: string) =>
+    metas
+      .map((m) => m[k])
+      .filter((v): v is string => v !== undefined)
+      .map(Number);
   const peaks = values('peak_rss_bytes');
   if (typeof r.peak_rss_bytes === 'number' && peaks.length > 0 && r.peak_rss_bytes !== Math.max(...peaks))
     problems.push(`${where}: peak_rss_bytes ${r.peak_rss_bytes} != ${Math.max(...peaks)}, the largest of its processes`);
@@ -133,7 +151,8 @@ function processFacts(where: string, r: TimingRecord): string[] {
   const sizes = (r.sizes ?? {}) as Record<string, unknown>;
   for (const k of ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_bytes']) {
     const printed = metas[0]![k];
-    if (printed !== undefined && typeof sizes[k] === 'number' && sizes[k] !== Number(printed)) problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
+    if (printed !== undefined && typeof sizes[k] === 'number' && sizes[k] !== Number(printed))
+      problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
   }
   return problems;
 }

@@ -31,7 +31,6 @@ export async function findBaseline(repo: string, s: BaselineSearch): Promise<Bas
 /** 'base commit main@1a2b3c4', 'data branch ngcc-perf-data@1a2b3c4'. */
 export const baselineName = (b: Baseline): string => `${b.source} ${b.ref}@${b.sha.slice(0, 7)}`;
 
-
 /**
  * The head's evidence before measuring: the baseline without anything of `candidates`. Their
  * old numbers would otherwise survive a build that now fails, or an instance the pull request

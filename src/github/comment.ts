@@ -34,5 +34,9 @@ export function renderComment(report: CompareReport, opts: CommentOptions = {}):
 
 /** The same content for the job summary: no marker, bounded by GitHub's 1 MiB per step. */
 export function renderJobSummary(report: CompareReport, opts: MarkdownOptions = {}): string {
-  return renderComparison(report, { reportUrl: opts.reportUrl, runUrl: opts.runUrl, pr: opts.pr }, { limit: JOB_SUMMARY_MAX_BYTES, measure: (s) => Buffer.byteLength(s, 'utf8') });
+  return renderComparison(
+    report,
+    { reportUrl: opts.reportUrl, runUrl: opts.runUrl, pr: opts.pr },
+    { limit: JOB_SUMMARY_MAX_BYTES, measure: (s) => Buffer.byteLength(s, 'utf8') },
+  );
 }

@@ -24,7 +24,11 @@ export interface Delivery {
  * artifact files, every output, the job summary, the annotations and the check's verdict.
  * Returns the comment's text and where it was written.
  */
-export async function deliverResults(report: CompareReport, pr: PullRequestContext, d: Delivery): Promise<{ body: string; commentPath: string }> {
+export async function deliverResults(
+  report: CompareReport,
+  pr: PullRequestContext,
+  d: Delivery,
+): Promise<{ body: string; commentPath: string }> {
   const opts = { runUrl: d.runUrl, reportUrl: d.reportUrl, pr };
   const body = renderComment(report, opts);
   const out = join(d.work, 'artifact');
@@ -44,7 +48,8 @@ export async function deliverResults(report: CompareReport, pr: PullRequestConte
   core.setOutput('summary-path', commentPath);
   core.setOutput('artifact-dir', out);
   await core.summary.addRaw(renderJobSummary(report, opts)).write();
-  for (const a of annotations(report, pr)) core[a.level](a.message, { title: a.title });
+  const annotate = { error: core.error, warning: core.warning, notice: core.notice };
+  for (const a of annotations(report, pr)) annotate[a.level](a.message, { title: a.title });
   const why = failReasons(report, d.failOn);
   if (why.length > 0) core.setFailed(`ngcc-perf ${d.system}: ${why.join(', ')}`);
   return { body, commentPath };
@@ -60,7 +65,13 @@ export interface CommentRequest {
  * updates an existing one, so a fixed regression does not leave a stale warning behind. A failure
  * here is a warning that repeats the findings: the verdict and outputs are already set.
  */
-export async function postComment(report: CompareReport, pr: PullRequestContext, d: Delivery, c: CommentRequest, text: { body: string; commentPath: string }): Promise<void> {
+export async function postComment(
+  report: CompareReport,
+  pr: PullRequestContext,
+  d: Delivery,
+  c: CommentRequest,
+  text: { body: string; commentPath: string },
+): Promise<void> {
   if (c.comment === 'never') return;
   const create = c.comment === 'always' || hasFindings(report, pr);
   if (!c.token) {
@@ -71,7 +82,11 @@ export async function postComment(report: CompareReport, pr: PullRequestContext,
     const [owner, repo] = (process.env.GITHUB_REPOSITORY ?? '/').split('/') as [string, string];
     const octokit = makeOctokit(c.token, process.env.GITHUB_API_URL);
     const r = await upsertStickyComment(octokit, { owner, repo, issueNumber: d.prNumber, system: d.system, body: text.body, create });
-    core.info(r.action === 'not-created' ? 'nothing to report and no sticky comment yet: none created (comment: on-change)' : `sticky comment ${r.action} (id ${r.id})`);
+    core.info(
+      r.action === 'not-created'
+        ? 'nothing to report and no sticky comment yet: none created (comment: on-change)'
+        : `sticky comment ${r.action} (id ${r.id})`,
+    );
   } catch (e) {
     core.warning(
       `the sticky comment of ${d.system} was not posted: ${errorMessage(e)}. Its findings: ${headline(report, pr)}. ` +

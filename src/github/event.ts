@@ -16,9 +16,14 @@ export interface PullRequestEvent {
 
 /** The pull request of GITHUB_EVENT_PATH (pull_request or pull_request_target payloads). */
 export function readPullRequestEvent(path = process.env.GITHUB_EVENT_PATH): PullRequestEvent {
-  if (!path || !existsSync(path)) throw new InputError('GITHUB_EVENT_PATH', '', 'no event payload: pull-request mode runs on pull_request events');
+  if (!path || !existsSync(path))
+    throw new InputError('GITHUB_EVENT_PATH', '', 'no event payload: pull-request mode runs on pull_request events');
   const payload = readJson<{
-    pull_request?: { number: number; base: { sha: string; ref?: string; repo: { full_name: string } }; head: { sha: string; repo: { full_name: string } | null } };
+    pull_request?: {
+      number: number;
+      base: { sha: string; ref?: string; repo: { full_name: string } };
+      head: { sha: string; repo: { full_name: string } | null };
+    };
   }>(path);
   const pr = payload.pull_request;
   if (!pr) throw new InputError(path, 'pull_request', 'the event is not a pull request');

@@ -6,7 +6,12 @@ import { runProcess } from '../sandbox/run.js';
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
 
 async function git(repo: string, args: string[]): Promise<{ ok: boolean; out: string; err: string }> {
-  const r = await runProcess(['git', '-c', 'safe.directory=*', ...args], { cwd: repo, timeoutMs: 300_000, env: GIT_ENV, maxOutputBytes: 64 << 20 });
+  const r = await runProcess(['git', '-c', 'safe.directory=*', ...args], {
+    cwd: repo,
+    timeoutMs: 300_000,
+    env: GIT_ENV,
+    maxOutputBytes: 64 << 20,
+  });
   return { ok: r.exitCode === 0, out: r.stdout, err: r.stderr };
 }
 
@@ -36,10 +41,17 @@ async function candidateFolders(repo: string, commit: string, prefix: string): P
  * lists repository paths that are output, not input (the evidence and pages folders, .github/),
  * which a campaign at the repository root would otherwise count as shared.
  */
-export async function touchedCandidates(repo: string, campaignDir: string, baseSha: string, headSha: string, ignore: string[] = []): Promise<Touched> {
+export async function touchedCandidates(
+  repo: string,
+  campaignDir: string,
+  baseSha: string,
+  headSha: string,
+  ignore: string[] = [],
+): Promise<Touched> {
   const prefix = relative(repo, campaignDir);
   const r = await git(repo, ['diff', '--name-only', '--no-renames', `${baseSha}...${headSha}`, '--', prefix || '.']);
-  if (!r.ok) throw new Error(`git diff ${baseSha}...${headSha} failed: ${r.err.split('\n')[0]} (is the checkout deep enough? use fetch-depth: 0)`);
+  if (!r.ok)
+    throw new Error(`git diff ${baseSha}...${headSha} failed: ${r.err.split('\n')[0]} (is the checkout deep enough? use fetch-depth: 0)`);
   const folders = new Set([...(await candidateFolders(repo, baseSha, prefix)), ...(await candidateFolders(repo, headSha, prefix))]);
   const skip = ignore.filter(Boolean).map((p) => `${p.replace(/\/+$/, '')}/`);
   const changed = r.out.split('\n').filter((p) => p && !skip.some((s) => p.startsWith(s)));

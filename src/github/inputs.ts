@@ -60,7 +60,10 @@ export function readInputs(): ActionInputs {
   // The data branch holds what was merged: a PR's numbers are unmerged, and a commit would also
   // drop the evidence of every candidate the pull request did not measure.
   if (mode === 'pull-request' && publish === 'commit')
-    throw bad('publish', "'commit' is refused in pull-request mode (it would push unmerged numbers to the data branch); use 'artifact' or 'none'");
+    throw bad(
+      'publish',
+      "'commit' is refused in pull-request mode (it would push unmerged numbers to the data branch); use 'artifact' or 'none'",
+    );
   return {
     mode,
     campaign: withDefault('campaign'),

@@ -88,7 +88,8 @@ async function publishFromWorktree(ctx: Ctx, root: string, destinations: string[
   if (!(await applyAndCommit(ctx, destinations, owns))) return unchanged(1);
   for (let attempt = 1; ; attempt++) {
     if (await push(ctx)) return { commit: await head(ctx), attempts: attempt, changed: true };
-    if (attempt >= maxAttempts) throw new Error(`publish: push to ${ctx.opts.remote}/${ctx.opts.branch} still rejected after ${attempt} attempts`);
+    if (attempt >= maxAttempts)
+      throw new Error(`publish: push to ${ctx.opts.remote}/${ctx.opts.branch} still rejected after ${attempt} attempts`);
     await sleep(50 + Math.random() * 150 * attempt);
     const fresh = (await fetchRemoteHead(ctx)) ?? root;
     const rebased = await rebase(ctx, fresh, base);
@@ -168,7 +169,8 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   const pathspecs = [...destinations, ...owns.filter((o) => existsSync(join(ctx.worktree, o)))];
   const evidence = ctx.opts.prune ? [] : evidenceFolders(ctx, destinations);
   for (const owned of owns)
-    for (const rel of filesUnder(ctx.worktree, owned)) if (!wanted.has(rel) && !keptEvidence(ctx, evidence, rel)) unlinkSync(join(ctx.worktree, rel));
+    for (const rel of filesUnder(ctx.worktree, owned))
+      if (!wanted.has(rel) && !keptEvidence(ctx, evidence, rel)) unlinkSync(join(ctx.worktree, rel));
   ctx.opts.files.forEach((f, i) => {
     const target = join(ctx.worktree, destinations[i]!);
     mkdirSync(dirname(target), { recursive: true });

@@ -31,9 +31,18 @@ export function katBody(outcome: KatOutcome, fileShown?: string): string[] {
   body.push(`records     = ${outcome.records}`);
   if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
   for (const d of outcome.digests)
-    body.push(`manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? '' : `  (expected ${d.entry.sha256})`}`);
+    body.push(
+      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? '' : `  (expected ${d.entry.sha256})`}`,
+    );
   const stderr = outcome.run.stderr.trim();
-  if (stderr) body.push('stderr:', ...stderr.split('\n').slice(0, 40).map((l) => `  ${l}`));
+  if (stderr)
+    body.push(
+      'stderr:',
+      ...stderr
+        .split('\n')
+        .slice(0, 40)
+        .map((l) => `  ${l}`),
+    );
   return body;
 }
 

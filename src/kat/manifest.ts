@@ -21,7 +21,8 @@ export interface ManifestUpdate {
   unchanged: string[];
 }
 
-const same = (e: ManifestEntry, g: GeneratedLine) => e.sha256 === g.sha256 && e.mode === g.mode && e.records === g.records && e.file === g.file;
+const same = (e: ManifestEntry, g: GeneratedLine) =>
+  e.sha256 === g.sha256 && e.mode === g.mode && e.records === g.records && e.file === g.file;
 
 /**
  * kat.sha256 updated in place with generated lines: comments and the lines of other instances stay
@@ -30,7 +31,12 @@ const same = (e: ManifestEntry, g: GeneratedLine) => e.sha256 === g.sha256 && e.
  * differs is a MISMATCH to look into, never to overwrite silently. With `force` its lines are
  * replaced by the generated one, and each change is listed.
  */
-export function updateManifest(text: string, display: string, generated: GeneratedLine[], opts: { force?: boolean; header?: string } = {}): ManifestUpdate {
+export function updateManifest(
+  text: string,
+  display: string,
+  generated: GeneratedLine[],
+  opts: { force?: boolean; header?: string } = {},
+): ManifestUpdate {
   const entries = parseManifest(text, display);
   const lines = text === '' ? [] : text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();

@@ -54,7 +54,8 @@ export function classifyDriverFailure(run: RunResult): { status: KatStatus; deta
   const out = parseDriverOutput(run.stdout);
   if (out.status && ['CRYPTOFAIL', 'OVERFLOW', 'LOADFAIL'].includes(out.status))
     return { status: out.status as KatStatus, detail: out.statusDetail };
-  if (run.exitCode !== 0) return { status: 'CRASH', detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ''}` };
+  if (run.exitCode !== 0)
+    return { status: 'CRASH', detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ''}` };
   // The library's own code can end the process early (exit(0) in a constructor or an operation):
   // without the driver's last word the output is not a finished KAT.
   if (out.status !== 'PASS') return { status: 'CRASH', detail: 'the process ended before the KAT was complete (no STATUS line)' };
@@ -94,8 +95,23 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text, entry.mode, entry.records) }));
   const wrongName = entries.find((e) => e.file !== file);
   if (wrongName)
-    return { ...base, digests, file, fileBytes, status: 'MISMATCH', detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file}` };
+    return {
+      ...base,
+      digests,
+      file,
+      fileBytes,
+      status: 'MISMATCH',
+      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file}`,
+    };
   const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad) return { ...base, digests, file, fileBytes, status: 'MISMATCH', detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` };
+  if (bad)
+    return {
+      ...base,
+      digests,
+      file,
+      fileBytes,
+      status: 'MISMATCH',
+      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`,
+    };
   return { ...base, digests, file, fileBytes, status: 'PASS' };
 }

@@ -9,7 +9,8 @@ export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign
 
 /** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
 export const SIGNED_MESSAGE_BYTES = 64;
-export const inputBytes = (type: 'kem' | 'sig', operation: string): number => (type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0);
+export const inputBytes = (type: 'kem' | 'sig', operation: string): number =>
+  type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 
 export interface OperationRequest {
   timeTool: string;
@@ -84,9 +85,18 @@ async function nextTrial(op: InProgress): Promise<void> {
   let proc: TrialProcess;
   let retries = 0;
   for (;;) {
-    proc = await runTrial({ ...op.base, iterations: plan.iterations_per_trial, warmups: plan.warmups, timeoutMs: plan.timeout_per_process_s * 1000 });
+    proc = await runTrial({
+      ...op.base,
+      iterations: plan.iterations_per_trial,
+      warmups: plan.warmups,
+      timeoutMs: plan.timeout_per_process_s * 1000,
+    });
     const clock = proc.trials[0]?.clock_hz;
-    const slowed = proc.status === 'complete' && op.req.fixedClockHz !== undefined && clock !== undefined && clock < p.min_clock_ratio * op.req.fixedClockHz;
+    const slowed =
+      proc.status === 'complete' &&
+      op.req.fixedClockHz !== undefined &&
+      clock !== undefined &&
+      clock < p.min_clock_ratio * op.req.fixedClockHz;
     if (!slowed || retries >= p.disturbed_retries) break;
     retries++;
   }
@@ -106,7 +116,15 @@ function finish(op: InProgress): OperationResult {
   };
   const show = (x: TrialProcess) => shown(x, req.timeTool, req.library, req.libraryShown);
   if (!op.plan)
-    return { ...common, status: 'failed', failure: `calibration: ${op.calibration.failure}`, processes: [show(op.calibration)], trials: [], meta: op.calibration.meta, disturbed_retries: 0 };
+    return {
+      ...common,
+      status: 'failed',
+      failure: `calibration: ${op.calibration.failure}`,
+      processes: [show(op.calibration)],
+      trials: [],
+      meta: op.calibration.meta,
+      disturbed_retries: 0,
+    };
   const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== 'complete');
   return {
@@ -128,12 +146,19 @@ function finish(op: InProgress): OperationResult {
  * neighbour's load) spreads over every operation's trials instead of hiding between them, and
  * the spread of the trials — what the regression test compares against — includes it.
  */
-export async function measureOperations(reqs: OperationRequest[], onDone?: (i: number, r: OperationResult) => void): Promise<OperationResult[]> {
+export async function measureOperations(
+  reqs: OperationRequest[],
+  onDone?: (i: number, r: OperationResult) => void,
+): Promise<OperationResult[]> {
   const ops: InProgress[] = [];
   for (const req of reqs) {
     const s = start(req);
     const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1000 });
-    ops.push({ ...s, calibration, plan: calibration.status === 'complete' ? planTrials(calibration.trials[0]!.seconds, req.planning) : undefined });
+    ops.push({
+      ...s,
+      calibration,
+      plan: calibration.status === 'complete' ? planTrials(calibration.trials[0]!.seconds, req.planning) : undefined,
+    });
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
   for (let i = 0; i < rounds; i++)

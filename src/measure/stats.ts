@@ -56,4 +56,3 @@ export function deriveStatistics(trials: Trial[]) {
         : null,
   };
 }
-

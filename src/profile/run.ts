@@ -77,14 +77,33 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
       for (const operation of operations) {
         const done = rounds.get(operation)!;
         if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
-        const argv = [p.tools.prof, profiled.library, candidate.type, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
+        const argv = [
+          p.tools.prof,
+          profiled.library,
+          candidate.type,
+          operation,
+          String(opsPerRound.get(operation)),
+          '1',
+          String(p.cpu),
+          candidate.katRng,
+        ];
         const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
         const out = parseDriverOutput(run.stdout);
         const total = out.lines.find((l) => l[0] === 'TOTAL');
-        const calls = out.lines.filter((l) => l[0] === 'CALL').map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+        const calls = out.lines
+          .filter((l) => l[0] === 'CALL')
+          .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
         const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
         const complete = run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
-        done.push({ argv, stderr: run.stderr, complete, meta: out.meta, total: totals, calls, hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN });
+        done.push({
+          argv,
+          stderr: run.stderr,
+          complete,
+          meta: out.meta,
+          total: totals,
+          calls,
+          hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN,
+        });
       }
     }
   }
@@ -118,7 +137,10 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
 async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+    timeoutMs: p.timeoutMs,
+    maxOutputBytes: 1 << 20,
+  });
   const m = parseDriverOutput(mem.stdout);
   const num = (k: string) => (m.meta[k] !== undefined ? Number(m.meta[k]) : null);
   return {

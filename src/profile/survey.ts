@@ -90,12 +90,23 @@ export async function surveyLibrary(library: string, label: string, nistApi = fa
     runProcess(['nm', '-S', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
     runProcess(['nm', '-D', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
   ]);
-  for (const [tool, r] of [['objdump -d', dis], ['nm -S', nm], ['nm -D', dyn]] as const)
+  for (const [tool, r] of [
+    ['objdump -d', dis],
+    ['nm -S', nm],
+    ['nm -D', dyn],
+  ] as const)
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split('\n')[0]}`);
   return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync(library), label, nistApi);
 }
 
-export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: string, image: Uint8Array, label: string, nistApi = false): InstanceSurvey {
+export function analyse(
+  d: Disassembly,
+  symbols: SymbolInfo[],
+  dynamicText: string,
+  image: Uint8Array,
+  label: string,
+  nistApi = false,
+): InstanceSurvey {
   const entry_points = dynamicText
     .split('\n')
     .map((l) => l.trim().split(/\s+/).pop() ?? '')
@@ -111,7 +122,9 @@ export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: stri
   const randomness = [
     ...new Set([
       ...(reached.has('get_random_number') ? ['ICCS DRNG'] : []),
-      ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
+      ...Object.entries(OTHER_RANDOMNESS)
+        .filter(([s]) => reached.has(s))
+        .map(([, v]) => v),
       ...(ownDrbg ? [nistApi ? 'randombytes (NIST API: the harness’s AES-256-CTR DRBG)' : 'own DRBG (randombytes)'] : []),
     ]),
   ].sort();
@@ -141,7 +154,8 @@ export function analyse(d: Disassembly, symbols: SymbolInfo[], dynamicText: stri
     }
   }
   // init_random_number is the harness's seeding entry, never the API's: not worth a mention.
-  for (const h of [...ICCS_HASH, 'get_random_number']) if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
+  for (const h of [...ICCS_HASH, 'get_random_number'])
+    if (symbols.some((s) => s.name === h) && !reached.has(h)) unreachable.push(`ICCS ${h}`);
   // The ICCS library's own internals (SM3 inside pseudoXOF) are neither the submission's code nor news.
   const internals = closure([...ICCS_HASH, ...ICCS_DRNG], d);
   const listed = unreachable.filter((u) => !internals.has(u.split(' in ').pop()!)).sort();

@@ -7,7 +7,11 @@ const NOT_RECORDED = 'not recorded';
  * latest, a record's, else the start state.
  */
 export function measuredEnvironment(campaign: Record<string, unknown> | undefined, recordEnvironment?: unknown): Record<string, unknown> {
-  return (campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {}) as Record<string, unknown>;
+  return (campaign?.environment_at_end ??
+    campaign?.environment_latest ??
+    recordEnvironment ??
+    campaign?.environment_at_start ??
+    {}) as Record<string, unknown>;
 }
 type Env = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (v === null || v === undefined || v === '' ? undefined : String(v));
@@ -32,7 +36,8 @@ export function clockDescription(env: Env): string {
   const max = Number(str(env.cpufreq_max_khz) ?? NaN);
   const gov = str(env.cpufreq_governor);
   const parts: string[] = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max) parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ''}minimum = maximum)`);
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
+    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ''}minimum = maximum)`);
   else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ''}`);
   else if (gov) parts.push(`governor ${gov}`);
   else parts.push('frequency not recorded (no cpufreq)');

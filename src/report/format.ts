@@ -34,9 +34,7 @@ function decompose(x: number): ExactDouble {
   const negative = bits >> 63n === 1n;
   const biased = Number((bits >> 52n) & 0x7ffn);
   const fraction = bits & 0xf_ffff_ffff_ffffn;
-  return biased === 0
-    ? { negative, mant: fraction, exp2: -1074 }
-    : { negative, mant: fraction | (1n << 52n), exp2: biased - 1075 };
+  return biased === 0 ? { negative, mant: fraction, exp2: -1074 } : { negative, mant: fraction | (1n << 52n), exp2: biased - 1075 };
 }
 
 /** |x| as the fraction num/den (den a power of two, or 1). */

@@ -17,7 +17,11 @@ export const bullets = (items: Inline[][]): List => ({
   type: 'list',
   ordered: false,
   spread: false,
-  children: items.map((children) => ({ type: 'listItem', spread: false, children: [{ type: 'paragraph', children: children.map(inline) }] })),
+  children: items.map((children) => ({
+    type: 'listItem',
+    spread: false,
+    children: [{ type: 'paragraph', children: children.map(inline) }],
+  })),
 });
 export const mermaid = (value: string): Code => ({ type: 'code', lang: 'mermaid', value });
 

@@ -84,7 +84,9 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
 export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
+  const campaign = campaignDir
+    ? loadCampaign(campaignDir, { candidatesRequired: false })
+    : { candidates: [], settings: settingsSchema.parse({}) };
   const system = (ds.campaign?.system_id as string | undefined) ?? basename(systemDir);
   const byKey = new Map<string, InstanceView>();
   const order: string[] = [];
@@ -131,7 +133,15 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const ops = instances.flatMap((i) => Object.keys(i.records));
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === 'nist' ? 'nist' : 'iccs');
-    return { id, algorithm: spec?.algorithm ?? header.algorithm ?? id, type, api, page: spec?.page, instances, operations: OPERATIONS[type] };
+    return {
+      id,
+      algorithm: spec?.algorithm ?? header.algorithm ?? id,
+      type,
+      api,
+      page: spec?.page,
+      instances,
+      operations: OPERATIONS[type],
+    };
   });
 
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);

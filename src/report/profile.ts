@@ -6,7 +6,11 @@ import { DRNG_FNS } from '../measure/shares.js';
 export function hashShares(p: HashProfile): { hash: number; drng: number } {
   const total = p.total.ticks;
   const sum = (drng: boolean) => p.calls.filter((c) => DRNG_FNS.has(c.fn) === drng).reduce((a, c) => a + c.ticks, 0) / total;
-  const recordedDrng = p.share ? Object.entries(p.share).filter(([fn]) => DRNG_FNS.has(fn)).reduce((a, [, v]) => a + v, 0) : undefined;
+  const recordedDrng = p.share
+    ? Object.entries(p.share)
+        .filter(([fn]) => DRNG_FNS.has(fn))
+        .reduce((a, [, v]) => a + v, 0)
+    : undefined;
   return { hash: p.hash_share ?? sum(false), drng: recordedDrng ?? sum(true) };
 }
 
@@ -22,4 +26,3 @@ export function callsPerOperation(p: HashProfile): string {
     })
     .join(', ');
 }
-

@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync, existsSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import {
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InputError } from '../errors.js';
 

@@ -25,7 +25,19 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
   const dir = join(dataDir, system);
   mkdirSync(dir, { recursive: true });
   const build = Object.fromEntries(
-    instances.map((i) => [`${i.id}/${i.label}`, { candidate: i.id, label: i.label, instance: i.label, variant: 'reference', flags: 'guide', kat: i.kat ?? 'PASS', sizes: i.sizes, elf_load_bytes: i.elf }]),
+    instances.map((i) => [
+      `${i.id}/${i.label}`,
+      {
+        candidate: i.id,
+        label: i.label,
+        instance: i.label,
+        variant: 'reference',
+        flags: 'guide',
+        kat: i.kat ?? 'PASS',
+        sizes: i.sizes,
+        elf_load_bytes: i.elf,
+      },
+    ]),
   );
   writeFileSync(join(dir, 'build.json'), JSON.stringify({ instances: build }, null, 1));
   writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: system, environment_at_end: { architecture: 'x86_64' } }));
@@ -37,10 +49,23 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
     const seconds = trials.reduce((a, t) => a + t.seconds, 0);
     const inst = instances.find((i) => i.id === o.id && i.label === o.label);
     const record = {
-      schema: 2, status: 'complete', candidate: o.id, label: o.label, operation: o.op, flags: o.flags ?? 'guide', kat: inst?.kat ?? 'PASS',
-      plan: { iterations_per_trial: iters, trials: trials.length }, trials, measurements: n,
-      mean_cycles: cycles / n, mean_seconds: seconds / n, median_trial_seconds: seconds / n, operations_per_second: n / seconds,
-      peak_rss_bytes: o.peakRss ?? 1_500_000, baseline_rss_bytes: 1_400_000, sizes: inst?.sizes,
+      schema: 2,
+      status: 'complete',
+      candidate: o.id,
+      label: o.label,
+      operation: o.op,
+      flags: o.flags ?? 'guide',
+      kat: inst?.kat ?? 'PASS',
+      plan: { iterations_per_trial: iters, trials: trials.length },
+      trials,
+      measurements: n,
+      mean_cycles: cycles / n,
+      mean_seconds: seconds / n,
+      median_trial_seconds: seconds / n,
+      operations_per_second: n / seconds,
+      peak_rss_bytes: o.peakRss ?? 1_500_000,
+      baseline_rss_bytes: 1_400_000,
+      sizes: inst?.sizes,
     };
     mkdirSync(join(dir, 'records', o.id), { recursive: true });
     writeFileSync(join(dir, 'records', o.id, `${o.label}__${o.op}.json`), JSON.stringify(record, null, 1));

@@ -119,7 +119,8 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
   const faults: Array<{ method: string; status: number; applied: boolean }> = [];
   const pulls = new Map<string, string>();
 
-  const listOf = (owner: string, repo: string, issue: number) => all.filter((c) => c.owner === owner && c.repo === repo && c.issue === issue);
+  const listOf = (owner: string, repo: string, issue: number) =>
+    all.filter((c) => c.owner === owner && c.repo === repo && c.issue === issue);
 
   const addComment = (owner: string, repo: string, issue: number, body: string, author = login): FakeComment => {
     const id = nextId++;
@@ -169,7 +170,9 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
       return;
     }
     // An applied fault: the handlers below take effect, then the answer is replaced by the error.
-    const reply: typeof send = fault ? (r) => send(r, fault.status, { message: `injected failure after applying (HTTP ${fault.status})` }) : send;
+    const reply: typeof send = fault
+      ? (r) => send(r, fault.status, { message: `injected failure after applying (HTTP ${fault.status})` })
+      : send;
 
     const url = new URL(path, base);
     const pull = /^\/repos\/([^/]+)\/([^/]+)\/pulls\/(\d+)$/.exec(url.pathname);
@@ -198,7 +201,12 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
         const rels: string[] = [];
         if (page > 1) rels.push(link(page - 1, 'prev'), link(1, 'first'));
         if (page < pages) rels.push(link(page + 1, 'next'), link(pages, 'last'));
-        reply(res, 200, comments.slice((page - 1) * perPage, page * perPage).map(publicView), rels.length > 0 ? { link: rels.join(', ') } : {});
+        reply(
+          res,
+          200,
+          comments.slice((page - 1) * perPage, page * perPage).map(publicView),
+          rels.length > 0 ? { link: rels.join(', ') } : {},
+        );
         return;
       }
       if (list && method === 'POST') {

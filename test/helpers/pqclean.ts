@@ -43,7 +43,10 @@ export function writePqcleanCampaign(root: string, kats: PublishedKat[]): void {
         `    nist_prefix: ${info.prefix}`,
       ].join('\n');
     });
-    writeFileSync(join(folder, 'candidate.yml'), `id: ${id}\ntype: ${kind}\nalgorithm: PQClean ${kind}\napi: nist\ninstances:\n${instances.join('\n')}\n`);
+    writeFileSync(
+      join(folder, 'candidate.yml'),
+      `id: ${id}\ntype: ${kind}\nalgorithm: PQClean ${kind}\napi: nist\ninstances:\n${instances.join('\n')}\n`,
+    );
     const lines = chosen.map((k) => `${k.sha256} strict:${k.records ?? 1} ${k.scheme}/${schemeInfo(k.scheme).file}`);
     writeFileSync(join(folder, 'kat.sha256'), `${lines.join('\n')}\n`);
   }

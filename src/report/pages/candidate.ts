@@ -47,11 +47,15 @@ function gapRow(inst: InstanceView, width: number): Cell[] {
 }
 
 /** Rows per instance and operation; an instance without records gets one row saying why. */
-function perOperation(c: CandidateView, width: number, cells: (inst: InstanceView, op: string, r: TimingRecord) => Cell[] | undefined): Cell[][] {
+function perOperation(
+  c: CandidateView,
+  width: number,
+  cells: (inst: InstanceView, op: string, r: TimingRecord) => Cell[] | undefined,
+): Cell[][] {
   return c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const r = inst.records[op];
-      const row = r && r.trials?.length ? cells(inst, op, r) : undefined;
+      const row = r?.trials?.length ? cells(inst, op, r) : undefined;
       return row ? [row] : [];
     });
     return rows.length > 0 ? rows : [gapRow(inst, width)];
@@ -60,8 +64,17 @@ function perOperation(c: CandidateView, width: number, cells: (inst: InstanceVie
 
 function sizeColumns(c: CandidateView): Array<[string, string]> {
   return c.type === 'kem'
-    ? [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['ciphertext', 'ct_bytes'], ['shared secret', 'ss_bytes']]
-    : [['public key', 'pk_bytes'], ['secret key', 'sk_bytes'], ['signature', 'signature_bytes']];
+    ? [
+        ['public key', 'pk_bytes'],
+        ['secret key', 'sk_bytes'],
+        ['ciphertext', 'ct_bytes'],
+        ['shared secret', 'ss_bytes'],
+      ]
+    : [
+        ['public key', 'pk_bytes'],
+        ['secret key', 'sk_bytes'],
+        ['signature', 'signature_bytes'],
+      ];
 }
 
 const title: CandidateSection = (model, c) => {
@@ -77,7 +90,9 @@ const title: CandidateSection = (model, c) => {
       link(`../performance/method_${sys}.md`, 'method'),
       ...(c.page ? [' · ', link(c.page, algorithmPageLabel(c.page))] : []),
     ),
-    para(`Independent measurement following the structure of the NICCS ${arch.guide} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.`),
+    para(
+      `Independent measurement following the structure of the NICCS ${arch.guide} self-assessment guide, §3.5 (1)–(7). Not a submitter self-assessment.`,
+    ),
   ];
 };
 
@@ -94,7 +109,10 @@ const basicInformation: CandidateSection = (_model, c) => {
   ];
 };
 
-const environment: CandidateSection = (model) => [heading(2, '2. Assessment environment'), table(['item', 'value'], environmentRows(model.campaign, model.environment))];
+const environment: CandidateSection = (model) => [
+  heading(2, '2. Assessment environment'),
+  table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+];
 
 const kat: CandidateSection = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
@@ -103,7 +121,11 @@ const kat: CandidateSection = (model, c) => {
     para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', code(`${c.id}/kat.sha256`), ') before timing.'),
     table(
       ['instance', 'build flags', 'KAT'],
-      c.instances.map((inst) => [code(inst.label), inst.build?.flags ?? 'not built', `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`]),
+      c.instances.map((inst) => [
+        code(inst.label),
+        inst.build?.flags ?? 'not built',
+        `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`,
+      ]),
     ),
     ...notes.map((n) => para(n)),
   ];
@@ -154,7 +176,7 @@ const resources: CandidateSection = (_model, c) => {
     const m = inst.memory[op];
     const e = inst.build?.elf_sections;
     const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : 'not recorded';
-    if (!m || m.status !== 'complete') return [code(inst.label), op, m?.failure ? `failed: ${m.failure}` : 'not measured', '—', sections];
+    if (m?.status !== 'complete') return [code(inst.label), op, m?.failure ? `failed: ${m.failure}` : 'not measured', '—', sections];
     const heap = m.heap_peak_bytes === null ? 'not recorded' : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
   });
@@ -167,7 +189,10 @@ const resources: CandidateSection = (_model, c) => {
     para(
       'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
     ),
-    table(['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'], isolated),
+    table(
+      ['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'],
+      isolated,
+    ),
   ];
 };
 
@@ -199,9 +224,13 @@ const symmetricPrimitives: CandidateSection = (model, c) => {
       const p = inst.profiles[op];
       if (!p) return [];
       const { hash, drng } = hashShares(p);
-      return [[code(inst.label), op, `${formatShare(hash)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || '–']];
+      return [
+        [code(inst.label), op, `${formatShare(hash)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || '–'],
+      ];
     });
-    return rows.length > 0 ? rows : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
+    return rows.length > 0
+      ? rows
+      : [[code(inst.label), '—', inst.build?.kat === 'BUILDFAIL' ? 'build failed (BUILDFAIL)' : 'not profiled', '—', '—']];
   });
   return [
     heading(2, 'Symmetric primitives'),
@@ -212,7 +241,9 @@ const symmetricPrimitives: CandidateSection = (model, c) => {
       ...(verdict?.notes ? [` — ${verdict.notes}`] : []),
       ...(verdict ? [verdict.curated ? ' (curated)' : ' (automated)'] : []),
     ),
-    ...(verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))] : []),
+    ...(verdict && verdict.instances.length > 0
+      ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code(i.label), `: ${surveyEvidence(i)}`]))]
+      : []),
     para(
       c.api === 'nist'
         ? 'Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):'
@@ -226,7 +257,9 @@ const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? 
 
 const evidenceIndex: CandidateSection = (model, c) => {
   const rows = c.instances.flatMap((inst): Cell[][] => [
-    ...(inst.katLog ? [[code(inst.label), ['KAT log (sha256 ', code(`${inst.katLog.sha256.slice(0, 16)}…`), ')'], code(inst.katLog.path)] as Cell[]] : []),
+    ...(inst.katLog
+      ? [[code(inst.label), ['KAT log (sha256 ', code(`${inst.katLog.sha256.slice(0, 16)}…`), ')'], code(inst.katLog.path)] as Cell[]]
+      : []),
     ...[...inst.recordFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `timing ${f.op}`, code(f.path)]),
     ...[...inst.profileFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `hash profile ${f.op}`, code(f.path)]),
     ...[...inst.memoryFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `memory ${f.op}`, code(f.path)]),
@@ -234,12 +267,26 @@ const evidenceIndex: CandidateSection = (model, c) => {
   ]);
   return [
     heading(2, '7. Raw evidence index'),
-    para('Paths are relative to the evidence folder ', code(`${model.system}/`), '; each JSON file records its commands, environment and trials.'),
+    para(
+      'Paths are relative to the evidence folder ',
+      code(`${model.system}/`),
+      '; each JSON file records its commands, environment and trials.',
+    ),
     table(['instance', 'item', 'file'], rows, [text('no evidence files'), '—', '—']),
     para('Generated by ngcc-perf from the evidence alone; ', code('ngcc-perf report --check'), ' regenerates this page byte for byte.'),
   ];
 };
 
-const CANDIDATE_SECTIONS: readonly CandidateSection[] = [title, basicInformation, environment, kat, timing, resources, sizes, symmetricPrimitives, evidenceIndex];
+const CANDIDATE_SECTIONS: readonly CandidateSection[] = [
+  title,
+  basicInformation,
+  environment,
+  kat,
+  timing,
+  resources,
+  sizes,
+  symmetricPrimitives,
+  evidenceIndex,
+];
 
 export const candidatePage = (model: ReportModel, c: CandidateView): Root => sectionsPage(CANDIDATE_SECTIONS, model, c);

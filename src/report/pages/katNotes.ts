@@ -13,7 +13,6 @@ const EXPLAIN: Record<string, string> = {
   BUILDFAIL: 'the library did not build',
 };
 
-
 /**
  * A footnote for every KAT status other than PASS: the curated cause from kat_issues.csv when
  * one matches the instance (ID and Label regex), else what the harness recorded.
@@ -31,7 +30,8 @@ export function katFootnotes(c: CandidateView, issues: KatIssue[]): { marks: Map
     let note: string;
     if (issue) {
       key = `issue:${issue.label.source}`;
-      const tail = issue.action === 'exclude' ? 'These instances are not timed.' : 'These instances are timed anyway; their output is not validated.';
+      const tail =
+        issue.action === 'exclude' ? 'These instances are not timed.' : 'These instances are timed anyway; their output is not validated.';
       note = `${issue.cause} ${tail}`;
     } else {
       const detail = inst.build?.kat_detail ?? inst.build?.build_error;

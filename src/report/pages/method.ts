@@ -8,7 +8,10 @@ type MethodSection = Section<[ReportModel]>;
 
 function kv(obj: unknown): Cell[][] {
   if (!obj || typeof obj !== 'object') return [];
-  return Object.entries(obj as Record<string, unknown>).map(([k, v]) => [code(k), v === null || v === undefined ? 'not recorded' : typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  return Object.entries(obj as Record<string, unknown>).map(([k, v]) => [
+    code(k),
+    v === null || v === undefined ? 'not recorded' : typeof v === 'object' ? JSON.stringify(v) : String(v),
+  ]);
 }
 
 const title: MethodSection = (model) => [
@@ -25,13 +28,21 @@ const planning: MethodSection = (model) => [
 ];
 
 const hostState: MethodSection = (model) => {
-  const checks = (model.campaign.host_checks as Array<{ phase: string; cpu: number; utc: string; problems: string[]; shard?: string }> | undefined) ?? [];
+  const checks =
+    (model.campaign.host_checks as Array<{ phase: string; cpu: number; utc: string; problems: string[]; shard?: string }> | undefined) ??
+    [];
   return [
     heading(2, 'Host state'),
     table(['item', 'value'], environmentRows(model.campaign, model.environment)),
     table(
       ['phase', 'CPU', 'UTC', 'shard', 'problems'],
-      checks.map((h) => [h.phase, String(h.cpu), h.utc.slice(0, 19), h.shard ?? '—', h.problems.length > 0 ? `⚠ ${h.problems.join('; ')}` : 'none']),
+      checks.map((h) => [
+        h.phase,
+        String(h.cpu),
+        h.utc.slice(0, 19),
+        h.shard ?? '—',
+        h.problems.length > 0 ? `⚠ ${h.problems.join('; ')}` : 'none',
+      ]),
       [text('no host checks recorded'), '—', '—', '—', '—'],
     ),
   ];
@@ -41,7 +52,9 @@ const counterSource: MethodSection = (model) => {
   const counter = (model.campaign.counter_source as string | undefined) ?? 'not recorded';
   return [
     heading(2, 'Counter source'),
-    para(`Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`),
+    para(
+      `Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`,
+    ),
   ];
 };
 
@@ -49,7 +62,14 @@ const buildFlags: MethodSection = (model) => {
   const c = model.campaign;
   return [
     heading(2, 'Build flags'),
-    table(['setting', 'value'], [...kv(c.flags), ...kv(c.arch_config), ...(c.harness_additions ? [[code('harness_additions'), String(c.harness_additions)] as Cell[]] : [])]),
+    table(
+      ['setting', 'value'],
+      [
+        ...kv(c.flags),
+        ...kv(c.arch_config),
+        ...(c.harness_additions ? [[code('harness_additions'), String(c.harness_additions)] as Cell[]] : []),
+      ],
+    ),
   ];
 };
 
@@ -60,7 +80,8 @@ const limits: MethodSection = () => [
   ),
 ];
 
-const history: MethodSection = (model) => (typeof model.campaign.history_note === 'string' ? [heading(2, 'History'), para(model.campaign.history_note)] : []);
+const history: MethodSection = (model) =>
+  typeof model.campaign.history_note === 'string' ? [heading(2, 'History'), para(model.campaign.history_note)] : [];
 
 const METHOD_SECTIONS: readonly MethodSection[] = [title, planning, hostState, counterSource, buildFlags, limits, history];
 

@@ -36,4 +36,5 @@ const findingsTable: SizeAuditSection = (_model, findings) => [
 
 const SIZE_AUDIT_SECTIONS: readonly SizeAuditSection[] = [title, findingsTable];
 
-export const sizeAuditPage = (model: ReportModel): Root => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudit(auditedInstances(model), model.sizes));
+export const sizeAuditPage = (model: ReportModel): Root =>
+  sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudit(auditedInstances(model), model.sizes));

@@ -11,8 +11,22 @@ import { candidatePageLink, notMeasuredReason, sizeCell } from './cells.js';
 type SummarySection = Section<[ReportModel]>;
 
 const CATEGORIES = [
-  { type: 'kem', title: 'Key encapsulation', sizes: [['public key', 'pk_bytes'], ['ciphertext', 'ct_bytes']] },
-  { type: 'sig', title: 'Digital signatures', sizes: [['public key', 'pk_bytes'], ['signature', 'signature_bytes']] },
+  {
+    type: 'kem',
+    title: 'Key encapsulation',
+    sizes: [
+      ['public key', 'pk_bytes'],
+      ['ciphertext', 'ct_bytes'],
+    ],
+  },
+  {
+    type: 'sig',
+    title: 'Digital signatures',
+    sizes: [
+      ['public key', 'pk_bytes'],
+      ['signature', 'signature_bytes'],
+    ],
+  },
 ] as const;
 
 /** "243.4 k (70%)": mean cycles with the hash share in parentheses; (n=N) when under 100 calls. */
@@ -29,7 +43,15 @@ const title: SummarySection = (model) => {
   const sys = model.system;
   return [
     heading(1, `Performance on ${archName(model.environment).display} (system ${sys})`),
-    para(link(`method_${sys}.md`, 'Method'), ' · ', link('symmetric-survey.md', 'Symmetric-primitive survey'), ' · ', link(`size-audit_${sys}.md`, 'Size audit'), ' · ', link('../index.md', 'All systems')),
+    para(
+      link(`method_${sys}.md`, 'Method'),
+      ' · ',
+      link('symmetric-survey.md', 'Symmetric-primitive survey'),
+      ' · ',
+      link(`size-audit_${sys}.md`, 'Size audit'),
+      ' · ',
+      link('../index.md', 'All systems'),
+    ),
     table(['item', 'value'], environmentRows(model.campaign, model.environment)),
   ];
 };
@@ -50,7 +72,12 @@ const categories: SummarySection = (model) => {
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` — ${inst.build.kat_detail}` : ''}`);
         const measured = ops.some((op) => inst.records[op]);
         const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
-        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...(measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')])]);
+        cycleRows.push([
+          name,
+          code(inst.label),
+          flagged ? `${kat} ⚠` : kat,
+          ...(measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')]),
+        ]);
         sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? '—')]);
       }
     }

@@ -18,7 +18,11 @@ const verdicts: SurveySection = (model) => [
     ['candidate', 'verdict', 'source', 'evidence'],
     model.candidates.map((c) => {
       const s = surveyFor(model, c.id);
-      const evidence = s && inInstanceOrder(c, s.instances).map((i) => `${i.label}: ${surveyEvidence(i)}`).join(' · ');
+      const evidence =
+        s &&
+        inInstanceOrder(c, s.instances)
+          .map((i) => `${i.label}: ${surveyEvidence(i)}`)
+          .join(' · ');
       return [
         [link(candidatePageLink(c.id, model.system), c.id)],
         s?.verdict ?? 'not surveyed',
@@ -34,7 +38,11 @@ const strays: SurveySection = (model) => {
   const reported = new Set(model.candidates.map((c) => c.id));
   const left = model.survey.filter((s) => !reported.has(s.id));
   return left.length > 0
-    ? [para(`symmetric_survey.csv also has verdicts for candidates this report does not include: ${left.map((s) => `${s.id} (line ${s.line})`).join(', ')}.`)]
+    ? [
+        para(
+          `symmetric_survey.csv also has verdicts for candidates this report does not include: ${left.map((s) => `${s.id} (line ${s.line})`).join(', ')}.`,
+        ),
+      ]
     : [];
 };
 

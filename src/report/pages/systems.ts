@@ -7,13 +7,20 @@ type IndexSection = Section<[readonly SystemEntry[]]>;
 
 const title: IndexSection = () => [
   heading(1, 'NGCC performance measurements'),
-  para('Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide §3.5, one summary per benchmark system.'),
+  para(
+    'Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide §3.5, one summary per benchmark system.',
+  ),
 ];
 
 const systemsTable: IndexSection = (systems) => [
   table(
     ['system', 'architecture', 'candidates', 'pages'],
-    systems.map((s) => [s.id, s.arch, String(s.candidates), [link(`performance/summary_${s.id}.md`, 'summary'), ' · ', link(`performance/method_${s.id}.md`, 'method')]]),
+    systems.map((s) => [
+      s.id,
+      s.arch,
+      String(s.candidates),
+      [link(`performance/summary_${s.id}.md`, 'summary'), ' · ', link(`performance/method_${s.id}.md`, 'method')],
+    ]),
   ),
 ];
 

@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9236,7 +9236,7 @@ function filesUnder(dir, rel = "") {
 import { join as join21, relative as relative13, resolve as resolve11 } from "node:path";
 
 // src/compile/harnessTools.ts
-import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
+import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join3 } from "node:path";
 
@@ -9361,7 +9361,7 @@ function parseDriverOutput(stdout) {
 }
 
 // src/util/paths.ts
-import { existsSync as existsSync2, readFileSync as readFileSync2 } from "node:fs";
+import { existsSync as existsSync2 } from "node:fs";
 import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 var cached;
@@ -9370,7 +9370,7 @@ function toolRoot() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (; ; ) {
     const pkg = join2(dir, "package.json");
-    if (existsSync2(pkg) && JSON.parse(readFileSync2(pkg, "utf8")).name === "ngcc-perf") {
+    if (existsSync2(pkg) && readJson(pkg).name === "ngcc-perf") {
       cached = dir;
       return dir;
     }
@@ -9402,7 +9402,7 @@ function harnessVersion() {
   };
   walk(root3);
   const parts = files.map((f) => `${f.slice(root3.length)}
-${sha256Hex(readFileSync3(f))}`);
+${sha256Hex(readFileSync2(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
 }
@@ -9451,11 +9451,11 @@ ${r.stderr}`);
 }
 
 // src/env/host.ts
-import { existsSync as existsSync4, readFileSync as readFileSync4 } from "node:fs";
+import { existsSync as existsSync4, readFileSync as readFileSync3 } from "node:fs";
 import { arch, hostname, loadavg, release } from "node:os";
 function read(path) {
   try {
-    return readFileSync4(path, "utf8").trim();
+    return readFileSync3(path, "utf8").trim();
   } catch {
     return null;
   }
@@ -9519,14 +9519,14 @@ function defaultCpu() {
 }
 
 // src/evidence/lock.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync7, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import { join as join6, relative } from "node:path";
 
 // src/evidence/layout.ts
 import { join as join5 } from "node:path";
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync3, readFileSync as readFileSync6, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
+import { mkdirSync as mkdirSync3, readFileSync as readFileSync5, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
 import { join as join4 } from "node:path";
 
 // src/kat/manifest.ts
@@ -9536,12 +9536,12 @@ import { createHash as createHash2 } from "node:crypto";
 import { existsSync as existsSync5 } from "node:fs";
 
 // src/config/textFile.ts
-import { readFileSync as readFileSync5 } from "node:fs";
+import { readFileSync as readFileSync4 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
   try {
-    bytes2 = readFileSync5(file2);
+    bytes2 = readFileSync4(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -9728,7 +9728,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const target = join4(req.outDir, file2);
   renameSync3(partial2, target);
-  const text3 = readFileSync6(target, "utf8");
+  const text3 = readFileSync5(target, "utf8");
   const fileBytes = statSync2(target).size;
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -9814,7 +9814,7 @@ function alive(pid) {
 function otherLiveWriter(dir) {
   const lock = join6(dir, LOCK_FILE);
   if (!existsSync6(lock)) return void 0;
-  const pid = Number(readFileSync7(lock, "utf8"));
+  const pid = Number(readFileSync6(lock, "utf8"));
   return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : void 0;
 }
 var heldLocks = /* @__PURE__ */ new Set();
@@ -9844,7 +9844,7 @@ function lockSystem(systemDir) {
           "",
           `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`
         );
-      if (Number(readFileSync7(lock, "utf8")) === process.pid)
+      if (Number(readFileSync6(lock, "utf8")) === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync3(lock, { force: true });
     }
@@ -10411,7 +10411,7 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync8, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname4, join as join8, resolve as resolve4 } from "node:path";
 
 // src/compile/flags.ts
@@ -11305,7 +11305,7 @@ async function dependencies(src, cwd, compileArgs) {
 async function buildKey(req, src, argv, compileArgs, out) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
   const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}
-${sha256Hex(readFileSync8(f))}`);
+${sha256Hex(readFileSync7(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
 function firstErrorLine(stderr) {
@@ -11481,10 +11481,10 @@ var measure = {
 import { join as join12, relative as relative6, resolve as resolve7 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
 import { basename as basename3, join as join9 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync9(join9(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
@@ -31480,7 +31480,7 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/env/cpus.ts
-import { readFileSync as readFileSync10 } from "node:fs";
+import { readFileSync as readFileSync9 } from "node:fs";
 function parseCpuList(list3) {
   const cpus = [];
   for (const part of list3.trim().split(",").filter(Boolean)) {
@@ -31493,7 +31493,7 @@ function parseCpuList(list3) {
 function allowedCpus() {
   let status;
   try {
-    status = readFileSync10("/proc/self/status", "utf8");
+    status = readFileSync9("/proc/self/status", "utf8");
   } catch {
     return void 0;
   }
@@ -31521,7 +31521,7 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync11, readFileSync as readFileSync11 } from "node:fs";
+import { existsSync as existsSync11, readFileSync as readFileSync10 } from "node:fs";
 import { join as join11, relative as relative5, resolve as resolve6 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
@@ -31540,7 +31540,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync11(path)) return [];
   let text3;
   try {
-    text3 = readFileSync11(path, "utf8");
+    text3 = readFileSync10(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -31743,9 +31743,9 @@ function parseResultLine(log2) {
 }
 
 // src/util/elf.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync11 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync12(path);
+  const b = readFileSync11(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -32065,7 +32065,7 @@ async function measureMemory(p, operation) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync13 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -32165,7 +32165,7 @@ async function surveyLibrary(library, label, nistApi = false) {
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync13(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync12(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -32555,7 +32555,7 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync15, readFileSync as readFileSync14 } from "node:fs";
+import { existsSync as existsSync15, readFileSync as readFileSync13 } from "node:fs";
 import { join as join15, relative as relative9 } from "node:path";
 
 // src/evidence/dataset.ts
@@ -32603,7 +32603,7 @@ function validateDataset(systemDir) {
   if (!existsSync15(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync15(join15(systemDir, "build.json"))) problems.push("build.json: missing");
+  if (!existsSync15(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32617,7 +32617,7 @@ function validateDataset(systemDir) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync14(logPath, "utf8");
+    const log2 = readFileSync13(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -32859,7 +32859,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync15 } from "node:fs";
+import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
 import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
 
 // src/report/environment.ts
@@ -32921,7 +32921,7 @@ function environmentRows(campaign, env) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync17(join16(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync15(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -33262,7 +33262,7 @@ function compareEvidence(opts) {
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: operationKey(row2.candidate, row2.label, row2.operation), item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   return {
     system: opts.system,
@@ -38509,7 +38509,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync16, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve10, sep as sep2 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -38521,22 +38521,22 @@ function readFolder(dir, shown3, shard) {
   const writer = shard ? otherLiveWriter(dir) : void 0;
   if (writer !== void 0)
     throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
-  const buildPath = join19(dir, "build.json");
+  const buildPath = join19(dir, BUILD_FILE);
   if (existsSync19(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join19(shown3, "build.json"));
+    folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join19(shown3, "build.json"), "instances", "expected an object");
+      throw new InputError(join19(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync19(join19(dir, "campaign.json"))) folder.campaign = parseJsonFile(join19(dir, "campaign.json"), join19(shown3, "campaign.json"));
+  if (existsSync19(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join19(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown3, "build.json")}`);
+        throw new InputError(join19(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown3, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -38548,7 +38548,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync16(a).equals(readFileSync16(b));
+var sameBytes = (a, b) => readFileSync15(a).equals(readFileSync15(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -38629,9 +38629,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join19(other.shown, "campaign.json"),
+      join19(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, "campaign.json")} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -38670,10 +38670,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join19(tmp, "build.json"), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join19(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join19(tmp, "campaign.json"), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync19(join19(f.dir, "build.json")) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join19(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync19(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -38708,7 +38708,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync20, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync20, readFileSync as readFileSync16 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -39321,7 +39321,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync20(file2) || readFileSync17(file2, "utf8") !== text3;
+    return !existsSync20(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39421,7 +39421,7 @@ async function cmdRun(args) {
 function evidenceFolder(arg) {
   const dir = resolve11(arg);
   if (!existsSync21(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync21(join21(dir, "build.json")) && !existsSync21(join21(dir, "records")))
+  if (!existsSync21(evidencePaths(dir).build) && !existsSync21(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -39524,7 +39524,7 @@ function cmdKatManifest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
-  const build2 = readJson(join21(systemDir, "build.json"));
+  const build2 = readJson(evidencePaths(systemDir).build);
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);
@@ -39535,7 +39535,7 @@ function cmdKatManifest(args) {
     const katPath = join21(systemDir, e.kat_file);
     if (!existsSync21(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync18(katPath, "utf8");
+    const text3 = readFileSync17(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -39547,7 +39547,11 @@ function cmdKatManifest(args) {
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
   if (generated.length === 0)
-    throw new InputError(join21(systemDir, "build.json"), id, "no generated KAT files for this candidate: run with --phases build,kat first");
+    throw new InputError(
+      evidencePaths(systemDir).build,
+      id,
+      "no generated KAT files for this candidate: run with --phases build,kat first"
+    );
   if (!values.write) {
     process.stdout.write(
       `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md
@@ -39562,13 +39566,13 @@ ${generated.map(formatManifestLine).join("\n")}
   const gone = generated.find((g2) => !c.labels.includes(g2.label));
   if (gone)
     throw new InputError(
-      join21(systemDir, "build.json"),
+      evidencePaths(systemDir).build,
       instanceKey(id, gone.label),
       `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
   const target = join21(c.folder, "kat.sha256");
   const shown3 = relative13(process.cwd(), target) || target;
-  const before = existsSync21(target) ? readFileSync18(target, "utf8") : "";
+  const before = existsSync21(target) ? readFileSync17(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`

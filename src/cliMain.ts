@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { katShown, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
-import { instanceKey } from './evidence/layout.js';
+import { evidencePaths, instanceKey } from './evidence/layout.js';
 import { validateDataset } from './evidence/validate.js';
 import { canonicalDigest, countRecords, updateManifest, type GeneratedLine } from './kat/manifest.js';
 import { formatManifestLine, type DigestMode } from './config/katManifest.js';
@@ -136,7 +136,7 @@ async function cmdRun(args: string[]): Promise<number> {
 function evidenceFolder(arg: string): string {
   const dir = resolve(arg);
   if (!existsSync(dir)) throw new InputError(arg, '', 'no such folder');
-  if (!existsSync(join(dir, 'build.json')) && !existsSync(join(dir, 'records')))
+  if (!existsSync(evidencePaths(dir).build) && !existsSync(evidencePaths(dir).recordsDir))
     throw new InputError(arg, '', 'no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system');
   return dir;
 }
@@ -248,7 +248,7 @@ function cmdKatManifest(args: string[]): number {
   if (records !== undefined && !Number.isInteger(records))
     throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
-  const build = readJson<BuildJson>(join(systemDir, 'build.json'));
+  const build = readJson<BuildJson>(evidencePaths(systemDir).build);
   const generated: GeneratedLine[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);
@@ -272,7 +272,11 @@ function cmdKatManifest(args: string[]): number {
     generated.push({ sha256: canonicalDigest(text, mode, records), mode, records, label: e.label, file });
   }
   if (generated.length === 0)
-    throw new InputError(join(systemDir, 'build.json'), id, 'no generated KAT files for this candidate: run with --phases build,kat first');
+    throw new InputError(
+      evidencePaths(systemDir).build,
+      id,
+      'no generated KAT files for this candidate: run with --phases build,kat first',
+    );
   if (!values.write) {
     process.stdout.write(
       `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
@@ -286,7 +290,7 @@ function cmdKatManifest(args: string[]): number {
   const gone = generated.find((g) => !c.labels.includes(g.label));
   if (gone)
     throw new InputError(
-      join(systemDir, 'build.json'),
+      evidencePaths(systemDir).build,
       instanceKey(id, gone.label),
       `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(', ')}); its kat.sha256 line would name none`,
     );

@@ -9,7 +9,7 @@ import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
 import type { CompareReport, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
-import { instanceKey, parseInstanceKey } from './evidence/layout.js';
+import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.js';
 import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { actionsBuildCache } from './github/buildCache.js';
@@ -164,7 +164,7 @@ function katFindings(
   report: CompareReport,
   measured: string[],
 ): Pick<PullRequestContext, 'buildErrors' | 'stillFailing'> {
-  const read = (dir: string) => readJsonIfExists<BuildJson>(join(dir, 'build.json'))?.instances ?? {};
+  const read = (dir: string) => readJsonIfExists<BuildJson>(evidencePaths(dir).build)?.instances ?? {};
   const base = read(baseSystemDir);
   const head = read(headSystemDir);
   const buildErrors: Record<string, string> = {};

@@ -184,7 +184,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   }
 
   const size_mismatches = opts.campaignDir
-    ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir)))
+    ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false })))
         .filter((f) => f.verdict === 'mismatch')
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];

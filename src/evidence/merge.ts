@@ -31,22 +31,22 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
   const writer = shard ? otherLiveWriter(dir) : undefined;
   if (writer !== undefined)
     throw new InputError(shown, '', `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
-  const buildPath = join(dir, 'build.json');
+  const buildPath = join(dir, BUILD_FILE);
   if (existsSync(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join(shown, 'build.json'));
+    folder.build = parseJsonFile(buildPath, join(shown, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== 'object' || Array.isArray(instances))
-      throw new InputError(join(shown, 'build.json'), 'instances', 'expected an object');
+      throw new InputError(join(shown, BUILD_FILE), 'instances', 'expected an object');
     folder.instances = instances as Json;
   } else if (shard) throw new InputError(shown, '', 'no build.json: not the evidence folder of a run (DATA_DIR/ID)');
-  if (existsSync(join(dir, 'campaign.json'))) folder.campaign = parseJsonFile(join(dir, 'campaign.json'), join(shown, 'campaign.json'));
+  if (existsSync(join(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join(dir, CAMPAIGN_FILE), join(shown, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (transient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === undefined) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join(shown, rel), '', `belongs to instance ${key}, which has no entry in ${join(shown, 'build.json')}`);
+        throw new InputError(join(shown, rel), '', `belongs to instance ${key}, which has no entry in ${join(shown, BUILD_FILE)}`);
       folder.byInstance.set(key, [...(folder.byInstance.get(key) ?? []), rel]);
     }
   }
@@ -186,9 +186,9 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
   const other = systems.find((f) => f.campaign!.system_id !== systems[0]!.campaign!.system_id);
   if (other)
     throw new InputError(
-      join(other.shown, 'campaign.json'),
+      join(other.shown, CAMPAIGN_FILE),
       'system_id',
-      `'${String(other.campaign!.system_id)}', but ${join(systems[0]!.shown, 'campaign.json')} says '${String(systems[0]!.campaign!.system_id)}': evidence of two systems`,
+      `'${String(other.campaign!.system_id)}', but ${join(systems[0]!.shown, CAMPAIGN_FILE)} says '${String(systems[0]!.campaign!.system_id)}': evidence of two systems`,
     );
 
   // Which shard brings each instance; the same instance from two shards must be the same evidence.
@@ -232,11 +232,11 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
     const incoming: Json = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0]!.build!;
-    writeJsonAtomic(join(tmp, 'build.json'), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => (f.campaign ? [f.campaign] : [])));
-    if (campaign) writeJsonAtomic(join(tmp, 'campaign.json'), campaign);
+    if (campaign) writeJsonAtomic(join(tmp, CAMPAIGN_FILE), campaign);
 
-    const before = new Set([current, ...shards].flatMap((f) => (existsSync(join(f.dir, 'build.json')) ? validateDataset(f.dir) : [])));
+    const before = new Set([current, ...shards].flatMap((f) => (existsSync(join(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : [])));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);

@@ -6,7 +6,7 @@ import { deriveStatistics } from '../measure/stats.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
-import { instanceKey } from './layout.js';
+import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
 import type { TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
@@ -25,7 +25,7 @@ export function validateDataset(systemDir: string): string[] {
   if (!existsSync(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync(join(systemDir, 'build.json'))) problems.push('build.json: missing');
+  if (!existsSync(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
 
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;

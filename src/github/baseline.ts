@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Baseline } from '../compare/types.js';
 import type { BuildJson } from '../evidence/types.js';
-import { INSTANCE_DIRS, parseInstanceKey } from '../evidence/layout.js';
+import { evidencePaths, INSTANCE_DIRS, parseInstanceKey } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
 
@@ -40,7 +40,7 @@ export function headFromBaseline(baseSystemDir: string, headSystemDir: string, c
   mkdirSync(headSystemDir, { recursive: true });
   if (existsSync(baseSystemDir)) cpSync(baseSystemDir, headSystemDir, { recursive: true });
   for (const id of candidates) for (const kind of INSTANCE_DIRS) rmSync(join(headSystemDir, kind, id), { recursive: true, force: true });
-  const buildPath = join(headSystemDir, 'build.json');
+  const buildPath = evidencePaths(headSystemDir).build;
   if (!existsSync(buildPath)) return;
   const build = readJson<BuildJson>(buildPath);
   const gone = new Set(candidates);

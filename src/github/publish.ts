@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
-import { instanceOfPath } from '../evidence/layout.js';
+import { BUILD_FILE, instanceOfPath } from '../evidence/layout.js';
 import { mergeInstances } from '../evidence/merge.js';
 
 export interface PublishOptions {
@@ -179,7 +179,7 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   for (const e of evidence) {
     const kept = stillInCampaign(ctx, e.branch);
     if (Object.keys(kept).some((key) => !(key in e.incoming.instances)))
-      writeJsonAtomic(join(ctx.worktree, e.dir, 'build.json'), { ...e.incoming, instances: mergeInstances(kept, e.incoming.instances) });
+      writeJsonAtomic(join(ctx.worktree, e.dir, BUILD_FILE), { ...e.incoming, instances: mergeInstances(kept, e.incoming.instances) });
   }
   if (pathspecs.length === 0) return false;
   writeFileSync(ctx.pathspecFile, pathspecs.join('\0'));
@@ -202,7 +202,7 @@ interface EvidenceFolder {
 /** Every published build.json marks an evidence folder: what it brings and what the branch has. */
 function evidenceFolders(ctx: Ctx, destinations: string[]): EvidenceFolder[] {
   return destinations.flatMap((to, i) => {
-    if (to !== 'build.json' && !to.endsWith('/build.json')) return [];
+    if (to !== BUILD_FILE && !to.endsWith(`/${BUILD_FILE}`)) return [];
     const dir = posix.dirname(to) === '.' ? '' : posix.dirname(to);
     const from = ctx.opts.files[i]!.from;
     const incoming = instancesOf(readFileSync(from, 'utf8'));

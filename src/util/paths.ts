@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readJson } from './fsx.js';
 
 let cached: string | undefined;
 
@@ -10,7 +11,7 @@ export function toolRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'ngcc-perf') {
+    if (existsSync(pkg) && readJson<{ name?: string }>(pkg).name === 'ngcc-perf') {
       cached = dir;
       return dir;
     }

@@ -7,6 +7,7 @@ import type { BuildJson } from '../src/evidence/types.js';
 import { COMMENT_MARKER } from '../src/github/comment.js';
 import { touchedCandidates } from '../src/github/gitTree.js';
 import { run } from '../src/main.js';
+import { runActionCaptured } from './helpers/action.js';
 import { startFakeGithub, type FakeGithub } from './helpers/fakeGithub.js';
 import { git } from './helpers/git.js';
 import { parsePage, plain, sections } from './helpers/pages.js';
@@ -93,23 +94,7 @@ function readOutputs(file: string): Record<string, string> {
   return out;
 }
 
-/** run() with the workflow commands it prints (::error::, ::warning::) captured. */
-async function runCaptured(): Promise<{ log: string; failed: boolean }> {
-  const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => {
-    chunks.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    await run();
-  } finally {
-    process.stdout.write = write;
-  }
-  const failed = process.exitCode === 1;
-  process.exitCode = undefined;
-  return { log: chunks.join(''), failed };
-}
+const runCaptured = runActionCaptured;
 
 const headlineOf = (body: string): string => body.split('\n').find((l) => l.startsWith('### '))!;
 /** Markdown as a reader sees it (escapes and code spans resolved). */

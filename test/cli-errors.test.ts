@@ -6,7 +6,7 @@ import { runCampaign } from '../src/campaign/run.js';
 import { loadCampaign } from '../src/config/campaign.js';
 import { ACTION_INPUT_DEFAULTS, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { readInputs } from '../src/github/inputs.js';
-import { run as runAction } from '../src/main.js';
+import { runActionCaptured } from './helpers/action.js';
 import { FIXTURES, fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
@@ -263,21 +263,9 @@ describe('the action inputs', () => {
     const workspace = tempDir();
     inputs({ system: '_x', mode: 'nightly', campaign: '.', 'data-dir': 'data' });
     process.env.GITHUB_WORKSPACE = workspace;
-    const chunks: string[] = [];
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string) => {
-      chunks.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    try {
-      await runAction();
-    } finally {
-      process.stdout.write = write;
-    }
-    expect(process.exitCode).toBe(1);
-    expect(chunks.join('')).toContain(
-      "::error::input 'system': '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -",
-    );
+    const { log, failed } = await runActionCaptured();
+    expect(failed).toBe(true);
+    expect(log).toContain("::error::input 'system': '_x' must match the system id rule: a letter or digit, then letters, digits, _ or -");
     expect(existsSync(join(workspace, 'data'))).toBe(false);
   });
 

@@ -537,4 +537,21 @@ describe('one writer per evidence folder', () => {
       (await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) })).instances[0]!.kat,
     ).toBe('PASS');
   });
+
+  it('a lock whose pid now names another live process (a reused pid) is taken over; the live holder itself is not', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    const lock = join(data, 's', '.ngcc-perf.lock');
+    mkdirSync(join(data, 's'), { recursive: true });
+    // The parent process lives, but it started at another time than the lock says: not the holder.
+    const parentStart = readFileSync(`/proc/${process.ppid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]!;
+    writeFileSync(lock, `${process.ppid} ${Number(parentStart) + 1}`);
+    const phases = new Set(['build', 'kat'] as const);
+    expect((await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).instances[0]!.kat).toBe('PASS');
+    // The same live process with its real start time holds the lock.
+    writeFileSync(lock, `${process.ppid} ${parentStart}`);
+    await expect(runCampaign({ campaignDir: root, system: 's', dataDir: data, phases })).rejects.toThrow(
+      new RegExp(`another run \\(pid ${process.ppid}\\) is writing this evidence`),
+    );
+  });
 });

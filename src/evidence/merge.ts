@@ -3,7 +3,7 @@ import { basename, dirname, join, posix, relative, resolve, sep } from 'node:pat
 import { InputError } from '../errors.js';
 import { filesUnder, readJson, writeJsonAtomic } from '../util/fsx.js';
 import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath, isTransient as transient, LOCK_FILE } from './layout.js';
-import { lockSystem, otherLiveWriter } from './lock.js';
+import { lockSystem, lockText, otherLiveWriter } from './lock.js';
 import { validateDataset } from './validate.js';
 
 type Json = Record<string, unknown>;
@@ -248,7 +248,7 @@ function mergeLocked(parts: string[], out: string, into: string): MergeResult {
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
 
     // The lock travels with the folder: the output stays locked until release().
-    writeFileSync(join(tmp, LOCK_FILE), String(process.pid));
+    writeFileSync(join(tmp, LOCK_FILE), lockText());
     const old = join(dirname(out), `.${basename(out)}.replaced-${process.pid}`);
     renameSync(out, old);
     try {

@@ -274,6 +274,9 @@ describe('kat.sha256 duplicates', () => {
     );
     // An exact repeat, or another record count, is no conflict.
     expect(parseManifest(`${d('a')} strict x/K.txt\n${d('a')} strict x/K.txt\n${d('b')} strict:5 x/K.txt\n`, 'k')).toHaveLength(3);
+    // :N is bounded: the driver writes every record asked for.
+    expect(parseManifest(`${d('a')} strict:1000 x/K.txt\n`, 'k')).toHaveLength(1);
+    expect(() => parseManifest(`# c\n${d('a')} strict:1001 x/K.txt\n`, 'k')).toThrow('k: line 2: :1001 asks for more than 1000 records');
   });
 });
 

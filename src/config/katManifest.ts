@@ -18,6 +18,12 @@ export interface ManifestEntry {
   line: number;
 }
 
+/**
+ * The most records a `:N` may ask for: ten times the NIST generator's 100. The KAT driver writes
+ * every record it is asked for, so an unbounded N is a way to fill the disk or the KAT timeout.
+ */
+export const MAX_KAT_RECORDS = 1000;
+
 const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 
 /** Parses kat.sha256; a missing file is an empty manifest (every instance is NOKAT). */
@@ -43,6 +49,8 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
         `line ${i + 1}`,
         `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`,
       );
+    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
+      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
     const entry: ManifestEntry = {
       sha256: m[1]!.toLowerCase(),
       mode: m[2] as DigestMode,

@@ -51,6 +51,7 @@ function parsePhases(v: string | undefined): Set<Phase> {
 
 /** One line per instance; returns the exit code and the verdict line that says why. */
 function printSummary(s: CampaignSummary): { code: number; verdict: string } {
+  for (const c of s.invalid) console.log(`${'INVALID'.padEnd(11)} ${c.id} — ${c.problem}`);
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ');
     console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` — ${i.detail}` : ''}${ops ? `  [${ops}]` : ''}`);
@@ -65,6 +66,7 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
       .map((o) => ({ key: `${i.key} ${o.operation}`, failure: `${o.status}${o.failure ? `: ${o.failure}` : ''}` })),
   );
   const problems = [
+    s.invalid.length > 0 ? `${s.invalid.length} candidate(s) invalid, not built (${s.invalid.map((c) => c.id).join(', ')})` : '',
     katFailed.length > 0
       ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed
           .map((i) => `${i.key} ${i.kat}`)
@@ -285,6 +287,8 @@ function cmdKatManifest(args: string[]): number {
   }
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
+  const broken = campaign.invalid.find((x) => x.id === id);
+  if (broken) throw new InputError(values.write, id, `the candidate is invalid: ${broken.problem}`);
   if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
   // A line for an instance candidate.yml no longer has would make the campaign fail to load.
   const gone = generated.find((g) => !c.labels.includes(g.label));

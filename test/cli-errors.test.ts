@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runCampaign } from '../src/campaign/run.js';
+import type { BuildJson } from '../src/evidence/types.js';
 import { loadCampaign } from '../src/config/campaign.js';
 import { ACTION_INPUT_DEFAULTS, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { readInputs } from '../src/github/inputs.js';
@@ -60,9 +60,12 @@ describe('candidate.yml and ngcc-perf.yml must be UTF-8', () => {
     const root = tempDir();
     // 'Café' saved as Latin-1: the é is the single byte 0xE9, which UTF-8 never has alone.
     candidateFolder(root, 'kem-7', Buffer.from(candidateYml('kem-7', 'Café'), 'latin1'));
-    const { code, error } = await cliError(['run', root, '--system', 's', '--out', unwritten()]);
-    expect(code).toBe(2);
-    expect(error).toBe(`error: ${join(shown(root), 'kem-7', 'candidate.yml')}: line 3: not UTF-8 text (save the file as UTF-8)`);
+    // A candidate's own file makes that candidate INVALID (the others would still run): exit 1.
+    const r = await runCli(['run', root, '--system', 's', '--out', unwritten()]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      `INVALID     kem-7 — ${join(shown(root), 'kem-7', 'candidate.yml')}: line 3: not UTF-8 text (save the file as UTF-8)`,
+    );
 
     writeFileSync(join(root, 'kem-7', 'candidate.yml'), candidateYml('kem-7', 'Café'));
     writeFileSync(
@@ -176,21 +179,30 @@ describe('options and arguments', () => {
 });
 
 describe('kat.sha256 lines', () => {
-  it('for a label the candidate does not have are an error naming the line and the known labels', async () => {
-    const root = fixtureCampaign(['sign-1'], QUICK);
+  it('for a label the candidate does not have make it INVALID, naming the line and the known labels; the others run', async () => {
+    const root = fixtureCampaign(['kem-1', 'sign-1'], QUICK);
     const manifest = join(root, 'sign-1', 'kat.sha256');
     writeFileSync(manifest, `${readFileSync(manifest, 'utf8')}# renamed since:\n${'0'.repeat(64)} strict toysig/KAT_SIG_toysig.txt\n`);
+    // A second broken candidate: every error is reported, not only the first.
+    mkdirSync(join(root, 'kem-8'));
+    writeFileSync(join(root, 'kem-8', 'candidate.yml'), 'id: kem-8\ntype: kem\n');
     const out = unwritten();
-    const { code, error } = await cliError(['run', root, '--system', 's', '--out', out]);
-    expect(code).toBe(2);
-    expect(error).toBe(
-      `error: ${join(shown(root), 'sign-1', 'kat.sha256')}: line 4: no instance is labelled 'toysig' in candidate.yml (labels: toy-sig)`,
-    );
-    expect(existsSync(out)).toBe(false);
-    // --only does not hide the line: the manifest belongs to the whole candidate.
-    await expect(
-      runCampaign({ campaignDir: root, system: 's', dataDir: out, only: /^nothing$/, phases: new Set(['build']) }),
-    ).rejects.toThrow(/sign-1\/kat\.sha256: line 4: no instance is labelled 'toysig'/);
+    const problem = `${join(shown(root), 'sign-1', 'kat.sha256')}: line 4: no instance is labelled 'toysig' in candidate.yml (labels: toy-sig)`;
+    const r = await runCli(['run', root, '--system', 's', '--out', out, '--only', '^kem-1/good$', '--phases', 'build,kat']);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(`INVALID     sign-1 — ${problem}`);
+    expect(r.out.find((l) => l.startsWith('INVALID     kem-8 — '))).toMatch(/kem-8\/candidate\.yml: .*algorithm/);
+    expect(r.out.at(-1)).toMatch(/^exit 1: 2 candidate\(s\) invalid, not built \(kem-8, sign-1\)/);
+    // The honest neighbour was built and checked; the invalid ones are recorded for the pages.
+    const build = JSON.parse(readFileSync(join(out, 's', 'build.json'), 'utf8')) as BuildJson;
+    expect(Object.entries(build.instances).map(([k, e]) => [k, e.kat])).toEqual([['kem-1/good', 'PASS']]);
+    const campaign = JSON.parse(readFileSync(join(out, 's', 'campaign.json'), 'utf8')) as { invalid_candidates: unknown[] };
+    expect(campaign.invalid_candidates).toEqual([expect.objectContaining({ id: 'kem-8' }), { id: 'sign-1', problem }]);
+    const pages = tempDir();
+    expect((await runCli(['report', join(out, 's'), '--out', pages])).code).toBe(0);
+    const summary = readFileSync(join(pages, 'performance', 'summary_s.md'), 'utf8');
+    expect(summary).toContain('## Invalid candidates');
+    expect(summary).toMatch(/\| `sign-1` \| INVALID ⚠ \| .*no instance is labelled 'toysig'/);
   });
 
   it('are not written by kat-manifest --write for an instance candidate.yml no longer has', async () => {

@@ -4,6 +4,7 @@ import remarkParse from 'remark-parse';
 import { unified } from 'unified';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { annotations } from '../src/compare/annotations.js';
+import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings } from '../src/compare/markdown.js';
 import type { CompareReport, CompareRow, PullRequestContext, Verdict } from '../src/compare/types.js';
 import { COMMENT_MARKER, renderComment, renderJobSummary } from '../src/github/comment.js';
@@ -52,6 +53,7 @@ function sampleReport(): CompareReport {
     rows,
     kat_changes: [{ key: 'kem-09/kem-09-1', base: 'PASS', head: 'MISMATCH' }],
     build_failures: [],
+    invalid_candidates: [],
     size_changes: [{ key: 'sign-10/sign-10-2', item: 'signature_bytes', base: 2420, head: 2436 }],
     memory_changes: [],
     size_mismatches: [{ id: 'kem-01', instance: 'kem-01-128', item: 'ciphertext', catalog: 1088, api: 1096, basis: 'fixed' }],
@@ -76,6 +78,7 @@ function bigReport(n: number): CompareReport {
     rows,
     kat_changes: [],
     build_failures: [],
+    invalid_candidates: [],
     size_changes: [],
     memory_changes: [],
     size_mismatches: [],
@@ -383,6 +386,31 @@ describe('annotations', () => {
     ]);
     expect(a.find((x) => x.title.startsWith('Regression'))!.message).toContain('+20.7%');
     expect(a.filter((x) => x.level === 'notice').map((x) => x.title)).toEqual(['Improvement: sign-10 sign-10-2 sign']);
+  });
+});
+
+describe('an invalid candidate', () => {
+  const problem = "submissions/kem-05/kat.sha256: line 3: no instance is labelled 'x' in candidate.yml (labels: a, b)";
+  const clean: CompareReport = {
+    ...bigReport(3),
+    rows: [],
+    counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0 },
+  };
+  const report: CompareReport = { ...clean, invalid_candidates: [{ id: 'kem-05', problem }] };
+
+  it('is a finding in the headline, the body, the annotations and the verdict (fail-on kat)', () => {
+    const md = renderComment(report);
+    expect(md).toContain('❌ 1 invalid candidate');
+    expect(md).toContain(
+      "- `kem-05`: INVALID (`submissions/kem-05/kat.sha256: line 3: no instance is labelled 'x' in candidate.yml (labels: a, b)`)",
+    );
+    expect(hasFindings(report)).toBe(true);
+    expect(hasFindings(clean)).toBe(false);
+    expect(annotations(report)).toEqual([
+      { level: 'error', title: 'Invalid candidate: kem-05', message: `kem-05 was not built on arm_1: ${problem}` },
+    ]);
+    expect(failReasons(report, new Set(['kat']))).toEqual(['1 invalid candidate(s)']);
+    expect(failReasons(report, new Set(['regression']))).toEqual([]);
   });
 });
 

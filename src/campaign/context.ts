@@ -2,6 +2,7 @@ import { buildInstance, type BuildCache, type BuildRequest, type BuildResult, ty
 import type { HarnessTools } from '../compile/harnessTools.js';
 import type { HostEnvironment } from '../env/host.js';
 import type { BuildEntry } from '../evidence/types.js';
+import type { InvalidCandidate } from '../config/campaign.js';
 import type { KatStatus } from '../kat/status.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
 import type { Progress } from './progress.js';
@@ -30,6 +31,8 @@ export interface InstanceSummary {
 export interface CampaignSummary {
   systemDir: string;
   instances: InstanceSummary[];
+  /** Candidates not built because their candidate.yml or kat.sha256 is wrong (status INVALID). */
+  invalid: InvalidCandidate[];
 }
 
 /** What the phase steps of one instance share; each step reads what the earlier ones left. */

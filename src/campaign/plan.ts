@@ -2,7 +2,7 @@ import { join, relative, resolve } from 'node:path';
 import type { BuildCache } from '../compile/compile.js';
 import { wrapCatalog } from '../compile/profileBuild.js';
 import type { Where } from '../config/arguments.js';
-import { loadCampaign, type Candidate } from '../config/campaign.js';
+import { type Candidate, type InvalidCandidate, loadCampaign } from '../config/campaign.js';
 import type { CampaignSettings, InstanceSpec } from '../config/schemas.js';
 import { allowedCpus, checkCpuAllowed, formatCpuList } from '../env/cpus.js';
 import { defaultCpu } from '../env/host.js';
@@ -54,6 +54,8 @@ export interface RunPlan {
   systemDir: string;
   paths: EvidencePaths;
   candidates: Candidate[];
+  /** Candidates whose candidate.yml or kat.sha256 is wrong: recorded as INVALID, not built. */
+  invalid: InvalidCandidate[];
   /** ngcc-perf.yml with the command line's overrides applied. */
   settings: CampaignSettings;
   /** The core the trials and profiles are pinned to. */
@@ -84,9 +86,14 @@ export function planRun(opts: CampaignOptions): RunPlan {
   const campaignDir = resolve(opts.campaignDir);
   const loaded = loadCampaign(campaignDir);
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
-  if (opts.only && campaign.candidates.length === 0) {
+  // Every invalid candidate is reported, whatever --only selects: each manifest was checked.
+  const invalid = loaded.invalid;
+  if (opts.only && campaign.candidates.length === 0 && !invalid.some((i) => opts.only!.test(i.id))) {
     const all = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
-    const shown = `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
+    const shown =
+      all.length === 0
+        ? 'no candidate is valid'
+        : `instances: ${all.slice(0, 6).join(', ')}${all.length > 6 ? `, … (${all.length} in all)` : ''}`;
     const [file, field] = opts.argumentNames?.only ?? ['only', ''];
     // RegExp.source escapes '/'; show the expression as it was given.
     throw new InputError(file, field, `'${opts.only.source.replace(/\\\//g, '/')}' matches no instance (${shown})`);
@@ -123,6 +130,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     systemDir,
     paths,
     candidates: campaign.candidates,
+    invalid,
     settings,
     cpu,
     units: units(campaign.candidates, opts.shard),

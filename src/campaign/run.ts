@@ -48,7 +48,8 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   writeCampaign({ ended_utc: null });
 
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
-  run.progress?.start(plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances: InstanceSummary[] = [];
   for (const unit of plan.units) {
     const summary: InstanceSummary = { key: unit.key, operations: [] };
@@ -58,7 +59,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   }
   writeCampaign({ ended_utc: new Date().toISOString(), ...(counter ? { counter_source: counter } : {}) });
   run.progress?.done();
-  return { systemDir: plan.systemDir, instances };
+  return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
 }
 
 /**
@@ -91,6 +92,8 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       planning: plan.settings.planning,
       flags: plan.settings.flags,
       fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+      // The latest run's view: a candidate mended since is no longer listed.
+      invalid_candidates: plan.invalid,
       ...extra,
     });
 }

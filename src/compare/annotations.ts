@@ -26,6 +26,12 @@ export function annotations(report: CompareReport, pr?: PullRequestContext): Ann
     else if (k.head === 'PASS') out.push({ level: 'notice', title: `KAT passes: ${k.key}`, message: move });
     else out.push({ level: 'error', title: `KAT ${k.head}: ${k.key}`, message: move });
   }
+  for (const c of report.invalid_candidates)
+    out.push({
+      level: 'error',
+      title: `Invalid candidate: ${c.id}`,
+      message: `${c.id} was not built on ${report.system}: ${firstLine(c.problem)}`,
+    });
   for (const b of report.build_failures) {
     const error = pr?.buildErrors[b];
     out.push({

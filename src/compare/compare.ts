@@ -161,6 +161,11 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     (k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL',
   );
 
+  const invalidOf = (ds: { campaign?: Record<string, unknown> }) =>
+    Array.isArray(ds.campaign?.invalid_candidates) ? (ds.campaign.invalid_candidates as Array<{ id: string; problem: string }>) : [];
+  const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
+  const invalid_candidates = invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
+
   const size_changes: ValueChange[] = [];
   const memory_changes: ValueChange[] = [];
   for (const key of instanceKeys) {
@@ -196,6 +201,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     rows,
     kat_changes,
     build_failures,
+    invalid_candidates,
     size_changes,
     memory_changes,
     size_mismatches,

@@ -21,6 +21,7 @@ export function failReasons(report: CompareReport, failOn: ReadonlySet<FailOn>):
     failOn.has('regression') && n.regressions > 0 ? `${n.regressions} regression(s)` : '',
     failOn.has('kat') && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : '',
     failOn.has('kat') && report.build_failures.length > 0 ? `${report.build_failures.length} build failure(s)` : '',
+    failOn.has('kat') && report.invalid_candidates.length > 0 ? `${report.invalid_candidates.length} invalid candidate(s)` : '',
     failOn.has('size-audit') && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : '',
   ].filter(Boolean);
 }

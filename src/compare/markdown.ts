@@ -55,6 +55,7 @@ export function headline(report: CompareReport, pr?: PullRequestContext): string
   const inconclusive = report.rows.filter((r) => r.verdict === 'inconclusive').length;
   const bad: string[] = [];
   if (n.kat_failures > 0) bad.push(`❌ KAT: ${plural(n.kat_failures, 'failure')}`);
+  if (report.invalid_candidates.length > 0) bad.push(`❌ ${plural(report.invalid_candidates.length, 'invalid candidate')}`);
   if (report.build_failures.length > 0) bad.push(`❌ ${plural(report.build_failures.length, 'build failure')}`);
   if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
   if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
@@ -83,6 +84,7 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
     report.rows.some((r) => CHANGED.has(r.verdict)) ||
     report.kat_changes.length > 0 ||
     report.build_failures.length > 0 ||
+    report.invalid_candidates.length > 0 ||
     report.size_mismatches.length > 0 ||
     report.size_changes.length > 0 ||
     report.memory_changes.length > 0 ||
@@ -130,8 +132,9 @@ interface Groups {
   stillFailing: Inline[][];
   kat: Cell[][];
   builds: Inline[][];
+  invalid: Inline[][];
 }
-const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds'] as const;
+const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds', 'invalid'] as const;
 
 function valueDelta(c: ValueChange): number | undefined {
   return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
@@ -147,6 +150,7 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
     mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
     kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
+    invalid: report.invalid_candidates.map((c) => [code(c.id), ': INVALID (', code(firstLine(c.problem)), ')']),
     builds: report.build_failures.map((b) => {
       const error = pr?.buildErrors[b];
       return error ? [code(b), ': ', code(firstLine(error))] : [code(b)];
@@ -198,8 +202,10 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
   const kat = take('kat', g.kat);
   const builds = take('builds', g.builds);
   const still = take('stillFailing', g.stillFailing);
-  if (kat.length > 0 || builds.length > 0 || still.length > 0) {
+  const invalid = take('invalid', g.invalid);
+  if (kat.length > 0 || builds.length > 0 || still.length > 0 || invalid.length > 0) {
     out.push(para(strong('KAT and build')));
+    if (invalid.length > 0) out.push(para('Candidates not built because their candidate.yml or kat.sha256 is wrong:'), bullets(invalid));
     if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
     if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
     if (still.length > 0)

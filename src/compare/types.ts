@@ -56,6 +56,8 @@ export interface CompareReport {
   kat_changes: KatChange[];
   /** Builds that fail in head and did not fail on the base (always reported). */
   build_failures: string[];
+  /** Candidates whose candidate.yml or kat.sha256 head cannot read, and base could (status INVALID). */
+  invalid_candidates: Array<{ id: string; problem: string }>;
   size_changes: ValueChange[];
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];

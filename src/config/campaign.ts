@@ -1,6 +1,6 @@
 import { type Dirent, existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { InputError } from '../errors.js';
+import { InputError, isInputError } from '../errors.js';
 import { checkManifestLabels, readManifest } from './katManifest.js';
 import { loadYaml } from './yamlFile.js';
 import { candidateSchema, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
@@ -14,10 +14,20 @@ export interface Candidate extends CandidateSpec {
   labels: string[];
 }
 
+/** A candidate whose candidate.yml or kat.sha256 is wrong: recorded as INVALID, the others still run. */
+export interface InvalidCandidate {
+  /** The candidate's folder name (its id when candidate.yml is readable). */
+  id: string;
+  /** The error, naming the file and the line or field. */
+  problem: string;
+}
+
 export interface Campaign {
   root: string;
   settings: CampaignSettings;
   candidates: Candidate[];
+  /** Candidates that could not be read, in id order; every one is named, not only the first. */
+  invalid: InvalidCandidate[];
 }
 
 export function loadSettings(root: string): CampaignSettings {
@@ -48,7 +58,9 @@ const candidateNames = (root: string) =>
 
 /**
  * Reads every `<id>/candidate.yml` under the campaign root, in id order, each with its kat.sha256
- * checked against its labels. A folder without candidates is an error: measuring nothing and
+ * checked against its labels; a candidate that fails either check is listed in `invalid` with
+ * its error. ngcc-perf.yml errors stay fatal: they concern every candidate. A folder without
+ * candidates is an error: measuring nothing and
  * reporting success would hide a wrong path. Pages may take only the catalogs of a campaign folder
  * (`candidatesRequired: false`).
  */
@@ -58,10 +70,19 @@ export function loadCampaign(root: string, { candidatesRequired = true } = {}): 
   const settings = loadSettings(root);
   const names = candidateNames(root);
   if (names.length === 0 && candidatesRequired) throw noCandidates(root);
-  const candidates = names
-    .map((name) => loadCandidate(join(root, name), join(shown(root), name, 'candidate.yml')))
-    .map((c) => checkManifest(c, join(shown(root), c.id, 'kat.sha256')));
-  return { root, settings, candidates };
+  const candidates: Candidate[] = [];
+  const invalid: InvalidCandidate[] = [];
+  for (const name of names) {
+    try {
+      const c = loadCandidate(join(root, name), join(shown(root), name, 'candidate.yml'));
+      candidates.push(checkManifest(c, join(shown(root), c.id, 'kat.sha256')));
+    } catch (e) {
+      // A competitor's broken manifest must not stop the others' measurements.
+      if (!isInputError(e)) throw e;
+      invalid.push({ id: name, problem: e.message });
+    }
+  }
+  return { root, settings, candidates, invalid };
 }
 
 /** Every kat.sha256 line names one of the candidate's instances (all of them, whatever --only). */

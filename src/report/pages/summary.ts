@@ -96,6 +96,25 @@ const categories: SummarySection = (model) => {
   return sections.length > 0 ? sections : [para('No candidate has evidence on this system yet.')];
 };
 
-const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories];
+/**
+ * Candidates the last run could not read (candidate.yml or kat.sha256 wrong), from campaign.json:
+ * nothing of theirs was built, so they appear in no table above, yet their submitters must see why.
+ */
+const invalidCandidates: SummarySection = (model) => {
+  const invalid = Array.isArray(model.campaign.invalid_candidates)
+    ? (model.campaign.invalid_candidates as Array<{ id: string; problem: string }>)
+    : [];
+  if (invalid.length === 0) return [];
+  return [
+    heading(2, 'Invalid candidates'),
+    para('Not built: their manifests could not be read. Mend the file the error names and run again.'),
+    table(
+      ['candidate', 'status', 'error'],
+      invalid.map((c) => [code(c.id), 'INVALID ⚠', c.problem]),
+    ),
+  ];
+};
+
+const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, invalidCandidates];
 
 export const summaryPage = (model: ReportModel): Root => sectionsPage(SUMMARY_SECTIONS, model);

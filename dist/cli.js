@@ -9567,6 +9567,7 @@ function firstBadLine(bytes2) {
 }
 
 // src/config/katManifest.ts
+var MAX_KAT_RECORDS = 1e3;
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
   if (!existsSync5(path)) return [];
@@ -9585,6 +9586,8 @@ function parseManifest(text3, display) {
         `line ${i + 1}`,
         `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
       );
+    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
+      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
     const entry = {
       sha256: m[1].toLowerCase(),
       mode: m[2],
@@ -9811,11 +9814,25 @@ function alive(pid) {
     return e.code === "EPERM";
   }
 }
+function startTime(pid) {
+  try {
+    const stat2 = readFileSync6(`/proc/${pid}/stat`, "utf8");
+    return stat2.slice(stat2.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return void 0;
+  }
+}
+var lockText = () => `${process.pid} ${startTime(process.pid) ?? ""}`.trim();
+function holderOf(text3) {
+  const [pid, start2] = text3.trim().split(/\s+/);
+  return { pid: Number(pid), ...start2 ? { start: start2 } : {} };
+}
 function otherLiveWriter(dir) {
   const lock = join6(dir, LOCK_FILE);
   if (!existsSync6(lock)) return void 0;
-  const pid = Number(readFileSync6(lock, "utf8"));
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : void 0;
+  const { pid, start: start2 } = holderOf(readFileSync6(lock, "utf8"));
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
+  return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
 }
 var heldLocks = /* @__PURE__ */ new Set();
 function releaseEvidenceLocks() {
@@ -9828,7 +9845,7 @@ function lockSystem(systemDir) {
   const lock = join6(systemDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync2(lock, String(process.pid), { flag: "wx" });
+      writeFileSync2(lock, lockText(), { flag: "wx" });
       const release2 = () => {
         heldLocks.delete(release2);
         rmSync3(lock, { force: true });
@@ -9844,7 +9861,7 @@ function lockSystem(systemDir) {
           "",
           `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`
         );
-      if (Number(readFileSync6(lock, "utf8")) === process.pid)
+      if (holderOf(readFileSync6(lock, "utf8")).pid === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync3(lock, { force: true });
     }
@@ -31444,8 +31461,18 @@ function loadCampaign(root3, { candidatesRequired = true } = {}) {
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
   if (names.length === 0 && candidatesRequired) throw noCandidates(root3);
-  const candidates2 = names.map((name) => loadCandidate(join10(root3, name), join10(shown2(root3), name, "candidate.yml"))).map((c) => checkManifest(c, join10(shown2(root3), c.id, "kat.sha256")));
-  return { root: root3, settings, candidates: candidates2 };
+  const candidates2 = [];
+  const invalid2 = [];
+  for (const name of names) {
+    try {
+      const c = loadCandidate(join10(root3, name), join10(shown2(root3), name, "candidate.yml"));
+      candidates2.push(checkManifest(c, join10(shown2(root3), c.id, "kat.sha256")));
+    } catch (e) {
+      if (!isInputError(e)) throw e;
+      invalid2.push({ id: name, problem: e.message });
+    }
+  }
+  return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
 }
 function checkManifest(c, display) {
   checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
@@ -31628,9 +31655,10 @@ function planRun(opts) {
   const campaignDir = resolve7(opts.campaignDir);
   const loaded = loadCampaign(campaignDir);
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
-  if (opts.only && campaign.candidates.length === 0) {
+  const invalid2 = loaded.invalid;
+  if (opts.only && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
     const all2 = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
-    const shown3 = `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
+    const shown3 = all2.length === 0 ? "no candidate is valid" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
     const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
   }
@@ -31664,6 +31692,7 @@ function planRun(opts) {
     systemDir,
     paths,
     candidates: campaign.candidates,
+    invalid: invalid2,
     settings,
     cpu,
     units: units(campaign.candidates, opts.shard),
@@ -32513,7 +32542,8 @@ async function runLocked(plan, opts, steps) {
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
-  run.progress?.start(plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances = [];
   for (const unit of plan.units) {
     const summary = { key: unit.key, operations: [] };
@@ -32523,7 +32553,7 @@ async function runLocked(plan, opts, steps) {
   }
   writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
   run.progress?.done();
-  return { systemDir: plan.systemDir, instances };
+  return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
 }
 function campaignWriter(run) {
   const { plan, environment: environment2 } = run;
@@ -32550,6 +32580,8 @@ function campaignWriter(run) {
     planning: plan.settings.planning,
     flags: plan.settings.flags,
     fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+    // The latest run's view: a candidate mended since is no longer listed.
+    invalid_candidates: plan.invalid,
     ...extra
   });
 }
@@ -33241,6 +33273,9 @@ function compareEvidence(opts) {
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
   );
+  const invalidOf = (ds) => Array.isArray(ds.campaign?.invalid_candidates) ? ds.campaign.invalid_candidates : [];
+  const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
+  const invalid_candidates = invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
   const size_changes = [];
   const memory_changes = [];
   for (const key of instanceKeys) {
@@ -33271,6 +33306,7 @@ function compareEvidence(opts) {
     rows,
     kat_changes,
     build_failures,
+    invalid_candidates,
     size_changes,
     memory_changes,
     size_mismatches,
@@ -33297,6 +33333,7 @@ function failReasons(report2, failOn) {
     failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
     failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
     failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
+    failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
     failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : ""
   ].filter(Boolean);
 }
@@ -38290,6 +38327,7 @@ function headline(report2, pr) {
   const inconclusive = report2.rows.filter((r) => r.verdict === "inconclusive").length;
   const bad = [];
   if (n.kat_failures > 0) bad.push(`\u274C KAT: ${plural2(n.kat_failures, "failure")}`);
+  if (report2.invalid_candidates.length > 0) bad.push(`\u274C ${plural2(report2.invalid_candidates.length, "invalid candidate")}`);
   if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
@@ -38325,7 +38363,7 @@ function changedRows(report2) {
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
 }
-var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds"];
+var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds", "invalid"];
 function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
@@ -38339,6 +38377,7 @@ function groups(report2, pr) {
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
+    invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine(c.problem)), ")"]),
     builds: report2.build_failures.map((b) => {
       const error62 = pr?.buildErrors[b];
       return error62 ? [code3(b), ": ", code3(firstLine(error62))] : [code3(b)];
@@ -38377,8 +38416,10 @@ function render2(report2, g2, layout) {
   const kat2 = take("kat", g2.kat);
   const builds = take("builds", g2.builds);
   const still = take("stillFailing", g2.stillFailing);
-  if (kat2.length > 0 || builds.length > 0 || still.length > 0) {
+  const invalid2 = take("invalid", g2.invalid);
+  if (kat2.length > 0 || builds.length > 0 || still.length > 0 || invalid2.length > 0) {
     out.push(para(strong2("KAT and build")));
+    if (invalid2.length > 0) out.push(para("Candidates not built because their candidate.yml or kat.sha256 is wrong:"), bullets(invalid2));
     if (kat2.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat2));
     if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
     if (still.length > 0)
@@ -38683,7 +38724,7 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join19(tmp, LOCK_FILE), String(process.pid));
+    writeFileSync4(join19(tmp, LOCK_FILE), lockText());
     const old = join19(dirname7(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
@@ -39244,7 +39285,19 @@ var categories = (model) => {
   });
   return sections.length > 0 ? sections : [para("No candidate has evidence on this system yet.")];
 };
-var SUMMARY_SECTIONS = [title4, categories];
+var invalidCandidates = (model) => {
+  const invalid2 = Array.isArray(model.campaign.invalid_candidates) ? model.campaign.invalid_candidates : [];
+  if (invalid2.length === 0) return [];
+  return [
+    heading2(2, "Invalid candidates"),
+    para("Not built: their manifests could not be read. Mend the file the error names and run again."),
+    table(
+      ["candidate", "status", "error"],
+      invalid2.map((c) => [code3(c.id), "INVALID \u26A0", c.problem])
+    )
+  ];
+};
+var SUMMARY_SECTIONS = [title4, categories, invalidCandidates];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
 
 // src/report/pages/survey.ts
@@ -39350,6 +39403,7 @@ function parsePhases(v) {
   return new Set(list3);
 }
 function printSummary(s) {
+  for (const c of s.invalid) console.log(`${"INVALID".padEnd(11)} ${c.id} \u2014 ${c.problem}`);
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ");
     console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` \u2014 ${i.detail}` : ""}${ops ? `  [${ops}]` : ""}`);
@@ -39360,6 +39414,7 @@ function printSummary(s) {
     (i) => i.operations.filter((o) => o.status === "failed" || o.status === "partial").map((o) => ({ key: `${i.key} ${o.operation}`, failure: `${o.status}${o.failure ? `: ${o.failure}` : ""}` }))
   );
   const problems = [
+    s.invalid.length > 0 ? `${s.invalid.length} candidate(s) invalid, not built (${s.invalid.map((c) => c.id).join(", ")})` : "",
     katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(", ")}${katFailed.length > 3 ? ", \u2026" : ""})` : "",
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0].key} ${opFailed[0].failure})` : ""
   ].filter(Boolean);
@@ -39562,6 +39617,8 @@ ${generated.map(formatManifestLine).join("\n")}
   }
   const campaign = loadCampaign(values.write);
   const c = campaign.candidates.find((x) => x.id === id);
+  const broken = campaign.invalid.find((x) => x.id === id);
+  if (broken) throw new InputError(values.write, id, `the candidate is invalid: ${broken.problem}`);
   if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
   const gone = generated.find((g2) => !c.labels.includes(g2.label));
   if (gone)

@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync22, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9233,7 +9233,7 @@ function filesUnder(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join21, relative as relative13, resolve as resolve11 } from "node:path";
+import { join as join21, relative as relative13, resolve as resolve12 } from "node:path";
 
 // src/compile/harnessTools.ts
 import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
@@ -9270,7 +9270,7 @@ function runProcess(command, opts) {
   const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve12) => {
+  return new Promise((resolve13) => {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
@@ -9299,7 +9299,7 @@ function runProcess(command, opts) {
       clearTimeout(timer);
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
-      resolve12({
+      resolve13({
         command: argv,
         exitCode,
         signal,
@@ -9870,7 +9870,7 @@ function lockSystem(systemDir) {
 }
 
 // src/campaign/measure.ts
-import { resolve as resolve5 } from "node:path";
+import { resolve as resolve6 } from "node:path";
 
 // src/measure/operation.ts
 import { basename } from "node:path";
@@ -11394,6 +11394,8 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/campaign/context.ts
+import { existsSync as existsSync9 } from "node:fs";
+import { resolve as resolve5 } from "node:path";
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
   if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
@@ -11415,6 +11417,13 @@ function buildRequest(run, unit, flagSet) {
   };
 }
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
+function libraryReplaced(run, entry) {
+  if (!entry.library || !entry.library_sha256) return void 0;
+  const path = resolve5(run.plan.campaignDir, entry.library);
+  if (!existsSync9(path)) return `the library ${entry.library} is gone since its build`;
+  const now = sha256File(path);
+  return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
+}
 
 // src/campaign/previous.ts
 import { relative as relative3 } from "node:path";
@@ -11462,7 +11471,7 @@ var measure = {
       }
       todo.push({
         timeTool: run.tools.time,
-        library: resolve5(plan.campaignDir, entry.library),
+        library: resolve6(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: unit.candidate.type,
         operation,
@@ -11471,6 +11480,14 @@ var measure = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz
       });
+    }
+    const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : void 0;
+    if (replacedLibrary) {
+      for (const { operation } of todo) {
+        summary.operations.push({ operation, status: "failed", skipped: false, failure: replacedLibrary });
+        ctx.tick(`${operation}: failed (${replacedLibrary})`);
+      }
+      return;
     }
     await measureOperations(todo, (i, result) => {
       const operation = todo[i].operation;
@@ -11495,10 +11512,10 @@ var measure = {
 };
 
 // src/campaign/plan.ts
-import { join as join12, relative as relative6, resolve as resolve7 } from "node:path";
+import { join as join12, relative as relative6, resolve as resolve8 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
+import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
 import { basename as basename3, join as join9 } from "node:path";
 function wrapCatalog(file2) {
   const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
@@ -11514,7 +11531,7 @@ async function buildProfiled(req, flags, wanted) {
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
   const keyFile = join9(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync10(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
   const run = async (argv) => {
@@ -11560,11 +11577,11 @@ async function buildProfiled(req, flags, wanted) {
     ...objects,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync9(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync10(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync10, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
+import { existsSync as existsSync11, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
 import { basename as basename4, join as join10, relative as relative4 } from "node:path";
 
 // src/config/yamlFile.ts
@@ -16696,7 +16713,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve12) {
+function isRecursive2(inst, stack, resolve13) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -16706,7 +16723,7 @@ function isRecursive2(inst, stack, resolve12) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve12);
+      const answer = isRecursive2(child, stack, resolve13);
       if (answer > result)
         result = answer;
     }
@@ -16717,7 +16734,7 @@ function isRecursive2(inst, stack, resolve12) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve12) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve13) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -16781,7 +16798,7 @@ function isRecursive2(inst, stack, resolve12) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve12 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve13 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -31440,7 +31457,7 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 function loadSettings(root3) {
   const file2 = join10(root3, "ngcc-perf.yml");
-  if (!existsSync10(file2)) return settingsSchema.parse({});
+  if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
@@ -31454,9 +31471,9 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative4(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync10(join10(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync11(join10(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true } = {}) {
-  if (!existsSync10(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync11(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -31495,7 +31512,7 @@ function campaignsBelow(dir, depth) {
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync6(root3).sort()) {
     const folder = join10(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync10(join10(folder, "candidate.yml"))) continue;
+    if (!statSync5(folder).isDirectory() || existsSync11(join10(folder, "candidate.yml"))) continue;
     const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
@@ -31548,12 +31565,12 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync11, readFileSync as readFileSync10 } from "node:fs";
-import { join as join11, relative as relative5, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
+import { join as join11, relative as relative5, resolve as resolve7 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve6(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync11(path)) {
+  const path = resolve7(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync12(path)) {
     const yml = join11(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative5(process.cwd(), yml) || yml,
@@ -31564,7 +31581,7 @@ function externalSizesPath(campaignRoot, configured) {
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync11(path)) return [];
+  if (!existsSync12(path)) return [];
   let text3;
   try {
     text3 = readFileSync10(path, "utf8");
@@ -31652,7 +31669,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve7(opts.campaignDir);
+  const campaignDir = resolve8(opts.campaignDir);
   const loaded = loadCampaign(campaignDir);
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -31663,7 +31680,7 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve7(opts.dataDir, opts.system);
+  const systemDir = resolve8(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const ymlShown = relative6(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
@@ -31736,7 +31753,7 @@ function trialCpu(opts, settings, ymlShown) {
 }
 
 // src/campaign/prepare.ts
-import { existsSync as existsSync12 } from "node:fs";
+import { existsSync as existsSync13 } from "node:fs";
 import { join as join13, relative as relative7 } from "node:path";
 
 // src/kat/log.ts
@@ -31851,7 +31868,7 @@ async function prepareInstance(run, unit) {
   const previous = readJsonIfExists(paths.build)?.instances[key];
   const manifestPath = join13(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync12(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync13(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
@@ -31907,7 +31924,7 @@ async function prepareInstance(run, unit) {
     librarySha256: lib.library_sha256,
     fallbackSha256,
     manifestSha256: manifestHash,
-    katLogSha256: existsSync12(katLogPath) ? sha256File(katLogPath) : void 0
+    katLogSha256: existsSync13(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
   if (!plan.phases.has("kat")) {
@@ -31975,7 +31992,7 @@ function saveEntry(run, key, entry) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve8 } from "node:path";
+import { resolve as resolve9 } from "node:path";
 
 // src/profile/run.ts
 import { basename as basename5, relative as relative8 } from "node:path";
@@ -32409,6 +32426,11 @@ var profile = {
       ctx.tick(`profile: not run (${katShown(entry.kat)})`);
       return;
     }
+    const replaced = libraryReplaced(ctx.run, entry);
+    if (replaced) {
+      ctx.tick(`profile: not run (${replaced})`);
+      return;
+    }
     const built2 = { ...entry, library: entry.library };
     const verdict = await survey(ctx, built2);
     if (!measurable(entry.kat)) {
@@ -32438,7 +32460,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const result = await surveyLibrary(resolve8(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch(
+    const result = await surveyLibrary(resolve9(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch(
       (e) => ({ failure: errorMessage(e) })
     );
     writeJsonAtomic(surveyPath, { ...head, ...result });
@@ -32460,7 +32482,7 @@ async function profileOperations(ctx, entry) {
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve8(plan.campaignDir, entry.library),
+      library: resolve9(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -32483,7 +32505,7 @@ async function profileOperations(ctx, entry) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync13, rmSync as rmSync4 } from "node:fs";
+import { existsSync as existsSync14, rmSync as rmSync4 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -32494,7 +32516,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync13(file2)) continue;
+    if (!existsSync14(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -32587,11 +32609,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync15, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
 import { join as join15, relative as relative9 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync14, readdirSync as readdirSync7 } from "node:fs";
+import { existsSync as existsSync15, readdirSync as readdirSync7 } from "node:fs";
 import { join as join14 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -32603,7 +32625,7 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync14(dir)) return [];
+  if (!existsSync15(dir)) return [];
   return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
@@ -32615,8 +32637,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync14(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync14(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync15(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync15(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -32632,10 +32654,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative9(systemDir, p) || p;
-  if (!existsSync15(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync16(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync15(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync16(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32645,7 +32667,7 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join15(systemDir, e.kat_log);
-    if (!existsSync15(logPath)) {
+    if (!existsSync16(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -32791,8 +32813,8 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync16, statSync as statSync6 } from "node:fs";
-import { dirname as dirname5, resolve as resolve9 } from "node:path";
+import { existsSync as existsSync17, statSync as statSync6 } from "node:fs";
+import { dirname as dirname5, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -32824,12 +32846,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve9(path);
-  while (!existsSync16(p) && dirname5(p) !== p) p = dirname5(p);
+  let p = resolve10(path);
+  while (!existsSync17(p) && dirname5(p) !== p) p = dirname5(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
-      p === resolve9(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve10(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -32891,7 +32913,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync17, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
+import { existsSync as existsSync18, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
 import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
 
 // src/report/environment.ts
@@ -32951,7 +32973,7 @@ function environmentRows(campaign, env) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync17(join16(systemDir, path))) return {};
+  if (!path || !existsSync18(join16(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -32967,7 +32989,7 @@ function inferType(id, ops, logType) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync17(surveyDir)) return surveys;
+  if (!existsSync18(surveyDir)) return surveys;
   for (const id of readdirSync8(surveyDir).sort())
     surveys.set(
       id,
@@ -32984,12 +33006,12 @@ function readSurveys(systemDir) {
 function systemsOf(systemDir, self) {
   const dataDir = dirname6(systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync17(dataDir) ? readdirSync8(dataDir).sort() : []) {
+  for (const name of existsSync18(dataDir) ? readdirSync8(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
-    if (!existsSync17(paths.campaign) || name === self.id) continue;
+    if (!existsSync18(paths.campaign) || name === self.id) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync17(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync18(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -33010,7 +33032,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      if (existsSync17(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync18(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -33021,7 +33043,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync17(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync18(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative10(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -33075,7 +33097,7 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync18 } from "node:fs";
+import { existsSync as existsSync19 } from "node:fs";
 import { join as join17, relative as relative11 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -33187,7 +33209,7 @@ function recordsByKey(ds) {
 }
 function loadSystem(dataDir, system, role) {
   const dir = join17(dataDir, system);
-  if (!existsSync18(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+  if (!existsSync19(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -33243,7 +33265,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history2 = (opts.history ?? []).filter((d) => existsSync18(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
+  const history2 = (opts.history ?? []).filter((d) => existsSync19(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -38550,8 +38572,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync19, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve10, sep as sep2 } from "node:path";
+import { copyFileSync, existsSync as existsSync20, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve11, sep as sep2 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -38563,14 +38585,14 @@ function readFolder(dir, shown3, shard) {
   if (writer !== void 0)
     throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const buildPath = join19(dir, BUILD_FILE);
-  if (existsSync19(buildPath)) {
+  if (existsSync20(buildPath)) {
     folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join19(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync19(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
+  if (existsSync20(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -38606,7 +38628,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync19(join19(shard.dir, tail))) return entry;
+  if (!existsSync20(join19(shard.dir, tail))) return entry;
   const move = relative12(shard.dir, out).split(sep2).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -38637,15 +38659,15 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative12(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve10(into);
+  const out = resolve11(into);
   for (const p of parts) {
-    const abs = resolve10(p);
-    if (!existsSync19(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const abs = resolve11(p);
+    if (!existsSync20(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync19(out);
+  const existed = existsSync20(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -38664,7 +38686,7 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve10(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve11(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
@@ -38714,7 +38736,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join19(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join19(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync19(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync20(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -38749,7 +38771,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync20, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync21, readFileSync as readFileSync16 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -39374,7 +39396,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync20(file2) || readFileSync16(file2, "utf8") !== text3;
+    return !existsSync21(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39474,9 +39496,9 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve11(arg);
-  if (!existsSync21(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync21(evidencePaths(dir).build) && !existsSync21(evidencePaths(dir).recordsDir))
+  const dir = resolve12(arg);
+  if (!existsSync22(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync22(evidencePaths(dir).build) && !existsSync22(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -39513,15 +39535,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync21(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync21(join21(d, values.system)))
+    if (!existsSync22(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync22(join21(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync21(values.campaign))
+  if (values.campaign !== void 0 && !existsSync22(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -39544,7 +39566,7 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve11(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve12(values.campaign) : void 0);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join21(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : "";
@@ -39588,7 +39610,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join21(systemDir, e.kat_file);
-    if (!existsSync21(katPath))
+    if (!existsSync22(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync17(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -39629,7 +39651,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join21(c.folder, "kat.sha256");
   const shown3 = relative13(process.cwd(), target) || target;
-  const before = existsSync21(target) ? readFileSync17(target, "utf8") : "";
+  const before = existsSync22(target) ? readFileSync17(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -39668,14 +39690,14 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve11(values.out ?? join21(root3, "out"));
+  const out = resolve12(values.out ?? join21(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join21(root3, "examples", "campaign");
   const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync21(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync22(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system = "local";
   console.log(
-    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync21(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync22(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,

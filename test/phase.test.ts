@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PHASE_STEPS, runCampaign, type CampaignOptions, type CampaignSummary, type PhaseStep } from '../src/campaign/run.js';
@@ -116,5 +116,47 @@ describe('a phase added to the run', () => {
     }
     for (const op of ['keygen', 'sign', 'verify']) expect(existsSync(join(a, 'records', 'sign-1', `toy-sig__${op}.json`)), op).toBe(true);
     expect(validateDataset(a)).toEqual([]);
+  });
+});
+
+describe('a library replaced between its KAT and its timing', () => {
+  it('is not timed nor profiled: the measure step names the change, and no record is written', async () => {
+    const root = fixtureCampaign(['kem-1'], QUICK);
+    const data = tempDir();
+    // Another process's write, played by a step between the KAT and the timing.
+    const replace: PhaseStep = {
+      name: 'replace',
+      ticks: () => 0,
+      async run(ctx) {
+        const library = join(ctx.run.plan.campaignDir, ctx.entry!.library!);
+        appendFileSync(library, Buffer.from([0]));
+      },
+    };
+    const steps = [...PHASE_STEPS.slice(0, 2), replace, ...PHASE_STEPS.slice(2)];
+    expect(PHASE_STEPS.slice(0, 2).map((s) => s.name)).toEqual(['prepare', 'stale']);
+    const progress = recorder();
+    const s = await runCampaign(
+      {
+        campaignDir: root,
+        system: 's',
+        dataDir: data,
+        only: /^kem-1\/good$/,
+        phases: new Set(['build', 'kat', 'measure', 'profile']),
+        progress,
+      },
+      steps,
+    );
+    expect(s.instances[0]!.kat).toBe('PASS');
+    expect(s.instances[0]!.operations.map((o) => [o.operation, o.status])).toEqual([
+      ['keygen', 'failed'],
+      ['enc', 'failed'],
+      ['dec', 'failed'],
+    ]);
+    expect(s.instances[0]!.operations[0]!.failure).toMatch(
+      /^the library .*libgood\.so changed since its build and KAT \(sha256 [0-9a-f]{12}…, built [0-9a-f]{12}…\)$/,
+    );
+    expect(progress.lines.at(-1)).toMatch(/^kem-1\/good profile: not run \(the library .* changed since its build/);
+    expect(filesUnder(join(data, 's'), 'records')).toEqual([]);
+    expect(filesUnder(join(data, 's'), 'profile')).toEqual([]);
   });
 });

@@ -1,7 +1,10 @@
 import { buildInstance, type BuildCache, type BuildRequest, type BuildResult, type FlagSet } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
 import type { HostEnvironment } from '../env/host.js';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { BuildEntry } from '../evidence/types.js';
+import { sha256File } from '../util/fsx.js';
 import type { InvalidCandidate } from '../config/campaign.js';
 import type { KatStatus } from '../kat/status.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
@@ -89,3 +92,18 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
 /** Builds an instance under a flag set (an unchanged build is taken from disk or the cache). */
 export const buildUnit = (run: RunContext, unit: Unit, flagSet: FlagSet): Promise<BuildResult> =>
   buildInstance(buildRequest(run, unit, flagSet));
+
+/**
+ * Why the library on disk is no longer the one the prepare step built and KAT-checked (another
+ * process replaced it between the phases), or undefined when it is the same. Timing a replaced
+ * library would publish its numbers under the checked library's name.
+ */
+export function libraryReplaced(run: RunContext, entry: BuildEntry): string | undefined {
+  if (!entry.library || !entry.library_sha256) return undefined;
+  const path = resolve(run.plan.campaignDir, entry.library);
+  if (!existsSync(path)) return `the library ${entry.library} is gone since its build`;
+  const now = sha256File(path);
+  return now === entry.library_sha256
+    ? undefined
+    : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}…, built ${entry.library_sha256.slice(0, 12)}…)`;
+}

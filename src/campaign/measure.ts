@@ -5,7 +5,7 @@ import { measurable } from '../kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
 import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { writeJsonAtomic } from '../util/fsx.js';
-import { katShown, preparedEntry, type PhaseStep } from './context.js';
+import { katShown, libraryReplaced, preparedEntry, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
@@ -49,6 +49,14 @@ export const measure: PhaseStep = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
       });
+    }
+    const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : undefined;
+    if (replacedLibrary) {
+      for (const { operation } of todo) {
+        summary.operations.push({ operation, status: 'failed', skipped: false, failure: replacedLibrary });
+        ctx.tick(`${operation}: failed (${replacedLibrary})`);
+      }
+      return;
     }
     await measureOperations(todo, (i, result) => {
       const operation = todo[i]!.operation;

@@ -7,7 +7,7 @@ import { profileInstance, profileSymbols } from '../profile/run.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { buildRequest, katShown, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import { buildRequest, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /**
@@ -22,6 +22,11 @@ export const profile: PhaseStep = {
     const entry = preparedEntry(ctx, 'profile');
     if (!entry.library || entry.kat === 'BUILDFAIL') {
       ctx.tick(`profile: not run (${katShown(entry.kat)})`);
+      return;
+    }
+    const replaced = libraryReplaced(ctx.run, entry);
+    if (replaced) {
+      ctx.tick(`profile: not run (${replaced})`);
       return;
     }
     const built = { ...entry, library: entry.library };

@@ -101,14 +101,15 @@ void proto_open(void) {
     proto_channel = 1;
 }
 
-/* prefix + text + newline in one write, so lines never interleave with another writer's. */
-static void proto_emit(const char *text, size_t len) {
+/* prefix + text + newline in one write, so lines never interleave with another writer's.
+ * in_signal: called from a signal handler, where stdio must not be touched. */
+static void proto_emit(const char *text, size_t len, int in_signal) {
     char buf[SECRET_MAX + 2 + LINE_MAX_BYTES + 1];
     if (len > LINE_MAX_BYTES) len = LINE_MAX_BYTES;
     memcpy(buf, proto_prefix, proto_prefix_len);
     memcpy(buf + proto_prefix_len, text, len);
     buf[proto_prefix_len + len] = '\n';
-    if (!proto_channel) fflush(stdout); /* by hand: keep the order with buffered stdout */
+    if (!proto_channel && !in_signal) fflush(stdout); /* by hand: keep the order with buffered stdout */
     write_all(proto_fd, buf, proto_prefix_len + len + 1);
 }
 
@@ -122,7 +123,7 @@ void proto_line(const char *fmt, ...) {
     size_t len = (size_t)n < sizeof text ? (size_t)n : sizeof text - 1;
     /* Library-supplied text (a profiled function's name) must not start a line of its own. */
     for (size_t i = 0; i < len; i++) if (text[i] == '\n' || text[i] == '\r') text[i] = ' ';
-    proto_emit(text, len);
+    proto_emit(text, len, 0);
 }
 
 static size_t end_text(char *buf, int code) {
@@ -139,7 +140,7 @@ static size_t end_text(char *buf, int code) {
 int proto_end(int code) {
     if (proto_channel) {
         char text[20];
-        proto_emit(text, end_text(text, code));
+        proto_emit(text, end_text(text, code), 0);
     }
     return code;
 }
@@ -155,8 +156,8 @@ void proto_fail_now(int code, const char *status, const char *detail) {
     text[len++] = '\t';
     memcpy(text + len, detail, d);
     len += d;
-    proto_emit(text, len);
-    proto_end(code);
+    proto_emit(text, len, 1);
+    if (proto_channel) proto_emit(text, end_text(text, code), 1);
     _exit(code);
 }
 

@@ -155,6 +155,13 @@ describe('the result channel', () => {
     expect(forged.rejected).toEqual({ kind: 'unfinished', reason: "1 line without the run's secret on the result channel" });
   });
 
+  it('a driver that cannot start, or dies before reading the secret, gives no result and no error', async () => {
+    const missing = await runDriver(['/nonexistent/driver'], { timeoutMs: 5000 });
+    expect(missing.rejected).toEqual({ kind: 'unfinished', reason: "the process exited with code 127 before the driver's end line" });
+    const deaf = await runDriver(['sh', '-c', 'exec 3>&-; exit 0'], { timeoutMs: 5000 });
+    expect(deaf.rejected?.kind).toBe('unfinished');
+  });
+
   it('judges a finished driver by its own exit, even when something outside its group holds the pipes', async () => {
     // setsid takes the holder out of the process group, so killing the group cannot close the pipes.
     const started = Date.now();

@@ -1,6 +1,8 @@
 /* Shared pieces of the native drivers: loading the library under test, guarded buffers,
- * and the line protocol (tab-separated "KEY value" lines on stdout) that TypeScript parses.
- * The drivers report facts; every policy decision is taken in TypeScript. */
+ * and the line protocol (tab-separated "KEY value" lines) that TypeScript parses.
+ * The drivers report facts; every policy decision is taken in TypeScript.
+ * Lines go to the result channel (docs/native-protocol.md#the-channel) when the parent gave one,
+ * never to the stdout the measured library shares; without one (a driver run by hand) to stdout. */
 #ifndef NGCC_HARNESS_H
 #define NGCC_HARNESS_H
 #include <stddef.h>
@@ -53,7 +55,7 @@ typedef struct {
     nist_rng_fn nist_rng;           /* randombytes (NIST DRBG) */
 } api_t;
 
-/* Loads LIB and resolves the ICCS API for type "kem" or "sig"; on failure prints
+/* Loads LIB and resolves the ICCS API for type "kem" or "sig"; on failure reports
  * "STATUS LOADFAIL <reason>" and exits EXIT_LOADFAIL. */
 void api_load(api_t *api, const char *lib, const char *type);
 void *api_optional(const api_t *api, const char *name);
@@ -73,7 +75,20 @@ void guarded_free(guarded_t *g);
 /* Returns 1 if a guard byte was touched, and describes where in `why`. */
 int guarded_violated(const guarded_t *g, char *why, size_t why_len);
 
-void fail(int code, const char *status, const char *fmt, ...);
+/* The result channel. proto_open() is every driver's first call: it takes over the channel on
+ * fd 3 (reads the run's secret, moves the channel to a random high descriptor) before any of
+ * the library's code can run. Without a channel, lines go to stdout unauthenticated. */
+void proto_open(void);
+/* One protocol line (printf format, tab-separated fields, no newline): prefixed with the secret
+ * and written in one write(2). Newlines inside the formatted text become spaces. */
+void proto_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The driver's last line, "END code"; returns code, for `return proto_end(EXIT_OK);`. */
+int proto_end(int code);
+/* STATUS status detail, END code, _exit(code): async-signal-safe, for signal handlers. */
+void proto_fail_now(int code, const char *status, const char *detail);
+
+/* STATUS status detail, END code, exit(code). */
+void fail(int code, const char *status, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
 void meta_str(const char *key, const char *value);
 void meta_u64(const char *key, unsigned long long value);
 /* VmRSS / VmHWM of this process from /proc/self/status, in bytes (0 if unknown). */

@@ -4,8 +4,9 @@
  * MODE nist: NIST PQCgenKAT logic (AES-256-CTR DRBG seeded with 00..2f, .rsp format), calling the
  * NIST entry points NIST_PREFIX crypto_kem_* / crypto_sign_* directly.
  * Every output buffer has 64 guard bytes of 0xA5 on both sides.
- * Prints META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
- * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code. */
+ * Reports META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
+ * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code; then END
+ * (docs/native-protocol.md). */
 #include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,9 +241,10 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
 }
 
 int main(int argc, char **argv) {
+    proto_open();
     if (argc < 6) {
         fprintf(stderr, "usage: ngcc_kat LIB TYPE iccs|nist RECORDS OUTFILE [NIST_PREFIX]\n");
-        return EXIT_USAGE;
+        return proto_end(EXIT_USAGE);
     }
     const char *lib = argv[1], *type = argv[2], *mode = argv[3], *file = argv[5];
     unsigned long long records = strtoull(argv[4], NULL, 10);
@@ -254,7 +256,6 @@ int main(int argc, char **argv) {
     meta_u64("ct_bytes", a.ct_len);
     meta_u64("ss_bytes", a.ss_len);
     meta_u64("signature_bytes", a.sn_len);
-    fflush(stdout);
     out = fopen(file, "w");
     if (!out) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
     if (strcmp(mode, "iccs") == 0) {
@@ -267,6 +268,6 @@ int main(int argc, char **argv) {
     }
     if (fclose(out) != 0) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
     meta_u64("records", records);
-    printf("STATUS\tPASS\n");
-    return EXIT_OK;
+    proto_line("STATUS\tPASS");
+    return proto_end(EXIT_OK);
 }

@@ -24,7 +24,7 @@
  *   META heap_peak_bytes N        peak of (allocated - freed) during the call, usable sizes
  *   META heap_allocations N       allocation calls during the call
  *   META vmhwm_bytes N            VmHWM after the call (peak reset just before it if possible)
- *   STATUS complete
+ *   STATUS complete, then END (docs/native-protocol.md)
  * plus META rng, stack_region_bytes, heap_frees, heap_end_bytes, vmrss_before_bytes,
  * vmhwm_reset. Exit codes are those of harness.h. Linux/glibc only. */
 #define _GNU_SOURCE
@@ -206,10 +206,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
     uintptr_t sp = interrupted_sp(uc);
     int below = sp != 0 && sp < (uintptr_t)region.lo && (uintptr_t)region.lo - sp < ((uintptr_t)1 << 40);
     if (region.map && (below || (a >= region.map && a < region.map + region.page))) {
-        static const char msg[] = "STATUS\tERROR\tthe operation used more stack than NGCC_MEM_STACK_MB allows\n";
-        ssize_t w = write(STDOUT_FILENO, msg, sizeof msg - 1);
-        (void)w;
-        _exit(EXIT_IOERROR);
+        proto_fail_now(EXIT_IOERROR, "ERROR", "the operation used more stack than NGCC_MEM_STACK_MB allows");
     }
     signal(sig, SIG_DFL);
 }
@@ -361,9 +358,10 @@ static void before_measured_call(void) {
 }
 
 int main(int argc, char **argv) {
+    proto_open();
     if (argc < 4) {
         fprintf(stderr, "usage: ngcc_mem LIB TYPE OP [RNG|auto]\n");
-        return EXIT_USAGE;
+        return proto_end(EXIT_USAGE);
     }
     const char *lib = argv[1], *type = argv[2], *op = argv[3];
     const char *rng = argc > 4 && strcmp(argv[4], "auto") != 0 ? argv[4] : NULL;
@@ -401,7 +399,6 @@ int main(int argc, char **argv) {
     sigaction(SIGSEGV, &sa, NULL);
 
     int rc = 0;
-    fflush(stdout); /* the overflow handler writes with write(2) and _exits */
     prebind();
     size_t callsite = 0;
     size_t baseline = run_on_painted_stack(do_nothing, &c, &rc, &callsite, NULL);
@@ -420,10 +417,10 @@ int main(int argc, char **argv) {
     meta_u64("heap_peak_bytes", heap_peak > 0 ? (unsigned long long)heap_peak : 0);
     meta_u64("heap_allocations", heap_allocs);
     meta_u64("heap_frees", heap_frees);
-    printf("META\theap_end_bytes\t%lld\n", heap_current);
+    proto_line("META\theap_end_bytes\t%lld", heap_current);
     meta_u64("vmrss_before_bytes", vmrss_before);
     meta_u64("vmhwm_reset", (unsigned long long)vmhwm_reset_ok);
     meta_u64("vmhwm_bytes", vmhwm);
-    printf("STATUS\tcomplete\n");
-    return EXIT_OK;
+    proto_line("STATUS\tcomplete");
+    return proto_end(EXIT_OK);
 }

@@ -1,8 +1,9 @@
 /* Timing driver: one trial of one operation in this process.
  *   ngcc_time LIB TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto]
  * TYPE kem|sig; OP keygen|enc|dec (kem) or keygen|sign|verify (sig).
- * Prints META lines, one TRIAL line (count seconds cycles), one CALLS line with
- * per-call cycle quantiles (n min q1 median q3 max), then "STATUS complete". */
+ * Reports META lines, one TRIAL line (count seconds cycles), one CALLS line with
+ * per-call cycle quantiles (n min q1 median q3 max), "STATUS complete", then END
+ * (docs/native-protocol.md). */
 #include "cpucycles.h"
 #include "harness.h"
 #include "ops.h"
@@ -32,6 +33,7 @@ static double quantile(const uint64_t *sorted, size_t n, double q) {
 
 
 int main(int argc, char **argv) {
+    proto_open();
     loop_args_t a;
     parse_loop_args(argc, argv, "ngcc_time LIB TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto]", "ITERS", &a);
     const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
@@ -59,7 +61,7 @@ int main(int argc, char **argv) {
 
     op_fn fn = ops_prepare(&c, op);
     for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
-    fflush(stdout);
+    fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
 
     /* One counter read per call boundary: the loop total and every per-call sample
      * come from the same reads, so the per-call overhead is a single counter read. */
@@ -77,12 +79,12 @@ int main(int argc, char **argv) {
     ops_check_guards(&c);
 
     meta_u64("peak_rss_bytes", proc_status_bytes("VmHWM"));
-    printf("TRIAL\t%llu\t%.9f\t%llu\n", iters, s1 - s0, (unsigned long long)(prev - c0));
+    proto_line("TRIAL\t%llu\t%.9f\t%llu", iters, s1 - s0, (unsigned long long)(prev - c0));
     qsort(samples, nsamples, sizeof *samples, cmp_u64);
-    printf("CALLS\t%zu\t%llu\t%.1f\t%.1f\t%.1f\t%llu\n", nsamples, (unsigned long long)samples[0],
+    proto_line("CALLS\t%zu\t%llu\t%.1f\t%.1f\t%.1f\t%llu", nsamples, (unsigned long long)samples[0],
            quantile(samples, nsamples, 0.25), quantile(samples, nsamples, 0.5),
            quantile(samples, nsamples, 0.75), (unsigned long long)samples[nsamples - 1]);
-    printf("STATUS\tcomplete\n");
+    proto_line("STATUS\tcomplete");
     free(samples);
-    return EXIT_OK;
+    return proto_end(EXIT_OK);
 }

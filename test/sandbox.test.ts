@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runProcess } from '../src/sandbox/run.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { decodeChannel, killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runDriver, runProcess } from '../src/sandbox/run.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
@@ -108,13 +109,15 @@ describe('driver protocol', () => {
       [tools.time, 'ITERS'],
       [tools.prof, 'OPS'],
     ] as const) {
-      const missing = await runProcess([tool, lib, 'kem'], { timeoutMs: 10_000 });
-      expect(missing.exitCode).toBe(2);
-      expect(missing.stderr).toMatch(new RegExp(`^usage: ngcc_(time|prof) LIB TYPE OP ${count} WARMUPS`));
-      const zero = await runProcess([tool, lib, 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
-      expect([zero.exitCode, parseDriverOutput(zero.stdout).statusDetail]).toEqual([2, `${count} must be at least 1`]);
-      const cpu = await runProcess([tool, lib, 'kem', 'keygen', '5', '1', '9999'], { timeoutMs: 10_000 });
-      expect([cpu.exitCode, parseDriverOutput(cpu.stdout).statusDetail]).toEqual([2, 'cannot pin to cpu 9999']);
+      const missing = await runDriver([tool, lib, 'kem'], { timeoutMs: 10_000 });
+      expect([missing.run.exitCode, missing.rejected]).toEqual([2, undefined]);
+      expect(missing.run.stderr).toMatch(new RegExp(`^usage: ngcc_(time|prof) LIB TYPE OP ${count} WARMUPS`));
+      const zero = await runDriver([tool, lib, 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
+      expect([zero.run.exitCode, zero.output.status, zero.output.statusDetail]).toEqual([2, 'USAGE', `${count} must be at least 1`]);
+      const cpu = await runDriver([tool, lib, 'kem', 'keygen', '5', '1', '9999'], { timeoutMs: 10_000 });
+      expect([cpu.run.exitCode, cpu.output.statusDetail]).toEqual([2, 'cannot pin to cpu 9999']);
+      // Nothing of the protocol on stdout: the library's stream is the library's alone.
+      expect(zero.run.stdout + cpu.run.stdout).toBe('');
     }
   });
 
@@ -124,5 +127,105 @@ describe('driver protocol', () => {
     expect(out.lines).toEqual([['TRIAL', '10', '0.5', '100']]);
     expect(out.status).toBe('OVERFLOW');
     expect(out.statusDetail).toBe('ct: write 1 bytes past');
+  });
+});
+
+describe('the result channel', () => {
+  const secret = 'a'.repeat(32);
+
+  it('keeps the lines that carry the secret, counts the others, and reads the END code', () => {
+    const text = `${secret}\tMETA\tcounter\trdtsc\nTRIAL\t1\t0.1\t12\n${secret}\tSTATUS\tcomplete\n${secret}\tEND\t0\n`;
+    expect(decodeChannel(text, secret)).toEqual({ lines: ['META\tcounter\trdtsc', 'STATUS\tcomplete'], stray: 1, end: 0 });
+    // A line after END, and an unfinished last line, are strays too; without END there is no end.
+    expect(decodeChannel(`${secret}\tEND\t3\n${secret}\tSTATUS\tPASS\n${secret}\tME`, secret)).toEqual({ lines: [], stray: 2, end: 3 });
+    expect(decodeChannel(`${'b'.repeat(32)}\tEND\t0\n`, secret)).toEqual({ lines: [], stray: 1 });
+  });
+
+  // A stand-in driver in shell, to reach the cases a C driver cannot show on demand.
+  const driver = (body: string) => ['bash', '-c', `read -r s <&3; say() { printf '%s\\t%s\\n' "$s" "$1" >&3; }; ${body}`];
+
+  it('accepts a run only when END carried the secret and the process exited with that code', async () => {
+    const ok = await runDriver(driver("say $'STATUS\\tcomplete'; say $'END\\t0'; exit 0"), { timeoutMs: 5000 });
+    expect([ok.rejected, ok.output.status]).toEqual([undefined, 'complete']);
+    const early = await runDriver(driver("say $'STATUS\\tcomplete'; exit 0"), { timeoutMs: 5000 });
+    expect(early.rejected).toEqual({ kind: 'unfinished', reason: "the process exited with code 0 before the driver's end line" });
+    const other = await runDriver(driver("say $'END\\t0'; exit 7"), { timeoutMs: 5000 });
+    expect(other.rejected).toEqual({ kind: 'unfinished', reason: 'the driver ended with code 0, but the process exited with code 7' });
+    const forged = await runDriver(driver("printf 'END\\t0\\n' >&3; say $'END\\t0'"), { timeoutMs: 5000 });
+    expect(forged.rejected).toEqual({ kind: 'unfinished', reason: "1 line without the run's secret on the result channel" });
+  });
+
+  it('a driver that cannot start, or dies before reading the secret, gives no result and no error', async () => {
+    const missing = await runDriver(['/nonexistent/driver'], { timeoutMs: 5000 });
+    expect(missing.rejected).toEqual({ kind: 'unfinished', reason: "the process exited with code 127 before the driver's end line" });
+    const deaf = await runDriver(['sh', '-c', 'exec 3>&-; exit 0'], { timeoutMs: 5000 });
+    expect(deaf.rejected?.kind).toBe('unfinished');
+  });
+
+  it('judges a finished driver by its own exit, even when something outside its group holds the pipes', async () => {
+    // setsid takes the holder out of the process group, so killing the group cannot close the pipes.
+    const started = Date.now();
+    const r = await runDriver(driver("setsid sleep 4 & say $'END\\t0'; exit 0"), { timeoutMs: 3000 });
+    expect([r.rejected, r.run.timedOut, r.run.exitCode]).toEqual([undefined, false, 0]);
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it('stops a run whose stdout passes the cap and names the cause', async () => {
+    const r = await runDriver(driver("head -c 50000000 /dev/zero; say $'END\\t0'"), { timeoutMs: 10_000, maxOutputBytes: 4096 });
+    expect(r.rejected).toEqual({ kind: 'output-limit', reason: 'output limit exceeded: more than 4 KiB on stdout' });
+    expect(r.run.outputLimit).toBe('stdout');
+  });
+
+  it('the C drivers take the channel over before the library loads: off fd 3, at a high descriptor, nothing on stdout', async () => {
+    const tools = await harnessTools();
+    const dir = tempDir();
+    const lib = join(dir, 'libfds.so');
+    // The library reports, from its constructor, which descriptors it can see and what they are.
+    writeFileSync(
+      join(dir, 'fds.c'),
+      `#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void fds(void) {
+  DIR *d = opendir("/proc/self/fd"); struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char p[300], t[128]; ssize_t n;
+    if (e->d_name[0] == '.') continue;
+    snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+    n = readlink(p, t, sizeof t - 1);
+    t[n > 0 ? n : 0] = 0;
+    fprintf(stderr, "fd %s %s\\n", e->d_name, t);
+  }
+  closedir(d);
+}
+${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'utf8')}`,
+    );
+    execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, join(dir, 'fds.c')]);
+    const r = await runDriver([tools.time, lib, 'kem', 'keygen', '100', '1', '-1', 'iccs-drng'], { timeoutMs: 10_000 });
+    expect(r.rejected).toBeUndefined();
+    expect(r.output.status).toBe('complete');
+    // Sockets besides stdout and stderr: the channel alone, no longer on fd 3.
+    const sockets = [...r.run.stderr.matchAll(/^fd (\d+) socket:/gm)].map((m) => Number(m[1])).filter((fd) => fd > 2);
+    expect(sockets).toHaveLength(1);
+    expect(sockets[0]).toBeGreaterThanOrEqual(64);
+    expect(r.run.stdout).toBe('');
+  });
+
+  it.skipIf(spawnSync('sh', ['-c', 'command -v valgrind']).status !== 0)('the channel survives valgrind', async () => {
+    const tools = await harnessTools();
+    const dir = tempDir();
+    const lib = join(dir, 'libempty.so');
+    execFileSync('gcc', ['-std=c99', '-O2', '-fPIC', '-shared', '-o', lib, join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c')]);
+    const r = await runDriver(['valgrind', '--tool=none', '-q', tools.time, lib, 'kem', 'keygen', '10', '1', '-1', 'iccs-drng'], {
+      timeoutMs: 60_000,
+    });
+    expect([r.rejected, r.output.status, r.run.exitCode]).toEqual([undefined, 'complete', 0]);
+    expect(r.output.lines.find((l) => l[0] === 'TRIAL')?.[1]).toBe('10');
+  });
+
+  it('a driver run by hand (no channel) still reports on stdout', async () => {
+    const tools = await harnessTools();
+    const zero = await runProcess([tools.time, 'x.so', 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
+    expect([zero.exitCode, parseDriverOutput(zero.stdout).statusDetail]).toEqual([2, 'ITERS must be at least 1']);
   });
 });

@@ -10,7 +10,7 @@
  *   META overflow <calls>      outermost wrapped calls that found the table full
  *   TOTAL <ops> <ticks>        ticks of the whole loop of OPS calls
  *   CALL <fn> <in_bits> <out_bits> <calls> <ticks>   one line per (fn, in, out)
- *   STATUS complete
+ *   STATUS complete, then END (docs/native-protocol.md)
  * Lines are tab-separated like every driver; exit codes are those of harness.h
  * (LOADFAIL also when the library has no ngcc_prof_* functions). */
 #include "../harness.h"
@@ -63,6 +63,7 @@ static void load_prof(prof_api_t *p, const api_t *api) {
 }
 
 int main(int argc, char **argv) {
+    proto_open();
     loop_args_t a;
     parse_loop_args(argc, argv, "ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]", "OPS", &a);
     const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
 
     op_fn fn = ops_prepare(&c, op);
     for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
-    fflush(stdout);
+    fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
 
     /* The loop total and the per-call ticks come from the same source (the library's). */
     int rc = 0;
@@ -100,13 +101,13 @@ int main(int argc, char **argv) {
     int n = prof.count();
     meta_u64("entries", (unsigned long long)(n > 0 ? n : 0));
     meta_u64("overflow", prof.overflow());
-    printf("TOTAL\t%llu\t%llu\n", ops, t1 - t0);
+    proto_line("TOTAL\t%llu\t%llu", ops, t1 - t0);
     for (int i = 0; i < n; i++) {
         const char *name = NULL;
         unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;
         if (prof.entry(i, &name, &in_bits, &out_bits, &calls, &ticks) != 0 || name == NULL) continue;
-        printf("CALL\t%s\t%llu\t%llu\t%llu\t%llu\n", name, in_bits, out_bits, calls, ticks);
+        proto_line("CALL\t%s\t%llu\t%llu\t%llu\t%llu", name, in_bits, out_bits, calls, ticks);
     }
-    printf("STATUS\tcomplete\n");
-    return EXIT_OK;
+    proto_line("STATUS\tcomplete");
+    return proto_end(EXIT_OK);
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
-import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
+import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
 import { canonicalDigest } from './manifest.js';
 import type { ManifestEntry } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
@@ -48,17 +48,21 @@ export function recordsToGenerate(candidate: Candidate, entries: ManifestEntry[]
   return DEFAULT_RECORDS[candidate.katRng];
 }
 
-export function classifyDriverFailure(run: RunResult): { status: KatStatus; detail?: string } | undefined {
-  if (run.timedOut) return { status: 'TIMEOUT', detail: `no result within ${Math.round(run.wallSeconds)} s` };
-  if (run.signal) return { status: 'CRASH', detail: `killed by ${run.signal}` };
-  const out = parseDriverOutput(run.stdout);
+/** The KAT status of a driver run that gave no PASS, or undefined when it did. */
+export function classifyDriverFailure({ run, output: out, rejected }: DriverRun): { status: KatStatus; detail?: string } | undefined {
+  if (rejected?.kind === 'timeout') return { status: 'TIMEOUT', detail: rejected.reason };
+  if (rejected?.kind === 'output-limit') return { status: 'CRASH', detail: rejected.reason };
+  if (rejected?.kind === 'signal') return { status: 'CRASH', detail: rejected.reason };
+  // The library's own code can end the process early (exit(0) in a constructor or an operation),
+  // or print protocol lines of its own: without the driver's last word there is no finished KAT.
+  if (rejected)
+    return { status: 'CRASH', detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
   if (out.status && ['CRYPTOFAIL', 'OVERFLOW', 'LOADFAIL'].includes(out.status))
     return { status: out.status as KatStatus, detail: out.statusDetail };
   if (run.exitCode !== 0)
     return { status: 'CRASH', detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ''}` };
-  // The library's own code can end the process early (exit(0) in a constructor or an operation):
-  // without the driver's last word the output is not a finished KAT.
-  if (out.status !== 'PASS') return { status: 'CRASH', detail: 'the process ended before the KAT was complete (no STATUS line)' };
+  if (out.status !== 'PASS')
+    return { status: 'CRASH', detail: `the driver finished without STATUS PASS (${out.status ?? 'no STATUS line'})` };
   return undefined;
 }
 
@@ -73,15 +77,15 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial];
   if (mode === 'nist') argv.push(req.nistPrefix ?? '');
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
+  const driver = await runDriver(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const { run, output: out } = driver;
   const sizes = Object.fromEntries(
     Object.entries(out.meta)
       .filter(([k]) => k.endsWith('_bytes'))
       .map(([k, v]) => [k, Number(v)]),
   );
   const base = { digests: [], sizes, records, run };
-  const failure = classifyDriverFailure(run);
+  const failure = classifyDriverFailure(driver);
   if (failure) {
     rmSync(partial, { force: true });
     return { ...base, ...failure };

@@ -1,4 +1,4 @@
-import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
+import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 
 export interface TrialRequest {
@@ -27,21 +27,26 @@ export interface TrialProcess {
   failure?: string;
 }
 
-function failureOf(run: RunResult, status?: string, detail?: string): string | undefined {
-  if (run.timedOut) return 'TIMEOUT';
-  if (run.signal) return `CRASH (${run.signal})`;
-  if (run.exitCode !== 0) return `${status ?? 'ERROR'}${detail ? `: ${detail}` : ''}`;
-  if (status !== 'complete') return 'no STATUS line';
+/** Why a trial process gave no trial; undefined when it gave one. */
+function failureOf({ run, output: out, rejected }: DriverRun): string | undefined {
+  if (rejected?.kind === 'timeout') return 'TIMEOUT';
+  if (rejected?.kind === 'signal') return `CRASH (${run.signal})`;
+  if (rejected?.kind === 'output-limit') return rejected.reason;
+  if (rejected) return `the driver did not finish: ${rejected.reason}`;
+  if (run.exitCode !== 0) return `${out.status ?? 'ERROR'}${out.statusDetail ? `: ${out.statusDetail}` : ''}`;
+  if (out.status !== 'complete') return 'no STATUS line';
   return undefined;
 }
 
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
+  const driver = await runDriver(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const { run, output: out } = driver;
+  const failure = failureOf(driver);
   const trials: Trial[] = [];
-  for (const f of out.lines) {
+  // Only a finished driver's lines are a trial.
+  for (const f of failure ? [] : out.lines) {
     if (f[0] === 'TRIAL') {
       const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds });
@@ -50,7 +55,6 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
       trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
-  const failure = failureOf(run, out.status, out.statusDetail);
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
     exit_code: run.exitCode,

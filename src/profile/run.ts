@@ -3,7 +3,7 @@ import { buildProfiled, wrapCatalog } from '../compile/profileBuild.js';
 import { flagsFor, type BuildRequest } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
 import { inputBytes } from '../measure/operation.js';
-import { parseDriverOutput, runProcess } from '../sandbox/run.js';
+import { runDriver, type DriverRun } from '../sandbox/run.js';
 import { sha256Hex } from '../util/fsx.js';
 import { medianRound, shares } from '../measure/shares.js';
 import type { HashProfile, MemoryRecord } from './types.js';
@@ -39,6 +39,8 @@ interface ProfileRound {
   argv: string[];
   stderr: string;
   complete: boolean;
+  /** Why an incomplete round gave no profile. */
+  failure?: string;
   meta: Record<string, string>;
   total: { operations: number; ticks: number };
   calls: HashProfile['calls'];
@@ -87,15 +89,16 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
           String(p.cpu),
           candidate.katRng,
         ];
-        const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
-        const out = parseDriverOutput(run.stdout);
+        const driver = await runDriver(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+        const { run, output: out, rejected } = driver;
         const total = out.lines.find((l) => l[0] === 'TOTAL');
         const calls = out.lines
           .filter((l) => l[0] === 'CALL')
           .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
         const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-        const complete = run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
+        const complete = !rejected && run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
         done.push({
+          ...(complete ? {} : { failure: driverFailure(driver) }),
           argv,
           stderr: run.stderr,
           complete,
@@ -127,7 +130,9 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
         profile_symbols: digest,
         total: chosen.total,
         calls: chosen.calls,
-        ...(failed ? {} : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }),
+        ...(failed
+          ? { failure: failed.failure }
+          : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }),
       });
     }
     sink.memory(operation, await measureMemory(p, operation));
@@ -137,18 +142,20 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
 async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
   });
-  const m = parseDriverOutput(mem.stdout);
-  const num = (k: string) => (m.meta[k] !== undefined ? Number(m.meta[k]) : null);
+  const { run: mem, output: m, rejected } = driver;
+  const complete = !rejected && mem.exitCode === 0 && m.status === 'complete';
+  // Figures only from a driver that finished: a half-run's are not the operation's.
+  const num = (k: string) => (complete && m.meta[k] !== undefined ? Number(m.meta[k]) : null);
   return {
     schema: 1,
     candidate: candidate.id,
     label: instance.label,
     operation,
-    status: mem.exitCode === 0 && m.status === 'complete' ? 'complete' : 'failed',
+    status: complete ? 'complete' : 'failed',
     library_sha256: p.librarySha256,
     stack_bytes: num('stack_bytes'),
     stack_baseline_bytes: num('stack_baseline_bytes'),
@@ -156,6 +163,13 @@ async function measureMemory(p: ProfileRequest, operation: string): Promise<Memo
     heap_peak_bytes: num('heap_peak_bytes'),
     heap_allocations: num('heap_allocations'),
     vmhwm_bytes: num('vmhwm_bytes'),
-    ...(mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }),
+    ...(complete ? {} : { failure: driverFailure(driver) }),
   };
+}
+
+/** Why a profiling or memory run gave no figures. */
+function driverFailure({ run, output, rejected }: DriverRun): string {
+  if (rejected) return rejected.kind === 'unfinished' ? `the driver did not finish: ${rejected.reason}` : rejected.reason;
+  if (output.statusDetail) return output.statusDetail;
+  return output.status === 'complete' ? 'no TOTAL line, or no ticks' : `exit ${run.exitCode}${output.status ? ` (${output.status})` : ''}`;
 }

@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Readable, Writable } from 'node:stream';
 
 export interface RunOptions {
   cwd?: string;
@@ -10,6 +12,13 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Address-space limit in bytes (prlimit --as), against submissions that eat memory. */
   memoryLimitBytes?: number;
+  /** Kill the group as soon as stdout or stderr passes maxOutputBytes, instead of dropping the rest. */
+  stopAtOutputLimit?: boolean;
+  /**
+   * Open a result channel on fd 3 and send this secret down it first (runDriver does; see
+   * docs/native-protocol.md#the-channel). What comes back is in RunResult.channel.
+   */
+  channelSecret?: string;
 }
 
 export interface RunResult {
@@ -21,10 +30,21 @@ export interface RunResult {
   timedOut: boolean;
   /** True when either stream was cut at maxOutputBytes. */
   truncated: boolean;
+  /** The stream that passed maxOutputBytes when stopAtOutputLimit ended the run. */
+  outputLimit?: 'stdout' | 'stderr';
+  /** What arrived on the result channel (only with channelSecret), undecoded. */
+  channel?: { text: string; truncated: boolean };
   wallSeconds: number;
 }
 
 const DEFAULT_MAX_OUTPUT = 1 << 20;
+/** Bytes kept of a result channel: far more than any driver writes (ngcc_prof's CALL lines). */
+const CHANNEL_MAX = 4 << 20;
+/**
+ * How long to wait for the pipes to close once the child exited and its group was killed: they
+ * close at once unless something outside the group holds them, and then we stop waiting.
+ */
+const EXIT_GRACE_MS = 1000;
 
 /**
  * Variables a child may see. Everything else — tokens, secrets, runner internals — stays with us:
@@ -75,20 +95,39 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
+    const channel = opts.channelSecret !== undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: opts.cwd,
       env: scrubbedEnv(opts.env),
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
+      stdio: channel ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
     if (pgid !== undefined) liveGroups.add(pgid);
-    const out = collector(limit);
-    const err = collector(limit);
+    let outputLimit: RunResult['outputLimit'];
+    const overLimit = (stream: 'stdout' | 'stderr') => () => {
+      if (!opts.stopAtOutputLimit || outputLimit) return;
+      outputLimit = stream;
+      killGroup();
+    };
+    const out = collector(limit, overLimit('stdout'));
+    const err = collector(limit, overLimit('stderr'));
+    const chan = collector(CHANNEL_MAX);
     child.stdout!.on('data', out.push);
     child.stderr!.on('data', err.push);
+    const channelStream = channel ? (child.stdio[3] as (Readable & Writable) | null) : null;
+    if (channelStream) {
+      // A driver that dies before reading the secret closes its end: not our error.
+      channelStream.on('error', () => undefined);
+      channelStream.on('data', chan.push);
+      channelStream.write(`${opts.channelSecret}\n`);
+    }
     let timedOut = false;
+    let done = false;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let grace: NodeJS.Timeout | undefined;
     const killGroup = () => {
       try {
         if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
@@ -101,10 +140,14 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       killGroup();
     }, opts.timeoutMs);
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
+      clearTimeout(grace);
       // A child that exited may have left its group behind (daemonised loops): reap them.
       killGroup();
       if (pgid !== undefined) liveGroups.delete(pgid);
+      for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
       resolve({
         command: argv,
         exitCode,
@@ -113,15 +156,24 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
         timedOut,
         truncated: out.truncated() || err.truncated(),
+        ...(outputLimit ? { outputLimit } : {}),
+        ...(channel ? { channel: { text: chan.raw(), truncated: chan.truncated() } } : {}),
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
       });
     };
     child.on('error', (e) => finish(127, null, e));
-    child.on('close', (code, signal) => finish(code, signal));
+    // The child's own end decides, not the end of its pipes: children it left behind may hold
+    // them open. Kill the group, then give the pipes a moment to deliver what is buffered.
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      killGroup();
+      grace = setTimeout(() => finish(code, signal), EXIT_GRACE_MS);
+    });
+    child.on('close', (code, signal) => finish(exited?.code ?? code, exited?.signal ?? signal));
   });
 }
 
-function collector(limit: number) {
+function collector(limit: number, onOverflow?: () => void) {
   const chunks: Buffer[] = [];
   let kept = 0;
   let dropped = 0;
@@ -129,14 +181,16 @@ function collector(limit: number) {
     push: (chunk: Buffer) => {
       if (kept >= limit) {
         dropped += chunk.length;
-        return;
+      } else {
+        const room = limit - kept;
+        const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        dropped += chunk.length - part.length;
+        chunks.push(part);
+        kept += part.length;
       }
-      const room = limit - kept;
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      dropped += chunk.length - part.length;
-      chunks.push(part);
-      kept += part.length;
+      if (dropped > 0) onOverflow?.();
     },
+    raw: () => Buffer.concat(chunks).toString('utf8'),
     text: () => {
       const s = Buffer.concat(chunks).toString('utf8');
       return dropped > 0 ? `${s}\n[… ${dropped} more bytes dropped]` : s;
@@ -153,7 +207,7 @@ export function firstLineOf(command: string[], timeoutMs = 10_000): string | nul
   return r.stdout.split('\n')[0]!.trim();
 }
 
-/** Parses the drivers' tab-separated protocol lines. */
+/** Parses the drivers' tab-separated protocol lines (from the channel, or a driver run by hand). */
 export interface DriverOutput {
   meta: Record<string, string>;
   lines: string[][];
@@ -175,4 +229,80 @@ export function parseDriverOutput(stdout: string): DriverOutput {
     } else if (fields[0]) lines.push(fields);
   }
   return { meta, lines, status, statusDetail };
+}
+
+/**
+ * A driver run judged by its result channel (docs/native-protocol.md#the-channel). The library's
+ * stdout and stderr are in `run`, bounded, and never parsed.
+ */
+export interface DriverRun {
+  run: RunResult;
+  /** The driver's authenticated lines (secret removed): the result when `rejected` is unset, else diagnostics. */
+  output: DriverOutput;
+  /** Why the run gives no result, when it gives none; the callers turn it into a status. */
+  rejected?: DriverRejection;
+}
+
+export type DriverRejection =
+  | { kind: 'timeout' | 'output-limit' | 'signal'; reason: string }
+  /** The driver never said its last word, or something else wrote on its channel. */
+  | { kind: 'unfinished'; reason: string };
+
+const KIB = 1024;
+
+/**
+ * Runs a native driver with a result channel and a fresh secret. A result is accepted only when
+ * the channel carried the driver's END line with the secret, nothing without it, and the process
+ * then exited with the code that END line names: a library that ends the process early, or
+ * prints protocol lines of its own, gives no result.
+ */
+export async function runDriver(command: string[], opts: RunOptions): Promise<DriverRun> {
+  const secret = randomBytes(16).toString('hex');
+  const run = await runProcess(command, { ...opts, channelSecret: secret, stopAtOutputLimit: true });
+  const { lines, stray, end } = decodeChannel(run.channel?.text ?? '', secret);
+  const output = parseDriverOutput(lines.join('\n'));
+  return { run, output, ...optional(judge(run, stray, end, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT)) };
+}
+
+function optional(rejected: DriverRejection | undefined): { rejected?: DriverRejection } {
+  return rejected ? { rejected } : {};
+}
+
+function judge(run: RunResult, stray: number, end: number | undefined, limit: number): DriverRejection | undefined {
+  if (run.timedOut) return { kind: 'timeout', reason: `no result within ${Math.round(run.wallSeconds)} s` };
+  if (run.outputLimit)
+    return {
+      kind: 'output-limit',
+      reason: `output limit exceeded: more than ${limit >= KIB ? `${Math.round(limit / KIB)} KiB` : `${limit} bytes`} on ${run.outputLimit}`,
+    };
+  if (run.signal) return { kind: 'signal', reason: `killed by ${run.signal}` };
+  if (run.channel?.truncated) return { kind: 'unfinished', reason: 'the result channel carried more than any driver writes' };
+  if (stray > 0)
+    return { kind: 'unfinished', reason: `${stray} line${stray === 1 ? '' : 's'} without the run's secret on the result channel` };
+  if (end === undefined) return { kind: 'unfinished', reason: `the process exited with code ${run.exitCode} before the driver's end line` };
+  if (end !== run.exitCode)
+    return { kind: 'unfinished', reason: `the driver ended with code ${end}, but the process exited with code ${run.exitCode}` };
+  return undefined;
+}
+
+/** The channel's lines that carry the secret (without it), how many did not, and the END code. */
+export function decodeChannel(text: string, secret: string): { lines: string[]; stray: number; end?: number } {
+  const prefix = `${secret}\t`;
+  const lines: string[] = [];
+  let stray = 0;
+  let end: number | undefined;
+  const all = text.split('\n');
+  // The text after the last newline is an unfinished line: count it only if it is not empty.
+  for (const [i, raw] of all.entries()) {
+    if (i === all.length - 1 && raw === '') break;
+    if (!raw.startsWith(prefix) || end !== undefined) {
+      stray++;
+      continue;
+    }
+    const line = raw.slice(prefix.length);
+    const fields = line.split('\t');
+    if (fields[0] === 'END' && fields.length === 2 && /^\d+$/.test(fields[1]!)) end = Number(fields[1]);
+    else lines.push(line);
+  }
+  return { lines, stray, ...(end !== undefined ? { end } : {}) };
 }

@@ -1,5 +1,6 @@
 import { parseDriverOutput, runProcess, type RunResult } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
 
 export interface TrialRequest {
   timeTool: string;
@@ -12,6 +13,8 @@ export interface TrialRequest {
   rng: string;
   timeoutMs: number;
   memoryLimitBytes?: number;
+  /** How the driver is isolated (default bwrap): it reads itself and the library, writes nothing. */
+  sandbox?: SandboxMode;
 }
 
 export interface TrialProcess {
@@ -38,7 +41,12 @@ function failureOf(run: RunResult, status?: string, detail?: string): string | u
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const run = await runProcess(argv, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.timeTool, req.library], writable: [] },
+  });
   const out = parseDriverOutput(run.stdout);
   const trials: Trial[] = [];
   for (const f of out.lines) {

@@ -87,7 +87,11 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
           String(p.cpu),
           candidate.katRng,
         ];
-        const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+        const run = await runProcess(argv, {
+          timeoutMs: p.timeoutMs,
+          maxOutputBytes: 1 << 20,
+          sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.prof, profiled.library], writable: [] },
+        });
         const out = parseDriverOutput(run.stdout);
         const total = out.lines.find((l) => l[0] === 'TOTAL');
         const calls = out.lines
@@ -140,6 +144,7 @@ async function measureMemory(p: ProfileRequest, operation: string): Promise<Memo
   const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
+    sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.mem, p.library], writable: [] },
   });
   const m = parseDriverOutput(mem.stdout);
   const num = (k: string) => (m.meta[k] !== undefined ? Number(m.meta[k]) : null);

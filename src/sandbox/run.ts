@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { bwrapArgs, hostSystemView, sandboxEnv, type SandboxSpec, type SystemView } from './bwrap.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -10,6 +11,11 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Address-space limit in bytes (prlimit --as), against submissions that eat memory. */
   memoryLimitBytes?: number;
+  /**
+   * What the process may reach. Every process that compiles or runs submission code passes one
+   * (mode `bwrap` unless the campaign opted out); trusted tools (git, tar) run without.
+   */
+  sandbox?: SandboxSpec;
 }
 
 export interface RunResult {
@@ -71,13 +77,19 @@ export function killLiveProcessGroups(): number {
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;
   if (!file) throw new Error('runProcess: empty command');
-  const argv = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const env = scrubbedEnv(opts.env);
+  // prlimit runs inside, so the cap binds the command, not bwrap.
+  const argv =
+    opts.sandbox?.mode === 'bwrap'
+      ? ['bwrap', ...bwrapArgs(opts.sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), '--', ...limited]
+      : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: opts.cwd,
-      env: scrubbedEnv(opts.env),
+      env,
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -106,7 +118,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       killGroup();
       if (pgid !== undefined) liveGroups.delete(pgid);
       resolve({
-        command: argv,
+        command: limited,
         exitCode,
         signal,
         stdout: out.text(),
@@ -120,6 +132,12 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     child.on('close', (code, signal) => finish(code, signal));
   });
 }
+
+let system: SystemView | undefined;
+const systemView = (): SystemView => {
+  system ??= hostSystemView();
+  return system;
+};
 
 function collector(limit: number) {
   const chunks: Buffer[] = [];

@@ -9,7 +9,8 @@ import { harnessTools } from '../src/compile/harnessTools.js';
 import { probeSandbox } from '../src/env/sandboxProbe.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { InputError } from '../src/errors.js';
-import { bwrapArgs, type SystemView } from '../src/sandbox/bwrap.js';
+import { bwrapArgs, type SandboxSpec, type SystemView } from '../src/sandbox/bwrap.js';
+import { runProcess } from '../src/sandbox/run.js';
 import { sha256File } from '../src/util/fsx.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
@@ -263,19 +264,28 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
     const data = tempDir();
     const pages = tempDir();
     const net = await listener();
+    const early = join(campaign, 'early-1', 'good', 'KEM_AlgorithmInstance.c');
     try {
-      copyHostile('read-parent-environ', campaign);
-      copyHostile('network', campaign);
+      copyHonest('early-1', campaign);
+      for (const attack of ['read-parent-environ', 'write-neighbour', 'daemon', 'network']) copyHostile(attack, campaign);
       writeFileSync(join(campaign, idOf('network'), 'attack', 'escape_port.h'), `#define ESCAPE_PORT ${net.port}\n`);
       writeFileSync(join(campaign, 'ngcc-perf.yml'), `${QUICK}sandbox: none\n`);
-      const r = await cliChild(cli, ['run', campaign, '--system', 's', '--out', data, '--phases', 'build,kat'], {
-        NGCC_CANARY_TOKEN: canary,
-      });
+      const run = (only: string, out: string) =>
+        cliChild(cli, ['run', campaign, '--system', 's', '--out', out, '--only', only], { NGCC_CANARY_TOKEN: canary });
+      const r = await run(`^(${['read-parent-environ', 'daemon', 'network'].map(idOf).join('|')})/`, data);
       expect(r.code, r.out).toBe(0);
-      expect(containing([data], canary).map((f) => relative(data, f))).toEqual([
+      // The neighbour's attacker replaces build.json too, which ends its run: an evidence folder of its own.
+      const spoiledData = tempDir();
+      const spoiled = await run(`^(early-1|${idOf('write-neighbour')})/`, spoiledData);
+      expect(spoiled.out).toMatch(/internal error/);
+      await sleep(4000);
+      expect(containing([data], canary).map((f) => relative(data, f))).toContain(
         join('s', 'kat', idOf('read-parent-environ'), 'attack.log'),
-      ]);
+      );
       expect(net.got.data).toContain('NGCC-ESCAPE-NETWORK');
+      expect(readFileSync(early, 'utf8')).toBe('#error replaced by a competitor\n');
+      expect(readFileSync(join(spoiledData, 's', 'records', 'early-1', 'good__keygen.json'), 'utf8')).toBe('{"mean_cycles": 1}\n');
+      expect(existsSync(join(campaign, 'daemon-was-here'))).toBe(true);
       expect((JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { sandbox?: string }).sandbox).toBe('none');
       expect((await cliChild(cli, ['report', join(data, 's'), '--campaign', campaign, '--out', pages], {})).code).toBe(0);
       expect(readFileSync(join(pages, 'performance', 'method_s.md'), 'utf8')).toMatch(
@@ -379,6 +389,58 @@ describe('the bwrap command line', () => {
 
   it('refuses a relative path', () => {
     expect(() => bwrapArgs({ mode: 'bwrap', readOnly: ['rel/x'], writable: [] }, { env: {}, system })).toThrow(/not absolute/);
+  });
+});
+
+describe('runProcess in the sandbox', () => {
+  const bare: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+
+  it('reports a crash inside as the signal, as outside', async () => {
+    const r = await runProcess(['sh', '-c', 'kill -SEGV $$'], { timeoutMs: 10_000, sandbox: bare });
+    expect([r.exitCode, r.signal]).toEqual([null, 'SIGSEGV']);
+    expect((await runProcess(['sh', '-c', 'exit 3'], { timeoutMs: 10_000, sandbox: bare })).exitCode).toBe(3);
+  });
+
+  it('passes the scrubbed environment only, with the private /tmp as TMPDIR', async () => {
+    process.env.NGCC_CANARY_TOKEN = 'canary-in-the-parent';
+    try {
+      const r = await runProcess(['env'], { timeoutMs: 10_000, sandbox: bare });
+      const names = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=')[0])
+        .sort();
+      // (bwrap sets PWD to the folder it starts in.)
+      expect(names).toEqual(
+        ['HOME', 'LC_ALL', 'PATH', 'PWD', 'TMPDIR', ...['LANG', 'TZ'].filter((v) => process.env[v] !== undefined)].sort(),
+      );
+      expect(r.stdout).toContain('TMPDIR=/tmp\n');
+    } finally {
+      delete process.env.NGCC_CANARY_TOKEN;
+    }
+  });
+
+  it('keeps the address-space cap', async () => {
+    // 512 MiB asked for under a 256 MiB cap: the allocation fails inside.
+    const r = await runProcess(['python3', '-c', 'bytearray(512 * 1024 * 1024)'], {
+      timeoutMs: 30_000,
+      memoryLimitBytes: 256 * 1024 * 1024,
+      sandbox: bare,
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/MemoryError/);
+  });
+
+  it('writes only where the spec says', async () => {
+    const out = tempDir();
+    const other = tempDir();
+    const r = await runProcess(['sh', '-c', `echo x > ${out}/ok; echo x > ${other}/no; ls ${other}`], {
+      timeoutMs: 10_000,
+      sandbox: { mode: 'bwrap', readOnly: [], writable: [out] },
+    });
+    expect(r.stderr).toMatch(/no: Directory nonexistent/);
+    expect(existsSync(join(out, 'ok'))).toBe(true);
+    expect(existsSync(join(other, 'no'))).toBe(false);
   });
 });
 

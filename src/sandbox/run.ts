@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { constants } from 'node:os';
 import { bwrapArgs, hostSystemView, sandboxEnv, type SandboxSpec, type SystemView } from './bwrap.js';
 
 export interface RunOptions {
@@ -80,10 +81,11 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
   const env = scrubbedEnv(opts.env);
   // prlimit runs inside, so the cap binds the command, not bwrap.
-  const argv =
-    opts.sandbox?.mode === 'bwrap'
-      ? ['bwrap', ...bwrapArgs(opts.sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), '--', ...limited]
-      : limited;
+  const sandbox = opts.sandbox?.mode === 'bwrap' ? opts.sandbox : undefined;
+  const sandboxed = sandbox !== undefined;
+  const argv = sandbox
+    ? ['bwrap', ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), '--', ...limited]
+    : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
@@ -129,8 +131,19 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       });
     };
     child.on('error', (e) => finish(127, null, e));
-    child.on('close', (code, signal) => finish(code, signal));
+    child.on('close', (code, signal) => (sandboxed ? finish(...unwrapped(code, signal)) : finish(code, signal)));
   });
+}
+
+const SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+
+/**
+ * bwrap exits with 128 + N when the process inside was killed by signal N: give that back as the
+ * signal, so a crash reads the same in and out of the sandbox.
+ */
+function unwrapped(code: number | null, signal: NodeJS.Signals | null): [number | null, NodeJS.Signals | null] {
+  const inner = code !== null && code > 128 ? SIGNALS.get(code - 128) : undefined;
+  return inner ? [null, inner] : [code, signal];
 }
 
 let system: SystemView | undefined;

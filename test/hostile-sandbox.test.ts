@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { probeSandbox } from '../src/env/sandboxProbe.js';
+import { mergeCampaignJson } from '../src/evidence/merge.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { InputError } from '../src/errors.js';
 import { bwrapArgs, type SandboxSpec, type SystemView } from '../src/sandbox/bwrap.js';
@@ -516,4 +517,12 @@ describe('the driver cache', () => {
       else process.env.NGCC_CACHE_DIR = saved;
     }
   }, 120_000);
+});
+
+describe('merged evidence', () => {
+  it('is unsandboxed when any part was', () => {
+    const part = (sandbox: string) => ({ schema: 2, started_utc: '2026-01-01T00:00:00Z', ended_utc: '2026-01-01T01:00:00Z', sandbox });
+    expect(mergeCampaignJson([part('bwrap'), part('bwrap')])?.sandbox).toBe('bwrap');
+    expect(mergeCampaignJson([part('bwrap'), part('none')])?.sandbox).toBe('none');
+  });
 });

@@ -86,6 +86,7 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
     harnessVersion: run.tools.version,
     timeoutMs: settings.planning.build_timeout_s * 1000,
     cache: run.buildCache,
+    sandbox: settings.sandbox,
   };
 }
 

@@ -48,6 +48,7 @@ export const measure: PhaseStep = {
         rng: unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+        sandbox: plan.settings.sandbox,
       });
     }
     const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : undefined;

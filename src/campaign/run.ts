@@ -1,5 +1,6 @@
 import { harnessTools } from '../compile/harnessTools.js';
 import { hostEnvironment, hostProblems } from '../env/host.js';
+import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
@@ -44,6 +45,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       counter ??= c;
     },
   };
+  await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
 
@@ -94,6 +96,8 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
       // The latest run's view: a candidate mended since is no longer listed.
       invalid_candidates: plan.invalid,
+      // One unsandboxed run makes the folder's evidence unsandboxed.
+      sandbox: campaignJson.sandbox === 'none' ? 'none' : plan.settings.sandbox,
       ...extra,
     });
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, resolve } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
+import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run.js';
 import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir, toolRoot } from '../util/paths.js';
@@ -40,6 +41,8 @@ export interface BuildRequest {
   harnessVersion: string;
   timeoutMs: number;
   cache?: BuildCache;
+  /** How the compiler is isolated (default bwrap): it reads only what `readOnly` lists. */
+  sandbox?: SandboxMode;
 }
 
 /** Symbols a library may export: the APIs and the harness hooks, nothing of its internals. */
@@ -78,8 +81,8 @@ function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]
  * .inc files, wherever they are), or — when preprocessing fails, a build that will fail — the
  * sources and the headers of the include folders.
  */
-async function dependencies(src: ResolvedSources, cwd: string, compileArgs: string[]): Promise<string[]> {
-  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], { cwd, timeoutMs: 120_000, maxOutputBytes: 16 << 20 });
+async function dependencies(src: ResolvedSources, cwd: string, compileArgs: string[], sandbox: SandboxSpec): Promise<string[]> {
+  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], { cwd, timeoutMs: 120_000, maxOutputBytes: 16 << 20, sandbox });
   if (r.exitCode === 0) {
     const files = r.stdout
       .replace(/\\\n/g, ' ')
@@ -102,9 +105,16 @@ async function dependencies(src: ResolvedSources, cwd: string, compileArgs: stri
  * relative to the tool, the instance folder and the output, so the key (and the build cache)
  * carries over to a runner with another workspace.
  */
-async function buildKey(req: BuildRequest, src: ResolvedSources, argv: string[], compileArgs: string[], out: string): Promise<string> {
+async function buildKey(
+  req: BuildRequest,
+  src: ResolvedSources,
+  argv: string[],
+  compileArgs: string[],
+  out: string,
+  sandbox: SandboxSpec,
+): Promise<string> {
   const portable = (s: string) => s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>');
-  const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}\n${sha256Hex(readFileSync(f))}`);
+  const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}\n${sha256Hex(readFileSync(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(' '), ccVersion(), req.harnessVersion].join('\n'));
 }
 
@@ -129,6 +139,16 @@ export interface BuildArgv {
   libs: string[];
   argv: string[];
   key: string;
+  /**
+   * What a build of this instance may read besides the system: the candidate's folder, its include
+   * folders and sources (which candidate.yml may place elsewhere) and the harness's native sources.
+   */
+  readOnly: string[];
+}
+
+/** The sandbox of one build step: reads `readOnly`, writes only into `outDir`. */
+export function buildSandbox(req: Pick<BuildRequest, 'sandbox'>, readOnly: string[], outDir?: string): SandboxSpec {
+  return { mode: req.sandbox ?? 'bwrap', readOnly, writable: outDir ? [outDir] : [] };
 }
 
 /** The flags of a flag set (the guide's for the host, or the permissive harness defaults). */
@@ -164,8 +184,10 @@ export async function buildArgv(req: BuildRequest, flags: string[], library: str
     ...parts.sources,
     ...parts.libs,
   ];
-  const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname(library));
-  return { ...parts, argv, key };
+  const readOnly = [resolve(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
+  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
+  const key = await buildKey(req, src, argv, compileArgs, dirname(library), buildSandbox(req, readOnly));
+  return { ...parts, argv, key, readOnly };
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
@@ -175,7 +197,7 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
   const outDir = join(req.outDir, req.flagSet);
   const library = join(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd } = await buildArgv(req, flags, library);
+  const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
@@ -188,7 +210,12 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
   const local = fromDisk() ?? ((await req.cache?.restore(outDir, cacheKey).catch(() => false)) ? fromDisk() : undefined);
   if (local) return local;
-  const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+  const r = await runProcess(argv, {
+    cwd,
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 256 * 1024,
+    sandbox: buildSandbox(req, readOnly, outDir),
+  });
   const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
   const ok = r.exitCode === 0 && existsSync(library);

@@ -1,8 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess } from '../sandbox/run.js';
-import { sha256Hex } from '../util/fsx.js';
+import { readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import { CC, ccVersion } from '../env/toolchain.js';
 
@@ -14,6 +15,8 @@ export interface HarnessTools {
   time: string;
   prof: string;
   mem: string;
+  /** Reports the cycle counter and pinning where it runs (the sandbox check at the start of a run). */
+  probe: string;
 }
 
 /** Hash over every native source file (sorted), so any harness change rebuilds libraries. */
@@ -32,17 +35,44 @@ export function harnessVersion(): string {
   return sha256Hex(`${parts.join('\n')}\n${ccVersion()}`).slice(0, 16);
 }
 
-let built: Promise<HarnessTools> | undefined;
+const NAMES = ['ngcc_kat', 'ngcc_time', 'ngcc_prof', 'ngcc_mem', 'ngcc_probe'] as const;
+/** Each binary's SHA-256, written with the set: a binary that no longer matches is rebuilt. */
+const MANIFEST = 'sha256.json';
 
-/** Compiles the drivers once per harness version into a shared cache folder. */
-export function harnessTools(): Promise<HarnessTools> {
-  built ??= compileTools();
-  return built;
+/**
+ * The cache root, `$TMPDIR/ngcc-perf-<uid>` unless NGCC_CACHE_DIR names one: ours alone. In a
+ * shared /tmp another user could create it first and plant drivers there, so a root that is not
+ * owned by us or that others may write is refused.
+ */
+function cacheRoot(): string {
+  const root = process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const st = lstatSync(root);
+  const uid = process.getuid?.();
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0)
+    throw new Error(`the driver cache ${root} is not a folder of this user that only it may write: remove it or set NGCC_CACHE_DIR`);
+  return root;
 }
 
-async function compileTools(): Promise<HarnessTools> {
+/** True when every binary of the set is there and matches the hash written when it was built. */
+function intact(dir: string): boolean {
+  const manifest = readJsonIfExists<Record<string, string>>(join(dir, MANIFEST));
+  if (!manifest) return false;
+  return NAMES.every((name) => {
+    const file = join(dir, name);
+    return existsSync(file) && manifest[name] === sha256File(file);
+  });
+}
+
+/**
+ * The drivers, built once per harness version into a content-addressed folder of a shared cache
+ * (named by the hash of the native sources and the compiler). Each call checks every binary
+ * against the hashes written with it and rebuilds a set that differs. Sandboxed processes see
+ * the one driver they run, read-only.
+ */
+export async function harnessTools(): Promise<HarnessTools> {
   const version = harnessVersion();
-  const dir = join(process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version}`);
+  const dir = join(cacheRoot(), `harness-${version}`);
   const tools = {
     dir,
     version,
@@ -50,32 +80,41 @@ async function compileTools(): Promise<HarnessTools> {
     time: join(dir, 'ngcc_time'),
     prof: join(dir, 'ngcc_prof'),
     mem: join(dir, 'ngcc_mem'),
+    probe: join(dir, 'ngcc_probe'),
   };
-  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync(t))) return tools;
+  if (!intact(dir)) await compileTools(dir);
+  return tools;
+}
+
+async function compileTools(dir: string): Promise<void> {
   const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}`;
-  mkdirSync(staging, { recursive: true });
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  mkdirSync(staging, { recursive: true, mode: 0o700 });
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
-  const targets: Array<[string, string[], string[]]> = [
+  const targets: Array<[(typeof NAMES)[number], string[], string[]]> = [
     ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')], ['-ldl']],
     ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c')], ['-ldl']],
     ['ngcc_prof', [join(n, 'hashprof', 'ngcc_prof.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-ldl']],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
+    ['ngcc_probe', [join(n, 'ngcc_probe.c'), join(n, 'cpucycles.c')], []],
   ];
+  const manifest: Record<string, string> = {};
   for (const [name, sources, link] of targets) {
+    // The harness's own sources: trusted, built outside the sandbox.
     const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:\n${r.stderr}`);
+    manifest[name] = sha256File(join(staging, name));
   }
+  writeJsonAtomic(join(staging, MANIFEST), manifest);
   try {
     renameSync(staging, dir);
   } catch {
-    // Another process won the race (its tools are identical), or an older, incomplete set is
-    // in the way: replace that one.
-    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync(t))) {
+    // Another process won the race (its tools are identical), or a damaged set is in the way:
+    // replace that one.
+    if (!intact(dir)) {
       rmSync(dir, { recursive: true, force: true });
       renameSync(staging, dir);
     } else rmSync(staging, { recursive: true, force: true });
   }
-  return tools;
 }

@@ -4,7 +4,7 @@ import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import type { BuildRequest } from './compile.js';
-import { buildArgv } from './compile.js';
+import { buildArgv, buildSandbox } from './compile.js';
 import { CC } from '../env/toolchain.js';
 
 /** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
@@ -40,8 +40,9 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
 
   const log: string[] = [];
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv: string[]) => {
-    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024, sandbox });
     log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
     return r;
   };

@@ -98,7 +98,7 @@ const time = (v: unknown) => (typeof v === 'string' && !Number.isNaN(Date.parse(
 /**
  * campaign.json of merged evidence: the earliest start, the latest end (null while any part has
  * not ended), every part's host checks once, the environment at the earliest start and the latest
- * one; other fields from the first part.
+ * one; `sandbox: none` when any part ran unsandboxed; other fields from the first part.
  */
 export function mergeCampaignJson(parts: Json[]): Json | undefined {
   if (parts.length === 0) return undefined;
@@ -116,6 +116,7 @@ export function mergeCampaignJson(parts: Json[]): Json | undefined {
   if (parts.some((p) => p.ended_utc === null)) merged.ended_utc = null;
   else if (last) merged.ended_utc = last.ended_utc;
   if (last && 'environment_latest' in last) merged.environment_latest = last.environment_latest;
+  if (parts.some((p) => p.sandbox === 'none')) merged.sandbox = 'none';
   return merged;
 }
 

@@ -5,6 +5,7 @@ import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
 import { canonicalDigest } from './manifest.js';
 import type { ManifestEntry } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
 
 export interface KatRequest {
   candidate: Candidate;
@@ -17,6 +18,8 @@ export interface KatRequest {
   manifest: ManifestEntry[];
   timeoutMs: number;
   memoryLimitBytes?: number;
+  /** How the driver is isolated (default bwrap): it reads itself and the library, writes only outDir. */
+  sandbox?: SandboxMode;
 }
 
 export interface KatOutcome {
@@ -77,7 +80,12 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial];
   if (mode === 'nist') argv.push(req.nistPrefix ?? '');
-  const driver = await runDriver(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const driver = await runDriver(argv, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.katTool, req.library], writable: [req.outDir] },
+  });
   const { run, output: out } = driver;
   const sizes = Object.fromEntries(
     Object.entries(out.meta)

@@ -4,6 +4,7 @@ import { loadAverage } from '../env/host.js';
 import { planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
 
 export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign', 'verify'] } as const;
 
@@ -24,6 +25,8 @@ export interface OperationRequest {
   planning: Planning;
   /** The clock the core is fixed at, if known: trials measuring below min_clock_ratio of it are retried. */
   fixedClockHz?: number;
+  /** How the timing driver is isolated (default bwrap). */
+  sandbox?: SandboxMode;
 }
 
 export interface OperationResult {
@@ -69,6 +72,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       cpu: req.cpu,
       rng: req.rng,
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
+      sandbox: req.sandbox,
     },
     started_utc: new Date().toISOString(),
     load_average_start: loadAverage(),

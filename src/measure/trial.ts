@@ -1,5 +1,6 @@
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
 
 export interface TrialRequest {
   timeTool: string;
@@ -12,6 +13,8 @@ export interface TrialRequest {
   rng: string;
   timeoutMs: number;
   memoryLimitBytes?: number;
+  /** How the driver is isolated (default bwrap): it reads itself and the library, writes nothing. */
+  sandbox?: SandboxMode;
 }
 
 export interface TrialProcess {
@@ -41,7 +44,12 @@ function failureOf({ run, output: out, rejected }: DriverRun): string | undefine
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const driver = await runDriver(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
+  const driver = await runDriver(argv, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.timeTool, req.library], writable: [] },
+  });
   const { run, output: out } = driver;
   const failure = failureOf(driver);
   const trials: Trial[] = [];

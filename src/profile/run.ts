@@ -89,7 +89,11 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
           String(p.cpu),
           candidate.katRng,
         ];
-        const driver = await runDriver(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
+        const driver = await runDriver(argv, {
+          timeoutMs: p.timeoutMs,
+          maxOutputBytes: 1 << 20,
+          sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.prof, profiled.library], writable: [] },
+        });
         const { run, output: out, rejected } = driver;
         const total = out.lines.find((l) => l[0] === 'TOTAL');
         const calls = out.lines
@@ -145,6 +149,7 @@ async function measureMemory(p: ProfileRequest, operation: string): Promise<Memo
   const driver = await runDriver([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
+    sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.mem, p.library], writable: [] },
   });
   const { run: mem, output: m, rejected } = driver;
   const complete = !rejected && mem.exitCode === 0 && m.status === 'complete';

@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
+import { constants } from 'node:os';
+import { bwrapArgs, hostSystemView, sandboxEnv, type SandboxSpec, type SystemView } from './bwrap.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -19,6 +21,11 @@ export interface RunOptions {
    * docs/native-protocol.md#the-channel). What comes back is in RunResult.channel.
    */
   channelSecret?: string;
+  /**
+   * What the process may reach. Every process that compiles or runs submission code passes one
+   * (mode `bwrap` unless the campaign opted out); trusted tools (git, tar) run without.
+   */
+  sandbox?: SandboxSpec;
 }
 
 export interface RunResult {
@@ -91,14 +98,21 @@ export function killLiveProcessGroups(): number {
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;
   if (!file) throw new Error('runProcess: empty command');
-  const argv = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const env = scrubbedEnv(opts.env);
+  // prlimit runs inside, so the cap binds the command, not bwrap.
+  const sandbox = opts.sandbox?.mode === 'bwrap' ? opts.sandbox : undefined;
+  const sandboxed = sandbox !== undefined;
+  const argv = sandbox
+    ? ['bwrap', ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), '--', ...limited]
+    : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
     const channel = opts.channelSecret !== undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: opts.cwd,
-      env: scrubbedEnv(opts.env),
+      env,
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
@@ -149,7 +163,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       if (pgid !== undefined) liveGroups.delete(pgid);
       for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
       resolve({
-        command: argv,
+        command: limited,
         exitCode,
         signal,
         stdout: out.text(),
@@ -164,14 +178,34 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     child.on('error', (e) => finish(127, null, e));
     // The child's own end decides, not the end of its pipes: children it left behind may hold
     // them open. Kill the group, then give the pipes a moment to deliver what is buffered.
+    // bwrap reports the inner process's death by signal N as exit 128 + N.
+    const settle = (code: number | null, signal: NodeJS.Signals | null) =>
+      sandboxed ? finish(...unwrapped(code, signal)) : finish(code, signal);
     child.on('exit', (code, signal) => {
       exited = { code, signal };
       killGroup();
-      grace = setTimeout(() => finish(code, signal), EXIT_GRACE_MS);
+      grace = setTimeout(() => settle(code, signal), EXIT_GRACE_MS);
     });
-    child.on('close', (code, signal) => finish(exited?.code ?? code, exited?.signal ?? signal));
+    child.on('close', (code, signal) => settle(exited?.code ?? code, exited?.signal ?? signal));
   });
 }
+
+const SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+
+/**
+ * bwrap exits with 128 + N when the process inside was killed by signal N: give that back as the
+ * signal, so a crash reads the same in and out of the sandbox.
+ */
+function unwrapped(code: number | null, signal: NodeJS.Signals | null): [number | null, NodeJS.Signals | null] {
+  const inner = code !== null && code > 128 ? SIGNALS.get(code - 128) : undefined;
+  return inner ? [null, inner] : [code, signal];
+}
+
+let system: SystemView | undefined;
+const systemView = (): SystemView => {
+  system ??= hostSystemView();
+  return system;
+};
 
 function collector(limit: number, onOverflow?: () => void) {
   const chunks: Buffer[] = [];

@@ -80,9 +80,27 @@ const limits: MethodSection = () => [
   ),
 ];
 
+/** Said only where the evidence records it (older evidence does not). */
+const isolation: MethodSection = (model) => {
+  const sandbox = model.campaign.sandbox;
+  if (sandbox === 'bwrap')
+    return [
+      heading(2, 'Isolation'),
+      para(
+        'Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only its own sources, its library and its output folder.',
+      ),
+    ];
+  if (sandbox === 'none')
+    return [
+      heading(2, 'Isolation'),
+      para('⚠ Not sandboxed: the campaign set ', code('sandbox: none'), ', so submission code ran with the rights of the runner user.'),
+    ];
+  return [];
+};
+
 const history: MethodSection = (model) =>
   typeof model.campaign.history_note === 'string' ? [heading(2, 'History'), para(model.campaign.history_note)] : [];
 
-const METHOD_SECTIONS: readonly MethodSection[] = [title, planning, hostState, counterSource, buildFlags, limits, history];
+const METHOD_SECTIONS: readonly MethodSection[] = [title, planning, hostState, counterSource, buildFlags, limits, isolation, history];
 
 export const methodPage = (model: ReportModel): Root => sectionsPage(METHOD_SECTIONS, model);

@@ -1,0 +1,76 @@
+import { InputError } from '../errors.js';
+import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
+import { runProcess, type RunResult } from '../sandbox/run.js';
+import { CC } from './toolchain.js';
+
+export interface SandboxProbe {
+  mode: SandboxMode;
+  /** The harness's ngcc_probe: prints the cycle counter it gets after pinning itself. */
+  probeTool: string;
+  /** The core the run measures on. */
+  cpu: number;
+  /** ngcc-perf.yml as shown in the refusal. */
+  settingsFile?: string;
+  compiler?: string;
+}
+
+const OPT_OUT = 'or set `sandbox: none` in ngcc-perf.yml to run submissions unsandboxed (see docs/security.md)';
+
+const USERNS_FIX =
+  'allow unprivileged user namespaces — on Ubuntu 24.04 `sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile that lets /usr/bin/bwrap use them; elsewhere `sysctl user.max_user_namespaces=15000` (and `kernel.unprivileged_userns_clone=1` on older Debian kernels) — or run as root';
+
+const firstLine = (s: string) =>
+  s
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '') ?? '';
+
+/** Why bwrap could not make a sandbox, and the fix, from how `bwrap … true` failed. */
+export function sandboxFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
+  const said = firstLine(r.stderr);
+  if (/ENOENT/.test(r.stderr) && /spawn bwrap/.test(r.stderr))
+    return `bubblewrap (bwrap) is not installed or not on PATH: install the bubblewrap package (e.g. apt-get install bubblewrap), ${OPT_OUT}`;
+  if (/namespace|uid map|setting up uid|Operation not permitted|Permission denied|No permissions/i.test(r.stderr))
+    return `bwrap cannot create a sandbox here (${said}): ${USERNS_FIX}; ${OPT_OUT}`;
+  return `bwrap cannot create a sandbox here (exit ${r.exitCode}${said ? `: ${said}` : ''}); ${OPT_OUT}`;
+}
+
+const counterOf = (r: RunResult) => {
+  const f = r.stdout.split('\n').find((l) => l.startsWith('COUNTER\t'));
+  return r.exitCode === 0 && f ? f.split('\t')[1] : undefined;
+};
+
+/**
+ * Before anything is built: with `sandbox: bwrap`, checks that a sandbox can be made here, that the
+ * compiler is reachable in it, and that a driver inside pins itself and gets the cycle counter it
+ * gets outside. Refuses the run with an InputError naming the cause and the fix otherwise.
+ */
+export async function probeSandbox(p: SandboxProbe): Promise<void> {
+  if (p.mode === 'none') return;
+  const file = p.settingsFile ?? 'ngcc-perf.yml';
+  const refuse = (problem: string) => {
+    throw new InputError(file, 'sandbox', problem);
+  };
+  const bare: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+  const made = await runProcess(['true'], { timeoutMs: 30_000, sandbox: bare });
+  if (made.exitCode !== 0) refuse(sandboxFailure(made));
+
+  const compiler = p.compiler ?? CC;
+  const cc = await runProcess([compiler, '--version'], { timeoutMs: 30_000, sandbox: bare });
+  if (cc.exitCode !== 0)
+    refuse(
+      `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib…): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`,
+    );
+
+  const argv = [p.probeTool, String(p.cpu)];
+  const outside = await runProcess(argv, { timeoutMs: 30_000 });
+  const inside = await runProcess(argv, { timeoutMs: 30_000, sandbox: { mode: 'bwrap', readOnly: [p.probeTool], writable: [] } });
+  const [out, ins] = [counterOf(outside), counterOf(inside)];
+  // A counter that fails outside too is the host's problem, reported by the host checks.
+  if (out !== undefined && ins !== out)
+    refuse(
+      ins === undefined
+        ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}`
+        : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`,
+    );
+}

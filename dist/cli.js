@@ -346,7 +346,7 @@ var require_scan = __commonJS({
     var isPathSeparator = (code4) => {
       return code4 === CHAR_FORWARD_SLASH || code4 === CHAR_BACKWARD_SLASH;
     };
-    var depth = (token) => {
+    var depth2 = (token) => {
       if (token.isPrefix !== true) {
         token.depth = token.isGlobstar ? Infinity : 1;
       }
@@ -619,7 +619,7 @@ var require_scan = __commonJS({
             } else {
               tokens[idx].value = value2;
             }
-            depth(tokens[idx]);
+            depth2(tokens[idx]);
             state.maxDepth += tokens[idx].depth;
           }
           if (i >= start2) {
@@ -632,7 +632,7 @@ var require_scan = __commonJS({
         parts.push(value);
         if (opts.tokens && prevIndex && prevIndex + 1 < input2.length) {
           tokens[tokens.length - 1].value = value;
-          depth(tokens[tokens.length - 1]);
+          depth2(tokens[tokens.length - 1]);
           state.maxDepth += tokens[tokens.length - 1].depth;
         }
         state.slashes = slashes;
@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants = require_constants();
+    var constants2 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants;
+    } = constants2;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -851,21 +851,21 @@ var require_parse = __commonJS({
       return chars;
     };
     var repeatedExtglobRecursion = (pattern) => {
-      let depth = 0;
+      let depth2 = 0;
       let value = pattern.trim();
       let match = parseRepeatedExtglob(value);
       while (match) {
-        depth++;
+        depth2++;
         value = match.body.trim();
         match = parseRepeatedExtglob(value);
       }
-      return depth;
+      return depth2;
     };
     var analyzeRepeatedExtglob = (body, options) => {
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants2.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants2.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants2.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants.globChars(opts.windows);
+      } = constants2.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants = require_constants();
+    var constants2 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants;
+    picomatch2.constants = constants2;
     module.exports = picomatch2;
   }
 });
@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync22, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync23, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9236,13 +9236,68 @@ function filesUnder(dir, rel = "") {
 import { join as join21, relative as relative13, resolve as resolve12 } from "node:path";
 
 // src/compile/harnessTools.ts
-import { mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync, existsSync as existsSync3 } from "node:fs";
+import { randomBytes as randomBytes2 } from "node:crypto";
+import { existsSync as existsSync4, lstatSync as lstatSync2, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join3 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { constants } from "node:os";
+
+// src/sandbox/bwrap.ts
+import { existsSync as existsSync2, lstatSync, readlinkSync } from "node:fs";
+import { isAbsolute, normalize } from "node:path";
+var TOP_LEVEL = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+var ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"];
+function hostSystemView() {
+  const entries = [];
+  for (const path of TOP_LEVEL) {
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) entries.push({ path, symlink: readlinkSync(path) });
+    else if (st.isDirectory()) entries.push({ path });
+  }
+  return { entries, etc: ETC.filter((p) => existsSync2(p)) };
+}
+var depth = (p) => p.split("/").length;
+function bwrapArgs(spec, opts) {
+  for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
+    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+  const args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"];
+  for (const e of opts.system.entries) {
+    if (e.symlink !== void 0) args.push("--symlink", e.symlink, e.path);
+    else args.push("--ro-bind", e.path, e.path);
+  }
+  for (const p of opts.system.etc) args.push("--ro-bind-try", p, p);
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  const binds = /* @__PURE__ */ new Map();
+  for (const p of spec.readOnly) binds.set(normalize(p), "ro");
+  for (const p of spec.writable) binds.set(normalize(p), "rw");
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  for (const [p, how] of ordered) {
+    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === "/" ? "/" : `${q}/`)).pop();
+    if (how === "ro" && enclosing?.[1] === "ro") continue;
+    args.push(how === "rw" ? "--bind" : "--ro-bind", p, p);
+  }
+  args.push("--clearenv");
+  for (const [k, v] of Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b))) args.push("--setenv", k, v);
+  if (opts.cwd) args.push("--chdir", opts.cwd);
+  return args;
+}
+function sandboxEnv(env) {
+  return { ...env, TMPDIR: "/tmp", HOME: "/nonexistent" };
+}
+
+// src/sandbox/run.ts
 var DEFAULT_MAX_OUTPUT = 1 << 20;
+var CHANNEL_MAX = 4 << 20;
+var EXIT_GRACE_MS = 1e3;
 var PASSED_VARIABLES = ["PATH", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 function scrubbedEnv(extra = {}) {
   const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/nonexistent", LC_ALL: "C" };
@@ -9267,24 +9322,47 @@ function killLiveProcessGroups() {
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
-  const argv = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
+  const limited = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
+  const env = scrubbedEnv(opts.env);
+  const sandbox = opts.sandbox?.mode === "bwrap" ? opts.sandbox : void 0;
+  const sandboxed = sandbox !== void 0;
+  const argv = sandbox ? ["bwrap", ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), "--", ...limited] : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve13) => {
+    const channel = opts.channelSecret !== void 0;
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
-      env: scrubbedEnv(opts.env),
+      env,
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"]
+      // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
+      stdio: channel ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"]
     });
     const pgid = child.pid;
     if (pgid !== void 0) liveGroups.add(pgid);
-    const out = collector(limit);
-    const err = collector(limit);
+    let outputLimit;
+    const overLimit = (stream) => () => {
+      if (!opts.stopAtOutputLimit || outputLimit) return;
+      outputLimit = stream;
+      killGroup();
+    };
+    const out = collector(limit, overLimit("stdout"));
+    const err = collector(limit, overLimit("stderr"));
+    const chan = collector(CHANNEL_MAX);
     child.stdout.on("data", out.push);
     child.stderr.on("data", err.push);
+    const channelStream = channel ? child.stdio[3] : null;
+    if (channelStream) {
+      channelStream.on("error", () => void 0);
+      channelStream.on("data", chan.push);
+      channelStream.write(`${opts.channelSecret}
+`);
+    }
     let timedOut = false;
+    let done = false;
+    let exited;
+    let grace;
     const killGroup = () => {
       try {
         if (pgid !== void 0) process.kill(-pgid, "SIGKILL");
@@ -9296,25 +9374,47 @@ function runProcess(command, opts) {
       killGroup();
     }, opts.timeoutMs);
     const finish2 = (exitCode, signal, spawnError) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
+      clearTimeout(grace);
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
+      for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
       resolve13({
-        command: argv,
+        command: limited,
         exitCode,
         signal,
         stdout: out.text(),
         stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
         timedOut,
         truncated: out.truncated() || err.truncated(),
+        ...outputLimit ? { outputLimit } : {},
+        ...channel ? { channel: { text: chan.raw(), truncated: chan.truncated() } } : {},
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9
       });
     };
     child.on("error", (e) => finish2(127, null, e));
-    child.on("close", (code4, signal) => finish2(code4, signal));
+    const settle2 = (code4, signal) => sandboxed ? finish2(...unwrapped(code4, signal)) : finish2(code4, signal);
+    child.on("exit", (code4, signal) => {
+      exited = { code: code4, signal };
+      killGroup();
+      grace = setTimeout(() => settle2(code4, signal), EXIT_GRACE_MS);
+    });
+    child.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
   });
 }
-function collector(limit) {
+var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+function unwrapped(code4, signal) {
+  const inner = code4 !== null && code4 > 128 ? SIGNALS.get(code4 - 128) : void 0;
+  return inner ? [null, inner] : [code4, signal];
+}
+var system;
+var systemView = () => {
+  system ??= hostSystemView();
+  return system;
+};
+function collector(limit, onOverflow) {
   const chunks = [];
   let kept = 0;
   let dropped = 0;
@@ -9322,14 +9422,16 @@ function collector(limit) {
     push: (chunk) => {
       if (kept >= limit) {
         dropped += chunk.length;
-        return;
+      } else {
+        const room = limit - kept;
+        const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+        dropped += chunk.length - part.length;
+        chunks.push(part);
+        kept += part.length;
       }
-      const room = limit - kept;
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      dropped += chunk.length - part.length;
-      chunks.push(part);
-      kept += part.length;
+      if (dropped > 0) onOverflow?.();
     },
+    raw: () => Buffer.concat(chunks).toString("utf8"),
     text: () => {
       const s = Buffer.concat(chunks).toString("utf8");
       return dropped > 0 ? `${s}
@@ -9359,9 +9461,55 @@ function parseDriverOutput(stdout) {
   }
   return { meta: meta3, lines, status, statusDetail };
 }
+var KIB = 1024;
+async function runDriver(command, opts) {
+  const secret = randomBytes(16).toString("hex");
+  const run = await runProcess(command, { ...opts, channelSecret: secret, stopAtOutputLimit: true });
+  const { lines, stray, end } = decodeChannel(run.channel?.text ?? "", secret);
+  const output2 = parseDriverOutput(lines.join("\n"));
+  return { run, output: output2, ...optional(judge(run, stray, end, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT)) };
+}
+function optional(rejected) {
+  return rejected ? { rejected } : {};
+}
+function judge(run, stray, end, limit) {
+  if (run.timedOut) return { kind: "timeout", reason: `no result within ${Math.round(run.wallSeconds)} s` };
+  if (run.outputLimit)
+    return {
+      kind: "output-limit",
+      reason: `output limit exceeded: more than ${limit >= KIB ? `${Math.round(limit / KIB)} KiB` : `${limit} bytes`} on ${run.outputLimit}`
+    };
+  if (run.signal) return { kind: "signal", reason: `killed by ${run.signal}` };
+  if (run.channel?.truncated) return { kind: "unfinished", reason: "the result channel carried more than any driver writes" };
+  if (stray > 0)
+    return { kind: "unfinished", reason: `${stray} line${stray === 1 ? "" : "s"} without the run's secret on the result channel` };
+  if (end === void 0) return { kind: "unfinished", reason: `the process exited with code ${run.exitCode} before the driver's end line` };
+  if (end !== run.exitCode)
+    return { kind: "unfinished", reason: `the driver ended with code ${end}, but the process exited with code ${run.exitCode}` };
+  return void 0;
+}
+function decodeChannel(text3, secret) {
+  const prefix = `${secret}	`;
+  const lines = [];
+  let stray = 0;
+  let end;
+  const all2 = text3.split("\n");
+  for (const [i, raw] of all2.entries()) {
+    if (i === all2.length - 1 && raw === "") break;
+    if (!raw.startsWith(prefix) || end !== void 0) {
+      stray++;
+      continue;
+    }
+    const line = raw.slice(prefix.length);
+    const fields = line.split("	");
+    if (fields[0] === "END" && fields.length === 2 && /^\d+$/.test(fields[1])) end = Number(fields[1]);
+    else lines.push(line);
+  }
+  return { lines, stray, ...end !== void 0 ? { end } : {} };
+}
 
 // src/util/paths.ts
-import { existsSync as existsSync2 } from "node:fs";
+import { existsSync as existsSync3 } from "node:fs";
 import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 var cached;
@@ -9370,7 +9518,7 @@ function toolRoot() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (; ; ) {
     const pkg = join2(dir, "package.json");
-    if (existsSync2(pkg) && readJson(pkg).name === "ngcc-perf") {
+    if (existsSync3(pkg) && readJson(pkg).name === "ngcc-perf") {
       cached = dir;
       return dir;
     }
@@ -9406,52 +9554,73 @@ ${sha256Hex(readFileSync2(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
 }
-var built;
-function harnessTools() {
-  built ??= compileTools();
-  return built;
+var NAMES = ["ngcc_kat", "ngcc_time", "ngcc_prof", "ngcc_mem", "ngcc_probe"];
+var MANIFEST = "sha256.json";
+function cacheRoot() {
+  const root3 = process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
+  mkdirSync2(root3, { recursive: true, mode: 448 });
+  const st = lstatSync2(root3);
+  const uid = process.getuid?.();
+  if (!st.isDirectory() || uid !== void 0 && st.uid !== uid || (st.mode & 18) !== 0)
+    throw new Error(`the driver cache ${root3} is not a folder of this user that only it may write: remove it or set NGCC_CACHE_DIR`);
+  return root3;
 }
-async function compileTools() {
+function intact(dir) {
+  const manifest = readJsonIfExists(join3(dir, MANIFEST));
+  if (!manifest) return false;
+  return NAMES.every((name) => {
+    const file2 = join3(dir, name);
+    return existsSync4(file2) && manifest[name] === sha256File(file2);
+  });
+}
+async function harnessTools() {
   const version2 = harnessVersion();
-  const dir = join3(process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`), `harness-${version2}`);
+  const dir = join3(cacheRoot(), `harness-${version2}`);
   const tools = {
     dir,
     version: version2,
     kat: join3(dir, "ngcc_kat"),
     time: join3(dir, "ngcc_time"),
     prof: join3(dir, "ngcc_prof"),
-    mem: join3(dir, "ngcc_mem")
+    mem: join3(dir, "ngcc_mem"),
+    probe: join3(dir, "ngcc_probe")
   };
-  if ([tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync3(t))) return tools;
+  if (!intact(dir)) await compileTools(dir);
+  return tools;
+}
+async function compileTools(dir) {
   const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}`;
-  mkdirSync2(staging, { recursive: true });
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes2(4).toString("hex")}`;
+  mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
     ["ngcc_kat", [join3(n, "ngcc_kat.c"), join3(n, "harness.c")], ["-ldl"]],
     ["ngcc_time", [join3(n, "ngcc_time.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "cpucycles.c")], ["-ldl"]],
     ["ngcc_prof", [join3(n, "hashprof", "ngcc_prof.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ["ngcc_mem", [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]]
+    ["ngcc_mem", [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]],
+    ["ngcc_probe", [join3(n, "ngcc_probe.c"), join3(n, "cpucycles.c")], []]
   ];
+  const manifest = {};
   for (const [name, sources, link3] of targets) {
     const r = await runProcess([CC, ...common, "-o", join3(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
+    manifest[name] = sha256File(join3(staging, name));
   }
+  writeJsonAtomic(join3(staging, MANIFEST), manifest);
   try {
     renameSync2(staging, dir);
   } catch {
-    if (![tools.kat, tools.time, tools.prof, tools.mem].every((t) => existsSync3(t))) {
+    if (!intact(dir)) {
       rmSync(dir, { recursive: true, force: true });
       renameSync2(staging, dir);
     } else rmSync(staging, { recursive: true, force: true });
   }
-  return tools;
 }
 
 // src/env/host.ts
-import { existsSync as existsSync4, readFileSync as readFileSync3 } from "node:fs";
+import { existsSync as existsSync5, readFileSync as readFileSync3 } from "node:fs";
 import { arch, hostname, loadavg, release } from "node:os";
 function read(path) {
   try {
@@ -9480,7 +9649,7 @@ function hostEnvironment(cpu) {
     machine: read("/sys/class/dmi/id/product_name"),
     cpu_number: cpu,
     logical_cpus_online: read("/sys/devices/system/cpu/online"),
-    virtualized: /\bhypervisor\b/.test(flags) || existsSync4("/proc/xen"),
+    virtualized: /\bhypervisor\b/.test(flags) || existsSync5("/proc/xen"),
     memory_total_kib: memKib ? Number(memKib[1]) : null,
     os: osName(),
     kernel: release(),
@@ -9518,8 +9687,49 @@ function defaultCpu() {
   return Number(last) || 0;
 }
 
+// src/env/sandboxProbe.ts
+var OPT_OUT = "or set `sandbox: none` in ngcc-perf.yml to run submissions unsandboxed (see docs/security.md)";
+var USERNS_FIX = "allow unprivileged user namespaces \u2014 on Ubuntu 24.04 `sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile that lets /usr/bin/bwrap use them; elsewhere `sysctl user.max_user_namespaces=15000` (and `kernel.unprivileged_userns_clone=1` on older Debian kernels) \u2014 or run as root";
+var firstLine = (s) => s.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
+function sandboxFailure(r) {
+  const said = firstLine(r.stderr);
+  if (/ENOENT/.test(r.stderr) && /spawn bwrap/.test(r.stderr))
+    return `bubblewrap (bwrap) is not installed or not on PATH: install the bubblewrap package (e.g. apt-get install bubblewrap), ${OPT_OUT}`;
+  if (/namespace|uid map|setting up uid|Operation not permitted|Permission denied|No permissions/i.test(r.stderr))
+    return `bwrap cannot create a sandbox here (${said}): ${USERNS_FIX}; ${OPT_OUT}`;
+  return `bwrap cannot create a sandbox here (exit ${r.exitCode}${said ? `: ${said}` : ""}); ${OPT_OUT}`;
+}
+var counterOf = (r) => {
+  const f = r.stdout.split("\n").find((l) => l.startsWith("COUNTER	"));
+  return r.exitCode === 0 && f ? f.split("	")[1] : void 0;
+};
+async function probeSandbox(p) {
+  if (p.mode === "none") return;
+  const file2 = p.settingsFile ?? "ngcc-perf.yml";
+  const refuse = (problem) => {
+    throw new InputError(file2, "sandbox", problem);
+  };
+  const bare = { mode: "bwrap", readOnly: [], writable: [] };
+  const made = await runProcess(["true"], { timeoutMs: 3e4, sandbox: bare });
+  if (made.exitCode !== 0) refuse(sandboxFailure(made));
+  const compiler = p.compiler ?? CC;
+  const cc = await runProcess([compiler, "--version"], { timeoutMs: 3e4, sandbox: bare });
+  if (cc.exitCode !== 0)
+    refuse(
+      `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib\u2026): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`
+    );
+  const argv = [p.probeTool, String(p.cpu)];
+  const outside = await runProcess(argv, { timeoutMs: 3e4 });
+  const inside = await runProcess(argv, { timeoutMs: 3e4, sandbox: { mode: "bwrap", readOnly: [p.probeTool], writable: [] } });
+  const [out, ins] = [counterOf(outside), counterOf(inside)];
+  if (out !== void 0 && ins !== out)
+    refuse(
+      ins === void 0 ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}` : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`
+    );
+}
+
 // src/evidence/lock.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync7, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import { join as join6, relative } from "node:path";
 
 // src/evidence/layout.ts
@@ -9533,7 +9743,7 @@ import { join as join4 } from "node:path";
 import { createHash as createHash2 } from "node:crypto";
 
 // src/config/katManifest.ts
-import { existsSync as existsSync5 } from "node:fs";
+import { existsSync as existsSync6 } from "node:fs";
 
 // src/config/textFile.ts
 import { readFileSync as readFileSync4 } from "node:fs";
@@ -9570,7 +9780,7 @@ function firstBadLine(bytes2) {
 var MAX_KAT_RECORDS = 1e3;
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
-  if (!existsSync5(path)) return [];
+  if (!existsSync6(path)) return [];
   return parseManifest(readUtf8File(path, display), display);
 }
 function parseManifest(text3, display) {
@@ -9696,15 +9906,18 @@ function recordsToGenerate(candidate, entries) {
   if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
   return DEFAULT_RECORDS[candidate.katRng];
 }
-function classifyDriverFailure(run) {
-  if (run.timedOut) return { status: "TIMEOUT", detail: `no result within ${Math.round(run.wallSeconds)} s` };
-  if (run.signal) return { status: "CRASH", detail: `killed by ${run.signal}` };
-  const out = parseDriverOutput(run.stdout);
+function classifyDriverFailure({ run, output: out, rejected }) {
+  if (rejected?.kind === "timeout") return { status: "TIMEOUT", detail: rejected.reason };
+  if (rejected?.kind === "output-limit") return { status: "CRASH", detail: rejected.reason };
+  if (rejected?.kind === "signal") return { status: "CRASH", detail: rejected.reason };
+  if (rejected)
+    return { status: "CRASH", detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
   if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
     return { status: out.status, detail: out.statusDetail };
   if (run.exitCode !== 0)
     return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
-  if (out.status !== "PASS") return { status: "CRASH", detail: "the process ended before the KAT was complete (no STATUS line)" };
+  if (out.status !== "PASS")
+    return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
   return void 0;
 }
 async function runKat(req) {
@@ -9717,13 +9930,18 @@ async function runKat(req) {
   const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
   const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
   if (mode === "nist") argv.push(req.nistPrefix ?? "");
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
+  const driver = await runDriver(argv, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.katTool, req.library], writable: [req.outDir] }
+  });
+  const { run, output: out } = driver;
   const sizes2 = Object.fromEntries(
     Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
   );
   const base = { digests: [], sizes: sizes2, records, run };
-  const failure2 = classifyDriverFailure(run);
+  const failure2 = classifyDriverFailure(driver);
   if (failure2) {
     rmSync2(partial2, { force: true });
     return { ...base, ...failure2 };
@@ -9829,7 +10047,7 @@ function holderOf(text3) {
 }
 function otherLiveWriter(dir) {
   const lock = join6(dir, LOCK_FILE);
-  if (!existsSync6(lock)) return void 0;
+  if (!existsSync7(lock)) return void 0;
   const { pid, start: start2 } = holderOf(readFileSync6(lock, "utf8"));
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
   return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
@@ -10229,19 +10447,27 @@ function deriveStatistics(trials) {
 }
 
 // src/measure/trial.ts
-function failureOf(run, status, detail) {
-  if (run.timedOut) return "TIMEOUT";
-  if (run.signal) return `CRASH (${run.signal})`;
-  if (run.exitCode !== 0) return `${status ?? "ERROR"}${detail ? `: ${detail}` : ""}`;
-  if (status !== "complete") return "no STATUS line";
+function failureOf({ run, output: out, rejected }) {
+  if (rejected?.kind === "timeout") return "TIMEOUT";
+  if (rejected?.kind === "signal") return `CRASH (${run.signal})`;
+  if (rejected?.kind === "output-limit") return rejected.reason;
+  if (rejected) return `the driver did not finish: ${rejected.reason}`;
+  if (run.exitCode !== 0) return `${out.status ?? "ERROR"}${out.statusDetail ? `: ${out.statusDetail}` : ""}`;
+  if (out.status !== "complete") return "no STATUS line";
   return void 0;
 }
 async function runTrial(req) {
   const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const run = await runProcess(argv, { timeoutMs: req.timeoutMs, maxOutputBytes: 64 * 1024, memoryLimitBytes: req.memoryLimitBytes });
-  const out = parseDriverOutput(run.stdout);
+  const driver = await runDriver(argv, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.timeTool, req.library], writable: [] }
+  });
+  const { run, output: out } = driver;
+  const failure2 = failureOf(driver);
   const trials = [];
-  for (const f of out.lines) {
+  for (const f of failure2 ? [] : out.lines) {
     if (f[0] === "TRIAL") {
       const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds });
@@ -10250,7 +10476,6 @@ async function runTrial(req) {
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
-  const failure2 = failureOf(run, out.status, out.statusDetail);
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
     exit_code: run.exitCode,
@@ -10281,7 +10506,8 @@ function start(req) {
       operation: req.operation,
       cpu: req.cpu,
       rng: req.rng,
-      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024
+      memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
+      sandbox: req.sandbox
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
     load_average_start: loadAverage(),
@@ -10428,7 +10654,7 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname4, join as join8, resolve as resolve4 } from "node:path";
 
 // src/compile/flags.ts
@@ -10468,21 +10694,21 @@ function guideFlags(arch2, variant) {
 }
 
 // src/compile/sources.ts
-import { existsSync as existsSync7, readdirSync as readdirSync4, statSync as statSync4 } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join7, resolve as resolve3 } from "node:path";
+import { existsSync as existsSync8, readdirSync as readdirSync4, statSync as statSync4 } from "node:fs";
+import { isAbsolute as isAbsolute3, join as join7, resolve as resolve3 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync3, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
-import { isAbsolute, posix, resolve as resolve2 } from "path";
+import { isAbsolute as isAbsolute2, posix, resolve as resolve2 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename2, dirname as dirname3, normalize, relative as relative2, resolve, sep } from "path";
+import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
-  let normalized = normalize(path);
+  let normalized = normalize2(path);
   if (normalized.length > 1 && normalized[normalized.length - 1] === sep) normalized = normalized.substring(0, normalized.length - 1);
   return normalized;
 }
@@ -10623,15 +10849,15 @@ function build$2(options, isSynchronous) {
 function isRecursive(path, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
   let parent = dirname3(path);
-  let depth = 1;
-  while (parent !== state.root && depth < 2) {
+  let depth2 = 1;
+  while (parent !== state.root && depth2 < 2) {
     const resolvedPath = state.symlinks.get(parent);
     const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
-    if (isSameRoot) depth++;
+    if (isSameRoot) depth2++;
     else parent = dirname3(parent);
   }
   state.symlinks.set(path, resolved);
-  return depth > 1;
+  return depth2 > 1;
 }
 function isRecursiveUsingRealPaths(resolved, state) {
   return state.visited.includes(resolved + state.options.pathSeparator);
@@ -10792,7 +11018,7 @@ var Walker = class {
     this.walkDirectory(this.state, this.root, this.root, this.state.options.maxDepth, this.walk);
     return this.isSynchronous ? this.callbackInvoker(this.state, null) : null;
   }
-  walk = (entries, directoryPath, depth) => {
+  walk = (entries, directoryPath, depth2) => {
     const { paths, options: { filters, resolveSymlinks: resolveSymlinks$1, excludeSymlinks, exclude, maxFiles, signal, useRealPaths, pathSeparator }, controller } = this.state;
     if (controller.aborted || signal && signal.aborted || maxFiles && paths.length > maxFiles) return;
     const files = this.getArray(this.state.paths);
@@ -10805,14 +11031,14 @@ var Walker = class {
         let path = joinDirectoryPath(entry.name, directoryPath, this.state.options.pathSeparator);
         if (exclude && exclude(entry.name, path)) continue;
         this.pushDirectory(path, paths, filters);
-        this.walkDirectory(this.state, path, path, depth - 1, this.walk);
+        this.walkDirectory(this.state, path, path, depth2 - 1, this.walk);
       } else if (this.resolveSymlink && entry.isSymbolicLink()) {
         let path = joinPathWithBasePath(entry.name, directoryPath);
         this.resolveSymlink(path, this.state, (stat2, resolvedPath) => {
           if (stat2.isDirectory()) {
             resolvedPath = normalizePath(resolvedPath, this.state.options);
             if (exclude && exclude(entry.name, useRealPaths ? resolvedPath : path + pathSeparator)) return;
-            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path + pathSeparator, depth - 1, this.walk);
+            this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path + pathSeparator, depth2 - 1, this.walk);
           } else {
             resolvedPath = useRealPaths ? resolvedPath : path;
             const filename = basename2(resolvedPath);
@@ -10899,8 +11125,8 @@ var Builder = class {
     this.options.includeDirs = true;
     return this;
   }
-  withMaxDepth(depth) {
-    this.options.maxDepth = depth;
+  withMaxDepth(depth2) {
+    this.options.maxDepth = depth2;
     return this;
   }
   withMaxFiles(limit) {
@@ -11089,7 +11315,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
   if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
   if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
   const escapedCwd = escapePath(cwd);
-  result = isAbsolute(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
   const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
   const parts = splitPattern(result);
   if (parentDir) {
@@ -11259,12 +11485,12 @@ function expand(base, patterns, field, display) {
 function resolveSources(candidateFolder, inst, index, display) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  if (!existsSync8(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync4(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join7(dir, f));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display);
   const includes = inst.include.map((p, i) => {
-    const abs = isAbsolute2(p) ? p : resolve3(dir, p);
-    if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
+    const abs = isAbsolute3(p) ? p : resolve3(dir, p);
+    if (!existsSync8(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return abs;
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
@@ -11306,22 +11532,22 @@ function nistShim(candidate, inst) {
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
-async function dependencies(src, cwd, compileArgs) {
-  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], { cwd, timeoutMs: 12e4, maxOutputBytes: 16 << 20 });
+async function dependencies(src, cwd, compileArgs, sandbox) {
+  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], { cwd, timeoutMs: 12e4, maxOutputBytes: 16 << 20, sandbox });
   if (r.exitCode === 0) {
     const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve4(cwd, f));
     return [...new Set(files2)].sort();
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
-    if (!existsSync8(dir)) continue;
+    if (!existsSync9(dir)) continue;
     for (const f of readdirSync5(dir)) if (f.endsWith(".h")) files.add(join8(dir, f));
   }
   return [...files].sort();
 }
-async function buildKey(req, src, argv, compileArgs, out) {
+async function buildKey(req, src, argv, compileArgs, out, sandbox) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
-  const parts = (await dependencies(src, src.dir, compileArgs)).map((f) => `${portable(f)}
+  const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}
 ${sha256Hex(readFileSync7(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
@@ -11331,6 +11557,9 @@ function firstErrorLine(stderr) {
 }
 function displayFlags(flags) {
   return flags.join(" ");
+}
+function buildSandbox(req, readOnly, outDir) {
+  return { mode: req.sandbox ?? "bwrap", readOnly, writable: outDir ? [outDir] : [] };
 }
 function flagsFor(req) {
   return req.flagSet === "guide" ? [...guideFlags(hostArch(), req.variant), ...req.extraFlags] : [...HARNESS_DEFAULT, ...req.extraFlags];
@@ -11363,30 +11592,37 @@ async function buildArgv(req, flags, library) {
     ...parts.sources,
     ...parts.libs
   ];
-  const key = await buildKey(req, src, argv, [...parts.flags, ...parts.defines, ...parts.includes], dirname4(library));
-  return { ...parts, argv, key };
+  const readOnly = [resolve4(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
+  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
+  const key = await buildKey(req, src, argv, compileArgs, dirname4(library), buildSandbox(req, readOnly));
+  return { ...parts, argv, key, readOnly };
 }
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
   const outDir = join8(req.outDir, req.flagSet);
   const library = join8(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd } = await buildArgv(req, flags, library);
+  const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
   const keyFile = join8(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
   const local = fromDisk() ?? (await req.cache?.restore(outDir, cacheKey).catch(() => false) ? fromDisk() : void 0);
   if (local) return local;
-  const r = await runProcess(argv, { cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+  const r = await runProcess(argv, {
+    cwd,
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 256 * 1024,
+    sandbox: buildSandbox(req, readOnly, outDir)
+  });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeFileAtomic(join8(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync8(library);
+  const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
@@ -11394,7 +11630,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/campaign/context.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync10 } from "node:fs";
 import { resolve as resolve5 } from "node:path";
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
@@ -11413,14 +11649,15 @@ function buildRequest(run, unit, flagSet) {
     extraFlags: settings.flags.extra,
     harnessVersion: run.tools.version,
     timeoutMs: settings.planning.build_timeout_s * 1e3,
-    cache: run.buildCache
+    cache: run.buildCache,
+    sandbox: settings.sandbox
   };
 }
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
   const path = resolve5(run.plan.campaignDir, entry.library);
-  if (!existsSync9(path)) return `the library ${entry.library} is gone since its build`;
+  if (!existsSync10(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
 }
@@ -11478,7 +11715,8 @@ var measure = {
         cpu: plan.cpu,
         rng: unit.candidate.katRng,
         planning: plan.settings.planning,
-        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz
+        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+        sandbox: plan.settings.sandbox
       });
     }
     const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : void 0;
@@ -11515,7 +11753,7 @@ var measure = {
 import { join as join12, relative as relative6, resolve as resolve8 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
+import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
 import { basename as basename3, join as join9 } from "node:path";
 function wrapCatalog(file2) {
   const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
@@ -11531,11 +11769,12 @@ async function buildProfiled(req, flags, wanted) {
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
   const keyFile = join9(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync10(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv) => {
-    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024 });
+    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024, sandbox });
     log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
     return r;
   };
@@ -11577,11 +11816,11 @@ async function buildProfiled(req, flags, wanted) {
     ...objects,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync10(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync11(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync11, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
+import { existsSync as existsSync12, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
 import { basename as basename4, join as join10, relative as relative4 } from "node:path";
 
 // src/config/yamlFile.ts
@@ -11841,7 +12080,7 @@ __export(external_exports, {
   nullish: () => nullish2,
   number: () => number2,
   object: () => object,
-  optional: () => optional,
+  optional: () => optional2,
   output: () => output,
   overwrite: () => _overwrite,
   parse: () => parse2,
@@ -16942,10 +17181,10 @@ var memo = {
           return payload;
         }
         handoff = bucket;
-        const depth = open.length;
+        const depth2 = open.length;
         const result = base(payload, ctx);
         handoff = void 0;
-        const entry = open.length > depth ? open.pop() : void 0;
+        const entry = open.length > depth2 ? open.pop() : void 0;
         if (result instanceof Promise) {
           return result.then((r) => {
             if (entry)
@@ -28208,8 +28447,8 @@ var tupleProcessor = (schema, ctx, _json, params) => {
   let minItems = def.items.length;
   while (minItems > 0) {
     const item = def.items[minItems - 1];
-    const optional2 = ctx.io === "input" ? inputOptin(item) !== void 0 : item._zod.optout === "optional";
-    if (!optional2)
+    const optional3 = ctx.io === "input" ? inputOptin(item) !== void 0 : item._zod.optout === "optional";
+    if (!optional3)
       break;
     minItems--;
   }
@@ -28761,7 +29000,7 @@ __export(schemas_exports2, {
   nullish: () => nullish2,
   number: () => number2,
   object: () => object,
-  optional: () => optional,
+  optional: () => optional2,
   partialRecord: () => partialRecord,
   pipe: () => pipe,
   prefault: () => prefault,
@@ -28940,7 +29179,7 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     return this.check(_overwrite(fn));
   },
   optional() {
-    return optional(this);
+    return optional2(this);
   },
   exactOptional() {
     return exactOptional(this);
@@ -28949,7 +29188,7 @@ var ZodType = /* @__PURE__ */ $constructor("ZodType", (inst, def) => {
     return nullable(this);
   },
   nullish() {
-    return optional(nullable(this));
+    return optional2(nullable(this));
   },
   nonoptional(params) {
     return nonoptional(this, params);
@@ -30072,7 +30311,7 @@ var ZodOptional = /* @__PURE__ */ $constructor("ZodOptional", (inst, def) => {
   inst._zod.processJSONSchema = (ctx, json2, params) => optionalProcessor(inst, ctx, json2, params);
   inst.unwrap = () => inst._zod.def.innerType;
 });
-function optional(innerType) {
+function optional2(innerType) {
   return new ZodOptional({
     type: "optional",
     innerType
@@ -30103,7 +30342,7 @@ function nullable(innerType) {
   });
 }
 function nullish2(innerType) {
-  return optional(nullable(innerType));
+  return optional2(nullable(innerType));
 }
 var ZodDefault = /* @__PURE__ */ $constructor("ZodDefault", (inst, def) => {
   $ZodDefault.init(inst, def);
@@ -31325,7 +31564,7 @@ function input(schema) {
   return visit(schema, {
     pipe: (s) => inSide(s._zod.def),
     // A default value belongs to the output side, so a rewritten inner type leaves it stranded. `.default()` widens the declared input type with `undefined`, and `optional` is what carries that across.
-    default: (s, rewritten) => rewritten ? optional(s._zod.def.innerType) : s,
+    default: (s, rewritten) => rewritten ? optional2(s._zod.def.innerType) : s,
     // A catch value is output-side too, but `.catch()` leaves the declared input type alone, so the inner schema stands on its own.
     catch: (s, rewritten) => rewritten ? s._zod.def.innerType : s
   });
@@ -31451,13 +31690,15 @@ var settingsSchema = external_exports.object({
     /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
     nist_symbols: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional()
   }).strict().default({ target_s: 0.2, rounds: 5 }),
+  /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
+  sandbox: external_exports.enum(["bwrap", "none"]).default("bwrap"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
 
 // src/config/campaign.ts
 function loadSettings(root3) {
   const file2 = join10(root3, "ngcc-perf.yml");
-  if (!existsSync11(file2)) return settingsSchema.parse({});
+  if (!existsSync12(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
@@ -31471,9 +31712,9 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative4(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync11(join10(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync12(join10(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true } = {}) {
-  if (!existsSync11(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -31500,19 +31741,19 @@ function noCandidates(root3) {
   const hint = campaigns.length === 0 ? "" : `; did you mean ${campaigns.slice(0, 3).join(" or ")}${campaigns.length > 3 ? " or \u2026" : ""}?`;
   return new InputError(shown2(root3), "", `no candidates (no <id>/candidate.yml in this folder)${hint}`);
 }
-function campaignsBelow(dir, depth) {
+function campaignsBelow(dir, depth2) {
   let entries;
   try {
     entries = readdirSync6(dir, { withFileTypes: true });
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth > 1 ? campaignsBelow(sub, depth - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync6(root3).sort()) {
     const folder = join10(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync11(join10(folder, "candidate.yml"))) continue;
+    if (!statSync5(folder).isDirectory() || existsSync12(join10(folder, "candidate.yml"))) continue;
     const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
@@ -31565,12 +31806,12 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
+import { existsSync as existsSync13, readFileSync as readFileSync10 } from "node:fs";
 import { join as join11, relative as relative5, resolve as resolve7 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve7(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync12(path)) {
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync13(path)) {
     const yml = join11(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative5(process.cwd(), yml) || yml,
@@ -31581,7 +31822,7 @@ function externalSizesPath(campaignRoot, configured) {
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync12(path)) return [];
+  if (!existsSync13(path)) return [];
   let text3;
   try {
     text3 = readFileSync10(path, "utf8");
@@ -31753,7 +31994,7 @@ function trialCpu(opts, settings, ymlShown) {
 }
 
 // src/campaign/prepare.ts
-import { existsSync as existsSync13 } from "node:fs";
+import { existsSync as existsSync14 } from "node:fs";
 import { join as join13, relative as relative7 } from "node:path";
 
 // src/kat/log.ts
@@ -31868,7 +32109,7 @@ async function prepareInstance(run, unit) {
   const previous = readJsonIfExists(paths.build)?.instances[key];
   const manifestPath = join13(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync13(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
@@ -31887,7 +32128,8 @@ async function prepareInstance(run, unit) {
     outDir: paths.katDir(candidate.id, instance.label),
     manifest,
     timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
-    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024
+    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
+    sandbox: plan.settings.sandbox
   });
   let b = await build2("guide");
   let guideResult;
@@ -31924,7 +32166,7 @@ async function prepareInstance(run, unit) {
     librarySha256: lib.library_sha256,
     fallbackSha256,
     manifestSha256: manifestHash,
-    katLogSha256: existsSync13(katLogPath) ? sha256File(katLogPath) : void 0
+    katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
   if (!plan.phases.has("kat")) {
@@ -32042,13 +32284,18 @@ async function profileInstance(p, operations, sink) {
           String(p.cpu),
           candidate.katRng
         ];
-        const run = await runProcess(argv, { timeoutMs: p.timeoutMs, maxOutputBytes: 1 << 20 });
-        const out = parseDriverOutput(run.stdout);
+        const driver = await runDriver(argv, {
+          timeoutMs: p.timeoutMs,
+          maxOutputBytes: 1 << 20,
+          sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.prof, profiled.library], writable: [] }
+        });
+        const { run, output: out, rejected } = driver;
         const total = out.lines.find((l) => l[0] === "TOTAL");
         const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
         const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-        const complete = run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
+        const complete = !rejected && run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
         done.push({
+          ...complete ? {} : { failure: driverFailure(driver) },
           argv,
           stderr: run.stderr,
           complete,
@@ -32079,7 +32326,7 @@ async function profileInstance(p, operations, sink) {
         profile_symbols: digest,
         total: chosen.total,
         calls: chosen.calls,
-        ...failed ? {} : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }
+        ...failed ? { failure: failed.failure } : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }
       });
     }
     sink.memory(operation, await measureMemory(p, operation));
@@ -32087,18 +32334,20 @@ async function profileInstance(p, operations, sink) {
 }
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
-  const mem = await runProcess([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
-    maxOutputBytes: 1 << 20
+    maxOutputBytes: 1 << 20,
+    sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.mem, p.library], writable: [] }
   });
-  const m = parseDriverOutput(mem.stdout);
-  const num2 = (k) => m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
+  const { run: mem, output: m, rejected } = driver;
+  const complete = !rejected && mem.exitCode === 0 && m.status === "complete";
+  const num2 = (k) => complete && m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
   return {
     schema: 1,
     candidate: candidate.id,
     label: instance.label,
     operation,
-    status: mem.exitCode === 0 && m.status === "complete" ? "complete" : "failed",
+    status: complete ? "complete" : "failed",
     library_sha256: p.librarySha256,
     stack_bytes: num2("stack_bytes"),
     stack_baseline_bytes: num2("stack_baseline_bytes"),
@@ -32106,8 +32355,13 @@ async function measureMemory(p, operation) {
     heap_peak_bytes: num2("heap_peak_bytes"),
     heap_allocations: num2("heap_allocations"),
     vmhwm_bytes: num2("vmhwm_bytes"),
-    ...mem.exitCode === 0 ? {} : { failure: m.statusDetail ?? (mem.signal ? `killed by ${mem.signal}` : `exit ${mem.exitCode}`) }
+    ...complete ? {} : { failure: driverFailure(driver) }
   };
+}
+function driverFailure({ run, output: output2, rejected }) {
+  if (rejected) return rejected.kind === "unfinished" ? `the driver did not finish: ${rejected.reason}` : rejected.reason;
+  if (output2.statusDetail) return output2.statusDetail;
+  return output2.status === "complete" ? "no TOTAL line, or no ticks" : `exit ${run.exitCode}${output2.status ? ` (${output2.status})` : ""}`;
 }
 
 // src/profile/survey.ts
@@ -32431,13 +32685,13 @@ var profile = {
       ctx.tick(`profile: not run (${replaced})`);
       return;
     }
-    const built2 = { ...entry, library: entry.library };
-    const verdict = await survey(ctx, built2);
+    const built = { ...entry, library: entry.library };
+    const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
       ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
       return;
     }
-    await profileOperations(ctx, built2);
+    await profileOperations(ctx, built);
     const { paths } = ctx.run.plan;
     const { candidate, instance } = ctx.unit;
     const shares2 = OPERATIONS[candidate.type].map((op) => {
@@ -32505,7 +32759,7 @@ async function profileOperations(ctx, entry) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync14, rmSync as rmSync4 } from "node:fs";
+import { existsSync as existsSync15, rmSync as rmSync4 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -32516,7 +32770,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync14(file2)) continue;
+    if (!existsSync15(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -32561,6 +32815,7 @@ async function runLocked(plan, opts, steps) {
       counter ??= c;
     }
   };
+  await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
@@ -32604,16 +32859,18 @@ function campaignWriter(run) {
     fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
     // The latest run's view: a candidate mended since is no longer listed.
     invalid_candidates: plan.invalid,
+    // One unsandboxed run makes the folder's evidence unsandboxed.
+    sandbox: campaignJson.sandbox === "none" ? "none" : plan.settings.sandbox,
     ...extra
   });
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync17, readFileSync as readFileSync13 } from "node:fs";
 import { join as join15, relative as relative9 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync15, readdirSync as readdirSync7 } from "node:fs";
+import { existsSync as existsSync16, readdirSync as readdirSync7 } from "node:fs";
 import { join as join14 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -32625,7 +32882,7 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync15(dir)) return [];
+  if (!existsSync16(dir)) return [];
   return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
@@ -32637,8 +32894,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync15(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync15(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync16(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync16(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -32654,10 +32911,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative9(systemDir, p) || p;
-  if (!existsSync16(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync17(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync16(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync17(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32667,7 +32924,7 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join15(systemDir, e.kat_log);
-    if (!existsSync16(logPath)) {
+    if (!existsSync17(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -32813,7 +33070,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync17, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync18, statSync as statSync6 } from "node:fs";
 import { dirname as dirname5, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -32847,7 +33104,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve10(path);
-  while (!existsSync17(p) && dirname5(p) !== p) p = dirname5(p);
+  while (!existsSync18(p) && dirname5(p) !== p) p = dirname5(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
@@ -32913,7 +33170,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync18, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
+import { existsSync as existsSync19, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
 import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
 
 // src/report/environment.ts
@@ -32973,7 +33230,7 @@ function environmentRows(campaign, env) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync18(join16(systemDir, path))) return {};
+  if (!path || !existsSync19(join16(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -32989,7 +33246,7 @@ function inferType(id, ops, logType) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync18(surveyDir)) return surveys;
+  if (!existsSync19(surveyDir)) return surveys;
   for (const id of readdirSync8(surveyDir).sort())
     surveys.set(
       id,
@@ -33006,12 +33263,12 @@ function readSurveys(systemDir) {
 function systemsOf(systemDir, self) {
   const dataDir = dirname6(systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync18(dataDir) ? readdirSync8(dataDir).sort() : []) {
+  for (const name of existsSync19(dataDir) ? readdirSync8(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
-    if (!existsSync18(paths.campaign) || name === self.id) continue;
+    if (!existsSync19(paths.campaign) || name === self.id) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync18(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync19(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -33024,7 +33281,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system = ds.campaign?.system_id ?? basename6(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename6(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -33032,7 +33289,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      if (existsSync18(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync19(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -33043,7 +33300,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync18(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync19(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative10(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -33082,7 +33339,7 @@ function loadReportModel(systemDir, campaignDir) {
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   return {
-    system,
+    system: system2,
     systemDir,
     campaign: ds.campaign ?? {},
     environment: environment2,
@@ -33091,13 +33348,13 @@ function loadReportModel(systemDir, campaignDir) {
     survey: campaignDir ? readSurvey(join16(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
-    systems: systemsOf(systemDir, { id: system, arch: archName(environment2).display, candidates: candidates2.length }),
+    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
     unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
   };
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync19 } from "node:fs";
+import { existsSync as existsSync20 } from "node:fs";
 import { join as join17, relative as relative11 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -33207,9 +33464,9 @@ var recordKey = (r) => operationKey(r.candidate, r.label, r.operation);
 function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
-function loadSystem(dataDir, system, role) {
-  const dir = join17(dataDir, system);
-  if (!existsSync19(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system}`);
+function loadSystem(dataDir, system2, role) {
+  const dir = join17(dataDir, system2);
+  if (!existsSync20(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -33237,7 +33494,7 @@ function auditedInstances(ds) {
   for (const { record: record2 } of ds.records) of(record2.candidate, record2.label).records.set(record2.operation, record2);
   return [...instances.values()].map((i) => ({ candidate: i.candidate, label: i.label, sizes: statedSizes(i.records.values(), i.build) }));
 }
-function judge(base, head, thresholdPct, alpha, cv) {
+function judge2(base, head, thresholdPct, alpha, cv) {
   const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
   const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
   const big = Math.abs(delta_pct) >= thresholdPct;
@@ -33265,7 +33522,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history2 = (opts.history ?? []).filter((d) => existsSync19(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
+  const history2 = (opts.history ?? []).filter((d) => existsSync20(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -33288,7 +33545,7 @@ function compareEvidence(opts) {
         reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
       };
     const past = history2.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
-    return { ...row2, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
+    return { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)) };
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
@@ -38286,7 +38543,7 @@ var text2 = (value) => ({ type: "text", value });
 var code3 = (value) => ({ type: "inlineCode", value });
 var strong2 = (...children) => ({ type: "strong", children: children.map(inline) });
 var link2 = (url2, ...children) => ({ type: "link", url: url2, children: children.map(inline) });
-var heading2 = (depth, ...children) => ({ type: "heading", depth, children: children.map(inline) });
+var heading2 = (depth2, ...children) => ({ type: "heading", depth: depth2, children: children.map(inline) });
 var para = (...children) => ({ type: "paragraph", children: children.map(inline) });
 var bullets = (items) => ({
   type: "list",
@@ -38323,7 +38580,7 @@ function signedPct(pct) {
 }
 var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
 var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
-var firstLine = (s) => {
+var firstLine2 = (s) => {
   const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
   return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
 };
@@ -38397,12 +38654,12 @@ function groups(report2, pr) {
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
-    stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ""}`]),
+    stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
-    invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine(c.problem)), ")"]),
+    invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine2(c.problem)), ")"]),
     builds: report2.build_failures.map((b) => {
       const error62 = pr?.buildErrors[b];
-      return error62 ? [code3(b), ": ", code3(firstLine(error62))] : [code3(b)];
+      return error62 ? [code3(b), ": ", code3(firstLine2(error62))] : [code3(b)];
     })
   };
 }
@@ -38493,15 +38750,15 @@ function ruleText(report2, pr) {
     `: a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a permutation test of the trial means gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive.`
   ];
 }
-function reproduceHint(system, pr) {
+function reproduceHint(system2, pr) {
   const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join("|")})/'` : "";
   return para(
     "Reproduce locally: ",
-    code3(`npx ngcc-perf run ${pr.campaign} --system ${system} --out data${only}`),
+    code3(`npx ngcc-perf run ${pr.campaign} --system ${system2} --out data${only}`),
     ", then ",
-    code3(`npx ngcc-perf compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
+    code3(`npx ngcc-perf compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
     " with the baseline evidence in ",
-    code3(`baseline/${system}`),
+    code3(`baseline/${system2}`),
     "."
   );
 }
@@ -38572,7 +38829,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync20, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync21, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve11, sep as sep2 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -38585,14 +38842,14 @@ function readFolder(dir, shown3, shard) {
   if (writer !== void 0)
     throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const buildPath = join19(dir, BUILD_FILE);
-  if (existsSync20(buildPath)) {
+  if (existsSync21(buildPath)) {
     folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join19(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync20(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
+  if (existsSync21(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -38628,7 +38885,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync20(join19(shard.dir, tail))) return entry;
+  if (!existsSync21(join19(shard.dir, tail))) return entry;
   const move = relative12(shard.dir, out).split(sep2).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -38649,6 +38906,7 @@ function mergeCampaignJson(parts) {
   if (parts.some((p) => p.ended_utc === null)) merged.ended_utc = null;
   else if (last) merged.ended_utc = last.ended_utc;
   if (last && "environment_latest" in last) merged.environment_latest = last.environment_latest;
+  if (parts.some((p) => p.sandbox === "none")) merged.sandbox = "none";
   return merged;
 }
 function mergeInstances(existing, incoming) {
@@ -38662,12 +38920,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve11(into);
   for (const p of parts) {
     const abs = resolve11(p);
-    if (!existsSync20(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync21(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync20(out);
+  const existed = existsSync21(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -38736,7 +38994,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join19(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join19(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync20(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync21(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -38771,7 +39029,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync21, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync22, readFileSync as readFileSync16 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -38791,7 +39049,7 @@ function callsPerOperation(p) {
 }
 
 // src/report/pages/cells.ts
-var candidatePageLink = (id, system) => `../${id}/perf_${system}.md`;
+var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
 function notMeasuredReason(inst) {
   const kat2 = inst.build?.kat;
   if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
@@ -39192,8 +39450,24 @@ var limits = () => [
     "Peak memory is the process high-water mark (VmHWM) including the driver and libc; static memory is the sum of the PT_LOAD segments. KAT and timing processes run with a timeout that kills the whole process group, a cap on captured output and an address-space limit; a submission that fails gets a status on its row and the campaign goes on."
   )
 ];
+var isolation = (model) => {
+  const sandbox = model.campaign.sandbox;
+  if (sandbox === "bwrap")
+    return [
+      heading2(2, "Isolation"),
+      para(
+        "Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only its own sources, its library and its output folder."
+      )
+    ];
+  if (sandbox === "none")
+    return [
+      heading2(2, "Isolation"),
+      para("\u26A0 Not sandboxed: the campaign set ", code3("sandbox: none"), ", so submission code ran with the rights of the runner user.")
+    ];
+  return [];
+};
 var history = (model) => typeof model.campaign.history_note === "string" ? [heading2(2, "History"), para(model.campaign.history_note)] : [];
-var METHOD_SECTIONS = [title2, planning, hostState, counterSource, buildFlags, limits, history];
+var METHOD_SECTIONS = [title2, planning, hostState, counterSource, buildFlags, limits, isolation, history];
 var methodPage = (model) => sectionsPage(METHOD_SECTIONS, model);
 
 // src/report/pages/sizeAudit.ts
@@ -39396,7 +39670,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync21(file2) || readFileSync16(file2, "utf8") !== text3;
+    return !existsSync22(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39497,8 +39771,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve12(arg);
-  if (!existsSync22(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync22(evidencePaths(dir).build) && !existsSync22(evidencePaths(dir).recordsDir))
+  if (!existsSync23(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync23(evidencePaths(dir).build) && !existsSync23(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -39535,15 +39809,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync22(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync22(join21(d, values.system)))
+    if (!existsSync23(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync23(join21(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync22(values.campaign))
+  if (values.campaign !== void 0 && !existsSync23(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -39610,7 +39884,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join21(systemDir, e.kat_file);
-    if (!existsSync22(katPath))
+    if (!existsSync23(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync17(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -39651,7 +39925,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join21(c.folder, "kat.sha256");
   const shown3 = relative13(process.cwd(), target) || target;
-  const before = existsSync22(target) ? readFileSync17(target, "utf8") : "";
+  const before = existsSync23(target) ? readFileSync17(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -39694,14 +39968,14 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join21(root3, "examples", "campaign");
   const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync22(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
-  const system = "local";
+  if (!existsSync23(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const system2 = "local";
   console.log(
-    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync22(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync23(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
-    system,
+    system: system2,
     dataDir: join21(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()

@@ -184,24 +184,35 @@ static void *need(const api_t *api, const char *name) {
 
 void *api_optional(const api_t *api, const char *name) { return dlsym(api->handle, name); }
 
+/* The driver allocates what the library claims its buffers need: a bound keeps a hostile or broken
+ * claim from exhausting the runner's memory before anything runs, and names the function. */
+#define MAX_CLAIMED_BYTES (64ull << 20)
+
+static size_t claimed_len(const api_t *api, const char *fn) {
+    unsigned long long n = ((len_fn)need(api, fn))();
+    if (n > MAX_CLAIMED_BYTES)
+        fail(EXIT_LOADFAIL, "LOADFAIL", "%s() claims %llu bytes, above the bound of %llu (64 MiB)", fn, n, MAX_CLAIMED_BYTES);
+    return (size_t)n;
+}
+
 void api_load(api_t *api, const char *lib, const char *type) {
     memset(api, 0, sizeof *api);
     /* RTLD_NOW: an unresolved symbol is a load failure here, not a crash mid-measurement. */
     api->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!api->handle) fail(EXIT_LOADFAIL, "LOADFAIL", "dlopen: %s", dlerror());
     if (strcmp(type, "kem") == 0) {
-        api->pk_len = ((len_fn)need(api, "kem_get_pk_len_bytes"))();
-        api->sk_len = ((len_fn)need(api, "kem_get_sk_len_bytes"))();
-        api->ct_len = ((len_fn)need(api, "kem_get_ct_len_bytes"))();
-        api->ss_len = ((len_fn)need(api, "kem_get_ss_len_bytes"))();
+        api->pk_len = claimed_len(api, "kem_get_pk_len_bytes");
+        api->sk_len = claimed_len(api, "kem_get_sk_len_bytes");
+        api->ct_len = claimed_len(api, "kem_get_ct_len_bytes");
+        api->ss_len = claimed_len(api, "kem_get_ss_len_bytes");
         api->kem_keygen = (kem_keygen_fn)need(api, "kem_keygen");
         api->kem_enc = (kem_enc_fn)need(api, "kem_enc");
         api->kem_dec = (kem_dec_fn)need(api, "kem_dec");
     } else if (strcmp(type, "sig") == 0) {
         api->is_sig = 1;
-        api->pk_len = ((len_fn)need(api, "sig_get_pk_len_bytes"))();
-        api->sk_len = ((len_fn)need(api, "sig_get_sk_len_bytes"))();
-        api->sn_len = ((len_fn)need(api, "sig_get_sn_len_bytes"))();
+        api->pk_len = claimed_len(api, "sig_get_pk_len_bytes");
+        api->sk_len = claimed_len(api, "sig_get_sk_len_bytes");
+        api->sn_len = claimed_len(api, "sig_get_sn_len_bytes");
         api->sig_keygen = (sig_keygen_fn)need(api, "sig_keygen");
         api->sig_sign = (sig_sign_fn)need(api, "sig_sign");
         api->sig_verify = (sig_verify_fn)need(api, "sig_verify");

@@ -3,7 +3,7 @@
  * TYPE kem|sig. MODE iccs: the ICCS KAT_KEM.c / KAT_SIG.c logic (ICCS DRNG, KAT_*.txt format).
  * MODE nist: NIST PQCgenKAT logic (AES-256-CTR DRBG seeded with 00..2f, .rsp format), calling the
  * NIST entry points NIST_PREFIX crypto_kem_* / crypto_sign_* directly.
- * Every output buffer has 64 guard bytes of 0xA5 on both sides.
+ * Every output buffer has 4096 guard bytes (a page) of 0xA5 on both sides.
  * Reports META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
  * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code; then END
  * (docs/native-protocol.md). */

@@ -17,15 +17,12 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-// Two campaigns holding the example's ML-KEM-512 candidate, its paths made absolute.
+// Two campaigns holding the example's ML-KEM-512 candidate, its `dir` made absolute (the other
+// paths are relative to `dir`).
 const example = join(root, 'examples', 'campaign', 'kem-80');
 const candidate = readFileSync(join(example, 'candidate.yml'), 'utf8').replace(
-  /^(\s+(?:dir|extra_sources|include): \[?)([^\]\n]+)/gm,
-  (_, key, paths) =>
-    `${key}${paths
-      .split(', ')
-      .map((p) => resolve(example, p))
-      .join(', ')}`,
+  /^(\s+dir: )(\S+)/gm,
+  (_, key, dir) => `${key}${resolve(example, dir)}`,
 );
 const campaigns = {};
 for (const mode of ['bwrap', 'none']) {
@@ -68,9 +65,11 @@ for (let round = 0; round < rounds; round++) {
 }
 
 console.log(`PQClean ML-KEM-512, ${rounds} interleaved rounds, median of the rounds' mean cycles`);
-console.log('operation  sandbox: bwrap  sandbox: none  bwrap / none');
-for (const op of ['keygen', 'enc', 'dec']) {
+console.log('operation  sandbox: bwrap  sandbox: none  bwrap / none  round spread (max/min) bwrap, none');
+const spread = (xs) => Math.max(...xs) / Math.min(...xs);
+for (const op of ops) {
   const [a, b] = [median(means.bwrap[op]), median(means.none[op])];
-  console.log(`${op.padEnd(10)} ${a.toFixed(0).padStart(14)} ${b.toFixed(0).padStart(14)} ${(a / b).toFixed(4).padStart(13)}`);
+  const noise = `${spread(means.bwrap[op]).toFixed(3)}, ${spread(means.none[op]).toFixed(3)}`;
+  console.log(`${op.padEnd(10)} ${a.toFixed(0).padStart(14)} ${b.toFixed(0).padStart(14)} ${(a / b).toFixed(4).padStart(13)}  ${noise}`);
 }
 rmSync(work, { recursive: true, force: true });

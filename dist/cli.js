@@ -32099,7 +32099,7 @@ function libraryFields(campaignDir, b) {
 function previousHolds(previous, now) {
   if (!previous || previous.kat === "BUILDFAIL") return false;
   const sameLibrary = previous.flags === now.flagSet ? previous.library_sha256 === now.librarySha256 : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== void 0 && now.fallbackSha256 === previous.library_sha256;
-  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && now.katLogSha256 !== void 0 && previous.kat_log_sha256 === now.katLogSha256;
+  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && previous.kat_harness_version === now.harnessVersion && now.katLogSha256 !== void 0 && previous.kat_log_sha256 === now.katLogSha256;
 }
 var fellBackFrom = (previous, flagSet, librarySha256) => previous !== void 0 && previous.kat !== "BUILDFAIL" && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
 async function prepareInstance(run, unit) {
@@ -32166,6 +32166,7 @@ async function prepareInstance(run, unit) {
     librarySha256: lib.library_sha256,
     fallbackSha256,
     manifestSha256: manifestHash,
+    harnessVersion: run.tools.version,
     katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
@@ -32197,7 +32198,8 @@ async function prepareInstance(run, unit) {
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
     ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join13(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
-    kat_manifest_sha256: manifestHash
+    kat_manifest_sha256: manifestHash,
+    kat_harness_version: run.tools.version
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return saveEntry(run, key, entry);

@@ -6,11 +6,16 @@
  * Every output buffer has 4096 guard bytes (a page) of 0xA5 on both sides.
  * Reports META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
  * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code; then END
- * (docs/native-protocol.md). */
+ * (docs/native-protocol.md).
+ * After the official records, FRESH_RECORDS more run from seeds the library cannot know in advance
+ * (getrandom): KEM enc/dec must agree and a flipped ciphertext bit must change the secret or be
+ * refused; a signature must verify and a flipped bit must be refused; fresh keys must differ. They
+ * are not written to OUTFILE: precomputed answers to the official seeds pass the digest, not these. */
 #include "harness.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define DRNG_CTX_BYTES 512 /* DRNG_ctx is 3*55 bytes; room to spare for variants */
 
@@ -38,6 +43,36 @@ static void must(int rc, const char *what, unsigned long long record) {
 static void drng_or_fail(const api_t *api) {
     if (!api->drng_init || !api->drng_get || !api->drng_algorithm)
         fail(EXIT_LOADFAIL, "LOADFAIL", "ICCS KAT needs init_random_number, get_random_number and drng_algorithm");
+}
+
+/* ---- Fresh seeds ---- */
+#define FRESH_RECORDS 2
+
+static void fresh_bytes(unsigned char *p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(p + got, n - got, 0);
+        if (r <= 0) fail(EXIT_IOERROR, "ERROR", "getrandom failed");
+        got += (size_t)r;
+    }
+}
+
+/* Checks one fresh KEM record after dec of the ciphertext with one flipped bit wrote `flipped`: it
+ * was refused or gave another secret than enc's `ss`; the public key differs from the previous
+ * fresh one (kept in prev_pk). */
+static void fresh_kem_check(int fresh, const guarded_t *pk, size_t pk_len, unsigned char *prev_pk,
+                            const guarded_t *ss, size_t ss_len, int flipped_rc, const unsigned char *flipped) {
+    if (flipped_rc == 0 && memcmp(flipped, ss->p, ss_len) == 0)
+        fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: dec of a ciphertext with one flipped bit gave the same shared secret", fresh);
+    if (fresh > 0 && memcmp(prev_pk, pk->p, pk_len) == 0)
+        fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: the same public key as from another fresh seed", fresh);
+    memcpy(prev_pk, pk->p, pk_len);
+}
+
+static unsigned char *alloc_or_fail(size_t n) {
+    unsigned char *p = malloc(n ? n : 1);
+    if (!p) fail(EXIT_IOERROR, "ERROR", "out of memory");
+    return p;
 }
 
 /* ---- ICCS KAT_KEM / KAT_SIG ---- */
@@ -85,6 +120,27 @@ static void iccs_kem(api_t *a, unsigned long long records) {
         put_hex("SS", ss.p, ss_len);
         fputc('\n', out);
     }
+    unsigned char *prev_pk = alloc_or_fail(a->pk_len);
+    for (int f = 0; f < FRESH_RECORDS; f++) {
+        unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0, ss3_len = 0;
+        fresh_bytes(seed, sizeof seed);
+        must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
+        must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen (fresh seed)", (unsigned long long)f);
+        check(&pk, pk_len);
+        check(&sk, sk_len);
+        must(a->kem_enc(pk.p, pk_len, ss.p, &ss_len, ct.p, &ct_len), "kem_enc (fresh seed)", (unsigned long long)f);
+        check(&ss, ss_len);
+        check(&ct, ct_len);
+        must(a->kem_dec(sk.p, sk_len, ct.p, ct_len, ss2.p, &ss2_len), "kem_dec (fresh seed)", (unsigned long long)f);
+        check(&ss2, ss2_len);
+        if (ss_len != ss2_len || memcmp(ss.p, ss2.p, ss_len) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: shared secrets of enc and dec differ", f);
+        ct.p[0] ^= 1;
+        int rc = a->kem_dec(sk.p, sk_len, ct.p, ct_len, ss2.p, &ss3_len);
+        if (rc == 0) check(&ss2, ss3_len);
+        fresh_kem_check(f, &pk, pk_len, prev_pk, &ss, ss_len, rc, ss2.p);
+    }
+    free(prev_pk);
 }
 
 static void iccs_sig(api_t *a, unsigned long long records) {
@@ -126,6 +182,27 @@ static void iccs_sig(api_t *a, unsigned long long records) {
         put_hex("Sn", sn.p, sn_len);
         fputc('\n', out);
     }
+    unsigned char *prev_pk = alloc_or_fail(a->pk_len);
+    for (int f = 0; f < FRESH_RECORDS; f++) {
+        unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 < max_m ? 56 : max_m;
+        fresh_bytes(seed, sizeof seed);
+        must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
+        must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen (fresh seed)", (unsigned long long)f);
+        check(&pk, pk_len);
+        check(&sk, sk_len);
+        fresh_bytes(m.p, m_len);
+        must(a->sig_sign(sk.p, sk_len, m.p, m_len, sn.p, &sn_len), "sig_sign (fresh seed)", (unsigned long long)f);
+        check(&sn, sn_len);
+        int v = a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len);
+        if (v != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: sig_verify rejected a fresh signature (%d)", f, v);
+        m.p[0] ^= 1;
+        if (a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len) == 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: sig_verify accepted a message with one flipped bit", f);
+        if (f > 0 && memcmp(prev_pk, pk.p, pk_len) == 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: the same public key as from another fresh seed", f);
+        memcpy(prev_pk, pk.p, pk_len);
+    }
+    free(prev_pk);
 }
 
 /* ---- NIST PQCgenKAT ---- */
@@ -185,6 +262,24 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
         fputc('\n', out);
     }
     free(seeds);
+    unsigned char fresh[48], *prev_pk = alloc_or_fail(a->pk_len);
+    for (int f = 0; f < FRESH_RECORDS; f++) {
+        fresh_bytes(fresh, sizeof fresh);
+        a->nist_rng_init(fresh, NULL, 256);
+        must(keypair(pk.p, sk.p), "crypto_kem_keypair (fresh seed)", (unsigned long long)f);
+        must(enc(ct.p, ss.p, pk.p), "crypto_kem_enc (fresh seed)", (unsigned long long)f);
+        must(dec(ss2.p, ct.p, sk.p), "crypto_kem_dec (fresh seed)", (unsigned long long)f);
+        check(&pk, 0);
+        check(&ct, 0);
+        check(&ss2, 0);
+        if (memcmp(ss.p, ss2.p, a->ss_len) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: shared secrets of enc and dec differ", f);
+        ct.p[0] ^= 1;
+        int rc = dec(ss2.p, ct.p, sk.p);
+        check(&ss2, 0);
+        fresh_kem_check(f, &pk, a->pk_len, prev_pk, &ss, a->ss_len, rc, ss2.p);
+    }
+    free(prev_pk);
 }
 
 static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
@@ -238,6 +333,29 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     }
     free(msgs);
     free(seeds);
+    unsigned char fresh[48], msg[33], *prev_pk = alloc_or_fail(a->pk_len);
+    for (int f = 0; f < FRESH_RECORDS; f++) {
+        size_t smlen = 0, m2len = 0;
+        fresh_bytes(fresh, sizeof fresh);
+        fresh_bytes(msg, sizeof msg);
+        a->nist_rng_init(fresh, NULL, 256);
+        must(keypair(pk.p, sk.p), "crypto_sign_keypair (fresh seed)", (unsigned long long)f);
+        must(sign(sm.p, &smlen, msg, sizeof msg, sk.p), "crypto_sign (fresh seed)", (unsigned long long)f);
+        if (smlen > sizeof msg + a->sn_len) fail(EXIT_OVERFLOW, "OVERFLOW", "fresh seed %d: smlen %zu exceeds mlen + CRYPTO_BYTES", f, smlen);
+        check(&sm, smlen);
+        int v = open_(m2.p, &m2len, sm.p, smlen, pk.p);
+        check(&m2, m2len);
+        if (v != 0 || m2len != sizeof msg || memcmp(m2.p, msg, sizeof msg) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: crypto_sign_open did not return the message", f);
+        sm.p[smlen - 1] ^= 1;
+        if (open_(m2.p, &m2len, sm.p, smlen, pk.p) == 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: crypto_sign_open accepted a signed message with one flipped bit", f);
+        check(&m2, m2len);
+        if (f > 0 && memcmp(prev_pk, pk.p, a->pk_len) == 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "fresh seed %d: the same public key as from another fresh seed", f);
+        memcpy(prev_pk, pk.p, a->pk_len);
+    }
+    free(prev_pk);
 }
 
 int main(int argc, char **argv) {

@@ -558,3 +558,27 @@ describe('one writer per evidence folder', () => {
     );
   });
 });
+
+describe('a KAT verdict', () => {
+  it('is given again by a new harness (its KAT driver may check more), and kept by the same one', async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    const phases = new Set(['build', 'kat'] as const);
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
+    const buildPath = join(data, 's', 'build.json');
+    const entry = () => (JSON.parse(readFileSync(buildPath, 'utf8')) as BuildJson).instances['sign-1/toy-sig']!;
+    const version = entry().kat_harness_version;
+    expect(version).toMatch(/\S/);
+    // The same harness keeps the verdict: the entry is not rewritten.
+    const kept = readFileSync(buildPath, 'utf8');
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
+    expect(readFileSync(buildPath, 'utf8')).toBe(kept);
+    // A verdict of another harness version is given again, by this one.
+    const json = JSON.parse(kept) as BuildJson;
+    json.instances['sign-1/toy-sig']!.kat_harness_version = 'an older harness';
+    writeFileSync(buildPath, `${JSON.stringify(json, null, 1)}\n`);
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
+    expect(entry().kat_harness_version).toBe(version);
+    expect(entry().kat).toBe('PASS');
+  });
+});

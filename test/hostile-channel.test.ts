@@ -152,6 +152,12 @@ describe('results the measured library cannot write', () => {
     expect(measured('overflow-far')).toBe(false);
   });
 
+  it('kat-replay: a library that computes nothing and replays the known KAT file fails the fresh-seed records', () => {
+    expect(kat('kat-replay').kat).toBe('CRYPTOFAIL');
+    expect(kat('kat-replay').kat_detail).toMatch(/^fresh seed 0: /);
+    expect(measured('kat-replay')).toBe(false);
+  });
+
   it('validate agrees with the evidence', async () => {
     expect(validateDataset(sys)).toEqual([]);
     expect(await main(['validate', sys])).toBe(0);

@@ -50,6 +50,8 @@ export interface PresentState {
    */
   fallbackSha256?: string;
   manifestSha256: string;
+  /** The harness whose KAT driver would judge the library now: a new driver may check more. */
+  harnessVersion: string;
   /** The KAT log on disk (undefined when there is none). */
   katLogSha256?: string;
 }
@@ -57,7 +59,7 @@ export interface PresentState {
 /**
  * Whether the previous entry still describes the instance: it judged the library we would judge
  * now — the same first build and, after a fallback, the same fallback build — against the same
- * kat.sha256, and its KAT log is the one on disk.
+ * kat.sha256 with the same KAT driver (harness version), and its KAT log is the one on disk.
  */
 export function previousHolds(previous: BuildEntry | undefined, now: PresentState): previous is BuildEntry {
   if (!previous || previous.kat === 'BUILDFAIL') return false;
@@ -70,6 +72,7 @@ export function previousHolds(previous: BuildEntry | undefined, now: PresentStat
   return (
     sameLibrary &&
     previous.kat_manifest_sha256 === now.manifestSha256 &&
+    previous.kat_harness_version === now.harnessVersion &&
     now.katLogSha256 !== undefined &&
     previous.kat_log_sha256 === now.katLogSha256
   );
@@ -156,6 +159,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     librarySha256: lib.library_sha256,
     fallbackSha256,
     manifestSha256: manifestHash,
+    harnessVersion: run.tools.version,
     katLogSha256: existsSync(katLogPath) ? sha256File(katLogPath) : undefined,
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat'))) return previous;
@@ -192,6 +196,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash,
+    kat_harness_version: run.tools.version,
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return saveEntry(run, key, entry);

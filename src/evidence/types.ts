@@ -21,6 +21,8 @@ export interface BuildEntry {
   kat_log_sha256?: string;
   kat_file?: string;
   kat_manifest_sha256?: string;
+  /** The harness version whose KAT driver gave `kat`: a newer driver judges the library again. */
+  kat_harness_version?: string;
   build_flags?: string;
   build_key?: string;
   build_error?: string;

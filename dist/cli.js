@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants2 = require_constants();
+    var constants3 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants2;
+    } = constants3;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -865,7 +865,7 @@ var require_parse = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants2.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants2.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants2.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants3.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants2.globChars(opts.windows);
+      } = constants3.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants2 = require_constants();
+    var constants3 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants2;
+    picomatch2.constants = constants3;
     module.exports = picomatch2;
   }
 });
@@ -5779,10 +5779,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep3, value } = collItem;
+        const { start: start2, key, sep: sep4, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep3?.[0],
+          next: key ?? sep4?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -5796,7 +5796,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep3) {
+          if (!keyProps.anchor && !keyProps.tag && !sep4) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map5.comment)
@@ -5820,7 +5820,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep3 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep4 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -5836,7 +5836,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep3, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep4, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -5927,7 +5927,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep3 = "";
+        let sep4 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -5941,13 +5941,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep3 + cb;
-              sep3 = "";
+                comment += sep4 + cb;
+              sep4 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep3 += source;
+                sep4 += source;
               hasSpace = true;
               break;
             default:
@@ -5990,18 +5990,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start: start2, key, sep: sep3, value } = collItem;
+        const { start: start2, key, sep: sep4, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep3?.[0],
+          next: key ?? sep4?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep3 && !value) {
+          if (!props.anchor && !props.tag && !sep4 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -6055,8 +6055,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep3 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep3, null, props, onError);
+        if (!isMap2 && !sep4 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -6068,7 +6068,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep3 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep4 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -6079,8 +6079,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep3)
-                for (const st of sep3) {
+              if (sep4)
+                for (const st of sep4) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -6097,7 +6097,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep3, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep4, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -6277,7 +6277,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep3 = "";
+      let sep4 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -6294,24 +6294,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep3 + indent.slice(trimIndent) + content;
-          sep3 = "\n";
+          value += sep4 + indent.slice(trimIndent) + content;
+          sep4 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep3 === " ")
-            sep3 = "\n";
-          else if (!prevMoreIndented && sep3 === "\n")
-            sep3 = "\n\n";
-          value += sep3 + indent.slice(trimIndent) + content;
-          sep3 = "\n";
+          if (sep4 === " ")
+            sep4 = "\n";
+          else if (!prevMoreIndented && sep4 === "\n")
+            sep4 = "\n\n";
+          value += sep4 + indent.slice(trimIndent) + content;
+          sep4 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep3 === "\n")
+          if (sep4 === "\n")
             value += "\n";
           else
-            sep3 = "\n";
+            sep4 = "\n";
         } else {
-          value += sep3 + content;
-          sep3 = " ";
+          value += sep4 + content;
+          sep4 = " ";
           prevMoreIndented = false;
         }
       }
@@ -6494,25 +6494,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep3 = " ";
+      let sep4 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep3 === "\n")
-            res += sep3;
+          if (sep4 === "\n")
+            res += sep4;
           else
-            sep3 = "\n";
+            sep4 = "\n";
         } else {
-          res += sep3 + lm;
-          sep3 = " ";
+          res += sep4 + lm;
+          sep4 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep3 + (match?.[1] ?? "");
+      return res + sep4 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -7322,14 +7322,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep3, value }) {
+    function stringifyItem({ start: start2, key, sep: sep4, value }) {
       let res = "";
       for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep3)
-        for (const st of sep3)
+      if (sep4)
+        for (const st of sep4)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -8496,18 +8496,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep3;
+          let sep4;
           if (scalar.end) {
-            sep3 = scalar.end;
-            sep3.push(this.sourceToken);
+            sep4 = scalar.end;
+            sep4.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep3 = [this.sourceToken];
+            sep4 = [this.sourceToken];
           const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep3 }]
+            items: [{ start: start2, key: scalar, sep: sep4 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8660,15 +8660,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep3 = it.sep;
-                  sep3.push(this.sourceToken);
+                  const sep4 = it.sep;
+                  sep4.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep3 }]
+                    items: [{ start: start3, key, sep: sep4 }]
                   });
                 } else if (start2.length > 0) {
                   it.sep = it.sep.concat(start2, this.sourceToken);
@@ -8862,13 +8862,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep3 = fc.end.splice(1, fc.end.length);
-            sep3.push(this.sourceToken);
+            const sep4 = fc.end.splice(1, fc.end.length);
+            sep4.push(this.sourceToken);
             const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep3 }]
+              items: [{ start: start2, key: fc, sep: sep4 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync23, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync23, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9161,7 +9161,10 @@ import {
   existsSync,
   openSync,
   fsyncSync,
-  closeSync
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync
 } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -9231,23 +9234,46 @@ function filesUnder(dir, rel = "") {
   if (!statSync(abs).isDirectory()) return [rel];
   return readdirSync(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
 }
+function nonRegularEntries(dir, rel = "") {
+  const abs = rel ? join(dir, rel) : dir;
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  if (!st) return [];
+  if (st.isDirectory())
+    return readdirSync(abs).sort().flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
+  return st.isFile() || rel === "" ? [] : [rel];
+}
+function readRegularFile(path) {
+  let fd;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code4 = e.code;
+    return { problem: code4 === "ELOOP" ? "a symbolic link, not a file" : `cannot be read (${code4 ?? "error"})` };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return { problem: "not a regular file" };
+    return { text: readFileSync(fd, "utf8") };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 // src/cliMain.ts
-import { join as join21, relative as relative13, resolve as resolve12 } from "node:path";
+import { join as join21, relative as relative14, resolve as resolve12 } from "node:path";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { existsSync as existsSync4, lstatSync as lstatSync2, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync } from "node:fs";
+import { existsSync as existsSync4, lstatSync as lstatSync3, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join3 } from "node:path";
 
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { constants } from "node:os";
+import { constants as constants2 } from "node:os";
 
 // src/sandbox/bwrap.ts
-import { existsSync as existsSync2, lstatSync, readlinkSync } from "node:fs";
+import { existsSync as existsSync2, lstatSync as lstatSync2, readlinkSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 var TOP_LEVEL = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 var ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"];
@@ -9256,7 +9282,7 @@ function hostSystemView() {
   for (const path of TOP_LEVEL) {
     let st;
     try {
-      st = lstatSync(path);
+      st = lstatSync2(path);
     } catch {
       continue;
     }
@@ -9404,7 +9430,7 @@ function runProcess(command, opts) {
     child.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
   });
 }
-var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+var SIGNALS = new Map(Object.entries(constants2.signals).map(([name, n]) => [n, name]));
 function unwrapped(code4, signal) {
   const inner = code4 !== null && code4 > 128 ? SIGNALS.get(code4 - 128) : void 0;
   return inner ? [null, inner] : [code4, signal];
@@ -9559,7 +9585,7 @@ var MANIFEST = "sha256.json";
 function cacheRoot() {
   const root3 = process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
   mkdirSync2(root3, { recursive: true, mode: 448 });
-  const st = lstatSync2(root3);
+  const st = lstatSync3(root3);
   const uid = process.getuid?.();
   if (!st.isDirectory() || uid !== void 0 && st.uid !== uid || (st.mode & 18) !== 0)
     throw new Error(`the driver cache ${root3} is not a folder of this user that only it may write: remove it or set NGCC_CACHE_DIR`);
@@ -9729,14 +9755,14 @@ async function probeSandbox(p) {
 }
 
 // src/evidence/lock.ts
-import { existsSync as existsSync7, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync7, mkdirSync as mkdirSync4, readFileSync as readFileSync5, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import { join as join6, relative } from "node:path";
 
 // src/evidence/layout.ts
 import { join as join5 } from "node:path";
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync3, readFileSync as readFileSync5, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
+import { mkdirSync as mkdirSync3, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
 import { join as join4 } from "node:path";
 
 // src/kat/manifest.ts
@@ -9746,10 +9772,12 @@ import { createHash as createHash2 } from "node:crypto";
 import { existsSync as existsSync6 } from "node:fs";
 
 // src/config/textFile.ts
-import { readFileSync as readFileSync4 } from "node:fs";
+import { lstatSync as lstatSync4, readFileSync as readFileSync4 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
+  if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
     bytes2 = readFileSync4(file2);
   } catch {
@@ -9946,10 +9974,18 @@ async function runKat(req) {
     rmSync2(partial2, { force: true });
     return { ...base, ...failure2 };
   }
+  const strays2 = nonRegularEntries(req.outDir);
+  for (const s of strays2) rmSync2(join4(req.outDir, s), { force: true });
+  const read2 = strays2.length > 0 ? void 0 : readRegularFile(partial2);
+  if (!read2 || "problem" in read2) {
+    rmSync2(partial2, { force: true });
+    const why = read2 ? `the KAT output is ${read2.problem}` : `left ${strays2.length} link(s) or special file(s) in its KAT folder (${strays2.slice(0, 3).join(", ")})`;
+    return { ...base, status: "CRASH", detail: `the library tampered with its KAT output: ${why}` };
+  }
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const target = join4(req.outDir, file2);
   renameSync3(partial2, target);
-  const text3 = readFileSync5(target, "utf8");
+  const { text: text3 } = read2;
   const fileBytes = statSync2(target).size;
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -10034,7 +10070,7 @@ function alive(pid) {
 }
 function startTime(pid) {
   try {
-    const stat2 = readFileSync6(`/proc/${pid}/stat`, "utf8");
+    const stat2 = readFileSync5(`/proc/${pid}/stat`, "utf8");
     return stat2.slice(stat2.lastIndexOf(")") + 2).split(" ")[19];
   } catch {
     return void 0;
@@ -10048,7 +10084,7 @@ function holderOf(text3) {
 function otherLiveWriter(dir) {
   const lock = join6(dir, LOCK_FILE);
   if (!existsSync7(lock)) return void 0;
-  const { pid, start: start2 } = holderOf(readFileSync6(lock, "utf8"));
+  const { pid, start: start2 } = holderOf(readFileSync5(lock, "utf8"));
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
   return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
 }
@@ -10079,7 +10115,7 @@ function lockSystem(systemDir) {
           "",
           `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`
         );
-      if (holderOf(readFileSync6(lock, "utf8")).pid === process.pid)
+      if (holderOf(readFileSync5(lock, "utf8")).pid === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync3(lock, { force: true });
     }
@@ -10654,8 +10690,8 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname4, join as join8, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join8, resolve as resolve4 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -10693,9 +10729,9 @@ function guideFlags(arch2, variant) {
   return [...set2, ...HARNESS_ADDITIONS];
 }
 
-// src/compile/sources.ts
-import { existsSync as existsSync8, readdirSync as readdirSync4, statSync as statSync4 } from "node:fs";
-import { isAbsolute as isAbsolute3, join as join7, resolve as resolve3 } from "node:path";
+// src/config/sources.ts
+import { existsSync as existsSync8, readdirSync as readdirSync4, realpathSync as realpathSync2, statSync as statSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve3, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync3, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
@@ -11467,31 +11503,51 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative14] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative14) : [];
+  const [crawler, relative15] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative15) : [];
 }
 
-// src/compile/sources.ts
+// src/config/sources.ts
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
-function expand(base, patterns, field, display) {
+function readableRoots(campaignRoot, toolRoot2) {
+  let dir = realpathSync2(campaignRoot);
+  for (let up = dir; ; up = dirname4(up)) {
+    if (existsSync8(join7(up, ".git"))) {
+      dir = up;
+      break;
+    }
+    if (dirname4(up) === up) break;
+  }
+  return [dir, realpathSync2(toolRoot2)];
+}
+var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
+function confined(path, roots, display, field, written) {
+  if (!roots) return path;
+  const real = realpathSync2(path);
+  if (underAny(real, roots)) return path;
+  const shown3 = real === path ? `'${written}'` : `'${written}' (${real})`;
+  throw new InputError(display, field, `${shown3} is outside the campaign's repository and the harness; a build may read only those`);
+}
+function expand(base, patterns, field, display, roots) {
   const files = [];
-  for (const pattern of patterns) {
+  for (const [i, pattern] of patterns.entries()) {
     const matches = globSync(pattern, { cwd: base, absolute: true, expandDirectories: false, onlyFiles: true });
     if (matches.length === 0) throw new InputError(display, field, `'${pattern}' matches no file (relative to ${base})`);
-    files.push(...matches.sort());
+    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative3(base, m) || m));
   }
   return files;
 }
-function resolveSources(candidateFolder, inst, index, display) {
+function resolveSources(candidateFolder, inst, index, display, roots) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
   if (!existsSync8(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display) : readdirSync4(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => join7(dir, f));
-  const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display);
+  confined(dir, roots, display, `${field}.dir`, inst.dir);
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync4(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
+  const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute3(p) ? p : resolve3(dir, p);
     if (!existsSync8(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
-    return abs;
+    return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
@@ -11548,7 +11604,7 @@ async function dependencies(src, cwd, compileArgs, sandbox) {
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
   const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}
-${sha256Hex(readFileSync7(f))}`);
+${sha256Hex(readFileSync6(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
 function firstErrorLine(stderr) {
@@ -11568,8 +11624,8 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join8(dirname4(library), "exports.map");
-  mkdirSync5(dirname4(library), { recursive: true });
+  const scriptPath = join8(dirname5(library), "exports.map");
+  mkdirSync5(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
     cwd: src.dir,
@@ -11594,7 +11650,7 @@ async function buildArgv(req, flags, library) {
   ];
   const readOnly = [resolve4(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
-  const key = await buildKey(req, src, argv, compileArgs, dirname4(library), buildSandbox(req, readOnly));
+  const key = await buildKey(req, src, argv, compileArgs, dirname5(library), buildSandbox(req, readOnly));
   return { ...parts, argv, key, readOnly };
 }
 async function buildInstance(req) {
@@ -11663,7 +11719,7 @@ function libraryReplaced(run, entry) {
 }
 
 // src/campaign/previous.ts
-import { relative as relative3 } from "node:path";
+import { relative as relative4 } from "node:path";
 function readPrevious(path, force, onReplaced) {
   try {
     return readJsonIfExists(path);
@@ -11674,7 +11730,7 @@ function readPrevious(path, force, onReplaced) {
       return void 0;
     }
     throw new InputError(
-      relative3(process.cwd(), path) || path,
+      relative4(process.cwd(), path) || path,
       "",
       `${e.problem}; run again with --force to redo and replace it, or delete the file`
     );
@@ -11750,13 +11806,13 @@ var measure = {
 };
 
 // src/campaign/plan.ts
-import { join as join12, relative as relative6, resolve as resolve8 } from "node:path";
+import { join as join12, relative as relative7, resolve as resolve8 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
+import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync7 } from "node:fs";
 import { basename as basename3, join as join9 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync7(join9(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
@@ -11820,8 +11876,8 @@ async function buildProfiled(req, flags, wanted) {
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync6, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join10, relative as relative4 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync6, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
+import { basename as basename4, join as join10, relative as relative5 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -31711,9 +31767,9 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-var shown2 = (path) => relative4(process.cwd(), path) || ".";
+var shown2 = (path) => relative5(process.cwd(), path) || ".";
 var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync12(join10(root3, name, "candidate.yml"))).sort();
-function loadCampaign(root3, { candidatesRequired = true } = {}) {
+function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
   if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
@@ -31721,16 +31777,26 @@ function loadCampaign(root3, { candidatesRequired = true } = {}) {
   if (names.length === 0 && candidatesRequired) throw noCandidates(root3);
   const candidates2 = [];
   const invalid2 = [];
+  const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const c = loadCandidate(join10(root3, name), join10(shown2(root3), name, "candidate.yml"));
-      candidates2.push(checkManifest(c, join10(shown2(root3), c.id, "kat.sha256")));
+      const folder = join10(root3, name);
+      const display = join10(shown2(root3), name, "candidate.yml");
+      confinedFolder(folder, roots, shown2(folder));
+      const c = loadCandidate(folder, display);
+      checkManifest(c, join10(shown2(root3), c.id, "kat.sha256"));
+      if (checkSources) c.instances.forEach((inst, i) => resolveSources(folder, inst, i, display, roots));
+      candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
       invalid2.push({ id: name, problem: e.message });
     }
   }
   return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
+}
+function confinedFolder(folder, roots, display) {
+  const real = realpathSync3(folder);
+  if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
   checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
@@ -31765,7 +31831,7 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/env/cpus.ts
-import { readFileSync as readFileSync9 } from "node:fs";
+import { readFileSync as readFileSync8 } from "node:fs";
 function parseCpuList(list3) {
   const cpus = [];
   for (const part of list3.trim().split(",").filter(Boolean)) {
@@ -31778,7 +31844,7 @@ function parseCpuList(list3) {
 function allowedCpus() {
   let status;
   try {
-    status = readFileSync9("/proc/self/status", "utf8");
+    status = readFileSync8("/proc/self/status", "utf8");
   } catch {
     return void 0;
   }
@@ -31806,17 +31872,17 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync13, readFileSync as readFileSync10 } from "node:fs";
-import { join as join11, relative as relative5, resolve as resolve7 } from "node:path";
+import { existsSync as existsSync13, readFileSync as readFileSync9 } from "node:fs";
+import { join as join11, relative as relative6, resolve as resolve7 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve7(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync13(path)) {
     const yml = join11(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
-      relative5(process.cwd(), yml) || yml,
+      relative6(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
-      `'${configured}' does not exist (looked for ${relative5(process.cwd(), path) || path})`
+      `'${configured}' does not exist (looked for ${relative6(process.cwd(), path) || path})`
     );
   }
   return path;
@@ -31825,7 +31891,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync13(path)) return [];
   let text3;
   try {
-    text3 = readFileSync10(path, "utf8");
+    text3 = readFileSync9(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -31911,7 +31977,7 @@ function selected(candidates2, only) {
 }
 function planRun(opts) {
   const campaignDir = resolve8(opts.campaignDir);
-  const loaded = loadCampaign(campaignDir);
+  const loaded = loadCampaign(campaignDir, { checkSources: true });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
   if (opts.only && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
@@ -31923,7 +31989,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve8(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative6(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative7(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -31995,7 +32061,7 @@ function trialCpu(opts, settings, ymlShown) {
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join13, relative as relative7 } from "node:path";
+import { join as join13, relative as relative8 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32030,9 +32096,9 @@ function parseResultLine(log2) {
 }
 
 // src/util/elf.ts
-import { readFileSync as readFileSync11 } from "node:fs";
+import { readFileSync as readFileSync10 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync11(path);
+  const b = readFileSync10(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -32090,7 +32156,7 @@ var prepare = {
 function libraryFields(campaignDir, b) {
   const elf = elfSizes(b.library);
   return {
-    library: relative7(campaignDir, b.library),
+    library: relative8(campaignDir, b.library),
     library_sha256: sha256File(b.library),
     elf_load_bytes: elf.loadBytes,
     elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
@@ -32239,7 +32305,7 @@ function saveEntry(run, key, entry) {
 import { resolve as resolve9 } from "node:path";
 
 // src/profile/run.ts
-import { basename as basename5, relative as relative8 } from "node:path";
+import { basename as basename5, relative as relative9 } from "node:path";
 
 // src/measure/shares.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -32321,7 +32387,7 @@ async function profileInstance(p, operations, sink) {
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.prof ? basename5(a) : a === profiled.library ? relative8(p.campaignDir, a) : a),
+        command: chosen.argv.map((a) => a === p.tools.prof ? basename5(a) : a === profiled.library ? relative9(p.campaignDir, a) : a),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
         library_sha256: p.librarySha256,
@@ -32367,7 +32433,7 @@ function driverFailure({ run, output: output2, rejected }) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync11 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -32467,7 +32533,7 @@ async function surveyLibrary(library, label, nistApi = false) {
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync12(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync11(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -32868,8 +32934,8 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync17, readFileSync as readFileSync13 } from "node:fs";
-import { join as join15, relative as relative9 } from "node:path";
+import { existsSync as existsSync17, readFileSync as readFileSync12 } from "node:fs";
+import { join as join15, relative as relative10 } from "node:path";
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync16, readdirSync as readdirSync7 } from "node:fs";
@@ -32912,11 +32978,12 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative9(systemDir, p) || p;
+  const rel = (p) => relative10(systemDir, p) || p;
   if (!existsSync17(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
   if (!existsSync17(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -32930,7 +32997,7 @@ function validateDataset(systemDir) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync13(logPath, "utf8");
+    const log2 = readFileSync12(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -33073,7 +33140,7 @@ function createProgress(stream = process.stderr) {
 
 // src/config/arguments.ts
 import { existsSync as existsSync18, statSync as statSync6 } from "node:fs";
-import { dirname as dirname5, resolve as resolve10 } from "node:path";
+import { dirname as dirname6, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -33106,7 +33173,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve10(path);
-  while (!existsSync18(p) && dirname5(p) !== p) p = dirname5(p);
+  while (!existsSync18(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
@@ -33172,8 +33239,8 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync19, readdirSync as readdirSync8, readFileSync as readFileSync14 } from "node:fs";
-import { basename as basename6, dirname as dirname6, join as join16, relative as relative10 } from "node:path";
+import { existsSync as existsSync19, readdirSync as readdirSync8, readFileSync as readFileSync13 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join16, relative as relative11 } from "node:path";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -33234,7 +33301,7 @@ function environmentRows(campaign, env) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync19(join16(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync13(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -33263,7 +33330,7 @@ function readSurveys(systemDir) {
   return surveys;
 }
 function systemsOf(systemDir, self) {
-  const dataDir = dirname6(systemDir.replace(/\/$/, ""));
+  const dataDir = dirname7(systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
   for (const name of existsSync19(dataDir) ? readdirSync8(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
@@ -33304,7 +33371,7 @@ function loadReportModel(systemDir, campaignDir) {
     v.build = e;
     if (e.kat_log && existsSync19(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative10(systemDir, p);
+  const rel = (p) => relative11(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     v.records[record2.operation] = record2;
@@ -33357,7 +33424,7 @@ function loadReportModel(systemDir, campaignDir) {
 
 // src/compare/compare.ts
 import { existsSync as existsSync20 } from "node:fs";
-import { join as join17, relative as relative11 } from "node:path";
+import { join as join17, relative as relative12 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -33475,7 +33542,7 @@ function readable(ds, role) {
   const [first, ...more] = ds.unreadable;
   if (first)
     throw new InputError(
-      relative11(process.cwd(), first.path) || first.path,
+      relative12(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
@@ -38831,8 +38898,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync21, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname7, join as join19, posix as posix2, relative as relative12, resolve as resolve11, sep as sep2 } from "node:path";
+import { copyFileSync, existsSync as existsSync21, mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname8, join as join19, posix as posix2, relative as relative13, resolve as resolve11, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -38843,6 +38910,13 @@ function readFolder(dir, shown3, shard) {
   const writer = shard ? otherLiveWriter(dir) : void 0;
   if (writer !== void 0)
     throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+  const strays2 = nonRegularEntries(dir);
+  if (strays2.length > 0)
+    throw new InputError(
+      join19(shown3, strays2[0]),
+      "",
+      `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
+    );
   const buildPath = join19(dir, BUILD_FILE);
   if (existsSync21(buildPath)) {
     folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
@@ -38870,7 +38944,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync15(a).equals(readFileSync15(b));
+var sameBytes = (a, b) => readFileSync14(a).equals(readFileSync14(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -38888,7 +38962,7 @@ function reaimLibrary(entry, key, shard, out) {
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
   if (!existsSync21(join19(shard.dir, tail))) return entry;
-  const move = relative12(shard.dir, out).split(sep2).join("/");
+  const move = relative13(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -38917,13 +38991,13 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative12(process.cwd(), p) || ".";
+var shownPath = (p) => relative13(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
   const out = resolve11(into);
   for (const p of parts) {
     const abs = resolve11(p);
     if (!existsSync21(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
-    const inside = (a, b) => a === b || a.startsWith(`${b}${sep2}`);
+    const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
@@ -38979,12 +39053,12 @@ function mergeLocked(parts, out, into) {
       else if (!sameBytes(join19(earlier.dir, rel), join19(f.dir, rel)))
         throw new InputError(join19(f.shown, rel), "", `differs from ${join19(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join19(dirname7(out), `.${basename7(out)}.merging-${process.pid}`);
+  const tmp = join19(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync5(tmp, { recursive: true, force: true });
   mkdirSync7(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync7(dirname7(join19(tmp, rel)), { recursive: true });
+      mkdirSync7(dirname8(join19(tmp, rel)), { recursive: true });
       copyFileSync(join19(from.dir, rel), join19(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
@@ -39007,7 +39081,7 @@ function mergeLocked(parts, out, into) {
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync4(join19(tmp, LOCK_FILE), lockText());
-    const old = join19(dirname7(out), `.${basename7(out)}.replaced-${process.pid}`);
+    const old = join19(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -39031,7 +39105,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync22, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync22, readFileSync as readFileSync15 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -39458,7 +39532,7 @@ var isolation = (model) => {
     return [
       heading2(2, "Isolation"),
       para(
-        "Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only its own sources, its library and its output folder."
+        "Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder."
       )
     ];
   if (sandbox === "none")
@@ -39672,7 +39746,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync22(file2) || readFileSync16(file2, "utf8") !== text3;
+    return !existsSync22(file2) || readFileSync15(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39767,7 +39841,7 @@ async function cmdRun(args) {
     argumentNames: { only: cli("only"), cpu: cli("cpu") }
   });
   const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative13(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative14(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
@@ -39888,7 +39962,7 @@ function cmdKatManifest(args) {
     const katPath = join21(systemDir, e.kat_file);
     if (!existsSync23(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync17(katPath, "utf8");
+    const text3 = readFileSync16(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -39926,8 +40000,8 @@ ${generated.map(formatManifestLine).join("\n")}
       `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
   const target = join21(c.folder, "kat.sha256");
-  const shown3 = relative13(process.cwd(), target) || target;
-  const before = existsSync23(target) ? readFileSync17(target, "utf8") : "";
+  const shown3 = relative14(process.cwd(), target) || target;
+  const before = existsSync23(target) ? readFileSync16(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -39970,10 +40044,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join21(root3, "examples", "campaign");
   const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync23(pqclean)) throw new InputError(relative13(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync23(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative13(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync23(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync23(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -39990,9 +40064,9 @@ async function cmdExample(args) {
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative13(process.cwd(), summary.systemDir)}`);
+evidence: ${relative14(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative13(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative13(process.cwd(), join21(pagesDir, "index.md"))})`
+    `pages:    ${relative14(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative14(process.cwd(), join21(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

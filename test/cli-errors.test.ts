@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -306,5 +306,51 @@ describe('the action inputs', () => {
       .filter(([, i]) => i.default !== undefined && i.default !== '')
       .map(([name]) => name);
     expect(documented.sort()).toEqual(Object.keys(ACTION_INPUT_DEFAULTS).sort());
+  });
+});
+
+describe('what a candidate may make a build read', () => {
+  const sign1 = () => fixtureCampaign(['sign-1'], QUICK);
+  const invalidLine = async (root: string) => {
+    const r = await runCli(['run', root, '--system', 's', '--out', unwritten(), '--phases', 'build']);
+    expect(r.code).toBe(1);
+    return r.out.find((l) => l.startsWith('INVALID '));
+  };
+
+  it('is only inside the campaign repository and the harness: include: [/] is INVALID, naming the field', async () => {
+    const root = sign1();
+    const yml = join(root, 'sign-1', 'candidate.yml');
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/include: \[([^\]]*)\]/, 'include: [$1, /]'));
+    expect(await invalidLine(root)).toMatch(
+      /^INVALID {5}sign-1 — .*sign-1\/candidate\.yml: instances\[0\]\.include\[1\]: '\/' is outside the campaign's repository and the harness; a build may read only those$/,
+    );
+  });
+
+  it('follows no link out: a source folder linking outside, or a linked candidate folder, is INVALID', async () => {
+    const root = sign1();
+    const yml = join(root, 'sign-1', 'candidate.yml');
+    symlinkSync('/etc', join(root, 'sign-1', 'elsewhere'));
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/dir: \S+/, 'dir: elsewhere'));
+    expect(await invalidLine(root)).toMatch(/instances\[0\]\.dir: 'elsewhere' \(\/etc\) is outside the campaign's repository/);
+
+    const other = sign1();
+    const outside = tempDir();
+    cpSync(join(other, 'sign-1'), join(outside, 'sign-1'), { recursive: true });
+    rmSync(join(other, 'sign-1'), { recursive: true });
+    symlinkSync(join(outside, 'sign-1'), join(other, 'sign-1'));
+    expect(await invalidLine(other)).toMatch(
+      /^INVALID {5}sign-1 — .*sign-1: the candidate folder links to .*, outside the campaign's repository$/,
+    );
+  });
+
+  it('reads no manifest through a link: a kat.sha256 linking to a host file is INVALID and its content is not shown', async () => {
+    const root = sign1();
+    const secret = join(tempDir(), 'secret.txt');
+    writeFileSync(secret, 'TOP-SECRET-HOST-FILE\n');
+    rmSync(join(root, 'sign-1', 'kat.sha256'));
+    symlinkSync(secret, join(root, 'sign-1', 'kat.sha256'));
+    const line = await invalidLine(root);
+    expect(line).toMatch(/sign-1\/kat\.sha256: is a symbolic link; it must be a regular file$/);
+    expect(line).not.toContain('TOP-SECRET');
   });
 });

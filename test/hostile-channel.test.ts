@@ -158,6 +158,17 @@ describe('results the measured library cannot write', () => {
     expect(measured('kat-replay')).toBe(false);
   });
 
+  it('link-kat and fifo-kat: a KAT output replaced by a link or a FIFO is CRASH; nothing is followed or waited for', () => {
+    for (const label of ['link-kat', 'fifo-kat']) {
+      expect(kat(label).kat).toBe('CRASH');
+      expect(kat(label).kat_detail).toBe(
+        'the library tampered with its KAT output: left 1 link(s) or special file(s) in its KAT folder (.kat-output.partial)',
+      );
+      expect(measured(label)).toBe(false);
+      expect(readdirSync(join(sys, 'kat', 'kem-66', label))).toEqual([]);
+    }
+  });
+
   it('validate agrees with the evidence', async () => {
     expect(validateDataset(sys)).toEqual([]);
     expect(await main(['validate', sys])).toBe(0);

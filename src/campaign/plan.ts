@@ -84,7 +84,7 @@ function selected(candidates: Candidate[], only: RegExp | undefined): Candidate[
  */
 export function planRun(opts: CampaignOptions): RunPlan {
   const campaignDir = resolve(opts.campaignDir);
-  const loaded = loadCampaign(campaignDir);
+  const loaded = loadCampaign(campaignDir, { checkSources: true });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   // Every invalid candidate is reported, whatever --only selects: each manifest was checked.
   const invalid = loaded.invalid;

@@ -7,7 +7,7 @@ import { runProcess } from '../sandbox/run.js';
 import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
-import { resolveSources, type ResolvedSources } from './sources.js';
+import { resolveSources, type ResolvedSources } from '../config/sources.js';
 import { CC, ccVersion } from '../env/toolchain.js';
 
 export type FlagSet = 'guide' | 'harness-default';

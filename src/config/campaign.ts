@@ -1,8 +1,10 @@
-import { type Dirent, existsSync, readdirSync, statSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { InputError, isInputError } from '../errors.js';
 import { checkManifestLabels, readManifest } from './katManifest.js';
 import { loadYaml } from './yamlFile.js';
+import { readableRoots, resolveSources, underAny } from './sources.js';
+import { toolRoot } from '../util/paths.js';
 import { candidateSchema, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
 
 export interface Candidate extends CandidateSpec {
@@ -59,12 +61,14 @@ const candidateNames = (root: string) =>
 /**
  * Reads every `<id>/candidate.yml` under the campaign root, in id order, each with its kat.sha256
  * checked against its labels; a candidate that fails either check is listed in `invalid` with
- * its error. ngcc-perf.yml errors stay fatal: they concern every candidate. A folder without
+ * its error; with `checkSources` (a run), so does a candidate whose sources, include folders or
+ * folder are missing or lie outside the campaign's repository and the harness (readableRoots).
+ * ngcc-perf.yml errors stay fatal: they concern every candidate. A folder without
  * candidates is an error: measuring nothing and
  * reporting success would hide a wrong path. Pages may take only the catalogs of a campaign folder
  * (`candidatesRequired: false`).
  */
-export function loadCampaign(root: string, { candidatesRequired = true } = {}): Campaign {
+export function loadCampaign(root: string, { candidatesRequired = true, checkSources = false } = {}): Campaign {
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(shown(root), '', 'campaign folder not found');
   checkCandidateFileNames(root);
   const settings = loadSettings(root);
@@ -72,10 +76,17 @@ export function loadCampaign(root: string, { candidatesRequired = true } = {}): 
   if (names.length === 0 && candidatesRequired) throw noCandidates(root);
   const candidates: Candidate[] = [];
   const invalid: InvalidCandidate[] = [];
+  const roots = readableRoots(root, toolRoot());
   for (const name of names) {
     try {
-      const c = loadCandidate(join(root, name), join(shown(root), name, 'candidate.yml'));
-      candidates.push(checkManifest(c, join(shown(root), c.id, 'kat.sha256')));
+      const folder = join(root, name);
+      const display = join(shown(root), name, 'candidate.yml');
+      confinedFolder(folder, roots, shown(folder));
+      const c = loadCandidate(folder, display);
+      checkManifest(c, join(shown(root), c.id, 'kat.sha256'));
+      // Every path it names, checked now: a wrong one is this candidate's error, found before any build.
+      if (checkSources) c.instances.forEach((inst, i) => resolveSources(folder, inst, i, display, roots));
+      candidates.push(c);
     } catch (e) {
       // A competitor's broken manifest must not stop the others' measurements.
       if (!isInputError(e)) throw e;
@@ -83,6 +94,12 @@ export function loadCampaign(root: string, { candidatesRequired = true } = {}): 
     }
   }
   return { root, settings, candidates, invalid };
+}
+
+/** A candidate folder that is a link to somewhere else would show the build what it points to. */
+function confinedFolder(folder: string, roots: readonly string[], display: string): void {
+  const real = realpathSync(folder);
+  if (!underAny(real, roots)) throw new InputError(display, '', `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 
 /** Every kat.sha256 line names one of the candidate's instances (all of them, whatever --only). */

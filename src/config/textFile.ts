@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -9,6 +9,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function readUtf8File(file: string, display = file): string {
   let bytes: Buffer;
+  // A submission's manifest committed as a link would make us read (and quote) a file of the host.
+  if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new InputError(display, '', 'is a symbolic link; it must be a regular file');
   try {
     bytes = readFileSync(file);
   } catch {

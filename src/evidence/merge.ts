@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { InputError } from '../errors.js';
-import { filesUnder, readJson, writeJsonAtomic } from '../util/fsx.js';
+import { filesUnder, nonRegularEntries, readJson, writeJsonAtomic } from '../util/fsx.js';
 import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath, isTransient as transient, LOCK_FILE } from './layout.js';
 import { lockSystem, lockText, otherLiveWriter } from './lock.js';
 import { validateDataset } from './validate.js';
@@ -31,6 +31,13 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
   const writer = shard ? otherLiveWriter(dir) : undefined;
   if (writer !== undefined)
     throw new InputError(shown, '', `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+  const strays = nonRegularEntries(dir);
+  if (strays.length > 0)
+    throw new InputError(
+      join(shown, strays[0]!),
+      '',
+      `a link or special file (${strays.length} in all): evidence holds regular files only, nothing is copied`,
+    );
   const buildPath = join(dir, BUILD_FILE);
   if (existsSync(buildPath)) {
     folder.build = parseJsonFile(buildPath, join(shown, BUILD_FILE));

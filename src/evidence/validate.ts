@@ -4,7 +4,7 @@ import { KAT_STATUSES } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
 import { medianRound, shares } from '../measure/shares.js';
-import { sha256Hex } from '../util/fsx.js';
+import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
 import { loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
 import type { TimingRecord } from './types.js';
@@ -26,6 +26,8 @@ export function validateDataset(systemDir: string): string[] {
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
   if (!existsSync(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  // A link would make readers and publishers copy whatever it points to.
+  for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
 
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;

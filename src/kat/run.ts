@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
+import { nonRegularEntries, readRegularFile } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
 import type { ManifestEntry } from '../config/katManifest.js';
 import type { KatStatus } from './status.js';
@@ -98,10 +99,22 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
     rmSync(partial, { force: true });
     return { ...base, ...failure };
   }
+  // The library may write its KAT folder: a link or FIFO left there would make us read a file of
+  // the host (and publish it) or block for ever. Only regular files are evidence.
+  const strays = nonRegularEntries(req.outDir);
+  for (const s of strays) rmSync(join(req.outDir, s), { force: true });
+  const read = strays.length > 0 ? undefined : readRegularFile(partial);
+  if (!read || 'problem' in read) {
+    rmSync(partial, { force: true });
+    const why = read
+      ? `the KAT output is ${read.problem}`
+      : `left ${strays.length} link(s) or special file(s) in its KAT folder (${strays.slice(0, 3).join(', ')})`;
+    return { ...base, status: 'CRASH', detail: `the library tampered with its KAT output: ${why}` };
+  }
   const file = katFileName(candidate, label, sizes.sk_bytes ?? 0);
   const target = join(req.outDir, file);
   renameSync(partial, target);
-  const text = readFileSync(target, 'utf8');
+  const { text } = read;
   const fileBytes = statSync(target).size;
   if (entries.length === 0) return { ...base, status: 'NOKAT', detail: 'no line for this instance in kat.sha256', file, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text, entry.mode, entry.records) }));

@@ -10,6 +10,9 @@ import {
   openSync,
   fsyncSync,
   closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InputError } from '../errors.js';
@@ -73,4 +76,39 @@ export function filesUnder(dir: string, rel = ''): string[] {
   return readdirSync(abs)
     .sort()
     .flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
+}
+
+/**
+ * Entries below `dir` (itself excluded) that are not regular files or folders: links, FIFOs,
+ * sockets, devices. Found with lstat, so nothing is followed; '/'-separated relative paths.
+ */
+export function nonRegularEntries(dir: string, rel = ''): string[] {
+  const abs = rel ? join(dir, rel) : dir;
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  if (!st) return [];
+  if (st.isDirectory())
+    return readdirSync(abs)
+      .sort()
+      .flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
+  return st.isFile() || rel === '' ? [] : [rel];
+}
+
+/**
+ * A regular file's text, never following a link and never blocking on a FIFO: for files a
+ * measured library could have replaced. When it is anything else, the reason instead.
+ */
+export function readRegularFile(path: string): { text: string } | { problem: string } {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { problem: code === 'ELOOP' ? 'a symbolic link, not a file' : `cannot be read (${code ?? 'error'})` };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return { problem: 'not a regular file' };
+    return { text: readFileSync(fd, 'utf8') };
+  } finally {
+    closeSync(fd);
+  }
 }

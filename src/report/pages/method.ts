@@ -87,7 +87,7 @@ const isolation: MethodSection = (model) => {
     return [
       heading(2, 'Isolation'),
       para(
-        'Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only its own sources, its library and its output folder.',
+        'Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder.',
       ),
     ];
   if (sandbox === 'none')

@@ -1776,14 +1776,14 @@ var require_picomatch = __commonJS({
       if (!input2 || typeof input2 !== "string") {
         throw new TypeError("Expected a non-empty string");
       }
-      let parsed = { negated: false, fastpaths: true };
+      let parsed2 = { negated: false, fastpaths: true };
       if (options.fastpaths !== false && (input2[0] === "." || input2[0] === "*")) {
-        parsed.output = parse3.fastpaths(input2, options);
+        parsed2.output = parse3.fastpaths(input2, options);
       }
-      if (!parsed.output) {
-        parsed = parse3(input2, options);
+      if (!parsed2.output) {
+        parsed2 = parse3(input2, options);
       }
-      return picomatch2.compileRe(parsed, options, returnOutput, returnState);
+      return picomatch2.compileRe(parsed2, options, returnOutput, returnState);
     };
     picomatch2.toRegex = (source, options) => {
       try {
@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync23, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync24, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9260,6 +9260,9 @@ function readRegularFile(path) {
 
 // src/cliMain.ts
 import { join as join21, relative as relative14, resolve as resolve12 } from "node:path";
+
+// src/campaign/run.ts
+import { existsSync as existsSync16 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -11518,7 +11521,8 @@ function readableRoots(campaignRoot, toolRoot2) {
     }
     if (dirname4(up) === up) break;
   }
-  return [dir, realpathSync2(toolRoot2)];
+  const native = join7(toolRoot2, "native");
+  return [dir, realpathSync2(toolRoot2), ...existsSync8(native) ? [realpathSync2(native)] : []];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
 function confined(path, roots, display, field, written) {
@@ -32886,6 +32890,7 @@ async function runLocked(plan, opts, steps) {
   await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
+  if (!existsSync16(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
   for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
@@ -32934,11 +32939,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync17, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync18, readFileSync as readFileSync12 } from "node:fs";
 import { join as join15, relative as relative10 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync16, readdirSync as readdirSync7 } from "node:fs";
+import { existsSync as existsSync17, readdirSync as readdirSync7 } from "node:fs";
 import { join as join14 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -32950,7 +32955,7 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync16(dir)) return [];
+  if (!existsSync17(dir)) return [];
   return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
@@ -32962,8 +32967,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync16(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync16(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync17(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync17(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -32979,10 +32984,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative10(systemDir, p) || p;
-  if (!existsSync17(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync18(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync17(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync18(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -32993,7 +32998,7 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join15(systemDir, e.kat_log);
-    if (!existsSync17(logPath)) {
+    if (!existsSync18(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -33139,7 +33144,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync18, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync19, statSync as statSync6 } from "node:fs";
 import { dirname as dirname6, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -33173,7 +33178,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve10(path);
-  while (!existsSync18(p) && dirname6(p) !== p) p = dirname6(p);
+  while (!existsSync19(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
@@ -33185,7 +33190,7 @@ function checkOutputFolder(path, where) {
 // src/config/commandLine.ts
 import { parseArgs } from "node:util";
 function parseCommand(command, args, options, shape = {}) {
-  const { values, positionals, tokens } = parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true });
+  const { values, positionals, tokens } = parsed(command, args, options);
   checkRepeated(tokens, options);
   const names = shape.positionals ?? [];
   const variadic = names.length > 0 && names[names.length - 1].endsWith("...");
@@ -33200,6 +33205,28 @@ function parseCommand(command, args, options, shape = {}) {
   ];
   if (missing.length > 0) throw new InputError("command line", command, `missing ${listed(missing)}`);
   return { values, positionals };
+}
+function parsed(command, args, options) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true });
+  } catch (e) {
+    const unknown3 = /^Unknown option '(-{1,2}[^']+)'/.exec(e instanceof Error ? e.message : "");
+    if (!unknown3) throw e;
+    const name = unknown3[1].replace(/^-+/, "");
+    const known = Object.keys(options);
+    const near = known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+    const hint = near ? `; did you mean --${near}?` : known.length > 0 ? ` (${command} takes ${known.map((k) => `--${k}`).join(", ")})` : "";
+    throw new InputError("command line", command, `unknown option '${unknown3[1]}'${hint}`);
+  }
+}
+function editDistance(a, b) {
+  let row2 = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row2[j] + 1, next[j - 1] + 1, row2[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row2 = next;
+  }
+  return row2[b.length];
 }
 function checkRepeated(tokens, options) {
   const seen = /* @__PURE__ */ new Map();
@@ -33239,7 +33266,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync19, readdirSync as readdirSync8, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync20, readdirSync as readdirSync8, readFileSync as readFileSync13 } from "node:fs";
 import { basename as basename6, dirname as dirname7, join as join16, relative as relative11 } from "node:path";
 
 // src/report/environment.ts
@@ -33299,7 +33326,7 @@ function environmentRows(campaign, env) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync19(join16(systemDir, path))) return {};
+  if (!path || !existsSync20(join16(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync13(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -33315,7 +33342,7 @@ function inferType(id, ops, logType) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync19(surveyDir)) return surveys;
+  if (!existsSync20(surveyDir)) return surveys;
   for (const id of readdirSync8(surveyDir).sort())
     surveys.set(
       id,
@@ -33332,12 +33359,12 @@ function readSurveys(systemDir) {
 function systemsOf(systemDir, self) {
   const dataDir = dirname7(systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync19(dataDir) ? readdirSync8(dataDir).sort() : []) {
+  for (const name of existsSync20(dataDir) ? readdirSync8(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
-    if (!existsSync19(paths.campaign) || name === self.id) continue;
+    if (!existsSync20(paths.campaign) || name === self.id) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync19(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync20(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -33358,7 +33385,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
-      if (existsSync19(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync20(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -33369,7 +33396,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync19(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync20(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative11(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -33423,7 +33450,7 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync20 } from "node:fs";
+import { existsSync as existsSync21 } from "node:fs";
 import { join as join17, relative as relative12 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -33535,7 +33562,7 @@ function recordsByKey(ds) {
 }
 function loadSystem(dataDir, system2, role) {
   const dir = join17(dataDir, system2);
-  if (!existsSync20(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  if (!existsSync21(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -33591,7 +33618,7 @@ function compareEvidence(opts) {
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history2 = (opts.history ?? []).filter((d) => existsSync20(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
+  const history2 = (opts.history ?? []).filter((d) => existsSync21(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -38898,7 +38925,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync21, mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname8, join as join19, posix as posix2, relative as relative13, resolve as resolve11, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -38918,14 +38945,14 @@ function readFolder(dir, shown3, shard) {
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
   const buildPath = join19(dir, BUILD_FILE);
-  if (existsSync21(buildPath)) {
+  if (existsSync22(buildPath)) {
     folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join19(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync21(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
+  if (existsSync22(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -38961,7 +38988,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync21(join19(shard.dir, tail))) return entry;
+  if (!existsSync22(join19(shard.dir, tail))) return entry;
   const move = relative13(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -38996,12 +39023,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve11(into);
   for (const p of parts) {
     const abs = resolve11(p);
-    if (!existsSync21(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync22(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync21(out);
+  const existed = existsSync22(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -39070,7 +39097,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join19(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join19(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync21(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync22(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -39105,7 +39132,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync22, readFileSync as readFileSync15 } from "node:fs";
+import { existsSync as existsSync23, readFileSync as readFileSync15 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -39746,7 +39773,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync22(file2) || readFileSync15(file2, "utf8") !== text3;
+    return !existsSync23(file2) || readFileSync15(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39847,8 +39874,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve12(arg);
-  if (!existsSync23(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync23(evidencePaths(dir).build) && !existsSync23(evidencePaths(dir).recordsDir))
+  if (!existsSync24(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync24(evidencePaths(dir).build) && !existsSync24(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -39885,15 +39912,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync23(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync23(join21(d, values.system)))
+    if (!existsSync24(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync24(join21(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync23(values.campaign))
+  if (values.campaign !== void 0 && !existsSync24(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -39960,7 +39987,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join21(systemDir, e.kat_file);
-    if (!existsSync23(katPath))
+    if (!existsSync24(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync16(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -40001,7 +40028,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join21(c.folder, "kat.sha256");
   const shown3 = relative14(process.cwd(), target) || target;
-  const before = existsSync23(target) ? readFileSync16(target, "utf8") : "";
+  const before = existsSync24(target) ? readFileSync16(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -40044,10 +40071,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join21(root3, "examples", "campaign");
   const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync23(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync24(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync23(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync24(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,

@@ -111,6 +111,13 @@ describe('a YAML alias bomb', () => {
 });
 
 describe('options and arguments', () => {
+  it('an unknown option is named, with the option it probably meant', async () => {
+    const typo = await cliError(['run', FIXTURES, '--system', 'a', '--outt', '/tmp/x']);
+    expect(typo).toEqual({ code: 2, error: "error: command line: run: unknown option '--outt'; did you mean --out?" });
+    const far = await cliError(['validate', 'd', '--frobnicate']);
+    expect(far).toEqual({ code: 2, error: "error: command line: validate: unknown option '--frobnicate'" });
+  });
+
   it.each([
     [['run', FIXTURES, '--system', 'a', '--system', 'b', '--out', '/tmp/x'], 'system', "'a', then 'b'"],
     [['run', FIXTURES, '--system', 'a', '--out', '/tmp/x', '--only', 'kem', '--only=sign', '--only', 'x'], 'only', "'kem', then 'sign'"],
@@ -352,5 +359,18 @@ describe('what a candidate may make a build read', () => {
     const line = await invalidLine(root);
     expect(line).toMatch(/sign-1\/kat\.sha256: is a symbolic link; it must be a regular file$/);
     expect(line).not.toContain('TOP-SECRET');
+  });
+});
+
+describe('a campaign whose every candidate is INVALID', () => {
+  it('still leaves evidence that validate accepts and report shows', async () => {
+    const root = fixtureCampaign(['sign-1'], QUICK);
+    writeFileSync(join(root, 'sign-1', 'kat.sha256'), 'not a manifest line\n');
+    const out = unwritten();
+    expect((await runCli(['run', root, '--system', 's', '--out', out])).code).toBe(1);
+    expect((await runCli(['validate', join(out, 's')])).code).toBe(0);
+    const pages = tempDir();
+    expect((await runCli(['report', join(out, 's'), '--out', pages])).code).toBe(0);
+    expect(readFileSync(join(pages, 'performance', 'summary_s.md'), 'utf8')).toMatch(/\| `sign-1` \| INVALID ⚠ \| .*kat\.sha256: line 1/);
   });
 });

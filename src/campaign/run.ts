@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { harnessTools } from '../compile/harnessTools.js';
 import { hostEnvironment, hostProblems } from '../env/host.js';
 import { probeSandbox } from '../env/sandboxProbe.js';
@@ -48,6 +49,8 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
+  // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
+  if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));

@@ -24,7 +24,7 @@ export function parseCommand<O extends Options, R extends keyof O & string = nev
   options: O,
   shape: CommandShape<R> = {},
 ): { values: Values<O> & { [K in R]: string }; positionals: string[] } {
-  const { values, positionals, tokens } = parseArgs<Config<O>>({ args, options, allowPositionals: true, strict: true, tokens: true });
+  const { values, positionals, tokens } = parsed(command, args, options);
   checkRepeated(tokens, options);
   const names = shape.positionals ?? [];
   const variadic = names.length > 0 && names[names.length - 1]!.endsWith('...');
@@ -39,6 +39,36 @@ export function parseCommand<O extends Options, R extends keyof O & string = nev
   ];
   if (missing.length > 0) throw new InputError('command line', command, `missing ${listed(missing)}`);
   return { values: values as Values<O> & { [K in R]: string }, positionals };
+}
+
+/** parseArgs, with an unknown option named as such and the nearest known one suggested. */
+function parsed<O extends Options>(command: string, args: string[], options: O) {
+  try {
+    return parseArgs<Config<O>>({ args, options, allowPositionals: true, strict: true, tokens: true });
+  } catch (e) {
+    const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(e instanceof Error ? e.message : '');
+    if (!unknown) throw e;
+    const name = unknown[1]!.replace(/^-+/, '');
+    const known = Object.keys(options);
+    const near = known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+    const hint = near
+      ? `; did you mean --${near}?`
+      : known.length > 0
+        ? ` (${command} takes ${known.map((k) => `--${k}`).join(', ')})`
+        : '';
+    throw new InputError('command line', command, `unknown option '${unknown[1]}'${hint}`);
+  }
+}
+
+/** Levenshtein distance, for suggesting the option a typo meant. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }
 
 /** Only options that take a value: a boolean flag given twice says the same thing twice. */

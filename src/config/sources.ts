@@ -29,7 +29,9 @@ export function readableRoots(campaignRoot: string, toolRoot: string): string[] 
     }
     if (dirname(up) === up) break;
   }
-  return [dir, realpathSync(toolRoot)];
+  // The harness's native/ may be a link of its own (an installed copy sharing a checkout's).
+  const native = join(toolRoot, 'native');
+  return [dir, realpathSync(toolRoot), ...(existsSync(native) ? [realpathSync(native)] : [])];
 }
 
 /** Whether `path` (links resolved) is one of `roots` or lies below one. */

@@ -31789,7 +31789,7 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       checkManifest(c, join10(shown2(root3), c.id, "kat.sha256"));
-      if (checkSources) c.instances.forEach((inst, i) => resolveSources(folder, inst, i, display, roots));
+      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;

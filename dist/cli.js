@@ -11521,8 +11521,8 @@ function readableRoots(campaignRoot, toolRoot2) {
     }
     if (dirname4(up) === up) break;
   }
-  const native = join7(toolRoot2, "native");
-  return [dir, realpathSync2(toolRoot2), ...existsSync8(native) ? [realpathSync2(native)] : []];
+  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync8(p));
+  return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
 function confined(path, roots, display, field, written) {

@@ -108,7 +108,7 @@ describe('CLI input errors', () => {
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--shard', '3/2'], /--shard: expected K\/N/],
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--only', '('], /--only: not a regular expression/],
     [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', 'abc'], /--trial-target: expected a positive number/],
-    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--bogus'], /Unknown option '--bogus'/],
+    [['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--bogus'], /^error: command line: run: unknown option '--bogus'/],
     // parseArgs would take "-1" for an option of its own ("argument is ambiguous").
     [
       ['run', fixtures, '--system', 'a', '--out', '/tmp/x', '--trial-target', '-1'],

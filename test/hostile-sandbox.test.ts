@@ -39,17 +39,27 @@ function bundledCli(): string {
 /** The campaign id of an attack's fixture (test/fixtures/hostile/escape-<attack>): escape-1, escape-2… */
 const idOf = (attack: string) => `escape-${ATTACKS.indexOf(attack) + 1}`;
 
-/** A copy of a hostile fixture whose paths outside itself (candidate.yml) point at the repository's files. */
+/**
+ * A copy of a hostile fixture: the shared fixture folders it includes are copied into the campaign
+ * (a build may read only the campaign's repository and the harness), the harness's ICCS library
+ * stays where it is.
+ */
 function copyHostile(attack: string, root: string): string {
   const id = idOf(attack);
   const from = join(hostile, `escape-${attack}`);
   cpSync(from, join(root, id), { recursive: true });
+  const shared: Array<[string, string]> = [
+    [join(kem1, 'common'), join(root, 'shared', 'kem-1-common')],
+    [join(hostile, 'common'), join(root, 'shared', 'hostile-common')],
+  ];
+  for (const [source, copy] of shared) cpSync(source, copy, { recursive: true });
+  const inCampaign = (p: string) => shared.find(([source]) => p === source)?.[1] ?? p;
   const yml = parseYaml(readFileSync(join(from, 'candidate.yml'), 'utf8')) as {
     id: string;
     instances: Array<{ dir: string; include: string[]; extra_sources: string[] }>;
   };
   for (const inst of yml.instances) {
-    const at = (p: string) => (isAbsolute(p) ? p : resolve(from, inst.dir, p));
+    const at = (p: string) => inCampaign(isAbsolute(p) ? p : resolve(from, inst.dir, p));
     inst.include = inst.include.map(at);
     inst.extra_sources = inst.extra_sources.map(at);
   }

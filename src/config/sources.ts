@@ -29,9 +29,10 @@ export function readableRoots(campaignRoot: string, toolRoot: string): string[] 
     }
     if (dirname(up) === up) break;
   }
-  // The harness's native/ may be a link of its own (an installed copy sharing a checkout's).
-  const native = join(toolRoot, 'native');
-  return [dir, realpathSync(toolRoot), ...(existsSync(native) ? [realpathSync(native)] : [])];
+  // The harness's native/ and its dependencies (the example builds PQClean from node_modules) may
+  // be links of their own, e.g. a copy of the harness sharing a checkout's.
+  const parts = ['native', 'node_modules'].map((name) => join(toolRoot, name)).filter((p) => existsSync(p));
+  return [dir, realpathSync(toolRoot), ...parts.map((p) => realpathSync(p))];
 }
 
 /** Whether `path` (links resolved) is one of `roots` or lies below one. */

@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync24, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync24, readdirSync as readdirSync10, readFileSync as readFileSync17 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9242,21 +9242,6 @@ function nonRegularEntries(dir, rel = "") {
     return readdirSync(abs).sort().flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
   return st.isFile() || rel === "" ? [] : [rel];
 }
-function readRegularFile(path) {
-  let fd;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code4 = e.code;
-    return { problem: code4 === "ELOOP" ? "a symbolic link, not a file" : `cannot be read (${code4 ?? "error"})` };
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return { problem: "not a regular file" };
-    return { text: readFileSync(fd, "utf8") };
-  } finally {
-    closeSync(fd);
-  }
-}
 
 // src/cliMain.ts
 import { join as join21, relative as relative14, resolve as resolve12 } from "node:path";
@@ -9266,7 +9251,7 @@ import { existsSync as existsSync16 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { existsSync as existsSync4, lstatSync as lstatSync3, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, renameSync as renameSync2, rmSync } from "node:fs";
+import { existsSync as existsSync4, lstatSync as lstatSync3, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, renameSync as renameSync2, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as join3 } from "node:path";
 
@@ -9294,6 +9279,7 @@ function hostSystemView() {
   }
   return { entries, etc: ETC.filter((p) => existsSync2(p)) };
 }
+var PRIVATE_TMP_BYTES = 1 << 30;
 var depth = (p) => p.split("/").length;
 function bwrapArgs(spec, opts) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
@@ -9304,7 +9290,7 @@ function bwrapArgs(spec, opts) {
     else args.push("--ro-bind", e.path, e.path);
   }
   for (const p of opts.system.etc) args.push("--ro-bind-try", p, p);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  args.push("--proc", "/proc", "--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
   const binds = /* @__PURE__ */ new Map();
   for (const p of spec.readOnly) binds.set(normalize(p), "ro");
   for (const p of spec.writable) binds.set(normalize(p), "rw");
@@ -9321,6 +9307,72 @@ function bwrapArgs(spec, opts) {
 }
 function sandboxEnv(env) {
   return { ...env, TMPDIR: "/tmp", HOME: "/nonexistent" };
+}
+
+// src/sandbox/cpuTime.ts
+import { readdirSync as readdirSync2, readFileSync as readFileSync2 } from "node:fs";
+var USER_HZ = 100;
+function descendants(root3) {
+  const children = /* @__PURE__ */ new Map();
+  for (const name of readdirSync2("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const ppid = parentOf(Number(name));
+    if (ppid === void 0) continue;
+    const list3 = children.get(ppid) ?? [];
+    list3.push(Number(name));
+    children.set(ppid, list3);
+  }
+  const found = [];
+  const queue = [root3];
+  while (queue.length > 0) {
+    const pid = queue.shift();
+    for (const child of children.get(pid) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+function statFields(pid, task) {
+  try {
+    const text3 = readFileSync2(task ? `/proc/${pid}/task/${task}/stat` : `/proc/${pid}/stat`, "utf8");
+    return text3.slice(text3.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return void 0;
+  }
+}
+function parentOf(pid) {
+  const f = statFields(pid);
+  return f ? Number(f[1]) : void 0;
+}
+function processCpuSeconds(pid) {
+  let tasks;
+  try {
+    tasks = readdirSync2(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  let seconds = 0;
+  for (const tid of tasks) {
+    try {
+      const ns = Number(readFileSync2(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      if (Number.isFinite(ns) && ns > 0) {
+        seconds += ns / 1e9;
+        continue;
+      }
+    } catch {
+    }
+    const f = statFields(pid, tid);
+    if (f) seconds += (Number(f[11]) + Number(f[12])) / USER_HZ;
+  }
+  return seconds;
+}
+function reapedCpuSeconds(pid) {
+  const f = statFields(pid);
+  return f ? (Number(f[13]) + Number(f[14])) / USER_HZ : 0;
+}
+function treeCpuSeconds(root3) {
+  return [root3, ...descendants(root3)].reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
 
 // src/sandbox/run.ts
@@ -9378,14 +9430,24 @@ function runProcess(command, opts) {
     };
     const out = collector(limit, overLimit("stdout"));
     const err = collector(limit, overLimit("stderr"));
-    const chan = collector(CHANNEL_MAX);
+    const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
     child.stdout.on("data", out.push);
     child.stderr.on("data", err.push);
     const channelStream = channel ? child.stdio[3] : null;
+    const marks = [];
     if (channelStream) {
       channelStream.on("error", () => void 0);
-      channelStream.on("data", chan.push);
+      const markPrefix = `${opts.channelSecret}	MARK	`;
+      const answerMarks = markWatcher(markPrefix, (name) => {
+        marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
+        channelStream.write("GO\n");
+      });
+      channelStream.on("data", (chunk) => {
+        chan.push(chunk);
+        answerMarks(chunk);
+      });
       channelStream.write(`${opts.channelSecret}
+${(opts.channelJob ?? []).join("	")}
 `);
     }
     let timedOut = false;
@@ -9419,7 +9481,7 @@ function runProcess(command, opts) {
         timedOut,
         truncated: out.truncated() || err.truncated(),
         ...outputLimit ? { outputLimit } : {},
-        ...channel ? { channel: { text: chan.raw(), truncated: chan.truncated() } } : {},
+        ...channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {},
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9
       });
     };
@@ -9437,6 +9499,28 @@ var SIGNALS = new Map(Object.entries(constants2.signals).map(([name, n]) => [n, 
 function unwrapped(code4, signal) {
   const inner = code4 !== null && code4 > 128 ? SIGNALS.get(code4 - 128) : void 0;
   return inner ? [null, inner] : [code4, signal];
+}
+function markWatcher(prefix, onMark) {
+  let partial2 = "";
+  let skipping = false;
+  return (chunk) => {
+    const lines = chunk.toString("latin1").split("\n");
+    const last = lines.pop() ?? "";
+    for (const [i, piece] of lines.entries()) {
+      const line = i === 0 ? partial2 + piece : piece;
+      if (!(i === 0 && skipping) && line.startsWith(prefix)) onMark(line.slice(prefix.length));
+      if (i === 0) {
+        partial2 = "";
+        skipping = false;
+      }
+    }
+    const tail = (lines.length === 0 ? partial2 : "") + last;
+    if (lines.length > 0) skipping = false;
+    if (skipping || tail.length > prefix.length + 64 && !tail.startsWith(prefix)) {
+      skipping = true;
+      partial2 = "";
+    } else partial2 = tail;
+  };
 }
 var system;
 var systemView = () => {
@@ -9491,9 +9575,9 @@ function parseDriverOutput(stdout) {
   return { meta: meta3, lines, status, statusDetail };
 }
 var KIB = 1024;
-async function runDriver(command, opts) {
+async function runDriver(command, job, opts) {
   const secret = randomBytes(16).toString("hex");
-  const run = await runProcess(command, { ...opts, channelSecret: secret, stopAtOutputLimit: true });
+  const run = await runProcess(command, { ...opts, channelSecret: secret, channelJob: job, stopAtOutputLimit: true });
   const { lines, stray, end } = decodeChannel(run.channel?.text ?? "", secret);
   const output2 = parseDriverOutput(lines.join("\n"));
   return { run, output: output2, ...optional(judge(run, stray, end, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT)) };
@@ -9571,7 +9655,7 @@ function harnessVersion() {
   const root3 = nativeDir();
   const files = [];
   const walk = (dir) => {
-    for (const e of readdirSync2(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const e of readdirSync3(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join3(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (/\.(c|h)$/.test(e.name)) files.push(p);
@@ -9579,11 +9663,12 @@ function harnessVersion() {
   };
   walk(root3);
   const parts = files.map((f) => `${f.slice(root3.length)}
-${sha256Hex(readFileSync2(f))}`);
+${sha256Hex(readFileSync3(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
 }
-var NAMES = ["ngcc_kat", "ngcc_time", "ngcc_prof", "ngcc_mem", "ngcc_probe"];
+var DRIVER_SOURCES = ["ngcc_driver.c", "ngcc_kat.c", "ngcc_time.c", "hashprof/ngcc_prof.c", "harness.c", "ops.c", "cpucycles.c"];
+var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
 function cacheRoot() {
   const root3 = process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
@@ -9608,9 +9693,7 @@ async function harnessTools() {
   const tools = {
     dir,
     version: version2,
-    kat: join3(dir, "ngcc_kat"),
-    time: join3(dir, "ngcc_time"),
-    prof: join3(dir, "ngcc_prof"),
+    driver: join3(dir, "ngcc_driver"),
     mem: join3(dir, "ngcc_mem"),
     probe: join3(dir, "ngcc_probe")
   };
@@ -9623,9 +9706,7 @@ async function compileTools(dir) {
   mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_kat", [join3(n, "ngcc_kat.c"), join3(n, "harness.c")], ["-ldl"]],
-    ["ngcc_time", [join3(n, "ngcc_time.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "cpucycles.c")], ["-ldl"]],
-    ["ngcc_prof", [join3(n, "hashprof", "ngcc_prof.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-ldl"]],
+    ["ngcc_driver", DRIVER_SOURCES.map((f) => join3(n, f)), ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     ["ngcc_mem", [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]],
     ["ngcc_probe", [join3(n, "ngcc_probe.c"), join3(n, "cpucycles.c")], []]
@@ -9649,11 +9730,11 @@ ${r.stderr}`);
 }
 
 // src/env/host.ts
-import { existsSync as existsSync5, readFileSync as readFileSync3 } from "node:fs";
+import { existsSync as existsSync5, readFileSync as readFileSync4 } from "node:fs";
 import { arch, hostname, loadavg, release } from "node:os";
 function read(path) {
   try {
-    return readFileSync3(path, "utf8").trim();
+    return readFileSync4(path, "utf8").trim();
   } catch {
     return null;
   }
@@ -9732,8 +9813,14 @@ var counterOf = (r) => {
   const f = r.stdout.split("\n").find((l) => l.startsWith("COUNTER	"));
   return r.exitCode === 0 && f ? f.split("	")[1] : void 0;
 };
+var rateOf = (r) => {
+  const f = r.stdout.split("\n").find((l) => l.startsWith("RATE	"));
+  const hz = f ? Number(f.split("	")[1]) : NaN;
+  return r.exitCode === 0 && hz > 0 ? hz : void 0;
+};
 async function probeSandbox(p) {
-  if (p.mode === "none") return;
+  const argv = [p.probeTool, String(p.cpu)];
+  if (p.mode === "none") return { counterHz: rateOf(await runProcess(argv, { timeoutMs: 3e4 })) };
   const file2 = p.settingsFile ?? "ngcc-perf.yml";
   const refuse = (problem) => {
     throw new InputError(file2, "sandbox", problem);
@@ -9747,7 +9834,6 @@ async function probeSandbox(p) {
     refuse(
       `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib\u2026): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`
     );
-  const argv = [p.probeTool, String(p.cpu)];
   const outside = await runProcess(argv, { timeoutMs: 3e4 });
   const inside = await runProcess(argv, { timeoutMs: 3e4, sandbox: { mode: "bwrap", readOnly: [p.probeTool], writable: [] } });
   const [out, ins] = [counterOf(outside), counterOf(inside)];
@@ -9755,267 +9841,15 @@ async function probeSandbox(p) {
     refuse(
       ins === void 0 ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}` : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`
     );
+  return { counterHz: rateOf(inside) };
 }
 
 // src/evidence/lock.ts
-import { existsSync as existsSync7, mkdirSync as mkdirSync4, readFileSync as readFileSync5, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join6, relative } from "node:path";
+import { existsSync as existsSync6, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join5, relative } from "node:path";
 
 // src/evidence/layout.ts
-import { join as join5 } from "node:path";
-
-// src/kat/run.ts
-import { mkdirSync as mkdirSync3, renameSync as renameSync3, rmSync as rmSync2, statSync as statSync2 } from "node:fs";
 import { join as join4 } from "node:path";
-
-// src/kat/manifest.ts
-import { createHash as createHash2 } from "node:crypto";
-
-// src/config/katManifest.ts
-import { existsSync as existsSync6 } from "node:fs";
-
-// src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync4 } from "node:fs";
-var utf8 = new TextDecoder("utf-8", { fatal: true });
-function readUtf8File(file2, display = file2) {
-  let bytes2;
-  if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
-    throw new InputError(display, "", "is a symbolic link; it must be a regular file");
-  try {
-    bytes2 = readFileSync4(file2);
-  } catch {
-    throw new InputError(display, "", "cannot read the file");
-  }
-  try {
-    return utf8.decode(bytes2);
-  } catch {
-    throw new InputError(display, `line ${firstBadLine(bytes2)}`, "not UTF-8 text (save the file as UTF-8)");
-  }
-}
-function firstBadLine(bytes2) {
-  let start2 = 0;
-  for (let line = 1; ; line++) {
-    const end = bytes2.indexOf(10, start2);
-    const part = bytes2.subarray(start2, end < 0 ? bytes2.length : end);
-    try {
-      utf8.decode(part);
-    } catch {
-      return line;
-    }
-    if (end < 0) return line;
-    start2 = end + 1;
-  }
-}
-
-// src/config/katManifest.ts
-var MAX_KAT_RECORDS = 1e3;
-var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
-function readManifest(path, display = path) {
-  if (!existsSync6(path)) return [];
-  return parseManifest(readUtf8File(path, display), display);
-}
-function parseManifest(text3, display) {
-  const entries = [];
-  const seen = /* @__PURE__ */ new Map();
-  text3.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    const m = LINE.exec(line);
-    if (!m)
-      throw new InputError(
-        display,
-        `line ${i + 1}`,
-        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
-      );
-    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
-      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
-    const entry = {
-      sha256: m[1].toLowerCase(),
-      mode: m[2],
-      records: m[3] ? Number(m[3]) : void 0,
-      label: m[4],
-      file: m[5],
-      line: i + 1
-    };
-    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
-    const earlier = seen.get(key);
-    if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(
-        display,
-        `line ${entry.line}`,
-        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`
-      );
-    seen.set(key, earlier ?? entry);
-    entries.push(entry);
-  });
-  return entries;
-}
-function checkManifestLabels(entries, labels, display) {
-  const unknown3 = entries.find((e) => !labels.includes(e.label));
-  if (unknown3)
-    throw new InputError(
-      display,
-      `line ${unknown3.line}`,
-      `no instance is labelled '${unknown3.label}' in candidate.yml (labels: ${labels.join(", ")})`
-    );
-}
-var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
-function formatManifestLine(e) {
-  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
-}
-
-// src/kat/manifest.ts
-var RECORD_START = /^(Count|count) =/;
-function countRecords(text3) {
-  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
-}
-var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
-function updateManifest(text3, display, generated, opts = {}) {
-  const entries = parseManifest(text3, display);
-  const lines = text3 === "" ? [] : text3.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const edits = /* @__PURE__ */ new Map();
-  const update = { text: text3, added: [], changed: [], unchanged: [] };
-  for (const g2 of generated) {
-    const wanted = formatManifestLine(g2);
-    const mine = entries.filter((e) => e.label === g2.label);
-    const differing = mine.filter((e) => !same(e, g2));
-    if (mine.length === 0) update.added.push(wanted);
-    else if (differing.length === 0) update.unchanged.push(g2.label);
-    else if (!opts.force)
-      throw new InputError(
-        display,
-        `line ${differing[0].line}`,
-        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
-      );
-    else {
-      const keep = differing.length < mine.length;
-      differing.forEach((e, i) => {
-        const after = !keep && i === 0 ? wanted : void 0;
-        edits.set(e.line - 1, after ?? null);
-        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
-      });
-    }
-  }
-  const out = lines.flatMap((l, i) => {
-    const edit = edits.get(i);
-    return edit === void 0 ? [l] : edit === null ? [] : [edit];
-  });
-  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
-  out.push(...update.added);
-  update.text = out.length > 0 ? `${out.join("\n")}
-` : "";
-  parseManifest(update.text, display);
-  return update;
-}
-function canonicalDigest(text3, mode, records) {
-  const h = createHash2("sha256");
-  let seen = 0;
-  for (const raw of text3.split("\n")) {
-    const line = raw.replace(/[\r \t]+$/, "");
-    if (line === "" || line.startsWith("#")) continue;
-    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
-    if (mode === "nolen") {
-      const eq = line.indexOf(" =");
-      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
-    }
-    h.update(`${line}
-`);
-  }
-  return h.digest("hex");
-}
-
-// src/kat/run.ts
-var KAT_PARTIAL_FILE = ".kat-output.partial";
-var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
-function katFileName(candidate, label, skBytes) {
-  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
-  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
-}
-function recordsToGenerate(candidate, entries) {
-  const wanted = entries.map((e) => e.records);
-  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
-  return DEFAULT_RECORDS[candidate.katRng];
-}
-function classifyDriverFailure({ run, output: out, rejected }) {
-  if (rejected?.kind === "timeout") return { status: "TIMEOUT", detail: rejected.reason };
-  if (rejected?.kind === "output-limit") return { status: "CRASH", detail: rejected.reason };
-  if (rejected?.kind === "signal") return { status: "CRASH", detail: rejected.reason };
-  if (rejected)
-    return { status: "CRASH", detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
-  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
-    return { status: out.status, detail: out.statusDetail };
-  if (run.exitCode !== 0)
-    return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
-  if (out.status !== "PASS")
-    return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
-  return void 0;
-}
-async function runKat(req) {
-  const { candidate, label } = req;
-  const entries = req.manifest.filter((e) => e.label === label);
-  const records = recordsToGenerate(candidate, entries);
-  mkdirSync3(req.outDir, { recursive: true });
-  const partial2 = join4(req.outDir, KAT_PARTIAL_FILE);
-  rmSync2(partial2, { force: true });
-  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
-  const argv = [req.katTool, req.library, candidate.type, mode, String(records), partial2];
-  if (mode === "nist") argv.push(req.nistPrefix ?? "");
-  const driver = await runDriver(argv, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.katTool, req.library], writable: [req.outDir] }
-  });
-  const { run, output: out } = driver;
-  const sizes2 = Object.fromEntries(
-    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
-  );
-  const base = { digests: [], sizes: sizes2, records, run };
-  const failure2 = classifyDriverFailure(driver);
-  if (failure2) {
-    rmSync2(partial2, { force: true });
-    return { ...base, ...failure2 };
-  }
-  const strays2 = nonRegularEntries(req.outDir);
-  for (const s of strays2) rmSync2(join4(req.outDir, s), { force: true });
-  const read2 = strays2.length > 0 ? void 0 : readRegularFile(partial2);
-  if (!read2 || "problem" in read2) {
-    rmSync2(partial2, { force: true });
-    const why = read2 ? `the KAT output is ${read2.problem}` : `left ${strays2.length} link(s) or special file(s) in its KAT folder (${strays2.slice(0, 3).join(", ")})`;
-    return { ...base, status: "CRASH", detail: `the library tampered with its KAT output: ${why}` };
-  }
-  const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
-  const target = join4(req.outDir, file2);
-  renameSync3(partial2, target);
-  const { text: text3 } = read2;
-  const fileBytes = statSync2(target).size;
-  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
-  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
-  const wrongName = entries.find((e) => e.file !== file2);
-  if (wrongName)
-    return {
-      ...base,
-      digests,
-      file: file2,
-      fileBytes,
-      status: "MISMATCH",
-      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}`
-    };
-  const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad)
-    return {
-      ...base,
-      digests,
-      file: file2,
-      fileBytes,
-      status: "MISMATCH",
-      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`
-    };
-  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
-}
-
-// src/evidence/layout.ts
 var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var LOCK_FILE = ".ngcc-perf.lock";
@@ -10028,20 +9862,20 @@ function parseInstanceKey(key) {
 }
 var operationFile = (label, op) => `${label}__${op}.json`;
 var evidencePaths = (systemDir) => ({
-  campaign: join5(systemDir, CAMPAIGN_FILE),
-  build: join5(systemDir, BUILD_FILE),
-  lock: join5(systemDir, LOCK_FILE),
-  recordsDir: join5(systemDir, "records"),
-  profileDir: join5(systemDir, "profile"),
-  memoryDir: join5(systemDir, "memory"),
-  surveyDir: join5(systemDir, "survey"),
-  record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
-  profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
-  survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
-  memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
-  katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join5(systemDir, "kat", id, label),
-  buildDir: (id, label) => join5(systemDir, "build", id, label)
+  campaign: join4(systemDir, CAMPAIGN_FILE),
+  build: join4(systemDir, BUILD_FILE),
+  lock: join4(systemDir, LOCK_FILE),
+  recordsDir: join4(systemDir, "records"),
+  profileDir: join4(systemDir, "profile"),
+  memoryDir: join4(systemDir, "memory"),
+  surveyDir: join4(systemDir, "survey"),
+  record: (id, label, op) => join4(systemDir, "records", id, operationFile(label, op)),
+  profile: (id, label, op) => join4(systemDir, "profile", id, operationFile(label, op)),
+  survey: (id, label) => join4(systemDir, "survey", id, `${label}.json`),
+  memory: (id, label, op) => join4(systemDir, "memory", id, operationFile(label, op)),
+  katLog: (id, label) => join4(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join4(systemDir, "kat", id, label),
+  buildDir: (id, label) => join4(systemDir, "build", id, label)
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
 function relativeTo(systemDir, path) {
@@ -10059,7 +9893,7 @@ function instanceOfPath(rel) {
 }
 function isTransient(rel) {
   const name = rel.slice(rel.lastIndexOf("/") + 1);
-  return name === LOCK_FILE || name === KAT_PARTIAL_FILE || /\.tmp-\d+-\d+$/.test(name);
+  return name === LOCK_FILE || /\.tmp-\d+-\d+$/.test(name);
 }
 
 // src/evidence/lock.ts
@@ -10085,8 +9919,8 @@ function holderOf(text3) {
   return { pid: Number(pid), ...start2 ? { start: start2 } : {} };
 }
 function otherLiveWriter(dir) {
-  const lock = join6(dir, LOCK_FILE);
-  if (!existsSync7(lock)) return void 0;
+  const lock = join5(dir, LOCK_FILE);
+  if (!existsSync6(lock)) return void 0;
   const { pid, start: start2 } = holderOf(readFileSync5(lock, "utf8"));
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
   return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
@@ -10098,14 +9932,14 @@ function releaseEvidenceLocks() {
   return locks.length;
 }
 function lockSystem(systemDir) {
-  mkdirSync4(systemDir, { recursive: true });
-  const lock = join6(systemDir, LOCK_FILE);
+  mkdirSync3(systemDir, { recursive: true });
+  const lock = join5(systemDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync2(lock, lockText(), { flag: "wx" });
       const release2 = () => {
         heldLocks.delete(release2);
-        rmSync3(lock, { force: true });
+        rmSync2(lock, { force: true });
       };
       heldLocks.add(release2);
       return release2;
@@ -10120,7 +9954,7 @@ function lockSystem(systemDir) {
         );
       if (holderOf(readFileSync5(lock, "utf8")).pid === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
-      rmSync3(lock, { force: true });
+      rmSync2(lock, { force: true });
     }
   }
   throw new InputError(systemDir, "", "could not take the evidence lock");
@@ -10485,6 +10319,25 @@ function deriveStatistics(trials) {
   };
 }
 
+// src/measure/kernelCheck.ts
+function trialWindow(marks) {
+  if (marks.length !== 2 || marks[0].name !== "begin" || marks[1].name !== "end") return void 0;
+  const [b, e] = marks;
+  return { kernel_cpu_s: e.cpu_s - b.cpu_s, window_s: e.wall_s - b.wall_s };
+}
+var RATE_TOLERANCE = { "perf_event-cycles": 3 };
+var DEFAULT_RATE_TOLERANCE = 1.25;
+var SLACK_S = 0.02;
+var fmt = (s) => `${s < 0.01 ? s.toExponential(2) : s.toFixed(3)} s`;
+function kernelInconsistency(cycles2, counter, counterHz, w) {
+  const claimed = cycles2 / counterHz;
+  const k = RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE;
+  if (w.kernel_cpu_s > k * claimed + SLACK_S)
+    return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
+  if (claimed > k * w.window_s + SLACK_S) return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
+  return void 0;
+}
+
 // src/measure/trial.ts
 function failureOf({ run, output: out, rejected }) {
   if (rejected?.kind === "timeout") return "TIMEOUT";
@@ -10496,25 +10349,29 @@ function failureOf({ run, output: out, rejected }) {
   return void 0;
 }
 async function runTrial(req) {
-  const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const driver = await runDriver(argv, {
+  const job = ["time", req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
+  const argv = [req.driver, req.library, ...job];
+  const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.timeTool, req.library], writable: [] }
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
   });
   const { run, output: out } = driver;
-  const failure2 = failureOf(driver);
+  let failure2 = failureOf(driver);
   const trials = [];
+  const window = trialWindow(run.channel?.marks ?? []);
   for (const f of failure2 ? [] : out.lines) {
     if (f[0] === "TRIAL") {
       const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds });
+      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...window });
     } else if (f[0] === "CALLS" && trials.length > 0) {
       const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.counterHz);
+  if (failure2) trials.length = 0;
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
     exit_code: run.exitCode,
@@ -10526,6 +10383,12 @@ async function runTrial(req) {
     disturbed_retries: 0,
     failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0)
   };
+}
+function kernelFailure(trials, window, counter, counterHz) {
+  if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark the timed loop once";
+  if (counterHz === void 0 || counter === void 0) return void 0;
+  const why = kernelInconsistency(trials[0].cycles, counter, counterHz, window);
+  return why ? `inconsistent trial: ${why}` : void 0;
 }
 
 // src/measure/operation.ts
@@ -10539,14 +10402,15 @@ function start(req) {
   return {
     req,
     base: {
-      timeTool: req.timeTool,
+      driver: req.driver,
       library: req.library,
       type: req.type,
       operation: req.operation,
       cpu: req.cpu,
       rng: req.rng,
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
-      sandbox: req.sandbox
+      sandbox: req.sandbox,
+      counterHz: req.counterHz
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
     load_average_start: loadAverage(),
@@ -10585,7 +10449,7 @@ function finish(op) {
     load_average_start: op.load_average_start,
     load_average_end: loadAverage()
   };
-  const show = (x) => shown(x, req.timeTool, req.library, req.libraryShown);
+  const show = (x) => shown(x, req.driver, req.library, req.libraryShown);
   if (!op.plan)
     return {
       ...common,
@@ -10693,8 +10557,8 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync5, readFileSync as readFileSync6, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join8, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join7, resolve as resolve4 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -10733,11 +10597,11 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync8, readdirSync as readdirSync4, realpathSync as realpathSync2, statSync as statSync4 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve3, sep as sep2 } from "node:path";
+import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join6, relative as relative3, resolve as resolve3, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync as readdirSync3, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
+import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
 import { isAbsolute as isAbsolute2, posix, resolve as resolve2 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
@@ -11488,11 +11352,11 @@ function getOptions(options) {
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync3,
+    readdirSync: opts.fs.readdirSync || readdirSync4,
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync,
     stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync3
+    statSync: opts.fs.statSync || statSync2
   });
   if (opts.debug) log("globbing with options:", opts);
   return opts;
@@ -11515,13 +11379,13 @@ var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_b
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
-    if (existsSync8(join7(up, ".git"))) {
+    if (existsSync7(join6(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname4(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync8(p));
+  const parts = ["native", "node_modules"].map((name) => join6(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -11544,13 +11408,13 @@ function expand(base, patterns, field, display, roots) {
 function resolveSources(candidateFolder, inst, index, display, roots) {
   const dir = resolve3(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync8(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync4(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join6(dir, f), roots, display, `${field}.dir`, join6(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute3(p) ? p : resolve3(dir, p);
-    if (!existsSync8(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
+    if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
@@ -11586,9 +11450,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join8(nativeDir(), "nist");
+  const n = join7(nativeDir(), "nist");
   return {
-    sources: [join8(n, "nist_shim.c"), join8(n, "nist_drbg.c")],
+    sources: [join7(n, "nist_shim.c"), join7(n, "nist_drbg.c")],
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
@@ -11600,8 +11464,8 @@ async function dependencies(src, cwd, compileArgs, sandbox) {
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
-    if (!existsSync9(dir)) continue;
-    for (const f of readdirSync5(dir)) if (f.endsWith(".h")) files.add(join8(dir, f));
+    if (!existsSync8(dir)) continue;
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join7(dir, f));
   }
   return [...files].sort();
 }
@@ -11628,8 +11492,8 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join8(dirname5(library), "exports.map");
-  mkdirSync5(dirname5(library), { recursive: true });
+  const scriptPath = join7(dirname5(library), "exports.map");
+  mkdirSync4(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
     cwd: src.dir,
@@ -11660,13 +11524,13 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join8(req.outDir, req.flagSet);
-  const library = join8(outDir, `lib${req.instance.label}.so`);
+  const outDir = join7(req.outDir, req.flagSet);
+  const library = join7(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
-  const keyFile = join8(outDir, "build-key.json");
+  const keyFile = join7(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
@@ -11681,8 +11545,8 @@ async function buildInstance(req) {
   });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join8(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync9(library);
+  writeFileAtomic(join7(outDir, "build.log"), log2);
+  const ok2 = r.exitCode === 0 && existsSync8(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
@@ -11690,7 +11554,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/campaign/context.ts
-import { existsSync as existsSync10 } from "node:fs";
+import { existsSync as existsSync9 } from "node:fs";
 import { resolve as resolve5 } from "node:path";
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
@@ -11717,7 +11581,7 @@ var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, fl
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
   const path = resolve5(run.plan.campaignDir, entry.library);
-  if (!existsSync10(path)) return `the library ${entry.library} is gone since its build`;
+  if (!existsSync9(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
 }
@@ -11767,7 +11631,7 @@ var measure = {
         continue;
       }
       todo.push({
-        timeTool: run.tools.time,
+        driver: run.tools.driver,
         library: resolve6(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: unit.candidate.type,
@@ -11776,7 +11640,8 @@ var measure = {
         rng: unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.settings.sandbox
+        sandbox: plan.settings.sandbox,
+        counterHz: run.counterHz
       });
     }
     const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : void 0;
@@ -11810,26 +11675,26 @@ var measure = {
 };
 
 // src/campaign/plan.ts
-import { join as join12, relative as relative7, resolve as resolve8 } from "node:path";
+import { join as join11, relative as relative7, resolve as resolve8 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync7 } from "node:fs";
-import { basename as basename3, join as join9 } from "node:path";
+import { existsSync as existsSync10, mkdirSync as mkdirSync5, readFileSync as readFileSync7 } from "node:fs";
+import { basename as basename3, join as join8 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync7(join9(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync7(join8(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join9(req.outDir, "profile");
-  const objDir = join9(outDir, "obj");
-  mkdirSync6(objDir, { recursive: true });
-  const library = join9(outDir, `lib${req.instance.label}.so`);
+  const outDir = join8(req.outDir, "profile");
+  const objDir = join8(outDir, "obj");
+  mkdirSync5(objDir, { recursive: true });
+  const library = join8(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join9(outDir, "profile-key.json");
+  const keyFile = join8(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync10(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
@@ -11840,13 +11705,13 @@ async function buildProfiled(req, flags, wanted) {
   };
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join9(outDir, "build.log"), result.log);
+    writeFileAtomic(join8(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
-    const obj = join9(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+    const obj = join8(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
     if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
@@ -11856,11 +11721,11 @@ async function buildProfiled(req, flags, wanted) {
   );
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join9(nativeDir(), "hashprof");
+  const hp = join8(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join8(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join8(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -11876,12 +11741,105 @@ async function buildProfiled(req, flags, wanted) {
     ...objects,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync11(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync10(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync6, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join10, relative as relative5 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
+import { basename as basename4, join as join9, relative as relative5 } from "node:path";
+
+// src/config/katManifest.ts
+import { existsSync as existsSync11 } from "node:fs";
+
+// src/config/textFile.ts
+import { lstatSync as lstatSync4, readFileSync as readFileSync8 } from "node:fs";
+var utf8 = new TextDecoder("utf-8", { fatal: true });
+function readUtf8File(file2, display = file2) {
+  let bytes2;
+  if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new InputError(display, "", "is a symbolic link; it must be a regular file");
+  try {
+    bytes2 = readFileSync8(file2);
+  } catch {
+    throw new InputError(display, "", "cannot read the file");
+  }
+  try {
+    return utf8.decode(bytes2);
+  } catch {
+    throw new InputError(display, `line ${firstBadLine(bytes2)}`, "not UTF-8 text (save the file as UTF-8)");
+  }
+}
+function firstBadLine(bytes2) {
+  let start2 = 0;
+  for (let line = 1; ; line++) {
+    const end = bytes2.indexOf(10, start2);
+    const part = bytes2.subarray(start2, end < 0 ? bytes2.length : end);
+    try {
+      utf8.decode(part);
+    } catch {
+      return line;
+    }
+    if (end < 0) return line;
+    start2 = end + 1;
+  }
+}
+
+// src/config/katManifest.ts
+var MAX_KAT_RECORDS = 1e3;
+var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
+function readManifest(path, display = path) {
+  if (!existsSync11(path)) return [];
+  return parseManifest(readUtf8File(path, display), display);
+}
+function parseManifest(text3, display) {
+  const entries = [];
+  const seen = /* @__PURE__ */ new Map();
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const m = LINE.exec(line);
+    if (!m)
+      throw new InputError(
+        display,
+        `line ${i + 1}`,
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
+      );
+    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
+      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
+    const entry = {
+      sha256: m[1].toLowerCase(),
+      mode: m[2],
+      records: m[3] ? Number(m[3]) : void 0,
+      label: m[4],
+      file: m[5],
+      line: i + 1
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(
+        display,
+        `line ${entry.line}`,
+        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`
+      );
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
+  });
+  return entries;
+}
+function checkManifestLabels(entries, labels, display) {
+  const unknown3 = entries.find((e) => !labels.includes(e.label));
+  if (unknown3)
+    throw new InputError(
+      display,
+      `line ${unknown3.line}`,
+      `no instance is labelled '${unknown3.label}' in candidate.yml (labels: ${labels.join(", ")})`
+    );
+}
+var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
+function formatManifestLine(e) {
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
+}
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -25349,45 +25307,45 @@ var PATTERN_IS_COMPLETE = /* @__PURE__ */ new Set([
   "xid"
 ]);
 function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
-  const fmt = def.format;
-  if (fmt === "base64") {
+  const fmt2 = def.format;
+  if (fmt2 === "base64") {
     const validator = addConstant(ctx, isValidBase64);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "base64url") {
+  if (fmt2 === "base64url") {
     const validator = addConstant(ctx, isValidBase64URL);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "jwt") {
+  if (fmt2 === "jwt") {
     const validator = addConstant(ctx, isValidJWT);
     const alg = addConstant(ctx, def.alg ?? null);
     doc.write(`if (!${validator}(${accessor}, ${alg})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "ipv6") {
+  if (fmt2 === "ipv6") {
     const validator = addConstant(ctx, isValidIPv6);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "cidrv6") {
+  if (fmt2 === "cidrv6") {
     const validator = addConstant(ctx, isValidCIDRv6);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "credit_card") {
+  if (fmt2 === "credit_card") {
     const validator = addConstant(ctx, isValidCreditCard);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (fmt === "iban") {
+  if (fmt2 === "iban") {
     const validator = addConstant(ctx, isValidIBAN);
     doc.write(`if (!${validator}(${accessor})) return INVALID;`);
     return accessor;
   }
   const formatDef = def;
-  if (fmt === "url" || fmt === "httpurl" || formatDef.normalize || formatDef.hostname !== void 0 || formatDef.protocol !== void 0) {
+  if (fmt2 === "url" || fmt2 === "httpurl" || formatDef.normalize || formatDef.hostname !== void 0 || formatDef.protocol !== void 0) {
     const parseConst = addConstant(ctx, validateURL);
     const defConst = addConstant(ctx, def);
     const trimVar = newVar(ctx);
@@ -25413,12 +25371,12 @@ function generateStringFormatCheck(doc, ctx, def, accessor, needsValue = true) {
   const customFn = def.fn;
   if (customFn) {
     if (isAsyncFunction(customFn))
-      throw new ZodCompileUnsupportedError(`async string format ${fmt}`);
+      throw new ZodCompileUnsupportedError(`async string format ${fmt2}`);
     const fnConst = addConstant(ctx, customFn);
     doc.write(`if (!${fnConst}(${accessor})) return INVALID;`);
     return accessor;
   }
-  if (PATTERN_IS_COMPLETE.has(fmt) && def.pattern) {
+  if (PATTERN_IS_COMPLETE.has(fmt2) && def.pattern) {
     const patternConst = addConstant(ctx, def.pattern);
     doc.write(`${patternConst}.lastIndex = 0;`);
     doc.write(`if (!${patternConst}.test(${accessor})) return INVALID;`);
@@ -31757,12 +31715,12 @@ var settingsSchema = external_exports.object({
 
 // src/config/campaign.ts
 function loadSettings(root3) {
-  const file2 = join10(root3, "ngcc-perf.yml");
+  const file2 = join9(root3, "ngcc-perf.yml");
   if (!existsSync12(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join10(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join9(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
@@ -31772,9 +31730,9 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative5(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync6(root3).filter((name) => existsSync12(join10(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync12(join9(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
-  if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync12(root3) || !statSync4(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -31784,11 +31742,11 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join10(root3, name);
-      const display = join10(shown2(root3), name, "candidate.yml");
+      const folder = join9(root3, name);
+      const display = join9(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
-      checkManifest(c, join10(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join9(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
@@ -31803,7 +31761,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join9(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -31814,20 +31772,20 @@ function noCandidates(root3) {
 function campaignsBelow(dir, depth2) {
   let entries;
   try {
-    entries = readdirSync6(dir, { withFileTypes: true });
+    entries = readdirSync7(dir, { withFileTypes: true });
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join9(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
-  for (const name of readdirSync6(root3).sort()) {
-    const folder = join10(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync12(join10(folder, "candidate.yml"))) continue;
-    const wrong = readdirSync6(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+  for (const name of readdirSync7(root3).sort()) {
+    const folder = join9(root3, name);
+    if (!statSync4(folder).isDirectory() || existsSync12(join9(folder, "candidate.yml"))) continue;
+    const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join10(folder, wrong)),
+        shown2(join9(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -31835,7 +31793,7 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/env/cpus.ts
-import { readFileSync as readFileSync8 } from "node:fs";
+import { readFileSync as readFileSync9 } from "node:fs";
 function parseCpuList(list3) {
   const cpus = [];
   for (const part of list3.trim().split(",").filter(Boolean)) {
@@ -31848,7 +31806,7 @@ function parseCpuList(list3) {
 function allowedCpus() {
   let status;
   try {
-    status = readFileSync8("/proc/self/status", "utf8");
+    status = readFileSync9("/proc/self/status", "utf8");
   } catch {
     return void 0;
   }
@@ -31876,13 +31834,13 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync13, readFileSync as readFileSync9 } from "node:fs";
-import { join as join11, relative as relative6, resolve as resolve7 } from "node:path";
+import { existsSync as existsSync13, readFileSync as readFileSync10 } from "node:fs";
+import { join as join10, relative as relative6, resolve as resolve7 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve7(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync13(path)) {
-    const yml = join11(campaignRoot, "ngcc-perf.yml");
+    const yml = join10(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative6(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -31895,7 +31853,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync13(path)) return [];
   let text3;
   try {
-    text3 = readFileSync9(path, "utf8");
+    text3 = readFileSync10(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -31993,7 +31951,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve8(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative7(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative7(process.cwd(), join11(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32099,10 +32057,155 @@ function parseResultLine(log2) {
   return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
 }
 
+// src/kat/run.ts
+import { mkdirSync as mkdirSync6 } from "node:fs";
+import { join as join12 } from "node:path";
+
+// src/kat/manifest.ts
+import { createHash as createHash2 } from "node:crypto";
+var RECORD_START = /^(Count|count) =/;
+function countRecords(text3) {
+  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
+}
+var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
+function updateManifest(text3, display, generated, opts = {}) {
+  const entries = parseManifest(text3, display);
+  const lines = text3 === "" ? [] : text3.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const edits = /* @__PURE__ */ new Map();
+  const update = { text: text3, added: [], changed: [], unchanged: [] };
+  for (const g2 of generated) {
+    const wanted = formatManifestLine(g2);
+    const mine = entries.filter((e) => e.label === g2.label);
+    const differing = mine.filter((e) => !same(e, g2));
+    if (mine.length === 0) update.added.push(wanted);
+    else if (differing.length === 0) update.unchanged.push(g2.label);
+    else if (!opts.force)
+      throw new InputError(
+        display,
+        `line ${differing[0].line}`,
+        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+      );
+    else {
+      const keep = differing.length < mine.length;
+      differing.forEach((e, i) => {
+        const after = !keep && i === 0 ? wanted : void 0;
+        edits.set(e.line - 1, after ?? null);
+        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
+      });
+    }
+  }
+  const out = lines.flatMap((l, i) => {
+    const edit = edits.get(i);
+    return edit === void 0 ? [l] : edit === null ? [] : [edit];
+  });
+  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
+  out.push(...update.added);
+  update.text = out.length > 0 ? `${out.join("\n")}
+` : "";
+  parseManifest(update.text, display);
+  return update;
+}
+function canonicalDigest(text3, mode, records) {
+  const h = createHash2("sha256");
+  let seen = 0;
+  for (const raw of text3.split("\n")) {
+    const line = raw.replace(/[\r \t]+$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
+    if (mode === "nolen") {
+      const eq = line.indexOf(" =");
+      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
+    }
+    h.update(`${line}
+`);
+  }
+  return h.digest("hex");
+}
+
+// src/kat/run.ts
+var KAT_CHANNEL_MAX = 256 << 20;
+function katTextOf(lines) {
+  return Buffer.concat(lines.filter((f) => f[0] === "KAT").map((f) => Buffer.from(f[1] ?? "", "base64"))).toString("latin1");
+}
+var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
+function katFileName(candidate, label, skBytes) {
+  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
+  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
+}
+function recordsToGenerate(candidate, entries) {
+  const wanted = entries.map((e) => e.records);
+  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
+  return DEFAULT_RECORDS[candidate.katRng];
+}
+function classifyDriverFailure({ run, output: out, rejected }) {
+  if (rejected?.kind === "timeout") return { status: "TIMEOUT", detail: rejected.reason };
+  if (rejected?.kind === "output-limit") return { status: "CRASH", detail: rejected.reason };
+  if (rejected?.kind === "signal") return { status: "CRASH", detail: rejected.reason };
+  if (rejected)
+    return { status: "CRASH", detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
+  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
+    return { status: out.status, detail: out.statusDetail };
+  if (run.exitCode !== 0)
+    return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (out.status !== "PASS")
+    return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
+  return void 0;
+}
+async function runKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const records = recordsToGenerate(candidate, entries);
+  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
+  const job = ["kat", candidate.type, mode, String(records), ...mode === "nist" ? [req.nistPrefix ?? ""] : []];
+  const driver = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    channelMaxBytes: KAT_CHANNEL_MAX,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+  });
+  const { run, output: out } = driver;
+  const sizes2 = Object.fromEntries(
+    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
+  );
+  const base = { digests: [], sizes: sizes2, records, run };
+  const failure2 = classifyDriverFailure(driver);
+  if (failure2) return { ...base, ...failure2 };
+  const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
+  const text3 = katTextOf(out.lines);
+  mkdirSync6(req.outDir, { recursive: true });
+  writeFileAtomic(join12(req.outDir, file2), text3);
+  const fileBytes = Buffer.byteLength(text3, "latin1");
+  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+  const wrongName = entries.find((e) => e.file !== file2);
+  if (wrongName)
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}`
+    };
+  const bad = digests.find((d) => d.actual !== d.entry.sha256);
+  if (bad)
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`
+    };
+  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
+}
+
 // src/util/elf.ts
-import { readFileSync as readFileSync10 } from "node:fs";
+import { readFileSync as readFileSync11 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync10(path);
+  const b = readFileSync11(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -32194,7 +32297,7 @@ async function prepareInstance(run, unit) {
     label: instance.label,
     nistPrefix: instance.nist_prefix,
     library: b2.library,
-    katTool: run.tools.kat,
+    driver: run.tools.driver,
     outDir: paths.katDir(candidate.id, instance.label),
     manifest,
     timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
@@ -32346,20 +32449,12 @@ async function profileInstance(p, operations, sink) {
       for (const operation of operations) {
         const done = rounds.get(operation);
         if (done.some((r) => !r.complete)) continue;
-        const argv = [
-          p.tools.prof,
-          profiled.library,
-          candidate.type,
-          operation,
-          String(opsPerRound.get(operation)),
-          "1",
-          String(p.cpu),
-          candidate.katRng
-        ];
-        const driver = await runDriver(argv, {
+        const job = ["prof", candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
+        const argv = [p.tools.driver, profiled.library, ...job];
+        const driver = await runDriver([p.tools.driver, profiled.library], job, {
           timeoutMs: p.timeoutMs,
           maxOutputBytes: 1 << 20,
-          sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.prof, profiled.library], writable: [] }
+          sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
         });
         const { run, output: out, rejected } = driver;
         const total = out.lines.find((l) => l[0] === "TOTAL");
@@ -32391,7 +32486,7 @@ async function profileInstance(p, operations, sink) {
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.prof ? basename5(a) : a === profiled.library ? relative9(p.campaignDir, a) : a),
+        command: chosen.argv.map((a) => a === p.tools.driver ? basename5(a) : a === profiled.library ? relative9(p.campaignDir, a) : a),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
         library_sha256: p.librarySha256,
@@ -32406,7 +32501,7 @@ async function profileInstance(p, operations, sink) {
 }
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
-  const driver = await runDriver([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library], ["mem", candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.mem, p.library], writable: [] }
@@ -32437,7 +32532,7 @@ function driverFailure({ run, output: output2, rejected }) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync11 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -32537,7 +32632,7 @@ async function surveyLibrary(library, label, nistApi = false) {
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync11(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync12(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -32831,7 +32926,7 @@ async function profileOperations(ctx, entry) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync15, rmSync as rmSync4 } from "node:fs";
+import { existsSync as existsSync15, rmSync as rmSync3 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -32846,7 +32941,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
-      rmSync4(file2, { force: true });
+      rmSync3(file2, { force: true });
       dropped++;
     }
   }
@@ -32887,7 +32982,7 @@ async function runLocked(plan, opts, steps) {
       counter ??= c;
     }
   };
-  await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
+  run.counterHz = (await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu })).counterHz;
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
   if (!existsSync16(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
@@ -32939,11 +33034,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync18, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync18, readFileSync as readFileSync13 } from "node:fs";
 import { join as join15, relative as relative10 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync17, readdirSync as readdirSync7 } from "node:fs";
+import { existsSync as existsSync17, readdirSync as readdirSync8 } from "node:fs";
 import { join as join14 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -32956,7 +33051,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync17(dir)) return [];
-  return readdirSync7(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
+  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -33002,7 +33097,7 @@ function validateDataset(systemDir) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync12(logPath, "utf8");
+    const log2 = readFileSync13(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -33144,7 +33239,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync19, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync19, statSync as statSync5 } from "node:fs";
 import { dirname as dirname6, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -33179,7 +33274,7 @@ function parsePositive(v, where, unit) {
 function checkOutputFolder(path, where) {
   let p = resolve10(path);
   while (!existsSync19(p) && dirname6(p) !== p) p = dirname6(p);
-  if (!statSync6(p).isDirectory())
+  if (!statSync5(p).isDirectory())
     throw fail(
       where,
       p === resolve10(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
@@ -33266,7 +33361,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync20, readdirSync as readdirSync8, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync20, readdirSync as readdirSync9, readFileSync as readFileSync14 } from "node:fs";
 import { basename as basename6, dirname as dirname7, join as join16, relative as relative11 } from "node:path";
 
 // src/report/environment.ts
@@ -33328,7 +33423,7 @@ function environmentRows(campaign, env) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync20(join16(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync13(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -33343,10 +33438,10 @@ function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
   if (!existsSync20(surveyDir)) return surveys;
-  for (const id of readdirSync8(surveyDir).sort())
+  for (const id of readdirSync9(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync8(join16(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync9(join16(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
           return [readJson(join16(surveyDir, id, f))];
         } catch {
@@ -33359,7 +33454,7 @@ function readSurveys(systemDir) {
 function systemsOf(systemDir, self) {
   const dataDir = dirname7(systemDir.replace(/\/$/, ""));
   const found = /* @__PURE__ */ new Map();
-  for (const name of existsSync20(dataDir) ? readdirSync8(dataDir).sort() : []) {
+  for (const name of existsSync20(dataDir) ? readdirSync9(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
     if (!existsSync20(paths.campaign) || name === self.id) continue;
     try {
@@ -33674,6 +33769,7 @@ function compareEvidence(opts) {
   }
   const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
+  const sandbox = head.campaign?.sandbox === "bwrap" || head.campaign?.sandbox === "none" ? head.campaign.sandbox : void 0;
   return {
     system: opts.system,
     threshold_pct: thresholdPct,
@@ -33682,6 +33778,7 @@ function compareEvidence(opts) {
     kat_changes,
     build_failures,
     invalid_candidates,
+    ...sandbox ? { sandbox } : {},
     size_changes,
     memory_changes,
     size_mismatches,
@@ -38776,6 +38873,14 @@ function render2(report2, g2, layout) {
       )
     );
   }
+  if (report2.sandbox === "none")
+    out.push(
+      para(
+        "\u26A0 Not sandboxed: the campaign set ",
+        code3("sandbox: none"),
+        ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
+      )
+    );
   out.push(para(...ruleText(report2, pr)));
   const compared = comparedRows(report2, pr).length;
   const carried = pr ? report2.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
@@ -38925,7 +39030,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync14, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync6, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname8, join as join19, posix as posix2, relative as relative13, resolve as resolve11, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -38971,7 +39076,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync14(a).equals(readFileSync14(b));
+var sameBytes = (a, b) => readFileSync15(a).equals(readFileSync15(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -39023,13 +39128,13 @@ function mergeShardFolders(parts, into) {
   const out = resolve11(into);
   for (const p of parts) {
     const abs = resolve11(p);
-    if (!existsSync22(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync22(abs) || !statSync6(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync22(out);
-  if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  if (existed && !statSync6(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
   try {
@@ -39081,7 +39186,7 @@ function mergeLocked(parts, out, into) {
         throw new InputError(join19(f.shown, rel), "", `differs from ${join19(earlier.shown, rel)} (both folders hold ${rel})`);
     }
   const tmp = join19(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
-  rmSync5(tmp, { recursive: true, force: true });
+  rmSync4(tmp, { recursive: true, force: true });
   mkdirSync7(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
@@ -39109,12 +39214,12 @@ function mergeLocked(parts, out, into) {
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync4(join19(tmp, LOCK_FILE), lockText());
     const old = join19(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
-    renameSync4(out, old);
+    renameSync3(out, old);
     try {
-      renameSync4(tmp, out);
+      renameSync3(tmp, out);
     } catch (e) {
       try {
-        renameSync4(old, out);
+        renameSync3(old, out);
       } catch {
         throw new InputError(
           shownPath(out),
@@ -39124,15 +39229,15 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync5(old, { recursive: true, force: true });
+    rmSync4(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync5(tmp, { recursive: true, force: true });
+    rmSync4(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync23, readFileSync as readFileSync15 } from "node:fs";
+import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
 import { join as join20 } from "node:path";
 
 // src/report/profile.ts
@@ -39773,7 +39878,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join20(outDir, path);
-    return !existsSync23(file2) || readFileSync15(file2, "utf8") !== text3;
+    return !existsSync23(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -39989,7 +40094,7 @@ function cmdKatManifest(args) {
     const katPath = join21(systemDir, e.kat_file);
     if (!existsSync24(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync16(katPath, "utf8");
+    const text3 = readFileSync17(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -40028,7 +40133,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join21(c.folder, "kat.sha256");
   const shown3 = relative14(process.cwd(), target) || target;
-  const before = existsSync24(target) ? readFileSync16(target, "utf8") : "";
+  const before = existsSync24(target) ? readFileSync17(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -40074,7 +40179,7 @@ async function cmdExample(args) {
   if (!existsSync24(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync9(campaignDir).filter((f) => existsSync24(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync24(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,11 +21,19 @@
 #define SECRET_MAX 64
 #define LINE_MAX_BYTES 2048
 
-/* Where lines go and what precedes each: stdout and nothing until proto_open() finds a channel. */
+/* Where lines go and what precedes each: stdout and nothing until proto_open() finds a channel.
+ * The secret is kept masked (secret XOR a random mask held apart), so a plain search of the
+ * process's memory for a hex string finds nothing; each line unmasks it on the stack and wipes it. */
 static int proto_fd = STDOUT_FILENO;
 static int proto_channel;
-static char proto_prefix[SECRET_MAX + 2];
+static unsigned char proto_masked[SECRET_MAX + 2];
 static size_t proto_prefix_len;
+static unsigned char *proto_mask;
+
+/* The job the parent sent after the secret (docs/native-protocol.md#the-channel). */
+#define JOB_MAX_BYTES 1024
+#define JOB_MAX_FIELDS 16
+static char job_line[JOB_MAX_BYTES + 1];
 
 static void write_all(int fd, const char *p, size_t n) {
     while (n > 0) {
@@ -72,33 +81,69 @@ static int move_high(int fd) {
     return fcntl(fd, F_DUPFD, 10);
 }
 
-void proto_open(void) {
-    struct stat st;
-    if (fstat(CHANNEL_FD, &st) != 0 || !S_ISSOCK(st.st_mode)) return; /* run by hand: stdout */
-    /* The secret arrives on the channel itself, one hex line, before the library is loaded;
-     * byte by byte so nothing after it is consumed. */
-    char secret[SECRET_MAX + 1];
+/* One line from the channel, byte by byte so nothing after it is consumed; 0 at its end. */
+static size_t channel_read_line(int fd, char *buf, size_t cap, const char *what) {
     size_t n = 0;
     for (;;) {
         char c;
-        ssize_t r = read(CHANNEL_FD, &c, 1);
+        ssize_t r = read(fd, &c, 1);
         if (r < 0 && errno == EINTR) continue;
-        if (r != 1) channel_broken("no secret");
+        if (r != 1) channel_broken(what);
         if (c == '\n') break;
-        int hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-        if (!hex || n == SECRET_MAX) channel_broken("malformed secret");
-        secret[n++] = c;
+        if (n == cap) channel_broken(what);
+        buf[n++] = c;
     }
+    buf[n] = '\0';
+    return n;
+}
+
+void proto_open(void) {
+    struct stat st;
+    if (fstat(CHANNEL_FD, &st) != 0 || !S_ISSOCK(st.st_mode)) return; /* run by hand: stdout */
+    /* The secret, then the job, arrive on the channel itself before the library is loaded: in
+     * neither the command line nor the environment, which the library can read. */
+    char secret[SECRET_MAX + 1];
+    size_t n = channel_read_line(CHANNEL_FD, secret, SECRET_MAX, "no secret, or a malformed one");
     if (n < SECRET_MIN) channel_broken("secret too short");
+    for (size_t i = 0; i < n; i++)
+        if (!((secret[i] >= '0' && secret[i] <= '9') || (secret[i] >= 'a' && secret[i] <= 'f'))) channel_broken("malformed secret");
+    channel_read_line(CHANNEL_FD, job_line, JOB_MAX_BYTES, "no job");
     int fd = move_high(CHANNEL_FD);
     if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) channel_broken("cannot move the descriptor");
     close(CHANNEL_FD);
-    memcpy(proto_prefix, secret, n);
-    proto_prefix[n] = '\t';
+    proto_mask = malloc(SECRET_MAX + 2);
+    if (!proto_mask) channel_broken("out of memory");
+    for (size_t i = 0; i < SECRET_MAX + 2; i += sizeof(unsigned)) {
+        unsigned r = random_u32();
+        memcpy(proto_mask + i, &r, SECRET_MAX + 2 - i < sizeof r ? SECRET_MAX + 2 - i : sizeof r);
+    }
+    secret[n] = '\t';
+    for (size_t i = 0; i <= n; i++) proto_masked[i] = (unsigned char)secret[i] ^ proto_mask[i];
     proto_prefix_len = n + 1;
     memset(secret, 0, sizeof secret);
     proto_fd = fd;
     proto_channel = 1;
+}
+
+int proto_has_channel(void) { return proto_channel; }
+
+int job_fields(int argc, char **argv, char **fields, int max) {
+    int n = 0;
+    if (argc > 1 && n < max) fields[n++] = argv[1]; /* LIB: the one argument, whatever the job */
+    if (proto_channel) {
+        char *save = NULL;
+        for (char *f = strtok_r(job_line, "\t", &save); f && n < max; f = strtok_r(NULL, "\t", &save)) fields[n++] = f;
+    } else {
+        for (int i = 2; i < argc && n < max; i++) fields[n++] = argv[i];
+    }
+    return n;
+}
+
+void proto_mark(const char *name) {
+    if (!proto_channel) return;
+    proto_line("MARK\t%s", name);
+    char ack[8];
+    channel_read_line(proto_fd, ack, sizeof ack - 1, "no answer to a mark");
 }
 
 /* prefix + text + newline in one write, so lines never interleave with another writer's.
@@ -106,11 +151,37 @@ void proto_open(void) {
 static void proto_emit(const char *text, size_t len, int in_signal) {
     char buf[SECRET_MAX + 2 + LINE_MAX_BYTES + 1];
     if (len > LINE_MAX_BYTES) len = LINE_MAX_BYTES;
-    memcpy(buf, proto_prefix, proto_prefix_len);
+    for (size_t i = 0; i < proto_prefix_len; i++) buf[i] = (char)(proto_masked[i] ^ proto_mask[i]);
     memcpy(buf + proto_prefix_len, text, len);
     buf[proto_prefix_len + len] = '\n';
     if (!proto_channel && !in_signal) fflush(stdout); /* by hand: keep the order with buffered stdout */
     write_all(proto_fd, buf, proto_prefix_len + len + 1);
+    volatile char *wipe = buf;
+    for (size_t i = 0; i < proto_prefix_len; i++) wipe[i] = 0;
+}
+
+void proto_data(const char *kind, const unsigned char *p, size_t n) {
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    /* 1500 bytes become 2000 characters: a chunk and its kind fit one line. */
+    char text[16 + 2000 + 1];
+    size_t k = strlen(kind);
+    if (k > 15) k = 15;
+    for (size_t off = 0; off < n; off += 1500) {
+        size_t len = n - off < 1500 ? n - off : 1500, t = 0;
+        memcpy(text, kind, k);
+        t = k;
+        text[t++] = '\t';
+        for (size_t i = 0; i < len; i += 3) {
+            unsigned v = (unsigned)p[off + i] << 16;
+            if (i + 1 < len) v |= (unsigned)p[off + i + 1] << 8;
+            if (i + 2 < len) v |= p[off + i + 2];
+            text[t++] = b64[(v >> 18) & 63];
+            text[t++] = b64[(v >> 12) & 63];
+            text[t++] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+            text[t++] = i + 2 < len ? b64[v & 63] : '=';
+        }
+        proto_emit(text, t, 0);
+    }
 }
 
 void proto_line(const char *fmt, ...) {
@@ -288,6 +359,16 @@ unsigned long long proc_status_bytes(const char *field) {
     return kib * 1024ull;
 }
 
+void random_fill(unsigned char *p, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(p + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) fail(EXIT_IOERROR, "ERROR", "getrandom failed");
+        got += (size_t)r;
+    }
+}
+
 int pin_to_cpu(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -295,18 +376,19 @@ int pin_to_cpu(int cpu) {
     return sched_setaffinity(0, sizeof set, &set);
 }
 
-void parse_loop_args(int argc, char **argv, const char *usage, const char *n_name, loop_args_t *a) {
-    if (argc < 6) {
+void parse_loop_args(int n, char **f, const char *usage, const char *n_name, loop_args_t *a) {
+    if (n < 6) {
         fprintf(stderr, "usage: %s\n", usage);
         exit(proto_end(EXIT_USAGE));
     }
-    a->lib = argv[1];
-    a->type = argv[2];
-    a->op = argv[3];
-    a->n = strtoull(argv[4], NULL, 10);
-    a->warmups = strtoull(argv[5], NULL, 10);
-    a->cpu = argc > 6 ? atoi(argv[6]) : -1;
-    a->rng = argc > 7 && strcmp(argv[7], "auto") != 0 ? argv[7] : NULL;
+    a->lib = f[0];
+    a->type = f[2];
+    a->op = f[3];
+    a->n = strtoull(f[4], NULL, 10);
+    a->warmups = strtoull(f[5], NULL, 10);
+    a->cpu = n > 6 ? atoi(f[6]) : -1;
+    a->rng = n > 7 && strcmp(f[7], "auto") != 0 ? f[7] : NULL;
+    a->spot_checks = n > 8 ? strtoull(f[8], NULL, 10) : DEFAULT_SPOT_CHECKS;
     if (a->n == 0) fail(EXIT_USAGE, "USAGE", "%s must be at least 1", n_name);
     if (a->cpu >= 0 && pin_to_cpu(a->cpu) != 0) fail(EXIT_USAGE, "USAGE", "cannot pin to cpu %d", a->cpu);
 }

@@ -78,12 +78,23 @@ void guarded_free(guarded_t *g);
 int guarded_violated(const guarded_t *g, char *why, size_t why_len);
 
 /* The result channel. proto_open() is every driver's first call: it takes over the channel on
- * fd 3 (reads the run's secret, moves the channel to a random high descriptor) before any of
- * the library's code can run. Without a channel, lines go to stdout unauthenticated. */
+ * fd 3 (reads the run's secret and the job, moves the channel to a random high descriptor) before
+ * any of the library's code can run. Without a channel, lines go to stdout unauthenticated. */
 void proto_open(void);
+int proto_has_channel(void);
+/* The driver's arguments, the same whoever started it: LIB (argv[1]) then the job's fields, from
+ * the channel's job line when there is a channel, else from the rest of argv (a driver run by
+ * hand). Every campaign driver therefore has the command line `driver LIB` whatever it does.
+ * Returns the number of fields written to `fields` (at most max). */
+int job_fields(int argc, char **argv, char **fields, int max);
 /* One protocol line (printf format, tab-separated fields, no newline): prefixed with the secret
  * and written in one write(2). Newlines inside the formatted text become spaces. */
 void proto_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Bytes as "KIND <base64>" lines of at most 1500 bytes each, in order (the KAT text). */
+void proto_data(const char *kind, const unsigned char *p, size_t n);
+/* "MARK name", then waits for the parent's answer: the parent reads, meanwhile, the CPU time the
+ * kernel charged this process (docs/native-protocol.md#marks). No-op without a channel. */
+void proto_mark(const char *name);
 /* The driver's last line, "END code"; returns code, for `return proto_end(EXIT_OK);`. */
 int proto_end(int code);
 /* STATUS status detail, END code, _exit(code): async-signal-safe, for signal handlers. */
@@ -96,15 +107,18 @@ void meta_u64(const char *key, unsigned long long value);
 /* VmRSS / VmHWM of this process from /proc/self/status, in bytes (0 if unknown). */
 unsigned long long proc_status_bytes(const char *field);
 int pin_to_cpu(int cpu);
+/* n bytes from the kernel's generator (getrandom); ERROR failure if it fails. */
+void random_fill(unsigned char *p, size_t n);
 
-/* The command line the loop drivers (ngcc_time, ngcc_prof) share:
- *   DRIVER LIB TYPE OP N WARMUPS [CPU|-1] [RNG|auto]
+/* The job of the loop drivers (time, prof), after LIB (see job_fields):
+ *   LIB JOB TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
  * N must be at least 1; a CPU >= 0 is pinned here. Prints `usage` and exits EXIT_USAGE when
- * arguments are missing; USAGE failures name the problem otherwise. rng is NULL for auto. */
+ * fields are missing; USAGE failures name the problem otherwise. rng is NULL for auto. */
+#define DEFAULT_SPOT_CHECKS 2
 typedef struct {
     const char *lib, *type, *op, *rng;
-    unsigned long long n, warmups;
+    unsigned long long n, warmups, spot_checks;
     int cpu;
 } loop_args_t;
-void parse_loop_args(int argc, char **argv, const char *usage, const char *n_name, loop_args_t *a);
+void parse_loop_args(int n, char **fields, const char *usage, const char *n_name, loop_args_t *a);
 #endif

@@ -1,21 +1,23 @@
-/* KAT driver: replays the official KAT generators against a built library.
- *   ngcc_kat LIB TYPE MODE RECORDS OUTFILE [NIST_PREFIX]
+/* The KAT job of ngcc_driver: replays the official KAT generators against a built library.
+ *   ngcc_driver LIB kat TYPE MODE RECORDS [NIST_PREFIX]
  * TYPE kem|sig. MODE iccs: the ICCS KAT_KEM.c / KAT_SIG.c logic (ICCS DRNG, KAT_*.txt format).
  * MODE nist: NIST PQCgenKAT logic (AES-256-CTR DRBG seeded with 00..2f, .rsp format), calling the
  * NIST entry points NIST_PREFIX crypto_kem_* / crypto_sign_* directly.
  * Every output buffer has 4096 guard bytes (a page) of 0xA5 on both sides.
- * Reports META lines and finally "STATUS PASS" (the TypeScript side compares digests), or
+ * The KAT text goes to the parent as KAT lines (base64, docs/native-protocol.md), never to a file
+ * the library could reach. Reports META lines and finally "STATUS PASS" (the TypeScript side
+ * compares digests), or
  * "STATUS CRYPTOFAIL|OVERFLOW|LOADFAIL detail" with the matching exit code; then END
  * (docs/native-protocol.md).
  * After the official records, FRESH_RECORDS more run from seeds the library cannot know in advance
  * (getrandom): KEM enc/dec must agree and a flipped ciphertext bit must change the secret or be
  * refused; a signature must verify and a flipped bit must be refused; fresh keys must differ. They
- * are not written to OUTFILE: precomputed answers to the official seeds pass the digest, not these. */
+ * are not part of the KAT text: precomputed answers to the official seeds pass the digest, not these. */
 #include "harness.h"
+#include "jobs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define DRNG_CTX_BYTES 512 /* DRNG_ctx is 3*55 bytes; room to spare for variants */
 
@@ -47,15 +49,6 @@ static void drng_or_fail(const api_t *api) {
 
 /* ---- Fresh seeds ---- */
 #define FRESH_RECORDS 2
-
-static void fresh_bytes(unsigned char *p, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = getrandom(p + got, n - got, 0);
-        if (r <= 0) fail(EXIT_IOERROR, "ERROR", "getrandom failed");
-        got += (size_t)r;
-    }
-}
 
 /* Checks one fresh KEM record after dec of the ciphertext with one flipped bit wrote `flipped`: it
  * was refused or gave another secret than enc's `ss`; the public key differs from the previous
@@ -123,7 +116,7 @@ static void iccs_kem(api_t *a, unsigned long long records) {
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
         unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0, ss3_len = 0;
-        fresh_bytes(seed, sizeof seed);
+        random_fill(seed, sizeof seed);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
         must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen (fresh seed)", (unsigned long long)f);
         check(&pk, pk_len);
@@ -185,12 +178,12 @@ static void iccs_sig(api_t *a, unsigned long long records) {
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
         unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 < max_m ? 56 : max_m;
-        fresh_bytes(seed, sizeof seed);
+        random_fill(seed, sizeof seed);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number (fresh seed)", (unsigned long long)f);
         must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen (fresh seed)", (unsigned long long)f);
         check(&pk, pk_len);
         check(&sk, sk_len);
-        fresh_bytes(m.p, m_len);
+        random_fill(m.p, m_len);
         must(a->sig_sign(sk.p, sk_len, m.p, m_len, sn.p, &sn_len), "sig_sign (fresh seed)", (unsigned long long)f);
         check(&sn, sn_len);
         int v = a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len);
@@ -264,7 +257,7 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
     free(seeds);
     unsigned char fresh[48], *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
-        fresh_bytes(fresh, sizeof fresh);
+        random_fill(fresh, sizeof fresh);
         a->nist_rng_init(fresh, NULL, 256);
         must(keypair(pk.p, sk.p), "crypto_kem_keypair (fresh seed)", (unsigned long long)f);
         must(enc(ct.p, ss.p, pk.p), "crypto_kem_enc (fresh seed)", (unsigned long long)f);
@@ -336,8 +329,8 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     unsigned char fresh[48], msg[33], *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
         size_t smlen = 0, m2len = 0;
-        fresh_bytes(fresh, sizeof fresh);
-        fresh_bytes(msg, sizeof msg);
+        random_fill(fresh, sizeof fresh);
+        random_fill(msg, sizeof msg);
         a->nist_rng_init(fresh, NULL, 256);
         must(keypair(pk.p, sk.p), "crypto_sign_keypair (fresh seed)", (unsigned long long)f);
         must(sign(sm.p, &smlen, msg, sizeof msg, sk.p), "crypto_sign (fresh seed)", (unsigned long long)f);
@@ -358,15 +351,14 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     free(prev_pk);
 }
 
-int main(int argc, char **argv) {
-    proto_open();
-    if (argc < 6) {
-        fprintf(stderr, "usage: ngcc_kat LIB TYPE iccs|nist RECORDS OUTFILE [NIST_PREFIX]\n");
-        return proto_end(EXIT_USAGE);
+int kat_main(int n, char **f) {
+    if (n < 5) {
+        fprintf(stderr, "usage: ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]\n");
+        return EXIT_USAGE;
     }
-    const char *lib = argv[1], *type = argv[2], *mode = argv[3], *file = argv[5];
-    unsigned long long records = strtoull(argv[4], NULL, 10);
-    const char *prefix = argc > 6 ? argv[6] : "";
+    const char *lib = f[0], *type = f[2], *mode = f[3];
+    unsigned long long records = strtoull(f[4], NULL, 10);
+    const char *prefix = n > 5 ? f[5] : "";
     api_t a;
     api_load(&a, lib, type);
     meta_u64("pk_bytes", a.pk_len);
@@ -374,8 +366,10 @@ int main(int argc, char **argv) {
     meta_u64("ct_bytes", a.ct_len);
     meta_u64("ss_bytes", a.ss_len);
     meta_u64("signature_bytes", a.sn_len);
-    out = fopen(file, "w");
-    if (!out) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
+    char *text = NULL;
+    size_t text_len = 0;
+    out = open_memstream(&text, &text_len);
+    if (!out) fail(EXIT_IOERROR, "ERROR", "cannot hold the KAT text");
     if (strcmp(mode, "iccs") == 0) {
         if (a.is_sig) iccs_sig(&a, records); else iccs_kem(&a, records);
     } else if (strcmp(mode, "nist") == 0) {
@@ -384,8 +378,10 @@ int main(int argc, char **argv) {
     } else {
         fail(EXIT_USAGE, "USAGE", "unknown mode %s", mode);
     }
-    if (fclose(out) != 0) fail(EXIT_IOERROR, "ERROR", "cannot write %s", file);
+    if (fclose(out) != 0) fail(EXIT_IOERROR, "ERROR", "cannot hold the KAT text");
+    proto_data("KAT", (const unsigned char *)text, text_len);
+    free(text);
     meta_u64("records", records);
     proto_line("STATUS\tPASS");
-    return proto_end(EXIT_OK);
+    return EXIT_OK;
 }

@@ -1,5 +1,5 @@
 /* Memory driver: peak stack and peak heap of ONE call of one operation.
- *   ngcc_mem LIB TYPE OP [RNG|auto]
+ *   ngcc_mem LIB mem TYPE OP [RNG|auto]   (after LIB, the job: on the channel, as for ngcc_driver)
  * TYPE kem|sig; OP keygen|enc|dec (kem) or keygen|sign|verify (sig).
  * Inputs are prepared as ngcc_time does; after one warm-up call (on the main thread) the
  * operation runs once on a thread whose stack this driver allocates (NGCC_MEM_STACK_MB MiB,
@@ -359,12 +359,14 @@ static void before_measured_call(void) {
 
 int main(int argc, char **argv) {
     proto_open();
-    if (argc < 4) {
-        fprintf(stderr, "usage: ngcc_mem LIB TYPE OP [RNG|auto]\n");
+    char *f[8];
+    int n = job_fields(argc, argv, f, 8);
+    if (n < 4 || strcmp(f[1], "mem") != 0) {
+        fprintf(stderr, "usage: ngcc_mem LIB mem TYPE OP [RNG|auto]\n");
         return proto_end(EXIT_USAGE);
     }
-    const char *lib = argv[1], *type = argv[2], *op = argv[3];
-    const char *rng = argc > 4 && strcmp(argv[4], "auto") != 0 ? argv[4] : NULL;
+    const char *lib = f[0], *type = f[2], *op = f[3];
+    const char *rng = n > 4 && strcmp(f[4], "auto") != 0 ? f[4] : NULL;
     unsigned long long stack_mb = DEFAULT_STACK_MB;
     const char *env = getenv("NGCC_MEM_STACK_MB");
     if (env && *env) {

@@ -1,6 +1,8 @@
 /* ngcc_probe [CPU]: what a driver gets where it runs (inside the sandbox, or not).
- * Prints one line, COUNTER <tab> <source> <tab> <ticks over ~1 ms>, after pinning itself to CPU
- * when one is given; exits 1 when pinning fails or the counter does not advance. Links no
+ * Prints COUNTER <tab> <source> <tab> <ticks over ~1 ms>, then RATE <tab> <ticks per second over
+ * ~20 ms> (the trusted rate every trial's cycles are checked against, src/measure/kernelCheck.ts),
+ * after pinning itself to CPU when one is given; exits 1 when pinning fails or the counter does
+ * not advance. Links no
  * submission code: the run's start compares its answer inside and outside the sandbox. */
 #define _GNU_SOURCE
 #include "cpucycles.h"
@@ -27,5 +29,12 @@ int main(int argc, char **argv) {
     }
     uint64_t b = cpucycles();
     printf("COUNTER\t%s\t%" PRIu64 "\n", source, b > a ? b - a : 0);
-    return b > a ? 0 : 1;
+    if (b <= a) return 1;
+    double t0 = wallclock_seconds(), t1;
+    uint64_t c0 = cpucycles();
+    while ((t1 = wallclock_seconds()) - t0 < 0.02) {
+    }
+    uint64_t c1 = cpucycles();
+    printf("RATE\t%.0f\n", (double)(c1 - c0) / (t1 - t0));
+    return 0;
 }

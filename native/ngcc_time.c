@@ -1,12 +1,13 @@
-/* Timing driver: one trial of one operation in this process.
- *   ngcc_time LIB TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto]
+/* The timing job of ngcc_driver: one trial of one operation in this process.
+ *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
  * TYPE kem|sig; OP keygen|enc|dec (kem) or keygen|sign|verify (sig).
- * Reports META lines, one TRIAL line (count seconds cycles), one CALLS line with
- * per-call cycle quantiles (n min q1 median q3 max), "STATUS complete", then END
- * (docs/native-protocol.md). */
+ * Reports META lines, MARK begin / MARK end around the loop, one TRIAL line (count seconds
+ * cycles), one CALLS line with per-call cycle quantiles (n min q1 median q3 max),
+ * "STATUS complete", then END (docs/native-protocol.md). */
 #include "cpucycles.h"
 #include "harness.h"
 #include "ops.h"
+#include "jobs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,11 @@ static double quantile(const uint64_t *sorted, size_t n, double q) {
 }
 
 
-int main(int argc, char **argv) {
-    proto_open();
+int time_main(int n, char **fields) {
     loop_args_t a;
-    parse_loop_args(argc, argv, "ngcc_time LIB TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto]", "ITERS", &a);
+    parse_loop_args(n, fields, "ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]", "ITERS", &a);
+    spots_t spots;
+    spots_plan(&spots, a.n, a.spot_checks); /* before the library is loaded */
     const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
     unsigned long long iters = a.n, warmups = a.warmups;
     int cpu = a.cpu;
@@ -63,28 +65,42 @@ int main(int argc, char **argv) {
     for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
     fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
 
-    /* One counter read per call boundary: the loop total and every per-call sample
-     * come from the same reads, so the per-call overhead is a single counter read. */
+    /* One counter read per call boundary: the loop total and every per-call sample come from
+     * the same reads, so the per-call overhead is a single counter read. A spot-checked call's
+     * preparation and check fall between reads that are not counted. */
+    proto_mark("begin");
     double s0 = wallclock_seconds();
-    uint64_t c0 = cpucycles(), prev = c0;
+    uint64_t prev = cpucycles(), total = 0;
     int rc = 0;
     for (unsigned long long i = 0; i < iters; i++) {
+        int spot = spots_due(&spots, i);
+        if (spot) {
+            spots_before(&c, &spots);
+            prev = cpucycles();
+        }
         rc |= fn(&c);
         uint64_t now = cpucycles();
         if (i < nsamples) samples[i] = now - prev;
+        total += now - prev;
+        if (spot) {
+            spots_after(&c, &spots, i);
+            now = cpucycles();
+        }
         prev = now;
     }
     double s1 = wallclock_seconds();
+    proto_mark("end");
     ops_must(rc, op);
+    spots_verify(&c, &spots);
     ops_check_guards(&c);
 
     meta_u64("peak_rss_bytes", proc_status_bytes("VmHWM"));
-    proto_line("TRIAL\t%llu\t%.9f\t%llu", iters, s1 - s0, (unsigned long long)(prev - c0));
+    proto_line("TRIAL\t%llu\t%.9f\t%llu", iters, s1 - s0, (unsigned long long)total);
     qsort(samples, nsamples, sizeof *samples, cmp_u64);
     proto_line("CALLS\t%zu\t%llu\t%.1f\t%.1f\t%.1f\t%llu", nsamples, (unsigned long long)samples[0],
            quantile(samples, nsamples, 0.25), quantile(samples, nsamples, 0.5),
            quantile(samples, nsamples, 0.75), (unsigned long long)samples[nsamples - 1]);
     proto_line("STATUS\tcomplete");
     free(samples);
-    return proto_end(EXIT_OK);
+    return EXIT_OK;
 }

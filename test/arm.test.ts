@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { guideFlags } from '../src/compile/flags.js';
+import { DRIVER_SOURCES } from '../src/compile/harnessTools.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
+import { katTextOf } from '../src/kat/run.js';
 import { readManifest } from '../src/config/katManifest.js';
 import { parseDriverOutput } from '../src/sandbox/run.js';
 import { PQCLEAN, readPublished, schemeInfo } from './helpers/pqclean.js';
@@ -25,8 +26,7 @@ describe.skipIf(missing.length > 0)(
   `AArch64 under qemu-user${missing.length > 0 ? ` (skipped: ${missing.join(', ')} not installed; .ci/run installs them)` : ''}`,
   () => {
     const dir = tempDir();
-    const kat = join(dir, 'ngcc_kat');
-    const time = join(dir, 'ngcc_time');
+    const driver = join(dir, 'ngcc_driver');
     const run = (args: string[]) => spawnSync(QEMU[0]!, [...QEMU.slice(1), ...args], { encoding: 'utf8', timeout: 120_000 });
 
     beforeAll(() => {
@@ -38,24 +38,8 @@ describe.skipIf(missing.length > 0)(
         '-Werror',
         `-I${n}`,
         '-o',
-        kat,
-        join(n, 'ngcc_kat.c'),
-        join(n, 'harness.c'),
-        '-ldl',
-      ]);
-      execFileSync(CC, [
-        '-std=gnu11',
-        '-O2',
-        '-Wall',
-        '-Wextra',
-        '-Werror',
-        `-I${n}`,
-        '-o',
-        time,
-        join(n, 'ngcc_time.c'),
-        join(n, 'harness.c'),
-        join(n, 'ops.c'),
-        join(n, 'cpucycles.c'),
+        driver,
+        ...DRIVER_SOURCES.map((f) => join(n, f)),
         '-ldl',
       ]);
     });
@@ -75,11 +59,10 @@ describe.skipIf(missing.length > 0)(
         join(iccs, 'auxfunc.c'),
         join(iccs, 'drng.c'),
       ]);
-      const out = join(dir, 'KAT_KEM_good.txt');
-      const r = run([kat, lib, 'kem', 'iccs', '10', out]);
-      expect(parseDriverOutput(r.stdout).status).toBe('PASS');
+      const out = parseDriverOutput(run([driver, lib, 'kat', 'kem', 'iccs', '10']).stdout);
+      expect(out.status).toBe('PASS');
       const expected = readManifest(join(fx, 'kat.sha256')).find((e) => e.label === 'good')!;
-      expect(canonicalDigest(readFileSync(out, 'utf8'), expected.mode, expected.records)).toBe(expected.sha256);
+      expect(canonicalDigest(katTextOf(out.lines), expected.mode, expected.records)).toBe(expected.sha256);
     });
 
     it('PQClean ML-KEM-512 passes its published NIST KAT digest on AArch64', () => {
@@ -104,16 +87,15 @@ describe.skipIf(missing.length > 0)(
         join(n, 'nist', 'nist_shim.c'),
         join(n, 'nist', 'nist_drbg.c'),
       ]);
-      const out = join(dir, info.file);
-      const r = run([kat, lib, 'kem', 'nist', '1', out, info.prefix]);
-      expect(parseDriverOutput(r.stdout).status).toBe('PASS');
-      expect(canonicalDigest(readFileSync(out, 'utf8'), 'strict', 1)).toBe(pub.sha256);
+      const out = parseDriverOutput(run([driver, lib, 'kat', 'kem', 'nist', '1', info.prefix]).stdout);
+      expect(out.status).toBe('PASS');
+      expect(canonicalDigest(katTextOf(out.lines), 'strict', 1)).toBe(pub.sha256);
     });
 
     it('the timing driver probes an AArch64 cycle source and reports a trial', () => {
       const lib = join(dir, 'libempty.so');
       execFileSync(CC, ['-std=c99', '-O2', '-fPIC', '-shared', '-o', lib, join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c')]);
-      const r = run([time, lib, 'kem', 'keygen', '1000', '10', '-1', 'iccs-drng']);
+      const r = run([driver, lib, 'time', 'kem', 'keygen', '1000', '10', '-1', 'iccs-drng', '0']);
       const out = parseDriverOutput(r.stdout);
       expect(out.status).toBe('complete');
       expect(['perf_event-cycles', 'cntvct_el0']).toContain(out.meta.counter);

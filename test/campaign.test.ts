@@ -50,6 +50,12 @@ describe('measurement policy', () => {
     const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
     expect(r.disturbed_retries).toBe(0);
     expect(r.measurements).toBeGreaterThanOrEqual(10);
+    // Every trial carries the kernel's view of it, read by the parent at the driver's marks: a
+    // single-threaded loop uses at most the time that passed around it.
+    for (const t of r.trials as Array<{ kernel_cpu_s?: number; window_s?: number }>) {
+      expect(t.kernel_cpu_s).toBeGreaterThan(0);
+      expect(t.kernel_cpu_s).toBeLessThanOrEqual(t.window_s! + 0.002);
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareEvidence, judge } from '../src/compare/compare.js';
+import { renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue } from '../src/compare/stats.js';
 import type { CompareReport } from '../src/compare/types.js';
 import { runCli } from './helpers/cli.js';
@@ -89,6 +90,20 @@ describe('compare between two evidence trees', () => {
       { key: 'kem-2/c/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 2_000_000 },
     ]);
     expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0 });
+  });
+
+  it("says so at the top of the comment when the head run was not sandboxed, and nothing when it was", () => {
+    const { base, head } = trees();
+    const campaignJson = join(head, 'x86_1', 'campaign.json');
+    const campaign = JSON.parse(readFileSync(campaignJson, 'utf8')) as Record<string, unknown>;
+    writeFileSync(campaignJson, JSON.stringify({ ...campaign, sandbox: 'none' }));
+    const open = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    expect(open.sandbox).toBe('none');
+    expect(renderComparison(open)).toMatch(/^### .*\n\n⚠ Not sandboxed: the campaign set `sandbox: none`, so the submissions' code ran with the rights of the runner user/);
+    writeFileSync(campaignJson, JSON.stringify({ ...campaign, sandbox: 'bwrap' }));
+    const closed = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    expect(closed.sandbox).toBe('bwrap');
+    expect(renderComparison(closed)).not.toContain('sandbox');
   });
 
   it('exposes a size-catalog mismatch in compare --format json, and exits 1 on a regression', async () => {

@@ -98,7 +98,7 @@ describe('a run stopped by a signal', () => {
     );
     let driver: number | undefined;
     try {
-      driver = await until('the KAT driver to start', () => processes('ngcc_kat', join(data, 's', 'build'))[0]);
+      driver = await until('the KAT driver to start', () => processes('ngcc_driver', join(data, 's', 'build'))[0]);
       expect(stateOf(driver)).toMatch(/^[RS]$/);
       process.kill(target === 'to the process group' ? -child.pid! : child.pid!, signal);
       expect(await exited).toEqual({ code, signal: null });
@@ -142,7 +142,7 @@ describe('the action stopped by a cancelled job', () => {
     );
     let driver: number | undefined;
     try {
-      driver = await until('the KAT driver to start', () => processes('ngcc_kat', join(data, 's', 'build'))[0]);
+      driver = await until('the KAT driver to start', () => processes('ngcc_driver', join(data, 's', 'build'))[0]);
       // What the runner sends to the step's process when a job is cancelled.
       process.kill(child.pid!, 'SIGTERM');
       expect(await exited).toEqual({ code: 143, signal: null });

@@ -102,23 +102,26 @@ describe('the registry of running process groups', () => {
 });
 
 describe('driver protocol', () => {
-  it('the loop drivers share one command line: usage, a zero count and an unusable CPU are USAGE (exit 2)', async () => {
+  it('the loop jobs share one job line: usage, a zero count and an unusable CPU are USAGE (exit 2)', async () => {
     const tools = await harnessTools();
     const lib = join(repoRoot, 'no-such-library.so');
-    for (const [tool, count] of [
-      [tools.time, 'ITERS'],
-      [tools.prof, 'OPS'],
+    for (const [job, count] of [
+      ['time', 'ITERS'],
+      ['prof', 'OPS'],
     ] as const) {
-      const missing = await runDriver([tool, lib, 'kem'], { timeoutMs: 10_000 });
+      const argv = [tools.driver, lib];
+      const missing = await runDriver(argv, [job, 'kem'], { timeoutMs: 10_000 });
       expect([missing.run.exitCode, missing.rejected]).toEqual([2, undefined]);
-      expect(missing.run.stderr).toMatch(new RegExp(`^usage: ngcc_(time|prof) LIB TYPE OP ${count} WARMUPS`));
-      const zero = await runDriver([tool, lib, 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
+      expect(missing.run.stderr).toMatch(new RegExp(`^usage: ngcc_driver LIB ${job} TYPE OP ${count} WARMUPS`));
+      const zero = await runDriver(argv, [job, 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
       expect([zero.run.exitCode, zero.output.status, zero.output.statusDetail]).toEqual([2, 'USAGE', `${count} must be at least 1`]);
-      const cpu = await runDriver([tool, lib, 'kem', 'keygen', '5', '1', '9999'], { timeoutMs: 10_000 });
+      const cpu = await runDriver(argv, [job, 'kem', 'keygen', '5', '1', '9999'], { timeoutMs: 10_000 });
       expect([cpu.run.exitCode, cpu.output.statusDetail]).toEqual([2, 'cannot pin to cpu 9999']);
       // Nothing of the protocol on stdout: the library's stream is the library's alone.
       expect(zero.run.stdout + cpu.run.stdout).toBe('');
     }
+    const unknown = await runDriver([tools.driver, lib], ['measure'], { timeoutMs: 10_000 });
+    expect([unknown.run.exitCode, unknown.run.stderr]).toEqual([2, 'usage: ngcc_driver LIB kat|time|prof ... (native/ngcc_driver.c)\n']);
   });
 
   it('parses META, data lines and STATUS', () => {
@@ -145,33 +148,33 @@ describe('the result channel', () => {
   const driver = (body: string) => ['bash', '-c', `read -r s <&3; say() { printf '%s\\t%s\\n' "$s" "$1" >&3; }; ${body}`];
 
   it('accepts a run only when END carried the secret and the process exited with that code', async () => {
-    const ok = await runDriver(driver("say $'STATUS\\tcomplete'; say $'END\\t0'; exit 0"), { timeoutMs: 5000 });
+    const ok = await runDriver(driver("say $'STATUS\\tcomplete'; say $'END\\t0'; exit 0"), [], { timeoutMs: 5000 });
     expect([ok.rejected, ok.output.status]).toEqual([undefined, 'complete']);
-    const early = await runDriver(driver("say $'STATUS\\tcomplete'; exit 0"), { timeoutMs: 5000 });
+    const early = await runDriver(driver("say $'STATUS\\tcomplete'; exit 0"), [], { timeoutMs: 5000 });
     expect(early.rejected).toEqual({ kind: 'unfinished', reason: "the process exited with code 0 before the driver's end line" });
-    const other = await runDriver(driver("say $'END\\t0'; exit 7"), { timeoutMs: 5000 });
+    const other = await runDriver(driver("say $'END\\t0'; exit 7"), [], { timeoutMs: 5000 });
     expect(other.rejected).toEqual({ kind: 'unfinished', reason: 'the driver ended with code 0, but the process exited with code 7' });
-    const forged = await runDriver(driver("printf 'END\\t0\\n' >&3; say $'END\\t0'"), { timeoutMs: 5000 });
+    const forged = await runDriver(driver("printf 'END\\t0\\n' >&3; say $'END\\t0'"), [], { timeoutMs: 5000 });
     expect(forged.rejected).toEqual({ kind: 'unfinished', reason: "1 line without the run's secret on the result channel" });
   });
 
   it('a driver that cannot start, or dies before reading the secret, gives no result and no error', async () => {
-    const missing = await runDriver(['/nonexistent/driver'], { timeoutMs: 5000 });
+    const missing = await runDriver(['/nonexistent/driver'], [], { timeoutMs: 5000 });
     expect(missing.rejected).toEqual({ kind: 'unfinished', reason: "the process exited with code 127 before the driver's end line" });
-    const deaf = await runDriver(['sh', '-c', 'exec 3>&-; exit 0'], { timeoutMs: 5000 });
+    const deaf = await runDriver(['sh', '-c', 'exec 3>&-; exit 0'], [], { timeoutMs: 5000 });
     expect(deaf.rejected?.kind).toBe('unfinished');
   });
 
   it('judges a finished driver by its own exit, even when something outside its group holds the pipes', async () => {
     // setsid takes the holder out of the process group, so killing the group cannot close the pipes.
     const started = Date.now();
-    const r = await runDriver(driver("setsid sleep 4 & say $'END\\t0'; exit 0"), { timeoutMs: 3000 });
+    const r = await runDriver(driver("setsid sleep 4 & say $'END\\t0'; exit 0"), [], { timeoutMs: 3000 });
     expect([r.rejected, r.run.timedOut, r.run.exitCode]).toEqual([undefined, false, 0]);
     expect(Date.now() - started).toBeLessThan(2500);
   });
 
   it('stops a run whose stdout passes the cap and names the cause', async () => {
-    const r = await runDriver(driver("head -c 50000000 /dev/zero; say $'END\\t0'"), { timeoutMs: 10_000, maxOutputBytes: 4096 });
+    const r = await runDriver(driver("head -c 50000000 /dev/zero; say $'END\\t0'"), [], { timeoutMs: 10_000, maxOutputBytes: 4096 });
     expect(r.rejected).toEqual({ kind: 'output-limit', reason: 'output limit exceeded: more than 4 KiB on stdout' });
     expect(r.run.outputLimit).toBe('stdout');
   });
@@ -201,7 +204,7 @@ __attribute__((constructor)) static void fds(void) {
 ${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'utf8')}`,
     );
     execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, join(dir, 'fds.c')]);
-    const r = await runDriver([tools.time, lib, 'kem', 'keygen', '100', '1', '-1', 'iccs-drng'], { timeoutMs: 10_000 });
+    const r = await runDriver([tools.driver, lib], ['time', 'kem', 'keygen', '100', '1', '-1', 'iccs-drng', '0'], { timeoutMs: 10_000 });
     expect(r.rejected).toBeUndefined();
     expect(r.output.status).toBe('complete');
     // Sockets besides stdout and stderr: the channel alone, no longer on fd 3.
@@ -216,16 +219,20 @@ ${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'u
     const dir = tempDir();
     const lib = join(dir, 'libempty.so');
     execFileSync('gcc', ['-std=c99', '-O2', '-fPIC', '-shared', '-o', lib, join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c')]);
-    const r = await runDriver(['valgrind', '--tool=none', '-q', tools.time, lib, 'kem', 'keygen', '10', '1', '-1', 'iccs-drng'], {
-      timeoutMs: 60_000,
-    });
+    const r = await runDriver(
+      ['valgrind', '--tool=none', '-q', tools.driver, lib],
+      ['time', 'kem', 'keygen', '10', '1', '-1', 'iccs-drng', '0'],
+      {
+        timeoutMs: 60_000,
+      },
+    );
     expect([r.rejected, r.output.status, r.run.exitCode]).toEqual([undefined, 'complete', 0]);
     expect(r.output.lines.find((l) => l[0] === 'TRIAL')?.[1]).toBe('10');
   });
 
   it('a driver run by hand (no channel) still reports on stdout', async () => {
     const tools = await harnessTools();
-    const zero = await runProcess([tools.time, 'x.so', 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
+    const zero = await runProcess([tools.driver, 'x.so', 'time', 'kem', 'keygen', '0', '1'], { timeoutMs: 10_000 });
     expect([zero.exitCode, parseDriverOutput(zero.stdout).statusDetail]).toEqual([2, 'ITERS must be at least 1']);
   });
 });

@@ -1,6 +1,6 @@
-/* Hash/DRNG profiling driver: time spent in the wrapped symmetric primitives during
+/* The profiling job of ngcc_driver: time spent in the wrapped symmetric primitives during
  * OPS calls of one operation, for a library relinked with native/hashprof wrappers.
- *   ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]
+ *   ngcc_driver LIB prof TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
  * TYPE kem|sig; OP keygen|enc|dec (kem) or keygen|sign|verify (sig).
  * Inputs are prepared as ngcc_time does (enc after a keygen, dec after an enc, signatures
  * on a 64-byte message); accounting is off during preparation and warm-ups, then reset
@@ -15,6 +15,7 @@
  * (LOADFAIL also when the library has no ngcc_prof_* functions). */
 #include "../harness.h"
 #include "../ops.h"
+#include "../jobs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,11 @@ static void load_prof(prof_api_t *p, const api_t *api) {
     p->now = PROF_SYM(api, prof_u64_fn, "ngcc_prof_now");
 }
 
-int main(int argc, char **argv) {
-    proto_open();
+int prof_main(int nf, char **fields) {
     loop_args_t a;
-    parse_loop_args(argc, argv, "ngcc_prof LIB TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto]", "OPS", &a);
+    parse_loop_args(nf, fields, "ngcc_driver LIB prof TYPE OP OPS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]", "OPS", &a);
+    spots_t spots;
+    spots_plan(&spots, a.n, a.spot_checks); /* before the library is loaded */
     const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
     unsigned long long ops = a.n, warmups = a.warmups;
     int cpu = a.cpu;
@@ -87,21 +89,42 @@ int main(int argc, char **argv) {
     for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
     fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
 
-    /* The loop total and the per-call ticks come from the same source (the library's). */
+    /* The loop total and the per-call ticks come from the same source (the library's). A
+     * spot-checked call's preparation and check are neither accounted nor in the total. */
     int rc = 0;
     prof.reset();
+    proto_mark("begin");
     prof.enable(1);
-    unsigned long long t0 = prof.now();
-    for (unsigned long long i = 0; i < ops; i++) rc |= fn(&c);
+    unsigned long long t0 = prof.now(), paused = 0;
+    for (unsigned long long i = 0; i < ops; i++) {
+        int spot = spots_due(&spots, i);
+        if (spot) {
+            unsigned long long p0 = prof.now();
+            prof.enable(0);
+            spots_before(&c, &spots);
+            prof.enable(1);
+            paused += prof.now() - p0;
+        }
+        rc |= fn(&c);
+        if (spot) {
+            unsigned long long p0 = prof.now();
+            prof.enable(0);
+            spots_after(&c, &spots, i);
+            prof.enable(1);
+            paused += prof.now() - p0;
+        }
+    }
     unsigned long long t1 = prof.now();
     prof.enable(0);
+    proto_mark("end");
     ops_must(rc, op);
+    spots_verify(&c, &spots);
     ops_check_guards(&c);
 
     int n = prof.count();
     meta_u64("entries", (unsigned long long)(n > 0 ? n : 0));
     meta_u64("overflow", prof.overflow());
-    proto_line("TOTAL\t%llu\t%llu", ops, t1 - t0);
+    proto_line("TOTAL\t%llu\t%llu", ops, t1 - t0 - paused);
     for (int i = 0; i < n; i++) {
         const char *name = NULL;
         unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;
@@ -109,5 +132,5 @@ int main(int argc, char **argv) {
         proto_line("CALL\t%s\t%llu\t%llu\t%llu\t%llu", name, in_bits, out_bits, calls, ticks);
     }
     proto_line("STATUS\tcomplete");
-    return proto_end(EXIT_OK);
+    return EXIT_OK;
 }

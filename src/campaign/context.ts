@@ -13,8 +13,10 @@ import type { Progress } from './progress.js';
 /** What every phase step of a run shares. */
 export interface RunContext {
   plan: RunPlan;
-  /** The native drivers (ngcc_kat, ngcc_time, ngcc_prof, ngcc_mem) and the harness version. */
+  /** The native drivers (ngcc_driver, ngcc_mem, ngcc_probe) and the harness version. */
   tools: HarnessTools;
+  /** The cycle counter's rate as the run's probe measured it (trials are checked against the kernel's view with it). */
+  counterHz?: number;
   /** The host as the run found it (written into each timing record). */
   environment: HostEnvironment;
   progress?: Progress;

@@ -39,7 +39,7 @@ export const measure: PhaseStep = {
         continue;
       }
       todo.push({
-        timeTool: run.tools.time,
+        driver: run.tools.driver,
         library: resolve(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: unit.candidate.type,
@@ -49,6 +49,7 @@ export const measure: PhaseStep = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.settings.sandbox,
+        counterHz: run.counterHz,
       });
     }
     const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : undefined;

@@ -111,7 +111,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
       label: instance.label,
       nistPrefix: instance.nist_prefix,
       library: b.library,
-      katTool: run.tools.kat,
+      driver: run.tools.driver,
       outDir: paths.katDir(candidate.id, instance.label),
       manifest,
       timeoutMs: plan.settings.planning.kat_timeout_s * 1000,

@@ -46,7 +46,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       counter ??= c;
     },
   };
-  await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu });
+  run.counterHz = (await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu })).counterHz;
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null });
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.

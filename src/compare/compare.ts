@@ -194,6 +194,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];
   const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
+  const sandbox = head.campaign?.sandbox === 'bwrap' || head.campaign?.sandbox === 'none' ? head.campaign.sandbox : undefined;
   return {
     system: opts.system,
     threshold_pct: thresholdPct,
@@ -202,6 +203,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     kat_changes,
     build_failures,
     invalid_candidates,
+    ...(sandbox ? { sandbox } : {}),
     size_changes,
     memory_changes,
     size_mismatches,

@@ -185,6 +185,14 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
       ),
     );
   }
+  if (report.sandbox === 'none')
+    out.push(
+      para(
+        '⚠ Not sandboxed: the campaign set ',
+        code('sandbox: none'),
+        ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf).",
+      ),
+    );
   out.push(para(...ruleText(report, pr)));
   const compared = comparedRows(report, pr).length;
   const carried = pr ? report.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;

@@ -58,6 +58,8 @@ export interface CompareReport {
   build_failures: string[];
   /** Candidates whose candidate.yml or kat.sha256 head cannot read, and base could (status INVALID). */
   invalid_candidates: Array<{ id: string; problem: string }>;
+  /** How the head run isolated submission code (campaign.json `sandbox`); absent in evidence older than the sandbox. */
+  sandbox?: 'bwrap' | 'none';
   size_changes: ValueChange[];
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];

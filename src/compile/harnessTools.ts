@@ -11,9 +11,9 @@ export interface HarnessTools {
   dir: string;
   /** Hash of the harness's native sources and the compiler: part of every build key. */
   version: string;
-  kat: string;
-  time: string;
-  prof: string;
+  /** ngcc_driver: the KAT, timing and profiling jobs, one binary with one command line (`driver LIB`). */
+  driver: string;
+  /** ngcc_mem: its own binary, since it replaces malloc, which must not sit in the timed path. */
   mem: string;
   /** Reports the cycle counter and pinning where it runs (the sandbox check at the start of a run). */
   probe: string;
@@ -35,7 +35,10 @@ export function harnessVersion(): string {
   return sha256Hex(`${parts.join('\n')}\n${ccVersion()}`).slice(0, 16);
 }
 
-const NAMES = ['ngcc_kat', 'ngcc_time', 'ngcc_prof', 'ngcc_mem', 'ngcc_probe'] as const;
+/** The sources of ngcc_driver, relative to native/ (test/arm.test.ts cross-builds the same). */
+export const DRIVER_SOURCES = ['ngcc_driver.c', 'ngcc_kat.c', 'ngcc_time.c', 'hashprof/ngcc_prof.c', 'harness.c', 'ops.c', 'cpucycles.c'];
+
+const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const;
 /** Each binary's SHA-256, written with the set: a binary that no longer matches is rebuilt. */
 const MANIFEST = 'sha256.json';
 
@@ -76,9 +79,7 @@ export async function harnessTools(): Promise<HarnessTools> {
   const tools = {
     dir,
     version,
-    kat: join(dir, 'ngcc_kat'),
-    time: join(dir, 'ngcc_time'),
-    prof: join(dir, 'ngcc_prof'),
+    driver: join(dir, 'ngcc_driver'),
     mem: join(dir, 'ngcc_mem'),
     probe: join(dir, 'ngcc_probe'),
   };
@@ -92,9 +93,7 @@ async function compileTools(dir: string): Promise<void> {
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
   const targets: Array<[(typeof NAMES)[number], string[], string[]]> = [
-    ['ngcc_kat', [join(n, 'ngcc_kat.c'), join(n, 'harness.c')], ['-ldl']],
-    ['ngcc_time', [join(n, 'ngcc_time.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'cpucycles.c')], ['-ldl']],
-    ['ngcc_prof', [join(n, 'hashprof', 'ngcc_prof.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-ldl']],
+    ['ngcc_driver', DRIVER_SOURCES.map((f) => join(n, f)), ['-ldl']],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
     ['ngcc_probe', [join(n, 'ngcc_probe.c'), join(n, 'cpucycles.c')], []],

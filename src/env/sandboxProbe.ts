@@ -40,13 +40,26 @@ const counterOf = (r: RunResult) => {
   return r.exitCode === 0 && f ? f.split('\t')[1] : undefined;
 };
 
+const rateOf = (r: RunResult) => {
+  const f = r.stdout.split('\n').find((l) => l.startsWith('RATE\t'));
+  const hz = f ? Number(f.split('\t')[1]) : NaN;
+  return r.exitCode === 0 && hz > 0 ? hz : undefined;
+};
+
+/** What the probe found: the counter's rate where drivers run (undefined when it could not tell). */
+export interface ProbeResult {
+  counterHz?: number;
+}
+
 /**
  * Before anything is built: with `sandbox: bwrap`, checks that a sandbox can be made here, that the
  * compiler is reachable in it, and that a driver inside pins itself and gets the cycle counter it
- * gets outside. Refuses the run with an InputError naming the cause and the fix otherwise.
+ * gets outside. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
+ * the counter's rate as a driver sees it, measured by the harness's own probe (no submission code).
  */
-export async function probeSandbox(p: SandboxProbe): Promise<void> {
-  if (p.mode === 'none') return;
+export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
+  const argv = [p.probeTool, String(p.cpu)];
+  if (p.mode === 'none') return { counterHz: rateOf(await runProcess(argv, { timeoutMs: 30_000 })) };
   const file = p.settingsFile ?? 'ngcc-perf.yml';
   const refuse = (problem: string) => {
     throw new InputError(file, 'sandbox', problem);
@@ -62,7 +75,6 @@ export async function probeSandbox(p: SandboxProbe): Promise<void> {
       `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib…): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`,
     );
 
-  const argv = [p.probeTool, String(p.cpu)];
   const outside = await runProcess(argv, { timeoutMs: 30_000 });
   const inside = await runProcess(argv, { timeoutMs: 30_000, sandbox: { mode: 'bwrap', readOnly: [p.probeTool], writable: [] } });
   const [out, ins] = [counterOf(outside), counterOf(inside)];
@@ -73,4 +85,5 @@ export async function probeSandbox(p: SandboxProbe): Promise<void> {
         ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}`
         : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`,
     );
+  return { counterHz: rateOf(inside) };
 }

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { KAT_PARTIAL_FILE } from '../kat/run.js';
 
 /**
  * The evidence layout under DATA_DIR/<system>/ (docs/evidence-format.md): the only module that
@@ -71,8 +70,8 @@ export function instanceOfPath(rel: string): string | undefined {
   return instanceKey(id, cut > 0 ? stem.slice(0, cut) : stem);
 }
 
-/** The evidence lock, temporary files of an atomic write, a KAT output in progress: never evidence. */
+/** The evidence lock, temporary files of an atomic write: never evidence. */
 export function isTransient(rel: string): boolean {
   const name = rel.slice(rel.lastIndexOf('/') + 1);
-  return name === LOCK_FILE || name === KAT_PARTIAL_FILE || /\.tmp-\d+-\d+$/.test(name);
+  return name === LOCK_FILE || /\.tmp-\d+-\d+$/.test(name);
 }

@@ -14,7 +14,8 @@ export const inputBytes = (type: 'kem' | 'sig', operation: string): number =>
   type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 
 export interface OperationRequest {
-  timeTool: string;
+  /** ngcc_driver. */
+  driver: string;
   library: string;
   /** The library path as written into evidence (relative to the campaign). */
   libraryShown: string;
@@ -27,6 +28,8 @@ export interface OperationRequest {
   fixedClockHz?: number;
   /** How the timing driver is isolated (default bwrap). */
   sandbox?: SandboxMode;
+  /** The counter's rate from the run's probe (each trial is checked against the kernel's view). */
+  counterHz?: number;
 }
 
 export interface OperationResult {
@@ -65,7 +68,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
   return {
     req,
     base: {
-      timeTool: req.timeTool,
+      driver: req.driver,
       library: req.library,
       type: req.type,
       operation: req.operation,
@@ -73,6 +76,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       rng: req.rng,
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
       sandbox: req.sandbox,
+      counterHz: req.counterHz,
     },
     started_utc: new Date().toISOString(),
     load_average_start: loadAverage(),
@@ -118,7 +122,7 @@ function finish(op: InProgress): OperationResult {
     load_average_start: op.load_average_start,
     load_average_end: loadAverage(),
   };
-  const show = (x: TrialProcess) => shown(x, req.timeTool, req.library, req.libraryShown);
+  const show = (x: TrialProcess) => shown(x, req.driver, req.library, req.libraryShown);
   if (!op.plan)
     return {
       ...common,

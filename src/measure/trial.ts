@@ -1,9 +1,11 @@
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
+import { kernelInconsistency, trialWindow } from './kernelCheck.js';
 
 export interface TrialRequest {
-  timeTool: string;
+  /** ngcc_driver. */
+  driver: string;
   library: string;
   type: 'kem' | 'sig';
   operation: string;
@@ -15,6 +17,8 @@ export interface TrialRequest {
   memoryLimitBytes?: number;
   /** How the driver is isolated (default bwrap): it reads itself and the library, writes nothing. */
   sandbox?: SandboxMode;
+  /** The counter's rate from the run's probe: each trial is checked against the kernel's view with it. */
+  counterHz?: number;
 }
 
 export interface TrialProcess {
@@ -43,26 +47,30 @@ function failureOf({ run, output: out, rejected }: DriverRun): string | undefine
 
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
-  const argv = [req.timeTool, req.library, req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
-  const driver = await runDriver(argv, {
+  const job = ['time', req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
+  const argv = [req.driver, req.library, ...job];
+  const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.timeTool, req.library], writable: [] },
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
   });
   const { run, output: out } = driver;
-  const failure = failureOf(driver);
+  let failure = failureOf(driver);
   const trials: Trial[] = [];
+  const window = trialWindow(run.channel?.marks ?? []);
   // Only a finished driver's lines are a trial.
   for (const f of failure ? [] : out.lines) {
     if (f[0] === 'TRIAL') {
       const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds });
+      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...window });
     } else if (f[0] === 'CALLS' && trials.length > 0) {
       const [n, min, q1, med, q3, max] = f.slice(1).map(Number) as [number, number, number, number, number, number];
       trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.counterHz);
+  if (failure) trials.length = 0;
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
     exit_code: run.exitCode,
@@ -74,4 +82,17 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     disturbed_retries: 0,
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
   };
+}
+
+/** A trial the kernel's view contradicts (docs/method.md#the-kernels-view), as a failure; undefined when it holds. */
+function kernelFailure(
+  trials: Trial[],
+  window: ReturnType<typeof trialWindow>,
+  counter: string | undefined,
+  counterHz: number | undefined,
+) {
+  if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark the timed loop once';
+  if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
+  const why = kernelInconsistency(trials[0]!.cycles, counter, counterHz, window);
+  return why ? `inconsistent trial: ${why}` : undefined;
 }

@@ -79,20 +79,12 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
       for (const operation of operations) {
         const done = rounds.get(operation)!;
         if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
-        const argv = [
-          p.tools.prof,
-          profiled.library,
-          candidate.type,
-          operation,
-          String(opsPerRound.get(operation)),
-          '1',
-          String(p.cpu),
-          candidate.katRng,
-        ];
-        const driver = await runDriver(argv, {
+        const job = ['prof', candidate.type, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
+        const argv = [p.tools.driver, profiled.library, ...job];
+        const driver = await runDriver([p.tools.driver, profiled.library], job, {
           timeoutMs: p.timeoutMs,
           maxOutputBytes: 1 << 20,
-          sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.prof, profiled.library], writable: [] },
+          sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
         });
         const { run, output: out, rejected } = driver;
         const total = out.lines.find((l) => l[0] === 'TOTAL');
@@ -127,7 +119,7 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? 'failed' : 'complete',
-        command: chosen.argv.map((a) => (a === p.tools.prof ? basename(a) : a === profiled.library ? relative(p.campaignDir, a) : a)),
+        command: chosen.argv.map((a) => (a === p.tools.driver ? basename(a) : a === profiled.library ? relative(p.campaignDir, a) : a)),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? 'unknown', wrapped: profiled.wrapped.join(' ') },
         library_sha256: p.librarySha256,
@@ -146,7 +138,7 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
 async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
-  const driver = await runDriver([p.tools.mem, p.library, candidate.type, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library], ['mem', candidate.type, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.mem, p.library], writable: [] },

@@ -55,6 +55,12 @@ export interface BwrapOptions {
   system: SystemView;
 }
 
+/**
+ * The private /tmp lives in the host's memory: capped, so a process cannot fill the runner's RAM
+ * through it. Far above what a compiler's temporary files need, LTO included.
+ */
+const PRIVATE_TMP_BYTES = 1 << 30;
+
 const depth = (p: string) => p.split('/').length;
 
 /**
@@ -73,7 +79,7 @@ export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
     else args.push('--ro-bind', e.path, e.path);
   }
   for (const p of opts.system.etc) args.push('--ro-bind-try', p, p);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/tmp');
   // Parents before children, so a folder bound inside another stays as its own entry says; a
   // path named both ways is writable.
   const binds = new Map<string, 'ro' | 'rw'>();

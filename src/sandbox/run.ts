@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
 import { bwrapArgs, hostSystemView, sandboxEnv, type SandboxSpec, type SystemView } from './bwrap.js';
+import { treeCpuSeconds } from './cpuTime.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -21,6 +22,10 @@ export interface RunOptions {
    * docs/native-protocol.md#the-channel). What comes back is in RunResult.channel.
    */
   channelSecret?: string;
+  /** The driver's job, sent as one tab-separated line after the secret. */
+  channelJob?: string[];
+  /** Bytes kept of the channel (default 4 MiB): a KAT's text comes this way. */
+  channelMaxBytes?: number;
   /**
    * What the process may reach. Every process that compiles or runs submission code passes one
    * (mode `bwrap` unless the campaign opted out); trusted tools (git, tar) run without.
@@ -39,9 +44,21 @@ export interface RunResult {
   truncated: boolean;
   /** The stream that passed maxOutputBytes when stopAtOutputLimit ended the run. */
   outputLimit?: 'stdout' | 'stderr';
-  /** What arrived on the result channel (only with channelSecret), undecoded. */
-  channel?: { text: string; truncated: boolean };
+  /** What arrived on the result channel (only with channelSecret), undecoded, and its marks. */
+  channel?: { text: string; truncated: boolean; marks: ChannelMark[] };
   wallSeconds: number;
+}
+
+/**
+ * A driver's MARK line (docs/native-protocol.md#marks): the driver waits until it is answered, and
+ * before answering the parent reads the clock and the CPU time the kernel charged the process tree.
+ */
+export interface ChannelMark {
+  name: string;
+  /** Seconds since the process started, on the parent's clock. */
+  wall_s: number;
+  /** CPU seconds charged to the process and its descendants so far. */
+  cpu_s: number;
 }
 
 const DEFAULT_MAX_OUTPUT = 1 << 20;
@@ -128,15 +145,25 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     };
     const out = collector(limit, overLimit('stdout'));
     const err = collector(limit, overLimit('stderr'));
-    const chan = collector(CHANNEL_MAX);
+    const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
     child.stdout!.on('data', out.push);
     child.stderr!.on('data', err.push);
     const channelStream = channel ? (child.stdio[3] as (Readable & Writable) | null) : null;
+    const marks: ChannelMark[] = [];
     if (channelStream) {
       // A driver that dies before reading the secret closes its end: not our error.
       channelStream.on('error', () => undefined);
-      channelStream.on('data', chan.push);
-      channelStream.write(`${opts.channelSecret}\n`);
+      const markPrefix = `${opts.channelSecret}\tMARK\t`;
+      const answerMarks = markWatcher(markPrefix, (name) => {
+        // The driver is blocked reading its answer: what it has used so far is exact.
+        marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
+        channelStream.write('GO\n');
+      });
+      channelStream.on('data', (chunk: Buffer) => {
+        chan.push(chunk);
+        answerMarks(chunk);
+      });
+      channelStream.write(`${opts.channelSecret}\n${(opts.channelJob ?? []).join('\t')}\n`);
     }
     let timedOut = false;
     let done = false;
@@ -171,7 +198,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         timedOut,
         truncated: out.truncated() || err.truncated(),
         ...(outputLimit ? { outputLimit } : {}),
-        ...(channel ? { channel: { text: chan.raw(), truncated: chan.truncated() } } : {}),
+        ...(channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {}),
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
       });
     };
@@ -199,6 +226,34 @@ const SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n,
 function unwrapped(code: number | null, signal: NodeJS.Signals | null): [number | null, NodeJS.Signals | null] {
   const inner = code !== null && code > 128 ? SIGNALS.get(code - 128) : undefined;
   return inner ? [null, inner] : [code, signal];
+}
+
+/**
+ * Calls `onMark` for every whole channel line that starts with `prefix` (the secret and MARK), with
+ * the rest of the line; chunks may split lines anywhere. Only the end of a chunk is kept between calls.
+ */
+function markWatcher(prefix: string, onMark: (name: string) => void): (chunk: Buffer) => void {
+  let partial = '';
+  // Inside a long line that cannot be a mark: drop what comes until its end.
+  let skipping = false;
+  return (chunk) => {
+    const lines = chunk.toString('latin1').split('\n');
+    const last = lines.pop() ?? '';
+    for (const [i, piece] of lines.entries()) {
+      const line = i === 0 ? partial + piece : piece;
+      if (!(i === 0 && skipping) && line.startsWith(prefix)) onMark(line.slice(prefix.length));
+      if (i === 0) {
+        partial = '';
+        skipping = false;
+      }
+    }
+    const tail = (lines.length === 0 ? partial : '') + last;
+    if (lines.length > 0) skipping = false;
+    if (skipping || (tail.length > prefix.length + 64 && !tail.startsWith(prefix))) {
+      skipping = true;
+      partial = '';
+    } else partial = tail;
+  };
 }
 
 let system: SystemView | undefined;
@@ -285,14 +340,15 @@ export type DriverRejection =
 const KIB = 1024;
 
 /**
- * Runs a native driver with a result channel and a fresh secret. A result is accepted only when
+ * Runs a native driver (`command`: the driver and the library, the same for every job) with a
+ * result channel, a fresh secret and `job` sent down it. A result is accepted only when
  * the channel carried the driver's END line with the secret, nothing without it, and the process
  * then exited with the code that END line names: a library that ends the process early, or
  * prints protocol lines of its own, gives no result.
  */
-export async function runDriver(command: string[], opts: RunOptions): Promise<DriverRun> {
+export async function runDriver(command: string[], job: string[], opts: RunOptions): Promise<DriverRun> {
   const secret = randomBytes(16).toString('hex');
-  const run = await runProcess(command, { ...opts, channelSecret: secret, stopAtOutputLimit: true });
+  const run = await runProcess(command, { ...opts, channelSecret: secret, channelJob: job, stopAtOutputLimit: true });
   const { lines, stray, end } = decodeChannel(run.channel?.text ?? '', secret);
   const output = parseDriverOutput(lines.join('\n'));
   return { run, output, ...optional(judge(run, stray, end, opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT)) };

@@ -1,0 +1,27 @@
+/* ngcc_driver: the one driver the KAT, timing and profiling processes run, with one command line,
+ *   ngcc_driver LIB
+ * and the job (kat | time | prof and its fields) on the result channel, so the library under test
+ * sees the same argv, environment and sandbox whether it is being KAT-checked or timed
+ * (docs/native-protocol.md#drivers). Run by hand, without a channel, the job follows LIB:
+ *   ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]
+ *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS] */
+#include "harness.h"
+#include "jobs.h"
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    proto_open();
+    char *fields[24];
+    int n = job_fields(argc, argv, fields, 24);
+    const char *job = n > 1 ? fields[1] : "";
+    int code;
+    if (strcmp(job, "kat") == 0) code = kat_main(n, fields);
+    else if (strcmp(job, "time") == 0) code = time_main(n, fields);
+    else if (strcmp(job, "prof") == 0) code = prof_main(n, fields);
+    else {
+        fprintf(stderr, "usage: ngcc_driver LIB kat|time|prof ... (native/ngcc_driver.c)\n");
+        code = EXIT_USAGE;
+    }
+    return proto_end(code);
+}

@@ -1,0 +1,50 @@
+import type { ChannelMark } from '../sandbox/run.js';
+
+/**
+ * The outside check of a trial (docs/method.md#the-kernels-view): the cycles a driver reports come
+ * from inside the process the library shares, the CPU time the kernel charged that process and the
+ * parent's clock do not. Both are read by the trusted parent at the driver's MARK begin / MARK end
+ * around the timed loop. A trial whose cycles disagree with them beyond what a clock can explain is
+ * rejected and named.
+ */
+
+export interface KernelWindow {
+  /** CPU seconds the kernel charged the driver's process tree between the marks. */
+  kernel_cpu_s: number;
+  /** Seconds between the marks on the parent's clock. */
+  window_s: number;
+}
+
+/** The begin/end pair of a trial's marks, when the driver gave exactly that. */
+export function trialWindow(marks: ChannelMark[]): KernelWindow | undefined {
+  if (marks.length !== 2 || marks[0]!.name !== 'begin' || marks[1]!.name !== 'end') return undefined;
+  const [b, e] = marks as [ChannelMark, ChannelMark];
+  return { kernel_cpu_s: e.cpu_s - b.cpu_s, window_s: e.wall_s - b.wall_s };
+}
+
+/**
+ * How far the counter's rate may drift from the rate measured at the start of the run: a constant
+ * counter (TSC, CNTVCT, the monotonic clock) keeps its rate, core cycles (perf_event on AArch64)
+ * follow frequency scaling.
+ */
+const RATE_TOLERANCE: Record<string, number> = { 'perf_event-cycles': 3 };
+const DEFAULT_RATE_TOLERANCE = 1.25;
+/** Absolute slack: the marks' own system calls, and tick-granular CPU accounting where schedstat is missing. */
+const SLACK_S = 0.02;
+
+const fmt = (s: number) => `${s < 0.01 ? s.toExponential(2) : s.toFixed(3)} s`;
+
+/**
+ * Why a trial of `cycles` counter ticks is inconsistent with the kernel's view, or undefined.
+ * `counterHz` is the counter's rate measured by the harness's own probe at the start of the run.
+ */
+export function kernelInconsistency(cycles: number, counter: string, counterHz: number, w: KernelWindow): string | undefined {
+  const claimed = cycles / counterHz;
+  const k = RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE;
+  // A single-threaded loop cannot use more CPU than the time it took: more means cycles went missing.
+  if (w.kernel_cpu_s > k * claimed + SLACK_S)
+    return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
+  // Nor can it take longer than the time that passed around it.
+  if (claimed > k * w.window_s + SLACK_S) return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
+  return undefined;
+}

@@ -9967,6 +9967,11 @@ import { resolve as resolve6 } from "node:path";
 import { basename } from "node:path";
 
 // src/measure/plan.ts
+var CALIBRATION_CALLS = 5;
+function calibrationSecondsPerCall(t) {
+  const hz = t.cycles / t.seconds;
+  return t.per_call_cycles && hz > 0 ? t.per_call_cycles.median / hz : t.seconds / t.measurements;
+}
 function planTrials(secondsPerCall, p) {
   const t = Math.max(secondsPerCall, 1e-9);
   const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
@@ -10319,6 +10324,22 @@ function deriveStatistics(trials) {
   };
 }
 
+// src/measure/disturbance.ts
+var DISTURBED_OFF_CPU = 0.02;
+function parseOsLine(fields) {
+  const [cpu, wall, inv, vol] = fields.slice(1).map(Number);
+  if (![cpu, wall, inv, vol].every((v) => v !== void 0 && Number.isFinite(v)) || !(wall > 0)) return void 0;
+  return { thread_cpu_s: cpu, wall_s: wall, involuntary_switches: inv, voluntary_switches: vol };
+}
+var offCpuShare = (os) => Math.max(0, 1 - os.thread_cpu_s / os.wall_s);
+function disturbance(os, clock) {
+  if (os && os.involuntary_switches > 0 && offCpuShare(os) > DISTURBED_OFF_CPU)
+    return `off the CPU ${(offCpuShare(os) * 100).toFixed(1)} % of the time (${os.involuntary_switches} involuntary switch${os.involuntary_switches === 1 ? "" : "es"})`;
+  if (clock.fixedClockHz !== void 0 && clock.clockHz !== void 0 && clock.clockHz < clock.minClockRatio * clock.fixedClockHz)
+    return `clock ${(clock.clockHz / 1e9).toFixed(3)} GHz, below ${clock.minClockRatio} of the fixed ${(clock.fixedClockHz / 1e9).toFixed(3)} GHz`;
+  return void 0;
+}
+
 // src/measure/kernelCheck.ts
 function trialWindow(marks) {
   if (marks.length !== 2 || marks[0].name !== "begin" || marks[1].name !== "end") return void 0;
@@ -10365,6 +10386,9 @@ async function runTrial(req) {
     if (f[0] === "TRIAL") {
       const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...window });
+    } else if (f[0] === "OS" && trials.length > 0) {
+      const os = parseOsLine(f);
+      if (os) trials[trials.length - 1].os = os;
     } else if (f[0] === "CALLS" && trials.length > 0) {
       const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
@@ -10431,9 +10455,13 @@ async function nextTrial(op) {
       warmups: plan.warmups,
       timeoutMs: plan.timeout_per_process_s * 1e3
     });
-    const clock = proc.trials[0]?.clock_hz;
-    const slowed = proc.status === "complete" && op.req.fixedClockHz !== void 0 && clock !== void 0 && clock < p.min_clock_ratio * op.req.fixedClockHz;
-    if (!slowed || retries >= p.disturbed_retries) break;
+    const trial = proc.trials[0];
+    const why = proc.status === "complete" && trial ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
+    if (!why) break;
+    if (retries >= p.disturbed_retries) {
+      trial.disturbed = why;
+      break;
+    }
     retries++;
   }
   proc.disturbed_retries = retries;
@@ -10478,11 +10506,20 @@ async function measureOperations(reqs, onDone) {
   const ops = [];
   for (const req of reqs) {
     const s = start(req);
-    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1e3 });
+    const timeoutMs = req.planning.process_timeout_s * 1e3;
+    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
+    const once = calibration.trials[0];
+    if (calibration.status === "complete" && once && once.seconds < req.planning.trial_target_s)
+      calibration = await runTrial({
+        ...s.base,
+        iterations: CALIBRATION_CALLS,
+        warmups: 1,
+        timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3
+      });
     ops.push({
       ...s,
       calibration,
-      plan: calibration.status === "complete" ? planTrials(calibration.trials[0].seconds, req.planning) : void 0
+      plan: calibration.status === "complete" ? planTrials(calibrationSecondsPerCall(calibration.trials[0]), req.planning) : void 0
     });
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
@@ -10518,6 +10555,7 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     kat: entry.kat,
     kat_not_passed: entry.kat !== "PASS",
     disturbed_retries: result.disturbed_retries,
+    disturbed_trials: result.trials.filter((t) => t.disturbed).length,
     library: entry.library,
     library_sha256: entry.library_sha256,
     kat_log: entry.kat_log,
@@ -11666,7 +11704,8 @@ var measure = {
         ...result.failure ? { failure: result.failure } : {},
         ...spread ? { spread } : {}
       });
-      const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}`;
+      const disturbed = result.trials.filter((t) => t.disturbed).length;
+      const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}`;
       ctx.tick(
         `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
       );
@@ -32438,6 +32477,7 @@ async function profileInstance(p, operations, sink) {
   const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
   const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
   const rounds = new Map(operations.map((operation) => [operation, []]));
+  const excluded = new Map(operations.map((operation) => [operation, []]));
   if (profiled.ok) {
     const opsPerRound = new Map(
       operations.map((operation) => {
@@ -32445,32 +32485,43 @@ async function profileInstance(p, operations, sink) {
         return [operation, perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
       })
     );
+    const runRound = async (operation) => {
+      const job = ["prof", candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
+      const argv = [p.tools.driver, profiled.library, ...job];
+      const driver = await runDriver([p.tools.driver, profiled.library], job, {
+        timeoutMs: p.timeoutMs,
+        maxOutputBytes: 1 << 20,
+        sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
+      });
+      const { run, output: out, rejected } = driver;
+      const total = out.lines.find((l) => l[0] === "TOTAL");
+      const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+      const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+      const complete = !rejected && run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
+      const osLine = out.lines.find((l) => l[0] === "OS");
+      const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : void 0;
+      return {
+        ...complete ? {} : { failure: driverFailure(driver) },
+        ...disturbed ? { disturbed } : {},
+        argv,
+        stderr: run.stderr,
+        complete,
+        meta: out.meta,
+        total: totals,
+        calls,
+        hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN
+      };
+    };
     for (let round = 0; round < p.rounds; round++) {
       for (const operation of operations) {
         const done = rounds.get(operation);
-        if (done.some((r) => !r.complete)) continue;
-        const job = ["prof", candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
-        const argv = [p.tools.driver, profiled.library, ...job];
-        const driver = await runDriver([p.tools.driver, profiled.library], job, {
-          timeoutMs: p.timeoutMs,
-          maxOutputBytes: 1 << 20,
-          sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
-        });
-        const { run, output: out, rejected } = driver;
-        const total = out.lines.find((l) => l[0] === "TOTAL");
-        const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
-        const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-        const complete = !rejected && run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
-        done.push({
-          ...complete ? {} : { failure: driverFailure(driver) },
-          argv,
-          stderr: run.stderr,
-          complete,
-          meta: out.meta,
-          total: totals,
-          calls,
-          hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN
-        });
+        if (done.some((r2) => !r2.complete)) continue;
+        let r = await runRound(operation);
+        for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
+          excluded.get(operation).push(r);
+          r = await runRound(operation);
+        }
+        done.push(r);
       }
     }
   }
@@ -32478,7 +32529,10 @@ async function profileInstance(p, operations, sink) {
     if (profiled.ok) {
       const done = rounds.get(operation);
       const failed = done.find((r) => !r.complete);
-      const chosen = failed ?? medianRound(done);
+      const quiet = done.filter((r) => !r.disturbed);
+      const kept = quiet.length > 0 ? quiet : done;
+      const chosen = failed ?? medianRound(kept);
+      const left = [...excluded.get(operation), ...done.filter((r) => !kept.includes(r))];
       sink.profile(operation, {
         schema: 2,
         candidate: candidate.id,
@@ -32493,7 +32547,12 @@ async function profileInstance(p, operations, sink) {
         profile_symbols: digest,
         total: chosen.total,
         calls: chosen.calls,
-        ...failed ? { failure: failed.failure } : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }
+        ...failed ? { failure: failed.failure } : {
+          ...shares(chosen.total.ticks, chosen.calls),
+          round_hash_shares: kept.map((r) => r.hashShare),
+          disturbed_rounds: kept === done ? done.filter((r) => r.disturbed).length : 0,
+          left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? "" }))
+        }
       });
     }
     sink.memory(operation, await measureMemory(p, operation));
@@ -32863,7 +32922,9 @@ var profile = {
     const { candidate, instance } = ctx.unit;
     const shares2 = OPERATIONS[candidate.type].map((op) => {
       const p = readJsonIfExists(paths.profile(candidate.id, instance.label, op));
-      return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}`;
+      const left = p?.left_out_rounds?.length ?? 0;
+      const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? "" : "s"} left out)` : ""}${p?.disturbed_rounds ? ` (every round disturbed)` : ""}`;
+      return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}${note}`;
     });
     ctx.tick(`${verdict}; hash share ${shares2.join(", ")}`);
   }
@@ -32911,6 +32972,7 @@ async function profileOperations(ctx, entry) {
       nistSymbols: plan.nistSymbols,
       targetSeconds: plan.settings.profile.target_s,
       rounds: plan.settings.profile.rounds,
+      disturbedRetries: plan.settings.planning.disturbed_retries,
       timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
       perCallSeconds: (operation) => {
         const record2 = readJsonIfExists(plan.paths.record(id, label, operation));

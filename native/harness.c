@@ -359,6 +359,24 @@ unsigned long long proc_status_bytes(const char *field) {
     return kib * 1024ull;
 }
 
+void os_mark(os_mark_t *m) {
+    struct timespec w, c;
+    struct rusage ru;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    memset(&ru, 0, sizeof ru);
+    getrusage(RUSAGE_THREAD, &ru);
+    m->wall = (double)w.tv_sec + (double)w.tv_nsec * 1e-9;
+    m->cpu = (double)c.tv_sec + (double)c.tv_nsec * 1e-9;
+    m->involuntary = ru.ru_nivcsw;
+    m->voluntary = ru.ru_nvcsw;
+}
+
+void os_report(const os_mark_t *a, const os_mark_t *b) {
+    proto_line("OS\t%.9f\t%.9f\t%ld\t%ld", b->cpu - a->cpu, b->wall - a->wall, b->involuntary - a->involuntary,
+               b->voluntary - a->voluntary);
+}
+
 void random_fill(unsigned char *p, size_t n) {
     size_t got = 0;
     while (got < n) {

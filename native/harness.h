@@ -107,6 +107,17 @@ void meta_u64(const char *key, unsigned long long value);
 /* VmRSS / VmHWM of this process from /proc/self/status, in bytes (0 if unknown). */
 unsigned long long proc_status_bytes(const char *field);
 int pin_to_cpu(int cpu);
+/* What the OS says about this thread over a span (docs/method.md#disturbed-trials): its CPU time and
+ * context switches against the wall clock, to tell a span that had the core to itself from one that
+ * shared it. Taken right around a timed loop; the parent judges, the driver only reports. */
+typedef struct {
+    double wall, cpu;
+    long involuntary, voluntary;
+} os_mark_t;
+void os_mark(os_mark_t *m);
+/* "OS thread_cpu_s wall_s involuntary_switches voluntary_switches" for the span from a to b. */
+void os_report(const os_mark_t *a, const os_mark_t *b);
+
 /* n bytes from the kernel's generator (getrandom); ERROR failure if it fails. */
 void random_fill(unsigned char *p, size_t n);
 

@@ -69,6 +69,8 @@ int time_main(int n, char **fields) {
      * the same reads, so the per-call overhead is a single counter read. A spot-checked call's
      * preparation and check fall between reads that are not counted. */
     proto_mark("begin");
+    os_mark_t os0, os1;
+    os_mark(&os0);
     double s0 = wallclock_seconds();
     uint64_t prev = cpucycles(), total = 0;
     int rc = 0;
@@ -89,6 +91,7 @@ int time_main(int n, char **fields) {
         prev = now;
     }
     double s1 = wallclock_seconds();
+    os_mark(&os1);
     proto_mark("end");
     ops_must(rc, op);
     spots_verify(&c, &spots);
@@ -96,6 +99,7 @@ int time_main(int n, char **fields) {
 
     meta_u64("peak_rss_bytes", proc_status_bytes("VmHWM"));
     proto_line("TRIAL\t%llu\t%.9f\t%llu", iters, s1 - s0, (unsigned long long)total);
+    os_report(&os0, &os1);
     qsort(samples, nsamples, sizeof *samples, cmp_u64);
     proto_line("CALLS\t%zu\t%llu\t%.1f\t%.1f\t%.1f\t%llu", nsamples, (unsigned long long)samples[0],
            quantile(samples, nsamples, 0.25), quantile(samples, nsamples, 0.5),

@@ -94,6 +94,8 @@ int prof_main(int nf, char **fields) {
     int rc = 0;
     prof.reset();
     proto_mark("begin");
+    os_mark_t os0, os1;
+    os_mark(&os0);
     prof.enable(1);
     unsigned long long t0 = prof.now(), paused = 0;
     for (unsigned long long i = 0; i < ops; i++) {
@@ -116,6 +118,7 @@ int prof_main(int nf, char **fields) {
     }
     unsigned long long t1 = prof.now();
     prof.enable(0);
+    os_mark(&os1);
     proto_mark("end");
     ops_must(rc, op);
     spots_verify(&c, &spots);
@@ -125,6 +128,7 @@ int prof_main(int nf, char **fields) {
     meta_u64("entries", (unsigned long long)(n > 0 ? n : 0));
     meta_u64("overflow", prof.overflow());
     proto_line("TOTAL\t%llu\t%llu", ops, t1 - t0 - paused);
+    os_report(&os0, &os1);
     for (int i = 0; i < n; i++) {
         const char *name = NULL;
         unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;

@@ -74,7 +74,8 @@ export const measure: PhaseStep = {
         ...(result.failure ? { failure: result.failure } : {}),
         ...(spread ? { spread } : {}),
       });
-      const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}`;
+      const disturbed = result.trials.filter((t) => t.disturbed).length;
+      const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}`;
       ctx.tick(
         `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
       );

@@ -40,7 +40,9 @@ export const profile: PhaseStep = {
     const { candidate, instance } = ctx.unit;
     const shares = OPERATIONS[candidate.type].map((op) => {
       const p = readJsonIfExists<HashProfile>(paths.profile(candidate.id, instance.label, op));
-      return `${op} ${p?.hash_share !== undefined ? formatShare(p.hash_share) : (p?.status ?? 'missing')}`;
+      const left = p?.left_out_rounds?.length ?? 0;
+      const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? '' : 's'} left out)` : ''}${p?.disturbed_rounds ? ` (every round disturbed)` : ''}`;
+      return `${op} ${p?.hash_share !== undefined ? formatShare(p.hash_share) : (p?.status ?? 'missing')}${note}`;
     });
     ctx.tick(`${verdict}; hash share ${shares.join(', ')}`);
   },
@@ -101,6 +103,7 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
       nistSymbols: plan.nistSymbols,
       targetSeconds: plan.settings.profile.target_s,
       rounds: plan.settings.profile.rounds,
+      disturbedRetries: plan.settings.planning.disturbed_retries,
       timeoutMs: plan.settings.planning.process_timeout_s * 1000,
       perCallSeconds: (operation) => {
         const record = readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));

@@ -35,6 +35,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     kat: entry.kat,
     kat_not_passed: entry.kat !== 'PASS',
     disturbed_retries: result.disturbed_retries,
+    disturbed_trials: result.trials.filter((t) => t.disturbed).length,
     library: entry.library,
     library_sha256: entry.library_sha256,
     kat_log: entry.kat_log,

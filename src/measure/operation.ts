@@ -1,8 +1,9 @@
 import { basename } from 'node:path';
 import type { Planning } from '../config/schemas.js';
 import { loadAverage } from '../env/host.js';
-import { planTrials, type Plan } from './plan.js';
+import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
+import { disturbance } from './disturbance.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 
@@ -99,13 +100,17 @@ async function nextTrial(op: InProgress): Promise<void> {
       warmups: plan.warmups,
       timeoutMs: plan.timeout_per_process_s * 1000,
     });
-    const clock = proc.trials[0]?.clock_hz;
-    const slowed =
-      proc.status === 'complete' &&
-      op.req.fixedClockHz !== undefined &&
-      clock !== undefined &&
-      clock < p.min_clock_ratio * op.req.fixedClockHz;
-    if (!slowed || retries >= p.disturbed_retries) break;
+    const trial = proc.trials[0];
+    const why =
+      proc.status === 'complete' && trial
+        ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio })
+        : undefined;
+    if (!why) break;
+    if (retries >= p.disturbed_retries) {
+      // Still disturbed after its re-runs: kept, and said so.
+      trial!.disturbed = why;
+      break;
+    }
     retries++;
   }
   proc.disturbed_retries = retries;
@@ -161,11 +166,20 @@ export async function measureOperations(
   const ops: InProgress[] = [];
   for (const req of reqs) {
     const s = start(req);
-    const calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs: req.planning.process_timeout_s * 1000 });
+    const timeoutMs = req.planning.process_timeout_s * 1000;
+    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
+    const once = calibration.trials[0];
+    if (calibration.status === 'complete' && once && once.seconds < req.planning.trial_target_s)
+      calibration = await runTrial({
+        ...s.base,
+        iterations: CALIBRATION_CALLS,
+        warmups: 1,
+        timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000,
+      });
     ops.push({
       ...s,
       calibration,
-      plan: calibration.status === 'complete' ? planTrials(calibration.trials[0]!.seconds, req.planning) : undefined,
+      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), req.planning) : undefined,
     });
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));

@@ -1,3 +1,4 @@
+import type { OsView } from './disturbance.js';
 import { median } from 'simple-statistics';
 
 /** The guide's minimum number of timed calls per operation (what guide_100_measurements_met means). */
@@ -15,6 +16,10 @@ export interface Trial {
   kernel_cpu_s?: number;
   /** Seconds on the parent's clock between the driver's marks around the trial. */
   window_s?: number;
+  /** What the OS said about the driver's thread over the loop (measure/disturbance.ts). */
+  os?: OsView;
+  /** Why the trial was disturbed, when it still was after its re-runs (kept, marked and counted). */
+  disturbed?: string;
 }
 
 /**

@@ -2,6 +2,7 @@ import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { kernelInconsistency, trialWindow } from './kernelCheck.js';
+import { parseOsLine } from './disturbance.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -64,6 +65,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     if (f[0] === 'TRIAL') {
       const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...window });
+    } else if (f[0] === 'OS' && trials.length > 0) {
+      const os = parseOsLine(f);
+      if (os) trials[trials.length - 1]!.os = os;
     } else if (f[0] === 'CALLS' && trials.length > 0) {
       const [n, min, q1, med, q3, max] = f.slice(1).map(Number) as [number, number, number, number, number, number];
       trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };

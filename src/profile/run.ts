@@ -6,6 +6,7 @@ import { inputBytes } from '../measure/operation.js';
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import { sha256Hex } from '../util/fsx.js';
 import { medianRound, shares } from '../measure/shares.js';
+import { disturbance, parseOsLine } from '../measure/disturbance.js';
 import type { HashProfile, MemoryRecord } from './types.js';
 
 export interface ProfileRequest {
@@ -20,8 +21,10 @@ export interface ProfileRequest {
   /** Symbols wrapped for NIST-API code (ngcc-perf.yml profile.nist_symbols). */
   nistSymbols: string[];
   targetSeconds: number;
-  /** Fresh ngcc_prof processes per operation; the figure is the median round's. */
+  /** Fresh profiling processes per operation; the figure is the median undisturbed round's. */
   rounds: number;
+  /** Re-runs of a disturbed round (planning.disturbed_retries), as for timing trials. */
+  disturbedRetries: number;
   timeoutMs: number;
   /** Seconds per call of an operation when it was timed, to size the rounds (100 calls when not). */
   perCallSeconds(operation: string): number | undefined;
@@ -45,6 +48,8 @@ interface ProfileRound {
   total: { operations: number; ticks: number };
   calls: HashProfile['calls'];
   hashShare: number;
+  /** Why the round did not have its core to itself (measure/disturbance.ts). */
+  disturbed?: string;
 }
 
 /**
@@ -68,6 +73,8 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
   const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
   const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
   const rounds = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
+  // Disturbed rounds that were run again: not in the figure, listed in the profile.
+  const excluded = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
   if (profiled.ok) {
     const opsPerRound = new Map(
       operations.map((operation) => {
@@ -75,34 +82,46 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
         return [operation, perCall ? Math.min(100_000, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
       }),
     );
+    const runRound = async (operation: string): Promise<ProfileRound> => {
+      const job = ['prof', candidate.type, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
+      const argv = [p.tools.driver, profiled.library, ...job];
+      const driver = await runDriver([p.tools.driver, profiled.library], job, {
+        timeoutMs: p.timeoutMs,
+        maxOutputBytes: 1 << 20,
+        sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
+      });
+      const { run, output: out, rejected } = driver;
+      const total = out.lines.find((l) => l[0] === 'TOTAL');
+      const calls = out.lines
+        .filter((l) => l[0] === 'CALL')
+        .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+      const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+      const complete = !rejected && run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
+      const osLine = out.lines.find((l) => l[0] === 'OS');
+      // The wrappers' ticks run on while the thread is descheduled: a shared core moves the share.
+      const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : undefined;
+      return {
+        ...(complete ? {} : { failure: driverFailure(driver) }),
+        ...(disturbed ? { disturbed } : {}),
+        argv,
+        stderr: run.stderr,
+        complete,
+        meta: out.meta,
+        total: totals,
+        calls,
+        hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN,
+      };
+    };
     for (let round = 0; round < p.rounds; round++) {
       for (const operation of operations) {
         const done = rounds.get(operation)!;
         if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
-        const job = ['prof', candidate.type, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
-        const argv = [p.tools.driver, profiled.library, ...job];
-        const driver = await runDriver([p.tools.driver, profiled.library], job, {
-          timeoutMs: p.timeoutMs,
-          maxOutputBytes: 1 << 20,
-          sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
-        });
-        const { run, output: out, rejected } = driver;
-        const total = out.lines.find((l) => l[0] === 'TOTAL');
-        const calls = out.lines
-          .filter((l) => l[0] === 'CALL')
-          .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
-        const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-        const complete = !rejected && run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
-        done.push({
-          ...(complete ? {} : { failure: driverFailure(driver) }),
-          argv,
-          stderr: run.stderr,
-          complete,
-          meta: out.meta,
-          total: totals,
-          calls,
-          hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN,
-        });
+        let r = await runRound(operation);
+        for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
+          excluded.get(operation)!.push(r);
+          r = await runRound(operation);
+        }
+        done.push(r);
       }
     }
   }
@@ -111,7 +130,11 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
     if (profiled.ok) {
       const done = rounds.get(operation)!;
       const failed = done.find((r) => !r.complete);
-      const chosen = failed ?? medianRound(done)!;
+      // The figure comes from the rounds that had the core; only when none did, from all of them.
+      const quiet = done.filter((r) => !r.disturbed);
+      const kept = quiet.length > 0 ? quiet : done;
+      const chosen = failed ?? medianRound(kept)!;
+      const left = [...excluded.get(operation)!, ...done.filter((r) => !kept.includes(r))];
       sink.profile(operation, {
         schema: 2,
         candidate: candidate.id,
@@ -128,7 +151,12 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
         calls: chosen.calls,
         ...(failed
           ? { failure: failed.failure }
-          : { ...shares(chosen.total.ticks, chosen.calls), round_hash_shares: done.map((r) => r.hashShare) }),
+          : {
+              ...shares(chosen.total.ticks, chosen.calls),
+              round_hash_shares: kept.map((r) => r.hashShare),
+              disturbed_rounds: kept === done ? done.filter((r) => r.disturbed).length : 0,
+              left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? '' })),
+            }),
       });
     }
     sink.memory(operation, await measureMemory(p, operation));

@@ -15,8 +15,12 @@ export interface HashProfile {
   calls: Array<{ fn: string; in_bits: number; out_bits: number; calls: number; ticks: number }>;
   share?: Record<string, number>;
   hash_share?: number;
-  /** Hash share of every profiling round, in run order; the record's calls are the median round's. */
+  /** Hash share of every round the figure is taken from, in run order; the record's calls are the median round's. */
   round_hash_shares?: number[];
+  /** Rounds among round_hash_shares that were disturbed (only when every round was: then the figure is theirs). */
+  disturbed_rounds?: number;
+  /** Disturbed rounds left out of the figure (run again, or outnumbered by quiet ones), with why. */
+  left_out_rounds?: Array<{ hash_share: number; disturbed: string }>;
   /** The plain library the profiled relink was made from. */
   library_sha256?: string;
   /** Digest of the wrapped symbols: a profile of other symbols is redone. */

@@ -10370,6 +10370,7 @@ function failureOf({ run, output: out, rejected }) {
   return void 0;
 }
 async function runTrial(req) {
+  const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const job = ["time", req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
   const argv = [req.driver, req.library, ...job];
   const driver = await runDriver([req.driver, req.library], job, {
@@ -10398,6 +10399,7 @@ async function runTrial(req) {
   if (failure2) trials.length = 0;
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
+    started_utc,
     exit_code: run.exitCode,
     meta: out.meta,
     trials,
@@ -10448,6 +10450,7 @@ async function nextTrial(op) {
   const plan = op.plan;
   let proc;
   let retries = 0;
+  const retried = [];
   for (; ; ) {
     proc = await runTrial({
       ...op.base,
@@ -10462,9 +10465,11 @@ async function nextTrial(op) {
       trial.disturbed = why;
       break;
     }
+    retried.push({ started_utc: proc.started_utc, wall_s: proc.wall_s, disturbed: why });
     retries++;
   }
   proc.disturbed_retries = retries;
+  if (retried.length > 0) proc.retried = retried;
   op.disturbed += retries;
   op.processes.push(proc);
   if (proc.status !== "complete") op.stopped = true;

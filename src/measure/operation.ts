@@ -93,6 +93,7 @@ async function nextTrial(op: InProgress): Promise<void> {
   const plan = op.plan!;
   let proc: TrialProcess;
   let retries = 0;
+  const retried: NonNullable<TrialProcess['retried']> = [];
   for (;;) {
     proc = await runTrial({
       ...op.base,
@@ -111,9 +112,11 @@ async function nextTrial(op: InProgress): Promise<void> {
       trial!.disturbed = why;
       break;
     }
+    retried.push({ started_utc: proc.started_utc, wall_s: proc.wall_s, disturbed: why });
     retries++;
   }
   proc.disturbed_retries = retries;
+  if (retried.length > 0) proc.retried = retried;
   op.disturbed += retries;
   op.processes.push(proc);
   if (proc.status !== 'complete') op.stopped = true;

@@ -24,6 +24,8 @@ export interface TrialRequest {
 
 export interface TrialProcess {
   status: 'complete' | 'failed';
+  /** When the process started (ISO 8601, UTC). */
+  started_utc: string;
   exit_code: number | null;
   meta: Record<string, string>;
   trials: Trial[];
@@ -31,6 +33,8 @@ export interface TrialProcess {
   command: string[];
   wall_s: number;
   disturbed_retries: number;
+  /** The disturbed attempts run again before this one (when, how long, why), oldest first. */
+  retried?: Array<{ started_utc: string; wall_s: number; disturbed: string }>;
   /** Why a failed process failed: a driver STATUS, a signal or a timeout. */
   failure?: string;
 }
@@ -48,6 +52,7 @@ function failureOf({ run, output: out, rejected }: DriverRun): string | undefine
 
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
+  const started_utc = new Date().toISOString();
   const job = ['time', req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
   const argv = [req.driver, req.library, ...job];
   const driver = await runDriver([req.driver, req.library], job, {
@@ -77,6 +82,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   if (failure) trials.length = 0;
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
+    started_utc,
     exit_code: run.exitCode,
     meta: out.meta,
     trials,

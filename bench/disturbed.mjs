@@ -1,0 +1,190 @@
+// Disturbed trials and the pull-request comparison with a competitor on the measuring core
+// (docs/benchmarks.md, (i)).
+//   npm run build && node bench/disturbed.mjs [rounds]     default 8 (8 rounds x 6 operations = 48 comparisons)
+// Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s).
+// "With the competitor": a CPU-bound shell pinned to the measuring core runs during a random part
+// (30-60 %) of each run, starting at a random moment. Prints
+//   - the disturbed-trial detection: every trial attempt (kept or run again) that overlapped the
+//     competitor by at least half its duration, and how many were flagged; flags on attempts that
+//     did not overlap it at all;
+//   - A/A false alarms (the same code, two runs, compared) with and without the competitor;
+//   - detection of an injected slowdown of about +5 % and +12 % of the toy KEM (a busy loop sized on
+//     this machine first), with the competitor.
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(root, 'dist', 'cli.js');
+const rounds = Number(process.argv[2] ?? 8);
+const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
+const iccs = join(root, 'native', 'iccs');
+const toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
+const pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
+const cpu = Number(
+  readFileSync('/proc/self/status', 'utf8')
+    .match(/^Cpus_allowed_list:\s*(.*)$/m)[1]
+    .split(',')
+    .at(-1)
+    .split('-')
+    .at(-1),
+);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function campaign(name, slowdown) {
+  const dir = join(work, name);
+  const src = join(dir, 'kem-1', 'src');
+  mkdirSync(src, { recursive: true });
+  cpSync(join(toy, 'good', 'KEM_AlgorithmInstance.h'), join(src, 'KEM_AlgorithmInstance.h'));
+  writeFileSync(
+    join(src, 'KEM_AlgorithmInstance.c'),
+    `#include "KEM_AlgorithmInstance.h"\n${slowdown ? `#define TOY_KEM_SLOWDOWN ${slowdown}\n` : ''}#include "toy_kem.inc"\n`,
+  );
+  writeFileSync(
+    join(dir, 'kem-1', 'candidate.yml'),
+    `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n  - label: toy\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${join(toy, 'common')}]\n`,
+  );
+  mkdirSync(join(dir, 'kem-2'), { recursive: true });
+  writeFileSync(
+    join(dir, 'kem-2', 'candidate.yml'),
+    `id: kem-2\ntype: kem\nalgorithm: ML-KEM\napi: nist\ninstances:\n  - label: ml-kem-512\n    dir: ${pq}/crypto_kem/ml-kem-512/clean\n    extra_sources: [${pq}/common/fips202.c]\n    include: [${pq}/common]\n    nist_prefix: PQCLEAN_MLKEM512_CLEAN_\n`,
+  );
+  writeFileSync(join(dir, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.1\n  op_budget_s: 5\n  warmups: 3\n');
+  return dir;
+}
+
+/** Competitor on/off intervals (ms since the epoch) of every run, to judge the flags against. */
+const competitorIntervals = [];
+
+/** One campaign run into `out`; with `competitor`, a spinning shell on the core for part of it. */
+async function measure(camp, out, competitor) {
+  const started = Date.now();
+  const run = new Promise((resolve, reject) => {
+    const child = spawn(
+      'node',
+      [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure', '--cpu', String(cpu)],
+      {
+        stdio: 'ignore',
+      },
+    );
+    // Exit 1 is expected: the bench campaigns carry no KAT manifest (NOKAT); they are measured anyway.
+    child.on('exit', (code) => (code === 0 || code === 1 ? resolve() : reject(new Error(`run exited ${code}`))));
+  });
+  if (competitor) {
+    // A run lasts about 8 s here: start within its first half, stay 30-60 % of it.
+    await sleep(500 + Math.random() * 3500);
+    const on = Date.now();
+    const spin = spawn('taskset', ['-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    await Promise.race([run, sleep(2500 + Math.random() * 2500)]);
+    spin.kill('SIGKILL');
+    competitorIntervals.push([on, Date.now()]);
+  }
+  await run;
+  return Date.now() - started;
+}
+
+const compare = (a, b) => {
+  let text;
+  try {
+    text = execFileSync('node', [cli, 'compare', '--base', a, '--head', b, '--system', 'bench', '--format', 'json'], { encoding: 'utf8' });
+  } catch (e) {
+    text = e.stdout;
+  }
+  return JSON.parse(text);
+};
+
+/** Every trial attempt of a data folder: [start ms, end ms, flagged]. */
+function attempts(dataDir) {
+  const out = [];
+  const recordsDir = join(dataDir, 'bench', 'records');
+  for (const id of readdirSync(recordsDir))
+    for (const f of readdirSync(join(recordsDir, id))) {
+      const r = JSON.parse(readFileSync(join(recordsDir, id, f), 'utf8'));
+      for (const p of r.processes ?? []) {
+        for (const a of p.retried ?? []) out.push([Date.parse(a.started_utc), Date.parse(a.started_utc) + a.wall_s * 1000, true]);
+        if (!p.started_utc) continue;
+        const flagged = (p.trials ?? []).some((t) => t.disturbed);
+        out.push([Date.parse(p.started_utc), Date.parse(p.started_utc) + p.wall_s * 1000, flagged]);
+      }
+    }
+  return out;
+}
+
+const overlap = ([s, e]) => competitorIntervals.reduce((sum, [on, off]) => sum + Math.max(0, Math.min(e, off) - Math.max(s, on)), 0);
+
+const verdictCounts = (rows) => ({
+  alarms: rows.filter((r) => r.verdict === 'regression' || r.verdict === 'improvement').length,
+  noisy: rows.filter((r) => r.verdict === 'noisy').length,
+  rows: rows.length,
+});
+
+const plain = campaign('plain', 0);
+const dataDirs = [];
+
+async function aa(withCompetitor) {
+  const total = { alarms: 0, noisy: 0, rows: 0 };
+  for (let r = 0; r < rounds; r++) {
+    const a = join(work, `aa-${withCompetitor}-${r}-a`);
+    const b = join(work, `aa-${withCompetitor}-${r}-b`);
+    await measure(plain, a, withCompetitor);
+    await measure(plain, b, withCompetitor);
+    if (withCompetitor) dataDirs.push(a, b);
+    const c = verdictCounts(compare(a, b).rows);
+    for (const k of Object.keys(total)) total[k] += c[k];
+  }
+  return `false alarms ${total.alarms}/${total.rows}, noisy ${total.noisy}`;
+}
+
+/** The spin count that slows the toy KEM's operations by about `pct` % here, from one probe. */
+async function sizedSlowdown(pct) {
+  const probe = 300;
+  const a = join(work, `size-${pct}-a`);
+  const b = join(work, `size-${pct}-b`);
+  await measure(plain, a, false);
+  await measure(campaign(`size-${pct}`, probe), b, false);
+  const deltas = compare(a, b)
+    .rows.filter((r) => r.candidate === 'kem-1')
+    .map((r) => r.delta_pct);
+  return Math.max(1, Math.round((probe * pct) / median(deltas)));
+}
+
+async function detection(pct) {
+  const spin = await sizedSlowdown(pct);
+  const slow = campaign(`slow-${pct}`, spin);
+  let called = 0;
+  let total = 0;
+  const deltas = [];
+  for (let r = 0; r < rounds; r++) {
+    const a = join(work, `d${pct}-${r}-a`);
+    const b = join(work, `d${pct}-${r}-b`);
+    await measure(plain, a, true);
+    await measure(slow, b, true);
+    dataDirs.push(a, b);
+    for (const row of compare(a, b).rows.filter((x) => x.candidate === 'kem-1')) {
+      total++;
+      deltas.push(row.delta_pct);
+      if (row.verdict === 'regression') called++;
+    }
+  }
+  return `injected ~+${pct} % (TOY_KEM_SLOWDOWN ${spin}, measured median +${median(deltas).toFixed(1)} %): detected ${called}/${total}`;
+}
+
+console.log(`cpu ${cpu}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
+console.log(`A/A without competitor:  ${await aa(false)}`);
+console.log(`A/A with competitor:     ${await aa(true)}`);
+console.log(await detection(5));
+console.log(await detection(12));
+const all = dataDirs.flatMap(attempts);
+const hit = all.filter((a) => overlap(a) >= 0.5 * (a[1] - a[0]));
+const clear = all.filter((a) => overlap(a) === 0);
+console.log(
+  `disturbed trials: ${hit.filter((a) => a[2]).length}/${hit.length} attempts that shared the core for at least half their time were flagged; ` +
+    `${clear.filter((a) => a[2]).length}/${clear.length} attempts that never met the competitor were flagged`,
+);
+rmSync(work, { recursive: true, force: true });

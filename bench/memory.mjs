@@ -62,7 +62,7 @@ try {
         .map((l) => l.split('\t').slice(1)),
     );
   const driver = {};
-  for (const op of Object.keys(OPS)) driver[op] = meta(sh(mem, [lib, 'kem', op, 'nist-ctr-drbg']));
+  for (const op of Object.keys(OPS)) driver[op] = meta(sh(mem, [lib, 'mem', 'kem', op, 'nist-ctr-drbg']));
 
   // massif: --peak-inaccuracy=0 because massif_loop's 1 MiB ballast would make the default
   // 1 % (≈ 10 KB) swallow the whole stack; the peak snapshot is the one marked heap_tree=peak.

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools } from '../src/compile/harnessTools.js';
@@ -9,6 +9,7 @@ import type { BuildEntry, BuildJson, TimingRecord } from '../src/evidence/types.
 import type { Plan } from '../src/measure/plan.js';
 import type { TrialProcess } from '../src/measure/trial.js';
 import type { HashProfile, MemoryRecord } from '../src/profile/types.js';
+import { sha256File } from '../src/util/fsx.js';
 import {
   aimEscapes,
   bundledCli,
@@ -86,6 +87,7 @@ let cli: string;
 let campaign: string;
 let run: ChildResult;
 let runSeconds: number;
+let runStarted: number;
 let comment: ChildResult;
 let reportOut: ChildResult;
 let build: BuildJson;
@@ -145,6 +147,12 @@ function expectMeasuredComplete(key: string): void {
     expect(memory(key, op).status, `${key} ${op} memory`).toBe('complete');
   }
 }
+
+/** The secrets planted for the run, and the host's first /etc/passwd line, each with its name. */
+const secretsAndPasswd = (): Array<[string, string]> => [
+  ...Object.entries(secrets),
+  ...(passwdLine ? [['/etc/passwd', passwdLine] as [string, string]] : []),
+];
 
 /** An attempt line that says the attack got through (escape.inc's escape_say). */
 const succeeded = (lines: string[]) => lines.filter((l) => l.endsWith(': SUCCEEDED'));
@@ -626,6 +634,8 @@ beforeAll(async () => {
   // A terminal of the host's, as a developer's or a runner's shell would hold: what is typed into it
   // is echoed into the typescript.
   terminal = spawn('script', ['-q', '-f', '-c', 'sleep 900', join(tty, 'typescript')], { stdio: 'ignore' });
+  for (let i = 0; i < 50 && !existsSync(join(tty, 'typescript')); i++) await sleep(100);
+  expect(existsSync(join(tty, 'typescript')), 'script (util-linux) holds a terminal').toBe(true);
   removeScratch(home);
 
   campaign = hostileCampaign(root, {
@@ -664,13 +674,13 @@ beforeAll(async () => {
   cpSync(data, base, { recursive: true });
 
   // 2. Everyone, with the runner's secrets in the CLI's environment and home.
-  const started = Date.now();
+  runStarted = Date.now();
   run = await cliChild(cli, ['run', campaign, '--system', 's', '--out', data], {
     NGCC_CANARY_TOKEN: secrets['the env canary'],
     GITHUB_TOKEN: secrets['the GitHub token'],
     HOME: home,
   });
-  runSeconds = (Date.now() - started) / 1000;
+  runSeconds = (Date.now() - runStarted) / 1000;
   console.log(`hostile corpus: the run of ${MODES.length} modes took ${runSeconds.toFixed(1)} s`);
   build = json<BuildJson>('build.json');
   reportOut = await cliChild(cli, ['report', system, '--campaign', campaign, '--out', pages], {});
@@ -777,6 +787,7 @@ describe('the global criteria, once for the whole run', () => {
     expect(after.sources).toEqual(before.sources);
     for (const key of ['early-1/good', 'late-1/good', kem66('honest')]) {
       expectPass(key);
+      expect(sha256File(join(campaign, entry(key).library!)), `${key}: its library since its build`).toBe(entry(key).library_sha256);
       expectMeasuredComplete(key);
       for (const op of OPS) expect(record(key, op).trials, `${key} ${op}`).toHaveLength(2);
     }
@@ -798,17 +809,37 @@ describe('the global criteria, once for the whole run', () => {
     expect(readFileSync(join(tty, 'typescript'), 'utf8')).not.toMatch(/NGCC/);
   });
 
-  it('shows the secrets nowhere: evidence, base, pages, comment, campaign, CLI output, scratch places', () => {
+  it('shows the secrets nowhere: evidence, base, pages, comment, campaign, CLI output', () => {
     expect(comment.stdout).toMatch(/kem-66/);
     expect(markdown(pages).length).toBeGreaterThan(0);
     const outputs = [run.out, reportOut.out, comment.out];
-    for (const [what, value] of [...Object.entries(secrets), ...(passwdLine ? [['/etc/passwd', passwdLine]] : [])]) {
+    for (const [what, value] of secretsAndPasswd()) {
       // The neighbours' own header is the one place their marker belongs.
-      const found = containing([data, base, pages, root], value!).filter((f) => !f.endsWith('good/neighbour_marker.h'));
+      const found = containing([data, base, pages, root], value).filter((f) => !f.endsWith('good/neighbour_marker.h'));
       expect(found, what).toEqual([]);
-      for (const o of outputs) expect(o.includes(value!), `${what} in a command's output`).toBe(false);
-      for (const d of scratchDirs(home).filter((x) => x !== home))
-        for (const f of readdirSync(d).filter((n) => n.startsWith('ngcc-escape'))) expect(join(d, f), what).toBe('no escape file');
+      for (const o of outputs) expect(o.includes(value), `${what} in a command's output`).toBe(false);
+    }
+  });
+
+  it("leaves nothing in the host's scratch places or the runner's home", () => {
+    expect(readdirSync(home)).toEqual(['secret.txt']);
+    for (const d of scratchDirs(home)) {
+      expect(
+        readdirSync(d).filter((n) => n.startsWith('ngcc-escape')),
+        d,
+      ).toEqual([]);
+      // Files at the top of a shared scratch folder, where a later job would find them: none holds
+      // this run's secrets, and none written since the run started holds a mode's canary.
+      const files = readdirSync(d).flatMap((n) => {
+        const st = lstatSync(join(d, n), { throwIfNoEntry: false });
+        return st?.isFile() && st.size < 1 << 20 ? [{ path: join(d, n), recent: st.mtimeMs >= runStarted }] : [];
+      });
+      // (The home's own secret.txt is the one file the listing above allows there.)
+      const others = files.map((f) => f.path).filter((f) => f !== join(home, 'secret.txt'));
+      for (const [what, value] of secretsAndPasswd().filter(([w]) => w !== '/etc/passwd'))
+        expect(holding(others, value), `${what} in ${d}`).toEqual([]);
+      const recent = files.filter((f) => f.recent).map((f) => f.path);
+      for (const m of MODES) expect(holding(recent, canaryOf(m.name)), `${m.name}: its canary in ${d}`).toEqual([]);
     }
   });
 

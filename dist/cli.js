@@ -32684,11 +32684,12 @@ function contains(hay, needle) {
 var ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
 var STOPS = /* @__PURE__ */ new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
 var SURVEY_VERSION = 2;
-async function surveyLibrary(library, label, nistApi = false) {
+async function surveyLibrary(library, label, nistApi = false, sandbox = "bwrap") {
+  const spec = { mode: sandbox, readOnly: [library], writable: [] };
   const [dis, nm, dyn] = await Promise.all([
-    runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20 }),
-    runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 }),
-    runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20 })
+    runProcess(["objdump", "-d", "--no-show-raw-insn", library], { timeoutMs: 12e4, maxOutputBytes: 512 << 20, sandbox: spec }),
+    runProcess(["nm", "-S", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec }),
+    runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec })
   ]);
   for (const [tool, r] of [
     ["objdump -d", dis],
@@ -32947,9 +32948,10 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const result = await surveyLibrary(resolve9(plan.campaignDir, entry.library), instance.label, candidate.api === "nist").catch(
-      (e) => ({ failure: errorMessage(e) })
-    );
+    const library = resolve9(plan.campaignDir, entry.library);
+    const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.settings.sandbox).catch((e) => ({
+      failure: errorMessage(e)
+    }));
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists(surveyPath);

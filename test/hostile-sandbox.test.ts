@@ -1,299 +1,101 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { probeSandbox } from '../src/env/sandboxProbe.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
-import type { BuildJson } from '../src/evidence/types.js';
 import { InputError } from '../src/errors.js';
 import { bwrapArgs, type SandboxSpec, type SystemView } from '../src/sandbox/bwrap.js';
 import { runProcess } from '../src/sandbox/run.js';
 import { sha256File } from '../src/util/fsx.js';
+import {
+  aimEscapes,
+  bundledCli,
+  cliChild,
+  containing,
+  type Escape,
+  hostileCampaign,
+  iccs,
+  idOf,
+  listener,
+  removeScratch,
+  sleep,
+} from './helpers/hostile.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 /**
- * Competitors' code against the sandbox: the hostile fixtures (test/fixtures/hostile/escape-*) run
- * beside two honest neighbours, one measured before them and one after, through the CLI as a
- * runner starts it, with a canary secret in the CLI's own environment.
+ * The sandbox itself: the control run of the hostile fixtures without it, a CLI killed under its
+ * drivers, bwrap's command line, the runner inside it, the start probe and the driver cache. The
+ * hostile fixtures against the sandbox are test/hostile-corpus.test.ts.
  */
 
-const hostile = join(repoRoot, 'test', 'fixtures', 'hostile');
 const kem1 = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
-const iccs = join(repoRoot, 'native', 'iccs');
-const ATTACKS = ['read-parent-environ', 'write-neighbour', 'daemon', 'network', 'include-secret', 'driver-cache'];
 const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
 
-/** The CLI bundled from the current src/ (as test/interrupt.test.ts does): a package root with the repository's native/. */
-function bundledCli(): string {
-  const root = tempDir();
-  execFileSync('node', [join(repoRoot, 'scripts', 'bundle.mjs'), join(root, 'dist')], { cwd: repoRoot });
-  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'ngcc-perf', type: 'module' }));
-  symlinkSync(join(repoRoot, 'native'), join(root, 'native'));
-  return join(root, 'dist', 'cli.js');
-}
-
-/** The campaign id of an attack's fixture (test/fixtures/hostile/escape-<attack>): escape-1, escape-2… */
-const idOf = (attack: string) => `escape-${ATTACKS.indexOf(attack) + 1}`;
-
-/**
- * A copy of a hostile fixture: the shared fixture folders it includes are copied into the campaign
- * (a build may read only the campaign's repository and the harness), the harness's ICCS library
- * stays where it is.
- */
-function copyHostile(attack: string, root: string): string {
-  const id = idOf(attack);
-  const from = join(hostile, `escape-${attack}`);
-  cpSync(from, join(root, id), { recursive: true });
-  const shared: Array<[string, string]> = [
-    [join(kem1, 'common'), join(root, 'shared', 'kem-1-common')],
-    [join(hostile, 'common'), join(root, 'shared', 'hostile-common')],
-  ];
-  for (const [source, copy] of shared) cpSync(source, copy, { recursive: true });
-  const inCampaign = (p: string) => shared.find(([source]) => p === source)?.[1] ?? p;
-  const yml = parseYaml(readFileSync(join(from, 'candidate.yml'), 'utf8')) as {
-    id: string;
-    instances: Array<{ dir: string; include: string[]; extra_sources: string[] }>;
-  };
-  for (const inst of yml.instances) {
-    const at = (p: string) => inCampaign(isAbsolute(p) ? p : resolve(from, inst.dir, p));
-    inst.include = inst.include.map(at);
-    inst.extra_sources = inst.extra_sources.map(at);
-  }
-  expect(yml.id).toBe(id);
-  writeFileSync(join(root, id, 'candidate.yml'), stringifyYaml(yml));
-  return join(root, id);
-}
-
-/** An honest toy-KEM candidate (kem-1/good) under another id. */
-function copyHonest(id: string, root: string): void {
-  cpSync(join(kem1, 'good'), join(root, id, 'good'), { recursive: true });
-  cpSync(join(kem1, 'common'), join(root, id, 'common'), { recursive: true });
-  writeFileSync(
-    join(root, id, 'candidate.yml'),
-    `id: ${id}\ntype: kem\nalgorithm: toy\ninstances:\n  - label: good\n    dir: good\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
-  );
-  const good = readFileSync(join(kem1, 'kat.sha256'), 'utf8')
-    .split('\n')
-    .find((l) => l.endsWith(' good/KAT_KEM_good.txt'))!;
-  writeFileSync(join(root, id, 'kat.sha256'), `${good}\n`);
-}
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .map((f) => join(dir, f))
-    .filter((f) => statSync(f).isFile())
-    .sort();
-}
-
-const hashes = (dirs: string[]): Record<string, string> => Object.fromEntries(dirs.flatMap(filesUnder).map((f) => [f, sha256File(f)]));
-
-/** The files under `dirs` whose bytes contain `needle`. */
-const containing = (dirs: string[], needle: string): string[] => dirs.flatMap(filesUnder).filter((f) => readFileSync(f).includes(needle));
-
-/** Names of the running processes (comm). */
-function processNames(): string[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        return [readFileSync(`/proc/${pid}/comm`, 'utf8').trim()];
-      } catch {
-        return [];
-      }
-    });
-}
-
-/** Runs the CLI as a child with `env` added to this process's environment. */
-function cliChild(cli: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((res) => {
-    const child = spawn('node', [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('close', (code) => res({ code, out }));
-  });
-}
-
-/** A TCP listener on 127.0.0.1 that records every connection and byte it receives. */
-async function listener(): Promise<{ server: Server; port: number; got: { connections: number; data: string } }> {
-  const got = { connections: 0, data: '' };
-  const server = createServer((s) => {
-    got.connections++;
-    s.on('data', (c: Buffer) => (got.data += c.toString()));
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  return { server, port: typeof address === 'object' && address ? address.port : 0, got };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-describe('hostile submissions in the sandbox', () => {
-  const canary = `NGCC_CANARY_${randomBytes(12).toString('hex')}`;
-  const secret = `NGCC_SECRET_${randomBytes(12).toString('hex')}`;
-  const campaign = tempDir();
-  const data = tempDir();
-  const pages = tempDir();
-  const secretDir = tempDir();
-  const system = join(data, 's');
-  let cli: string;
-  let net: Awaited<ReturnType<typeof listener>>;
-  let run: { code: number | null; out: string };
-  let before: { early: Record<string, string>; sources: Record<string, string>; tools: Record<string, string>; earlyEntry: unknown };
-  let after: typeof before;
-  const honestDirs = () => ({
-    early: [join(system, 'build', 'early-1'), join(system, 'kat', 'early-1'), join(system, 'records', 'early-1')],
-    sources: [join(campaign, 'early-1'), join(campaign, 'late-1')],
-  });
-
-  beforeAll(async () => {
-    cli = bundledCli();
-    net = await listener();
-    copyHonest('early-1', campaign);
-    copyHonest('late-1', campaign);
-    for (const attack of ATTACKS) copyHostile(attack, campaign);
-    writeFileSync(join(campaign, idOf('network'), 'attack', 'escape_port.h'), `#define ESCAPE_PORT ${net.port}\n`);
-    // Its first line is not C: a compiler that reads it quotes it in the error.
-    writeFileSync(join(secretDir, 'secret.txt'), `${secret} is the runner's secret\n`);
-    writeFileSync(join(campaign, idOf('include-secret'), 'attack', 'escape_secret.h'), `#include "${join(secretDir, 'secret.txt')}"\n`);
-    writeFileSync(join(campaign, 'ngcc-perf.yml'), QUICK);
-    const tools = (await harnessTools()).dir;
-
-    // 1. The early neighbour alone: its evidence exists before any hostile code runs.
-    const first = await cliChild(cli, ['run', campaign, '--system', 's', '--out', data, '--only', '^early-1/'], {});
-    expect(first.code, first.out).toBe(0);
-    const snapshot = () => {
-      const d = honestDirs();
-      const build = JSON.parse(readFileSync(join(system, 'build.json'), 'utf8')) as BuildJson;
-      return { early: hashes(d.early), sources: hashes(d.sources), tools: hashes([tools]), earlyEntry: build.instances['early-1/good'] };
-    };
-    before = snapshot();
-
-    // 2. Everyone, with a secret in the CLI's environment.
-    run = await cliChild(cli, ['run', campaign, '--system', 's', '--out', data], { NGCC_CANARY_TOKEN: canary, GITHUB_TOKEN: canary });
-    const report = await cliChild(cli, ['report', system, '--campaign', campaign, '--out', pages], {});
-    expect(report.code, report.out).toBe(0);
-    // The daemon writes three seconds after it started: give it time.
-    await sleep(4000);
-    after = snapshot();
-  }, 600_000);
-
-  afterAll(() => {
-    net?.server.close();
-  });
-
-  const katLog = (id: string) => readFileSync(join(system, 'kat', id, 'attack.log'), 'utf8');
-
-  it('ran every attack (their KAT logs say so) and none of them succeeded', () => {
-    expect(run.code, run.out).toBe(1); // include-secret does not build
-    const build = JSON.parse(readFileSync(join(system, 'build.json'), 'utf8')) as BuildJson;
-    for (const attack of ATTACKS.filter((a) => a !== 'include-secret')) {
-      expect(build.instances[`${idOf(attack)}/attack`]?.kat, attack).toBe('PASS');
-      const log = katLog(idOf(attack));
-      expect(log, attack).toMatch(/ESCAPE ran in /);
-      // The folders on the way to a bound file are the sandbox's own, in its throwaway /tmp: a file
-      // made beside the bound driver "succeeds" there and is gone with the process (the real cache
-      // is compared below). Anywhere else nothing can be written at all.
-      const written = log
-        .split('\n')
-        .map((l) => l.trim())
-        .filter((l) => l.endsWith(': SUCCEEDED'));
-      if (attack === 'driver-cache') for (const l of written) expect(l).toMatch(/^ESCAPE replace .*\/(ngcc_time|sha256\.json): SUCCEEDED$/);
-      else expect(written, attack).toEqual([]);
-    }
-    expect(katLog(idOf('write-neighbour'))).toMatch(/ESCAPE overwrite .*early-1\/good\/guide\/libgood\.so: /);
-    expect(katLog(idOf('driver-cache'))).toMatch(/ESCAPE replace .*\/ngcc_time: /);
-  });
-
-  it('keeps the runner’s environment from the code: the canary is nowhere', () => {
-    // The sandbox's PID namespace: the driver sees itself and bwrap's init, not the runner.
-    expect(katLog(idOf('read-parent-environ'))).toMatch(/ESCAPE saw [1-3] processes/);
-    expect(katLog(idOf('read-parent-environ'))).toMatch(/ESCAPE own environment: no canary/);
-    expect(containing([data, pages, campaign], canary)).toEqual([]);
-    expect(run.out).not.toContain(canary);
-  });
-
-  it('leaves the neighbours’ evidence, libraries and sources unchanged, and measures both', () => {
-    expect(after.early).toEqual(before.early);
-    expect(after.earlyEntry).toEqual(before.earlyEntry);
-    expect(after.sources).toEqual(before.sources);
-    expect(Object.keys(before.early).length).toBeGreaterThan(5);
-    const build = JSON.parse(readFileSync(join(system, 'build.json'), 'utf8')) as BuildJson;
-    for (const id of ['early-1', 'late-1']) {
-      expect(build.instances[`${id}/good`]?.kat).toBe('PASS');
-      for (const op of ['keygen', 'enc', 'dec']) {
-        const record = JSON.parse(readFileSync(join(system, 'records', id, `good__${op}.json`), 'utf8')) as { status: string };
-        expect(record.status, `${id} ${op}`).toBe('complete');
-      }
-    }
-  });
-
-  it('leaves the shared driver cache unchanged', () => {
-    expect(after.tools).toEqual(before.tools);
-  });
-
-  it('lets no process outlive the run', () => {
-    expect(katLog(idOf('daemon'))).toMatch(/ESCAPE forked the daemon: yes/);
-    expect(processNames()).not.toContain('ngcc-escapee');
-    expect(existsSync(join(campaign, 'daemon-was-here'))).toBe(false);
-    expect(filesUnder(data).filter((f) => f.endsWith('daemon-was-here'))).toEqual([]);
-  });
-
-  it('gives the code no network: the listener on 127.0.0.1 received nothing', () => {
-    expect(katLog(idOf('network'))).toMatch(/ESCAPE connect 127\.0\.0\.1: /);
-    expect(net.got).toEqual({ connections: 0, data: '' });
-  });
-
-  it('shows the compiler no file outside the build: the secret is nowhere, the include is "not found"', () => {
-    const build = JSON.parse(readFileSync(join(system, 'build.json'), 'utf8')) as BuildJson;
-    const entry = build.instances[`${idOf('include-secret')}/attack`]!;
-    expect(entry.kat).toBe('BUILDFAIL');
-    expect(entry.build_error).toMatch(/secret\.txt: No such file or directory/);
-    expect(containing([data, pages, campaign], secret)).toEqual([]);
-    expect(run.out).not.toContain(secret);
-  });
-
-  it('records the sandbox in campaign.json and says so on the method page', () => {
-    expect((JSON.parse(readFileSync(join(system, 'campaign.json'), 'utf8')) as { sandbox?: string }).sandbox).toBe('bwrap');
-    expect(readFileSync(join(pages, 'performance', 'method_s.md'), 'utf8')).toMatch(
-      /## Isolation\n\nEvery compiler and driver process .* bubblewrap sandbox/,
-    );
-  });
-});
-
 describe('the same attacks with `sandbox: none` (the opt-out)', () => {
-  it('succeed — the checks above would see them — and the evidence and the method page say the run was not sandboxed', async () => {
+  it('succeed — the corpus checks would see them — and the evidence and the method page say the run was not sandboxed', async () => {
     const cli = bundledCli();
     const canary = `NGCC_CANARY_${randomBytes(12).toString('hex')}`;
-    const campaign = tempDir();
+    const homeSecret = `NGCC_HOME_SECRET_${randomBytes(12).toString('hex')}`;
+    const neighbour = `NGCC_NEIGHBOUR_${randomBytes(12).toString('hex')}`;
     const data = tempDir();
     const pages = tempDir();
+    const home = tempDir('ngcc-home-');
+    const sockets = tempDir();
+    const abstractName = `ngcc-control-${randomBytes(8).toString('hex')}`;
     const net = await listener();
+    const unix = await listener(join(sockets, 'runner.sock'));
+    const abstract = await listener(`\0${abstractName}`);
+    // Only attacks whose success stays in the test's own folders, listeners and /tmp: none that
+    // kills, spins, types into the host's terminals or needs root to get through.
+    const attacks = [
+      'read-parent-environ',
+      'daemon',
+      'network',
+      'read-home',
+      'scratch',
+      'unix-socket',
+      'include-neighbour',
+      'link-out',
+    ] as const;
+    const campaign = hostileCampaign(tempDir(), {
+      escapes: [...attacks, 'write-neighbour'],
+      honest: ['early-1'],
+      settings: `${QUICK}sandbox: none\n`,
+    });
+    writeFileSync(join(home, 'secret.txt'), `${homeSecret} is in the runner's home\n`);
+    aimEscapes(campaign, [...attacks, 'write-neighbour'], ['early-1'], {
+      port: net.port,
+      secretFile: '/nonexistent/ngcc-escape-secret',
+      home,
+      unixPath: join(sockets, 'runner.sock'),
+      abstractName,
+      neighbourHeader: `#error ${neighbour} is a neighbour's source\n`,
+    });
     const early = join(campaign, 'early-1', 'good', 'KEM_AlgorithmInstance.c');
+    const log = (a: Escape) => join('s', 'kat', idOf(a), 'attack.log');
+    const buildLog = (a: Escape) => join('s', 'build', idOf(a), 'attack', 'guide', 'build.log');
     try {
-      copyHonest('early-1', campaign);
-      for (const attack of ['read-parent-environ', 'write-neighbour', 'daemon', 'network']) copyHostile(attack, campaign);
-      writeFileSync(join(campaign, idOf('network'), 'attack', 'escape_port.h'), `#define ESCAPE_PORT ${net.port}\n`);
-      writeFileSync(join(campaign, 'ngcc-perf.yml'), `${QUICK}sandbox: none\n`);
       const run = (only: string, out: string) =>
         cliChild(cli, ['run', campaign, '--system', 's', '--out', out, '--only', only], { NGCC_CANARY_TOKEN: canary });
-      const r = await run(`^(${['read-parent-environ', 'daemon', 'network'].map(idOf).join('|')})/`, data);
-      expect(r.code, r.out).toBe(0);
+      const r = await run(`^(${attacks.map(idOf).join('|')})/`, data);
+      expect(r.code, r.out).toBe(1); // the include attacks fail their builds, quoting what they read
       // The neighbour's attacker replaces build.json too, which ends its run: an evidence folder of its own.
       const spoiledData = tempDir();
       const spoiled = await run(`^(early-1|${idOf('write-neighbour')})/`, spoiledData);
       expect(spoiled.out).toMatch(/internal error/);
       await sleep(4000);
-      expect(containing([data], canary).map((f) => relative(data, f))).toContain(
-        join('s', 'kat', idOf('read-parent-environ'), 'attack.log'),
-      );
-      expect(net.got.data).toContain('NGCC-ESCAPE-NETWORK');
+      const leaks = (needle: string) => containing([data], needle).map((f) => relative(data, f));
+      expect(leaks(canary)).toContain(log('read-parent-environ'));
+      expect(leaks(homeSecret)).toEqual(expect.arrayContaining([log('read-home'), buildLog('link-out')]));
+      expect(leaks(neighbour)).toEqual(expect.arrayContaining([buildLog('include-neighbour'), buildLog('link-out')]));
+      expect(net.got.data).toContain('NGCC-ESCAPE-NETWORK NGCC-CANARY-network');
+      expect(unix.got.data).toContain('NGCC-ESCAPE-UNIX NGCC-CANARY-unix-socket');
+      expect(abstract.got.data).toContain('NGCC-ESCAPE-UNIX NGCC-CANARY-unix-socket');
+      expect(existsSync(join('/tmp', 'ngcc-escape-scratch'))).toBe(true);
+      expect(existsSync(join(home, 'ngcc-escape-scratch'))).toBe(true);
       expect(readFileSync(early, 'utf8')).toBe('#error replaced by a competitor\n');
       expect(readFileSync(join(spoiledData, 's', 'records', 'early-1', 'good__keygen.json'), 'utf8')).toBe('{"mean_cycles": 1}\n');
       expect(existsSync(join(campaign, 'daemon-was-here'))).toBe(true);
@@ -303,7 +105,8 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
         /## Isolation\n\n⚠ Not sandboxed: the campaign set `sandbox: none`/,
       );
     } finally {
-      net.server.close();
+      for (const l of [net, unix, abstract]) l.server.close();
+      removeScratch(home);
     }
   }, 300_000);
 });

@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync, cpSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
-import type { InstanceSurvey } from '../src/profile/survey.js';
+import type { BuildJson } from '../src/evidence/types.js';
+import { type InstanceSurvey, surveyLibrary } from '../src/profile/survey.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { sections } from './helpers/pages.js';
@@ -87,6 +88,36 @@ describe('automated symmetric-primitive survey', () => {
     expect(pages.get('performance/symmetric-survey.md')).toContain(
       'symmetric_survey.csv also has verdicts for candidates this report does not include: kem-99 (line 4).',
     );
+  });
+
+  it('runs objdump and nm in the sandbox: the verdict of the run, and a tool planted outside the system folders never runs', async () => {
+    const entry = (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-2/mixed']!;
+    const library = join(fixtures, entry.library!);
+    // What the run recorded, without the head the campaign adds.
+    const {
+      schema: _s,
+      candidate: _c,
+      library_sha256: _h,
+      survey_version: _v,
+      ...recorded
+    } = read('kem-2', 'mixed') as InstanceSurvey & Record<string, unknown>;
+    // An objdump first on PATH, in a folder the sandbox does not show: run, it would leave a mark.
+    const bin = tempDir();
+    const mark = join(bin, 'ran');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'objdump'), `#!/bin/sh\ntouch ${mark}\nexec /usr/bin/objdump "$@"\n`);
+    chmodSync(join(bin, 'objdump'), 0o755);
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved}`;
+    try {
+      expect(await surveyLibrary(library, 'mixed', false, 'bwrap')).toEqual(recorded);
+      expect(existsSync(mark)).toBe(false);
+      // The control: the same PATH without the sandbox runs the planted tool.
+      expect(await surveyLibrary(library, 'mixed', false, 'none')).toEqual(recorded);
+      expect(existsSync(mark)).toBe(true);
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 
   it('refuses a curated verdict it does not know, a bad id or a second verdict, naming the line', () => {

@@ -66,9 +66,10 @@ async function survey(ctx: InstanceContext, entry: BuiltEntry): Promise<string> 
       survey_version: SURVEY_VERSION,
     };
     // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
-    const result = await surveyLibrary(resolve(plan.campaignDir, entry.library), instance.label, candidate.api === 'nist').catch(
-      (e: unknown) => ({ failure: errorMessage(e) }),
-    );
+    const library = resolve(plan.campaignDir, entry.library);
+    const result = await surveyLibrary(library, instance.label, candidate.api === 'nist', plan.settings.sandbox).catch((e: unknown) => ({
+      failure: errorMessage(e),
+    }));
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists<{ verdict?: string; failure?: string }>(surveyPath);

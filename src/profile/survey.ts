@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run.js';
 import { loadSegments } from '../util/elf.js';
 import { FINGERPRINTS, ICCS_DRNG, ICCS_HASH, OTHER_RANDOMNESS, RANDOMBYTES } from './constants.js';
@@ -83,12 +84,21 @@ export const SURVEY_VERSION = 2;
 /**
  * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (NIST's
  * AES-256-CTR DRBG, native/nist): still randomness outside the ICCS DRNG, but not the submitter's own.
+ * `sandbox`: how objdump and nm are isolated (default bwrap). They run no submission code, but they
+ * parse a file a competitor wrote, and binutils' ELF parsers have had their CVEs: they read the
+ * library alone and write nothing.
  */
-export async function surveyLibrary(library: string, label: string, nistApi = false): Promise<InstanceSurvey> {
+export async function surveyLibrary(
+  library: string,
+  label: string,
+  nistApi = false,
+  sandbox: SandboxMode = 'bwrap',
+): Promise<InstanceSurvey> {
+  const spec: SandboxSpec = { mode: sandbox, readOnly: [library], writable: [] };
   const [dis, nm, dyn] = await Promise.all([
-    runProcess(['objdump', '-d', '--no-show-raw-insn', library], { timeoutMs: 120_000, maxOutputBytes: 512 << 20 }),
-    runProcess(['nm', '-S', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
-    runProcess(['nm', '-D', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20 }),
+    runProcess(['objdump', '-d', '--no-show-raw-insn', library], { timeoutMs: 120_000, maxOutputBytes: 512 << 20, sandbox: spec }),
+    runProcess(['nm', '-S', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20, sandbox: spec }),
+    runProcess(['nm', '-D', '--defined-only', library], { timeoutMs: 60_000, maxOutputBytes: 64 << 20, sandbox: spec }),
   ]);
   for (const [tool, r] of [
     ['objdump -d', dis],

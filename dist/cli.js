@@ -10600,7 +10600,7 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync8, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync6, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname5, join as join7, resolve as resolve4 } from "node:path";
 
 // src/compile/flags.ts
@@ -11499,8 +11499,14 @@ function nistShim(candidate, inst) {
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
-async function dependencies(src, cwd, compileArgs, sandbox) {
-  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], { cwd, timeoutMs: 12e4, maxOutputBytes: 16 << 20, sandbox });
+async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
+  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], {
+    cwd,
+    timeoutMs: 12e4,
+    maxOutputBytes: 16 << 20,
+    memoryLimitBytes,
+    sandbox
+  });
   if (r.exitCode === 0) {
     const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve4(cwd, f));
     return [...new Set(files2)].sort();
@@ -11514,9 +11520,23 @@ async function dependencies(src, cwd, compileArgs, sandbox) {
 }
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
-  const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}
-${sha256Hex(readFileSync6(f))}`);
+  const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
+    (f) => `${portable(f)}
+${contentDigest(f)}`
+  );
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
+}
+var KEY_FILE_MAX = 64 << 20;
+function contentDigest(file2) {
+  let st;
+  try {
+    st = statSync4(file2);
+  } catch {
+    return "missing";
+  }
+  if (!st.isFile()) return "not a regular file";
+  if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
+  return sha256Hex(readFileSync6(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -11583,6 +11603,7 @@ async function buildInstance(req) {
   const r = await runProcess(argv, {
     cwd,
     timeoutMs: req.timeoutMs,
+    memoryLimitBytes: req.memoryLimitBytes,
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir)
   });
@@ -11616,6 +11637,7 @@ function buildRequest(run, unit, flagSet) {
     extraFlags: settings.flags.extra,
     harnessVersion: run.tools.version,
     timeoutMs: settings.planning.build_timeout_s * 1e3,
+    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
     sandbox: settings.sandbox
   };
@@ -11743,7 +11765,13 @@ async function buildProfiled(req, flags, wanted) {
   const log2 = [];
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv) => {
-    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024, sandbox });
+    const r = await runProcess(argv, {
+      cwd: plain.cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox
+    });
     log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
     return r;
   };
@@ -11789,7 +11817,7 @@ async function buildProfiled(req, flags, wanted) {
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync12, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
 import { basename as basename4, join as join9, relative as relative5 } from "node:path";
 
 // src/config/katManifest.ts
@@ -31776,7 +31804,7 @@ function loadCandidate(folder, display) {
 var shown2 = (path) => relative5(process.cwd(), path) || ".";
 var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync12(join9(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
-  if (!existsSync12(root3) || !statSync4(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -31825,7 +31853,7 @@ function campaignsBelow(dir, depth2) {
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
     const folder = join9(root3, name);
-    if (!statSync4(folder).isDirectory() || existsSync12(join9(folder, "candidate.yml"))) continue;
+    if (!statSync5(folder).isDirectory() || existsSync12(join9(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
@@ -33308,7 +33336,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync19, statSync as statSync5 } from "node:fs";
+import { existsSync as existsSync19, statSync as statSync6 } from "node:fs";
 import { dirname as dirname6, resolve as resolve10 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -33343,7 +33371,7 @@ function parsePositive(v, where, unit) {
 function checkOutputFolder(path, where) {
   let p = resolve10(path);
   while (!existsSync19(p) && dirname6(p) !== p) p = dirname6(p);
-  if (!statSync5(p).isDirectory())
+  if (!statSync6(p).isDirectory())
     throw fail(
       where,
       p === resolve10(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
@@ -39099,7 +39127,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync6, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename7, dirname as dirname8, join as join19, posix as posix2, relative as relative13, resolve as resolve11, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -39197,13 +39225,13 @@ function mergeShardFolders(parts, into) {
   const out = resolve11(into);
   for (const p of parts) {
     const abs = resolve11(p);
-    if (!existsSync22(abs) || !statSync6(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync22(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync22(out);
-  if (existed && !statSync6(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
   try {

@@ -186,21 +186,26 @@ const MODES: Mode[] = [
   {
     name: 'forge-exit',
     key: kem66('forge-exit'),
-    does: 'outside the KAT, prints a whole forged result (META, TRIAL, CALLS, TOTAL, STATUS complete) and exit(0)',
-    expected: 'PASS; every timing, profile and memory record failed: "the driver did not finish"',
+    does: "past the KAT's 14 kem_keygen in a process, prints a whole forged result (META, TRIAL, CALLS, TOTAL, STATUS complete) and exit(0)",
+    expected: 'PASS; the keygen timing and profile records failed: "the driver did not finish"; the rest (one honest keygen) complete',
     saysCanary: false,
     outcome() {
       const key = kem66('forge-exit');
       expectPass(key);
       const unfinished = "the driver did not finish: the process exited with code 0 before the driver's end line";
       for (const op of OPS) {
+        // One call after a warm-up, or one keygen to prepare enc and dec: within what the KAT makes, so honest.
+        expect(memory(key, op).status).toBe('complete');
+        if (op !== 'keygen') {
+          expect(record(key, op).status).toBe('complete');
+          expect(profile(key, op).status).toBe('complete');
+          continue;
+        }
         const r = record(key, op);
         expect(r.status).toBe('failed');
-        expect(r.failure).toBe(`calibration: ${unfinished}`);
+        expect(r.failure).toBe(unfinished);
         expect(r.trials).toEqual([]);
         expect(r.processes.flatMap((p) => p.trials)).toEqual([]);
-        const m = memory(key, op);
-        expect([m.status, m.failure, m.stack_bytes, m.vmhwm_bytes]).toEqual(['failed', unfinished, null, null]);
         const p = profile(key, op);
         expect([p.status, p.failure, p.total]).toEqual(['failed', unfinished, { operations: 0, ticks: 0 }]);
       }
@@ -209,7 +214,7 @@ const MODES: Mode[] = [
   {
     name: 'forge-pass',
     key: kem66('forge-pass'),
-    does: 'under the KAT driver, prints "STATUS PASS" and exit(0) before any record',
+    does: 'at its 5th kem_dec in a process (the KAT\'s 5th record), prints "STATUS PASS" and exit(0)',
     expected: 'CRASH "the driver did not finish", never measured',
     saysCanary: false,
     outcome() {
@@ -219,7 +224,9 @@ const MODES: Mode[] = [
         "the driver did not finish: the process ended before the KAT was complete (the process exited with code 0 before the driver's end line)",
       );
       expect(measured(key)).toBe(false);
-      expect(existsSync(join(system, 'kat', 'kem-66', 'forge-pass', '.kat-output.partial'))).toBe(false);
+      // No KAT text was accepted, so none was written.
+      const folder = join(system, 'kat', 'kem-66', 'forge-pass');
+      expect(existsSync(folder) ? readdirSync(folder) : []).toEqual([]);
     },
   },
   {
@@ -261,16 +268,20 @@ const MODES: Mode[] = [
   {
     name: 'flood-stdout',
     key: kem66('flood-stdout'),
-    does: 'outside the KAT, writes 50 MB to stdout at its first kem_keygen',
-    expected: 'PASS; every record failed: "output limit exceeded"',
+    does: "past the KAT's 14 kem_keygen in a process, writes 50 MB to stdout at its next one",
+    expected: 'PASS; the keygen timing and profile records failed: "output limit exceeded"; the rest (one honest keygen) complete',
     saysCanary: false,
     outcome() {
       const key = kem66('flood-stdout');
       expectPass(key);
       for (const op of OPS) {
+        if (op !== 'keygen') {
+          expect([record(key, op).status, profile(key, op).status, memory(key, op).status]).toEqual(['complete', 'complete', 'complete']);
+          continue;
+        }
         expect(record(key, op).status).toBe('failed');
-        expect(record(key, op).failure).toBe('calibration: output limit exceeded: more than 64 KiB on stdout');
-        expect(memory(key, op).failure).toBe('output limit exceeded: more than 1024 KiB on stdout');
+        expect(record(key, op).failure).toBe('output limit exceeded: more than 64 KiB on stdout');
+        expect(memory(key, op).status).toBe('complete');
         expect(profile(key, op).failure).toBe('output limit exceeded: more than 1024 KiB on stdout');
       }
     },
@@ -329,7 +340,7 @@ const MODES: Mode[] = [
   {
     name: 'kat-replay',
     key: kem66('kat-replay'),
-    does: "computes nothing; a destructor writes the toy KEM's known KAT text into the driver's output file",
+    does: "computes nothing; a destructor tries to write the toy KEM's known KAT text into the KAT file the parent writes (path guessed from its own)",
     expected: 'CRYPTOFAIL from the fresh-seed records, never measured',
     saysCanary: false,
     outcome() {
@@ -343,28 +354,42 @@ const MODES: Mode[] = [
     (label): Mode => ({
       name: label,
       key: kem66(label),
-      does: `after the driver reported, replaces its output file with ${label === 'link-kat' ? 'a link to /etc/hostname' : 'a FIFO'}`,
-      expected: 'CRASH "the library tampered with its KAT output", nothing left in its KAT folder, never measured',
+      does: `after the driver reported, tries to replace the KAT file the parent writes (path guessed from its own) with ${label === 'link-kat' ? 'a link to /etc/hostname' : 'a FIFO'}`,
+      expected: 'PASS: the evidence is out of its reach; its KAT folder holds the regular KAT file alone; measured',
       saysCanary: false,
       outcome() {
         const key = kem66(label);
-        expect(entry(key).kat).toBe('CRASH');
-        expect(entry(key).kat_detail).toBe(
-          'the library tampered with its KAT output: left 1 link(s) or special file(s) in its KAT folder (.kat-output.partial)',
+        expectPass(key);
+        expect(said(key).join('\n')).toMatch(
+          new RegExp(
+            `ESCAPE KAT-FILE ${label === 'link-kat' ? 'symlink' : 'mkfifo'} .*/kat/kem-66/${label}/KAT_KEM_${label}\\.txt: No such file or directory`,
+          ),
         );
-        expect(measured(key)).toBe(false);
-        expect(readdirSync(join(system, 'kat', 'kem-66', label))).toEqual([]);
+        const folder = join(system, 'kat', 'kem-66', label);
+        expect(readdirSync(folder)).toEqual([`KAT_KEM_${label}.txt`]);
+        expect(lstatSync(join(folder, `KAT_KEM_${label}.txt`)).isFile()).toBe(true);
+        expectMeasuredComplete(key);
       },
     }),
   ),
   {
     name: 'timing-cheat',
     key: kem66('timing-cheat'),
-    does: "computes only when its command line looks like the KAT driver's; elsewhere keygen/enc/dec return 0 at once",
-    expected: 'PASS; no complete timing or profile record (a todo until the drivers check random calls)',
+    does: "computes only within the KAT's 14 calls of each operation in a process; past them keygen/enc/dec return 0 at once",
+    expected: 'PASS; every timing and profile record failed: a spot check of a randomly chosen call finds its outputs unwritten',
     saysCanary: true,
     outcome() {
-      expectPass(kem66('timing-cheat'));
+      const key = kem66('timing-cheat');
+      expectPass(key);
+      for (const op of OPS) {
+        const r = record(key, op);
+        expect(r.status, op).toBe('failed');
+        expect(r.failure, op).toMatch(new RegExp(`^CRYPTOFAIL: spot check of call \\d+: ${op} did not write its (pk|ct|ss)$`));
+        expect(r.trials, op).toEqual([]);
+        const p = profile(key, op);
+        expect(p.status, op).toBe('failed');
+        expect(p.failure, op).toMatch(/^spot check of call \d+: /);
+      }
     },
   },
   {
@@ -445,16 +470,16 @@ const MODES: Mode[] = [
   {
     name: 'driver-cache',
     key: escapeKey('driver-cache'),
-    does: 'replaces ngcc_time and sha256.json beside the running driver and the driver itself, looks for $TMPDIR/ngcc-perf-<uid>',
+    does: 'replaces the running ngcc_driver, ngcc_mem and sha256.json beside it, looks for $TMPDIR/ngcc-perf-<uid>',
     expected: "PASS; only the sandbox's own throwaway copies change; the cache byte for byte as before",
     saysCanary: true,
     outcome() {
       const key = escapeKey('driver-cache');
       expectPass(key);
-      expect(said(key).join('\n')).toMatch(/ESCAPE replace .*\/ngcc_time: /);
+      expect(said(key).join('\n')).toMatch(/ESCAPE replace .*\/ngcc_mem: /);
       // The folders on the way to a bound file are the sandbox's own, in its throwaway /tmp: a file
       // made beside the bound driver "succeeds" there and is gone with the process.
-      for (const l of succeeded(said(key))) expect(l).toMatch(/^ESCAPE replace .*\/(ngcc_time|sha256\.json): SUCCEEDED$/);
+      for (const l of succeeded(said(key))) expect(l).toMatch(/^ESCAPE replace .*\/(ngcc_mem|sha256\.json): SUCCEEDED$/);
       expect(after.tools).toEqual(before.tools);
       expectMeasuredComplete(key);
     },
@@ -479,13 +504,13 @@ const MODES: Mode[] = [
   {
     name: 'fork-storm',
     key: escapeKey('fork-storm'),
-    does: 'the KAT process forks 64 children named ngcc-storm that spin for ever, then returns honestly',
+    does: 'every process forks 64 children named ngcc-storm that wait for ever, then returns honestly',
     expected: 'PASS, measured complete; no ngcc-storm left',
     saysCanary: true,
     outcome() {
       const key = escapeKey('fork-storm');
       expectPass(key);
-      expect(said(key)).toContain('ESCAPE forked 64 spinning children');
+      expect(said(key)).toContain('ESCAPE forked 64 waiting children');
       expect(hostProcesses().filter((p) => p.comm === 'ngcc-storm')).toEqual([]);
       expectMeasuredComplete(key);
     },
@@ -589,6 +614,19 @@ const MODES: Mode[] = [
       const e = entry(escapeKey('include-neighbour'));
       expect(e.kat).toBe('BUILDFAIL');
       expect(e.build_error).toMatch(/neighbour_marker\.h: No such file or directory/);
+    },
+  },
+  {
+    name: 'zero-header',
+    key: escapeKey('zero-header'),
+    does: 'includes zero.h, a link in its own folder to /dev/zero (which the sandbox shows): read by the compiler, and by the build key outside the sandbox',
+    expected: 'BUILDFAIL within the memory cap; the CLI reads none of it and goes on',
+    saysCanary: false,
+    outcome() {
+      const e = entry(escapeKey('zero-header'));
+      expect(e.kat).toBe('BUILDFAIL');
+      expect(e.build_error).toMatch(/memory|zero\.h/i);
+      expectMeasuredComplete('late-1/good');
     },
   },
   {
@@ -762,22 +800,12 @@ describe('the hostile corpus', () => {
       m.outcome();
       expectContained(m);
     });
-
-  // Enabled when the timing driver checks random calls: today the timing and profile drivers never
-  // look at what the library computed, so a library that skips the work while it is timed is timed.
-  it.skip('timing-cheat: no complete timing or profile record', () => {
-    for (const op of OPS) {
-      expect(record(kem66('timing-cheat'), op).status).not.toBe('complete');
-      expect(profile(kem66('timing-cheat'), op).status).not.toBe('complete');
-    }
-  });
 });
 
 describe('the global criteria, once for the whole run', () => {
   it('the run ends by itself, exit 1 (instances failed), in reasonable time', () => {
     expect([run.code, run.signal], run.out).toEqual([1, null]);
     expect(run.out).toMatch(/evidence: /);
-    expect(runSeconds).toBeLessThan(300);
   });
 
   it("leaves the neighbours' evidence, libraries and sources unchanged, and measures every honest one complete", () => {

@@ -87,6 +87,7 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
     extraFlags: settings.flags.extra,
     harnessVersion: run.tools.version,
     timeoutMs: settings.planning.build_timeout_s * 1000,
+    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
     sandbox: settings.sandbox,
   };

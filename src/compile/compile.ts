@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
@@ -40,6 +40,8 @@ export interface BuildRequest {
   extraFlags: string[];
   harnessVersion: string;
   timeoutMs: number;
+  /** Address-space cap of every compiler process (planning.memory_limit_mb): a header that is a link to /dev/zero ends there. */
+  memoryLimitBytes?: number;
   cache?: BuildCache;
   /** How the compiler is isolated (default bwrap): it reads only what `readOnly` lists. */
   sandbox?: SandboxMode;
@@ -81,8 +83,20 @@ function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]
  * .inc files, wherever they are), or — when preprocessing fails, a build that will fail — the
  * sources and the headers of the include folders.
  */
-async function dependencies(src: ResolvedSources, cwd: string, compileArgs: string[], sandbox: SandboxSpec): Promise<string[]> {
-  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], { cwd, timeoutMs: 120_000, maxOutputBytes: 16 << 20, sandbox });
+async function dependencies(
+  src: ResolvedSources,
+  cwd: string,
+  compileArgs: string[],
+  sandbox: SandboxSpec,
+  memoryLimitBytes: number | undefined,
+): Promise<string[]> {
+  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], {
+    cwd,
+    timeoutMs: 120_000,
+    maxOutputBytes: 16 << 20,
+    memoryLimitBytes,
+    sandbox,
+  });
   if (r.exitCode === 0) {
     const files = r.stdout
       .replace(/\\\n/g, ' ')
@@ -114,8 +128,30 @@ async function buildKey(
   sandbox: SandboxSpec,
 ): Promise<string> {
   const portable = (s: string) => s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>');
-  const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}\n${sha256Hex(readFileSync(f))}`);
+  const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
+    (f) => `${portable(f)}\n${contentDigest(f)}`,
+  );
   return sha256Hex([...parts, argv.map(portable).join(' '), ccVersion(), req.harnessVersion].join('\n'));
+}
+
+/** Bytes of one file the key hashes: far above any source or header. */
+const KEY_FILE_MAX = 64 << 20;
+
+/**
+ * A file's digest for the build key, read only when it is a regular file of sane size: a
+ * submission's header may be a link to /dev/zero or a FIFO, which must not hang or exhaust this
+ * process (the build then fails on its own, inside its sandbox and memory cap).
+ */
+function contentDigest(file: string): string {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file);
+  } catch {
+    return 'missing';
+  }
+  if (!st.isFile()) return 'not a regular file';
+  if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
+  return sha256Hex(readFileSync(file));
 }
 
 function firstErrorLine(stderr: string): string | undefined {
@@ -213,6 +249,7 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const r = await runProcess(argv, {
     cwd,
     timeoutMs: req.timeoutMs,
+    memoryLimitBytes: req.memoryLimitBytes,
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir),
   });

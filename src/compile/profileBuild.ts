@@ -42,7 +42,13 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   const log: string[] = [];
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv: string[]) => {
-    const r = await runProcess(argv, { cwd: plain.cwd, timeoutMs: req.timeoutMs, maxOutputBytes: 256 * 1024, sandbox });
+    const r = await runProcess(argv, {
+      cwd: plain.cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox,
+    });
     log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
     return r;
   };

@@ -48,6 +48,7 @@ export const ESCAPES = [
   'include-neighbour',
   'link-out',
   'rlimit-raise',
+  'zero-header',
 ] as const;
 export type Escape = (typeof ESCAPES)[number];
 
@@ -126,6 +127,7 @@ export function aimEscapes(campaign: string, escapes: readonly Escape[], honest:
     symlinkSync(join(t.home, 'secret.txt'), file('link-out', 'leak.h'));
     symlinkSync('../../early-1/good/neighbour_marker.h', file('link-out', 'neighbour.h'));
   }
+  if (escapes.includes('zero-header')) symlinkSync('/dev/zero', file('zero-header', 'zero.h'));
   for (const id of honest) writeFileSync(join(campaign, id, 'good', 'neighbour_marker.h'), t.neighbourHeader);
 }
 

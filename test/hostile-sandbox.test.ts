@@ -180,7 +180,8 @@ describe('the bwrap command line', () => {
     expect(text).toContain(
       '--ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib --symlink usr/lib64 /lib64 --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache',
     );
-    expect(text).toContain('--proc /proc --dev /dev --tmpfs /tmp');
+    // The private /tmp is capped: a process cannot fill the runner's memory through it.
+    expect(text).toContain('--proc /proc --dev /dev --size 1073741824 --tmpfs /tmp');
     // Files inside a folder already bound read-only need no bind of their own.
     expect(text).toContain(
       '--ro-bind /c/kem-1 /c/kem-1 --ro-bind /tool/native /tool/native --bind /data/s/build/kem-1/good/guide /data/s/build/kem-1/good/guide',

@@ -9641,6 +9641,7 @@ function toolRoot() {
   }
 }
 var nativeDir = () => join2(toolRoot(), "native");
+var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
 var compilerVersion;
@@ -9766,6 +9767,7 @@ function hostEnvironment(cpu) {
     compiler: ccVersion(),
     cmake: firstLineOf(["cmake", "--version"]),
     node: process.version,
+    ngcc_perf_version: toolVersion(),
     perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
     cpufreq_governor: cpufreq(cpu, "scaling_governor"),
     cpufreq_driver: cpufreq(cpu, "scaling_driver"),

@@ -39707,10 +39707,11 @@ var planning = (model) => [
 ];
 function distinctHostChecks(checks) {
   const byKey = /* @__PURE__ */ new Map();
-  for (const h of checks) {
+  for (const raw of checks) {
+    const h = { ...raw, problems: Array.isArray(raw.problems) ? raw.problems : [] };
     const key = JSON.stringify([h.phase, h.cpu, h.shard ?? null, h.problems]);
     const seen = byKey.get(key);
-    const utc2 = String(h.utc).slice(0, 19);
+    const utc2 = String(h.utc ?? "").slice(0, 19);
     if (!seen) byKey.set(key, { check: h, runs: 1, first: utc2, last: utc2 });
     else {
       seen.runs += 1;

@@ -198,12 +198,14 @@ describe('pages say what they know', () => {
       check('2026-01-03T11:00:00.000Z'),
       check('2026-01-03T12:00:00.000Z', { problems: ['governor powersave'] }),
       check('2026-01-03T12:00:01.000Z', { shard: '1/2' }),
+      // Another tool's check without a problems list: nothing found, the same as the first.
+      { phase: 'build,kat,measure', cpu: 1, utc: '2026-01-02T10:30:00.000Z' },
     ];
     writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: 'x86_1', host_checks }));
     const checks = tableOf(renderPages(loadReportModel(dir)).get('performance/method_x86_1.md')!, 'Host state', 1);
     expect(checks).toEqual([
       ['phase', 'CPU', 'shard', 'problems', 'runs', 'UTC (first / last)'],
-      ['build,kat,measure', '1', '—', 'none', '3', '2026-01-01T09:00:00 / 2026-01-03T11:00:00'],
+      ['build,kat,measure', '1', '—', 'none', '4', '2026-01-01T09:00:00 / 2026-01-03T11:00:00'],
       ['build,kat,measure', '1', '—', '⚠ governor powersave', '1', '2026-01-03T12:00:00'],
       ['build,kat,measure', '1', '1/2', 'none', '1', '2026-01-03T12:00:01'],
     ]);

@@ -39,10 +39,12 @@ interface HostCheck {
 /** Host checks with the same phase, CPU, shard and problems: one row, however many runs found it. */
 export function distinctHostChecks(checks: readonly HostCheck[]): Array<{ check: HostCheck; runs: number; first: string; last: string }> {
   const byKey = new Map<string, { check: HostCheck; runs: number; first: string; last: string }>();
-  for (const h of checks) {
+  for (const raw of checks) {
+    // Evidence from other tools may leave a field out: a missing list is no problem found.
+    const h = { ...raw, problems: Array.isArray(raw.problems) ? raw.problems : [] };
     const key = JSON.stringify([h.phase, h.cpu, h.shard ?? null, h.problems]);
     const seen = byKey.get(key);
-    const utc = String(h.utc).slice(0, 19);
+    const utc = String(h.utc ?? '').slice(0, 19);
     if (!seen) byKey.set(key, { check: h, runs: 1, first: utc, last: utc });
     else {
       seen.runs += 1;

@@ -9641,6 +9641,7 @@ function toolRoot() {
   }
 }
 var nativeDir = () => join2(toolRoot(), "native");
+var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
 var compilerVersion;
@@ -9766,6 +9767,7 @@ function hostEnvironment(cpu) {
     compiler: ccVersion(),
     cmake: firstLineOf(["cmake", "--version"]),
     node: process.version,
+    ngcc_perf_version: toolVersion(),
     perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
     cpufreq_governor: cpufreq(cpu, "scaling_governor"),
     cpufreq_driver: cpufreq(cpu, "scaling_driver"),
@@ -32921,6 +32923,12 @@ function formatMiB(kib) {
 function formatGHz(hz) {
   return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
 }
+function formatMHz(hz) {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e6, 1)} MHz` : MISSING;
+}
+function formatSpread(ratio) {
+  return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
+}
 function formatCount(trials, iters) {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
   return `${trials * iters} (${trials} \xD7 ${iters})`;
@@ -33497,15 +33505,36 @@ function clockDescription(env) {
   if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
   return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
 }
+function counterRate(records, fixedClockHz) {
+  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
+  if (rates.length === 0) return void 0;
+  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
+  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
+  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
+  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
+}
+var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
+function toolDescription(campaign, env, from) {
+  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
+  const versions = distinct(recorded);
+  const missing = recorded.filter((v) => v === void 0).length;
+  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
+  const tool = str(campaign.tool) ?? (versions.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
+  if (!tool) return void 0;
+  const version2 = versions.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
+  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
+}
 var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
 var utc = (v) => str(v)?.slice(0, 19);
-function environmentRows(campaign, env) {
+function environmentRows(campaign, env, from) {
   const cpu = measuredCpu(campaign, env);
   const rows = [
     ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
   ];
   if (str(env.machine)) rows.push(["machine", str(env.machine)]);
   rows.push(["clock", clockDescription(env)]);
+  const rate = counterRate(from.records, campaign.fixed_clock_hz);
+  if (rate) rows.push(["counter rate", rate]);
   const kib = Number(env.memory_total_kib);
   rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
   rows.push(["OS / kernel", pair(env.os, env.kernel)]);
@@ -33513,6 +33542,8 @@ function environmentRows(campaign, env) {
   rows.push(["campaign start / end (UTC)", pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
   const counter = str(campaign.counter_source);
   if (counter) rows.push(["cycle counter", counter]);
+  const tool = toolDescription(campaign, env, from);
+  if (tool) rows.push(["measured with", tool]);
   return rows;
 }
 
@@ -33530,6 +33561,16 @@ function inferType(id, ops, logType) {
   if (logType === "kem" || logType === "sig") return logType;
   if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
   return "kem";
+}
+var EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+function unreadableKind(paths, id, label, path) {
+  if (path === paths.survey(id, label)) return { kind: "survey" };
+  for (const op of EVERY_OPERATION) {
+    if (path === paths.record(id, label, op)) return { kind: "timing", op };
+    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
+    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
+  }
+  return void 0;
 }
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
@@ -33576,7 +33617,7 @@ function loadReportModel(systemDir, campaignDir) {
     const key = instanceKey(id, label);
     let v = byKey.get(key);
     if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
       if (existsSync20(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
@@ -33606,12 +33647,19 @@ function loadReportModel(systemDir, campaignDir) {
     v.profiles[profile2.operation] = profile2;
     v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
+  for (const u of ds.unreadable) {
+    const key = instanceOfPath(rel(u.path));
+    if (!key) continue;
+    const { candidate, label } = parseInstanceKey(key);
+    const kind = unreadableKind(paths, candidate, label, u.path);
+    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
   const candidates2 = ids.map((id) => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => Object.keys(i.records));
+    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
     return {
@@ -39353,6 +39401,20 @@ function callsPerOperation(p) {
   }).join(", ");
 }
 
+// src/report/spread.ts
+function recordSpread(r) {
+  if (!r.trials || r.trials.length < 2) return void 0;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
+}
+var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var NOISY_MARK = "\u26A0 noisy";
+function spreadCell(r) {
+  const spread = recordSpread(r);
+  if (spread === void 0) return r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014";
+  return isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+}
+var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
+
 // src/report/pages/cells.ts
 var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
 function notMeasuredReason(inst) {
@@ -39361,6 +39423,15 @@ function notMeasuredReason(inst) {
   if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
   return "not measured";
 }
+function provenanceOf(instances) {
+  return {
+    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== void 0)),
+    builds: instances.flatMap((i) => i.build ? [i.build] : [])
+  };
+}
+var allInstances = (model) => model.candidates.flatMap((c) => c.instances);
+var unreadableFile = (inst, kind, op) => inst.unreadable.find((u) => u.kind === kind && u.op === op);
+var unreadableCell = (kind) => `not recorded (unreadable ${kind} file)`;
 function inInstanceOrder(c, items) {
   const rank = (label) => {
     const i = c.instances.findIndex((inst) => inst.label === label);
@@ -39471,17 +39542,26 @@ function countCell(r) {
   return `${n} (${r.trials.length} trials)`;
 }
 function gapRow(inst, width) {
-  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => "\u2014")];
+  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...dashes(width - 3)];
 }
-function perOperation(c, width, cells) {
-  return c.instances.flatMap((inst) => {
-    const rows = c.operations.flatMap((op) => {
+var dashes = (n) => Array.from({ length: n }, () => "\u2014");
+var failedCell = (r) => r.failure ? `failed: ${String(r.failure)}` : `${r.status}: no trial completed`;
+var hasAny = (c, inst, files, kind) => c.operations.some((op) => inst[files][op] || unreadableFile(inst, kind, op));
+function perOperation(c, width, has, row2) {
+  return c.instances.flatMap((inst) => has(inst) ? c.operations.map((op) => row2(inst, op)) : [gapRow(inst, width)]);
+}
+function perTimedOperation(c, width, cells) {
+  return perOperation(
+    c,
+    width,
+    (inst) => hasAny(c, inst, "records", "timing"),
+    (inst, op) => {
       const r = inst.records[op];
-      const row2 = r?.trials?.length ? cells(inst, op, r) : void 0;
-      return row2 ? [row2] : [];
-    });
-    return rows.length > 0 ? rows : [gapRow(inst, width)];
-  });
+      if (r?.trials?.length) return cells(inst, op, r);
+      const why = unreadableFile(inst, "timing", op) ? unreadableCell("timing") : r ? failedCell(r) : notMeasuredReason(inst);
+      return [code3(inst.label), op, why, ...dashes(width - 3)];
+    }
+  );
 }
 function sizeColumns(c) {
   return c.type === "kem" ? [
@@ -39525,9 +39605,9 @@ var basicInformation = (_model, c) => {
     ])
   ];
 };
-var environment = (model) => [
+var environment = (model, c) => [
   heading2(2, "2. Assessment environment"),
-  table(["item", "value"], environmentRows(model.campaign, model.environment))
+  table(["item", "value"], environmentRows(model.campaign, model.environment, provenanceOf(c.instances)))
 ];
 var kat = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
@@ -39546,15 +39626,19 @@ var kat = (model, c) => {
   ];
 };
 function performanceChart(c) {
-  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== void 0));
+  const has = (i, op) => Number.isFinite(i.records[op]?.mean_cycles) && (i.records[op]?.trials?.length ?? 0) > 0;
+  const measured = c.instances.filter((i) => c.operations.every((op) => has(i, op)));
+  const partial2 = c.instances.filter((i) => !measured.includes(i) && hasAny(c, i, "records", "timing"));
   if (measured.length === 0) return [];
   const series = c.operations.map((op) => {
-    const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
+    const values = measured.map((i) => Math.round(i.records[op].mean_cycles));
     return `  line "${op}" [${values.join(", ")}]`;
   }).join("\n");
   const labels = measured.map((i) => `"${i.label}"`).join(", ");
+  const intro = `Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers)`;
+  const leftOut = partial2.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)]);
   return [
-    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers):`),
+    partial2.length > 0 ? para(`${intro}. Not plotted, lacking a number for some operation: `, ...leftOut, ".") : para(`${intro}:`),
     mermaid(`xychart-beta
   title "${c.id} mean cycles per operation"
   x-axis [${labels}]
@@ -39563,33 +39647,42 @@ ${series}`)
   ];
 }
 var timing = (_model, c) => {
-  const rows = perOperation(c, 7, (inst, op, r) => [
-    code3(inst.label),
-    op,
-    formatCycles(r.mean_cycles),
-    formatSeconds(r.mean_seconds),
-    formatOpsPerSecond(r.operations_per_second),
-    formatSeconds(r.median_trial_seconds),
-    countCell(r)
-  ]);
+  let noisy = false;
+  const rows = perTimedOperation(c, 8, (inst, op, r) => {
+    noisy ||= isNoisy(recordSpread(r));
+    return [
+      code3(inst.label),
+      op,
+      formatCycles(r.mean_cycles),
+      formatSeconds(r.mean_seconds),
+      formatOpsPerSecond(r.operations_per_second),
+      formatSeconds(r.median_trial_seconds),
+      countCell(r),
+      spreadCell(r)
+    ];
+  });
   return [
     heading2(2, "4. Performance"),
-    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)"], rows),
+    table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)", "trial spread"], rows),
+    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials."),
+    ...noisy ? [para(NOISY_NOTE)] : [],
     ...performanceChart(c)
   ];
 };
 var resources = (_model, c) => {
-  const wholeProcess = perOperation(c, 5, (inst, op, r) => [
+  const wholeProcess = perTimedOperation(c, 5, (inst, op, r) => [
     code3(inst.label),
     op,
     inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
     typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
     typeof r.peak_rss_bytes === "number" ? formatKiB(r.peak_rss_bytes) : "not recorded"
   ]);
-  const isolated = perOperation(c, 5, (inst, op) => {
+  const measured = (inst) => hasAny(c, inst, "records", "timing") || hasAny(c, inst, "memory", "memory");
+  const isolated = perOperation(c, 5, measured, (inst, op) => {
     const m = inst.memory[op];
     const e = inst.build?.elf_sections;
     const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
+    if (!m && unreadableFile(inst, "memory", op)) return [code3(inst.label), op, unreadableCell("memory"), "\u2014", sections];
     if (m?.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
     const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
@@ -39632,7 +39725,7 @@ var symmetricPrimitives = (model, c) => {
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
-      if (!p) return [];
+      if (!p) return unreadableFile(inst, "hash profile", op) ? [[code3(inst.label), op, unreadableCell("hash profile"), "\u2014", "\u2014"]] : [];
       const { hash: hash2, drng } = hashShares(p);
       return [
         [code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]
@@ -39663,7 +39756,8 @@ var evidenceIndex = (model, c) => {
     ...[...inst.recordFiles].sort(byPath).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
     ...[...inst.profileFiles].sort(byPath).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
     ...[...inst.memoryFiles].sort(byPath).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
-    ...inst.surveyFile ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : []
+    ...inst.surveyFile && !unreadableFile(inst, "survey") ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : [],
+    ...[...inst.unreadable].sort(byPath).map((u) => [code3(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ""}: \u26A0 unreadable (${u.problem})`, code3(u.path)])
   ]);
   return [
     heading2(2, "7. Raw evidence index"),
@@ -39708,30 +39802,52 @@ var planning = (model) => [
   ),
   table(["setting", "value"], kv(model.campaign.planning))
 ];
+function distinctHostChecks(checks) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const raw of checks) {
+    const h = { ...raw, problems: Array.isArray(raw.problems) ? raw.problems : [] };
+    const key = JSON.stringify([h.phase, h.cpu, h.shard ?? null, h.problems]);
+    const seen = byKey.get(key);
+    const utc2 = String(h.utc ?? "").slice(0, 19);
+    if (!seen) byKey.set(key, { check: h, runs: 1, first: utc2, last: utc2 });
+    else {
+      seen.runs += 1;
+      if (utc2 < seen.first) seen.first = utc2;
+      if (utc2 > seen.last) seen.last = utc2;
+    }
+  }
+  return [...byKey.values()];
+}
 var hostState = (model) => {
-  const checks = model.campaign.host_checks ?? [];
+  const checks = Array.isArray(model.campaign.host_checks) ? model.campaign.host_checks : [];
   return [
     heading2(2, "Host state"),
-    table(["item", "value"], environmentRows(model.campaign, model.environment)),
+    table(["item", "value"], environmentRows(model.campaign, model.environment, provenanceOf(allInstances(model)))),
+    para("Every run checks the host; runs that found the same are one row."),
     table(
-      ["phase", "CPU", "UTC", "shard", "problems"],
-      checks.map((h) => [
+      ["phase", "CPU", "shard", "problems", "runs", "UTC (first / last)"],
+      distinctHostChecks(checks).map(({ check: h, runs, first, last }) => [
         h.phase,
         String(h.cpu),
-        h.utc.slice(0, 19),
         h.shard ?? "\u2014",
-        h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none"
+        h.problems.length > 0 ? `\u26A0 ${h.problems.join("; ")}` : "none",
+        String(runs),
+        first === last ? first : `${first} / ${last}`
       ]),
-      [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014"]
+      [text2("no host checks recorded"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
     )
   ];
 };
 var counterSource = (model) => {
   const counter = model.campaign.counter_source ?? "not recorded";
+  const rate = counterRate(provenanceOf(allInstances(model)).records, model.campaign.fixed_clock_hz);
   return [
     heading2(2, "Counter source"),
     para(
       `Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`
+    ),
+    para(
+      rate ? `Counter rate: ${rate}. The time columns come from the trials' own clock; mean cycles over this rate give the mean time, to within the spread of the rate.` : "Counter rate: not recorded (no trial with cycles and seconds)."
     )
   ];
 };
@@ -39825,11 +39941,13 @@ var CATEGORIES = [
 ];
 function cyclesCell(inst, op) {
   const r = inst.records[op];
-  if (!r || r.mean_cycles === void 0) return "\u2014";
+  if (!r && unreadableFile(inst, "timing", op)) return unreadableCell("timing");
+  if (!r || r.mean_cycles === void 0 || !r.trials?.length) return r?.status === "failed" ? "failed" : "\u2014";
   const p = inst.profiles[op];
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : "";
   const n = r.measurements ?? 0;
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}`;
+  const spread = recordSpread(r);
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}`;
 }
 var title4 = (model) => {
   const sys = model.system;
@@ -39844,7 +39962,7 @@ var title4 = (model) => {
       " \xB7 ",
       link2("../index.md", "All systems")
     ),
-    table(["item", "value"], environmentRows(model.campaign, model.environment))
+    table(["item", "value"], environmentRows(model.campaign, model.environment, provenanceOf(allInstances(model))))
   ];
 };
 var categories = (model) => {
@@ -39856,19 +39974,17 @@ var categories = (model) => {
     const warn = [];
     const cycleRows = [];
     const sizeRows = [];
+    let noisy = false;
     for (const c of cands) {
       for (const inst of c.instances) {
         const kat2 = inst.build?.kat ?? "not checked";
         const flagged = kat2 !== "PASS";
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
-        const measured = ops.some((op) => inst.records[op]);
+        const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, "timing", op));
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
-        cycleRows.push([
-          name,
-          code3(inst.label),
-          flagged ? `${kat2} \u26A0` : kat2,
-          ...measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")]
-        ]);
+        const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
+        noisy ||= cells.some((cell2) => cell2.includes(NOISY_MARK));
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells]);
         sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
@@ -39878,6 +39994,7 @@ var categories = (model) => {
         `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === "nist") ? " (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)" : ""}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`
       ),
       table(["candidate", "instance", "KAT", ...ops], cycleRows),
+      ...noisy ? [para(`${NOISY_NOTE} The number after the mark is that ratio; the candidate's page gives every operation's.`)] : [],
       heading2(3, "Sizes (bytes)"),
       table(["candidate", "instance", ...cat.sizes.map(([h]) => h)], sizeRows),
       heading2(3, "Notes"),
@@ -40148,7 +40265,7 @@ function cmdReport(args) {
   const model = loadReportModel(systemDir, values.campaign ? resolve12(values.campaign) : void 0);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join21(positionals[0], u.path)}: ${u.problem}`);
-  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : "";
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join21(values.out, p)}`);

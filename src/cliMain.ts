@@ -214,9 +214,10 @@ function cmdReport(args: string[]): number {
   const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined);
   const pages = renderPages(model);
   // Pages are still rendered from what could be read, but they cannot show an unreadable file's
-  // contents (its instances read "not checked"): that is a problem to report, never a success.
+  // contents (its rows read "not recorded", its instances "not checked"): that is a problem to
+  // report, never a success.
   for (const u of model.unreadable) console.log(`unreadable: ${join(positionals[0]!, u.path)}: ${u.problem}`);
-  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, left out of the pages` : '';
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : '';
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join(values.out, p)}`);

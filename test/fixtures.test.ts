@@ -152,7 +152,7 @@ describe('a campaign of broken submissions', () => {
       expect.stringMatching(/^unreadable: .*fx\/build\.json: not valid JSON/),
       expect.stringMatching(/^unreadable: .*fx\/records\/kem-1\/good__enc\.json: not valid JSON/),
     ]);
-    expect(r.out.at(-1)).toMatch(/pages written to .*; 2 evidence file\(s\) unreadable, left out of the pages$/);
+    expect(r.out.at(-1)).toMatch(/pages written to .*; 2 evidence file\(s\) unreadable, shown as not recorded$/);
     expect(existsSync(join(pages, 'performance', 'summary_fx.md'))).toBe(true);
     // --check fails on the same evidence even when the pages on disk are its rendering.
     expect((await cli(['report', copy, '--campaign', campaign, '--out', pages, '--check'])).code).toBe(1);

@@ -134,7 +134,15 @@ describe('cells rendered from the numbers of the published x86_1 pages', () => {
     const page = renderPages(loadReportModel(dir)).get(`${id}/perf_x86_1.md`)!;
     const ours = sections(page);
     for (const name of SECTIONS) {
-      const rows = ours.find((s) => s.heading === name)!.tables[0]!.slice(1);
+      let rows = ours.find((s) => s.heading === name)!.tables[0]!.slice(1);
+      if (name === '4. Performance') {
+        // Our column after the published ones: the trials built above are equal, so they spread 1.00×.
+        expect(
+          rows.map((r) => r.at(-1)),
+          file,
+        ).toEqual(rows.map(() => '1.00×'));
+        rows = rows.map((r) => r.slice(0, -1));
+      }
       expect(rows, `${file} ${name}`).toEqual(expected[name]);
     }
   });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, loadavg, release } from 'node:os';
 import { ccVersion } from './toolchain.js';
 import { firstLineOf } from '../sandbox/run.js';
+import { toolVersion } from '../util/paths.js';
 
 function read(path: string): string | null {
   try {
@@ -42,6 +43,7 @@ export function hostEnvironment(cpu: number) {
     compiler: ccVersion(),
     cmake: firstLineOf(['cmake', '--version']),
     node: process.version,
+    ngcc_perf_version: toolVersion(),
     perf_event_paranoid: read('/proc/sys/kernel/perf_event_paranoid'),
     cpufreq_governor: cpufreq(cpu, 'scaling_governor'),
     cpufreq_driver: cpufreq(cpu, 'scaling_driver'),

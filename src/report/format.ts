@@ -216,6 +216,16 @@ export function formatGHz(hz: number): string {
   return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
 }
 
+/** A counter's rate in MHz with one decimal, precise enough to turn cycles into time: '2097.7 MHz'. */
+export function formatMHz(hz: number): string {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e6, 1)} MHz` : MISSING;
+}
+
+/** A ratio of the slowest to the fastest, two decimals: '1.02×'. */
+export function formatSpread(ratio: number): string {
+  return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}×` : MISSING;
+}
+
 /** Measurement count with its trials × iterations: '6265 (5 × 1253)'. */
 export function formatCount(trials: number, iters: number): string {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;

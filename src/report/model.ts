@@ -4,13 +4,13 @@ import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
-import { evidencePaths, instanceKey, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
+import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
 import type { BuildJson } from '../evidence/types.js';
 import { OPERATIONS } from '../measure/operation.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 import { readJson } from '../util/fsx.js';
 import { archName, measuredEnvironment } from './environment.js';
-import type { CandidateView, InstanceView, ReportModel, SystemEntry } from './types.js';
+import type { CandidateView, InstanceView, ReportModel, SystemEntry, UnreadableFile } from './types.js';
 
 function katLogHeader(systemDir: string, path: string | undefined): Record<string, string> {
   if (!path || !existsSync(join(systemDir, path))) return {};
@@ -26,6 +26,19 @@ function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
   if (logType === 'kem' || logType === 'sig') return logType;
   if (ops.some((o) => o === 'sign' || o === 'verify') || id.startsWith('sign-')) return 'sig';
   return 'kem';
+}
+
+const EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+
+/** Which of an instance's files an unreadable path is, by the layout's own paths. */
+function unreadableKind(paths: EvidencePaths, id: string, label: string, path: string): Pick<UnreadableFile, 'kind' | 'op'> | undefined {
+  if (path === paths.survey(id, label)) return { kind: 'survey' };
+  for (const op of EVERY_OPERATION) {
+    if (path === paths.record(id, label, op)) return { kind: 'timing', op };
+    if (path === paths.profile(id, label, op)) return { kind: 'hash profile', op };
+    if (path === paths.memory(id, label, op)) return { kind: 'memory', op };
+  }
+  return undefined;
 }
 
 /** Automated survey results per candidate (survey/<id>/<label>.json), in file-name order. */
@@ -94,7 +107,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const key = instanceKey(id, label);
     let v = byKey.get(key);
     if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [] };
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
       if (existsSync(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
@@ -124,13 +137,21 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     v.profiles[profile.operation] = profile;
     v.profileFiles.push({ op: profile.operation, path: rel(path) });
   }
+  // A file that cannot be parsed still belongs to its instance: its rows say "not recorded" instead of vanishing.
+  for (const u of ds.unreadable) {
+    const key = instanceOfPath(rel(u.path));
+    if (!key) continue;
+    const { candidate, label } = parseInstanceKey(key);
+    const kind = unreadableKind(paths, candidate, label, u.path);
+    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
 
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
   const candidates = ids.map((id): CandidateView => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k)!);
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => Object.keys(i.records));
+    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => (u.op ? [u.op] : []))]);
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === 'nist' ? 'nist' : 'iccs');
     return {

@@ -4,6 +4,16 @@ import type { InstanceSurvey } from '../profile/survey.js';
 
 /** What the pages show, as plain data: model.ts reads it from disk, the pages render it. */
 
+/** An evidence file of an instance that exists but could not be parsed. */
+export interface UnreadableFile {
+  kind: 'timing' | 'hash profile' | 'memory' | 'survey';
+  /** The operation, for the per-operation files. */
+  op?: string;
+  /** Relative to the system folder. */
+  path: string;
+  problem: string;
+}
+
 export interface InstanceView {
   label: string;
   build?: BuildEntry;
@@ -16,6 +26,8 @@ export interface InstanceView {
   profileFiles: Array<{ op: string; path: string }>;
   memoryFiles: Array<{ op: string; path: string }>;
   surveyFile?: string;
+  /** Its files that could not be read: each shows as "not recorded" where its numbers would be. */
+  unreadable: UnreadableFile[];
 }
 
 export interface CandidateView {

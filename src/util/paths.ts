@@ -22,3 +22,6 @@ export function toolRoot(): string {
 }
 
 export const nativeDir = (): string => join(toolRoot(), 'native');
+
+/** The package's version (package.json), which the evidence records beside the host's tools. */
+export const toolVersion = (): string => readJson<{ version: string }>(join(toolRoot(), 'package.json')).version;

@@ -2,10 +2,35 @@ import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare } from '../format.js';
-import { bullets, code, heading, link, mermaid, para, sectionsPage, strong, table, text, type Cell, type Section } from '../md.js';
+import {
+  bullets,
+  code,
+  heading,
+  link,
+  mermaid,
+  para,
+  sectionsPage,
+  strong,
+  table,
+  text,
+  type Cell,
+  type Inline,
+  type Section,
+} from '../md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
+import { isNoisy, NOISY_NOTE, recordSpread, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
-import { inInstanceOrder, instanceSizes, notMeasuredReason, sizeCell, surveyEvidence, surveyFor } from './cells.js';
+import {
+  inInstanceOrder,
+  instanceSizes,
+  notMeasuredReason,
+  provenanceOf,
+  sizeCell,
+  surveyEvidence,
+  surveyFor,
+  unreadableCell,
+  unreadableFile,
+} from './cells.js';
 import { katFootnotes } from './katNotes.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
@@ -43,23 +68,45 @@ function countCell(r: TimingRecord): string {
 }
 
 function gapRow(inst: InstanceView, width: number): Cell[] {
-  return [code(inst.label), '—', notMeasuredReason(inst), ...Array.from({ length: width - 3 }, () => '—')];
+  return [code(inst.label), '—', notMeasuredReason(inst), ...dashes(width - 3)];
 }
 
-/** Rows per instance and operation; an instance without records gets one row saying why. */
+const dashes = (n: number): Cell[] => Array.from({ length: n }, () => '—');
+
+/** A record that is there but holds no trial. */
+const failedCell = (r: TimingRecord): string => (r.failure ? `failed: ${String(r.failure)}` : `${r.status}: no trial completed`);
+
+/** Does the instance have any evidence of this kind: a file, or one that could not be read? */
+const hasAny = (c: CandidateView, inst: InstanceView, files: 'records' | 'memory', kind: 'timing' | 'memory') =>
+  c.operations.some((op) => inst[files][op] || unreadableFile(inst, kind, op));
+
+/**
+ * Rows per instance and operation. An instance without any evidence gets one row saying why; one
+ * with some gets a row for every operation, so a failed, unreadable or missing file is a row that
+ * says so, never a silent gap.
+ */
 function perOperation(
   c: CandidateView,
   width: number,
-  cells: (inst: InstanceView, op: string, r: TimingRecord) => Cell[] | undefined,
+  has: (inst: InstanceView) => boolean,
+  row: (inst: InstanceView, op: string) => Cell[],
 ): Cell[][] {
-  return c.instances.flatMap((inst) => {
-    const rows = c.operations.flatMap((op) => {
+  return c.instances.flatMap((inst) => (has(inst) ? c.operations.map((op) => row(inst, op)) : [gapRow(inst, width)]));
+}
+
+/** Rows from each operation's timing record; where there is none with trials, the row says why. */
+function perTimedOperation(c: CandidateView, width: number, cells: (inst: InstanceView, op: string, r: TimingRecord) => Cell[]): Cell[][] {
+  return perOperation(
+    c,
+    width,
+    (inst) => hasAny(c, inst, 'records', 'timing'),
+    (inst, op) => {
       const r = inst.records[op];
-      const row = r?.trials?.length ? cells(inst, op, r) : undefined;
-      return row ? [row] : [];
-    });
-    return rows.length > 0 ? rows : [gapRow(inst, width)];
-  });
+      if (r?.trials?.length) return cells(inst, op, r);
+      const why = unreadableFile(inst, 'timing', op) ? unreadableCell('timing') : r ? failedCell(r) : notMeasuredReason(inst);
+      return [code(inst.label), op, why, ...dashes(width - 3)];
+    },
+  );
 }
 
 function sizeColumns(c: CandidateView): Array<[string, string]> {
@@ -109,9 +156,9 @@ const basicInformation: CandidateSection = (_model, c) => {
   ];
 };
 
-const environment: CandidateSection = (model) => [
+const environment: CandidateSection = (model, c) => [
   heading(2, '2. Assessment environment'),
-  table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+  table(['item', 'value'], environmentRows(model.campaign, model.environment, provenanceOf(c.instances))),
 ];
 
 const kat: CandidateSection = (model, c) => {
@@ -131,51 +178,69 @@ const kat: CandidateSection = (model, c) => {
   ];
 };
 
+/**
+ * Mean cycles across the instances that have a number for every operation. An instance with a gap
+ * (a record not measured, failed or unreadable) is left out and named: a line through a made-up 0
+ * would read as a real, very fast operation.
+ */
 function performanceChart(c: CandidateView): RootContent[] {
-  const measured = c.instances.filter((i) => c.operations.some((op) => i.records[op]?.mean_cycles !== undefined));
+  const has = (i: InstanceView, op: string) => Number.isFinite(i.records[op]?.mean_cycles) && (i.records[op]?.trials?.length ?? 0) > 0;
+  const measured = c.instances.filter((i) => c.operations.every((op) => has(i, op)));
+  const partial = c.instances.filter((i) => !measured.includes(i) && hasAny(c, i, 'records', 'timing'));
   if (measured.length === 0) return [];
   const series = c.operations
     .map((op) => {
-      const values = measured.map((i) => Math.round(i.records[op]?.mean_cycles ?? 0));
+      const values = measured.map((i) => Math.round(i.records[op]!.mean_cycles!));
       return `  line "${op}" [${values.join(', ')}]`;
     })
     .join('\n');
   const labels = measured.map((i) => `"${i.label}"`).join(', ');
+  const intro = `Mean cycles per operation across the instances (lines: ${c.operations.join(', ')}; the table above holds the numbers)`;
+  const leftOut: Inline[] = partial.flatMap((i, k): Inline[] => (k === 0 ? [code(i.label)] : [', ', code(i.label)]));
   return [
-    para(`Mean cycles per operation across the instances (lines: ${c.operations.join(', ')}; the table above holds the numbers):`),
+    partial.length > 0 ? para(`${intro}. Not plotted, lacking a number for some operation: `, ...leftOut, '.') : para(`${intro}:`),
     mermaid(`xychart-beta\n  title "${c.id} mean cycles per operation"\n  x-axis [${labels}]\n  y-axis "cycles"\n${series}`),
   ];
 }
 
 const timing: CandidateSection = (_model, c) => {
-  const rows = perOperation(c, 7, (inst, op, r) => [
-    code(inst.label),
-    op,
-    formatCycles(r.mean_cycles!),
-    formatSeconds(r.mean_seconds!),
-    formatOpsPerSecond(r.operations_per_second!),
-    formatSeconds(r.median_trial_seconds!),
-    countCell(r),
-  ]);
+  let noisy = false;
+  const rows = perTimedOperation(c, 8, (inst, op, r) => {
+    noisy ||= isNoisy(recordSpread(r));
+    return [
+      code(inst.label),
+      op,
+      formatCycles(r.mean_cycles!),
+      formatSeconds(r.mean_seconds!),
+      formatOpsPerSecond(r.operations_per_second!),
+      formatSeconds(r.median_trial_seconds!),
+      countCell(r),
+      spreadCell(r),
+    ];
+  });
   return [
     heading(2, '4. Performance'),
-    table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)'], rows),
+    table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)', 'trial spread'], rows),
+    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials."),
+    ...(noisy ? [para(NOISY_NOTE)] : []),
     ...performanceChart(c),
   ];
 };
 
 const resources: CandidateSection = (_model, c) => {
-  const wholeProcess = perOperation(c, 5, (inst, op, r) => [
+  const wholeProcess = perTimedOperation(c, 5, (inst, op, r) => [
     code(inst.label),
     op,
     inst.build?.elf_load_bytes !== undefined ? String(inst.build.elf_load_bytes) : 'not recorded',
     typeof r.baseline_rss_bytes === 'number' ? formatKiB(r.baseline_rss_bytes) : 'not recorded',
     typeof r.peak_rss_bytes === 'number' ? formatKiB(r.peak_rss_bytes) : 'not recorded',
   ]);
-  const isolated = perOperation(c, 5, (inst, op) => {
+  const measured = (inst: InstanceView) => hasAny(c, inst, 'records', 'timing') || hasAny(c, inst, 'memory', 'memory');
+  const isolated = perOperation(c, 5, measured, (inst, op) => {
     const m = inst.memory[op];
     const e = inst.build?.elf_sections;
     const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : 'not recorded';
+    if (!m && unreadableFile(inst, 'memory', op)) return [code(inst.label), op, unreadableCell('memory'), '—', sections];
     if (m?.status !== 'complete') return [code(inst.label), op, m?.failure ? `failed: ${m.failure}` : 'not measured', '—', sections];
     const heap = m.heap_peak_bytes === null ? 'not recorded' : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
@@ -222,7 +287,7 @@ const symmetricPrimitives: CandidateSection = (model, c) => {
   const shares = c.instances.flatMap((inst): Cell[][] => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
-      if (!p) return [];
+      if (!p) return unreadableFile(inst, 'hash profile', op) ? [[code(inst.label), op, unreadableCell('hash profile'), '—', '—']] : [];
       const { hash, drng } = hashShares(p);
       return [
         [code(inst.label), op, `${formatShare(hash)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || '–'],
@@ -263,7 +328,12 @@ const evidenceIndex: CandidateSection = (model, c) => {
     ...[...inst.recordFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `timing ${f.op}`, code(f.path)]),
     ...[...inst.profileFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `hash profile ${f.op}`, code(f.path)]),
     ...[...inst.memoryFiles].sort(byPath).map((f): Cell[] => [code(inst.label), `memory ${f.op}`, code(f.path)]),
-    ...(inst.surveyFile ? [[code(inst.label), 'symmetric-primitive survey', code(inst.surveyFile)] as Cell[]] : []),
+    ...(inst.surveyFile && !unreadableFile(inst, 'survey')
+      ? [[code(inst.label), 'symmetric-primitive survey', code(inst.surveyFile)] as Cell[]]
+      : []),
+    ...[...inst.unreadable]
+      .sort(byPath)
+      .map((u): Cell[] => [code(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ''}: ⚠ unreadable (${u.problem})`, code(u.path)]),
   ]);
   return [
     heading(2, '7. Raw evidence index'),

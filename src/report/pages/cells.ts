@@ -2,7 +2,8 @@ import type { CatalogSize } from '../../catalogs/catalogs.js';
 import { ITEMS, sizeVerdict, statedSizes, type ApiSizes, type AuditedInstance } from '../../catalogs/sizeAudit.js';
 import { measurable } from '../../kat/status.js';
 import { candidateVerdict, type InstanceSurvey } from '../../profile/survey.js';
-import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import type { Provenance } from '../environment.js';
+import type { CandidateView, InstanceView, ReportModel, UnreadableFile } from '../types.js';
 
 /** What several pages show the same way: one rule each, so the pages never disagree. */
 
@@ -16,6 +17,23 @@ export function notMeasuredReason(inst: InstanceView): string {
   if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;
   return 'not measured';
 }
+
+/** The records and builds of some instances: what a page's environment facts are read from. */
+export function provenanceOf(instances: readonly InstanceView[]): Provenance {
+  return {
+    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== undefined)),
+    builds: instances.flatMap((i) => (i.build ? [i.build] : [])),
+  };
+}
+
+export const allInstances = (model: ReportModel): InstanceView[] => model.candidates.flatMap((c) => c.instances);
+
+/** The file of this kind (and operation) that exists but could not be parsed, if any. */
+export const unreadableFile = (inst: InstanceView, kind: UnreadableFile['kind'], op?: string): UnreadableFile | undefined =>
+  inst.unreadable.find((u) => u.kind === kind && u.op === op);
+
+/** What a cell shows where an unreadable file's numbers would be; the evidence index names the file and the problem. */
+export const unreadableCell = (kind: UnreadableFile['kind']): string => `not recorded (unreadable ${kind} file)`;
 
 /** Survey files come in file-name order; every table of a page lists instances in campaign order. */
 export function inInstanceOrder<T extends { label: string }>(c: CandidateView, items: T[]): T[] {

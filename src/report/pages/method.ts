@@ -1,7 +1,8 @@
 import type { Root } from 'mdast';
-import { environmentRows } from '../environment.js';
+import { counterRate, environmentRows } from '../environment.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';
+import { allInstances, provenanceOf } from './cells.js';
 
 /** How one system's numbers were taken: planning, host state, counter, flags, limits. */
 type MethodSection = Section<[ReportModel]>;
@@ -27,33 +28,66 @@ const planning: MethodSection = (model) => [
   table(['setting', 'value'], kv(model.campaign.planning)),
 ];
 
+interface HostCheck {
+  phase: string;
+  cpu: number;
+  utc: string;
+  problems: string[];
+  shard?: string;
+}
+
+/** Host checks with the same phase, CPU, shard and problems: one row, however many runs found it. */
+export function distinctHostChecks(checks: readonly HostCheck[]): Array<{ check: HostCheck; runs: number; first: string; last: string }> {
+  const byKey = new Map<string, { check: HostCheck; runs: number; first: string; last: string }>();
+  for (const raw of checks) {
+    // Evidence from other tools may leave a field out: a missing list is no problem found.
+    const h = { ...raw, problems: Array.isArray(raw.problems) ? raw.problems : [] };
+    const key = JSON.stringify([h.phase, h.cpu, h.shard ?? null, h.problems]);
+    const seen = byKey.get(key);
+    const utc = String(h.utc ?? '').slice(0, 19);
+    if (!seen) byKey.set(key, { check: h, runs: 1, first: utc, last: utc });
+    else {
+      seen.runs += 1;
+      if (utc < seen.first) seen.first = utc;
+      if (utc > seen.last) seen.last = utc;
+    }
+  }
+  return [...byKey.values()];
+}
+
 const hostState: MethodSection = (model) => {
-  const checks =
-    (model.campaign.host_checks as Array<{ phase: string; cpu: number; utc: string; problems: string[]; shard?: string }> | undefined) ??
-    [];
+  const checks = Array.isArray(model.campaign.host_checks) ? (model.campaign.host_checks as HostCheck[]) : [];
   return [
     heading(2, 'Host state'),
-    table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+    table(['item', 'value'], environmentRows(model.campaign, model.environment, provenanceOf(allInstances(model)))),
+    para('Every run checks the host; runs that found the same are one row.'),
     table(
-      ['phase', 'CPU', 'UTC', 'shard', 'problems'],
-      checks.map((h) => [
+      ['phase', 'CPU', 'shard', 'problems', 'runs', 'UTC (first / last)'],
+      distinctHostChecks(checks).map(({ check: h, runs, first, last }) => [
         h.phase,
         String(h.cpu),
-        h.utc.slice(0, 19),
         h.shard ?? '—',
         h.problems.length > 0 ? `⚠ ${h.problems.join('; ')}` : 'none',
+        String(runs),
+        first === last ? first : `${first} / ${last}`,
       ]),
-      [text('no host checks recorded'), '—', '—', '—', '—'],
+      [text('no host checks recorded'), '—', '—', '—', '—', '—'],
     ),
   ];
 };
 
 const counterSource: MethodSection = (model) => {
   const counter = (model.campaign.counter_source as string | undefined) ?? 'not recorded';
+  const rate = counterRate(provenanceOf(allInstances(model)).records, model.campaign.fixed_clock_hz);
   return [
     heading(2, 'Counter source'),
     para(
       `Cycle counter: ${counter}. On x86-64 rdtsc counts at the constant TSC rate, which equals core cycles on a core fixed at that frequency; on AArch64 the harness prefers perf_event core cycles and falls back to cntvct_el0.`,
+    ),
+    para(
+      rate
+        ? `Counter rate: ${rate}. The time columns come from the trials' own clock; mean cycles over this rate give the mean time, to within the spread of the rate.`
+        : 'Counter rate: not recorded (no trial with cycles and seconds).',
     ),
   ];
 };

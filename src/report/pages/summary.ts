@@ -1,11 +1,12 @@
 import type { Root } from 'mdast';
 import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
-import { formatCycles, formatN, formatShare } from '../format.js';
+import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
 import { hashShares } from '../profile.js';
+import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
-import { candidatePageLink, notMeasuredReason, sizeCell } from './cells.js';
+import { allInstances, candidatePageLink, notMeasuredReason, provenanceOf, sizeCell, unreadableCell, unreadableFile } from './cells.js';
 
 /** One system's summary: every candidate's cycles and sizes, by category. */
 type SummarySection = Section<[ReportModel]>;
@@ -29,14 +30,19 @@ const CATEGORIES = [
   },
 ] as const;
 
-/** "243.4 k (70%)": mean cycles with the hash share in parentheses; (n=N) when under 100 calls. */
+/**
+ * "243.4 k (70%)": mean cycles with the hash share in parentheses; (n=N) when under 100 calls;
+ * "⚠ noisy 1.97×" when the record's trials spread that far.
+ */
 function cyclesCell(inst: InstanceView, op: string): string {
   const r = inst.records[op];
-  if (!r || r.mean_cycles === undefined) return '—';
+  if (!r && unreadableFile(inst, 'timing', op)) return unreadableCell('timing');
+  if (!r || r.mean_cycles === undefined || !r.trials?.length) return r?.status === 'failed' ? 'failed' : '—';
   const p = inst.profiles[op];
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : '';
   const n = r.measurements ?? 0;
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}`;
+  const spread = recordSpread(r);
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ''}`;
 }
 
 const title: SummarySection = (model) => {
@@ -52,7 +58,7 @@ const title: SummarySection = (model) => {
       ' · ',
       link('../index.md', 'All systems'),
     ),
-    table(['item', 'value'], environmentRows(model.campaign, model.environment)),
+    table(['item', 'value'], environmentRows(model.campaign, model.environment, provenanceOf(allInstances(model)))),
   ];
 };
 
@@ -65,19 +71,17 @@ const categories: SummarySection = (model) => {
     const warn: string[] = [];
     const cycleRows: Cell[][] = [];
     const sizeRows: Cell[][] = [];
+    let noisy = false;
     for (const c of cands) {
       for (const inst of c.instances) {
         const kat = inst.build?.kat ?? 'not checked';
         const flagged = kat !== 'PASS';
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` — ${inst.build.kat_detail}` : ''}`);
-        const measured = ops.some((op) => inst.records[op]);
+        const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, 'timing', op));
         const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
-        cycleRows.push([
-          name,
-          code(inst.label),
-          flagged ? `${kat} ⚠` : kat,
-          ...(measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')]),
-        ]);
+        const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')];
+        noisy ||= cells.some((cell) => cell.includes(NOISY_MARK));
+        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...cells]);
         sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? '—')]);
       }
     }
@@ -87,6 +91,7 @@ const categories: SummarySection = (model) => {
         `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === 'nist') ? ' (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)' : ''}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. ⚠ marks a KAT status other than PASS.`,
       ),
       table(['candidate', 'instance', 'KAT', ...ops], cycleRows),
+      ...(noisy ? [para(`${NOISY_NOTE} The number after the mark is that ratio; the candidate's page gives every operation's.`)] : []),
       heading(3, 'Sizes (bytes)'),
       table(['candidate', 'instance', ...cat.sizes.map(([h]) => h)], sizeRows),
       heading(3, 'Notes'),

@@ -1,0 +1,27 @@
+import type { TimingRecord } from '../evidence/types.js';
+import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import { formatSpread, pyFixed } from './format.js';
+
+/**
+ * How far an operation's trials spread, read from its record's raw trials (never from the run that
+ * wrote it): a record kept by a later run shows the same spread and the same mark.
+ */
+export function recordSpread(r: TimingRecord): number | undefined {
+  if (!r.trials || r.trials.length < 2) return undefined;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
+}
+
+/** The project's noisy rule (src/measure/stats.ts), the one the run's progress lines apply. */
+export const isNoisy = (spread: number | undefined): spread is number => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
+
+export const NOISY_MARK = '⚠ noisy';
+
+/** "1.02×", "2.07× ⚠ noisy", or why there is no spread. */
+export function spreadCell(r: TimingRecord): string {
+  const spread = recordSpread(r);
+  if (spread === undefined) return r.trials?.length === 1 ? '— (one trial)' : '—';
+  return isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+}
+
+/** The footnote every page with a noisy mark carries, so the mark is never left unexplained. */
+export const NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}× as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;

@@ -11693,8 +11693,15 @@ var measure = {
       }
       const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
       if (!plan.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
-        summary.operations.push({ operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true });
-        ctx.tick(`${operation}: unchanged, kept`);
+        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
+        summary.operations.push({
+          operation,
+          status: "complete",
+          mean_cycles: previous.mean_cycles,
+          skipped: true,
+          ...kept ? { spread: kept } : {}
+        });
+        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}\xD7` : ""}`);
         continue;
       }
       todo.push({

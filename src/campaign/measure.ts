@@ -3,7 +3,7 @@ import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
-import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { writeJsonAtomic } from '../util/fsx.js';
 import { katShown, libraryReplaced, preparedEntry, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
@@ -34,8 +34,16 @@ export const measure: PhaseStep = {
         previous.library_sha256 === entry.library_sha256 &&
         previous.kat === entry.kat
       ) {
-        summary.operations.push({ operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true });
-        ctx.tick(`${operation}: unchanged, kept`);
+        // The kept record's own trials say whether it was noisy: a later run must not turn it into a plain "ok".
+        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : undefined;
+        summary.operations.push({
+          operation,
+          status: 'complete',
+          mean_cycles: previous.mean_cycles,
+          skipped: true,
+          ...(kept ? { spread: kept } : {}),
+        });
+        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}×` : ''}`);
         continue;
       }
       todo.push({

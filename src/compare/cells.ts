@@ -1,4 +1,6 @@
 import { MISSING, formatCycles, pyFixed } from '../report/format.js';
+import { sideSpread } from './stats.js';
+import type { SideStats } from './types.js';
 
 /** How the numbers and messages of a comparison read, in its Markdown and its annotations alike. */
 
@@ -24,3 +26,12 @@ export const firstLine = (s: string): string => {
       ?.trim() ?? '';
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
+
+/** The figure a verdict compares: the median trial (the mean in comparisons made before it). */
+export const sideFigure = (s: SideStats | undefined): number | undefined => (s ? (s.median_cycles ?? s.mean_cycles) : undefined);
+
+/** A side's slowest over fastest trial, e.g. '1.97×'. */
+export function spreadText(s: SideStats | undefined): string {
+  const x = s ? sideSpread(s) : undefined;
+  return x === undefined ? MISSING : `${pyFixed(x, 2)}×`;
+}

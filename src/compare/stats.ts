@@ -1,5 +1,6 @@
-import { mean, sampleStandardDeviation } from 'simple-statistics';
+import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { HISTORY_MIN_RUNS } from '../config/defaults.js';
+import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 
 /**
  * Two-sided p-value for a difference of means between two small samples: an exact permutation
@@ -52,6 +53,45 @@ export function permutationPValue(a: number[], b: number[]): number {
   }
   return hits / (rounds + 1);
 }
+
+/**
+ * Two-sided p-value of the rank-sum (Mann–Whitney) test: the permutation test above applied to the
+ * pooled trials' ranks (ties share their mean rank). A trial moved anywhere, however far, changes
+ * only its own rank, so one disturbed trial cannot make a difference significant; with 5 trials a
+ * side complete separation still gives the smallest p, 2/252.
+ */
+export function rankPValue(a: number[], b: number[]): number {
+  const ranks = midranks([...a, ...b]);
+  return permutationPValue(ranks.slice(0, a.length), ranks.slice(a.length));
+}
+
+function midranks(values: number[]): number[] {
+  const order = values.map((v, i) => ({ v, i })).sort((x, y) => x.v - y.v);
+  const ranks = new Array<number>(values.length);
+  for (let start = 0; start < order.length; ) {
+    let end = start;
+    while (end + 1 < order.length && order[end + 1]!.v === order[start]!.v) end++;
+    for (let j = start; j <= end; j++) ranks[order[j]!.i] = (start + end) / 2 + 1;
+    start = end + 1;
+  }
+  return ranks;
+}
+
+/** The median of a side's per-trial cycles per call: the figure a verdict compares. */
+export const medianTrial = (trialCycles: number[]): number => median(trialCycles);
+
+/**
+ * Slowest over fastest trial of a side, the measure phase's noise figure (NOISY_TRIAL_SPREAD). The
+ * record's own spread is in seconds; a side built from cycles alone uses its cycles, the same
+ * ratio on a counter of fixed rate.
+ */
+export function sideSpread(side: { trial_cycles: number[]; trial_spread?: number }): number | undefined {
+  if (side.trial_spread !== undefined) return side.trial_spread;
+  const c = side.trial_cycles;
+  return trialSpread({ min_trial_seconds: Math.min(...c), max_trial_seconds: Math.max(...c) }, c.length);
+}
+
+export const isNoisySpread = (spread: number | undefined): boolean => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
 
 function binomial(n: number, k: number): number {
   let r = 1;

@@ -10,6 +10,9 @@ export interface SyntheticOp {
   iters?: number;
   peakRss?: number;
   flags?: string;
+  /** The record's start (which measurement it is); left out unless given. */
+  startedUtc?: string;
+  librarySha256?: string;
 }
 
 export interface SyntheticInstance {
@@ -66,6 +69,8 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
       peak_rss_bytes: o.peakRss ?? 1_500_000,
       baseline_rss_bytes: 1_400_000,
       sizes: inst?.sizes,
+      ...(o.startedUtc ? { started_utc: o.startedUtc } : {}),
+      ...(o.librarySha256 ? { library_sha256: o.librarySha256 } : {}),
     };
     mkdirSync(join(dir, 'records', o.id), { recursive: true });
     writeFileSync(join(dir, 'records', o.id, `${o.label}__${o.op}.json`), JSON.stringify(record, null, 1));

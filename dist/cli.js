@@ -33653,6 +33653,18 @@ function sideSpread(side2) {
   return trialSpread({ min_trial_seconds: Math.min(...c), max_trial_seconds: Math.max(...c) }, c.length);
 }
 var isNoisySpread = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var DISTURBED_OFF_CPU_SHARE = 0.02;
+function onCpuShare(t) {
+  if (typeof t.kernel_cpu_s !== "number" || typeof t.window_s !== "number" || !(t.window_s > 0)) return void 0;
+  return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
+}
+var disturbedTrials = (side2) => (side2.trial_on_cpu ?? []).filter((s) => 1 - s > DISTURBED_OFF_CPU_SHARE).length;
+var lowestTrials = (side2) => side2.trial_cycles.map((c, i) => c * (side2.trial_on_cpu?.[i] ?? 1));
+function separated(base, head, deltaPct) {
+  if (deltaPct > 0) return Math.min(...lowestTrials(head)) > Math.max(...base.trial_cycles);
+  if (deltaPct < 0) return Math.max(...head.trial_cycles) < Math.min(...lowestTrials(base));
+  return false;
+}
 function binomial(n, k) {
   let r = 1;
   for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
@@ -33668,11 +33680,13 @@ function side(r, entry) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
+  const onCpu = r.trials.map(onCpuShare);
   return {
     mean_cycles: r.mean_cycles,
     trial_cycles,
     median_cycles: medianTrial(trial_cycles),
     ...spread !== void 0 ? { trial_spread: spread } : {},
+    ...onCpu.every((x) => x !== void 0) ? { trial_on_cpu: onCpu } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes
   };
@@ -33720,26 +33734,29 @@ function medianDeltaPct(base, head) {
   return (medianTrial(head.trial_cycles) - b) / b * 100;
 }
 var times = (x) => x === void 0 ? "one trial" : `${pyFixed(x, 2)}\xD7`;
+function sideNoise(s) {
+  const d = disturbedTrials(s);
+  return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ""}`;
+}
 function judge2(base, head, thresholdPct, alpha, cv) {
   const delta_pct = medianDeltaPct(base, head);
   const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
   const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
   const spreads = { base: sideSpread(base), head: sideSpread(head) };
-  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head);
-  const separated = delta_pct > 0 ? Math.min(...head.trial_cycles) > Math.max(...base.trial_cycles) : delta_pct < 0 && Math.max(...head.trial_cycles) < Math.min(...base.trial_cycles);
-  const noise = `trials spread ${times(spreads.base)} on base, ${times(spreads.head)} on head`;
+  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
+  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
   const common = { delta_pct, mean_delta_pct, p_value, ...noisy ? { noisy } : {} };
-  if (noisy && !separated)
+  if (noisy && !separated(base, head, delta_pct))
     return {
       ...common,
       verdict: "noisy",
-      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and their ranges overlap: a change cannot be told from the noise`
+      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and their worst-case ranges overlap: a change cannot be told from the noise`
     };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history2 = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
-  const noiseNote = noisy ? `; ${noise}, but their ranges do not overlap` : "";
+  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : "";
   if (big && significant && aboveHistory)
     return {
       ...common,
@@ -38854,8 +38871,10 @@ var firstLine2 = (s) => {
 };
 var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
 function spreadText(s) {
-  const x = s ? sideSpread(s) : void 0;
-  return x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`;
+  if (!s) return MISSING;
+  const x = sideSpread(s);
+  const d = disturbedTrials(s);
+  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
 }
 
 // src/compare/markdown.ts
@@ -39009,7 +39028,7 @@ function render2(report2, g2, layout) {
     out.push(
       para(strong2("Noisy measurements")),
       para(
-        `Trials of these rows spread ${NOISY_TRIAL_SPREAD}\xD7 or more (slowest over fastest trial, per call): something else probably ran on the core. They are "noisy", never a regression or an improvement, unless the two sides' trials do not overlap at all; re-run to judge them.`
+        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`
       ),
       table(NOISY_HEADER, noisy)
     );
@@ -39074,7 +39093,7 @@ function ruleText(report2, pr) {
   return [
     `Head against base on ${report2.system}`,
     ...where,
-    `: \u0394 is the change of the median trial; a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a rank permutation test of the trials gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive. A row whose trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more on a side is noisy unless the two sides' trials do not overlap.`
+    `: \u0394 is the change of the median trial; a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a rank permutation test of the trials gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`
   ];
 }
 function reproduceHint(system2, pr) {

@@ -6,7 +6,7 @@ import { compareEvidence, judge } from '../src/compare/compare.js';
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue, rankPValue } from '../src/compare/stats.js';
-import type { CompareReport, PullRequestContext } from '../src/compare/types.js';
+import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
 import { DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
@@ -119,7 +119,61 @@ describe('one disturbed trial against the robust verdict', () => {
     const row = key(compareTrials(steady, headTrials));
     expect(row.verdict).toBe('regression');
     expect(row.noisy).toBe(true);
-    expect(row.reason).toMatch(/trials spread 1\.01× on base, 2\.\d\d× on head, but their ranges do not overlap/);
+    expect(row.reason).toMatch(/trials spread 1\.01× on base, 2\.\d\d× on head, but their worst-case ranges do not overlap/);
+  });
+
+  describe("with the kernel's view of each trial (time off the CPU)", () => {
+    function compareOffCpu(baseOff: number[], headTrials: number[], headOff: number[]): CompareRow {
+      const base = tempDir();
+      const head = tempDir();
+      const inst = [{ id: 'kem-1', label: 'a' }];
+      writeSyntheticSystem(base, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: baseOff }]);
+      writeSyntheticSystem(head, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: headTrials, offCpu: headOff }]);
+      return key(compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' }));
+    }
+    const quiet = [0.001, 0.002, 0.001, 0.001, 0.002];
+
+    it('calls a whole run on a shared core noisy, though its trials agree with each other', () => {
+      // Head's trials are tight and all 10% slower, but each spent a fifth of its time off the CPU.
+      const row = compareOffCpu(
+        quiet,
+        steady.map((c) => c * 1.1),
+        steady.map(() => 0.2),
+      );
+      expect(row.head!.trial_spread).toBeLessThan(NOISY_TRIAL_SPREAD);
+      expect(row.verdict).toBe('noisy');
+      expect(row.reason).toContain('on base, 1.01× (5 of 5 trials off the CPU > 2% of their time) on head');
+    });
+
+    it('still finds a +12% regression when one head trial lost half its time off the CPU', () => {
+      const headTrials = steady.map((c, i) => (c * 1.12) / (i === 1 ? 0.5 : 1));
+      const row = compareOffCpu(quiet, headTrials, [0.001, 0.5, 0.001, 0.002, 0.001]);
+      expect(row.noisy).toBe(true);
+      expect(row.verdict).toBe('regression');
+      expect(row.head!.trial_on_cpu![1]).toBeCloseTo(0.5, 9);
+    });
+
+    it('leaves tight, quiet trials alone: +10% is a regression, and the row is not noisy', () => {
+      const row = compareOffCpu(
+        quiet,
+        steady.map((c) => c * 1.1),
+        quiet,
+      );
+      expect(row.verdict).toBe('regression');
+      expect(row.noisy).toBeUndefined();
+    });
+
+    it('lists the disturbed trials with the spread in the comment', () => {
+      const base = tempDir();
+      const head = tempDir();
+      const inst = [{ id: 'kem-1', label: 'a' }];
+      writeSyntheticSystem(base, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: quiet }]);
+      writeSyntheticSystem(head, 'x86_1', inst, [
+        { id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: [0.001, 0.3, 0.001, 0.1, 0.001] },
+      ]);
+      const md = renderComparison(compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' }));
+      expect(md).toContain('| kem-1 | a | keygen | 1.01× | 1.01×, 2/5 off-CPU | 0.0% | 〰 noisy |');
+    });
   });
 
   it("does not call the issue's unchanged kem-80 keygen (one trial 2×) a +24.5% regression", () => {

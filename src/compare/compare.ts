@@ -9,7 +9,17 @@ import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { InputError } from '../errors.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
-import { historyCv, isNoisySpread, medianTrial, rankPValue, sideSpread } from './stats.js';
+import {
+  DISTURBED_OFF_CPU_SHARE,
+  disturbedTrials,
+  historyCv,
+  isNoisySpread,
+  medianTrial,
+  onCpuShare,
+  rankPValue,
+  separated,
+  sideSpread,
+} from './stats.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
@@ -33,11 +43,13 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   if (!r.trials?.length || r.mean_cycles === undefined) return undefined;
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
+  const onCpu = r.trials.map(onCpuShare);
   return {
     mean_cycles: r.mean_cycles,
     trial_cycles,
     median_cycles: medianTrial(trial_cycles),
     ...(spread !== undefined ? { trial_spread: spread } : {}),
+    ...(onCpu.every((x) => x !== undefined) ? { trial_on_cpu: onCpu as number[] } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
   };
@@ -107,12 +119,19 @@ function medianDeltaPct(base: SideStats, head: SideStats): number {
 
 const times = (x: number | undefined): string => (x === undefined ? 'one trial' : `${pyFixed(x, 2)}×`);
 
+/** How a side's noise reads in a reason: its spread, and its trials off the CPU when there are any. */
+function sideNoise(s: SideStats): string {
+  const d = disturbedTrials(s);
+  return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ''}`;
+}
+
 /**
  * The base-versus-head verdict of one operation, decided on figures one trial cannot move: the
  * median of the per-trial means (effect and threshold) and a rank-sum permutation test
- * (significance). A side whose trials spread NOISY_TRIAL_SPREAD or more is noisy: its verdict is
- * `noisy` unless the two sides' ranges do not overlap at all (head's fastest trial slower than
- * base's slowest, or the reverse), an effect larger than all of the noise.
+ * (significance). A side is noisy when its trials spread NOISY_TRIAL_SPREAD or more, or when one
+ * of them was off the CPU more than DISTURBED_OFF_CPU_SHARE of its window: the row's verdict is
+ * then `noisy` unless the effect is larger than all of the noise (`separated`: head's worst-case
+ * range does not overlap base's).
  */
 export function judge(
   base: SideStats,
@@ -125,24 +144,20 @@ export function judge(
   const mean_delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
   const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
   const spreads = { base: sideSpread(base), head: sideSpread(head) };
-  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head);
-  const separated =
-    delta_pct > 0
-      ? Math.min(...head.trial_cycles) > Math.max(...base.trial_cycles)
-      : delta_pct < 0 && Math.max(...head.trial_cycles) < Math.min(...base.trial_cycles);
-  const noise = `trials spread ${times(spreads.base)} on base, ${times(spreads.head)} on head`;
+  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
+  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
   const common = { delta_pct, mean_delta_pct, p_value, ...(noisy ? { noisy } : {}) };
-  if (noisy && !separated)
+  if (noisy && !separated(base, head, delta_pct))
     return {
       ...common,
       verdict: 'noisy',
-      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}×) and their ranges overlap: a change cannot be told from the noise`,
+      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}×) and their worst-case ranges overlap: a change cannot be told from the noise`,
     };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history = cv === null ? 'no nightly history' : `nightly spread ±${pyFixed(cv * 100, 1)}%`;
-  const noiseNote = noisy ? `; ${noise}, but their ranges do not overlap` : '';
+  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : '';
   if (big && significant && aboveHistory)
     return {
       ...common,

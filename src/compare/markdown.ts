@@ -4,6 +4,7 @@ import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
+import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
 
 /**
@@ -265,7 +266,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     out.push(
       para(strong('Noisy measurements')),
       para(
-        `Trials of these rows spread ${NOISY_TRIAL_SPREAD}× or more (slowest over fastest trial, per call): something else probably ran on the core. They are "noisy", never a regression or an improvement, unless the two sides' trials do not overlap at all; re-run to judge them.`,
+        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}× or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`,
       ),
       table(NOISY_HEADER, noisy),
     );
@@ -349,7 +350,7 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
   return [
     `Head against base on ${report.system}`,
     ...where,
-    `: Δ is the change of the median trial; a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a rank permutation test of the trials gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive. A row whose trials spread ${NOISY_TRIAL_SPREAD}× or more on a side is noisy unless the two sides' trials do not overlap.`,
+    `: Δ is the change of the median trial; a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a rank permutation test of the trials gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}× or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`,
   ];
 }
 

@@ -93,6 +93,44 @@ export function sideSpread(side: { trial_cycles: number[]; trial_spread?: number
 
 export const isNoisySpread = (spread: number | undefined): boolean => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
 
+/**
+ * Share of a trial's window (docs/method.md#the-kernels-view) its process may spend off the CPU
+ * before the trial counts as disturbed: on a quiet core only the marks' own round trips are.
+ */
+export const DISTURBED_OFF_CPU_SHARE = 0.02;
+
+/** kernel_cpu_s / window_s of a trial, at most 1; undefined when the trial does not carry both. */
+export function onCpuShare(t: { kernel_cpu_s?: number; window_s?: number }): number | undefined {
+  if (typeof t.kernel_cpu_s !== 'number' || typeof t.window_s !== 'number' || !(t.window_s > 0)) return undefined;
+  return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
+}
+
+interface Trials {
+  trial_cycles: number[];
+  trial_on_cpu?: number[];
+}
+
+/** Trials whose process was off the CPU more than DISTURBED_OFF_CPU_SHARE of their window. */
+export const disturbedTrials = (side: Trials): number => (side.trial_on_cpu ?? []).filter((s) => 1 - s > DISTURBED_OFF_CPU_SHARE).length;
+
+/**
+ * The least each trial can stand for: the counter runs on while the process is off the CPU, so a
+ * trial's cycles less that share is the lowest its own work can have cost. A trial without the
+ * kernel's figures stands for its cycles.
+ */
+export const lowestTrials = (side: Trials): number[] => side.trial_cycles.map((c, i) => c * (side.trial_on_cpu?.[i] ?? 1));
+
+/**
+ * Whether the effect is larger than all of the noise: head's worst-case range lies wholly above
+ * base's (a slowdown) or wholly below it (a speed-up), each trial's range reaching from its
+ * lowest (lowestTrials) to its cycles.
+ */
+export function separated(base: Trials, head: Trials, deltaPct: number): boolean {
+  if (deltaPct > 0) return Math.min(...lowestTrials(head)) > Math.max(...base.trial_cycles);
+  if (deltaPct < 0) return Math.max(...head.trial_cycles) < Math.min(...lowestTrials(base));
+  return false;
+}
+
 function binomial(n: number, k: number): number {
   let r = 1;
   for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;

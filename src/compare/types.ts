@@ -15,6 +15,8 @@ export interface SideStats {
   median_cycles?: number;
   /** Slowest over fastest trial, per call (the record's min/max_trial_seconds); absent with one trial. */
   trial_spread?: number;
+  /** Per trial, kernel_cpu_s / window_s (at most 1): the share of its window on the CPU; absent unless every trial has both. */
+  trial_on_cpu?: number[];
   peak_rss_bytes?: number;
   elf_load_bytes?: number;
 }
@@ -34,7 +36,7 @@ export interface CompareRow {
   verdict: Verdict;
   /** One short sentence on why: threshold, p, history spread, noise. */
   reason: string;
-  /** A side's trials spread at least NOISY_TRIAL_SPREAD (whatever the verdict). */
+  /** A side's trials spread at least NOISY_TRIAL_SPREAD, or one was off the CPU more than 2% of its window (whatever the verdict). */
   noisy?: boolean;
   /** Head holds the baseline's own record (the same start time and library): nothing was measured. */
   carried_over?: boolean;

@@ -31709,6 +31709,7 @@ var DEFAULT_THRESHOLD_PCT = 3;
 var DEFAULT_ALPHA = 0.01;
 var HISTORY_MIN_RUNS = 3;
 var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
 var ACTION_INPUT_DEFAULTS = {
   mode: "pull-request",
   campaign: ".",
@@ -33782,6 +33783,40 @@ function permutationPValue(a, b) {
   }
   return hits / (rounds + 1);
 }
+function rankPValue(a, b) {
+  const ranks = midranks([...a, ...b]);
+  return permutationPValue(ranks.slice(0, a.length), ranks.slice(a.length));
+}
+function midranks(values) {
+  const order = values.map((v, i) => ({ v, i })).sort((x, y) => x.v - y.v);
+  const ranks = new Array(values.length);
+  for (let start2 = 0; start2 < order.length; ) {
+    let end = start2;
+    while (end + 1 < order.length && order[end + 1].v === order[start2].v) end++;
+    for (let j = start2; j <= end; j++) ranks[order[j].i] = (start2 + end) / 2 + 1;
+    start2 = end + 1;
+  }
+  return ranks;
+}
+var medianTrial = (trialCycles) => median(trialCycles);
+function sideSpread(side2) {
+  if (side2.trial_spread !== void 0) return side2.trial_spread;
+  const c = side2.trial_cycles;
+  return trialSpread({ min_trial_seconds: Math.min(...c), max_trial_seconds: Math.max(...c) }, c.length);
+}
+var isNoisySpread = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var DISTURBED_OFF_CPU_SHARE = 0.02;
+function onCpuShare(t) {
+  if (typeof t.kernel_cpu_s !== "number" || typeof t.window_s !== "number" || !(t.window_s > 0)) return void 0;
+  return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
+}
+var disturbedTrials = (side2) => (side2.trial_on_cpu ?? []).filter((s) => 1 - s > DISTURBED_OFF_CPU_SHARE).length;
+var lowestTrials = (side2) => side2.trial_cycles.map((c, i) => c * (side2.trial_on_cpu?.[i] ?? 1));
+function separated(base, head, deltaPct) {
+  if (deltaPct > 0) return Math.min(...lowestTrials(head)) > Math.max(...base.trial_cycles);
+  if (deltaPct < 0) return Math.max(...head.trial_cycles) < Math.min(...lowestTrials(base));
+  return false;
+}
 function binomial(n, k) {
   let r = 1;
   for (let i = 1; i <= k; i++) r = r * (n - k + i) / i;
@@ -33795,12 +33830,21 @@ function historyCv(values) {
 // src/compare/compare.ts
 function side(r, entry) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
+  const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
+  const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
+  const onCpu = r.trials.map(onCpuShare);
   return {
     mean_cycles: r.mean_cycles,
-    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
+    trial_cycles,
+    median_cycles: medianTrial(trial_cycles),
+    ...spread !== void 0 ? { trial_spread: spread } : {},
+    ...onCpu.every((x) => x !== void 0) ? { trial_on_cpu: onCpu } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes
   };
+}
+function measurementId(r) {
+  return typeof r.started_utc === "string" ? `${r.started_utc} ${r.library_sha256 ?? ""}` : void 0;
 }
 var operationKey = (candidate, label, operation) => `${instanceKey(candidate, label)}/${operation}`;
 var recordKey = (r) => operationKey(r.candidate, r.label, r.operation);
@@ -33837,35 +33881,72 @@ function auditedInstances(ds) {
   for (const { record: record2 } of ds.records) of(record2.candidate, record2.label).records.set(record2.operation, record2);
   return [...instances.values()].map((i) => ({ candidate: i.candidate, label: i.label, sizes: statedSizes(i.records.values(), i.build) }));
 }
+function medianDeltaPct(base, head) {
+  const b = medianTrial(base.trial_cycles);
+  return (medianTrial(head.trial_cycles) - b) / b * 100;
+}
+var times = (x) => x === void 0 ? "one trial" : `${pyFixed(x, 2)}\xD7`;
+function sideNoise(s) {
+  const d = disturbedTrials(s);
+  return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ""}`;
+}
 function judge2(base, head, thresholdPct, alpha, cv) {
-  const delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
-  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
+  const delta_pct = medianDeltaPct(base, head);
+  const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
+  const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
+  const spreads = { base: sideSpread(base), head: sideSpread(head) };
+  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
+  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
+  const common = { delta_pct, mean_delta_pct, p_value, ...noisy ? { noisy } : {} };
+  if (noisy && !separated(base, head, delta_pct))
+    return {
+      ...common,
+      verdict: "noisy",
+      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and their worst-case ranges overlap: a change cannot be told from the noise`
+    };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history2 = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
+  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : "";
   if (big && significant && aboveHistory)
     return {
-      delta_pct,
-      p_value,
+      ...common,
       verdict: delta_pct > 0 ? "regression" : "improvement",
-      reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history2}`
+      reason: `|\u0394| \u2265 ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history2}${noiseNote}`
     };
   if (big)
     return {
-      delta_pct,
-      p_value,
+      ...common,
       verdict: "inconclusive",
-      reason: !significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}`
+      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}`}${noiseNote}`
     };
-  return { delta_pct, p_value, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%` };
+  return { ...common, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%${noiseNote}` };
+}
+function historyByKey(versions) {
+  const out = /* @__PURE__ */ new Map();
+  const seen = /* @__PURE__ */ new Map();
+  for (const version2 of versions)
+    for (const [key, r] of version2) {
+      const list3 = out.get(key) ?? [];
+      const ids = seen.get(key) ?? /* @__PURE__ */ new Set();
+      const id = measurementId(r);
+      if (list3.length >= HISTORY_RUNS || id !== void 0 && ids.has(id)) continue;
+      if (id !== void 0) ids.add(id);
+      list3.push(r);
+      out.set(key, list3);
+      seen.set(key, ids);
+    }
+  return out;
 }
 function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
-  const history2 = (opts.history ?? []).filter((d) => existsSync21(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")));
+  const history2 = historyByKey(
+    (opts.history ?? []).filter((d) => existsSync21(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")))
+  );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -33880,15 +33961,23 @@ function compareEvidence(opts) {
     if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
     if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
     if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
+    const id = measurementId(b);
+    if (id !== void 0 && id === measurementId(h))
+      return {
+        ...row2,
+        verdict: "unchanged",
+        carried_over: true,
+        reason: "not measured (unchanged inputs): head holds the baseline's record"
+      };
     if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
       return {
         ...row2,
         verdict: "inconclusive",
-        delta_pct: (hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles * 100,
+        delta_pct: medianDeltaPct(bs, hs),
         reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
       };
-    const past = history2.map((m) => m.get(key)?.mean_cycles).filter((v) => typeof v === "number");
-    return { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)) };
+    const past = (history2.get(key) ?? []).filter((r) => r.trials?.length > 0).map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
+    return { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
@@ -33920,6 +34009,7 @@ function compareEvidence(opts) {
       memory_changes.push({ key: operationKey(row2.candidate, row2.label, row2.operation), item: "peak_rss_bytes", base: bv, head: hv });
   }
   const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   const sandbox = head.campaign?.sandbox === "bwrap" || head.campaign?.sandbox === "none" ? head.campaign.sandbox : void 0;
   return {
@@ -33934,11 +34024,13 @@ function compareEvidence(opts) {
     size_changes,
     memory_changes,
     size_mismatches,
+    ...(opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {},
     counts: {
       regressions: rows.filter((r) => r.verdict === "regression").length,
       improvements: rows.filter((r) => r.verdict === "improvement").length,
       kat_failures: katFailures,
-      size_mismatches: size_mismatches.length
+      size_mismatches: size_mismatches.length,
+      noisy: rows.filter((r) => r.verdict === "noisy").length
     }
   };
 }
@@ -38929,21 +39021,46 @@ var firstLine2 = (s) => {
   const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
   return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
 };
+var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
+function spreadText(s) {
+  if (!s) return MISSING;
+  const x = sideSpread(s);
+  const d = disturbedTrials(s);
+  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
+}
 
 // src/compare/markdown.ts
 var CHANGED = /* @__PURE__ */ new Set(["regression", "improvement", "new", "removed"]);
-var VERDICT_RANK = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
+var VERDICT_RANK = {
+  regression: 0,
+  improvement: 1,
+  new: 2,
+  removed: 3,
+  noisy: 4,
+  inconclusive: 5,
+  unchanged: 6
+};
 var VERDICT_CELL = {
   regression: "\u26A0 regression",
   improvement: "\u2705 improvement",
   new: "\u{1F195} new",
   removed: "\u2796 removed",
   inconclusive: "\u2754 inconclusive",
+  noisy: "\u3030 noisy",
   unchanged: "unchanged"
 };
-function comparedRows(report2, pr) {
-  return report2.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
+var NOT_MEASURED = "not measured (unchanged inputs)";
+function isCarriedOver(r, pr) {
+  if (r.carried_over === true) return true;
+  return pr !== void 0 && r.base !== void 0 && r.head !== void 0 && r.verdict === "unchanged" && !pr.measured.includes(r.candidate);
 }
+function comparedRows(report2, pr) {
+  return report2.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
+}
+function noisyRows(report2, pr) {
+  return comparedRows(report2, pr).filter((r) => r.noisy === true || r.verdict === "noisy");
+}
+var noisyVerdicts = (report2, pr) => comparedRows(report2, pr).filter((r) => r.verdict === "noisy").length;
 function headline(report2, pr) {
   const n = report2.counts;
   const newRows = report2.rows.filter((r) => r.verdict === "new").length;
@@ -38956,6 +39073,8 @@ function headline(report2, pr) {
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
   if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
+  const noisy = noisyVerdicts(report2, pr);
+  if (noisy > 0) bad.push(`\u3030 ${plural2(noisy, "noisy measurement")}`);
   const info = [];
   if (n.improvements > 0) info.push(plural2(n.improvements, "improvement"));
   if (newRows > 0) info.push(`${newRows} new`);
@@ -38970,16 +39089,21 @@ function headline(report2, pr) {
   return `ngcc-perf ${report2.system}: ${verdict}`;
 }
 var ROW_HEADER = ["candidate", "instance", "operation", "base", "head", "\u0394%", "verdict"];
-function rowCells(r) {
+function rowCells(r, pr) {
+  if (isCarriedOver(r, pr)) return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED];
   return [
     r.candidate,
     r.label,
     r.operation,
-    cycles(r.base?.mean_cycles),
-    cycles(r.head?.mean_cycles),
+    cycles(sideFigure(r.base)),
+    cycles(sideFigure(r.head)),
     signedPct(r.delta_pct),
     VERDICT_CELL[r.verdict]
   ];
+}
+var NOISY_HEADER = ["candidate", "instance", "operation", "base spread", "head spread", "\u0394%", "verdict"];
+function noisyCells(r) {
+  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
 }
 function changedRows(report2) {
   const changed = report2.rows.filter((r) => CHANGED.has(r.verdict));
@@ -38987,15 +39111,16 @@ function changedRows(report2) {
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
 }
-var DROP_ORDER = ["details", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds", "invalid"];
+var DROP_ORDER = ["details", "noisy", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds", "invalid"];
 function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
 function groups(report2, pr) {
   const valueRow = (c) => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
-    details: report2.rows.map(rowCells),
-    changed: changedRows(report2).map(rowCells),
+    details: report2.rows.map((r) => rowCells(r, pr)),
+    noisy: noisyRows(report2, pr).map(noisyCells),
+    changed: changedRows(report2).map((r) => rowCells(r, pr)),
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
@@ -39035,7 +39160,7 @@ function render2(report2, g2, layout) {
     );
   out.push(para(...ruleText(report2, pr)));
   const compared = comparedRows(report2, pr).length;
-  const carried = pr ? report2.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
+  const carried = report2.rows.filter((r) => isCarriedOver(r, pr)).length;
   out.push(
     para(
       `${plural2(compared, "measurement")} compared, ${g2.changed.length} changed`,
@@ -39043,8 +39168,22 @@ function render2(report2, g2, layout) {
     )
   );
   const changed = take("changed", g2.changed);
-  if (g2.changed.length === 0) out.push(para("No measurement changed significantly."));
+  if (g2.changed.length === 0)
+    out.push(
+      para(
+        noisyVerdicts(report2, pr) > 0 ? "No measurement changed significantly; the noisy ones below could not be judged." : "No measurement changed significantly."
+      )
+    );
   else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(ROW_HEADER, changed));
+  const noisy = take("noisy", g2.noisy);
+  if (noisy.length > 0)
+    out.push(
+      para(strong2("Noisy measurements")),
+      para(
+        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`
+      ),
+      table(NOISY_HEADER, noisy)
+    );
   const kat2 = take("kat", g2.kat);
   const builds = take("builds", g2.builds);
   const still = take("stillFailing", g2.stillFailing);
@@ -39060,22 +39199,26 @@ function render2(report2, g2, layout) {
   const mismatches = take("mismatches", g2.mismatches);
   const sizes2 = take("sizes", g2.sizes);
   const memory = take("memory", g2.memory);
-  if (mismatches.length > 0 || sizes2.length > 0 || memory.length > 0) {
-    out.push(para(strong2("Size audit")));
-    if (mismatches.length > 0) {
-      out.push(para("Catalog sizes that differ from what the API reports:"));
-      out.push(table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches));
-    }
-    const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
-    if (sizes2.length > 0) out.push(para("Size changes:"), table(valueHeader, sizes2));
-    if (memory.length > 0) out.push(para("Memory changes:"), table(valueHeader, memory));
-  }
+  if (mismatches.length > 0)
+    out.push(
+      para(strong2("Size audit")),
+      para("Catalog sizes that differ from what the API reports:"),
+      table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches)
+    );
+  const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
+  if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
+  if (memory.length > 0)
+    out.push(
+      para(strong2("Memory changes")),
+      para("The static ELF image (elf_load_bytes) and the peak RSS of an operation (peak_rss_bytes), in bytes:"),
+      table(valueHeader, memory)
+    );
   const details = take("details", g2.details);
   if (details.length > 0) {
     const shown3 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
     out.push(
       html2(`<details>
-<summary>All ${report2.rows.length} measurements${shown3}</summary>`),
+<summary>All ${plural2(report2.rows.length, "operation")}${shown3}</summary>`),
       table(ROW_HEADER, details),
       html2("</details>")
     );
@@ -39096,11 +39239,13 @@ ${body}`;
 function ruleText(report2, pr) {
   const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code3(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
   const spread = `|\u0394| is more than ${HISTORY_SIGMAS}\xD7 the run-to-run spread of the operation`;
-  const history2 = pr === void 0 ? `, and, when a nightly history exists, ${spread} in it` : pr.historyRuns >= HISTORY_MIN_RUNS ? `, and ${spread} over the last ${plural2(pr.historyRuns, "nightly run")}` : pr.historyRuns === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${plural2(pr.historyRuns, "nightly run")} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  const runs = report2.history_runs ?? pr?.historyRuns;
+  const nightly = (n) => plural2(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
+  const history2 = runs === void 0 ? `, and, when a nightly history exists, ${spread} in it` : runs >= HISTORY_MIN_RUNS ? `, and ${spread} over its last ${nightly(runs)}` : runs === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   return [
     `Head against base on ${report2.system}`,
     ...where,
-    `: a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a permutation test of the trial means gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive.`
+    `: \u0394 is the change of the median trial; a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a rank permutation test of the trials gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`
   ];
 }
 function reproduceHint(system2, pr) {

@@ -164,7 +164,7 @@ describe('renderComment', () => {
 
   it('keeps every row in the details block', () => {
     const opening = tree.children.find(isDetailsOpen) as Html;
-    expect(opening.value).toContain('<summary>All 6 measurements</summary>');
+    expect(opening.value).toContain('<summary>All 6 operations</summary>');
     const all = tableAfter(tree, isDetailsOpen);
     expect(all).toBeDefined();
     expect(all!.children.length).toBe(1 + report.rows.length);
@@ -287,8 +287,13 @@ describe('renderComment in a pull request', () => {
     const md = textOf(renderComment(sampleReport(), { pr: prContext() }));
     expect(md).toContain('baseline: evidence on the data branch ngcc-perf-data@3c4d5e6');
     expect(md).toContain(
-      '|Δ| ≥ 5.0%, a permutation test of the trial means gives p ≤ 0.05, and |Δ| is more than 3× the run-to-run spread of the operation over the last 8 nightly runs',
+      'Δ is the change of the median trial; a change counts when |Δ| ≥ 5.0%, a rank permutation test of the trials gives p ≤ 0.05, and |Δ| is more than 3× the run-to-run spread of the operation over its last 8 nightly evidence versions',
     );
+    // The comparison's own count of distinct measurements wins over the versions read.
+    const counted = textOf(renderComment({ ...sampleReport(), history_runs: 5 }, { pr: prContext() }));
+    expect(counted).toContain('over its last 5 distinct nightly measurements');
+    const few = textOf(renderComment({ ...sampleReport(), history_runs: 1 }, { pr: prContext() }));
+    expect(few).toContain('(1 distinct nightly measurement of history, fewer than 3: no spread rule)');
     const none = textOf(renderComment(sampleReport(), { pr: prContext({ historyRuns: 0 }) }));
     expect(none).toContain('(no nightly history on the data branch: no spread rule)');
     expect(none).not.toContain('3×');
@@ -313,12 +318,30 @@ describe('renderComment in a pull request', () => {
     );
   });
 
-  it('counts as compared only the rows measured on both sides, not the carried-over ones', () => {
-    const md = textOf(renderComment(sampleReport(), { pr: prContext() }));
-    // kem-01: three rows with both sides; sign-10 (untouched): three rows carried over.
-    expect(md).toContain('3 measurements compared, 3 changed; 3 of untouched candidates carried over from the baseline, not measured.');
+  it('counts as compared only the rows measured on both sides, and reads the carried-over ones as not measured', () => {
+    // kem-01 measured (three rows); sign-10 untouched: its two rows are the baseline's, unchanged.
+    const carried = (r: CompareRow): CompareRow => ({ ...r, head: r.base, delta_pct: 0, verdict: 'unchanged' });
+    const report: CompareReport = {
+      ...sampleReport(),
+      rows: sampleReport()
+        .rows.filter((r) => r.verdict !== 'new')
+        .map((r) => (r.candidate === 'sign-10' ? carried(r) : r)),
+      counts: { regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 1 },
+    };
+    const md = renderComment(report, { pr: prContext() });
+    expect(textOf(md)).toContain(
+      '3 measurements compared, 1 changed; 2 of untouched candidates carried over from the baseline, not measured.',
+    );
+    const all = cellsOf(tableAfter(parse(md), isDetailsOpen)!);
+    expect(all.filter((c) => c[0] === 'sign-10')).toEqual([
+      ['sign-10', 'sign-10-2', 'sign', formatCycles(2_400_000), '—', '—', 'not measured (unchanged inputs)'],
+      ['sign-10', 'sign-10-2', 'verify', formatCycles(90_000), '—', '—', 'not measured (unchanged inputs)'],
+    ]);
+    expect(md).not.toMatch(/sign-10.*0\.0%/);
     // Without the context: every row with two sides (the new one has none).
     expect(textOf(renderComment(sampleReport()))).toContain('5 measurements compared, 3 changed.');
+    // A row of an untouched candidate that differs anyway keeps its verdict: nothing is hidden.
+    expect(textOf(renderComment(sampleReport(), { pr: prContext() }))).toContain('✅ improvement');
   });
 
   it('mentions inconclusive rows in the headline', () => {
@@ -369,6 +392,123 @@ describe('renderComment in a pull request', () => {
     expect(cut.length).toBe(300);
     expect(text).toContain('`npx ngcc-perf run submissions --system arm_1 --out data`');
     expectConsistentTables(parse(text));
+  });
+});
+
+describe('the comment’s headings', () => {
+  /** A report with a finding of every kind, so that every heading of the comment appears. */
+  function everything(): CompareReport {
+    const noisy: CompareRow = {
+      ...row('kem-01', 'kem-01-256', 'keygen', 200_000, 201_000, 'noisy'),
+      noisy: true,
+      reason: 'trials spread 1.01× on base, 1.97× on head',
+    };
+    noisy.head = { ...noisy.head!, trial_spread: 1.97 };
+    noisy.base = { ...noisy.base!, trial_spread: 1.01 };
+    const base = sampleReport();
+    return {
+      ...base,
+      rows: [...base.rows, noisy],
+      build_failures: ['kem-02/kem-02-1'],
+      invalid_candidates: [{ id: 'kem-03', problem: 'candidate.yml: line 2: type: expected kem or sign' }],
+      memory_changes: [
+        { key: 'kem-01/kem-01-128', item: 'elf_load_bytes', base: 30_000, head: 31_000 },
+        { key: 'kem-01/kem-01-128/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 2_000_000 },
+      ],
+      counts: { ...base.counts, noisy: 1 },
+    };
+  }
+
+  /** The comment cut at its titles (a paragraph that is one bold phrase): each title with what follows it. */
+  function sectionsOf(tree: Root): Array<{ title: string; blocks: RootContent[] }> {
+    const out: Array<{ title: string; blocks: RootContent[] }> = [];
+    for (const n of tree.children) {
+      const isTitle = n.type === 'paragraph' && n.children.length === 1 && n.children[0]!.type === 'strong';
+      if (isTitle) out.push({ title: plain(n), blocks: [] });
+      else if (n.type === 'html' && isDetailsOpen(n)) out.push({ title: '<details>', blocks: [] });
+      else out.at(-1)?.blocks.push(n);
+    }
+    return out;
+  }
+
+  const tablesIn = (blocks: RootContent[]) => blocks.filter((b): b is Table => b.type === 'table').map(cellsOf);
+  const column = (t: string[][], name: string) => t.slice(1).map((r) => r[t[0]!.indexOf(name)]!);
+
+  it('puts every finding under a title that names it, and nothing else there', () => {
+    const tree = parse(renderComment(everything(), { pr: prContext({ measured: ['kem-01', 'sign-10'] }) }));
+    const sections = sectionsOf(tree);
+    expect(sections.map((x) => x.title)).toEqual([
+      'Changed measurements',
+      'Noisy measurements',
+      'KAT and build',
+      'Size audit',
+      'Size changes',
+      'Memory changes',
+      '<details>',
+    ]);
+    const of = (title: string) => sections.find((x) => x.title === title)!.blocks;
+    const [changed] = tablesIn(of('Changed measurements'));
+    expect(new Set(column(changed!, 'verdict'))).toEqual(new Set(['⚠ regression', '✅ improvement', '🆕 new']));
+    const [noisy] = tablesIn(of('Noisy measurements'));
+    expect(noisy).toEqual([
+      ['candidate', 'instance', 'operation', 'base spread', 'head spread', 'Δ%', 'verdict'],
+      ['kem-01', 'kem-01-256', 'keygen', '1.01×', '1.97×', '+0.5%', '〰 noisy'],
+    ]);
+    const kat = of('KAT and build').map(plain).join('\n');
+    expect(kat).toContain('kem-09/kem-09-1');
+    expect(kat).toContain('kem-02/kem-02-1');
+    expect(kat).toContain('kem-03: INVALID');
+    // The size audit is the catalog against the API: no size or memory change under it.
+    const audit = tablesIn(of('Size audit'));
+    expect(audit).toHaveLength(1);
+    expect(audit[0]![0]).toEqual(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis']);
+    expect(of('Size audit').map(plain).join(' ')).not.toMatch(/elf_load_bytes|peak_rss_bytes|signature_bytes/);
+    expect(column(tablesIn(of('Size changes'))[0]!, 'item')).toEqual(['signature_bytes']);
+    expect(column(tablesIn(of('Memory changes'))[0]!, 'item')).toEqual(['elf_load_bytes', 'peak_rss_bytes']);
+    // elf_load_bytes appears under "Memory changes" and nowhere else.
+    const where = sections.filter((x) => x.blocks.map(plain).join(' ').includes('elf_load_bytes')).map((x) => x.title);
+    expect(where).toEqual(['Memory changes']);
+  });
+
+  it('gives each title only when it has content, and the headline counts what the sections show', () => {
+    const tree = parse(renderComment(everything(), { pr: prContext({ measured: ['kem-01', 'sign-10'] }) }));
+    expect(plain(tree.children.find((c) => c.type === 'heading'))).toBe(
+      'ngcc-perf x86_1: ❌ KAT: 1 failure, ❌ 1 invalid candidate, ❌ 1 build failure, ⚠ 1 regression, ⚠ 1 size mismatch, 〰 1 noisy measurement, 1 improvement, 1 new',
+    );
+    const onlyMemory: CompareReport = {
+      ...everything(),
+      rows: [],
+      kat_changes: [],
+      build_failures: [],
+      invalid_candidates: [],
+      size_changes: [],
+      size_mismatches: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0, noisy: 0 },
+    };
+    const titles = sectionsOf(parse(renderComment(onlyMemory))).map((x) => x.title);
+    expect(titles).toEqual(['Memory changes']);
+  });
+
+  it('lists noisy rows with their spread as a finding, never as a pass', () => {
+    const report = everything();
+    const quiet: CompareReport = {
+      ...report,
+      rows: report.rows.filter((r) => r.verdict === 'noisy' || r.verdict === 'unchanged'),
+      kat_changes: [],
+      build_failures: [],
+      invalid_candidates: [],
+      size_changes: [],
+      size_mismatches: [],
+      memory_changes: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 0, noisy: 1 },
+    };
+    const md = renderComment(quiet, { pr: prContext({ measured: ['kem-01', 'sign-10'] }) });
+    expect(headingOf(md)).toBe('ngcc-perf x86_1: 〰 1 noisy measurement');
+    expect(md).not.toContain('✅');
+    expect(md).toContain('| kem-01 | kem-01-256 | keygen | 1.01× | 1.97× | +0.5% | 〰 noisy |');
+    expect(hasFindings(quiet)).toBe(true);
+    expect(failReasons(quiet, new Set(['regression', 'kat', 'size-audit']))).toEqual([]);
+    expect(annotations(quiet).map((a) => `${a.level} ${a.title}`)).toEqual(['warning Noisy: kem-01 kem-01-256 keygen']);
   });
 });
 

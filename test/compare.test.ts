@@ -1,10 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { annotations } from '../src/compare/annotations.js';
 import { compareEvidence, judge } from '../src/compare/compare.js';
-import { renderComparison } from '../src/compare/markdown.js';
-import { historyCv, permutationPValue } from '../src/compare/stats.js';
-import type { CompareReport } from '../src/compare/types.js';
+import { failReasons } from '../src/compare/failOn.js';
+import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
+import { historyCv, permutationPValue, rankPValue } from '../src/compare/stats.js';
+import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
+import { DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
+import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
 import { tempDir } from './helpers/tmp.js';
@@ -26,6 +30,17 @@ describe('the trial-level test', () => {
     expect(permutationPValue(a, b)).toBe(p);
   });
 
+  it('ranks the trials, so that one trial moved however far changes the p-value at most by its own rank', () => {
+    const base = [100, 101, 102, 103, 104];
+    expect(rankPValue(base, [105, 106, 107, 108, 109])).toBeCloseTo(2 / 252, 12);
+    // One head trial among the base ones: the same p wherever that trial goes above them all.
+    const oneSlow = (x: number) => rankPValue(base, [x, 100.5, 101.5, 102.5, 103.5]);
+    expect(oneSlow(200)).toBe(oneSlow(1e9));
+    expect(oneSlow(200)).toBeGreaterThan(0.3);
+    // Ties share their mean rank: identical samples are no evidence at all.
+    expect(rankPValue([5, 5, 5], [5, 5, 5])).toBe(1);
+  });
+
   it('needs a minimum effect, significance, and to exceed the nightly spread', () => {
     const base = { mean_cycles: 100, trial_cycles: [99, 100, 101, 100, 100] };
     const slow = { mean_cycles: 110, trial_cycles: [109, 110, 111, 110, 110] };
@@ -35,9 +50,151 @@ describe('the trial-level test', () => {
     expect(judge(base, slightly, 3, 0.01, null).verdict).toBe('unchanged');
     // 10% but the nightly runs of this operation vary by 5% (3σ = 15%): not called.
     expect(judge(base, slow, 3, 0.01, 0.05).verdict).toBe('inconclusive');
+    // Trials spread 1.75×: noisy, not a verdict on a change.
     const noisy = { mean_cycles: 110, trial_cycles: [80, 140, 95, 125, 110] };
-    expect(judge(base, noisy, 3, 0.01, null).verdict).toBe('inconclusive');
+    expect(judge(base, noisy, 3, 0.01, null).verdict).toBe('noisy');
+    // Large but not significant, and tight: inconclusive.
+    const mixed = { mean_cycles: 105, trial_cycles: [99, 110, 108, 100.5, 109] };
+    expect(judge(base, mixed, 3, 0.01, null).verdict).toBe('inconclusive');
     expect(historyCv([100, 100])).toBeNull();
+  });
+});
+
+describe('one disturbed trial against the robust verdict', () => {
+  const steady = [100_000, 100_500, 99_800, 100_200, 99_900];
+  const key = (r: CompareReport) => r.rows.find((x) => x.candidate === 'kem-1')!;
+
+  function compareTrials(baseTrials: number[], headTrials: number[]): CompareReport {
+    const base = tempDir();
+    const head = tempDir();
+    const inst = [{ id: 'kem-1', label: 'a' }];
+    writeSyntheticSystem(base, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: baseTrials }]);
+    writeSyntheticSystem(head, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: headTrials }]);
+    return compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+  }
+
+  it('calls evidence that differs in exactly one trial, 2× slower, noisy: no regression, and says so with the spread', () => {
+    const headTrials = steady.map((c, i) => (i === 2 ? c * 2 : c));
+    const r = compareTrials(steady, headTrials);
+    const row = key(r);
+    expect(row.verdict).toBe('noisy');
+    expect(row.noisy).toBe(true);
+    // The median trial moves by one place (100.0 k → 100.2 k), the mean by a fifth: the verdict uses the median.
+    expect(row.delta_pct).toBeCloseTo(0.2, 6);
+    expect(row.mean_delta_pct).toBeCloseTo((99_800 / 500_400) * 100, 9);
+    expect(row.base!.trial_spread).toBeCloseTo(100_500 / 99_800, 9);
+    expect(row.head!.trial_spread).toBeCloseTo(199_600 / 99_900, 9);
+    expect(r.counts).toMatchObject({ regressions: 0, improvements: 0, noisy: 1 });
+    expect(failReasons(r, new Set(['regression', 'kat']))).toEqual([]);
+    // Not a clean pass either: the headline, the findings, the noisy table and an annotation say it.
+    expect(headline(r)).toBe('ngcc-perf x86_1: 〰 1 noisy measurement');
+    expect(hasFindings(r)).toBe(true);
+    const md = renderComparison(r);
+    expect(md).toContain('**Noisy measurements**');
+    expect(md).toContain('| kem-1 | a | keygen | 1.01× | 2.00× | +0.2% | 〰 noisy |');
+    expect(md).toContain('No measurement changed significantly; the noisy ones below could not be judged.');
+    expect(annotations(r).map((a) => `${a.level} ${a.title}: ${a.message}`)).toEqual([
+      'warning Noisy: kem-1 a keygen: trials spread 1.01× on base, 2.00× on head on x86_1 (median trial +0.2%): not judged, re-run to compare',
+    ]);
+  });
+
+  it('still calls a uniform +10% across all trials a regression, and a uniform +5% with tight trials', () => {
+    for (const factor of [1.1, 1.05]) {
+      const r = compareTrials(
+        steady,
+        steady.map((c) => c * factor),
+      );
+      expect(key(r).verdict).toBe('regression');
+      expect(key(r).noisy).toBeUndefined();
+      expect(key(r).delta_pct).toBeCloseTo((factor - 1) * 100, 6);
+      expect(r.counts.regressions).toBe(1);
+      expect(failReasons(r, new Set(['regression']))).toEqual(['1 regression(s)']);
+    }
+    // The defaults these verdicts depend on: +5% is above the threshold, 5 trials a side separate at p = 2/252.
+    expect(DEFAULT_THRESHOLD_PCT).toBeLessThan(5);
+  });
+
+  it('still finds a +12% regression when one of its trials was disturbed, since the two sides do not overlap', () => {
+    const headTrials = steady.map((c, i) => c * 1.12 * (i === 4 ? 2 : 1));
+    const row = key(compareTrials(steady, headTrials));
+    expect(row.verdict).toBe('regression');
+    expect(row.noisy).toBe(true);
+    expect(row.reason).toMatch(/trials spread 1\.01× on base, 2\.\d\d× on head, but their worst-case ranges do not overlap/);
+  });
+
+  describe("with the kernel's view of each trial (time off the CPU)", () => {
+    function compareOffCpu(baseOff: number[], headTrials: number[], headOff: number[]): CompareRow {
+      const base = tempDir();
+      const head = tempDir();
+      const inst = [{ id: 'kem-1', label: 'a' }];
+      writeSyntheticSystem(base, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: baseOff }]);
+      writeSyntheticSystem(head, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: headTrials, offCpu: headOff }]);
+      return key(compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' }));
+    }
+    const quiet = [0.001, 0.002, 0.001, 0.001, 0.002];
+
+    it('calls a whole run on a shared core noisy, though its trials agree with each other', () => {
+      // Head's trials are tight and all 10% slower, but each spent a fifth of its time off the CPU.
+      const row = compareOffCpu(
+        quiet,
+        steady.map((c) => c * 1.1),
+        steady.map(() => 0.2),
+      );
+      expect(row.head!.trial_spread).toBeLessThan(NOISY_TRIAL_SPREAD);
+      expect(row.verdict).toBe('noisy');
+      expect(row.reason).toContain('on base, 1.01× (5 of 5 trials off the CPU > 2% of their time) on head');
+    });
+
+    it('still finds a +12% regression when one head trial lost half its time off the CPU', () => {
+      const headTrials = steady.map((c, i) => (c * 1.12) / (i === 1 ? 0.5 : 1));
+      const row = compareOffCpu(quiet, headTrials, [0.001, 0.5, 0.001, 0.002, 0.001]);
+      expect(row.noisy).toBe(true);
+      expect(row.verdict).toBe('regression');
+      expect(row.head!.trial_on_cpu![1]).toBeCloseTo(0.5, 9);
+    });
+
+    it('leaves tight, quiet trials alone: +10% is a regression, and the row is not noisy', () => {
+      const row = compareOffCpu(
+        quiet,
+        steady.map((c) => c * 1.1),
+        quiet,
+      );
+      expect(row.verdict).toBe('regression');
+      expect(row.noisy).toBeUndefined();
+    });
+
+    it('lists the disturbed trials with the spread in the comment', () => {
+      const base = tempDir();
+      const head = tempDir();
+      const inst = [{ id: 'kem-1', label: 'a' }];
+      writeSyntheticSystem(base, 'x86_1', inst, [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: quiet }]);
+      writeSyntheticSystem(head, 'x86_1', inst, [
+        { id: 'kem-1', label: 'a', op: 'keygen', trials: steady, offCpu: [0.001, 0.3, 0.001, 0.1, 0.001] },
+      ]);
+      const md = renderComparison(compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' }));
+      expect(md).toContain('| kem-1 | a | keygen | 1.01× | 1.01×, 2/5 off-CPU | 0.0% | 〰 noisy |');
+    });
+  });
+
+  it("does not call the issue's unchanged kem-80 keygen (one trial 2×) a +24.5% regression", () => {
+    // Base and head trials of an unchanged build measured while something else ran on the core.
+    const r = compareTrials([69_600, 69_200, 69_100, 68_900, 69_600], [138_900, 70_700, 70_600, 70_600, 80_700]);
+    const row = key(r);
+    expect(row.mean_delta_pct).toBeCloseTo(24.57, 2);
+    expect(row.delta_pct).toBeCloseTo(2.2, 1);
+    expect(row.verdict).toBe('unchanged');
+    expect(row.noisy).toBe(true);
+    expect(r.counts.regressions).toBe(0);
+    // Listed with its spread even so: the reader sees the core was shared.
+    expect(renderComparison(r)).toContain('| kem-1 | a | keygen | 1.01× | 1.97× | +2.2% | unchanged |');
+  });
+
+  it("reuses the measure phase's noise rule", () => {
+    const spread = NOISY_TRIAL_SPREAD * 0.99;
+    const justUnder = compareTrials(steady, [100_000, 100_000, 100_000, 100_000, 100_000 * spread]);
+    expect(key(justUnder).verdict).toBe('unchanged');
+    const justOver = compareTrials(steady, [100_000, 100_000, 100_000, 100_000, (100_000 * NOISY_TRIAL_SPREAD) / 0.99]);
+    expect(key(justOver).verdict).toBe('noisy');
   });
 });
 
@@ -89,7 +246,7 @@ describe('compare between two evidence trees', () => {
       { key: 'kem-1/a', item: 'elf_load_bytes', base: 30000, head: 31000 },
       { key: 'kem-2/c/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 2_000_000 },
     ]);
-    expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0 });
+    expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0, noisy: 0 });
   });
 
   it('says so at the top of the comment when the head run was not sandboxed, and nothing when it was', () => {
@@ -148,6 +305,114 @@ describe('compare between two evidence trees', () => {
     const row = r.rows.find((x) => x.label === 'a')!;
     expect(row.verdict).toBe('inconclusive');
     expect(row.reason).toMatch(/nightly spread ±7\.\d%/);
+  });
+
+  it('counts distinct nightly measurements, not evidence versions: a record in several commits is one run', () => {
+    const { base, head } = trees();
+    // Four versions of the data branch; the three newest hold the same record (one commit per shard).
+    const version = (level: number, startedUtc: string) => {
+      const dir = tempDir();
+      writeSyntheticSystem(dir, 'x86_1', inst, [
+        {
+          id: 'kem-1',
+          label: 'a',
+          op: 'keygen',
+          trials: steady.map((c) => (c * level) / 100_000),
+          startedUtc,
+          librarySha256: 'ab'.repeat(32),
+        },
+      ]);
+      return dir;
+    };
+    const repeated = [
+      version(92_000, '2025-03-03T02:00:00.000Z'),
+      version(92_000, '2025-03-03T02:00:00.000Z'),
+      version(92_000, '2025-03-03T02:00:00.000Z'),
+      version(108_000, '2025-03-02T02:00:00.000Z'),
+    ];
+    const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: repeated });
+    const row = r.rows.find((x) => x.label === 'a')!;
+    // Two distinct measurements, fewer than the rule needs: no spread rule, the +10% is a regression.
+    expect(row.history_runs).toBe(2);
+    expect(r.history_runs).toBe(2);
+    expect(row.verdict).toBe('regression');
+    expect(row.reason).toContain('no nightly history');
+    const pr: PullRequestContext = {
+      looked: { baseRef: 'main', baseSha: 'a'.repeat(40), dataBranch: 'ngcc-perf-data' },
+      baseline: { source: 'data branch', ref: 'ngcc-perf-data', sha: 'b'.repeat(40) },
+      measured: ['kem-1', 'kem-2'],
+      historyRuns: 4,
+      buildErrors: {},
+      stillFailing: [],
+      campaign: '.',
+    };
+    expect(renderComparison(r, { pr })).toContain('(2 distinct nightly measurements of history, fewer than 3: no spread rule)');
+
+    // The same levels measured at four different times: four runs, and a spread that covers +10%.
+    const distinct = [92_000, 92_000, 92_000, 108_000].map((level, i) => version(level, `2025-03-0${i + 1}T02:00:00.000Z`));
+    const d = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: distinct });
+    expect(d.rows.find((x) => x.label === 'a')!.history_runs).toBe(4);
+    expect(d.rows.find((x) => x.label === 'a')!.verdict).toBe('inconclusive');
+    expect(renderComparison(d, { pr })).toContain('over its last 4 distinct nightly measurements');
+    // The same record built from another library is another measurement.
+    const rebuilt = version(108_000, '2025-03-03T02:00:00.000Z');
+    const dir = join(rebuilt, 'x86_1', 'records', 'kem-1', 'a__keygen.json');
+    writeFileSync(dir, readFileSync(dir, 'utf8').replace('ab'.repeat(32), 'cd'.repeat(32)));
+    expect(compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: [...repeated, rebuilt] }).history_runs).toBe(3);
+  });
+
+  it('reads a row carried over from the baseline as not measured, never as unchanged 0.0%', () => {
+    const base = tempDir();
+    const head = tempDir();
+    const both = [
+      { id: 'kem-1', label: 'a' },
+      { id: 'kem-2', label: 'c' },
+    ];
+    const carried = {
+      id: 'kem-2',
+      label: 'c',
+      op: 'keygen',
+      trials: steady,
+      startedUtc: '2025-03-01T02:00:00.000Z',
+      librarySha256: 'ef'.repeat(32),
+    };
+    writeSyntheticSystem(base, 'x86_1', both, [
+      { id: 'kem-1', label: 'a', op: 'keygen', trials: steady, startedUtc: '2025-03-01T02:00:00.000Z' },
+      carried,
+    ]);
+    writeSyntheticSystem(head, 'x86_1', both, [
+      { id: 'kem-1', label: 'a', op: 'keygen', trials: steady.map((c) => c * 1.001), startedUtc: '2025-03-04T10:00:00.000Z' },
+      carried,
+    ]);
+    const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    const row = (id: string) => r.rows.find((x) => x.candidate === id)!;
+    expect(row('kem-2')).toMatchObject({ carried_over: true, verdict: 'unchanged' });
+    expect(row('kem-2').delta_pct).toBeUndefined();
+    expect(row('kem-2').p_value).toBeUndefined();
+    expect(row('kem-1').carried_over).toBeUndefined();
+    const md = renderComparison(r);
+    expect(md).toContain('| kem-2 | c | keygen | 100.0 k | — | — | not measured (unchanged inputs) |');
+    expect(md).toContain('| kem-1 | a | keygen | 100.0 k | 100.1 k | +0.1% | unchanged |');
+    expect(md).toContain('1 measurement compared, 0 changed; 1 of untouched candidates carried over from the baseline, not measured.');
+    expect(md).not.toMatch(/kem-2 \| c \| keygen .*0\.0%/);
+    // In a pull request, the run's own list of measured candidates says the same of older records without a start time.
+    const plainBase = tempDir();
+    const plainHead = tempDir();
+    const ops = both.map((i) => ({ id: i.id, label: i.label, op: 'keygen', trials: steady }));
+    writeSyntheticSystem(plainBase, 'x86_1', both, ops);
+    writeSyntheticSystem(plainHead, 'x86_1', both, ops);
+    const pr: PullRequestContext = {
+      looked: { baseRef: 'main', baseSha: 'a'.repeat(40), dataBranch: 'ngcc-perf-data' },
+      baseline: { source: 'base commit', ref: 'main', sha: 'a'.repeat(40) },
+      measured: ['kem-1'],
+      historyRuns: 0,
+      buildErrors: {},
+      stillFailing: [],
+      campaign: '.',
+    };
+    const prMd = renderComparison(compareEvidence({ baseDir: plainBase, headDir: plainHead, system: 'x86_1' }), { pr });
+    expect(prMd).toContain('| kem-2 | c | keygen | 100.0 k | — | — | not measured (unchanged inputs) |');
+    expect(prMd).toContain('| kem-1 | a | keygen | 100.0 k | 100.0 k | 0.0% | unchanged |');
   });
 
   it('checks every option before comparing: nothing is printed before the error', async () => {

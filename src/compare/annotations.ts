@@ -1,4 +1,5 @@
-import { amount, cycles, firstLine, signedPct } from './cells.js';
+import { amount, cycles, firstLine, sideFigure, signedPct, spreadText } from './cells.js';
+import { isCarriedOver } from './markdown.js';
 import type { CompareReport, PullRequestContext } from './types.js';
 
 /** One workflow annotation of a comparison (GitHub shows them on the run and the pull request). */
@@ -9,8 +10,8 @@ export interface Annotation {
 }
 
 /**
- * Workflow annotations: KAT and build failures are errors, regressions and size mismatches
- * warnings; KAT statuses that became PASS and improvements are notices.
+ * Workflow annotations: KAT and build failures are errors, regressions, noisy rows and size
+ * mismatches warnings; KAT statuses that became PASS and improvements are notices.
  */
 export function annotations(report: CompareReport, pr?: PullRequestContext): Annotation[] {
   const out: Annotation[] = [];
@@ -48,14 +49,17 @@ export function annotations(report: CompareReport, pr?: PullRequestContext): Ann
     });
   }
   for (const r of report.rows) {
-    if (r.verdict !== 'regression' && r.verdict !== 'improvement') continue;
+    if (isCarriedOver(r, pr)) continue;
     const what = `${r.candidate} ${r.label} ${r.operation}`;
-    const message = `${cycles(r.base?.mean_cycles)} → ${cycles(r.head?.mean_cycles)} cycles (${signedPct(r.delta_pct)}) on ${report.system}: ${r.reason}`;
-    out.push(
-      r.verdict === 'regression'
-        ? { level: 'warning', title: `Regression: ${what}`, message }
-        : { level: 'notice', title: `Improvement: ${what}`, message },
-    );
+    const message = `median trial ${cycles(sideFigure(r.base))} → ${cycles(sideFigure(r.head))} cycles (${signedPct(r.delta_pct)}) on ${report.system}: ${r.reason}`;
+    if (r.verdict === 'regression') out.push({ level: 'warning', title: `Regression: ${what}`, message });
+    else if (r.verdict === 'improvement') out.push({ level: 'notice', title: `Improvement: ${what}`, message });
+    else if (r.verdict === 'noisy')
+      out.push({
+        level: 'warning',
+        title: `Noisy: ${what}`,
+        message: `trials spread ${spreadText(r.base)} on base, ${spreadText(r.head)} on head on ${report.system} (median trial ${signedPct(r.delta_pct)}): not judged, re-run to compare`,
+      });
   }
   for (const m of report.size_mismatches) {
     out.push({

@@ -1,4 +1,6 @@
 import { MISSING, formatCycles, pyFixed } from '../report/format.js';
+import { disturbedTrials, sideSpread } from './stats.js';
+import type { SideStats } from './types.js';
 
 /** How the numbers and messages of a comparison read, in its Markdown and its annotations alike. */
 
@@ -24,3 +26,14 @@ export const firstLine = (s: string): string => {
       ?.trim() ?? '';
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 };
+
+/** The figure a verdict compares: the median trial (the mean in comparisons made before it). */
+export const sideFigure = (s: SideStats | undefined): number | undefined => (s ? (s.median_cycles ?? s.mean_cycles) : undefined);
+
+/** A side's slowest over fastest trial, and its disturbed trials when there are any: '1.97×', '1.10×, 2/5 off-CPU'. */
+export function spreadText(s: SideStats | undefined): string {
+  if (!s) return MISSING;
+  const x = sideSpread(s);
+  const d = disturbedTrials(s);
+  return `${x === undefined ? MISSING : `${pyFixed(x, 2)}×`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ''}`;
+}

@@ -3,12 +3,23 @@ import { join, relative } from 'node:path';
 import { readSizeCatalog } from '../catalogs/catalogs.js';
 import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
 import { loadCampaign } from '../config/campaign.js';
-import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_SIGMAS } from '../config/defaults.js';
+import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { InputError } from '../errors.js';
-import { historyCv, permutationPValue } from './stats.js';
+import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import {
+  DISTURBED_OFF_CPU_SHARE,
+  disturbedTrials,
+  historyCv,
+  isNoisySpread,
+  medianTrial,
+  onCpuShare,
+  rankPValue,
+  separated,
+  sideSpread,
+} from './stats.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
@@ -30,12 +41,27 @@ export interface CompareOptions {
 
 function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   if (!r.trials?.length || r.mean_cycles === undefined) return undefined;
+  const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
+  const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
+  const onCpu = r.trials.map(onCpuShare);
   return {
     mean_cycles: r.mean_cycles,
-    trial_cycles: r.trials.map((t) => t.cycles / t.measurements),
+    trial_cycles,
+    median_cycles: medianTrial(trial_cycles),
+    ...(spread !== undefined ? { trial_spread: spread } : {}),
+    ...(onCpu.every((x) => x !== undefined) ? { trial_on_cpu: onCpu as number[] } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
   };
+}
+
+/**
+ * Which measurement a record holds: its start and its library. The same record copied into several
+ * commits of the data branch, or carried into head from the baseline, is one measurement. Records
+ * without a start time (older evidence) cannot be told apart and count as distinct.
+ */
+function measurementId(r: TimingRecord): string | undefined {
+  return typeof r.started_utc === 'string' ? `${r.started_utc} ${r.library_sha256 ?? ''}` : undefined;
 }
 
 /** One operation of one instance: `<candidate>/<label>/<operation>`. */
@@ -85,7 +111,28 @@ function auditedInstances(ds: Dataset): AuditedInstance[] {
   return [...instances.values()].map((i) => ({ candidate: i.candidate, label: i.label, sizes: statedSizes(i.records.values(), i.build) }));
 }
 
-/** The base-versus-head verdict of one operation. */
+/** Δ of a row: the change of the median trial, in percent of the base's. */
+function medianDeltaPct(base: SideStats, head: SideStats): number {
+  const b = medianTrial(base.trial_cycles);
+  return ((medianTrial(head.trial_cycles) - b) / b) * 100;
+}
+
+const times = (x: number | undefined): string => (x === undefined ? 'one trial' : `${pyFixed(x, 2)}×`);
+
+/** How a side's noise reads in a reason: its spread, and its trials off the CPU when there are any. */
+function sideNoise(s: SideStats): string {
+  const d = disturbedTrials(s);
+  return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ''}`;
+}
+
+/**
+ * The base-versus-head verdict of one operation, decided on figures one trial cannot move: the
+ * median of the per-trial means (effect and threshold) and a rank-sum permutation test
+ * (significance). A side is noisy when its trials spread NOISY_TRIAL_SPREAD or more, or when one
+ * of them was off the CPU more than DISTURBED_OFF_CPU_SHARE of its window: the row's verdict is
+ * then `noisy` unless the effect is larger than all of the noise (`separated`: head's worst-case
+ * range does not overlap base's).
+ */
 export function judge(
   base: SideStats,
   head: SideStats,
@@ -93,29 +140,58 @@ export function judge(
   alpha: number,
   cv: number | null,
 ): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
-  const delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
-  const p_value = permutationPValue(base.trial_cycles, head.trial_cycles);
+  const delta_pct = medianDeltaPct(base, head);
+  const mean_delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
+  const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
+  const spreads = { base: sideSpread(base), head: sideSpread(head) };
+  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
+  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
+  const common = { delta_pct, mean_delta_pct, p_value, ...(noisy ? { noisy } : {}) };
+  if (noisy && !separated(base, head, delta_pct))
+    return {
+      ...common,
+      verdict: 'noisy',
+      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}×) and their worst-case ranges overlap: a change cannot be told from the noise`,
+    };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history = cv === null ? 'no nightly history' : `nightly spread ±${pyFixed(cv * 100, 1)}%`;
+  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : '';
   if (big && significant && aboveHistory)
     return {
-      delta_pct,
-      p_value,
+      ...common,
       verdict: delta_pct > 0 ? 'regression' : 'improvement',
-      reason: `|Δ| ≥ ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}`,
+      reason: `|Δ| ≥ ${thresholdPct}%, p = ${pyGeneral(p_value, 2)}, ${history}${noiseNote}`,
     };
   if (big)
     return {
-      delta_pct,
-      p_value,
+      ...common,
       verdict: 'inconclusive',
-      reason: !significant
-        ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials`
-        : `within ${HISTORY_SIGMAS}× the ${history}`,
+      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}`}${noiseNote}`,
     };
-  return { delta_pct, p_value, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%` };
+  return { ...common, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%${noiseNote}` };
+}
+
+/**
+ * The history of each operation: its distinct measurements (measurementId), newest first, at most
+ * HISTORY_RUNS. `versions` are the history's evidence trees, newest first, as read.
+ */
+function historyByKey(versions: Map<string, TimingRecord>[]): Map<string, TimingRecord[]> {
+  const out = new Map<string, TimingRecord[]>();
+  const seen = new Map<string, Set<string>>();
+  for (const version of versions)
+    for (const [key, r] of version) {
+      const list = out.get(key) ?? [];
+      const ids = seen.get(key) ?? new Set<string>();
+      const id = measurementId(r);
+      if (list.length >= HISTORY_RUNS || (id !== undefined && ids.has(id))) continue;
+      if (id !== undefined) ids.add(id);
+      list.push(r);
+      out.set(key, list);
+      seen.set(key, ids);
+    }
+  return out;
 }
 
 export function compareEvidence(opts: CompareOptions): CompareReport {
@@ -123,9 +199,11 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const base = loadSystem(opts.baseDir, opts.system, 'base');
   const head = loadSystem(opts.headDir, opts.system, 'head');
-  const history = (opts.history ?? [])
-    .filter((d) => existsSync(join(d, opts.system)))
-    .map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history')));
+  const history = historyByKey(
+    (opts.history ?? [])
+      .filter((d) => existsSync(join(d, opts.system)))
+      .map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history'))),
+  );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -141,15 +219,27 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     if (!bs && hs) return { ...row, verdict: 'new', reason: 'no base measurement' };
     if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };
     if (!bs || !hs) return { ...row, verdict: 'inconclusive', reason: 'neither side has trials' };
+    const id = measurementId(b!);
+    if (id !== undefined && id === measurementId(h!))
+      return {
+        ...row,
+        verdict: 'unchanged',
+        carried_over: true,
+        reason: "not measured (unchanged inputs): head holds the baseline's record",
+      };
     if (b!.flags !== undefined && h!.flags !== undefined && b!.flags !== h!.flags)
       return {
         ...row,
         verdict: 'inconclusive',
-        delta_pct: ((hs.mean_cycles - bs.mean_cycles) / bs.mean_cycles) * 100,
+        delta_pct: medianDeltaPct(bs, hs),
         reason: `build flags differ (${b!.flags} → ${h!.flags})`,
       };
-    const past = history.map((m) => m.get(key)?.mean_cycles).filter((v): v is number => typeof v === 'number');
-    return { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)) };
+    // Each past run's median trial: the figure the verdict compares, so one disturbed trial of a
+    // nightly run does not widen the spread either.
+    const past = (history.get(key) ?? [])
+      .filter((r) => r.trials?.length > 0)
+      .map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
+    return { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
   });
 
   const instanceKeys = [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
@@ -193,6 +283,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
         .filter((f) => f.verdict === 'mismatch')
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];
+  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
   const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
   const sandbox = head.campaign?.sandbox === 'bwrap' || head.campaign?.sandbox === 'none' ? head.campaign.sandbox : undefined;
   return {
@@ -207,11 +298,13 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     size_changes,
     memory_changes,
     size_mismatches,
+    ...((opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {}),
     counts: {
       regressions: rows.filter((r) => r.verdict === 'regression').length,
       improvements: rows.filter((r) => r.verdict === 'improvement').length,
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,
+      noisy: rows.filter((r) => r.verdict === 'noisy').length,
     },
   };
 }

@@ -1,8 +1,10 @@
 import type { Html, RootContent } from 'mdast';
 import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
+import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
-import { amount, cycles, firstLine, plural, signedPct } from './cells.js';
+import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
+import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
 
 /**
@@ -31,7 +33,15 @@ export interface Bound {
 const CHANGED: ReadonlySet<Verdict> = new Set<Verdict>(['regression', 'improvement', 'new', 'removed']);
 
 /** Order of the changed table: what needs attention first. */
-const VERDICT_RANK: Record<Verdict, number> = { regression: 0, improvement: 1, new: 2, removed: 3, inconclusive: 4, unchanged: 5 };
+const VERDICT_RANK: Record<Verdict, number> = {
+  regression: 0,
+  improvement: 1,
+  new: 2,
+  removed: 3,
+  noisy: 4,
+  inconclusive: 5,
+  unchanged: 6,
+};
 
 const VERDICT_CELL: Record<Verdict, string> = {
   regression: '⚠ regression',
@@ -39,13 +49,37 @@ const VERDICT_CELL: Record<Verdict, string> = {
   new: '🆕 new',
   removed: '➖ removed',
   inconclusive: '❔ inconclusive',
+  noisy: '〰 noisy',
   unchanged: 'unchanged',
 };
 
+/** What a row carried over from the baseline reads instead of a verdict: nothing was measured. */
+export const NOT_MEASURED = 'not measured (unchanged inputs)';
+
+/**
+ * A row whose head is the baseline's own record: the comparison saw the same record on both sides,
+ * or the pull request did not measure the candidate (its inputs did not change) and the two sides
+ * agree. A row that differs anyway keeps its verdict: a change is never hidden as "not measured".
+ */
+export function isCarriedOver(r: CompareRow, pr?: PullRequestContext): boolean {
+  if (r.carried_over === true) return true;
+  return (
+    pr !== undefined && r.base !== undefined && r.head !== undefined && r.verdict === 'unchanged' && !pr.measured.includes(r.candidate)
+  );
+}
+
 /** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
 function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
-  return report.rows.filter((r) => r.base && r.head && (!pr || pr.measured.includes(r.candidate)));
+  return report.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
+
+/** Compared rows whose trials spread NOISY_TRIAL_SPREAD or more on a side, whatever their verdict. */
+function noisyRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
+  return comparedRows(report, pr).filter((r) => r.noisy === true || r.verdict === 'noisy');
+}
+
+const noisyVerdicts = (report: CompareReport, pr?: PullRequestContext): number =>
+  comparedRows(report, pr).filter((r) => r.verdict === 'noisy').length;
 
 /** The comment's first line, also the findings named when the comment cannot be posted. */
 export function headline(report: CompareReport, pr?: PullRequestContext): string {
@@ -60,6 +94,9 @@ export function headline(report: CompareReport, pr?: PullRequestContext): string
   if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
   if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
   if (pr && pr.stillFailing.length > 0) bad.push(`⚠ ${plural(pr.stillFailing.length, 'KAT')} still failing`);
+  // A noisy row could hide a regression: the headline must not read as a clean pass.
+  const noisy = noisyVerdicts(report, pr);
+  if (noisy > 0) bad.push(`〰 ${plural(noisy, 'noisy measurement')}`);
   const info: string[] = [];
   if (n.improvements > 0) info.push(plural(n.improvements, 'improvement'));
   if (newRows > 0) info.push(`${newRows} new`);
@@ -82,6 +119,7 @@ export function headline(report: CompareReport, pr?: PullRequestContext): string
 export function hasFindings(report: CompareReport, pr?: PullRequestContext): boolean {
   return (
     report.rows.some((r) => CHANGED.has(r.verdict)) ||
+    noisyVerdicts(report, pr) > 0 ||
     report.kat_changes.length > 0 ||
     report.build_failures.length > 0 ||
     report.invalid_candidates.length > 0 ||
@@ -94,16 +132,23 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
 
 const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
 
-function rowCells(r: CompareRow): Cell[] {
+function rowCells(r: CompareRow, pr?: PullRequestContext): Cell[] {
+  if (isCarriedOver(r, pr)) return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED];
   return [
     r.candidate,
     r.label,
     r.operation,
-    cycles(r.base?.mean_cycles),
-    cycles(r.head?.mean_cycles),
+    cycles(sideFigure(r.base)),
+    cycles(sideFigure(r.head)),
     signedPct(r.delta_pct),
     VERDICT_CELL[r.verdict],
   ];
+}
+
+const NOISY_HEADER = ['candidate', 'instance', 'operation', 'base spread', 'head spread', 'Δ%', 'verdict'];
+
+function noisyCells(r: CompareRow): Cell[] {
+  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
 }
 
 function changedRows(report: CompareReport): CompareRow[] {
@@ -125,6 +170,7 @@ function changedRows(report: CompareReport): CompareRow[] {
  */
 interface Groups {
   details: Cell[][];
+  noisy: Cell[][];
   changed: Cell[][];
   memory: Cell[][];
   sizes: Cell[][];
@@ -134,7 +180,7 @@ interface Groups {
   builds: Inline[][];
   invalid: Inline[][];
 }
-const DROP_ORDER = ['details', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds', 'invalid'] as const;
+const DROP_ORDER = ['details', 'noisy', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds', 'invalid'] as const;
 
 function valueDelta(c: ValueChange): number | undefined {
   return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
@@ -143,8 +189,9 @@ function valueDelta(c: ValueChange): number | undefined {
 function groups(report: CompareReport, pr?: PullRequestContext): Groups {
   const valueRow = (c: ValueChange): Cell[] => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
-    details: report.rows.map(rowCells),
-    changed: changedRows(report).map(rowCells),
+    details: report.rows.map((r) => rowCells(r, pr)),
+    noisy: noisyRows(report, pr).map(noisyCells),
+    changed: changedRows(report).map((r) => rowCells(r, pr)),
     memory: report.memory_changes.map(valueRow),
     sizes: report.size_changes.map(valueRow),
     mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
@@ -195,7 +242,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     );
   out.push(para(...ruleText(report, pr)));
   const compared = comparedRows(report, pr).length;
-  const carried = pr ? report.rows.filter((r) => !pr.measured.includes(r.candidate)).length : 0;
+  const carried = report.rows.filter((r) => isCarriedOver(r, pr)).length;
   out.push(
     para(
       `${plural(compared, 'measurement')} compared, ${g.changed.length} changed`,
@@ -204,8 +251,25 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
   );
 
   const changed = take('changed', g.changed);
-  if (g.changed.length === 0) out.push(para('No measurement changed significantly.'));
+  if (g.changed.length === 0)
+    out.push(
+      para(
+        noisyVerdicts(report, pr) > 0
+          ? 'No measurement changed significantly; the noisy ones below could not be judged.'
+          : 'No measurement changed significantly.',
+      ),
+    );
   else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(ROW_HEADER, changed));
+
+  const noisy = take('noisy', g.noisy);
+  if (noisy.length > 0)
+    out.push(
+      para(strong('Noisy measurements')),
+      para(
+        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}× or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`,
+      ),
+      table(NOISY_HEADER, noisy),
+    );
 
   const kat = take('kat', g.kat);
   const builds = take('builds', g.builds);
@@ -223,22 +287,27 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
   const mismatches = take('mismatches', g.mismatches);
   const sizes = take('sizes', g.sizes);
   const memory = take('memory', g.memory);
-  if (mismatches.length > 0 || sizes.length > 0 || memory.length > 0) {
-    out.push(para(strong('Size audit')));
-    if (mismatches.length > 0) {
-      out.push(para('Catalog sizes that differ from what the API reports:'));
-      out.push(table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches));
-    }
-    const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
-    if (sizes.length > 0) out.push(para('Size changes:'), table(valueHeader, sizes));
-    if (memory.length > 0) out.push(para('Memory changes:'), table(valueHeader, memory));
-  }
+  // Each finding under its own title: the size audit is the catalog against the API, nothing else.
+  if (mismatches.length > 0)
+    out.push(
+      para(strong('Size audit')),
+      para('Catalog sizes that differ from what the API reports:'),
+      table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches),
+    );
+  const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
+  if (sizes.length > 0) out.push(para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes));
+  if (memory.length > 0)
+    out.push(
+      para(strong('Memory changes')),
+      para('The static ELF image (elf_load_bytes) and the peak RSS of an operation (peak_rss_bytes), in bytes:'),
+      table(valueHeader, memory),
+    );
 
   const details = take('details', g.details);
   if (details.length > 0) {
     const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
     out.push(
-      html(`<details>\n<summary>All ${report.rows.length} measurements${shown}</summary>`),
+      html(`<details>\n<summary>All ${plural(report.rows.length, 'operation')}${shown}</summary>`),
       table(ROW_HEADER, details),
       html('</details>'),
     );
@@ -266,18 +335,22 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
     ? [` (baseline: evidence on the ${pr.baseline.source} `, code(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ')']
     : [];
   const spread = `|Δ| is more than ${HISTORY_SIGMAS}× the run-to-run spread of the operation`;
+  // Distinct measurements when the comparison counted them (a record in several commits is one
+  // run); a comparison without that count has only the number of evidence versions read.
+  const runs = report.history_runs ?? pr?.historyRuns;
+  const nightly = (n: number) => plural(n, report.history_runs !== undefined ? 'distinct nightly measurement' : 'nightly evidence version');
   const history =
-    pr === undefined
+    runs === undefined
       ? `, and, when a nightly history exists, ${spread} in it`
-      : pr.historyRuns >= HISTORY_MIN_RUNS
-        ? `, and ${spread} over the last ${plural(pr.historyRuns, 'nightly run')}`
-        : pr.historyRuns === 0
+      : runs >= HISTORY_MIN_RUNS
+        ? `, and ${spread} over its last ${nightly(runs)}`
+        : runs === 0
           ? ' (no nightly history on the data branch: no spread rule)'
-          : ` (${plural(pr.historyRuns, 'nightly run')} of history on the data branch, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+          : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   return [
     `Head against base on ${report.system}`,
     ...where,
-    `: a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a permutation test of the trial means gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive.`,
+    `: Δ is the change of the median trial; a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a rank permutation test of the trials gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}× or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`,
   ];
 }
 

@@ -1,5 +1,6 @@
-import { mean, sampleStandardDeviation } from 'simple-statistics';
+import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { HISTORY_MIN_RUNS } from '../config/defaults.js';
+import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 
 /**
  * Two-sided p-value for a difference of means between two small samples: an exact permutation
@@ -51,6 +52,83 @@ export function permutationPValue(a: number[], b: number[]): number {
     if (extreme(diffOf(sum))) hits++;
   }
   return hits / (rounds + 1);
+}
+
+/**
+ * Two-sided p-value of the rank-sum (Mann–Whitney) test: the permutation test above applied to the
+ * pooled trials' ranks (ties share their mean rank). A trial moved anywhere, however far, changes
+ * only its own rank, so one disturbed trial cannot make a difference significant; with 5 trials a
+ * side complete separation still gives the smallest p, 2/252.
+ */
+export function rankPValue(a: number[], b: number[]): number {
+  const ranks = midranks([...a, ...b]);
+  return permutationPValue(ranks.slice(0, a.length), ranks.slice(a.length));
+}
+
+function midranks(values: number[]): number[] {
+  const order = values.map((v, i) => ({ v, i })).sort((x, y) => x.v - y.v);
+  const ranks = new Array<number>(values.length);
+  for (let start = 0; start < order.length; ) {
+    let end = start;
+    while (end + 1 < order.length && order[end + 1]!.v === order[start]!.v) end++;
+    for (let j = start; j <= end; j++) ranks[order[j]!.i] = (start + end) / 2 + 1;
+    start = end + 1;
+  }
+  return ranks;
+}
+
+/** The median of a side's per-trial cycles per call: the figure a verdict compares. */
+export const medianTrial = (trialCycles: number[]): number => median(trialCycles);
+
+/**
+ * Slowest over fastest trial of a side, the measure phase's noise figure (NOISY_TRIAL_SPREAD). The
+ * record's own spread is in seconds; a side built from cycles alone uses its cycles, the same
+ * ratio on a counter of fixed rate.
+ */
+export function sideSpread(side: { trial_cycles: number[]; trial_spread?: number }): number | undefined {
+  if (side.trial_spread !== undefined) return side.trial_spread;
+  const c = side.trial_cycles;
+  return trialSpread({ min_trial_seconds: Math.min(...c), max_trial_seconds: Math.max(...c) }, c.length);
+}
+
+export const isNoisySpread = (spread: number | undefined): boolean => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
+
+/**
+ * Share of a trial's window (docs/method.md#the-kernels-view) its process may spend off the CPU
+ * before the trial counts as disturbed: on a quiet core only the marks' own round trips are.
+ */
+export const DISTURBED_OFF_CPU_SHARE = 0.02;
+
+/** kernel_cpu_s / window_s of a trial, at most 1; undefined when the trial does not carry both. */
+export function onCpuShare(t: { kernel_cpu_s?: number; window_s?: number }): number | undefined {
+  if (typeof t.kernel_cpu_s !== 'number' || typeof t.window_s !== 'number' || !(t.window_s > 0)) return undefined;
+  return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
+}
+
+interface Trials {
+  trial_cycles: number[];
+  trial_on_cpu?: number[];
+}
+
+/** Trials whose process was off the CPU more than DISTURBED_OFF_CPU_SHARE of their window. */
+export const disturbedTrials = (side: Trials): number => (side.trial_on_cpu ?? []).filter((s) => 1 - s > DISTURBED_OFF_CPU_SHARE).length;
+
+/**
+ * The least each trial can stand for: the counter runs on while the process is off the CPU, so a
+ * trial's cycles less that share is the lowest its own work can have cost. A trial without the
+ * kernel's figures stands for its cycles.
+ */
+export const lowestTrials = (side: Trials): number[] => side.trial_cycles.map((c, i) => c * (side.trial_on_cpu?.[i] ?? 1));
+
+/**
+ * Whether the effect is larger than all of the noise: head's worst-case range lies wholly above
+ * base's (a slowdown) or wholly below it (a speed-up), each trial's range reaching from its
+ * lowest (lowestTrials) to its cycles.
+ */
+export function separated(base: Trials, head: Trials, deltaPct: number): boolean {
+  if (deltaPct > 0) return Math.min(...lowestTrials(head)) > Math.max(...base.trial_cycles);
+  if (deltaPct < 0) return Math.max(...head.trial_cycles) < Math.min(...lowestTrials(base));
+  return false;
 }
 
 function binomial(n: number, k: number): number {

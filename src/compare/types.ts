@@ -1,12 +1,22 @@
 /** What `compare` finds between the base and head evidence of one system. */
 
-export type Verdict = 'regression' | 'improvement' | 'unchanged' | 'inconclusive' | 'new' | 'removed';
+/**
+ * `noisy`: a side's trials spread too far (NOISY_TRIAL_SPREAD) to tell a change from the noise:
+ * neither a regression nor an improvement, nor unchanged.
+ */
+export type Verdict = 'regression' | 'improvement' | 'unchanged' | 'inconclusive' | 'noisy' | 'new' | 'removed';
 
 export interface SideStats {
   /** Mean cycles per call over all trials (the record's mean_cycles). */
   mean_cycles: number;
   /** Per-trial cycles per call, the samples the test compares. */
   trial_cycles: number[];
+  /** Median of trial_cycles: the figure the verdict compares (one trial cannot move it far). */
+  median_cycles?: number;
+  /** Slowest over fastest trial, per call (the record's min/max_trial_seconds); absent with one trial. */
+  trial_spread?: number;
+  /** Per trial, kernel_cpu_s / window_s (at most 1): the share of its window on the CPU; absent unless every trial has both. */
+  trial_on_cpu?: number[];
   peak_rss_bytes?: number;
   elf_load_bytes?: number;
 }
@@ -17,13 +27,21 @@ export interface CompareRow {
   operation: string;
   base?: SideStats;
   head?: SideStats;
-  /** (head − base) / base in percent, when both sides have numbers. */
+  /** (head − base) / base of the median trials, in percent, when both sides were measured. */
   delta_pct?: number;
-  /** Two-sided p-value of the difference of trial means (exact permutation test when small). */
+  /** The same change of the means over all trials, which one disturbed trial can move (for reference). */
+  mean_delta_pct?: number;
+  /** Two-sided p-value of the rank-sum permutation test of the trials (exact when small). */
   p_value?: number;
   verdict: Verdict;
-  /** One short sentence on why: threshold, p, history spread. */
+  /** One short sentence on why: threshold, p, history spread, noise. */
   reason: string;
+  /** A side's trials spread at least NOISY_TRIAL_SPREAD, or one was off the CPU more than 2% of its window (whatever the verdict). */
+  noisy?: boolean;
+  /** Head holds the baseline's own record (the same start time and library): nothing was measured. */
+  carried_over?: boolean;
+  /** Distinct nightly measurements of the operation behind the history rule (0: none). */
+  history_runs?: number;
 }
 
 export interface KatChange {
@@ -63,7 +81,16 @@ export interface CompareReport {
   size_changes: ValueChange[];
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];
-  counts: { regressions: number; improvements: number; kat_failures: number; size_mismatches: number };
+  /** Most distinct nightly measurements any operation had (by record start time and library); absent without history. */
+  history_runs?: number;
+  counts: {
+    regressions: number;
+    improvements: number;
+    kat_failures: number;
+    size_mismatches: number;
+    /** Rows whose verdict is `noisy` (absent in comparisons older than the noisy verdict). */
+    noisy?: number;
+  };
 }
 
 /** Where the numbers a pull request is compared with came from. */
@@ -82,7 +109,10 @@ export interface PullRequestContext {
   looked: { baseRef: string; baseSha: string; dataBranch: string };
   /** Candidates measured in head; the others were carried over from the baseline unmeasured. */
   measured: string[];
-  /** Nightly evidence versions behind the spread rule (0: the rule did not apply). */
+  /**
+   * Nightly evidence versions read for the spread rule (0: none). The comparison's own
+   * `history_runs`, which counts distinct measurements, wins when present.
+   */
   historyRuns: number;
   /** The compiler's first error of each head build failure, by instance key. */
   buildErrors: Record<string, string>;

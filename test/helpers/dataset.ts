@@ -10,6 +10,11 @@ export interface SyntheticOp {
   iters?: number;
   peakRss?: number;
   flags?: string;
+  /** Per trial, the share of its window the process spent off the CPU (kernel_cpu_s, window_s); left out unless given. */
+  offCpu?: number[];
+  /** The record's start (which measurement it is); left out unless given. */
+  startedUtc?: string;
+  librarySha256?: string;
 }
 
 export interface SyntheticInstance {
@@ -43,7 +48,16 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
   writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: system, environment_at_end: { architecture: 'x86_64' } }));
   for (const o of ops) {
     const iters = o.iters ?? 1000;
-    const trials = o.trials.map((c) => ({ measurements: iters, seconds: (c * iters) / 2e9, cycles: c * iters }));
+    const trials = o.trials.map((c, i) => {
+      const seconds = (c * iters) / 2e9;
+      const off = o.offCpu?.[i];
+      return {
+        measurements: iters,
+        seconds,
+        cycles: c * iters,
+        ...(off === undefined ? {} : { kernel_cpu_s: seconds * (1 - off), window_s: seconds }),
+      };
+    });
     const n = iters * trials.length;
     const cycles = trials.reduce((a, t) => a + t.cycles, 0);
     const seconds = trials.reduce((a, t) => a + t.seconds, 0);
@@ -66,6 +80,8 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
       peak_rss_bytes: o.peakRss ?? 1_500_000,
       baseline_rss_bytes: 1_400_000,
       sizes: inst?.sizes,
+      ...(o.startedUtc ? { started_utc: o.startedUtc } : {}),
+      ...(o.librarySha256 ? { library_sha256: o.librarySha256 } : {}),
     };
     mkdirSync(join(dir, 'records', o.id), { recursive: true });
     writeFileSync(join(dir, 'records', o.id, `${o.label}__${o.op}.json`), JSON.stringify(record, null, 1));

@@ -1,3 +1,4 @@
+import { DISTURBED_OFF_CPU, offCpuShare, type OsView } from '../measure/disturbance.js';
 import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { HISTORY_MIN_RUNS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
@@ -94,13 +95,18 @@ export function sideSpread(side: { trial_cycles: number[]; trial_spread?: number
 export const isNoisySpread = (spread: number | undefined): boolean => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
 
 /**
- * Share of a trial's window (docs/method.md#the-kernels-view) its process may spend off the CPU
- * before the trial counts as disturbed: on a quiet core only the marks' own round trips are.
+ * Share of a trial its process may spend off the CPU before the trial counts as disturbed: the
+ * measure phase's rule (docs/method.md#disturbed-trials), one definition for both.
  */
-export const DISTURBED_OFF_CPU_SHARE = 0.02;
+export const DISTURBED_OFF_CPU_SHARE = DISTURBED_OFF_CPU;
 
-/** kernel_cpu_s / window_s of a trial, at most 1; undefined when the trial does not carry both. */
-export function onCpuShare(t: { kernel_cpu_s?: number; window_s?: number }): number | undefined {
+/**
+ * The share of a trial spent on the CPU, at most 1: from the driver thread's own figures over the
+ * loop when the trial has them (exact), else from the kernel's view at the marks (which also holds
+ * the marks' round trips); undefined when the trial carries neither.
+ */
+export function onCpuShare(t: { kernel_cpu_s?: number; window_s?: number; os?: OsView }): number | undefined {
+  if (t.os && t.os.wall_s > 0) return 1 - offCpuShare(t.os);
   if (typeof t.kernel_cpu_s !== 'number' || typeof t.window_s !== 'number' || !(t.window_s > 0)) return undefined;
   return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
 }

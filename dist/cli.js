@@ -33451,22 +33451,24 @@ function readSurveys(systemDir) {
     );
   return surveys;
 }
-function systemsOf(systemDir, self) {
-  const dataDir = dirname7(systemDir.replace(/\/$/, ""));
-  const found = /* @__PURE__ */ new Map();
+function systemsIn(dataDir) {
+  const found = [];
   for (const name of existsSync20(dataDir) ? readdirSync9(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
-    if (!existsSync20(paths.campaign) || name === self.id) continue;
+    if (!existsSync20(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
       const build2 = existsSync20(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
     }
   }
-  found.set(self.id, self);
-  return [...found.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+  return found;
+}
+function systemsOf(systemDir, self) {
+  const others = systemsIn(dirname7(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);

@@ -11469,8 +11469,15 @@ async function dependencies(src, cwd, compileArgs, sandbox) {
   }
   return [...files].sort();
 }
+function repositoryOf(candidateFolder) {
+  for (let dir = resolve4(candidateFolder); ; dir = dirname5(dir)) {
+    if (existsSync8(join7(dir, ".git"))) return dir;
+    if (dirname5(dir) === dir) return dirname5(resolve4(candidateFolder));
+  }
+}
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
-  const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
+  const repo = repositoryOf(req.candidate.folder);
+  const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>").replaceAll(repo, "<repo>");
   const parts = (await dependencies(src, src.dir, compileArgs, sandbox)).map((f) => `${portable(f)}
 ${sha256Hex(readFileSync6(f))}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));

@@ -38962,11 +38962,12 @@ function ruleText(report2, pr) {
 }
 function reproduceHint(system2, pr) {
   const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join("|")})/'` : "";
+  const cli2 = pr.cli ?? "npx ngcc-perf";
   return para(
     "Reproduce locally: ",
-    code3(`npx ngcc-perf run ${pr.campaign} --system ${system2} --out data${only}`),
+    code3(`${cli2} run ${pr.campaign} --system ${system2} --out data${only}`),
     ", then ",
-    code3(`npx ngcc-perf compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
+    code3(`${cli2} compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
     " with the baseline evidence in ",
     code3(`baseline/${system2}`),
     "."

@@ -90,4 +90,6 @@ export interface PullRequestContext {
   stillFailing: Array<{ key: string; status: string; detail?: string }>;
   /** Campaign folder relative to the repository, for the reproduce hint. */
   campaign: string;
+  /** The command that starts this ngcc-perf on a submitter's machine (default `npx ngcc-perf`). */
+  cli?: string;
 }

@@ -11520,8 +11520,15 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
   }
   return [...files].sort();
 }
+function repositoryOf(candidateFolder) {
+  for (let dir = resolve4(candidateFolder); ; dir = dirname5(dir)) {
+    if (existsSync8(join7(dir, ".git"))) return dir;
+    if (dirname5(dir) === dir) return dirname5(resolve4(candidateFolder));
+  }
+}
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
-  const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>");
+  const repo = repositoryOf(req.candidate.folder);
+  const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>").replaceAll(repo, "<repo>");
   const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
     (f) => `${portable(f)}
 ${contentDigest(f)}`
@@ -33597,22 +33604,24 @@ function readSurveys(systemDir) {
     );
   return surveys;
 }
-function systemsOf(systemDir, self) {
-  const dataDir = dirname7(systemDir.replace(/\/$/, ""));
-  const found = /* @__PURE__ */ new Map();
+function systemsIn(dataDir) {
+  const found = [];
   for (const name of existsSync20(dataDir) ? readdirSync9(dataDir).sort() : []) {
     const paths = evidencePaths(join16(dataDir, name));
-    if (!existsSync20(paths.campaign) || name === self.id) continue;
+    if (!existsSync20(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
       const build2 = existsSync20(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
     }
   }
-  found.set(self.id, self);
-  return [...found.values()].sort((a, b) => a.id < b.id ? -1 : 1);
+  return found;
+}
+function systemsOf(systemDir, self) {
+  const others = systemsIn(dirname7(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
@@ -33805,8 +33814,9 @@ function sideSpread(side2) {
   return trialSpread({ min_trial_seconds: Math.min(...c), max_trial_seconds: Math.max(...c) }, c.length);
 }
 var isNoisySpread = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
-var DISTURBED_OFF_CPU_SHARE = 0.02;
+var DISTURBED_OFF_CPU_SHARE = DISTURBED_OFF_CPU;
 function onCpuShare(t) {
+  if (t.os && t.os.wall_s > 0) return 1 - offCpuShare(t.os);
   if (typeof t.kernel_cpu_s !== "number" || typeof t.window_s !== "number" || !(t.window_s > 0)) return void 0;
   return Math.min(1, Math.max(0, t.kernel_cpu_s / t.window_s));
 }
@@ -39250,11 +39260,12 @@ function ruleText(report2, pr) {
 }
 function reproduceHint(system2, pr) {
   const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join("|")})/'` : "";
+  const cli2 = pr.cli ?? "node ngcc-perf/dist/cli.js";
   return para(
     "Reproduce locally: ",
-    code3(`npx ngcc-perf run ${pr.campaign} --system ${system2} --out data${only}`),
+    code3(`${cli2} run ${pr.campaign} --system ${system2} --out data${only}`),
     ", then ",
-    code3(`npx ngcc-perf compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
+    code3(`${cli2} compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
     " with the baseline evidence in ",
     code3(`baseline/${system2}`),
     "."

@@ -16,13 +16,19 @@ import { actionsBuildCache } from './github/buildCache.js';
 import { baselineName, findBaseline, headFromBaseline } from './github/baseline.js';
 import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
-import { historyOf, touchedCandidates } from './github/gitTree.js';
+import { historyOf } from './github/gitTree.js';
 import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
+import { actionOrigin, reproduceCli } from './github/reproduce.js';
+import { touchedCandidates } from './github/touched.js';
 import { createProgress } from './campaign/progress.js';
-import { loadReportModel } from './report/model.js';
-import { renderPages, writePages } from './report/render.js';
+import { loadReportModel, systemsIn } from './report/model.js';
+import { renderIndex, renderPages, writePages } from './report/render.js';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
+import { toolRoot } from './util/paths.js';
+
+/** The pages' index of every system (a path under pages-dir). */
+const INDEX_PAGE = 'index.md';
 
 /** A scratch folder for this step, outside the workspace (never committed, never a "system"). */
 const workDir = (purpose: string) => mkdtempSync(join(process.env.RUNNER_TEMP ?? tmpdir(), `ngcc-perf-${purpose}-`));
@@ -64,7 +70,7 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     cpu: inputs.cpu,
     shard: inputs.shard,
     progress: createProgress(process.stdout),
-    buildCache: inputs.buildCache ? actionsBuildCache() : undefined,
+    buildCache: inputs.buildCache ? actionsBuildCache({ workspace: workspace() }) : undefined,
   };
 }
 
@@ -86,14 +92,6 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   const repo = workspace();
   const campaignDir = resolve(repo, inputs.campaign);
   const dataRel = relative(repo, resolve(repo, inputs.dataDir));
-  const outputs = [dataRel, relative(repo, resolve(repo, inputs.pagesDir)), '.github'];
-  const touched = await touchedCandidates(repo, campaignDir, event.baseSha, event.headSha, outputs);
-  if (touched.shared.length > 0)
-    core.info(
-      `campaign-wide files changed (${touched.shared.slice(0, 5).join(', ')}${touched.shared.length > 5 ? ', …' : ''}): every candidate is measured`,
-    );
-  core.info(`candidates touched by #${event.number}: ${touched.candidates.length > 0 ? touched.candidates.join(', ') : 'none'}`);
-
   const work = workDir('pr');
   const evidencePath = join(dataRel, inputs.system);
   const baseData = join(work, 'base', dataRel);
@@ -112,6 +110,20 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
       `no baseline evidence for ${inputs.system}: nothing at ${evidencePath} on the base commit ${event.baseSha.slice(0, 7)} nor on origin/${inputs.publishBranch} (is it fetched? fetch-depth: 0): nothing is compared`,
     );
   mkdirSync(join(baseData, inputs.system), { recursive: true });
+
+  // What can change a number, held against what the baseline measured: build keys (every file a
+  // build reads, wherever it lies), kat.sha256, candidate.yml and ngcc-perf.yml.
+  const touched = await touchedCandidates({
+    repo,
+    campaignDir,
+    baseSha: event.baseSha,
+    headSha: event.headSha,
+    baselineSystemDir: baseline ? join(baseData, inputs.system) : undefined,
+    scratch: join(work, 'keys'),
+  });
+  for (const why of touched.reasons.slice(0, 50)) core.info(`  ${why}`);
+  if (touched.reasons.length > 50) core.info(`  … and ${touched.reasons.length - 50} more`);
+  core.info(`candidates touched by #${event.number}: ${touched.candidates.length > 0 ? touched.candidates.join(', ') : 'none'}`);
   // Untouched candidates keep the baseline's numbers; touched ones start empty and are measured.
   headFromBaseline(join(baseData, inputs.system), join(headData, inputs.system), touched.candidates);
 
@@ -119,7 +131,9 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   const measured = touched.candidates.filter((id) => existsSync(join(campaignDir, id, 'candidate.yml')));
   if (measured.length > 0) {
     const only = new RegExp(`^(${measured.join('|')})(/|$)`);
-    await runCampaign({ ...campaignOptions(inputs, headData), only, force: true });
+    // Without a baseline there is nothing to compare timings with: build and KAT-check only.
+    const phases = baseline ? new Set(PHASES) : new Set(['build', 'kat'] as const);
+    await runCampaign({ ...campaignOptions(inputs, headData), only, phases, force: true });
   }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
@@ -141,6 +155,7 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
     measured,
     historyRuns: history.length,
     campaign: relative(repo, campaignDir) || '.',
+    cli: reproduceCli(actionOrigin(toolRoot(), repo)),
     ...katFindings(join(baseData, inputs.system), join(headData, inputs.system), report, measured),
   };
   const delivery = {
@@ -240,12 +255,15 @@ async function publishEvidence(
     core.setOutput('artifact-dir', join(work, 'artifact'));
     return;
   }
-  const pageFiles = [...(pages ?? [])].map(([p, text]) => {
-    const from = join(work, 'pages-out', p);
-    mkdirSync(dirname(from), { recursive: true });
-    writeFileSync(from, text);
-    return { from, to: join(pagesTo, p) };
-  });
+  // index.md lists every system on the data branch, which only the branch knows: rendered there.
+  const pageFiles = [...(pages ?? [])]
+    .filter(([p]) => p !== INDEX_PAGE)
+    .map(([p, text]) => {
+      const from = join(work, 'pages-out', p);
+      mkdirSync(dirname(from), { recursive: true });
+      writeFileSync(from, text);
+      return { from, to: join(pagesTo, p) };
+    });
   // A shard owns exactly its files; a whole system owns its evidence folder per instance: what it
   // re-measured is replaced, instances the campaign no longer has leave the branch, and those a
   // failed shard lacks stay. The pages folder is shared by every system: never owned.
@@ -259,6 +277,9 @@ async function publishEvidence(
     files: [...files, ...pageFiles],
     owns,
     campaignInstances,
+    // A shard's campaign.json spans its own run: merged with the branch's as `ngcc-perf merge` does.
+    mergeCampaign: inputs.shard !== undefined,
+    derived: pages ? [{ to: join(pagesTo, INDEX_PAGE), render: (tree) => renderIndex(systemsIn(join(tree, dirname(evidenceTo)))) }] : [],
     message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
     author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },
     token: inputs.token || undefined,

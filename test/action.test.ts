@@ -1,13 +1,18 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { InlineCode, Paragraph } from 'mdast';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import type { CompareReport } from '../src/compare/types.js';
+import { mergeCampaignJson } from '../src/evidence/merge.js';
 import type { BuildJson } from '../src/evidence/types.js';
+import { runProcess } from '../src/sandbox/run.js';
 import { COMMENT_MARKER } from '../src/github/comment.js';
-import { touchedCandidates } from '../src/github/gitTree.js';
+import { actionOrigin, reproduceCli } from '../src/github/reproduce.js';
+import { touchedCandidates } from '../src/github/touched.js';
 import { run } from '../src/main.js';
 import { runActionCaptured } from './helpers/action.js';
+import { startFakeCache, type FakeCache } from './helpers/fakeCache.js';
 import { startFakeGithub, type FakeGithub } from './helpers/fakeGithub.js';
 import { git } from './helpers/git.js';
 import { parsePage, plain, sections } from './helpers/pages.js';
@@ -20,25 +25,45 @@ const iccs = join(repoRoot, 'native', 'iccs');
 const KEM_SOURCE = '#include "KEM_AlgorithmInstance.h"\n#include "../common/toy_kem.inc"\n';
 /** The same output, more cycles: a busy loop in every operation. */
 const SLOW_SOURCE = '#include "KEM_AlgorithmInstance.h"\n#define TOY_KEM_SLOWDOWN 40000\n#include "../common/toy_kem.inc"\n';
+/** A candidate whose toy KEM comes from the repository's vendor/toy/, outside the campaign folder. */
+const VENDORED_SOURCE = '#include "KEM_AlgorithmInstance.h"\n#include "toy_kem.inc"\n';
+/** The vendored toy KEM, slowed down: the same output, more cycles, for every candidate that compiles it. */
+const slowVendored = (repo: string) => {
+  const inc = join(repo, 'vendor', 'toy', 'toy_kem.inc');
+  writeFileSync(inc, `#define TOY_KEM_SLOWDOWN 40000\n${readFileSync(inc, 'utf8')}`);
+};
+/** The cwd the tests started in: the runner starts an action in the workspace, the tests go back. */
+const startCwd = process.cwd();
+
+interface RepositoryOptions {
+  /** Where the baseline evidence lives (as workflows-example/nightly.yml publishes it, or committed on main). */
+  evidenceOn?: 'main' | 'data-branch';
+  /** kem-1 and kem-2 compile vendor/toy/toy_kem.inc from outside `submissions/`; the pull request slows it. */
+  vendored?: boolean;
+}
 
 /**
  * A submission repository: two toy KEM candidates on main, and their evidence either committed
  * on main or (as workflows-example/nightly.yml publishes it) only on the data branch, seen as
  * origin/ngcc-perf-data the way a fetch-depth: 0 checkout has it.
  */
-async function makeRepository(evidenceOn: 'main' | 'data-branch' = 'main'): Promise<{ repo: string; base: string; head: string }> {
+async function makeRepository(opts: RepositoryOptions = {}): Promise<{ repo: string; base: string; head: string }> {
+  const { evidenceOn = 'main', vendored = false } = opts;
   const repo = tempDir();
   await git(repo, 'init', '-q', '-b', 'main');
   const campaign = join(repo, 'submissions');
+  if (vendored) cpSync(join(fixtureKem, 'common'), join(repo, 'vendor', 'toy'), { recursive: true });
   for (const id of ['kem-1', 'kem-2']) {
     const dir = join(campaign, id);
     mkdirSync(dir, { recursive: true });
     cpSync(join(fixtureKem, 'good'), join(dir, 'src'), { recursive: true });
-    cpSync(join(fixtureKem, 'common'), join(dir, 'common'), { recursive: true });
-    writeFileSync(join(dir, 'src', 'KEM_AlgorithmInstance.c'), KEM_SOURCE);
+    if (!vendored) cpSync(join(fixtureKem, 'common'), join(dir, 'common'), { recursive: true });
+    // (Each its own source: equal inputs would share one build, and one cache entry.)
+    writeFileSync(join(dir, 'src', 'KEM_AlgorithmInstance.c'), vendored ? `/* ${id} */\n${VENDORED_SOURCE}` : KEM_SOURCE);
+    const include = vendored ? '../../../vendor/toy' : '../common';
     writeFileSync(
       join(dir, 'candidate.yml'),
-      `id: ${id}\ntype: kem\nalgorithm: Toy ${id}\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
+      `id: ${id}\ntype: kem\nalgorithm: Toy ${id}\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${include}]\n`,
     );
     const digest = readFileSync(join(fixtureKem, 'kat.sha256'), 'utf8')
       .split('\n')
@@ -67,12 +92,14 @@ async function makeRepository(evidenceOn: 'main' | 'data-branch' = 'main'): Prom
     rmSync(join(repo, 'performance'), { recursive: true, force: true });
   }
   const base = await git(repo, 'rev-parse', 'HEAD');
-  const head = await prHead(repo, base, 'slower', (c) => writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), SLOW_SOURCE));
+  const head = await prHead(repo, base, 'slower', (c) =>
+    vendored ? slowVendored(repo) : writeFileSync(join(c, 'kem-1', 'src', 'KEM_AlgorithmInstance.c'), SLOW_SOURCE),
+  );
   return { repo, base, head };
 }
 
 /** A pull request's head: `change` applied to the campaign on a branch from `from`, checked out. */
-async function prHead(repo: string, from: string, branch: string, change: (campaignDir: string) => void): Promise<string> {
+async function prHead(repo: string, from: string, branch: string, change: (campaignDir: string) => unknown): Promise<string> {
   await git(repo, 'checkout', '-q', '-f', '-B', branch, from);
   change(join(repo, 'submissions'));
   await git(repo, 'add', '-A');
@@ -106,7 +133,22 @@ interface PullRequest {
   head: string;
   headRepo?: string;
   inputs?: Record<string, string>;
+  /** Further variables of the runner (the action's own repository, the cache service). */
+  env?: Record<string, string>;
 }
+
+/** Variables of the machine running the tests that would change what the action does. */
+const RUNNER_ONLY = [
+  'GITHUB_ACTION_REPOSITORY',
+  'GITHUB_ACTION_REF',
+  'GITHUB_SERVER_URL',
+  'ACTIONS_CACHE_URL',
+  'ACTIONS_RESULTS_URL',
+  'ACTIONS_RUNTIME_TOKEN',
+  'ACTIONS_CACHE_SERVICE_V2',
+];
+const withoutRunnerOnly = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([k]) => !RUNNER_ONLY.includes(k)));
 
 // @actions/core keeps the job summary's path from its first write: one file, emptied per run.
 const SUMMARY = join(tempDir(), 'summary');
@@ -133,7 +175,7 @@ function runnerEnv(saved: NodeJS.ProcessEnv, repo: string, apiUrl: string, pr: P
   writeFileSync(output, '');
   writeFileSync(summary, '');
   process.env = {
-    ...saved,
+    ...withoutRunnerOnly(saved),
     GITHUB_WORKSPACE: repo,
     GITHUB_EVENT_NAME: 'pull_request',
     GITHUB_EVENT_PATH: event,
@@ -153,20 +195,24 @@ function runnerEnv(saved: NodeJS.ProcessEnv, repo: string, apiUrl: string, pr: P
     'INPUT_FAIL-ON': 'regression,kat',
     'INPUT_BUILD-CACHE': 'true',
     ...Object.fromEntries(Object.entries(pr.inputs ?? {}).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+    ...pr.env,
   };
+  // The runner starts a JavaScript action in the workspace.
+  process.chdir(repo);
   process.exitCode = undefined;
   return { output, summary };
 }
 
 /** A fake GitHub API and a repository for a describe block; the environment is restored after it. */
-function pullRequestFixture(evidenceOn?: 'main' | 'data-branch') {
+function pullRequestFixture(opts?: RepositoryOptions) {
   const fx = { api: undefined as unknown as FakeGithub, repo: '', base: '', head: '', saved: { ...process.env } };
   beforeAll(async () => {
     fx.api = await startFakeGithub({ token: TOKEN });
-    Object.assign(fx, await makeRepository(evidenceOn));
+    Object.assign(fx, await makeRepository(opts));
   });
   afterAll(async () => {
     process.env = fx.saved;
+    process.chdir(startCwd);
     await fx.api.stop();
   });
   return fx;
@@ -206,8 +252,42 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     expect(readFileSync(summary, 'utf8')).toMatch(/regression/);
     // Only kem-1 was measured: its three operations are compared, kem-2's are carried over.
     expect(body).toMatch(/3 measurements compared, \d+ changed; 3 of untouched candidates carried over/);
-    expect(body).toContain("Reproduce locally: `npx ngcc-perf run submissions --system x86_1 --out data --only '^(kem-1)/'`");
+    expect(log).toContain('kem-1/good: build inputs changed');
+    expect(log).toContain('candidates touched by #7: kem-1\n');
     expect(log).toMatch(/::error::ngcc-perf x86_1: \d regression\(s\)/);
+  });
+
+  it("the comment's reproduce commands run as printed, in a checkout of the pull request, and find the regression", async () => {
+    const body = fx.api.comments('ngcc', 'submissions', 7)[0]!.body;
+    const hint = parsePage(body).children.find((n) => n.type === 'paragraph' && plain(n).startsWith('Reproduce locally'))!;
+    const commands = (hint as Paragraph).children.filter((n): n is InlineCode => n.type === 'inlineCode').map((n) => n.value);
+    expect(commands).toHaveLength(3);
+    const [runCommand, compareCommand, baselineDir] = commands as [string, string, string];
+    // Outside a workflow the action has no repository of its own: the CLI of the checkout it runs from.
+    expect(runCommand.startsWith(`node ${join(repoRoot, 'dist', 'cli.js')} run `)).toBe(true);
+
+    const checkout = join(tempDir(), 'pr');
+    await git(fx.repo, 'worktree', 'add', '-q', '--detach', checkout, fx.head);
+    const sh = (command: string) => runProcess(['sh', '-c', command], { cwd: checkout, timeoutMs: 300_000 });
+    const measured = await sh(runCommand);
+    expect(measured.exitCode, measured.stderr).toBe(0);
+    expect(existsSync(join(checkout, 'data', 'x86_1', 'records', 'kem-1', 'good__keygen.json'))).toBe(true);
+    expect(existsSync(join(checkout, 'data', 'x86_1', 'records', 'kem-2'))).toBe(false);
+
+    // The baseline evidence where the comment says, taken from the base commit.
+    const archive = join(tempDir(), 'base.tar');
+    await git(fx.repo, 'archive', '-o', archive, fx.base, 'performance/data/x86_1');
+    await runProcess(['tar', '-xf', archive, '-C', checkout], { timeoutMs: 60_000 });
+    mkdirSync(join(checkout, dirname(baselineDir)), { recursive: true });
+    renameSync(join(checkout, 'performance', 'data', 'x86_1'), join(checkout, baselineDir));
+    const compared = await sh(compareCommand);
+    expect(compared.exitCode, compared.stderr).toBe(1);
+    const rows = sections(compared.stdout)
+      .flatMap((x) => x.tables)[0]!
+      .slice(1)
+      .filter((r) => r.some((c) => /regression/.test(c)));
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    expect(rows.every((r) => r[0] === 'kem-1')).toBe(true);
   });
 
   it('a second run updates the same comment instead of adding one', async () => {
@@ -350,10 +430,11 @@ describe('the action in pull-request mode, as the runner calls it', () => {
       'kem-2/good'
     ]!.kat;
     expect(baseKat).not.toBe('PASS');
-    // The pull request touches kem-2 without fixing it.
-    const prHeadSha = await prHead(fx.repo, prBase, 'kem-2-still-fails', (c) =>
-      writeFileSync(join(c, 'kem-2', 'notes.txt'), 'still looking\n'),
-    );
+    // The pull request changes kem-2's source without fixing it.
+    const prHeadSha = await prHead(fx.repo, prBase, 'kem-2-still-fails', (c) => {
+      const source = join(c, 'kem-2', 'src', 'KEM_AlgorithmInstance.c');
+      writeFileSync(source, `/* still looking */\n${readFileSync(source, 'utf8')}`);
+    });
     const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 12, base: prBase, head: prHeadSha });
     const { log, failed } = await runCaptured();
     expect(failed).toBe(false);
@@ -392,7 +473,7 @@ describe('the action in pull-request mode, as the runner calls it', () => {
 });
 
 describe('the action in pull-request mode with the evidence only on the data branch', () => {
-  const fx = pullRequestFixture('data-branch');
+  const fx = pullRequestFixture({ evidenceOn: 'data-branch' });
 
   it('compares with the newest evidence on origin/<publish-branch> and says so', async () => {
     const dataSha = await git(fx.repo, 'rev-parse', 'origin/ngcc-perf-data');
@@ -424,72 +505,197 @@ describe('the action in pull-request mode with the evidence only on the data bra
   });
 });
 
-describe('touchedCandidates', () => {
-  let repo: string;
-  let base: string;
-
+describe('a pull request that slows vendored code outside the campaign folder', () => {
+  const fx = pullRequestFixture({ vendored: true });
+  let cache: FakeCache;
   beforeAll(async () => {
-    repo = tempDir();
-    await git(repo, 'init', '-q', '-b', 'main');
-    const write = (path: string, text: string) => {
-      mkdirSync(dirname(join(repo, path)), { recursive: true });
-      writeFileSync(join(repo, path), text);
-    };
-    for (const id of ['kem-1', 'kem-2', 'sign-3']) write(`submissions/${id}/candidate.yml`, `id: ${id}\n`);
-    write('submissions/ngcc-perf.yml', 'planning: {}\n');
-    write('submissions/common/shared.h', '/* shared */\n');
-    write('performance/data/x86_1/build.json', '{}\n');
-    await git(repo, 'add', '-A');
-    await git(repo, 'commit', '-q', '-m', 'base');
-    base = await git(repo, 'rev-parse', 'HEAD');
+    cache = await startFakeCache();
+  });
+  afterAll(() => cache.stop());
+  const cacheEnv = () => ({ ACTIONS_CACHE_URL: cache.url, ACTIONS_RUNTIME_TOKEN: cache.token });
+
+  it('is measured and flagged for every candidate that compiles it', async () => {
+    // Only vendor/toy/toy_kem.inc changed: nothing under submissions/.
+    expect(await git(fx.repo, 'diff', '--name-only', `${fx.base}...${fx.head}`)).toBe('vendor/toy/toy_kem.inc');
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { base: fx.base, head: fx.head, env: cacheEnv() });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(log).toContain('candidates touched by #7: kem-1, kem-2\n');
+    const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
+    for (const id of ['kem-1', 'kem-2']) {
+      const rows = comparison.rows.filter((r) => r.candidate === id);
+      expect(rows, id).toHaveLength(3);
+      expect(
+        rows.every((r) => r.verdict === 'regression'),
+        `${id}: ${rows.map((r) => r.verdict).join(', ')}`,
+      ).toBe(true);
+    }
+    const body = fx.api.comments('ngcc', 'submissions', 7)[0]!.body;
+    expect(headlineOf(body)).toMatch(/⚠ 6 regressions/);
+    expect(body).toMatch(/6 measurements compared, 6 changed\./);
   });
 
-  async function touchedBy(change: Record<string, string | null>): Promise<{ candidates: string[]; shared: string[] }> {
+  it('a second run of the same pull request, in another workspace, restores the builds from the cache', async () => {
+    // The first run looked each build up, missed, built and saved it.
+    const first = [...cache.requests];
+    const saved = first.filter((r) => r.kind === 'reserve');
+    expect(saved.map((r) => r.keys![0]).sort()).toEqual(cache.entries.map((e) => e.key).sort());
+    expect(saved).toHaveLength(2);
+    expect(first.filter((r) => r.kind === 'lookup').every((r) => !r.hit)).toBe(true);
+
+    // The same pull request on another runner: another workspace path, another temporary folder.
+    const other = join(tempDir(), 'elsewhere', 'submissions-checkout');
+    mkdirSync(dirname(other), { recursive: true });
+    await git(dirname(other), 'clone', '-q', fx.repo, other);
+    await git(other, 'checkout', '-q', '--detach', fx.head);
+    cache.requests.length = 0;
+    const { output } = runnerEnv(fx.saved, other, fx.api.url, { number: 8, base: fx.base, head: fx.head, env: cacheEnv() });
+    const { failed } = await runCaptured();
+    expect(failed).toBe(true);
+    const lookups = cache.requests.filter((r) => r.kind === 'lookup');
+    expect(lookups.map((r) => [r.keys![0], r.version]).sort()).toEqual(saved.map((r) => [r.keys![0], r.version]).sort());
+    expect(lookups.every((r) => r.hit)).toBe(true);
+    expect(cache.requests.filter((r) => r.kind === 'download')).toHaveLength(2);
+    // Restored, not rebuilt: nothing new to save.
+    expect(cache.requests.filter((r) => r.kind === 'reserve')).toEqual([]);
+    // And the restored libraries are the slow ones the pull request builds.
+    const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
+    expect(comparison.rows.filter((r) => r.verdict === 'regression')).toHaveLength(6);
+  });
+});
+
+describe('touchedCandidates: what can change a number, against the baseline', () => {
+  let repo: string;
+  let base: string;
+  let baseline: string;
+
+  /** kem-1 and kem-2 compile vendor/toy/toy_kem.inc; kem-3 has its own copy. Built and KAT-checked on the base. */
+  beforeAll(async () => {
+    ({ repo } = await makeRepositoryWithoutEvidence());
+    base = await git(repo, 'rev-parse', 'HEAD');
+    const dataDir = join(tempDir(), 'data');
+    await runCampaign({ campaignDir: join(repo, 'submissions'), system: 'x86_1', dataDir, phases: new Set(['build', 'kat']) });
+    baseline = join(dataDir, 'x86_1');
+  });
+
+  async function touchedBy(change: Record<string, string | ((text: string) => string) | null>, withBaseline = true) {
     await git(repo, 'checkout', '-q', '-f', '-B', `t${Math.random().toString(36).slice(2)}`, base);
-    for (const [path, text] of Object.entries(change)) {
-      if (text === null) rmSync(join(repo, path), { recursive: true });
+    for (const [path, edit] of Object.entries(change)) {
+      const file = join(repo, path);
+      if (edit === null) rmSync(file, { recursive: true });
       else {
-        mkdirSync(dirname(join(repo, path)), { recursive: true });
-        writeFileSync(join(repo, path), text);
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, typeof edit === 'string' ? edit : edit(readFileSync(file, 'utf8')));
       }
     }
     await git(repo, 'add', '-A');
-    await git(repo, 'commit', '-q', '-m', 'change');
-    return touchedCandidates(repo, join(repo, 'submissions'), base, await git(repo, 'rev-parse', 'HEAD'), ['performance/data']);
+    await git(repo, 'commit', '-q', '--allow-empty', '-m', 'change');
+    return touchedCandidates({
+      repo,
+      campaignDir: join(repo, 'submissions'),
+      baseSha: base,
+      headSha: await git(repo, 'rev-parse', 'HEAD'),
+      baselineSystemDir: withBaseline ? baseline : undefined,
+      scratch: tempDir(),
+    });
   }
 
-  it('a change inside a candidate folder touches that candidate only', async () => {
-    expect(await touchedBy({ 'submissions/kem-2/src/a.c': 'int a;\n' })).toEqual({ candidates: ['kem-2'], shared: [] });
+  it('nothing changed: nothing touched (the head keys equal the ones the run wrote)', async () => {
+    expect(await touchedBy({})).toEqual({ candidates: [], reasons: [] });
   });
 
-  it('a deleted candidate is touched', async () => {
-    expect((await touchedBy({ 'submissions/sign-3': null })).candidates).toEqual(['sign-3']);
-  });
-
-  it('a renamed candidate folder touches both names (git would report only the new path as a rename)', async () => {
-    expect((await touchedBy({ 'submissions/kem-1': null, 'submissions/kem-4/candidate.yml': 'id: kem-1\n' })).candidates).toEqual([
-      'kem-1',
-      'kem-4',
+  it('a vendored header outside the campaign touches every candidate that includes it, and only those', async () => {
+    const t = await touchedBy({ 'vendor/toy/toy_kem.inc': (text) => `/* tuned */\n${text}` });
+    expect(t.candidates).toEqual(['kem-1', 'kem-2']);
+    expect(t.reasons).toEqual([
+      'kem-1/good: build inputs changed (a source or header it reads, flags, compiler or harness)',
+      'kem-2/good: build inputs changed (a source or header it reads, flags, compiler or harness)',
     ]);
   });
 
-  it('campaign-wide files touch every candidate', async () => {
-    const all = ['kem-1', 'kem-2', 'sign-3'];
-    expect(await touchedBy({ 'submissions/ngcc-perf.yml': 'planning: { trials: 7 }\n' })).toEqual({
-      candidates: all,
-      shared: ['submissions/ngcc-perf.yml'],
-    });
-    expect((await touchedBy({ 'submissions/external_sizes.csv': 'ID,Instance\n' })).candidates).toEqual(all);
-    expect((await touchedBy({ 'submissions/common/shared.h': '/* changed */\n' })).candidates).toEqual(all);
+  it('files no build reads touch nothing, wherever they are', async () => {
+    expect(
+      (await touchedBy({ 'submissions/kem-3/README.md': 'notes\n', 'vendor/toy/NOTES.md': 'notes\n', 'README.md': 'hi\n' })).candidates,
+    ).toEqual([]);
   });
 
-  it('evidence and files outside the campaign touch nothing', async () => {
-    expect(await touchedBy({ 'performance/data/x86_1/build.json': '{"instances":{}}\n', 'README.md': 'hi\n' })).toEqual({
-      candidates: [],
-      shared: [],
+  it("a candidate's own source, its kat.sha256 or its candidate.yml touch that candidate", async () => {
+    const source = 'submissions/kem-3/src/KEM_AlgorithmInstance.c';
+    expect((await touchedBy({ [source]: (t) => `${t}/* edited */\n` })).candidates).toEqual(['kem-3']);
+    const manifest = await touchedBy({ 'submissions/kem-2/kat.sha256': (t) => t.replace(/^[0-9a-f]/m, (c) => (c === '0' ? '1' : '0')) });
+    expect(manifest).toEqual({ candidates: ['kem-2'], reasons: ['kem-2/good: kat.sha256 changed (or its KAT was not run)'] });
+    expect(await touchedBy({ 'submissions/kem-1/candidate.yml': (t) => `${t}# a comment\n` })).toEqual({
+      candidates: ['kem-1'],
+      reasons: ['kem-1: candidate.yml changed'],
     });
   });
+
+  it('ngcc-perf.yml touches every candidate; a deleted candidate and a renamed instance are touched', async () => {
+    const all = ['kem-1', 'kem-2', 'kem-3'];
+    expect((await touchedBy({ 'submissions/ngcc-perf.yml': (t) => `${t}# tuned\n` })).candidates).toEqual(all);
+    expect(await touchedBy({ 'submissions/kem-2': null })).toEqual({
+      candidates: ['kem-2'],
+      reasons: ['kem-2: candidate.yml changed', 'kem-2/good: in the baseline, no longer in the campaign'],
+    });
+    const renamed = await touchedBy({
+      'submissions/kem-3/candidate.yml': (t) => t.replace('label: good', 'label: fine'),
+      'submissions/kem-3/kat.sha256': (t) => t.replace('good/', 'fine/'),
+    });
+    expect(renamed.candidates).toEqual(['kem-3']);
+    expect(renamed.reasons).toContain('kem-3/fine: new (not in the baseline)');
+    expect(renamed.reasons).toContain('kem-3/good: in the baseline, no longer in the campaign');
+  });
+
+  it('without a baseline every candidate is new', async () => {
+    expect((await touchedBy({}, false)).candidates).toEqual(['kem-1', 'kem-2', 'kem-3']);
+  });
 });
+
+describe('reproduceCli: the command a submitter starts the same ngcc-perf with', () => {
+  const tool = '/runner/_actions/ngcc-dev/ngcc-perf/v1';
+  const workspace = '/runner/_work/submissions/submissions';
+
+  it("names the action's own repository and ref, which npm installs from git", () => {
+    const env = { GITHUB_ACTION_REPOSITORY: 'ngcc-dev/ngcc-perf', GITHUB_ACTION_REF: 'v1' };
+    expect(reproduceCli(actionOrigin(tool, workspace, env))).toBe('npx --yes github:ngcc-dev/ngcc-perf#v1');
+    // GitHub Enterprise Server: the github: shorthand would mean github.com.
+    expect(reproduceCli(actionOrigin(tool, workspace, { ...env, GITHUB_SERVER_URL: 'https://ghe.example.org/' }))).toBe(
+      'npx --yes git+https://ghe.example.org/ngcc-dev/ngcc-perf.git#v1',
+    );
+  });
+
+  it('an action used from the repository itself is the CLI in that checkout', () => {
+    expect(reproduceCli(actionOrigin(join(workspace, '.github', 'ngcc-perf'), workspace, {}))).toBe('node .github/ngcc-perf/dist/cli.js');
+    expect(reproduceCli(actionOrigin(workspace, workspace, {}))).toBe('node dist/cli.js');
+    expect(reproduceCli(actionOrigin('/opt/ngcc perf', workspace, {}))).toBe("node '/opt/ngcc perf/dist/cli.js'");
+  });
+});
+
+/** kem-1 and kem-2 with vendor/toy/toy_kem.inc from outside the campaign, kem-3 with its own copy; no evidence. */
+async function makeRepositoryWithoutEvidence(): Promise<{ repo: string }> {
+  const repo = tempDir();
+  await git(repo, 'init', '-q', '-b', 'main');
+  cpSync(join(fixtureKem, 'common'), join(repo, 'vendor', 'toy'), { recursive: true });
+  const digest = readFileSync(join(fixtureKem, 'kat.sha256'), 'utf8')
+    .split('\n')
+    .find((l) => / good\//.test(l))!;
+  for (const id of ['kem-1', 'kem-2', 'kem-3']) {
+    const dir = join(repo, 'submissions', id);
+    const own = id === 'kem-3';
+    cpSync(join(fixtureKem, 'good'), join(dir, 'src'), { recursive: true });
+    if (own) cpSync(join(fixtureKem, 'common'), join(dir, 'common'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'KEM_AlgorithmInstance.c'), own ? KEM_SOURCE : VENDORED_SOURCE);
+    writeFileSync(
+      join(dir, 'candidate.yml'),
+      `id: ${id}\ntype: kem\nalgorithm: Toy ${id}\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${own ? '../common' : '../../../vendor/toy'}]\n`,
+    );
+    writeFileSync(join(dir, 'kat.sha256'), `${digest}\n`);
+  }
+  writeFileSync(join(repo, 'submissions', 'ngcc-perf.yml'), 'planning:\n  trials: 5\n');
+  await git(repo, 'add', '-A');
+  await git(repo, 'commit', '-q', '-m', 'base');
+  return { repo };
+}
 
 describe('the action in nightly and report modes', () => {
   const saved = { ...process.env };
@@ -504,16 +710,17 @@ describe('the action in nightly and report modes', () => {
   });
   afterAll(() => {
     process.env = saved;
+    process.chdir(startCwd);
   });
 
-  function env(inputs: Record<string, string>): string {
+  function env(inputs: Record<string, string>, workspace = repo): string {
     const dir = tempDir();
     const output = join(dir, 'output');
     writeFileSync(output, '');
     writeFileSync(join(dir, 'summary'), '');
     process.env = {
-      ...saved,
-      GITHUB_WORKSPACE: repo,
+      ...withoutRunnerOnly(saved),
+      GITHUB_WORKSPACE: workspace,
       GITHUB_OUTPUT: output,
       GITHUB_STEP_SUMMARY: join(dir, 'summary'),
       RUNNER_TEMP: dir,
@@ -523,8 +730,18 @@ describe('the action in nightly and report modes', () => {
       'INPUT_PAGES-DIR': 'performance/pages',
       ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
     };
+    process.chdir(workspace);
     process.exitCode = undefined;
     return output;
+  }
+
+  /** Another runner's checkout of the repository, publishing to the same data remote, without evidence. */
+  async function otherWorkspace(): Promise<string> {
+    const dir = join(tempDir(), 'workspace');
+    await git(dirname(dir), 'clone', '-q', repo, dir);
+    await git(dir, 'remote', 'set-url', 'origin', bare);
+    rmSync(join(dir, 'performance'), { recursive: true, force: true });
+    return dir;
   }
 
   it('a nightly run whose only input selects nothing fails, naming the input, instead of measuring nothing', async () => {
@@ -556,5 +773,54 @@ describe('the action in nightly and report modes', () => {
     expect(files).toContain('performance/pages/kem-1/perf_x86_1.md');
     expect(files).toContain('performance/pages/index.md');
     expect(files.some((f) => f.includes('/build/'))).toBe(false);
+  });
+
+  it('two systems published one after the other leave an index.md listing both', async () => {
+    // The x86_1 pages are on the branch (test above). arm_1 publishes from another runner's
+    // checkout, which holds only arm_1's evidence.
+    const arm = await otherWorkspace();
+    await runCampaign({
+      campaignDir: join(arm, 'submissions'),
+      system: 'arm_1',
+      dataDir: join(arm, 'performance', 'data'),
+      phases: new Set(['build', 'kat']),
+    });
+    const output = env({ mode: 'report', system: 'arm_1', publish: 'commit', 'publish-branch': 'ngcc-perf-data' }, arm);
+    await run();
+    expect(process.exitCode).toBeUndefined();
+    // The checkout's own rendering knows one system; the branch's index knows both.
+    const local = sections(readFileSync(join(readOutputs(output)['report-path']!, 'index.md'), 'utf8')).flatMap((x) => x.tables)[0]!;
+    expect(local.slice(1).map((r) => r[0])).toEqual(['arm_1']);
+    const index = await git(bare, 'show', 'ngcc-perf-data:performance/pages/index.md');
+    const table = sections(index).flatMap((x) => x.tables)[0]!;
+    expect(table[0]).toEqual(['system', 'architecture', 'candidates', 'pages']);
+    expect(table.slice(1).map((r) => [r[0], r[2]])).toEqual([
+      ['arm_1', '2'],
+      ['x86_1', '2'],
+    ]);
+    const files = (await git(bare, 'ls-tree', '-r', '--name-only', 'ngcc-perf-data')).split('\n');
+    expect(files).toContain('performance/pages/performance/summary_x86_1.md');
+    expect(files).toContain('performance/pages/performance/summary_arm_1.md');
+  });
+
+  it("shards published one after the other leave campaign.json's merged span, as `merge` writes it", async () => {
+    const shards: Array<Record<string, unknown>> = [];
+    for (const k of [1, 2]) {
+      const ws = await otherWorkspace();
+      env({ mode: 'nightly', shard: `${k}/2`, publish: 'commit', 'publish-branch': 'shard-data', 'trial-target': '0.02' }, ws);
+      await run();
+      expect(process.exitCode).toBeUndefined();
+      shards.push(JSON.parse(readFileSync(join(ws, 'performance', 'data', 'x86_1', 'campaign.json'), 'utf8')) as Record<string, unknown>);
+    }
+    const [one, two] = shards as [Record<string, unknown>, Record<string, unknown>];
+    expect(Date.parse(String(one.started_utc))).toBeLessThan(Date.parse(String(two.started_utc)));
+    const published = JSON.parse(await git(bare, 'show', 'shard-data:performance/data/x86_1/campaign.json')) as Record<string, unknown>;
+    expect(published).toEqual(mergeCampaignJson([one, two]));
+    expect(published.started_utc).toBe(one.started_utc);
+    expect(published.ended_utc).toBe(two.ended_utc);
+    expect((published.host_checks as Array<{ shard?: string }>).map((c) => c.shard)).toEqual(['1/2', '2/2']);
+    // Both shards' instances are on the branch.
+    const build = JSON.parse(await git(bare, 'show', 'shard-data:performance/data/x86_1/build.json')) as BuildJson;
+    expect(Object.keys(build.instances).sort()).toEqual(['kem-1/good', 'kem-2/good']);
   });
 });

@@ -373,7 +373,7 @@ describe('renderComment in a pull request', () => {
     expect(md).toContain('- `kem-01/kem-01-256`: CRYPTOFAIL (record 0: shared secrets differ)');
     expect(headingOf(md)).toContain('⚠ 1 KAT still failing');
     expect(md).toContain(
-      "Reproduce locally: `npx ngcc-perf run submissions --system x86_1 --out data --only '^(kem-01)/'`, then `npx ngcc-perf compare --base baseline --head data --system x86_1 --campaign submissions`",
+      "Reproduce locally: `node ngcc-perf/dist/cli.js run submissions --system x86_1 --out data --only '^(kem-01)/'`, then `node ngcc-perf/dist/cli.js compare --base baseline --head data --system x86_1 --campaign submissions`",
     );
     const a = annotations(report, pr);
     expect(a.find((x) => x.title === 'Build failed: kem-01/kem-01-128')!.message).toContain("error: expected ';'");
@@ -390,7 +390,7 @@ describe('renderComment in a pull request', () => {
     // A build error is cut to its first 300 characters; the --only filter of 41 candidates is left out.
     const cut = /`(src\/kem-0\/kem-0-1\.c:1:1: error: x+…)`/.exec(text)![1]!;
     expect(cut.length).toBe(300);
-    expect(text).toContain('`npx ngcc-perf run submissions --system arm_1 --out data`');
+    expect(text).toContain('`node ngcc-perf/dist/cli.js run submissions --system arm_1 --out data`');
     expectConsistentTables(parse(text));
   });
 });

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { mergeShardFolders } from '../src/evidence/merge.js';
+import { mergeCampaignJson, mergeShardFolders } from '../src/evidence/merge.js';
 import { publish, type PublishOptions } from '../src/github/publish.js';
 import { clone, filesOn, git, holdFirstPushes, initBare } from './helpers/git.js';
 
@@ -141,6 +141,65 @@ describe('publish', () => {
     expect(error?.message).toMatch(/^publish: git ls-remote failed/);
     expect(error?.message).not.toContain(token);
     expect(error?.message).not.toContain(basic);
+  });
+
+  it('renders derived files from the branch as it is after the push, also when two publishers race', async () => {
+    const { dir, bare, newClone } = await setup();
+    holdFirstPushes(bare, 2, join(dir, 'arrived'));
+    // An index of every system folder under data/ on the branch, as the index page is.
+    const index = (tree: string) => `${readdirSync(join(tree, 'data')).sort().join('\n')}\n`;
+    const runs = await Promise.all(
+      ['x86_1', 'arm_1'].map(async (system) => {
+        const repoDir = await newClone();
+        const to = `data/${system}/campaign.json`;
+        const files = [{ from: write(join(dir, system, 'campaign.json'), `{"system_id": "${system}"}\n`), to }];
+        return publish(options(repoDir, files, { derived: [{ to: 'pages/index.md', render: index }] }));
+      }),
+    );
+    // The loser's first commit listed only its own system; its retry rendered the index again.
+    expect(runs.map((r) => r.attempts).sort()).toEqual([1, 2]);
+    expect(await git(bare, 'show', `${BRANCH}:pages/index.md`)).toBe('arm_1\nx86_1');
+    expect(await git(bare, 'rev-list', '--merges', BRANCH)).toBe('');
+  });
+
+  it("merges a shard's campaign.json with the branch's as `merge` does, beside its build.json", async () => {
+    const { dir, bare, newClone } = await setup();
+    const shard = (k: number, started: string, ended: string) => {
+      const campaign = {
+        schema: 2,
+        system_id: 'x86_1',
+        started_utc: started,
+        ended_utc: ended,
+        host_checks: [{ phase: 'build,kat,measure', shard: `${k}/2` }],
+      };
+      const base = join(dir, `shard${k}`);
+      return {
+        campaign,
+        files: [
+          { from: write(join(base, 'campaign.json'), JSON.stringify(campaign)), to: 'data/x86_1/campaign.json' },
+          {
+            from: write(join(base, 'build.json'), JSON.stringify({ instances: { [`kem-${k}/a`]: { candidate: `kem-${k}`, label: 'a' } } })),
+            to: 'data/x86_1/build.json',
+          },
+        ],
+      };
+    };
+    const one = shard(1, '2025-01-01T01:00:00Z', '2025-01-01T02:00:00Z');
+    const two = shard(2, '2025-01-01T01:30:00Z', '2025-01-01T03:00:00Z');
+    for (const s of [one, two]) {
+      const repoDir = await newClone();
+      await publish(options(repoDir, s.files, { owns: s.files.map((f) => f.to), mergeCampaign: true }));
+    }
+    const published = JSON.parse(await git(bare, 'show', `${BRANCH}:data/x86_1/campaign.json`)) as Record<string, unknown>;
+    expect(published).toEqual(mergeCampaignJson([one.campaign, two.campaign]));
+    expect(published).toMatchObject({ started_utc: '2025-01-01T01:00:00Z', ended_utc: '2025-01-01T03:00:00Z' });
+    const build = JSON.parse(await git(bare, 'show', `${BRANCH}:data/x86_1/build.json`)) as { instances: object };
+    expect(Object.keys(build.instances)).toEqual(['kem-1/a', 'kem-2/a']);
+
+    // Without the option a published campaign.json replaces the branch's (a whole system's evidence).
+    const repoDir = await newClone();
+    await publish(options(repoDir, one.files, { owns: one.files.map((f) => f.to) }));
+    expect(JSON.parse(await git(bare, 'show', `${BRANCH}:data/x86_1/campaign.json`))).toEqual(one.campaign);
   });
 
   it('rejects destinations outside the repository', async () => {

@@ -157,8 +157,11 @@ describe('workflows-example: what each workflow promises', () => {
   it('pr.yml: read-only, gated for forks, runs the action without commenting, uploads the comment', async () => {
     const wf = yamlOf('pr.yml');
     expect(Object.keys(wf.on)).toEqual(['pull_request']);
-    // The campaign folder holds ngcc-perf.yml and the catalogs: one filter covers them all.
-    expect((wf.on.pull_request as { paths: string[] }).paths).toEqual(['submissions/**']);
+    // The campaign folder (with ngcc-perf.yml and the catalogs) and the vendored code outside it
+    // that builds read: a pull request changing only that code must start the check too.
+    expect((wf.on.pull_request as { paths: string[] }).paths).toEqual(['submissions/**', 'vendor/**']);
+    const filterComment = text('pr.yml').split('paths:')[0]!.split('\n').slice(-8).join(' ');
+    expect(filterComment).toMatch(/List every folder a build\s*#?\s*reads/);
     // No write permission anywhere, at the top or in a job.
     const perms = [...permissionValues(wf.permissions), ...Object.values(wf.jobs).flatMap((j) => permissionValues(j.permissions))];
     expect(perms.length).toBeGreaterThan(0);

@@ -357,11 +357,12 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
 /** One line a submitter can paste; the --only filter is left out when it would be unreadably long. */
 function reproduceHint(system: string, pr: PullRequestContext): RootContent {
   const only = pr.measured.length <= 8 ? ` --only '^(${pr.measured.join('|')})/'` : '';
+  const cli = pr.cli ?? 'node ngcc-perf/dist/cli.js';
   return para(
     'Reproduce locally: ',
-    code(`npx ngcc-perf run ${pr.campaign} --system ${system} --out data${only}`),
+    code(`${cli} run ${pr.campaign} --system ${system} --out data${only}`),
     ', then ',
-    code(`npx ngcc-perf compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
+    code(`${cli} compare --base baseline --head data --system ${system} --campaign ${pr.campaign}`),
     ' with the baseline evidence in ',
     code(`baseline/${system}`),
     '.',

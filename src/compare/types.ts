@@ -120,4 +120,6 @@ export interface PullRequestContext {
   stillFailing: Array<{ key: string; status: string; detail?: string }>;
   /** Campaign folder relative to the repository, for the reproduce hint. */
   campaign: string;
+  /** The command that starts this ngcc-perf on a submitter's machine (default: the CLI of a checkout, `node ngcc-perf/dist/cli.js`; `npx ngcc-perf` would fetch whoever claims that npm name). */
+  cli?: string;
 }

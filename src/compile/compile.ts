@@ -115,9 +115,21 @@ async function dependencies(
 }
 
 /**
+ * The repository that holds a candidate (the nearest folder with a `.git`), else its campaign
+ * folder: vendored code outside the campaign is named relative to it in the build key.
+ */
+function repositoryOf(candidateFolder: string): string {
+  for (let dir = resolve(candidateFolder); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    if (dirname(dir) === dir) return dirname(resolve(candidateFolder));
+  }
+}
+
+/**
  * The build key: contents of every file read, the command line and the tools. Paths are written
- * relative to the tool, the instance folder and the output, so the key (and the build cache)
- * carries over to a runner with another workspace.
+ * relative to the output, the instance folder, the tool and the candidate's repository, so the
+ * key (and the build cache) carries over to a runner with another workspace, also for sources
+ * that live outside the instance folder.
  */
 async function buildKey(
   req: BuildRequest,
@@ -127,7 +139,9 @@ async function buildKey(
   out: string,
   sandbox: SandboxSpec,
 ): Promise<string> {
-  const portable = (s: string) => s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>');
+  const repo = repositoryOf(req.candidate.folder);
+  const portable = (s: string) =>
+    s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>').replaceAll(repo, '<repo>');
   const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
     (f) => `${portable(f)}\n${contentDigest(f)}`,
   );

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
-import { BUILD_FILE, instanceOfPath } from '../evidence/layout.js';
-import { mergeInstances } from '../evidence/merge.js';
+import { BUILD_FILE, CAMPAIGN_FILE, instanceOfPath } from '../evidence/layout.js';
+import { mergeCampaignJson, mergeInstances } from '../evidence/merge.js';
 
 export interface PublishOptions {
   /** A git work tree (the checkout the action runs in, or a clone). */
@@ -31,6 +31,16 @@ export interface PublishOptions {
    * campaign instance that this publish lacks (its shard failed) is kept.
    */
   campaignInstances?: ReadonlySet<string>;
+  /**
+   * Merge each published campaign.json with the branch's copy as `ngcc-perf merge` does (the
+   * earliest start, the latest end, every host check): a shard carries only its own run's span.
+   */
+  mergeCampaign?: boolean;
+  /**
+   * Files rendered from the branch as it is once this publish's files are in (e.g. the index of
+   * every system on the data branch), rendered again on each attempt. `render` gets the work tree.
+   */
+  derived?: Array<{ to: string; render: (worktree: string) => string }>;
   message: string;
   author: { name: string; email: string };
   /** Default 8. */
@@ -60,7 +70,7 @@ interface Ctx {
 }
 
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
-  const destinations = opts.files.map((f) => safeRelative(f.to));
+  const destinations = [...opts.files.map((f) => f.to), ...(opts.derived ?? []).map((d) => d.to)].map(safeRelative);
   const owns = (opts.owns ?? []).map(safeRelative);
   const tmp = mkdtempSync(join(tmpdir(), 'ngcc-publish-'));
   try {
@@ -92,7 +102,9 @@ async function publishFromWorktree(ctx: Ctx, root: string, destinations: string[
       throw new Error(`publish: push to ${ctx.opts.remote}/${ctx.opts.branch} still rejected after ${attempt} attempts`);
     await sleep(50 + Math.random() * 150 * attempt);
     const fresh = (await fetchRemoteHead(ctx)) ?? root;
-    const rebased = await rebase(ctx, fresh, base);
+    // What is merged with or rendered from the branch must be redone on the new head, not replayed.
+    const fromBranch = ctx.opts.mergeCampaign || (ctx.opts.derived ?? []).length > 0;
+    const rebased = !fromBranch && (await rebase(ctx, fresh, base));
     base = fresh;
     if (!rebased) {
       await git(ctx, ctx.worktree, ['reset', '-q', '--hard', fresh], 'reset');
@@ -168,6 +180,7 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
   // Only paths git already knows or that will exist may be named, else `git add` fails.
   const pathspecs = [...destinations, ...owns.filter((o) => existsSync(join(ctx.worktree, o)))];
   const evidence = ctx.opts.prune ? [] : evidenceFolders(ctx, destinations);
+  const campaigns = ctx.opts.mergeCampaign ? branchCampaigns(ctx, destinations) : [];
   for (const owned of owns)
     for (const rel of filesUnder(ctx.worktree, owned))
       if (!wanted.has(rel) && !keptEvidence(ctx, evidence, rel)) unlinkSync(join(ctx.worktree, rel));
@@ -180,6 +193,15 @@ async function applyAndCommit(ctx: Ctx, destinations: string[], owns: string[]):
     const kept = stillInCampaign(ctx, e.branch);
     if (Object.keys(kept).some((key) => !(key in e.incoming.instances)))
       writeJsonAtomic(join(ctx.worktree, e.dir, BUILD_FILE), { ...e.incoming, instances: mergeInstances(kept, e.incoming.instances) });
+  }
+  for (const c of campaigns) {
+    const merged = mergeCampaignJson([c.branch, JSON.parse(readFileSync(join(ctx.worktree, c.to), 'utf8')) as Record<string, unknown>]);
+    writeJsonAtomic(join(ctx.worktree, c.to), merged);
+  }
+  for (const d of ctx.opts.derived ?? []) {
+    const target = join(ctx.worktree, safeRelative(d.to));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, d.render(ctx.worktree));
   }
   if (pathspecs.length === 0) return false;
   writeFileSync(ctx.pathspecFile, pathspecs.join('\0'));
@@ -202,7 +224,8 @@ interface EvidenceFolder {
 /** Every published build.json marks an evidence folder: what it brings and what the branch has. */
 function evidenceFolders(ctx: Ctx, destinations: string[]): EvidenceFolder[] {
   return destinations.flatMap((to, i) => {
-    if (to !== BUILD_FILE && !to.endsWith(`/${BUILD_FILE}`)) return [];
+    // Derived files (after the copied ones) are rendered, never evidence.
+    if (i >= ctx.opts.files.length || (to !== BUILD_FILE && !to.endsWith(`/${BUILD_FILE}`))) return [];
     const dir = posix.dirname(to) === '.' ? '' : posix.dirname(to);
     const from = ctx.opts.files[i]!.from;
     const incoming = instancesOf(readFileSync(from, 'utf8'));
@@ -212,6 +235,25 @@ function evidenceFolders(ctx: Ctx, destinations: string[]): EvidenceFolder[] {
     // A branch file that is not a build.json holds no instance to keep.
     const branch = existsSync(onBranch) ? (instancesOf(readFileSync(onBranch, 'utf8'))?.instances ?? {}) : {};
     return [{ dir, incoming, branch }];
+  });
+}
+
+/**
+ * The branch's campaign.json beside each published build.json that also brings a campaign.json,
+ * read before this publish overwrites it (an unreadable one is replaced, not merged).
+ */
+function branchCampaigns(ctx: Ctx, destinations: string[]): Array<{ to: string; branch: Record<string, unknown> }> {
+  const wanted = new Set(destinations);
+  return evidenceFolders(ctx, destinations).flatMap((e) => {
+    const to = e.dir === '' ? CAMPAIGN_FILE : `${e.dir}/${CAMPAIGN_FILE}`;
+    const onBranch = join(ctx.worktree, to);
+    if (!wanted.has(to) || !existsSync(onBranch)) return [];
+    try {
+      const branch = JSON.parse(readFileSync(onBranch, 'utf8')) as unknown;
+      return branch && typeof branch === 'object' && !Array.isArray(branch) ? [{ to, branch: branch as Record<string, unknown> }] : [];
+    } catch {
+      return [];
+    }
   });
 }
 
@@ -295,8 +337,4 @@ function safeRelative(path: string): string {
   return p;
 }
 
-/** Files under dir/rel (all of dir when rel is ''), as '/'-separated paths relative to dir. */
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Merging shard evidence lives with the evidence; re-exported for the callers of this module. */

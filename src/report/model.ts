@@ -67,26 +67,30 @@ function readSurveys(systemDir: string): Map<string, InstanceSurvey[]> {
 }
 
 /**
- * The other systems beside this one in DATA_DIR (read from their campaign.json and build.json),
- * and this one, for the index page.
+ * Every system with evidence in DATA_DIR (read from its campaign.json and build.json), in name
+ * order: the index page's rows, also when it is rendered from the data branch at publish time.
  */
-function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
-  const dataDir = dirname(systemDir.replace(/\/$/, ''));
-  const found = new Map<string, SystemEntry>();
+export function systemsIn(dataDir: string): SystemEntry[] {
+  const found: SystemEntry[] = [];
   for (const name of existsSync(dataDir) ? readdirSync(dataDir).sort() : []) {
     const paths = evidencePaths(join(dataDir, name));
-    if (!existsSync(paths.campaign) || name === self.id) continue;
+    if (!existsSync(paths.campaign)) continue;
     try {
       const campaign = readJson<Record<string, unknown>>(paths.campaign);
       const build = existsSync(paths.build) ? readJson<BuildJson>(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build.instances).map((k) => parseInstanceKey(k).candidate));
-      found.set(name, { id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
-      /* an unreadable sibling is left out of the index; validate reports it */
+      /* an unreadable system is left out of the index; validate reports it */
     }
   }
-  found.set(self.id, self);
-  return [...found.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return found;
+}
+
+/** The other systems beside this one in DATA_DIR, and this one, for the index page. */
+function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
+  const others = systemsIn(dirname(systemDir.replace(/\/$/, ''))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
 /**

@@ -8,7 +8,7 @@ import { sizeAuditPage } from './pages/sizeAudit.js';
 import { summaryPage } from './pages/summary.js';
 import { surveyPage } from './pages/survey.js';
 import { indexPage } from './pages/systems.js';
-import type { ReportModel } from './types.js';
+import type { ReportModel, SystemEntry } from './types.js';
 
 /** Every page of one system, keyed by its path under PAGES_DIR; pure: the model holds all it shows. */
 export function renderPages(model: ReportModel): Map<string, string> {
@@ -22,6 +22,9 @@ export function renderPages(model: ReportModel): Map<string, string> {
   pages.set('index.md', serialize(indexPage(model.systems)));
   return pages;
 }
+
+/** The index page of these systems (at publish time: every system on the data branch). */
+export const renderIndex = (systems: readonly SystemEntry[]): string => serialize(indexPage(systems));
 
 export function writePages(outDir: string, pages: Map<string, string>): void {
   for (const [path, text] of pages) writeFileAtomic(join(outDir, path), text);

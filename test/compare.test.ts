@@ -92,14 +92,16 @@ describe('compare between two evidence trees', () => {
     expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0 });
   });
 
-  it("says so at the top of the comment when the head run was not sandboxed, and nothing when it was", () => {
+  it('says so at the top of the comment when the head run was not sandboxed, and nothing when it was', () => {
     const { base, head } = trees();
     const campaignJson = join(head, 'x86_1', 'campaign.json');
     const campaign = JSON.parse(readFileSync(campaignJson, 'utf8')) as Record<string, unknown>;
     writeFileSync(campaignJson, JSON.stringify({ ...campaign, sandbox: 'none' }));
     const open = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
     expect(open.sandbox).toBe('none');
-    expect(renderComparison(open)).toMatch(/^### .*\n\n⚠ Not sandboxed: the campaign set `sandbox: none`, so the submissions' code ran with the rights of the runner user/);
+    expect(renderComparison(open)).toMatch(
+      /^### .*\n\n⚠ Not sandboxed: the campaign set `sandbox: none`, so the submissions' code ran with the rights of the runner user/,
+    );
     writeFileSync(campaignJson, JSON.stringify({ ...campaign, sandbox: 'bwrap' }));
     const closed = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
     expect(closed.sandbox).toBe('bwrap');

@@ -11,8 +11,8 @@ import { formatCpuList } from './cpus.js';
  *
  * The lock is flock(2) on our own open file, taken by flock(1) (util-linux) on the descriptor it
  * inherits: the lock belongs to the open file, so it stays ours after flock(1) exits and the kernel
- * drops it when this process ends in any way, SIGKILL and OOM included. No pid is stored to judge
- * staleness by (pids are reused, and runners in containers see other pid namespaces), no holder
+ * drops it when this process ends in any way, SIGKILL and OOM included. No pid decides whether a
+ * lock is stale (pids are reused, and runners in containers see other pid namespaces), no holder
  * process outlives us, and a waiter sleeps in the kernel and is woken when the core is released.
  */
 
@@ -41,14 +41,14 @@ export interface CoreHolder {
   pid: number;
   host: string;
   since_utc: string;
-  /** The run and the work (e.g. `ngcc-perf run --system x86_1 --shard 1/2: kem-1/good measure,profile`). */
+  /** The run and the work (e.g. `ngcc-perf, system x86_1 shard 1/2 into DATA_DIR/x86_1: kem-1/good measure,profile`). */
   what: string;
 }
 
 export interface CoreLease {
   cpu: number;
   acquired_utc: string;
-  /** Seconds spent waiting for a core (0 when one was free). */
+  /** Seconds spent taking a core: a few milliseconds when one was free, the wait when none was. */
   waited_s: number;
   /** Gives the core back; calling it again does nothing. The kernel does the same when this process ends. */
   release(): void;

@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants3 = require_constants();
+    var constants4 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants3;
+    } = constants4;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -865,7 +865,7 @@ var require_parse = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants3.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants4.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants3.globChars(opts.windows);
+      } = constants4.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants3 = require_constants();
+    var constants4 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants3;
+    picomatch2.constants = constants4;
     module.exports = picomatch2;
   }
 });
@@ -9244,7 +9244,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join21, relative as relative14, resolve as resolve12 } from "node:path";
+import { join as join22, relative as relative14, resolve as resolve13 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync16 } from "node:fs";
@@ -9410,7 +9410,7 @@ function runProcess(command, opts) {
   const argv = sandbox ? ["bwrap", ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), "--", ...limited] : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve13) => {
+  return new Promise((resolve14) => {
     const channel = opts.channelSecret !== void 0;
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
@@ -9418,7 +9418,7 @@ function runProcess(command, opts) {
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"]
+      stdio: channel ? ["ignore", "pipe", "pipe", "pipe"] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
     });
     const pgid = child.pid;
     if (pgid !== void 0) liveGroups.add(pgid);
@@ -9472,7 +9472,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
-      resolve13({
+      resolve14({
         command: limited,
         exitCode,
         signal,
@@ -9730,12 +9730,222 @@ ${r.stderr}`);
   }
 }
 
+// src/env/cpuLock.ts
+import { closeSync as closeSync2, constants as constants3, fchmodSync, fstatSync as fstatSync2, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { join as join4, resolve } from "node:path";
+
+// src/env/cpus.ts
+import { readFileSync as readFileSync4 } from "node:fs";
+function parseCpuList(list3) {
+  const cpus = [];
+  for (const part of list3.trim().split(",").filter(Boolean)) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) continue;
+    for (let c = Number(m[1]); c <= Number(m[2] ?? m[1]); c++) cpus.push(c);
+  }
+  return cpus;
+}
+function allowedCpus() {
+  let status;
+  try {
+    status = readFileSync4("/proc/self/status", "utf8");
+  } catch {
+    return void 0;
+  }
+  const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
+  return m ? parseCpuList(m[1]) : void 0;
+}
+function formatCpuList(cpus) {
+  const parts = [];
+  for (let i = 0; i < cpus.length; ) {
+    let j = i;
+    while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
+    parts.push(i === j ? String(cpus[i]) : `${cpus[i]}-${cpus[j]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
+}
+function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
+  if (allowed && !allowed.includes(cpu))
+    throw new InputError(
+      where[0],
+      where[1],
+      `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`
+    );
+  return cpu;
+}
+
+// src/env/cpuLock.ts
+var CPU_LOCK_DIR_VARIABLE = "NGCC_PERF_CPU_LOCK_DIR";
+var DEFAULT_CPU_LOCK_DIR = "/tmp/ngcc-perf-cpu-locks";
+var REPORT_EVERY_S = 60;
+var ROTATE_EVERY_S = 1;
+function cpuLockDir(env = process.env) {
+  const configured = env[CPU_LOCK_DIR_VARIABLE]?.trim();
+  return configured ? resolve(configured) : DEFAULT_CPU_LOCK_DIR;
+}
+var cpuLockFile = (dir, cpu) => join4(dir, `cpu${cpu}.lock`);
+var held = /* @__PURE__ */ new Set();
+async function lockCore(cpus, opts) {
+  if (cpus.length === 0) throw new Error("lockCore: no CPU to lock");
+  const dir = opts.dir ?? cpuLockDir();
+  const mine = (cpu2) => `${dir}\0${cpu2}`;
+  const wanted = [...new Set(cpus)].filter((cpu2) => !held.has(mine(cpu2)));
+  if (wanted.length === 0) throw new Error(`lockCore: this process already holds CPU ${formatCpuList([...cpus])}`);
+  openLockDir(dir);
+  const files = /* @__PURE__ */ new Map();
+  try {
+    for (const cpu2 of wanted) files.set(cpu2, openLockFile(cpuLockFile(dir, cpu2), dir));
+  } catch (e) {
+    for (const f of files.values()) closeSync2(f.fd);
+    throw e;
+  }
+  const fds = new Map([...files].map(([cpu2, f]) => [cpu2, f.fd]));
+  const started = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
+  let cpu;
+  try {
+    cpu = await takeOne(fds, wanted, dir, elapsed, opts.onWait);
+  } catch (e) {
+    for (const fd2 of fds.values()) closeSync2(fd2);
+    throw e;
+  }
+  for (const [other, fd2] of fds) if (other !== cpu) closeSync2(fd2);
+  const { fd, writable } = files.get(cpu);
+  const acquired = (/* @__PURE__ */ new Date()).toISOString();
+  const holder = { pid: process.pid, host: hostname(), since_utc: acquired, what: opts.what };
+  if (writable) {
+    ftruncateSync(fd, 0);
+    writeSync(fd, `${JSON.stringify(holder)}
+`, 0);
+  }
+  held.add(mine(cpu));
+  let released = false;
+  return {
+    cpu,
+    acquired_utc: acquired,
+    waited_s: Math.round(elapsed() * 1e3) / 1e3,
+    release() {
+      if (released) return;
+      released = true;
+      held.delete(mine(cpu));
+      if (writable) ftruncateSync(fd, 0);
+      closeSync2(fd);
+    }
+  };
+}
+async function takeOne(fds, wanted, dir, elapsed, onWait) {
+  let told = 0;
+  for (let round = 0; ; round++) {
+    for (const [cpu, fd] of fds) if (await flock(fd, dir)) return cpu;
+    if (round === 0) onWait?.(`waits for ${waitedFor(wanted)}${holders(fds)}`);
+    else if (elapsed() - told >= REPORT_EVERY_S) {
+      told = elapsed();
+      onWait?.(`still waits for ${waitedFor(wanted)} after ${Math.round(told)} s${holders(fds)}`);
+    }
+    const target = wanted[round % wanted.length];
+    if (await flock(fds.get(target), dir, wanted.length === 1 ? REPORT_EVERY_S : ROTATE_EVERY_S)) return target;
+  }
+}
+var waitedFor = (cpus) => cpus.length === 1 ? `CPU ${cpus[0]}` : `a free CPU of ${formatCpuList([...cpus].sort((a, b) => a - b))}`;
+function holders(fds) {
+  const told = [...fds].map(([cpu, fd]) => {
+    const h = holderOf(fd);
+    const who = h && !gone(h) ? describeHolder(h) : "another process (it recorded no holder)";
+    return fds.size === 1 ? `held by ${who}` : `CPU ${cpu} held by ${who}`;
+  });
+  return `${fds.size === 1 ? "," : ":"} ${told.join("; ")}`;
+}
+function gone(h) {
+  if (h.host !== hostname()) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (e) {
+    return e.code === "ESRCH";
+  }
+}
+function describeHolder(h) {
+  return `pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ""} since ${h.since_utc} (${h.what})`;
+}
+function holderOf(fd) {
+  const buf = Buffer.alloc(4096);
+  const n = readSync(fd, buf, 0, buf.length, 0);
+  try {
+    const h = JSON.parse(buf.subarray(0, n).toString("utf8"));
+    return typeof h.pid === "number" && typeof h.what === "string" ? { pid: h.pid, host: String(h.host ?? ""), since_utc: String(h.since_utc ?? ""), what: h.what } : void 0;
+  } catch {
+    return void 0;
+  }
+}
+var unusable = (path, dir, why) => new InputError(
+  path,
+  "",
+  `${why}; every ngcc-perf run on this host must be able to open the CPU lock files: make ${dir} writable for them, or set ${CPU_LOCK_DIR_VARIABLE} to a folder they share`
+);
+var codeOf = (e) => e.code ?? String(e);
+function openLockDir(dir) {
+  try {
+    if (mkdirSync3(dir, { recursive: true }) !== void 0) chmodSync(dir, 1023);
+  } catch (e) {
+    throw unusable(dir, dir, `cannot create the CPU lock folder (${codeOf(e)})`);
+  }
+}
+function openLockFile(path, dir) {
+  const flags = constants3.O_NOFOLLOW;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let file2;
+    try {
+      file2 = { fd: openSync2(path, flags | constants3.O_RDWR), writable: true };
+    } catch (e) {
+      if (codeOf(e) === "EACCES") file2 = openReadOnly(path, dir);
+      else if (codeOf(e) !== "ENOENT") throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
+      else
+        try {
+          file2 = { fd: openSync2(path, flags | constants3.O_RDWR | constants3.O_CREAT | constants3.O_EXCL, 438), writable: true };
+          fchmodSync(file2.fd, 438);
+        } catch (e2) {
+          if (codeOf(e2) === "EEXIST") continue;
+          throw unusable(path, dir, `cannot create the CPU lock file (${codeOf(e2)})`);
+        }
+    }
+    if (!fstatSync2(file2.fd).isFile()) {
+      closeSync2(file2.fd);
+      throw unusable(path, dir, "the CPU lock file is not a regular file");
+    }
+    return file2;
+  }
+  throw unusable(path, dir, "the CPU lock file keeps appearing and vanishing");
+}
+function openReadOnly(path, dir) {
+  try {
+    return { fd: openSync2(path, constants3.O_RDONLY | constants3.O_NOFOLLOW), writable: false };
+  } catch (e) {
+    throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
+  }
+}
+async function flock(fd, dir, waitS) {
+  const args = waitS === void 0 ? ["-x", "-n", "3"] : ["-x", "-w", String(waitS), "3"];
+  const r = await runProcess(["flock", ...args], { timeoutMs: ((waitS ?? 0) + 30) * 1e3, inheritFd: fd, maxOutputBytes: 4096 });
+  if (r.exitCode === 0) return true;
+  if (r.exitCode === 1 || r.timedOut) return false;
+  if (/ENOENT/.test(r.stderr))
+    throw new InputError(
+      "flock",
+      "",
+      "flock (util-linux) is not installed or not on PATH: ngcc-perf needs it to keep the timing processes of several runs on this host apart, one run per core"
+    );
+  const said = r.stderr.trim().split("\n")[0] ?? "";
+  throw unusable(dir, dir, `flock failed (exit ${r.exitCode ?? r.signal}${said ? `: ${said}` : ""})`);
+}
+
 // src/env/host.ts
-import { existsSync as existsSync5, readFileSync as readFileSync4 } from "node:fs";
-import { arch, hostname, loadavg, release } from "node:os";
+import { existsSync as existsSync5, readFileSync as readFileSync5 } from "node:fs";
+import { arch, hostname as hostname2, loadavg, release } from "node:os";
 function read(path) {
   try {
-    return readFileSync4(path, "utf8").trim();
+    return readFileSync5(path, "utf8").trim();
   } catch {
     return null;
   }
@@ -9754,7 +9964,7 @@ function hostEnvironment(cpu) {
   const flags = cpuinfoField("flags") ?? "";
   const memKib = /^MemTotal:\s+(\d+)/m.exec(read("/proc/meminfo") ?? "");
   return {
-    hostname: hostname(),
+    hostname: hostname2(),
     architecture: arch() === "x64" ? "x86_64" : arch() === "arm64" ? "aarch64" : arch(),
     cpu_model: cpuinfoField("model name") ?? cpuinfoField("Hardware") ?? cpuinfoField("CPU part"),
     machine: read("/sys/class/dmi/id/product_name"),
@@ -9847,11 +10057,11 @@ async function probeSandbox(p) {
 }
 
 // src/evidence/lock.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join5, relative } from "node:path";
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join6, relative } from "node:path";
 
 // src/evidence/layout.ts
-import { join as join4 } from "node:path";
+import { join as join5 } from "node:path";
 var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var LOCK_FILE = ".ngcc-perf.lock";
@@ -9864,20 +10074,20 @@ function parseInstanceKey(key) {
 }
 var operationFile = (label, op) => `${label}__${op}.json`;
 var evidencePaths = (systemDir) => ({
-  campaign: join4(systemDir, CAMPAIGN_FILE),
-  build: join4(systemDir, BUILD_FILE),
-  lock: join4(systemDir, LOCK_FILE),
-  recordsDir: join4(systemDir, "records"),
-  profileDir: join4(systemDir, "profile"),
-  memoryDir: join4(systemDir, "memory"),
-  surveyDir: join4(systemDir, "survey"),
-  record: (id, label, op) => join4(systemDir, "records", id, operationFile(label, op)),
-  profile: (id, label, op) => join4(systemDir, "profile", id, operationFile(label, op)),
-  survey: (id, label) => join4(systemDir, "survey", id, `${label}.json`),
-  memory: (id, label, op) => join4(systemDir, "memory", id, operationFile(label, op)),
-  katLog: (id, label) => join4(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join4(systemDir, "kat", id, label),
-  buildDir: (id, label) => join4(systemDir, "build", id, label)
+  campaign: join5(systemDir, CAMPAIGN_FILE),
+  build: join5(systemDir, BUILD_FILE),
+  lock: join5(systemDir, LOCK_FILE),
+  recordsDir: join5(systemDir, "records"),
+  profileDir: join5(systemDir, "profile"),
+  memoryDir: join5(systemDir, "memory"),
+  surveyDir: join5(systemDir, "survey"),
+  record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
+  profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
+  survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
+  memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
+  katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join5(systemDir, "kat", id, label),
+  buildDir: (id, label) => join5(systemDir, "build", id, label)
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
 function relativeTo(systemDir, path) {
@@ -9909,21 +10119,21 @@ function alive(pid) {
 }
 function startTime(pid) {
   try {
-    const stat2 = readFileSync5(`/proc/${pid}/stat`, "utf8");
+    const stat2 = readFileSync6(`/proc/${pid}/stat`, "utf8");
     return stat2.slice(stat2.lastIndexOf(")") + 2).split(" ")[19];
   } catch {
     return void 0;
   }
 }
 var lockText = () => `${process.pid} ${startTime(process.pid) ?? ""}`.trim();
-function holderOf(text3) {
+function holderOf2(text3) {
   const [pid, start2] = text3.trim().split(/\s+/);
   return { pid: Number(pid), ...start2 ? { start: start2 } : {} };
 }
 function otherLiveWriter(dir) {
-  const lock = join5(dir, LOCK_FILE);
+  const lock = join6(dir, LOCK_FILE);
   if (!existsSync6(lock)) return void 0;
-  const { pid, start: start2 } = holderOf(readFileSync5(lock, "utf8"));
+  const { pid, start: start2 } = holderOf2(readFileSync6(lock, "utf8"));
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
   return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
 }
@@ -9934,8 +10144,8 @@ function releaseEvidenceLocks() {
   return locks.length;
 }
 function lockSystem(systemDir) {
-  mkdirSync3(systemDir, { recursive: true });
-  const lock = join5(systemDir, LOCK_FILE);
+  mkdirSync4(systemDir, { recursive: true });
+  const lock = join6(systemDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync2(lock, lockText(), { flag: "wx" });
@@ -9954,7 +10164,7 @@ function lockSystem(systemDir) {
           "",
           `another run (pid ${holder}) is writing this evidence; wait for it or use another --out`
         );
-      if (holderOf(readFileSync5(lock, "utf8")).pid === process.pid)
+      if (holderOf2(readFileSync6(lock, "utf8")).pid === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
       rmSync2(lock, { force: true });
     }
@@ -9962,8 +10172,154 @@ function lockSystem(systemDir) {
   throw new InputError(systemDir, "", "could not take the evidence lock");
 }
 
+// src/report/format.ts
+var MISSING = "\u2014";
+function decompose(x) {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const negative = bits >> 63n === 1n;
+  const biased = Number(bits >> 52n & 0x7ffn);
+  const fraction2 = bits & 0xfffffffffffffn;
+  return biased === 0 ? { negative, mant: fraction2, exp2: -1074 } : { negative, mant: fraction2 | 1n << 52n, exp2: biased - 1075 };
+}
+function fraction(d) {
+  return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
+}
+function roundScaled(d, n) {
+  let { num: num2, den } = fraction(d);
+  if (n >= 0) num2 *= 10n ** BigInt(n);
+  else den *= 10n ** BigInt(-n);
+  const q = num2 / den;
+  const twiceRest = num2 % den * 2n;
+  return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
+}
+function decimalExponent(x, d) {
+  const { num: num2, den } = fraction(d);
+  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
+  let k = Math.floor(Math.log10(Math.abs(x)));
+  while (!atLeast(k)) k -= 1;
+  while (atLeast(k + 1)) k += 1;
+  return k;
+}
+function roundSignificant(x, d, p) {
+  let exp = decimalExponent(x, d);
+  let n = roundScaled(d, p - 1 - exp);
+  if (n === 10n ** BigInt(p)) {
+    exp += 1;
+    n = 10n ** BigInt(p - 1);
+  }
+  return { digits: n.toString(), exp };
+}
+function pyNonFinite(x) {
+  if (Number.isNaN(x)) return "nan";
+  if (x === Infinity) return "inf";
+  if (x === -Infinity) return "-inf";
+  return null;
+}
+function withPoint(intDigits, decimals) {
+  if (decimals === 0) return intDigits;
+  const padded = intDigits.padStart(decimals + 1, "0");
+  return `${padded.slice(0, -decimals)}.${padded.slice(-decimals)}`;
+}
+function trimFraction(s) {
+  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
+}
+function checkPrecision(name, n) {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
+}
+function pyFixed(x, digits) {
+  checkPrecision("digits", digits);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  return (d.negative ? "-" : "") + withPoint(roundScaled(d, digits).toString(), digits);
+}
+function pyGeneral(x, precision) {
+  checkPrecision("precision", precision);
+  const special = pyNonFinite(x);
+  if (special !== null) return special;
+  const d = decompose(x);
+  const sign = d.negative ? "-" : "";
+  if (x === 0) return `${sign}0`;
+  const p = Math.max(1, precision);
+  const { digits, exp } = roundSignificant(x, d, p);
+  if (exp >= -4 && exp < p) return sign + trimFraction(withPoint(digits, p - 1 - exp));
+  const mantissa = trimFraction(withPoint(digits, p - 1));
+  const expText = String(Math.abs(exp)).padStart(2, "0");
+  return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
+}
+var CYCLE_UNITS = [
+  // `limit`: the rendered number at which the next unit takes over.
+  { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
+  { scale: 1e3, decimals: 1, suffix: " k", limit: 1e3 },
+  { scale: 1e6, decimals: 2, suffix: " M", limit: 1e3 },
+  { scale: 1e9, decimals: 2, suffix: " G", limit: Infinity }
+];
+function formatCycles(c) {
+  if (!Number.isFinite(c)) return MISSING;
+  let i = c < 1e4 ? 0 : c < 1e6 ? 1 : c < 1e9 ? 2 : 3;
+  for (; ; ) {
+    const unit = CYCLE_UNITS[i];
+    const text3 = pyFixed(c / unit.scale, unit.decimals);
+    if (Number(text3) >= unit.limit && i < CYCLE_UNITS.length - 1) {
+      i += 1;
+      continue;
+    }
+    return text3 + unit.suffix;
+  }
+}
+var TIME_UNITS = [
+  { scale: 1, suffix: "s" },
+  { scale: 1e-3, suffix: "ms" },
+  { scale: 1e-6, suffix: "\xB5s" },
+  { scale: 1e-9, suffix: "ns" }
+];
+function formatSeconds(s) {
+  if (!Number.isFinite(s)) return MISSING;
+  if (s === 0) return "0 s";
+  const a = Math.abs(s);
+  let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
+  let text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
+  while (i > 0 && Number(text3) >= 1e3) {
+    i -= 1;
+    text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
+  }
+  return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
+}
+function formatOpsPerSecond(x) {
+  return Number.isFinite(x) ? pyGeneral(x, 3) : MISSING;
+}
+function formatShare(fraction2) {
+  if (!Number.isFinite(fraction2)) return MISSING;
+  const p = 100 * fraction2;
+  return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
+}
+function formatKiB(bytes2) {
+  return Number.isFinite(bytes2) ? `${pyFixed(bytes2 / 1024, 0)} KiB` : MISSING;
+}
+function formatMiB(kib) {
+  return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
+}
+function formatGHz(hz) {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
+}
+function formatMHz(hz) {
+  return Number.isFinite(hz) ? `${pyFixed(hz / 1e6, 1)} MHz` : MISSING;
+}
+function formatSpread(ratio) {
+  return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
+}
+function formatCount(trials, iters) {
+  if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
+  return `${trials * iters} (${trials} \xD7 ${iters})`;
+}
+function formatN(n) {
+  return `(n=${n})`;
+}
+
 // src/campaign/measure.ts
-import { resolve as resolve6 } from "node:path";
+import { resolve as resolve7 } from "node:path";
 
 // src/measure/operation.ts
 import { basename } from "node:path";
@@ -10602,8 +10958,8 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync6, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join7, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join8, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -10643,16 +10999,16 @@ function guideFlags(arch2, variant) {
 
 // src/config/sources.ts
 import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute3, join as join6, relative as relative3, resolve as resolve3, sep as sep2 } from "node:path";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve2 } from "path";
+import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve, sep } from "path";
+import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -10671,7 +11027,7 @@ function isRootDirectory(path) {
 function normalizePath(path, options) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options;
   const pathNeedsCleaning = process.platform === "win32" && path.includes("/") || path.startsWith(".");
-  if (resolvePaths) path = resolve(path);
+  if (resolvePaths) path = resolve2(path);
   if (normalizePath$1 || pathNeedsCleaning) path = cleanPath(path);
   if (path === ".") return "";
   const needsSeperator = path[path.length - 1] !== pathSeparator;
@@ -11393,7 +11749,7 @@ var defaultOptions = {
 function getOptions(options) {
   const opts = Object.assign({}, options);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve2(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
@@ -11424,13 +11780,13 @@ var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_b
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
-    if (existsSync7(join6(up, ".git"))) {
+    if (existsSync7(join7(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname4(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join6(toolRoot2, name)).filter((p) => existsSync7(p));
+  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -11451,14 +11807,14 @@ function expand(base, patterns, field, display, roots) {
   return files;
 }
 function resolveSources(candidateFolder, inst, index, display, roots) {
-  const dir = resolve3(candidateFolder, inst.dir);
+  const dir = resolve4(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join6(dir, f), roots, display, `${field}.dir`, join6(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
-    const abs = isAbsolute3(p) ? p : resolve3(dir, p);
+    const abs = isAbsolute3(p) ? p : resolve4(dir, p);
     if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
@@ -11495,9 +11851,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join7(nativeDir(), "nist");
+  const n = join8(nativeDir(), "nist");
   return {
-    sources: [join7(n, "nist_shim.c"), join7(n, "nist_drbg.c")],
+    sources: [join8(n, "nist_shim.c"), join8(n, "nist_drbg.c")],
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
@@ -11510,20 +11866,20 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
     sandbox
   });
   if (r.exitCode === 0) {
-    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve4(cwd, f));
+    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve5(cwd, f));
     return [...new Set(files2)].sort();
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
     if (!existsSync8(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join7(dir, f));
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join8(dir, f));
   }
   return [...files].sort();
 }
 function repositoryOf(candidateFolder) {
-  for (let dir = resolve4(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync8(join7(dir, ".git"))) return dir;
-    if (dirname5(dir) === dir) return dirname5(resolve4(candidateFolder));
+  for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
+    if (existsSync8(join8(dir, ".git"))) return dir;
+    if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
   }
 }
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
@@ -11545,7 +11901,7 @@ function contentDigest(file2) {
   }
   if (!st.isFile()) return "not a regular file";
   if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
-  return sha256Hex(readFileSync6(file2));
+  return sha256Hex(readFileSync7(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -11564,8 +11920,8 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join7(dirname5(library), "exports.map");
-  mkdirSync4(dirname5(library), { recursive: true });
+  const scriptPath = join8(dirname5(library), "exports.map");
+  mkdirSync5(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
     cwd: src.dir,
@@ -11588,7 +11944,7 @@ async function buildArgv(req, flags, library) {
     ...parts.sources,
     ...parts.libs
   ];
-  const readOnly = [resolve4(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
+  const readOnly = [resolve5(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const key = await buildKey(req, src, argv, compileArgs, dirname5(library), buildSandbox(req, readOnly));
   return { ...parts, argv, key, readOnly };
@@ -11596,10 +11952,10 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join7(req.outDir, req.flagSet);
-  const library = join7(outDir, `lib${req.instance.label}.so`);
+  const outDir = join8(req.outDir, req.flagSet);
+  const library = join8(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
-  const keyFile = join7(outDir, "build-key.json");
+  const keyFile = join8(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
@@ -11618,7 +11974,7 @@ async function buildInstance(req) {
   });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join7(outDir, "build.log"), log2);
+  writeFileAtomic(join8(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync8(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -11628,7 +11984,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 
 // src/campaign/context.ts
 import { existsSync as existsSync9 } from "node:fs";
-import { resolve as resolve5 } from "node:path";
+import { resolve as resolve6 } from "node:path";
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
   if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
@@ -11654,7 +12010,7 @@ function buildRequest(run, unit, flagSet) {
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
-  const path = resolve5(run.plan.campaignDir, entry.library);
+  const path = resolve6(run.plan.campaignDir, entry.library);
   if (!existsSync9(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
@@ -11713,7 +12069,7 @@ var measure = {
       }
       todo.push({
         driver: run.tools.driver,
-        library: resolve6(plan.campaignDir, entry.library),
+        library: resolve7(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: unit.candidate.type,
         operation,
@@ -11757,24 +12113,24 @@ var measure = {
 };
 
 // src/campaign/plan.ts
-import { join as join11, relative as relative7, resolve as resolve8 } from "node:path";
+import { join as join12, relative as relative7, resolve as resolve9 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync5, readFileSync as readFileSync7 } from "node:fs";
-import { basename as basename3, join as join8 } from "node:path";
+import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
+import { basename as basename3, join as join9 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync7(join8(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join8(req.outDir, "profile");
-  const objDir = join8(outDir, "obj");
-  mkdirSync5(objDir, { recursive: true });
-  const library = join8(outDir, `lib${req.instance.label}.so`);
+  const outDir = join9(req.outDir, "profile");
+  const objDir = join9(outDir, "obj");
+  mkdirSync6(objDir, { recursive: true });
+  const library = join9(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join8(outDir, "profile-key.json");
+  const keyFile = join9(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync10(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -11793,13 +12149,13 @@ async function buildProfiled(req, flags, wanted) {
   };
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join8(outDir, "build.log"), result.log);
+    writeFileAtomic(join9(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
-    const obj = join8(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+    const obj = join9(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
     if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
@@ -11809,11 +12165,11 @@ async function buildProfiled(req, flags, wanted) {
   );
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join8(nativeDir(), "hashprof");
+  const hp = join9(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join8(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join8(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join8(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -11834,20 +12190,20 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/config/campaign.ts
 import { existsSync as existsSync12, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join9, relative as relative5 } from "node:path";
+import { basename as basename4, join as join10, relative as relative5 } from "node:path";
 
 // src/config/katManifest.ts
 import { existsSync as existsSync11 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync8 } from "node:fs";
+import { lstatSync as lstatSync4, readFileSync as readFileSync9 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
   if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
-    bytes2 = readFileSync8(file2);
+    bytes2 = readFileSync9(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -12135,7 +12491,7 @@ __export(external_exports, {
   guid: () => guid2,
   hash: () => hash,
   hex: () => hex2,
-  hostname: () => hostname3,
+  hostname: () => hostname4,
   httpUrl: () => httpUrl,
   iban: () => iban2,
   includes: () => _includes,
@@ -13926,7 +14282,7 @@ __export(regexes_exports, {
   extendedDuration: () => extendedDuration,
   guid: () => guid,
   hex: () => hex,
-  hostname: () => hostname2,
+  hostname: () => hostname3,
   html5Email: () => html5Email,
   httpProtocol: () => httpProtocol,
   iban: () => iban,
@@ -14009,7 +14365,7 @@ var cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]
 var cidrv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))\/(12[0-8]|1[01][0-9]|[1-9]?[0-9])$/;
 var base64 = /^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$/;
 var base64url = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
-var hostname2 = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
+var hostname3 = /^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$/;
 var domain = /^(?=.{1,253}$)([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$/;
 var httpProtocol = /^https?$/;
 var e164 = /^\+[1-9]\d{6,14}$/;
@@ -14817,9 +15173,9 @@ var asciiTabOrNewline = /[\t\n\r]/g;
 function stripTabAndNewline(value) {
   return value.replace(asciiTabOrNewline, "");
 }
-function urlHostnameOk(url2, hostname4) {
-  hostname4.lastIndex = 0;
-  return hostname4.test(url2.hostname);
+function urlHostnameOk(url2, hostname5) {
+  hostname5.lastIndex = 0;
+  return hostname5.test(url2.hostname);
 }
 function urlProtocolOk(url2, protocol) {
   protocol.lastIndex = 0;
@@ -17058,7 +17414,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve13) {
+function isRecursive2(inst, stack, resolve14) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -17068,7 +17424,7 @@ function isRecursive2(inst, stack, resolve13) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve13);
+      const answer = isRecursive2(child, stack, resolve14);
       if (answer > result)
         result = answer;
     }
@@ -17079,7 +17435,7 @@ function isRecursive2(inst, stack, resolve13) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve13) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve14) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -17143,7 +17499,7 @@ function isRecursive2(inst, stack, resolve13) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve13 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve14 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -29074,7 +29430,7 @@ __export(schemas_exports2, {
   guid: () => guid2,
   hash: () => hash,
   hex: () => hex2,
-  hostname: () => hostname3,
+  hostname: () => hostname4,
   httpUrl: () => httpUrl,
   iban: () => iban2,
   instanceof: () => _instanceof,
@@ -29763,8 +30119,8 @@ var ZodCustomStringFormat = /* @__PURE__ */ $constructor("ZodCustomStringFormat"
 function stringFormat(format, fnOrRegex, _params = {}) {
   return _stringFormat(ZodCustomStringFormat, format, fnOrRegex, _params);
 }
-function hostname3(_params) {
-  return _stringFormat(ZodCustomStringFormat, "hostname", hostname2, _params);
+function hostname4(_params) {
+  return _stringFormat(ZodCustomStringFormat, "hostname", hostname3, _params);
 }
 function hex2(_params) {
   return _stringFormat(ZodCustomStringFormat, "hex", hex, _params);
@@ -31780,8 +32136,10 @@ var planningSchema = external_exports.object({
 var systemSchema = external_exports.object({
   description: external_exports.string().optional(),
   cpu: external_exports.number().int().min(0).optional(),
+  /** Cores a run may take any free one of, per instance (host-wide locks keep runs apart); instead of `cpu`. */
+  cpus: external_exports.array(external_exports.number().int().min(0)).min(1).refine((l) => new Set(l).size === l.length, "lists a CPU twice").optional(),
   fixed_clock_hz: external_exports.number().positive().optional()
-}).strict();
+}).strict().refine((s) => s.cpu === void 0 || s.cpus === void 0, { message: "set cpu or cpus, not both", path: ["cpus"] });
 var settingsSchema = external_exports.object({
   planning: planningSchema.default(planningSchema.parse({})),
   systems: external_exports.record(external_exports.string().regex(SYSTEM_ID, `a system id must match the rule: ${SYSTEM_ID_RULE}`), systemSchema).default({}),
@@ -31804,12 +32162,12 @@ var settingsSchema = external_exports.object({
 
 // src/config/campaign.ts
 function loadSettings(root3) {
-  const file2 = join9(root3, "ngcc-perf.yml");
+  const file2 = join10(root3, "ngcc-perf.yml");
   if (!existsSync12(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join9(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join10(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
@@ -31819,7 +32177,7 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative5(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync12(join9(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync12(join10(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
   if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -31831,11 +32189,11 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join9(root3, name);
-      const display = join9(shown2(root3), name, "candidate.yml");
+      const folder = join10(root3, name);
+      const display = join10(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
-      checkManifest(c, join9(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join10(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
@@ -31850,7 +32208,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join9(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -31865,71 +32223,30 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join9(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join9(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync12(join9(folder, "candidate.yml"))) continue;
+    const folder = join10(root3, name);
+    if (!statSync5(folder).isDirectory() || existsSync12(join10(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join9(folder, wrong)),
+        shown2(join10(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
   }
 }
 
-// src/env/cpus.ts
-import { readFileSync as readFileSync9 } from "node:fs";
-function parseCpuList(list3) {
-  const cpus = [];
-  for (const part of list3.trim().split(",").filter(Boolean)) {
-    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
-    if (!m) continue;
-    for (let c = Number(m[1]); c <= Number(m[2] ?? m[1]); c++) cpus.push(c);
-  }
-  return cpus;
-}
-function allowedCpus() {
-  let status;
-  try {
-    status = readFileSync9("/proc/self/status", "utf8");
-  } catch {
-    return void 0;
-  }
-  const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(status);
-  return m ? parseCpuList(m[1]) : void 0;
-}
-function formatCpuList(cpus) {
-  const parts = [];
-  for (let i = 0; i < cpus.length; ) {
-    let j = i;
-    while (j + 1 < cpus.length && cpus[j + 1] === cpus[j] + 1) j++;
-    parts.push(i === j ? String(cpus[i]) : `${cpus[i]}-${cpus[j]}`);
-    i = j + 1;
-  }
-  return parts.join(",");
-}
-function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
-  if (allowed && !allowed.includes(cpu))
-    throw new InputError(
-      where[0],
-      where[1],
-      `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`
-    );
-  return cpu;
-}
-
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync13, readFileSync as readFileSync10 } from "node:fs";
-import { join as join10, relative as relative6, resolve as resolve7 } from "node:path";
+import { join as join11, relative as relative6, resolve as resolve8 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve7(campaignRoot, configured);
+  const path = resolve8(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync13(path)) {
-    const yml = join10(campaignRoot, "ngcc-perf.yml");
+    const yml = join11(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative6(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -32022,12 +32339,13 @@ function readSizeCatalog(campaign) {
 
 // src/campaign/plan.ts
 var PHASES = ["build", "kat", "measure", "profile"];
+var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function selected(candidates2, only) {
   if (!only) return candidates2;
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve8(opts.campaignDir);
+  const campaignDir = resolve9(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -32038,9 +32356,9 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve8(opts.dataDir, opts.system);
+  const systemDir = resolve9(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative7(process.cwd(), join11(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative7(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32050,7 +32368,7 @@ function planRun(opts) {
       `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
-  const cpu = trialCpu(opts, settings, ymlShown);
+  const cpus = trialCpus(opts, settings, ymlShown);
   try {
     readJsonIfExists(paths.build);
   } catch (e) {
@@ -32069,7 +32387,8 @@ function planRun(opts) {
     candidates: campaign.candidates,
     invalid: invalid2,
     settings,
-    cpu,
+    cpu: cpus[0],
+    cpus,
     units: units(campaign.candidates, opts.shard),
     phases: opts.phases,
     force: opts.force ?? false,
@@ -32098,21 +32417,22 @@ function withOverrides(settings, opts) {
     }
   };
 }
-function trialCpu(opts, settings, ymlShown) {
+function trialCpus(opts, settings, ymlShown) {
   const allowed = allowedCpus();
-  if (opts.cpu !== void 0) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ["cpu", ""], allowed);
-  const configured = settings.systems[opts.system]?.cpu;
-  if (configured !== void 0) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  if (opts.cpu !== void 0) return [checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ["cpu", ""], allowed)];
+  const system2 = settings.systems[opts.system];
+  if (system2?.cpus) return system2.cpus.map((c, i) => checkCpuAllowed(c, [ymlShown, `systems.${opts.system}.cpus[${i}]`], allowed));
+  if (system2?.cpu !== void 0) return [checkCpuAllowed(system2.cpu, [ymlShown, `systems.${opts.system}.cpu`], allowed)];
   const fallback = defaultCpu();
-  if (!allowed || allowed.includes(fallback)) return fallback;
+  if (!allowed || allowed.includes(fallback)) return [fallback];
   const last = allowed[allowed.length - 1];
   if (last === void 0) throw new InputError("cpu", "", `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
-  return last;
+  return [last];
 }
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join13, relative as relative8 } from "node:path";
+import { join as join14, relative as relative8 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32147,8 +32467,8 @@ function parseResultLine(log2) {
 }
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync6 } from "node:fs";
-import { join as join12 } from "node:path";
+import { mkdirSync as mkdirSync7 } from "node:fs";
+import { join as join13 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -32263,8 +32583,8 @@ async function runKat(req) {
   if (failure2) return { ...base, ...failure2 };
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
-  mkdirSync6(req.outDir, { recursive: true });
-  writeFileAtomic(join12(req.outDir, file2), text3);
+  mkdirSync7(req.outDir, { recursive: true });
+  writeFileAtomic(join13(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -32369,7 +32689,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join13(candidate.folder, "kat.sha256");
+  const manifestPath = join14(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -32458,7 +32778,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join13(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join14(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version
@@ -32498,7 +32818,7 @@ function saveEntry(run, key, entry) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve9 } from "node:path";
+import { resolve as resolve10 } from "node:path";
 
 // src/profile/run.ts
 import { basename as basename5, relative as relative9 } from "node:path";
@@ -32806,152 +33126,6 @@ function candidateVerdict(instances) {
   return verdicts2.size === 1 ? [...verdicts2][0] : "instance-dependent";
 }
 
-// src/report/format.ts
-var MISSING = "\u2014";
-function decompose(x) {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  const bits = view.getBigUint64(0);
-  const negative = bits >> 63n === 1n;
-  const biased = Number(bits >> 52n & 0x7ffn);
-  const fraction2 = bits & 0xfffffffffffffn;
-  return biased === 0 ? { negative, mant: fraction2, exp2: -1074 } : { negative, mant: fraction2 | 1n << 52n, exp2: biased - 1075 };
-}
-function fraction(d) {
-  return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
-}
-function roundScaled(d, n) {
-  let { num: num2, den } = fraction(d);
-  if (n >= 0) num2 *= 10n ** BigInt(n);
-  else den *= 10n ** BigInt(-n);
-  const q = num2 / den;
-  const twiceRest = num2 % den * 2n;
-  return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
-}
-function decimalExponent(x, d) {
-  const { num: num2, den } = fraction(d);
-  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
-  let k = Math.floor(Math.log10(Math.abs(x)));
-  while (!atLeast(k)) k -= 1;
-  while (atLeast(k + 1)) k += 1;
-  return k;
-}
-function roundSignificant(x, d, p) {
-  let exp = decimalExponent(x, d);
-  let n = roundScaled(d, p - 1 - exp);
-  if (n === 10n ** BigInt(p)) {
-    exp += 1;
-    n = 10n ** BigInt(p - 1);
-  }
-  return { digits: n.toString(), exp };
-}
-function pyNonFinite(x) {
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  return null;
-}
-function withPoint(intDigits, decimals) {
-  if (decimals === 0) return intDigits;
-  const padded = intDigits.padStart(decimals + 1, "0");
-  return `${padded.slice(0, -decimals)}.${padded.slice(-decimals)}`;
-}
-function trimFraction(s) {
-  return s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s;
-}
-function checkPrecision(name, n) {
-  if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer, got ${n}`);
-}
-function pyFixed(x, digits) {
-  checkPrecision("digits", digits);
-  const special = pyNonFinite(x);
-  if (special !== null) return special;
-  const d = decompose(x);
-  return (d.negative ? "-" : "") + withPoint(roundScaled(d, digits).toString(), digits);
-}
-function pyGeneral(x, precision) {
-  checkPrecision("precision", precision);
-  const special = pyNonFinite(x);
-  if (special !== null) return special;
-  const d = decompose(x);
-  const sign = d.negative ? "-" : "";
-  if (x === 0) return `${sign}0`;
-  const p = Math.max(1, precision);
-  const { digits, exp } = roundSignificant(x, d, p);
-  if (exp >= -4 && exp < p) return sign + trimFraction(withPoint(digits, p - 1 - exp));
-  const mantissa = trimFraction(withPoint(digits, p - 1));
-  const expText = String(Math.abs(exp)).padStart(2, "0");
-  return `${sign}${mantissa}e${exp < 0 ? "-" : "+"}${expText}`;
-}
-var CYCLE_UNITS = [
-  // `limit`: the rendered number at which the next unit takes over.
-  { scale: 1, decimals: 0, suffix: "", limit: 1e4 },
-  { scale: 1e3, decimals: 1, suffix: " k", limit: 1e3 },
-  { scale: 1e6, decimals: 2, suffix: " M", limit: 1e3 },
-  { scale: 1e9, decimals: 2, suffix: " G", limit: Infinity }
-];
-function formatCycles(c) {
-  if (!Number.isFinite(c)) return MISSING;
-  let i = c < 1e4 ? 0 : c < 1e6 ? 1 : c < 1e9 ? 2 : 3;
-  for (; ; ) {
-    const unit = CYCLE_UNITS[i];
-    const text3 = pyFixed(c / unit.scale, unit.decimals);
-    if (Number(text3) >= unit.limit && i < CYCLE_UNITS.length - 1) {
-      i += 1;
-      continue;
-    }
-    return text3 + unit.suffix;
-  }
-}
-var TIME_UNITS = [
-  { scale: 1, suffix: "s" },
-  { scale: 1e-3, suffix: "ms" },
-  { scale: 1e-6, suffix: "\xB5s" },
-  { scale: 1e-9, suffix: "ns" }
-];
-function formatSeconds(s) {
-  if (!Number.isFinite(s)) return MISSING;
-  if (s === 0) return "0 s";
-  const a = Math.abs(s);
-  let i = a >= 1 ? 0 : a >= 1e-3 ? 1 : a >= 1e-6 ? 2 : 3;
-  let text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
-  while (i > 0 && Number(text3) >= 1e3) {
-    i -= 1;
-    text3 = pyGeneral(a / TIME_UNITS[i].scale, 3);
-  }
-  return `${s < 0 ? "-" : ""}${text3} ${TIME_UNITS[i].suffix}`;
-}
-function formatOpsPerSecond(x) {
-  return Number.isFinite(x) ? pyGeneral(x, 3) : MISSING;
-}
-function formatShare(fraction2) {
-  if (!Number.isFinite(fraction2)) return MISSING;
-  const p = 100 * fraction2;
-  return `${pyFixed(p, p >= 9.5 ? 0 : 1)}%`;
-}
-function formatKiB(bytes2) {
-  return Number.isFinite(bytes2) ? `${pyFixed(bytes2 / 1024, 0)} KiB` : MISSING;
-}
-function formatMiB(kib) {
-  return Number.isFinite(kib) ? `${pyFixed(kib / 1024, 0)} MiB` : MISSING;
-}
-function formatGHz(hz) {
-  return Number.isFinite(hz) ? `${pyFixed(hz / 1e9, 2)} GHz` : MISSING;
-}
-function formatMHz(hz) {
-  return Number.isFinite(hz) ? `${pyFixed(hz / 1e6, 1)} MHz` : MISSING;
-}
-function formatSpread(ratio) {
-  return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
-}
-function formatCount(trials, iters) {
-  if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
-  return `${trials * iters} (${trials} \xD7 ${iters})`;
-}
-function formatN(n) {
-  return `(n=${n})`;
-}
-
 // src/campaign/profile.ts
 var profile = {
   name: "profile",
@@ -32999,7 +33173,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const library = resolve9(plan.campaignDir, entry.library);
+    const library = resolve10(plan.campaignDir, entry.library);
     const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.settings.sandbox).catch((e) => ({
       failure: errorMessage(e)
     }));
@@ -33022,7 +33196,7 @@ async function profileOperations(ctx, entry) {
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve9(plan.campaignDir, entry.library),
+      library: resolve10(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -33102,9 +33276,17 @@ async function runLocked(plan, opts, steps) {
       counter ??= c;
     }
   };
-  run.counterHz = (await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu })).counterHz;
   const writeCampaign = campaignWriter(run);
-  writeCampaign({ ended_utc: null });
+  writeCampaign({ ended_utc: null, cpu_holds: [] });
+  const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
+  run.counterHz = await cores.on(
+    "counter probe",
+    (line) => run.progress?.note?.(line),
+    async (pinned) => {
+      const probe = await probeSandbox({ mode: plan.settings.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+      return probe.counterHz;
+    }
+  );
   if (!existsSync16(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
@@ -33114,11 +33296,69 @@ async function runLocked(plan, opts, steps) {
     const summary = { key: unit.key, operations: [] };
     instances.push(summary);
     const ctx = { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-    for (const step of active) await step.run(ctx);
+    for (const group of pinnedGroups(active)) {
+      if (!group.pinned || ctx.entry && !ctx.entry.library) {
+        for (const step of group.steps) await step.run(ctx);
+        continue;
+      }
+      const what = `${unit.key} ${group.steps.map((s) => s.name).join(",")}`;
+      await cores.on(
+        what,
+        (line) => run.progress?.note?.(`${unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          try {
+            for (const step of group.steps) await step.run(ctx);
+          } finally {
+            ctx.run = run;
+          }
+        }
+      );
+    }
   }
-  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), ...counter ? { counter_source: counter } : {} });
+  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), cpu_holds: cores.holds, ...counter ? { counter_source: counter } : {} });
   run.progress?.done();
   return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
+}
+function pinnedGroups(steps) {
+  const groups2 = [];
+  for (const step of steps) {
+    const pinned = step.phase !== void 0 && PINNED_PHASES.has(step.phase);
+    const last = groups2[groups2.length - 1];
+    if (last?.pinned === pinned) last.steps.push(step);
+    else groups2.push({ pinned, steps: [step] });
+  }
+  return groups2;
+}
+function coreHolds(run, onHold) {
+  const { plan } = run;
+  const environments = /* @__PURE__ */ new Map([[plan.cpu, run.environment]]);
+  const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ""} into ${plan.systemDir}`;
+  const holds = [];
+  return {
+    holds,
+    async on(what, say, work) {
+      let waited = false;
+      const lease = await lockCore(plan.cpus, {
+        what: `${holder}: ${what}`,
+        onWait: (line) => {
+          waited = true;
+          say(line);
+        }
+      });
+      if (waited) say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      const cpu = lease.cpu;
+      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
+      const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
+      try {
+        return await work(pinned);
+      } finally {
+        holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: (/* @__PURE__ */ new Date()).toISOString(), waited_s: lease.waited_s });
+        lease.release();
+        onHold(holds);
+      }
+    }
+  };
 }
 function campaignWriter(run) {
   const { plan, environment: environment2 } = run;
@@ -33145,6 +33385,8 @@ function campaignWriter(run) {
     planning: plan.settings.planning,
     flags: plan.settings.flags,
     fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+    // The cores this run could take; which one each hold took is in cpu_holds.
+    cpus: plan.cpus,
     // The latest run's view: a candidate mended since is no longer listed.
     invalid_candidates: plan.invalid,
     // One unsandboxed run makes the folder's evidence unsandboxed.
@@ -33155,11 +33397,11 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync18, readFileSync as readFileSync13 } from "node:fs";
-import { join as join15, relative as relative10 } from "node:path";
+import { join as join16, relative as relative10 } from "node:path";
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync17, readdirSync as readdirSync8 } from "node:fs";
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -33171,7 +33413,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync17(dir)) return [];
-  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join14(e.parentPath, e.name)).sort();
+  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join15(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -33212,7 +33454,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join15(systemDir, e.kat_log);
+    const logPath = join16(systemDir, e.kat_log);
     if (!existsSync18(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -33352,6 +33594,11 @@ function createProgress(stream = process.stderr) {
       const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
       stream.write(`\r\x1B[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
     },
+    note(message) {
+      stream.write(tty ? `\r\x1B[2K${message}
+` : `${message}
+`);
+    },
     done() {
       if (tty) stream.write("\n");
     }
@@ -33360,7 +33607,7 @@ function createProgress(stream = process.stderr) {
 
 // src/config/arguments.ts
 import { existsSync as existsSync19, statSync as statSync6 } from "node:fs";
-import { dirname as dirname6, resolve as resolve10 } from "node:path";
+import { dirname as dirname6, resolve as resolve11 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -33392,12 +33639,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve10(path);
+  let p = resolve11(path);
   while (!existsSync19(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
-      p === resolve10(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve11(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -33482,7 +33729,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/model.ts
 import { existsSync as existsSync20, readdirSync as readdirSync9, readFileSync as readFileSync14 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join16, relative as relative11 } from "node:path";
+import { basename as basename6, dirname as dirname7, join as join17, relative as relative11 } from "node:path";
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -33564,9 +33811,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync20(join16(systemDir, path))) return {};
+  if (!path || !existsSync20(join17(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync14(join16(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync14(join17(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -33594,9 +33841,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync9(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync9(join16(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync9(join17(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join16(surveyDir, id, f))];
+          return [readJson(join17(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -33607,7 +33854,7 @@ function readSurveys(systemDir) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync20(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const paths = evidencePaths(join16(dataDir, name));
+    const paths = evidencePaths(join17(dataDir, name));
     if (!existsSync20(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -33646,7 +33893,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync20(join16(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync20(join17(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative11(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -33697,8 +33944,8 @@ function loadReportModel(systemDir, campaignDir) {
     campaign: ds.campaign ?? {},
     environment: environment2,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join16(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join16(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join17(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join17(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -33708,7 +33955,7 @@ function loadReportModel(systemDir, campaignDir) {
 
 // src/compare/compare.ts
 import { existsSync as existsSync21 } from "node:fs";
-import { join as join17, relative as relative12 } from "node:path";
+import { join as join18, relative as relative12 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -33862,7 +34109,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join17(dataDir, system2);
+  const dir = join18(dataDir, system2);
   if (!existsSync21(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
@@ -33955,7 +34202,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync21(join17(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join17(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync21(join18(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join18(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -36117,7 +36364,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join18 = [joinDefaults];
+var join19 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -38731,7 +38978,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join18],
+    join: [...join19],
     options: {},
     safe: safeBound,
     stack: [],
@@ -39338,8 +39585,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync7, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname8, join as join19, posix as posix2, relative as relative13, resolve as resolve11, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync8, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname8, join as join20, posix as posix2, relative as relative13, resolve as resolve12, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -39353,26 +39600,26 @@ function readFolder(dir, shown3, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join19(shown3, strays2[0]),
+      join20(shown3, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join19(dir, BUILD_FILE);
+  const buildPath = join20(dir, BUILD_FILE);
   if (existsSync22(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join19(shown3, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join20(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join19(shown3, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join20(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync22(join19(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join19(dir, CAMPAIGN_FILE), join19(shown3, CAMPAIGN_FILE));
+  if (existsSync22(join20(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join20(dir, CAMPAIGN_FILE), join20(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join19(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join19(shown3, BUILD_FILE)}`);
+        throw new InputError(join20(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join20(shown3, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -39392,7 +39639,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join19(a.dir, rel), join19(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join20(a.dir, rel), join20(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -39401,7 +39648,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync22(join19(shard.dir, tail))) return entry;
+  if (!existsSync22(join20(shard.dir, tail))) return entry;
   const move = relative13(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -39433,9 +39680,9 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative13(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve11(into);
+  const out = resolve12(into);
   for (const p of parts) {
-    const abs = resolve11(p);
+    const abs = resolve12(p);
     if (!existsSync22(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
@@ -39460,15 +39707,15 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve11(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve12(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join19(other.shown, CAMPAIGN_FILE),
+      join20(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join19(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join20(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -39490,16 +39737,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join19(earlier.dir, rel), join19(f.dir, rel)))
-        throw new InputError(join19(f.shown, rel), "", `differs from ${join19(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join20(earlier.dir, rel), join20(f.dir, rel)))
+        throw new InputError(join20(f.shown, rel), "", `differs from ${join20(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join19(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
+  const tmp = join20(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync4(tmp, { recursive: true, force: true });
-  mkdirSync7(tmp, { recursive: true });
+  mkdirSync8(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync7(dirname8(join19(tmp, rel)), { recursive: true });
-      copyFileSync(join19(from.dir, rel), join19(tmp, rel));
+      mkdirSync8(dirname8(join20(tmp, rel)), { recursive: true });
+      copyFileSync(join20(from.dir, rel), join20(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -39507,10 +39754,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join19(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join20(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join19(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync22(join19(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join20(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync22(join20(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -39520,8 +39767,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join19(tmp, LOCK_FILE), lockText());
-    const old = join19(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
+    writeFileSync4(join20(tmp, LOCK_FILE), lockText());
+    const old = join20(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync3(out, old);
     try {
       renameSync3(tmp, out);
@@ -39546,7 +39793,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -40250,11 +40497,11 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join20(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join21(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join20(outDir, path);
+    const file2 = join21(outDir, path);
     return !existsSync23(file2) || readFileSync16(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -40333,7 +40580,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join21(values.out, values.system), cli("out"));
+  checkOutputFolder(join22(values.out, values.system), cli("out"));
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
@@ -40355,7 +40602,7 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve12(arg);
+  const dir = resolve13(arg);
   if (!existsSync24(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync24(evidencePaths(dir).build) && !existsSync24(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
@@ -40395,11 +40642,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync24(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync24(join21(d, values.system)))
+    if (!existsSync24(join22(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join21(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join22(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync24(values.campaign))
@@ -40425,13 +40672,13 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve12(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve13(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join21(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join22(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join21(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join22(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -40468,7 +40715,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join21(systemDir, e.kat_file);
+    const katPath = join22(systemDir, e.kat_file);
     if (!existsSync24(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync17(katPath, "utf8");
@@ -40478,7 +40725,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join21(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join22(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -40501,14 +40748,14 @@ ${generated.map(formatManifestLine).join("\n")}
   const broken = campaign.invalid.find((x) => x.id === id);
   if (broken) throw new InputError(values.write, id, `the candidate is invalid: ${broken.problem}`);
   if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-  const gone = generated.find((g2) => !c.labels.includes(g2.label));
-  if (gone)
+  const gone2 = generated.find((g2) => !c.labels.includes(g2.label));
+  if (gone2)
     throw new InputError(
       evidencePaths(systemDir).build,
-      instanceKey(id, gone.label),
-      `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
+      instanceKey(id, gone2.label),
+      `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join21(c.folder, "kat.sha256");
+  const target = join22(c.folder, "kat.sha256");
   const shown3 = relative14(process.cwd(), target) || target;
   const before = existsSync24(target) ? readFileSync17(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
@@ -40549,19 +40796,19 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve12(values.out ?? join21(root3, "out"));
+  const out = resolve13(values.out ?? join22(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join21(root3, "examples", "campaign");
-  const pqclean = join21(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join22(root3, "examples", "campaign");
+  const pqclean = join22(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync24(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync24(join21(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync24(join22(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join21(out, "data"),
+    dataDir: join22(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -40569,13 +40816,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join21(out, "pages");
+  const pagesDir = join22(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative14(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative14(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative14(process.cwd(), join21(pagesDir, "index.md"))})`
+    `pages:    ${relative14(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative14(process.cwd(), join22(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

@@ -15,6 +15,11 @@ import type { Progress } from './progress.js';
 
 export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
 export type Phase = (typeof PHASES)[number];
+/**
+ * Phases whose processes are pinned to the run's core: an instance runs them holding the core's
+ * host-wide lock, so that no other run on the host times or profiles on it meanwhile.
+ */
+export const PINNED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['measure', 'profile']);
 
 export interface CampaignOptions {
   campaignDir: string;
@@ -58,8 +63,17 @@ export interface RunPlan {
   invalid: InvalidCandidate[];
   /** ngcc-perf.yml with the command line's overrides applied. */
   settings: CampaignSettings;
-  /** The core the trials and profiles are pinned to. */
+  /**
+   * The core the trials and profiles are pinned to: the first of `cpus` for the run as a whole (its
+   * host checks and environment), the core held while an instance's pinned phases run.
+   */
   cpu: number;
+  /**
+   * The cores this run may pin to, in order of preference: `--cpu`, else the system's `cpus` or
+   * `cpu` in ngcc-perf.yml, else one default. Each pinned phase of an instance holds one of them
+   * (its host-wide lock, src/env/cpuLock.ts) and waits while all are held.
+   */
+  cpus: number[];
   /** The instances this run (or shard) does, in campaign order. */
   units: Unit[];
   phases: ReadonlySet<Phase>;
@@ -112,7 +126,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     );
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
-  const cpu = trialCpu(opts, settings, ymlShown);
+  const cpus = trialCpus(opts, settings, ymlShown);
   // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
   try {
     readJsonIfExists<BuildJson>(paths.build);
@@ -132,7 +146,8 @@ export function planRun(opts: CampaignOptions): RunPlan {
     candidates: campaign.candidates,
     invalid,
     settings,
-    cpu,
+    cpu: cpus[0]!,
+    cpus,
     units: units(campaign.candidates, opts.shard),
     phases: opts.phases,
     force: opts.force ?? false,
@@ -165,18 +180,19 @@ function withOverrides(settings: CampaignSettings, opts: CampaignOptions): Campa
 }
 
 /**
- * The core the trials are pinned to, checked before anything runs: a CPU this process may not
+ * The cores the trials may be pinned to, checked before anything runs: a CPU this process may not
  * use fails every measurement alone, which would otherwise surface only as failed records.
  */
-function trialCpu(opts: CampaignOptions, settings: CampaignSettings, ymlShown: string): number {
+function trialCpus(opts: CampaignOptions, settings: CampaignSettings, ymlShown: string): number[] {
   const allowed = allowedCpus();
-  if (opts.cpu !== undefined) return checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ['cpu', ''], allowed);
-  const configured = settings.systems[opts.system]?.cpu;
-  if (configured !== undefined) return checkCpuAllowed(configured, [ymlShown, `systems.${opts.system}.cpu`], allowed);
+  if (opts.cpu !== undefined) return [checkCpuAllowed(opts.cpu, opts.argumentNames?.cpu ?? ['cpu', ''], allowed)];
+  const system = settings.systems[opts.system];
+  if (system?.cpus) return system.cpus.map((c, i) => checkCpuAllowed(c, [ymlShown, `systems.${opts.system}.cpus[${i}]`], allowed));
+  if (system?.cpu !== undefined) return [checkCpuAllowed(system.cpu, [ymlShown, `systems.${opts.system}.cpu`], allowed)];
   const fallback = defaultCpu();
-  if (!allowed || allowed.includes(fallback)) return fallback;
+  if (!allowed || allowed.includes(fallback)) return [fallback];
   // The last online CPU may lie outside a container's or taskset's mask: take the mask's last.
   const last = allowed[allowed.length - 1];
   if (last === undefined) throw new InputError('cpu', '', `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
-  return last;
+  return [last];
 }

@@ -2,6 +2,8 @@
 export interface Progress {
   start(totalSteps: number): void;
   tick(message: string): void;
+  /** A line that is not a finished step (a wait for a core): shown, not counted. */
+  note?(message: string): void;
   done(): void;
 }
 
@@ -34,6 +36,10 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
       const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
       stream.write(`\r\x1b[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
+    },
+    note(message) {
+      // On a terminal the line replaces the bar, which the next step draws again.
+      stream.write(tty ? `\r\x1b[2K${message}\n` : `${message}\n`);
     },
     done() {
       if (tty) stream.write('\n');

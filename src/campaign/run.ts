@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
 import { harnessTools } from '../compile/harnessTools.js';
-import { hostEnvironment, hostProblems } from '../env/host.js';
+import { lockCore } from '../env/cpuLock.js';
+import { hostEnvironment, hostProblems, type HostEnvironment } from '../env/host.js';
 import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
+import { formatSeconds } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
-import { planRun, type CampaignOptions, type RunPlan } from './plan.js';
+import { PINNED_PHASES, planRun, type CampaignOptions, type RunPlan } from './plan.js';
 import { prepare } from './prepare.js';
 import { profile } from './profile.js';
 import { stale } from './stale.js';
@@ -46,9 +48,19 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       counter ??= c;
     },
   };
-  run.counterHz = (await probeSandbox({ mode: plan.settings.sandbox, probeTool: run.tools.probe, cpu: plan.cpu })).counterHz;
   const writeCampaign = campaignWriter(run);
-  writeCampaign({ ended_utc: null });
+  writeCampaign({ ended_utc: null, cpu_holds: [] });
+  // Written after every hold: a run killed midway still says where it pinned what.
+  const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
+  // The probe pins itself to read the counter's rate: it too waits for the core.
+  run.counterHz = await cores.on(
+    'counter probe',
+    (line) => run.progress?.note?.(line),
+    async (pinned) => {
+      const probe = await probeSandbox({ mode: plan.settings.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+      return probe.counterHz;
+    },
+  );
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
@@ -60,11 +72,89 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     const summary: InstanceSummary = { key: unit.key, operations: [] };
     instances.push(summary);
     const ctx: InstanceContext = { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-    for (const step of active) await step.run(ctx);
+    for (const group of pinnedGroups(active)) {
+      // Without a library nothing can be timed or profiled: no need to wait for a core.
+      if (!group.pinned || (ctx.entry && !ctx.entry.library)) {
+        for (const step of group.steps) await step.run(ctx);
+        continue;
+      }
+      const what = `${unit.key} ${group.steps.map((s) => s.name).join(',')}`;
+      await cores.on(
+        what,
+        (line) => run.progress?.note?.(`${unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          try {
+            for (const step of group.steps) await step.run(ctx);
+          } finally {
+            ctx.run = run;
+          }
+        },
+      );
+    }
   }
-  writeCampaign({ ended_utc: new Date().toISOString(), ...(counter ? { counter_source: counter } : {}) });
+  writeCampaign({ ended_utc: new Date().toISOString(), cpu_holds: cores.holds, ...(counter ? { counter_source: counter } : {}) });
   run.progress?.done();
   return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
+}
+
+/** Consecutive steps that pin processes to the core (one hold of its lock for them all), and those that do not. */
+function pinnedGroups(steps: readonly PhaseStep[]): Array<{ pinned: boolean; steps: PhaseStep[] }> {
+  const groups: Array<{ pinned: boolean; steps: PhaseStep[] }> = [];
+  for (const step of steps) {
+    const pinned = step.phase !== undefined && PINNED_PHASES.has(step.phase);
+    const last = groups[groups.length - 1];
+    if (last?.pinned === pinned) last.steps.push(step);
+    else groups.push({ pinned, steps: [step] });
+  }
+  return groups;
+}
+
+/** One hold of a core's host-wide lock, as campaign.json records it. */
+interface CpuHold {
+  cpu: number;
+  /** The instance and steps (or `counter probe`) that ran on the core. */
+  what: string;
+  acquired_utc: string;
+  released_utc: string;
+  waited_s: number;
+}
+
+/**
+ * Work on one of the run's cores (plan.cpus) while holding its host-wide lock (src/env/cpuLock.ts),
+ * so that no other ngcc-perf process on this host, of any job or shard, pins anything to that core
+ * meanwhile. The work gets the run with `plan.cpu` (and the environment) of the core it holds. Every
+ * hold is kept, with times taken inside it, for campaign.json.
+ */
+function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
+  const { plan } = run;
+  const environments = new Map<number, HostEnvironment>([[plan.cpu, run.environment]]);
+  const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ''} into ${plan.systemDir}`;
+  const holds: CpuHold[] = [];
+  return {
+    holds,
+    async on<T>(what: string, say: (line: string) => void, work: (pinned: RunContext) => Promise<T>): Promise<T> {
+      let waited = false;
+      const lease = await lockCore(plan.cpus, {
+        what: `${holder}: ${what}`,
+        onWait: (line) => {
+          waited = true;
+          say(line);
+        },
+      });
+      if (waited) say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      const cpu = lease.cpu;
+      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
+      const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };
+      try {
+        return await work(pinned);
+      } finally {
+        holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: new Date().toISOString(), waited_s: lease.waited_s });
+        lease.release();
+        onHold(holds);
+      }
+    },
+  };
 }
 
 /**
@@ -97,6 +187,8 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       planning: plan.settings.planning,
       flags: plan.settings.flags,
       fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+      // The cores this run could take; which one each hold took is in cpu_holds.
+      cpus: plan.cpus,
       // The latest run's view: a candidate mended since is no longer listed.
       invalid_candidates: plan.invalid,
       // One unsandboxed run makes the folder's evidence unsandboxed.

@@ -65,9 +65,16 @@ export const systemSchema = z
   .object({
     description: z.string().optional(),
     cpu: z.number().int().min(0).optional(),
+    /** Cores a run may take any free one of, per instance (host-wide locks keep runs apart); instead of `cpu`. */
+    cpus: z
+      .array(z.number().int().min(0))
+      .min(1)
+      .refine((l) => new Set(l).size === l.length, 'lists a CPU twice')
+      .optional(),
     fixed_clock_hz: z.number().positive().optional(),
   })
-  .strict();
+  .strict()
+  .refine((s) => s.cpu === undefined || s.cpus === undefined, { message: 'set cpu or cpus, not both', path: ['cpus'] });
 
 export const settingsSchema = z
   .object({

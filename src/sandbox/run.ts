@@ -27,6 +27,11 @@ export interface RunOptions {
   /** Bytes kept of the channel (default 4 MiB): a KAT's text comes this way. */
   channelMaxBytes?: number;
   /**
+   * An open file of this process that the child gets as its fd 3 (not with channelSecret, whose
+   * channel is fd 3): flock(1) locks that open file, so the lock outlives the child and stays ours.
+   */
+  inheritFd?: number;
+  /**
    * What the process may reach. Every process that compiles or runs submission code passes one
    * (mode `bwrap` unless the campaign opted out); trusted tools (git, tar) run without.
    */
@@ -133,7 +138,11 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      stdio: channel
+        ? ['ignore', 'pipe', 'pipe', 'pipe']
+        : opts.inheritFd !== undefined
+          ? ['ignore', 'pipe', 'pipe', opts.inheritFd]
+          : ['ignore', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
     if (pgid !== undefined) liveGroups.add(pgid);

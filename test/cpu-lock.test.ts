@@ -1,0 +1,328 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { coreHolder, cpuLockFile, lockCore } from '../src/env/cpuLock.js';
+import { allowedCpus } from '../src/env/cpus.js';
+import { isInputError } from '../src/errors.js';
+import { bundledCli } from './helpers/bundle.js';
+import { runCli } from './helpers/cli.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+
+const kem1 = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
+const iccs = join(repoRoot, 'native', 'iccs');
+const GOOD_DIGEST = '59f2eb780c9eaaec51fa4f00f9e164638542b057a1674280138336e8ffaf4041';
+
+/** A campaign of copies of the fixture's good toy KEM, one instance per label, with `settings` as ngcc-perf.yml. */
+function goodCampaign(labels: string[], settings: string): string {
+  const root = tempDir();
+  for (const part of ['good', 'common']) cpSync(join(kem1, part), join(root, 'kem-1', part), { recursive: true });
+  const instances = labels.map(
+    (l) => `  - label: ${l}\n    dir: good\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
+  );
+  writeFileSync(join(root, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n${instances.join('')}`);
+  writeFileSync(join(root, 'kem-1', 'kat.sha256'), labels.map((l) => `${GOOD_DIGEST} strict ${l}/KAT_KEM_${l}.txt\n`).join(''));
+  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
+  return root;
+}
+
+/** The core every test pins to: the last this process may use, as a run's default is. */
+const CPU = (allowedCpus() ?? [0]).at(-1)!;
+
+/** Polls `probe` until it gives a value; fails with `what` if that never happens. */
+async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 1200; i++) {
+    const v = probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) {
+    try {
+      // Outside holders are group leaders with a sleep beside them; the CLIs are not.
+      process.kill(c.spawnargs[0] === 'flock' ? -c.pid! : c.pid!, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
+});
+
+/**
+ * Another process holding a core's lock file with flock(1), as an operator reserving a core would.
+ * `-o`: only flock itself holds the lock (not its sleep), so killing it frees the core.
+ */
+async function outsideHolder(dir: string, cpu: number): Promise<{ kill(): void }> {
+  mkdirSync(dir, { recursive: true });
+  const child = spawn('flock', ['-x', '-o', cpuLockFile(dir, cpu), 'sleep', '600'], { stdio: 'ignore', detached: true });
+  children.push(child);
+  // Held once a non-blocking flock of our own fails.
+  await until('the outside holder to take the lock', () =>
+    spawnSync('flock', ['-n', cpuLockFile(dir, cpu), 'true']).status === 1 ? true : undefined,
+  );
+  return { kill: () => process.kill(-child.pid!, 'SIGKILL') };
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((res) => (child.exitCode !== null ? res(child.exitCode) : child.on('exit', (c) => res(c))));
+
+describe('the host-wide lock of a CPU', () => {
+  it('is a flock another process sees: busy while held, free once released', async () => {
+    const dir = join(tempDir(), 'locks');
+    const lease = await lockCore([CPU], { dir, what: 'a test' });
+    expect(lease.cpu).toBe(CPU);
+    expect(spawnSync('flock', ['-n', cpuLockFile(dir, CPU), 'true']).status).toBe(1);
+    expect(coreHolder(CPU, dir)).toMatchObject({ pid: process.pid, what: 'a test' });
+    lease.release();
+    lease.release();
+    expect(spawnSync('flock', ['-n', cpuLockFile(dir, CPU), 'true']).status).toBe(0);
+    expect(coreHolder(CPU, dir)).toBeUndefined();
+  });
+
+  it('waits while another process holds the core, says so, and takes it when that process is killed', async () => {
+    const dir = join(tempDir(), 'locks');
+    const holder = await outsideHolder(dir, CPU);
+    const said: string[] = [];
+    const taking = lockCore([CPU], { dir, what: 'a test', onWait: (line) => said.push(line) });
+    await until('the wait to be reported', () => (said.length > 0 ? true : undefined));
+    expect(said).toEqual([`waits for CPU ${CPU}, held by another process (it recorded no holder)`]);
+    holder.kill();
+    const lease = await taking;
+    expect(lease.cpu).toBe(CPU);
+    expect(lease.waited_s).toBeGreaterThan(0);
+    lease.release();
+  });
+
+  it('takes a free core of a list at once while another is held, and waits for any when all are', async () => {
+    const dir = join(tempDir(), 'locks');
+    const five = await outsideHolder(dir, 5);
+    const free = await lockCore([5, 6], { dir, what: 'first' });
+    expect(free.cpu).toBe(6);
+    free.release();
+    const six = await outsideHolder(dir, 6);
+    const said: string[] = [];
+    const taking = lockCore([5, 6], { dir, what: 'second', onWait: (line) => said.push(line) });
+    await until('the wait to be reported', () => (said.length > 0 ? true : undefined));
+    expect(said).toEqual([
+      'waits for a free CPU of 5-6: CPU 5 held by another process (it recorded no holder); CPU 6 held by another process (it recorded no holder)',
+    ]);
+    six.kill();
+    const lease = await taking;
+    expect(lease.cpu).toBe(6);
+    lease.release();
+    five.kill();
+  });
+
+  it('is refused, not waited for forever, when this process already holds the core', async () => {
+    const dir = join(tempDir(), 'locks');
+    const lease = await lockCore([CPU], { dir, what: 'a test' });
+    await expect(lockCore([CPU], { dir, what: 'again' })).rejects.toThrow(`this process already holds CPU ${CPU}`);
+    lease.release();
+  });
+
+  it('names the folder and the variable when the lock files cannot be used', async () => {
+    const file = join(tempDir(), 'not-a-folder');
+    writeFileSync(file, '');
+    const e = await lockCore([CPU], { dir: file, what: 'a test' }).catch((x: unknown) => x);
+    expect(isInputError(e)).toBe(true);
+    expect(String((e as Error).message)).toMatch(
+      /not-a-folder: cannot create the CPU lock folder \(EEXIST\); every ngcc-perf run on this host must be able to open the CPU lock files: make .* writable for them, or set NGCC_PERF_CPU_LOCK_DIR to a folder they share$/,
+    );
+    // A link planted in place of a lock file is not followed (nor written through).
+    const dir = tempDir();
+    const target = join(tempDir(), 'victim');
+    writeFileSync(target, 'keep me');
+    symlinkSync(target, cpuLockFile(dir, CPU));
+    await expect(lockCore([CPU], { dir, what: 'a test' })).rejects.toThrow(/cannot open the CPU lock file \(ELOOP\)/);
+    expect(readFileSync(target, 'utf8')).toBe('keep me');
+  });
+});
+
+describe('a run', () => {
+  const locks = () => join(tempDir(), 'locks');
+
+  it("takes a free core of the system's cpus while another process holds the first, and records it", async () => {
+    const cpus = allowedCpus() ?? [];
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const [held, free] = [cpus.at(-1)!, cpus.at(-2)!];
+    const dir = locks();
+    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', dir);
+    try {
+      await outsideHolder(dir, held);
+      const root = goodCampaign(
+        ['a'],
+        `planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\nsystems:\n  s:\n    cpus: [${held}, ${free}]\n`,
+      );
+      const data = tempDir();
+      const r = await runCli(['run', root, '--system', 's', '--out', data]);
+      expect(r.code).toBe(0);
+      expect(r.progress).not.toMatch(/waits for/);
+      const records = readdirSync(join(data, 's', 'records', 'kem-1')).map((f) =>
+        JSON.parse(readFileSync(join(data, 's', 'records', 'kem-1', f), 'utf8')),
+      );
+      expect(records).toHaveLength(3);
+      for (const rec of records) {
+        expect(rec.status).toBe('complete');
+        expect(new Set(rec.processes.map((p: { meta: { cpu: string } }) => p.meta.cpu))).toEqual(new Set([String(free)]));
+        expect(rec.environment.cpu_number).toBe(free);
+      }
+      const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8'));
+      expect(campaign.cpus).toEqual([held, free]);
+      expect(campaign.cpu_holds.map((h: { cpu: number; what: string }) => [h.cpu, h.what])).toEqual([
+        [free, 'counter probe'],
+        [free, 'kem-1/a measure,profile'],
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it.each([
+    ['cpu: 1\n    cpus: [2]', /systems\.s\.cpus: set cpu or cpus, not both/],
+    ['cpus: [1, 1]', /systems\.s\.cpus: lists a CPU twice/],
+    ['cpus: []', /systems\.s\.cpus/],
+    ['cpus: [99999]', /ngcc-perf\.yml: systems\.s\.cpus\[0\]: CPU 99999 is not one this process may run on/],
+  ])('refuses `%s` in ngcc-perf.yml, naming the field', async (line, message) => {
+    const root = goodCampaign(['a'], `systems:\n  s:\n    ${line}\n`);
+    const data = tempDir();
+    const r = await runCli(['run', root, '--system', 's', '--out', data]);
+    expect(r.code).toBe(2);
+    expect(r.err.join('\n')).toMatch(message);
+    expect(existsSync(join(data, 's'))).toBe(false);
+  });
+});
+
+interface Interval {
+  shard: string;
+  what: string;
+  cpu: number;
+  from: number;
+  to: number;
+}
+
+/** Every timing record of an evidence folder as [started_utc, ended_utc] on the one core its processes name. */
+function recordIntervals(systemDir: string, shard: string): Interval[] {
+  const dir = join(systemDir, 'records', 'kem-1');
+  return readdirSync(dir).map((f) => {
+    const rec = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+    const cores = [...new Set(rec.processes.map((p: { meta: { cpu: string } }) => Number(p.meta.cpu)))] as number[];
+    expect(cores).toHaveLength(1);
+    expect(rec.status).toBe('complete');
+    return { shard, what: f, cpu: cores[0]!, from: Date.parse(rec.started_utc), to: Date.parse(rec.ended_utc) };
+  });
+}
+
+/** campaign.json's holds of the core locks. */
+function holdIntervals(systemDir: string, shard: string): Interval[] {
+  const campaign = JSON.parse(readFileSync(join(systemDir, 'campaign.json'), 'utf8'));
+  return campaign.cpu_holds.map((h: { cpu: number; what: string; acquired_utc: string; released_utc: string }) => ({
+    shard,
+    what: h.what,
+    cpu: h.cpu,
+    from: Date.parse(h.acquired_utc),
+    to: Date.parse(h.released_utc),
+  }));
+}
+
+/** Pairs of intervals of different shards on one core that overlap in time. */
+function overlaps(intervals: Interval[]): Array<[Interval, Interval]> {
+  const found: Array<[Interval, Interval]> = [];
+  for (const a of intervals)
+    for (const b of intervals) if (a.shard < b.shard && a.cpu === b.cpu && a.from < b.to && b.from < a.to) found.push([a, b]);
+  return found;
+}
+
+function started(cli: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; stderr: () => string } {
+  const child = spawn('node', [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdout!.resume();
+  return { child, stderr: () => stderr };
+}
+
+describe('two CLI processes on one host', () => {
+  let cli: string;
+  beforeAll(() => {
+    cli = bundledCli();
+  });
+
+  it('two shards started together with the same --cpu never time on it at the same time', async () => {
+    const dir = join(tempDir(), 'locks');
+    const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
+    const root = goodCampaign(
+      ['a', 'b', 'c', 'd'],
+      'planning:\n  trials: 3\n  trial_target_s: 0.05\n  op_budget_s: 2\n  min_measurements: 10\n  warmups: 1\n',
+    );
+    const out = [tempDir(), tempDir()];
+    // The test holds the core first, so that both shards are surely waiting for it at once.
+    const gate = await lockCore([CPU], { dir, what: 'the test' });
+    const shards = [1, 2].map((k) =>
+      started(cli, ['run', root, '--system', 's', '--out', out[k - 1]!, '--shard', `${k}/2`, '--cpu', String(CPU)], env),
+    );
+    for (const s of shards)
+      await until('both shards to say they wait', () =>
+        s.stderr().includes(`waits for CPU ${CPU}, held by pid ${process.pid} since ${gate.acquired_utc} (the test)`) ? true : undefined,
+      );
+    gate.release();
+    const codes = await Promise.all(shards.map((s) => exitOf(s.child)));
+    expect(codes, shards.map((s) => s.stderr()).join('\n---\n')).toEqual([0, 0]);
+
+    const records = out.flatMap((o, i) => recordIntervals(join(o, 's'), String(i + 1)));
+    // Shard 1 has a and c, shard 2 b and d: three operations each.
+    expect(records).toHaveLength(12);
+    expect(new Set(records.map((r) => r.cpu))).toEqual(new Set([CPU]));
+    expect(overlaps(records)).toEqual([]);
+    // The holds cover the profile processes too, and each record lies inside a hold of its own shard.
+    const holds = out.flatMap((o, i) => holdIntervals(join(o, 's'), String(i + 1)));
+    expect(holds.map((h) => h.what).sort()).toEqual([
+      'counter probe',
+      'counter probe',
+      'kem-1/a measure,profile',
+      'kem-1/b measure,profile',
+      'kem-1/c measure,profile',
+      'kem-1/d measure,profile',
+    ]);
+    expect(overlaps(holds)).toEqual([]);
+    for (const r of records) {
+      const label = r.what.split('__')[0];
+      const hold = holds.find((h) => h.shard === r.shard && h.what === `kem-1/${label} measure,profile`)!;
+      expect(hold.from).toBeLessThanOrEqual(r.from);
+      expect(r.to).toBeLessThanOrEqual(hold.to);
+    }
+  });
+
+  it('a holder killed with SIGKILL frees the core for the run that waits for it', async () => {
+    const dir = join(tempDir(), 'locks');
+    const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
+    // Long trials: the first run holds the core for a good while.
+    const root = goodCampaign(['a'], 'planning:\n  trials: 5\n  trial_target_s: 1\n  op_budget_s: 30\n  warmups: 1\n');
+    const first = started(cli, ['run', root, '--system', 's', '--out', tempDir(), '--cpu', String(CPU)], env);
+    await until('the first run to hold the core for its measurement', () =>
+      coreHolder(CPU, dir)?.what.endsWith('kem-1/a measure,profile') ? true : undefined,
+    );
+    expect(coreHolder(CPU, dir)?.pid).toBe(first.child.pid);
+    const secondOut = tempDir();
+    const second = started(
+      cli,
+      ['run', root, '--system', 's', '--out', secondOut, '--cpu', String(CPU), '--trial-target', '0.02', '--op-budget', '1'],
+      env,
+    );
+    await until('the second run to say it waits', () =>
+      second.stderr().includes(`waits for CPU ${CPU}, held by pid ${first.child.pid} since`) ? true : undefined,
+    );
+    const killed = Date.now();
+    first.child.kill('SIGKILL');
+    expect(await exitOf(second.child), second.stderr()).toBe(0);
+    expect(second.stderr()).toMatch(new RegExp(`has CPU ${CPU} after waiting`));
+    const records = recordIntervals(join(secondOut, 's'), '2');
+    expect(records).toHaveLength(3);
+    for (const r of records) expect(r.from).toBeGreaterThanOrEqual(killed);
+  });
+});

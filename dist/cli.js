@@ -677,7 +677,7 @@ var require_parse = __commonJS({
       const parts = [];
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let value = "";
       let escaped = false;
       for (const ch of input2) {
@@ -692,11 +692,11 @@ var require_parse = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           value += ch;
           continue;
         }
-        if (quote === 0) {
+        if (quote2 === 0) {
           if (ch === "[") {
             bracket++;
           } else if (ch === "]" && bracket > 0) {
@@ -773,7 +773,7 @@ var require_parse = __commonJS({
       }
       let bracket = 0;
       let paren = 0;
-      let quote = 0;
+      let quote2 = 0;
       let escaped = false;
       for (let i = 1; i < pattern.length; i++) {
         const ch = pattern[i];
@@ -786,10 +786,10 @@ var require_parse = __commonJS({
           continue;
         }
         if (ch === '"') {
-          quote = quote === 1 ? 0 : 1;
+          quote2 = quote2 === 1 ? 0 : 1;
           continue;
         }
-        if (quote === 1) {
+        if (quote2 === 1) {
           continue;
         }
         if (ch === "[") {
@@ -7821,9 +7821,9 @@ var require_lexer = __commonJS({
         }
       }
       *parseQuotedScalar() {
-        const quote = this.charAt(0);
-        let end = this.buffer.indexOf(quote, this.pos + 1);
-        if (quote === "'") {
+        const quote2 = this.charAt(0);
+        let end = this.buffer.indexOf(quote2, this.pos + 1);
+        if (quote2 === "'") {
           while (end !== -1 && this.buffer[end + 1] === "'")
             end = this.buffer.indexOf("'", end + 2);
         } else {
@@ -9305,6 +9305,74 @@ function bwrapArgs(spec, opts) {
   if (opts.cwd) args.push("--chdir", opts.cwd);
   return args;
 }
+var quote = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
+function unshareArgv(spec, opts, command) {
+  for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
+    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+  const r = '"$R"';
+  const lines = [
+    "set -e",
+    // The system's own tools build the root, whatever PATH the runner has.
+    "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+    // A mount point every Linux has, in this private mount namespace only.
+    'R=/mnt; [ -d "$R" ] || R=/srv',
+    `mount -t tmpfs -o mode=755 ngcc-root ${r}`,
+    `mkdir -p ${r}/usr && mount --rbind /usr ${r}/usr && mount -o remount,bind,ro ${r}/usr`
+  ];
+  for (const e of opts.system.entries)
+    lines.push(
+      e.symlink !== void 0 ? `ln -s ${quote(e.symlink)} ${r}${quote(e.path)}` : `mkdir -p ${r}${quote(e.path)} && mount --rbind ${quote(e.path)} ${r}${quote(e.path)} && mount -o remount,bind,ro ${r}${quote(e.path)}`
+    );
+  const bind = (p, ro) => {
+    const inside = `${r}${quote(p)}`;
+    const point = `if [ -d ${quote(p)} ]; then mkdir -p ${inside}; else mkdir -p "$(dirname ${inside})" && : > ${inside}; fi`;
+    return `{ [ -e ${inside} ] || { ${point}; }; } && mount --bind ${quote(p)} ${inside}${ro ? ` && mount -o remount,bind,ro ${inside}` : ""}`;
+  };
+  for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
+  lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
+  lines.push(`mkdir -p ${r}/dev`);
+  for (const n of ["null", "zero", "full", "random", "urandom", "tty"])
+    lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
+  lines.push(`mkdir -p ${r}/dev/shm && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-shm ${r}/dev/shm`);
+  lines.push(`mkdir -p ${r}/tmp && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-tmp ${r}/tmp`);
+  const binds = /* @__PURE__ */ new Map();
+  for (const p of spec.readOnly) binds.set(normalize(p), "ro");
+  for (const p of spec.writable) binds.set(normalize(p), "rw");
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  for (const [p, how] of ordered) {
+    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === "/" ? "/" : `${q}/`)).pop();
+    if (how === "ro" && enclosing?.[1] === "ro") continue;
+    lines.push(bind(p, how === "ro"));
+  }
+  lines.push(`mount -o remount,ro ${r}`);
+  const env = Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => quote(`${k}=${v}`));
+  const cd = opts.cwd ? `cd ${quote(opts.cwd)} && ` : "";
+  lines.push(
+    // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
+    `chroot ${r} /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${env.join(" ")} /bin/sh -c ${quote(`${cd}exec "$@"`)} ngcc-sandbox "$@"`
+  );
+  return [
+    "setpriv",
+    "--pdeathsig=KILL",
+    "--",
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--net",
+    "--ipc",
+    "--uts",
+    "--",
+    "/bin/sh",
+    "-c",
+    lines.join("\n"),
+    "ngcc-sandbox",
+    ...command
+  ];
+}
 function sandboxEnv(env) {
   return { ...env, TMPDIR: "/tmp", HOME: "/nonexistent" };
 }
@@ -9405,9 +9473,10 @@ function runProcess(command, opts) {
   if (!file2) throw new Error("runProcess: empty command");
   const limited = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
   const env = scrubbedEnv(opts.env);
-  const sandbox = opts.sandbox?.mode === "bwrap" ? opts.sandbox : void 0;
+  const sandbox = opts.sandbox?.mode === "bwrap" || opts.sandbox?.mode === "unshare" ? opts.sandbox : void 0;
   const sandboxed = sandbox !== void 0;
-  const argv = sandbox ? ["bwrap", ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), "--", ...limited] : limited;
+  const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
+  const argv = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve14) => {
@@ -9558,6 +9627,10 @@ function firstLineOf(command, timeoutMs = 1e4) {
   const r = spawnSync(file2, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   if (r.status !== 0 || typeof r.stdout !== "string") return null;
   return r.stdout.split("\n")[0].trim();
+}
+function runsQuietly(command, timeoutMs = 1e4) {
+  const [file2, ...args] = command;
+  return spawnSync(file2, args, { env: scrubbedEnv(), timeout: timeoutMs, stdio: "ignore" }).status === 0;
 }
 function parseDriverOutput(stdout) {
   const meta3 = {};
@@ -10021,6 +10094,11 @@ function sandboxFailure(r) {
     return `bwrap cannot create a sandbox here (${said}): ${USERNS_FIX}; ${OPT_OUT}`;
   return `bwrap cannot create a sandbox here (exit ${r.exitCode}${said ? `: ${said}` : ""}); ${OPT_OUT}`;
 }
+function unshareFailure(r) {
+  const said = firstLine(r.stderr);
+  if (/ENOENT/.test(r.stderr)) return `util-linux's setpriv and unshare are not installed or not on PATH: install util-linux, ${OPT_OUT}`;
+  return `unshare cannot create a sandbox here (${said || `exit ${r.exitCode}`}): ${USERNS_FIX}; ${OPT_OUT}`;
+}
 var counterOf = (r) => {
   const f = r.stdout.split("\n").find((l) => l.startsWith("COUNTER	"));
   return r.exitCode === 0 && f ? f.split("	")[1] : void 0;
@@ -10030,6 +10108,14 @@ var rateOf = (r) => {
   const hz = f ? Number(f.split("	")[1]) : NaN;
   return r.exitCode === 0 && hz > 0 ? hz : void 0;
 };
+var NOTHING = { mode: "bwrap", readOnly: [], writable: [] };
+function resolveSandbox(setting) {
+  if (setting !== "auto") return setting;
+  if (runsQuietly(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"])) return "bwrap";
+  const env = { PATH: "/usr/bin:/bin" };
+  if (runsQuietly(unshareArgv({ ...NOTHING, mode: "unshare" }, { env, system: hostSystemView() }, ["true"]))) return "unshare";
+  return "bwrap";
+}
 async function probeSandbox(p) {
   const argv = [p.probeTool, String(p.cpu)];
   if (p.mode === "none") return { counterHz: rateOf(await runProcess(argv, { timeoutMs: 3e4 })) };
@@ -10037,9 +10123,9 @@ async function probeSandbox(p) {
   const refuse = (problem) => {
     throw new InputError(file2, "sandbox", problem);
   };
-  const bare = { mode: "bwrap", readOnly: [], writable: [] };
+  const bare = { ...NOTHING, mode: p.mode };
   const made = await runProcess(["true"], { timeoutMs: 3e4, sandbox: bare });
-  if (made.exitCode !== 0) refuse(sandboxFailure(made));
+  if (made.exitCode !== 0) refuse(p.mode === "bwrap" ? sandboxFailure(made) : unshareFailure(made));
   const compiler = p.compiler ?? CC;
   const cc = await runProcess([compiler, "--version"], { timeoutMs: 3e4, sandbox: bare });
   if (cc.exitCode !== 0)
@@ -10047,7 +10133,7 @@ async function probeSandbox(p) {
       `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib\u2026): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`
     );
   const outside = await runProcess(argv, { timeoutMs: 3e4 });
-  const inside = await runProcess(argv, { timeoutMs: 3e4, sandbox: { mode: "bwrap", readOnly: [p.probeTool], writable: [] } });
+  const inside = await runProcess(argv, { timeoutMs: 3e4, sandbox: { mode: p.mode, readOnly: [p.probeTool], writable: [] } });
   const [out, ins] = [counterOf(outside), counterOf(inside)];
   if (out !== void 0 && ins !== out)
     refuse(
@@ -12004,7 +12090,7 @@ function buildRequest(run, unit, flagSet) {
     timeoutMs: settings.planning.build_timeout_s * 1e3,
     memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
-    sandbox: settings.sandbox
+    sandbox: run.plan.sandbox
   };
 }
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
@@ -12077,7 +12163,7 @@ var measure = {
         rng: unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.settings.sandbox,
+        sandbox: plan.sandbox,
         counterHz: run.counterHz
       });
     }
@@ -32156,7 +32242,7 @@ var settingsSchema = external_exports.object({
     nist_symbols: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional()
   }).strict().default({ target_s: 0.2, rounds: 5 }),
   /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
-  sandbox: external_exports.enum(["bwrap", "none"]).default("bwrap"),
+  sandbox: external_exports.enum(["auto", "bwrap", "unshare", "none"]).default("auto"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
 
@@ -32387,6 +32473,7 @@ function planRun(opts) {
     candidates: campaign.candidates,
     invalid: invalid2,
     settings,
+    sandbox: resolveSandbox(settings.sandbox),
     cpu: cpus[0],
     cpus,
     units: units(campaign.candidates, opts.shard),
@@ -32711,7 +32798,7 @@ async function prepareInstance(run, unit) {
     manifest,
     timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
     memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
-    sandbox: plan.settings.sandbox
+    sandbox: plan.sandbox
   });
   let b = await build2("guide");
   let guideResult;
@@ -33174,7 +33261,7 @@ async function survey(ctx, entry) {
       survey_version: SURVEY_VERSION
     };
     const library = resolve10(plan.campaignDir, entry.library);
-    const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.settings.sandbox).catch((e) => ({
+    const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.sandbox).catch((e) => ({
       failure: errorMessage(e)
     }));
     writeJsonAtomic(surveyPath, { ...head, ...result });
@@ -33283,7 +33370,7 @@ async function runLocked(plan, opts, steps) {
     "counter probe",
     (line) => run.progress?.note?.(line),
     async (pinned) => {
-      const probe = await probeSandbox({ mode: plan.settings.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+      const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
       return probe.counterHz;
     }
   );
@@ -33390,7 +33477,7 @@ function campaignWriter(run) {
     // The latest run's view: a candidate mended since is no longer listed.
     invalid_candidates: plan.invalid,
     // One unsandboxed run makes the folder's evidence unsandboxed.
-    sandbox: campaignJson.sandbox === "none" ? "none" : plan.settings.sandbox,
+    sandbox: campaignJson.sandbox === "none" ? "none" : plan.sandbox,
     ...extra
   });
 }
@@ -34268,7 +34355,8 @@ function compareEvidence(opts) {
   const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
-  const sandbox = head.campaign?.sandbox === "bwrap" || head.campaign?.sandbox === "none" ? head.campaign.sandbox : void 0;
+  const said = head.campaign?.sandbox;
+  const sandbox = said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
   return {
     system: opts.system,
     threshold_pct: thresholdPct,
@@ -35087,8 +35175,8 @@ function checkQuote(state) {
 
 // node_modules/mdast-util-to-markdown/lib/handle/definition.js
 function definition(node3, _, state, info) {
-  const quote = checkQuote(state);
-  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const quote2 = checkQuote(state);
+  const suffix = quote2 === '"' ? "Quote" : "Apostrophe";
   const exit = state.enter("definition");
   let subexit = state.enter("label");
   const tracker = state.createTracker(info);
@@ -35126,15 +35214,15 @@ function definition(node3, _, state, info) {
   subexit();
   if (node3.title) {
     subexit = state.enter(`title${suffix}`);
-    value += tracker.move(" " + quote);
+    value += tracker.move(" " + quote2);
     value += tracker.move(
       state.safe(node3.title, {
         before: value,
-        after: quote,
+        after: quote2,
         ...tracker.current()
       })
     );
-    value += tracker.move(quote);
+    value += tracker.move(quote2);
     subexit();
   }
   exit();
@@ -35852,8 +35940,8 @@ function htmlPeek() {
 // node_modules/mdast-util-to-markdown/lib/handle/image.js
 image.peek = imagePeek;
 function image(node3, _, state, info) {
-  const quote = checkQuote(state);
-  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const quote2 = checkQuote(state);
+  const suffix = quote2 === '"' ? "Quote" : "Apostrophe";
   const exit = state.enter("image");
   let subexit = state.enter("label");
   const tracker = state.createTracker(info);
@@ -35887,15 +35975,15 @@ function image(node3, _, state, info) {
   subexit();
   if (node3.title) {
     subexit = state.enter(`title${suffix}`);
-    value += tracker.move(" " + quote);
+    value += tracker.move(" " + quote2);
     value += tracker.move(
       state.safe(node3.title, {
         before: value,
-        after: quote,
+        after: quote2,
         ...tracker.current()
       })
     );
-    value += tracker.move(quote);
+    value += tracker.move(quote2);
     subexit();
   }
   value += tracker.move(")");
@@ -35996,8 +36084,8 @@ function formatLinkAsAutolink(node3, state) {
 // node_modules/mdast-util-to-markdown/lib/handle/link.js
 link.peek = linkPeek;
 function link(node3, _, state, info) {
-  const quote = checkQuote(state);
-  const suffix = quote === '"' ? "Quote" : "Apostrophe";
+  const quote2 = checkQuote(state);
+  const suffix = quote2 === '"' ? "Quote" : "Apostrophe";
   const tracker = state.createTracker(info);
   if (formatLinkAsAutolink(node3, state)) {
     const stack = state.stack;
@@ -36063,15 +36151,15 @@ function link(node3, _, state, info) {
   subexit();
   if (typeof title7 === "string") {
     subexit = state.enter(`title${suffix}`);
-    value += tracker.move(" " + quote);
+    value += tracker.move(" " + quote2);
     value += tracker.move(
       state.safe(title7, {
         before: value,
-        after: quote,
+        after: quote2,
         ...tracker.current()
       })
     );
-    value += tracker.move(quote);
+    value += tracker.move(quote2);
     subexit();
   }
   value += tracker.move(")");
@@ -40283,11 +40371,11 @@ var limits = () => [
 ];
 var isolation = (model) => {
   const sandbox = model.campaign.sandbox;
-  if (sandbox === "bwrap")
+  if (sandbox === "bwrap" || sandbox === "unshare")
     return [
       heading2(2, "Isolation"),
       para(
-        "Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder."
+        `Every compiler and driver process of a submission ran in a ${sandbox === "bwrap" ? "bubblewrap" : "util-linux unshare"} sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder.`
       )
     ];
   if (sandbox === "none")

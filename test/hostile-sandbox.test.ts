@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools } from '../src/compile/harnessTools.js';
-import { probeSandbox } from '../src/env/sandboxProbe.js';
+import { probeSandbox, resolveSandbox } from '../src/env/sandboxProbe.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
 import { InputError } from '../src/errors.js';
-import { bwrapArgs, type SandboxSpec, type SystemView } from '../src/sandbox/bwrap.js';
+import { bwrapArgs, type SandboxSpec, type SystemView, unshareArgv } from '../src/sandbox/bwrap.js';
 import { runProcess } from '../src/sandbox/run.js';
 import { sha256File } from '../src/util/fsx.js';
 import {
@@ -103,6 +103,91 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
       expect((await cliChild(cli, ['report', join(data, 's'), '--campaign', campaign, '--out', pages], {})).code).toBe(0);
       expect(readFileSync(join(pages, 'performance', 'method_s.md'), 'utf8')).toMatch(
         /## Isolation\n\n⚠ Not sandboxed: the campaign set `sandbox: none`/,
+      );
+    } finally {
+      for (const l of [net, unix, abstract]) l.server.close();
+      removeScratch(home);
+    }
+  }, 300_000);
+});
+
+describe('the same attacks with `sandbox: unshare` (util-linux, for hosts without bubblewrap)', () => {
+  it('fail as they do under bwrap, and the evidence and the method page name the unshare sandbox', async () => {
+    const cli = bundledCli();
+    const canary = `NGCC_CANARY_${randomBytes(12).toString('hex')}`;
+    const homeSecret = `NGCC_HOME_SECRET_${randomBytes(12).toString('hex')}`;
+    const neighbour = `NGCC_NEIGHBOUR_${randomBytes(12).toString('hex')}`;
+    const data = tempDir();
+    const pages = tempDir();
+    const home = tempDir('ngcc-home-');
+    const sockets = tempDir();
+    const abstractName = `ngcc-unshare-${randomBytes(8).toString('hex')}`;
+    const net = await listener();
+    const unix = await listener(join(sockets, 'runner.sock'));
+    const abstract = await listener(`\0${abstractName}`);
+    const attacks = [
+      'read-parent-environ',
+      'write-neighbour',
+      'daemon',
+      'network',
+      'read-home',
+      'scratch',
+      'unix-socket',
+      'include-neighbour',
+      'link-out',
+    ] as const;
+    const campaign = hostileCampaign(tempDir(), { escapes: [...attacks], honest: ['early-1'], settings: `${QUICK}sandbox: unshare\n` });
+    writeFileSync(join(home, 'secret.txt'), `${homeSecret} is in the runner's home\n`);
+    aimEscapes(campaign, [...attacks], ['early-1'], {
+      port: net.port,
+      secretFile: '/nonexistent/ngcc-escape-secret',
+      home,
+      unixPath: join(sockets, 'runner.sock'),
+      abstractName,
+      neighbourHeader: `#error ${neighbour} is a neighbour's source\n`,
+    });
+    const early = join(campaign, 'early-1', 'good', 'KEM_AlgorithmInstance.c');
+    const earlySource = readFileSync(early, 'utf8');
+    try {
+      const r = await cliChild(cli, ['run', campaign, '--system', 's', '--out', data], { NGCC_CANARY_TOKEN: canary, HOME: home });
+      expect(r.code, r.out).toBe(1); // the include attacks do not build
+      await sleep(4000);
+      // (The neighbour's marker is in its own header, in the campaign: only the evidence must not have it.)
+      for (const [needle, where] of [
+        [canary, [data, campaign]],
+        [homeSecret, [data, campaign]],
+        [neighbour, [data]],
+      ] as const) {
+        expect(containing([...where], needle)).toEqual([]);
+        expect(r.out).not.toContain(needle);
+      }
+      expect([net.got, unix.got, abstract.got].map((g) => g.data)).toEqual(['', '', '']);
+      expect(existsSync(join('/tmp', 'ngcc-escape-scratch'))).toBe(false);
+      expect(existsSync(join(home, 'ngcc-escape-scratch'))).toBe(false);
+      expect(existsSync(join(campaign, 'daemon-was-here'))).toBe(false);
+      expect(readFileSync(early, 'utf8')).toBe(earlySource);
+      const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as { instances: Record<string, { kat?: string }> };
+      expect(build.instances['early-1/good']?.kat).toBe('PASS');
+      for (const a of [
+        'read-parent-environ',
+        'write-neighbour',
+        'daemon',
+        'network',
+        'read-home',
+        'scratch',
+        'unix-socket',
+        'link-out',
+      ] as const)
+        expect(build.instances[`${idOf(a)}/attack`]?.kat, a).toBe('PASS');
+      for (const a of ['include-neighbour'] as const) expect(build.instances[`${idOf(a)}/attack`]?.kat, a).toBe('BUILDFAIL');
+      for (const op of ['keygen', 'enc', 'dec']) {
+        const rec = JSON.parse(readFileSync(join(data, 's', 'records', 'early-1', `good__${op}.json`), 'utf8')) as { status: string };
+        expect(rec.status, op).toBe('complete');
+      }
+      expect((JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { sandbox?: string }).sandbox).toBe('unshare');
+      expect((await cliChild(cli, ['report', join(data, 's'), '--campaign', campaign, '--out', pages], {})).code).toBe(0);
+      expect(readFileSync(join(pages, 'performance', 'method_s.md'), 'utf8')).toMatch(
+        /## Isolation\n\nEvery compiler and driver process of a submission ran in a util-linux unshare sandbox/,
       );
     } finally {
       for (const l of [net, unix, abstract]) l.server.close();
@@ -207,8 +292,64 @@ describe('the bwrap command line', () => {
   });
 });
 
-describe('runProcess in the sandbox', () => {
-  const bare: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+describe('the unshare command line', () => {
+  it('makes every namespace, dies with its parent, drops every capability and binds only what the spec names', () => {
+    const argv = unshareArgv(
+      { mode: 'unshare', readOnly: ['/c/kem-1', '/c/kem-1/good/a.c'], writable: ['/data/out'] },
+      { env: { PATH: '/usr/bin' }, cwd: '/c/kem-1/good', system: { entries: [{ path: '/lib' }], etc: ['/etc/ld.so.cache'] } },
+      ['gcc', '-c', 'a.c'],
+    );
+    expect(argv.slice(0, 14)).toEqual([
+      'setpriv',
+      '--pdeathsig=KILL',
+      '--',
+      'unshare',
+      '--user',
+      '--map-root-user',
+      '--mount',
+      '--pid',
+      '--fork',
+      '--kill-child',
+      '--net',
+      '--ipc',
+      '--uts',
+      '--',
+    ]);
+    expect(argv.slice(-4)).toEqual(['ngcc-sandbox', 'gcc', '-c', 'a.c']);
+    const script = argv[argv.length - 5]!;
+    expect(script).toContain("mount --bind '/c/kem-1' \"$R\"'/c/kem-1' && mount -o remount,bind,ro \"$R\"'/c/kem-1'");
+    expect(script).toContain("mount --bind '/data/out' \"$R\"'/data/out'\n");
+    // A file inside a folder already bound read-only needs no bind of its own.
+    expect(script).not.toContain('a.c');
+    expect(script).toContain('mount -t tmpfs -o size=1073741824 ngcc-tmp');
+    expect(script).toMatch(
+      /chroot "\$R" \/usr\/bin\/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- \/usr\/bin\/env -i 'PATH=\/usr\/bin' \/bin\/sh -c 'cd '\\''\/c\/kem-1\/good'\\'' && exec "\$@"'/,
+    );
+    expect(script).not.toMatch(/\/home|\/root|--bind \/ /);
+  });
+});
+
+describe.each(['bwrap', 'unshare'] as const)('runProcess in the %s sandbox', (mode) => {
+  const bare: SandboxSpec = { mode, readOnly: [], writable: [] };
+
+  it('shows no other process, no capability, no network and no home', async () => {
+    const r = await runProcess(
+      [
+        'sh',
+        '-c',
+        'ls /proc | grep -c "^[0-9]"; grep CapEff /proc/self/status; cat /sys/class/net/*/operstate 2>/dev/null; ls /home /root 2>&1 | head -2',
+      ],
+      {
+        timeoutMs: 10_000,
+        sandbox: bare,
+      },
+    );
+    const [count, caps] = r.stdout.split('\n');
+    expect(Number(count)).toBeLessThanOrEqual(5);
+    expect(caps).toBe('CapEff:\t0000000000000000');
+    expect(r.stdout).not.toMatch(/\bup\b/);
+    expect(r.stdout).toMatch(/cannot access '\/home'/);
+  });
 
   it('reports a crash inside as the signal, as outside', async () => {
     const r = await runProcess(['sh', '-c', 'kill -SEGV $$'], { timeoutMs: 10_000, sandbox: bare });
@@ -224,11 +365,10 @@ describe('runProcess in the sandbox', () => {
         .trim()
         .split('\n')
         .map((l) => l.split('=')[0])
+        .filter((n) => n !== 'PWD')
         .sort();
-      // (bwrap sets PWD to the folder it starts in.)
-      expect(names).toEqual(
-        ['HOME', 'LC_ALL', 'PATH', 'PWD', 'TMPDIR', ...['LANG', 'TZ'].filter((v) => process.env[v] !== undefined)].sort(),
-      );
+      // (The shell that starts the command may set PWD, the folder it starts in.)
+      expect(names).toEqual(['HOME', 'LC_ALL', 'PATH', 'TMPDIR', ...['LANG', 'TZ'].filter((v) => process.env[v] !== undefined)].sort());
       expect(r.stdout).toContain('TMPDIR=/tmp\n');
     } finally {
       delete process.env.NGCC_CANARY_TOKEN;
@@ -251,7 +391,7 @@ describe('runProcess in the sandbox', () => {
     const other = tempDir();
     const r = await runProcess(['sh', '-c', `echo x > ${out}/ok; echo x > ${other}/no; ls ${other}`], {
       timeoutMs: 10_000,
-      sandbox: { mode: 'bwrap', readOnly: [], writable: [out] },
+      sandbox: { mode, readOnly: [], writable: [out] },
     });
     expect(r.stderr).toMatch(/no: Directory nonexistent/);
     expect(existsSync(join(out, 'ok'))).toBe(true);
@@ -304,6 +444,22 @@ describe('the sandbox probe', () => {
     const e = await probeWith(`${bin}:${dirname(process.execPath)}:/usr/bin:/bin`);
     expect(e).toBeInstanceOf(InputError);
     expect((e as Error).message).toMatch(/bwrap cannot create a sandbox here .*kernel\.apparmor_restrict_unprivileged_userns=0/);
+  });
+
+  it('passes with sandbox: unshare too, and `auto` is bwrap here, unshare without bwrap on PATH', async () => {
+    await expect(probeSandbox({ mode: 'unshare', probeTool, cpu: 0 })).resolves.toMatchObject({ counterHz: expect.any(Number) });
+    expect(resolveSandbox('auto')).toBe('bwrap');
+    expect(resolveSandbox('unshare')).toBe('unshare');
+    const saved = process.env.PATH;
+    const bin = tempDir();
+    // PATH without /usr/bin (bwrap's home) but with setpriv and unshare, as a host without bubblewrap.
+    for (const tool of ['setpriv', 'unshare']) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+    process.env.PATH = `${bin}:/usr/sbin:/sbin`;
+    try {
+      expect(resolveSandbox('auto')).toBe('unshare');
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 
   it('checks nothing with sandbox: none, and measures the counter rate outside', async () => {

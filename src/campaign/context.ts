@@ -89,7 +89,7 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
     timeoutMs: settings.planning.build_timeout_s * 1000,
     memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
-    sandbox: settings.sandbox,
+    sandbox: run.plan.sandbox,
   };
 }
 

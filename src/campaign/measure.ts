@@ -56,7 +56,7 @@ export const measure: PhaseStep = {
         rng: unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.settings.sandbox,
+        sandbox: plan.sandbox,
         counterHz: run.counterHz,
       });
     }

@@ -1,3 +1,5 @@
+import { resolveSandbox } from '../env/sandboxProbe.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
 import { join, relative, resolve } from 'node:path';
 import type { BuildCache } from '../compile/compile.js';
 import { wrapCatalog } from '../compile/profileBuild.js';
@@ -63,6 +65,8 @@ export interface RunPlan {
   invalid: InvalidCandidate[];
   /** ngcc-perf.yml with the command line's overrides applied. */
   settings: CampaignSettings;
+  /** The sandbox every process of submission code runs in: ngcc-perf.yml's `sandbox`, with `auto` decided for this host. */
+  sandbox: SandboxMode;
   /**
    * The core the trials and profiles are pinned to: the first of `cpus` for the run as a whole (its
    * host checks and environment), the core held while an instance's pinned phases run.
@@ -146,6 +150,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     candidates: campaign.candidates,
     invalid,
     settings,
+    sandbox: resolveSandbox(settings.sandbox),
     cpu: cpus[0]!,
     cpus,
     units: units(campaign.candidates, opts.shard),

@@ -116,7 +116,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
       manifest,
       timeoutMs: plan.settings.planning.kat_timeout_s * 1000,
       memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
-      sandbox: plan.settings.sandbox,
+      sandbox: plan.sandbox,
     });
 
   // 1. The first build: the guide's flags, else the harness defaults.

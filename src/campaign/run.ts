@@ -57,7 +57,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     'counter probe',
     (line) => run.progress?.note?.(line),
     async (pinned) => {
-      const probe = await probeSandbox({ mode: plan.settings.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+      const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
       return probe.counterHz;
     },
   );
@@ -192,7 +192,7 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       // The latest run's view: a candidate mended since is no longer listed.
       invalid_candidates: plan.invalid,
       // One unsandboxed run makes the folder's evidence unsandboxed.
-      sandbox: campaignJson.sandbox === 'none' ? 'none' : plan.settings.sandbox,
+      sandbox: campaignJson.sandbox === 'none' ? 'none' : plan.sandbox,
       ...extra,
     });
 }

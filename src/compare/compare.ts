@@ -285,7 +285,8 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     : [];
   const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
   const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
-  const sandbox = head.campaign?.sandbox === 'bwrap' || head.campaign?.sandbox === 'none' ? head.campaign.sandbox : undefined;
+  const said = head.campaign?.sandbox;
+  const sandbox = said === 'bwrap' || said === 'unshare' || said === 'none' ? said : undefined;
   return {
     system: opts.system,
     threshold_pct: thresholdPct,

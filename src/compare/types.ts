@@ -77,7 +77,7 @@ export interface CompareReport {
   /** Candidates whose candidate.yml or kat.sha256 head cannot read, and base could (status INVALID). */
   invalid_candidates: Array<{ id: string; problem: string }>;
   /** How the head run isolated submission code (campaign.json `sandbox`); absent in evidence older than the sandbox. */
-  sandbox?: 'bwrap' | 'none';
+  sandbox?: 'bwrap' | 'unshare' | 'none';
   size_changes: ValueChange[];
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];

@@ -99,7 +99,7 @@ export const settingsSchema = z
       .strict()
       .default({ target_s: 0.2, rounds: 5 }),
     /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
-    sandbox: z.enum(['bwrap', 'none']).default('bwrap'),
+    sandbox: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
     catalogs: z
       .object({ external_sizes: z.string().default('external_sizes.csv') })
       .strict()

@@ -1,6 +1,6 @@
 import { InputError } from '../errors.js';
-import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
-import { runProcess, type RunResult } from '../sandbox/run.js';
+import { hostSystemView, unshareArgv, type SandboxMode, type SandboxSetting, type SandboxSpec } from '../sandbox/bwrap.js';
+import { runProcess, runsQuietly, type RunResult } from '../sandbox/run.js';
 import { CC } from './toolchain.js';
 
 export interface SandboxProbe {
@@ -35,6 +35,13 @@ export function sandboxFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): strin
   return `bwrap cannot create a sandbox here (exit ${r.exitCode}${said ? `: ${said}` : ''}); ${OPT_OUT}`;
 }
 
+/** Why util-linux unshare could not make a sandbox, and the fix. */
+export function unshareFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
+  const said = firstLine(r.stderr);
+  if (/ENOENT/.test(r.stderr)) return `util-linux's setpriv and unshare are not installed or not on PATH: install util-linux, ${OPT_OUT}`;
+  return `unshare cannot create a sandbox here (${said || `exit ${r.exitCode}`}): ${USERNS_FIX}; ${OPT_OUT}`;
+}
+
 const counterOf = (r: RunResult) => {
   const f = r.stdout.split('\n').find((l) => l.startsWith('COUNTER\t'));
   return r.exitCode === 0 && f ? f.split('\t')[1] : undefined;
@@ -51,8 +58,23 @@ export interface ProbeResult {
   counterHz?: number;
 }
 
+const NOTHING: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+
 /**
- * Before anything is built: with `sandbox: bwrap`, checks that a sandbox can be made here, that the
+ * The sandbox `auto` stands for on this host, decided before anything is planned: bubblewrap where it
+ * can make a sandbox, else util-linux unshare where it can, else bubblewrap (whose start check then
+ * refuses the run, naming the cause and the fix). A mode named in ngcc-perf.yml is taken as it is.
+ */
+export function resolveSandbox(setting: SandboxSetting): SandboxMode {
+  if (setting !== 'auto') return setting;
+  if (runsQuietly(['bwrap', '--unshare-all', '--ro-bind', '/', '/', 'true'])) return 'bwrap';
+  const env = { PATH: '/usr/bin:/bin' };
+  if (runsQuietly(unshareArgv({ ...NOTHING, mode: 'unshare' }, { env, system: hostSystemView() }, ['true']))) return 'unshare';
+  return 'bwrap';
+}
+
+/**
+ * Before anything is built: with `sandbox: bwrap` or `unshare`, checks that a sandbox can be made here, that the
  * compiler is reachable in it, and that a driver inside pins itself and gets the cycle counter it
  * gets outside. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
  * the counter's rate as a driver sees it, measured by the harness's own probe (no submission code).
@@ -64,9 +86,9 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
   const refuse = (problem: string) => {
     throw new InputError(file, 'sandbox', problem);
   };
-  const bare: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+  const bare: SandboxSpec = { ...NOTHING, mode: p.mode };
   const made = await runProcess(['true'], { timeoutMs: 30_000, sandbox: bare });
-  if (made.exitCode !== 0) refuse(sandboxFailure(made));
+  if (made.exitCode !== 0) refuse(p.mode === 'bwrap' ? sandboxFailure(made) : unshareFailure(made));
 
   const compiler = p.compiler ?? CC;
   const cc = await runProcess([compiler, '--version'], { timeoutMs: 30_000, sandbox: bare });
@@ -76,7 +98,7 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
     );
 
   const outside = await runProcess(argv, { timeoutMs: 30_000 });
-  const inside = await runProcess(argv, { timeoutMs: 30_000, sandbox: { mode: 'bwrap', readOnly: [p.probeTool], writable: [] } });
+  const inside = await runProcess(argv, { timeoutMs: 30_000, sandbox: { mode: p.mode, readOnly: [p.probeTool], writable: [] } });
   const [out, ins] = [counterOf(outside), counterOf(inside)];
   // A counter that fails outside too is the host's problem, reported by the host checks.
   if (out !== undefined && ins !== out)

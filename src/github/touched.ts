@@ -1,3 +1,4 @@
+import { resolveSandbox } from '../env/sandboxProbe.js';
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { loadCampaign, type Candidate } from '../config/campaign.js';
@@ -109,7 +110,7 @@ async function instanceChange(
     extraFlags: settings.flags.extra,
     harnessVersion: version,
     timeoutMs: settings.planning.build_timeout_s * 1000,
-    sandbox: settings.sandbox,
+    sandbox: resolveSandbox(settings.sandbox),
   };
   try {
     const { key } = await buildArgv(req, flagsFor(req), join(scratch, flagSet, `lib${req.instance.label}.so`));

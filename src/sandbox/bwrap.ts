@@ -2,10 +2,14 @@ import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { isAbsolute, normalize } from 'node:path';
 
 /**
- * How processes that compile or run submission code are isolated: `bwrap` (bubblewrap), or `none`
- * (the campaign's explicit opt-out: they run with the runner user's rights).
+ * How processes that compile or run submission code are isolated: `bwrap` (bubblewrap), `unshare`
+ * (util-linux's unshare and setpriv, for hosts without bubblewrap), or `none` (the campaign's
+ * explicit opt-out: they run with the runner user's rights).
  */
-export type SandboxMode = 'bwrap' | 'none';
+export type SandboxMode = 'bwrap' | 'unshare' | 'none';
+
+/** What ngcc-perf.yml may say: a mode, or `auto` (bwrap where it works, else unshare). */
+export type SandboxSetting = SandboxMode | 'auto';
 
 /** What one sandboxed process may reach besides the read-only system. */
 export interface SandboxSpec {
@@ -96,6 +100,89 @@ export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
   for (const [k, v] of Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b))) args.push('--setenv', k, v);
   if (opts.cwd) args.push('--chdir', opts.cwd);
   return args;
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The same isolation without bubblewrap (`sandbox: unshare`): the command line that, with util-linux
+ * alone, runs a process in new user, mount, PID, network, IPC and UTS namespaces, killed with its
+ * parent (setpriv --pdeathsig, unshare --kill-child), in a root of its own built by a small sh script
+ * as bwrapArgs describes (the system read-only, a fresh /proc, the usual /dev nodes, a capped private
+ * /tmp, only the paths `spec` names), then run by setpriv with no capabilities left (empty bounding
+ * set, no_new_privs), so the mounts cannot be undone from inside, and only `opts.env`.
+ */
+export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: string[]): string[] {
+  for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
+    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+  const r = '"$R"';
+  const lines = [
+    'set -e',
+    // The system's own tools build the root, whatever PATH the runner has.
+    'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+    // A mount point every Linux has, in this private mount namespace only.
+    'R=/mnt; [ -d "$R" ] || R=/srv',
+    `mount -t tmpfs -o mode=755 ngcc-root ${r}`,
+    `mkdir -p ${r}/usr && mount --rbind /usr ${r}/usr && mount -o remount,bind,ro ${r}/usr`,
+  ];
+  for (const e of opts.system.entries)
+    lines.push(
+      e.symlink !== undefined
+        ? `ln -s ${quote(e.symlink)} ${r}${quote(e.path)}`
+        : `mkdir -p ${r}${quote(e.path)} && mount --rbind ${quote(e.path)} ${r}${quote(e.path)} && mount -o remount,bind,ro ${r}${quote(e.path)}`,
+    );
+  // A mount point is made only where none exists yet (inside a folder already bound it does).
+  const bind = (p: string, ro: boolean) => {
+    const inside = `${r}${quote(p)}`;
+    const point = `if [ -d ${quote(p)} ]; then mkdir -p ${inside}; else mkdir -p "$(dirname ${inside})" && : > ${inside}; fi`;
+    return `{ [ -e ${inside} ] || { ${point}; }; } && mount --bind ${quote(p)} ${inside}${ro ? ` && mount -o remount,bind,ro ${inside}` : ''}`;
+  };
+  for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
+  lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
+  lines.push(`mkdir -p ${r}/dev`);
+  for (const n of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
+    lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
+  lines.push(`mkdir -p ${r}/dev/shm && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-shm ${r}/dev/shm`);
+  lines.push(`mkdir -p ${r}/tmp && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-tmp ${r}/tmp`);
+  const binds = new Map<string, 'ro' | 'rw'>();
+  for (const p of spec.readOnly) binds.set(normalize(p), 'ro');
+  for (const p of spec.writable) binds.set(normalize(p), 'rw');
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  for (const [p, how] of ordered) {
+    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === '/' ? '/' : `${q}/`)).pop();
+    if (how === 'ro' && enclosing?.[1] === 'ro') continue;
+    lines.push(bind(p, how === 'ro'));
+  }
+  lines.push(`mount -o remount,ro ${r}`);
+  const env = Object.entries(opts.env)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => quote(`${k}=${v}`));
+  const cd = opts.cwd ? `cd ${quote(opts.cwd)} && ` : '';
+  lines.push(
+    // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
+    `chroot ${r} /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${env.join(' ')} /bin/sh -c ${quote(`${cd}exec "$@"`)} ngcc-sandbox "$@"`,
+  );
+  return [
+    'setpriv',
+    '--pdeathsig=KILL',
+    '--',
+    'unshare',
+    '--user',
+    '--map-root-user',
+    '--mount',
+    '--pid',
+    '--fork',
+    '--kill-child',
+    '--net',
+    '--ipc',
+    '--uts',
+    '--',
+    '/bin/sh',
+    '-c',
+    lines.join('\n'),
+    'ngcc-sandbox',
+    ...command,
+  ];
 }
 
 /** The environment inside: scratch files go to the private /tmp, never to the host's TMPDIR. */

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
-import { bwrapArgs, hostSystemView, sandboxEnv, type SandboxSpec, type SystemView } from './bwrap.js';
+import { bwrapArgs, hostSystemView, sandboxEnv, unshareArgv, type SandboxSpec, type SystemView } from './bwrap.js';
 import { treeCpuSeconds } from './cpuTime.js';
 
 export interface RunOptions {
@@ -123,11 +123,15 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
   const env = scrubbedEnv(opts.env);
   // prlimit runs inside, so the cap binds the command, not bwrap.
-  const sandbox = opts.sandbox?.mode === 'bwrap' ? opts.sandbox : undefined;
+  const sandbox = opts.sandbox?.mode === 'bwrap' || opts.sandbox?.mode === 'unshare' ? opts.sandbox : undefined;
   const sandboxed = sandbox !== undefined;
-  const argv = sandbox
-    ? ['bwrap', ...bwrapArgs(sandbox, { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() }), '--', ...limited]
-    : limited;
+  const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
+  const argv =
+    sandbox?.mode === 'bwrap'
+      ? ['bwrap', ...bwrapArgs(sandbox, inside), '--', ...limited]
+      : sandbox?.mode === 'unshare'
+        ? unshareArgv(sandbox, inside, limited)
+        : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
@@ -303,6 +307,12 @@ export function firstLineOf(command: string[], timeoutMs = 10_000): string | nul
   const r = spawnSync(file!, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   if (r.status !== 0 || typeof r.stdout !== 'string') return null;
   return r.stdout.split('\n')[0]!.trim();
+}
+
+/** For quick trusted checks of what this host can do (can a sandbox be made?): exit 0 within the time. */
+export function runsQuietly(command: string[], timeoutMs = 10_000): boolean {
+  const [file, ...args] = command;
+  return spawnSync(file!, args, { env: scrubbedEnv(), timeout: timeoutMs, stdio: 'ignore' }).status === 0;
 }
 
 /** Parses the drivers' tab-separated protocol lines (from the channel, or a driver run by hand). */

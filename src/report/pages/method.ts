@@ -117,11 +117,11 @@ const limits: MethodSection = () => [
 /** Said only where the evidence records it (older evidence does not). */
 const isolation: MethodSection = (model) => {
   const sandbox = model.campaign.sandbox;
-  if (sandbox === 'bwrap')
+  if (sandbox === 'bwrap' || sandbox === 'unshare')
     return [
       heading(2, 'Isolation'),
       para(
-        'Every compiler and driver process of a submission ran in a bubblewrap sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder.',
+        `Every compiler and driver process of a submission ran in a ${sandbox === 'bwrap' ? 'bubblewrap' : 'util-linux unshare'} sandbox: no network, its own process namespace, the system read-only, and of the runner only the sources its candidate.yml names (inside the campaign repository or the harness), its library and its output folder.`,
       ),
     ];
   if (sandbox === 'none')

@@ -32159,6 +32159,7 @@ var DEFAULT_ALPHA = 0.01;
 var HISTORY_MIN_RUNS = 3;
 var HISTORY_SIGMAS = 3;
 var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 var ACTION_INPUT_DEFAULTS = {
   mode: "pull-request",
   campaign: ".",

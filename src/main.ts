@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
-import { HISTORY_RUNS } from './config/defaults.js';
+import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
 import type { CompareReport, PullRequestContext } from './compare/types.js';
@@ -137,10 +137,13 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
-  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_RUNS, join(work, 'history'))).map((d) =>
-    join(d, dataRel),
+  // Commits that republish a record unchanged (a shard, a report) count once in compare, which keeps
+  // the last HISTORY_RUNS distinct measurements: read enough commits to find them.
+  const history = (await historyOf(repo, `origin/${inputs.publishBranch}`, evidencePath, HISTORY_COMMITS_READ, join(work, 'history'))).map(
+    (d) => join(d, dataRel),
   );
-  if (history.length > 0) core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system}`);
+  if (history.length > 0)
+    core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system} (each measurement counted once)`);
   const report = compareEvidence({
     baseDir: baseData,
     headDir: headData,

@@ -22,6 +22,8 @@ export const DEFAULT_ALPHA = 0.01;
 export const HISTORY_MIN_RUNS = 3;
 export const HISTORY_SIGMAS = 3;
 export const HISTORY_RUNS = 8;
+/** Data-branch commits read for the history: several may carry the same measurement. */
+export const HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 
 /** The action's inputs as action.yml documents them (strings, as GitHub passes them). */
 export const ACTION_INPUT_DEFAULTS = {

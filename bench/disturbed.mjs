@@ -11,7 +11,8 @@
 //   - detection of an injected slowdown of about +5 % and +12 % of the toy KEM (a busy loop sized on
 //     this machine first), with the competitor.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { benchCampaign } from './benchCampaign.mjs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +21,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'cli.js');
 const rounds = Number(process.argv[2] ?? 8);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
-const iccs = join(root, 'native', 'iccs');
-const toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
-const pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
+const _iccs = join(root, 'native', 'iccs');
+const _toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
+const _pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
 const cpu = Number(
   readFileSync('/proc/self/status', 'utf8')
     .match(/^Cpus_allowed_list:\s*(.*)$/m)[1]
@@ -36,28 +37,6 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function campaign(name, slowdown) {
-  const dir = join(work, name);
-  const src = join(dir, 'kem-1', 'src');
-  mkdirSync(src, { recursive: true });
-  cpSync(join(toy, 'good', 'KEM_AlgorithmInstance.h'), join(src, 'KEM_AlgorithmInstance.h'));
-  writeFileSync(
-    join(src, 'KEM_AlgorithmInstance.c'),
-    `#include "KEM_AlgorithmInstance.h"\n${slowdown ? `#define TOY_KEM_SLOWDOWN ${slowdown}\n` : ''}#include "toy_kem.inc"\n`,
-  );
-  writeFileSync(
-    join(dir, 'kem-1', 'candidate.yml'),
-    `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n  - label: toy\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${join(toy, 'common')}]\n`,
-  );
-  mkdirSync(join(dir, 'kem-2'), { recursive: true });
-  writeFileSync(
-    join(dir, 'kem-2', 'candidate.yml'),
-    `id: kem-2\ntype: kem\nalgorithm: ML-KEM\napi: nist\ninstances:\n  - label: ml-kem-512\n    dir: ${pq}/crypto_kem/ml-kem-512/clean\n    extra_sources: [${pq}/common/fips202.c]\n    include: [${pq}/common]\n    nist_prefix: PQCLEAN_MLKEM512_CLEAN_\n`,
-  );
-  writeFileSync(join(dir, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.1\n  op_budget_s: 5\n  warmups: 3\n');
-  return dir;
-}
 
 /** Competitor on/off intervals (ms since the epoch) of every run, to judge the flags against. */
 const competitorIntervals = [];
@@ -124,7 +103,7 @@ const verdictCounts = (rows) => ({
   rows: rows.length,
 });
 
-const plain = campaign('plain', 0);
+const plain = benchCampaign(work, 'plain', 0);
 const dataDirs = [];
 
 async function aa(withCompetitor) {
@@ -147,7 +126,7 @@ async function sizedSlowdown(pct) {
   const a = join(work, `size-${pct}-a`);
   const b = join(work, `size-${pct}-b`);
   await measure(plain, a, false);
-  await measure(campaign(`size-${pct}`, probe), b, false);
+  await measure(benchCampaign(work, `size-${pct}`, probe), b, false);
   const deltas = compare(a, b)
     .rows.filter((r) => r.candidate === 'kem-1')
     .map((r) => r.delta_pct);
@@ -156,7 +135,7 @@ async function sizedSlowdown(pct) {
 
 async function detection(pct) {
   const spin = await sizedSlowdown(pct);
-  const slow = campaign(`slow-${pct}`, spin);
+  const slow = benchCampaign(work, `slow-${pct}`, spin);
   let called = 0;
   let total = 0;
   const deltas = [];

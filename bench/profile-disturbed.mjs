@@ -6,7 +6,7 @@
 // --force`), each with a CPU-bound shell pinned to the same core during a random 30-60 % of it.
 // Prints each run's kept share, the share the median of all its rounds (disturbed ones included)
 // would have given, and how far each is from the reference.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';

@@ -4,7 +4,8 @@
 // regression or improvement called is a false alarm. Injected slowdown: the toy KEM with a busy
 // loop added to every operation (TOY_KEM_SLOWDOWN), compared with the plain toy KEM.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { benchCampaign } from './benchCampaign.mjs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,31 +14,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'cli.js');
 const rounds = Number(process.argv[2] ?? 6);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-regression-'));
-const iccs = join(root, 'native', 'iccs');
-const toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
-const pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
-
-function campaign(name, slowdown) {
-  const dir = join(work, name);
-  const src = join(dir, 'kem-1', 'src');
-  mkdirSync(src, { recursive: true });
-  cpSync(join(toy, 'good', 'KEM_AlgorithmInstance.h'), join(src, 'KEM_AlgorithmInstance.h'));
-  writeFileSync(
-    join(src, 'KEM_AlgorithmInstance.c'),
-    `#include "KEM_AlgorithmInstance.h"\n${slowdown ? `#define TOY_KEM_SLOWDOWN ${slowdown}\n` : ''}#include "toy_kem.inc"\n`,
-  );
-  writeFileSync(
-    join(dir, 'kem-1', 'candidate.yml'),
-    `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n  - label: toy\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ${join(toy, 'common')}]\n`,
-  );
-  mkdirSync(join(dir, 'kem-2'), { recursive: true });
-  writeFileSync(
-    join(dir, 'kem-2', 'candidate.yml'),
-    `id: kem-2\ntype: kem\nalgorithm: ML-KEM\napi: nist\ninstances:\n  - label: ml-kem-512\n    dir: ${pq}/crypto_kem/ml-kem-512/clean\n    extra_sources: [${pq}/common/fips202.c]\n    include: [${pq}/common]\n    nist_prefix: PQCLEAN_MLKEM512_CLEAN_\n`,
-  );
-  writeFileSync(join(dir, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.1\n  op_budget_s: 5\n  warmups: 3\n');
-  return dir;
-}
+const _iccs = join(root, 'native', 'iccs');
+const _toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
+const _pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
 
 // Exit 1 is expected: the bench campaigns carry no KAT manifest (NOKAT); they are measured anyway.
 const measure = (camp, out) => {
@@ -62,7 +41,7 @@ const compare = (a, b, history = []) => {
   return JSON.parse(text);
 };
 
-const plain = campaign('plain', 0);
+const plain = benchCampaign(work, 'plain', 0);
 // "Nightly history": separate runs of the same code, as the data branch accumulates them.
 const history = [];
 for (let i = 0; i < 5; i++) {
@@ -94,7 +73,7 @@ console.log(`  trials only:           ${aaRounds(false)}`);
 console.log(`  with 5 nightly runs:   ${aaRounds(true)}`);
 
 for (const spin of [400, 1500, 6000]) {
-  const slow = campaign(`slow-${spin}`, spin);
+  const slow = benchCampaign(work, `slow-${spin}`, spin);
   const called = { trials: 0, history: 0 };
   let total = 0;
   const injected = [];

@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants4 = require_constants();
+    var constants3 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants4;
+    } = constants3;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -865,7 +865,7 @@ var require_parse = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants4.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants3.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants4.globChars(opts.windows);
+      } = constants3.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants4 = require_constants();
+    var constants3 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants4;
+    picomatch2.constants = constants3;
     module.exports = picomatch2;
   }
 });
@@ -9162,8 +9162,6 @@ import {
   openSync,
   fsyncSync,
   closeSync,
-  constants,
-  fstatSync,
   lstatSync
 } from "node:fs";
 import { dirname, join } from "node:path";
@@ -9258,7 +9256,7 @@ import { join as join3 } from "node:path";
 // src/sandbox/run.ts
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { constants as constants2 } from "node:os";
+import { constants } from "node:os";
 
 // src/sandbox/bwrap.ts
 import { existsSync as existsSync2, lstatSync as lstatSync2, readlinkSync } from "node:fs";
@@ -9564,7 +9562,7 @@ ${(opts.channelJob ?? []).join("	")}
     child.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
   });
 }
-var SIGNALS = new Map(Object.entries(constants2.signals).map(([name, n]) => [n, name]));
+var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
 function unwrapped(code4, signal) {
   const inner = code4 !== null && code4 > 128 ? SIGNALS.get(code4 - 128) : void 0;
   return inner ? [null, inner] : [code4, signal];
@@ -9804,7 +9802,7 @@ ${r.stderr}`);
 }
 
 // src/env/cpuLock.ts
-import { closeSync as closeSync2, constants as constants3, fchmodSync, fstatSync as fstatSync2, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
+import { closeSync as closeSync2, constants as constants2, fchmodSync, fstatSync, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join as join4, resolve } from "node:path";
 
@@ -9966,24 +9964,24 @@ function openLockDir(dir) {
   }
 }
 function openLockFile(path, dir) {
-  const flags = constants3.O_NOFOLLOW;
+  const flags = constants2.O_NOFOLLOW;
   for (let attempt = 0; attempt < 3; attempt++) {
     let file2;
     try {
-      file2 = { fd: openSync2(path, flags | constants3.O_RDWR), writable: true };
+      file2 = { fd: openSync2(path, flags | constants2.O_RDWR), writable: true };
     } catch (e) {
       if (codeOf(e) === "EACCES") file2 = openReadOnly(path, dir);
       else if (codeOf(e) !== "ENOENT") throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
       else
         try {
-          file2 = { fd: openSync2(path, flags | constants3.O_RDWR | constants3.O_CREAT | constants3.O_EXCL, 438), writable: true };
+          file2 = { fd: openSync2(path, flags | constants2.O_RDWR | constants2.O_CREAT | constants2.O_EXCL, 438), writable: true };
           fchmodSync(file2.fd, 438);
         } catch (e2) {
           if (codeOf(e2) === "EEXIST") continue;
           throw unusable(path, dir, `cannot create the CPU lock file (${codeOf(e2)})`);
         }
     }
-    if (!fstatSync2(file2.fd).isFile()) {
+    if (!fstatSync(file2.fd).isFile()) {
       closeSync2(file2.fd);
       throw unusable(path, dir, "the CPU lock file is not a regular file");
     }
@@ -9993,7 +9991,7 @@ function openLockFile(path, dir) {
 }
 function openReadOnly(path, dir) {
   try {
-    return { fd: openSync2(path, constants3.O_RDONLY | constants3.O_NOFOLLOW), writable: false };
+    return { fd: openSync2(path, constants2.O_RDONLY | constants2.O_NOFOLLOW), writable: false };
   } catch (e) {
     throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
   }

@@ -10,8 +10,6 @@ import {
   openSync,
   fsyncSync,
   closeSync,
-  constants,
-  fstatSync,
   lstatSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -91,24 +89,4 @@ export function nonRegularEntries(dir: string, rel = ''): string[] {
       .sort()
       .flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
   return st.isFile() || rel === '' ? [] : [rel];
-}
-
-/**
- * A regular file's text, never following a link and never blocking on a FIFO: for files a
- * measured library could have replaced. When it is anything else, the reason instead.
- */
-export function readRegularFile(path: string): { text: string } | { problem: string } {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return { problem: code === 'ELOOP' ? 'a symbolic link, not a file' : `cannot be read (${code ?? 'error'})` };
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return { problem: 'not a regular file' };
-    return { text: readFileSync(fd, 'utf8') };
-  } finally {
-    closeSync(fd);
-  }
 }

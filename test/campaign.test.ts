@@ -29,7 +29,7 @@ describe('measurement policy', () => {
     expect((r.sizes as Record<string, number>).input_bytes).toBe(64);
   });
 
-  it('without a fixed clock nothing is retried, and shards split the instances', async () => {
+  it('without a fixed clock no trial is run again for its clock, and shards split the instances', async () => {
     const root = toySigCampaign(QUICK);
     const data = tempDir();
     const s1 = await runCampaign({
@@ -48,7 +48,9 @@ describe('measurement policy', () => {
       shard: { index: 1, count: 2 },
     });
     const r = JSON.parse(readFileSync(join(data, 's', 'records', 'sign-1', 'toy-sig__verify.json'), 'utf8')) as TimingRecord;
-    expect(r.disturbed_retries).toBe(0);
+    // Re-runs there may be, on a busy machine, but only for time lost off the CPU.
+    for (const p of r.processes as Array<{ retried?: Array<{ disturbed: string }> }>)
+      for (const x of p.retried ?? []) expect(x.disturbed).toMatch(/^off the CPU/);
     expect(r.measurements).toBeGreaterThanOrEqual(10);
     // Every trial carries the kernel's view of it, read by the parent at the driver's marks: a
     // single-threaded loop uses at most the time that passed around it.
@@ -265,8 +267,9 @@ describe('a run whose measurements fail', () => {
     const counter = join(root, 'heavy-processes');
     writeFileSync(counter, '0');
     // The counter file is state shared between timing processes, which the sandbox exists to
-    // prevent: these runs opt out of it.
-    appendFileSync(join(root, 'ngcc-perf.yml'), 'sandbox: none\n');
+    // prevent: these runs opt out of it. A disturbed trial is kept, not run again: the process the
+    // counter picks must be the one whose trial is kept, however busy the machine.
+    appendFileSync(join(root, 'ngcc-perf.yml'), '  disturbed_retries: 0\nsandbox: none\n');
     const source = join(root, 'kem-4', 'flaky', 'KEM_AlgorithmInstance.c');
     const count = `FILE *f = fopen(${JSON.stringify(counter)}, "r+"); int n = 0; if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; rewind(f); fprintf(f, "%d", n + 1); fclose(f); }`;
     writeFileSync(

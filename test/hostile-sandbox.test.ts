@@ -34,20 +34,42 @@ import { repoRoot, tempDir } from './helpers/tmp.js';
 const kem1 = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
 const QUICK = 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\n';
 
+/**
+ * A control campaign of escape fixtures beside the honest neighbour early-1, in `sandbox`: fresh
+ * secrets (an environment canary, a secret in a planted home, a marker in the neighbour's header),
+ * listeners on TCP, a UNIX socket and an abstract socket, and the escapes aimed at them.
+ */
+async function controlRun(sandbox: 'none' | 'unshare', escapes: Escape[]) {
+  const secrets = {
+    canary: `NGCC_CANARY_${randomBytes(12).toString('hex')}`,
+    homeSecret: `NGCC_HOME_SECRET_${randomBytes(12).toString('hex')}`,
+    neighbour: `NGCC_NEIGHBOUR_${randomBytes(12).toString('hex')}`,
+  };
+  const home = tempDir('ngcc-home-');
+  const sockets = tempDir();
+  const abstractName = `ngcc-${sandbox}-${randomBytes(8).toString('hex')}`;
+  const net = await listener();
+  const unix = await listener(join(sockets, 'runner.sock'));
+  const abstract = await listener(`\0${abstractName}`);
+  const campaign = hostileCampaign(tempDir(), { escapes, honest: ['early-1'], settings: `${QUICK}sandbox: ${sandbox}\n` });
+  writeFileSync(join(home, 'secret.txt'), `${secrets.homeSecret} is in the runner's home\n`);
+  aimEscapes(campaign, escapes, ['early-1'], {
+    port: net.port,
+    secretFile: '/nonexistent/ngcc-escape-secret',
+    home,
+    unixPath: join(sockets, 'runner.sock'),
+    abstractName,
+    neighbourHeader: `#error ${secrets.neighbour} is a neighbour's source\n`,
+  });
+  const close = () => {
+    for (const l of [net, unix, abstract]) l.server.close();
+    removeScratch(home);
+  };
+  return { ...secrets, home, campaign, net, unix, abstract, close, cli: bundledCli(), data: tempDir(), pages: tempDir() };
+}
+
 describe('the same attacks with `sandbox: none` (the opt-out)', () => {
   it('succeed — the corpus checks would see them — and the evidence and the method page say the run was not sandboxed', async () => {
-    const cli = bundledCli();
-    const canary = `NGCC_CANARY_${randomBytes(12).toString('hex')}`;
-    const homeSecret = `NGCC_HOME_SECRET_${randomBytes(12).toString('hex')}`;
-    const neighbour = `NGCC_NEIGHBOUR_${randomBytes(12).toString('hex')}`;
-    const data = tempDir();
-    const pages = tempDir();
-    const home = tempDir('ngcc-home-');
-    const sockets = tempDir();
-    const abstractName = `ngcc-control-${randomBytes(8).toString('hex')}`;
-    const net = await listener();
-    const unix = await listener(join(sockets, 'runner.sock'));
-    const abstract = await listener(`\0${abstractName}`);
     // Only attacks whose success stays in the test's own folders, listeners and /tmp: none that
     // kills, spins, types into the host's terminals or needs root to get through.
     const attacks = [
@@ -60,20 +82,8 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
       'include-neighbour',
       'link-out',
     ] as const;
-    const campaign = hostileCampaign(tempDir(), {
-      escapes: [...attacks, 'write-neighbour'],
-      honest: ['early-1'],
-      settings: `${QUICK}sandbox: none\n`,
-    });
-    writeFileSync(join(home, 'secret.txt'), `${homeSecret} is in the runner's home\n`);
-    aimEscapes(campaign, [...attacks, 'write-neighbour'], ['early-1'], {
-      port: net.port,
-      secretFile: '/nonexistent/ngcc-escape-secret',
-      home,
-      unixPath: join(sockets, 'runner.sock'),
-      abstractName,
-      neighbourHeader: `#error ${neighbour} is a neighbour's source\n`,
-    });
+    const c = await controlRun('none', [...attacks, 'write-neighbour']);
+    const { cli, canary, homeSecret, neighbour, data, pages, home, campaign, net, unix, abstract } = c;
     const early = join(campaign, 'early-1', 'good', 'KEM_AlgorithmInstance.c');
     const log = (a: Escape) => join('s', 'kat', idOf(a), 'attack.log');
     const buildLog = (a: Escape) => join('s', 'build', idOf(a), 'attack', 'guide', 'build.log');
@@ -105,26 +115,13 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
         /## Isolation\n\n⚠ Not sandboxed: the campaign set `sandbox: none`/,
       );
     } finally {
-      for (const l of [net, unix, abstract]) l.server.close();
-      removeScratch(home);
+      c.close();
     }
   }, 300_000);
 });
 
 describe('the same attacks with `sandbox: unshare` (util-linux, for hosts without bubblewrap)', () => {
   it('fail as they do under bwrap, and the evidence and the method page name the unshare sandbox', async () => {
-    const cli = bundledCli();
-    const canary = `NGCC_CANARY_${randomBytes(12).toString('hex')}`;
-    const homeSecret = `NGCC_HOME_SECRET_${randomBytes(12).toString('hex')}`;
-    const neighbour = `NGCC_NEIGHBOUR_${randomBytes(12).toString('hex')}`;
-    const data = tempDir();
-    const pages = tempDir();
-    const home = tempDir('ngcc-home-');
-    const sockets = tempDir();
-    const abstractName = `ngcc-unshare-${randomBytes(8).toString('hex')}`;
-    const net = await listener();
-    const unix = await listener(join(sockets, 'runner.sock'));
-    const abstract = await listener(`\0${abstractName}`);
     const attacks = [
       'read-parent-environ',
       'write-neighbour',
@@ -136,16 +133,8 @@ describe('the same attacks with `sandbox: unshare` (util-linux, for hosts withou
       'include-neighbour',
       'link-out',
     ] as const;
-    const campaign = hostileCampaign(tempDir(), { escapes: [...attacks], honest: ['early-1'], settings: `${QUICK}sandbox: unshare\n` });
-    writeFileSync(join(home, 'secret.txt'), `${homeSecret} is in the runner's home\n`);
-    aimEscapes(campaign, [...attacks], ['early-1'], {
-      port: net.port,
-      secretFile: '/nonexistent/ngcc-escape-secret',
-      home,
-      unixPath: join(sockets, 'runner.sock'),
-      abstractName,
-      neighbourHeader: `#error ${neighbour} is a neighbour's source\n`,
-    });
+    const c = await controlRun('unshare', [...attacks]);
+    const { cli, canary, homeSecret, neighbour, data, pages, home, campaign, net, unix, abstract } = c;
     const early = join(campaign, 'early-1', 'good', 'KEM_AlgorithmInstance.c');
     const earlySource = readFileSync(early, 'utf8');
     try {
@@ -190,8 +179,7 @@ describe('the same attacks with `sandbox: unshare` (util-linux, for hosts withou
         /## Isolation\n\nEvery compiler and driver process of a submission ran in a util-linux unshare sandbox/,
       );
     } finally {
-      for (const l of [net, unix, abstract]) l.server.close();
-      removeScratch(home);
+      c.close();
     }
   }, 300_000);
 });

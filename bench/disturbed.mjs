@@ -1,7 +1,10 @@
 // Disturbed trials and the pull-request comparison with a competitor on the measuring core
 // (docs/benchmarks.md, (i)).
-//   npm run build && node bench/disturbed.mjs [rounds]     default 8 (8 rounds x 6 operations = 48 comparisons)
+//   npm run build && node bench/disturbed.mjs [rounds] [paired|separate]
+//     default 8 rounds (8 rounds x 6 operations = 48 comparisons), paired
 // Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s).
+// paired: base and head in one run (`run HEAD --against BASE`, as a pull request is measured), their
+// trials interleaved; separate: base and head in two runs one after the other.
 // "With the competitor": a CPU-bound shell pinned to the measuring core runs during a random part
 // (30-60 %) of each run, starting at a random moment. Prints
 //   - the disturbed-trial detection: every trial attempt (kept or run again) that overlapped the
@@ -20,6 +23,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'cli.js');
 const rounds = Number(process.argv[2] ?? 8);
+const mode = process.argv[3] ?? 'paired';
+if (mode !== 'paired' && mode !== 'separate') throw new Error(`mode: paired or separate, not ${mode}`);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
 const _iccs = join(root, 'native', 'iccs');
 const _toy = join(root, 'test', 'fixtures', 'campaign', 'kem-1');
@@ -41,13 +46,17 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Competitor on/off intervals (ms since the epoch) of every run, to judge the flags against. */
 const competitorIntervals = [];
 
-/** One campaign run into `out`; with `competitor`, a spinning shell on the core for part of it. */
-async function measure(camp, out, competitor) {
+/**
+ * One campaign run into `out` (with `against`, the base campaign measured alongside into
+ * against.out); with `competitor`, a spinning shell on the core for part of it.
+ */
+async function measure(camp, out, competitor, against) {
   const started = Date.now();
   const run = new Promise((resolve, reject) => {
+    const paired = against ? ['--against', against.camp, '--against-out', against.out] : [];
     const child = spawn(
       'node',
-      [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure', '--cpu', String(cpu)],
+      [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure', '--cpu', String(cpu), ...paired],
       {
         stdio: 'ignore',
       },
@@ -56,11 +65,12 @@ async function measure(camp, out, competitor) {
     child.on('exit', (code) => (code === 0 || code === 1 ? resolve() : reject(new Error(`run exited ${code}`))));
   });
   if (competitor) {
-    // A run lasts about 8 s here: start within its first half, stay 30-60 % of it.
-    await sleep(500 + Math.random() * 3500);
+    // A run lasts about 8 s here (16 s paired): start within its first half, stay 30-60 % of it.
+    const scale = against ? 2 : 1;
+    await sleep(scale * (500 + Math.random() * 3500));
     const on = Date.now();
     const spin = spawn('taskset', ['-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
-    await Promise.race([run, sleep(2500 + Math.random() * 2500)]);
+    await Promise.race([run, sleep(scale * (2500 + Math.random() * 2500))]);
     spin.kill('SIGKILL');
     competitorIntervals.push([on, Date.now()]);
   }
@@ -106,13 +116,19 @@ const verdictCounts = (rows) => ({
 const plain = benchCampaign(work, 'plain', 0);
 const dataDirs = [];
 
+/** Base `a` of campaign `baseCamp` and head `b` of `headCamp`, in one run or two (mode). */
+async function measureBoth(baseCamp, a, headCamp, b, competitor) {
+  if (mode === 'paired') return measure(headCamp, b, competitor, { camp: baseCamp, out: a });
+  await measure(baseCamp, a, competitor);
+  await measure(headCamp, b, competitor);
+}
+
 async function aa(withCompetitor) {
   const total = { alarms: 0, noisy: 0, rows: 0 };
   for (let r = 0; r < rounds; r++) {
     const a = join(work, `aa-${withCompetitor}-${r}-a`);
     const b = join(work, `aa-${withCompetitor}-${r}-b`);
-    await measure(plain, a, withCompetitor);
-    await measure(plain, b, withCompetitor);
+    await measureBoth(plain, a, plain, b, withCompetitor);
     if (withCompetitor) dataDirs.push(a, b);
     const c = verdictCounts(compare(a, b).rows);
     for (const k of Object.keys(total)) total[k] += c[k];
@@ -125,8 +141,7 @@ async function sizedSlowdown(pct) {
   const probe = 300;
   const a = join(work, `size-${pct}-a`);
   const b = join(work, `size-${pct}-b`);
-  await measure(plain, a, false);
-  await measure(benchCampaign(work, `size-${pct}`, probe), b, false);
+  await measureBoth(plain, a, benchCampaign(work, `size-${pct}`, probe), b, false);
   const deltas = compare(a, b)
     .rows.filter((r) => r.candidate === 'kem-1')
     .map((r) => r.delta_pct);
@@ -142,8 +157,7 @@ async function detection(pct) {
   for (let r = 0; r < rounds; r++) {
     const a = join(work, `d${pct}-${r}-a`);
     const b = join(work, `d${pct}-${r}-b`);
-    await measure(plain, a, true);
-    await measure(slow, b, true);
+    await measureBoth(plain, a, slow, b, true);
     dataDirs.push(a, b);
     for (const row of compare(a, b).rows.filter((x) => x.candidate === 'kem-1')) {
       total++;
@@ -154,7 +168,7 @@ async function detection(pct) {
   return `injected ~+${pct} % (TOY_KEM_SLOWDOWN ${spin}, measured median +${median(deltas).toFixed(1)} %): detected ${called}/${total}`;
 }
 
-console.log(`cpu ${cpu}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
+console.log(`cpu ${cpu}; ${mode}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
 console.log(`A/A without competitor:  ${await aa(false)}`);
 console.log(`A/A with competitor:     ${await aa(true)}`);
 console.log(await detection(5));

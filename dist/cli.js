@@ -10949,7 +10949,7 @@ function finish(op) {
     disturbed_retries: op.disturbed
   };
 }
-async function measureOperations(reqs, onDone) {
+async function measureOperations(reqs, onDone, opts = {}) {
   const ops = [];
   for (const req of reqs) {
     const s = start(req);
@@ -10971,7 +10971,8 @@ async function measureOperations(reqs, onDone) {
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
   for (let i = 0; i < rounds; i++)
-    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+    for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
+      if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);
@@ -12139,7 +12140,10 @@ var measure = {
         continue;
       }
       const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      if (!plan.force && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat) {
+      if (
+        // A paired run measures both sides now: a kept record was measured at another time.
+        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat
+      ) {
         const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
         summary.operations.push({
           operation,
@@ -12173,28 +12177,61 @@ var measure = {
       }
       return;
     }
-    await measureOperations(todo, (i, result) => {
-      const operation = todo[i].operation;
-      if (result.meta.counter) run.onCounter(result.meta.counter);
-      const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-      writeJsonAtomic(plan.paths.record(id, label, operation), record2);
-      const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
-      summary.operations.push({
-        operation,
-        status: result.status,
-        mean_cycles: result.stats?.mean_cycles,
-        skipped: false,
-        ...result.failure ? { failure: result.failure } : {},
-        ...spread ? { spread } : {}
-      });
-      const disturbed = result.trials.filter((t) => t.disturbed).length;
-      const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}`;
-      ctx.tick(
-        `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
-      );
-    });
+    const base = pairedBase(ctx, todo);
+    if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
+    const reqs = base ? todo.flatMap((r) => [r, { ...r, library: base.library, libraryShown: base.entry.library }]) : todo;
+    await measureOperations(
+      reqs,
+      (j, result) => {
+        const i = base ? Math.floor(j / 2) : j;
+        const operation = todo[i].operation;
+        if (base && j % 2 === 1) {
+          const record3 = buildRecord({
+            unit: { candidate: base.unit.candidate, label },
+            operation,
+            entry: base.entry,
+            result,
+            environment: run.environment
+          });
+          writeJsonAtomic(base.paths.record(id, label, operation), { ...record3, paired: true });
+          return;
+        }
+        if (result.meta.counter) run.onCounter(result.meta.counter);
+        const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record2, paired: true } : record2);
+        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
+        summary.operations.push({
+          operation,
+          status: result.status,
+          mean_cycles: result.stats?.mean_cycles,
+          skipped: false,
+          ...result.failure ? { failure: result.failure } : {},
+          ...spread ? { spread } : {}
+        });
+        const disturbed = result.trials.filter((t) => t.disturbed).length;
+        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}`;
+        ctx.tick(
+          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
+        );
+      },
+      { alternate: base !== void 0 }
+    );
   }
 };
+function pairedBase(ctx, todo) {
+  const against = ctx.run.plan.against;
+  if (!against || todo.length === 0) return void 0;
+  const unit = against.units.get(ctx.unit.key);
+  const entry = readJsonIfExists(against.paths.build)?.instances[ctx.unit.key];
+  if (!unit || !entry?.library || !measurable(entry.kat) || unit.candidate.type !== ctx.unit.candidate.type) return void 0;
+  const run = { ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } };
+  const replaced = libraryReplaced(run, entry);
+  if (replaced) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
+    return void 0;
+  }
+  return { unit, entry, paths: against.paths, library: resolve7(against.campaignDir, entry.library) };
+}
 
 // src/campaign/plan.ts
 import { join as join12, relative as relative7, resolve as resolve9 } from "node:path";
@@ -32434,7 +32471,7 @@ function planRun(opts) {
   const loaded = loadCampaign(campaignDir, { checkSources: true });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
-  if (opts.only && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
+  if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
     const all2 = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
     const shown3 = all2.length === 0 ? "no candidate is valid" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
     const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
@@ -32464,7 +32501,7 @@ function planRun(opts) {
       `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`
     );
   }
-  return {
+  const plan = {
     campaignDir,
     system: opts.system,
     systemDir,
@@ -32480,6 +32517,31 @@ function planRun(opts) {
     force: opts.force ?? false,
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog
+  };
+  return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
+}
+function againstOptions(plan, opts) {
+  const { against, progress: _, shard: __, ...rest } = opts;
+  if (!against) throw new Error("againstOptions of a run that is not paired");
+  const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return {
+    ...rest,
+    campaignDir: against.campaignDir,
+    dataDir: against.dataDir,
+    only: new RegExp(`^(${keys.join("|") || "(?!)"})$`),
+    phases: /* @__PURE__ */ new Set(["build", "kat"]),
+    onlyMayMatchNothing: true
+  };
+}
+function againstPlan(plan, opts) {
+  const base = planRun(againstOptions(plan, opts));
+  if (base.systemDir === plan.systemDir)
+    throw new InputError("against", "", `the base side's evidence folder must differ from the run's own (${base.systemDir})`);
+  return {
+    campaignDir: base.campaignDir,
+    systemDir: base.systemDir,
+    paths: base.paths,
+    units: new Map(base.units.map((u) => [u.key, u]))
   };
 }
 function units(candidates2, shard) {
@@ -33343,12 +33405,22 @@ var stale = {
 var PHASE_STEPS = [prepare, stale, measure, profile];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun(opts);
+  if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
   const release2 = lockSystem(plan.systemDir);
+  const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : void 0;
   try {
     return await runLocked(plan, opts, steps);
   } finally {
+    releaseBase?.();
     release2();
   }
+}
+function sideProgress(progress, side2) {
+  if (!progress?.note) return void 0;
+  const note = progress.note.bind(progress);
+  return { start: () => {
+  }, tick: (m) => note(`${side2}: ${m}`), note: (m) => note(`${side2}: ${m}`), done: () => {
+  } };
 }
 async function runLocked(plan, opts, steps) {
   let counter;
@@ -39586,10 +39658,14 @@ function ruleText(report2, pr) {
   const runs = report2.history_runs ?? pr?.historyRuns;
   const nightly = (n) => plural2(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
   const history2 = runs === void 0 ? `, and, when a nightly history exists, ${spread} in it` : runs >= HISTORY_MIN_RUNS ? `, and ${spread} over its last ${nightly(runs)}` : runs === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  const pairedNote = pr?.paired && pr.paired > 0 ? [
+    ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural2(pr.paired, "operation")}): drift between runs cannot pass for a change.`
+  ] : [];
   return [
     `Head against base on ${report2.system}`,
     ...where,
-    `: \u0394 is the change of the median trial; a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a rank permutation test of the trials gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`
+    `: \u0394 is the change of the median trial; a change counts when |\u0394| \u2265 ${pyFixed(report2.threshold_pct, 1)}%, a rank permutation test of the trials gives p \u2264 ${pyGeneral(report2.alpha, 3)}${history2}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`,
+    ...pairedNote
   ];
 }
 function reproduceHint(system2, pr) {
@@ -40597,6 +40673,7 @@ function differingPages(outDir, pages) {
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+                [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -40661,13 +40738,27 @@ async function cmdRun(args) {
       "op-budget": { type: "string" },
       cpu: { type: "string" },
       shard: { type: "string" },
-      force: { type: "boolean", default: false }
+      force: { type: "boolean", default: false },
+      against: { type: "string" },
+      "against-out": { type: "string" }
     },
     { positionals: ["CAMPAIGN_DIR"], required: { system: "ID", out: "DATA_DIR" } }
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join22(values.out, values.system), cli("out"));
+  if (values.against === void 0 !== (values["against-out"] === void 0))
+    throw new InputError(
+      "command line",
+      values.against === void 0 ? "--against" : "--against-out",
+      "give --against and --against-out together"
+    );
+  if (values.against !== void 0 && values["against-out"] !== void 0) {
+    checkOutputFolder(values["against-out"], cli("against-out"));
+    if (resolve13(values["against-out"]) === resolve13(values.out))
+      throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
+    checkOutputFolder(join22(values["against-out"], values.system), cli("against-out"));
+  }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
     campaignDir: positionals[0],
@@ -40681,7 +40772,8 @@ async function cmdRun(args) {
     shard: parseShard(values.shard, cli("shard")),
     force: values.force,
     progress: createProgress(),
-    argumentNames: { only: cli("only"), cpu: cli("cpu") }
+    argumentNames: { only: cli("only"), cpu: cli("cpu") },
+    ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
   });
   const { code: code4, verdict } = printSummary(summary);
   console.log(`evidence: ${relative14(process.cwd(), summary.systemDir) || "."}`);

@@ -26,6 +26,7 @@ import type { BuildJson } from './evidence/types.js';
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+                [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -107,12 +108,26 @@ async function cmdRun(args: string[]): Promise<number> {
       cpu: { type: 'string' },
       shard: { type: 'string' },
       force: { type: 'boolean', default: false },
+      against: { type: 'string' },
+      'against-out': { type: 'string' },
     },
     { positionals: ['CAMPAIGN_DIR'], required: { system: 'ID', out: 'DATA_DIR' } },
   );
   checkSystemId(values.system, cli('system'));
   checkOutputFolder(values.out, cli('out'));
   checkOutputFolder(join(values.out, values.system), cli('out'));
+  if ((values.against === undefined) !== (values['against-out'] === undefined))
+    throw new InputError(
+      'command line',
+      values.against === undefined ? '--against' : '--against-out',
+      'give --against and --against-out together',
+    );
+  if (values.against !== undefined && values['against-out'] !== undefined) {
+    checkOutputFolder(values['against-out'], cli('against-out'));
+    if (resolve(values['against-out']) === resolve(values.out))
+      throw new InputError('command line', '--against-out', 'the base side needs an evidence folder of its own, not --out');
+    checkOutputFolder(join(values['against-out'], values.system), cli('against-out'));
+  }
   const cpu = parseCpu(values.cpu, cli('cpu'));
   const summary = await runCampaign({
     campaignDir: positionals[0]!,
@@ -127,6 +142,9 @@ async function cmdRun(args: string[]): Promise<number> {
     force: values.force,
     progress: createProgress(),
     argumentNames: { only: cli('only'), cpu: cli('cpu') },
+    ...(values.against !== undefined && values['against-out'] !== undefined
+      ? { against: { campaignDir: values.against, dataDir: values['against-out'] } }
+      : {}),
   });
   const { code, verdict } = printSummary(summary);
   console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);

@@ -13,10 +13,10 @@ import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.
 import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { actionsBuildCache } from './github/buildCache.js';
-import { baselineName, findBaseline, headFromBaseline } from './github/baseline.js';
+import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords } from './github/baseline.js';
 import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
-import { historyOf } from './github/gitTree.js';
+import { checkoutAt, historyOf, mergeBase } from './github/gitTree.js';
 import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
 import { actionOrigin, reproduceCli } from './github/reproduce.js';
@@ -129,11 +129,32 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
 
   // A candidate the pull request deletes is touched but has nothing left to measure.
   const measured = touched.candidates.filter((id) => existsSync(join(campaignDir, id, 'candidate.yml')));
+  let paired = 0;
   if (measured.length > 0) {
     const only = new RegExp(`^(${measured.join('|')})(/|$)`);
     // Without a baseline there is nothing to compare timings with: build and KAT-check only.
     const phases = baseline ? new Set(PHASES) : new Set(['build', 'kat'] as const);
-    await runCampaign({ ...campaignOptions(inputs, headData), only, phases, force: true });
+    // With a baseline, the base commit's code of the same candidates is measured in the same run,
+    // trials interleaved with head's: two runs minutes apart differ by more than the effects we look for.
+    const base = baseline ? await baseSide(repo, event, relative(repo, campaignDir), join(work, 'base-src')) : undefined;
+    const pairedDir = join(work, 'paired-base');
+    try {
+      await runCampaign({
+        ...campaignOptions(inputs, headData),
+        only,
+        phases,
+        force: true,
+        ...(base ? { against: { campaignDir: base.campaignDir, dataDir: pairedDir } } : {}),
+      });
+    } finally {
+      await base?.remove();
+    }
+    if (base) {
+      paired = overlayPairedRecords(join(pairedDir, inputs.system), join(baseData, inputs.system));
+      core.info(
+        `base side: ${paired} operations of the base commit ${base.commit.slice(0, 7)} measured in this run, interleaved with head's`,
+      );
+    }
   }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
@@ -157,6 +178,7 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
     looked: { baseRef: event.baseRef, baseSha: event.baseSha, dataBranch: inputs.publishBranch },
     measured,
     historyRuns: history.length,
+    paired,
     campaign: relative(repo, campaignDir) || '.',
     cli: reproduceCli(actionOrigin(toolRoot(), repo)),
     ...katFindings(join(baseData, inputs.system), join(headData, inputs.system), report, measured),
@@ -173,6 +195,29 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   core.setOutput('evidence-dir', join(headData, inputs.system));
   if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
   await postComment(report, pr, delivery, inputs, text);
+}
+
+/**
+ * The pull request's base (the merge base, what the pull request's diff is against) checked out
+ * beside the workspace, when the campaign exists there; undefined, with a warning, when it cannot
+ * be (then head is compared with the baseline evidence alone).
+ */
+async function baseSide(repo: string, event: { baseSha: string; headSha: string }, campaignRel: string, into: string) {
+  const commit = await mergeBase(repo, event.baseSha, event.headSha);
+  const checkout = await checkoutAt(repo, commit, into);
+  if ('error' in checkout) {
+    core.warning(`the base side is not measured in this run (${checkout.error}): head is compared with the baseline evidence alone`);
+    return undefined;
+  }
+  const campaignDir = join(checkout.dir, campaignRel);
+  if (!existsSync(campaignDir)) {
+    await checkout.remove();
+    core.info(
+      `no campaign folder ${campaignRel || '.'} at the base commit ${commit.slice(0, 7)}: head is compared with the baseline evidence alone`,
+    );
+    return undefined;
+  }
+  return { commit, campaignDir, remove: checkout.remove };
 }
 
 /** The first compiler error of each head build failure, and KATs that fail as on the baseline. */

@@ -533,6 +533,12 @@ describe('a pull request that slows vendored code outside the campaign folder', 
     const body = fx.api.comments('ngcc', 'submissions', 7)[0]!.body;
     expect(headlineOf(body)).toMatch(/⚠ 6 regressions/);
     expect(body).toMatch(/6 measurements compared, 6 changed\./);
+    // The base commit's code was built beside head's and measured in the same run.
+    expect(log).toMatch(new RegExp(`base side: 6 operations of the base commit ${fx.base.slice(0, 7)} measured in this run`));
+    expect(rendered(body)).toContain(
+      "The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (6 operations)",
+    );
+    expect(await git(fx.repo, 'worktree', 'list')).not.toMatch(/base-src/);
   });
 
   it('a second run of the same pull request, in another workspace, restores the builds from the cache', async () => {
@@ -540,7 +546,8 @@ describe('a pull request that slows vendored code outside the campaign folder', 
     const first = [...cache.requests];
     const saved = first.filter((r) => r.kind === 'reserve');
     expect(saved.map((r) => r.keys![0]).sort()).toEqual(cache.entries.map((e) => e.key).sort());
-    expect(saved).toHaveLength(2);
+    // Head's and the base side's build of each candidate.
+    expect(saved).toHaveLength(4);
     expect(first.filter((r) => r.kind === 'lookup').every((r) => !r.hit)).toBe(true);
 
     // The same pull request on another runner: another workspace path, another temporary folder.
@@ -555,7 +562,7 @@ describe('a pull request that slows vendored code outside the campaign folder', 
     const lookups = cache.requests.filter((r) => r.kind === 'lookup');
     expect(lookups.map((r) => [r.keys![0], r.version]).sort()).toEqual(saved.map((r) => [r.keys![0], r.version]).sort());
     expect(lookups.every((r) => r.hit)).toBe(true);
-    expect(cache.requests.filter((r) => r.kind === 'download')).toHaveLength(2);
+    expect(cache.requests.filter((r) => r.kind === 'download')).toHaveLength(4);
     // Restored, not rebuilt: nothing new to save.
     expect(cache.requests.filter((r) => r.kind === 'reserve')).toEqual([]);
     // And the restored libraries are the slow ones the pull request builds.

@@ -4,8 +4,9 @@ import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
 import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
-import { writeJsonAtomic } from '../util/fsx.js';
-import { katShown, libraryReplaced, preparedEntry, type PhaseStep } from './context.js';
+import type { BuildJson } from '../evidence/types.js';
+import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
@@ -29,7 +30,9 @@ export const measure: PhaseStep = {
       }
       const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
       if (
+        // A paired run measures both sides now: a kept record was measured at another time.
         !plan.force &&
+        !plan.against &&
         previous?.status === 'complete' &&
         previous.library_sha256 === entry.library_sha256 &&
         previous.kat === entry.kat
@@ -68,25 +71,64 @@ export const measure: PhaseStep = {
       }
       return;
     }
-    await measureOperations(todo, (i, result) => {
-      const operation = todo[i]!.operation;
-      if (result.meta.counter) run.onCounter(result.meta.counter);
-      const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-      writeJsonAtomic(plan.paths.record(id, label, operation), record);
-      const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
-      summary.operations.push({
-        operation,
-        status: result.status,
-        mean_cycles: result.stats?.mean_cycles,
-        skipped: false,
-        ...(result.failure ? { failure: result.failure } : {}),
-        ...(spread ? { spread } : {}),
-      });
-      const disturbed = result.trials.filter((t) => t.disturbed).length;
-      const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}`;
-      ctx.tick(
-        `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
-      );
-    });
+    const base = pairedBase(ctx, todo);
+    if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
+    // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
+    const reqs = base ? todo.flatMap((r) => [r, { ...r, library: base.library, libraryShown: base.entry.library! }]) : todo;
+    await measureOperations(
+      reqs,
+      (j, result) => {
+        const i = base ? Math.floor(j / 2) : j;
+        const operation = todo[i]!.operation;
+        if (base && j % 2 === 1) {
+          const record = buildRecord({
+            unit: { candidate: base.unit.candidate, label },
+            operation,
+            entry: base.entry,
+            result,
+            environment: run.environment,
+          });
+          writeJsonAtomic(base.paths.record(id, label, operation), { ...record, paired: true });
+          return;
+        }
+        if (result.meta.counter) run.onCounter(result.meta.counter);
+        const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record, paired: true } : record);
+        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
+        summary.operations.push({
+          operation,
+          status: result.status,
+          mean_cycles: result.stats?.mean_cycles,
+          skipped: false,
+          ...(result.failure ? { failure: result.failure } : {}),
+          ...(spread ? { spread } : {}),
+        });
+        const disturbed = result.trials.filter((t) => t.disturbed).length;
+        const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}`;
+        ctx.tick(
+          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
+        );
+      },
+      { alternate: base !== undefined },
+    );
   },
 };
+
+/**
+ * The base side of an instance in a paired run (RunPlan.against): its unit, build.json entry and
+ * library, when that side built a library of the same type whose KAT allows timing it.
+ */
+function pairedBase(ctx: InstanceContext, todo: OperationRequest[]) {
+  const against = ctx.run.plan.against;
+  if (!against || todo.length === 0) return undefined;
+  const unit = against.units.get(ctx.unit.key);
+  const entry = readJsonIfExists<BuildJson>(against.paths.build)?.instances[ctx.unit.key];
+  if (!unit || !entry?.library || !measurable(entry.kat) || unit.candidate.type !== ctx.unit.candidate.type) return undefined;
+  const run = { ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } };
+  const replaced = libraryReplaced(run, entry);
+  if (replaced) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
+    return undefined;
+  }
+  return { unit, entry, paths: against.paths, library: resolve(against.campaignDir, entry.library) };
+}

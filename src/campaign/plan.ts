@@ -42,6 +42,23 @@ export interface CampaignOptions {
    * computed filter may rightly select nothing (a pull request that deletes a candidate).
    */
   argumentNames?: { only?: Where; cpu?: Where };
+  /** A filter that selects nothing is no error (the base side of a paired run may lack a new candidate). */
+  onlyMayMatchNothing?: boolean;
+  /**
+   * Measure every timed operation also on the library built from another checkout of the campaign
+   * (the pull request's base), with the trials of both interleaved in this run: drift between runs
+   * then hits both sides alike. That side's build, KAT and timing records go to `dataDir`.
+   */
+  against?: { campaignDir: string; dataDir: string };
+}
+
+/** The other side of a paired run (CampaignOptions.against), resolved. */
+export interface AgainstPlan {
+  campaignDir: string;
+  systemDir: string;
+  paths: EvidencePaths;
+  /** Its instances by key: those the run also has are measured on both sides. */
+  units: Map<string, Unit>;
 }
 
 /** One instance of one candidate: what every phase step works on. */
@@ -85,6 +102,8 @@ export interface RunPlan {
   shard?: { index: number; count: number };
   /** Symbols the profile wraps for NIST-API code: profile.nist_symbols, else the whole catalog. */
   nistSymbols: string[];
+  /** Paired run: the base side, measured alongside (CampaignOptions.against). */
+  against?: AgainstPlan;
 }
 
 /** The candidates and instances `--only` selects: it is a search on `<id>` and `<id>/<label>`. */
@@ -106,7 +125,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   // Every invalid candidate is reported, whatever --only selects: each manifest was checked.
   const invalid = loaded.invalid;
-  if (opts.only && campaign.candidates.length === 0 && !invalid.some((i) => opts.only!.test(i.id))) {
+  if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid.some((i) => opts.only!.test(i.id))) {
     const all = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
     const shown =
       all.length === 0
@@ -142,7 +161,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
       `${e.problem}; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`,
     );
   }
-  return {
+  const plan: RunPlan = {
     campaignDir,
     system: opts.system,
     systemDir,
@@ -158,6 +177,35 @@ export function planRun(opts: CampaignOptions): RunPlan {
     force: opts.force ?? false,
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
+  };
+  return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
+}
+
+/** The options of the base side of a paired run: its build and KAT, with the same selection. */
+export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
+  const { against, progress: _, shard: __, ...rest } = opts;
+  if (!against) throw new Error('againstOptions of a run that is not paired');
+  // Exactly the instances this run (or shard) does, by key.
+  const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return {
+    ...rest,
+    campaignDir: against.campaignDir,
+    dataDir: against.dataDir,
+    only: new RegExp(`^(${keys.join('|') || '(?!)'})$`),
+    phases: new Set<Phase>(['build', 'kat']),
+    onlyMayMatchNothing: true,
+  };
+}
+
+function againstPlan(plan: RunPlan, opts: CampaignOptions): AgainstPlan {
+  const base = planRun(againstOptions(plan, opts));
+  if (base.systemDir === plan.systemDir)
+    throw new InputError('against', '', `the base side's evidence folder must differ from the run's own (${base.systemDir})`);
+  return {
+    campaignDir: base.campaignDir,
+    systemDir: base.systemDir,
+    paths: base.paths,
+    units: new Map(base.units.map((u) => [u.key, u])),
   };
 }
 

@@ -8,7 +8,8 @@ import { formatSeconds } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
-import { PINNED_PHASES, planRun, type CampaignOptions, type RunPlan } from './plan.js';
+import { againstOptions, PINNED_PHASES, planRun, type CampaignOptions, type RunPlan } from './plan.js';
+import type { Progress } from './progress.js';
 import { prepare } from './prepare.js';
 import { profile } from './profile.js';
 import { stale } from './stale.js';
@@ -28,12 +29,23 @@ export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, measure, profi
  */
 export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseStep[] = PHASE_STEPS): Promise<CampaignSummary> {
   const plan = planRun(opts);
+  // Paired: the base side is built and KAT-checked first; its timing runs with this run's.
+  if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, 'base') }, steps);
   const release = lockSystem(plan.systemDir);
+  const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : undefined;
   try {
     return await runLocked(plan, opts, steps);
   } finally {
+    releaseBase?.();
     release();
   }
+}
+
+/** The base side's progress: its lines as notes of the run's own progress, marked with the side. */
+function sideProgress(progress: Progress | undefined, side: string): Progress | undefined {
+  if (!progress?.note) return undefined;
+  const note = progress.note.bind(progress);
+  return { start: () => {}, tick: (m) => note(`${side}: ${m}`), note: (m) => note(`${side}: ${m}`), done: () => {} };
 }
 
 async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[]): Promise<CampaignSummary> {

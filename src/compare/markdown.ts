@@ -347,10 +347,17 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
         : runs === 0
           ? ' (no nightly history on the data branch: no spread rule)'
           : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
+  const pairedNote =
+    pr?.paired && pr.paired > 0
+      ? [
+          ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural(pr.paired, 'operation')}): drift between runs cannot pass for a change.`,
+        ]
+      : [];
   return [
     `Head against base on ${report.system}`,
     ...where,
     `: Δ is the change of the median trial; a change counts when |Δ| ≥ ${pyFixed(report.threshold_pct, 1)}%, a rank permutation test of the trials gives p ≤ ${pyGeneral(report.alpha, 3)}${history}; otherwise it is unchanged or inconclusive. A row is noisy when a side's trials spread ${NOISY_TRIAL_SPREAD}× or more or one spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU, unless the two sides' worst-case ranges do not overlap.`,
+    ...pairedNote,
   ];
 }
 

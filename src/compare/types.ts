@@ -114,6 +114,11 @@ export interface PullRequestContext {
    * `history_runs`, which counts distinct measurements, wins when present.
    */
   historyRuns: number;
+  /**
+   * Operations whose base side was measured in the same run as head, trials interleaved (the base
+   * commit's code built beside head's); 0 or absent: every base figure is the baseline evidence's.
+   */
+  paired?: number;
   /** The compiler's first error of each head build failure, by instance key. */
   buildErrors: Record<string, string>;
   /** Measured instances whose KAT fails in head as it did on the baseline (not a change, so not counted). */

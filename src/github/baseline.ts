@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Baseline } from '../compare/types.js';
 import type { BuildJson } from '../evidence/types.js';
@@ -46,4 +46,16 @@ export function headFromBaseline(baseSystemDir: string, headSystemDir: string, c
   const gone = new Set(candidates);
   const kept = Object.entries(build.instances ?? {}).filter(([key, e]) => !gone.has(e.candidate ?? parseInstanceKey(key).candidate));
   writeJsonAtomic(buildPath, { ...build, instances: Object.fromEntries(kept) });
+}
+
+/**
+ * The base evidence a paired run compares with: the timing records the run measured on the base
+ * side (alongside head's) replace the baseline's records of the same operations. Returns how many.
+ */
+export function overlayPairedRecords(pairedSystemDir: string, baseSystemDir: string): number {
+  const from = evidencePaths(pairedSystemDir).recordsDir;
+  if (!existsSync(from)) return 0;
+  const files = readdirSync(from, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && f.name.endsWith('.json'));
+  cpSync(from, evidencePaths(baseSystemDir).recordsDir, { recursive: true, force: true });
+  return files.length;
 }

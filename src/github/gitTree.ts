@@ -65,3 +65,31 @@ export async function historyOf(repo: string, ref: string, path: string, count: 
   }
   return dirs;
 }
+
+/** The commit where head branched off base (what `base...head` diffs against), or base itself when git cannot tell. */
+export async function mergeBase(repo: string, baseSha: string, headSha: string): Promise<string> {
+  const r = await git(repo, ['merge-base', baseSha, headSha]);
+  return r.ok && r.out.trim() ? r.out.trim() : baseSha;
+}
+
+/**
+ * A checkout of `commit` in its own folder (a detached git worktree, so that the campaign's
+ * repository is found above it as in the real checkout), with a way to remove it; or why it
+ * could not be made.
+ */
+export async function checkoutAt(
+  repo: string,
+  commit: string,
+  into: string,
+): Promise<{ dir: string; remove(): Promise<void> } | { error: string }> {
+  const r = await git(repo, ['worktree', 'add', '--detach', '--force', into, commit]);
+  if (!r.ok) return { error: `git worktree add ${commit.slice(0, 7)} failed: ${r.err.split('\n')[0]}` };
+  return {
+    dir: into,
+    async remove() {
+      await git(repo, ['worktree', 'remove', '--force', into]);
+      rmSync(into, { recursive: true, force: true });
+      await git(repo, ['worktree', 'prune']);
+    },
+  };
+}

@@ -160,11 +160,13 @@ function finish(op: InProgress): OperationResult {
  * Measures several operations (an instance's keygen, enc, dec) with their trials interleaved:
  * trial 1 of each, then trial 2 of each, … So slow drift of the machine (thermal state, a
  * neighbour's load) spreads over every operation's trials instead of hiding between them, and
- * the spread of the trials — what the regression test compares against — includes it.
+ * the spread of the trials — what the regression test compares against — includes it. With
+ * `alternate`, every other round runs in reverse order.
  */
 export async function measureOperations(
   reqs: OperationRequest[],
   onDone?: (i: number, r: OperationResult) => void,
+  opts: { alternate?: boolean } = {},
 ): Promise<OperationResult[]> {
   const ops: InProgress[] = [];
   for (const req of reqs) {
@@ -187,7 +189,10 @@ export async function measureOperations(
   }
   const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
   for (let i = 0; i < rounds; i++)
-    for (const op of ops) if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+    // Alternating, every other round runs backwards (A B, then B A): a linear drift of the machine
+    // then favours neither of two neighbours, which is what a paired base/head comparison needs.
+    for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
+      if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);

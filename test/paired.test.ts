@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TimingRecord } from '../src/evidence/types.js';
+import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
+
+const PLANNING = QUICK.replace('trials: 2', 'trials: 3');
+const record = (data: string, id: string, label: string, op: string) =>
+  JSON.parse(readFileSync(join(data, 'x', 'records', id, `${label}__${op}.json`), 'utf8')) as TimingRecord;
+const starts = (r: TimingRecord) => (r.processes as Array<{ started_utc: string }>).map((p) => Date.parse(p.started_utc));
+
+describe('a paired run (run --against): base and head measured in one run, trials interleaved', () => {
+  it('measures every operation on both sides in alternating order, and leaves an instance the base lacks unpaired', async () => {
+    // The base has the toy signature only; head adds the toy KEM.
+    const base = fixtureCampaign(['sign-1'], PLANNING);
+    const head = fixtureCampaign(['sign-1', 'kem-1'], PLANNING);
+    const [headData, baseData] = [tempDir(), tempDir()];
+    const run = await runCli([
+      'run',
+      head,
+      '--system',
+      'x',
+      '--out',
+      headData,
+      '--only',
+      '^(sign-1|kem-1/good)',
+      '--phases',
+      'build,kat,measure',
+      '--against',
+      base,
+      '--against-out',
+      baseData,
+    ]);
+    expect(run.progress).toContain('sign-1/toy-sig: measured alongside its base');
+    expect(run.progress).toMatch(/base: sign-1\/toy-sig PASS/);
+
+    // Each trial of head, then base's (or base's, then head's), operation after operation; every
+    // other round backwards: h-keygen b-keygen h-sign b-sign h-verify b-verify | b-verify h-verify …
+    const ops = ['keygen', 'sign', 'verify'];
+    const order = ops.flatMap((op) => [
+      ...starts(record(headData, 'sign-1', 'toy-sig', op)).map((t, i) => ({ t, what: `${i} h ${op}` })),
+      ...starts(record(baseData, 'sign-1', 'toy-sig', op)).map((t, i) => ({ t, what: `${i} b ${op}` })),
+    ]);
+    const forward = ops.flatMap((op) => [`h ${op}`, `b ${op}`]);
+    const expected = [0, 1, 2].flatMap((round) => (round % 2 === 0 ? forward : [...forward].reverse()).map((x) => `${round} ${x}`));
+    expect(order.sort((a, b) => a.t - b.t).map((x) => x.what)).toEqual(expected);
+    for (const op of ops) {
+      expect(record(headData, 'sign-1', 'toy-sig', op).paired).toBe(true);
+      expect(record(baseData, 'sign-1', 'toy-sig', op).paired).toBe(true);
+      expect(record(baseData, 'sign-1', 'toy-sig', op).status).toBe('complete');
+    }
+    // The base side's library is its own build, from its own campaign folder.
+    expect(record(baseData, 'sign-1', 'toy-sig', 'sign').library_sha256).toBe(
+      JSON.parse(readFileSync(join(baseData, 'x', 'build.json'), 'utf8')).instances['sign-1/toy-sig'].library_sha256,
+    );
+
+    // New in head: measured, with nothing to pair it with.
+    expect(record(headData, 'kem-1', 'good', 'enc').status).toBe('complete');
+    expect(record(headData, 'kem-1', 'good', 'enc').paired).toBeUndefined();
+    expect(existsSync(join(baseData, 'x', 'records', 'kem-1'))).toBe(false);
+
+    // The two folders compare as any base and head.
+    const compared = await runCli(['compare', '--base', baseData, '--head', headData, '--system', 'x', '--format', 'json']);
+    const rows = (JSON.parse(compared.out.join('\n')) as { rows: Array<{ candidate: string; verdict: string }> }).rows;
+    expect(rows.filter((r) => r.candidate === 'sign-1')).toHaveLength(3);
+    expect(rows.filter((r) => r.candidate === 'kem-1').every((r) => r.verdict === 'new')).toBe(true);
+  });
+
+  it('needs --against and --against-out together, and a base folder of its own', async () => {
+    const head = fixtureCampaign(['sign-1'], PLANNING);
+    const out = tempDir();
+    const alone = await runCli(['run', head, '--system', 'x', '--out', out, '--against', head]);
+    expect(alone.code).toBe(2);
+    expect(alone.err.join('\n')).toBe('error: command line: --against-out: give --against and --against-out together');
+    const same = await runCli(['run', head, '--system', 'x', '--out', out, '--against', head, '--against-out', out]);
+    expect(same.code).toBe(2);
+    expect(same.err.join('\n')).toBe('error: command line: --against-out: the base side needs an evidence folder of its own, not --out');
+  });
+});

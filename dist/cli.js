@@ -32782,6 +32782,11 @@ function hashKatLimit(entries) {
   const n = entries.map((e) => e.records);
   return n.length > 0 && n.every((x) => x !== void 0) ? Math.max(...n) : 0;
 }
+var KAT_2_33_MIN_MEMORY_MB = 1536;
+function refuse2to33(memoryLimitBytes) {
+  if (memoryLimitBytes === void 0 || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return void 0;
+  return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
+}
 async function runHashKat(req) {
   const { candidate, label } = req;
   const entries = req.manifest.filter((e) => e.label === label);
@@ -32806,6 +32811,11 @@ async function runHashKat(req) {
     const mine = entries.filter((e) => kindOf(e.file, label) === kind);
     const limit = hashKatLimit(mine);
     const file2 = hashKatFileName(kind, label);
+    const refused = kind === "KAT_2_33" ? refuse2to33(req.memoryLimitBytes) : void 0;
+    if (refused) {
+      files.push({ file: file2, seconds: 0, status: "NOKAT", detail: refused });
+      continue;
+    }
     const driver = await runDriver([req.driver, req.library], ["kat", hashDriverType(digest.bits), "iccs", kind, String(limit)], {
       timeoutMs: req.timeoutMs,
       maxOutputBytes: 64 * 1024,

@@ -39,6 +39,17 @@ export function hashKatLimit(entries: ManifestEntry[]): number {
   return n.length > 0 && n.every((x) => x !== undefined) ? Math.max(...(n as number[])) : 0;
 }
 
+/**
+ * KAT_2_33's message is 2^33 bits, and CryptHash takes a message whole: the driver must hold 1 GiB
+ * beside the library. Under a smaller address-space cap the file is not run, and the reason says
+ * which setting to raise (the instance is then NOKAT: that file was not checked).
+ */
+export const KAT_2_33_MIN_MEMORY_MB = 1536;
+function refuse2to33(memoryLimitBytes: number | undefined): string | undefined {
+  if (memoryLimitBytes === undefined || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return undefined;
+  return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
+}
+
 /** Replays the hash KAT files the manifest names (else the three defaults) and checks each line. */
 export async function runHashKat(req: KatRequest): Promise<KatOutcome> {
   const { candidate, label } = req;
@@ -64,6 +75,11 @@ export async function runHashKat(req: KatRequest): Promise<KatOutcome> {
     const mine = entries.filter((e) => kindOf(e.file, label) === kind);
     const limit = hashKatLimit(mine);
     const file = hashKatFileName(kind, label);
+    const refused = kind === 'KAT_2_33' ? refuse2to33(req.memoryLimitBytes) : undefined;
+    if (refused) {
+      files.push({ file, seconds: 0, status: 'NOKAT', detail: refused });
+      continue;
+    }
     const driver = await runDriver([req.driver, req.library], ['kat', hashDriverType(digest.bits), 'iccs', kind, String(limit)], {
       timeoutMs: req.timeoutMs,
       maxOutputBytes: 64 * 1024,

@@ -2,7 +2,7 @@
  *   ngcc_driver LIB kat hash:BITS iccs FILE [LIMIT]
  * FILE KAT_2_12 | KAT_2_23 | KAT_2_33 | KAT_Loop; BITS the instance's DIGEST_BIT_LENGTH. LIMIT (0 or
  * absent: the generator's own) is the number of KAT_2_12 records or KAT_Loop iterations, as a
- * kat.sha256 `:N` asks (docs/evidence-format.md#kat-manifest).
+ * kat.sha256 `:N` asks (docs/evidence-format.md#katsha256).
  * Each file draws its messages from its own ICCS DRNG seeded with the file's 8-character name
  * repeated 8 times; the DRNG is the harness's (native/iccs/drng.c), not the library's: the messages
  * are the same for every submission, and a library need not carry a DRNG to be hashed.

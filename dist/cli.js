@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync24, readdirSync as readdirSync10, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync25, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9242,10 +9242,10 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join22, relative as relative14, resolve as resolve13 } from "node:path";
+import { join as join24, relative as relative15, resolve as resolve14 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync16 } from "node:fs";
+import { existsSync as existsSync17 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -9477,7 +9477,7 @@ function runProcess(command, opts) {
   const argv = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve14) => {
+  return new Promise((resolve15) => {
     const channel = opts.channelSecret !== void 0;
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
@@ -9539,7 +9539,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
-      resolve14({
+      resolve15({
         command: limited,
         exitCode,
         signal,
@@ -9739,7 +9739,20 @@ ${sha256Hex(readFileSync3(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
 }
-var DRIVER_SOURCES = ["ngcc_driver.c", "ngcc_kat.c", "ngcc_time.c", "hashprof/ngcc_prof.c", "harness.c", "ops.c", "cpucycles.c"];
+var DRIVER_SOURCES = [
+  "ngcc_driver.c",
+  "ngcc_kat.c",
+  "ngcc_time.c",
+  "hashprof/ngcc_prof.c",
+  "harness.c",
+  "ops.c",
+  "cpucycles.c",
+  // The hash jobs, and the ICCS DRNG (with the SM3 under it) that draws the hash KAT messages.
+  "hash_ops.c",
+  "hash_kat.c",
+  "iccs/drng.c",
+  "iccs/auxfunc.c"
+];
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
 function cacheRoot() {
@@ -9780,7 +9793,11 @@ async function compileTools(dir) {
   const targets = [
     ["ngcc_driver", DRIVER_SOURCES.map((f) => join3(n, f)), ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ["ngcc_mem", [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c")], ["-Wl,-z,now", "-ldl", "-lpthread"]],
+    [
+      "ngcc_mem",
+      [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "hash_ops.c")],
+      ["-Wl,-z,now", "-ldl", "-lpthread"]
+    ],
     ["ngcc_probe", [join3(n, "ngcc_probe.c"), join3(n, "cpucycles.c")], []]
   ];
   const manifest = {};
@@ -10403,7 +10420,37 @@ function formatN(n) {
 }
 
 // src/campaign/measure.ts
-import { resolve as resolve7 } from "node:path";
+import { resolve as resolve8 } from "node:path";
+
+// src/config/hashInstance.ts
+import { existsSync as existsSync7, readFileSync as readFileSync7 } from "node:fs";
+import { join as join7, relative as relative2, resolve as resolve2 } from "node:path";
+var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
+var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
+function digestBitsOf(candidateFolder, inst, index) {
+  if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
+  const dir = resolve2(candidateFolder, inst.dir);
+  const header = [dir, ...inst.include.map((p) => resolve2(dir, p))].map((d) => join7(d, HASH_HEADER)).find((f) => existsSync7(f));
+  const where = `candidate.yml instances[${index}]`;
+  if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
+  const m = DEFINE.exec(readFileSync7(header, "latin1"));
+  const bits = m ? Number(m[1]) : Number.NaN;
+  const shown3 = relative2(candidateFolder, header);
+  if (!m) return { problem: `${shown3}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
+  if (bits < 8 || bits > 65536 || bits % 8 !== 0)
+    return { problem: `${shown3}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
+  return { bits };
+}
+
+// src/measure/hashOperations.ts
+var HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
+var hashOperation = (bytes2) => `hash_${bytes2}`;
+var HASH_OPERATIONS = HASH_MESSAGE_BYTES.map(hashOperation);
+function hashMessageBytes(operation) {
+  const m = /^hash_([0-9]+)$/.exec(operation);
+  return m ? Number(m[1]) : void 0;
+}
+var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
 
 // src/measure/operation.ts
 import { basename } from "node:path";
@@ -10860,9 +10907,13 @@ function kernelFailure(trials, window, counter, counterHz) {
 }
 
 // src/measure/operation.ts
-var OPERATIONS = { kem: ["keygen", "enc", "dec"], sig: ["keygen", "sign", "verify"] };
+var OPERATIONS = {
+  kem: ["keygen", "enc", "dec"],
+  sig: ["keygen", "sign", "verify"],
+  hash: HASH_OPERATIONS
+};
 var SIGNED_MESSAGE_BYTES = 64;
-var inputBytes = (type, operation) => type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
+var inputBytes = (type, operation) => type === "hash" ? hashMessageBytes(operation) ?? 0 : type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
   return { ...p, command: p.command.map((a) => a === tool ? basename(tool) : a === lib ? libShown : a) };
 }
@@ -10988,6 +11039,7 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
   const baseline = complete[0]?.meta.baseline_rss_bytes;
   const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
   const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
+  const hash2 = unit.candidate.type === "hash";
   return {
     schema: 2,
     status: result.status,
@@ -11018,15 +11070,16 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     processes: result.processes,
     trials: result.trials,
     ...result.stats ?? {},
-    throughput_MB_per_second: null,
+    // Hash messages only (10^6 bytes per second, as the harness's records): a KEM has no message.
+    throughput_MB_per_second: hash2 && result.stats?.mean_seconds ? inputBytes("hash", operation) / result.stats.mean_seconds / 1e6 : null,
     sizes: {
-      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta3, "message_bytes") : 0,
+      input_bytes: hash2 ? num(meta3, "input_bytes") : inputBytes(unit.candidate.type, operation) ? num(meta3, "message_bytes") : 0,
       pk_bytes: num(meta3, "pk_bytes"),
       sk_bytes: num(meta3, "sk_bytes"),
       ct_bytes: num(meta3, "ct_bytes"),
       ss_bytes: num(meta3, "ss_bytes"),
       signature_bytes: num(meta3, "signature_bytes"),
-      digest_bytes: 0
+      digest_bytes: hash2 ? num(meta3, "digest_bytes") : 0
     },
     kex: {},
     build_flags: entry.build_flags,
@@ -11043,8 +11096,8 @@ function measurable(status) {
 }
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join8, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join9, resolve as resolve6 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -11083,17 +11136,17 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
+import { existsSync as existsSync8, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join8, relative as relative4, resolve as resolve5, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
+import { isAbsolute as isAbsolute2, posix, resolve as resolve4 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
+import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative3, resolve as resolve3, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -11112,7 +11165,7 @@ function isRootDirectory(path) {
 function normalizePath(path, options) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options;
   const pathNeedsCleaning = process.platform === "win32" && path.includes("/") || path.startsWith(".");
-  if (resolvePaths) path = resolve2(path);
+  if (resolvePaths) path = resolve3(path);
   if (normalizePath$1 || pathNeedsCleaning) path = cleanPath(path);
   if (path === ".") return "";
   const needsSeperator = path[path.length - 1] !== pathSeparator;
@@ -11125,7 +11178,7 @@ function joinPathWithRelativePath(root3, options) {
   return function(filename, directoryPath) {
     const sameRoot = directoryPath.startsWith(root3);
     if (sameRoot) return directoryPath.slice(root3.length) + filename;
-    else return convertSlashes(relative2(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
+    else return convertSlashes(relative3(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
   };
 }
 function joinPath(filename) {
@@ -11834,7 +11887,7 @@ var defaultOptions = {
 function getOptions(options) {
   const opts = Object.assign({}, options);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve4(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
@@ -11856,8 +11909,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative15] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative15) : [];
+  const [crawler, relative16] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative16) : [];
 }
 
 // src/config/sources.ts
@@ -11865,13 +11918,13 @@ var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_b
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
-    if (existsSync7(join7(up, ".git"))) {
+    if (existsSync8(join8(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname4(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync7(p));
+  const parts = ["native", "node_modules"].map((name) => join8(toolRoot2, name)).filter((p) => existsSync8(p));
   return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -11887,20 +11940,20 @@ function expand(base, patterns, field, display, roots) {
   for (const [i, pattern] of patterns.entries()) {
     const matches = globSync(pattern, { cwd: base, absolute: true, expandDirectories: false, onlyFiles: true });
     if (matches.length === 0) throw new InputError(display, field, `'${pattern}' matches no file (relative to ${base})`);
-    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative3(base, m) || m));
+    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative4(base, m) || m));
   }
   return files;
 }
 function resolveSources(candidateFolder, inst, index, display, roots) {
-  const dir = resolve4(candidateFolder, inst.dir);
+  const dir = resolve5(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  if (!existsSync8(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
-    const abs = isAbsolute3(p) ? p : resolve4(dir, p);
-    if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
+    const abs = isAbsolute3(p) ? p : resolve5(dir, p);
+    if (!existsSync8(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
@@ -11936,9 +11989,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join8(nativeDir(), "nist");
+  const n = join9(nativeDir(), "nist");
   return {
-    sources: [join8(n, "nist_shim.c"), join8(n, "nist_drbg.c")],
+    sources: [join9(n, "nist_shim.c"), join9(n, "nist_drbg.c")],
     defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
   };
 }
@@ -11951,20 +12004,20 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
     sandbox
   });
   if (r.exitCode === 0) {
-    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve5(cwd, f));
+    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve6(cwd, f));
     return [...new Set(files2)].sort();
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
-    if (!existsSync8(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join8(dir, f));
+    if (!existsSync9(dir)) continue;
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join9(dir, f));
   }
   return [...files].sort();
 }
 function repositoryOf(candidateFolder) {
-  for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync8(join8(dir, ".git"))) return dir;
-    if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
+  for (let dir = resolve6(candidateFolder); ; dir = dirname5(dir)) {
+    if (existsSync9(join9(dir, ".git"))) return dir;
+    if (dirname5(dir) === dir) return dirname5(resolve6(candidateFolder));
   }
 }
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
@@ -11986,7 +12039,7 @@ function contentDigest(file2) {
   }
   if (!st.isFile()) return "not a regular file";
   if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
-  return sha256Hex(readFileSync7(file2));
+  return sha256Hex(readFileSync8(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -12005,7 +12058,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join8(dirname5(library), "exports.map");
+  const scriptPath = join9(dirname5(library), "exports.map");
   mkdirSync5(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
   const parts = {
@@ -12029,7 +12082,7 @@ async function buildArgv(req, flags, library) {
     ...parts.sources,
     ...parts.libs
   ];
-  const readOnly = [resolve5(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
+  const readOnly = [resolve6(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const key = await buildKey(req, src, argv, compileArgs, dirname5(library), buildSandbox(req, readOnly));
   return { ...parts, argv, key, readOnly };
@@ -12037,13 +12090,13 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join8(req.outDir, req.flagSet);
-  const library = join8(outDir, `lib${req.instance.label}.so`);
+  const outDir = join9(req.outDir, req.flagSet);
+  const library = join9(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
-  const keyFile = join8(outDir, "build-key.json");
+  const keyFile = join9(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
@@ -12059,8 +12112,8 @@ async function buildInstance(req) {
   });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join8(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync8(library);
+  writeFileAtomic(join9(outDir, "build.log"), log2);
+  const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
@@ -12068,8 +12121,8 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/campaign/context.ts
-import { existsSync as existsSync9 } from "node:fs";
-import { resolve as resolve6 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { resolve as resolve7 } from "node:path";
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
   if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
@@ -12095,14 +12148,14 @@ function buildRequest(run, unit, flagSet) {
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
-  const path = resolve6(run.plan.campaignDir, entry.library);
-  if (!existsSync9(path)) return `the library ${entry.library} is gone since its build`;
+  const path = resolve7(run.plan.campaignDir, entry.library);
+  if (!existsSync10(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
 }
 
 // src/campaign/previous.ts
-import { relative as relative4 } from "node:path";
+import { relative as relative5 } from "node:path";
 function readPrevious(path, force, onReplaced) {
   try {
     return readJsonIfExists(path);
@@ -12113,7 +12166,7 @@ function readPrevious(path, force, onReplaced) {
       return void 0;
     }
     throw new InputError(
-      relative4(process.cwd(), path) || path,
+      relative5(process.cwd(), path) || path,
       "",
       `${e.problem}; run again with --force to redo and replace it, or delete the file`
     );
@@ -12121,6 +12174,12 @@ function readPrevious(path, force, onReplaced) {
 }
 
 // src/campaign/measure.ts
+function driverTypeOf(candidate, instance) {
+  if (candidate.type !== "hash") return candidate.type;
+  const index = candidate.instances.indexOf(instance);
+  const digest = digestBitsOf(candidate.folder, instance, index);
+  return hashDriverType("bits" in digest ? digest.bits : 0);
+}
 var measure = {
   name: "measure",
   phase: "measure",
@@ -12133,6 +12192,7 @@ var measure = {
     const { label } = unit.instance;
     const todo = [];
     const replaced = /* @__PURE__ */ new Set();
+    const driverType = driverTypeOf(unit.candidate, unit.instance);
     for (const operation of OPERATIONS[unit.candidate.type]) {
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: "not measured", skipped: true });
@@ -12157,12 +12217,13 @@ var measure = {
       }
       todo.push({
         driver: run.tools.driver,
-        library: resolve7(plan.campaignDir, entry.library),
+        library: resolve8(plan.campaignDir, entry.library),
         libraryShown: entry.library,
-        type: unit.candidate.type,
+        type: driverType,
         operation,
         cpu: plan.cpu,
-        rng: unit.candidate.katRng,
+        // A hash draws no randomness: seed whatever the library has, and need none.
+        rng: unit.candidate.type === "hash" ? "auto" : unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
@@ -12230,30 +12291,30 @@ function pairedBase(ctx, todo) {
     ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
     return void 0;
   }
-  return { unit, entry, paths: against.paths, library: resolve7(against.campaignDir, entry.library) };
+  return { unit, entry, paths: against.paths, library: resolve8(against.campaignDir, entry.library) };
 }
 
 // src/campaign/plan.ts
-import { join as join12, relative as relative7, resolve as resolve9 } from "node:path";
+import { join as join13, relative as relative8, resolve as resolve10 } from "node:path";
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync6, readFileSync as readFileSync8 } from "node:fs";
-import { basename as basename3, join as join9 } from "node:path";
+import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
+import { basename as basename3, join as join10 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync8(join9(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync9(join10(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join9(req.outDir, "profile");
-  const objDir = join9(outDir, "obj");
+  const outDir = join10(req.outDir, "profile");
+  const objDir = join10(outDir, "obj");
   mkdirSync6(objDir, { recursive: true });
-  const library = join9(outDir, `lib${req.instance.label}.so`);
+  const library = join10(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join9(outDir, "profile-key.json");
+  const keyFile = join10(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync10(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
@@ -12270,13 +12331,13 @@ async function buildProfiled(req, flags, wanted) {
   };
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join9(outDir, "build.log"), result.log);
+    writeFileAtomic(join10(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
-    const obj = join9(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+    const obj = join10(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
     if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
@@ -12286,11 +12347,11 @@ async function buildProfiled(req, flags, wanted) {
   );
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join9(nativeDir(), "hashprof");
+  const hp = join10(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join9(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join9(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join9(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join10(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join10(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join10(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -12306,25 +12367,25 @@ async function buildProfiled(req, flags, wanted) {
     ...objects,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync10(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync11(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync12, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join10, relative as relative5 } from "node:path";
+import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
+import { basename as basename4, join as join11, relative as relative6 } from "node:path";
 
 // src/config/katManifest.ts
-import { existsSync as existsSync11 } from "node:fs";
+import { existsSync as existsSync12 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync9 } from "node:fs";
+import { lstatSync as lstatSync4, readFileSync as readFileSync10 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
   if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
-    bytes2 = readFileSync9(file2);
+    bytes2 = readFileSync10(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -12353,7 +12414,7 @@ function firstBadLine(bytes2) {
 var MAX_KAT_RECORDS = 1e3;
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
-  if (!existsSync11(path)) return [];
+  if (!existsSync12(path)) return [];
   return parseManifest(readUtf8File(path, display), display);
 }
 function parseManifest(text3, display) {
@@ -17535,7 +17596,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve14) {
+function isRecursive2(inst, stack, resolve15) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -17545,7 +17606,7 @@ function isRecursive2(inst, stack, resolve14) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve14);
+      const answer = isRecursive2(child, stack, resolve15);
       if (answer > result)
         result = answer;
     }
@@ -17556,7 +17617,7 @@ function isRecursive2(inst, stack, resolve14) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve14) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve15) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -17620,7 +17681,7 @@ function isRecursive2(inst, stack, resolve14) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve14 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve15 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -32221,17 +32282,21 @@ var instanceSchema = external_exports.object({
   include: relPathList,
   /** Extra libraries to link, as for gcc's -l (e.g. ':libcrypto.so.3'). */
   libs: external_exports.array(external_exports.string().regex(/^[:A-Za-z0-9_.+-]+$/, "must be a library name as for -l")).default([]),
-  nist_prefix: external_exports.string().regex(/^[A-Za-z0-9_]*$/, "must be a C identifier prefix").optional()
+  nist_prefix: external_exports.string().regex(/^[A-Za-z0-9_]*$/, "must be a C identifier prefix").optional(),
+  /** type hash: the digest length in bits, when CryptHash_AlgorithmInstance.h does not say it (config/hashInstance.ts). */
+  digest_bits: external_exports.number().int().min(8).max(65536).multipleOf(8).optional()
 }).strict();
 var candidateSchema = external_exports.object({
   id: external_exports.string().regex(CANDIDATE_ID, "must match [a-z]+-[0-9]+"),
-  type: external_exports.enum(["kem", "sig"]),
+  type: external_exports.enum(["kem", "sig", "hash"]),
   algorithm: external_exports.string().min(1),
   page: external_exports.string().url().optional(),
   api: external_exports.enum(["iccs", "nist"]).default("iccs"),
   kat_rng: external_exports.enum(["iccs-drng", "nist-ctr-drbg"]).optional(),
   instances: external_exports.array(instanceSchema).min(1)
 }).strict().superRefine((c, ctx) => {
+  if (c.type === "hash" && c.api !== "iccs")
+    ctx.addIssue({ code: "custom", path: ["api"], message: "type hash has the ICCS API (CryptHash) only" });
   const seen = /* @__PURE__ */ new Set();
   c.instances.forEach((inst, i) => {
     if (seen.has(inst.label))
@@ -32239,6 +32304,8 @@ var candidateSchema = external_exports.object({
     seen.add(inst.label);
     if (inst.nist_prefix !== void 0 && c.api !== "nist")
       ctx.addIssue({ code: "custom", path: ["instances", i, "nist_prefix"], message: "only allowed with api: nist" });
+    if (inst.digest_bits !== void 0 && c.type !== "hash")
+      ctx.addIssue({ code: "custom", path: ["instances", i, "digest_bits"], message: "only allowed with type: hash" });
   });
 });
 var planningSchema = external_exports.object({
@@ -32284,12 +32351,12 @@ var settingsSchema = external_exports.object({
 
 // src/config/campaign.ts
 function loadSettings(root3) {
-  const file2 = join10(root3, "ngcc-perf.yml");
-  if (!existsSync12(file2)) return settingsSchema.parse({});
+  const file2 = join11(root3, "ngcc-perf.yml");
+  if (!existsSync13(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join10(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join11(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
@@ -32298,10 +32365,10 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-var shown2 = (path) => relative5(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync12(join10(root3, name, "candidate.yml"))).sort();
+var shown2 = (path) => relative6(process.cwd(), path) || ".";
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join11(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
-  if (!existsSync12(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync13(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -32311,11 +32378,11 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join10(root3, name);
-      const display = join10(shown2(root3), name, "candidate.yml");
+      const folder = join11(root3, name);
+      const display = join11(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
-      checkManifest(c, join10(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join11(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
@@ -32330,7 +32397,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join10(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join11(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -32345,16 +32412,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join10(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join11(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join10(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync12(join10(folder, "candidate.yml"))) continue;
+    const folder = join11(root3, name);
+    if (!statSync5(folder).isDirectory() || existsSync13(join11(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join10(folder, wrong)),
+        shown2(join11(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -32362,26 +32429,26 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync13, readFileSync as readFileSync10 } from "node:fs";
-import { join as join11, relative as relative6, resolve as resolve8 } from "node:path";
+import { existsSync as existsSync14, readFileSync as readFileSync11 } from "node:fs";
+import { join as join12, relative as relative7, resolve as resolve9 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve8(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync13(path)) {
-    const yml = join11(campaignRoot, "ngcc-perf.yml");
+  const path = resolve9(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
+    const yml = join12(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
-      relative6(process.cwd(), yml) || yml,
+      relative7(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
-      `'${configured}' does not exist (looked for ${relative6(process.cwd(), path) || path})`
+      `'${configured}' does not exist (looked for ${relative7(process.cwd(), path) || path})`
     );
   }
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync13(path)) return [];
+  if (!existsSync14(path)) return [];
   let text3;
   try {
-    text3 = readFileSync10(path, "utf8");
+    text3 = readFileSync11(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -32467,7 +32534,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve9(opts.campaignDir);
+  const campaignDir = resolve10(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -32478,9 +32545,9 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve9(opts.dataDir, opts.system);
+  const systemDir = resolve10(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative7(process.cwd(), join12(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative8(process.cwd(), join13(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32579,8 +32646,8 @@ function trialCpus(opts, settings, ymlShown) {
 }
 
 // src/campaign/prepare.ts
-import { existsSync as existsSync14 } from "node:fs";
-import { join as join14, relative as relative8 } from "node:path";
+import { existsSync as existsSync15 } from "node:fs";
+import { join as join16, relative as relative9 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32595,12 +32662,17 @@ function katBody(outcome, fileShown) {
   const body = [];
   for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
   body.push(`records     = ${outcome.records}`);
-  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  if (outcome.files)
+    for (const f of outcome.files)
+      body.push(
+        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ""} ${f.status}${f.detail ? ` ${f.detail}` : ""}; ${f.seconds.toFixed(3)} s${f.bytes !== void 0 ? `, ${f.bytes} bytes` : ""}`
+      );
+  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
   for (const d of outcome.digests)
     body.push(
       `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
     );
-  const stderr = outcome.run.stderr.trim();
+  const stderr = (outcome.run?.stderr ?? "").trim();
   if (stderr)
     body.push(
       "stderr:",
@@ -32616,11 +32688,11 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
-var RECORD_START = /^(Count|count) =/;
+var RECORD_START = /^(Count|count|Msg_Len) =/;
 function countRecords(text3) {
   return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
 }
@@ -32732,7 +32804,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join13(req.outDir, file2), text3);
+  writeFileAtomic(join14(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -32759,10 +32831,106 @@ async function runKat(req) {
   return { ...base, digests, file: file2, fileBytes, status: "PASS" };
 }
 
+// src/kat/hashKat.ts
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join15 } from "node:path";
+var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
+var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
+var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
+var kindOf = (file2, label) => HASH_KAT_FILES.find((k) => hashKatFileName(k, label) === file2);
+var SEVERITY = ["CRASH", "TIMEOUT", "LOADFAIL", "OVERFLOW", "CRYPTOFAIL", "MISMATCH", "NOKAT", "PASS"];
+var worstStatus = (statuses) => statuses.reduce((w, s) => SEVERITY.indexOf(s) < SEVERITY.indexOf(w) ? s : w, "PASS");
+function hashKatLimit(entries) {
+  const n = entries.map((e) => e.records);
+  return n.length > 0 && n.every((x) => x !== void 0) ? Math.max(...n) : 0;
+}
+var KAT_2_33_MIN_MEMORY_MB = 1536;
+function refuse2to33(memoryLimitBytes) {
+  if (memoryLimitBytes === void 0 || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return void 0;
+  return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
+}
+async function runHashKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const index = candidate.instances.findIndex((i) => i.label === label);
+  const digest = digestBitsOf(candidate.folder, candidate.instances[index], index);
+  const base = { digests: [], sizes: {}, records: 0, files: [] };
+  if ("problem" in digest) return { ...base, status: "LOADFAIL", detail: digest.problem };
+  const foreign = entries.find((e) => !kindOf(e.file, label));
+  if (foreign)
+    return {
+      ...base,
+      status: "MISMATCH",
+      detail: `kat.sha256 line ${foreign.line} names ${foreign.file}, not one of ${HASH_KAT_FILES.map((k) => hashKatFileName(k, label)).join(", ")}`
+    };
+  const kinds = entries.length > 0 ? HASH_KAT_FILES.filter((k) => entries.some((e) => kindOf(e.file, label) === k)) : DEFAULT_FILES;
+  const files = [];
+  const digests = [];
+  let sizes2 = {};
+  let last;
+  mkdirSync8(req.outDir, { recursive: true });
+  for (const kind of kinds) {
+    const mine = entries.filter((e) => kindOf(e.file, label) === kind);
+    const limit = hashKatLimit(mine);
+    const file2 = hashKatFileName(kind, label);
+    const refused = kind === "KAT_2_33" ? refuse2to33(req.memoryLimitBytes) : void 0;
+    if (refused) {
+      files.push({ file: file2, seconds: 0, status: "NOKAT", detail: refused });
+      continue;
+    }
+    const driver = await runDriver([req.driver, req.library], ["kat", hashDriverType(digest.bits), "iccs", kind, String(limit)], {
+      timeoutMs: req.timeoutMs,
+      maxOutputBytes: 64 * 1024,
+      memoryLimitBytes: req.memoryLimitBytes,
+      channelMaxBytes: 64 << 20,
+      sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+    });
+    last = driver.run;
+    sizes2 = {
+      ...sizes2,
+      ...Object.fromEntries(
+        Object.entries(driver.output.meta).filter(([k]) => k.endsWith("_bytes") || k === "digest_bits").map(([k, v]) => [k, Number(v)])
+      )
+    };
+    const shown3 = { file: file2, seconds: driver.run.wallSeconds, ...limit ? { limit } : {} };
+    const failure2 = classifyDriverFailure(driver);
+    if (failure2) {
+      files.push({ ...shown3, ...failure2 });
+      continue;
+    }
+    const text3 = katTextOf(driver.output.lines);
+    writeFileAtomic(join15(req.outDir, file2), text3);
+    const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+    digests.push(...mineDigests);
+    const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
+    const status2 = mine.length === 0 ? "NOKAT" : bad ? "MISMATCH" : "PASS";
+    files.push({
+      ...shown3,
+      bytes: Buffer.byteLength(text3, "latin1"),
+      status: status2,
+      ...bad ? { detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` } : {},
+      ...mine.length === 0 ? { detail: "no line for this file in kat.sha256" } : {}
+    });
+  }
+  const status = worstStatus(files.map((f) => f.status));
+  const worst = files.find((f) => f.status === status);
+  const written = files.find((f) => f.bytes !== void 0);
+  return {
+    status,
+    ...status !== "PASS" && worst?.detail ? { detail: `${worst.file}: ${worst.detail}` } : {},
+    ...written ? { file: written.file, fileBytes: written.bytes } : {},
+    digests,
+    sizes: sizes2,
+    records: files.length,
+    files,
+    ...last ? { run: last } : {}
+  };
+}
+
 // src/util/elf.ts
-import { readFileSync as readFileSync11 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync11(path);
+  const b = readFileSync12(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -32820,7 +32988,7 @@ var prepare = {
 function libraryFields(campaignDir, b) {
   const elf = elfSizes(b.library);
   return {
-    library: relative8(campaignDir, b.library),
+    library: relative9(campaignDir, b.library),
     library_sha256: sha256File(b.library),
     elf_load_bytes: elf.loadBytes,
     elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
@@ -32837,9 +33005,9 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join14(candidate.folder, "kat.sha256");
+  const manifestPath = join16(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync15(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
@@ -32849,7 +33017,7 @@ async function prepareInstance(run, unit) {
     builds.set(flagSet, started);
     return started;
   };
-  const kat2 = (b2) => runKat({
+  const kat2 = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
     candidate,
     label: instance.label,
     nistPrefix: instance.nist_prefix,
@@ -32897,7 +33065,7 @@ async function prepareInstance(run, unit) {
     fallbackSha256,
     manifestSha256: manifestHash,
     harnessVersion: run.tools.version,
-    katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
+    katLogSha256: existsSync15(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
   if (!plan.phases.has("kat")) {
@@ -32926,13 +33094,18 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join14(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join16(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
+    ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return saveEntry(run, key, entry);
+}
+function loopCut(outcome) {
+  const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
+  return loop?.limit ? { kat_loop_iterations: loop.limit } : {};
 }
 function writeKatLog(run, entry, candidate, b, body) {
   const logPath = run.plan.paths.katLog(candidate.id, entry.label);
@@ -32966,10 +33139,10 @@ function saveEntry(run, key, entry) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve10 } from "node:path";
+import { resolve as resolve11 } from "node:path";
 
 // src/profile/run.ts
-import { basename as basename5, relative as relative9 } from "node:path";
+import { basename as basename5, relative as relative10 } from "node:path";
 
 // src/measure/shares.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -33058,7 +33231,7 @@ async function profileInstance(p, operations, sink) {
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.driver ? basename5(a) : a === profiled.library ? relative9(p.campaignDir, a) : a),
+        command: chosen.argv.map((a) => a === p.tools.driver ? basename5(a) : a === profiled.library ? relative10(p.campaignDir, a) : a),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
         library_sha256: p.librarySha256,
@@ -33109,7 +33282,7 @@ function driverFailure({ run, output: output2, rejected }) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -33210,7 +33383,7 @@ async function surveyLibrary(library, label, nistApi = false, sandbox = "bwrap")
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync12(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync13(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -33291,6 +33464,10 @@ var profile = {
       return;
     }
     const built = { ...entry, library: entry.library };
+    if (ctx.unit.candidate.type === "hash") {
+      ctx.tick("profile: not run (a hash candidate has no hash profile)");
+      return;
+    }
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
       ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
@@ -33321,7 +33498,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const library = resolve10(plan.campaignDir, entry.library);
+    const library = resolve11(plan.campaignDir, entry.library);
     const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.sandbox).catch((e) => ({
       failure: errorMessage(e)
     }));
@@ -33344,7 +33521,7 @@ async function profileOperations(ctx, entry) {
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve10(plan.campaignDir, entry.library),
+      library: resolve11(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -33368,7 +33545,7 @@ async function profileOperations(ctx, entry) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync15, rmSync as rmSync3 } from "node:fs";
+import { existsSync as existsSync16, rmSync as rmSync3 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -33379,7 +33556,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync15(file2)) continue;
+    if (!existsSync16(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -33445,7 +33622,7 @@ async function runLocked(plan, opts, steps) {
       return probe.counterHz;
     }
   );
-  if (!existsSync16(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync17(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
   for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
@@ -33554,12 +33731,12 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync18, readFileSync as readFileSync13 } from "node:fs";
-import { join as join16, relative as relative10 } from "node:path";
+import { existsSync as existsSync19, readFileSync as readFileSync14 } from "node:fs";
+import { join as join18, relative as relative11 } from "node:path";
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync17, readdirSync as readdirSync8 } from "node:fs";
-import { join as join15 } from "node:path";
+import { existsSync as existsSync18, readdirSync as readdirSync8 } from "node:fs";
+import { join as join17 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -33570,8 +33747,8 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync17(dir)) return [];
-  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join15(e.parentPath, e.name)).sort();
+  if (!existsSync18(dir)) return [];
+  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join17(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -33582,8 +33759,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync17(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync17(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync18(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync18(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -33598,11 +33775,11 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative10(systemDir, p) || p;
-  if (!existsSync18(systemDir)) return [`${systemDir}: no such folder`];
+  const rel = (p) => relative11(systemDir, p) || p;
+  if (!existsSync19(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync18(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync19(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -33612,12 +33789,12 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join16(systemDir, e.kat_log);
-    if (!existsSync18(logPath)) {
+    const logPath = join18(systemDir, e.kat_log);
+    if (!existsSync19(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync13(logPath, "utf8");
+    const log2 = readFileSync14(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -33764,8 +33941,8 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync19, statSync as statSync6 } from "node:fs";
-import { dirname as dirname6, resolve as resolve11 } from "node:path";
+import { existsSync as existsSync20, statSync as statSync6 } from "node:fs";
+import { dirname as dirname6, resolve as resolve12 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -33797,12 +33974,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve11(path);
-  while (!existsSync19(p) && dirname6(p) !== p) p = dirname6(p);
+  let p = resolve12(path);
+  while (!existsSync20(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
-      p === resolve11(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve12(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -33886,8 +34063,19 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync20, readdirSync as readdirSync9, readFileSync as readFileSync14 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join17, relative as relative11 } from "node:path";
+import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync15 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join19, relative as relative12 } from "node:path";
+
+// src/measure/iccsBaseline.ts
+var ICCS_BASELINE_ID = "iccs";
+var ICCS_HELPERS = [
+  { helper: "sm3hash", bits: [256] },
+  { helper: "pseudohash", bits: [512, 768, 1024] },
+  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
+];
+var iccsLabel = (helper, bits) => `${helper}-${bits}`;
+var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
+var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
 
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
@@ -33969,20 +34157,24 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync20(join17(systemDir, path))) return {};
+  if (!path || !existsSync21(join19(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync14(join17(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync15(join19(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
   return header;
 }
 function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig") return logType;
+  if (logType === "kem" || logType === "sig" || logType === "hash") return logType;
+  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
   if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
   return "kem";
 }
 var EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+function operationOf(record2) {
+  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
+}
 function unreadableKind(paths, id, label, path) {
   if (path === paths.survey(id, label)) return { kind: "survey" };
   for (const op of EVERY_OPERATION) {
@@ -33995,13 +34187,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync20(surveyDir)) return surveys;
+  if (!existsSync21(surveyDir)) return surveys;
   for (const id of readdirSync9(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync9(join17(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync9(join19(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join17(surveyDir, id, f))];
+          return [readJson(join19(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -34011,12 +34203,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync20(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const paths = evidencePaths(join17(dataDir, name));
-    if (!existsSync20(paths.campaign)) continue;
+  for (const name of existsSync21(dataDir) ? readdirSync9(dataDir).sort() : []) {
+    const paths = evidencePaths(join19(dataDir, name));
+    if (!existsSync21(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync20(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync21(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -34040,7 +34232,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync20(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync21(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -34051,13 +34243,14 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync20(join17(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync21(join19(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative11(systemDir, p);
+  const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
-    v.records[record2.operation] = record2;
-    v.recordFiles.push({ op: record2.operation, path: rel(path) });
+    const op = operationOf(record2);
+    v.records[op] = record2;
+    v.recordFiles.push({ op, path: rel(path) });
   }
   for (const { path, memory } of ds.memory) {
     const v = view(memory.candidate, memory.label);
@@ -34077,7 +34270,7 @@ function loadReportModel(systemDir, campaignDir) {
     if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
   }
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const candidates2 = ids.map((id) => {
+  const views = ids.map((id) => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
@@ -34094,6 +34287,8 @@ function loadReportModel(systemDir, campaignDir) {
       operations: OPERATIONS[type]
     };
   });
+  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   return {
@@ -34102,8 +34297,9 @@ function loadReportModel(systemDir, campaignDir) {
     campaign: ds.campaign ?? {},
     environment: environment2,
     candidates: candidates2,
-    katIssues: campaignDir ? readKatIssues(join17(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join17(root3, "symmetric_survey.csv")) : [],
+    ...iccsBaseline ? { iccsBaseline } : {},
+    katIssues: campaignDir ? readKatIssues(join19(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join19(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -34112,8 +34308,8 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync21 } from "node:fs";
-import { join as join18, relative as relative12 } from "node:path";
+import { existsSync as existsSync22 } from "node:fs";
+import { join as join20, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -34267,15 +34463,15 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join18(dataDir, system2);
-  if (!existsSync21(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join20(dataDir, system2);
+  if (!existsSync22(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
   const [first, ...more] = ds.unreadable;
   if (first)
     throw new InputError(
-      relative12(process.cwd(), first.path) || first.path,
+      relative13(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
@@ -34360,7 +34556,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync21(join18(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join18(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync22(join20(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join20(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -36523,7 +36719,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join19 = [joinDefaults];
+var join21 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -39137,7 +39333,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join19],
+    join: [...join21],
     options: {},
     safe: safeBound,
     stack: [],
@@ -39748,8 +39944,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync22, mkdirSync as mkdirSync8, readFileSync as readFileSync15, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname8, join as join20, posix as posix2, relative as relative13, resolve as resolve12, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync23, mkdirSync as mkdirSync9, readFileSync as readFileSync16, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname8, join as join22, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -39763,26 +39959,26 @@ function readFolder(dir, shown3, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join20(shown3, strays2[0]),
+      join22(shown3, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join20(dir, BUILD_FILE);
-  if (existsSync22(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join20(shown3, BUILD_FILE));
+  const buildPath = join22(dir, BUILD_FILE);
+  if (existsSync23(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join22(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join20(shown3, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join22(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync22(join20(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join20(dir, CAMPAIGN_FILE), join20(shown3, CAMPAIGN_FILE));
+  if (existsSync23(join22(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join22(dir, CAMPAIGN_FILE), join22(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join20(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join20(shown3, BUILD_FILE)}`);
+        throw new InputError(join22(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join22(shown3, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -39794,7 +39990,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync15(a).equals(readFileSync15(b));
+var sameBytes = (a, b) => readFileSync16(a).equals(readFileSync16(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -39802,7 +39998,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join20(a.dir, rel), join20(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join22(a.dir, rel), join22(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -39811,8 +40007,8 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync22(join20(shard.dir, tail))) return entry;
-  const move = relative13(shard.dir, out).split(sep3).join("/");
+  if (!existsSync23(join22(shard.dir, tail))) return entry;
+  const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -39841,17 +40037,17 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative13(process.cwd(), p) || ".";
+var shownPath = (p) => relative14(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve12(into);
+  const out = resolve13(into);
   for (const p of parts) {
-    const abs = resolve12(p);
-    if (!existsSync22(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const abs = resolve13(p);
+    if (!existsSync23(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync22(out);
+  const existed = existsSync23(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -39870,15 +40066,15 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve12(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve13(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join20(other.shown, CAMPAIGN_FILE),
+      join22(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join20(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join22(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -39900,16 +40096,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join20(earlier.dir, rel), join20(f.dir, rel)))
-        throw new InputError(join20(f.shown, rel), "", `differs from ${join20(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join22(earlier.dir, rel), join22(f.dir, rel)))
+        throw new InputError(join22(f.shown, rel), "", `differs from ${join22(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join20(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
+  const tmp = join22(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync4(tmp, { recursive: true, force: true });
-  mkdirSync8(tmp, { recursive: true });
+  mkdirSync9(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync8(dirname8(join20(tmp, rel)), { recursive: true });
-      copyFileSync(join20(from.dir, rel), join20(tmp, rel));
+      mkdirSync9(dirname8(join22(tmp, rel)), { recursive: true });
+      copyFileSync(join22(from.dir, rel), join22(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -39917,10 +40113,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join20(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join22(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join20(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync22(join20(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join22(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync23(join22(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -39930,8 +40126,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join20(tmp, LOCK_FILE), lockText());
-    const old = join20(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
+    writeFileSync4(join22(tmp, LOCK_FILE), lockText());
+    const old = join22(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync3(out, old);
     try {
       renameSync3(tmp, out);
@@ -39955,8 +40151,8 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
-import { join as join21 } from "node:path";
+import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
+import { join as join23 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -40075,8 +40271,8 @@ function katFootnotes(c, issues) {
     } else {
       const detail = inst.build?.kat_detail ?? inst.build?.build_error;
       key = `status:${status}:${detail ?? ""}`;
-      const timed = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
-      note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed}`;
+      const timed2 = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
+      note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed2}`;
     }
     let n = numberOf.get(key);
     if (n === void 0) {
@@ -40088,6 +40284,103 @@ function katFootnotes(c, issues) {
   }
   return { marks, notes };
 }
+
+// src/report/pages/hashTables.ts
+var timed = (r) => r !== void 0 && typeof r.mean_cycles === "number" && (r.trials?.length ?? 0) > 0;
+var messageCell = (op) => `${hashMessageBytes(op) ?? "?"} B`;
+var cyclesPerByteCell = (r, op) => pyFixed(r.mean_cycles / (hashMessageBytes(op) ?? 1), 1);
+function megabytesPerSecondCell(r, op) {
+  const mb = typeof r.throughput_MB_per_second === "number" ? r.throughput_MB_per_second : (hashMessageBytes(op) ?? 0) / r.mean_seconds / 1e6;
+  return pyFixed(mb, 1);
+}
+function digestBits(inst) {
+  for (const r of Object.values(inst.records)) {
+    const bytes3 = r?.sizes?.digest_bytes;
+    if (typeof bytes3 === "number" && bytes3 > 0) return bytes3 * 8;
+  }
+  const bytes2 = inst.build?.sizes?.digest_bytes;
+  return typeof bytes2 === "number" && bytes2 > 0 ? bytes2 * 8 : void 0;
+}
+var KIB_LABEL = (bytes2) => bytes2 >= 1024 ? `${bytes2 / 1024} KiB` : `${bytes2} B`;
+var iccsSection = (model) => {
+  const base = model.iccsBaseline;
+  if (!base) return [];
+  const byLabel = new Map(base.instances.map((i) => [i.label, i]));
+  const rows = ICCS_HELPERS.flatMap(
+    ({ helper, bits }) => bits.flatMap((b) => {
+      const inst = byLabel.get(iccsLabel(helper, b));
+      if (!inst) return [];
+      const cells = HASH_MESSAGE_BYTES.map((n) => {
+        const r = inst.records[hashOperation(n)];
+        return timed(r) ? formatCycles(r.mean_cycles) : "\u2014";
+      });
+      const last = inst.records[hashOperation(65536)];
+      return [[code3(helper), String(b), ...cells, timed(last) ? pyFixed(last.mean_cycles / 65536, 1) : "\u2014"]];
+    })
+  );
+  return [
+    heading2(2, "ICCS hash helpers"),
+    para(
+      "The ICCS placeholder functions of the helper library the submissions ship (",
+      code3("auxfunc.c"),
+      "), timed as hash instances at the guide\u2019s S1\u2013S8 message lengths (mean cycles per call), once per system. ",
+      code3("pseudohash"),
+      " exists only with 512-, 768- and 1024-bit output; ",
+      code3("pseudoXOF"),
+      " is given at every digest width of a hash candidate."
+    ),
+    table(["ICCS helper", "output bits", ...HASH_MESSAGE_BYTES.map(KIB_LABEL), "cycles/byte (64 KiB)"], rows)
+  ];
+};
+var SUMMARY_BYTES = [32, 1024, 65536];
+function ratioCell(model, inst, bytes2) {
+  const r = inst.records[hashOperation(bytes2)];
+  if (!timed(r)) return "\u2014";
+  const bits = digestBits(inst);
+  const xof = bits !== void 0 ? model.iccsBaseline?.instances.find((i) => i.label === xofLabelFor(bits)) : void 0;
+  const base = xof?.records[hashOperation(bytes2)];
+  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}\xD7` : "ratio \u2013"})`;
+}
+var hashSection = (model) => {
+  const cands = model.candidates.filter((c) => c.type === "hash");
+  if (cands.length === 0) return [];
+  const rows = cands.flatMap(
+    (c) => c.instances.map((inst) => {
+      const kat2 = inst.build?.kat;
+      const flagged = kat2 !== void 0 && kat2 !== "PASS";
+      return [
+        [link2(candidatePageLink(c.id, model.system), c.id)],
+        c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
+        flagged ? [code3(inst.label), ` \u26A0 KAT ${kat2}`] : code3(inst.label),
+        ...SUMMARY_BYTES.map((n) => ratioCell(model, inst, n)),
+        flagged ? "KAT/output caveat; see candidate page" : "\u2013"
+      ];
+    })
+  );
+  return [
+    heading2(2, "Hash functions"),
+    para(
+      "Mean cycles of CryptHash at three message sizes; in parentheses the cycles divided by those of the ICCS ",
+      code3("pseudoXOF"),
+      " with the same output width and message length, timed the same way (",
+      link2("#iccs-hash-helpers", "ICCS helpers"),
+      "): a relative speed, not an estimate of a production replacement. \u26A0 marks a KAT status other than PASS."
+    ),
+    table(
+      [
+        "id",
+        "algorithm",
+        "instance performance report",
+        "32 B cycles (\xD7 pseudoXOF)",
+        "1 KiB cycles (\xD7 pseudoXOF)",
+        "64 KiB cycles (\xD7 pseudoXOF)",
+        "notes"
+      ],
+      rows
+    )
+  ];
+};
+var hashSummarySections = (model) => [...iccsSection(model), ...hashSection(model)];
 
 // src/report/pages/candidate.ts
 function algorithmPageLabel(url2) {
@@ -40171,7 +40464,9 @@ var basicInformation = (_model, c) => {
   return [
     heading2(2, "1. Basic information"),
     bullets([
-      [`Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`],
+      [
+        c.type === "hash" ? "Category: cryptographic hash algorithm; function: hash" : `Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`
+      ],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(", ")}`],
       ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
@@ -40219,7 +40514,43 @@ function performanceChart(c) {
 ${series}`)
   ];
 }
+function hashTiming(c) {
+  let noisy = false;
+  const rows = perTimedOperation(c, 8, (inst, op, r) => {
+    noisy ||= isNoisy(recordSpread(r));
+    return [
+      code3(inst.label),
+      messageCell(op),
+      formatCycles(r.mean_cycles),
+      cyclesPerByteCell(r, op),
+      formatSeconds(r.mean_seconds),
+      megabytesPerSecondCell(r, op),
+      countCell(r),
+      spreadCell(r)
+    ];
+  });
+  const loops = c.instances.flatMap(
+    (i) => i.build?.kat_loop_iterations ? [[code3(i.label), `: ${i.build.kat_loop_iterations}`]] : []
+  );
+  return [
+    heading2(2, "4. Performance"),
+    table(["instance", "message", "mean cycles", "cycles/byte", "mean time", "MB/s", "n", "trial spread"], rows),
+    para("Message byte i is (i\xB7131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's."),
+    ...loops.length > 0 ? [
+      para(
+        "KAT_Loop ran fewer than the generator\u2019s 10^6 iterations, as a ",
+        code3(":N"),
+        " in kat.sha256 asks; its check is that much shorter: ",
+        ...loops.flatMap((l, k) => k === 0 ? l : ["; ", ...l]),
+        " iterations."
+      )
+    ] : [],
+    ...noisy ? [para(NOISY_NOTE)] : [],
+    ...performanceChart(c)
+  ];
+}
 var timing = (_model, c) => {
+  if (c.type === "hash") return hashTiming(c);
   let noisy = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
@@ -40260,22 +40591,32 @@ var resources = (_model, c) => {
     const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
   });
+  const isolatedShown = c.type !== "hash" || c.instances.some((i) => i.memoryFiles.length > 0);
   return [
     heading2(2, "5. Resource consumption"),
     para(
       "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory."
     ),
     table(["instance", "operation", "static: ELF image (bytes)", "baseline RSS", "peak RSS"], wholeProcess),
-    para(
-      "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
-    ),
-    table(
-      ["instance", "operation", "peak stack (bytes)", "peak heap (bytes)", "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"],
-      isolated
-    )
+    ...isolatedShown ? [
+      para(
+        "The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections."
+      ),
+      table(
+        [
+          "instance",
+          "operation",
+          "peak stack (bytes)",
+          "peak heap (bytes)",
+          "static bytes: .text / .data, .rodata, .data.rel.ro / .bss"
+        ],
+        isolated
+      )
+    ] : []
   ];
 };
 var sizes = (model, c) => {
+  if (c.type === "hash") return [];
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst) => {
     if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
@@ -40294,6 +40635,7 @@ var sizes = (model, c) => {
   ];
 };
 var symmetricPrimitives = (model, c) => {
+  if (c.type === "hash") return [];
   const verdict = surveyFor(model, c.id);
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
@@ -40588,7 +40930,7 @@ var invalidCandidates = (model) => {
     )
   ];
 };
-var SUMMARY_SECTIONS = [title4, categories, invalidCandidates];
+var SUMMARY_SECTIONS = [title4, categories, hashSummarySections, invalidCandidates];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
 
 // src/report/pages/survey.ts
@@ -40660,12 +41002,12 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join21(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join23(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join21(outDir, path);
-    return !existsSync23(file2) || readFileSync16(file2, "utf8") !== text3;
+    const file2 = join23(outDir, path);
+    return !existsSync24(file2) || readFileSync17(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -40746,7 +41088,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join22(values.out, values.system), cli("out"));
+  checkOutputFolder(join24(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -40755,9 +41097,9 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve13(values["against-out"]) === resolve13(values.out))
+    if (resolve14(values["against-out"]) === resolve14(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join22(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join24(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -40776,14 +41118,14 @@ async function cmdRun(args) {
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
   });
   const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative14(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative15(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve13(arg);
-  if (!existsSync24(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync24(evidencePaths(dir).build) && !existsSync24(evidencePaths(dir).recordsDir))
+  const dir = resolve14(arg);
+  if (!existsSync25(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync25(evidencePaths(dir).build) && !existsSync25(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -40820,15 +41162,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync24(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync24(join22(d, values.system)))
+    if (!existsSync25(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync25(join24(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join22(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join24(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync24(values.campaign))
+  if (values.campaign !== void 0 && !existsSync25(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -40851,13 +41193,13 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve13(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve14(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join22(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join24(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join22(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join24(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -40894,17 +41236,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join22(systemDir, e.kat_file);
-    if (!existsSync24(katPath))
+    const katPath = join24(systemDir, e.kat_file);
+    if (!existsSync25(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync17(katPath, "utf8");
+    const text3 = readFileSync18(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join22(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join24(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -40934,9 +41276,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join22(c.folder, "kat.sha256");
-  const shown3 = relative14(process.cwd(), target) || target;
-  const before = existsSync24(target) ? readFileSync17(target, "utf8") : "";
+  const target = join24(c.folder, "kat.sha256");
+  const shown3 = relative15(process.cwd(), target) || target;
+  const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`
@@ -40975,19 +41317,19 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve13(values.out ?? join22(root3, "out"));
+  const out = resolve14(values.out ?? join24(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join22(root3, "examples", "campaign");
-  const pqclean = join22(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync24(pqclean)) throw new InputError(relative14(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join24(root3, "examples", "campaign");
+  const pqclean = join24(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync25(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative14(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync24(join22(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join24(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join22(out, "data"),
+    dataDir: join24(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -40995,13 +41337,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join22(out, "pages");
+  const pagesDir = join24(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative14(process.cwd(), summary.systemDir)}`);
+evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative14(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative14(process.cwd(), join22(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join24(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

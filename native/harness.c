@@ -287,6 +287,14 @@ void api_load(api_t *api, const char *lib, const char *type) {
         api->sig_keygen = (sig_keygen_fn)need(api, "sig_keygen");
         api->sig_sign = (sig_sign_fn)need(api, "sig_sign");
         api->sig_verify = (sig_verify_fn)need(api, "sig_verify");
+    } else if (strncmp(type, "hash:", 5) == 0) {
+        char *end = NULL;
+        long bits = strtol(type + 5, &end, 10);
+        if (!end || *end || bits < 8 || bits > 65536 || bits % 8)
+            fail(EXIT_USAGE, "USAGE", "type %s: the digest length must be a multiple of 8 bits, 8 to 65536", type);
+        api->is_hash = 1;
+        api->digest_bits = (int)bits;
+        api->crypt_hash = (crypt_hash_fn)need(api, "CryptHash");
     } else {
         fail(EXIT_USAGE, "USAGE", "unknown type %s", type);
     }

@@ -34,6 +34,7 @@ typedef int (*sig_sign_fn)(unsigned char *, unsigned long long, unsigned char *,
 typedef int (*sig_verify_fn)(unsigned char *, unsigned long long, unsigned char *, unsigned long long,
                              unsigned char *, unsigned long long);
 typedef unsigned long long (*len_fn)(void);
+typedef int (*crypt_hash_fn)(int, const unsigned char *, unsigned long long, unsigned char *);
 typedef int (*drng_init_fn)(void *, const unsigned char *, unsigned long long);
 typedef int (*drng_get_fn)(void *, unsigned char *, unsigned long long);
 typedef void (*nist_rng_init_fn)(unsigned char *, unsigned char *, int);
@@ -55,9 +56,12 @@ typedef struct {
     void *drng_algorithm;     /* &drng_algorithm (ICCS) */
     nist_rng_init_fn nist_rng_init; /* randombytes_init (NIST DRBG) */
     nist_rng_fn nist_rng;           /* randombytes (NIST DRBG) */
+    int is_hash;                    /* type hash:BITS (native/hash_ops.h) */
+    int digest_bits;                /* the BITS of hash:BITS: DIGEST_BIT_LENGTH, which no symbol carries */
+    crypt_hash_fn crypt_hash;       /* CryptHash */
 } api_t;
 
-/* Loads LIB and resolves the ICCS API for type "kem" or "sig"; on failure reports
+/* Loads LIB and resolves the ICCS API for type "kem", "sig" or "hash:BITS"; on failure reports
  * "STATUS LOADFAIL <reason>" and exits EXIT_LOADFAIL. */
 void api_load(api_t *api, const char *lib, const char *type);
 void *api_optional(const api_t *api, const char *name);

@@ -62,6 +62,10 @@ int time_main(int n, char **fields) {
     meta_u64("baseline_rss_bytes", proc_status_bytes("VmRSS"));
 
     op_fn fn = ops_prepare(&c, op);
+    if (c.api.is_hash) {
+        meta_u64("input_bytes", c.msg_bytes);
+        meta_u64("digest_bytes", c.digest_len);
+    }
     for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
     fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
 

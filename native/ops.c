@@ -1,4 +1,5 @@
 #include "ops.h"
+#include "hash_ops.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,10 @@ void ops_must(int rc, const char *what) {
 }
 
 void ops_alloc(ctx_t *c) {
+    if (c->api.is_hash) {
+        hash_alloc(c);
+        return;
+    }
     c->pk_len = c->api.pk_len;
     c->sk_len = c->api.sk_len;
     guarded_alloc(&c->pk, c->api.pk_len, "pk");
@@ -34,6 +39,7 @@ void ops_alloc(ctx_t *c) {
 
 op_fn ops_prepare(ctx_t *c, const char *op) {
     c->op = op;
+    if (c->api.is_hash) return hash_prepare(c, op);
     if (!c->api.is_sig) {
         if (strcmp(op, "keygen") == 0) return do_kem_keygen;
         ops_must(do_kem_keygen(c), "kem_keygen");
@@ -54,7 +60,7 @@ op_fn ops_prepare(ctx_t *c, const char *op) {
 
 void ops_check_guards(ctx_t *c) {
     char why[160];
-    guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg};
+    guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg, &c->digest};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]->base && guarded_violated(all[i], why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
 }
@@ -84,6 +90,10 @@ void spots_plan(spots_t *s, unsigned long long calls, unsigned long long wanted)
 /* The buffers an operation writes, by operation. */
 static int outputs_of(ctx_t *c, guarded_t **out, unsigned long long **lens) {
     int kem = !c->api.is_sig;
+    if (c->api.is_hash) {
+        out[0] = &c->digest, lens[0] = &c->digest_len;
+        return 1;
+    }
     if (strcmp(c->op, "keygen") == 0) {
         out[0] = &c->pk, lens[0] = &c->pk_len;
         out[1] = &c->sk, lens[1] = &c->sk_len;
@@ -206,6 +216,8 @@ void spots_verify(ctx_t *c, spots_t *s) {
             spot_signature_holds(c, call, "its signature");
         } else if (!kem && strcmp(c->op, "verify") == 0) {
             spot_signature_holds(c, call, "the signature");
+        } else if (c->api.is_hash) {
+            hash_spot_agrees(c, call);
         }
         for (int i = 0; i < n; i++) free(snap->bytes[i]);
     }

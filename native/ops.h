@@ -11,6 +11,8 @@ typedef struct {
     const char *op; /* the operation ops_prepare set up */
     guarded_t pk, sk, ct, ss, ss2, sn, msg;
     unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
+    guarded_t digest;              /* hash (native/hash_ops.c): msg holds the message */
+    unsigned long long msg_bytes, digest_len;
 } ctx_t;
 
 typedef int (*op_fn)(ctx_t *);

@@ -79,6 +79,7 @@ describe('the bundled example campaign', () => {
       phases: new Set(['build', 'kat']),
     });
     expect(s.instances.map((i) => `${i.key} ${i.kat}`)).toEqual([
+      'hash-80/SM3-256 PASS',
       'kem-80/ml-kem-512 PASS',
       'kem-80/ml-kem-768 PASS',
       'kem-80/ml-kem-1024 PASS',

@@ -1,7 +1,8 @@
 /*
  * ICCS deterministic random number generator (SM3 Hash_DRBG, seedlen 440 bits).
  * init_random_number takes the seed length in BYTES, get_random_number the
- * output length in BITS (a multiple of 8). Both return 0, or -1 on bad input.
+ * output length in BITS (any count: a partial last byte keeps its high bits,
+ * the others are zero). Both return 0, or -1 on bad input.
  */
 #ifndef ICCS_DRNG_H
 #define ICCS_DRNG_H

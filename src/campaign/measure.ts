@@ -1,4 +1,8 @@
 import { resolve } from 'node:path';
+import type { Candidate } from '../config/campaign.js';
+import { digestBitsOf } from '../config/hashInstance.js';
+import type { InstanceSpec } from '../config/schemas.js';
+import { hashDriverType } from '../measure/hashOperations.js';
 import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
@@ -8,6 +12,14 @@ import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
+
+/** The driver's TYPE: a hash instance's carries its digest length (its KAT found it, or failed). */
+function driverTypeOf(candidate: Candidate, instance: InstanceSpec): string {
+  if (candidate.type !== 'hash') return candidate.type;
+  const index = candidate.instances.indexOf(instance);
+  const digest = digestBitsOf(candidate.folder, instance, index);
+  return hashDriverType('bits' in digest ? digest.bits : 0);
+}
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
 export const measure: PhaseStep = {
@@ -22,6 +34,7 @@ export const measure: PhaseStep = {
     const { label } = unit.instance;
     const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
+    const driverType = driverTypeOf(unit.candidate, unit.instance);
     for (const operation of OPERATIONS[unit.candidate.type]) {
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: 'not measured', skipped: true });
@@ -53,10 +66,11 @@ export const measure: PhaseStep = {
         driver: run.tools.driver,
         library: resolve(plan.campaignDir, entry.library),
         libraryShown: entry.library,
-        type: unit.candidate.type,
+        type: driverType,
         operation,
         cpu: plan.cpu,
-        rng: unit.candidate.katRng,
+        // A hash draws no randomness: seed whatever the library has, and need none.
+        rng: unit.candidate.type === 'hash' ? 'auto' : unit.candidate.katRng,
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,

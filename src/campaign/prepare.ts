@@ -8,6 +8,7 @@ import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { formatKatLog, katBody } from '../kat/log.js';
 import { readManifest } from '../config/katManifest.js';
 import { runKat, type KatOutcome } from '../kat/run.js';
+import { runHashKat } from '../kat/hashKat.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { buildUnit, type PhaseStep, type RunContext } from './context.js';
@@ -105,8 +106,9 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     builds.set(flagSet, started);
     return started;
   };
+  // A hash instance's KAT is several files, each its own driver run (kat/hashKat.ts).
   const kat = (b: BuildResult) =>
-    runKat({
+    (candidate.type === 'hash' ? runHashKat : runKat)({
       candidate,
       label: instance.label,
       nistPrefix: instance.nist_prefix,
@@ -195,11 +197,18 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
     ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
     sizes: outcome.sizes,
+    ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return saveEntry(run, key, entry);
+}
+
+/** A hash KAT_Loop cut short by a kat.sha256 `:N`: the pages say so. */
+function loopCut(outcome: KatOutcome): Pick<BuildEntry, 'kat_loop_iterations'> {
+  const loop = outcome.files?.find((f) => f.file.startsWith('KAT_Loop_') && f.limit);
+  return loop?.limit ? { kat_loop_iterations: loop.limit } : {};
 }
 
 /** Writes the instance's KAT log and names it (path and hash) in the entry. */

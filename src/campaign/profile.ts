@@ -30,6 +30,11 @@ export const profile: PhaseStep = {
       return;
     }
     const built = { ...entry, library: entry.library };
+    if (ctx.unit.candidate.type === 'hash') {
+      // A hash is its own symmetric primitive: no placeholder share to profile (docs/method.md#hash-functions).
+      ctx.tick('profile: not run (a hash candidate has no hash profile)');
+      return;
+    }
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
       ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);

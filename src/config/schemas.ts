@@ -19,13 +19,15 @@ export const instanceSchema = z
       .string()
       .regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix')
       .optional(),
+    /** type hash: the digest length in bits, when CryptHash_AlgorithmInstance.h does not say it (config/hashInstance.ts). */
+    digest_bits: z.number().int().min(8).max(65536).multipleOf(8).optional(),
   })
   .strict();
 
 export const candidateSchema = z
   .object({
     id: z.string().regex(CANDIDATE_ID, 'must match [a-z]+-[0-9]+'),
-    type: z.enum(['kem', 'sig']),
+    type: z.enum(['kem', 'sig', 'hash']),
     algorithm: z.string().min(1),
     page: z.string().url().optional(),
     api: z.enum(['iccs', 'nist']).default('iccs'),
@@ -34,6 +36,8 @@ export const candidateSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    if (c.type === 'hash' && c.api !== 'iccs')
+      ctx.addIssue({ code: 'custom', path: ['api'], message: 'type hash has the ICCS API (CryptHash) only' });
     const seen = new Set<string>();
     c.instances.forEach((inst, i) => {
       if (seen.has(inst.label))
@@ -41,6 +45,8 @@ export const candidateSchema = z
       seen.add(inst.label);
       if (inst.nist_prefix !== undefined && c.api !== 'nist')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });
+      if (inst.digest_bits !== undefined && c.type !== 'hash')
+        ctx.addIssue({ code: 'custom', path: ['instances', i, 'digest_bits'], message: 'only allowed with type: hash' });
     });
   });
 

@@ -20,6 +20,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
   const baseline = complete[0]?.meta.baseline_rss_bytes;
   const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
   const clocks = result.trials.map((t) => t.clock_hz).filter((c): c is number => c !== undefined);
+  const hash = unit.candidate.type === 'hash';
   return {
     schema: 2,
     status: result.status,
@@ -50,15 +51,16 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     processes: result.processes,
     trials: result.trials,
     ...(result.stats ?? {}),
-    throughput_MB_per_second: null,
+    // Hash messages only (10^6 bytes per second, as the harness's records): a KEM has no message.
+    throughput_MB_per_second: hash && result.stats?.mean_seconds ? inputBytes('hash', operation) / result.stats.mean_seconds / 1e6 : null,
     sizes: {
-      input_bytes: inputBytes(unit.candidate.type, operation) ? num(meta, 'message_bytes') : 0,
+      input_bytes: hash ? num(meta, 'input_bytes') : inputBytes(unit.candidate.type, operation) ? num(meta, 'message_bytes') : 0,
       pk_bytes: num(meta, 'pk_bytes'),
       sk_bytes: num(meta, 'sk_bytes'),
       ct_bytes: num(meta, 'ct_bytes'),
       ss_bytes: num(meta, 'ss_bytes'),
       signature_bytes: num(meta, 'signature_bytes'),
-      digest_bytes: 0,
+      digest_bytes: hash ? num(meta, 'digest_bytes') : 0,
     },
     kex: {},
     build_flags: entry.build_flags,

@@ -29,6 +29,8 @@ export interface BuildEntry {
   api?: string;
   type?: string;
   sizes?: Record<string, number>;
+  /** Type hash: the KAT_Loop iterations when a kat.sha256 `:N` cut them below the generator's 10^6. */
+  kat_loop_iterations?: number;
 }
 
 export interface BuildJson {

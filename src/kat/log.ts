@@ -29,12 +29,17 @@ export function katBody(outcome: KatOutcome, fileShown?: string): string[] {
   const body: string[] = [];
   for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
   body.push(`records     = ${outcome.records}`);
-  if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  if (outcome.files)
+    for (const f of outcome.files)
+      body.push(
+        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ''} ${f.status}${f.detail ? ` ${f.detail}` : ''}; ${f.seconds.toFixed(3)} s${f.bytes !== undefined ? `, ${f.bytes} bytes` : ''}`,
+      );
+  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
   for (const d of outcome.digests)
     body.push(
       `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? '' : `  (expected ${d.entry.sha256})`}`,
     );
-  const stderr = outcome.run.stderr.trim();
+  const stderr = (outcome.run?.stderr ?? '').trim();
   if (stderr)
     body.push(
       'stderr:',

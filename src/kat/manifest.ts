@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { InputError } from '../errors.js';
 import { formatManifestLine, parseManifest, type DigestMode, type ManifestEntry } from '../config/katManifest.js';
 
-const RECORD_START = /^(Count|count) =/;
+/** `Msg_Len =` starts a record of the hash generator's files, which have no Count. */
+const RECORD_START = /^(Count|count|Msg_Len) =/;
 
-/** The records of a KAT file: lines starting `Count =` / `count =` (docs/evidence-format.md). */
+/** The records of a KAT file: lines starting `Count =` / `count =` / `Msg_Len =` (docs/evidence-format.md). */
 export function countRecords(text: string): number {
   return text.split('\n').filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ''))).length;
 }

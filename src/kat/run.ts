@@ -33,7 +33,21 @@ export interface KatOutcome {
   digests: Array<{ entry: ManifestEntry; actual: string }>;
   sizes: Record<string, number>;
   records: number;
-  run: RunResult;
+  /** The last driver run (absent when none could start, e.g. a hash instance without its digest length). */
+  run?: RunResult;
+  /** Type hash: each generator file's own outcome (kat/hashKat.ts); the status is the worst of them. */
+  files?: KatFile[];
+}
+
+/** One file of a KAT with several (type hash): its own run, status and time. */
+export interface KatFile {
+  file: string;
+  status: KatStatus;
+  detail?: string;
+  bytes?: number;
+  seconds: number;
+  /** The `:N` it was generated with: KAT_2_12 records or KAT_Loop iterations. */
+  limit?: number;
 }
 
 /**

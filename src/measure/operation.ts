@@ -4,15 +4,20 @@ import { loadAverage } from '../env/host.js';
 import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
 import { disturbance } from './disturbance.js';
+import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 
-export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign', 'verify'] } as const;
+export const OPERATIONS = {
+  kem: ['keygen', 'enc', 'dec'],
+  sig: ['keygen', 'sign', 'verify'],
+  hash: HASH_OPERATIONS,
+} as const satisfies Record<string, readonly string[]>;
 
 /** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
 export const SIGNED_MESSAGE_BYTES = 64;
-export const inputBytes = (type: 'kem' | 'sig', operation: string): number =>
-  type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
+export const inputBytes = (type: keyof typeof OPERATIONS, operation: string): number =>
+  type === 'hash' ? (hashMessageBytes(operation) ?? 0) : type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 
 export interface OperationRequest {
   /** ngcc_driver. */
@@ -20,7 +25,8 @@ export interface OperationRequest {
   library: string;
   /** The library path as written into evidence (relative to the campaign). */
   libraryShown: string;
-  type: 'kem' | 'sig';
+  /** The driver's TYPE: kem, sig, or hash:BITS (hashOperations.ts). */
+  type: string;
   operation: string;
   cpu: number;
   rng: string;

@@ -8,7 +8,8 @@ export interface TrialRequest {
   /** ngcc_driver. */
   driver: string;
   library: string;
-  type: 'kem' | 'sig';
+  /** The driver's TYPE: kem, sig, or hash:BITS. */
+  type: string;
   operation: string;
   iterations: number;
   warmups: number;

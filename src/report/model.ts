@@ -5,7 +5,9 @@ import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
 import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
-import type { BuildJson } from '../evidence/types.js';
+import type { BuildJson, TimingRecord } from '../evidence/types.js';
+import { ICCS_BASELINE_ID } from '../measure/iccsBaseline.js';
+import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
 import { OPERATIONS } from '../measure/operation.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 import { readJson } from '../util/fsx.js';
@@ -22,13 +24,22 @@ function katLogHeader(systemDir: string, path: string | undefined): Record<strin
   return header;
 }
 
-function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
-  if (logType === 'kem' || logType === 'sig') return logType;
+function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' | 'hash' {
+  if (logType === 'kem' || logType === 'sig' || logType === 'hash') return logType;
+  if (ops.some((o) => hashMessageBytes(o) !== undefined) || id.startsWith('hash-') || id === ICCS_BASELINE_ID) return 'hash';
   if (ops.some((o) => o === 'sign' || o === 'verify') || id.startsWith('sign-')) return 'sig';
   return 'kem';
 }
 
 const EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+
+/**
+ * A record's operation key: the ngcc-harness writes every hash length as operation `hash` with its
+ * `input_bytes` (in a file named `<label>__hash_<bytes>.json`); ours are `hash_<bytes>` already.
+ */
+function operationOf(record: TimingRecord): string {
+  return record.operation === 'hash' && typeof record.input_bytes === 'number' ? hashOperation(record.input_bytes) : record.operation;
+}
 
 /** Which of an instance's files an unreadable path is, by the layout's own paths. */
 function unreadableKind(paths: EvidencePaths, id: string, label: string, path: string): Pick<UnreadableFile, 'kind' | 'op'> | undefined {
@@ -128,8 +139,9 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
   const rel = (p: string) => relative(systemDir, p);
   for (const { path, record } of ds.records) {
     const v = view(record.candidate, record.label);
-    v.records[record.operation] = record;
-    v.recordFiles.push({ op: record.operation, path: rel(path) });
+    const op = operationOf(record);
+    v.records[op] = record;
+    v.recordFiles.push({ op, path: rel(path) });
   }
   for (const { path, memory } of ds.memory) {
     const v = view(memory.candidate, memory.label);
@@ -151,7 +163,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
   }
 
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const candidates = ids.map((id): CandidateView => {
+  const views = ids.map((id): CandidateView => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k)!);
     const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
@@ -169,6 +181,8 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     };
   });
 
+  const candidates = views.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
   return {
@@ -177,6 +191,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     campaign: ds.campaign ?? {},
     environment,
     candidates,
+    ...(iccsBaseline ? { iccsBaseline } : {}),
     katIssues: campaignDir ? readKatIssues(join(root, 'kat_issues.csv')) : [],
     survey: campaignDir ? readSurvey(join(root, 'symmetric_survey.csv')) : [],
     surveys: readSurveys(systemDir),

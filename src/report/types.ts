@@ -33,7 +33,7 @@ export interface InstanceView {
 export interface CandidateView {
   id: string;
   algorithm: string;
-  type: 'kem' | 'sig';
+  type: 'kem' | 'sig' | 'hash';
   api: 'iccs' | 'nist';
   page?: string;
   instances: InstanceView[];
@@ -54,6 +54,11 @@ export interface ReportModel {
   /** The environment the numbers were measured in: the campaign's end state, else a record's. */
   environment: Record<string, unknown>;
   candidates: CandidateView[];
+  /**
+   * The ICCS helper baseline (candidate id `iccs`: sm3hash, pseudohash, pseudoXOF timed as hashes),
+   * when the evidence has it: the summary's own table and the hash rows' denominators, not a candidate.
+   */
+  iccsBaseline?: CandidateView;
   katIssues: KatIssue[];
   survey: SurveyVerdict[];
   /** Automated survey results per candidate (survey/<id>/<label>.json). */

@@ -32,6 +32,7 @@ import {
   unreadableFile,
 } from './cells.js';
 import { katFootnotes } from './katNotes.js';
+import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -148,7 +149,11 @@ const basicInformation: CandidateSection = (_model, c) => {
   return [
     heading(2, '1. Basic information'),
     bullets([
-      [`Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`],
+      [
+        c.type === 'hash'
+          ? 'Category: cryptographic hash algorithm; function: hash'
+          : `Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`,
+      ],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(', ')}`],
       ['Parameter sets: ', ...c.instances.flatMap((i, k) => (k === 0 ? [code(i.label)] : [', ', code(i.label)]))],
@@ -203,7 +208,47 @@ function performanceChart(c: CandidateView): RootContent[] {
   ];
 }
 
+/** A hash's §4: one row per message length, with cycles per byte and MB/s (10^6 bytes per second). */
+function hashTiming(c: CandidateView): RootContent[] {
+  let noisy = false;
+  const rows = perTimedOperation(c, 8, (inst, op, r) => {
+    noisy ||= isNoisy(recordSpread(r));
+    return [
+      code(inst.label),
+      messageCell(op),
+      formatCycles(r.mean_cycles!),
+      cyclesPerByteCell(r, op),
+      formatSeconds(r.mean_seconds!),
+      megabytesPerSecondCell(r, op),
+      countCell(r),
+      spreadCell(r),
+    ];
+  });
+  const loops = c.instances.flatMap((i) =>
+    i.build?.kat_loop_iterations ? [[code(i.label), `: ${i.build.kat_loop_iterations}`] as Inline[]] : [],
+  );
+  return [
+    heading(2, '4. Performance'),
+    table(['instance', 'message', 'mean cycles', 'cycles/byte', 'mean time', 'MB/s', 'n', 'trial spread'], rows),
+    para("Message byte i is (i·131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's."),
+    ...(loops.length > 0
+      ? [
+          para(
+            'KAT_Loop ran fewer than the generator’s 10^6 iterations, as a ',
+            code(':N'),
+            ' in kat.sha256 asks; its check is that much shorter: ',
+            ...loops.flatMap((l, k) => (k === 0 ? l : ['; ', ...l])),
+            ' iterations.',
+          ),
+        ]
+      : []),
+    ...(noisy ? [para(NOISY_NOTE)] : []),
+    ...performanceChart(c),
+  ];
+}
+
 const timing: CandidateSection = (_model, c) => {
+  if (c.type === 'hash') return hashTiming(c);
   let noisy = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
@@ -245,23 +290,36 @@ const resources: CandidateSection = (_model, c) => {
     const heap = m.heap_peak_bytes === null ? 'not recorded' : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
     return [code(inst.label), op, m.stack_net_bytes === null ? 'not recorded' : String(m.stack_net_bytes), heap, sections];
   });
+  // A hash has no isolated-memory run yet: its table would only say "not measured" on every row.
+  const isolatedShown = c.type !== 'hash' || c.instances.some((i) => i.memoryFiles.length > 0);
   return [
     heading(2, '5. Resource consumption'),
     para(
       "Static memory is approximated by the library's loadable ELF segments; peak memory is the process high-water mark (VmHWM) including the benchmark driver and libc, so both are upper-bound proxies rather than isolated algorithm memory.",
     ),
     table(['instance', 'operation', 'static: ELF image (bytes)', 'baseline RSS', 'peak RSS'], wholeProcess),
-    para(
-      'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
-    ),
-    table(
-      ['instance', 'operation', 'peak stack (bytes)', 'peak heap (bytes)', 'static bytes: .text / .data, .rodata, .data.rel.ro / .bss'],
-      isolated,
-    ),
+    ...(isolatedShown
+      ? [
+          para(
+            'The operation alone: peak stack by painting a dedicated thread stack, peak heap by interposing the allocator around the single call; the static image split into sections.',
+          ),
+          table(
+            [
+              'instance',
+              'operation',
+              'peak stack (bytes)',
+              'peak heap (bytes)',
+              'static bytes: .text / .data, .rodata, .data.rel.ro / .bss',
+            ],
+            isolated,
+          ),
+        ]
+      : []),
   ];
 };
 
 const sizes: CandidateSection = (model, c) => {
+  if (c.type === 'hash') return []; // a digest is all a hash transmits: §4 has its length
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst): Cell[] => {
     if (!instanceSizes(inst)) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];
@@ -283,6 +341,7 @@ const sizes: CandidateSection = (model, c) => {
 };
 
 const symmetricPrimitives: CandidateSection = (model, c) => {
+  if (c.type === 'hash') return []; // the hash is the symmetric primitive
   const verdict = surveyFor(model, c.id);
   const shares = c.instances.flatMap((inst): Cell[][] => {
     const rows = c.operations.flatMap((op) => {

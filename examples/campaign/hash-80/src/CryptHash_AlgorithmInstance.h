@@ -1,0 +1,11 @@
+/* SM3 (GB/T 32905) behind the ICCS hash API. */
+#ifndef CRYPTHASH_ALGORITHMINSTANCE_H
+#define CRYPTHASH_ALGORITHMINSTANCE_H
+
+#define ALGORITHM_INSTANCE "SM3-256"
+#define DIGEST_BIT_LENGTH 256
+#define OUTPUT_BLANK_TEST_VECTORS 0
+
+int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest);
+
+#endif

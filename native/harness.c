@@ -287,6 +287,8 @@ void api_load(api_t *api, const char *lib, const char *type) {
         api->sig_keygen = (sig_keygen_fn)need(api, "sig_keygen");
         api->sig_sign = (sig_sign_fn)need(api, "sig_sign");
         api->sig_verify = (sig_verify_fn)need(api, "sig_verify");
+    } else if (strcmp(type, "kex") == 0) {
+        api->is_kex = 1;
     } else {
         fail(EXIT_USAGE, "USAGE", "unknown type %s", type);
     }

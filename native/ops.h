@@ -3,6 +3,7 @@
 #ifndef NGCC_OPS_H
 #define NGCC_OPS_H
 #include "harness.h"
+#include "kex_ops.h"
 
 #define MESSAGE_BYTES 64
 
@@ -11,6 +12,7 @@ typedef struct {
     const char *op; /* the operation ops_prepare set up */
     guarded_t pk, sk, ct, ss, ss2, sn, msg;
     unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
+    kex_t *kex; /* type kex: every operation is a full exchange, one span of it counted (kex_ops.h) */
 } ctx_t;
 
 typedef int (*op_fn)(ctx_t *);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
-import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
+import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { writeJsonAtomic } from '../util/fsx.js';
 import { katShown, libraryReplaced, preparedEntry, type PhaseStep } from './context.js';
@@ -12,7 +12,8 @@ import { readPrevious } from './previous.js';
 export const measure: PhaseStep = {
   name: 'measure',
   phase: 'measure',
-  ticks: (_run, unit) => OPERATIONS[unit.candidate.type].length,
+  // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
+  ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
   async run(ctx) {
     const { unit, run, summary } = ctx;
     const { plan } = run;
@@ -21,7 +22,7 @@ export const measure: PhaseStep = {
     const { label } = unit.instance;
     const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
-    for (const operation of OPERATIONS[unit.candidate.type]) {
+    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: 'not measured', skipped: true });
         ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);

@@ -36,7 +36,17 @@ export function harnessVersion(): string {
 }
 
 /** The sources of ngcc_driver, relative to native/ (test/arm.test.ts cross-builds the same). */
-export const DRIVER_SOURCES = ['ngcc_driver.c', 'ngcc_kat.c', 'ngcc_time.c', 'hashprof/ngcc_prof.c', 'harness.c', 'ops.c', 'cpucycles.c'];
+export const DRIVER_SOURCES = [
+  'ngcc_driver.c',
+  'ngcc_kat.c',
+  'ngcc_time.c',
+  'hashprof/ngcc_prof.c',
+  'harness.c',
+  'ops.c',
+  'cpucycles.c',
+  'kex_ops.c',
+  'kex_kat.c',
+];
 
 const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const;
 /** Each binary's SHA-256, written with the set: a binary that no longer matches is rebuilt. */
@@ -95,7 +105,11 @@ async function compileTools(dir: string): Promise<void> {
   const targets: Array<[(typeof NAMES)[number], string[], string[]]> = [
     ['ngcc_driver', DRIVER_SOURCES.map((f) => join(n, f)), ['-ldl']],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
-    ['ngcc_mem', [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c')], ['-Wl,-z,now', '-ldl', '-lpthread']],
+    [
+      'ngcc_mem',
+      [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'kex_ops.c'), join(n, 'cpucycles.c')],
+      ['-Wl,-z,now', '-ldl', '-lpthread'],
+    ],
     ['ngcc_probe', [join(n, 'ngcc_probe.c'), join(n, 'cpucycles.c')], []],
   ];
   const manifest: Record<string, string> = {};

@@ -6,12 +6,19 @@ import { deriveStatistics, type Trial } from './stats.js';
 import { disturbance } from './disturbance.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
+import { KEX_PROFILED, kexOperations } from './kexOperations.js';
 
 export const OPERATIONS = { kem: ['keygen', 'enc', 'dec'], sig: ['keygen', 'sign', 'verify'] } as const;
 
+/** The timed operations of an instance: a key exchange's depend on its number of passes (build.json `sizes.kex_passes`). */
+export const operationsOf = (type: 'kem' | 'sig' | 'kex', passes?: number): readonly string[] =>
+  type === 'kex' ? kexOperations(passes) : OPERATIONS[type];
+/** The operations the profile phase profiles and measures the memory of: a key exchange's whole exchange only. */
+export const profiledOperationsOf = (type: 'kem' | 'sig' | 'kex'): readonly string[] => (type === 'kex' ? KEX_PROFILED : OPERATIONS[type]);
+
 /** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
 export const SIGNED_MESSAGE_BYTES = 64;
-export const inputBytes = (type: 'kem' | 'sig', operation: string): number =>
+export const inputBytes = (type: 'kem' | 'sig' | 'kex', operation: string): number =>
   type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 
 export interface OperationRequest {
@@ -20,7 +27,7 @@ export interface OperationRequest {
   library: string;
   /** The library path as written into evidence (relative to the campaign). */
   libraryShown: string;
-  type: 'kem' | 'sig';
+  type: 'kem' | 'sig' | 'kex';
   operation: string;
   cpu: number;
   rng: string;

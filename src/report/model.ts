@@ -6,7 +6,9 @@ import { settingsSchema } from '../config/schemas.js';
 import { loadDataset } from '../evidence/dataset.js';
 import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
 import type { BuildJson } from '../evidence/types.js';
-import { OPERATIONS } from '../measure/operation.js';
+import { OPERATIONS, operationsOf } from '../measure/operation.js';
+import { KEX_MAX_PASSES } from '../measure/kexOperations.js';
+import { kexPassesOf } from './kexModel.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 import { readJson } from '../util/fsx.js';
 import { archName, measuredEnvironment } from './environment.js';
@@ -22,13 +24,14 @@ function katLogHeader(systemDir: string, path: string | undefined): Record<strin
   return header;
 }
 
-function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' {
-  if (logType === 'kem' || logType === 'sig') return logType;
+function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' | 'kex' {
+  if (logType === 'kem' || logType === 'sig' || logType === 'kex') return logType;
+  if (ops.includes('exchange') || id.startsWith('kex-')) return 'kex';
   if (ops.some((o) => o === 'sign' || o === 'verify') || id.startsWith('sign-')) return 'sig';
   return 'kem';
 }
 
-const EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+const EVERY_OPERATION = [...new Set([...Object.values(OPERATIONS).flat(), ...operationsOf('kex', KEX_MAX_PASSES)])];
 
 /** Which of an instance's files an unreadable path is, by the layout's own paths. */
 function unreadableKind(paths: EvidencePaths, id: string, label: string, path: string): Pick<UnreadableFile, 'kind' | 'op'> | undefined {
@@ -165,7 +168,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
       api,
       page: spec?.page,
       instances,
-      operations: OPERATIONS[type],
+      operations: operationsOf(type, type === 'kex' ? kexPassesOf(instances) : undefined),
     };
   });
 

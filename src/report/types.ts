@@ -33,7 +33,7 @@ export interface InstanceView {
 export interface CandidateView {
   id: string;
   algorithm: string;
-  type: 'kem' | 'sig';
+  type: 'kem' | 'sig' | 'kex';
   api: 'iccs' | 'nist';
   page?: string;
   instances: InstanceView[];

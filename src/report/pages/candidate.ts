@@ -32,6 +32,7 @@ import {
   unreadableFile,
 } from './cells.js';
 import { katFootnotes } from './katNotes.js';
+import { kexSizesSection } from './kexTables.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -148,7 +149,7 @@ const basicInformation: CandidateSection = (_model, c) => {
   return [
     heading(2, '1. Basic information'),
     bullets([
-      [`Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`],
+      [`Category: public-key algorithm; function: ${{ kem: 'key encapsulation', sig: 'digital signature', kex: 'key exchange' }[c.type]}`],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(', ')}`],
       ['Parameter sets: ', ...c.instances.flatMap((i, k) => (k === 0 ? [code(i.label)] : [', ', code(i.label)]))],
@@ -262,6 +263,7 @@ const resources: CandidateSection = (_model, c) => {
 };
 
 const sizes: CandidateSection = (model, c) => {
+  if (c.type === 'kex') return kexSizesSection(c);
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst): Cell[] => {
     if (!instanceSizes(inst)) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];

@@ -6,6 +6,7 @@ import { bullets, code, heading, link, para, sectionsPage, table, type Cell, typ
 import { hashShares } from '../profile.js';
 import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
+import { keyExchangeSummary } from './kexTables.js';
 import { allInstances, candidatePageLink, notMeasuredReason, provenanceOf, sizeCell, unreadableCell, unreadableFile } from './cells.js';
 
 /** One system's summary: every candidate's cycles and sizes, by category. */
@@ -120,6 +121,6 @@ const invalidCandidates: SummarySection = (model) => {
   ];
 };
 
-const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, invalidCandidates];
+const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, keyExchangeSummary, invalidCandidates];
 
 export const summaryPage = (model: ReportModel): Root => sectionsPage(SUMMARY_SECTIONS, model);

@@ -967,9 +967,9 @@ var require_parse = __commonJS({
       const peek3 = state.peek = (n = 1) => input2[state.index + n];
       const advance = state.advance = () => input2[++state.index] || "";
       const remaining = () => input2.slice(state.index + 1);
-      const consume = (value2 = "", num2 = 0) => {
+      const consume = (value2 = "", num3 = 0) => {
         state.consumed += value2;
-        state.index += num2;
+        state.index += num3;
       };
       const append = (token) => {
         state.output += token.output != null ? token.output : token.value;
@@ -4161,9 +4161,9 @@ var require_stringifyNumber = __commonJS({
     function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
-      const num2 = typeof value === "number" ? value : Number(value);
-      if (!isFinite(num2))
-        return isNaN(num2) ? ".nan" : num2 < 0 ? "-.inf" : ".inf";
+      const num3 = typeof value === "number" ? value : Number(value);
+      if (!isFinite(num3))
+        return isNaN(num3) ? ".nan" : num3 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
       if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
@@ -4203,8 +4203,8 @@ var require_float = __commonJS({
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2),
       stringify(node3) {
-        const num2 = Number(node3.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node3);
+        const num3 = Number(node3.value);
+        return isFinite(num3) ? num3.toExponential() : stringifyNumber.stringifyNumber(node3);
       }
     };
     var float = {
@@ -4643,8 +4643,8 @@ var require_float2 = __commonJS({
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
       resolve: (str2) => parseFloat(str2.replace(/_/g, "")),
       stringify(node3) {
-        const num2 = Number(node3.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node3);
+        const num3 = Number(node3.value);
+        return isFinite(num3) ? num3.toExponential() : stringifyNumber.stringifyNumber(node3);
       }
     };
     var float = {
@@ -4846,23 +4846,23 @@ var require_timestamp = __commonJS({
     function parseSexagesimal(str2, asBigInt) {
       const sign = str2[0];
       const parts = sign === "-" || sign === "+" ? str2.substring(1) : str2;
-      const num2 = (n) => asBigInt ? BigInt(n) : Number(n);
-      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num2(60) + num2(p), num2(0));
-      return sign === "-" ? num2(-1) * res : res;
+      const num3 = (n) => asBigInt ? BigInt(n) : Number(n);
+      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num3(60) + num3(p), num3(0));
+      return sign === "-" ? num3(-1) * res : res;
     }
     function stringifySexagesimal(node3) {
       let { value } = node3;
-      let num2 = (n) => n;
+      let num3 = (n) => n;
       if (typeof value === "bigint")
-        num2 = (n) => BigInt(n);
+        num3 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
         return stringifyNumber.stringifyNumber(node3);
       let sign = "";
       if (value < 0) {
         sign = "-";
-        value *= num2(-1);
+        value *= num3(-1);
       }
-      const _60 = num2(60);
+      const _60 = num3(60);
       const parts = [value % _60];
       if (value < 60) {
         parts.unshift(0);
@@ -9751,7 +9751,10 @@ var DRIVER_SOURCES = [
   "hash_ops.c",
   "hash_kat.c",
   "iccs/drng.c",
-  "iccs/auxfunc.c"
+  "iccs/auxfunc.c",
+  // The key-exchange jobs.
+  "kex_ops.c",
+  "kex_kat.c"
 ];
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
@@ -9795,7 +9798,7 @@ async function compileTools(dir) {
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       "ngcc_mem",
-      [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "hash_ops.c")],
+      [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "hash_ops.c"), join3(n, "kex_ops.c"), join3(n, "cpucycles.c")],
       ["-Wl,-z,now", "-ldl", "-lpthread"]
     ],
     ["ngcc_probe", [join3(n, "ngcc_probe.c"), join3(n, "cpucycles.c")], []]
@@ -10288,16 +10291,16 @@ function fraction(d) {
   return d.exp2 >= 0 ? { num: d.mant << BigInt(d.exp2), den: 1n } : { num: d.mant, den: 1n << BigInt(-d.exp2) };
 }
 function roundScaled(d, n) {
-  let { num: num2, den } = fraction(d);
-  if (n >= 0) num2 *= 10n ** BigInt(n);
+  let { num: num3, den } = fraction(d);
+  if (n >= 0) num3 *= 10n ** BigInt(n);
   else den *= 10n ** BigInt(-n);
-  const q = num2 / den;
-  const twiceRest = num2 % den * 2n;
+  const q = num3 / den;
+  const twiceRest = num3 % den * 2n;
   return twiceRest > den || twiceRest === den && (q & 1n) === 1n ? q + 1n : q;
 }
 function decimalExponent(x, d) {
-  const { num: num2, den } = fraction(d);
-  const atLeast = (k2) => k2 >= 0 ? num2 >= den * 10n ** BigInt(k2) : num2 * 10n ** BigInt(-k2) >= den;
+  const { num: num3, den } = fraction(d);
+  const atLeast = (k2) => k2 >= 0 ? num3 >= den * 10n ** BigInt(k2) : num3 * 10n ** BigInt(-k2) >= den;
   let k = Math.floor(Math.log10(Math.abs(x)));
   while (!atLeast(k)) k -= 1;
   while (atLeast(k + 1)) k += 1;
@@ -10458,6 +10461,7 @@ import { basename } from "node:path";
 // src/measure/plan.ts
 var CALIBRATION_CALLS = 5;
 function calibrationSecondsPerCall(t) {
+  if (t.loop_s !== void 0) return t.loop_s / t.measurements;
   const hz = t.cycles / t.seconds;
   return t.per_call_cycles && hz > 0 ? t.per_call_cycles.median / hz : t.seconds / t.measurements;
 }
@@ -10872,10 +10876,13 @@ async function runTrial(req) {
   let failure2 = failureOf(driver);
   const trials = [];
   const window = trialWindow(run.channel?.marks ?? []);
+  let loop = {};
   for (const f of failure2 ? [] : out.lines) {
     if (f[0] === "TRIAL") {
       const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...window });
+      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...loop, ...window });
+    } else if (f[0] === "LOOP" && trials.length === 0) {
+      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
     } else if (f[0] === "OS" && trials.length > 0) {
       const os = parseOsLine(f);
       if (os) trials[trials.length - 1].os = os;
@@ -10902,9 +10909,18 @@ async function runTrial(req) {
 function kernelFailure(trials, window, counter, counterHz) {
   if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark the timed loop once";
   if (counterHz === void 0 || counter === void 0) return void 0;
-  const why = kernelInconsistency(trials[0].cycles, counter, counterHz, window);
+  const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window);
   return why ? `inconsistent trial: ${why}` : void 0;
 }
+
+// src/measure/kexOperations.ts
+var KEX_MAX_PASSES = 5;
+var KEX_PROFILED = ["exchange"];
+function kexOperations(passes) {
+  const n = passes !== void 0 && Number.isInteger(passes) && passes >= 1 && passes <= KEX_MAX_PASSES ? passes : 0;
+  return ["exchange", "init_a", "init_b", ...Array.from({ length: n }, (_, i) => `pass${i + 1}`), "derive_a", "derive_b"];
+}
+var kexSteps = (operations) => operations.filter((op) => op !== "exchange");
 
 // src/measure/operation.ts
 var OPERATIONS = {
@@ -10912,6 +10928,8 @@ var OPERATIONS = {
   sig: ["keygen", "sign", "verify"],
   hash: HASH_OPERATIONS
 };
+var operationsOf = (type, passes) => type === "kex" ? kexOperations(passes) : OPERATIONS[type];
+var profiledOperationsOf = (type) => type === "kex" ? KEX_PROFILED : OPERATIONS[type];
 var SIGNED_MESSAGE_BYTES = 64;
 var inputBytes = (type, operation) => type === "hash" ? hashMessageBytes(operation) ?? 0 : type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
@@ -11038,6 +11056,7 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
   const complete = result.processes.filter((p) => p.status === "complete");
   const baseline = complete[0]?.meta.baseline_rss_bytes;
   const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
+  const kex = unit.candidate.type === "kex" ? kexFields(meta3) : void 0;
   const clocks = result.trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
   const hash2 = unit.candidate.type === "hash";
   return {
@@ -11079,14 +11098,22 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
       ct_bytes: num(meta3, "ct_bytes"),
       ss_bytes: num(meta3, "ss_bytes"),
       signature_bytes: num(meta3, "signature_bytes"),
-      digest_bytes: hash2 ? num(meta3, "digest_bytes") : 0
+      digest_bytes: hash2 ? num(meta3, "digest_bytes") : 0,
+      ...kex?.sizes
     },
-    kex: {},
+    kex: kex?.kex ?? {},
     build_flags: entry.build_flags,
     baseline_rss_bytes: baseline !== void 0 ? Number(baseline) : null,
     peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
-    timing_scope: "loop"
+    // A key-exchange step is counted inside full exchanges (the ngcc-harness's name for it).
+    timing_scope: unit.candidate.type === "kex" && operation !== "exchange" ? "per_call_step" : "loop"
   };
+}
+function kexFields(meta3) {
+  const extra = Object.fromEntries(
+    Object.entries(meta3).filter(([k]) => /^(sta|stb|msg\d+|total_msg|total_msg_claimed|ss_actual)_bytes$/.test(k)).map(([k, v]) => [k, Number(v)])
+  );
+  return { kex: { kex_passes: num(meta3, "kex_passes"), kex_passes_run: num(meta3, "kex_passes_run") }, sizes: extra };
 }
 
 // src/kat/status.ts
@@ -11393,14 +11420,14 @@ var Queue = class {
 var Counter = class {
   _files = 0;
   _directories = 0;
-  set files(num2) {
-    this._files = num2;
+  set files(num3) {
+    this._files = num3;
   }
   get files() {
     return this._files;
   }
-  set directories(num2) {
-    this._directories = num2;
+  set directories(num3) {
+    this._directories = num3;
   }
   get directories() {
     return this._directories;
@@ -12183,7 +12210,8 @@ function driverTypeOf(candidate, instance) {
 var measure = {
   name: "measure",
   phase: "measure",
-  ticks: (_run, unit) => OPERATIONS[unit.candidate.type].length,
+  // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
+  ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
   async run(ctx) {
     const { unit, run, summary } = ctx;
     const { plan } = run;
@@ -12193,7 +12221,7 @@ var measure = {
     const todo = [];
     const replaced = /* @__PURE__ */ new Set();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
-    for (const operation of OPERATIONS[unit.candidate.type]) {
+    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: "not measured", skipped: true });
         ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
@@ -32288,7 +32316,7 @@ var instanceSchema = external_exports.object({
 }).strict();
 var candidateSchema = external_exports.object({
   id: external_exports.string().regex(CANDIDATE_ID, "must match [a-z]+-[0-9]+"),
-  type: external_exports.enum(["kem", "sig", "hash"]),
+  type: external_exports.enum(["kem", "sig", "kex", "hash"]),
   algorithm: external_exports.string().min(1),
   page: external_exports.string().url().optional(),
   api: external_exports.enum(["iccs", "nist"]).default("iccs"),
@@ -32297,6 +32325,10 @@ var candidateSchema = external_exports.object({
 }).strict().superRefine((c, ctx) => {
   if (c.type === "hash" && c.api !== "iccs")
     ctx.addIssue({ code: "custom", path: ["api"], message: "type hash has the ICCS API (CryptHash) only" });
+  if (c.type === "kex" && c.api !== "iccs")
+    ctx.addIssue({ code: "custom", path: ["api"], message: "a key exchange (type: kex) has only the ICCS API" });
+  if (c.type === "kex" && c.kat_rng !== void 0 && c.kat_rng !== "iccs-drng")
+    ctx.addIssue({ code: "custom", path: ["kat_rng"], message: "a key exchange (type: kex) has only the ICCS KAT (iccs-drng)" });
   const seen = /* @__PURE__ */ new Set();
   c.instances.forEach((inst, i) => {
     if (seen.has(inst.label))
@@ -32500,7 +32532,7 @@ function readSurvey(path) {
   });
 }
 function readExternalSizes(path) {
-  const num2 = (v, field, line) => {
+  const num3 = (v, field, line) => {
     if (v === void 0 || v === "") return void 0;
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0) throw new InputError(path, `line ${line}`, `${field}: expected a byte count, got '${v}'`);
@@ -32513,9 +32545,9 @@ function readExternalSizes(path) {
       return {
         id: f.ID,
         instance: f.Instance,
-        pk: num2(f.PublicKeyBytes, "PublicKeyBytes", line),
-        ct: num2(f.CiphertextBytes, "CiphertextBytes", line),
-        sig: num2(f.SignatureBytes, "SignatureBytes", line),
+        pk: num3(f.PublicKeyBytes, "PublicKeyBytes", line),
+        ct: num3(f.CiphertextBytes, "CiphertextBytes", line),
+        sig: num3(f.SignatureBytes, "SignatureBytes", line),
         basis: f.Basis,
         line
       };
@@ -32760,7 +32792,8 @@ function katTextOf(lines) {
 var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
 function katFileName(candidate, label, skBytes) {
   if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
-  return `${candidate.type === "kem" ? "KAT_KEM" : "KAT_SIG"}_${label}.txt`;
+  if (candidate.type === "hash") throw new Error("a hash has one KAT file per generator file (src/kat/hashKat.ts)");
+  return `${{ kem: "KAT_KEM", sig: "KAT_SIG", kex: "KAT_KEX" }[candidate.type]}_${label}.txt`;
 }
 function recordsToGenerate(candidate, entries) {
   const wanted = entries.map((e) => e.records);
@@ -32796,7 +32829,7 @@ async function runKat(req) {
   });
   const { run, output: out } = driver;
   const sizes2 = Object.fromEntries(
-    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes")).map(([k, v]) => [k, Number(v)])
+    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes") || k === "kex_passes").map(([k, v]) => [k, Number(v)])
   );
   const base = { digests: [], sizes: sizes2, records, run };
   const failure2 = classifyDriverFailure(driver);
@@ -33172,8 +33205,8 @@ async function profileInstance(p, operations, sink) {
   if (profiled.ok) {
     const opsPerRound = new Map(
       operations.map((operation) => {
-        const perCall = p.perCallSeconds(operation);
-        return [operation, perCall ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
+        const perCall2 = p.perCallSeconds(operation);
+        return [operation, perCall2 ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
       })
     );
     const runRound = async (operation) => {
@@ -33258,7 +33291,7 @@ async function measureMemory(p, operation) {
   });
   const { run: mem, output: m, rejected } = driver;
   const complete = !rejected && mem.exitCode === 0 && m.status === "complete";
-  const num2 = (k) => complete && m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
+  const num3 = (k) => complete && m.meta[k] !== void 0 ? Number(m.meta[k]) : null;
   return {
     schema: 1,
     candidate: candidate.id,
@@ -33266,12 +33299,12 @@ async function measureMemory(p, operation) {
     operation,
     status: complete ? "complete" : "failed",
     library_sha256: p.librarySha256,
-    stack_bytes: num2("stack_bytes"),
-    stack_baseline_bytes: num2("stack_baseline_bytes"),
-    stack_net_bytes: num2("stack_net_bytes"),
-    heap_peak_bytes: num2("heap_peak_bytes"),
-    heap_allocations: num2("heap_allocations"),
-    vmhwm_bytes: num2("vmhwm_bytes"),
+    stack_bytes: num3("stack_bytes"),
+    stack_baseline_bytes: num3("stack_baseline_bytes"),
+    stack_net_bytes: num3("stack_net_bytes"),
+    heap_peak_bytes: num3("heap_peak_bytes"),
+    heap_allocations: num3("heap_allocations"),
+    vmhwm_bytes: num3("vmhwm_bytes"),
     ...complete ? {} : { failure: driverFailure(driver) }
   };
 }
@@ -33476,7 +33509,7 @@ var profile = {
     await profileOperations(ctx, built);
     const { paths } = ctx.run.plan;
     const { candidate, instance } = ctx.unit;
-    const shares2 = OPERATIONS[candidate.type].map((op) => {
+    const shares2 = profiledOperationsOf(candidate.type).map((op) => {
       const p = readJsonIfExists(paths.profile(candidate.id, instance.label, op));
       const left = p?.left_out_rounds?.length ?? 0;
       const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? "" : "s"} left out)` : ""}${p?.disturbed_rounds ? ` (every round disturbed)` : ""}`;
@@ -33513,7 +33546,7 @@ async function profileOperations(ctx, entry) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { digest } = profileSymbols(unit.candidate.api, plan.nistSymbols);
-  const stale2 = OPERATIONS[unit.candidate.type].filter((operation) => {
+  const stale2 = profiledOperationsOf(unit.candidate.type).filter((operation) => {
     const previous = readJsonIfExists(plan.paths.profile(id, label, operation));
     const memory = readJsonIfExists(plan.paths.memory(id, label, operation));
     return plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.profile_symbols !== digest || memory?.library_sha256 !== entry.library_sha256;
@@ -33551,7 +33584,8 @@ function dropStaleEvidence(unit, entry, paths, force) {
   const { label } = unit.instance;
   const notMeasured = !entry.library || entry.kat !== void 0 && !measurable(entry.kat);
   const files = [
-    ...OPERATIONS[unit.candidate.type].flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file2) => ({ file: file2, measuredOnly: true })),
+    // Every pass a key exchange may have: the previous library may have had more passes than this one.
+    ...operationsOf(unit.candidate.type, KEX_MAX_PASSES).flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file2) => ({ file: file2, measuredOnly: true })),
     { file: paths.survey(id, label), measuredOnly: false }
   ];
   let dropped = 0;
@@ -34077,6 +34111,32 @@ var iccsLabel = (helper, bits) => `${helper}-${bits}`;
 var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
 var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
 
+// src/report/kexModel.ts
+var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
+function kexFigures(inst) {
+  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
+  const recordSizes = record2?.sizes ?? {};
+  const recordKex = record2?.kex ?? {};
+  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
+  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
+  const messages = [];
+  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
+  return {
+    passes,
+    messages,
+    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
+    pk: num2(sizes2.pk_bytes),
+    sk: num2(sizes2.sk_bytes),
+    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
+  };
+}
+function kexPassesOf(instances) {
+  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
+  if (known.length > 0) return Math.max(...known);
+  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
+  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
+}
+
 // src/report/environment.ts
 var NOT_RECORDED = "not recorded";
 function measuredEnvironment(campaign, recordEnvironment) {
@@ -34166,12 +34226,13 @@ function katLogHeader(systemDir, path) {
   return header;
 }
 function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig" || logType === "hash") return logType;
+  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
   if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
+  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
   if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
   return "kem";
 }
-var EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
 function operationOf(record2) {
   return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
 }
@@ -34284,7 +34345,7 @@ function loadReportModel(systemDir, campaignDir) {
       api,
       page: spec?.page,
       instances,
-      operations: OPERATIONS[type]
+      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
     };
   });
   const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
@@ -40166,7 +40227,7 @@ function callsPerOperation(p) {
   for (const c of p.calls) perFn.set(c.fn, (perFn.get(c.fn) ?? 0) + c.calls);
   return [...perFn.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([fn, n]) => {
     const per = n / p.total.operations;
-    return `${fn} ${Number.isInteger(per) ? String(per) : pyGeneral(per, 3)}`;
+    return `${fn} ${pyGeneral(per, 3)}`;
   }).join(", ");
 }
 
@@ -40382,6 +40443,105 @@ var hashSection = (model) => {
 };
 var hashSummarySections = (model) => [...iccsSection(model), ...hashSection(model)];
 
+// src/report/pages/kexTables.ts
+var orNot = (n) => n === void 0 ? "not recorded" : String(n);
+function kexSizesSection(c) {
+  const rows = c.instances.map((inst) => {
+    const f = kexFigures(inst);
+    if (f.passes === void 0 && f.messages.length === 0) return [code3(inst.label), notMeasuredReason(inst), "\u2014", "\u2014", "\u2014", "\u2014"];
+    return [
+      code3(inst.label),
+      orNot(f.passes),
+      f.messages.length ? f.messages.join(" / ") : "not recorded",
+      orNot(f.total),
+      `${orNot(f.pk)} / ${orNot(f.sk)}`,
+      orNot(f.ss)
+    ];
+  });
+  return [
+    heading2(2, "6. Transmission and storage overhead"),
+    table(["instance", "passes", "messages (bytes)", "total", "long-term pk / sk", "shared secret"], rows)
+  ];
+}
+function exchangeCell(inst) {
+  const r = inst.records.exchange;
+  if (!r && unreadableFile(inst, "timing", "exchange")) return unreadableCell("timing");
+  if (!r || r.mean_cycles === void 0 || !r.trials?.length) return r?.status === "failed" ? "failed" : "\u2013";
+  const p = inst.profiles.exchange;
+  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ""}`;
+}
+var keyExchangeSummary = (model) => {
+  const cands = model.candidates.filter((c) => c.type === "kex");
+  if (cands.length === 0) return [];
+  const rows = cands.flatMap(
+    (c) => c.instances.map((inst) => {
+      const kat2 = inst.build?.kat ?? "not checked";
+      const total = kexFigures(inst).total;
+      return [
+        [link2(candidatePageLink(c.id, model.system), c.id)],
+        c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
+        kat2 === "PASS" ? code3(inst.label) : [code3(inst.label), ` \u26A0 KAT ${kat2}`],
+        exchangeCell(inst),
+        total === void 0 ? "\u2013" : String(total),
+        kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page"
+      ];
+    })
+  );
+  return [
+    heading2(2, "Key exchange"),
+    para(
+      "One full exchange (both parties, every pass, both derivations; no network time), mean cycles with the share spent in the ICCS placeholder hash functions in parentheses; transferred is the sum of the protocol messages in bytes."
+    ),
+    table(["id", "algorithm", "instance performance report", "exchange cycles (sym %)", "transferred (B)", "notes"], rows)
+  ];
+};
+var perCall = (r) => r.trials.map((t) => t.cycles / t.measurements);
+function stepSum(c, inst) {
+  const ex = inst.records.exchange;
+  const steps = kexSteps(c.operations).map((op) => inst.records[op]);
+  if (!ex?.trials?.length || ex.mean_cycles === void 0 || steps.some((r) => !r?.trials?.length || r.mean_cycles === void 0))
+    return void 0;
+  const sum2 = steps.reduce((a, r) => a + r.mean_cycles, 0);
+  const overheads = [ex, ...steps].flatMap(
+    (r) => (r.processes ?? []).flatMap(
+      (p) => p.meta?.span_overhead_cycles !== void 0 ? [Number(p.meta.span_overhead_cycles)] : []
+    )
+  );
+  const overhead = overheads.length ? Math.max(...overheads) : void 0;
+  const trials = perCall(ex);
+  const noise = Math.max(...trials) - Math.min(...trials);
+  const allowed = (overhead ?? 0) * steps.length + noise;
+  return { exchange: ex.mean_cycles, steps: steps.length, sum: sum2, overhead, allowed, within: Math.abs(sum2 - ex.mean_cycles) <= allowed };
+}
+var kexStepSums = (model) => {
+  const rows = model.candidates.filter((c) => c.type === "kex").flatMap(
+    (c) => c.instances.flatMap((inst) => {
+      const s = stepSum(c, inst);
+      if (!s) return [[code3(c.id), code3(inst.label), "not measured", "\u2014", "\u2014", "\u2014", "\u2014"]];
+      const diff = s.sum - s.exchange;
+      return [
+        [
+          code3(c.id),
+          code3(inst.label),
+          formatCycles(s.exchange),
+          formatCycles(s.sum),
+          `${diff >= 0 ? "+" : "\u2212"}${formatCycles(Math.abs(diff))} (${formatShare(Math.abs(diff) / s.exchange)})`,
+          `${formatCycles(s.allowed)}${s.overhead === void 0 ? " (span overhead not recorded)" : ` (${s.steps} \xD7 ${s.overhead} + trial range)`}`,
+          s.within ? "yes" : "\u26A0 no"
+        ]
+      ];
+    })
+  );
+  if (rows.length === 0) return [];
+  return [
+    heading2(2, "Key exchange: steps against the exchange"),
+    para(
+      "Each step (init_a, init_b, pass1 \u2026 passN, derive_a, derive_b) is timed inside full exchanges, so its mean and the exchange's come from separate processes. Their sum should equal the exchange's mean within what each counted span adds (two counter reads, the empty span's ticks) and the exchange's own spread between trials; \u26A0 marks an instance where it does not."
+    ),
+    table(["candidate", "instance", "exchange (mean cycles)", "sum of the steps", "difference", "allowed", "within"], rows)
+  ];
+};
+
 // src/report/pages/candidate.ts
 function algorithmPageLabel(url2) {
   let host;
@@ -40465,7 +40625,7 @@ var basicInformation = (_model, c) => {
     heading2(2, "1. Basic information"),
     bullets([
       [
-        c.type === "hash" ? "Category: cryptographic hash algorithm; function: hash" : `Category: public-key algorithm; function: ${c.type === "kem" ? "key encapsulation" : "digital signature"}`
+        c.type === "hash" ? "Category: cryptographic hash algorithm; function: hash" : `Category: public-key algorithm; function: ${{ kem: "key encapsulation", sig: "digital signature", kex: "key exchange" }[c.type]}`
       ],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(", ")}`],
@@ -40617,6 +40777,7 @@ var resources = (_model, c) => {
 };
 var sizes = (model, c) => {
   if (c.type === "hash") return [];
+  if (c.type === "kex") return kexSizesSection(c);
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst) => {
     if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
@@ -40803,7 +40964,17 @@ var isolation = (model) => {
   return [];
 };
 var history = (model) => typeof model.campaign.history_note === "string" ? [heading2(2, "History"), para(model.campaign.history_note)] : [];
-var METHOD_SECTIONS = [title2, planning, hostState, counterSource, buildFlags, limits, isolation, history];
+var METHOD_SECTIONS = [
+  title2,
+  planning,
+  hostState,
+  counterSource,
+  buildFlags,
+  limits,
+  isolation,
+  history,
+  kexStepSums
+];
 var methodPage = (model) => sectionsPage(METHOD_SECTIONS, model);
 
 // src/report/pages/sizeAudit.ts
@@ -40930,7 +41101,7 @@ var invalidCandidates = (model) => {
     )
   ];
 };
-var SUMMARY_SECTIONS = [title4, categories, hashSummarySections, invalidCandidates];
+var SUMMARY_SECTIONS = [title4, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
 
 // src/report/pages/survey.ts

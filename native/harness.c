@@ -295,6 +295,8 @@ void api_load(api_t *api, const char *lib, const char *type) {
         api->is_hash = 1;
         api->digest_bits = (int)bits;
         api->crypt_hash = (crypt_hash_fn)need(api, "CryptHash");
+    } else if (strcmp(type, "kex") == 0) {
+        api->is_kex = 1;
     } else {
         fail(EXIT_USAGE, "USAGE", "unknown type %s", type);
     }

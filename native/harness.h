@@ -44,6 +44,7 @@ typedef int (*nist_rng_fn)(unsigned char *, unsigned long long);
 typedef struct {
     void *handle;
     int is_sig;
+    int is_kex; /* type kex: its API is resolved by kex_load (kex_ops.h) */
     unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
     kem_keygen_fn kem_keygen;
     kem_enc_fn kem_enc;
@@ -61,7 +62,7 @@ typedef struct {
     crypt_hash_fn crypt_hash;       /* CryptHash */
 } api_t;
 
-/* Loads LIB and resolves the ICCS API for type "kem", "sig" or "hash:BITS"; on failure reports
+/* Loads LIB and resolves the ICCS API for type "kem", "sig" or "hash:BITS" ("kex": the randomness hooks only); on failure reports
  * "STATUS LOADFAIL <reason>" and exits EXIT_LOADFAIL. */
 void api_load(api_t *api, const char *lib, const char *type);
 void *api_optional(const api_t *api, const char *name);

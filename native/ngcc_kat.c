@@ -1,6 +1,6 @@
 /* The KAT job of ngcc_driver: replays the official KAT generators against a built library.
  *   ngcc_driver LIB kat TYPE MODE RECORDS [NIST_PREFIX]
- * TYPE kem|sig. MODE iccs: the ICCS KAT_KEM.c / KAT_SIG.c logic (ICCS DRNG, KAT_*.txt format).
+ * TYPE kem|sig|kex (kex: native/kex_kat.c). MODE iccs: the ICCS KAT_KEM.c / KAT_SIG.c logic (ICCS DRNG, KAT_*.txt format).
  * MODE nist: NIST PQCgenKAT logic (AES-256-CTR DRBG seeded with 00..2f, .rsp format), calling the
  * NIST entry points NIST_PREFIX crypto_kem_* / crypto_sign_* directly.
  * Every output buffer has 4096 guard bytes (a page) of 0xA5 on both sides.
@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "jobs.h"
 #include "hash_kat.h"
+#include "kex_ops.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +364,7 @@ int kat_main(int n, char **f) {
     const char *prefix = n > 5 ? f[5] : "";
     api_t a;
     api_load(&a, lib, type);
+    if (a.is_kex) return kex_kat_main(&a, mode, records);
     meta_u64("pk_bytes", a.pk_len);
     meta_u64("sk_bytes", a.sk_len);
     meta_u64("ct_bytes", a.ct_len);

@@ -13,6 +13,12 @@ static int do_sig_keygen(ctx_t *c) { return c->api.sig_keygen(c->pk.p, &c->pk_le
 static int do_sig_sign(ctx_t *c) { return c->api.sig_sign(c->sk.p, c->sk_len, c->msg.p, MESSAGE_BYTES, c->sn.p, &c->sn_len); }
 static int do_sig_verify(ctx_t *c) { return c->api.sig_verify(c->pk.p, c->pk_len, c->sn.p, c->sn_len, c->msg.p, MESSAGE_BYTES); }
 
+/* Every key-exchange operation is one full honest exchange; which span of it counts was set by ops_prepare. */
+static int do_kex(ctx_t *c) {
+    kex_exchange(c->kex, "");
+    return 0;
+}
+
 void ops_must(int rc, const char *what) {
     if (rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "%s returned %d", what, rc);
 }
@@ -20,6 +26,13 @@ void ops_must(int rc, const char *what) {
 void ops_alloc(ctx_t *c) {
     if (c->api.is_hash) {
         hash_alloc(c);
+        return;
+    }
+    if (c->api.is_kex) {
+        static kex_t kex;
+        c->kex = &kex;
+        kex_load(c->kex, &c->api);
+        kex_alloc(c->kex);
         return;
     }
     c->pk_len = c->api.pk_len;
@@ -40,6 +53,13 @@ void ops_alloc(ctx_t *c) {
 op_fn ops_prepare(ctx_t *c, const char *op) {
     c->op = op;
     if (c->api.is_hash) return hash_prepare(c, op);
+    if (c->kex) {
+        int step = kex_step_of(c->kex, op);
+        if (step == -2) fail(EXIT_USAGE, "USAGE", "unknown operation %s of a key exchange with %llu passes", op, c->kex->passes);
+        c->kex->timed = step;
+        c->kex->counting = 1;
+        return do_kex;
+    }
     if (!c->api.is_sig) {
         if (strcmp(op, "keygen") == 0) return do_kem_keygen;
         ops_must(do_kem_keygen(c), "kem_keygen");
@@ -60,6 +80,7 @@ op_fn ops_prepare(ctx_t *c, const char *op) {
 
 void ops_check_guards(ctx_t *c) {
     char why[160];
+    if (c->kex) kex_check_guards(c->kex);
     guarded_t *all[] = {&c->pk, &c->sk, &c->ct, &c->ss, &c->ss2, &c->sn, &c->msg, &c->digest};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]->base && guarded_violated(all[i], why, sizeof why)) fail(EXIT_OVERFLOW, "OVERFLOW", "%s", why);
@@ -93,6 +114,11 @@ static int outputs_of(ctx_t *c, guarded_t **out, unsigned long long **lens) {
     if (c->api.is_hash) {
         out[0] = &c->digest, lens[0] = &c->digest_len;
         return 1;
+    }
+    if (c->kex) { /* both secrets: each overwritten with other random bytes, so equal means both written */
+        out[0] = &c->kex->ssa, lens[0] = &c->kex->ssa_n;
+        out[1] = &c->kex->ssb, lens[1] = &c->kex->ssb_n;
+        return 2;
     }
     if (strcmp(c->op, "keygen") == 0) {
         out[0] = &c->pk, lens[0] = &c->pk_len;
@@ -190,7 +216,10 @@ void spots_verify(ctx_t *c, spots_t *s) {
             memcpy(out[i]->p, snap->bytes[i], out[i]->len);
             *lens[i] = snap->len[i];
         }
-        if (kem && strcmp(c->op, "keygen") == 0) {
+        if (c->kex) {
+            if (snap->len[0] != snap->len[1] || memcmp(snap->bytes[0], snap->bytes[1], (size_t)snap->len[0]) != 0)
+                SPOT_FAIL("the shared secrets of A and B differ", call);
+        } else if (kem && strcmp(c->op, "keygen") == 0) {
             unsigned char *fill = NULL;
             refill(&c->ss, &fill);
             int rc = c->api.kem_enc(c->pk.p, c->pk_len, c->ss.p, &c->ss_len, c->ct.p, &c->ct_len);

@@ -3,6 +3,7 @@
 #ifndef NGCC_OPS_H
 #define NGCC_OPS_H
 #include "harness.h"
+#include "kex_ops.h"
 
 #define MESSAGE_BYTES 64
 
@@ -13,6 +14,7 @@ typedef struct {
     unsigned long long pk_len, sk_len, ct_len, ss_len, sn_len;
     guarded_t digest;              /* hash (native/hash_ops.c): msg holds the message */
     unsigned long long msg_bytes, digest_len;
+    kex_t *kex; /* type kex: every operation is a full exchange, one span of it counted (kex_ops.h) */
 } ctx_t;
 
 typedef int (*op_fn)(ctx_t *);

@@ -6,7 +6,7 @@ import { hashDriverType } from '../measure/hashOperations.js';
 import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
-import { measureOperations, OPERATIONS, type OperationRequest } from '../measure/operation.js';
+import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
@@ -25,7 +25,8 @@ function driverTypeOf(candidate: Candidate, instance: InstanceSpec): string {
 export const measure: PhaseStep = {
   name: 'measure',
   phase: 'measure',
-  ticks: (_run, unit) => OPERATIONS[unit.candidate.type].length,
+  // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
+  ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
   async run(ctx) {
     const { unit, run, summary } = ctx;
     const { plan } = run;
@@ -35,7 +36,7 @@ export const measure: PhaseStep = {
     const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
-    for (const operation of OPERATIONS[unit.candidate.type]) {
+    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: 'not measured', skipped: true });
         ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import { errorMessage } from '../errors.js';
 import { measurable } from '../kat/status.js';
-import { OPERATIONS } from '../measure/operation.js';
+import { profiledOperationsOf } from '../measure/operation.js';
 import { profileInstance, profileSymbols } from '../profile/run.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
@@ -43,7 +43,7 @@ export const profile: PhaseStep = {
     await profileOperations(ctx, built);
     const { paths } = ctx.run.plan;
     const { candidate, instance } = ctx.unit;
-    const shares = OPERATIONS[candidate.type].map((op) => {
+    const shares = profiledOperationsOf(candidate.type).map((op) => {
       const p = readJsonIfExists<HashProfile>(paths.profile(candidate.id, instance.label, op));
       const left = p?.left_out_rounds?.length ?? 0;
       const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? '' : 's'} left out)` : ''}${p?.disturbed_rounds ? ` (every round disturbed)` : ''}`;
@@ -88,7 +88,7 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { digest } = profileSymbols(unit.candidate.api, plan.nistSymbols);
-  const stale = OPERATIONS[unit.candidate.type].filter((operation) => {
+  const stale = profiledOperationsOf(unit.candidate.type).filter((operation) => {
     const previous = readJsonIfExists<HashProfile>(plan.paths.profile(id, label, operation));
     const memory = readJsonIfExists<MemoryRecord>(plan.paths.memory(id, label, operation));
     return (

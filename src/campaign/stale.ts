@@ -2,7 +2,8 @@ import { existsSync, rmSync } from 'node:fs';
 import type { EvidencePaths } from '../evidence/layout.js';
 import type { BuildEntry } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
-import { OPERATIONS } from '../measure/operation.js';
+import { operationsOf } from '../measure/operation.js';
+import { KEX_MAX_PASSES } from '../measure/kexOperations.js';
 import { katShown, preparedEntry, type PhaseStep } from './context.js';
 import type { Unit } from './plan.js';
 import { readPrevious } from './previous.js';
@@ -19,7 +20,8 @@ export function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: Evidence
   const notMeasured = !entry.library || (entry.kat !== undefined && !measurable(entry.kat));
   // A survey describes any built library, measured or not; the rest exist only for measured ones.
   const files = [
-    ...OPERATIONS[unit.candidate.type]
+    // Every pass a key exchange may have: the previous library may have had more passes than this one.
+    ...operationsOf(unit.candidate.type, KEX_MAX_PASSES)
       .flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)])
       .map((file) => ({ file, measuredOnly: true })),
     { file: paths.survey(id, label), measuredOnly: false },

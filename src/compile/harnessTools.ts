@@ -49,6 +49,9 @@ export const DRIVER_SOURCES = [
   'hash_kat.c',
   'iccs/drng.c',
   'iccs/auxfunc.c',
+  // The key-exchange jobs.
+  'kex_ops.c',
+  'kex_kat.c',
 ];
 
 const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const;
@@ -110,7 +113,7 @@ async function compileTools(dir: string): Promise<void> {
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       'ngcc_mem',
-      [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'hash_ops.c')],
+      [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'hash_ops.c'), join(n, 'kex_ops.c'), join(n, 'cpucycles.c')],
       ['-Wl,-z,now', '-ldl', '-lpthread'],
     ],
     ['ngcc_probe', [join(n, 'ngcc_probe.c'), join(n, 'cpucycles.c')], []],

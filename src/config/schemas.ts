@@ -27,7 +27,7 @@ export const instanceSchema = z
 export const candidateSchema = z
   .object({
     id: z.string().regex(CANDIDATE_ID, 'must match [a-z]+-[0-9]+'),
-    type: z.enum(['kem', 'sig', 'hash']),
+    type: z.enum(['kem', 'sig', 'kex', 'hash']),
     algorithm: z.string().min(1),
     page: z.string().url().optional(),
     api: z.enum(['iccs', 'nist']).default('iccs'),
@@ -38,6 +38,11 @@ export const candidateSchema = z
   .superRefine((c, ctx) => {
     if (c.type === 'hash' && c.api !== 'iccs')
       ctx.addIssue({ code: 'custom', path: ['api'], message: 'type hash has the ICCS API (CryptHash) only' });
+    // KEX_AlgorithmInstance.h has no NIST form, and its KAT is the ICCS one (KAT_KEX.c).
+    if (c.type === 'kex' && c.api !== 'iccs')
+      ctx.addIssue({ code: 'custom', path: ['api'], message: 'a key exchange (type: kex) has only the ICCS API' });
+    if (c.type === 'kex' && c.kat_rng !== undefined && c.kat_rng !== 'iccs-drng')
+      ctx.addIssue({ code: 'custom', path: ['kat_rng'], message: 'a key exchange (type: kex) has only the ICCS KAT (iccs-drng)' });
     const seen = new Set<string>();
     c.instances.forEach((inst, i) => {
       if (seen.has(inst.label))

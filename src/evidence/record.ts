@@ -19,6 +19,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
   const complete = result.processes.filter((p) => p.status === 'complete');
   const baseline = complete[0]?.meta.baseline_rss_bytes;
   const peaks = complete.map((p) => Number(p.meta.peak_rss_bytes ?? 0));
+  const kex = unit.candidate.type === 'kex' ? kexFields(meta) : undefined;
   const clocks = result.trials.map((t) => t.clock_hz).filter((c): c is number => c !== undefined);
   const hash = unit.candidate.type === 'hash';
   return {
@@ -61,11 +62,23 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
       ss_bytes: num(meta, 'ss_bytes'),
       signature_bytes: num(meta, 'signature_bytes'),
       digest_bytes: hash ? num(meta, 'digest_bytes') : 0,
+      ...kex?.sizes,
     },
-    kex: {},
+    kex: kex?.kex ?? {},
     build_flags: entry.build_flags,
     baseline_rss_bytes: baseline !== undefined ? Number(baseline) : null,
     peak_rss_bytes: peaks.length ? Math.max(...peaks) : null,
-    timing_scope: 'loop',
+    // A key-exchange step is counted inside full exchanges (the ngcc-harness's name for it).
+    timing_scope: unit.candidate.type === 'kex' && operation !== 'exchange' ? 'per_call_step' : 'loop',
   };
+}
+
+/** A key exchange's sizes beside the common ones, and its passes (ngcc-harness field names). */
+function kexFields(meta: Record<string, string>): { kex: Record<string, number>; sizes: Record<string, number> } {
+  const extra = Object.fromEntries(
+    Object.entries(meta)
+      .filter(([k]) => /^(sta|stb|msg\d+|total_msg|total_msg_claimed|ss_actual)_bytes$/.test(k))
+      .map(([k, v]) => [k, Number(v)]),
+  );
+  return { kex: { kex_passes: num(meta, 'kex_passes'), kex_passes_run: num(meta, 'kex_passes_run') }, sizes: extra };
 }

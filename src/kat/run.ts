@@ -65,7 +65,8 @@ const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100 } as const;
 
 export function katFileName(candidate: Candidate, label: string, skBytes: number): string {
   if (candidate.katRng === 'nist-ctr-drbg') return `${candidate.type === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${skBytes}.rsp`;
-  return `${candidate.type === 'kem' ? 'KAT_KEM' : 'KAT_SIG'}_${label}.txt`;
+  if (candidate.type === 'hash') throw new Error('a hash has one KAT file per generator file (src/kat/hashKat.ts)');
+  return `${{ kem: 'KAT_KEM', sig: 'KAT_SIG', kex: 'KAT_KEX' }[candidate.type]}_${label}.txt`;
 }
 
 /** How many records to generate: what the manifest's `:N` asks for, else the generator's default. */
@@ -110,7 +111,7 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const { run, output: out } = driver;
   const sizes = Object.fromEntries(
     Object.entries(out.meta)
-      .filter(([k]) => k.endsWith('_bytes'))
+      .filter(([k]) => k.endsWith('_bytes') || k === 'kex_passes')
       .map(([k, v]) => [k, Number(v)]),
   );
   const base = { digests: [], sizes, records, run };

@@ -7,6 +7,7 @@ import { disturbance } from './disturbance.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
+import { KEX_PROFILED, kexOperations } from './kexOperations.js';
 
 export const OPERATIONS = {
   kem: ['keygen', 'enc', 'dec'],
@@ -14,9 +15,18 @@ export const OPERATIONS = {
   hash: HASH_OPERATIONS,
 } as const satisfies Record<string, readonly string[]>;
 
+/** A candidate's category (candidate.yml `type`). */
+export type CandidateType = 'kem' | 'sig' | 'kex' | 'hash';
+
+/** The timed operations of an instance: a key exchange's depend on its number of passes (build.json `sizes.kex_passes`). */
+export const operationsOf = (type: CandidateType, passes?: number): readonly string[] =>
+  type === 'kex' ? kexOperations(passes) : OPERATIONS[type];
+/** The operations the profile phase profiles and measures the memory of: a key exchange's whole exchange only. */
+export const profiledOperationsOf = (type: CandidateType): readonly string[] => (type === 'kex' ? KEX_PROFILED : OPERATIONS[type]);
+
 /** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
 export const SIGNED_MESSAGE_BYTES = 64;
-export const inputBytes = (type: keyof typeof OPERATIONS, operation: string): number =>
+export const inputBytes = (type: CandidateType, operation: string): number =>
   type === 'hash' ? (hashMessageBytes(operation) ?? 0) : type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 
 export interface OperationRequest {
@@ -25,7 +35,7 @@ export interface OperationRequest {
   library: string;
   /** The library path as written into evidence (relative to the campaign). */
   libraryShown: string;
-  /** The driver's TYPE: kem, sig, or hash:BITS (hashOperations.ts). */
+  /** The driver's TYPE: kem, sig, kex, or hash:BITS (hashOperations.ts). */
   type: string;
   operation: string;
   cpu: number;

@@ -12,6 +12,9 @@ export interface Trial {
   per_call_cycles?: { n: number; min: number; q1: number; median: number; q3: number; max: number };
   /** cycles / seconds as measured: below the fixed clock means the core was slowed. */
   clock_hz?: number;
+  /** Key exchange: counter ticks and seconds of the whole loop of exchanges, of which `cycles` counts one span (measure/kexOperations.ts). */
+  loop_cycles?: number;
+  loop_s?: number;
   /** CPU seconds the kernel charged the driver's processes during the trial, read by the parent (measure/kernelCheck.ts). */
   kernel_cpu_s?: number;
   /** Seconds on the parent's clock between the driver's marks around the trial. */

@@ -8,7 +8,7 @@ export interface TrialRequest {
   /** ngcc_driver. */
   driver: string;
   library: string;
-  /** The driver's TYPE: kem, sig, or hash:BITS. */
+  /** The driver's TYPE: kem, sig, kex, or hash:BITS. */
   type: string;
   operation: string;
   iterations: number;
@@ -66,11 +66,14 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   let failure = failureOf(driver);
   const trials: Trial[] = [];
   const window = trialWindow(run.channel?.marks ?? []);
+  let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.
   for (const f of failure ? [] : out.lines) {
     if (f[0] === 'TRIAL') {
       const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...window });
+      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...loop, ...window });
+    } else if (f[0] === 'LOOP' && trials.length === 0) {
+      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
     } else if (f[0] === 'OS' && trials.length > 0) {
       const os = parseOsLine(f);
       if (os) trials[trials.length - 1]!.os = os;
@@ -104,6 +107,7 @@ function kernelFailure(
 ) {
   if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark the timed loop once';
   if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
-  const why = kernelInconsistency(trials[0]!.cycles, counter, counterHz, window);
+  // A key-exchange span is part of each call: the kernel saw the whole loop.
+  const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window);
   return why ? `inconsistent trial: ${why}` : undefined;
 }

@@ -8,7 +8,9 @@ import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseIn
 import type { BuildJson, TimingRecord } from '../evidence/types.js';
 import { ICCS_BASELINE_ID } from '../measure/iccsBaseline.js';
 import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
-import { OPERATIONS } from '../measure/operation.js';
+import { OPERATIONS, operationsOf } from '../measure/operation.js';
+import { KEX_MAX_PASSES } from '../measure/kexOperations.js';
+import { kexPassesOf } from './kexModel.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 import { readJson } from '../util/fsx.js';
 import { archName, measuredEnvironment } from './environment.js';
@@ -24,14 +26,15 @@ function katLogHeader(systemDir: string, path: string | undefined): Record<strin
   return header;
 }
 
-function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' | 'hash' {
-  if (logType === 'kem' || logType === 'sig' || logType === 'hash') return logType;
+function inferType(id: string, ops: string[], logType?: string): 'kem' | 'sig' | 'kex' | 'hash' {
+  if (logType === 'kem' || logType === 'sig' || logType === 'kex' || logType === 'hash') return logType;
   if (ops.some((o) => hashMessageBytes(o) !== undefined) || id.startsWith('hash-') || id === ICCS_BASELINE_ID) return 'hash';
+  if (ops.includes('exchange') || id.startsWith('kex-')) return 'kex';
   if (ops.some((o) => o === 'sign' || o === 'verify') || id.startsWith('sign-')) return 'sig';
   return 'kem';
 }
 
-const EVERY_OPERATION = [...new Set(Object.values(OPERATIONS).flat())];
+const EVERY_OPERATION = [...new Set([...Object.values(OPERATIONS).flat(), ...operationsOf('kex', KEX_MAX_PASSES)])];
 
 /**
  * A record's operation key: the ngcc-harness writes every hash length as operation `hash` with its
@@ -177,7 +180,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
       api,
       page: spec?.page,
       instances,
-      operations: OPERATIONS[type],
+      operations: operationsOf(type, type === 'kex' ? kexPassesOf(instances) : undefined),
     };
   });
 

@@ -33,7 +33,7 @@ export interface InstanceView {
 export interface CandidateView {
   id: string;
   algorithm: string;
-  type: 'kem' | 'sig' | 'hash';
+  type: 'kem' | 'sig' | 'kex' | 'hash';
   api: 'iccs' | 'nist';
   page?: string;
   instances: InstanceView[];

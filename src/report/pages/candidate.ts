@@ -33,6 +33,7 @@ import {
 } from './cells.js';
 import { katFootnotes } from './katNotes.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
+import { kexSizesSection } from './kexTables.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -152,7 +153,7 @@ const basicInformation: CandidateSection = (_model, c) => {
       [
         c.type === 'hash'
           ? 'Category: cryptographic hash algorithm; function: hash'
-          : `Category: public-key algorithm; function: ${c.type === 'kem' ? 'key encapsulation' : 'digital signature'}`,
+          : `Category: public-key algorithm; function: ${{ kem: 'key encapsulation', sig: 'digital signature', kex: 'key exchange' }[c.type]}`,
       ],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(', ')}`],
@@ -320,6 +321,7 @@ const resources: CandidateSection = (_model, c) => {
 
 const sizes: CandidateSection = (model, c) => {
   if (c.type === 'hash') return []; // a digest is all a hash transmits: §4 has its length
+  if (c.type === 'kex') return kexSizesSection(c);
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst): Cell[] => {
     if (!instanceSizes(inst)) return [code(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => '—')];

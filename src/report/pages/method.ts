@@ -3,6 +3,7 @@ import { counterRate, environmentRows } from '../environment.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';
 import { allInstances, provenanceOf } from './cells.js';
+import { kexStepSums } from './kexTables.js';
 
 /** How one system's numbers were taken: planning, host state, counter, flags, limits. */
 type MethodSection = Section<[ReportModel]>;
@@ -135,6 +136,16 @@ const isolation: MethodSection = (model) => {
 const history: MethodSection = (model) =>
   typeof model.campaign.history_note === 'string' ? [heading(2, 'History'), para(model.campaign.history_note)] : [];
 
-const METHOD_SECTIONS: readonly MethodSection[] = [title, planning, hostState, counterSource, buildFlags, limits, isolation, history];
+const METHOD_SECTIONS: readonly MethodSection[] = [
+  title,
+  planning,
+  hostState,
+  counterSource,
+  buildFlags,
+  limits,
+  isolation,
+  history,
+  kexStepSums,
+];
 
 export const methodPage = (model: ReportModel): Root => sectionsPage(METHOD_SECTIONS, model);

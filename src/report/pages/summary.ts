@@ -7,6 +7,7 @@ import { hashShares } from '../profile.js';
 import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
 import { hashSummarySections } from './hashTables.js';
+import { keyExchangeSummary } from './kexTables.js';
 import { allInstances, candidatePageLink, notMeasuredReason, provenanceOf, sizeCell, unreadableCell, unreadableFile } from './cells.js';
 
 /** One system's summary: every candidate's cycles and sizes, by category. */
@@ -121,6 +122,6 @@ const invalidCandidates: SummarySection = (model) => {
   ];
 };
 
-const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, hashSummarySections, invalidCandidates];
+const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
 
 export const summaryPage = (model: ReportModel): Root => sectionsPage(SUMMARY_SECTIONS, model);

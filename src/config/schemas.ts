@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
+import { cflagsSchema, definesSchema, nistNamesProblems, nistNamesSchema } from './instanceBuild.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
 export const LABEL = /^[A-Za-z0-9_-]+$/;
@@ -19,6 +20,11 @@ export const instanceSchema = z
       .string()
       .regex(/^[A-Za-z0-9_]*$/, 'must be a C identifier prefix')
       .optional(),
+    /** Per-instance -D macros (how most submissions choose a parameter set) and compiler options. */
+    defines: definesSchema.default([]),
+    cflags: cflagsSchema.default([]),
+    /** api: nist only: the scheme's own entry-point and size names, when not <prefix>crypto_*. */
+    nist_names: nistNamesSchema.optional(),
   })
   .strict();
 
@@ -29,7 +35,7 @@ export const candidateSchema = z
     algorithm: z.string().min(1),
     page: z.string().url().optional(),
     api: z.enum(['iccs', 'nist']).default('iccs'),
-    kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg']).optional(),
+    kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg', 'hqc']).optional(),
     instances: z.array(instanceSchema).min(1),
   })
   .strict()
@@ -41,8 +47,22 @@ export const candidateSchema = z
       seen.add(inst.label);
       if (inst.nist_prefix !== undefined && c.api !== 'nist')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });
+      if (inst.nist_names !== undefined) nistNamesIssues(c.api, c.type, inst, i, ctx);
     });
+    if (c.kat_rng === 'hqc' && c.api !== 'nist')
+      ctx.addIssue({ code: 'custom', path: ['kat_rng'], message: 'hqc is a NIST-API generator: only allowed with api: nist' });
   });
+
+/** nist_names: only for api: nist, instead of nist_prefix, with every name the type calls. */
+function nistNamesIssues(api: string, type: string, inst: z.infer<typeof instanceSchema>, i: number, ctx: z.RefinementCtx): void {
+  const path = ['instances', i, 'nist_names'];
+  if (api !== 'nist') ctx.addIssue({ code: 'custom', path, message: 'only allowed with api: nist' });
+  if (inst.nist_prefix !== undefined)
+    ctx.addIssue({ code: 'custom', path, message: 'set nist_prefix or nist_names, not both (nist_names gives whole names)' });
+  const { missing, unused } = nistNamesProblems(inst.nist_names!, type);
+  if (missing.length > 0) ctx.addIssue({ code: 'custom', path, message: `a ${type} needs ${missing.join(', ')}` });
+  if (unused.length > 0) ctx.addIssue({ code: 'custom', path, message: `${unused.join(', ')}: not used by a ${type}` });
+}
 
 export const planningSchema = z
   .object({

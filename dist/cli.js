@@ -32210,18 +32210,31 @@ var ACTION_INPUT_DEFAULTS = {
 var C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var DEFINE_VALUE = /^[!-~]*$/;
 var RESERVED_MACRO = /^NGCC_/;
-var macroName = external_exports.string().regex(C_IDENTIFIER, "a macro name must be a C identifier").refine((n) => !RESERVED_MACRO.test(n), "names starting with NGCC_ are the harness\u2019s own");
-var macroValue = external_exports.union([external_exports.string(), external_exports.number()], { error: "a macro value is a string or a number (or empty, for -DNAME)" }).transform((v) => String(v)).refine((v) => DEFINE_VALUE.test(v), "a macro value is printable ASCII without spaces or control characters");
-var defineItem = external_exports.string().superRefine((item, ctx) => {
-  const eq = item.indexOf("=");
-  const name = eq < 0 ? item : item.slice(0, eq);
-  const value = eq < 0 ? "" : item.slice(eq + 1);
-  const n = macroName.safeParse(name);
-  if (!n.success) ctx.addIssue({ code: "custom", message: `'${item}': ${n.error.issues[0].message}` });
-  else if (!DEFINE_VALUE.test(value))
-    ctx.addIssue({ code: "custom", message: `'${item}': a macro value is printable ASCII without spaces or control characters` });
+function defineProblem(name, value) {
+  if (!C_IDENTIFIER.test(name)) return "a macro name must be a C identifier";
+  if (RESERVED_MACRO.test(name)) return "names starting with NGCC_ are the harness\u2019s own";
+  if (!DEFINE_VALUE.test(value)) return "a macro value is printable ASCII without spaces or control characters";
+  return void 0;
+}
+var definesSchema = external_exports.union([external_exports.record(external_exports.string(), external_exports.unknown()), external_exports.array(external_exports.unknown())], { error: "a map {NAME: value} or a list [NAME=value, NAME]" }).transform((d, ctx) => {
+  const items = [];
+  const entries = Array.isArray(d) ? d.map((item, i) => {
+    const text3 = typeof item === "string" ? item : "";
+    const eq = text3.indexOf("=");
+    return [i, eq < 0 ? text3 : text3.slice(0, eq), typeof item === "string" ? eq < 0 ? null : text3.slice(eq + 1) : item];
+  }) : Object.entries(d).map(([name, value]) => [name, name, value]);
+  for (const [at, name, value] of entries) {
+    const shown3 = Array.isArray(d) ? `'${String(d[at])}': ` : "";
+    if (value !== null && typeof value !== "string" && typeof value !== "number") {
+      ctx.addIssue({ code: "custom", path: [at], message: `${shown3}a macro value is a string or a number (or empty, for -DNAME)` });
+      continue;
+    }
+    const problem = defineProblem(name, value === null ? "" : String(value));
+    if (problem) ctx.addIssue({ code: "custom", path: [at], message: `${shown3}${problem}` });
+    else items.push(value === null ? name : `${name}=${value}`);
+  }
+  return items;
 });
-var definesSchema = external_exports.union([external_exports.record(macroName, macroValue.nullable()), external_exports.array(defineItem)]).transform((d) => Array.isArray(d) ? d : Object.entries(d).map(([k, v]) => v === null ? k : `${k}=${v}`));
 var CFLAG_FAMILY = /^-(O[0-3sgz]?$|Ofast$|f[a-z0-9]|m[a-z0-9]|W[a-z]|w$|std=|g|pedantic|ansi$|pthread$)/;
 var REFUSED_CFLAGS = [
   [/^-fplugin/, "loads a compiler plugin"],

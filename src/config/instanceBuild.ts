@@ -13,31 +13,41 @@ const DEFINE_VALUE = /^[!-~]*$/;
 /** The harness's own macros (the NIST shim's names, its ICCS helpers): a define must not change them. */
 const RESERVED_MACRO = /^NGCC_/;
 
-const macroName = z
-  .string()
-  .regex(C_IDENTIFIER, 'a macro name must be a C identifier')
-  .refine((n) => !RESERVED_MACRO.test(n), 'names starting with NGCC_ are the harness’s own');
+/** Why a macro name or value is refused, or undefined when it is fine. */
+function defineProblem(name: string, value: string): string | undefined {
+  if (!C_IDENTIFIER.test(name)) return 'a macro name must be a C identifier';
+  if (RESERVED_MACRO.test(name)) return 'names starting with NGCC_ are the harness’s own';
+  if (!DEFINE_VALUE.test(value)) return 'a macro value is printable ASCII without spaces or control characters';
+  return undefined;
+}
 
-const macroValue = z
-  .union([z.string(), z.number()], { error: 'a macro value is a string or a number (or empty, for -DNAME)' })
-  .transform((v) => String(v))
-  .refine((v) => DEFINE_VALUE.test(v), 'a macro value is printable ASCII without spaces or control characters');
-
-/** `NAME` or `NAME=VALUE`, as after gcc's -D. */
-const defineItem = z.string().superRefine((item, ctx) => {
-  const eq = item.indexOf('=');
-  const name = eq < 0 ? item : item.slice(0, eq);
-  const value = eq < 0 ? '' : item.slice(eq + 1);
-  const n = macroName.safeParse(name);
-  if (!n.success) ctx.addIssue({ code: 'custom', message: `'${item}': ${n.error.issues[0]!.message}` });
-  else if (!DEFINE_VALUE.test(value))
-    ctx.addIssue({ code: 'custom', message: `'${item}': a macro value is printable ASCII without spaces or control characters` });
-});
-
-/** `{KYBER_K: 3}` or `[KYBER_K=3, NDEBUG]`; either way an ordered list of `NAME[=VALUE]`. */
+/**
+ * `{KYBER_K: 3}` (a value may be empty, for -DNAME) or `[KYBER_K=3, NDEBUG]`; either way an ordered
+ * list of `NAME[=VALUE]`, each problem named at its key or item.
+ */
 export const definesSchema = z
-  .union([z.record(macroName, macroValue.nullable()), z.array(defineItem)])
-  .transform((d) => (Array.isArray(d) ? d : Object.entries(d).map(([k, v]) => (v === null ? k : `${k}=${v}`))));
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { error: 'a map {NAME: value} or a list [NAME=value, NAME]' })
+  .transform((d, ctx) => {
+    const items: string[] = [];
+    const entries: Array<[string | number, string, unknown]> = Array.isArray(d)
+      ? d.map((item, i) => {
+          const text = typeof item === 'string' ? item : '';
+          const eq = text.indexOf('=');
+          return [i, eq < 0 ? text : text.slice(0, eq), typeof item === 'string' ? (eq < 0 ? null : text.slice(eq + 1)) : item];
+        })
+      : Object.entries(d).map(([name, value]) => [name, name, value]);
+    for (const [at, name, value] of entries) {
+      const shown = Array.isArray(d) ? `'${String(d[at as number])}': ` : '';
+      if (value !== null && typeof value !== 'string' && typeof value !== 'number') {
+        ctx.addIssue({ code: 'custom', path: [at], message: `${shown}a macro value is a string or a number (or empty, for -DNAME)` });
+        continue;
+      }
+      const problem = defineProblem(name, value === null ? '' : String(value));
+      if (problem) ctx.addIssue({ code: 'custom', path: [at], message: `${shown}${problem}` });
+      else items.push(value === null ? name : `${name}=${value}`);
+    }
+    return items;
+  });
 
 /** The gcc options a manifest may add: families that change how code is compiled, nothing else. */
 const CFLAG_FAMILY = /^-(O[0-3sgz]?$|Ofast$|f[a-z0-9]|m[a-z0-9]|W[a-z]|w$|std=|g|pedantic|ansi$|pthread$)/;

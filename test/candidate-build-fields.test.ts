@@ -16,7 +16,7 @@ function load(instanceLines: string[], head: string[] = ['api: nist']): ReturnTy
   const dir = join(root, id);
   mkdirSync(join(dir, 'src'), { recursive: true });
   const yml = [
-    'id: ' + id,
+    `id: ${id}`,
     'type: kem',
     'algorithm: Example',
     ...head,

@@ -91,12 +91,12 @@ describe('pq-crystals Kyber ref/, built unchanged through defines and nist_names
     expect(iccs.length).toBe(nist.length + 1);
   });
 
-  it('changes the build key when a define changes, and only then', async () => {
+  it('changes the build key when a define or a cflags entry changes, and only then', async () => {
     const c = loadCandidate(join(root, 'kem-1'), 'kem-1/candidate.yml');
-    const key = async (defines: string[]) => {
+    const key = async (defines: string[], cflags: string[] = []) => {
       const req: BuildRequest = {
         candidate: c,
-        instance: { ...c.instances[1]!, defines },
+        instance: { ...c.instances[1]!, defines, cflags },
         index: 1,
         outDir: tempDir(),
         flagSet: 'guide',
@@ -111,6 +111,7 @@ describe('pq-crystals Kyber ref/, built unchanged through defines and nist_names
     const three = await key(['KYBER_K=3']);
     expect(await key(['KYBER_K=3'])).toBe(three);
     expect(await key(['KYBER_K=4'])).not.toBe(three);
+    expect(await key(['KYBER_K=3'], ['-O3'])).not.toBe(three);
   });
 });
 

@@ -9242,7 +9242,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join24, relative as relative15, resolve as resolve14 } from "node:path";
+import { join as join25, relative as relative15, resolve as resolve14 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync17 } from "node:fs";
@@ -11124,7 +11124,7 @@ function measurable(status) {
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join9, resolve as resolve6 } from "node:path";
+import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -11942,6 +11942,7 @@ function globSync(globInput, options) {
 
 // src/config/sources.ts
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
+var NIST_RNG_FILE = /^(randombytes|rng)\.c$/;
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
@@ -11971,12 +11972,12 @@ function expand(base, patterns, field, display, roots) {
   }
   return files;
 }
-function resolveSources(candidateFolder, inst, index, display, roots) {
+function resolveSources(candidateFolder, inst, index, display, roots, api = "iccs") {
   const dir = resolve5(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
   if (!existsSync8(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f) && !(api === "nist" && NIST_RNG_FILE.test(f))).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute3(p) ? p : resolve5(dir, p);
@@ -11987,6 +11988,46 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
   return { dir, sources, includes: [dir, ...includes] };
 }
+
+// src/compile/nistShim.ts
+import { join as join9 } from "node:path";
+var NIST_NAMES_PREFIX = "ngcc_nist_";
+var NAME_MACRO = {
+  keypair: "NGCC_NIST_KEYPAIR",
+  enc: "NGCC_NIST_ENC",
+  dec: "NGCC_NIST_DEC",
+  sign: "NGCC_NIST_SIGN",
+  open: "NGCC_NIST_OPEN",
+  signature: "NGCC_NIST_SIGNATURE",
+  verify: "NGCC_NIST_VERIFY",
+  pk_bytes: "NGCC_NIST_PK_BYTES",
+  sk_bytes: "NGCC_NIST_SK_BYTES",
+  ct_bytes: "NGCC_NIST_CT_BYTES",
+  ss_bytes: "NGCC_NIST_SS_BYTES",
+  sig_bytes: "NGCC_NIST_SIG_BYTES"
+};
+var nistEntryPrefix = (inst) => inst.nist_names ? NIST_NAMES_PREFIX : inst.nist_prefix ?? "";
+function namesDefines(names) {
+  const headers = names.headers.map((h, i) => `-DNGCC_NIST_HEADER_${i + 1}="${h}"`);
+  const mapped = Object.keys(NAME_MACRO).flatMap(
+    (k) => names[k] === void 0 ? [] : [`-D${NAME_MACRO[k]}=${names[k]}`]
+  );
+  return ["-DNGCC_NIST_NAMES", ...headers, ...mapped];
+}
+function nistShim(candidate, inst) {
+  if (candidate.api !== "nist") return { sources: [], defines: [] };
+  const n = join9(nativeDir(), "nist");
+  const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
+  return {
+    sources: [join9(n, "nist_shim.c"), join9(n, generator)],
+    defines: [
+      `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
+      candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
+      ...inst.nist_names ? namesDefines(inst.nist_names) : []
+    ]
+  };
+}
+var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/compile.ts
 function versionScript(prefix) {
@@ -12014,14 +12055,6 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 };
 `;
 }
-function nistShim(candidate, inst) {
-  if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join9(nativeDir(), "nist");
-  return {
-    sources: [join9(n, "nist_shim.c"), join9(n, "nist_drbg.c")],
-    defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ""}`, candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG"]
-  };
-}
 async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
   const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], {
     cwd,
@@ -12037,13 +12070,13 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
   const files = new Set(src.sources);
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join9(dir, f));
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join10(dir, f));
   }
   return [...files].sort();
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve6(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync9(join9(dir, ".git"))) return dir;
+    if (existsSync9(join10(dir, ".git"))) return dir;
     if (dirname5(dir) === dir) return dirname5(resolve6(candidateFolder));
   }
 }
@@ -12083,14 +12116,15 @@ function flagsFor(req) {
 }
 async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
-  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
+  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`, void 0, candidate.api);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join9(dirname5(library), "exports.map");
+  const scriptPath = join10(dirname5(library), "exports.map");
   mkdirSync5(dirname5(library), { recursive: true });
-  writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? instance.nist_prefix ?? "" : void 0));
+  writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
     cwd: src.dir,
-    flags,
+    // In the argv, hence in the build key and in build.json's build_flags.
+    flags: [...flags, ...instanceFlags(instance)],
     defines: shim.defines,
     includes: src.includes.map((d) => `-I${d}`),
     sources: [...src.sources, ...shim.sources],
@@ -12117,14 +12151,14 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join9(req.outDir, req.flagSet);
-  const library = join9(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
-  const keyFile = join9(outDir, "build-key.json");
+  const outDir = join10(req.outDir, req.flagSet);
+  const library = join10(outDir, `lib${req.instance.label}.so`);
+  const { argv, key, cwd, readOnly, flags: allFlags } = await buildArgv(req, flags, library);
+  const keyFile = join10(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
-      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
+      return { ok: previous.ok, flagSet: req.flagSet, flags: allFlags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
@@ -12139,12 +12173,12 @@ async function buildInstance(req) {
   });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join9(outDir, "build.log"), log2);
+  writeFileAtomic(join10(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
-  return { ok: ok2, flagSet: req.flagSet, flags, library, log: log2, firstError, key };
+  return { ok: ok2, flagSet: req.flagSet, flags: allFlags, library, log: log2, firstError, key };
 }
 
 // src/campaign/context.ts
@@ -12323,24 +12357,24 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join13, relative as relative8, resolve as resolve10 } from "node:path";
+import { join as join14, relative as relative8, resolve as resolve10 } from "node:path";
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
-import { basename as basename3, join as join10 } from "node:path";
+import { basename as basename3, join as join11 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync9(join10(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync9(join11(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join10(req.outDir, "profile");
-  const objDir = join10(outDir, "obj");
+  const outDir = join11(req.outDir, "profile");
+  const objDir = join11(outDir, "obj");
   mkdirSync6(objDir, { recursive: true });
-  const library = join10(outDir, `lib${req.instance.label}.so`);
+  const library = join11(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join10(outDir, "profile-key.json");
+  const keyFile = join11(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -12359,13 +12393,13 @@ async function buildProfiled(req, flags, wanted) {
   };
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join10(outDir, "build.log"), result.log);
+    writeFileAtomic(join11(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
   const objects = [];
   for (const [i, src] of plain.sources.entries()) {
-    const obj = join10(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+    const obj = join11(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
     if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
     objects.push(obj);
   }
@@ -12375,11 +12409,11 @@ async function buildProfiled(req, flags, wanted) {
   );
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join10(nativeDir(), "hashprof");
+  const hp = join11(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join10(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join10(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join10(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join11(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join11(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join11(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -12400,7 +12434,7 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/config/campaign.ts
 import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join11, relative as relative6 } from "node:path";
+import { basename as basename4, join as join12, relative as relative6 } from "node:path";
 
 // src/config/katManifest.ts
 import { existsSync as existsSync12 } from "node:fs";
@@ -32298,6 +32332,91 @@ var ACTION_INPUT_DEFAULTS = {
   "allow-forks": "false"
 };
 
+// src/config/instanceBuild.ts
+var C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+var DEFINE_VALUE = /^[!-~]*$/;
+var RESERVED_MACRO = /^NGCC_/;
+function defineProblem(name, value) {
+  if (!C_IDENTIFIER.test(name)) return "a macro name must be a C identifier";
+  if (RESERVED_MACRO.test(name)) return "names starting with NGCC_ are the harness\u2019s own";
+  if (!DEFINE_VALUE.test(value)) return "a macro value is printable ASCII without spaces or control characters";
+  return void 0;
+}
+var definesSchema = external_exports.union([external_exports.record(external_exports.string(), external_exports.unknown()), external_exports.array(external_exports.unknown())], { error: "a map {NAME: value} or a list [NAME=value, NAME]" }).transform((d, ctx) => {
+  const items = [];
+  const entries = Array.isArray(d) ? d.map((item, i) => {
+    const text3 = typeof item === "string" ? item : "";
+    const eq = text3.indexOf("=");
+    return [i, eq < 0 ? text3 : text3.slice(0, eq), typeof item === "string" ? eq < 0 ? null : text3.slice(eq + 1) : item];
+  }) : Object.entries(d).map(([name, value]) => [name, name, value]);
+  for (const [at, name, value] of entries) {
+    const shown3 = Array.isArray(d) ? `'${String(d[at])}': ` : "";
+    if (value !== null && typeof value !== "string" && typeof value !== "number") {
+      ctx.addIssue({ code: "custom", path: [at], message: `${shown3}a macro value is a string or a number (or empty, for -DNAME)` });
+      continue;
+    }
+    const problem = defineProblem(name, value === null ? "" : String(value));
+    if (problem) ctx.addIssue({ code: "custom", path: [at], message: `${shown3}${problem}` });
+    else items.push(value === null ? name : `${name}=${value}`);
+  }
+  return items;
+});
+var CFLAG_FAMILY = /^-(O[0-3sgz]?$|Ofast$|f[a-z0-9]|m[a-z0-9]|W[a-z]|w$|std=|g|pedantic|ansi$|pthread$)/;
+var REFUSED_CFLAGS = [
+  [/^-fplugin/, "loads a compiler plugin"],
+  [/^-fuse-ld=/, "selects another linker"],
+  [/^-W[lap],/, "passes options to the linker, assembler or preprocessor"],
+  [
+    /^-fdump-|^-fopt-info|^-fsave-optimization-record|^-fstack-usage|^-fcallgraph-info|^-fdiagnostics-format=/,
+    "writes files beside the library"
+  ],
+  [/^-f(profile|auto-profile|coverage|test-coverage|branch-probabilities)/, "reads or writes profile files"],
+  [/^-gsplit-dwarf/, "writes files beside the library"]
+];
+function cflagProblem(flag) {
+  if (!flag.startsWith("-")) return "is not an option (each entry is one compiler option, starting with -)";
+  if (/^-D/.test(flag)) return "defines a macro: put it under defines";
+  if (/^-(I|L|l|include|imacros|isystem|iquote|idirafter)/.test(flag)) return "names files or folders: use include, extra_sources or libs";
+  for (const [pattern, why] of REFUSED_CFLAGS) if (pattern.test(flag)) return why;
+  if (!CFLAG_FAMILY.test(flag))
+    return "is not an allowed option: -O\u2026, -f\u2026, -m\u2026, -W\u2026, -w, -std=\u2026, -g\u2026, -pedantic\u2026, -ansi and -pthread are (not -o, -B, -specs, -wrapper, -x, @file)";
+  return void 0;
+}
+var cflagsSchema = external_exports.array(
+  external_exports.string().superRefine((flag, ctx) => {
+    const problem = cflagProblem(flag);
+    if (problem) ctx.addIssue({ code: "custom", message: `'${flag}' ${problem}` });
+  })
+);
+var NIST_NAME_KEYS = {
+  kem: ["keypair", "enc", "dec", "pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes"],
+  sig: ["keypair", "sign", "open", "signature", "verify", "pk_bytes", "sk_bytes", "sig_bytes"]
+};
+var headerName = external_exports.string().regex(/^[A-Za-z0-9_.+-]+(\/[A-Za-z0-9_.+-]+)*\.h$/, "a header name relative to an include folder, ending in .h").refine((h) => !h.split("/").includes(".."), "must not climb out of the include folders (..)");
+var NIST_HEADERS_MAX = 4;
+var functionName = external_exports.string().regex(C_IDENTIFIER, "a C function name").optional();
+var sizeName = external_exports.union([external_exports.string().regex(C_IDENTIFIER, "a C identifier (a macro) or a number"), external_exports.number().int().positive()]).transform(String).optional();
+var nistNamesSchema = external_exports.object({
+  headers: external_exports.array(headerName).min(1).max(NIST_HEADERS_MAX).default(["api.h"]),
+  keypair: functionName,
+  enc: functionName,
+  dec: functionName,
+  sign: functionName,
+  open: functionName,
+  signature: functionName,
+  verify: functionName,
+  pk_bytes: sizeName,
+  sk_bytes: sizeName,
+  ct_bytes: sizeName,
+  ss_bytes: sizeName,
+  sig_bytes: sizeName
+}).strict();
+function nistNamesProblems(names, type) {
+  const wanted = type === "sig" ? NIST_NAME_KEYS.sig : type === "kem" ? NIST_NAME_KEYS.kem : [];
+  const given = Object.entries(names).filter(([k, v]) => k !== "headers" && v !== void 0).map(([k]) => k);
+  return { missing: wanted.filter((k) => !given.includes(k)), unused: given.filter((k) => !wanted.includes(k)) };
+}
+
 // src/config/schemas.ts
 var CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
 var LABEL = /^[A-Za-z0-9_-]+$/;
@@ -32312,7 +32431,12 @@ var instanceSchema = external_exports.object({
   libs: external_exports.array(external_exports.string().regex(/^[:A-Za-z0-9_.+-]+$/, "must be a library name as for -l")).default([]),
   nist_prefix: external_exports.string().regex(/^[A-Za-z0-9_]*$/, "must be a C identifier prefix").optional(),
   /** type hash: the digest length in bits, when CryptHash_AlgorithmInstance.h does not say it (config/hashInstance.ts). */
-  digest_bits: external_exports.number().int().min(8).max(65536).multipleOf(8).optional()
+  digest_bits: external_exports.number().int().min(8).max(65536).multipleOf(8).optional(),
+  /** Per-instance -D macros (how most submissions choose a parameter set) and compiler options. */
+  defines: definesSchema.default([]),
+  cflags: cflagsSchema.default([]),
+  /** api: nist only: the scheme's own entry-point and size names, when not <prefix>crypto_*. */
+  nist_names: nistNamesSchema.optional()
 }).strict();
 var candidateSchema = external_exports.object({
   id: external_exports.string().regex(CANDIDATE_ID, "must match [a-z]+-[0-9]+"),
@@ -32320,7 +32444,7 @@ var candidateSchema = external_exports.object({
   algorithm: external_exports.string().min(1),
   page: external_exports.string().url().optional(),
   api: external_exports.enum(["iccs", "nist"]).default("iccs"),
-  kat_rng: external_exports.enum(["iccs-drng", "nist-ctr-drbg"]).optional(),
+  kat_rng: external_exports.enum(["iccs-drng", "nist-ctr-drbg", "hqc"]).optional(),
   instances: external_exports.array(instanceSchema).min(1)
 }).strict().superRefine((c, ctx) => {
   if (c.type === "hash" && c.api !== "iccs")
@@ -32338,8 +32462,20 @@ var candidateSchema = external_exports.object({
       ctx.addIssue({ code: "custom", path: ["instances", i, "nist_prefix"], message: "only allowed with api: nist" });
     if (inst.digest_bits !== void 0 && c.type !== "hash")
       ctx.addIssue({ code: "custom", path: ["instances", i, "digest_bits"], message: "only allowed with type: hash" });
+    if (inst.nist_names !== void 0) nistNamesIssues(c.api, c.type, inst, i, ctx);
   });
+  if (c.kat_rng === "hqc" && c.api !== "nist")
+    ctx.addIssue({ code: "custom", path: ["kat_rng"], message: "hqc is a NIST-API generator: only allowed with api: nist" });
 });
+function nistNamesIssues(api, type, inst, i, ctx) {
+  const path = ["instances", i, "nist_names"];
+  if (api !== "nist") ctx.addIssue({ code: "custom", path, message: "only allowed with api: nist" });
+  if (inst.nist_prefix !== void 0)
+    ctx.addIssue({ code: "custom", path, message: "set nist_prefix or nist_names, not both (nist_names gives whole names)" });
+  const { missing, unused } = nistNamesProblems(inst.nist_names, type);
+  if (missing.length > 0) ctx.addIssue({ code: "custom", path, message: `a ${type} needs ${missing.join(", ")}` });
+  if (unused.length > 0) ctx.addIssue({ code: "custom", path, message: `${unused.join(", ")}: not used by a ${type}` });
+}
 var planningSchema = external_exports.object({
   trials: external_exports.number().int().min(1).max(1e3).default(5),
   trial_target_s: external_exports.number().positive().default(1),
@@ -32382,13 +32518,14 @@ var settingsSchema = external_exports.object({
 }).strict();
 
 // src/config/campaign.ts
+var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join11(root3, "ngcc-perf.yml");
+  const file2 = join12(root3, "ngcc-perf.yml");
   if (!existsSync13(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join11(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join12(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
@@ -32398,7 +32535,7 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join11(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join12(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
   if (!existsSync13(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -32410,12 +32547,12 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join11(root3, name);
-      const display = join11(shown2(root3), name, "candidate.yml");
+      const folder = join12(root3, name);
+      const display = join12(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
-      checkManifest(c, join11(shown2(root3), c.id, "kat.sha256"));
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
+      checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
+      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -32429,7 +32566,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join11(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join12(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -32444,16 +32581,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join11(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join12(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join11(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync13(join11(folder, "candidate.yml"))) continue;
+    const folder = join12(root3, name);
+    if (!statSync5(folder).isDirectory() || existsSync13(join12(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join11(folder, wrong)),
+        shown2(join12(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -32462,12 +32599,12 @@ function checkCandidateFileNames(root3) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync14, readFileSync as readFileSync11 } from "node:fs";
-import { join as join12, relative as relative7, resolve as resolve9 } from "node:path";
+import { join as join13, relative as relative7, resolve as resolve9 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve9(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
-    const yml = join12(campaignRoot, "ngcc-perf.yml");
+    const yml = join13(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative7(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -32579,7 +32716,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve10(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative8(process.cwd(), join13(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative8(process.cwd(), join14(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32679,7 +32816,7 @@ function trialCpus(opts, settings, ymlShown) {
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync15 } from "node:fs";
-import { join as join16, relative as relative9 } from "node:path";
+import { join as join17, relative as relative9 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32720,7 +32857,7 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -32789,9 +32926,9 @@ var KAT_CHANNEL_MAX = 256 << 20;
 function katTextOf(lines) {
   return Buffer.concat(lines.filter((f) => f[0] === "KAT").map((f) => Buffer.from(f[1] ?? "", "base64"))).toString("latin1");
 }
-var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100 };
+var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100, hqc: 100 };
 function katFileName(candidate, label, skBytes) {
-  if (candidate.katRng === "nist-ctr-drbg") return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
+  if (isNistKatRng(candidate.katRng)) return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
   if (candidate.type === "hash") throw new Error("a hash has one KAT file per generator file (src/kat/hashKat.ts)");
   return `${{ kem: "KAT_KEM", sig: "KAT_SIG", kex: "KAT_KEX" }[candidate.type]}_${label}.txt`;
 }
@@ -32818,7 +32955,7 @@ async function runKat(req) {
   const { candidate, label } = req;
   const entries = req.manifest.filter((e) => e.label === label);
   const records = recordsToGenerate(candidate, entries);
-  const mode = candidate.katRng === "nist-ctr-drbg" ? "nist" : "iccs";
+  const mode = isNistKatRng(candidate.katRng) ? "nist" : "iccs";
   const job = ["kat", candidate.type, mode, String(records), ...mode === "nist" ? [req.nistPrefix ?? ""] : []];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -32837,7 +32974,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join14(req.outDir, file2), text3);
+  writeFileAtomic(join15(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -32866,7 +33003,7 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
 var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
 var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
@@ -32932,7 +33069,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join15(req.outDir, file2), text3);
+    writeFileAtomic(join16(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -33038,7 +33175,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join16(candidate.folder, "kat.sha256");
+  const manifestPath = join17(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync15(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -33053,7 +33190,7 @@ async function prepareInstance(run, unit) {
   const kat2 = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
     candidate,
     label: instance.label,
-    nistPrefix: instance.nist_prefix,
+    nistPrefix: nistEntryPrefix(instance),
     library: b2.library,
     driver: run.tools.driver,
     outDir: paths.katDir(candidate.id, instance.label),
@@ -33127,7 +33264,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join16(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join17(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
@@ -33766,11 +33903,11 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync19, readFileSync as readFileSync14 } from "node:fs";
-import { join as join18, relative as relative11 } from "node:path";
+import { join as join19, relative as relative11 } from "node:path";
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync18, readdirSync as readdirSync8 } from "node:fs";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -33782,7 +33919,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync18(dir)) return [];
-  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join17(e.parentPath, e.name)).sort();
+  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join18(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -33823,7 +33960,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join18(systemDir, e.kat_log);
+    const logPath = join19(systemDir, e.kat_log);
     if (!existsSync19(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -34098,7 +34235,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/model.ts
 import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync15 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join19, relative as relative12 } from "node:path";
+import { basename as basename6, dirname as dirname7, join as join20, relative as relative12 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_BASELINE_ID = "iccs";
@@ -34217,9 +34354,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync21(join19(systemDir, path))) return {};
+  if (!path || !existsSync21(join20(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync15(join19(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync15(join20(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -34252,9 +34389,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync9(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync9(join19(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync9(join20(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join19(surveyDir, id, f))];
+          return [readJson(join20(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -34265,7 +34402,7 @@ function readSurveys(systemDir) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync21(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const paths = evidencePaths(join19(dataDir, name));
+    const paths = evidencePaths(join20(dataDir, name));
     if (!existsSync21(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -34304,7 +34441,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync21(join19(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync21(join20(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -34359,8 +34496,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join19(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join19(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join20(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join20(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -34370,7 +34507,7 @@ function loadReportModel(systemDir, campaignDir) {
 
 // src/compare/compare.ts
 import { existsSync as existsSync22 } from "node:fs";
-import { join as join20, relative as relative13 } from "node:path";
+import { join as join21, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -34524,7 +34661,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join20(dataDir, system2);
+  const dir = join21(dataDir, system2);
   if (!existsSync22(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
@@ -34617,7 +34754,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync22(join20(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join20(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync22(join21(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join21(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -36780,7 +36917,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join21 = [joinDefaults];
+var join22 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -39394,7 +39531,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join21],
+    join: [...join22],
     options: {},
     safe: safeBound,
     stack: [],
@@ -40006,7 +40143,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync, existsSync as existsSync23, mkdirSync as mkdirSync9, readFileSync as readFileSync16, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname8, join as join22, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { basename as basename7, dirname as dirname8, join as join23, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -40020,26 +40157,26 @@ function readFolder(dir, shown3, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join22(shown3, strays2[0]),
+      join23(shown3, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join22(dir, BUILD_FILE);
+  const buildPath = join23(dir, BUILD_FILE);
   if (existsSync23(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join22(shown3, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join23(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join22(shown3, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join23(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync23(join22(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join22(dir, CAMPAIGN_FILE), join22(shown3, CAMPAIGN_FILE));
+  if (existsSync23(join23(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join23(dir, CAMPAIGN_FILE), join23(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join22(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join22(shown3, BUILD_FILE)}`);
+        throw new InputError(join23(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join23(shown3, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -40059,7 +40196,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join22(a.dir, rel), join22(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join23(a.dir, rel), join23(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -40068,7 +40205,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync23(join22(shard.dir, tail))) return entry;
+  if (!existsSync23(join23(shard.dir, tail))) return entry;
   const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -40133,9 +40270,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join22(other.shown, CAMPAIGN_FILE),
+      join23(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join22(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join23(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -40157,16 +40294,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join22(earlier.dir, rel), join22(f.dir, rel)))
-        throw new InputError(join22(f.shown, rel), "", `differs from ${join22(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join23(earlier.dir, rel), join23(f.dir, rel)))
+        throw new InputError(join23(f.shown, rel), "", `differs from ${join23(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join22(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
+  const tmp = join23(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync4(tmp, { recursive: true, force: true });
   mkdirSync9(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync9(dirname8(join22(tmp, rel)), { recursive: true });
-      copyFileSync(join22(from.dir, rel), join22(tmp, rel));
+      mkdirSync9(dirname8(join23(tmp, rel)), { recursive: true });
+      copyFileSync(join23(from.dir, rel), join23(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -40174,10 +40311,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join22(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join23(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join22(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync23(join22(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join23(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync23(join23(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -40187,8 +40324,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join22(tmp, LOCK_FILE), lockText());
-    const old = join22(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
+    writeFileSync4(join23(tmp, LOCK_FILE), lockText());
+    const old = join23(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync3(out, old);
     try {
       renameSync3(tmp, out);
@@ -40213,7 +40350,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join24 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -41173,11 +41310,11 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join23(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join24(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join23(outDir, path);
+    const file2 = join24(outDir, path);
     return !existsSync24(file2) || readFileSync17(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -41259,7 +41396,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join24(values.out, values.system), cli("out"));
+  checkOutputFolder(join25(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -41270,7 +41407,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve14(values["against-out"]) === resolve14(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join24(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join25(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -41334,11 +41471,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync25(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync25(join24(d, values.system)))
+    if (!existsSync25(join25(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join24(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join25(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync25(values.campaign))
@@ -41366,11 +41503,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve14(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join24(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join25(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join24(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join25(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -41407,7 +41544,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join24(systemDir, e.kat_file);
+    const katPath = join25(systemDir, e.kat_file);
     if (!existsSync25(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync18(katPath, "utf8");
@@ -41417,7 +41554,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join24(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join25(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -41447,7 +41584,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join24(c.folder, "kat.sha256");
+  const target = join25(c.folder, "kat.sha256");
   const shown3 = relative15(process.cwd(), target) || target;
   const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
@@ -41488,19 +41625,19 @@ function cmdMerge(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve14(values.out ?? join24(root3, "out"));
+  const out = resolve14(values.out ?? join25(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join24(root3, "examples", "campaign");
-  const pqclean = join24(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join25(root3, "examples", "campaign");
+  const pqclean = join25(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync25(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join24(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join25(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join24(out, "data"),
+    dataDir: join25(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -41508,13 +41645,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join24(out, "pages");
+  const pagesDir = join25(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join24(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join25(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

@@ -311,7 +311,9 @@ const char *api_seed_default(const api_t *api, const char *rng) {
     unsigned char seed[48];
     for (int i = 0; i < 48; i++) seed[i] = (unsigned char)i;
     int want_iccs = rng == NULL || strcmp(rng, "iccs-drng") == 0;
-    int want_nist = rng == NULL || strcmp(rng, "nist-ctr-drbg") == 0;
+    /* kat_rng hqc builds HQC's SHAKE-256 generator behind the same randombytes_init (native/nist/hqc_rng.c). */
+    int want_hqc = rng != NULL && strcmp(rng, "hqc") == 0;
+    int want_nist = rng == NULL || strcmp(rng, "nist-ctr-drbg") == 0 || want_hqc;
     if (want_iccs && api->drng_init && api->drng_algorithm) {
         if (api->drng_init(api->drng_algorithm, seed, sizeof seed) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "init_random_number failed");
@@ -319,7 +321,7 @@ const char *api_seed_default(const api_t *api, const char *rng) {
     }
     if (want_nist && api->nist_rng_init) {
         api->nist_rng_init(seed, NULL, 256);
-        return "nist-ctr-drbg";
+        return want_hqc ? "hqc" : "nist-ctr-drbg";
     }
     if (rng != NULL)
         fail(EXIT_LOADFAIL, "LOADFAIL", "library has no %s entry points", rng);

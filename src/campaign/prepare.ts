@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { displayFlags, type BuildResult, type FlagSet } from '../compile/compile.js';
+import { nistEntryPrefix } from '../compile/nistShim.js';
 import type { Candidate } from '../config/campaign.js';
 import { ccVersion } from '../env/toolchain.js';
 import { relativeTo } from '../evidence/layout.js';
@@ -111,7 +112,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     (candidate.type === 'hash' ? runHashKat : runKat)({
       candidate,
       label: instance.label,
-      nistPrefix: instance.nist_prefix,
+      nistPrefix: nistEntryPrefix(instance),
       library: b.library,
       driver: run.tools.driver,
       outDir: paths.katDir(candidate.id, instance.label),

@@ -9,12 +9,14 @@ import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
 import { resolveSources, type ResolvedSources } from '../config/sources.js';
 import { CC, ccVersion } from '../env/toolchain.js';
+import { instanceFlags, nistEntryPrefix, nistShim } from './nistShim.js';
 
 export type FlagSet = 'guide' | 'harness-default';
 
 export interface BuildResult {
   ok: boolean;
   flagSet: FlagSet;
+  /** The flag set's flags, then the instance's own cflags and defines. */
   flags: string[];
   library: string;
   log: string;
@@ -67,15 +69,6 @@ function versionScript(prefix: string | undefined): string {
   ];
   if (prefix !== undefined) globals.push(`${prefix}crypto_kem_*`, `${prefix}crypto_sign*`);
   return `{\n  global:\n${globals.map((g) => `    ${g};`).join('\n')}\n  local: *;\n};\n`;
-}
-
-function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]; defines: string[] } {
-  if (candidate.api !== 'nist') return { sources: [], defines: [] };
-  const n = join(nativeDir(), 'nist');
-  return {
-    sources: [join(n, 'nist_shim.c'), join(n, 'nist_drbg.c')],
-    defines: [`-DNGCC_NIST_PREFIX=${inst.nist_prefix ?? ''}`, candidate.type === 'kem' ? '-DNGCC_NIST_KEM' : '-DNGCC_NIST_SIG'],
-  };
 }
 
 /**
@@ -208,14 +201,15 @@ export function flagsFor(req: Pick<BuildRequest, 'flagSet' | 'variant' | 'extraF
 
 export async function buildArgv(req: BuildRequest, flags: string[], library: string): Promise<BuildArgv> {
   const { candidate, instance } = req;
-  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
+  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`, undefined, candidate.api);
   const shim = nistShim(candidate, instance);
   const scriptPath = join(dirname(library), 'exports.map');
   mkdirSync(dirname(library), { recursive: true });
-  writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? (instance.nist_prefix ?? '') : undefined));
+  writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? nistEntryPrefix(instance) : undefined));
   const parts = {
     cwd: src.dir,
-    flags,
+    // In the argv, hence in the build key and in build.json's build_flags.
+    flags: [...flags, ...instanceFlags(instance)],
     defines: shim.defines,
     includes: src.includes.map((d) => `-I${d}`),
     sources: [...src.sources, ...shim.sources],
@@ -247,14 +241,14 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
   const outDir = join(req.outDir, req.flagSet);
   const library = join(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd, readOnly } = await buildArgv(req, flags, library);
+  const { argv, key, cwd, readOnly, flags: allFlags } = await buildArgv(req, flags, library);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
   const fromDisk = () => {
     const previous = readJsonIfExists<{ key: string; ok: boolean; log: string; firstError?: string; library_sha256?: string }>(keyFile);
     if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
-      return { ok: previous.ok, flagSet: req.flagSet, flags, library, log: previous.log, firstError: previous.firstError, key };
+      return { ok: previous.ok, flagSet: req.flagSet, flags: allFlags, library, log: previous.log, firstError: previous.firstError, key };
     return undefined;
   };
   const cacheKey = `ngcc-perf-build-${req.flagSet}-${key}`;
@@ -274,5 +268,5 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   const firstError = ok ? undefined : r.timedOut ? 'build timed out' : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, '');
   writeJsonAtomic(keyFile, { key, ok, log, firstError, library_sha256: ok ? sha256File(library) : undefined });
   if (ok) await req.cache?.save(outDir, cacheKey).catch(() => undefined);
-  return { ok, flagSet: req.flagSet, flags, library, log, firstError, key };
+  return { ok, flagSet: req.flagSet, flags: allFlags, library, log, firstError, key };
 }

@@ -11,10 +11,16 @@ export interface Candidate extends CandidateSpec {
   /** Absolute folder of the candidate (holds candidate.yml and kat.sha256). */
   folder: string;
   /** The RNG the KAT uses: explicit, else the API's default. */
-  katRng: 'iccs-drng' | 'nist-ctr-drbg';
+  katRng: KatRng;
   /** Every label in file order (instances may be filtered; errors still name the right index). */
   labels: string[];
 }
+
+/** The KAT generators: the ICCS DRNG, NIST's AES-256-CTR DRBG, HQC's SHAKE-256 generator. */
+export type KatRng = NonNullable<CandidateSpec['kat_rng']>;
+
+/** Whether a generator replays NIST's PQCgenKAT (.rsp files) rather than the ICCS KAT_*.c. */
+export const isNistKatRng = (rng: KatRng): boolean => rng !== 'iccs-drng';
 
 /** A candidate whose candidate.yml or kat.sha256 is wrong: recorded as INVALID, the others still run. */
 export interface InvalidCandidate {
@@ -85,7 +91,7 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
       const c = loadCandidate(folder, display);
       checkManifest(c, join(shown(root), c.id, 'kat.sha256'));
       // Every path it names, checked now: a wrong one is this candidate's error, found before any build.
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
+      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
       candidates.push(c);
     } catch (e) {
       // A competitor's broken manifest must not stop the others' measurements.

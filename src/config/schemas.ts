@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
+import { cflagsSchema, definesSchema, nistNamesProblems, nistNamesSchema } from './instanceBuild.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
 export const LABEL = /^[A-Za-z0-9_-]+$/;
@@ -21,6 +22,11 @@ export const instanceSchema = z
       .optional(),
     /** type hash: the digest length in bits, when CryptHash_AlgorithmInstance.h does not say it (config/hashInstance.ts). */
     digest_bits: z.number().int().min(8).max(65536).multipleOf(8).optional(),
+    /** Per-instance -D macros (how most submissions choose a parameter set) and compiler options. */
+    defines: definesSchema.default([]),
+    cflags: cflagsSchema.default([]),
+    /** api: nist only: the scheme's own entry-point and size names, when not <prefix>crypto_*. */
+    nist_names: nistNamesSchema.optional(),
   })
   .strict();
 
@@ -31,7 +37,7 @@ export const candidateSchema = z
     algorithm: z.string().min(1),
     page: z.string().url().optional(),
     api: z.enum(['iccs', 'nist']).default('iccs'),
-    kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg']).optional(),
+    kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg', 'hqc']).optional(),
     instances: z.array(instanceSchema).min(1),
   })
   .strict()
@@ -52,8 +58,22 @@ export const candidateSchema = z
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });
       if (inst.digest_bits !== undefined && c.type !== 'hash')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'digest_bits'], message: 'only allowed with type: hash' });
+      if (inst.nist_names !== undefined) nistNamesIssues(c.api, c.type, inst, i, ctx);
     });
+    if (c.kat_rng === 'hqc' && c.api !== 'nist')
+      ctx.addIssue({ code: 'custom', path: ['kat_rng'], message: 'hqc is a NIST-API generator: only allowed with api: nist' });
   });
+
+/** nist_names: only for api: nist, instead of nist_prefix, with every name the type calls. */
+function nistNamesIssues(api: string, type: string, inst: z.infer<typeof instanceSchema>, i: number, ctx: z.RefinementCtx): void {
+  const path = ['instances', i, 'nist_names'];
+  if (api !== 'nist') ctx.addIssue({ code: 'custom', path, message: 'only allowed with api: nist' });
+  if (inst.nist_prefix !== undefined)
+    ctx.addIssue({ code: 'custom', path, message: 'set nist_prefix or nist_names, not both (nist_names gives whole names)' });
+  const { missing, unused } = nistNamesProblems(inst.nist_names!, type);
+  if (missing.length > 0) ctx.addIssue({ code: 'custom', path, message: `a ${type} needs ${missing.join(', ')}` });
+  if (unused.length > 0) ctx.addIssue({ code: 'custom', path, message: `${unused.join(', ')}: not used by a ${type}` });
+}
 
 export const planningSchema = z
   .object({

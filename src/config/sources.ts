@@ -8,6 +8,12 @@ import type { InstanceSpec } from './schemas.js';
 export const DRIVER_FILE =
   /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 
+/**
+ * A NIST-API submission's own generator (`randombytes.c`, `rng.c`, PQCgenKAT's AES-CTR DRBG or the
+ * OS): the harness links its KAT generator in their place, and two definitions would not link.
+ */
+export const NIST_RNG_FILE = /^(randombytes|rng)\.c$/;
+
 export interface ResolvedSources {
   dir: string;
   sources: string[];
@@ -60,7 +66,8 @@ function expand(base: string, patterns: string[], field: string, display: string
 
 /**
  * The C files and include folders of one instance; `display` names candidate.yml in errors. With
- * `roots`, every path must lie under one of them (see readableRoots).
+ * `roots`, every path must lie under one of them (see readableRoots). Under `api: nist` the default
+ * sources also leave out the submission's own generator (NIST_RNG_FILE).
  */
 export function resolveSources(
   candidateFolder: string,
@@ -68,6 +75,7 @@ export function resolveSources(
   index: number,
   display: string,
   roots?: readonly string[],
+  api: 'iccs' | 'nist' = 'iccs',
 ): ResolvedSources {
   const dir = resolve(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
@@ -76,7 +84,7 @@ export function resolveSources(
   const own = inst.sources
     ? expand(dir, inst.sources, `${field}.sources`, display, roots)
     : readdirSync(dir)
-        .filter((f) => f.endsWith('.c') && !DRIVER_FILE.test(f))
+        .filter((f) => f.endsWith('.c') && !DRIVER_FILE.test(f) && !(api === 'nist' && NIST_RNG_FILE.test(f)))
         .sort()
         .map((f) => confined(join(dir, f), roots, display, `${field}.dir`, join(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);

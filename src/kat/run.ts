@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Candidate } from '../config/campaign.js';
+import { isNistKatRng, type Candidate } from '../config/campaign.js';
 import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
@@ -61,10 +61,10 @@ export function katTextOf(lines: string[][]): string {
   return Buffer.concat(lines.filter((f) => f[0] === 'KAT').map((f) => Buffer.from(f[1] ?? '', 'base64'))).toString('latin1');
 }
 
-const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100 } as const;
+const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100, hqc: 100 } as const;
 
 export function katFileName(candidate: Candidate, label: string, skBytes: number): string {
-  if (candidate.katRng === 'nist-ctr-drbg') return `${candidate.type === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${skBytes}.rsp`;
+  if (isNistKatRng(candidate.katRng)) return `${candidate.type === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${skBytes}.rsp`;
   if (candidate.type === 'hash') throw new Error('a hash has one KAT file per generator file (src/kat/hashKat.ts)');
   return `${{ kem: 'KAT_KEM', sig: 'KAT_SIG', kex: 'KAT_KEX' }[candidate.type]}_${label}.txt`;
 }
@@ -99,7 +99,8 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
   const { candidate, label } = req;
   const entries = req.manifest.filter((e) => e.label === label);
   const records = recordsToGenerate(candidate, entries);
-  const mode = candidate.katRng === 'nist-ctr-drbg' ? 'nist' : 'iccs';
+  // HQC's generator replays NIST's schedule: the library's randombytes is what differs.
+  const mode = isNistKatRng(candidate.katRng) ? 'nist' : 'iccs';
   const job = ['kat', candidate.type, mode, String(records), ...(mode === 'nist' ? [req.nistPrefix ?? ''] : [])];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,

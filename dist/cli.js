@@ -11122,6 +11122,31 @@ function measurable(status) {
   return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
 }
 
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var PAIRED_TRIALS = 10;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
@@ -12302,7 +12327,10 @@ var measure = {
     }
     const base = pairedBase(ctx, todo);
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    const reqs = base ? todo.flatMap((r) => [r, { ...r, library: base.library, libraryShown: base.entry.library }]) : todo;
+    const reqs = base ? todo.flatMap((r) => {
+      const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
+      return [paired, { ...paired, library: base.library, libraryShown: base.entry.library }];
+    }) : todo;
     await measureOperations(
       reqs,
       (j, result) => {
@@ -32308,30 +32336,6 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/config/defaults.ts
-var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var HISTORY_RUNS = 8;
-var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
-
 // src/config/instanceBuild.ts
 var C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var DEFINE_VALUE = /^[!-~]*$/;
@@ -34635,6 +34639,59 @@ function historyCv(values) {
   if (values.length < HISTORY_MIN_RUNS) return null;
   return sampleStandardDeviation(values) / mean(values);
 }
+function signedRankPValue(differences) {
+  const d = differences.filter((x) => x !== 0);
+  const n = d.length;
+  if (n === 0) return 1;
+  const ranks = midranks(d.map(Math.abs));
+  const total = ranks.reduce((a, r) => a + r, 0);
+  const observed = Math.abs(d.reduce((s, x, i) => s + (x > 0 ? ranks[i] : 0), 0) - total / 2);
+  const extreme = (positive) => Math.abs(positive - total / 2) >= observed - 1e-9;
+  if (n <= 20) {
+    let hits2 = 0;
+    for (let mask = 0; mask < 1 << n; mask++) {
+      let positive = 0;
+      for (let i = 0; i < n; i++) if (mask & 1 << i) positive += ranks[i];
+      if (extreme(positive)) hits2++;
+    }
+    return hits2 / 2 ** n;
+  }
+  let state = 2654435769;
+  const rand = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const rounds = 2e4;
+  let hits = 1;
+  for (let r = 0; r < rounds; r++) {
+    let positive = 0;
+    for (let i = 0; i < n; i++) if (rand() < 0.5) positive += ranks[i];
+    if (extreme(positive)) hits++;
+  }
+  return hits / (rounds + 1);
+}
+
+// src/compare/cells.ts
+var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
+function signedPct(pct) {
+  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
+}
+var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
+var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
+var firstLine2 = (s) => {
+  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
+};
+var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
+function spreadText(s) {
+  if (!s) return MISSING;
+  const x = sideSpread(s);
+  const d = disturbedTrials(s);
+  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
+}
 
 // src/compare/compare.ts
 function side(r, entry) {
@@ -34648,6 +34705,7 @@ function side(r, entry) {
     median_cycles: medianTrial(trial_cycles),
     ...spread !== void 0 ? { trial_spread: spread } : {},
     ...onCpu.every((x) => x !== void 0) ? { trial_on_cpu: onCpu } : {},
+    ...r.paired === true ? { paired: true } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes
   };
@@ -34699,25 +34757,59 @@ function sideNoise(s) {
   const d = disturbedTrials(s);
   return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ""}`;
 }
-function judge2(base, head, thresholdPct, alpha, cv) {
+function unpairedEvidence(base, head) {
   const delta_pct = medianDeltaPct(base, head);
-  const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
-  const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
   const spreads = { base: sideSpread(base), head: sideSpread(head) };
-  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
-  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
-  const common = { delta_pct, mean_delta_pct, p_value, ...noisy ? { noisy } : {} };
-  if (noisy && !separated(base, head, delta_pct))
+  return {
+    delta_pct,
+    p_value: rankPValue(base.trial_cycles, head.trial_cycles),
+    noisy: isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0,
+    noise: `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`,
+    noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and their worst-case ranges overlap`,
+    separated: separated(base, head, delta_pct),
+    separatedWhy: "but their worst-case ranges do not overlap",
+    extra: {}
+  };
+}
+function pairedEvidence(base, head) {
+  const n = Math.min(base.trial_cycles.length, head.trial_cycles.length);
+  const undisturbed = (s, i) => 1 - (s.trial_on_cpu?.[i] ?? 1) <= DISTURBED_OFF_CPU_SHARE;
+  const ratios = [];
+  for (let i = 0; i < n; i++)
+    if (undisturbed(base, i) && undisturbed(head, i)) ratios.push(head.trial_cycles[i] / base.trial_cycles[i]);
+  const left = n - ratios.length;
+  const leftOut = left > 0 ? `; ${plural2(left, "pair")} with a trial off the CPU left out` : "";
+  if (ratios.length < 2) return void 0;
+  const [q1, q3] = [quantile(ratios, 0.25), quantile(ratios, 0.75)];
+  const delta_pct = (median(ratios) - 1) * 100;
+  return {
+    delta_pct,
+    p_value: signedRankPValue(ratios.map(Math.log)),
+    noisy: q3 / q1 >= NOISY_TRIAL_SPREAD,
+    noise: `${ratios.length} trial pairs, the middle half of their ratios spread ${pyFixed(q3 / q1, 2)}\xD7${leftOut}`,
+    noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and straddle 1`,
+    separated: delta_pct > 0 ? q1 > 1 : delta_pct < 0 ? q3 < 1 : false,
+    separatedWhy: "but that middle half lies wholly on one side of 1",
+    extra: { paired: true }
+  };
+}
+function judge2(base, head, thresholdPct, alpha, cv) {
+  const paired = base.paired && head.paired ? pairedEvidence(base, head) : void 0;
+  const e = paired ?? unpairedEvidence(base, head);
+  const { delta_pct, p_value, noisy, noise } = e;
+  const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
+  const common = { delta_pct, mean_delta_pct, p_value, ...e.extra, ...noisy ? { noisy } : {} };
+  if (noisy && !e.separated)
     return {
       ...common,
       verdict: "noisy",
-      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and their worst-case ranges overlap: a change cannot be told from the noise`
+      reason: `${noise}${e.noisyWhy}: a change cannot be told from the noise`
     };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history2 = cv === null ? "no nightly history" : `nightly spread \xB1${pyFixed(cv * 100, 1)}%`;
-  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : "";
+  const noiseNote = noisy ? `; ${noise}, ${e.separatedWhy}` : paired ? `; ${noise}` : "";
   if (big && significant && aboveHistory)
     return {
       ...common,
@@ -39817,26 +39909,6 @@ function sectionsPage(sections, ...args) {
 }
 function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
-}
-
-// src/compare/cells.ts
-var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
-function signedPct(pct) {
-  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
-  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
-}
-var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
-var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
-var firstLine2 = (s) => {
-  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
-  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
-};
-var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
-function spreadText(s) {
-  if (!s) return MISSING;
-  const x = sideSpread(s);
-  const d = disturbedTrials(s);
-  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
 }
 
 // src/compare/markdown.ts

@@ -5,13 +5,85 @@ import { annotations } from '../src/compare/annotations.js';
 import { compareEvidence, judge } from '../src/compare/compare.js';
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
-import { historyCv, permutationPValue, rankPValue } from '../src/compare/stats.js';
+import { historyCv, permutationPValue, rankPValue, signedRankPValue } from '../src/compare/stats.js';
 import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
 import { DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
 import { tempDir } from './helpers/tmp.js';
+
+describe('paired sides: trial pairs measured side by side in one run', () => {
+  // The machine's speed drifts from trial to trial by up to 1.5×, alike for both trials of a pair.
+  const drift = [1.0, 1.3, 0.95, 1.5, 1.1, 1.0, 1.4, 0.98, 1.2, 1.05];
+  const sideOf = (factors: number[], paired = true) => {
+    const trial_cycles = factors.map((f) => 10_000 * f);
+    return {
+      mean_cycles: trial_cycles.reduce((a, b) => a + b, 0) / trial_cycles.length,
+      trial_cycles,
+      ...(paired ? { paired: true } : {}),
+    };
+  };
+
+  it('gives the exact signed-rank p-value: n pairs all one way reach 2/2^n', () => {
+    expect(signedRankPValue([1, 2, 3, 4, 5])).toBeCloseTo(2 / 32, 12);
+    expect(signedRankPValue(Array.from({ length: 10 }, (_, i) => 0.1 + i))).toBeCloseTo(2 / 1024, 12);
+    expect(signedRankPValue([1, -1, 2, -2])).toBe(1);
+    expect(signedRankPValue([])).toBe(1);
+    // One pair moved however far changes only its own rank.
+    const oneFar = (x: number) => signedRankPValue([0.01, -0.02, 0.03, -0.01, 0.02, -0.03, x, 0.015]);
+    expect(oneFar(5)).toBe(oneFar(500));
+  });
+
+  it('tells a +12 % change from drift that makes each side spread 1.5×, where unpaired sides are only noisy', () => {
+    const base = sideOf(drift);
+    const head = sideOf(drift.map((f, i) => f * (1.12 + (i % 3) * 0.005)));
+    const row = judge(base, head, 3, 0.01, null);
+    expect(row.verdict).toBe('regression');
+    expect(row.paired).toBe(true);
+    expect(row.delta_pct).toBeCloseTo(12.5, 0);
+    expect(row.p_value).toBeCloseTo(2 / 1024, 12);
+    // The same trials without the pairing: each side spreads 1.5×, so nothing can be told.
+    expect(
+      judge(
+        sideOf(drift, false),
+        sideOf(
+          drift.map((f) => f * 1.12),
+          false,
+        ),
+        3,
+        0.01,
+        null,
+      ).verdict,
+    ).toBe('noisy');
+  });
+
+  it('calls the same code unchanged through the drift, and one pair 2× slower moves nothing', () => {
+    const base = sideOf(drift);
+    const same = sideOf(drift.map((f, i) => f * (1 + ((i % 5) - 2) * 0.004)));
+    expect(judge(base, same, 3, 0.01, null).verdict).toBe('unchanged');
+    const oneSlow = sideOf(drift.map((f, i) => (i === 3 ? 2 * f : f * (1 + ((i % 5) - 2) * 0.004))));
+    const row = judge(base, oneSlow, 3, 0.01, null);
+    expect(row.verdict).toBe('unchanged');
+    expect(Math.abs(row.delta_pct!)).toBeLessThan(1);
+  });
+
+  it('is noisy when the pairs themselves disagree, and leaves out a pair with a trial off the CPU', () => {
+    const base = sideOf(drift);
+    const scattered = sideOf(drift.map((f, i) => f * [0.8, 1.3, 1.0, 1.25, 0.85, 1.2, 0.9, 1.35, 1.1, 0.75][i]!));
+    const row = judge(base, scattered, 3, 0.01, null);
+    expect(row.verdict).toBe('noisy');
+    expect(row.reason).toMatch(/^10 trial pairs, the middle half of their ratios spread \d\.\d\d× \(noisy from 1\.25×\) and straddle 1/);
+    // Pair 0 on head was half off the CPU: it goes, the other nine decide.
+    const onCpu = drift.map((_, i) => (i === 0 ? 0.5 : 1));
+    const head = { ...sideOf(drift.map((f, i) => (i === 0 ? f * 3 : f * 1.1))), trial_on_cpu: onCpu };
+    const kept = judge(base, head, 3, 0.01, null);
+    expect(kept.verdict).toBe('regression');
+    expect(kept.reason).toContain('9 trial pairs');
+    expect(kept.reason).toContain('1 pair with a trial off the CPU left out');
+    expect(kept.delta_pct).toBeCloseTo(10, 6);
+  });
+});
 
 describe('the trial-level test', () => {
   it('gives the exact permutation p-value', () => {

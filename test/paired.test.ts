@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PAIRED_TRIALS } from '../src/config/defaults.js';
 import type { TimingRecord } from '../src/evidence/types.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
@@ -44,7 +45,9 @@ describe('a paired run (run --against): base and head measured in one run, trial
       ...starts(record(baseData, 'sign-1', 'toy-sig', op)).map((t, i) => ({ t, what: `${i} b ${op}` })),
     ]);
     const forward = ops.flatMap((op) => [`h ${op}`, `b ${op}`]);
-    const expected = [0, 1, 2].flatMap((round) => (round % 2 === 0 ? forward : [...forward].reverse()).map((x) => `${round} ${x}`));
+    // Paired operations run PAIRED_TRIALS trials a side (the planning asks for 3).
+    const rounds = Array.from({ length: PAIRED_TRIALS }, (_, i) => i);
+    const expected = rounds.flatMap((round) => (round % 2 === 0 ? forward : [...forward].reverse()).map((x) => `${round} ${x}`));
     expect(order.sort((a, b) => a.t - b.t).map((x) => x.what)).toEqual(expected);
     for (const op of ops) {
       expect(record(headData, 'sign-1', 'toy-sig', op).paired).toBe(true);
@@ -56,15 +59,19 @@ describe('a paired run (run --against): base and head measured in one run, trial
       JSON.parse(readFileSync(join(baseData, 'x', 'build.json'), 'utf8')).instances['sign-1/toy-sig'].library_sha256,
     );
 
-    // New in head: measured, with nothing to pair it with.
+    // New in head: measured, with nothing to pair it with, as the planning says.
     expect(record(headData, 'kem-1', 'good', 'enc').status).toBe('complete');
+    expect(record(headData, 'kem-1', 'good', 'enc').trials).toHaveLength(3);
     expect(record(headData, 'kem-1', 'good', 'enc').paired).toBeUndefined();
     expect(existsSync(join(baseData, 'x', 'records', 'kem-1'))).toBe(false);
 
     // The two folders compare as any base and head.
     const compared = await runCli(['compare', '--base', baseData, '--head', headData, '--system', 'x', '--format', 'json']);
     const rows = (JSON.parse(compared.out.join('\n')) as { rows: Array<{ candidate: string; verdict: string }> }).rows;
-    expect(rows.filter((r) => r.candidate === 'sign-1')).toHaveLength(3);
+    const signRows = rows.filter((r) => r.candidate === 'sign-1') as Array<{ paired?: boolean }>;
+    expect(signRows).toHaveLength(3);
+    // Judged pair by pair.
+    expect(signRows.every((r) => r.paired === true)).toBe(true);
     expect(rows.filter((r) => r.candidate === 'kem-1').every((r) => r.verdict === 'new')).toBe(true);
   });
 

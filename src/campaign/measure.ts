@@ -10,6 +10,7 @@ import { measureOperations, operationsOf, type OperationRequest } from '../measu
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { PAIRED_TRIALS } from '../config/defaults.js';
 import { katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
@@ -89,7 +90,13 @@ export const measure: PhaseStep = {
     const base = pairedBase(ctx, todo);
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
     // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
-    const reqs = base ? todo.flatMap((r) => [r, { ...r, library: base.library, libraryShown: base.entry.library! }]) : todo;
+    const reqs = base
+      ? todo.flatMap((r) => {
+          // Enough pairs for the signed-rank test to reach the comparison's alpha.
+          const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
+          return [paired, { ...paired, library: base.library, libraryShown: base.entry.library! }];
+        })
+      : todo;
     await measureOperations(
       reqs,
       (j, result) => {

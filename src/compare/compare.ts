@@ -19,7 +19,10 @@ import {
   rankPValue,
   separated,
   sideSpread,
+  signedRankPValue,
 } from './stats.js';
+import { median, quantile } from 'simple-statistics';
+import { plural } from './cells.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
@@ -50,6 +53,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
     median_cycles: medianTrial(trial_cycles),
     ...(spread !== undefined ? { trial_spread: spread } : {}),
     ...(onCpu.every((x) => x !== undefined) ? { trial_on_cpu: onCpu as number[] } : {}),
+    ...(r.paired === true ? { paired: true } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
   };
@@ -125,13 +129,79 @@ function sideNoise(s: SideStats): string {
   return `${times(sideSpread(s))}${d > 0 ? ` (${d} of ${s.trial_cycles.length} trials off the CPU > ${DISTURBED_OFF_CPU_SHARE * 100}% of their time)` : ''}`;
 }
 
+/** What a verdict is decided on: the effect, its significance, and the noise it must exceed. */
+interface VerdictEvidence {
+  delta_pct: number;
+  p_value: number;
+  noisy: boolean;
+  /** The noise, as a reason reads it. */
+  noise: string;
+  /** Why noise stops the verdict (appended to `noise`). */
+  noisyWhy: string;
+  /** The effect is larger than all of the noise. */
+  separated: boolean;
+  /** Why a noisy row still has a verdict (when `separated`). */
+  separatedWhy: string;
+  /** `paired: true` when the figures are of trial pairs. */
+  extra: Partial<CompareRow>;
+}
+
 /**
- * The base-versus-head verdict of one operation, decided on figures one trial cannot move: the
- * median of the per-trial means (effect and threshold) and a rank-sum permutation test
- * (significance). A side is noisy when its trials spread NOISY_TRIAL_SPREAD or more, or when one
- * of them was off the CPU more than DISTURBED_OFF_CPU_SHARE of its window: the row's verdict is
- * then `noisy` unless the effect is larger than all of the noise (`separated`: head's worst-case
- * range does not overlap base's).
+ * Unpaired sides: the median of the per-trial means (effect and threshold) and a rank-sum
+ * permutation test (significance). A side is noisy when its trials spread NOISY_TRIAL_SPREAD or
+ * more, or when one of them was off the CPU more than DISTURBED_OFF_CPU_SHARE of its window;
+ * the effect exceeds the noise when head's worst-case range does not overlap base's (`separated`).
+ */
+function unpairedEvidence(base: SideStats, head: SideStats): VerdictEvidence {
+  const delta_pct = medianDeltaPct(base, head);
+  const spreads = { base: sideSpread(base), head: sideSpread(head) };
+  return {
+    delta_pct,
+    p_value: rankPValue(base.trial_cycles, head.trial_cycles),
+    noisy: isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0,
+    noise: `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`,
+    noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}×) and their worst-case ranges overlap`,
+    separated: separated(base, head, delta_pct),
+    separatedWhy: 'but their worst-case ranges do not overlap',
+    extra: {},
+  };
+}
+
+/**
+ * Paired sides (both measured in one run, trials interleaved: trial i of head beside trial i of
+ * base): each pair's ratio head/base, so that what disturbed both trials of a pair cancels. A pair
+ * with a trial off the CPU is left out. The effect is the median ratio, its significance the
+ * Wilcoxon signed-rank test of the log-ratios, the noise the spread of the middle half of the
+ * ratios (noisy from NOISY_TRIAL_SPREAD); the effect exceeds the noise when that middle half lies
+ * wholly on one side of 1.
+ */
+function pairedEvidence(base: SideStats, head: SideStats): VerdictEvidence | undefined {
+  const n = Math.min(base.trial_cycles.length, head.trial_cycles.length);
+  const undisturbed = (s: SideStats, i: number) => 1 - (s.trial_on_cpu?.[i] ?? 1) <= DISTURBED_OFF_CPU_SHARE;
+  const ratios: number[] = [];
+  for (let i = 0; i < n; i++) if (undisturbed(base, i) && undisturbed(head, i)) ratios.push(head.trial_cycles[i]! / base.trial_cycles[i]!);
+  const left = n - ratios.length;
+  const leftOut = left > 0 ? `; ${plural(left, 'pair')} with a trial off the CPU left out` : '';
+  if (ratios.length < 2) return undefined;
+  const [q1, q3] = [quantile(ratios, 0.25), quantile(ratios, 0.75)];
+  const delta_pct = (median(ratios) - 1) * 100;
+  return {
+    delta_pct,
+    p_value: signedRankPValue(ratios.map(Math.log)),
+    noisy: q3 / q1 >= NOISY_TRIAL_SPREAD,
+    noise: `${ratios.length} trial pairs, the middle half of their ratios spread ${pyFixed(q3 / q1, 2)}×${leftOut}`,
+    noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}×) and straddle 1`,
+    separated: delta_pct > 0 ? q1 > 1 : delta_pct < 0 ? q3 < 1 : false,
+    separatedWhy: 'but that middle half lies wholly on one side of 1',
+    extra: { paired: true },
+  };
+}
+
+/**
+ * The base-versus-head verdict of one operation, decided on figures one trial cannot move (see
+ * unpairedEvidence and pairedEvidence): `noisy` unless the effect is larger than all of the noise;
+ * else a regression or an improvement when |Δ| reaches the threshold, the test gives p ≤ alpha
+ * and |Δ| exceeds HISTORY_SIGMAS× the nightly spread; otherwise unchanged or inconclusive.
  */
 export function judge(
   base: SideStats,
@@ -140,24 +210,22 @@ export function judge(
   alpha: number,
   cv: number | null,
 ): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
-  const delta_pct = medianDeltaPct(base, head);
+  const paired = base.paired && head.paired ? pairedEvidence(base, head) : undefined;
+  const e = paired ?? unpairedEvidence(base, head);
+  const { delta_pct, p_value, noisy, noise } = e;
   const mean_delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
-  const p_value = rankPValue(base.trial_cycles, head.trial_cycles);
-  const spreads = { base: sideSpread(base), head: sideSpread(head) };
-  const noisy = isNoisySpread(spreads.base) || isNoisySpread(spreads.head) || disturbedTrials(base) > 0 || disturbedTrials(head) > 0;
-  const noise = `trials spread ${sideNoise(base)} on base, ${sideNoise(head)} on head`;
-  const common = { delta_pct, mean_delta_pct, p_value, ...(noisy ? { noisy } : {}) };
-  if (noisy && !separated(base, head, delta_pct))
+  const common = { delta_pct, mean_delta_pct, p_value, ...e.extra, ...(noisy ? { noisy } : {}) };
+  if (noisy && !e.separated)
     return {
       ...common,
       verdict: 'noisy',
-      reason: `${noise} (noisy from ${NOISY_TRIAL_SPREAD}×) and their worst-case ranges overlap: a change cannot be told from the noise`,
+      reason: `${noise}${e.noisyWhy}: a change cannot be told from the noise`,
     };
   const big = Math.abs(delta_pct) >= thresholdPct;
   const significant = p_value <= alpha;
   const aboveHistory = cv === null || Math.abs(delta_pct) > HISTORY_SIGMAS * cv * 100;
   const history = cv === null ? 'no nightly history' : `nightly spread ±${pyFixed(cv * 100, 1)}%`;
-  const noiseNote = noisy ? `; ${noise}, but their worst-case ranges do not overlap` : '';
+  const noiseNote = noisy ? `; ${noise}, ${e.separatedWhy}` : paired ? `; ${noise}` : '';
   if (big && significant && aboveHistory)
     return {
       ...common,

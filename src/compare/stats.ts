@@ -148,3 +148,44 @@ export function historyCv(values: number[]): number | null {
   if (values.length < HISTORY_MIN_RUNS) return null;
   return sampleStandardDeviation(values) / mean(values);
 }
+
+/**
+ * Two-sided p-value of the Wilcoxon signed-rank test of paired differences (here the log-ratios
+ * head/base of trials measured side by side): the exact sign-flip distribution of the rank sum,
+ * ties sharing their mean rank and zero differences left out; a seeded Monte Carlo estimate with
+ * 20,000 random sign patterns beyond 20 pairs. With n pairs the smallest attainable p is 2/2^n:
+ * 8 pairs are the fewest that can reach 0.01 (2/256).
+ */
+export function signedRankPValue(differences: number[]): number {
+  const d = differences.filter((x) => x !== 0);
+  const n = d.length;
+  if (n === 0) return 1;
+  const ranks = midranks(d.map(Math.abs));
+  const total = ranks.reduce((a, r) => a + r, 0);
+  const observed = Math.abs(d.reduce((s, x, i) => s + (x > 0 ? ranks[i]! : 0), 0) - total / 2);
+  const extreme = (positive: number) => Math.abs(positive - total / 2) >= observed - 1e-9;
+  if (n <= 20) {
+    let hits = 0;
+    for (let mask = 0; mask < 1 << n; mask++) {
+      let positive = 0;
+      for (let i = 0; i < n; i++) if (mask & (1 << i)) positive += ranks[i]!;
+      if (extreme(positive)) hits++;
+    }
+    return hits / 2 ** n;
+  }
+  let state = 0x9e3779b9;
+  const rand = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const rounds = 20_000;
+  let hits = 1;
+  for (let r = 0; r < rounds; r++) {
+    let positive = 0;
+    for (let i = 0; i < n; i++) if (rand() < 0.5) positive += ranks[i]!;
+    if (extreme(positive)) hits++;
+  }
+  return hits / (rounds + 1);
+}

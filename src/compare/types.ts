@@ -19,6 +19,8 @@ export interface SideStats {
   trial_on_cpu?: number[];
   peak_rss_bytes?: number;
   elf_load_bytes?: number;
+  /** Measured in a paired run (`run --against`): trial i pairs with trial i of the other side. */
+  paired?: boolean;
 }
 
 export interface CompareRow {
@@ -38,6 +40,8 @@ export interface CompareRow {
   reason: string;
   /** A side's trials spread at least NOISY_TRIAL_SPREAD, or one was off the CPU more than 2% of its window (whatever the verdict). */
   noisy?: boolean;
+  /** Judged on trial pairs (both sides measured in one run, interleaved): Δ is the median pair ratio, p the signed-rank test. */
+  paired?: boolean;
   /** Head holds the baseline's own record (the same start time and library): nothing was measured. */
   carried_over?: boolean;
   /** Distinct nightly measurements of the operation behind the history rule (0: none). */

@@ -14,6 +14,12 @@ export const DEFAULT_FAIL_ON = 'regression,kat';
 export const DEFAULT_THRESHOLD_PCT = 3;
 /** Significance level of the trial-level permutation test. */
 export const DEFAULT_ALPHA = 0.01;
+/**
+ * Trials per side, at least, of a paired run (base and head interleaved): the signed-rank test of
+ * n pairs cannot go below p = 2/2^n, so DEFAULT_ALPHA needs 8 pairs; 10 leave room for pairs left
+ * out because a trial was off the CPU.
+ */
+export const PAIRED_TRIALS = 10;
 
 /**
  * The nightly history rule: with at least HISTORY_MIN_RUNS past runs, a change must also exceed

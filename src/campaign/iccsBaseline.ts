@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { Where } from '../config/arguments.js';
 import { loadSettings } from '../config/campaign.js';
-import { evidencePaths } from '../evidence/layout.js';
-import { ICCS_BASELINE_ID, ICCS_HELPERS, iccsLabel } from '../measure/iccsBaseline.js';
+import { evidencePaths, instanceKey } from '../evidence/layout.js';
+import { ICCS_BASELINE_ID, ICCS_HELPERS, ICCS_LABELS, iccsLabel } from '../measure/iccsBaseline.js';
 import { nativeDir } from '../util/paths.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { preparedEntry, type CampaignSummary, type PhaseStep } from './context.js';
@@ -145,3 +145,9 @@ export function baselineVerdict(s: CampaignSummary): { code: number; verdict: st
     verdict: `ok: ${s.instances.length} ICCS helper(s), ${complete} measurement(s) complete; not KAT-checked (no published vectors)`,
   };
 }
+
+/**
+ * The baseline's instance keys: a system's evidence keeps them beside any campaign's instances (it is
+ * measured once per system, not by every run), so publishing a campaign must not withdraw them.
+ */
+export const baselineInstanceKeys = (): string[] => ICCS_LABELS.map((label) => instanceKey(ICCS_BASELINE_ID, label));

@@ -3286,7 +3286,7 @@ var require_stringify = __commonJS({
         props.push(doc.directives.tagString(tag));
       return props.join(" ");
     }
-    function stringify(item, ctx, onComment, onChompKeep) {
+    function stringify2(item, ctx, onComment, onChompKeep) {
       if (identity.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
       if (identity.isAlias(item)) {
@@ -3315,7 +3315,7 @@ var require_stringify = __commonJS({
 ${ctx.indent}${str2}`;
     }
     exports.createStringifyContext = createStringifyContext;
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -3325,7 +3325,7 @@ var require_stringifyPair = __commonJS({
     "use strict";
     var identity = require_identity();
     var Scalar = require_Scalar();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
@@ -3347,7 +3347,7 @@ var require_stringifyPair = __commonJS({
       });
       let keyCommentDone = false;
       let chompKeep = false;
-      let str2 = stringify.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
+      let str2 = stringify2.stringify(key, ctx, () => keyCommentDone = true, () => chompKeep = true);
       if (!explicitKey && !ctx.inFlow && str2.length > 1024) {
         if (simpleKeys)
           throw new Error("With simple keys, single line scalar must not span more than 1024 characters");
@@ -3399,7 +3399,7 @@ ${indent}:`;
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
-      const valueStr = stringify.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
+      const valueStr = stringify2.stringify(value, ctx, () => valueCommentDone = true, () => chompKeep = true);
       let ws = " ";
       if (keyComment || vsb || vcb) {
         ws = vsb ? "\n" : "";
@@ -3540,7 +3540,7 @@ var require_addPairToJSMap = __commonJS({
     "use strict";
     var log2 = require_log();
     var merge2 = require_merge();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var identity = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map5, { key, value }) {
@@ -3576,7 +3576,7 @@ var require_addPairToJSMap = __commonJS({
       if (typeof jsKey !== "object")
         return String(jsKey);
       if (identity.isNode(key) && ctx?.doc) {
-        const strCtx = stringify.createStringifyContext(ctx.doc, {});
+        const strCtx = stringify2.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node3 of ctx.anchors.keys())
           strCtx.anchors.add(node3.anchor);
@@ -3643,12 +3643,12 @@ var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options) {
       const flow = ctx.inFlow ?? collection.flow;
-      const stringify2 = flow ? stringifyFlowCollection : stringifyBlockCollection;
-      return stringify2(collection, ctx, options);
+      const stringify3 = flow ? stringifyFlowCollection : stringifyBlockCollection;
+      return stringify3(collection, ctx, options);
     }
     function stringifyBlockCollection({ comment, items }, ctx, { blockItemPrefix, flowChars, itemIndent, onChompKeep, onComment }) {
       const { indent, options: { commentString } } = ctx;
@@ -3673,7 +3673,7 @@ var require_stringifyCollection = __commonJS({
           }
         }
         chompKeep = false;
-        let str3 = stringify.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
+        let str3 = stringify2.stringify(item, itemCtx, () => comment2 = null, () => chompKeep = true);
         if (comment2)
           str3 += stringifyComment.lineComment(str3, itemIndent, commentString(comment2));
         if (chompKeep && comment2)
@@ -3740,7 +3740,7 @@ ${indent}${line}` : "\n";
         }
         if (comment)
           reqNewline = true;
-        let str2 = stringify.stringify(item, itemCtx, () => comment = null);
+        let str2 = stringify2.stringify(item, itemCtx, () => comment = null);
         reqNewline || (reqNewline = lines.length > linesAtValue || str2.includes("\n"));
         if (i < items.length - 1) {
           str2 += ",";
@@ -5101,7 +5101,7 @@ var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports) {
     "use strict";
     var identity = require_identity();
-    var stringify = require_stringify();
+    var stringify2 = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options) {
       const lines = [];
@@ -5116,7 +5116,7 @@ var require_stringifyDocument = __commonJS({
       }
       if (hasDirectives)
         lines.push("---");
-      const ctx = stringify.createStringifyContext(doc, options);
+      const ctx = stringify2.createStringifyContext(doc, options);
       const { commentString } = ctx.options;
       if (doc.commentBefore) {
         if (lines.length !== 1)
@@ -5138,7 +5138,7 @@ var require_stringifyDocument = __commonJS({
           contentComment = doc.contents.comment;
         }
         const onChompKeep = contentComment ? void 0 : () => chompKeep = true;
-        let body = stringify.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
+        let body = stringify2.stringify(doc.contents, ctx, () => contentComment = null, onChompKeep);
         if (contentComment)
           body += stringifyComment.lineComment(body, "", commentString(contentComment));
         if ((body[0] === "|" || body[0] === ">") && lines[lines.length - 1] === "---") {
@@ -5146,7 +5146,7 @@ var require_stringifyDocument = __commonJS({
         } else
           lines.push(body);
       } else {
-        lines.push(stringify.stringify(doc.contents, ctx));
+        lines.push(stringify2.stringify(doc.contents, ctx));
       }
       if (doc.directives?.docEnd) {
         if (doc.comment) {
@@ -7282,7 +7282,7 @@ var require_cst_scalar = __commonJS({
 var require_cst_stringify = __commonJS({
   "node_modules/yaml/dist/parse/cst-stringify.js"(exports) {
     "use strict";
-    var stringify = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
+    var stringify2 = (cst) => "type" in cst ? stringifyToken(cst) : stringifyItem(cst);
     function stringifyToken(token) {
       switch (token.type) {
         case "block-scalar": {
@@ -7335,7 +7335,7 @@ var require_cst_stringify = __commonJS({
         res += stringifyToken(value);
       return res;
     }
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -9065,7 +9065,7 @@ var require_public_api = __commonJS({
       }
       return doc.toJS(Object.assign({ reviver: _reviver }, options));
     }
-    function stringify(value, replacer, options) {
+    function stringify2(value, replacer, options) {
       let _replacer = null;
       if (typeof replacer === "function" || Array.isArray(replacer)) {
         _replacer = replacer;
@@ -9090,7 +9090,7 @@ var require_public_api = __commonJS({
     exports.parse = parse3;
     exports.parseAllDocuments = parseAllDocuments;
     exports.parseDocument = parseDocument2;
-    exports.stringify = stringify;
+    exports.stringify = stringify2;
   }
 });
 
@@ -9242,7 +9242,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join25, relative as relative15, resolve as resolve14 } from "node:path";
+import { join as join26, relative as relative15, resolve as resolve15 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync17 } from "node:fs";
@@ -9477,7 +9477,7 @@ function runProcess(command, opts) {
   const argv = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve15) => {
+  return new Promise((resolve16) => {
     const channel = opts.channelSecret !== void 0;
     const child = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
@@ -9539,7 +9539,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
-      resolve15({
+      resolve16({
         command: limited,
         exitCode,
         signal,
@@ -10191,7 +10191,9 @@ var evidencePaths = (systemDir) => ({
   memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
   katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join5(systemDir, "kat", id, label),
-  buildDir: (id, label) => join5(systemDir, "build", id, label)
+  buildDir: (id, label) => join5(systemDir, "build", id, label),
+  /** The ICCS helper baseline's generated campaign (campaign/iccsBaseline.ts): beside the builds, never published. */
+  iccsBaselineCampaign: join5(systemDir, "build", ".iccs-baseline")
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
 function relativeTo(systemDir, path) {
@@ -17686,7 +17688,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve15) {
+function isRecursive2(inst, stack, resolve16) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -17696,7 +17698,7 @@ function isRecursive2(inst, stack, resolve15) {
   let result = NONE;
   const check3 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve15);
+      const answer = isRecursive2(child, stack, resolve16);
       if (answer > result)
         result = answer;
     }
@@ -17707,7 +17709,7 @@ function isRecursive2(inst, stack, resolve15) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve15) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve16) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -17771,7 +17773,7 @@ function isRecursive2(inst, stack, resolve15) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve15 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve16 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -32423,6 +32425,7 @@ function nistNamesProblems(names, type) {
 
 // src/config/schemas.ts
 var CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
+var ICCS_BASELINE_ID = "iccs";
 var LABEL = /^[A-Za-z0-9_-]+$/;
 var relPathList = external_exports.array(external_exports.string().min(1)).default([]);
 var instanceSchema = external_exports.object({
@@ -32443,7 +32446,7 @@ var instanceSchema = external_exports.object({
   nist_names: nistNamesSchema.optional()
 }).strict();
 var candidateSchema = external_exports.object({
-  id: external_exports.string().regex(CANDIDATE_ID, "must match [a-z]+-[0-9]+"),
+  id: external_exports.string().refine((id) => CANDIDATE_ID.test(id) || id === ICCS_BASELINE_ID, "must match [a-z]+-[0-9]+"),
   type: external_exports.enum(["kem", "sig", "kex", "hash"]),
   algorithm: external_exports.string().min(1),
   page: external_exports.string().url().optional(),
@@ -32540,7 +32543,7 @@ function loadCandidate(folder, display) {
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
 var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join12(root3, name, "candidate.yml"))).sort();
-function loadCampaign(root3, { candidatesRequired = true, checkSources = false } = {}) {
+function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync13(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
@@ -32555,6 +32558,12 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false }
       const display = join12(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
+      if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
+        throw new InputError(
+          display,
+          "id",
+          `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
+        );
       checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
       candidates2.push(c);
@@ -32708,7 +32717,7 @@ function selected(candidates2, only) {
 }
 function planRun(opts) {
   const campaignDir = resolve10(opts.campaignDir);
-  const loaded = loadCampaign(campaignDir, { checkSources: true });
+  const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
   if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
@@ -32756,7 +32765,8 @@ function planRun(opts) {
     phases: opts.phases,
     force: opts.force ?? false,
     ...opts.shard ? { shard: opts.shard } : {},
-    nistSymbols: settings.profile.nist_symbols ?? catalog
+    nistSymbols: settings.profile.nist_symbols ?? catalog,
+    ...opts.iccsBaseline ? { iccsBaseline: true } : {}
   };
   return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
 }
@@ -33876,12 +33886,22 @@ function campaignWriter(run) {
   const hostChecks = campaignJson.host_checks ?? [];
   const started = campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString();
   hostChecks.push({
-    phase: [...plan.phases].join(","),
+    phase: `${plan.iccsBaseline ? "iccs-baseline: " : ""}${[...plan.phases].join(",")}`,
     cpu: plan.cpu,
     utc: (/* @__PURE__ */ new Date()).toISOString(),
     problems: hostProblems(environment2),
     ...plan.shard ? { shard: `${plan.shard.index}/${plan.shard.count}` } : {}
   });
+  const campaignWide = {
+    planning: plan.settings.planning,
+    flags: plan.settings.flags,
+    fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+    // The cores this run could take; which one each hold took is in cpu_holds.
+    cpus: plan.cpus,
+    // The latest run's view: a candidate mended since is no longer listed.
+    invalid_candidates: plan.invalid
+  };
+  const own6 = plan.iccsBaseline && campaignJson.planning !== void 0 ? {} : campaignWide;
   return (extra) => writeJsonAtomic(plan.paths.campaign, {
     schema: 2,
     system_id: plan.system,
@@ -33892,13 +33912,7 @@ function campaignWriter(run) {
     environment_at_start: campaignJson.environment_at_start ?? environment2,
     environment_latest: environment2,
     host_checks: hostChecks,
-    planning: plan.settings.planning,
-    flags: plan.settings.flags,
-    fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
-    // The cores this run could take; which one each hold took is in cpu_holds.
-    cpus: plan.cpus,
-    // The latest run's view: a candidate mended since is no longer listed.
-    invalid_candidates: plan.invalid,
+    ...own6,
     // One unsandboxed run makes the folder's evidence unsandboxed.
     sandbox: campaignJson.sandbox === "none" ? "none" : plan.sandbox,
     ...extra
@@ -34242,7 +34256,6 @@ import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync a
 import { basename as basename6, dirname as dirname7, join as join20, relative as relative12 } from "node:path";
 
 // src/measure/iccsBaseline.ts
-var ICCS_BASELINE_ID = "iccs";
 var ICCS_HELPERS = [
   { helper: "sm3hash", bits: [256] },
   { helper: "pseudohash", bits: [512, 768, 1024] },
@@ -41391,6 +41404,92 @@ function differingPages(outDir, pages) {
   }).map(([path]) => path);
 }
 
+// src/campaign/iccsBaseline.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+import { mkdirSync as mkdirSync10, rmSync as rmSync5 } from "node:fs";
+import { join as join25, resolve as resolve14 } from "node:path";
+var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
+function baselineCandidate() {
+  const dir = join25(nativeDir(), "iccs", "baseline");
+  return {
+    id: ICCS_BASELINE_ID,
+    type: "hash",
+    algorithm: "ICCS hash helpers (auxfunc.c)",
+    api: "iccs",
+    instances: ICCS_HELPERS.flatMap(
+      ({ helper, bits }) => bits.map((b) => ({
+        label: iccsLabel(helper, b),
+        dir,
+        sources: ["baseline_hash.c"],
+        extra_sources: ["../auxfunc.c"],
+        include: [".."],
+        digest_bits: b,
+        defines: { ICCS_BASELINE_HELPER: helper, ICCS_BASELINE_BITS: b }
+      }))
+    )
+  };
+}
+function writeBaselineCampaign(root3, settingsFrom) {
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
+  rmSync5(root3, { recursive: true, force: true });
+  mkdirSync10(join25(root3, ICCS_BASELINE_ID), { recursive: true });
+  const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
+  writeFileAtomic(join25(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  if (settings) {
+    const { catalogs: _catalogs, ...rest } = settings;
+    writeFileAtomic(join25(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+  }
+}
+var baselineKat = {
+  name: "iccs-baseline",
+  ticks: () => 0,
+  async run(ctx) {
+    const entry = preparedEntry(ctx, "iccs-baseline");
+    if (!entry.library || entry.kat !== void 0) return;
+    ctx.entry = saveEntry(ctx.run, ctx.unit.key, { ...entry, kat: "NOKAT", kat_detail: BASELINE_NO_KAT });
+    ctx.summary.kat = "NOKAT";
+    ctx.summary.detail = BASELINE_NO_KAT;
+  }
+};
+var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
+var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
+function runIccsBaseline(opts) {
+  const root3 = evidencePaths(resolve14(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  writeBaselineCampaign(root3, opts.settingsFrom);
+  return runCampaign(
+    {
+      campaignDir: root3,
+      system: opts.system,
+      dataDir: opts.dataDir,
+      phases: BASELINE_PHASES,
+      ...opts.cpu !== void 0 ? { cpu: opts.cpu } : {},
+      ...opts.trialTarget !== void 0 ? { trialTarget: opts.trialTarget } : {},
+      ...opts.opBudget !== void 0 ? { opBudget: opts.opBudget } : {},
+      force: opts.force ?? false,
+      ...opts.progress ? { progress: opts.progress } : {},
+      ...opts.argumentNames ? { argumentNames: opts.argumentNames } : {},
+      iccsBaseline: true
+    },
+    BASELINE_STEPS
+  );
+}
+function baselineVerdict(s) {
+  const unbuilt = s.instances.filter((i) => i.kat !== "NOKAT");
+  const failed = s.instances.flatMap(
+    (i) => i.operations.filter((o) => o.status !== "complete").map((o) => `${i.key} ${o.operation} ${o.status}${o.failure ? `: ${o.failure}` : ""}`)
+  );
+  const complete = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "complete")).length;
+  const problems = [
+    unbuilt.length > 0 ? `${unbuilt.length} helper(s) not built (${unbuilt.map((i) => `${i.key} ${i.kat ?? "not built"}`).join(", ")})` : "",
+    failed.length > 0 ? `${failed.length} measurement(s) not complete (first: ${failed[0]})` : ""
+  ].filter(Boolean);
+  if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}` };
+  return {
+    code: 0,
+    verdict: `ok: ${s.instances.length} ICCS helper(s), ${complete} measurement(s) complete; not KAT-checked (no published vectors)`
+  };
+}
+
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
@@ -41402,6 +41501,8 @@ var USAGE = `usage:
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
+  ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
+                          [--cpu N] [--force]
   ngcc-perf example [--out DIR]
 each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
@@ -41468,7 +41569,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join25(values.out, values.system), cli("out"));
+  checkOutputFolder(join26(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -41477,9 +41578,9 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve14(values["against-out"]) === resolve14(values.out))
+    if (resolve15(values["against-out"]) === resolve15(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join25(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join26(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -41503,7 +41604,7 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve14(arg);
+  const dir = resolve15(arg);
   if (!existsSync25(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync25(evidencePaths(dir).build) && !existsSync25(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
@@ -41543,11 +41644,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync25(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync25(join25(d, values.system)))
+    if (!existsSync25(join26(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join25(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join26(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync25(values.campaign))
@@ -41573,13 +41674,13 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve14(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join25(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join26(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join25(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join26(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -41616,7 +41717,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join25(systemDir, e.kat_file);
+    const katPath = join26(systemDir, e.kat_file);
     if (!existsSync25(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync18(katPath, "utf8");
@@ -41626,7 +41727,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join25(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join26(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -41656,7 +41757,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join25(c.folder, "kat.sha256");
+  const target = join26(c.folder, "kat.sha256");
   const shown3 = relative15(process.cwd(), target) || target;
   const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
@@ -41694,22 +41795,62 @@ function cmdMerge(args) {
   );
   return r.problems.length > 0 ? 1 : 0;
 }
+async function cmdIccsBaseline(args) {
+  const { values } = parseCommand(
+    "iccs-baseline",
+    args,
+    {
+      system: { type: "string" },
+      out: { type: "string" },
+      campaign: { type: "string" },
+      "trial-target": { type: "string" },
+      "op-budget": { type: "string" },
+      cpu: { type: "string" },
+      force: { type: "boolean", default: false }
+    },
+    { required: { system: "ID", out: "DATA_DIR" } }
+  );
+  checkSystemId(values.system, cli("system"));
+  checkOutputFolder(values.out, cli("out"));
+  checkOutputFolder(join26(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync25(values.campaign))
+    throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
+  const summary = await runIccsBaseline({
+    system: values.system,
+    dataDir: values.out,
+    ...values.campaign !== void 0 ? { settingsFrom: values.campaign } : {},
+    trialTarget: number4("trial-target", values["trial-target"], "seconds"),
+    opBudget: number4("op-budget", values["op-budget"], "seconds"),
+    cpu: parseCpu(values.cpu, cli("cpu")),
+    force: values.force,
+    progress: createProgress(),
+    argumentNames: { cpu: cli("cpu") }
+  });
+  for (const i of summary.instances)
+    console.log(
+      `${i.key}  ${i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ")}`
+    );
+  const { code: code4, verdict } = baselineVerdict(summary);
+  console.log(`evidence: ${relative15(process.cwd(), summary.systemDir) || "."}`);
+  console.log(verdict);
+  return code4;
+}
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve14(values.out ?? join25(root3, "out"));
+  const out = resolve15(values.out ?? join26(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join25(root3, "examples", "campaign");
-  const pqclean = join25(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join26(root3, "examples", "campaign");
+  const pqclean = join26(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync25(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join25(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join26(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join25(out, "data"),
+    dataDir: join26(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -41717,13 +41858,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join25(out, "pages");
+  const pagesDir = join26(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join25(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join26(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -41760,6 +41901,8 @@ async function main(argv) {
         return cmdKatManifest(rest);
       case "merge":
         return cmdMerge(rest);
+      case "iccs-baseline":
+        return await stoppable(() => cmdIccsBaseline(rest));
       case "example":
         return await stoppable(() => cmdExample(rest));
       case void 0:

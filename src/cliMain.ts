@@ -22,6 +22,7 @@ import { renderComparison } from './compare/markdown.js';
 import { mergeShardFolders } from './evidence/merge.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
 import type { BuildJson } from './evidence/types.js';
+import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
@@ -33,6 +34,8 @@ const USAGE = `usage:
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
+  ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
+                          [--cpu N] [--force]
   ngcc-perf example [--out DIR]
 each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
@@ -360,6 +363,48 @@ function cmdMerge(args: string[]): number {
   return r.problems.length > 0 ? 1 : 0;
 }
 
+/** The ICCS helper baseline (campaign/iccsBaseline.ts): built and timed into DATA_DIR/ID, once per system. */
+async function cmdIccsBaseline(args: string[]): Promise<number> {
+  const { values } = parseCommand(
+    'iccs-baseline',
+    args,
+    {
+      system: { type: 'string' },
+      out: { type: 'string' },
+      campaign: { type: 'string' },
+      'trial-target': { type: 'string' },
+      'op-budget': { type: 'string' },
+      cpu: { type: 'string' },
+      force: { type: 'boolean', default: false },
+    },
+    { required: { system: 'ID', out: 'DATA_DIR' } },
+  );
+  checkSystemId(values.system, cli('system'));
+  checkOutputFolder(values.out, cli('out'));
+  checkOutputFolder(join(values.out, values.system), cli('out'));
+  if (values.campaign !== undefined && !existsSync(values.campaign))
+    throw new InputError('command line', '--campaign', `'${values.campaign}': no such folder`);
+  const summary = await runIccsBaseline({
+    system: values.system,
+    dataDir: values.out,
+    ...(values.campaign !== undefined ? { settingsFrom: values.campaign } : {}),
+    trialTarget: number('trial-target', values['trial-target'], 'seconds'),
+    opBudget: number('op-budget', values['op-budget'], 'seconds'),
+    cpu: parseCpu(values.cpu, cli('cpu')),
+    force: values.force,
+    progress: createProgress(),
+    argumentNames: { cpu: cli('cpu') },
+  });
+  for (const i of summary.instances)
+    console.log(
+      `${i.key}  ${i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ')}`,
+    );
+  const { code, verdict } = baselineVerdict(summary);
+  console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);
+  console.log(verdict);
+  return code;
+}
+
 /** `npm start`: the bundled example campaign, into a git-ignored folder. */
 async function cmdExample(args: string[]): Promise<number> {
   const { values } = parseCommand('example', args, { out: { type: 'string' } });
@@ -433,6 +478,8 @@ export async function main(argv: string[]): Promise<number> {
         return cmdKatManifest(rest);
       case 'merge':
         return cmdMerge(rest);
+      case 'iccs-baseline':
+        return await stoppable(() => cmdIccsBaseline(rest));
       case 'example':
         return await stoppable(() => cmdExample(rest));
       case undefined:

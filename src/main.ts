@@ -22,6 +22,7 @@ import { publish } from './github/publish.js';
 import { actionOrigin, reproduceCli } from './github/reproduce.js';
 import { touchedCandidates } from './github/touched.js';
 import { createProgress } from './campaign/progress.js';
+import { baselineInstanceKeys } from './campaign/iccsBaseline.js';
 import { loadReportModel, systemsIn } from './report/model.js';
 import { renderIndex, renderPages, writePages } from './report/render.js';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
@@ -317,7 +318,11 @@ async function publishEvidence(
   // failed shard lacks stay. The pages folder is shared by every system: never owned.
   const owns = inputs.shard ? files.map((f) => f.to) : [evidenceTo];
   const campaign = loadCampaign(resolve(repo, inputs.campaign));
-  const campaignInstances = new Set(campaign.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label))));
+  const campaignInstances = new Set([
+    ...campaign.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label))),
+    // The ICCS baseline is measured once per system (ngcc-perf iccs-baseline), not by each run: kept.
+    ...baselineInstanceKeys(),
+  ]);
   const result = await publish({
     repoDir: repo,
     remote: 'origin',

@@ -50,6 +50,11 @@ export interface CampaignOptions {
    * then hits both sides alike. That side's build, KAT and timing records go to `dataDir`.
    */
   against?: { campaignDir: string; dataDir: string };
+  /**
+   * The ICCS helper baseline's run (campaign/iccsBaseline.ts): its reserved id is allowed, and it
+   * adds its instances to a system folder without taking over the campaign's campaign.json fields.
+   */
+  iccsBaseline?: boolean;
 }
 
 /** The other side of a paired run (CampaignOptions.against), resolved. */
@@ -104,6 +109,8 @@ export interface RunPlan {
   nistSymbols: string[];
   /** Paired run: the base side, measured alongside (CampaignOptions.against). */
   against?: AgainstPlan;
+  /** The ICCS helper baseline's run (CampaignOptions.iccsBaseline). */
+  iccsBaseline?: boolean;
 }
 
 /** The candidates and instances `--only` selects: it is a search on `<id>` and `<id>/<label>`. */
@@ -121,7 +128,7 @@ function selected(candidates: Candidate[], only: RegExp | undefined): Candidate[
  */
 export function planRun(opts: CampaignOptions): RunPlan {
   const campaignDir = resolve(opts.campaignDir);
-  const loaded = loadCampaign(campaignDir, { checkSources: true });
+  const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   // Every invalid candidate is reported, whatever --only selects: each manifest was checked.
   const invalid = loaded.invalid;
@@ -177,6 +184,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     force: opts.force ?? false,
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
+    ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),
   };
   return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
 }

@@ -241,7 +241,7 @@ function writeKatLog(run: RunContext, entry: BuildEntry, candidate: Candidate, b
  * build.json is re-read before each write so that entries of other instances are never lost; an
  * entry keeps its place, new ones are appended (the order of the candidate manifests).
  */
-function saveEntry(run: RunContext, key: string, entry: BuildEntry): BuildEntry {
+export function saveEntry(run: RunContext, key: string, entry: BuildEntry): BuildEntry {
   const { paths } = run.plan;
   const current = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
   current.instances[key] = entry;

@@ -179,12 +179,23 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
   const hostChecks = (campaignJson.host_checks as unknown[] | undefined) ?? [];
   const started = (campaignJson.started_utc as string | undefined) ?? new Date().toISOString();
   hostChecks.push({
-    phase: [...plan.phases].join(','),
+    phase: `${plan.iccsBaseline ? 'iccs-baseline: ' : ''}${[...plan.phases].join(',')}`,
     cpu: plan.cpu,
     utc: new Date().toISOString(),
     problems: hostProblems(environment),
     ...(plan.shard ? { shard: `${plan.shard.index}/${plan.shard.count}` } : {}),
   });
+  const campaignWide = {
+    planning: plan.settings.planning,
+    flags: plan.settings.flags,
+    fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
+    // The cores this run could take; which one each hold took is in cpu_holds.
+    cpus: plan.cpus,
+    // The latest run's view: a candidate mended since is no longer listed.
+    invalid_candidates: plan.invalid,
+  };
+  // The ICCS baseline adds instances to a campaign's folder: the campaign's own fields stay its own.
+  const own = plan.iccsBaseline && campaignJson.planning !== undefined ? {} : campaignWide;
   return (extra) =>
     writeJsonAtomic(plan.paths.campaign, {
       schema: 2,
@@ -196,13 +207,7 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       environment_at_start: campaignJson.environment_at_start ?? environment,
       environment_latest: environment,
       host_checks: hostChecks,
-      planning: plan.settings.planning,
-      flags: plan.settings.flags,
-      fixed_clock_hz: plan.settings.systems[plan.system]?.fixed_clock_hz ?? null,
-      // The cores this run could take; which one each hold took is in cpu_holds.
-      cpus: plan.cpus,
-      // The latest run's view: a candidate mended since is no longer listed.
-      invalid_candidates: plan.invalid,
+      ...own,
       // One unsandboxed run makes the folder's evidence unsandboxed.
       sandbox: campaignJson.sandbox === 'none' ? 'none' : plan.sandbox,
       ...extra,

@@ -5,7 +5,7 @@ import { checkManifestLabels, readManifest } from './katManifest.js';
 import { loadYaml } from './yamlFile.js';
 import { readableRoots, resolveSources, underAny } from './sources.js';
 import { toolRoot } from '../util/paths.js';
-import { candidateSchema, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
+import { candidateSchema, ICCS_BASELINE_ID, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
 
 export interface Candidate extends CandidateSpec {
   /** Absolute folder of the candidate (holds candidate.yml and kat.sha256). */
@@ -69,12 +69,13 @@ const candidateNames = (root: string) =>
  * checked against its labels; a candidate that fails either check is listed in `invalid` with
  * its error; with `checkSources` (a run), so does a candidate whose sources, include folders or
  * folder are missing or lie outside the campaign's repository and the harness (readableRoots).
+ * `iccsBaseline` allows the id the ICCS helper baseline reserves (its own generated campaign).
  * ngcc-perf.yml errors stay fatal: they concern every candidate. A folder without
  * candidates is an error: measuring nothing and
  * reporting success would hide a wrong path. Pages may take only the catalogs of a campaign folder
  * (`candidatesRequired: false`).
  */
-export function loadCampaign(root: string, { candidatesRequired = true, checkSources = false } = {}): Campaign {
+export function loadCampaign(root: string, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}): Campaign {
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(shown(root), '', 'campaign folder not found');
   checkCandidateFileNames(root);
   const settings = loadSettings(root);
@@ -89,6 +90,13 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
       const display = join(shown(root), name, 'candidate.yml');
       confinedFolder(folder, roots, shown(folder));
       const c = loadCandidate(folder, display);
+      // Only the baseline's own generated campaign may use its id (`iccsBaseline`).
+      if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
+        throw new InputError(
+          display,
+          'id',
+          `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`,
+        );
       checkManifest(c, join(shown(root), c.id, 'kat.sha256'));
       // Every path it names, checked now: a wrong one is this candidate's error, found before any build.
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);

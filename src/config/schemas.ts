@@ -3,6 +3,11 @@ import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
 import { cflagsSchema, definesSchema, nistNamesProblems, nistNamesSchema } from './instanceBuild.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
+/**
+ * The ICCS helper baseline's id (src/campaign/iccsBaseline.ts): no candidate's, so that the
+ * baseline's evidence can sit beside a campaign's without a clash; config/campaign.ts reserves it.
+ */
+export const ICCS_BASELINE_ID = 'iccs';
 export const LABEL = /^[A-Za-z0-9_-]+$/;
 
 const relPathList = z.array(z.string().min(1)).default([]);
@@ -32,7 +37,7 @@ export const instanceSchema = z
 
 export const candidateSchema = z
   .object({
-    id: z.string().regex(CANDIDATE_ID, 'must match [a-z]+-[0-9]+'),
+    id: z.string().refine((id) => CANDIDATE_ID.test(id) || id === ICCS_BASELINE_ID, 'must match [a-z]+-[0-9]+'),
     type: z.enum(['kem', 'sig', 'kex', 'hash']),
     algorithm: z.string().min(1),
     page: z.string().url().optional(),

@@ -42,6 +42,8 @@ export const evidencePaths = (systemDir: string) => ({
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),
   buildDir: (id: string, label: string) => join(systemDir, 'build', id, label),
+  /** The ICCS helper baseline's generated campaign (campaign/iccsBaseline.ts): beside the builds, never published. */
+  iccsBaselineCampaign: join(systemDir, 'build', '.iccs-baseline'),
 });
 
 export type EvidencePaths = ReturnType<typeof evidencePaths>;

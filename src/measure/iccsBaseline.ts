@@ -5,7 +5,7 @@ import { HASH_MESSAGE_BYTES } from './hashOperations.js';
  * ICCS-API submission ships (native/iccs/auxfunc.c), each timed as a hash at S1–S8, once per system,
  * under the candidate id `iccs` with one label per helper and output length.
  */
-export const ICCS_BASELINE_ID = 'iccs';
+export { ICCS_BASELINE_ID } from '../config/schemas.js';
 
 export type IccsHelper = 'sm3hash' | 'pseudohash' | 'pseudoXOF';
 

@@ -34788,8 +34788,7 @@ function pairedEvidence(base, head) {
   const n = Math.min(base.trial_cycles.length, head.trial_cycles.length);
   const undisturbed = (s, i) => 1 - (s.trial_on_cpu?.[i] ?? 1) <= DISTURBED_OFF_CPU_SHARE;
   const ratios = [];
-  for (let i = 0; i < n; i++)
-    if (undisturbed(base, i) && undisturbed(head, i)) ratios.push(head.trial_cycles[i] / base.trial_cycles[i]);
+  for (let i = 0; i < n; i++) if (undisturbed(base, i) && undisturbed(head, i)) ratios.push(head.trial_cycles[i] / base.trial_cycles[i]);
   const left = n - ratios.length;
   const leftOut = left > 0 ? `; ${plural2(left, "pair")} with a trial off the CPU left out` : "";
   if (ratios.length < 2) return void 0;

@@ -11020,6 +11020,24 @@ function finish(op) {
     disturbed_retries: op.disturbed
   };
 }
+function cleanPairs(a, b) {
+  let clean = 0;
+  for (let j = 0; j < Math.min(a.processes.length, b.processes.length); j++) {
+    const [x, y] = [a.processes[j], b.processes[j]];
+    if (x.status === "complete" && y.status === "complete" && !x.trials[0]?.disturbed && !y.trials[0]?.disturbed) clean++;
+  }
+  return clean;
+}
+async function replaceDisturbedPairs(ops, planned) {
+  for (let k = 0; k + 1 < ops.length; k += 2) {
+    const [a, b] = [ops[k], ops[k + 1]];
+    const wanted = Math.min(a.plan?.trials ?? 0, b.plan?.trials ?? 0);
+    for (let round = planned; round < 2 * planned && cleanPairs(a, b) < wanted; round++) {
+      if (!a.plan || !b.plan || a.stopped || b.stopped) break;
+      for (const op of round % 2 === 1 ? [b, a] : [a, b]) await nextTrial(op);
+    }
+  }
+}
 async function measureOperations(reqs, onDone, opts = {}) {
   const ops = [];
   for (const req of reqs) {
@@ -11044,6 +11062,7 @@ async function measureOperations(reqs, onDone, opts = {}) {
   for (let i = 0; i < rounds; i++)
     for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
       if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, rounds);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);
@@ -12367,7 +12386,7 @@ var measure = {
           `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
         );
       },
-      { alternate: base !== void 0 }
+      { alternate: base !== void 0, pairs: base !== void 0 }
     );
   }
 };

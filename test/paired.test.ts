@@ -37,18 +37,23 @@ describe('a paired run (run --against): base and head measured in one run, trial
     expect(run.progress).toContain('sign-1/toy-sig: measured alongside its base');
     expect(run.progress).toMatch(/base: sign-1\/toy-sig PASS/);
 
-    // Each trial of head, then base's (or base's, then head's), operation after operation; every
-    // other round backwards: h-keygen b-keygen h-sign b-sign h-verify b-verify | b-verify h-verify …
+    // Trial j of head beside trial j of base (head first in even rounds, base first in odd ones:
+    // every other round runs backwards), and round j of keygen before round j of sign.
     const ops = ['keygen', 'sign', 'verify'];
-    const order = ops.flatMap((op) => [
-      ...starts(record(headData, 'sign-1', 'toy-sig', op)).map((t, i) => ({ t, what: `${i} h ${op}` })),
-      ...starts(record(baseData, 'sign-1', 'toy-sig', op)).map((t, i) => ({ t, what: `${i} b ${op}` })),
-    ]);
-    const forward = ops.flatMap((op) => [`h ${op}`, `b ${op}`]);
-    // Paired operations run PAIRED_TRIALS trials a side (the planning asks for 3).
-    const rounds = Array.from({ length: PAIRED_TRIALS }, (_, i) => i);
-    const expected = rounds.flatMap((round) => (round % 2 === 0 ? forward : [...forward].reverse()).map((x) => `${round} ${x}`));
-    expect(order.sort((a, b) => a.t - b.t).map((x) => x.what)).toEqual(expected);
+    const sides = (op: string) => ({ h: starts(record(headData, 'sign-1', 'toy-sig', op)), b: starts(record(baseData, 'sign-1', 'toy-sig', op)) });
+    for (const op of ops) {
+      const { h, b } = sides(op);
+      expect(h.length).toBeGreaterThanOrEqual(PAIRED_TRIALS);
+      expect(b).toHaveLength(h.length);
+      for (let j = 0; j < PAIRED_TRIALS; j++) expect(j % 2 === 0 ? h[j]! < b[j]! : b[j]! < h[j]!, `${op} round ${j}`).toBe(true);
+      for (let j = 0; j + 1 < h.length; j++) expect(Math.max(h[j]!, b[j]!) < Math.min(h[j + 1]!, b[j + 1]!), `${op} round ${j}`).toBe(true);
+    }
+    for (let j = 0; j < PAIRED_TRIALS; j++) {
+      const [keygen, sign, verify] = ops.map((op) => sides(op));
+      const forward = j % 2 === 0;
+      expect(forward ? keygen!.h[j]! < sign!.h[j]! : sign!.h[j]! < keygen!.h[j]!).toBe(true);
+      expect(forward ? sign!.b[j]! < verify!.b[j]! : verify!.b[j]! < sign!.b[j]!).toBe(true);
+    }
     for (const op of ops) {
       expect(record(headData, 'sign-1', 'toy-sig', op).paired).toBe(true);
       expect(record(baseData, 'sign-1', 'toy-sig', op).paired).toBe(true);
@@ -73,6 +78,19 @@ describe('a paired run (run --against): base and head measured in one run, trial
     // Judged pair by pair.
     expect(signRows.every((r) => r.paired === true)).toBe(true);
     expect(rows.filter((r) => r.candidate === 'kem-1').every((r) => r.verdict === 'new')).toBe(true);
+  });
+
+  it('measures a pair again while one of its trials stays disturbed, up to twice the planned rounds', async () => {
+    // A fixed clock no core reaches: every trial stays disturbed (no re-runs allowed), so no pair is clean.
+    const settings = `${PLANNING}  disturbed_retries: 0\nsystems:\n  x:\n    fixed_clock_hz: 1.0e15\n`;
+    const [base, head] = [fixtureCampaign(['sign-1'], settings), fixtureCampaign(['sign-1'], settings)];
+    const [headData, baseData] = [tempDir(), tempDir()];
+    await runCli(['run', head, '--system', 'x', '--out', headData, '--phases', 'build,kat,measure', '--against', base, '--against-out', baseData]);
+    for (const data of [headData, baseData]) {
+      const r = record(data, 'sign-1', 'toy-sig', 'verify');
+      expect(r.processes).toHaveLength(2 * PAIRED_TRIALS);
+      expect(r.disturbed_trials).toBe(2 * PAIRED_TRIALS);
+    }
   });
 
   it('needs --against and --against-out together, and a base folder of its own', async () => {

@@ -131,7 +131,7 @@ export const measure: PhaseStep = {
           `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
         );
       },
-      { alternate: base !== undefined },
+      { alternate: base !== undefined, pairs: base !== undefined },
     );
   },
 };

@@ -172,17 +172,46 @@ function finish(op: InProgress): OperationResult {
   };
 }
 
+/** Rounds whose trials of both operations of a pair completed undisturbed. */
+function cleanPairs(a: InProgress, b: InProgress): number {
+  let clean = 0;
+  for (let j = 0; j < Math.min(a.processes.length, b.processes.length); j++) {
+    const [x, y] = [a.processes[j]!, b.processes[j]!];
+    if (x.status === 'complete' && y.status === 'complete' && !x.trials[0]?.disturbed && !y.trials[0]?.disturbed) clean++;
+  }
+  return clean;
+}
+
+/**
+ * Paired operations (ops 2k and 2k+1, measured side by side): a pair whose trial stayed disturbed
+ * after its re-runs says nothing about the change, and the comparison leaves it out. So further
+ * rounds of the pair run, alternating as before, until it has as many clean pairs as planned, or
+ * twice the planned rounds have run.
+ */
+async function replaceDisturbedPairs(ops: InProgress[], planned: number): Promise<void> {
+  for (let k = 0; k + 1 < ops.length; k += 2) {
+    const [a, b] = [ops[k]!, ops[k + 1]!];
+    const wanted = Math.min(a.plan?.trials ?? 0, b.plan?.trials ?? 0);
+    for (let round = planned; round < 2 * planned && cleanPairs(a, b) < wanted; round++) {
+      if (!a.plan || !b.plan || a.stopped || b.stopped) break;
+      for (const op of round % 2 === 1 ? [b, a] : [a, b]) await nextTrial(op);
+    }
+  }
+}
+
 /**
  * Measures several operations (an instance's keygen, enc, dec) with their trials interleaved:
  * trial 1 of each, then trial 2 of each, … So slow drift of the machine (thermal state, a
  * neighbour's load) spreads over every operation's trials instead of hiding between them, and
  * the spread of the trials — what the regression test compares against — includes it. With
- * `alternate`, every other round runs in reverse order.
+ * `alternate`, every other round runs in reverse order; with `pairs`, operations 2k and 2k+1 are
+ * the two sides of a paired comparison, and a pair lost to a disturbed trial is measured again
+ * (replaceDisturbedPairs).
  */
 export async function measureOperations(
   reqs: OperationRequest[],
   onDone?: (i: number, r: OperationResult) => void,
-  opts: { alternate?: boolean } = {},
+  opts: { alternate?: boolean; pairs?: boolean } = {},
 ): Promise<OperationResult[]> {
   const ops: InProgress[] = [];
   for (const req of reqs) {
@@ -209,6 +238,7 @@ export async function measureOperations(
     // then favours neither of two neighbours, which is what a paired base/head comparison needs.
     for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
       if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, rounds);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);

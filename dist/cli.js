@@ -32907,11 +32907,12 @@ function updateManifest(text3, display, generated, opts = {}) {
   const update = { text: text3, added: [], changed: [], unchanged: [] };
   for (const g2 of generated) {
     const wanted = formatManifestLine(g2);
-    const mine = entries.filter((e) => e.label === g2.label);
+    const mine = entries.filter((e) => e.label === g2.label && (!opts.byFile || e.file === g2.file));
     const differing = mine.filter((e) => !same(e, g2));
     if (mine.length === 0) update.added.push(wanted);
-    else if (differing.length === 0) update.unchanged.push(g2.label);
-    else if (!opts.force)
+    else if (differing.length === 0) {
+      if (!update.unchanged.includes(g2.label)) update.unchanged.push(g2.label);
+    } else if (!opts.force)
       throw new InputError(
         display,
         `line ${differing[0].line}`,
@@ -32952,6 +32953,23 @@ function canonicalDigest(text3, mode, records) {
 `);
   }
   return h.digest("hex");
+}
+var KAT_2_12_RECORDS = 4097;
+function hashManifestLines(label, files, opts) {
+  return files.map(({ kind, file: file2, text: text3 }) => {
+    if (kind === "KAT_Loop")
+      return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, records: opts.loopIterations, label, file: file2 };
+    if (kind !== "KAT_2_12") return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, label, file: file2 };
+    const available = countRecords(text3);
+    if (opts.records !== void 0 && opts.records > available)
+      throw new InputError(
+        "command line",
+        "--records",
+        `${opts.records} exceeds the ${available} record(s) of ${file2} in ${opts.where}; use --records ${available} or fewer`
+      );
+    const records = opts.records ?? (available < KAT_2_12_RECORDS ? available : void 0);
+    return { sha256: canonicalDigest(text3, opts.mode, records), mode: opts.mode, records, label, file: file2 };
+  });
 }
 
 // src/kat/run.ts
@@ -33598,7 +33616,9 @@ function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
     .../* @__PURE__ */ new Set([
       ...reached.has("get_random_number") ? ["ICCS DRNG"] : [],
       ...Object.entries(OTHER_RANDOMNESS).filter(([s]) => reached.has(s)).map(([, v]) => v),
-      ...ownDrbg ? [nistApi ? "randombytes (NIST API: the harness\u2019s AES-256-CTR DRBG)" : "own DRBG (randombytes)"] : []
+      ...ownDrbg ? [
+        nistApi ? `randombytes (NIST API: ${nistApi === "hqc" ? "the harness\u2019s HQC SHAKE-256 generator" : "the harness\u2019s AES-256-CTR DRBG"})` : "own DRBG (randombytes)"
+      ] : []
     ])
   ].sort();
   const segments = loadSegments(image2);
@@ -33702,9 +33722,11 @@ async function survey(ctx, entry) {
       survey_version: SURVEY_VERSION
     };
     const library = resolve11(plan.campaignDir, entry.library);
-    const result = await surveyLibrary(library, instance.label, candidate.api === "nist", plan.sandbox).catch((e) => ({
-      failure: errorMessage(e)
-    }));
+    const result = await surveyLibrary(library, instance.label, candidate.api === "nist" && candidate.katRng, plan.sandbox).catch(
+      (e) => ({
+        failure: errorMessage(e)
+      })
+    );
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists(surveyPath);
@@ -41249,19 +41271,19 @@ var sizeAuditPage = (model) => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudi
 // src/report/pages/summary.ts
 var CATEGORIES = [
   {
-    type: "kem",
-    title: "Key encapsulation",
-    sizes: [
-      ["public key", "pk_bytes"],
-      ["ciphertext", "ct_bytes"]
-    ]
-  },
-  {
     type: "sig",
     title: "Digital signatures",
     sizes: [
       ["public key", "pk_bytes"],
       ["signature", "signature_bytes"]
+    ]
+  },
+  {
+    type: "kem",
+    title: "Key encapsulation",
+    sizes: [
+      ["public key", "pk_bytes"],
+      ["ciphertext", "ct_bytes"]
     ]
   }
 ];
@@ -41731,6 +41753,10 @@ function cmdKatManifest(args) {
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);
+    if (e.type === "hash" && e.kat_file) {
+      generated.push(...hashLines(systemDir, id, e, mode, records));
+      continue;
+    }
     if (!e.kat_file) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
@@ -41757,7 +41783,7 @@ function cmdKatManifest(args) {
     );
   if (!values.write) {
     process.stdout.write(
-      `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md
+      `# KAT manifest for ${id}: ${new Set(generated.map((g2) => g2.label)).size} instance(s); see docs/evidence-format.md
 ${generated.map(formatManifestLine).join("\n")}
 `
     );
@@ -41780,7 +41806,8 @@ ${generated.map(formatManifestLine).join("\n")}
   const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
-    header: `# KAT manifest for ${id}; see docs/evidence-format.md`
+    header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
+    byFile: c.type === "hash"
   });
   for (const ch of update.changed)
     console.log(
@@ -41791,6 +41818,11 @@ ${generated.map(formatManifestLine).join("\n")}
     `${update.text !== before ? "wrote" : "unchanged:"} ${shown3}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`
   );
   return 0;
+}
+function hashLines(systemDir, id, e, mode, records) {
+  const dir = evidencePaths(systemDir).katDir(id, e.label);
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync25(join26(dir, file2))).map((f) => ({ ...f, text: readFileSync18(join26(dir, f.file), "utf8") }));
+  return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
   const { values, positionals } = parseCommand(

@@ -6,7 +6,8 @@ import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
 import { validateDataset } from './evidence/validate.js';
-import { canonicalDigest, countRecords, updateManifest, type GeneratedLine } from './kat/manifest.js';
+import { canonicalDigest, countRecords, hashManifestLines, updateManifest, type GeneratedLine } from './kat/manifest.js';
+import { HASH_KAT_FILES, hashKatFileName } from './kat/hashKat.js';
 import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { createProgress } from './campaign/progress.js';
@@ -21,7 +22,7 @@ import { compareFails, parseFailOn } from './compare/failOn.js';
 import { renderComparison } from './compare/markdown.js';
 import { mergeShardFolders } from './evidence/merge.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
-import type { BuildJson } from './evidence/types.js';
+import type { BuildEntry, BuildJson } from './evidence/types.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 
 const USAGE = `usage:
@@ -276,6 +277,10 @@ function cmdKatManifest(args: string[]): number {
   const generated: GeneratedLine[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);
+    if (e.type === 'hash' && e.kat_file) {
+      generated.push(...hashLines(systemDir, id, e, mode, records));
+      continue;
+    }
     if (!e.kat_file) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
@@ -303,7 +308,7 @@ function cmdKatManifest(args: string[]): number {
     );
   if (!values.write) {
     process.stdout.write(
-      `# KAT manifest for ${id}: ${generated.length} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
+      `# KAT manifest for ${id}: ${new Set(generated.map((g) => g.label)).size} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
     );
     return 0;
   }
@@ -327,6 +332,7 @@ function cmdKatManifest(args: string[]): number {
   const update = updateManifest(before, shown, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
+    byFile: c.type === 'hash',
   });
   for (const ch of update.changed)
     console.log(
@@ -337,6 +343,15 @@ function cmdKatManifest(args: string[]): number {
     `${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`,
   );
   return 0;
+}
+
+/** A hash instance's lines: one per generator file its KAT run wrote, in the generator's order. */
+function hashLines(systemDir: string, id: string, e: BuildEntry, mode: DigestMode, records: number | undefined): GeneratedLine[] {
+  const dir = evidencePaths(systemDir).katDir(id, e.label);
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) }))
+    .filter(({ file }) => existsSync(join(dir, file)))
+    .map((f) => ({ ...f, text: readFileSync(join(dir, f.file), 'utf8') }));
+  return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 
 /** Combines the evidence folders of a system's shards into one; conflicting files are errors. */

@@ -6,7 +6,10 @@ import { runCampaign } from '../src/campaign/run.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { writeFileAtomic } from '../src/util/fsx.js';
 import { elfSizes } from '../src/util/elf.js';
+import { loadReportModel } from '../src/report/model.js';
+import { renderPages } from '../src/report/render.js';
 import { runCli } from './helpers/cli.js';
+import { sections } from './helpers/pages.js';
 import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 
 const golden = join(testData, 'golden', 'ngcc-harness-arm_1', 'performance', 'data', 'arm_1');
@@ -84,8 +87,19 @@ describe('the bundled example campaign', () => {
       'kem-80/ml-kem-768 PASS',
       'kem-80/ml-kem-1024 PASS',
       'kem-90/ML-KEM-512-ICCS PASS',
+      'kex-80/ML-KEM-512-KEX PASS',
       'sign-80/ml-dsa-44 PASS',
     ]);
+    // All four categories on the summary, in the published summary's order.
+    const summary = renderPages(loadReportModel(join(data, 'ex'), join(repoRoot, 'examples', 'campaign'))).get(
+      'performance/summary_ex.md',
+    )!;
+    const categories = ['Digital signatures', 'Key encapsulation', 'Key exchange', 'Hash functions'];
+    expect(
+      sections(summary)
+        .map((x) => x.heading)
+        .filter((h) => categories.includes(h)),
+    ).toEqual(categories);
     const build = JSON.parse(readFileSync(join(data, 'ex', 'build.json'), 'utf8'));
     const lib = join(repoRoot, 'examples', 'campaign', build.instances['kem-90/ML-KEM-512-ICCS'].library);
     // Only the API and harness symbols are exported; PQClean's internals stay local.

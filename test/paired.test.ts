@@ -40,7 +40,10 @@ describe('a paired run (run --against): base and head measured in one run, trial
     // Trial j of head beside trial j of base (head first in even rounds, base first in odd ones:
     // every other round runs backwards), and round j of keygen before round j of sign.
     const ops = ['keygen', 'sign', 'verify'];
-    const sides = (op: string) => ({ h: starts(record(headData, 'sign-1', 'toy-sig', op)), b: starts(record(baseData, 'sign-1', 'toy-sig', op)) });
+    const sides = (op: string) => ({
+      h: starts(record(headData, 'sign-1', 'toy-sig', op)),
+      b: starts(record(baseData, 'sign-1', 'toy-sig', op)),
+    });
     for (const op of ops) {
       const { h, b } = sides(op);
       expect(h.length).toBeGreaterThanOrEqual(PAIRED_TRIALS);
@@ -85,7 +88,20 @@ describe('a paired run (run --against): base and head measured in one run, trial
     const settings = `${PLANNING}  disturbed_retries: 0\nsystems:\n  x:\n    fixed_clock_hz: 1.0e15\n`;
     const [base, head] = [fixtureCampaign(['sign-1'], settings), fixtureCampaign(['sign-1'], settings)];
     const [headData, baseData] = [tempDir(), tempDir()];
-    await runCli(['run', head, '--system', 'x', '--out', headData, '--phases', 'build,kat,measure', '--against', base, '--against-out', baseData]);
+    await runCli([
+      'run',
+      head,
+      '--system',
+      'x',
+      '--out',
+      headData,
+      '--phases',
+      'build,kat,measure',
+      '--against',
+      base,
+      '--against-out',
+      baseData,
+    ]);
     for (const data of [headData, baseData]) {
       const r = record(data, 'sign-1', 'toy-sig', 'verify');
       expect(r.processes).toHaveLength(2 * PAIRED_TRIALS);

@@ -39,6 +39,13 @@ describe('automated symmetric-primitive survey', () => {
     expect(s.randomness).toEqual(['randombytes (NIST API: the harness’s AES-256-CTR DRBG)']);
   });
 
+  it('under kat_rng: hqc the NIST API’s randombytes is named as HQC’s SHAKE-256 generator', async () => {
+    const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
+    const library = join(examples, build.instances['kem-80/ml-kem-512']!.library!);
+    const s = await surveyLibrary(library, 'ml-kem-512', 'hqc');
+    expect(s.randomness).toEqual(['randombytes (NIST API: the harness’s HQC SHAKE-256 generator)']);
+  });
+
   it('mixed: ICCS hashing, OpenSSL randomness for seeds', () => {
     const s = read('kem-2', 'mixed');
     expect(s.verdict).toBe('mixed');

@@ -72,9 +72,11 @@ async function survey(ctx: InstanceContext, entry: BuiltEntry): Promise<string> 
     };
     // A survey that cannot run (objdump missing, an odd binary) is recorded, never fatal.
     const library = resolve(plan.campaignDir, entry.library);
-    const result = await surveyLibrary(library, instance.label, candidate.api === 'nist', plan.sandbox).catch((e: unknown) => ({
-      failure: errorMessage(e),
-    }));
+    const result = await surveyLibrary(library, instance.label, candidate.api === 'nist' && candidate.katRng, plan.sandbox).catch(
+      (e: unknown) => ({
+        failure: errorMessage(e),
+      }),
+    );
     writeJsonAtomic(surveyPath, { ...head, ...result });
   }
   const surveyed = readJsonIfExists<{ verdict?: string; failure?: string }>(surveyPath);

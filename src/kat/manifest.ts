@@ -30,13 +30,14 @@ const same = (e: ManifestEntry, g: GeneratedLine) =>
  * as they are, an instance without a line gets one appended. An instance whose line says something
  * else (another digest, mode, record count or file) is refused, naming that line: a digest that
  * differs is a MISMATCH to look into, never to overwrite silently. With `force` its lines are
- * replaced by the generated one, and each change is listed.
+ * replaced by the generated one, and each change is listed. `byFile`: an instance has a line per
+ * file (a hash candidate's generator files), so a line is matched by its label and file.
  */
 export function updateManifest(
   text: string,
   display: string,
   generated: GeneratedLine[],
-  opts: { force?: boolean; header?: string } = {},
+  opts: { force?: boolean; header?: string; byFile?: boolean } = {},
 ): ManifestUpdate {
   const entries = parseManifest(text, display);
   const lines = text === '' ? [] : text.split('\n');
@@ -45,11 +46,12 @@ export function updateManifest(
   const update: ManifestUpdate = { text, added: [], changed: [], unchanged: [] };
   for (const g of generated) {
     const wanted = formatManifestLine(g);
-    const mine = entries.filter((e) => e.label === g.label);
+    const mine = entries.filter((e) => e.label === g.label && (!opts.byFile || e.file === g.file));
     const differing = mine.filter((e) => !same(e, g));
     if (mine.length === 0) update.added.push(wanted);
-    else if (differing.length === 0) update.unchanged.push(g.label);
-    else if (!opts.force)
+    else if (differing.length === 0) {
+      if (!update.unchanged.includes(g.label)) update.unchanged.push(g.label);
+    } else if (!opts.force)
       throw new InputError(
         display,
         `line ${differing[0]!.line}`,
@@ -95,4 +97,41 @@ export function canonicalDigest(text: string, mode: DigestMode, records?: number
     h.update(`${line}\n`);
   }
   return h.digest('hex');
+}
+
+/** KAT_2_12's records when the generator runs whole: one per message length, 0..4096 bits. */
+export const KAT_2_12_RECORDS = 4097;
+
+/** One file a hash instance's KAT run wrote: `kind` is its generator file (KAT_2_12, KAT_Loop, …). */
+export interface HashKatText {
+  kind: string;
+  file: string;
+  text: string;
+}
+
+/**
+ * The kat.sha256 lines of a hash instance: one per generator file its run wrote (a hash KAT is
+ * several files, each checked against its own line). KAT_Loop's `:N` is the loop cut the run used,
+ * which its file (one message, one digest) cannot tell; `records` cuts KAT_2_12, and a KAT_2_12 the
+ * run already cut keeps its count, since an uncut line would never match a run of that file again.
+ */
+export function hashManifestLines(
+  label: string,
+  files: HashKatText[],
+  opts: { mode: DigestMode; records?: number; loopIterations?: number; where: string },
+): GeneratedLine[] {
+  return files.map(({ kind, file, text }) => {
+    if (kind === 'KAT_Loop')
+      return { sha256: canonicalDigest(text, opts.mode), mode: opts.mode, records: opts.loopIterations, label, file };
+    if (kind !== 'KAT_2_12') return { sha256: canonicalDigest(text, opts.mode), mode: opts.mode, label, file };
+    const available = countRecords(text);
+    if (opts.records !== undefined && opts.records > available)
+      throw new InputError(
+        'command line',
+        '--records',
+        `${opts.records} exceeds the ${available} record(s) of ${file} in ${opts.where}; use --records ${available} or fewer`,
+      );
+    const records = opts.records ?? (available < KAT_2_12_RECORDS ? available : undefined);
+    return { sha256: canonicalDigest(text, opts.mode, records), mode: opts.mode, records, label, file };
+  });
 }

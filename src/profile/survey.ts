@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { KatRng } from '../config/campaign.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run.js';
 import { loadSegments } from '../util/elf.js';
@@ -78,12 +79,16 @@ const ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate
 const STOPS: ReadonlySet<string> = new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
 
 /** Surveys one built library: what its exported API reaches. */
+/** false: not the NIST API; true or a `kat_rng`: the generator the harness links in as `randombytes`. */
+export type NistApi = boolean | KatRng;
+
 /** Bumped when the analysis changes, so that surveys of unchanged libraries are redone. */
 export const SURVEY_VERSION = 2;
 
 /**
- * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (NIST's
- * AES-256-CTR DRBG, native/nist): still randomness outside the ICCS DRNG, but not the submitter's own.
+ * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (native/nist:
+ * NIST's AES-256-CTR DRBG, or HQC's SHAKE-256 generator under `kat_rng: hqc`): still randomness
+ * outside the ICCS DRNG, but not the submitter's own.
  * `sandbox`: how objdump and nm are isolated (default bwrap). They run no submission code, but they
  * parse a file a competitor wrote, and binutils' ELF parsers have had their CVEs: they read the
  * library alone and write nothing.
@@ -91,7 +96,7 @@ export const SURVEY_VERSION = 2;
 export async function surveyLibrary(
   library: string,
   label: string,
-  nistApi = false,
+  nistApi: NistApi = false,
   sandbox: SandboxMode = 'bwrap',
 ): Promise<InstanceSurvey> {
   const spec: SandboxSpec = { mode: sandbox, readOnly: [library], writable: [] };
@@ -115,7 +120,7 @@ export function analyse(
   dynamicText: string,
   image: Uint8Array,
   label: string,
-  nistApi = false,
+  nistApi: NistApi = false,
 ): InstanceSurvey {
   const entry_points = dynamicText
     .split('\n')
@@ -135,7 +140,13 @@ export function analyse(
       ...Object.entries(OTHER_RANDOMNESS)
         .filter(([s]) => reached.has(s))
         .map(([, v]) => v),
-      ...(ownDrbg ? [nistApi ? 'randombytes (NIST API: the harness’s AES-256-CTR DRBG)' : 'own DRBG (randombytes)'] : []),
+      ...(ownDrbg
+        ? [
+            nistApi
+              ? `randombytes (NIST API: ${nistApi === 'hqc' ? 'the harness’s HQC SHAKE-256 generator' : 'the harness’s AES-256-CTR DRBG'})`
+              : 'own DRBG (randombytes)',
+          ]
+        : []),
     ]),
   ].sort();
 

@@ -40686,7 +40686,7 @@ var hashSection = (model) => {
       "Mean cycles of CryptHash at three message sizes; in parentheses the cycles divided by those of the ICCS ",
       code3("pseudoXOF"),
       " with the same output width and message length, timed the same way (",
-      link2("#iccs-hash-helpers", "ICCS helpers"),
+      ...model.iccsBaseline ? [link2("#iccs-hash-helpers", "ICCS helpers")] : ["not measured on this system: ", code3("ngcc-perf iccs-baseline"), " adds them"],
       "): a relative speed, not an estimate of a production replacement. \u26A0 marks a KAT status other than PASS."
     ),
     table(

@@ -103,7 +103,10 @@ const hashSection = (model: ReportModel): RootContent[] => {
       'Mean cycles of CryptHash at three message sizes; in parentheses the cycles divided by those of the ICCS ',
       code('pseudoXOF'),
       ' with the same output width and message length, timed the same way (',
-      link('#iccs-hash-helpers', 'ICCS helpers'),
+      // Without the baseline's records there is no such section to point to: say how to get it.
+      ...(model.iccsBaseline
+        ? [link('#iccs-hash-helpers', 'ICCS helpers')]
+        : ['not measured on this system: ', code('ngcc-perf iccs-baseline'), ' adds them']),
       '): a relative speed, not an estimate of a production replacement. ⚠ marks a KAT status other than PASS.',
     ),
     table(

@@ -5,7 +5,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { BuildEntry } from '../evidence/types.js';
 import { sha256File } from '../util/fsx.js';
-import type { InvalidCandidate } from '../config/campaign.js';
+import type { Candidate, InvalidCandidate } from '../config/campaign.js';
+import { digestBitsOf } from '../config/hashInstance.js';
+import type { InstanceSpec } from '../config/schemas.js';
+import { hashDriverType } from '../measure/hashOperations.js';
 import type { KatStatus } from '../kat/status.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
 import type { Progress } from './progress.js';
@@ -110,4 +113,12 @@ export function libraryReplaced(run: RunContext, entry: BuildEntry): string | un
   return now === entry.library_sha256
     ? undefined
     : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}…, built ${entry.library_sha256.slice(0, 12)}…)`;
+}
+
+/** The driver's TYPE: a hash instance's carries its digest length (its KAT found it, or failed). */
+export function driverTypeOf(candidate: Candidate, instance: InstanceSpec): string {
+  if (candidate.type !== 'hash') return candidate.type;
+  const index = candidate.instances.indexOf(instance);
+  const digest = digestBitsOf(candidate.folder, instance, index);
+  return hashDriverType('bits' in digest ? digest.bits : 0);
 }

@@ -1,8 +1,4 @@
 import { resolve } from 'node:path';
-import type { Candidate } from '../config/campaign.js';
-import { digestBitsOf } from '../config/hashInstance.js';
-import type { InstanceSpec } from '../config/schemas.js';
-import { hashDriverType } from '../measure/hashOperations.js';
 import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
@@ -11,16 +7,8 @@ import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/st
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
-import { katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import { driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
-
-/** The driver's TYPE: a hash instance's carries its digest length (its KAT found it, or failed). */
-function driverTypeOf(candidate: Candidate, instance: InstanceSpec): string {
-  if (candidate.type !== 'hash') return candidate.type;
-  const index = candidate.instances.indexOf(instance);
-  const digest = digestBitsOf(candidate.folder, instance, index);
-  return hashDriverType('bits' in digest ? digest.bits : 0);
-}
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
 export const measure: PhaseStep = {

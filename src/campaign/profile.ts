@@ -7,7 +7,7 @@ import { profileInstance, profileSymbols } from '../profile/run.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { buildRequest, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import { buildRequest, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /**
@@ -30,11 +30,6 @@ export const profile: PhaseStep = {
       return;
     }
     const built = { ...entry, library: entry.library };
-    if (ctx.unit.candidate.type === 'hash') {
-      // A hash is its own symmetric primitive: no placeholder share to profile (docs/method.md#hash-functions).
-      ctx.tick('profile: not run (a hash candidate has no hash profile)');
-      return;
-    }
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
       ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
@@ -107,6 +102,7 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
       librarySha256: entry.library_sha256!,
       campaignDir: plan.campaignDir,
       tools: run.tools,
+      driverType: driverTypeOf(unit.candidate, unit.instance),
       cpu: plan.cpu,
       nistSymbols: plan.nistSymbols,
       targetSeconds: plan.settings.profile.target_s,

@@ -1,6 +1,6 @@
 // Disturbed trials and the pull-request comparison with a competitor on the measuring core
 // (docs/benchmarks.md, (i)).
-//   npm run build && node bench/disturbed.mjs [rounds] [paired|separate]
+//   npm run build && node bench/disturbed.mjs [rounds] [paired|separate] [detect]
 //     default 8 rounds (8 rounds x 6 operations = 48 comparisons), paired
 // Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s; a
 // paired run takes 10 a side, PAIRED_TRIALS).
@@ -25,6 +25,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'cli.js');
 const rounds = Number(process.argv[2] ?? 8);
 const mode = process.argv[3] ?? 'paired';
+// `detect`: the injected slowdowns only, without the A/A rounds.
+const detectOnly = process.argv[4] === 'detect';
 if (mode !== 'paired' && mode !== 'separate') throw new Error(`mode: paired or separate, not ${mode}`);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
 const _iccs = join(root, 'native', 'iccs');
@@ -156,6 +158,7 @@ async function detection(pct) {
   let called = 0;
   let total = 0;
   const deltas = [];
+  const missed = {};
   for (let r = 0; r < rounds; r++) {
     const a = join(work, `d${pct}-${r}-a`);
     const b = join(work, `d${pct}-${r}-b`);
@@ -165,14 +168,18 @@ async function detection(pct) {
       total++;
       deltas.push(row.delta_pct);
       if (row.verdict === 'regression') called++;
+      else (missed[`${row.operation} ${row.verdict}`] ??= []).push(row.reason);
     }
   }
-  return `injected ~+${pct} % (TOY_KEM_SLOWDOWN ${spin}, measured median +${median(deltas).toFixed(1)} %): detected ${called}/${total}`;
+  const misses = Object.entries(missed).map(([what, reasons]) => `\n    missed: ${what} ×${reasons.length}, e.g. ${reasons[0]}`);
+  return `injected ~+${pct} % (TOY_KEM_SLOWDOWN ${spin}, measured median +${median(deltas).toFixed(1)} %): detected ${called}/${total}${misses.join('')}`;
 }
 
 console.log(`cpu ${cpu}; ${mode}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
-console.log(`A/A without competitor:  ${await aa(false)}`);
-console.log(`A/A with competitor:     ${await aa(true)}`);
+if (!detectOnly) {
+  console.log(`A/A without competitor:  ${await aa(false)}`);
+  console.log(`A/A with competitor:     ${await aa(true)}`);
+}
 console.log(await detection(5));
 console.log(await detection(12));
 const all = dataDirs.flatMap(attempts);

@@ -122,3 +122,6 @@ export function driverTypeOf(candidate: Candidate, instance: InstanceSpec): stri
   const digest = digestBitsOf(candidate.folder, instance, index);
   return hashDriverType('bits' in digest ? digest.bits : 0);
 }
+
+/** The drivers' RNG argument: a hash draws no randomness, so it needs no generator of its own. */
+export const driverRngOf = (candidate: Candidate): string => (candidate.type === 'hash' ? 'auto' : candidate.katRng);

@@ -7,7 +7,7 @@ import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/st
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
-import { driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import { driverRngOf, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
@@ -60,7 +60,7 @@ export const measure: PhaseStep = {
         operation,
         cpu: plan.cpu,
         // A hash draws no randomness: seed whatever the library has, and need none.
-        rng: unit.candidate.type === 'hash' ? 'auto' : unit.candidate.katRng,
+        rng: driverRngOf(unit.candidate),
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,

@@ -7,7 +7,7 @@ import { profileInstance, profileSymbols } from '../profile/run.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { buildRequest, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import { buildRequest, driverRngOf, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
 import { readPrevious } from './previous.js';
 
 /**
@@ -103,6 +103,7 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
       campaignDir: plan.campaignDir,
       tools: run.tools,
       driverType: driverTypeOf(unit.candidate, unit.instance),
+      driverRng: driverRngOf(unit.candidate),
       cpu: plan.cpu,
       nistSymbols: plan.nistSymbols,
       targetSeconds: plan.settings.profile.target_s,

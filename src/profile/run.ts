@@ -28,6 +28,8 @@ export interface ProfileRequest {
   timeoutMs: number;
   /** The drivers' TYPE (the candidate's type; a hash's carries its digest length, `hash:BITS`). */
   driverType: string;
+  /** The drivers' RNG argument (`auto` for a hash, which draws none). */
+  driverRng: string;
   /** Seconds per call of an operation when it was timed, to size the rounds (100 calls when not). */
   perCallSeconds(operation: string): number | undefined;
 }
@@ -85,7 +87,7 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
       }),
     );
     const runRound = async (operation: string): Promise<ProfileRound> => {
-      const job = ['prof', p.driverType, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), candidate.katRng];
+      const job = ['prof', p.driverType, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), p.driverRng];
       const argv = [p.tools.driver, profiled.library, ...job];
       const driver = await runDriver([p.tools.driver, profiled.library], job, {
         timeoutMs: p.timeoutMs,
@@ -168,7 +170,7 @@ export async function profileInstance(p: ProfileRequest, operations: readonly st
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
 async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
-  const driver = await runDriver([p.tools.mem, p.library], ['mem', p.driverType, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library], ['mem', p.driverType, operation, p.driverRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.mem, p.library], writable: [] },

@@ -32778,10 +32778,11 @@ function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
   if (!existsSync15(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
+var sourceFunction = (name) => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, "");
 function matches(s, f, operation) {
   if (s.kind !== void 0 && s.kind !== f.kind) return false;
   if (s.operations !== void 0 && !s.operations.includes(operation)) return false;
-  if (s.function !== void 0 && s.function !== f.function) return false;
+  if (s.function !== void 0 && s.function !== f.function && s.function !== sourceFunction(f.function)) return false;
   if (s.file !== void 0) {
     const [file2, line] = s.file.split(":");
     if (file2 !== f.file || line !== void 0 && Number(line) !== f.line) return false;

@@ -37,10 +37,17 @@ export function loadCtSuppressions(candidateFolder: string, shownAs = CT_SUPPRES
   return loadYaml(file, ctSuppressionsSchema, shownAs).suppressions;
 }
 
+/**
+ * A function's name without the suffixes GCC gives the copies it specialises (`rej_eta.constprop.0`,
+ * `f.isra.0`, `f.part.1`, `f.cold`): a suppression names the function of the source, whatever the
+ * compiler version made of it.
+ */
+export const sourceFunction = (name: string): string => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, '');
+
 function matches(s: CtSuppression, f: CtFinding, operation: string): boolean {
   if (s.kind !== undefined && s.kind !== f.kind) return false;
   if (s.operations !== undefined && !s.operations.includes(operation)) return false;
-  if (s.function !== undefined && s.function !== f.function) return false;
+  if (s.function !== undefined && s.function !== f.function && s.function !== sourceFunction(f.function)) return false;
   if (s.file !== undefined) {
     const [file, line] = s.file.split(':');
     if (file !== f.file || (line !== undefined && Number(line) !== f.line)) return false;

@@ -34227,7 +34227,7 @@ var ct = {
     const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
     const { calls } = plan.settings.ct;
     const previous = readPrevious(path, plan.force);
-    const reusable = previous?.library_sha256 === entry.library_sha256 && operations.every((op) => {
+    const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && operations.every((op) => {
       const o = previous.operations[op];
       return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
     });
@@ -34238,7 +34238,14 @@ var ct = {
       head = rest;
       for (const op of operations) results[op] = old[op];
     } else {
-      head = { schema: 1, tool: CT_TOOL, library_sha256: entry.library_sha256, candidate: candidate.id, label: instance.label };
+      head = {
+        schema: 1,
+        tool: CT_TOOL,
+        library_sha256: entry.library_sha256,
+        candidate: candidate.id,
+        label: instance.label,
+        harness_version: ctx.run.tools.version
+      };
       if (candidate.type === "hash") {
         for (const op of operations)
           results[op] = { status: "skipped", calls: 0, findings: [], reason: "a hash has no secret input: nothing to mark secret" };
@@ -34252,7 +34259,9 @@ var ct = {
     const { suppressions_sha256: _, ...base } = head;
     const evidence = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
     writeJsonAtomic(path, evidence);
-    ctx.tick(`ct ${operations.map((op) => `${op} ${shown3(results[op])}`).join(", ")}${reusable ? " (kept)" : ""}`);
+    const each = operations.map((op) => shown3(results[op]));
+    const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
+    ctx.tick(`ct ${line}${reusable ? " (kept)" : ""}`);
   }
 };
 function shown3(o) {

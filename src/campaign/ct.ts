@@ -49,8 +49,10 @@ export const ct: PhaseStep = {
     const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
     const { calls } = plan.settings.ct;
     const previous = readPrevious<CtEvidence>(path, plan.force);
+    // Another driver or wrapper (a new harness version) marks secrets anew: its results are redone.
     const reusable =
       previous?.library_sha256 === entry.library_sha256 &&
+      previous.harness_version === ctx.run.tools.version &&
       operations.every((op) => {
         const o = previous.operations[op];
         return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls));
@@ -62,7 +64,14 @@ export const ct: PhaseStep = {
       head = rest;
       for (const op of operations) results[op] = old[op]!;
     } else {
-      head = { schema: 1, tool: CT_TOOL, library_sha256: entry.library_sha256, candidate: candidate.id, label: instance.label };
+      head = {
+        schema: 1,
+        tool: CT_TOOL,
+        library_sha256: entry.library_sha256,
+        candidate: candidate.id,
+        label: instance.label,
+        harness_version: ctx.run.tools.version,
+      };
       if (candidate.type === 'hash') {
         for (const op of operations)
           results[op] = { status: 'skipped', calls: 0, findings: [], reason: 'a hash has no secret input: nothing to mark secret' };
@@ -76,7 +85,12 @@ export const ct: PhaseStep = {
     const { suppressions_sha256: _, ...base } = head;
     const evidence: CtEvidence = { ...base, ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}), operations: results };
     writeJsonAtomic(path, evidence);
-    ctx.tick(`ct ${operations.map((op) => `${op} ${shown(results[op]!)}`).join(', ')}${reusable ? ' (kept)' : ''}`);
+    const each = operations.map((op) => shown(results[op]!));
+    const line =
+      new Set(each).size === 1 && each.length > 1
+        ? `all ${each.length} operations ${each[0]}`
+        : operations.map((op, i) => `${op} ${each[i]}`).join(', ');
+    ctx.tick(`ct ${line}${reusable ? ' (kept)' : ''}`);
   },
 };
 

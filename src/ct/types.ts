@@ -52,6 +52,8 @@ export interface CtEvidence {
   flags?: string[];
   /** The generators whose output was marked secret (ct_wrap.c). */
   secret_generators?: string[];
+  /** The harness's version (its native sources, ct_driver.c and ct_wrap.c among them): another one redoes the check. */
+  harness_version?: string;
   /** SHA-256 of the candidate's ct-suppressions.yml when there was one. */
   suppressions_sha256?: string;
 }

@@ -6,6 +6,7 @@ import type { CtEvidence, CtFinding } from '../src/ct/types.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { isInputError } from '../src/errors.js';
+import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -119,5 +120,19 @@ describe('the ct phase on planted leaks', () => {
     );
     expect(isInputError(error)).toBe(true);
     expect(String(error)).toMatch(/kem-7\/ct-suppressions\.yml.*line 6: suppressions\[1\]\.reason/);
+  });
+});
+
+describe('the ct phase on a library that crashes', () => {
+  it('is failed with the reason for the operation that crashed, and checks the others', async () => {
+    const campaignDir = fixtureCampaign(['kem-1'], QUICK);
+    const dataDir = tempDir();
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases, only: /^kem-1\/crash$/ });
+    const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, SYSTEM)).ct('kem-1', 'crash'), 'utf8')) as CtEvidence;
+    // kem-1/crash stores through a NULL pointer in kem_dec (test/fixtures/campaign/kem-1/common/toy_kem.inc).
+    expect(ct.operations.dec).toMatchObject({ status: 'failed', calls: 0, findings: [] });
+    expect(ct.operations.dec!.reason).toMatch(/SIGSEGV/);
+    expect(ct.operations.keygen!.status).not.toBe('failed');
+    expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
   });
 });

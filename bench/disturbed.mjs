@@ -168,7 +168,10 @@ async function detection(pct) {
       total++;
       deltas.push(row.delta_pct);
       if (row.verdict === 'regression') called++;
-      else (missed[`${row.operation} ${row.verdict}`] ??= []).push(row.reason);
+      else {
+        const what = `${row.operation} ${row.verdict}`;
+        missed[what] = [...(missed[what] ?? []), row.reason];
+      }
     }
   }
   const misses = Object.entries(missed).map(([what, reasons]) => `\n    missed: ${what} ×${reasons.length}, e.g. ${reasons[0]}`);

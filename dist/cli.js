@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync25, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync30, readdirSync as readdirSync11, readFileSync as readFileSync20 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9204,21 +9204,21 @@ function writeJsonAtomic(path, value) {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
 `);
 }
-function readJson(path, shown3 = path) {
+function readJson(path, shown4 = path) {
   let text3;
   try {
     text3 = readFileSync(path, "utf8");
   } catch {
-    throw new InputError(shown3, "", "cannot read the file");
+    throw new InputError(shown4, "", "cannot read the file");
   }
   try {
     return JSON.parse(text3);
   } catch (e) {
-    throw new InputError(shown3, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new InputError(shown4, "", `not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }
-function readJsonIfExists(path, shown3 = path) {
-  return existsSync(path) ? readJson(path, shown3) : void 0;
+function readJsonIfExists(path, shown4 = path) {
+  return existsSync(path) ? readJson(path, shown4) : void 0;
 }
 function sha256Hex(data) {
   return createHash("sha256").update(data).digest("hex");
@@ -9242,10 +9242,10 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join26, relative as relative15, resolve as resolve15 } from "node:path";
+import { join as join31, relative as relative15, resolve as resolve15 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync17 } from "node:fs";
+import { existsSync as existsSync21 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -9392,9 +9392,9 @@ function descendants(root3) {
   const queue = [root3];
   while (queue.length > 0) {
     const pid = queue.shift();
-    for (const child of children.get(pid) ?? []) {
-      found.push(child);
-      queue.push(child);
+    for (const child2 of children.get(pid) ?? []) {
+      found.push(child2);
+      queue.push(child2);
     }
   }
   return found;
@@ -9479,15 +9479,16 @@ function runProcess(command, opts) {
   const started = process.hrtime.bigint();
   return new Promise((resolve16) => {
     const channel = opts.channelSecret !== void 0;
-    const child = spawn(argv[0], argv.slice(1), {
+    const withSide = channel && opts.sideMaxBytes !== void 0;
+    const child2 = spawn(argv[0], argv.slice(1), {
       cwd: opts.cwd,
       env,
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel ? ["ignore", "pipe", "pipe", "pipe"] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
+      stdio: channel ? ["ignore", "pipe", "pipe", "pipe", ...withSide ? ["pipe"] : []] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
     });
-    const pgid = child.pid;
+    const pgid = child2.pid;
     if (pgid !== void 0) liveGroups.add(pgid);
     let outputLimit;
     const overLimit = (stream) => () => {
@@ -9498,9 +9499,13 @@ function runProcess(command, opts) {
     const out = collector(limit, overLimit("stdout"));
     const err = collector(limit, overLimit("stderr"));
     const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
-    child.stdout.on("data", out.push);
-    child.stderr.on("data", err.push);
-    const channelStream = channel ? child.stdio[3] : null;
+    const side2 = collector(opts.sideMaxBytes ?? 0);
+    const sideStream = withSide ? child2.stdio[4] : null;
+    sideStream?.on("error", () => void 0);
+    sideStream?.on("data", side2.push);
+    child2.stdout.on("data", out.push);
+    child2.stderr.on("data", err.push);
+    const channelStream = channel ? child2.stdio[3] : null;
     const marks = [];
     if (channelStream) {
       channelStream.on("error", () => void 0);
@@ -9538,7 +9543,7 @@ ${(opts.channelJob ?? []).join("	")}
       clearTimeout(grace);
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
-      for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
+      for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
       resolve16({
         command: limited,
         exitCode,
@@ -9549,17 +9554,18 @@ ${(opts.channelJob ?? []).join("	")}
         truncated: out.truncated() || err.truncated(),
         ...outputLimit ? { outputLimit } : {},
         ...channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {},
+        ...withSide ? { side: { text: side2.raw(), truncated: side2.truncated() } } : {},
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9
       });
     };
-    child.on("error", (e) => finish2(127, null, e));
+    child2.on("error", (e) => finish2(127, null, e));
     const settle2 = (code4, signal) => sandboxed ? finish2(...unwrapped(code4, signal)) : finish2(code4, signal);
-    child.on("exit", (code4, signal) => {
+    child2.on("exit", (code4, signal) => {
       exited = { code: code4, signal };
       killGroup();
       grace = setTimeout(() => settle2(code4, signal), EXIT_GRACE_MS);
     });
-    child.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
+    child2.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
   });
 }
 var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
@@ -10170,7 +10176,7 @@ var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var LOCK_FILE = ".ngcc-perf.lock";
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
-var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build"]);
+var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build", "ct"]);
 var instanceKey = (candidate, label) => `${candidate}/${label}`;
 function parseInstanceKey(key) {
   const cut = key.indexOf("/");
@@ -10188,6 +10194,9 @@ var evidencePaths = (systemDir) => ({
   record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
   profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
   survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
+  /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
+  ct: (id, label) => join5(systemDir, "ct", id, `${label}.json`),
+  ctDir: join5(systemDir, "ct"),
   memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
   katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join5(systemDir, "kat", id, label),
@@ -11147,6 +11156,10 @@ var ACTION_INPUT_DEFAULTS = {
   "build-cache": "true",
   "allow-forks": "false"
 };
+var CT_CALLS = 3;
+var CT_VALGRIND_FACTOR = 50;
+var CT_STARTUP_S = 2;
+var CT_OP_BUDGET_S = 60;
 
 // src/compile/compile.ts
 import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
@@ -11896,9 +11909,9 @@ function buildCrawler(options, patterns) {
   const crawler = new Builder({
     filters: [debug ? (p, isDirectory) => {
       const path = format(p, isDirectory);
-      const matches = matcher(path) && !ignore(path);
-      if (matches) log(`matched ${path}`);
-      return matches;
+      const matches2 = matcher(path) && !ignore(path);
+      if (matches2) log(`matched ${path}`);
+      return matches2;
     } : (p, isDirectory) => {
       const path = format(p, isDirectory);
       return matcher(path) && !ignore(path);
@@ -11986,15 +11999,15 @@ function confined(path, roots, display, field, written) {
   if (!roots) return path;
   const real = realpathSync2(path);
   if (underAny(real, roots)) return path;
-  const shown3 = real === path ? `'${written}'` : `'${written}' (${real})`;
-  throw new InputError(display, field, `${shown3} is outside the campaign's repository and the harness; a build may read only those`);
+  const shown4 = real === path ? `'${written}'` : `'${written}' (${real})`;
+  throw new InputError(display, field, `${shown4} is outside the campaign's repository and the harness; a build may read only those`);
 }
 function expand(base, patterns, field, display, roots) {
   const files = [];
   for (const [i, pattern] of patterns.entries()) {
-    const matches = globSync(pattern, { cwd: base, absolute: true, expandDirectories: false, onlyFiles: true });
-    if (matches.length === 0) throw new InputError(display, field, `'${pattern}' matches no file (relative to ${base})`);
-    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative3(base, m) || m));
+    const matches2 = globSync(pattern, { cwd: base, absolute: true, expandDirectories: false, onlyFiles: true });
+    if (matches2.length === 0) throw new InputError(display, field, `'${pattern}' matches no file (relative to ${base})`);
+    for (const m of matches2.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative3(base, m) || m));
   }
   return files;
 }
@@ -12224,10 +12237,10 @@ function digestBitsOf(candidateFolder, inst, index) {
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync8(header, "latin1"));
   const bits = m ? Number(m[1]) : Number.NaN;
-  const shown3 = relative4(candidateFolder, header);
-  if (!m) return { problem: `${shown3}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
+  const shown4 = relative4(candidateFolder, header);
+  if (!m) return { problem: `${shown4}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
   if (bits < 8 || bits > 65536 || bits % 8 !== 0)
-    return { problem: `${shown3}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
+    return { problem: `${shown4}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
   return { bits };
 }
 
@@ -12409,7 +12422,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join14, relative as relative8, resolve as resolve10 } from "node:path";
+import { join as join15, relative as relative8, resolve as resolve10 } from "node:path";
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
@@ -16444,16 +16457,16 @@ var $ZodUnion = /* @__PURE__ */ $constructor("$ZodUnion", (inst, def) => {
   };
 });
 function handleExclusiveUnionResults(results, final, inst, ctx) {
-  const matches = [];
+  const matches2 = [];
   for (let i = 0; i < results.length; i++) {
     if (results[i].issues.length === 0)
-      matches.push(i);
+      matches2.push(i);
   }
-  if (matches.length === 1) {
-    final.value = results[matches[0]].value;
+  if (matches2.length === 1) {
+    final.value = results[matches2[0]].value;
     return final;
   }
-  if (matches.length === 0) {
+  if (matches2.length === 0) {
     final.issues.push({
       code: "invalid_union",
       input: final.value,
@@ -16467,7 +16480,7 @@ function handleExclusiveUnionResults(results, final, inst, ctx) {
       inst,
       errors: [],
       inclusive: false,
-      matches
+      matches: matches2
     });
   }
   return final;
@@ -17718,9 +17731,9 @@ function isRecursive2(inst, stack, resolve16) {
     return PROVEN;
   stack.add(inst);
   let result = NONE;
-  const check3 = (child) => {
-    if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive2(child, stack, resolve16);
+  const check3 = (child2) => {
+    if (result !== PROVEN && child2?._zod) {
+      const answer = isRecursive2(child2, stack, resolve16);
       if (answer > result)
         result = answer;
     }
@@ -17731,9 +17744,9 @@ function isRecursive2(inst, stack, resolve16) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve16) : NONE;
-      if (child > answer)
-        answer = child;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve16) : NONE;
+      if (child2 > answer)
+        answer = child2;
     }
     return answer;
   };
@@ -31676,20 +31689,20 @@ function checkArrayGuards(arraySchema, guards) {
     if (guards.containsSchema) {
       const minContains = guards.minContains ?? 1;
       const ceiling = guards.maxContains !== void 0 ? guards.maxContains + 1 : Number.POSITIVE_INFINITY;
-      let matches = 0;
+      let matches2 = 0;
       for (const item of items) {
-        if (guards.containsSchema.safeParse(item).success && ++matches >= ceiling)
+        if (guards.containsSchema.safeParse(item).success && ++matches2 >= ceiling)
           break;
       }
-      if (matches < minContains) {
+      if (matches2 < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches2}`,
           input: items,
           continue: true
         });
       }
-      if (guards.maxContains !== void 0 && matches > guards.maxContains) {
+      if (guards.maxContains !== void 0 && matches2 > guards.maxContains) {
         payload.issues.push({
           code: "custom",
           message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
@@ -32378,13 +32391,13 @@ var definesSchema = external_exports.union([external_exports.record(external_exp
     return [i, eq < 0 ? text3 : text3.slice(0, eq), typeof item === "string" ? eq < 0 ? null : text3.slice(eq + 1) : item];
   }) : Object.entries(d).map(([name, value]) => [name, name, value]);
   for (const [at, name, value] of entries) {
-    const shown3 = Array.isArray(d) ? `'${String(d[at])}': ` : "";
+    const shown4 = Array.isArray(d) ? `'${String(d[at])}': ` : "";
     if (value !== null && typeof value !== "string" && typeof value !== "number") {
-      ctx.addIssue({ code: "custom", path: [at], message: `${shown3}a macro value is a string or a number (or empty, for -DNAME)` });
+      ctx.addIssue({ code: "custom", path: [at], message: `${shown4}a macro value is a string or a number (or empty, for -DNAME)` });
       continue;
     }
     const problem = defineProblem(name, value === null ? "" : String(value));
-    if (problem) ctx.addIssue({ code: "custom", path: [at], message: `${shown3}${problem}` });
+    if (problem) ctx.addIssue({ code: "custom", path: [at], message: `${shown4}${problem}` });
     else items.push(value === null ? name : `${name}=${value}`);
   }
   return items;
@@ -32541,6 +32554,13 @@ var settingsSchema = external_exports.object({
     /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
     nist_symbols: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional()
   }).strict().default({ target_s: 0.2, rounds: 5 }),
+  /** The constant-time check (phase `ct`): calls per operation under memcheck and the budget that skips an operation. */
+  ct: external_exports.object({
+    calls: external_exports.number().int().min(1).max(1e3).default(CT_CALLS),
+    op_budget_s: external_exports.number().positive().default(CT_OP_BUDGET_S),
+    valgrind_factor: external_exports.number().positive().default(CT_VALGRIND_FACTOR),
+    startup_s: external_exports.number().min(0).default(CT_STARTUP_S)
+  }).strict().default({ calls: CT_CALLS, op_budget_s: CT_OP_BUDGET_S, valgrind_factor: CT_VALGRIND_FACTOR, startup_s: CT_STARTUP_S }),
   /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
   sandbox: external_exports.enum(["auto", "bwrap", "unshare", "none"]).default("auto"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
@@ -32730,8 +32750,58 @@ function readSizeCatalog(campaign) {
   return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
 }
 
+// src/ct/suppressions.ts
+import { existsSync as existsSync15 } from "node:fs";
+import { join as join14 } from "node:path";
+
+// src/ct/types.ts
+var CT_KINDS = ["branch", "index", "division", "syscall"];
+var CT_STATUSES = ["clean", "flagged", "skipped", "failed"];
+var statusOf = (findings) => findings.some((f) => !f.suppressed) ? "flagged" : "clean";
+
+// src/ct/suppressions.ts
+var CT_SUPPRESSIONS_FILE = "ct-suppressions.yml";
+var suppressionSchema = external_exports.object({
+  /** The function the finding is placed in (its first frame inside the library). */
+  function: external_exports.string().min(1).optional(),
+  /** `file` or `file:line`, as the finding names them. */
+  file: external_exports.string().regex(/^[^:\s]+(:[0-9]+)?$/, "a file name, or file:line").optional(),
+  /** Omitted: every kind at the site. */
+  kind: external_exports.enum(CT_KINDS).optional(),
+  /** Omitted: every operation. */
+  operations: external_exports.array(external_exports.string().min(1)).min(1).optional(),
+  /** Why the data at the site is public (or the leak harmless): required, and shown with the finding. */
+  reason: external_exports.string().trim().min(1, "a reason is required: say why the data at this site is public")
+}).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
+var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
+function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
+  const file2 = join14(candidateFolder, CT_SUPPRESSIONS_FILE);
+  if (!existsSync15(file2)) return [];
+  return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
+}
+var sourceFunction = (name) => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, "");
+function matches(s, f, operation) {
+  if (s.kind !== void 0 && s.kind !== f.kind) return false;
+  if (s.operations !== void 0 && !s.operations.includes(operation)) return false;
+  if (s.function !== void 0 && s.function !== f.function && s.function !== sourceFunction(f.function)) return false;
+  if (s.file !== void 0) {
+    const [file2, line] = s.file.split(":");
+    if (file2 !== f.file || line !== void 0 && Number(line) !== f.line) return false;
+  }
+  return true;
+}
+function applySuppressions(findings, suppressions, operation) {
+  return findings.map((f) => {
+    const s = suppressions.find((x) => matches(x, f, operation));
+    return { ...f, suppressed: s !== void 0, reason: s?.reason ?? "" };
+  });
+}
+
 // src/campaign/plan.ts
+var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
+var OPT_IN_PHASES = ["ct"];
+var KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES];
 var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function selected(candidates2, only) {
   if (!only) return candidates2;
@@ -32744,14 +32814,14 @@ function planRun(opts) {
   const invalid2 = loaded.invalid;
   if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
     const all2 = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
-    const shown3 = all2.length === 0 ? "no candidate is valid" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
+    const shown4 = all2.length === 0 ? "no candidate is valid" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
     const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
-    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown3})`);
+    throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown4})`);
   }
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve10(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative8(process.cwd(), join14(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative8(process.cwd(), join15(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32762,6 +32832,7 @@ function planRun(opts) {
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpus = trialCpus(opts, settings, ymlShown);
+  if (opts.phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   try {
     readJsonIfExists(paths.build);
   } catch (e) {
@@ -32851,8 +32922,8 @@ function trialCpus(opts, settings, ymlShown) {
 }
 
 // src/campaign/prepare.ts
-import { existsSync as existsSync15 } from "node:fs";
-import { join as join17, relative as relative9 } from "node:path";
+import { existsSync as existsSync16 } from "node:fs";
+import { join as join18, relative as relative9 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32893,7 +32964,7 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -33028,7 +33099,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join15(req.outDir, file2), text3);
+  writeFileAtomic(join16(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -33057,7 +33128,7 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join16 } from "node:path";
+import { join as join17 } from "node:path";
 var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
 var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
 var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
@@ -33116,20 +33187,20 @@ async function runHashKat(req) {
         Object.entries(driver.output.meta).filter(([k]) => k.endsWith("_bytes") || k === "digest_bits").map(([k, v]) => [k, Number(v)])
       )
     };
-    const shown3 = { file: file2, seconds: driver.run.wallSeconds, ...limit ? { limit } : {} };
+    const shown4 = { file: file2, seconds: driver.run.wallSeconds, ...limit ? { limit } : {} };
     const failure2 = classifyDriverFailure(driver);
     if (failure2) {
-      files.push({ ...shown3, ...failure2 });
+      files.push({ ...shown4, ...failure2 });
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join16(req.outDir, file2), text3);
+    writeFileAtomic(join17(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
     const status2 = mine.length === 0 ? "NOKAT" : bad ? "MISMATCH" : "PASS";
     files.push({
-      ...shown3,
+      ...shown4,
       bytes: Buffer.byteLength(text3, "latin1"),
       status: status2,
       ...bad ? { detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` } : {},
@@ -33229,9 +33300,9 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join17(candidate.folder, "kat.sha256");
+  const manifestPath = join18(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync15(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync16(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
@@ -33289,7 +33360,7 @@ async function prepareInstance(run, unit) {
     fallbackSha256,
     manifestSha256: manifestHash,
     harnessVersion: run.tools.version,
-    katLogSha256: existsSync15(katLogPath) ? sha256File(katLogPath) : void 0
+    katLogSha256: existsSync16(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
   if (!plan.phases.has("kat")) {
@@ -33318,7 +33389,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join17(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join18(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
@@ -33771,7 +33842,7 @@ async function profileOperations(ctx, entry) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync16, rmSync as rmSync3 } from "node:fs";
+import { existsSync as existsSync17, rmSync as rmSync3 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -33779,11 +33850,12 @@ function dropStaleEvidence(unit, entry, paths, force) {
   const files = [
     // Every pass a key exchange may have: the previous library may have had more passes than this one.
     ...operationsOf(unit.candidate.type, KEX_MAX_PASSES).flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)]).map((file2) => ({ file: file2, measuredOnly: true })),
-    { file: paths.survey(id, label), measuredOnly: false }
+    { file: paths.survey(id, label), measuredOnly: false },
+    { file: paths.ct(id, label), measuredOnly: false }
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync16(file2)) continue;
+    if (!existsSync17(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -33805,8 +33877,458 @@ var stale = {
   }
 };
 
+// src/campaign/ct.ts
+import { existsSync as existsSync20, readFileSync as readFileSync14 } from "node:fs";
+import { join as join21 } from "node:path";
+
+// src/ct/budget.ts
+function planCtOperation(perCallSeconds, b) {
+  if (perCallSeconds === void 0 || !Number.isFinite(perCallSeconds)) return { run: true };
+  const predictedSeconds = perCallSeconds * b.calls * b.valgrindFactor + b.startupSeconds;
+  if (predictedSeconds <= b.opBudgetSeconds) return { run: true, predictedSeconds };
+  return {
+    run: false,
+    predictedSeconds,
+    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively \xD7 ${b.calls} calls \xD7 ${b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`
+  };
+}
+
+// src/ct/build.ts
+import { existsSync as existsSync18, mkdirSync as mkdirSync9 } from "node:fs";
+import { basename as basename6, join as join19 } from "node:path";
+var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
+async function buildCt(req, flags) {
+  const outDir = join19(req.outDir, "ct");
+  const objDir = join19(outDir, "obj");
+  mkdirSync9(objDir, { recursive: true });
+  const library = join19(outDir, `lib${req.instance.label}.so`);
+  const plain = await buildArgv(req, flags, library);
+  const extra = ["-g", "-fno-lto"];
+  const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, ...extra, "ct"].join("\n"));
+  const keyFile = join19(outDir, "ct-key.json");
+  const previous = readJsonIfExists(keyFile);
+  const shownFlags = [...plain.flags, ...extra];
+  if (previous?.key === key && (!previous.ok || existsSync18(library) && sha256File(library) === previous.library_sha256))
+    return {
+      ok: previous.ok,
+      library,
+      wrapped: previous.wrapped,
+      flags: shownFlags,
+      log: previous.log,
+      ...previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}
+    };
+  const log2 = [];
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const run = async (argv) => {
+    const r = await runProcess(argv, {
+      cwd: plain.cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox
+    });
+    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
+    return r;
+  };
+  const finish2 = (ok2, wrapped2) => {
+    const librarySha256 = ok2 ? sha256File(library) : void 0;
+    const result = { ok: ok2, library, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
+    writeFileAtomic(join19(outDir, "build.log"), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
+    return result;
+  };
+  const objects = [];
+  for (const [i, src] of plain.sources.entries()) {
+    const obj = join19(objDir, `${i}-${basename6(src).replace(/\.c$/, "")}.o`);
+    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
+    objects.push(obj);
+  }
+  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
+  const defined = new Set(
+    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
+  );
+  const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
+  const wrapObj = join19(objDir, "ct_wrap.o");
+  const wrapArgv = [
+    CC,
+    ...plain.flags,
+    ...extra,
+    ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
+    "-c",
+    join19(nativeDir(), "ct_wrap.c"),
+    "-o",
+    wrapObj
+  ];
+  if ((await run(wrapArgv)).exitCode !== 0) return finish2(false, wrapped);
+  const link3 = await run([
+    CC,
+    ...plain.flags,
+    ...extra,
+    "-shared",
+    ...plain.linkFlags,
+    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
+    "-o",
+    library,
+    ...objects,
+    wrapObj,
+    ...plain.libs
+  ]);
+  return finish2(link3.exitCode === 0 && existsSync18(library), wrapped);
+}
+
+// src/ct/run.ts
+import { realpathSync as realpathSync4 } from "node:fs";
+
+// src/ct/memcheck.ts
+import { basename as basename7 } from "node:path";
+
+// src/ct/xml.ts
+var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+function decode3(text3) {
+  return text3.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-z]+);/g, (whole, e) => {
+    if (e.startsWith("#x")) return String.fromCodePoint(Number.parseInt(e.slice(2), 16));
+    if (e.startsWith("#")) return String.fromCodePoint(Number.parseInt(e.slice(1), 10));
+    return ENTITIES[e] ?? whole;
+  });
+}
+function parseXml(text3) {
+  const root3 = { name: "#document", children: [], text: "" };
+  const open2 = [root3];
+  let i = 0;
+  while (i < text3.length) {
+    const lt = text3.indexOf("<", i);
+    const top = open2[open2.length - 1];
+    if (lt < 0) {
+      top.text += decode3(text3.slice(i));
+      break;
+    }
+    if (lt > i) top.text += decode3(text3.slice(i, lt));
+    if (text3.startsWith("<?", lt) || text3.startsWith("<!--", lt)) {
+      const close2 = text3.indexOf(text3.startsWith("<?", lt) ? "?>" : "-->", lt);
+      if (close2 < 0) throw new Error(`unterminated declaration or comment at offset ${lt}`);
+      i = close2 + (text3.startsWith("<?", lt) ? 2 : 3);
+      continue;
+    }
+    const gt = text3.indexOf(">", lt);
+    if (gt < 0) throw new Error(`unterminated tag at offset ${lt}`);
+    const tag = text3.slice(lt + 1, gt).trim();
+    if (tag.startsWith("/")) {
+      const name = tag.slice(1).trim();
+      if (top.name !== name || open2.length === 1) throw new Error(`</${name}> at offset ${lt} closes <${top.name}>`);
+      open2.pop();
+    } else {
+      const selfClosing = tag.endsWith("/");
+      const name = (selfClosing ? tag.slice(0, -1) : tag).trim().split(/\s+/)[0] ?? "";
+      if (!/^[A-Za-z_][\w.-]*$/.test(name)) throw new Error(`malformed tag <${tag}> at offset ${lt}`);
+      const element = { name, children: [], text: "" };
+      top.children.push(element);
+      if (!selfClosing) open2.push(element);
+    }
+    i = gt + 1;
+  }
+  if (open2.length > 1) throw new Error(`<${open2[open2.length - 1].name}> is never closed`);
+  const elements = root3.children;
+  if (elements.length !== 1) throw new Error(`${elements.length} root elements`);
+  return elements[0];
+}
+var child = (e, name) => e?.children.find((c) => c.name === name);
+var childrenOf = (e, name) => e?.children.filter((c) => c.name === name) ?? [];
+var textOf = (e, name) => child(e, name)?.text.trim();
+
+// src/ct/memcheck.ts
+var KINDS = { UninitCondition: "branch", UninitValue: "index", SyscallParam: "syscall" };
+var frameOf = (f) => {
+  const line = textOf(f, "line");
+  return {
+    ...textOf(f, "fn") ? { fn: textOf(f, "fn") } : {},
+    ...textOf(f, "dir") ? { dir: textOf(f, "dir") } : {},
+    ...textOf(f, "file") ? { file: textOf(f, "file") } : {},
+    ...line && /^\d+$/.test(line) ? { line: Number(line) } : {},
+    ...textOf(f, "obj") ? { obj: textOf(f, "obj") } : {}
+  };
+};
+function parseMemcheckXml(text3) {
+  const root3 = parseXml(text3);
+  if (root3.name !== "valgrindoutput") throw new Error(`the root element is <${root3.name}>, not <valgrindoutput>`);
+  const counts = /* @__PURE__ */ new Map();
+  for (const pair3 of childrenOf(child(root3, "errorcounts"), "pair")) {
+    const unique = textOf(pair3, "unique");
+    const count = Number(textOf(pair3, "count"));
+    if (unique && Number.isInteger(count) && count > 0) counts.set(unique, count);
+  }
+  const errors = childrenOf(root3, "error").map((e) => {
+    const unique = textOf(e, "unique") ?? "";
+    return {
+      unique,
+      kind: textOf(e, "kind") ?? "",
+      frames: childrenOf(child(e, "stack"), "frame").map(frameOf),
+      count: counts.get(unique) ?? 1
+    };
+  });
+  const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
+  return { errors, finished };
+}
+var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename7(f.obj ?? "?")}:${f.line ?? 0}`;
+function findingsOf(report2, isLibrary) {
+  const bySite = /* @__PURE__ */ new Map();
+  let outsideLibrary = 0;
+  for (const e of report2.errors) {
+    const kind = KINDS[e.kind];
+    if (!kind) continue;
+    const at = e.frames.findIndex((f) => f.obj !== void 0 && isLibrary(f.obj));
+    if (at < 0) {
+      outsideLibrary += e.count;
+      continue;
+    }
+    const frame = e.frames[at];
+    const finding = {
+      kind,
+      function: frame.fn ?? "?",
+      file: frame.file ?? "",
+      line: frame.line ?? 0,
+      count: e.count,
+      suppressed: false,
+      reason: ""
+    };
+    const key = `${finding.kind}	${finding.function}	${finding.file}	${finding.line}`;
+    const seen = bySite.get(key);
+    if (seen) seen.count += e.count;
+    else {
+      const callers = e.frames.slice(at + 1).filter((f) => f.obj !== void 0 && isLibrary(f.obj)).slice(0, 4).map(site);
+      bySite.set(key, { ...finding, ...callers.length > 0 ? { stack: callers } : {} });
+    }
+  }
+  const findings = [...bySite.values()].sort(
+    (a, b) => b.count - a.count || a.kind.localeCompare(b.kind) || a.function.localeCompare(b.function) || a.line - b.line
+  );
+  return { findings, outsideLibrary };
+}
+
+// src/ct/run.ts
+var VALGRIND_ARGS = [
+  "--tool=memcheck",
+  "--xml=yes",
+  // The XML goes to the parent on a pipe of its own (RunOptions.sideMaxBytes), never to a file the library could reach.
+  "--xml-fd=4",
+  "--track-origins=yes",
+  "--error-limit=no",
+  "--leak-check=no",
+  "--num-callers=40",
+  "--vgdb=no",
+  "--child-silent-after-fork=yes"
+];
+var XML_MAX_BYTES = 32 << 20;
+function failureOf2({ run, output: output2, rejected }) {
+  if (rejected) return rejected.kind === "unfinished" ? `the driver did not finish: ${rejected.reason}` : rejected.reason;
+  if (run.exitCode !== 0 || output2.status !== "complete")
+    return `${output2.status ?? `exit code ${run.exitCode}`}${output2.statusDetail ? ` ${output2.statusDetail}` : ""}`;
+  return void 0;
+}
+async function runCtOperation(req) {
+  const job = ["ct", req.type, req.operation, String(req.calls), req.rng];
+  const started = process.hrtime.bigint();
+  const driverRun = await runDriver([req.valgrind ?? "valgrind", ...VALGRIND_ARGS, req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 1 << 20,
+    sideMaxBytes: XML_MAX_BYTES,
+    sandbox: { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] }
+  });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const failed = (reason) => ({ status: "failed", calls: 0, findings: [], reason, seconds });
+  const failure2 = failureOf2(driverRun);
+  if (failure2) return failed(failure2);
+  const side2 = driverRun.run.side;
+  if (!side2 || side2.truncated) return failed(side2 ? `valgrind's report is over ${XML_MAX_BYTES >> 20} MiB` : "valgrind wrote no report");
+  let report2;
+  try {
+    report2 = parseMemcheckXml(side2.text);
+  } catch (e) {
+    return failed(`valgrind's report is not readable: ${e.message}`);
+  }
+  if (!report2.finished) return failed("valgrind's report ends before its final status");
+  const library = realpathSync4(req.library);
+  const { findings, outsideLibrary } = findingsOf(report2, (obj) => obj === req.library || obj === library);
+  const calls = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls")?.[2] ?? req.calls);
+  return { status: statusOf(findings), calls, findings, seconds, ...outsideLibrary > 0 ? { outside_library: outsideLibrary } : {} };
+}
+
+// src/ct/tools.ts
+import { randomBytes as randomBytes3 } from "node:crypto";
+import { existsSync as existsSync19, mkdirSync as mkdirSync10, renameSync as renameSync3, rmSync as rmSync4 } from "node:fs";
+import { join as join20 } from "node:path";
+var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
+async function ctDriver(tools) {
+  const dir = `${tools.dir}-ct`;
+  const driver = join20(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join20(dir, "sha256.json"));
+  if (existsSync19(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  const n = nativeDir();
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes3(4).toString("hex")}`;
+  mkdirSync10(staging, { recursive: true, mode: 448 });
+  const out = join20(staging, "ngcc_ct");
+  const r = await runProcess(
+    [
+      CC,
+      "-std=gnu11",
+      "-O2",
+      "-g",
+      "-Wall",
+      "-Wextra",
+      "-Werror",
+      `-I${n}`,
+      "-o",
+      out,
+      ...CT_DRIVER_SOURCES.map((f) => join20(n, f)),
+      "-ldl"
+    ],
+    {
+      timeoutMs: 12e4
+    }
+  );
+  if (r.exitCode !== 0) {
+    rmSync4(staging, { recursive: true, force: true });
+    throw new Error(
+      `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):
+${r.stderr}`
+    );
+  }
+  writeJsonAtomic(join20(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  rmSync4(dir, { recursive: true, force: true });
+  try {
+    renameSync3(staging, dir);
+  } catch {
+    rmSync4(staging, { recursive: true, force: true });
+  }
+  return driver;
+}
+
+// src/campaign/ct.ts
+var CT_TOOL = "valgrind-memcheck";
+var ct = {
+  name: "ct",
+  phase: "ct",
+  ticks: () => 1,
+  async run(ctx) {
+    const entry = preparedEntry(ctx, "ct");
+    const { plan } = ctx.run;
+    const { candidate, instance } = ctx.unit;
+    const path = plan.paths.ct(candidate.id, instance.label);
+    if (!entry.library || entry.kat === "BUILDFAIL" || !entry.library_sha256) {
+      ctx.tick(`ct: not run (${katShown(entry.kat)})`);
+      return;
+    }
+    const replaced = libraryReplaced(ctx.run, entry);
+    if (replaced) {
+      ctx.tick(`ct: not run (${replaced})`);
+      return;
+    }
+    const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
+    const suppressionsFile = join21(candidate.folder, CT_SUPPRESSIONS_FILE);
+    const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync14(suppressionsFile)) : void 0;
+    const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
+    const { calls } = plan.settings.ct;
+    const previous = readPrevious(path, plan.force);
+    const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && operations.every((op) => {
+      const o = previous.operations[op];
+      return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
+    });
+    const results = {};
+    let head;
+    if (reusable) {
+      const { operations: old, ...rest } = previous;
+      head = rest;
+      for (const op of operations) results[op] = old[op];
+    } else {
+      head = {
+        schema: 1,
+        tool: CT_TOOL,
+        library_sha256: entry.library_sha256,
+        candidate: candidate.id,
+        label: instance.label,
+        harness_version: ctx.run.tools.version
+      };
+      if (candidate.type === "hash") {
+        for (const op of operations)
+          results[op] = { status: "skipped", calls: 0, findings: [], reason: "a hash has no secret input: nothing to mark secret" };
+      } else {
+        await checkOperations(ctx, operations, results, (more) => {
+          head = { ...head, ...more };
+        });
+      }
+    }
+    for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
+    const { suppressions_sha256: _, ...base } = head;
+    const evidence = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
+    writeJsonAtomic(path, evidence);
+    const each = operations.map((op) => shown3(results[op]));
+    const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
+    ctx.tick(`ct ${line}${reusable ? " (kept)" : ""}`);
+  }
+};
+function shown3(o) {
+  if (o.status === "flagged" || o.status === "clean") {
+    const open2 = o.findings.filter((f) => !f.suppressed).length;
+    const quiet = o.findings.length - open2;
+    return `${o.status}${open2 > 0 ? ` (${open2} site${open2 === 1 ? "" : "s"})` : ""}${quiet > 0 ? ` (${quiet} suppressed)` : ""}`;
+  }
+  return `${o.status}${o.reason ? ` (${o.reason})` : ""}`;
+}
+function suppressed(o, suppressions, operation) {
+  if (o.status === "skipped" || o.status === "failed") return o;
+  const findings = applySuppressions(o.findings, suppressions, operation);
+  return { ...o, findings, status: statusOf(findings) };
+}
+async function checkOperations(ctx, operations, results, note) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const entry = preparedEntry(ctx, "ct");
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const request = buildRequest(run, unit, entry.flags);
+  const built = await buildCt(request, flagsFor(request));
+  note({ flags: built.flags, secret_generators: built.wrapped });
+  if (!built.ok) {
+    for (const op of operations)
+      results[op] = {
+        status: "failed",
+        calls: 0,
+        findings: [],
+        reason: "the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log"
+      };
+    return;
+  }
+  if (built.librarySha256) note({ ct_library_sha256: built.librarySha256 });
+  const driver = await ctDriver(run.tools);
+  const { ct: ct2 } = plan.settings;
+  for (const operation of operations) {
+    const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
+    const perCall2 = typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
+    const decision = planCtOperation(perCall2, {
+      calls: ct2.calls,
+      valgrindFactor: ct2.valgrind_factor,
+      startupSeconds: ct2.startup_s,
+      opBudgetSeconds: ct2.op_budget_s
+    });
+    if (!decision.run) {
+      results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
+      continue;
+    }
+    results[operation] = await runCtOperation({
+      driver,
+      library: built.library,
+      type: unit.candidate.type,
+      operation,
+      calls: ct2.calls,
+      rng: unit.candidate.katRng,
+      timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
+      sandbox: plan.sandbox
+    });
+  }
+}
+
 // src/campaign/run.ts
-var PHASE_STEPS = [prepare, stale, measure, profile];
+var PHASE_STEPS = [prepare, stale, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun(opts);
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
@@ -33849,7 +34371,7 @@ async function runLocked(plan, opts, steps) {
       return probe.counterHz;
     }
   );
-  if (!existsSync17(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync21(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
   for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
@@ -33962,12 +34484,92 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync19, readFileSync as readFileSync14 } from "node:fs";
-import { join as join19, relative as relative11 } from "node:path";
+import { existsSync as existsSync24, readFileSync as readFileSync16 } from "node:fs";
+import { join as join24, relative as relative11 } from "node:path";
+
+// src/evidence/ctValidate.ts
+import { existsSync as existsSync22, readdirSync as readdirSync8, readFileSync as readFileSync15 } from "node:fs";
+import { join as join22 } from "node:path";
+var findingSchema = external_exports.object({
+  kind: external_exports.enum(CT_KINDS),
+  function: external_exports.string(),
+  file: external_exports.string(),
+  line: external_exports.number().int().min(0),
+  count: external_exports.number().int().min(1),
+  suppressed: external_exports.boolean(),
+  reason: external_exports.string()
+}).passthrough();
+var operationSchema = external_exports.object({ status: external_exports.enum(CT_STATUSES), calls: external_exports.number().int().min(0), findings: external_exports.array(findingSchema), reason: external_exports.string().optional() }).passthrough();
+var ctEvidenceSchema = external_exports.object({
+  schema: external_exports.literal(1),
+  tool: external_exports.string().min(1),
+  library_sha256: external_exports.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in hex"),
+  operations: external_exports.record(external_exports.string(), operationSchema)
+}).passthrough();
+function operationProblems(where, o) {
+  const problems = [];
+  const open2 = o.findings.filter((f) => !f.suppressed).length;
+  if (o.status === "skipped" || o.status === "failed") {
+    if (o.findings.length > 0) problems.push(`${where}: ${o.status} with ${o.findings.length} finding(s)`);
+    if (!o.reason) problems.push(`${where}: ${o.status} without a reason`);
+  } else {
+    if (o.calls < 1) problems.push(`${where}: ${o.status} after ${o.calls} calls`);
+    if (o.status === "flagged" && open2 === 0) problems.push(`${where}: flagged, but every finding is suppressed`);
+    if (o.status === "clean" && open2 > 0) problems.push(`${where}: clean, but ${open2} finding(s) are not suppressed`);
+  }
+  const sites = /* @__PURE__ */ new Set();
+  for (const [i, f] of o.findings.entries()) {
+    const site2 = `${f.kind} ${f.function} ${f.file}:${f.line}`;
+    if (sites.has(site2)) problems.push(`${where}.findings[${i}]: ${site2} listed twice (findings are one per site)`);
+    sites.add(site2);
+    if (f.suppressed && f.reason.trim() === "") problems.push(`${where}.findings[${i}]: suppressed without a reason`);
+    if (!f.suppressed && f.reason !== "") problems.push(`${where}.findings[${i}]: a reason, but not suppressed`);
+  }
+  return problems;
+}
+function validateCtFiles(systemDir, build2) {
+  const dir = evidencePaths(systemDir).ctDir;
+  if (!existsSync22(dir)) return [];
+  const problems = [];
+  for (const id of readdirSync8(dir, { withFileTypes: true })) {
+    if (!id.isDirectory()) {
+      problems.push(`ct/${id.name}: not a candidate folder`);
+      continue;
+    }
+    for (const file2 of readdirSync8(join22(dir, id.name))) {
+      const rel = `ct/${id.name}/${file2}`;
+      if (!file2.endsWith(".json")) {
+        problems.push(`${rel}: not a ct file (<label>.json)`);
+        continue;
+      }
+      let parsed2;
+      try {
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync15(join22(dir, id.name, file2), "utf8")));
+      } catch (e) {
+        problems.push(`${rel}: not JSON (${e.message})`);
+        continue;
+      }
+      if (!parsed2.success) {
+        for (const issue2 of parsed2.error.issues) problems.push(`${rel}: ${issue2.path.join(".") || "(top level)"}: ${issue2.message}`);
+        continue;
+      }
+      const ct2 = parsed2.data;
+      const key = instanceKey(id.name, file2.slice(0, -".json".length));
+      const entry = build2.instances[key];
+      if (!entry) problems.push(`${rel}: no build.json entry for ${key}`);
+      else if (entry.library_sha256 !== ct2.library_sha256)
+        problems.push(
+          `${rel}: library_sha256 ${ct2.library_sha256.slice(0, 12)}\u2026 differs from build.json's ${(entry.library_sha256 ?? "none").slice(0, 12)}\u2026`
+        );
+      for (const [op, o] of Object.entries(ct2.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+    }
+  }
+  return problems;
+}
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync18, readdirSync as readdirSync8 } from "node:fs";
-import { join as join18 } from "node:path";
+import { existsSync as existsSync23, readdirSync as readdirSync9 } from "node:fs";
+import { join as join23 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -33978,8 +34580,8 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync18(dir)) return [];
-  return readdirSync8(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join18(e.parentPath, e.name)).sort();
+  if (!existsSync23(dir)) return [];
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join23(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -33990,8 +34592,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync18(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync18(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync23(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync23(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -34007,10 +34609,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative11(systemDir, p) || p;
-  if (!existsSync19(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync24(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync19(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync24(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -34020,12 +34622,12 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join19(systemDir, e.kat_log);
-    if (!existsSync19(logPath)) {
+    const logPath = join24(systemDir, e.kat_log);
+    if (!existsSync24(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync14(logPath, "utf8");
+    const log2 = readFileSync16(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -34103,6 +34705,7 @@ function validateDataset(systemDir) {
         problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
     }
   }
+  problems.push(...validateCtFiles(systemDir, ds.build));
   return problems;
 }
 function processFacts(where, r) {
@@ -34172,7 +34775,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync20, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync25, statSync as statSync6 } from "node:fs";
 import { dirname as dirname6, resolve as resolve12 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -34206,7 +34809,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve12(path);
-  while (!existsSync20(p) && dirname6(p) !== p) p = dirname6(p);
+  while (!existsSync25(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
@@ -34294,8 +34897,8 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync15 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join20, relative as relative12 } from "node:path";
+import { existsSync as existsSync26, readdirSync as readdirSync10, readFileSync as readFileSync17 } from "node:fs";
+import { basename as basename8, dirname as dirname7, join as join25, relative as relative12 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -34413,9 +35016,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync21(join20(systemDir, path))) return {};
+  if (!path || !existsSync26(join25(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync15(join20(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync17(join25(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -34444,13 +35047,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync21(surveyDir)) return surveys;
-  for (const id of readdirSync9(surveyDir).sort())
+  if (!existsSync26(surveyDir)) return surveys;
+  for (const id of readdirSync10(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync9(join20(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync10(join25(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join20(surveyDir, id, f))];
+          return [readJson(join25(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -34460,12 +35063,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync21(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const paths = evidencePaths(join20(dataDir, name));
-    if (!existsSync21(paths.campaign)) continue;
+  for (const name of existsSync26(dataDir) ? readdirSync10(dataDir).sort() : []) {
+    const paths = evidencePaths(join25(dataDir, name));
+    if (!existsSync26(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync21(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync26(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -34481,7 +35084,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename6(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename8(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -34489,7 +35092,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync21(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync26(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -34500,7 +35103,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync21(join20(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync26(join25(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -34555,8 +35158,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join20(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join20(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join25(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join25(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -34565,8 +35168,8 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync22 } from "node:fs";
-import { join as join21, relative as relative13 } from "node:path";
+import { existsSync as existsSync27 } from "node:fs";
+import { join as join26, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -34774,8 +35377,8 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join21(dataDir, system2);
-  if (!existsSync22(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join26(dataDir, system2);
+  if (!existsSync27(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -34900,7 +35503,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync22(join21(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join21(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync27(join26(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join26(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -35203,9 +35806,9 @@ function visitParents(tree, testOrEnterOrVisitors, enterOrVisitorsOrReverse, rev
     }
     return visit3;
     function visit3() {
-      const matches = !check3 || is2(node3, index, parents[parents.length - 1] || void 0);
+      const matches2 = !check3 || is2(node3, index, parents[parents.length - 1] || void 0);
       let result = empty2;
-      if (enter && matches) {
+      if (enter && matches2) {
         result = toResult(enter(node3, parents, index));
         if (result[0] === EXIT) {
           return result;
@@ -35220,8 +35823,8 @@ function visitParents(tree, testOrEnterOrVisitors, enterOrVisitorsOrReverse, rev
           let offset = (preorder ? -1 : nodeAsParent.children.length) + step;
           const grandparents = [...parents, nodeAsParent];
           while (offset > -1 && offset < nodeAsParent.children.length) {
-            const child = nodeAsParent.children[offset];
-            const subresult = factory(child, offset, grandparents)();
+            const child2 = nodeAsParent.children[offset];
+            const subresult = factory(child2, offset, grandparents)();
             if (subresult[0] === EXIT) {
               return subresult;
             }
@@ -35229,7 +35832,7 @@ function visitParents(tree, testOrEnterOrVisitors, enterOrVisitorsOrReverse, rev
           }
         }
       }
-      if (exit && matches) {
+      if (exit && matches2) {
         const exitResult = toResult(exit(node3, parents, index));
         if (exitResult[0] === SKIP) {
           throw new Error(
@@ -36223,7 +36826,7 @@ function phrasing2(parent, state, info) {
   indexStack.push(-1);
   let tracker = state.createTracker(info);
   while (++index < children.length) {
-    const child = children[index];
+    const child2 = children[index];
     let after;
     indexStack[indexStack.length - 1] = index;
     if (index + 1 < children.length) {
@@ -36240,17 +36843,17 @@ function phrasing2(parent, state, info) {
       after = info.after;
     }
     const previous = results[results.length - 1];
-    if (typeof previous === "string" && (before === "\r" || before === "\n") && child.type === "html" && htmlKind(child.value) !== 7) {
+    if (typeof previous === "string" && (before === "\r" || before === "\n") && child2.type === "html" && htmlKind(child2.value) !== 7) {
       results[results.length - 1] = previous.replace(/(\r?\n|\r)$/, " ");
       before = " ";
       tracker = state.createTracker(info);
       tracker.move(serialize2(results, info.before, info.after));
     }
-    const handle2 = state.handle.handlers[child.type];
+    const handle2 = state.handle.handlers[child2.type];
     if (handle2 && handle2.attention) {
       const item = attentionItem(
         /** @type {PhrasingParents} */
-        child,
+        child2,
         handle2.attention,
         state,
         tracker
@@ -36259,7 +36862,7 @@ function phrasing2(parent, state, info) {
       results.push(item);
       before = lastCharacter(item.sequences[0]);
     } else {
-      const value = state.handle(child, parent, state, {
+      const value = state.handle(child2, parent, state, {
         ...tracker.current(),
         after,
         before
@@ -37063,7 +37666,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join22 = [joinDefaults];
+var join27 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -39414,9 +40017,9 @@ function decodeNumericCharacterReference(value, base) {
 // node_modules/micromark-util-decode-string/index.js
 var characterEscapeOrReference = /\\([!-/:-@[-`{-~])|&(#(?:\d{1,7}|x[\da-f]{1,6})|[\da-z]{1,31});/gi;
 function decodeString(value) {
-  return value.replace(characterEscapeOrReference, decode3);
+  return value.replace(characterEscapeOrReference, decode4);
 }
-function decode3($0, $1, $2) {
+function decode4($0, $1, $2) {
   if ($1) {
     return $1;
   }
@@ -39458,23 +40061,23 @@ function containerFlow(parent, state, info) {
   let index = -1;
   indexStack.push(-1);
   while (++index < children.length) {
-    const child = children[index];
+    const child2 = children[index];
     indexStack[indexStack.length - 1] = index;
     results.push(
       tracker.move(
-        state.handle(child, parent, state, {
+        state.handle(child2, parent, state, {
           before: "\n",
           after: "\n",
           ...tracker.current()
         })
       )
     );
-    if (child.type !== "list") {
+    if (child2.type !== "list") {
       state.bulletLastUsed = void 0;
     }
     if (index < children.length - 1) {
       results.push(
-        tracker.move(between(child, children[index + 1], parent, state))
+        tracker.move(between(child2, children[index + 1], parent, state))
       );
     }
   }
@@ -39677,7 +40280,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join22],
+    join: [...join27],
     options: {},
     safe: safeBound,
     stack: [],
@@ -39907,11 +40510,11 @@ function taskListItemParagraph(node3) {
   if (typeof node3.checked !== "boolean") {
     return;
   }
-  for (const child of node3.children) {
-    if (child.type === "paragraph") {
-      return child;
+  for (const child2 of node3.children) {
+    if (child2.type === "paragraph") {
+      return child2;
     }
-    if (child.type !== "definition") {
+    if (child2.type !== "definition") {
       return;
     }
   }
@@ -40151,10 +40754,10 @@ function render2(report2, g2, layout) {
     );
   const details = take("details", g2.details);
   if (details.length > 0) {
-    const shown3 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
+    const shown4 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
     out.push(
       html2(`<details>
-<summary>All ${plural2(report2.rows.length, "operation")}${shown3}</summary>`),
+<summary>All ${plural2(report2.rows.length, "operation")}${shown4}</summary>`),
       table(ROW_HEADER, details),
       html2("</details>")
     );
@@ -40268,41 +40871,41 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync23, mkdirSync as mkdirSync9, readFileSync as readFileSync16, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname8, join as join23, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync28, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename9, dirname as dirname8, join as join28, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
   return value;
 }
-function readFolder(dir, shown3, shard) {
-  const folder = { dir, shown: shown3, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
+function readFolder(dir, shown4, shard) {
+  const folder = { dir, shown: shown4, instances: {}, byInstance: /* @__PURE__ */ new Map(), shared: [] };
   const writer = shard ? otherLiveWriter(dir) : void 0;
   if (writer !== void 0)
-    throw new InputError(shown3, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
+    throw new InputError(shown4, "", `a run (pid ${writer}) is still writing this shard; merge it when the run has ended`);
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join23(shown3, strays2[0]),
+      join28(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join23(dir, BUILD_FILE);
-  if (existsSync23(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join23(shown3, BUILD_FILE));
+  const buildPath = join28(dir, BUILD_FILE);
+  if (existsSync28(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join28(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join23(shown3, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join28(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
-  } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync23(join23(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join23(dir, CAMPAIGN_FILE), join23(shown3, CAMPAIGN_FILE));
+  } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
+  if (existsSync28(join28(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join28(dir, CAMPAIGN_FILE), join28(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join23(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join23(shown3, BUILD_FILE)}`);
+        throw new InputError(join28(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join28(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -40314,7 +40917,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync16(a).equals(readFileSync16(b));
+var sameBytes = (a, b) => readFileSync18(a).equals(readFileSync18(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -40322,7 +40925,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join23(a.dir, rel), join23(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join28(a.dir, rel), join28(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -40331,7 +40934,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync23(join23(shard.dir, tail))) return entry;
+  if (!existsSync28(join28(shard.dir, tail))) return entry;
   const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -40366,12 +40969,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve13(into);
   for (const p of parts) {
     const abs = resolve13(p);
-    if (!existsSync23(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync28(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync23(out);
+  const existed = existsSync28(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -40396,9 +40999,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join23(other.shown, CAMPAIGN_FILE),
+      join28(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join23(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join28(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -40420,16 +41023,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join23(earlier.dir, rel), join23(f.dir, rel)))
-        throw new InputError(join23(f.shown, rel), "", `differs from ${join23(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join28(earlier.dir, rel), join28(f.dir, rel)))
+        throw new InputError(join28(f.shown, rel), "", `differs from ${join28(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join23(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
-  rmSync4(tmp, { recursive: true, force: true });
-  mkdirSync9(tmp, { recursive: true });
+  const tmp = join28(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
+  rmSync5(tmp, { recursive: true, force: true });
+  mkdirSync11(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync9(dirname8(join23(tmp, rel)), { recursive: true });
-      copyFileSync(join23(from.dir, rel), join23(tmp, rel));
+      mkdirSync11(dirname8(join28(tmp, rel)), { recursive: true });
+      copyFileSync(join28(from.dir, rel), join28(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -40437,10 +41040,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join23(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join28(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join23(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync23(join23(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join28(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync28(join28(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -40450,14 +41053,14 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join23(tmp, LOCK_FILE), lockText());
-    const old = join23(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
-    renameSync3(out, old);
+    writeFileSync4(join28(tmp, LOCK_FILE), lockText());
+    const old = join28(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
+    renameSync4(out, old);
     try {
-      renameSync3(tmp, out);
+      renameSync4(tmp, out);
     } catch (e) {
       try {
-        renameSync3(old, out);
+        renameSync4(old, out);
       } catch {
         throw new InputError(
           shownPath(out),
@@ -40467,16 +41070,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync4(old, { recursive: true, force: true });
+    rmSync5(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync4(tmp, { recursive: true, force: true });
+    rmSync5(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
-import { join as join24 } from "node:path";
+import { existsSync as existsSync29, readFileSync as readFileSync19 } from "node:fs";
+import { join as join29 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -41436,22 +42039,22 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join24(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join29(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join24(outDir, path);
-    return !existsSync24(file2) || readFileSync17(file2, "utf8") !== text3;
+    const file2 = join29(outDir, path);
+    return !existsSync29(file2) || readFileSync19(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync10, rmSync as rmSync5 } from "node:fs";
-import { join as join25, resolve as resolve14 } from "node:path";
+import { mkdirSync as mkdirSync12, rmSync as rmSync6 } from "node:fs";
+import { join as join30, resolve as resolve14 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join25(nativeDir(), "iccs", "baseline");
+  const dir = join30(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -41472,13 +42075,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
-  rmSync5(root3, { recursive: true, force: true });
-  mkdirSync10(join25(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync6(root3, { recursive: true, force: true });
+  mkdirSync12(join30(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join25(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join30(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join25(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join30(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -41533,7 +42136,7 @@ function baselineVerdict(s) {
 
 // src/cliMain.ts
 var USAGE = `usage:
-  ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
+  ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
                 [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
@@ -41554,8 +42157,8 @@ function parsePhases(v) {
   if (v === void 0) return new Set(PHASES);
   const list3 = v.split(",").map((s) => s.trim());
   for (const p of list3)
-    if (!PHASES.includes(p))
-      throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${PHASES.join(", ")})`);
+    if (!KNOWN_PHASES.includes(p))
+      throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${KNOWN_PHASES.join(", ")})`);
   return new Set(list3);
 }
 function printSummary(s) {
@@ -41610,7 +42213,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join26(values.out, values.system), cli("out"));
+  checkOutputFolder(join31(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -41621,7 +42224,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve15(values["against-out"]) === resolve15(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join26(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join31(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -41646,8 +42249,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve15(arg);
-  if (!existsSync25(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync25(evidencePaths(dir).build) && !existsSync25(evidencePaths(dir).recordsDir))
+  if (!existsSync30(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync30(evidencePaths(dir).build) && !existsSync30(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -41684,15 +42287,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync25(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync25(join26(d, values.system)))
+    if (!existsSync30(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync30(join31(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join26(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join31(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync25(values.campaign))
+  if (values.campaign !== void 0 && !existsSync30(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -41717,11 +42320,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join26(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join31(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join26(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join31(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -41762,17 +42365,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join26(systemDir, e.kat_file);
-    if (!existsSync25(katPath))
+    const katPath = join31(systemDir, e.kat_file);
+    if (!existsSync30(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync18(katPath, "utf8");
+    const text3 = readFileSync20(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join26(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join31(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -41802,27 +42405,27 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join26(c.folder, "kat.sha256");
-  const shown3 = relative15(process.cwd(), target) || target;
-  const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
-  const update = updateManifest(before, shown3, generated, {
+  const target = join31(c.folder, "kat.sha256");
+  const shown4 = relative15(process.cwd(), target) || target;
+  const before = existsSync30(target) ? readFileSync20(target, "utf8") : "";
+  const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
     byFile: c.type === "hash"
   });
   for (const ch of update.changed)
     console.log(
-      `${shown3}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`
+      `${shown4}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`
     );
   if (update.text !== before) writeFileAtomic(target, update.text);
   console.log(
-    `${update.text !== before ? "wrote" : "unchanged:"} ${shown3}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`
+    `${update.text !== before ? "wrote" : "unchanged:"} ${shown4}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`
   );
   return 0;
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync25(join26(dir, file2))).map((f) => ({ ...f, text: readFileSync18(join26(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync30(join31(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join31(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -41863,8 +42466,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join26(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync25(values.campaign))
+  checkOutputFolder(join31(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync30(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -41889,19 +42492,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve15(values.out ?? join26(root3, "out"));
+  const out = resolve15(values.out ?? join31(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join26(root3, "examples", "campaign");
-  const pqclean = join26(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync25(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join31(root3, "examples", "campaign");
+  const pqclean = join31(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync30(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join26(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync11(campaignDir).filter((f) => existsSync30(join31(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join26(out, "data"),
+    dataDir: join31(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -41909,13 +42512,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join26(out, "pages");
+  const pagesDir = join31(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join26(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join31(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { join, relative, resolve } from 'node:path';
-import { katShown, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign/run.js';
+import { katShown, KNOWN_PHASES, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
@@ -26,7 +26,7 @@ import type { BuildEntry, BuildJson } from './evidence/types.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 
 const USAGE = `usage:
-  ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile]
+  ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
                 [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
@@ -49,8 +49,8 @@ function parsePhases(v: string | undefined): Set<Phase> {
   if (v === undefined) return new Set(PHASES);
   const list = v.split(',').map((s) => s.trim());
   for (const p of list)
-    if (!(PHASES as readonly string[]).includes(p))
-      throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${PHASES.join(', ')})`);
+    if (!(KNOWN_PHASES as readonly string[]).includes(p))
+      throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${KNOWN_PHASES.join(', ')})`);
   return new Set(list as Phase[]);
 }
 

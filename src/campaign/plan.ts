@@ -14,9 +14,18 @@ import type { BuildJson } from '../evidence/types.js';
 import { externalSizesPath } from '../catalogs/catalogs.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import type { Progress } from './progress.js';
+import { loadCtSuppressions } from '../ct/suppressions.js';
 
+/** A candidate's ct-suppressions.yml, as its errors name it. */
+export const ctSuppressionsShown = (candidateId: string): string => `${candidateId}/ct-suppressions.yml`;
+
+/** The phases a run does when it is not told which (`--phases`). */
 export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
-export type Phase = (typeof PHASES)[number];
+/** Phases only `--phases` turns on: the constant-time check runs every operation under valgrind (docs/cli.md). */
+export const OPT_IN_PHASES = ['ct'] as const;
+/** Every phase `--phases` accepts. */
+export const KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES] as const;
+export type Phase = (typeof KNOWN_PHASES)[number];
 /**
  * Phases whose processes are pinned to the run's core: an instance runs them holding the core's
  * host-wide lock, so that no other run on the host times or profiles on it meanwhile.
@@ -157,6 +166,8 @@ export function planRun(opts: CampaignOptions): RunPlan {
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpus = trialCpus(opts, settings, ymlShown);
+  // A suppression without its reason is the candidate author's input error: said before anything runs.
+  if (opts.phases.has('ct')) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
   try {
     readJsonIfExists<BuildJson>(paths.build);

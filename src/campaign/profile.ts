@@ -7,7 +7,16 @@ import { profileInstance, profileSymbols } from '../profile/run.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { buildRequest, driverRngOf, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import {
+  buildRequest,
+  driverRngOf,
+  driverTypeOf,
+  katShown,
+  libraryReplaced,
+  preparedEntry,
+  type InstanceContext,
+  type PhaseStep,
+} from './context.js';
 import { readPrevious } from './previous.js';
 
 /**

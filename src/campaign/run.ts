@@ -13,15 +13,16 @@ import type { Progress } from './progress.js';
 import { prepare } from './prepare.js';
 import { profile } from './profile.js';
 import { stale } from './stale.js';
+import { ct } from './ct.js';
 
 export { katShown, type CampaignSummary, type InstanceContext, type InstanceSummary, type PhaseStep, type RunContext } from './context.js';
-export { PHASES, type CampaignOptions, type Phase, type RunPlan, type Unit } from './plan.js';
+export { KNOWN_PHASES, OPT_IN_PHASES, PHASES, type CampaignOptions, type Phase, type RunPlan, type Unit } from './plan.js';
 
 /**
  * What a run does for each instance, in order. A new phase is a file exporting a PhaseStep and
  * one entry here; a step that names a `phase` runs only when the run's phases include it.
  */
-export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, measure, profile];
+export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, measure, profile, ct];
 
 /**
  * One run of a campaign into DATA_DIR/<system>: checked in full before anything runs (planRun),

@@ -25,6 +25,7 @@ export function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: Evidence
       .flatMap((op) => [paths.record(id, label, op), paths.profile(id, label, op), paths.memory(id, label, op)])
       .map((file) => ({ file, measuredOnly: true })),
     { file: paths.survey(id, label), measuredOnly: false },
+    { file: paths.ct(id, label), measuredOnly: false },
   ];
   let dropped = 0;
   for (const { file, measuredOnly } of files) {

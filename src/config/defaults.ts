@@ -45,3 +45,13 @@ export const ACTION_INPUT_DEFAULTS = {
   'build-cache': 'true',
   'allow-forks': 'false',
 } as const;
+
+/**
+ * The constant-time check (ngcc-perf.yml `ct`, docs/method.md#constant-time-check): calls of each
+ * operation under memcheck, how much slower memcheck runs than the native code (the issue's 20–50×,
+ * its upper end), valgrind's own start and end, and the most one operation's run may be predicted to take.
+ */
+export const CT_CALLS = 3;
+export const CT_VALGRIND_FACTOR = 50;
+export const CT_STARTUP_S = 2;
+export const CT_OP_BUDGET_S = 60;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
+import { CT_CALLS, CT_OP_BUDGET_S, CT_STARTUP_S, CT_VALGRIND_FACTOR, SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
 import { cflagsSchema, definesSchema, nistNamesProblems, nistNamesSchema } from './instanceBuild.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
@@ -134,6 +134,16 @@ export const settingsSchema = z
       })
       .strict()
       .default({ target_s: 0.2, rounds: 5 }),
+    /** The constant-time check (phase `ct`): calls per operation under memcheck and the budget that skips an operation. */
+    ct: z
+      .object({
+        calls: z.number().int().min(1).max(1000).default(CT_CALLS),
+        op_budget_s: z.number().positive().default(CT_OP_BUDGET_S),
+        valgrind_factor: z.number().positive().default(CT_VALGRIND_FACTOR),
+        startup_s: z.number().min(0).default(CT_STARTUP_S),
+      })
+      .strict()
+      .default({ calls: CT_CALLS, op_budget_s: CT_OP_BUDGET_S, valgrind_factor: CT_VALGRIND_FACTOR, startup_s: CT_STARTUP_S }),
     /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
     sandbox: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
     catalogs: z

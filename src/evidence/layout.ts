@@ -13,7 +13,7 @@ export const LOCK_FILE = '.ngcc-perf.lock';
 /** Folders whose files are named `<label>__<operation>.json`. */
 export const OPERATION_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory']);
 /** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…`. */
-export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build']);
+export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build', 'ct']);
 
 /** An instance's key in build.json, comparisons and progress lines: `<candidate>/<label>`. */
 export const instanceKey = (candidate: string, label: string): string => `${candidate}/${label}`;
@@ -38,6 +38,9 @@ export const evidencePaths = (systemDir: string) => ({
   record: (id: string, label: string, op: string) => join(systemDir, 'records', id, operationFile(label, op)),
   profile: (id: string, label: string, op: string) => join(systemDir, 'profile', id, operationFile(label, op)),
   survey: (id: string, label: string) => join(systemDir, 'survey', id, `${label}.json`),
+  /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
+  ct: (id: string, label: string) => join(systemDir, 'ct', id, `${label}.json`),
+  ctDir: join(systemDir, 'ct'),
   memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, operationFile(label, op)),
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),

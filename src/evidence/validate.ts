@@ -5,6 +5,7 @@ import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
+import { validateCtFiles } from './ctValidate.js';
 import { loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
 import type { TimingRecord } from './types.js';
@@ -125,6 +126,7 @@ export function validateDataset(systemDir: string): string[] {
         problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
     }
   }
+  problems.push(...validateCtFiles(systemDir, ds.build));
   return problems;
 }
 

@@ -27,6 +27,12 @@ export interface RunOptions {
   /** Bytes kept of the channel (default 4 MiB): a KAT's text comes this way. */
   channelMaxBytes?: number;
   /**
+   * With channelSecret: one more pipe, the child's fd 4, kept up to this many bytes in
+   * RunResult.side. A tool wrapped around the driver writes there (valgrind's --xml-fd), out of
+   * reach of the driver's stdout and stderr, which the library shares.
+   */
+  sideMaxBytes?: number;
+  /**
    * An open file of this process that the child gets as its fd 3 (not with channelSecret, whose
    * channel is fd 3): flock(1) locks that open file, so the lock outlives the child and stays ours.
    */
@@ -51,6 +57,8 @@ export interface RunResult {
   outputLimit?: 'stdout' | 'stderr';
   /** What arrived on the result channel (only with channelSecret), undecoded, and its marks. */
   channel?: { text: string; truncated: boolean; marks: ChannelMark[] };
+  /** What arrived on fd 4 (only with sideMaxBytes), undecoded. */
+  side?: { text: string; truncated: boolean };
   wallSeconds: number;
 }
 
@@ -136,6 +144,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
     const channel = opts.channelSecret !== undefined;
+    const withSide = channel && opts.sideMaxBytes !== undefined;
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: opts.cwd,
       env,
@@ -143,7 +152,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
       stdio: channel
-        ? ['ignore', 'pipe', 'pipe', 'pipe']
+        ? ['ignore', 'pipe', 'pipe', 'pipe', ...(withSide ? (['pipe'] as const) : [])]
         : opts.inheritFd !== undefined
           ? ['ignore', 'pipe', 'pipe', opts.inheritFd]
           : ['ignore', 'pipe', 'pipe'],
@@ -159,6 +168,10 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     const out = collector(limit, overLimit('stdout'));
     const err = collector(limit, overLimit('stderr'));
     const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
+    const side = collector(opts.sideMaxBytes ?? 0);
+    const sideStream = withSide ? (child.stdio[4] as Readable | null) : null;
+    sideStream?.on('error', () => undefined);
+    sideStream?.on('data', side.push);
     child.stdout!.on('data', out.push);
     child.stderr!.on('data', err.push);
     const channelStream = channel ? (child.stdio[3] as (Readable & Writable) | null) : null;
@@ -201,7 +214,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       // A child that exited may have left its group behind (daemonised loops): reap them.
       killGroup();
       if (pgid !== undefined) liveGroups.delete(pgid);
-      for (const s of [child.stdout, child.stderr, channelStream]) s?.destroy();
+      for (const s of [child.stdout, child.stderr, channelStream, sideStream]) s?.destroy();
       resolve({
         command: limited,
         exitCode,
@@ -212,6 +225,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         truncated: out.truncated() || err.truncated(),
         ...(outputLimit ? { outputLimit } : {}),
         ...(channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {}),
+        ...(withSide ? { side: { text: side.raw(), truncated: side.truncated() } } : {}),
         wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
       });
     };

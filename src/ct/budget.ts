@@ -1,0 +1,28 @@
+/** The ct phase's plan for one operation: run it, or skip it because memcheck would take too long. */
+export interface CtBudget {
+  calls: number;
+  /** How many times slower an operation runs under memcheck than natively. */
+  valgrindFactor: number;
+  /** Seconds valgrind needs to start and end a process besides the calls. */
+  startupSeconds: number;
+  /** The most a run of one operation may be predicted to take. */
+  opBudgetSeconds: number;
+}
+
+export type CtDecision = { run: true; predictedSeconds?: number } | { run: false; reason: string; predictedSeconds: number };
+
+/**
+ * The prediction: native seconds per call (the timing record's mean, when the operation was timed)
+ * × calls × the valgrind factor + startup. Without a timing record the operation runs: its process
+ * timeout still bounds it.
+ */
+export function planCtOperation(perCallSeconds: number | undefined, b: CtBudget): CtDecision {
+  if (perCallSeconds === undefined || !Number.isFinite(perCallSeconds)) return { run: true };
+  const predictedSeconds = perCallSeconds * b.calls * b.valgrindFactor + b.startupSeconds;
+  if (predictedSeconds <= b.opBudgetSeconds) return { run: true, predictedSeconds };
+  return {
+    run: false,
+    predictedSeconds,
+    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively × ${b.calls} calls × ${b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`,
+  };
+}

@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { buildArgv, buildSandbox, type BuildRequest } from '../compile/compile.js';
+import { CC } from '../env/toolchain.js';
+import { runProcess } from '../sandbox/run.js';
+import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
+import { nativeDir } from '../util/paths.js';
+
+/** The generators whose output ct_wrap.c marks secret, wherever a library's own objects define them. */
+export const CT_GENERATORS = ['get_random_number', 'randombytes', 'PQCLEAN_randombytes'] as const;
+
+export interface CtBuildResult {
+  ok: boolean;
+  library: string;
+  /** The generators wrapped (those the library defines). */
+  wrapped: string[];
+  /** The compile flags of the ct build: the instance's, then -g and -fno-lto. */
+  flags: string[];
+  log: string;
+  librarySha256?: string;
+}
+
+/**
+ * The library relinked for the constant-time check: the instance's own flags (same optimisation)
+ * plus `-g`, so memcheck can name file and line, and `-fno-lto`, under which GCC would bypass the
+ * link-time wrappers (`-Wl,--wrap=`) that mark every generator's output secret (native/ct_wrap.c).
+ * Built in the instance's build folder under `ct/`, in the compiler's sandbox; an unchanged build
+ * is kept.
+ */
+export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBuildResult> {
+  const outDir = join(req.outDir, 'ct');
+  const objDir = join(outDir, 'obj');
+  mkdirSync(objDir, { recursive: true });
+  const library = join(outDir, `lib${req.instance.label}.so`);
+  const plain = await buildArgv(req, flags, library);
+  const extra = ['-g', '-fno-lto'];
+  const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
+  // plain.key covers the sources, the flags and the harness version (ct_wrap.c included).
+  const key = sha256Hex([plain.key, ...extra, 'ct'].join('\n'));
+  const keyFile = join(outDir, 'ct-key.json');
+  const previous = readJsonIfExists<CtBuildResult & { key: string; library_sha256?: string }>(keyFile);
+  const shownFlags = [...plain.flags, ...extra];
+  if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
+    return {
+      ok: previous.ok,
+      library,
+      wrapped: previous.wrapped,
+      flags: shownFlags,
+      log: previous.log,
+      ...(previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}),
+    };
+
+  const log: string[] = [];
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const run = async (argv: string[]) => {
+    const r = await runProcess(argv, {
+      cwd: plain.cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox,
+    });
+    log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
+    return r;
+  };
+  const finish = (ok: boolean, wrapped: string[]): CtBuildResult => {
+    const librarySha256 = ok ? sha256File(library) : undefined;
+    const result = { ok, library, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
+    writeFileAtomic(join(outDir, 'build.log'), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
+    return result;
+  };
+  const objects: string[] = [];
+  for (const [i, src] of plain.sources.entries()) {
+    const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
+    if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return finish(false, []);
+    objects.push(obj);
+  }
+  const nm = await run(['nm', '-g', '--defined-only', ...objects]);
+  const defined = new Set(
+    nm.stdout
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f.length === 3 && f[1] === 'T')
+      .map((f) => f[2]!),
+  );
+  const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
+  const wrapObj = join(objDir, 'ct_wrap.o');
+  const wrapArgv = [
+    CC,
+    ...plain.flags,
+    ...extra,
+    ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
+    '-c',
+    join(nativeDir(), 'ct_wrap.c'),
+    '-o',
+    wrapObj,
+  ];
+  if ((await run(wrapArgv)).exitCode !== 0) return finish(false, wrapped);
+  const link = await run([
+    CC,
+    ...plain.flags,
+    ...extra,
+    '-shared',
+    ...plain.linkFlags,
+    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
+    '-o',
+    library,
+    ...objects,
+    wrapObj,
+    ...plain.libs,
+  ]);
+  return finish(link.exitCode === 0 && existsSync(library), wrapped);
+}

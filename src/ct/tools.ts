@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HarnessTools } from '../compile/harnessTools.js';
+import { CC } from '../env/toolchain.js';
+import { runProcess } from '../sandbox/run.js';
+import { readJsonIfExists, sha256File, writeJsonAtomic } from '../util/fsx.js';
+import { nativeDir } from '../util/paths.js';
+
+/** The ct driver's sources, relative to native/: ngcc_mem's operations with ct_driver.c's job. */
+export const CT_DRIVER_SOURCES = ['ct_driver.c', 'harness.c', 'ops.c', 'hash_ops.c', 'kex_ops.c', 'cpucycles.c'];
+
+/**
+ * ngcc_ct, built once per harness version beside the other drivers (`<harness dir>-ct/`, in the
+ * same private cache) and checked against the hash written with it. A binary of its own: it needs
+ * valgrind's headers, which the other drivers must not depend on.
+ */
+export async function ctDriver(tools: HarnessTools): Promise<string> {
+  const dir = `${tools.dir}-ct`;
+  const driver = join(dir, 'ngcc_ct');
+  const manifest = () => readJsonIfExists<{ ngcc_ct?: string }>(join(dir, 'sha256.json'));
+  if (existsSync(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  const n = nativeDir();
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  mkdirSync(staging, { recursive: true, mode: 0o700 });
+  const out = join(staging, 'ngcc_ct');
+  // The harness's own sources: trusted, built outside the sandbox.
+  const r = await runProcess(
+    [
+      CC,
+      '-std=gnu11',
+      '-O2',
+      '-g',
+      '-Wall',
+      '-Wextra',
+      '-Werror',
+      `-I${n}`,
+      '-o',
+      out,
+      ...CT_DRIVER_SOURCES.map((f) => join(n, f)),
+      '-ldl',
+    ],
+    {
+      timeoutMs: 120_000,
+    },
+  );
+  if (r.exitCode !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(
+      `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):\n${r.stderr}`,
+    );
+  }
+  writeJsonAtomic(join(staging, 'sha256.json'), { ngcc_ct: sha256File(out) });
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    renameSync(staging, dir);
+  } catch {
+    // Another process built the same driver meanwhile.
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return driver;
+}

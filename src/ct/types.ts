@@ -1,0 +1,62 @@
+/**
+ * The constant-time check's evidence, `ct/<id>/<label>.json` (docs/evidence-format.md#constant-time-check).
+ * Fields beyond the contract's (`failure`, `reason`, `seconds`, …) are optional additions.
+ */
+
+/** What memcheck saw depend on a secret: a branch, a memory address, a system call's argument; `division` comes from the division finder. */
+export const CT_KINDS = ['branch', 'index', 'division', 'syscall'] as const;
+export type CtKind = (typeof CT_KINDS)[number];
+
+export const CT_STATUSES = ['clean', 'flagged', 'skipped', 'failed'] as const;
+export type CtStatus = (typeof CT_STATUSES)[number];
+
+/** One site: the first frame inside the library of every report at it. */
+export interface CtFinding {
+  kind: CtKind;
+  function: string;
+  /** The source file as the debug information names it (its base name when the path is the build's). */
+  file: string;
+  line: number;
+  /** Times memcheck reported the site over all calls. */
+  count: number;
+  suppressed: boolean;
+  /** The suppression's reason; empty when the finding is not suppressed. */
+  reason: string;
+  /** The site's callers inside the library, innermost first ("fn file:line"), to tell sites reached by different paths apart. */
+  stack?: string[];
+}
+
+export interface CtOperation {
+  status: CtStatus;
+  /** Calls of the operation run under memcheck (0 when skipped or failed before any). */
+  calls: number;
+  findings: CtFinding[];
+  /** Why the operation was skipped or failed; for a clean one with no secret input, why. */
+  reason?: string;
+  /** Wall seconds of the valgrind process. */
+  seconds?: number;
+  /** Reports whose every frame lies outside the library (the driver's own checks of secret outputs): not findings. */
+  outside_library?: number;
+}
+
+export interface CtEvidence {
+  schema: 1;
+  tool: string;
+  library_sha256: string;
+  operations: Record<string, CtOperation>;
+  /** Additions: the instance, the build that ran, how many calls and what marked secrets. */
+  candidate?: string;
+  label?: string;
+  /** SHA-256 of the ct build (the library relinked with -g and the generator wrappers). */
+  ct_library_sha256?: string;
+  flags?: string[];
+  /** The generators whose output was marked secret (ct_wrap.c). */
+  secret_generators?: string[];
+  /** The harness's version (its native sources, ct_driver.c and ct_wrap.c among them): another one redoes the check. */
+  harness_version?: string;
+  /** SHA-256 of the candidate's ct-suppressions.yml when there was one. */
+  suppressions_sha256?: string;
+}
+
+/** The status an operation's findings give: flagged when one is not suppressed. */
+export const statusOf = (findings: readonly CtFinding[]): CtStatus => (findings.some((f) => !f.suppressed) ? 'flagged' : 'clean');

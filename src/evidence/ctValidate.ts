@@ -1,0 +1,99 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CT_KINDS, CT_STATUSES } from '../ct/types.js';
+import { evidencePaths, instanceKey } from './layout.js';
+import type { BuildJson } from './types.js';
+
+const findingSchema = z
+  .object({
+    kind: z.enum(CT_KINDS),
+    function: z.string(),
+    file: z.string(),
+    line: z.number().int().min(0),
+    count: z.number().int().min(1),
+    suppressed: z.boolean(),
+    reason: z.string(),
+  })
+  .passthrough();
+
+const operationSchema = z
+  .object({ status: z.enum(CT_STATUSES), calls: z.number().int().min(0), findings: z.array(findingSchema), reason: z.string().optional() })
+  .passthrough();
+
+/** CONTRACT §8's file; fields it does not name are additions and pass. */
+export const ctEvidenceSchema = z
+  .object({
+    schema: z.literal(1),
+    tool: z.string().min(1),
+    library_sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex'),
+    operations: z.record(z.string(), operationSchema),
+  })
+  .passthrough();
+
+/** The problems of one operation's counts: its status must be the one its findings give. */
+function operationProblems(where: string, o: z.infer<typeof operationSchema>): string[] {
+  const problems: string[] = [];
+  const open = o.findings.filter((f) => !f.suppressed).length;
+  if (o.status === 'skipped' || o.status === 'failed') {
+    if (o.findings.length > 0) problems.push(`${where}: ${o.status} with ${o.findings.length} finding(s)`);
+    if (!o.reason) problems.push(`${where}: ${o.status} without a reason`);
+  } else {
+    if (o.calls < 1) problems.push(`${where}: ${o.status} after ${o.calls} calls`);
+    if (o.status === 'flagged' && open === 0) problems.push(`${where}: flagged, but every finding is suppressed`);
+    if (o.status === 'clean' && open > 0) problems.push(`${where}: clean, but ${open} finding(s) are not suppressed`);
+  }
+  const sites = new Set<string>();
+  for (const [i, f] of o.findings.entries()) {
+    const site = `${f.kind} ${f.function} ${f.file}:${f.line}`;
+    if (sites.has(site)) problems.push(`${where}.findings[${i}]: ${site} listed twice (findings are one per site)`);
+    sites.add(site);
+    if (f.suppressed && f.reason.trim() === '') problems.push(`${where}.findings[${i}]: suppressed without a reason`);
+    if (!f.suppressed && f.reason !== '') problems.push(`${where}.findings[${i}]: a reason, but not suppressed`);
+  }
+  return problems;
+}
+
+/**
+ * Every `ct/<id>/<label>.json` (docs/evidence-format.md#constant-time-check): its schema, its
+ * library against build.json's, and statuses consistent with the findings. One line per problem.
+ */
+export function validateCtFiles(systemDir: string, build: BuildJson): string[] {
+  const dir = evidencePaths(systemDir).ctDir;
+  if (!existsSync(dir)) return [];
+  const problems: string[] = [];
+  for (const id of readdirSync(dir, { withFileTypes: true })) {
+    if (!id.isDirectory()) {
+      problems.push(`ct/${id.name}: not a candidate folder`);
+      continue;
+    }
+    for (const file of readdirSync(join(dir, id.name))) {
+      const rel = `ct/${id.name}/${file}`;
+      if (!file.endsWith('.json')) {
+        problems.push(`${rel}: not a ct file (<label>.json)`);
+        continue;
+      }
+      let parsed: ReturnType<typeof ctEvidenceSchema.safeParse>;
+      try {
+        parsed = ctEvidenceSchema.safeParse(JSON.parse(readFileSync(join(dir, id.name, file), 'utf8')));
+      } catch (e) {
+        problems.push(`${rel}: not JSON (${(e as Error).message})`);
+        continue;
+      }
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) problems.push(`${rel}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+        continue;
+      }
+      const ct = parsed.data;
+      const key = instanceKey(id.name, file.slice(0, -'.json'.length));
+      const entry = build.instances[key];
+      if (!entry) problems.push(`${rel}: no build.json entry for ${key}`);
+      else if (entry.library_sha256 !== ct.library_sha256)
+        problems.push(
+          `${rel}: library_sha256 ${ct.library_sha256.slice(0, 12)}… differs from build.json's ${(entry.library_sha256 ?? 'none').slice(0, 12)}…`,
+        );
+      for (const [op, o] of Object.entries(ct.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,138 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign, type Phase } from '../src/campaign/run.js';
+import type { CtEvidence, CtFinding } from '../src/ct/types.js';
+import { evidencePaths } from '../src/evidence/layout.js';
+import { validateDataset } from '../src/evidence/validate.js';
+import { isInputError } from '../src/errors.js';
+import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
+import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
+import { tempDir } from './helpers/tmp.js';
+
+/**
+ * The ct phase on fixtures with known truth (test/fixtures/ct/README.md): real gcc builds, real
+ * valgrind, in the sandbox. The planted lines are found by their markers in the source.
+ */
+const SYSTEM = 'ct-test';
+const phases = new Set<Phase>(['build', 'ct']);
+
+const readCt = (systemDir: string, label: string): CtEvidence =>
+  JSON.parse(readFileSync(evidencePaths(systemDir).ct('kem-7', label), 'utf8')) as CtEvidence;
+
+const planted = (f: CtFinding) =>
+  f.function.startsWith('planted_') || [markedLine('PLANT: branch'), markedLine('PLANT: index')].includes(f.line);
+
+describe('the ct phase on planted leaks', () => {
+  const campaignDir = ctCampaign();
+  const dataDir = tempDir();
+  const systemDir = join(dataDir, SYSTEM);
+
+  beforeAll(async () => {
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases });
+  });
+
+  it('flags the secret-dependent branch in planted_branch, at its line, in dec only', () => {
+    const ct = readCt(systemDir, 'branch');
+    const dec = ct.operations.dec!;
+    expect(dec.status).toBe('flagged');
+    expect(dec.calls).toBe(3);
+    const site = dec.findings.find((f) => f.function === 'planted_branch');
+    expect(site).toMatchObject({ kind: 'branch', file: 'ct_kem.inc', line: markedLine('PLANT: branch'), suppressed: false, reason: '' });
+    expect(site!.count).toBeGreaterThanOrEqual(3);
+    // keygen and enc never run the plant.
+    for (const op of ['keygen', 'enc']) expect(ct.operations[op]!.findings.filter(planted)).toEqual([]);
+  });
+
+  it('flags the secret-indexed lookup in planted_index, at its line', () => {
+    const dec = readCt(systemDir, 'index').operations.dec!;
+    expect(dec.status).toBe('flagged');
+    expect(dec.findings.find((f) => f.function === 'planted_index')).toMatchObject({
+      kind: 'index',
+      file: 'ct_kem.inc',
+      line: markedLine('PLANT: index'),
+    });
+  });
+
+  it('finds none of those in the unplanted copy of the same code', () => {
+    const ct = readCt(systemDir, 'clean');
+    for (const op of ['keygen', 'enc', 'dec']) {
+      expect(ct.operations[op]!.findings.filter(planted)).toEqual([]);
+      expect(ct.operations[op]!.status).toBe('clean');
+    }
+  });
+
+  it('names the tool, the library of build.json and the generators it marked secret; validate accepts the files', () => {
+    const ct = readCt(systemDir, 'branch');
+    const build = JSON.parse(readFileSync(evidencePaths(systemDir).build, 'utf8'));
+    expect(ct).toMatchObject({ schema: 1, tool: 'valgrind-memcheck', library_sha256: build.instances['kem-7/branch'].library_sha256 });
+    expect(ct.secret_generators).toEqual(['get_random_number']);
+    expect(ct.flags).toEqual(expect.arrayContaining(['-g', '-fno-lto']));
+    expect(validateDataset(systemDir)).toEqual([]);
+  });
+
+  it('validate names a ct file whose library, status or counts do not hold', () => {
+    const path = evidencePaths(systemDir).ct('kem-7', 'index');
+    const good = readFileSync(path, 'utf8');
+    try {
+      const ct = JSON.parse(good) as CtEvidence;
+      ct.library_sha256 = 'f'.repeat(64);
+      ct.operations.dec!.status = 'clean';
+      ct.operations.keygen!.findings.push(ct.operations.dec!.findings[0]!, ct.operations.dec!.findings[0]!);
+      writeFileSync(path, JSON.stringify(ct));
+      const problems = validateDataset(systemDir).join('\n');
+      expect(problems).toMatch(/ct\/kem-7\/index\.json: library_sha256 ffffffffffff… differs from build\.json's/);
+      expect(problems).toMatch(/operations\.dec: clean, but 1 finding\(s\) are not suppressed/);
+      expect(problems).toMatch(/operations\.keygen: clean, but 2 finding/);
+      expect(problems).toMatch(/operations\.keygen\.findings\[1\]: index planted_index ct_kem\.inc:\d+ listed twice/);
+      writeFileSync(path, JSON.stringify({ schema: 1, tool: 'x', operations: {} }));
+      expect(validateDataset(systemDir).join('\n')).toMatch(/ct\/kem-7\/index\.json: library_sha256: /);
+    } finally {
+      writeFileSync(path, good);
+    }
+  });
+
+  it('a suppression with a reason moves the finding to suppressed and the status to clean', async () => {
+    const reason = 'the fixture plants this on purpose';
+    writeFileSync(
+      join(campaignDir, 'kem-7', 'ct-suppressions.yml'),
+      `suppressions:\n  - function: planted_branch\n    kind: branch\n    reason: ${reason}\n`,
+    );
+    try {
+      await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases, only: /^kem-7\/branch$/ });
+      const dec = readCt(systemDir, 'branch').operations.dec!;
+      expect(dec.findings.find((f) => f.function === 'planted_branch')).toMatchObject({ suppressed: true, reason });
+      expect(dec.status).toBe('clean');
+      expect(validateDataset(systemDir)).toEqual([]);
+    } finally {
+      writeFileSync(join(campaignDir, 'kem-7', 'ct-suppressions.yml'), 'suppressions: []\n');
+    }
+  });
+
+  it('a suppression without a reason is an input error naming the file and the line', async () => {
+    writeFileSync(
+      join(campaignDir, 'kem-7', 'ct-suppressions.yml'),
+      `# known-public sites\nsuppressions:\n  - function: rej_uniform\n    kind: branch\n    reason: the matrix seed is public\n  - file: ct_kem.inc:32\n    kind: branch\n`,
+    );
+    const error = await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isInputError(error)).toBe(true);
+    expect(String(error)).toMatch(/kem-7\/ct-suppressions\.yml.*line 6: suppressions\[1\]\.reason/);
+  });
+});
+
+describe('the ct phase on a library that crashes', () => {
+  it('is failed with the reason for the operation that crashed, and checks the others', async () => {
+    const campaignDir = fixtureCampaign(['kem-1'], QUICK);
+    const dataDir = tempDir();
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases, only: /^kem-1\/crash$/ });
+    const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, SYSTEM)).ct('kem-1', 'crash'), 'utf8')) as CtEvidence;
+    // kem-1/crash stores through a NULL pointer in kem_dec (test/fixtures/campaign/kem-1/common/toy_kem.inc).
+    expect(ct.operations.dec).toMatchObject({ status: 'failed', calls: 0, findings: [] });
+    expect(ct.operations.dec!.reason).toMatch(/SIGSEGV/);
+    expect(ct.operations.keygen!.status).not.toBe('failed');
+    expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
+  });
+});

@@ -1,0 +1,71 @@
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign } from '../src/campaign/run.js';
+import type { CtEvidence } from '../src/ct/types.js';
+import { evidencePaths } from '../src/evidence/layout.js';
+import { validateDataset } from '../src/evidence/validate.js';
+import { PQCLEAN } from './helpers/pqclean.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+
+/**
+ * PQClean's clean ML-KEM-512 (the example campaign's kem-80 instance) through the ct phase. What it
+ * reports is written up in docs/method.md#what-it-reports-for-the-example-campaign: memcheck flags
+ * only rej_uniform, the rejection sampling of the public matrix A, which liboqs suppresses too; the
+ * example's ct-suppressions.yml explains it, after which every operation is clean.
+ */
+describe('the ct phase on PQClean ML-KEM-512 (clean)', () => {
+  const campaignDir = tempDir();
+  const dataDir = tempDir();
+  const systemDir = join(dataDir, 'ct-pqclean');
+  const folder = join(campaignDir, 'kem-80');
+  const read = () => JSON.parse(readFileSync(evidencePaths(systemDir).ct('kem-80', 'ml-kem-512'), 'utf8')) as CtEvidence;
+  const run = () => runCampaign({ campaignDir, system: 'ct-pqclean', dataDir, phases: new Set(['build', 'ct']) });
+
+  beforeAll(async () => {
+    mkdirSync(folder, { recursive: true });
+    const dir = join(PQCLEAN, 'crypto_kem', 'ml-kem-512', 'clean');
+    writeFileSync(
+      join(folder, 'candidate.yml'),
+      [
+        'id: kem-80',
+        'type: kem',
+        'algorithm: ML-KEM (PQClean clean)',
+        'api: nist',
+        'instances:',
+        '  - label: ml-kem-512',
+        `    dir: ${dir}`,
+        `    extra_sources: [${join(PQCLEAN, 'common', 'fips202.c')}]`,
+        `    include: [${join(PQCLEAN, 'common')}]`,
+        '    nist_prefix: PQCLEAN_MLKEM512_CLEAN_',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(folder, 'kat.sha256'), '# not KAT-checked here\n');
+    await run();
+  });
+
+  it('completes every operation; what it flags is the rejection sampling of the public matrix, in keygen and in dec', () => {
+    const ct = read();
+    expect(Object.keys(ct.operations)).toEqual(['keygen', 'enc', 'dec']);
+    for (const o of Object.values(ct.operations)) expect(o.calls).toBe(3);
+    expect(ct.secret_generators).toEqual(expect.arrayContaining(['randombytes']));
+    const flagged = Object.entries(ct.operations).flatMap(([op, o]) => o.findings.map((f) => ({ op, ...f })));
+    expect(flagged.length).toBeGreaterThan(0);
+    for (const f of flagged) expect(f).toMatchObject({ kind: 'branch', function: 'rej_uniform', file: 'indcpa.c', suppressed: false });
+    expect(new Set(flagged.map((f) => f.op))).toEqual(new Set(['keygen', 'dec']));
+    expect(ct.operations.enc!.status).toBe('clean');
+  });
+
+  it("with the example's ct-suppressions.yml every finding is suppressed with its reason, and every operation is clean", async () => {
+    cpSync(join(repoRoot, 'examples', 'campaign', 'kem-80', 'ct-suppressions.yml'), join(folder, 'ct-suppressions.yml'));
+    await run();
+    const ct = read();
+    for (const o of Object.values(ct.operations)) {
+      expect(o.status).toBe('clean');
+      for (const f of o.findings) expect(f.reason).toMatch(/public/);
+    }
+    expect(ct.operations.keygen!.findings.every((f) => f.suppressed)).toBe(true);
+    expect(validateDataset(systemDir)).toEqual([]);
+  });
+});

@@ -10170,7 +10170,7 @@ var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var LOCK_FILE = ".ngcc-perf.lock";
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
-var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build"]);
+var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build", "ct"]);
 var instanceKey = (candidate, label) => `${candidate}/${label}`;
 function parseInstanceKey(key) {
   const cut = key.indexOf("/");
@@ -10185,9 +10185,12 @@ var evidencePaths = (systemDir) => ({
   profileDir: join5(systemDir, "profile"),
   memoryDir: join5(systemDir, "memory"),
   surveyDir: join5(systemDir, "survey"),
+  ctDir: join5(systemDir, "ct"),
   record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
   profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
   survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
+  /** The constant-time check of one instance (CONTRACT §8). */
+  ct: (id, label) => join5(systemDir, "ct", id, `${label}.json`),
   memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
   katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join5(systemDir, "kat", id, label),
@@ -10426,36 +10429,6 @@ function formatN(n) {
 
 // src/campaign/measure.ts
 import { resolve as resolve8 } from "node:path";
-
-// src/config/hashInstance.ts
-import { existsSync as existsSync7, readFileSync as readFileSync7 } from "node:fs";
-import { join as join7, relative as relative2, resolve as resolve2 } from "node:path";
-var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
-var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
-function digestBitsOf(candidateFolder, inst, index) {
-  if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
-  const dir = resolve2(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve2(dir, p))].map((d) => join7(d, HASH_HEADER)).find((f) => existsSync7(f));
-  const where = `candidate.yml instances[${index}]`;
-  if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
-  const m = DEFINE.exec(readFileSync7(header, "latin1"));
-  const bits = m ? Number(m[1]) : Number.NaN;
-  const shown3 = relative2(candidateFolder, header);
-  if (!m) return { problem: `${shown3}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
-  if (bits < 8 || bits > 65536 || bits % 8 !== 0)
-    return { problem: `${shown3}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
-  return { bits };
-}
-
-// src/measure/hashOperations.ts
-var HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
-var hashOperation = (bytes2) => `hash_${bytes2}`;
-var HASH_OPERATIONS = HASH_MESSAGE_BYTES.map(hashOperation);
-function hashMessageBytes(operation) {
-  const m = /^hash_([0-9]+)$/.exec(operation);
-  return m ? Number(m[1]) : void 0;
-}
-var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
 
 // src/measure/operation.ts
 import { basename } from "node:path";
@@ -10835,6 +10808,16 @@ function disturbance(os, clock) {
   return void 0;
 }
 
+// src/measure/hashOperations.ts
+var HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
+var hashOperation = (bytes2) => `hash_${bytes2}`;
+var HASH_OPERATIONS = HASH_MESSAGE_BYTES.map(hashOperation);
+function hashMessageBytes(operation) {
+  const m = /^hash_([0-9]+)$/.exec(operation);
+  return m ? Number(m[1]) : void 0;
+}
+var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
+
 // src/measure/kernelCheck.ts
 function trialWindow(marks) {
   if (marks.length !== 2 || marks[0].name !== "begin" || marks[1].name !== "end") return void 0;
@@ -11169,8 +11152,8 @@ var ACTION_INPUT_DEFAULTS = {
 };
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join9, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -11209,17 +11192,17 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync8, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute3, join as join8, relative as relative4, resolve as resolve5, sep as sep2 } from "node:path";
+import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
+import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve4 } from "path";
+import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative3, resolve as resolve3, sep } from "path";
+import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -11238,7 +11221,7 @@ function isRootDirectory(path) {
 function normalizePath(path, options) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options;
   const pathNeedsCleaning = process.platform === "win32" && path.includes("/") || path.startsWith(".");
-  if (resolvePaths) path = resolve3(path);
+  if (resolvePaths) path = resolve2(path);
   if (normalizePath$1 || pathNeedsCleaning) path = cleanPath(path);
   if (path === ".") return "";
   const needsSeperator = path[path.length - 1] !== pathSeparator;
@@ -11251,7 +11234,7 @@ function joinPathWithRelativePath(root3, options) {
   return function(filename, directoryPath) {
     const sameRoot = directoryPath.startsWith(root3);
     if (sameRoot) return directoryPath.slice(root3.length) + filename;
-    else return convertSlashes(relative3(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
+    else return convertSlashes(relative2(root3, directoryPath), options.pathSeparator) + options.pathSeparator + filename;
   };
 }
 function joinPath(filename) {
@@ -11960,7 +11943,7 @@ var defaultOptions = {
 function getOptions(options) {
   const opts = Object.assign({}, options);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve4(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath2(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
@@ -11992,13 +11975,13 @@ var NIST_RNG_FILE = /^(randombytes|rng)\.c$/;
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
-    if (existsSync8(join8(up, ".git"))) {
+    if (existsSync7(join7(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname4(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join8(toolRoot2, name)).filter((p) => existsSync8(p));
+  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -12014,20 +11997,20 @@ function expand(base, patterns, field, display, roots) {
   for (const [i, pattern] of patterns.entries()) {
     const matches = globSync(pattern, { cwd: base, absolute: true, expandDirectories: false, onlyFiles: true });
     if (matches.length === 0) throw new InputError(display, field, `'${pattern}' matches no file (relative to ${base})`);
-    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative4(base, m) || m));
+    for (const m of matches.sort()) files.push(confined(m, roots, display, `${field}[${i}]`, relative3(base, m) || m));
   }
   return files;
 }
 function resolveSources(candidateFolder, inst, index, display, roots, api = "iccs") {
-  const dir = resolve5(candidateFolder, inst.dir);
+  const dir = resolve4(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync8(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f) && !(api === "nist" && NIST_RNG_FILE.test(f))).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f) && !(api === "nist" && NIST_RNG_FILE.test(f))).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
-    const abs = isAbsolute3(p) ? p : resolve5(dir, p);
-    if (!existsSync8(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
+    const abs = isAbsolute3(p) ? p : resolve4(dir, p);
+    if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
@@ -12036,7 +12019,7 @@ function resolveSources(candidateFolder, inst, index, display, roots, api = "icc
 }
 
 // src/compile/nistShim.ts
-import { join as join9 } from "node:path";
+import { join as join8 } from "node:path";
 var NIST_NAMES_PREFIX = "ngcc_nist_";
 var NAME_MACRO = {
   keypair: "NGCC_NIST_KEYPAIR",
@@ -12062,10 +12045,10 @@ function namesDefines(names) {
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join9(nativeDir(), "nist");
+  const n = join8(nativeDir(), "nist");
   const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
   return {
-    sources: [join9(n, "nist_shim.c"), join9(n, generator)],
+    sources: [join8(n, "nist_shim.c"), join8(n, generator)],
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
@@ -12110,20 +12093,20 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
     sandbox
   });
   if (r.exitCode === 0) {
-    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve6(cwd, f));
+    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve5(cwd, f));
     return [...new Set(files2)].sort();
   }
   const files = new Set(src.sources);
   for (const dir of src.includes) {
-    if (!existsSync9(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join10(dir, f));
+    if (!existsSync8(dir)) continue;
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join9(dir, f));
   }
   return [...files].sort();
 }
 function repositoryOf(candidateFolder) {
-  for (let dir = resolve6(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync9(join10(dir, ".git"))) return dir;
-    if (dirname5(dir) === dir) return dirname5(resolve6(candidateFolder));
+  for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
+    if (existsSync8(join9(dir, ".git"))) return dir;
+    if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
   }
 }
 async function buildKey(req, src, argv, compileArgs, out, sandbox) {
@@ -12145,7 +12128,7 @@ function contentDigest(file2) {
   }
   if (!st.isFile()) return "not a regular file";
   if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
-  return sha256Hex(readFileSync8(file2));
+  return sha256Hex(readFileSync7(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -12164,7 +12147,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`, void 0, candidate.api);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join10(dirname5(library), "exports.map");
+  const scriptPath = join9(dirname5(library), "exports.map");
   mkdirSync5(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
@@ -12189,7 +12172,7 @@ async function buildArgv(req, flags, library) {
     ...parts.sources,
     ...parts.libs
   ];
-  const readOnly = [resolve6(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
+  const readOnly = [resolve5(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const key = await buildKey(req, src, argv, compileArgs, dirname5(library), buildSandbox(req, readOnly));
   return { ...parts, argv, key, readOnly };
@@ -12197,13 +12180,13 @@ async function buildArgv(req, flags, library) {
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join10(req.outDir, req.flagSet);
-  const library = join10(outDir, `lib${req.instance.label}.so`);
+  const outDir = join9(req.outDir, req.flagSet);
+  const library = join9(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join10(outDir, "build-key.json");
+  const keyFile = join9(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags: allFlags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
@@ -12219,8 +12202,8 @@ async function buildInstance(req) {
   });
   const log2 = `$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join10(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync9(library);
+  writeFileAtomic(join9(outDir, "build.log"), log2);
+  const ok2 = r.exitCode === 0 && existsSync8(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
@@ -12230,6 +12213,28 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 // src/campaign/context.ts
 import { existsSync as existsSync10 } from "node:fs";
 import { resolve as resolve7 } from "node:path";
+
+// src/config/hashInstance.ts
+import { existsSync as existsSync9, readFileSync as readFileSync8 } from "node:fs";
+import { join as join10, relative as relative4, resolve as resolve6 } from "node:path";
+var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
+var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
+function digestBitsOf(candidateFolder, inst, index) {
+  if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
+  const dir = resolve6(candidateFolder, inst.dir);
+  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join10(d, HASH_HEADER)).find((f) => existsSync9(f));
+  const where = `candidate.yml instances[${index}]`;
+  if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
+  const m = DEFINE.exec(readFileSync8(header, "latin1"));
+  const bits = m ? Number(m[1]) : Number.NaN;
+  const shown3 = relative4(candidateFolder, header);
+  if (!m) return { problem: `${shown3}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
+  if (bits < 8 || bits > 65536 || bits % 8 !== 0)
+    return { problem: `${shown3}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
+  return { bits };
+}
+
+// src/campaign/context.ts
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
   if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
@@ -12260,6 +12265,12 @@ function libraryReplaced(run, entry) {
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
 }
+function driverTypeOf(candidate, instance) {
+  if (candidate.type !== "hash") return candidate.type;
+  const index = candidate.instances.indexOf(instance);
+  const digest = digestBitsOf(candidate.folder, instance, index);
+  return hashDriverType("bits" in digest ? digest.bits : 0);
+}
 
 // src/campaign/previous.ts
 import { relative as relative5 } from "node:path";
@@ -12281,12 +12292,6 @@ function readPrevious(path, force, onReplaced) {
 }
 
 // src/campaign/measure.ts
-function driverTypeOf(candidate, instance) {
-  if (candidate.type !== "hash") return candidate.type;
-  const index = candidate.instances.indexOf(instance);
-  const digest = digestBitsOf(candidate.folder, instance, index);
-  return hashDriverType("bits" in digest ? digest.bits : 0);
-}
 var measure = {
   name: "measure",
   phase: "measure",
@@ -33398,7 +33403,7 @@ async function profileInstance(p, operations, sink) {
       })
     );
     const runRound = async (operation) => {
-      const job = ["prof", candidate.type, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
+      const job = ["prof", p.driverType, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), candidate.katRng];
       const argv = [p.tools.driver, profiled.library, ...job];
       const driver = await runDriver([p.tools.driver, profiled.library], job, {
         timeoutMs: p.timeoutMs,
@@ -33472,7 +33477,7 @@ async function profileInstance(p, operations, sink) {
 }
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
-  const driver = await runDriver([p.tools.mem, p.library], ["mem", candidate.type, operation, candidate.katRng], {
+  const driver = await runDriver([p.tools.mem, p.library], ["mem", p.driverType, operation, candidate.katRng], {
     timeoutMs: p.timeoutMs,
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.mem, p.library], writable: [] }
@@ -33687,10 +33692,6 @@ var profile = {
       return;
     }
     const built = { ...entry, library: entry.library };
-    if (ctx.unit.candidate.type === "hash") {
-      ctx.tick("profile: not run (a hash candidate has no hash profile)");
-      return;
-    }
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
       ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
@@ -33750,6 +33751,7 @@ async function profileOperations(ctx, entry) {
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
+      driverType: driverTypeOf(unit.candidate, unit.instance),
       cpu: plan.cpu,
       nistSymbols: plan.nistSymbols,
       targetSeconds: plan.settings.profile.target_s,
@@ -41058,7 +41060,7 @@ var sizes = (model, c) => {
   ];
 };
 var symmetricPrimitives = (model, c) => {
-  if (c.type === "hash") return [];
+  if (c.type === "hash" && c.instances.every((i) => i.profileFiles.length === 0)) return [];
   const verdict = surveyFor(model, c.id);
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
@@ -41082,7 +41084,7 @@ var symmetricPrimitives = (model, c) => {
     ),
     ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
     para(
-      c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
+      c.type === "hash" ? "Share of CryptHash at each message length spent in the ICCS helpers it calls (sm3hash, pseudohash, pseudoXOF) and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):" : c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
     ),
     table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2)
   ];

@@ -12,7 +12,7 @@ export const LAYERS = [
   ['config/'],
   ['sandbox/'],
   ['env/'],
-  ['compile/', 'kat/', 'measure/', 'profile/'],
+  ['compile/', 'kat/', 'measure/', 'profile/', 'ct/'],
   ['evidence/'],
   ['catalogs/'],
   ['report/', 'compare/'],

@@ -13,7 +13,7 @@ export const LOCK_FILE = '.ngcc-perf.lock';
 /** Folders whose files are named `<label>__<operation>.json`. */
 export const OPERATION_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory']);
 /** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…`. */
-export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build']);
+export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build', 'ct']);
 
 /** An instance's key in build.json, comparisons and progress lines: `<candidate>/<label>`. */
 export const instanceKey = (candidate: string, label: string): string => `${candidate}/${label}`;
@@ -35,9 +35,12 @@ export const evidencePaths = (systemDir: string) => ({
   profileDir: join(systemDir, 'profile'),
   memoryDir: join(systemDir, 'memory'),
   surveyDir: join(systemDir, 'survey'),
+  ctDir: join(systemDir, 'ct'),
   record: (id: string, label: string, op: string) => join(systemDir, 'records', id, operationFile(label, op)),
   profile: (id: string, label: string, op: string) => join(systemDir, 'profile', id, operationFile(label, op)),
   survey: (id: string, label: string) => join(systemDir, 'survey', id, `${label}.json`),
+  /** The constant-time check of one instance (CONTRACT §8). */
+  ct: (id: string, label: string) => join(systemDir, 'ct', id, `${label}.json`),
   memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, operationFile(label, op)),
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),
@@ -50,6 +53,9 @@ export type EvidencePaths = ReturnType<typeof evidencePaths>;
 
 /** A survey file's path relative to the system folder, as the report links it. */
 export const surveyRelPath = (id: string, label: string): string => `survey/${id}/${label}.json`;
+
+/** A constant-time check's path relative to the system folder, as the pages link it. */
+export const ctRelPath = (id: string, label: string): string => `ct/${id}/${label}.json`;
 
 /** Paths as written into evidence: relative to the system folder, '/'-separated. */
 export function relativeTo(systemDir: string, path: string): string {

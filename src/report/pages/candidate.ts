@@ -376,8 +376,8 @@ const symmetricPrimitives: CandidateSection = (model, c) => {
       c.type === 'hash'
         ? 'Share of CryptHash at each message length spent in the ICCS helpers it calls (sm3hash, pseudohash, pseudoXOF) and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):'
         : c.api === 'nist'
-        ? 'Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):'
-        : 'Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):',
+          ? 'Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):'
+          : 'Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):',
     ),
     table(['instance', 'operation', hashHeader(c), c.api === 'nist' ? 'randombytes' : 'DRNG', 'calls per operation'], shares),
   ];

@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync25, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync26, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9242,7 +9242,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join26, relative as relative15, resolve as resolve15 } from "node:path";
+import { join as join27, relative as relative15, resolve as resolve15 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync17 } from "node:fs";
@@ -10199,6 +10199,7 @@ var evidencePaths = (systemDir) => ({
   iccsBaselineCampaign: join5(systemDir, "build", ".iccs-baseline")
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
+var ctRelPath = (id, label) => `ct/${id}/${label}.json`;
 function relativeTo(systemDir, path) {
   return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
 }
@@ -34566,8 +34567,8 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync22 } from "node:fs";
-import { join as join21, relative as relative13 } from "node:path";
+import { existsSync as existsSync23 } from "node:fs";
+import { join as join22, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -34605,6 +34606,33 @@ function sizeVerdict(item, catalog, api, basis) {
   if (item === "signature" && basis === "nominal-variable") return "approximate";
   return api === catalog ? "match" : "mismatch";
 }
+
+// src/evidence/ct.ts
+import { existsSync as existsSync22, readdirSync as readdirSync10 } from "node:fs";
+import { join as join21 } from "node:path";
+function readCtEvidence(systemDir) {
+  const dir = evidencePaths(systemDir).ctDir;
+  const files = [];
+  const unreadable = [];
+  if (!existsSync22(dir)) return { files, unreadable };
+  for (const candidate of readdirSync10(dir).sort()) {
+    if (!existsSync22(join21(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync10(join21(dir, candidate)).sort()) {
+      if (!name.endsWith(".json")) continue;
+      const label = name.slice(0, -".json".length);
+      const path = ctRelPath(candidate, label);
+      try {
+        const ct = readJson(join21(systemDir, path));
+        if (!ct || typeof ct.operations !== "object" || ct.operations === null) throw new Error('no "operations" object');
+        files.push({ candidate, label, path, ct });
+      } catch (e) {
+        unreadable.push({ path: join21(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+      }
+    }
+  }
+  return { files, unreadable };
+}
+var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
 
 // src/compare/stats.ts
 function permutationPValue(a, b) {
@@ -34749,6 +34777,54 @@ function spreadText(s) {
   return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
 }
 
+// src/ct/findings.ts
+var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
+
+// src/compare/ct.ts
+var ctSite = (f) => f.file !== void 0 ? `${f.file}:${f.line ?? "?"}` : `${f.function} (no line information)`;
+function sitesOf(ct) {
+  const sites = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct.operations))
+    for (const f of o.findings ?? []) {
+      if (f.suppressed) continue;
+      const s = sites.get(siteOf(f)) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      sites.set(siteOf(f), s);
+    }
+  return [...sites.values()];
+}
+var groupOf = (f) => `${f.kind}\0${f.function}\0${f.file ?? ""}`;
+function newCtFindings(base, head) {
+  const baseBy = ctByInstance(base);
+  const out = [];
+  for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1)) {
+    const b = baseBy.get(key);
+    const baseSites = b ? sitesOf(b.ct) : [];
+    const groups2 = /* @__PURE__ */ new Map();
+    for (const s of sitesOf(h.ct)) groups2.set(groupOf(s.finding), [...groups2.get(groupOf(s.finding)) ?? [], s]);
+    for (const [group, sites] of groups2) {
+      const before = baseSites.filter((s) => groupOf(s.finding) === group);
+      const extra = sites.length - before.length;
+      if (extra <= 0) continue;
+      const lines = new Set(before.map((s) => s.finding.line));
+      const unknown3 = sites.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+      for (const s of unknown3.slice(0, extra))
+        out.push({
+          key,
+          kind: s.finding.kind,
+          function: s.finding.function,
+          ...s.finding.file !== void 0 ? { file: s.finding.file } : {},
+          ...s.finding.line !== void 0 ? { line: s.finding.line } : {},
+          count: s.count,
+          operations: s.operations,
+          baseline_checked: b !== void 0
+        });
+    }
+  }
+  return out;
+}
+
 // src/compare/compare.ts
 function side(r, entry) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
@@ -34775,19 +34851,27 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join21(dataDir, system2);
-  if (!existsSync22(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join22(dataDir, system2);
+  if (!existsSync23(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
-  const [first, ...more] = ds.unreadable;
+  refuseUnreadable(ds.unreadable, role);
+  return ds;
+}
+function refuseUnreadable(unreadable, role) {
+  const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
       relative13(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
-  return ds;
+}
+function readableCt(systemDir, role) {
+  const { files, unreadable } = readCtEvidence(systemDir);
+  refuseUnreadable(unreadable, role);
+  return files;
 }
 function auditedInstances(ds) {
   const instances = /* @__PURE__ */ new Map();
@@ -34901,7 +34985,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync22(join21(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join21(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync23(join22(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join22(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -34966,6 +35050,9 @@ function compareEvidence(opts) {
   }
   const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  const baseCt = readableCt(base.systemDir, "base");
+  const headCt = readableCt(head.systemDir, "head");
+  const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : void 0;
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   const said = head.campaign?.sandbox;
   const sandbox = said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
@@ -34981,19 +35068,21 @@ function compareEvidence(opts) {
     size_changes,
     memory_changes,
     size_mismatches,
+    ...ct_findings ? { ct_findings } : {},
     ...(opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {},
     counts: {
       regressions: rows.filter((r) => r.verdict === "regression").length,
       improvements: rows.filter((r) => r.verdict === "improvement").length,
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,
-      noisy: rows.filter((r) => r.verdict === "noisy").length
+      noisy: rows.filter((r) => r.verdict === "noisy").length,
+      ...ct_findings ? { ct_findings: ct_findings.length } : {}
     }
   };
 }
 
 // src/compare/failOn.ts
-var FAIL_ON = ["regression", "kat", "size-audit"];
+var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
 function parseFailOn(v, where) {
   const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
   for (const x of list3)
@@ -35007,7 +35096,8 @@ function failReasons(report2, failOn) {
     failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
     failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
     failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
-    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : ""
+    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
+    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : ""
   ].filter(Boolean);
 }
 var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
@@ -37064,7 +37154,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join22 = [joinDefaults];
+var join23 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -39678,7 +39768,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join22],
+    join: [...join23],
     options: {},
     safe: safeBound,
     stack: [],
@@ -40009,6 +40099,7 @@ function headline(report2, pr) {
   if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
+  if ((n.ct_findings ?? 0) > 0) bad.push(`\u26A0 ${plural2(n.ct_findings ?? 0, "new constant-time finding")}`);
   if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
   const noisy = noisyVerdicts(report2, pr);
   if (noisy > 0) bad.push(`\u3030 ${plural2(noisy, "noisy measurement")}`);
@@ -40048,7 +40139,19 @@ function changedRows(report2) {
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
 }
-var DROP_ORDER = ["details", "noisy", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds", "invalid"];
+var DROP_ORDER = [
+  "details",
+  "noisy",
+  "changed",
+  "memory",
+  "sizes",
+  "mismatches",
+  "ct",
+  "stillFailing",
+  "kat",
+  "builds",
+  "invalid"
+];
 function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
@@ -40061,6 +40164,14 @@ function groups(report2, pr) {
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    ct: (report2.ct_findings ?? []).map((f) => [
+      f.key,
+      f.kind,
+      code3(f.function),
+      code3(ctSite(f)),
+      f.operations.join(", "),
+      f.baseline_checked ? String(f.count) : `${f.count} (no ct evidence on the baseline)`
+    ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
     invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine2(c.problem)), ")"]),
@@ -40141,6 +40252,17 @@ function render2(report2, g2, layout) {
       para(strong2("Size audit")),
       para("Catalog sizes that differ from what the API reports:"),
       table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches)
+    );
+  const ct = take("ct", g2.ct);
+  if (ct.length > 0)
+    out.push(
+      para(strong2("Constant-time findings")),
+      para(
+        "Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate\u2019s ",
+        code3("ct-suppressions.yml"),
+        ", with a reason."
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports"], ct)
     );
   const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
   if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
@@ -40269,8 +40391,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync23, mkdirSync as mkdirSync9, readFileSync as readFileSync16, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename7, dirname as dirname8, join as join23, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync24, mkdirSync as mkdirSync9, readFileSync as readFileSync16, renameSync as renameSync3, rmdirSync, rmSync as rmSync4, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename7, dirname as dirname8, join as join24, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -40284,26 +40406,26 @@ function readFolder(dir, shown3, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join23(shown3, strays2[0]),
+      join24(shown3, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join23(dir, BUILD_FILE);
-  if (existsSync23(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join23(shown3, BUILD_FILE));
+  const buildPath = join24(dir, BUILD_FILE);
+  if (existsSync24(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join24(shown3, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join23(shown3, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join24(shown3, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown3, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync23(join23(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join23(dir, CAMPAIGN_FILE), join23(shown3, CAMPAIGN_FILE));
+  if (existsSync24(join24(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join24(dir, CAMPAIGN_FILE), join24(shown3, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join23(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join23(shown3, BUILD_FILE)}`);
+        throw new InputError(join24(shown3, rel), "", `belongs to instance ${key}, which has no entry in ${join24(shown3, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -40323,7 +40445,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join23(a.dir, rel), join23(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join24(a.dir, rel), join24(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -40332,7 +40454,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync23(join23(shard.dir, tail))) return entry;
+  if (!existsSync24(join24(shard.dir, tail))) return entry;
   const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -40367,12 +40489,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve13(into);
   for (const p of parts) {
     const abs = resolve13(p);
-    if (!existsSync23(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync24(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync23(out);
+  const existed = existsSync24(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -40397,9 +40519,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join23(other.shown, CAMPAIGN_FILE),
+      join24(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join23(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join24(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -40421,16 +40543,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join23(earlier.dir, rel), join23(f.dir, rel)))
-        throw new InputError(join23(f.shown, rel), "", `differs from ${join23(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join24(earlier.dir, rel), join24(f.dir, rel)))
+        throw new InputError(join24(f.shown, rel), "", `differs from ${join24(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join23(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
+  const tmp = join24(dirname8(out), `.${basename7(out)}.merging-${process.pid}`);
   rmSync4(tmp, { recursive: true, force: true });
   mkdirSync9(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync9(dirname8(join23(tmp, rel)), { recursive: true });
-      copyFileSync(join23(from.dir, rel), join23(tmp, rel));
+      mkdirSync9(dirname8(join24(tmp, rel)), { recursive: true });
+      copyFileSync(join24(from.dir, rel), join24(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -40438,10 +40560,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join23(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join24(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join23(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync23(join23(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join24(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync24(join24(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -40451,8 +40573,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join23(tmp, LOCK_FILE), lockText());
-    const old = join23(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
+    writeFileSync4(join24(tmp, LOCK_FILE), lockText());
+    const old = join24(dirname8(out), `.${basename7(out)}.replaced-${process.pid}`);
     renameSync3(out, old);
     try {
       renameSync3(tmp, out);
@@ -40476,8 +40598,8 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
-import { join as join24 } from "node:path";
+import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
+import { join as join25 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -41437,22 +41559,22 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join24(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join25(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join24(outDir, path);
-    return !existsSync24(file2) || readFileSync17(file2, "utf8") !== text3;
+    const file2 = join25(outDir, path);
+    return !existsSync25(file2) || readFileSync17(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync10, rmSync as rmSync5 } from "node:fs";
-import { join as join25, resolve as resolve14 } from "node:path";
+import { join as join26, resolve as resolve14 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join25(nativeDir(), "iccs", "baseline");
+  const dir = join26(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -41474,12 +41596,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
   rmSync5(root3, { recursive: true, force: true });
-  mkdirSync10(join25(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync10(join26(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join25(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join26(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join25(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join26(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -41540,7 +41662,7 @@ var USAGE = `usage:
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
-                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
+                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
@@ -41611,7 +41733,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join26(values.out, values.system), cli("out"));
+  checkOutputFolder(join27(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -41622,7 +41744,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve15(values["against-out"]) === resolve15(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join26(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join27(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -41647,8 +41769,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve15(arg);
-  if (!existsSync25(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync25(evidencePaths(dir).build) && !existsSync25(evidencePaths(dir).recordsDir))
+  if (!existsSync26(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync26(evidencePaths(dir).build) && !existsSync26(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -41685,15 +41807,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync25(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync25(join26(d, values.system)))
+    if (!existsSync26(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync26(join27(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join26(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join27(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync25(values.campaign))
+  if (values.campaign !== void 0 && !existsSync26(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -41718,11 +41840,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join26(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join27(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join26(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join27(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -41763,8 +41885,8 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join26(systemDir, e.kat_file);
-    if (!existsSync25(katPath))
+    const katPath = join27(systemDir, e.kat_file);
+    if (!existsSync26(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync18(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -41773,7 +41895,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join26(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join27(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -41803,9 +41925,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join26(c.folder, "kat.sha256");
+  const target = join27(c.folder, "kat.sha256");
   const shown3 = relative15(process.cwd(), target) || target;
-  const before = existsSync25(target) ? readFileSync18(target, "utf8") : "";
+  const before = existsSync26(target) ? readFileSync18(target, "utf8") : "";
   const update = updateManifest(before, shown3, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -41823,7 +41945,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync25(join26(dir, file2))).map((f) => ({ ...f, text: readFileSync18(join26(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync26(join27(dir, file2))).map((f) => ({ ...f, text: readFileSync18(join27(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -41864,8 +41986,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join26(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync25(values.campaign))
+  checkOutputFolder(join27(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync26(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -41890,19 +42012,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve15(values.out ?? join26(root3, "out"));
+  const out = resolve15(values.out ?? join27(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join26(root3, "examples", "campaign");
-  const pqclean = join26(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync25(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join27(root3, "examples", "campaign");
+  const pqclean = join27(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync26(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync10(campaignDir).filter((f) => existsSync25(join26(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync11(campaignDir).filter((f) => existsSync26(join27(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join26(out, "data"),
+    dataDir: join27(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -41910,13 +42032,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join26(out, "pages");
+  const pagesDir = join27(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join26(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join27(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

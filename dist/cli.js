@@ -34296,8 +34296,35 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync21, readdirSync as readdirSync9, readFileSync as readFileSync15 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join20, relative as relative12 } from "node:path";
+import { existsSync as existsSync22, readdirSync as readdirSync10, readFileSync as readFileSync15 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join21, relative as relative12 } from "node:path";
+
+// src/evidence/ct.ts
+import { existsSync as existsSync21, readdirSync as readdirSync9 } from "node:fs";
+import { join as join20 } from "node:path";
+function readCtEvidence(systemDir) {
+  const dir = evidencePaths(systemDir).ctDir;
+  const files = [];
+  const unreadable = [];
+  if (!existsSync21(dir)) return { files, unreadable };
+  for (const candidate of readdirSync9(dir).sort()) {
+    if (!existsSync21(join20(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync9(join20(dir, candidate)).sort()) {
+      if (!name.endsWith(".json")) continue;
+      const label = name.slice(0, -".json".length);
+      const path = ctRelPath(candidate, label);
+      try {
+        const ct = readJson(join20(systemDir, path));
+        if (!ct || typeof ct.operations !== "object" || ct.operations === null) throw new Error('no "operations" object');
+        files.push({ candidate, label, path, ct });
+      } catch (e) {
+        unreadable.push({ path: join20(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+      }
+    }
+  }
+  return { files, unreadable };
+}
+var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -34415,9 +34442,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync21(join20(systemDir, path))) return {};
+  if (!path || !existsSync22(join21(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync15(join20(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync15(join21(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -34446,13 +34473,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync21(surveyDir)) return surveys;
-  for (const id of readdirSync9(surveyDir).sort())
+  if (!existsSync22(surveyDir)) return surveys;
+  for (const id of readdirSync10(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync9(join20(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync10(join21(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join20(surveyDir, id, f))];
+          return [readJson(join21(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -34462,12 +34489,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync21(dataDir) ? readdirSync9(dataDir).sort() : []) {
-    const paths = evidencePaths(join20(dataDir, name));
-    if (!existsSync21(paths.campaign)) continue;
+  for (const name of existsSync22(dataDir) ? readdirSync10(dataDir).sort() : []) {
+    const paths = evidencePaths(join21(dataDir, name));
+    if (!existsSync22(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync21(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync22(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -34491,7 +34518,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync21(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync22(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -34502,7 +34529,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync21(join20(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync22(join21(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -34521,12 +34548,18 @@ function loadReportModel(systemDir, campaignDir) {
     v.profiles[profile2.operation] = profile2;
     v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
+  const ct = readCtEvidence(systemDir);
+  for (const f of ct.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
   for (const u of ds.unreadable) {
     const key = instanceOfPath(rel(u.path));
     if (!key) continue;
     const { candidate, label } = parseInstanceKey(key);
     const kind = unreadableKind(paths, candidate, label, u.path);
     if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
+    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
   }
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
   const views = ids.map((id) => {
@@ -34557,12 +34590,12 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join20(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join20(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join21(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join21(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
+    unreadable: [...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem }))
   };
 }
 
@@ -34606,33 +34639,6 @@ function sizeVerdict(item, catalog, api, basis) {
   if (item === "signature" && basis === "nominal-variable") return "approximate";
   return api === catalog ? "match" : "mismatch";
 }
-
-// src/evidence/ct.ts
-import { existsSync as existsSync22, readdirSync as readdirSync10 } from "node:fs";
-import { join as join21 } from "node:path";
-function readCtEvidence(systemDir) {
-  const dir = evidencePaths(systemDir).ctDir;
-  const files = [];
-  const unreadable = [];
-  if (!existsSync22(dir)) return { files, unreadable };
-  for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync22(join21(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync10(join21(dir, candidate)).sort()) {
-      if (!name.endsWith(".json")) continue;
-      const label = name.slice(0, -".json".length);
-      const path = ctRelPath(candidate, label);
-      try {
-        const ct = readJson(join21(systemDir, path));
-        if (!ct || typeof ct.operations !== "object" || ct.operations === null) throw new Error('no "operations" object');
-        files.push({ candidate, label, path, ct });
-      } catch (e) {
-        unreadable.push({ path: join21(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
-      }
-    }
-  }
-  return { files, unreadable };
-}
-var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
 
 // src/compare/stats.ts
 function permutationPValue(a, b) {
@@ -34778,21 +34784,23 @@ function spreadText(s) {
 }
 
 // src/ct/findings.ts
+var CT_KINDS = ["branch", "index", "division", "syscall"];
 var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
+var flaggedOperations = (ct) => Object.entries(ct.operations).filter(([, o]) => o.status === "flagged").map(([op]) => op);
 
 // src/compare/ct.ts
 var ctSite = (f) => f.file !== void 0 ? `${f.file}:${f.line ?? "?"}` : `${f.function} (no line information)`;
 function sitesOf(ct) {
-  const sites = /* @__PURE__ */ new Map();
+  const sites2 = /* @__PURE__ */ new Map();
   for (const [op, o] of Object.entries(ct.operations))
     for (const f of o.findings ?? []) {
       if (f.suppressed) continue;
-      const s = sites.get(siteOf(f)) ?? { finding: f, operations: [], count: 0 };
+      const s = sites2.get(siteOf(f)) ?? { finding: f, operations: [], count: 0 };
       s.operations.push(op);
       s.count += f.count;
-      sites.set(siteOf(f), s);
+      sites2.set(siteOf(f), s);
     }
-  return [...sites.values()];
+  return [...sites2.values()];
 }
 var groupOf = (f) => `${f.kind}\0${f.function}\0${f.file ?? ""}`;
 function newCtFindings(base, head) {
@@ -34803,12 +34811,12 @@ function newCtFindings(base, head) {
     const baseSites = b ? sitesOf(b.ct) : [];
     const groups2 = /* @__PURE__ */ new Map();
     for (const s of sitesOf(h.ct)) groups2.set(groupOf(s.finding), [...groups2.get(groupOf(s.finding)) ?? [], s]);
-    for (const [group, sites] of groups2) {
+    for (const [group, sites2] of groups2) {
       const before = baseSites.filter((s) => groupOf(s.finding) === group);
-      const extra = sites.length - before.length;
+      const extra = sites2.length - before.length;
       if (extra <= 0) continue;
       const lines = new Set(before.map((s) => s.finding.line));
-      const unknown3 = sites.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+      const unknown3 = sites2.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
       for (const s of unknown3.slice(0, extra))
         out.push({
           key,
@@ -40690,6 +40698,148 @@ function surveyEvidence(i) {
   return parts.join("; ");
 }
 
+// src/report/pages/ct.ts
+var CT_TITLE = "Constant-time check (machine)";
+var CT_TOP_SITES = 10;
+var METHOD_ANCHOR = "#constant-time-check-machine";
+var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
+var siteCell = (f) => f.file !== void 0 ? code3(`${f.file}:${f.line ?? "?"}`) : "no line information";
+function sites(ct) {
+  const by = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct.operations))
+    for (const f of o.findings ?? []) {
+      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
+      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      by.set(key, s);
+    }
+  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
+}
+function kindCounts(findings) {
+  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
+  const open2 = findings.filter((f) => !f.suppressed);
+  return [
+    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
+    String(distinct2(findings.filter((f) => f.suppressed)))
+  ];
+}
+var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
+function ctSection(model, c) {
+  const checked = c.instances.filter(hasCt);
+  if (checked.length === 0) return [];
+  const statusRows = c.instances.flatMap((inst) => {
+    if (!inst.ct) {
+      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
+      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+    }
+    return Object.entries(inst.ct.operations).map(([op, o]) => [
+      code3(inst.label),
+      op,
+      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
+      ...kindCounts(o.findings ?? []),
+      String(o.calls)
+    ]);
+  });
+  const siteRows = checked.flatMap(
+    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
+      code3(inst.label),
+      f.kind,
+      code3(f.function),
+      siteCell(f),
+      operations.join(", "),
+      String(count),
+      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.reason ?? ""
+    ]) : []
+  );
+  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked.flatMap(
+    (inst) => (inst.ct?.divisions ?? []).map((d) => [
+      code3(inst.label),
+      code3(d.function),
+      code3(d.instruction),
+      siteCell(d),
+      d.tainted ? "\u26A0 operands tainted: a division finding" : "division reachable, operands not shown tainted"
+    ])
+  );
+  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
+      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
+      code3("ct-suppressions.yml"),
+      " and do not make an operation flagged."
+    ),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls"], statusRows),
+    ...siteRows.length > 0 ? [
+      para(
+        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows)
+    ] : [],
+    ...divisionsChecked ? divisionRows.length > 0 ? [
+      para(
+        "Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):"
+      ),
+      table(["instance", "function", "instruction", "site", "operands"], divisionRows)
+    ] : [para("No division instruction in code the API reaches.")] : []
+  ];
+}
+function ctNote(inst) {
+  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
+  const ops = Object.values(inst.ct.operations);
+  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
+  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
+}
+function withCtNote(note, inst) {
+  const ct = ctNote(inst);
+  if (!ct) return note;
+  return note === "\u2013" ? ct : `${note}; ${ct}`;
+}
+var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
+var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
+function ctMethodSection(model) {
+  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
+  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
+  const tools = [...new Set(files.map((f) => f.tool))].sort();
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      "Each operation of each instance runs a few times with fixed seeds under ",
+      ...tools.length > 0 ? [code3(tools.join(", "))] : [text2("valgrind memcheck")],
+      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
+      code3("randombytes"),
+      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
+    ),
+    bullets([
+      [
+        "Division: ",
+        code3("div"),
+        "/",
+        code3("idiv"),
+        " (x86-64) and ",
+        code3("udiv"),
+        "/",
+        code3("sdiv"),
+        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
+      ],
+      [
+        "Suppressions: a candidate\u2019s ",
+        code3("ct-suppressions.yml"),
+        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
+      ],
+      [
+        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
+      ]
+    ]),
+    para(
+      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
+    )
+  ];
+}
+
 // src/report/pages/katNotes.ts
 var EXPLAIN = {
   MISMATCH: "the generated KAT differs from the submitted vectors",
@@ -40800,7 +40950,7 @@ var hashSection = (model) => {
         c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
         flagged ? [code3(inst.label), ` \u26A0 KAT ${kat2}`] : code3(inst.label),
         ...SUMMARY_BYTES.map((n) => ratioCell(model, inst, n)),
-        flagged ? "KAT/output caveat; see candidate page" : "\u2013"
+        withCtNote(flagged ? "KAT/output caveat; see candidate page" : "\u2013", inst)
       ];
     })
   );
@@ -40824,7 +40974,8 @@ var hashSection = (model) => {
         "notes"
       ],
       rows
-    )
+    ),
+    ...anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []
   ];
 };
 var hashSummarySections = (model) => [...iccsSection(model), ...hashSection(model)];
@@ -40869,7 +41020,7 @@ var keyExchangeSummary = (model) => {
         kat2 === "PASS" ? code3(inst.label) : [code3(inst.label), ` \u26A0 KAT ${kat2}`],
         exchangeCell(inst),
         total === void 0 ? "\u2013" : String(total),
-        kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page"
+        withCtNote(kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page", inst)
       ];
     })
   );
@@ -40878,7 +41029,8 @@ var keyExchangeSummary = (model) => {
     para(
       "One full exchange (both parties, every pass, both derivations; no network time), mean cycles with the share spent in the ICCS placeholder hash functions in parentheses; transferred is the sum of the protocol messages in bytes."
     ),
-    table(["id", "algorithm", "instance performance report", "exchange cycles (sym %)", "transferred (B)", "notes"], rows)
+    table(["id", "algorithm", "instance performance report", "exchange cycles (sym %)", "transferred (B)", "notes"], rows),
+    ...anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []
   ];
 };
 var perCall = (r) => r.trials.map((t) => t.cycles / t.measurements);
@@ -41219,6 +41371,7 @@ var evidenceIndex = (model, c) => {
     ...[...inst.profileFiles].sort(byPath).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
     ...[...inst.memoryFiles].sort(byPath).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
     ...inst.surveyFile && !unreadableFile(inst, "survey") ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : [],
+    ...inst.ctFile ? [[code3(inst.label), "constant-time check", code3(inst.ctFile)]] : [],
     ...[...inst.unreadable].sort(byPath).map((u) => [code3(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ""}: \u26A0 unreadable (${u.problem})`, code3(u.path)])
   ]);
   return [
@@ -41241,6 +41394,7 @@ var CANDIDATE_SECTIONS = [
   resources,
   sizes,
   symmetricPrimitives,
+  ctSection,
   evidenceIndex
 ];
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
@@ -41357,6 +41511,7 @@ var METHOD_SECTIONS = [
   counterSource,
   buildFlags,
   limits,
+  ctMethodSection,
   isolation,
   history,
   kexStepSums
@@ -41447,6 +41602,7 @@ var categories = (model) => {
     const cycleRows = [];
     const sizeRows = [];
     let noisy = false;
+    const notes = anyCt(cands.flatMap((c) => c.instances));
     for (const c of cands) {
       for (const inst of c.instances) {
         const kat2 = inst.build?.kat ?? "not checked";
@@ -41456,7 +41612,7 @@ var categories = (model) => {
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
         noisy ||= cells.some((cell2) => cell2.includes(NOISY_MARK));
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells]);
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells, ...notes ? [ctNote(inst) ?? "\u2013"] : []]);
         sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
@@ -41465,7 +41621,8 @@ var categories = (model) => {
       para(
         `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === "nist") ? " (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)" : ""}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`
       ),
-      table(["candidate", "instance", "KAT", ...ops], cycleRows),
+      table(["candidate", "instance", "KAT", ...ops, ...notes ? ["notes"] : []], cycleRows),
+      ...notes ? [para(CT_NOTE_MEANING)] : [],
       ...noisy ? [para(`${NOISY_NOTE} The number after the mark is that ratio; the candidate's page gives every operation's.`)] : [],
       heading2(3, "Sizes (bytes)"),
       table(["candidate", "instance", ...cat.sizes.map(([h]) => h)], sizeRows),

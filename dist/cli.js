@@ -9147,7 +9147,7 @@ var require_dist = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync30, readdirSync as readdirSync11, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync31, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -9242,7 +9242,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join31, relative as relative15, resolve as resolve15 } from "node:path";
+import { join as join32, relative as relative15, resolve as resolve15 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync21 } from "node:fs";
@@ -10191,12 +10191,12 @@ var evidencePaths = (systemDir) => ({
   profileDir: join5(systemDir, "profile"),
   memoryDir: join5(systemDir, "memory"),
   surveyDir: join5(systemDir, "survey"),
+  ctDir: join5(systemDir, "ct"),
   record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
   profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
   survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
   ct: (id, label) => join5(systemDir, "ct", id, `${label}.json`),
-  ctDir: join5(systemDir, "ct"),
   memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
   katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join5(systemDir, "kat", id, label),
@@ -10205,6 +10205,7 @@ var evidencePaths = (systemDir) => ({
   iccsBaselineCampaign: join5(systemDir, "build", ".iccs-baseline")
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
+var ctRelPath = (id, label) => `ct/${id}/${label}.json`;
 function relativeTo(systemDir, path) {
   return path.startsWith(`${systemDir}/`) ? path.slice(systemDir.length + 1) : path;
 }
@@ -33977,6 +33978,74 @@ async function buildCt(req, flags) {
   return finish2(link3.exitCode === 0 && existsSync18(library), wrapped);
 }
 
+// src/ct/division.ts
+var HEADER2 = /^[0-9a-f]+ <([^>]+)>:$/;
+var SOURCE_LINE = /^(\S.*):([0-9]+)(?: \(discriminator [0-9]+\))?$/;
+var DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s|$)/;
+var baseName = (path) => path.slice(path.lastIndexOf("/") + 1);
+function parseDivisions(listing) {
+  const sites2 = [];
+  let fn;
+  let source;
+  for (const line of listing.split("\n")) {
+    const h = HEADER2.exec(line);
+    if (h) {
+      fn = h[1];
+      source = void 0;
+      continue;
+    }
+    const s = SOURCE_LINE.exec(line);
+    if (s && !line.startsWith(" ")) {
+      source = { file: baseName(s[1]), line: Number(s[2]) };
+      continue;
+    }
+    const d = DIVISION.exec(line);
+    if (d && fn) sites2.push({ function: fn, instruction: d[2], address: `0x${d[1]}`, ...source ?? {} });
+  }
+  return sites2;
+}
+function reachableFunctions(listing, dynamicSymbols) {
+  const entries = dynamicSymbols.split("\n").map((l) => (l.trim().split(/\s+/).pop() ?? "").replace(/@.*$/, "")).filter((n) => ENTRY.test(n));
+  return closure(entries, parseDisassembly(listing), STOPS);
+}
+async function divisionSites(library, opts = {}) {
+  const spec = { mode: opts.sandbox ?? "bwrap", readOnly: [library], writable: [] };
+  const [dis, dyn] = await Promise.all([
+    runProcess([opts.objdump ?? "objdump", "-d", "-l", "--no-show-raw-insn", library], {
+      timeoutMs: 3e5,
+      maxOutputBytes: 1 << 30,
+      sandbox: spec
+    }),
+    runProcess([opts.nm ?? "nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec })
+  ]);
+  if (dis.exitCode !== 0) throw new Error(`objdump -d -l failed on ${library}: ${dis.stderr.split("\n")[0]}`);
+  if (dyn.exitCode !== 0) throw new Error(`nm -D failed on ${library}: ${dyn.stderr.split("\n")[0]}`);
+  const reached = reachableFunctions(dis.stdout, dyn.stdout);
+  return parseDivisions(dis.stdout).filter((s) => reached.has(s.function));
+}
+var taintedIn = (findings, fn) => findings.some((f) => !f.suppressed && f.kind !== "division" && f.function === fn);
+function withDivisions(ct2, sites2) {
+  const operations = Object.fromEntries(
+    Object.entries(ct2.operations).map(([op, o]) => {
+      const findings = o.findings ?? [];
+      const added = sites2.filter((s) => taintedIn(findings, s.function)).map((s) => ({
+        kind: "division",
+        function: s.function,
+        // An address the debug information does not place keeps the finding, unplaced.
+        file: s.file ?? "",
+        line: s.line ?? 0,
+        count: 1,
+        suppressed: false,
+        reason: `${s.instruction} at ${s.address} in a function memcheck flagged: its operands may depend on a secret`
+      }));
+      const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
+      return [op, { ...o, status, findings: [...findings, ...added] }];
+    })
+  );
+  const all2 = Object.values(ct2.operations).flatMap((o) => o.findings ?? []);
+  return { ...ct2, operations, divisions: sites2.map((s) => ({ ...s, tainted: taintedIn(all2, s.function) })) };
+}
+
 // src/ct/run.ts
 import { realpathSync as realpathSync4 } from "node:fs";
 
@@ -34258,8 +34327,9 @@ var ct = {
       }
     }
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
-    const { suppressions_sha256: _, ...base } = head;
-    const evidence = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
+    const { suppressions_sha256: _, division_sites: sites2, divisions: __, ...base } = head;
+    const checked = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
+    const evidence = sites2 ? { ...withDivisions(checked, sites2), division_sites: sites2 } : checked;
     writeJsonAtomic(path, evidence);
     const each = operations.map((op) => shown3(results[op]));
     const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
@@ -34299,6 +34369,11 @@ async function checkOperations(ctx, operations, results, note) {
     return;
   }
   if (built.librarySha256) note({ ct_library_sha256: built.librarySha256 });
+  const sites2 = await divisionSites(built.library, { sandbox: plan.sandbox }).catch((e) => {
+    note({ divisions_failure: errorMessage(e) });
+    return void 0;
+  });
+  if (sites2) note({ division_sites: sites2 });
   const driver = await ctDriver(run.tools);
   const { ct: ct2 } = plan.settings;
   for (const operation of operations) {
@@ -34517,11 +34592,11 @@ function operationProblems(where, o) {
     if (o.status === "flagged" && open2 === 0) problems.push(`${where}: flagged, but every finding is suppressed`);
     if (o.status === "clean" && open2 > 0) problems.push(`${where}: clean, but ${open2} finding(s) are not suppressed`);
   }
-  const sites = /* @__PURE__ */ new Set();
+  const sites2 = /* @__PURE__ */ new Set();
   for (const [i, f] of o.findings.entries()) {
     const site2 = `${f.kind} ${f.function} ${f.file}:${f.line}`;
-    if (sites.has(site2)) problems.push(`${where}.findings[${i}]: ${site2} listed twice (findings are one per site)`);
-    sites.add(site2);
+    if (sites2.has(site2)) problems.push(`${where}.findings[${i}]: ${site2} listed twice (findings are one per site)`);
+    sites2.add(site2);
     if (f.suppressed && f.reason.trim() === "") problems.push(`${where}.findings[${i}]: suppressed without a reason`);
     if (!f.suppressed && f.reason !== "") problems.push(`${where}.findings[${i}]: a reason, but not suppressed`);
   }
@@ -34897,8 +34972,35 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync26, readdirSync as readdirSync10, readFileSync as readFileSync17 } from "node:fs";
-import { basename as basename8, dirname as dirname7, join as join25, relative as relative12 } from "node:path";
+import { existsSync as existsSync27, readdirSync as readdirSync11, readFileSync as readFileSync17 } from "node:fs";
+import { basename as basename8, dirname as dirname7, join as join26, relative as relative12 } from "node:path";
+
+// src/evidence/ct.ts
+import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
+import { join as join25 } from "node:path";
+function readCtEvidence(systemDir) {
+  const dir = evidencePaths(systemDir).ctDir;
+  const files = [];
+  const unreadable = [];
+  if (!existsSync26(dir)) return { files, unreadable };
+  for (const candidate of readdirSync10(dir).sort()) {
+    if (!existsSync26(join25(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync10(join25(dir, candidate)).sort()) {
+      if (!name.endsWith(".json")) continue;
+      const label = name.slice(0, -".json".length);
+      const path = ctRelPath(candidate, label);
+      try {
+        const ct2 = readJson(join25(systemDir, path));
+        if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
+        files.push({ candidate, label, path, ct: ct2 });
+      } catch (e) {
+        unreadable.push({ path: join25(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+      }
+    }
+  }
+  return { files, unreadable };
+}
+var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -35016,9 +35118,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync26(join25(systemDir, path))) return {};
+  if (!path || !existsSync27(join26(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync17(join25(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync17(join26(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -35047,13 +35149,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync26(surveyDir)) return surveys;
-  for (const id of readdirSync10(surveyDir).sort())
+  if (!existsSync27(surveyDir)) return surveys;
+  for (const id of readdirSync11(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync10(join25(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync11(join26(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join25(surveyDir, id, f))];
+          return [readJson(join26(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -35063,12 +35165,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync26(dataDir) ? readdirSync10(dataDir).sort() : []) {
-    const paths = evidencePaths(join25(dataDir, name));
-    if (!existsSync26(paths.campaign)) continue;
+  for (const name of existsSync27(dataDir) ? readdirSync11(dataDir).sort() : []) {
+    const paths = evidencePaths(join26(dataDir, name));
+    if (!existsSync27(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync26(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync27(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -35092,7 +35194,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync26(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync27(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -35103,7 +35205,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync26(join25(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync27(join26(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -35122,12 +35224,18 @@ function loadReportModel(systemDir, campaignDir) {
     v.profiles[profile2.operation] = profile2;
     v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
+  const ct2 = readCtEvidence(systemDir);
+  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
   for (const u of ds.unreadable) {
     const key = instanceOfPath(rel(u.path));
     if (!key) continue;
     const { candidate, label } = parseInstanceKey(key);
     const kind = unreadableKind(paths, candidate, label, u.path);
     if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct2.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
+    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
   }
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
   const views = ids.map((id) => {
@@ -35158,18 +35266,18 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join25(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join25(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join26(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join26(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem }))
+    unreadable: [...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem }))
   };
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync27 } from "node:fs";
-import { join as join26, relative as relative13 } from "node:path";
+import { existsSync as existsSync28 } from "node:fs";
+import { join as join27, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -35351,6 +35459,55 @@ function spreadText(s) {
   return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
 }
 
+// src/ct/findings.ts
+var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
+var flaggedOperations = (ct2) => Object.entries(ct2.operations).filter(([, o]) => o.status === "flagged").map(([op]) => op);
+
+// src/compare/ct.ts
+var ctSite = (f) => f.file !== void 0 ? `${f.file}:${f.line ?? "?"}` : `${f.function} (no line information)`;
+function sitesOf(ct2) {
+  const sites2 = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct2.operations))
+    for (const f of o.findings ?? []) {
+      if (f.suppressed) continue;
+      const s = sites2.get(siteOf(f)) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      sites2.set(siteOf(f), s);
+    }
+  return [...sites2.values()];
+}
+var groupOf = (f) => `${f.kind}\0${f.function}\0${f.file ?? ""}`;
+function newCtFindings(base, head) {
+  const baseBy = ctByInstance(base);
+  const out = [];
+  for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1)) {
+    const b = baseBy.get(key);
+    const baseSites = b ? sitesOf(b.ct) : [];
+    const groups2 = /* @__PURE__ */ new Map();
+    for (const s of sitesOf(h.ct)) groups2.set(groupOf(s.finding), [...groups2.get(groupOf(s.finding)) ?? [], s]);
+    for (const [group, sites2] of groups2) {
+      const before = baseSites.filter((s) => groupOf(s.finding) === group);
+      const extra = sites2.length - before.length;
+      if (extra <= 0) continue;
+      const lines = new Set(before.map((s) => s.finding.line));
+      const unknown3 = sites2.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+      for (const s of unknown3.slice(0, extra))
+        out.push({
+          key,
+          kind: s.finding.kind,
+          function: s.finding.function,
+          ...s.finding.file !== void 0 ? { file: s.finding.file } : {},
+          ...s.finding.line !== void 0 ? { line: s.finding.line } : {},
+          count: s.count,
+          operations: s.operations,
+          baseline_checked: b !== void 0
+        });
+    }
+  }
+  return out;
+}
+
 // src/compare/compare.ts
 function side(r, entry) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
@@ -35377,19 +35534,27 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join26(dataDir, system2);
-  if (!existsSync27(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join27(dataDir, system2);
+  if (!existsSync28(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
-  const [first, ...more] = ds.unreadable;
+  refuseUnreadable(ds.unreadable, role);
+  return ds;
+}
+function refuseUnreadable(unreadable, role) {
+  const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
       relative13(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
-  return ds;
+}
+function readableCt(systemDir, role) {
+  const { files, unreadable } = readCtEvidence(systemDir);
+  refuseUnreadable(unreadable, role);
+  return files;
 }
 function auditedInstances(ds) {
   const instances = /* @__PURE__ */ new Map();
@@ -35503,7 +35668,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync27(join26(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join26(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync28(join27(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join27(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -35568,6 +35733,9 @@ function compareEvidence(opts) {
   }
   const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
   const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  const baseCt = readableCt(base.systemDir, "base");
+  const headCt = readableCt(head.systemDir, "head");
+  const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : void 0;
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   const said = head.campaign?.sandbox;
   const sandbox = said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
@@ -35583,19 +35751,21 @@ function compareEvidence(opts) {
     size_changes,
     memory_changes,
     size_mismatches,
+    ...ct_findings ? { ct_findings } : {},
     ...(opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {},
     counts: {
       regressions: rows.filter((r) => r.verdict === "regression").length,
       improvements: rows.filter((r) => r.verdict === "improvement").length,
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,
-      noisy: rows.filter((r) => r.verdict === "noisy").length
+      noisy: rows.filter((r) => r.verdict === "noisy").length,
+      ...ct_findings ? { ct_findings: ct_findings.length } : {}
     }
   };
 }
 
 // src/compare/failOn.ts
-var FAIL_ON = ["regression", "kat", "size-audit"];
+var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
 function parseFailOn(v, where) {
   const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
   for (const x of list3)
@@ -35609,7 +35779,8 @@ function failReasons(report2, failOn) {
     failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
     failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
     failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
-    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : ""
+    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
+    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : ""
   ].filter(Boolean);
 }
 var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
@@ -37666,7 +37837,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join27 = [joinDefaults];
+var join28 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -40280,7 +40451,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join27],
+    join: [...join28],
     options: {},
     safe: safeBound,
     stack: [],
@@ -40611,6 +40782,7 @@ function headline(report2, pr) {
   if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
+  if ((n.ct_findings ?? 0) > 0) bad.push(`\u26A0 ${plural2(n.ct_findings ?? 0, "new constant-time finding")}`);
   if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
   const noisy = noisyVerdicts(report2, pr);
   if (noisy > 0) bad.push(`\u3030 ${plural2(noisy, "noisy measurement")}`);
@@ -40650,7 +40822,19 @@ function changedRows(report2) {
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
 }
-var DROP_ORDER = ["details", "noisy", "changed", "memory", "sizes", "mismatches", "stillFailing", "kat", "builds", "invalid"];
+var DROP_ORDER = [
+  "details",
+  "noisy",
+  "changed",
+  "memory",
+  "sizes",
+  "mismatches",
+  "ct",
+  "stillFailing",
+  "kat",
+  "builds",
+  "invalid"
+];
 function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
@@ -40663,6 +40847,14 @@ function groups(report2, pr) {
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    ct: (report2.ct_findings ?? []).map((f) => [
+      f.key,
+      f.kind,
+      code3(f.function),
+      code3(ctSite(f)),
+      f.operations.join(", "),
+      f.baseline_checked ? String(f.count) : `${f.count} (no ct evidence on the baseline)`
+    ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
     invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine2(c.problem)), ")"]),
@@ -40743,6 +40935,17 @@ function render2(report2, g2, layout) {
       para(strong2("Size audit")),
       para("Catalog sizes that differ from what the API reports:"),
       table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches)
+    );
+  const ct2 = take("ct", g2.ct);
+  if (ct2.length > 0)
+    out.push(
+      para(strong2("Constant-time findings")),
+      para(
+        "Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate\u2019s ",
+        code3("ct-suppressions.yml"),
+        ", with a reason."
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports"], ct2)
     );
   const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
   if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
@@ -40871,8 +41074,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync28, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename9, dirname as dirname8, join as join28, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename9, dirname as dirname8, join as join29, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -40886,26 +41089,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join28(shown4, strays2[0]),
+      join29(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join28(dir, BUILD_FILE);
-  if (existsSync28(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join28(shown4, BUILD_FILE));
+  const buildPath = join29(dir, BUILD_FILE);
+  if (existsSync29(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join29(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join28(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join29(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync28(join28(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join28(dir, CAMPAIGN_FILE), join28(shown4, CAMPAIGN_FILE));
+  if (existsSync29(join29(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join29(dir, CAMPAIGN_FILE), join29(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join28(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join28(shown4, BUILD_FILE)}`);
+        throw new InputError(join29(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join29(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -40925,7 +41128,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join28(a.dir, rel), join28(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join29(a.dir, rel), join29(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -40934,7 +41137,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync28(join28(shard.dir, tail))) return entry;
+  if (!existsSync29(join29(shard.dir, tail))) return entry;
   const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -40969,12 +41172,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve13(into);
   for (const p of parts) {
     const abs = resolve13(p);
-    if (!existsSync28(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync29(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync28(out);
+  const existed = existsSync29(out);
   if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -40999,9 +41202,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join28(other.shown, CAMPAIGN_FILE),
+      join29(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join28(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join29(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -41023,16 +41226,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join28(earlier.dir, rel), join28(f.dir, rel)))
-        throw new InputError(join28(f.shown, rel), "", `differs from ${join28(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join29(earlier.dir, rel), join29(f.dir, rel)))
+        throw new InputError(join29(f.shown, rel), "", `differs from ${join29(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join28(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
+  const tmp = join29(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
   rmSync5(tmp, { recursive: true, force: true });
   mkdirSync11(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync11(dirname8(join28(tmp, rel)), { recursive: true });
-      copyFileSync(join28(from.dir, rel), join28(tmp, rel));
+      mkdirSync11(dirname8(join29(tmp, rel)), { recursive: true });
+      copyFileSync(join29(from.dir, rel), join29(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -41040,10 +41243,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join28(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join29(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join28(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync28(join28(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join29(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join29(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -41053,8 +41256,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join28(tmp, LOCK_FILE), lockText());
-    const old = join28(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
+    writeFileSync4(join29(tmp, LOCK_FILE), lockText());
+    const old = join29(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -41078,8 +41281,8 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync29, readFileSync as readFileSync19 } from "node:fs";
-import { join as join29 } from "node:path";
+import { existsSync as existsSync30, readFileSync as readFileSync19 } from "node:fs";
+import { join as join30 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -41168,6 +41371,148 @@ function surveyEvidence(i) {
   ];
   if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
   return parts.join("; ");
+}
+
+// src/report/pages/ct.ts
+var CT_TITLE = "Constant-time check (machine)";
+var CT_TOP_SITES = 10;
+var METHOD_ANCHOR = "#constant-time-check-machine";
+var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
+var siteCell = (f) => f.file !== void 0 ? code3(`${f.file}:${f.line ?? "?"}`) : "no line information";
+function sites(ct2) {
+  const by = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct2.operations))
+    for (const f of o.findings ?? []) {
+      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
+      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      by.set(key, s);
+    }
+  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
+}
+function kindCounts(findings) {
+  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
+  const open2 = findings.filter((f) => !f.suppressed);
+  return [
+    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
+    String(distinct2(findings.filter((f) => f.suppressed)))
+  ];
+}
+var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
+function ctSection(model, c) {
+  const checked = c.instances.filter(hasCt);
+  if (checked.length === 0) return [];
+  const statusRows = c.instances.flatMap((inst) => {
+    if (!inst.ct) {
+      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
+      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+    }
+    return Object.entries(inst.ct.operations).map(([op, o]) => [
+      code3(inst.label),
+      op,
+      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
+      ...kindCounts(o.findings ?? []),
+      String(o.calls)
+    ]);
+  });
+  const siteRows = checked.flatMap(
+    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
+      code3(inst.label),
+      f.kind,
+      code3(f.function),
+      siteCell(f),
+      operations.join(", "),
+      String(count),
+      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.reason ?? ""
+    ]) : []
+  );
+  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked.flatMap(
+    (inst) => (inst.ct?.divisions ?? []).map((d) => [
+      code3(inst.label),
+      code3(d.function),
+      code3(d.instruction),
+      siteCell(d),
+      d.tainted ? "\u26A0 operands tainted: a division finding" : "division reachable, operands not shown tainted"
+    ])
+  );
+  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
+      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
+      code3("ct-suppressions.yml"),
+      " and do not make an operation flagged."
+    ),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls"], statusRows),
+    ...siteRows.length > 0 ? [
+      para(
+        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows)
+    ] : [],
+    ...divisionsChecked ? divisionRows.length > 0 ? [
+      para(
+        "Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):"
+      ),
+      table(["instance", "function", "instruction", "site", "operands"], divisionRows)
+    ] : [para("No division instruction in code the API reaches.")] : []
+  ];
+}
+function ctNote(inst) {
+  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
+  const ops = Object.values(inst.ct.operations);
+  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
+  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
+}
+function withCtNote(note, inst) {
+  const ct2 = ctNote(inst);
+  if (!ct2) return note;
+  return note === "\u2013" ? ct2 : `${note}; ${ct2}`;
+}
+var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
+var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
+function ctMethodSection(model) {
+  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
+  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
+  const tools = [...new Set(files.map((f) => f.tool))].sort();
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      "Each operation of each instance runs a few times with fixed seeds under ",
+      ...tools.length > 0 ? [code3(tools.join(", "))] : [text2("valgrind memcheck")],
+      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
+      code3("randombytes"),
+      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
+    ),
+    bullets([
+      [
+        "Division: ",
+        code3("div"),
+        "/",
+        code3("idiv"),
+        " (x86-64) and ",
+        code3("udiv"),
+        "/",
+        code3("sdiv"),
+        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
+      ],
+      [
+        "Suppressions: a candidate\u2019s ",
+        code3("ct-suppressions.yml"),
+        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
+      ],
+      [
+        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
+      ]
+    ]),
+    para(
+      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
+    )
+  ];
 }
 
 // src/report/pages/katNotes.ts
@@ -41280,7 +41625,7 @@ var hashSection = (model) => {
         c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
         flagged ? [code3(inst.label), ` \u26A0 KAT ${kat2}`] : code3(inst.label),
         ...SUMMARY_BYTES.map((n) => ratioCell(model, inst, n)),
-        flagged ? "KAT/output caveat; see candidate page" : "\u2013"
+        withCtNote(flagged ? "KAT/output caveat; see candidate page" : "\u2013", inst)
       ];
     })
   );
@@ -41304,7 +41649,8 @@ var hashSection = (model) => {
         "notes"
       ],
       rows
-    )
+    ),
+    ...anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []
   ];
 };
 var hashSummarySections = (model) => [...iccsSection(model), ...hashSection(model)];
@@ -41349,7 +41695,7 @@ var keyExchangeSummary = (model) => {
         kat2 === "PASS" ? code3(inst.label) : [code3(inst.label), ` \u26A0 KAT ${kat2}`],
         exchangeCell(inst),
         total === void 0 ? "\u2013" : String(total),
-        kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page"
+        withCtNote(kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page", inst)
       ];
     })
   );
@@ -41358,7 +41704,8 @@ var keyExchangeSummary = (model) => {
     para(
       "One full exchange (both parties, every pass, both derivations; no network time), mean cycles with the share spent in the ICCS placeholder hash functions in parentheses; transferred is the sum of the protocol messages in bytes."
     ),
-    table(["id", "algorithm", "instance performance report", "exchange cycles (sym %)", "transferred (B)", "notes"], rows)
+    table(["id", "algorithm", "instance performance report", "exchange cycles (sym %)", "transferred (B)", "notes"], rows),
+    ...anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []
   ];
 };
 var perCall = (r) => r.trials.map((t) => t.cycles / t.measurements);
@@ -41699,6 +42046,7 @@ var evidenceIndex = (model, c) => {
     ...[...inst.profileFiles].sort(byPath).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
     ...[...inst.memoryFiles].sort(byPath).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
     ...inst.surveyFile && !unreadableFile(inst, "survey") ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : [],
+    ...inst.ctFile ? [[code3(inst.label), "constant-time check", code3(inst.ctFile)]] : [],
     ...[...inst.unreadable].sort(byPath).map((u) => [code3(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ""}: \u26A0 unreadable (${u.problem})`, code3(u.path)])
   ]);
   return [
@@ -41721,6 +42069,7 @@ var CANDIDATE_SECTIONS = [
   resources,
   sizes,
   symmetricPrimitives,
+  ctSection,
   evidenceIndex
 ];
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
@@ -41837,6 +42186,7 @@ var METHOD_SECTIONS = [
   counterSource,
   buildFlags,
   limits,
+  ctMethodSection,
   isolation,
   history,
   kexStepSums
@@ -41927,6 +42277,7 @@ var categories = (model) => {
     const cycleRows = [];
     const sizeRows = [];
     let noisy = false;
+    const notes = anyCt(cands.flatMap((c) => c.instances));
     for (const c of cands) {
       for (const inst of c.instances) {
         const kat2 = inst.build?.kat ?? "not checked";
@@ -41936,7 +42287,7 @@ var categories = (model) => {
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
         noisy ||= cells.some((cell2) => cell2.includes(NOISY_MARK));
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells]);
+        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells, ...notes ? [ctNote(inst) ?? "\u2013"] : []]);
         sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
@@ -41945,7 +42296,8 @@ var categories = (model) => {
       para(
         `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === "nist") ? " (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)" : ""}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. \u26A0 marks a KAT status other than PASS.`
       ),
-      table(["candidate", "instance", "KAT", ...ops], cycleRows),
+      table(["candidate", "instance", "KAT", ...ops, ...notes ? ["notes"] : []], cycleRows),
+      ...notes ? [para(CT_NOTE_MEANING)] : [],
       ...noisy ? [para(`${NOISY_NOTE} The number after the mark is that ratio; the candidate's page gives every operation's.`)] : [],
       heading2(3, "Sizes (bytes)"),
       table(["candidate", "instance", ...cat.sizes.map(([h]) => h)], sizeRows),
@@ -42039,22 +42391,22 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join29(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join30(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join29(outDir, path);
-    return !existsSync29(file2) || readFileSync19(file2, "utf8") !== text3;
+    const file2 = join30(outDir, path);
+    return !existsSync30(file2) || readFileSync19(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync12, rmSync as rmSync6 } from "node:fs";
-import { join as join30, resolve as resolve14 } from "node:path";
+import { join as join31, resolve as resolve14 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join30(nativeDir(), "iccs", "baseline");
+  const dir = join31(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -42076,12 +42428,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
   rmSync6(root3, { recursive: true, force: true });
-  mkdirSync12(join30(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync12(join31(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join30(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join31(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join30(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join31(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -42142,7 +42494,7 @@ var USAGE = `usage:
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
-                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit]
+                    [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
@@ -42213,7 +42565,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join31(values.out, values.system), cli("out"));
+  checkOutputFolder(join32(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -42224,7 +42576,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve15(values["against-out"]) === resolve15(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join31(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join32(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -42249,8 +42601,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve15(arg);
-  if (!existsSync30(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync30(evidencePaths(dir).build) && !existsSync30(evidencePaths(dir).recordsDir))
+  if (!existsSync31(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync31(evidencePaths(dir).build) && !existsSync31(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -42287,15 +42639,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync30(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync30(join31(d, values.system)))
+    if (!existsSync31(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync31(join32(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join31(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join32(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync30(values.campaign))
+  if (values.campaign !== void 0 && !existsSync31(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -42320,11 +42672,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join31(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join32(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join31(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join32(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -42365,8 +42717,8 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join31(systemDir, e.kat_file);
-    if (!existsSync30(katPath))
+    const katPath = join32(systemDir, e.kat_file);
+    if (!existsSync31(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync20(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -42375,7 +42727,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join31(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join32(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -42405,9 +42757,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join31(c.folder, "kat.sha256");
+  const target = join32(c.folder, "kat.sha256");
   const shown4 = relative15(process.cwd(), target) || target;
-  const before = existsSync30(target) ? readFileSync20(target, "utf8") : "";
+  const before = existsSync31(target) ? readFileSync20(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -42425,7 +42777,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync30(join31(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join31(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join32(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join32(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -42466,8 +42818,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join31(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync30(values.campaign))
+  checkOutputFolder(join32(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync31(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -42492,19 +42844,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve15(values.out ?? join31(root3, "out"));
+  const out = resolve15(values.out ?? join32(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join31(root3, "examples", "campaign");
-  const pqclean = join31(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync30(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join32(root3, "examples", "campaign");
+  const pqclean = join32(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync31(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync11(campaignDir).filter((f) => existsSync30(join31(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join32(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join31(out, "data"),
+    dataDir: join32(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -42512,13 +42864,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join31(out, "pages");
+  const pagesDir = join32(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join31(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join32(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

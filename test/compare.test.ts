@@ -499,7 +499,7 @@ describe('compare between two evidence trees', () => {
     const err = runs.flatMap((r) => r.err);
     expect(codes).toEqual([2, 2, 2]);
     expect(out).toEqual([]);
-    expect(err[0]).toBe("error: command line: --fail-on: unknown check 'foo' (known: regression, kat, size-audit)");
+    expect(err[0]).toBe("error: command line: --fail-on: unknown check 'foo' (known: regression, kat, size-audit, ct)");
     expect(err[1]).toBe("error: command line: --history: '/nonexistent': no such folder");
     expect(err[2]).toMatch(/^error: command line: --history: '.*' has no evidence for system x86_1/);
   });

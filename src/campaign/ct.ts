@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { flagsFor } from '../compile/compile.js';
 import { planCtOperation } from '../ct/budget.js';
 import { buildCt } from '../ct/build.js';
+import { divisionSites, withDivisions } from '../ct/division.js';
 import { runCtOperation } from '../ct/run.js';
+import { errorMessage } from '../errors.js';
 import { applySuppressions, CT_SUPPRESSIONS_FILE, loadCtSuppressions, type CtSuppression } from '../ct/suppressions.js';
 import { ctDriver } from '../ct/tools.js';
 import { statusOf, type CtEvidence, type CtOperation } from '../ct/types.js';
@@ -82,8 +84,10 @@ export const ct: PhaseStep = {
       }
     }
     for (const op of operations) results[op] = suppressed(results[op]!, suppressions, op);
-    const { suppressions_sha256: _, ...base } = head;
-    const evidence: CtEvidence = { ...base, ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}), operations: results };
+    const { suppressions_sha256: _, division_sites: sites, divisions: __, ...base } = head;
+    const checked: CtEvidence = { ...base, ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}), operations: results };
+    // After the suppressions: only an unsuppressed finding shows a division's operands tainted.
+    const evidence = sites ? { ...withDivisions(checked, sites), division_sites: sites } : checked;
     writeJsonAtomic(path, evidence);
     const each = operations.map((op) => shown(results[op]!));
     const line =
@@ -136,6 +140,13 @@ async function checkOperations(
     return;
   }
   if (built.librarySha256) note({ ct_library_sha256: built.librarySha256 });
+  // Division instructions the API reaches, from the -g build (file and line): held against
+  // memcheck's findings below (withDivisions). A finder that cannot run leaves them out, said so.
+  const sites = await divisionSites(built.library, { sandbox: plan.sandbox }).catch((e: unknown) => {
+    note({ divisions_failure: errorMessage(e) });
+    return undefined;
+  });
+  if (sites) note({ division_sites: sites });
   const driver = await ctDriver(run.tools);
   const { ct } = plan.settings;
   for (const operation of operations) {

@@ -1,4 +1,5 @@
 import { amount, cycles, firstLine, sideFigure, signedPct, spreadText } from './cells.js';
+import { ctSite } from './ct.js';
 import { isCarriedOver } from './markdown.js';
 import type { CompareReport, PullRequestContext } from './types.js';
 
@@ -60,6 +61,13 @@ export function annotations(report: CompareReport, pr?: PullRequestContext): Ann
         title: `Noisy: ${what}`,
         message: `trials spread ${spreadText(r.base)} on base, ${spreadText(r.head)} on head on ${report.system} (median trial ${signedPct(r.delta_pct)}): not judged, re-run to compare`,
       });
+  }
+  for (const f of report.ct_findings ?? []) {
+    out.push({
+      level: 'warning',
+      title: `Constant-time: ${f.key} ${f.kind} in ${f.function}`,
+      message: `${ctSite(f)}: a new unsuppressed ${f.kind} finding on ${report.system} (${f.operations.join(', ')})`,
+    });
   }
   for (const m of report.size_mismatches) {
     out.push({

@@ -4,6 +4,7 @@ import { readSizeCatalog } from '../catalogs/catalogs.js';
 import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
 import { loadCampaign } from '../config/campaign.js';
 import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
+import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
@@ -23,6 +24,7 @@ import {
 } from './stats.js';
 import { median, quantile } from 'simple-statistics';
 import { plural } from './cells.js';
+import { newCtFindings } from './ct.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
@@ -87,14 +89,25 @@ function loadSystem(dataDir: string, system: string, role: string): Dataset {
  * as "removed" (of base, as "new"): a verdict about evidence nobody could read. So it is an error.
  */
 function readable(ds: Dataset, role: string): Dataset {
-  const [first, ...more] = ds.unreadable;
+  refuseUnreadable(ds.unreadable, role);
+  return ds;
+}
+
+function refuseUnreadable(unreadable: Dataset['unreadable'], role: string): void {
+  const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
       relative(process.cwd(), first.path) || first.path,
       '',
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ''}; run ngcc-perf validate on it`,
     );
-  return ds;
+}
+
+/** A side's constant-time checks; an unreadable one would hide its sites, so it is an error too. */
+function readableCt(systemDir: string, role: string): CtEvidence[] {
+  const { files, unreadable } = readCtEvidence(systemDir);
+  refuseUnreadable(unreadable, role);
+  return files;
 }
 
 /** Every instance of a dataset with the sizes its evidence states, as the size audit takes them. */
@@ -352,6 +365,10 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];
   const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  // Only when a side has a constant-time check: comparisons of evidence without one stay as they were.
+  const baseCt = readableCt(base.systemDir, 'base');
+  const headCt = readableCt(head.systemDir, 'head');
+  const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : undefined;
   const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
   const said = head.campaign?.sandbox;
   const sandbox = said === 'bwrap' || said === 'unshare' || said === 'none' ? said : undefined;
@@ -367,6 +384,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     size_changes,
     memory_changes,
     size_mismatches,
+    ...(ct_findings ? { ct_findings } : {}),
     ...((opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {}),
     counts: {
       regressions: rows.filter((r) => r.verdict === 'regression').length,
@@ -374,6 +392,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,
       noisy: rows.filter((r) => r.verdict === 'noisy').length,
+      ...(ct_findings ? { ct_findings: ct_findings.length } : {}),
     },
   };
 }

@@ -1,7 +1,7 @@
 import { InputError } from '../errors.js';
 import type { CompareReport } from './types.js';
 
-export const FAIL_ON = ['regression', 'kat', 'size-audit'] as const;
+export const FAIL_ON = ['regression', 'kat', 'size-audit', 'ct'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 
 export function parseFailOn(v: string, where: string): Set<FailOn> {
@@ -23,6 +23,7 @@ export function failReasons(report: CompareReport, failOn: ReadonlySet<FailOn>):
     failOn.has('kat') && report.build_failures.length > 0 ? `${report.build_failures.length} build failure(s)` : '',
     failOn.has('kat') && report.invalid_candidates.length > 0 ? `${report.invalid_candidates.length} invalid candidate(s)` : '',
     failOn.has('size-audit') && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : '',
+    failOn.has('ct') && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : '',
   ].filter(Boolean);
 }
 

@@ -4,6 +4,7 @@ import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
+import { ctSite } from './ct.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
 
@@ -93,6 +94,7 @@ export function headline(report: CompareReport, pr?: PullRequestContext): string
   if (report.build_failures.length > 0) bad.push(`❌ ${plural(report.build_failures.length, 'build failure')}`);
   if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
   if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
+  if ((n.ct_findings ?? 0) > 0) bad.push(`⚠ ${plural(n.ct_findings ?? 0, 'new constant-time finding')}`);
   if (pr && pr.stillFailing.length > 0) bad.push(`⚠ ${plural(pr.stillFailing.length, 'KAT')} still failing`);
   // A noisy row could hide a regression: the headline must not read as a clean pass.
   const noisy = noisyVerdicts(report, pr);
@@ -124,6 +126,7 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
     report.build_failures.length > 0 ||
     report.invalid_candidates.length > 0 ||
     report.size_mismatches.length > 0 ||
+    (report.ct_findings ?? []).length > 0 ||
     report.size_changes.length > 0 ||
     report.memory_changes.length > 0 ||
     (pr !== undefined && (!pr.baseline || pr.stillFailing.length > 0))
@@ -175,12 +178,25 @@ interface Groups {
   memory: Cell[][];
   sizes: Cell[][];
   mismatches: Cell[][];
+  ct: Cell[][];
   stillFailing: Inline[][];
   kat: Cell[][];
   builds: Inline[][];
   invalid: Inline[][];
 }
-const DROP_ORDER = ['details', 'noisy', 'changed', 'memory', 'sizes', 'mismatches', 'stillFailing', 'kat', 'builds', 'invalid'] as const;
+const DROP_ORDER = [
+  'details',
+  'noisy',
+  'changed',
+  'memory',
+  'sizes',
+  'mismatches',
+  'ct',
+  'stillFailing',
+  'kat',
+  'builds',
+  'invalid',
+] as const;
 
 function valueDelta(c: ValueChange): number | undefined {
   return c.base !== undefined && c.head !== undefined && c.base !== 0 ? ((c.head - c.base) / c.base) * 100 : undefined;
@@ -195,6 +211,14 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
     memory: report.memory_changes.map(valueRow),
     sizes: report.size_changes.map(valueRow),
     mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
+    ct: (report.ct_findings ?? []).map((f) => [
+      f.key,
+      f.kind,
+      code(f.function),
+      code(ctSite(f)),
+      f.operations.join(', '),
+      f.baseline_checked ? String(f.count) : `${f.count} (no ct evidence on the baseline)`,
+    ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
     kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
     invalid: report.invalid_candidates.map((c) => [code(c.id), ': INVALID (', code(firstLine(c.problem)), ')']),
@@ -293,6 +317,17 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
       para(strong('Size audit')),
       para('Catalog sizes that differ from what the API reports:'),
       table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches),
+    );
+  const ct = take('ct', g.ct);
+  if (ct.length > 0)
+    out.push(
+      para(strong('Constant-time findings')),
+      para(
+        'Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate’s ',
+        code('ct-suppressions.yml'),
+        ', with a reason.',
+      ),
+      table(['instance', 'kind', 'function', 'site', 'operations', 'reports'], ct),
     );
   const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
   if (sizes.length > 0) out.push(para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes));

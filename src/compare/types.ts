@@ -70,6 +70,8 @@ export interface SizeMismatch {
   basis: string;
 }
 
+import type { CtNewFinding } from './ct.js';
+
 export interface CompareReport {
   system: string;
   threshold_pct: number;
@@ -85,6 +87,11 @@ export interface CompareReport {
   size_changes: ValueChange[];
   memory_changes: ValueChange[];
   size_mismatches: SizeMismatch[];
+  /**
+   * Unsuppressed constant-time sites of head that the baseline did not have (compare/ct.ts);
+   * absent when neither side has a constant-time check.
+   */
+  ct_findings?: CtNewFinding[];
   /** Most distinct nightly measurements any operation had (by record start time and library); absent without history. */
   history_runs?: number;
   counts: {
@@ -94,6 +101,8 @@ export interface CompareReport {
     size_mismatches: number;
     /** Rows whose verdict is `noisy` (absent in comparisons older than the noisy verdict). */
     noisy?: number;
+    /** New constant-time findings (absent when neither side has a constant-time check). */
+    ct_findings?: number;
   };
 }
 

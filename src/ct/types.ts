@@ -39,6 +39,20 @@ export interface CtOperation {
   outside_library?: number;
 }
 
+/**
+ * A division instruction in code the API reaches (ct/division.ts). `tainted`: memcheck flagged the
+ * division's function, so its operands may depend on a secret (the finding is then of kind
+ * `division`); false: "division reachable, operands not shown tainted".
+ */
+export interface CtDivision {
+  function: string;
+  instruction: string;
+  address: string;
+  file?: string;
+  line?: number;
+  tainted: boolean;
+}
+
 export interface CtEvidence {
   schema: 1;
   tool: string;
@@ -56,6 +70,12 @@ export interface CtEvidence {
   harness_version?: string;
   /** SHA-256 of the candidate's ct-suppressions.yml when there was one. */
   suppressions_sha256?: string;
+  /** Division sites reachable from the API (an extension of §8: absent in files that predate it). */
+  divisions?: CtDivision[];
+  /** The division finder's sites as found (kept so that a kept check is held against them again). */
+  division_sites?: Array<Omit<CtDivision, 'tainted'>>;
+  /** Why the division finder could not run. */
+  divisions_failure?: string;
 }
 
 /** The status an operation's findings give: flagged when one is not suppressed. */

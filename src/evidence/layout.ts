@@ -35,12 +35,12 @@ export const evidencePaths = (systemDir: string) => ({
   profileDir: join(systemDir, 'profile'),
   memoryDir: join(systemDir, 'memory'),
   surveyDir: join(systemDir, 'survey'),
+  ctDir: join(systemDir, 'ct'),
   record: (id: string, label: string, op: string) => join(systemDir, 'records', id, operationFile(label, op)),
   profile: (id: string, label: string, op: string) => join(systemDir, 'profile', id, operationFile(label, op)),
   survey: (id: string, label: string) => join(systemDir, 'survey', id, `${label}.json`),
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
   ct: (id: string, label: string) => join(systemDir, 'ct', id, `${label}.json`),
-  ctDir: join(systemDir, 'ct'),
   memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, operationFile(label, op)),
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),
@@ -53,6 +53,9 @@ export type EvidencePaths = ReturnType<typeof evidencePaths>;
 
 /** A survey file's path relative to the system folder, as the report links it. */
 export const surveyRelPath = (id: string, label: string): string => `survey/${id}/${label}.json`;
+
+/** A constant-time check's path relative to the system folder, as the pages link it. */
+export const ctRelPath = (id: string, label: string): string => `ct/${id}/${label}.json`;
 
 /** Paths as written into evidence: relative to the system folder, '/'-separated. */
 export function relativeTo(systemDir: string, path: string): string {

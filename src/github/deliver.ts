@@ -44,6 +44,7 @@ export async function deliverResults(
   // on the baseline are listed, not counted: the pull request did not cause them).
   core.setOutput('kat-failures', String(report.counts.kat_failures));
   core.setOutput('size-mismatches', String(report.counts.size_mismatches));
+  core.setOutput('ct-findings', String(report.counts.ct_findings ?? 0));
   core.setOutput('comparison-path', join(out, 'comparison.json'));
   core.setOutput('summary-path', commentPath);
   core.setOutput('artifact-dir', out);

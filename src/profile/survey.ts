@@ -75,8 +75,10 @@ function contains(hay: Uint8Array, needle: Uint8Array): boolean {
   return false;
 }
 
-const ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
-const STOPS: ReadonlySet<string> = new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
+/** The exported API's entry points, where reachability starts. */
+export const ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|generate_pass\d+_msg_[ab]|derive_ss_[ab])$|^CryptHash$/;
+/** Leaves of the call graph: the ICCS helpers and outside randomness are not the submission's code. */
+export const STOPS: ReadonlySet<string> = new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
 
 /** Surveys one built library: what its exported API reaches. */
 /** false: not the NIST API; true or a `kat_rng`: the generator the harness links in as `randombytes`. */
@@ -186,7 +188,7 @@ export function analyse(
 }
 
 /** Everything reachable from `from` over calls and references, not expanding `stops`. */
-function closure(from: string[], d: Disassembly, stops: ReadonlySet<string> = new Set()): Set<string> {
+export function closure(from: string[], d: Disassembly, stops: ReadonlySet<string> = new Set()): Set<string> {
   const seen = new Set<string>();
   const queue = [...from];
   while (queue.length > 0) {

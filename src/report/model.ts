@@ -3,6 +3,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs.js';
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
+import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset } from '../evidence/dataset.js';
 import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
 import type { BuildJson, TimingRecord } from '../evidence/types.js';
@@ -156,6 +157,8 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     v.profiles[profile.operation] = profile;
     v.profileFiles.push({ op: profile.operation, path: rel(path) });
   }
+  const ct = readCtEvidence(systemDir);
+  for (const f of ct.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
   // A file that cannot be parsed still belongs to its instance: its rows say "not recorded" instead of vanishing.
   for (const u of ds.unreadable) {
     const key = instanceOfPath(rel(u.path));
@@ -163,6 +166,10 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     const { candidate, label } = parseInstanceKey(key);
     const kind = unreadableKind(paths, candidate, label, u.path);
     if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path))!);
+    view(candidate, label).unreadable.push({ kind: 'constant-time check', path: rel(u.path), problem: u.problem });
   }
 
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
@@ -200,6 +207,6 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
-    unreadable: ds.unreadable.map((u) => ({ path: rel(u.path), problem: u.problem })),
+    unreadable: [...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
   };
 }

@@ -1,12 +1,13 @@
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
+import type { CtFile } from '../ct/findings.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 
 /** What the pages show, as plain data: model.ts reads it from disk, the pages render it. */
 
 /** An evidence file of an instance that exists but could not be parsed. */
 export interface UnreadableFile {
-  kind: 'timing' | 'hash profile' | 'memory' | 'survey';
+  kind: 'timing' | 'hash profile' | 'memory' | 'survey' | 'constant-time check';
   /** The operation, for the per-operation files. */
   op?: string;
   /** Relative to the system folder. */
@@ -26,6 +27,9 @@ export interface InstanceView {
   profileFiles: Array<{ op: string; path: string }>;
   memoryFiles: Array<{ op: string; path: string }>;
   surveyFile?: string;
+  /** Its constant-time check (ct/<id>/<label>.json), and that file relative to the system folder. */
+  ct?: CtFile;
+  ctFile?: string;
   /** Its files that could not be read: each shows as "not recorded" where its numbers would be. */
   unreadable: UnreadableFile[];
 }

@@ -88,3 +88,55 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
   }
   return dir;
 }
+
+export interface SyntheticCtFinding {
+  kind: 'branch' | 'index' | 'division' | 'syscall';
+  function: string;
+  file?: string;
+  line?: number;
+  count?: number;
+  suppressed?: boolean;
+  reason?: string;
+}
+
+/** One operation of a synthetic constant-time check; the status follows its unsuppressed findings unless given. */
+export interface SyntheticCtOperation {
+  status?: 'clean' | 'flagged' | 'skipped' | 'failed';
+  calls?: number;
+  findings?: SyntheticCtFinding[];
+  reason?: string;
+}
+
+/** Writes `ct/<id>/<label>.json` (CONTRACT §8) into a system folder, as the ct phase would. */
+export function writeSyntheticCt(
+  systemDir: string,
+  id: string,
+  label: string,
+  operations: Record<string, SyntheticCtOperation>,
+  extra: { divisions?: unknown[]; librarySha256?: string } = {},
+): string {
+  const ops = Object.fromEntries(
+    Object.entries(operations).map(([op, o]) => {
+      const findings = (o.findings ?? []).map((f) => ({ count: 1, suppressed: false, ...f }));
+      const status = o.status ?? (findings.some((f) => !f.suppressed) ? 'flagged' : 'clean');
+      return [op, { status, calls: o.calls ?? 3, findings, ...(o.reason ? { reason: o.reason } : {}) }];
+    }),
+  );
+  const file = join(systemDir, 'ct', id, `${label}.json`);
+  mkdirSync(join(systemDir, 'ct', id), { recursive: true });
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        schema: 1,
+        tool: 'valgrind-3.19.0 memcheck',
+        library_sha256: extra.librarySha256 ?? 'ab'.repeat(32),
+        operations: ops,
+        ...(extra.divisions ? { divisions: extra.divisions } : {}),
+      },
+      null,
+      1,
+    ),
+  );
+  return file;
+}

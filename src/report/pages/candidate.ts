@@ -31,6 +31,7 @@ import {
   unreadableCell,
   unreadableFile,
 } from './cells.js';
+import { ctSection } from './ct.js';
 import { katFootnotes } from './katNotes.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 import { kexSizesSection } from './kexTables.js';
@@ -396,6 +397,7 @@ const evidenceIndex: CandidateSection = (model, c) => {
     ...(inst.surveyFile && !unreadableFile(inst, 'survey')
       ? [[code(inst.label), 'symmetric-primitive survey', code(inst.surveyFile)] as Cell[]]
       : []),
+    ...(inst.ctFile ? [[code(inst.label), 'constant-time check', code(inst.ctFile)] as Cell[]] : []),
     ...[...inst.unreadable]
       .sort(byPath)
       .map((u): Cell[] => [code(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ''}: ⚠ unreadable (${u.problem})`, code(u.path)]),
@@ -421,6 +423,7 @@ const CANDIDATE_SECTIONS: readonly CandidateSection[] = [
   resources,
   sizes,
   symmetricPrimitives,
+  ctSection,
   evidenceIndex,
 ];
 

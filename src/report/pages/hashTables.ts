@@ -1,3 +1,4 @@
+import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { HASH_MESSAGE_BYTES, hashMessageBytes, hashOperation } from '../../measure/hashOperations.js';
@@ -93,7 +94,7 @@ const hashSection = (model: ReportModel): RootContent[] => {
         c.page ? [`${c.algorithm} `, link(c.page, 'page')] : c.algorithm,
         flagged ? [code(inst.label), ` ⚠ KAT ${kat}`] : code(inst.label),
         ...SUMMARY_BYTES.map((n) => ratioCell(model, inst, n)),
-        flagged ? 'KAT/output caveat; see candidate page' : '–',
+        withCtNote(flagged ? 'KAT/output caveat; see candidate page' : '–', inst),
       ];
     }),
   );
@@ -121,6 +122,7 @@ const hashSection = (model: ReportModel): RootContent[] => {
       ],
       rows,
     ),
+    ...(anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []),
   ];
 };
 

@@ -1,3 +1,4 @@
+import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { TimingRecord } from '../../evidence/types.js';
 import { kexSteps } from '../../measure/kexOperations.js';
 import { formatCycles, formatShare } from '../format.js';
@@ -54,7 +55,7 @@ export const keyExchangeSummary: Section<[ReportModel]> = (model) => {
         kat === 'PASS' ? code(inst.label) : [code(inst.label), ` ⚠ KAT ${kat}`],
         exchangeCell(inst),
         total === undefined ? '–' : String(total),
-        kat === 'PASS' ? '–' : 'KAT/output caveat; see candidate page',
+        withCtNote(kat === 'PASS' ? '–' : 'KAT/output caveat; see candidate page', inst),
       ];
     }),
   );
@@ -64,6 +65,7 @@ export const keyExchangeSummary: Section<[ReportModel]> = (model) => {
       'One full exchange (both parties, every pass, both derivations; no network time), mean cycles with the share spent in the ICCS placeholder hash functions in parentheses; transferred is the sum of the protocol messages in bytes.',
     ),
     table(['id', 'algorithm', 'instance performance report', 'exchange cycles (sym %)', 'transferred (B)', 'notes'], rows),
+    ...(anyCt(cands.flatMap((c) => c.instances)) ? [para(CT_NOTE_MEANING)] : []),
   ];
 };
 

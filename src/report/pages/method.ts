@@ -3,6 +3,7 @@ import { counterRate, environmentRows } from '../environment.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';
 import { allInstances, provenanceOf } from './cells.js';
+import { ctMethodSection } from './ct.js';
 import { kexStepSums } from './kexTables.js';
 
 /** How one system's numbers were taken: planning, host state, counter, flags, limits. */
@@ -143,6 +144,7 @@ const METHOD_SECTIONS: readonly MethodSection[] = [
   counterSource,
   buildFlags,
   limits,
+  ctMethodSection,
   isolation,
   history,
   kexStepSums,

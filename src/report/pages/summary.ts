@@ -6,6 +6,7 @@ import { bullets, code, heading, link, para, sectionsPage, table, type Cell, typ
 import { hashShares } from '../profile.js';
 import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
+import { anyCt, CT_NOTE_MEANING, ctNote } from './ct.js';
 import { hashSummarySections } from './hashTables.js';
 import { keyExchangeSummary } from './kexTables.js';
 import { allInstances, candidatePageLink, notMeasuredReason, provenanceOf, sizeCell, unreadableCell, unreadableFile } from './cells.js';
@@ -75,6 +76,8 @@ const categories: SummarySection = (model) => {
     const cycleRows: Cell[][] = [];
     const sizeRows: Cell[][] = [];
     let noisy = false;
+    // A notes column only where an instance had a constant-time check: other summaries keep their layout.
+    const notes = anyCt(cands.flatMap((c) => c.instances));
     for (const c of cands) {
       for (const inst of c.instances) {
         const kat = inst.build?.kat ?? 'not checked';
@@ -84,7 +87,7 @@ const categories: SummarySection = (model) => {
         const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')];
         noisy ||= cells.some((cell) => cell.includes(NOISY_MARK));
-        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...cells]);
+        cycleRows.push([name, code(inst.label), flagged ? `${kat} ⚠` : kat, ...cells, ...(notes ? [ctNote(inst) ?? '–'] : [])]);
         sizeRows.push([name, code(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? '—')]);
       }
     }
@@ -93,7 +96,8 @@ const categories: SummarySection = (model) => {
       para(
         `Mean cycles per operation; in parentheses the share spent in the ICCS placeholder hash functions${cands.some((c) => c.api === 'nist') ? ' (for NIST-API code, in its SHA-3/SHAKE/SHA-2 functions)' : ''}; (n=N) where fewer than ${GUIDE_MINIMUM} calls were timed. ⚠ marks a KAT status other than PASS.`,
       ),
-      table(['candidate', 'instance', 'KAT', ...ops], cycleRows),
+      table(['candidate', 'instance', 'KAT', ...ops, ...(notes ? ['notes'] : [])], cycleRows),
+      ...(notes ? [para(CT_NOTE_MEANING)] : []),
       ...(noisy ? [para(`${NOISY_NOTE} The number after the mark is that ratio; the candidate's page gives every operation's.`)] : []),
       heading(3, 'Sizes (bytes)'),
       table(['candidate', 'instance', ...cat.sizes.map(([h]) => h)], sizeRows),

@@ -1,0 +1,81 @@
+import { type CtFile, type CtFinding, siteOf } from '../ct/findings.js';
+import { type CtEvidence, ctByInstance } from '../evidence/ct.js';
+
+/** An unsuppressed constant-time site of head that the baseline did not have. */
+export interface CtNewFinding {
+  /** The instance key `<candidate>/<label>`. */
+  key: string;
+  kind: CtFinding['kind'];
+  function: string;
+  file?: string;
+  line?: number;
+  /** Head's reports of the site, over the operations below. */
+  count: number;
+  /** Head's operations that reached it. */
+  operations: string[];
+  /** False: the baseline has no ct evidence of the instance (a new candidate, or never checked). */
+  baseline_checked: boolean;
+}
+
+/** Where a finding is: `file:line`, or the function alone when the library had no line information. */
+export const ctSite = (f: { function: string; file?: string; line?: number }): string =>
+  f.file !== undefined ? `${f.file}:${f.line ?? '?'}` : `${f.function} (no line information)`;
+
+interface Site {
+  finding: CtFinding;
+  operations: string[];
+  count: number;
+}
+
+/** An instance's unsuppressed sites, each once, with the operations that reached it. */
+function sitesOf(ct: CtFile): Site[] {
+  const sites = new Map<string, Site>();
+  for (const [op, o] of Object.entries(ct.operations))
+    for (const f of o.findings ?? []) {
+      if (f.suppressed) continue;
+      const s = sites.get(siteOf(f)) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      sites.set(siteOf(f), s);
+    }
+  return [...sites.values()];
+}
+
+/** Sites are held against the baseline per function and file: an edit above them moves their lines. */
+const groupOf = (f: CtFinding) => `${f.kind}\u0000${f.function}\u0000${f.file ?? ''}`;
+
+/**
+ * Head's unsuppressed sites that the baseline did not have. Within one kind, function and file,
+ * head has as many new sites as it has more than the base; those named are the ones whose line the
+ * base did not have. So a line shift alone adds nothing, while one more secret-dependent branch in
+ * a function is one new finding. An instance the baseline never checked has all its sites new.
+ */
+export function newCtFindings(base: readonly CtEvidence[], head: readonly CtEvidence[]): CtNewFinding[] {
+  const baseBy = ctByInstance(base);
+  const out: CtNewFinding[] = [];
+  for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const b = baseBy.get(key);
+    const baseSites = b ? sitesOf(b.ct) : [];
+    const groups = new Map<string, Site[]>();
+    for (const s of sitesOf(h.ct)) groups.set(groupOf(s.finding), [...(groups.get(groupOf(s.finding)) ?? []), s]);
+    for (const [group, sites] of groups) {
+      const before = baseSites.filter((s) => groupOf(s.finding) === group);
+      const extra = sites.length - before.length;
+      if (extra <= 0) continue;
+      const lines = new Set(before.map((s) => s.finding.line));
+      const unknown = sites.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+      for (const s of unknown.slice(0, extra))
+        out.push({
+          key,
+          kind: s.finding.kind,
+          function: s.finding.function,
+          ...(s.finding.file !== undefined ? { file: s.finding.file } : {}),
+          ...(s.finding.line !== undefined ? { line: s.finding.line } : {}),
+          count: s.count,
+          operations: s.operations,
+          baseline_checked: b !== undefined,
+        });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,32 @@
+/**
+ * The constant-time check's evidence as plain data (CONTRACT §8, docs/evidence-format.md), and the
+ * few facts the pages and comparisons derive from it.
+ */
+
+import type { CtEvidence, CtFinding } from './types.js';
+
+export type { CtDivision, CtFinding, CtKind, CtOperation, CtStatus } from './types.js';
+export { CT_KINDS } from './types.js';
+/** The pages' and comparisons' name for a ct file. */
+export type CtFile = CtEvidence;
+
+/** A finding's site: what two runs of the same code agree on (not its count). */
+export const siteOf = (f: CtFinding): string => `${f.kind} ${f.function} ${f.file ?? '?'}:${f.line ?? '?'}`;
+
+/** Every unsuppressed finding of a file, one per site (an instance's operations share code). */
+export function flaggedSites(ct: CtFile): CtFinding[] {
+  const sites = new Map<string, CtFinding>();
+  for (const op of Object.values(ct.operations))
+    for (const f of op.findings ?? []) {
+      if (f.suppressed) continue;
+      const had = sites.get(siteOf(f));
+      sites.set(siteOf(f), had ? { ...had, count: had.count + f.count } : f);
+    }
+  return [...sites.values()];
+}
+
+/** Operations whose status is `flagged`: what the summary's `ct: N flagged` counts. */
+export const flaggedOperations = (ct: CtFile): string[] =>
+  Object.entries(ct.operations)
+    .filter(([, o]) => o.status === 'flagged')
+    .map(([op]) => op);

@@ -1,0 +1,190 @@
+import type { RootContent } from 'mdast';
+import { CT_KINDS, type CtFile, type CtFinding, flaggedOperations } from '../../ct/findings.js';
+import { MISSING } from '../format.js';
+import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
+import type { CandidateView, InstanceView, ReportModel } from '../types.js';
+import { allInstances, unreadableCell, unreadableFile } from './cells.js';
+
+/**
+ * The constant-time check on the pages (CONTRACT §8): the candidate page's section, the summary's
+ * `ct: N flagged` note and the method page's description. Every part is absent without ct evidence,
+ * so pages of evidence that has none read as before.
+ */
+
+export const CT_TITLE = 'Constant-time check (machine)';
+/** Sites listed per instance in the candidate page's table of sites, the most reported first. */
+export const CT_TOP_SITES = 10;
+const METHOD_ANCHOR = '#constant-time-check-machine';
+
+const hasCt = (inst: InstanceView) => inst.ct !== undefined || unreadableFile(inst, 'constant-time check') !== undefined;
+
+const siteCell = (f: { file?: string; line?: number }): Cell =>
+  f.file !== undefined ? code(`${f.file}:${f.line ?? '?'}`) : 'no line information';
+
+/** An instance's sites over its operations, each once, with the operations that reached it and its reports. */
+function sites(ct: CtFile): Array<{ finding: CtFinding; operations: string[]; count: number }> {
+  const by = new Map<string, { finding: CtFinding; operations: string[]; count: number }>();
+  for (const [op, o] of Object.entries(ct.operations))
+    for (const f of o.findings ?? []) {
+      const key = `${f.suppressed ? 's' : 'u'} ${f.kind} ${f.function} ${f.file ?? ''}:${f.line ?? ''}`;
+      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      by.set(key, s);
+    }
+  // Unsuppressed first, then the most reported; ties in the file's own order.
+  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
+}
+
+/** Distinct sites of one operation by kind: unsuppressed per kind, then suppressed. */
+function kindCounts(findings: readonly CtFinding[]): string[] {
+  const distinct = (list: readonly CtFinding[]) => new Set(list.map((f) => `${f.kind} ${f.function} ${f.file ?? ''}:${f.line ?? ''}`)).size;
+  const open = findings.filter((f) => !f.suppressed);
+  return [
+    ...CT_KINDS.map((k) => String(distinct(open.filter((f) => f.kind === k)))),
+    String(distinct(findings.filter((f) => f.suppressed))),
+  ];
+}
+
+const STATUS_CELL: Record<string, string> = { clean: 'clean', flagged: '⚠ flagged', skipped: 'skipped', failed: '⚠ failed' };
+
+/** The candidate page's section: per instance and operation the status and counts, the top sites, the division sites. */
+export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
+  const checked = c.instances.filter(hasCt);
+  if (checked.length === 0) return [];
+  const statusRows = c.instances.flatMap((inst): Cell[][] => {
+    if (!inst.ct) {
+      const why = unreadableFile(inst, 'constant-time check') ? unreadableCell('constant-time check') : 'not checked';
+      return [[code(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+    }
+    return Object.entries(inst.ct.operations).map(([op, o]): Cell[] => [
+      code(inst.label),
+      op,
+      o.reason && (o.status === 'skipped' || o.status === 'failed')
+        ? `${STATUS_CELL[o.status]}: ${o.reason}`
+        : (STATUS_CELL[o.status] ?? o.status),
+      ...kindCounts(o.findings ?? []),
+      String(o.calls),
+    ]);
+  });
+  const siteRows = checked.flatMap((inst): Cell[][] =>
+    inst.ct
+      ? sites(inst.ct)
+          .slice(0, CT_TOP_SITES)
+          .map(({ finding: f, operations, count }): Cell[] => [
+            code(inst.label),
+            f.kind,
+            code(f.function),
+            siteCell(f),
+            operations.join(', '),
+            String(count),
+            f.suppressed ? `suppressed: ${f.reason ?? 'no reason recorded'}` : (f.reason ?? ''),
+          ])
+      : [],
+  );
+  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked.flatMap((inst): Cell[][] =>
+    (inst.ct?.divisions ?? []).map((d): Cell[] => [
+      code(inst.label),
+      code(d.function),
+      code(d.instruction),
+      siteCell(d),
+      d.tainted ? '⚠ operands tainted: a division finding' : 'division reachable, operands not shown tainted',
+    ]),
+  );
+  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== undefined);
+  return [
+    heading(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, 'method and limits'),
+      '). Counts are distinct sites; suppressed ones are public by the reason given in the candidate’s ',
+      code('ct-suppressions.yml'),
+      ' and do not make an operation flagged.',
+    ),
+    table(['instance', 'operation', 'status', ...CT_KINDS, 'suppressed', 'calls'], statusRows),
+    ...(siteRows.length > 0
+      ? [
+          para(
+            shownFewer
+              ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:`
+              : 'Every site, unsuppressed first:',
+          ),
+          table(['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'], siteRows),
+        ]
+      : []),
+    ...(divisionsChecked
+      ? divisionRows.length > 0
+        ? [
+            para(
+              'Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):',
+            ),
+            table(['instance', 'function', 'instruction', 'site', 'operands'], divisionRows),
+          ]
+        : [para('No division instruction in code the API reaches.')]
+      : []),
+  ];
+}
+
+/** The summary's note for an instance: `ct: N flagged`, N the operations the check flagged; undefined without a check. */
+export function ctNote(inst: InstanceView): string | undefined {
+  if (!inst.ct) return unreadableFile(inst, 'constant-time check') ? `ct: ${unreadableCell('constant-time check')}` : undefined;
+  const ops = Object.values(inst.ct.operations);
+  const unchecked = ops.filter((o) => o.status === 'skipped' || o.status === 'failed').length;
+  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ''}`;
+}
+
+/** A notes cell with the instance's `ct: N flagged` added when it was checked ('–' alone reads as nothing). */
+export function withCtNote(note: string, inst: InstanceView): string {
+  const ct = ctNote(inst);
+  if (!ct) return note;
+  return note === '–' ? ct : `${note}; ${ct}`;
+}
+
+/** Whether a category's summary table gets a notes column: only when one of its instances was checked. */
+export const anyCt = (instances: readonly InstanceView[]): boolean => instances.some((i) => ctNote(i) !== undefined);
+
+/** The sentence under a summary table whose notes carry `ct: N flagged`. */
+export const CT_NOTE_MEANING =
+  '“ct: N flagged”: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; “not checked” counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.';
+
+/** The method page's section, when any candidate was checked. */
+export function ctMethodSection(model: ReportModel): RootContent[] {
+  const files = allInstances(model).flatMap((i) => (i.ct ? [i.ct] : []));
+  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
+  const tools = [...new Set(files.map((f) => f.tool))].sort();
+  return [
+    heading(2, CT_TITLE),
+    para(
+      'Each operation of each instance runs a few times with fixed seeds under ',
+      ...(tools.length > 0 ? [code(tools.join(', '))] : [text('valgrind memcheck')]),
+      ', in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ',
+      code('randombytes'),
+      ') output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site.',
+    ),
+    bullets([
+      [
+        'Division: ',
+        code('div'),
+        '/',
+        code('idiv'),
+        ' (x86-64) and ',
+        code('udiv'),
+        '/',
+        code('sdiv'),
+        ' (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands’ undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as “division reachable, operands not shown tainted”.',
+      ],
+      [
+        'Suppressions: a candidate’s ',
+        code('ct-suppressions.yml'),
+        ' names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status.',
+      ],
+      [
+        'Budgets: valgrind runs code 20–50× slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason.',
+      ],
+    ]),
+    para(
+      'Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. “clean” means that nothing was flagged by this method, never that the code is constant-time.',
+    ),
+  ];
+}

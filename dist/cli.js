@@ -32557,11 +32557,19 @@ var settingsSchema = external_exports.object({
   }).strict().default({ target_s: 0.2, rounds: 5 }),
   /** The constant-time check (phase `ct`): calls per operation under memcheck and the budget that skips an operation. */
   ct: external_exports.object({
+    /** The action's nightly and pull-request runs add the phase (the CLI's runs take it from `--phases`). */
+    enabled: external_exports.boolean().default(false),
     calls: external_exports.number().int().min(1).max(1e3).default(CT_CALLS),
     op_budget_s: external_exports.number().positive().default(CT_OP_BUDGET_S),
     valgrind_factor: external_exports.number().positive().default(CT_VALGRIND_FACTOR),
     startup_s: external_exports.number().min(0).default(CT_STARTUP_S)
-  }).strict().default({ calls: CT_CALLS, op_budget_s: CT_OP_BUDGET_S, valgrind_factor: CT_VALGRIND_FACTOR, startup_s: CT_STARTUP_S }),
+  }).strict().default({
+    enabled: false,
+    calls: CT_CALLS,
+    op_budget_s: CT_OP_BUDGET_S,
+    valgrind_factor: CT_VALGRIND_FACTOR,
+    startup_s: CT_STARTUP_S
+  }),
   /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
   sandbox: external_exports.enum(["auto", "bwrap", "unshare", "none"]).default("auto"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
@@ -32803,6 +32811,9 @@ var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
 var OPT_IN_PHASES = ["ct"];
 var KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES];
+function withCampaignPhases(phases, settings) {
+  return settings.ct.enabled ? /* @__PURE__ */ new Set([...phases, "ct"]) : phases;
+}
 var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function selected(candidates2, only) {
   if (!only) return candidates2;
@@ -32833,7 +32844,8 @@ function planRun(opts) {
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpus = trialCpus(opts, settings, ymlShown);
-  if (opts.phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
+  const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
+  if (phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   try {
     readJsonIfExists(paths.build);
   } catch (e) {
@@ -32856,7 +32868,7 @@ function planRun(opts) {
     cpu: cpus[0],
     cpus,
     units: units(campaign.candidates, opts.shard),
-    phases: opts.phases,
+    phases,
     force: opts.force ?? false,
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
@@ -32865,7 +32877,7 @@ function planRun(opts) {
   return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
 }
 function againstOptions(plan, opts) {
-  const { against, progress: _, shard: __, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, ...rest } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {

@@ -66,6 +66,8 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     only: inputs.only,
     argumentNames: { only: [`input 'only'`, ''] as const, cpu: [`input 'cpu'`, ''] as const },
     phases: new Set(PHASES),
+    // ngcc-perf.yml's ct.enabled adds the constant-time check to nightly and pull-request runs.
+    campaignPhases: true,
     trialTarget: inputs.trialTarget,
     opBudget: inputs.opBudget,
     cpu: inputs.cpu,

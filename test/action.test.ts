@@ -831,3 +831,100 @@ describe('the action in nightly and report modes', () => {
     expect(Object.keys(build.instances).sort()).toEqual(['kem-1/good', 'kem-2/good']);
   });
 });
+
+describe('a pull request that adds a secret-dependent branch, with ct enabled in ngcc-perf.yml', () => {
+  // The ct fixture's unplanted KEM (test/fixtures/ct/README.md) on main; the pull request turns on
+  // its planted early exit on the secret key, in planted_branch.
+  const ctFixture = join(repoRoot, 'test', 'fixtures', 'ct', 'kem-7');
+  const fx = { api: undefined as unknown as FakeGithub, repo: '', base: '', head: '', saved: { ...process.env } };
+  const plantLine = () =>
+    readFileSync(join(ctFixture, 'common', 'ct_kem.inc'), 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes('PLANT: branch')) + 1;
+
+  beforeAll(async () => {
+    fx.api = await startFakeGithub({ token: TOKEN });
+    const repo = tempDir();
+    await git(repo, 'init', '-q', '-b', 'main');
+    const campaign = join(repo, 'submissions');
+    const dir = join(campaign, 'kem-7');
+    cpSync(join(ctFixture, 'common'), join(dir, 'common'), { recursive: true });
+    cpSync(join(ctFixture, 'clean'), join(dir, 'src'), { recursive: true });
+    writeFileSync(
+      join(dir, 'candidate.yml'),
+      `id: kem-7\ntype: kem\nalgorithm: Toy ct-KEM\ninstances:\n  - label: good\n    dir: src\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
+    );
+    writeFileSync(join(dir, 'kat.sha256'), '# no digests: the constant-time check is what this tests\n');
+    writeFileSync(
+      join(campaign, 'ngcc-perf.yml'),
+      'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\nprofile:\n  target_s: 0.01\n  rounds: 1\nct:\n  enabled: true\n',
+    );
+    writeFileSync(join(repo, '.gitignore'), 'performance/data/*/build/\n');
+    // The baseline as a nightly run makes it: the default phases, plus ct because ngcc-perf.yml enables it.
+    await runCampaign({
+      campaignDir: campaign,
+      system: 'x86_1',
+      dataDir: join(repo, 'performance', 'data'),
+      phases: new Set(['build', 'kat', 'measure']),
+      campaignPhases: true,
+    });
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'base: a clean KEM and its evidence');
+    const base = await git(repo, 'rev-parse', 'HEAD');
+    const head = await prHead(repo, base, 'leak', (c) =>
+      writeFileSync(
+        join(c, 'kem-7', 'src', 'KEM_AlgorithmInstance.c'),
+        '#include "KEM_AlgorithmInstance.h"\n\n#define CT_PLANT_BRANCH\n#include "../common/ct_kem.inc"\n',
+      ),
+    );
+    Object.assign(fx, { repo, base, head });
+  });
+  afterAll(async () => {
+    process.env = fx.saved;
+    process.chdir(startCwd);
+    await fx.api.stop();
+  });
+
+  it('the baseline run checked the clean KEM: every operation clean', () => {
+    const ct = JSON.parse(readFileSync(join(fx.repo, 'performance', 'data', 'x86_1', 'ct', 'kem-7', 'good.json'), 'utf8')) as {
+      operations: Record<string, { status: string }>;
+    };
+    expect(Object.entries(ct.operations).map(([op, o]) => [op, o.status])).toEqual([
+      ['keygen', 'clean'],
+      ['enc', 'clean'],
+      ['dec', 'clean'],
+    ]);
+  });
+
+  it('the comment names the new branch in planted_branch at its line, and fail-on: ct fails the check', async () => {
+    await git(fx.repo, 'checkout', '-q', '-f', fx.head);
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 21, base: fx.base, head: fx.head, inputs: { 'fail-on': 'ct' } });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(log).toMatch(/::error::ngcc-perf x86_1: 1 new constant-time finding\(s\)/);
+    expect(readOutputs(output)['ct-findings']).toBe('1');
+    const body = fx.api.comments('ngcc', 'submissions', 21)[0]!.body;
+    expect(headlineOf(body)).toMatch(/⚠ 1 new constant-time finding/);
+    expect(body).toMatch(/\*\*Constant-time findings\*\*/);
+    expect(body).toMatch(
+      new RegExp(`\\| kem-7/good \\| branch \\| \`planted_branch\` \\| \`ct_kem\\.inc:${plantLine()}\` \\| dec \\| \\d+ \\|`),
+    );
+    // Head's ct evidence is the one the comparison read: the touched candidate was checked in this run.
+    const evidence = readOutputs(output)['evidence-dir']!;
+    const ct = JSON.parse(readFileSync(join(evidence, 'ct', 'kem-7', 'good.json'), 'utf8')) as {
+      operations: Record<string, { status: string; findings: Array<{ function: string }> }>;
+    };
+    expect(ct.operations.dec!.status).toBe('flagged');
+    expect(ct.operations.dec!.findings.map((f) => f.function)).toContain('planted_branch');
+  });
+
+  it('with fail-on not naming ct the finding is listed but the check passes', async () => {
+    await git(fx.repo, 'checkout', '-q', '-f', fx.head);
+    const { output } = runnerEnv(fx.saved, fx.repo, fx.api.url, { number: 22, base: fx.base, head: fx.head, inputs: { 'fail-on': 'kat' } });
+    const { failed } = await runCaptured();
+    expect(failed).toBe(false);
+    expect(readOutputs(output)['ct-findings']).toBe('1');
+    const body = fx.api.comments('ngcc', 'submissions', 22)[0]!.body;
+    expect(body).toMatch(/\| kem-7\/good \| branch \| `planted_branch` \|/);
+  });
+});

@@ -30,6 +30,15 @@ export type Phase = (typeof KNOWN_PHASES)[number];
  * Phases whose processes are pinned to the run's core: an instance runs them holding the core's
  * host-wide lock, so that no other run on the host times or profiles on it meanwhile.
  */
+/**
+ * The phases of a run that also takes those its campaign turns on (CampaignOptions.campaignPhases):
+ * ngcc-perf.yml's `ct.enabled` adds the constant-time check, so that a campaign's owner, not each
+ * workflow, decides whether its runs pay for valgrind.
+ */
+export function withCampaignPhases(phases: ReadonlySet<Phase>, settings: Pick<CampaignSettings, 'ct'>): ReadonlySet<Phase> {
+  return settings.ct.enabled ? new Set<Phase>([...phases, 'ct']) : phases;
+}
+
 export const PINNED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['measure', 'profile']);
 
 export interface CampaignOptions {
@@ -38,6 +47,8 @@ export interface CampaignOptions {
   dataDir: string;
   only?: RegExp;
   phases: ReadonlySet<Phase>;
+  /** Add the phases ngcc-perf.yml turns on (withCampaignPhases): the action's runs. */
+  campaignPhases?: boolean;
   trialTarget?: number;
   opBudget?: number;
   cpu?: number;
@@ -166,8 +177,9 @@ export function planRun(opts: CampaignOptions): RunPlan {
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   const cpus = trialCpus(opts, settings, ymlShown);
+  const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   // A suppression without its reason is the candidate author's input error: said before anything runs.
-  if (opts.phases.has('ct')) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
+  if (phases.has('ct')) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
   try {
     readJsonIfExists<BuildJson>(paths.build);
@@ -191,7 +203,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     cpu: cpus[0]!,
     cpus,
     units: units(campaign.candidates, opts.shard),
-    phases: opts.phases,
+    phases,
     force: opts.force ?? false,
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
@@ -202,7 +214,8 @@ export function planRun(opts: CampaignOptions): RunPlan {
 
 /** The options of the base side of a paired run: its build and KAT, with the same selection. */
 export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
-  const { against, progress: _, shard: __, ...rest } = opts;
+  // The base side is built and KAT-checked only: its ct evidence is the baseline's.
+  const { against, progress: _, shard: __, campaignPhases: ___, ...rest } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

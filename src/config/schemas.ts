@@ -137,13 +137,21 @@ export const settingsSchema = z
     /** The constant-time check (phase `ct`): calls per operation under memcheck and the budget that skips an operation. */
     ct: z
       .object({
+        /** The action's nightly and pull-request runs add the phase (the CLI's runs take it from `--phases`). */
+        enabled: z.boolean().default(false),
         calls: z.number().int().min(1).max(1000).default(CT_CALLS),
         op_budget_s: z.number().positive().default(CT_OP_BUDGET_S),
         valgrind_factor: z.number().positive().default(CT_VALGRIND_FACTOR),
         startup_s: z.number().min(0).default(CT_STARTUP_S),
       })
       .strict()
-      .default({ calls: CT_CALLS, op_budget_s: CT_OP_BUDGET_S, valgrind_factor: CT_VALGRIND_FACTOR, startup_s: CT_STARTUP_S }),
+      .default({
+        enabled: false,
+        calls: CT_CALLS,
+        op_budget_s: CT_OP_BUDGET_S,
+        valgrind_factor: CT_VALGRIND_FACTOR,
+        startup_s: CT_STARTUP_S,
+      }),
     /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
     sandbox: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
     catalogs: z

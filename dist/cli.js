@@ -34048,7 +34048,8 @@ function withDivisions(ct2, sites2) {
         line: s.line ?? 0,
         count: 1,
         suppressed: false,
-        reason: `${s.instruction} at ${s.address} in a function memcheck flagged: its operands may depend on a secret`
+        // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
+        reason: ""
       }));
       const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
       return [op, { ...o, status, findings: [...findings, ...added] }];

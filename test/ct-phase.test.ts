@@ -6,6 +6,8 @@ import type { CtEvidence, CtFinding } from '../src/ct/types.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { isInputError } from '../src/errors.js';
+import { loadReportModel } from '../src/report/model.js';
+import { renderPages } from '../src/report/render.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
 import { tempDir } from './helpers/tmp.js';
@@ -52,6 +54,51 @@ describe('the ct phase on planted leaks', () => {
       file: 'ct_kem.inc',
       line: markedLine('PLANT: index'),
     });
+  });
+
+  it('-Os: the secret coefficient divided by q in planted_division is a division finding at its line, beside the index memcheck flags', () => {
+    const ct = readCt(systemDir, 'division');
+    expect(ct.flags).toContain('-Os');
+    const dec = ct.operations.dec!;
+    expect(dec.status).toBe('flagged');
+    // memcheck sees the quotient used as an address (the table index); the division's own latency it cannot see.
+    expect(dec.findings.find((f) => f.kind === 'index')).toMatchObject({
+      function: 'planted_division',
+      file: 'ct_kem.inc',
+      line: markedLine('PLANT: division index'),
+      suppressed: false,
+    });
+    // The division finder places the `div` by objdump's line table. (The file is not asserted: with
+    // DWARF 5, binutils 2.40's objdump names the including file for code of an #included one.)
+    const division = dec.findings.filter((f) => f.kind === 'division');
+    expect(division).toEqual([
+      expect.objectContaining({ kind: 'division', function: 'planted_division', line: markedLine('PLANT: division'), suppressed: false }),
+    ]);
+    expect(ct.divisions).toEqual([
+      expect.objectContaining({ function: 'planted_division', instruction: expect.stringMatching(/^div/), tainted: true }),
+    ]);
+    for (const op of ['keygen', 'enc']) expect(ct.operations[op]!.findings).toEqual([]);
+  });
+
+  it('a division of public key bytes is listed as reachable, operands not shown tainted, and flags nothing', () => {
+    const ct = readCt(systemDir, 'division-public');
+    expect(ct.divisions).toEqual([
+      expect.objectContaining({
+        function: 'public_division',
+        instruction: expect.stringMatching(/^div/),
+        line: markedLine('PUBLIC: division'),
+        tainted: false,
+      }),
+    ]);
+    for (const op of ['keygen', 'enc', 'dec']) {
+      expect(ct.operations[op]!.status).toBe('clean');
+      expect(ct.operations[op]!.findings).toEqual([]);
+    }
+    const page = [...renderPages(loadReportModel(systemDir))].find(([p]) => p.startsWith('kem-7/'))![1];
+    expect(page).toMatch(
+      /\| `division-public` \| `public_division` \| `div[a-z]*` \| [^|]+ \| division reachable, operands not shown tainted \|/,
+    );
+    expect(page).toMatch(/\| `division` \| `planted_division` \| `div[a-z]*` \| [^|]+ \| ⚠ operands tainted: a division finding \|/);
   });
 
   it('finds none of those in the unplanted copy of the same code', () => {

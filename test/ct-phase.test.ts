@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { againstOptions, planRun } from '../src/campaign/plan.js';
 import { runCampaign, type Phase } from '../src/campaign/run.js';
 import type { CtEvidence, CtFinding } from '../src/ct/types.js';
 import { evidencePaths } from '../src/evidence/layout.js';
@@ -181,5 +182,44 @@ describe('the ct phase on a library that crashes', () => {
     expect(ct.operations.dec!.reason).toMatch(/SIGSEGV/);
     expect(ct.operations.keygen!.status).not.toBe('failed');
     expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
+  });
+});
+
+describe('ct.enabled in ngcc-perf.yml: the phases of the action’s runs', () => {
+  it('adds ct to a run that takes the campaign’s phases, and to no other', () => {
+    const campaignDir = ctCampaign('ct:\n  enabled: true\n');
+    const opts = { campaignDir, system: SYSTEM, dataDir: tempDir(), phases: new Set<Phase>(['build', 'kat']) };
+    expect([...planRun({ ...opts, campaignPhases: true }).phases]).toEqual(['build', 'kat', 'ct']);
+    expect([...planRun(opts).phases]).toEqual(['build', 'kat']);
+    // Off by default: the action's runs keep their phases.
+    expect([...planRun({ ...opts, campaignDir: ctCampaign(), campaignPhases: true }).phases]).toEqual(['build', 'kat']);
+  });
+
+  it('the base side of a paired run is built and KAT-checked only, whatever the campaign enables', () => {
+    const campaignDir = ctCampaign('ct:\n  enabled: true\n');
+    const opts = {
+      campaignDir,
+      system: SYSTEM,
+      dataDir: tempDir(),
+      phases: new Set<Phase>(['build', 'kat', 'measure']),
+      campaignPhases: true,
+      against: { campaignDir, dataDir: tempDir() },
+    };
+    const plan = planRun(opts);
+    expect(plan.phases.has('ct')).toBe(true);
+    expect([...planRun(againstOptions(plan, opts)).phases]).toEqual(['build', 'kat']);
+  });
+
+  it('a value that is not true or false is an input error naming the file and the field', () => {
+    const campaignDir = ctCampaign('ct:\n  enabled: sometimes\n');
+    const error = (() => {
+      try {
+        planRun({ campaignDir, system: SYSTEM, dataDir: tempDir(), phases: new Set<Phase>(['build']), campaignPhases: true });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isInputError(error)).toBe(true);
+    expect(String(error)).toMatch(/ngcc-perf\.yml.*ct\.enabled/);
   });
 });

@@ -32811,10 +32811,10 @@ var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
 var OPT_IN_PHASES = ["ct"];
 var KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES];
+var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function withCampaignPhases(phases, settings) {
   return settings.ct.enabled ? /* @__PURE__ */ new Set([...phases, "ct"]) : phases;
 }
-var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function selected(candidates2, only) {
   if (!only) return candidates2;
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);

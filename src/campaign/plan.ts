@@ -30,6 +30,8 @@ export type Phase = (typeof KNOWN_PHASES)[number];
  * Phases whose processes are pinned to the run's core: an instance runs them holding the core's
  * host-wide lock, so that no other run on the host times or profiles on it meanwhile.
  */
+export const PINNED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['measure', 'profile']);
+
 /**
  * The phases of a run that also takes those its campaign turns on (CampaignOptions.campaignPhases):
  * ngcc-perf.yml's `ct.enabled` adds the constant-time check, so that a campaign's owner, not each
@@ -38,8 +40,6 @@ export type Phase = (typeof KNOWN_PHASES)[number];
 export function withCampaignPhases(phases: ReadonlySet<Phase>, settings: Pick<CampaignSettings, 'ct'>): ReadonlySet<Phase> {
   return settings.ct.enabled ? new Set<Phase>([...phases, 'ct']) : phases;
 }
-
-export const PINNED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['measure', 'profile']);
 
 export interface CampaignOptions {
   campaignDir: string;

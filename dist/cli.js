@@ -33916,7 +33916,7 @@ async function buildCt(req, flags) {
   mkdirSync9(objDir, { recursive: true });
   const library = join19(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
-  const extra = ["-g", "-fno-lto"];
+  const extra = ["-gdwarf-4", "-fno-lto"];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, "ct"].join("\n"));
   const keyFile = join19(outDir, "ct-key.json");

@@ -22,7 +22,8 @@ export interface CtBuildResult {
 
 /**
  * The library relinked for the constant-time check: the instance's own flags (same optimisation)
- * plus `-g`, so memcheck can name file and line, and `-fno-lto`, under which GCC would bypass the
+ * plus `-gdwarf-4`, so memcheck and the division finder can name file and line (with gcc 12's default
+ * DWARF 5, binutils 2.40's objdump names the including `.c` file for code of an `#include`d one), and `-fno-lto`, under which GCC would bypass the
  * link-time wrappers (`-Wl,--wrap=`) that mark every generator's output secret (native/ct_wrap.c).
  * Built in the instance's build folder under `ct/`, in the compiler's sandbox; an unchanged build
  * is kept.
@@ -33,7 +34,7 @@ export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBui
   mkdirSync(objDir, { recursive: true });
   const library = join(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
-  const extra = ['-g', '-fno-lto'];
+  const extra = ['-gdwarf-4', '-fno-lto'];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   // plain.key covers the sources, the flags and the harness version (ct_wrap.c included).
   const key = sha256Hex([plain.key, ...extra, 'ct'].join('\n'));

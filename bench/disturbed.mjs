@@ -3,7 +3,7 @@
 //   npm run build && node bench/disturbed.mjs [rounds] [paired|separate] [detect]
 //     default 8 rounds (8 rounds x 6 operations = 48 comparisons), paired
 // Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s; a
-// paired run takes 10 a side, PAIRED_TRIALS).
+// paired run takes 16 a side, PAIRED_TRIALS).
 // paired: base and head in one run (`run HEAD --against BASE`, as a pull request is measured), their
 // trials interleaved; separate: base and head in two runs one after the other.
 // "With the competitor": a CPU-bound shell pinned to the measuring core runs during a random part
@@ -68,9 +68,9 @@ async function measure(camp, out, competitor, against) {
     child.on('exit', (code) => (code === 0 || code === 1 ? resolve() : reject(new Error(`run exited ${code}`))));
   });
   if (competitor) {
-    // A run lasts about 8 s here (about 25 s paired: 10 trials a side): start within its first
+    // A run lasts about 8 s here (about 40 s paired: 16 trials a side): start within its first
     // half, stay 30-60 % of it.
-    const scale = against ? 3 : 1;
+    const scale = against ? 5 : 1;
     await sleep(scale * (500 + Math.random() * 3500));
     const on = Date.now();
     const spin = spawn('taskset', ['-c', String(cpu), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });

@@ -1,6 +1,8 @@
 // Disturbed trials and the pull-request comparison with a competitor on the measuring core
 // (docs/benchmarks.md, (i)).
-//   npm run build && node bench/disturbed.mjs [rounds] [paired|separate] [detect]
+//   npm run build && node bench/disturbed.mjs [rounds] [paired|separate] [detect [SPIN]]
+//     SPIN: the +12 % detection only, with TOY_KEM_SLOWDOWN SPIN instead of a sizing probe
+//   node bench/disturbed.mjs [rounds] paired aa     the A/A rounds with the competitor only
 //     default 8 rounds (8 rounds x 6 operations = 48 comparisons), paired
 // Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s; a
 // paired run takes 16 a side, PAIRED_TRIALS).
@@ -27,6 +29,7 @@ const rounds = Number(process.argv[2] ?? 8);
 const mode = process.argv[3] ?? 'paired';
 // `detect`: the injected slowdowns only, without the A/A rounds.
 const detectOnly = process.argv[4] === 'detect';
+const fixedSpin = process.argv[5] ? Number(process.argv[5]) : undefined;
 if (mode !== 'paired' && mode !== 'separate') throw new Error(`mode: paired or separate, not ${mode}`);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
 const _iccs = join(root, 'native', 'iccs');
@@ -152,8 +155,8 @@ async function sizedSlowdown(pct) {
   return Math.max(1, Math.round((probe * pct) / median(deltas)));
 }
 
-async function detection(pct) {
-  const spin = await sizedSlowdown(pct);
+async function detection(pct, given) {
+  const spin = given ?? (await sizedSlowdown(pct));
   const slow = benchCampaign(work, `slow-${pct}`, spin);
   let called = 0;
   let total = 0;
@@ -179,12 +182,16 @@ async function detection(pct) {
 }
 
 console.log(`cpu ${cpu}; ${mode}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
+// `aa`: the A/A rounds with the competitor only.
+const aaOnly = process.argv[4] === 'aa';
 if (!detectOnly) {
-  console.log(`A/A without competitor:  ${await aa(false)}`);
+  if (!aaOnly) console.log(`A/A without competitor:  ${await aa(false)}`);
   console.log(`A/A with competitor:     ${await aa(true)}`);
 }
-console.log(await detection(5));
-console.log(await detection(12));
+if (!aaOnly) {
+  if (fixedSpin === undefined) console.log(await detection(5));
+  console.log(await detection(12, fixedSpin));
+}
 const all = dataDirs.flatMap(attempts);
 const hit = all.filter((a) => overlap(a) >= 0.5 * (a[1] - a[0]));
 const clear = all.filter((a) => overlap(a) === 0);

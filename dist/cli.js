@@ -35629,7 +35629,17 @@ function pairedEvidence(base, head) {
   };
 }
 function judge2(base, head, thresholdPct, alpha, cv) {
-  const paired = base.paired && head.paired ? pairedEvidence(base, head) : void 0;
+  const bothPaired = base.paired === true && head.paired === true;
+  const paired = bothPaired ? pairedEvidence(base, head) : void 0;
+  if (bothPaired && !paired)
+    return {
+      delta_pct: medianDeltaPct(base, head),
+      mean_delta_pct: (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100,
+      paired: true,
+      noisy: true,
+      verdict: "noisy",
+      reason: "fewer than 2 trial pairs without a trial off the CPU: a change cannot be told from the noise"
+    };
   const e = paired ?? unpairedEvidence(base, head);
   const { delta_pct, p_value, noisy, noise } = e;
   const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;

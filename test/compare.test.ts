@@ -82,6 +82,11 @@ describe('paired sides: trial pairs measured side by side in one run', () => {
     expect(kept.reason).toContain('9 trial pairs');
     expect(kept.reason).toContain('1 pair with a trial off the CPU left out');
     expect(kept.delta_pct).toBeCloseTo(10, 6);
+    // With every pair but one disturbed nothing is left to judge: noisy, still a paired row.
+    const allOff = { ...sideOf(drift.map((f) => f * 1.5)), trial_on_cpu: drift.map((_, i) => (i === 0 ? 1 : 0.5)) };
+    const none = judge(base, allOff, 3, 0.01, null);
+    expect(none).toMatchObject({ verdict: 'noisy', paired: true });
+    expect(none.reason).toMatch(/^fewer than 2 trial pairs without a trial off the CPU/);
   });
 });
 

@@ -9242,7 +9242,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join32, relative as relative15, resolve as resolve15 } from "node:path";
+import { join as join33, relative as relative15, resolve as resolve15 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync21 } from "node:fs";
@@ -12423,28 +12423,11 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join15, relative as relative8, resolve as resolve10 } from "node:path";
+import { join as join16, relative as relative8, resolve as resolve10 } from "node:path";
 
-// src/compile/profileBuild.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
+// src/compile/relink.ts
 import { basename as basename3, join as join11 } from "node:path";
-function wrapCatalog(file2) {
-  const text3 = readFileSync9(join11(nativeDir(), "hashprof", file2), "utf8");
-  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
-}
-async function buildProfiled(req, flags, wanted) {
-  const outDir = join11(req.outDir, "profile");
-  const objDir = join11(outDir, "obj");
-  mkdirSync6(objDir, { recursive: true });
-  const library = join11(outDir, `lib${req.instance.label}.so`);
-  const plain = await buildArgv(req, flags, library);
-  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join11(outDir, "profile-key.json");
-  const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
-    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
-  const log2 = [];
+function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv) => {
     const r = await runProcess(argv, {
@@ -12457,29 +12440,65 @@ async function buildProfiled(req, flags, wanted) {
     log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
     return r;
   };
+  return {
+    run,
+    /** The objects, one per source, or undefined when one does not compile. */
+    async compileEach(compileFlags, objDir) {
+      const objects = [];
+      for (const [i, src] of plain.sources.entries()) {
+        const obj = join11(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
+        if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
+        objects.push(obj);
+      }
+      return objects;
+    },
+    /** The global functions the objects define (`nm`'s T symbols). */
+    async definedFunctions(objects) {
+      const nm = await run(["nm", "-g", "--defined-only", ...objects]);
+      return new Set(
+        nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
+      );
+    }
+  };
+}
+
+// src/compile/profileBuild.ts
+import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
+import { join as join12 } from "node:path";
+function wrapCatalog(file2) {
+  const text3 = readFileSync9(join12(nativeDir(), "hashprof", file2), "utf8");
+  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
+}
+async function buildProfiled(req, flags, wanted) {
+  const outDir = join12(req.outDir, "profile");
+  const objDir = join12(outDir, "obj");
+  mkdirSync6(objDir, { recursive: true });
+  const library = join12(outDir, `lib${req.instance.label}.so`);
+  const plain = await buildArgv(req, flags, library);
+  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
+  const keyFile = join12(outDir, "profile-key.json");
+  const previous = readJsonIfExists(keyFile);
+  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
+    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
+  const log2 = [];
+  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join11(outDir, "build.log"), result.log);
+    writeFileAtomic(join12(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
-  const objects = [];
-  for (const [i, src] of plain.sources.entries()) {
-    const obj = join11(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
-    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
-    objects.push(obj);
-  }
-  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
-  const defined = new Set(
-    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
-  );
+  const objects = await compileEach(compileFlags, objDir);
+  if (!objects) return finish2(false, []);
+  const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join11(nativeDir(), "hashprof");
+  const hp = join12(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join11(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join11(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join11(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join12(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join12(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join12(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -12500,7 +12519,7 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/config/campaign.ts
 import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join12, relative as relative6 } from "node:path";
+import { basename as basename4, join as join13, relative as relative6 } from "node:path";
 
 // src/config/katManifest.ts
 import { existsSync as existsSync12 } from "node:fs";
@@ -32578,12 +32597,12 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join12(root3, "ngcc-perf.yml");
+  const file2 = join13(root3, "ngcc-perf.yml");
   if (!existsSync13(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join12(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join13(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
   return {
     ...spec,
@@ -32593,7 +32612,7 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join12(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join13(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync13(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -32605,8 +32624,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join12(root3, name);
-      const display = join12(shown2(root3), name, "candidate.yml");
+      const folder = join13(root3, name);
+      const display = join13(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -32615,7 +32634,7 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join13(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
       candidates2.push(c);
     } catch (e) {
@@ -32630,7 +32649,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join12(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join13(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -32645,16 +32664,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join12(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join13(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join12(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync13(join12(folder, "candidate.yml"))) continue;
+    const folder = join13(root3, name);
+    if (!statSync5(folder).isDirectory() || existsSync13(join13(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join12(folder, wrong)),
+        shown2(join13(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -32663,12 +32682,12 @@ function checkCandidateFileNames(root3) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync14, readFileSync as readFileSync11 } from "node:fs";
-import { join as join13, relative as relative7, resolve as resolve9 } from "node:path";
+import { join as join14, relative as relative7, resolve as resolve9 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve9(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
-    const yml = join13(campaignRoot, "ngcc-perf.yml");
+    const yml = join14(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative7(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -32761,7 +32780,7 @@ function readSizeCatalog(campaign) {
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync15 } from "node:fs";
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -32784,7 +32803,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join14(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join15(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync15(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -32833,7 +32852,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve10(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative8(process.cwd(), join15(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative8(process.cwd(), join16(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -32936,7 +32955,7 @@ function trialCpus(opts, settings, ymlShown) {
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync16 } from "node:fs";
-import { join as join18, relative as relative9 } from "node:path";
+import { join as join19, relative as relative9 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -32977,7 +32996,7 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join16 } from "node:path";
+import { join as join17 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -33112,7 +33131,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join16(req.outDir, file2), text3);
+  writeFileAtomic(join17(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -33141,7 +33160,7 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
 var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
 var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
@@ -33207,7 +33226,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join17(req.outDir, file2), text3);
+    writeFileAtomic(join18(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -33313,7 +33332,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join18(candidate.folder, "kat.sha256");
+  const manifestPath = join19(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync16(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -33402,7 +33421,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join18(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join19(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
@@ -33892,7 +33911,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync20, readFileSync as readFileSync14 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -33908,18 +33927,18 @@ function planCtOperation(perCallSeconds, b) {
 
 // src/ct/build.ts
 import { existsSync as existsSync18, mkdirSync as mkdirSync9 } from "node:fs";
-import { basename as basename6, join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 async function buildCt(req, flags) {
-  const outDir = join19(req.outDir, "ct");
-  const objDir = join19(outDir, "obj");
+  const outDir = join20(req.outDir, "ct");
+  const objDir = join20(outDir, "obj");
   mkdirSync9(objDir, { recursive: true });
-  const library = join19(outDir, `lib${req.instance.label}.so`);
+  const library = join20(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = ["-gdwarf-4", "-fno-lto"];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, "ct"].join("\n"));
-  const keyFile = join19(outDir, "ct-key.json");
+  const keyFile = join20(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   if (previous?.key === key && (!previous.ok || existsSync18(library) && sha256File(library) === previous.library_sha256))
@@ -33932,44 +33951,26 @@ async function buildCt(req, flags) {
       ...previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}
     };
   const log2 = [];
-  const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv) => {
-    const r = await runProcess(argv, {
-      cwd: plain.cwd,
-      timeoutMs: req.timeoutMs,
-      memoryLimitBytes: req.memoryLimitBytes,
-      maxOutputBytes: 256 * 1024,
-      sandbox
-    });
-    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
-    return r;
-  };
+  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join19(outDir, "build.log"), result.log);
+    writeFileAtomic(join20(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;
   };
-  const objects = [];
-  for (const [i, src] of plain.sources.entries()) {
-    const obj = join19(objDir, `${i}-${basename6(src).replace(/\.c$/, "")}.o`);
-    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return finish2(false, []);
-    objects.push(obj);
-  }
-  const nm = await run(["nm", "-g", "--defined-only", ...objects]);
-  const defined = new Set(
-    nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
-  );
+  const objects = await compileEach(compileFlags, objDir);
+  if (!objects) return finish2(false, []);
+  const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join19(objDir, "ct_wrap.o");
+  const wrapObj = join20(objDir, "ct_wrap.o");
   const wrapArgv = [
     CC,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join19(nativeDir(), "ct_wrap.c"),
+    join20(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -34063,7 +34064,7 @@ function withDivisions(ct2, sites2) {
 import { realpathSync as realpathSync4 } from "node:fs";
 
 // src/ct/memcheck.ts
-import { basename as basename7 } from "node:path";
+import { basename as basename6 } from "node:path";
 
 // src/ct/xml.ts
 var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -34151,7 +34152,7 @@ function parseMemcheckXml(text3) {
   const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
   return { errors, finished };
 }
-var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename7(f.obj ?? "?")}:${f.line ?? 0}`;
+var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename6(f.obj ?? "?")}:${f.line ?? 0}`;
 function findingsOf(report2, isLibrary) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
@@ -34238,17 +34239,17 @@ async function runCtOperation(req) {
 // src/ct/tools.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
 import { existsSync as existsSync19, mkdirSync as mkdirSync10, renameSync as renameSync3, rmSync as rmSync4 } from "node:fs";
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join20(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join20(dir, "sha256.json"));
+  const driver = join21(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join21(dir, "sha256.json"));
   if (existsSync19(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes3(4).toString("hex")}`;
   mkdirSync10(staging, { recursive: true, mode: 448 });
-  const out = join20(staging, "ngcc_ct");
+  const out = join21(staging, "ngcc_ct");
   const r = await runProcess(
     [
       CC,
@@ -34261,7 +34262,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join20(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join21(n, f)),
       "-ldl"
     ],
     {
@@ -34275,7 +34276,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join20(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join21(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync4(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
@@ -34306,7 +34307,7 @@ var ct = {
       return;
     }
     const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-    const suppressionsFile = join21(candidate.folder, CT_SUPPRESSIONS_FILE);
+    const suppressionsFile = join22(candidate.folder, CT_SUPPRESSIONS_FILE);
     const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync14(suppressionsFile)) : void 0;
     const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
     const { calls } = plan.settings.ct;
@@ -34573,11 +34574,11 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync24, readFileSync as readFileSync16 } from "node:fs";
-import { join as join24, relative as relative11 } from "node:path";
+import { join as join25, relative as relative11 } from "node:path";
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync22, readdirSync as readdirSync8, readFileSync as readFileSync15 } from "node:fs";
-import { join as join22 } from "node:path";
+import { join as join23 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -34624,7 +34625,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync8(join22(dir, id.name))) {
+    for (const file2 of readdirSync8(join23(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -34632,7 +34633,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync15(join22(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync15(join23(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -34657,7 +34658,7 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync23, readdirSync as readdirSync9 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join24 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -34669,7 +34670,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync23(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join23(e.parentPath, e.name)).sort();
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join24(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -34710,7 +34711,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join24(systemDir, e.kat_log);
+    const logPath = join25(systemDir, e.kat_log);
     if (!existsSync24(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -34986,28 +34987,28 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/model.ts
 import { existsSync as existsSync27, readdirSync as readdirSync11, readFileSync as readFileSync17 } from "node:fs";
-import { basename as basename8, dirname as dirname7, join as join26, relative as relative12 } from "node:path";
+import { basename as basename7, dirname as dirname7, join as join27, relative as relative12 } from "node:path";
 
 // src/evidence/ct.ts
 import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
-import { join as join25 } from "node:path";
+import { join as join26 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync26(dir)) return { files, unreadable };
   for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync26(join25(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync10(join25(dir, candidate)).sort()) {
+    if (!existsSync26(join26(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync10(join26(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join25(systemDir, path));
+        const ct2 = readJson(join26(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join25(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join26(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -35131,9 +35132,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync27(join26(systemDir, path))) return {};
+  if (!path || !existsSync27(join27(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync17(join26(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync17(join27(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -35166,9 +35167,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync11(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync11(join26(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync11(join27(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join26(surveyDir, id, f))];
+          return [readJson(join27(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -35179,7 +35180,7 @@ function readSurveys(systemDir) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync27(dataDir) ? readdirSync11(dataDir).sort() : []) {
-    const paths = evidencePaths(join26(dataDir, name));
+    const paths = evidencePaths(join27(dataDir, name));
     if (!existsSync27(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -35199,7 +35200,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename8(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename7(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -35218,7 +35219,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync27(join26(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync27(join27(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative12(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -35279,8 +35280,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join26(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join26(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join27(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join27(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -35290,7 +35291,7 @@ function loadReportModel(systemDir, campaignDir) {
 
 // src/compare/compare.ts
 import { existsSync as existsSync28 } from "node:fs";
-import { join as join27, relative as relative13 } from "node:path";
+import { join as join28, relative as relative13 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -35547,7 +35548,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join27(dataDir, system2);
+  const dir = join28(dataDir, system2);
   if (!existsSync28(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
@@ -35691,7 +35692,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync28(join27(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join27(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync28(join28(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join28(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -37860,7 +37861,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join28 = [joinDefaults];
+var join29 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -40474,7 +40475,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join28],
+    join: [...join29],
     options: {},
     safe: safeBound,
     stack: [],
@@ -41098,7 +41099,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename9, dirname as dirname8, join as join29, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { basename as basename8, dirname as dirname8, join as join30, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -41112,26 +41113,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join29(shown4, strays2[0]),
+      join30(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join29(dir, BUILD_FILE);
+  const buildPath = join30(dir, BUILD_FILE);
   if (existsSync29(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join29(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join30(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join29(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join30(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync29(join29(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join29(dir, CAMPAIGN_FILE), join29(shown4, CAMPAIGN_FILE));
+  if (existsSync29(join30(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join30(dir, CAMPAIGN_FILE), join30(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join29(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join29(shown4, BUILD_FILE)}`);
+        throw new InputError(join30(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join30(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -41151,7 +41152,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join29(a.dir, rel), join29(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join30(a.dir, rel), join30(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -41160,7 +41161,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync29(join29(shard.dir, tail))) return entry;
+  if (!existsSync29(join30(shard.dir, tail))) return entry;
   const move = relative14(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -41225,9 +41226,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join29(other.shown, CAMPAIGN_FILE),
+      join30(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join29(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join30(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -41249,16 +41250,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join29(earlier.dir, rel), join29(f.dir, rel)))
-        throw new InputError(join29(f.shown, rel), "", `differs from ${join29(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join30(earlier.dir, rel), join30(f.dir, rel)))
+        throw new InputError(join30(f.shown, rel), "", `differs from ${join30(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join29(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
+  const tmp = join30(dirname8(out), `.${basename8(out)}.merging-${process.pid}`);
   rmSync5(tmp, { recursive: true, force: true });
   mkdirSync11(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync11(dirname8(join29(tmp, rel)), { recursive: true });
-      copyFileSync(join29(from.dir, rel), join29(tmp, rel));
+      mkdirSync11(dirname8(join30(tmp, rel)), { recursive: true });
+      copyFileSync(join30(from.dir, rel), join30(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -41266,10 +41267,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join29(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join30(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join29(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join29(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join30(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join30(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -41279,8 +41280,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join29(tmp, LOCK_FILE), lockText());
-    const old = join29(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
+    writeFileSync4(join30(tmp, LOCK_FILE), lockText());
+    const old = join30(dirname8(out), `.${basename8(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -41305,7 +41306,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync30, readFileSync as readFileSync19 } from "node:fs";
-import { join as join30 } from "node:path";
+import { join as join31 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -42414,11 +42415,11 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join30(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join31(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join30(outDir, path);
+    const file2 = join31(outDir, path);
     return !existsSync30(file2) || readFileSync19(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -42426,10 +42427,10 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync12, rmSync as rmSync6 } from "node:fs";
-import { join as join31, resolve as resolve14 } from "node:path";
+import { join as join32, resolve as resolve14 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join31(nativeDir(), "iccs", "baseline");
+  const dir = join32(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -42451,12 +42452,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
   rmSync6(root3, { recursive: true, force: true });
-  mkdirSync12(join31(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync12(join32(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join31(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join32(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join31(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join32(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -42588,7 +42589,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join32(values.out, values.system), cli("out"));
+  checkOutputFolder(join33(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -42599,7 +42600,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve15(values["against-out"]) === resolve15(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join32(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join33(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const summary = await runCampaign({
@@ -42663,11 +42664,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync31(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync31(join32(d, values.system)))
+    if (!existsSync31(join33(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join32(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join33(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync31(values.campaign))
@@ -42695,11 +42696,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join32(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join33(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join32(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join33(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -42740,7 +42741,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join32(systemDir, e.kat_file);
+    const katPath = join33(systemDir, e.kat_file);
     if (!existsSync31(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync20(katPath, "utf8");
@@ -42750,7 +42751,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join32(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join33(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -42780,7 +42781,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join32(c.folder, "kat.sha256");
+  const target = join33(c.folder, "kat.sha256");
   const shown4 = relative15(process.cwd(), target) || target;
   const before = existsSync31(target) ? readFileSync20(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -42800,7 +42801,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join32(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join32(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join33(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join33(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -42841,7 +42842,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join32(values.out, values.system), cli("out"));
+  checkOutputFolder(join33(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync31(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -42867,19 +42868,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve15(values.out ?? join32(root3, "out"));
+  const out = resolve15(values.out ?? join33(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join32(root3, "examples", "campaign");
-  const pqclean = join32(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join33(root3, "examples", "campaign");
+  const pqclean = join33(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync31(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join32(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join33(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join32(out, "data"),
+    dataDir: join33(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -42887,13 +42888,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join32(out, "pages");
+  const pagesDir = join33(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative15(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join32(pagesDir, "index.md"))})`
+    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join33(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

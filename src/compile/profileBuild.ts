@@ -1,10 +1,10 @@
+import { relinkSteps } from './relink.js';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { runProcess } from '../sandbox/run.js';
+import { join } from 'node:path';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import type { BuildRequest } from './compile.js';
-import { buildArgv, buildSandbox } from './compile.js';
+import { buildArgv } from './compile.js';
 import { CC } from '../env/toolchain.js';
 
 /** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
@@ -40,38 +40,16 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
 
   const log: string[] = [];
-  const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv: string[]) => {
-    const r = await runProcess(argv, {
-      cwd: plain.cwd,
-      timeoutMs: req.timeoutMs,
-      memoryLimitBytes: req.memoryLimitBytes,
-      maxOutputBytes: 256 * 1024,
-      sandbox,
-    });
-    log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
-    return r;
-  };
+  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
   const finish = (ok: boolean, wrapped: string[]) => {
     const result = { ok, library, wrapped, log: log.join('\n') };
     writeFileAtomic(join(outDir, 'build.log'), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok ? sha256File(library) : undefined });
     return result;
   };
-  const objects: string[] = [];
-  for (const [i, src] of plain.sources.entries()) {
-    const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
-    if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return finish(false, []);
-    objects.push(obj);
-  }
-  const nm = await run(['nm', '-g', '--defined-only', ...objects]);
-  const defined = new Set(
-    nm.stdout
-      .split('\n')
-      .map((l) => l.trim().split(/\s+/))
-      .filter((f) => f.length === 3 && f[1] === 'T')
-      .map((f) => f[2]!),
-  );
+  const objects = await compileEach(compileFlags, objDir);
+  if (!objects) return finish(false, []);
+  const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
   const hp = join(nativeDir(), 'hashprof');

@@ -1,8 +1,8 @@
+import { relinkSteps } from '../compile/relink.js';
 import { existsSync, mkdirSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { buildArgv, buildSandbox, type BuildRequest } from '../compile/compile.js';
+import { join } from 'node:path';
+import { buildArgv, type BuildRequest } from '../compile/compile.js';
 import { CC } from '../env/toolchain.js';
-import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 
@@ -52,18 +52,7 @@ export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBui
     };
 
   const log: string[] = [];
-  const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv: string[]) => {
-    const r = await runProcess(argv, {
-      cwd: plain.cwd,
-      timeoutMs: req.timeoutMs,
-      memoryLimitBytes: req.memoryLimitBytes,
-      maxOutputBytes: 256 * 1024,
-      sandbox,
-    });
-    log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
-    return r;
-  };
+  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
   const finish = (ok: boolean, wrapped: string[]): CtBuildResult => {
     const librarySha256 = ok ? sha256File(library) : undefined;
     const result = { ok, library, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
@@ -71,20 +60,9 @@ export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBui
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;
   };
-  const objects: string[] = [];
-  for (const [i, src] of plain.sources.entries()) {
-    const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
-    if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return finish(false, []);
-    objects.push(obj);
-  }
-  const nm = await run(['nm', '-g', '--defined-only', ...objects]);
-  const defined = new Set(
-    nm.stdout
-      .split('\n')
-      .map((l) => l.trim().split(/\s+/))
-      .filter((f) => f.length === 3 && f[1] === 'T')
-      .map((f) => f[2]!),
-  );
+  const objects = await compileEach(compileFlags, objDir);
+  if (!objects) return finish(false, []);
+  const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
   const wrapObj = join(objDir, 'ct_wrap.o');
   const wrapArgv = [

@@ -1,0 +1,48 @@
+import { basename, join } from 'node:path';
+import { CC } from '../env/toolchain.js';
+import { runProcess, type RunResult } from '../sandbox/run.js';
+import { type buildArgv, buildSandbox, type BuildRequest } from './compile.js';
+
+/**
+ * The steps the relinked builds share (the profile's wrapped build, the constant-time build): each
+ * command in the build's sandbox under its limits, logged; every source compiled to its own object
+ * (a link-time wrapper can only reach a call across objects); the functions they define.
+ */
+export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof buildArgv>>, outDir: string, log: string[]) {
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const run = async (argv: string[]): Promise<RunResult> => {
+    const r = await runProcess(argv, {
+      cwd: plain.cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox,
+    });
+    log.push(`$ ${argv.join(' ')}`, r.stdout, r.stderr);
+    return r;
+  };
+  return {
+    run,
+    /** The objects, one per source, or undefined when one does not compile. */
+    async compileEach(compileFlags: string[], objDir: string): Promise<string[] | undefined> {
+      const objects: string[] = [];
+      for (const [i, src] of plain.sources.entries()) {
+        const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
+        if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return undefined;
+        objects.push(obj);
+      }
+      return objects;
+    },
+    /** The global functions the objects define (`nm`'s T symbols). */
+    async definedFunctions(objects: string[]): Promise<Set<string>> {
+      const nm = await run(['nm', '-g', '--defined-only', ...objects]);
+      return new Set(
+        nm.stdout
+          .split('\n')
+          .map((l) => l.trim().split(/\s+/))
+          .filter((f) => f.length === 3 && f[1] === 'T')
+          .map((f) => f[2]!),
+      );
+    },
+  };
+}

@@ -14,6 +14,7 @@ const PURE = [
   'test/compare.test.ts',
   'test/report-golden.test.ts',
   'test/report-seeds.test.ts',
+  'test/placeholder-cost.test.ts',
   'test/workflows.test.ts',
   'test/layers.test.ts',
   'test/lint.test.ts',

@@ -10426,6 +10426,10 @@ function formatMHz(hz) {
 function formatSpread(ratio) {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
 }
+function formatCallsPerOperation(x) {
+  if (!Number.isFinite(x)) return MISSING;
+  return x >= 100 ? String(Math.round(x)) : pyGeneral(x, 3);
+}
 function formatCount(trials, iters) {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;
   return `${trials * iters} (${trials} \xD7 ${iters})`;
@@ -41779,6 +41783,134 @@ var kexStepSums = (model) => {
   ];
 };
 
+// src/report/placeholderCost.ts
+var sm3Blocks = (bytes2) => Math.floor((bytes2 + 8) / 64) + 1;
+var COUNTER_BYTES = { sm3hash: 0, pseudohash: 4, pseudoXOF: 4 };
+var isHelper = (fn) => ICCS_HELPERS.some((h) => h.helper === fn);
+function placeholderBaseline(iccs) {
+  if (!iccs) return void 0;
+  const curves = /* @__PURE__ */ new Map();
+  for (const { helper, bits } of ICCS_HELPERS)
+    for (const b of bits) {
+      const inst = iccs.instances.find((i) => i.label === iccsLabel(helper, b));
+      const points = HASH_MESSAGE_BYTES.flatMap((n) => {
+        const r = inst?.records[hashOperation(n)];
+        const cycles2 = r?.trials?.length ? r.mean_cycles : void 0;
+        return typeof cycles2 === "number" && Number.isFinite(cycles2) ? [{ blocks: sm3Blocks(n + COUNTER_BYTES[helper]), cycles: cycles2 }] : [];
+      });
+      if (points.length >= 2) curves.set(iccsLabel(helper, b), points);
+    }
+  return curves.size > 0 ? { curves } : void 0;
+}
+function along(curve, blocks) {
+  const first = curve[0];
+  if (blocks <= first.blocks) return first.cycles;
+  for (let k = 1; k < curve.length; k++) {
+    const [a, b] = [curve[k - 1], curve[k]];
+    if (blocks <= b.blocks || k === curve.length - 1)
+      return a.cycles + (b.cycles - a.cycles) * (blocks - a.blocks) / (b.blocks - a.blocks);
+  }
+  return first.cycles;
+}
+var xofBlocks = (bits) => Math.ceil(bits / 256);
+function priceCall(base, fn, inBits, outBits) {
+  const blocks = sm3Blocks(Math.ceil(inBits / 8) + COUNTER_BYTES[fn]);
+  const exact = base.curves.get(fn === "sm3hash" ? iccsLabel(fn, 256) : iccsLabel(fn, outBits));
+  if (exact) return { cycles: along(exact, blocks) };
+  if (fn !== "pseudoXOF" || outBits <= 0) return void 0;
+  const labels = ICCS_HELPERS.find((h) => h.helper === "pseudoXOF").bits.filter((b) => base.curves.has(iccsLabel(fn, b)));
+  if (labels.length === 0) return void 0;
+  const nearest = labels.reduce(
+    (a, b) => Math.abs(xofBlocks(b) - xofBlocks(outBits)) < Math.abs(xofBlocks(a) - xofBlocks(outBits)) ? b : a
+  );
+  const from = iccsLabel(fn, nearest);
+  return { cycles: along(base.curves.get(from), blocks) * xofBlocks(outBits) / xofBlocks(nearest), scaledFrom: from };
+}
+function placeholderCost(profile2, base) {
+  const ops = profile2.total.operations;
+  const cost = { calls: 0, cycles: 0, unpriced: [], scaledFrom: [] };
+  if (!(ops > 0)) return cost;
+  for (const c of profile2.calls) {
+    if (!isHelper(c.fn)) continue;
+    const perOp = c.calls / ops;
+    cost.calls += perOp;
+    const price = priceCall(base, c.fn, c.in_bits, c.out_bits);
+    if (!price) {
+      const name = `${c.fn} ${c.out_bits}-bit`;
+      if (!cost.unpriced.includes(name)) cost.unpriced.push(name);
+      continue;
+    }
+    cost.cycles += perOp * price.cycles;
+    if (price.scaledFrom && !cost.scaledFrom.includes(price.scaledFrom)) cost.scaledFrom.push(price.scaledFrom);
+  }
+  return cost;
+}
+
+// src/report/pages/placeholderCost.ts
+function placeholderCostSection(model, c) {
+  if (c.api !== "iccs" || c.type === "hash") return [];
+  const profiled = c.instances.flatMap(
+    (inst) => c.operations.flatMap((op) => inst.profiles[op] ? [{ inst, op, p: inst.profiles[op] }] : [])
+  );
+  if (profiled.length === 0) return [];
+  const base = placeholderBaseline(model.iccsBaseline);
+  if (!base)
+    return [
+      heading2(3, "What the placeholder costs"),
+      para(
+        "Not estimated on this system: it has no ICCS helper baseline. ",
+        code3("ngcc-perf iccs-baseline --system ID --out DATA_DIR"),
+        " times the helpers once per system; the pages then price every helper call the profile saw."
+      )
+    ];
+  const scaled = /* @__PURE__ */ new Set();
+  const unpriced = /* @__PURE__ */ new Set();
+  const rows = profiled.map(({ inst, op, p }) => {
+    const cost = placeholderCost(p, base);
+    for (const s of cost.scaledFrom) scaled.add(s);
+    for (const u of cost.unpriced) unpriced.add(u);
+    const r = inst.records[op];
+    const mean2 = r?.trials?.length && typeof r.mean_cycles === "number" ? r.mean_cycles : void 0;
+    const mark = cost.unpriced.length > 0 ? " (part)" : "";
+    return [
+      code3(inst.label),
+      op,
+      mean2 !== void 0 ? formatCycles(mean2) : "not timed",
+      formatCallsPerOperation(cost.calls),
+      cost.calls > 0 ? `${formatCycles(cost.cycles)}${mark}` : "0",
+      mean2 !== void 0 ? `${formatShare(cost.cycles / mean2)}${mark}` : "\u2014",
+      formatShare(hashShares(p).hash)
+    ];
+  });
+  const notes = [
+    ...scaled.size > 0 ? [
+      ` A pseudoXOF output length the baseline does not time is priced from the nearest one (${[...scaled].join(", ")}) per 256-bit SM3 output block.`
+    ] : [],
+    ...unpriced.size > 0 ? [` (part): calls no baseline label prices are left out (${[...unpriced].join(", ")}).`] : []
+  ];
+  return [
+    heading2(3, "What the placeholder costs"),
+    para(
+      "Cycles per operation in the ICCS placeholder hash functions (sm3hash, pseudohash, pseudoXOF; not the DRNG): each call the profile saw, at its message and output length, priced at this system\u2019s ",
+      link2(`../performance/summary_${model.system}.md#iccs-hash-helpers`, "ICCS helper baseline"),
+      " (mean cycles at S1\u2013S8, interpolated in SM3 blocks). A hash k times as fast as the placeholder would save about 1 \u2212 1/k of them. The last column is the profile\u2019s own share, from its wrapper ticks: two independent figures for the same cost.",
+      ...notes
+    ),
+    table(
+      [
+        "instance",
+        "operation",
+        "mean cycles",
+        "helper calls per operation",
+        "placeholder cycles (baseline)",
+        "share of mean cycles",
+        "measured share (wrappers)"
+      ],
+      rows
+    )
+  ];
+}
+
 // src/report/pages/candidate.ts
 function algorithmPageLabel(url2) {
   let host;
@@ -42059,7 +42191,8 @@ var symmetricPrimitives = (model, c) => {
     para(
       c.type === "hash" ? "Share of CryptHash at each message length spent in the ICCS helpers it calls (sm3hash, pseudohash, pseudoXOF) and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):" : c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
     ),
-    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2)
+    table(["instance", "operation", hashHeader(c), c.api === "nist" ? "randombytes" : "DRNG", "calls per operation"], shares2),
+    ...placeholderCostSection(model, c)
   ];
 };
 var byPath = (a, b) => a.path < b.path ? -1 : 1;

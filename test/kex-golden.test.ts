@@ -1,11 +1,10 @@
-import { cpSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadReportModel } from '../src/report/model.js';
+import type { ReportModel } from '../src/report/types.js';
 import { stepSum } from '../src/report/pages/kexTables.js';
-import { renderPages } from '../src/report/render.js';
-import { sections, tableShapeProblems } from './helpers/pages.js';
-import { repoRoot, testData, tempDir } from './helpers/tmp.js';
+import { goldenKexHashPages, sections, tableShapeProblems } from './helpers/pages.js';
+import { testData } from './helpers/tmp.js';
 
 // The existing harness's key exchange kex-01 (ADKEX), its page and records, in the golden hash and
 // KEX dataset (test/data/golden-kex-hash/SOURCE.md).
@@ -21,13 +20,10 @@ function withoutAdditions(table: string[][]): string[][] {
 
 describe('the golden key exchange kex-01', () => {
   let pages: Map<string, string>;
-  let model: ReturnType<typeof loadReportModel>;
+  let model: ReportModel;
 
   beforeAll(() => {
-    const campaign = tempDir();
-    cpSync(join(repoRoot, 'test', 'fixtures', 'kex', 'golden-campaign'), campaign, { recursive: true });
-    model = loadReportModel(data, campaign);
-    pages = renderPages(model);
+    ({ model, pages } = goldenKexHashPages());
   });
 
   it('renders every table cell of sections 2–7 and the symmetric primitives as the published page', () => {

@@ -226,6 +226,12 @@ export function formatSpread(ratio: number): string {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}×` : MISSING;
 }
 
+/** Calls per operation, an average: '569', '1759', '2.5', '0.001'. */
+export function formatCallsPerOperation(x: number): string {
+  if (!Number.isFinite(x)) return MISSING;
+  return x >= 100 ? String(Math.round(x)) : pyGeneral(x, 3);
+}
+
 /** Measurement count with its trials × iterations: '6265 (5 × 1253)'. */
 export function formatCount(trials: number, iters: number): string {
   if (!Number.isFinite(trials) || !Number.isFinite(iters)) return MISSING;

@@ -1,7 +1,13 @@
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Nodes, Root, Table } from 'mdast';
 import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import { unified } from 'unified';
+import { loadReportModel } from '../../src/report/model.js';
+import { renderPages } from '../../src/report/render.js';
+import type { ReportModel } from '../../src/report/types.js';
+import { repoRoot, testData, tempDir } from './tmp.js';
 
 export function parsePage(markdown: string): Root {
   return unified().use(remarkParse).use(remarkGfm).parse(markdown);
@@ -50,4 +56,16 @@ export function tableShapeProblems(markdown: string): string[] {
   const rows = tables.reduce((a, t) => a + t.children.length + 1, 0);
   if (rows !== tableLines.length) problems.push(`${tableLines.length} table lines but ${rows} parsed rows (+ delimiters)`);
   return problems;
+}
+
+/**
+ * The golden hash and KEX dataset (test/data/golden-kex-hash/SOURCE.md) loaded with its campaign
+ * fixture, and the pages rendered from it.
+ */
+export function goldenKexHashPages(): { data: string; model: ReportModel; pages: Map<string, string> } {
+  const data = join(testData, 'golden-kex-hash', 'performance', 'data', 'arm_1');
+  const campaign = tempDir();
+  cpSync(join(repoRoot, 'test', 'fixtures', 'kex', 'golden-campaign'), campaign, { recursive: true });
+  const model = loadReportModel(data, campaign);
+  return { data, model, pages: renderPages(model) };
 }

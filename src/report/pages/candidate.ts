@@ -35,6 +35,7 @@ import { ctSection } from './ct.js';
 import { katFootnotes } from './katNotes.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 import { kexSizesSection } from './kexTables.js';
+import { placeholderCostSection } from './placeholderCost.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -381,6 +382,7 @@ const symmetricPrimitives: CandidateSection = (model, c) => {
           : 'Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):',
     ),
     table(['instance', 'operation', hashHeader(c), c.api === 'nist' ? 'randombytes' : 'DRNG', 'calls per operation'], shares),
+    ...placeholderCostSection(model, c),
   ];
 };
 

@@ -9146,6 +9146,877 @@ var require_dist = __commonJS({
   }
 });
 
+// node_modules/cli-progress/lib/eta.js
+var require_eta = __commonJS({
+  "node_modules/cli-progress/lib/eta.js"(exports, module) {
+    var ETA = class {
+      constructor(length, initTime, initValue) {
+        this.etaBufferLength = length || 100;
+        this.valueBuffer = [initValue];
+        this.timeBuffer = [initTime];
+        this.eta = "0";
+      }
+      // add new values to calculation buffer
+      update(time4, value, total) {
+        this.valueBuffer.push(value);
+        this.timeBuffer.push(time4);
+        this.calculate(total - value);
+      }
+      // fetch estimated time
+      getTime() {
+        return this.eta;
+      }
+      // eta calculation - request number of remaining events
+      calculate(remaining) {
+        const currentBufferSize = this.valueBuffer.length;
+        const buffer = Math.min(this.etaBufferLength, currentBufferSize);
+        const v_diff = this.valueBuffer[currentBufferSize - 1] - this.valueBuffer[currentBufferSize - buffer];
+        const t_diff = this.timeBuffer[currentBufferSize - 1] - this.timeBuffer[currentBufferSize - buffer];
+        const vt_rate = v_diff / t_diff;
+        this.valueBuffer = this.valueBuffer.slice(-this.etaBufferLength);
+        this.timeBuffer = this.timeBuffer.slice(-this.etaBufferLength);
+        const eta = Math.ceil(remaining / vt_rate / 1e3);
+        if (isNaN(eta)) {
+          this.eta = "NULL";
+        } else if (!isFinite(eta)) {
+          this.eta = "INF";
+        } else if (eta > 1e7) {
+          this.eta = "INF";
+        } else if (eta < 0) {
+          this.eta = 0;
+        } else {
+          this.eta = eta;
+        }
+      }
+    };
+    module.exports = ETA;
+  }
+});
+
+// node_modules/cli-progress/lib/terminal.js
+var require_terminal = __commonJS({
+  "node_modules/cli-progress/lib/terminal.js"(exports, module) {
+    var _readline = __require("readline");
+    var Terminal = class {
+      constructor(outputStream) {
+        this.stream = outputStream;
+        this.linewrap = true;
+        this.dy = 0;
+      }
+      // save cursor position + settings
+      cursorSave() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        this.stream.write("\x1B7");
+      }
+      // restore last cursor position + settings
+      cursorRestore() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        this.stream.write("\x1B8");
+      }
+      // show/hide cursor
+      cursor(enabled) {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        if (enabled) {
+          this.stream.write("\x1B[?25h");
+        } else {
+          this.stream.write("\x1B[?25l");
+        }
+      }
+      // change cursor positionn
+      cursorTo(x = null, y = null) {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        _readline.cursorTo(this.stream, x, y);
+      }
+      // change relative cursor position
+      cursorRelative(dx = null, dy = null) {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        this.dy = this.dy + dy;
+        _readline.moveCursor(this.stream, dx, dy);
+      }
+      // relative reset
+      cursorRelativeReset() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        _readline.moveCursor(this.stream, 0, -this.dy);
+        _readline.cursorTo(this.stream, 0, null);
+        this.dy = 0;
+      }
+      // clear to the right from cursor
+      clearRight() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        _readline.clearLine(this.stream, 1);
+      }
+      // clear the full line
+      clearLine() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        _readline.clearLine(this.stream, 0);
+      }
+      // clear everyting beyond the current line
+      clearBottom() {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        _readline.clearScreenDown(this.stream);
+      }
+      // add new line; increment counter
+      newline() {
+        this.stream.write("\n");
+        this.dy++;
+      }
+      // write content to output stream
+      // @TODO use string-width to strip length
+      write(s, rawWrite = false) {
+        if (this.linewrap === true && rawWrite === false) {
+          this.stream.write(s.substr(0, this.getWidth()));
+        } else {
+          this.stream.write(s);
+        }
+      }
+      // control line wrapping
+      lineWrapping(enabled) {
+        if (!this.stream.isTTY) {
+          return;
+        }
+        this.linewrap = enabled;
+        if (enabled) {
+          this.stream.write("\x1B[?7h");
+        } else {
+          this.stream.write("\x1B[?7l");
+        }
+      }
+      // tty environment ?
+      isTTY() {
+        return this.stream.isTTY === true;
+      }
+      // get terminal width
+      getWidth() {
+        return this.stream.columns || (this.stream.isTTY ? 80 : 200);
+      }
+    };
+    module.exports = Terminal;
+  }
+});
+
+// node_modules/ansi-regex/index.js
+var require_ansi_regex = __commonJS({
+  "node_modules/ansi-regex/index.js"(exports, module) {
+    "use strict";
+    module.exports = ({ onlyFirst = false } = {}) => {
+      const pattern = [
+        "[\\u001B\\u009B][[\\]()#;?]*(?:(?:(?:(?:;[-a-zA-Z\\d\\/#&.:=?%@~_]+)*|[a-zA-Z\\d]+(?:;[-a-zA-Z\\d\\/#&.:=?%@~_]*)*)?\\u0007)",
+        "(?:(?:\\d{1,4}(?:;\\d{0,4})*)?[\\dA-PR-TZcf-ntqry=><~]))"
+      ].join("|");
+      return new RegExp(pattern, onlyFirst ? void 0 : "g");
+    };
+  }
+});
+
+// node_modules/strip-ansi/index.js
+var require_strip_ansi = __commonJS({
+  "node_modules/strip-ansi/index.js"(exports, module) {
+    "use strict";
+    var ansiRegex = require_ansi_regex();
+    module.exports = (string4) => typeof string4 === "string" ? string4.replace(ansiRegex(), "") : string4;
+  }
+});
+
+// node_modules/is-fullwidth-code-point/index.js
+var require_is_fullwidth_code_point = __commonJS({
+  "node_modules/is-fullwidth-code-point/index.js"(exports, module) {
+    "use strict";
+    var isFullwidthCodePoint = (codePoint) => {
+      if (Number.isNaN(codePoint)) {
+        return false;
+      }
+      if (codePoint >= 4352 && (codePoint <= 4447 || // Hangul Jamo
+      codePoint === 9001 || // LEFT-POINTING ANGLE BRACKET
+      codePoint === 9002 || // RIGHT-POINTING ANGLE BRACKET
+      // CJK Radicals Supplement .. Enclosed CJK Letters and Months
+      11904 <= codePoint && codePoint <= 12871 && codePoint !== 12351 || // Enclosed CJK Letters and Months .. CJK Unified Ideographs Extension A
+      12880 <= codePoint && codePoint <= 19903 || // CJK Unified Ideographs .. Yi Radicals
+      19968 <= codePoint && codePoint <= 42182 || // Hangul Jamo Extended-A
+      43360 <= codePoint && codePoint <= 43388 || // Hangul Syllables
+      44032 <= codePoint && codePoint <= 55203 || // CJK Compatibility Ideographs
+      63744 <= codePoint && codePoint <= 64255 || // Vertical Forms
+      65040 <= codePoint && codePoint <= 65049 || // CJK Compatibility Forms .. Small Form Variants
+      65072 <= codePoint && codePoint <= 65131 || // Halfwidth and Fullwidth Forms
+      65281 <= codePoint && codePoint <= 65376 || 65504 <= codePoint && codePoint <= 65510 || // Kana Supplement
+      110592 <= codePoint && codePoint <= 110593 || // Enclosed Ideographic Supplement
+      127488 <= codePoint && codePoint <= 127569 || // CJK Unified Ideographs Extension B .. Tertiary Ideographic Plane
+      131072 <= codePoint && codePoint <= 262141)) {
+        return true;
+      }
+      return false;
+    };
+    module.exports = isFullwidthCodePoint;
+    module.exports.default = isFullwidthCodePoint;
+  }
+});
+
+// node_modules/emoji-regex/index.js
+var require_emoji_regex = __commonJS({
+  "node_modules/emoji-regex/index.js"(exports, module) {
+    "use strict";
+    module.exports = function() {
+      return /\uD83C\uDFF4\uDB40\uDC67\uDB40\uDC62(?:\uDB40\uDC65\uDB40\uDC6E\uDB40\uDC67|\uDB40\uDC73\uDB40\uDC63\uDB40\uDC74|\uDB40\uDC77\uDB40\uDC6C\uDB40\uDC73)\uDB40\uDC7F|\uD83D\uDC68(?:\uD83C\uDFFC\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68\uD83C\uDFFB|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFF\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB-\uDFFE])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFE\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB-\uDFFD])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFD\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB\uDFFC])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\u200D(?:\u2764\uFE0F\u200D(?:\uD83D\uDC8B\u200D)?\uD83D\uDC68|(?:\uD83D[\uDC68\uDC69])\u200D(?:\uD83D\uDC66\u200D\uD83D\uDC66|\uD83D\uDC67\u200D(?:\uD83D[\uDC66\uDC67]))|\uD83D\uDC66\u200D\uD83D\uDC66|\uD83D\uDC67\u200D(?:\uD83D[\uDC66\uDC67])|(?:\uD83D[\uDC68\uDC69])\u200D(?:\uD83D[\uDC66\uDC67])|[\u2695\u2696\u2708]\uFE0F|\uD83D[\uDC66\uDC67]|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|(?:\uD83C\uDFFB\u200D[\u2695\u2696\u2708]|\uD83C\uDFFF\u200D[\u2695\u2696\u2708]|\uD83C\uDFFE\u200D[\u2695\u2696\u2708]|\uD83C\uDFFD\u200D[\u2695\u2696\u2708]|\uD83C\uDFFC\u200D[\u2695\u2696\u2708])\uFE0F|\uD83C\uDFFB\u200D(?:\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C[\uDFFB-\uDFFF])|(?:\uD83E\uDDD1\uD83C\uDFFB\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1|\uD83D\uDC69\uD83C\uDFFC\u200D\uD83E\uDD1D\u200D\uD83D\uDC69)\uD83C\uDFFB|\uD83E\uDDD1(?:\uD83C\uDFFF\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1(?:\uD83C[\uDFFB-\uDFFF])|\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1)|(?:\uD83E\uDDD1\uD83C\uDFFE\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1|\uD83D\uDC69\uD83C\uDFFF\u200D\uD83E\uDD1D\u200D(?:\uD83D[\uDC68\uDC69]))(?:\uD83C[\uDFFB-\uDFFE])|(?:\uD83E\uDDD1\uD83C\uDFFC\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1|\uD83D\uDC69\uD83C\uDFFD\u200D\uD83E\uDD1D\u200D\uD83D\uDC69)(?:\uD83C[\uDFFB\uDFFC])|\uD83D\uDC69(?:\uD83C\uDFFE\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB-\uDFFD\uDFFF])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFC\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB\uDFFD-\uDFFF])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFB\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFC-\uDFFF])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFD\u200D(?:\uD83E\uDD1D\u200D\uD83D\uDC68(?:\uD83C[\uDFFB\uDFFC\uDFFE\uDFFF])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\u200D(?:\u2764\uFE0F\u200D(?:\uD83D\uDC8B\u200D(?:\uD83D[\uDC68\uDC69])|\uD83D[\uDC68\uDC69])|\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD])|\uD83C\uDFFF\u200D(?:\uD83C[\uDF3E\uDF73\uDF93\uDFA4\uDFA8\uDFEB\uDFED]|\uD83D[\uDCBB\uDCBC\uDD27\uDD2C\uDE80\uDE92]|\uD83E[\uDDAF-\uDDB3\uDDBC\uDDBD]))|\uD83D\uDC69\u200D\uD83D\uDC69\u200D(?:\uD83D\uDC66\u200D\uD83D\uDC66|\uD83D\uDC67\u200D(?:\uD83D[\uDC66\uDC67]))|(?:\uD83E\uDDD1\uD83C\uDFFD\u200D\uD83E\uDD1D\u200D\uD83E\uDDD1|\uD83D\uDC69\uD83C\uDFFE\u200D\uD83E\uDD1D\u200D\uD83D\uDC69)(?:\uD83C[\uDFFB-\uDFFD])|\uD83D\uDC69\u200D\uD83D\uDC66\u200D\uD83D\uDC66|\uD83D\uDC69\u200D\uD83D\uDC69\u200D(?:\uD83D[\uDC66\uDC67])|(?:\uD83D\uDC41\uFE0F\u200D\uD83D\uDDE8|\uD83D\uDC69(?:\uD83C\uDFFF\u200D[\u2695\u2696\u2708]|\uD83C\uDFFE\u200D[\u2695\u2696\u2708]|\uD83C\uDFFC\u200D[\u2695\u2696\u2708]|\uD83C\uDFFB\u200D[\u2695\u2696\u2708]|\uD83C\uDFFD\u200D[\u2695\u2696\u2708]|\u200D[\u2695\u2696\u2708])|(?:(?:\u26F9|\uD83C[\uDFCB\uDFCC]|\uD83D\uDD75)\uFE0F|\uD83D\uDC6F|\uD83E[\uDD3C\uDDDE\uDDDF])\u200D[\u2640\u2642]|(?:\u26F9|\uD83C[\uDFCB\uDFCC]|\uD83D\uDD75)(?:\uD83C[\uDFFB-\uDFFF])\u200D[\u2640\u2642]|(?:\uD83C[\uDFC3\uDFC4\uDFCA]|\uD83D[\uDC6E\uDC71\uDC73\uDC77\uDC81\uDC82\uDC86\uDC87\uDE45-\uDE47\uDE4B\uDE4D\uDE4E\uDEA3\uDEB4-\uDEB6]|\uD83E[\uDD26\uDD37-\uDD39\uDD3D\uDD3E\uDDB8\uDDB9\uDDCD-\uDDCF\uDDD6-\uDDDD])(?:(?:\uD83C[\uDFFB-\uDFFF])\u200D[\u2640\u2642]|\u200D[\u2640\u2642])|\uD83C\uDFF4\u200D\u2620)\uFE0F|\uD83D\uDC69\u200D\uD83D\uDC67\u200D(?:\uD83D[\uDC66\uDC67])|\uD83C\uDFF3\uFE0F\u200D\uD83C\uDF08|\uD83D\uDC15\u200D\uD83E\uDDBA|\uD83D\uDC69\u200D\uD83D\uDC66|\uD83D\uDC69\u200D\uD83D\uDC67|\uD83C\uDDFD\uD83C\uDDF0|\uD83C\uDDF4\uD83C\uDDF2|\uD83C\uDDF6\uD83C\uDDE6|[#\*0-9]\uFE0F\u20E3|\uD83C\uDDE7(?:\uD83C[\uDDE6\uDDE7\uDDE9-\uDDEF\uDDF1-\uDDF4\uDDF6-\uDDF9\uDDFB\uDDFC\uDDFE\uDDFF])|\uD83C\uDDF9(?:\uD83C[\uDDE6\uDDE8\uDDE9\uDDEB-\uDDED\uDDEF-\uDDF4\uDDF7\uDDF9\uDDFB\uDDFC\uDDFF])|\uD83C\uDDEA(?:\uD83C[\uDDE6\uDDE8\uDDEA\uDDEC\uDDED\uDDF7-\uDDFA])|\uD83E\uDDD1(?:\uD83C[\uDFFB-\uDFFF])|\uD83C\uDDF7(?:\uD83C[\uDDEA\uDDF4\uDDF8\uDDFA\uDDFC])|\uD83D\uDC69(?:\uD83C[\uDFFB-\uDFFF])|\uD83C\uDDF2(?:\uD83C[\uDDE6\uDDE8-\uDDED\uDDF0-\uDDFF])|\uD83C\uDDE6(?:\uD83C[\uDDE8-\uDDEC\uDDEE\uDDF1\uDDF2\uDDF4\uDDF6-\uDDFA\uDDFC\uDDFD\uDDFF])|\uD83C\uDDF0(?:\uD83C[\uDDEA\uDDEC-\uDDEE\uDDF2\uDDF3\uDDF5\uDDF7\uDDFC\uDDFE\uDDFF])|\uD83C\uDDED(?:\uD83C[\uDDF0\uDDF2\uDDF3\uDDF7\uDDF9\uDDFA])|\uD83C\uDDE9(?:\uD83C[\uDDEA\uDDEC\uDDEF\uDDF0\uDDF2\uDDF4\uDDFF])|\uD83C\uDDFE(?:\uD83C[\uDDEA\uDDF9])|\uD83C\uDDEC(?:\uD83C[\uDDE6\uDDE7\uDDE9-\uDDEE\uDDF1-\uDDF3\uDDF5-\uDDFA\uDDFC\uDDFE])|\uD83C\uDDF8(?:\uD83C[\uDDE6-\uDDEA\uDDEC-\uDDF4\uDDF7-\uDDF9\uDDFB\uDDFD-\uDDFF])|\uD83C\uDDEB(?:\uD83C[\uDDEE-\uDDF0\uDDF2\uDDF4\uDDF7])|\uD83C\uDDF5(?:\uD83C[\uDDE6\uDDEA-\uDDED\uDDF0-\uDDF3\uDDF7-\uDDF9\uDDFC\uDDFE])|\uD83C\uDDFB(?:\uD83C[\uDDE6\uDDE8\uDDEA\uDDEC\uDDEE\uDDF3\uDDFA])|\uD83C\uDDF3(?:\uD83C[\uDDE6\uDDE8\uDDEA-\uDDEC\uDDEE\uDDF1\uDDF4\uDDF5\uDDF7\uDDFA\uDDFF])|\uD83C\uDDE8(?:\uD83C[\uDDE6\uDDE8\uDDE9\uDDEB-\uDDEE\uDDF0-\uDDF5\uDDF7\uDDFA-\uDDFF])|\uD83C\uDDF1(?:\uD83C[\uDDE6-\uDDE8\uDDEE\uDDF0\uDDF7-\uDDFB\uDDFE])|\uD83C\uDDFF(?:\uD83C[\uDDE6\uDDF2\uDDFC])|\uD83C\uDDFC(?:\uD83C[\uDDEB\uDDF8])|\uD83C\uDDFA(?:\uD83C[\uDDE6\uDDEC\uDDF2\uDDF3\uDDF8\uDDFE\uDDFF])|\uD83C\uDDEE(?:\uD83C[\uDDE8-\uDDEA\uDDF1-\uDDF4\uDDF6-\uDDF9])|\uD83C\uDDEF(?:\uD83C[\uDDEA\uDDF2\uDDF4\uDDF5])|(?:\uD83C[\uDFC3\uDFC4\uDFCA]|\uD83D[\uDC6E\uDC71\uDC73\uDC77\uDC81\uDC82\uDC86\uDC87\uDE45-\uDE47\uDE4B\uDE4D\uDE4E\uDEA3\uDEB4-\uDEB6]|\uD83E[\uDD26\uDD37-\uDD39\uDD3D\uDD3E\uDDB8\uDDB9\uDDCD-\uDDCF\uDDD6-\uDDDD])(?:\uD83C[\uDFFB-\uDFFF])|(?:\u26F9|\uD83C[\uDFCB\uDFCC]|\uD83D\uDD75)(?:\uD83C[\uDFFB-\uDFFF])|(?:[\u261D\u270A-\u270D]|\uD83C[\uDF85\uDFC2\uDFC7]|\uD83D[\uDC42\uDC43\uDC46-\uDC50\uDC66\uDC67\uDC6B-\uDC6D\uDC70\uDC72\uDC74-\uDC76\uDC78\uDC7C\uDC83\uDC85\uDCAA\uDD74\uDD7A\uDD90\uDD95\uDD96\uDE4C\uDE4F\uDEC0\uDECC]|\uD83E[\uDD0F\uDD18-\uDD1C\uDD1E\uDD1F\uDD30-\uDD36\uDDB5\uDDB6\uDDBB\uDDD2-\uDDD5])(?:\uD83C[\uDFFB-\uDFFF])|(?:[\u231A\u231B\u23E9-\u23EC\u23F0\u23F3\u25FD\u25FE\u2614\u2615\u2648-\u2653\u267F\u2693\u26A1\u26AA\u26AB\u26BD\u26BE\u26C4\u26C5\u26CE\u26D4\u26EA\u26F2\u26F3\u26F5\u26FA\u26FD\u2705\u270A\u270B\u2728\u274C\u274E\u2753-\u2755\u2757\u2795-\u2797\u27B0\u27BF\u2B1B\u2B1C\u2B50\u2B55]|\uD83C[\uDC04\uDCCF\uDD8E\uDD91-\uDD9A\uDDE6-\uDDFF\uDE01\uDE1A\uDE2F\uDE32-\uDE36\uDE38-\uDE3A\uDE50\uDE51\uDF00-\uDF20\uDF2D-\uDF35\uDF37-\uDF7C\uDF7E-\uDF93\uDFA0-\uDFCA\uDFCF-\uDFD3\uDFE0-\uDFF0\uDFF4\uDFF8-\uDFFF]|\uD83D[\uDC00-\uDC3E\uDC40\uDC42-\uDCFC\uDCFF-\uDD3D\uDD4B-\uDD4E\uDD50-\uDD67\uDD7A\uDD95\uDD96\uDDA4\uDDFB-\uDE4F\uDE80-\uDEC5\uDECC\uDED0-\uDED2\uDED5\uDEEB\uDEEC\uDEF4-\uDEFA\uDFE0-\uDFEB]|\uD83E[\uDD0D-\uDD3A\uDD3C-\uDD45\uDD47-\uDD71\uDD73-\uDD76\uDD7A-\uDDA2\uDDA5-\uDDAA\uDDAE-\uDDCA\uDDCD-\uDDFF\uDE70-\uDE73\uDE78-\uDE7A\uDE80-\uDE82\uDE90-\uDE95])|(?:[#\*0-9\xA9\xAE\u203C\u2049\u2122\u2139\u2194-\u2199\u21A9\u21AA\u231A\u231B\u2328\u23CF\u23E9-\u23F3\u23F8-\u23FA\u24C2\u25AA\u25AB\u25B6\u25C0\u25FB-\u25FE\u2600-\u2604\u260E\u2611\u2614\u2615\u2618\u261D\u2620\u2622\u2623\u2626\u262A\u262E\u262F\u2638-\u263A\u2640\u2642\u2648-\u2653\u265F\u2660\u2663\u2665\u2666\u2668\u267B\u267E\u267F\u2692-\u2697\u2699\u269B\u269C\u26A0\u26A1\u26AA\u26AB\u26B0\u26B1\u26BD\u26BE\u26C4\u26C5\u26C8\u26CE\u26CF\u26D1\u26D3\u26D4\u26E9\u26EA\u26F0-\u26F5\u26F7-\u26FA\u26FD\u2702\u2705\u2708-\u270D\u270F\u2712\u2714\u2716\u271D\u2721\u2728\u2733\u2734\u2744\u2747\u274C\u274E\u2753-\u2755\u2757\u2763\u2764\u2795-\u2797\u27A1\u27B0\u27BF\u2934\u2935\u2B05-\u2B07\u2B1B\u2B1C\u2B50\u2B55\u3030\u303D\u3297\u3299]|\uD83C[\uDC04\uDCCF\uDD70\uDD71\uDD7E\uDD7F\uDD8E\uDD91-\uDD9A\uDDE6-\uDDFF\uDE01\uDE02\uDE1A\uDE2F\uDE32-\uDE3A\uDE50\uDE51\uDF00-\uDF21\uDF24-\uDF93\uDF96\uDF97\uDF99-\uDF9B\uDF9E-\uDFF0\uDFF3-\uDFF5\uDFF7-\uDFFF]|\uD83D[\uDC00-\uDCFD\uDCFF-\uDD3D\uDD49-\uDD4E\uDD50-\uDD67\uDD6F\uDD70\uDD73-\uDD7A\uDD87\uDD8A-\uDD8D\uDD90\uDD95\uDD96\uDDA4\uDDA5\uDDA8\uDDB1\uDDB2\uDDBC\uDDC2-\uDDC4\uDDD1-\uDDD3\uDDDC-\uDDDE\uDDE1\uDDE3\uDDE8\uDDEF\uDDF3\uDDFA-\uDE4F\uDE80-\uDEC5\uDECB-\uDED2\uDED5\uDEE0-\uDEE5\uDEE9\uDEEB\uDEEC\uDEF0\uDEF3-\uDEFA\uDFE0-\uDFEB]|\uD83E[\uDD0D-\uDD3A\uDD3C-\uDD45\uDD47-\uDD71\uDD73-\uDD76\uDD7A-\uDDA2\uDDA5-\uDDAA\uDDAE-\uDDCA\uDDCD-\uDDFF\uDE70-\uDE73\uDE78-\uDE7A\uDE80-\uDE82\uDE90-\uDE95])\uFE0F|(?:[\u261D\u26F9\u270A-\u270D]|\uD83C[\uDF85\uDFC2-\uDFC4\uDFC7\uDFCA-\uDFCC]|\uD83D[\uDC42\uDC43\uDC46-\uDC50\uDC66-\uDC78\uDC7C\uDC81-\uDC83\uDC85-\uDC87\uDC8F\uDC91\uDCAA\uDD74\uDD75\uDD7A\uDD90\uDD95\uDD96\uDE45-\uDE47\uDE4B-\uDE4F\uDEA3\uDEB4-\uDEB6\uDEC0\uDECC]|\uD83E[\uDD0F\uDD18-\uDD1F\uDD26\uDD30-\uDD39\uDD3C-\uDD3E\uDDB5\uDDB6\uDDB8\uDDB9\uDDBB\uDDCD-\uDDCF\uDDD1-\uDDDD])/g;
+    };
+  }
+});
+
+// node_modules/string-width/index.js
+var require_string_width = __commonJS({
+  "node_modules/string-width/index.js"(exports, module) {
+    "use strict";
+    var stripAnsi = require_strip_ansi();
+    var isFullwidthCodePoint = require_is_fullwidth_code_point();
+    var emojiRegex = require_emoji_regex();
+    var stringWidth = (string4) => {
+      if (typeof string4 !== "string" || string4.length === 0) {
+        return 0;
+      }
+      string4 = stripAnsi(string4);
+      if (string4.length === 0) {
+        return 0;
+      }
+      string4 = string4.replace(emojiRegex(), "  ");
+      let width = 0;
+      for (let i = 0; i < string4.length; i++) {
+        const code4 = string4.codePointAt(i);
+        if (code4 <= 31 || code4 >= 127 && code4 <= 159) {
+          continue;
+        }
+        if (code4 >= 768 && code4 <= 879) {
+          continue;
+        }
+        if (code4 > 65535) {
+          i++;
+        }
+        width += isFullwidthCodePoint(code4) ? 2 : 1;
+      }
+      return width;
+    };
+    module.exports = stringWidth;
+    module.exports.default = stringWidth;
+  }
+});
+
+// node_modules/cli-progress/lib/format-value.js
+var require_format_value = __commonJS({
+  "node_modules/cli-progress/lib/format-value.js"(exports, module) {
+    module.exports = function formatValue(v, options, type) {
+      if (options.autopadding !== true) {
+        return v;
+      }
+      function autopadding(value, length) {
+        return (options.autopaddingChar + value).slice(-length);
+      }
+      switch (type) {
+        case "percentage":
+          return autopadding(v, 3);
+        default:
+          return v;
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/format-bar.js
+var require_format_bar = __commonJS({
+  "node_modules/cli-progress/lib/format-bar.js"(exports, module) {
+    module.exports = function formatBar(progress, options) {
+      const completeSize = Math.round(progress * options.barsize);
+      const incompleteSize = options.barsize - completeSize;
+      return options.barCompleteString.substr(0, completeSize) + options.barGlue + options.barIncompleteString.substr(0, incompleteSize);
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/format-time.js
+var require_format_time = __commonJS({
+  "node_modules/cli-progress/lib/format-time.js"(exports, module) {
+    module.exports = function formatTime(t, options, roundToMultipleOf) {
+      function round(input2) {
+        if (roundToMultipleOf) {
+          return roundToMultipleOf * Math.round(input2 / roundToMultipleOf);
+        } else {
+          return input2;
+        }
+      }
+      function autopadding(v) {
+        return (options.autopaddingChar + v).slice(-2);
+      }
+      if (t > 3600) {
+        return autopadding(Math.floor(t / 3600)) + "h" + autopadding(round(t % 3600 / 60)) + "m";
+      } else if (t > 60) {
+        return autopadding(Math.floor(t / 60)) + "m" + autopadding(round(t % 60)) + "s";
+      } else if (t > 10) {
+        return autopadding(round(t)) + "s";
+      } else {
+        return autopadding(t) + "s";
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/formatter.js
+var require_formatter = __commonJS({
+  "node_modules/cli-progress/lib/formatter.js"(exports, module) {
+    var _stringWidth = require_string_width();
+    var _defaultFormatValue = require_format_value();
+    var _defaultFormatBar = require_format_bar();
+    var _defaultFormatTime = require_format_time();
+    module.exports = function defaultFormatter(options, params, payload) {
+      let s = options.format;
+      const formatTime = options.formatTime || _defaultFormatTime;
+      const formatValue = options.formatValue || _defaultFormatValue;
+      const formatBar = options.formatBar || _defaultFormatBar;
+      const percentage = Math.floor(params.progress * 100) + "";
+      const stopTime = params.stopTime || Date.now();
+      const elapsedTime = Math.round((stopTime - params.startTime) / 1e3);
+      const context = Object.assign({}, payload, {
+        bar: formatBar(params.progress, options),
+        percentage: formatValue(percentage, options, "percentage"),
+        total: formatValue(params.total, options, "total"),
+        value: formatValue(params.value, options, "value"),
+        eta: formatValue(params.eta, options, "eta"),
+        eta_formatted: formatTime(params.eta, options, 5),
+        duration: formatValue(elapsedTime, options, "duration"),
+        duration_formatted: formatTime(elapsedTime, options, 1)
+      });
+      s = s.replace(/\{(\w+)\}/g, function(match, key) {
+        if (typeof context[key] !== "undefined") {
+          return context[key];
+        }
+        return match;
+      });
+      const fullMargin = Math.max(0, params.maxWidth - _stringWidth(s) - 2);
+      const halfMargin = Math.floor(fullMargin / 2);
+      switch (options.align) {
+        // fill start-of-line with whitespaces
+        case "right":
+          s = fullMargin > 0 ? " ".repeat(fullMargin) + s : s;
+          break;
+        // distribute whitespaces to left+right
+        case "center":
+          s = halfMargin > 0 ? " ".repeat(halfMargin) + s : s;
+          break;
+        // default: left align, no additional whitespaces
+        case "left":
+        default:
+          break;
+      }
+      return s;
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/options.js
+var require_options = __commonJS({
+  "node_modules/cli-progress/lib/options.js"(exports, module) {
+    function mergeOption(v, defaultValue) {
+      if (typeof v === "undefined" || v === null) {
+        return defaultValue;
+      } else {
+        return v;
+      }
+    }
+    module.exports = {
+      // set global options
+      parse: function parse3(rawOptions, preset) {
+        const options = {};
+        const opt = Object.assign({}, preset, rawOptions);
+        options.throttleTime = 1e3 / mergeOption(opt.fps, 10);
+        options.stream = mergeOption(opt.stream, process.stderr);
+        options.terminal = mergeOption(opt.terminal, null);
+        options.clearOnComplete = mergeOption(opt.clearOnComplete, false);
+        options.stopOnComplete = mergeOption(opt.stopOnComplete, false);
+        options.barsize = mergeOption(opt.barsize, 40);
+        options.align = mergeOption(opt.align, "left");
+        options.hideCursor = mergeOption(opt.hideCursor, false);
+        options.linewrap = mergeOption(opt.linewrap, false);
+        options.barGlue = mergeOption(opt.barGlue, "");
+        options.barCompleteChar = mergeOption(opt.barCompleteChar, "=");
+        options.barIncompleteChar = mergeOption(opt.barIncompleteChar, "-");
+        options.format = mergeOption(opt.format, "progress [{bar}] {percentage}% | ETA: {eta}s | {value}/{total}");
+        options.formatTime = mergeOption(opt.formatTime, null);
+        options.formatValue = mergeOption(opt.formatValue, null);
+        options.formatBar = mergeOption(opt.formatBar, null);
+        options.etaBufferLength = mergeOption(opt.etaBuffer, 10);
+        options.etaAsynchronousUpdate = mergeOption(opt.etaAsynchronousUpdate, false);
+        options.progressCalculationRelative = mergeOption(opt.progressCalculationRelative, false);
+        options.synchronousUpdate = mergeOption(opt.synchronousUpdate, true);
+        options.noTTYOutput = mergeOption(opt.noTTYOutput, false);
+        options.notTTYSchedule = mergeOption(opt.notTTYSchedule, 2e3);
+        options.emptyOnZero = mergeOption(opt.emptyOnZero, false);
+        options.forceRedraw = mergeOption(opt.forceRedraw, false);
+        options.autopadding = mergeOption(opt.autopadding, false);
+        options.gracefulExit = mergeOption(opt.gracefulExit, false);
+        return options;
+      },
+      // derived options: instance specific, has to be created for every bar element
+      assignDerivedOptions: function assignDerivedOptions(options) {
+        options.barCompleteString = options.barCompleteChar.repeat(options.barsize + 1);
+        options.barIncompleteString = options.barIncompleteChar.repeat(options.barsize + 1);
+        options.autopaddingChar = options.autopadding ? mergeOption(options.autopaddingChar, "   ") : "";
+        return options;
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/generic-bar.js
+var require_generic_bar = __commonJS({
+  "node_modules/cli-progress/lib/generic-bar.js"(exports, module) {
+    var _ETA = require_eta();
+    var _Terminal = require_terminal();
+    var _formatter = require_formatter();
+    var _options = require_options();
+    var _EventEmitter = __require("events");
+    module.exports = class GenericBar extends _EventEmitter {
+      constructor(options) {
+        super();
+        this.options = _options.assignDerivedOptions(options);
+        this.terminal = this.options.terminal ? this.options.terminal : new _Terminal(this.options.stream);
+        this.value = 0;
+        this.startValue = 0;
+        this.total = 100;
+        this.lastDrawnString = null;
+        this.startTime = null;
+        this.stopTime = null;
+        this.lastRedraw = Date.now();
+        this.eta = new _ETA(this.options.etaBufferLength, 0, 0);
+        this.payload = {};
+        this.isActive = false;
+        this.formatter = typeof this.options.format === "function" ? this.options.format : _formatter;
+      }
+      // internal render function
+      render(forceRendering = false) {
+        const params = {
+          progress: this.getProgress(),
+          eta: this.eta.getTime(),
+          startTime: this.startTime,
+          stopTime: this.stopTime,
+          total: this.total,
+          value: this.value,
+          maxWidth: this.terminal.getWidth()
+        };
+        if (this.options.etaAsynchronousUpdate) {
+          this.updateETA();
+        }
+        const s = this.formatter(this.options, params, this.payload);
+        const forceRedraw = forceRendering || this.options.forceRedraw || this.options.noTTYOutput && !this.terminal.isTTY();
+        if (forceRedraw || this.lastDrawnString != s) {
+          this.emit("redraw-pre");
+          this.terminal.cursorTo(0, null);
+          this.terminal.write(s);
+          this.terminal.clearRight();
+          this.lastDrawnString = s;
+          this.lastRedraw = Date.now();
+          this.emit("redraw-post");
+        }
+      }
+      // start the progress bar
+      start(total, startValue, payload) {
+        this.value = startValue || 0;
+        this.total = typeof total !== "undefined" && total >= 0 ? total : 100;
+        this.startValue = startValue || 0;
+        this.payload = payload || {};
+        this.startTime = Date.now();
+        this.stopTime = null;
+        this.lastDrawnString = "";
+        this.eta = new _ETA(this.options.etaBufferLength, this.startTime, this.value);
+        this.isActive = true;
+        this.emit("start", total, startValue);
+      }
+      // stop the bar
+      stop() {
+        this.isActive = false;
+        this.stopTime = Date.now();
+        this.emit("stop", this.total, this.value);
+      }
+      // update the bar value
+      // update(value, payload)
+      // update(payload)
+      update(arg0, arg1 = {}) {
+        if (typeof arg0 === "number") {
+          this.value = arg0;
+          this.eta.update(Date.now(), arg0, this.total);
+        }
+        const payloadData = (typeof arg0 === "object" ? arg0 : arg1) || {};
+        this.emit("update", this.total, this.value);
+        for (const key in payloadData) {
+          this.payload[key] = payloadData[key];
+        }
+        if (this.value >= this.getTotal() && this.options.stopOnComplete) {
+          this.stop();
+        }
+      }
+      // calculate the actual progress value
+      getProgress() {
+        let progress = this.value / this.total;
+        if (this.options.progressCalculationRelative) {
+          progress = (this.value - this.startValue) / (this.total - this.startValue);
+        }
+        if (isNaN(progress)) {
+          progress = this.options && this.options.emptyOnZero ? 0 : 1;
+        }
+        progress = Math.min(Math.max(progress, 0), 1);
+        return progress;
+      }
+      // update the bar value
+      // increment(delta, payload)
+      // increment(payload)
+      increment(arg0 = 1, arg1 = {}) {
+        if (typeof arg0 === "object") {
+          this.update(this.value + 1, arg0);
+        } else {
+          this.update(this.value + arg0, arg1);
+        }
+      }
+      // get the total (limit) value
+      getTotal() {
+        return this.total;
+      }
+      // set the total (limit) value
+      setTotal(total) {
+        if (typeof total !== "undefined" && total >= 0) {
+          this.total = total;
+        }
+      }
+      // force eta calculation update (long running processes)
+      updateETA() {
+        this.eta.update(Date.now(), this.value, this.total);
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/single-bar.js
+var require_single_bar = __commonJS({
+  "node_modules/cli-progress/lib/single-bar.js"(exports, module) {
+    var _GenericBar = require_generic_bar();
+    var _options = require_options();
+    module.exports = class SingleBar extends _GenericBar {
+      constructor(options, preset) {
+        super(_options.parse(options, preset));
+        this.timer = null;
+        if (this.options.noTTYOutput && this.terminal.isTTY() === false) {
+          this.options.synchronousUpdate = false;
+        }
+        this.schedulingRate = this.terminal.isTTY() ? this.options.throttleTime : this.options.notTTYSchedule;
+        this.sigintCallback = null;
+      }
+      // internal render function
+      render() {
+        if (this.timer) {
+          clearTimeout(this.timer);
+          this.timer = null;
+        }
+        super.render();
+        if (this.options.noTTYOutput && this.terminal.isTTY() === false) {
+          this.terminal.newline();
+        }
+        this.timer = setTimeout(this.render.bind(this), this.schedulingRate);
+      }
+      update(current, payload) {
+        if (!this.timer) {
+          return;
+        }
+        super.update(current, payload);
+        if (this.options.synchronousUpdate && this.lastRedraw + this.options.throttleTime * 2 < Date.now()) {
+          this.render();
+        }
+      }
+      // start the progress bar
+      start(total, startValue, payload) {
+        if (this.options.noTTYOutput === false && this.terminal.isTTY() === false) {
+          return;
+        }
+        if (this.sigintCallback === null && this.options.gracefulExit) {
+          this.sigintCallback = this.stop.bind(this);
+          process.once("SIGINT", this.sigintCallback);
+          process.once("SIGTERM", this.sigintCallback);
+        }
+        this.terminal.cursorSave();
+        if (this.options.hideCursor === true) {
+          this.terminal.cursor(false);
+        }
+        if (this.options.linewrap === false) {
+          this.terminal.lineWrapping(false);
+        }
+        super.start(total, startValue, payload);
+        this.render();
+      }
+      // stop the bar
+      stop() {
+        if (!this.timer) {
+          return;
+        }
+        if (this.sigintCallback) {
+          process.removeListener("SIGINT", this.sigintCallback);
+          process.removeListener("SIGTERM", this.sigintCallback);
+          this.sigintCallback = null;
+        }
+        this.render();
+        super.stop();
+        clearTimeout(this.timer);
+        this.timer = null;
+        if (this.options.hideCursor === true) {
+          this.terminal.cursor(true);
+        }
+        if (this.options.linewrap === false) {
+          this.terminal.lineWrapping(true);
+        }
+        this.terminal.cursorRestore();
+        if (this.options.clearOnComplete) {
+          this.terminal.cursorTo(0, null);
+          this.terminal.clearLine();
+        } else {
+          this.terminal.newline();
+        }
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/lib/multi-bar.js
+var require_multi_bar = __commonJS({
+  "node_modules/cli-progress/lib/multi-bar.js"(exports, module) {
+    var _Terminal = require_terminal();
+    var _BarElement = require_generic_bar();
+    var _options = require_options();
+    var _EventEmitter = __require("events");
+    module.exports = class MultiBar extends _EventEmitter {
+      constructor(options, preset) {
+        super();
+        this.bars = [];
+        this.options = _options.parse(options, preset);
+        this.options.synchronousUpdate = false;
+        this.terminal = this.options.terminal ? this.options.terminal : new _Terminal(this.options.stream);
+        this.timer = null;
+        this.isActive = false;
+        this.schedulingRate = this.terminal.isTTY() ? this.options.throttleTime : this.options.notTTYSchedule;
+        this.loggingBuffer = [];
+        this.sigintCallback = null;
+      }
+      // add a new bar to the stack
+      create(total, startValue, payload, barOptions = {}) {
+        const bar = new _BarElement(Object.assign(
+          {},
+          // global options
+          this.options,
+          // terminal instance
+          {
+            terminal: this.terminal
+          },
+          // overrides
+          barOptions
+        ));
+        this.bars.push(bar);
+        if (this.options.noTTYOutput === false && this.terminal.isTTY() === false) {
+          return bar;
+        }
+        if (this.sigintCallback === null && this.options.gracefulExit) {
+          this.sigintCallback = this.stop.bind(this);
+          process.once("SIGINT", this.sigintCallback);
+          process.once("SIGTERM", this.sigintCallback);
+        }
+        if (!this.isActive) {
+          if (this.options.hideCursor === true) {
+            this.terminal.cursor(false);
+          }
+          if (this.options.linewrap === false) {
+            this.terminal.lineWrapping(false);
+          }
+          this.timer = setTimeout(this.update.bind(this), this.schedulingRate);
+        }
+        this.isActive = true;
+        bar.start(total, startValue, payload);
+        this.emit("start");
+        return bar;
+      }
+      // remove a bar from the stack
+      remove(bar) {
+        const index = this.bars.indexOf(bar);
+        if (index < 0) {
+          return false;
+        }
+        this.bars.splice(index, 1);
+        this.update();
+        this.terminal.newline();
+        this.terminal.clearBottom();
+        return true;
+      }
+      // internal update routine
+      update() {
+        if (this.timer) {
+          clearTimeout(this.timer);
+          this.timer = null;
+        }
+        this.emit("update-pre");
+        this.terminal.cursorRelativeReset();
+        this.emit("redraw-pre");
+        if (this.loggingBuffer.length > 0) {
+          this.terminal.clearLine();
+          while (this.loggingBuffer.length > 0) {
+            this.terminal.write(this.loggingBuffer.shift(), true);
+          }
+        }
+        for (let i = 0; i < this.bars.length; i++) {
+          if (i > 0) {
+            this.terminal.newline();
+          }
+          this.bars[i].render();
+        }
+        this.emit("redraw-post");
+        if (this.options.noTTYOutput && this.terminal.isTTY() === false) {
+          this.terminal.newline();
+          this.terminal.newline();
+        }
+        this.timer = setTimeout(this.update.bind(this), this.schedulingRate);
+        this.emit("update-post");
+        if (this.options.stopOnComplete && !this.bars.find((bar) => bar.isActive)) {
+          this.stop();
+        }
+      }
+      stop() {
+        clearTimeout(this.timer);
+        this.timer = null;
+        if (this.sigintCallback) {
+          process.removeListener("SIGINT", this.sigintCallback);
+          process.removeListener("SIGTERM", this.sigintCallback);
+          this.sigintCallback = null;
+        }
+        this.isActive = false;
+        if (this.options.hideCursor === true) {
+          this.terminal.cursor(true);
+        }
+        if (this.options.linewrap === false) {
+          this.terminal.lineWrapping(true);
+        }
+        this.terminal.cursorRelativeReset();
+        this.emit("stop-pre-clear");
+        if (this.options.clearOnComplete) {
+          this.terminal.clearBottom();
+        } else {
+          for (let i = 0; i < this.bars.length; i++) {
+            if (i > 0) {
+              this.terminal.newline();
+            }
+            this.bars[i].render();
+            this.bars[i].stop();
+          }
+          this.terminal.newline();
+        }
+        this.emit("stop");
+      }
+      log(s) {
+        this.loggingBuffer.push(s);
+      }
+    };
+  }
+});
+
+// node_modules/cli-progress/presets/legacy.js
+var require_legacy = __commonJS({
+  "node_modules/cli-progress/presets/legacy.js"(exports, module) {
+    module.exports = {
+      format: "progress [{bar}] {percentage}% | ETA: {eta}s | {value}/{total}",
+      barCompleteChar: "=",
+      barIncompleteChar: "-"
+    };
+  }
+});
+
+// node_modules/cli-progress/presets/shades-classic.js
+var require_shades_classic = __commonJS({
+  "node_modules/cli-progress/presets/shades-classic.js"(exports, module) {
+    module.exports = {
+      format: " {bar} {percentage}% | ETA: {eta}s | {value}/{total}",
+      barCompleteChar: "\u2588",
+      barIncompleteChar: "\u2591"
+    };
+  }
+});
+
+// node_modules/cli-progress/presets/shades-grey.js
+var require_shades_grey = __commonJS({
+  "node_modules/cli-progress/presets/shades-grey.js"(exports, module) {
+    module.exports = {
+      format: " \x1B[90m{bar}\x1B[0m {percentage}% | ETA: {eta}s | {value}/{total}",
+      barCompleteChar: "\u2588",
+      barIncompleteChar: "\u2591"
+    };
+  }
+});
+
+// node_modules/cli-progress/presets/rect.js
+var require_rect = __commonJS({
+  "node_modules/cli-progress/presets/rect.js"(exports, module) {
+    module.exports = {
+      format: " {bar}\u25A0 {percentage}% | ETA: {eta}s | {value}/{total}",
+      barCompleteChar: "\u25A0",
+      barIncompleteChar: " "
+    };
+  }
+});
+
+// node_modules/cli-progress/presets/index.js
+var require_presets = __commonJS({
+  "node_modules/cli-progress/presets/index.js"(exports, module) {
+    var _legacy = require_legacy();
+    var _shades_classic = require_shades_classic();
+    var _shades_grey = require_shades_grey();
+    var _rect = require_rect();
+    module.exports = {
+      legacy: _legacy,
+      shades_classic: _shades_classic,
+      shades_grey: _shades_grey,
+      rect: _rect
+    };
+  }
+});
+
+// node_modules/cli-progress/cli-progress.js
+var require_cli_progress = __commonJS({
+  "node_modules/cli-progress/cli-progress.js"(exports, module) {
+    var _SingleBar = require_single_bar();
+    var _MultiBar = require_multi_bar();
+    var _Presets = require_presets();
+    var _Formatter = require_formatter();
+    var _defaultFormatValue = require_format_value();
+    var _defaultFormatBar = require_format_bar();
+    var _defaultFormatTime = require_format_time();
+    module.exports = {
+      Bar: _SingleBar,
+      SingleBar: _SingleBar,
+      MultiBar: _MultiBar,
+      Presets: _Presets,
+      Format: {
+        Formatter: _Formatter,
+        BarFormat: _defaultFormatBar,
+        ValueFormat: _defaultFormatValue,
+        TimeFormat: _defaultFormatTime
+      }
+    };
+  }
+});
+
 // src/cliMain.ts
 import { existsSync as existsSync31, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
 
@@ -9242,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join33, relative as relative15, resolve as resolve15 } from "node:path";
+import { join as join33, relative as relative15, resolve as resolve17 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync21 } from "node:fs";
@@ -9254,6 +10125,7 @@ import { tmpdir } from "node:os";
 import { join as join3 } from "node:path";
 
 // src/sandbox/run.ts
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { constants } from "node:os";
@@ -9466,18 +10338,24 @@ function killLiveProcessGroups() {
   }
   return groups2.length;
 }
+var affinity = new AsyncLocalStorage();
+function withCpus(cpus, work) {
+  return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
+}
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
   const limited = opts.memoryLimitBytes ? ["prlimit", `--as=${opts.memoryLimitBytes}`, "--", file2, ...args] : [file2, ...args];
+  const cpus = affinity.getStore();
   const env = scrubbedEnv(opts.env);
   const sandbox = opts.sandbox?.mode === "bwrap" || opts.sandbox?.mode === "unshare" ? opts.sandbox : void 0;
   const sandboxed = sandbox !== void 0;
   const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
-  const argv = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
+  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
+  const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve16) => {
+  return new Promise((resolve18) => {
     const channel = opts.channelSecret !== void 0;
     const withSide = channel && opts.sideMaxBytes !== void 0;
     const child2 = spawn(argv[0], argv.slice(1), {
@@ -9544,8 +10422,9 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve16({
+      resolve18({
         command: limited,
+        ...cpus ? { cpus: [...cpus] } : {},
         exitCode,
         signal,
         stdout: out.text(),
@@ -10479,7 +11358,7 @@ function sum(x) {
     return 0;
   }
   var sum2 = x[0];
-  var correction = 0;
+  var correction2 = 0;
   var transition;
   if (typeof sum2 !== "number") {
     return Number.NaN;
@@ -10490,13 +11369,13 @@ function sum(x) {
     }
     transition = sum2 + x[i];
     if (Math.abs(sum2) >= Math.abs(x[i])) {
-      correction += sum2 - transition + x[i];
+      correction2 += sum2 - transition + x[i];
     } else {
-      correction += x[i] - transition + sum2;
+      correction2 += x[i] - transition + sum2;
     }
     sum2 = transition;
   }
-  return sum2 + correction;
+  return sum2 + correction2;
 }
 function mean(x) {
   if (x.length === 0) {
@@ -12250,6 +13129,10 @@ function digestBitsOf(candidateFolder, inst, index) {
 }
 
 // src/campaign/context.ts
+function previousSeconds(step, previous) {
+  const s = previous?.step_seconds?.[step];
+  return typeof s === "number" ? { seconds: s, source: "previous" } : { source: "none" };
+}
 var katShown = (kat2) => kat2 ?? "not checked";
 function preparedEntry(ctx, step) {
   if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
@@ -12288,6 +13171,95 @@ function driverTypeOf(candidate, instance) {
 }
 var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.katRng;
 
+// src/campaign/forecast.ts
+var PROCESS_START_S = 0.03;
+function plannedOperationSeconds(p) {
+  return Math.min(p.op_budget_s, p.trials * p.trial_target_s) + (p.trials + 2) * PROCESS_START_S;
+}
+var UNKNOWN_STEP_S = 2;
+function filledSeconds(units) {
+  const known = /* @__PURE__ */ new Map();
+  for (const u of units)
+    for (const s of u.stages)
+      for (const { name, estimate } of s.steps)
+        if (estimate.source !== "none" && estimate.source !== "kept" && estimate.seconds !== void 0)
+          known.set(name, [...known.get(name) ?? [], estimate.seconds]);
+  const median2 = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const fill = new Map([...known].map(([k, xs]) => [k, median2(xs)]));
+  return (step, e) => e.seconds ?? (e.source === "kept" ? 0 : fill.get(step) ?? UNKNOWN_STEP_S);
+}
+var stageSeconds = (stage, seconds) => stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
+function unitCost(u, seconds) {
+  return u.stages.reduce((a, s) => a + stageSeconds(s, seconds), 0);
+}
+function longestFirst(items, cost) {
+  return items.map((item, i) => ({ item, i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i).map((x) => x.item);
+}
+function shardByCost(items, cost, index, count) {
+  const load = Array.from({ length: count }, () => 0);
+  const mine = /* @__PURE__ */ new Set();
+  const order = items.map((item, i) => ({ i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i);
+  for (const { i, c } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] += c;
+    if (best === index - 1) mine.add(i);
+  }
+  return items.filter((_, i) => mine.has(i));
+}
+function layout(units, workers, cores) {
+  const pool = Array.from({ length: Math.max(1, workers) }, () => 0);
+  const timing2 = Array.from({ length: Math.max(1, cores) }, () => 0);
+  const next = units.map(() => ({ stage: 0, at: 0 }));
+  let end = 0;
+  let [timingSum, poolSum] = [0, 0];
+  for (; ; ) {
+    let pick2 = -1;
+    for (let u = 0; u < units.length; u++) {
+      if (next[u].stage >= units[u].stages.length) continue;
+      if (pick2 < 0 || next[u].at < next[pick2].at) pick2 = u;
+    }
+    if (pick2 < 0) break;
+    const n = next[pick2];
+    const stage = units[pick2].stages[n.stage];
+    const lanes = stage.lane === "timing" ? timing2 : pool;
+    let lane = 0;
+    for (let k = 1; k < lanes.length; k++) if (lanes[k] < lanes[lane]) lane = k;
+    const start2 = Math.max(lanes[lane], n.at);
+    const finish2 = start2 + stage.seconds;
+    lanes[lane] = finish2;
+    if (stage.lane === "timing") timingSum += stage.seconds;
+    else poolSum += stage.seconds;
+    n.stage++;
+    n.at = finish2;
+    end = Math.max(end, finish2);
+  }
+  return { total: end, timing: timingSum, pool: poolSum };
+}
+function correction(done) {
+  const sums = /* @__PURE__ */ new Map();
+  let [e, a] = [0, 0];
+  for (const d of done) {
+    if (d.expected <= 0) continue;
+    const s = sums.get(d.step) ?? { e: 0, a: 0 };
+    s.e += d.expected;
+    s.a += d.actual;
+    sums.set(d.step, s);
+    e += d.expected;
+    a += d.actual;
+  }
+  const overall = e > 0 ? a / e : 1;
+  return (step) => {
+    const s = sums.get(step);
+    if (!s || s.e <= 0) return overall;
+    const w = Math.min(1, s.e / 10);
+    return w * (s.a / s.e) + (1 - w) * overall;
+  };
+}
+
 // src/campaign/previous.ts
 import { relative as relative5 } from "node:path";
 function readPrevious(path, force, onReplaced) {
@@ -12311,8 +13283,19 @@ function readPrevious(path, force, onReplaced) {
 var measure = {
   name: "measure",
   phase: "measure",
+  core: "timing",
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
+  expect: (plan, unit, previous) => {
+    const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
+    const kept = (op) => {
+      const r = readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op));
+      return r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
+    };
+    if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: "kept" };
+    const known = previousSeconds("measure", previous);
+    return known.source !== "none" ? known : { seconds: ops.length * plannedOperationSeconds(plan.settings.planning), source: "plan" };
+  },
   async run(ctx) {
     const { unit, run, summary } = ctx;
     const { plan } = run;
@@ -12359,7 +13342,8 @@ var measure = {
         counterHz: run.counterHz
       });
     }
-    const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : void 0;
+    if (todo.length === 0) return "kept";
+    const replacedLibrary = libraryReplaced(run, entry);
     if (replacedLibrary) {
       for (const { operation } of todo) {
         summary.operations.push({ operation, status: "failed", skipped: false, failure: replacedLibrary });
@@ -12427,15 +13411,15 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join16, relative as relative8, resolve as resolve10 } from "node:path";
+import { join as join16, relative as relative8, resolve as resolve11 } from "node:path";
 
 // src/compile/relink.ts
-import { basename as basename3, join as join11 } from "node:path";
+import { basename as basename3, join as join11, resolve as resolve9 } from "node:path";
 function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv) => {
+  const run = async (argv, cwd = plain.cwd) => {
     const r = await runProcess(argv, {
-      cwd: plain.cwd,
+      cwd,
       timeoutMs: req.timeoutMs,
       memoryLimitBytes: req.memoryLimitBytes,
       maxOutputBytes: 256 * 1024,
@@ -12446,10 +13430,20 @@ function relinkSteps(req, plain, outDir, log2) {
   };
   return {
     run,
-    /** The objects, one per source, or undefined when one does not compile. */
+    /**
+     * The objects, one per source, or undefined when one does not compile. One compiler call for
+     * them all, in the objects' folder (gcc names each object after its source), unless two
+     * sources share a name: then one call each, the objects numbered.
+     */
     async compileEach(compileFlags, objDir) {
+      const sources = plain.sources.map((src) => resolve9(plain.cwd, src));
+      const names = sources.map((src) => `${basename3(src).replace(/\.c$/, "")}.o`);
+      if (new Set(names).size === names.length) {
+        if ((await run([CC, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
+        return names.map((n) => join11(objDir, n));
+      }
       const objects = [];
-      for (const [i, src] of plain.sources.entries()) {
+      for (const [i, src] of sources.entries()) {
         const obj = join11(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
         if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
         objects.push(obj);
@@ -13904,11 +14898,11 @@ function getSizableOrigin(input2) {
 }
 var highSurrogate = /[\uD800-\uDBFF]/;
 function codePointLength(str2) {
-  const units2 = str2.length;
+  const units = str2.length;
   if (!highSurrogate.test(str2))
-    return units2;
-  let count = units2;
-  for (let i = 0; i < units2 - 1; i++) {
+    return units;
+  let count = units;
+  for (let i = 0; i < units - 1; i++) {
     if ((str2.charCodeAt(i) & 64512) === 55296 && (str2.charCodeAt(i + 1) & 64512) === 56320) {
       count--;
       i++;
@@ -15006,8 +16000,8 @@ var $ZodCheckMaxLength = /* @__PURE__ */ $constructor("$ZodCheckMaxLength", (ins
   (_a3 = inst._zod.def).when ?? (_a3.when = _whenHasLength);
   inst._zod.check = (payload) => {
     const input2 = payload.value;
-    const units2 = input2.length;
-    const length = typeof input2 === "string" && units2 > def.maximum ? codePointLength(input2) : units2;
+    const units = input2.length;
+    const length = typeof input2 === "string" && units > def.maximum ? codePointLength(input2) : units;
     if (length <= def.maximum)
       return;
     const origin = getLengthableOrigin(input2);
@@ -15028,8 +16022,8 @@ var $ZodCheckMinLength = /* @__PURE__ */ $constructor("$ZodCheckMinLength", (ins
   (_a3 = inst._zod.def).when ?? (_a3.when = _whenHasLength);
   inst._zod.check = (payload) => {
     const input2 = payload.value;
-    const units2 = input2.length;
-    const length = typeof input2 === "string" && units2 >= def.minimum && units2 < def.minimum * 2 ? codePointLength(input2) : units2;
+    const units = input2.length;
+    const length = typeof input2 === "string" && units >= def.minimum && units < def.minimum * 2 ? codePointLength(input2) : units;
     if (length >= def.minimum)
       return;
     const origin = getLengthableOrigin(input2);
@@ -15050,8 +16044,8 @@ var $ZodCheckLengthEquals = /* @__PURE__ */ $constructor("$ZodCheckLengthEquals"
   (_a3 = inst._zod.def).when ?? (_a3.when = _whenHasLength);
   inst._zod.check = (payload) => {
     const input2 = payload.value;
-    const units2 = input2.length;
-    const length = typeof input2 === "string" && units2 >= def.length && units2 <= def.length * 2 ? codePointLength(input2) : units2;
+    const units = input2.length;
+    const length = typeof input2 === "string" && units >= def.length && units <= def.length * 2 ? codePointLength(input2) : units;
     if (length === def.length)
       return;
     const origin = getLengthableOrigin(input2);
@@ -17747,7 +18741,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve16) {
+function isRecursive2(inst, stack, resolve18) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -17757,7 +18751,7 @@ function isRecursive2(inst, stack, resolve16) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive2(child2, stack, resolve16);
+      const answer = isRecursive2(child2, stack, resolve18);
       if (answer > result)
         result = answer;
     }
@@ -17768,7 +18762,7 @@ function isRecursive2(inst, stack, resolve16) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve16) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve18) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -17832,7 +18826,7 @@ function isRecursive2(inst, stack, resolve16) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve16 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve18 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -18125,13 +19119,13 @@ var error = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0645\u062F\u062E\u0644\u0627\u062A \u063A\u064A\u0631 \u0645\u0642\u0628\u0648\u0644\u0629: \u064A\u0641\u062A\u0631\u0636 \u0625\u062F\u062E\u0627\u0644 instanceof ${issue2.expected}\u060C \u0648\u0644\u0643\u0646 \u062A\u0645 \u0625\u062F\u062E\u0627\u0644 ${received}`;
         }
-        return `\u0645\u062F\u062E\u0644\u0627\u062A \u063A\u064A\u0631 \u0645\u0642\u0628\u0648\u0644\u0629: \u064A\u0641\u062A\u0631\u0636 \u0625\u062F\u062E\u0627\u0644 ${expected}\u060C \u0648\u0644\u0643\u0646 \u062A\u0645 \u0625\u062F\u062E\u0627\u0644 ${received}`;
+        return `\u0645\u062F\u062E\u0644\u0627\u062A \u063A\u064A\u0631 \u0645\u0642\u0628\u0648\u0644\u0629: \u064A\u0641\u062A\u0631\u0636 \u0625\u062F\u062E\u0627\u0644 ${expected2}\u060C \u0648\u0644\u0643\u0646 \u062A\u0645 \u0625\u062F\u062E\u0627\u0644 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18237,13 +19231,13 @@ var error2 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Yanl\u0131\u015F d\u0259y\u0259r: g\xF6zl\u0259nil\u0259n instanceof ${issue2.expected}, daxil olan ${received}`;
         }
-        return `Yanl\u0131\u015F d\u0259y\u0259r: g\xF6zl\u0259nil\u0259n ${expected}, daxil olan ${received}`;
+        return `Yanl\u0131\u015F d\u0259y\u0259r: g\xF6zl\u0259nil\u0259n ${expected2}, daxil olan ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18400,13 +19394,13 @@ var error3 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u041D\u044F\u043F\u0440\u0430\u0432\u0456\u043B\u044C\u043D\u044B \u045E\u0432\u043E\u0434: \u0447\u0430\u043A\u0430\u045E\u0441\u044F instanceof ${issue2.expected}, \u0430\u0442\u0440\u044B\u043C\u0430\u043D\u0430 ${received}`;
         }
-        return `\u041D\u044F\u043F\u0440\u0430\u0432\u0456\u043B\u044C\u043D\u044B \u045E\u0432\u043E\u0434: \u0447\u0430\u043A\u0430\u045E\u0441\u044F ${expected}, \u0430\u0442\u0440\u044B\u043C\u0430\u043D\u0430 ${received}`;
+        return `\u041D\u044F\u043F\u0440\u0430\u0432\u0456\u043B\u044C\u043D\u044B \u045E\u0432\u043E\u0434: \u0447\u0430\u043A\u0430\u045E\u0441\u044F ${expected2}, \u0430\u0442\u0440\u044B\u043C\u0430\u043D\u0430 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18519,13 +19513,13 @@ var error4 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u041D\u0435\u0432\u0430\u043B\u0438\u0434\u0435\u043D \u0432\u0445\u043E\u0434: \u043E\u0447\u0430\u043A\u0432\u0430\u043D instanceof ${issue2.expected}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D ${received}`;
         }
-        return `\u041D\u0435\u0432\u0430\u043B\u0438\u0434\u0435\u043D \u0432\u0445\u043E\u0434: \u043E\u0447\u0430\u043A\u0432\u0430\u043D ${expected}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D ${received}`;
+        return `\u041D\u0435\u0432\u0430\u043B\u0438\u0434\u0435\u043D \u0432\u0445\u043E\u0434: \u043E\u0447\u0430\u043A\u0432\u0430\u043D ${expected2}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18643,10 +19637,10 @@ var error5 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0985\u09AC\u09C8\u09A7 \u0987\u09A8\u09AA\u09C1\u099F: \u09AA\u09CD\u09B0\u09A4\u09CD\u09AF\u09BE\u09B6\u09BF\u09A4 ${expected}, \u09AA\u09CD\u09B0\u09BE\u09AA\u09CD\u09A4 ${received}`;
+        return `\u0985\u09AC\u09C8\u09A7 \u0987\u09A8\u09AA\u09C1\u099F: \u09AA\u09CD\u09B0\u09A4\u09CD\u09AF\u09BE\u09B6\u09BF\u09A4 ${expected2}, \u09AA\u09CD\u09B0\u09BE\u09AA\u09CD\u09A4 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18757,13 +19751,13 @@ var error6 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Tipus inv\xE0lid: s'esperava instanceof ${issue2.expected}, s'ha rebut ${received}`;
         }
-        return `Tipus inv\xE0lid: s'esperava ${expected}, s'ha rebut ${received}`;
+        return `Tipus inv\xE0lid: s'esperava ${expected2}, s'ha rebut ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -18889,14 +19883,14 @@ var error7 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         const postfix = ["\u0627", "\u0648", "\u06C6", "\u0648\u0648", "\u06D5", "\u06CC", "\u06CE"].some((p) => received.endsWith(p)) ? "\u06CC\u06D5" : "\u06D5";
         const isEnglish = /^[a-zA-Z]+$/.test(received);
         if (receivedType === "null" || receivedType === "undefined")
           return `\u062F\u0627\u0648\u0627\u06A9\u0631\u0627\u0648\u06D5`;
-        return `\u0686\u0627\u0648\u06D5\u0695\u0648\u0627\u0646\u06A9\u0631\u0627\u0648\u06D5 ${expected} \u0628\u06CE\u062A\u060C \u0628\u06D5\u06B5\u0627\u0645 ${received}${isEnglish ? "" : postfix}`;
+        return `\u0686\u0627\u0648\u06D5\u0695\u0648\u0627\u0646\u06A9\u0631\u0627\u0648\u06D5 ${expected2} \u0628\u06CE\u062A\u060C \u0628\u06D5\u06B5\u0627\u0645 ${received}${isEnglish ? "" : postfix}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19008,13 +20002,13 @@ var error8 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Neplatn\xFD vstup: o\u010Dek\xE1v\xE1no instanceof ${issue2.expected}, obdr\u017Eeno ${received}`;
         }
-        return `Neplatn\xFD vstup: o\u010Dek\xE1v\xE1no ${expected}, obdr\u017Eeno ${received}`;
+        return `Neplatn\xFD vstup: o\u010Dek\xE1v\xE1no ${expected2}, obdr\u017Eeno ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19128,13 +20122,13 @@ var error9 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ugyldigt input: forventede instanceof ${issue2.expected}, fik ${received}`;
         }
-        return `Ugyldigt input: forventede ${expected}, fik ${received}`;
+        return `Ugyldigt input: forventede ${expected2}, fik ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19244,13 +20238,13 @@ var error10 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ung\xFCltige Eingabe: erwartet instanceof ${issue2.expected}, erhalten ${received}`;
         }
-        return `Ung\xFCltige Eingabe: erwartet ${expected}, erhalten ${received}`;
+        return `Ung\xFCltige Eingabe: erwartet ${expected2}, erhalten ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19356,13 +20350,13 @@ var error11 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (typeof issue2.expected === "string" && /^[A-Z]/.test(issue2.expected)) {
           return `\u039C\u03B7 \u03AD\u03B3\u03BA\u03C5\u03C1\u03B7 \u03B5\u03AF\u03C3\u03BF\u03B4\u03BF\u03C2: \u03B1\u03BD\u03B1\u03BC\u03B5\u03BD\u03CC\u03C4\u03B1\u03BD instanceof ${issue2.expected}, \u03BB\u03AE\u03C6\u03B8\u03B7\u03BA\u03B5 ${received}`;
         }
-        return `\u039C\u03B7 \u03AD\u03B3\u03BA\u03C5\u03C1\u03B7 \u03B5\u03AF\u03C3\u03BF\u03B4\u03BF\u03C2: \u03B1\u03BD\u03B1\u03BC\u03B5\u03BD\u03CC\u03C4\u03B1\u03BD ${expected}, \u03BB\u03AE\u03C6\u03B8\u03B7\u03BA\u03B5 ${received}`;
+        return `\u039C\u03B7 \u03AD\u03B3\u03BA\u03C5\u03C1\u03B7 \u03B5\u03AF\u03C3\u03BF\u03B4\u03BF\u03C2: \u03B1\u03BD\u03B1\u03BC\u03B5\u03BD\u03CC\u03C4\u03B1\u03BD ${expected2}, \u03BB\u03AE\u03C6\u03B8\u03B7\u03BA\u03B5 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19477,10 +20471,10 @@ var error12 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = getTypeName(issue2.expected);
+        const expected2 = getTypeName(issue2.expected);
         const receivedType = parsedType(issue2.input);
         const received = getTypeName(receivedType, issue2.input);
-        return `Invalid input: expected ${expected}, received ${received}`;
+        return `Invalid input: expected ${expected2}, received ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19597,13 +20591,13 @@ var error13 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Nevalida enigo: atendi\u011Dis instanceof ${issue2.expected}, ricevi\u011Dis ${received}`;
         }
-        return `Nevalida enigo: atendi\u011Dis ${expected}, ricevi\u011Dis ${received}`;
+        return `Nevalida enigo: atendi\u011Dis ${expected2}, ricevi\u011Dis ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19732,13 +20726,13 @@ var error14 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Entrada inv\xE1lida: se esperaba instanceof ${issue2.expected}, recibido ${received}`;
         }
-        return `Entrada inv\xE1lida: se esperaba ${expected}, recibido ${received}`;
+        return `Entrada inv\xE1lida: se esperaba ${expected2}, recibido ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -19848,13 +20842,13 @@ var error15 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0648\u0631\u0648\u062F\u06CC \u0646\u0627\u0645\u0639\u062A\u0628\u0631: \u0645\u06CC\u200C\u0628\u0627\u06CC\u0633\u062A instanceof ${issue2.expected} \u0645\u06CC\u200C\u0628\u0648\u062F\u060C ${received} \u062F\u0631\u06CC\u0627\u0641\u062A \u0634\u062F`;
         }
-        return `\u0648\u0631\u0648\u062F\u06CC \u0646\u0627\u0645\u0639\u062A\u0628\u0631: \u0645\u06CC\u200C\u0628\u0627\u06CC\u0633\u062A ${expected} \u0645\u06CC\u200C\u0628\u0648\u062F\u060C ${received} \u062F\u0631\u06CC\u0627\u0641\u062A \u0634\u062F`;
+        return `\u0648\u0631\u0648\u062F\u06CC \u0646\u0627\u0645\u0639\u062A\u0628\u0631: \u0645\u06CC\u200C\u0628\u0627\u06CC\u0633\u062A ${expected2} \u0645\u06CC\u200C\u0628\u0648\u062F\u060C ${received} \u062F\u0631\u06CC\u0627\u0641\u062A \u0634\u062F`;
       }
       case "invalid_value":
         if (issue2.values.length === 1) {
@@ -19970,13 +20964,13 @@ var error16 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Virheellinen tyyppi: odotettiin instanceof ${issue2.expected}, oli ${received}`;
         }
-        return `Virheellinen tyyppi: odotettiin ${expected}, oli ${received}`;
+        return `Virheellinen tyyppi: odotettiin ${expected2}, oli ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20103,13 +21097,13 @@ var error17 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Entr\xE9e invalide : instance de ${issue2.expected} attendu, ${received} re\xE7u`;
         }
-        return `Entr\xE9e invalide : ${expected} attendu, ${received} re\xE7u`;
+        return `Entr\xE9e invalide : ${expected2} attendu, ${received} re\xE7u`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20214,13 +21208,13 @@ var error18 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Entr\xE9e invalide : attendu instanceof ${issue2.expected}, re\xE7u ${received}`;
         }
-        return `Entr\xE9e invalide : attendu ${expected}, re\xE7u ${received}`;
+        return `Entr\xE9e invalide : attendu ${expected2}, re\xE7u ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20327,10 +21321,10 @@ var error19 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0A85\u0AAE\u0ABE\u0AA8\u0ACD\u0AAF \u0A87\u0AA8\u0AAA\u0AC1\u0A9F: \u0A85\u0AAA\u0AC7\u0A95\u0ACD\u0AB7\u0ABF\u0AA4 ${expected}, \u0AAA\u0ACD\u0AB0\u0ABE\u0AAA\u0ACD\u0AA4 ${received}`;
+        return `\u0A85\u0AAE\u0ABE\u0AA8\u0ACD\u0AAF \u0A87\u0AA8\u0AAA\u0AC1\u0A9F: \u0A85\u0AAA\u0AC7\u0A95\u0ACD\u0AB7\u0ABF\u0AA4 ${expected2}, \u0AAA\u0ACD\u0AB0\u0ABE\u0AAA\u0ACD\u0AA4 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20483,13 +21477,13 @@ var error20 = () => {
     switch (issue2.code) {
       case "invalid_type": {
         const expectedKey = issue2.expected;
-        const expected = TypeDictionary[expectedKey ?? ""] ?? typeLabel(expectedKey);
+        const expected2 = TypeDictionary[expectedKey ?? ""] ?? typeLabel(expectedKey);
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? TypeNames[receivedType]?.label ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u05E7\u05DC\u05D8 \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF: \u05E6\u05E8\u05D9\u05DA \u05DC\u05D4\u05D9\u05D5\u05EA instanceof ${issue2.expected}, \u05D4\u05EA\u05E7\u05D1\u05DC ${received}`;
         }
-        return `\u05E7\u05DC\u05D8 \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF: \u05E6\u05E8\u05D9\u05DA \u05DC\u05D4\u05D9\u05D5\u05EA ${expected}, \u05D4\u05EA\u05E7\u05D1\u05DC ${received}`;
+        return `\u05E7\u05DC\u05D8 \u05DC\u05D0 \u05EA\u05E7\u05D9\u05DF: \u05E6\u05E8\u05D9\u05DA \u05DC\u05D4\u05D9\u05D5\u05EA ${expected2}, \u05D4\u05EA\u05E7\u05D1\u05DC ${received}`;
       }
       case "invalid_value": {
         if (issue2.values.length === 1) {
@@ -20643,10 +21637,10 @@ var error21 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0905\u092E\u093E\u0928\u094D\u092F \u0907\u0928\u092A\u0941\u091F: \u0905\u092A\u0947\u0915\u094D\u0937\u093F\u0924 ${expected}, \u092A\u094D\u0930\u093E\u092A\u094D\u0924 ${received}`;
+        return `\u0905\u092E\u093E\u0928\u094D\u092F \u0907\u0928\u092A\u0941\u091F: \u0905\u092A\u0947\u0915\u094D\u0937\u093F\u0924 ${expected2}, \u092A\u094D\u0930\u093E\u092A\u094D\u0924 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20768,13 +21762,13 @@ var error22 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Neispravan unos: o\u010Dekuje se instanceof ${issue2.expected}, a primljeno je ${received}`;
         }
-        return `Neispravan unos: o\u010Dekuje se ${expected}, a primljeno je ${received}`;
+        return `Neispravan unos: o\u010Dekuje se ${expected2}, a primljeno je ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -20884,13 +21878,13 @@ var error23 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\xC9rv\xE9nytelen bemenet: a v\xE1rt \xE9rt\xE9k instanceof ${issue2.expected}, a kapott \xE9rt\xE9k ${received}`;
         }
-        return `\xC9rv\xE9nytelen bemenet: a v\xE1rt \xE9rt\xE9k ${expected}, a kapott \xE9rt\xE9k ${received}`;
+        return `\xC9rv\xE9nytelen bemenet: a v\xE1rt \xE9rt\xE9k ${expected2}, a kapott \xE9rt\xE9k ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21038,13 +22032,13 @@ var error24 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u054D\u056D\u0561\u056C \u0574\u0578\u0582\u057F\u0584\u0561\u0563\u0580\u0578\u0582\u0574\u2024 \u057D\u057A\u0561\u057D\u057E\u0578\u0582\u0574 \u0567\u0580 instanceof ${issue2.expected}, \u057D\u057F\u0561\u0581\u057E\u0565\u056C \u0567 ${received}`;
         }
-        return `\u054D\u056D\u0561\u056C \u0574\u0578\u0582\u057F\u0584\u0561\u0563\u0580\u0578\u0582\u0574\u2024 \u057D\u057A\u0561\u057D\u057E\u0578\u0582\u0574 \u0567\u0580 ${expected}, \u057D\u057F\u0561\u0581\u057E\u0565\u056C \u0567 ${received}`;
+        return `\u054D\u056D\u0561\u056C \u0574\u0578\u0582\u057F\u0584\u0561\u0563\u0580\u0578\u0582\u0574\u2024 \u057D\u057A\u0561\u057D\u057E\u0578\u0582\u0574 \u0567\u0580 ${expected2}, \u057D\u057F\u0561\u0581\u057E\u0565\u056C \u0567 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21155,13 +22149,13 @@ var error25 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Input tidak valid: diharapkan instanceof ${issue2.expected}, diterima ${received}`;
         }
-        return `Input tidak valid: diharapkan ${expected}, diterima ${received}`;
+        return `Input tidak valid: diharapkan ${expected2}, diterima ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21269,13 +22263,13 @@ var error26 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Rangt gildi: \xDE\xFA sl\xF3st inn ${received} \xFEar sem \xE1 a\xF0 vera instanceof ${issue2.expected}`;
         }
-        return `Rangt gildi: \xDE\xFA sl\xF3st inn ${received} \xFEar sem \xE1 a\xF0 vera ${expected}`;
+        return `Rangt gildi: \xDE\xFA sl\xF3st inn ${received} \xFEar sem \xE1 a\xF0 vera ${expected2}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21384,13 +22378,13 @@ var error27 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Input non valido: atteso instanceof ${issue2.expected}, ricevuto ${received}`;
         }
-        return `Input non valido: atteso ${expected}, ricevuto ${received}`;
+        return `Input non valido: atteso ${expected2}, ricevuto ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21498,13 +22492,13 @@ var error28 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u7121\u52B9\u306A\u5165\u529B: instanceof ${issue2.expected}\u304C\u671F\u5F85\u3055\u308C\u307E\u3057\u305F\u304C\u3001${received}\u304C\u5165\u529B\u3055\u308C\u307E\u3057\u305F`;
         }
-        return `\u7121\u52B9\u306A\u5165\u529B: ${expected}\u304C\u671F\u5F85\u3055\u308C\u307E\u3057\u305F\u304C\u3001${received}\u304C\u5165\u529B\u3055\u308C\u307E\u3057\u305F`;
+        return `\u7121\u52B9\u306A\u5165\u529B: ${expected2}\u304C\u671F\u5F85\u3055\u308C\u307E\u3057\u305F\u304C\u3001${received}\u304C\u5165\u529B\u3055\u308C\u307E\u3057\u305F`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21614,13 +22608,13 @@ var error29 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u10D0\u10E0\u10D0\u10E1\u10EC\u10DD\u10E0\u10D8 \u10E8\u10D4\u10E7\u10D5\u10D0\u10DC\u10D0: \u10DB\u10DD\u10E1\u10D0\u10DA\u10DD\u10D3\u10DC\u10D4\u10DA\u10D8 instanceof ${issue2.expected}, \u10DB\u10D8\u10E6\u10D4\u10D1\u10E3\u10DA\u10D8 ${received}`;
         }
-        return `\u10D0\u10E0\u10D0\u10E1\u10EC\u10DD\u10E0\u10D8 \u10E8\u10D4\u10E7\u10D5\u10D0\u10DC\u10D0: \u10DB\u10DD\u10E1\u10D0\u10DA\u10DD\u10D3\u10DC\u10D4\u10DA\u10D8 ${expected}, \u10DB\u10D8\u10E6\u10D4\u10D1\u10E3\u10DA\u10D8 ${received}`;
+        return `\u10D0\u10E0\u10D0\u10E1\u10EC\u10DD\u10E0\u10D8 \u10E8\u10D4\u10E7\u10D5\u10D0\u10DC\u10D0: \u10DB\u10DD\u10E1\u10D0\u10DA\u10DD\u10D3\u10DC\u10D4\u10DA\u10D8 ${expected2}, \u10DB\u10D8\u10E6\u10D4\u10D1\u10E3\u10DA\u10D8 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21730,13 +22724,13 @@ var error30 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u1791\u17B7\u1793\u17D2\u1793\u1793\u17D0\u1799\u1794\u1789\u17D2\u1785\u17BC\u179B\u1798\u17B7\u1793\u178F\u17D2\u179A\u17B9\u1798\u178F\u17D2\u179A\u17BC\u179C\u17D6 \u178F\u17D2\u179A\u17BC\u179C\u1780\u17B6\u179A instanceof ${issue2.expected} \u1794\u17C9\u17BB\u1793\u17D2\u178F\u17C2\u1791\u1791\u17BD\u179B\u1794\u17B6\u1793 ${received}`;
         }
-        return `\u1791\u17B7\u1793\u17D2\u1793\u1793\u17D0\u1799\u1794\u1789\u17D2\u1785\u17BC\u179B\u1798\u17B7\u1793\u178F\u17D2\u179A\u17B9\u1798\u178F\u17D2\u179A\u17BC\u179C\u17D6 \u178F\u17D2\u179A\u17BC\u179C\u1780\u17B6\u179A ${expected} \u1794\u17C9\u17BB\u1793\u17D2\u178F\u17C2\u1791\u1791\u17BD\u179B\u1794\u17B6\u1793 ${received}`;
+        return `\u1791\u17B7\u1793\u17D2\u1793\u1793\u17D0\u1799\u1794\u1789\u17D2\u1785\u17BC\u179B\u1798\u17B7\u1793\u178F\u17D2\u179A\u17B9\u1798\u178F\u17D2\u179A\u17BC\u179C\u17D6 \u178F\u17D2\u179A\u17BC\u179C\u1780\u17B6\u179A ${expected2} \u1794\u17C9\u17BB\u1793\u17D2\u178F\u17C2\u1791\u1791\u17BD\u179B\u1794\u17B6\u1793 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21850,10 +22844,10 @@ var error31 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0C85\u0CAE\u0CBE\u0CA8\u0CCD\u0CAF \u0C87\u0CA8\u0CCD\u200C\u0CAA\u0CC1\u0C9F\u0CCD: \u0CA8\u0CBF\u0CB0\u0CC0\u0C95\u0CCD\u0CB7\u0CBF\u0CB8\u0CB2\u0CBE\u0C97\u0CBF\u0CA6\u0CC6 ${expected}, \u0CB8\u0CCD\u0CB5\u0CC0\u0C95\u0CB0\u0CBF\u0CB8\u0CBF\u0CA6\u0CA8\u0CC1 ${received}`;
+        return `\u0C85\u0CAE\u0CBE\u0CA8\u0CCD\u0CAF \u0C87\u0CA8\u0CCD\u200C\u0CAA\u0CC1\u0C9F\u0CCD: \u0CA8\u0CBF\u0CB0\u0CC0\u0C95\u0CCD\u0CB7\u0CBF\u0CB8\u0CB2\u0CBE\u0C97\u0CBF\u0CA6\u0CC6 ${expected2}, \u0CB8\u0CCD\u0CB5\u0CC0\u0C95\u0CB0\u0CBF\u0CB8\u0CBF\u0CA6\u0CA8\u0CC1 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -21964,13 +22958,13 @@ var error32 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\uC798\uBABB\uB41C \uC785\uB825: \uC608\uC0C1 \uD0C0\uC785\uC740 instanceof ${issue2.expected}, \uBC1B\uC740 \uD0C0\uC785\uC740 ${received}\uC785\uB2C8\uB2E4`;
         }
-        return `\uC798\uBABB\uB41C \uC785\uB825: \uC608\uC0C1 \uD0C0\uC785\uC740 ${expected}, \uBC1B\uC740 \uD0C0\uC785\uC740 ${received}\uC785\uB2C8\uB2E4`;
+        return `\uC798\uBABB\uB41C \uC785\uB825: \uC608\uC0C1 \uD0C0\uC785\uC740 ${expected2}, \uBC1B\uC740 \uD0C0\uC785\uC740 ${received}\uC785\uB2C8\uB2E4`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22173,13 +23167,13 @@ var error33 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Gautas tipas ${received}, o tik\u0117tasi - instanceof ${issue2.expected}`;
         }
-        return `Gautas tipas ${received}, o tik\u0117tasi - ${expected}`;
+        return `Gautas tipas ${received}, o tik\u0117tasi - ${expected2}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22291,13 +23285,13 @@ var error34 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0413\u0440\u0435\u0448\u0435\u043D \u0432\u043D\u0435\u0441: \u0441\u0435 \u043E\u0447\u0435\u043A\u0443\u0432\u0430 instanceof ${issue2.expected}, \u043F\u0440\u0438\u043C\u0435\u043D\u043E ${received}`;
         }
-        return `\u0413\u0440\u0435\u0448\u0435\u043D \u0432\u043D\u0435\u0441: \u0441\u0435 \u043E\u0447\u0435\u043A\u0443\u0432\u0430 ${expected}, \u043F\u0440\u0438\u043C\u0435\u043D\u043E ${received}`;
+        return `\u0413\u0440\u0435\u0448\u0435\u043D \u0432\u043D\u0435\u0441: \u0441\u0435 \u043E\u0447\u0435\u043A\u0443\u0432\u0430 ${expected2}, \u043F\u0440\u0438\u043C\u0435\u043D\u043E ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22405,13 +23399,13 @@ var error35 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Input tidak sah: dijangka instanceof ${issue2.expected}, diterima ${received}`;
         }
-        return `Input tidak sah: dijangka ${expected}, diterima ${received}`;
+        return `Input tidak sah: dijangka ${expected2}, diterima ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22517,10 +23511,10 @@ var error36 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0905\u092E\u093E\u0928\u094D\u092F \u0907\u0928\u092A\u0941\u091F: \u0905\u092A\u0947\u0915\u094D\u0937\u093F\u0924 ${expected}, \u092A\u094D\u0930\u093E\u092A\u094D\u0924 ${received}`;
+        return `\u0905\u092E\u093E\u0928\u094D\u092F \u0907\u0928\u092A\u0941\u091F: \u0905\u092A\u0947\u0915\u094D\u0937\u093F\u0924 ${expected2}, \u092A\u094D\u0930\u093E\u092A\u094D\u0924 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22630,13 +23624,13 @@ var error37 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ongeldige invoer: verwacht instanceof ${issue2.expected}, ontving ${received}`;
         }
-        return `Ongeldige invoer: verwacht ${expected}, ontving ${received}`;
+        return `Ongeldige invoer: verwacht ${expected2}, ontving ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22747,13 +23741,13 @@ var error38 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ugyldig input: forventa instanceof ${issue2.expected}, fekk ${received}`;
         }
-        return `Ugyldig input: forventa ${expected}, fekk ${received}`;
+        return `Ugyldig input: forventa ${expected2}, fekk ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22861,13 +23855,13 @@ var error39 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ugyldig input: forventet instanceof ${issue2.expected}, fikk ${received}`;
         }
-        return `Ugyldig input: forventet ${expected}, fikk ${received}`;
+        return `Ugyldig input: forventet ${expected2}, fikk ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -22976,13 +23970,13 @@ var error40 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `F\xE2sit giren: umulan instanceof ${issue2.expected}, al\u0131nan ${received}`;
         }
-        return `F\xE2sit giren: umulan ${expected}, al\u0131nan ${received}`;
+        return `F\xE2sit giren: umulan ${expected2}, al\u0131nan ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23090,13 +24084,13 @@ var error41 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0646\u0627\u0633\u0645 \u0648\u0631\u0648\u062F\u064A: \u0628\u0627\u06CC\u062F instanceof ${issue2.expected} \u0648\u0627\u06CC, \u0645\u06AB\u0631 ${received} \u062A\u0631\u0644\u0627\u0633\u0647 \u0634\u0648`;
         }
-        return `\u0646\u0627\u0633\u0645 \u0648\u0631\u0648\u062F\u064A: \u0628\u0627\u06CC\u062F ${expected} \u0648\u0627\u06CC, \u0645\u06AB\u0631 ${received} \u062A\u0631\u0644\u0627\u0633\u0647 \u0634\u0648`;
+        return `\u0646\u0627\u0633\u0645 \u0648\u0631\u0648\u062F\u064A: \u0628\u0627\u06CC\u062F ${expected2} \u0648\u0627\u06CC, \u0645\u06AB\u0631 ${received} \u062A\u0631\u0644\u0627\u0633\u0647 \u0634\u0648`;
       }
       case "invalid_value":
         if (issue2.values.length === 1) {
@@ -23210,13 +24204,13 @@ var error42 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Nieprawid\u0142owe dane wej\u015Bciowe: oczekiwano instanceof ${issue2.expected}, otrzymano ${received}`;
         }
-        return `Nieprawid\u0142owe dane wej\u015Bciowe: oczekiwano ${expected}, otrzymano ${received}`;
+        return `Nieprawid\u0142owe dane wej\u015Bciowe: oczekiwano ${expected2}, otrzymano ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23352,10 +24346,10 @@ var error43 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = translateOriginWithArticle(issue2.expected, "indefinite");
+        const expected2 = translateOriginWithArticle(issue2.expected, "indefinite");
         const receivedType = parsedType(issue2.input);
         const received = translateOriginWithArticle(receivedType, "indefinite");
-        return `Entrada inv\xE1lida: esperava ${expected}, recebeu ${received}`;
+        return `Entrada inv\xE1lida: esperava ${expected2}, recebeu ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23496,10 +24490,10 @@ var error44 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = translateOriginWithArticle(issue2.expected, "indefinite");
+        const expected2 = translateOriginWithArticle(issue2.expected, "indefinite");
         const receivedType = parsedType(issue2.input);
         const received = translateOriginWithArticle(receivedType, "indefinite");
-        return `Entrada inv\xE1lida: esperava ${expected}, recebeu ${received}`;
+        return `Entrada inv\xE1lida: esperava ${expected2}, recebeu ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23625,10 +24619,10 @@ var error45 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `Intrare invalid\u0103: a\u0219teptat ${expected}, primit ${received}`;
+        return `Intrare invalid\u0103: a\u0219teptat ${expected2}, primit ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23787,13 +24781,13 @@ var error46 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u041D\u0435\u0432\u0435\u0440\u043D\u044B\u0439 \u0432\u0432\u043E\u0434: \u043E\u0436\u0438\u0434\u0430\u043B\u043E\u0441\u044C instanceof ${issue2.expected}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D\u043E ${received}`;
         }
-        return `\u041D\u0435\u0432\u0435\u0440\u043D\u044B\u0439 \u0432\u0432\u043E\u0434: \u043E\u0436\u0438\u0434\u0430\u043B\u043E\u0441\u044C ${expected}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D\u043E ${received}`;
+        return `\u041D\u0435\u0432\u0435\u0440\u043D\u044B\u0439 \u0432\u0432\u043E\u0434: \u043E\u0436\u0438\u0434\u0430\u043B\u043E\u0441\u044C ${expected2}, \u043F\u043E\u043B\u0443\u0447\u0435\u043D\u043E ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -23908,13 +24902,13 @@ var error47 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Neplatn\xFD vstup: o\u010Dak\xE1van\xE9 instanceof ${issue2.expected}, obdr\u017Ean\xE9 ${received}`;
         }
-        return `Neplatn\xFD vstup: o\u010Dak\xE1van\xE9 ${expected}, obdr\u017Ean\xE9 ${received}`;
+        return `Neplatn\xFD vstup: o\u010Dak\xE1van\xE9 ${expected2}, obdr\u017Ean\xE9 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24023,13 +25017,13 @@ var error48 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Neveljaven vnos: pri\u010Dakovano instanceof ${issue2.expected}, prejeto ${received}`;
         }
-        return `Neveljaven vnos: pri\u010Dakovano ${expected}, prejeto ${received}`;
+        return `Neveljaven vnos: pri\u010Dakovano ${expected2}, prejeto ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24138,13 +25132,13 @@ var error49 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ogiltig inmatning: f\xF6rv\xE4ntat instanceof ${issue2.expected}, fick ${received}`;
         }
-        return `Ogiltig inmatning: f\xF6rv\xE4ntat ${expected}, fick ${received}`;
+        return `Ogiltig inmatning: f\xF6rv\xE4ntat ${expected2}, fick ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24255,13 +25249,13 @@ var error50 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0BA4\u0BB5\u0BB1\u0BBE\u0BA9 \u0B89\u0BB3\u0BCD\u0BB3\u0BC0\u0B9F\u0BC1: \u0B8E\u0BA4\u0BBF\u0BB0\u0BCD\u0BAA\u0BBE\u0BB0\u0BCD\u0B95\u0BCD\u0B95\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 instanceof ${issue2.expected}, \u0BAA\u0BC6\u0BB1\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 ${received}`;
         }
-        return `\u0BA4\u0BB5\u0BB1\u0BBE\u0BA9 \u0B89\u0BB3\u0BCD\u0BB3\u0BC0\u0B9F\u0BC1: \u0B8E\u0BA4\u0BBF\u0BB0\u0BCD\u0BAA\u0BBE\u0BB0\u0BCD\u0B95\u0BCD\u0B95\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 ${expected}, \u0BAA\u0BC6\u0BB1\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 ${received}`;
+        return `\u0BA4\u0BB5\u0BB1\u0BBE\u0BA9 \u0B89\u0BB3\u0BCD\u0BB3\u0BC0\u0B9F\u0BC1: \u0B8E\u0BA4\u0BBF\u0BB0\u0BCD\u0BAA\u0BBE\u0BB0\u0BCD\u0B95\u0BCD\u0B95\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 ${expected2}, \u0BAA\u0BC6\u0BB1\u0BAA\u0BCD\u0BAA\u0B9F\u0BCD\u0B9F\u0BA4\u0BC1 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24373,10 +25367,10 @@ var error51 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `\u0412\u0443\u0440\u0443\u0434\u0438 \u043D\u043E\u0434\u0443\u0440\u0443\u0441\u0442: ${expected} \u0438\u043D\u0442\u0438\u0437\u043E\u0440 \u043C\u0435\u0440\u0430\u0444\u0442, ${received} \u0433\u0438\u0440\u0438\u0444\u0442\u0430 \u0448\u0443\u0434`;
+        return `\u0412\u0443\u0440\u0443\u0434\u0438 \u043D\u043E\u0434\u0443\u0440\u0443\u0441\u0442: ${expected2} \u0438\u043D\u0442\u0438\u0437\u043E\u0440 \u043C\u0435\u0440\u0430\u0444\u0442, ${received} \u0433\u0438\u0440\u0438\u0444\u0442\u0430 \u0448\u0443\u0434`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24488,13 +25482,13 @@ var error52 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0E1B\u0E23\u0E30\u0E40\u0E20\u0E17\u0E02\u0E49\u0E2D\u0E21\u0E39\u0E25\u0E44\u0E21\u0E48\u0E16\u0E39\u0E01\u0E15\u0E49\u0E2D\u0E07: \u0E04\u0E27\u0E23\u0E40\u0E1B\u0E47\u0E19 instanceof ${issue2.expected} \u0E41\u0E15\u0E48\u0E44\u0E14\u0E49\u0E23\u0E31\u0E1A ${received}`;
         }
-        return `\u0E1B\u0E23\u0E30\u0E40\u0E20\u0E17\u0E02\u0E49\u0E2D\u0E21\u0E39\u0E25\u0E44\u0E21\u0E48\u0E16\u0E39\u0E01\u0E15\u0E49\u0E2D\u0E07: \u0E04\u0E27\u0E23\u0E40\u0E1B\u0E47\u0E19 ${expected} \u0E41\u0E15\u0E48\u0E44\u0E14\u0E49\u0E23\u0E31\u0E1A ${received}`;
+        return `\u0E1B\u0E23\u0E30\u0E40\u0E20\u0E17\u0E02\u0E49\u0E2D\u0E21\u0E39\u0E25\u0E44\u0E21\u0E48\u0E16\u0E39\u0E01\u0E15\u0E49\u0E2D\u0E07: \u0E04\u0E27\u0E23\u0E40\u0E1B\u0E47\u0E19 ${expected2} \u0E41\u0E15\u0E48\u0E44\u0E14\u0E49\u0E23\u0E31\u0E1A ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24601,10 +25595,10 @@ var error53 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
-        return `N\xE4dogry baha: gara\u015Fylan ${expected} \xFDerine ${received} alyndy`;
+        return `N\xE4dogry baha: gara\u015Fylan ${expected2} \xFDerine ${received} alyndy`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24709,13 +25703,13 @@ var error54 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Ge\xE7ersiz de\u011Fer: beklenen instanceof ${issue2.expected}, al\u0131nan ${received}`;
         }
-        return `Ge\xE7ersiz de\u011Fer: beklenen ${expected}, al\u0131nan ${received}`;
+        return `Ge\xE7ersiz de\u011Fer: beklenen ${expected2}, al\u0131nan ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24822,13 +25816,13 @@ var error55 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u041D\u0435\u043F\u0440\u0430\u0432\u0438\u043B\u044C\u043D\u0456 \u0432\u0445\u0456\u0434\u043D\u0456 \u0434\u0430\u043D\u0456: \u043E\u0447\u0456\u043A\u0443\u0454\u0442\u044C\u0441\u044F instanceof ${issue2.expected}, \u043E\u0442\u0440\u0438\u043C\u0430\u043D\u043E ${received}`;
         }
-        return `\u041D\u0435\u043F\u0440\u0430\u0432\u0438\u043B\u044C\u043D\u0456 \u0432\u0445\u0456\u0434\u043D\u0456 \u0434\u0430\u043D\u0456: \u043E\u0447\u0456\u043A\u0443\u0454\u0442\u044C\u0441\u044F ${expected}, \u043E\u0442\u0440\u0438\u043C\u0430\u043D\u043E ${received}`;
+        return `\u041D\u0435\u043F\u0440\u0430\u0432\u0438\u043B\u044C\u043D\u0456 \u0432\u0445\u0456\u0434\u043D\u0456 \u0434\u0430\u043D\u0456: \u043E\u0447\u0456\u043A\u0443\u0454\u0442\u044C\u0441\u044F ${expected2}, \u043E\u0442\u0440\u0438\u043C\u0430\u043D\u043E ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -24942,13 +25936,13 @@ var error56 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u063A\u0644\u0637 \u0627\u0646 \u067E\u0679: instanceof ${issue2.expected} \u0645\u062A\u0648\u0642\u0639 \u062A\u06BE\u0627\u060C ${received} \u0645\u0648\u0635\u0648\u0644 \u06C1\u0648\u0627`;
         }
-        return `\u063A\u0644\u0637 \u0627\u0646 \u067E\u0679: ${expected} \u0645\u062A\u0648\u0642\u0639 \u062A\u06BE\u0627\u060C ${received} \u0645\u0648\u0635\u0648\u0644 \u06C1\u0648\u0627`;
+        return `\u063A\u0644\u0637 \u0627\u0646 \u067E\u0679: ${expected2} \u0645\u062A\u0648\u0642\u0639 \u062A\u06BE\u0627\u060C ${received} \u0645\u0648\u0635\u0648\u0644 \u06C1\u0648\u0627`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -25057,13 +26051,13 @@ var error57 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `Noto\u2018g\u2018ri kirish: kutilgan instanceof ${issue2.expected}, qabul qilingan ${received}`;
         }
-        return `Noto\u2018g\u2018ri kirish: kutilgan ${expected}, qabul qilingan ${received}`;
+        return `Noto\u2018g\u2018ri kirish: kutilgan ${expected2}, qabul qilingan ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -25171,13 +26165,13 @@ var error58 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u0110\u1EA7u v\xE0o kh\xF4ng h\u1EE3p l\u1EC7: mong \u0111\u1EE3i instanceof ${issue2.expected}, nh\u1EADn \u0111\u01B0\u1EE3c ${received}`;
         }
-        return `\u0110\u1EA7u v\xE0o kh\xF4ng h\u1EE3p l\u1EC7: mong \u0111\u1EE3i ${expected}, nh\u1EADn \u0111\u01B0\u1EE3c ${received}`;
+        return `\u0110\u1EA7u v\xE0o kh\xF4ng h\u1EE3p l\u1EC7: mong \u0111\u1EE3i ${expected2}, nh\u1EADn \u0111\u01B0\u1EE3c ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -25286,13 +26280,13 @@ var error59 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u65E0\u6548\u8F93\u5165\uFF1A\u671F\u671B instanceof ${issue2.expected}\uFF0C\u5B9E\u9645\u63A5\u6536 ${received}`;
         }
-        return `\u65E0\u6548\u8F93\u5165\uFF1A\u671F\u671B ${expected}\uFF0C\u5B9E\u9645\u63A5\u6536 ${received}`;
+        return `\u65E0\u6548\u8F93\u5165\uFF1A\u671F\u671B ${expected2}\uFF0C\u5B9E\u9645\u63A5\u6536 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -25398,13 +26392,13 @@ var error60 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\u7121\u6548\u7684\u8F38\u5165\u503C\uFF1A\u9810\u671F\u70BA instanceof ${issue2.expected}\uFF0C\u4F46\u6536\u5230 ${received}`;
         }
-        return `\u7121\u6548\u7684\u8F38\u5165\u503C\uFF1A\u9810\u671F\u70BA ${expected}\uFF0C\u4F46\u6536\u5230 ${received}`;
+        return `\u7121\u6548\u7684\u8F38\u5165\u503C\uFF1A\u9810\u671F\u70BA ${expected2}\uFF0C\u4F46\u6536\u5230 ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -25513,13 +26507,13 @@ var error61 = () => {
   return (issue2) => {
     switch (issue2.code) {
       case "invalid_type": {
-        const expected = TypeDictionary[issue2.expected] ?? issue2.expected;
+        const expected2 = TypeDictionary[issue2.expected] ?? issue2.expected;
         const receivedType = parsedType(issue2.input);
         const received = TypeDictionary[receivedType] ?? receivedType;
         if (/^[A-Z]/.test(issue2.expected)) {
           return `\xCCb\xE1w\u1ECDl\xE9 a\u1E63\xEC\u1E63e: a n\xED l\xE1ti fi instanceof ${issue2.expected}, \xE0m\u1ECD\u0300 a r\xED ${received}`;
         }
-        return `\xCCb\xE1w\u1ECDl\xE9 a\u1E63\xEC\u1E63e: a n\xED l\xE1ti fi ${expected}, \xE0m\u1ECD\u0300 a r\xED ${received}`;
+        return `\xCCb\xE1w\u1ECDl\xE9 a\u1E63\xEC\u1E63e: a n\xED l\xE1ti fi ${expected2}, \xE0m\u1ECD\u0300 a r\xED ${received}`;
       }
       case "invalid_value":
         if (issue2.values.length === 1)
@@ -32686,10 +33680,10 @@ function checkCandidateFileNames(root3) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync14, readFileSync as readFileSync11 } from "node:fs";
-import { join as join14, relative as relative7, resolve as resolve9 } from "node:path";
+import { join as join14, relative as relative7, resolve as resolve10 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve9(campaignRoot, configured);
+  const path = resolve10(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
     const yml = join14(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
@@ -32834,7 +33828,6 @@ var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
 var OPT_IN_PHASES = ["ct"];
 var KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES];
-var PINNED_PHASES = /* @__PURE__ */ new Set(["measure", "profile"]);
 function withCampaignPhases(phases, settings) {
   return settings.ct.enabled ? /* @__PURE__ */ new Set([...phases, "ct"]) : phases;
 }
@@ -32843,7 +33836,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve10(opts.campaignDir);
+  const campaignDir = resolve11(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -32854,7 +33847,7 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown4})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve10(opts.dataDir, opts.system);
+  const systemDir = resolve11(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const ymlShown = relative8(process.cwd(), join16(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
@@ -32890,14 +33883,20 @@ function planRun(opts) {
     sandbox: resolveSandbox(settings.sandbox),
     cpu: cpus[0],
     cpus,
-    units: units(campaign.candidates, opts.shard),
+    units: allUnits(campaign.candidates),
     phases,
     force: opts.force ?? false,
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...opts.iccsBaseline ? { iccsBaseline: true } : {}
   };
-  return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
+  const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
+  return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
+}
+function shardOf(plan, shard, cost) {
+  const costs = cost ? cost(plan, plan.units) : plan.units.map(() => 1);
+  const byUnit = new Map(plan.units.map((u, i) => [u, costs[i] ?? 1]));
+  return shardByCost(plan.units, (u) => byUnit.get(u), shard.index, shard.count);
 }
 function againstOptions(plan, opts) {
   const { against, progress: _, shard: __, campaignPhases: ___, ...rest } = opts;
@@ -32923,8 +33922,8 @@ function againstPlan(plan, opts) {
     units: new Map(base.units.map((u) => [u.key, u]))
   };
 }
-function units(candidates2, shard) {
-  const all2 = candidates2.flatMap(
+function allUnits(candidates2) {
+  return candidates2.flatMap(
     (candidate) => candidate.instances.map((instance) => ({
       candidate,
       instance,
@@ -32932,7 +33931,6 @@ function units(candidates2, shard) {
       key: instanceKey(candidate.id, instance.label)
     }))
   );
-  return shard ? all2.filter((_, i) => i % shard.count === shard.index - 1) : all2;
 }
 function withOverrides(settings, opts) {
   return {
@@ -32957,9 +33955,230 @@ function trialCpus(opts, settings, ymlShown) {
   return [last];
 }
 
+// src/campaign/schedule.ts
+function stagesOf(steps) {
+  const stages = [];
+  for (const step of steps) {
+    const kind = step.core ?? "pool";
+    const last = stages[stages.length - 1];
+    if (last?.kind === kind) last.steps.push(step);
+    else stages.push({ kind, steps: [step] });
+  }
+  return stages;
+}
+var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
+async function runStage(ctx, stage, opts, workerCpu) {
+  const steps = async () => {
+    for (const step of stage.steps) await opts.runStep(ctx, step);
+  };
+  const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library);
+  const cpus = workerCpu !== void 0 ? [workerCpu] : void 0;
+  if (needsCore) return opts.onCore(ctx, stage, stage.kind === "timing" ? void 0 : workerCpu, () => withCpus(cpus, steps));
+  const confined2 = () => withCpus(cpus, steps);
+  return opts.onPool ? opts.onPool(ctx, stage, cpus, confined2) : confined2();
+}
+async function runSchedule(units, stages, opts) {
+  if (opts.serial) {
+    for (const ctx of units) {
+      for (const stage of stages) await runStage(ctx, stage, opts, void 0);
+      opts.onUnitDone?.(ctx);
+    }
+    return;
+  }
+  const poolOwnsCores = (opts.poolCpus?.length ?? 0) > 0;
+  const lane = (s) => laneOf(s.kind, poolOwnsCores);
+  const next = units.map(() => 0);
+  const running = units.map(() => false);
+  const freeWorkers = Array.from({ length: Math.max(1, opts.workers) }, (_, k) => k);
+  let timingBusy = 0;
+  const timingLanes = Math.max(1, opts.cores);
+  let failure2;
+  let inFlight = 0;
+  const done = () => next.every((s) => s >= stages.length);
+  const ready = (u) => !running[u] && next[u] < stages.length;
+  await new Promise((resolve18) => {
+    const start2 = (u, workerCpu, release2) => {
+      running[u] = true;
+      inFlight++;
+      const ctx = units[u];
+      runStage(ctx, stages[next[u]], opts, workerCpu).then(
+        () => {
+          next[u]++;
+          if (next[u] === stages.length) opts.onUnitDone?.(ctx);
+        },
+        (error62) => {
+          failure2 ??= { error: error62 };
+        }
+      ).finally(() => {
+        running[u] = false;
+        release2();
+        inFlight--;
+        dispatch();
+      });
+    };
+    const dispatch = () => {
+      if (failure2 || done()) {
+        if (inFlight === 0) resolve18();
+        return;
+      }
+      for (let u = 0; u < units.length && timingBusy < timingLanes; u++) {
+        if (!ready(u) || lane(stages[next[u]]) !== "timing") continue;
+        timingBusy++;
+        start2(u, void 0, () => timingBusy--);
+      }
+      while (freeWorkers.length > 0) {
+        const waitingForTiming = units.filter((_, u) => ready(u) && lane(stages[next[u]]) === "timing").length;
+        const wanted = waitingForTiming < timingLanes ? ["pool", "exclusive"] : ["exclusive", "pool"];
+        let pick2 = -1;
+        for (const kind of wanted) {
+          pick2 = units.findIndex((_, u) => ready(u) && lane(stages[next[u]]) === "pool" && stages[next[u]].kind === kind);
+          if (pick2 >= 0) break;
+        }
+        if (pick2 < 0) break;
+        const worker = freeWorkers.shift();
+        const cpus = opts.poolCpus;
+        start2(pick2, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
+      }
+      if (inFlight === 0 && !done()) resolve18();
+    };
+    dispatch();
+  });
+  if (failure2) throw failure2.error;
+}
+
+// src/campaign/tracker.ts
+function forecastUnits(plan, units, stages, poolOwnsCores) {
+  const previous = readJsonIfExists(plan.paths.build)?.instances ?? {};
+  return units.map((unit) => {
+    const entry = previous[unit.key];
+    return {
+      key: unit.key,
+      stages: stages.map((stage) => ({
+        lane: laneOf(stage.kind, poolOwnsCores),
+        steps: stage.steps.map((step) => ({
+          name: step.name,
+          estimate: expected(step, plan, unit, entry)
+        }))
+      }))
+    };
+  });
+}
+function expected(step, plan, unit, entry) {
+  if (!step.expect) return previousSeconds(step.name, entry);
+  try {
+    return step.expect(plan, unit, entry);
+  } catch {
+    return previousSeconds(step.name, entry);
+  }
+}
+var RunTracker = class {
+  constructor(forecasts, workers, cores) {
+    this.workers = workers;
+    this.cores = cores;
+    this.seconds = filledSeconds(forecasts);
+    for (const f of forecasts) {
+      this.states.set(f.key, { forecast: f, stage: 0, doneInStage: 0 });
+      for (const s of f.stages)
+        for (const { name, estimate } of s.steps) {
+          const t = this.totals.get(name) ?? { step: name, predicted: 0, actual: 0, sources: {} };
+          t.predicted += this.seconds(name, estimate);
+          t.sources[estimate.source] = (t.sources[estimate.source] ?? 0) + 1;
+          this.totals.set(name, t);
+        }
+    }
+    this.predictedWall = this.layoutOfRemaining(() => 1);
+  }
+  workers;
+  cores;
+  started = Date.now();
+  states = /* @__PURE__ */ new Map();
+  seconds;
+  done = [];
+  totals = /* @__PURE__ */ new Map();
+  predictedWall;
+  /** An instance's expected cost, for the order and the shards. */
+  cost(key) {
+    const s = this.states.get(key);
+    return s ? unitCost(s.forecast, this.seconds) : 0;
+  }
+  stageStarted(key) {
+    const s = this.states.get(key);
+    if (s) {
+      s.since = Date.now();
+      s.doneInStage = 0;
+    }
+  }
+  stepDone(key, step, actualSeconds, kept) {
+    const s = this.states.get(key);
+    if (!s) return;
+    const stage = s.forecast.stages[s.stage];
+    const planned = stage?.steps.find((x) => x.name === step);
+    const expected2 = planned ? this.seconds(step, planned.estimate) : 0;
+    const t = this.totals.get(step);
+    if (t) t.actual += actualSeconds;
+    if (!kept) this.done.push({ step, expected: expected2, actual: actualSeconds });
+    s.doneInStage++;
+    if (stage && s.doneInStage >= stage.steps.length) {
+      s.stage++;
+      s.since = void 0;
+      s.doneInStage = 0;
+    }
+  }
+  /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
+  eta() {
+    return this.layoutOfRemaining(correction(this.done));
+  }
+  layoutOfRemaining(scale) {
+    const now = Date.now();
+    const units = [...this.states.values()].map((s) => ({
+      stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
+        const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
+        let seconds = steps.reduce((a, x) => a + this.seconds(x.name, x.estimate) * scale(x.name), 0);
+        if (i === 0 && s.since !== void 0) seconds = Math.max(0, seconds - (now - s.since) / 1e3);
+        return { lane: stage.lane, seconds };
+      })
+    }));
+    return layout(units, this.workers, this.cores).total;
+  }
+  summary() {
+    return {
+      predicted_wall_s: this.predictedWall,
+      actual_wall_s: (Date.now() - this.started) / 1e3,
+      workers: this.workers,
+      timing_cores: this.cores,
+      steps: [...this.totals.values()]
+    };
+  }
+};
+var SOURCE_WORDS = {
+  previous: "previous run",
+  plan: "plan",
+  kept: "kept if unchanged",
+  none: "no estimate"
+};
+var sourcesShown = (t) => Object.entries(t.sources).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`).join(", ");
+function planLines(f, units) {
+  const unknown3 = f.steps.some((t) => (t.sources.none ?? 0) > 0);
+  return [
+    `plan: ${units} instance(s); preparation on ${f.workers} worker(s) beside ${f.timing_cores} timing core(s)`,
+    ...f.steps.filter((t) => t.predicted > 0 || Object.keys(t.sources).some((k) => k !== "plan")).map((t) => `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)}  (${sourcesShown(t)})`),
+    `  expected wall time ${formatSeconds(f.predicted_wall_s)}${unknown3 ? " \u2014 steps with no estimate counted at the median of their kind" : ""}`
+  ];
+}
+function outcomeLines(f) {
+  const ratio = (a, p) => p > 0 ? ` (${(a / p).toFixed(2)}\xD7)` : "";
+  return [
+    "predicted \u2192 actual:",
+    ...f.steps.filter((t) => t.predicted > 0 || t.actual > 0.05).map(
+      (t) => `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)} \u2192 ${formatSeconds(t.actual).padStart(9)}${ratio(t.actual, t.predicted)}`
+    ),
+    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} \u2192 ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}`
+  ];
+}
+
 // src/campaign/prepare.ts
 import { existsSync as existsSync16 } from "node:fs";
-import { join as join19, relative as relative9 } from "node:path";
+import { join as join19, relative as relative9, resolve as resolve12 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -33309,11 +34528,16 @@ var prepare = {
   name: "prepare",
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
+  expect: (plan, unit, previous) => {
+    const held2 = !plan.force && previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library)) && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    return held2 ? { seconds: 0, source: "kept" } : previousSeconds("prepare", previous);
+  },
   async run(ctx) {
-    const entry = await prepareInstance(ctx.run, ctx.unit);
+    const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
     ctx.entry = entry;
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
+    return kept ? "kept" : void 0;
   }
 };
 function libraryFields(campaignDir, b) {
@@ -33382,7 +34606,7 @@ async function prepareInstance(run, unit) {
   if (!b.ok) {
     const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
     writeKatLog(run, entry2, candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
-    return saveEntry(run, key, entry2);
+    return { entry: saveEntry(run, key, entry2), kept: false };
   }
   let lib = libraryFields(plan.campaignDir, b);
   let fallbackSha256;
@@ -33398,10 +34622,11 @@ async function prepareInstance(run, unit) {
     harnessVersion: run.tools.version,
     katLogSha256: existsSync16(katLogPath) ? sha256File(katLogPath) : void 0
   };
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return previous;
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return { entry: previous, kept: true };
   if (!plan.phases.has("kat")) {
     const { kat: _none, ...unchecked } = base;
-    return saveEntry(run, key, { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" });
+    const entry2 = { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" };
+    return { entry: saveEntry(run, key, entry2), kept: false };
   }
   let guideLibrary;
   let outcome = await kat2(b);
@@ -33432,7 +34657,7 @@ async function prepareInstance(run, unit) {
     kat_harness_version: run.tools.version
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return saveEntry(run, key, entry);
+  return { entry: saveEntry(run, key, entry), kept: false };
 }
 function loopCut(outcome) {
   const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
@@ -33470,7 +34695,7 @@ function saveEntry(run, key, entry) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve11 } from "node:path";
+import { resolve as resolve13 } from "node:path";
 
 // src/profile/run.ts
 import { basename as basename5, relative as relative10 } from "node:path";
@@ -33493,11 +34718,14 @@ function profileSymbols(api, nistSymbols) {
   const wanted = api === "nist" ? nistSymbols : wrapCatalog("wrap_iccs.c");
   return { wanted, digest: sha256Hex(wanted.join(",")) };
 }
-async function profileInstance(p, operations, sink) {
+function buildProfiledFor(request, nistSymbols) {
+  return buildProfiled(request, flagsFor(request), profileSymbols(request.candidate.api, nistSymbols).wanted);
+}
+async function profileInstance(p, operations, sink, relinked) {
   if (operations.length === 0) return;
   const { candidate } = p.request;
-  const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
-  const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
+  const { digest } = profileSymbols(candidate.api, p.nistSymbols);
+  const profiled = relinked ?? await buildProfiledFor(p.request, p.nistSymbols);
   const rounds = new Map(operations.map((operation) => [operation, []]));
   const excluded = new Map(operations.map((operation) => [operation, []]));
   if (profiled.ok) {
@@ -33781,28 +35009,63 @@ function candidateVerdict(instances) {
 }
 
 // src/campaign/profile.ts
-var profile = {
-  name: "profile",
+var plans = /* @__PURE__ */ new WeakMap();
+var profileBuild = {
+  name: "profile-build",
   phase: "profile",
-  ticks: () => 1,
+  ticks: () => 0,
+  expect: (plan, unit, previous) => profilesHold(plan, unit, previous) ? { seconds: 0, source: "kept" } : previousSeconds("profile-build", previous),
   async run(ctx) {
     const entry = preparedEntry(ctx, "profile");
     if (!entry.library || entry.kat === "BUILDFAIL") {
-      ctx.tick(`profile: not run (${katShown(entry.kat)})`);
-      return;
+      plans.set(ctx, { run: false, line: `profile: not run (${katShown(entry.kat)})` });
+      return "kept";
     }
     const replaced = libraryReplaced(ctx.run, entry);
     if (replaced) {
-      ctx.tick(`profile: not run (${replaced})`);
-      return;
+      plans.set(ctx, { run: false, line: `profile: not run (${replaced})` });
+      return "kept";
     }
     const built = { ...entry, library: entry.library };
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
-      ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
+      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(entry.kat)})` });
       return;
     }
-    await profileOperations(ctx, built);
+    const operations = staleOperations(ctx.run.plan, ctx.unit, built);
+    const { run, unit } = ctx;
+    const relinked = operations.length > 0 ? await buildProfiledFor(buildRequest(run, unit, entry.flags), run.plan.nistSymbols) : void 0;
+    plans.set(ctx, { run: true, verdict, entry: built, operations, ...relinked ? { relinked } : {} });
+    return operations.length > 0 ? void 0 : "kept";
+  }
+};
+var profile = {
+  name: "profile",
+  phase: "profile",
+  core: "exclusive",
+  ticks: () => 1,
+  expect: (plan, unit, previous) => {
+    if (profilesHold(plan, unit, previous)) return { seconds: 0, source: "kept" };
+    const known = previousSeconds("profile", previous);
+    if (known.source !== "none") return known;
+    const { target_s, rounds } = plan.settings.profile;
+    const ops = profiledOperationsOf(unit.candidate.type).length;
+    return { seconds: ops * (target_s + rounds * PROCESS_START_S + PROCESS_START_S), source: "plan" };
+  },
+  async run(ctx) {
+    const plan = plans.get(ctx);
+    plans.delete(ctx);
+    if (!plan) throw new Error(`the profile rounds of ${ctx.unit.key} ran before the profile's preparation`);
+    if (!plan.run) {
+      ctx.tick(plan.line);
+      return "kept";
+    }
+    const replaced = libraryReplaced(ctx.run, plan.entry);
+    if (replaced) {
+      ctx.tick(`profile: not run (${replaced})`);
+      return "kept";
+    }
+    await profileOperations(ctx, plan.entry, plan.operations, plan.relinked);
     const { paths } = ctx.run.plan;
     const { candidate, instance } = ctx.unit;
     const shares2 = profiledOperationsOf(candidate.type).map((op) => {
@@ -33811,7 +35074,8 @@ var profile = {
       const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? "" : "s"} left out)` : ""}${p?.disturbed_rounds ? ` (every round disturbed)` : ""}`;
       return `${op} ${p?.hash_share !== void 0 ? formatShare(p.hash_share) : p?.status ?? "missing"}${note}`;
     });
-    ctx.tick(`${verdict}; hash share ${shares2.join(", ")}`);
+    ctx.tick(`${plan.verdict}; hash share ${shares2.join(", ")}`);
+    return plan.operations.length > 0 ? void 0 : "kept";
   }
 };
 async function survey(ctx, entry) {
@@ -33827,7 +35091,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const library = resolve11(plan.campaignDir, entry.library);
+    const library = resolve13(plan.campaignDir, entry.library);
     const result = await surveyLibrary(library, instance.label, candidate.api === "nist" && candidate.katRng, plan.sandbox).catch(
       (e) => ({
         failure: errorMessage(e)
@@ -33838,21 +35102,28 @@ async function survey(ctx, entry) {
   const surveyed = readJsonIfExists(surveyPath);
   return `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? "no result"})`}`;
 }
-async function profileOperations(ctx, entry) {
-  const { run, unit } = ctx;
-  const { plan } = run;
+function staleOperations(plan, unit, entry) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { digest } = profileSymbols(unit.candidate.api, plan.nistSymbols);
-  const stale2 = profiledOperationsOf(unit.candidate.type).filter((operation) => {
+  return profiledOperationsOf(unit.candidate.type).filter((operation) => {
     const previous = readJsonIfExists(plan.paths.profile(id, label, operation));
     const memory = readJsonIfExists(plan.paths.memory(id, label, operation));
     return plan.force || previous?.library_sha256 !== entry.library_sha256 || previous?.profile_symbols !== digest || memory?.library_sha256 !== entry.library_sha256;
   });
+}
+function profilesHold(plan, unit, previous) {
+  return !!previous?.library_sha256 && measurable(previous.kat) && staleOperations(plan, unit, previous).length === 0;
+}
+async function profileOperations(ctx, entry, operations, relinked) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve11(plan.campaignDir, entry.library),
+      library: resolve13(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -33869,11 +35140,12 @@ async function profileOperations(ctx, entry) {
         return typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
       }
     },
-    stale2,
+    operations,
     {
       profile: (operation, p) => writeJsonAtomic(plan.paths.profile(id, label, operation), p),
       memory: (operation, m) => writeJsonAtomic(plan.paths.memory(id, label, operation), m)
-    }
+    },
+    relinked
   );
 }
 
@@ -33904,6 +35176,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
 var stale = {
   name: "stale",
   ticks: () => 1,
+  expect: () => ({ seconds: 0, source: "plan" }),
   async run(ctx) {
     const entry = preparedEntry(ctx, "stale");
     const dropped = dropStaleEvidence(ctx.unit, entry, ctx.run.plan.paths, ctx.run.plan.force);
@@ -34292,45 +35565,47 @@ ${r.stderr}`
 
 // src/campaign/ct.ts
 var CT_TOOL = "valgrind-memcheck";
+var ctBuild = {
+  name: "ct-build",
+  phase: "ct",
+  ticks: () => 0,
+  expect: (_run, _unit, previous) => previousSeconds("ct-build", previous),
+  async run(ctx) {
+    const decided = decide(ctx);
+    decisions.set(ctx, decided);
+    if (decided.run !== "check") return "kept";
+    decided.prepared = await prepareCheck(ctx, decided.operations);
+  }
+};
 var ct = {
   name: "ct",
   phase: "ct",
+  core: "exclusive",
   ticks: () => 1,
+  expect: (_run, _unit, previous) => previousSeconds("ct", previous),
   async run(ctx) {
-    const entry = preparedEntry(ctx, "ct");
+    const decided = decisions.get(ctx);
+    decisions.delete(ctx);
+    if (!decided) throw new Error(`the ct runs of ${ctx.unit.key} ran before the ct build`);
+    if (decided.run === "no") {
+      ctx.tick(decided.line);
+      return "kept";
+    }
     const { plan } = ctx.run;
     const { candidate, instance } = ctx.unit;
-    const path = plan.paths.ct(candidate.id, instance.label);
-    if (!entry.library || entry.kat === "BUILDFAIL" || !entry.library_sha256) {
-      ctx.tick(`ct: not run (${katShown(entry.kat)})`);
-      return;
-    }
-    const replaced = libraryReplaced(ctx.run, entry);
-    if (replaced) {
-      ctx.tick(`ct: not run (${replaced})`);
-      return;
-    }
-    const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-    const suppressionsFile = join22(candidate.folder, CT_SUPPRESSIONS_FILE);
-    const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync14(suppressionsFile)) : void 0;
-    const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
-    const { calls } = plan.settings.ct;
-    const previous = readPrevious(path, plan.force);
-    const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && operations.every((op) => {
-      const o = previous.operations[op];
-      return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
-    });
+    const { operations, suppressions, suppressionsSha } = decided;
     const results = {};
     let head;
-    if (reusable) {
-      const { operations: old, ...rest } = previous;
+    const reusable = decided.run === "keep";
+    if (decided.run === "keep") {
+      const { operations: old, ...rest } = decided.previous;
       head = rest;
       for (const op of operations) results[op] = old[op];
     } else {
       head = {
         schema: 1,
         tool: CT_TOOL,
-        library_sha256: entry.library_sha256,
+        library_sha256: decided.librarySha256,
         candidate: candidate.id,
         label: instance.label,
         harness_version: ctx.run.tools.version
@@ -34339,21 +35614,43 @@ var ct = {
         for (const op of operations)
           results[op] = { status: "skipped", calls: 0, findings: [], reason: "a hash has no secret input: nothing to mark secret" };
       } else {
-        await checkOperations(ctx, operations, results, (more) => {
-          head = { ...head, ...more };
-        });
+        head = { ...head, ...decided.prepared.head };
+        await checkOperations(ctx, operations, results, decided.prepared);
       }
     }
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
     const { suppressions_sha256: _, division_sites: sites2, divisions: __, ...base } = head;
     const checked = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
     const evidence = sites2 ? { ...withDivisions(checked, sites2), division_sites: sites2 } : checked;
-    writeJsonAtomic(path, evidence);
+    writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
     const each = operations.map((op) => shown3(results[op]));
     const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
     ctx.tick(`ct ${line}${reusable ? " (kept)" : ""}`);
+    return reusable ? "kept" : void 0;
   }
 };
+var decisions = /* @__PURE__ */ new WeakMap();
+function decide(ctx) {
+  const entry = preparedEntry(ctx, "ct");
+  const { plan } = ctx.run;
+  const { candidate, instance } = ctx.unit;
+  if (!entry.library || entry.kat === "BUILDFAIL" || !entry.library_sha256)
+    return { run: "no", line: `ct: not run (${katShown(entry.kat)})` };
+  const replaced = libraryReplaced(ctx.run, entry);
+  if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
+  const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
+  const suppressionsFile = join22(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync14(suppressionsFile)) : void 0;
+  const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
+  const { calls } = plan.settings.ct;
+  const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
+  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && operations.every((op) => {
+    const o = previous.operations[op];
+    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
+  });
+  const common = { operations, suppressions, ...suppressionsSha ? { suppressionsSha } : {} };
+  return reusable ? { ...common, run: "keep", previous } : { ...common, run: "check", librarySha256: entry.library_sha256 };
+}
 function shown3(o) {
   if (o.status === "flagged" || o.status === "clean") {
     const open2 = o.findings.filter((f) => !f.suppressed).length;
@@ -34367,15 +35664,28 @@ function suppressed(o, suppressions, operation) {
   const findings = applySuppressions(o.findings, suppressions, operation);
   return { ...o, findings, status: statusOf(findings) };
 }
-async function checkOperations(ctx, operations, results, note) {
+async function prepareCheck(ctx, operations) {
+  if (ctx.unit.candidate.type === "hash" || operations.length === 0) return void 0;
   const { run, unit } = ctx;
-  const { plan } = run;
   const entry = preparedEntry(ctx, "ct");
-  const { id } = unit.candidate;
-  const { label } = unit.instance;
   const request = buildRequest(run, unit, entry.flags);
   const built = await buildCt(request, flagsFor(request));
-  note({ flags: built.flags, secret_generators: built.wrapped });
+  const head = { flags: built.flags, secret_generators: built.wrapped };
+  if (!built.ok) return { built, head };
+  if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
+  const sites2 = await divisionSites(built.library, { sandbox: run.plan.sandbox }).catch((e) => {
+    head.divisions_failure = errorMessage(e);
+    return void 0;
+  });
+  if (sites2) head.division_sites = sites2;
+  return { built, head };
+}
+async function checkOperations(ctx, operations, results, prepared) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const { built } = prepared;
   if (!built.ok) {
     for (const op of operations)
       results[op] = {
@@ -34386,12 +35696,6 @@ async function checkOperations(ctx, operations, results, note) {
       };
     return;
   }
-  if (built.librarySha256) note({ ct_library_sha256: built.librarySha256 });
-  const sites2 = await divisionSites(built.library, { sandbox: plan.sandbox }).catch((e) => {
-    note({ divisions_failure: errorMessage(e) });
-    return void 0;
-  });
-  if (sites2) note({ division_sites: sites2 });
   const driver = await ctDriver(run.tools);
   const { ct: ct2 } = plan.settings;
   for (const operation of operations) {
@@ -34407,23 +35711,26 @@ async function checkOperations(ctx, operations, results, note) {
       results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    results[operation] = await runCtOperation({
-      driver,
-      library: built.library,
-      type: unit.candidate.type,
-      operation,
-      calls: ct2.calls,
-      rng: unit.candidate.katRng,
-      timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
-      sandbox: plan.sandbox
-    });
+    results[operation] = await withCpus(
+      [plan.cpu],
+      () => runCtOperation({
+        driver,
+        library: built.library,
+        type: unit.candidate.type,
+        operation,
+        calls: ct2.calls,
+        rng: unit.candidate.katRng,
+        timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
+        sandbox: plan.sandbox
+      })
+    );
   }
 }
 
 // src/campaign/run.ts
-var PHASE_STEPS = [prepare, stale, measure, profile, ct];
+var PHASE_STEPS = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
-  const plan = planRun(opts);
+  const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
   const release2 = lockSystem(plan.systemDir);
   const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : void 0;
@@ -34433,6 +35740,14 @@ async function runCampaign(opts, steps = PHASE_STEPS) {
     releaseBase?.();
     release2();
   }
+}
+function expectedCosts(steps) {
+  return (plan, units) => {
+    const stages = stagesOf(steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase)));
+    const forecasts = forecastUnits(plan, units, stages, false);
+    const seconds = filledSeconds(forecasts);
+    return forecasts.map((f) => unitCost(f, seconds));
+  };
 }
 function sideProgress(progress, side2) {
   if (!progress?.note) return void 0;
@@ -34466,46 +35781,96 @@ async function runLocked(plan, opts, steps) {
   );
   if (!existsSync21(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
-  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  const stages = stagesOf(active);
+  const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
+  const pool = poolOf(plan, opts);
+  const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
+  const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
+  if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
+  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
+  const forecast = tracker.summary();
+  for (const line of planLines(forecast, plan.units.length)) run.progress?.note?.(line);
+  run.progress?.start(
+    plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
+    () => tracker.eta()
+  );
   for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances = [];
-  for (const unit of plan.units) {
+  const contexts = plan.units.map((unit) => {
     const summary = { key: unit.key, operations: [] };
     instances.push(summary);
-    const ctx = { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-    for (const group of pinnedGroups(active)) {
-      if (!group.pinned || ctx.entry && !ctx.entry.library) {
-        for (const step of group.steps) await step.run(ctx);
-        continue;
-      }
-      const what = `${unit.key} ${group.steps.map((s) => s.name).join(",")}`;
-      await cores.on(
+    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
+  });
+  const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
+  const stepSeconds = /* @__PURE__ */ new Map();
+  const poolSpans = [];
+  await runSchedule(order, stages, {
+    workers: pool.workers,
+    ...pool.cpus ? { poolCpus: pool.cpus } : {},
+    cores: plan.cpus.length,
+    serial: opts.serial ?? false,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
+      return cores.on(
         what,
-        (line) => run.progress?.note?.(`${unit.key} ${line}`),
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
         async (pinned) => {
           ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
           try {
-            for (const step of group.steps) await step.run(ctx);
+            await work();
           } finally {
             ctx.run = run;
           }
-        }
+        },
+        cpu === void 0 ? void 0 : [cpu]
       );
-    }
-  }
-  writeCampaign({ ended_utc: (/* @__PURE__ */ new Date()).toISOString(), cpu_holds: cores.holds, ...counter ? { counter_source: counter } : {} });
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      await work();
+      poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: (/* @__PURE__ */ new Date()).toISOString()
+      });
+    },
+    async runStep(ctx, step) {
+      const started = performance.now();
+      const outcome2 = await step.run(ctx);
+      const seconds = (performance.now() - started) / 1e3;
+      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
+      if (outcome2 !== "kept") {
+        const mine = stepSeconds.get(ctx.unit.key) ?? {};
+        mine[step.name] = Math.round(seconds * 1e3) / 1e3;
+        stepSeconds.set(ctx.unit.key, mine);
+      }
+    },
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
+  });
+  const outcome = tracker.summary();
+  writeCampaign({
+    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    cpu_holds: cores.holds,
+    ...counter ? { counter_source: counter } : {},
+    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
+    forecast: outcome
+  });
   run.progress?.done();
-  return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
+  for (const line of outcomeLines(outcome)) run.progress?.note?.(line);
+  return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
 }
-function pinnedGroups(steps) {
-  const groups2 = [];
-  for (const step of steps) {
-    const pinned = step.phase !== void 0 && PINNED_PHASES.has(step.phase);
-    const last = groups2[groups2.length - 1];
-    if (last?.pinned === pinned) last.steps.push(step);
-    else groups2.push({ pinned, steps: [step] });
-  }
-  return groups2;
+function poolOf(plan, opts) {
+  const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
+  const workers = Math.max(1, opts.jobs ?? others.length);
+  return others.length > 0 ? { workers, cpus: others } : { workers };
+}
+function keepStepSeconds(plan, key, before, seconds) {
+  if (!seconds) return;
+  const entry = readJsonIfExists(plan.paths.build)?.instances[key];
+  if (entry) saveEntry({ plan }, key, { ...entry, step_seconds: { ...before?.step_seconds, ...entry.step_seconds, ...seconds } });
 }
 function coreHolds(run, onHold) {
   const { plan } = run;
@@ -34514,9 +35879,9 @@ function coreHolds(run, onHold) {
   const holds = [];
   return {
     holds,
-    async on(what, say, work) {
+    async on(what, say, work, cpus = plan.cpus) {
       let waited = false;
-      const lease = await lockCore(plan.cpus, {
+      const lease = await lockCore([...cpus], {
         what: `${holder}: ${what}`,
         onWait: (line) => {
           waited = true;
@@ -34826,50 +36191,88 @@ var core = (t) => {
 };
 
 // src/campaign/progress.ts
+var import_cli_progress = __toESM(require_cli_progress(), 1);
 function formatDuration(s) {
-  if (!Number.isFinite(s)) return "?";
-  const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, "0")}s` : `${Math.round(s)}s`;
+  if (!Number.isFinite(s) || s < 0) return "?";
+  const r = Math.round(s);
+  if (r >= 3600) return `${Math.floor(r / 3600)}h${String(Math.floor(r % 3600 / 60)).padStart(2, "0")}m`;
+  const m = Math.floor(r / 60);
+  return m > 0 ? `${m}m${String(r % 60).padStart(2, "0")}s` : `${r}s`;
 }
+var stamp = (now) => now.toISOString().replace(/\.\d{3}Z$/, "Z");
 function createProgress(stream = process.stderr) {
   let total = 0;
   let done = 0;
-  let started = 0;
-  const tty = stream.isTTY === true;
+  let eta;
+  const started = Date.now();
+  const etaShown = () => formatDuration(eta ? eta() : Number.NaN);
+  if (stream.isTTY !== true) {
+    return {
+      start(n, e) {
+        total = n;
+        eta = e;
+      },
+      tick(message) {
+        done++;
+        stream.write(`${stamp(/* @__PURE__ */ new Date())} [${done}/${total}] ${message} \xB7 ETA ${etaShown()}
+`);
+      },
+      note(message) {
+        stream.write(`${stamp(/* @__PURE__ */ new Date())} ${message}
+`);
+      },
+      done() {
+      }
+    };
+  }
+  const bars = new import_cli_progress.default.MultiBar(
+    {
+      stream,
+      format: "[{bar}] {value}/{total} \xB7 ETA {eta_run} \xB7 {elapsed_run} \xB7 {last}",
+      barsize: 24,
+      hideCursor: true,
+      clearOnComplete: false,
+      // Redrawn at most twice a second, however many steps end meanwhile.
+      fps: 2
+    },
+    import_cli_progress.default.Presets.legacy
+  );
+  let bar;
+  let last = "";
+  const payload = () => ({
+    eta_run: etaShown(),
+    elapsed_run: formatDuration((Date.now() - started) / 1e3),
+    last: last.slice(0, Math.max(20, (stream.columns ?? 120) - 60))
+  });
   return {
-    start(n) {
+    start(n, e) {
       total = n;
-      started = Date.now();
+      eta = e;
+      bar = bars.create(total, 0, payload());
     },
     tick(message) {
       done++;
-      const elapsed = (Date.now() - started) / 1e3;
-      const eta = done > 0 ? elapsed / done * (total - done) : Infinity;
-      if (!tty) {
-        stream.write(`[${done}/${total}] ${message}
+      last = message;
+      if (bar) bar.update(done, payload());
+      else stream.write(`${message}
 `);
-        return;
-      }
-      const width = 30;
-      const filled = Math.round(done / Math.max(total, 1) * width);
-      const bar = `${"#".repeat(filled)}${"-".repeat(width - filled)}`;
-      const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
-      stream.write(`\r\x1B[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
     },
     note(message) {
-      stream.write(tty ? `\r\x1B[2K${message}
-` : `${message}
+      if (bar) bars.log(`${message}
+`);
+      else stream.write(`${message}
 `);
     },
     done() {
-      if (tty) stream.write("\n");
+      if (bar) bars.stop();
+      bar = void 0;
     }
   };
 }
 
 // src/config/arguments.ts
 import { existsSync as existsSync25, statSync as statSync6 } from "node:fs";
-import { dirname as dirname6, resolve as resolve12 } from "node:path";
+import { dirname as dirname6, resolve as resolve14 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -34894,6 +36297,11 @@ function parseCpu(v, where) {
   if (!/^\d+$/.test(v)) throw fail(where, `expected a CPU number, got '${v}'`);
   return Number(v);
 }
+function parseJobs(v, where) {
+  if (!v) return void 0;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw fail(where, `expected a whole number of workers from 1, got '${v}'`);
+  return Number(v);
+}
 function parsePositive(v, where, unit) {
   if (v === void 0 || v === "") return void 0;
   const n = Number(v);
@@ -34901,12 +36309,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve12(path);
+  let p = resolve14(path);
   while (!existsSync25(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync6(p).isDirectory())
     throw fail(
       where,
-      p === resolve12(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve14(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -36482,22 +37890,22 @@ function hardBreak(_, _1, state, info) {
 function longestStreak(value, substring) {
   const source = String(value);
   let index = source.indexOf(substring);
-  let expected = index;
+  let expected2 = index;
   let count = 0;
   let max = 0;
   if (typeof substring !== "string") {
     throw new TypeError("Expected substring");
   }
   while (index !== -1) {
-    if (index === expected) {
+    if (index === expected2) {
       if (++count > max) {
         max = count;
       }
     } else {
       count = 1;
     }
-    expected = index + substring.length;
-    index = source.indexOf(substring, expected);
+    expected2 = index + substring.length;
+    index = source.indexOf(substring, expected2);
   }
   return max;
 }
@@ -40893,8 +42301,8 @@ function groups(report2, pr) {
   };
 }
 var html2 = (value) => ({ type: "html", value });
-function render2(report2, g2, layout) {
-  const { keep, opts } = layout;
+function render2(report2, g2, layout2) {
+  const { keep, opts } = layout2;
   const take = (name, rows) => rows.slice(0, keep[name]);
   const pr = opts.pr;
   const out = [heading2(3, headline(report2, pr))];
@@ -40998,12 +42406,12 @@ function render2(report2, g2, layout) {
   if (opts.reportUrl) links.push(link2(opts.reportUrl, "Full report"));
   if (opts.runUrl) links.push(...links.length > 0 ? [" \xB7 "] : [], link2(opts.runUrl, "Workflow run"));
   if (links.length > 0) out.push(para(...links));
-  if (layout.dropped > 0) {
+  if (layout2.dropped > 0) {
     const see = opts.reportUrl ? link2(opts.reportUrl, "full report") : text2("full report");
-    out.push(para(`\u2026 ${layout.dropped} more rows not shown (comment size limit); see the `, see));
+    out.push(para(`\u2026 ${layout2.dropped} more rows not shown (comment size limit); see the `, see));
   }
   const body = serialize3(root2(out));
-  return layout.leadingLine === void 0 ? body : `${layout.leadingLine}
+  return layout2.leadingLine === void 0 ? body : `${layout2.leadingLine}
 ${body}`;
 }
 function ruleText(report2, pr) {
@@ -41103,7 +42511,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename8, dirname as dirname8, join as join30, posix as posix2, relative as relative14, resolve as resolve13, sep as sep3 } from "node:path";
+import { basename as basename8, dirname as dirname8, join as join30, posix as posix2, relative as relative14, resolve as resolve15, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -41197,9 +42605,9 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative14(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve13(into);
+  const out = resolve15(into);
   for (const p of parts) {
-    const abs = resolve13(p);
+    const abs = resolve15(p);
     if (!existsSync29(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
@@ -41224,7 +42632,7 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve13(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve15(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
@@ -42560,7 +43968,7 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync12, rmSync as rmSync6 } from "node:fs";
-import { join as join32, resolve as resolve14 } from "node:path";
+import { join as join32, resolve as resolve16 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
   const dir = join32(nativeDir(), "iccs", "baseline");
@@ -42583,7 +43991,7 @@ function baselineCandidate() {
   };
 }
 function writeBaselineCampaign(root3, settingsFrom) {
-  const settings = settingsFrom !== void 0 ? loadSettings(resolve14(settingsFrom)) : void 0;
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve16(settingsFrom)) : void 0;
   rmSync6(root3, { recursive: true, force: true });
   mkdirSync12(join32(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
@@ -42607,7 +44015,7 @@ var baselineKat = {
 var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
 var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
 function runIccsBaseline(opts) {
-  const root3 = evidencePaths(resolve14(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  const root3 = evidencePaths(resolve16(opts.dataDir, opts.system)).iccsBaselineCampaign;
   writeBaselineCampaign(root3, opts.settingsFrom);
   return runCampaign(
     {
@@ -42647,7 +44055,7 @@ function baselineVerdict(s) {
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
-                [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -42715,6 +44123,8 @@ async function cmdRun(args) {
       cpu: { type: "string" },
       shard: { type: "string" },
       force: { type: "boolean", default: false },
+      jobs: { type: "string" },
+      serial: { type: "boolean", default: false },
       against: { type: "string" },
       "against-out": { type: "string" }
     },
@@ -42731,11 +44141,13 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve15(values["against-out"]) === resolve15(values.out))
+    if (resolve17(values["against-out"]) === resolve17(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
     checkOutputFolder(join33(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
+  const jobs = parseJobs(values.jobs, cli("jobs"));
+  if (jobs !== void 0 && values.serial) throw new InputError("command line", "--serial", "give --jobs or --serial, not both");
   const summary = await runCampaign({
     campaignDir: positionals[0],
     system: values.system,
@@ -42747,6 +44159,8 @@ async function cmdRun(args) {
     cpu,
     shard: parseShard(values.shard, cli("shard")),
     force: values.force,
+    ...jobs !== void 0 ? { jobs } : {},
+    serial: values.serial,
     progress: createProgress(),
     argumentNames: { only: cli("only"), cpu: cli("cpu") },
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
@@ -42757,7 +44171,7 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve15(arg);
+  const dir = resolve17(arg);
   if (!existsSync31(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync31(evidencePaths(dir).build) && !existsSync31(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
@@ -42827,7 +44241,7 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve15(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve17(values.campaign) : void 0);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join33(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
@@ -43001,7 +44415,7 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve15(values.out ?? join33(root3, "out"));
+  const out = resolve17(values.out ?? join33(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join33(root3, "examples", "campaign");
   const pqclean = join33(root3, "node_modules", "pqclean", "deps", "PQClean");

@@ -12,7 +12,7 @@ import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { createProgress } from './campaign/progress.js';
 import { toolRoot } from './util/paths.js';
-import { checkOutputFolder, checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from './config/arguments.js';
+import { checkOutputFolder, checkSystemId, parseCpu, parseJobs, parseOnly, parsePositive, parseShard } from './config/arguments.js';
 import { parseCommand } from './config/commandLine.js';
 import { DEFAULT_FAIL_ON } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
@@ -28,7 +28,7 @@ import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
-                [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -112,6 +112,8 @@ async function cmdRun(args: string[]): Promise<number> {
       cpu: { type: 'string' },
       shard: { type: 'string' },
       force: { type: 'boolean', default: false },
+      jobs: { type: 'string' },
+      serial: { type: 'boolean', default: false },
       against: { type: 'string' },
       'against-out': { type: 'string' },
     },
@@ -133,6 +135,8 @@ async function cmdRun(args: string[]): Promise<number> {
     checkOutputFolder(join(values['against-out'], values.system), cli('against-out'));
   }
   const cpu = parseCpu(values.cpu, cli('cpu'));
+  const jobs = parseJobs(values.jobs, cli('jobs'));
+  if (jobs !== undefined && values.serial) throw new InputError('command line', '--serial', 'give --jobs or --serial, not both');
   const summary = await runCampaign({
     campaignDir: positionals[0]!,
     system: values.system,
@@ -144,6 +148,8 @@ async function cmdRun(args: string[]): Promise<number> {
     cpu,
     shard: parseShard(values.shard, cli('shard')),
     force: values.force,
+    ...(jobs !== undefined ? { jobs } : {}),
+    serial: values.serial,
     progress: createProgress(),
     argumentNames: { only: cli('only'), cpu: cli('cpu') },
     ...(values.against !== undefined && values['against-out'] !== undefined

@@ -226,13 +226,16 @@ describe('the profile phase', () => {
     expect(index).toContainEqual(['ml-kem-512', 'symmetric-primitive survey', 'survey/kem-80/ml-kem-512.json']);
     const sym = sections(pages.get('kem-80/perf_s.md')!).find((s) => s.heading === 'Symmetric primitives')!.tables[0]!;
     expect(sym[0]![2]).toBe('hash (SHA-3/SHAKE/SHA-2)');
-    // The kept (median) share, and how far the five rounds spread around it.
+    // The kept (median) share, and how far the rounds it comes from spread around it: the five
+    // planned, fewer when some stayed disturbed after their re-runs (a busy host).
     const kept = profile('kem-80', 'ml-kem-512', 'keygen');
+    const n = kept.round_hash_shares!.length;
+    expect(n + (kept.left_out_rounds?.length ?? 0)).toBeGreaterThanOrEqual(5);
     const [lo, hi] = [Math.min(...kept.round_hash_shares!), Math.max(...kept.round_hash_shares!)];
     const range =
       formatShare(lo) === formatShare(hi)
-        ? `${formatShare(lo)} in all 5 rounds`
-        : `${formatShare(lo).replace('%', '')}–${formatShare(hi)} over 5 rounds`;
+        ? `${formatShare(lo)} in all ${n} rounds`
+        : `${formatShare(lo).replace('%', '')}–${formatShare(hi)} over ${n} rounds`;
     expect(sym.find((r) => r[0] === 'ml-kem-512' && r[1] === 'keygen')![2]).toBe(`${formatShare(kept.hash_share!)} (${range})`);
   });
 });

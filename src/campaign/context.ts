@@ -10,8 +10,12 @@ import { digestBitsOf } from '../config/hashInstance.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { hashDriverType } from '../measure/hashOperations.js';
 import type { KatStatus } from '../kat/status.js';
+import type { RunForecastSummary, StepEstimate } from './forecast.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
 import type { Progress } from './progress.js';
+
+/** The kind of core a step holds while it runs (PhaseStep.core). */
+export type StepCore = 'timing' | 'exclusive';
 
 /** What every phase step of a run shares. */
 export interface RunContext {
@@ -39,6 +43,8 @@ export interface InstanceSummary {
 export interface CampaignSummary {
   systemDir: string;
   instances: InstanceSummary[];
+  /** The plan printed before the run, and how it went (campaign/tracker.ts). */
+  forecast?: { planned: RunForecastSummary; outcome: RunForecastSummary };
   /** Candidates not built because their candidate.yml or kat.sha256 is wrong (status INVALID). */
   invalid: InvalidCandidate[];
 }
@@ -63,9 +69,28 @@ export interface PhaseStep {
   name: string;
   /** The --phases name that turns this step on; a step without one always runs. */
   phase?: Phase;
+  /**
+   * The core it needs (campaign/schedule.ts): `timing` for timed trials (a timing core),
+   * `exclusive` for work that must not share its core but times nothing (profile rounds,
+   * constant-time runs). Without one, it runs on the pool beside them (builds, KATs, surveys).
+   */
+  core?: StepCore;
   /** The progress lines the step prints for an instance (the run's total is their sum). */
   ticks(run: RunContext, unit: Unit): number;
-  run(ctx: InstanceContext): Promise<void>;
+  /**
+   * How long the step will take for this instance (campaign/forecast.ts): `previous` is the
+   * instance's build.json entry before the run. Without it, the step's previous duration, if any.
+   */
+  expect?(plan: RunPlan, unit: Unit, previous: BuildEntry | undefined): StepEstimate;
+  /** Resolves to 'kept' when the step kept what was there and did no work (its time forecasts nothing). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a step that returns nothing (async, no return) did its work
+  run(ctx: InstanceContext): Promise<void | 'kept'>;
+}
+
+/** The step's seconds in the previous run that did its work, as the forecast's default. */
+export function previousSeconds(step: string, previous: BuildEntry | undefined): StepEstimate {
+  const s = previous?.step_seconds?.[step];
+  return typeof s === 'number' ? { seconds: s, source: 'previous' } : { source: 'none' };
 }
 
 /** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */

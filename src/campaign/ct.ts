@@ -12,7 +12,16 @@ import { statusOf, type CtEvidence, type CtOperation } from '../ct/types.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { operationsOf } from '../measure/operation.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
-import { buildRequest, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import {
+  buildRequest,
+  katShown,
+  libraryReplaced,
+  preparedEntry,
+  previousSeconds,
+  type InstanceContext,
+  type PhaseStep,
+} from './context.js';
+import { withCpus } from '../sandbox/run.js';
 import { ctSuppressionsShown } from './plan.js';
 import { readPrevious } from './previous.js';
 
@@ -26,50 +35,49 @@ export const CT_TOOL = 'valgrind-memcheck';
  * says why the data is public. One file per instance, `ct/<id>/<label>.json`. A file of the same
  * library, calls and operations is kept: only its suppressions are applied again.
  */
+export const ctBuild: PhaseStep = {
+  name: 'ct-build',
+  phase: 'ct',
+  ticks: () => 0,
+  expect: (_run, _unit, previous) => previousSeconds('ct-build', previous),
+  async run(ctx) {
+    const decided = decide(ctx);
+    decisions.set(ctx, decided);
+    if (decided.run !== 'check') return 'kept';
+    decided.prepared = await prepareCheck(ctx, decided.operations);
+  },
+};
+
+/** The constant-time runs under memcheck, holding a core (valgrind is a long, CPU-bound process). */
 export const ct: PhaseStep = {
   name: 'ct',
   phase: 'ct',
+  core: 'exclusive',
   ticks: () => 1,
+  expect: (_run, _unit, previous) => previousSeconds('ct', previous),
   async run(ctx) {
-    const entry = preparedEntry(ctx, 'ct');
+    const decided = decisions.get(ctx);
+    decisions.delete(ctx);
+    if (!decided) throw new Error(`the ct runs of ${ctx.unit.key} ran before the ct build`);
+    if (decided.run === 'no') {
+      ctx.tick(decided.line);
+      return 'kept';
+    }
     const { plan } = ctx.run;
     const { candidate, instance } = ctx.unit;
-    const path = plan.paths.ct(candidate.id, instance.label);
-    if (!entry.library || entry.kat === 'BUILDFAIL' || !entry.library_sha256) {
-      ctx.tick(`ct: not run (${katShown(entry.kat)})`);
-      return;
-    }
-    const replaced = libraryReplaced(ctx.run, entry);
-    if (replaced) {
-      ctx.tick(`ct: not run (${replaced})`);
-      return;
-    }
-    // Checked by planRun before anything ran: read again here, the file is the candidate's.
-    const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-    const suppressionsFile = join(candidate.folder, CT_SUPPRESSIONS_FILE);
-    const suppressionsSha = existsSync(suppressionsFile) ? sha256Hex(readFileSync(suppressionsFile)) : undefined;
-    const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
-    const { calls } = plan.settings.ct;
-    const previous = readPrevious<CtEvidence>(path, plan.force);
-    // Another driver or wrapper (a new harness version) marks secrets anew: its results are redone.
-    const reusable =
-      previous?.library_sha256 === entry.library_sha256 &&
-      previous.harness_version === ctx.run.tools.version &&
-      operations.every((op) => {
-        const o = previous.operations[op];
-        return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls));
-      });
+    const { operations, suppressions, suppressionsSha } = decided;
     const results: Record<string, CtOperation> = {};
     let head: Omit<CtEvidence, 'operations'>;
-    if (reusable) {
-      const { operations: old, ...rest } = previous;
+    const reusable = decided.run === 'keep';
+    if (decided.run === 'keep') {
+      const { operations: old, ...rest } = decided.previous;
       head = rest;
       for (const op of operations) results[op] = old[op]!;
     } else {
       head = {
         schema: 1,
         tool: CT_TOOL,
-        library_sha256: entry.library_sha256,
+        library_sha256: decided.librarySha256,
         candidate: candidate.id,
         label: instance.label,
         harness_version: ctx.run.tools.version,
@@ -78,9 +86,8 @@ export const ct: PhaseStep = {
         for (const op of operations)
           results[op] = { status: 'skipped', calls: 0, findings: [], reason: 'a hash has no secret input: nothing to mark secret' };
       } else {
-        await checkOperations(ctx, operations, results, (more) => {
-          head = { ...head, ...more };
-        });
+        head = { ...head, ...decided.prepared!.head };
+        await checkOperations(ctx, operations, results, decided.prepared!);
       }
     }
     for (const op of operations) results[op] = suppressed(results[op]!, suppressions, op);
@@ -88,15 +95,53 @@ export const ct: PhaseStep = {
     const checked: CtEvidence = { ...base, ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}), operations: results };
     // After the suppressions: only an unsuppressed finding shows a division's operands tainted.
     const evidence = sites ? { ...withDivisions(checked, sites), division_sites: sites } : checked;
-    writeJsonAtomic(path, evidence);
+    writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
     const each = operations.map((op) => shown(results[op]!));
     const line =
       new Set(each).size === 1 && each.length > 1
         ? `all ${each.length} operations ${each[0]}`
         : operations.map((op, i) => `${op} ${each[i]}`).join(', ');
     ctx.tick(`ct ${line}${reusable ? ' (kept)' : ''}`);
+    return reusable ? 'kept' : undefined;
   },
 };
+
+/** What the ct build found to do: nothing (and why), keep the previous file's results, or check. */
+type CtDecision =
+  | { run: 'no'; line: string }
+  | ({ operations: readonly string[]; suppressions: readonly CtSuppression[]; suppressionsSha?: string } & (
+      | { run: 'keep'; previous: CtEvidence }
+      | { run: 'check'; librarySha256: string; prepared?: CtPrepared }
+    ));
+
+const decisions = new WeakMap<InstanceContext, CtDecision>();
+
+function decide(ctx: InstanceContext): CtDecision {
+  const entry = preparedEntry(ctx, 'ct');
+  const { plan } = ctx.run;
+  const { candidate, instance } = ctx.unit;
+  if (!entry.library || entry.kat === 'BUILDFAIL' || !entry.library_sha256)
+    return { run: 'no', line: `ct: not run (${katShown(entry.kat)})` };
+  const replaced = libraryReplaced(ctx.run, entry);
+  if (replaced) return { run: 'no', line: `ct: not run (${replaced})` };
+  // Checked by planRun before anything ran: read again here, the file is the candidate's.
+  const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
+  const suppressionsFile = join(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync(suppressionsFile) ? sha256Hex(readFileSync(suppressionsFile)) : undefined;
+  const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
+  const { calls } = plan.settings.ct;
+  const previous = readPrevious<CtEvidence>(plan.paths.ct(candidate.id, instance.label), plan.force);
+  // Another driver or wrapper (a new harness version) marks secrets anew: its results are redone.
+  const reusable =
+    previous?.library_sha256 === entry.library_sha256 &&
+    previous.harness_version === ctx.run.tools.version &&
+    operations.every((op) => {
+      const o = previous.operations[op];
+      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls));
+    });
+  const common = { operations, suppressions, ...(suppressionsSha ? { suppressionsSha } : {}) };
+  return reusable ? { ...common, run: 'keep', previous } : { ...common, run: 'check', librarySha256: entry.library_sha256 };
+}
 
 /** How an operation's result reads in the progress line. */
 function shown(o: CtOperation): string {
@@ -115,20 +160,42 @@ function suppressed(o: CtOperation, suppressions: readonly CtSuppression[], oper
   return { ...o, findings, status: statusOf(findings) };
 }
 
+/** The ct build and the division sites it reaches: what the runs under memcheck need. */
+interface CtPrepared {
+  built: Awaited<ReturnType<typeof buildCt>>;
+  head: Partial<CtEvidence>;
+}
+
+async function prepareCheck(ctx: InstanceContext, operations: readonly string[]): Promise<CtPrepared | undefined> {
+  if (ctx.unit.candidate.type === 'hash' || operations.length === 0) return undefined;
+  const { run, unit } = ctx;
+  const entry = preparedEntry(ctx, 'ct');
+  const request = buildRequest(run, unit, entry.flags);
+  const built = await buildCt(request, flagsFor(request));
+  const head: Partial<CtEvidence> = { flags: built.flags, secret_generators: built.wrapped };
+  if (!built.ok) return { built, head };
+  if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
+  // Division instructions the API reaches, from the -g build (file and line): held against
+  // memcheck's findings below (withDivisions). A finder that cannot run leaves them out, said so.
+  const sites = await divisionSites(built.library, { sandbox: run.plan.sandbox }).catch((e: unknown) => {
+    head.divisions_failure = errorMessage(e);
+    return undefined;
+  });
+  if (sites) head.division_sites = sites;
+  return { built, head };
+}
+
 async function checkOperations(
   ctx: InstanceContext,
   operations: readonly string[],
   results: Record<string, CtOperation>,
-  note: (head: Partial<CtEvidence>) => void,
+  prepared: CtPrepared,
 ): Promise<void> {
   const { run, unit } = ctx;
   const { plan } = run;
-  const entry = preparedEntry(ctx, 'ct');
   const { id } = unit.candidate;
   const { label } = unit.instance;
-  const request = buildRequest(run, unit, entry.flags);
-  const built = await buildCt(request, flagsFor(request));
-  note({ flags: built.flags, secret_generators: built.wrapped });
+  const { built } = prepared;
   if (!built.ok) {
     for (const op of operations)
       results[op] = {
@@ -139,14 +206,6 @@ async function checkOperations(
       };
     return;
   }
-  if (built.librarySha256) note({ ct_library_sha256: built.librarySha256 });
-  // Division instructions the API reaches, from the -g build (file and line): held against
-  // memcheck's findings below (withDivisions). A finder that cannot run leaves them out, said so.
-  const sites = await divisionSites(built.library, { sandbox: plan.sandbox }).catch((e: unknown) => {
-    note({ divisions_failure: errorMessage(e) });
-    return undefined;
-  });
-  if (sites) note({ division_sites: sites });
   const driver = await ctDriver(run.tools);
   const { ct } = plan.settings;
   for (const operation of operations) {
@@ -162,15 +221,18 @@ async function checkOperations(
       results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    results[operation] = await runCtOperation({
-      driver,
-      library: built.library,
-      type: unit.candidate.type,
-      operation,
-      calls: ct.calls,
-      rng: unit.candidate.katRng,
-      timeoutMs: plan.settings.planning.process_timeout_s * 1000,
-      sandbox: plan.sandbox,
-    });
+    // valgrind does not pin itself: it stays on the core this step holds.
+    results[operation] = await withCpus([plan.cpu], () =>
+      runCtOperation({
+        driver,
+        library: built.library,
+        type: unit.candidate.type,
+        operation,
+        calls: ct.calls,
+        rng: unit.candidate.katRng,
+        timeoutMs: plan.settings.planning.process_timeout_s * 1000,
+        sandbox: plan.sandbox,
+      }),
+    );
   }
 }

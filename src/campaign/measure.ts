@@ -7,15 +7,36 @@ import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/st
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
-import { driverRngOf, driverTypeOf, katShown, libraryReplaced, preparedEntry, type InstanceContext, type PhaseStep } from './context.js';
+import {
+  driverRngOf,
+  driverTypeOf,
+  katShown,
+  libraryReplaced,
+  preparedEntry,
+  previousSeconds,
+  type InstanceContext,
+  type PhaseStep,
+} from './context.js';
+import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
 
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
 export const measure: PhaseStep = {
   name: 'measure',
   phase: 'measure',
+  core: 'timing',
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
+  expect: (plan, unit, previous) => {
+    const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
+    const kept = (op: string) => {
+      const r = readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op));
+      return r?.status === 'complete' && r.library_sha256 === previous?.library_sha256;
+    };
+    if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: 'kept' };
+    const known = previousSeconds('measure', previous);
+    return known.source !== 'none' ? known : { seconds: ops.length * plannedOperationSeconds(plan.settings.planning), source: 'plan' };
+  },
   async run(ctx) {
     const { unit, run, summary } = ctx;
     const { plan } = run;
@@ -67,7 +88,8 @@ export const measure: PhaseStep = {
         counterHz: run.counterHz,
       });
     }
-    const replacedLibrary = todo.length > 0 ? libraryReplaced(run, entry) : undefined;
+    if (todo.length === 0) return 'kept';
+    const replacedLibrary = libraryReplaced(run, entry);
     if (replacedLibrary) {
       for (const { operation } of todo) {
         summary.operations.push({ operation, status: 'failed', skipped: false, failure: replacedLibrary });

@@ -14,6 +14,7 @@ import type { BuildJson } from '../evidence/types.js';
 import { externalSizesPath } from '../catalogs/catalogs.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import type { Progress } from './progress.js';
+import { shardByCost } from './forecast.js';
 import { loadCtSuppressions } from '../ct/suppressions.js';
 
 /** A candidate's ct-suppressions.yml, as its errors name it. */
@@ -26,12 +27,6 @@ export const OPT_IN_PHASES = ['ct'] as const;
 /** Every phase `--phases` accepts. */
 export const KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES] as const;
 export type Phase = (typeof KNOWN_PHASES)[number];
-/**
- * Phases whose processes are pinned to the run's core: an instance runs them holding the core's
- * host-wide lock, so that no other run on the host times or profiles on it meanwhile.
- */
-export const PINNED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['measure', 'profile']);
-
 /**
  * The phases of a run that also takes those its campaign turns on (CampaignOptions.campaignPhases):
  * ngcc-perf.yml's `ct.enabled` adds the constant-time check, so that a campaign's owner, not each
@@ -62,6 +57,12 @@ export interface CampaignOptions {
    * computed filter may rightly select nothing (a pull request that deletes a candidate).
    */
   argumentNames?: { only?: Where; cpu?: Where };
+  /** Each instance's expected seconds, in the order given: what `shard` balances on (campaign/forecast.ts). */
+  shardCost?: (plan: RunPlan, units: readonly Unit[]) => number[];
+  /** Workers for the preparation beside timing (default: the allowed CPUs that are not timing cores, at least one). */
+  jobs?: number;
+  /** One instance at a time, nothing beside timing (the order of a run before the scheduler). */
+  serial?: boolean;
   /** A filter that selects nothing is no error (the base side of a paired run may lack a new candidate). */
   onlyMayMatchNothing?: boolean;
   /**
@@ -202,14 +203,26 @@ export function planRun(opts: CampaignOptions): RunPlan {
     sandbox: resolveSandbox(settings.sandbox),
     cpu: cpus[0]!,
     cpus,
-    units: units(campaign.candidates, opts.shard),
+    units: allUnits(campaign.candidates),
     phases,
     force: opts.force ?? false,
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),
   };
-  return opts.against ? { ...plan, against: againstPlan(plan, opts) } : plan;
+  const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
+  return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
+}
+
+/**
+ * The instances of shard K of N: balanced on their expected cost (CampaignOptions.shardCost), so
+ * that the shards end together, or on their count without one. Every shard must see the same
+ * costs (the same previous evidence, as the nightly's shards do) for the shards to partition the campaign.
+ */
+function shardOf(plan: RunPlan, shard: { index: number; count: number }, cost: CampaignOptions['shardCost']): Unit[] {
+  const costs = cost ? cost(plan, plan.units) : plan.units.map(() => 1);
+  const byUnit = new Map(plan.units.map((u, i) => [u, costs[i] ?? 1]));
+  return shardByCost(plan.units, (u) => byUnit.get(u)!, shard.index, shard.count);
 }
 
 /** The options of the base side of a paired run: its build and KAT, with the same selection. */
@@ -241,8 +254,8 @@ function againstPlan(plan: RunPlan, opts: CampaignOptions): AgainstPlan {
   };
 }
 
-function units(candidates: Candidate[], shard?: { index: number; count: number }): Unit[] {
-  const all = candidates.flatMap((candidate) =>
+function allUnits(candidates: Candidate[]): Unit[] {
+  return candidates.flatMap((candidate) =>
     candidate.instances.map((instance) => ({
       candidate,
       instance,
@@ -250,7 +263,6 @@ function units(candidates: Candidate[], shard?: { index: number; count: number }
       key: instanceKey(candidate.id, instance.label),
     })),
   );
-  return shard ? all.filter((_, i) => i % shard.count === shard.index - 1) : all;
 }
 
 function withOverrides(settings: CampaignSettings, opts: CampaignOptions): CampaignSettings {

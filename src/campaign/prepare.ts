@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { displayFlags, type BuildResult, type FlagSet } from '../compile/compile.js';
 import { nistEntryPrefix } from '../compile/nistShim.js';
 import type { Candidate } from '../config/campaign.js';
@@ -12,7 +12,7 @@ import { runKat, type KatOutcome } from '../kat/run.js';
 import { runHashKat } from '../kat/hashKat.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
-import { buildUnit, type PhaseStep, type RunContext } from './context.js';
+import { buildUnit, previousSeconds, type PhaseStep, type RunContext } from './context.js';
 import type { Unit } from './plan.js';
 
 /** Builds and KAT-checks an instance (or keeps what still holds): sets the entry every later step reads. */
@@ -20,11 +20,21 @@ export const prepare: PhaseStep = {
   name: 'prepare',
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
+  expect: (plan, unit, previous) => {
+    // An entry whose library and KAT log are on disk is kept when the sources did not change.
+    const held =
+      !plan.force &&
+      previous?.library !== undefined &&
+      existsSync(resolve(plan.campaignDir, previous.library)) &&
+      existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    return held ? { seconds: 0, source: 'kept' } : previousSeconds('prepare', previous);
+  },
   async run(ctx) {
-    const entry = await prepareInstance(ctx.run, ctx.unit);
+    const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
     ctx.entry = entry;
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
+    return kept ? 'kept' : undefined;
   },
 };
 
@@ -88,7 +98,7 @@ const fellBackFrom = (previous: BuildEntry | undefined, flagSet: FlagSet, librar
   previous !== undefined && previous.kat !== 'BUILDFAIL' && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
 
 /** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
-export async function prepareInstance(run: RunContext, unit: Unit): Promise<BuildEntry> {
+export async function prepareInstance(run: RunContext, unit: Unit): Promise<{ entry: BuildEntry; kept: boolean }> {
   const { plan } = run;
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
@@ -145,7 +155,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
   if (!b.ok) {
     const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
     writeKatLog(run, entry, candidate, b, ['build failed:', ...b.log.split('\n').slice(0, 60)]);
-    return saveEntry(run, key, entry);
+    return { entry: saveEntry(run, key, entry), kept: false };
   }
   let lib = libraryFields(plan.campaignDir, b);
 
@@ -165,12 +175,13 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     harnessVersion: run.tools.version,
     katLogSha256: existsSync(katLogPath) ? sha256File(katLogPath) : undefined,
   };
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat'))) return previous;
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat'))) return { entry: previous, kept: true };
   if (!plan.phases.has('kat')) {
     // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
     // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
     const { kat: _none, ...unchecked } = base;
-    return saveEntry(run, key, { ...unchecked, ...lib, kat_detail: 'KAT not run for this library (run the kat phase)' } as BuildEntry);
+    const entry = { ...unchecked, ...lib, kat_detail: 'KAT not run for this library (run the kat phase)' } as BuildEntry;
+    return { entry: saveEntry(run, key, entry), kept: false };
   }
 
   // 4. The KAT; a fault under the guide flags is retried under the harness defaults.
@@ -203,7 +214,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Buil
     kat_harness_version: run.tools.version,
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return saveEntry(run, key, entry);
+  return { entry: saveEntry(run, key, entry), kept: false };
 }
 
 /** A hash KAT_Loop cut short by a kat.sha256 `:N`: the pages say so. */
@@ -241,7 +252,7 @@ function writeKatLog(run: RunContext, entry: BuildEntry, candidate: Candidate, b
  * build.json is re-read before each write so that entries of other instances are never lost; an
  * entry keeps its place, new ones are appended (the order of the candidate manifests).
  */
-export function saveEntry(run: RunContext, key: string, entry: BuildEntry): BuildEntry {
+export function saveEntry(run: { plan: Pick<RunContext['plan'], 'paths'> }, key: string, entry: BuildEntry): BuildEntry {
   const { paths } = run.plan;
   const current = readJsonIfExists<BuildJson>(paths.build) ?? { instances: {} };
   current.instances[key] = entry;

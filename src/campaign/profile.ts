@@ -3,7 +3,10 @@ import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evi
 import { errorMessage } from '../errors.js';
 import { measurable } from '../kat/status.js';
 import { profiledOperationsOf } from '../measure/operation.js';
-import { profileInstance, profileSymbols } from '../profile/run.js';
+import { buildProfiledFor, profileInstance, profileSymbols } from '../profile/run.js';
+import type { ProfileBuildResult } from '../compile/profileBuild.js';
+import { PROCESS_START_S } from './forecast.js';
+import type { RunPlan, Unit } from './plan.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
 import { formatShare } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
@@ -14,37 +17,90 @@ import {
   katShown,
   libraryReplaced,
   preparedEntry,
+  previousSeconds,
   type InstanceContext,
   type PhaseStep,
 } from './context.js';
 import { readPrevious } from './previous.js';
 
 /**
- * The survey of a built library (what its API reaches), then — for a library that may be timed —
- * the hash/DRNG profile and the memory of each operation. Files of the same library are kept.
+ * What the profile's preparation decided for an instance, for its pinned rounds: not to profile
+ * (and why), or the operations to profile and the relink to profile them with.
  */
-export const profile: PhaseStep = {
-  name: 'profile',
+type ProfilePlan =
+  | { run: false; line: string }
+  | { run: true; verdict: string; entry: BuiltEntry; operations: string[]; relinked?: ProfileBuildResult };
+
+const plans = new WeakMap<InstanceContext, ProfilePlan>();
+
+/**
+ * The profile's preparation, beside other instances' timing: the survey of a built library (what
+ * its API reaches), which operations need a new profile or memory file, and the wrapped relink
+ * they are profiled with. Files of the same library are kept.
+ */
+export const profileBuild: PhaseStep = {
+  name: 'profile-build',
   phase: 'profile',
-  ticks: () => 1,
+  ticks: () => 0,
+  expect: (plan, unit, previous) =>
+    profilesHold(plan, unit, previous) ? { seconds: 0, source: 'kept' } : previousSeconds('profile-build', previous),
   async run(ctx) {
     const entry = preparedEntry(ctx, 'profile');
     if (!entry.library || entry.kat === 'BUILDFAIL') {
-      ctx.tick(`profile: not run (${katShown(entry.kat)})`);
-      return;
+      plans.set(ctx, { run: false, line: `profile: not run (${katShown(entry.kat)})` });
+      return 'kept';
     }
     const replaced = libraryReplaced(ctx.run, entry);
     if (replaced) {
-      ctx.tick(`profile: not run (${replaced})`);
-      return;
+      plans.set(ctx, { run: false, line: `profile: not run (${replaced})` });
+      return 'kept';
     }
     const built = { ...entry, library: entry.library };
     const verdict = await survey(ctx, built);
     if (!measurable(entry.kat)) {
-      ctx.tick(`${verdict}; not profiled (${katShown(entry.kat)})`);
+      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(entry.kat)})` });
       return;
     }
-    await profileOperations(ctx, built);
+    const operations = staleOperations(ctx.run.plan, ctx.unit, built);
+    const { run, unit } = ctx;
+    const relinked = operations.length > 0 ? await buildProfiledFor(buildRequest(run, unit, entry.flags), run.plan.nistSymbols) : undefined;
+    plans.set(ctx, { run: true, verdict, entry: built, operations, ...(relinked ? { relinked } : {}) });
+    return operations.length > 0 ? undefined : 'kept';
+  },
+};
+
+/**
+ * The profile's rounds and memory runs, holding the timing core: the hash/DRNG share and the memory
+ * of each operation the preparation found stale.
+ */
+export const profile: PhaseStep = {
+  name: 'profile',
+  phase: 'profile',
+  core: 'exclusive',
+  ticks: () => 1,
+  expect: (plan, unit, previous) => {
+    if (profilesHold(plan, unit, previous)) return { seconds: 0, source: 'kept' };
+    const known = previousSeconds('profile', previous);
+    if (known.source !== 'none') return known;
+    // Never profiled here: the calls it is planned to make, and a process per round and per memory run.
+    const { target_s, rounds } = plan.settings.profile;
+    const ops = profiledOperationsOf(unit.candidate.type).length;
+    return { seconds: ops * (target_s + rounds * PROCESS_START_S + PROCESS_START_S), source: 'plan' };
+  },
+  async run(ctx) {
+    const plan = plans.get(ctx);
+    plans.delete(ctx);
+    if (!plan) throw new Error(`the profile rounds of ${ctx.unit.key} ran before the profile's preparation`);
+    if (!plan.run) {
+      ctx.tick(plan.line);
+      return 'kept';
+    }
+    const replaced = libraryReplaced(ctx.run, plan.entry);
+    if (replaced) {
+      ctx.tick(`profile: not run (${replaced})`);
+      return 'kept';
+    }
+    await profileOperations(ctx, plan.entry, plan.operations, plan.relinked);
     const { paths } = ctx.run.plan;
     const { candidate, instance } = ctx.unit;
     const shares = profiledOperationsOf(candidate.type).map((op) => {
@@ -53,7 +109,8 @@ export const profile: PhaseStep = {
       const note = `${left > 0 ? ` (${left} disturbed round${left === 1 ? '' : 's'} left out)` : ''}${p?.disturbed_rounds ? ` (every round disturbed)` : ''}`;
       return `${op} ${p?.hash_share !== undefined ? formatShare(p.hash_share) : (p?.status ?? 'missing')}${note}`;
     });
-    ctx.tick(`${verdict}; hash share ${shares.join(', ')}`);
+    ctx.tick(`${plan.verdict}; hash share ${shares.join(', ')}`);
+    return plan.operations.length > 0 ? undefined : 'kept';
   },
 };
 
@@ -87,14 +144,12 @@ async function survey(ctx: InstanceContext, entry: BuiltEntry): Promise<string> 
   return `survey ${surveyed?.verdict ?? `failed (${surveyed?.failure ?? 'no result'})`}`;
 }
 
-/** Profiles the operations whose profile or memory file does not describe this library and these symbols. */
-async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promise<void> {
-  const { run, unit } = ctx;
-  const { plan } = run;
+/** The operations whose profile or memory file does not describe this library and these symbols. */
+function staleOperations(plan: RunPlan, unit: Unit, entry: { library_sha256?: string }): string[] {
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { digest } = profileSymbols(unit.candidate.api, plan.nistSymbols);
-  const stale = profiledOperationsOf(unit.candidate.type).filter((operation) => {
+  return profiledOperationsOf(unit.candidate.type).filter((operation) => {
     const previous = readJsonIfExists<HashProfile>(plan.paths.profile(id, label, operation));
     const memory = readJsonIfExists<MemoryRecord>(plan.paths.memory(id, label, operation));
     return (
@@ -104,6 +159,24 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
       memory?.library_sha256 !== entry.library_sha256
     );
   });
+}
+
+/** Whether the profile files on disk would be kept, were the library unchanged: the forecast's guess. */
+function profilesHold(plan: RunPlan, unit: Unit, previous: BuildEntry | undefined): boolean {
+  return !!previous?.library_sha256 && measurable(previous.kat) && staleOperations(plan, unit, previous).length === 0;
+}
+
+/** Profiles `operations` with the relink the preparation built. */
+async function profileOperations(
+  ctx: InstanceContext,
+  entry: BuiltEntry,
+  operations: readonly string[],
+  relinked: ProfileBuildResult | undefined,
+): Promise<void> {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
@@ -124,10 +197,11 @@ async function profileOperations(ctx: InstanceContext, entry: BuiltEntry): Promi
         return typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
       },
     },
-    stale,
+    operations,
     {
       profile: (operation, p) => writeJsonAtomic(plan.paths.profile(id, label, operation), p),
       memory: (operation, m) => writeJsonAtomic(plan.paths.memory(id, label, operation), m),
     },
+    relinked,
   );
 }

@@ -1,48 +1,93 @@
-/** Progress of a long run: a bar with ETA on a terminal, one line per finished step otherwise. */
+import cliProgress from 'cli-progress';
+
+/**
+ * Progress of a long run: on a terminal a live bar (cli-progress) with the done/total count, the
+ * ETA and the step just finished; elsewhere (CI logs) one line per finished step with its UTC time
+ * and the ETA. The ETA is the run's own (campaign/tracker.ts): what is left, laid out as the
+ * scheduler runs it, not a rate of steps (a step can take a second or an hour).
+ */
 export interface Progress {
-  start(totalSteps: number): void;
+  /** `eta` gives the seconds left whenever asked. */
+  start(totalSteps: number, eta?: () => number): void;
   tick(message: string): void;
-  /** A line that is not a finished step (a wait for a core): shown, not counted. */
+  /** A line that is not a finished step (the plan, a wait for a core): shown, not counted. */
   note?(message: string): void;
   done(): void;
 }
 
-function formatDuration(s: number): string {
-  if (!Number.isFinite(s)) return '?';
-  const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.round(s)}s`;
+/** "4m05s", "1h02m", "37s": an ETA. */
+export function formatDuration(s: number): string {
+  if (!Number.isFinite(s) || s < 0) return '?';
+  const r = Math.round(s);
+  if (r >= 3600) return `${Math.floor(r / 3600)}h${String(Math.floor((r % 3600) / 60)).padStart(2, '0')}m`;
+  const m = Math.floor(r / 60);
+  return m > 0 ? `${m}m${String(r % 60).padStart(2, '0')}s` : `${r}s`;
 }
+
+/** An ISO time to the second: what a CI log line starts with. */
+const stamp = (now: Date) => now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export function createProgress(stream: NodeJS.WriteStream = process.stderr): Progress {
   let total = 0;
   let done = 0;
-  let started = 0;
-  const tty = stream.isTTY === true;
+  let eta: (() => number) | undefined;
+  const started = Date.now();
+  const etaShown = () => formatDuration(eta ? eta() : Number.NaN);
+  if (stream.isTTY !== true) {
+    return {
+      start(n, e) {
+        total = n;
+        eta = e;
+      },
+      tick(message) {
+        done++;
+        stream.write(`${stamp(new Date())} [${done}/${total}] ${message} · ETA ${etaShown()}\n`);
+      },
+      note(message) {
+        stream.write(`${stamp(new Date())} ${message}\n`);
+      },
+      done() {},
+    };
+  }
+  const bars = new cliProgress.MultiBar(
+    {
+      stream,
+      format: '[{bar}] {value}/{total} · ETA {eta_run} · {elapsed_run} · {last}',
+      barsize: 24,
+      hideCursor: true,
+      clearOnComplete: false,
+      // Redrawn at most twice a second, however many steps end meanwhile.
+      fps: 2,
+    },
+    cliProgress.Presets.legacy,
+  );
+  let bar: cliProgress.SingleBar | undefined;
+  let last = '';
+  const payload = () => ({
+    eta_run: etaShown(),
+    elapsed_run: formatDuration((Date.now() - started) / 1000),
+    last: last.slice(0, Math.max(20, (stream.columns ?? 120) - 60)),
+  });
   return {
-    start(n) {
+    start(n, e) {
       total = n;
-      started = Date.now();
+      eta = e;
+      bar = bars.create(total, 0, payload());
     },
     tick(message) {
       done++;
-      const elapsed = (Date.now() - started) / 1000;
-      const eta = done > 0 ? (elapsed / done) * (total - done) : Infinity;
-      if (!tty) {
-        stream.write(`[${done}/${total}] ${message}\n`);
-        return;
-      }
-      const width = 30;
-      const filled = Math.round((done / Math.max(total, 1)) * width);
-      const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
-      const line = `[${bar}] ${done}/${total} ETA ${formatDuration(eta)}  ${message}`;
-      stream.write(`\r\x1b[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
+      last = message;
+      if (bar) bar.update(done, payload());
+      else stream.write(`${message}\n`);
     },
     note(message) {
-      // On a terminal the line replaces the bar, which the next step draws again.
-      stream.write(tty ? `\r\x1b[2K${message}\n` : `${message}\n`);
+      // Above the bar, which the library draws again below it.
+      if (bar) bars.log(`${message}\n`);
+      else stream.write(`${message}\n`);
     },
     done() {
-      if (tty) stream.write('\n');
+      if (bar) bars.stop();
+      bar = undefined;
     },
   };
 }

@@ -8,12 +8,17 @@ import { formatSeconds } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
-import { againstOptions, PINNED_PHASES, planRun, type CampaignOptions, type RunPlan } from './plan.js';
+import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
+import { allowedCpus } from '../env/cpus.js';
+import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import { filledSeconds, longestFirst, unitCost } from './forecast.js';
+import { runSchedule, stagesOf } from './schedule.js';
+import { forecastUnits, outcomeLines, planLines, RunTracker } from './tracker.js';
 import type { Progress } from './progress.js';
-import { prepare } from './prepare.js';
-import { profile } from './profile.js';
+import { prepare, saveEntry } from './prepare.js';
+import { profile, profileBuild } from './profile.js';
 import { stale } from './stale.js';
-import { ct } from './ct.js';
+import { ct, ctBuild } from './ct.js';
 
 export { katShown, type CampaignSummary, type InstanceContext, type InstanceSummary, type PhaseStep, type RunContext } from './context.js';
 export { KNOWN_PHASES, OPT_IN_PHASES, PHASES, type CampaignOptions, type Phase, type RunPlan, type Unit } from './plan.js';
@@ -22,14 +27,14 @@ export { KNOWN_PHASES, OPT_IN_PHASES, PHASES, type CampaignOptions, type Phase, 
  * What a run does for each instance, in order. A new phase is a file exporting a PhaseStep and
  * one entry here; a step that names a `phase` runs only when the run's phases include it.
  */
-export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, measure, profile, ct];
+export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
 
 /**
  * One run of a campaign into DATA_DIR/<system>: checked in full before anything runs (planRun),
  * then, holding the folder's lock, every step of `steps` for each instance.
  */
 export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseStep[] = PHASE_STEPS): Promise<CampaignSummary> {
-  const plan = planRun(opts);
+  const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   // Paired: the base side is built and KAT-checked first; its timing runs with this run's.
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, 'base') }, steps);
   const release = lockSystem(plan.systemDir);
@@ -40,6 +45,16 @@ export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseSt
     releaseBase?.();
     release();
   }
+}
+
+/** Each instance's expected seconds under these steps: what shards balance on. */
+function expectedCosts(steps: readonly PhaseStep[]) {
+  return (plan: RunPlan, units: readonly Unit[]): number[] => {
+    const stages = stagesOf(steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase)));
+    const forecasts = forecastUnits(plan, units, stages, false);
+    const seconds = filledSeconds(forecasts);
+    return forecasts.map((f) => unitCost(f, seconds));
+  };
 }
 
 /** The base side's progress: its lines as notes of the run's own progress, marked with the side. */
@@ -78,49 +93,106 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
-  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0));
+  const stages = stagesOf(active);
+  const before = readJsonIfExists<BuildJson>(plan.paths.build)?.instances ?? {};
+  const pool = poolOf(plan, opts);
+  const poolOwnsCores = !opts.serial && pool.cpus !== undefined;
+  const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
+  // Serial: every stage after the last, as on one lane.
+  if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = 'timing';
+  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
+  const forecast = tracker.summary();
+  for (const line of planLines(forecast, plan.units.length)) run.progress?.note?.(line);
+  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0), () =>
+    tracker.eta(),
+  );
   for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances: InstanceSummary[] = [];
-  for (const unit of plan.units) {
+  const contexts = plan.units.map((unit): InstanceContext => {
     const summary: InstanceSummary = { key: unit.key, operations: [] };
     instances.push(summary);
-    const ctx: InstanceContext = { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-    for (const group of pinnedGroups(active)) {
-      // Without a library nothing can be timed or profiled: no need to wait for a core.
-      if (!group.pinned || (ctx.entry && !ctx.entry.library)) {
-        for (const step of group.steps) await step.run(ctx);
-        continue;
-      }
-      const what = `${unit.key} ${group.steps.map((s) => s.name).join(',')}`;
-      await cores.on(
+    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
+  });
+  // Longest expected first, so that the long instances are not left to run alone at the end.
+  const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
+  const stepSeconds = new Map<string, Record<string, number>>();
+  // When and where the preparation ran beside the timing: campaign.json keeps it with the core holds.
+  const poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }> = [];
+  await runSchedule(order, stages, {
+    workers: pool.workers,
+    ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
+    cores: plan.cpus.length,
+    serial: opts.serial ?? false,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
+      return cores.on(
         what,
-        (line) => run.progress?.note?.(`${unit.key} ${line}`),
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
         async (pinned) => {
           ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
           try {
-            for (const step of group.steps) await step.run(ctx);
+            await work();
           } finally {
             ctx.run = run;
           }
         },
+        cpu === undefined ? undefined : [cpu],
       );
-    }
-  }
-  writeCampaign({ ended_utc: new Date().toISOString(), cpu_holds: cores.holds, ...(counter ? { counter_source: counter } : {}) });
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = new Date().toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      await work();
+      poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: new Date().toISOString(),
+      });
+    },
+    async runStep(ctx, step) {
+      const started = performance.now();
+      const outcome = await step.run(ctx);
+      const seconds = (performance.now() - started) / 1000;
+      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
+      if (outcome !== 'kept') {
+        const mine = stepSeconds.get(ctx.unit.key) ?? {};
+        mine[step.name] = Math.round(seconds * 1000) / 1000;
+        stepSeconds.set(ctx.unit.key, mine);
+      }
+    },
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
+  });
+  const outcome = tracker.summary();
+  writeCampaign({
+    ended_utc: new Date().toISOString(),
+    cpu_holds: cores.holds,
+    ...(counter ? { counter_source: counter } : {}),
+    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
+    forecast: outcome,
+  });
   run.progress?.done();
-  return { systemDir: plan.systemDir, instances, invalid: plan.invalid };
+  for (const line of outcomeLines(outcome)) run.progress?.note?.(line);
+  return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
 }
 
-/** Consecutive steps that pin processes to the core (one hold of its lock for them all), and those that do not. */
-function pinnedGroups(steps: readonly PhaseStep[]): Array<{ pinned: boolean; steps: PhaseStep[] }> {
-  const groups: Array<{ pinned: boolean; steps: PhaseStep[] }> = [];
-  for (const step of steps) {
-    const pinned = step.phase !== undefined && PINNED_PHASES.has(step.phase);
-    const last = groups[groups.length - 1];
-    if (last?.pinned === pinned) last.steps.push(step);
-    else groups.push({ pinned, steps: [step] });
-  }
-  return groups;
+/**
+ * The workers beside timing: one per allowed CPU that is not a timing core (at least one), their
+ * processes confined to those CPUs; `--jobs` sets the count.
+ */
+function poolOf(plan: RunPlan, opts: CampaignOptions): { workers: number; cpus?: number[] } {
+  const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
+  const workers = Math.max(1, opts.jobs ?? others.length);
+  return others.length > 0 ? { workers, cpus: others } : { workers };
+}
+
+/** The seconds of the steps that did work, into the instance's build.json entry (the others keep theirs). */
+function keepStepSeconds(plan: RunPlan, key: string, before: BuildEntry | undefined, seconds: Record<string, number> | undefined): void {
+  if (!seconds) return;
+  const entry = readJsonIfExists<BuildJson>(plan.paths.build)?.instances[key];
+  // An entry rebuilt this run starts without the figures of steps that kept their evidence.
+  if (entry) saveEntry({ plan }, key, { ...entry, step_seconds: { ...before?.step_seconds, ...entry.step_seconds, ...seconds } });
 }
 
 /** One hold of a core's host-wide lock, as campaign.json records it. */
@@ -146,9 +218,14 @@ function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
   const holds: CpuHold[] = [];
   return {
     holds,
-    async on<T>(what: string, say: (line: string) => void, work: (pinned: RunContext) => Promise<T>): Promise<T> {
+    async on<T>(
+      what: string,
+      say: (line: string) => void,
+      work: (pinned: RunContext) => Promise<T>,
+      cpus: readonly number[] = plan.cpus,
+    ): Promise<T> {
       let waited = false;
-      const lease = await lockCore(plan.cpus, {
+      const lease = await lockCore([...cpus], {
         what: `${holder}: ${what}`,
         onWait: (line) => {
           waited = true;

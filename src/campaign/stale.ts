@@ -47,6 +47,7 @@ export function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: Evidence
 export const stale: PhaseStep = {
   name: 'stale',
   ticks: () => 1,
+  expect: () => ({ seconds: 0, source: 'plan' }),
   async run(ctx) {
     const entry = preparedEntry(ctx, 'stale');
     const dropped = dropStaleEvidence(ctx.unit, entry, ctx.run.plan.paths, ctx.run.plan.force);

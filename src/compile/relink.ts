@@ -1,4 +1,4 @@
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { CC } from '../env/toolchain.js';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { type buildArgv, buildSandbox, type BuildRequest } from './compile.js';
@@ -10,9 +10,9 @@ import { type buildArgv, buildSandbox, type BuildRequest } from './compile.js';
  */
 export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof buildArgv>>, outDir: string, log: string[]) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv: string[]): Promise<RunResult> => {
+  const run = async (argv: string[], cwd = plain.cwd): Promise<RunResult> => {
     const r = await runProcess(argv, {
-      cwd: plain.cwd,
+      cwd,
       timeoutMs: req.timeoutMs,
       memoryLimitBytes: req.memoryLimitBytes,
       maxOutputBytes: 256 * 1024,
@@ -23,10 +23,20 @@ export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof 
   };
   return {
     run,
-    /** The objects, one per source, or undefined when one does not compile. */
+    /**
+     * The objects, one per source, or undefined when one does not compile. One compiler call for
+     * them all, in the objects' folder (gcc names each object after its source), unless two
+     * sources share a name: then one call each, the objects numbered.
+     */
     async compileEach(compileFlags: string[], objDir: string): Promise<string[] | undefined> {
+      const sources = plain.sources.map((src) => resolve(plain.cwd, src));
+      const names = sources.map((src) => `${basename(src).replace(/\.c$/, '')}.o`);
+      if (new Set(names).size === names.length) {
+        if ((await run([CC, ...compileFlags, '-c', ...sources], objDir)).exitCode !== 0) return undefined;
+        return names.map((n) => join(objDir, n));
+      }
       const objects: string[] = [];
-      for (const [i, src] of plain.sources.entries()) {
+      for (const [i, src] of sources.entries()) {
         const obj = join(objDir, `${i}-${basename(src).replace(/\.c$/, '')}.o`);
         if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return undefined;
         objects.push(obj);

@@ -39,6 +39,13 @@ export function parseCpu(v: string | undefined, where: Where): number | undefine
   return Number(v);
 }
 
+/** A count of workers: a whole number from 1. */
+export function parseJobs(v: string | undefined, where: Where): number | undefined {
+  if (!v) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw fail(where, `expected a whole number of workers from 1, got '${v}'`);
+  return Number(v);
+}
+
 /** `unit` completes the message: 'expected a positive number of seconds, got -1'. */
 export function parsePositive(v: string | undefined, where: Where, unit?: string): number | undefined {
   if (v === undefined || v === '') return undefined;

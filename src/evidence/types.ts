@@ -31,6 +31,11 @@ export interface BuildEntry {
   sizes?: Record<string, number>;
   /** Type hash: the KAT_Loop iterations when a kat.sha256 `:N` cut them below the generator's 10^6. */
   kat_loop_iterations?: number;
+  /**
+   * Seconds each step of the run took for this instance, the last time it did its work (a step that
+   * kept its evidence leaves its figure): what the next run's plan and ETA start from.
+   */
+  step_seconds?: Record<string, number>;
 }
 
 export interface BuildJson {

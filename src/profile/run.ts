@@ -1,5 +1,5 @@
 import { basename, relative } from 'node:path';
-import { buildProfiled, wrapCatalog } from '../compile/profileBuild.js';
+import { buildProfiled, type ProfileBuildResult, wrapCatalog } from '../compile/profileBuild.js';
 import { flagsFor, type BuildRequest } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
 import { inputBytes } from '../measure/operation.js';
@@ -66,16 +66,29 @@ export function profileSymbols(api: string, nistSymbols: string[]): { wanted: st
 }
 
 /**
+ * The relink whose wrappers count the symmetric calls (compile/profileBuild.ts): a build, so it may
+ * run before the profile's rounds and away from the core they hold.
+ */
+export function buildProfiledFor(request: BuildRequest, nistSymbols: string[]): Promise<ProfileBuildResult> {
+  return buildProfiled(request, flagsFor(request), profileSymbols(request.candidate.api, nistSymbols).wanted);
+}
+
+/**
  * The profile of one instance's `operations`: hash/DRNG shares per operation (wrapped relink,
  * ngcc_prof) and the memory of each operation alone (ngcc_mem on the plain library).
  * Shares come from `rounds` fresh processes per operation, interleaved across the operations like
  * timing trials, so that a passing disturbance of the machine moves one round, not the figure.
  */
-export async function profileInstance(p: ProfileRequest, operations: readonly string[], sink: ProfileSink): Promise<void> {
+export async function profileInstance(
+  p: ProfileRequest,
+  operations: readonly string[],
+  sink: ProfileSink,
+  relinked?: ProfileBuildResult,
+): Promise<void> {
   if (operations.length === 0) return;
   const { candidate } = p.request;
-  const { wanted, digest } = profileSymbols(candidate.api, p.nistSymbols);
-  const profiled = await buildProfiled(p.request, flagsFor(p.request), wanted);
+  const { digest } = profileSymbols(candidate.api, p.nistSymbols);
+  const profiled = relinked ?? (await buildProfiledFor(p.request, p.nistSymbols));
   const rounds = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
   // Disturbed rounds that were run again: not in the figure, listed in the profile.
   const excluded = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
@@ -60,6 +61,8 @@ export interface RunResult {
   /** What arrived on fd 4 (only with sideMaxBytes), undecoded. */
   side?: { text: string; truncated: boolean };
   wallSeconds: number;
+  /** The cores it was confined to (withCpus), when it was. */
+  cpus?: number[];
 }
 
 /**
@@ -124,22 +127,39 @@ export function killLiveProcessGroups(): number {
   return groups.length;
 }
 
+/**
+ * The cores the processes started inside `work` may run on (its async calls included): a run's
+ * builds, KATs and surveys stay off the cores it times on (campaign/schedule.ts). A driver that
+ * pins itself to a timing core is not started in such a scope.
+ */
+const affinity = new AsyncLocalStorage<readonly number[]>();
+
+export function withCpus<T>(cpus: readonly number[] | undefined, work: () => Promise<T>): Promise<T> {
+  return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
+}
+
+/** The cores of the enclosing withCpus scope (undefined outside one). */
+export const scopeCpus = (): readonly number[] | undefined => affinity.getStore();
+
 /** The one way this project starts a child process. */
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;
   if (!file) throw new Error('runProcess: empty command');
   const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
+  const cpus = affinity.getStore();
   const env = scrubbedEnv(opts.env);
   // prlimit runs inside, so the cap binds the command, not bwrap.
   const sandbox = opts.sandbox?.mode === 'bwrap' || opts.sandbox?.mode === 'unshare' ? opts.sandbox : undefined;
   const sandboxed = sandbox !== undefined;
   const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
-  const argv =
+  const contained =
     sandbox?.mode === 'bwrap'
       ? ['bwrap', ...bwrapArgs(sandbox, inside), '--', ...limited]
       : sandbox?.mode === 'unshare'
         ? unshareArgv(sandbox, inside, limited)
         : limited;
+  // Outermost, so that the sandbox and everything in it inherit the mask.
+  const argv = cpus ? ['taskset', '-c', cpus.join(','), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
   return new Promise((resolve) => {
@@ -217,6 +237,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       for (const s of [child.stdout, child.stderr, channelStream, sideStream]) s?.destroy();
       resolve({
         command: limited,
+        ...(cpus ? { cpus: [...cpus] } : {}),
         exitCode,
         signal,
         stdout: out.text(),

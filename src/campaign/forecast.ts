@@ -1,0 +1,198 @@
+/**
+ * How long a run will take (docs/campaign.md#plan-and-eta): every step of every instance gets an
+ * expected duration from the previous run's evidence or the plan, the stages are laid out as the
+ * scheduler runs them (preparation on a pool of workers, pinned work on the timing cores), and while
+ * the run goes on the same layout of what is left, scaled by how the finished steps compared with
+ * their forecast, gives the ETA. Pure functions over plain data.
+ */
+
+/** Where an expected duration comes from. */
+export type EstimateSource =
+  /** The step's duration in the previous run that did its work (build.json `step_seconds`). */
+  | 'previous'
+  /** The plan: trials × trial target and the like, for a step never run on this system. */
+  | 'plan'
+  /** The evidence on disk holds: the step keeps it if the sources did not change. */
+  | 'kept'
+  /** Neither: the forecast takes the median of the same step's known figures, and says so. */
+  | 'none';
+
+export interface StepEstimate {
+  seconds?: number;
+  source: EstimateSource;
+}
+
+/** Predicted and actual seconds of one step kind over the run. */
+export interface StepTotals {
+  step: string;
+  predicted: number;
+  actual: number;
+  /** How many instances' figures came from where. */
+  sources: Partial<Record<EstimateSource, number>>;
+}
+
+export interface RunForecastSummary {
+  predicted_wall_s: number;
+  actual_wall_s: number;
+  workers: number;
+  timing_cores: number;
+  steps: StepTotals[];
+}
+
+/** One stage of one instance: consecutive steps that run together on a pool worker or a timing core. */
+export interface StageForecast {
+  lane: 'pool' | 'timing';
+  steps: Array<{ name: string; estimate: StepEstimate }>;
+}
+
+export interface UnitForecast {
+  key: string;
+  stages: StageForecast[];
+}
+
+/**
+ * Seconds to start and end one sandboxed driver process, beside the work it does: what a plan's
+ * estimate adds per trial, round or run (bwrap and the driver's start on this kind of host).
+ */
+export const PROCESS_START_S = 0.03;
+
+/**
+ * An operation's timing as planned, for one never timed on this system: the trials at their target
+ * (an operation slower than the target takes one call a trial, and longer: the plan cannot know),
+ * the two calibration processes, and a process start for each.
+ */
+export function plannedOperationSeconds(p: { trials: number; trial_target_s: number; op_budget_s: number }): number {
+  return Math.min(p.op_budget_s, p.trials * p.trial_target_s) + (p.trials + 2) * PROCESS_START_S;
+}
+
+/** Seconds a step is given when nothing is known of it nor of its kind. */
+export const UNKNOWN_STEP_S = 2;
+
+/** Every step's seconds, with the unknown ones filled from the median of their kind's known ones. */
+export function filledSeconds(units: readonly UnitForecast[]): (step: string, e: StepEstimate) => number {
+  const known = new Map<string, number[]>();
+  for (const u of units)
+    for (const s of u.stages)
+      for (const { name, estimate } of s.steps)
+        if (estimate.source !== 'none' && estimate.source !== 'kept' && estimate.seconds !== undefined)
+          known.set(name, [...(known.get(name) ?? []), estimate.seconds]);
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const fill = new Map([...known].map(([k, xs]) => [k, median(xs)]));
+  return (step, e) => e.seconds ?? (e.source === 'kept' ? 0 : (fill.get(step) ?? UNKNOWN_STEP_S));
+}
+
+/** A stage's expected seconds. */
+export const stageSeconds = (stage: StageForecast, seconds: (step: string, e: StepEstimate) => number): number =>
+  stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
+
+/** An instance's expected cost: all its stages, what the order and the shards balance on. */
+export function unitCost(u: UnitForecast, seconds: (step: string, e: StepEstimate) => number): number {
+  return u.stages.reduce((a, s) => a + stageSeconds(s, seconds), 0);
+}
+
+/**
+ * Longest expected first (LPT), ties in campaign order: the long instances start while there is
+ * still work to put beside them, so the run does not end on one long instance alone.
+ */
+export function longestFirst<T>(items: readonly T[], cost: (t: T) => number): T[] {
+  return items
+    .map((item, i) => ({ item, i, c: cost(item) }))
+    .sort((a, b) => b.c - a.c || a.i - b.i)
+    .map((x) => x.item);
+}
+
+/**
+ * Shard `index` of `count` (1-based): instances dealt out longest first, each to the shard with the
+ * least expected work so far (ties to the lower shard), so that shards end together. Every instance
+ * goes to exactly one shard, and the deal depends only on the costs and the campaign order.
+ */
+export function shardByCost<T>(items: readonly T[], cost: (t: T) => number, index: number, count: number): T[] {
+  const load = Array.from({ length: count }, () => 0);
+  const mine = new Set<number>();
+  const order = items.map((item, i) => ({ i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i);
+  for (const { i, c } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k]! < load[best]!) best = k;
+    load[best]! += c;
+    if (best === index - 1) mine.add(i);
+  }
+  return items.filter((_, i) => mine.has(i));
+}
+
+/** The layout of a run: when each stage would start and end, as the scheduler runs them. */
+export interface Layout {
+  /** Seconds from now until the last stage ends. */
+  total: number;
+  /** Seconds of the timing cores' stages, and of the pool's. */
+  timing: number;
+  pool: number;
+}
+
+/**
+ * Lays the stages out as the scheduler runs them: an instance's stages in order; a pool stage on the
+ * first free of `workers`, a timing stage on the first free of `cores`; instances taken in the
+ * given order.
+ */
+export function layout(
+  units: ReadonlyArray<{ stages: ReadonlyArray<{ lane: 'pool' | 'timing'; seconds: number }> }>,
+  workers: number,
+  cores: number,
+): Layout {
+  const pool = Array.from({ length: Math.max(1, workers) }, () => 0);
+  const timing = Array.from({ length: Math.max(1, cores) }, () => 0);
+  // Each instance's next stage and when it may start; stages are placed in order of that time.
+  const next = units.map(() => ({ stage: 0, at: 0 }));
+  let end = 0;
+  let [timingSum, poolSum] = [0, 0];
+  for (;;) {
+    let pick = -1;
+    for (let u = 0; u < units.length; u++) {
+      if (next[u]!.stage >= units[u]!.stages.length) continue;
+      if (pick < 0 || next[u]!.at < next[pick]!.at) pick = u;
+    }
+    if (pick < 0) break;
+    const n = next[pick]!;
+    const stage = units[pick]!.stages[n.stage]!;
+    const lanes = stage.lane === 'timing' ? timing : pool;
+    let lane = 0;
+    for (let k = 1; k < lanes.length; k++) if (lanes[k]! < lanes[lane]!) lane = k;
+    const start = Math.max(lanes[lane]!, n.at);
+    const finish = start + stage.seconds;
+    lanes[lane] = finish;
+    if (stage.lane === 'timing') timingSum += stage.seconds;
+    else poolSum += stage.seconds;
+    n.stage++;
+    n.at = finish;
+    end = Math.max(end, finish);
+  }
+  return { total: end, timing: timingSum, pool: poolSum };
+}
+
+/**
+ * How the finished steps ran against their forecast, per step name: actual over expected seconds,
+ * from steps that did work (a kept step says nothing of the work's speed). Used to scale what is left.
+ */
+export function correction(done: ReadonlyArray<{ step: string; expected: number; actual: number }>): (step: string) => number {
+  const sums = new Map<string, { e: number; a: number }>();
+  let [e, a] = [0, 0];
+  for (const d of done) {
+    if (d.expected <= 0) continue;
+    const s = sums.get(d.step) ?? { e: 0, a: 0 };
+    s.e += d.expected;
+    s.a += d.actual;
+    sums.set(d.step, s);
+    e += d.expected;
+    a += d.actual;
+  }
+  const overall = e > 0 ? a / e : 1;
+  // A step kind seen for only a moment says little: lean on the overall ratio until it has weight.
+  return (step) => {
+    const s = sums.get(step);
+    if (!s || s.e <= 0) return overall;
+    const w = Math.min(1, s.e / 10);
+    return w * (s.a / s.e) + (1 - w) * overall;
+  };
+}

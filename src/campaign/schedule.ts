@@ -1,0 +1,146 @@
+import { withCpus } from '../sandbox/run.js';
+import type { InstanceContext, PhaseStep, StepCore } from './context.js';
+
+/**
+ * The run's scheduler (docs/campaign.md#parallel-preparation). Every instance's steps, in order,
+ * are cut into stages of consecutive steps of one kind:
+ * - `pool`: builds, KATs, surveys, relinks; on a worker of the pool, each worker confined to a core
+ *   the run does not time on;
+ * - `timing`: the timed trials; holding a timing core (its host-wide lock);
+ * - `exclusive`: profile rounds and constant-time runs, which must not share their core but are not
+ *   timing; on a pool worker's core, holding that core's lock, so nothing else runs there meanwhile
+ *   (on a timing core when the run has no other core).
+ * An instance's next stage waits for its last; stages of different instances run side by side.
+ */
+
+export type StageKind = 'pool' | StepCore;
+
+export interface Stage {
+  kind: StageKind;
+  steps: PhaseStep[];
+}
+
+/** Consecutive steps of the same kind, in order: what one lane runs in one go. */
+export function stagesOf(steps: readonly PhaseStep[]): Stage[] {
+  const stages: Stage[] = [];
+  for (const step of steps) {
+    const kind: StageKind = step.core ?? 'pool';
+    const last = stages[stages.length - 1];
+    if (last?.kind === kind) last.steps.push(step);
+    else stages.push({ kind, steps: [step] });
+  }
+  return stages;
+}
+
+/** The lane a stage runs on: exclusive stages go to the pool when its workers own cores. */
+export const laneOf = (kind: StageKind, poolOwnsCores: boolean): 'pool' | 'timing' =>
+  kind === 'timing' || (kind === 'exclusive' && !poolOwnsCores) ? 'timing' : 'pool';
+
+export interface ScheduleOptions {
+  /** Workers running pool stages side by side; worker k is confined to poolCpus[k mod n]. */
+  workers: number;
+  poolCpus?: readonly number[];
+  /** Timing stages that may run at once: one per timing core. */
+  cores: number;
+  /** One instance at a time, each stage after the last: nothing beside timing. */
+  serial: boolean;
+  /** Runs a stage holding a core's lock: a timing core (cpu undefined: any free one), or the pool worker's own. */
+  onCore(ctx: InstanceContext, stage: Stage, cpu: number | undefined, work: () => Promise<void>): Promise<void>;
+  /** Wraps a pool stage (the caller notes when and where it ran). */
+  onPool?(ctx: InstanceContext, stage: Stage, cpus: readonly number[] | undefined, work: () => Promise<void>): Promise<void>;
+  /** Runs one step (the caller times it). */
+  runStep(ctx: InstanceContext, step: PhaseStep): Promise<void>;
+  /** After an instance's last stage. */
+  onUnitDone?(ctx: InstanceContext): void;
+}
+
+/** Runs a stage's steps in order, on `cpu` (a pool worker's core) or a timing core. */
+async function runStage(ctx: InstanceContext, stage: Stage, opts: ScheduleOptions, workerCpu: number | undefined): Promise<void> {
+  const steps = async () => {
+    for (const step of stage.steps) await opts.runStep(ctx, step);
+  };
+  // Without a library nothing can be timed or profiled: no need to wait for a core.
+  const needsCore = stage.kind !== 'pool' && !(ctx.entry && !ctx.entry.library);
+  const cpus = workerCpu !== undefined ? [workerCpu] : undefined;
+  if (needsCore) return opts.onCore(ctx, stage, stage.kind === 'timing' ? undefined : workerCpu, () => withCpus(cpus, steps));
+  const confined = () => withCpus(cpus, steps);
+  return opts.onPool ? opts.onPool(ctx, stage, cpus, confined) : confined();
+}
+
+/**
+ * Runs every instance's stages (`units` in the order they are served: longest expected first). The
+ * pool prefers preparation while fewer instances wait for a timing core than there are timing
+ * cores, so that timing never starves, and otherwise the exclusive work of instances already timed.
+ * The first error stops new work; stages under way finish; then it is thrown.
+ */
+export async function runSchedule(units: readonly InstanceContext[], stages: readonly Stage[], opts: ScheduleOptions): Promise<void> {
+  if (opts.serial) {
+    for (const ctx of units) {
+      for (const stage of stages) await runStage(ctx, stage, opts, undefined);
+      opts.onUnitDone?.(ctx);
+    }
+    return;
+  }
+  const poolOwnsCores = (opts.poolCpus?.length ?? 0) > 0;
+  const lane = (s: Stage) => laneOf(s.kind, poolOwnsCores);
+  const next = units.map(() => 0);
+  const running = units.map(() => false);
+  const freeWorkers = Array.from({ length: Math.max(1, opts.workers) }, (_, k) => k);
+  let timingBusy = 0;
+  const timingLanes = Math.max(1, opts.cores);
+  let failure: { error: unknown } | undefined;
+  let inFlight = 0;
+  const done = () => next.every((s) => s >= stages.length);
+  const ready = (u: number) => !running[u] && next[u]! < stages.length;
+
+  await new Promise<void>((resolve) => {
+    const start = (u: number, workerCpu: number | undefined, release: () => void) => {
+      running[u] = true;
+      inFlight++;
+      const ctx = units[u]!;
+      runStage(ctx, stages[next[u]!]!, opts, workerCpu)
+        .then(
+          () => {
+            next[u]!++;
+            if (next[u] === stages.length) opts.onUnitDone?.(ctx);
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        )
+        .finally(() => {
+          running[u] = false;
+          release();
+          inFlight--;
+          dispatch();
+        });
+    };
+    const dispatch = () => {
+      if (failure || done()) {
+        if (inFlight === 0) resolve();
+        return;
+      }
+      for (let u = 0; u < units.length && timingBusy < timingLanes; u++) {
+        if (!ready(u) || lane(stages[next[u]!]!) !== 'timing') continue;
+        timingBusy++;
+        start(u, undefined, () => timingBusy--);
+      }
+      while (freeWorkers.length > 0) {
+        const waitingForTiming = units.filter((_, u) => ready(u) && lane(stages[next[u]!]!) === 'timing').length;
+        const wanted: StageKind[] = waitingForTiming < timingLanes ? ['pool', 'exclusive'] : ['exclusive', 'pool'];
+        let pick = -1;
+        for (const kind of wanted) {
+          pick = units.findIndex((_, u) => ready(u) && lane(stages[next[u]!]!) === 'pool' && stages[next[u]!]!.kind === kind);
+          if (pick >= 0) break;
+        }
+        if (pick < 0) break;
+        const worker = freeWorkers.shift()!;
+        const cpus = opts.poolCpus;
+        start(pick, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : undefined, () => freeWorkers.push(worker));
+      }
+      if (inFlight === 0 && !done()) resolve(); // nothing can run: cannot happen with lanes ≥ 1
+    };
+    dispatch();
+  });
+  if (failure) throw failure.error;
+}

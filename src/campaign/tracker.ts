@@ -1,0 +1,191 @@
+import type { BuildEntry, BuildJson } from '../evidence/types.js';
+import { formatSeconds } from '../report/format.js';
+import { readJsonIfExists } from '../util/fsx.js';
+import type { PhaseStep } from './context.js';
+import { previousSeconds } from './context.js';
+import {
+  correction,
+  filledSeconds,
+  layout,
+  type EstimateSource,
+  type RunForecastSummary,
+  type StepEstimate,
+  type StepTotals,
+  type UnitForecast,
+  unitCost,
+} from './forecast.js';
+import type { RunPlan, Unit } from './plan.js';
+import { laneOf, type Stage } from './schedule.js';
+
+/**
+ * The run's forecast and its bookkeeping (docs/campaign.md#plan-and-eta): what every step of every
+ * instance is expected to take, what each took, the ETA from what is left, and the plan and the
+ * end's comparison as lines for the console and the job summary.
+ */
+
+interface UnitState {
+  forecast: UnitForecast;
+  /** Index of the next stage; the stage under way started at `since`. */
+  stage: number;
+  since?: number;
+  /** Steps of the stage under way already done. */
+  doneInStage: number;
+}
+
+/** Every unit's stages with each step's estimate, from the steps' `expect` and the previous build.json. */
+export function forecastUnits(plan: RunPlan, units: readonly Unit[], stages: readonly Stage[], poolOwnsCores: boolean): UnitForecast[] {
+  const previous = readJsonIfExists<BuildJson>(plan.paths.build)?.instances ?? {};
+  return units.map((unit) => {
+    const entry: BuildEntry | undefined = previous[unit.key];
+    return {
+      key: unit.key,
+      stages: stages.map((stage) => ({
+        lane: laneOf(stage.kind, poolOwnsCores),
+        steps: stage.steps.map((step: PhaseStep) => ({
+          name: step.name,
+          estimate: expected(step, plan, unit, entry),
+        })),
+      })),
+    };
+  });
+}
+
+/**
+ * A step's estimate; an evidence file it cannot read makes it say nothing: the step itself meets
+ * the file and says what is wrong with it.
+ */
+function expected(step: PhaseStep, plan: RunPlan, unit: Unit, entry: BuildEntry | undefined): StepEstimate {
+  if (!step.expect) return previousSeconds(step.name, entry);
+  try {
+    return step.expect(plan, unit, entry);
+  } catch {
+    return previousSeconds(step.name, entry);
+  }
+}
+
+export class RunTracker {
+  private readonly started = Date.now();
+  private readonly states = new Map<string, UnitState>();
+  private readonly seconds: (step: string, e: StepEstimate) => number;
+  private readonly done: Array<{ step: string; expected: number; actual: number }> = [];
+  private readonly totals = new Map<string, StepTotals>();
+  readonly predictedWall: number;
+
+  constructor(
+    forecasts: readonly UnitForecast[],
+    readonly workers: number,
+    readonly cores: number,
+  ) {
+    this.seconds = filledSeconds(forecasts);
+    for (const f of forecasts) {
+      this.states.set(f.key, { forecast: f, stage: 0, doneInStage: 0 });
+      for (const s of f.stages)
+        for (const { name, estimate } of s.steps) {
+          const t = this.totals.get(name) ?? { step: name, predicted: 0, actual: 0, sources: {} };
+          t.predicted += this.seconds(name, estimate);
+          t.sources[estimate.source] = (t.sources[estimate.source] ?? 0) + 1;
+          this.totals.set(name, t);
+        }
+    }
+    this.predictedWall = this.layoutOfRemaining(() => 1);
+  }
+
+  /** An instance's expected cost, for the order and the shards. */
+  cost(key: string): number {
+    const s = this.states.get(key);
+    return s ? unitCost(s.forecast, this.seconds) : 0;
+  }
+
+  stageStarted(key: string): void {
+    const s = this.states.get(key);
+    if (s) {
+      s.since = Date.now();
+      s.doneInStage = 0;
+    }
+  }
+
+  stepDone(key: string, step: string, actualSeconds: number, kept: boolean): void {
+    const s = this.states.get(key);
+    if (!s) return;
+    const stage = s.forecast.stages[s.stage];
+    const planned = stage?.steps.find((x) => x.name === step);
+    const expected = planned ? this.seconds(step, planned.estimate) : 0;
+    const t = this.totals.get(step);
+    if (t) t.actual += actualSeconds;
+    if (!kept) this.done.push({ step, expected, actual: actualSeconds });
+    s.doneInStage++;
+    if (stage && s.doneInStage >= stage.steps.length) {
+      s.stage++;
+      s.since = undefined;
+      s.doneInStage = 0;
+    }
+  }
+
+  /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
+  eta(): number {
+    return this.layoutOfRemaining(correction(this.done));
+  }
+
+  private layoutOfRemaining(scale: (step: string) => number): number {
+    const now = Date.now();
+    const units = [...this.states.values()].map((s) => ({
+      stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
+        const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
+        let seconds = steps.reduce((a, x) => a + this.seconds(x.name, x.estimate) * scale(x.name), 0);
+        // The stage under way has run a while already.
+        if (i === 0 && s.since !== undefined) seconds = Math.max(0, seconds - (now - s.since) / 1000);
+        return { lane: stage.lane, seconds };
+      }),
+    }));
+    return layout(units, this.workers, this.cores).total;
+  }
+
+  summary(): RunForecastSummary {
+    return {
+      predicted_wall_s: this.predictedWall,
+      actual_wall_s: (Date.now() - this.started) / 1000,
+      workers: this.workers,
+      timing_cores: this.cores,
+      steps: [...this.totals.values()],
+    };
+  }
+}
+
+const SOURCE_WORDS: Record<EstimateSource, string> = {
+  previous: 'previous run',
+  plan: 'plan',
+  kept: 'kept if unchanged',
+  none: 'no estimate',
+};
+
+/** "3 previous run, 2 plan": where a step's figures came from. */
+const sourcesShown = (t: StepTotals) =>
+  (Object.entries(t.sources) as Array<[EstimateSource, number]>).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`).join(', ');
+
+/** The plan, before anything runs: expected seconds per step kind and in all, and where they come from. */
+export function planLines(f: RunForecastSummary, units: number): string[] {
+  const unknown = f.steps.some((t) => (t.sources.none ?? 0) > 0);
+  return [
+    `plan: ${units} instance(s); preparation on ${f.workers} worker(s) beside ${f.timing_cores} timing core(s)`,
+    ...f.steps
+      // A step that costs nothing by plan (the stale-evidence sweep) is no line of the plan.
+      .filter((t) => t.predicted > 0 || Object.keys(t.sources).some((k) => k !== 'plan'))
+      .map((t) => `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)}  (${sourcesShown(t)})`),
+    `  expected wall time ${formatSeconds(f.predicted_wall_s)}${unknown ? ' — steps with no estimate counted at the median of their kind' : ''}`,
+  ];
+}
+
+/** The end: predicted against actual seconds per step kind, and the wall time. */
+export function outcomeLines(f: RunForecastSummary): string[] {
+  const ratio = (a: number, p: number) => (p > 0 ? ` (${(a / p).toFixed(2)}×)` : '');
+  return [
+    'predicted → actual:',
+    ...f.steps
+      .filter((t) => t.predicted > 0 || t.actual > 0.05)
+      .map(
+        (t) =>
+          `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)} → ${formatSeconds(t.actual).padStart(9)}${ratio(t.actual, t.predicted)}`,
+      ),
+    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} → ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}`,
+  ];
+}

@@ -1,0 +1,170 @@
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { allowedCpus } from '../src/env/cpus.js';
+import { runProcess, withCpus } from '../src/sandbox/run.js';
+import { runCli } from './helpers/cli.js';
+import { FIXTURES, ICCS } from './helpers/campaigns.js';
+import { tempDir } from './helpers/tmp.js';
+
+// The scheduler (src/campaign/schedule.ts): builds, KATs and surveys on a pool of workers confined
+// to the cores the run does not time on, pinned stages holding a timing core each.
+
+/** The fixture manifest's digest of the toy KEM's correct instance (test/fixtures/README.md says where it comes from). */
+const GOOD = readFileSync(join(FIXTURES, 'kem-1', 'kat.sha256'), 'utf8')
+  .split('\n')
+  .find((l) => l.endsWith(' good/KAT_KEM_good.txt'))!
+  .split(' ')[0]!;
+
+/** `labels` copies of the toy KEM's correct instance. */
+function toyCampaign(labels: string[], settings: string): string {
+  const root = tempDir();
+  for (const part of ['good', 'common']) cpSync(join(FIXTURES, 'kem-1', part), join(root, 'kem-1', part), { recursive: true });
+  const instances = labels.map(
+    (l) => `  - label: ${l}\n    dir: good\n    extra_sources: [${ICCS}/auxfunc.c, ${ICCS}/drng.c]\n    include: [${ICCS}, ../common]\n`,
+  );
+  writeFileSync(join(root, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n${instances.join('')}`);
+  writeFileSync(join(root, 'kem-1', 'kat.sha256'), labels.map((l) => `${GOOD} strict ${l}/KAT_KEM_${l}.txt\n`).join(''));
+  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
+  return root;
+}
+
+const PLANNING =
+  'planning:\n  trials: 3\n  trial_target_s: 0.02\n  op_budget_s: 2\n  min_measurements: 10\n  warmups: 1\nprofile:\n  target_s: 0.02\n  rounds: 2\n';
+
+interface Span {
+  what: string;
+  cpu?: number;
+  from: number;
+  to: number;
+}
+
+const span = (what: string, from: string, to: string, cpu?: number): Span => ({ what, from: Date.parse(from), to: Date.parse(to), cpu });
+const overlap = (a: Span, b: Span) => a.from < b.to && b.from < a.to;
+
+function evidence(systemDir: string) {
+  const campaign = JSON.parse(readFileSync(join(systemDir, 'campaign.json'), 'utf8'));
+  const holds: Span[] = campaign.cpu_holds.map((h: { what: string; acquired_utc: string; released_utc: string; cpu: number }) =>
+    span(h.what, h.acquired_utc, h.released_utc, h.cpu),
+  );
+  const pool: Array<Span & { cpus: number[] | null }> = campaign.schedule.pool_spans.map(
+    (p: { what: string; started_utc: string; ended_utc: string; cpus: number[] | null }) => ({
+      ...span(p.what, p.started_utc, p.ended_utc),
+      cpus: p.cpus,
+    }),
+  );
+  const dir = join(systemDir, 'records', 'kem-1');
+  // Each trial process of each record, on the core it says it ran on.
+  const processes = readdirSync(dir).flatMap((f) => {
+    const rec = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+    expect(rec.status, f).toBe('complete');
+    return rec.processes.map((p: { meta: { cpu: string }; started_utc: string; wall_s: number }, i: number) => {
+      const from = Date.parse(p.started_utc);
+      return { what: `${f} #${i}`, cpu: Number(p.meta.cpu), from, to: from + p.wall_s * 1000 };
+    }) as Span[];
+  });
+  return { campaign, holds, pool, processes };
+}
+
+/** Every pair of spans on one core that overlap in time, beyond the milliseconds the times are written in. */
+function sameCoreOverlaps(spans: Span[]): Array<[string, string]> {
+  const found: Array<[string, string]> = [];
+  spans.forEach((a, i) => {
+    for (const b of spans.slice(i + 1)) if (a.cpu === b.cpu && a.from < b.to - 2 && b.from < a.to - 2) found.push([a.what, b.what]);
+  });
+  return found;
+}
+
+describe('the scheduler', () => {
+  const cpus = allowedCpus() ?? [];
+
+  it('confines the processes of a withCpus scope to its cores, through the sandbox, and only those', async () => {
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const status = ['sh', '-c', 'grep Cpus_allowed_list /proc/self/status'];
+    const sandbox = { mode: 'bwrap' as const, readOnly: [], writable: [] };
+    const inside = await withCpus([cpus[0]!], () => runProcess(status, { timeoutMs: 10_000, sandbox }));
+    expect(inside.stdout.trim()).toBe(`Cpus_allowed_list:\t${cpus[0]}`);
+    expect(inside.cpus).toEqual([cpus[0]]);
+    const outside = await runProcess(status, { timeoutMs: 10_000 });
+    expect(outside.stdout).not.toBe(inside.stdout);
+    expect(outside.cpus).toBeUndefined();
+  });
+
+  it('builds beside timing: the pool works on the other cores while instances are timed, one at a time, on the timing core', async () => {
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const timing = cpus.at(-1)!;
+    const others = cpus.filter((c) => c !== timing);
+    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
+    try {
+      const root = toyCampaign(['a', 'b', 'c', 'd'], PLANNING);
+      const data = tempDir();
+      const r = await runCli(['run', root, '--system', 's', '--out', data, '--cpu', String(timing)]);
+      expect(r.code, r.err.join('\n')).toBe(0);
+      const { campaign, holds, pool, processes } = evidence(join(data, 's'));
+      expect(campaign.schedule.pool_cpus).toEqual(others);
+      // Every instance was prepared on the pool, confined to the cores the run does not time on.
+      expect(pool.map((p) => p.what).sort()).toEqual(['a', 'b', 'c', 'd'].map((l) => `kem-1/${l} prepare,stale,profile-build`));
+      for (const p of pool) expect(others).toEqual(expect.arrayContaining(p.cpus!));
+      // All timing on the timing core, one hold at a time, and no two trial processes at once.
+      const measured = holds.filter((h) => h.what.endsWith(' measure'));
+      expect(measured).toHaveLength(4);
+      for (const h of measured) expect(h.cpu).toBe(timing);
+      for (const p of processes) expect(p.cpu).toBe(timing);
+      expect(sameCoreOverlaps(holds)).toEqual([]);
+      expect(sameCoreOverlaps(processes)).toEqual([]);
+      // Builds ran beside timing: some instance's preparation overlapped another's timing.
+      const instanceOf = (what: string) => what.split(' ')[0]!;
+      const beside = pool.filter((p) => measured.some((h) => instanceOf(h.what) !== instanceOf(p.what) && overlap(p, h)));
+      expect(beside.length).toBeGreaterThan(0);
+      // The profile rounds held a pool core, and no preparation ran on that core meanwhile.
+      const profiled = holds.filter((h) => h.what.endsWith(' profile'));
+      expect(profiled).toHaveLength(4);
+      for (const h of profiled) {
+        expect(others).toContain(h.cpu);
+        expect(pool.filter((p) => p.cpus?.includes(h.cpu!) && overlap(p, h)).map((p) => p.what)).toEqual([]);
+      }
+      // The plan came first, and the predicted-against-actual lines last.
+      expect(r.progress).toMatch(/plan: 4 instance\(s\); preparation on \d+ worker\(s\) beside 1 timing core\(s\)/);
+      expect(r.progress).toMatch(/predicted → actual:[\s\S]*wall time/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it('with two timing cores, two instances time at once but never two on one core', async () => {
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const two = cpus.slice(-2);
+    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
+    try {
+      const root = toyCampaign(['a', 'b', 'c', 'd'], `${PLANNING}systems:\n  s:\n    cpus: [${two.join(', ')}]\n`);
+      const data = tempDir();
+      const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
+      expect(r.code, r.err.join('\n')).toBe(0);
+      const { holds, processes } = evidence(join(data, 's'));
+      const measured = holds.filter((h) => h.what.endsWith(' measure'));
+      expect(measured).toHaveLength(4);
+      expect(sameCoreOverlaps(holds)).toEqual([]);
+      expect(sameCoreOverlaps(processes)).toEqual([]);
+      // Each trial on the core its instance held, within that hold.
+      for (const p of processes) {
+        const hold = measured.find((h) => h.what === `kem-1/${p.what.split('__')[0]} measure`)!;
+        expect(hold.cpu, p.what).toBe(p.cpu);
+        expect(p.from >= hold.from - 5 && p.to <= hold.to + 5, p.what).toBe(true);
+      }
+      expect(new Set(measured.map((h) => h.cpu))).toEqual(new Set(two));
+      // And the two cores were busy at the same time.
+      expect(measured.some((a) => measured.some((b) => a.cpu !== b.cpu && overlap(a, b)))).toBe(true);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});

@@ -97,7 +97,10 @@ const uniform = (r, [lo, hi]) => lo + (hi - lo) * r();
 const logUniform = (r, [lo, hi]) => Math.exp(Math.log(lo) + (Math.log(hi) - Math.log(lo)) * r());
 const weighted = (r, weights) => {
   let x = r() * weights.reduce((a, b) => a + b, 0);
-  for (let i = 0; i < weights.length; i++) if ((x -= weights[i]) < 0) return i;
+  for (let i = 0; i < weights.length; i++) {
+    x -= weights[i];
+    if (x < 0) return i;
+  }
   return weights.length - 1;
 };
 function shuffle(r, xs) {
@@ -111,8 +114,8 @@ function shuffle(r, xs) {
 
 /**
  * The campaign's model, without writing anything: every candidate, its instances and each
- * operation's modelled cycles at full scale. Hash operations are `hash_<bytes>B`... named as the
- * records are (`<bytes>`), with cost = base + rate × bytes.
+ * operation's modelled cycles at full scale, keyed as the records name operations (a hash's are
+ * `hash_<bytes>`, costing base + rate × bytes).
  */
 export function model({ seed = 1 } = {}) {
   const r = rng(seed);
@@ -167,7 +170,7 @@ function hashCandidate(r, n) {
     if (k > 0) rate *= uniform(r, [1.1, 1.6]);
     // A fixed cost of 15–40 bytes' worth: CHIME-512's 32-byte call costs 1690, 23 bytes over its rate.
     const base = Math.round(rate * uniform(r, [15, 40]));
-    const ops = Object.fromEntries(HASH_MESSAGE_BYTES.map((b) => [String(b), Math.round(base + rate * b)]));
+    const ops = Object.fromEntries(HASH_MESSAGE_BYTES.map((b) => [`hash_${b}`, Math.round(base + rate * b)]));
     instances.push({ label: `H${k + 1}`, ops, hash: { base_cycles: base, cycles_per_byte: rate } });
   }
   return { id: idOf('hash', n), type: 'hash', class: 'hash', profile: 'per-byte', instances };
@@ -193,6 +196,9 @@ const TOY_FILES = {
 };
 const ICCS_FILES = ['auxfunc.c', 'auxfunc.h', 'drng.c', 'drng.h', 'sm3_internal.h'];
 
+/** An odd 32-bit constant for filler function i (unsigned: C reads it as written). */
+const oddConstant = (i) => (((i * 2654435761) % 4294967291) | 1) >>> 0;
+
 /** `n` generated functions (a chain, so none is dead code): a compile that costs like real sources. */
 function fillerSource(id, n) {
   const name = id.replace(/-/g, '_');
@@ -201,7 +207,7 @@ function fillerSource(id, n) {
     const prev = i === 0 ? 'x' : `${name}_f${i - 1}(x ^ ${i}u)`;
     lines.push(`uint64_t ${name}_f${i}(uint64_t x);`);
     lines.push(
-      `uint64_t ${name}_f${i}(uint64_t x) {\n    uint64_t a = ${prev}, b = x * ${2 * i + 3}u;\n    int k;\n    for (k = 0; k < ${(i % 7) + 3}; k++) { a = (a << 7 | a >> 57) + b; b ^= a * ${((i * 2654435761) % 4294967291) | 1}u; }\n    return a ^ b;\n}`,
+      `uint64_t ${name}_f${i}(uint64_t x) {\n    uint64_t a = ${prev}, b = x * ${2 * i + 3}u;\n    int k;\n    for (k = 0; k < ${(i % 7) + 3}; k++) { a = (a << 7 | a >> 57) + b; b ^= a * ${oddConstant(i)}u; }\n    return a ^ b;\n}`,
     );
   }
   lines.push(`int ${name}_filler_count(void);`, `int ${name}_filler_count(void) { return ${n}; }`, '');

@@ -1,0 +1,158 @@
+// The figures of a synthetic campaign run (bench/round1.mjs), from the evidence folder, the run's
+// stderr lines (each with the second it arrived) and the wall clock. One function per figure group,
+// each taking the same loaded run, so that a new figure is a new function in FIGURES.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const readJson = (f) => JSON.parse(readFileSync(f, 'utf8'));
+
+function recordFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? recordFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Everything the figures read, loaded once: `systemDir` is DATA_DIR/<system>. */
+export function loadRun({ systemDir, lines, wallS, model }) {
+  const campaignFile = join(systemDir, 'campaign.json');
+  const buildFile = join(systemDir, 'build.json');
+  return {
+    wallS,
+    lines,
+    model,
+    campaign: existsSync(campaignFile) ? readJson(campaignFile) : {},
+    build: existsSync(buildFile) ? readJson(buildFile).instances : {},
+    records: recordFiles(join(systemDir, 'records')).map(readJson),
+  };
+}
+
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? null : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const holdSeconds = (h) => (Date.parse(h.released_utc) - Date.parse(h.acquired_utc)) / 1000;
+
+/**
+ * Wall time against time inside timed operations. `trials_s` sums trials[].seconds over every
+ * record: the counted calls. A key-exchange step counts one step of each exchange while its
+ * process runs whole exchanges, so `timed_s` takes trials[].loop_s where a trial has it (the whole
+ * timed loop) and trials[].seconds otherwise: the time the timing core spent in timed loops.
+ */
+function timing(run) {
+  const trials = run.records.flatMap((r) => r.trials ?? []);
+  const timedS = sum(trials.map((t) => t.loop_s ?? t.seconds ?? 0));
+  const byStatus = {};
+  for (const r of run.records) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+  return {
+    wall_s: run.wallS,
+    records: run.records.length,
+    records_by_status: byStatus,
+    trials: trials.length,
+    trials_s: sum(trials.map((t) => t.seconds ?? 0)),
+    timed_s: timedS,
+    wall_over_timed: timedS > 0 ? run.wallS / timedS : null,
+  };
+}
+
+/** The host-wide core locks the run held (campaign.json cpu_holds): measure and profile, held together. */
+function holds(run) {
+  const all = run.campaign.cpu_holds ?? [];
+  const measure = all.filter((h) => / measure/.test(h.what));
+  return {
+    measure_profile_holds: measure.length,
+    measure_profile_held_s: sum(measure.map(holdSeconds)),
+    probe_held_s: sum(all.filter((h) => h.what === 'counter probe').map(holdSeconds)),
+    waited_s: sum(all.map((h) => h.waited_s ?? 0)),
+  };
+}
+
+/**
+ * Seconds per phase from the progress lines: each line ends a step, and the time since the line
+ * before is charged to that step's phase. Right for a run that does one step at a time; a run that
+ * overlaps phases needs its own evidence of when each step ran.
+ */
+export function phaseOfLine(text) {
+  const body = text.replace(/^\S*\s*\[\d+\/\d+\]\s*/, '');
+  if (/ (ct|ct:) /.test(body)) return 'ct';
+  if (/hash share|profile: |not profiled/.test(body)) return 'profile';
+  if (/^\S+ [A-Za-z0-9_]+: (complete|partial|failed|unchanged|not measured)/.test(body)) return 'measure';
+  if (/^\S+ (PASS|NOKAT|MISMATCH|CRYPTOFAIL|OVERFLOW|LOADFAIL|TIMEOUT|CRASH|BUILDFAIL|INVALID)\b/.test(body)) return 'build+kat';
+  if (/ waits for CPU | has CPU /.test(body)) return 'wait';
+  return 'other';
+}
+
+function phases(run) {
+  const steps = run.lines.filter((l) => /\[\d+\/\d+\]/.test(l.text));
+  const out = {};
+  let last = 0;
+  for (const l of steps) {
+    const phase = phaseOfLine(l.text);
+    out[phase] ??= { steps: 0, seconds: 0 };
+    out[phase].steps++;
+    out[phase].seconds += l.t - last;
+    last = l.t;
+  }
+  return { per_phase: out, after_last_step_s: run.wallS - last };
+}
+
+/** KAT statuses (build.json): a toy that fails the driver's checks shows up here as CRYPTOFAIL. */
+function kat(run) {
+  const out = {};
+  for (const e of Object.values(run.build)) out[e.kat ?? 'not checked'] = (out[e.kat ?? 'not checked'] ?? 0) + 1;
+  return { instances: Object.keys(run.build).length, kat: out };
+}
+
+/**
+ * Counter cycles per modelled cycle (synthetic.json at its scale), per category: how well the spin
+ * is calibrated on this machine. Operations the scale shrank below 10^5 cycles are left out: there
+ * the toy's own work and the timing loop weigh.
+ */
+function calibration(run) {
+  if (!run.model) return {};
+  const modelled = new Map();
+  for (const c of run.model.candidates)
+    for (const inst of c.instances)
+      for (const [op, cycles] of Object.entries(inst.ops))
+        modelled.set(`${c.id}/${inst.label}/${op}`, { type: c.type, cycles: cycles / run.model.scale });
+  const ratios = {};
+  for (const r of run.records) {
+    const m = modelled.get(`${r.candidate}/${r.label}/${r.operation}`);
+    if (!m || !r.mean_cycles || m.cycles < 1e5) continue;
+    ratios[m.type] ??= [];
+    ratios[m.type].push(r.mean_cycles / m.cycles);
+  }
+  return Object.fromEntries(
+    Object.entries(ratios).map(([type, xs]) => [
+      type,
+      { operations: xs.length, median_measured_over_modelled: median(xs), min: Math.min(...xs), max: Math.max(...xs) },
+    ]),
+  );
+}
+
+/** The figure groups, in report order: add one here to extend the report. */
+export const FIGURES = { timing, holds, phases, kat, calibration };
+
+export function analyse(input) {
+  const run = loadRun(input);
+  return Object.fromEntries(Object.entries(FIGURES).map(([name, f]) => [name, f(run)]));
+}
+
+const fmt = (x) =>
+  x === null || x === undefined ? '–' : typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toFixed(x < 10 ? 3 : 1)) : String(x);
+
+/** The figures as indented text lines, one value per line. */
+export function renderReport(figures) {
+  const lines = [];
+  const walk = (obj, indent) => {
+    for (const [k, v] of Object.entries(obj)) {
+      if (v !== null && typeof v === 'object') {
+        lines.push(`${indent}${k}:`);
+        walk(v, `${indent}  `);
+      } else lines.push(`${indent}${k}: ${fmt(v)}`);
+    }
+  };
+  walk(figures, '');
+  return lines.join('\n');
+}

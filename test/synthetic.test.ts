@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generate, model, operationRows, ROUND1 } from '../bench/synthetic/generate.mjs';
+import { loadCampaign } from '../src/config/campaign.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
+
+// The synthetic Round-1 campaign of bench/round1.mjs (bench/synthetic/README.md).
+describe('synthetic Round-1 campaign: the generator', () => {
+  it('writes 119 candidates the harness reads, 41 KEM, 34 signatures, 9 KEX and 35 hashes, each with 1–4 instances', () => {
+    const dir = tempDir();
+    const g = generate(dir, { seed: 1, scale: 100 });
+    const { candidates, invalid } = loadCampaign(dir);
+    expect(invalid).toEqual([]);
+    const count = (type: string) => candidates.filter((c) => c.type === type).length;
+    expect({ kem: count('kem'), sig: count('sig'), kex: count('kex'), hash: count('hash') }).toEqual(ROUND1);
+    const sizes = candidates.map((c) => c.instances.length);
+    expect(Math.min(...sizes)).toBe(1);
+    expect(Math.max(...sizes)).toBe(4);
+    expect(new Set(sizes).size).toBeGreaterThan(2);
+    // Each instance's spins are its modelled cycles / scale / 4 cycles per iteration.
+    const kem = g.candidates.find((c) => c.type === 'kem')!;
+    const inst = kem.instances[0]!;
+    const loaded = candidates.find((c) => c.id === kem.id)!.instances[0]!;
+    expect(loaded.defines).toEqual(
+      Object.entries(inst.ops).map(([op, cycles]) => `SYNTH_${op.toUpperCase()}=${Math.round(cycles / 100 / 4)}`),
+    );
+  });
+
+  it('spreads operation costs like Round 1: many of 10^5–10^6 cycles, tens near 10^8, a few of 10^10 or more', () => {
+    for (const seed of [1, 2, 3]) {
+      const rows = operationRows(model({ seed }));
+      const within = (lo: number, hi: number) => rows.filter((r) => r.cycles >= lo && r.cycles < hi).length;
+      const decades = [3, 4, 5, 6, 7, 8, 9, 10].map((d) => within(10 ** d, 10 ** (d + 1)));
+      expect(within(1e5, 1e6)).toBe(Math.max(...decades));
+      expect(within(1e5, 1e6)).toBeGreaterThan(300);
+      expect(within(10 ** 7.5, 10 ** 9.5)).toBeGreaterThanOrEqual(20);
+      expect(within(10 ** 7.5, 10 ** 9.5)).toBeLessThan(100);
+      expect(within(1e10, Infinity)).toBeGreaterThanOrEqual(3);
+      expect(within(1e10, Infinity)).toBeLessThanOrEqual(30);
+    }
+  });
+
+  it('is reproducible from its seed, and another seed gives another campaign', () => {
+    expect(model({ seed: 7 })).toEqual(model({ seed: 7 }));
+    expect(model({ seed: 7 })).not.toEqual(model({ seed: 8 }));
+  });
+});
+
+describe('synthetic Round-1 campaign: the toys pass the KAT driver and cost what they are told', () => {
+  const campaign = tempDir();
+  const data = tempDir();
+  let build: Record<string, { kat: string; kat_detail?: string; sizes?: Record<string, number> }>;
+
+  beforeAll(async () => {
+    generate(campaign, { seed: 1, scale: 1000, perCategory: 1 });
+    const r = await runCli(['run', campaign, '--system', 'synth', '--out', data, '--phases', 'build,kat']);
+    // Exit 1: without kat.sha256 lines every instance is NOKAT, after the driver's own checks passed.
+    expect(r.code, r.err.join('\n')).toBe(1);
+    build = JSON.parse(readFileSync(join(data, 'synth', 'build.json'), 'utf8')).instances;
+  }, 600_000);
+
+  it('builds every instance of one candidate per category, and each passes the honest checks (NOKAT, not CRYPTOFAIL)', () => {
+    expect(Object.keys(build).sort()).toEqual([
+      'hash-01/H1',
+      'hash-01/H2',
+      'kem-01/L1',
+      'kem-01/L2',
+      'kem-01/L3',
+      'kex-01/L1',
+      'kex-01/L2',
+      'kex-01/L3',
+      'sign-01/L1',
+      'sign-01/L2',
+      'sign-01/L3',
+    ]);
+    // The driver checks enc/dec secrets, fresh signatures, both sides' KEX secrets and hash
+    // determinism before it looks for a kat.sha256 line: a toy failing one would be CRYPTOFAIL.
+    for (const [key, e] of Object.entries(build)) expect(e.kat, `${key}: ${e.kat_detail}`).toBe('NOKAT');
+    expect(build['kem-01/L1']!.kat_detail).toBe('no line for this instance in kat.sha256');
+    expect(build['kex-01/L1']!.sizes).toMatchObject({ kex_passes: 2, ss_actual_bytes: 32 });
+    expect(build['hash-01/H1']!.sizes).toMatchObject({ digest_bits: 256 });
+  });
+
+  it('an instance modelled k times dearer measures about k times the cycles (unscaled, through the timing phase)', async () => {
+    const unscaled = tempDir();
+    const out = tempDir();
+    const g = generate(unscaled, {
+      seed: 1,
+      scale: 1,
+      perCategory: 1,
+      planning: { trials: 3, trial_target_s: 0.02, op_budget_s: 2, warmups: 1 },
+    });
+    const r = await runCli([
+      'run',
+      unscaled,
+      '--system',
+      'synth',
+      '--out',
+      out,
+      '--only',
+      '^kem-01/L(1|3)$',
+      '--phases',
+      'build,kat,measure',
+    ]);
+    expect(r.code, r.err.join('\n')).toBe(1);
+    const kem = g.candidates.find((c) => c.id === 'kem-01')!;
+    const cycles = (label: string, op: string) =>
+      JSON.parse(readFileSync(join(out, 'synth', 'records', 'kem-01', `${label}__${op}.json`), 'utf8')).mean_cycles as number;
+    for (const op of ['keygen', 'enc', 'dec']) {
+      const modelled = kem.instances[2]!.ops[op]! / kem.instances[0]!.ops[op]!;
+      const measured = cycles('L3', op) / cycles('L1', op);
+      // A property of the spin (cycles in proportion to iterations), in a band wide enough for a shared VM.
+      expect(measured / modelled, `${op}: modelled ${modelled.toFixed(2)}×, measured ${measured.toFixed(2)}×`).toBeGreaterThan(0.7);
+      expect(measured / modelled, `${op}: modelled ${modelled.toFixed(2)}×, measured ${measured.toFixed(2)}×`).toBeLessThan(1.4);
+    }
+  }, 600_000);
+});

@@ -92,7 +92,7 @@ describe('ngcc-perf.yml', () => {
       enabled: false,
       nightly: true,
       ci_target: 0.01,
-      min_trials: 3,
+      min_trials: 5,
       max_trials: 30,
       trial_target_s: 0.1,
     });

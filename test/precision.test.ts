@@ -88,13 +88,13 @@ describe('planning', () => {
   });
 
   it('the adaptive plan: short trials up to max_trials, its rule kept; the budget caps the trials', () => {
-    const adaptive = { enabled: true, nightly: true, ci_target: 0.01, min_trials: 3, max_trials: 30, trial_target_s: 0.1 };
+    const adaptive = { enabled: true, nightly: true, ci_target: 0.01, min_trials: 5, max_trials: 30, trial_target_s: 0.1 };
     const plan = planTrials(1e-4, planSchema({ adaptive }));
     expect(plan).toMatchObject({ trials: 30, iterations_per_trial: 1000, budget_limited: false });
-    expect(plan.adaptive).toEqual({ ci_target: 0.01, min_trials: 3, max_trials: 30, min_calls: 100 });
+    expect(plan.adaptive).toEqual({ ci_target: 0.01, min_trials: 5, max_trials: 30, min_calls: 100 });
     // 10 ms a call: 10 calls fill a trial; 60 s of budget hold all 30 trials.
     expect(planTrials(0.01, planSchema({ adaptive }))).toMatchObject({ trials: 30, iterations_per_trial: 10 });
-    // A 1 s budget: 3 trials of 0.1 s would fit ten times over, but 30 would not.
+    // A 1 s budget: 5 trials of 0.1 s would fit twice over, but 30 would not.
     expect(planTrials(1e-4, planSchema({ adaptive, op_budget_s: 1 }))).toMatchObject({ trials: 10, iterations_per_trial: 1000 });
     // 0.5 s a call and 1 s of budget: 2 calls in all, below the guide's 100.
     expect(planTrials(0.5, planSchema({ adaptive, op_budget_s: 1 }))).toMatchObject({

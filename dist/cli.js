@@ -11134,17 +11134,18 @@ async function measureOperations(reqs, onDone, opts = {}) {
   const ops = [];
   for (const req of reqs) {
     const s = start(req);
+    const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+    const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
     const timeoutMs = req.planning.process_timeout_s * 1e3;
     let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
     const once = calibration.trials[0];
-    if (calibration.status === "complete" && once && once.seconds < req.planning.trial_target_s)
+    if (calibration.status === "complete" && once && once.seconds < trialTarget)
       calibration = await runTrial({
         ...s.base,
         iterations: CALIBRATION_CALLS,
         warmups: 1,
         timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3
       });
-    const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
     ops.push({
       ...s,
       calibration,
@@ -12505,7 +12506,9 @@ var measure = {
           ...spread ? { spread } : {}
         });
         const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}`;
+        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
+        const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
+        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
         ctx.tick(
           `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
         );

@@ -29,7 +29,11 @@ describe('adaptive precision (planning.adaptive, run --adaptive)', () => {
       planning('    enabled: false\n    ci_target: 0.1\n    min_trials: 3\n    max_trials: 30\n    trial_target_s: 0.01\n'),
     );
     const data = tempDir();
-    expect((await measure(campaign, data, '--adaptive')).code).toBe(0);
+    const run = await measure(campaign, data, '--adaptive');
+    expect(run.code).toBe(0);
+    // The progress line says how far each operation's trials got.
+    for (const op of OPS)
+      expect(run.progress).toMatch(new RegExp(`${op}: complete \\d+ cycles.*; \\d+ trials, ±\\d+\\.\\d% \\(target ±10\\.0% met\\)`));
     const counts: number[] = [];
     for (const op of OPS) {
       const r = record(data, op);
@@ -107,10 +111,11 @@ describe('adaptive precision (planning.adaptive, run --adaptive)', () => {
   });
 
   it('a paired run stays on the fixed plan with its pairs, even with --adaptive', async () => {
-    const settings = planning('    enabled: true\n    max_trials: 3\n');
+    const settings = planning('    enabled: true\n    max_trials: 6\n');
     const [base, head] = [fixtureCampaign(['kem-1'], settings), fixtureCampaign(['kem-1'], settings)];
     const [data, baseData] = [tempDir(), tempDir()];
-    expect((await measure(head, data, '--adaptive', '--against', base, '--against-out', baseData)).code).toBe(0);
+    const paired = await measure(head, data, '--adaptive', '--against', base, '--against-out', baseData);
+    expect(paired.code, paired.err.join('\n')).toBe(0);
     for (const op of OPS) {
       const r = record(data, op);
       expect(r.paired, op).toBe(true);

@@ -1,7 +1,6 @@
 import type { Root } from 'mdast';
 import { counterRate, environmentRows } from '../environment.js';
-import type { AdaptiveRule } from '../../measure/precision.js';
-import { precisionOf } from '../../measure/precision.js';
+import { precisionOf, type AdaptiveRule } from '../../measure/precision.js';
 import { formatPrecision } from '../format.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';

@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const PURE = [
   'test/format.test.ts',
   'test/stats.test.ts',
+  'test/precision.test.ts',
   'test/config.test.ts',
   'test/comment.test.ts',
   'test/compare.test.ts',

@@ -3,6 +3,8 @@
 //   npm run build && node bench/disturbed.mjs [rounds] [paired|separate] [detect [SPIN]]
 //     SPIN: the +12 % detection only, with TOY_KEM_SLOWDOWN SPIN instead of a sizing probe
 //   node bench/disturbed.mjs [rounds] paired aa     the A/A rounds with the competitor only
+//   node bench/disturbed.mjs [rounds] separate aa adaptive   the same with adaptive precision
+//     (`run --adaptive`: trials of 0.1 s until ±1 %, 5 to 30 of them), against the fixed plan's rate
 //     default 8 rounds (8 rounds x 6 operations = 48 comparisons), paired
 // Every campaign run measures the toy KEM and PQClean ML-KEM-512 (5 interleaved trials of 0.1 s; a
 // paired run takes 16 a side, PAIRED_TRIALS).
@@ -29,7 +31,9 @@ const rounds = Number(process.argv[2] ?? 8);
 const mode = process.argv[3] ?? 'paired';
 // `detect`: the injected slowdowns only, without the A/A rounds.
 const detectOnly = process.argv[4] === 'detect';
-const fixedSpin = process.argv[5] ? Number(process.argv[5]) : undefined;
+const fixedSpin = process.argv[5] && process.argv[5] !== 'adaptive' ? Number(process.argv[5]) : undefined;
+// `adaptive`: every run plans adaptively (a paired run stays on the fixed plan: run --against ignores it).
+const adaptive = process.argv.slice(4).includes('adaptive');
 if (mode !== 'paired' && mode !== 'separate') throw new Error(`mode: paired or separate, not ${mode}`);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-disturbed-'));
 const _iccs = join(root, 'native', 'iccs');
@@ -62,7 +66,22 @@ async function measure(camp, out, competitor, against) {
     const paired = against ? ['--against', against.camp, '--against-out', against.out] : [];
     const child = spawn(
       'node',
-      [cli, 'run', camp, '--system', 'bench', '--out', out, '--force', '--phases', 'build,kat,measure', '--cpu', String(cpu), ...paired],
+      [
+        cli,
+        'run',
+        camp,
+        '--system',
+        'bench',
+        '--out',
+        out,
+        '--force',
+        '--phases',
+        'build,kat,measure',
+        '--cpu',
+        String(cpu),
+        ...paired,
+        ...(adaptive ? ['--adaptive'] : []),
+      ],
       {
         stdio: 'ignore',
       },
@@ -130,17 +149,38 @@ async function measureBoth(baseCamp, a, headCamp, b, competitor) {
   await measure(headCamp, b, competitor);
 }
 
+/** The precision of every record of a data folder: trials, ci95_rel, met (adaptive records). */
+function precisions(dataDir) {
+  const recordsDir = join(dataDir, 'bench', 'records');
+  return readdirSync(recordsDir).flatMap((id) =>
+    readdirSync(join(recordsDir, id)).map((f) => {
+      const r = JSON.parse(readFileSync(join(recordsDir, id, f), 'utf8'));
+      return { trials: r.trials?.length ?? 0, ci: r.precision?.ci95_rel ?? null, met: r.precision?.met };
+    }),
+  );
+}
+
+/** Trials per record and the precision reached, over the A/A data folders. */
+function precisionSummary(dirs) {
+  const all = dirs.flatMap(precisions);
+  const ci = all.map((p) => p.ci).filter((x) => x !== null);
+  const met = all.filter((p) => p.met === true).length;
+  return `trials per record median ${median(all.map((p) => p.trials))} (max ${Math.max(...all.map((p) => p.trials))}), ±${(100 * median(ci)).toFixed(2)} % median${adaptive ? `, target met ${met}/${all.length}` : ''}`;
+}
+
 async function aa(withCompetitor) {
   const total = { alarms: 0, noisy: 0, rows: 0 };
+  const dirs = [];
   for (let r = 0; r < rounds; r++) {
     const a = join(work, `aa-${withCompetitor}-${r}-a`);
     const b = join(work, `aa-${withCompetitor}-${r}-b`);
     await measureBoth(plain, a, plain, b, withCompetitor);
+    dirs.push(a, b);
     if (withCompetitor) dataDirs.push(a, b);
     const c = verdictCounts(compare(a, b).rows);
     for (const k of Object.keys(total)) total[k] += c[k];
   }
-  return `false alarms ${total.alarms}/${total.rows}, noisy ${total.noisy}`;
+  return `false alarms ${total.alarms}/${total.rows}, noisy ${total.noisy}; ${precisionSummary(dirs)}`;
 }
 
 /** The spin count that slows the toy KEM's operations by about `pct` % here, from one probe. */
@@ -181,7 +221,9 @@ async function detection(pct, given) {
   return `injected ~+${pct} % (TOY_KEM_SLOWDOWN ${spin}, measured median +${median(deltas).toFixed(1)} %): detected ${called}/${total}${misses.join('')}`;
 }
 
-console.log(`cpu ${cpu}; ${mode}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), 5 interleaved trials of 0.1 s`);
+console.log(
+  `cpu ${cpu}; ${mode}; ${rounds} rounds x 6 operations (toy KEM, PQClean ML-KEM-512), ${adaptive ? 'adaptive: interleaved trials of 0.1 s until ±1 % (5 to 30)' : '5 interleaved trials of 0.1 s'}`,
+);
 // `aa`: the A/A rounds with the competitor only.
 const aaOnly = process.argv[4] === 'aa';
 if (!detectOnly) {

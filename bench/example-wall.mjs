@@ -30,7 +30,16 @@ function records(systemDir) {
 }
 
 function measureRun(data, mode) {
-  const args = ['run', join(root, 'examples', 'campaign'), '--system', 'bench', '--out', data, '--force', ...(mode === 'serial' ? ['--serial'] : [])];
+  const args = [
+    'run',
+    join(root, 'examples', 'campaign'),
+    '--system',
+    'bench',
+    '--out',
+    data,
+    '--force',
+    ...(mode === 'serial' ? ['--serial'] : []),
+  ];
   const t0 = process.hrtime.bigint();
   const r = spawnSync('node', [join(root, 'dist', 'cli.js'), ...args], { encoding: 'utf8' });
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;

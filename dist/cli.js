@@ -10401,7 +10401,7 @@ ${(opts.channelJob ?? []).join("	")}
 `);
     }
     let timedOut = false;
-    let done = false;
+    let done2 = false;
     let exited;
     let grace;
     const killGroup = () => {
@@ -10415,8 +10415,8 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
     }, opts.timeoutMs);
     const finish2 = (exitCode, signal, spawnError) => {
-      if (done) return;
-      done = true;
+      if (done2) return;
+      done2 = true;
       clearTimeout(timer);
       clearTimeout(grace);
       killGroup();
@@ -11305,6 +11305,9 @@ function formatMHz(hz) {
 function formatSpread(ratio) {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
 }
+function formatPrecision(relative16) {
+  return Number.isFinite(relative16) ? `\xB1${formatShare(relative16)}` : MISSING;
+}
 function formatCallsPerOperation(x) {
   if (!Number.isFinite(x)) return MISSING;
   return x >= 100 ? String(Math.round(x)) : pyGeneral(x, 3);
@@ -11331,6 +11334,7 @@ function calibrationSecondsPerCall(t) {
   return t.per_call_cycles && hz > 0 ? t.per_call_cycles.median / hz : t.seconds / t.measurements;
 }
 function planTrials(secondsPerCall, p) {
+  if (p.adaptive?.enabled) return planAdaptive(secondsPerCall, p);
   const t = Math.max(secondsPerCall, 1e-9);
   const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
   const forMinimum = Math.ceil(p.min_measurements / p.trials);
@@ -11349,6 +11353,27 @@ function planTrials(secondsPerCall, p) {
     timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
     calibration_seconds_per_call: secondsPerCall,
     budget_limited
+  };
+}
+function planAdaptive(secondsPerCall, p) {
+  const a = p.adaptive;
+  const t = Math.max(secondsPerCall, 1e-9);
+  const forTarget = Math.max(1, Math.round(a.trial_target_s / t));
+  const forMinimum = Math.ceil(p.min_measurements / a.max_trials);
+  const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (a.min_trials * t)));
+  const iterations = Math.min(Math.max(forTarget, forMinimum), budgetIterations);
+  const trials = Math.max(1, Math.min(a.max_trials, Math.floor(p.op_budget_s / (iterations * t))));
+  const perProcess = (iterations + p.warmups) * t;
+  return {
+    iterations_per_trial: iterations,
+    warmups: p.warmups,
+    trials,
+    separate_processes: true,
+    estimated_s: trials * perProcess,
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited: iterations * trials < p.min_measurements,
+    adaptive: { ci_target: a.ci_target, min_trials: a.min_trials, max_trials: a.max_trials, min_calls: p.min_measurements }
   };
 }
 
@@ -11682,6 +11707,73 @@ function deriveStatistics(trials) {
   };
 }
 
+// src/measure/precision.ts
+var T975 = [
+  [1, 12.706],
+  [2, 4.303],
+  [3, 3.182],
+  [4, 2.776],
+  [5, 2.571],
+  [6, 2.447],
+  [7, 2.365],
+  [8, 2.306],
+  [9, 2.262],
+  [10, 2.228],
+  [11, 2.201],
+  [12, 2.179],
+  [13, 2.16],
+  [14, 2.145],
+  [15, 2.131],
+  [16, 2.12],
+  [17, 2.11],
+  [18, 2.101],
+  [19, 2.093],
+  [20, 2.086],
+  [21, 2.08],
+  [22, 2.074],
+  [23, 2.069],
+  [24, 2.064],
+  [25, 2.06],
+  [26, 2.056],
+  [27, 2.052],
+  [28, 2.048],
+  [29, 2.045],
+  [30, 2.042],
+  [40, 2.021],
+  [50, 2.009],
+  [60, 2],
+  [80, 1.99],
+  [100, 1.984]
+];
+var Z975 = 1.96;
+function tQuantile975(df) {
+  if (!Number.isInteger(df) || df < 1) throw new RangeError(`degrees of freedom must be a positive integer, not ${df}`);
+  const exact = T975.find(([d]) => d === df);
+  if (exact) return exact[1];
+  const upper = T975.findIndex(([d]) => d > df);
+  const [d0, t0] = T975[upper === -1 ? T975.length - 1 : upper - 1];
+  const [d1, t1] = upper === -1 ? [Number.POSITIVE_INFINITY, Z975] : T975[upper];
+  const [x0, x1, x] = [1 / d0, 1 / d1, 1 / df];
+  return t0 + (t1 - t0) * (x - x0) / (x1 - x0);
+}
+function ci95Relative(xs) {
+  const n = xs.length;
+  if (n < 2) return void 0;
+  const mean2 = xs.reduce((a, b) => a + b, 0) / n;
+  if (!(mean2 > 0)) return void 0;
+  const variance = xs.reduce((a, x) => a + (x - mean2) ** 2, 0) / (n - 1);
+  return tQuantile975(n - 1) * Math.sqrt(variance / n) / mean2;
+}
+function precisionOf(trials, plan) {
+  const counted = trials.filter((t) => !t.disturbed && t.measurements > 0);
+  const rel = ci95Relative(counted.map((t) => t.seconds / t.measurements)) ?? null;
+  const rule = plan?.adaptive;
+  if (!rule) return { mode: "fixed", ci95_rel: rel, trials: counted.length };
+  const calls = counted.reduce((a, t) => a + t.measurements, 0);
+  const met = rel !== null && rel <= rule.ci_target && counted.length >= rule.min_trials && calls >= rule.min_calls;
+  return { mode: "adaptive", ci95_rel: rel, trials: counted.length, target: rule.ci_target, met };
+}
+
 // src/measure/disturbance.ts
 var DISTURBED_OFF_CPU = 0.02;
 function parseOsLine(fields) {
@@ -11893,6 +11985,12 @@ function finish(op) {
     disturbed_retries: op.disturbed
   };
 }
+function done(op) {
+  if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
+  if (!op.plan.adaptive) return false;
+  const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
+  return precisionOf(trials, op.plan).met === true;
+}
 function cleanPairs(a, b) {
   let clean = 0;
   for (let j = 0; j < Math.min(a.processes.length, b.processes.length); j++) {
@@ -11915,10 +12013,12 @@ async function measureOperations(reqs, onDone, opts = {}) {
   const ops = [];
   for (const req of reqs) {
     const s = start(req);
+    const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+    const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
     const timeoutMs = req.planning.process_timeout_s * 1e3;
     let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
     const once = calibration.trials[0];
-    if (calibration.status === "complete" && once && once.seconds < req.planning.trial_target_s)
+    if (calibration.status === "complete" && once && once.seconds < trialTarget)
       calibration = await runTrial({
         ...s.base,
         iterations: CALIBRATION_CALLS,
@@ -11928,14 +12028,12 @@ async function measureOperations(reqs, onDone, opts = {}) {
     ops.push({
       ...s,
       calibration,
-      plan: calibration.status === "complete" ? planTrials(calibrationSecondsPerCall(calibration.trials[0]), req.planning) : void 0
+      plan: calibration.status === "complete" ? planTrials(calibrationSecondsPerCall(calibration.trials[0]), planning2) : void 0
     });
   }
-  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
-  for (let i = 0; i < rounds; i++)
-    for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
-      if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
-  if (opts.pairs) await replaceDisturbedPairs(ops, rounds);
+  for (let round = 0; !ops.every(done); round++)
+    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);
@@ -11983,6 +12081,8 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     processes: result.processes,
     trials: result.trials,
     ...result.stats ?? {},
+    // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).
+    precision: precisionOf(result.trials, result.plan),
     // Hash messages only (10^6 bytes per second, as the harness's records): a KEM has no message.
     throughput_MB_per_second: hash2 && result.stats?.mean_seconds ? inputBytes("hash", operation) / result.stats.mean_seconds / 1e6 : null,
     sizes: {
@@ -12044,6 +12144,10 @@ var CT_CALLS = 3;
 var CT_VALGRIND_FACTOR = 50;
 var CT_STARTUP_S = 2;
 var CT_OP_BUDGET_S = 60;
+var ADAPTIVE_CI_TARGET = 0.01;
+var ADAPTIVE_MIN_TRIALS = 5;
+var ADAPTIVE_MAX_TRIALS = 30;
+var ADAPTIVE_TRIAL_TARGET_S = 0.1;
 
 // src/compile/compile.ts
 import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
@@ -13174,7 +13278,8 @@ var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.
 // src/campaign/forecast.ts
 var PROCESS_START_S = 0.03;
 function plannedOperationSeconds(p) {
-  return Math.min(p.op_budget_s, p.trials * p.trial_target_s) + (p.trials + 2) * PROCESS_START_S;
+  const [trials, target] = p.adaptive?.enabled ? [p.adaptive.min_trials, p.adaptive.trial_target_s] : [p.trials, p.trial_target_s];
+  return Math.min(p.op_budget_s, trials * target) + (trials + 2) * PROCESS_START_S;
 }
 var UNKNOWN_STEP_S = 2;
 function filledSeconds(units) {
@@ -13239,10 +13344,10 @@ function layout(units, workers, cores) {
   }
   return { total: end, timing: timingSum, pool: poolSum };
 }
-function correction(done) {
+function correction(done2) {
   const sums = /* @__PURE__ */ new Map();
   let [e, a] = [0, 0];
-  for (const d of done) {
+  for (const d of done2) {
     if (d.expected <= 0) continue;
     const s = sums.get(d.step) ?? { e: 0, a: 0 };
     s.e += d.expected;
@@ -13386,7 +13491,9 @@ var measure = {
           ...spread ? { spread } : {}
         });
         const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}`;
+        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
+        const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
+        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
         ctx.tick(
           `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
         );
@@ -33536,6 +33643,17 @@ function nistNamesIssues(api, type, inst, i, ctx) {
   if (missing.length > 0) ctx.addIssue({ code: "custom", path, message: `a ${type} needs ${missing.join(", ")}` });
   if (unused.length > 0) ctx.addIssue({ code: "custom", path, message: `${unused.join(", ")}: not used by a ${type}` });
 }
+var adaptiveSchema = external_exports.object({
+  /** Every run of the campaign plans adaptively (the CLI's `--adaptive` does it for one run). */
+  enabled: external_exports.boolean().default(false),
+  /** The action's nightly runs plan adaptively unless this is false. */
+  nightly: external_exports.boolean().default(true),
+  ci_target: external_exports.number().positive().max(1).default(ADAPTIVE_CI_TARGET),
+  // An interval needs two trials.
+  min_trials: external_exports.number().int().min(2).max(1e3).default(ADAPTIVE_MIN_TRIALS),
+  max_trials: external_exports.number().int().min(2).max(1e3).default(ADAPTIVE_MAX_TRIALS),
+  trial_target_s: external_exports.number().positive().default(ADAPTIVE_TRIAL_TARGET_S)
+}).strict().refine((a) => a.min_trials <= a.max_trials, { message: "must be at least min_trials", path: ["max_trials"] });
 var planningSchema = external_exports.object({
   trials: external_exports.number().int().min(1).max(1e3).default(5),
   trial_target_s: external_exports.number().positive().default(1),
@@ -33548,7 +33666,8 @@ var planningSchema = external_exports.object({
   /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
   memory_limit_mb: external_exports.number().int().positive().default(8192),
   disturbed_retries: external_exports.number().int().min(0).default(2),
-  min_clock_ratio: external_exports.number().positive().max(1).default(0.95)
+  min_clock_ratio: external_exports.number().positive().max(1).default(0.95),
+  adaptive: adaptiveSchema.default(adaptiveSchema.parse({}))
 }).strict();
 var systemSchema = external_exports.object({
   description: external_exports.string().optional(),
@@ -33938,9 +34057,19 @@ function withOverrides(settings, opts) {
     planning: {
       ...settings.planning,
       ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {},
-      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {}
+      ...opts.opBudget !== void 0 ? { op_budget_s: opts.opBudget } : {},
+      adaptive: {
+        ...settings.planning.adaptive,
+        enabled: adaptiveEnabled(settings, opts.adaptive),
+        // --trial-target sets the trials' length whichever plan runs.
+        ...opts.trialTarget !== void 0 ? { trial_target_s: opts.trialTarget } : {}
+      }
     }
   };
+}
+function adaptiveEnabled(settings, requested) {
+  const a = settings.planning.adaptive;
+  return a.enabled || requested === "always" || requested === "nightly" && a.nightly;
 }
 function trialCpus(opts, settings, ymlShown) {
   const allowed = allowedCpus();
@@ -33994,7 +34123,7 @@ async function runSchedule(units, stages, opts) {
   const timingLanes = Math.max(1, opts.cores);
   let failure2;
   let inFlight = 0;
-  const done = () => next.every((s) => s >= stages.length);
+  const done2 = () => next.every((s) => s >= stages.length);
   const ready = (u) => !running[u] && next[u] < stages.length;
   await new Promise((resolve18) => {
     const start2 = (u, workerCpu, release2) => {
@@ -34017,7 +34146,7 @@ async function runSchedule(units, stages, opts) {
       });
     };
     const dispatch = () => {
-      if (failure2 || done()) {
+      if (failure2 || done2()) {
         if (inFlight === 0) resolve18();
         return;
       }
@@ -34039,7 +34168,7 @@ async function runSchedule(units, stages, opts) {
         const cpus = opts.poolCpus;
         start2(pick2, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
       }
-      if (inFlight === 0 && !done()) resolve18();
+      if (inFlight === 0 && !done2()) resolve18();
     };
     dispatch();
   });
@@ -34764,25 +34893,25 @@ async function profileInstance(p, operations, sink, relinked) {
     };
     for (let round = 0; round < p.rounds; round++) {
       for (const operation of operations) {
-        const done = rounds.get(operation);
-        if (done.some((r2) => !r2.complete)) continue;
+        const done2 = rounds.get(operation);
+        if (done2.some((r2) => !r2.complete)) continue;
         let r = await runRound(operation);
         for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
           excluded.get(operation).push(r);
           r = await runRound(operation);
         }
-        done.push(r);
+        done2.push(r);
       }
     }
   }
   for (const operation of operations) {
     if (profiled.ok) {
-      const done = rounds.get(operation);
-      const failed = done.find((r) => !r.complete);
-      const quiet = done.filter((r) => !r.disturbed);
-      const kept = quiet.length > 0 ? quiet : done;
+      const done2 = rounds.get(operation);
+      const failed = done2.find((r) => !r.complete);
+      const quiet = done2.filter((r) => !r.disturbed);
+      const kept = quiet.length > 0 ? quiet : done2;
       const chosen = failed ?? medianRound(kept);
-      const left = [...excluded.get(operation), ...done.filter((r) => !kept.includes(r))];
+      const left = [...excluded.get(operation), ...done2.filter((r) => !kept.includes(r))];
       sink.profile(operation, {
         schema: 2,
         candidate: candidate.id,
@@ -34800,7 +34929,7 @@ async function profileInstance(p, operations, sink, relinked) {
         ...failed ? { failure: failed.failure } : {
           ...shares(chosen.total.ticks, chosen.calls),
           round_hash_shares: kept.map((r) => r.hashShare),
-          disturbed_rounds: kept === done ? done.filter((r) => r.disturbed).length : 0,
+          disturbed_rounds: kept === done2 ? done2.filter((r) => r.disturbed).length : 0,
           left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? "" }))
         }
       });
@@ -36138,6 +36267,7 @@ function validateDataset(systemDir) {
     }
     if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
       problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
+    problems.push(...precisionProblems(where, r));
     if (r.per_call_cycles && derived2.per_call_cycles) {
       for (const q of ["q1", "median", "q3"])
         if (!close(r.per_call_cycles[q], derived2.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
@@ -36164,6 +36294,19 @@ function validateDataset(systemDir) {
     }
   }
   problems.push(...validateCtFiles(systemDir, ds.build));
+  return problems;
+}
+function precisionProblems(where, r) {
+  if (r.precision === void 0) return [];
+  const stated = r.precision;
+  const plan = r.plan;
+  const want = precisionOf(r.trials, plan);
+  const problems = [];
+  for (const k of ["mode", "trials", "target", "met"])
+    if (stated?.[k] !== want[k]) problems.push(`${where}: precision.${k} ${stated?.[k]} != ${want[k]} recomputed from trials and plan`);
+  const rel = stated?.ci95_rel;
+  if (want.ci95_rel === null ? rel !== null : typeof rel !== "number" || !close(rel, want.ci95_rel))
+    problems.push(`${where}: precision.ci95_rel ${rel} != ${want.ci95_rel} recomputed from trials`);
   return problems;
 }
 function processFacts(where, r) {
@@ -36202,7 +36345,7 @@ function formatDuration(s) {
 var stamp = (now) => now.toISOString().replace(/\.\d{3}Z$/, "Z");
 function createProgress(stream = process.stderr) {
   let total = 0;
-  let done = 0;
+  let done2 = 0;
   let eta;
   const started = Date.now();
   const etaShown = () => formatDuration(eta ? eta() : Number.NaN);
@@ -36213,8 +36356,8 @@ function createProgress(stream = process.stderr) {
         eta = e;
       },
       tick(message) {
-        done++;
-        stream.write(`${stamp(/* @__PURE__ */ new Date())} [${done}/${total}] ${message} \xB7 ETA ${etaShown()}
+        done2++;
+        stream.write(`${stamp(/* @__PURE__ */ new Date())} [${done2}/${total}] ${message} \xB7 ETA ${etaShown()}
 `);
       },
       note(message) {
@@ -36251,9 +36394,9 @@ function createProgress(stream = process.stderr) {
       bar = bars.create(total, 0, payload());
     },
     tick(message) {
-      done++;
+      done2++;
       last = message;
-      if (bar) bar.update(done, payload());
+      if (bar) bar.update(done2, payload());
       else stream.write(`${message}
 `);
     },
@@ -42746,8 +42889,16 @@ var NOISY_MARK = "\u26A0 noisy";
 function spreadCell(r) {
   const spread = recordSpread(r);
   if (spread === void 0) return r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014";
-  return isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+  return `${cell2}${precisionCell(r)}`;
 }
+function precisionCell(r) {
+  const p = precisionOf(r.trials, r.plan);
+  if (p.ci95_rel === null) return "";
+  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
+  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
+}
+var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
 var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
 
 // src/report/pages/cells.ts
@@ -43472,7 +43623,10 @@ function hashTiming(c) {
   return [
     heading2(2, "4. Performance"),
     table(["instance", "message", "mean cycles", "cycles/byte", "mean time", "MB/s", "n", "trial spread"], rows),
-    para("Message byte i is (i\xB7131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's."),
+    para(
+      "Message byte i is (i\xB7131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's. ",
+      PRECISION_NOTE
+    ),
     ...loops.length > 0 ? [
       para(
         "KAT_Loop ran fewer than the generator\u2019s 10^6 iterations, as a ",
@@ -43505,7 +43659,7 @@ var timing = (_model, c) => {
   return [
     heading2(2, "4. Performance"),
     table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)", "trial spread"], rows),
-    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials."),
+    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...noisy ? [para(NOISY_NOTE)] : [],
     ...performanceChart(c)
   ];
@@ -43656,8 +43810,24 @@ var planning = (model) => [
   para(
     "Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls."
   ),
-  table(["setting", "value"], kv(model.campaign.planning))
+  para(planUsed(model)),
+  table(
+    ["setting", "value"],
+    kv(Object.fromEntries(Object.entries(model.campaign.planning ?? {}).filter(([k]) => k !== "adaptive")))
+  )
 ];
+function planUsed(model) {
+  const p = model.campaign.planning ?? {};
+  const a = p.adaptive;
+  const modes = provenanceOf(allInstances(model)).records.map((r) => precisionOf(r.trials ?? [], r.plan));
+  const adaptive = modes.filter((m) => m.mode === "adaptive");
+  const fixed = `fixed, ${p.trials ?? "not recorded"} trials \xD7 ${p.trial_target_s ?? "not recorded"} s per operation (the guide's reference plan)`;
+  const rule = a ? `adaptive, trials of ${a.trial_target_s} s until the 95 % interval of the mean per call is within ${formatPrecision(a.ci_target ?? Number.NaN)}, after at least ${a.min_trials} trials and the minimum of calls, at most ${a.max_trials} trials and the per-operation budget` : "adaptive";
+  if (adaptive.length === 0) return `Plan: ${fixed}.`;
+  const met = adaptive.filter((m) => m.met).length;
+  const counts = `${adaptive.length} of ${modes.length} timed operations planned adaptively, ${met} of them met the target`;
+  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? "" : ` (their rule: ${rule})`}.`;
+}
 function distinctHostChecks(checks) {
   const byKey = /* @__PURE__ */ new Map();
   for (const raw of checks) {
@@ -44054,7 +44224,7 @@ function baselineVerdict(s) {
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
-                [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+                [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
@@ -44120,6 +44290,7 @@ async function cmdRun(args) {
       phases: { type: "string" },
       "trial-target": { type: "string" },
       "op-budget": { type: "string" },
+      adaptive: { type: "boolean", default: false },
       cpu: { type: "string" },
       shard: { type: "string" },
       force: { type: "boolean", default: false },
@@ -44156,6 +44327,7 @@ async function cmdRun(args) {
     phases: parsePhases(values.phases),
     trialTarget: number4("trial-target", values["trial-target"], "seconds"),
     opBudget: number4("op-budget", values["op-budget"], "seconds"),
+    ...values.adaptive ? { adaptive: "always" } : {},
     cpu,
     shard: parseShard(values.shard, cli("shard")),
     force: values.force,

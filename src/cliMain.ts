@@ -27,7 +27,7 @@ import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
-                [--trial-target S] [--op-budget S] [--cpu N] [--shard K/N] [--force]
+                [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
@@ -109,6 +109,7 @@ async function cmdRun(args: string[]): Promise<number> {
       phases: { type: 'string' },
       'trial-target': { type: 'string' },
       'op-budget': { type: 'string' },
+      adaptive: { type: 'boolean', default: false },
       cpu: { type: 'string' },
       shard: { type: 'string' },
       force: { type: 'boolean', default: false },
@@ -145,6 +146,7 @@ async function cmdRun(args: string[]): Promise<number> {
     phases: parsePhases(values.phases),
     trialTarget: number('trial-target', values['trial-target'], 'seconds'),
     opBudget: number('op-budget', values['op-budget'], 'seconds'),
+    ...(values.adaptive ? { adaptive: 'always' as const } : {}),
     cpu,
     shard: parseShard(values.shard, cli('shard')),
     force: values.force,

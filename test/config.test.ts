@@ -85,6 +85,29 @@ describe('ngcc-perf.yml', () => {
     expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 3: planning\.trial_targt_s: unknown key/);
   });
 
+  it('planning.adaptive: off by default, on for nightly runs, and each bad value named with its line', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n');
+    expect(loadSettings(root).planning.adaptive).toEqual({
+      enabled: false,
+      nightly: true,
+      ci_target: 0.01,
+      min_trials: 5,
+      max_trials: 30,
+      trial_target_s: 0.1,
+    });
+    for (const [yml, message] of [
+      ['  adaptive:\n    ci_target: 0\n', /line 3: planning\.adaptive\.ci_target: .*>0/],
+      ['  adaptive:\n    min_trials: 1\n', /line 3: planning\.adaptive\.min_trials: .*>=2/],
+      ['  adaptive:\n    max_trials: 2.5\n', /line 3: planning\.adaptive\.max_trials: .*expected int/],
+      ['  adaptive:\n    min_trials: 10\n    max_trials: 5\n', /line 4: planning\.adaptive\.max_trials: must be at least min_trials/],
+      ['  adaptive:\n    enable: true\n', /line 3: planning\.adaptive\.enable: unknown key/],
+    ] as const) {
+      writeFileSync(join(root, 'ngcc-perf.yml'), `planning:\n${yml}`);
+      expect(() => loadSettings(root), yml).toThrow(message);
+    }
+  });
+
   it('applies defaults', () => {
     const root = tempDir();
     writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n');

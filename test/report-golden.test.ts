@@ -62,8 +62,9 @@ describe('rendering the ngcc-harness golden dataset', () => {
     expect(env[clock + 1]).toEqual(['counter rate', rate]);
     const timing = ours.find((s) => s.heading === '4. Performance')!.tables[0]!;
     expect(timing[0]!.at(-1)).toBe('trial spread');
-    // A quiet, pinned campaign: every operation's trials within 4 %, none marked noisy.
-    for (const row of timing.slice(1)) expect(row.at(-1), row.join(' ')).toMatch(/^1\.0[0-4]×$/);
+    // A quiet, pinned campaign: every operation's trials within 4 %, none marked noisy; the fixed
+    // plan's precision beside it, no adaptive target.
+    for (const row of timing.slice(1)) expect(row.at(-1), row.join(' ')).toMatch(/^1\.0[0-4]× · ±\d\.\d%$/);
     expect(pages.get(`${id}/perf_arm_1.md`)).not.toContain('noisy');
   });
 

@@ -59,10 +59,17 @@ export const PROCESS_START_S = 0.03;
 /**
  * An operation's timing as planned, for one never timed on this system: the trials at their target
  * (an operation slower than the target takes one call a trial, and longer: the plan cannot know),
- * the two calibration processes, and a process start for each.
+ * the two calibration processes, and a process start for each. An adaptive plan is expected to stop
+ * at its first chance, min_trials: its cap, max_trials, is what a noisy operation costs.
  */
-export function plannedOperationSeconds(p: { trials: number; trial_target_s: number; op_budget_s: number }): number {
-  return Math.min(p.op_budget_s, p.trials * p.trial_target_s) + (p.trials + 2) * PROCESS_START_S;
+export function plannedOperationSeconds(p: {
+  trials: number;
+  trial_target_s: number;
+  op_budget_s: number;
+  adaptive?: { enabled: boolean; min_trials: number; trial_target_s: number };
+}): number {
+  const [trials, target] = p.adaptive?.enabled ? [p.adaptive.min_trials, p.adaptive.trial_target_s] : [p.trials, p.trial_target_s];
+  return Math.min(p.op_budget_s, trials * target) + (trials + 2) * PROCESS_START_S;
 }
 
 /** Seconds a step is given when nothing is known of it nor of its kind. */

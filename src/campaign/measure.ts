@@ -4,6 +4,7 @@ import type { TimingRecord } from '../evidence/types.js';
 import { measurable } from '../kat/status.js';
 import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import { precisionOf } from '../measure/precision.js';
 import type { BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
@@ -136,7 +137,12 @@ export const measure: PhaseStep = {
           ...(spread ? { spread } : {}),
         });
         const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}`;
+        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : undefined;
+        // Adaptive: how far the trials got, so that a log shows which operations needed more of them.
+        const adaptive = precision
+          ? `; ${result.trials.length} trials, ±${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target ±${(precision.target! * 100).toFixed(1)}% ${precision.met ? 'met' : 'not met'})`
+          : '';
+        const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}${adaptive}`;
         ctx.tick(
           `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
         );

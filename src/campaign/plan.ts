@@ -46,6 +46,11 @@ export interface CampaignOptions {
   campaignPhases?: boolean;
   trialTarget?: number;
   opBudget?: number;
+  /**
+   * Plan trials adaptively (planning.adaptive): `always` for this run (the CLI's --adaptive),
+   * `nightly` unless ngcc-perf.yml sets adaptive.nightly to false (the action's nightly runs).
+   */
+  adaptive?: 'always' | 'nightly';
   cpu?: number;
   shard?: { index: number; count: number };
   force?: boolean;
@@ -272,8 +277,20 @@ function withOverrides(settings: CampaignSettings, opts: CampaignOptions): Campa
       ...settings.planning,
       ...(opts.trialTarget !== undefined ? { trial_target_s: opts.trialTarget } : {}),
       ...(opts.opBudget !== undefined ? { op_budget_s: opts.opBudget } : {}),
+      adaptive: {
+        ...settings.planning.adaptive,
+        enabled: adaptiveEnabled(settings, opts.adaptive),
+        // --trial-target sets the trials' length whichever plan runs.
+        ...(opts.trialTarget !== undefined ? { trial_target_s: opts.trialTarget } : {}),
+      },
     },
   };
+}
+
+/** Whether a run plans adaptively: ngcc-perf.yml's adaptive.enabled, or the caller's request (CampaignOptions.adaptive). */
+function adaptiveEnabled(settings: CampaignSettings, requested: CampaignOptions['adaptive']): boolean {
+  const a = settings.planning.adaptive;
+  return a.enabled || requested === 'always' || (requested === 'nightly' && a.nightly);
 }
 
 /**

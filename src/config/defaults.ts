@@ -56,3 +56,17 @@ export const CT_CALLS = 3;
 export const CT_VALGRIND_FACTOR = 50;
 export const CT_STARTUP_S = 2;
 export const CT_OP_BUDGET_S = 60;
+
+/**
+ * Adaptive precision (ngcc-perf.yml `planning.adaptive`, docs/statistics.md#adaptive-precision):
+ * trials of ADAPTIVE_TRIAL_TARGET_S run until the 95 % interval of the mean per call is within
+ * ±ADAPTIVE_CI_TARGET of the mean, after ADAPTIVE_MIN_TRIALS at least and ADAPTIVE_MAX_TRIALS at most.
+ * Short trials are what lets a tight operation stop early: 5 × 0.1 s against the fixed 5 × 1 s.
+ * Five trials at least, not the interval's three: `compare`'s rank test of 5 trials a side is the
+ * smallest that can reach DEFAULT_ALPHA (2/252; 3 a side cannot go below 2/20), so records of a
+ * nightly can still call a change against each other.
+ */
+export const ADAPTIVE_CI_TARGET = 0.01;
+export const ADAPTIVE_MIN_TRIALS = 5;
+export const ADAPTIVE_MAX_TRIALS = 30;
+export const ADAPTIVE_TRIAL_TARGET_S = 0.1;

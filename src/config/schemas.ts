@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { CT_CALLS, CT_OP_BUDGET_S, CT_STARTUP_S, CT_VALGRIND_FACTOR, SYSTEM_ID, SYSTEM_ID_RULE } from './defaults.js';
+import {
+  ADAPTIVE_CI_TARGET,
+  ADAPTIVE_MAX_TRIALS,
+  ADAPTIVE_MIN_TRIALS,
+  ADAPTIVE_TRIAL_TARGET_S,
+  CT_CALLS,
+  CT_OP_BUDGET_S,
+  CT_STARTUP_S,
+  CT_VALGRIND_FACTOR,
+  SYSTEM_ID,
+  SYSTEM_ID_RULE,
+} from './defaults.js';
 import { cflagsSchema, definesSchema, nistNamesProblems, nistNamesSchema } from './instanceBuild.js';
 
 export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
@@ -80,6 +91,22 @@ function nistNamesIssues(api: string, type: string, inst: z.infer<typeof instanc
   if (unused.length > 0) ctx.addIssue({ code: 'custom', path, message: `${unused.join(', ')}: not used by a ${type}` });
 }
 
+/** planning.adaptive: trials stop once the mean per call is known to ±ci_target (measure/precision.ts). */
+export const adaptiveSchema = z
+  .object({
+    /** Every run of the campaign plans adaptively (the CLI's `--adaptive` does it for one run). */
+    enabled: z.boolean().default(false),
+    /** The action's nightly runs plan adaptively unless this is false. */
+    nightly: z.boolean().default(true),
+    ci_target: z.number().positive().max(1).default(ADAPTIVE_CI_TARGET),
+    // An interval needs two trials.
+    min_trials: z.number().int().min(2).max(1000).default(ADAPTIVE_MIN_TRIALS),
+    max_trials: z.number().int().min(2).max(1000).default(ADAPTIVE_MAX_TRIALS),
+    trial_target_s: z.number().positive().default(ADAPTIVE_TRIAL_TARGET_S),
+  })
+  .strict()
+  .refine((a) => a.min_trials <= a.max_trials, { message: 'must be at least min_trials', path: ['max_trials'] });
+
 export const planningSchema = z
   .object({
     trials: z.number().int().min(1).max(1000).default(5),
@@ -94,6 +121,7 @@ export const planningSchema = z
     memory_limit_mb: z.number().int().positive().default(8192),
     disturbed_retries: z.number().int().min(0).default(2),
     min_clock_ratio: z.number().positive().max(1).default(0.95),
+    adaptive: adaptiveSchema.default(adaptiveSchema.parse({})),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import type { Candidate } from '../config/campaign.js';
 import type { HostEnvironment } from '../env/host.js';
 import { inputBytes, type OperationResult } from '../measure/operation.js';
+import { precisionOf } from '../measure/precision.js';
 import type { BuildEntry, TimingRecord } from './types.js';
 
 export interface RecordInput {
@@ -52,6 +53,8 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     processes: result.processes,
     trials: result.trials,
     ...(result.stats ?? {}),
+    // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).
+    precision: precisionOf(result.trials, result.plan),
     // Hash messages only (10^6 bytes per second, as the harness's records): a KEM has no message.
     throughput_MB_per_second: hash && result.stats?.mean_seconds ? inputBytes('hash', operation) / result.stats.mean_seconds / 1e6 : null,
     sizes: {

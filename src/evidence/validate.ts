@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { KAT_STATUSES } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
+import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
 import { validateCtFiles } from './ctValidate.js';
@@ -100,6 +101,7 @@ export function validateDataset(systemDir: string): string[] {
     }
     if (r.guide_100_measurements_met !== undefined && r.guide_100_measurements_met !== derived.guide_100_measurements_met)
       problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived.guide_100_measurements_met}`);
+    problems.push(...precisionProblems(where, r));
     if (r.per_call_cycles && derived.per_call_cycles) {
       for (const q of ['q1', 'median', 'q3'] as const)
         if (!close(r.per_call_cycles[q], derived.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
@@ -127,6 +129,21 @@ export function validateDataset(systemDir: string): string[] {
     }
   }
   problems.push(...validateCtFiles(systemDir, ds.build));
+  return problems;
+}
+
+/** A record's `precision` against the one recomputed from its trials and plan; records written before it have none. */
+function precisionProblems(where: string, r: TimingRecord): string[] {
+  if (r.precision === undefined) return [];
+  const stated = r.precision as Partial<Precision> | null;
+  const plan = r.plan as { adaptive?: AdaptiveRule } | null | undefined;
+  const want = precisionOf(r.trials, plan);
+  const problems: string[] = [];
+  for (const k of ['mode', 'trials', 'target', 'met'] as const)
+    if (stated?.[k] !== want[k]) problems.push(`${where}: precision.${k} ${stated?.[k]} != ${want[k]} recomputed from trials and plan`);
+  const rel = stated?.ci95_rel;
+  if (want.ci95_rel === null ? rel !== null : typeof rel !== 'number' || !close(rel, want.ci95_rel))
+    problems.push(`${where}: precision.ci95_rel ${rel} != ${want.ci95_rel} recomputed from trials`);
   return problems;
 }
 

@@ -3,6 +3,7 @@ import type { Planning } from '../config/schemas.js';
 import { loadAverage } from '../env/host.js';
 import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
+import { precisionOf } from './precision.js';
 import { disturbance } from './disturbance.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
@@ -172,6 +173,17 @@ function finish(op: InProgress): OperationResult {
   };
 }
 
+/**
+ * An operation needs no further trial: it failed or stopped, ran its plan's trials, or (adaptive)
+ * its completed trials already meet the plan's precision rule.
+ */
+function done(op: InProgress): boolean {
+  if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
+  if (!op.plan.adaptive) return false;
+  const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
+  return precisionOf(trials, op.plan).met === true;
+}
+
 /** Rounds whose trials of both operations of a pair completed undisturbed. */
 function cleanPairs(a: InProgress, b: InProgress): number {
   let clean = 0;
@@ -216,10 +228,13 @@ export async function measureOperations(
   const ops: InProgress[] = [];
   for (const req of reqs) {
     const s = start(req);
+    // Paired sides need their planned number of pairs (PAIRED_TRIALS): never adaptive.
+    const planning = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+    const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
     const timeoutMs = req.planning.process_timeout_s * 1000;
     let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
     const once = calibration.trials[0];
-    if (calibration.status === 'complete' && once && once.seconds < req.planning.trial_target_s)
+    if (calibration.status === 'complete' && once && once.seconds < trialTarget)
       calibration = await runTrial({
         ...s.base,
         iterations: CALIBRATION_CALLS,
@@ -229,16 +244,15 @@ export async function measureOperations(
     ops.push({
       ...s,
       calibration,
-      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), req.planning) : undefined,
+      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), planning) : undefined,
     });
   }
-  const rounds = Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0));
-  for (let i = 0; i < rounds; i++)
+  for (let round = 0; !ops.every(done); round++)
     // Alternating, every other round runs backwards (A B, then B A): a linear drift of the machine
     // then favours neither of two neighbours, which is what a paired base/head comparison needs.
-    for (const op of opts.alternate && i % 2 === 1 ? [...ops].reverse() : ops)
-      if (op.plan && !op.stopped && op.processes.length < op.plan.trials) await nextTrial(op);
-  if (opts.pairs) await replaceDisturbedPairs(ops, rounds);
+    // A round runs one trial of every operation not yet done, so adaptive operations stay interleaved.
+    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);

@@ -1,4 +1,5 @@
 import type { Planning } from '../config/schemas.js';
+import type { AdaptiveRule } from './precision.js';
 import type { Trial } from './stats.js';
 
 export interface Plan {
@@ -11,6 +12,11 @@ export interface Plan {
   calibration_seconds_per_call: number;
   /** True when the per-operation budget forced fewer calls than the guide's minimum. */
   budget_limited: boolean;
+  /**
+   * An adaptive plan's stopping rule: `trials` is then the most it runs, and it stops earlier once
+   * precisionOf says the rule is met. Absent on the fixed plan.
+   */
+  adaptive?: AdaptiveRule;
 }
 
 /**
@@ -33,6 +39,7 @@ export function calibrationSecondsPerCall(t: Trial): number {
  * calls in total, and the whole operation within op_budget_s (the budget wins over the minimum).
  */
 export function planTrials(secondsPerCall: number, p: Planning): Plan {
+  if (p.adaptive?.enabled) return planAdaptive(secondsPerCall, p);
   const t = Math.max(secondsPerCall, 1e-9);
   const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
   const forMinimum = Math.ceil(p.min_measurements / p.trials);
@@ -51,5 +58,32 @@ export function planTrials(secondsPerCall: number, p: Planning): Plan {
     timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
     calibration_seconds_per_call: secondsPerCall,
     budget_limited,
+  };
+}
+
+/**
+ * The adaptive plan: trials of adaptive.trial_target_s, as many as the rule needs up to max_trials.
+ * Enough calls per trial that max_trials reach min_measurements, and few enough that min_trials fit
+ * op_budget_s; the budget then caps the number of trials.
+ */
+function planAdaptive(secondsPerCall: number, p: Planning): Plan {
+  const a = p.adaptive;
+  const t = Math.max(secondsPerCall, 1e-9);
+  const forTarget = Math.max(1, Math.round(a.trial_target_s / t));
+  const forMinimum = Math.ceil(p.min_measurements / a.max_trials);
+  const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (a.min_trials * t)));
+  const iterations = Math.min(Math.max(forTarget, forMinimum), budgetIterations);
+  const trials = Math.max(1, Math.min(a.max_trials, Math.floor(p.op_budget_s / (iterations * t))));
+  const perProcess = (iterations + p.warmups) * t;
+  return {
+    iterations_per_trial: iterations,
+    warmups: p.warmups,
+    trials,
+    separate_processes: true,
+    estimated_s: trials * perProcess,
+    timeout_per_process_s: p.process_timeout_s + 3 * perProcess,
+    calibration_seconds_per_call: secondsPerCall,
+    budget_limited: iterations * trials < p.min_measurements,
+    adaptive: { ci_target: a.ci_target, min_trials: a.min_trials, max_trials: a.max_trials, min_calls: p.min_measurements },
   };
 }

@@ -226,6 +226,11 @@ export function formatSpread(ratio: number): string {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}×` : MISSING;
 }
 
+/** The half-width of a 95 % interval relative to its mean, as formatShare: '±0.4%', '±12%'. */
+export function formatPrecision(relative: number): string {
+  return Number.isFinite(relative) ? `±${formatShare(relative)}` : MISSING;
+}
+
 /** Calls per operation, an average: '569', '1759', '2.5', '0.001'. */
 export function formatCallsPerOperation(x: number): string {
   if (!Number.isFinite(x)) return MISSING;

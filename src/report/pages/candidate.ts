@@ -18,7 +18,7 @@ import {
   type Section,
 } from '../md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
-import { isNoisy, NOISY_NOTE, recordSpread, spreadCell } from '../spread.js';
+import { isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import {
   inInstanceOrder,
@@ -233,7 +233,10 @@ function hashTiming(c: CandidateView): RootContent[] {
   return [
     heading(2, '4. Performance'),
     table(['instance', 'message', 'mean cycles', 'cycles/byte', 'mean time', 'MB/s', 'n', 'trial spread'], rows),
-    para("Message byte i is (i·131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's."),
+    para(
+      "Message byte i is (i·131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's. ",
+      PRECISION_NOTE,
+    ),
     ...(loops.length > 0
       ? [
           para(
@@ -269,7 +272,7 @@ const timing: CandidateSection = (_model, c) => {
   return [
     heading(2, '4. Performance'),
     table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)', 'trial spread'], rows),
-    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials."),
+    para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...(noisy ? [para(NOISY_NOTE)] : []),
     ...performanceChart(c),
   ];

@@ -1,5 +1,7 @@
 import type { Root } from 'mdast';
 import { counterRate, environmentRows } from '../environment.js';
+import { precisionOf, type AdaptiveRule } from '../../measure/precision.js';
+import { formatPrecision } from '../format.js';
 import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';
 import { allInstances, provenanceOf } from './cells.js';
@@ -27,8 +29,33 @@ const planning: MethodSection = (model) => [
   para(
     'Each operation is calibrated with one call; iterations per trial fill the trial target, at least the guide minimum of calls are timed where the per-operation budget allows, and every trial runs in a fresh process pinned to one core after warm-up calls.',
   ),
-  table(['setting', 'value'], kv(model.campaign.planning)),
+  para(planUsed(model)),
+  table(
+    ['setting', 'value'],
+    kv(Object.fromEntries(Object.entries((model.campaign.planning ?? {}) as Record<string, unknown>).filter(([k]) => k !== 'adaptive'))),
+  ),
 ];
+
+/**
+ * Which plan the records followed: the guide's fixed trials × target, or the adaptive rule with its
+ * target and limits (planning.adaptive), and how many operations each took.
+ */
+function planUsed(model: ReportModel): string {
+  const p = (model.campaign.planning ?? {}) as { trials?: number; trial_target_s?: number; adaptive?: Record<string, unknown> };
+  const a = p.adaptive as
+    | { enabled?: boolean; ci_target?: number; min_trials?: number; max_trials?: number; trial_target_s?: number }
+    | undefined;
+  const modes = provenanceOf(allInstances(model)).records.map((r) => precisionOf(r.trials ?? [], r.plan as { adaptive?: AdaptiveRule }));
+  const adaptive = modes.filter((m) => m.mode === 'adaptive');
+  const fixed = `fixed, ${p.trials ?? 'not recorded'} trials × ${p.trial_target_s ?? 'not recorded'} s per operation (the guide's reference plan)`;
+  const rule = a
+    ? `adaptive, trials of ${a.trial_target_s} s until the 95 % interval of the mean per call is within ${formatPrecision(a.ci_target ?? Number.NaN)}, after at least ${a.min_trials} trials and the minimum of calls, at most ${a.max_trials} trials and the per-operation budget`
+    : 'adaptive';
+  if (adaptive.length === 0) return `Plan: ${fixed}.`;
+  const met = adaptive.filter((m) => m.met).length;
+  const counts = `${adaptive.length} of ${modes.length} timed operations planned adaptively, ${met} of them met the target`;
+  return `Plan: ${a?.enabled ? rule : fixed}; ${counts}${a?.enabled ? '' : ` (their rule: ${rule})`}.`;
+}
 
 interface HostCheck {
   phase: string;

@@ -1,0 +1,106 @@
+import { gammaln } from 'simple-statistics';
+import { describe, expect, it } from 'vitest';
+import { planTrials } from '../src/measure/plan.js';
+import { ci95Relative, precisionOf, tQuantile975 } from '../src/measure/precision.js';
+import type { Trial } from '../src/measure/stats.js';
+import { planSchema } from './helpers/planning.js';
+
+/**
+ * An independent t(0.975, df): Student's density integrated by Simpson's rule from 0, and the
+ * point where the integral reaches 0.475 found by bisection.
+ */
+function tQuantileByIntegration(df: number): number {
+  const logC = gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * Math.log(df * Math.PI);
+  const pdf = (x: number) => Math.exp(logC - ((df + 1) / 2) * Math.log1p((x * x) / df));
+  const cdfAbove0 = (t: number) => {
+    const n = 4000;
+    const h = t / n;
+    let s = pdf(0) + pdf(t);
+    for (let i = 1; i < n; i++) s += (i % 2 ? 4 : 2) * pdf(i * h);
+    return (s * h) / 3;
+  };
+  let [lo, hi] = [0, 20];
+  for (let k = 0; k < 50; k++) {
+    const mid = (lo + hi) / 2;
+    if (cdfAbove0(mid) < 0.475) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+const trial = (seconds: number, extra: Partial<Trial> = {}): Trial => ({ measurements: 10, seconds: 10 * seconds, cycles: 0, ...extra });
+
+describe('t(0.975, df)', () => {
+  it('is the published critical value: t(0.975, 2) = 4.303, t(0.975, 9) = 2.262', () => {
+    expect(tQuantile975(2)).toBe(4.303);
+    expect(tQuantile975(9)).toBe(2.262);
+  });
+
+  it('matches the closed forms of one and two degrees of freedom', () => {
+    // df 1 is Cauchy: tan(π(p − ½)); df 2: (2p − 1)·sqrt(2 / (4p(1 − p))).
+    expect(tQuantile975(1)).toBeCloseTo(Math.tan(Math.PI * 0.475), 3);
+    expect(tQuantile975(2)).toBeCloseTo(0.95 * Math.sqrt(2 / (4 * 0.975 * 0.025)), 3);
+  });
+
+  it('agrees with the integrated density at every df of the table and between its rows', () => {
+    for (const df of [3, 4, 5, 7, 10, 15, 20, 29, 30, 35, 45, 55, 70, 90, 100, 150, 500, 10_000])
+      expect(Math.abs(tQuantile975(df) - tQuantileByIntegration(df)), `df ${df}`).toBeLessThan(6e-4);
+  });
+
+  it('refuses a degree of freedom that is no positive integer', () => {
+    expect(() => tQuantile975(0)).toThrow(RangeError);
+    expect(() => tQuantile975(2.5)).toThrow(RangeError);
+  });
+});
+
+describe('the 95 % interval of the mean per call', () => {
+  it('is t·s/√n over the mean', () => {
+    // 1, 2, 3: mean 2, s = 1, 4.303 / √3 / 2.
+    expect(ci95Relative([1, 2, 3])).toBeCloseTo(4.303 / Math.sqrt(3) / 2, 12);
+    expect(ci95Relative([5, 5, 5, 5])).toBe(0);
+    expect(ci95Relative([5])).toBeUndefined();
+  });
+
+  it('leaves disturbed trials out, and an adaptive rule is met only with its trials, calls and target', () => {
+    const rule = { ci_target: 0.01, min_trials: 3, max_trials: 30, min_calls: 30 };
+    const tight = [trial(1e-6), trial(1.001e-6), trial(0.999e-6)];
+    const met = precisionOf(tight, { adaptive: rule });
+    expect(met).toMatchObject({ mode: 'adaptive', trials: 3, target: 0.01, met: true });
+    expect(met.ci95_rel).toBeCloseTo(ci95Relative([1e-6, 1.001e-6, 0.999e-6])!, 12);
+    // A disturbed trial twice as slow changes nothing; without it, two trials are too few.
+    const disturbed = [...tight, trial(2e-6, { disturbed: 'clock 50 % of fixed' })];
+    expect(precisionOf(disturbed, { adaptive: rule })).toEqual(met);
+    expect(precisionOf(tight.slice(0, 2), { adaptive: rule }).met).toBe(false);
+    // Too few calls (10 per trial, 40 wanted), then a target the spread cannot meet.
+    expect(precisionOf(tight, { adaptive: { ...rule, min_calls: 40 } }).met).toBe(false);
+    expect(precisionOf(tight, { adaptive: { ...rule, ci_target: 1e-4 } }).met).toBe(false);
+    // A fixed plan records its precision without target or verdict.
+    expect(precisionOf(tight, null)).toEqual({ mode: 'fixed', ci95_rel: met.ci95_rel, trials: 3 });
+    expect(precisionOf([], undefined)).toEqual({ mode: 'fixed', ci95_rel: null, trials: 0 });
+  });
+});
+
+describe('planning', () => {
+  it('the fixed plan stays the guide’s trials × trial_target_s, with no adaptive rule', () => {
+    const plan = planTrials(1e-4, planSchema({}));
+    expect(plan).toMatchObject({ trials: 5, iterations_per_trial: 10_000, budget_limited: false });
+    expect(plan.adaptive).toBeUndefined();
+  });
+
+  it('the adaptive plan: short trials up to max_trials, its rule kept; the budget caps the trials', () => {
+    const adaptive = { enabled: true, nightly: true, ci_target: 0.01, min_trials: 5, max_trials: 30, trial_target_s: 0.1 };
+    const plan = planTrials(1e-4, planSchema({ adaptive }));
+    expect(plan).toMatchObject({ trials: 30, iterations_per_trial: 1000, budget_limited: false });
+    expect(plan.adaptive).toEqual({ ci_target: 0.01, min_trials: 5, max_trials: 30, min_calls: 100 });
+    // 10 ms a call: 10 calls fill a trial; 60 s of budget hold all 30 trials.
+    expect(planTrials(0.01, planSchema({ adaptive }))).toMatchObject({ trials: 30, iterations_per_trial: 10 });
+    // A 1 s budget: 5 trials of 0.1 s would fit twice over, but 30 would not.
+    expect(planTrials(1e-4, planSchema({ adaptive, op_budget_s: 1 }))).toMatchObject({ trials: 10, iterations_per_trial: 1000 });
+    // 0.5 s a call and 1 s of budget: 2 calls in all, below the guide's 100.
+    expect(planTrials(0.5, planSchema({ adaptive, op_budget_s: 1 }))).toMatchObject({
+      trials: 2,
+      iterations_per_trial: 1,
+      budget_limited: true,
+    });
+  });
+});

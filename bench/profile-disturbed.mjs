@@ -19,6 +19,10 @@ const runs = Number(process.argv[2] ?? 8);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-profile-disturbed-'));
 const pq = join(root, 'node_modules', 'pqclean', 'deps', 'PQClean');
 const cpu = String(Number(readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(/[-,]/).pop()));
+// The profile rounds hold a core of their own beside the timing core (docs/campaign.md#parallel-preparation):
+// the first other online CPU, or the timing core on a host with one.
+const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim();
+const roundsCore = online.includes('-') || online.includes(',') ? String(Number(online.split(/[-,]/)[0])) : cpu;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
 
@@ -75,7 +79,7 @@ for (let r = 0; r < runs; r++) {
   const run = cliRun('profile');
   // The profile phase lasts about 2 s here: start within its first half, stay 30-60 % of it.
   await sleep(100 + Math.random() * 900);
-  const spin = spawn('taskset', ['-c', cpu, 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+  const spin = spawn('taskset', ['-c', roundsCore, 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
   await Promise.race([run, sleep(600 + Math.random() * 600)]);
   spin.kill('SIGKILL');
   await run;

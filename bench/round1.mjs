@@ -1,9 +1,13 @@
-// The synthetic Round-1 campaign, end to end (docs/benchmarks.md (k)): generates it, runs
-//   node dist/cli.js run CAMPAIGN --system synth --out DATA --force [--phases …] [--only …]
+// The synthetic Round-1 campaign, end to end (docs/benchmarks.md (m)): generates it, runs
+//   node dist/cli.js run CAMPAIGN --system synth --out DATA --force [--phases …] [--only …] [EXTRA]
 // with its stderr kept (one line per progress step, with the second it arrived), and reports wall
-// time, time inside timed operations, per-phase times, core holds, KAT statuses and calibration.
+// time, time inside timed operations, core holds, the pool, the plan against the outcome, the ETA
+// after 10 % of the run, adaptive plans against the fixed one, KAT statuses and calibration.
 //   node bench/round1.mjs [--subset N] [--scale S] [--seed N] [--trial-target S] [--op-budget S]
 //        [--profile-target S] [--profile-rounds N] [--build-functions N] [--phases LIST] [--work DIR]
+//        [--runs N] [--extra "--adaptive --serial …"]
+// With --runs N the same campaign runs N times into one evidence folder: from the second run on, the
+// plan and the ETA start from the previous run's step times.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +18,7 @@ import { analyse, renderReport } from './synthetic/report.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Scaled so that the whole campaign runs in about 15–20 minutes on two cores (docs/benchmarks.md (k)). */
+/** Scaled down (docs/benchmarks.md (m)): every modelled cost divided by 1000. */
 const DEFAULTS = {
   subset: undefined,
   scale: 1000,
@@ -26,6 +30,8 @@ const DEFAULTS = {
   buildFunctions: 200,
   phases: undefined,
   work: undefined,
+  runs: 1,
+  extra: '',
 };
 const OPTIONS = {
   '--subset': 'subset',
@@ -38,6 +44,8 @@ const OPTIONS = {
   '--build-functions': 'buildFunctions',
   '--phases': 'phases',
   '--work': 'work',
+  '--runs': 'runs',
+  '--extra': 'extra',
 };
 
 function parseArgs(argv) {
@@ -45,7 +53,7 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i += 2) {
     const key = OPTIONS[argv[i]];
     if (!key || argv[i + 1] === undefined) throw new Error(`unknown option or missing value: ${argv[i]}`);
-    o[key] = ['phases', 'work'].includes(key) ? argv[i + 1] : Number(argv[i + 1]);
+    o[key] = ['phases', 'work', 'extra'].includes(key) ? argv[i + 1] : Number(argv[i + 1]);
   }
   return o;
 }
@@ -101,20 +109,24 @@ async function main() {
     profile: { target_s: o.profileTarget, rounds: o.profileRounds },
   });
   const ids = o.subset ? subsetIds(model.candidates, o.subset) : undefined;
-  const args = ['run', campaign, '--system', 'synth', '--out', data, '--force'];
+  const args = ['run', campaign, '--system', 'synth', '--out', data, '--force', ...o.extra.split(/\s+/).filter(Boolean)];
   if (o.phases) args.push('--phases', o.phases);
   if (ids) args.push('--only', `^(${ids.join('|')})(/|$)`);
   console.log(
     `campaign ${campaign}: ${ids ? `${ids.length} of ` : ''}${model.candidates.length} candidates, scale ${o.scale}, seed ${o.seed}`,
   );
-  const run = await runCli(args, join(work, 'stderr.log'));
   const used = ids ? { ...model, candidates: model.candidates.filter((c) => ids.includes(c.id)) } : model;
-  const figures = {
-    run: { exit: run.code, work, options: o },
-    ...analyse({ systemDir: join(data, 'synth'), lines: run.lines, wallS: run.wallS, model: used }),
-  };
-  writeFileSync(join(work, 'round1-report.json'), `${JSON.stringify(figures, null, 1)}\n`);
-  console.log(renderReport(figures));
+  const reports = [];
+  for (let k = 1; k <= o.runs; k++) {
+    const run = await runCli(args, join(work, `stderr-${k}.log`));
+    const figures = {
+      run: { n: k, exit: run.code, work, options: o },
+      ...analyse({ systemDir: join(data, 'synth'), lines: run.lines, wallS: run.wallS, model: used }),
+    };
+    reports.push(figures);
+    console.log(renderReport(figures));
+  }
+  writeFileSync(join(work, 'round1-report.json'), `${JSON.stringify(reports, null, 1)}\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

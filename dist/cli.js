@@ -11333,6 +11333,7 @@ function calibrationSecondsPerCall(t) {
   const hz = t.cycles / t.seconds;
   return t.per_call_cycles && hz > 0 ? t.per_call_cycles.median / hz : t.seconds / t.measurements;
 }
+var warmupsFor = (secondsPerCall, trialTarget, warmups) => secondsPerCall >= trialTarget ? Math.min(warmups, 1) : warmups;
 function planTrials(secondsPerCall, p) {
   if (p.adaptive?.enabled) return planAdaptive(secondsPerCall, p);
   const t = Math.max(secondsPerCall, 1e-9);
@@ -11342,10 +11343,11 @@ function planTrials(secondsPerCall, p) {
   const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
   const budget_limited = iterations > budgetIterations;
   iterations = Math.min(iterations, budgetIterations);
-  const perProcess = (iterations + p.warmups) * t;
+  const warmups = warmupsFor(t, p.trial_target_s, p.warmups);
+  const perProcess = (iterations + warmups) * t;
   return {
     iterations_per_trial: iterations,
-    warmups: p.warmups,
+    warmups,
     trials: p.trials,
     separate_processes: true,
     estimated_s: p.trials * perProcess,
@@ -11363,10 +11365,11 @@ function planAdaptive(secondsPerCall, p) {
   const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (a.min_trials * t)));
   const iterations = Math.min(Math.max(forTarget, forMinimum), budgetIterations);
   const trials = Math.max(1, Math.min(a.max_trials, Math.floor(p.op_budget_s / (iterations * t))));
-  const perProcess = (iterations + p.warmups) * t;
+  const warmups = warmupsFor(t, a.trial_target_s, p.warmups);
+  const perProcess = (iterations + warmups) * t;
   return {
     iterations_per_trial: iterations,
-    warmups: p.warmups,
+    warmups,
     trials,
     separate_processes: true,
     estimated_s: trials * perProcess,
@@ -13276,7 +13279,7 @@ function driverTypeOf(candidate, instance) {
 var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.katRng;
 
 // src/campaign/forecast.ts
-var PROCESS_START_S = 0.03;
+var PROCESS_START_S = 0.06;
 function plannedOperationSeconds(p) {
   const [trials, target] = p.adaptive?.enabled ? [p.adaptive.min_trials, p.adaptive.trial_target_s] : [p.trials, p.trial_target_s];
   return Math.min(p.op_budget_s, trials * target) + (trials + 2) * PROCESS_START_S;
@@ -13392,6 +13395,7 @@ var measure = {
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
   expect: (plan, unit, previous) => {
+    if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
     const kept = (op) => {
       const r = readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op));
@@ -34861,7 +34865,7 @@ async function profileInstance(p, operations, sink, relinked) {
     const opsPerRound = new Map(
       operations.map((operation) => {
         const perCall2 = p.perCallSeconds(operation);
-        return [operation, perCall2 ? Math.min(1e5, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
+        return [operation, perCall2 ? Math.min(1e5, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
       })
     );
     const runRound = async (operation) => {
@@ -35242,7 +35246,8 @@ function staleOperations(plan, unit, entry) {
   });
 }
 function profilesHold(plan, unit, previous) {
-  return !!previous?.library_sha256 && measurable(previous.kat) && staleOperations(plan, unit, previous).length === 0;
+  if (previous?.kat !== void 0 && !measurable(previous.kat)) return true;
+  return !!previous?.library_sha256 && staleOperations(plan, unit, previous).length === 0;
 }
 async function profileOperations(ctx, entry, operations, relinked) {
   const { run, unit } = ctx;
@@ -35312,6 +35317,7 @@ var stale = {
     ctx.tick(
       `${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ""}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ""}`
     );
+    return dropped > 0 ? void 0 : "kept";
   }
 };
 
@@ -35918,7 +35924,9 @@ async function runLocked(plan, opts, steps) {
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
   const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
   const forecast = tracker.summary();
-  for (const line of planLines(forecast, plan.units.length)) run.progress?.note?.(line);
+  const planned = planLines(forecast, plan.units.length);
+  for (const line of planned) run.progress?.note?.(line);
+  await opts.onPlan?.(planned);
   run.progress?.start(
     plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
     () => tracker.eta()

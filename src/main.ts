@@ -23,6 +23,7 @@ import { actionOrigin, reproduceCli } from './github/reproduce.js';
 import { touchedCandidates } from './github/touched.js';
 import { createProgress } from './campaign/progress.js';
 import { baselineInstanceKeys } from './campaign/iccsBaseline.js';
+import { outcomeLines } from './campaign/tracker.js';
 import { loadReportModel, systemsIn } from './report/model.js';
 import { renderIndex, renderPages, writePages } from './report/render.js';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
@@ -254,7 +255,13 @@ function katFindings(
 async function nightly(inputs: ActionInputs): Promise<void> {
   const dataDir = resolve(workspace(), inputs.dataDir);
   // Nightly runs stop each operation's trials at the precision target (planning.adaptive.nightly).
-  const summary = await runCampaign({ ...campaignOptions(inputs, dataDir), adaptive: 'nightly' });
+  const summary = await runCampaign({
+    ...campaignOptions(inputs, dataDir),
+    adaptive: 'nightly',
+    // The plan and its expected duration go to the job summary before anything is measured.
+    onPlan: (lines) => writeJobSummary('ngcc-perf plan', lines),
+  });
+  if (summary.forecast) await writeJobSummary('ngcc-perf: predicted against actual', outcomeLines(summary.forecast.outcome));
   const failures = reportKat(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) core.warning(p, { title: 'ngcc-perf validate' });
@@ -265,6 +272,11 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   const pages = inputs.shard ? undefined : renderAndOutput(inputs, summary.systemDir, campaignDir);
   if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, pages, workDir('nightly'));
   if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
+}
+
+/** A section of the job summary: a heading and the lines as the log printed them. */
+async function writeJobSummary(heading: string, lines: string[]): Promise<void> {
+  await core.summary.addHeading(heading, 3).addCodeBlock(lines.join('\n')).write();
 }
 
 /** Pages from evidence already on disk (e.g. merged shards). */

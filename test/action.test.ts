@@ -768,6 +768,10 @@ describe('the action in nightly and report modes', () => {
     expect(readFileSync(join(artifact, 'records', 'kem-2', 'good__keygen.json'), 'utf8')).toContain('"status": "complete"');
     expect(() => readFileSync(join(artifact, 'build', 'kem-2', 'good', 'guide', 'libgood.so'))).toThrow();
     expect(outputs['report-path']).toBeUndefined();
+    // The plan with its expected duration, then how it went, in the job summary.
+    const jobSummary = readFileSync(join(dirname(output), 'summary'), 'utf8');
+    expect(jobSummary).toMatch(/### ngcc-perf plan[\s\S]*plan: 1 instance\(s\)[\s\S]*expected wall time/);
+    expect(jobSummary).toMatch(/### ngcc-perf: predicted against actual[\s\S]*measure .* → [\s\S]*wall time/);
   });
 
   it('report mode renders the pages and commits evidence and pages to the data branch', async () => {

@@ -56,4 +56,11 @@ describe('trial planning', () => {
     const slowest = planTrials(100, planSchema({ op_budget_s: 30 }));
     expect(slowest.iterations_per_trial).toBe(1);
   });
+
+  it('warms an operation slower than a trial up with one call, a faster one with the planned three', () => {
+    const slow = planTrials(2, planSchema({ trial_target_s: 1, op_budget_s: 30 }));
+    expect(slow.warmups).toBe(1);
+    expect(slow.estimated_s).toBeCloseTo(5 * (3 + 1) * 2, 6);
+    expect(planTrials(0.5, planSchema({ trial_target_s: 1, op_budget_s: 1000 })).warmups).toBe(3);
+  });
 });

@@ -56,15 +56,104 @@ function timing(run) {
   };
 }
 
-/** The host-wide core locks the run held (campaign.json cpu_holds): measure and profile, held together. */
+/**
+ * The host-wide core locks the run held (campaign.json cpu_holds): timing (`measure`) on the timing
+ * core, profile rounds and ct runs on a core of their own. `wall_over_measure_held` is the wall time
+ * against the time the timing core was held for timing (calibration, trials, re-runs and the
+ * bookkeeping between them): bench/example-wall.mjs's "time inside timed operations".
+ */
 function holds(run) {
   const all = run.campaign.cpu_holds ?? [];
-  const measure = all.filter((h) => / measure/.test(h.what));
+  const measure = all.filter((h) => / measure$/.test(h.what));
+  const exclusive = all.filter((h) => / (profile|ct)(,ct)?$/.test(h.what));
+  const measureHeld = sum(measure.map(holdSeconds));
   return {
-    measure_profile_holds: measure.length,
-    measure_profile_held_s: sum(measure.map(holdSeconds)),
+    measure_holds: measure.length,
+    measure_held_s: measureHeld,
+    wall_over_measure_held: measureHeld > 0 ? run.wallS / measureHeld : null,
+    exclusive_held_s: sum(exclusive.map(holdSeconds)),
     probe_held_s: sum(all.filter((h) => h.what === 'counter probe').map(holdSeconds)),
     waited_s: sum(all.map((h) => h.waited_s ?? 0)),
+  };
+}
+
+/** The pool beside the timing (campaign.json schedule): how long it worked. */
+function schedule(run) {
+  const s = run.campaign.schedule;
+  if (!s) return {};
+  const spans = s.pool_spans ?? [];
+  const seconds = (p) => (Date.parse(p.ended_utc) - Date.parse(p.started_utc)) / 1000;
+  return { workers: s.workers, pool_cpus: (s.pool_cpus ?? []).join(',') || 'none', serial: s.serial, pool_busy_s: sum(spans.map(seconds)) };
+}
+
+/** The run's own plan against what it took (campaign.json forecast, campaign/tracker.ts). */
+function forecast(run) {
+  const f = run.campaign.forecast;
+  if (!f) return {};
+  return {
+    predicted_wall_s: f.predicted_wall_s,
+    actual_wall_s: f.actual_wall_s,
+    actual_over_predicted: f.predicted_wall_s > 0 ? f.actual_wall_s / f.predicted_wall_s : null,
+    steps: Object.fromEntries(f.steps.map((s) => [s.step, { predicted_s: s.predicted, actual_s: s.actual }])),
+  };
+}
+
+/** Seconds of an ETA as the progress lines print it: "37s", "4m05s", "1h02m". */
+export function etaSeconds(text) {
+  const m = /ETA (?:(\d+)h(\d+)m|(\d+)m(\d+)s|(\d+)s)\b/.exec(text);
+  if (!m) return null;
+  if (m[1] !== undefined) return Number(m[1]) * 3600 + Number(m[2]) * 60;
+  if (m[3] !== undefined) return Number(m[3]) * 60 + Number(m[4]);
+  return Number(m[5]);
+}
+
+/**
+ * The ETA the progress printed once 10 % of the run's wall time had passed (the first step line at or
+ * after it), turned into a predicted end, against the actual end: the issue's "within 20 %". The same
+ * at 10 % of the steps, and at 25 % and 50 % of the time.
+ */
+function eta(run) {
+  const steps = run.lines.filter((l) => /\[\d+\/\d+\]/.test(l.text) && etaSeconds(l.text) !== null);
+  if (steps.length === 0) return {};
+  const at = (l) => {
+    const predictedEnd = l.t + etaSeconds(l.text);
+    return { at_s: l.t, eta_s: etaSeconds(l.text), predicted_total_s: predictedEnd, error: (predictedEnd - run.wallS) / run.wallS };
+  };
+  const byTime = (f) => steps.find((l) => l.t >= f * run.wallS);
+  const out = {};
+  for (const f of [0.1, 0.25, 0.5]) {
+    const l = byTime(f);
+    if (l) out[`at_${f * 100}pct_time`] = at(l);
+  }
+  out.at_10pct_steps = at(steps[Math.max(0, Math.ceil(steps.length * 0.1) - 1)]);
+  return out;
+}
+
+/**
+ * Adaptive plans over the fast operations (modelled below 10^6 cycles after scaling): the time they
+ * spent timing, Σ of their trials' processes, against the fixed reference plan's, 5 trials of 1 s
+ * (trial_target_s at the guide's default) each; and how many met their target.
+ */
+function adaptive(run) {
+  if (!run.model) return {};
+  const fast = new Set();
+  for (const c of run.model.candidates)
+    for (const inst of c.instances)
+      for (const [op, cycles] of Object.entries(inst.ops)) if (cycles / run.model.scale < 1e6) fast.add(`${c.id}/${inst.label}/${op}`);
+  const recs = run.records.filter((r) => fast.has(`${r.candidate}/${r.label}/${r.operation}`) && r.plan?.adaptive);
+  if (recs.length === 0) return {};
+  const processSeconds = (r) => sum(r.processes.map((p) => (p.wall_s ?? 0) + sum((p.retried ?? []).map((x) => x.wall_s ?? 0))));
+  const timed = sum(recs.map(processSeconds));
+  const fixed = recs.length * 5 * 1;
+  return {
+    fast_operations: recs.length,
+    met: recs.filter((r) => r.precision?.met).length,
+    median_trials: median(recs.map((r) => r.trials.length)),
+    max_trials: Math.max(...recs.map((r) => r.trials.length)),
+    median_ci95_rel: median(recs.map((r) => r.precision?.ci95_rel ?? Number.NaN)),
+    timing_s: timed,
+    fixed_plan_s: fixed,
+    adaptive_over_fixed: timed / fixed,
   };
 }
 
@@ -132,7 +221,7 @@ function calibration(run) {
 }
 
 /** The figure groups, in report order: add one here to extend the report. */
-export const FIGURES = { timing, holds, phases, kat, calibration };
+export const FIGURES = { timing, holds, schedule, forecast, eta, adaptive, phases, kat, calibration };
 
 export function analyse(input) {
   const run = loadRun(input);

@@ -51,10 +51,12 @@ export interface UnitForecast {
 }
 
 /**
- * Seconds to start and end one sandboxed driver process, beside the work it does: what a plan's
- * estimate adds per trial, round or run (bwrap and the driver's start on this kind of host).
+ * Seconds to start and end one sandboxed driver process, beside the calls it times: what a plan's
+ * estimate adds per trial, round or run. Measured on the 2-core development VM (benchmarks (n): the
+ * example campaign's trial processes took 0.06 s each beyond their timed loops: bwrap, the driver's
+ * start, the library's load, the warm-ups); the ETA corrects it by the run's own steps.
  */
-export const PROCESS_START_S = 0.03;
+export const PROCESS_START_S = 0.06;
 
 /**
  * An operation's timing as planned, for one never timed on this system: the trials at their target

@@ -29,6 +29,8 @@ export const measure: PhaseStep = {
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
   expect: (plan, unit, previous) => {
+    // A KAT that forbade timing will most likely forbid it again: nothing to time.
+    if (previous?.kat !== undefined && !measurable(previous.kat)) return { seconds: 0, source: 'kept' };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
     const kept = (op: string) => {
       const r = readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op));

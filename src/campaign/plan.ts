@@ -64,6 +64,8 @@ export interface CampaignOptions {
   argumentNames?: { only?: Where; cpu?: Where };
   /** Each instance's expected seconds, in the order given: what `shard` balances on (campaign/forecast.ts). */
   shardCost?: (plan: RunPlan, units: readonly Unit[]) => number[];
+  /** Called with the plan's lines once it is made, before anything is measured (the action's job summary). */
+  onPlan?: (lines: string[]) => void | Promise<void>;
   /** Workers for the preparation beside timing (default: the allowed CPUs that are not timing cores, at least one). */
   jobs?: number;
   /** One instance at a time, nothing beside timing (the order of a run before the scheduler). */

@@ -163,7 +163,9 @@ function staleOperations(plan: RunPlan, unit: Unit, entry: { library_sha256?: st
 
 /** Whether the profile files on disk would be kept, were the library unchanged: the forecast's guess. */
 function profilesHold(plan: RunPlan, unit: Unit, previous: BuildEntry | undefined): boolean {
-  return !!previous?.library_sha256 && measurable(previous.kat) && staleOperations(plan, unit, previous).length === 0;
+  // A KAT that forbade timing forbids the profile too, most likely again.
+  if (previous?.kat !== undefined && !measurable(previous.kat)) return true;
+  return !!previous?.library_sha256 && staleOperations(plan, unit, previous).length === 0;
 }
 
 /** Profiles `operations` with the relink the preparation built. */

@@ -102,7 +102,9 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = 'timing';
   const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
   const forecast = tracker.summary();
-  for (const line of planLines(forecast, plan.units.length)) run.progress?.note?.(line);
+  const planned = planLines(forecast, plan.units.length);
+  for (const line of planned) run.progress?.note?.(line);
+  await opts.onPlan?.(planned);
   run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0), () =>
     tracker.eta(),
   );

@@ -54,5 +54,7 @@ export const stale: PhaseStep = {
     ctx.tick(
       `${katShown(entry.kat)}${entry.kat_detail ? ` (${entry.kat_detail})` : ''}${dropped > 0 ? `; removed ${dropped} evidence file(s) of a previous library` : ''}`,
     );
+    // A sweep that removed nothing did no work: its time is no figure for the next plan.
+    return dropped > 0 ? undefined : 'kept';
   },
 };

@@ -35,6 +35,14 @@ export function calibrationSecondsPerCall(t: Trial): number {
 }
 
 /**
+ * Warm-up calls before a trial's timed loop: the planning's, except for an operation slower than a
+ * trial's target, where one call already warms caches and pages, and three would triple the cost of
+ * an operation that takes minutes.
+ */
+export const warmupsFor = (secondsPerCall: number, trialTarget: number, warmups: number): number =>
+  secondsPerCall >= trialTarget ? Math.min(warmups, 1) : warmups;
+
+/**
  * Iterations per trial so that a trial lasts about trial_target_s, at least min_measurements
  * calls in total, and the whole operation within op_budget_s (the budget wins over the minimum).
  */
@@ -47,10 +55,11 @@ export function planTrials(secondsPerCall: number, p: Planning): Plan {
   const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
   const budget_limited = iterations > budgetIterations;
   iterations = Math.min(iterations, budgetIterations);
-  const perProcess = (iterations + p.warmups) * t;
+  const warmups = warmupsFor(t, p.trial_target_s, p.warmups);
+  const perProcess = (iterations + warmups) * t;
   return {
     iterations_per_trial: iterations,
-    warmups: p.warmups,
+    warmups,
     trials: p.trials,
     separate_processes: true,
     estimated_s: p.trials * perProcess,
@@ -74,10 +83,11 @@ function planAdaptive(secondsPerCall: number, p: Planning): Plan {
   const budgetIterations = Math.max(1, Math.floor(p.op_budget_s / (a.min_trials * t)));
   const iterations = Math.min(Math.max(forTarget, forMinimum), budgetIterations);
   const trials = Math.max(1, Math.min(a.max_trials, Math.floor(p.op_budget_s / (iterations * t))));
-  const perProcess = (iterations + p.warmups) * t;
+  const warmups = warmupsFor(t, a.trial_target_s, p.warmups);
+  const perProcess = (iterations + warmups) * t;
   return {
     iterations_per_trial: iterations,
-    warmups: p.warmups,
+    warmups,
     trials,
     separate_processes: true,
     estimated_s: trials * perProcess,

@@ -96,7 +96,9 @@ export async function profileInstance(
     const opsPerRound = new Map(
       operations.map((operation) => {
         const perCall = p.perCallSeconds(operation);
-        return [operation, perCall ? Math.min(100_000, Math.max(10, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
+        // At least one call: a slow operation's single call holds its many hash calls (ten calls of a
+        // 5-minute keygen in each of five rounds would take four hours).
+        return [operation, perCall ? Math.min(100_000, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
       }),
     );
     const runRound = async (operation: string): Promise<ProfileRound> => {

@@ -16,6 +16,7 @@ const PURE = [
   'test/report-golden.test.ts',
   'test/report-seeds.test.ts',
   'test/placeholder-cost.test.ts',
+  'test/forecast.test.ts',
   'test/workflows.test.ts',
   'test/layers.test.ts',
   'test/lint.test.ts',

@@ -58,8 +58,12 @@ function measureRun(data, mode) {
   // A serial run holds the core once per instance for measure and profile: only the measure part is timing.
   const held = (h) => (Date.parse(h.released_utc) - Date.parse(h.acquired_utc)) / 1000;
   const timing = campaign.cpu_holds.filter((h) => / measure$/.test(h.what)).reduce((a, h) => a + held(h), 0);
+  const retries = recs.reduce((a, rec) => a + (rec.disturbed_retries ?? 0), 0);
+  const cycles = Object.fromEntries(recs.map((rec) => [`${rec.candidate}/${rec.label} ${rec.operation}`, rec.mean_cycles]));
   return {
     mode,
+    retries,
+    cycles,
     wall,
     timing,
     processes,
@@ -78,7 +82,7 @@ for (const mode of modes) {
       const row = measureRun(data, mode);
       rows.push(row);
       console.log(
-        `${mode.padEnd(8)} run ${i + 1}: wall ${row.wall.toFixed(1)} s, timing ${row.timing.toFixed(1)} s (processes ${row.processes.toFixed(1)} s, trials ${row.trials.toFixed(1)} s), wall/timing ${row.ratio.toFixed(2)}× (wall/processes ${row.strict.toFixed(2)}×), predicted wall ${row.predicted?.toFixed(1) ?? '?'} s`,
+        `${mode.padEnd(8)} run ${i + 1}: wall ${row.wall.toFixed(1)} s, timing ${row.timing.toFixed(1)} s (processes ${row.processes.toFixed(1)} s, trials ${row.trials.toFixed(1)} s), wall/timing ${row.ratio.toFixed(2)}× (wall/processes ${row.strict.toFixed(2)}×), predicted wall ${row.predicted?.toFixed(1) ?? '?'} s, ${row.retries} disturbed trials re-run`,
       );
     }
   } finally {
@@ -98,4 +102,14 @@ for (const mode of modes) {
 if (modes.length === 2) {
   const [s, p] = modes.map((m) => median(rows.filter((r) => r.mode === m).map((r) => r.wall)));
   console.log(`speed-up of the parallel preparation: ${(s / p).toFixed(2)}× (serial ${s.toFixed(1)} s, parallel ${p.toFixed(1)} s)`);
+  // Does building beside the timing move the numbers? Each operation's median mean cycles, parallel over serial.
+  const perMode = (m) => {
+    const mine = rows.filter((r) => r.mode === m);
+    return Object.fromEntries(Object.keys(mine[0].cycles).map((k) => [k, median(mine.map((r) => r.cycles[k]))]));
+  };
+  const [cs, cp] = [perMode('serial'), perMode('parallel')];
+  const ratios = Object.keys(cs).map((k) => cp[k] / cs[k]);
+  console.log(
+    `mean cycles, parallel over serial, per operation (${ratios.length}): median ${median(ratios).toFixed(3)}, range ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`,
+  );
 }

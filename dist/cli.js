@@ -10342,6 +10342,10 @@ var affinity = new AsyncLocalStorage();
 function withCpus(cpus, work) {
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
+function confineSelf(cpus, restore) {
+  const set2 = (list3) => runsQuietly(["taskset", "-a", "-p", "-c", list3.join(","), String(process.pid)]);
+  return set2(cpus) ? () => void set2(restore) : void 0;
+}
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
@@ -11386,7 +11390,7 @@ function sum(x) {
     return 0;
   }
   var sum2 = x[0];
-  var correction2 = 0;
+  var correction = 0;
   var transition;
   if (typeof sum2 !== "number") {
     return Number.NaN;
@@ -11397,13 +11401,13 @@ function sum(x) {
     }
     transition = sum2 + x[i];
     if (Math.abs(sum2) >= Math.abs(x[i])) {
-      correction2 += sum2 - transition + x[i];
+      correction += sum2 - transition + x[i];
     } else {
-      correction2 += x[i] - transition + sum2;
+      correction += x[i] - transition + sum2;
     }
     sum2 = transition;
   }
-  return sum2 + correction2;
+  return sum2 + correction;
 }
 function mean(x) {
   if (x.length === 0) {
@@ -13347,24 +13351,31 @@ function layout(units, workers, cores) {
   }
   return { total: end, timing: timingSum, pool: poolSum };
 }
-function correction(done2) {
+function remainingSeconds(done2) {
   const sums = /* @__PURE__ */ new Map();
-  let [e, a] = [0, 0];
+  const observed = /* @__PURE__ */ new Map();
   for (const d of done2) {
-    if (d.expected <= 0) continue;
+    observed.set(d.step, [...observed.get(d.step) ?? [], d.actual]);
+    if (d.source === "none" || d.expected <= 0) continue;
     const s = sums.get(d.step) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
     sums.set(d.step, s);
-    e += d.expected;
-    a += d.actual;
   }
-  const overall = e > 0 ? a / e : 1;
-  return (step) => {
+  const medianOf = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  return (step, e, filled) => {
+    if (e.source === "kept") return filled;
+    if (e.source === "none") {
+      const seen = observed.get(step);
+      return seen && seen.length > 0 ? medianOf(seen) : filled;
+    }
     const s = sums.get(step);
-    if (!s || s.e <= 0) return overall;
+    if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
-    return w * (s.a / s.e) + (1 - w) * overall;
+    return filled * (w * (s.a / s.e) + (1 - w));
   };
 }
 
@@ -34219,7 +34230,7 @@ var RunTracker = class {
           this.totals.set(name, t);
         }
     }
-    this.predictedWall = this.layoutOfRemaining(() => 1);
+    this.predictedWall = this.layoutOfRemaining((_step, _e, filled) => filled);
   }
   workers;
   cores;
@@ -34247,9 +34258,10 @@ var RunTracker = class {
     const stage = s.forecast.stages[s.stage];
     const planned = stage?.steps.find((x) => x.name === step);
     const expected2 = planned ? this.seconds(step, planned.estimate) : 0;
+    const source = planned?.estimate.source ?? "none";
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, expected: expected2, actual: actualSeconds });
+    if (!kept) this.done.push({ step, source, expected: expected2, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -34259,16 +34271,16 @@ var RunTracker = class {
   }
   /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
   eta() {
-    return this.layoutOfRemaining(correction(this.done));
+    return this.layoutOfRemaining(remainingSeconds(this.done));
   }
-  layoutOfRemaining(scale) {
+  layoutOfRemaining(seconds) {
     const now = Date.now();
     const units = [...this.states.values()].map((s) => ({
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let seconds = steps.reduce((a, x) => a + this.seconds(x.name, x.estimate) * scale(x.name), 0);
-        if (i === 0 && s.since !== void 0) seconds = Math.max(0, seconds - (now - s.since) / 1e3);
-        return { lane: stage.lane, seconds };
+        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate)), 0);
+        if (i === 0 && s.since !== void 0) left = Math.max(0, left - (now - s.since) / 1e3);
+        return { lane: stage.lane, seconds: left };
       })
     }));
     return layout(units, this.workers, this.cores).total;
@@ -35939,54 +35951,60 @@ async function runLocked(plan, opts, steps) {
     return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
   });
   const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
+  const allowed = allowedCpus();
+  const restoreSelf = !opts.serial && pool.cpus && allowed ? confineSelf(pool.cpus, allowed) : void 0;
   const stepSeconds = /* @__PURE__ */ new Map();
   const poolSpans = [];
-  await runSchedule(order, stages, {
-    workers: pool.workers,
-    ...pool.cpus ? { poolCpus: pool.cpus } : {},
-    cores: plan.cpus.length,
-    serial: opts.serial ?? false,
-    onCore: (ctx, stage, cpu, work) => {
-      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
-      return cores.on(
-        what,
-        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-        async (pinned) => {
-          ctx.run = pinned;
-          tracker.stageStarted(ctx.unit.key);
-          try {
-            await work();
-          } finally {
-            ctx.run = run;
-          }
-        },
-        cpu === void 0 ? void 0 : [cpu]
-      );
-    },
-    async onPool(ctx, stage, cpus, work) {
-      const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-      tracker.stageStarted(ctx.unit.key);
-      await work();
-      poolSpans.push({
-        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
-        cpus: cpus ? [...cpus] : null,
-        started_utc,
-        ended_utc: (/* @__PURE__ */ new Date()).toISOString()
-      });
-    },
-    async runStep(ctx, step) {
-      const started = performance.now();
-      const outcome2 = await step.run(ctx);
-      const seconds = (performance.now() - started) / 1e3;
-      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
-      if (outcome2 !== "kept") {
-        const mine = stepSeconds.get(ctx.unit.key) ?? {};
-        mine[step.name] = Math.round(seconds * 1e3) / 1e3;
-        stepSeconds.set(ctx.unit.key, mine);
-      }
-    },
-    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
-  });
+  try {
+    await runSchedule(order, stages, {
+      workers: pool.workers,
+      ...pool.cpus ? { poolCpus: pool.cpus } : {},
+      cores: plan.cpus.length,
+      serial: opts.serial ?? false,
+      onCore: (ctx, stage, cpu, work) => {
+        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
+        return cores.on(
+          what,
+          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+          async (pinned) => {
+            ctx.run = pinned;
+            tracker.stageStarted(ctx.unit.key);
+            try {
+              await work();
+            } finally {
+              ctx.run = run;
+            }
+          },
+          cpu === void 0 ? void 0 : [cpu]
+        );
+      },
+      async onPool(ctx, stage, cpus, work) {
+        const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+        tracker.stageStarted(ctx.unit.key);
+        await work();
+        poolSpans.push({
+          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
+          cpus: cpus ? [...cpus] : null,
+          started_utc,
+          ended_utc: (/* @__PURE__ */ new Date()).toISOString()
+        });
+      },
+      async runStep(ctx, step) {
+        const started = performance.now();
+        const outcome2 = await step.run(ctx);
+        const seconds = (performance.now() - started) / 1e3;
+        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
+        if (outcome2 !== "kept") {
+          const mine = stepSeconds.get(ctx.unit.key) ?? {};
+          mine[step.name] = Math.round(seconds * 1e3) / 1e3;
+          stepSeconds.set(ctx.unit.key, mine);
+        }
+      },
+      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
+    });
+  } finally {
+    restoreSelf?.();
+  }
   const outcome = tracker.summary();
   writeCampaign({
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),

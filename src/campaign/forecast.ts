@@ -180,28 +180,46 @@ export function layout(
   return { total: end, timing: timingSum, pool: poolSum };
 }
 
+/** A finished step that did its work: what it was expected to take (and from where), what it took. */
+export interface DoneStep {
+  step: string;
+  source: EstimateSource;
+  expected: number;
+  actual: number;
+}
+
 /**
- * How the finished steps ran against their forecast, per step name: actual over expected seconds,
- * from steps that did work (a kept step says nothing of the work's speed). Used to scale what is left.
+ * What is left of a step, from how the finished ones went (the ETA's model), per step kind:
+ * - a step with an estimate (`previous`, `plan`) is scaled by its kind's actual over expected seconds,
+ *   taken over the finished steps of that kind that had one; fully once they sum to 10 expected
+ *   seconds, less before (a kind's first short steps say little);
+ * - a step with none takes the median of its kind's finished steps, once there is one.
+ * Kinds are never mixed: a build taking 5× its guess says nothing about the trials.
  */
-export function correction(done: ReadonlyArray<{ step: string; expected: number; actual: number }>): (step: string) => number {
+export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number) => number {
   const sums = new Map<string, { e: number; a: number }>();
-  let [e, a] = [0, 0];
+  const observed = new Map<string, number[]>();
   for (const d of done) {
-    if (d.expected <= 0) continue;
+    observed.set(d.step, [...(observed.get(d.step) ?? []), d.actual]);
+    if (d.source === 'none' || d.expected <= 0) continue;
     const s = sums.get(d.step) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
     sums.set(d.step, s);
-    e += d.expected;
-    a += d.actual;
   }
-  const overall = e > 0 ? a / e : 1;
-  // A step kind seen for only a moment says little: lean on the overall ratio until it has weight.
-  return (step) => {
+  const medianOf = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  return (step, e, filled) => {
+    if (e.source === 'kept') return filled;
+    if (e.source === 'none') {
+      const seen = observed.get(step);
+      return seen && seen.length > 0 ? medianOf(seen) : filled;
+    }
     const s = sums.get(step);
-    if (!s || s.e <= 0) return overall;
+    if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
-    return w * (s.a / s.e) + (1 - w) * overall;
+    return filled * (w * (s.a / s.e) + (1 - w));
   };
 }

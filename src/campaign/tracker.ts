@@ -4,9 +4,10 @@ import { readJsonIfExists } from '../util/fsx.js';
 import type { PhaseStep } from './context.js';
 import { previousSeconds } from './context.js';
 import {
-  correction,
+  type DoneStep,
   filledSeconds,
   layout,
+  remainingSeconds,
   type EstimateSource,
   type RunForecastSummary,
   type StepEstimate,
@@ -67,7 +68,7 @@ export class RunTracker {
   private readonly started = Date.now();
   private readonly states = new Map<string, UnitState>();
   private readonly seconds: (step: string, e: StepEstimate) => number;
-  private readonly done: Array<{ step: string; expected: number; actual: number }> = [];
+  private readonly done: DoneStep[] = [];
   private readonly totals = new Map<string, StepTotals>();
   readonly predictedWall: number;
 
@@ -87,7 +88,7 @@ export class RunTracker {
           this.totals.set(name, t);
         }
     }
-    this.predictedWall = this.layoutOfRemaining(() => 1);
+    this.predictedWall = this.layoutOfRemaining((_step, _e, filled) => filled);
   }
 
   /** An instance's expected cost, for the order and the shards. */
@@ -110,9 +111,10 @@ export class RunTracker {
     const stage = s.forecast.stages[s.stage];
     const planned = stage?.steps.find((x) => x.name === step);
     const expected = planned ? this.seconds(step, planned.estimate) : 0;
+    const source = planned?.estimate.source ?? 'none';
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, expected, actual: actualSeconds });
+    if (!kept) this.done.push({ step, source, expected, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -123,18 +125,18 @@ export class RunTracker {
 
   /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
   eta(): number {
-    return this.layoutOfRemaining(correction(this.done));
+    return this.layoutOfRemaining(remainingSeconds(this.done));
   }
 
-  private layoutOfRemaining(scale: (step: string) => number): number {
+  private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number) => number): number {
     const now = Date.now();
     const units = [...this.states.values()].map((s) => ({
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let seconds = steps.reduce((a, x) => a + this.seconds(x.name, x.estimate) * scale(x.name), 0);
+        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate)), 0);
         // The stage under way has run a while already.
-        if (i === 0 && s.since !== undefined) seconds = Math.max(0, seconds - (now - s.since) / 1000);
-        return { lane: stage.lane, seconds };
+        if (i === 0 && s.since !== undefined) left = Math.max(0, left - (now - s.since) / 1000);
+        return { lane: stage.lane, seconds: left };
       }),
     }));
     return layout(units, this.workers, this.cores).total;

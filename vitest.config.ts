@@ -17,6 +17,7 @@ const PURE = [
   'test/report-seeds.test.ts',
   'test/placeholder-cost.test.ts',
   'test/forecast.test.ts',
+  'test/progress.test.ts',
   'test/workflows.test.ts',
   'test/layers.test.ts',
   'test/lint.test.ts',

@@ -10342,10 +10342,6 @@ var affinity = new AsyncLocalStorage();
 function withCpus(cpus, work) {
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
-function confineSelf(cpus, restore) {
-  const set2 = (list3) => runsQuietly(["taskset", "-a", "-p", "-c", list3.join(","), String(process.pid)]);
-  return set2(cpus) ? () => void set2(restore) : void 0;
-}
 function runProcess(command, opts) {
   const [file2, ...args] = command;
   if (!file2) throw new Error("runProcess: empty command");
@@ -35951,60 +35947,54 @@ async function runLocked(plan, opts, steps) {
     return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
   });
   const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
-  const allowed = allowedCpus();
-  const restoreSelf = !opts.serial && pool.cpus && allowed ? confineSelf(pool.cpus, allowed) : void 0;
   const stepSeconds = /* @__PURE__ */ new Map();
   const poolSpans = [];
-  try {
-    await runSchedule(order, stages, {
-      workers: pool.workers,
-      ...pool.cpus ? { poolCpus: pool.cpus } : {},
-      cores: plan.cpus.length,
-      serial: opts.serial ?? false,
-      onCore: (ctx, stage, cpu, work) => {
-        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
-        return cores.on(
-          what,
-          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-          async (pinned) => {
-            ctx.run = pinned;
-            tracker.stageStarted(ctx.unit.key);
-            try {
-              await work();
-            } finally {
-              ctx.run = run;
-            }
-          },
-          cpu === void 0 ? void 0 : [cpu]
-        );
-      },
-      async onPool(ctx, stage, cpus, work) {
-        const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-        tracker.stageStarted(ctx.unit.key);
-        await work();
-        poolSpans.push({
-          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
-          cpus: cpus ? [...cpus] : null,
-          started_utc,
-          ended_utc: (/* @__PURE__ */ new Date()).toISOString()
-        });
-      },
-      async runStep(ctx, step) {
-        const started = performance.now();
-        const outcome2 = await step.run(ctx);
-        const seconds = (performance.now() - started) / 1e3;
-        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
-        if (outcome2 !== "kept") {
-          const mine = stepSeconds.get(ctx.unit.key) ?? {};
-          mine[step.name] = Math.round(seconds * 1e3) / 1e3;
-          stepSeconds.set(ctx.unit.key, mine);
-        }
-      },
-      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
-    });
-  } finally {
-    restoreSelf?.();
-  }
+  await runSchedule(order, stages, {
+    workers: pool.workers,
+    ...pool.cpus ? { poolCpus: pool.cpus } : {},
+    cores: plan.cpus.length,
+    serial: opts.serial ?? false,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
+      return cores.on(
+        what,
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
+          try {
+            await work();
+          } finally {
+            ctx.run = run;
+          }
+        },
+        cpu === void 0 ? void 0 : [cpu]
+      );
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      await work();
+      poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: (/* @__PURE__ */ new Date()).toISOString()
+      });
+    },
+    async runStep(ctx, step) {
+      const started = performance.now();
+      const outcome2 = await step.run(ctx);
+      const seconds = (performance.now() - started) / 1e3;
+      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
+      if (outcome2 !== "kept") {
+        const mine = stepSeconds.get(ctx.unit.key) ?? {};
+        mine[step.name] = Math.round(seconds * 1e3) / 1e3;
+        stepSeconds.set(ctx.unit.key, mine);
+      }
+    },
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
+  });
   const outcome = tracker.summary();
   writeCampaign({
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
@@ -36427,9 +36417,11 @@ function createProgress(stream = process.stderr) {
 `);
     },
     note(message) {
-      if (bar) bars.log(`${message}
+      if (bar) {
+        bars.log(`${message}
 `);
-      else stream.write(`${message}
+        bars.update();
+      } else stream.write(`${message}
 `);
     },
     done() {

@@ -82,8 +82,11 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     },
     note(message) {
       // Above the bar, which the library draws again below it.
-      if (bar) bars.log(`${message}\n`);
-      else stream.write(`${message}\n`);
+      if (bar) {
+        bars.log(`${message}\n`);
+        // Drawn now: a log line waits for the next redraw, which a run that ends may never make.
+        bars.update();
+      } else stream.write(`${message}\n`);
     },
     done() {
       if (bar) bars.stop();

@@ -10,7 +10,6 @@ import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunC
 import { measure } from './measure.js';
 import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
 import { allowedCpus } from '../env/cpus.js';
-import { confineSelf } from '../sandbox/run.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { filledSeconds, longestFirst, unitCost } from './forecast.js';
 import { runSchedule, stagesOf } from './schedule.js';
@@ -118,62 +117,55 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   });
   // Longest expected first, so that the long instances are not left to run alone at the end.
   const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
-  // The run's own process stays off the timing cores while they time (restored at the end).
-  const allowed = allowedCpus();
-  const restoreSelf = !opts.serial && pool.cpus && allowed ? confineSelf(pool.cpus, allowed) : undefined;
   const stepSeconds = new Map<string, Record<string, number>>();
   // When and where the preparation ran beside the timing: campaign.json keeps it with the core holds.
   const poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }> = [];
-  try {
-    await runSchedule(order, stages, {
-      workers: pool.workers,
-      ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
-      cores: plan.cpus.length,
-      serial: opts.serial ?? false,
-      onCore: (ctx, stage, cpu, work) => {
-        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
-        return cores.on(
-          what,
-          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-          async (pinned) => {
-            ctx.run = pinned;
-            tracker.stageStarted(ctx.unit.key);
-            try {
-              await work();
-            } finally {
-              ctx.run = run;
-            }
-          },
-          cpu === undefined ? undefined : [cpu],
-        );
-      },
-      async onPool(ctx, stage, cpus, work) {
-        const started_utc = new Date().toISOString();
-        tracker.stageStarted(ctx.unit.key);
-        await work();
-        poolSpans.push({
-          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
-          cpus: cpus ? [...cpus] : null,
-          started_utc,
-          ended_utc: new Date().toISOString(),
-        });
-      },
-      async runStep(ctx, step) {
-        const started = performance.now();
-        const outcome = await step.run(ctx);
-        const seconds = (performance.now() - started) / 1000;
-        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
-        if (outcome !== 'kept') {
-          const mine = stepSeconds.get(ctx.unit.key) ?? {};
-          mine[step.name] = Math.round(seconds * 1000) / 1000;
-          stepSeconds.set(ctx.unit.key, mine);
-        }
-      },
-      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
-    });
-  } finally {
-    restoreSelf?.();
-  }
+  await runSchedule(order, stages, {
+    workers: pool.workers,
+    ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
+    cores: plan.cpus.length,
+    serial: opts.serial ?? false,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
+      return cores.on(
+        what,
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
+          try {
+            await work();
+          } finally {
+            ctx.run = run;
+          }
+        },
+        cpu === undefined ? undefined : [cpu],
+      );
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = new Date().toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      await work();
+      poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: new Date().toISOString(),
+      });
+    },
+    async runStep(ctx, step) {
+      const started = performance.now();
+      const outcome = await step.run(ctx);
+      const seconds = (performance.now() - started) / 1000;
+      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
+      if (outcome !== 'kept') {
+        const mine = stepSeconds.get(ctx.unit.key) ?? {};
+        mine[step.name] = Math.round(seconds * 1000) / 1000;
+        stepSeconds.set(ctx.unit.key, mine);
+      }
+    },
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
+  });
   const outcome = tracker.summary();
   writeCampaign({
     ended_utc: new Date().toISOString(),

@@ -138,18 +138,6 @@ export function withCpus<T>(cpus: readonly number[] | undefined, work: () => Pro
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
 
-/**
- * Confines this process, every thread of it, to `cpus` (taskset), and returns how to give it
- * `restore` back. A run keeps itself off its timing cores this way: the parent's own work (reading
- * drivers' output, hashing libraries, writing evidence) would otherwise share the core a trial times
- * on. The drivers pin themselves to their core (sched_setaffinity), which a mask does not forbid.
- * Undefined when taskset is missing or refuses: then nothing changed.
- */
-export function confineSelf(cpus: readonly number[], restore: readonly number[]): (() => void) | undefined {
-  const set = (list: readonly number[]) => runsQuietly(['taskset', '-a', '-p', '-c', list.join(','), String(process.pid)]);
-  return set(cpus) ? () => void set(restore) : undefined;
-}
-
 /** The cores of the enclosing withCpus scope (undefined outside one). */
 export const scopeCpus = (): readonly number[] | undefined => affinity.getStore();
 

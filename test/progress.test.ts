@@ -1,0 +1,52 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createProgress, formatDuration } from '../src/campaign/progress.js';
+
+/** A stream that keeps what is written, a terminal or not. */
+function sink(tty: boolean): NodeJS.WriteStream & { text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  }) as unknown as NodeJS.WriteStream & { text: () => string };
+  Object.assign(stream, { isTTY: tty, columns: 120, text: () => chunks.join('') });
+  return stream;
+}
+
+describe('progress', () => {
+  it('writes one line per step in a log, with its UTC time, the count and the run’s ETA', () => {
+    const out = sink(false);
+    const p = createProgress(out);
+    let left = 125;
+    p.start(2, () => left);
+    p.note?.('plan: 1 instance(s)');
+    p.tick('kem-1/good keygen: complete 1000 cycles');
+    left = 3725;
+    p.tick('kem-1/good enc: complete 1100 cycles');
+    p.done();
+    const lines = out.text().trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ plan: 1 instance\(s\)$/);
+    expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \[1\/2\] kem-1\/good keygen: complete 1000 cycles · ETA 2m05s$/);
+    expect(lines[2]).toMatch(/\[2\/2\] kem-1\/good enc: complete 1100 cycles · ETA 1h02m$/);
+  });
+
+  it('draws a bar on a terminal, with the count, the ETA and the last step, and notes above it', async () => {
+    const out = sink(true);
+    const p = createProgress(out);
+    p.start(4, () => 42);
+    p.tick('kem-1/good keygen: complete');
+    p.note?.('kem-1/good waits for CPU 1');
+    p.tick('kem-1/good enc: complete');
+    p.done();
+    const text = out.text();
+    expect(text).toMatch(/\[[=-]+\] 2\/4 · ETA 42s · \d+s · kem-1\/good enc: complete/);
+    expect(text).toContain('kem-1/good waits for CPU 1\n');
+  });
+
+  it('spells durations as the ETA shows them', () => {
+    expect([0, 37, 245, 3600, 3725, Number.NaN].map(formatDuration)).toEqual(['0s', '37s', '4m05s', '1h00m', '1h02m', '?']);
+  });
+});

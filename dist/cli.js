@@ -13351,24 +13351,25 @@ function remainingSeconds(done2) {
   const sums = /* @__PURE__ */ new Map();
   const observed = /* @__PURE__ */ new Map();
   for (const d of done2) {
-    observed.set(d.step, [...observed.get(d.step) ?? [], d.actual]);
+    const key = `${d.step}|${d.kind}`;
+    observed.set(key, [...observed.get(key) ?? [], d.actual]);
     if (d.source === "none" || d.expected <= 0) continue;
-    const s = sums.get(d.step) ?? { e: 0, a: 0 };
+    const s = sums.get(key) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
-    sums.set(d.step, s);
+    sums.set(key, s);
   }
   const medianOf = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
   };
-  return (step, e, filled) => {
+  return (step, e, filled, kind) => {
     if (e.source === "kept") return filled;
     if (e.source === "none") {
-      const seen = observed.get(step);
+      const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(step);
+    const s = sums.get(`${step}|${kind}`);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));
@@ -34193,6 +34194,7 @@ function forecastUnits(plan, units, stages, poolOwnsCores) {
     const entry = previous[unit.key];
     return {
       key: unit.key,
+      kind: unit.candidate.type,
       stages: stages.map((stage) => ({
         lane: laneOf(stage.kind, poolOwnsCores),
         steps: stage.steps.map((step) => ({
@@ -34257,7 +34259,7 @@ var RunTracker = class {
     const source = planned?.estimate.source ?? "none";
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, source, expected: expected2, actual: actualSeconds });
+    if (!kept) this.done.push({ step, kind: s.forecast.kind, source, expected: expected2, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -34274,7 +34276,7 @@ var RunTracker = class {
     const units = [...this.states.values()].map((s) => ({
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate)), 0);
+        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
         if (i === 0 && s.since !== void 0) left = Math.max(0, left - (now - s.since) / 1e3);
         return { lane: stage.lane, seconds: left };
       })

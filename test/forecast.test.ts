@@ -64,6 +64,7 @@ describe('estimates', () => {
     const seconds = filledSeconds([
       {
         key: 'a',
+        kind: 'kem',
         stages: [
           {
             lane: 'pool',
@@ -80,21 +81,24 @@ describe('estimates', () => {
     expect(seconds('measure', { seconds: 0, source: 'kept' })).toBe(0);
   });
 
-  it('scales what is left by how its own kind went, and replaces a guess by what was seen', () => {
+  it('scales what is left by how its own step and category went, and replaces a guess by what was seen', () => {
     const left = remainingSeconds([
-      { step: 'measure', source: 'plan', expected: 10, actual: 20 },
-      { step: 'measure', source: 'plan', expected: 10, actual: 20 },
-      { step: 'prepare', source: 'none', expected: 2, actual: 11 },
-      { step: 'prepare', source: 'none', expected: 2, actual: 9 },
-      { step: 'prepare', source: 'none', expected: 2, actual: 30 },
+      { step: 'measure', kind: 'hash', source: 'plan', expected: 10, actual: 20 },
+      { step: 'measure', kind: 'hash', source: 'plan', expected: 10, actual: 20 },
+      { step: 'prepare', kind: 'hash', source: 'none', expected: 2, actual: 11 },
+      { step: 'prepare', kind: 'hash', source: 'none', expected: 2, actual: 9 },
+      { step: 'prepare', kind: 'hash', source: 'none', expected: 2, actual: 30 },
     ]);
-    // Measure ran twice its plan: the rest of measure too. The builds' 5× says nothing of profiles.
-    expect(left('measure', { seconds: 5, source: 'plan' }, 5)).toBe(10);
-    expect(left('profile', { seconds: 3, source: 'plan' }, 3)).toBe(3);
-    // A build with no estimate takes the median of those seen.
-    expect(left('prepare', { source: 'none' }, 2)).toBe(11);
-    // A kind with little behind it is scaled only part of the way.
-    const early = remainingSeconds([{ step: 'profile', source: 'plan', expected: 1, actual: 3 }]);
-    expect(early('profile', { seconds: 1, source: 'plan' }, 1)).toBeCloseTo(1 + 0.1 * 2, 9);
+    // A hash's measure ran twice its plan: the rest of the hashes' too. The builds' 5× says nothing of profiles.
+    expect(left('measure', { seconds: 5, source: 'plan' }, 5, 'hash')).toBe(10);
+    expect(left('profile', { seconds: 3, source: 'plan' }, 3, 'hash')).toBe(3);
+    // Nor the hashes of the KEMs, which keep their plan and their guess until some are seen.
+    expect(left('measure', { seconds: 5, source: 'plan' }, 5, 'kem')).toBe(5);
+    expect(left('prepare', { source: 'none' }, 2, 'kem')).toBe(2);
+    // A hash's build with no estimate takes the median of those seen.
+    expect(left('prepare', { source: 'none' }, 2, 'hash')).toBe(11);
+    // A step with little behind it is scaled only part of the way.
+    const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
+    expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);
   });
 });

@@ -47,6 +47,8 @@ export interface StageForecast {
 
 export interface UnitForecast {
   key: string;
+  /** The candidate's category: steps of different categories are never compared (a hash's KAT is not a KEM's). */
+  kind: string;
   stages: StageForecast[];
 }
 
@@ -183,41 +185,47 @@ export function layout(
 /** A finished step that did its work: what it was expected to take (and from where), what it took. */
 export interface DoneStep {
   step: string;
+  /** The instance's category (UnitForecast.kind). */
+  kind: string;
   source: EstimateSource;
   expected: number;
   actual: number;
 }
 
 /**
- * What is left of a step, from how the finished ones went (the ETA's model), per step kind:
- * - a step with an estimate (`previous`, `plan`) is scaled by its kind's actual over expected seconds,
- *   taken over the finished steps of that kind that had one; fully once they sum to 10 expected
- *   seconds, less before (a kind's first short steps say little);
- * - a step with none takes the median of its kind's finished steps, once there is one.
- * Kinds are never mixed: a build taking 5× its guess says nothing about the trials.
+ * What is left of a step, from how the finished ones went (the ETA's model), per step and category
+ * of instance:
+ * - a step with an estimate (`previous`, `plan`) is scaled by the actual over expected seconds of the
+ *   finished steps of its name and category that had one; fully once they sum to 10 expected seconds,
+ *   less before (the first short steps say little);
+ * - a step with none takes the median of the finished steps of its name and category, once there is
+ *   one, else keeps its guess.
+ * Nothing is carried across: a build taking 5× its guess says nothing about the trials, and a hash's
+ * trials (eight operations, many short processes) nothing about a KEM's.
  */
-export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number) => number {
+export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number, kind: string) => number {
   const sums = new Map<string, { e: number; a: number }>();
   const observed = new Map<string, number[]>();
   for (const d of done) {
-    observed.set(d.step, [...(observed.get(d.step) ?? []), d.actual]);
+    const key = `${d.step}|${d.kind}`;
+    observed.set(key, [...(observed.get(key) ?? []), d.actual]);
     if (d.source === 'none' || d.expected <= 0) continue;
-    const s = sums.get(d.step) ?? { e: 0, a: 0 };
+    const s = sums.get(key) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
-    sums.set(d.step, s);
+    sums.set(key, s);
   }
   const medianOf = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
   };
-  return (step, e, filled) => {
+  return (step, e, filled, kind) => {
     if (e.source === 'kept') return filled;
     if (e.source === 'none') {
-      const seen = observed.get(step);
+      const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(step);
+    const s = sums.get(`${step}|${kind}`);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));

@@ -40,6 +40,7 @@ export function forecastUnits(plan: RunPlan, units: readonly Unit[], stages: rea
     const entry: BuildEntry | undefined = previous[unit.key];
     return {
       key: unit.key,
+      kind: unit.candidate.type,
       stages: stages.map((stage) => ({
         lane: laneOf(stage.kind, poolOwnsCores),
         steps: stage.steps.map((step: PhaseStep) => ({
@@ -114,7 +115,7 @@ export class RunTracker {
     const source = planned?.estimate.source ?? 'none';
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, source, expected, actual: actualSeconds });
+    if (!kept) this.done.push({ step, kind: s.forecast.kind, source, expected, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -128,12 +129,12 @@ export class RunTracker {
     return this.layoutOfRemaining(remainingSeconds(this.done));
   }
 
-  private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number) => number): number {
+  private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number, kind: string) => number): number {
     const now = Date.now();
     const units = [...this.states.values()].map((s) => ({
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate)), 0);
+        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
         // The stage under way has run a while already.
         if (i === 0 && s.since !== undefined) left = Math.max(0, left - (now - s.since) / 1000);
         return { lane: stage.lane, seconds: left };

@@ -274,9 +274,17 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
 }
 
-/** A section of the job summary: a heading and the lines as the log printed them. */
+/**
+ * A section of the job summary: a heading and the lines as the log printed them. A runner without a
+ * summary file (or one that cannot be written) loses the section, never the run.
+ */
 async function writeJobSummary(heading: string, lines: string[]): Promise<void> {
-  await core.summary.addHeading(heading, 3).addCodeBlock(lines.join('\n')).write();
+  if (!process.env.GITHUB_STEP_SUMMARY) return;
+  try {
+    await core.summary.addRaw(`### ${heading}\n\n\`\`\`text\n${lines.join('\n')}\n\`\`\`\n\n`).write();
+  } catch (e) {
+    core.warning(`job summary not written: ${errorMessage(e)}`);
+  }
 }
 
 /** Pages from evidence already on disk (e.g. merged shards). */

@@ -771,7 +771,9 @@ describe('the action in nightly and report modes', () => {
     // The plan with its expected duration, then how it went, in the job summary.
     const jobSummary = readFileSync(join(dirname(output), 'summary'), 'utf8');
     expect(jobSummary).toMatch(/### ngcc-perf plan[\s\S]*plan: 1 instance\(s\)[\s\S]*expected wall time/);
-    expect(jobSummary).toMatch(/### ngcc-perf: predicted against actual[\s\S]*measure .* → [\s\S]*wall time/);
+    expect(jobSummary).toMatch(
+      /### ngcc-perf: predicted against actual\n\n```text\npredicted → actual:\n[\s\S]* wall time +\S+ s → +\S+ m?s/,
+    );
   });
 
   it('report mode renders the pages and commits evidence and pages to the data branch', async () => {

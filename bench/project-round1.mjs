@@ -14,7 +14,8 @@ const o = {
   ghz: 3,
   // Start and end of one sandboxed driver process beside its work: bench (n) measures it here.
   'process-s': 0.06,
-  // Trials an adaptive plan takes on a fast operation before its ±1 % is met: bench (m).
+  // Trials an adaptive plan takes on a fast operation before its ±1 % is met, on a quiet runner (an
+  // assumption: on the shared development VM they ran to the cap of 30, bench (m)).
   'adaptive-trials': 6,
   // Build (and the profile relink, the same compile again) of one real instance: an assumption.
   'build-s': 10,

@@ -13350,14 +13350,18 @@ function layout(units, workers, cores) {
 function remainingSeconds(done2) {
   const sums = /* @__PURE__ */ new Map();
   const observed = /* @__PURE__ */ new Map();
-  for (const d of done2) {
-    const key = `${d.step}|${d.kind}`;
-    observed.set(key, [...observed.get(key) ?? [], d.actual]);
-    if (d.source === "none" || d.expected <= 0) continue;
+  const add = (key, d) => {
     const s = sums.get(key) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
     sums.set(key, s);
+  };
+  for (const d of done2) {
+    const key = `${d.step}|${d.kind}`;
+    observed.set(key, [...observed.get(key) ?? [], d.actual]);
+    if (d.source === "none" || d.expected <= 0) continue;
+    add(key, d);
+    if (d.source === "previous") add(`${d.step}|previous`, d);
   }
   const medianOf = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -13369,7 +13373,7 @@ function remainingSeconds(done2) {
       const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(`${step}|${kind}`);
+    const s = sums.get(`${step}|${kind}`) ?? (e.source === "previous" ? sums.get(`${step}|previous`) : void 0);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));

@@ -97,6 +97,10 @@ describe('estimates', () => {
     expect(left('prepare', { source: 'none' }, 2, 'kem')).toBe(2);
     // A hash's build with no estimate takes the median of those seen.
     expect(left('prepare', { source: 'none' }, 2, 'hash')).toBe(11);
+    // What the previous run's figures say carries over: a run that rebuilds nothing builds every category fast.
+    const rerun = remainingSeconds([{ step: 'prepare', kind: 'hash', source: 'previous', expected: 20, actual: 5 }]);
+    expect(rerun('prepare', { seconds: 8, source: 'previous' }, 8, 'kem')).toBe(2);
+    expect(rerun('prepare', { seconds: 8, source: 'plan' }, 8, 'kem')).toBe(8);
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);

@@ -200,20 +200,26 @@ export interface DoneStep {
  *   less before (the first short steps say little);
  * - a step with none takes the median of the finished steps of its name and category, once there is
  *   one, else keeps its guess.
- * Nothing is carried across: a build taking 5× its guess says nothing about the trials, and a hash's
- * trials (eight operations, many short processes) nothing about a KEM's.
+ * Nothing is carried across steps: a build taking 5× its guess says nothing about the trials. Across
+ * categories only what the previous run's figures say: that this run rebuilds nothing, say, holds
+ * for every category's builds, while a plan's misfit (a hash's eight operations of many short
+ * processes) or a guess (a hash's KAT loop) says nothing about a KEM's.
  */
 export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number, kind: string) => number {
   const sums = new Map<string, { e: number; a: number }>();
   const observed = new Map<string, number[]>();
-  for (const d of done) {
-    const key = `${d.step}|${d.kind}`;
-    observed.set(key, [...(observed.get(key) ?? []), d.actual]);
-    if (d.source === 'none' || d.expected <= 0) continue;
+  const add = (key: string, d: DoneStep) => {
     const s = sums.get(key) ?? { e: 0, a: 0 };
     s.e += d.expected;
     s.a += d.actual;
     sums.set(key, s);
+  };
+  for (const d of done) {
+    const key = `${d.step}|${d.kind}`;
+    observed.set(key, [...(observed.get(key) ?? []), d.actual]);
+    if (d.source === 'none' || d.expected <= 0) continue;
+    add(key, d);
+    if (d.source === 'previous') add(`${d.step}|previous`, d);
   }
   const medianOf = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -225,7 +231,7 @@ export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: S
       const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(`${step}|${kind}`);
+    const s = sums.get(`${step}|${kind}`) ?? (e.source === 'previous' ? sums.get(`${step}|previous`) : undefined);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));

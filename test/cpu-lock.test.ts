@@ -1,30 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { coreHolder, cpuLockFile, lockCore } from '../src/env/cpuLock.js';
 import { allowedCpus } from '../src/env/cpus.js';
 import { isInputError } from '../src/errors.js';
 import { bundledCli } from './helpers/bundle.js';
+import { goodKemCampaign } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
-import { repoRoot, tempDir } from './helpers/tmp.js';
-
-const kem1 = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
-const iccs = join(repoRoot, 'native', 'iccs');
-const GOOD_DIGEST = '59f2eb780c9eaaec51fa4f00f9e164638542b057a1674280138336e8ffaf4041';
-
-/** A campaign of copies of the fixture's good toy KEM, one instance per label, with `settings` as ngcc-perf.yml. */
-function goodCampaign(labels: string[], settings: string): string {
-  const root = tempDir();
-  for (const part of ['good', 'common']) cpSync(join(kem1, part), join(root, 'kem-1', part), { recursive: true });
-  const instances = labels.map(
-    (l) => `  - label: ${l}\n    dir: good\n    extra_sources: [${iccs}/auxfunc.c, ${iccs}/drng.c]\n    include: [${iccs}, ../common]\n`,
-  );
-  writeFileSync(join(root, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n${instances.join('')}`);
-  writeFileSync(join(root, 'kem-1', 'kat.sha256'), labels.map((l) => `${GOOD_DIGEST} strict ${l}/KAT_KEM_${l}.txt\n`).join(''));
-  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
-  return root;
-}
+import { tempDir } from './helpers/tmp.js';
 
 /** The core every test pins to: the last this process may use, as a run's default is. */
 const CPU = (allowedCpus() ?? [0]).at(-1)!;
@@ -155,7 +139,7 @@ describe('a run', () => {
     vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', dir);
     try {
       await outsideHolder(dir, held);
-      const root = goodCampaign(
+      const root = goodKemCampaign(
         ['a'],
         `planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  min_measurements: 10\n  warmups: 1\nsystems:\n  s:\n    cpus: [${held}, ${free}]\n`,
       );
@@ -190,7 +174,7 @@ describe('a run', () => {
     ['cpus: []', /systems\.s\.cpus/],
     ['cpus: [99999]', /ngcc-perf\.yml: systems\.s\.cpus\[0\]: CPU 99999 is not one this process may run on/],
   ])('refuses `%s` in ngcc-perf.yml, naming the field', async (line, message) => {
-    const root = goodCampaign(['a'], `systems:\n  s:\n    ${line}\n`);
+    const root = goodKemCampaign(['a'], `systems:\n  s:\n    ${line}\n`);
     const data = tempDir();
     const r = await runCli(['run', root, '--system', 's', '--out', data]);
     expect(r.code).toBe(2);
@@ -257,7 +241,7 @@ describe('two CLI processes on one host', () => {
   it('two shards started together with the same --cpu never time on it at the same time', async () => {
     const dir = join(tempDir(), 'locks');
     const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
-    const root = goodCampaign(
+    const root = goodKemCampaign(
       ['a', 'b', 'c', 'd'],
       'planning:\n  trials: 3\n  trial_target_s: 0.05\n  op_budget_s: 2\n  min_measurements: 10\n  warmups: 1\n',
     );
@@ -301,7 +285,7 @@ describe('two CLI processes on one host', () => {
     const dir = join(tempDir(), 'locks');
     const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
     // Long trials: the first run holds the core for a good while.
-    const root = goodCampaign(['a'], 'planning:\n  trials: 5\n  trial_target_s: 1\n  op_budget_s: 30\n  warmups: 1\n');
+    const root = goodKemCampaign(['a'], 'planning:\n  trials: 5\n  trial_target_s: 1\n  op_budget_s: 30\n  warmups: 1\n');
     const first = started(cli, ['run', root, '--system', 's', '--out', tempDir(), '--cpu', String(CPU)], env);
     await until('the first run to hold the core for its measurement', () =>
       coreHolder(CPU, dir)?.what.endsWith('kem-1/a measure') ? true : undefined,

@@ -1,33 +1,14 @@
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { allowedCpus } from '../src/env/cpus.js';
 import { runProcess, withCpus } from '../src/sandbox/run.js';
 import { runCli } from './helpers/cli.js';
-import { FIXTURES, ICCS } from './helpers/campaigns.js';
+import { goodKemCampaign } from './helpers/campaigns.js';
 import { tempDir } from './helpers/tmp.js';
 
 // The scheduler (src/campaign/schedule.ts): builds, KATs and surveys on a pool of workers confined
 // to the cores the run does not time on, pinned stages holding a timing core each.
-
-/** The fixture manifest's digest of the toy KEM's correct instance (test/fixtures/README.md says where it comes from). */
-const GOOD = readFileSync(join(FIXTURES, 'kem-1', 'kat.sha256'), 'utf8')
-  .split('\n')
-  .find((l) => l.endsWith(' good/KAT_KEM_good.txt'))!
-  .split(' ')[0]!;
-
-/** `labels` copies of the toy KEM's correct instance. */
-function toyCampaign(labels: string[], settings: string): string {
-  const root = tempDir();
-  for (const part of ['good', 'common']) cpSync(join(FIXTURES, 'kem-1', part), join(root, 'kem-1', part), { recursive: true });
-  const instances = labels.map(
-    (l) => `  - label: ${l}\n    dir: good\n    extra_sources: [${ICCS}/auxfunc.c, ${ICCS}/drng.c]\n    include: [${ICCS}, ../common]\n`,
-  );
-  writeFileSync(join(root, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n${instances.join('')}`);
-  writeFileSync(join(root, 'kem-1', 'kat.sha256'), labels.map((l) => `${GOOD} strict ${l}/KAT_KEM_${l}.txt\n`).join(''));
-  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
-  return root;
-}
 
 const PLANNING =
   'planning:\n  trials: 3\n  trial_target_s: 0.02\n  op_budget_s: 2\n  min_measurements: 10\n  warmups: 1\nprofile:\n  target_s: 0.02\n  rounds: 2\n';
@@ -102,7 +83,7 @@ describe('the scheduler', () => {
     const others = cpus.filter((c) => c !== timing);
     vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
     try {
-      const root = toyCampaign(['a', 'b', 'c', 'd'], PLANNING);
+      const root = goodKemCampaign(['a', 'b', 'c', 'd'], PLANNING);
       const data = tempDir();
       const r = await runCli(['run', root, '--system', 's', '--out', data, '--cpu', String(timing)]);
       expect(r.code, r.err.join('\n')).toBe(0);
@@ -145,7 +126,7 @@ describe('the scheduler', () => {
     const two = cpus.slice(-2);
     vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
     try {
-      const root = toyCampaign(['a', 'b', 'c', 'd'], `${PLANNING}systems:\n  s:\n    cpus: [${two.join(', ')}]\n`);
+      const root = goodKemCampaign(['a', 'b', 'c', 'd'], `${PLANNING}systems:\n  s:\n    cpus: [${two.join(', ')}]\n`);
       const data = tempDir();
       const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
       expect(r.code, r.err.join('\n')).toBe(0);

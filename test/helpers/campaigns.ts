@@ -23,3 +23,24 @@ export function fixtureCampaign(ids: string[], settings: string): string {
   writeFileSync(join(root, 'ngcc-perf.yml'), settings);
   return root;
 }
+
+/** The fixture manifest's digest of the toy KEM's correct instance (test/fixtures/README.md says where it comes from). */
+const GOOD_KEM_DIGEST = () =>
+  readFileSync(join(FIXTURES, 'kem-1', 'kat.sha256'), 'utf8')
+    .split('\n')
+    .find((l) => l.endsWith(' good/KAT_KEM_good.txt'))!
+    .split(' ')[0]!;
+
+/** A campaign of `labels` copies of the toy KEM's correct instance, each with its manifest line. */
+export function goodKemCampaign(labels: string[], settings: string): string {
+  const root = tempDir();
+  for (const part of ['good', 'common']) cpSync(join(FIXTURES, 'kem-1', part), join(root, 'kem-1', part), { recursive: true });
+  const instances = labels.map(
+    (l) => `  - label: ${l}\n    dir: good\n    extra_sources: [${ICCS}/auxfunc.c, ${ICCS}/drng.c]\n    include: [${ICCS}, ../common]\n`,
+  );
+  writeFileSync(join(root, 'kem-1', 'candidate.yml'), `id: kem-1\ntype: kem\nalgorithm: toy\ninstances:\n${instances.join('')}`);
+  const digest = GOOD_KEM_DIGEST();
+  writeFileSync(join(root, 'kem-1', 'kat.sha256'), labels.map((l) => `${digest} strict ${l}/KAT_KEM_${l}.txt\n`).join(''));
+  writeFileSync(join(root, 'ngcc-perf.yml'), settings);
+  return root;
+}

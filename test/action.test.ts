@@ -772,7 +772,7 @@ describe('the action in nightly and report modes', () => {
     const jobSummary = readFileSync(join(dirname(output), 'summary'), 'utf8');
     expect(jobSummary).toMatch(/### ngcc-perf plan[\s\S]*plan: 1 instance\(s\)[\s\S]*expected wall time/);
     expect(jobSummary).toMatch(
-      /### ngcc-perf: predicted against actual\n\n```text\npredicted → actual:\n[\s\S]* wall time +\S+ s → +\S+ m?s/,
+      /### ngcc-perf: predicted against actual\n\n```text\npredicted → actual:\n[\s\S]* wall time +\S+ [µm]?s → +\S+ [µm]?s/,
     );
   });
 

@@ -1,3 +1,4 @@
+import { summary } from '@actions/core';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { InlineCode, Paragraph } from 'mdast';
@@ -725,6 +726,9 @@ describe('the action in nightly and report modes', () => {
     const output = join(dir, 'output');
     writeFileSync(output, '');
     writeFileSync(join(dir, 'summary'), '');
+    // @actions/core keeps the first summary file it wrote for the whole process (a runner starts a
+    // fresh process per step): point it at this run's.
+    (summary as unknown as { _filePath?: string })._filePath = undefined;
     process.env = {
       ...withoutRunnerOnly(saved),
       GITHUB_WORKSPACE: workspace,

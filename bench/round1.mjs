@@ -3,7 +3,7 @@
 // with its stderr kept (one line per progress step, with the second it arrived), and reports wall
 // time, time inside timed operations, core holds, the pool, the plan against the outcome, the ETA
 // after 10 % of the run, adaptive plans against the fixed one, KAT statuses and calibration.
-//   node bench/round1.mjs [--subset N] [--scale S] [--seed N] [--trial-target S] [--op-budget S]
+//   node bench/round1.mjs [--subset N] [--scale S] [--keep-below CYCLES] [--ci-target R] [--seed N] [--trial-target S] [--op-budget S]
 //        [--profile-target S] [--profile-rounds N] [--build-functions N] [--phases LIST] [--work DIR]
 //        [--runs N] [--extra "--adaptive --serial …"]
 // With --runs N the same campaign runs N times into one evidence folder: from the second run on, the
@@ -22,6 +22,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULTS = {
   subset: undefined,
   scale: 1000,
+  keepBelow: 0,
+  ciTarget: undefined,
   seed: 1,
   trialTarget: 0.05,
   opBudget: 5,
@@ -36,6 +38,8 @@ const DEFAULTS = {
 const OPTIONS = {
   '--subset': 'subset',
   '--scale': 'scale',
+  '--keep-below': 'keepBelow',
+  '--ci-target': 'ciTarget',
   '--seed': 'seed',
   '--trial-target': 'trialTarget',
   '--op-budget': 'opBudget',
@@ -103,9 +107,17 @@ async function main() {
   const data = join(work, 'data');
   const model = generate(campaign, {
     scale: o.scale,
+    keepBelow: o.keepBelow,
     seed: o.seed,
     buildFunctions: o.buildFunctions,
-    planning: { trials: 5, trial_target_s: o.trialTarget, op_budget_s: o.opBudget, warmups: 3 },
+    planning: {
+      trials: 5,
+      trial_target_s: o.trialTarget,
+      op_budget_s: o.opBudget,
+      warmups: 3,
+      // An adaptive run's target (--extra --adaptive turns it on); ngcc-perf's default otherwise.
+      ...(o.ciTarget !== undefined ? { adaptive: { ci_target: o.ciTarget } } : {}),
+    },
     profile: { target_s: o.profileTarget, rounds: o.profileRounds },
   });
   const ids = o.subset ? subsetIds(model.candidates, o.subset) : undefined;
@@ -113,7 +125,7 @@ async function main() {
   if (o.phases) args.push('--phases', o.phases);
   if (ids) args.push('--only', `^(${ids.join('|')})(/|$)`);
   console.log(
-    `campaign ${campaign}: ${ids ? `${ids.length} of ` : ''}${model.candidates.length} candidates, scale ${o.scale}, seed ${o.seed}`,
+    `campaign ${campaign}: ${ids ? `${ids.length} of ` : ''}${model.candidates.length} candidates, scale ${o.scale}${o.keepBelow ? ` above ${o.keepBelow} cycles` : ''}, seed ${o.seed}`,
   );
   const used = ids ? { ...model, candidates: model.candidates.filter((c) => ids.includes(c.id)) } : model;
   const reports = [];

@@ -13361,7 +13361,7 @@ function remainingSeconds(done2) {
     observed.set(key, [...observed.get(key) ?? [], d.actual]);
     if (d.source === "none" || d.expected <= 0) continue;
     add(key, d);
-    if (d.source === "previous") add(`${d.step}|previous`, d);
+    if (d.source === "previous" || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
   const medianOf = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -13373,7 +13373,7 @@ function remainingSeconds(done2) {
       const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(`${step}|${kind}`) ?? (e.source === "previous" ? sums.get(`${step}|previous`) : void 0);
+    const s = sums.get(`${step}|${kind}`) ?? (e.source === "previous" || e.machineBound ? sums.get(`${step}|${e.source}|machine`) : void 0);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));
@@ -13400,6 +13400,7 @@ function readPrevious(path, force, onReplaced) {
 }
 
 // src/campaign/measure.ts
+var isAdaptivePlan = (p) => typeof p === "object" && p !== null && "adaptive" in p;
 var measure = {
   name: "measure",
   phase: "measure",
@@ -13414,8 +13415,16 @@ var measure = {
       return r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
     };
     if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: "kept" };
+    const planning2 = plan.settings.planning;
     const known = previousSeconds("measure", previous);
-    return known.source !== "none" ? known : { seconds: ops.length * plannedOperationSeconds(plan.settings.planning), source: "plan" };
+    const before = ops[0] ? readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, ops[0]))?.plan : void 0;
+    const samePlan = before === void 0 || isAdaptivePlan(before) === planning2.adaptive.enabled;
+    if (known.source !== "none" && samePlan) return known;
+    return {
+      seconds: ops.length * plannedOperationSeconds(planning2),
+      source: "plan",
+      ...planning2.adaptive.enabled ? { machineBound: true } : {}
+    };
   },
   async run(ctx) {
     const { unit, run, summary } = ctx;
@@ -34229,6 +34238,7 @@ var RunTracker = class {
           const t = this.totals.get(name) ?? { step: name, predicted: 0, actual: 0, sources: {} };
           t.predicted += this.seconds(name, estimate);
           t.sources[estimate.source] = (t.sources[estimate.source] ?? 0) + 1;
+          if (estimate.machineBound) t.machine_bound = (t.machine_bound ?? 0) + 1;
           this.totals.set(name, t);
         }
     }
@@ -34261,9 +34271,11 @@ var RunTracker = class {
     const planned = stage?.steps.find((x) => x.name === step);
     const expected2 = planned ? this.seconds(step, planned.estimate) : 0;
     const source = planned?.estimate.source ?? "none";
+    const machineBound = planned?.estimate.machineBound;
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, kind: s.forecast.kind, source, expected: expected2, actual: actualSeconds });
+    if (!kept)
+      this.done.push({ step, kind: s.forecast.kind, source, ...machineBound ? { machineBound } : {}, expected: expected2, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -34303,7 +34315,11 @@ var SOURCE_WORDS = {
   kept: "kept if unchanged",
   none: "no estimate"
 };
-var sourcesShown = (t) => Object.entries(t.sources).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`).join(", ");
+var sourcesShown = (t) => [
+  ...Object.entries(t.sources).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`),
+  // An adaptive plan is counted at its least trials: the machine's noise may take up to max_trials.
+  ...t.machine_bound ? [`${t.machine_bound} adaptive, at the fewest trials: more on a noisy machine`] : []
+].join(", ");
 function planLines(f, units) {
   const unknown3 = f.steps.some((t) => (t.sources.none ?? 0) > 0);
   return [

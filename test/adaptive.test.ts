@@ -31,6 +31,8 @@ describe('adaptive precision (planning.adaptive, run --adaptive)', () => {
     const data = tempDir();
     const run = await measure(campaign, data, '--adaptive');
     expect(run.code).toBe(0);
+    // The plan counts the adaptive operations at their fewest trials, and says so.
+    expect(run.progress).toMatch(/measure .*\(1 plan, 1 adaptive, at the fewest trials: more on a noisy machine\)/);
     // The progress line says how far each operation's trials got.
     for (const op of OPS)
       expect(run.progress).toMatch(new RegExp(`${op}: complete \\d+ cycles.*; \\d+ trials, ±\\d+\\.\\d% \\(target ±10\\.0% met\\)`));
@@ -77,6 +79,14 @@ describe('adaptive precision (planning.adaptive, run --adaptive)', () => {
       if (j < 3) expect(started[2]![j]! < started[0]![j + 1]!, `round ${j}`).toBe(true);
     }
     expect(validateDataset(join(data, 'x'))).toEqual([]);
+    // The next adaptive run plans its timing from this one's; a fixed run does not (its 5 trials are
+    // another plan's), and counts by its own plan.
+    const again = await measure(campaign, data, '--force');
+    expect(again.progress).toMatch(/ measure +[\d.]+ \w+ +\(1 previous run\)/);
+    const yml = join(campaign, 'ngcc-perf.yml');
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace('enabled: true', 'enabled: false'));
+    const fixed = await measure(campaign, data, '--force');
+    expect(fixed.progress).toMatch(/ measure +[\d.]+ \w+ +\(1 plan\)/);
   });
 
   it('leaves the fixed plan as it was (5 trials, no rule), and validate catches an edited precision', async () => {

@@ -101,6 +101,13 @@ describe('estimates', () => {
     const rerun = remainingSeconds([{ step: 'prepare', kind: 'hash', source: 'previous', expected: 20, actual: 5 }]);
     expect(rerun('prepare', { seconds: 8, source: 'previous' }, 8, 'kem')).toBe(2);
     expect(rerun('prepare', { seconds: 8, source: 'plan' }, 8, 'kem')).toBe(8);
+    // An adaptive plan's trials are as many as this machine's noise wants, in every category: the
+    // hashes' 4× carries to the KEMs' adaptive measure, not to a fixed plan's, nor to the previous run's figures.
+    const noisy = remainingSeconds([{ step: 'measure', kind: 'hash', source: 'plan', machineBound: true, expected: 10, actual: 40 }]);
+    expect(noisy('measure', { seconds: 6, source: 'plan', machineBound: true }, 6, 'kem')).toBe(24);
+    expect(noisy('measure', { seconds: 6, source: 'plan' }, 6, 'kem')).toBe(6);
+    expect(noisy('measure', { seconds: 6, source: 'previous' }, 6, 'kem')).toBe(6);
+    expect(rerun('measure', { seconds: 6, source: 'plan', machineBound: true }, 6, 'kem')).toBe(6);
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);

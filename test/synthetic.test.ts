@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generate, model, operationRows, ROUND1 } from '../bench/synthetic/generate.mjs';
+import { divisorOf, generate, model, operationRows, ROUND1 } from '../bench/synthetic/generate.mjs';
 import { loadCampaign } from '../src/config/campaign.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
@@ -26,6 +26,43 @@ describe('synthetic Round-1 campaign: the generator', () => {
     expect(loaded.defines).toEqual(
       Object.entries(inst.ops).map(([op, cycles]) => `SYNTH_${op.toUpperCase()}=${Math.round(cycles / 100 / 4)}`),
     );
+  });
+
+  it('with keepBelow, keeps costs up to it at their modelled size and scales larger ones no lower than it', () => {
+    const g = generate(tempDir(), { seed: 1, scale: 1000, keepBelow: 1e6 });
+    let [kept, clamped, scaled] = [0, 0, 0];
+    for (const c of g.candidates)
+      for (const inst of c.instances) {
+        const largest = Math.max(...Object.values(inst.ops));
+        for (const [op, cycles] of Object.entries(inst.ops)) {
+          const spun = inst.scaled_ops![op]!;
+          // A hash scales all its messages alike, by its largest message's divisor: its per-byte cost stays linear.
+          const divisor = c.type === 'hash' ? divisorOf(largest, 1000, 1e6) : divisorOf(cycles, 1000, 1e6);
+          expect(spun, `${c.id}/${inst.label}/${op}`).toBe(Math.round(cycles / divisor));
+          if (c.type === 'hash') continue;
+          if (cycles <= 1e6) {
+            expect(spun).toBe(cycles);
+            kept++;
+          } else if (cycles < 1e9) {
+            expect(spun).toBe(1e6);
+            clamped++;
+          } else {
+            expect(spun).toBe(Math.round(cycles / 1000));
+            scaled++;
+          }
+        }
+      }
+    // The model has operations of all three kinds (many fast, some between, a few extreme).
+    expect(kept).toBeGreaterThan(100);
+    expect(clamped).toBeGreaterThan(10);
+    expect(scaled).toBeGreaterThan(0);
+    // The order of the costs holds: a dearer operation never spins less.
+    const rows = g.candidates
+      .filter((c) => c.type !== 'hash')
+      .flatMap((c) => c.instances.flatMap((i) => Object.entries(i.ops).map(([op, cy]) => [cy, i.scaled_ops![op]!] as const)));
+    for (const [a, sa] of rows) for (const [b, sb] of rows.slice(0, 50)) if (a < b) expect(sa).toBeLessThanOrEqual(sb);
+    // Without it, every cost is divided by the scale, as before.
+    expect(divisorOf(5e5, 1000)).toBe(1000);
   });
 
   it('spreads operation costs like Round 1: many of 10^5–10^6 cycles, tens near 10^8, a few of 10^10 or more', () => {

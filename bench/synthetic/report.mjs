@@ -129,6 +129,9 @@ function eta(run) {
   return out;
 }
 
+/** Cycles the toy spins for an operation: the generator's scaled_ops, else (older models) the scaled cost. */
+const spun = (model, inst, op, cycles) => inst.scaled_ops?.[op] ?? cycles / model.scale;
+
 /**
  * Adaptive plans over the fast operations (modelled below 10^6 cycles after scaling): the time they
  * spent timing, Σ of their trials' processes, against the fixed reference plan's, 5 trials of 1 s
@@ -139,7 +142,8 @@ function adaptive(run) {
   const fast = new Set();
   for (const c of run.model.candidates)
     for (const inst of c.instances)
-      for (const [op, cycles] of Object.entries(inst.ops)) if (cycles / run.model.scale < 1e6) fast.add(`${c.id}/${inst.label}/${op}`);
+      for (const [op, cycles] of Object.entries(inst.ops))
+        if (spun(run.model, inst, op, cycles) < 1e6) fast.add(`${c.id}/${inst.label}/${op}`);
   const recs = run.records.filter((r) => fast.has(`${r.candidate}/${r.label}/${r.operation}`) && r.plan?.adaptive);
   if (recs.length === 0) return {};
   const processSeconds = (r) => sum(r.processes.map((p) => (p.wall_s ?? 0) + sum((p.retried ?? []).map((x) => x.wall_s ?? 0))));
@@ -204,7 +208,7 @@ function calibration(run) {
   for (const c of run.model.candidates)
     for (const inst of c.instances)
       for (const [op, cycles] of Object.entries(inst.ops))
-        modelled.set(`${c.id}/${inst.label}/${op}`, { type: c.type, cycles: cycles / run.model.scale });
+        modelled.set(`${c.id}/${inst.label}/${op}`, { type: c.type, cycles: spun(run.model, inst, op, cycles) });
   const ratios = {};
   for (const r of run.records) {
     const m = modelled.get(`${r.candidate}/${r.label}/${r.operation}`);

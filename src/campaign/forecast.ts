@@ -20,6 +20,12 @@ export type EstimateSource =
 export interface StepEstimate {
   seconds?: number;
   source: EstimateSource;
+  /**
+   * The estimate misses by what the machine does, not by what the category is: an adaptive plan
+   * cannot know how many trials this machine's noise will take. Finished steps of any category then
+   * correct it, as they do the previous run's figures.
+   */
+  machineBound?: boolean;
 }
 
 /** Predicted and actual seconds of one step kind over the run. */
@@ -29,6 +35,8 @@ export interface StepTotals {
   actual: number;
   /** How many instances' figures came from where. */
   sources: Partial<Record<EstimateSource, number>>;
+  /** How many of them are machine-bound (StepEstimate.machineBound): an adaptive plan's least trials. */
+  machine_bound?: number;
 }
 
 export interface RunForecastSummary {
@@ -188,6 +196,8 @@ export interface DoneStep {
   /** The instance's category (UnitForecast.kind). */
   kind: string;
   source: EstimateSource;
+  /** StepEstimate.machineBound of its estimate. */
+  machineBound?: boolean;
   expected: number;
   actual: number;
 }
@@ -201,9 +211,11 @@ export interface DoneStep {
  * - a step with none takes the median of the finished steps of its name and category, once there is
  *   one, else keeps its guess.
  * Nothing is carried across steps: a build taking 5× its guess says nothing about the trials. Across
- * categories only what the previous run's figures say: that this run rebuilds nothing, say, holds
- * for every category's builds, while a plan's misfit (a hash's eight operations of many short
- * processes) or a guess (a hash's KAT loop) says nothing about a KEM's.
+ * categories only what the machine decides: that this run rebuilds nothing, say, holds for every
+ * category's builds (the previous run's figures), and an adaptive plan's trials run as long as this
+ * machine's noise wants in every category (a machine-bound estimate); while a fixed plan's misfit (a
+ * hash's eight operations of many short processes) or a guess (a hash's KAT loop) says nothing
+ * about a KEM's.
  */
 export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number, kind: string) => number {
   const sums = new Map<string, { e: number; a: number }>();
@@ -219,7 +231,7 @@ export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: S
     observed.set(key, [...(observed.get(key) ?? []), d.actual]);
     if (d.source === 'none' || d.expected <= 0) continue;
     add(key, d);
-    if (d.source === 'previous') add(`${d.step}|previous`, d);
+    if (d.source === 'previous' || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
   const medianOf = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
@@ -231,7 +243,8 @@ export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: S
       const seen = observed.get(`${step}|${kind}`);
       return seen && seen.length > 0 ? medianOf(seen) : filled;
     }
-    const s = sums.get(`${step}|${kind}`) ?? (e.source === 'previous' ? sums.get(`${step}|previous`) : undefined);
+    const s =
+      sums.get(`${step}|${kind}`) ?? (e.source === 'previous' || e.machineBound ? sums.get(`${step}|${e.source}|machine`) : undefined);
     if (!s || s.e <= 0) return filled;
     const w = Math.min(1, s.e / 10);
     return filled * (w * (s.a / s.e) + (1 - w));

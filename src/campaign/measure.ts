@@ -21,6 +21,9 @@ import {
 import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
 
+/** A record's plan was adaptive (measure/plan.ts: only an adaptive plan has a stopping rule). */
+const isAdaptivePlan = (p: unknown): boolean => typeof p === 'object' && p !== null && 'adaptive' in p;
+
 /** Timing of every operation of an instance (a complete record of the same library is kept). */
 export const measure: PhaseStep = {
   name: 'measure',
@@ -37,8 +40,20 @@ export const measure: PhaseStep = {
       return r?.status === 'complete' && r.library_sha256 === previous?.library_sha256;
     };
     if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: 'kept' };
+    const planning = plan.settings.planning;
     const known = previousSeconds('measure', previous);
-    return known.source !== 'none' ? known : { seconds: ops.length * plannedOperationSeconds(plan.settings.planning), source: 'plan' };
+    // The previous run's figure holds for the same kind of plan: a fixed run's 5 trials say nothing
+    // of how many an adaptive one takes, nor the other way round.
+    const before = ops[0]
+      ? readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, ops[0]))?.plan
+      : undefined;
+    const samePlan = before === undefined || isAdaptivePlan(before) === planning.adaptive.enabled;
+    if (known.source !== 'none' && samePlan) return known;
+    return {
+      seconds: ops.length * plannedOperationSeconds(planning),
+      source: 'plan',
+      ...(planning.adaptive.enabled ? { machineBound: true } : {}),
+    };
   },
   async run(ctx) {
     const { unit, run, summary } = ctx;

@@ -86,6 +86,7 @@ export class RunTracker {
           const t = this.totals.get(name) ?? { step: name, predicted: 0, actual: 0, sources: {} };
           t.predicted += this.seconds(name, estimate);
           t.sources[estimate.source] = (t.sources[estimate.source] ?? 0) + 1;
+          if (estimate.machineBound) t.machine_bound = (t.machine_bound ?? 0) + 1;
           this.totals.set(name, t);
         }
     }
@@ -113,9 +114,11 @@ export class RunTracker {
     const planned = stage?.steps.find((x) => x.name === step);
     const expected = planned ? this.seconds(step, planned.estimate) : 0;
     const source = planned?.estimate.source ?? 'none';
+    const machineBound = planned?.estimate.machineBound;
     const t = this.totals.get(step);
     if (t) t.actual += actualSeconds;
-    if (!kept) this.done.push({ step, kind: s.forecast.kind, source, expected, actual: actualSeconds });
+    if (!kept)
+      this.done.push({ step, kind: s.forecast.kind, source, ...(machineBound ? { machineBound } : {}), expected, actual: actualSeconds });
     s.doneInStage++;
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
@@ -163,7 +166,11 @@ const SOURCE_WORDS: Record<EstimateSource, string> = {
 
 /** "3 previous run, 2 plan": where a step's figures came from. */
 const sourcesShown = (t: StepTotals) =>
-  (Object.entries(t.sources) as Array<[EstimateSource, number]>).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`).join(', ');
+  [
+    ...(Object.entries(t.sources) as Array<[EstimateSource, number]>).map(([k, n]) => `${n} ${SOURCE_WORDS[k]}`),
+    // An adaptive plan is counted at its least trials: the machine's noise may take up to max_trials.
+    ...(t.machine_bound ? [`${t.machine_bound} adaptive, at the fewest trials: more on a noisy machine`] : []),
+  ].join(', ');
 
 /** The plan, before anything runs: expected seconds per step kind and in all, and where they come from. */
 export function planLines(f: RunForecastSummary, units: number): string[] {

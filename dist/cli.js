@@ -34687,13 +34687,16 @@ function loadSegments(b) {
 }
 
 // src/campaign/prepare.ts
+var KAT_SECONDS = "prepare-kat";
 var prepare = {
   name: "prepare",
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
   expect: (plan, unit, previous) => {
-    const held2 = !plan.force && previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library)) && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label));
-    return held2 ? { seconds: 0, source: "kept" } : previousSeconds("prepare", previous);
+    const onDisk = previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library));
+    if (!plan.force && onDisk && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label))) return { seconds: 0, source: "kept" };
+    const kat2 = previousSeconds(KAT_SECONDS, previous);
+    return plan.force && onDisk && kat2.source !== "none" ? kat2 : previousSeconds("prepare", previous);
   },
   async run(ctx) {
     const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
@@ -34735,7 +34738,16 @@ async function prepareInstance(run, unit) {
     builds.set(flagSet, started);
     return started;
   };
-  const kat2 = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
+  let katSeconds = 0;
+  const kat2 = async (b2) => {
+    const started = performance.now();
+    try {
+      return await katOf(b2);
+    } finally {
+      katSeconds += (performance.now() - started) / 1e3;
+    }
+  };
+  const katOf = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
     candidate,
     label: instance.label,
     nistPrefix: nistEntryPrefix(instance),
@@ -34817,7 +34829,8 @@ async function prepareInstance(run, unit) {
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
-    kat_harness_version: run.tools.version
+    kat_harness_version: run.tools.version,
+    step_seconds: { [KAT_SECONDS]: Math.round(katSeconds * 1e3) / 1e3 }
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false };

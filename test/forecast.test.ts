@@ -1,4 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { KAT_SECONDS } from '../src/campaign/prepare.js';
+import type { BuildJson } from '../src/evidence/types.js';
+import { formatSeconds } from '../src/report/format.js';
+import { goodKemCampaign } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
 import { filledSeconds, layout, longestFirst, plannedOperationSeconds, remainingSeconds, shardByCost } from '../src/campaign/forecast.js';
 
 // The forecast's arithmetic (src/campaign/forecast.ts): the layout the scheduler follows, the order,
@@ -111,5 +119,26 @@ describe('estimates', () => {
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);
+  });
+});
+
+describe('the plan of a run from the previous run', () => {
+  it('plans a forced rerun of unchanged sources at the KAT alone, a changed run at the whole preparation', async () => {
+    const campaign = goodKemCampaign(['a'], 'planning:\n  trials: 3\n  trial_target_s: 0.01\n');
+    const data = tempDir();
+    const run = (...extra: string[]) => runCli(['run', campaign, '--system', 's', '--out', data, '--phases', 'build,kat', ...extra]);
+    const prepareLine = (progress: string) => progress.split('\n').find((l) => / {2}prepare +\S/.test(l) && !l.includes('→'));
+    expect((await run()).code).toBe(0);
+    const seconds = () => (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/a']!.step_seconds!;
+    const first = seconds();
+    // The KAT is part of the preparation, and took some of it.
+    expect(first[KAT_SECONDS]).toBeGreaterThan(0);
+    expect(first[KAT_SECONDS]).toBeLessThanOrEqual(first.prepare!);
+    // --force finds the library on disk and runs the KAT again: planned at the KAT's seconds.
+    const forced = await run('--force');
+    expect(forced.code).toBe(0);
+    expect(prepareLine(forced.progress)).toMatch(new RegExp(` ${formatSeconds(first[KAT_SECONDS]!).replace('.', '\\.')} +\\(1 previous run\\)`));
+    // Without --force, the unchanged instance keeps its evidence.
+    expect(prepareLine((await run()).progress)).toMatch(/\(1 kept if unchanged\)/);
   });
 });

@@ -15,6 +15,9 @@ import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtom
 import { buildUnit, previousSeconds, type PhaseStep, type RunContext } from './context.js';
 import type { Unit } from './plan.js';
 
+/** build.json `step_seconds` key of the part of `prepare` spent in the KAT driver. */
+export const KAT_SECONDS = 'prepare-kat';
+
 /** Builds and KAT-checks an instance (or keeps what still holds): sets the entry every later step reads. */
 export const prepare: PhaseStep = {
   name: 'prepare',
@@ -22,12 +25,11 @@ export const prepare: PhaseStep = {
   ticks: () => 0,
   expect: (plan, unit, previous) => {
     // An entry whose library and KAT log are on disk is kept when the sources did not change.
-    const held =
-      !plan.force &&
-      previous?.library !== undefined &&
-      existsSync(resolve(plan.campaignDir, previous.library)) &&
-      existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label));
-    return held ? { seconds: 0, source: 'kept' } : previousSeconds('prepare', previous);
+    const onDisk = previous?.library !== undefined && existsSync(resolve(plan.campaignDir, previous.library));
+    if (!plan.force && onDisk && existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label))) return { seconds: 0, source: 'kept' };
+    // A forced rerun finds its library on disk (builds are keyed by their sources) and runs only the KAT again.
+    const kat = previousSeconds(KAT_SECONDS, previous);
+    return plan.force && onDisk && kat.source !== 'none' ? kat : previousSeconds('prepare', previous);
   },
   async run(ctx) {
     const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
@@ -118,7 +120,16 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<{ en
     return started;
   };
   // A hash instance's KAT is several files, each its own driver run (kat/hashKat.ts).
-  const kat = (b: BuildResult) =>
+  let katSeconds = 0;
+  const kat = async (b: BuildResult) => {
+    const started = performance.now();
+    try {
+      return await katOf(b);
+    } finally {
+      katSeconds += (performance.now() - started) / 1000;
+    }
+  };
+  const katOf = (b: BuildResult) =>
     (candidate.type === 'hash' ? runHashKat : runKat)({
       candidate,
       label: instance.label,
@@ -212,6 +223,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<{ en
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
+    step_seconds: { [KAT_SECONDS]: Math.round(katSeconds * 1000) / 1000 },
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false };

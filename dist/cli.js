@@ -34694,7 +34694,8 @@ var prepare = {
   ticks: () => 0,
   expect: (plan, unit, previous) => {
     const onDisk = previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library));
-    if (!plan.force && onDisk && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label))) return { seconds: 0, source: "kept" };
+    if (!plan.force && onDisk && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label)))
+      return { seconds: 0, source: "kept" };
     const kat2 = previousSeconds(KAT_SECONDS, previous);
     return plan.force && onDisk && kat2.source !== "none" ? kat2 : previousSeconds("prepare", previous);
   },

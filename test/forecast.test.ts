@@ -129,7 +129,8 @@ describe('the plan of a run from the previous run', () => {
     const run = (...extra: string[]) => runCli(['run', campaign, '--system', 's', '--out', data, '--phases', 'build,kat', ...extra]);
     const prepareLine = (progress: string) => progress.split('\n').find((l) => / {2}prepare +\S/.test(l) && !l.includes('→'));
     expect((await run()).code).toBe(0);
-    const seconds = () => (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/a']!.step_seconds!;
+    const seconds = () =>
+      (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/a']!.step_seconds!;
     const first = seconds();
     // The KAT is part of the preparation, and took some of it.
     expect(first[KAT_SECONDS]).toBeGreaterThan(0);
@@ -137,7 +138,9 @@ describe('the plan of a run from the previous run', () => {
     // --force finds the library on disk and runs the KAT again: planned at the KAT's seconds.
     const forced = await run('--force');
     expect(forced.code).toBe(0);
-    expect(prepareLine(forced.progress)).toMatch(new RegExp(` ${formatSeconds(first[KAT_SECONDS]!).replace('.', '\\.')} +\\(1 previous run\\)`));
+    expect(prepareLine(forced.progress)).toMatch(
+      new RegExp(` ${formatSeconds(first[KAT_SECONDS]!).replace('.', '\\.')} +\\(1 previous run\\)`),
+    );
     // Without --force, the unchanged instance keeps its evidence.
     expect(prepareLine((await run()).progress)).toMatch(/\(1 kept if unchanged\)/);
   });

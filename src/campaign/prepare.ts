@@ -26,7 +26,8 @@ export const prepare: PhaseStep = {
   expect: (plan, unit, previous) => {
     // An entry whose library and KAT log are on disk is kept when the sources did not change.
     const onDisk = previous?.library !== undefined && existsSync(resolve(plan.campaignDir, previous.library));
-    if (!plan.force && onDisk && existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label))) return { seconds: 0, source: 'kept' };
+    if (!plan.force && onDisk && existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label)))
+      return { seconds: 0, source: 'kept' };
     // A forced rerun finds its library on disk (builds are keyed by their sources) and runs only the KAT again.
     const kat = previousSeconds(KAT_SECONDS, previous);
     return plan.force && onDisk && kat.source !== 'none' ? kat : previousSeconds('prepare', previous);

@@ -13236,6 +13236,12 @@ function digestBitsOf(candidateFolder, inst, index) {
 }
 
 // src/campaign/context.ts
+function forcedRerunSeconds(plan, previous, step, part, keep) {
+  const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
+  if (!plan.force || !previous?.library || !existsSync10(resolve7(plan.campaignDir, previous.library))) return void 0;
+  if (typeof whole !== "number" || typeof some !== "number") return void 0;
+  return { seconds: keep === "part" ? some : Math.max(0, whole - some), source: "previous" };
+}
 function previousSeconds(step, previous) {
   const s = previous?.step_seconds?.[step];
   return typeof s === "number" ? { seconds: s, source: "previous" } : { source: "none" };
@@ -34693,14 +34699,13 @@ var prepare = {
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
   expect: (plan, unit, previous) => {
-    const onDisk = previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library));
-    if (!plan.force && onDisk && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label)))
-      return { seconds: 0, source: "kept" };
-    const kat2 = previousSeconds(KAT_SECONDS, previous);
-    return plan.force && onDisk && kat2.source !== "none" ? kat2 : previousSeconds("prepare", previous);
+    const held2 = !plan.force && previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library)) && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    if (held2) return { seconds: 0, source: "kept" };
+    return forcedRerunSeconds(plan, previous, "prepare", KAT_SECONDS, "part") ?? previousSeconds("prepare", previous);
   },
   async run(ctx) {
-    const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
+    const { entry, kept, katSeconds } = await prepareInstance(ctx.run, ctx.unit);
+    if (katSeconds !== void 0) ctx.parts = { ...ctx.parts, [KAT_SECONDS]: katSeconds };
     ctx.entry = entry;
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
@@ -34830,11 +34835,10 @@ async function prepareInstance(run, unit) {
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
-    kat_harness_version: run.tools.version,
-    step_seconds: { [KAT_SECONDS]: Math.round(katSeconds * 1e3) / 1e3 }
+    kat_harness_version: run.tools.version
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return { entry: saveEntry(run, key, entry), kept: false };
+  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
 }
 function loopCut(outcome) {
   const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
@@ -35187,11 +35191,15 @@ function candidateVerdict(instances) {
 
 // src/campaign/profile.ts
 var plans = /* @__PURE__ */ new WeakMap();
+var RELINK_SECONDS = "profile-build-relink";
 var profileBuild = {
   name: "profile-build",
   phase: "profile",
   ticks: () => 0,
-  expect: (plan, unit, previous) => profilesHold(plan, unit, previous) ? { seconds: 0, source: "kept" } : previousSeconds("profile-build", previous),
+  expect: (plan, unit, previous) => profilesHold(plan, unit, previous) ? { seconds: 0, source: "kept" } : (
+    // A forced rerun finds the wrapped relink on disk (keyed by the same sources): the survey again, not the compile.
+    forcedRerunSeconds(plan, previous, "profile-build", RELINK_SECONDS, "rest") ?? previousSeconds("profile-build", previous)
+  ),
   async run(ctx) {
     const entry = preparedEntry(ctx, "profile");
     if (!entry.library || entry.kat === "BUILDFAIL") {
@@ -35211,7 +35219,9 @@ var profileBuild = {
     }
     const operations = staleOperations(ctx.run.plan, ctx.unit, built);
     const { run, unit } = ctx;
+    const started = performance.now();
     const relinked = operations.length > 0 ? await buildProfiledFor(buildRequest(run, unit, entry.flags), run.plan.nistSymbols) : void 0;
+    if (relinked) ctx.parts = { ...ctx.parts, [RELINK_SECONDS]: (performance.now() - started) / 1e3 };
     plans.set(ctx, { run: true, verdict, entry: built, operations, ...relinked ? { relinked } : {} });
     return operations.length > 0 ? void 0 : "kept";
   }
@@ -36026,8 +36036,10 @@ async function runLocked(plan, opts, steps) {
       if (outcome2 !== "kept") {
         const mine = stepSeconds.get(ctx.unit.key) ?? {};
         mine[step.name] = Math.round(seconds * 1e3) / 1e3;
+        for (const [part, s] of Object.entries(ctx.parts ?? {})) mine[part] = Math.round(s * 1e3) / 1e3;
         stepSeconds.set(ctx.unit.key, mine);
       }
+      ctx.parts = void 0;
     },
     onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
   });

@@ -59,6 +59,12 @@ export interface InstanceContext {
   summary: InstanceSummary;
   /** One progress line about this instance (prefixed with its key). */
   tick(message: string): void;
+  /**
+   * Seconds of the parts of the current step that a forced rerun finds on disk or does again (the
+   * KAT of `prepare`, the relink of `profile-build`): kept in build.json `step_seconds` beside the
+   * step's own, for the next run's plan.
+   */
+  parts?: Record<string, number>;
 }
 
 /**
@@ -88,6 +94,25 @@ export interface PhaseStep {
 }
 
 /** The step's seconds in the previous run that did its work, as the forecast's default. */
+/**
+ * A forced rerun's estimate of a step whose `part` it finds on disk (builds and relinks are keyed by
+ * their sources, so an instance whose library is still there is rebuilt from disk): the previous
+ * run's figure without that part, or, with `keep`, that part alone. Undefined when it is not such a
+ * rerun or a figure is missing.
+ */
+export function forcedRerunSeconds(
+  plan: Pick<RunPlan, 'force' | 'campaignDir'>,
+  previous: BuildEntry | undefined,
+  step: string,
+  part: string,
+  keep: 'part' | 'rest',
+): StepEstimate | undefined {
+  const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
+  if (!plan.force || !previous?.library || !existsSync(resolve(plan.campaignDir, previous.library))) return undefined;
+  if (typeof whole !== 'number' || typeof some !== 'number') return undefined;
+  return { seconds: keep === 'part' ? some : Math.max(0, whole - some), source: 'previous' };
+}
+
 export function previousSeconds(step: string, previous: BuildEntry | undefined): StepEstimate {
   const s = previous?.step_seconds?.[step];
   return typeof s === 'number' ? { seconds: s, source: 'previous' } : { source: 'none' };

@@ -12,7 +12,7 @@ import { runKat, type KatOutcome } from '../kat/run.js';
 import { runHashKat } from '../kat/hashKat.js';
 import { elfSizes } from '../util/elf.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
-import { buildUnit, previousSeconds, type PhaseStep, type RunContext } from './context.js';
+import { buildUnit, forcedRerunSeconds, previousSeconds, type PhaseStep, type RunContext } from './context.js';
 import type { Unit } from './plan.js';
 
 /** build.json `step_seconds` key of the part of `prepare` spent in the KAT driver. */
@@ -25,15 +25,18 @@ export const prepare: PhaseStep = {
   ticks: () => 0,
   expect: (plan, unit, previous) => {
     // An entry whose library and KAT log are on disk is kept when the sources did not change.
-    const onDisk = previous?.library !== undefined && existsSync(resolve(plan.campaignDir, previous.library));
-    if (!plan.force && onDisk && existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label)))
-      return { seconds: 0, source: 'kept' };
-    // A forced rerun finds its library on disk (builds are keyed by their sources) and runs only the KAT again.
-    const kat = previousSeconds(KAT_SECONDS, previous);
-    return plan.force && onDisk && kat.source !== 'none' ? kat : previousSeconds('prepare', previous);
+    const held =
+      !plan.force &&
+      previous?.library !== undefined &&
+      existsSync(resolve(plan.campaignDir, previous.library)) &&
+      existsSync(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    if (held) return { seconds: 0, source: 'kept' };
+    // A forced rerun builds from disk and runs only the KAT again.
+    return forcedRerunSeconds(plan, previous, 'prepare', KAT_SECONDS, 'part') ?? previousSeconds('prepare', previous);
   },
   async run(ctx) {
-    const { entry, kept } = await prepareInstance(ctx.run, ctx.unit);
+    const { entry, kept, katSeconds } = await prepareInstance(ctx.run, ctx.unit);
+    if (katSeconds !== undefined) ctx.parts = { ...ctx.parts, [KAT_SECONDS]: katSeconds };
     ctx.entry = entry;
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
@@ -101,7 +104,10 @@ const fellBackFrom = (previous: BuildEntry | undefined, flagSet: FlagSet, librar
   previous !== undefined && previous.kat !== 'BUILDFAIL' && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
 
 /** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
-export async function prepareInstance(run: RunContext, unit: Unit): Promise<{ entry: BuildEntry; kept: boolean }> {
+export async function prepareInstance(
+  run: RunContext,
+  unit: Unit,
+): Promise<{ entry: BuildEntry; kept: boolean /** Seconds in the KAT driver, when it ran. */; katSeconds?: number }> {
   const { plan } = run;
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
@@ -224,10 +230,9 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<{ en
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
-    step_seconds: { [KAT_SECONDS]: Math.round(katSeconds * 1000) / 1000 },
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return { entry: saveEntry(run, key, entry), kept: false };
+  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
 }
 
 /** A hash KAT_Loop cut short by a kat.sha256 `:N`: the pages say so. */

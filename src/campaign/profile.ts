@@ -14,6 +14,7 @@ import {
   buildRequest,
   driverRngOf,
   driverTypeOf,
+  forcedRerunSeconds,
   katShown,
   libraryReplaced,
   preparedEntry,
@@ -33,6 +34,9 @@ type ProfilePlan =
 
 const plans = new WeakMap<InstanceContext, ProfilePlan>();
 
+/** build.json `step_seconds` key of the part of `profile-build` spent relinking with the wrappers. */
+export const RELINK_SECONDS = 'profile-build-relink';
+
 /**
  * The profile's preparation, beside other instances' timing: the survey of a built library (what
  * its API reaches), which operations need a new profile or memory file, and the wrapped relink
@@ -43,7 +47,10 @@ export const profileBuild: PhaseStep = {
   phase: 'profile',
   ticks: () => 0,
   expect: (plan, unit, previous) =>
-    profilesHold(plan, unit, previous) ? { seconds: 0, source: 'kept' } : previousSeconds('profile-build', previous),
+    profilesHold(plan, unit, previous)
+      ? { seconds: 0, source: 'kept' }
+      : // A forced rerun finds the wrapped relink on disk (keyed by the same sources): the survey again, not the compile.
+        (forcedRerunSeconds(plan, previous, 'profile-build', RELINK_SECONDS, 'rest') ?? previousSeconds('profile-build', previous)),
   async run(ctx) {
     const entry = preparedEntry(ctx, 'profile');
     if (!entry.library || entry.kat === 'BUILDFAIL') {
@@ -63,7 +70,9 @@ export const profileBuild: PhaseStep = {
     }
     const operations = staleOperations(ctx.run.plan, ctx.unit, built);
     const { run, unit } = ctx;
+    const started = performance.now();
     const relinked = operations.length > 0 ? await buildProfiledFor(buildRequest(run, unit, entry.flags), run.plan.nistSymbols) : undefined;
+    if (relinked) ctx.parts = { ...ctx.parts, [RELINK_SECONDS]: (performance.now() - started) / 1000 };
     plans.set(ctx, { run: true, verdict, entry: built, operations, ...(relinked ? { relinked } : {}) });
     return operations.length > 0 ? undefined : 'kept';
   },

@@ -161,8 +161,10 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       if (outcome !== 'kept') {
         const mine = stepSeconds.get(ctx.unit.key) ?? {};
         mine[step.name] = Math.round(seconds * 1000) / 1000;
+        for (const [part, s] of Object.entries(ctx.parts ?? {})) mine[part] = Math.round(s * 1000) / 1000;
         stepSeconds.set(ctx.unit.key, mine);
       }
+      ctx.parts = undefined;
     },
     onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
   });

@@ -93,7 +93,6 @@ export interface PhaseStep {
   run(ctx: InstanceContext): Promise<void | 'kept'>;
 }
 
-/** The step's seconds in the previous run that did its work, as the forecast's default. */
 /**
  * A forced rerun's estimate of a step whose `part` it finds on disk (builds and relinks are keyed by
  * their sources, so an instance whose library is still there is rebuilt from disk): the previous
@@ -113,6 +112,7 @@ export function forcedRerunSeconds(
   return { seconds: keep === 'part' ? some : Math.max(0, whole - some), source: 'previous' };
 }
 
+/** The step's seconds in the previous run that did its work, as the forecast's default. */
 export function previousSeconds(step: string, previous: BuildEntry | undefined): StepEstimate {
   const s = previous?.step_seconds?.[step];
   return typeof s === 'number' ? { seconds: s, source: 'previous' } : { source: 'none' };

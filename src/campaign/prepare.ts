@@ -103,11 +103,16 @@ export function previousHolds(previous: BuildEntry | undefined, now: PresentStat
 const fellBackFrom = (previous: BuildEntry | undefined, flagSet: FlagSet, librarySha256: string): boolean =>
   previous !== undefined && previous.kat !== 'BUILDFAIL' && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
 
+/** What preparing an instance gave: its build.json entry, whether it was kept as it was. */
+interface PreparedInstance {
+  entry: BuildEntry;
+  kept: boolean;
+  /** Seconds in the KAT driver, when it ran. */
+  katSeconds?: number;
+}
+
 /** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
-export async function prepareInstance(
-  run: RunContext,
-  unit: Unit,
-): Promise<{ entry: BuildEntry; kept: boolean /** Seconds in the KAT driver, when it ran. */; katSeconds?: number }> {
+export async function prepareInstance(run: RunContext, unit: Unit): Promise<PreparedInstance> {
   const { plan } = run;
   const { candidate, instance, key } = unit;
   const paths = plan.paths;

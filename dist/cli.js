@@ -13416,14 +13416,12 @@ var measure = {
   expect: (plan, unit, previous) => {
     if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
-    const kept = (op) => {
-      const r = readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op));
-      return r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
-    };
-    if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: "kept" };
+    const records = ops.map((op) => readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
+    const kept = (r) => r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
+    if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: "kept" };
     const planning2 = plan.settings.planning;
     const known = previousSeconds("measure", previous);
-    const before = ops[0] ? readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, ops[0]))?.plan : void 0;
+    const before = records[0]?.plan;
     const samePlan = before === void 0 || isAdaptivePlan(before) === planning2.adaptive.enabled;
     if (known.source !== "none" && samePlan) return known;
     return {

@@ -35,18 +35,15 @@ export const measure: PhaseStep = {
     // A KAT that forbade timing will most likely forbid it again: nothing to time.
     if (previous?.kat !== undefined && !measurable(previous.kat)) return { seconds: 0, source: 'kept' };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
-    const kept = (op: string) => {
-      const r = readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op));
-      return r?.status === 'complete' && r.library_sha256 === previous?.library_sha256;
-    };
-    if (!plan.force && !plan.against && previous?.library_sha256 && ops.every(kept)) return { seconds: 0, source: 'kept' };
+    // Each operation's record on disk, read once: whether it is kept, and which kind of plan it had.
+    const records = ops.map((op) => readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
+    const kept = (r: TimingRecord | undefined) => r?.status === 'complete' && r.library_sha256 === previous?.library_sha256;
+    if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: 'kept' };
     const planning = plan.settings.planning;
     const known = previousSeconds('measure', previous);
     // The previous run's figure holds for the same kind of plan: a fixed run's 5 trials say nothing
     // of how many an adaptive one takes, nor the other way round.
-    const before = ops[0]
-      ? readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, ops[0]))?.plan
-      : undefined;
+    const before = records[0]?.plan;
     const samePlan = before === undefined || isAdaptivePlan(before) === planning.adaptive.enabled;
     if (known.source !== 'none' && samePlan) return known;
     return {

@@ -13284,6 +13284,30 @@ function driverTypeOf(candidate, instance) {
 }
 var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.katRng;
 
+// src/campaign/dispatch.ts
+var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
+function startsNow(waiting, free, timingLanes) {
+  const timing2 = [];
+  for (let u = 0; u < waiting.length && timing2.length < free.timing; u++) if (waiting[u]?.lane === "timing") timing2.push(u);
+  const pool = [];
+  if (free.workers <= 0) return { timing: timing2, pool };
+  const startedTiming = new Set(timing2);
+  const waitingForTiming = waiting.filter((w, u) => w?.lane === "timing" && !startedTiming.has(u)).length;
+  const wanted = waitingForTiming < timingLanes ? ["pool", "exclusive"] : ["exclusive", "pool"];
+  const taken = /* @__PURE__ */ new Set();
+  while (pool.length < free.workers) {
+    let pick2 = -1;
+    for (const kind of wanted) {
+      pick2 = waiting.findIndex((w, u) => w?.lane === "pool" && w.kind === kind && !taken.has(u));
+      if (pick2 >= 0) break;
+    }
+    if (pick2 < 0) break;
+    taken.add(pick2);
+    pool.push(pick2);
+  }
+  return { timing: timing2, pool };
+}
+
 // src/campaign/forecast.ts
 var PROCESS_START_S = 0.06;
 function plannedOperationSeconds(p) {
@@ -13325,33 +13349,41 @@ function shardByCost(items, cost, index, count) {
   return items.filter((_, i) => mine.has(i));
 }
 function layout(units, workers, cores) {
-  const pool = Array.from({ length: Math.max(1, workers) }, () => 0);
-  const timing2 = Array.from({ length: Math.max(1, cores) }, () => 0);
-  const next = units.map(() => ({ stage: 0, at: 0 }));
-  let end = 0;
-  let [timingSum, poolSum] = [0, 0];
+  const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
+  const busy = { timing: 0, pool: 0 };
+  const next = units.map(() => 0);
+  const endsAt = units.map(() => void 0);
+  let now = 0;
+  const sums = { timing: 0, pool: 0 };
+  const begin = (u) => {
+    const stage = units[u].stages[next[u]];
+    endsAt[u] = now + stage.seconds;
+    busy[stage.lane]++;
+    sums[stage.lane] += stage.seconds;
+  };
+  units.forEach((x, u) => {
+    if (x.running && x.stages.length > 0) begin(u);
+  });
   for (; ; ) {
-    let pick2 = -1;
-    for (let u = 0; u < units.length; u++) {
-      if (next[u].stage >= units[u].stages.length) continue;
-      if (pick2 < 0 || next[u].at < next[pick2].at) pick2 = u;
-    }
-    if (pick2 < 0) break;
-    const n = next[pick2];
-    const stage = units[pick2].stages[n.stage];
-    const lanes = stage.lane === "timing" ? timing2 : pool;
-    let lane = 0;
-    for (let k = 1; k < lanes.length; k++) if (lanes[k] < lanes[lane]) lane = k;
-    const start2 = Math.max(lanes[lane], n.at);
-    const finish2 = start2 + stage.seconds;
-    lanes[lane] = finish2;
-    if (stage.lane === "timing") timingSum += stage.seconds;
-    else poolSum += stage.seconds;
-    n.stage++;
-    n.at = finish2;
-    end = Math.max(end, finish2);
+    const waiting = units.map((x, u) => {
+      const stage = endsAt[u] === void 0 ? x.stages[next[u]] : void 0;
+      return stage ? { lane: stage.lane, kind: stage.kind ?? stage.lane } : void 0;
+    });
+    const starts = startsNow(
+      waiting,
+      { timing: Math.max(0, lanes.timing - busy.timing), workers: Math.max(0, lanes.pool - busy.pool) },
+      lanes.timing
+    );
+    for (const u of [...starts.timing, ...starts.pool]) begin(u);
+    let first = -1;
+    for (let u = 0; u < units.length; u++) if (endsAt[u] !== void 0 && (first < 0 || endsAt[u] < endsAt[first])) first = u;
+    if (first < 0) break;
+    now = endsAt[first];
+    busy[units[first].stages[next[first]].lane]--;
+    next[first]++;
+    endsAt[first] = void 0;
   }
-  return { total: end, timing: timingSum, pool: poolSum };
+  return { total: now, timing: sums.timing, pool: sums.pool };
 }
 function remainingSeconds(done2) {
   const sums = /* @__PURE__ */ new Map();
@@ -34124,7 +34156,6 @@ function stagesOf(steps) {
   }
   return stages;
 }
-var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
 async function runStage(ctx, stage, opts, workerCpu) {
   const steps = async () => {
     for (const step of stage.steps) await opts.runStep(ctx, step);
@@ -34179,23 +34210,20 @@ async function runSchedule(units, stages, opts) {
         if (inFlight === 0) resolve18();
         return;
       }
-      for (let u = 0; u < units.length && timingBusy < timingLanes; u++) {
-        if (!ready(u) || lane(stages[next[u]]) !== "timing") continue;
+      const waiting = units.map((_, u) => {
+        if (!ready(u)) return void 0;
+        const stage = stages[next[u]];
+        return { lane: lane(stage), kind: stage.kind };
+      });
+      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length }, timingLanes);
+      for (const u of starts.timing) {
         timingBusy++;
         start2(u, void 0, () => timingBusy--);
       }
-      while (freeWorkers.length > 0) {
-        const waitingForTiming = units.filter((_, u) => ready(u) && lane(stages[next[u]]) === "timing").length;
-        const wanted = waitingForTiming < timingLanes ? ["pool", "exclusive"] : ["exclusive", "pool"];
-        let pick2 = -1;
-        for (const kind of wanted) {
-          pick2 = units.findIndex((_, u) => ready(u) && lane(stages[next[u]]) === "pool" && stages[next[u]].kind === kind);
-          if (pick2 >= 0) break;
-        }
-        if (pick2 < 0) break;
+      for (const u of starts.pool) {
         const worker = freeWorkers.shift();
         const cpus = opts.poolCpus;
-        start2(pick2, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
+        start2(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
       }
       if (inFlight === 0 && !done2()) resolve18();
     };
@@ -34214,6 +34242,7 @@ function forecastUnits(plan, units, stages, poolOwnsCores) {
       kind: unit.candidate.type,
       stages: stages.map((stage) => ({
         lane: laneOf(stage.kind, poolOwnsCores),
+        kind: stage.kind,
         steps: stage.steps.map((step) => ({
           name: step.name,
           estimate: expected(step, plan, unit, entry)
@@ -34246,20 +34275,22 @@ var RunTracker = class {
           this.totals.set(name, t);
         }
     }
+    this.served = longestFirst([...this.states.values()], (s) => unitCost(s.forecast, this.seconds));
     this.predictedWall = this.layoutOfRemaining((_step, _e, filled) => filled);
   }
   workers;
   cores;
   started = Date.now();
   states = /* @__PURE__ */ new Map();
+  /** The instances in the order the scheduler serves them (longest expected first), for the layout. */
+  served;
   seconds;
   done = [];
   totals = /* @__PURE__ */ new Map();
   predictedWall;
-  /** An instance's expected cost, for the order and the shards. */
-  cost(key) {
-    const s = this.states.get(key);
-    return s ? unitCost(s.forecast, this.seconds) : 0;
+  /** The instances' keys longest expected first: the order the scheduler serves them in. */
+  servedOrder() {
+    return this.served.map((s) => s.forecast.key);
   }
   stageStarted(key) {
     const s = this.states.get(key);
@@ -34293,12 +34324,13 @@ var RunTracker = class {
   }
   layoutOfRemaining(seconds) {
     const now = Date.now();
-    const units = [...this.states.values()].map((s) => ({
+    const units = this.served.map((s) => ({
+      running: s.since !== void 0,
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
         let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
         if (i === 0 && s.since !== void 0) left = Math.max(0, left - (now - s.since) / 1e3);
-        return { lane: stage.lane, seconds: left };
+        return { lane: stage.lane, kind: stage.kind, seconds: left };
       })
     }));
     return layout(units, this.workers, this.cores).total;
@@ -35990,7 +36022,8 @@ async function runLocked(plan, opts, steps) {
     instances.push(summary);
     return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
   });
-  const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
+  const byKey = new Map(contexts.map((c) => [c.unit.key, c]));
+  const order = opts.serial ? contexts : tracker.servedOrder().map((key) => byKey.get(key));
   const stepSeconds = /* @__PURE__ */ new Map();
   const poolSpans = [];
   await runSchedule(order, stages, {

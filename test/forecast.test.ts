@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KAT_SECONDS } from '../src/campaign/prepare.js';
 import { RELINK_SECONDS } from '../src/campaign/profile.js';
 import type { BuildJson } from '../src/evidence/types.js';
@@ -8,7 +8,10 @@ import { formatSeconds } from '../src/report/format.js';
 import { goodKemCampaign } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
+import type { InstanceContext, PhaseStep, StepCore } from '../src/campaign/context.js';
+import { laneOf } from '../src/campaign/dispatch.js';
 import { filledSeconds, layout, longestFirst, plannedOperationSeconds, remainingSeconds, shardByCost } from '../src/campaign/forecast.js';
+import { runSchedule, stagesOf } from '../src/campaign/schedule.js';
 
 // The forecast's arithmetic (src/campaign/forecast.ts): the layout the scheduler follows, the order,
 // the shards, the ETA's model of what is left.
@@ -32,6 +35,100 @@ describe('the layout of a run', () => {
 
   it('has an instance’s stages in order: its timing never starts before its preparation ends', () => {
     expect(layout([unit(5, 1)], 4, 4).total).toBe(6);
+  });
+
+  it('keeps a stage under way on its lane from the start, whatever the order', () => {
+    // The second instance's preparation is under way: it ends at 1 s and its timing follows, while
+    // the first prepares; laid out afresh, the first's 4 s would go before it (15 s).
+    const first = {
+      stages: [
+        { lane: 'pool' as const, seconds: 4 },
+        { lane: 'timing' as const, seconds: 1 },
+      ],
+    };
+    const second = {
+      stages: [
+        { lane: 'pool' as const, seconds: 1 },
+        { lane: 'timing' as const, seconds: 10 },
+      ],
+    };
+    expect(layout([first, { ...second, running: true }], 1, 1).total).toBe(12);
+    expect(layout([first, second], 1, 1).total).toBe(15);
+  });
+
+  it('serves the pool by the scheduler’s rule, not by which stage could start first', () => {
+    // One worker, one timing core; each instance prepares (pool), is timed, then profiled (exclusive,
+    // on the worker's core). Seconds of A, B, C, D's stages, in the order served:
+    const unit3 = (prep: number, timing: number, profile: number) => ({
+      stages: [
+        { lane: 'pool' as const, kind: 'pool' as const, seconds: prep },
+        { lane: 'timing' as const, kind: 'timing' as const, seconds: timing },
+        { lane: 'pool' as const, kind: 'exclusive' as const, seconds: profile },
+      ],
+    });
+    // 0–5 A prep; 5–6 A timing, 5–6 B prep; 6–10 B timing, 6–8 C prep; at 8 C waits for the timing
+    // core, so the worker takes A's profile rounds (8–14) before D's preparation; 10–11 C timing;
+    // 14–15 D prep; 15–20 D timing, 15–16 B and 16–17 C profile; 20–26 D profile. Placing each stage
+    // where it could start first would have D prepared at 8–9 and end at 23.
+    expect(layout([unit3(5, 1, 6), unit3(1, 4, 1), unit3(2, 1, 1), unit3(1, 5, 6)], 1, 1).total).toBe(26);
+  });
+});
+
+describe('the layout against the scheduler', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A small deterministic generator (a linear congruential one): the same cases every run. */
+  const random = (seed: number) => () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const PATTERNS: Array<Array<StepCore | undefined>> = [
+    [undefined, 'timing', undefined, 'exclusive'],
+    [undefined, 'timing', 'exclusive', undefined, 'exclusive'],
+    [undefined, 'timing', undefined, 'exclusive', undefined],
+  ];
+
+  it('predicts the scheduler’s wall time exactly when every stage takes what it was expected to', async () => {
+    const next = random(14);
+    for (let c = 0; c < 24; c++) {
+      const pattern = PATTERNS[c % PATTERNS.length]!;
+      const unitCount = 2 + Math.floor(next() * 4);
+      const [workers, cores] = [1 + Math.floor(next() * 2), 1 + Math.floor(next() * 2)];
+      const steps = pattern.map((core, i) => ({ name: `s${i}`, ...(core ? { core } : {}) }) as PhaseStep);
+      const stages = stagesOf(steps);
+      // Distinct powers of two on top of whole units: no two stages can ever end at the same moment,
+      // so the order in which simultaneous ends are seen cannot matter.
+      let bit = 0;
+      const ms = Array.from({ length: unitCount }, () => stages.map(() => 2 ** 16 * (1 + Math.floor(next() * 9)) + 2 ** bit++));
+      const units = ms.map((_, u) => ({ unit: { key: `u${u}` } }) as unknown as InstanceContext);
+      vi.useFakeTimers();
+      const started = Date.now();
+      const run = runSchedule(units, stages, {
+        workers,
+        poolCpus: [0],
+        cores,
+        serial: false,
+        onCore: (_ctx, _stage, _cpu, work) => work(),
+        runStep: (ctx, step) => {
+          const u = units.indexOf(ctx);
+          const s = stages.findIndex((st) => st.steps.includes(step));
+          return new Promise((resolve) => setTimeout(resolve, ms[u]![s]!));
+        },
+      });
+      await vi.runAllTimersAsync();
+      await run;
+      const actual = (Date.now() - started) / 1000;
+      vi.useRealTimers();
+      const laid = ms.map((row) => ({
+        stages: row.map((t, s) => ({ lane: laneOf(stages[s]!.kind, true), kind: stages[s]!.kind, seconds: t / 1000 })),
+      }));
+      expect(layout(laid, workers, cores).total, `case ${c}: ${unitCount} instances, ${workers} worker(s), ${cores} core(s)`).toBeCloseTo(
+        actual,
+        6,
+      );
+    }
   });
 });
 
@@ -77,6 +174,7 @@ describe('estimates', () => {
         stages: [
           {
             lane: 'pool',
+            kind: 'pool',
             steps: [
               { name: 'prepare', estimate: { seconds: 4, source: 'previous' } },
               { name: 'measure', estimate: { seconds: 100, source: 'plan' } },

@@ -5,6 +5,7 @@
  * the run goes on the same layout of what is left, scaled by how the finished steps compared with
  * their forecast, gives the ETA. Pure functions over plain data.
  */
+import { startsNow, type Lane, type StageKind, type Waiting } from './dispatch.js';
 
 /** Where an expected duration comes from. */
 export type EstimateSource =
@@ -49,7 +50,9 @@ export interface RunForecastSummary {
 
 /** One stage of one instance: consecutive steps that run together on a pool worker or a timing core. */
 export interface StageForecast {
-  lane: 'pool' | 'timing';
+  lane: Lane;
+  /** What the stage needs on its lane (the scheduler serves the pool by it). */
+  kind: StageKind;
   steps: Array<{ name: string; estimate: StepEstimate }>;
 }
 
@@ -150,44 +153,57 @@ export interface Layout {
   pool: number;
 }
 
+/** A stage as the layout sees it: its lane, what it needs there (dispatch.ts), its seconds. */
+export interface LaidStage {
+  lane: Lane;
+  /** Default: what the lane implies (`timing`, or `pool` preparation). */
+  kind?: StageKind;
+  seconds: number;
+}
+
 /**
- * Lays the stages out as the scheduler runs them: an instance's stages in order; a pool stage on the
- * first free of `workers`, a timing stage on the first free of `cores`; instances taken in the
- * given order.
+ * Lays the stages out as the scheduler runs them: it plays the run forward, starting stages by the
+ * scheduler's own rule (dispatch.ts `startsNow`) whenever a lane comes free, instances in the order
+ * given (the order they are served). `running`: the instance's first stage is under way and holds
+ * its lane from the start.
  */
-export function layout(
-  units: ReadonlyArray<{ stages: ReadonlyArray<{ lane: 'pool' | 'timing'; seconds: number }> }>,
-  workers: number,
-  cores: number,
-): Layout {
-  const pool = Array.from({ length: Math.max(1, workers) }, () => 0);
-  const timing = Array.from({ length: Math.max(1, cores) }, () => 0);
-  // Each instance's next stage and when it may start; stages are placed in order of that time.
-  const next = units.map(() => ({ stage: 0, at: 0 }));
-  let end = 0;
-  let [timingSum, poolSum] = [0, 0];
+export function layout(units: ReadonlyArray<{ stages: readonly LaidStage[]; running?: boolean }>, workers: number, cores: number): Layout {
+  const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
+  const busy = { timing: 0, pool: 0 };
+  const next = units.map(() => 0);
+  // When each instance's stage under way ends; undefined while it waits or is done.
+  const endsAt: Array<number | undefined> = units.map(() => undefined);
+  let now = 0;
+  const sums = { timing: 0, pool: 0 };
+  const begin = (u: number) => {
+    const stage = units[u]!.stages[next[u]!]!;
+    endsAt[u] = now + stage.seconds;
+    busy[stage.lane]++;
+    sums[stage.lane] += stage.seconds;
+  };
+  units.forEach((x, u) => {
+    if (x.running && x.stages.length > 0) begin(u);
+  });
   for (;;) {
-    let pick = -1;
-    for (let u = 0; u < units.length; u++) {
-      if (next[u]!.stage >= units[u]!.stages.length) continue;
-      if (pick < 0 || next[u]!.at < next[pick]!.at) pick = u;
-    }
-    if (pick < 0) break;
-    const n = next[pick]!;
-    const stage = units[pick]!.stages[n.stage]!;
-    const lanes = stage.lane === 'timing' ? timing : pool;
-    let lane = 0;
-    for (let k = 1; k < lanes.length; k++) if (lanes[k]! < lanes[lane]!) lane = k;
-    const start = Math.max(lanes[lane]!, n.at);
-    const finish = start + stage.seconds;
-    lanes[lane] = finish;
-    if (stage.lane === 'timing') timingSum += stage.seconds;
-    else poolSum += stage.seconds;
-    n.stage++;
-    n.at = finish;
-    end = Math.max(end, finish);
+    const waiting = units.map((x, u): Waiting | undefined => {
+      const stage = endsAt[u] === undefined ? x.stages[next[u]!] : undefined;
+      return stage ? { lane: stage.lane, kind: stage.kind ?? stage.lane } : undefined;
+    });
+    const starts = startsNow(
+      waiting,
+      { timing: Math.max(0, lanes.timing - busy.timing), workers: Math.max(0, lanes.pool - busy.pool) },
+      lanes.timing,
+    );
+    for (const u of [...starts.timing, ...starts.pool]) begin(u);
+    let first = -1;
+    for (let u = 0; u < units.length; u++) if (endsAt[u] !== undefined && (first < 0 || endsAt[u]! < endsAt[first]!)) first = u;
+    if (first < 0) break;
+    now = endsAt[first]!;
+    busy[units[first]!.stages[next[first]!]!.lane]--;
+    next[first]!++;
+    endsAt[first] = undefined;
   }
-  return { total: end, timing: timingSum, pool: poolSum };
+  return { total: now, timing: sums.timing, pool: sums.pool };
 }
 
 /** A finished step that did its work: what it was expected to take (and from where), what it took. */

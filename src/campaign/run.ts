@@ -11,7 +11,7 @@ import { measure } from './measure.js';
 import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
 import { allowedCpus } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
-import { filledSeconds, longestFirst, unitCost } from './forecast.js';
+import { filledSeconds, unitCost } from './forecast.js';
 import { runSchedule, stagesOf } from './schedule.js';
 import { forecastUnits, outcomeLines, planLines, RunTracker } from './tracker.js';
 import type { Progress } from './progress.js';
@@ -116,7 +116,8 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
   });
   // Longest expected first, so that the long instances are not left to run alone at the end.
-  const order = opts.serial ? contexts : longestFirst(contexts, (c) => tracker.cost(c.unit.key));
+  const byKey = new Map(contexts.map((c) => [c.unit.key, c]));
+  const order = opts.serial ? contexts : tracker.servedOrder().map((key) => byKey.get(key)!);
   const stepSeconds = new Map<string, Record<string, number>>();
   // When and where the preparation ran beside the timing: campaign.json keeps it with the core holds.
   const poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }> = [];

@@ -1,5 +1,6 @@
 import { withCpus } from '../sandbox/run.js';
-import type { InstanceContext, PhaseStep, StepCore } from './context.js';
+import type { InstanceContext, PhaseStep } from './context.js';
+import { laneOf, startsNow, type StageKind, type Waiting } from './dispatch.js';
 
 /**
  * The run's scheduler (docs/campaign.md#parallel-preparation). Every instance's steps, in order,
@@ -13,7 +14,7 @@ import type { InstanceContext, PhaseStep, StepCore } from './context.js';
  * An instance's next stage waits for its last; stages of different instances run side by side.
  */
 
-export type StageKind = 'pool' | StepCore;
+export { laneOf, type StageKind };
 
 export interface Stage {
   kind: StageKind;
@@ -31,10 +32,6 @@ export function stagesOf(steps: readonly PhaseStep[]): Stage[] {
   }
   return stages;
 }
-
-/** The lane a stage runs on: exclusive stages go to the pool when its workers own cores. */
-export const laneOf = (kind: StageKind, poolOwnsCores: boolean): 'pool' | 'timing' =>
-  kind === 'timing' || (kind === 'exclusive' && !poolOwnsCores) ? 'timing' : 'pool';
 
 export interface ScheduleOptions {
   /** Workers running pool stages side by side; worker k is confined to poolCpus[k mod n]. */
@@ -68,9 +65,8 @@ async function runStage(ctx: InstanceContext, stage: Stage, opts: ScheduleOption
 }
 
 /**
- * Runs every instance's stages (`units` in the order they are served: longest expected first). The
- * pool prefers preparation while fewer instances wait for a timing core than there are timing
- * cores, so that timing never starves, and otherwise the exclusive work of instances already timed.
+ * Runs every instance's stages (`units` in the order they are served: longest expected first), each
+ * stage started by the rule of dispatch.ts as lanes come free.
  * The first error stops new work; stages under way finish; then it is thrown.
  */
 export async function runSchedule(units: readonly InstanceContext[], stages: readonly Stage[], opts: ScheduleOptions): Promise<void> {
@@ -120,23 +116,20 @@ export async function runSchedule(units: readonly InstanceContext[], stages: rea
         if (inFlight === 0) resolve();
         return;
       }
-      for (let u = 0; u < units.length && timingBusy < timingLanes; u++) {
-        if (!ready(u) || lane(stages[next[u]!]!) !== 'timing') continue;
+      const waiting = units.map((_, u): Waiting | undefined => {
+        if (!ready(u)) return undefined;
+        const stage = stages[next[u]!]!;
+        return { lane: lane(stage), kind: stage.kind };
+      });
+      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length }, timingLanes);
+      for (const u of starts.timing) {
         timingBusy++;
         start(u, undefined, () => timingBusy--);
       }
-      while (freeWorkers.length > 0) {
-        const waitingForTiming = units.filter((_, u) => ready(u) && lane(stages[next[u]!]!) === 'timing').length;
-        const wanted: StageKind[] = waitingForTiming < timingLanes ? ['pool', 'exclusive'] : ['exclusive', 'pool'];
-        let pick = -1;
-        for (const kind of wanted) {
-          pick = units.findIndex((_, u) => ready(u) && lane(stages[next[u]!]!) === 'pool' && stages[next[u]!]!.kind === kind);
-          if (pick >= 0) break;
-        }
-        if (pick < 0) break;
+      for (const u of starts.pool) {
         const worker = freeWorkers.shift()!;
         const cpus = opts.poolCpus;
-        start(pick, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : undefined, () => freeWorkers.push(worker));
+        start(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : undefined, () => freeWorkers.push(worker));
       }
       if (inFlight === 0 && !done()) resolve(); // nothing can run: cannot happen with lanes ≥ 1
     };

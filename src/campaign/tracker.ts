@@ -7,6 +7,7 @@ import {
   type DoneStep,
   filledSeconds,
   layout,
+  longestFirst,
   remainingSeconds,
   type EstimateSource,
   type RunForecastSummary,
@@ -43,6 +44,7 @@ export function forecastUnits(plan: RunPlan, units: readonly Unit[], stages: rea
       kind: unit.candidate.type,
       stages: stages.map((stage) => ({
         lane: laneOf(stage.kind, poolOwnsCores),
+        kind: stage.kind,
         steps: stage.steps.map((step: PhaseStep) => ({
           name: step.name,
           estimate: expected(step, plan, unit, entry),
@@ -68,6 +70,8 @@ function expected(step: PhaseStep, plan: RunPlan, unit: Unit, entry: BuildEntry 
 export class RunTracker {
   private readonly started = Date.now();
   private readonly states = new Map<string, UnitState>();
+  /** The instances in the order the scheduler serves them (longest expected first), for the layout. */
+  private readonly served: UnitState[];
   private readonly seconds: (step: string, e: StepEstimate) => number;
   private readonly done: DoneStep[] = [];
   private readonly totals = new Map<string, StepTotals>();
@@ -90,13 +94,13 @@ export class RunTracker {
           this.totals.set(name, t);
         }
     }
+    this.served = longestFirst([...this.states.values()], (s) => unitCost(s.forecast, this.seconds));
     this.predictedWall = this.layoutOfRemaining((_step, _e, filled) => filled);
   }
 
-  /** An instance's expected cost, for the order and the shards. */
-  cost(key: string): number {
-    const s = this.states.get(key);
-    return s ? unitCost(s.forecast, this.seconds) : 0;
+  /** The instances' keys longest expected first: the order the scheduler serves them in. */
+  servedOrder(): string[] {
+    return this.served.map((s) => s.forecast.key);
   }
 
   stageStarted(key: string): void {
@@ -134,13 +138,14 @@ export class RunTracker {
 
   private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number, kind: string) => number): number {
     const now = Date.now();
-    const units = [...this.states.values()].map((s) => ({
+    const units = this.served.map((s) => ({
+      running: s.since !== undefined,
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
         let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
         // The stage under way has run a while already.
         if (i === 0 && s.since !== undefined) left = Math.max(0, left - (now - s.since) / 1000);
-        return { lane: stage.lane, seconds: left };
+        return { lane: stage.lane, kind: stage.kind, seconds: left };
       }),
     }));
     return layout(units, this.workers, this.cores).total;

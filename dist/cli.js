@@ -13286,26 +13286,18 @@ var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.
 
 // src/campaign/dispatch.ts
 var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
-function startsNow(waiting, free, timingLanes) {
-  const timing2 = [];
-  for (let u = 0; u < waiting.length && timing2.length < free.timing; u++) if (waiting[u]?.lane === "timing") timing2.push(u);
-  const pool = [];
-  if (free.workers <= 0) return { timing: timing2, pool };
-  const startedTiming = new Set(timing2);
-  const waitingForTiming = waiting.filter((w, u) => w?.lane === "timing" && !startedTiming.has(u)).length;
-  const wanted = waitingForTiming < timingLanes ? ["pool", "exclusive"] : ["exclusive", "pool"];
-  const taken = /* @__PURE__ */ new Set();
-  while (pool.length < free.workers) {
-    let pick2 = -1;
-    for (const kind of wanted) {
-      pick2 = waiting.findIndex((w, u) => w?.lane === "pool" && w.kind === kind && !taken.has(u));
-      if (pick2 >= 0) break;
-    }
-    if (pick2 < 0) break;
-    taken.add(pick2);
-    pool.push(pick2);
-  }
-  return { timing: timing2, pool };
+function waitingOf(next) {
+  const waiting = { timing: [], pool: [], exclusive: [] };
+  next.forEach((stage, u) => {
+    if (stage) waiting[stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool"].push(u);
+  });
+  return waiting;
+}
+function startsNow(waiting, free) {
+  const workers = Math.max(0, free.workers);
+  const pool = waiting.pool.slice(0, workers);
+  if (pool.length < workers) pool.push(...waiting.exclusive.slice(0, workers - pool.length));
+  return { timing: waiting.timing.slice(0, Math.max(0, free.timing)), pool };
 }
 
 // src/campaign/forecast.ts
@@ -13352,36 +13344,43 @@ function layout(units, workers, cores) {
   const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
   const busy = { timing: 0, pool: 0 };
   const next = units.map(() => 0);
-  const endsAt = units.map(() => void 0);
-  let now = 0;
+  const waiting = { timing: [], pool: [], exclusive: [] };
+  const running = [];
   const sums = { timing: 0, pool: 0 };
+  let now = 0;
+  const wait = (u) => {
+    const stage = units[u].stages[next[u]];
+    if (!stage) return;
+    const list3 = waiting[stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool"];
+    let at = list3.length;
+    while (at > 0 && list3[at - 1] > u) at--;
+    list3.splice(at, 0, u);
+  };
   const begin = (u) => {
     const stage = units[u].stages[next[u]];
-    endsAt[u] = now + stage.seconds;
+    running.push({ unit: u, ends: now + stage.seconds });
     busy[stage.lane]++;
     sums[stage.lane] += stage.seconds;
   };
   units.forEach((x, u) => {
     if (x.running && x.stages.length > 0) begin(u);
+    else wait(u);
   });
   for (; ; ) {
-    const waiting = units.map((x, u) => {
-      const stage = endsAt[u] === void 0 ? x.stages[next[u]] : void 0;
-      return stage ? { lane: stage.lane, kind: stage.kind ?? stage.lane } : void 0;
-    });
-    const starts = startsNow(
-      waiting,
-      { timing: Math.max(0, lanes.timing - busy.timing), workers: Math.max(0, lanes.pool - busy.pool) },
-      lanes.timing
-    );
+    const starts = startsNow(waiting, { timing: lanes.timing - busy.timing, workers: lanes.pool - busy.pool });
+    waiting.timing.splice(0, starts.timing.length);
+    const fromPool = Math.min(starts.pool.length, waiting.pool.length);
+    waiting.pool.splice(0, fromPool);
+    waiting.exclusive.splice(0, starts.pool.length - fromPool);
     for (const u of [...starts.timing, ...starts.pool]) begin(u);
-    let first = -1;
-    for (let u = 0; u < units.length; u++) if (endsAt[u] !== void 0 && (first < 0 || endsAt[u] < endsAt[first])) first = u;
-    if (first < 0) break;
-    now = endsAt[first];
-    busy[units[first].stages[next[first]].lane]--;
-    next[first]++;
-    endsAt[first] = void 0;
+    if (running.length === 0) break;
+    let first = 0;
+    for (let k = 1; k < running.length; k++) if (running[k].ends < running[first].ends) first = k;
+    const [{ unit, ends }] = running.splice(first, 1);
+    now = ends;
+    busy[units[unit].stages[next[unit]].lane]--;
+    next[unit]++;
+    wait(unit);
   }
   return { total: now, timing: sums.timing, pool: sums.pool };
 }
@@ -34210,12 +34209,13 @@ async function runSchedule(units, stages, opts) {
         if (inFlight === 0) resolve18();
         return;
       }
-      const waiting = units.map((_, u) => {
-        if (!ready(u)) return void 0;
-        const stage = stages[next[u]];
-        return { lane: lane(stage), kind: stage.kind };
-      });
-      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length }, timingLanes);
+      const waiting = waitingOf(
+        units.map((_, u) => {
+          const stage = ready(u) ? stages[next[u]] : void 0;
+          return stage && { lane: lane(stage), kind: stage.kind };
+        })
+      );
+      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length });
       for (const u of starts.timing) {
         timingBusy++;
         start2(u, void 0, () => timingBusy--);

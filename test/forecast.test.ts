@@ -56,7 +56,7 @@ describe('the layout of a run', () => {
     expect(layout([first, second], 1, 1).total).toBe(15);
   });
 
-  it('serves the pool by the scheduler’s rule, not by which stage could start first', () => {
+  it('serves the pool by the scheduler’s rule: preparation before profile rounds, the timing core fed', () => {
     // One worker, one timing core; each instance prepares (pool), is timed, then profiled (exclusive,
     // on the worker's core). Seconds of A, B, C, D's stages, in the order served:
     const unit3 = (prep: number, timing: number, profile: number) => ({
@@ -67,10 +67,10 @@ describe('the layout of a run', () => {
       ],
     });
     // 0–5 A prep; 5–6 A timing, 5–6 B prep; 6–10 B timing, 6–8 C prep; at 8 C waits for the timing
-    // core, so the worker takes A's profile rounds (8–14) before D's preparation; 10–11 C timing;
-    // 14–15 D prep; 15–20 D timing, 15–16 B and 16–17 C profile; 20–26 D profile. Placing each stage
-    // where it could start first would have D prepared at 8–9 and end at 23.
-    expect(layout([unit3(5, 1, 6), unit3(1, 4, 1), unit3(2, 1, 1), unit3(1, 5, 6)], 1, 1).total).toBe(26);
+    // core and A's profile rounds could start, but D's preparation goes first (8–9), then A's
+    // profile (9–15); 10–11 C timing, 11–16 D timing; 15–16 B, 16–17 C, 17–23 D profile. Taking A's
+    // profile rounds at 8 would leave the timing core idle from 11 until D is prepared at 15 (26 s).
+    expect(layout([unit3(5, 1, 6), unit3(1, 4, 1), unit3(2, 1, 1), unit3(1, 5, 6)], 1, 1).total).toBe(23);
   });
 });
 

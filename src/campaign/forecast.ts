@@ -5,7 +5,7 @@
  * the run goes on the same layout of what is left, scaled by how the finished steps compared with
  * their forecast, gives the ETA. Pure functions over plain data.
  */
-import { startsNow, type Lane, type StageKind, type Waiting } from './dispatch.js';
+import { startsNow, type Lane, type StageKind } from './dispatch.js';
 
 /** Where an expected duration comes from. */
 export type EstimateSource =
@@ -171,37 +171,45 @@ export function layout(units: ReadonlyArray<{ stages: readonly LaidStage[]; runn
   const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
   const busy = { timing: 0, pool: 0 };
   const next = units.map(() => 0);
-  // When each instance's stage under way ends; undefined while it waits or is done.
-  const endsAt: Array<number | undefined> = units.map(() => undefined);
-  let now = 0;
+  // The instances that may start a stage, by what it needs, in the order served; the stages under way.
+  const waiting = { timing: [] as number[], pool: [] as number[], exclusive: [] as number[] };
+  const running: Array<{ unit: number; ends: number }> = [];
   const sums = { timing: 0, pool: 0 };
+  let now = 0;
+  const wait = (u: number) => {
+    const stage = units[u]!.stages[next[u]!];
+    if (!stage) return;
+    const list = waiting[stage.lane === 'timing' ? 'timing' : stage.kind === 'exclusive' ? 'exclusive' : 'pool'];
+    let at = list.length;
+    while (at > 0 && list[at - 1]! > u) at--;
+    list.splice(at, 0, u);
+  };
   const begin = (u: number) => {
     const stage = units[u]!.stages[next[u]!]!;
-    endsAt[u] = now + stage.seconds;
+    running.push({ unit: u, ends: now + stage.seconds });
     busy[stage.lane]++;
     sums[stage.lane] += stage.seconds;
   };
   units.forEach((x, u) => {
     if (x.running && x.stages.length > 0) begin(u);
+    else wait(u);
   });
   for (;;) {
-    const waiting = units.map((x, u): Waiting | undefined => {
-      const stage = endsAt[u] === undefined ? x.stages[next[u]!] : undefined;
-      return stage ? { lane: stage.lane, kind: stage.kind ?? stage.lane } : undefined;
-    });
-    const starts = startsNow(
-      waiting,
-      { timing: Math.max(0, lanes.timing - busy.timing), workers: Math.max(0, lanes.pool - busy.pool) },
-      lanes.timing,
-    );
+    const starts = startsNow(waiting, { timing: lanes.timing - busy.timing, workers: lanes.pool - busy.pool });
+    // What starts heads its lists (dispatch.ts).
+    waiting.timing.splice(0, starts.timing.length);
+    const fromPool = Math.min(starts.pool.length, waiting.pool.length);
+    waiting.pool.splice(0, fromPool);
+    waiting.exclusive.splice(0, starts.pool.length - fromPool);
     for (const u of [...starts.timing, ...starts.pool]) begin(u);
-    let first = -1;
-    for (let u = 0; u < units.length; u++) if (endsAt[u] !== undefined && (first < 0 || endsAt[u]! < endsAt[first]!)) first = u;
-    if (first < 0) break;
-    now = endsAt[first]!;
-    busy[units[first]!.stages[next[first]!]!.lane]--;
-    next[first]!++;
-    endsAt[first] = undefined;
+    if (running.length === 0) break;
+    let first = 0;
+    for (let k = 1; k < running.length; k++) if (running[k]!.ends < running[first]!.ends) first = k;
+    const [{ unit, ends }] = running.splice(first, 1) as [{ unit: number; ends: number }];
+    now = ends;
+    busy[units[unit]!.stages[next[unit]!]!.lane]--;
+    next[unit]!++;
+    wait(unit);
   }
   return { total: now, timing: sums.timing, pool: sums.pool };
 }

@@ -1,6 +1,6 @@
 import { withCpus } from '../sandbox/run.js';
 import type { InstanceContext, PhaseStep } from './context.js';
-import { laneOf, startsNow, type StageKind, type Waiting } from './dispatch.js';
+import { laneOf, startsNow, type StageKind, waitingOf } from './dispatch.js';
 
 /**
  * The run's scheduler (docs/campaign.md#parallel-preparation). Every instance's steps, in order,
@@ -116,12 +116,13 @@ export async function runSchedule(units: readonly InstanceContext[], stages: rea
         if (inFlight === 0) resolve();
         return;
       }
-      const waiting = units.map((_, u): Waiting | undefined => {
-        if (!ready(u)) return undefined;
-        const stage = stages[next[u]!]!;
-        return { lane: lane(stage), kind: stage.kind };
-      });
-      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length }, timingLanes);
+      const waiting = waitingOf(
+        units.map((_, u) => {
+          const stage = ready(u) ? stages[next[u]!]! : undefined;
+          return stage && { lane: lane(stage), kind: stage.kind };
+        }),
+      );
+      const starts = startsNow(waiting, { timing: timingLanes - timingBusy, workers: freeWorkers.length });
       for (const u of starts.timing) {
         timingBusy++;
         start(u, undefined, () => timingBusy--);

@@ -7,9 +7,10 @@
 //        [--profile-target S] [--profile-rounds N] [--build-functions N] [--phases LIST] [--work DIR]
 //        [--runs N] [--extra "--adaptive --serial …"]
 // With --runs N the same campaign runs N times into one evidence folder: from the second run on, the
-// plan and the ETA start from the previous run's step times.
+// plan and the ETA start from the previous run's step times. Each run's build.json and campaign.json are
+// copied to WORK/run-K-build.json and WORK/run-K-campaign.json.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,6 +138,8 @@ async function main() {
     };
     reports.push(figures);
     console.log(renderReport(figures));
+    // What the next run plans from, and what this one did: an ETA model can be replayed on them.
+    for (const file of ['build.json', 'campaign.json']) copyFileSync(join(data, 'synth', file), join(work, `run-${k}-${file}`));
   }
   writeFileSync(join(work, 'round1-report.json'), `${JSON.stringify(reports, null, 1)}\n`);
 }

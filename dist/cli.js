@@ -34295,7 +34295,7 @@ var RunTracker = class {
   stageStarted(key) {
     const s = this.states.get(key);
     if (s) {
-      s.since = Date.now();
+      s.stepSince = Date.now();
       s.doneInStage = 0;
     }
   }
@@ -34312,25 +34312,46 @@ var RunTracker = class {
     if (!kept)
       this.done.push({ step, kind: s.forecast.kind, source, ...machineBound ? { machineBound } : {}, expected: expected2, actual: actualSeconds });
     s.doneInStage++;
+    s.stepSince = Date.now();
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
-      s.since = void 0;
+      s.stepSince = void 0;
       s.doneInStage = 0;
     }
   }
-  /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
+  /**
+   * Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the
+   * done steps went. A step under way that has already run longer than its estimate counts as done
+   * at its seconds so far: the first adaptive timing step of a cold run, say, tells how far the plan
+   * is off before it ends, not only after.
+   */
   eta() {
-    return this.layoutOfRemaining(remainingSeconds(this.done));
-  }
-  layoutOfRemaining(seconds) {
     const now = Date.now();
+    const outrun = [];
+    for (const s of this.states.values()) {
+      const step = s.stepSince === void 0 ? void 0 : s.forecast.stages[s.stage]?.steps[s.doneInStage];
+      if (!step || step.estimate.source === "kept" || step.estimate.source === "none") continue;
+      const [expected2, elapsed] = [this.seconds(step.name, step.estimate), (now - s.stepSince) / 1e3];
+      if (elapsed > expected2)
+        outrun.push({
+          step: step.name,
+          kind: s.forecast.kind,
+          source: step.estimate.source,
+          ...step.estimate.machineBound ? { machineBound: true } : {},
+          expected: expected2,
+          actual: elapsed
+        });
+    }
+    return this.layoutOfRemaining(remainingSeconds([...this.done, ...outrun]), now);
+  }
+  layoutOfRemaining(seconds, now = Date.now()) {
     const units = this.served.map((s) => ({
-      running: s.since !== void 0,
+      running: s.stepSince !== void 0,
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
-        if (i === 0 && s.since !== void 0) left = Math.max(0, left - (now - s.since) / 1e3);
-        return { lane: stage.lane, kind: stage.kind, seconds: left };
+        const left = steps.map((x) => seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind));
+        if (i === 0 && s.stepSince !== void 0 && left.length > 0) left[0] = Math.max(0, left[0] - (now - s.stepSince) / 1e3);
+        return { lane: stage.lane, kind: stage.kind, seconds: left.reduce((a, x) => a + x, 0) };
       })
     }));
     return layout(units, this.workers, this.cores).total;

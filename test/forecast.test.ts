@@ -10,8 +10,17 @@ import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 import type { InstanceContext, PhaseStep, StepCore } from '../src/campaign/context.js';
 import { laneOf } from '../src/campaign/dispatch.js';
-import { filledSeconds, layout, longestFirst, plannedOperationSeconds, remainingSeconds, shardByCost } from '../src/campaign/forecast.js';
+import {
+  filledSeconds,
+  layout,
+  longestFirst,
+  plannedOperationSeconds,
+  remainingSeconds,
+  shardByCost,
+  type UnitForecast,
+} from '../src/campaign/forecast.js';
 import { runSchedule, stagesOf } from '../src/campaign/schedule.js';
+import { RunTracker } from '../src/campaign/tracker.js';
 
 // The forecast's arithmetic (src/campaign/forecast.ts): the layout the scheduler follows, the order,
 // the shards, the ETA's model of what is left.
@@ -218,6 +227,61 @@ describe('estimates', () => {
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);
+  });
+});
+
+describe('the ETA while steps run', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const planned = (name: string, seconds: number, machineBound = false) => ({
+    name,
+    estimate: { seconds, source: 'plan' as const, ...(machineBound ? { machineBound } : {}) },
+  });
+  const unitOf = (key: string, stages: UnitForecast['stages']): UnitForecast => ({ key, kind: 'kem', stages });
+
+  it('counts only the step under way as partly done, not the stage’s finished steps again', () => {
+    vi.useFakeTimers({ now: 0 });
+    const tracker = new RunTracker(
+      [
+        unitOf('a', [
+          { lane: 'pool', kind: 'pool', steps: [planned('prepare', 5), planned('profile-build', 5)] },
+          { lane: 'timing', kind: 'timing', steps: [planned('measure', 10)] },
+        ]),
+      ],
+      1,
+      1,
+    );
+    expect(tracker.predictedWall).toBe(20);
+    tracker.stageStarted('a');
+    vi.advanceTimersByTime(5000);
+    tracker.stepDone('a', 'prepare', 5, false);
+    vi.advanceTimersByTime(2000);
+    // 3 s of the survey left, then the timing.
+    expect(tracker.eta()).toBeCloseTo(13, 6);
+  });
+
+  it('learns from a step that has outrun its estimate before it ends', () => {
+    vi.useFakeTimers({ now: 0 });
+    // Three instances with an adaptive timing plan of 10 s each (the fewest trials); the first one's
+    // is still running after 30 s.
+    const unit = (key: string) =>
+      unitOf(key, [
+        { lane: 'pool', kind: 'pool', steps: [planned('prepare', 1)] },
+        { lane: 'timing', kind: 'timing', steps: [planned('measure', 10, true)] },
+      ]);
+    const tracker = new RunTracker([unit('a'), unit('b'), unit('c')], 1, 1);
+    tracker.stageStarted('a');
+    vi.advanceTimersByTime(1000);
+    tracker.stepDone('a', 'prepare', 1, false);
+    tracker.stageStarted('a');
+    vi.advanceTimersByTime(5000);
+    // Within its estimate, nothing is learnt yet: b and c prepare and time as planned after a's 5 s left.
+    expect(tracker.eta()).toBeCloseTo(25, 6);
+    vi.advanceTimersByTime(25_000);
+    // 3× its estimate so far: a's own timing is taken to end now, b's and c's at 3× theirs.
+    expect(tracker.eta()).toBeCloseTo(61, 6);
   });
 });
 

@@ -27,9 +27,10 @@ import { laneOf, type Stage } from './schedule.js';
 
 interface UnitState {
   forecast: UnitForecast;
-  /** Index of the next stage; the stage under way started at `since`. */
+  /** Index of the next stage, or of the stage under way. */
   stage: number;
-  since?: number;
+  /** When the step under way started (its stage's start or its last step's end); undefined while none is. */
+  stepSince?: number;
   /** Steps of the stage under way already done. */
   doneInStage: number;
 }
@@ -106,7 +107,7 @@ export class RunTracker {
   stageStarted(key: string): void {
     const s = this.states.get(key);
     if (s) {
-      s.since = Date.now();
+      s.stepSince = Date.now();
       s.doneInStage = 0;
     }
   }
@@ -124,28 +125,49 @@ export class RunTracker {
     if (!kept)
       this.done.push({ step, kind: s.forecast.kind, source, ...(machineBound ? { machineBound } : {}), expected, actual: actualSeconds });
     s.doneInStage++;
+    s.stepSince = Date.now();
     if (stage && s.doneInStage >= stage.steps.length) {
       s.stage++;
-      s.since = undefined;
+      s.stepSince = undefined;
       s.doneInStage = 0;
     }
   }
 
-  /** Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the done steps went. */
+  /**
+   * Seconds until the run ends: what is left, laid out as the scheduler runs it, scaled by how the
+   * done steps went. A step under way that has already run longer than its estimate counts as done
+   * at its seconds so far: the first adaptive timing step of a cold run, say, tells how far the plan
+   * is off before it ends, not only after.
+   */
   eta(): number {
-    return this.layoutOfRemaining(remainingSeconds(this.done));
+    const now = Date.now();
+    const outrun: DoneStep[] = [];
+    for (const s of this.states.values()) {
+      const step = s.stepSince === undefined ? undefined : s.forecast.stages[s.stage]?.steps[s.doneInStage];
+      if (!step || step.estimate.source === 'kept' || step.estimate.source === 'none') continue;
+      const [expected, elapsed] = [this.seconds(step.name, step.estimate), (now - s.stepSince!) / 1000];
+      if (elapsed > expected)
+        outrun.push({
+          step: step.name,
+          kind: s.forecast.kind,
+          source: step.estimate.source,
+          ...(step.estimate.machineBound ? { machineBound: true } : {}),
+          expected,
+          actual: elapsed,
+        });
+    }
+    return this.layoutOfRemaining(remainingSeconds([...this.done, ...outrun]), now);
   }
 
-  private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number, kind: string) => number): number {
-    const now = Date.now();
+  private layoutOfRemaining(seconds: (step: string, e: StepEstimate, filled: number, kind: string) => number, now = Date.now()): number {
     const units = this.served.map((s) => ({
-      running: s.since !== undefined,
+      running: s.stepSince !== undefined,
       stages: s.forecast.stages.slice(s.stage).map((stage, i) => {
         const steps = i === 0 ? stage.steps.slice(s.doneInStage) : stage.steps;
-        let left = steps.reduce((a, x) => a + seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind), 0);
-        // The stage under way has run a while already.
-        if (i === 0 && s.since !== undefined) left = Math.max(0, left - (now - s.since) / 1000);
-        return { lane: stage.lane, kind: stage.kind, seconds: left };
+        const left = steps.map((x) => seconds(x.name, x.estimate, this.seconds(x.name, x.estimate), s.forecast.kind));
+        // The step under way has run a while already (the stage's steps before it are done).
+        if (i === 0 && s.stepSince !== undefined && left.length > 0) left[0] = Math.max(0, left[0]! - (now - s.stepSince) / 1000);
+        return { lane: stage.lane, kind: stage.kind, seconds: left.reduce((a, x) => a + x, 0) };
       }),
     }));
     return layout(units, this.workers, this.cores).total;

@@ -13314,11 +13314,7 @@ function filledSeconds(units) {
       for (const { name, estimate } of s.steps)
         if (estimate.source !== "none" && estimate.source !== "kept" && estimate.seconds !== void 0)
           known.set(name, [...known.get(name) ?? [], estimate.seconds]);
-  const median2 = (xs) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
-  const fill = new Map([...known].map(([k, xs]) => [k, median2(xs)]));
+  const fill = new Map([...known].map(([k, xs]) => [k, median(xs)]));
   return (step, e) => e.seconds ?? (e.source === "kept" ? 0 : fill.get(step) ?? UNKNOWN_STEP_S);
 }
 var stageSeconds = (stage, seconds) => stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
@@ -13385,13 +13381,13 @@ function layout(units, workers, cores) {
   return { total: now, timing: sums.timing, pool: sums.pool };
 }
 function remainingSeconds(done2) {
-  const sums = /* @__PURE__ */ new Map();
+  const ratios = /* @__PURE__ */ new Map();
   const observed = /* @__PURE__ */ new Map();
   const add = (key, d) => {
-    const s = sums.get(key) ?? { e: 0, a: 0 };
-    s.e += d.expected;
-    s.a += d.actual;
-    sums.set(key, s);
+    const r = ratios.get(key) ?? { expected: 0, ratios: [] };
+    r.expected += d.expected;
+    r.ratios.push(d.actual / d.expected);
+    ratios.set(key, r);
   };
   for (const d of done2) {
     const key = `${d.step}|${d.kind}`;
@@ -13400,20 +13396,16 @@ function remainingSeconds(done2) {
     add(key, d);
     if (d.source === "previous" || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
-  const medianOf = (xs) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   return (step, e, filled, kind) => {
     if (e.source === "kept") return filled;
     if (e.source === "none") {
       const seen = observed.get(`${step}|${kind}`);
-      return seen && seen.length > 0 ? medianOf(seen) : filled;
+      return seen && seen.length > 0 ? median(seen) : filled;
     }
-    const s = sums.get(`${step}|${kind}`) ?? (e.source === "previous" || e.machineBound ? sums.get(`${step}|${e.source}|machine`) : void 0);
-    if (!s || s.e <= 0) return filled;
-    const w = Math.min(1, s.e / 10);
-    return filled * (w * (s.a / s.e) + (1 - w));
+    const r = ratios.get(`${step}|${kind}`) ?? (e.source === "previous" || e.machineBound ? ratios.get(`${step}|${e.source}|machine`) : void 0);
+    if (!r || r.expected <= 0) return filled;
+    const w = Math.min(1, r.expected / 10, e.source === "previous" ? r.ratios.length / 3 : 1);
+    return filled * (w * median(r.ratios) + (1 - w));
   };
 }
 

@@ -213,8 +213,14 @@ describe('estimates', () => {
     expect(left('prepare', { source: 'none' }, 2, 'kem')).toBe(2);
     // A hash's build with no estimate takes the median of those seen.
     expect(left('prepare', { source: 'none' }, 2, 'hash')).toBe(11);
-    // What the previous run's figures say carries over: a run that rebuilds nothing builds every category fast.
-    const rerun = remainingSeconds([{ step: 'prepare', kind: 'hash', source: 'previous', expected: 20, actual: 5 }]);
+    // What the previous run's figures say carries over: a run that rebuilds nothing builds every
+    // category fast. A previous figure is one measurement: one step moves the rest a third of the
+    // way, three all the way.
+    const first = remainingSeconds([{ step: 'prepare', kind: 'hash', source: 'previous', expected: 20, actual: 5 }]);
+    expect(first('prepare', { seconds: 8, source: 'previous' }, 8, 'kem')).toBeCloseTo(8 * (0.25 / 3 + 2 / 3), 9);
+    const rerun = remainingSeconds(
+      [20, 12, 16].map((expected) => ({ step: 'prepare', kind: 'hash', source: 'previous' as const, expected, actual: expected / 4 })),
+    );
     expect(rerun('prepare', { seconds: 8, source: 'previous' }, 8, 'kem')).toBe(2);
     expect(rerun('prepare', { seconds: 8, source: 'plan' }, 8, 'kem')).toBe(8);
     // An adaptive plan's trials are as many as this machine's noise wants, in every category: the
@@ -224,6 +230,12 @@ describe('estimates', () => {
     expect(noisy('measure', { seconds: 6, source: 'plan' }, 6, 'kem')).toBe(6);
     expect(noisy('measure', { seconds: 6, source: 'previous' }, 6, 'kem')).toBe(6);
     expect(rerun('measure', { seconds: 6, source: 'plan', machineBound: true }, 6, 'kem')).toBe(6);
+    // One step disturbed (in this run or the last) among the others does not scale them: the median does.
+    const disturbed = remainingSeconds([
+      { step: 'measure', kind: 'sig', source: 'previous', expected: 65, actual: 27.8 },
+      ...[10, 12, 8].map((expected) => ({ step: 'measure', kind: 'sig', source: 'previous' as const, expected, actual: expected })),
+    ]);
+    expect(disturbed('measure', { seconds: 20, source: 'previous' }, 20, 'sig')).toBe(20);
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);

@@ -5,6 +5,7 @@
  * the run goes on the same layout of what is left, scaled by how the finished steps compared with
  * their forecast, gives the ETA. Pure functions over plain data.
  */
+import { median } from 'simple-statistics';
 import { startsNow, type Lane, type StageKind } from './dispatch.js';
 
 /** Where an expected duration comes from. */
@@ -98,10 +99,6 @@ export function filledSeconds(units: readonly UnitForecast[]): (step: string, e:
       for (const { name, estimate } of s.steps)
         if (estimate.source !== 'none' && estimate.source !== 'kept' && estimate.seconds !== undefined)
           known.set(name, [...(known.get(name) ?? []), estimate.seconds]);
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const fill = new Map([...known].map(([k, xs]) => [k, median(xs)]));
   return (step, e) => e.seconds ?? (e.source === 'kept' ? 0 : (fill.get(step) ?? UNKNOWN_STEP_S));
 }
@@ -229,9 +226,13 @@ export interface DoneStep {
 /**
  * What is left of a step, from how the finished ones went (the ETA's model), per step and category
  * of instance:
- * - a step with an estimate (`previous`, `plan`) is scaled by the actual over expected seconds of the
- *   finished steps of its name and category that had one; fully once they sum to 10 expected seconds,
- *   less before (the first short steps say little);
+ * - a step with an estimate (`previous`, `plan`) is scaled by the median of actual over expected
+ *   seconds of the finished steps of its name and category that had one; fully once they sum to 10
+ *   expected seconds, less before (the first short steps say little). The median, not the ratio of
+ *   the sums: one step disturbed in this run or the last (27.8 s for the previous run's 65 s, nine
+ *   trials run again) would otherwise scale every other (the ETA of a forced rerun read −24 % at a
+ *   quarter of the run; benchmarks (m)). A previous run's figure is one measurement, so its ratio
+ *   counts fully only from the third step on; a plan's misfit is the same for every step of its kind.
  * - a step with none takes the median of the finished steps of its name and category, once there is
  *   one, else keeps its guess.
  * Nothing is carried across steps: a build taking 5× its guess says nothing about the trials. Across
@@ -242,13 +243,13 @@ export interface DoneStep {
  * about a KEM's.
  */
 export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number, kind: string) => number {
-  const sums = new Map<string, { e: number; a: number }>();
+  const ratios = new Map<string, { expected: number; ratios: number[] }>();
   const observed = new Map<string, number[]>();
   const add = (key: string, d: DoneStep) => {
-    const s = sums.get(key) ?? { e: 0, a: 0 };
-    s.e += d.expected;
-    s.a += d.actual;
-    sums.set(key, s);
+    const r = ratios.get(key) ?? { expected: 0, ratios: [] };
+    r.expected += d.expected;
+    r.ratios.push(d.actual / d.expected);
+    ratios.set(key, r);
   };
   for (const d of done) {
     const key = `${d.step}|${d.kind}`;
@@ -257,20 +258,16 @@ export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: S
     add(key, d);
     if (d.source === 'previous' || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
-  const medianOf = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   return (step, e, filled, kind) => {
     if (e.source === 'kept') return filled;
     if (e.source === 'none') {
       const seen = observed.get(`${step}|${kind}`);
-      return seen && seen.length > 0 ? medianOf(seen) : filled;
+      return seen && seen.length > 0 ? median(seen) : filled;
     }
-    const s =
-      sums.get(`${step}|${kind}`) ?? (e.source === 'previous' || e.machineBound ? sums.get(`${step}|${e.source}|machine`) : undefined);
-    if (!s || s.e <= 0) return filled;
-    const w = Math.min(1, s.e / 10);
-    return filled * (w * (s.a / s.e) + (1 - w));
+    const r =
+      ratios.get(`${step}|${kind}`) ?? (e.source === 'previous' || e.machineBound ? ratios.get(`${step}|${e.source}|machine`) : undefined);
+    if (!r || r.expected <= 0) return filled;
+    const w = Math.min(1, r.expected / 10, e.source === 'previous' ? r.ratios.length / 3 : 1);
+    return filled * (w * median(r.ratios) + (1 - w));
   };
 }

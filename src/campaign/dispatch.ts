@@ -38,10 +38,11 @@ export function waitingOf(next: ReadonlyArray<{ lane: Lane; kind: StageKind } | 
  * Which instances start their next stage now, given the free timing cores and pool workers: timing
  * first, to every free timing core in order. Then the pool takes preparation whenever there is any,
  * and the exclusive work of instances already timed when there is none: the timing cores are the
- * run's bottleneck, and an instance prepared ahead is what keeps them busy. Played forward over the
- * 65-instance synthetic campaign's step seconds, this ends 8 % sooner than preferring exclusive
- * work while an instance already waits for timing (224 s for 244 s; docs/benchmarks.md (m)), and
- * never later on the other runs measured.
+ * run's bottleneck, and an instance prepared ahead is what keeps them busy. Played forward over
+ * three forced reruns of the 65-instance synthetic campaign (their own step seconds), this ends 7–9 %
+ * sooner than preferring exclusive work while an instance already waits for timing (233 s for 251 s,
+ * 241 s for 264 s, 347 s for 381 s; docs/benchmarks.md (m)); cold runs, whose pool is the
+ * bottleneck, end the same.
  */
 export function startsNow(waiting: Waiting, free: { timing: number; workers: number }): { timing: number[]; pool: number[] } {
   // The first of each list: what starts always heads its list, which the forecast relies on.

@@ -13286,10 +13286,11 @@ var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.
 
 // src/campaign/dispatch.ts
 var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
+var listOf = (stage) => stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool";
 function waitingOf(next) {
   const waiting = { timing: [], pool: [], exclusive: [] };
   next.forEach((stage, u) => {
-    if (stage) waiting[stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool"].push(u);
+    if (stage) waiting[listOf(stage)].push(u);
   });
   return waiting;
 }
@@ -13347,7 +13348,7 @@ function layout(units, workers, cores) {
   const wait = (u) => {
     const stage = units[u].stages[next[u]];
     if (!stage) return;
-    const list3 = waiting[stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool"];
+    const list3 = waiting[listOf(stage)];
     let at = list3.length;
     while (at > 0 && list3[at - 1] > u) at--;
     list3.splice(at, 0, u);

@@ -25,11 +25,15 @@ export interface Waiting {
   exclusive: readonly number[];
 }
 
+/** Which Waiting list a stage waits in: its lane, and on the pool its kind. */
+export const listOf = (stage: { lane: Lane; kind?: StageKind }): keyof Waiting =>
+  stage.lane === 'timing' ? 'timing' : stage.kind === 'exclusive' ? 'exclusive' : 'pool';
+
 /** The Waiting lists of instances given each one's next stage (undefined: running one, or none left). */
 export function waitingOf(next: ReadonlyArray<{ lane: Lane; kind: StageKind } | undefined>): Waiting {
   const waiting = { timing: [] as number[], pool: [] as number[], exclusive: [] as number[] };
   next.forEach((stage, u) => {
-    if (stage) waiting[stage.lane === 'timing' ? 'timing' : stage.kind === 'exclusive' ? 'exclusive' : 'pool'].push(u);
+    if (stage) waiting[listOf(stage)].push(u);
   });
   return waiting;
 }

@@ -6,7 +6,7 @@
  * their forecast, gives the ETA. Pure functions over plain data.
  */
 import { median } from 'simple-statistics';
-import { startsNow, type Lane, type StageKind } from './dispatch.js';
+import { listOf, startsNow, type Lane, type StageKind } from './dispatch.js';
 
 /** Where an expected duration comes from. */
 export type EstimateSource =
@@ -176,7 +176,7 @@ export function layout(units: ReadonlyArray<{ stages: readonly LaidStage[]; runn
   const wait = (u: number) => {
     const stage = units[u]!.stages[next[u]!];
     if (!stage) return;
-    const list = waiting[stage.lane === 'timing' ? 'timing' : stage.kind === 'exclusive' ? 'exclusive' : 'pool'];
+    const list = waiting[listOf(stage)];
     let at = list.length;
     while (at > 0 && list[at - 1]! > u) at--;
     list.splice(at, 0, u);

@@ -14,8 +14,6 @@ import { laneOf, startsNow, type StageKind, waitingOf } from './dispatch.js';
  * An instance's next stage waits for its last; stages of different instances run side by side.
  */
 
-export { laneOf, type StageKind };
-
 export interface Stage {
   kind: StageKind;
   steps: PhaseStep[];

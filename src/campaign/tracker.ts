@@ -17,7 +17,8 @@ import {
   unitCost,
 } from './forecast.js';
 import type { RunPlan, Unit } from './plan.js';
-import { laneOf, type Stage } from './schedule.js';
+import { laneOf } from './dispatch.js';
+import type { Stage } from './schedule.js';
 
 /**
  * The run's forecast and its bookkeeping (docs/campaign.md#plan-and-eta): what every step of every

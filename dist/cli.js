@@ -13382,31 +13382,34 @@ function layout(units, workers, cores) {
   return { total: now, timing: sums.timing, pool: sums.pool };
 }
 function remainingSeconds(done2) {
+  const keyOf = (step, e, kind) => e.source === "previous" || e.machineBound ? `${step}|${e.source}|machine` : `${step}|${e.source}|${kind}`;
   const ratios = /* @__PURE__ */ new Map();
   const observed = /* @__PURE__ */ new Map();
-  const add = (key, d) => {
+  for (const d of done2) {
+    const seen = `${d.step}|${d.kind}`;
+    observed.set(seen, observed.get(seen) ?? []);
+    observed.get(seen).push(d.actual);
+    if (d.source === "none" || d.expected <= 0) continue;
+    const key = keyOf(d.step, d, d.kind);
     const r = ratios.get(key) ?? { expected: 0, ratios: [] };
     r.expected += d.expected;
     r.ratios.push(d.actual / d.expected);
     ratios.set(key, r);
-  };
-  for (const d of done2) {
-    const key = `${d.step}|${d.kind}`;
-    observed.set(key, [...observed.get(key) ?? [], d.actual]);
-    if (d.source === "none" || d.expected <= 0) continue;
-    add(key, d);
-    if (d.source === "previous" || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
+  const medians = /* @__PURE__ */ new Map();
+  const medianOf = (key, xs) => medians.get(key) ?? medians.set(key, median(xs)).get(key);
   return (step, e, filled, kind) => {
     if (e.source === "kept") return filled;
     if (e.source === "none") {
-      const seen = observed.get(`${step}|${kind}`);
-      return seen && seen.length > 0 ? median(seen) : filled;
+      const key2 = `${step}|${kind}`;
+      const seen = observed.get(key2);
+      return seen && seen.length > 0 ? medianOf(key2, seen) : filled;
     }
-    const r = ratios.get(`${step}|${kind}`) ?? (e.source === "previous" || e.machineBound ? ratios.get(`${step}|${e.source}|machine`) : void 0);
+    const key = keyOf(step, e, kind);
+    const r = ratios.get(key);
     if (!r || r.expected <= 0) return filled;
     const w = Math.min(1, r.expected / 10, e.source === "previous" ? r.ratios.length / 3 : 1);
-    return filled * (w * median(r.ratios) + (1 - w));
+    return filled * (w * medianOf(key, r.ratios) + (1 - w));
   };
 }
 
@@ -34182,15 +34185,12 @@ async function runSchedule(units, stages, opts) {
       running[u] = true;
       inFlight++;
       const ctx = units[u];
-      runStage(ctx, stages[next[u]], opts, workerCpu).then(
-        () => {
-          next[u]++;
-          if (next[u] === stages.length) opts.onUnitDone?.(ctx);
-        },
-        (error62) => {
-          failure2 ??= { error: error62 };
-        }
-      ).finally(() => {
+      runStage(ctx, stages[next[u]], opts, workerCpu).then(() => {
+        next[u]++;
+        if (next[u] === stages.length) opts.onUnitDone?.(ctx);
+      }).catch((error62) => {
+        failure2 ??= { error: error62 };
+      }).finally(() => {
         running[u] = false;
         release2();
         inFlight--;
@@ -36017,6 +36017,7 @@ async function runLocked(plan, opts, steps) {
   const stages = stagesOf(active);
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(plan, opts);
+  if (pool.capped) run.progress?.note?.(pool.capped);
   const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
@@ -36102,8 +36103,10 @@ async function runLocked(plan, opts, steps) {
 }
 function poolOf(plan, opts) {
   const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
-  const workers = Math.max(1, opts.jobs ?? others.length);
-  return others.length > 0 ? { workers, cpus: others } : { workers };
+  if (others.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
+  const workers = Math.min(others.length, Math.max(1, opts.jobs ?? others.length));
+  const capped = opts.jobs !== void 0 && opts.jobs > others.length ? `--jobs ${opts.jobs}: ${others.length} CPU(s) beside timing, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
+  return { workers, cpus: others, ...capped ? { capped } : {} };
 }
 function keepStepSeconds(plan, key, before, seconds) {
   if (!seconds) return;

@@ -236,6 +236,25 @@ describe('estimates', () => {
       ...[10, 12, 8].map((expected) => ({ step: 'measure', kind: 'sig', source: 'previous' as const, expected, actual: expected })),
     ]);
     expect(disturbed('measure', { seconds: 20, source: 'previous' }, 20, 'sig')).toBe(20);
+    // What the machine decides stays machine-wide when a category's own first step agrees with it:
+    // twenty adaptive timing steps at 3× elsewhere, then one KEM's at 3× too, leave a KEM's at 3×.
+    const elsewhere = Array.from({ length: 20 }, () => ({
+      step: 'measure',
+      kind: 'hash',
+      source: 'plan' as const,
+      machineBound: true,
+      expected: 5,
+      actual: 15,
+    }));
+    const agreeing = remainingSeconds([...elsewhere, { ...elsewhere[0]!, kind: 'kem', expected: 2, actual: 6 }]);
+    expect(agreeing('measure', { seconds: 2, source: 'plan', machineBound: true }, 2, 'kem')).toBe(6);
+    // Figures from different sources are not mixed: a plan's 4× says nothing of the previous run's figures.
+    const mixed = remainingSeconds([
+      ...[10, 10].map((expected) => ({ step: 'prepare', kind: 'hash', source: 'plan' as const, expected, actual: 4 * expected })),
+      ...[10, 10, 10].map((expected) => ({ step: 'prepare', kind: 'hash', source: 'previous' as const, expected, actual: expected })),
+    ]);
+    expect(mixed('prepare', { seconds: 10, source: 'previous' }, 10, 'hash')).toBe(10);
+    expect(mixed('prepare', { seconds: 10, source: 'plan' }, 10, 'hash')).toBe(40);
     // A step with little behind it is scaled only part of the way.
     const early = remainingSeconds([{ step: 'profile', kind: 'kem', source: 'plan', expected: 1, actual: 3 }]);
     expect(early('profile', { seconds: 1, source: 'plan' }, 1, 'kem')).toBeCloseTo(1 + 0.1 * 2, 9);

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { InstanceContext, PhaseStep } from '../src/campaign/context.js';
+import { runSchedule, stagesOf } from '../src/campaign/schedule.js';
 import { allowedCpus } from '../src/env/cpus.js';
 import { runProcess, withCpus } from '../src/sandbox/run.js';
 import { runCli } from './helpers/cli.js';
@@ -59,6 +61,22 @@ function sameCoreOverlaps(spans: Span[]): Array<[string, string]> {
 describe('the scheduler', () => {
   const cpus = allowedCpus() ?? [];
 
+  it('stops with the error of the bookkeeping after an instance’s last stage, as with a failed stage', async () => {
+    const steps = [{ name: 'prepare' }, { name: 'measure', core: 'timing' }] as PhaseStep[];
+    const units = ['a', 'b'].map((key) => ({ unit: { key } }) as unknown as InstanceContext);
+    const run = runSchedule(units, stagesOf(steps), {
+      workers: 1,
+      cores: 1,
+      serial: false,
+      onCore: (_ctx, _stage, _cpu, work) => work(),
+      runStep: async () => {},
+      onUnitDone: () => {
+        throw new Error('ENOSPC: no space left on device');
+      },
+    });
+    await expect(run).rejects.toThrow('ENOSPC');
+  });
+
   it('confines the processes of a withCpus scope to its cores, through the sandbox, and only those', async () => {
     if (cpus.length < 2) {
       console.warn('skipped: this process may use only one CPU');
@@ -85,10 +103,14 @@ describe('the scheduler', () => {
     try {
       const root = goodKemCampaign(['a', 'b', 'c', 'd'], PLANNING);
       const data = tempDir();
-      const r = await runCli(['run', root, '--system', 's', '--out', data, '--cpu', String(timing)]);
+      // More workers asked than CPUs beside timing: one per CPU, or a second would build beside profile rounds.
+      const jobs = others.length + 2;
+      const r = await runCli(['run', root, '--system', 's', '--out', data, '--cpu', String(timing), '--jobs', String(jobs)]);
       expect(r.code, r.err.join('\n')).toBe(0);
       const { campaign, holds, pool, processes } = evidence(join(data, 's'));
       expect(campaign.schedule.pool_cpus).toEqual(others);
+      expect(campaign.schedule.workers).toBe(others.length);
+      expect(r.progress).toContain(`--jobs ${jobs}: ${others.length} CPU(s) beside timing, so ${others.length} worker(s)`);
       // Every instance was prepared on the pool, confined to the cores the run does not time on.
       expect(pool.map((p) => p.what).sort()).toEqual(['a', 'b', 'c', 'd'].map((l) => `kem-1/${l} prepare,stale,profile-build`));
       for (const p of pool) expect(others).toEqual(expect.arrayContaining(p.cpus!));

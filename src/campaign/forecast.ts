@@ -224,50 +224,53 @@ export interface DoneStep {
 }
 
 /**
- * What is left of a step, from how the finished ones went (the ETA's model), per step and category
- * of instance:
- * - a step with an estimate (`previous`, `plan`) is scaled by the median of actual over expected
- *   seconds of the finished steps of its name and category that had one; fully once they sum to 10
- *   expected seconds, less before (the first short steps say little). The median, not the ratio of
- *   the sums: one step disturbed in this run or the last (27.8 s for the previous run's 65 s, nine
- *   trials run again) would otherwise scale every other (the ETA of a forced rerun read −24 % at a
- *   quarter of the run; benchmarks (m)). A previous run's figure is one measurement, so its ratio
- *   counts fully only from the third step on; a plan's misfit is the same for every step of its kind.
+ * What is left of a step, from how the finished ones went (the ETA's model):
+ * - a step with an estimate is scaled by the median of actual over expected seconds of the finished
+ *   steps of its name whose estimate came from the same source; fully once they sum to 10 expected
+ *   seconds, less before (the first short steps say little). The median, not the ratio of the sums:
+ *   one step disturbed in this run or the last (27.8 s for the previous run's 65 s, nine trials run
+ *   again) would otherwise scale every other (the ETA of a forced rerun read −24 % at a quarter of
+ *   the run; benchmarks (m)). A previous run's figure is one measurement, so its ratio counts fully
+ *   only from the third step on.
+ * - which finished steps: those of the same category of instance for a plan's figure, as a fixed
+ *   plan's misfit (a hash's eight operations of many short processes) says nothing about a KEM's;
+ *   those of every category for what the machine decides: that this run rebuilds nothing, say, holds
+ *   for every category's builds (the previous run's figures), and an adaptive plan's trials run as
+ *   long as this machine's noise wants in every category (a machine-bound estimate).
  * - a step with none takes the median of the finished steps of its name and category, once there is
- *   one, else keeps its guess.
- * Nothing is carried across steps: a build taking 5× its guess says nothing about the trials. Across
- * categories only what the machine decides: that this run rebuilds nothing, say, holds for every
- * category's builds (the previous run's figures), and an adaptive plan's trials run as long as this
- * machine's noise wants in every category (a machine-bound estimate); while a fixed plan's misfit (a
- * hash's eight operations of many short processes) or a guess (a hash's KAT loop) says nothing
- * about a KEM's.
+ *   one (a guess, a hash's KAT loop, says nothing about a KEM's), else keeps its guess.
+ * Nothing is carried across steps: a build taking 5× its guess says nothing about the trials.
  */
 export function remainingSeconds(done: readonly DoneStep[]): (step: string, e: StepEstimate, filled: number, kind: string) => number {
+  const keyOf = (step: string, e: { source: EstimateSource; machineBound?: boolean }, kind: string) =>
+    e.source === 'previous' || e.machineBound ? `${step}|${e.source}|machine` : `${step}|${e.source}|${kind}`;
   const ratios = new Map<string, { expected: number; ratios: number[] }>();
   const observed = new Map<string, number[]>();
-  const add = (key: string, d: DoneStep) => {
+  for (const d of done) {
+    const seen = `${d.step}|${d.kind}`;
+    observed.set(seen, observed.get(seen) ?? []);
+    observed.get(seen)!.push(d.actual);
+    if (d.source === 'none' || d.expected <= 0) continue;
+    const key = keyOf(d.step, d, d.kind);
     const r = ratios.get(key) ?? { expected: 0, ratios: [] };
     r.expected += d.expected;
     r.ratios.push(d.actual / d.expected);
     ratios.set(key, r);
-  };
-  for (const d of done) {
-    const key = `${d.step}|${d.kind}`;
-    observed.set(key, [...(observed.get(key) ?? []), d.actual]);
-    if (d.source === 'none' || d.expected <= 0) continue;
-    add(key, d);
-    if (d.source === 'previous' || d.machineBound) add(`${d.step}|${d.source}|machine`, d);
   }
+  // Each median once: the ETA asks for every step left on every progress line.
+  const medians = new Map<string, number>();
+  const medianOf = (key: string, xs: number[]) => medians.get(key) ?? medians.set(key, median(xs)).get(key)!;
   return (step, e, filled, kind) => {
     if (e.source === 'kept') return filled;
     if (e.source === 'none') {
-      const seen = observed.get(`${step}|${kind}`);
-      return seen && seen.length > 0 ? median(seen) : filled;
+      const key = `${step}|${kind}`;
+      const seen = observed.get(key);
+      return seen && seen.length > 0 ? medianOf(key, seen) : filled;
     }
-    const r =
-      ratios.get(`${step}|${kind}`) ?? (e.source === 'previous' || e.machineBound ? ratios.get(`${step}|${e.source}|machine`) : undefined);
+    const key = keyOf(step, e, kind);
+    const r = ratios.get(key);
     if (!r || r.expected <= 0) return filled;
     const w = Math.min(1, r.expected / 10, e.source === 'previous' ? r.ratios.length / 3 : 1);
-    return filled * (w * median(r.ratios) + (1 - w));
+    return filled * (w * medianOf(key, r.ratios) + (1 - w));
   };
 }

@@ -96,6 +96,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const stages = stagesOf(active);
   const before = readJsonIfExists<BuildJson>(plan.paths.build)?.instances ?? {};
   const pool = poolOf(plan, opts);
+  if (pool.capped) run.progress?.note?.(pool.capped);
   const poolOwnsCores = !opts.serial && pool.cpus !== undefined;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   // Serial: every stage after the last, as on one lane.
@@ -184,12 +185,18 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
 
 /**
  * The workers beside timing: one per allowed CPU that is not a timing core (at least one), their
- * processes confined to those CPUs; `--jobs` sets the count.
+ * processes confined to those CPUs; `--jobs` sets the count, at most one per such CPU: a profile
+ * round holds its worker's core, and a second worker there would build beside it.
  */
-function poolOf(plan: RunPlan, opts: CampaignOptions): { workers: number; cpus?: number[] } {
+function poolOf(plan: RunPlan, opts: CampaignOptions): { workers: number; cpus?: number[]; capped?: string } {
   const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
-  const workers = Math.max(1, opts.jobs ?? others.length);
-  return others.length > 0 ? { workers, cpus: others } : { workers };
+  if (others.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
+  const workers = Math.min(others.length, Math.max(1, opts.jobs ?? others.length));
+  const capped =
+    opts.jobs !== undefined && opts.jobs > others.length
+      ? `--jobs ${opts.jobs}: ${others.length} CPU(s) beside timing, so ${workers} worker(s): profile rounds and ct runs need a core of their own`
+      : undefined;
+  return { workers, cpus: others, ...(capped ? { capped } : {}) };
 }
 
 /** The seconds of the steps that did work, into the instance's build.json entry (the others keep theirs). */

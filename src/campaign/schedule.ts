@@ -93,15 +93,14 @@ export async function runSchedule(units: readonly InstanceContext[], stages: rea
       inFlight++;
       const ctx = units[u]!;
       runStage(ctx, stages[next[u]!]!, opts, workerCpu)
-        .then(
-          () => {
-            next[u]!++;
-            if (next[u] === stages.length) opts.onUnitDone?.(ctx);
-          },
-          (error: unknown) => {
-            failure ??= { error };
-          },
-        )
+        .then(() => {
+          next[u]!++;
+          if (next[u] === stages.length) opts.onUnitDone?.(ctx);
+        })
+        // A failed stage, or the bookkeeping after the last (onUnitDone): either stops the run.
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
         .finally(() => {
           running[u] = false;
           release();

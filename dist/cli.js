@@ -34218,7 +34218,10 @@ async function runSchedule(units, stages, opts) {
         const cpus = opts.poolCpus;
         start2(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : void 0, () => freeWorkers.push(worker));
       }
-      if (inFlight === 0 && !done2()) resolve18();
+      if (inFlight === 0 && !done2()) {
+        failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
+        resolve18();
+      }
     };
     dispatch();
   });

@@ -129,7 +129,11 @@ export async function runSchedule(units: readonly InstanceContext[], stages: rea
         const cpus = opts.poolCpus;
         start(u, cpus && cpus.length > 0 ? cpus[worker % cpus.length] : undefined, () => freeWorkers.push(worker));
       }
-      if (inFlight === 0 && !done()) resolve(); // nothing can run: cannot happen with lanes ≥ 1
+      // Nothing runs and nothing may start: cannot happen with lanes ≥ 1, and must not end as if done.
+      if (inFlight === 0 && !done()) {
+        failure ??= { error: new Error('scheduler: stages are left but none can start') };
+        resolve();
+      }
     };
     dispatch();
   });

@@ -36084,8 +36084,8 @@ async function runLocked(plan, opts, steps) {
       tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
       if (outcome2 !== "kept") {
         const mine = stepSeconds.get(ctx.unit.key) ?? {};
-        mine[step.name] = Math.round(seconds * 1e3) / 1e3;
-        for (const [part, s] of Object.entries(ctx.parts ?? {})) mine[part] = Math.round(s * 1e3) / 1e3;
+        for (const [name, s] of [[step.name, seconds], ...Object.entries(ctx.parts ?? {})])
+          mine[name] = Math.round(s * 1e3) / 1e3;
         stepSeconds.set(ctx.unit.key, mine);
       }
       ctx.parts = void 0;

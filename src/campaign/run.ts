@@ -162,8 +162,9 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
       if (outcome !== 'kept') {
         const mine = stepSeconds.get(ctx.unit.key) ?? {};
-        mine[step.name] = Math.round(seconds * 1000) / 1000;
-        for (const [part, s] of Object.entries(ctx.parts ?? {})) mine[part] = Math.round(s * 1000) / 1000;
+        // Milliseconds are plenty for a plan, and keep build.json readable.
+        for (const [name, s] of [[step.name, seconds] as const, ...Object.entries(ctx.parts ?? {})])
+          mine[name] = Math.round(s * 1000) / 1000;
         stepSeconds.set(ctx.unit.key, mine);
       }
       ctx.parts = undefined;

@@ -434,6 +434,19 @@ describe('the sandbox probe', () => {
     expect((e as Error).message).toMatch(/bwrap cannot create a sandbox here .*kernel\.apparmor_restrict_unprivileged_userns=0/);
   });
 
+  it('refuses a host where a driver cannot lock itself to its cores, naming seccomp and the opt-out', async () => {
+    // Stands in for the probe on a kernel without seccomp filters (none here): the counter as the
+    // real probe gives it inside and outside, then the lock's failure as the probe says it.
+    const fake = join(tempDir(), 'ngcc_probe');
+    writeFileSync(fake, "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nLOCK\\tfailed\\tseccomp: Invalid argument\\n'\n");
+    chmodSync(fake, 0o755);
+    const e = await probeSandbox({ mode: 'bwrap', probeTool: fake, cpu: 0 }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as Error).message).toMatch(
+      /^ngcc-perf\.yml: sandbox: a driver inside the sandbox cannot keep the code it loads on its own cores \(seccomp: Invalid argument\): .*CONFIG_SECCOMP_FILTER.*set `sandbox: none`/,
+    );
+  });
+
   it('passes with sandbox: unshare too, and `auto` is bwrap here, unshare without bwrap on PATH', async () => {
     await expect(probeSandbox({ mode: 'unshare', probeTool, cpu: 0 })).resolves.toMatchObject({ counterHz: expect.any(Number) });
     expect(resolveSandbox('auto')).toBe('bwrap');

@@ -49,6 +49,7 @@ export const ESCAPES = [
   'link-out',
   'rlimit-raise',
   'zero-header',
+  'cpu-move',
 ] as const;
 export type Escape = (typeof ESCAPES)[number];
 

@@ -11011,8 +11011,8 @@ var rateOf = (r) => {
   const hz = f ? Number(f.split("	")[1]) : NaN;
   return r.exitCode === 0 && hz > 0 ? hz : void 0;
 };
-var lockProblem = (r) => {
-  const f = r.stdout.split("\n").find((l) => l.startsWith("LOCK	"));
+var sealProblem = (r) => {
+  const f = r.stdout.split("\n").find((l) => l.startsWith("SEAL	"));
   if (f === void 0) return "the probe said nothing of it";
   const [, state, why] = f.split("	");
   return state === "held" ? void 0 : why ?? "no reason given";
@@ -11048,10 +11048,10 @@ async function probeSandbox(p) {
     refuse(
       ins === void 0 ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}` : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`
     );
-  const unlocked = ins === void 0 ? void 0 : lockProblem(inside);
-  if (unlocked !== void 0)
+  const unsealed = ins === void 0 ? void 0 : sealProblem(inside);
+  if (unsealed !== void 0)
     refuse(
-      `a driver inside the sandbox cannot keep the code it loads on its own cores (${unlocked}): a submission checked beside the timing could move onto the timing core; a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER) is needed; ${OPT_OUT}`
+      `a driver inside the sandbox cannot keep the code it loads on its own cores (${unsealed}): a submission checked beside the timing could move onto the timing core; a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER) is needed; ${OPT_OUT}`
     );
   return { counterHz: rateOf(inside) };
 }

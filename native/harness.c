@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 #include "harness.h"
-#include "cpulock.h"
+#include "affinityseal.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -270,9 +270,9 @@ static size_t claimed_len(const api_t *api, const char *fn) {
 void api_load(api_t *api, const char *lib, const char *type) {
     memset(api, 0, sizeof *api);
     /* Before the library's first instruction (its constructors run inside dlopen), after any
-     * pinning: from here on nothing in this process moves to another core (cpulock.h). Where the
-     * lock cannot be made (qemu-user) the driver goes on; a run's start check refuses such a host. */
-    (void)cpu_lock();
+     * pinning: from here on nothing in this process moves to another core (affinityseal.h). Where the
+     * seal cannot be made (qemu-user) the driver goes on; a run's start check refuses such a host. */
+    (void)affinity_seal();
     /* RTLD_NOW: an unresolved symbol is a load failure here, not a crash mid-measurement. */
     api->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!api->handle) fail(EXIT_LOADFAIL, "LOADFAIL", "dlopen: %s", dlerror());

@@ -2,12 +2,12 @@
  * Prints COUNTER <tab> <source> <tab> <ticks over ~1 ms>, then RATE <tab> <ticks per second over
  * ~20 ms> (the trusted rate every trial's cycles are checked against, src/measure/kernelCheck.ts),
  * after pinning itself to CPU when one is given; exits 1 when pinning fails or the counter does
- * not advance. Then LOCK <tab> held, or LOCK <tab> failed <tab> <why>: whether the lock every driver
- * takes before loading a library (cpulock.h) keeps this process from changing its cores. Links no
+ * not advance. Then SEAL <tab> held, or SEAL <tab> failed <tab> <why>: whether the seal every driver
+ * takes before loading a library (affinityseal.h) keeps this process from changing its cores. Links no
  * submission code: the run's start compares its answer inside and outside the sandbox. */
 #define _GNU_SOURCE
 #include "cpucycles.h"
-#include "cpulock.h"
+#include "affinityseal.h"
 #include <string.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -39,22 +39,22 @@ int main(int argc, char **argv) {
     }
     uint64_t c1 = cpucycles();
     printf("RATE\t%.0f\n", (double)(c1 - c0) / (t1 - t0));
-    int err = cpu_lock();
+    int err = affinity_seal();
     if (err != 0) {
-        printf("LOCK\tfailed\tseccomp: %s\n", strerror(err));
+        printf("SEAL\tfailed\tseccomp: %s\n", strerror(err));
         return 0;
     }
     cpu_set_t mine;
     CPU_ZERO(&mine);
     /* Asking for the cores it already has must be refused too: the filter refuses the call. */
     if (sched_getaffinity(0, sizeof mine, &mine) == 0 && sched_setaffinity(0, sizeof mine, &mine) == 0) {
-        printf("LOCK\tfailed\tsched_setaffinity still allowed\n");
+        printf("SEAL\tfailed\tsched_setaffinity still allowed\n");
         return 0;
     }
-    if (syscall(CPULOCK_NR_IO_URING_SETUP, 1, NULL) != -1 || errno != EPERM) {
-        printf("LOCK\tfailed\tio_uring_setup not refused\n");
+    if (syscall(SEAL_NR_IO_URING_SETUP, 1, NULL) != -1 || errno != EPERM) {
+        printf("SEAL\tfailed\tio_uring_setup not refused\n");
         return 0;
     }
-    printf("LOCK\theld\n");
+    printf("SEAL\theld\n");
     return 0;
 }

@@ -620,7 +620,7 @@ const MODES: Mode[] = [
     name: 'cpu-move',
     key: escapeKey('cpu-move'),
     does: 'during its KAT on a pool core, asks for every CPU with sched_setaffinity (and through the i386 entry on x86-64), and starts an io_uring whose SQPOLL kernel thread is pinned to the last CPU: what a library would do to spin on the timing core while a rival is timed',
-    expected: 'PASS; every request refused (the drivers lock their cores before loading it): it ends on the cores it began on',
+    expected: 'PASS; every request refused (the drivers seal their cores before loading it): it ends on the cores it began on',
     saysCanary: true,
     outcome() {
       const key = escapeKey('cpu-move');

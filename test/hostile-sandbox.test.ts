@@ -434,11 +434,11 @@ describe('the sandbox probe', () => {
     expect((e as Error).message).toMatch(/bwrap cannot create a sandbox here .*kernel\.apparmor_restrict_unprivileged_userns=0/);
   });
 
-  it('refuses a host where a driver cannot lock itself to its cores, naming seccomp and the opt-out', async () => {
+  it('refuses a host where a driver cannot seal itself to its cores, naming seccomp and the opt-out', async () => {
     // Stands in for the probe on a kernel without seccomp filters (none here): the counter as the
     // real probe gives it inside and outside, then the lock's failure as the probe says it.
     const fake = join(tempDir(), 'ngcc_probe');
-    writeFileSync(fake, "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nLOCK\\tfailed\\tseccomp: Invalid argument\\n'\n");
+    writeFileSync(fake, "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nSEAL\\tfailed\\tseccomp: Invalid argument\\n'\n");
     chmodSync(fake, 0o755);
     const e = await probeSandbox({ mode: 'bwrap', probeTool: fake, cpu: 0 }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(InputError);

@@ -53,9 +53,9 @@ const rateOf = (r: RunResult) => {
   return r.exitCode === 0 && hz > 0 ? hz : undefined;
 };
 
-/** Why the probe could not lock its cores (native/cpulock.h), or undefined when the lock held. */
-const lockProblem = (r: RunResult) => {
-  const f = r.stdout.split('\n').find((l) => l.startsWith('LOCK\t'));
+/** Why the probe could not seal its cores (native/affinityseal.h), or undefined when the seal held. */
+const sealProblem = (r: RunResult) => {
+  const f = r.stdout.split('\n').find((l) => l.startsWith('SEAL\t'));
   if (f === undefined) return 'the probe said nothing of it';
   const [, state, why] = f.split('\t');
   return state === 'held' ? undefined : (why ?? 'no reason given');
@@ -84,7 +84,7 @@ export function resolveSandbox(setting: SandboxSetting): SandboxMode {
 /**
  * Before anything is built: with `sandbox: bwrap` or `unshare`, checks that a sandbox can be made here, that the
  * compiler is reachable in it, that a driver inside pins itself and gets the cycle counter it
- * gets outside, and that it can lock itself to its cores before it loads a library. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
+ * gets outside, and that it can seal itself to its cores before it loads a library. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
  * the counter's rate as a driver sees it, measured by the harness's own probe (no submission code).
  */
 export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
@@ -116,10 +116,10 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
         : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`,
     );
   // Builds and KATs run beside the timing: a library that could leave its core could spin on the timing core.
-  const unlocked = ins === undefined ? undefined : lockProblem(inside);
-  if (unlocked !== undefined)
+  const unsealed = ins === undefined ? undefined : sealProblem(inside);
+  if (unsealed !== undefined)
     refuse(
-      `a driver inside the sandbox cannot keep the code it loads on its own cores (${unlocked}): a submission checked beside the timing could move onto the timing core; a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER) is needed; ${OPT_OUT}`,
+      `a driver inside the sandbox cannot keep the code it loads on its own cores (${unsealed}): a submission checked beside the timing could move onto the timing core; a Linux kernel with seccomp filters (CONFIG_SECCOMP_FILTER) is needed; ${OPT_OUT}`,
     );
   return { counterHz: rateOf(inside) };
 }

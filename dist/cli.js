@@ -34168,8 +34168,9 @@ async function runStage(ctx, stage, opts, workerCpu) {
   };
   const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library);
   const cpus = workerCpu !== void 0 ? [workerCpu] : void 0;
-  if (needsCore) return opts.onCore(ctx, stage, stage.kind === "timing" ? void 0 : workerCpu, () => withCpus(cpus, steps));
   const confined2 = () => withCpus(cpus, steps);
+  const lent = workerCpu !== void 0 && (opts.lockedCpus?.includes(workerCpu) ?? false);
+  if (needsCore || lent) return opts.onCore(ctx, stage, stage.kind === "timing" ? void 0 : workerCpu, confined2);
   return opts.onPool ? opts.onPool(ctx, stage, cpus, confined2) : confined2();
 }
 async function runSchedule(units, stages, opts) {
@@ -36030,8 +36031,13 @@ async function runLocked(plan, opts, steps) {
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   const stages = stagesOf(active);
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
-  const pool = poolOf(plan, opts);
+  const pool = poolOf(
+    plan,
+    opts,
+    stages.some((s) => s.kind === "timing")
+  );
   if (pool.capped) run.progress?.note?.(pool.capped);
+  if (pool.borrowed) run.progress?.note?.(pool.borrowed.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
@@ -36058,6 +36064,7 @@ async function runLocked(plan, opts, steps) {
   await runSchedule(order, stages, {
     workers: pool.workers,
     ...pool.cpus ? { poolCpus: pool.cpus } : {},
+    ...pool.borrowed ? { lockedCpus: pool.borrowed.cpus } : {},
     cores: plan.cpus.length,
     serial: opts.serial ?? false,
     onCore: (ctx, stage, cpu, work) => {
@@ -36115,12 +36122,17 @@ async function runLocked(plan, opts, steps) {
   for (const line of outcomeLines(outcome)) run.progress?.note?.(line);
   return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
 }
-function poolOf(plan, opts) {
-  const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
-  if (others.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
-  const workers = Math.min(others.length, Math.max(1, opts.jobs ?? others.length));
-  const capped = opts.jobs !== void 0 && opts.jobs > others.length ? `--jobs ${opts.jobs}: ${others.length} CPU(s) beside timing, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
-  return { workers, cpus: others, ...capped ? { capped } : {} };
+function poolOf(plan, opts, timesAnything) {
+  const allowed = allowedCpus() ?? [];
+  const beside = allowed.filter((c) => !plan.cpus.includes(c));
+  const lent = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
+  const cpus = [...beside, ...lent];
+  if (cpus.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
+  const workers = Math.min(cpus.length, Math.max(1, opts.jobs ?? cpus.length));
+  const capped = opts.jobs !== void 0 && opts.jobs > cpus.length ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${lent.length > 0 ? "allowed" : "beside timing"}, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
+  const borrowedCpus = lent.filter((c) => cpus.indexOf(c) < workers);
+  const borrowed = borrowedCpus.length > 0 ? { cpus: borrowedCpus, note: `nothing is timed: CPU ${borrowedCpus.join(", ")} (timing) builds too, holding its lock while it does` } : void 0;
+  return { workers, cpus, ...capped ? { capped } : {}, ...borrowed ? { borrowed } : {} };
 }
 function keepStepSeconds(plan, key, before, seconds) {
   if (!seconds) return;

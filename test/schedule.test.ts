@@ -140,6 +140,51 @@ describe('the scheduler', () => {
     }
   });
 
+  it('a run that times nothing builds on its timing core too, holding that core’s lock while it does', async () => {
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const timing = cpus.at(-1)!;
+    const others = cpus.filter((c) => c !== timing);
+    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
+    try {
+      const labels = ['a', 'b', 'c', 'd', 'e', 'f'];
+      const root = goodKemCampaign(labels, PLANNING);
+      const data = tempDir();
+      const r = await runCli(['run', root, '--system', 's', '--out', data, '--cpu', String(timing), '--phases', 'build,kat']);
+      expect(r.code, r.err.join('\n')).toBe(0);
+      const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8'));
+      expect(campaign.schedule.pool_cpus).toEqual([...others, timing]);
+      expect(campaign.schedule.workers).toBe(cpus.length);
+      expect(r.progress).toContain(`nothing is timed: CPU ${timing} (timing) builds too, holding its lock while it does`);
+      const holds: Span[] = campaign.cpu_holds.map((h: { what: string; acquired_utc: string; released_utc: string; cpu: number }) =>
+        span(h.what, h.acquired_utc, h.released_utc, h.cpu),
+      );
+      const pool: Array<Span & { cpus: number[] }> = campaign.schedule.pool_spans.map(
+        (p: { what: string; started_utc: string; ended_utc: string; cpus: number[] }) => ({
+          ...span(p.what, p.started_utc, p.ended_utc),
+          cpus: p.cpus,
+        }),
+      );
+      // Every instance prepared once: on a core beside timing (a pool span) or on the timing core under its lock.
+      const prepared = [...pool.map((p) => p.what), ...holds.filter((h) => h.what !== 'counter probe').map((h) => h.what)];
+      expect(prepared.sort()).toEqual(labels.map((l) => `kem-1/${l} prepare,stale`));
+      for (const p of pool) expect(others).toEqual(expect.arrayContaining(p.cpus));
+      const lent = holds.filter((h) => h.what !== 'counter probe');
+      expect(lent.length).toBeGreaterThan(0);
+      for (const h of lent) expect(h.cpu).toBe(timing);
+      expect(sameCoreOverlaps(holds)).toEqual([]);
+      // The two cores worked at once.
+      expect(pool.some((p) => lent.some((h) => overlap(p, h)))).toBe(true);
+      // Each KAT passed, wherever it ran.
+      const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8'));
+      for (const l of labels) expect(build.instances[`kem-1/${l}`].kat, l).toBe('PASS');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('with two timing cores, two instances time at once but never two on one core', async () => {
     if (cpus.length < 2) {
       console.warn('skipped: this process may use only one CPU');

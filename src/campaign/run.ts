@@ -95,8 +95,13 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
   const stages = stagesOf(active);
   const before = readJsonIfExists<BuildJson>(plan.paths.build)?.instances ?? {};
-  const pool = poolOf(plan, opts);
+  const pool = poolOf(
+    plan,
+    opts,
+    stages.some((s) => s.kind === 'timing'),
+  );
   if (pool.capped) run.progress?.note?.(pool.capped);
+  if (pool.borrowed) run.progress?.note?.(pool.borrowed.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== undefined;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   // Serial: every stage after the last, as on one lane.
@@ -125,6 +130,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   await runSchedule(order, stages, {
     workers: pool.workers,
     ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
+    ...(pool.borrowed ? { lockedCpus: pool.borrowed.cpus } : {}),
     cores: plan.cpus.length,
     serial: opts.serial ?? false,
     onCore: (ctx, stage, cpu, work) => {
@@ -184,20 +190,41 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
 }
 
+interface Pool {
+  workers: number;
+  /** The workers' cores, worker k on cpus[k mod n]; undefined: not confined (no core beside timing). */
+  cpus?: number[];
+  /** Why `--jobs` was lowered. */
+  capped?: string;
+  /** Timing cores lent to the pool by a run that times nothing: their stages hold the core's lock. */
+  borrowed?: { cpus: number[]; note: string };
+}
+
 /**
  * The workers beside timing: one per allowed CPU that is not a timing core (at least one), their
  * processes confined to those CPUs; `--jobs` sets the count, at most one per such CPU: a profile
- * round holds its worker's core, and a second worker there would build beside it.
+ * round holds its worker's core, and a second worker there would build beside it. A run that times
+ * nothing (`--phases build,kat`) lends its timing cores to the pool too, after the others: a worker
+ * there holds the core's host-wide lock while it works, so another run timing on that core is not
+ * disturbed, it waits.
  */
-function poolOf(plan: RunPlan, opts: CampaignOptions): { workers: number; cpus?: number[]; capped?: string } {
-  const others = (allowedCpus() ?? []).filter((c) => !plan.cpus.includes(c));
-  if (others.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
-  const workers = Math.min(others.length, Math.max(1, opts.jobs ?? others.length));
+function poolOf(plan: RunPlan, opts: CampaignOptions, timesAnything: boolean): Pool {
+  const allowed = allowedCpus() ?? [];
+  const beside = allowed.filter((c) => !plan.cpus.includes(c));
+  const lent = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
+  const cpus = [...beside, ...lent];
+  if (cpus.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
+  const workers = Math.min(cpus.length, Math.max(1, opts.jobs ?? cpus.length));
   const capped =
-    opts.jobs !== undefined && opts.jobs > others.length
-      ? `--jobs ${opts.jobs}: ${others.length} CPU(s) beside timing, so ${workers} worker(s): profile rounds and ct runs need a core of their own`
+    opts.jobs !== undefined && opts.jobs > cpus.length
+      ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${lent.length > 0 ? 'allowed' : 'beside timing'}, so ${workers} worker(s): profile rounds and ct runs need a core of their own`
       : undefined;
-  return { workers, cpus: others, ...(capped ? { capped } : {}) };
+  const borrowedCpus = lent.filter((c) => cpus.indexOf(c) < workers);
+  const borrowed =
+    borrowedCpus.length > 0
+      ? { cpus: borrowedCpus, note: `nothing is timed: CPU ${borrowedCpus.join(', ')} (timing) builds too, holding its lock while it does` }
+      : undefined;
+  return { workers, cpus, ...(capped ? { capped } : {}), ...(borrowed ? { borrowed } : {}) };
 }
 
 /** The seconds of the steps that did work, into the instance's build.json entry (the others keep theirs). */

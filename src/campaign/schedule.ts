@@ -35,6 +35,8 @@ export interface ScheduleOptions {
   /** Workers running pool stages side by side; worker k is confined to poolCpus[k mod n]. */
   workers: number;
   poolCpus?: readonly number[];
+  /** Pool cores that are timing cores too (a run that times nothing lends them): their stages hold the core's lock. */
+  lockedCpus?: readonly number[];
   /** Timing stages that may run at once: one per timing core. */
   cores: number;
   /** One instance at a time, each stage after the last: nothing beside timing. */
@@ -57,8 +59,9 @@ async function runStage(ctx: InstanceContext, stage: Stage, opts: ScheduleOption
   // Without a library nothing can be timed or profiled: no need to wait for a core.
   const needsCore = stage.kind !== 'pool' && !(ctx.entry && !ctx.entry.library);
   const cpus = workerCpu !== undefined ? [workerCpu] : undefined;
-  if (needsCore) return opts.onCore(ctx, stage, stage.kind === 'timing' ? undefined : workerCpu, () => withCpus(cpus, steps));
   const confined = () => withCpus(cpus, steps);
+  const lent = workerCpu !== undefined && (opts.lockedCpus?.includes(workerCpu) ?? false);
+  if (needsCore || lent) return opts.onCore(ctx, stage, stage.kind === 'timing' ? undefined : workerCpu, confined);
   return opts.onPool ? opts.onPool(ctx, stage, cpus, confined) : confined();
 }
 

@@ -58,6 +58,20 @@ function sameCoreOverlaps(spans: Span[]): Array<[string, string]> {
   return found;
 }
 
+/** Runs `body` when this process may use two CPUs or more (else says why it skips), with a private folder of core locks. */
+async function onTwoCores(cpus: readonly number[], body: () => Promise<void>): Promise<void> {
+  if (cpus.length < 2) {
+    console.warn('skipped: this process may use only one CPU');
+    return;
+  }
+  vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
+  try {
+    await body();
+  } finally {
+    vi.unstubAllEnvs();
+  }
+}
+
 describe('the scheduler', () => {
   const cpus = allowedCpus() ?? [];
 
@@ -77,30 +91,22 @@ describe('the scheduler', () => {
     await expect(run).rejects.toThrow('ENOSPC');
   });
 
-  it('confines the processes of a withCpus scope to its cores, through the sandbox, and only those', async () => {
-    if (cpus.length < 2) {
-      console.warn('skipped: this process may use only one CPU');
-      return;
-    }
-    const status = ['sh', '-c', 'grep Cpus_allowed_list /proc/self/status'];
-    const sandbox = { mode: 'bwrap' as const, readOnly: [], writable: [] };
-    const inside = await withCpus([cpus[0]!], () => runProcess(status, { timeoutMs: 10_000, sandbox }));
-    expect(inside.stdout.trim()).toBe(`Cpus_allowed_list:\t${cpus[0]}`);
-    expect(inside.cpus).toEqual([cpus[0]]);
-    const outside = await runProcess(status, { timeoutMs: 10_000 });
-    expect(outside.stdout).not.toBe(inside.stdout);
-    expect(outside.cpus).toBeUndefined();
-  });
+  it('confines the processes of a withCpus scope to its cores, through the sandbox, and only those', () =>
+    onTwoCores(cpus, async () => {
+      const status = ['sh', '-c', 'grep Cpus_allowed_list /proc/self/status'];
+      const sandbox = { mode: 'bwrap' as const, readOnly: [], writable: [] };
+      const inside = await withCpus([cpus[0]!], () => runProcess(status, { timeoutMs: 10_000, sandbox }));
+      expect(inside.stdout.trim()).toBe(`Cpus_allowed_list:\t${cpus[0]}`);
+      expect(inside.cpus).toEqual([cpus[0]]);
+      const outside = await runProcess(status, { timeoutMs: 10_000 });
+      expect(outside.stdout).not.toBe(inside.stdout);
+      expect(outside.cpus).toBeUndefined();
+    }));
 
-  it('builds beside timing: the pool works on the other cores while instances are timed, one at a time, on the timing core', async () => {
-    if (cpus.length < 2) {
-      console.warn('skipped: this process may use only one CPU');
-      return;
-    }
-    const timing = cpus.at(-1)!;
-    const others = cpus.filter((c) => c !== timing);
-    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
-    try {
+  it('builds beside timing: the pool works on the other cores while instances are timed, one at a time, on the timing core', () =>
+    onTwoCores(cpus, async () => {
+      const timing = cpus.at(-1)!;
+      const others = cpus.filter((c) => c !== timing);
       const root = goodKemCampaign(['a', 'b', 'c', 'd'], PLANNING);
       const data = tempDir();
       // More workers asked than CPUs beside timing: one per CPU, or a second would build beside profile rounds.
@@ -135,20 +141,12 @@ describe('the scheduler', () => {
       // The plan came first, and the predicted-against-actual lines last.
       expect(r.progress).toMatch(/plan: 4 instance\(s\); preparation on \d+ worker\(s\) beside 1 timing core\(s\)/);
       expect(r.progress).toMatch(/predicted → actual:[\s\S]*wall time/);
-    } finally {
-      vi.unstubAllEnvs();
-    }
-  });
+    }));
 
-  it('a run that times nothing builds on its timing core too, holding that core’s lock while it does', async () => {
-    if (cpus.length < 2) {
-      console.warn('skipped: this process may use only one CPU');
-      return;
-    }
-    const timing = cpus.at(-1)!;
-    const others = cpus.filter((c) => c !== timing);
-    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
-    try {
+  it('a run that times nothing builds on its timing core too, holding that core’s lock while it does', () =>
+    onTwoCores(cpus, async () => {
+      const timing = cpus.at(-1)!;
+      const others = cpus.filter((c) => c !== timing);
       const labels = ['a', 'b', 'c', 'd', 'e', 'f'];
       const root = goodKemCampaign(labels, PLANNING);
       const data = tempDir();
@@ -180,19 +178,11 @@ describe('the scheduler', () => {
       // Each KAT passed, wherever it ran.
       const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8'));
       for (const l of labels) expect(build.instances[`kem-1/${l}`].kat, l).toBe('PASS');
-    } finally {
-      vi.unstubAllEnvs();
-    }
-  });
+    }));
 
-  it('with two timing cores, two instances time at once but never two on one core', async () => {
-    if (cpus.length < 2) {
-      console.warn('skipped: this process may use only one CPU');
-      return;
-    }
-    const two = cpus.slice(-2);
-    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', join(tempDir(), 'locks'));
-    try {
+  it('with two timing cores, two instances time at once but never two on one core', () =>
+    onTwoCores(cpus, async () => {
+      const two = cpus.slice(-2);
       const root = goodKemCampaign(['a', 'b', 'c', 'd'], `${PLANNING}systems:\n  s:\n    cpus: [${two.join(', ')}]\n`);
       const data = tempDir();
       const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
@@ -211,8 +201,5 @@ describe('the scheduler', () => {
       expect(new Set(measured.map((h) => h.cpu))).toEqual(new Set(two));
       // And the two cores were busy at the same time.
       expect(measured.some((a) => measured.some((b) => a.cpu !== b.cpu && overlap(a, b)))).toBe(true);
-    } finally {
-      vi.unstubAllEnvs();
-    }
-  });
+    }));
 });

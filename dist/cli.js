@@ -10151,16 +10151,21 @@ function hostSystemView() {
 }
 var PRIVATE_TMP_BYTES = 1 << 30;
 var depth = (p) => p.split("/").length;
+var PROC_KERNEL = ["sys", "sysrq-trigger", "irq", "bus"];
 function bwrapArgs(spec, opts) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"];
+  const args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+  args.push("--ro-bind", "/usr", "/usr");
   for (const e of opts.system.entries) {
     if (e.symlink !== void 0) args.push("--symlink", e.symlink, e.path);
     else args.push("--ro-bind", e.path, e.path);
   }
   for (const p of opts.system.etc) args.push("--ro-bind-try", p, p);
-  args.push("--proc", "/proc", "--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
+  args.push("--proc", "/proc");
+  for (const d of PROC_KERNEL) args.push("--ro-bind-try", `/proc/${d}`, `/proc/${d}`);
+  args.push("--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev");
+  args.push("--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
   const binds = /* @__PURE__ */ new Map();
   for (const p of spec.readOnly) binds.set(normalize(p), "ro");
   for (const p of spec.writable) binds.set(normalize(p), "rw");
@@ -10200,6 +10205,8 @@ function unshareArgv(spec, opts, command) {
   };
   for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
   lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
+  for (const d of PROC_KERNEL)
+    lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
   lines.push(`mkdir -p ${r}/dev`);
   for (const n of ["null", "zero", "full", "random", "urandom", "tty"])
     lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
@@ -11047,6 +11054,10 @@ async function probeSandbox(p) {
   if (out !== void 0 && ins !== out)
     refuse(
       ins === void 0 ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}` : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`
+    );
+  if (ins !== void 0 && !inside.stdout.split("\n").includes("KERNEL	read-only"))
+    refuse(
+      `a process inside the sandbox can write the kernel's settings (/proc/sys/kernel/core_pattern), through which a submission would run commands on the host: run the runner as an unprivileged user, or use a bubblewrap that honours --ro-bind over /proc; ${OPT_OUT}`
     );
   const unsealed = ins === void 0 ? void 0 : sealProblem(inside);
   if (unsealed !== void 0)
@@ -13013,6 +13024,7 @@ function expand(base, patterns, field, display, roots) {
   }
   return files;
 }
+var COMPILED = /\.(c|s|S)$/;
 function resolveSources(candidateFolder, inst, index, display, roots, api = "iccs") {
   const dir = resolve4(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
@@ -13025,6 +13037,12 @@ function resolveSources(candidateFolder, inst, index, display, roots, api = "icc
     if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
+  for (const [list3, where] of [
+    [own6, `${field}.sources`],
+    [extra, `${field}.extra_sources`]
+  ])
+    for (const f of list3)
+      if (!COMPILED.test(f)) throw new InputError(display, where, `'${relative3(dir, f)}' is not a C or assembly source (.c, .s, .S)`);
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
   return { dir, sources, includes: [dir, ...includes] };
@@ -33604,7 +33622,12 @@ var REFUSED_CFLAGS = [
     "writes files beside the library"
   ],
   [/^-f(profile|auto-profile|coverage|test-coverage|branch-probabilities)/, "reads or writes profile files"],
-  [/^-gsplit-dwarf/, "writes files beside the library"]
+  [/^-gsplit-dwarf/, "writes files beside the library"],
+  // gcc reads options out of these and runs them, or runs other programs: each would bring back
+  // every option refused here (-wrapper, -fplugin, -B).
+  [/^-fcompare-debug|^-fself-test/, "hands options to a second compiler run"],
+  [/^-foffload|^-fmodule-mapper|^-fmodules/, "starts other programs"],
+  [/\s/, "holds a space: one option per entry"]
 ];
 function cflagProblem(flag) {
   if (!flag.startsWith("-")) return "is not an option (each entry is one compiler option, starting with -)";

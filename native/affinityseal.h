@@ -5,8 +5,8 @@
  * mask that the process may widen again: a competitor's library, loaded for its KAT, could move
  * itself onto the timing core and spin there while a rival is timed, or have a kernel thread do it
  * for it (io_uring's SQPOLL thread, pinned with IORING_SETUP_SQ_AFF). affinity_seal() installs a seccomp
- * filter, inherited by every thread and child, that refuses sched_setaffinity and io_uring with
- * EPERM. The driver calls it after pinning itself and before the library is loaded, so the
+ * filter, inherited by every thread and child, that refuses sched_setaffinity, io_uring and the
+ * calls that move memory with EPERM. The driver calls it after pinning itself and before the library is loaded, so the
  * library's constructors already run under it (docs/security.md).
  *
  * Header-only: the probe (ngcc_probe, no harness.c) checks at the start of a run that the seal
@@ -23,49 +23,60 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-/* The same numbers on every architecture (the unified table from Linux 5.1). */
-#define SEAL_NR_IO_URING_SETUP 425
-#define SEAL_NR_IO_URING_ENTER 426
-#define SEAL_NR_IO_URING_REGISTER 427
-
+/* Refused, by number per system-call table: sched_setaffinity first, then io_uring (setup, enter,
+ * register: its SQPOLL thread can be pinned anywhere), then what moves a process's memory and so
+ * sets kernel workers going on other cores (mbind, set_mempolicy, migrate_pages, move_pages,
+ * set_mempolicy_home_node), then bpf and userfaultfd, which a library has no use for. */
+#define SEAL_COMMON 425, 426, 427, 450
 #define SEAL_REFUSE (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
 #define SEAL_LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)offsetof(struct seccomp_data, field))
-/* if A == nr: refuse (the refuse statement is `to_refuse` instructions ahead), else go on. */
-#define SEAL_DENY_IF(nr, to_refuse) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), (to_refuse), 0)
-/* With the call's number in A: refuse sched_setaffinity (numbered per architecture) and io_uring,
- * allow the rest. Six instructions. */
-#define SEAL_DENY_CALLS(setaffinity_nr)                                                             \
-    SEAL_DENY_IF(setaffinity_nr, 4), SEAL_DENY_IF(SEAL_NR_IO_URING_SETUP, 3),                 \
-        SEAL_DENY_IF(SEAL_NR_IO_URING_ENTER, 2), SEAL_DENY_IF(SEAL_NR_IO_URING_REGISTER, 1), \
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), BPF_STMT(BPF_RET | BPF_K, SEAL_REFUSE)
+
+/* With the call's number in A: refuse those of `nrs`, allow the rest. Returns the next free slot. */
+static inline int seal_refuse_list(struct sock_filter *f, int at, const unsigned *nrs, int count) {
+    for (int i = 0; i < count; i++) {
+        struct sock_filter jump = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nrs[i], (unsigned char)(count - i), 0);
+        f[at++] = jump;
+    }
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), refuse = BPF_STMT(BPF_RET | BPF_K, SEAL_REFUSE);
+    f[at++] = allow;
+    f[at++] = refuse;
+    return at;
+}
 
 static inline int affinity_seal(void) {
+    struct sock_filter filter[64];
+    struct sock_filter load_arch = SEAL_LOAD(arch), load_nr = SEAL_LOAD(nr), refuse = BPF_STMT(BPF_RET | BPF_K, SEAL_REFUSE);
+    int n = 0;
+    filter[n++] = load_arch;
 #if defined(__x86_64__)
     /* A 64-bit process can still make i386 system calls (int 0x80), numbered apart, and x32 ones,
      * marked by bit 30: both are covered. */
-    struct sock_filter filter[] = {
-        SEAL_LOAD(arch),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 9, 0),
-        BPF_STMT(BPF_RET | BPF_K, SEAL_REFUSE), /* an architecture this filter cannot read */
-        SEAL_LOAD(nr),
-        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~0x40000000u),
-        SEAL_DENY_CALLS(203 /* x86_64 sched_setaffinity */),
-        SEAL_LOAD(nr),
-        SEAL_DENY_CALLS(241 /* i386 sched_setaffinity */),
-    };
+    static const unsigned x86_64[] = {203, SEAL_COMMON, 237, 238, 256, 279, 321, 323};
+    static const unsigned i386[] = {241, SEAL_COMMON, 274, 276, 294, 317, 357, 374};
+    const int n64 = (int)(sizeof x86_64 / sizeof x86_64[0]);
+    struct sock_filter is_64 = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 2, 0);
+    /* Past the refusal below and the x86-64 block: its load, mask, list, allow and refuse. */
+    struct sock_filter is_32 = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, (unsigned char)(1 + 2 + n64 + 2), 0);
+    struct sock_filter no_x32_bit = BPF_STMT(BPF_ALU | BPF_AND | BPF_K, ~0x40000000u);
+    filter[n++] = is_64;
+    filter[n++] = is_32;
+    filter[n++] = refuse; /* an architecture this filter cannot read */
+    filter[n++] = load_nr;
+    filter[n++] = no_x32_bit;
+    n = seal_refuse_list(filter, n, x86_64, n64);
+    filter[n++] = load_nr;
+    n = seal_refuse_list(filter, n, i386, (int)(sizeof i386 / sizeof i386[0]));
 #elif defined(__aarch64__)
-    struct sock_filter filter[] = {
-        SEAL_LOAD(arch),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_AARCH64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SEAL_REFUSE),
-        SEAL_LOAD(nr),
-        SEAL_DENY_CALLS(122 /* aarch64 sched_setaffinity */),
-    };
+    static const unsigned aarch64[] = {122, SEAL_COMMON, 235, 237, 238, 239, 280, 282};
+    struct sock_filter is_64 = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_AARCH64, 1, 0);
+    filter[n++] = is_64;
+    filter[n++] = refuse;
+    filter[n++] = load_nr;
+    n = seal_refuse_list(filter, n, aarch64, (int)(sizeof aarch64 / sizeof aarch64[0]));
 #else
 #error "affinityseal.h: no filter for this architecture"
 #endif
-    struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+    struct sock_fprog prog = {(unsigned short)n, filter};
     /* Needed to install a filter without privileges; bwrap sets it already. */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     /* prctl rather than seccomp(2): valgrind (the ct phase) passes this prctl to the kernel but has

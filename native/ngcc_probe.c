@@ -2,14 +2,16 @@
  * Prints COUNTER <tab> <source> <tab> <ticks over ~1 ms>, then RATE <tab> <ticks per second over
  * ~20 ms> (the trusted rate every trial's cycles are checked against, src/measure/kernelCheck.ts),
  * after pinning itself to CPU when one is given; exits 1 when pinning fails or the counter does
- * not advance. Then SEAL <tab> held, or SEAL <tab> failed <tab> <why>: whether the seal every driver
+ * not advance. Then KERNEL <tab> writable or read-only: whether it could open
+ * /proc/sys/kernel/core_pattern for writing (it writes nothing). Then SEAL <tab> held, or SEAL <tab> failed <tab> <why>: whether the seal every driver
  * takes before loading a library (affinityseal.h) keeps this process from changing its cores. Links no
  * submission code: the run's start compares its answer inside and outside the sandbox. */
 #define _GNU_SOURCE
 #include "cpucycles.h"
 #include "affinityseal.h"
-#include <string.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <string.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,10 @@ int main(int argc, char **argv) {
     }
     uint64_t c1 = cpucycles();
     printf("RATE\t%.0f\n", (double)(c1 - c0) / (t1 - t0));
+    /* Opened, never written: whether a process here could change the kernel's settings. */
+    int k = open("/proc/sys/kernel/core_pattern", O_WRONLY);
+    printf("KERNEL\t%s\n", k >= 0 ? "writable" : "read-only");
+    if (k >= 0) close(k);
     int err = affinity_seal();
     if (err != 0) {
         printf("SEAL\tfailed\tseccomp: %s\n", strerror(err));
@@ -51,7 +57,7 @@ int main(int argc, char **argv) {
         printf("SEAL\tfailed\tsched_setaffinity still allowed\n");
         return 0;
     }
-    if (syscall(SEAL_NR_IO_URING_SETUP, 1, NULL) != -1 || errno != EPERM) {
+    if (syscall(425 /* io_uring_setup */, 1, NULL) != -1 || errno != EPERM) {
         printf("SEAL\tfailed\tio_uring_setup not refused\n");
         return 0;
     }

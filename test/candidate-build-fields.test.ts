@@ -90,6 +90,14 @@ describe('defines and cflags', () => {
     ['-fdump-tree-all', 'writes files beside the library'],
     ['-fprofile-generate', 'reads or writes profile files'],
     ['-fuse-ld=/tmp/ld', 'selects another linker'],
+    // gcc splits this one at spaces into the options of a second run: -wrapper would start any program.
+    ['-fcompare-debug=-wrapper /bin/sh,spin.sh', 'hands options to a second compiler run'],
+    ['-fcompare-debug=-fplugin=/x.so', 'hands options to a second compiler run'],
+    ['-fcompare-debug-second', 'hands options to a second compiler run'],
+    ['-foffload=nvptx-none', 'starts other programs'],
+    ['-fmodule-mapper=|sh mm.sh', 'starts other programs'],
+    ['-fmodules-ts', 'starts other programs'],
+    ['-O2 -g', 'holds a space: one option per entry'],
     ['-include/etc/passwd', 'names files or folders: use include, extra_sources or libs'],
     ['-I/', 'names files or folders: use include, extra_sources or libs'],
     ['-DKYBER_K=3', 'defines a macro: put it under defines'],
@@ -178,5 +186,19 @@ describe('on the command line', () => {
       /^INVALID {5}kem-1 — .*kem-1\/candidate\.yml: line \d+: instances\[0\]\.cflags\[0\]: '-fplugin=\.\/x\.so' loads a compiler plugin$/,
     );
     expect(`${r.err.join('\n')}${r.progress}`).not.toMatch(/\n\s+at /);
+  });
+
+  it('a source that is not C or assembly makes the candidate INVALID, naming it: another compiler would run', async () => {
+    const campaign = fixtureCampaign(['kem-1'], QUICK);
+    const yml = join(campaign, 'kem-1', 'candidate.yml');
+    const text = readFileSync(yml, 'utf8');
+    const dir = /\n {4}dir: ([^\n]*)/.exec(text)![1]!.trim();
+    writeFileSync(join(campaign, 'kem-1', dir, 'mapper.cpp'), 'int f(void) { return 0; }\n');
+    writeFileSync(yml, text.replace('extra_sources: [', 'extra_sources: [mapper.cpp, '));
+    const r = await runCli(['run', campaign, '--system', 's', '--out', join(tempDir(), 'data'), '--phases', 'build']);
+    expect(r.code).toBe(1);
+    expect(r.out.find((l) => l.startsWith('INVALID '))).toMatch(
+      /kem-1\/candidate\.yml: instances\[0\]\.extra_sources: 'mapper\.cpp' is not a C or assembly source \(\.c, \.s, \.S\)$/,
+    );
   });
 });

@@ -619,7 +619,7 @@ const MODES: Mode[] = [
   {
     name: 'cpu-move',
     key: escapeKey('cpu-move'),
-    does: 'during its KAT on a pool core, asks for every CPU with sched_setaffinity (and through the i386 entry on x86-64), and starts an io_uring whose SQPOLL kernel thread is pinned to the last CPU: what a library would do to spin on the timing core while a rival is timed',
+    does: 'during its KAT on a pool core, asks for every CPU with sched_setaffinity (and through the i386 entry on x86-64), starts an io_uring whose SQPOLL kernel thread is pinned to the last CPU, and moves its pages (migrate_pages): what a library would do to spin on, or disturb, the timing core while a rival is timed',
     expected: 'PASS; every request refused (the drivers seal their cores before loading it): it ends on the cores it began on',
     saysCanary: true,
     outcome() {
@@ -629,6 +629,7 @@ const MODES: Mode[] = [
       expect(lines).toContain('ESCAPE sched_setaffinity every CPU: Operation not permitted');
       expect(lines.some((l) => /^ESCAPE io_uring_setup SQPOLL thread on CPU \d+: Operation not permitted$/.test(l))).toBe(true);
       if (process.arch === 'x64') expect(lines).toContain('ESCAPE int 0x80 sched_setaffinity every CPU: Operation not permitted');
+      expect(lines).toContain('ESCAPE migrate_pages to node 0: Operation not permitted');
       const cpus = (when: string) => lines.filter((l) => l.startsWith(`ESCAPE cpus ${when}:`)).map((l) => l.split(':')[1]!.trim());
       expect(cpus('before').length).toBeGreaterThan(0);
       expect(cpus('after')).toEqual(cpus('before'));

@@ -248,13 +248,23 @@ describe('the bwrap command line', () => {
       { env: { PATH: '/usr/bin', TMPDIR: '/tmp' }, cwd: '/c/kem-1/good', system },
     );
     const text = args.join(' ');
-    for (const flag of ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop ALL', '--clearenv'])
+    for (const flag of [
+      '--unshare-all --unshare-user --disable-userns',
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop ALL',
+      '--clearenv',
+    ])
       expect(text).toContain(flag);
     expect(text).toContain(
       '--ro-bind /usr /usr --symlink usr/bin /bin --ro-bind /lib /lib --symlink usr/lib64 /lib64 --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache',
     );
-    // The private /tmp is capped: a process cannot fill the runner's memory through it.
-    expect(text).toContain('--proc /proc --dev /dev --size 1073741824 --tmpfs /tmp');
+    // The kernel's settings in /proc read-only; /dev read-only; the private /tmp and /dev/shm capped:
+    // a process cannot fill the runner's memory through them.
+    expect(text).toContain(
+      '--proc /proc --ro-bind-try /proc/sys /proc/sys --ro-bind-try /proc/sysrq-trigger /proc/sysrq-trigger --ro-bind-try /proc/irq /proc/irq --ro-bind-try /proc/bus /proc/bus',
+    );
+    expect(text).toContain('--dev /dev --size 1073741824 --tmpfs /dev/shm --remount-ro /dev --size 1073741824 --tmpfs /tmp');
     // Files inside a folder already bound read-only need no bind of their own.
     expect(text).toContain(
       '--ro-bind /c/kem-1 /c/kem-1 --ro-bind /tool/native /tool/native --bind /data/s/build/kem-1/good/guide /data/s/build/kem-1/good/guide',
@@ -264,7 +274,18 @@ describe('the bwrap command line', () => {
     expect(text).toMatch(/--setenv PATH \/usr\/bin --setenv TMPDIR \/tmp --chdir \/c\/kem-1\/good$/);
     // Nothing else of the host: no bind of /, /home, /etc as a whole or the runner's workspace.
     const binds = args.flatMap((a, i) => (a.startsWith('--') && a.includes('bind') ? [args[i + 1]!] : []));
-    expect(binds).toEqual(['/usr', '/lib', '/etc/ld.so.cache', '/c/kem-1', '/tool/native', '/data/s/build/kem-1/good/guide']);
+    expect(binds).toEqual([
+      '/usr',
+      '/lib',
+      '/etc/ld.so.cache',
+      '/proc/sys',
+      '/proc/sysrq-trigger',
+      '/proc/irq',
+      '/proc/bus',
+      '/c/kem-1',
+      '/tool/native',
+      '/data/s/build/kem-1/good/guide',
+    ]);
   });
 
   it('mounts a writable folder inside a read-only one after it, and a read-only path inside a writable one after that', () => {
@@ -337,6 +358,23 @@ describe.each(['bwrap', 'unshare'] as const)('runProcess in the %s sandbox', (mo
     expect(caps).toBe('CapEff:\t0000000000000000');
     expect(r.stdout).not.toMatch(/\bup\b/);
     expect(r.stdout).toMatch(/cannot access '\/home'/);
+  });
+
+  it('leaves the kernel settings, /dev and new user namespaces out of reach, and caps /dev/shm (as root too)', async () => {
+    // Opening for writing writes nothing: on the host these files stay as they are, whatever happens.
+    const script = [
+      'for f in /proc/sys/kernel/core_pattern /proc/sys/kernel/perf_event_paranoid /proc/irq/default_smp_affinity /dev/ngcc-new; do',
+      '  if [ -e "$f" ] || [ "$f" = /dev/ngcc-new ]; then ( : >> "$f" ) 2>/dev/null && echo "writable $f" || echo "refused $f"; fi',
+      'done',
+      'unshare -U true 2>/dev/null && echo "userns made" || echo "userns refused"',
+      'df -k /dev/shm | tail -1',
+    ].join('\n');
+    const r = await runProcess(['sh', '-c', script], { timeoutMs: 10_000, sandbox: bare });
+    expect(r.stdout).toContain('refused /proc/sys/kernel/core_pattern');
+    expect(r.stdout).toContain('refused /dev/ngcc-new');
+    expect(r.stdout).not.toContain('writable');
+    expect(r.stdout).toContain('userns refused');
+    expect(Number(r.stdout.trim().split('\n').at(-1)!.split(/\s+/)[1])).toBe(1 << 20);
   });
 
   it('reports a crash inside as the signal, as outside', async () => {
@@ -438,12 +476,27 @@ describe('the sandbox probe', () => {
     // Stands in for the probe on a kernel without seccomp filters (none here): the counter as the
     // real probe gives it inside and outside, then the lock's failure as the probe says it.
     const fake = join(tempDir(), 'ngcc_probe');
-    writeFileSync(fake, "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nSEAL\\tfailed\\tseccomp: Invalid argument\\n'\n");
+    writeFileSync(
+      fake,
+      "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nKERNEL\\tread-only\\nSEAL\\tfailed\\tseccomp: Invalid argument\\n'\n",
+    );
     chmodSync(fake, 0o755);
     const e = await probeSandbox({ mode: 'bwrap', probeTool: fake, cpu: 0 }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(InputError);
     expect((e as Error).message).toMatch(
       /^ngcc-perf\.yml: sandbox: a driver inside the sandbox cannot keep the code it loads on its own cores \(seccomp: Invalid argument\): .*CONFIG_SECCOMP_FILTER.*set `sandbox: none`/,
+    );
+  });
+
+  it('refuses a sandbox in which the kernel settings are writable, naming the unprivileged user', async () => {
+    // Stands in for the probe where bubblewrap left /proc/sys writable to a root runner (this one no longer does).
+    const fake = join(tempDir(), 'ngcc_probe');
+    writeFileSync(fake, "#!/bin/sh\nprintf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nKERNEL\\twritable\\nSEAL\\theld\\n'\n");
+    chmodSync(fake, 0o755);
+    const e = await probeSandbox({ mode: 'bwrap', probeTool: fake, cpu: 0 }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(InputError);
+    expect((e as Error).message).toMatch(
+      /can write the kernel's settings \(\/proc\/sys\/kernel\/core_pattern\).*run the runner as an unprivileged user/,
     );
   });
 

@@ -66,6 +66,11 @@ const REFUSED_CFLAGS: ReadonlyArray<[RegExp, string]> = [
   ],
   [/^-f(profile|auto-profile|coverage|test-coverage|branch-probabilities)/, 'reads or writes profile files'],
   [/^-gsplit-dwarf/, 'writes files beside the library'],
+  // gcc reads options out of these and runs them, or runs other programs: each would bring back
+  // every option refused here (-wrapper, -fplugin, -B).
+  [/^-fcompare-debug|^-fself-test/, 'hands options to a second compiler run'],
+  [/^-foffload|^-fmodule-mapper|^-fmodules/, 'starts other programs'],
+  [/\s/, 'holds a space: one option per entry'],
 ];
 
 /** Why a cflags entry is refused, or undefined when it is allowed. */

@@ -69,6 +69,9 @@ function expand(base: string, patterns: string[], field: string, display: string
  * `roots`, every path must lie under one of them (see readableRoots). Under `api: nist` the default
  * sources also leave out the submission's own generator (NIST_RNG_FILE).
  */
+/** The sources a build compiles: C, and assembly with or without the preprocessor. */
+const COMPILED = /\.(c|s|S)$/;
+
 export function resolveSources(
   candidateFolder: string,
   inst: InstanceSpec,
@@ -93,6 +96,13 @@ export function resolveSources(
     if (!existsSync(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
+  // Another language is another compiler, with options of its own that start programs (C++ modules' mapper).
+  for (const [list, where] of [
+    [own, `${field}.sources`],
+    [extra, `${field}.extra_sources`],
+  ] as const)
+    for (const f of list)
+      if (!COMPILED.test(f)) throw new InputError(display, where, `'${relative(dir, f)}' is not a C or assembly source (.c, .s, .S)`);
   const sources = [...new Set([...own, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
   return { dir, sources, includes: [dir, ...includes] };

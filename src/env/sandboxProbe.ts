@@ -84,7 +84,8 @@ export function resolveSandbox(setting: SandboxSetting): SandboxMode {
 /**
  * Before anything is built: with `sandbox: bwrap` or `unshare`, checks that a sandbox can be made here, that the
  * compiler is reachable in it, that a driver inside pins itself and gets the cycle counter it
- * gets outside, and that it can seal itself to its cores before it loads a library. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
+ * gets outside, that it cannot write the kernel's settings, and that it can seal itself to its cores
+ * before it loads a library. Refuses the run with an InputError naming the cause and the fix otherwise. Returns
  * the counter's rate as a driver sees it, measured by the harness's own probe (no submission code).
  */
 export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
@@ -114,6 +115,10 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
       ins === undefined
         ? `a driver inside the sandbox cannot pin itself to CPU ${p.cpu} or read the cycle counter (${firstLine(inside.stdout) || firstLine(inside.stderr) || `exit ${inside.exitCode}`}); ${OPT_OUT}`
         : `a driver inside the sandbox gets the cycle counter ${ins}, outside ${out}; ${OPT_OUT}`,
+    );
+  if (ins !== undefined && !inside.stdout.split('\n').includes('KERNEL\tread-only'))
+    refuse(
+      `a process inside the sandbox can write the kernel's settings (/proc/sys/kernel/core_pattern), through which a submission would run commands on the host: run the runner as an unprivileged user, or use a bubblewrap that honours --ro-bind over /proc; ${OPT_OUT}`,
     );
   // Builds and KATs run beside the timing: a library that could leave its core could spin on the timing core.
   const unsealed = ins === undefined ? undefined : sealProblem(inside);

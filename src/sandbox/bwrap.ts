@@ -68,22 +68,38 @@ const PRIVATE_TMP_BYTES = 1 << 30;
 const depth = (p: string) => p.split('/').length;
 
 /**
+ * The parts of /proc through which a process writes to the kernel, not to itself: read-only inside.
+ * A runner started as root is root inside its user namespace (uid 0 maps to 0), and uid 0 may
+ * write /proc/sys without any capability: `kernel/core_pattern` would run a command of its choosing
+ * on the host, as root, at the next crash.
+ */
+const PROC_KERNEL = ['sys', 'sysrq-trigger', 'irq', 'bus'];
+
+/**
  * The bwrap arguments (without the leading `bwrap` and the command) that run a process in its own
  * namespaces: no network, its own PID namespace (nothing it starts outlives it, no other process is
- * visible), no capabilities, a new session (no terminal to inject into), killed with its parent;
- * the system read-only, a fresh /proc and /dev, a private /tmp, and of the rest only what `spec`
- * names.
+ * visible), no capabilities and no user namespace of its own to regain them in, a new session (no
+ * terminal to inject into), killed with its parent; the system read-only, a fresh /proc whose
+ * kernel settings are read-only, a read-only /dev, a private /tmp and /dev/shm, and of the rest
+ * only what `spec` names.
  */
 export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
   for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--ro-bind', '/usr', '/usr'];
+  // --unshare-user as well as --unshare-all (which only tries it), so that --disable-userns holds:
+  // no namespace of its own inside, where it would have capabilities again.
+  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
+  args.push('--ro-bind', '/usr', '/usr');
   for (const e of opts.system.entries) {
     if (e.symlink !== undefined) args.push('--symlink', e.symlink, e.path);
     else args.push('--ro-bind', e.path, e.path);
   }
   for (const p of opts.system.etc) args.push('--ro-bind-try', p, p);
-  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/tmp');
+  args.push('--proc', '/proc');
+  for (const d of PROC_KERNEL) args.push('--ro-bind-try', `/proc/${d}`, `/proc/${d}`);
+  // /dev read-only but for a capped /dev/shm: bwrap's /dev is otherwise a tmpfs of half the host's memory.
+  args.push('--dev', '/dev', '--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
+  args.push('--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/tmp');
   // Parents before children, so a folder bound inside another stays as its own entry says; a
   // path named both ways is writable.
   const binds = new Map<string, 'ro' | 'rw'>();
@@ -139,6 +155,8 @@ export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: stri
   };
   for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
   lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
+  for (const d of PROC_KERNEL)
+    lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
   lines.push(`mkdir -p ${r}/dev`);
   for (const n of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
     lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);

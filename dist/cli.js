@@ -10155,8 +10155,9 @@ var PROC_KERNEL = ["sys", "sysrq-trigger", "irq", "bus"];
 function bwrapArgs(spec, opts) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
-  args.push("--ro-bind", "/usr", "/usr");
+  const args = ["--unshare-all"];
+  if (opts.system.disableUserns) args.push("--unshare-user", "--disable-userns");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr");
   for (const e of opts.system.entries) {
     if (e.symlink !== void 0) args.push("--symlink", e.symlink, e.path);
     else args.push("--ro-bind", e.path, e.path);
@@ -10483,7 +10484,10 @@ function markWatcher(prefix, onMark) {
 }
 var system;
 var systemView = () => {
-  system ??= hostSystemView();
+  system ??= {
+    ...hostSystemView(),
+    disableUserns: runsQuietly(["bwrap", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "true"])
+  };
   return system;
 };
 function collector(limit, onOverflow) {

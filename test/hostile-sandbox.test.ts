@@ -236,6 +236,7 @@ describe('the bwrap command line', () => {
   const system: SystemView = {
     entries: [{ path: '/bin', symlink: 'usr/bin' }, { path: '/lib' }, { path: '/lib64', symlink: 'usr/lib64' }],
     etc: ['/etc/ld.so.cache'],
+    disableUserns: true,
   };
 
   it('isolates everything, shows the system read-only and only the named paths, and sets the environment alone', () => {
@@ -294,6 +295,14 @@ describe('the bwrap command line', () => {
       { env: {}, system: { entries: [], etc: [] } },
     );
     expect(args.join(' ')).toContain('--ro-bind /d /d --bind /d/out /d/out --ro-bind /d/out/lib.so /d/out/lib.so');
+  });
+
+  it('asks for no nested user namespaces only of a bubblewrap that can refuse them', () => {
+    const spec: SandboxSpec = { mode: 'bwrap', readOnly: [], writable: [] };
+    expect(bwrapArgs(spec, { env: {}, system }).slice(0, 3)).toEqual(['--unshare-all', '--unshare-user', '--disable-userns']);
+    const older = bwrapArgs(spec, { env: {}, system: { ...system, disableUserns: false } });
+    expect(older).not.toContain('--disable-userns');
+    expect(older.slice(0, 2)).toEqual(['--unshare-all', '--die-with-parent']);
   });
 
   it('refuses a relative path', () => {

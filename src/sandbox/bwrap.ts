@@ -26,6 +26,8 @@ export interface SystemView {
   entries: Array<{ path: string; symlink?: string }>;
   /** Files and folders of /etc the compiler and the dynamic loader read. */
   etc: string[];
+  /** bwrap here can refuse nested user namespaces (`--disable-userns`, bubblewrap 0.8 and later). */
+  disableUserns?: boolean;
 }
 
 const TOP_LEVEL = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
@@ -86,10 +88,11 @@ const PROC_KERNEL = ['sys', 'sysrq-trigger', 'irq', 'bus'];
 export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
   for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  // --unshare-user as well as --unshare-all (which only tries it), so that --disable-userns holds:
-  // no namespace of its own inside, where it would have capabilities again.
-  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
-  args.push('--ro-bind', '/usr', '/usr');
+  const args = ['--unshare-all'];
+  // No user namespace of its own inside, where it would have capabilities again; --disable-userns
+  // needs --unshare-user, which --unshare-all only tries. Older bubblewrap lacks it (Ubuntu 22.04's 0.6).
+  if (opts.system.disableUserns) args.push('--unshare-user', '--disable-userns');
+  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--ro-bind', '/usr', '/usr');
   for (const e of opts.system.entries) {
     if (e.symlink !== undefined) args.push('--symlink', e.symlink, e.path);
     else args.push('--ro-bind', e.path, e.path);

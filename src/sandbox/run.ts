@@ -306,7 +306,10 @@ function markWatcher(prefix: string, onMark: (name: string) => void): (chunk: Bu
 
 let system: SystemView | undefined;
 const systemView = (): SystemView => {
-  system ??= hostSystemView();
+  system ??= {
+    ...hostSystemView(),
+    disableUserns: runsQuietly(['bwrap', '--unshare-user', '--disable-userns', '--ro-bind', '/', '/', 'true']),
+  };
   return system;
 };
 

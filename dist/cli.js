@@ -34196,8 +34196,8 @@ async function runStage(ctx, stage, opts, workerCpu) {
   const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library);
   const cpus = workerCpu !== void 0 ? [workerCpu] : void 0;
   const confined2 = () => withCpus(cpus, steps);
-  const lent = workerCpu !== void 0 && (opts.lockedCpus?.includes(workerCpu) ?? false);
-  if (needsCore || lent) return opts.onCore(ctx, stage, stage.kind === "timing" ? void 0 : workerCpu, confined2);
+  const onLentCore = workerCpu !== void 0 && (opts.lentCpus?.includes(workerCpu) ?? false);
+  if (needsCore || onLentCore) return opts.onCore(ctx, stage, stage.kind === "timing" ? void 0 : workerCpu, confined2);
   return opts.onPool ? opts.onPool(ctx, stage, cpus, confined2) : confined2();
 }
 async function runSchedule(units, stages, opts) {
@@ -36064,7 +36064,7 @@ async function runLocked(plan, opts, steps) {
     stages.some((s) => s.kind === "timing")
   );
   if (pool.capped) run.progress?.note?.(pool.capped);
-  if (pool.borrowed) run.progress?.note?.(pool.borrowed.note);
+  if (pool.lent) run.progress?.note?.(pool.lent.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
@@ -36091,7 +36091,7 @@ async function runLocked(plan, opts, steps) {
   await runSchedule(order, stages, {
     workers: pool.workers,
     ...pool.cpus ? { poolCpus: pool.cpus } : {},
-    ...pool.borrowed ? { lockedCpus: pool.borrowed.cpus } : {},
+    ...pool.lent ? { lentCpus: pool.lent.cpus } : {},
     cores: plan.cpus.length,
     serial: opts.serial ?? false,
     onCore: (ctx, stage, cpu, work) => {
@@ -36152,14 +36152,14 @@ async function runLocked(plan, opts, steps) {
 function poolOf(plan, opts, timesAnything) {
   const allowed = allowedCpus() ?? [];
   const beside = allowed.filter((c) => !plan.cpus.includes(c));
-  const lent = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
-  const cpus = [...beside, ...lent];
+  const spare = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
+  const cpus = [...beside, ...spare];
   if (cpus.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
   const workers = Math.min(cpus.length, Math.max(1, opts.jobs ?? cpus.length));
-  const capped = opts.jobs !== void 0 && opts.jobs > cpus.length ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${lent.length > 0 ? "allowed" : "beside timing"}, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
-  const borrowedCpus = lent.filter((c) => cpus.indexOf(c) < workers);
-  const borrowed = borrowedCpus.length > 0 ? { cpus: borrowedCpus, note: `nothing is timed: CPU ${borrowedCpus.join(", ")} (timing) builds too, holding its lock while it does` } : void 0;
-  return { workers, cpus, ...capped ? { capped } : {}, ...borrowed ? { borrowed } : {} };
+  const capped = opts.jobs !== void 0 && opts.jobs > cpus.length ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${spare.length > 0 ? "allowed" : "beside timing"}, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
+  const lentCpus = spare.filter((c) => cpus.indexOf(c) < workers);
+  const lent = lentCpus.length > 0 ? { cpus: lentCpus, note: `nothing is timed: CPU ${lentCpus.join(", ")} (timing) builds too, holding its lock while it does` } : void 0;
+  return { workers, cpus, ...capped ? { capped } : {}, ...lent ? { lent } : {} };
 }
 function keepStepSeconds(plan, key, before, seconds) {
   if (!seconds) return;

@@ -101,7 +101,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     stages.some((s) => s.kind === 'timing'),
   );
   if (pool.capped) run.progress?.note?.(pool.capped);
-  if (pool.borrowed) run.progress?.note?.(pool.borrowed.note);
+  if (pool.lent) run.progress?.note?.(pool.lent.note);
   const poolOwnsCores = !opts.serial && pool.cpus !== undefined;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   // Serial: every stage after the last, as on one lane.
@@ -130,7 +130,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   await runSchedule(order, stages, {
     workers: pool.workers,
     ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
-    ...(pool.borrowed ? { lockedCpus: pool.borrowed.cpus } : {}),
+    ...(pool.lent ? { lentCpus: pool.lent.cpus } : {}),
     cores: plan.cpus.length,
     serial: opts.serial ?? false,
     onCore: (ctx, stage, cpu, work) => {
@@ -197,7 +197,7 @@ interface Pool {
   /** Why `--jobs` was lowered. */
   capped?: string;
   /** Timing cores lent to the pool by a run that times nothing: their stages hold the core's lock. */
-  borrowed?: { cpus: number[]; note: string };
+  lent?: { cpus: number[]; note: string };
 }
 
 /**
@@ -211,20 +211,21 @@ interface Pool {
 function poolOf(plan: RunPlan, opts: CampaignOptions, timesAnything: boolean): Pool {
   const allowed = allowedCpus() ?? [];
   const beside = allowed.filter((c) => !plan.cpus.includes(c));
-  const lent = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
-  const cpus = [...beside, ...lent];
+  // Timing cores with nothing to time: free to build on.
+  const spare = timesAnything || opts.serial ? [] : allowed.filter((c) => plan.cpus.includes(c));
+  const cpus = [...beside, ...spare];
   if (cpus.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
   const workers = Math.min(cpus.length, Math.max(1, opts.jobs ?? cpus.length));
   const capped =
     opts.jobs !== undefined && opts.jobs > cpus.length
-      ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${lent.length > 0 ? 'allowed' : 'beside timing'}, so ${workers} worker(s): profile rounds and ct runs need a core of their own`
+      ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${spare.length > 0 ? 'allowed' : 'beside timing'}, so ${workers} worker(s): profile rounds and ct runs need a core of their own`
       : undefined;
-  const borrowedCpus = lent.filter((c) => cpus.indexOf(c) < workers);
-  const borrowed =
-    borrowedCpus.length > 0
-      ? { cpus: borrowedCpus, note: `nothing is timed: CPU ${borrowedCpus.join(', ')} (timing) builds too, holding its lock while it does` }
+  const lentCpus = spare.filter((c) => cpus.indexOf(c) < workers);
+  const lent =
+    lentCpus.length > 0
+      ? { cpus: lentCpus, note: `nothing is timed: CPU ${lentCpus.join(', ')} (timing) builds too, holding its lock while it does` }
       : undefined;
-  return { workers, cpus, ...(capped ? { capped } : {}), ...(borrowed ? { borrowed } : {}) };
+  return { workers, cpus, ...(capped ? { capped } : {}), ...(lent ? { lent } : {}) };
 }
 
 /** The seconds of the steps that did work, into the instance's build.json entry (the others keep theirs). */

@@ -36,7 +36,7 @@ export interface ScheduleOptions {
   workers: number;
   poolCpus?: readonly number[];
   /** Pool cores that are timing cores too (a run that times nothing lends them): their stages hold the core's lock. */
-  lockedCpus?: readonly number[];
+  lentCpus?: readonly number[];
   /** Timing stages that may run at once: one per timing core. */
   cores: number;
   /** One instance at a time, each stage after the last: nothing beside timing. */
@@ -60,8 +60,8 @@ async function runStage(ctx: InstanceContext, stage: Stage, opts: ScheduleOption
   const needsCore = stage.kind !== 'pool' && !(ctx.entry && !ctx.entry.library);
   const cpus = workerCpu !== undefined ? [workerCpu] : undefined;
   const confined = () => withCpus(cpus, steps);
-  const lent = workerCpu !== undefined && (opts.lockedCpus?.includes(workerCpu) ?? false);
-  if (needsCore || lent) return opts.onCore(ctx, stage, stage.kind === 'timing' ? undefined : workerCpu, confined);
+  const onLentCore = workerCpu !== undefined && (opts.lentCpus?.includes(workerCpu) ?? false);
+  if (needsCore || onLentCore) return opts.onCore(ctx, stage, stage.kind === 'timing' ? undefined : workerCpu, confined);
   return opts.onPool ? opts.onPool(ctx, stage, cpus, confined) : confined();
 }
 

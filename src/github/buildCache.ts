@@ -35,31 +35,43 @@ export function actionsBuildCache(o: BuildCacheOptions): BuildCache | undefined 
   const staging = join(resolve(o.workspace), CACHE_STAGING);
   const path = cachePath(o);
   const clear = () => rmSync(staging, { recursive: true, force: true });
-  return {
-    async restore(dir, key) {
-      clear();
-      try {
-        if ((await cache.restoreCache([path], key)) === undefined || !existsSync(staging)) return false;
-        mkdirSync(dir, { recursive: true });
-        cpSync(staging, dir, { recursive: true });
-        return true;
-      } catch (e) {
-        core.warning(`build cache restore failed (${key}): ${errorMessage(e)}; building instead`);
-        return false;
-      } finally {
-        clear();
-      }
-    },
-    async save(dir, key) {
-      clear();
-      try {
-        cpSync(dir, staging, { recursive: true });
-        await cache.saveCache([path], key);
-      } catch (e) {
-        core.info(`build cache save skipped (${key}): ${errorMessage(e)}`);
-      } finally {
-        clear();
-      }
-    },
+  // One staging folder for every entry (its path is the entry's version): the pool's workers build
+  // side by side, so their restores and saves take turns, or one would archive another's files.
+  let last: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const mine = last.then(work, work);
+    last = mine.catch(() => undefined);
+    return mine;
   };
+  return {
+    restore: (dir, key) => inTurn(() => restoreOne(dir, key)),
+    save: (dir, key) => inTurn(() => saveOne(dir, key)),
+  };
+
+  async function restoreOne(dir: string, key: string): Promise<boolean> {
+    clear();
+    try {
+      if ((await cache.restoreCache([path], key)) === undefined || !existsSync(staging)) return false;
+      mkdirSync(dir, { recursive: true });
+      cpSync(staging, dir, { recursive: true });
+      return true;
+    } catch (e) {
+      core.warning(`build cache restore failed (${key}): ${errorMessage(e)}; building instead`);
+      return false;
+    } finally {
+      clear();
+    }
+  }
+
+  async function saveOne(dir: string, key: string): Promise<void> {
+    clear();
+    try {
+      cpSync(dir, staging, { recursive: true });
+      await cache.saveCache([path], key);
+    } catch (e) {
+      core.info(`build cache save skipped (${key}): ${errorMessage(e)}`);
+    } finally {
+      clear();
+    }
+  }
 }

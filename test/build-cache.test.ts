@@ -20,6 +20,8 @@ describe('the build cache', () => {
     vi.stubEnv('ACTIONS_CACHE_URL', cache.url);
     vi.stubEnv('ACTIONS_RUNTIME_TOKEN', cache.token);
     vi.stubEnv('GITHUB_WORKSPACE', workspace);
+    // Where @actions/cache keeps its archives (without it, a folder under /home).
+    vi.stubEnv('RUNNER_TEMP', tempDir());
   });
   afterAll(async () => {
     process.chdir(startCwd);

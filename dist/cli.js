@@ -10358,8 +10358,8 @@ function runProcess(command, opts) {
   const env = scrubbedEnv(opts.env);
   const sandbox = opts.sandbox?.mode === "bwrap" || opts.sandbox?.mode === "unshare" ? opts.sandbox : void 0;
   const sandboxed = sandbox !== void 0;
-  const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
-  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside, limited) : limited;
+  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
+  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside()), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside(), limited) : limited;
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();

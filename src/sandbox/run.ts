@@ -151,12 +151,13 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   // prlimit runs inside, so the cap binds the command, not bwrap.
   const sandbox = opts.sandbox?.mode === 'bwrap' || opts.sandbox?.mode === 'unshare' ? opts.sandbox : undefined;
   const sandboxed = sandbox !== undefined;
-  const inside = { env: sandboxEnv(env), cwd: opts.cwd, system: systemView() };
+  // The host's view is read once, at the first sandboxed process.
+  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
   const contained =
     sandbox?.mode === 'bwrap'
-      ? ['bwrap', ...bwrapArgs(sandbox, inside), '--', ...limited]
+      ? ['bwrap', ...bwrapArgs(sandbox, inside()), '--', ...limited]
       : sandbox?.mode === 'unshare'
-        ? unshareArgv(sandbox, inside, limited)
+        ? unshareArgv(sandbox, inside(), limited)
         : limited;
   // Outermost, so that the sandbox and everything in it inherit the mask.
   const argv = cpus ? ['taskset', '-c', cpus.join(','), ...contained] : contained;

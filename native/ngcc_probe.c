@@ -3,9 +3,10 @@
  * ~20 ms> (the trusted rate every trial's cycles are checked against, src/measure/kernelCheck.ts),
  * after pinning itself to CPU when one is given; exits 1 when pinning fails or the counter does
  * not advance. Then KERNEL <tab> writable or read-only: whether it could open
- * /proc/sys/kernel/core_pattern for writing (it writes nothing). Then SEAL <tab> held, or SEAL <tab> failed <tab> <why>: whether the seal every driver
- * takes before loading a library (affinityseal.h) keeps this process from changing its cores. Links no
- * submission code: the run's start compares its answer inside and outside the sandbox. */
+ * /proc/sys/kernel/core_pattern for writing (it writes nothing). Then SEAL <tab> held, or
+ * SEAL <tab> failed <tab> <why>: whether the seal every driver takes before loading a library
+ * (affinityseal.h) keeps this process from changing its cores. Links no submission code: the
+ * run's start compares its answer inside and outside the sandbox. */
 #define _GNU_SOURCE
 #include "cpucycles.h"
 #include "affinityseal.h"

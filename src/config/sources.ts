@@ -64,14 +64,14 @@ function expand(base: string, patterns: string[], field: string, display: string
   return files;
 }
 
+/** The sources a build compiles: C, and assembly with or without the preprocessor. */
+const COMPILED = /\.(c|s|S)$/;
+
 /**
  * The C files and include folders of one instance; `display` names candidate.yml in errors. With
  * `roots`, every path must lie under one of them (see readableRoots). Under `api: nist` the default
  * sources also leave out the submission's own generator (NIST_RNG_FILE).
  */
-/** The sources a build compiles: C, and assembly with or without the preprocessor. */
-const COMPILED = /\.(c|s|S)$/;
-
 export function resolveSources(
   candidateFolder: string,
   inst: InstanceSpec,

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """An independent model of the ICCS hash KAT generator (KAT_CryptHash.c with its drng.c) for SM3.
 
-Written from the descriptions only, not from this repository's C code: the DRNG is the SP 800-90A
-Hash_DRBG with SM3 and seedlen 440 (instantiate with the 64-byte seed; generate any bit count,
-ceil(bits/8) bytes whose unused low bits are zero, one state update per call), seeded with the
-file's 8-character name repeated 8 times; the files' layouts as docs/method.md#hash-functions gives
-them. Digests: OpenSSL's SM3 (hashlib) for whole bytes, and a bit-string SM3 from GB/T 32905 here
-for partial bytes.
+Written apart from this repository's C code. The DRNG is the SP 800-90A Hash_DRBG with SM3 and
+seedlen 440 (instantiate with the 64-byte seed; generate any bit count, ceil(bits/8) bytes whose
+unused low bits are zero, one state update per call), as the ICCS drng.c describes it. The generator
+below follows the official KAT_CryptHash.c function by function (gen_KAT_2_12, gen_KAT_2_23,
+gen_KAT_Loop, fprint_message_full, fprint_message_partial, fprint_digest), statement by statement:
+the order of DRNG calls, the buffer zeroing, the seed printed, the rotate-and-XOR. Digests:
+OpenSSL's SM3 (hashlib) for whole bytes, and a bit-string SM3 from GB/T 32905 here for partial
+bytes.
 
   iccs_hash_kat.py KAT_2_12|KAT_2_23|KAT_Loop [LIMIT]   prints the file's text
   iccs_hash_kat.py digest FILE [LIMIT]                  prints its canonical strict SHA-256
@@ -97,54 +99,105 @@ def digest(msg: bytes, nbits: int) -> bytes:
     return sm3(msg[: nbits // 8]) if nbits % 8 == 0 else sm3_bits(msg, nbits)
 
 
-def drng_for(name: str) -> HashDrbg:
-    return HashDrbg((name.encode() * 8)[:64])
+# ---- The generator: KAT_CryptHash.c's functions, one Python function each, statement by statement ----
+SEED_LEN_BYTES = 64
+MSG_LEN_BITS_2_12 = 4096
+MSG_LEN_BITS_2_13 = 8192
+MSG_LEN_BITS_2_23 = 8388608
+DIGEST_LEN_BITS = 256  # SM3
+
+
+def file_seed(filename: str) -> bytes:
+    # for (i = 0; i < sizeof(seed) / 8; i++) memcpy(seed + 8 * i, filename, 8);
+    return filename.encode()[:8] * (SEED_LEN_BYTES // 8)
 
 
 def hexu(b: bytes) -> str:
     return b.hex().upper()
 
 
-def kat_2_12(limit: int) -> str:
-    d = drng_for("KAT_2_12")
-    out = []
-    for n in range(limit or 4097):
-        m = d.bits(n)
-        out += [f"Msg_Len = {n}", f"Msg = {hexu(m)}", "Dst_Len = 256", f"Dst = {hexu(digest(m, n))}", ""]
-    return "\n".join(out) + "\n"
+def high_n_bit_mask(n: int) -> int:
+    return (0xFF << (8 - n)) & 0xFF
 
 
-def kat_2_23() -> str:
-    d = drng_for("KAT_2_23")
-    nbits = 1 << 23
-    out = []
-    for k in range(3):
-        seed = b""
-        if k < 2:
-            m = bytes([0x00 if k == 0 else 0xFF]) * (nbits // 8)
-        else:
-            seed = d.bits(512)
-            m = HashDrbg(seed).bits(nbits)
-        out += [f"Msg_Len = {nbits}", f"Msg_Seed = {hexu(seed)}", f"Msg_Exp = {hexu(m[:8])} .... {hexu(m[-8:])}"]
-        out += ["Dst_Len = 256", f"Dst = {hexu(sm3(m))}", ""]
-    return "\n".join(out) + "\n"
+def fprint_message_full(fp: list, msg: bytes, msg_len_bits: int) -> None:
+    line = "Msg = " + hexu(msg[: msg_len_bits // 8])
+    if msg_len_bits % 8:
+        line += f"{high_n_bit_mask(msg_len_bits % 8) & msg[msg_len_bits // 8]:02X}"
+    fp += [f"Msg_Len = {msg_len_bits}", line]
 
 
-def kat_loop(limit: int) -> str:
-    d = drng_for("KAT_Loop")
-    m = d.bits(8192)
-    out = ["Msg_Len = 8192", f"Msg = {hexu(m)}"]
-    h = sm3(m)
+def fprint_message_partial(fp: list, msg: bytes, msg_len_bits: int, seed) -> None:
+    fp.append(f"Msg_Len = {msg_len_bits}")
+    fp.append("Msg_Seed = " + (hexu(seed[:SEED_LEN_BYTES]) if seed is not None else ""))
+    n = msg_len_bits // 8
+    fp.append(f"Msg_Exp = {hexu(msg[:8])} .... {hexu(msg[n - 8 : n])}")
+
+
+def fprint_digest(fp: list, digest_: bytes, digest_len_bits: int) -> None:
+    fp += [f"Dst_Len = {digest_len_bits}", "Dst = " + hexu(digest_[: digest_len_bits // 8])]
+
+
+def gen_kat_2_12(limit: int) -> list:
+    fp: list = []
+    seed = file_seed("KAT_2_12_")
+    drng = HashDrbg(seed)  # init_random_number(&drng_msg_2_12, seed, sizeof(seed))
+    for msg_len_bits in range(limit or MSG_LEN_BITS_2_12 + 1):
+        # memset(msg, 0, 512); get_random_number(&drng, msg, msg_len_bits)
+        msg = drng.bits(msg_len_bits) + bytes(MSG_LEN_BITS_2_12 // 8)
+        fprint_message_full(fp, msg, msg_len_bits)
+        fprint_digest(fp, digest(msg, msg_len_bits), DIGEST_LEN_BITS)
+        fp.append("")
+    return fp
+
+
+def gen_kat_long(prefix: str, msg_len_bits: int) -> list:
+    """gen_KAT_2_23 (and gen_KAT_2_33, the same with its own name and length)."""
+    fp: list = []
+    seed = file_seed(prefix)
+    drng = HashDrbg(seed)  # init_random_number(&drng, seed, sizeof(seed)), before the first message
+    n = msg_len_bits // 8
+    # All 0, then all 1: Msg_Seed printed from NULL
+    for fill in (0x00, 0xFF):
+        msg = bytes([fill]) * n
+        fprint_message_partial(fp, msg, msg_len_bits, None)
+        fprint_digest(fp, sm3(msg), DIGEST_LEN_BITS)
+        fp.append("")
+    # Random: get_random_number(&drng, msg, msg_len_bits), the DRNG's first draw; the seed printed is the file's
+    msg = drng.bits(msg_len_bits)
+    fprint_message_partial(fp, msg, msg_len_bits, seed)
+    fprint_digest(fp, sm3(msg), DIGEST_LEN_BITS)
+    fp.append("")
+    return fp
+
+
+def gen_kat_loop(limit: int) -> list:
+    fp: list = []
+    seed = file_seed("KAT_Loop_")
+    drng = HashDrbg(seed)
+    msg = bytearray(drng.bits(MSG_LEN_BITS_2_13))
+    fprint_message_full(fp, bytes(msg), MSG_LEN_BITS_2_13)
+    dl = DIGEST_LEN_BITS // 8
+    h = sm3(bytes(msg))
     for _ in range(limit or 1000000):
-        m = m[32:] + m[:32]
-        m = bytes(x ^ y for x, y in zip(m[:32], h)) + m[32:]
-        h = sm3(m)
-    out += ["Dst_Len = 256", f"Dst = {hexu(h)}", ""]
-    return "\n".join(out) + "\n"
+        buffer = msg[:dl]  # memcpy(buffer, msg, dl)
+        msg[: len(msg) - dl] = msg[dl:]  # memmove(msg, msg + dl, (msg_len_bits - digest_len_bits) / 8)
+        msg[len(msg) - dl :] = buffer  # memcpy(msg + (msg_len_bits - digest_len_bits) / 8, buffer, dl)
+        for j in range(dl):
+            msg[j] ^= h[j]
+        h = sm3(bytes(msg))
+    fprint_digest(fp, h, DIGEST_LEN_BITS)
+    fp.append("")
+    return fp
 
 
 def text_of(kind: str, limit: int) -> str:
-    return {"KAT_2_12": lambda: kat_2_12(limit), "KAT_2_23": kat_2_23, "KAT_Loop": lambda: kat_loop(limit)}[kind]()
+    lines = {
+        "KAT_2_12": lambda: gen_kat_2_12(limit),
+        "KAT_2_23": lambda: gen_kat_long("KAT_2_23_", MSG_LEN_BITS_2_23),
+        "KAT_Loop": lambda: gen_kat_loop(limit),
+    }[kind]()
+    return "\n".join(lines) + "\n"
 
 
 def canonical(text: str) -> str:

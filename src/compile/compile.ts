@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
@@ -10,6 +10,8 @@ import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags
 import { resolveSources, type ResolvedSources } from '../config/sources.js';
 import { CC, ccVersion } from '../env/toolchain.js';
 import { instanceFlags, nistEntryPrefix, nistShim } from './nistShim.js';
+import type { BuildStep } from './objects.js';
+import { ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
 
 export type FlagSet = 'guide' | 'harness-default';
 
@@ -72,17 +74,17 @@ function versionScript(prefix: string | undefined): string {
 }
 
 /**
- * Every file the build reads: what the preprocessor reports (`-MM`: sources, headers, included
+ * Every file each source reads: what the preprocessor reports (`-MM`: the source, headers, included
  * .inc files, wherever they are), or — when preprocessing fails, a build that will fail — the
- * sources and the headers of the include folders.
+ * source and the headers of the include folders.
  */
 async function dependencies(
   src: ResolvedSources,
-  cwd: string,
   compileArgs: string[],
   sandbox: SandboxSpec,
   memoryLimitBytes: number | undefined,
-): Promise<string[]> {
+): Promise<Map<string, string[]>> {
+  const cwd = src.dir;
   const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], {
     cwd,
     timeoutMs: 120_000,
@@ -90,21 +92,32 @@ async function dependencies(
     memoryLimitBytes,
     sandbox,
   });
+  const out = new Map<string, string[]>();
   if (r.exitCode === 0) {
-    const files = r.stdout
+    // One rule per source, in the sources' order: "x.o: <the source> <what it includes> …".
+    const rules = r.stdout
       .replace(/\\\n/g, ' ')
       .split('\n')
-      .flatMap((rule) => rule.split(':').slice(1).join(':').trim().split(/\s+/))
-      .filter(Boolean)
-      .map((f) => resolve(cwd, f));
-    return [...new Set(files)].sort();
+      .filter((rule) => rule.trim() !== '');
+    for (const rule of rules) {
+      const files = rule
+        .split(':')
+        .slice(1)
+        .join(':')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((f) => resolve(cwd, f));
+      if (files[0] !== undefined) out.set(files[0], files);
+    }
+    if (src.sources.every((s) => out.has(s))) return out;
   }
-  const files = new Set(src.sources);
+  const headers: string[] = [];
   for (const dir of src.includes) {
     if (!existsSync(dir)) continue;
-    for (const f of readdirSync(dir)) if (f.endsWith('.h')) files.add(join(dir, f));
+    for (const f of readdirSync(dir)) if (f.endsWith('.h')) headers.push(join(dir, f));
   }
-  return [...files].sort();
+  return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 
 /**
@@ -124,20 +137,11 @@ function repositoryOf(candidateFolder: string): string {
  * key (and the build cache) carries over to a runner with another workspace, also for sources
  * that live outside the instance folder.
  */
-async function buildKey(
-  req: BuildRequest,
-  src: ResolvedSources,
-  argv: string[],
-  compileArgs: string[],
-  out: string,
-  sandbox: SandboxSpec,
-): Promise<string> {
+function buildKey(req: BuildRequest, src: ResolvedSources, files: string[], argv: string[], out: string): string {
   const repo = repositoryOf(req.candidate.folder);
   const portable = (s: string) =>
     s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>').replaceAll(repo, '<repo>');
-  const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
-    (f) => `${portable(f)}\n${contentDigest(f)}`,
-  );
+  const parts = files.map((f) => `${portable(f)}\n${contentDigest(f)}`);
   return sha256Hex([...parts, argv.map(portable).join(' '), ccVersion(), req.harnessVersion].join('\n'));
 }
 
@@ -187,6 +191,8 @@ export interface BuildArgv {
    * folders and sources (which candidate.yml may place elsewhere) and the harness's native sources.
    */
   readOnly: string[];
+  /** Lines for build.log: which of the submission's sources were left out as its own generator, and why. */
+  notes: string[];
 }
 
 /** The sandbox of one build step: reads `readOnly`, writes only into `outDir`. */
@@ -201,21 +207,26 @@ export function flagsFor(req: Pick<BuildRequest, 'flagSet' | 'variant' | 'extraF
 
 export async function buildArgv(req: BuildRequest, flags: string[], library: string): Promise<BuildArgv> {
   const { candidate, instance } = req;
-  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`, undefined, candidate.api);
+  const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
   const scriptPath = join(dirname(library), 'exports.map');
   mkdirSync(dirname(library), { recursive: true });
   writeFileSync(scriptPath, versionScript(candidate.api === 'nist' ? nistEntryPrefix(instance) : undefined));
   const parts = {
-    cwd: src.dir,
+    cwd: resolved.dir,
     // In the argv, hence in the build key and in build.json's build_flags.
     flags: [...flags, ...instanceFlags(instance)],
     defines: shim.defines,
-    includes: src.includes.map((d) => `-I${d}`),
-    sources: [...src.sources, ...shim.sources],
+    includes: resolved.includes.map((d) => `-I${d}`),
     linkFlags: ['-Wl,--no-undefined', `-Wl,--version-script=${scriptPath}`],
     libs: instance.libs.map((l) => `-l${l}`),
   };
+  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
+  const readOnly = [resolve(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
+  const deps = await dependencies(resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const generator = candidate.api === 'nist' ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
+  const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
+  const sources = resolved.sources.filter((f) => !leftOut.has(f));
   const argv = [
     CC,
     ...parts.flags,
@@ -225,13 +236,31 @@ export async function buildArgv(req: BuildRequest, flags: string[], library: str
     ...parts.linkFlags,
     '-o',
     library,
-    ...parts.sources,
+    ...sources,
+    ...shim.sources,
     ...parts.libs,
   ];
-  const readOnly = [resolve(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
-  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
-  const key = await buildKey(req, src, argv, compileArgs, dirname(library), buildSandbox(req, readOnly));
-  return { ...parts, argv, key, readOnly };
+  const files = [...new Set(sources.flatMap((s) => deps.get(s) ?? [s]))].sort();
+  const key = buildKey(req, resolved, files, argv, dirname(library));
+  const notes = generator.map((v) => `# ${v.left_out ? 'left out' : 'kept'} ${relative(resolved.dir, v.file) || v.file}: ${v.why}`);
+  return { ...parts, sources: [...sources, ...shim.sources], argv, key, readOnly, notes };
+}
+
+/** An `api: nist` build's verdicts on the submission's own generator, in the compiler's sandbox. */
+async function generatorVerdicts(
+  req: BuildRequest,
+  src: ResolvedSources,
+  deps: ReadonlyMap<string, readonly string[]>,
+  compileArgs: string[],
+  readOnly: string[],
+  library: string,
+): Promise<GeneratorVerdict[]> {
+  const workDir = join(dirname(library), 'own-generator');
+  mkdirSync(workDir, { recursive: true });
+  const sandbox = buildSandbox(req, readOnly, workDir);
+  const run: BuildStep = (argv, cwd = src.dir) =>
+    runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
+  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir);
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */
@@ -241,7 +270,7 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
   // Each flag set builds into its own folder, so a fallback never overwrites the guide build.
   const outDir = join(req.outDir, req.flagSet);
   const library = join(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd, readOnly, flags: allFlags } = await buildArgv(req, flags, library);
+  const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
   // A cached failure is as final as a cached success; a success counts only while the
   // library on disk is the one that build produced.
   const keyFile = join(outDir, 'build-key.json');
@@ -261,7 +290,7 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir),
   });
-  const log = `$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
+  const log = `${notes.map((n) => `${n}\n`).join('')}$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
   const ok = r.exitCode === 0 && existsSync(library);
   // Paths relative to the candidate keep the message short and free of this machine's layout.

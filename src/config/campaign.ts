@@ -99,7 +99,7 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
         );
       checkManifest(c, join(shown(root), c.id, 'kat.sha256'));
       // Every path it names, checked now: a wrong one is this candidate's error, found before any build.
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
+      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates.push(c);
     } catch (e) {
       // A competitor's broken manifest must not stop the others' measurements.

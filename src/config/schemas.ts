@@ -43,6 +43,11 @@ export const instanceSchema = z
     cflags: cflagsSchema.default([]),
     /** api: nist only: the scheme's own entry-point and size names, when not <prefix>crypto_*. */
     nist_names: nistNamesSchema.optional(),
+    /**
+     * api: nist only: the sources that are the submission's own generator (`randombytes`), left out
+     * for the harness's; `[]` keeps them all. Absent: judged by the symbols each file defines.
+     */
+    own_generator: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -72,6 +77,8 @@ export const candidateSchema = z
       seen.add(inst.label);
       if (inst.nist_prefix !== undefined && c.api !== 'nist')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'nist_prefix'], message: 'only allowed with api: nist' });
+      if (inst.own_generator !== undefined && c.api !== 'nist')
+        ctx.addIssue({ code: 'custom', path: ['instances', i, 'own_generator'], message: 'only allowed with api: nist' });
       if (inst.digest_bits !== undefined && c.type !== 'hash')
         ctx.addIssue({ code: 'custom', path: ['instances', i, 'digest_bits'], message: 'only allowed with type: hash' });
       if (inst.nist_names !== undefined) nistNamesIssues(c.api, c.type, inst, i, ctx);

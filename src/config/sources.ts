@@ -8,16 +8,15 @@ import type { InstanceSpec } from './schemas.js';
 export const DRIVER_FILE =
   /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 
-/**
- * A NIST-API submission's own generator (`randombytes.c`, `rng.c`, PQCgenKAT's AES-CTR DRBG or the
- * OS): the harness links its KAT generator in their place, and two definitions would not link.
- */
-export const NIST_RNG_FILE = /^(randombytes|rng)\.c$/;
-
 export interface ResolvedSources {
   dir: string;
   sources: string[];
   includes: string[];
+  /**
+   * `own_generator` of an `api: nist` instance, resolved: the sources candidate.yml says are its own
+   * generator. Absent, the build judges by symbols (compile/ownGenerator.ts).
+   */
+  ownGenerator?: string[];
 }
 
 /**
@@ -69,8 +68,8 @@ const COMPILED = /\.(c|s|S)$/;
 
 /**
  * The C files and include folders of one instance; `display` names candidate.yml in errors. With
- * `roots`, every path must lie under one of them (see readableRoots). Under `api: nist` the default
- * sources also leave out the submission's own generator (NIST_RNG_FILE).
+ * `roots`, every path must lie under one of them (see readableRoots). Which of them an `api: nist`
+ * build leaves out as the submission's own generator is the build's to judge (compile/ownGenerator.ts).
  */
 export function resolveSources(
   candidateFolder: string,
@@ -78,7 +77,6 @@ export function resolveSources(
   index: number,
   display: string,
   roots?: readonly string[],
-  api: 'iccs' | 'nist' = 'iccs',
 ): ResolvedSources {
   const dir = resolve(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
@@ -87,7 +85,7 @@ export function resolveSources(
   const own = inst.sources
     ? expand(dir, inst.sources, `${field}.sources`, display, roots)
     : readdirSync(dir)
-        .filter((f) => f.endsWith('.c') && !DRIVER_FILE.test(f) && !(api === 'nist' && NIST_RNG_FILE.test(f)))
+        .filter((f) => f.endsWith('.c') && !DRIVER_FILE.test(f))
         .sort()
         .map((f) => confined(join(dir, f), roots, display, `${field}.dir`, join(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
@@ -105,5 +103,15 @@ export function resolveSources(
       if (!COMPILED.test(f)) throw new InputError(display, where, `'${relative(dir, f)}' is not a C or assembly source (.c, .s, .S)`);
   const sources = [...new Set([...own, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
-  return { dir, sources, includes: [dir, ...includes] };
+  const ownGenerator = inst.own_generator?.map((p, i) => {
+    const abs = resolve(dir, p);
+    if (!sources.includes(abs))
+      throw new InputError(
+        display,
+        `${field}.own_generator[${i}]`,
+        `'${p}' is not one of the instance's sources (relative to ${inst.dir})`,
+      );
+    return abs;
+  });
+  return { dir, sources, includes: [dir, ...includes], ...(ownGenerator ? { ownGenerator } : {}) };
 }

@@ -1,0 +1,210 @@
+import { cpSync, readFileSync, renameSync, writeFileSync, mkdirSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
+import { buildArgv, flagsFor, type BuildRequest } from '../src/compile/compile.js';
+import { loadCandidate } from '../src/config/campaign.js';
+import { PQCLEAN, readPublished, schemeInfo, writePqcleanCampaign } from './helpers/pqclean.js';
+import { tempDir, testData } from './helpers/tmp.js';
+
+// Under api: nist the harness links its own KAT generator as randombytes. Which of a submission's
+// files is its own generator is judged by the symbols the compiler reports, never by a file's name:
+// real code nobody here wrote (PQClean's Falcon and common/, pq-crystals Kyber ref/) shows both sides.
+
+const KYBER_REF = join(testData, 'pq-crystals-kyber', 'ref');
+const KYBER_NAMES = [
+  '    nist_names:',
+  '      keypair: pqcrystals_kyber512_ref_keypair',
+  '      enc: pqcrystals_kyber512_ref_enc',
+  '      dec: pqcrystals_kyber512_ref_dec',
+  '      pk_bytes: pqcrystals_kyber512_PUBLICKEYBYTES',
+  '      sk_bytes: pqcrystals_kyber512_SECRETKEYBYTES',
+  '      ct_bytes: pqcrystals_kyber512_CIPHERTEXTBYTES',
+  '      ss_bytes: pqcrystals_kyber512_BYTES',
+];
+
+/** A candidate folder with one api: nist instance; `lines` are the instance's fields after label. */
+function candidate(type: 'kem' | 'sig', lines: string[]): string {
+  const folder = join(tempDir(), type === 'kem' ? 'kem-1' : 'sign-1');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(
+    join(folder, 'candidate.yml'),
+    `id: ${type === 'kem' ? 'kem-1' : 'sign-1'}\ntype: ${type}\nalgorithm: test\napi: nist\ninstances:\n  - label: x\n${lines.join('\n')}\n`,
+  );
+  return folder;
+}
+
+/** The build's verdicts and own sources (file names), without building. */
+async function planned(folder: string) {
+  const c = loadCandidate(folder, 'candidate.yml');
+  const out = tempDir();
+  const req: BuildRequest = {
+    candidate: c,
+    instance: c.instances[0]!,
+    index: 0,
+    outDir: out,
+    flagSet: 'guide',
+    variant: 'reference',
+    extraFlags: [],
+    harnessVersion: 'test',
+    timeoutMs: 120_000,
+  };
+  const built = await buildArgv(req, flagsFor(req), join(out, 'guide', 'libx.so'));
+  const names = built.sources.filter((f) => !f.includes('/native/nist/')).map((f) => f.split('/').pop()!);
+  return { names, notes: built.notes };
+}
+
+/** Kyber ref/ copied, its randombytes.c renamed; `extra` C is appended to that file. */
+function kyberWithGenerator(name: string, extra = ''): string {
+  const dir = join(tempDir(), 'ref');
+  cpSync(KYBER_REF, dir, { recursive: true });
+  renameSync(join(dir, 'randombytes.c'), join(dir, name));
+  if (extra) appendFileSync(join(dir, name), extra);
+  return dir;
+}
+
+const kyberLines = (dir: string, more: string[] = []) => [`    dir: ${dir}`, '    defines: [KYBER_K=2]', ...KYBER_NAMES, ...more];
+
+describe('which sources are the submission’s own generator: by the symbols they define', () => {
+  it("keeps Falcon's rng.c, its internal PRNG (prng_init, prng_refill)", async () => {
+    const info = schemeInfo('falcon-512');
+    const folder = candidate('sig', [
+      `    dir: ${info.dir}`,
+      `    include: [${join(PQCLEAN, 'common')}]`,
+      `    nist_prefix: ${info.prefix}`,
+    ]);
+    const { names, notes } = await planned(folder);
+    expect(names).toContain('rng.c');
+    expect(notes).toEqual([]);
+  });
+
+  it("leaves out PQClean's common/randombytes.c when an instance lists it (it defines PQCLEAN_randombytes)", async () => {
+    const info = schemeInfo('ml-kem-512');
+    const common = join(PQCLEAN, 'common');
+    const folder = candidate('kem', [
+      `    dir: ${info.dir}`,
+      `    extra_sources: [${join(common, 'fips202.c')}, ${join(common, 'randombytes.c')}]`,
+      `    include: [${common}]`,
+      `    nist_prefix: ${info.prefix}`,
+    ]);
+    const { names, notes } = await planned(folder);
+    expect(names).toContain('fips202.c');
+    expect(names).not.toContain('randombytes.c');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/^# left out .*randombytes\.c: it defines PQCLEAN_randombytes, which the harness's KAT generator provides$/);
+  });
+
+  it.each(['rng.c', 'entropy.c'])('leaves out a file named %s that defines randombytes (the name plays no part)', async (name) => {
+    const { names, notes } = await planned(candidate('kem', kyberLines(kyberWithGenerator(name))));
+    expect(names).not.toContain(name);
+    expect(names).toContain('kem.c');
+    expect(notes).toEqual([`# left out ${name}: it defines randombytes, which the harness's KAT generator provides`]);
+  });
+
+  it('keeps a generator file that also defines what the rest uses, and says why the link will clash', async () => {
+    const dir = kyberWithGenerator('entropy.c', '\nint seed_helper(int x) { return x + 1; }\n');
+    writeFileSync(join(dir, 'user.c'), 'int seed_helper(int x);\nint use_helper(void) { return seed_helper(41); }\n');
+    const { names, notes } = await planned(candidate('kem', kyberLines(dir)));
+    expect(names).toContain('entropy.c');
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(
+      /^# kept entropy\.c: it defines randombytes, .* but also seed_helper, which user\.c use: kept, .*own_generator$/,
+    );
+  });
+
+  it('leaves out a generator file whose other symbols nothing uses', async () => {
+    const dir = kyberWithGenerator('entropy.c', '\nint seed_helper(int x) { return x + 1; }\n');
+    const { names, notes } = await planned(candidate('kem', kyberLines(dir)));
+    expect(names).not.toContain('entropy.c');
+    expect(notes).toEqual([
+      "# left out entropy.c: it defines randombytes, which the harness's KAT generator provides, and seed_helper, which nothing else uses",
+    ]);
+  });
+
+  it('own_generator decides when given: [] keeps every file, a list leaves out exactly those', async () => {
+    const dir = kyberWithGenerator('rng.c');
+    const kept = await planned(candidate('kem', kyberLines(dir, ['    own_generator: []'])));
+    expect(kept.names).toContain('rng.c');
+    expect(kept.notes).toEqual([]);
+    const info = schemeInfo('falcon-512');
+    const named = await planned(
+      candidate('sig', [
+        `    dir: ${info.dir}`,
+        `    include: [${join(PQCLEAN, 'common')}]`,
+        `    nist_prefix: ${info.prefix}`,
+        '    own_generator: [rng.c]',
+      ]),
+    );
+    expect(named.names).not.toContain('rng.c');
+    expect(named.notes).toEqual(['# left out rng.c: candidate.yml names it in own_generator']);
+  });
+
+  it('own_generator that names no source of the instance, or under api: iccs, is refused naming the field', async () => {
+    const dir = kyberWithGenerator('rng.c');
+    const folder = candidate('kem', kyberLines(dir, ['    own_generator: [nope.c]']));
+    const c = loadCandidate(folder, 'kem-1/candidate.yml');
+    await expect(planned(folder)).rejects.toThrow(/instances\[0\]\.own_generator\[0\].*'nope\.c' is not one of the instance's sources/);
+    expect(c.instances[0]!.own_generator).toEqual(['nope.c']);
+    const iccs = join(tempDir(), 'kem-2');
+    mkdirSync(iccs);
+    writeFileSync(
+      join(iccs, 'candidate.yml'),
+      `id: kem-2\ntype: kem\nalgorithm: t\ninstances:\n  - { label: x, dir: ${dir}, own_generator: [rng.c] }\n`,
+    );
+    expect(() => loadCandidate(iccs, 'kem-2/candidate.yml')).toThrow(
+      /instances\.0\.own_generator.*only allowed with api: nist|own_generator: only allowed with api: nist/,
+    );
+  });
+});
+
+describe("the pqclean package's four Falcon variants build and pass", () => {
+  const catalogue = readPublished(join(testData, 'reference', 'pqclean-kat-catalogue.sha256'));
+  const quoted = readPublished(join(testData, 'pqclean-falcon-kat.txt'));
+  const published = [...catalogue.filter((k) => k.scheme === 'falcon-padded-512'), ...quoted];
+  let summary: CampaignSummary;
+
+  beforeAll(async () => {
+    const root = tempDir();
+    writePqcleanCampaign(root, published);
+    // falcon-1024: no published digest to be found; its key pair is checked against falcon-padded-1024's.
+    const yml = join(root, 'sign-1', 'candidate.yml');
+    const info = schemeInfo('falcon-1024');
+    const common = join(PQCLEAN, 'common');
+    appendFileSync(
+      yml,
+      [
+        '  - label: falcon-1024',
+        `    dir: ${info.dir}`,
+        `    extra_sources: [${['fips202.c', 'sha2.c', 'sp800-185.c', 'aes.c', 'nistseedexpander.c'].map((c) => join(common, c)).join(', ')}]`,
+        `    include: [${common}]`,
+        `    nist_prefix: ${info.prefix}`,
+        '',
+      ].join('\n'),
+    );
+    summary = await runCampaign({ campaignDir: root, system: 'test', dataDir: tempDir(), phases: new Set(['build', 'kat']) });
+  }, 600_000);
+
+  it.each(['falcon-512', 'falcon-padded-512', 'falcon-padded-1024'])('%s PASSes its published digest', (scheme) => {
+    expect(published.map((k) => k.scheme)).toContain(scheme);
+    const inst = summary.instances.find((i) => i.key === `sign-1/${scheme}`);
+    expect(inst?.detail ?? '').toBe('');
+    expect(inst?.kat).toBe('PASS');
+  });
+
+  it("falcon-1024 builds, and its first key pair is falcon-padded-1024's (one key generation, the same seed)", () => {
+    const inst = summary.instances.find((i) => i.key === 'sign-1/falcon-1024');
+    // No manifest line: the KAT ran, with nothing to compare its digest to.
+    expect(inst?.kat).toBe('NOKAT');
+    expect(inst?.detail).toBe('no line for this instance in kat.sha256');
+    const first = (label: string) => {
+      const rsp = readFileSync(join(summary.systemDir, 'kat', 'sign-1', label, 'PQCsignKAT_2305.rsp'), 'latin1');
+      return ['pk', 'sk', 'sm'].map((k) => new RegExp(`^${k} = ([0-9A-F]+)$`, 'm').exec(rsp)?.[1]);
+    };
+    const [pk, sk, sm] = first('falcon-1024');
+    const [ppk, psk, psm] = first('falcon-padded-1024');
+    expect(pk).toMatch(/^[0-9A-F]{3586}$/);
+    expect([pk, sk]).toEqual([ppk, psk]);
+    // The signatures differ in their encoding only: padded is fixed-length, so not the same bytes.
+    expect(sm).not.toBe(psm);
+  });
+});

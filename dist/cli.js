@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync31, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync31, readdirSync as readdirSync12, readFileSync as readFileSync21 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join33, relative as relative15, resolve as resolve17 } from "node:path";
+import { join as join34, relative as relative17, resolve as resolve17 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync21 } from "node:fs";
@@ -10152,6 +10152,7 @@ function hostSystemView() {
 var PRIVATE_TMP_BYTES = 1 << 30;
 var depth = (p) => p.split("/").length;
 var PROC_KERNEL = ["sys", "sysrq-trigger", "irq", "bus"];
+var PROC_HOST_ACTIVITY = ["stat", "loadavg", "schedstat", "interrupts", "softirqs", "vmstat"];
 function bwrapArgs(spec, opts) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
@@ -10165,6 +10166,7 @@ function bwrapArgs(spec, opts) {
   for (const p of opts.system.etc) args.push("--ro-bind-try", p, p);
   args.push("--proc", "/proc");
   for (const d of PROC_KERNEL) args.push("--ro-bind-try", `/proc/${d}`, `/proc/${d}`);
+  for (const f of PROC_HOST_ACTIVITY) if (existsSync2(`/proc/${f}`)) args.push("--ro-bind", "/dev/null", `/proc/${f}`);
   args.push("--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev");
   args.push("--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
   const binds = /* @__PURE__ */ new Map();
@@ -10208,6 +10210,7 @@ function unshareArgv(spec, opts, command) {
   lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
   for (const d of PROC_KERNEL)
     lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
+  for (const f of PROC_HOST_ACTIVITY) lines.push(`if [ -e ${r}/proc/${f} ]; then mount --bind /dev/null ${r}/proc/${f}; fi`);
   lines.push(`mkdir -p ${r}/dev`);
   for (const n of ["null", "zero", "full", "random", "urandom", "tty"])
     lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
@@ -10611,8 +10614,10 @@ var nativeDir = () => join2(toolRoot(), "native");
 var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
+import { basename } from "node:path";
 var compilerVersion;
 var CC = process.env.NGCC_CC ?? "gcc";
+var NM = `${/^(.*-)(?:gcc|cc)(?:-[0-9.]+)?$/.exec(basename(CC))?.[1] ?? ""}nm`;
 function ccVersion() {
   compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
   return compilerVersion;
@@ -11331,8 +11336,8 @@ function formatMHz(hz) {
 function formatSpread(ratio) {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
 }
-function formatPrecision(relative16) {
-  return Number.isFinite(relative16) ? `\xB1${formatShare(relative16)}` : MISSING;
+function formatPrecision(relative18) {
+  return Number.isFinite(relative18) ? `\xB1${formatShare(relative18)}` : MISSING;
 }
 function formatCallsPerOperation(x) {
   if (!Number.isFinite(x)) return MISSING;
@@ -11350,7 +11355,7 @@ function formatN(n) {
 import { resolve as resolve8 } from "node:path";
 
 // src/measure/operation.ts
-import { basename } from "node:path";
+import { basename as basename2 } from "node:path";
 
 // src/measure/plan.ts
 var CALIBRATION_CALLS = 5;
@@ -11887,6 +11892,7 @@ async function runTrial(req) {
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
   if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.counterHz);
   if (failure2) trials.length = 0;
   return {
@@ -11901,6 +11907,13 @@ async function runTrial(req) {
     disturbed_retries: 0,
     failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0)
   };
+}
+function countFailure(trials, asked) {
+  const t = trials[0];
+  if (t.measurements !== asked) return `inconsistent trial: the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
+  const n = t.per_call_cycles?.n;
+  if (n !== void 0 && (n < 1 || n > asked)) return `inconsistent trial: ${n} per-call samples for ${asked} calls`;
+  return void 0;
 }
 function kernelFailure(trials, window, counter, counterHz) {
   if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark the timed loop once";
@@ -11929,7 +11942,7 @@ var profiledOperationsOf = (type) => type === "kex" ? KEX_PROFILED : OPERATIONS[
 var SIGNED_MESSAGE_BYTES = 64;
 var inputBytes = (type, operation) => type === "hash" ? hashMessageBytes(operation) ?? 0 : type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
-  return { ...p, command: p.command.map((a) => a === tool ? basename(tool) : a === lib ? libShown : a) };
+  return { ...p, command: p.command.map((a) => a === tool ? basename2(tool) : a === lib ? libShown : a) };
 }
 function start(req) {
   return {
@@ -12179,8 +12192,8 @@ var ADAPTIVE_MAX_TRIALS = 30;
 var ADAPTIVE_TRIAL_TARGET_S = 0.1;
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync4, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join9, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname5, join as join11, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -12229,7 +12242,7 @@ import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename2, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
+import { basename as basename3, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -12566,7 +12579,7 @@ var Walker = class {
             this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path + pathSeparator, depth2 - 1, this.walk);
           } else {
             resolvedPath = useRealPaths ? resolvedPath : path;
-            const filename = basename2(resolvedPath);
+            const filename = basename3(resolvedPath);
             const directoryPath$1 = normalizePath(dirname3(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
             this.pushFile(resolvedPath, files, this.state.counts, filters);
@@ -12992,13 +13005,12 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative16] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative16) : [];
+  const [crawler, relative18] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative18) : [];
 }
 
 // src/config/sources.ts
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
-var NIST_RNG_FILE = /^(randombytes|rng)\.c$/;
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
   for (let up = dir; ; up = dirname4(up)) {
@@ -13029,12 +13041,12 @@ function expand(base, patterns, field, display, roots) {
   return files;
 }
 var COMPILED = /\.(c|s|S)$/;
-function resolveSources(candidateFolder, inst, index, display, roots, api = "iccs") {
+function resolveSources(candidateFolder, inst, index, display, roots) {
   const dir = resolve4(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f) && !(api === "nist" && NIST_RNG_FILE.test(f))).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute3(p) ? p : resolve4(dir, p);
@@ -13049,7 +13061,17 @@ function resolveSources(candidateFolder, inst, index, display, roots, api = "icc
       if (!COMPILED.test(f)) throw new InputError(display, where, `'${relative3(dir, f)}' is not a C or assembly source (.c, .s, .S)`);
   const sources = [.../* @__PURE__ */ new Set([...own6, ...extra])];
   if (sources.length === 0) throw new InputError(display, `${field}.sources`, `no C source files in '${inst.dir}'`);
-  return { dir, sources, includes: [dir, ...includes] };
+  const ownGenerator = inst.own_generator?.map((p, i) => {
+    const abs = resolve4(dir, p);
+    if (!sources.includes(abs))
+      throw new InputError(
+        display,
+        `${field}.own_generator[${i}]`,
+        `'${p}' is not one of the instance's sources (relative to ${inst.dir})`
+      );
+    return abs;
+  });
+  return { dir, sources, includes: [dir, ...includes], ...ownGenerator ? { ownGenerator } : {} };
 }
 
 // src/compile/nistShim.ts
@@ -13092,6 +13114,108 @@ function nistShim(candidate, inst) {
 }
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
+// src/compile/ownGenerator.ts
+import { mkdirSync as mkdirSync5, readFileSync as readFileSync7, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
+import { join as join10, relative as relative4 } from "node:path";
+
+// src/compile/objects.ts
+import { basename as basename4, join as join9 } from "node:path";
+async function compileObjects(run, sources, compileFlags, objDir) {
+  const names = sources.map((src) => `${basename4(src).replace(/\.[csS]$/, "")}.o`);
+  if (new Set(names).size === names.length) {
+    if ((await run([CC, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
+    return names.map((n) => join9(objDir, n));
+  }
+  const objects = [];
+  for (const [i, src] of sources.entries()) {
+    const obj = join9(objDir, `${i}-${names[i]}`);
+    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
+    objects.push(obj);
+  }
+  return objects;
+}
+async function symbolsOf(run, objects) {
+  const out = new Map(objects.map((o) => [o, { defined: /* @__PURE__ */ new Map(), undefined: /* @__PURE__ */ new Set() }]));
+  if (objects.length === 0) return out;
+  const nm = await run([NM, "-A", "-g", ...objects]);
+  if (nm.exitCode !== 0) return void 0;
+  for (const line of nm.stdout.split("\n")) {
+    const m = /^(.*?):\s*(?:[0-9a-fA-F]+\s+)?([A-Za-z])\s+(\S+)$/.exec(line);
+    const entry = m && out.get(m[1]);
+    if (!entry) continue;
+    if (m[2] === "U") entry.undefined.add(m[3]);
+    else entry.defined.set(m[3], m[2]);
+  }
+  return out;
+}
+
+// src/compile/ownGenerator.ts
+var GENERATOR_SYMBOLS = ["randombytes", "randombytes_init", "PQCLEAN_randombytes"];
+var TEXT_MAX = 16 << 20;
+function mentionsGenerator(file2) {
+  try {
+    const st = statSync4(file2);
+    return st.isFile() && st.size <= TEXT_MAX && readFileSync7(file2, "latin1").includes("randombytes");
+  } catch {
+    return false;
+  }
+}
+var shownNames = (names) => [...names].sort().join(", ");
+async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir) {
+  const shown4 = (f) => relative4(src.dir, f) || f;
+  if (src.ownGenerator) return src.ownGenerator.map((file2) => ({ file: file2, left_out: true, why: "candidate.yml names it in own_generator" }));
+  const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some(mentionsGenerator));
+  if (suspects.length === 0) return [];
+  try {
+    const compiled = await compiledSymbols(run, suspects, compileArgs, join10(workDir, "suspects"));
+    if (!compiled) return [];
+    const verdicts2 = [];
+    let restUses;
+    for (const file2 of suspects) {
+      const defined = compiled.get(file2).defined;
+      const generator = [...defined.keys()].filter((s) => GENERATOR_SYMBOLS.includes(s));
+      if (generator.length === 0) continue;
+      const others = [...defined.keys()].filter((s) => !GENERATOR_SYMBOLS.includes(s));
+      const says = `it defines ${shownNames(generator)}, which the harness's KAT generator provides`;
+      if (others.length === 0) {
+        verdicts2.push({ file: file2, left_out: true, why: says });
+        continue;
+      }
+      restUses ??= await usesOfRest(run, src.sources, suspects, compiled, compileArgs, join10(workDir, "rest"));
+      if (!restUses) return [];
+      const elsewhere = [...restUses.entries()].filter(([f]) => f !== file2);
+      const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
+      if (needed.length === 0) {
+        verdicts2.push({ file: file2, left_out: true, why: `${says}, and ${shownNames(others)}, which nothing else uses` });
+        continue;
+      }
+      const users = elsewhere.filter(([, used]) => needed.some((s) => used.has(s))).map(([f]) => shown4(f));
+      verdicts2.push({
+        file: file2,
+        left_out: false,
+        why: `${says}, but also ${shownNames(needed)}, which ${shownNames(users)} use: kept, and its generator will clash with the harness's; move those out of it, or name the file in own_generator`
+      });
+    }
+    return verdicts2;
+  } finally {
+    rmSync3(workDir, { recursive: true, force: true });
+  }
+}
+async function compiledSymbols(run, sources, compileArgs, objDir) {
+  mkdirSync5(objDir, { recursive: true });
+  const objects = await compileObjects(run, sources, compileArgs, objDir);
+  if (!objects) return void 0;
+  const symbols = await symbolsOf(run, objects);
+  if (!symbols) return void 0;
+  return new Map(sources.map((s, i) => [s, symbols.get(objects[i])]));
+}
+async function usesOfRest(run, sources, suspects, known, compileArgs, objDir) {
+  const rest = sources.filter((s) => !suspects.includes(s));
+  const compiled = rest.length > 0 ? await compiledSymbols(run, rest, compileArgs, objDir) : /* @__PURE__ */ new Map();
+  if (!compiled) return void 0;
+  return new Map([...known, ...compiled].map(([f, s]) => [f, s.undefined]));
+}
+
 // src/compile/compile.ts
 function versionScript(prefix) {
   const globals = [
@@ -13118,7 +13242,8 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 };
 `;
 }
-async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
+async function dependencies(src, compileArgs, sandbox, memoryLimitBytes) {
+  const cwd = src.dir;
   const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], {
     cwd,
     timeoutMs: 12e4,
@@ -13126,43 +13251,46 @@ async function dependencies(src, cwd, compileArgs, sandbox, memoryLimitBytes) {
     memoryLimitBytes,
     sandbox
   });
+  const out = /* @__PURE__ */ new Map();
   if (r.exitCode === 0) {
-    const files2 = r.stdout.replace(/\\\n/g, " ").split("\n").flatMap((rule) => rule.split(":").slice(1).join(":").trim().split(/\s+/)).filter(Boolean).map((f) => resolve5(cwd, f));
-    return [...new Set(files2)].sort();
+    const rules = r.stdout.replace(/\\\n/g, " ").split("\n").filter((rule) => rule.trim() !== "");
+    for (const rule of rules) {
+      const files = rule.split(":").slice(1).join(":").trim().split(/\s+/).filter(Boolean).map((f) => resolve5(cwd, f));
+      if (files[0] !== void 0) out.set(files[0], files);
+    }
+    if (src.sources.every((s) => out.has(s))) return out;
   }
-  const files = new Set(src.sources);
+  const headers = [];
   for (const dir of src.includes) {
     if (!existsSync8(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) files.add(join9(dir, f));
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join11(dir, f));
   }
-  return [...files].sort();
+  return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync8(join9(dir, ".git"))) return dir;
+    if (existsSync8(join11(dir, ".git"))) return dir;
     if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
   }
 }
-async function buildKey(req, src, argv, compileArgs, out, sandbox) {
+function buildKey(req, src, files, argv, out) {
   const repo = repositoryOf(req.candidate.folder);
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>").replaceAll(repo, "<repo>");
-  const parts = (await dependencies(src, src.dir, compileArgs, sandbox, req.memoryLimitBytes)).map(
-    (f) => `${portable(f)}
-${contentDigest(f)}`
-  );
+  const parts = files.map((f) => `${portable(f)}
+${contentDigest(f)}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
 }
 var KEY_FILE_MAX = 64 << 20;
 function contentDigest(file2) {
   let st;
   try {
-    st = statSync4(file2);
+    st = statSync5(file2);
   } catch {
     return "missing";
   }
   if (!st.isFile()) return "not a regular file";
   if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
-  return sha256Hex(readFileSync7(file2));
+  return sha256Hex(readFileSync8(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -13179,21 +13307,26 @@ function flagsFor(req) {
 }
 async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
-  const src = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`, void 0, candidate.api);
+  const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join9(dirname5(library), "exports.map");
-  mkdirSync5(dirname5(library), { recursive: true });
+  const scriptPath = join11(dirname5(library), "exports.map");
+  mkdirSync6(dirname5(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
-    cwd: src.dir,
+    cwd: resolved.dir,
     // In the argv, hence in the build key and in build.json's build_flags.
     flags: [...flags, ...instanceFlags(instance)],
     defines: shim.defines,
-    includes: src.includes.map((d) => `-I${d}`),
-    sources: [...src.sources, ...shim.sources],
+    includes: resolved.includes.map((d) => `-I${d}`),
     linkFlags: ["-Wl,--no-undefined", `-Wl,--version-script=${scriptPath}`],
     libs: instance.libs.map((l) => `-l${l}`)
   };
+  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
+  const readOnly = [resolve5(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
+  const deps = await dependencies(resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const generator = candidate.api === "nist" ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
+  const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
+  const sources = resolved.sources.filter((f) => !leftOut.has(f));
   const argv = [
     CC,
     ...parts.flags,
@@ -13203,21 +13336,29 @@ async function buildArgv(req, flags, library) {
     ...parts.linkFlags,
     "-o",
     library,
-    ...parts.sources,
+    ...sources,
+    ...shim.sources,
     ...parts.libs
   ];
-  const readOnly = [resolve5(candidate.folder), ...src.includes, ...src.sources, nativeDir()];
-  const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
-  const key = await buildKey(req, src, argv, compileArgs, dirname5(library), buildSandbox(req, readOnly));
-  return { ...parts, argv, key, readOnly };
+  const files = [...new Set(sources.flatMap((s) => deps.get(s) ?? [s]))].sort();
+  const key = buildKey(req, resolved, files, argv, dirname5(library));
+  const notes = generator.map((v) => `# ${v.left_out ? "left out" : "kept"} ${relative5(resolved.dir, v.file) || v.file}: ${v.why}`);
+  return { ...parts, sources: [...sources, ...shim.sources], argv, key, readOnly, notes };
+}
+async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library) {
+  const workDir = join11(dirname5(library), "own-generator");
+  mkdirSync6(workDir, { recursive: true });
+  const sandbox = buildSandbox(req, readOnly, workDir);
+  const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
+  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir);
 }
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join9(req.outDir, req.flagSet);
-  const library = join9(outDir, `lib${req.instance.label}.so`);
-  const { argv, key, cwd, readOnly, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join9(outDir, "build-key.json");
+  const outDir = join11(req.outDir, req.flagSet);
+  const library = join11(outDir, `lib${req.instance.label}.so`);
+  const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
+  const keyFile = join11(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
@@ -13234,9 +13375,10 @@ async function buildInstance(req) {
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir)
   });
-  const log2 = `$ ${argv.join(" ")}
+  const log2 = `${notes.map((n) => `${n}
+`).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join9(outDir, "build.log"), log2);
+  writeFileAtomic(join11(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync8(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -13249,19 +13391,19 @@ import { existsSync as existsSync10 } from "node:fs";
 import { resolve as resolve7 } from "node:path";
 
 // src/config/hashInstance.ts
-import { existsSync as existsSync9, readFileSync as readFileSync8 } from "node:fs";
-import { join as join10, relative as relative4, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync9, readFileSync as readFileSync9 } from "node:fs";
+import { join as join12, relative as relative6, resolve as resolve6 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve6(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join10(d, HASH_HEADER)).find((f) => existsSync9(f));
+  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join12(d, HASH_HEADER)).find((f) => existsSync9(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
-  const m = DEFINE.exec(readFileSync8(header, "latin1"));
+  const m = DEFINE.exec(readFileSync9(header, "latin1"));
   const bits = m ? Number(m[1]) : Number.NaN;
-  const shown4 = relative4(candidateFolder, header);
+  const shown4 = relative6(candidateFolder, header);
   if (!m) return { problem: `${shown4}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
   if (bits < 8 || bits > 65536 || bits % 8 !== 0)
     return { problem: `${shown4}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
@@ -13447,7 +13589,7 @@ function remainingSeconds(done2) {
 }
 
 // src/campaign/previous.ts
-import { relative as relative5 } from "node:path";
+import { relative as relative7 } from "node:path";
 function readPrevious(path, force, onReplaced) {
   try {
     return readJsonIfExists(path);
@@ -13458,7 +13600,7 @@ function readPrevious(path, force, onReplaced) {
       return void 0;
     }
     throw new InputError(
-      relative5(process.cwd(), path) || path,
+      relative7(process.cwd(), path) || path,
       "",
       `${e.problem}; run again with --force to redo and replace it, or delete the file`
     );
@@ -13607,10 +13749,10 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join16, relative as relative8, resolve as resolve11 } from "node:path";
+import { join as join17, relative as relative10, resolve as resolve11 } from "node:path";
 
 // src/compile/relink.ts
-import { basename as basename3, join as join11, resolve as resolve9 } from "node:path";
+import { resolve as resolve9 } from "node:path";
 function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv, cwd = plain.cwd) => {
@@ -13624,54 +13766,42 @@ function relinkSteps(req, plain, outDir, log2) {
     log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
     return r;
   };
+  log2.push(...plain.notes);
   return {
     run,
-    /**
-     * The objects, one per source, or undefined when one does not compile. One compiler call for
-     * them all, in the objects' folder (gcc names each object after its source), unless two
-     * sources share a name: then one call each, the objects numbered.
-     */
-    async compileEach(compileFlags, objDir) {
-      const sources = plain.sources.map((src) => resolve9(plain.cwd, src));
-      const names = sources.map((src) => `${basename3(src).replace(/\.c$/, "")}.o`);
-      if (new Set(names).size === names.length) {
-        if ((await run([CC, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
-        return names.map((n) => join11(objDir, n));
-      }
-      const objects = [];
-      for (const [i, src] of sources.entries()) {
-        const obj = join11(objDir, `${i}-${basename3(src).replace(/\.c$/, "")}.o`);
-        if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
-        objects.push(obj);
-      }
-      return objects;
-    },
+    /** The objects, one per source, or undefined when one does not compile. */
+    compileEach: (compileFlags, objDir) => compileObjects(
+      run,
+      plain.sources.map((src) => resolve9(plain.cwd, src)),
+      compileFlags,
+      objDir
+    ),
     /** The global functions the objects define (`nm`'s T symbols). */
     async definedFunctions(objects) {
-      const nm = await run(["nm", "-g", "--defined-only", ...objects]);
+      const symbols = await symbolsOf(run, objects);
       return new Set(
-        nm.stdout.split("\n").map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 3 && f[1] === "T").map((f) => f[2])
+        [...symbols?.values() ?? []].flatMap((o) => [...o.defined].filter(([, type]) => type === "T").map(([name]) => name))
       );
     }
   };
 }
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync6, readFileSync as readFileSync9 } from "node:fs";
-import { join as join12 } from "node:path";
+import { existsSync as existsSync11, mkdirSync as mkdirSync7, readFileSync as readFileSync10 } from "node:fs";
+import { join as join13 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync9(join12(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync10(join13(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join12(req.outDir, "profile");
-  const objDir = join12(outDir, "obj");
-  mkdirSync6(objDir, { recursive: true });
-  const library = join12(outDir, `lib${req.instance.label}.so`);
+  const outDir = join13(req.outDir, "profile");
+  const objDir = join13(outDir, "obj");
+  mkdirSync7(objDir, { recursive: true });
+  const library = join13(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join12(outDir, "profile-key.json");
+  const keyFile = join13(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -13679,7 +13809,7 @@ async function buildProfiled(req, flags, wanted) {
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join12(outDir, "build.log"), result.log);
+    writeFileAtomic(join13(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -13688,11 +13818,11 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join12(nativeDir(), "hashprof");
+  const hp = join13(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join12(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join12(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join12(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join13(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join13(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join13(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -13712,21 +13842,21 @@ async function buildProfiled(req, flags, wanted) {
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync5 } from "node:fs";
-import { basename as basename4, join as join13, relative as relative6 } from "node:path";
+import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
+import { basename as basename5, join as join14, relative as relative8 } from "node:path";
 
 // src/config/katManifest.ts
 import { existsSync as existsSync12 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync10 } from "node:fs";
+import { lstatSync as lstatSync4, readFileSync as readFileSync11 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
   if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
-    bytes2 = readFileSync10(file2);
+    bytes2 = readFileSync11(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -33697,7 +33827,12 @@ var instanceSchema = external_exports.object({
   defines: definesSchema.default([]),
   cflags: cflagsSchema.default([]),
   /** api: nist only: the scheme's own entry-point and size names, when not <prefix>crypto_*. */
-  nist_names: nistNamesSchema.optional()
+  nist_names: nistNamesSchema.optional(),
+  /**
+   * api: nist only: the sources that are the submission's own generator (`randombytes`), left out
+   * for the harness's; `[]` keeps them all. Absent: judged by the symbols each file defines.
+   */
+  own_generator: external_exports.array(external_exports.string().min(1)).optional()
 }).strict();
 var candidateSchema = external_exports.object({
   id: external_exports.string().refine((id) => CANDIDATE_ID.test(id) || id === ICCS_BASELINE_ID, "must match [a-z]+-[0-9]+"),
@@ -33721,6 +33856,8 @@ var candidateSchema = external_exports.object({
     seen.add(inst.label);
     if (inst.nist_prefix !== void 0 && c.api !== "nist")
       ctx.addIssue({ code: "custom", path: ["instances", i, "nist_prefix"], message: "only allowed with api: nist" });
+    if (inst.own_generator !== void 0 && c.api !== "nist")
+      ctx.addIssue({ code: "custom", path: ["instances", i, "own_generator"], message: "only allowed with api: nist" });
     if (inst.digest_bits !== void 0 && c.type !== "hash")
       ctx.addIssue({ code: "custom", path: ["instances", i, "digest_bits"], message: "only allowed with type: hash" });
     if (inst.nist_names !== void 0) nistNamesIssues(c.api, c.type, inst, i, ctx);
@@ -33808,13 +33945,13 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join13(root3, "ngcc-perf.yml");
+  const file2 = join14(root3, "ngcc-perf.yml");
   if (!existsSync13(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join13(folder, "candidate.yml"), candidateSchema, display);
-  if (spec.id !== basename4(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename4(folder)}'`);
+  const spec = loadYaml(join14(folder, "candidate.yml"), candidateSchema, display);
+  if (spec.id !== basename5(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename5(folder)}'`);
   return {
     ...spec,
     folder,
@@ -33822,10 +33959,10 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join13(root3, name, "candidate.yml"))).sort();
+var shown2 = (path) => relative8(process.cwd(), path) || ".";
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join14(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
-  if (!existsSync13(root3) || !statSync5(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync13(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -33835,8 +33972,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join13(root3, name);
-      const display = join13(shown2(root3), name, "candidate.yml");
+      const folder = join14(root3, name);
+      const display = join14(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -33845,8 +33982,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join13(shown2(root3), c.id, "kat.sha256"));
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots, c.api);
+      checkManifest(c, join14(shown2(root3), c.id, "kat.sha256"));
+      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -33860,7 +33997,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join13(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join14(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -33875,16 +34012,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join13(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join13(root3, name);
-    if (!statSync5(folder).isDirectory() || existsSync13(join13(folder, "candidate.yml"))) continue;
+    const folder = join14(root3, name);
+    if (!statSync6(folder).isDirectory() || existsSync13(join14(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join13(folder, wrong)),
+        shown2(join14(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -33892,17 +34029,17 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync14, readFileSync as readFileSync11 } from "node:fs";
-import { join as join14, relative as relative7, resolve as resolve10 } from "node:path";
+import { existsSync as existsSync14, readFileSync as readFileSync12 } from "node:fs";
+import { join as join15, relative as relative9, resolve as resolve10 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve10(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
-    const yml = join14(campaignRoot, "ngcc-perf.yml");
+    const yml = join15(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
-      relative7(process.cwd(), yml) || yml,
+      relative9(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
-      `'${configured}' does not exist (looked for ${relative7(process.cwd(), path) || path})`
+      `'${configured}' does not exist (looked for ${relative9(process.cwd(), path) || path})`
     );
   }
   return path;
@@ -33911,7 +34048,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync14(path)) return [];
   let text3;
   try {
-    text3 = readFileSync11(path, "utf8");
+    text3 = readFileSync12(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -33991,7 +34128,7 @@ function readSizeCatalog(campaign) {
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync15 } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -34014,7 +34151,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join15(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join16(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync15(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -34062,7 +34199,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve11(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative8(process.cwd(), join16(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative10(process.cwd(), join17(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -34433,7 +34570,7 @@ function outcomeLines(f) {
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync16 } from "node:fs";
-import { join as join19, relative as relative9, resolve as resolve12 } from "node:path";
+import { join as join20, relative as relative11, resolve as resolve12 } from "node:path";
 
 // src/kat/log.ts
 var pad = (k) => k.padEnd(11);
@@ -34473,8 +34610,8 @@ function parseResultLine(log2) {
 }
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join17 } from "node:path";
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join18 } from "node:path";
 
 // src/kat/manifest.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -34608,8 +34745,8 @@ async function runKat(req) {
   if (failure2) return { ...base, ...failure2 };
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
-  mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join17(req.outDir, file2), text3);
+  mkdirSync8(req.outDir, { recursive: true });
+  writeFileAtomic(join18(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -34637,8 +34774,8 @@ async function runKat(req) {
 }
 
 // src/kat/hashKat.ts
-import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join18 } from "node:path";
+import { mkdirSync as mkdirSync9 } from "node:fs";
+import { join as join19 } from "node:path";
 var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
 var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
 var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
@@ -34673,7 +34810,7 @@ async function runHashKat(req) {
   const digests = [];
   let sizes2 = {};
   let last;
-  mkdirSync8(req.outDir, { recursive: true });
+  mkdirSync9(req.outDir, { recursive: true });
   for (const kind of kinds) {
     const mine = entries.filter((e) => kindOf(e.file, label) === kind);
     const limit = hashKatLimit(mine);
@@ -34704,7 +34841,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join18(req.outDir, file2), text3);
+    writeFileAtomic(join19(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -34733,9 +34870,9 @@ async function runHashKat(req) {
 }
 
 // src/util/elf.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync12(path);
+  const b = readFileSync13(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -34801,7 +34938,7 @@ var prepare = {
 function libraryFields(campaignDir, b) {
   const elf = elfSizes(b.library);
   return {
-    library: relative9(campaignDir, b.library),
+    library: relative11(campaignDir, b.library),
     library_sha256: sha256File(b.library),
     elf_load_bytes: elf.loadBytes,
     elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
@@ -34818,7 +34955,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join19(candidate.folder, "kat.sha256");
+  const manifestPath = join20(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync16(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -34917,7 +35054,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join19(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join20(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
@@ -34965,7 +35102,7 @@ function saveEntry(run, key, entry) {
 import { resolve as resolve13 } from "node:path";
 
 // src/profile/run.ts
-import { basename as basename5, relative as relative10 } from "node:path";
+import { basename as basename6, relative as relative12 } from "node:path";
 
 // src/measure/shares.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -35057,7 +35194,7 @@ async function profileInstance(p, operations, sink, relinked) {
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.driver ? basename5(a) : a === profiled.library ? relative10(p.campaignDir, a) : a),
+        command: chosen.argv.map((a) => a === p.tools.driver ? basename6(a) : a === profiled.library ? relative12(p.campaignDir, a) : a),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
         library_sha256: p.librarySha256,
@@ -35108,7 +35245,7 @@ function driverFailure({ run, output: output2, rejected }) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync13 } from "node:fs";
+import { readFileSync as readFileSync14 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -35209,7 +35346,7 @@ async function surveyLibrary(library, label, nistApi = false, sandbox = "bwrap")
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync13(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync14(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -35424,7 +35561,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync17, rmSync as rmSync3 } from "node:fs";
+import { existsSync as existsSync17, rmSync as rmSync4 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -35441,7 +35578,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
-      rmSync3(file2, { force: true });
+      rmSync4(file2, { force: true });
       dropped++;
     }
   }
@@ -35462,8 +35599,8 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync20, readFileSync as readFileSync14 } from "node:fs";
-import { join as join22 } from "node:path";
+import { existsSync as existsSync20, readFileSync as readFileSync15 } from "node:fs";
+import { join as join23 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -35478,19 +35615,19 @@ function planCtOperation(perCallSeconds, b) {
 }
 
 // src/ct/build.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync9 } from "node:fs";
-import { join as join20 } from "node:path";
+import { existsSync as existsSync18, mkdirSync as mkdirSync10 } from "node:fs";
+import { join as join21 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 async function buildCt(req, flags) {
-  const outDir = join20(req.outDir, "ct");
-  const objDir = join20(outDir, "obj");
-  mkdirSync9(objDir, { recursive: true });
-  const library = join20(outDir, `lib${req.instance.label}.so`);
+  const outDir = join21(req.outDir, "ct");
+  const objDir = join21(outDir, "obj");
+  mkdirSync10(objDir, { recursive: true });
+  const library = join21(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = ["-gdwarf-4", "-fno-lto"];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, "ct"].join("\n"));
-  const keyFile = join20(outDir, "ct-key.json");
+  const keyFile = join21(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   if (previous?.key === key && (!previous.ok || existsSync18(library) && sha256File(library) === previous.library_sha256))
@@ -35507,7 +35644,7 @@ async function buildCt(req, flags) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join20(outDir, "build.log"), result.log);
+    writeFileAtomic(join21(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;
   };
@@ -35515,14 +35652,14 @@ async function buildCt(req, flags) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join20(objDir, "ct_wrap.o");
+  const wrapObj = join21(objDir, "ct_wrap.o");
   const wrapArgv = [
     CC,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join20(nativeDir(), "ct_wrap.c"),
+    join21(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -35616,7 +35753,7 @@ function withDivisions(ct2, sites2) {
 import { realpathSync as realpathSync4 } from "node:fs";
 
 // src/ct/memcheck.ts
-import { basename as basename6 } from "node:path";
+import { basename as basename7 } from "node:path";
 
 // src/ct/xml.ts
 var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -35704,7 +35841,7 @@ function parseMemcheckXml(text3) {
   const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
   return { errors, finished };
 }
-var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename6(f.obj ?? "?")}:${f.line ?? 0}`;
+var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename7(f.obj ?? "?")}:${f.line ?? 0}`;
 function findingsOf(report2, isLibrary) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
@@ -35790,18 +35927,18 @@ async function runCtOperation(req) {
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
-import { existsSync as existsSync19, mkdirSync as mkdirSync10, renameSync as renameSync3, rmSync as rmSync4 } from "node:fs";
-import { join as join21 } from "node:path";
+import { existsSync as existsSync19, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync5 } from "node:fs";
+import { join as join22 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join21(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join21(dir, "sha256.json"));
+  const driver = join22(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join22(dir, "sha256.json"));
   if (existsSync19(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes3(4).toString("hex")}`;
-  mkdirSync10(staging, { recursive: true, mode: 448 });
-  const out = join21(staging, "ngcc_ct");
+  mkdirSync11(staging, { recursive: true, mode: 448 });
+  const out = join22(staging, "ngcc_ct");
   const r = await runProcess(
     [
       CC,
@@ -35814,7 +35951,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join21(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join22(n, f)),
       "-ldl"
     ],
     {
@@ -35822,18 +35959,18 @@ async function ctDriver(tools) {
     }
   );
   if (r.exitCode !== 0) {
-    rmSync4(staging, { recursive: true, force: true });
+    rmSync5(staging, { recursive: true, force: true });
     throw new Error(
       `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join21(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
-  rmSync4(dir, { recursive: true, force: true });
+  writeJsonAtomic(join22(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  rmSync5(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
   } catch {
-    rmSync4(staging, { recursive: true, force: true });
+    rmSync5(staging, { recursive: true, force: true });
   }
   return driver;
 }
@@ -35914,8 +36051,8 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join22(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync14(suppressionsFile)) : void 0;
+  const suppressionsFile = join23(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
@@ -36236,12 +36373,12 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync24, readFileSync as readFileSync16 } from "node:fs";
-import { join as join25, relative as relative11 } from "node:path";
+import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
+import { join as join26, relative as relative13 } from "node:path";
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync22, readdirSync as readdirSync8, readFileSync as readFileSync15 } from "node:fs";
-import { join as join23 } from "node:path";
+import { existsSync as existsSync22, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { join as join24 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -36288,7 +36425,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync8(join23(dir, id.name))) {
+    for (const file2 of readdirSync8(join24(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -36296,7 +36433,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync15(join23(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join24(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -36321,7 +36458,7 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync23, readdirSync as readdirSync9 } from "node:fs";
-import { join as join24 } from "node:path";
+import { join as join25 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -36333,7 +36470,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync23(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join24(e.parentPath, e.name)).sort();
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join25(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -36360,7 +36497,7 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative11(systemDir, p) || p;
+  const rel = (p) => relative13(systemDir, p) || p;
   if (!existsSync24(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
@@ -36374,12 +36511,12 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join25(systemDir, e.kat_log);
+    const logPath = join26(systemDir, e.kat_log);
     if (!existsSync24(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync16(logPath, "utf8");
+    const log2 = readFileSync17(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -36581,7 +36718,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync25, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync25, statSync as statSync7 } from "node:fs";
 import { dirname as dirname6, resolve as resolve14 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -36621,7 +36758,7 @@ function parsePositive(v, where, unit) {
 function checkOutputFolder(path, where) {
   let p = resolve14(path);
   while (!existsSync25(p) && dirname6(p) !== p) p = dirname6(p);
-  if (!statSync6(p).isDirectory())
+  if (!statSync7(p).isDirectory())
     throw fail(
       where,
       p === resolve14(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
@@ -36708,29 +36845,29 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync27, readdirSync as readdirSync11, readFileSync as readFileSync17 } from "node:fs";
-import { basename as basename7, dirname as dirname7, join as join27, relative as relative12 } from "node:path";
+import { existsSync as existsSync27, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
+import { basename as basename8, dirname as dirname7, join as join28, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
 import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
-import { join as join26 } from "node:path";
+import { join as join27 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync26(dir)) return { files, unreadable };
   for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync26(join26(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync10(join26(dir, candidate)).sort()) {
+    if (!existsSync26(join27(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync10(join27(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join26(systemDir, path));
+        const ct2 = readJson(join27(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join26(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join27(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -36854,9 +36991,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync27(join27(systemDir, path))) return {};
+  if (!path || !existsSync27(join28(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync17(join27(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync18(join28(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -36889,9 +37026,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync11(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync11(join27(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync11(join28(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join27(surveyDir, id, f))];
+          return [readJson(join28(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -36902,7 +37039,7 @@ function readSurveys(systemDir) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync27(dataDir) ? readdirSync11(dataDir).sort() : []) {
-    const paths = evidencePaths(join27(dataDir, name));
+    const paths = evidencePaths(join28(dataDir, name));
     if (!existsSync27(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -36922,7 +37059,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename7(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename8(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -36941,9 +37078,9 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync27(join27(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync27(join28(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative12(systemDir, p);
+  const rel = (p) => relative14(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     const op = operationOf(record2);
@@ -37002,8 +37139,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join27(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join27(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join28(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join28(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -37013,7 +37150,7 @@ function loadReportModel(systemDir, campaignDir) {
 
 // src/compare/compare.ts
 import { existsSync as existsSync28 } from "node:fs";
-import { join as join28, relative as relative13 } from "node:path";
+import { join as join29, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -37270,7 +37407,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join28(dataDir, system2);
+  const dir = join29(dataDir, system2);
   if (!existsSync28(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
@@ -37282,7 +37419,7 @@ function refuseUnreadable(unreadable, role) {
   const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
-      relative13(process.cwd(), first.path) || first.path,
+      relative15(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
@@ -37414,7 +37551,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync28(join28(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join28(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync28(join29(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join29(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -39583,7 +39720,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join29 = [joinDefaults];
+var join30 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -42197,7 +42334,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join29],
+    join: [...join30],
     options: {},
     safe: safeBound,
     stack: [],
@@ -42820,8 +42957,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync11, readFileSync as readFileSync18, renameSync as renameSync4, rmdirSync, rmSync as rmSync5, statSync as statSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename8, dirname as dirname8, join as join30, posix as posix2, relative as relative14, resolve as resolve15, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename9, dirname as dirname8, join as join31, posix as posix2, relative as relative16, resolve as resolve15, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -42835,26 +42972,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join30(shown4, strays2[0]),
+      join31(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join30(dir, BUILD_FILE);
+  const buildPath = join31(dir, BUILD_FILE);
   if (existsSync29(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join30(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join31(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join30(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join31(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync29(join30(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join30(dir, CAMPAIGN_FILE), join30(shown4, CAMPAIGN_FILE));
+  if (existsSync29(join31(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join31(dir, CAMPAIGN_FILE), join31(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join30(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join30(shown4, BUILD_FILE)}`);
+        throw new InputError(join31(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join31(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -42866,7 +43003,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync18(a).equals(readFileSync18(b));
+var sameBytes = (a, b) => readFileSync19(a).equals(readFileSync19(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -42874,7 +43011,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join30(a.dir, rel), join30(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join31(a.dir, rel), join31(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -42883,8 +43020,8 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync29(join30(shard.dir, tail))) return entry;
-  const move = relative14(shard.dir, out).split(sep3).join("/");
+  if (!existsSync29(join31(shard.dir, tail))) return entry;
+  const move = relative16(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -42913,18 +43050,18 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative14(process.cwd(), p) || ".";
+var shownPath = (p) => relative16(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
   const out = resolve15(into);
   for (const p of parts) {
     const abs = resolve15(p);
-    if (!existsSync29(abs) || !statSync7(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync29(abs) || !statSync8(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync29(out);
-  if (existed && !statSync7(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  if (existed && !statSync8(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
   try {
@@ -42948,9 +43085,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join30(other.shown, CAMPAIGN_FILE),
+      join31(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join30(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join31(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -42972,16 +43109,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join30(earlier.dir, rel), join30(f.dir, rel)))
-        throw new InputError(join30(f.shown, rel), "", `differs from ${join30(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join31(earlier.dir, rel), join31(f.dir, rel)))
+        throw new InputError(join31(f.shown, rel), "", `differs from ${join31(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join30(dirname8(out), `.${basename8(out)}.merging-${process.pid}`);
-  rmSync5(tmp, { recursive: true, force: true });
-  mkdirSync11(tmp, { recursive: true });
+  const tmp = join31(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
+  rmSync6(tmp, { recursive: true, force: true });
+  mkdirSync12(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync11(dirname8(join30(tmp, rel)), { recursive: true });
-      copyFileSync(join30(from.dir, rel), join30(tmp, rel));
+      mkdirSync12(dirname8(join31(tmp, rel)), { recursive: true });
+      copyFileSync(join31(from.dir, rel), join31(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -42989,10 +43126,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join30(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join31(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join30(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join30(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join31(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join31(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -43002,8 +43139,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join30(tmp, LOCK_FILE), lockText());
-    const old = join30(dirname8(out), `.${basename8(out)}.replaced-${process.pid}`);
+    writeFileSync4(join31(tmp, LOCK_FILE), lockText());
+    const old = join31(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -43019,16 +43156,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync5(old, { recursive: true, force: true });
+    rmSync6(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync5(tmp, { recursive: true, force: true });
+    rmSync6(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync30, readFileSync as readFileSync19 } from "node:fs";
-import { join as join31 } from "node:path";
+import { existsSync as existsSync30, readFileSync as readFileSync20 } from "node:fs";
+import { join as join32 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -44293,22 +44430,22 @@ function renderPages(model) {
   return pages;
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join31(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join32(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join31(outDir, path);
-    return !existsSync30(file2) || readFileSync19(file2, "utf8") !== text3;
+    const file2 = join32(outDir, path);
+    return !existsSync30(file2) || readFileSync20(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync12, rmSync as rmSync6 } from "node:fs";
-import { join as join32, resolve as resolve16 } from "node:path";
+import { mkdirSync as mkdirSync13, rmSync as rmSync7 } from "node:fs";
+import { join as join33, resolve as resolve16 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join32(nativeDir(), "iccs", "baseline");
+  const dir = join33(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -44329,13 +44466,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve16(settingsFrom)) : void 0;
-  rmSync6(root3, { recursive: true, force: true });
-  mkdirSync12(join32(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync7(root3, { recursive: true, force: true });
+  mkdirSync13(join33(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join32(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join33(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join32(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join33(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -44470,7 +44607,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join33(values.out, values.system), cli("out"));
+  checkOutputFolder(join34(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -44481,7 +44618,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve17(values["against-out"]) === resolve17(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join33(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join34(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -44505,7 +44642,7 @@ async function cmdRun(args) {
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
   });
   const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative15(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative17(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
@@ -44550,11 +44687,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync31(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync31(join33(d, values.system)))
+    if (!existsSync31(join34(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join33(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join34(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync31(values.campaign))
@@ -44582,11 +44719,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve17(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join33(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join34(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join33(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join34(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -44627,17 +44764,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join33(systemDir, e.kat_file);
+    const katPath = join34(systemDir, e.kat_file);
     if (!existsSync31(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync20(katPath, "utf8");
+    const text3 = readFileSync21(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join33(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join34(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -44667,9 +44804,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join33(c.folder, "kat.sha256");
-  const shown4 = relative15(process.cwd(), target) || target;
-  const before = existsSync31(target) ? readFileSync20(target, "utf8") : "";
+  const target = join34(c.folder, "kat.sha256");
+  const shown4 = relative17(process.cwd(), target) || target;
+  const before = existsSync31(target) ? readFileSync21(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -44687,7 +44824,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join33(dir, file2))).map((f) => ({ ...f, text: readFileSync20(join33(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join34(dir, file2))).map((f) => ({ ...f, text: readFileSync21(join34(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -44728,7 +44865,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join33(values.out, values.system), cli("out"));
+  checkOutputFolder(join34(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync31(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -44747,26 +44884,26 @@ async function cmdIccsBaseline(args) {
       `${i.key}  ${i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ")}`
     );
   const { code: code4, verdict } = baselineVerdict(summary);
-  console.log(`evidence: ${relative15(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative17(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve17(values.out ?? join33(root3, "out"));
+  const out = resolve17(values.out ?? join34(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join33(root3, "examples", "campaign");
-  const pqclean = join33(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync31(pqclean)) throw new InputError(relative15(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join34(root3, "examples", "campaign");
+  const pqclean = join34(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync31(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative15(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join33(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join34(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join33(out, "data"),
+    dataDir: join34(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -44774,13 +44911,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join33(out, "pages");
+  const pagesDir = join34(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative15(process.cwd(), summary.systemDir)}`);
+evidence: ${relative17(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative15(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative15(process.cwd(), join33(pagesDir, "index.md"))})`
+    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join34(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;

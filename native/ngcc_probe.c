@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 int main(int argc, char **argv) {
     if (argc > 1) {
@@ -60,6 +61,12 @@ int main(int argc, char **argv) {
     }
     if (syscall(425 /* io_uring_setup */, 1, NULL) != -1 || errno != EPERM) {
         printf("SEAL\tfailed\tio_uring_setup not refused\n");
+        return 0;
+    }
+    /* A shared wake on this program's read-only data (a page of its file, keyed by the file) must be refused. */
+    static const unsigned text_word = 0;
+    if (syscall(SYS_futex, &text_word, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0) != -1 || errno != EPERM) {
+        printf("SEAL\tfailed\tshared futex wake not refused\n");
         return 0;
     }
     printf("SEAL\theld\n");

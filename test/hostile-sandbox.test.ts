@@ -7,7 +7,7 @@ import { harnessTools } from '../src/compile/harnessTools.js';
 import { probeSandbox, resolveSandbox } from '../src/env/sandboxProbe.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
 import { InputError } from '../src/errors.js';
-import { bwrapArgs, type SandboxSpec, type SystemView, unshareArgv } from '../src/sandbox/bwrap.js';
+import { bwrapArgs, PROC_HOST_ACTIVITY, type SandboxSpec, type SystemView, unshareArgv } from '../src/sandbox/bwrap.js';
 import { runProcess } from '../src/sandbox/run.js';
 import { sha256File } from '../src/util/fsx.js';
 import {
@@ -274,7 +274,11 @@ describe('the bwrap command line', () => {
     expect(text).not.toContain('/good/sub');
     expect(text).toMatch(/--setenv PATH \/usr\/bin --setenv TMPDIR \/tmp --chdir \/c\/kem-1\/good$/);
     // Nothing else of the host: no bind of /, /home, /etc as a whole or the runner's workspace.
-    const binds = args.flatMap((a, i) => (a.startsWith('--') && a.includes('bind') ? [args[i + 1]!] : []));
+    const binds = args.flatMap((a, i) => (a.startsWith('--') && a.includes('bind') && args[i + 1] !== '/dev/null' ? [args[i + 1]!] : []));
+    // /dev/null only over the files of /proc that show the host's activity (those this kernel has).
+    const hidden = args.flatMap((a, i) => (a === '--ro-bind' && args[i + 1] === '/dev/null' ? [args[i + 2]!] : []));
+    expect(hidden).toEqual(PROC_HOST_ACTIVITY.map((f) => `/proc/${f}`).filter((f) => existsSync(f)));
+    expect(hidden).toContain('/proc/stat');
     expect(binds).toEqual([
       '/usr',
       '/lib',
@@ -384,6 +388,24 @@ describe.each(['bwrap', 'unshare'] as const)('runProcess in the %s sandbox', (mo
     expect(r.stdout).not.toContain('writable');
     expect(r.stdout).toContain('userns refused');
     expect(Number(r.stdout.trim().split('\n').at(-1)!.split(/\s+/)[1])).toBe(1 << 20);
+  });
+
+  it("hides the host's activity (/proc/stat, /proc/loadavg, …) and keeps the process's own /proc", async () => {
+    const script = [
+      'for f in /proc/stat /proc/loadavg /proc/schedstat /proc/interrupts /proc/softirqs /proc/vmstat; do',
+      '  if [ -e "$f" ]; then n=$(cat "$f" 2>/dev/null | wc -c); echo "$f $n"; fi',
+      'done',
+      'wc -c < /proc/self/stat',
+    ].join('\n');
+    // The same files outside have content: the test would pass for nothing otherwise.
+    expect(readFileSync('/proc/stat', 'utf8').length).toBeGreaterThan(0);
+    expect(readFileSync('/proc/loadavg', 'utf8').length).toBeGreaterThan(0);
+    const r = await runProcess(['sh', '-c', script], { timeoutMs: 10_000, sandbox: bare });
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toContain('/proc/stat 0');
+    expect(lines).toContain('/proc/loadavg 0');
+    for (const l of lines.slice(0, -1)) expect(l, l).toMatch(/ 0$/);
+    expect(Number(lines.at(-1))).toBeGreaterThan(0);
   });
 
   it('reports a crash inside as the signal, as outside', async () => {

@@ -82,6 +82,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
       trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  if (!failure && trials.length > 0) failure = countFailure(trials, req.iterations);
   if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.counterHz);
   if (failure) trials.length = 0;
   return {
@@ -96,6 +97,19 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     disturbed_retries: 0,
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
   };
+}
+
+/**
+ * A trial whose count is not the one the parent asked for, as a failure: the count is the parent's,
+ * and the library shares the process that reports it (a forged TRIAL line could claim ten times the
+ * calls). The per-call samples cannot outnumber the calls either.
+ */
+function countFailure(trials: Trial[], asked: number): string | undefined {
+  const t = trials[0]!;
+  if (t.measurements !== asked) return `inconsistent trial: the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
+  const n = t.per_call_cycles?.n;
+  if (n !== undefined && (n < 1 || n > asked)) return `inconsistent trial: ${n} per-call samples for ${asked} calls`;
+  return undefined;
 }
 
 /** A trial the kernel's view contradicts (docs/method.md#the-kernels-view), as a failure; undefined when it holds. */

@@ -78,6 +78,14 @@ const depth = (p: string) => p.split('/').length;
 const PROC_KERNEL = ['sys', 'sysrq-trigger', 'irq', 'bus'];
 
 /**
+ * The files of /proc that show the whole host's activity, not the sandbox's: what every CPU did
+ * (stat, schedstat), the load, interrupts and memory traffic. A library could watch a rival's
+ * processes come and go through them. Hidden behind /dev/null, which opens to nothing there (proc's
+ * nodev): a read fails. The process's own files (/proc/self/…) stay.
+ */
+export const PROC_HOST_ACTIVITY = ['stat', 'loadavg', 'schedstat', 'interrupts', 'softirqs', 'vmstat'];
+
+/**
  * The bwrap arguments (without the leading `bwrap` and the command) that run a process in its own
  * namespaces: no network, its own PID namespace (nothing it starts outlives it, no other process is
  * visible), no capabilities and no user namespace of its own to regain them in, a new session (no
@@ -100,6 +108,8 @@ export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
   for (const p of opts.system.etc) args.push('--ro-bind-try', p, p);
   args.push('--proc', '/proc');
   for (const d of PROC_KERNEL) args.push('--ro-bind-try', `/proc/${d}`, `/proc/${d}`);
+  // bwrap cannot bind over a file this kernel's /proc lacks (schedstat without CONFIG_SCHEDSTATS).
+  for (const f of PROC_HOST_ACTIVITY) if (existsSync(`/proc/${f}`)) args.push('--ro-bind', '/dev/null', `/proc/${f}`);
   // /dev read-only but for a capped /dev/shm: bwrap's /dev is otherwise a tmpfs of half the host's memory.
   args.push('--dev', '/dev', '--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
   args.push('--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/tmp');
@@ -160,6 +170,7 @@ export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: stri
   lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
   for (const d of PROC_KERNEL)
     lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
+  for (const f of PROC_HOST_ACTIVITY) lines.push(`if [ -e ${r}/proc/${f} ]; then mount --bind /dev/null ${r}/proc/${f}; fi`);
   lines.push(`mkdir -p ${r}/dev`);
   for (const n of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
     lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);

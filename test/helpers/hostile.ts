@@ -50,6 +50,7 @@ export const ESCAPES = [
   'rlimit-raise',
   'zero-header',
   'cpu-move',
+  'shared-futex',
 ] as const;
 export type Escape = (typeof ESCAPES)[number];
 

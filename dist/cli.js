@@ -10323,6 +10323,17 @@ function reapedCpuSeconds(pid) {
 function treeCpuSeconds(root3) {
   return [root3, ...descendants(root3)].reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
+var precise;
+function cpuTimeIsPrecise() {
+  if (precise === void 0) {
+    try {
+      precise = Number(readFileSync2(`/proc/${process.pid}/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) > 0;
+    } catch {
+      precise = false;
+    }
+  }
+  return precise;
+}
 
 // src/sandbox/run.ts
 var DEFAULT_MAX_OUTPUT = 1 << 20;
@@ -11840,16 +11851,19 @@ function trialWindow(marks) {
   const [b, e] = marks;
   return { kernel_cpu_s: e.cpu_s - b.cpu_s, window_s: e.wall_s - b.wall_s };
 }
+var CPU_TOLERANCE = { "perf_event-cycles": 3 };
+var DEFAULT_CPU_TOLERANCE = 1.04;
 var RATE_TOLERANCE = { "perf_event-cycles": 3 };
 var DEFAULT_RATE_TOLERANCE = 1.25;
-var SLACK_S = 0.02;
+var SLACK_PRECISE_S = 1e-3;
+var SLACK_TICKS_S = 0.02;
 var fmt = (s) => `${s < 0.01 ? s.toExponential(2) : s.toFixed(3)} s`;
-function kernelInconsistency(cycles2, counter, counterHz, w) {
+function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICKS_S) {
   const claimed = cycles2 / counterHz;
-  const k = RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE;
-  if (w.kernel_cpu_s > k * claimed + SLACK_S)
+  if (w.kernel_cpu_s > (CPU_TOLERANCE[counter] ?? DEFAULT_CPU_TOLERANCE) * claimed + slackS)
     return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
-  if (claimed > k * w.window_s + SLACK_S) return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
+  if (claimed > (RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE) * w.window_s + slackS)
+    return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
   return void 0;
 }
 
@@ -11918,7 +11932,8 @@ function countFailure(trials, asked) {
 function kernelFailure(trials, window, counter, counterHz) {
   if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark the timed loop once";
   if (counterHz === void 0 || counter === void 0) return void 0;
-  const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window);
+  const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
+  const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
   return why ? `inconsistent trial: ${why}` : void 0;
 }
 

@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
-import { kernelInconsistency, trialWindow } from '../src/measure/kernelCheck.js';
+import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
 import { runTrial } from '../src/measure/trial.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
@@ -212,6 +212,16 @@ say $'END\\t0'
     expect(kernelInconsistency(1.4e9, 'rdtsc', 1e9, w)).toMatch(/only 1\.010 s passed/);
     // A descheduled trial: less CPU than its cycles say, within the time that passed. Not a forgery.
     expect(kernelInconsistency(1e9, 'rdtsc', 1e9, { kernel_cpu_s: 0.3, window_s: 1.01 })).toBeUndefined();
+    // An under-report: cycles 5 % (10 %) below the work the kernel charged. With nanosecond CPU
+    // accounting a 1-s trial shows 5 %, a 0.05-s trial 10 %; the uncounted work of an honest trial
+    // (at most 1.008× in the example campaign) passes.
+    const charged = (s: number) => ({ kernel_cpu_s: s, window_s: s * 1.01 });
+    expect(kernelInconsistency(0.95e9, 'rdtsc', 1e9, charged(1), SLACK_PRECISE_S)).toMatch(/kernel charged/);
+    expect(kernelInconsistency(0.9 * 0.05e9, 'rdtsc', 1e9, charged(0.05), SLACK_PRECISE_S)).toMatch(/kernel charged/);
+    expect(kernelInconsistency(1e9 / 1.01, 'rdtsc', 1e9, charged(1), SLACK_PRECISE_S)).toBeUndefined();
+    expect(kernelInconsistency(0.05e9 / 1.01, 'rdtsc', 1e9, charged(0.05), SLACK_PRECISE_S)).toBeUndefined();
+    // Tick-granular accounting (no schedstat) needs its 20 ms: 5 % of 0.05 s is inside it.
+    expect(kernelInconsistency(0.95 * 0.05e9, 'rdtsc', 1e9, charged(0.05), SLACK_TICKS_S)).toBeUndefined();
     expect(trialWindow([{ name: 'begin', wall_s: 1, cpu_s: 0.5 }])).toBeUndefined();
     expect(
       trialWindow([

@@ -1,7 +1,8 @@
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { kernelInconsistency, trialWindow } from './kernelCheck.js';
+import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
+import { cpuTimeIsPrecise } from '../sandbox/cpuTime.js';
 import { parseOsLine } from './disturbance.js';
 
 export interface TrialRequest {
@@ -122,6 +123,7 @@ function kernelFailure(
   if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark the timed loop once';
   if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
   // A key-exchange span is part of each call: the kernel saw the whole loop.
-  const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window);
+  const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
+  const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window, slack);
   return why ? `inconsistent trial: ${why}` : undefined;
 }

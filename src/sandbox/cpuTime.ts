@@ -85,3 +85,20 @@ function reapedCpuSeconds(pid: number): number {
 export function treeCpuSeconds(root: number): number {
   return [root, ...descendants(root)].reduce((sum, pid) => sum + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
+
+let precise: boolean | undefined;
+
+/**
+ * Whether this kernel charges CPU time in nanoseconds (/proc/<pid>/task/<tid>/schedstat, read for
+ * this process), or only in clock ticks (10 ms): what the kernel's view of a trial can resolve.
+ */
+export function cpuTimeIsPrecise(): boolean {
+  if (precise === undefined) {
+    try {
+      precise = Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) > 0;
+    } catch {
+      precise = false;
+    }
+  }
+  return precise;
+}

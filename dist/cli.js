@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync31, readdirSync as readdirSync12, readFileSync as readFileSync21 } from "node:fs";
+import { existsSync as existsSync32, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join34, relative as relative17, resolve as resolve17 } from "node:path";
+import { join as join35, relative as relative17, resolve as resolve17 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync21 } from "node:fs";
@@ -44540,6 +44540,82 @@ function baselineVerdict(s) {
   };
 }
 
+// src/catalogs/pqclean.ts
+import { existsSync as existsSync31, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join34 } from "node:path";
+var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
+function pqcleanSchemes(pqclean) {
+  return ["kem", "sig"].flatMap((kind) => {
+    const base = join34(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    if (!existsSync31(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync12(base).sort().filter((scheme) => existsSync31(join34(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+  });
+}
+function schemeOf(base, scheme, kind) {
+  const dir = join34(base, scheme, "clean");
+  const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
+  const api = readFileSync21(join34(dir, "api.h"), "utf8");
+  const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
+  if (sk === void 0) throw new InputError(join34(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
+  return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
+}
+function readPublishedDigests(path) {
+  return readFileSync21(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+    const f = l.split(/\s+/);
+    if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
+      throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
+    if (f.length === 2) return { sha256: f[0], scheme: f[1], records: 1 };
+    return { sha256: f[0], scheme: f[2].split("/")[0], records: Number(f[1].split(":")[1] ?? 1) };
+  });
+}
+var candidateOf = (s) => s.katRng === "hqc" ? "kem-2" : s.kind === "kem" ? "kem-1" : "sign-1";
+function writePqcleanCampaign(out, schemes, digests, pqclean) {
+  const unlisted = [];
+  for (const id of [...new Set(schemes.map(candidateOf))]) {
+    const members2 = schemes.filter((s) => candidateOf(s) === id);
+    const folder = join34(out, id);
+    mkdirSync14(folder, { recursive: true });
+    const instances = members2.map(
+      (s) => [
+        `  - label: ${s.scheme}`,
+        `    dir: ${s.dir}`,
+        `    extra_sources: [${COMMON.map((c) => join34(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join34(pqclean, "common")}]`,
+        `    nist_prefix: ${s.prefix}`
+      ].join("\n")
+    );
+    const kind = members2[0].kind;
+    writeFileSync5(
+      join34(folder, "candidate.yml"),
+      [
+        `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
+        `id: ${id}`,
+        `type: ${kind}`,
+        `algorithm: PQClean ${kind === "kem" ? "KEMs" : "signatures"}${id === "kem-2" ? " (HQC)" : ""}`,
+        "api: nist",
+        ...id === "kem-2" ? ["kat_rng: hqc"] : [],
+        "instances:",
+        ...instances,
+        ""
+      ].join("\n")
+    );
+    const lines = [];
+    for (const s of members2) {
+      const d = digests.find((p) => p.scheme === s.scheme);
+      if (d) lines.push(`${d.sha256} strict:${d.records} ${s.scheme}/${s.file}`);
+      else unlisted.push(s.scheme);
+    }
+    writeFileSync5(
+      join34(folder, "kat.sha256"),
+      `# Published first-record digests (PQClean META.yml nistkat-sha256).
+${lines.map((l) => `${l}
+`).join("")}`
+    );
+  }
+  return unlisted;
+}
+
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
@@ -44554,6 +44630,7 @@ var USAGE = `usage:
   ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
                           [--cpu N] [--force]
   ngcc-perf example [--out DIR]
+  ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]
 each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
@@ -44622,7 +44699,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join34(values.out, values.system), cli("out"));
+  checkOutputFolder(join35(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -44633,7 +44710,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve17(values["against-out"]) === resolve17(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join34(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join35(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -44663,8 +44740,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve17(arg);
-  if (!existsSync31(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync31(evidencePaths(dir).build) && !existsSync31(evidencePaths(dir).recordsDir))
+  if (!existsSync32(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync32(evidencePaths(dir).build) && !existsSync32(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -44701,15 +44778,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync31(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync31(join34(d, values.system)))
+    if (!existsSync32(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync32(join35(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join34(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join35(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync31(values.campaign))
+  if (values.campaign !== void 0 && !existsSync32(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -44734,11 +44811,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve17(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join34(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join35(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join34(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join35(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -44779,17 +44856,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join34(systemDir, e.kat_file);
-    if (!existsSync31(katPath))
+    const katPath = join35(systemDir, e.kat_file);
+    if (!existsSync32(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync21(katPath, "utf8");
+    const text3 = readFileSync22(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join34(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join35(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -44819,9 +44896,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join34(c.folder, "kat.sha256");
+  const target = join35(c.folder, "kat.sha256");
   const shown4 = relative17(process.cwd(), target) || target;
-  const before = existsSync31(target) ? readFileSync21(target, "utf8") : "";
+  const before = existsSync32(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -44839,7 +44916,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync31(join34(dir, file2))).map((f) => ({ ...f, text: readFileSync21(join34(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync32(join35(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join35(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -44880,8 +44957,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join34(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync31(values.campaign))
+  checkOutputFolder(join35(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync32(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -44906,19 +44983,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve17(values.out ?? join34(root3, "out"));
+  const out = resolve17(values.out ?? join35(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join34(root3, "examples", "campaign");
-  const pqclean = join34(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync31(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join35(root3, "examples", "campaign");
+  const pqclean = join35(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync32(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync12(campaignDir).filter((f) => existsSync31(join34(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync32(join35(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join34(out, "data"),
+    dataDir: join35(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -44926,16 +45003,47 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join34(out, "pages");
+  const pagesDir = join35(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative17(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join34(pagesDir, "index.md"))})`
+    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join35(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
+}
+function cmdPqcleanCampaign(args) {
+  const { values, positionals } = parseCommand(
+    "pqclean-campaign",
+    args,
+    { pqclean: { type: "string" }, digests: { type: "string" }, only: { type: "string" } },
+    { positionals: ["OUT_DIR"] }
+  );
+  const root3 = toolRoot();
+  const out = positionals[0];
+  checkOutputFolder(out, ["command line", "OUT_DIR"]);
+  if (existsSync32(out) && readdirSync13(out).length > 0)
+    throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
+  const pqclean = resolve17(values.pqclean ?? join35(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  if (!existsSync32(pqclean))
+    throw new InputError(
+      "command line",
+      "--pqclean",
+      `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
+    );
+  const digestsFile = values.digests ?? join35(root3, "examples", "pqclean", "published-kat.sha256");
+  if (!existsSync32(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  const only = parseOnly(values.only, cli("only"));
+  const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
+  if (schemes.length === 0)
+    throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative17(process.cwd(), pqclean) || "."}`);
+  const unlisted = writePqcleanCampaign(resolve17(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
+  if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);
+  console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);
+  return 0;
 }
 function joinNegativeValues(argv) {
   const out = [];
@@ -44973,6 +45081,8 @@ async function main(argv) {
         return await stoppable(() => cmdIccsBaseline(rest));
       case "example":
         return await stoppable(() => cmdExample(rest));
+      case "pqclean-campaign":
+        return cmdPqcleanCampaign(rest);
       case void 0:
       case "-h":
       case "--help":

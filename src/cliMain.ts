@@ -24,6 +24,7 @@ import { mergeShardFolders } from './evidence/merge.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
 import type { BuildEntry, BuildJson } from './evidence/types.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
+import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';
 
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
@@ -38,6 +39,7 @@ const USAGE = `usage:
   ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
                           [--cpu N] [--force]
   ngcc-perf example [--out DIR]
+  ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]
 each option at most once (--phases, --history and --fail-on take comma lists)
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
@@ -464,6 +466,42 @@ async function cmdExample(args: string[]): Promise<number> {
 }
 
 /**
+ * The PQClean catalogue as a campaign folder (catalogs/pqclean.ts): every scheme of the pqclean
+ * package (or of `--pqclean`), with the published digests of examples/pqclean/ (or `--digests`).
+ */
+function cmdPqcleanCampaign(args: string[]): number {
+  const { values, positionals } = parseCommand(
+    'pqclean-campaign',
+    args,
+    { pqclean: { type: 'string' }, digests: { type: 'string' }, only: { type: 'string' } },
+    { positionals: ['OUT_DIR'] },
+  );
+  const root = toolRoot();
+  const out = positionals[0]!;
+  checkOutputFolder(out, ['command line', 'OUT_DIR']);
+  if (existsSync(out) && readdirSync(out).length > 0)
+    throw new InputError('command line', 'OUT_DIR', `'${out}' is not empty: name a new folder`);
+  const pqclean = resolve(values.pqclean ?? join(root, 'node_modules', 'pqclean', 'deps', 'PQClean'));
+  if (!existsSync(pqclean))
+    throw new InputError(
+      'command line',
+      '--pqclean',
+      `'${relative(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`,
+    );
+  const digestsFile = values.digests ?? join(root, 'examples', 'pqclean', 'published-kat.sha256');
+  if (!existsSync(digestsFile)) throw new InputError('command line', '--digests', `'${digestsFile}': no such file`);
+  const only = parseOnly(values.only, cli('only'));
+  const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
+  if (schemes.length === 0)
+    throw new InputError('command line', '--only', `'${values.only}' matches no scheme of ${relative(process.cwd(), pqclean) || '.'}`);
+  const unlisted = writePqcleanCampaign(resolve(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
+  if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(', ')}`);
+  console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);
+  return 0;
+}
+
+/**
  * `--trial-target -1` would make parseArgs take "-1" for an option and fail with "argument is
  * ambiguous"; joined as `--trial-target=-1` the value reaches our check, which says what is wrong.
  */
@@ -505,6 +543,8 @@ export async function main(argv: string[]): Promise<number> {
         return await stoppable(() => cmdIccsBaseline(rest));
       case 'example':
         return await stoppable(() => cmdExample(rest));
+      case 'pqclean-campaign':
+        return cmdPqcleanCampaign(rest);
       case undefined:
       case '-h':
       case '--help':

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type PqcleanScheme, pqcleanSchemes } from '../../src/catalogs/pqclean.js';
 import { repoRoot } from './tmp.js';
 
 export const PQCLEAN = join(repoRoot, 'node_modules', 'pqclean', 'deps', 'PQClean');
@@ -10,46 +11,20 @@ export interface PublishedKat {
   records?: number;
 }
 
-export function schemeInfo(scheme: string) {
-  const kind = existsSync(join(PQCLEAN, 'crypto_kem', scheme)) ? 'kem' : 'sig';
-  const dir = join(PQCLEAN, kind === 'kem' ? 'crypto_kem' : 'crypto_sign', scheme, 'clean');
-  const prefix = `PQCLEAN_${scheme.replace(/-/g, '').toUpperCase()}_CLEAN_`;
-  const api = readFileSync(join(dir, 'api.h'), 'utf8');
-  const sk = Number(new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)![1]);
-  const file = `${kind === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${sk}.rsp`;
-  return { kind, dir, prefix, file };
+let schemes: PqcleanScheme[] | undefined;
+
+/** One scheme of the pqclean package: its kind, clean folder, NIST prefix and KAT file name. */
+export function schemeInfo(scheme: string): PqcleanScheme {
+  schemes ??= pqcleanSchemes(PQCLEAN);
+  const found = schemes.find((s) => s.scheme === scheme);
+  if (!found) throw new Error(`the pqclean package has no scheme ${scheme}`);
+  return found;
 }
 
-const COMMON = ['fips202.c', 'sha2.c', 'sp800-185.c', 'aes.c', 'nistseedexpander.c'];
-
-/**
- * Writes a campaign with one candidate per kind (kem-1, sign-1) holding the given PQClean schemes
- * through the NIST API, and kat.sha256 lines built from published digests.
- */
-export function writePqcleanCampaign(root: string, kats: PublishedKat[]): void {
-  for (const kind of ['kem', 'sig'] as const) {
-    const chosen = kats.filter((k) => schemeInfo(k.scheme).kind === kind);
-    if (chosen.length === 0) continue;
-    const id = kind === 'kem' ? 'kem-1' : 'sign-1';
-    const folder = join(root, id);
-    mkdirSync(folder, { recursive: true });
-    const instances = chosen.map((k) => {
-      const info = schemeInfo(k.scheme);
-      return [
-        `  - label: ${k.scheme}`,
-        `    dir: ${info.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join(PQCLEAN, 'common', c)).join(', ')}]`,
-        `    include: [${join(PQCLEAN, 'common')}]`,
-        `    nist_prefix: ${info.prefix}`,
-      ].join('\n');
-    });
-    writeFileSync(
-      join(folder, 'candidate.yml'),
-      `id: ${id}\ntype: ${kind}\nalgorithm: PQClean ${kind}\napi: nist\ninstances:\n${instances.join('\n')}\n`,
-    );
-    const lines = chosen.map((k) => `${k.sha256} strict:${k.records ?? 1} ${k.scheme}/${schemeInfo(k.scheme).file}`);
-    writeFileSync(join(folder, 'kat.sha256'), `${lines.join('\n')}\n`);
-  }
+/** Every scheme the pqclean package ships, KEMs then signatures. */
+export function packageSchemes(): string[] {
+  schemes ??= pqcleanSchemes(PQCLEAN);
+  return schemes.map((s) => s.scheme);
 }
 
 export function readPublished(path: string): PublishedKat[] {

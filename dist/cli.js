@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync32, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
+import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10116,7 +10116,7 @@ function nonRegularEntries(dir, rel = "") {
 import { join as join35, relative as relative17, resolve as resolve17 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync21 } from "node:fs";
+import { existsSync as existsSync22 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -12207,7 +12207,7 @@ var ADAPTIVE_MAX_TRIALS = 30;
 var ADAPTIVE_TRIAL_TARGET_S = 0.1;
 
 // src/compile/compile.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname5, join as join11, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
@@ -13130,7 +13130,7 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { mkdirSync as mkdirSync5, readFileSync as readFileSync7, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync3, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
 import { join as join10, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
@@ -13167,19 +13167,21 @@ async function symbolsOf(run, objects) {
 // src/compile/ownGenerator.ts
 var GENERATOR_SYMBOLS = ["randombytes", "randombytes_init", "PQCLEAN_randombytes"];
 var TEXT_MAX = 16 << 20;
-function mentionsGenerator(file2) {
+function mentionsGenerator(file2, roots) {
   try {
     const st = statSync4(file2);
-    return st.isFile() && st.size <= TEXT_MAX && readFileSync7(file2, "latin1").includes("randombytes");
+    if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync3(file2), roots)) return false;
+    return readFileSync7(file2, "latin1").includes("randombytes");
   } catch {
     return false;
   }
 }
 var shownNames = (names) => [...names].sort().join(", ");
-async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir) {
+async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readable2) {
   const shown4 = (f) => relative4(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file2) => ({ file: file2, left_out: true, why: "candidate.yml names it in own_generator" }));
-  const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some(mentionsGenerator));
+  const roots = readable2.map((r) => existsSync8(r) ? realpathSync3(r) : r);
+  const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
     const compiled = await compiledSymbols(run, suspects, compileArgs, join10(workDir, "suspects"));
@@ -13277,14 +13279,14 @@ async function dependencies(src, compileArgs, sandbox, memoryLimitBytes) {
   }
   const headers = [];
   for (const dir of src.includes) {
-    if (!existsSync8(dir)) continue;
+    if (!existsSync9(dir)) continue;
     for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join11(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
-    if (existsSync8(join11(dir, ".git"))) return dir;
+    if (existsSync9(join11(dir, ".git"))) return dir;
     if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
   }
 }
@@ -13365,7 +13367,7 @@ async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library)
   mkdirSync6(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir);
+  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
 }
 async function buildInstance(req) {
   const { candidate } = req;
@@ -13376,7 +13378,7 @@ async function buildInstance(req) {
   const keyFile = join11(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
-    if (previous?.key === key && (!previous.ok || existsSync8(library) && sha256File(library) === previous.library_sha256))
+    if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
       return { ok: previous.ok, flagSet: req.flagSet, flags: allFlags, library, log: previous.log, firstError: previous.firstError, key };
     return void 0;
   };
@@ -13394,7 +13396,7 @@ async function buildInstance(req) {
 `).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeFileAtomic(join11(outDir, "build.log"), log2);
-  const ok2 = r.exitCode === 0 && existsSync8(library);
+  const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
@@ -13402,18 +13404,18 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 }
 
 // src/campaign/context.ts
-import { existsSync as existsSync10 } from "node:fs";
+import { existsSync as existsSync11 } from "node:fs";
 import { resolve as resolve7 } from "node:path";
 
 // src/config/hashInstance.ts
-import { existsSync as existsSync9, readFileSync as readFileSync9 } from "node:fs";
+import { existsSync as existsSync10, readFileSync as readFileSync9 } from "node:fs";
 import { join as join12, relative as relative6, resolve as resolve6 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve6(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join12(d, HASH_HEADER)).find((f) => existsSync9(f));
+  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join12(d, HASH_HEADER)).find((f) => existsSync10(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync9(header, "latin1"));
@@ -13428,7 +13430,7 @@ function digestBitsOf(candidateFolder, inst, index) {
 // src/campaign/context.ts
 function forcedRerunSeconds(plan, previous, step, part, keep) {
   const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
-  if (!plan.force || !previous?.library || !existsSync10(resolve7(plan.campaignDir, previous.library))) return void 0;
+  if (!plan.force || !previous?.library || !existsSync11(resolve7(plan.campaignDir, previous.library))) return void 0;
   if (typeof whole !== "number" || typeof some !== "number") return void 0;
   return { seconds: keep === "part" ? some : Math.max(0, whole - some), source: "previous" };
 }
@@ -13462,7 +13464,7 @@ var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, fl
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
   const path = resolve7(run.plan.campaignDir, entry.library);
-  if (!existsSync10(path)) return `the library ${entry.library} is gone since its build`;
+  if (!existsSync11(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
 }
@@ -13802,7 +13804,7 @@ function relinkSteps(req, plain, outDir, log2) {
 }
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync11, mkdirSync as mkdirSync7, readFileSync as readFileSync10 } from "node:fs";
+import { existsSync as existsSync12, mkdirSync as mkdirSync7, readFileSync as readFileSync10 } from "node:fs";
 import { join as join13 } from "node:path";
 function wrapCatalog(file2) {
   const text3 = readFileSync10(join13(nativeDir(), "hashprof", file2), "utf8");
@@ -13818,7 +13820,7 @@ async function buildProfiled(req, flags, wanted) {
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
   const keyFile = join13(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync11(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync12(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
@@ -13853,15 +13855,15 @@ async function buildProfiled(req, flags, wanted) {
     ...objects,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync11(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync12(library), wrapped);
 }
 
 // src/config/campaign.ts
-import { existsSync as existsSync13, readdirSync as readdirSync7, realpathSync as realpathSync3, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync14, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync6 } from "node:fs";
 import { basename as basename5, join as join14, relative as relative8 } from "node:path";
 
 // src/config/katManifest.ts
-import { existsSync as existsSync12 } from "node:fs";
+import { existsSync as existsSync13 } from "node:fs";
 
 // src/config/textFile.ts
 import { lstatSync as lstatSync4, readFileSync as readFileSync11 } from "node:fs";
@@ -13900,7 +13902,7 @@ function firstBadLine(bytes2) {
 var MAX_KAT_RECORDS = 1e3;
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
-  if (!existsSync12(path)) return [];
+  if (!existsSync13(path)) return [];
   return parseManifest(readUtf8File(path, display), display);
 }
 function parseManifest(text3, display) {
@@ -33961,7 +33963,7 @@ var settingsSchema = external_exports.object({
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
   const file2 = join14(root3, "ngcc-perf.yml");
-  if (!existsSync13(file2)) return settingsSchema.parse({});
+  if (!existsSync14(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
@@ -33975,9 +33977,9 @@ function loadCandidate(folder, display) {
   };
 }
 var shown2 = (path) => relative8(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync13(join14(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync14(join14(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
-  if (!existsSync13(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync14(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -34008,7 +34010,7 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
 }
 function confinedFolder(folder, roots, display) {
-  const real = realpathSync3(folder);
+  const real = realpathSync4(folder);
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
@@ -34032,7 +34034,7 @@ function campaignsBelow(dir, depth2) {
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
     const folder = join14(root3, name);
-    if (!statSync6(folder).isDirectory() || existsSync13(join14(folder, "candidate.yml"))) continue;
+    if (!statSync6(folder).isDirectory() || existsSync14(join14(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
@@ -34044,12 +34046,12 @@ function checkCandidateFileNames(root3) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync14, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync15, readFileSync as readFileSync12 } from "node:fs";
 import { join as join15, relative as relative9, resolve as resolve10 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve10(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync14(path)) {
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync15(path)) {
     const yml = join15(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative9(process.cwd(), yml) || yml,
@@ -34060,7 +34062,7 @@ function externalSizesPath(campaignRoot, configured) {
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync14(path)) return [];
+  if (!existsSync15(path)) return [];
   let text3;
   try {
     text3 = readFileSync12(path, "utf8");
@@ -34142,7 +34144,7 @@ function readSizeCatalog(campaign) {
 }
 
 // src/ct/suppressions.ts
-import { existsSync as existsSync15 } from "node:fs";
+import { existsSync as existsSync16 } from "node:fs";
 import { join as join16 } from "node:path";
 
 // src/ct/types.ts
@@ -34167,7 +34169,7 @@ var suppressionSchema = external_exports.object({
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
   const file2 = join16(candidateFolder, CT_SUPPRESSIONS_FILE);
-  if (!existsSync15(file2)) return [];
+  if (!existsSync16(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
 var sourceFunction = (name) => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, "");
@@ -34584,7 +34586,7 @@ function outcomeLines(f) {
 }
 
 // src/campaign/prepare.ts
-import { existsSync as existsSync16 } from "node:fs";
+import { existsSync as existsSync17 } from "node:fs";
 import { join as join20, relative as relative11, resolve as resolve12 } from "node:path";
 
 // src/kat/log.ts
@@ -34937,7 +34939,7 @@ var prepare = {
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
   expect: (plan, unit, previous) => {
-    const held2 = !plan.force && previous?.library !== void 0 && existsSync16(resolve12(plan.campaignDir, previous.library)) && existsSync16(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    const held2 = !plan.force && previous?.library !== void 0 && existsSync17(resolve12(plan.campaignDir, previous.library)) && existsSync17(plan.paths.katLog(unit.candidate.id, unit.instance.label));
     if (held2) return { seconds: 0, source: "kept" };
     return forcedRerunSeconds(plan, previous, "prepare", KAT_SECONDS, "part") ?? previousSeconds("prepare", previous);
   },
@@ -34972,7 +34974,7 @@ async function prepareInstance(run, unit) {
   const previous = readJsonIfExists(paths.build)?.instances[key];
   const manifestPath = join20(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync16(manifestPath) ? sha256File(manifestPath) : "none";
+  const manifestHash = existsSync17(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
   const builds = /* @__PURE__ */ new Map();
   const build2 = (flagSet) => {
@@ -35039,7 +35041,7 @@ async function prepareInstance(run, unit) {
     fallbackSha256,
     manifestSha256: manifestHash,
     harnessVersion: run.tools.version,
-    katLogSha256: existsSync16(katLogPath) ? sha256File(katLogPath) : void 0
+    katLogSha256: existsSync17(katLogPath) ? sha256File(katLogPath) : void 0
   };
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return { entry: previous, kept: true };
   if (!plan.phases.has("kat")) {
@@ -35576,7 +35578,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync17, rmSync as rmSync4 } from "node:fs";
+import { existsSync as existsSync18, rmSync as rmSync4 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -35589,7 +35591,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync17(file2)) continue;
+    if (!existsSync18(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -35614,7 +35616,7 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync20, readFileSync as readFileSync15 } from "node:fs";
+import { existsSync as existsSync21, readFileSync as readFileSync15 } from "node:fs";
 import { join as join23 } from "node:path";
 
 // src/ct/budget.ts
@@ -35630,7 +35632,7 @@ function planCtOperation(perCallSeconds, b) {
 }
 
 // src/ct/build.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync10 } from "node:fs";
+import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
 import { join as join21 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 async function buildCt(req, flags) {
@@ -35645,7 +35647,7 @@ async function buildCt(req, flags) {
   const keyFile = join21(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
-  if (previous?.key === key && (!previous.ok || existsSync18(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync19(library) && sha256File(library) === previous.library_sha256))
     return {
       ok: previous.ok,
       library,
@@ -35692,7 +35694,7 @@ async function buildCt(req, flags) {
     wrapObj,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync18(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync19(library), wrapped);
 }
 
 // src/ct/division.ts
@@ -35765,7 +35767,7 @@ function withDivisions(ct2, sites2) {
 }
 
 // src/ct/run.ts
-import { realpathSync as realpathSync4 } from "node:fs";
+import { realpathSync as realpathSync5 } from "node:fs";
 
 // src/ct/memcheck.ts
 import { basename as basename7 } from "node:path";
@@ -35934,7 +35936,7 @@ async function runCtOperation(req) {
     return failed(`valgrind's report is not readable: ${e.message}`);
   }
   if (!report2.finished) return failed("valgrind's report ends before its final status");
-  const library = realpathSync4(req.library);
+  const library = realpathSync5(req.library);
   const { findings, outsideLibrary } = findingsOf(report2, (obj) => obj === req.library || obj === library);
   const calls = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls")?.[2] ?? req.calls);
   return { status: statusOf(findings), calls, findings, seconds, ...outsideLibrary > 0 ? { outside_library: outsideLibrary } : {} };
@@ -35942,14 +35944,14 @@ async function runCtOperation(req) {
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes3 } from "node:crypto";
-import { existsSync as existsSync19, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync5 } from "node:fs";
+import { existsSync as existsSync20, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync5 } from "node:fs";
 import { join as join22 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
   const driver = join22(dir, "ngcc_ct");
   const manifest = () => readJsonIfExists(join22(dir, "sha256.json"));
-  if (existsSync19(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  if (existsSync20(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes3(4).toString("hex")}`;
   mkdirSync11(staging, { recursive: true, mode: 448 });
@@ -36067,7 +36069,7 @@ function decide(ctx) {
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
   const suppressionsFile = join23(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync20(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
+  const suppressionsSha = existsSync21(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
@@ -36206,7 +36208,7 @@ async function runLocked(plan, opts, steps) {
       return probe.counterHz;
     }
   );
-  if (!existsSync21(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync22(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   const stages = stagesOf(active);
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
@@ -36388,11 +36390,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync24, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
 import { join as join26, relative as relative13 } from "node:path";
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync22, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync23, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
 import { join as join24 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
@@ -36433,7 +36435,7 @@ function operationProblems(where, o) {
 }
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
-  if (!existsSync22(dir)) return [];
+  if (!existsSync23(dir)) return [];
   const problems = [];
   for (const id of readdirSync8(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
@@ -36472,7 +36474,7 @@ function validateCtFiles(systemDir, build2) {
 }
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync23, readdirSync as readdirSync9 } from "node:fs";
+import { existsSync as existsSync24, readdirSync as readdirSync9 } from "node:fs";
 import { join as join25 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -36484,7 +36486,7 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync23(dir)) return [];
+  if (!existsSync24(dir)) return [];
   return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join25(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
@@ -36496,8 +36498,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync23(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync23(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync24(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync24(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -36513,10 +36515,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative13(systemDir, p) || p;
-  if (!existsSync24(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync25(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync24(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync25(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -36527,7 +36529,7 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join26(systemDir, e.kat_log);
-    if (!existsSync24(logPath)) {
+    if (!existsSync25(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -36733,7 +36735,7 @@ function createProgress(stream = process.stderr) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync25, statSync as statSync7 } from "node:fs";
+import { existsSync as existsSync26, statSync as statSync7 } from "node:fs";
 import { dirname as dirname6, resolve as resolve14 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -36772,7 +36774,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve14(path);
-  while (!existsSync25(p) && dirname6(p) !== p) p = dirname6(p);
+  while (!existsSync26(p) && dirname6(p) !== p) p = dirname6(p);
   if (!statSync7(p).isDirectory())
     throw fail(
       where,
@@ -36860,19 +36862,19 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync27, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
 import { basename as basename8, dirname as dirname7, join as join28, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
-import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
+import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
 import { join as join27 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync26(dir)) return { files, unreadable };
+  if (!existsSync27(dir)) return { files, unreadable };
   for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync26(join27(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    if (!existsSync27(join27(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
     for (const name of readdirSync10(join27(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
@@ -37006,7 +37008,7 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync27(join28(systemDir, path))) return {};
+  if (!path || !existsSync28(join28(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync18(join28(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -37037,7 +37039,7 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync27(surveyDir)) return surveys;
+  if (!existsSync28(surveyDir)) return surveys;
   for (const id of readdirSync11(surveyDir).sort())
     surveys.set(
       id,
@@ -37053,12 +37055,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync27(dataDir) ? readdirSync11(dataDir).sort() : []) {
+  for (const name of existsSync28(dataDir) ? readdirSync11(dataDir).sort() : []) {
     const paths = evidencePaths(join28(dataDir, name));
-    if (!existsSync27(paths.campaign)) continue;
+    if (!existsSync28(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync27(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync28(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -37082,7 +37084,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync27(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync28(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -37093,7 +37095,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync27(join28(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync28(join28(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative14(systemDir, p);
   for (const { path, record: record2 } of ds.records) {
@@ -37164,7 +37166,7 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync28 } from "node:fs";
+import { existsSync as existsSync29 } from "node:fs";
 import { join as join29, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -37423,7 +37425,7 @@ function recordsByKey(ds) {
 }
 function loadSystem(dataDir, system2, role) {
   const dir = join29(dataDir, system2);
-  if (!existsSync28(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  if (!existsSync29(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -37566,7 +37568,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync28(join29(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join29(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync29(join29(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join29(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -42972,7 +42974,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync29, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
+import { copyFileSync, existsSync as existsSync30, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
 import { basename as basename9, dirname as dirname8, join as join31, posix as posix2, relative as relative16, resolve as resolve15, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -42992,14 +42994,14 @@ function readFolder(dir, shown4, shard) {
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
   const buildPath = join31(dir, BUILD_FILE);
-  if (existsSync29(buildPath)) {
+  if (existsSync30(buildPath)) {
     folder.build = parseJsonFile(buildPath, join31(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join31(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync29(join31(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join31(dir, CAMPAIGN_FILE), join31(shown4, CAMPAIGN_FILE));
+  if (existsSync30(join31(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join31(dir, CAMPAIGN_FILE), join31(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -43035,7 +43037,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync29(join31(shard.dir, tail))) return entry;
+  if (!existsSync30(join31(shard.dir, tail))) return entry;
   const move = relative16(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -43070,12 +43072,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve15(into);
   for (const p of parts) {
     const abs = resolve15(p);
-    if (!existsSync29(abs) || !statSync8(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync30(abs) || !statSync8(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync29(out);
+  const existed = existsSync30(out);
   if (existed && !statSync8(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -43144,7 +43146,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join31(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join31(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync29(join31(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync30(join31(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -43179,7 +43181,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync30, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync31, readFileSync as readFileSync20 } from "node:fs";
 import { join as join32 } from "node:path";
 
 // src/report/profile.ts
@@ -44450,7 +44452,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join32(outDir, path);
-    return !existsSync30(file2) || readFileSync20(file2, "utf8") !== text3;
+    return !existsSync31(file2) || readFileSync20(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -44541,14 +44543,14 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync31, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync5 } from "node:fs";
+import { existsSync as existsSync32, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync5 } from "node:fs";
 import { join as join34 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
     const base = join34(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync31(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync12(base).sort().filter((scheme) => existsSync31(join34(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    if (!existsSync32(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync12(base).sort().filter((scheme) => existsSync32(join34(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
@@ -44740,8 +44742,8 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve17(arg);
-  if (!existsSync32(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync32(evidencePaths(dir).build) && !existsSync32(evidencePaths(dir).recordsDir))
+  if (!existsSync33(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync33(evidencePaths(dir).build) && !existsSync33(evidencePaths(dir).recordsDir))
     throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
   return dir;
 }
@@ -44778,15 +44780,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync32(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync32(join35(d, values.system)))
+    if (!existsSync33(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync33(join35(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join35(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync32(values.campaign))
+  if (values.campaign !== void 0 && !existsSync33(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -44857,7 +44859,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join35(systemDir, e.kat_file);
-    if (!existsSync32(katPath))
+    if (!existsSync33(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync22(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -44898,7 +44900,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join35(c.folder, "kat.sha256");
   const shown4 = relative17(process.cwd(), target) || target;
-  const before = existsSync32(target) ? readFileSync22(target, "utf8") : "";
+  const before = existsSync33(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -44916,7 +44918,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync32(join35(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join35(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync33(join35(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join35(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -44958,7 +44960,7 @@ async function cmdIccsBaseline(args) {
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join35(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync32(values.campaign))
+  if (values.campaign !== void 0 && !existsSync33(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -44987,10 +44989,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join35(root3, "examples", "campaign");
   const pqclean = join35(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync32(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync33(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync32(join35(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync33(join35(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -45024,17 +45026,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync32(out) && readdirSync13(out).length > 0)
+  if (existsSync33(out) && readdirSync13(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
   const pqclean = resolve17(values.pqclean ?? join35(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync32(pqclean))
+  if (!existsSync33(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
   const digestsFile = values.digests ?? join35(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync32(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  if (!existsSync33(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)

@@ -260,7 +260,7 @@ async function generatorVerdicts(
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run: BuildStep = (argv, cwd = src.dir) =>
     runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir);
+  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */

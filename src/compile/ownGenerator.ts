@@ -1,6 +1,6 @@
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { ResolvedSources } from '../config/sources.js';
+import { type ResolvedSources, underAny } from '../config/sources.js';
 import { compileObjects, symbolsOf, type BuildStep, type ObjectSymbols } from './objects.js';
 
 /**
@@ -19,11 +19,16 @@ export interface GeneratorVerdict {
 /** Bytes of a file read to see whether it can name a generator symbol at all. */
 const TEXT_MAX = 16 << 20;
 
-/** Whether a file's text mentions `randombytes` (each generator symbol contains it). */
-function mentionsGenerator(file: string): boolean {
+/**
+ * Whether a file's text mentions `randombytes` (each generator symbol contains it). Read here, outside
+ * the sandbox, only when it is a regular file of sane size and, links resolved, one the build's
+ * sandbox shows (`roots`): a header that links to a runner's secret is not read.
+ */
+function mentionsGenerator(file: string, roots: readonly string[]): boolean {
   try {
     const st = statSync(file);
-    return st.isFile() && st.size <= TEXT_MAX && readFileSync(file, 'latin1').includes('randombytes');
+    if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync(file), roots)) return false;
+    return readFileSync(file, 'latin1').includes('randombytes');
   } catch {
     return false;
   }
@@ -40,7 +45,8 @@ const shownNames = (names: Iterable<string>): string => [...names].sort().join('
  *
  * Only a source that could define such a symbol is compiled: one whose text, or that of a file it
  * includes (`deps`, from the preprocessor), mentions `randombytes`. The rest of the library is
- * compiled only when a generator file defines more than the generator. Objects go to `workDir`,
+ * compiled only when a generator file defines more than the generator. `readable` is what the build's
+ * sandbox shows (the only files read here). Objects go to `workDir`,
  * removed afterwards. A compile or nm failure keeps every source: the build then says what failed.
  */
 export async function ownGeneratorVerdicts(
@@ -49,10 +55,12 @@ export async function ownGeneratorVerdicts(
   compileArgs: string[],
   run: BuildStep,
   workDir: string,
+  readable: readonly string[],
 ): Promise<GeneratorVerdict[]> {
   const shown = (f: string) => relative(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file) => ({ file, left_out: true, why: 'candidate.yml names it in own_generator' }));
-  const suspects = src.sources.filter((s) => [s, ...(deps.get(s) ?? [])].some(mentionsGenerator));
+  const roots = readable.map((r) => (existsSync(r) ? realpathSync(r) : r));
+  const suspects = src.sources.filter((s) => [s, ...(deps.get(s) ?? [])].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
     const compiled = await compiledSymbols(run, suspects, compileArgs, join(workDir, 'suspects'));

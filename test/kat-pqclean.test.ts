@@ -2,13 +2,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
-import { buildInstance, type BuildRequest } from '../src/compile/compile.js';
+import { buildInstance } from '../src/compile/compile.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
 import { loadCandidate } from '../src/config/campaign.js';
 import { parseManifest } from '../src/config/katManifest.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
 import { runKat } from '../src/kat/run.js';
+import { buildRequestFor } from './helpers/build.js';
 import { runCli } from './helpers/cli.js';
 import { packageSchemes, readPublished, schemeInfo } from './helpers/pqclean.js';
 import { testData, tempDir } from './helpers/tmp.js';
@@ -111,18 +112,9 @@ describe("the pqclean package's whole catalogue through the NIST API", () => {
         });
       const guide = join(summary.systemDir, 'build', c.id, scheme, 'guide', `lib${scheme}.so`);
       expect((await kat(guide)).status).toBe('PASS');
-      const req: BuildRequest = {
-        candidate: c,
-        instance: c.instances[index]!,
-        index,
-        outDir: tempDir(),
-        flagSet: 'harness-default',
-        variant: 'reference',
-        extraFlags: [],
-        harnessVersion: tools.version,
-        timeoutMs: 600_000,
-      };
-      const fallback = await buildInstance(req);
+      const fallback = await buildInstance(
+        buildRequestFor(c, index, { flagSet: 'harness-default', harnessVersion: tools.version, timeoutMs: 600_000 }),
+      );
       expect(fallback.ok, fallback.log).toBe(true);
       const build = JSON.parse(readFileSync(join(summary.systemDir, 'build.json'), 'utf8')) as BuildJson;
       expect(fallback.flags.join(' ')).not.toBe(build.instances[inst!.key]!.build_flags);

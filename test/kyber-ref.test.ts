@@ -3,11 +3,12 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign, type CampaignSummary } from '../src/campaign/run.js';
-import { buildArgv, flagsFor, type BuildRequest } from '../src/compile/compile.js';
+import { buildArgv, flagsFor } from '../src/compile/compile.js';
 import { loadCandidate } from '../src/config/campaign.js';
 import { resolveSources } from '../src/config/sources.js';
 import type { BuildJson } from '../src/evidence/types.js';
 import { readPublished } from './helpers/pqclean.js';
+import { buildRequestFor } from './helpers/build.js';
 import { tempDir, testData } from './helpers/tmp.js';
 
 // Real code nobody here wrote (pq-crystals Kyber ref/, copied unchanged with its licence), checked
@@ -86,20 +87,8 @@ describe('pq-crystals Kyber ref/, built unchanged through defines and nist_names
     const c = loadCandidate(join(root, 'kem-1'), 'kem-1/candidate.yml');
     const all = resolveSources(c.folder, c.instances[0]!, 0, 'kem-1/candidate.yml').sources;
     expect(all.map((f) => f.split('/').pop())).toContain('randombytes.c');
-    const out = tempDir();
-    const req: BuildRequest = {
-      candidate: c,
-      instance: c.instances[0]!,
-      index: 0,
-      outDir: out,
-      flagSet: 'guide',
-      variant: 'reference',
-      extraFlags: [],
-      harnessVersion: 'test',
-      timeoutMs: 60_000,
-      sandbox: 'none',
-    };
-    const built = await buildArgv(req, flagsFor(req), join(out, 'guide', 'libkyber512.so'));
+    const req = buildRequestFor(c, 0, { sandbox: 'none' });
+    const built = await buildArgv(req, flagsFor(req), join(req.outDir, 'guide', 'libkyber512.so'));
     const own = built.sources.filter((f) => f.startsWith(REF));
     expect(own.map((f) => f.split('/').pop())).not.toContain('randombytes.c');
     expect(own.length).toBe(all.length - 1);
@@ -112,18 +101,7 @@ describe('pq-crystals Kyber ref/, built unchanged through defines and nist_names
   it('changes the build key when a define or a cflags entry changes, and only then', async () => {
     const c = loadCandidate(join(root, 'kem-1'), 'kem-1/candidate.yml');
     const key = async (defines: string[], cflags: string[] = []) => {
-      const req: BuildRequest = {
-        candidate: c,
-        instance: { ...c.instances[1]!, defines, cflags },
-        index: 1,
-        outDir: tempDir(),
-        flagSet: 'guide',
-        variant: 'reference',
-        extraFlags: [],
-        harnessVersion: 'test',
-        timeoutMs: 60_000,
-        sandbox: 'none',
-      };
+      const req = buildRequestFor(c, 1, { instance: { ...c.instances[1]!, defines, cflags }, sandbox: 'none' });
       return (await buildArgv(req, flagsFor(req), join(req.outDir, 'guide', 'libkyber768.so'))).key;
     };
     const three = await key(['KYBER_K=3']);

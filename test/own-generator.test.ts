@@ -1,8 +1,9 @@
 import { appendFileSync, cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildArgv, flagsFor, type BuildRequest } from '../src/compile/compile.js';
+import { buildArgv, flagsFor } from '../src/compile/compile.js';
 import { loadCandidate } from '../src/config/campaign.js';
+import { buildRequestFor } from './helpers/build.js';
 import { PQCLEAN, schemeInfo } from './helpers/pqclean.js';
 import { tempDir, testData } from './helpers/tmp.js';
 
@@ -37,19 +38,8 @@ function candidate(type: 'kem' | 'sig', lines: string[]): string {
 /** The build's verdicts and own sources (file names), without building. */
 async function planned(folder: string) {
   const c = loadCandidate(folder, 'candidate.yml');
-  const out = tempDir();
-  const req: BuildRequest = {
-    candidate: c,
-    instance: c.instances[0]!,
-    index: 0,
-    outDir: out,
-    flagSet: 'guide',
-    variant: 'reference',
-    extraFlags: [],
-    harnessVersion: 'test',
-    timeoutMs: 120_000,
-  };
-  const built = await buildArgv(req, flagsFor(req), join(out, 'guide', 'libx.so'));
+  const req = buildRequestFor(c, 0);
+  const built = await buildArgv(req, flagsFor(req), join(req.outDir, 'guide', 'libx.so'));
   const names = built.sources.filter((f) => !f.includes('/native/nist/')).map((f) => f.split('/').pop()!);
   return { names, notes: built.notes };
 }

@@ -13246,9 +13246,7 @@ function versionScript(prefix) {
     "sm3hash",
     "pseudohash",
     "pseudoXOF",
-    "randombytes",
-    "randombytes_init",
-    "PQCLEAN_randombytes",
+    ...GENERATOR_SYMBOLS,
     "ngcc_*"
   ];
   if (prefix !== void 0) globals.push(`${prefix}crypto_kem_*`, `${prefix}crypto_sign*`);
@@ -13363,11 +13361,23 @@ async function buildArgv(req, flags, library) {
   return { ...parts, sources: [...sources, ...shim.sources], argv, key, readOnly, notes };
 }
 async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library) {
+  const all2 = [...new Set([...deps.values()].flat())].sort();
+  const key = sha256Hex(
+    [...all2.map((f) => `${f}
+${contentDigest(f)}`), compileArgs.join(" "), ccVersion(), JSON.stringify(src.ownGenerator ?? null)].join(
+      "\n"
+    )
+  );
+  const cacheFile = join11(dirname5(library), "own-generator.json");
+  const cached3 = readJsonIfExists(cacheFile);
+  if (cached3?.key === key) return cached3.verdicts;
   const workDir = join11(dirname5(library), "own-generator");
   mkdirSync6(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  const verdicts2 = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  writeJsonAtomic(cacheFile, { key, verdicts: verdicts2 });
+  return verdicts2;
 }
 async function buildInstance(req) {
   const { candidate } = req;

@@ -160,7 +160,7 @@ describe('a published digest with one hex digit flipped', () => {
 });
 
 describe('pqclean-campaign', () => {
-  it('refuses a folder that is not empty, and an --only that matches nothing, naming them', async () => {
+  it('refuses a folder that is not empty, an --only that matches nothing and a malformed digest line, naming them', async () => {
     const full = tempDir();
     writeFileSync(join(full, 'x'), '');
     const r = await runCli(['pqclean-campaign', full]);
@@ -169,5 +169,10 @@ describe('pqclean-campaign', () => {
     const none = await runCli(['pqclean-campaign', join(tempDir(), 'new'), '--only', '^nothing$']);
     expect(none.code).toBe(2);
     expect(none.err.join('\n')).toMatch(/--only: '\^nothing\$' matches no scheme/);
+    const bad = join(tempDir(), 'digests.sha256');
+    writeFileSync(bad, '# published\n0123 ml-kem-512\n');
+    const wrong = await runCli(['pqclean-campaign', join(tempDir(), 'new'), '--digests', bad]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.err.join('\n')).toMatch(/digests\.sha256: line 2: expected "<sha256> <scheme>"/);
   });
 });

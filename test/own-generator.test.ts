@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildArgv, flagsFor } from '../src/compile/compile.js';
@@ -109,6 +109,25 @@ describe('which sources are the submission’s own generator: by the symbols the
     expect(notes).toEqual([
       "# left out entropy.c: it defines randombytes, which the harness's KAT generator provides, and seed_helper, which nothing else uses",
     ]);
+  });
+
+  it('keeps its verdicts beside the library: an unchanged instance is not compiled to be judged again, a changed one is', async () => {
+    const dir = kyberWithGenerator('rng.c');
+    const folder = candidate('kem', kyberLines(dir));
+    const c = loadCandidate(folder, 'candidate.yml');
+    const req = buildRequestFor(c, 0);
+    const library = join(req.outDir, 'guide', 'libx.so');
+    const first = await buildArgv(req, flagsFor(req), library);
+    expect(first.notes).toEqual(["# left out rng.c: it defines randombytes, which the harness's KAT generator provides"]);
+    // The kept verdicts are what a second call returns: edited, the edit comes back.
+    const cache = join(req.outDir, 'guide', 'own-generator.json');
+    const kept = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; verdicts: { why: string }[] };
+    kept.verdicts[0]!.why = 'from the kept verdicts';
+    writeFileSync(cache, JSON.stringify(kept));
+    expect((await buildArgv(req, flagsFor(req), library)).notes).toEqual(['# left out rng.c: from the kept verdicts']);
+    // A source that changes is judged again.
+    appendFileSync(join(dir, 'kem.c'), '\n/* changed */\n');
+    expect((await buildArgv(req, flagsFor(req), library)).notes).toEqual(first.notes);
   });
 
   it('own_generator decides when given: [] keeps every file, a list leaves out exactly those', async () => {

@@ -11,7 +11,7 @@ import { resolveSources, type ResolvedSources } from '../config/sources.js';
 import { CC, ccVersion } from '../env/toolchain.js';
 import { instanceFlags, nistEntryPrefix, nistShim } from './nistShim.js';
 import type { BuildStep } from './objects.js';
-import { ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
+import { GENERATOR_SYMBOLS, ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
 
 export type FlagSet = 'guide' | 'harness-default';
 
@@ -64,9 +64,7 @@ function versionScript(prefix: string | undefined): string {
     'sm3hash',
     'pseudohash',
     'pseudoXOF',
-    'randombytes',
-    'randombytes_init',
-    'PQCLEAN_randombytes',
+    ...GENERATOR_SYMBOLS,
     'ngcc_*',
   ];
   if (prefix !== undefined) globals.push(`${prefix}crypto_kem_*`, `${prefix}crypto_sign*`);
@@ -255,12 +253,25 @@ async function generatorVerdicts(
   readOnly: string[],
   library: string,
 ): Promise<GeneratorVerdict[]> {
+  // Kept beside the library, keyed by every file the sources read and the command line: an
+  // unchanged instance (a re-run, its profile and ct builds) compiles nothing to be judged again.
+  const all = [...new Set([...deps.values()].flat())].sort();
+  const key = sha256Hex(
+    [...all.map((f) => `${f}\n${contentDigest(f)}`), compileArgs.join(' '), ccVersion(), JSON.stringify(src.ownGenerator ?? null)].join(
+      '\n',
+    ),
+  );
+  const cacheFile = join(dirname(library), 'own-generator.json');
+  const cached = readJsonIfExists<{ key: string; verdicts: GeneratorVerdict[] }>(cacheFile);
+  if (cached?.key === key) return cached.verdicts;
   const workDir = join(dirname(library), 'own-generator');
   mkdirSync(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run: BuildStep = (argv, cwd = src.dir) =>
     runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  return ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  const verdicts = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  writeJsonAtomic(cacheFile, { key, verdicts });
+  return verdicts;
 }
 
 /** Compiles one instance into lib<label>.so; an unchanged instance is not rebuilt. */

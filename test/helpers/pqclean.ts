@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type PqcleanScheme, pqcleanSchemes } from '../../src/catalogs/pqclean.js';
+import { type PqcleanScheme, pqcleanSchemes, readPublishedDigests } from '../../src/catalogs/pqclean.js';
 import { repoRoot } from './tmp.js';
 
 export const PQCLEAN = join(repoRoot, 'node_modules', 'pqclean', 'deps', 'PQClean');
@@ -27,14 +26,5 @@ export function packageSchemes(): string[] {
   return schemes.map((s) => s.scheme);
 }
 
-export function readPublished(path: string): PublishedKat[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() && !l.startsWith('#'))
-    .map((l) => {
-      const f = l.trim().split(/\s+/);
-      if (f.length === 2) return { sha256: f[0]!, scheme: f[1]! };
-      // Manifest syntax: <sha> strict:N <label>/<file>
-      return { sha256: f[0]!, scheme: f[2]!.split('/')[0]!, records: Number(f[1]!.split(':')[1] ?? 1) };
-    });
-}
+/** A file of published digests: `<sha256> <scheme>` or kat.sha256 lines (catalogs/pqclean.ts reads both). */
+export const readPublished = (path: string): PublishedKat[] => readPublishedDigests(path);

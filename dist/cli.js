@@ -10412,7 +10412,9 @@ function runProcess(command, opts) {
       const markPrefix = `${opts.channelSecret}	MARK	`;
       const answerMarks = markWatcher(markPrefix, (name) => {
         marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
-        channelStream.write("GO\n");
+        const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+        channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
+`);
       });
       channelStream.on("data", (chunk) => {
         chan.push(chunk);
@@ -10658,6 +10660,7 @@ var DRIVER_SOURCES = [
   "hashprof/ngcc_prof.c",
   "harness.c",
   "ops.c",
+  "calls.c",
   "cpucycles.c",
   // The hash jobs, and the ICCS DRNG (with the SM3 under it) that draws the hash KAT messages.
   "hash_ops.c",
@@ -11367,6 +11370,7 @@ import { resolve as resolve8 } from "node:path";
 
 // src/measure/operation.ts
 import { basename as basename2 } from "node:path";
+import { randomInt as randomInt2 } from "node:crypto";
 
 // src/measure/plan.ts
 var CALIBRATION_CALLS = 5;
@@ -11846,10 +11850,20 @@ function hashMessageBytes(operation) {
 var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
 
 // src/measure/kernelCheck.ts
-function trialWindow(marks) {
-  if (marks.length !== 2 || marks[0].name !== "begin" || marks[1].name !== "end") return void 0;
-  const [b, e] = marks;
-  return { kernel_cpu_s: e.cpu_s - b.cpu_s, window_s: e.wall_s - b.wall_s };
+function trialWindow(marks, seeded = false) {
+  const first = seeded ? 1 : 0;
+  if (seeded && marks[0]?.name !== "seed") return void 0;
+  const pairs = marks.length - first;
+  if (pairs < 2 || pairs % 2 !== 0) return void 0;
+  const w = { kernel_cpu_s: 0, window_s: 0, windows: 0 };
+  for (let i = first; i < marks.length; i += 2) {
+    const [b, e] = [marks[i], marks[i + 1]];
+    if (b.name !== "begin" || e.name !== "end") return void 0;
+    w.kernel_cpu_s += e.cpu_s - b.cpu_s;
+    w.window_s += e.wall_s - b.wall_s;
+    w.windows = (w.windows ?? 0) + 1;
+  }
+  return w;
 }
 var CPU_TOLERANCE = { "perf_event-cycles": 3 };
 var DEFAULT_CPU_TOLERANCE = 1.04;
@@ -11857,9 +11871,11 @@ var RATE_TOLERANCE = { "perf_event-cycles": 3 };
 var DEFAULT_RATE_TOLERANCE = 1.25;
 var SLACK_PRECISE_S = 1e-3;
 var SLACK_TICKS_S = 0.02;
+var perWindowSlack = (slackS) => slackS === SLACK_PRECISE_S ? 1e-4 : slackS;
 var fmt = (s) => `${s < 0.01 ? s.toExponential(2) : s.toFixed(3)} s`;
 function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICKS_S) {
   const claimed = cycles2 / counterHz;
+  slackS += perWindowSlack(slackS) * Math.max(0, (w.windows ?? 1) - 1);
   if (w.kernel_cpu_s > (CPU_TOLERANCE[counter] ?? DEFAULT_CPU_TOLERANCE) * claimed + slackS)
     return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
   if (claimed > (RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE) * w.window_s + slackS)
@@ -11868,6 +11884,31 @@ function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICK
 }
 
 // src/measure/trial.ts
+import { createHash as createHash2, randomBytes as randomBytes3 } from "node:crypto";
+function transcriptOf(lines) {
+  let per_block;
+  let start2;
+  const blocks = [];
+  for (const f of lines) {
+    if (f[0] !== "TRANSCRIPT") continue;
+    const [per, first] = [Number(f[1]), Number(f[2])];
+    start2 ??= first;
+    if (!(per >= 1) || !Number.isSafeInteger(first) || first !== start2 + blocks.length || per_block !== void 0 && per !== per_block)
+      return void 0;
+    per_block = per;
+    for (const d of f.slice(3)) {
+      if (!/^[0-9a-f]{16}$/.test(d)) return void 0;
+      blocks.push(d);
+    }
+  }
+  if (per_block === void 0 || blocks.length === 0) return void 0;
+  return {
+    per_block,
+    ...start2 ? { first: start2 } : {},
+    blocks,
+    digest: createHash2("sha256").update(blocks.join("\n")).digest("hex")
+  };
+}
 function failureOf({ run, output: out, rejected }) {
   if (rejected?.kind === "timeout") return "TIMEOUT";
   if (rejected?.kind === "signal") return `CRASH (${run.signal})`;
@@ -11881,16 +11922,18 @@ async function runTrial(req) {
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const job = ["time", req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
   const argv = [req.driver, req.library, ...job];
+  const seed = randomBytes3(SEED_BYTES).toString("hex");
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] },
+    markAnswers: { seed }
   });
   const { run, output: out } = driver;
   let failure2 = failureOf(driver);
   const trials = [];
-  const window = trialWindow(run.channel?.marks ?? []);
+  const window = trialWindow(run.channel?.marks ?? [], true);
   let loop = {};
   for (const f of failure2 ? [] : out.lines) {
     if (f[0] === "TRIAL") {
@@ -11906,8 +11949,12 @@ async function runTrial(req) {
       trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
   if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.counterHz);
+  if (!failure2 && trials.length > 0 && out.meta.seed !== seed)
+    failure2 = "inconsistent trial: the driver did not report the seed it was sent";
+  if (!failure2 && trials.length > 0 && !transcript) failure2 = "inconsistent trial: no transcript of the calls";
   if (failure2) trials.length = 0;
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
@@ -11919,9 +11966,11 @@ async function runTrial(req) {
     command: argv,
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
-    failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0)
+    failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0),
+    ...transcript && !failure2 ? { transcript } : {}
   };
 }
+var SEED_BYTES = 48;
 function countFailure(trials, asked) {
   const t = trials[0];
   if (t.measurements !== asked) return `inconsistent trial: the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
@@ -11930,7 +11979,7 @@ function countFailure(trials, asked) {
   return void 0;
 }
 function kernelFailure(trials, window, counter, counterHz) {
-  if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark the timed loop once";
+  if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark its seed and the timed batches";
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
@@ -11946,6 +11995,62 @@ function kexOperations(passes) {
 }
 var kexSteps = (operations) => operations.filter((op) => op !== "exchange");
 
+// src/measure/replay.ts
+import { randomInt } from "node:crypto";
+function firstDifference(trial, replay, calls) {
+  const [a, b] = [trial.blocks ?? [], replay.blocks ?? []];
+  if (trial.per_block !== replay.per_block || b.length === 0) return "the transcripts have different blocks";
+  const offset = (replay.first ?? 0) - (trial.first ?? 0);
+  for (let j = 0; j < b.length; j++) {
+    const i = j + offset;
+    if (a[i] === b[j]) continue;
+    const first = i * trial.per_block;
+    const last = Math.min(calls, first + trial.per_block) - 1;
+    return last > first ? `calls ${first}\u2013${last}` : `call ${first}`;
+  }
+  return void 0;
+}
+function replayWarmups(trialWarmups) {
+  const w = randomInt(2 * trialWarmups + 16);
+  return w >= trialWarmups ? w + 1 : w;
+}
+async function replayTrial(req, proc, index, iterations, warmups) {
+  const seed = proc.meta.seed;
+  const perBatch = Number(proc.meta.calls_per_batch);
+  const name = `trial ${index + 1}`;
+  if (!seed || !proc.transcript?.blocks || !(perBatch >= 1))
+    return { trial: index, outcome: "failed", detail: `${name} kept no seed or transcript to replay`, wall_s: 0 };
+  const batch = randomInt(Math.ceil(iterations / perBatch));
+  const job = [
+    "replay",
+    req.type,
+    req.operation,
+    String(iterations),
+    String(replayWarmups(warmups)),
+    "-1",
+    req.rng,
+    "2",
+    seed,
+    String(batch)
+  ];
+  const driver = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+  });
+  const { run, output: output2, rejected } = driver;
+  const wall_s = run.wallSeconds;
+  const done2 = { trial: index, batch, wall_s };
+  const replayed = rejected || output2.status !== "complete" ? void 0 : transcriptOf(output2.lines);
+  if (!replayed) {
+    const why = rejected?.reason ?? `${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`;
+    return { ...done2, outcome: "failed", detail: `the replay of ${name} gave no transcript (${why})` };
+  }
+  const where = firstDifference(proc.transcript, replayed, iterations);
+  return where ? { ...done2, outcome: "differs", detail: `${name}, ${where}: the outputs differ from those of its replay from the trial's seed` } : { ...done2, outcome: "agrees" };
+}
+
 // src/measure/operation.ts
 var OPERATIONS = {
   kem: ["keygen", "enc", "dec"],
@@ -11957,7 +12062,8 @@ var profiledOperationsOf = (type) => type === "kex" ? KEX_PROFILED : OPERATIONS[
 var SIGNED_MESSAGE_BYTES = 64;
 var inputBytes = (type, operation) => type === "hash" ? hashMessageBytes(operation) ?? 0 : type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
-  return { ...p, command: p.command.map((a) => a === tool ? basename2(tool) : a === lib ? libShown : a) };
+  const transcript = p.transcript ? { transcript: { per_block: p.transcript.per_block, digest: p.transcript.digest } } : {};
+  return { ...p, command: p.command.map((a) => a === tool ? basename2(tool) : a === lib ? libShown : a), ...transcript };
 }
 function start(req) {
   return {
@@ -12030,6 +12136,24 @@ function finish(op) {
     };
   const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== "complete");
+  const forged = op.replays?.find((r) => r.outcome === "differs");
+  const unreplayed = op.replays?.find((r) => r.outcome === "failed");
+  const replay = {
+    ...op.replays ? { replays: op.replays } : {},
+    ...op.replay_skipped ? { replay_skipped: op.replay_skipped } : {}
+  };
+  if (forged || unreplayed)
+    return {
+      ...common,
+      status: "failed",
+      failure: forged ? `FORGED: ${forged.detail}` : `replay: ${unreplayed.detail}`,
+      plan: op.plan,
+      processes: op.processes.map(show),
+      trials: [],
+      meta: op.processes[0]?.meta ?? op.calibration.meta,
+      disturbed_retries: op.disturbed,
+      ...replay
+    };
   return {
     ...common,
     status: failed ? trials.length > 0 ? "partial" : "failed" : "complete",
@@ -12039,8 +12163,38 @@ function finish(op) {
     trials,
     stats: trials.length > 0 ? deriveStatistics(trials) : void 0,
     meta: op.processes[0]?.meta ?? op.calibration.meta,
-    disturbed_retries: op.disturbed
+    disturbed_retries: op.disturbed,
+    ...replay
   };
+}
+function draw(of, n) {
+  const all2 = [...Array(of).keys()];
+  for (let i = all2.length - 1; i > 0; i--) {
+    const j = randomInt2(i + 1);
+    [all2[i], all2[j]] = [all2[j], all2[i]];
+  }
+  return all2.slice(0, n).sort((a, b) => a - b);
+}
+async function replayOperation(op) {
+  const complete = op.processes.map((p, i) => ({ p, i })).filter(({ p }) => p.status === "complete");
+  if (!op.plan || complete.length === 0) return;
+  const rng = complete[0].p.meta.rng;
+  if (rng === "none" && !op.req.type.startsWith("hash")) {
+    op.replay_skipped = "the library draws no randomness from the harness, so its outputs cannot be made again";
+    return;
+  }
+  const picked = op.req.audit ? complete : draw(complete.length, 1).map((k) => complete[k]);
+  op.replays = [];
+  for (const { p, i } of picked)
+    op.replays.push(
+      await replayTrial(
+        { ...op.base, timeoutMs: op.plan.timeout_per_process_s * 1e3 },
+        p,
+        i,
+        op.plan.iterations_per_trial,
+        op.plan.warmups
+      )
+    );
 }
 function done(op) {
   if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
@@ -12091,6 +12245,7 @@ async function measureOperations(reqs, onDone, opts = {}) {
   for (let round = 0; !ops.every(done); round++)
     for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
   if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
+  for (const op of ops) await replayOperation(op);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);
@@ -12136,6 +12291,9 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
     rng: meta3.rng ?? null,
     processes: result.processes,
+    // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
+    ...result.replays ? { replays: result.replays } : {},
+    ...result.replay_skipped ? { replay_skipped: result.replay_skipped } : {},
     trials: result.trials,
     ...result.stats ?? {},
     // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).
@@ -13702,7 +13860,8 @@ var measure = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
-        counterHz: run.counterHz
+        counterHz: run.counterHz,
+        audit: plan.audit
       });
     }
     if (todo.length === 0) return "kept";
@@ -34263,6 +34422,7 @@ function planRun(opts) {
     units: allUnits(campaign.candidates),
     phases,
     force: opts.force ?? false,
+    audit: opts.audit ?? false,
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...opts.iccsBaseline ? { iccsBaseline: true } : {}
@@ -34641,7 +34801,7 @@ import { mkdirSync as mkdirSync8 } from "node:fs";
 import { join as join18 } from "node:path";
 
 // src/kat/manifest.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 var RECORD_START = /^(Count|count|Msg_Len) =/;
 function countRecords(text3) {
   return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
@@ -34687,7 +34847,7 @@ function updateManifest(text3, display, generated, opts = {}) {
   return update;
 }
 function canonicalDigest(text3, mode, records) {
-  const h = createHash2("sha256");
+  const h = createHash3("sha256");
   let seen = 0;
   for (const raw of text3.split("\n")) {
     const line = raw.replace(/[\r \t]+$/, "");
@@ -35953,7 +36113,7 @@ async function runCtOperation(req) {
 }
 
 // src/ct/tools.ts
-import { randomBytes as randomBytes3 } from "node:crypto";
+import { randomBytes as randomBytes4 } from "node:crypto";
 import { existsSync as existsSync20, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync5 } from "node:fs";
 import { join as join22 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
@@ -35963,7 +36123,7 @@ async function ctDriver(tools) {
   const manifest = () => readJsonIfExists(join22(dir, "sha256.json"));
   if (existsSync20(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}-${randomBytes3(4).toString("hex")}`;
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
   mkdirSync11(staging, { recursive: true, mode: 448 });
   const out = join22(staging, "ngcc_ct");
   const r = await runProcess(
@@ -44632,7 +44792,7 @@ ${lines.map((l) => `${l}
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -44704,6 +44864,7 @@ async function cmdRun(args) {
       force: { type: "boolean", default: false },
       jobs: { type: "string" },
       serial: { type: "boolean", default: false },
+      audit: { type: "boolean", default: false },
       against: { type: "string" },
       "against-out": { type: "string" }
     },
@@ -44741,6 +44902,7 @@ async function cmdRun(args) {
     force: values.force,
     ...jobs !== void 0 ? { jobs } : {},
     serial: values.serial,
+    audit: values.audit,
     progress: createProgress(),
     argumentNames: { only: cli("only"), cpu: cli("cpu") },
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}

@@ -147,6 +147,16 @@ void proto_mark(const char *name) {
     channel_read_line(proto_fd, ack, sizeof ack - 1, "no answer to a mark");
 }
 
+int proto_ask(const char *name, char *answer, size_t cap) {
+    if (!proto_channel) return 0;
+    proto_line("MARK\t%s", name);
+    char line[256];
+    channel_read_line(proto_fd, line, sizeof line - 1, "no answer to a mark");
+    if (strncmp(line, "GO\t", 3) != 0 || strlen(line + 3) >= cap) channel_broken("a malformed answer to a mark");
+    strcpy(answer, line + 3);
+    return 1;
+}
+
 /* prefix + text + newline in one write, so lines never interleave with another writer's.
  * in_signal: called from a signal handler, where stdio must not be touched. */
 static void proto_emit(const char *text, size_t len, int in_signal) {
@@ -315,17 +325,21 @@ void api_load(api_t *api, const char *lib, const char *type) {
 const char *api_seed_default(const api_t *api, const char *rng) {
     unsigned char seed[48];
     for (int i = 0; i < 48; i++) seed[i] = (unsigned char)i;
+    return api_seed(api, rng, seed);
+}
+
+const char *api_seed(const api_t *api, const char *rng, const unsigned char seed[48]) {
     int want_iccs = rng == NULL || strcmp(rng, "iccs-drng") == 0;
     /* kat_rng hqc builds HQC's SHAKE-256 generator behind the same randombytes_init (native/nist/hqc_rng.c). */
     int want_hqc = rng != NULL && strcmp(rng, "hqc") == 0;
     int want_nist = rng == NULL || strcmp(rng, "nist-ctr-drbg") == 0 || want_hqc;
     if (want_iccs && api->drng_init && api->drng_algorithm) {
-        if (api->drng_init(api->drng_algorithm, seed, sizeof seed) != 0)
+        if (api->drng_init(api->drng_algorithm, seed, 48) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "init_random_number failed");
         return "iccs-drng";
     }
     if (want_nist && api->nist_rng_init) {
-        api->nist_rng_init(seed, NULL, 256);
+        api->nist_rng_init((unsigned char *)seed, NULL, 256);
         return want_hqc ? "hqc" : "nist-ctr-drbg";
     }
     if (rng != NULL)

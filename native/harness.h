@@ -69,6 +69,8 @@ void *api_optional(const api_t *api, const char *name);
 
 /* Seeds the library's randomness with bytes 00..2f: ICCS DRNG if present, else the NIST DRBG. */
 const char *api_seed_default(const api_t *api, const char *rng);
+/* The same with the given 48-byte seed (a timing trial's, from the parent). */
+const char *api_seed(const api_t *api, const char *rng, const unsigned char seed[48]);
 
 /* Buffers with GUARD_BYTES of GUARD_VALUE on both sides. */
 typedef struct {
@@ -100,6 +102,9 @@ void proto_data(const char *kind, const unsigned char *p, size_t n);
 /* "MARK name", then waits for the parent's answer: the parent reads, meanwhile, the CPU time the
  * kernel charged this process (docs/native-protocol.md#marks). No-op without a channel. */
 void proto_mark(const char *name);
+/* "MARK name", then waits for the parent's answer "GO\tVALUE" and copies VALUE into answer (at most
+ * cap - 1 characters). Returns 0 without a channel (answer untouched). */
+int proto_ask(const char *name, char *answer, size_t cap);
 /* The driver's last line, "END code"; returns code, for `return proto_end(EXIT_OK);`. */
 int proto_end(int code);
 /* STATUS status detail, END code, _exit(code): async-signal-safe, for signal handlers. */

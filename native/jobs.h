@@ -4,5 +4,6 @@
 #define NGCC_JOBS_H
 int kat_main(int n, char **fields);
 int time_main(int n, char **fields);
+int replay_main(int n, char **fields);
 int prof_main(int n, char **fields);
 #endif

@@ -4,7 +4,8 @@
  * sees the same argv, environment and sandbox whether it is being KAT-checked or timed
  * (docs/native-protocol.md#drivers). Run by hand, without a channel, the job follows LIB:
  *   ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]
- *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS] */
+ *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
+ *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH */
 #include "harness.h"
 #include "jobs.h"
 #include <stdio.h>
@@ -18,9 +19,10 @@ int main(int argc, char **argv) {
     int code;
     if (strcmp(job, "kat") == 0) code = kat_main(n, fields);
     else if (strcmp(job, "time") == 0) code = time_main(n, fields);
+    else if (strcmp(job, "replay") == 0) code = replay_main(n, fields);
     else if (strcmp(job, "prof") == 0) code = prof_main(n, fields);
     else {
-        fprintf(stderr, "usage: ngcc_driver LIB kat|time|prof ... (native/ngcc_driver.c)\n");
+        fprintf(stderr, "usage: ngcc_driver LIB kat|time|replay|prof ... (native/ngcc_driver.c)\n");
         code = EXIT_USAGE;
     }
     return proto_end(code);

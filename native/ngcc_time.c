@@ -1,17 +1,23 @@
-/* The timing job of ngcc_driver: one trial of one operation in this process.
+/* The timing job of ngcc_driver: one trial of one operation in this process, and its replay.
  *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
+ *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH
  * TYPE kem|sig|kex; OP keygen|enc|dec (kem), keygen|sign|verify (sig), exchange|init_a|init_b|passK|
  * derive_a|derive_b (kex: each a full exchange of which only that span is counted; then a LOOP line).
- * Reports META lines, MARK begin / MARK end around the loop, one TRIAL line (count seconds
- * cycles), one CALLS line with per-call cycle quantiles (n min q1 median q3 max),
- * "STATUS complete", then END (docs/native-protocol.md). */
+ * Reports META lines, MARK seed (answered with the trial's seed), MARK begin / MARK end around
+ * each batch of calls (calls.h), one TRIAL line (count seconds cycles), one OS line, one CALLS line
+ * with per-call cycle quantiles (n min q1 median q3 max), the TRANSCRIPT lines, "STATUS complete",
+ * then END (docs/native-protocol.md). The replay job makes the calls of one BATCH of such a trial
+ * again from its SEED, without marks and after WARMUPS of its own, and reports that batch's
+ * TRANSCRIPT lines, to be compared with the trial's (src/measure/replay.ts). */
 #include "cpucycles.h"
 #include "harness.h"
 #include "ops.h"
+#include "calls.h"
 #include "jobs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_CALL_SAMPLES (1u << 21) /* per-call samples kept; the trial total covers every call */
 
@@ -34,21 +40,65 @@ static double quantile(const uint64_t *sorted, size_t n, double q) {
 }
 
 
-int time_main(int n, char **fields) {
+static int hex_seed(const char *hex, unsigned char seed[SEED_BYTES]) {
+    if (strlen(hex) != 2 * SEED_BYTES) return 0;
+    for (int i = 0; i < SEED_BYTES; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char ch = hex[2 * i + k];
+            v <<= 4;
+            if (ch >= '0' && ch <= '9') v |= (unsigned)(ch - '0');
+            else if (ch >= 'a' && ch <= 'f') v |= (unsigned)(ch - 'a' + 10);
+            else return 0;
+        }
+        seed[i] = (unsigned char)v;
+    }
+    return 1;
+}
+
+/* The trial's seed: the replay's from its job; a trial's from the parent, asked once the library
+ * is loaded (docs/native-protocol.md#marks); by hand, from the kernel. Reported as META seed. */
+static void trial_seed(const char *given, unsigned char seed[SEED_BYTES]) {
+    char hex[2 * SEED_BYTES + 1];
+    if (given) {
+        if (!hex_seed(given, seed)) fail(EXIT_USAGE, "USAGE", "SEED must be %d lowercase hex digits", 2 * SEED_BYTES);
+    } else if (proto_ask("seed", hex, sizeof hex)) {
+        if (!hex_seed(hex, seed)) fail(EXIT_USAGE, "USAGE", "the parent's seed is not %d lowercase hex digits", 2 * SEED_BYTES);
+    } else {
+        random_fill(seed, SEED_BYTES);
+    }
+    for (int i = 0; i < SEED_BYTES; i++) snprintf(hex + 2 * i, 3, "%02x", seed[i]);
+    meta_str("seed", hex);
+}
+
+typedef struct {
+    double cpu, wall;
+    long involuntary, voluntary;
+} os_sum_t;
+
+static void os_add(os_sum_t *s, const os_mark_t *a, const os_mark_t *b) {
+    s->cpu += b->cpu - a->cpu;
+    s->wall += b->wall - a->wall;
+    s->involuntary += b->involuntary - a->involuntary;
+    s->voluntary += b->voluntary - a->voluntary;
+}
+
+static int run_trial(int n, char **fields, const char *usage, int replay) {
     loop_args_t a;
-    parse_loop_args(n, fields, "ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]", "ITERS", &a);
-    spots_t spots;
-    spots_plan(&spots, a.n, a.spot_checks); /* before the library is loaded */
-    const char *lib = a.lib, *type = a.type, *op = a.op, *rng = a.rng;
+    parse_loop_args(n, fields, usage, "ITERS", &a);
+    if (replay && n < 11) fail(EXIT_USAGE, "USAGE", "usage: %s", usage);
+    const char *op = a.op;
     unsigned long long iters = a.n, warmups = a.warmups;
-    int cpu = a.cpu;
     meta_str("counter", cpucycles_init());
-    meta_u64("cpu", (unsigned long long)(cpu >= 0 ? cpu : -1));
+    meta_u64("cpu", (unsigned long long)(a.cpu >= 0 ? a.cpu : -1));
 
     ctx_t c;
     memset(&c, 0, sizeof c);
-    api_load(&c.api, lib, type);
-    meta_str("rng", api_seed_default(&c.api, rng));
+    api_load(&c.api, a.lib, a.type);
+    unsigned char seed[SEED_BYTES];
+    trial_seed(replay ? fields[9] : NULL, seed);
+    const char *rng = api_seed(&c.api, a.rng, seed);
+    meta_str("rng", rng);
     ops_alloc(&c);
     meta_u64("pk_bytes", c.api.pk_len);
     meta_u64("sk_bytes", c.api.sk_len);
@@ -62,65 +112,93 @@ int time_main(int n, char **fields) {
     if (!samples) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu samples", nsamples);
     meta_u64("baseline_rss_bytes", proc_status_bytes("VmRSS"));
 
-    op_fn fn = ops_prepare(&c, op);
+    (void)ops_prepare(&c, op);
     if (c.api.is_hash) {
         meta_u64("input_bytes", c.msg_bytes);
         meta_u64("digest_bytes", c.digest_len);
     }
-    for (unsigned long long i = 0; i < warmups; i++) ops_must(fn(&c), op);
-    fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
-
-    /* One counter read per call boundary: the loop total and every per-call sample come from
-     * the same reads, so the per-call overhead is a single counter read. A spot-checked call's
-     * preparation and check fall between reads that are not counted. */
-    proto_mark("begin");
-    os_mark_t os0, os1;
-    os_mark(&os0);
-    double s0 = wallclock_seconds();
-    uint64_t prev = cpucycles(), total = 0, loop = 0;
-    int rc = 0;
-    for (unsigned long long i = 0; i < iters; i++) {
-        int spot = spots_due(&spots, i);
-        if (spot) {
-            spots_before(&c, &spots);
-            prev = cpucycles();
-        }
-        rc |= fn(&c);
-        uint64_t now = cpucycles();
-        /* A key exchange counts only its timed span, read inside the exchange (kex_ops.h). */
-        uint64_t spent = c.kex ? c.kex->timed_cycles : now - prev;
-        if (i < nsamples) samples[i] = spent;
-        total += spent;
-        loop += now - prev;
-        if (spot) {
-            spots_after(&c, &spots, i);
-            now = cpucycles();
-        }
-        prev = now;
+    calls_t t;
+    calls_init(&t, &c, seed, rng, iters, (int)a.spot_checks);
+    meta_u64("calls_per_batch", t.batch);
+    unsigned long long first = 0, last = iters; /* the calls this process makes: a replay's are one batch */
+    if (replay) {
+        unsigned long long batch = strtoull(fields[10], NULL, 10);
+        first = batch * t.batch;
+        if (first >= iters) fail(EXIT_USAGE, "USAGE", "BATCH %llu: the trial has %llu calls in batches of %zu", batch, iters, t.batch);
+        last = first + t.batch < iters ? first + t.batch : iters;
     }
-    double s1 = wallclock_seconds();
-    os_mark(&os1);
-    proto_mark("end");
-    ops_must(rc, op);
-    spots_verify(&c, &spots);
+    if (warmups > 0) {
+        /* Warm-ups on inputs of their own, as many as a batch holds: a cache of answers learns nothing. */
+        size_t slots = warmups < t.batch ? (size_t)warmups : t.batch;
+        calls_prepare(&t, ~0ull - 1, slots);
+        for (unsigned long long i = 0; i < warmups; i++) {
+            int rc = calls_run(&t, (size_t)(i % slots));
+            if (rc != 0 && !(c.api.is_sig && strcmp(op, "verify") == 0)) ops_must(rc, op);
+        }
+    }
+
+    /* One counter read per call boundary: the loop total and every per-call sample come from the
+     * same reads, so the per-call overhead is a single counter read. Between the marks of a batch
+     * are its calls and nothing else; its slots are prepared before and checked after. */
+    os_sum_t os = {0, 0, 0, 0};
+    double seconds_all = 0;
+    uint64_t total = 0, loop = 0;
+    for (unsigned long long done = first; done < last;) {
+        size_t nb = (size_t)(last - done < t.batch ? last - done : t.batch);
+        calls_prepare(&t, done / t.batch, nb);
+        fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
+        if (!replay) proto_mark("begin");
+        os_mark_t os0, os1;
+        os_mark(&os0);
+        double s0 = wallclock_seconds();
+        uint64_t prev = cpucycles();
+        for (size_t i = 0; i < nb; i++) {
+            calls_run(&t, i);
+            uint64_t now = cpucycles();
+            /* A key exchange counts only its timed span, read inside the exchange (kex_ops.h). */
+            uint64_t spent = c.kex ? c.kex->timed_cycles : now - prev;
+            if (done - first + i < nsamples) samples[done - first + i] = spent;
+            total += spent;
+            loop += now - prev;
+            prev = now;
+        }
+        double s1 = wallclock_seconds();
+        os_mark(&os1);
+        if (!replay) proto_mark("end");
+        seconds_all += s1 - s0;
+        os_add(&os, &os0, &os1);
+        calls_settle(&t, done, nb);
+        done += nb;
+    }
+    calls_verify_spots(&t);
     ops_check_guards(&c);
 
     meta_u64("peak_rss_bytes", proc_status_bytes("VmHWM"));
-    double seconds = s1 - s0;
+    double seconds = seconds_all;
     if (c.kex) {
         /* The span's seconds at the loop's own rate; the whole loop's cycles for the kernel's view. */
         kex_meta(c.kex);
         meta_u64("span_overhead_cycles", kex_span_overhead());
         seconds = loop > 0 ? seconds * (double)total / (double)loop : 0;
-        proto_line("LOOP\t%llu\t%.9f", (unsigned long long)loop, s1 - s0);
+        proto_line("LOOP\t%llu\t%.9f", (unsigned long long)loop, seconds_all);
     }
-    proto_line("TRIAL\t%llu\t%.9f\t%llu", iters, seconds, (unsigned long long)total);
-    os_report(&os0, &os1);
+    proto_line("TRIAL\t%llu\t%.9f\t%llu", last - first, seconds, (unsigned long long)total);
+    proto_line("OS\t%.9f\t%.9f\t%ld\t%ld", os.cpu, os.wall, os.involuntary, os.voluntary);
+    if (nsamples > last - first) nsamples = (size_t)(last - first);
     qsort(samples, nsamples, sizeof *samples, cmp_u64);
     proto_line("CALLS\t%zu\t%llu\t%.1f\t%.1f\t%.1f\t%llu", nsamples, (unsigned long long)samples[0],
            quantile(samples, nsamples, 0.25), quantile(samples, nsamples, 0.5),
            quantile(samples, nsamples, 0.75), (unsigned long long)samples[nsamples - 1]);
+    calls_report(&t, first, last - first);
     proto_line("STATUS\tcomplete");
     free(samples);
     return EXIT_OK;
+}
+
+int time_main(int n, char **fields) {
+    return run_trial(n, fields, "ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]", 0);
+}
+
+int replay_main(int n, char **fields) {
+    return run_trial(n, fields, "ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH", 1);
 }

@@ -29,7 +29,7 @@ import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './ca
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -117,6 +117,7 @@ async function cmdRun(args: string[]): Promise<number> {
       force: { type: 'boolean', default: false },
       jobs: { type: 'string' },
       serial: { type: 'boolean', default: false },
+      audit: { type: 'boolean', default: false },
       against: { type: 'string' },
       'against-out': { type: 'string' },
     },
@@ -154,6 +155,7 @@ async function cmdRun(args: string[]): Promise<number> {
     force: values.force,
     ...(jobs !== undefined ? { jobs } : {}),
     serial: values.serial,
+    audit: values.audit,
     progress: createProgress(),
     argumentNames: { only: cli('only'), cpu: cli('cpu') },
     ...(values.against !== undefined && values['against-out'] !== undefined

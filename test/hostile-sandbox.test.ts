@@ -107,7 +107,15 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
       expect(existsSync(join('/tmp', 'ngcc-escape-scratch'))).toBe(true);
       expect(existsSync(join(home, 'ngcc-escape-scratch'))).toBe(true);
       expect(readFileSync(early, 'utf8')).toBe('#error replaced by a competitor\n');
-      expect(readFileSync(join(spoiledData, 's', 'records', 'early-1', 'good__keygen.json'), 'utf8')).toBe('{"mean_cycles": 1}\n');
+      // Which of the neighbour's files existed when the attack ran depends on how far its timing had
+      // come: some did, and were replaced.
+      const neighbourFiles = [
+        join('build', 'early-1', 'good', 'guide', 'libgood.so'),
+        join('kat', 'early-1', 'good', 'KAT_KEM_good.txt'),
+        ...['keygen', 'enc', 'dec'].map((op) => join('records', 'early-1', `good__${op}.json`)),
+      ].map((f) => join(spoiledData, 's', f));
+      const replaced = neighbourFiles.filter((f) => existsSync(f) && readFileSync(f, 'latin1') === '{"mean_cycles": 1}\n');
+      expect(replaced.length).toBeGreaterThan(0);
       expect(existsSync(join(campaign, 'daemon-was-here'))).toBe(true);
       expect((JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as { sandbox?: string }).sandbox).toBe('none');
       expect((await cliChild(cli, ['report', join(data, 's'), '--campaign', campaign, '--out', pages], {})).code).toBe(0);

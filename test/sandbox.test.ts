@@ -121,7 +121,10 @@ describe('driver protocol', () => {
       expect(zero.run.stdout + cpu.run.stdout).toBe('');
     }
     const unknown = await runDriver([tools.driver, lib], ['measure'], { timeoutMs: 10_000 });
-    expect([unknown.run.exitCode, unknown.run.stderr]).toEqual([2, 'usage: ngcc_driver LIB kat|time|prof ... (native/ngcc_driver.c)\n']);
+    expect([unknown.run.exitCode, unknown.run.stderr]).toEqual([
+      2,
+      'usage: ngcc_driver LIB kat|time|replay|prof ... (native/ngcc_driver.c)\n',
+    ]);
   });
 
   it('parses META, data lines and STATUS', () => {
@@ -204,7 +207,10 @@ __attribute__((constructor)) static void fds(void) {
 ${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'utf8')}`,
     );
     execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, join(dir, 'fds.c')]);
-    const r = await runDriver([tools.driver, lib], ['time', 'kem', 'keygen', '100', '1', '-1', 'iccs-drng', '0'], { timeoutMs: 10_000 });
+    const r = await runDriver([tools.driver, lib], ['time', 'kem', 'keygen', '100', '1', '-1', 'iccs-drng', '0'], {
+      timeoutMs: 10_000,
+      markAnswers: { seed: '5e'.repeat(48) },
+    });
     expect(r.rejected).toBeUndefined();
     expect(r.output.status).toBe('complete');
     // Sockets besides stdout and stderr: the channel alone, no longer on fd 3.
@@ -224,6 +230,7 @@ ${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'u
       ['time', 'kem', 'keygen', '10', '1', '-1', 'iccs-drng', '0'],
       {
         timeoutMs: 60_000,
+        markAnswers: { seed: '5e'.repeat(48) },
       },
     );
     expect([r.rejected, r.output.status, r.run.exitCode]).toEqual([undefined, 'complete', 0]);

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -6,57 +6,14 @@ import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js'
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
 import { runTrial } from '../src/measure/trial.js';
 import { runDriver } from '../src/sandbox/run.js';
-import { repoRoot, tempDir } from './helpers/tmp.js';
+import { tempDir } from './helpers/tmp.js';
+import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant } from './helpers/toyVariant.js';
 
 /**
- * What a timing or profiling process checks that the library cannot foresee: spot checks of
- * randomly chosen calls (native/ops.c), and the parent's comparison of each trial's cycles with
- * the kernel's view (src/measure/kernelCheck.ts).
+ * What a timing process checks that the library cannot foresee: every call's outputs in its own
+ * slot, spot checks of calls drawn after the batch that ran them (native/calls.c), and the parent's
+ * comparison of each trial's cycles with the kernel's view (src/measure/kernelCheck.ts).
  */
-
-const iccs = join(repoRoot, 'native', 'iccs');
-const kemCommon = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'common');
-const toySig = join(repoRoot, 'test', 'fixtures', 'campaign', 'sign-1', 'toy-sig');
-
-/**
- * The toy KEM or toy signature with one operation replaced by `body`, which may call the honest one
- * as `honest_<op>` (e.g. honest_kem_keygen).
- */
-function variant(dir: string, name: string, type: 'kem' | 'sig', op: string, signature: string, body: string): string {
-  const src = join(dir, `${name}.c`);
-  const include = type === 'kem' ? `"${join(kemCommon, 'toy_kem.inc')}"` : `"${join(toySig, 'SIG_AlgorithmInstance.c')}"`;
-  writeFileSync(
-    src,
-    `#include <string.h>\n#define ${op} honest_${op}\n#include ${include}\n#undef ${op}\nint ${op}(${signature}) {\n${body}\n}\n`,
-  );
-  const lib = join(dir, `lib${name}.so`);
-  const headers = type === 'kem' ? join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'good') : toySig;
-  execFileSync('gcc', [
-    '-std=gnu11',
-    '-O2',
-    '-fPIC',
-    '-shared',
-    `-I${iccs}`,
-    `-I${kemCommon}`,
-    `-I${headers}`,
-    '-o',
-    lib,
-    src,
-    join(iccs, 'auxfunc.c'),
-    join(iccs, 'drng.c'),
-  ]);
-  return lib;
-}
-
-const KEYGEN = 'unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len';
-const ENC =
-  'unsigned char *pk, unsigned long long pk_len, unsigned char *ss, unsigned long long *ss_len, unsigned char *ct, unsigned long long *ct_len';
-const DEC =
-  'unsigned char *sk, unsigned long long sk_len, unsigned char *ct, unsigned long long ct_len, unsigned char *ss, unsigned long long *ss_len';
-const SIGN =
-  'unsigned char *sk, unsigned long long sk_len, unsigned char *m, unsigned long long m_len, unsigned char *sn, unsigned long long *sn_len';
-const VERIFY =
-  'unsigned char *pk, unsigned long long pk_len, unsigned char *sn, unsigned long long sn_len, unsigned char *m, unsigned long long m_len';
 
 /** Honest on its first call in a process, idle after: what a library that memoises "the benchmark" would do. */
 const lazy = (call: string) => `static int calls; if (calls++ > 0) return 0; return ${call};`;
@@ -66,7 +23,8 @@ describe('spot checks of randomly chosen calls', () => {
   let tools: HarnessTools;
   const time = async (lib: string, type: 'kem' | 'sig', op: string, spots?: number) => {
     const job = ['time', type, op, '200', '2', '-1', 'iccs-drng', ...(spots === undefined ? [] : [String(spots)])];
-    return (await runDriver([tools.driver, lib], job, { timeoutMs: 20_000 })).output;
+    const seed = randomBytes(48).toString('hex');
+    return (await runDriver([tools.driver, lib], job, { timeoutMs: 20_000, markAnswers: { seed } })).output;
   };
 
   beforeAll(async () => {
@@ -80,28 +38,39 @@ describe('spot checks of randomly chosen calls', () => {
     for (const op of ['keygen', 'sign', 'verify']) expect((await time(sig, 'sig', op, 8)).status, op).toBe('complete');
   });
 
-  it('catch operations that stop working after the first call, and a verify that accepts anything', async () => {
+  it('catch operations that stop working after the first call in every call, and a verify that accepts anything', async () => {
     const cases: Array<[string, 'kem' | 'sig', string, string, string, RegExp]> = [
-      ['kem_keygen', 'kem', 'keygen', KEYGEN, lazy('honest_kem_keygen(pk, pk_len, sk, sk_len)'), /keygen did not write its pk/],
-      ['kem_enc', 'kem', 'enc', ENC, lazy('honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len)'), /enc did not write its ct/],
-      ['kem_dec', 'kem', 'dec', DEC, lazy('honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len)'), /dec did not write its ss/],
-      ['sig_sign', 'sig', 'sign', SIGN, lazy('honest_sig_sign(sk, sk_len, m, m_len, sn, sn_len)'), /sign did not write its signature/],
+      ['kem_keygen', 'kem', 'keygen', KEYGEN, lazy('honest_kem_keygen(pk, pk_len, sk, sk_len)'), /^call 0: keygen did not write its pk$/],
+      ['kem_enc', 'kem', 'enc', ENC, lazy('honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len)'), /^call 0: enc did not write its ct$/],
+      ['kem_dec', 'kem', 'dec', DEC, lazy('honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len)'), /^call 0: dec did not write its ss$/],
+      [
+        'sig_sign',
+        'sig',
+        'sign',
+        SIGN,
+        lazy('honest_sig_sign(sk, sk_len, m, m_len, sn, sn_len)'),
+        /^call 0: sign did not write its signature$/,
+      ],
       [
         'sig_verify',
         'sig',
         'verify',
         VERIFY,
         '(void)pk; (void)pk_len; (void)sn; (void)sn_len; (void)m; (void)m_len; return 0;',
-        /sig_verify accepted the signature for a message with one flipped bit/,
+        /^call 1: sig_verify accepted a signature for an altered message$/,
       ],
     ];
     for (const [fn, type, op, signature, body, why] of cases) {
       const lib = variant(dir, `lazy-${fn}`, type, fn, signature, body);
-      const out = await time(lib, type, op);
-      expect([out.status, out.statusDetail], fn).toEqual(['CRYPTOFAIL', expect.stringMatching(/^spot check of call \d+: /)]);
-      expect(out.statusDetail, fn).toMatch(why);
-      // The same library with the checks off: the loop itself notices nothing.
-      expect((await time(lib, type, op, 0)).status, `${fn} unchecked`).toBe('complete');
+      // Checked in every call, whatever the number of spot checks: the warm-ups (and, for enc
+      // and dec, the key pair) take the honest first call, so call 0 of the loop is already idle.
+      for (const spots of [undefined, 0]) {
+        const out = await time(lib, type, op, spots);
+        expect([out.status, out.statusDetail], `${fn} with ${spots ?? 'default'} spot checks`).toEqual([
+          'CRYPTOFAIL',
+          expect.stringMatching(why),
+        ]);
+      }
     }
   });
 
@@ -122,9 +91,17 @@ describe('spot checks of randomly chosen calls', () => {
   });
 
   it('choose other calls in every process', async () => {
-    const lib = variant(dir, 'lazy-again', 'kem', 'kem_keygen', KEYGEN, lazy('honest_kem_keygen(pk, pk_len, sk, sk_len)'));
+    // Every call's secret is wrong: which one the spot check names is its draw.
+    const lib = variant(
+      dir,
+      'enc-always-wrong',
+      'kem',
+      'kem_enc',
+      ENC,
+      'int rc = honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len); ss[0] ^= 1; return rc;',
+    );
     const calls = new Set<string>();
-    for (let i = 0; i < 6; i++) calls.add(/call (\d+)/.exec((await time(lib, 'kem', 'keygen', 1)).statusDetail ?? '')?.[1] ?? '');
+    for (let i = 0; i < 6; i++) calls.add(/call (\d+)/.exec((await time(lib, 'kem', 'enc', 1)).statusDetail ?? '')?.[1] ?? '');
     expect(calls.size).toBeGreaterThan(1);
   });
 });
@@ -144,10 +121,13 @@ describe("each trial against the kernel's view", () => {
 read -r s <&3; read -r job <&3
 say() { printf '%s\\t%s\\n' "$s" "$1" >&3; }
 say $'META\\tcounter\\trdtsc'
+say $'MARK\\tseed'; read -r go seed <&3
+say "META"$'\\t'"seed"$'\\t'"$seed"
 say $'MARK\\tbegin'; read -r go <&3
 ${loop}
 say $'MARK\\tend'; read -r go <&3
 say $'TRIAL\\t100\\t0.3\\t${cycles}'
+say $'TRANSCRIPT\\t1\\t0\\t0123456789abcdef'
 say $'STATUS\\tcomplete'
 say $'END\\t0'
 `,
@@ -201,7 +181,7 @@ say $'END\\t0'
       `#!/bin/bash\nread -r s <&3; read -r job <&3\nsay() { printf '%s\\t%s\\n' "$s" "$1" >&3; }\nsay $'TRIAL\\t100\\t0.3\\t300'\nsay $'STATUS\\tcomplete'\nsay $'END\\t0'\n`,
     );
     chmodSync(file, 0o755);
-    expect((await trial(file)).failure).toBe('inconsistent trial: the driver did not mark the timed loop once');
+    expect((await trial(file)).failure).toBe('inconsistent trial: the driver did not mark its seed and the timed batches');
   });
 
   it('the rule: CPU beyond the cycles, or cycles beyond the time that passed, with a wider margin for core-cycle counters', () => {
@@ -228,6 +208,27 @@ say $'END\\t0'
         { name: 'begin', wall_s: 1, cpu_s: 0.5 },
         { name: 'end', wall_s: 3, cpu_s: 2 },
       ]),
-    ).toEqual({ kernel_cpu_s: 1.5, window_s: 2 });
+    ).toEqual({ kernel_cpu_s: 1.5, window_s: 2, windows: 1 });
+    // A trial's batches: the sums of their windows, after the seed; anything else is no window.
+    const seed = { name: 'seed', wall_s: 0.5, cpu_s: 0.1 };
+    const batches = [
+      { name: 'begin', wall_s: 1, cpu_s: 0.5 },
+      { name: 'end', wall_s: 2, cpu_s: 1.5 },
+      { name: 'begin', wall_s: 2.5, cpu_s: 1.6 },
+      { name: 'end', wall_s: 3, cpu_s: 2 },
+    ];
+    expect(trialWindow([seed, ...batches], true)).toEqual({ kernel_cpu_s: 1.4, window_s: 1.5, windows: 2 });
+    expect(trialWindow(batches, true)).toBeUndefined();
+    expect(trialWindow([seed, ...batches.slice(0, 3)], true)).toBeUndefined();
+    expect(trialWindow([seed, batches[1]!, batches[0]!], true)).toBeUndefined();
+    // Slack grows with the windows (each pair of marks is a few system calls): 0.1 ms a further window.
+    const under = (windows: number, kernel: number) =>
+      kernelInconsistency(1e9, 'rdtsc', 1e9, { kernel_cpu_s: kernel, window_s: 2, windows }, SLACK_PRECISE_S);
+    expect(under(1, 1.04 + 0.0009)).toBeUndefined();
+    expect(under(1, 1.04 + 0.0011)).toMatch(/kernel charged/);
+    expect(under(11, 1.04 + 0.0019)).toBeUndefined();
+    expect(under(11, 1.04 + 0.0021)).toMatch(/kernel charged/);
+    // 70 windows (a 1-s trial of a fast hash): a 5 % under-report still shows.
+    expect(under(70, 1 / 0.95)).toMatch(/kernel charged/);
   });
 });

@@ -101,6 +101,7 @@ export const measure: PhaseStep = {
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
         counterHz: run.counterHz,
+        audit: plan.audit,
       });
     }
     if (todo.length === 0) return 'kept';

@@ -70,6 +70,8 @@ export interface CampaignOptions {
   jobs?: number;
   /** One instance at a time, nothing beside timing (the order of a run before the scheduler). */
   serial?: boolean;
+  /** Replay every timing trial from its seed, not one drawn per operation (measure/replay.ts). */
+  audit?: boolean;
   /** A filter that selects nothing is no error (the base side of a paired run may lack a new candidate). */
   onlyMayMatchNothing?: boolean;
   /**
@@ -132,6 +134,8 @@ export interface RunPlan {
   units: Unit[];
   phases: ReadonlySet<Phase>;
   force: boolean;
+  /** CampaignOptions.audit. */
+  audit: boolean;
   shard?: { index: number; count: number };
   /** Symbols the profile wraps for NIST-API code: profile.nist_symbols, else the whole catalog. */
   nistSymbols: string[];
@@ -213,6 +217,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     units: allUnits(campaign.candidates),
     phases,
     force: opts.force ?? false,
+    audit: opts.audit ?? false,
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),

@@ -43,6 +43,7 @@ export const DRIVER_SOURCES = [
   'hashprof/ngcc_prof.c',
   'harness.c',
   'ops.c',
+  'calls.c',
   'cpucycles.c',
   // The hash jobs, and the ICCS DRNG (with the SM3 under it) that draws the hash KAT messages.
   'hash_ops.c',

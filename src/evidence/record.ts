@@ -51,6 +51,9 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     counter: { source: meta.counter ?? null, unit: meta.counter === 'monotonic-ns' ? 'ns' : 'cycles' },
     rng: meta.rng ?? null,
     processes: result.processes,
+    // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
+    ...(result.replays ? { replays: result.replays } : {}),
+    ...(result.replay_skipped ? { replay_skipped: result.replay_skipped } : {}),
     trials: result.trials,
     ...(result.stats ?? {}),
     // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).

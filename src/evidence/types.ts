@@ -63,6 +63,8 @@ export interface TimingRecord {
   operations_per_second?: number;
   guide_100_measurements_met?: boolean;
   per_call_cycles?: { q1: number; median: number; q3: number } | null;
+  /** The trials made again from their seed after the operation (measure/replay.ts). */
+  replays?: Array<{ trial: number; batch?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
   [key: string]: unknown;
 }
 

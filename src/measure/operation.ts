@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { randomInt } from 'node:crypto';
 import type { Planning } from '../config/schemas.js';
 import { loadAverage } from '../env/host.js';
 import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
@@ -9,6 +10,7 @@ import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { KEX_PROFILED, kexOperations } from './kexOperations.js';
+import { replayTrial, type ReplayResult } from './replay.js';
 
 export const OPERATIONS = {
   kem: ['keygen', 'enc', 'dec'],
@@ -48,6 +50,8 @@ export interface OperationRequest {
   sandbox?: SandboxMode;
   /** The counter's rate from the run's probe (each trial is checked against the kernel's view). */
   counterHz?: number;
+  /** Replay every trial rather than one drawn at random (measure/replay.ts). */
+  audit?: boolean;
 }
 
 export interface OperationResult {
@@ -59,14 +63,20 @@ export interface OperationResult {
   stats?: ReturnType<typeof deriveStatistics>;
   meta: Record<string, string>;
   disturbed_retries: number;
+  /** The trials replayed after the operation's last trial, and what each replay found (measure/replay.ts). */
+  replays?: ReplayResult[];
+  /** Why no trial was replayed, when none was. */
+  replay_skipped?: string;
   started_utc: string;
   ended_utc: string;
   load_average_start: number[];
   load_average_end: number[];
 }
 
+/** A process as the evidence keeps it: paths shown relative, the transcript's digest without its blocks. */
 function shown(p: TrialProcess, tool: string, lib: string, libShown: string): TrialProcess {
-  return { ...p, command: p.command.map((a) => (a === tool ? basename(tool) : a === lib ? libShown : a)) };
+  const transcript = p.transcript ? { transcript: { per_block: p.transcript.per_block, digest: p.transcript.digest } } : {};
+  return { ...p, command: p.command.map((a) => (a === tool ? basename(tool) : a === lib ? libShown : a)), ...transcript };
 }
 
 /** One operation under way: its plan and the trial processes run so far. */
@@ -80,6 +90,8 @@ interface InProgress {
   processes: TrialProcess[];
   disturbed: number;
   stopped: boolean;
+  replays?: ReplayResult[];
+  replay_skipped?: string;
 }
 
 function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
@@ -160,6 +172,25 @@ function finish(op: InProgress): OperationResult {
     };
   const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== 'complete');
+  const forged = op.replays?.find((r) => r.outcome === 'differs');
+  const unreplayed = op.replays?.find((r) => r.outcome === 'failed');
+  const replay = {
+    ...(op.replays ? { replays: op.replays } : {}),
+    ...(op.replay_skipped ? { replay_skipped: op.replay_skipped } : {}),
+  };
+  // Outputs that are not what the library computes when it is not timed: no figure of it stands.
+  if (forged || unreplayed)
+    return {
+      ...common,
+      status: 'failed',
+      failure: forged ? `FORGED: ${forged.detail}` : `replay: ${unreplayed!.detail}`,
+      plan: op.plan,
+      processes: op.processes.map(show),
+      trials: [],
+      meta: op.processes[0]?.meta ?? op.calibration.meta,
+      disturbed_retries: op.disturbed,
+      ...replay,
+    };
   return {
     ...common,
     status: failed ? (trials.length > 0 ? 'partial' : 'failed') : 'complete',
@@ -170,7 +201,44 @@ function finish(op: InProgress): OperationResult {
     stats: trials.length > 0 ? deriveStatistics(trials) : undefined,
     meta: op.processes[0]?.meta ?? op.calibration.meta,
     disturbed_retries: op.disturbed,
+    ...replay,
   };
+}
+
+/** Draws n distinct indices below `of`, uniformly. */
+function draw(of: number, n: number): number[] {
+  const all = [...Array(of).keys()];
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [all[i], all[j]] = [all[j]!, all[i]!];
+  }
+  return all.slice(0, n).sort((a, b) => a - b);
+}
+
+/**
+ * After an operation's last trial: one of its complete trials, drawn only now (every one with
+ * `audit`), is replayed from its seed in a separate process (measure/replay.ts).
+ */
+async function replayOperation(op: InProgress): Promise<void> {
+  const complete = op.processes.map((p, i) => ({ p, i })).filter(({ p }) => p.status === 'complete');
+  if (!op.plan || complete.length === 0) return;
+  const rng = complete[0]!.p.meta.rng;
+  if (rng === 'none' && !op.req.type.startsWith('hash')) {
+    op.replay_skipped = 'the library draws no randomness from the harness, so its outputs cannot be made again';
+    return;
+  }
+  const picked = op.req.audit ? complete : draw(complete.length, 1).map((k) => complete[k]!);
+  op.replays = [];
+  for (const { p, i } of picked)
+    op.replays.push(
+      await replayTrial(
+        { ...op.base, timeoutMs: op.plan.timeout_per_process_s * 1000 },
+        p,
+        i,
+        op.plan.iterations_per_trial,
+        op.plan.warmups,
+      ),
+    );
 }
 
 /**
@@ -253,6 +321,7 @@ export async function measureOperations(
     // A round runs one trial of every operation not yet done, so adaptive operations stay interleaved.
     for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
   if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
+  for (const op of ops) await replayOperation(op);
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);

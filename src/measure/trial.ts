@@ -4,6 +4,7 @@ import type { SandboxMode } from '../sandbox/bwrap.js';
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
 import { cpuTimeIsPrecise } from '../sandbox/cpuTime.js';
 import { parseOsLine } from './disturbance.js';
+import { createHash, randomBytes } from 'node:crypto';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -39,6 +40,46 @@ export interface TrialProcess {
   retried?: Array<{ started_utc: string; wall_s: number; disturbed: string }>;
   /** Why a failed process failed: a driver STATUS, a signal or a timeout. */
   failure?: string;
+  /**
+   * What the calls returned (native/calls.h): one digest per block of `per_block` consecutive
+   * calls, which the replay of `meta.seed` must give again (measure/replay.ts). In the evidence
+   * only their SHA-256 is kept (`digest`).
+   */
+  transcript?: Transcript;
+}
+
+export interface Transcript {
+  per_block: number;
+  /** The index of blocks[0] among the trial's blocks (a replay's batch starts later); 0 when absent. */
+  first?: number;
+  blocks?: string[];
+  digest: string;
+}
+
+/** The TRANSCRIPT lines of a driver's output, in order; undefined when there were none or they do not fit together. */
+export function transcriptOf(lines: string[][]): Transcript | undefined {
+  let per_block: number | undefined;
+  let start: number | undefined;
+  const blocks: string[] = [];
+  for (const f of lines) {
+    if (f[0] !== 'TRANSCRIPT') continue;
+    const [per, first] = [Number(f[1]), Number(f[2])];
+    start ??= first;
+    if (!(per >= 1) || !Number.isSafeInteger(first) || first !== start + blocks.length || (per_block !== undefined && per !== per_block))
+      return undefined;
+    per_block = per;
+    for (const d of f.slice(3)) {
+      if (!/^[0-9a-f]{16}$/.test(d)) return undefined;
+      blocks.push(d);
+    }
+  }
+  if (per_block === undefined || blocks.length === 0) return undefined;
+  return {
+    per_block,
+    ...(start ? { first: start } : {}),
+    blocks,
+    digest: createHash('sha256').update(blocks.join('\n')).digest('hex'),
+  };
 }
 
 /** Why a trial process gave no trial; undefined when it gave one. */
@@ -57,16 +98,19 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const started_utc = new Date().toISOString();
   const job = ['time', req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
   const argv = [req.driver, req.library, ...job];
+  // The trial's inputs and the library's randomness come from it; sent once the library is loaded.
+  const seed = randomBytes(SEED_BYTES).toString('hex');
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
     sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
+    markAnswers: { seed },
   });
   const { run, output: out } = driver;
   let failure = failureOf(driver);
   const trials: Trial[] = [];
-  const window = trialWindow(run.channel?.marks ?? []);
+  const window = trialWindow(run.channel?.marks ?? [], true);
   let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.
   for (const f of failure ? [] : out.lines) {
@@ -83,8 +127,12 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
       trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
     }
   }
+  const transcript = failure ? undefined : transcriptOf(out.lines);
   if (!failure && trials.length > 0) failure = countFailure(trials, req.iterations);
   if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.counterHz);
+  if (!failure && trials.length > 0 && out.meta.seed !== seed)
+    failure = 'inconsistent trial: the driver did not report the seed it was sent';
+  if (!failure && trials.length > 0 && !transcript) failure = 'inconsistent trial: no transcript of the calls';
   if (failure) trials.length = 0;
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
@@ -97,8 +145,12 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
+    ...(transcript && !failure ? { transcript } : {}),
   };
 }
+
+/** Bytes of a trial's seed (native/calls.h SEED_BYTES). */
+export const SEED_BYTES = 48;
 
 /**
  * A trial whose count is not the one the parent asked for, as a failure: the count is the parent's,
@@ -120,7 +172,7 @@ function kernelFailure(
   counter: string | undefined,
   counterHz: number | undefined,
 ) {
-  if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark the timed loop once';
+  if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark its seed and the timed batches';
   if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
   // A key-exchange span is part of each call: the kernel saw the whole loop.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;

@@ -25,6 +25,11 @@ export interface RunOptions {
   channelSecret?: string;
   /** The driver's job, sent as one tab-separated line after the secret. */
   channelJob?: string[];
+  /**
+   * What the parent answers to a named MARK besides GO (`GO\tVALUE`): a timing trial's `seed`,
+   * sent only once the library is loaded (docs/native-protocol.md#marks).
+   */
+  markAnswers?: Record<string, string>;
   /** Bytes kept of the channel (default 4 MiB): a KAT's text comes this way. */
   channelMaxBytes?: number;
   /**
@@ -204,7 +209,9 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       const answerMarks = markWatcher(markPrefix, (name) => {
         // The driver is blocked reading its answer: what it has used so far is exact.
         marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
-        channelStream.write('GO\n');
+        // The name comes from the driver's process: only the parent's own answers count.
+        const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
+        channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
       });
       channelStream.on('data', (chunk: Buffer) => {
         chan.push(chunk);

@@ -1,0 +1,375 @@
+#include "calls.h"
+#include "hash_ops.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_KEM_KEYGEN, K_KEM_ENC, K_KEM_DEC, K_SIG_KEYGEN, K_SIG_SIGN, K_SIG_VERIFY, K_HASH, K_KEX };
+
+/* Between a slot's regions: a write past a claimed length lands here, not in the next region. */
+#define GAP 256
+
+/* A slot: input 0, input 1, output 0, output 1 (those of non-zero size), each followed by a gap. */
+typedef struct {
+    unsigned char *in[2], *out[2];
+} slot_t;
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* The input lengths of a slot, by kind: dec's ciphertext and the secret enc gave with it; a message. */
+static size_t in_len_of(const calls_t *t, int k) {
+    const ctx_t *c = t->c;
+    if (t->kind == K_KEM_DEC) return k == 0 ? c->api.ct_len : c->api.ss_len;
+    if (t->kind == K_SIG_SIGN) return k == 0 ? MESSAGE_BYTES : 0;
+    if (t->kind == K_HASH) return k == 0 ? c->msg_bytes : 0;
+    return 0;
+}
+
+static size_t region_len(const calls_t *t, int r) { return r < 2 ? in_len_of(t, r) : t->out_len[r - 2]; }
+static size_t region_span(const calls_t *t, int r) { return region_len(t, r) ? round64(region_len(t, r)) + GAP : 0; }
+
+static slot_t slot_at(const calls_t *t, size_t i) {
+    slot_t s;
+    unsigned char *p = t->slab + GUARD_BYTES + i * t->stride;
+    for (int r = 0; r < 4; r++) {
+        if (r < 2) s.in[r] = p;
+        else s.out[r - 2] = p;
+        p += region_span(t, r);
+    }
+    return s;
+}
+
+/* The harness's own generator for inputs (splitmix64): seeded from the trial seed, so the replay
+ * job makes the same inputs. It is not the library's generator, whose stream the calls consume. */
+static uint64_t next_u64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static void prng_fill(uint64_t *s, unsigned char *p, size_t n) {
+    while (n > 0) {
+        uint64_t v = next_u64(s);
+        size_t k = n < 8 ? n : 8;
+        memcpy(p, &v, k);
+        p += k;
+        n -= k;
+    }
+}
+
+/* The transcript's mixing step. Not a cryptographic hash, and it needs not be: a library that did
+ * not compute an output does not know the digest of the right one. */
+static uint64_t fold(uint64_t h, uint64_t w) {
+    h ^= w * 0x9E3779B97F4A7C15ull;
+    h = (h << 27) | (h >> 37);
+    return h * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
+}
+
+static uint64_t fold_bytes(uint64_t h, const unsigned char *p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = fold(h, w);
+    }
+    uint64_t w = 0;
+    memcpy(&w, p + i, n - i);
+    return fold(h, w ^ ((uint64_t)n << 56));
+}
+
+static int kind_of(const ctx_t *c) {
+    const char *op = c->op;
+    if (c->kex) return K_KEX;
+    if (c->api.is_hash) return K_HASH;
+    if (c->api.is_sig) return strcmp(op, "keygen") == 0 ? K_SIG_KEYGEN : strcmp(op, "sign") == 0 ? K_SIG_SIGN : K_SIG_VERIFY;
+    return strcmp(op, "keygen") == 0 ? K_KEM_KEYGEN : strcmp(op, "enc") == 0 ? K_KEM_ENC : K_KEM_DEC;
+}
+
+static const char *out_name(const calls_t *t, int k) {
+    switch (t->kind) {
+    case K_KEM_KEYGEN: case K_SIG_KEYGEN: return k == 0 ? "pk" : "sk";
+    case K_KEM_ENC: return k == 0 ? "ct" : "ss";
+    case K_KEM_DEC: return "ss";
+    case K_SIG_SIGN: return "signature";
+    case K_HASH: return "digest";
+    default: return "output";
+    }
+}
+
+static unsigned char *pool_msg(const calls_t *t, int e) { return t->pool + (size_t)e * (MESSAGE_BYTES + t->c->api.sn_len); }
+static unsigned char *pool_sig(const calls_t *t, int e) { return pool_msg(t, e) + MESSAGE_BYTES; }
+
+/* Both generators for `batch`: the library's seeded with 48 bytes drawn from (seed, batch), the
+ * input generator with the next word. */
+static void seed_batch(calls_t *t, unsigned long long batch) {
+    uint64_t s = fold(0, batch + 1);
+    for (int i = 0; i < SEED_BYTES; i += 8) {
+        uint64_t w;
+        memcpy(&w, t->seed + i, 8);
+        s = fold(s, w);
+    }
+    unsigned char derived[SEED_BYTES];
+    prng_fill(&s, derived, sizeof derived);
+    if (strcmp(t->rng, "none") != 0) api_seed(&t->c->api, t->rng, derived);
+    t->prng = next_u64(&s);
+}
+
+void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks) {
+    memset(t, 0, sizeof *t);
+    t->c = c;
+    t->rng = rng;
+    memcpy(t->seed, seed, SEED_BYTES);
+    t->kind = kind_of(c);
+    t->calls = calls;
+    t->per_block = (calls + TRANSCRIPT_BLOCKS - 1) / TRANSCRIPT_BLOCKS;
+    t->spot_wanted = spot_checks < 0 ? 0 : spot_checks > MAX_SPOT_CHECKS ? MAX_SPOT_CHECKS : spot_checks;
+    seed_batch(t, ~0ull); /* the verify pool's messages */
+    const api_t *a = &c->api;
+    switch (t->kind) {
+    case K_KEM_KEYGEN: case K_SIG_KEYGEN: t->nout = 2, t->out_len[0] = a->pk_len, t->out_len[1] = a->sk_len; break;
+    case K_KEM_ENC: t->nout = 2, t->out_len[0] = a->ct_len, t->out_len[1] = a->ss_len; break;
+    case K_KEM_DEC: t->nout = 1, t->out_len[0] = a->ss_len; break;
+    case K_SIG_SIGN: t->nout = 1, t->out_len[0] = a->sn_len; break;
+    case K_HASH: t->nout = 1, t->out_len[0] = c->digest_len; break;
+    default: t->nout = 0; break;
+    }
+    t->stride = 64;
+    for (int r = 0; r < 4; r++) t->stride += region_span(t, r);
+    /* A batch holds whole blocks, so that one batch's replay gives whole blocks of the transcript. */
+    unsigned long long fit = CALLS_BATCH_BYTES / t->stride;
+    if (fit < 1) fit = 1;
+    if (fit >= t->per_block) fit -= fit % t->per_block;
+    else t->per_block = fit;
+    t->batch = (size_t)(fit < calls ? fit : calls);
+    t->nblocks = (calls + t->per_block - 1) / t->per_block;
+    t->blocks = calloc(t->nblocks, sizeof *t->blocks);
+    t->slab_len = t->batch * t->stride + 2 * GUARD_BYTES;
+    t->slab = malloc(t->slab_len);
+    t->lens = calloc(2 * t->batch, sizeof *t->lens);
+    t->rc = calloc(t->batch, sizeof *t->rc);
+    t->kexd = calloc(t->batch, sizeof *t->kexd);
+    if (!t->slab || !t->lens || !t->rc || !t->kexd || !t->blocks) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu call slots of %zu bytes", t->batch, t->stride);
+    memset(t->slab, GUARD_VALUE, t->slab_len);
+    random_fill(&t->fill, 1);
+    if (t->fill == GUARD_VALUE) t->fill ^= 1;
+    if (t->kind == K_SIG_VERIFY) {
+        /* Signing is the costly part: a pool, reused round robin. Odd entries get one message bit
+         * flipped after signing, so a verify that always accepts cannot match the transcript. */
+        t->pool_n = (int)(calls < VERIFY_POOL ? calls : VERIFY_POOL);
+        t->pool = malloc((size_t)t->pool_n * (MESSAGE_BYTES + a->sn_len));
+        if (!t->pool) fail(EXIT_IOERROR, "ERROR", "out of memory for the verify pool");
+        for (int e = 0; e < t->pool_n; e++) {
+            prng_fill(&t->prng, pool_msg(t, e), MESSAGE_BYTES);
+            t->pool_sig_len[e] = a->sn_len;
+            ops_must(a->sig_sign(c->sk.p, c->sk_len, pool_msg(t, e), MESSAGE_BYTES, pool_sig(t, e), &t->pool_sig_len[e]), "sig_sign");
+            if (t->pool_sig_len[e] > a->sn_len) fail(EXIT_OVERFLOW, "OVERFLOW", "signature: reported length %llu exceeds the claimed %llu", t->pool_sig_len[e], a->sn_len);
+            if (e % 2) pool_msg(t, e)[e % MESSAGE_BYTES] ^= 1;
+        }
+    }
+}
+
+void calls_prepare(calls_t *t, unsigned long long batch, size_t n) {
+    ctx_t *c = t->c;
+    seed_batch(t, batch);
+    for (size_t i = 0; i < n; i++) {
+        slot_t s = slot_at(t, i);
+        if (t->kind == K_KEM_DEC) {
+            unsigned long long ct_len = c->api.ct_len, ss_len = c->api.ss_len;
+            ops_must(c->api.kem_enc(c->pk.p, c->pk_len, s.in[1], &ss_len, s.in[0], &ct_len), "kem_enc");
+        } else if (t->kind == K_SIG_SIGN || t->kind == K_HASH) {
+            prng_fill(&t->prng, s.in[0], in_len_of(t, 0));
+        }
+        for (int k = 0; k < t->nout; k++) {
+            memset(s.out[k], t->fill, t->out_len[k]);
+            t->lens[2 * i + (size_t)k] = t->out_len[k];
+        }
+    }
+}
+
+int calls_run(calls_t *t, size_t i) {
+    ctx_t *c = t->c;
+    const api_t *a = &c->api;
+    slot_t s = slot_at(t, i);
+    unsigned long long *len = t->lens + 2 * i;
+    int rc;
+    switch (t->kind) {
+    case K_KEM_KEYGEN: rc = a->kem_keygen(s.out[0], &len[0], s.out[1], &len[1]); break;
+    case K_KEM_ENC: rc = a->kem_enc(c->pk.p, c->pk_len, s.out[1], &len[1], s.out[0], &len[0]); break;
+    case K_KEM_DEC: rc = a->kem_dec(c->sk.p, c->sk_len, s.in[0], a->ct_len, s.out[0], &len[0]); break;
+    case K_SIG_KEYGEN: rc = a->sig_keygen(s.out[0], &len[0], s.out[1], &len[1]); break;
+    case K_SIG_SIGN: rc = a->sig_sign(c->sk.p, c->sk_len, s.in[0], MESSAGE_BYTES, s.out[0], &len[0]); break;
+    case K_HASH: rc = a->crypt_hash(a->digest_bits, s.in[0], 8ull * c->msg_bytes, s.out[0]); break;
+    case K_SIG_VERIFY: {
+        int e = (int)(i % (size_t)t->pool_n);
+        rc = a->sig_verify(c->pk.p, c->pk_len, pool_sig(t, e), t->pool_sig_len[e], pool_msg(t, e), MESSAGE_BYTES);
+        break;
+    }
+    default:
+        /* An exchange's buffers are its own: its secret is folded here, outside the counted span
+         * (kex_ops.h), inside the loop the kernel's view compares with. */
+        kex_exchange(c->kex, "");
+        t->kexd[i] = fold_bytes(0, c->kex->ssa.p, (size_t)c->kex->ssa_n);
+        rc = 0;
+        break;
+    }
+    t->rc[i] = rc;
+    return rc;
+}
+
+/* The bytes of output k of slot i that count: the reported length, or the claimed one where the
+ * API reports none that the harness keeps (dec's). */
+static size_t counted_len(calls_t *t, size_t i, int k, unsigned long long call) {
+    unsigned long long n = t->kind == K_KEM_DEC ? t->out_len[0] : t->lens[2 * i + (size_t)k];
+    if (n > t->out_len[k])
+        fail(EXIT_OVERFLOW, "OVERFLOW", "call %llu: %s: reported length %llu exceeds the claimed %zu", call, out_name(t, k), n, t->out_len[k]);
+    return (size_t)n;
+}
+
+static int all_fill(const unsigned char *p, size_t n, unsigned char fill) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != fill) return 0;
+    return 1;
+}
+
+static void check_gaps(const calls_t *t, size_t n) {
+    const unsigned char *end = t->slab + GUARD_BYTES + t->batch * t->stride;
+    for (size_t i = 0; i < GUARD_BYTES; i++)
+        if (t->slab[i] != GUARD_VALUE || end[i] != GUARD_VALUE) fail(EXIT_OVERFLOW, "OVERFLOW", "a write outside the calls' slots");
+    for (size_t i = 0; i < n; i++) {
+        slot_t s = slot_at(t, i);
+        const unsigned char *start[4] = {s.in[0], s.in[1], s.out[0], s.out[1]};
+        for (int r = 0; r < 4; r++)
+            for (size_t k = region_len(t, r); k < region_span(t, r); k++)
+                if (start[r][k] != GUARD_VALUE)
+                    fail(EXIT_OVERFLOW, "OVERFLOW", "call %zu of a batch: %s: a write past its claimed %zu bytes", i,
+                         r >= 2 ? out_name(t, r - 2) : "its input", region_len(t, r));
+    }
+}
+
+static uint64_t spot_rng;
+
+static void keep_spot(calls_t *t, int at, size_t i, unsigned long long call) {
+    slot_t s = slot_at(t, i);
+    free(t->spot_copy[at]);
+    t->spot_copy[at] = malloc(t->stride);
+    if (!t->spot_copy[at]) fail(EXIT_IOERROR, "ERROR", "out of memory for a spot check");
+    memcpy(t->spot_copy[at], s.in[0], t->stride);
+    t->spot_call[at] = call;
+    t->spot_len[at] = t->lens[2 * i];
+}
+
+void calls_settle(calls_t *t, unsigned long long first, size_t n) {
+    ctx_t *c = t->c;
+    check_gaps(t, n);
+    if (spot_rng == 0) random_fill((unsigned char *)&spot_rng, sizeof spot_rng);
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long call = first + i;
+        slot_t s = slot_at(t, i);
+        int rc = t->rc[i];
+        if (t->kind == K_SIG_VERIFY) {
+            int genuine = (i % (size_t)t->pool_n) % 2 == 0;
+            if (genuine && rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: sig_verify rejected a genuine signature (%d)", call, rc);
+            if (!genuine && rc == 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: sig_verify accepted a signature for an altered message", call);
+        } else if (rc != 0) {
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s returned %d", call, c->op, rc);
+        }
+        uint64_t h = fold(0, (uint64_t)(rc != 0));
+        for (int k = 0; k < t->nout; k++) {
+            size_t len = counted_len(t, i, k, call);
+            if (len == 0 || all_fill(s.out[k], len, t->fill))
+                fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s did not write its %s", call, c->op, out_name(t, k));
+            h = fold_bytes(fold(h, len), s.out[k], len);
+        }
+        if (t->kind == K_KEM_DEC && memcmp(s.out[0], s.in[1], c->api.ss_len) != 0)
+            fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_dec did not give the shared secret enc gave with its ciphertext", call);
+        if (t->kind == K_KEX) h = fold(h, t->kexd[i]);
+        uint64_t *b = &t->blocks[call / t->per_block];
+        *b = fold(*b, h);
+        /* Reservoir sampling: every call of the trial is equally likely to be checked, and the
+         * draw happens only now, after the window that ran it. Dec and verify are checked whole above. */
+        if (t->kind == K_KEM_DEC || t->kind == K_SIG_VERIFY || t->kind == K_KEX || t->spot_wanted == 0) continue;
+        if (t->spot_count < t->spot_wanted) {
+            keep_spot(t, t->spot_count++, i, call);
+        } else {
+            unsigned long long j = next_u64(&spot_rng) % (call + 1);
+            if (j < (unsigned long long)t->spot_wanted) keep_spot(t, (int)j, i, call);
+        }
+    }
+}
+
+#define SPOT_FAIL(call, fmt, ...) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "spot check of call %llu: " fmt, call, __VA_ARGS__)
+
+/* sig_verify of (pk, sig) must accept msg and refuse it with one bit flipped. */
+static void signature_holds(const api_t *a, unsigned char *pk, unsigned long long pk_len, unsigned char *sig, unsigned long long sig_len,
+                            unsigned char *msg, unsigned long long call, const char *what) {
+    int rc = a->sig_verify(pk, pk_len, sig, sig_len, msg, MESSAGE_BYTES);
+    if (rc != 0) SPOT_FAIL(call, "sig_verify rejected %s (%d)", what, rc);
+    msg[MESSAGE_BYTES - 1] ^= 1;
+    rc = a->sig_verify(pk, pk_len, sig, sig_len, msg, MESSAGE_BYTES);
+    msg[MESSAGE_BYTES - 1] ^= 1;
+    if (rc == 0) SPOT_FAIL(call, "sig_verify accepted %s for a message with one flipped bit", what);
+}
+
+/* kem_dec of ct with sk must give ss. */
+static void dec_agrees(ctx_t *c, unsigned char *sk, unsigned char *ct, const unsigned char *ss, unsigned long long call, const char *what) {
+    unsigned long long len = 0;
+    memset(c->ss2.p, 0, c->ss2.len);
+    int rc = c->api.kem_dec(sk, c->api.sk_len, ct, c->api.ct_len, c->ss2.p, &len);
+    if (rc != 0) SPOT_FAIL(call, "kem_dec of %s returned %d", what, rc);
+    if (memcmp(c->ss2.p, ss, c->api.ss_len) != 0) SPOT_FAIL(call, "kem_dec of %s did not give enc's shared secret", what);
+}
+
+void calls_verify_spots(calls_t *t) {
+    ctx_t *c = t->c;
+    const api_t *a = &c->api;
+    unsigned char *base = t->slab + GUARD_BYTES;
+    for (int k = 0; k < t->spot_count; k++) {
+        unsigned long long call = t->spot_call[k];
+        /* The copy is laid out as slot 0, whose regions' offsets are the same in every slot. */
+        slot_t s0 = slot_at(t, 0);
+        unsigned char *copy = t->spot_copy[k];
+        unsigned char *in0 = copy + (s0.in[0] - base), *out0 = copy + (s0.out[0] - base), *out1 = copy + (s0.out[1] - base);
+        switch (t->kind) {
+        case K_KEM_KEYGEN: {
+            unsigned long long ss_len = a->ss_len, ct_len = a->ct_len;
+            int rc = a->kem_enc(out0, a->pk_len, c->ss.p, &ss_len, c->ct.p, &ct_len);
+            if (rc != 0) SPOT_FAIL(call, "kem_enc to its public key returned %d", rc);
+            dec_agrees(c, out1, c->ct.p, c->ss.p, call, "a ciphertext to its public key");
+            break;
+        }
+        case K_KEM_ENC: dec_agrees(c, c->sk.p, out0, out1, call, "its ciphertext"); break;
+        case K_SIG_KEYGEN: {
+            unsigned long long sn_len = a->sn_len;
+            int rc = a->sig_sign(out1, a->sk_len, c->msg.p, MESSAGE_BYTES, c->sn.p, &sn_len);
+            if (rc != 0) SPOT_FAIL(call, "sig_sign with its secret key returned %d", rc);
+            signature_holds(a, out0, a->pk_len, c->sn.p, sn_len, c->msg.p, call, "a signature with its keys");
+            break;
+        }
+        case K_SIG_SIGN: signature_holds(a, c->pk.p, c->pk_len, out0, t->spot_len[k], in0, call, "its signature"); break;
+        case K_HASH: {
+            unsigned char *kept = out0;
+            memset(c->digest.p, 0, c->digest.len);
+            int rc = a->crypt_hash(a->digest_bits, in0, 8ull * c->msg_bytes, c->digest.p);
+            if (rc != 0) SPOT_FAIL(call, "CryptHash of the same message returned %d", rc);
+            if (memcmp(kept, c->digest.p, c->digest_len) != 0) SPOT_FAIL(call, "CryptHash gave another digest for the same message%s", "");
+            break;
+        }
+        default: break;
+        }
+        free(copy);
+        t->spot_copy[k] = NULL;
+    }
+}
+
+void calls_report(const calls_t *t, unsigned long long first, unsigned long long n) {
+    unsigned long long from = first / t->per_block, used = (first + n + t->per_block - 1) / t->per_block;
+    if (used > t->nblocks) used = t->nblocks;
+    /* 100 digests a line: within the protocol's line length. */
+    for (unsigned long long b = from; b < used; b += 100) {
+        char text[100 * 17 + 64];
+        int n = snprintf(text, sizeof text, "TRANSCRIPT\t%llu\t%llu", t->per_block, b);
+        for (unsigned long long j = b; j < used && j < b + 100; j++) n += snprintf(text + n, sizeof text - (size_t)n, "\t%016llx", (unsigned long long)t->blocks[j]);
+        proto_line("%s", text);
+    }
+}

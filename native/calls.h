@@ -1,0 +1,81 @@
+/* Every timed call's own inputs and outputs, and the transcript of what the calls returned
+ * (docs/method.md#proof-of-work).
+ *
+ * The timing job no longer calls an operation over and over on the same buffers. Each call of a
+ * trial has its own slot: its own input (a fresh ciphertext for dec, a fresh message for sign and
+ * hash) and its own output space, all prepared the same way before the counted loop, from a seed
+ * the parent sends once the library is loaded. The library's generator is seeded with it too, so
+ * keygen, enc and sign draw fresh randomness in every call. After the loop every output is folded
+ * into a transcript, which a separate process (the `replay` job) recomputes from the same seed:
+ * a call that skipped its work, or answered from a cache, or whose line was forged, leaves a
+ * transcript that differs. Which calls are also checked in this process (dec recovers enc's secret,
+ * a signature verifies) is drawn after the loop that ran them.
+ *
+ * Calls run in batches of slots that fit CALLS_BATCH_BYTES; each batch is one window between
+ * MARK begin and MARK end, so the parent's kernel check sees the calls and nothing else. Before
+ * its inputs are made, each batch seeds the library's generator and the input generator afresh
+ * from the trial seed and its own index, so the replay can make one batch alone, in a process
+ * whose history (warm-ups, calls before) differs from the trial's: a library that cheats by
+ * position, time or job gives other outputs there. */
+#ifndef NGCC_CALLS_H
+#define NGCC_CALLS_H
+#include "ops.h"
+#include <stdint.h>
+
+/* Slot memory of one batch: keeps a process near 32 MiB whatever the operation's sizes. */
+#define CALLS_BATCH_BYTES (32u << 20)
+/* The transcript has about this many blocks of consecutive calls, one digest each; more when a
+ * batch holds fewer calls than a block would (operations with outputs of megabytes). */
+#define TRANSCRIPT_BLOCKS 256
+/* verify: signed messages prepared once, half of them then altered so the right answer is "reject". */
+#define VERIFY_POOL 16
+/* Bytes of the trial seed (the NIST DRBG's and the ICCS DRNG's seed length). */
+#define SEED_BYTES 48
+
+typedef struct {
+    ctx_t *c;
+    int kind;
+    /* Per call: the outputs' claimed sizes, the input's size, and the slot that holds them. */
+    int nout;
+    size_t out_len[2], in_len, stride;
+    size_t batch;
+    unsigned char *slab;
+    size_t slab_len;
+    unsigned long long *lens; /* two per call: the lengths the call reported */
+    int *rc;
+    uint64_t *kexd; /* kex: each exchange's secret, folded right after it (its buffers are not slots) */
+    unsigned char fill;
+    uint64_t prng;
+    unsigned char seed[SEED_BYTES];
+    const char *rng; /* the generator api_seed chose ("none": the library has none the harness can seed) */
+    /* verify: the pool of (message, signature) and which entries are genuine. */
+    unsigned char *pool;
+    unsigned long long pool_sig_len[VERIFY_POOL];
+    int pool_n;
+    /* The transcript: block digests of consecutive calls. */
+    unsigned long long calls, per_block, nblocks;
+    uint64_t *blocks;
+    /* Spot checks: copies of calls chosen after the window that ran them, checked at the end. */
+    int spot_count, spot_wanted;
+    unsigned long long spot_call[MAX_SPOT_CHECKS], spot_len[MAX_SPOT_CHECKS];
+    unsigned char *spot_copy[MAX_SPOT_CHECKS];
+} calls_t;
+
+/* Sets up the slots for `calls` calls of the operation ops_prepare(c, op) named, after the library
+ * was seeded with `seed` through generator `rng` (api_seed's answer): prepares what the operation
+ * needs once (a key pair, the verify pool). Batches hold a whole number of transcript blocks. */
+void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks);
+/* Prepares slots 0..n-1 for batch `batch` (its calls start at batch * t->batch): reseeds both
+ * generators for it, makes the inputs, then fills the output space the same way in every slot. */
+void calls_prepare(calls_t *t, unsigned long long batch, size_t n);
+/* Runs the call of slot i and returns its return code (also kept). The timed loop's one call. */
+int calls_run(calls_t *t, size_t i);
+/* After a batch's window: checks its slots (guards, return codes, dec's secrets, verify's answers),
+ * folds them into the transcript as calls first..first+n-1, and draws which of them to check. */
+void calls_settle(calls_t *t, unsigned long long first, size_t n);
+/* After the last batch: the drawn calls' consistency (CRYPTOFAIL naming the call). */
+void calls_verify_spots(calls_t *t);
+/* TRANSCRIPT lines for calls first..first+n-1 (whole blocks): "TRANSCRIPT per_block first_block hex hex …"
+ * (docs/native-protocol.md). */
+void calls_report(const calls_t *t, unsigned long long first, unsigned long long n);
+#endif

@@ -1,0 +1,116 @@
+import { randomInt } from 'node:crypto';
+import { runDriver } from '../sandbox/run.js';
+import type { SandboxMode } from '../sandbox/bwrap.js';
+import { transcriptOf, type TrialProcess, type Transcript } from './trial.js';
+
+/**
+ * Proof of work (docs/method.md#proof-of-work): one batch of a trial's calls, drawn after the trial
+ * is over, is made again from the trial's seed by a separate process. That process is not timed,
+ * shares nothing with the trial's, runs another number of warm-ups and makes that batch alone, so
+ * its calls sit at other places in the library's history than in the trial. What they return must
+ * be what the trial's calls returned, block by block of the transcript (native/calls.h). A library
+ * that skipped work in the trial, answered from a cache or from its last answer, cheated from some
+ * call or some time on, or whose lines were forged by code in its process, gives blocks that
+ * differ, and the operation is FORGED.
+ */
+
+export interface ReplayRequest {
+  driver: string;
+  library: string;
+  type: string;
+  operation: string;
+  rng: string;
+  timeoutMs: number;
+  memoryLimitBytes?: number;
+  sandbox?: SandboxMode;
+}
+
+/** What a replay found for one trial. */
+export interface ReplayResult {
+  /** Which trial of the operation (0-based, in the order they ran). */
+  trial: number;
+  /** Which batch of its calls (native/calls.h) was made again. */
+  batch?: number;
+  /** `differs`: the outputs are not the replay's (FORGED); `failed`: the replay gave no transcript. */
+  outcome: 'agrees' | 'differs' | 'failed';
+  /** Unless they agree: why, naming the trial and the calls. */
+  detail?: string;
+  wall_s: number;
+}
+
+/**
+ * The calls of the first block of `replay` that differs from the same block of `trial`, as
+ * "call N" or "calls N–M" (0-based), or undefined when every block of the replay agrees.
+ */
+export function firstDifference(trial: Transcript, replay: Transcript, calls: number): string | undefined {
+  const [a, b] = [trial.blocks ?? [], replay.blocks ?? []];
+  if (trial.per_block !== replay.per_block || b.length === 0) return 'the transcripts have different blocks';
+  const offset = (replay.first ?? 0) - (trial.first ?? 0);
+  for (let j = 0; j < b.length; j++) {
+    const i = j + offset;
+    if (a[i] === b[j]) continue;
+    const first = i * trial.per_block;
+    const last = Math.min(calls, first + trial.per_block) - 1;
+    return last > first ? `calls ${first}–${last}` : `call ${first}`;
+  }
+  return undefined;
+}
+
+/**
+ * Warm-ups for a replay: any number up to twice the trial's and 16 more, but not the trial's, so
+ * the replayed calls come at another place in the library's count of its calls.
+ */
+export function replayWarmups(trialWarmups: number): number {
+  const w = randomInt(2 * trialWarmups + 16);
+  return w >= trialWarmups ? w + 1 : w;
+}
+
+/**
+ * Replays one batch, drawn now, of trial `index` of an operation (a complete process with a
+ * transcript and its seed), which ran the plan's `iterations` calls after `warmups`.
+ */
+export async function replayTrial(
+  req: ReplayRequest,
+  proc: TrialProcess,
+  index: number,
+  iterations: number,
+  warmups: number,
+): Promise<ReplayResult> {
+  const seed = proc.meta.seed;
+  const perBatch = Number(proc.meta.calls_per_batch);
+  const name = `trial ${index + 1}`;
+  if (!seed || !proc.transcript?.blocks || !(perBatch >= 1))
+    return { trial: index, outcome: 'failed', detail: `${name} kept no seed or transcript to replay`, wall_s: 0 };
+  const batch = randomInt(Math.ceil(iterations / perBatch));
+  // The trial's job, unpinned and without marks, for one batch after other warm-ups.
+  const job = [
+    'replay',
+    req.type,
+    req.operation,
+    String(iterations),
+    String(replayWarmups(warmups)),
+    '-1',
+    req.rng,
+    '2',
+    seed,
+    String(batch),
+  ];
+  const driver = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
+  });
+  const { run, output, rejected } = driver;
+  const wall_s = run.wallSeconds;
+  const done = { trial: index, batch, wall_s };
+  const replayed = rejected || output.status !== 'complete' ? undefined : transcriptOf(output.lines);
+  if (!replayed) {
+    const why = rejected?.reason ?? `${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`;
+    return { ...done, outcome: 'failed', detail: `the replay of ${name} gave no transcript (${why})` };
+  }
+  const where = firstDifference(proc.transcript, replayed, iterations);
+  return where
+    ? { ...done, outcome: 'differs', detail: `${name}, ${where}: the outputs differ from those of its replay from the trial's seed` }
+    : { ...done, outcome: 'agrees' };
+}

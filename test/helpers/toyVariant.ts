@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './tmp.js';
+
+/** Libraries for the timing checks' tests: the toy KEM or toy signature of the fixtures with one function replaced. */
+
+const iccs = join(repoRoot, 'native', 'iccs');
+const kemCommon = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'common');
+const toySig = join(repoRoot, 'test', 'fixtures', 'campaign', 'sign-1', 'toy-sig');
+
+/**
+ * The toy KEM or toy signature with one operation replaced by `body`, which may call the honest one
+ * as `honest_<op>` (e.g. honest_kem_keygen).
+ */
+export function variant(dir: string, name: string, type: 'kem' | 'sig', op: string, signature: string, body: string): string {
+  const src = join(dir, `${name}.c`);
+  const include = type === 'kem' ? `"${join(kemCommon, 'toy_kem.inc')}"` : `"${join(toySig, 'SIG_AlgorithmInstance.c')}"`;
+  writeFileSync(
+    src,
+    `#include <string.h>\n#define ${op} honest_${op}\n#include ${include}\n#undef ${op}\nint ${op}(${signature}) {\n${body}\n}\n`,
+  );
+  const lib = join(dir, `lib${name}.so`);
+  const headers = type === 'kem' ? join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'good') : toySig;
+  execFileSync('gcc', [
+    '-std=gnu11',
+    '-O2',
+    '-fPIC',
+    '-shared',
+    `-I${iccs}`,
+    `-I${kemCommon}`,
+    `-I${headers}`,
+    '-o',
+    lib,
+    src,
+    join(iccs, 'auxfunc.c'),
+    join(iccs, 'drng.c'),
+  ]);
+  return lib;
+}
+
+export const KEYGEN = 'unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len';
+export const ENC =
+  'unsigned char *pk, unsigned long long pk_len, unsigned char *ss, unsigned long long *ss_len, unsigned char *ct, unsigned long long *ct_len';
+export const DEC =
+  'unsigned char *sk, unsigned long long sk_len, unsigned char *ct, unsigned long long ct_len, unsigned char *ss, unsigned long long *ss_len';
+export const SIGN =
+  'unsigned char *sk, unsigned long long sk_len, unsigned char *m, unsigned long long m_len, unsigned char *sn, unsigned long long *sn_len';
+export const VERIFY =
+  'unsigned char *pk, unsigned long long pk_len, unsigned char *sn, unsigned long long sn_len, unsigned char *m, unsigned long long m_len';

@@ -1,0 +1,252 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
+import { planningSchema } from '../src/config/schemas.js';
+import { measureOperations } from '../src/measure/operation.js';
+import { firstDifference } from '../src/measure/replay.js';
+import { runDriver } from '../src/sandbox/run.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+import { DEC, ENC, KEYGEN, SIGN, variant } from './helpers/toyVariant.js';
+
+/**
+ * Proof of work (src/measure/replay.ts, native/calls.c): every call of a trial has its own inputs
+ * and outputs from the trial's seed, and a separate process makes the same calls again after the
+ * trial. What differs is FORGED.
+ */
+
+/** Honest in one call of `every`, otherwise bytes from its own counter: a library that works only where it guesses it is checked. */
+const guessing = (every: number, honest: string, outs: Array<[string, string]>) =>
+  `static unsigned calls, junk = 12345; if (calls++ % ${every} == 0) return ${honest};
+   ${outs.map(([out, len]) => `for (unsigned long long i = 0; i < ${len}; i++) ${out}[i] = (unsigned char)((junk = junk * 1103515245u + 12345u) >> 16);`).join('\n')}
+   return 0;`;
+
+describe('the replay of a trial', () => {
+  const dir = tempDir();
+  let tools: HarnessTools;
+  beforeAll(async () => {
+    tools = await harnessTools();
+  });
+
+  const planning = planningSchema.parse({ trials: 3, trial_target_s: 0.02, op_budget_s: 5, min_measurements: 10, warmups: 1 });
+  const measure = (lib: string, type: 'kem' | 'sig', operation: string, audit = false) =>
+    measureOperations([
+      {
+        driver: tools.driver,
+        library: lib,
+        libraryShown: 'lib.so',
+        type,
+        operation,
+        cpu: -1,
+        rng: 'iccs-drng',
+        sandbox: 'none',
+        planning,
+        audit,
+      },
+    ]).then((r) => r[0]!);
+
+  it('gives the same transcript from the same seed, and another from another seed', async () => {
+    const lib = variant(dir, 'honest', 'kem', 'kem_keygen', KEYGEN, 'return honest_kem_keygen(pk, pk_len, sk, sk_len);');
+    const run = async (job: string, seed: string) => {
+      const fields = ['kem', 'enc', '300', '2', '-1', 'iccs-drng'];
+      const args = job === 'replay' ? [...fields, '2', seed, '0'] : fields;
+      const r = await runDriver([tools.driver, lib], [job, ...args], { timeoutMs: 20_000, markAnswers: { seed } });
+      expect(r.output.status, job).toBe('complete');
+      return r.output.lines.filter((f) => f[0] === 'TRANSCRIPT').map((f) => f.join(' '));
+    };
+    const [a, b] = [randomBytes(48).toString('hex'), randomBytes(48).toString('hex')];
+    const trial = await run('time', a);
+    expect(trial.length).toBeGreaterThan(0);
+    expect(await run('replay', a)).toEqual(trial);
+    expect(await run('replay', b)).not.toEqual(trial);
+  });
+
+  it('agrees with honest operations, and says which trial it replayed', async () => {
+    const kem = variant(dir, 'kem-honest', 'kem', 'kem_keygen', KEYGEN, 'return honest_kem_keygen(pk, pk_len, sk, sk_len);');
+    const sig = variant(dir, 'sig-honest', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    for (const [lib, type, op] of [
+      [kem, 'kem', 'keygen'],
+      [kem, 'kem', 'enc'],
+      [kem, 'kem', 'dec'],
+      [sig, 'sig', 'keygen'],
+      [sig, 'sig', 'sign'],
+      [sig, 'sig', 'verify'],
+    ] as const) {
+      const r = await measure(lib, type, op);
+      expect([r.status, r.failure], op).toEqual(['complete', undefined]);
+      expect(r.replays, op).toHaveLength(1);
+      expect(r.replays![0]!.outcome, op).toBe('agrees');
+      expect(r.replays![0]!.trial).toBeLessThan(r.trials.length);
+    }
+    const audited = await measure(kem, 'kem', 'enc', true);
+    expect(audited.replays!.map((x) => [x.trial, x.outcome])).toEqual(audited.trials.map((_, i) => [i, 'agrees']));
+  });
+
+  it('replays any batch of a trial alone, after other warm-ups', async () => {
+    const lib = variant(dir, 'batches', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    const seed = randomBytes(48).toString('hex');
+    // Enough calls for several batches of the toy signature's slots (32 MiB each).
+    const calls = '300000';
+    const trial = await runDriver([tools.driver, lib], ['time', 'sig', 'sign', calls, '3', '-1', 'iccs-drng'], {
+      timeoutMs: 60_000,
+      markAnswers: { seed },
+    });
+    expect(trial.output.status).toBe('complete');
+    const perBatch = Number(trial.output.meta.calls_per_batch);
+    expect(perBatch).toBeLessThan(150_000);
+    const blocks = trial.output.lines.filter((f) => f[0] === 'TRANSCRIPT').flatMap((f) => f.slice(3));
+    for (const [batch, warmups] of [
+      [1, 0],
+      [Math.ceil(300_000 / perBatch) - 1, 7],
+    ] as const) {
+      const r = await runDriver(
+        [tools.driver, lib],
+        ['replay', 'sig', 'sign', calls, String(warmups), '-1', 'iccs-drng', '2', seed, String(batch)],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      expect(r.output.status, `batch ${batch}`).toBe('complete');
+      const lines = r.output.lines.filter((f) => f[0] === 'TRANSCRIPT');
+      const first = Number(lines[0]![2]);
+      expect(first).toBe((batch * perBatch) / Number(lines[0]![1]));
+      const replayed = lines.flatMap((f) => f.slice(3));
+      expect(replayed).toEqual(blocks.slice(first, first + replayed.length));
+    }
+  });
+
+  it('finds a keygen that hands out its last key pair again in nine calls of ten: FORGED, though every key works', async () => {
+    const lib = variant(
+      dir,
+      'keygen-again',
+      'kem',
+      'kem_keygen',
+      KEYGEN,
+      `static unsigned calls; static unsigned char kpk[4096], ksk[4096]; static unsigned long long lpk, lsk;
+       if (calls++ % 10 == 0) { int rc = honest_kem_keygen(pk, pk_len, sk, sk_len); memcpy(kpk, pk, lpk = *pk_len); memcpy(ksk, sk, lsk = *sk_len); return rc; }
+       memcpy(pk, kpk, *pk_len = lpk); memcpy(sk, ksk, *sk_len = lsk); return 0;`,
+    );
+    const r = await measure(lib, 'kem', 'keygen');
+    expect(r.status).toBe('failed');
+    expect(r.failure).toMatch(
+      /^FORGED: trial [1-3], calls? \d+(–\d+)?: the outputs differ from those of its replay from the trial's seed$/,
+    );
+    expect(r.trials).toEqual([]);
+    expect(r.replays!.map((x) => x.outcome)).toEqual(['differs']);
+    // Every trial ran to its end: the spot checks' keys all worked.
+    expect(r.processes.every((p) => p.status === 'complete')).toBe(true);
+  });
+
+  it('finds a signer that works in one call of ten and writes well-formed junk elsewhere', async () => {
+    const lib = variant(
+      dir,
+      'guessing-sign',
+      'sig',
+      'sig_sign',
+      SIGN,
+      guessing(10, 'honest_sig_sign(sk, sk_len, m, m_len, sn, sn_len)', [['sn', '*sn_len']]),
+    );
+    const r = await measure(lib, 'sig', 'sign');
+    expect(r.status).toBe('failed');
+    // A drawn spot check may find it first; else the replay does.
+    expect(r.failure).toMatch(
+      /^(calibration: )?CRYPTOFAIL: spot check of call \d+: sig_verify rejected its signature|^FORGED: trial [1-3], /,
+    );
+  });
+
+  it('finds dec and enc that skip work in the calls themselves: CRYPTOFAIL from every call or a drawn spot check', async () => {
+    const dec = variant(
+      dir,
+      'guessing-dec',
+      'kem',
+      'kem_dec',
+      DEC,
+      guessing(10, 'honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len)', [['ss', '32']]),
+    );
+    const r = await measure(dec, 'kem', 'dec');
+    expect([r.status, r.failure]).toEqual([
+      'failed',
+      expect.stringMatching(/^(calibration: )?CRYPTOFAIL: call \d+: kem_dec did not give the shared secret enc gave with its ciphertext$/),
+    ]);
+    const enc = variant(
+      dir,
+      'guessing-enc',
+      'kem',
+      'kem_enc',
+      ENC,
+      guessing(10, 'honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len)', [
+        ['ct', '*ct_len'],
+        ['ss', '*ss_len'],
+      ]),
+    );
+    const e = await measure(enc, 'kem', 'enc');
+    expect(e.status).toBe('failed');
+    expect(e.failure).toMatch(/^(calibration: )?CRYPTOFAIL: spot check of call \d+: |^FORGED: /);
+  });
+
+  it('names the first block that differs', () => {
+    const t = (blocks: string[], per_block = 4) => ({ per_block, blocks, digest: '' });
+    expect(firstDifference(t(['a', 'b', 'c']), t(['a', 'b', 'c']), 12)).toBeUndefined();
+    expect(firstDifference(t(['a', 'x', 'c']), t(['a', 'b', 'c']), 12)).toBe('calls 4–7');
+    expect(firstDifference(t(['a', 'b', 'x']), t(['a', 'b', 'c']), 10)).toBe('calls 8–9');
+    expect(firstDifference(t(['a', 'b'], 1), t(['a', 'c'], 1), 2)).toBe('call 1');
+    expect(firstDifference(t(['a', 'b']), t(['a', 'b', 'c']), 12)).toBe('calls 8–11');
+    expect(firstDifference(t(['a'], 1), t(['a'], 2), 2)).toBe('the transcripts have different blocks');
+    // A replay of one batch: its blocks are compared with the trial's at their place.
+    expect(firstDifference(t(['a', 'b', 'c', 'd']), { ...t(['c', 'd']), first: 2 }, 16)).toBeUndefined();
+    expect(firstDifference(t(['a', 'b', 'c', 'd']), { ...t(['c', 'x']), first: 2 }, 16)).toBe('calls 12–15');
+  });
+});
+
+describe("the corpus's cheats in a loop that repeats its inputs, as the timing loop did", () => {
+  const dir = tempDir();
+  const kem66 = join(repoRoot, 'test', 'fixtures', 'hostile', 'kem-66');
+  const iccs = join(repoRoot, 'native', 'iccs');
+  /** Runs keygen, enc and dec 100 times each past the KAT's calls, each on the same buffers and inputs, and returns stderr. */
+  const repeat = (label: string) => {
+    const main = join(dir, `${label}-loop.c`);
+    writeFileSync(
+      main,
+      `#include "KEM_AlgorithmInstance.h"
+#include "drng.h"
+int main(void) {
+    unsigned char seed[48] = {0}, pk[64], sk[96], ct[32], ss[32], ss2[32];
+    unsigned long long a, b;
+    init_random_number(&drng_algorithm, seed, 48);
+    for (int i = 0; i < 120; i++) kem_keygen(pk, &a, sk, &b);
+    for (int i = 0; i < 120; i++) kem_enc(pk, 64, ss, &a, ct, &b);
+    for (int i = 0; i < 120; i++) kem_dec(sk, 96, ct, 32, ss2, &a);
+    return 0;
+}
+`,
+    );
+    const bin = join(dir, `${label}-loop`);
+    execFileSync('gcc', [
+      '-std=gnu11',
+      '-O2',
+      `-I${join(kem66, label)}`,
+      `-I${iccs}`,
+      `-I${join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'common')}`,
+      '-o',
+      bin,
+      main,
+      join(kem66, label, 'KEM_AlgorithmInstance.c'),
+      join(iccs, 'auxfunc.c'),
+      join(iccs, 'drng.c'),
+    ]);
+    return spawnSync(bin, { encoding: 'utf8' }).stderr;
+  };
+
+  it('memoise answers from memory there, and nowhere in the corpus run (test/hostile-corpus.test.ts)', () => {
+    const n = Number(/NGCC-CANARY-memoise: (\d+) answers from memory/.exec(repeat('memoise'))?.[1]);
+    // keygen and enc past their 14 KAT calls, every dec after the first.
+    expect(n).toBeGreaterThanOrEqual(2 * (120 - 14) + 119 - 1);
+  });
+
+  it('checked-calls skips its work there, and nowhere in the corpus run', () => {
+    const n = Number(/NGCC-CANARY-checked-calls: (\d+) calls skipped/.exec(repeat('checked-calls'))?.[1]);
+    expect(n).toBeGreaterThanOrEqual(3 * (120 - 14) - 3);
+  });
+});

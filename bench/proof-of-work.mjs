@@ -6,8 +6,9 @@
 // RUNS times each (default 3):
 // 1. the example campaign, `run examples/campaign --force` into a folder of each tool's own: the
 //    run's wall time, and every operation's mean cycles per call;
-// 2. a campaign of PQClean ML-KEM-768 and ML-DSA-65 (`pqclean-campaign --only`) at 0.25-s trials,
-//    measure phase only: cold inputs (this tool: every call its own) against repeated ones (before).
+// 2. a campaign of PQClean ML-KEM-768 and ML-DSA-65 (`pqclean-campaign --only`), 7 trials of
+//    0.25 s, measure phase only: cold inputs (this tool: every call its own) against repeated ones
+//    (before).
 // Prints per table the median over runs of each figure, and new ÷ before.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -55,15 +56,21 @@ const median = (xs) => {
 
 function table(title, samples) {
   console.log(`\n${title}`);
-  console.log('| figure | before | now | now ÷ before |');
-  console.log('|---|---:|---:|---:|');
+  console.log("| figure | before | now | now ÷ before | before's own spread (max ÷ min over its runs) |");
+  console.log('|---|---:|---:|---:|---:|');
   const keys = Object.keys(samples.now[0] ?? {}).sort();
+  const ratios = [];
   for (const k of keys) {
-    const [b, n] = ['before', 'now'].map((t) => median(samples[t].map((s) => s[k]).filter((v) => v !== undefined)));
+    const values = (t) => samples[t].map((s) => s[k]).filter((v) => v !== undefined);
+    const [b, n] = ['before', 'now'].map((t) => median(values(t)));
     if (b === undefined || n === undefined) continue;
     const fmt = (v) => (k === 'wall s' ? v.toFixed(1) : Math.round(v).toLocaleString('en'));
-    console.log(`| ${k} | ${fmt(b)} | ${fmt(n)} | ${(n / b).toFixed(3)} |`);
+    const spread = Math.max(...values('before')) / Math.min(...values('before'));
+    console.log(`| ${k} | ${fmt(b)} | ${fmt(n)} | ${(n / b).toFixed(3)} | ${spread.toFixed(3)} |`);
+    if (k !== 'wall s') ratios.push(n / b);
   }
+  const geomean = Math.exp(ratios.reduce((a, r) => a + Math.log(r), 0) / ratios.length);
+  console.log(`\nnow ÷ before over the ${ratios.length} figures: geometric mean ${geomean.toFixed(3)}`);
 }
 
 function campaignRuns(campaign, args) {
@@ -85,7 +92,7 @@ table('## the example campaign (whole run; mean cycles per call)', campaignRuns(
 
 const pq = join(work, 'pqclean');
 sh('node', [tools.now, 'pqclean-campaign', pq, '--only', '^(ml-kem-768|ml-dsa-65)$']);
-writeFileSync(join(pq, 'ngcc-perf.yml'), 'planning:\n  trials: 5\n  trial_target_s: 0.25\n  op_budget_s: 30\n  warmups: 3\n');
+writeFileSync(join(pq, 'ngcc-perf.yml'), 'planning:\n  trials: 7\n  trial_target_s: 0.25\n  op_budget_s: 30\n  warmups: 3\n');
 if (!existsSync(join(pq, 'ngcc-perf.yml'))) throw new Error('no campaign');
 table(
   '## PQClean ML-KEM-768 and ML-DSA-65, 0.25-s trials: cold inputs (now) against repeated ones (before)',

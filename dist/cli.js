@@ -12016,11 +12016,11 @@ function replayWarmups(trialWarmups) {
 }
 async function replayTrial(req, proc, index, iterations, warmups) {
   const seed = proc.meta.seed;
-  const perBatch = Number(proc.meta.calls_per_batch);
+  const perSegment = Number(proc.meta.calls_per_segment);
   const name = `trial ${index + 1}`;
-  if (!seed || !proc.transcript?.blocks || !(perBatch >= 1))
+  if (!seed || !proc.transcript?.blocks || !(perSegment >= 1))
     return { trial: index, outcome: "failed", detail: `${name} kept no seed or transcript to replay`, wall_s: 0 };
-  const batch = randomInt(Math.ceil(iterations / perBatch));
+  const segment = randomInt(Math.ceil(iterations / perSegment));
   const job = [
     "replay",
     req.type,
@@ -12031,7 +12031,7 @@ async function replayTrial(req, proc, index, iterations, warmups) {
     req.rng,
     "2",
     seed,
-    String(batch)
+    String(segment)
   ];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -12041,7 +12041,7 @@ async function replayTrial(req, proc, index, iterations, warmups) {
   });
   const { run, output: output2, rejected } = driver;
   const wall_s = run.wallSeconds;
-  const done2 = { trial: index, batch, wall_s };
+  const done2 = { trial: index, segment, wall_s };
   const replayed = rejected || output2.status !== "complete" ? void 0 : transcriptOf(output2.lines);
   if (!replayed) {
     const why = rejected?.reason ?? `${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`;

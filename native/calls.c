@@ -100,10 +100,11 @@ static const char *out_name(const calls_t *t, int k) {
 static unsigned char *pool_msg(const calls_t *t, int e) { return t->pool + (size_t)e * (MESSAGE_BYTES + t->c->api.sn_len); }
 static unsigned char *pool_sig(const calls_t *t, int e) { return pool_msg(t, e) + MESSAGE_BYTES; }
 
-/* Both generators for `batch`: the library's seeded with 48 bytes drawn from (seed, batch), the
- * input generator with the next word. */
-static void seed_batch(calls_t *t, unsigned long long batch) {
-    uint64_t s = fold(0, batch + 1);
+/* Both generators for one use: the library's seeded with 48 bytes drawn from (seed, use), the input
+ * generator with the next word. The uses: a segment's inputs (2k), its calls (2k + 1), the warm-ups,
+ * the verify pool. */
+static void seed_batch(calls_t *t, unsigned long long use) {
+    uint64_t s = fold(0, use + 1);
     for (int i = 0; i < SEED_BYTES; i += 8) {
         uint64_t w;
         memcpy(&w, t->seed + i, 8);
@@ -124,7 +125,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->calls = calls;
     t->per_block = (calls + TRANSCRIPT_BLOCKS - 1) / TRANSCRIPT_BLOCKS;
     t->spot_wanted = spot_checks < 0 ? 0 : spot_checks > MAX_SPOT_CHECKS ? MAX_SPOT_CHECKS : spot_checks;
-    seed_batch(t, ~0ull); /* the verify pool's messages */
+    seed_batch(t, USE_POOL);
     const api_t *a = &c->api;
     switch (t->kind) {
     case K_KEM_KEYGEN: case K_SIG_KEYGEN: t->nout = 2, t->out_len[0] = a->pk_len, t->out_len[1] = a->sk_len; break;
@@ -136,11 +137,16 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     }
     t->stride = 64;
     for (int r = 0; r < 4; r++) t->stride += region_span(t, r);
-    /* A batch holds whole blocks, so that one batch's replay gives whole blocks of the transcript. */
-    unsigned long long fit = CALLS_BATCH_BYTES / t->stride;
+    /* A segment is an eighth of the trial (at least 16 calls) in whole blocks: what one replay makes
+     * again. A batch is as many whole segments as fit its memory (one at least). */
+    unsigned long long fit = CALLS_BATCH_BYTES / t->stride, segment = (calls + 7) / 8;
+    if (segment < 16) segment = 16;
     if (fit < 1) fit = 1;
-    if (fit >= t->per_block) fit -= fit % t->per_block;
-    else t->per_block = fit;
+    if (segment > fit) segment = fit;
+    if (segment >= t->per_block) segment -= segment % t->per_block;
+    else t->per_block = segment;
+    t->segment = segment;
+    fit -= fit % segment;
     t->batch = (size_t)(fit < calls ? fit : calls);
     t->nblocks = (calls + t->per_block - 1) / t->per_block;
     t->blocks = calloc(t->nblocks, sizeof *t->blocks);
@@ -169,10 +175,15 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     }
 }
 
-void calls_prepare(calls_t *t, unsigned long long batch, size_t n) {
+void calls_reseed(calls_t *t, unsigned long long first) {
+    seed_batch(t, first == USE_WARMUP ? USE_WARMUP : 2 * (first / t->segment) + 1);
+}
+
+void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     ctx_t *c = t->c;
-    seed_batch(t, batch);
+    if (first == USE_WARMUP) seed_batch(t, USE_WARMUP);
     for (size_t i = 0; i < n; i++) {
+        if (first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
         slot_t s = slot_at(t, i);
         if (t->kind == K_KEM_DEC) {
             unsigned long long ct_len = c->api.ct_len, ss_len = c->api.ss_len;

@@ -12,11 +12,12 @@
  * a signature verifies) is drawn after the loop that ran them.
  *
  * Calls run in batches of slots that fit CALLS_BATCH_BYTES; each batch is one window between
- * MARK begin and MARK end, so the parent's kernel check sees the calls and nothing else. Before
- * its inputs are made, each batch seeds the library's generator and the input generator afresh
- * from the trial seed and its own index, so the replay can make one batch alone, in a process
- * whose history (warm-ups, calls before) differs from the trial's: a library that cheats by
- * position, time or job gives other outputs there. */
+ * MARK begin and MARK end, so the parent's kernel check sees the calls and nothing else. A trial's
+ * calls fall into segments of about an eighth of them; before a segment's inputs are made, and
+ * again right before its first call, the library's generator and the input generator are seeded
+ * afresh from the trial seed and the segment's index. So the replay can make one segment alone, in
+ * a process whose history (warm-ups, calls before) differs from the trial's: a library that cheats
+ * by position, time or job gives other outputs there. */
 #ifndef NGCC_CALLS_H
 #define NGCC_CALLS_H
 #include "ops.h"
@@ -24,6 +25,9 @@
 
 /* Slot memory of one batch: keeps a process near 32 MiB whatever the operation's sizes. */
 #define CALLS_BATCH_BYTES (32u << 20)
+/* The seeding uses besides the segments' (calls.c seed_batch). */
+#define USE_WARMUP (~0ull - 1)
+#define USE_POOL (~0ull)
 /* The transcript has about this many blocks of consecutive calls, one digest each; more when a
  * batch holds fewer calls than a block would (operations with outputs of megabytes). */
 #define TRANSCRIPT_BLOCKS 256
@@ -39,6 +43,7 @@ typedef struct {
     int nout;
     size_t out_len[2], in_len, stride;
     size_t batch;
+    unsigned long long segment; /* calls between two seedings of the generators: what a replay makes */
     unsigned char *slab;
     size_t slab_len;
     unsigned long long *lens; /* two per call: the lengths the call reported */
@@ -65,9 +70,12 @@ typedef struct {
  * was seeded with `seed` through generator `rng` (api_seed's answer): prepares what the operation
  * needs once (a key pair, the verify pool). Batches hold a whole number of transcript blocks. */
 void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks);
-/* Prepares slots 0..n-1 for batch `batch` (its calls start at batch * t->batch): reseeds both
- * generators for it, makes the inputs, then fills the output space the same way in every slot. */
-void calls_prepare(calls_t *t, unsigned long long batch, size_t n);
+/* Prepares slots 0..n-1 for calls first..first+n-1 (first: a segment's start, or USE_WARMUP): makes
+ * the inputs, the generators seeded afresh at each segment's start, then fills the output space the
+ * same way in every slot. */
+void calls_prepare(calls_t *t, unsigned long long first, size_t n);
+/* Right before call `first`, a segment's first (or the warm-ups): seeds the generators for its calls. */
+void calls_reseed(calls_t *t, unsigned long long first);
 /* Runs the call of slot i and returns its return code (also kept). The timed loop's one call. */
 int calls_run(calls_t *t, size_t i);
 /* After a batch's window: checks its slots (guards, return codes, dec's secrets, verify's answers),

@@ -1,13 +1,13 @@
 /* The timing job of ngcc_driver: one trial of one operation in this process, and its replay.
  *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
- *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH
+ *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT
  * TYPE kem|sig|kex; OP keygen|enc|dec (kem), keygen|sign|verify (sig), exchange|init_a|init_b|passK|
  * derive_a|derive_b (kex: each a full exchange of which only that span is counted; then a LOOP line).
  * Reports META lines, MARK seed (answered with the trial's seed), MARK begin / MARK end around
  * each batch of calls (calls.h), one TRIAL line (count seconds cycles), one OS line, one CALLS line
  * with per-call cycle quantiles (n min q1 median q3 max), the TRANSCRIPT lines, "STATUS complete",
- * then END (docs/native-protocol.md). The replay job makes the calls of one BATCH of such a trial
- * again from its SEED, without marks and after WARMUPS of its own, and reports that batch's
+ * then END (docs/native-protocol.md). The replay job makes the calls of one SEGMENT of such a trial
+ * again from its SEED, without marks and after WARMUPS of its own, and reports that segment's
  * TRANSCRIPT lines, to be compared with the trial's (src/measure/replay.ts). */
 #include "cpucycles.h"
 #include "harness.h"
@@ -120,17 +120,19 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     calls_t t;
     calls_init(&t, &c, seed, rng, iters, (int)a.spot_checks);
     meta_u64("calls_per_batch", t.batch);
-    unsigned long long first = 0, last = iters; /* the calls this process makes: a replay's are one batch */
+    meta_u64("calls_per_segment", t.segment);
+    unsigned long long first = 0, last = iters; /* the calls this process makes: a replay's are one segment */
     if (replay) {
-        unsigned long long batch = strtoull(fields[10], NULL, 10);
-        first = batch * t.batch;
-        if (first >= iters) fail(EXIT_USAGE, "USAGE", "BATCH %llu: the trial has %llu calls in batches of %zu", batch, iters, t.batch);
-        last = first + t.batch < iters ? first + t.batch : iters;
+        unsigned long long segment = strtoull(fields[10], NULL, 10);
+        first = segment * t.segment;
+        if (first >= iters) fail(EXIT_USAGE, "USAGE", "SEGMENT %llu: the trial has %llu calls in segments of %llu", segment, iters, t.segment);
+        last = first + t.segment < iters ? first + t.segment : iters;
     }
     if (warmups > 0) {
         /* Warm-ups on inputs of their own, as many as a batch holds: a cache of answers learns nothing. */
         size_t slots = warmups < t.batch ? (size_t)warmups : t.batch;
-        calls_prepare(&t, ~0ull - 1, slots);
+        calls_prepare(&t, USE_WARMUP, slots);
+        calls_reseed(&t, USE_WARMUP);
         for (unsigned long long i = 0; i < warmups; i++) {
             int rc = calls_run(&t, (size_t)(i % slots));
             if (rc != 0 && !(c.api.is_sig && strcmp(op, "verify") == 0)) ops_must(rc, op);
@@ -145,14 +147,21 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     uint64_t total = 0, loop = 0;
     for (unsigned long long done = first; done < last;) {
         size_t nb = (size_t)(last - done < t.batch ? last - done : t.batch);
-        calls_prepare(&t, done / t.batch, nb);
+        calls_prepare(&t, done, nb);
         fflush(stdout); /* the library's buffered output, before the measured loop rather than in it */
         if (!replay) proto_mark("begin");
         os_mark_t os0, os1;
         os_mark(&os0);
         double s0 = wallclock_seconds();
         uint64_t prev = cpucycles();
+        unsigned long long reseed = done; /* the next segment's first call */
         for (size_t i = 0; i < nb; i++) {
+            if (done + i == reseed) {
+                /* Outside the counted span: the generators' state for this segment's calls. */
+                calls_reseed(&t, reseed);
+                reseed += t.segment;
+                prev = cpucycles();
+            }
             calls_run(&t, i);
             uint64_t now = cpucycles();
             /* A key exchange counts only its timed span, read inside the exchange (kex_ops.h). */

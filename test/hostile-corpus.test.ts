@@ -277,7 +277,7 @@ const MODES: Mode[] = [
     key: kem66('forge-lines'),
     does: "hooks the driver's write() (GOT), learns the channel and the secret from its MARK begin line and the calls asked for from a scan of its memory, then after a tenth of the calls writes MARK end, TRIAL, OS, CALLS, a TRANSCRIPT of its own, STATUS and END, and exits",
     expected:
-      'PASS; keygen FORGED: the replay of a batch, in a process without marks where it computes, gives other outputs; enc and dec complete',
+      'PASS; keygen FORGED: the replay of a segment, in a process without marks where it computes, gives other outputs; enc and dec complete',
     saysCanary: true,
     outcome() {
       const key = kem66('forge-lines');

@@ -64,7 +64,7 @@ export interface TimingRecord {
   guide_100_measurements_met?: boolean;
   per_call_cycles?: { q1: number; median: number; q3: number } | null;
   /** The trials made again from their seed after the operation (measure/replay.ts). */
-  replays?: Array<{ trial: number; batch?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
+  replays?: Array<{ trial: number; segment?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
   [key: string]: unknown;
 }
 

@@ -4,9 +4,10 @@ import type { SandboxMode } from '../sandbox/bwrap.js';
 import { transcriptOf, type TrialProcess, type Transcript } from './trial.js';
 
 /**
- * Proof of work (docs/method.md#proof-of-work): one batch of a trial's calls, drawn after the trial
- * is over, is made again from the trial's seed by a separate process. That process is not timed,
- * shares nothing with the trial's, runs another number of warm-ups and makes that batch alone, so
+ * Proof of work (docs/method.md#proof-of-work): one segment of a trial's calls (about an eighth),
+ * drawn after the trial is over, is made again from the trial's seed by a separate process. That
+ * process is not timed, shares nothing with the trial's, runs another number of warm-ups and makes
+ * that segment alone, so
  * its calls sit at other places in the library's history than in the trial. What they return must
  * be what the trial's calls returned, block by block of the transcript (native/calls.h). A library
  * that skipped work in the trial, answered from a cache or from its last answer, cheated from some
@@ -29,8 +30,8 @@ export interface ReplayRequest {
 export interface ReplayResult {
   /** Which trial of the operation (0-based, in the order they ran). */
   trial: number;
-  /** Which batch of its calls (native/calls.h) was made again. */
-  batch?: number;
+  /** Which segment of its calls (native/calls.h) was made again. */
+  segment?: number;
   /** `differs`: the outputs are not the replay's (FORGED); `failed`: the replay gave no transcript. */
   outcome: 'agrees' | 'differs' | 'failed';
   /** Unless they agree: why, naming the trial and the calls. */
@@ -66,7 +67,7 @@ export function replayWarmups(trialWarmups: number): number {
 }
 
 /**
- * Replays one batch, drawn now, of trial `index` of an operation (a complete process with a
+ * Replays one segment, drawn now, of trial `index` of an operation (a complete process with a
  * transcript and its seed), which ran the plan's `iterations` calls after `warmups`.
  */
 export async function replayTrial(
@@ -77,12 +78,12 @@ export async function replayTrial(
   warmups: number,
 ): Promise<ReplayResult> {
   const seed = proc.meta.seed;
-  const perBatch = Number(proc.meta.calls_per_batch);
+  const perSegment = Number(proc.meta.calls_per_segment);
   const name = `trial ${index + 1}`;
-  if (!seed || !proc.transcript?.blocks || !(perBatch >= 1))
+  if (!seed || !proc.transcript?.blocks || !(perSegment >= 1))
     return { trial: index, outcome: 'failed', detail: `${name} kept no seed or transcript to replay`, wall_s: 0 };
-  const batch = randomInt(Math.ceil(iterations / perBatch));
-  // The trial's job, unpinned and without marks, for one batch after other warm-ups.
+  const segment = randomInt(Math.ceil(iterations / perSegment));
+  // The trial's job, unpinned and without marks, for one segment after other warm-ups.
   const job = [
     'replay',
     req.type,
@@ -93,7 +94,7 @@ export async function replayTrial(
     req.rng,
     '2',
     seed,
-    String(batch),
+    String(segment),
   ];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -103,7 +104,7 @@ export async function replayTrial(
   });
   const { run, output, rejected } = driver;
   const wall_s = run.wallSeconds;
-  const done = { trial: index, batch, wall_s };
+  const done = { trial: index, segment, wall_s };
   const replayed = rejected || output.status !== 'complete' ? undefined : transcriptOf(output.lines);
   if (!replayed) {
     const why = rejected?.reason ?? `${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`;

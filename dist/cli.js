@@ -10320,6 +10320,18 @@ function reapedCpuSeconds(pid) {
   const f = statFields(pid);
   return f ? (Number(f[13]) + Number(f[14])) / USER_HZ : 0;
 }
+function treeAtRest(root3) {
+  for (const pid of [root3, ...descendants(root3)]) {
+    let tasks;
+    try {
+      tasks = readdirSync2(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) if (statFields(pid, tid)?.[0] === "R") return false;
+  }
+  return true;
+}
 function treeCpuSeconds(root3) {
   return [root3, ...descendants(root3)].reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
@@ -10337,6 +10349,8 @@ function cpuTimeIsPrecise() {
 
 // src/sandbox/run.ts
 var DEFAULT_MAX_OUTPUT = 1 << 20;
+var MARK_SETTLE_NS = 10000000n;
+var SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 var CHANNEL_MAX = 4 << 20;
 var EXIT_GRACE_MS = 1e3;
 var PASSED_VARIABLES = ["PATH", "LANG", "LC_ALL", "TMPDIR", "TZ"];
@@ -10411,7 +10425,10 @@ function runProcess(command, opts) {
       channelStream.on("error", () => void 0);
       const markPrefix = `${opts.channelSecret}	MARK	`;
       const answerMarks = markWatcher(markPrefix, (name) => {
-        marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
+        const wall_s = Number(process.hrtime.bigint() - started) / 1e9;
+        const until = process.hrtime.bigint() + MARK_SETTLE_NS;
+        while (pgid !== void 0 && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+        marks.push({ name, wall_s, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
         channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);

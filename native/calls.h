@@ -74,7 +74,8 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
  * the inputs, the generators seeded afresh at each segment's start, then fills the output space the
  * same way in every slot. */
 void calls_prepare(calls_t *t, unsigned long long first, size_t n);
-/* Right before call `first`, a segment's first (or the warm-ups): seeds the generators for its calls. */
+/* Right before call `first`, a segment's first (or the warm-ups): seeds the generators for its calls,
+ * when they draw randomness (keygen, enc, sign, a key exchange); dec, verify and hash need none. */
 void calls_reseed(calls_t *t, unsigned long long first);
 /* Runs the call of slot i and returns its return code (also kept). The timed loop's one call. */
 int calls_run(calls_t *t, size_t i);

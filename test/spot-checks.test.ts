@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
 import { runTrial } from '../src/measure/trial.js';
+import { treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant } from './helpers/toyVariant.js';
@@ -230,5 +231,21 @@ say $'END\\t0'
     expect(under(11, 1.04 + 0.0021)).toMatch(/kernel charged/);
     // 70 windows (a 1-s trial of a fast hash): a 5 % under-report still shows.
     expect(under(70, 1 / 0.95)).toMatch(/kernel charged/);
+  });
+});
+
+describe('reading the CPU time at a mark', () => {
+  it('waits for a process tree at rest: one that sleeps is, one that spins is not', async () => {
+    const { spawn } = await import('node:child_process');
+    const sleeper = spawn('sh', ['-c', 'sleep 5'], { detached: true });
+    const spinner = spawn('sh', ['-c', 'while :; do :; done'], { detached: true });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      expect(treeAtRest(sleeper.pid!)).toBe(true);
+      expect(treeAtRest(spinner.pid!)).toBe(false);
+    } finally {
+      sleeper.kill('SIGKILL');
+      spinner.kill('SIGKILL');
+    }
   });
 });

@@ -81,6 +81,24 @@ function reapedCpuSeconds(pid: number): number {
   return f ? (Number(f[13]) + Number(f[14])) / USER_HZ : 0;
 }
 
+/**
+ * Whether no thread of `root` or below it is on a CPU (state R). The kernel brings a thread's
+ * schedstat up to date when it stops running; read while it still runs, it can lag by a tick. A
+ * driver that wrote a mark stops within microseconds, in its read of the answer.
+ */
+export function treeAtRest(root: number): boolean {
+  for (const pid of [root, ...descendants(root)]) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) if (statFields(pid, tid)?.[0] === 'R') return false;
+  }
+  return true;
+}
+
 /** CPU seconds charged so far to `root` and every process below it (those that ended included, once reaped). */
 export function treeCpuSeconds(root: number): number {
   return [root, ...descendants(root)].reduce((sum, pid) => sum + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
 import { bwrapArgs, hostSystemView, sandboxEnv, unshareArgv, type SandboxSpec, type SystemView } from './bwrap.js';
-import { treeCpuSeconds } from './cpuTime.js';
+import { treeAtRest, treeCpuSeconds } from './cpuTime.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -83,6 +83,9 @@ export interface ChannelMark {
 }
 
 const DEFAULT_MAX_OUTPUT = 1 << 20;
+/** How long a mark's reading waits, in steps of 50 µs, for the driver to stop running. */
+const MARK_SETTLE_NS = 10_000_000n;
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 /** Bytes kept of a result channel: far more than any driver writes (ngcc_prof's CALL lines). */
 const CHANNEL_MAX = 4 << 20;
 /**
@@ -207,8 +210,12 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       channelStream.on('error', () => undefined);
       const markPrefix = `${opts.channelSecret}\tMARK\t`;
       const answerMarks = markWatcher(markPrefix, (name) => {
-        // The driver is blocked reading its answer: what it has used so far is exact.
-        marks.push({ name, wall_s: Number(process.hrtime.bigint() - started) / 1e9, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
+        const wall_s = Number(process.hrtime.bigint() - started) / 1e9;
+        // Once the driver is blocked reading its answer, what it has used so far is exact: wait for
+        // that (a few microseconds), but not for a thread of the library that never stops.
+        const until = process.hrtime.bigint() + MARK_SETTLE_NS;
+        while (pgid !== undefined && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+        marks.push({ name, wall_s, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
         // The name comes from the driver's process: only the parent's own answers count.
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
         channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);

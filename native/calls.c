@@ -104,7 +104,9 @@ static unsigned char *pool_sig(const calls_t *t, int e) { return pool_msg(t, e) 
  * generator with the next word. The uses: a segment's inputs (2k), its calls (2k + 1), the warm-ups,
  * the verify pool. */
 static void seed_batch(calls_t *t, unsigned long long use) {
-    uint64_t s = fold(0, use + 1);
+    /* The warm-ups' from this process's own random word: a library that hands out a warm-up's
+     * output again gives another one in the replay. */
+    uint64_t s = fold(use == USE_WARMUP ? t->warm_salt : 0, use + 1);
     for (int i = 0; i < SEED_BYTES; i += 8) {
         uint64_t w;
         memcpy(&w, t->seed + i, 8);
@@ -125,6 +127,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->calls = calls;
     t->per_block = (calls + TRANSCRIPT_BLOCKS - 1) / TRANSCRIPT_BLOCKS;
     t->spot_wanted = spot_checks < 0 ? 0 : spot_checks > MAX_SPOT_CHECKS ? MAX_SPOT_CHECKS : spot_checks;
+    random_fill((unsigned char *)&t->warm_salt, sizeof t->warm_salt);
     seed_batch(t, USE_POOL);
     const api_t *a = &c->api;
     switch (t->kind) {
@@ -186,6 +189,7 @@ void calls_reseed(calls_t *t, unsigned long long first) {
 
 void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     ctx_t *c = t->c;
+    t->first = first;
     if (first == USE_WARMUP) seed_batch(t, USE_WARMUP);
     for (size_t i = 0; i < n; i++) {
         if (first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
@@ -217,7 +221,8 @@ int calls_run(calls_t *t, size_t i) {
     case K_SIG_SIGN: rc = a->sig_sign(c->sk.p, c->sk_len, s.in[0], MESSAGE_BYTES, s.out[0], &len[0]); break;
     case K_HASH: rc = a->crypt_hash(a->digest_bits, s.in[0], 8ull * c->msg_bytes, s.out[0]); break;
     case K_SIG_VERIFY: {
-        int e = (int)(i % (size_t)t->pool_n);
+        /* By the call's place in the trial, so that a replayed segment checks the same entries. */
+        int e = (int)((t->first == USE_WARMUP ? i : t->first + i) % (unsigned long long)t->pool_n);
         rc = a->sig_verify(c->pk.p, c->pk_len, pool_sig(t, e), t->pool_sig_len[e], pool_msg(t, e), MESSAGE_BYTES);
         break;
     }
@@ -284,7 +289,7 @@ void calls_settle(calls_t *t, unsigned long long first, size_t n) {
         slot_t s = slot_at(t, i);
         int rc = t->rc[i];
         if (t->kind == K_SIG_VERIFY) {
-            int genuine = (i % (size_t)t->pool_n) % 2 == 0;
+            int genuine = (call % (unsigned long long)t->pool_n) % 2 == 0;
             if (genuine && rc != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: sig_verify rejected a genuine signature (%d)", call, rc);
             if (!genuine && rc == 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: sig_verify accepted a signature for an altered message", call);
         } else if (rc != 0) {

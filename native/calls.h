@@ -43,6 +43,7 @@ typedef struct {
     int nout;
     size_t out_len[2], in_len, stride;
     size_t batch;
+    unsigned long long first; /* the trial's index of slot 0's call (USE_WARMUP for the warm-ups) */
     unsigned long long segment; /* calls between two seedings of the generators: what a replay makes */
     unsigned char *slab;
     size_t slab_len;
@@ -52,6 +53,7 @@ typedef struct {
     unsigned char fill;
     uint64_t prng;
     unsigned char seed[SEED_BYTES];
+    uint64_t warm_salt; /* this process's own, for the warm-ups: no part of the transcript */
     const char *rng; /* the generator api_seed chose ("none": the library has none the harness can seed) */
     /* verify: the pool of (message, signature) and which entries are genuine. */
     unsigned char *pool;

@@ -23,6 +23,11 @@ const guessing = (every: number, honest: string, outs: Array<[string, string]>) 
    ${outs.map(([out, len]) => `for (unsigned long long i = 0; i < ${len}; i++) ${out}[i] = (unsigned char)((junk = junk * 1103515245u + 12345u) >> 16);`).join('\n')}
    return 0;`;
 
+/** A keygen that computes in one call of ten and hands out that key pair again in the nine after it. */
+const KEYGEN_AGAIN = `static unsigned calls; static unsigned char kpk[4096], ksk[4096]; static unsigned long long lpk, lsk;
+  if (calls++ % 10 == 0) { int rc = honest_kem_keygen(pk, pk_len, sk, sk_len); memcpy(kpk, pk, lpk = *pk_len); memcpy(ksk, sk, lsk = *sk_len); return rc; }
+  memcpy(pk, kpk, *pk_len = lpk); memcpy(sk, ksk, *sk_len = lsk); return 0;`;
+
 describe('the replay of a trial', () => {
   const dir = tempDir();
   let tools: HarnessTools;
@@ -120,17 +125,33 @@ describe('the replay of a trial', () => {
     }
   });
 
+  it("replays verify's segments with the entries of the signed pool they had in the trial", async () => {
+    const lib = variant(dir, 'verify-segments', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    const seed = randomBytes(48).toString('hex');
+    // 600 calls: segments of 75 (whole blocks of 3), odd, so a segment's place shifts the pool's genuine and altered entries.
+    const trial = await runDriver([tools.driver, lib], ['time', 'sig', 'verify', '600', '1', '-1', 'iccs-drng'], {
+      timeoutMs: 60_000,
+      markAnswers: { seed },
+    });
+    expect(trial.output.meta.calls_per_segment).toBe('75');
+    const blocks = trial.output.lines.filter((f) => f[0] === 'TRANSCRIPT').flatMap((f) => f.slice(3));
+    for (const segment of [1, 5]) {
+      const r = await runDriver(
+        [tools.driver, lib],
+        ['replay', 'sig', 'verify', '600', '0', '-1', 'iccs-drng', '2', seed, String(segment)],
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      const lines = r.output.lines.filter((f) => f[0] === 'TRANSCRIPT');
+      const first = Number(lines[0]![2]);
+      const replayed = lines.flatMap((f) => f.slice(3));
+      expect(replayed, `segment ${segment}`).toEqual(blocks.slice(first, first + replayed.length));
+    }
+  });
+
   it('finds a keygen that hands out its last key pair again in nine calls of ten: FORGED, though every key works', async () => {
-    const lib = variant(
-      dir,
-      'keygen-again',
-      'kem',
-      'kem_keygen',
-      KEYGEN,
-      `static unsigned calls; static unsigned char kpk[4096], ksk[4096]; static unsigned long long lpk, lsk;
-       if (calls++ % 10 == 0) { int rc = honest_kem_keygen(pk, pk_len, sk, sk_len); memcpy(kpk, pk, lpk = *pk_len); memcpy(ksk, sk, lsk = *sk_len); return rc; }
-       memcpy(pk, kpk, *pk_len = lpk); memcpy(sk, ksk, *sk_len = lsk); return 0;`,
-    );
+    const lib = variant(dir, 'keygen-again', 'kem', 'kem_keygen', KEYGEN, KEYGEN_AGAIN);
     const r = await measure(lib, 'kem', 'keygen');
     expect(r.status).toBe('failed');
     expect(r.failure).toMatch(
@@ -140,6 +161,34 @@ describe('the replay of a trial', () => {
     expect(r.replays!.map((x) => x.outcome)).toEqual(['differs']);
     // Every trial ran to its end: the spot checks' keys all worked.
     expect(r.processes.every((p) => p.status === 'complete')).toBe(true);
+  });
+
+  it('differs from that keygen at every replay warm-up count, even for a trial of one call', async () => {
+    const lib = variant(dir, 'keygen-again-2', 'kem', 'kem_keygen', KEYGEN, KEYGEN_AGAIN);
+    const blocks = (r: Awaited<ReturnType<typeof runDriver>>) =>
+      r.output.lines.filter((f) => f[0] === 'TRANSCRIPT').flatMap((f) => f.slice(3));
+    for (const calls of ['1', '40']) {
+      const seed = randomBytes(48).toString('hex');
+      const trial = await runDriver([tools.driver, lib], ['time', 'kem', 'keygen', calls, '1', '-1', 'iccs-drng'], {
+        timeoutMs: 20_000,
+        markAnswers: { seed },
+      });
+      expect(trial.output.status).toBe('complete');
+      // The one call copies the warm-up's key: the replay's warm-ups are its own.
+      for (let w = 0; w < 14; w++) {
+        if (w === 1) continue;
+        const replay = await runDriver(
+          [tools.driver, lib],
+          ['replay', 'kem', 'keygen', calls, String(w), '-1', 'iccs-drng', '2', seed, '0'],
+          {
+            timeoutMs: 20_000,
+          },
+        );
+        const got = blocks(replay);
+        expect(got.length, `${calls} calls, ${w} warm-ups`).toBeGreaterThan(0);
+        expect(got, `${calls} calls, ${w} warm-ups`).not.toEqual(blocks(trial).slice(0, got.length));
+      }
+    }
   });
 
   it('finds a signer that works in one call of ten and writes well-formed junk elsewhere', async () => {

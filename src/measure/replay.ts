@@ -6,7 +6,7 @@ import { transcriptOf, type TrialProcess, type Transcript } from './trial.js';
 /**
  * Proof of work (docs/method.md#proof-of-work): one segment of a trial's calls (about an eighth),
  * drawn after the trial is over, is made again from the trial's seed by a separate process. That
- * process is not timed, shares nothing with the trial's, runs another number of warm-ups and makes
+ * process is not timed, shares nothing with the trial's, runs fewer warm-ups than a KAT makes calls, of its own, and makes
  * that segment alone, so
  * its calls sit at other places in the library's history than in the trial. What they return must
  * be what the trial's calls returned, block by block of the transcript (native/calls.h). A library
@@ -57,12 +57,17 @@ export function firstDifference(trial: Transcript, replay: Transcript, calls: nu
   return undefined;
 }
 
+/** The most calls of one operation an ICCS KAT makes in a process (native/ngcc_kat.c: 10 records, 2 fresh seeds, dec twice for each). */
+const KAT_CALLS = 14;
+
 /**
- * Warm-ups for a replay: any number up to twice the trial's and 16 more, but not the trial's, so
- * the replayed calls come at another place in the library's count of its calls.
+ * Warm-ups for a replay: fewer than a KAT makes calls of an operation, so a library that stops
+ * computing after so many calls in a process still computes at the start of the replayed segment;
+ * and not the trial's number, so the segment's calls come at another place in the library's count.
  */
 export function replayWarmups(trialWarmups: number): number {
-  const w = randomInt(2 * trialWarmups + 16);
+  if (trialWarmups >= KAT_CALLS) return randomInt(KAT_CALLS);
+  const w = randomInt(KAT_CALLS - 1);
   return w >= trialWarmups ? w + 1 : w;
 }
 

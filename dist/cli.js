@@ -11968,7 +11968,7 @@ async function runTrial(req) {
   }
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
-  if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.counterHz);
+  if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.calibration ? void 0 : req.counterHz);
   if (!failure2 && trials.length > 0 && out.meta.seed !== seed)
     failure2 = "inconsistent trial: the driver did not report the seed it was sent";
   if (!failure2 && trials.length > 0 && !transcript) failure2 = "inconsistent trial: no transcript of the calls";
@@ -12246,11 +12246,12 @@ async function measureOperations(reqs, onDone, opts = {}) {
     const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
     const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
     const timeoutMs = req.planning.process_timeout_s * 1e3;
-    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
+    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === "complete" && once && once.seconds < trialTarget)
       calibration = await runTrial({
         ...s.base,
+        calibration: true,
         iterations: CALIBRATION_CALLS,
         warmups: 1,
         timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3

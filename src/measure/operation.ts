@@ -300,11 +300,12 @@ export async function measureOperations(
     const planning = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
     const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
     const timeoutMs = req.planning.process_timeout_s * 1000;
-    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs });
+    let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === 'complete' && once && once.seconds < trialTarget)
       calibration = await runTrial({
         ...s.base,
+        calibration: true,
         iterations: CALIBRATION_CALLS,
         warmups: 1,
         timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000,

@@ -12105,11 +12105,13 @@ function start(req) {
     stopped: false
   };
 }
+var KERNEL_CONTRADICTS = /^inconsistent trial: its cycles say /;
 async function nextTrial(op) {
   const p = op.req.planning;
   const plan = op.plan;
   let proc;
   let retries = 0;
+  let kernelRetries = 0;
   const retried = [];
   for (; ; ) {
     proc = await runTrial({
@@ -12118,6 +12120,7 @@ async function nextTrial(op) {
       warmups: plan.warmups,
       timeoutMs: plan.timeout_per_process_s * 1e3
     });
+    if (proc.status !== "complete" && KERNEL_CONTRADICTS.test(proc.failure ?? "") && kernelRetries++ < 1) continue;
     const trial = proc.trials[0];
     const why = proc.status === "complete" && trial ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
     if (!why) break;

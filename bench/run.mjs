@@ -19,24 +19,9 @@ const median = (xs) => {
 };
 const n = join(root, 'native');
 
-// The timing driver, built as the harness builds it (src/compile/harnessTools.ts DRIVER_SOURCES).
+// The timing driver, built as the harness builds it (native/driver-sources.json).
 const driver = join(work, 'ngcc_driver');
-const sources = [
-  'ngcc_driver.c',
-  'ngcc_kat.c',
-  'ngcc_time.c',
-  'hashprof/ngcc_prof.c',
-  'harness.c',
-  'ops.c',
-  'calls.c',
-  'cpucycles.c',
-  'hash_ops.c',
-  'hash_kat.c',
-  'iccs/drng.c',
-  'iccs/auxfunc.c',
-  'kex_ops.c',
-  'kex_kat.c',
-];
+const sources = JSON.parse(readFileSync(join(n, 'driver-sources.json'), 'utf8')).sources;
 sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', driver, ...sources.map((f) => join(n, f)), '-ldl']);
 
 // (a) Empty operation.

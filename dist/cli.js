@@ -10421,6 +10421,7 @@ function runProcess(command, opts) {
     child2.stderr.on("data", err.push);
     const channelStream = channel ? child2.stdio[3] : null;
     const marks = [];
+    const extendedBy = /* @__PURE__ */ new Set();
     if (channelStream) {
       channelStream.on("error", () => void 0);
       const markPrefix = `${opts.channelSecret}	MARK	`;
@@ -10429,6 +10430,9 @@ function runProcess(command, opts) {
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         while (pgid !== void 0 && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
         marks.push({ name, wall_s, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
+        const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
+        extendedBy.add(name);
+        if (later !== void 0 && later > deadlineMs) rearm(later);
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
         channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);
@@ -10451,10 +10455,17 @@ ${(opts.channelJob ?? []).join("	")}
       } catch {
       }
     };
-    const timer = setTimeout(() => {
+    const expire = () => {
       timedOut = true;
       killGroup();
-    }, opts.timeoutMs);
+    };
+    let deadlineMs = opts.timeoutMs;
+    let timer = setTimeout(expire, deadlineMs);
+    const rearm = (ms) => {
+      clearTimeout(timer);
+      deadlineMs = ms;
+      timer = setTimeout(expire, Math.max(0, ms - Number(process.hrtime.bigint() - started) / 1e6));
+    };
     const finish2 = (exitCode, signal, spawnError) => {
       if (done2) return;
       done2 = true;
@@ -10661,7 +10672,7 @@ function harnessVersion() {
     for (const e of readdirSync3(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join3(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.(c|h)$/.test(e.name)) files.push(p);
+      else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
     }
   };
   walk(root3);
@@ -10670,24 +10681,9 @@ ${sha256Hex(readFileSync3(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${ccVersion()}`).slice(0, 16);
 }
-var DRIVER_SOURCES = [
-  "ngcc_driver.c",
-  "ngcc_kat.c",
-  "ngcc_time.c",
-  "hashprof/ngcc_prof.c",
-  "harness.c",
-  "ops.c",
-  "calls.c",
-  "cpucycles.c",
-  // The hash jobs, and the ICCS DRNG (with the SM3 under it) that draws the hash KAT messages.
-  "hash_ops.c",
-  "hash_kat.c",
-  "iccs/drng.c",
-  "iccs/auxfunc.c",
-  // The key-exchange jobs.
-  "kex_ops.c",
-  "kex_kat.c"
-];
+function driverSources() {
+  return JSON.parse(readFileSync3(join3(nativeDir(), "driver-sources.json"), "utf8")).sources;
+}
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
 function cacheRoot() {
@@ -10726,7 +10722,7 @@ async function compileTools(dir) {
   mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_driver", DRIVER_SOURCES.map((f) => join3(n, f)), ["-ldl"]],
+    ["ngcc_driver", driverSources().map((f) => join3(n, f)), ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       "ngcc_mem",
@@ -11383,7 +11379,7 @@ function formatN(n) {
 }
 
 // src/campaign/measure.ts
-import { resolve as resolve8 } from "node:path";
+import { resolve as resolve9 } from "node:path";
 
 // src/measure/operation.ts
 import { basename as basename2 } from "node:path";
@@ -11894,14 +11890,45 @@ function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICK
   const claimed = cycles2 / counterHz;
   slackS += perWindowSlack(slackS) * Math.max(0, (w.windows ?? 1) - 1);
   if (w.kernel_cpu_s > (CPU_TOLERANCE[counter] ?? DEFAULT_CPU_TOLERANCE) * claimed + slackS)
-    return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
+    return `${CONTRADICTION}${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
   if (claimed > (RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE) * w.window_s + slackS)
-    return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
+    return `${CONTRADICTION}${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
   return void 0;
 }
+var CONTRADICTION = "its cycles say ";
 
 // src/measure/trial.ts
 import { createHash as createHash2, randomBytes as randomBytes3 } from "node:crypto";
+
+// src/measure/floor.ts
+var MAX_BYTES_PER_CYCLE = 128;
+var MAX_CLOCK_HZ = 65e8;
+function bytesMoved(type, operation, meta3) {
+  const n = (key) => Number(meta3[key] ?? 0) || 0;
+  if (type.startsWith("hash")) return n("input_bytes") + n("digest_bytes");
+  if (type === "kem") {
+    if (operation === "keygen") return n("pk_bytes") + n("sk_bytes");
+    if (operation === "enc") return n("ct_bytes") + n("ss_bytes");
+    if (operation === "dec") return n("ss_bytes");
+  }
+  if (type === "sig") {
+    if (operation === "keygen") return n("pk_bytes") + n("sk_bytes");
+    if (operation === "sign") return Math.floor(n("signature_bytes") / 2);
+  }
+  return void 0;
+}
+var floorSeconds = (bytes2) => bytes2 / MAX_BYTES_PER_CYCLE / MAX_CLOCK_HZ;
+function belowFloor(type, operation, meta3, trial) {
+  const bytes2 = bytesMoved(type, operation, meta3);
+  if (!bytes2 || !(trial.measurements > 0)) return void 0;
+  const perCall2 = trial.seconds / trial.measurements;
+  const floor = floorSeconds(bytes2);
+  if (perCall2 >= floor) return void 0;
+  return `below the physical floor: ${(perCall2 * 1e9).toPrecision(3)} ns per ${operation} call, where moving its ${bytes2} bytes takes at least ${(floor * 1e9).toPrecision(3)} ns (${MAX_BYTES_PER_CYCLE} bytes a cycle at ${MAX_CLOCK_HZ / 1e9} GHz)`;
+}
+
+// src/measure/trial.ts
+var DEFAULT_SPOT_CHECKS = 2;
 function transcriptOf(lines) {
   let per_block;
   let start2;
@@ -11937,7 +11964,17 @@ function failureOf({ run, output: out, rejected }) {
 }
 async function runTrial(req) {
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-  const job = ["time", req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
+  const job = [
+    "time",
+    req.type,
+    req.operation,
+    String(req.iterations),
+    String(req.warmups),
+    String(req.cpu),
+    req.rng,
+    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
+    ...req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []
+  ];
   const argv = [req.driver, req.library, ...job];
   const seed = randomBytes3(SEED_BYTES).toString("hex");
   const driver = await runDriver([req.driver, req.library], job, {
@@ -11972,6 +12009,11 @@ async function runTrial(req) {
   if (!failure2 && trials.length > 0 && out.meta.seed !== seed)
     failure2 = "inconsistent trial: the driver did not report the seed it was sent";
   if (!failure2 && trials.length > 0 && !transcript) failure2 = "inconsistent trial: no transcript of the calls";
+  if (!failure2 && trials.length > 0) failure2 = drawsFailure(out.meta.draws, trials[0].measurements, req);
+  if (!failure2 && trials.length > 0) {
+    const low = belowFloor(req.type, req.operation, out.meta, trials[0]);
+    if (low) failure2 = `inconsistent trial: ${low}`;
+  }
   if (failure2) trials.length = 0;
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
@@ -11995,13 +12037,25 @@ function countFailure(trials, asked) {
   if (n !== void 0 && (n < 1 || n > asked)) return `inconsistent trial: ${n} per-call samples for ${asked} calls`;
   return void 0;
 }
+function drawsFailure(reported, calls, req) {
+  const perCall2 = req.katDraws;
+  if (!perCall2) return void 0;
+  if (reported === void 0 || !/^\d+$/.test(reported))
+    return `inconsistent trial: no count of the generator's draws, though the KAT counted ${perCall2} per ${req.operation}`;
+  const drawn = Number(reported);
+  if (drawn < calls * perCall2)
+    return `inconsistent trial: ${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall2} in the KAT`;
+  return void 0;
+}
 function kernelFailure(trials, window, counter, counterHz) {
   if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark its seed and the timed batches";
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
-  return why ? `inconsistent trial: ${why}` : void 0;
+  return why ? `${KERNEL_CONTRADICTS}${why}` : void 0;
 }
+var KERNEL_CONTRADICTS = "inconsistent trial: ";
+var kernelContradicted = (p) => p.status !== "complete" && (p.failure ?? "").startsWith(`${KERNEL_CONTRADICTS}${CONTRADICTION}`);
 
 // src/measure/kexOperations.ts
 var KEX_MAX_PASSES = 5;
@@ -12070,6 +12124,96 @@ async function replayTrial(req, proc, index, iterations, warmups) {
   return where ? { ...done2, outcome: "differs", detail: `${name}, ${where}: the outputs differ from those of its replay from the trial's seed` } : { ...done2, outcome: "agrees" };
 }
 
+// src/measure/repeatAudit.ts
+var REPEAT_GAP = 2;
+var AUDIT_MIN_CALLS = 32;
+var AUDIT_MAX_CALLS = 4096;
+function auditCalls(input2) {
+  const meta3 = input2.complete[0]?.meta ?? {};
+  const entries = Number(meta3.verify_pool);
+  const signS = Number(meta3.verify_pool_sign_s);
+  if (!(entries > 0) || !(signS >= 0)) return "the trials did not say how long signing their pool took";
+  const perSign = signS / entries;
+  const affordable = perSign > 0 ? Math.floor(input2.signBudgetS / perSign) : AUDIT_MAX_CALLS;
+  const calls = Math.min(input2.iterations, AUDIT_MAX_CALLS, affordable);
+  if (calls < AUDIT_MIN_CALLS)
+    return input2.iterations < AUDIT_MIN_CALLS ? `a trial makes ${input2.iterations} calls, fewer than the ${AUDIT_MIN_CALLS} distinct inputs the audit compares` : `signing ${AUDIT_MIN_CALLS} distinct inputs would take ${(AUDIT_MIN_CALLS * perSign).toFixed(1)} s, over the ${input2.signBudgetS} s a trial is planned for`;
+  return calls;
+}
+function judgeRepeat(repeated, distinct2, calls) {
+  const ratio = distinct2 / repeated;
+  if (ratio <= REPEAT_GAP) return { ratio, outcome: "agrees" };
+  return {
+    ratio,
+    outcome: "differs",
+    detail: `verify took ${ratio.toFixed(1)}\xD7 as long per call on ${calls} distinct inputs as on 16 repeated ones (cache effects allow ${REPEAT_GAP}\xD7)`
+  };
+}
+var AUDIT_PAIRS = 3;
+async function repeatedInputAudit(input2) {
+  const calls = auditCalls(input2);
+  if (typeof calls === "string") return { skipped: calls };
+  const trial = (verifyPool) => runTrial({
+    ...input2.base,
+    iterations: calls,
+    warmups: input2.warmups,
+    timeoutMs: input2.timeoutMs(calls),
+    ...verifyPool ? { verifyPool } : {}
+  });
+  const ratios = [];
+  let wall_s = 0;
+  let last;
+  for (let k = 0; k < AUDIT_PAIRS; k++) {
+    const pair3 = k % 2 === 0 ? [await trial(calls), await trial()] : [await trial(), await trial(calls)].reverse();
+    const [distinct2, repeated] = pair3;
+    wall_s += distinct2.wall_s + repeated.wall_s;
+    const [d, r] = [distinct2.trials[0]?.per_call_cycles?.median, repeated.trials[0]?.per_call_cycles?.median];
+    if (d === void 0 || r === void 0) {
+      const why = (d === void 0 ? distinct2 : repeated).failure ?? "no figures";
+      return {
+        calls,
+        repeated_cycles: r ?? 0,
+        distinct_cycles: d ?? 0,
+        ratio: 0,
+        ratios,
+        outcome: "failed",
+        detail: `an audit process gave no trial (${why})`,
+        wall_s
+      };
+    }
+    last = { calls, repeated_cycles: r, distinct_cycles: d, ...judgeRepeat(r, d, calls) };
+    ratios.push(last.ratio);
+    if (last.outcome === "agrees") break;
+  }
+  const ratio = Math.min(...ratios);
+  const detail = last.outcome === "differs" ? `verify took ${ratio.toFixed(1)}\xD7 or more as long per call on ${calls} distinct inputs as on 16 repeated ones, in each of ${ratios.length} pairs of processes (cache effects allow ${REPEAT_GAP}\xD7): it answers repeated inputs from memory` : void 0;
+  return { ...last, ratio, ratios, wall_s, ...detail ? { detail } : {} };
+}
+
+// src/measure/cost.ts
+var TIMEOUT_MARGIN = 3;
+var SCALED_TIMEOUT_CAP_S = 8 * 3600;
+var KAT_EXTRA_RECORDS = 3;
+function setupSeconds(type, operation, s, calls, verifyPool = 16) {
+  const k = s.keygen ?? 0;
+  if (type === "kem") {
+    if (operation === "enc") return k;
+    if (operation === "dec") return k + calls * (s.enc ?? 0);
+  }
+  if (type === "sig") {
+    if (operation === "sign") return k;
+    if (operation === "verify") return k + Math.min(calls, verifyPool) * (s.sign ?? 0);
+  }
+  return 0;
+}
+function processSeconds(type, operation, s, calls, warmups = 0, verifyPool = 16) {
+  const call = s[operation];
+  if (call === void 0) return void 0;
+  return setupSeconds(type, operation, s, calls + warmups, verifyPool) + (calls + warmups) * call;
+}
+var scaledTimeoutS = (floorS, expectedS) => expectedS === void 0 ? floorS : Math.max(floorS, Math.min(SCALED_TIMEOUT_CAP_S, TIMEOUT_MARGIN * expectedS));
+var katTimeoutS = (floorS, firstS, records) => scaledTimeoutS(floorS, firstS * (records + KAT_EXTRA_RECORDS));
+
 // src/measure/operation.ts
 var OPERATIONS = {
   kem: ["keygen", "enc", "dec"],
@@ -12096,7 +12240,8 @@ function start(req) {
       rng: req.rng,
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
       sandbox: req.sandbox,
-      counterHz: req.counterHz
+      counterHz: req.counterHz,
+      ...req.katDraws ? { katDraws: req.katDraws } : {}
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
     load_average_start: loadAverage(),
@@ -12105,7 +12250,10 @@ function start(req) {
     stopped: false
   };
 }
-var KERNEL_CONTRADICTS = /^inconsistent trial: its cycles say /;
+function processTimeoutMs(req, calls, warmups, verifyPool) {
+  const expected2 = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : void 0;
+  return scaledTimeoutS(req.planning.process_timeout_s, expected2) * 1e3;
+}
 async function nextTrial(op) {
   const p = op.req.planning;
   const plan = op.plan;
@@ -12118,9 +12266,12 @@ async function nextTrial(op) {
       ...op.base,
       iterations: plan.iterations_per_trial,
       warmups: plan.warmups,
-      timeoutMs: plan.timeout_per_process_s * 1e3
+      timeoutMs: Math.max(plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, plan.iterations_per_trial, plan.warmups))
     });
-    if (proc.status !== "complete" && KERNEL_CONTRADICTS.test(proc.failure ?? "") && kernelRetries++ < 1) continue;
+    if (kernelContradicted(proc) && kernelRetries++ < 1) {
+      retried.push({ started_utc: proc.started_utc, wall_s: proc.wall_s, disturbed: proc.failure });
+      continue;
+    }
     const trial = proc.trials[0];
     const why = proc.status === "complete" && trial ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
     if (!why) break;
@@ -12158,17 +12309,20 @@ function finish(op) {
     };
   const trials = op.processes.filter((x) => x.status === "complete").flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== "complete");
-  const forged = op.replays?.find((r) => r.outcome === "differs");
-  const unreplayed = op.replays?.find((r) => r.outcome === "failed");
+  const forged = op.replays?.find((r) => r.outcome === "differs") ?? (op.repeat_audit?.outcome === "differs" ? op.repeat_audit : void 0);
+  const unreplayed = op.replays?.find((r) => r.outcome === "failed") ?? (op.repeat_audit?.outcome === "failed" ? op.repeat_audit : void 0);
   const replay = {
     ...op.replays ? { replays: op.replays } : {},
-    ...op.replay_skipped ? { replay_skipped: op.replay_skipped } : {}
+    ...op.replay_skipped ? { replay_skipped: op.replay_skipped } : {},
+    ...op.repeat_audit ? { repeat_audit: op.repeat_audit } : {},
+    ...op.repeat_audit_skipped ? { repeat_audit_skipped: op.repeat_audit_skipped } : {}
   };
   if (forged || unreplayed)
     return {
       ...common,
       status: "failed",
-      failure: forged ? `FORGED: ${forged.detail}` : `replay: ${unreplayed.detail}`,
+      failure: forged ? `FORGED: ${forged.detail}` : unreplayed === op.repeat_audit ? `repeated-input audit: ${unreplayed.detail}` : `replay: ${unreplayed.detail}`,
+      ...forged ? { forged: `FORGED: ${forged.detail}` } : {},
       plan: op.plan,
       processes: op.processes.map(show),
       trials: [],
@@ -12210,13 +12364,33 @@ async function replayOperation(op) {
   for (const { p, i } of picked)
     op.replays.push(
       await replayTrial(
-        { ...op.base, timeoutMs: op.plan.timeout_per_process_s * 1e3 },
+        // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
+        {
+          ...op.base,
+          timeoutMs: Math.max(op.plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, op.plan.iterations_per_trial, KAT_CALLS))
+        },
         p,
         i,
         op.plan.iterations_per_trial,
         op.plan.warmups
       )
     );
+}
+async function auditRepeatedInputs(op) {
+  if (op.req.type !== "sig" || op.req.operation !== "verify" || !op.plan) return;
+  const complete = op.processes.filter((p) => p.status === "complete");
+  if (complete.length === 0 || op.replays?.some((r) => r.outcome !== "agrees")) return;
+  const planning2 = op.req.planning;
+  const audit = await repeatedInputAudit({
+    base: op.base,
+    complete,
+    iterations: op.plan.iterations_per_trial,
+    warmups: op.plan.warmups,
+    timeoutMs: (calls) => Math.max(op.plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, calls, op.plan.warmups, calls)),
+    signBudgetS: planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s
+  });
+  if ("skipped" in audit) op.repeat_audit_skipped = audit.skipped;
+  else op.repeat_audit = audit;
 }
 function done(op) {
   if (!op.plan || op.stopped || op.processes.length >= op.plan.trials) return true;
@@ -12248,7 +12422,7 @@ async function measureOperations(reqs, onDone, opts = {}) {
     const s = start(req);
     const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
     const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
-    const timeoutMs = req.planning.process_timeout_s * 1e3;
+    const timeoutMs = processTimeoutMs(req, 1, 1);
     let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === "complete" && once && once.seconds < trialTarget)
@@ -12257,7 +12431,7 @@ async function measureOperations(reqs, onDone, opts = {}) {
         calibration: true,
         iterations: CALIBRATION_CALLS,
         warmups: 1,
-        timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3
+        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3)
       });
     ops.push({
       ...s,
@@ -12268,7 +12442,10 @@ async function measureOperations(reqs, onDone, opts = {}) {
   for (let round = 0; !ops.every(done); round++)
     for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
   if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
-  for (const op of ops) await replayOperation(op);
+  for (const op of ops) {
+    await replayOperation(op);
+    await auditRepeatedInputs(op);
+  }
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);
@@ -12290,6 +12467,8 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     schema: 2,
     status: result.status,
     ...result.failure ? { failure: result.failure } : {},
+    // The instance's FORGED status rests on this (build.json `forged` names the record's operation).
+    ...result.forged ? { forged: result.forged } : {},
     candidate: unit.candidate.id,
     label: unit.label,
     instance: unit.label,
@@ -12317,6 +12496,8 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
     ...result.replays ? { replays: result.replays } : {},
     ...result.replay_skipped ? { replay_skipped: result.replay_skipped } : {},
+    ...result.repeat_audit ? { repeat_audit: result.repeat_audit } : {},
+    ...result.repeat_audit_skipped ? { repeat_audit_skipped: result.repeat_audit_skipped } : {},
     trials: result.trials,
     ...result.stats ?? {},
     // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).
@@ -12353,6 +12534,11 @@ var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOAD
 function measurable(status) {
   return status === "PASS" || status === "NOKAT" || status === "MISMATCH";
 }
+var INSTANCE_STATUSES = [...KAT_STATUSES, "FORGED"];
+function instanceStatus(entry) {
+  return entry?.forged ? "FORGED" : entry?.kat;
+}
+var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`;
 
 // src/config/defaults.ts
 var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -12386,6 +12572,10 @@ var ADAPTIVE_CI_TARGET = 0.01;
 var ADAPTIVE_MIN_TRIALS = 5;
 var ADAPTIVE_MAX_TRIALS = 30;
 var ADAPTIVE_TRIAL_TARGET_S = 0.1;
+
+// src/campaign/prepare.ts
+import { existsSync as existsSync14 } from "node:fs";
+import { join as join16, relative as relative8, resolve as resolve8 } from "node:path";
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
@@ -13594,478 +13784,18 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   return { ok: ok2, flagSet: req.flagSet, flags: allFlags, library, log: log2, firstError, key };
 }
 
-// src/campaign/context.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { resolve as resolve7 } from "node:path";
-
-// src/config/hashInstance.ts
-import { existsSync as existsSync10, readFileSync as readFileSync9 } from "node:fs";
-import { join as join12, relative as relative6, resolve as resolve6 } from "node:path";
-var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
-var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
-function digestBitsOf(candidateFolder, inst, index) {
-  if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
-  const dir = resolve6(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join12(d, HASH_HEADER)).find((f) => existsSync10(f));
-  const where = `candidate.yml instances[${index}]`;
-  if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
-  const m = DEFINE.exec(readFileSync9(header, "latin1"));
-  const bits = m ? Number(m[1]) : Number.NaN;
-  const shown4 = relative6(candidateFolder, header);
-  if (!m) return { problem: `${shown4}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
-  if (bits < 8 || bits > 65536 || bits % 8 !== 0)
-    return { problem: `${shown4}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
-  return { bits };
-}
-
-// src/campaign/context.ts
-function forcedRerunSeconds(plan, previous, step, part, keep) {
-  const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
-  if (!plan.force || !previous?.library || !existsSync11(resolve7(plan.campaignDir, previous.library))) return void 0;
-  if (typeof whole !== "number" || typeof some !== "number") return void 0;
-  return { seconds: keep === "part" ? some : Math.max(0, whole - some), source: "previous" };
-}
-function previousSeconds(step, previous) {
-  const s = previous?.step_seconds?.[step];
-  return typeof s === "number" ? { seconds: s, source: "previous" } : { source: "none" };
-}
-var katShown = (kat2) => kat2 ?? "not checked";
-function preparedEntry(ctx, step) {
-  if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
-  return ctx.entry;
-}
-function buildRequest(run, unit, flagSet) {
-  const { settings, paths } = run.plan;
-  return {
-    candidate: unit.candidate,
-    instance: unit.instance,
-    index: unit.index,
-    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
-    flagSet,
-    variant: settings.flags.variant,
-    extraFlags: settings.flags.extra,
-    harnessVersion: run.tools.version,
-    timeoutMs: settings.planning.build_timeout_s * 1e3,
-    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
-    cache: run.buildCache,
-    sandbox: run.plan.sandbox
-  };
-}
-var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
-function libraryReplaced(run, entry) {
-  if (!entry.library || !entry.library_sha256) return void 0;
-  const path = resolve7(run.plan.campaignDir, entry.library);
-  if (!existsSync11(path)) return `the library ${entry.library} is gone since its build`;
-  const now = sha256File(path);
-  return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
-}
-function driverTypeOf(candidate, instance) {
-  if (candidate.type !== "hash") return candidate.type;
-  const index = candidate.instances.indexOf(instance);
-  const digest = digestBitsOf(candidate.folder, instance, index);
-  return hashDriverType("bits" in digest ? digest.bits : 0);
-}
-var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.katRng;
-
-// src/campaign/dispatch.ts
-var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
-var listOf = (stage) => stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool";
-function waitingOf(next) {
-  const waiting = { timing: [], pool: [], exclusive: [] };
-  next.forEach((stage, u) => {
-    if (stage) waiting[listOf(stage)].push(u);
-  });
-  return waiting;
-}
-function startsNow(waiting, free) {
-  const workers = Math.max(0, free.workers);
-  const pool = waiting.pool.slice(0, workers);
-  if (pool.length < workers) pool.push(...waiting.exclusive.slice(0, workers - pool.length));
-  return { timing: waiting.timing.slice(0, Math.max(0, free.timing)), pool };
-}
-
-// src/campaign/forecast.ts
-var PROCESS_START_S = 0.06;
-function plannedOperationSeconds(p) {
-  const [trials, target] = p.adaptive?.enabled ? [p.adaptive.min_trials, p.adaptive.trial_target_s] : [p.trials, p.trial_target_s];
-  return Math.min(p.op_budget_s, trials * target) + (trials + 2) * PROCESS_START_S;
-}
-var UNKNOWN_STEP_S = 2;
-function filledSeconds(units) {
-  const known = /* @__PURE__ */ new Map();
-  for (const u of units)
-    for (const s of u.stages)
-      for (const { name, estimate } of s.steps)
-        if (estimate.source !== "none" && estimate.source !== "kept" && estimate.seconds !== void 0)
-          known.set(name, [...known.get(name) ?? [], estimate.seconds]);
-  const fill = new Map([...known].map(([k, xs]) => [k, median(xs)]));
-  return (step, e) => e.seconds ?? (e.source === "kept" ? 0 : fill.get(step) ?? UNKNOWN_STEP_S);
-}
-var stageSeconds = (stage, seconds) => stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
-function unitCost(u, seconds) {
-  return u.stages.reduce((a, s) => a + stageSeconds(s, seconds), 0);
-}
-function longestFirst(items, cost) {
-  return items.map((item, i) => ({ item, i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i).map((x) => x.item);
-}
-function shardByCost(items, cost, index, count) {
-  const load = Array.from({ length: count }, () => 0);
-  const mine = /* @__PURE__ */ new Set();
-  const order = items.map((item, i) => ({ i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i);
-  for (const { i, c } of order) {
-    let best = 0;
-    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
-    load[best] += c;
-    if (best === index - 1) mine.add(i);
-  }
-  return items.filter((_, i) => mine.has(i));
-}
-function layout(units, workers, cores) {
-  const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
-  const busy = { timing: 0, pool: 0 };
-  const next = units.map(() => 0);
-  const waiting = { timing: [], pool: [], exclusive: [] };
-  const running = [];
-  const sums = { timing: 0, pool: 0 };
-  let now = 0;
-  const wait = (u) => {
-    const stage = units[u].stages[next[u]];
-    if (!stage) return;
-    const list3 = waiting[listOf(stage)];
-    let at = list3.length;
-    while (at > 0 && list3[at - 1] > u) at--;
-    list3.splice(at, 0, u);
-  };
-  const begin = (u) => {
-    const stage = units[u].stages[next[u]];
-    running.push({ unit: u, ends: now + stage.seconds });
-    busy[stage.lane]++;
-    sums[stage.lane] += stage.seconds;
-  };
-  units.forEach((x, u) => {
-    if (x.running && x.stages.length > 0) begin(u);
-    else wait(u);
-  });
-  for (; ; ) {
-    const starts = startsNow(waiting, { timing: lanes.timing - busy.timing, workers: lanes.pool - busy.pool });
-    waiting.timing.splice(0, starts.timing.length);
-    const fromPool = Math.min(starts.pool.length, waiting.pool.length);
-    waiting.pool.splice(0, fromPool);
-    waiting.exclusive.splice(0, starts.pool.length - fromPool);
-    for (const u of [...starts.timing, ...starts.pool]) begin(u);
-    if (running.length === 0) break;
-    let first = 0;
-    for (let k = 1; k < running.length; k++) if (running[k].ends < running[first].ends) first = k;
-    const [{ unit, ends }] = running.splice(first, 1);
-    now = ends;
-    busy[units[unit].stages[next[unit]].lane]--;
-    next[unit]++;
-    wait(unit);
-  }
-  return { total: now, timing: sums.timing, pool: sums.pool };
-}
-function remainingSeconds(done2) {
-  const keyOf = (step, e, kind) => e.source === "previous" || e.machineBound ? `${step}|${e.source}|machine` : `${step}|${e.source}|${kind}`;
-  const ratios = /* @__PURE__ */ new Map();
-  const observed = /* @__PURE__ */ new Map();
-  for (const d of done2) {
-    const seen = `${d.step}|${d.kind}`;
-    observed.set(seen, observed.get(seen) ?? []);
-    observed.get(seen).push(d.actual);
-    if (d.source === "none" || d.expected <= 0) continue;
-    const key = keyOf(d.step, d, d.kind);
-    const r = ratios.get(key) ?? { expected: 0, ratios: [] };
-    r.expected += d.expected;
-    r.ratios.push(d.actual / d.expected);
-    ratios.set(key, r);
-  }
-  const medians = /* @__PURE__ */ new Map();
-  const medianOf = (key, xs) => medians.get(key) ?? medians.set(key, median(xs)).get(key);
-  return (step, e, filled, kind) => {
-    if (e.source === "kept") return filled;
-    if (e.source === "none") {
-      const key2 = `${step}|${kind}`;
-      const seen = observed.get(key2);
-      return seen && seen.length > 0 ? medianOf(key2, seen) : filled;
-    }
-    const key = keyOf(step, e, kind);
-    const r = ratios.get(key);
-    if (!r || r.expected <= 0) return filled;
-    const w = Math.min(1, r.expected / 10, e.source === "previous" ? r.ratios.length / 3 : 1);
-    return filled * (w * medianOf(key, r.ratios) + (1 - w));
-  };
-}
-
-// src/campaign/previous.ts
-import { relative as relative7 } from "node:path";
-function readPrevious(path, force, onReplaced) {
-  try {
-    return readJsonIfExists(path);
-  } catch (e) {
-    if (!isInputError(e)) throw e;
-    if (force) {
-      onReplaced?.();
-      return void 0;
-    }
-    throw new InputError(
-      relative7(process.cwd(), path) || path,
-      "",
-      `${e.problem}; run again with --force to redo and replace it, or delete the file`
-    );
-  }
-}
-
-// src/campaign/measure.ts
-var isAdaptivePlan = (p) => typeof p === "object" && p !== null && "adaptive" in p;
-var measure = {
-  name: "measure",
-  phase: "measure",
-  core: "timing",
-  // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
-  ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
-  expect: (plan, unit, previous) => {
-    if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
-    const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
-    const records = ops.map((op) => readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
-    const kept = (r) => r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
-    if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: "kept" };
-    const planning2 = plan.settings.planning;
-    const known = previousSeconds("measure", previous);
-    const before = records[0]?.plan;
-    const samePlan = before === void 0 || isAdaptivePlan(before) === planning2.adaptive.enabled;
-    if (known.source !== "none" && samePlan) return known;
-    return {
-      seconds: ops.length * plannedOperationSeconds(planning2),
-      source: "plan",
-      ...planning2.adaptive.enabled ? { machineBound: true } : {}
-    };
-  },
-  async run(ctx) {
-    const { unit, run, summary } = ctx;
-    const { plan } = run;
-    const entry = preparedEntry(ctx, "measure");
-    const { id } = unit.candidate;
-    const { label } = unit.instance;
-    const todo = [];
-    const replaced = /* @__PURE__ */ new Set();
-    const driverType = driverTypeOf(unit.candidate, unit.instance);
-    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-      if (!measurable(entry.kat) || !entry.library) {
-        summary.operations.push({ operation, status: "not measured", skipped: true });
-        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
-        continue;
-      }
-      const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      if (
-        // A paired run measures both sides now: a kept record was measured at another time.
-        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat
-      ) {
-        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
-        summary.operations.push({
-          operation,
-          status: "complete",
-          mean_cycles: previous.mean_cycles,
-          skipped: true,
-          ...kept ? { spread: kept } : {}
-        });
-        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}\xD7` : ""}`);
-        continue;
-      }
-      todo.push({
-        driver: run.tools.driver,
-        library: resolve8(plan.campaignDir, entry.library),
-        libraryShown: entry.library,
-        type: driverType,
-        operation,
-        cpu: plan.cpu,
-        // A hash draws no randomness: seed whatever the library has, and need none.
-        rng: driverRngOf(unit.candidate),
-        planning: plan.settings.planning,
-        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.sandbox,
-        counterHz: run.counterHz,
-        audit: plan.audit
-      });
-    }
-    if (todo.length === 0) return "kept";
-    const replacedLibrary = libraryReplaced(run, entry);
-    if (replacedLibrary) {
-      for (const { operation } of todo) {
-        summary.operations.push({ operation, status: "failed", skipped: false, failure: replacedLibrary });
-        ctx.tick(`${operation}: failed (${replacedLibrary})`);
-      }
-      return;
-    }
-    const base = pairedBase(ctx, todo);
-    if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    const reqs = base ? todo.flatMap((r) => {
-      const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
-      return [paired, { ...paired, library: base.library, libraryShown: base.entry.library }];
-    }) : todo;
-    await measureOperations(
-      reqs,
-      (j, result) => {
-        const i = base ? Math.floor(j / 2) : j;
-        const operation = todo[i].operation;
-        if (base && j % 2 === 1) {
-          const record3 = buildRecord({
-            unit: { candidate: base.unit.candidate, label },
-            operation,
-            entry: base.entry,
-            result,
-            environment: run.environment
-          });
-          writeJsonAtomic(base.paths.record(id, label, operation), { ...record3, paired: true });
-          return;
-        }
-        if (result.meta.counter) run.onCounter(result.meta.counter);
-        const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record2, paired: true } : record2);
-        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
-        summary.operations.push({
-          operation,
-          status: result.status,
-          mean_cycles: result.stats?.mean_cycles,
-          skipped: false,
-          ...result.failure ? { failure: result.failure } : {},
-          ...spread ? { spread } : {}
-        });
-        const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
-        const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
-        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
-        ctx.tick(
-          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
-        );
-      },
-      { alternate: base !== void 0, pairs: base !== void 0 }
-    );
-  }
-};
-function pairedBase(ctx, todo) {
-  const against = ctx.run.plan.against;
-  if (!against || todo.length === 0) return void 0;
-  const unit = against.units.get(ctx.unit.key);
-  const entry = readJsonIfExists(against.paths.build)?.instances[ctx.unit.key];
-  if (!unit || !entry?.library || !measurable(entry.kat) || unit.candidate.type !== ctx.unit.candidate.type) return void 0;
-  const run = { ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } };
-  const replaced = libraryReplaced(run, entry);
-  if (replaced) {
-    ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
-    return void 0;
-  }
-  return { unit, entry, paths: against.paths, library: resolve8(against.campaignDir, entry.library) };
-}
-
-// src/campaign/plan.ts
-import { join as join17, relative as relative10, resolve as resolve11 } from "node:path";
-
-// src/compile/relink.ts
-import { resolve as resolve9 } from "node:path";
-function relinkSteps(req, plain, outDir, log2) {
-  const sandbox = buildSandbox(req, plain.readOnly, outDir);
-  const run = async (argv, cwd = plain.cwd) => {
-    const r = await runProcess(argv, {
-      cwd,
-      timeoutMs: req.timeoutMs,
-      memoryLimitBytes: req.memoryLimitBytes,
-      maxOutputBytes: 256 * 1024,
-      sandbox
-    });
-    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
-    return r;
-  };
-  log2.push(...plain.notes);
-  return {
-    run,
-    /** The objects, one per source, or undefined when one does not compile. */
-    compileEach: (compileFlags, objDir) => compileObjects(
-      run,
-      plain.sources.map((src) => resolve9(plain.cwd, src)),
-      compileFlags,
-      objDir
-    ),
-    /** The global functions the objects define (`nm`'s T symbols). */
-    async definedFunctions(objects) {
-      const symbols = await symbolsOf(run, objects);
-      return new Set(
-        [...symbols?.values() ?? []].flatMap((o) => [...o.defined].filter(([, type]) => type === "T").map(([name]) => name))
-      );
-    }
-  };
-}
-
-// src/compile/profileBuild.ts
-import { existsSync as existsSync12, mkdirSync as mkdirSync7, readFileSync as readFileSync10 } from "node:fs";
-import { join as join13 } from "node:path";
-function wrapCatalog(file2) {
-  const text3 = readFileSync10(join13(nativeDir(), "hashprof", file2), "utf8");
-  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
-}
-async function buildProfiled(req, flags, wanted) {
-  const outDir = join13(req.outDir, "profile");
-  const objDir = join13(outDir, "obj");
-  mkdirSync7(objDir, { recursive: true });
-  const library = join13(outDir, `lib${req.instance.label}.so`);
-  const plain = await buildArgv(req, flags, library);
-  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join13(outDir, "profile-key.json");
-  const previous = readJsonIfExists(keyFile);
-  if (previous?.key === key && (!previous.ok || existsSync12(library) && sha256File(library) === previous.library_sha256))
-    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
-  const log2 = [];
-  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
-  const finish2 = (ok2, wrapped2) => {
-    const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join13(outDir, "build.log"), result.log);
-    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
-    return result;
-  };
-  const objects = await compileEach(compileFlags, objDir);
-  if (!objects) return finish2(false, []);
-  const defined = await definedFunctions(objects);
-  const wrapped = wanted.filter((s) => defined.has(s));
-  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join13(nativeDir(), "hashprof");
-  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join13(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join13(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join13(hp, w), "-o", obj])).exitCode !== 0)
-      return finish2(false, wrapped);
-    objects.push(obj);
-  }
-  const link3 = await run([
-    CC,
-    ...plain.flags,
-    "-fno-lto",
-    "-shared",
-    ...plain.linkFlags,
-    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
-    "-o",
-    library,
-    ...objects,
-    ...plain.libs
-  ]);
-  return finish2(link3.exitCode === 0 && existsSync12(library), wrapped);
-}
-
-// src/config/campaign.ts
-import { existsSync as existsSync14, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync6 } from "node:fs";
-import { basename as basename5, join as join14, relative as relative8 } from "node:path";
-
 // src/config/katManifest.ts
-import { existsSync as existsSync13 } from "node:fs";
+import { existsSync as existsSync10 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync11 } from "node:fs";
+import { lstatSync as lstatSync4, readFileSync as readFileSync9 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
   if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
-    bytes2 = readFileSync11(file2);
+    bytes2 = readFileSync9(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -14094,7 +13824,7 @@ function firstBadLine(bytes2) {
 var MAX_KAT_RECORDS = 1e3;
 var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
 function readManifest(path, display = path) {
-  if (!existsSync13(path)) return [];
+  if (!existsSync10(path)) return [];
   return parseManifest(readUtf8File(path, display), display);
 }
 function parseManifest(text3, display) {
@@ -14146,6 +13876,51 @@ var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
 function formatManifestLine(e) {
   return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
 }
+
+// src/kat/log.ts
+var pad = (k) => k.padEnd(11);
+function formatKatLog(header, body, status, detail) {
+  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
+  lines.push(...body);
+  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
+  return `${lines.join("\n")}
+`;
+}
+function katBody(outcome, fileShown) {
+  const body = [];
+  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
+  body.push(`records     = ${outcome.records}`);
+  if (outcome.files)
+    for (const f of outcome.files)
+      body.push(
+        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ""} ${f.status}${f.detail ? ` ${f.detail}` : ""}; ${f.seconds.toFixed(3)} s${f.bytes !== void 0 ? `, ${f.bytes} bytes` : ""}`
+      );
+  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  for (const d of outcome.digests)
+    body.push(
+      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
+    );
+  const stderr = (outcome.run?.stderr ?? "").trim();
+  if (stderr)
+    body.push(
+      "stderr:",
+      ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`)
+    );
+  return body;
+}
+function parseResultLine(log2) {
+  const last = log2.trimEnd().split("\n").pop() ?? "";
+  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
+  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
+}
+
+// src/kat/run.ts
+import { mkdirSync as mkdirSync7 } from "node:fs";
+import { join as join13 } from "node:path";
+
+// src/config/campaign.ts
+import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync6 } from "node:fs";
+import { basename as basename5, join as join12, relative as relative6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -34154,12 +33929,12 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join14(root3, "ngcc-perf.yml");
-  if (!existsSync14(file2)) return settingsSchema.parse({});
+  const file2 = join12(root3, "ngcc-perf.yml");
+  if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join14(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join12(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename5(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename5(folder)}'`);
   return {
     ...spec,
@@ -34168,10 +33943,10 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
-var shown2 = (path) => relative8(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync14(join14(root3, name, "candidate.yml"))).sort();
+var shown2 = (path) => relative6(process.cwd(), path) || ".";
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join12(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
-  if (!existsSync14(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync11(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -34181,8 +33956,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join14(root3, name);
-      const display = join14(shown2(root3), name, "candidate.yml");
+      const folder = join12(root3, name);
+      const display = join12(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -34191,7 +33966,7 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join14(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
       if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
       candidates2.push(c);
     } catch (e) {
@@ -34206,7 +33981,7 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join14(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join12(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
@@ -34221,43 +33996,1047 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join12(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join14(root3, name);
-    if (!statSync6(folder).isDirectory() || existsSync14(join14(folder, "candidate.yml"))) continue;
+    const folder = join12(root3, name);
+    if (!statSync6(folder).isDirectory() || existsSync11(join12(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join14(folder, wrong)),
+        shown2(join12(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
   }
 }
 
+// src/kat/manifest.ts
+import { createHash as createHash3 } from "node:crypto";
+var RECORD_START = /^(Count|count|Msg_Len) =/;
+function countRecords(text3) {
+  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
+}
+var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
+function updateManifest(text3, display, generated, opts = {}) {
+  const entries = parseManifest(text3, display);
+  const lines = text3 === "" ? [] : text3.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const edits = /* @__PURE__ */ new Map();
+  const update = { text: text3, added: [], changed: [], unchanged: [] };
+  for (const g2 of generated) {
+    const wanted = formatManifestLine(g2);
+    const mine = entries.filter((e) => e.label === g2.label && (!opts.byFile || e.file === g2.file));
+    const differing = mine.filter((e) => !same(e, g2));
+    if (mine.length === 0) update.added.push(wanted);
+    else if (differing.length === 0) {
+      if (!update.unchanged.includes(g2.label)) update.unchanged.push(g2.label);
+    } else if (!opts.force)
+      throw new InputError(
+        display,
+        `line ${differing[0].line}`,
+        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
+      );
+    else {
+      const keep = differing.length < mine.length;
+      differing.forEach((e, i) => {
+        const after = !keep && i === 0 ? wanted : void 0;
+        edits.set(e.line - 1, after ?? null);
+        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
+      });
+    }
+  }
+  const out = lines.flatMap((l, i) => {
+    const edit = edits.get(i);
+    return edit === void 0 ? [l] : edit === null ? [] : [edit];
+  });
+  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
+  out.push(...update.added);
+  update.text = out.length > 0 ? `${out.join("\n")}
+` : "";
+  parseManifest(update.text, display);
+  return update;
+}
+function canonicalDigest(text3, mode, records) {
+  const h = createHash3("sha256");
+  let seen = 0;
+  for (const raw of text3.split("\n")) {
+    const line = raw.replace(/[\r \t]+$/, "");
+    if (line === "" || line.startsWith("#")) continue;
+    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
+    if (mode === "nolen") {
+      const eq = line.indexOf(" =");
+      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
+    }
+    h.update(`${line}
+`);
+  }
+  return h.digest("hex");
+}
+var KAT_2_12_RECORDS = 4097;
+function hashManifestLines(label, files, opts) {
+  return files.map(({ kind, file: file2, text: text3 }) => {
+    if (kind === "KAT_Loop")
+      return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, records: opts.loopIterations, label, file: file2 };
+    if (kind !== "KAT_2_12") return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, label, file: file2 };
+    const available = countRecords(text3);
+    if (opts.records !== void 0 && opts.records > available)
+      throw new InputError(
+        "command line",
+        "--records",
+        `${opts.records} exceeds the ${available} record(s) of ${file2} in ${opts.where}; use --records ${available} or fewer`
+      );
+    const records = opts.records ?? (available < KAT_2_12_RECORDS ? available : void 0);
+    return { sha256: canonicalDigest(text3, opts.mode, records), mode: opts.mode, records, label, file: file2 };
+  });
+}
+
+// src/kat/run.ts
+var KAT_CHANNEL_MAX = 256 << 20;
+function katTextOf(lines) {
+  return Buffer.concat(lines.filter((f) => f[0] === "KAT").map((f) => Buffer.from(f[1] ?? "", "base64"))).toString("latin1");
+}
+var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100, hqc: 100 };
+function katFileName(candidate, label, skBytes) {
+  if (isNistKatRng(candidate.katRng)) return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
+  if (candidate.type === "hash") throw new Error("a hash has one KAT file per generator file (src/kat/hashKat.ts)");
+  return `${{ kem: "KAT_KEM", sig: "KAT_SIG", kex: "KAT_KEX" }[candidate.type]}_${label}.txt`;
+}
+function recordsToGenerate(candidate, entries) {
+  const wanted = entries.map((e) => e.records);
+  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
+  return DEFAULT_RECORDS[candidate.katRng];
+}
+function classifyDriverFailure({ run, output: out, rejected }) {
+  if (rejected?.kind === "timeout") return { status: "TIMEOUT", detail: rejected.reason };
+  if (rejected?.kind === "output-limit") return { status: "CRASH", detail: rejected.reason };
+  if (rejected?.kind === "signal") return { status: "CRASH", detail: rejected.reason };
+  if (rejected)
+    return { status: "CRASH", detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
+  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
+    return { status: out.status, detail: out.statusDetail };
+  if (run.exitCode !== 0)
+    return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
+  if (out.status !== "PASS")
+    return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
+  return void 0;
+}
+async function runKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const records = recordsToGenerate(candidate, entries);
+  const mode = isNistKatRng(candidate.katRng) ? "nist" : "iccs";
+  const job = ["kat", candidate.type, mode, String(records), ...mode === "nist" ? [req.nistPrefix ?? ""] : []];
+  const driver = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    channelMaxBytes: KAT_CHANNEL_MAX,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] },
+    // Once the first record is done, the rest take about as long each: the timeout follows.
+    timeoutOnMark: (name, wall_s) => name === "kat-record" ? katTimeoutS(req.timeoutMs / 1e3, wall_s, records) * 1e3 : void 0
+  });
+  const { run, output: out } = driver;
+  const sizes2 = Object.fromEntries(
+    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes") || k === "kex_passes").map(([k, v]) => [k, Number(v)])
+  );
+  const draws = Object.fromEntries(
+    Object.entries(out.meta).filter(([k, v]) => /^draws_(keygen|enc|sign)$/.test(k) && /^\d+$/.test(v)).map(([k, v]) => [k.slice("draws_".length), Number(v)])
+  );
+  const callSeconds = Object.fromEntries(
+    Object.entries(out.meta).filter(([k, v]) => /^call_s_(keygen|enc|dec|sign|verify)$/.test(k) && Number.isFinite(Number(v))).map(([k, v]) => [k.slice("call_s_".length), Number(v)])
+  );
+  const base = {
+    digests: [],
+    sizes: sizes2,
+    records,
+    run,
+    ...Object.keys(draws).length > 0 ? { draws } : {},
+    ...Object.keys(callSeconds).length > 0 ? { callSeconds } : {}
+  };
+  const failure2 = classifyDriverFailure(driver);
+  if (failure2) return { ...base, ...failure2 };
+  const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
+  const text3 = katTextOf(out.lines);
+  mkdirSync7(req.outDir, { recursive: true });
+  writeFileAtomic(join13(req.outDir, file2), text3);
+  const fileBytes = Buffer.byteLength(text3, "latin1");
+  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
+  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+  const wrongName = entries.find((e) => e.file !== file2);
+  if (wrongName)
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}`
+    };
+  const bad = digests.find((d) => d.actual !== d.entry.sha256);
+  if (bad)
+    return {
+      ...base,
+      digests,
+      file: file2,
+      fileBytes,
+      status: "MISMATCH",
+      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`
+    };
+  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
+}
+
+// src/kat/hashKat.ts
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join15 } from "node:path";
+
+// src/config/hashInstance.ts
+import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
+import { join as join14, relative as relative7, resolve as resolve6 } from "node:path";
+var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
+var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
+function digestBitsOf(candidateFolder, inst, index) {
+  if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
+  const dir = resolve6(candidateFolder, inst.dir);
+  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join14(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const where = `candidate.yml instances[${index}]`;
+  if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
+  const m = DEFINE.exec(readFileSync10(header, "latin1"));
+  const bits = m ? Number(m[1]) : Number.NaN;
+  const shown4 = relative7(candidateFolder, header);
+  if (!m) return { problem: `${shown4}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
+  if (bits < 8 || bits > 65536 || bits % 8 !== 0)
+    return { problem: `${shown4}: DIGEST_BIT_LENGTH ${bits} is not a multiple of 8 from 8 to 65536` };
+  return { bits };
+}
+
+// src/kat/hashKat.ts
+var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
+var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
+var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
+var kindOf = (file2, label) => HASH_KAT_FILES.find((k) => hashKatFileName(k, label) === file2);
+var SEVERITY = ["CRASH", "TIMEOUT", "LOADFAIL", "OVERFLOW", "CRYPTOFAIL", "MISMATCH", "NOKAT", "PASS"];
+var worstStatus = (statuses) => statuses.reduce((w, s) => SEVERITY.indexOf(s) < SEVERITY.indexOf(w) ? s : w, "PASS");
+function hashKatLimit(entries) {
+  const n = entries.map((e) => e.records);
+  return n.length > 0 && n.every((x) => x !== void 0) ? Math.max(...n) : 0;
+}
+var KAT_2_33_MIN_MEMORY_MB = 1536;
+function refuse2to33(memoryLimitBytes) {
+  if (memoryLimitBytes === void 0 || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return void 0;
+  return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
+}
+async function runHashKat(req) {
+  const { candidate, label } = req;
+  const entries = req.manifest.filter((e) => e.label === label);
+  const index = candidate.instances.findIndex((i) => i.label === label);
+  const digest = digestBitsOf(candidate.folder, candidate.instances[index], index);
+  const base = { digests: [], sizes: {}, records: 0, files: [] };
+  if ("problem" in digest) return { ...base, status: "LOADFAIL", detail: digest.problem };
+  const foreign = entries.find((e) => !kindOf(e.file, label));
+  if (foreign)
+    return {
+      ...base,
+      status: "MISMATCH",
+      detail: `kat.sha256 line ${foreign.line} names ${foreign.file}, not one of ${HASH_KAT_FILES.map((k) => hashKatFileName(k, label)).join(", ")}`
+    };
+  const kinds = entries.length > 0 ? HASH_KAT_FILES.filter((k) => entries.some((e) => kindOf(e.file, label) === k)) : DEFAULT_FILES;
+  const files = [];
+  const digests = [];
+  let sizes2 = {};
+  let last;
+  mkdirSync8(req.outDir, { recursive: true });
+  for (const kind of kinds) {
+    const mine = entries.filter((e) => kindOf(e.file, label) === kind);
+    const limit = hashKatLimit(mine);
+    const file2 = hashKatFileName(kind, label);
+    const refused = kind === "KAT_2_33" ? refuse2to33(req.memoryLimitBytes) : void 0;
+    if (refused) {
+      files.push({ file: file2, seconds: 0, status: "NOKAT", detail: refused });
+      continue;
+    }
+    const driver = await runDriver([req.driver, req.library], ["kat", hashDriverType(digest.bits), "iccs", kind, String(limit)], {
+      timeoutMs: req.timeoutMs,
+      maxOutputBytes: 64 * 1024,
+      memoryLimitBytes: req.memoryLimitBytes,
+      channelMaxBytes: 64 << 20,
+      sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+    });
+    last = driver.run;
+    sizes2 = {
+      ...sizes2,
+      ...Object.fromEntries(
+        Object.entries(driver.output.meta).filter(([k]) => k.endsWith("_bytes") || k === "digest_bits").map(([k, v]) => [k, Number(v)])
+      )
+    };
+    const shown4 = { file: file2, seconds: driver.run.wallSeconds, ...limit ? { limit } : {} };
+    const failure2 = classifyDriverFailure(driver);
+    if (failure2) {
+      files.push({ ...shown4, ...failure2 });
+      continue;
+    }
+    const text3 = katTextOf(driver.output.lines);
+    writeFileAtomic(join15(req.outDir, file2), text3);
+    const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
+    digests.push(...mineDigests);
+    const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
+    const status2 = mine.length === 0 ? "NOKAT" : bad ? "MISMATCH" : "PASS";
+    files.push({
+      ...shown4,
+      bytes: Buffer.byteLength(text3, "latin1"),
+      status: status2,
+      ...bad ? { detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` } : {},
+      ...mine.length === 0 ? { detail: "no line for this file in kat.sha256" } : {}
+    });
+  }
+  const status = worstStatus(files.map((f) => f.status));
+  const worst = files.find((f) => f.status === status);
+  const written = files.find((f) => f.bytes !== void 0);
+  return {
+    status,
+    ...status !== "PASS" && worst?.detail ? { detail: `${worst.file}: ${worst.detail}` } : {},
+    ...written ? { file: written.file, fileBytes: written.bytes } : {},
+    digests,
+    sizes: sizes2,
+    records: files.length,
+    files,
+    ...last ? { run: last } : {}
+  };
+}
+
+// src/util/elf.ts
+import { readFileSync as readFileSync11 } from "node:fs";
+function elfSizes(path) {
+  const b = readFileSync11(path);
+  if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
+  if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
+  const shoff = Number(b.readBigUInt64LE(40));
+  const shentsize = b.readUInt16LE(58);
+  const shnum = b.readUInt16LE(60);
+  const shstrndx = b.readUInt16LE(62);
+  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
+  const sizes2 = { text: 0, data: 0, bss: 0 };
+  if (shoff > 0 && shstrndx < shnum) {
+    const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 24));
+    for (let i = 0; i < shnum; i++) {
+      const at = shoff + i * shentsize;
+      const nameOff = b.readUInt32LE(at);
+      const end = b.indexOf(0, strOff + nameOff);
+      const name = b.toString("latin1", strOff + nameOff, end);
+      const size = Number(b.readBigUInt64LE(at + 32));
+      if (name === ".text") sizes2.text += size;
+      else if (name === ".data" || name === ".rodata" || name === ".data.rel.ro") sizes2.data += size;
+      else if (name === ".bss") sizes2.bss += size;
+    }
+  }
+  return { loadBytes, ...sizes2 };
+}
+function loadSegments(b) {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const phoff = Number(v.getBigUint64(32, true));
+  const phentsize = v.getUint16(54, true);
+  const phnum = v.getUint16(56, true);
+  const out = [];
+  for (let i = 0; i < phnum; i++) {
+    const at = phoff + i * phentsize;
+    if (v.getUint32(at, true) !== 1) continue;
+    out.push({
+      offset: Number(v.getBigUint64(at + 8, true)),
+      vaddr: Number(v.getBigUint64(at + 16, true)),
+      filesz: Number(v.getBigUint64(at + 32, true)),
+      memsz: Number(v.getBigUint64(at + 40, true))
+    });
+  }
+  return out;
+}
+
+// src/campaign/context.ts
+import { existsSync as existsSync13 } from "node:fs";
+import { resolve as resolve7 } from "node:path";
+function forcedRerunSeconds(plan, previous, step, part, keep) {
+  const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
+  if (!plan.force || !previous?.library || !existsSync13(resolve7(plan.campaignDir, previous.library))) return void 0;
+  if (typeof whole !== "number" || typeof some !== "number") return void 0;
+  return { seconds: keep === "part" ? some : Math.max(0, whole - some), source: "previous" };
+}
+function previousSeconds(step, previous) {
+  const s = previous?.step_seconds?.[step];
+  return typeof s === "number" ? { seconds: s, source: "previous" } : { source: "none" };
+}
+var katShown = (status) => status ?? "not checked";
+function preparedEntry(ctx, step) {
+  if (!ctx.entry) throw new Error(`the ${step} step of ${ctx.unit.key} ran before the prepare step`);
+  return ctx.entry;
+}
+function buildRequest(run, unit, flagSet) {
+  const { settings, paths } = run.plan;
+  return {
+    candidate: unit.candidate,
+    instance: unit.instance,
+    index: unit.index,
+    outDir: paths.buildDir(unit.candidate.id, unit.instance.label),
+    flagSet,
+    variant: settings.flags.variant,
+    extraFlags: settings.flags.extra,
+    harnessVersion: run.tools.version,
+    timeoutMs: settings.planning.build_timeout_s * 1e3,
+    memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
+    cache: run.buildCache,
+    sandbox: run.plan.sandbox
+  };
+}
+var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
+function libraryReplaced(run, entry) {
+  if (!entry.library || !entry.library_sha256) return void 0;
+  const path = resolve7(run.plan.campaignDir, entry.library);
+  if (!existsSync13(path)) return `the library ${entry.library} is gone since its build`;
+  const now = sha256File(path);
+  return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
+}
+function driverTypeOf(candidate, instance) {
+  if (candidate.type !== "hash") return candidate.type;
+  const index = candidate.instances.indexOf(instance);
+  const digest = digestBitsOf(candidate.folder, instance, index);
+  return hashDriverType("bits" in digest ? digest.bits : 0);
+}
+var driverRngOf = (candidate) => candidate.type === "hash" ? "auto" : candidate.katRng;
+
+// src/campaign/prepare.ts
+var KAT_SECONDS = "prepare-kat";
+var prepare = {
+  name: "prepare",
+  // The instance's status line is printed once the stale step knows what it removed.
+  ticks: () => 0,
+  expect: (plan, unit, previous) => {
+    const held2 = !plan.force && previous?.library !== void 0 && existsSync14(resolve8(plan.campaignDir, previous.library)) && existsSync14(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    if (held2) return { seconds: 0, source: "kept" };
+    return forcedRerunSeconds(plan, previous, "prepare", KAT_SECONDS, "part") ?? previousSeconds("prepare", previous);
+  },
+  async run(ctx) {
+    const { entry, kept, katSeconds } = await prepareInstance(ctx.run, ctx.unit);
+    if (katSeconds !== void 0) ctx.parts = { ...ctx.parts, [KAT_SECONDS]: katSeconds };
+    ctx.entry = entry;
+    ctx.summary.kat = entry.kat;
+    ctx.summary.detail = entry.kat_detail;
+    if (entry.forged) ctx.summary.forged = entry.forged;
+    return kept ? "kept" : void 0;
+  }
+};
+function libraryFields(campaignDir, b) {
+  const elf = elfSizes(b.library);
+  return {
+    library: relative8(campaignDir, b.library),
+    library_sha256: sha256File(b.library),
+    elf_load_bytes: elf.loadBytes,
+    elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
+  };
+}
+function previousHolds(previous, now) {
+  if (!previous || previous.kat === "BUILDFAIL") return false;
+  const sameLibrary = previous.flags === now.flagSet ? previous.library_sha256 === now.librarySha256 : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== void 0 && now.fallbackSha256 === previous.library_sha256;
+  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && previous.kat_harness_version === now.harnessVersion && now.katLogSha256 !== void 0 && previous.kat_log_sha256 === now.katLogSha256;
+}
+var fellBackFrom = (previous, flagSet, librarySha256) => previous !== void 0 && previous.kat !== "BUILDFAIL" && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
+async function prepareInstance(run, unit) {
+  const { plan } = run;
+  const { candidate, instance, key } = unit;
+  const paths = plan.paths;
+  const previous = readJsonIfExists(paths.build)?.instances[key];
+  const manifestPath = join16(candidate.folder, "kat.sha256");
+  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
+  const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
+  const katLogPath = paths.katLog(candidate.id, instance.label);
+  const builds = /* @__PURE__ */ new Map();
+  const build2 = (flagSet) => {
+    const known = builds.get(flagSet);
+    if (known) return known;
+    const started = buildUnit(run, unit, flagSet);
+    builds.set(flagSet, started);
+    return started;
+  };
+  let katSeconds = 0;
+  const kat2 = async (b2) => {
+    const started = performance.now();
+    try {
+      return await katOf(b2);
+    } finally {
+      katSeconds += (performance.now() - started) / 1e3;
+    }
+  };
+  const katOf = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
+    candidate,
+    label: instance.label,
+    nistPrefix: nistEntryPrefix(instance),
+    library: b2.library,
+    driver: run.tools.driver,
+    outDir: paths.katDir(candidate.id, instance.label),
+    manifest,
+    timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
+    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
+    sandbox: plan.sandbox
+  });
+  let b = await build2("guide");
+  let guideResult;
+  if (!b.ok) {
+    guideResult = "BUILDFAIL";
+    b = await build2("harness-default");
+  }
+  const base = {
+    candidate: candidate.id,
+    label: instance.label,
+    instance: instance.label,
+    variant: plan.settings.flags.variant,
+    flags: b.flagSet,
+    kat: "BUILDFAIL",
+    api: candidate.api,
+    type: candidate.type,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...guideResult ? { guide_result: guideResult } : {}
+  };
+  if (!b.ok) {
+    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
+    writeKatLog(run, entry2, candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
+    return { entry: saveEntry(run, key, entry2), kept: false };
+  }
+  let lib = libraryFields(plan.campaignDir, b);
+  let fallbackSha256;
+  if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
+    const fallback = await build2("harness-default");
+    if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
+  }
+  const now = {
+    flagSet: b.flagSet,
+    librarySha256: lib.library_sha256,
+    fallbackSha256,
+    manifestSha256: manifestHash,
+    harnessVersion: run.tools.version,
+    katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
+  };
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return { entry: previous, kept: true };
+  if (!plan.phases.has("kat")) {
+    const { kat: _none, ...unchecked } = base;
+    const entry2 = {
+      ...unchecked,
+      ...lib,
+      kat_detail: "KAT not run for this library (run the kat phase)",
+      ...forgeryKept(plan, previous, lib.library_sha256)
+    };
+    return { entry: saveEntry(run, key, entry2), kept: false };
+  }
+  let guideLibrary;
+  let outcome = await kat2(b);
+  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
+    const fallback = await build2("harness-default");
+    if (fallback.ok) {
+      guideResult = outcome.status;
+      guideLibrary = lib.library_sha256;
+      b = fallback;
+      lib = libraryFields(plan.campaignDir, b);
+      outcome = await kat2(b);
+    }
+  }
+  const entry = {
+    ...base,
+    flags: b.flagSet,
+    build_flags: displayFlags(b.flags),
+    build_key: b.key,
+    ...lib,
+    kat: outcome.status,
+    ...outcome.detail ? { kat_detail: outcome.detail } : {},
+    ...guideResult ? { guide_result: guideResult } : {},
+    ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join16(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    sizes: outcome.sizes,
+    ...outcome.draws ? { kat_draws: outcome.draws } : {},
+    ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
+    ...loopCut(outcome),
+    kat_manifest_sha256: manifestHash,
+    kat_harness_version: run.tools.version,
+    ...forgeryKept(plan, previous, lib.library_sha256)
+  };
+  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
+  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
+}
+function forgeryKept(plan, previous, librarySha256) {
+  return !plan.force && previous?.forged && previous.library_sha256 === librarySha256 ? { forged: previous.forged } : {};
+}
+function loopCut(outcome) {
+  const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
+  return loop?.limit ? { kat_loop_iterations: loop.limit } : {};
+}
+function writeKatLog(run, entry, candidate, b, body) {
+  const logPath = run.plan.paths.katLog(candidate.id, entry.label);
+  const text3 = formatKatLog(
+    {
+      library: entry.library ?? "(not built)",
+      id: candidate.id,
+      type: candidate.type,
+      algorithm: candidate.algorithm,
+      instance: entry.label,
+      api: candidate.api,
+      kat_rng: candidate.katRng,
+      compiler: ccVersion(),
+      build_flags: displayFlags(b.flags),
+      flags: b.flagSet
+    },
+    body,
+    entry.kat,
+    entry.kat_detail
+  );
+  writeFileAtomic(logPath, text3);
+  entry.kat_log = relativeTo(run.plan.systemDir, logPath);
+  entry.kat_log_sha256 = sha256Hex(text3);
+}
+function saveEntry(run, key, entry) {
+  const { paths } = run.plan;
+  const current = readJsonIfExists(paths.build) ?? { instances: {} };
+  current.instances[key] = entry;
+  writeJsonAtomic(paths.build, current);
+  return entry;
+}
+
+// src/campaign/dispatch.ts
+var laneOf = (kind, poolOwnsCores) => kind === "timing" || kind === "exclusive" && !poolOwnsCores ? "timing" : "pool";
+var listOf = (stage) => stage.lane === "timing" ? "timing" : stage.kind === "exclusive" ? "exclusive" : "pool";
+function waitingOf(next) {
+  const waiting = { timing: [], pool: [], exclusive: [] };
+  next.forEach((stage, u) => {
+    if (stage) waiting[listOf(stage)].push(u);
+  });
+  return waiting;
+}
+function startsNow(waiting, free) {
+  const workers = Math.max(0, free.workers);
+  const pool = waiting.pool.slice(0, workers);
+  if (pool.length < workers) pool.push(...waiting.exclusive.slice(0, workers - pool.length));
+  return { timing: waiting.timing.slice(0, Math.max(0, free.timing)), pool };
+}
+
+// src/campaign/forecast.ts
+var PROCESS_START_S = 0.06;
+function plannedOperationSeconds(p) {
+  const [trials, target] = p.adaptive?.enabled ? [p.adaptive.min_trials, p.adaptive.trial_target_s] : [p.trials, p.trial_target_s];
+  return Math.min(p.op_budget_s, trials * target) + (trials + 2) * PROCESS_START_S;
+}
+var UNKNOWN_STEP_S = 2;
+function filledSeconds(units) {
+  const known = /* @__PURE__ */ new Map();
+  for (const u of units)
+    for (const s of u.stages)
+      for (const { name, estimate } of s.steps)
+        if (estimate.source !== "none" && estimate.source !== "kept" && estimate.seconds !== void 0)
+          known.set(name, [...known.get(name) ?? [], estimate.seconds]);
+  const fill = new Map([...known].map(([k, xs]) => [k, median(xs)]));
+  return (step, e) => e.seconds ?? (e.source === "kept" ? 0 : fill.get(step) ?? UNKNOWN_STEP_S);
+}
+var stageSeconds = (stage, seconds) => stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
+function unitCost(u, seconds) {
+  return u.stages.reduce((a, s) => a + stageSeconds(s, seconds), 0);
+}
+function longestFirst(items, cost) {
+  return items.map((item, i) => ({ item, i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i).map((x) => x.item);
+}
+function shardByCost(items, cost, index, count) {
+  const load = Array.from({ length: count }, () => 0);
+  const mine = /* @__PURE__ */ new Set();
+  const order = items.map((item, i) => ({ i, c: cost(item) })).sort((a, b) => b.c - a.c || a.i - b.i);
+  for (const { i, c } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] += c;
+    if (best === index - 1) mine.add(i);
+  }
+  return items.filter((_, i) => mine.has(i));
+}
+function layout(units, workers, cores) {
+  const lanes = { timing: Math.max(1, cores), pool: Math.max(1, workers) };
+  const busy = { timing: 0, pool: 0 };
+  const next = units.map(() => 0);
+  const waiting = { timing: [], pool: [], exclusive: [] };
+  const running = [];
+  const sums = { timing: 0, pool: 0 };
+  let now = 0;
+  const wait = (u) => {
+    const stage = units[u].stages[next[u]];
+    if (!stage) return;
+    const list3 = waiting[listOf(stage)];
+    let at = list3.length;
+    while (at > 0 && list3[at - 1] > u) at--;
+    list3.splice(at, 0, u);
+  };
+  const begin = (u) => {
+    const stage = units[u].stages[next[u]];
+    running.push({ unit: u, ends: now + stage.seconds });
+    busy[stage.lane]++;
+    sums[stage.lane] += stage.seconds;
+  };
+  units.forEach((x, u) => {
+    if (x.running && x.stages.length > 0) begin(u);
+    else wait(u);
+  });
+  for (; ; ) {
+    const starts = startsNow(waiting, { timing: lanes.timing - busy.timing, workers: lanes.pool - busy.pool });
+    waiting.timing.splice(0, starts.timing.length);
+    const fromPool = Math.min(starts.pool.length, waiting.pool.length);
+    waiting.pool.splice(0, fromPool);
+    waiting.exclusive.splice(0, starts.pool.length - fromPool);
+    for (const u of [...starts.timing, ...starts.pool]) begin(u);
+    if (running.length === 0) break;
+    let first = 0;
+    for (let k = 1; k < running.length; k++) if (running[k].ends < running[first].ends) first = k;
+    const [{ unit, ends }] = running.splice(first, 1);
+    now = ends;
+    busy[units[unit].stages[next[unit]].lane]--;
+    next[unit]++;
+    wait(unit);
+  }
+  return { total: now, timing: sums.timing, pool: sums.pool };
+}
+function remainingSeconds(done2) {
+  const keyOf = (step, e, kind) => e.source === "previous" || e.machineBound ? `${step}|${e.source}|machine` : `${step}|${e.source}|${kind}`;
+  const ratios = /* @__PURE__ */ new Map();
+  const observed = /* @__PURE__ */ new Map();
+  for (const d of done2) {
+    const seen = `${d.step}|${d.kind}`;
+    observed.set(seen, observed.get(seen) ?? []);
+    observed.get(seen).push(d.actual);
+    if (d.source === "none" || d.expected <= 0) continue;
+    const key = keyOf(d.step, d, d.kind);
+    const r = ratios.get(key) ?? { expected: 0, ratios: [] };
+    r.expected += d.expected;
+    r.ratios.push(d.actual / d.expected);
+    ratios.set(key, r);
+  }
+  const medians = /* @__PURE__ */ new Map();
+  const medianOf = (key, xs) => medians.get(key) ?? medians.set(key, median(xs)).get(key);
+  return (step, e, filled, kind) => {
+    if (e.source === "kept") return filled;
+    if (e.source === "none") {
+      const key2 = `${step}|${kind}`;
+      const seen = observed.get(key2);
+      return seen && seen.length > 0 ? medianOf(key2, seen) : filled;
+    }
+    const key = keyOf(step, e, kind);
+    const r = ratios.get(key);
+    if (!r || r.expected <= 0) return filled;
+    const w = Math.min(1, r.expected / 10, e.source === "previous" ? r.ratios.length / 3 : 1);
+    return filled * (w * medianOf(key, r.ratios) + (1 - w));
+  };
+}
+
+// src/campaign/previous.ts
+import { relative as relative9 } from "node:path";
+function readPrevious(path, force, onReplaced) {
+  try {
+    return readJsonIfExists(path);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    if (force) {
+      onReplaced?.();
+      return void 0;
+    }
+    throw new InputError(
+      relative9(process.cwd(), path) || path,
+      "",
+      `${e.problem}; run again with --force to redo and replace it, or delete the file`
+    );
+  }
+}
+
+// src/campaign/measure.ts
+var isAdaptivePlan = (p) => typeof p === "object" && p !== null && "adaptive" in p;
+var measure = {
+  name: "measure",
+  phase: "measure",
+  core: "timing",
+  // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
+  ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
+  expect: (plan, unit, previous) => {
+    if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
+    const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
+    const records = ops.map((op) => readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
+    const kept = (r) => r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
+    if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: "kept" };
+    const planning2 = plan.settings.planning;
+    const known = previousSeconds("measure", previous);
+    const before = records[0]?.plan;
+    const samePlan = before === void 0 || isAdaptivePlan(before) === planning2.adaptive.enabled;
+    if (known.source !== "none" && samePlan) return known;
+    return {
+      seconds: ops.length * plannedOperationSeconds(planning2),
+      source: "plan",
+      ...planning2.adaptive.enabled ? { machineBound: true } : {}
+    };
+  },
+  async run(ctx) {
+    const { unit, run, summary } = ctx;
+    const { plan } = run;
+    const entry = preparedEntry(ctx, "measure");
+    const { id } = unit.candidate;
+    const { label } = unit.instance;
+    const todo = [];
+    const replaced = /* @__PURE__ */ new Set();
+    const driverType = driverTypeOf(unit.candidate, unit.instance);
+    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+      if (!measurable(entry.kat) || !entry.library) {
+        summary.operations.push({ operation, status: "not measured", skipped: true });
+        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
+        continue;
+      }
+      const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+      if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256) {
+        summary.operations.push({ operation, status: "failed", skipped: true, failure: previous.forged });
+        ctx.tick(`${operation}: ${previous.forged} (kept for this library; --force measures it again)`);
+        continue;
+      }
+      if (
+        // A paired run measures both sides now: a kept record was measured at another time.
+        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat
+      ) {
+        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
+        summary.operations.push({
+          operation,
+          status: "complete",
+          mean_cycles: previous.mean_cycles,
+          skipped: true,
+          ...kept ? { spread: kept } : {}
+        });
+        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}\xD7` : ""}`);
+        continue;
+      }
+      todo.push({
+        driver: run.tools.driver,
+        library: resolve9(plan.campaignDir, entry.library),
+        libraryShown: entry.library,
+        type: driverType,
+        operation,
+        cpu: plan.cpu,
+        // A hash draws no randomness: seed whatever the library has, and need none.
+        rng: driverRngOf(unit.candidate),
+        planning: plan.settings.planning,
+        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+        sandbox: plan.sandbox,
+        counterHz: run.counterHz,
+        audit: plan.audit,
+        ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
+        ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {}
+      });
+    }
+    if (todo.length === 0) {
+      noteForgery(ctx, entry);
+      return "kept";
+    }
+    const replacedLibrary = libraryReplaced(run, entry);
+    if (replacedLibrary) {
+      for (const { operation } of todo) {
+        summary.operations.push({ operation, status: "failed", skipped: false, failure: replacedLibrary });
+        ctx.tick(`${operation}: failed (${replacedLibrary})`);
+      }
+      return;
+    }
+    const base = pairedBase(ctx, todo);
+    if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
+    const reqs = base ? todo.flatMap((r) => {
+      const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
+      const baseDraws = base.entry.kat_draws?.[r.operation];
+      const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
+      const baseSide = {
+        ...shared,
+        library: base.library,
+        libraryShown: base.entry.library,
+        ...baseDraws ? { katDraws: baseDraws } : {},
+        ...base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}
+      };
+      return [paired, baseSide];
+    }) : todo;
+    await measureOperations(
+      reqs,
+      (j, result) => {
+        const i = base ? Math.floor(j / 2) : j;
+        const operation = todo[i].operation;
+        if (base && j % 2 === 1) {
+          const record3 = buildRecord({
+            unit: { candidate: base.unit.candidate, label },
+            operation,
+            entry: base.entry,
+            result,
+            environment: run.environment
+          });
+          writeJsonAtomic(base.paths.record(id, label, operation), { ...record3, paired: true });
+          return;
+        }
+        if (result.meta.counter) run.onCounter(result.meta.counter);
+        const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record2, paired: true } : record2);
+        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
+        summary.operations.push({
+          operation,
+          status: result.status,
+          mean_cycles: result.stats?.mean_cycles,
+          skipped: false,
+          ...result.failure ? { failure: result.failure } : {},
+          ...spread ? { spread } : {}
+        });
+        const disturbed = result.trials.filter((t) => t.disturbed).length;
+        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
+        const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
+        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
+        ctx.tick(
+          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
+        );
+      },
+      { alternate: base !== void 0, pairs: base !== void 0 }
+    );
+    noteForgery(ctx, entry);
+  }
+};
+function noteForgery(ctx, entry) {
+  const { plan } = ctx.run;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  const records = operationsOf(ctx.unit.candidate.type, entry.sizes?.kex_passes).map((op) => ({
+    op,
+    r: readJsonIfExists(plan.paths.record(id, label, op))
+  }));
+  const found = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
+  const forged = found ? { operation: found.op, detail: found.r.forged } : void 0;
+  ctx.summary.forged = forged;
+  if (JSON.stringify(forged) === JSON.stringify(entry.forged)) return;
+  const { forged: _before, ...rest } = entry;
+  ctx.entry = saveEntry(ctx.run, ctx.unit.key, forged ? { ...rest, forged } : rest);
+  if (forged) ctx.run.progress?.note?.(`${ctx.unit.key}: FORGED (${forgeryShown(forged)})`);
+}
+function pairedBase(ctx, todo) {
+  const against = ctx.run.plan.against;
+  if (!against || todo.length === 0) return void 0;
+  const unit = against.units.get(ctx.unit.key);
+  const entry = readJsonIfExists(against.paths.build)?.instances[ctx.unit.key];
+  if (!unit || !entry?.library || !measurable(entry.kat) || unit.candidate.type !== ctx.unit.candidate.type) return void 0;
+  const run = { ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } };
+  const replaced = libraryReplaced(run, entry);
+  if (replaced) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
+    return void 0;
+  }
+  return { unit, entry, paths: against.paths, library: resolve9(against.campaignDir, entry.library) };
+}
+
+// src/campaign/plan.ts
+import { join as join20, relative as relative11, resolve as resolve12 } from "node:path";
+
+// src/compile/relink.ts
+import { resolve as resolve10 } from "node:path";
+function relinkSteps(req, plain, outDir, log2) {
+  const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const run = async (argv, cwd = plain.cwd) => {
+    const r = await runProcess(argv, {
+      cwd,
+      timeoutMs: req.timeoutMs,
+      memoryLimitBytes: req.memoryLimitBytes,
+      maxOutputBytes: 256 * 1024,
+      sandbox
+    });
+    log2.push(`$ ${argv.join(" ")}`, r.stdout, r.stderr);
+    return r;
+  };
+  log2.push(...plain.notes);
+  return {
+    run,
+    /** The objects, one per source, or undefined when one does not compile. */
+    compileEach: (compileFlags, objDir) => compileObjects(
+      run,
+      plain.sources.map((src) => resolve10(plain.cwd, src)),
+      compileFlags,
+      objDir
+    ),
+    /** The global functions the objects define (`nm`'s T symbols). */
+    async definedFunctions(objects) {
+      const symbols = await symbolsOf(run, objects);
+      return new Set(
+        [...symbols?.values() ?? []].flatMap((o) => [...o.defined].filter(([, type]) => type === "T").map(([name]) => name))
+      );
+    }
+  };
+}
+
+// src/compile/profileBuild.ts
+import { existsSync as existsSync15, mkdirSync as mkdirSync9, readFileSync as readFileSync12 } from "node:fs";
+import { join as join17 } from "node:path";
+function wrapCatalog(file2) {
+  const text3 = readFileSync12(join17(nativeDir(), "hashprof", file2), "utf8");
+  return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
+}
+async function buildProfiled(req, flags, wanted) {
+  const outDir = join17(req.outDir, "profile");
+  const objDir = join17(outDir, "obj");
+  mkdirSync9(objDir, { recursive: true });
+  const library = join17(outDir, `lib${req.instance.label}.so`);
+  const plain = await buildArgv(req, flags, library);
+  const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
+  const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
+  const keyFile = join17(outDir, "profile-key.json");
+  const previous = readJsonIfExists(keyFile);
+  if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
+    return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
+  const log2 = [];
+  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
+  const finish2 = (ok2, wrapped2) => {
+    const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
+    writeFileAtomic(join17(outDir, "build.log"), result.log);
+    writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
+    return result;
+  };
+  const objects = await compileEach(compileFlags, objDir);
+  if (!objects) return finish2(false, []);
+  const defined = await definedFunctions(objects);
+  const wrapped = wanted.filter((s) => defined.has(s));
+  const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
+  const hp = join17(nativeDir(), "hashprof");
+  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
+    const obj = join17(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join17(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join17(hp, w), "-o", obj])).exitCode !== 0)
+      return finish2(false, wrapped);
+    objects.push(obj);
+  }
+  const link3 = await run([
+    CC,
+    ...plain.flags,
+    "-fno-lto",
+    "-shared",
+    ...plain.linkFlags,
+    ...wrapped.map((s) => `-Wl,--wrap=${s}`),
+    "-o",
+    library,
+    ...objects,
+    ...plain.libs
+  ]);
+  return finish2(link3.exitCode === 0 && existsSync15(library), wrapped);
+}
+
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync15, readFileSync as readFileSync12 } from "node:fs";
-import { join as join15, relative as relative9, resolve as resolve10 } from "node:path";
+import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
+import { join as join18, relative as relative10, resolve as resolve11 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve10(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync15(path)) {
-    const yml = join15(campaignRoot, "ngcc-perf.yml");
+  const path = resolve11(campaignRoot, configured);
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
+    const yml = join18(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
-      relative9(process.cwd(), yml) || yml,
+      relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
-      `'${configured}' does not exist (looked for ${relative9(process.cwd(), path) || path})`
+      `'${configured}' does not exist (looked for ${relative10(process.cwd(), path) || path})`
     );
   }
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync15(path)) return [];
+  if (!existsSync16(path)) return [];
   let text3;
   try {
-    text3 = readFileSync12(path, "utf8");
+    text3 = readFileSync13(path, "utf8");
   } catch (e) {
     const code4 = e.code;
     throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
@@ -34336,8 +35115,8 @@ function readSizeCatalog(campaign) {
 }
 
 // src/ct/suppressions.ts
-import { existsSync as existsSync16 } from "node:fs";
-import { join as join16 } from "node:path";
+import { existsSync as existsSync17 } from "node:fs";
+import { join as join19 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -34360,8 +35139,8 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join16(candidateFolder, CT_SUPPRESSIONS_FILE);
-  if (!existsSync16(file2)) return [];
+  const file2 = join19(candidateFolder, CT_SUPPRESSIONS_FILE);
+  if (!existsSync17(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
 var sourceFunction = (name) => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, "");
@@ -34395,7 +35174,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve11(opts.campaignDir);
+  const campaignDir = resolve12(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -34406,9 +35185,9 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown4})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve11(opts.dataDir, opts.system);
+  const systemDir = resolve12(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative10(process.cwd(), join17(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join20(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -34778,536 +35557,6 @@ function outcomeLines(f) {
   ];
 }
 
-// src/campaign/prepare.ts
-import { existsSync as existsSync17 } from "node:fs";
-import { join as join20, relative as relative11, resolve as resolve12 } from "node:path";
-
-// src/kat/log.ts
-var pad = (k) => k.padEnd(11);
-function formatKatLog(header, body, status, detail) {
-  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
-  lines.push(...body);
-  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
-  return `${lines.join("\n")}
-`;
-}
-function katBody(outcome, fileShown) {
-  const body = [];
-  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
-  body.push(`records     = ${outcome.records}`);
-  if (outcome.files)
-    for (const f of outcome.files)
-      body.push(
-        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ""} ${f.status}${f.detail ? ` ${f.detail}` : ""}; ${f.seconds.toFixed(3)} s${f.bytes !== void 0 ? `, ${f.bytes} bytes` : ""}`
-      );
-  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
-  for (const d of outcome.digests)
-    body.push(
-      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
-    );
-  const stderr = (outcome.run?.stderr ?? "").trim();
-  if (stderr)
-    body.push(
-      "stderr:",
-      ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`)
-    );
-  return body;
-}
-function parseResultLine(log2) {
-  const last = log2.trimEnd().split("\n").pop() ?? "";
-  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
-  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
-}
-
-// src/kat/run.ts
-import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join18 } from "node:path";
-
-// src/kat/manifest.ts
-import { createHash as createHash3 } from "node:crypto";
-var RECORD_START = /^(Count|count|Msg_Len) =/;
-function countRecords(text3) {
-  return text3.split("\n").filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ""))).length;
-}
-var same = (e, g2) => e.sha256 === g2.sha256 && e.mode === g2.mode && e.records === g2.records && e.file === g2.file;
-function updateManifest(text3, display, generated, opts = {}) {
-  const entries = parseManifest(text3, display);
-  const lines = text3 === "" ? [] : text3.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const edits = /* @__PURE__ */ new Map();
-  const update = { text: text3, added: [], changed: [], unchanged: [] };
-  for (const g2 of generated) {
-    const wanted = formatManifestLine(g2);
-    const mine = entries.filter((e) => e.label === g2.label && (!opts.byFile || e.file === g2.file));
-    const differing = mine.filter((e) => !same(e, g2));
-    if (mine.length === 0) update.added.push(wanted);
-    else if (differing.length === 0) {
-      if (!update.unchanged.includes(g2.label)) update.unchanged.push(g2.label);
-    } else if (!opts.force)
-      throw new InputError(
-        display,
-        `line ${differing[0].line}`,
-        `says ${formatManifestLine(differing[0])}, the generated KAT gives ${formatManifestLine(g2)}; not replaced (a differing digest is a MISMATCH to look into; --force replaces the line)`
-      );
-    else {
-      const keep = differing.length < mine.length;
-      differing.forEach((e, i) => {
-        const after = !keep && i === 0 ? wanted : void 0;
-        edits.set(e.line - 1, after ?? null);
-        update.changed.push({ line: e.line, before: lines[e.line - 1].trim(), ...after ? { after } : {} });
-      });
-    }
-  }
-  const out = lines.flatMap((l, i) => {
-    const edit = edits.get(i);
-    return edit === void 0 ? [l] : edit === null ? [] : [edit];
-  });
-  if (update.added.length > 0 && !out.some((l) => l.trim() !== "") && opts.header) out.push(opts.header);
-  out.push(...update.added);
-  update.text = out.length > 0 ? `${out.join("\n")}
-` : "";
-  parseManifest(update.text, display);
-  return update;
-}
-function canonicalDigest(text3, mode, records) {
-  const h = createHash3("sha256");
-  let seen = 0;
-  for (const raw of text3.split("\n")) {
-    const line = raw.replace(/[\r \t]+$/, "");
-    if (line === "" || line.startsWith("#")) continue;
-    if (RECORD_START.test(line) && records !== void 0 && ++seen > records) break;
-    if (mode === "nolen") {
-      const eq = line.indexOf(" =");
-      if (eq >= 0 && line.slice(0, eq).trimEnd().endsWith("_Len")) continue;
-    }
-    h.update(`${line}
-`);
-  }
-  return h.digest("hex");
-}
-var KAT_2_12_RECORDS = 4097;
-function hashManifestLines(label, files, opts) {
-  return files.map(({ kind, file: file2, text: text3 }) => {
-    if (kind === "KAT_Loop")
-      return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, records: opts.loopIterations, label, file: file2 };
-    if (kind !== "KAT_2_12") return { sha256: canonicalDigest(text3, opts.mode), mode: opts.mode, label, file: file2 };
-    const available = countRecords(text3);
-    if (opts.records !== void 0 && opts.records > available)
-      throw new InputError(
-        "command line",
-        "--records",
-        `${opts.records} exceeds the ${available} record(s) of ${file2} in ${opts.where}; use --records ${available} or fewer`
-      );
-    const records = opts.records ?? (available < KAT_2_12_RECORDS ? available : void 0);
-    return { sha256: canonicalDigest(text3, opts.mode, records), mode: opts.mode, records, label, file: file2 };
-  });
-}
-
-// src/kat/run.ts
-var KAT_CHANNEL_MAX = 256 << 20;
-function katTextOf(lines) {
-  return Buffer.concat(lines.filter((f) => f[0] === "KAT").map((f) => Buffer.from(f[1] ?? "", "base64"))).toString("latin1");
-}
-var DEFAULT_RECORDS = { "iccs-drng": 10, "nist-ctr-drbg": 100, hqc: 100 };
-function katFileName(candidate, label, skBytes) {
-  if (isNistKatRng(candidate.katRng)) return `${candidate.type === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${skBytes}.rsp`;
-  if (candidate.type === "hash") throw new Error("a hash has one KAT file per generator file (src/kat/hashKat.ts)");
-  return `${{ kem: "KAT_KEM", sig: "KAT_SIG", kex: "KAT_KEX" }[candidate.type]}_${label}.txt`;
-}
-function recordsToGenerate(candidate, entries) {
-  const wanted = entries.map((e) => e.records);
-  if (wanted.length > 0 && wanted.every((n) => n !== void 0)) return Math.max(...wanted);
-  return DEFAULT_RECORDS[candidate.katRng];
-}
-function classifyDriverFailure({ run, output: out, rejected }) {
-  if (rejected?.kind === "timeout") return { status: "TIMEOUT", detail: rejected.reason };
-  if (rejected?.kind === "output-limit") return { status: "CRASH", detail: rejected.reason };
-  if (rejected?.kind === "signal") return { status: "CRASH", detail: rejected.reason };
-  if (rejected)
-    return { status: "CRASH", detail: `the driver did not finish: the process ended before the KAT was complete (${rejected.reason})` };
-  if (out.status && ["CRYPTOFAIL", "OVERFLOW", "LOADFAIL"].includes(out.status))
-    return { status: out.status, detail: out.statusDetail };
-  if (run.exitCode !== 0)
-    return { status: "CRASH", detail: `driver exited with code ${run.exitCode}${out.statusDetail ? `: ${out.statusDetail}` : ""}` };
-  if (out.status !== "PASS")
-    return { status: "CRASH", detail: `the driver finished without STATUS PASS (${out.status ?? "no STATUS line"})` };
-  return void 0;
-}
-async function runKat(req) {
-  const { candidate, label } = req;
-  const entries = req.manifest.filter((e) => e.label === label);
-  const records = recordsToGenerate(candidate, entries);
-  const mode = isNistKatRng(candidate.katRng) ? "nist" : "iccs";
-  const job = ["kat", candidate.type, mode, String(records), ...mode === "nist" ? [req.nistPrefix ?? ""] : []];
-  const driver = await runDriver([req.driver, req.library], job, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    channelMaxBytes: KAT_CHANNEL_MAX,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
-  });
-  const { run, output: out } = driver;
-  const sizes2 = Object.fromEntries(
-    Object.entries(out.meta).filter(([k]) => k.endsWith("_bytes") || k === "kex_passes").map(([k, v]) => [k, Number(v)])
-  );
-  const base = { digests: [], sizes: sizes2, records, run };
-  const failure2 = classifyDriverFailure(driver);
-  if (failure2) return { ...base, ...failure2 };
-  const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
-  const text3 = katTextOf(out.lines);
-  mkdirSync8(req.outDir, { recursive: true });
-  writeFileAtomic(join18(req.outDir, file2), text3);
-  const fileBytes = Buffer.byteLength(text3, "latin1");
-  if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
-  const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
-  const wrongName = entries.find((e) => e.file !== file2);
-  if (wrongName)
-    return {
-      ...base,
-      digests,
-      file: file2,
-      fileBytes,
-      status: "MISMATCH",
-      detail: `kat.sha256 line ${wrongName.line} names ${wrongName.file}, the generator wrote ${file2}`
-    };
-  const bad = digests.find((d) => d.actual !== d.entry.sha256);
-  if (bad)
-    return {
-      ...base,
-      digests,
-      file: file2,
-      fileBytes,
-      status: "MISMATCH",
-      detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}`
-    };
-  return { ...base, digests, file: file2, fileBytes, status: "PASS" };
-}
-
-// src/kat/hashKat.ts
-import { mkdirSync as mkdirSync9 } from "node:fs";
-import { join as join19 } from "node:path";
-var HASH_KAT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop", "KAT_2_33"];
-var DEFAULT_FILES = ["KAT_2_12", "KAT_2_23", "KAT_Loop"];
-var hashKatFileName = (kind, label) => `${kind}_${label}.txt`;
-var kindOf = (file2, label) => HASH_KAT_FILES.find((k) => hashKatFileName(k, label) === file2);
-var SEVERITY = ["CRASH", "TIMEOUT", "LOADFAIL", "OVERFLOW", "CRYPTOFAIL", "MISMATCH", "NOKAT", "PASS"];
-var worstStatus = (statuses) => statuses.reduce((w, s) => SEVERITY.indexOf(s) < SEVERITY.indexOf(w) ? s : w, "PASS");
-function hashKatLimit(entries) {
-  const n = entries.map((e) => e.records);
-  return n.length > 0 && n.every((x) => x !== void 0) ? Math.max(...n) : 0;
-}
-var KAT_2_33_MIN_MEMORY_MB = 1536;
-function refuse2to33(memoryLimitBytes) {
-  if (memoryLimitBytes === void 0 || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return void 0;
-  return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;
-}
-async function runHashKat(req) {
-  const { candidate, label } = req;
-  const entries = req.manifest.filter((e) => e.label === label);
-  const index = candidate.instances.findIndex((i) => i.label === label);
-  const digest = digestBitsOf(candidate.folder, candidate.instances[index], index);
-  const base = { digests: [], sizes: {}, records: 0, files: [] };
-  if ("problem" in digest) return { ...base, status: "LOADFAIL", detail: digest.problem };
-  const foreign = entries.find((e) => !kindOf(e.file, label));
-  if (foreign)
-    return {
-      ...base,
-      status: "MISMATCH",
-      detail: `kat.sha256 line ${foreign.line} names ${foreign.file}, not one of ${HASH_KAT_FILES.map((k) => hashKatFileName(k, label)).join(", ")}`
-    };
-  const kinds = entries.length > 0 ? HASH_KAT_FILES.filter((k) => entries.some((e) => kindOf(e.file, label) === k)) : DEFAULT_FILES;
-  const files = [];
-  const digests = [];
-  let sizes2 = {};
-  let last;
-  mkdirSync9(req.outDir, { recursive: true });
-  for (const kind of kinds) {
-    const mine = entries.filter((e) => kindOf(e.file, label) === kind);
-    const limit = hashKatLimit(mine);
-    const file2 = hashKatFileName(kind, label);
-    const refused = kind === "KAT_2_33" ? refuse2to33(req.memoryLimitBytes) : void 0;
-    if (refused) {
-      files.push({ file: file2, seconds: 0, status: "NOKAT", detail: refused });
-      continue;
-    }
-    const driver = await runDriver([req.driver, req.library], ["kat", hashDriverType(digest.bits), "iccs", kind, String(limit)], {
-      timeoutMs: req.timeoutMs,
-      maxOutputBytes: 64 * 1024,
-      memoryLimitBytes: req.memoryLimitBytes,
-      channelMaxBytes: 64 << 20,
-      sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
-    });
-    last = driver.run;
-    sizes2 = {
-      ...sizes2,
-      ...Object.fromEntries(
-        Object.entries(driver.output.meta).filter(([k]) => k.endsWith("_bytes") || k === "digest_bits").map(([k, v]) => [k, Number(v)])
-      )
-    };
-    const shown4 = { file: file2, seconds: driver.run.wallSeconds, ...limit ? { limit } : {} };
-    const failure2 = classifyDriverFailure(driver);
-    if (failure2) {
-      files.push({ ...shown4, ...failure2 });
-      continue;
-    }
-    const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join19(req.outDir, file2), text3);
-    const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
-    digests.push(...mineDigests);
-    const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
-    const status2 = mine.length === 0 ? "NOKAT" : bad ? "MISMATCH" : "PASS";
-    files.push({
-      ...shown4,
-      bytes: Buffer.byteLength(text3, "latin1"),
-      status: status2,
-      ...bad ? { detail: `digest ${bad.actual} differs from kat.sha256 line ${bad.entry.line}` } : {},
-      ...mine.length === 0 ? { detail: "no line for this file in kat.sha256" } : {}
-    });
-  }
-  const status = worstStatus(files.map((f) => f.status));
-  const worst = files.find((f) => f.status === status);
-  const written = files.find((f) => f.bytes !== void 0);
-  return {
-    status,
-    ...status !== "PASS" && worst?.detail ? { detail: `${worst.file}: ${worst.detail}` } : {},
-    ...written ? { file: written.file, fileBytes: written.bytes } : {},
-    digests,
-    sizes: sizes2,
-    records: files.length,
-    files,
-    ...last ? { run: last } : {}
-  };
-}
-
-// src/util/elf.ts
-import { readFileSync as readFileSync13 } from "node:fs";
-function elfSizes(path) {
-  const b = readFileSync13(path);
-  if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
-  if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
-  const shoff = Number(b.readBigUInt64LE(40));
-  const shentsize = b.readUInt16LE(58);
-  const shnum = b.readUInt16LE(60);
-  const shstrndx = b.readUInt16LE(62);
-  const loadBytes = loadSegments(b).reduce((a, s) => a + s.memsz, 0);
-  const sizes2 = { text: 0, data: 0, bss: 0 };
-  if (shoff > 0 && shstrndx < shnum) {
-    const strOff = Number(b.readBigUInt64LE(shoff + shstrndx * shentsize + 24));
-    for (let i = 0; i < shnum; i++) {
-      const at = shoff + i * shentsize;
-      const nameOff = b.readUInt32LE(at);
-      const end = b.indexOf(0, strOff + nameOff);
-      const name = b.toString("latin1", strOff + nameOff, end);
-      const size = Number(b.readBigUInt64LE(at + 32));
-      if (name === ".text") sizes2.text += size;
-      else if (name === ".data" || name === ".rodata" || name === ".data.rel.ro") sizes2.data += size;
-      else if (name === ".bss") sizes2.bss += size;
-    }
-  }
-  return { loadBytes, ...sizes2 };
-}
-function loadSegments(b) {
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const phoff = Number(v.getBigUint64(32, true));
-  const phentsize = v.getUint16(54, true);
-  const phnum = v.getUint16(56, true);
-  const out = [];
-  for (let i = 0; i < phnum; i++) {
-    const at = phoff + i * phentsize;
-    if (v.getUint32(at, true) !== 1) continue;
-    out.push({
-      offset: Number(v.getBigUint64(at + 8, true)),
-      vaddr: Number(v.getBigUint64(at + 16, true)),
-      filesz: Number(v.getBigUint64(at + 32, true)),
-      memsz: Number(v.getBigUint64(at + 40, true))
-    });
-  }
-  return out;
-}
-
-// src/campaign/prepare.ts
-var KAT_SECONDS = "prepare-kat";
-var prepare = {
-  name: "prepare",
-  // The instance's status line is printed once the stale step knows what it removed.
-  ticks: () => 0,
-  expect: (plan, unit, previous) => {
-    const held2 = !plan.force && previous?.library !== void 0 && existsSync17(resolve12(plan.campaignDir, previous.library)) && existsSync17(plan.paths.katLog(unit.candidate.id, unit.instance.label));
-    if (held2) return { seconds: 0, source: "kept" };
-    return forcedRerunSeconds(plan, previous, "prepare", KAT_SECONDS, "part") ?? previousSeconds("prepare", previous);
-  },
-  async run(ctx) {
-    const { entry, kept, katSeconds } = await prepareInstance(ctx.run, ctx.unit);
-    if (katSeconds !== void 0) ctx.parts = { ...ctx.parts, [KAT_SECONDS]: katSeconds };
-    ctx.entry = entry;
-    ctx.summary.kat = entry.kat;
-    ctx.summary.detail = entry.kat_detail;
-    return kept ? "kept" : void 0;
-  }
-};
-function libraryFields(campaignDir, b) {
-  const elf = elfSizes(b.library);
-  return {
-    library: relative11(campaignDir, b.library),
-    library_sha256: sha256File(b.library),
-    elf_load_bytes: elf.loadBytes,
-    elf_sections: { text: elf.text, data: elf.data, bss: elf.bss }
-  };
-}
-function previousHolds(previous, now) {
-  if (!previous || previous.kat === "BUILDFAIL") return false;
-  const sameLibrary = previous.flags === now.flagSet ? previous.library_sha256 === now.librarySha256 : previous.guide_library_sha256 === now.librarySha256 && now.fallbackSha256 !== void 0 && now.fallbackSha256 === previous.library_sha256;
-  return sameLibrary && previous.kat_manifest_sha256 === now.manifestSha256 && previous.kat_harness_version === now.harnessVersion && now.katLogSha256 !== void 0 && previous.kat_log_sha256 === now.katLogSha256;
-}
-var fellBackFrom = (previous, flagSet, librarySha256) => previous !== void 0 && previous.kat !== "BUILDFAIL" && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
-async function prepareInstance(run, unit) {
-  const { plan } = run;
-  const { candidate, instance, key } = unit;
-  const paths = plan.paths;
-  const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join20(candidate.folder, "kat.sha256");
-  const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
-  const manifestHash = existsSync17(manifestPath) ? sha256File(manifestPath) : "none";
-  const katLogPath = paths.katLog(candidate.id, instance.label);
-  const builds = /* @__PURE__ */ new Map();
-  const build2 = (flagSet) => {
-    const known = builds.get(flagSet);
-    if (known) return known;
-    const started = buildUnit(run, unit, flagSet);
-    builds.set(flagSet, started);
-    return started;
-  };
-  let katSeconds = 0;
-  const kat2 = async (b2) => {
-    const started = performance.now();
-    try {
-      return await katOf(b2);
-    } finally {
-      katSeconds += (performance.now() - started) / 1e3;
-    }
-  };
-  const katOf = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
-    candidate,
-    label: instance.label,
-    nistPrefix: nistEntryPrefix(instance),
-    library: b2.library,
-    driver: run.tools.driver,
-    outDir: paths.katDir(candidate.id, instance.label),
-    manifest,
-    timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
-    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
-    sandbox: plan.sandbox
-  });
-  let b = await build2("guide");
-  let guideResult;
-  if (!b.ok) {
-    guideResult = "BUILDFAIL";
-    b = await build2("harness-default");
-  }
-  const base = {
-    candidate: candidate.id,
-    label: instance.label,
-    instance: instance.label,
-    variant: plan.settings.flags.variant,
-    flags: b.flagSet,
-    kat: "BUILDFAIL",
-    api: candidate.api,
-    type: candidate.type,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...guideResult ? { guide_result: guideResult } : {}
-  };
-  if (!b.ok) {
-    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
-    writeKatLog(run, entry2, candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
-    return { entry: saveEntry(run, key, entry2), kept: false };
-  }
-  let lib = libraryFields(plan.campaignDir, b);
-  let fallbackSha256;
-  if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
-    const fallback = await build2("harness-default");
-    if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
-  }
-  const now = {
-    flagSet: b.flagSet,
-    librarySha256: lib.library_sha256,
-    fallbackSha256,
-    manifestSha256: manifestHash,
-    harnessVersion: run.tools.version,
-    katLogSha256: existsSync17(katLogPath) ? sha256File(katLogPath) : void 0
-  };
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return { entry: previous, kept: true };
-  if (!plan.phases.has("kat")) {
-    const { kat: _none, ...unchecked } = base;
-    const entry2 = { ...unchecked, ...lib, kat_detail: "KAT not run for this library (run the kat phase)" };
-    return { entry: saveEntry(run, key, entry2), kept: false };
-  }
-  let guideLibrary;
-  let outcome = await kat2(b);
-  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
-    const fallback = await build2("harness-default");
-    if (fallback.ok) {
-      guideResult = outcome.status;
-      guideLibrary = lib.library_sha256;
-      b = fallback;
-      lib = libraryFields(plan.campaignDir, b);
-      outcome = await kat2(b);
-    }
-  }
-  const entry = {
-    ...base,
-    flags: b.flagSet,
-    build_flags: displayFlags(b.flags),
-    build_key: b.key,
-    ...lib,
-    kat: outcome.status,
-    ...outcome.detail ? { kat_detail: outcome.detail } : {},
-    ...guideResult ? { guide_result: guideResult } : {},
-    ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join20(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
-    sizes: outcome.sizes,
-    ...loopCut(outcome),
-    kat_manifest_sha256: manifestHash,
-    kat_harness_version: run.tools.version
-  };
-  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
-}
-function loopCut(outcome) {
-  const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
-  return loop?.limit ? { kat_loop_iterations: loop.limit } : {};
-}
-function writeKatLog(run, entry, candidate, b, body) {
-  const logPath = run.plan.paths.katLog(candidate.id, entry.label);
-  const text3 = formatKatLog(
-    {
-      library: entry.library ?? "(not built)",
-      id: candidate.id,
-      type: candidate.type,
-      algorithm: candidate.algorithm,
-      instance: entry.label,
-      api: candidate.api,
-      kat_rng: candidate.katRng,
-      compiler: ccVersion(),
-      build_flags: displayFlags(b.flags),
-      flags: b.flagSet
-    },
-    body,
-    entry.kat,
-    entry.kat_detail
-  );
-  writeFileAtomic(logPath, text3);
-  entry.kat_log = relativeTo(run.plan.systemDir, logPath);
-  entry.kat_log_sha256 = sha256Hex(text3);
-}
-function saveEntry(run, key, entry) {
-  const { paths } = run.plan;
-  const current = readJsonIfExists(paths.build) ?? { instances: {} };
-  current.instances[key] = entry;
-  writeJsonAtomic(paths.build, current);
-  return entry;
-}
-
 // src/campaign/profile.ts
 import { resolve as resolve13 } from "node:path";
 
@@ -35345,7 +35594,7 @@ async function profileInstance(p, operations, sink, relinked) {
   if (profiled.ok) {
     const opsPerRound = new Map(
       operations.map((operation) => {
-        const perCall2 = p.perCallSeconds(operation);
+        const perCall2 = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
         return [operation, perCall2 ? Math.min(1e5, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
       })
     );
@@ -35353,7 +35602,7 @@ async function profileInstance(p, operations, sink, relinked) {
       const job = ["prof", p.driverType, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), p.driverRng];
       const argv = [p.tools.driver, profiled.library, ...job];
       const driver = await runDriver([p.tools.driver, profiled.library], job, {
-        timeoutMs: p.timeoutMs,
+        timeoutMs: timeoutFor(p, operation, opsPerRound.get(operation), PROFILE_WRAP_FACTOR),
         maxOutputBytes: 1 << 20,
         sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
       });
@@ -35422,10 +35671,15 @@ async function profileInstance(p, operations, sink, relinked) {
     sink.memory(operation, await measureMemory(p, operation));
   }
 }
+var PROFILE_WRAP_FACTOR = 2;
+function timeoutFor(p, operation, calls, slower) {
+  const expected2 = p.callSeconds ? processSeconds(p.driverType, operation, p.callSeconds, calls, 1) : void 0;
+  return scaledTimeoutS(p.timeoutMs / 1e3, expected2 === void 0 ? void 0 : expected2 * slower) * 1e3;
+}
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
   const driver = await runDriver([p.tools.mem, p.library], ["mem", p.driverType, operation, p.driverRng], {
-    timeoutMs: p.timeoutMs,
+    timeoutMs: timeoutFor(p, operation, 1, 1),
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.mem, p.library], writable: [] }
   });
@@ -35646,8 +35900,8 @@ var profileBuild = {
     }
     const built = { ...entry, library: entry.library };
     const verdict = await survey(ctx, built);
-    if (!measurable(entry.kat)) {
-      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(entry.kat)})` });
+    if (!measurable(instanceStatus(entry))) {
+      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(instanceStatus(entry))})` });
       return;
     }
     const operations = staleOperations(ctx.run.plan, ctx.unit, built);
@@ -35678,6 +35932,11 @@ var profile = {
     if (!plan) throw new Error(`the profile rounds of ${ctx.unit.key} ran before the profile's preparation`);
     if (!plan.run) {
       ctx.tick(plan.line);
+      return "kept";
+    }
+    const now = preparedEntry(ctx, "profile");
+    if (!measurable(instanceStatus(now))) {
+      ctx.tick(`${plan.verdict}; not profiled (${katShown(instanceStatus(now))})`);
       return "kept";
     }
     const replaced = libraryReplaced(ctx.run, plan.entry);
@@ -35733,7 +35992,7 @@ function staleOperations(plan, unit, entry) {
   });
 }
 function profilesHold(plan, unit, previous) {
-  if (previous?.kat !== void 0 && !measurable(previous.kat)) return true;
+  if (previous?.kat !== void 0 && !measurable(instanceStatus(previous))) return true;
   return !!previous?.library_sha256 && staleOperations(plan, unit, previous).length === 0;
 }
 async function profileOperations(ctx, entry, operations, relinked) {
@@ -35756,6 +36015,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
       rounds: plan.settings.profile.rounds,
       disturbedRetries: plan.settings.planning.disturbed_retries,
       timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
+      ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
       perCallSeconds: (operation) => {
         const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
         return typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
@@ -35820,7 +36080,7 @@ function planCtOperation(perCallSeconds, b) {
   return {
     run: false,
     predictedSeconds,
-    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively \xD7 ${b.calls} calls \xD7 ${b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`
+    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively \xD7 ${b.calls} calls \xD7 ${b.factorMeasured ? `${b.valgrindFactor.toPrecision(3)}, the slowdown measured on this library,` : b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`
   };
 }
 
@@ -36132,7 +36392,15 @@ async function runCtOperation(req) {
   const library = realpathSync5(req.library);
   const { findings, outsideLibrary } = findingsOf(report2, (obj) => obj === req.library || obj === library);
   const calls = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls")?.[2] ?? req.calls);
-  return { status: statusOf(findings), calls, findings, seconds, ...outsideLibrary > 0 ? { outside_library: outsideLibrary } : {} };
+  const callsS = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls_s")?.[2]);
+  return {
+    status: statusOf(findings),
+    calls,
+    findings,
+    seconds,
+    ...Number.isFinite(callsS) ? { calls_s: callsS } : {},
+    ...outsideLibrary > 0 ? { outside_library: outsideLibrary } : {}
+  };
 }
 
 // src/ct/tools.ts
@@ -36237,7 +36505,8 @@ var ct = {
           results[op] = { status: "skipped", calls: 0, findings: [], reason: "a hash has no secret input: nothing to mark secret" };
       } else {
         head = { ...head, ...decided.prepared.head };
-        await checkOperations(ctx, operations, results, decided.prepared);
+        const slowdown = await checkOperations(ctx, operations, results, decided.prepared);
+        if (slowdown) head = { ...head, slowdown };
       }
     }
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
@@ -36316,16 +36585,43 @@ async function checkOperations(ctx, operations, results, prepared) {
         findings: [],
         reason: "the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log"
       };
-    return;
+    return void 0;
   }
   const driver = await ctDriver(run.tools);
   const { ct: ct2 } = plan.settings;
+  const floorS = plan.settings.planning.process_timeout_s;
+  const cs = preparedEntry(ctx, "ct").call_seconds;
+  const type = unit.candidate.type;
+  const runOp = (operation, calls, timeoutS) => (
+    // valgrind does not pin itself: it stays on the core this step holds.
+    withCpus(
+      [plan.cpu],
+      () => runCtOperation({
+        driver,
+        library: built.library,
+        type,
+        operation,
+        calls,
+        rng: unit.candidate.katRng,
+        timeoutMs: timeoutS * 1e3,
+        sandbox: plan.sandbox
+      })
+    )
+  );
+  const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
+  const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
   for (const operation of operations) {
+    if (slowdown && "failure" in slowdown) {
+      results[operation] = { status: "skipped", calls: 0, findings: [], reason: slowdown.failure };
+      continue;
+    }
+    const nativeS = cs ? processSeconds(type, operation, cs, ct2.calls) : void 0;
     const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
-    const perCall2 = typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
+    const perCall2 = nativeS !== void 0 ? nativeS / ct2.calls : typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
     const decision = planCtOperation(perCall2, {
       calls: ct2.calls,
-      valgrindFactor: ct2.valgrind_factor,
+      valgrindFactor: factor ?? ct2.valgrind_factor,
+      factorMeasured: factor !== void 0,
       startupSeconds: ct2.startup_s,
       opBudgetSeconds: ct2.op_budget_s
     });
@@ -36333,26 +36629,35 @@ async function checkOperations(ctx, operations, results, prepared) {
       results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    results[operation] = await withCpus(
-      [plan.cpu],
-      () => runCtOperation({
-        driver,
-        library: built.library,
-        type: unit.candidate.type,
-        operation,
-        calls: ct2.calls,
-        rng: unit.candidate.katRng,
-        timeoutMs: plan.settings.planning.process_timeout_s * 1e3,
-        sandbox: plan.sandbox
-      })
-    );
+    results[operation] = await runOp(operation, ct2.calls, scaledTimeoutS(floorS, decision.predictedSeconds));
   }
+  return slowdown;
+}
+var CT_SLOWDOWN_MIN = 10;
+async function measureSlowdown(operations, type, cs, ct2, runOp) {
+  const costed = operations.map((op) => ({ op, native: processSeconds(type, op, cs, 1) })).filter((x) => x.native !== void 0 && (cs[x.op] ?? 0) > 0).sort((a, b) => a.native - b.native);
+  const cheapest = costed[0];
+  if (!cheapest) return void 0;
+  const budget = `the budget of ${ct2.op_budget_s} s (ct.op_budget_s)`;
+  const least = ct2.startup_s + CT_SLOWDOWN_MIN * cheapest.native;
+  if (least > ct2.op_budget_s)
+    return {
+      failure: `one ${cheapest.op} call takes ${cheapest.native.toPrecision(3)} s natively with its inputs: under memcheck, at least ${CT_SLOWDOWN_MIN}\xD7 that, ${least.toPrecision(3)} s, over ${budget}`
+    };
+  const r = await runOp(cheapest.op, 1, ct2.op_budget_s + ct2.startup_s);
+  const nativeCall = cs[cheapest.op];
+  if (r.status === "failed" || r.calls_s === void 0)
+    return {
+      failure: `one ${cheapest.op} call under memcheck, to measure the slowdown, did not finish within ${budget}${r.reason ? ` (${r.reason})` : ""}`
+    };
+  return { operation: cheapest.op, factor: Math.max(1, r.calls_s / nativeCall), calls_s: r.calls_s, native_s: nativeCall };
 }
 
 // src/campaign/run.ts
 var PHASE_STEPS = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
+  for (const c of plan.invalid) opts.progress?.note?.(`${c.id} INVALID (not built): ${c.problem}`);
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
   const release2 = lockSystem(plan.systemDir);
   const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : void 0;
@@ -36393,17 +36698,19 @@ async function runLocked(plan, opts, steps) {
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
-  run.counterHz = await cores.on(
-    "counter probe",
-    (line) => run.progress?.note?.(line),
-    async (pinned) => {
-      const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
-      return probe.counterHz;
-    }
-  );
-  if (!existsSync22(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   const stages = stagesOf(active);
+  if (stages.some((s) => s.kind === "timing"))
+    run.counterHz = await cores.on(
+      "counter probe",
+      (line) => run.progress?.note?.(line),
+      async (pinned) => {
+        const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+        return probe.counterHz;
+      }
+    );
+  else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  if (!existsSync22(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
     plan,
@@ -36421,10 +36728,9 @@ async function runLocked(plan, opts, steps) {
   for (const line of planned) run.progress?.note?.(line);
   await opts.onPlan?.(planned);
   run.progress?.start(
-    plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
+    plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
     () => tracker.eta()
   );
-  for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances = [];
   const contexts = plan.units.map((unit) => {
     const summary = { key: unit.key, operations: [] };
@@ -36717,6 +37023,7 @@ function validateDataset(systemDir) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
     if (checked && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    problems.push(...forgeryProblems(where, key, e, ds.records));
     if (!e.kat_log) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
@@ -36746,6 +37053,8 @@ function validateDataset(systemDir) {
       if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
         problems.push(`${where}: library_sha256 differs from build.json`);
       if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+      if (typeof r.forged === "string" && r.library_sha256 === entry.library_sha256 && !entry.forged)
+        problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
     }
     const trials = r.trials ?? [];
     if (trials.length === 0) {
@@ -36844,6 +37153,21 @@ var core = (t) => {
   const x = t;
   return [x.measurements, x.seconds, x.cycles];
 };
+function forgeryProblems(where, key, e, records) {
+  const f = e.forged;
+  if (f === void 0) return [];
+  const shaped = typeof f === "object" && f !== null && typeof f.operation === "string" && typeof f.detail === "string";
+  if (!shaped) return [`${where}.forged: not { operation, detail }`];
+  const { operation, detail } = f;
+  const r = records.find(({ record: record2 }) => instanceKey(record2.candidate, record2.label) === key && record2.operation === operation)?.record;
+  if (!r) return [`${where}.forged: no ${operation} record to rest on`];
+  if (r.forged !== detail)
+    return [`${where}.forged: the ${operation} record says ${r.forged === void 0 ? "nothing of a forgery" : `'${r.forged}'`}`];
+  if (r.library_sha256 !== e.library_sha256) return [`${where}.forged: the ${operation} record is of another library`];
+  if (r.status !== "failed" || !(r.replays?.some((x) => x.outcome === "differs") || r.repeat_audit?.outcome === "differs"))
+    return [`${where}.forged: the ${operation} record is not failed with a replay or a repeated-input audit that differs`];
+  return [];
+}
 
 // src/campaign/progress.ts
 var import_cli_progress = __toESM(require_cli_progress(), 1);
@@ -37291,20 +37615,21 @@ function loadReportModel(systemDir, campaignDir) {
     if (e.kat_log && existsSync28(join28(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative14(systemDir, p);
+  const figuresOf = (v) => !v.build?.forged;
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
     const op = operationOf(record2);
-    v.records[op] = record2;
+    if (figuresOf(v)) v.records[op] = record2;
     v.recordFiles.push({ op, path: rel(path) });
   }
   for (const { path, memory } of ds.memory) {
     const v = view(memory.candidate, memory.label);
-    v.memory[memory.operation] = memory;
+    if (figuresOf(v)) v.memory[memory.operation] = memory;
     v.memoryFiles.push({ op: memory.operation, path: rel(path) });
   }
   for (const { path, profile: profile2 } of ds.profiles) {
     const v = view(profile2.candidate, profile2.label);
-    v.profiles[profile2.operation] = profile2;
+    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
     v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
   const ct2 = readCtEvidence(systemDir);
@@ -37796,7 +38121,7 @@ function compareEvidence(opts) {
     return { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
-  const kat_changes = instanceKeys.map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat })).filter((c) => c.base !== c.head && c.head !== void 0);
+  const kat_changes = instanceKeys.map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) })).filter((c) => c.base !== c.head && c.head !== void 0);
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
   );
@@ -43418,6 +43743,7 @@ var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY
 // src/report/pages/cells.ts
 var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
 function notMeasuredReason(inst) {
+  if (inst.build?.forged) return "not published (FORGED)";
   const kat2 = inst.build?.kat;
   if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
   if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
@@ -43625,26 +43951,27 @@ var EXPLAIN = {
   LOADFAIL: "the library could not be loaded or lacks an API function",
   TIMEOUT: "the KAT did not finish within the time limit",
   CRASH: "the KAT process crashed",
-  BUILDFAIL: "the library did not build"
+  BUILDFAIL: "the library did not build",
+  FORGED: "the KAT passed, but a trial gave other outputs than the same calls made again from its seed in a process without timing"
 };
 function katFootnotes(c, issues) {
   const marks = /* @__PURE__ */ new Map();
   const notes = [];
   const numberOf = /* @__PURE__ */ new Map();
   for (const inst of c.instances) {
-    const status = inst.build?.kat;
+    const status = instanceStatus(inst.build);
     if (!status || status === "PASS") continue;
     const issue2 = issues.find((i) => i.id === c.id && i.label.test(inst.label));
     let key;
     let note;
-    if (issue2) {
+    if (issue2 && status !== "FORGED") {
       key = `issue:${issue2.label.source}`;
       const tail = issue2.action === "exclude" ? "These instances are not timed." : "These instances are timed anyway; their output is not validated.";
       note = `${issue2.cause} ${tail}`;
     } else {
-      const detail = inst.build?.kat_detail ?? inst.build?.build_error;
+      const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : inst.build?.kat_detail ?? inst.build?.build_error;
       key = `status:${status}:${detail ?? ""}`;
-      const timed2 = measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
+      const timed2 = status === "FORGED" ? " No figure of this library is published." : measurable(status) ? " Timed anyway; the output is not validated." : " Not timed.";
       note = `${status}: ${EXPLAIN[status] ?? "see the KAT log"}${detail ? ` (${detail})` : ""}.${timed2}`;
     }
     let n = numberOf.get(key);
@@ -43719,7 +44046,7 @@ var hashSection = (model) => {
   if (cands.length === 0) return [];
   const rows = cands.flatMap(
     (c) => c.instances.map((inst) => {
-      const kat2 = inst.build?.kat;
+      const kat2 = instanceStatus(inst.build);
       const flagged = kat2 !== void 0 && kat2 !== "PASS";
       return [
         [link2(candidatePageLink(c.id, model.system), c.id)],
@@ -43788,7 +44115,7 @@ var keyExchangeSummary = (model) => {
   if (cands.length === 0) return [];
   const rows = cands.flatMap(
     (c) => c.instances.map((inst) => {
-      const kat2 = inst.build?.kat ?? "not checked";
+      const kat2 = instanceStatus(inst.build) ?? "not checked";
       const total = kexFigures(inst).total;
       return [
         [link2(candidatePageLink(c.id, model.system), c.id)],
@@ -44089,7 +44416,7 @@ var kat = (model, c) => {
       c.instances.map((inst) => [
         code3(inst.label),
         inst.build?.flags ?? "not built",
-        `${inst.build?.kat ?? "not checked"}${marks.get(inst.label) ?? ""}`
+        `${instanceStatus(inst.build) ?? "not checked"}${marks.get(inst.label) ?? ""}`
       ])
     ),
     ...notes.map((n) => para(n))
@@ -44529,9 +44856,10 @@ var categories = (model) => {
     const notes = anyCt(cands.flatMap((c) => c.instances));
     for (const c of cands) {
       for (const inst of c.instances) {
-        const kat2 = inst.build?.kat ?? "not checked";
+        const kat2 = instanceStatus(inst.build) ?? "not checked";
         const flagged = kat2 !== "PASS";
-        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${inst.build?.kat_detail ? ` \u2014 ${inst.build.kat_detail}` : ""}`);
+        const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : inst.build?.kat_detail;
+        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${detail ? ` \u2014 ${detail}` : ""}`);
         const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, "timing", op));
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
@@ -44843,8 +45171,10 @@ function printSummary(s) {
   for (const c of s.invalid) console.log(`${"INVALID".padEnd(11)} ${c.id} \u2014 ${c.problem}`);
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ");
-    console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` \u2014 ${i.detail}` : ""}${ops ? `  [${ops}]` : ""}`);
+    const detail = i.forged ? forgeryShown(i.forged) : i.detail;
+    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` \u2014 ${detail}` : ""}${ops ? `  [${ops}]` : ""}`);
   }
+  const forged = s.instances.filter((i) => i.forged);
   const katFailed = s.instances.filter((i) => i.kat !== void 0 && i.kat !== "PASS");
   const unchecked = s.instances.filter((i) => i.kat === void 0);
   const opFailed = s.instances.flatMap(
@@ -44853,6 +45183,7 @@ function printSummary(s) {
   const problems = [
     s.invalid.length > 0 ? `${s.invalid.length} candidate(s) invalid, not built (${s.invalid.map((c) => c.id).join(", ")})` : "",
     katFailed.length > 0 ? `${katFailed.length} instance(s) did not pass the KAT (${katFailed.map((i) => `${i.key} ${i.kat}`).slice(0, 3).join(", ")}${katFailed.length > 3 ? ", \u2026" : ""})` : "",
+    forged.length > 0 ? `${forged.length} instance(s) FORGED, a replay gave other outputs than their trial (${forged.map((i) => `${i.key} ${i.forged.operation}`).join(", ")})` : "",
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0].key} ${opFailed[0].failure})` : ""
   ].filter(Boolean);
   const measured = s.instances.flatMap((i) => i.operations.filter((o) => o.status === "complete")).length;

@@ -1,5 +1,6 @@
 #include "calls.h"
 #include "hash_ops.h"
+#include "cpucycles.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,8 @@ static void seed_batch(calls_t *t, unsigned long long use) {
     t->prng = next_u64(&s);
 }
 
-void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks) {
+void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks,
+                int verify_pool) {
     memset(t, 0, sizeof *t);
     t->c = c;
     t->rng = rng;
@@ -165,9 +167,13 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     if (t->kind == K_SIG_VERIFY) {
         /* Signing is the costly part: a pool, reused round robin. Odd entries get one message bit
          * flipped after signing, so a verify that always accepts cannot match the transcript. */
-        t->pool_n = (int)(calls < VERIFY_POOL ? calls : VERIFY_POOL);
+        unsigned long long want = verify_pool > 0 ? (unsigned long long)verify_pool : VERIFY_POOL;
+        if (want > MAX_VERIFY_POOL) want = MAX_VERIFY_POOL;
+        t->pool_n = (int)(calls < want ? calls : want);
         t->pool = malloc((size_t)t->pool_n * (MESSAGE_BYTES + a->sn_len));
-        if (!t->pool) fail(EXIT_IOERROR, "ERROR", "out of memory for the verify pool");
+        t->pool_sig_len = calloc((size_t)t->pool_n, sizeof *t->pool_sig_len);
+        if (!t->pool || !t->pool_sig_len) fail(EXIT_IOERROR, "ERROR", "out of memory for the verify pool");
+        double started = wallclock_seconds();
         for (int e = 0; e < t->pool_n; e++) {
             prng_fill(&t->prng, pool_msg(t, e), MESSAGE_BYTES);
             t->pool_sig_len[e] = a->sn_len;
@@ -175,6 +181,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
             if (t->pool_sig_len[e] > a->sn_len) fail(EXIT_OVERFLOW, "OVERFLOW", "signature: reported length %llu exceeds the claimed %llu", t->pool_sig_len[e], a->sn_len);
             if (e % 2) pool_msg(t, e)[e % MESSAGE_BYTES] ^= 1;
         }
+        t->pool_sign_s = wallclock_seconds() - started;
     }
 }
 

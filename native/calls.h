@@ -31,8 +31,10 @@
 /* The transcript has about this many blocks of consecutive calls, one digest each; more when a
  * batch holds fewer calls than a block would (operations with outputs of megabytes). */
 #define TRANSCRIPT_BLOCKS 256
-/* verify: signed messages prepared once, half of them then altered so the right answer is "reject". */
+/* verify: signed messages prepared once, half of them then altered so the right answer is "reject";
+ * reused round robin. The repeated-input audit asks for a pool of one entry per call, up to the most. */
 #define VERIFY_POOL 16
+#define MAX_VERIFY_POOL 4096
 /* Bytes of the trial seed (the NIST DRBG's and the ICCS DRNG's seed length). */
 #define SEED_BYTES 48
 
@@ -57,8 +59,9 @@ typedef struct {
     const char *rng; /* the generator api_seed chose ("none": the library has none the harness can seed) */
     /* verify: the pool of (message, signature) and which entries are genuine. */
     unsigned char *pool;
-    unsigned long long pool_sig_len[VERIFY_POOL];
+    unsigned long long *pool_sig_len;
     int pool_n;
+    double pool_sign_s; /* the wall seconds signing the pool took (sizes the repeated-input audit) */
     /* The transcript: block digests of consecutive calls. */
     unsigned long long calls, per_block, nblocks;
     uint64_t *blocks;
@@ -70,8 +73,9 @@ typedef struct {
 
 /* Sets up the slots for `calls` calls of the operation ops_prepare(c, op) named, after the library
  * was seeded with `seed` through generator `rng` (api_seed's answer): prepares what the operation
- * needs once (a key pair, the verify pool). Batches hold a whole number of transcript blocks. */
-void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks);
+ * needs once (a key pair, the verify pool of `verify_pool` entries, 0 for VERIFY_POOL). Batches hold a whole number of transcript blocks. */
+void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks,
+                int verify_pool);
 /* Prepares slots 0..n-1 for calls first..first+n-1 (first: a segment's start, or USE_WARMUP): makes
  * the inputs, the generators seeded afresh at each segment's start, then fills the output space the
  * same way in every slot. */

@@ -320,6 +320,23 @@ void api_load(api_t *api, const char *lib, const char *type) {
     api->drng_algorithm = api_optional(api, "drng_algorithm");
     api->nist_rng_init = (nist_rng_init_fn)api_optional(api, "randombytes_init");
     api->nist_rng = (nist_rng_fn)api_optional(api, "randombytes");
+    api->nist_draws = (unsigned long long *)api_optional(api, "ngcc_rng_draws");
+}
+
+int api_draws(const api_t *api, const char *rng, unsigned long long *out) {
+    if (rng && strcmp(rng, "iccs-drng") == 0 && api->drng_algorithm) {
+        /* DRNG_ctx is V, C, reseed_counter: 55 bytes each, big-endian (native/iccs/drng.h). */
+        const unsigned char *counter = (const unsigned char *)api->drng_algorithm + 2 * 55;
+        unsigned long long v = 0;
+        for (int i = 55 - 8; i < 55; i++) v = v << 8 | counter[i];
+        *out = v;
+        return 0;
+    }
+    if (rng && (strcmp(rng, "nist-ctr-drbg") == 0 || strcmp(rng, "hqc") == 0) && api->nist_draws) {
+        *out = *api->nist_draws;
+        return 0;
+    }
+    return -1;
 }
 
 const char *api_seed_default(const api_t *api, const char *rng) {

@@ -57,6 +57,7 @@ typedef struct {
     void *drng_algorithm;     /* &drng_algorithm (ICCS) */
     nist_rng_init_fn nist_rng_init; /* randombytes_init (NIST DRBG) */
     nist_rng_fn nist_rng;           /* randombytes (NIST DRBG) */
+    unsigned long long *nist_draws; /* ngcc_rng_draws of the harness's NIST generators (native/nist) */
     int is_hash;                    /* type hash:BITS (native/hash_ops.h) */
     int digest_bits;                /* the BITS of hash:BITS: DIGEST_BIT_LENGTH, which no symbol carries */
     crypt_hash_fn crypt_hash;       /* CryptHash */
@@ -71,6 +72,12 @@ void *api_optional(const api_t *api, const char *name);
 const char *api_seed_default(const api_t *api, const char *rng);
 /* The same with the given 48-byte seed (a timing trial's, from the parent). */
 const char *api_seed(const api_t *api, const char *rng, const unsigned char seed[48]);
+
+/* The calls the library's generator `rng` (as api_seed named it) has served so far, into *out: the
+ * ICCS DRNG's reseed_counter (init sets it to 1, each get_random_number adds 1), or the harness's NIST
+ * generators' own count. 0 when known, -1 when the generator keeps no count this can read. Only
+ * differences of two readings with no seeding between them mean anything. */
+int api_draws(const api_t *api, const char *rng, unsigned long long *out);
 
 /* Buffers with GUARD_BYTES of GUARD_VALUE on both sides. */
 typedef struct {

@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "hash_kat.h"
 #include "kex_ops.h"
+#include "cpucycles.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,42 @@
 #define DRNG_CTX_BYTES 512 /* DRNG_ctx is 3*55 bytes; room to spare for variants */
 
 static FILE *out;
+
+/* What the KAT's records show of each operation's calls, reported as META for the parent:
+ * draws_<op>, the fewest generator draws (api_draws) one call of keygen, enc or sign made, which a
+ * timed call must reach; call_s_<op>, the longest a call took, which the later phases' timeouts
+ * follow (src/measure/cost.ts). */
+enum { CALL_KEYGEN, CALL_ENC, CALL_SIGN, CALL_DEC, CALL_VERIFY, CALL_OPS };
+static const char *const call_names[CALL_OPS] = {"keygen", "enc", "sign", "dec", "verify"};
+#define DRAWING_OPS 3 /* keygen, enc, sign: the first three */
+static unsigned long long draw_min[CALL_OPS];
+static int draw_seen[CALL_OPS];
+static double call_max_s[CALL_OPS];
+static int call_seen[CALL_OPS];
+static const char *draw_rng; /* the generator the records use: "iccs-drng" or "nist-ctr-drbg" */
+
+static void note_call(int op, int known, unsigned long long before, double seconds, const api_t *a) {
+    if (!call_seen[op] || seconds > call_max_s[op]) call_max_s[op] = seconds;
+    call_seen[op] = 1;
+    unsigned long long after;
+    if (!known || api_draws(a, draw_rng, &after) != 0 || after < before) return;
+    if (!draw_seen[op] || after - before < draw_min[op]) draw_min[op] = after - before;
+    draw_seen[op] = 1;
+}
+/* Runs CALL and notes its time and the draws it made under operation OP. */
+#define OBSERVED(op, call)                                                             \
+    do {                                                                               \
+        unsigned long long draws_before_ = 0;                                          \
+        int draws_known_ = api_draws(a, draw_rng, &draws_before_) == 0;                \
+        double started_ = wallclock_seconds();                                         \
+        call;                                                                          \
+        note_call(op, draws_known_, draws_before_, wallclock_seconds() - started_, a); \
+    } while (0)
+
+/* After the first record: its time tells the parent how long the KAT will take (its timeout). */
+static void first_record_done(unsigned long long i) {
+    if (i == 0) proto_mark("kat-record");
+}
 
 static void put_hex(const char *key, const unsigned char *p, unsigned long long n) {
     fprintf(out, "%s = ", key);
@@ -92,13 +129,13 @@ static void iccs_kem(api_t *a, unsigned long long records) {
         unsigned long long pk_len = 0, sk_len = 0, ct_len = 0, ss_len = 0, ss2_len = 0;
         must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
-        must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen", i);
+        OBSERVED(CALL_KEYGEN, must(a->kem_keygen(pk.p, &pk_len, sk.p, &sk_len), "kem_keygen", i));
         check(&pk, pk_len);
         check(&sk, sk_len);
-        must(a->kem_enc(pk.p, pk_len, ss.p, &ss_len, ct.p, &ct_len), "kem_enc", i);
+        OBSERVED(CALL_ENC, must(a->kem_enc(pk.p, pk_len, ss.p, &ss_len, ct.p, &ct_len), "kem_enc", i));
         check(&ss, ss_len);
         check(&ct, ct_len);
-        must(a->kem_dec(sk.p, sk_len, ct.p, ct_len, ss2.p, &ss2_len), "kem_dec", i);
+        OBSERVED(CALL_DEC, must(a->kem_dec(sk.p, sk_len, ct.p, ct_len, ss2.p, &ss2_len), "kem_dec", i));
         check(&ss2, ss2_len);
         if (ss_len != ss2_len || memcmp(ss.p, ss2.p, ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: shared secrets of enc and dec differ", i);
@@ -114,6 +151,7 @@ static void iccs_kem(api_t *a, unsigned long long records) {
         put_len("SS_Len", ss_len);
         put_hex("SS", ss.p, ss_len);
         fputc('\n', out);
+        first_record_done(i);
     }
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
@@ -155,14 +193,15 @@ static void iccs_sig(api_t *a, unsigned long long records) {
         unsigned long long pk_len = 0, sk_len = 0, sn_len = 0, m_len = 56 + 8 * i;
         must(a->drng_get(drng_seed, seed, 512), "get_random_number(seed DRNG)", i);
         must(a->drng_init(a->drng_algorithm, seed, 64), "init_random_number", i);
-        must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen", i);
+        OBSERVED(CALL_KEYGEN, must(a->sig_keygen(pk.p, &pk_len, sk.p, &sk_len), "sig_keygen", i));
         check(&pk, pk_len);
         check(&sk, sk_len);
         must(a->drng_get(drng_msg, m.p, 8 * m_len), "get_random_number(message DRNG)", i);
-        must(a->sig_sign(sk.p, sk_len, m.p, m_len, sn.p, &sn_len), "sig_sign", i);
+        OBSERVED(CALL_SIGN, must(a->sig_sign(sk.p, sk_len, m.p, m_len, sn.p, &sn_len), "sig_sign", i));
         check(&sn, sn_len);
         check(&m, m_len);
-        int v = a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len);
+        int v = 0;
+        OBSERVED(CALL_VERIFY, v = a->sig_verify(pk.p, pk_len, sn.p, sn_len, m.p, m_len));
         if (v != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: sig_verify rejected a fresh signature (%d)", i, v);
         fprintf(out, "Count = %llu\n", i);
         put_len("Seed_Len", 64);
@@ -176,6 +215,7 @@ static void iccs_sig(api_t *a, unsigned long long records) {
         put_len("Sn_Len", sn_len);
         put_hex("Sn", sn.p, sn_len);
         fputc('\n', out);
+        first_record_done(i);
     }
     unsigned char *prev_pk = alloc_or_fail(a->pk_len);
     for (int f = 0; f < FRESH_RECORDS; f++) {
@@ -238,13 +278,13 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
     guarded_alloc(&ss2, a->ss_len, "ss (dec)");
     for (unsigned long long i = 0; i < records; i++) {
         a->nist_rng_init(seeds[i], NULL, 256);
-        must(keypair(pk.p, sk.p), "crypto_kem_keypair", i);
+        OBSERVED(CALL_KEYGEN, must(keypair(pk.p, sk.p), "crypto_kem_keypair", i));
         check(&pk, 0);
         check(&sk, 0);
-        must(enc(ct.p, ss.p, pk.p), "crypto_kem_enc", i);
+        OBSERVED(CALL_ENC, must(enc(ct.p, ss.p, pk.p), "crypto_kem_enc", i));
         check(&ct, 0);
         check(&ss, 0);
-        must(dec(ss2.p, ct.p, sk.p), "crypto_kem_dec", i);
+        OBSERVED(CALL_DEC, must(dec(ss2.p, ct.p, sk.p), "crypto_kem_dec", i));
         check(&ss2, 0);
         if (memcmp(ss.p, ss2.p, a->ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: shared secrets of enc and dec differ", i);
@@ -255,6 +295,7 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
         put_hex("ct", ct.p, a->ct_len);
         put_hex("ss", ss.p, a->ss_len);
         fputc('\n', out);
+        first_record_done(i);
     }
     free(seeds);
     unsigned char fresh[48], *prev_pk = alloc_or_fail(a->pk_len);
@@ -304,14 +345,15 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     for (unsigned long long i = 0; i < records; i++) {
         size_t mlen = 33 * (i + 1), smlen = 0, m2len = 0;
         a->nist_rng_init(seeds[i], NULL, 256);
-        must(keypair(pk.p, sk.p), "crypto_sign_keypair", i);
+        OBSERVED(CALL_KEYGEN, must(keypair(pk.p, sk.p), "crypto_sign_keypair", i));
         check(&pk, 0);
         check(&sk, 0);
-        must(sign(sm.p, &smlen, msgs[i], mlen, sk.p), "crypto_sign", i);
+        OBSERVED(CALL_SIGN, must(sign(sm.p, &smlen, msgs[i], mlen, sk.p), "crypto_sign", i));
         if (smlen > mlen + a->sn_len)
             fail(EXIT_OVERFLOW, "OVERFLOW", "record %llu: smlen %zu exceeds mlen + CRYPTO_BYTES", i, smlen);
         check(&sm, smlen);
-        int v = open_(m2.p, &m2len, sm.p, smlen, pk.p);
+        int v = 0;
+        OBSERVED(CALL_VERIFY, v = open_(m2.p, &m2len, sm.p, smlen, pk.p));
         check(&m2, m2len);
         if (v != 0 || m2len != mlen || memcmp(m2.p, msgs[i], mlen) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "record %llu: crypto_sign_open did not return the message", i);
@@ -325,6 +367,7 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
         put_hex("sm", sm.p, smlen);
         fputc('\n', out);
         free(msgs[i]);
+        first_record_done(i);
     }
     free(msgs);
     free(seeds);
@@ -374,6 +417,7 @@ int kat_main(int n, char **f) {
     size_t text_len = 0;
     out = open_memstream(&text, &text_len);
     if (!out) fail(EXIT_IOERROR, "ERROR", "cannot hold the KAT text");
+    draw_rng = strcmp(mode, "iccs") == 0 ? "iccs-drng" : "nist-ctr-drbg";
     if (strcmp(mode, "iccs") == 0) {
         if (a.is_sig) iccs_sig(&a, records); else iccs_kem(&a, records);
     } else if (strcmp(mode, "nist") == 0) {
@@ -386,6 +430,18 @@ int kat_main(int n, char **f) {
     proto_data("KAT", (const unsigned char *)text, text_len);
     free(text);
     meta_u64("records", records);
+    char key[32], value[32];
+    for (int op = 0; op < CALL_OPS; op++) {
+        if (op < DRAWING_OPS && draw_seen[op]) {
+            snprintf(key, sizeof key, "draws_%s", call_names[op]);
+            meta_u64(key, draw_min[op]);
+        }
+        if (call_seen[op]) {
+            snprintf(key, sizeof key, "call_s_%s", call_names[op]);
+            snprintf(value, sizeof value, "%.6f", call_max_s[op]);
+            meta_str(key, value);
+        }
+    }
     proto_line("STATUS\tPASS");
     return EXIT_OK;
 }

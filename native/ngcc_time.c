@@ -1,5 +1,5 @@
 /* The timing job of ngcc_driver: one trial of one operation in this process, and its replay.
- *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
+ *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS] [VERIFY_POOL]
  *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT
  * TYPE kem|sig|kex; OP keygen|enc|dec (kem), keygen|sign|verify (sig), exchange|init_a|init_b|passK|
  * derive_a|derive_b (kex: each a full exchange of which only that span is counted; then a LOOP line).
@@ -118,7 +118,16 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         meta_u64("digest_bytes", c.digest_len);
     }
     calls_t t;
-    calls_init(&t, &c, seed, rng, iters, (int)a.spot_checks);
+    /* verify's pool: VERIFY_POOL entries, or as many as the job asks (time: field 9, after SPOT_CHECKS). */
+    int pool = !replay && n > 9 ? atoi(fields[9]) : 0;
+    if (pool < 0 || pool > MAX_VERIFY_POOL) fail(EXIT_USAGE, "USAGE", "VERIFY_POOL must be 0 to %d", MAX_VERIFY_POOL);
+    calls_init(&t, &c, seed, rng, iters, (int)a.spot_checks, pool);
+    if (t.pool_n > 0) {
+        meta_u64("verify_pool", (unsigned long long)t.pool_n);
+        char signed_s[32];
+        snprintf(signed_s, sizeof signed_s, "%.6f", t.pool_sign_s);
+        meta_str("verify_pool_sign_s", signed_s);
+    }
     meta_u64("calls_per_batch", t.batch);
     meta_u64("calls_per_segment", t.segment);
     unsigned long long first = 0, last = iters; /* the calls this process makes: a replay's are one segment */
@@ -145,6 +154,10 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     os_sum_t os = {0, 0, 0, 0};
     double seconds_all = 0;
     uint64_t total = 0, loop = 0;
+    /* The generator's draws over the timed calls (api_draws), read outside the counted span: a
+     * segment's reseed restarts the ICCS DRNG's count, so each reading closes the span before it. */
+    unsigned long long drawn = 0, draw_mark = 0, draw_now = 0;
+    int draws_known = api_draws(&c.api, rng, &draw_mark) == 0;
     for (unsigned long long done = first; done < last;) {
         size_t nb = (size_t)(last - done < t.batch ? last - done : t.batch);
         calls_prepare(&t, done, nb);
@@ -152,13 +165,16 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         if (!replay) proto_mark("begin");
         os_mark_t os0, os1;
         os_mark(&os0);
+        if (draws_known) (void)api_draws(&c.api, rng, &draw_mark);
         double s0 = wallclock_seconds();
         uint64_t prev = cpucycles();
         unsigned long long reseed = done; /* the next segment's first call */
         for (size_t i = 0; i < nb; i++) {
             if (done + i == reseed) {
                 /* Outside the counted span: the generators' state for this segment's calls. */
+                if (draws_known && api_draws(&c.api, rng, &draw_now) == 0) drawn += draw_now - draw_mark;
                 calls_reseed(&t, reseed);
+                if (draws_known) (void)api_draws(&c.api, rng, &draw_mark);
                 reseed += t.segment;
                 prev = cpucycles();
             }
@@ -173,6 +189,7 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         }
         double s1 = wallclock_seconds();
         os_mark(&os1);
+        if (draws_known && api_draws(&c.api, rng, &draw_now) == 0) drawn += draw_now - draw_mark;
         if (!replay) proto_mark("end");
         seconds_all += s1 - s0;
         os_add(&os, &os0, &os1);
@@ -183,6 +200,7 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     ops_check_guards(&c);
 
     meta_u64("peak_rss_bytes", proc_status_bytes("VmHWM"));
+    if (draws_known) meta_u64("draws", drawn);
     double seconds = seconds_all;
     if (c.kex) {
         /* The span's seconds at the loop's own rate; the whole loop's cycles for the kernel's view. */
@@ -205,7 +223,7 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
 }
 
 int time_main(int n, char **fields) {
-    return run_trial(n, fields, "ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]", 0);
+    return run_trial(n, fields, "ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS] [VERIFY_POOL]", 0);
 }
 
 int replay_main(int n, char **fields) {

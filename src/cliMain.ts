@@ -10,6 +10,7 @@ import { canonicalDigest, countRecords, hashManifestLines, updateManifest, type 
 import { HASH_KAT_FILES, hashKatFileName } from './kat/hashKat.js';
 import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
+import { forgeryShown, instanceStatus } from './kat/status.js';
 import { createProgress } from './campaign/progress.js';
 import { toolRoot } from './util/paths.js';
 import { checkOutputFolder, checkSystemId, parseCpu, parseJobs, parseOnly, parsePositive, parseShard } from './config/arguments.js';
@@ -61,8 +62,10 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   for (const c of s.invalid) console.log(`${'INVALID'.padEnd(11)} ${c.id} — ${c.problem}`);
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ');
-    console.log(`${katShown(i.kat).padEnd(11)} ${i.key}${i.detail ? ` — ${i.detail}` : ''}${ops ? `  [${ops}]` : ''}`);
+    const detail = i.forged ? forgeryShown(i.forged) : i.detail;
+    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` — ${detail}` : ''}${ops ? `  [${ops}]` : ''}`);
   }
+  const forged = s.instances.filter((i) => i.forged);
   // A KAT that was not run is no finding; a measurement that produced no trial is one.
   const katFailed = s.instances.filter((i) => i.kat !== undefined && i.kat !== 'PASS');
   const unchecked = s.instances.filter((i) => i.kat === undefined);
@@ -79,6 +82,9 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
           .map((i) => `${i.key} ${i.kat}`)
           .slice(0, 3)
           .join(', ')}${katFailed.length > 3 ? ', …' : ''})`
+      : '',
+    forged.length > 0
+      ? `${forged.length} instance(s) FORGED, a replay gave other outputs than their trial (${forged.map((i) => `${i.key} ${i.forged!.operation}`).join(', ')})`
       : '',
     opFailed.length > 0 ? `${opFailed.length} measurement(s) failed or partial (first: ${opFailed[0]!.key} ${opFailed[0]!.failure})` : '',
   ].filter(Boolean);

@@ -12,6 +12,7 @@ import { errorMessage, isInputError } from './errors.js';
 import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.js';
 import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
+import { forgeryShown, instanceStatus } from './kat/status.js';
 import { actionsBuildCache } from './github/buildCache.js';
 import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords } from './github/baseline.js';
 import { deliverResults, postComment } from './github/deliver.js';
@@ -79,8 +80,11 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
 }
 
 function reportKat(summary: CampaignSummary): number {
-  const failures = summary.instances.filter((i) => i.kat !== 'PASS');
-  for (const f of failures) core.error(`${f.key}: KAT ${f.kat}${f.detail ? ` — ${f.detail}` : ''}`, { title: 'ngcc-perf KAT' });
+  const failures = summary.instances.filter((i) => instanceStatus(i) !== 'PASS');
+  for (const f of failures)
+    core.error(`${f.key}: ${f.forged ? `FORGED — ${forgeryShown(f.forged)}` : `KAT ${f.kat}${f.detail ? ` — ${f.detail}` : ''}`}`, {
+      title: 'ngcc-perf KAT',
+    });
   return failures.length;
 }
 
@@ -243,11 +247,11 @@ function katFindings(
     .filter(
       ([key, e]) =>
         measured.includes(e.candidate ?? parseInstanceKey(key).candidate) &&
-        e.kat !== 'PASS' &&
+        instanceStatus(e) !== 'PASS' &&
         e.kat !== 'BUILDFAIL' &&
-        base[key]?.kat === e.kat,
+        instanceStatus(base[key]) === instanceStatus(e),
     )
-    .map(([key, e]) => ({ key, status: e.kat, detail: e.kat_detail }));
+    .map(([key, e]) => ({ key, status: instanceStatus(e)!, detail: e.forged?.detail ?? e.kat_detail }));
   return { buildErrors, stillFailing };
 }
 

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { guideFlags } from '../src/compile/flags.js';
-import { DRIVER_SOURCES } from '../src/compile/harnessTools.js';
+import { driverSources } from '../src/compile/harnessTools.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
 import { katTextOf } from '../src/kat/run.js';
 import { readManifest } from '../src/config/katManifest.js';
@@ -39,7 +39,7 @@ describe.skipIf(missing.length > 0)(
         `-I${n}`,
         '-o',
         driver,
-        ...DRIVER_SOURCES.map((f) => join(n, f)),
+        ...driverSources().map((f) => join(n, f)),
         '-ldl',
       ]);
     });

@@ -281,6 +281,35 @@ describe('two CLI processes on one host', () => {
     }
   });
 
+  it('a broken candidate.yml is said before the run waits for the core; a build,kat run does not wait for it at all', async () => {
+    const dir = join(tempDir(), 'locks');
+    const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
+    const root = goodKemCampaign(['a'], 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  warmups: 1\n');
+    mkdirSync(join(root, 'kem-9'));
+    writeFileSync(join(root, 'kem-9', 'candidate.yml'), 'id: kem-9\ntype: kem\nalgorithm: x\nnist_prefx: X\ninstances: []\n');
+    const gate = await lockCore([CPU], { dir, what: 'the test' });
+    try {
+      // Everything: the INVALID line comes while the run still waits for the core the test holds.
+      const all = started(cli, ['run', root, '--system', 's', '--out', tempDir(), '--cpu', String(CPU)], env);
+      const said = await until('the INVALID line', () =>
+        /kem-9 INVALID \(not built\): .*nist_prefx/.test(all.stderr()) ? all.stderr() : undefined,
+      );
+      await until('the run to say it waits for the core', () => (all.stderr().includes(`waits for CPU ${CPU}`) ? true : undefined));
+      expect(all.child.exitCode).toBeNull();
+      expect(said.indexOf('INVALID')).toBeLessThan(all.stderr().indexOf(`waits for CPU ${CPU}`));
+      all.child.kill('SIGKILL');
+      // Build and KAT only: nothing is timed, so it finishes while the core is still held.
+      const data = tempDir();
+      const kat = started(cli, ['run', root, '--system', 's', '--out', data, '--cpu', String(CPU), '--phases', 'build,kat'], env);
+      expect(await exitOf(kat.child), kat.stderr()).toBe(1);
+      expect(kat.stderr()).not.toContain(`waits for CPU ${CPU}`);
+      expect(JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')).instances['kem-1/a'].kat).toBe('PASS');
+      expect(JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')).cpu_holds).toEqual([]);
+    } finally {
+      gate.release();
+    }
+  });
+
   it('a holder killed with SIGKILL frees the core for the run that waits for it', async () => {
     const dir = join(tempDir(), 'locks');
     const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
@@ -8,6 +8,9 @@ import { planningSchema } from '../src/config/schemas.js';
 import { measureOperations } from '../src/measure/operation.js';
 import { firstDifference } from '../src/measure/replay.js';
 import { runDriver } from '../src/sandbox/run.js';
+import type { TimingRecord } from '../src/evidence/types.js';
+import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, variant } from './helpers/toyVariant.js';
 
@@ -250,6 +253,28 @@ describe('the replay of a trial', () => {
     expect(firstDifference(t(['a', 'b', 'c', 'd']), { ...t(['c', 'd']), first: 2 }, 16)).toBeUndefined();
     expect(firstDifference(t(['a', 'b', 'c', 'd']), { ...t(['c', 'x']), first: 2 }, 16)).toBe('calls 12–15');
   });
+});
+
+describe('run --audit', () => {
+  it('replays every trial of every operation; without it, one trial of each', async () => {
+    const root = goodKemCampaign(['good'], QUICK);
+    const replayed = async (audit: boolean) => {
+      const out = tempDir();
+      const r = await runCli(['run', root, '--system', 's', '--out', out, '--phases', 'build,kat,measure', ...(audit ? ['--audit'] : [])]);
+      expect(r.code, r.out.join('\n')).toBe(0);
+      return ['keygen', 'enc', 'dec'].map((op) => {
+        const rec = JSON.parse(readFileSync(join(out, 's', 'records', 'kem-1', `good__${op}.json`), 'utf8')) as TimingRecord;
+        expect(
+          rec.replays!.every((x) => x.outcome === 'agrees'),
+          op,
+        ).toBe(true);
+        return [rec.replays!.map((x) => x.trial).sort(), rec.trials.length];
+      });
+    };
+    // QUICK plans two trials an operation.
+    for (const [trials, count] of await replayed(true)) expect(trials).toEqual([...Array(count).keys()]);
+    for (const [trials] of await replayed(false)) expect(trials).toHaveLength(1);
+  }, 300_000);
 });
 
 describe("the corpus's cheats in a loop that repeats its inputs, as the timing loop did", () => {

@@ -9,7 +9,7 @@ import type { Candidate, InvalidCandidate } from '../config/campaign.js';
 import { digestBitsOf } from '../config/hashInstance.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { hashDriverType } from '../measure/hashOperations.js';
-import type { KatStatus } from '../kat/status.js';
+import type { Forgery, InstanceStatus, KatStatus } from '../kat/status.js';
 import type { RunForecastSummary, StepEstimate } from './forecast.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
 import type { Progress } from './progress.js';
@@ -37,6 +37,8 @@ export interface InstanceSummary {
   /** Undefined when the library was built but its KAT was not run (not checked, not a failure). */
   kat?: KatStatus;
   detail?: string;
+  /** Set when a replay disagreed with a trial of the instance: its status is FORGED (kat/status.ts). */
+  forged?: Forgery;
   operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string; spread?: number }>;
 }
 
@@ -118,8 +120,8 @@ export function previousSeconds(step: string, previous: BuildEntry | undefined):
   return typeof s === 'number' ? { seconds: s, source: 'previous' } : { source: 'none' };
 }
 
-/** How a KAT status reads in progress lines and summaries; no status means the KAT was not run. */
-export const katShown = (kat: KatStatus | undefined): string => kat ?? 'not checked';
+/** How an instance's status reads in progress lines and summaries; no status means the KAT was not run. */
+export const katShown = (status: InstanceStatus | undefined): string => status ?? 'not checked';
 
 /** The build.json entry of an instance, which the prepare step sets before any other step runs. */
 export function preparedEntry(ctx: InstanceContext, step: string): BuildEntry {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flagsFor } from '../compile/compile.js';
 import { planCtOperation } from '../ct/budget.js';
+import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt } from '../ct/build.js';
 import { divisionSites, withDivisions } from '../ct/division.js';
 import { runCtOperation } from '../ct/run.js';
@@ -87,7 +88,8 @@ export const ct: PhaseStep = {
           results[op] = { status: 'skipped', calls: 0, findings: [], reason: 'a hash has no secret input: nothing to mark secret' };
       } else {
         head = { ...head, ...decided.prepared!.head };
-        await checkOperations(ctx, operations, results, decided.prepared!);
+        const slowdown = await checkOperations(ctx, operations, results, decided.prepared!);
+        if (slowdown) head = { ...head, slowdown };
       }
     }
     for (const op of operations) results[op] = suppressed(results[op]!, suppressions, op);
@@ -190,7 +192,7 @@ async function checkOperations(
   operations: readonly string[],
   results: Record<string, CtOperation>,
   prepared: CtPrepared,
-): Promise<void> {
+): Promise<CtEvidence['slowdown']> {
   const { run, unit } = ctx;
   const { plan } = run;
   const { id } = unit.candidate;
@@ -204,16 +206,42 @@ async function checkOperations(
         findings: [],
         reason: 'the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log',
       };
-    return;
+    return undefined;
   }
   const driver = await ctDriver(run.tools);
   const { ct } = plan.settings;
+  const floorS = plan.settings.planning.process_timeout_s;
+  const cs = preparedEntry(ctx, 'ct').call_seconds;
+  const type = unit.candidate.type;
+  const runOp = (operation: string, calls: number, timeoutS: number) =>
+    // valgrind does not pin itself: it stays on the core this step holds.
+    withCpus([plan.cpu], () =>
+      runCtOperation({
+        driver,
+        library: built.library,
+        type,
+        operation,
+        calls,
+        rng: unit.candidate.katRng,
+        timeoutMs: timeoutS * 1000,
+        sandbox: plan.sandbox,
+      }),
+    );
+  const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
+  const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
   for (const operation of operations) {
+    if (slowdown && 'failure' in slowdown) {
+      results[operation] = { status: 'skipped', calls: 0, findings: [], reason: slowdown.failure };
+      continue;
+    }
+    // Native seconds of the process's calls and their inputs (the KAT's figures), else the timing record's mean per call.
+    const nativeS = cs ? processSeconds(type, operation, cs, ct.calls) : undefined;
     const record = readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));
-    const perCall = typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
+    const perCall = nativeS !== undefined ? nativeS / ct.calls : typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
     const decision = planCtOperation(perCall, {
       calls: ct.calls,
-      valgrindFactor: ct.valgrind_factor,
+      valgrindFactor: factor ?? ct.valgrind_factor,
+      factorMeasured: factor !== undefined,
       startupSeconds: ct.startup_s,
       opBudgetSeconds: ct.op_budget_s,
     });
@@ -221,18 +249,46 @@ async function checkOperations(
       results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    // valgrind does not pin itself: it stays on the core this step holds.
-    results[operation] = await withCpus([plan.cpu], () =>
-      runCtOperation({
-        driver,
-        library: built.library,
-        type: unit.candidate.type,
-        operation,
-        calls: ct.calls,
-        rng: unit.candidate.katRng,
-        timeoutMs: plan.settings.planning.process_timeout_s * 1000,
-        sandbox: plan.sandbox,
-      }),
-    );
+    results[operation] = await runOp(operation, ct.calls, scaledTimeoutS(floorS, decision.predictedSeconds));
   }
+  return slowdown;
+}
+
+/** The most and the least memcheck slows code down, as measured (HQC ~1930×; a spin loop ~10×). */
+export const CT_SLOWDOWN_MAX = 3000;
+export const CT_SLOWDOWN_MIN = 10;
+
+/**
+ * The slowdown under memcheck of this library, measured: one call of its cheapest operation (by the
+ * KAT's figures) under memcheck, its calls' own seconds against the native call's. Undefined when no
+ * operation has a figure; a failure when even the cheapest could not fit the budget, which then
+ * skips every operation with that reason.
+ */
+async function measureSlowdown(
+  operations: readonly string[],
+  type: string,
+  cs: CallSeconds,
+  ct: { op_budget_s: number; startup_s: number },
+  runOp: (operation: string, calls: number, timeoutS: number) => Promise<CtOperation>,
+): Promise<CtEvidence['slowdown']> {
+  const costed = operations
+    .map((op) => ({ op, native: processSeconds(type, op, cs, 1) }))
+    .filter((x): x is { op: string; native: number } => x.native !== undefined && (cs[x.op] ?? 0) > 0)
+    .sort((a, b) => a.native - b.native);
+  const cheapest = costed[0];
+  if (!cheapest) return undefined;
+  const budget = `the budget of ${ct.op_budget_s} s (ct.op_budget_s)`;
+  const least = ct.startup_s + CT_SLOWDOWN_MIN * cheapest.native;
+  if (least > ct.op_budget_s)
+    return {
+      failure: `one ${cheapest.op} call takes ${cheapest.native.toPrecision(3)} s natively with its inputs: under memcheck, at least ${CT_SLOWDOWN_MIN}× that, ${least.toPrecision(3)} s, over ${budget}`,
+    };
+  // Killed at the budget: a calibration that takes longer tells that every operation would.
+  const r = await runOp(cheapest.op, 1, ct.op_budget_s + ct.startup_s);
+  const nativeCall = cs[cheapest.op]!;
+  if (r.status === 'failed' || r.calls_s === undefined)
+    return {
+      failure: `one ${cheapest.op} call under memcheck, to measure the slowdown, did not finish within ${budget}${r.reason ? ` (${r.reason})` : ''}`,
+    };
+  return { operation: cheapest.op, factor: Math.max(1, r.calls_s / nativeCall), calls_s: r.calls_s, native_s: nativeCall };
 }

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import { buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
-import { measurable } from '../kat/status.js';
+import { forgeryShown, measurable, type Forgery } from '../kat/status.js';
 import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { precisionOf } from '../measure/precision.js';
-import type { BuildJson } from '../evidence/types.js';
+import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
+import { saveEntry } from './prepare.js';
 import {
   driverRngOf,
   driverTypeOf,
@@ -68,6 +69,12 @@ export const measure: PhaseStep = {
         continue;
       }
       const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+      // FORGED holds for the library that earned it: measuring it again would give it another draw.
+      if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256) {
+        summary.operations.push({ operation, status: 'failed', skipped: true, failure: previous.forged });
+        ctx.tick(`${operation}: ${previous.forged} (kept for this library; --force measures it again)`);
+        continue;
+      }
       if (
         // A paired run measures both sides now: a kept record was measured at another time.
         !plan.force &&
@@ -102,9 +109,14 @@ export const measure: PhaseStep = {
         sandbox: plan.sandbox,
         counterHz: run.counterHz,
         audit: plan.audit,
+        ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
+        ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
       });
     }
-    if (todo.length === 0) return 'kept';
+    if (todo.length === 0) {
+      noteForgery(ctx, entry);
+      return 'kept';
+    }
     const replacedLibrary = libraryReplaced(run, entry);
     if (replacedLibrary) {
       for (const { operation } of todo) {
@@ -120,7 +132,17 @@ export const measure: PhaseStep = {
       ? todo.flatMap((r) => {
           // Enough pairs for the signed-rank test to reach the comparison's alpha.
           const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
-          return [paired, { ...paired, library: base.library, libraryShown: base.entry.library! }];
+          const baseDraws = base.entry.kat_draws?.[r.operation];
+          // The base side is another library: held to its own KAT's draws and call times.
+          const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
+          const baseSide = {
+            ...shared,
+            library: base.library,
+            libraryShown: base.entry.library!,
+            ...(baseDraws ? { katDraws: baseDraws } : {}),
+            ...(base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}),
+          };
+          return [paired, baseSide];
         })
       : todo;
     await measureOperations(
@@ -164,8 +186,30 @@ export const measure: PhaseStep = {
       },
       { alternate: base !== undefined, pairs: base !== undefined },
     );
+    noteForgery(ctx, entry);
   },
 };
+
+/**
+ * build.json `forged` follows the instance's records of its current library: set by the first record
+ * a replay disagreed with, cleared when a forced run measured every operation again without one.
+ */
+function noteForgery(ctx: InstanceContext, entry: BuildEntry): void {
+  const { plan } = ctx.run;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  const records = operationsOf(ctx.unit.candidate.type, entry.sizes?.kex_passes).map((op) => ({
+    op,
+    r: readJsonIfExists<TimingRecord>(plan.paths.record(id, label, op)),
+  }));
+  const found = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
+  const forged: Forgery | undefined = found ? { operation: found.op, detail: found.r!.forged! } : undefined;
+  ctx.summary.forged = forged;
+  if (JSON.stringify(forged) === JSON.stringify(entry.forged)) return;
+  const { forged: _before, ...rest } = entry;
+  ctx.entry = saveEntry(ctx.run, ctx.unit.key, forged ? { ...rest, forged } : rest);
+  if (forged) ctx.run.progress?.note?.(`${ctx.unit.key}: FORGED (${forgeryShown(forged)})`);
+}
 
 /**
  * The base side of an instance in a paired run (RunPlan.against): its unit, build.json entry and

@@ -40,6 +40,7 @@ export const prepare: PhaseStep = {
     ctx.entry = entry;
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
+    if (entry.forged) ctx.summary.forged = entry.forged;
     return kept ? 'kept' : undefined;
   },
 };
@@ -203,7 +204,12 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
     // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
     const { kat: _none, ...unchecked } = base;
-    const entry = { ...unchecked, ...lib, kat_detail: 'KAT not run for this library (run the kat phase)' } as BuildEntry;
+    const entry = {
+      ...unchecked,
+      ...lib,
+      kat_detail: 'KAT not run for this library (run the kat phase)',
+      ...forgeryKept(plan, previous, lib.library_sha256),
+    } as BuildEntry;
     return { entry: saveEntry(run, key, entry), kept: false };
   }
 
@@ -232,12 +238,23 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
     ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
     sizes: outcome.sizes,
+    ...(outcome.draws ? { kat_draws: outcome.draws } : {}),
+    ...(outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {}),
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
+    ...forgeryKept(plan, previous, lib.library_sha256),
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
+}
+
+/**
+ * A KAT run again (a new harness, a new manifest) judges the code's answers, not its timing: the same
+ * library stays FORGED until a forced measure step finds otherwise (campaign/measure.ts).
+ */
+function forgeryKept(plan: RunContext['plan'], previous: BuildEntry | undefined, librarySha256: string): Pick<BuildEntry, 'forged'> {
+  return !plan.force && previous?.forged && previous.library_sha256 === librarySha256 ? { forged: previous.forged } : {};
 }
 
 /** A hash KAT_Loop cut short by a kat.sha256 `:N`: the pages say so. */

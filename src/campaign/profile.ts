@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import { errorMessage } from '../errors.js';
-import { measurable } from '../kat/status.js';
+import { instanceStatus, measurable } from '../kat/status.js';
 import { profiledOperationsOf } from '../measure/operation.js';
 import { buildProfiledFor, profileInstance, profileSymbols } from '../profile/run.js';
 import type { ProfileBuildResult } from '../compile/profileBuild.js';
@@ -64,8 +64,8 @@ export const profileBuild: PhaseStep = {
     }
     const built = { ...entry, library: entry.library };
     const verdict = await survey(ctx, built);
-    if (!measurable(entry.kat)) {
-      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(entry.kat)})` });
+    if (!measurable(instanceStatus(entry))) {
+      plans.set(ctx, { run: false, line: `${verdict}; not profiled (${katShown(instanceStatus(entry))})` });
       return;
     }
     const operations = staleOperations(ctx.run.plan, ctx.unit, built);
@@ -102,6 +102,12 @@ export const profile: PhaseStep = {
     if (!plan) throw new Error(`the profile rounds of ${ctx.unit.key} ran before the profile's preparation`);
     if (!plan.run) {
       ctx.tick(plan.line);
+      return 'kept';
+    }
+    // The measure step, between the preparation and this, may have found the library FORGED.
+    const now = preparedEntry(ctx, 'profile');
+    if (!measurable(instanceStatus(now))) {
+      ctx.tick(`${plan.verdict}; not profiled (${katShown(instanceStatus(now))})`);
       return 'kept';
     }
     const replaced = libraryReplaced(ctx.run, plan.entry);
@@ -173,7 +179,7 @@ function staleOperations(plan: RunPlan, unit: Unit, entry: { library_sha256?: st
 /** Whether the profile files on disk would be kept, were the library unchanged: the forecast's guess. */
 function profilesHold(plan: RunPlan, unit: Unit, previous: BuildEntry | undefined): boolean {
   // A KAT that forbade timing forbids the profile too, most likely again.
-  if (previous?.kat !== undefined && !measurable(previous.kat)) return true;
+  if (previous?.kat !== undefined && !measurable(instanceStatus(previous))) return true;
   return !!previous?.library_sha256 && staleOperations(plan, unit, previous).length === 0;
 }
 
@@ -203,6 +209,7 @@ async function profileOperations(
       rounds: plan.settings.profile.rounds,
       disturbedRetries: plan.settings.planning.disturbed_retries,
       timeoutMs: plan.settings.planning.process_timeout_s * 1000,
+      ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
       perCallSeconds: (operation) => {
         const record = readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));
         return typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;

@@ -35,6 +35,8 @@ export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, profileBuild, 
  */
 export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseStep[] = PHASE_STEPS): Promise<CampaignSummary> {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
+  // What needs no core is said at once: a typo in a candidate.yml is not held behind a lock.
+  for (const c of plan.invalid) opts.progress?.note?.(`${c.id} INVALID (not built): ${c.problem}`);
   // Paired: the base side is built and KAT-checked first; its timing runs with this run's.
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, 'base') }, steps);
   const release = lockSystem(plan.systemDir);
@@ -80,20 +82,24 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   // Written after every hold: a run killed midway still says where it pinned what.
   const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
-  // The probe pins itself to read the counter's rate: it too waits for the core.
-  run.counterHz = await cores.on(
-    'counter probe',
-    (line) => run.progress?.note?.(line),
-    async (pinned) => {
-      const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
-      return probe.counterHz;
-    },
-  );
+  const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
+  const stages = stagesOf(active);
+  // The start check's probe reads the counter's rate where the trials will run: pinned there, it
+  // waits for the timing core. A run that times nothing (build,kat) needs no rate: its check runs
+  // unpinned, beside whatever holds the core.
+  if (stages.some((s) => s.kind === 'timing'))
+    run.counterHz = await cores.on(
+      'counter probe',
+      (line) => run.progress?.note?.(line),
+      async (pinned) => {
+        const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
+        return probe.counterHz;
+      },
+    );
+  else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
-  const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
-  const stages = stagesOf(active);
   const before = readJsonIfExists<BuildJson>(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
     plan,
@@ -111,10 +117,10 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const planned = planLines(forecast, plan.units.length);
   for (const line of planned) run.progress?.note?.(line);
   await opts.onPlan?.(planned);
-  run.progress?.start(plan.invalid.length + plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0), () =>
-    tracker.eta(),
+  run.progress?.start(
+    plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
+    () => tracker.eta(),
   );
-  for (const c of plan.invalid) run.progress?.tick(`${c.id} INVALID (not built): ${c.problem}`);
   const instances: InstanceSummary[] = [];
   const contexts = plan.units.map((unit): InstanceContext => {
     const summary: InstanceSummary = { key: unit.key, operations: [] };

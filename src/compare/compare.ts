@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { readSizeCatalog } from '../catalogs/catalogs.js';
 import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
 import { loadCampaign } from '../config/campaign.js';
+import { instanceStatus } from '../kat/status.js';
 import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
@@ -335,7 +336,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
 
   const instanceKeys = [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes: KatChange[] = instanceKeys
-    .map((key) => ({ key, base: base.build.instances[key]?.kat, head: head.build.instances[key]?.kat }))
+    .map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) }))
     .filter((c) => c.base !== c.head && c.head !== undefined);
   // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
   const build_failures = instanceKeys.filter(

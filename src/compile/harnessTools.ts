@@ -27,7 +27,7 @@ export function harnessVersion(): string {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.(c|h)$/.test(e.name)) files.push(p);
+      else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
     }
   };
   walk(root);
@@ -35,25 +35,13 @@ export function harnessVersion(): string {
   return sha256Hex(`${parts.join('\n')}\n${ccVersion()}`).slice(0, 16);
 }
 
-/** The sources of ngcc_driver, relative to native/ (test/arm.test.ts cross-builds the same). */
-export const DRIVER_SOURCES = [
-  'ngcc_driver.c',
-  'ngcc_kat.c',
-  'ngcc_time.c',
-  'hashprof/ngcc_prof.c',
-  'harness.c',
-  'ops.c',
-  'calls.c',
-  'cpucycles.c',
-  // The hash jobs, and the ICCS DRNG (with the SM3 under it) that draws the hash KAT messages.
-  'hash_ops.c',
-  'hash_kat.c',
-  'iccs/drng.c',
-  'iccs/auxfunc.c',
-  // The key-exchange jobs.
-  'kex_ops.c',
-  'kex_kat.c',
-];
+/**
+ * The sources of ngcc_driver, relative to native/: listed in native/driver-sources.json, which the
+ * benches read too (bench/run.mjs builds the same driver); test/arm.test.ts cross-builds them.
+ */
+export function driverSources(): string[] {
+  return (JSON.parse(readFileSync(join(nativeDir(), 'driver-sources.json'), 'utf8')) as { sources: string[] }).sources;
+}
 
 const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const;
 /** Each binary's SHA-256, written with the set: a binary that no longer matches is rebuilt. */
@@ -110,7 +98,7 @@ async function compileTools(dir: string): Promise<void> {
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
   const targets: Array<[(typeof NAMES)[number], string[], string[]]> = [
-    ['ngcc_driver', DRIVER_SOURCES.map((f) => join(n, f)), ['-ldl']],
+    ['ngcc_driver', driverSources().map((f) => join(n, f)), ['-ldl']],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       'ngcc_mem',

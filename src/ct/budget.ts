@@ -3,6 +3,8 @@ export interface CtBudget {
   calls: number;
   /** How many times slower an operation runs under memcheck than natively. */
   valgrindFactor: number;
+  /** Whether the factor was measured on this library (campaign/ct.ts), or is ct.valgrind_factor's assumption. */
+  factorMeasured?: boolean;
   /** Seconds valgrind needs to start and end a process besides the calls. */
   startupSeconds: number;
   /** The most a run of one operation may be predicted to take. */
@@ -23,6 +25,6 @@ export function planCtOperation(perCallSeconds: number | undefined, b: CtBudget)
   return {
     run: false,
     predictedSeconds,
-    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively × ${b.calls} calls × ${b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`,
+    reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively × ${b.calls} calls × ${b.factorMeasured ? `${b.valgrindFactor.toPrecision(3)}, the slowdown measured on this library,` : b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`,
   };
 }

@@ -76,5 +76,13 @@ export async function runCtOperation(req: CtRunRequest): Promise<CtOperation> {
   const library = realpathSync(req.library);
   const { findings, outsideLibrary } = findingsOf(report, (obj) => obj === req.library || obj === library);
   const calls = Number(driverRun.output.lines.find((l) => l[0] === 'CT' && l[1] === 'calls')?.[2] ?? req.calls);
-  return { status: statusOf(findings), calls, findings, seconds, ...(outsideLibrary > 0 ? { outside_library: outsideLibrary } : {}) };
+  const callsS = Number(driverRun.output.lines.find((l) => l[0] === 'CT' && l[1] === 'calls_s')?.[2]);
+  return {
+    status: statusOf(findings),
+    calls,
+    findings,
+    seconds,
+    ...(Number.isFinite(callsS) ? { calls_s: callsS } : {}),
+    ...(outsideLibrary > 0 ? { outside_library: outsideLibrary } : {}),
+  };
 }

@@ -35,6 +35,8 @@ export interface CtOperation {
   reason?: string;
   /** Wall seconds of the valgrind process. */
   seconds?: number;
+  /** Seconds of the calls themselves under memcheck, as the driver measured them (no start-up). */
+  calls_s?: number;
   /** Reports whose every frame lies outside the library (the driver's own checks of secret outputs): not findings. */
   outside_library?: number;
 }
@@ -76,6 +78,11 @@ export interface CtEvidence {
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
   /** Why the division finder could not run. */
   divisions_failure?: string;
+  /**
+   * How many times slower than natively this library runs under memcheck, measured by one call of
+   * its cheapest operation (campaign/ct.ts): what each operation's prediction and timeout use.
+   */
+  slowdown?: { operation: string; factor: number; calls_s: number; native_s: number } | { failure: string };
 }
 
 /** The status an operation's findings give: flagged when one is not suppressed. */

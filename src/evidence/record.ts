@@ -27,6 +27,8 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     schema: 2,
     status: result.status,
     ...(result.failure ? { failure: result.failure } : {}),
+    // The instance's FORGED status rests on this (build.json `forged` names the record's operation).
+    ...(result.forged ? { forged: result.forged } : {}),
     candidate: unit.candidate.id,
     label: unit.label,
     instance: unit.label,
@@ -54,6 +56,8 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
     ...(result.replays ? { replays: result.replays } : {}),
     ...(result.replay_skipped ? { replay_skipped: result.replay_skipped } : {}),
+    ...(result.repeat_audit ? { repeat_audit: result.repeat_audit } : {}),
+    ...(result.repeat_audit_skipped ? { repeat_audit_skipped: result.repeat_audit_skipped } : {}),
     trials: result.trials,
     ...(result.stats ?? {}),
     // Fixed or adaptive, how well the trials pin the mean down (validate recomputes it).

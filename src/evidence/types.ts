@@ -1,4 +1,5 @@
-import type { KatStatus } from '../kat/status.js';
+import type { Forgery, KatStatus } from '../kat/status.js';
+import type { RepeatAudit } from '../measure/repeatAudit.js';
 import type { Trial } from '../measure/stats.js';
 
 /** One build.json entry (ngcc-harness field names, plus ours). */
@@ -10,6 +11,8 @@ export interface BuildEntry {
   flags: 'guide' | 'harness-default';
   kat: KatStatus;
   kat_detail?: string;
+  /** Set by the measure step when a replay disagreed with a trial: the instance is FORGED (kat/status.ts). */
+  forged?: Forgery;
   guide_result?: string;
   /** After a KAT-triggered fallback: the guide build that failed, so a re-run can tell it is unchanged. */
   guide_library_sha256?: string;
@@ -29,6 +32,10 @@ export interface BuildEntry {
   api?: string;
   type?: string;
   sizes?: Record<string, number>;
+  /** The fewest generator draws a KAT call of keygen, enc or sign made (kat/run.ts): what a timed call must reach. */
+  kat_draws?: Record<string, number>;
+  /** The longest a KAT call of each operation took, in seconds (kat/run.ts): what the timeouts follow (measure/cost.ts). */
+  call_seconds?: Record<string, number>;
   /** Type hash: the KAT_Loop iterations when a kat.sha256 `:N` cut them below the generator's 10^6. */
   kat_loop_iterations?: number;
   /**
@@ -50,6 +57,8 @@ export interface TimingRecord {
   label: string;
   operation: string;
   kat?: string;
+  /** The failure of a trial whose replay gave other outputs (measure/replay.ts). */
+  forged?: string;
   library_sha256?: string;
   kat_log_sha256?: string;
   trials: Trial[];
@@ -65,6 +74,8 @@ export interface TimingRecord {
   per_call_cycles?: { q1: number; median: number; q3: number } | null;
   /** The trials made again from their seed after the operation (measure/replay.ts). */
   replays?: Array<{ trial: number; segment?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
+  /** verify: the repeated-input audit (measure/repeatAudit.ts). */
+  repeat_audit?: RepeatAudit;
   [key: string]: unknown;
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { KAT_STATUSES } from '../kat/status.js';
+import { KAT_STATUSES, type Forgery } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
@@ -9,7 +9,7 @@ import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
 import { validateCtFiles } from './ctValidate.js';
 import { loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
-import type { TimingRecord } from './types.js';
+import type { BuildEntry, TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
 
@@ -36,6 +36,7 @@ export function validateDataset(systemDir: string): string[] {
     // No status is a library built without the kat phase: not checked, so no KAT log either.
     const checked = (e.kat as string | undefined) !== undefined;
     if (checked && !(KAT_STATUSES as readonly string[]).includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    problems.push(...forgeryProblems(where, key, e, ds.records));
     if (!e.kat_log) {
       if (checked && e.kat !== 'BUILDFAIL' && e.kat !== 'NOKAT') problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
@@ -66,6 +67,9 @@ export function validateDataset(systemDir: string): string[] {
       if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
         problems.push(`${where}: library_sha256 differs from build.json`);
       if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+      // A forgery of the instance's current library makes it FORGED; a record cannot say so alone.
+      if (typeof r.forged === 'string' && r.library_sha256 === entry.library_sha256 && !entry.forged)
+        problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
     }
     const trials = r.trials ?? [];
     if (trials.length === 0) {
@@ -182,3 +186,24 @@ const core = (t: unknown) => {
   const x = t as { measurements: number; seconds: number; cycles: number };
   return [x.measurements, x.seconds, x.cycles];
 };
+
+/**
+ * build.json `forged` (kat/status.ts): its shape, and the record it rests on, which must be of the
+ * same library, failed, and hold a replay that differs.
+ */
+function forgeryProblems(where: string, key: string, e: BuildEntry, records: Array<{ record: TimingRecord }>): string[] {
+  const f = e.forged as unknown;
+  if (f === undefined) return [];
+  const shaped =
+    typeof f === 'object' && f !== null && typeof (f as Forgery).operation === 'string' && typeof (f as Forgery).detail === 'string';
+  if (!shaped) return [`${where}.forged: not { operation, detail }`];
+  const { operation, detail } = f as Forgery;
+  const r = records.find(({ record }) => instanceKey(record.candidate, record.label) === key && record.operation === operation)?.record;
+  if (!r) return [`${where}.forged: no ${operation} record to rest on`];
+  if (r.forged !== detail)
+    return [`${where}.forged: the ${operation} record says ${r.forged === undefined ? 'nothing of a forgery' : `'${r.forged}'`}`];
+  if (r.library_sha256 !== e.library_sha256) return [`${where}.forged: the ${operation} record is of another library`];
+  if (r.status !== 'failed' || !(r.replays?.some((x) => x.outcome === 'differs') || r.repeat_audit?.outcome === 'differs'))
+    return [`${where}.forged: the ${operation} record is not failed with a replay or a repeated-input audit that differs`];
+  return [];
+}

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNistKatRng, type Candidate } from '../config/campaign.js';
 import { runDriver, type DriverRun, type RunResult } from '../sandbox/run.js';
+import { katTimeoutS } from '../measure/cost.js';
 import { writeFileAtomic } from '../util/fsx.js';
 import { canonicalDigest } from './manifest.js';
 import type { ManifestEntry } from '../config/katManifest.js';
@@ -32,6 +33,13 @@ export interface KatOutcome {
   fileBytes?: number;
   digests: Array<{ entry: ManifestEntry; actual: string }>;
   sizes: Record<string, number>;
+  /**
+   * The fewest draws from the harness's generator one call of each drawing operation made in the
+   * KAT's records (keygen, enc, sign): a timed call must draw as many (measure/trial.ts).
+   */
+  draws?: Record<string, number>;
+  /** The longest a call of each operation took in the KAT's records: what later timeouts follow (measure/cost.ts). */
+  callSeconds?: Record<string, number>;
   records: number;
   /** The last driver run (absent when none could start, e.g. a hash instance without its digest length). */
   run?: RunResult;
@@ -108,6 +116,8 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
     memoryLimitBytes: req.memoryLimitBytes,
     channelMaxBytes: KAT_CHANNEL_MAX,
     sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
+    // Once the first record is done, the rest take about as long each: the timeout follows.
+    timeoutOnMark: (name, wall_s) => (name === 'kat-record' ? katTimeoutS(req.timeoutMs / 1000, wall_s, records) * 1000 : undefined),
   });
   const { run, output: out } = driver;
   const sizes = Object.fromEntries(
@@ -115,7 +125,24 @@ export async function runKat(req: KatRequest): Promise<KatOutcome> {
       .filter(([k]) => k.endsWith('_bytes') || k === 'kex_passes')
       .map(([k, v]) => [k, Number(v)]),
   );
-  const base = { digests: [], sizes, records, run };
+  const draws = Object.fromEntries(
+    Object.entries(out.meta)
+      .filter(([k, v]) => /^draws_(keygen|enc|sign)$/.test(k) && /^\d+$/.test(v))
+      .map(([k, v]) => [k.slice('draws_'.length), Number(v)]),
+  );
+  const callSeconds = Object.fromEntries(
+    Object.entries(out.meta)
+      .filter(([k, v]) => /^call_s_(keygen|enc|dec|sign|verify)$/.test(k) && Number.isFinite(Number(v)))
+      .map(([k, v]) => [k.slice('call_s_'.length), Number(v)]),
+  );
+  const base = {
+    digests: [],
+    sizes,
+    records,
+    run,
+    ...(Object.keys(draws).length > 0 ? { draws } : {}),
+    ...(Object.keys(callSeconds).length > 0 ? { callSeconds } : {}),
+  };
   const failure = classifyDriverFailure(driver);
   if (failure) return { ...base, ...failure };
   const file = katFileName(candidate, label, sizes.sk_bytes ?? 0);

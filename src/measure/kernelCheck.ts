@@ -78,9 +78,12 @@ export function kernelInconsistency(
   slackS += perWindowSlack(slackS) * Math.max(0, (w.windows ?? 1) - 1);
   // A single-threaded loop cannot use more CPU than the time it took: more means cycles went missing.
   if (w.kernel_cpu_s > (CPU_TOLERANCE[counter] ?? DEFAULT_CPU_TOLERANCE) * claimed + slackS)
-    return `its cycles say ${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
+    return `${CONTRADICTION}${fmt(claimed)}, but the kernel charged the process ${fmt(w.kernel_cpu_s)} of CPU during the trial`;
   // Nor can it take longer than the time that passed around it.
   if (claimed > (RATE_TOLERANCE[counter] ?? DEFAULT_RATE_TOLERANCE) * w.window_s + slackS)
-    return `its cycles say ${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
+    return `${CONTRADICTION}${fmt(claimed)}, but only ${fmt(w.window_s)} passed during the trial`;
   return undefined;
 }
+
+/** How every contradiction this module finds opens (the operation runs such a trial once more). */
+export const CONTRADICTION = 'its cycles say ';

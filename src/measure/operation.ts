@@ -7,10 +7,12 @@ import { deriveStatistics, type Trial } from './stats.js';
 import { precisionOf } from './precision.js';
 import { disturbance } from './disturbance.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
-import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
+import { kernelContradicted, runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { KEX_PROFILED, kexOperations } from './kexOperations.js';
-import { replayTrial, type ReplayResult } from './replay.js';
+import { KAT_CALLS, replayTrial, type ReplayResult } from './replay.js';
+import { repeatedInputAudit, type RepeatAudit } from './repeatAudit.js';
+import { processSeconds, scaledTimeoutS, type CallSeconds } from './cost.js';
 
 export const OPERATIONS = {
   kem: ['keygen', 'enc', 'dec'],
@@ -52,11 +54,17 @@ export interface OperationRequest {
   counterHz?: number;
   /** Replay every trial rather than one drawn at random (measure/replay.ts). */
   audit?: boolean;
+  /** The fewest generator draws a KAT call of this operation made: each trial is held to it. */
+  katDraws?: number;
+  /** The KAT's seconds per call of each operation (build.json `call_seconds`): the timeouts follow them. */
+  callSeconds?: CallSeconds;
 }
 
 export interface OperationResult {
   status: 'complete' | 'partial' | 'failed';
   failure?: string;
+  /** A replay gave other outputs than the trial: the failure, which makes the instance FORGED. */
+  forged?: string;
   plan?: Plan;
   processes: TrialProcess[];
   trials: Trial[];
@@ -67,6 +75,9 @@ export interface OperationResult {
   replays?: ReplayResult[];
   /** Why no trial was replayed, when none was. */
   replay_skipped?: string;
+  /** verify: its figure on distinct inputs against the trials' repeated ones (measure/repeatAudit.ts). */
+  repeat_audit?: RepeatAudit;
+  repeat_audit_skipped?: string;
   started_utc: string;
   ended_utc: string;
   load_average_start: number[];
@@ -92,6 +103,8 @@ interface InProgress {
   stopped: boolean;
   replays?: ReplayResult[];
   replay_skipped?: string;
+  repeat_audit?: RepeatAudit;
+  repeat_audit_skipped?: string;
 }
 
 function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
@@ -107,6 +120,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
       sandbox: req.sandbox,
       counterHz: req.counterHz,
+      ...(req.katDraws ? { katDraws: req.katDraws } : {}),
     },
     started_utc: new Date().toISOString(),
     load_average_start: loadAverage(),
@@ -116,7 +130,14 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
   };
 }
 
-const KERNEL_CONTRADICTS = /^inconsistent trial: its cycles say /;
+/**
+ * A timing process's timeout: the planning's floor, or the margin over what the KAT says its calls
+ * and their inputs will take (measure/cost.ts), whichever is longer.
+ */
+function processTimeoutMs(req: OperationRequest, calls: number, warmups: number, verifyPool?: number): number {
+  const expected = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : undefined;
+  return scaledTimeoutS(req.planning.process_timeout_s, expected) * 1000;
+}
 
 /** One trial in a fresh process; re-run while the core's clock was below the fixed clock. */
 async function nextTrial(op: InProgress): Promise<void> {
@@ -131,11 +152,14 @@ async function nextTrial(op: InProgress): Promise<void> {
       ...op.base,
       iterations: plan.iterations_per_trial,
       warmups: plan.warmups,
-      timeoutMs: plan.timeout_per_process_s * 1000,
+      timeoutMs: Math.max(plan.timeout_per_process_s * 1000, processTimeoutMs(op.req, plan.iterations_per_trial, plan.warmups)),
     });
     // A loaded host once charged a short trial's window a millisecond or two more than its calls:
     // such a trial runs once more, and fails only if the kernel's view contradicts it again.
-    if (proc.status !== 'complete' && KERNEL_CONTRADICTS.test(proc.failure ?? '') && kernelRetries++ < 1) continue;
+    if (kernelContradicted(proc) && kernelRetries++ < 1) {
+      retried.push({ started_utc: proc.started_utc, wall_s: proc.wall_s, disturbed: proc.failure! });
+      continue;
+    }
     const trial = proc.trials[0];
     const why =
       proc.status === 'complete' && trial
@@ -178,18 +202,27 @@ function finish(op: InProgress): OperationResult {
     };
   const trials = op.processes.filter((x) => x.status === 'complete').flatMap((x) => x.trials);
   const failed = op.processes.find((x) => x.status !== 'complete');
-  const forged = op.replays?.find((r) => r.outcome === 'differs');
-  const unreplayed = op.replays?.find((r) => r.outcome === 'failed');
+  const forged = op.replays?.find((r) => r.outcome === 'differs') ?? (op.repeat_audit?.outcome === 'differs' ? op.repeat_audit : undefined);
+  const unreplayed =
+    op.replays?.find((r) => r.outcome === 'failed') ?? (op.repeat_audit?.outcome === 'failed' ? op.repeat_audit : undefined);
   const replay = {
     ...(op.replays ? { replays: op.replays } : {}),
     ...(op.replay_skipped ? { replay_skipped: op.replay_skipped } : {}),
+    ...(op.repeat_audit ? { repeat_audit: op.repeat_audit } : {}),
+    ...(op.repeat_audit_skipped ? { repeat_audit_skipped: op.repeat_audit_skipped } : {}),
   };
-  // Outputs that are not what the library computes when it is not timed: no figure of it stands.
+  // Outputs that are not what the library computes when it is not timed, or a figure that is not its
+  // work on fresh inputs: no figure of it stands.
   if (forged || unreplayed)
     return {
       ...common,
       status: 'failed',
-      failure: forged ? `FORGED: ${forged.detail}` : `replay: ${unreplayed!.detail}`,
+      failure: forged
+        ? `FORGED: ${forged.detail}`
+        : unreplayed === op.repeat_audit
+          ? `repeated-input audit: ${unreplayed!.detail}`
+          : `replay: ${unreplayed!.detail}`,
+      ...(forged ? { forged: `FORGED: ${forged.detail}` } : {}),
       plan: op.plan,
       processes: op.processes.map(show),
       trials: [],
@@ -238,13 +271,35 @@ async function replayOperation(op: InProgress): Promise<void> {
   for (const { p, i } of picked)
     op.replays.push(
       await replayTrial(
-        { ...op.base, timeoutMs: op.plan.timeout_per_process_s * 1000 },
+        // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
+        {
+          ...op.base,
+          timeoutMs: Math.max(op.plan.timeout_per_process_s * 1000, processTimeoutMs(op.req, op.plan.iterations_per_trial, KAT_CALLS)),
+        },
         p,
         i,
         op.plan.iterations_per_trial,
         op.plan.warmups,
       ),
     );
+}
+
+/** verify, after its trials: the repeated-input audit (measure/repeatAudit.ts). */
+async function auditRepeatedInputs(op: InProgress): Promise<void> {
+  if (op.req.type !== 'sig' || op.req.operation !== 'verify' || !op.plan) return;
+  const complete = op.processes.filter((p) => p.status === 'complete');
+  if (complete.length === 0 || op.replays?.some((r) => r.outcome !== 'agrees')) return;
+  const planning = op.req.planning;
+  const audit = await repeatedInputAudit({
+    base: op.base,
+    complete,
+    iterations: op.plan.iterations_per_trial,
+    warmups: op.plan.warmups,
+    timeoutMs: (calls) => Math.max(op.plan!.timeout_per_process_s * 1000, processTimeoutMs(op.req, calls, op.plan!.warmups, calls)),
+    signBudgetS: planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s,
+  });
+  if ('skipped' in audit) op.repeat_audit_skipped = audit.skipped;
+  else op.repeat_audit = audit;
 }
 
 /**
@@ -305,7 +360,7 @@ export async function measureOperations(
     // Paired sides need their planned number of pairs (PAIRED_TRIALS): never adaptive.
     const planning = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
     const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
-    const timeoutMs = req.planning.process_timeout_s * 1000;
+    const timeoutMs = processTimeoutMs(req, 1, 1);
     let calibration = await runTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === 'complete' && once && once.seconds < trialTarget)
@@ -314,7 +369,7 @@ export async function measureOperations(
         calibration: true,
         iterations: CALIBRATION_CALLS,
         warmups: 1,
-        timeoutMs: timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000,
+        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000),
       });
     ops.push({
       ...s,
@@ -328,7 +383,10 @@ export async function measureOperations(
     // A round runs one trial of every operation not yet done, so adaptive operations stay interleaved.
     for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
   if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
-  for (const op of ops) await replayOperation(op);
+  for (const op of ops) {
+    await replayOperation(op);
+    await auditRepeatedInputs(op);
+  }
   return ops.map((op, i) => {
     const r = finish(op);
     onDone?.(i, r);

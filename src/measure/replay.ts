@@ -58,7 +58,7 @@ export function firstDifference(trial: Transcript, replay: Transcript, calls: nu
 }
 
 /** The most calls of one operation an ICCS KAT makes in a process (native/ngcc_kat.c: 10 records, 2 fresh seeds, dec twice for each). */
-const KAT_CALLS = 14;
+export const KAT_CALLS = 14;
 
 /**
  * Warm-ups for a replay: fewer than a KAT makes calls of an operation, so a library that stops

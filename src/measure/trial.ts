@@ -1,10 +1,11 @@
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
+import { CONTRADICTION, kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
 import { cpuTimeIsPrecise } from '../sandbox/cpuTime.js';
 import { parseOsLine } from './disturbance.js';
 import { createHash, randomBytes } from 'node:crypto';
+import { belowFloor } from './floor.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -29,7 +30,14 @@ export interface TrialRequest {
    * microseconds cannot use.
    */
   calibration?: boolean;
+  /** The fewest generator draws a KAT call of this operation made (build.json `kat_draws`), when known. */
+  katDraws?: number;
+  /** verify: the entries of its pool of signed messages (the driver's default is VERIFY_POOL, 16). */
+  verifyPool?: number;
 }
+
+/** Spot checks per trial (native/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */
+export const DEFAULT_SPOT_CHECKS = 2;
 
 export interface TrialProcess {
   status: 'complete' | 'failed';
@@ -102,7 +110,17 @@ function failureOf({ run, output: out, rejected }: DriverRun): string | undefine
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const started_utc = new Date().toISOString();
-  const job = ['time', req.type, req.operation, String(req.iterations), String(req.warmups), String(req.cpu), req.rng];
+  const job = [
+    'time',
+    req.type,
+    req.operation,
+    String(req.iterations),
+    String(req.warmups),
+    String(req.cpu),
+    req.rng,
+    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
+    ...(req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []),
+  ];
   const argv = [req.driver, req.library, ...job];
   // The trial's inputs and the library's randomness come from it; sent once the library is loaded.
   const seed = randomBytes(SEED_BYTES).toString('hex');
@@ -139,6 +157,11 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   if (!failure && trials.length > 0 && out.meta.seed !== seed)
     failure = 'inconsistent trial: the driver did not report the seed it was sent';
   if (!failure && trials.length > 0 && !transcript) failure = 'inconsistent trial: no transcript of the calls';
+  if (!failure && trials.length > 0) failure = drawsFailure(out.meta.draws, trials[0]!.measurements, req);
+  if (!failure && trials.length > 0) {
+    const low = belowFloor(req.type, req.operation, out.meta, trials[0]!);
+    if (low) failure = `inconsistent trial: ${low}`;
+  }
   if (failure) trials.length = 0;
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
@@ -171,6 +194,23 @@ function countFailure(trials: Trial[], asked: number): string | undefined {
   return undefined;
 }
 
+/**
+ * A trial whose calls drew less from the harness's generator than the same operation's calls did in
+ * the KAT, as SUPERCOP counts randombytes: a call that hands out an earlier answer, or skips its
+ * work, has no use for fresh randomness. The count is the library's generator's (native/harness.c
+ * api_draws) and compared over all the trial's calls: each must have drawn the KAT's fewest.
+ */
+function drawsFailure(reported: string | undefined, calls: number, req: TrialRequest): string | undefined {
+  const perCall = req.katDraws;
+  if (!perCall) return undefined;
+  if (reported === undefined || !/^\d+$/.test(reported))
+    return `inconsistent trial: no count of the generator's draws, though the KAT counted ${perCall} per ${req.operation}`;
+  const drawn = Number(reported);
+  if (drawn < calls * perCall)
+    return `inconsistent trial: ${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall} in the KAT`;
+  return undefined;
+}
+
 /** A trial the kernel's view contradicts (docs/method.md#the-kernels-view), as a failure; undefined when it holds. */
 function kernelFailure(
   trials: Trial[],
@@ -183,5 +223,12 @@ function kernelFailure(
   // A key-exchange span is part of each call: the kernel saw the whole loop.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window, slack);
-  return why ? `inconsistent trial: ${why}` : undefined;
+  return why ? `${KERNEL_CONTRADICTS}${why}` : undefined;
 }
+
+/** How a failure the kernel's view gave starts: what the operation runs once more (measure/operation.ts). */
+const KERNEL_CONTRADICTS = 'inconsistent trial: ';
+
+/** Whether a trial failed because the kernel's view contradicted its cycles (kernelCheck.ts). */
+export const kernelContradicted = (p: Pick<TrialProcess, 'status' | 'failure'>): boolean =>
+  p.status !== 'complete' && (p.failure ?? '').startsWith(`${KERNEL_CONTRADICTS}${CONTRADICTION}`);

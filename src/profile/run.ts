@@ -3,6 +3,7 @@ import { buildProfiled, type ProfileBuildResult, wrapCatalog } from '../compile/
 import { flagsFor, type BuildRequest } from '../compile/compile.js';
 import type { HarnessTools } from '../compile/harnessTools.js';
 import { inputBytes } from '../measure/operation.js';
+import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { runDriver, type DriverRun } from '../sandbox/run.js';
 import { sha256Hex } from '../util/fsx.js';
 import { medianRound, shares } from '../measure/shares.js';
@@ -25,7 +26,10 @@ export interface ProfileRequest {
   rounds: number;
   /** Re-runs of a disturbed round (planning.disturbed_retries), as for timing trials. */
   disturbedRetries: number;
+  /** The floor of every round's and memory run's timeout (planning.process_timeout_s). */
   timeoutMs: number;
+  /** The KAT's seconds per call of each operation: the timeouts follow them (measure/cost.ts). */
+  callSeconds?: CallSeconds;
   /** The drivers' TYPE (the candidate's type; a hash's carries its digest length, `hash:BITS`). */
   driverType: string;
   /** The drivers' RNG argument (`auto` for a hash, which draws none). */
@@ -95,7 +99,7 @@ export async function profileInstance(
   if (profiled.ok) {
     const opsPerRound = new Map(
       operations.map((operation) => {
-        const perCall = p.perCallSeconds(operation);
+        const perCall = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
         // At least one call: a slow operation's single call holds its many hash calls (ten calls of a
         // 5-minute keygen in each of five rounds would take four hours).
         return [operation, perCall ? Math.min(100_000, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
@@ -105,7 +109,7 @@ export async function profileInstance(
       const job = ['prof', p.driverType, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), p.driverRng];
       const argv = [p.tools.driver, profiled.library, ...job];
       const driver = await runDriver([p.tools.driver, profiled.library], job, {
-        timeoutMs: p.timeoutMs,
+        timeoutMs: timeoutFor(p, operation, opsPerRound.get(operation)!, PROFILE_WRAP_FACTOR),
         maxOutputBytes: 1 << 20,
         sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
       });
@@ -182,11 +186,23 @@ export async function profileInstance(
   }
 }
 
+/**
+ * How much slower the profiled relink may run than the library: the wrapper around each hash call
+ * costs about 70 ticks (docs/benchmarks.md (g)), a quarter of a small hash's compression.
+ */
+const PROFILE_WRAP_FACTOR = 2;
+
+/** A round's or memory run's timeout: the floor, or the margin over what its calls and their inputs take. */
+function timeoutFor(p: ProfileRequest, operation: string, calls: number, slower: number): number {
+  const expected = p.callSeconds ? processSeconds(p.driverType, operation, p.callSeconds, calls, 1) : undefined;
+  return scaledTimeoutS(p.timeoutMs / 1000, expected === undefined ? undefined : expected * slower) * 1000;
+}
+
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */
 async function measureMemory(p: ProfileRequest, operation: string): Promise<MemoryRecord> {
   const { candidate, instance } = p.request;
   const driver = await runDriver([p.tools.mem, p.library], ['mem', p.driverType, operation, p.driverRng], {
-    timeoutMs: p.timeoutMs,
+    timeoutMs: timeoutFor(p, operation, 1, 1),
     maxOutputBytes: 1 << 20,
     sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.mem, p.library], writable: [] },
   });

@@ -141,20 +141,23 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
   }
   const rel = (p: string) => relative(systemDir, p);
+  // A FORGED instance publishes no figure: what its library said of itself is not evidence. Its files
+  // stay listed in the evidence index.
+  const figuresOf = (v: InstanceView) => !v.build?.forged;
   for (const { path, record } of ds.records) {
     const v = view(record.candidate, record.label);
     const op = operationOf(record);
-    v.records[op] = record;
+    if (figuresOf(v)) v.records[op] = record;
     v.recordFiles.push({ op, path: rel(path) });
   }
   for (const { path, memory } of ds.memory) {
     const v = view(memory.candidate, memory.label);
-    v.memory[memory.operation] = memory;
+    if (figuresOf(v)) v.memory[memory.operation] = memory;
     v.memoryFiles.push({ op: memory.operation, path: rel(path) });
   }
   for (const { path, profile } of ds.profiles) {
     const v = view(profile.candidate, profile.label);
-    v.profiles[profile.operation] = profile;
+    if (figuresOf(v)) v.profiles[profile.operation] = profile;
     v.profileFiles.push({ op: profile.operation, path: rel(path) });
   }
   const ct = readCtEvidence(systemDir);

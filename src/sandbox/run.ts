@@ -30,6 +30,13 @@ export interface RunOptions {
    * sent only once the library is loaded (docs/native-protocol.md#marks).
    */
   markAnswers?: Record<string, string>;
+  /**
+   * With channelSecret: a MARK may move the deadline. Called with the mark's name and the seconds
+   * since the start; a number is the new timeout (milliseconds from the start), taken when it is
+   * later than the current one. Each name counts once: a driver's first KAT record says how long
+   * the rest will take (src/measure/cost.ts).
+   */
+  timeoutOnMark?: (name: string, wall_s: number) => number | undefined;
   /** Bytes kept of the channel (default 4 MiB): a KAT's text comes this way. */
   channelMaxBytes?: number;
   /**
@@ -205,6 +212,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     child.stderr!.on('data', err.push);
     const channelStream = channel ? (child.stdio[3] as (Readable & Writable) | null) : null;
     const marks: ChannelMark[] = [];
+    const extendedBy = new Set<string>();
     if (channelStream) {
       // A driver that dies before reading the secret closes its end: not our error.
       channelStream.on('error', () => undefined);
@@ -216,6 +224,10 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         while (pgid !== undefined && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
         marks.push({ name, wall_s, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
+        // The name comes from the driver's process: once per name, and only later, never sooner.
+        const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : undefined;
+        extendedBy.add(name);
+        if (later !== undefined && later > deadlineMs) rearm(later);
         // The name comes from the driver's process: only the parent's own answers count.
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
         channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
@@ -237,10 +249,17 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         /* already gone */
       }
     };
-    const timer = setTimeout(() => {
+    const expire = () => {
       timedOut = true;
       killGroup();
-    }, opts.timeoutMs);
+    };
+    let deadlineMs = opts.timeoutMs;
+    let timer = setTimeout(expire, deadlineMs);
+    const rearm = (ms: number) => {
+      clearTimeout(timer);
+      deadlineMs = ms;
+      timer = setTimeout(expire, Math.max(0, ms - Number(process.hrtime.bigint() - started) / 1e6));
+    };
     const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
       if (done) return;
       done = true;

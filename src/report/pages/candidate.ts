@@ -1,3 +1,4 @@
+import { instanceStatus } from '../../kat/status.js';
 import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
@@ -179,7 +180,7 @@ const kat: CandidateSection = (model, c) => {
       c.instances.map((inst) => [
         code(inst.label),
         inst.build?.flags ?? 'not built',
-        `${inst.build?.kat ?? 'not checked'}${marks.get(inst.label) ?? ''}`,
+        `${instanceStatus(inst.build) ?? 'not checked'}${marks.get(inst.label) ?? ''}`,
       ]),
     ),
     ...notes.map((n) => para(n)),

@@ -12,6 +12,7 @@ export const candidatePageLink = (id: string, system: string): string => `../${i
 
 /** Why an instance has no numbers, for the row that replaces them. */
 export function notMeasuredReason(inst: InstanceView): string {
+  if (inst.build?.forged) return 'not published (FORGED)';
   const kat = inst.build?.kat;
   if (kat === 'BUILDFAIL') return 'build failed (BUILDFAIL)';
   if (kat && !measurable(kat)) return `not measured (KAT ${kat})`;

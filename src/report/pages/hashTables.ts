@@ -1,3 +1,4 @@
+import { instanceStatus } from '../../kat/status.js';
 import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
@@ -87,7 +88,7 @@ const hashSection = (model: ReportModel): RootContent[] => {
   if (cands.length === 0) return [];
   const rows = cands.flatMap((c: CandidateView) =>
     c.instances.map((inst): Cell[] => {
-      const kat = inst.build?.kat;
+      const kat = instanceStatus(inst.build);
       const flagged = kat !== undefined && kat !== 'PASS';
       return [
         [link(candidatePageLink(c.id, model.system), c.id)],

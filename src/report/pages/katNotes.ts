@@ -1,6 +1,6 @@
 import type { KatIssue } from '../../catalogs/catalogs.js';
 import type { CandidateView } from '../types.js';
-import { measurable } from '../../kat/status.js';
+import { forgeryShown, instanceStatus, measurable } from '../../kat/status.js';
 
 const EXPLAIN: Record<string, string> = {
   MISMATCH: 'the generated KAT differs from the submitted vectors',
@@ -11,6 +11,7 @@ const EXPLAIN: Record<string, string> = {
   TIMEOUT: 'the KAT did not finish within the time limit',
   CRASH: 'the KAT process crashed',
   BUILDFAIL: 'the library did not build',
+  FORGED: 'the KAT passed, but a trial gave other outputs than the same calls made again from its seed in a process without timing',
 };
 
 /**
@@ -23,20 +24,26 @@ export function katFootnotes(c: CandidateView, issues: KatIssue[]): { marks: Map
   const notes: string[] = [];
   const numberOf = new Map<string, number>();
   for (const inst of c.instances) {
-    const status = inst.build?.kat;
+    const status = instanceStatus(inst.build);
     if (!status || status === 'PASS') continue;
     const issue = issues.find((i) => i.id === c.id && i.label.test(inst.label));
     let key: string;
     let note: string;
-    if (issue) {
+    // A curated cause explains a KAT status, never a forgery found in this run.
+    if (issue && status !== 'FORGED') {
       key = `issue:${issue.label.source}`;
       const tail =
         issue.action === 'exclude' ? 'These instances are not timed.' : 'These instances are timed anyway; their output is not validated.';
       note = `${issue.cause} ${tail}`;
     } else {
-      const detail = inst.build?.kat_detail ?? inst.build?.build_error;
+      const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : (inst.build?.kat_detail ?? inst.build?.build_error);
       key = `status:${status}:${detail ?? ''}`;
-      const timed = measurable(status) ? ' Timed anyway; the output is not validated.' : ' Not timed.';
+      const timed =
+        status === 'FORGED'
+          ? ' No figure of this library is published.'
+          : measurable(status)
+            ? ' Timed anyway; the output is not validated.'
+            : ' Not timed.';
       note = `${status}: ${EXPLAIN[status] ?? 'see the KAT log'}${detail ? ` (${detail})` : ''}.${timed}`;
     }
     let n = numberOf.get(key);

@@ -1,3 +1,4 @@
+import { instanceStatus } from '../../kat/status.js';
 import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { TimingRecord } from '../../evidence/types.js';
 import { kexSteps } from '../../measure/kexOperations.js';
@@ -47,7 +48,7 @@ export const keyExchangeSummary: Section<[ReportModel]> = (model) => {
   if (cands.length === 0) return [];
   const rows = cands.flatMap((c) =>
     c.instances.map((inst): Cell[] => {
-      const kat = inst.build?.kat ?? 'not checked';
+      const kat = instanceStatus(inst.build) ?? 'not checked';
       const total = kexFigures(inst).total;
       return [
         [link(candidatePageLink(c.id, model.system), c.id)],

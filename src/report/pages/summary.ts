@@ -1,3 +1,4 @@
+import { forgeryShown, instanceStatus } from '../../kat/status.js';
 import type { Root } from 'mdast';
 import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
@@ -80,9 +81,10 @@ const categories: SummarySection = (model) => {
     const notes = anyCt(cands.flatMap((c) => c.instances));
     for (const c of cands) {
       for (const inst of c.instances) {
-        const kat = inst.build?.kat ?? 'not checked';
+        const kat = instanceStatus(inst.build) ?? 'not checked';
         const flagged = kat !== 'PASS';
-        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${inst.build?.kat_detail ? ` — ${inst.build.kat_detail}` : ''}`);
+        const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : inst.build?.kat_detail;
+        if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${detail ? ` — ${detail}` : ''}`);
         const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, 'timing', op));
         const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')];

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
+import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync9 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { join as join35, relative as relative17, resolve as resolve17 } from "node:path";
+import { basename as basename10, dirname as dirname10, join as join35, relative as relative17, resolve as resolve18 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync22 } from "node:fs";
@@ -10391,7 +10391,7 @@ function runProcess(command, opts) {
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     const channel = opts.channelSecret !== void 0;
     const withSide = channel && opts.sideMaxBytes !== void 0;
     const child2 = spawn(argv[0], argv.slice(1), {
@@ -10474,7 +10474,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve18({
+      resolve19({
         command: limited,
         ...cpus ? { cpus: [...cpus] } : {},
         exitCode,
@@ -11379,7 +11379,7 @@ function formatN(n) {
 }
 
 // src/campaign/measure.ts
-import { resolve as resolve9 } from "node:path";
+import { resolve as resolve10 } from "node:path";
 
 // src/measure/operation.ts
 import { basename as basename2 } from "node:path";
@@ -12575,7 +12575,7 @@ var ADAPTIVE_TRIAL_TARGET_S = 0.1;
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join16, relative as relative8, resolve as resolve8 } from "node:path";
+import { join as join16, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
@@ -13920,10 +13920,26 @@ import { join as join13 } from "node:path";
 
 // src/config/campaign.ts
 import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync6 } from "node:fs";
-import { basename as basename5, join as join12, relative as relative6 } from "node:path";
+import { basename as basename5, dirname as dirname6, join as join12, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
+
+// src/util/nearest.ts
+function editDistance(a, b) {
+  let row2 = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row2[j] + 1, next[j - 1] + 1, row2[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row2 = next;
+  }
+  return row2[b.length];
+}
+function nearest(name, known) {
+  return known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+}
+
+// src/config/yamlFile.ts
 var MAX_ALIAS_COUNT = 100;
 function loadYaml(file2, schema, displayName = file2) {
   const text3 = readUtf8File(file2, displayName);
@@ -13943,10 +13959,20 @@ function loadYaml(file2, schema, displayName = file2) {
     const line = lineOf(doc.contents, path, lines);
     const field = formatPath(path) || "(top level)";
     const keyProblem = issue2.code === "invalid_key" ? issue2.issues[0]?.message : void 0;
-    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}` : keyProblem ?? issue2.message;
+    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}${suggestion(keys, knownKeysAt(schema, basePath))}` : keyProblem ?? issue2.message;
     return `${line ? `line ${line}: ` : ""}${field}: ${message}`;
   });
   throw new InputError(displayName, "", problems.join("; "));
+}
+function lineOfField(file2, field) {
+  try {
+    const lines = new import_yaml.LineCounter();
+    const doc = (0, import_yaml.parseDocument)(readUtf8File(file2, file2), { lineCounter: lines, prettyErrors: false });
+    const path = [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => m[2] !== void 0 ? Number(m[2]) : m[1]);
+    return lineOf(doc.contents, path, lines);
+  } catch {
+    return void 0;
+  }
 }
 function toPlainData(doc, displayName) {
   try {
@@ -13982,6 +14008,31 @@ function lineOf(root3, path, lines) {
     }
   }
   return line;
+}
+function suggestion(keys, known) {
+  for (const k of keys) {
+    const near = nearest(k, known);
+    if (near) return `; did you mean '${near}'?`;
+  }
+  return "";
+}
+var defOf = (schema) => schema?._zod?.def ?? {};
+function knownKeysAt(schema, path) {
+  let s = schema;
+  const unwrap = () => {
+    for (let d2 = defOf(s); d2.innerType !== void 0 || d2.type === "pipe"; d2 = defOf(s)) s = d2.innerType ?? d2.in;
+  };
+  for (const p of path) {
+    unwrap();
+    const d2 = defOf(s);
+    if (d2.type === "object" && typeof p === "string") s = d2.shape?.[p];
+    else if (d2.type === "array") s = d2.element;
+    else if (d2.type === "record") s = d2.valueType;
+    else return [];
+  }
+  unwrap();
+  const d = defOf(s);
+  return d.type === "object" && d.shape ? Object.keys(d.shape) : [];
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -19051,7 +19102,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve18) {
+function isRecursive2(inst, stack, resolve19) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -19061,7 +19112,7 @@ function isRecursive2(inst, stack, resolve18) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive2(child2, stack, resolve18);
+      const answer = isRecursive2(child2, stack, resolve19);
       if (answer > result)
         result = answer;
     }
@@ -19072,7 +19123,7 @@ function isRecursive2(inst, stack, resolve18) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve18) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve19) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -19136,7 +19187,7 @@ function isRecursive2(inst, stack, resolve18) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve18 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve19 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -33943,6 +33994,15 @@ function loadCandidate(folder, display) {
     labels: spec.instances.map((i) => i.label)
   };
 }
+function withLine(file2, check3) {
+  try {
+    return check3();
+  } catch (e) {
+    if (!isInputError(e) || !/^instances\[\d+\]/.test(e.where)) throw e;
+    const line = lineOfField(file2, e.where);
+    throw line === void 0 ? e : new InputError(e.file, `line ${line}: ${e.where}`, e.problem);
+  }
+}
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
 var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join12(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
@@ -33967,7 +34027,9 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
       checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
+      if (checkSources)
+        for (const [i, inst] of c.instances.entries())
+          withLine(join12(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -33985,6 +34047,12 @@ function checkManifest(c, display) {
   return c;
 }
 function noCandidates(root3) {
+  if (existsSync11(join12(root3, "candidate.yml")))
+    return new InputError(
+      shown2(root3),
+      "",
+      `a candidate folder, not a campaign: its parent ${shown2(dirname6(resolve6(root3)))} is the campaign (run it with --only '^${basename5(resolve6(root3))}/')`
+    );
   const campaigns = campaignsBelow(root3, 2).map(shown2);
   const hint = campaigns.length === 0 ? "" : `; did you mean ${campaigns.slice(0, 3).join(" or ")}${campaigns.length > 3 ? " or \u2026" : ""}?`;
   return new InputError(shown2(root3), "", `no candidates (no <id>/candidate.yml in this folder)${hint}`);
@@ -34193,13 +34261,13 @@ import { join as join15 } from "node:path";
 
 // src/config/hashInstance.ts
 import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
-import { join as join14, relative as relative7, resolve as resolve6 } from "node:path";
+import { join as join14, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
-  const dir = resolve6(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve6(dir, p))].map((d) => join14(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const dir = resolve7(candidateFolder, inst.dir);
+  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join14(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync10(header, "latin1"));
@@ -34353,10 +34421,10 @@ function loadSegments(b) {
 
 // src/campaign/context.ts
 import { existsSync as existsSync13 } from "node:fs";
-import { resolve as resolve7 } from "node:path";
+import { resolve as resolve8 } from "node:path";
 function forcedRerunSeconds(plan, previous, step, part, keep) {
   const [whole, some] = [previous?.step_seconds?.[step], previous?.step_seconds?.[part]];
-  if (!plan.force || !previous?.library || !existsSync13(resolve7(plan.campaignDir, previous.library))) return void 0;
+  if (!plan.force || !previous?.library || !existsSync13(resolve8(plan.campaignDir, previous.library))) return void 0;
   if (typeof whole !== "number" || typeof some !== "number") return void 0;
   return { seconds: keep === "part" ? some : Math.max(0, whole - some), source: "previous" };
 }
@@ -34389,7 +34457,7 @@ function buildRequest(run, unit, flagSet) {
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
 function libraryReplaced(run, entry) {
   if (!entry.library || !entry.library_sha256) return void 0;
-  const path = resolve7(run.plan.campaignDir, entry.library);
+  const path = resolve8(run.plan.campaignDir, entry.library);
   if (!existsSync13(path)) return `the library ${entry.library} is gone since its build`;
   const now = sha256File(path);
   return now === entry.library_sha256 ? void 0 : `the library ${entry.library} changed since its build and KAT (sha256 ${now.slice(0, 12)}\u2026, built ${entry.library_sha256.slice(0, 12)}\u2026)`;
@@ -34409,7 +34477,7 @@ var prepare = {
   // The instance's status line is printed once the stale step knows what it removed.
   ticks: () => 0,
   expect: (plan, unit, previous) => {
-    const held2 = !plan.force && previous?.library !== void 0 && existsSync14(resolve8(plan.campaignDir, previous.library)) && existsSync14(plan.paths.katLog(unit.candidate.id, unit.instance.label));
+    const held2 = !plan.force && previous?.library !== void 0 && existsSync14(resolve9(plan.campaignDir, previous.library)) && existsSync14(plan.paths.katLog(unit.candidate.id, unit.instance.label));
     if (held2) return { seconds: 0, source: "kept" };
     return forcedRerunSeconds(plan, previous, "prepare", KAT_SECONDS, "part") ?? previousSeconds("prepare", previous);
   },
@@ -34808,7 +34876,7 @@ var measure = {
       }
       todo.push({
         driver: run.tools.driver,
-        library: resolve9(plan.campaignDir, entry.library),
+        library: resolve10(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: driverType,
         operation,
@@ -34920,14 +34988,14 @@ function pairedBase(ctx, todo) {
     ctx.run.progress?.note?.(`${ctx.unit.key}: base side not measured: ${replaced}`);
     return void 0;
   }
-  return { unit, entry, paths: against.paths, library: resolve9(against.campaignDir, entry.library) };
+  return { unit, entry, paths: against.paths, library: resolve10(against.campaignDir, entry.library) };
 }
 
 // src/campaign/plan.ts
-import { join as join20, relative as relative11, resolve as resolve12 } from "node:path";
+import { join as join20, relative as relative11, resolve as resolve13 } from "node:path";
 
 // src/compile/relink.ts
-import { resolve as resolve10 } from "node:path";
+import { resolve as resolve11 } from "node:path";
 function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const run = async (argv, cwd = plain.cwd) => {
@@ -34947,7 +35015,7 @@ function relinkSteps(req, plain, outDir, log2) {
     /** The objects, one per source, or undefined when one does not compile. */
     compileEach: (compileFlags, objDir) => compileObjects(
       run,
-      plain.sources.map((src) => resolve10(plain.cwd, src)),
+      plain.sources.map((src) => resolve11(plain.cwd, src)),
       compileFlags,
       objDir
     ),
@@ -35018,10 +35086,10 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
-import { join as join18, relative as relative10, resolve as resolve11 } from "node:path";
+import { join as join18, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve11(campaignRoot, configured);
+  const path = resolve12(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
     const yml = join18(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
@@ -35174,7 +35242,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve12(opts.campaignDir);
+  const campaignDir = resolve13(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -35185,7 +35253,7 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown4})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve12(opts.dataDir, opts.system);
+  const systemDir = resolve13(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const ymlShown = relative11(process.cwd(), join20(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
@@ -35345,7 +35413,7 @@ async function runSchedule(units, stages, opts) {
   let inFlight = 0;
   const done2 = () => next.every((s) => s >= stages.length);
   const ready = (u) => !running[u] && next[u] < stages.length;
-  await new Promise((resolve18) => {
+  await new Promise((resolve19) => {
     const start2 = (u, workerCpu, release2) => {
       running[u] = true;
       inFlight++;
@@ -35364,7 +35432,7 @@ async function runSchedule(units, stages, opts) {
     };
     const dispatch = () => {
       if (failure2 || done2()) {
-        if (inFlight === 0) resolve18();
+        if (inFlight === 0) resolve19();
         return;
       }
       const waiting = waitingOf(
@@ -35385,7 +35453,7 @@ async function runSchedule(units, stages, opts) {
       }
       if (inFlight === 0 && !done2()) {
         failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
-        resolve18();
+        resolve19();
       }
     };
     dispatch();
@@ -35558,7 +35626,7 @@ function outcomeLines(f) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve13 } from "node:path";
+import { resolve as resolve14 } from "node:path";
 
 // src/profile/run.ts
 import { basename as basename6, relative as relative12 } from "node:path";
@@ -35970,7 +36038,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const library = resolve13(plan.campaignDir, entry.library);
+    const library = resolve14(plan.campaignDir, entry.library);
     const result = await surveyLibrary(library, instance.label, candidate.api === "nist" && candidate.katRng, plan.sandbox).catch(
       (e) => ({
         failure: errorMessage(e)
@@ -36003,7 +36071,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve13(plan.campaignDir, entry.library),
+      library: resolve14(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -37253,7 +37321,7 @@ function createProgress(stream = process.stderr) {
 
 // src/config/arguments.ts
 import { existsSync as existsSync26, statSync as statSync7 } from "node:fs";
-import { dirname as dirname6, resolve as resolve14 } from "node:path";
+import { dirname as dirname7, resolve as resolve15 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -37290,12 +37358,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve14(path);
-  while (!existsSync26(p) && dirname6(p) !== p) p = dirname6(p);
+  let p = resolve15(path);
+  while (!existsSync26(p) && dirname7(p) !== p) p = dirname7(p);
   if (!statSync7(p).isDirectory())
     throw fail(
       where,
-      p === resolve14(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve15(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -37327,19 +37395,10 @@ function parsed(command, args, options) {
     if (!unknown3) throw e;
     const name = unknown3[1].replace(/^-+/, "");
     const known = Object.keys(options);
-    const near = known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+    const near = nearest(name, known);
     const hint = near ? `; did you mean --${near}?` : known.length > 0 ? ` (${command} takes ${known.map((k) => `--${k}`).join(", ")})` : "";
     throw new InputError("command line", command, `unknown option '${unknown3[1]}'${hint}`);
   }
-}
-function editDistance(a, b) {
-  let row2 = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row2[j] + 1, next[j - 1] + 1, row2[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row2 = next;
-  }
-  return row2[b.length];
 }
 function checkRepeated(tokens, options) {
   const seen = /* @__PURE__ */ new Map();
@@ -37380,7 +37439,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/model.ts
 import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename8, dirname as dirname7, join as join28, relative as relative14 } from "node:path";
+import { basename as basename8, dirname as dirname8, join as join28, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
 import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
@@ -37586,7 +37645,7 @@ function systemsIn(dataDir) {
   return found;
 }
 function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname7(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  const others = systemsIn(dirname8(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
   return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
 function loadReportModel(systemDir, campaignDir) {
@@ -43493,7 +43552,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync, existsSync as existsSync30, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename9, dirname as dirname8, join as join31, posix as posix2, relative as relative16, resolve as resolve15, sep as sep3 } from "node:path";
+import { basename as basename9, dirname as dirname9, join as join31, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -43587,9 +43646,9 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative16(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve15(into);
+  const out = resolve16(into);
   for (const p of parts) {
-    const abs = resolve15(p);
+    const abs = resolve16(p);
     if (!existsSync30(abs) || !statSync8(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
@@ -43614,7 +43673,7 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve15(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve16(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
@@ -43647,12 +43706,12 @@ function mergeLocked(parts, out, into) {
       else if (!sameBytes(join31(earlier.dir, rel), join31(f.dir, rel)))
         throw new InputError(join31(f.shown, rel), "", `differs from ${join31(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join31(dirname8(out), `.${basename9(out)}.merging-${process.pid}`);
+  const tmp = join31(dirname9(out), `.${basename9(out)}.merging-${process.pid}`);
   rmSync6(tmp, { recursive: true, force: true });
   mkdirSync12(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync12(dirname8(join31(tmp, rel)), { recursive: true });
+      mkdirSync12(dirname9(join31(tmp, rel)), { recursive: true });
       copyFileSync(join31(from.dir, rel), join31(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
@@ -43675,7 +43734,7 @@ function mergeLocked(parts, out, into) {
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync4(join31(tmp, LOCK_FILE), lockText());
-    const old = join31(dirname8(out), `.${basename9(out)}.replaced-${process.pid}`);
+    const old = join31(dirname9(out), `.${basename9(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -44220,11 +44279,11 @@ function priceCall(base, fn, inBits, outBits) {
   if (fn !== "pseudoXOF" || outBits <= 0) return void 0;
   const labels = ICCS_HELPERS.find((h) => h.helper === "pseudoXOF").bits.filter((b) => base.curves.has(iccsLabel(fn, b)));
   if (labels.length === 0) return void 0;
-  const nearest = labels.reduce(
+  const nearest2 = labels.reduce(
     (a, b) => Math.abs(xofBlocks(b) - xofBlocks(outBits)) < Math.abs(xofBlocks(a) - xofBlocks(outBits)) ? b : a
   );
-  const from = iccsLabel(fn, nearest);
-  return { cycles: along(base.curves.get(from), blocks) * xofBlocks(outBits) / xofBlocks(nearest), scaledFrom: from };
+  const from = iccsLabel(fn, nearest2);
+  return { cycles: along(base.curves.get(from), blocks) * xofBlocks(outBits) / xofBlocks(nearest2), scaledFrom: from };
 }
 function placeholderCost(profile2, base) {
   const ops = profile2.total.operations;
@@ -44980,7 +45039,7 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync13, rmSync as rmSync7 } from "node:fs";
-import { join as join33, resolve as resolve16 } from "node:path";
+import { join as join33, resolve as resolve17 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
   const dir = join33(nativeDir(), "iccs", "baseline");
@@ -45003,7 +45062,7 @@ function baselineCandidate() {
   };
 }
 function writeBaselineCampaign(root3, settingsFrom) {
-  const settings = settingsFrom !== void 0 ? loadSettings(resolve16(settingsFrom)) : void 0;
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve17(settingsFrom)) : void 0;
   rmSync7(root3, { recursive: true, force: true });
   mkdirSync13(join33(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
@@ -45027,7 +45086,7 @@ var baselineKat = {
 var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
 var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
 function runIccsBaseline(opts) {
-  const root3 = evidencePaths(resolve16(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  const root3 = evidencePaths(resolve17(opts.dataDir, opts.system)).iccsBaselineCampaign;
   writeBaselineCampaign(root3, opts.settingsFrom);
   return runCampaign(
     {
@@ -45149,6 +45208,7 @@ var USAGE = `usage:
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
+  ngcc-perf kat-digest FILE... [--label LABEL] [--mode strict|nolen] [--records N]
   ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...
   ngcc-perf iccs-baseline --system ID --out DATA_DIR [--campaign CAMPAIGN_DIR] [--trial-target S] [--op-budget S]
                           [--cpu N] [--force]
@@ -45235,7 +45295,7 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve17(values["against-out"]) === resolve17(values.out))
+    if (resolve18(values["against-out"]) === resolve18(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
     checkOutputFolder(join35(values["against-out"], values.system), cli("against-out"));
   }
@@ -45267,10 +45327,13 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve17(arg);
+  const dir = resolve18(arg);
   if (!existsSync33(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync33(evidencePaths(dir).build) && !existsSync33(evidencePaths(dir).recordsDir))
-    throw new InputError(arg, "", "no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system");
+  if (!existsSync33(evidencePaths(dir).build) && !existsSync33(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync13(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync33(evidencePaths(join35(dir, e.name)).build)).map((e) => join35(arg, e.name));
+    const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
+    throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
+  }
   return dir;
 }
 function cmdValidate(args) {
@@ -45337,7 +45400,7 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve17(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve18(values.campaign) : void 0);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join35(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
@@ -45352,6 +45415,30 @@ function cmdReport(args) {
   writePages(values.out, pages);
   console.log(`${pages.size} pages written to ${values.out}${unreadable}`);
   return unreadable ? 1 : 0;
+}
+function cmdKatDigest(args) {
+  const { values, positionals } = parseCommand(
+    "kat-digest",
+    args,
+    { label: { type: "string" }, mode: { type: "string", default: "strict" }, records: { type: "string" } },
+    { positionals: ["FILE..."] }
+  );
+  if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
+  const mode = values.mode;
+  const records = number4("records", values.records);
+  if (records !== void 0 && !Number.isInteger(records))
+    throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
+  for (const file2 of positionals) {
+    if (!existsSync33(file2) || !statSync9(file2).isFile()) throw new InputError(file2, "", "no such file");
+    const text3 = readFileSync22(file2, "utf8");
+    const available = countRecords(text3);
+    if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
+    if (records !== void 0 && records > available)
+      throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
+    const label = values.label ?? basename10(dirname10(resolve18(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename10(file2) }));
+  }
+  return 0;
 }
 function cmdKatManifest(args) {
   const { values, positionals } = parseCommand(
@@ -45398,12 +45485,14 @@ function cmdKatManifest(args) {
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
-  if (generated.length === 0)
+  if (generated.length === 0) {
+    const known = [...new Set(Object.values(build2.instances).map((x) => x.candidate))].sort();
     throw new InputError(
       evidencePaths(systemDir).build,
       id,
-      "no generated KAT files for this candidate: run with --phases build,kat first"
+      known.includes(id) ? "no generated KAT files for this candidate: run with --phases build,kat first" : `no candidate '${id}' in this evidence (it has ${known.length > 0 ? known.join(", ") : "none"})`
     );
+  }
   if (!values.write) {
     process.stdout.write(
       `# KAT manifest for ${id}: ${new Set(generated.map((g2) => g2.label)).size} instance(s); see docs/evidence-format.md
@@ -45511,7 +45600,7 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve17(values.out ?? join35(root3, "out"));
+  const out = resolve18(values.out ?? join35(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join35(root3, "examples", "campaign");
   const pqclean = join35(root3, "node_modules", "pqclean", "deps", "PQClean");
@@ -45554,7 +45643,7 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync33(out) && readdirSync13(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve17(values.pqclean ?? join35(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve18(values.pqclean ?? join35(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync33(pqclean))
     throw new InputError(
       "command line",
@@ -45567,7 +45656,7 @@ function cmdPqcleanCampaign(args) {
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
     throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative17(process.cwd(), pqclean) || "."}`);
-  const unlisted = writePqcleanCampaign(resolve17(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  const unlisted = writePqcleanCampaign(resolve18(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);
   console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);
@@ -45603,6 +45692,8 @@ async function main(argv) {
         return cmdValidate(rest);
       case "kat-manifest":
         return cmdKatManifest(rest);
+      case "kat-digest":
+        return cmdKatDigest(rest);
       case "merge":
         return cmdMerge(rest);
       case "iccs-baseline":

@@ -1,5 +1,6 @@
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import { main } from '../src/cliMain.js';
@@ -107,6 +108,33 @@ describe('kat-manifest', () => {
     expect(second.instances[0]!.kat).toBe('PASS');
     const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
     expect(build.instances['sign-1/toy-sig']!.kat).toBe('PASS');
+  });
+});
+
+describe('kat-digest', () => {
+  it("prints the manifest line of a submitter's own KAT file, which is not its sha256sum", async () => {
+    const root = toySigCampaign(QUICK);
+    const data = tempDir();
+    await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
+    const entry = (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['sign-1/toy-sig']!;
+    // The submitter's copy, in a folder named after the instance, with a comment and CRLF line ends added.
+    const own = join(tempDir(), 'toy-sig');
+    mkdirSync(own);
+    const file = join(own, entry.kat_file!.split('/').pop()!);
+    const text = readFileSync(join(data, 's', entry.kat_file!), 'utf8');
+    writeFileSync(file, `# made by the submitter's generator\r\n${text.replace(/\n/g, '\r\n')}`);
+    const r = await cli(['kat-digest', file]);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    // The fixture's own manifest line, made independently.
+    const line = readFileSync(join(fixtures, 'sign-1', 'kat.sha256'), 'utf8')
+      .split('\n')
+      .find((l) => l.endsWith(` toy-sig/${basename(file)}`));
+    expect(r.out).toEqual([line]);
+    expect(r.out[0]!.split(' ')[0]).not.toBe(createHash('sha256').update(readFileSync(file)).digest('hex'));
+    const cut = await cli(['kat-digest', file, '--label', 'other', '--records', '1']);
+    expect(cut.out).toEqual([expect.stringMatching(new RegExp(`^[0-9a-f]{64} strict:1 other/${basename(file)}$`))]);
+    const none = await cli(['kat-digest', join(own, 'missing.rsp')]);
+    expect([none.code, none.err]).toEqual([2, [`error: ${join(own, 'missing.rsp')}: no such file`]]);
   });
 });
 

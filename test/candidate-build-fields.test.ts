@@ -198,7 +198,7 @@ describe('on the command line', () => {
     const r = await runCli(['run', campaign, '--system', 's', '--out', join(tempDir(), 'data'), '--phases', 'build']);
     expect(r.code).toBe(1);
     expect(r.out.find((l) => l.startsWith('INVALID '))).toMatch(
-      /kem-1\/candidate\.yml: instances\[0\]\.extra_sources: 'mapper\.cpp' is not a C or assembly source \(\.c, \.s, \.S\)$/,
+      /kem-1\/candidate\.yml: line \d+: instances\[0\]\.extra_sources: 'mapper\.cpp' is not a C or assembly source \(\.c, \.s, \.S\)$/,
     );
   });
 });

@@ -53,6 +53,49 @@ describe('a campaign folder without candidates', () => {
     expect(code).toBe(2);
     expect(error).toBe(`error: ${shown(root)}: no candidates (no <id>/candidate.yml in this folder)`);
   });
+
+  it('that is a candidate folder says so, and names its parent as the campaign', async () => {
+    const kem80 = join(repoRoot, 'examples', 'campaign', 'kem-80');
+    const { code, error } = await cliError(['run', kem80, '--system', 's', '--out', unwritten()]);
+    expect(code).toBe(2);
+    expect(error).toBe(
+      `error: ${shown(kem80)}: a candidate folder, not a campaign: its parent ${shown(join(repoRoot, 'examples', 'campaign'))} is the campaign (run it with --only '^kem-80/')`,
+    );
+  });
+});
+
+describe('mistakes a first hour makes', () => {
+  it('validate of the data folder names the system folder in it', async () => {
+    const data = tempDir();
+    mkdirSync(join(data, 'local'));
+    writeFileSync(join(data, 'local', 'build.json'), '{"instances":{}}');
+    const { code, error } = await cliError(['validate', data]);
+    expect(code).toBe(2);
+    expect(error).toMatch(/no evidence here .*; did you mean .*local\?$/);
+  });
+
+  it('kat-manifest of a candidate the evidence does not have says so', async () => {
+    const data = tempDir();
+    mkdirSync(join(data, 'local'));
+    writeFileSync(
+      join(data, 'local', 'build.json'),
+      JSON.stringify({ instances: { 'kem-1/good': { candidate: 'kem-1', label: 'good', kat: 'PASS' } } }),
+    );
+    const { code, error } = await cliError(['kat-manifest', join(data, 'local'), 'kem-99']);
+    expect(code).toBe(2);
+    expect(error).toMatch(/kem-99: no candidate 'kem-99' in this evidence \(it has kem-1\)$/);
+  });
+
+  it('a dir that does not exist is named with its line', async () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'ngcc-perf.yml'), QUICK);
+    candidateFolder(root, 'kem-7', candidateYml('kem-7').replace('dir: src', 'dir: scr'));
+    const r = await runCli(['run', root, '--system', 's', '--out', unwritten(), '--phases', 'build']);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      `INVALID     kem-7 — ${join(shown(root), 'kem-7', 'candidate.yml')}: line 6: instances[0].dir: folder 'scr' not found`,
+    );
+  });
 });
 
 describe('candidate.yml and ngcc-perf.yml must be UTF-8', () => {
@@ -329,7 +372,7 @@ describe('what a candidate may make a build read', () => {
     const yml = join(root, 'sign-1', 'candidate.yml');
     writeFileSync(yml, readFileSync(yml, 'utf8').replace(/include: \[([^\]]*)\]/, 'include: [$1, /]'));
     expect(await invalidLine(root)).toMatch(
-      /^INVALID {5}sign-1 — .*sign-1\/candidate\.yml: instances\[0\]\.include\[1\]: '\/' is outside the campaign's repository and the harness; a build may read only those$/,
+      /^INVALID {5}sign-1 — .*sign-1\/candidate\.yml: line \d+: instances\[0\]\.include\[1\]: '\/' is outside the campaign's repository and the harness; a build may read only those$/,
     );
   });
 

@@ -36,8 +36,16 @@ describe('candidate.yml', () => {
   it('names the file, line and key of an unknown key', () => {
     const dir = candidate(root, 'kem-8', good.replace('kem-7', 'kem-8').replace('    dir: src', '    dir: src\n    lable: oops'));
     expect(() => loadCandidate(dir, 'kem-8/candidate.yml')).toThrow(
-      /kem-8\/candidate\.yml: line 7: instances\[0\]\.lable: unknown key 'lable'/,
+      /kem-8\/candidate\.yml: line 7: instances\[0\]\.lable: unknown key 'lable'; did you mean 'label'\?$/,
     );
+    // At the top level too, and nothing suggested where nothing is near.
+    const top = candidate(root, 'kem-12', good.replace('kem-7', 'kem-12').replace('type: kem', 'type: kem\nalgoritm: X'));
+    expect(() => loadCandidate(top, 'kem-12/candidate.yml')).toThrow(
+      /line \d+: algoritm: unknown key 'algoritm'; did you mean 'algorithm'\?$/,
+    );
+    // An instance's key misplaced at the top level is not near any top-level one: nothing suggested.
+    const far = candidate(root, 'kem-13', good.replace('kem-7', 'kem-13').replace('type: kem', 'type: kem\nnist_prefx: X'));
+    expect(() => loadCandidate(far, 'kem-13/candidate.yml')).toThrow(/nist_prefx: unknown key 'nist_prefx'$/);
   });
 
   it('names the field of a wrong value', () => {
@@ -82,7 +90,9 @@ describe('ngcc-perf.yml', () => {
   it('names unknown planning keys', () => {
     const root = tempDir();
     writeFileSync(join(root, 'ngcc-perf.yml'), 'planning:\n  trials: 3\n  trial_targt_s: 1\n');
-    expect(() => loadCampaign(root)).toThrow(/ngcc-perf\.yml: line 3: planning\.trial_targt_s: unknown key/);
+    expect(() => loadCampaign(root)).toThrow(
+      /ngcc-perf\.yml: line 3: planning\.trial_targt_s: unknown key 'trial_targt_s'; did you mean 'trial_target_s'\?/,
+    );
   });
 
   it('planning.adaptive: off by default, on for nightly runs, and each bad value named with its line', () => {

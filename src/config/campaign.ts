@@ -1,8 +1,8 @@
 import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, isInputError } from '../errors.js';
 import { checkManifestLabels, readManifest } from './katManifest.js';
-import { loadYaml } from './yamlFile.js';
+import { lineOfField, loadYaml } from './yamlFile.js';
 import { readableRoots, resolveSources, underAny } from './sources.js';
 import { toolRoot } from '../util/paths.js';
 import { candidateSchema, ICCS_BASELINE_ID, settingsSchema, type CampaignSettings, type CandidateSpec } from './schemas.js';
@@ -55,6 +55,17 @@ export function loadCandidate(folder: string, display: string): Candidate {
   };
 }
 
+/** Runs a check of a parsed candidate.yml; its InputError about a field gets the field's line, as a parse error has. */
+function withLine<T>(file: string, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (!isInputError(e) || !/^instances\[\d+\]/.test(e.where)) throw e;
+    const line = lineOfField(file, e.where);
+    throw line === undefined ? e : new InputError(e.file, `line ${line}: ${e.where}`, e.problem);
+  }
+}
+
 /** A path as the user can find it: relative to the working folder when below it. */
 const shown = (path: string) => relative(process.cwd(), path) || '.';
 
@@ -99,7 +110,9 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
         );
       checkManifest(c, join(shown(root), c.id, 'kat.sha256'));
       // Every path it names, checked now: a wrong one is this candidate's error, found before any build.
-      if (checkSources) for (const [i, inst] of c.instances.entries()) resolveSources(folder, inst, i, display, roots);
+      if (checkSources)
+        for (const [i, inst] of c.instances.entries())
+          withLine(join(folder, 'candidate.yml'), () => resolveSources(folder, inst, i, display, roots));
       candidates.push(c);
     } catch (e) {
       // A competitor's broken manifest must not stop the others' measurements.
@@ -124,6 +137,13 @@ function checkManifest(c: Candidate, display: string): Candidate {
 
 /** Names the campaigns one or two folders down, for `run examples` meant as `run examples/campaign`. */
 function noCandidates(root: string): InputError {
+  // `run examples/campaign/kem-80`: a candidate folder, whose parent is the campaign.
+  if (existsSync(join(root, 'candidate.yml')))
+    return new InputError(
+      shown(root),
+      '',
+      `a candidate folder, not a campaign: its parent ${shown(dirname(resolve(root)))} is the campaign (run it with --only '^${basename(resolve(root))}/')`,
+    );
   const campaigns = campaignsBelow(root, 2).map(shown);
   const hint = campaigns.length === 0 ? '' : `; did you mean ${campaigns.slice(0, 3).join(' or ')}${campaigns.length > 3 ? ' or …' : ''}?`;
   return new InputError(shown(root), '', `no candidates (no <id>/candidate.yml in this folder)${hint}`);

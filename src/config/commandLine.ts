@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { InputError } from '../errors.js';
+import { nearest } from '../util/nearest.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Config<O extends Options> = { args: string[]; options: O; allowPositionals: true; strict: true; tokens: true };
@@ -50,7 +51,7 @@ function parsed<O extends Options>(command: string, args: string[], options: O) 
     if (!unknown) throw e;
     const name = unknown[1]!.replace(/^-+/, '');
     const known = Object.keys(options);
-    const near = known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+    const near = nearest(name, known);
     const hint = near
       ? `; did you mean --${near}?`
       : known.length > 0
@@ -58,17 +59,6 @@ function parsed<O extends Options>(command: string, args: string[], options: O) 
         : '';
     throw new InputError('command line', command, `unknown option '${unknown[1]}'${hint}`);
   }
-}
-
-/** Levenshtein distance, for suggesting the option a typo meant. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 /** Only options that take a value: a boolean flag given twice says the same thing twice. */

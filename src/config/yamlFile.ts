@@ -2,6 +2,7 @@ import { LineCounter, parseDocument, isMap, isSeq, type Node } from 'yaml';
 import type { z } from 'zod';
 import { InputError } from '../errors.js';
 import { readUtf8File } from './textFile.js';
+import { nearest } from '../util/nearest.js';
 
 /**
  * The yaml library's bound on alias expansion (its default, written out because the error is
@@ -33,10 +34,27 @@ export function loadYaml<S extends z.ZodType>(file: string, schema: S, displayNa
     // A record key's own rule ('a system id must match …') sits inside zod's "Invalid key in record".
     const keyProblem = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
     const message =
-      keys.length > 0 ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}` : (keyProblem ?? issue.message);
+      keys.length > 0
+        ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `'${k}'`).join(', ')}${suggestion(keys, knownKeysAt(schema, basePath))}`
+        : (keyProblem ?? issue.message);
     return `${line ? `line ${line}: ` : ''}${field}: ${message}`;
   });
   throw new InputError(displayName, '', problems.join('; '));
+}
+
+/**
+ * The line of a field (`instances[0].dir`) in a YAML file that parsed, for a problem found after
+ * parsing (a folder that does not exist); undefined when the file or the field cannot be found.
+ */
+export function lineOfField(file: string, field: string): number | undefined {
+  try {
+    const lines = new LineCounter();
+    const doc = parseDocument(readUtf8File(file, file), { lineCounter: lines, prettyErrors: false });
+    const path = [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : m[1]!));
+    return lineOf(doc.contents as Node | null, path, lines);
+  } catch {
+    return undefined;
+  }
 }
 
 function toPlainData(doc: ReturnType<typeof parseDocument>, displayName: string): unknown {
@@ -76,4 +94,43 @@ function lineOf(root: Node | null, path: ReadonlyArray<string | number>, lines: 
     }
   }
   return line;
+}
+
+/** "; did you mean 'nist_prefix'?" for the first unknown key that is near a known one. */
+function suggestion(keys: readonly string[], known: readonly string[]): string {
+  for (const k of keys) {
+    const near = nearest(k, known);
+    if (near) return `; did you mean '${near}'?`;
+  }
+  return '';
+}
+
+/** Zod's definition of a schema, as far as the walk below reads it. */
+interface Def {
+  type?: string;
+  shape?: Record<string, unknown>;
+  element?: unknown;
+  innerType?: unknown;
+  valueType?: unknown;
+  in?: unknown;
+}
+const defOf = (schema: unknown): Def => ((schema as { _zod?: { def?: Def } } | null)?._zod?.def ?? {}) as Def;
+
+/** The keys the object schema at `path` knows (through arrays, records, defaults and pipes); [] when unknown. */
+function knownKeysAt(schema: unknown, path: ReadonlyArray<string | number>): string[] {
+  let s = schema;
+  const unwrap = () => {
+    for (let d = defOf(s); d.innerType !== undefined || d.type === 'pipe'; d = defOf(s)) s = d.innerType ?? d.in;
+  };
+  for (const p of path) {
+    unwrap();
+    const d = defOf(s);
+    if (d.type === 'object' && typeof p === 'string') s = d.shape?.[p];
+    else if (d.type === 'array') s = d.element;
+    else if (d.type === 'record') s = d.valueType;
+    else return [];
+  }
+  unwrap();
+  const d = defOf(s);
+  return d.type === 'object' && d.shape ? Object.keys(d.shape) : [];
 }

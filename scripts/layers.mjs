@@ -17,7 +17,7 @@ export const LAYERS = [
   ['catalogs/'],
   ['report/', 'compare/'],
   ['github/', 'campaign/'],
-  ['cli.ts', 'cliMain.ts', 'main.ts', 'index.ts', 'stoppable.ts'],
+  ['cli.ts', 'cliMain.ts', 'cliHelp.ts', 'main.ts', 'index.ts', 'stoppable.ts'],
 ];
 
 export function layerOf(file) {

@@ -12,7 +12,9 @@ import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { forgeryShown, instanceStatus } from './kat/status.js';
 import { createProgress } from './campaign/progress.js';
-import { toolRoot } from './util/paths.js';
+import { toolRoot, toolVersion } from './util/paths.js';
+import { commandHelp, HELP_COMMANDS } from './cliHelp.js';
+import { harnessVersion } from './compile/harnessTools.js';
 import { checkOutputFolder, checkSystemId, parseCpu, parseJobs, parseOnly, parsePositive, parseShard } from './config/arguments.js';
 import { parseCommand } from './config/commandLine.js';
 import { DEFAULT_FAIL_ON } from './config/defaults.js';
@@ -42,7 +44,8 @@ const USAGE = `usage:
                           [--cpu N] [--force]
   ngcc-perf example [--out DIR]
   ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]
-each option at most once (--phases, --history and --fail-on take comma lists)
+each option at most once (--phases, --history and --fail-on take comma lists);
+\`ngcc-perf help COMMAND\` (or COMMAND --help) explains a command's options; \`ngcc-perf --version\` the version
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
 
@@ -569,10 +572,24 @@ function joinNegativeValues(argv: string[]): string[] {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = joinNegativeValues(argv);
-  // `ngcc-perf run --help` asks for the usage, not an error about an unknown option.
+  // `ngcc-perf run --help` asks for that command's help, not an error about an unknown option.
   if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
-    console.log(USAGE);
+    console.log(commandHelp(command) ?? USAGE);
     return 0;
+  }
+  if (command === '--version' || command === 'version') {
+    console.log(`ngcc-perf ${toolVersion()} (native harness ${harnessVersion()})`);
+    return 0;
+  }
+  // `ngcc-perf help run`
+  if ((command === 'help' || command === '--help' || command === '-h') && rest[0] !== undefined) {
+    const help = commandHelp(rest[0]);
+    if (help) {
+      console.log(help);
+      return 0;
+    }
+    console.error(`unknown command '${rest[0]}' (commands: ${HELP_COMMANDS.join(', ')})`);
+    return 2;
   }
   try {
     switch (command) {

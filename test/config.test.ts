@@ -166,11 +166,12 @@ describe('output folders', () => {
 });
 
 describe('the command line', () => {
-  it('prints the usage for --help after any command, and exits 0', async () => {
+  it("prints the command's own help for --help after it, and exits 0 (test/cli-help.test.ts has the rest)", async () => {
     const runs = [await runCli(['run', '--help']), await runCli(['compare', '-h'])];
     expect(runs.map((r) => r.code)).toEqual([0, 0]);
     const out = runs.flatMap((r) => r.out);
     expect(out).toHaveLength(2);
-    expect(out[0]).toMatch(/^usage:\n {2}ngcc-perf run CAMPAIGN_DIR/);
+    expect(out[0]).toMatch(/^usage: ngcc-perf run CAMPAIGN_DIR/);
+    expect(out[1]).toMatch(/^usage: ngcc-perf compare --base DATA_DIR/);
   });
 });

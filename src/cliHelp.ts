@@ -1,0 +1,147 @@
+import { DEFAULT_ALPHA, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from './config/defaults.js';
+
+/**
+ * Each command's own help (`ngcc-perf help run`, `ngcc-perf run --help`): its synopsis, every option
+ * with its default, and an example. docs/cli.md says the same at length; test/cli-help.test.ts
+ * holds every option of the usage block to a line here.
+ */
+interface CommandHelp {
+  synopsis: string;
+  about: string;
+  options: Array<[string, string]>;
+  example: string;
+}
+
+const HELP: Record<string, CommandHelp> = {
+  run: {
+    synopsis: 'ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [options]',
+    about: 'Builds, KAT-checks, times and profiles every instance of the campaign; evidence goes to DATA_DIR/ID.',
+    options: [
+      ['--system ID', 'the machine the evidence is for (a folder name: letters, digits, _ and -); required'],
+      ['--out DATA_DIR', 'where the system folder is written; required'],
+      ['--only REGEX', "instances whose key (id/label) the expression finds; default: all ('^kem-90/')"],
+      ['--phases LIST', 'of build,kat,measure,profile,ct, comma-separated; default build,kat,measure,profile (ct only when named)'],
+      ['--trial-target S', 'seconds per trial, instead of planning.trial_target_s (default 1)'],
+      ['--op-budget S', 'seconds per operation over all trials, instead of planning.op_budget_s (default 60)'],
+      ['--adaptive', 'trials until the mean per call is known to ±1 % (planning.adaptive); default off'],
+      ['--cpu N', "the core trials are pinned to; default: the system's cpus/cpu in ngcc-perf.yml, else the last allowed"],
+      ['--shard K/N', 'shard K of N, balanced on expected cost; default: everything'],
+      ['--force', 'measure everything again, keeping nothing; default off'],
+      ['--jobs N', 'builds and KATs at once beside the timing; default: the cores left over'],
+      ['--serial', 'nothing beside the timing (for contested numbers); default off'],
+      ['--audit', 'replay every timing trial from its seed, not one per operation; default off'],
+      ['--against BASE_CAMPAIGN_DIR', 'a paired run: the base side, measured interleaved with this one'],
+      ['--against-out BASE_DATA_DIR', "where the base side's evidence goes (with --against)"],
+    ],
+    example: 'ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/',
+  },
+  report: {
+    synopsis: 'ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]',
+    about: "Renders the §3.5 pages of one system's evidence.",
+    options: [
+      ['--campaign CAMPAIGN_DIR', "the campaign's catalogs (sizes, KAT issues, pages' links); default: none"],
+      ['--out PAGES_DIR', 'where the pages go; required'],
+      ['--check', 'write nothing: compare with PAGES_DIR byte for byte, exit 1 on a difference; default off'],
+    ],
+    example: 'ngcc-perf report out/data/local --campaign examples/campaign --out out/pages',
+  },
+  validate: {
+    synopsis: 'ngcc-perf validate DATA_DIR/ID',
+    about: 'Recomputes every derived number of the evidence and checks it against build.json and the KAT logs.',
+    options: [],
+    example: 'ngcc-perf validate out/data/local',
+  },
+  compare: {
+    synopsis: 'ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [options]',
+    about: "Compares two datasets' system folders: regressions, KAT and size-audit changes, as the pull-request comment.",
+    options: [
+      ['--base DATA_DIR', 'the baseline; required'],
+      ['--head DATA_DIR', 'the change; required'],
+      ['--system ID', 'the system folder in both; required'],
+      ['--format md|json', 'default md'],
+      ['--campaign CAMPAIGN_DIR', "the head campaign's catalogs (size audit); default: none"],
+      ['--threshold PCT', `smallest change called a regression; default ${DEFAULT_THRESHOLD_PCT}`],
+      ['--alpha P', `significance of the paired test; default ${DEFAULT_ALPHA}`],
+      ['--history DATA_DIR,...', 'earlier nightly datasets, for the spread term; default: none'],
+      ['--fail-on LIST', `exit 1 on these: regression,kat,size-audit,ct; default ${DEFAULT_FAIL_ON}`],
+    ],
+    example: 'ngcc-perf compare --base base/data --head out/data --system local',
+  },
+  'kat-manifest': {
+    synopsis: 'ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]',
+    about: "Prints a candidate's kat.sha256 lines from the KAT files a run generated (run --phases build,kat first).",
+    options: [
+      ['--mode strict|nolen', 'nolen leaves out the *_Len lines; default strict'],
+      ['--records N', 'digest of the first N records only; default: all'],
+      ['--write CAMPAIGN_DIR', "update the candidate's kat.sha256 in place"],
+      ['--force', 'with --write: replace lines that say something else; default off'],
+    ],
+    example: 'ngcc-perf kat-manifest out/data/local kem-90 --write examples/campaign',
+  },
+  'kat-digest': {
+    synopsis: 'ngcc-perf kat-digest FILE... [--label LABEL] [--mode strict|nolen] [--records N]',
+    about: "Prints the kat.sha256 line of a submitter's own KAT file (not its sha256sum).",
+    options: [
+      ['--label LABEL', 'the instance; default: the folder the file is in'],
+      ['--mode strict|nolen', 'default strict'],
+      ['--records N', 'digest of the first N records only; default: all'],
+    ],
+    example: 'ngcc-perf kat-digest submissions/kem-12/ml-kem-512/PQCkemKAT_1632.rsp',
+  },
+  merge: {
+    synopsis: 'ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...',
+    about: "Merges the system folders of a campaign's shards into one.",
+    options: [['--out DATA_DIR/ID', 'the merged system folder; required']],
+    example: 'ngcc-perf merge --out out/data/local shard1/local shard2/local',
+  },
+  'iccs-baseline': {
+    synopsis: 'ngcc-perf iccs-baseline --system ID --out DATA_DIR [options]',
+    about: 'Times the ICCS helper functions once per system, so the pages can price every helper call.',
+    options: [
+      ['--system ID', 'required'],
+      ['--out DATA_DIR', 'required'],
+      ['--campaign CAMPAIGN_DIR', "whose ngcc-perf.yml's planning applies; default: the defaults"],
+      ['--trial-target S', 'seconds per trial'],
+      ['--op-budget S', 'seconds per operation'],
+      ['--cpu N', 'the core trials are pinned to'],
+      ['--force', 'measure again; default off'],
+    ],
+    example: 'ngcc-perf iccs-baseline --system local --out out/data',
+  },
+  example: {
+    synopsis: 'ngcc-perf example [--out DIR]',
+    about: 'Runs the bundled example campaign and renders its pages (what npm start does).',
+    options: [['--out DIR', "default: out/ in the tool's folder"]],
+    example: 'ngcc-perf example',
+  },
+  'pqclean-campaign': {
+    synopsis: 'ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]',
+    about: "Writes a campaign of the PQClean catalogue's schemes, with their published KAT digests.",
+    options: [
+      ['--only REGEX', 'schemes whose name the expression finds; default: all'],
+      ['--pqclean DIR', "a PQClean checkout; default: the pqclean package's"],
+      ['--digests FILE', "published digests; default: the tool's"],
+    ],
+    example: "ngcc-perf pqclean-campaign out/pqclean --only '^ml-kem'",
+  },
+};
+
+export const HELP_COMMANDS: readonly string[] = Object.keys(HELP);
+
+/** One command's help text, or undefined for a command that has none. */
+export function commandHelp(command: string): string | undefined {
+  const h = HELP[command];
+  if (!h) return undefined;
+  const width = Math.max(0, ...h.options.map(([o]) => o.length));
+  return [
+    `usage: ${h.synopsis}`,
+    '',
+    h.about,
+    ...(h.options.length > 0 ? ['', 'options:', ...h.options.map(([o, d]) => `  ${o.padEnd(width)}  ${d}`)] : []),
+    '',
+    'example:',
+    `  ${h.example}`,
+    '',
+    'docs/cli.md says more; `ngcc-perf --help` lists every command.',
+  ].join('\n');
+}

@@ -12082,12 +12082,17 @@ function firstDifference(trial, replay, calls) {
   return void 0;
 }
 var KAT_CALLS = 14;
-function replayWarmups(trialWarmups) {
-  if (trialWarmups >= KAT_CALLS) return randomInt(KAT_CALLS);
-  const w = randomInt(KAT_CALLS - 1);
+function replayWarmups(trialWarmups, most = KAT_CALLS - 1) {
+  const limit = Math.max(1, Math.min(most, KAT_CALLS - 1));
+  if (trialWarmups > limit) return randomInt(limit + 1);
+  const w = randomInt(limit);
   return w >= trialWarmups ? w + 1 : w;
 }
-async function replayTrial(req, proc, index, iterations, warmups) {
+function replayWarmupLimit(trialWarmups, secondsPerCall, trialTargetS) {
+  if (!secondsPerCall || !(secondsPerCall > 0)) return KAT_CALLS - 1;
+  return Math.max(trialWarmups + 1, Math.min(KAT_CALLS - 1, Math.floor(trialTargetS / secondsPerCall)));
+}
+async function replayTrial(req, proc, index, iterations, warmups, mostWarmups = KAT_CALLS - 1) {
   const seed = proc.meta.seed;
   const perSegment = Number(proc.meta.calls_per_segment);
   const name = `trial ${index + 1}`;
@@ -12099,7 +12104,7 @@ async function replayTrial(req, proc, index, iterations, warmups) {
     req.type,
     req.operation,
     String(iterations),
-    String(replayWarmups(warmups)),
+    String(replayWarmups(warmups, mostWarmups)),
     "-1",
     req.rng,
     "2",
@@ -12372,10 +12377,12 @@ async function replayOperation(op) {
         p,
         i,
         op.plan.iterations_per_trial,
-        op.plan.warmups
+        op.plan.warmups,
+        replayWarmupLimit(op.plan.warmups, op.plan.calibration_seconds_per_call, trialTargetOf(op.req.planning))
       )
     );
 }
+var trialTargetOf = (p) => p.adaptive?.enabled ? p.adaptive.trial_target_s : p.trial_target_s;
 async function auditRepeatedInputs(op) {
   if (op.req.type !== "sig" || op.req.operation !== "verify" || !op.plan) return;
   const complete = op.processes.filter((p) => p.status === "complete");
@@ -12387,7 +12394,7 @@ async function auditRepeatedInputs(op) {
     iterations: op.plan.iterations_per_trial,
     warmups: op.plan.warmups,
     timeoutMs: (calls) => Math.max(op.plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, calls, op.plan.warmups, calls)),
-    signBudgetS: planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s
+    signBudgetS: trialTargetOf(planning2)
   });
   if ("skipped" in audit) op.repeat_audit_skipped = audit.skipped;
   else op.repeat_audit = audit;
@@ -34582,7 +34589,8 @@ async function prepareInstance(run, unit) {
     harnessVersion: run.tools.version,
     katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
   };
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat"))) return { entry: previous, kept: true };
+  const retried = plan.remeasure.has("failed") && (previous?.kat === "TIMEOUT" || previous?.kat === "CRASH") && plan.phases.has("kat");
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat")) && !retried) return { entry: previous, kept: true };
   if (!plan.phases.has("kat")) {
     const { kat: _none, ...unchecked } = base;
     const entry2 = {
@@ -34814,6 +34822,10 @@ function readPrevious(path, force, onReplaced) {
 }
 
 // src/campaign/measure.ts
+function remeasuredNoisy(plan, r) {
+  if (!plan.remeasure.has("noisy") || !r.trials?.length) return false;
+  return (trialSpread(deriveStatistics(r.trials), r.trials.length) ?? 0) >= NOISY_TRIAL_SPREAD;
+}
 var isAdaptivePlan = (p) => typeof p === "object" && p !== null && "adaptive" in p;
 var measure = {
   name: "measure",
@@ -34825,7 +34837,7 @@ var measure = {
     if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
     const records = ops.map((op) => readJsonIfExists(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
-    const kept = (r) => r?.status === "complete" && r.library_sha256 === previous?.library_sha256;
+    const kept = (r) => r?.status === "complete" && r.library_sha256 === previous?.library_sha256 && !remeasuredNoisy(plan, r);
     if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: "kept" };
     const planning2 = plan.settings.planning;
     const known = previousSeconds("measure", previous);
@@ -34861,7 +34873,7 @@ var measure = {
       }
       if (
         // A paired run measures both sides now: a kept record was measured at another time.
-        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat
+        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat && !remeasuredNoisy(plan, previous)
       ) {
         const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
         summary.operations.push({
@@ -35234,6 +35246,7 @@ var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
 var OPT_IN_PHASES = ["ct"];
 var KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES];
+var REMEASURE = ["noisy", "failed"];
 function withCampaignPhases(phases, settings) {
   return settings.ct.enabled ? /* @__PURE__ */ new Set([...phases, "ct"]) : phases;
 }
@@ -35293,6 +35306,7 @@ function planRun(opts) {
     phases,
     force: opts.force ?? false,
     audit: opts.audit ?? false,
+    remeasure: opts.remeasure ?? /* @__PURE__ */ new Set(),
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...opts.iccsBaseline ? { iccsBaseline: true } : {}
@@ -37338,6 +37352,10 @@ var HELP = {
       ["--jobs N", "builds and KATs at once beside the timing; default: the cores left over"],
       ["--serial", "nothing beside the timing (for contested numbers); default off"],
       ["--audit", "replay every timing trial from its seed, not one per operation; default off"],
+      [
+        "--remeasure LIST",
+        "noisy (kept records whose trials spread 1.25\xD7 or more), failed (KATs that ended TIMEOUT or CRASH): measured again, the rest kept; default: none"
+      ],
       ["--against BASE_CAMPAIGN_DIR", "a paired run: the base side, measured interleaved with this one"],
       ["--against-out BASE_DATA_DIR", "where the base side's evidence goes (with --against)"]
     ],
@@ -45334,7 +45352,7 @@ ${lines.map((l) => `${l}
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--audit] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -45346,7 +45364,7 @@ var USAGE = `usage:
                           [--cpu N] [--force]
   ngcc-perf example [--out DIR]
   ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]
-each option at most once (--phases, --history and --fail-on take comma lists);
+each option at most once (--phases, --remeasure, --history and --fail-on take comma lists);
 \`ngcc-perf help COMMAND\` (or COMMAND --help) explains a command's options; \`ngcc-perf --version\` the version
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
@@ -45358,6 +45376,13 @@ function parsePhases(v) {
   for (const p of list3)
     if (!KNOWN_PHASES.includes(p))
       throw new InputError("command line", "--phases", `unknown phase '${p}' (known: ${KNOWN_PHASES.join(", ")})`);
+  return new Set(list3);
+}
+function parseRemeasure(v) {
+  const list3 = v.split(",").map((x) => x.trim());
+  for (const x of list3)
+    if (!REMEASURE.includes(x))
+      throw new InputError("command line", "--remeasure", `unknown '${x}' (known: ${REMEASURE.join(", ")})`);
   return new Set(list3);
 }
 function printSummary(s) {
@@ -45412,6 +45437,7 @@ async function cmdRun(args) {
       jobs: { type: "string" },
       serial: { type: "boolean", default: false },
       audit: { type: "boolean", default: false },
+      remeasure: { type: "string" },
       against: { type: "string" },
       "against-out": { type: "string" }
     },
@@ -45450,6 +45476,7 @@ async function cmdRun(args) {
     ...jobs !== void 0 ? { jobs } : {},
     serial: values.serial,
     audit: values.audit,
+    ...values.remeasure !== void 0 ? { remeasure: parseRemeasure(values.remeasure) } : {},
     progress: createProgress(),
     argumentNames: { only: cli("only"), cpu: cli("cpu") },
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}

@@ -30,6 +30,10 @@ const HELP: Record<string, CommandHelp> = {
       ['--jobs N', 'builds and KATs at once beside the timing; default: the cores left over'],
       ['--serial', 'nothing beside the timing (for contested numbers); default off'],
       ['--audit', 'replay every timing trial from its seed, not one per operation; default off'],
+      [
+        '--remeasure LIST',
+        'noisy (kept records whose trials spread 1.25× or more), failed (KATs that ended TIMEOUT or CRASH): measured again, the rest kept; default: none',
+      ],
       ['--against BASE_CAMPAIGN_DIR', 'a paired run: the base side, measured interleaved with this one'],
       ['--against-out BASE_DATA_DIR', "where the base side's evidence goes (with --against)"],
     ],

@@ -1,7 +1,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { katShown, KNOWN_PHASES, PHASES, runCampaign, type CampaignSummary, type Phase } from './campaign/run.js';
+import {
+  katShown,
+  KNOWN_PHASES,
+  PHASES,
+  REMEASURE,
+  runCampaign,
+  type CampaignSummary,
+  type Phase,
+  type Remeasure,
+} from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
@@ -32,7 +41,7 @@ import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './ca
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--audit] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -44,7 +53,7 @@ const USAGE = `usage:
                           [--cpu N] [--force]
   ngcc-perf example [--out DIR]
   ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]
-each option at most once (--phases, --history and --fail-on take comma lists);
+each option at most once (--phases, --remeasure, --history and --fail-on take comma lists);
 \`ngcc-perf help COMMAND\` (or COMMAND --help) explains a command's options; \`ngcc-perf --version\` the version
 exit codes: 0 success, 1 a check found problems, 2 usage or input error, 3 internal error (a bug),
             129/130/143 stopped by SIGHUP/SIGINT/SIGTERM`;
@@ -59,6 +68,14 @@ function parsePhases(v: string | undefined): Set<Phase> {
     if (!(KNOWN_PHASES as readonly string[]).includes(p))
       throw new InputError('command line', '--phases', `unknown phase '${p}' (known: ${KNOWN_PHASES.join(', ')})`);
   return new Set(list as Phase[]);
+}
+
+function parseRemeasure(v: string): Set<Remeasure> {
+  const list = v.split(',').map((x) => x.trim());
+  for (const x of list)
+    if (!(REMEASURE as readonly string[]).includes(x))
+      throw new InputError('command line', '--remeasure', `unknown '${x}' (known: ${REMEASURE.join(', ')})`);
+  return new Set(list as Remeasure[]);
 }
 
 /** One line per instance; returns the exit code and the verdict line that says why. */
@@ -128,6 +145,7 @@ async function cmdRun(args: string[]): Promise<number> {
       jobs: { type: 'string' },
       serial: { type: 'boolean', default: false },
       audit: { type: 'boolean', default: false },
+      remeasure: { type: 'string' },
       against: { type: 'string' },
       'against-out': { type: 'string' },
     },
@@ -166,6 +184,7 @@ async function cmdRun(args: string[]): Promise<number> {
     ...(jobs !== undefined ? { jobs } : {}),
     serial: values.serial,
     audit: values.audit,
+    ...(values.remeasure !== undefined ? { remeasure: parseRemeasure(values.remeasure) } : {}),
     progress: createProgress(),
     argumentNames: { only: cli('only'), cpu: cli('cpu') },
     ...(values.against !== undefined && values['against-out'] !== undefined

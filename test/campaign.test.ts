@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { readManifest } from '../src/config/katManifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
-import { FIXTURES, fixtureCampaign, ICCS, QUICK } from './helpers/campaigns.js';
+import { FIXTURES, fixtureCampaign, goodKemCampaign, ICCS, QUICK } from './helpers/campaigns.js';
 import { runCli as cli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
@@ -624,5 +624,47 @@ describe('a KAT verdict', () => {
     await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases });
     expect(entry().kat_harness_version).toBe(version);
     expect(entry().kat).toBe('PASS');
+  });
+});
+
+describe('run --remeasure', () => {
+  it('noisy: measures again a kept record whose trials spread 1.25× or more, and keeps the others', async () => {
+    const root = goodKemCampaign(['good'], QUICK);
+    const data = tempDir();
+    const phases = ['--phases', 'build,kat,measure'];
+    expect((await cli(['run', root, '--system', 's', '--out', data, ...phases])).code).toBe(0);
+    const path = (op: string) => join(data, 's', 'records', 'kem-1', `good__${op}.json`);
+    // keygen's record as a run on a shared core leaves it: its second trial twice as slow per call.
+    const keygen = JSON.parse(readFileSync(path('keygen'), 'utf8')) as TimingRecord & {
+      trials: Array<{ seconds: number; cycles: number }>;
+    };
+    keygen.trials[1]!.seconds *= 2;
+    keygen.trials[1]!.cycles *= 2;
+    writeFileSync(path('keygen'), JSON.stringify(keygen));
+    const before = Object.fromEntries(['keygen', 'enc', 'dec'].map((op) => [op, readFileSync(path(op), 'utf8')]));
+    const kept = await cli(['run', root, '--system', 's', '--out', data, ...phases]);
+    expect(kept.progress).toMatch(/kem-1\/good keygen: unchanged, kept; noisy: trials spread 2\.\d\d×/);
+    for (const op of ['keygen', 'enc', 'dec']) expect(readFileSync(path(op), 'utf8'), op).toBe(before[op]);
+    const again = await cli(['run', root, '--system', 's', '--out', data, ...phases, '--remeasure', 'noisy']);
+    expect(again.code).toBe(0);
+    expect(readFileSync(path('keygen'), 'utf8')).not.toBe(before.keygen);
+    for (const op of ['enc', 'dec']) expect(readFileSync(path(op), 'utf8'), op).toBe(before[op]);
+    const bad = await cli(['run', root, '--system', 's', '--out', data, '--remeasure', 'noisy,slow']);
+    expect([bad.code, bad.err]).toEqual([2, ["error: command line: --remeasure: unknown 'slow' (known: noisy, failed)"]]);
+  });
+
+  it('failed: runs again a KAT that ended TIMEOUT, which a plain re-run keeps', async () => {
+    const root = fixtureCampaign(['kem-1'], `${QUICK}  kat_timeout_s: 1\n`);
+    const data = tempDir();
+    const args = ['run', root, '--system', 's', '--out', data, '--phases', 'build,kat', '--only', '^kem-1/timeout$'];
+    expect((await cli(args)).code).toBe(1);
+    const log = join(data, 's', 'kat', 'kem-1', 'timeout.log');
+    const first = statSync(log).mtimeMs;
+    await cli(args);
+    expect(statSync(log).mtimeMs).toBe(first);
+    const again = await cli([...args, '--remeasure', 'failed']);
+    expect(again.code).toBe(1);
+    expect(statSync(log).mtimeMs).toBeGreaterThan(first);
+    expect((JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/timeout']!.kat).toBe('TIMEOUT');
   });
 });

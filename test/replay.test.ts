@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { planningSchema } from '../src/config/schemas.js';
 import { measureOperations } from '../src/measure/operation.js';
-import { firstDifference } from '../src/measure/replay.js';
+import { firstDifference, KAT_CALLS, replayWarmupLimit, replayWarmups } from '../src/measure/replay.js';
 import { runDriver } from '../src/sandbox/run.js';
 import type { TimingRecord } from '../src/evidence/types.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
@@ -239,6 +239,18 @@ describe('the replay of a trial', () => {
     const e = await measure(enc, 'kem', 'enc');
     expect(e.status).toBe('failed');
     expect(e.failure).toMatch(/^(calibration: )?CRYPTOFAIL: spot check of call \d+: |^FORGED: /);
+  });
+
+  it("draws a replay's warm-ups below a KAT's calls and unlike the trial's, and few for a slow call", () => {
+    const drawn = (trial: number, most?: number) => new Set(Array.from({ length: 2000 }, () => replayWarmups(trial, most)));
+    // A fast call: any count a KAT's calls do not reach, but the trial's.
+    expect([...drawn(3)].sort((a, b) => a - b)).toEqual([...Array(KAT_CALLS).keys()].filter((w) => w !== 3));
+    expect(replayWarmupLimit(3, 1e-5, 1)).toBe(KAT_CALLS - 1);
+    // A 47-s keygen after one warm-up in a 1-s trial: 0 or 2, never 13 (ten minutes).
+    expect(replayWarmupLimit(1, 47, 1)).toBe(2);
+    expect([...drawn(1, 2)].sort()).toEqual([0, 2]);
+    // A 0.3-s call in a 1-s trial: as many as fit the trial's target, and one more than the trial's.
+    expect(replayWarmupLimit(1, 0.3, 1)).toBe(3);
   });
 
   it('names the first block that differs', () => {

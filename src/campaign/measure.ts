@@ -22,6 +22,12 @@ import {
 import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
 
+/** A kept record `--remeasure noisy` measures again: its trials spread NOISY_TRIAL_SPREAD or more. */
+function remeasuredNoisy(plan: { remeasure: ReadonlySet<string> }, r: TimingRecord): boolean {
+  if (!plan.remeasure.has('noisy') || !r.trials?.length) return false;
+  return (trialSpread(deriveStatistics(r.trials), r.trials.length) ?? 0) >= NOISY_TRIAL_SPREAD;
+}
+
 /** A record's plan was adaptive (measure/plan.ts: only an adaptive plan has a stopping rule). */
 const isAdaptivePlan = (p: unknown): boolean => typeof p === 'object' && p !== null && 'adaptive' in p;
 
@@ -38,7 +44,8 @@ export const measure: PhaseStep = {
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
     // Each operation's record on disk, read once: whether it is kept, and which kind of plan it had.
     const records = ops.map((op) => readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
-    const kept = (r: TimingRecord | undefined) => r?.status === 'complete' && r.library_sha256 === previous?.library_sha256;
+    const kept = (r: TimingRecord | undefined) =>
+      r?.status === 'complete' && r.library_sha256 === previous?.library_sha256 && !remeasuredNoisy(plan, r);
     if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: 'kept' };
     const planning = plan.settings.planning;
     const known = previousSeconds('measure', previous);
@@ -81,7 +88,8 @@ export const measure: PhaseStep = {
         !plan.against &&
         previous?.status === 'complete' &&
         previous.library_sha256 === entry.library_sha256 &&
-        previous.kat === entry.kat
+        previous.kat === entry.kat &&
+        !remeasuredNoisy(plan, previous)
       ) {
         // The kept record's own trials say whether it was noisy: a later run must not turn it into a plain "ok".
         const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : undefined;

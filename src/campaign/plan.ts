@@ -26,6 +26,9 @@ export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
 export const OPT_IN_PHASES = ['ct'] as const;
 /** Every phase `--phases` accepts. */
 export const KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES] as const;
+/** What `--remeasure` may name (CampaignOptions.remeasure). */
+export const REMEASURE = ['noisy', 'failed'] as const;
+export type Remeasure = (typeof REMEASURE)[number];
 export type Phase = (typeof KNOWN_PHASES)[number];
 /**
  * The phases of a run that also takes those its campaign turns on (CampaignOptions.campaignPhases):
@@ -72,6 +75,12 @@ export interface CampaignOptions {
   serial?: boolean;
   /** Replay every timing trial from its seed, not one drawn per operation (measure/replay.ts). */
   audit?: boolean;
+  /**
+   * What a re-run measures again though its inputs did not change: `noisy`, kept timing records whose
+   * trials spread NOISY_TRIAL_SPREAD or more; `failed`, KATs that ended TIMEOUT or CRASH (a failed
+   * measurement is measured again anyway). Everything else is kept.
+   */
+  remeasure?: ReadonlySet<Remeasure>;
   /** A filter that selects nothing is no error (the base side of a paired run may lack a new candidate). */
   onlyMayMatchNothing?: boolean;
   /**
@@ -136,6 +145,8 @@ export interface RunPlan {
   force: boolean;
   /** CampaignOptions.audit. */
   audit: boolean;
+  /** CampaignOptions.remeasure. */
+  remeasure: ReadonlySet<Remeasure>;
   shard?: { index: number; count: number };
   /** Symbols the profile wraps for NIST-API code: profile.nist_symbols, else the whole catalog. */
   nistSymbols: string[];
@@ -218,6 +229,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     phases,
     force: opts.force ?? false,
     audit: opts.audit ?? false,
+    remeasure: opts.remeasure ?? new Set(),
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),

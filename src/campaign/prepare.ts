@@ -199,7 +199,9 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     harnessVersion: run.tools.version,
     katLogSha256: existsSync(katLogPath) ? sha256File(katLogPath) : undefined,
   };
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat'))) return { entry: previous, kept: true };
+  // `--remeasure failed`: a KAT that ran out of time or crashed may have met a busy host; it runs again.
+  const retried = plan.remeasure.has('failed') && (previous?.kat === 'TIMEOUT' || previous?.kat === 'CRASH') && plan.phases.has('kat');
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat')) && !retried) return { entry: previous, kept: true };
   if (!plan.phases.has('kat')) {
     // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
     // simply not checked. Readers show "not checked", and it is neither timed nor a failure.

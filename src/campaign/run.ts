@@ -21,7 +21,17 @@ import { stale } from './stale.js';
 import { ct, ctBuild } from './ct.js';
 
 export { katShown, type CampaignSummary, type InstanceContext, type InstanceSummary, type PhaseStep, type RunContext } from './context.js';
-export { KNOWN_PHASES, OPT_IN_PHASES, PHASES, type CampaignOptions, type Phase, type RunPlan, type Unit } from './plan.js';
+export {
+  KNOWN_PHASES,
+  OPT_IN_PHASES,
+  PHASES,
+  REMEASURE,
+  type CampaignOptions,
+  type Phase,
+  type Remeasure,
+  type RunPlan,
+  type Unit,
+} from './plan.js';
 
 /**
  * What a run does for each instance, in order. A new phase is a file exporting a PhaseStep and

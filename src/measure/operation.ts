@@ -10,7 +10,7 @@ import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { kernelContradicted, runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { KEX_PROFILED, kexOperations } from './kexOperations.js';
-import { KAT_CALLS, replayTrial, type ReplayResult } from './replay.js';
+import { KAT_CALLS, replayTrial, replayWarmupLimit, type ReplayResult } from './replay.js';
 import { repeatedInputAudit, type RepeatAudit } from './repeatAudit.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from './cost.js';
 
@@ -280,9 +280,13 @@ async function replayOperation(op: InProgress): Promise<void> {
         i,
         op.plan.iterations_per_trial,
         op.plan.warmups,
+        replayWarmupLimit(op.plan.warmups, op.plan.calibration_seconds_per_call, trialTargetOf(op.req.planning)),
       ),
     );
 }
+
+/** The seconds a trial is planned for, fixed or adaptive. */
+const trialTargetOf = (p: Planning): number => (p.adaptive?.enabled ? p.adaptive.trial_target_s : p.trial_target_s);
 
 /** verify, after its trials: the repeated-input audit (measure/repeatAudit.ts). */
 async function auditRepeatedInputs(op: InProgress): Promise<void> {
@@ -296,7 +300,7 @@ async function auditRepeatedInputs(op: InProgress): Promise<void> {
     iterations: op.plan.iterations_per_trial,
     warmups: op.plan.warmups,
     timeoutMs: (calls) => Math.max(op.plan!.timeout_per_process_s * 1000, processTimeoutMs(op.req, calls, op.plan!.warmups, calls)),
-    signBudgetS: planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s,
+    signBudgetS: trialTargetOf(planning),
   });
   if ('skipped' in audit) op.repeat_audit_skipped = audit.skipped;
   else op.repeat_audit = audit;

@@ -65,10 +65,21 @@ export const KAT_CALLS = 14;
  * computing after so many calls in a process still computes at the start of the replayed segment;
  * and not the trial's number, so the segment's calls come at another place in the library's count.
  */
-export function replayWarmups(trialWarmups: number): number {
-  if (trialWarmups >= KAT_CALLS) return randomInt(KAT_CALLS);
-  const w = randomInt(KAT_CALLS - 1);
+export function replayWarmups(trialWarmups: number, most = KAT_CALLS - 1): number {
+  const limit = Math.max(1, Math.min(most, KAT_CALLS - 1));
+  if (trialWarmups > limit) return randomInt(limit + 1);
+  const w = randomInt(limit);
   return w >= trialWarmups ? w + 1 : w;
+}
+
+/**
+ * The most warm-ups a replay may make: those of a KAT, unless the calls are slow, where they cost
+ * at most about one trial's target (a 47-s keygen's 13 warm-ups would take ten minutes), and never
+ * fewer than one more than the trial's, so that the count still differs.
+ */
+export function replayWarmupLimit(trialWarmups: number, secondsPerCall: number | undefined, trialTargetS: number): number {
+  if (!secondsPerCall || !(secondsPerCall > 0)) return KAT_CALLS - 1;
+  return Math.max(trialWarmups + 1, Math.min(KAT_CALLS - 1, Math.floor(trialTargetS / secondsPerCall)));
 }
 
 /**
@@ -81,6 +92,7 @@ export async function replayTrial(
   index: number,
   iterations: number,
   warmups: number,
+  mostWarmups = KAT_CALLS - 1,
 ): Promise<ReplayResult> {
   const seed = proc.meta.seed;
   const perSegment = Number(proc.meta.calls_per_segment);
@@ -94,7 +106,7 @@ export async function replayTrial(
     req.type,
     req.operation,
     String(iterations),
-    String(replayWarmups(warmups)),
+    String(replayWarmups(warmups, mostWarmups)),
     '-1',
     req.rng,
     '2',

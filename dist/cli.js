@@ -10886,7 +10886,7 @@ function gone(h) {
   }
 }
 function describeHolder(h) {
-  return `pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ""} since ${h.since_utc} (${h.what})`;
+  return `${h.what}, pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ""} since ${h.since_utc}`;
 }
 function holderOf(fd) {
   const buf = Buffer.alloc(4096);
@@ -36911,13 +36911,17 @@ function coreHolds(run, onHold) {
     async on(what, say, work, cpus = plan.cpus) {
       let waited = false;
       const lease = await lockCore([...cpus], {
-        what: `${holder}: ${what}`,
+        what: `${what} \u2014 ${holder}`,
         onWait: (line) => {
           waited = true;
           say(line);
+          run.progress?.waiting?.(line);
         }
       });
-      if (waited) say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      if (waited) {
+        run.progress?.waiting?.(void 0);
+        say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      }
       const cpu = lease.cpu;
       if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
       const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
@@ -37266,7 +37270,14 @@ function createProgress(stream = process.stderr) {
   let done2 = 0;
   let eta;
   const started = Date.now();
-  const etaShown = () => formatDuration(eta ? eta() : Number.NaN);
+  let waitingFor;
+  const etaShown = () => {
+    const left = formatDuration(eta ? eta() : Number.NaN);
+    return waitingFor ? `${left} after the wait (waiting ${formatDuration((Date.now() - waitingFor.since) / 1e3)})` : left;
+  };
+  const wait = (what) => {
+    waitingFor = what === void 0 ? void 0 : { what, since: waitingFor?.since ?? Date.now() };
+  };
   if (stream.isTTY !== true) {
     return {
       start(n, e) {
@@ -37282,6 +37293,7 @@ function createProgress(stream = process.stderr) {
         stream.write(`${stamp(/* @__PURE__ */ new Date())} ${message}
 `);
       },
+      waiting: wait,
       done() {
       }
     };
@@ -37303,7 +37315,7 @@ function createProgress(stream = process.stderr) {
   const payload = () => ({
     eta_run: etaShown(),
     elapsed_run: formatDuration((Date.now() - started) / 1e3),
-    last: last.slice(0, Math.max(20, (stream.columns ?? 120) - 60))
+    last: (waitingFor ? waitingFor.what : last).slice(0, Math.max(20, (stream.columns ?? 120) - 60))
   });
   return {
     start(n, e) {
@@ -37325,6 +37337,13 @@ function createProgress(stream = process.stderr) {
         bars.update();
       } else stream.write(`${message}
 `);
+    },
+    waiting(what) {
+      wait(what);
+      if (bar) {
+        bar.update(done2, payload());
+        bars.update();
+      }
     },
     done() {
       if (bar) bars.stop();

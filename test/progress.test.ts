@@ -46,6 +46,27 @@ describe('progress', () => {
     expect(text).toContain('kem-1/good waits for CPU 1\n');
   });
 
+  it('while it waits for a core, the bar says for what instead of its last step, and the ETA counts the wait', async () => {
+    const out = sink(true);
+    const p = createProgress(out);
+    p.start(4, () => 42);
+    p.tick('kem-1/good keygen: complete');
+    p.waiting?.('waits for CPU 1, held by kem-2/x measure — ngcc-perf, system s into /d, pid 7 since 2026-12-03T07:00:00Z');
+    // Redrawn at once, not at the next step's end.
+    expect(out.text()).toMatch(/\] 1\/4 · ETA 42s after the wait \(waiting 0s\) · \d+s · waits for CPU 1, held by kem-2\/x measure/);
+    p.waiting?.(undefined);
+    p.tick('kem-1/good enc: complete');
+    p.done();
+    expect(out.text()).toMatch(/\] 2\/4 · ETA 42s · \d+s · kem-1\/good enc: complete/);
+    // In a log, the ETA line says it too.
+    const log = sink(false);
+    const q = createProgress(log);
+    q.start(2, () => 10);
+    q.waiting?.('waits for CPU 1');
+    q.tick('kem-1/good keygen: complete');
+    expect(log.text()).toMatch(/\[1\/2\] kem-1\/good keygen: complete · ETA 10s after the wait \(waiting 0s\)\n$/);
+  });
+
   it('spells durations as the ETA shows them', () => {
     expect([0, 37, 245, 3600, 3725, Number.NaN].map(formatDuration)).toEqual(['0s', '37s', '4m05s', '1h00m', '1h02m', '?']);
   });

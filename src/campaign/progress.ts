@@ -12,6 +12,11 @@ export interface Progress {
   tick(message: string): void;
   /** A line that is not a finished step (the plan, a wait for a core): shown, not counted. */
   note?(message: string): void;
+  /**
+   * The run waits for a core (`what`, with its holder), or no longer (undefined): the bar says so
+   * instead of its last step, and the ETA counts the wait so far on top of the work left.
+   */
+  waiting?(what: string | undefined): void;
   done(): void;
 }
 
@@ -32,7 +37,15 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
   let done = 0;
   let eta: (() => number) | undefined;
   const started = Date.now();
-  const etaShown = () => formatDuration(eta ? eta() : Number.NaN);
+  let waitingFor: { what: string; since: number } | undefined;
+  const etaShown = () => {
+    const left = formatDuration(eta ? eta() : Number.NaN);
+    // Work left once the core is free; the wait has no known end, its length so far is what is known.
+    return waitingFor ? `${left} after the wait (waiting ${formatDuration((Date.now() - waitingFor.since) / 1000)})` : left;
+  };
+  const wait = (what: string | undefined) => {
+    waitingFor = what === undefined ? undefined : { what, since: waitingFor?.since ?? Date.now() };
+  };
   if (stream.isTTY !== true) {
     return {
       start(n, e) {
@@ -46,6 +59,7 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       note(message) {
         stream.write(`${stamp(new Date())} ${message}\n`);
       },
+      waiting: wait,
       done() {},
     };
   }
@@ -66,7 +80,7 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
   const payload = () => ({
     eta_run: etaShown(),
     elapsed_run: formatDuration((Date.now() - started) / 1000),
-    last: last.slice(0, Math.max(20, (stream.columns ?? 120) - 60)),
+    last: (waitingFor ? waitingFor.what : last).slice(0, Math.max(20, (stream.columns ?? 120) - 60)),
   });
   return {
     start(n, e) {
@@ -87,6 +101,14 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
         // Drawn now: a log line waits for the next redraw, which a run that ends may never make.
         bars.update();
       } else stream.write(`${message}\n`);
+    },
+    waiting(what) {
+      wait(what);
+      // Drawn now, and again while the wait lasts: the bar never sits blank behind a wait line.
+      if (bar) {
+        bar.update(done, payload());
+        bars.update();
+      }
     },
     done() {
       if (bar) bars.stop();

@@ -271,6 +271,7 @@ interface CpuHold {
 function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
   const { plan } = run;
   const environments = new Map<number, HostEnvironment>([[plan.cpu, run.environment]]);
+  // What a waiter's line shows first is the step; the run and its folder, long, come last.
   const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ''} into ${plan.systemDir}`;
   const holds: CpuHold[] = [];
   return {
@@ -283,13 +284,17 @@ function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
     ): Promise<T> {
       let waited = false;
       const lease = await lockCore([...cpus], {
-        what: `${holder}: ${what}`,
+        what: `${what} — ${holder}`,
         onWait: (line) => {
           waited = true;
           say(line);
+          run.progress?.waiting?.(line);
         },
       });
-      if (waited) say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      if (waited) {
+        run.progress?.waiting?.(undefined);
+        say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
+      }
       const cpu = lease.cpu;
       if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
       const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };

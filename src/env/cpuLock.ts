@@ -170,8 +170,9 @@ function gone(h: CoreHolder): boolean {
   }
 }
 
+/** The holder as a waiter's line names it: what it does first (a narrow terminal cuts the end), then who and since when. */
 export function describeHolder(h: CoreHolder): string {
-  return `pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ''} since ${h.since_utc} (${h.what})`;
+  return `${h.what}, pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ''} since ${h.since_utc}`;
 }
 
 /** The holder a lock file names, read through our own descriptor (the file may change meanwhile). */

@@ -37896,6 +37896,7 @@ function loadReportModel(systemDir, campaignDir) {
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   return {
+    toolVersion: toolVersion(),
     system: system2,
     systemDir,
     campaign: ds.campaign ?? {},
@@ -45187,13 +45188,17 @@ var indexPage = (systems) => sectionsPage(INDEX_SECTIONS, systems);
 function renderPages(model) {
   const sys = model.system;
   const pages = /* @__PURE__ */ new Map();
-  for (const c of model.candidates) pages.set(`${c.id}/perf_${sys}.md`, serialize3(candidatePage(model, c)));
-  pages.set(`performance/summary_${sys}.md`, serialize3(summaryPage(model)));
-  pages.set(`performance/method_${sys}.md`, serialize3(methodPage(model)));
-  pages.set(`performance/size-audit_${sys}.md`, serialize3(sizeAuditPage(model)));
-  pages.set("performance/symmetric-survey.md", serialize3(surveyPage(model)));
-  pages.set("index.md", serialize3(indexPage(model.systems)));
+  const page = (tree) => serialize3(withFooter(tree, model.toolVersion));
+  for (const c of model.candidates) pages.set(`${c.id}/perf_${sys}.md`, page(candidatePage(model, c)));
+  pages.set(`performance/summary_${sys}.md`, page(summaryPage(model)));
+  pages.set(`performance/method_${sys}.md`, page(methodPage(model)));
+  pages.set(`performance/size-audit_${sys}.md`, page(sizeAuditPage(model)));
+  pages.set("performance/symmetric-survey.md", page(surveyPage(model)));
+  pages.set("index.md", page(indexPage(model.systems)));
   return pages;
+}
+function withFooter(tree, version2) {
+  return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
   for (const [path, text3] of pages) writeFileAtomic(join32(outDir, path), text3);

@@ -28,7 +28,7 @@ import { outcomeLines } from './campaign/tracker.js';
 import { loadReportModel, systemsIn } from './report/model.js';
 import { renderIndex, renderPages, writePages } from './report/render.js';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
-import { toolRoot } from './util/paths.js';
+import { toolRoot, toolVersion } from './util/paths.js';
 
 /** The pages' index of every system (a path under pages-dir). */
 const INDEX_PAGE = 'index.md';
@@ -359,7 +359,9 @@ async function publishEvidence(
     campaignInstances,
     // A shard's campaign.json spans its own run: merged with the branch's as `ngcc-perf merge` does.
     mergeCampaign: inputs.shard !== undefined,
-    derived: pages ? [{ to: join(pagesTo, INDEX_PAGE), render: (tree) => renderIndex(systemsIn(join(tree, dirname(evidenceTo)))) }] : [],
+    derived: pages
+      ? [{ to: join(pagesTo, INDEX_PAGE), render: (tree) => renderIndex(systemsIn(join(tree, dirname(evidenceTo))), toolVersion()) }]
+      : [],
     message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
     author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },
     token: inputs.token || undefined,

@@ -12,7 +12,7 @@ import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
-import { tempDir } from './helpers/tmp.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
 
 /**
  * FORGED (kat/status.ts): an instance whose trial a replay contradicts carries the status wherever a
@@ -134,6 +134,10 @@ describe('an instance a replay contradicts is FORGED everywhere a KAT status sho
     expect(candidate).not.toContain(String(Math.round(enc.mean_cycles!)));
     const tree = unified().use(remarkParse).use(remarkGfm).parse(summaryPage);
     expect(tree.children.some((n) => n.type === 'table')).toBe(true);
+    // Every page ends by naming the version that rendered it.
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    for (const page of [summaryPage, candidate, readFileSync(join(pages, 'index.md'), 'utf8')])
+      expect(page.trimEnd().split('\n').at(-1)).toBe(`Rendered by ngcc-perf ${version}.`);
   });
 
   it('a comparison counts it as a new failure of fail-on kat and shows it in the KAT table', () => {

@@ -1,3 +1,4 @@
+import { toolVersion } from '../util/paths.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs.js';
@@ -199,6 +200,7 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
   return {
+    toolVersion: toolVersion(),
     system,
     systemDir,
     campaign: ds.campaign ?? {},

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fsx.js';
-import { serialize } from './md.js';
+import type { Root } from 'mdast';
+import { para, serialize } from './md.js';
 import { candidatePage } from './pages/candidate.js';
 import { methodPage } from './pages/method.js';
 import { sizeAuditPage } from './pages/sizeAudit.js';
@@ -14,17 +15,24 @@ import type { ReportModel, SystemEntry } from './types.js';
 export function renderPages(model: ReportModel): Map<string, string> {
   const sys = model.system;
   const pages = new Map<string, string>();
-  for (const c of model.candidates) pages.set(`${c.id}/perf_${sys}.md`, serialize(candidatePage(model, c)));
-  pages.set(`performance/summary_${sys}.md`, serialize(summaryPage(model)));
-  pages.set(`performance/method_${sys}.md`, serialize(methodPage(model)));
-  pages.set(`performance/size-audit_${sys}.md`, serialize(sizeAuditPage(model)));
-  pages.set('performance/symmetric-survey.md', serialize(surveyPage(model)));
-  pages.set('index.md', serialize(indexPage(model.systems)));
+  const page = (tree: Root) => serialize(withFooter(tree, model.toolVersion));
+  for (const c of model.candidates) pages.set(`${c.id}/perf_${sys}.md`, page(candidatePage(model, c)));
+  pages.set(`performance/summary_${sys}.md`, page(summaryPage(model)));
+  pages.set(`performance/method_${sys}.md`, page(methodPage(model)));
+  pages.set(`performance/size-audit_${sys}.md`, page(sizeAuditPage(model)));
+  pages.set('performance/symmetric-survey.md', page(surveyPage(model)));
+  pages.set('index.md', page(indexPage(model.systems)));
   return pages;
 }
 
+/** Every page ends by naming the ngcc-perf version that rendered it (`ngcc-perf --version` says the same). */
+function withFooter(tree: Root, version: string | undefined): Root {
+  return version === undefined ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version}.`)] };
+}
+
 /** The index page of these systems (at publish time: every system on the data branch). */
-export const renderIndex = (systems: readonly SystemEntry[]): string => serialize(indexPage(systems));
+export const renderIndex = (systems: readonly SystemEntry[], version?: string): string =>
+  serialize(withFooter(indexPage(systems), version));
 
 export function writePages(outDir: string, pages: Map<string, string>): void {
   for (const [path, text] of pages) writeFileAtomic(join(outDir, path), text);

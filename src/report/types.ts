@@ -52,6 +52,8 @@ export interface SystemEntry {
 }
 
 export interface ReportModel {
+  /** The version of ngcc-perf that renders the pages: every page's last line names it. */
+  toolVersion?: string;
   system: string;
   systemDir: string;
   campaign: Record<string, unknown>;

@@ -317,7 +317,7 @@ describe('two CLI processes on one host', () => {
     const root = goodKemCampaign(['a'], 'planning:\n  trials: 5\n  trial_target_s: 1\n  op_budget_s: 30\n  warmups: 1\n');
     const first = started(cli, ['run', root, '--system', 's', '--out', tempDir(), '--cpu', String(CPU)], env);
     await until('the first run to hold the core for its measurement', () =>
-      coreHolder(CPU, dir)?.what.endsWith('kem-1/a measure') ? true : undefined,
+      coreHolder(CPU, dir)?.what.startsWith('kem-1/a measure — ') ? true : undefined,
     );
     expect(coreHolder(CPU, dir)?.pid).toBe(first.child.pid);
     const secondOut = tempDir();

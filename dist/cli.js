@@ -10959,6 +10959,38 @@ async function flock(fd, dir, waitS) {
   throw unusable(dir, dir, `flock failed (exit ${r.exitCode ?? r.signal}${said ? `: ${said}` : ""})`);
 }
 
+// src/measure/processCost.ts
+function processCost(marks, wall_s) {
+  if (marks[0]?.name !== "seed" || marks.length < 3 || (marks.length - 1) % 2 !== 0) return void 0;
+  let loops = 0;
+  for (let i = 1; i < marks.length; i += 2) {
+    const [b, e] = [marks[i], marks[i + 1]];
+    if (b.name !== "begin" || e.name !== "end") return void 0;
+    loops += e.wall_s - b.wall_s;
+  }
+  const [seed, first, last] = [marks[0], marks[1], marks[marks.length - 1]];
+  return {
+    start_s: seed.wall_s,
+    prepare_s: first.wall_s - seed.wall_s,
+    loops_s: loops,
+    between_s: last.wall_s - first.wall_s - loops,
+    finish_s: Math.max(0, wall_s - last.wall_s)
+  };
+}
+function addCosts(costs) {
+  const known = costs.filter((c) => c !== void 0);
+  if (known.length === 0) return void 0;
+  const sum2 = (k) => known.reduce((a, c) => a + c[k], 0);
+  return {
+    processes: known.length,
+    start_s: sum2("start_s"),
+    prepare_s: sum2("prepare_s"),
+    loops_s: sum2("loops_s"),
+    between_s: sum2("between_s"),
+    finish_s: sum2("finish_s")
+  };
+}
+
 // src/env/host.ts
 import { existsSync as existsSync5, readFileSync as readFileSync5 } from "node:fs";
 import { arch, hostname as hostname2, loadavg, release } from "node:os";
@@ -12026,9 +12058,14 @@ async function runTrial(req) {
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
     failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0),
+    ...costOf(run.channel?.marks ?? [], run.wallSeconds),
     ...transcript && !failure2 ? { transcript } : {}
   };
 }
+var costOf = (marks, wall_s) => {
+  const cost = processCost(marks, wall_s);
+  return cost ? { cost } : {};
+};
 var SEED_BYTES = 48;
 function countFailure(trials, asked) {
   const t = trials[0];
@@ -34936,6 +34973,7 @@ var measure = {
       (j, result) => {
         const i = base ? Math.floor(j / 2) : j;
         const operation = todo[i].operation;
+        for (const p of result.processes) if (p.cost) run.onProcessCost?.(p.cost);
         if (base && j % 2 === 1) {
           const record3 = buildRecord({
             unit: { candidate: base.unit.candidate, label },
@@ -36767,6 +36805,7 @@ function sideProgress(progress, side2) {
 }
 async function runLocked(plan, opts, steps) {
   let counter;
+  const costs = [];
   const run = {
     plan,
     tools: await harnessTools(),
@@ -36775,7 +36814,8 @@ async function runLocked(plan, opts, steps) {
     buildCache: opts.buildCache,
     onCounter: (c) => {
       counter ??= c;
-    }
+    },
+    onProcessCost: (c) => void costs.push(c)
   };
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
@@ -36873,16 +36913,24 @@ async function runLocked(plan, opts, steps) {
     onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
   });
   const outcome = tracker.summary();
+  const timingProcesses = addCosts(costs);
   writeCampaign({
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
     cpu_holds: cores.holds,
     ...counter ? { counter_source: counter } : {},
     schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
-    forecast: outcome
+    forecast: outcome,
+    ...timingProcesses ? { timing_processes: timingProcesses } : {}
   });
   run.progress?.done();
   for (const line of outcomeLines(outcome)) run.progress?.note?.(line);
-  return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
+  return {
+    systemDir: plan.systemDir,
+    instances,
+    invalid: plan.invalid,
+    forecast: { planned: forecast, outcome },
+    ...timingProcesses ? { timingProcesses } : {}
+  };
 }
 function poolOf(plan, opts, timesAnything) {
   const allowed = allowedCpus() ?? [];
@@ -45437,6 +45485,14 @@ function printSummary(s) {
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
     noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread \u2265 ${NOISY_TRIAL_SPREAD}\xD7 (${noisy.slice(0, 3).join(", ")}${noisy.length > 3 ? ", \u2026" : ""}): was the core shared?` : ""
   ].join("");
+  const t = s.timingProcesses;
+  if (t) {
+    const each = (x) => `${Math.round(x / t.processes * 1e3)} ms`;
+    const inside = t.start_s + t.prepare_s + t.loops_s + t.between_s + t.finish_s;
+    console.log(
+      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s; each besides its loops: start ${each(t.start_s)}, prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}`
+    );
+  }
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };
   return {
     code: 0,

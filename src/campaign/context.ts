@@ -10,6 +10,7 @@ import { digestBitsOf } from '../config/hashInstance.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { hashDriverType } from '../measure/hashOperations.js';
 import type { Forgery, InstanceStatus, KatStatus } from '../kat/status.js';
+import type { ProcessCost } from '../measure/processCost.js';
 import type { RunForecastSummary, StepEstimate } from './forecast.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
 import type { Progress } from './progress.js';
@@ -30,6 +31,8 @@ export interface RunContext {
   buildCache?: BuildCache;
   /** Notes the cycle counter a measurement used (the run writes the first one into campaign.json). */
   onCounter(source: string): void;
+  /** Notes where a timing process's wall time went (the run adds them up into campaign.json). */
+  onProcessCost?(cost: ProcessCost): void;
 }
 
 export interface InstanceSummary {
@@ -49,6 +52,8 @@ export interface CampaignSummary {
   forecast?: { planned: RunForecastSummary; outcome: RunForecastSummary };
   /** Candidates not built because their candidate.yml or kat.sha256 is wrong (status INVALID). */
   invalid: InvalidCandidate[];
+  /** The timing processes' wall time, part by part (measure/processCost.ts), when any ran. */
+  timingProcesses?: ProcessCost & { processes: number };
 }
 
 /** What the phase steps of one instance share; each step reads what the earlier ones left. */

@@ -158,6 +158,7 @@ export const measure: PhaseStep = {
       (j, result) => {
         const i = base ? Math.floor(j / 2) : j;
         const operation = todo[i]!.operation;
+        for (const p of result.processes) if (p.cost) run.onProcessCost?.(p.cost);
         if (base && j % 2 === 1) {
           const record = buildRecord({
             unit: { candidate: base.unit.candidate, label },

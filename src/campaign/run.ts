@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { harnessTools } from '../compile/harnessTools.js';
 import { lockCore } from '../env/cpuLock.js';
+import { addCosts, type ProcessCost } from '../measure/processCost.js';
 import { hostEnvironment, hostProblems, type HostEnvironment } from '../env/host.js';
 import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
@@ -78,6 +79,7 @@ function sideProgress(progress: Progress | undefined, side: string): Progress | 
 
 async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[]): Promise<CampaignSummary> {
   let counter: string | undefined;
+  const costs: ProcessCost[] = [];
   const run: RunContext = {
     plan,
     tools: await harnessTools(),
@@ -87,6 +89,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     onCounter: (c) => {
       counter ??= c;
     },
+    onProcessCost: (c) => void costs.push(c),
   };
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
@@ -194,16 +197,24 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
   });
   const outcome = tracker.summary();
+  const timingProcesses = addCosts(costs);
   writeCampaign({
     ended_utc: new Date().toISOString(),
     cpu_holds: cores.holds,
     ...(counter ? { counter_source: counter } : {}),
     schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
     forecast: outcome,
+    ...(timingProcesses ? { timing_processes: timingProcesses } : {}),
   });
   run.progress?.done();
   for (const line of outcomeLines(outcome)) run.progress?.note?.(line);
-  return { systemDir: plan.systemDir, instances, invalid: plan.invalid, forecast: { planned: forecast, outcome } };
+  return {
+    systemDir: plan.systemDir,
+    instances,
+    invalid: plan.invalid,
+    forecast: { planned: forecast, outcome },
+    ...(timingProcesses ? { timingProcesses } : {}),
+  };
 }
 
 interface Pool {

@@ -1,4 +1,4 @@
-import { runDriver, type DriverRun } from '../sandbox/run.js';
+import { runDriver, type ChannelMark, type DriverRun } from '../sandbox/run.js';
 import type { Trial } from './stats.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { CONTRADICTION, kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
@@ -6,6 +6,7 @@ import { cpuTimeIsPrecise } from '../sandbox/cpuTime.js';
 import { parseOsLine } from './disturbance.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { belowFloor } from './floor.js';
+import { processCost, type ProcessCost } from './processCost.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -54,6 +55,8 @@ export interface TrialProcess {
   retried?: Array<{ started_utc: string; wall_s: number; disturbed: string }>;
   /** Why a failed process failed: a driver STATUS, a signal or a timeout. */
   failure?: string;
+  /** Where its wall time went, by the parent's clock at the driver's marks (measure/processCost.ts). */
+  cost?: ProcessCost;
   /**
    * What the calls returned (native/calls.h): one digest per block of `per_block` consecutive
    * calls, which the replay of `meta.seed` must give again (measure/replay.ts). In the evidence
@@ -174,9 +177,15 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
+    ...costOf(run.channel?.marks ?? [], run.wallSeconds),
     ...(transcript && !failure ? { transcript } : {}),
   };
 }
+
+const costOf = (marks: ChannelMark[], wall_s: number): { cost?: ProcessCost } => {
+  const cost = processCost(marks, wall_s);
+  return cost ? { cost } : {};
+};
 
 /** Bytes of a trial's seed (native/calls.h SEED_BYTES). */
 export const SEED_BYTES = 48;

@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TimingRecord } from '../src/evidence/types.js';
+import { addCosts, processCost } from '../src/measure/processCost.js';
+import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
+
+/** Where a timing process's wall time goes (src/measure/processCost.ts), by the parent's clock at the marks. */
+const mark = (name: string, wall_s: number) => ({ name, wall_s, cpu_s: 0 });
+
+describe('the cost of a timing process', () => {
+  it('splits the wall time at the marks: start, preparation, loops, between batches, finish', () => {
+    const marks = [mark('seed', 0.05), mark('begin', 0.08), mark('end', 0.58), mark('begin', 0.6), mark('end', 1.1)];
+    const c = processCost(marks, 1.15)!;
+    expect(c.start_s).toBeCloseTo(0.05, 9);
+    expect(c.prepare_s).toBeCloseTo(0.03, 9);
+    expect(c.loops_s).toBeCloseTo(1.0, 9);
+    expect(c.between_s).toBeCloseTo(0.02, 9);
+    expect(c.finish_s).toBeCloseTo(0.05, 9);
+    // The parts add up to the process's wall time.
+    expect(c.start_s + c.prepare_s + c.loops_s + c.between_s + c.finish_s).toBeCloseTo(1.15, 9);
+    // Without its seed, or with a window left open, it is no timing trial's: nothing is said.
+    expect(processCost(marks.slice(1), 1.15)).toBeUndefined();
+    expect(processCost(marks.slice(0, 4), 1.15)).toBeUndefined();
+    expect(addCosts([c, undefined, c])).toMatchObject({ processes: 2, loops_s: 2 });
+    expect(addCosts([undefined])).toBeUndefined();
+  });
+
+  it("a run adds its timing processes' parts up in campaign.json and its last lines", async () => {
+    const root = goodKemCampaign(['good'], QUICK);
+    const data = tempDir();
+    const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as {
+      timing_processes: { processes: number; loops_s: number; start_s: number };
+    };
+    const records = ['keygen', 'enc', 'dec'].map(
+      (op) => JSON.parse(readFileSync(join(data, 's', 'records', 'kem-1', `good__${op}.json`), 'utf8')) as TimingRecord,
+    );
+    const trials = records.flatMap((rec) => rec.trials as Array<{ window_s: number }>);
+    // Every trial process of the records, its windows the trials' own.
+    expect(campaign.timing_processes.processes).toBe(trials.length);
+    expect(campaign.timing_processes.loops_s).toBeCloseTo(
+      trials.reduce((a, t) => a + t.window_s, 0),
+      6,
+    );
+    expect(campaign.timing_processes.start_s).toBeGreaterThan(0);
+    expect(r.out.join('\n')).toMatch(
+      new RegExp(
+        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s; each besides its loops: start \\d+ ms, prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
+        'm',
+      ),
+    );
+  });
+});

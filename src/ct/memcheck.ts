@@ -27,7 +27,8 @@ export interface MemcheckReport {
 
 /**
  * Memcheck's error kinds that mean a secret reached something whose timing or behaviour it may
- * change (docs/method.md#constant-time-check): a conditional jump or move, an address of a load or
+ * change (docs/method.md#constant-time-check): a conditional jump (memcheck says "jump or move"; a
+ * cmov is data flow to it, not reported), an address of a load or
  * store ("Use of uninitialised value of size N"), a system call's argument. The others (invalid
  * reads, leaks) say nothing about secrets.
  */

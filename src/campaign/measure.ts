@@ -44,8 +44,10 @@ export const measure: PhaseStep = {
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
     // Each operation's record on disk, read once: whether it is kept, and which kind of plan it had.
     const records = ops.map((op) => readJsonIfExists<TimingRecord>(plan.paths.record(unit.candidate.id, unit.instance.label, op)));
+    // A FORGED record of the same library is kept as it is (below), like a complete one.
     const kept = (r: TimingRecord | undefined) =>
-      r?.status === 'complete' && r.library_sha256 === previous?.library_sha256 && !remeasuredNoisy(plan, r);
+      r?.library_sha256 === previous?.library_sha256 &&
+      ((r?.status === 'complete' && !remeasuredNoisy(plan, r)) || r?.forged !== undefined);
     if (!plan.force && !plan.against && previous?.library_sha256 && records.every(kept)) return { seconds: 0, source: 'kept' };
     const planning = plan.settings.planning;
     const known = previousSeconds('measure', previous);

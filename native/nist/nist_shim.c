@@ -158,11 +158,14 @@ int kem_dec(unsigned char *sk, unsigned long long sk_len,
 {
     if (sk_len < NGCC_SK_BYTES || ct_len < NGCC_CT_BYTES)
         return NGCC_ERR_BADLEN;
-    if (NGCC_KEM_DEC(ss, ct, sk) != 0)
-        return -1;  /* ICCS: decapsulation failure */
+    /* A scheme's return value may be derived from the secret (HQC's is its ciphertext comparison):
+     * no branch on it here, or the constant-time check would flag the harness's own code. The caller
+     * sees -1 (ICCS: decapsulation failure) or 0, computed without a jump. */
+    int rc = NGCC_KEM_DEC(ss, ct, sk);
     if (ss_len != NULL)
         *ss_len = NGCC_CRYPTO_BYTES;
-    return 0;
+    unsigned u = (unsigned)rc;
+    return -(int)((u | (0u - u)) >> (sizeof(unsigned) * 8 - 1));
 }
 
 #ifdef NGCC_NIST_NAMES

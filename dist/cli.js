@@ -33911,7 +33911,12 @@ var instanceSchema = external_exports.object({
    * api: nist only: the sources that are the submission's own generator (`randombytes`), left out
    * for the harness's; `[]` keeps them all. Absent: judged by the symbols each file defines.
    */
-  own_generator: external_exports.array(external_exports.string().min(1)).optional()
+  own_generator: external_exports.array(external_exports.string().min(1)).optional(),
+  /** The candidate's `ct` for this instance alone (a candidate of several schemes: Falcon's one-byte header). */
+  ct: external_exports.lazy(() => ctCandidateSchema).optional()
+}).strict();
+var ctCandidateSchema = external_exports.object({
+  public_sk_bytes: external_exports.number().int().min(0).max(1 << 20).default(0)
 }).strict();
 var candidateSchema = external_exports.object({
   id: external_exports.string().refine((id) => CANDIDATE_ID.test(id) || id === ICCS_BASELINE_ID, "must match [a-z]+-[0-9]+"),
@@ -33920,7 +33925,9 @@ var candidateSchema = external_exports.object({
   page: external_exports.string().url().optional(),
   api: external_exports.enum(["iccs", "nist"]).default("iccs"),
   kat_rng: external_exports.enum(["iccs-drng", "nist-ctr-drbg", "hqc"]).optional(),
-  instances: external_exports.array(instanceSchema).min(1)
+  instances: external_exports.array(instanceSchema).min(1),
+  /** The constant-time check: `public_sk_bytes`, the secret key's first bytes that are a public format header (Falcon's one). */
+  ct: ctCandidateSchema.optional()
 }).strict().superRefine((c, ctx) => {
   if (c.type === "hash" && c.api !== "iccs")
     ctx.addIssue({ code: "custom", path: ["api"], message: "type hash has the ICCS API (CryptHash) only" });
@@ -36488,7 +36495,7 @@ function failureOf2({ run, output: output2, rejected }) {
   return void 0;
 }
 async function runCtOperation(req) {
-  const job = ["ct", req.type, req.operation, String(req.calls), req.rng];
+  const job = ["ct", req.type, req.operation, String(req.calls), req.rng, ...req.publicSkBytes ? [String(req.publicSkBytes)] : []];
   const started = process.hrtime.bigint();
   const driverRun = await runDriver([req.valgrind ?? "valgrind", ...VALGRIND_ARGS, req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -36618,7 +36625,8 @@ var ct = {
         library_sha256: decided.librarySha256,
         candidate: candidate.id,
         label: instance.label,
-        harness_version: ctx.run.tools.version
+        harness_version: ctx.run.tools.version,
+        ...publicSkBytes(ctx.unit) ? { public_sk_bytes: publicSkBytes(ctx.unit) } : {}
       };
       if (candidate.type === "hash") {
         for (const op of operations)
@@ -36641,6 +36649,7 @@ var ct = {
   }
 };
 var decisions = /* @__PURE__ */ new WeakMap();
+var publicSkBytes = (unit) => unit.instance.ct?.public_sk_bytes ?? unit.candidate.ct?.public_sk_bytes ?? 0;
 function decide(ctx) {
   const entry = preparedEntry(ctx, "ct");
   const { plan } = ctx.run;
@@ -36655,7 +36664,7 @@ function decide(ctx) {
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
-  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && operations.every((op) => {
+  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && operations.every((op) => {
     const o = previous.operations[op];
     return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
   });
@@ -36723,6 +36732,7 @@ async function checkOperations(ctx, operations, results, prepared) {
         operation,
         calls,
         rng: unit.candidate.katRng,
+        ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
         timeoutMs: timeoutS * 1e3,
         sandbox: plan.sandbox
       })
@@ -45386,7 +45396,9 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
         `    dir: ${s.dir}`,
         `    extra_sources: [${COMMON.map((c) => join34(pqclean, "common", c)).join(", ")}]`,
         `    include: [${join34(pqclean, "common")}]`,
-        `    nist_prefix: ${s.prefix}`
+        `    nist_prefix: ${s.prefix}`,
+        // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
+        ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
       ].join("\n")
     );
     const kind = members2[0].kind;

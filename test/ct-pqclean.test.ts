@@ -94,3 +94,34 @@ describe('the ct phase on PQClean HQC-128 (clean)', () => {
     }
   }, 600_000);
 });
+
+/**
+ * PQClean's Falcon-512: its signer checks the secret key's first byte, a public format header
+ * (0x50 + logn). Marked secret with the rest of the key, that check is a finding; the catalogue's
+ * candidate says `ct.public_sk_bytes: 1` for its Falcon instances, and the finding is gone.
+ */
+describe('the ct phase on PQClean Falcon-512 (clean)', () => {
+  it("finds the header byte's check only while the whole key is secret", async () => {
+    const campaignDir = tempDir();
+    const schemes = pqcleanSchemes(PQCLEAN).filter((s) => s.scheme === 'falcon-512');
+    writePqcleanCampaign(campaignDir, schemes, [], PQCLEAN);
+    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  calls: 1\n');
+    const id = readdirSync(campaignDir).find((d) => existsSync(join(campaignDir, d, 'candidate.yml')))!;
+    const yml = join(campaignDir, id, 'candidate.yml');
+    expect(readFileSync(yml, 'utf8')).toContain('    ct:\n      public_sk_bytes: 1\n');
+    const headerCheck = async () => {
+      const dataDir = tempDir();
+      await runCampaign({ campaignDir, system: 's', dataDir, phases: new Set(['build', 'ct']) });
+      const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, 's')).ct(id, 'falcon-512'), 'utf8')) as CtEvidence;
+      expect(ct.operations.sign!.status).toMatch(/^(clean|flagged)$/);
+      return { ct, found: ct.operations.sign!.findings.filter((f) => f.function === 'do_sign' && f.file === 'pqclean.c') };
+    };
+    const withHeader = await headerCheck();
+    expect(withHeader.ct.public_sk_bytes).toBe(1);
+    expect(withHeader.found).toEqual([]);
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace('    ct:\n      public_sk_bytes: 1\n', ''));
+    const whole = await headerCheck();
+    expect(whole.ct.public_sk_bytes).toBeUndefined();
+    expect(whole.found).toEqual([expect.objectContaining({ kind: 'branch', function: 'do_sign', file: 'pqclean.c' })]);
+  }, 600_000);
+});

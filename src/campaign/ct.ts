@@ -82,6 +82,7 @@ export const ct: PhaseStep = {
         candidate: candidate.id,
         label: instance.label,
         harness_version: ctx.run.tools.version,
+        ...(publicSkBytes(ctx.unit) ? { public_sk_bytes: publicSkBytes(ctx.unit) } : {}),
       };
       if (candidate.type === 'hash') {
         for (const op of operations)
@@ -118,6 +119,10 @@ type CtDecision =
 
 const decisions = new WeakMap<InstanceContext, CtDecision>();
 
+/** The secret key's public header bytes: the instance's `ct.public_sk_bytes`, else the candidate's, else none. */
+const publicSkBytes = (unit: InstanceContext['unit']): number =>
+  unit.instance.ct?.public_sk_bytes ?? unit.candidate.ct?.public_sk_bytes ?? 0;
+
 function decide(ctx: InstanceContext): CtDecision {
   const entry = preparedEntry(ctx, 'ct');
   const { plan } = ctx.run;
@@ -137,6 +142,7 @@ function decide(ctx: InstanceContext): CtDecision {
   const reusable =
     previous?.library_sha256 === entry.library_sha256 &&
     previous.harness_version === ctx.run.tools.version &&
+    (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) &&
     operations.every((op) => {
       const o = previous.operations[op];
       return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls));
@@ -223,6 +229,7 @@ async function checkOperations(
         operation,
         calls,
         rng: unit.candidate.katRng,
+        ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
         timeoutMs: timeoutS * 1000,
         sandbox: plan.sandbox,
       }),

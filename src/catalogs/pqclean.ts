@@ -92,6 +92,8 @@ export function writePqcleanCampaign(out: string, schemes: PqcleanScheme[], dige
         `    extra_sources: [${COMMON.map((c) => join(pqclean, 'common', c)).join(', ')}]`,
         `    include: [${join(pqclean, 'common')}]`,
         `    nist_prefix: ${s.prefix}`,
+        // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
+        ...(s.scheme.startsWith('falcon') ? ['    ct:', '      public_sk_bytes: 1'] : []),
       ].join('\n'),
     );
     const kind = members[0]!.kind;

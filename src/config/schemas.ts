@@ -48,6 +48,20 @@ export const instanceSchema = z
      * for the harness's; `[]` keeps them all. Absent: judged by the symbols each file defines.
      */
     own_generator: z.array(z.string().min(1)).optional(),
+    /** The candidate's `ct` for this instance alone (a candidate of several schemes: Falcon's one-byte header). */
+    ct: z.lazy(() => ctCandidateSchema).optional(),
+  })
+  .strict();
+
+/** candidate.yml `ct`: the secret key's first bytes that are a public format header (Falcon's one). */
+const ctCandidateSchema = z
+  .object({
+    public_sk_bytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(1 << 20)
+      .default(0),
   })
   .strict();
 
@@ -60,6 +74,8 @@ export const candidateSchema = z
     api: z.enum(['iccs', 'nist']).default('iccs'),
     kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg', 'hqc']).optional(),
     instances: z.array(instanceSchema).min(1),
+    /** The constant-time check: `public_sk_bytes`, the secret key's first bytes that are a public format header (Falcon's one). */
+    ct: ctCandidateSchema.optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -32,6 +32,8 @@ export interface CtRunRequest {
   calls: number;
   /** The candidate's generator (kat_rng), as the other drivers take it. */
   rng: string;
+  /** The secret key's first bytes that are a public header (candidate.yml ct.public_sk_bytes). */
+  publicSkBytes?: number;
   timeoutMs: number;
   sandbox: SandboxMode;
   /** valgrind (default: the system's, under /usr, which every sandbox shows read-only). */
@@ -52,7 +54,7 @@ function failureOf({ run, output, rejected }: DriverRun): string | undefined {
  * No suppressions are applied here.
  */
 export async function runCtOperation(req: CtRunRequest): Promise<CtOperation> {
-  const job = ['ct', req.type, req.operation, String(req.calls), req.rng];
+  const job = ['ct', req.type, req.operation, String(req.calls), req.rng, ...(req.publicSkBytes ? [String(req.publicSkBytes)] : [])];
   const started = process.hrtime.bigint();
   const driverRun = await runDriver([req.valgrind ?? 'valgrind', ...VALGRIND_ARGS, req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,

@@ -70,6 +70,8 @@ export interface CtEvidence {
   secret_generators?: string[];
   /** The harness's version (its native sources, ct_driver.c and ct_wrap.c among them): another one redoes the check. */
   harness_version?: string;
+  /** The secret key's first bytes not marked secret (candidate.yml ct.public_sk_bytes), when any. */
+  public_sk_bytes?: number;
   /** SHA-256 of the candidate's ct-suppressions.yml when there was one. */
   suppressions_sha256?: string;
   /** Division sites reachable from the API (an extension of §8: absent in files that predate it). */

@@ -35245,6 +35245,12 @@ import { join as join19 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
+var CT_KIND_MEANING = {
+  branch: "a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; a loop whose trip count the compiler made depend on a public length is likely benign, a suppression candidate",
+  index: "a memory address computed from a secret: which cache line it touches can tell the secret (cache-timing attacks)",
+  division: "a division whose operands depend on a secret: on most cores its latency follows the operands' values (KyberSlash)",
+  syscall: "a system call whose argument depends on a secret: the secret leaves the process"
+};
 var CT_STATUSES = ["clean", "flagged", "skipped", "failed"];
 var statusOf = (findings) => findings.some((f) => !f.suppressed) ? "flagged" : "clean";
 
@@ -43444,6 +43450,213 @@ function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
 
+// src/report/pages/cells.ts
+var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
+function notMeasuredReason(inst) {
+  if (inst.build?.forged) return "not published (FORGED)";
+  const kat2 = inst.build?.kat;
+  if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
+  if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
+  return "not measured";
+}
+function provenanceOf(instances) {
+  return {
+    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== void 0)),
+    builds: instances.flatMap((i) => i.build ? [i.build] : [])
+  };
+}
+var allInstances = (model) => model.candidates.flatMap((c) => c.instances);
+var unreadableFile = (inst, kind, op) => inst.unreadable.find((u) => u.kind === kind && u.op === op);
+var unreadableCell = (kind) => `not recorded (unreadable ${kind} file)`;
+function inInstanceOrder(c, items) {
+  const rank = (label) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+var instanceSizes = (inst) => statedSizes(Object.values(inst.records), inst.build);
+function auditedInstances2(model) {
+  return model.candidates.flatMap((c) => c.instances.map((inst) => ({ candidate: c.id, label: inst.label, sizes: instanceSizes(inst) })));
+}
+function sizeCell(catalog, c, inst, key) {
+  const api = instanceSizes(inst)?.[key];
+  const entry = catalog.find((e) => e.id === c.id && e.instance === inst.label);
+  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
+  const fromCatalog = entry && item ? entry[item[1]] : void 0;
+  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
+  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
+  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
+  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
+}
+function surveyFor(model, id) {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) {
+    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
+    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
+    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
+  }
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return void 0;
+}
+function surveyEvidence(i) {
+  const parts = [
+    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
+    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
+    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
+  ];
+  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
+  return parts.join("; ");
+}
+
+// src/report/pages/ct.ts
+var CT_TITLE = "Constant-time check (machine)";
+var CT_TOP_SITES = 10;
+var METHOD_ANCHOR = "#constant-time-check-machine";
+var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
+var siteCell = (f) => f.file !== void 0 ? code3(`${f.file}:${f.line ?? "?"}`) : "no line information";
+function sites(ct2) {
+  const by = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct2.operations))
+    for (const f of o.findings ?? []) {
+      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
+      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      by.set(key, s);
+    }
+  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
+}
+function kindCounts(findings) {
+  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
+  const open2 = findings.filter((f) => !f.suppressed);
+  return [
+    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
+    String(distinct2(findings.filter((f) => f.suppressed)))
+  ];
+}
+var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
+function ctSection(model, c) {
+  const checked = c.instances.filter(hasCt);
+  if (checked.length === 0) return [];
+  const statusRows = c.instances.flatMap((inst) => {
+    if (!inst.ct) {
+      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
+      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+    }
+    return Object.entries(inst.ct.operations).map(([op, o]) => [
+      code3(inst.label),
+      op,
+      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
+      ...kindCounts(o.findings ?? []),
+      String(o.calls)
+    ]);
+  });
+  const siteRows = checked.flatMap(
+    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
+      code3(inst.label),
+      f.kind,
+      code3(f.function),
+      siteCell(f),
+      operations.join(", "),
+      String(count),
+      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.reason ?? ""
+    ]) : []
+  );
+  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked.flatMap(
+    (inst) => (inst.ct?.divisions ?? []).map((d) => [
+      code3(inst.label),
+      code3(d.function),
+      code3(d.instruction),
+      siteCell(d),
+      d.tainted ? "\u26A0 operands tainted: a division finding" : "division reachable, operands not shown tainted"
+    ])
+  );
+  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
+      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
+      code3("ct-suppressions.yml"),
+      " and do not make an operation flagged."
+    ),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls"], statusRows),
+    ...siteRows.length > 0 ? [
+      para(
+        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
+      ...kindMeanings(checked.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
+    ] : [],
+    ...divisionsChecked ? divisionRows.length > 0 ? [
+      para(
+        "Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):"
+      ),
+      table(["instance", "function", "instruction", "site", "operands"], divisionRows)
+    ] : [para("No division instruction in code the API reaches.")] : []
+  ];
+}
+function kindMeanings(kinds) {
+  const shown4 = CT_KINDS.filter((k) => kinds.includes(k));
+  return shown4.length === 0 ? [] : [bullets(shown4.map((k) => [code3(k), `: ${CT_KIND_MEANING[k]}.`]))];
+}
+function ctNote(inst) {
+  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
+  const ops = Object.values(inst.ct.operations);
+  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
+  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
+}
+function withCtNote(note, inst) {
+  const ct2 = ctNote(inst);
+  if (!ct2) return note;
+  return note === "\u2013" ? ct2 : `${note}; ${ct2}`;
+}
+var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
+var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
+function ctMethodSection(model) {
+  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
+  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
+  const tools = [...new Set(files.map((f) => f.tool))].sort();
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      "Each operation of each instance runs a few times with fixed seeds under ",
+      ...tools.length > 0 ? [code3(tools.join(", "))] : [text2("valgrind memcheck")],
+      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
+      code3("randombytes"),
+      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
+    ),
+    bullets([
+      [
+        "Division: ",
+        code3("div"),
+        "/",
+        code3("idiv"),
+        " (x86-64) and ",
+        code3("udiv"),
+        "/",
+        code3("sdiv"),
+        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
+      ],
+      [
+        "Suppressions: a candidate\u2019s ",
+        code3("ct-suppressions.yml"),
+        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
+      ],
+      [
+        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
+      ]
+    ]),
+    para(
+      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
+    )
+  ];
+}
+
 // src/compare/markdown.ts
 var CHANGED = /* @__PURE__ */ new Set(["regression", "improvement", "new", "removed"]);
 var VERDICT_RANK = {
@@ -43650,7 +43863,8 @@ function render2(report2, g2, layout2) {
         code3("ct-suppressions.yml"),
         ", with a reason."
       ),
-      table(["instance", "kind", "function", "site", "operations", "reports"], ct2)
+      table(["instance", "kind", "function", "site", "operations", "reports"], ct2),
+      ...kindMeanings((report2.ct_findings ?? []).map((f) => f.kind))
     );
   const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
   if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
@@ -44026,208 +44240,6 @@ function precisionCell(r) {
 }
 var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
 var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
-
-// src/report/pages/cells.ts
-var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
-function notMeasuredReason(inst) {
-  if (inst.build?.forged) return "not published (FORGED)";
-  const kat2 = inst.build?.kat;
-  if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
-  if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
-  return "not measured";
-}
-function provenanceOf(instances) {
-  return {
-    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== void 0)),
-    builds: instances.flatMap((i) => i.build ? [i.build] : [])
-  };
-}
-var allInstances = (model) => model.candidates.flatMap((c) => c.instances);
-var unreadableFile = (inst, kind, op) => inst.unreadable.find((u) => u.kind === kind && u.op === op);
-var unreadableCell = (kind) => `not recorded (unreadable ${kind} file)`;
-function inInstanceOrder(c, items) {
-  const rank = (label) => {
-    const i = c.instances.findIndex((inst) => inst.label === label);
-    return i < 0 ? c.instances.length : i;
-  };
-  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
-}
-var instanceSizes = (inst) => statedSizes(Object.values(inst.records), inst.build);
-function auditedInstances2(model) {
-  return model.candidates.flatMap((c) => c.instances.map((inst) => ({ candidate: c.id, label: inst.label, sizes: instanceSizes(inst) })));
-}
-function sizeCell(catalog, c, inst, key) {
-  const api = instanceSizes(inst)?.[key];
-  const entry = catalog.find((e) => e.id === c.id && e.instance === inst.label);
-  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
-  const fromCatalog = entry && item ? entry[item[1]] : void 0;
-  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
-  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
-  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
-  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
-}
-function surveyFor(model, id) {
-  const curated = model.survey.find((s) => s.id === id);
-  const automated = model.surveys.get(id) ?? [];
-  if (curated) {
-    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
-    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
-    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
-  }
-  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
-  return void 0;
-}
-function surveyEvidence(i) {
-  const parts = [
-    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
-    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
-    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
-  ];
-  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
-  return parts.join("; ");
-}
-
-// src/report/pages/ct.ts
-var CT_TITLE = "Constant-time check (machine)";
-var CT_TOP_SITES = 10;
-var METHOD_ANCHOR = "#constant-time-check-machine";
-var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
-var siteCell = (f) => f.file !== void 0 ? code3(`${f.file}:${f.line ?? "?"}`) : "no line information";
-function sites(ct2) {
-  const by = /* @__PURE__ */ new Map();
-  for (const [op, o] of Object.entries(ct2.operations))
-    for (const f of o.findings ?? []) {
-      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
-      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
-      s.operations.push(op);
-      s.count += f.count;
-      by.set(key, s);
-    }
-  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
-}
-function kindCounts(findings) {
-  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
-  const open2 = findings.filter((f) => !f.suppressed);
-  return [
-    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
-    String(distinct2(findings.filter((f) => f.suppressed)))
-  ];
-}
-var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
-function ctSection(model, c) {
-  const checked = c.instances.filter(hasCt);
-  if (checked.length === 0) return [];
-  const statusRows = c.instances.flatMap((inst) => {
-    if (!inst.ct) {
-      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
-      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
-    }
-    return Object.entries(inst.ct.operations).map(([op, o]) => [
-      code3(inst.label),
-      op,
-      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
-      ...kindCounts(o.findings ?? []),
-      String(o.calls)
-    ]);
-  });
-  const siteRows = checked.flatMap(
-    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
-      code3(inst.label),
-      f.kind,
-      code3(f.function),
-      siteCell(f),
-      operations.join(", "),
-      String(count),
-      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.reason ?? ""
-    ]) : []
-  );
-  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
-  const divisionRows = checked.flatMap(
-    (inst) => (inst.ct?.divisions ?? []).map((d) => [
-      code3(inst.label),
-      code3(d.function),
-      code3(d.instruction),
-      siteCell(d),
-      d.tainted ? "\u26A0 operands tainted: a division finding" : "division reachable, operands not shown tainted"
-    ])
-  );
-  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
-  return [
-    heading2(2, CT_TITLE),
-    para(
-      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
-      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
-      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
-      code3("ct-suppressions.yml"),
-      " and do not make an operation flagged."
-    ),
-    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls"], statusRows),
-    ...siteRows.length > 0 ? [
-      para(
-        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
-      ),
-      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows)
-    ] : [],
-    ...divisionsChecked ? divisionRows.length > 0 ? [
-      para(
-        "Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):"
-      ),
-      table(["instance", "function", "instruction", "site", "operands"], divisionRows)
-    ] : [para("No division instruction in code the API reaches.")] : []
-  ];
-}
-function ctNote(inst) {
-  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
-  const ops = Object.values(inst.ct.operations);
-  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
-  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
-}
-function withCtNote(note, inst) {
-  const ct2 = ctNote(inst);
-  if (!ct2) return note;
-  return note === "\u2013" ? ct2 : `${note}; ${ct2}`;
-}
-var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
-var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
-function ctMethodSection(model) {
-  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
-  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
-  const tools = [...new Set(files.map((f) => f.tool))].sort();
-  return [
-    heading2(2, CT_TITLE),
-    para(
-      "Each operation of each instance runs a few times with fixed seeds under ",
-      ...tools.length > 0 ? [code3(tools.join(", "))] : [text2("valgrind memcheck")],
-      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
-      code3("randombytes"),
-      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
-    ),
-    bullets([
-      [
-        "Division: ",
-        code3("div"),
-        "/",
-        code3("idiv"),
-        " (x86-64) and ",
-        code3("udiv"),
-        "/",
-        code3("sdiv"),
-        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
-      ],
-      [
-        "Suppressions: a candidate\u2019s ",
-        code3("ct-suppressions.yml"),
-        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
-      ],
-      [
-        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
-      ]
-    ]),
-    para(
-      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
-    )
-  ];
-}
 
 // src/report/pages/katNotes.ts
 var EXPLAIN = {

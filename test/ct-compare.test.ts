@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Table } from 'mdast';
+import type { List, Table } from 'mdast';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compareEvidence } from '../src/compare/compare.js';
 import { newCtFindings } from '../src/compare/ct.js';
@@ -8,6 +8,7 @@ import { failReasons, parseFailOn } from '../src/compare/failOn.js';
 import { renderComparison } from '../src/compare/markdown.js';
 import type { CompareReport, PullRequestContext } from '../src/compare/types.js';
 import { readCtEvidence } from '../src/evidence/ct.js';
+import { CT_KIND_MEANING } from '../src/ct/types.js';
 import { deliverResults, postComment } from '../src/github/deliver.js';
 import { runCli } from './helpers/cli.js';
 import { type SyntheticCtOperation, writeSyntheticCt, writeSyntheticSystem } from './helpers/dataset.js';
@@ -147,6 +148,9 @@ describe('the comparison text and fail-on: ct', () => {
       ['instance', 'kind', 'function', 'site', 'operations', 'reports'],
       ['kem-1/good', 'branch', 'verify', 'verify.c:17', 'dec', '3'],
     ]);
+    // What the kind means, once, for the kinds the table shows only.
+    const meanings = tree.children.slice(title).find((n) => n.type === 'list') as List;
+    expect(meanings.children.map((i) => plain(i))).toEqual([`branch: ${CT_KIND_MEANING.branch}.`]);
     expect(tableShapeProblems(md)).toEqual([]);
   });
 

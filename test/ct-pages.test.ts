@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
+import { CT_KIND_MEANING } from '../src/ct/types.js';
 import { type SyntheticCtOperation, writeSyntheticCt, writeSyntheticSystem } from './helpers/dataset.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';
@@ -78,6 +79,12 @@ describe('the constant-time check on the pages', () => {
       ['fast', 'division', 'poly_tomsg', 'poly.c:87', 'dec', '1', ''],
       ['fast', 'index', 'rej_uniform', 'poly.c:40', 'keygen', '12', 'suppressed: rejection sampling on the public seed'],
     ]);
+    // Below the sites, what each kind they show means, in the kinds' own order.
+    const ct = page.slice(page.indexOf('## Constant-time check (machine)'));
+    const meanings = ct.split('\n').filter((l) => /^- `(branch|index|division|syscall)`: /.test(l));
+    expect(meanings).toEqual(
+      ['branch', 'index', 'division'].map((k) => `- \`${k}\`: ${CT_KIND_MEANING[k as keyof typeof CT_KIND_MEANING]}.`),
+    );
   });
 
   it('the division list: tainted ones as findings, the others as reachable with operands not shown tainted', () => {

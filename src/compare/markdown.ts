@@ -5,6 +5,7 @@ import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
 import { ctSite } from './ct.js';
+import { kindMeanings } from '../report/pages/ct.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
 
@@ -328,6 +329,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
         ', with a reason.',
       ),
       table(['instance', 'kind', 'function', 'site', 'operations', 'reports'], ct),
+      ...kindMeanings((report.ct_findings ?? []).map((f) => f.kind)),
     );
   const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
   if (sizes.length > 0) out.push(para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes));

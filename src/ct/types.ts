@@ -5,6 +5,15 @@
 
 /** What memcheck saw depend on a secret: a branch, a memory address, a system call's argument; `division` comes from the division finder. */
 export const CT_KINDS = ['branch', 'index', 'division', 'syscall'] as const;
+
+/** What each kind of site means, in one line: the pages and the pull-request comment say it beside the sites. */
+export const CT_KIND_MEANING: Readonly<Record<(typeof CT_KINDS)[number], string>> = {
+  branch:
+    'a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; a loop whose trip count the compiler made depend on a public length is likely benign, a suppression candidate',
+  index: 'a memory address computed from a secret: which cache line it touches can tell the secret (cache-timing attacks)',
+  division: "a division whose operands depend on a secret: on most cores its latency follows the operands' values (KyberSlash)",
+  syscall: 'a system call whose argument depends on a secret: the secret leaves the process',
+};
 export type CtKind = (typeof CT_KINDS)[number];
 
 export const CT_STATUSES = ['clean', 'flagged', 'skipped', 'failed'] as const;

@@ -1,5 +1,5 @@
 import type { RootContent } from 'mdast';
-import { CT_KINDS, type CtFile, type CtFinding, flaggedOperations } from '../../ct/findings.js';
+import { CT_KIND_MEANING, CT_KINDS, type CtFile, type CtFinding, flaggedOperations } from '../../ct/findings.js';
 import { MISSING } from '../format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
@@ -111,6 +111,7 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
               : 'Every site, unsuppressed first:',
           ),
           table(['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'], siteRows),
+          ...kindMeanings(checked.flatMap((inst) => (inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))),
         ]
       : []),
     ...(divisionsChecked
@@ -124,6 +125,12 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
         : [para('No division instruction in code the API reaches.')]
       : []),
   ];
+}
+
+/** One line on each kind of site the table shows: what it may tell an attacker. */
+export function kindMeanings(kinds: readonly string[]): RootContent[] {
+  const shown = CT_KINDS.filter((k) => kinds.includes(k));
+  return shown.length === 0 ? [] : [bullets(shown.map((k) => [code(k), `: ${CT_KIND_MEANING[k]}.`]))];
 }
 
 /** The summary's note for an instance: `ct: N flagged`, N the operations the check flagged; undefined without a check. */

@@ -261,7 +261,10 @@ async function checkOperations(
   return slowdown;
 }
 
-/** The least memcheck slows code down (a spin loop, about 10×; crypto code 50× to 2000×). */
+/**
+ * The least memcheck slows code down: the floor of valgrind's documented 10–50× (a volatile spin loop
+ * measured 20×, test/slow-scheme.test.ts; crypto code 50× to 2000×).
+ */
 export const CT_SLOWDOWN_MIN = 10;
 
 /**

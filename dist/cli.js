@@ -10960,7 +10960,9 @@ async function flock(fd, dir, waitS) {
 }
 
 // src/measure/processCost.ts
-function processCost(marks, wall_s) {
+function processCost(all2, wall_s) {
+  const start2 = all2[0]?.name === "start" ? all2[0] : void 0;
+  const marks = start2 ? all2.slice(1) : all2;
   if (marks[0]?.name !== "seed" || marks.length < 3 || (marks.length - 1) % 2 !== 0) return void 0;
   let loops = 0;
   for (let i = 1; i < marks.length; i += 2) {
@@ -10971,6 +10973,7 @@ function processCost(marks, wall_s) {
   const [seed, first, last] = [marks[0], marks[1], marks[marks.length - 1]];
   return {
     start_s: seed.wall_s,
+    ...start2 ? { load_s: seed.wall_s - start2.wall_s } : {},
     prepare_s: first.wall_s - seed.wall_s,
     loops_s: loops,
     between_s: last.wall_s - first.wall_s - loops,
@@ -10980,10 +10983,11 @@ function processCost(marks, wall_s) {
 function addCosts(costs) {
   const known = costs.filter((c) => c !== void 0);
   if (known.length === 0) return void 0;
-  const sum2 = (k) => known.reduce((a, c) => a + c[k], 0);
+  const sum2 = (k) => known.reduce((a, c) => a + (c[k] ?? 0), 0);
   return {
     processes: known.length,
     start_s: sum2("start_s"),
+    load_s: sum2("load_s"),
     prepare_s: sum2("prepare_s"),
     loops_s: sum2("loops_s"),
     between_s: sum2("between_s"),
@@ -11895,7 +11899,8 @@ function hashMessageBytes(operation) {
 var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
 
 // src/measure/kernelCheck.ts
-function trialWindow(marks, seeded = false) {
+function trialWindow(all2, seeded = false) {
+  const marks = all2[0]?.name === "start" ? all2.slice(1) : all2;
   const first = seeded ? 1 : 0;
   if (seeded && marks[0]?.name !== "seed") return void 0;
   const pairs = marks.length - first;
@@ -45514,7 +45519,7 @@ function printSummary(s) {
     const each = (x) => `${Math.round(x / t.processes * 1e3)} ms`;
     const inside = t.start_s + t.prepare_s + t.loops_s + t.between_s + t.finish_s;
     console.log(
-      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s; each besides its loops: start ${each(t.start_s)}, prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}`
+      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s; each besides its loops: start ${each(t.start_s)} (of which loading the library ${each(t.load_s ?? 0)}), prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}`
     );
   }
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };

@@ -25,6 +25,10 @@ describe('the cost of a timing process', () => {
     expect(processCost(marks.slice(1), 1.15)).toBeUndefined();
     expect(processCost(marks.slice(0, 4), 1.15)).toBeUndefined();
     expect(addCosts([c, undefined, c])).toMatchObject({ processes: 2, loops_s: 2 });
+    // The driver's `start` mark, before it loads the library, splits the start.
+    const started = processCost([mark('start', 0.04), ...marks], 1.15)!;
+    expect(started.load_s).toBeCloseTo(0.01, 9);
+    expect(started.start_s).toBeCloseTo(0.05, 9);
     expect(addCosts([undefined])).toBeUndefined();
   });
 
@@ -34,7 +38,7 @@ describe('the cost of a timing process', () => {
     const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
     expect(r.code, r.err.join('\n')).toBe(0);
     const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as {
-      timing_processes: { processes: number; loops_s: number; start_s: number };
+      timing_processes: { processes: number; loops_s: number; start_s: number; load_s: number };
     };
     const records = ['keygen', 'enc', 'dec'].map(
       (op) => JSON.parse(readFileSync(join(data, 's', 'records', 'kem-1', `good__${op}.json`), 'utf8')) as TimingRecord,
@@ -47,9 +51,12 @@ describe('the cost of a timing process', () => {
       6,
     );
     expect(campaign.timing_processes.start_s).toBeGreaterThan(0);
+    // Every trial process marked its start before loading the library.
+    expect(campaign.timing_processes.load_s).toBeGreaterThan(0);
+    expect(campaign.timing_processes.load_s).toBeLessThan(campaign.timing_processes.start_s);
     expect(r.out.join('\n')).toMatch(
       new RegExp(
-        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s; each besides its loops: start \\d+ ms, prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
+        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s; each besides its loops: start \\d+ ms \\(of which loading the library \\d+ ms\\), prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
         'm',
       ),
     );

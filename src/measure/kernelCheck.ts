@@ -21,7 +21,9 @@ export interface KernelWindow {
  * The sums over a trial's begin/end pairs, when its marks are `seed` (when `seeded`), then one or
  * more begin/end pairs and nothing else; otherwise undefined.
  */
-export function trialWindow(marks: ChannelMark[], seeded = false): KernelWindow | undefined {
+export function trialWindow(all: ChannelMark[], seeded = false): KernelWindow | undefined {
+  // A driver's `start` mark (before it loads the library) only times the process's start.
+  const marks = all[0]?.name === 'start' ? all.slice(1) : all;
   const first = seeded ? 1 : 0;
   if (seeded && marks[0]?.name !== 'seed') return undefined;
   const pairs = marks.length - first;

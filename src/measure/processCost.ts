@@ -4,7 +4,7 @@ import type { ChannelMark } from '../sandbox/run.js';
  * Where a timing process's wall time goes (issue: the fixed cost per process), from the parent's own
  * clock at the driver's marks (docs/native-protocol.md#marks):
  * - `start_s`: from the spawn to `MARK seed`: the sandbox's set-up, exec, the driver's start and the
- *   library's load;
+ *   library's load; `load_s`, its part from the driver's `MARK start` on: the load alone;
  * - `prepare_s`: from the seed to the first window: the key pair, verify's pool, the warm-ups and the
  *   first batch's inputs;
  * - `loops_s`: inside the windows: the timed calls;
@@ -15,6 +15,8 @@ import type { ChannelMark } from '../sandbox/run.js';
  */
 export interface ProcessCost {
   start_s: number;
+  /** Of `start_s`, from the driver's `start` mark (before the library is loaded) to the seed: the load, with its constructors. */
+  load_s?: number;
   prepare_s: number;
   loops_s: number;
   between_s: number;
@@ -22,7 +24,9 @@ export interface ProcessCost {
 }
 
 /** The split of one process that marked its seed and its windows; undefined otherwise. */
-export function processCost(marks: readonly ChannelMark[], wall_s: number): ProcessCost | undefined {
+export function processCost(all: readonly ChannelMark[], wall_s: number): ProcessCost | undefined {
+  const start = all[0]?.name === 'start' ? all[0] : undefined;
+  const marks = start ? all.slice(1) : all;
   if (marks[0]?.name !== 'seed' || marks.length < 3 || (marks.length - 1) % 2 !== 0) return undefined;
   let loops = 0;
   for (let i = 1; i < marks.length; i += 2) {
@@ -33,6 +37,7 @@ export function processCost(marks: readonly ChannelMark[], wall_s: number): Proc
   const [seed, first, last] = [marks[0]!, marks[1]!, marks[marks.length - 1]!];
   return {
     start_s: seed.wall_s,
+    ...(start ? { load_s: seed.wall_s - start.wall_s } : {}),
     prepare_s: first.wall_s - seed.wall_s,
     loops_s: loops,
     between_s: last.wall_s - first.wall_s - loops,
@@ -44,10 +49,11 @@ export function processCost(marks: readonly ChannelMark[], wall_s: number): Proc
 export function addCosts(costs: ReadonlyArray<ProcessCost | undefined>): (ProcessCost & { processes: number }) | undefined {
   const known = costs.filter((c): c is ProcessCost => c !== undefined);
   if (known.length === 0) return undefined;
-  const sum = (k: keyof ProcessCost) => known.reduce((a, c) => a + c[k], 0);
+  const sum = (k: keyof ProcessCost) => known.reduce((a, c) => a + (c[k] ?? 0), 0);
   return {
     processes: known.length,
     start_s: sum('start_s'),
+    load_s: sum('load_s'),
     prepare_s: sum('prepare_s'),
     loops_s: sum('loops_s'),
     between_s: sum('between_s'),

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync9 } from "node:fs";
+import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename10, dirname as dirname10, join as join35, relative as relative17, resolve as resolve18 } from "node:path";
+import { basename as basename11, dirname as dirname11, join as join35, relative as relative17, resolve as resolve18 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync22 } from "node:fs";
@@ -10131,8 +10131,8 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:os";
 
 // src/sandbox/bwrap.ts
-import { existsSync as existsSync2, lstatSync as lstatSync2, readlinkSync } from "node:fs";
-import { isAbsolute, normalize } from "node:path";
+import { existsSync as existsSync2, lstatSync as lstatSync2, readlinkSync, statSync as statSync2 } from "node:fs";
+import { basename, dirname as dirname2, isAbsolute, normalize } from "node:path";
 var TOP_LEVEL = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 var ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"];
 function hostSystemView() {
@@ -10153,6 +10153,17 @@ var PRIVATE_TMP_BYTES = 1 << 30;
 var depth = (p) => p.split("/").length;
 var PROC_KERNEL = ["sys", "sysrq-trigger", "irq", "bus"];
 var PROC_HOST_ACTIVITY = ["stat", "loadavg", "schedstat", "interrupts", "softirqs", "vmstat"];
+function specBinds(spec) {
+  const binds = /* @__PURE__ */ new Map();
+  for (const p of spec.readOnly) binds.set(normalize(p), "ro");
+  for (const p of spec.writable) binds.set(normalize(p), "rw");
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  return ordered.filter(([p, how]) => {
+    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === "/" ? "/" : `${q}/`)).pop();
+    return !(how === "ro" && enclosing?.[1] === "ro");
+  });
+}
+var DEV_NODES = ["null", "zero", "full", "random", "urandom", "tty"];
 function bwrapArgs(spec, opts) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
@@ -10169,69 +10180,92 @@ function bwrapArgs(spec, opts) {
   for (const f of PROC_HOST_ACTIVITY) if (existsSync2(`/proc/${f}`)) args.push("--ro-bind", "/dev/null", `/proc/${f}`);
   args.push("--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev");
   args.push("--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
-  const binds = /* @__PURE__ */ new Map();
-  for (const p of spec.readOnly) binds.set(normalize(p), "ro");
-  for (const p of spec.writable) binds.set(normalize(p), "rw");
-  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
-  for (const [p, how] of ordered) {
-    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === "/" ? "/" : `${q}/`)).pop();
-    if (how === "ro" && enclosing?.[1] === "ro") continue;
-    args.push(how === "rw" ? "--bind" : "--ro-bind", p, p);
-  }
+  for (const [p, how] of specBinds(spec)) args.push(how === "rw" ? "--bind" : "--ro-bind", p, p);
   args.push("--clearenv");
   for (const [k, v] of Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b))) args.push("--setenv", k, v);
   if (opts.cwd) args.push("--chdir", opts.cwd);
   return args;
 }
 var quote = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
+var fstabPath = (p) => p.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);
+var isFolder = (p) => {
+  try {
+    return statSync2(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+function linkCommands(links) {
+  const sameName = links.filter((l) => dirname2(l.path) === "/" && basename(l.symlink) === basename(l.path));
+  const others = links.filter((l) => !sameName.includes(l));
+  return [
+    ...sameName.length > 0 ? [`ln -s ${sameName.map((l) => quote(l.symlink)).join(" ")} "$R"/`] : [],
+    ...others.map((l) => `ln -s ${quote(l.symlink)} "$R"${quote(l.path)}`)
+  ];
+}
 function unshareArgv(spec, opts, command) {
   for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const r = '"$R"';
+  const inRoot = (p) => `"$R"${quote(p)}`;
+  const folders = /* @__PURE__ */ new Set(["/usr", "/proc", "/dev", "/dev/shm"]);
+  const files = /* @__PURE__ */ new Set();
+  const links = [];
+  const table2 = [];
+  const bind = (source, target, ro, recursive2 = false) => {
+    table2.push([source, target, "none", `${recursive2 ? "rbind" : "bind"}${ro ? ",ro" : ""}`]);
+  };
+  table2.push(["/usr", "/usr", "none", "rbind,ro"]);
+  for (const e of opts.system.entries) {
+    if (e.symlink !== void 0) links.push(e);
+    else {
+      folders.add(e.path);
+      bind(e.path, e.path, true, true);
+    }
+  }
+  for (const p of opts.system.etc) {
+    (isFolder(p) ? folders : files).add(p);
+    bind(p, p, true);
+  }
+  table2.push(["proc", "/proc", "proc", "defaults"]);
+  for (const d of PROC_KERNEL) if (existsSync2(`/proc/${d}`)) table2.push([`/proc/${d}`, `/proc/${d}`, "none", "bind,ro"]);
+  for (const f of PROC_HOST_ACTIVITY) if (existsSync2(`/proc/${f}`)) table2.push(["/dev/null", `/proc/${f}`, "none", "bind"]);
+  for (const n of DEV_NODES) {
+    files.add(`/dev/${n}`);
+    bind(`/dev/${n}`, `/dev/${n}`, false);
+  }
+  table2.push(["ngcc-shm", "/dev/shm", "tmpfs", `size=${PRIVATE_TMP_BYTES}`]);
+  for (const [p, how] of specBinds(spec)) {
+    (isFolder(p) ? folders : files).add(p);
+    bind(p, p, how === "ro");
+  }
+  const parents = [...files].map((f) => dirname2(f));
+  const fields = table2.flatMap(([source, target, type, options]) => [
+    quote(fstabPath(source)),
+    `"$R"${quote(fstabPath(target))}`,
+    type,
+    options
+  ]);
+  const env = Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => quote(`${k}=${v}`));
+  const cd = opts.cwd ? `-C ${quote(opts.cwd)} ` : "";
   const lines = [
     "set -e",
     // The system's own tools build the root, whatever PATH the runner has.
     "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
     // A mount point every Linux has, in this private mount namespace only.
     'R=/mnt; [ -d "$R" ] || R=/srv',
-    `mount -t tmpfs -o mode=755 ngcc-root ${r}`,
-    `mkdir -p ${r}/usr && mount --rbind /usr ${r}/usr && mount -o remount,bind,ro ${r}/usr`
-  ];
-  for (const e of opts.system.entries)
-    lines.push(
-      e.symlink !== void 0 ? `ln -s ${quote(e.symlink)} ${r}${quote(e.path)}` : `mkdir -p ${r}${quote(e.path)} && mount --rbind ${quote(e.path)} ${r}${quote(e.path)} && mount -o remount,bind,ro ${r}${quote(e.path)}`
-    );
-  const bind = (p, ro) => {
-    const inside = `${r}${quote(p)}`;
-    const point = `if [ -d ${quote(p)} ]; then mkdir -p ${inside}; else mkdir -p "$(dirname ${inside})" && : > ${inside}; fi`;
-    return `{ [ -e ${inside} ] || { ${point}; }; } && mount --bind ${quote(p)} ${inside}${ro ? ` && mount -o remount,bind,ro ${inside}` : ""}`;
-  };
-  for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
-  lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
-  for (const d of PROC_KERNEL)
-    lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
-  for (const f of PROC_HOST_ACTIVITY) lines.push(`if [ -e ${r}/proc/${f} ]; then mount --bind /dev/null ${r}/proc/${f}; fi`);
-  lines.push(`mkdir -p ${r}/dev`);
-  for (const n of ["null", "zero", "full", "random", "urandom", "tty"])
-    lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
-  lines.push(`mkdir -p ${r}/dev/shm && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-shm ${r}/dev/shm`);
-  lines.push(`mkdir -p ${r}/tmp && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-tmp ${r}/tmp`);
-  const binds = /* @__PURE__ */ new Map();
-  for (const p of spec.readOnly) binds.set(normalize(p), "ro");
-  for (const p of spec.writable) binds.set(normalize(p), "rw");
-  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
-  for (const [p, how] of ordered) {
-    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === "/" ? "/" : `${q}/`)).pop();
-    if (how === "ro" && enclosing?.[1] === "ro") continue;
-    lines.push(bind(p, how === "ro"));
-  }
-  lines.push(`mount -o remount,ro ${r}`);
-  const env = Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => quote(`${k}=${v}`));
-  const cd = opts.cwd ? `cd ${quote(opts.cwd)} && ` : "";
-  lines.push(
+    'mount -t tmpfs -o mode=755 ngcc-root "$R"',
+    `mount -t tmpfs -o size=${PRIVATE_TMP_BYTES},X-mount.mkdir ngcc-tmp "$R"/tmp`,
+    `mkdir -p ${[.../* @__PURE__ */ new Set([...folders, ...parents])].map(inRoot).join(" ")}`,
+    ...[...files].map((f) => `: > ${inRoot(f)}`),
+    ...linkCommands(links),
+    // The table lives under /proc's mount point, hidden once the table's own line mounts proc there
+    // (mount -a reads the whole table first).
+    `printf '%s %s %s %s 0 0\\n' ${fields.join(" ")} > "$R"/proc/.fstab`,
+    'mount -a -T "$R"/proc/.fstab',
+    'mount -o remount,ro "$R"',
     // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
-    `chroot ${r} /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${env.join(" ")} /bin/sh -c ${quote(`${cd}exec "$@"`)} ngcc-sandbox "$@"`
-  );
+    `chroot "$R" /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${cd}-- ${env.join(" ")} "$@"`
+  ];
   return [
     "setpriv",
     "--pdeathsig=KILL",
@@ -10320,8 +10354,11 @@ function reapedCpuSeconds(pid) {
   const f = statFields(pid);
   return f ? (Number(f[13]) + Number(f[14])) / USER_HZ : 0;
 }
-function treeAtRest(root3) {
-  for (const pid of [root3, ...descendants(root3)]) {
+function processTree(root3) {
+  return [root3, ...descendants(root3)];
+}
+function treeAtRest(tree) {
+  for (const pid of tree) {
     let tasks;
     try {
       tasks = readdirSync2(`/proc/${pid}/task`);
@@ -10332,8 +10369,8 @@ function treeAtRest(root3) {
   }
   return true;
 }
-function treeCpuSeconds(root3) {
-  return [root3, ...descendants(root3)].reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
+function treeCpuSeconds(tree) {
+  return tree.reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
 var precise;
 function cpuTimeIsPrecise() {
@@ -10428,8 +10465,9 @@ function runProcess(command, opts) {
       const answerMarks = markWatcher(markPrefix, (name) => {
         const wall_s = Number(process.hrtime.bigint() - started) / 1e9;
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
-        while (pgid !== void 0 && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        marks.push({ name, wall_s, cpu_s: pgid !== void 0 ? treeCpuSeconds(pgid) : 0 });
+        const tree = pgid !== void 0 ? processTree(pgid) : [];
+        while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+        marks.push({ name, wall_s, cpu_s: treeCpuSeconds(tree) });
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
         extendedBy.add(name);
         if (later !== void 0 && later > deadlineMs) rearm(later);
@@ -10634,19 +10672,19 @@ function decodeChannel(text3, secret) {
 
 // src/util/paths.ts
 import { existsSync as existsSync3 } from "node:fs";
-import { dirname as dirname2, join as join2 } from "node:path";
+import { dirname as dirname3, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 var cached;
 function toolRoot() {
   if (cached) return cached;
-  let dir = dirname2(fileURLToPath(import.meta.url));
+  let dir = dirname3(fileURLToPath(import.meta.url));
   for (; ; ) {
     const pkg = join2(dir, "package.json");
     if (existsSync3(pkg) && readJson(pkg).name === "ngcc-perf") {
       cached = dir;
       return dir;
     }
-    const up = dirname2(dir);
+    const up = dirname3(dir);
     if (up === dir) throw new Error("cannot find the ngcc-perf package root");
     dir = up;
   }
@@ -10655,10 +10693,10 @@ var nativeDir = () => join2(toolRoot(), "native");
 var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
-import { basename } from "node:path";
+import { basename as basename2 } from "node:path";
 var compilerVersion;
 var CC = process.env.NGCC_CC ?? "gcc";
-var NM = `${/^(.*-)(?:gcc|cc)(?:-[0-9.]+)?$/.exec(basename(CC))?.[1] ?? ""}nm`;
+var NM = `${/^(.*-)(?:gcc|cc)(?:-[0-9.]+)?$/.exec(basename2(CC))?.[1] ?? ""}nm`;
 function ccVersion() {
   compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
   return compilerVersion;
@@ -11418,7 +11456,7 @@ function formatN(n) {
 import { resolve as resolve10 } from "node:path";
 
 // src/measure/operation.ts
-import { basename as basename2 } from "node:path";
+import { basename as basename3 } from "node:path";
 import { randomInt as randomInt2 } from "node:crypto";
 
 // src/measure/plan.ts
@@ -12273,7 +12311,7 @@ var SIGNED_MESSAGE_BYTES = 64;
 var inputBytes = (type, operation) => type === "hash" ? hashMessageBytes(operation) ?? 0 : type === "sig" && operation !== "keygen" ? SIGNED_MESSAGE_BYTES : 0;
 function shown(p, tool, lib, libShown) {
   const transcript = p.transcript ? { transcript: { per_block: p.transcript.per_block, digest: p.transcript.digest } } : {};
-  return { ...p, command: p.command.map((a) => a === tool ? basename2(tool) : a === lib ? libShown : a), ...transcript };
+  return { ...p, command: p.command.map((a) => a === tool ? basename3(tool) : a === lib ? libShown : a), ...transcript };
 }
 function start(req) {
   return {
@@ -12627,8 +12665,8 @@ import { existsSync as existsSync14 } from "node:fs";
 import { join as join16, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname5, join as join11, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname6, join as join11, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -12667,17 +12705,17 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
+import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync4 } from "node:fs";
+import { dirname as dirname5, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync2 } from "fs";
+import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
 import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename as basename3, dirname as dirname3, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
+import { basename as basename4, dirname as dirname4, normalize as normalize2, relative as relative2, resolve as resolve2, sep } from "path";
 import * as nativeFs from "fs";
 var __require2 = /* @__PURE__ */ createRequire(import.meta.url);
 function cleanPath(path) {
@@ -12821,13 +12859,13 @@ function build$2(options, isSynchronous) {
 }
 function isRecursive(path, resolved, state) {
   if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
-  let parent = dirname3(path);
+  let parent = dirname4(path);
   let depth2 = 1;
   while (parent !== state.root && depth2 < 2) {
     const resolvedPath = state.symlinks.get(parent);
     const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
     if (isSameRoot) depth2++;
-    else parent = dirname3(parent);
+    else parent = dirname4(parent);
   }
   state.symlinks.set(path, resolved);
   return depth2 > 1;
@@ -13014,8 +13052,8 @@ var Walker = class {
             this.walkDirectory(this.state, resolvedPath, useRealPaths ? resolvedPath : path + pathSeparator, depth2 - 1, this.walk);
           } else {
             resolvedPath = useRealPaths ? resolvedPath : path;
-            const filename = basename3(resolvedPath);
-            const directoryPath$1 = normalizePath(dirname3(resolvedPath), this.state.options);
+            const filename = basename4(resolvedPath);
+            const directoryPath$1 = normalizePath(dirname4(resolvedPath), this.state.options);
             resolvedPath = this.joinPath(filename, directoryPath$1);
             this.pushFile(resolvedPath, files, this.state.counts, filters);
           }
@@ -13426,7 +13464,7 @@ function getOptions(options) {
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync,
     stat: opts.fs.stat || stat,
-    statSync: opts.fs.statSync || statSync2
+    statSync: opts.fs.statSync || statSync3
   });
   if (opts.debug) log("globbing with options:", opts);
   return opts;
@@ -13448,12 +13486,12 @@ function globSync(globInput, options) {
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync2(campaignRoot);
-  for (let up = dir; ; up = dirname4(up)) {
+  for (let up = dir; ; up = dirname5(up)) {
     if (existsSync7(join7(up, ".git"))) {
       dir = up;
       break;
     }
-    if (dirname4(up) === up) break;
+    if (dirname5(up) === up) break;
   }
   const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
@@ -13479,7 +13517,7 @@ var COMPILED = /\.(c|s|S)$/;
 function resolveSources(candidateFolder, inst, index, display, roots) {
   const dir = resolve4(candidateFolder, inst.dir);
   const field = `instances[${index}]`;
-  if (!existsSync7(dir) || !statSync3(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
+  if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
   const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
@@ -13550,13 +13588,13 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync3, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync3, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
 import { join as join10, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
-import { basename as basename4, join as join9 } from "node:path";
+import { basename as basename5, join as join9 } from "node:path";
 async function compileObjects(run, sources, compileFlags, objDir) {
-  const names = sources.map((src) => `${basename4(src).replace(/\.[csS]$/, "")}.o`);
+  const names = sources.map((src) => `${basename5(src).replace(/\.[csS]$/, "")}.o`);
   if (new Set(names).size === names.length) {
     if ((await run([CC, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
     return names.map((n) => join9(objDir, n));
@@ -13589,7 +13627,7 @@ var GENERATOR_SYMBOLS = ["randombytes", "randombytes_init", "PQCLEAN_randombytes
 var TEXT_MAX = 16 << 20;
 function mentionsGenerator(file2, roots) {
   try {
-    const st = statSync4(file2);
+    const st = statSync5(file2);
     if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync3(file2), roots)) return false;
     return readFileSync7(file2, "latin1").includes("randombytes");
   } catch {
@@ -13703,9 +13741,9 @@ async function dependencies(src, compileArgs, sandbox, memoryLimitBytes) {
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
-  for (let dir = resolve5(candidateFolder); ; dir = dirname5(dir)) {
+  for (let dir = resolve5(candidateFolder); ; dir = dirname6(dir)) {
     if (existsSync9(join11(dir, ".git"))) return dir;
-    if (dirname5(dir) === dir) return dirname5(resolve5(candidateFolder));
+    if (dirname6(dir) === dir) return dirname6(resolve5(candidateFolder));
   }
 }
 function buildKey(req, src, files, argv, out) {
@@ -13719,7 +13757,7 @@ var KEY_FILE_MAX = 64 << 20;
 function contentDigest(file2) {
   let st;
   try {
-    st = statSync5(file2);
+    st = statSync6(file2);
   } catch {
     return "missing";
   }
@@ -13744,8 +13782,8 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join11(dirname5(library), "exports.map");
-  mkdirSync6(dirname5(library), { recursive: true });
+  const scriptPath = join11(dirname6(library), "exports.map");
+  mkdirSync6(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
     cwd: resolved.dir,
@@ -13776,7 +13814,7 @@ async function buildArgv(req, flags, library) {
     ...parts.libs
   ];
   const files = [...new Set(sources.flatMap((s) => deps.get(s) ?? [s]))].sort();
-  const key = buildKey(req, resolved, files, argv, dirname5(library));
+  const key = buildKey(req, resolved, files, argv, dirname6(library));
   const notes = generator.map((v) => `# ${v.left_out ? "left out" : "kept"} ${relative5(resolved.dir, v.file) || v.file}: ${v.why}`);
   return { ...parts, sources: [...sources, ...shim.sources], argv, key, readOnly, notes };
 }
@@ -13788,10 +13826,10 @@ ${contentDigest(f)}`), compileArgs.join(" "), ccVersion(), JSON.stringify(src.ow
       "\n"
     )
   );
-  const cacheFile = join11(dirname5(library), "own-generator.json");
+  const cacheFile = join11(dirname6(library), "own-generator.json");
   const cached3 = readJsonIfExists(cacheFile);
   if (cached3?.key === key) return cached3.verdicts;
-  const workDir = join11(dirname5(library), "own-generator");
+  const workDir = join11(dirname6(library), "own-generator");
   mkdirSync6(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
@@ -13968,8 +14006,8 @@ import { mkdirSync as mkdirSync7 } from "node:fs";
 import { join as join13 } from "node:path";
 
 // src/config/campaign.ts
-import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync6 } from "node:fs";
-import { basename as basename5, dirname as dirname6, join as join12, relative as relative6, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync7 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join12, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -34042,7 +34080,7 @@ function loadSettings(root3) {
 }
 function loadCandidate(folder, display) {
   const spec = loadYaml(join12(folder, "candidate.yml"), candidateSchema, display);
-  if (spec.id !== basename5(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename5(folder)}'`);
+  if (spec.id !== basename6(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename6(folder)}'`);
   return {
     ...spec,
     folder,
@@ -34062,7 +34100,7 @@ function withLine(file2, check3) {
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
 var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join12(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
-  if (!existsSync11(root3) || !statSync6(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
+  if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
   const settings = loadSettings(root3);
   const names = candidateNames(root3);
@@ -34107,7 +34145,7 @@ function noCandidates(root3) {
     return new InputError(
       shown2(root3),
       "",
-      `a candidate folder, not a campaign: its parent ${shown2(dirname6(resolve6(root3)))} is the campaign (run it with --only '^${basename5(resolve6(root3))}/')`
+      `a candidate folder, not a campaign: its parent ${shown2(dirname7(resolve6(root3)))} is the campaign (run it with --only '^${basename6(resolve6(root3))}/')`
     );
   const campaigns = campaignsBelow(root3, 2).map(shown2);
   const hint = campaigns.length === 0 ? "" : `; did you mean ${campaigns.slice(0, 3).join(" or ")}${campaigns.length > 3 ? " or \u2026" : ""}?`;
@@ -34125,7 +34163,7 @@ function campaignsBelow(dir, depth2) {
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
     const folder = join12(root3, name);
-    if (!statSync6(folder).isDirectory() || existsSync11(join12(folder, "candidate.yml"))) continue;
+    if (!statSync7(folder).isDirectory() || existsSync11(join12(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
@@ -35699,7 +35737,7 @@ function outcomeLines(f) {
 import { resolve as resolve14 } from "node:path";
 
 // src/profile/run.ts
-import { basename as basename6, relative as relative12 } from "node:path";
+import { basename as basename7, relative as relative12 } from "node:path";
 
 // src/measure/shares.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -35791,7 +35829,7 @@ async function profileInstance(p, operations, sink, relinked) {
         operation,
         input_bytes: inputBytes(candidate.type, operation),
         status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.driver ? basename6(a) : a === profiled.library ? relative12(p.campaignDir, a) : a),
+        command: chosen.argv.map((a) => a === p.tools.driver ? basename7(a) : a === profiled.library ? relative12(p.campaignDir, a) : a),
         stderr: chosen.stderr,
         meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
         library_sha256: p.librarySha256,
@@ -36361,7 +36399,7 @@ function withDivisions(ct2, sites2) {
 import { realpathSync as realpathSync5 } from "node:fs";
 
 // src/ct/memcheck.ts
-import { basename as basename7 } from "node:path";
+import { basename as basename8 } from "node:path";
 
 // src/ct/xml.ts
 var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -36449,7 +36487,7 @@ function parseMemcheckXml(text3) {
   const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
   return { errors, finished };
 }
-var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename7(f.obj ?? "?")}:${f.line ?? 0}`;
+var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename8(f.obj ?? "?")}:${f.line ?? 0}`;
 function findingsOf(report2, isLibrary) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
@@ -37558,8 +37596,8 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync26, statSync as statSync7 } from "node:fs";
-import { dirname as dirname7, resolve as resolve15 } from "node:path";
+import { existsSync as existsSync26, statSync as statSync8 } from "node:fs";
+import { dirname as dirname8, resolve as resolve15 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -37597,8 +37635,8 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve15(path);
-  while (!existsSync26(p) && dirname7(p) !== p) p = dirname7(p);
-  if (!statSync7(p).isDirectory())
+  while (!existsSync26(p) && dirname8(p) !== p) p = dirname8(p);
+  if (!statSync8(p).isDirectory())
     throw fail(
       where,
       p === resolve15(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
@@ -37677,7 +37715,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/model.ts
 import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename8, dirname as dirname8, join as join28, relative as relative14 } from "node:path";
+import { basename as basename9, dirname as dirname9, join as join28, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
 import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
@@ -37883,14 +37921,14 @@ function systemsIn(dataDir) {
   return found;
 }
 function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname8(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
   return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
 function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename8(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename9(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -43998,8 +44036,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync30, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync8, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename9, dirname as dirname9, join as join31, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync30, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync9, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename10, dirname as dirname10, join as join31, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -44096,13 +44134,13 @@ function mergeShardFolders(parts, into) {
   const out = resolve16(into);
   for (const p of parts) {
     const abs = resolve16(p);
-    if (!existsSync30(abs) || !statSync8(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync30(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync30(out);
-  if (existed && !statSync8(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
   try {
@@ -44153,12 +44191,12 @@ function mergeLocked(parts, out, into) {
       else if (!sameBytes(join31(earlier.dir, rel), join31(f.dir, rel)))
         throw new InputError(join31(f.shown, rel), "", `differs from ${join31(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join31(dirname9(out), `.${basename9(out)}.merging-${process.pid}`);
+  const tmp = join31(dirname10(out), `.${basename10(out)}.merging-${process.pid}`);
   rmSync6(tmp, { recursive: true, force: true });
   mkdirSync12(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync12(dirname9(join31(tmp, rel)), { recursive: true });
+      mkdirSync12(dirname10(join31(tmp, rel)), { recursive: true });
       copyFileSync(join31(from.dir, rel), join31(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
@@ -44181,7 +44219,7 @@ function mergeLocked(parts, out, into) {
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync4(join31(tmp, LOCK_FILE), lockText());
-    const old = join31(dirname9(out), `.${basename9(out)}.replaced-${process.pid}`);
+    const old = join31(dirname10(out), `.${basename10(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -45698,14 +45736,14 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync33(file2) || !statSync9(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync33(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync22(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename10(dirname10(resolve18(file2)));
-    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename10(file2) }));
+    const label = values.label ?? basename11(dirname11(resolve18(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename11(file2) }));
   }
   return 0;
 }

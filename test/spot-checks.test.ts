@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
 import { runTrial } from '../src/measure/trial.js';
-import { treeAtRest } from '../src/sandbox/cpuTime.js';
+import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant } from './helpers/toyVariant.js';
@@ -241,8 +241,8 @@ describe('reading the CPU time at a mark', () => {
     const spinner = spawn('sh', ['-c', 'while :; do :; done'], { detached: true });
     try {
       await new Promise((r) => setTimeout(r, 200));
-      expect(treeAtRest(sleeper.pid!)).toBe(true);
-      expect(treeAtRest(spinner.pid!)).toBe(false);
+      expect(treeAtRest(processTree(sleeper.pid!))).toBe(true);
+      expect(treeAtRest(processTree(spinner.pid!))).toBe(false);
     } finally {
       sleeper.kill('SIGKILL');
       spinner.kill('SIGKILL');

@@ -1,5 +1,5 @@
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { isAbsolute, normalize } from 'node:path';
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, normalize } from 'node:path';
 
 /**
  * How processes that compile or run submission code are isolated: `bwrap` (bubblewrap), `unshare`
@@ -86,6 +86,25 @@ const PROC_KERNEL = ['sys', 'sysrq-trigger', 'irq', 'bus'];
 export const PROC_HOST_ACTIVITY = ['stat', 'loadavg', 'schedstat', 'interrupts', 'softirqs', 'vmstat'];
 
 /**
+ * The binds `spec` asks for, parents before children, so a folder bound inside another stays as its
+ * own entry says; a path named both ways is writable. A read-only path inside a read-only folder
+ * already bound needs no mount of its own.
+ */
+function specBinds(spec: SandboxSpec): Array<[string, 'ro' | 'rw']> {
+  const binds = new Map<string, 'ro' | 'rw'>();
+  for (const p of spec.readOnly) binds.set(normalize(p), 'ro');
+  for (const p of spec.writable) binds.set(normalize(p), 'rw');
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  return ordered.filter(([p, how]) => {
+    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === '/' ? '/' : `${q}/`)).pop();
+    return !(how === 'ro' && enclosing?.[1] === 'ro');
+  });
+}
+
+/** The device nodes a process finds in its /dev. */
+const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
+
+/**
  * The bwrap arguments (without the leading `bwrap` and the command) that run a process in its own
  * namespaces: no network, its own PID namespace (nothing it starts outlives it, no other process is
  * visible), no capabilities and no user namespace of its own to regain them in, a new session (no
@@ -113,18 +132,7 @@ export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
   // /dev read-only but for a capped /dev/shm: bwrap's /dev is otherwise a tmpfs of half the host's memory.
   args.push('--dev', '/dev', '--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
   args.push('--size', String(PRIVATE_TMP_BYTES), '--tmpfs', '/tmp');
-  // Parents before children, so a folder bound inside another stays as its own entry says; a
-  // path named both ways is writable.
-  const binds = new Map<string, 'ro' | 'rw'>();
-  for (const p of spec.readOnly) binds.set(normalize(p), 'ro');
-  for (const p of spec.writable) binds.set(normalize(p), 'rw');
-  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
-  for (const [p, how] of ordered) {
-    // A read-only path inside a read-only folder already bound needs no mount of its own.
-    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === '/' ? '/' : `${q}/`)).pop();
-    if (how === 'ro' && enclosing?.[1] === 'ro') continue;
-    args.push(how === 'rw' ? '--bind' : '--ro-bind', p, p);
-  }
+  for (const [p, how] of specBinds(spec)) args.push(how === 'rw' ? '--bind' : '--ro-bind', p, p);
   args.push('--clearenv');
   for (const [k, v] of Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b))) args.push('--setenv', k, v);
   if (opts.cwd) args.push('--chdir', opts.cwd);
@@ -133,6 +141,31 @@ export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
+/** A path as fstab(5) spells it: blanks and backslashes octal-escaped. */
+const fstabPath = (p: string) => p.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+
+/** A folder here (a mount point made with mkdir), or a file or nothing (one made with `: >`). */
+const isFolder = (p: string) => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * `ln -s` lines that recreate the system's top-level symlinks in the root: one for all of the
+ * merged-/usr kind (/bin → usr/bin), where `ln -s usr/bin … "$R"/` names each link as its target.
+ */
+function linkCommands(links: SystemView['entries']): string[] {
+  const sameName = links.filter((l) => dirname(l.path) === '/' && basename(l.symlink!) === basename(l.path));
+  const others = links.filter((l) => !sameName.includes(l));
+  return [
+    ...(sameName.length > 0 ? [`ln -s ${sameName.map((l) => quote(l.symlink!)).join(' ')} "$R"/`] : []),
+    ...others.map((l) => `ln -s ${quote(l.symlink!)} "$R"${quote(l.path)}`),
+  ];
+}
+
 /**
  * The same isolation without bubblewrap (`sandbox: unshare`): the command line that, with util-linux
  * alone, runs a process in new user, mount, PID, network, IPC and UTS namespaces, killed with its
@@ -140,60 +173,79 @@ const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
  * as bwrapArgs describes (the system read-only, a fresh /proc, the usual /dev nodes, a capped private
  * /tmp, only the paths `spec` names), then run by setpriv with no capabilities left (empty bounding
  * set, no_new_privs), so the mounts cannot be undone from inside, and only `opts.env`.
+ *
+ * Every mount is one line of a table that a single `mount -a` reads: a process per mount cost about
+ * 1.7 ms each, 120 ms a sandbox (docs/benchmarks.md, the fixed cost per process).
  */
 export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: string[]): string[] {
   for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
     if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const r = '"$R"';
+  const inRoot = (p: string) => `"$R"${quote(p)}`;
+  const folders = new Set<string>(['/usr', '/proc', '/dev', '/dev/shm']);
+  const files = new Set<string>();
+  const links: SystemView['entries'] = [];
+  // fstab lines: source, target (in the root), type, options; in this order, parents first.
+  const table: Array<[string, string, string, string]> = [];
+  const bind = (source: string, target: string, ro: boolean, recursive = false) => {
+    table.push([source, target, 'none', `${recursive ? 'rbind' : 'bind'}${ro ? ',ro' : ''}`]);
+  };
+  table.push(['/usr', '/usr', 'none', 'rbind,ro']);
+  for (const e of opts.system.entries) {
+    if (e.symlink !== undefined) links.push(e);
+    else {
+      folders.add(e.path);
+      bind(e.path, e.path, true, true);
+    }
+  }
+  for (const p of opts.system.etc) {
+    (isFolder(p) ? folders : files).add(p);
+    bind(p, p, true);
+  }
+  table.push(['proc', '/proc', 'proc', 'defaults']);
+  for (const d of PROC_KERNEL) if (existsSync(`/proc/${d}`)) table.push([`/proc/${d}`, `/proc/${d}`, 'none', 'bind,ro']);
+  for (const f of PROC_HOST_ACTIVITY) if (existsSync(`/proc/${f}`)) table.push(['/dev/null', `/proc/${f}`, 'none', 'bind']);
+  for (const n of DEV_NODES) {
+    files.add(`/dev/${n}`);
+    bind(`/dev/${n}`, `/dev/${n}`, false);
+  }
+  table.push(['ngcc-shm', '/dev/shm', 'tmpfs', `size=${PRIVATE_TMP_BYTES}`]);
+  for (const [p, how] of specBinds(spec)) {
+    (isFolder(p) ? folders : files).add(p);
+    bind(p, p, how === 'ro');
+  }
+  // Every mount point is made before the table is mounted: in the private /tmp, mounted first, for
+  // paths there (the driver and the library are files in the cache under $TMPDIR). One inside a
+  // folder bound later is hidden by it; one inside a folder bound read-only is there already.
+  const parents = [...files].map((f) => dirname(f));
+  const fields = table.flatMap(([source, target, type, options]) => [
+    quote(fstabPath(source)),
+    `"$R"${quote(fstabPath(target))}`,
+    type,
+    options,
+  ]);
+  const env = Object.entries(opts.env)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => quote(`${k}=${v}`));
+  const cd = opts.cwd ? `-C ${quote(opts.cwd)} ` : '';
   const lines = [
     'set -e',
     // The system's own tools build the root, whatever PATH the runner has.
     'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
     // A mount point every Linux has, in this private mount namespace only.
     'R=/mnt; [ -d "$R" ] || R=/srv',
-    `mount -t tmpfs -o mode=755 ngcc-root ${r}`,
-    `mkdir -p ${r}/usr && mount --rbind /usr ${r}/usr && mount -o remount,bind,ro ${r}/usr`,
-  ];
-  for (const e of opts.system.entries)
-    lines.push(
-      e.symlink !== undefined
-        ? `ln -s ${quote(e.symlink)} ${r}${quote(e.path)}`
-        : `mkdir -p ${r}${quote(e.path)} && mount --rbind ${quote(e.path)} ${r}${quote(e.path)} && mount -o remount,bind,ro ${r}${quote(e.path)}`,
-    );
-  // A mount point is made only where none exists yet (inside a folder already bound it does).
-  const bind = (p: string, ro: boolean) => {
-    const inside = `${r}${quote(p)}`;
-    const point = `if [ -d ${quote(p)} ]; then mkdir -p ${inside}; else mkdir -p "$(dirname ${inside})" && : > ${inside}; fi`;
-    return `{ [ -e ${inside} ] || { ${point}; }; } && mount --bind ${quote(p)} ${inside}${ro ? ` && mount -o remount,bind,ro ${inside}` : ''}`;
-  };
-  for (const p of opts.system.etc) lines.push(`if [ -e ${quote(p)} ]; then ${bind(p, true)}; fi`);
-  lines.push(`mkdir -p ${r}/proc && mount -t proc proc ${r}/proc`);
-  for (const d of PROC_KERNEL)
-    lines.push(`if [ -e ${r}/proc/${d} ]; then mount --bind ${r}/proc/${d} ${r}/proc/${d} && mount -o remount,bind,ro ${r}/proc/${d}; fi`);
-  for (const f of PROC_HOST_ACTIVITY) lines.push(`if [ -e ${r}/proc/${f} ]; then mount --bind /dev/null ${r}/proc/${f}; fi`);
-  lines.push(`mkdir -p ${r}/dev`);
-  for (const n of ['null', 'zero', 'full', 'random', 'urandom', 'tty'])
-    lines.push(`: > ${r}/dev/${n} && mount --bind /dev/${n} ${r}/dev/${n}`);
-  lines.push(`mkdir -p ${r}/dev/shm && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-shm ${r}/dev/shm`);
-  lines.push(`mkdir -p ${r}/tmp && mount -t tmpfs -o size=${PRIVATE_TMP_BYTES} ngcc-tmp ${r}/tmp`);
-  const binds = new Map<string, 'ro' | 'rw'>();
-  for (const p of spec.readOnly) binds.set(normalize(p), 'ro');
-  for (const p of spec.writable) binds.set(normalize(p), 'rw');
-  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
-  for (const [p, how] of ordered) {
-    const enclosing = ordered.filter(([q]) => q !== p && p.startsWith(q === '/' ? '/' : `${q}/`)).pop();
-    if (how === 'ro' && enclosing?.[1] === 'ro') continue;
-    lines.push(bind(p, how === 'ro'));
-  }
-  lines.push(`mount -o remount,ro ${r}`);
-  const env = Object.entries(opts.env)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => quote(`${k}=${v}`));
-  const cd = opts.cwd ? `cd ${quote(opts.cwd)} && ` : '';
-  lines.push(
+    'mount -t tmpfs -o mode=755 ngcc-root "$R"',
+    `mount -t tmpfs -o size=${PRIVATE_TMP_BYTES},X-mount.mkdir ngcc-tmp "$R"/tmp`,
+    `mkdir -p ${[...new Set([...folders, ...parents])].map(inRoot).join(' ')}`,
+    ...[...files].map((f) => `: > ${inRoot(f)}`),
+    ...linkCommands(links),
+    // The table lives under /proc's mount point, hidden once the table's own line mounts proc there
+    // (mount -a reads the whole table first).
+    `printf '%s %s %s %s 0 0\\n' ${fields.join(' ')} > "$R"/proc/.fstab`,
+    'mount -a -T "$R"/proc/.fstab',
+    'mount -o remount,ro "$R"',
     // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
-    `chroot ${r} /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${env.join(' ')} /bin/sh -c ${quote(`${cd}exec "$@"`)} ngcc-sandbox "$@"`,
-  );
+    `chroot "$R" /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${cd}-- ${env.join(' ')} "$@"`,
+  ];
   return [
     'setpriv',
     '--pdeathsig=KILL',

@@ -82,12 +82,20 @@ function reapedCpuSeconds(pid: number): number {
 }
 
 /**
- * Whether no thread of `root` or below it is on a CPU (state R). The kernel brings a thread's
- * schedstat up to date when it stops running; read while it still runs, it can lag by a tick. A
- * driver that wrote a mark stops within microseconds, in its read of the answer.
+ * `root` and every process below it now: one walk of /proc, which a mark pays once (its cost grows
+ * with the host's process count: about 16 µs a process).
  */
-export function treeAtRest(root: number): boolean {
-  for (const pid of [root, ...descendants(root)]) {
+export function processTree(root: number): number[] {
+  return [root, ...descendants(root)];
+}
+
+/**
+ * Whether no thread of the tree is on a CPU (state R). The kernel brings a thread's schedstat up to
+ * date when it stops running; read while it still runs, it can lag by a tick. A driver that wrote a
+ * mark stops within microseconds, in its read of the answer.
+ */
+export function treeAtRest(tree: readonly number[]): boolean {
+  for (const pid of tree) {
     let tasks: string[];
     try {
       tasks = readdirSync(`/proc/${pid}/task`);
@@ -99,9 +107,9 @@ export function treeAtRest(root: number): boolean {
   return true;
 }
 
-/** CPU seconds charged so far to `root` and every process below it (those that ended included, once reaped). */
-export function treeCpuSeconds(root: number): number {
-  return [root, ...descendants(root)].reduce((sum, pid) => sum + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
+/** CPU seconds charged so far to the tree's processes (those that ended included, once reaped by one of them). */
+export function treeCpuSeconds(tree: readonly number[]): number {
+  return tree.reduce((sum, pid) => sum + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
 
 let precise: boolean | undefined;

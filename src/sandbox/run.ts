@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
 import { bwrapArgs, hostSystemView, sandboxEnv, unshareArgv, type SandboxSpec, type SystemView } from './bwrap.js';
-import { treeAtRest, treeCpuSeconds } from './cpuTime.js';
+import { processTree, treeAtRest, treeCpuSeconds } from './cpuTime.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -222,8 +222,9 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         // Once the driver is blocked reading its answer, what it has used so far is exact: wait for
         // that (a few microseconds), but not for a thread of the library that never stops.
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
-        while (pgid !== undefined && !treeAtRest(pgid) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        marks.push({ name, wall_s, cpu_s: pgid !== undefined ? treeCpuSeconds(pgid) : 0 });
+        const tree = pgid !== undefined ? processTree(pgid) : [];
+        while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+        marks.push({ name, wall_s, cpu_s: treeCpuSeconds(tree) });
         // The name comes from the driver's process: once per name, and only later, never sooner.
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : undefined;
         extendedBy.add(name);

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,10 +10113,10 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename11, dirname as dirname11, join as join35, relative as relative17, resolve as resolve18 } from "node:path";
+import { basename as basename12, dirname as dirname11, join as join36, relative as relative17, resolve as resolve18 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync22 } from "node:fs";
+import { existsSync as existsSync23 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -15159,7 +15159,7 @@ var BIGINT_FORMAT_RANGES = {
   int64: [/* @__PURE__ */ BigInt("-9223372036854775808"), /* @__PURE__ */ BigInt("9223372036854775807")],
   uint64: [/* @__PURE__ */ BigInt(0), /* @__PURE__ */ BigInt("18446744073709551615")]
 };
-function pick(schema, mask) {
+function pick(schema, mask2) {
   const currDef = schema._zod.def;
   const checks = currDef.checks;
   const hasChecks = checks && checks.length > 0;
@@ -15167,29 +15167,29 @@ function pick(schema, mask) {
     throw new Error(".pick() cannot be used on object schemas containing refinements");
   }
   const newShape = {};
-  mirrorShape(newShape, schema, maskedKeys(schema, mask));
+  mirrorShape(newShape, schema, maskedKeys(schema, mask2));
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
 }
-function maskedKeys(schema, mask) {
+function maskedKeys(schema, mask2) {
   const raw = sourceShape(schema);
   const keys = [];
-  for (const key of Reflect.ownKeys(mask)) {
+  for (const key of Reflect.ownKeys(mask2)) {
     if (!Object.getOwnPropertyDescriptor(raw, key)?.enumerable) {
       throw new Error(`Unrecognized key: "${String(key)}"`);
     }
-    if (mask[key])
+    if (mask2[key])
       keys.push(key);
   }
   return keys;
 }
-function omit(schema, mask) {
+function omit(schema, mask2) {
   const currDef = schema._zod.def;
   const checks = currDef.checks;
   const hasChecks = checks && checks.length > 0;
   if (hasChecks) {
     throw new Error(".omit() cannot be used on object schemas containing refinements");
   }
-  const omitted = new Set(maskedKeys(schema, mask));
+  const omitted = new Set(maskedKeys(schema, mask2));
   const newShape = {};
   mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)).filter((key) => !omitted.has(key)));
   return clone(schema, mergeDefs(currDef, { shape: newShape, checks: [] }));
@@ -15241,20 +15241,20 @@ function merge(a, b) {
   });
   return clone(a, def);
 }
-function partial(Class2, schema, mask, name = "partial") {
+function partial(Class2, schema, mask2, name = "partial") {
   const currDef = schema._zod.def;
   const checks = currDef.checks;
   const hasChecks = checks && checks.length > 0;
   if (hasChecks) {
     throw new Error(`.${name}() cannot be used on object schemas containing refinements`);
   }
-  const selected2 = mask ? new Set(maskedKeys(schema, mask)) : void 0;
+  const selected2 = mask2 ? new Set(maskedKeys(schema, mask2)) : void 0;
   const newShape = {};
   mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), Class2 && ((value, key) => selected2 && !selected2.has(key) ? value : new Class2({ type: "optional", innerType: value })));
   return clone(schema, mergeDefs(schema._zod.def, { shape: newShape, checks: [] }));
 }
-function required(Class2, schema, mask) {
-  const selected2 = mask ? new Set(maskedKeys(schema, mask)) : void 0;
+function required(Class2, schema, mask2) {
+  const selected2 = mask2 ? new Set(maskedKeys(schema, mask2)) : void 0;
   const newShape = {};
   mirrorShape(newShape, schema, Reflect.ownKeys(sourceShape(schema)), (value, key) => (
     // overwrite with non-optional
@@ -32214,11 +32214,11 @@ var ZodObject = /* @__PURE__ */ $constructor("ZodObject", (inst, def) => {
   merge(other) {
     return util_exports.merge(this, other);
   },
-  pick(mask) {
-    return util_exports.pick(this, mask);
+  pick(mask2) {
+    return util_exports.pick(this, mask2);
   },
-  omit(mask) {
-    return util_exports.omit(this, mask);
+  omit(mask2) {
+    return util_exports.omit(this, mask2);
   },
   partial(...args) {
     return util_exports.partial(ZodOptional, this, args[0]);
@@ -36245,8 +36245,8 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync21, readFileSync as readFileSync15 } from "node:fs";
-import { join as join23 } from "node:path";
+import { existsSync as existsSync22, readFileSync as readFileSync15 } from "node:fs";
+import { join as join24 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36329,7 +36329,7 @@ async function buildCt(req, flags) {
 // src/ct/division.ts
 var HEADER2 = /^[0-9a-f]+ <([^>]+)>:$/;
 var SOURCE_LINE = /^(\S.*):([0-9]+)(?: \(discriminator [0-9]+\))?$/;
-var DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s|$)/;
+var DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s+([^#<]*?))?\s*(?:#.*|<.*)?$/;
 var baseName = (path) => path.slice(path.lastIndexOf("/") + 1);
 function parseDivisions(listing) {
   const sites2 = [];
@@ -36348,7 +36348,14 @@ function parseDivisions(listing) {
       continue;
     }
     const d = DIVISION.exec(line);
-    if (d && fn) sites2.push({ function: fn, instruction: d[2], address: `0x${d[1]}`, ...source ?? {} });
+    if (d && fn)
+      sites2.push({
+        function: fn,
+        instruction: d[2],
+        ...d[3] ? { operand: d[3] } : {},
+        address: `0x${d[1]}`,
+        ...source ?? {}
+      });
   }
   return sites2;
 }
@@ -36372,28 +36379,47 @@ async function divisionSites(library, opts = {}) {
   return parseDivisions(dis.stdout).filter((s) => reached.has(s.function));
 }
 var taintedIn = (findings, fn) => findings.some((f) => !f.suppressed && f.kind !== "division" && f.function === fn);
+function secretSites(o, sites2) {
+  const check3 = o.division_check;
+  if (check3 && "sites" in check3)
+    return sites2.flatMap((s) => {
+      const seen = check3.sites.find((x) => x.address === s.address);
+      return seen && seen.secret.length > 0 ? [{ ...s, secret: seen.secret }] : [];
+    });
+  return sites2.filter((s) => taintedIn(o.findings ?? [], s.function));
+}
 function withDivisions(ct2, sites2) {
+  const tainted = /* @__PURE__ */ new Set();
   const operations = Object.fromEntries(
     Object.entries(ct2.operations).map(([op, o]) => {
       const findings = o.findings ?? [];
-      const added = sites2.filter((s) => taintedIn(findings, s.function)).map((s) => ({
-        kind: "division",
-        function: s.function,
-        // An address the debug information does not place keeps the finding, unplaced.
-        file: s.file ?? "",
-        line: s.line ?? 0,
-        count: 1,
-        suppressed: false,
-        // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
-        reason: ""
-      }));
+      const added = secretSites(o, sites2).map((s) => {
+        tainted.add(s.address);
+        return {
+          kind: "division",
+          function: s.function,
+          // An address the debug information does not place keeps the finding, unplaced.
+          file: s.file ?? "",
+          line: s.line ?? 0,
+          count: 1,
+          suppressed: false,
+          // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
+          reason: "",
+          instruction: s.instruction,
+          ...s.secret ? { secret_operands: s.secret } : {}
+        };
+      });
       const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
       return [op, { ...o, status, findings: [...findings, ...added] }];
     })
   );
-  const all2 = Object.values(ct2.operations).flatMap((o) => o.findings ?? []);
-  return { ...ct2, operations, divisions: sites2.map((s) => ({ ...s, tainted: taintedIn(all2, s.function) })) };
+  return { ...ct2, operations, divisions: sites2.map((s) => ({ ...s, tainted: tainted.has(s.address) })) };
 }
+
+// src/ct/divisionCheck.ts
+import { existsSync as existsSync20, mkdtempSync, rmSync as rmSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { basename as basename9, join as join22 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync5 } from "node:fs";
@@ -36543,8 +36569,16 @@ function failureOf2({ run, output: output2, rejected }) {
     return `${output2.status ?? `exit code ${run.exitCode}`}${output2.statusDetail ? ` ${output2.statusDetail}` : ""}`;
   return void 0;
 }
+var ctJob = (req) => [
+  "ct",
+  req.type,
+  req.operation,
+  String(req.calls),
+  req.rng,
+  ...req.publicSkBytes ? [String(req.publicSkBytes)] : []
+];
 async function runCtOperation(req) {
-  const job = ["ct", req.type, req.operation, String(req.calls), req.rng, ...req.publicSkBytes ? [String(req.publicSkBytes)] : []];
+  const job = ctJob(req);
   const started = process.hrtime.bigint();
   const driverRun = await runDriver([req.valgrind ?? "valgrind", ...VALGRIND_ARGS, req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -36579,20 +36613,194 @@ async function runCtOperation(req) {
   };
 }
 
+// src/ct/divisionCheck.ts
+var DIVISION_HITS_CAP = 512;
+var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
+function registerOf(operand) {
+  const r = operand.replace(/^%/, "");
+  const numbered = /^r(\d+)([dwb]?)$/.exec(r);
+  if (numbered) return { name: `r${numbered[1]}`, bits: { "": 64, d: 32, w: 16, b: 8 }[numbered[2]], shift: 0 };
+  for (const g2 of GPR) {
+    if (r === `r${g2}`) return { name: `r${g2}`, bits: 64, shift: 0 };
+    if (r === `e${g2}`) return { name: `r${g2}`, bits: 32, shift: 0 };
+    if (r === g2) return { name: `r${g2}`, bits: 16, shift: 0 };
+  }
+  const low = /^([abcd])l$|^(si|di|bp|sp)l$/.exec(r);
+  if (low) return { name: `r${low[1] ? `${low[1]}x` : low[2]}`, bits: 8, shift: 0 };
+  const high = /^([abcd])h$/.exec(r);
+  if (high) return { name: `r${high[1]}x`, bits: 8, shift: 8 };
+  return void 0;
+}
+var mask = (bits) => bits === 64 ? "" : ` & 0x${((1n << BigInt(bits)) - 1n).toString(16)}`;
+var shadow = (reg) => `(($${reg.name}s1 >> ${reg.shift})${mask(reg.bits)})`;
+var SUFFIX_BITS = { b: 8, w: 16, l: 32, q: 64 };
+function siteReading(site2) {
+  if (!/^i?div[bwlq]?$/.test(site2.instruction) || !site2.operand) return void 0;
+  const operand = site2.operand.trim();
+  const reg = operand.startsWith("%") ? registerOf(operand) : void 0;
+  const suffix = site2.instruction.replace(/^i?div/, "");
+  const bits = reg?.bits ?? SUFFIX_BITS[suffix];
+  if (!bits) return void 0;
+  const dividend = bits === 8 ? "($raxs1 & 0xffff)" : `(($raxs1${mask(bits)}) | ($rdxs1${mask(bits)}))`;
+  if (reg) return { dividend, divisor: { shadow: shadow(reg) } };
+  const memory = /^(-?0x[0-9a-f]+|-?\d+)?\((%\w+)?(?:,(%\w+)(?:,(\d))?)?\)$/.exec(operand);
+  if (!memory || memory[2] === "%rip") return { dividend, divisor: void 0 };
+  const [, disp, base, index, scale] = memory;
+  const parts = [disp ? `(${disp})` : "0", ...base ? [`$${base.slice(1)}`] : [], ...index ? [`$${index.slice(1)}*${scale ?? 1}`] : []];
+  return { dividend, divisor: { address: `(long)(${parts.join(" + ")})`, bytes: bits / 8 } };
+}
+var quoteShell = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
+var fileRegex = (path) => `${basename9(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+function divisionScript(library, anchor2, sites2) {
+  const lines = [
+    "set pagination off",
+    "set confirm off",
+    "set width 0",
+    "set print thread-events off",
+    // Memcheck's own reports must not stop the program: only the breakpoints do.
+    "monitor v.set vgdb-error 1000000000",
+    `catch load ${fileRegex(library)}`,
+    "continue",
+    "delete 1",
+    `set $ngcc_base = (long)&'${anchor2.name}' - 0x${anchor2.address.toString(16)}`
+  ];
+  const watched = sites2.map((s, i) => ({ i, reading: siteReading(s) })).filter((w) => w.reading);
+  for (const { i } of watched) lines.push(`set $ngcc_h${i} = 0`, `set $ngcc_done${i} = 0`);
+  lines.push("break ngcc_ct_window", "commands", "silent", "if $rdi != 0");
+  for (const { i } of watched) lines.push(`if $ngcc_done${i} == 0`, `enable $ngcc_b${i}`, "end");
+  lines.push("else");
+  for (const { i } of watched) lines.push(`disable $ngcc_b${i}`);
+  lines.push("end", "continue", "end");
+  sites2.forEach((site2, i) => {
+    const reading = siteReading(site2);
+    if (!reading) return;
+    const h = `$ngcc_h${i}`;
+    const b = `$ngcc_b${i}`;
+    const done2 = `set $ngcc_done${i} = 1`;
+    lines.push(`break *($ngcc_base + ${site2.address})`, `set ${b} = $bpnum`, `disable ${b}`, "commands", "silent", `set ${h} = ${h} + 1`);
+    const d = reading.divisor;
+    if (d && "address" in d) {
+      lines.push(`printf "NGCCMEM ${i} %lx\\n", ${reading.dividend}`, `eval "monitor get_vbits 0x%lx ${d.bytes}", ${d.address}`);
+    } else {
+      const divisor = d ? d.shadow : "0";
+      lines.push(
+        `if (${reading.dividend} | ${divisor}) != 0`,
+        `printf "NGCCDIV ${i} %lx %lx\\n", ${reading.dividend}, ${divisor}`,
+        done2,
+        `disable ${b}`,
+        "end"
+      );
+    }
+    lines.push(`if ${h} >= ${DIVISION_HITS_CAP}`, done2, `disable ${b}`, "end", "continue", "end");
+  });
+  lines.push("continue", 'printf "NGCCEXIT %d\\n", $_exitcode');
+  sites2.forEach((site2, i) => {
+    if (siteReading(site2)) lines.push(`printf "NGCCHITS ${i} %d\\n", $ngcc_h${i}`);
+  });
+  lines.push('printf "NGCCEND\\n"');
+  return `${lines.join("\n")}
+`;
+}
+function parseDivisionTrace(text3, sites2) {
+  const lines = text3.split("\n");
+  if (!lines.some((l) => l === "NGCCEND")) return { failure: "gdb did not finish the division check" };
+  const secret = sites2.map(() => /* @__PURE__ */ new Set());
+  const hits = sites2.map(() => 0);
+  const known = (i) => Number.isInteger(i) && i >= 0 && i < sites2.length;
+  const nonZero = (hex3) => hex3 !== void 0 && /[1-9a-f]/i.test(hex3);
+  for (const [n, line] of lines.entries()) {
+    const f = line.trim().split(/\s+/);
+    const i = Number(f[1]);
+    if (!known(i)) continue;
+    if (f[0] === "NGCCDIV") {
+      if (nonZero(f[2])) secret[i].add("dividend");
+      if (nonZero(f[3])) secret[i].add("divisor");
+    } else if (f[0] === "NGCCMEM") {
+      if (nonZero(f[2])) secret[i].add("dividend");
+      const vbits = lines[n + 1]?.trim() ?? "";
+      if (/^[0-9a-f]+(?: [0-9a-f]+)*$/i.test(vbits) && nonZero(vbits)) secret[i].add("divisor");
+    } else if (f[0] === "NGCCHITS") hits[i] = Number(f[2]);
+  }
+  return {
+    sites: sites2.map((site2, i) => {
+      const reading = siteReading(site2);
+      return {
+        address: site2.address,
+        hits: hits[i],
+        secret: [...secret[i]].sort(),
+        ...reading && !reading.divisor ? { divisor_unread: true } : {}
+      };
+    })
+  };
+}
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync20(join22(dir, tool)));
+async function anchorOf(library, spec) {
+  const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
+  for (const line of nm.stdout.split("\n")) {
+    const [address, kind, name] = line.trim().split(/\s+/);
+    if (address && name && (kind === "T" || kind === "t") && /^[A-Za-z_][\w]*$/.test(name))
+      return { name, address: Number.parseInt(address, 16) };
+  }
+  return void 0;
+}
+async function runDivisionCheck(req) {
+  if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
+  const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
+  if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
+  const scratch = mkdtempSync(join22(tmpdir2(), "ngcc-divcheck-"));
+  try {
+    const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
+    const anchor2 = await anchorOf(req.library, spec);
+    if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
+    const script = join22(scratch, "division.gdb");
+    writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
+    const valgrind = [
+      "valgrind",
+      "--tool=memcheck",
+      "-q",
+      "--log-file=/dev/null",
+      "--vgdb=full",
+      "--vgdb-error=0",
+      "--vgdb-shadow-registers=yes",
+      "--child-silent-after-fork=yes",
+      req.driver,
+      req.library
+    ];
+    const shell = [
+      '"$@" 4>&- >&2 &',
+      "P=$!",
+      `gdb -nx -batch -ex "target remote | vgdb --wait=60 --pid=$P" -x ${quoteShell(script)} >&4 2>&4 </dev/null || kill -KILL $P 2>/dev/null`,
+      "wait $P"
+    ].join("\n");
+    const run = await runDriver(["sh", "-c", shell, "ngcc-division-check", ...valgrind], ctJob(req), {
+      timeoutMs: req.timeoutMs,
+      maxOutputBytes: 1 << 20,
+      sideMaxBytes: 16 << 20,
+      sandbox: { ...spec, readOnly: [...spec.readOnly, script] }
+    });
+    if (run.rejected) return { failure: `the division check did not finish: ${run.rejected.reason}` };
+    if (run.run.exitCode !== 0 || run.output.status !== "complete")
+      return { failure: `the division check's driver ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
+    return parseDivisionTrace(run.run.side?.text ?? "", req.sites);
+  } finally {
+    rmSync5(scratch, { recursive: true, force: true });
+  }
+}
+
 // src/ct/tools.ts
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { existsSync as existsSync20, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync5 } from "node:fs";
-import { join as join22 } from "node:path";
+import { existsSync as existsSync21, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync6 } from "node:fs";
+import { join as join23 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join22(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join22(dir, "sha256.json"));
-  if (existsSync20(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  const driver = join23(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join23(dir, "sha256.json"));
+  if (existsSync21(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
   mkdirSync11(staging, { recursive: true, mode: 448 });
-  const out = join22(staging, "ngcc_ct");
+  const out = join23(staging, "ngcc_ct");
   const r = await runProcess(
     [
       CC,
@@ -36605,7 +36813,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join22(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join23(n, f)),
       "-ldl"
     ],
     {
@@ -36613,18 +36821,18 @@ async function ctDriver(tools) {
     }
   );
   if (r.exitCode !== 0) {
-    rmSync5(staging, { recursive: true, force: true });
+    rmSync6(staging, { recursive: true, force: true });
     throw new Error(
       `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join22(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
-  rmSync5(dir, { recursive: true, force: true });
+  writeJsonAtomic(join23(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  rmSync6(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
   } catch {
-    rmSync5(staging, { recursive: true, force: true });
+    rmSync6(staging, { recursive: true, force: true });
   }
   return driver;
 }
@@ -36708,8 +36916,8 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join23(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync21(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
+  const suppressionsFile = join24(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync22(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
@@ -36739,7 +36947,7 @@ async function prepareCheck(ctx, operations) {
   const entry = preparedEntry(ctx, "ct");
   const request = buildRequest(run, unit, entry.flags);
   const built = await buildCt(request, flagsFor(request));
-  const head = { flags: built.flags, secret_generators: built.wrapped };
+  const head = { flags: built.flags, compiler: ccVersion(), secret_generators: built.wrapped };
   if (!built.ok) return { built, head };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   const sites2 = await divisionSites(built.library, { sandbox: run.plan.sandbox }).catch((e) => {
@@ -36808,9 +37016,32 @@ async function checkOperations(ctx, operations, results, prepared) {
       results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    results[operation] = await runOp(operation, ct2.calls, scaledTimeoutS(floorS, decision.predictedSeconds));
+    const timeoutS = scaledTimeoutS(floorS, decision.predictedSeconds);
+    results[operation] = await runOp(operation, ct2.calls, timeoutS);
+    const sites2 = prepared.head.division_sites ?? [];
+    if (sites2.length > 0 && (results[operation].status === "clean" || results[operation].status === "flagged"))
+      results[operation].division_check = await checkDivisions(ctx, driver, built.library, operation, sites2, timeoutS);
   }
   return slowdown;
+}
+async function checkDivisions(ctx, driver, library, operation, sites2, timeoutS) {
+  const { plan } = ctx.run;
+  const { unit } = ctx;
+  return withCpus(
+    [plan.cpu],
+    () => runDivisionCheck({
+      driver,
+      library,
+      type: unit.candidate.type,
+      operation,
+      calls: plan.settings.ct.calls,
+      rng: unit.candidate.katRng,
+      ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
+      sites: sites2,
+      timeoutMs: 2 * timeoutS * 1e3,
+      sandbox: plan.sandbox
+    })
+  );
 }
 var CT_SLOWDOWN_MIN = 10;
 async function measureSlowdown(operations, type, cs, ct2, runOp) {
@@ -36891,7 +37122,7 @@ async function runLocked(plan, opts, steps) {
       }
     );
   else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
-  if (!existsSync22(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync23(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
     plan,
@@ -37082,12 +37313,12 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
-import { join as join26, relative as relative13 } from "node:path";
+import { existsSync as existsSync26, readFileSync as readFileSync17 } from "node:fs";
+import { join as join27, relative as relative13 } from "node:path";
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync23, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
-import { join as join24 } from "node:path";
+import { existsSync as existsSync24, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
+import { join as join25 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -37127,14 +37358,14 @@ function operationProblems(where, o) {
 }
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
-  if (!existsSync23(dir)) return [];
+  if (!existsSync24(dir)) return [];
   const problems = [];
   for (const id of readdirSync8(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync8(join24(dir, id.name))) {
+    for (const file2 of readdirSync8(join25(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -37142,7 +37373,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join24(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join25(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -37166,8 +37397,8 @@ function validateCtFiles(systemDir, build2) {
 }
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync24, readdirSync as readdirSync9 } from "node:fs";
-import { join as join25 } from "node:path";
+import { existsSync as existsSync25, readdirSync as readdirSync9 } from "node:fs";
+import { join as join26 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -37178,8 +37409,8 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync24(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join25(e.parentPath, e.name)).sort();
+  if (!existsSync25(dir)) return [];
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join26(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -37190,8 +37421,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync24(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync24(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync25(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync25(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -37207,10 +37438,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative13(systemDir, p) || p;
-  if (!existsSync25(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync26(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync25(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync26(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -37221,8 +37452,8 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join26(systemDir, e.kat_log);
-    if (!existsSync25(logPath)) {
+    const logPath = join27(systemDir, e.kat_log);
+    if (!existsSync26(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -37596,7 +37827,7 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync26, statSync as statSync8 } from "node:fs";
+import { existsSync as existsSync27, statSync as statSync8 } from "node:fs";
 import { dirname as dirname8, resolve as resolve15 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -37635,7 +37866,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve15(path);
-  while (!existsSync26(p) && dirname8(p) !== p) p = dirname8(p);
+  while (!existsSync27(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync8(p).isDirectory())
     throw fail(
       where,
@@ -37714,29 +37945,29 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename9, dirname as dirname9, join as join28, relative as relative14 } from "node:path";
+import { existsSync as existsSync29, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
+import { basename as basename10, dirname as dirname9, join as join29, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
-import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
-import { join as join27 } from "node:path";
+import { existsSync as existsSync28, readdirSync as readdirSync10 } from "node:fs";
+import { join as join28 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync27(dir)) return { files, unreadable };
+  if (!existsSync28(dir)) return { files, unreadable };
   for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync27(join27(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync10(join27(dir, candidate)).sort()) {
+    if (!existsSync28(join28(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync10(join28(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join27(systemDir, path));
+        const ct2 = readJson(join28(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join27(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join28(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -37860,9 +38091,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync28(join28(systemDir, path))) return {};
+  if (!path || !existsSync29(join29(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync18(join28(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync18(join29(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -37891,13 +38122,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync28(surveyDir)) return surveys;
+  if (!existsSync29(surveyDir)) return surveys;
   for (const id of readdirSync11(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync11(join28(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync11(join29(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join28(surveyDir, id, f))];
+          return [readJson(join29(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -37907,12 +38138,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync28(dataDir) ? readdirSync11(dataDir).sort() : []) {
-    const paths = evidencePaths(join28(dataDir, name));
-    if (!existsSync28(paths.campaign)) continue;
+  for (const name of existsSync29(dataDir) ? readdirSync11(dataDir).sort() : []) {
+    const paths = evidencePaths(join29(dataDir, name));
+    if (!existsSync29(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync28(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync29(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -37928,7 +38159,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename9(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename10(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -37936,7 +38167,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync28(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync29(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -37947,7 +38178,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync28(join28(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync29(join29(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative14(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -38010,8 +38241,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join28(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join28(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join29(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join29(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -38020,8 +38251,8 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync29 } from "node:fs";
-import { join as join29, relative as relative15 } from "node:path";
+import { existsSync as existsSync30 } from "node:fs";
+import { join as join30, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38159,9 +38390,9 @@ function signedRankPValue(differences) {
   const extreme = (positive) => Math.abs(positive - total / 2) >= observed - 1e-9;
   if (n <= 20) {
     let hits2 = 0;
-    for (let mask = 0; mask < 1 << n; mask++) {
+    for (let mask2 = 0; mask2 < 1 << n; mask2++) {
       let positive = 0;
-      for (let i = 0; i < n; i++) if (mask & 1 << i) positive += ranks[i];
+      for (let i = 0; i < n; i++) if (mask2 & 1 << i) positive += ranks[i];
       if (extreme(positive)) hits2++;
     }
     return hits2 / 2 ** n;
@@ -38278,8 +38509,8 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join29(dataDir, system2);
-  if (!existsSync29(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join30(dataDir, system2);
+  if (!existsSync30(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -38422,7 +38653,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync29(join29(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join29(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync30(join30(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join30(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -40591,7 +40822,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join30 = [joinDefaults];
+var join31 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -43205,7 +43436,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join30],
+    join: [...join31],
     options: {},
     safe: safeBound,
     stack: [],
@@ -44036,8 +44267,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync30, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync6, statSync as statSync9, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename10, dirname as dirname10, join as join31, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
+import { copyFileSync, existsSync as existsSync31, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync7, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename11, dirname as dirname10, join as join32, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -44051,26 +44282,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join31(shown4, strays2[0]),
+      join32(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join31(dir, BUILD_FILE);
-  if (existsSync30(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join31(shown4, BUILD_FILE));
+  const buildPath = join32(dir, BUILD_FILE);
+  if (existsSync31(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join32(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join31(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join32(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync30(join31(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join31(dir, CAMPAIGN_FILE), join31(shown4, CAMPAIGN_FILE));
+  if (existsSync31(join32(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join32(dir, CAMPAIGN_FILE), join32(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join31(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join31(shown4, BUILD_FILE)}`);
+        throw new InputError(join32(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join32(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -44090,7 +44321,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join31(a.dir, rel), join31(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join32(a.dir, rel), join32(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -44099,7 +44330,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync30(join31(shard.dir, tail))) return entry;
+  if (!existsSync31(join32(shard.dir, tail))) return entry;
   const move = relative16(shard.dir, out).split(sep3).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -44134,12 +44365,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve16(into);
   for (const p of parts) {
     const abs = resolve16(p);
-    if (!existsSync30(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync31(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync30(out);
+  const existed = existsSync31(out);
   if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -44164,9 +44395,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join31(other.shown, CAMPAIGN_FILE),
+      join32(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join31(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join32(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -44188,16 +44419,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join31(earlier.dir, rel), join31(f.dir, rel)))
-        throw new InputError(join31(f.shown, rel), "", `differs from ${join31(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join32(earlier.dir, rel), join32(f.dir, rel)))
+        throw new InputError(join32(f.shown, rel), "", `differs from ${join32(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join31(dirname10(out), `.${basename10(out)}.merging-${process.pid}`);
-  rmSync6(tmp, { recursive: true, force: true });
+  const tmp = join32(dirname10(out), `.${basename11(out)}.merging-${process.pid}`);
+  rmSync7(tmp, { recursive: true, force: true });
   mkdirSync12(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync12(dirname10(join31(tmp, rel)), { recursive: true });
-      copyFileSync(join31(from.dir, rel), join31(tmp, rel));
+      mkdirSync12(dirname10(join32(tmp, rel)), { recursive: true });
+      copyFileSync(join32(from.dir, rel), join32(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -44205,10 +44436,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join31(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join32(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join31(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync30(join31(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join32(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync31(join32(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -44218,8 +44449,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync4(join31(tmp, LOCK_FILE), lockText());
-    const old = join31(dirname10(out), `.${basename10(out)}.replaced-${process.pid}`);
+    writeFileSync5(join32(tmp, LOCK_FILE), lockText());
+    const old = join32(dirname10(out), `.${basename11(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -44235,16 +44466,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync6(old, { recursive: true, force: true });
+    rmSync7(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync6(tmp, { recursive: true, force: true });
+    rmSync7(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync31, readFileSync as readFileSync20 } from "node:fs";
-import { join as join32 } from "node:path";
+import { existsSync as existsSync32, readFileSync as readFileSync20 } from "node:fs";
+import { join as join33 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -45314,22 +45545,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join32(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join33(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join32(outDir, path);
-    return !existsSync31(file2) || readFileSync20(file2, "utf8") !== text3;
+    const file2 = join33(outDir, path);
+    return !existsSync32(file2) || readFileSync20(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync13, rmSync as rmSync7 } from "node:fs";
-import { join as join33, resolve as resolve17 } from "node:path";
+import { mkdirSync as mkdirSync13, rmSync as rmSync8 } from "node:fs";
+import { join as join34, resolve as resolve17 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join33(nativeDir(), "iccs", "baseline");
+  const dir = join34(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -45350,13 +45581,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve17(settingsFrom)) : void 0;
-  rmSync7(root3, { recursive: true, force: true });
-  mkdirSync13(join33(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync8(root3, { recursive: true, force: true });
+  mkdirSync13(join34(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join33(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join34(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join33(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join34(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -45410,22 +45641,22 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync32, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join34 } from "node:path";
+import { existsSync as existsSync33, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join35 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join34(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync32(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync12(base).sort().filter((scheme) => existsSync32(join34(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    const base = join35(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    if (!existsSync33(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync12(base).sort().filter((scheme) => existsSync33(join35(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join34(base, scheme, "clean");
+  const dir = join35(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync21(join34(dir, "api.h"), "utf8");
+  const api = readFileSync21(join35(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join34(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join35(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -45443,22 +45674,22 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join34(out, id);
+    const folder = join35(out, id);
     mkdirSync14(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join34(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join34(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join35(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join35(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
       ].join("\n")
     );
     const kind = members2[0].kind;
-    writeFileSync5(
-      join34(folder, "candidate.yml"),
+    writeFileSync6(
+      join35(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -45477,8 +45708,8 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       if (d) lines.push(`${d.sha256} strict:${d.records} ${s.scheme}/${s.file}`);
       else unlisted.push(s.scheme);
     }
-    writeFileSync5(
-      join34(folder, "kat.sha256"),
+    writeFileSync6(
+      join35(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -45592,7 +45823,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join35(values.out, values.system), cli("out"));
+  checkOutputFolder(join36(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -45603,7 +45834,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve18(values["against-out"]) === resolve18(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join35(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join36(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -45635,9 +45866,9 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve18(arg);
-  if (!existsSync33(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync33(evidencePaths(dir).build) && !existsSync33(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync13(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync33(evidencePaths(join35(dir, e.name)).build)).map((e) => join35(arg, e.name));
+  if (!existsSync34(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync34(evidencePaths(dir).build) && !existsSync34(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync13(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync34(evidencePaths(join36(dir, e.name)).build)).map((e) => join36(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -45676,15 +45907,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync33(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync33(join35(d, values.system)))
+    if (!existsSync34(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync34(join36(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join35(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join36(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync33(values.campaign))
+  if (values.campaign !== void 0 && !existsSync34(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -45709,11 +45940,11 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const model = loadReportModel(systemDir, values.campaign ? resolve18(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join35(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join36(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join35(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join36(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -45736,14 +45967,14 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync33(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync34(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync22(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename11(dirname11(resolve18(file2)));
-    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename11(file2) }));
+    const label = values.label ?? basename12(dirname11(resolve18(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename12(file2) }));
   }
   return 0;
 }
@@ -45778,8 +46009,8 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join35(systemDir, e.kat_file);
-    if (!existsSync33(katPath))
+    const katPath = join36(systemDir, e.kat_file);
+    if (!existsSync34(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync22(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -45788,7 +46019,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join35(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join36(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -45820,9 +46051,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join35(c.folder, "kat.sha256");
+  const target = join36(c.folder, "kat.sha256");
   const shown4 = relative17(process.cwd(), target) || target;
-  const before = existsSync33(target) ? readFileSync22(target, "utf8") : "";
+  const before = existsSync34(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -45840,7 +46071,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync33(join35(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join35(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync34(join36(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join36(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -45881,8 +46112,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join35(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync33(values.campaign))
+  checkOutputFolder(join36(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync34(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -45907,19 +46138,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve18(values.out ?? join35(root3, "out"));
+  const out = resolve18(values.out ?? join36(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join35(root3, "examples", "campaign");
-  const pqclean = join35(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync33(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join36(root3, "examples", "campaign");
+  const pqclean = join36(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync34(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync33(join35(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync34(join36(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join35(out, "data"),
+    dataDir: join36(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -45927,13 +46158,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join35(out, "pages");
+  const pagesDir = join36(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative17(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join35(pagesDir, "index.md"))})`
+    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join36(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -45948,17 +46179,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync33(out) && readdirSync13(out).length > 0)
+  if (existsSync34(out) && readdirSync13(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve18(values.pqclean ?? join35(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync33(pqclean))
+  const pqclean = resolve18(values.pqclean ?? join36(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  if (!existsSync34(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join35(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync33(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  const digestsFile = values.digests ?? join36(root3, "examples", "pqclean", "published-kat.sha256");
+  if (!existsSync34(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)

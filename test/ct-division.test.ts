@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { divisionSites, parseDivisions, withDivisions } from '../src/ct/division.js';
+import { parseDivisionTrace, registerOf, siteReading } from '../src/ct/divisionCheck.js';
 import type { CtFile } from '../src/ct/findings.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -45,7 +46,14 @@ describe('division sites reachable from the API', () => {
   it('-Os: the division by q in the function kem_dec reaches, with its file and line; the unreachable one is left out', async () => {
     const sites = await divisionSites(build(dir, 'gcc', '-Os'), { sandbox: 'bwrap' });
     expect(sites).toEqual([
-      { function: 'compress', instruction: 'div', address: expect.stringMatching(/^0x[0-9a-f]+$/), file: 'kem.c', line: DIV_LINE },
+      {
+        function: 'compress',
+        instruction: 'div',
+        operand: expect.stringMatching(/^%\w+$/),
+        address: expect.stringMatching(/^0x[0-9a-f]+$/),
+        file: 'kem.c',
+        line: DIV_LINE,
+      },
     ]);
   });
 
@@ -77,9 +85,9 @@ describe('division sites reachable from the API', () => {
       '    1010:\tsdiv\tx0, x1, x2',
     ].join('\n');
     expect(parseDivisions(listing)).toEqual([
-      { function: 'f', instruction: 'idivq', address: '0x1008', file: 'a.c', line: 7 },
-      { function: 'f', instruction: 'divl', address: '0x100c', file: 'a.c', line: 9 },
-      { function: 'g', instruction: 'sdiv', address: '0x1010' },
+      { function: 'f', instruction: 'idivq', operand: '%rcx', address: '0x1008', file: 'a.c', line: 7 },
+      { function: 'f', instruction: 'divl', operand: '(%rsi)', address: '0x100c', file: 'a.c', line: 9 },
+      { function: 'g', instruction: 'sdiv', operand: 'x0, x1, x2', address: '0x1010' },
     ]);
   });
 });
@@ -123,5 +131,58 @@ describe('withDivisions: memcheck findings against the division sites', () => {
 
   it('without division sites the file is unchanged but for an empty list', () => {
     expect(withDivisions(ct(), [])).toEqual({ ...ct(), divisions: [] });
+  });
+});
+
+describe('the division check: what it reads at a site, and what its trace says', () => {
+  it('reads a register divisor at its width, a memory one by its address, and leaves a RIP-relative one unread', () => {
+    expect(registerOf('%r9d')).toEqual({ name: 'r9', bits: 32, shift: 0 });
+    expect(registerOf('%ah')).toEqual({ name: 'rax', bits: 8, shift: 8 });
+    expect(registerOf('%sil')).toEqual({ name: 'rsi', bits: 8, shift: 0 });
+    expect(siteReading({ instruction: 'div', operand: '%r9d' })).toEqual({
+      dividend: '(($raxs1 & 0xffffffff) | ($rdxs1 & 0xffffffff))',
+      divisor: { shadow: '(($r9s1 >> 0) & 0xffffffff)' },
+    });
+    expect(siteReading({ instruction: 'idivq', operand: '-0x8(%rbp,%rcx,4)' })?.divisor).toEqual({
+      address: '(long)((-0x8) + $rbp + $rcx*4)',
+      bytes: 8,
+    });
+    expect(siteReading({ instruction: 'divl', operand: '0x10(%rip)' })?.divisor).toBeUndefined();
+    // AArch64's udiv is not read (the ct phase runs on the host).
+    expect(siteReading({ instruction: 'udiv', operand: 'w0, w1, w2' })).toBeUndefined();
+  });
+
+  const sites = [
+    { function: 'f', instruction: 'div', operand: '%ecx', address: '0x10' },
+    { function: 'g', instruction: 'divl', operand: '(%rsi)', address: '0x20' },
+  ];
+
+  it('a site is secret by any hit that showed a shadow bit; a trace without gdb’s end line is a failure', () => {
+    const trace = [
+      'NGCCDIV 0 0 ff',
+      'NGCCMEM 1 0',
+      '00000000',
+      'NGCCMEM 1 0',
+      '00ff0000',
+      'NGCCEXIT 0',
+      'NGCCHITS 0 1',
+      'NGCCHITS 1 2',
+      'NGCCEND',
+    ];
+    expect(parseDivisionTrace(trace.join('\n'), sites)).toEqual({
+      sites: [
+        { address: '0x10', hits: 1, secret: ['divisor'] },
+        { address: '0x20', hits: 2, secret: ['divisor'] },
+      ],
+    });
+    expect(parseDivisionTrace(trace.slice(0, -1).join('\n'), sites)).toEqual({ failure: 'gdb did not finish the division check' });
+    // A line for a site that does not exist, or an unaddressable read, changes nothing.
+    const noise = ['NGCCDIV 7 ff ff', 'NGCCMEM 1 0', 'Address 0x0 len 4 has 4 bytes unaddressable', 'NGCCEND'];
+    expect(parseDivisionTrace(noise.join('\n'), sites)).toEqual({
+      sites: [
+        { address: '0x10', hits: 0, secret: [] },
+        { address: '0x20', hits: 0, secret: [] },
+      ],
+    });
   });
 });

@@ -4,7 +4,9 @@ import { flagsFor } from '../compile/compile.js';
 import { planCtOperation } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt } from '../ct/build.js';
-import { divisionSites, withDivisions } from '../ct/division.js';
+import { divisionSites, withDivisions, type DivisionSite } from '../ct/division.js';
+import { runDivisionCheck } from '../ct/divisionCheck.js';
+import { ccVersion } from '../env/toolchain.js';
 import { runCtOperation } from '../ct/run.js';
 import { errorMessage } from '../errors.js';
 import { applySuppressions, CT_SUPPRESSIONS_FILE, loadCtSuppressions, type CtSuppression } from '../ct/suppressions.js';
@@ -180,7 +182,7 @@ async function prepareCheck(ctx: InstanceContext, operations: readonly string[])
   const entry = preparedEntry(ctx, 'ct');
   const request = buildRequest(run, unit, entry.flags);
   const built = await buildCt(request, flagsFor(request));
-  const head: Partial<CtEvidence> = { flags: built.flags, secret_generators: built.wrapped };
+  const head: Partial<CtEvidence> = { flags: built.flags, compiler: ccVersion(), secret_generators: built.wrapped };
   if (!built.ok) return { built, head };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   // Division instructions the API reaches, from the -g build (file and line): held against
@@ -256,9 +258,44 @@ async function checkOperations(
       results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    results[operation] = await runOp(operation, ct.calls, scaledTimeoutS(floorS, decision.predictedSeconds));
+    const timeoutS = scaledTimeoutS(floorS, decision.predictedSeconds);
+    results[operation] = await runOp(operation, ct.calls, timeoutS);
+    const sites = prepared.head.division_sites ?? [];
+    if (sites.length > 0 && (results[operation]!.status === 'clean' || results[operation]!.status === 'flagged'))
+      results[operation]!.division_check = await checkDivisions(ctx, driver, built.library, operation, sites, timeoutS);
   }
   return slowdown;
+}
+
+/**
+ * The division sites read at the instruction in the operation's calls (ct/divisionCheck.ts), on the
+ * core this step holds. gdb's breakpoints and valgrind's precise registers slow the run: it gets
+ * twice the memcheck run's timeout.
+ */
+async function checkDivisions(
+  ctx: InstanceContext,
+  driver: string,
+  library: string,
+  operation: string,
+  sites: readonly DivisionSite[],
+  timeoutS: number,
+): Promise<CtOperation['division_check']> {
+  const { plan } = ctx.run;
+  const { unit } = ctx;
+  return withCpus([plan.cpu], () =>
+    runDivisionCheck({
+      driver,
+      library,
+      type: unit.candidate.type,
+      operation,
+      calls: plan.settings.ct.calls,
+      rng: unit.candidate.katRng,
+      ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
+      sites,
+      timeoutMs: 2 * timeoutS * 1000,
+      sandbox: plan.sandbox,
+    }),
+  );
 }
 
 /**

@@ -20,7 +20,7 @@ const SOURCE_LINE = /^(\S.*):([0-9]+)(?: \(discriminator [0-9]+\))?$/;
  * x86-64 `div`/`idiv` (AT&T suffixes b/w/l/q, not the SSE `divss`/`divsd`) and AArch64
  * `udiv`/`sdiv`, after optional encoding prefixes.
  */
-const DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s|$)/;
+const DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s+([^#<]*?))?\s*(?:#.*|<.*)?$/;
 
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
@@ -45,7 +45,14 @@ export function parseDivisions(listing: string): DivisionSite[] {
       continue;
     }
     const d = DIVISION.exec(line);
-    if (d && fn) sites.push({ function: fn, instruction: d[2]!, address: `0x${d[1]!}`, ...(source ?? {}) });
+    if (d && fn)
+      sites.push({
+        function: fn,
+        instruction: d[2]!,
+        ...(d[3] ? { operand: d[3] } : {}),
+        address: `0x${d[1]!}`,
+        ...(source ?? {}),
+      });
   }
   return sites;
 }
@@ -92,17 +99,35 @@ const taintedIn = (findings: readonly CtFinding[], fn: string) =>
   findings.some((f) => !f.suppressed && f.kind !== 'division' && f.function === fn);
 
 /**
- * The ct file with its division sites held against memcheck's findings: a site whose function an
- * operation's unsuppressed finding names becomes a `division` finding of that operation (flagging
- * a clean one); every site is listed in `divisions` with `tainted` saying which it was.
+ * The sites of an operation that held a secret: read at the instruction by the division check
+ * where it ran, else those in a function memcheck flagged (a division it cannot show tainted).
+ */
+function secretSites(
+  o: CtFile['operations'][string],
+  sites: readonly DivisionSite[],
+): Array<DivisionSite & { secret?: Array<'dividend' | 'divisor'> }> {
+  const check = o.division_check;
+  if (check && 'sites' in check)
+    return sites.flatMap((s) => {
+      const seen = check.sites.find((x) => x.address === s.address);
+      return seen && seen.secret.length > 0 ? [{ ...s, secret: seen.secret }] : [];
+    });
+  return sites.filter((s) => taintedIn(o.findings ?? [], s.function));
+}
+
+/**
+ * The ct file with its division sites judged: a site that held a secret in an operation's calls
+ * becomes a `division` finding of that operation (flagging a clean one); every site is listed in
+ * `divisions` with `tainted` saying whether any operation showed it so.
  */
 export function withDivisions(ct: CtFile, sites: readonly DivisionSite[]): CtFile {
+  const tainted = new Set<string>();
   const operations = Object.fromEntries(
     Object.entries(ct.operations).map(([op, o]) => {
       const findings = o.findings ?? [];
-      const added: CtFinding[] = sites
-        .filter((s) => taintedIn(findings, s.function))
-        .map((s) => ({
+      const added: CtFinding[] = secretSites(o, sites).map((s) => {
+        tainted.add(s.address);
+        return {
           kind: 'division',
           function: s.function,
           // An address the debug information does not place keeps the finding, unplaced.
@@ -112,11 +137,13 @@ export function withDivisions(ct: CtFile, sites: readonly DivisionSite[]): CtFil
           suppressed: false,
           // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
           reason: '',
-        }));
+          instruction: s.instruction,
+          ...(s.secret ? { secret_operands: s.secret } : {}),
+        };
+      });
       const status = added.length > 0 && o.status === 'clean' ? 'flagged' : o.status;
       return [op, { ...o, status, findings: [...findings, ...added] }];
     }),
   );
-  const all = Object.values(ct.operations).flatMap((o) => o.findings ?? []);
-  return { ...ct, operations, divisions: sites.map((s) => ({ ...s, tainted: taintedIn(all, s.function) })) };
+  return { ...ct, operations, divisions: sites.map((s) => ({ ...s, tainted: tainted.has(s.address) })) };
 }

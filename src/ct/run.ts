@@ -48,13 +48,23 @@ function failureOf({ run, output, rejected }: DriverRun): string | undefined {
   return undefined;
 }
 
+/** The ct driver's job line (ct_driver.c): what to run, how often, with which generator. */
+export const ctJob = (req: Pick<CtRunRequest, 'type' | 'operation' | 'calls' | 'rng' | 'publicSkBytes'>): string[] => [
+  'ct',
+  req.type,
+  req.operation,
+  String(req.calls),
+  req.rng,
+  ...(req.publicSkBytes ? [String(req.publicSkBytes)] : []),
+];
+
 /**
  * One operation under memcheck: `calls` calls in one sandboxed process (the driver's result channel
  * on fd 3, valgrind's XML on fd 4), then the findings placed at their first frame in the library.
  * No suppressions are applied here.
  */
 export async function runCtOperation(req: CtRunRequest): Promise<CtOperation> {
-  const job = ['ct', req.type, req.operation, String(req.calls), req.rng, ...(req.publicSkBytes ? [String(req.publicSkBytes)] : [])];
+  const job = ctJob(req);
   const started = process.hrtime.bigint();
   const driverRun = await runDriver([req.valgrind ?? 'valgrind', ...VALGRIND_ARGS, req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,

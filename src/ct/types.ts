@@ -33,6 +33,10 @@ export interface CtFinding {
   reason: string;
   /** The site's callers inside the library, innermost first ("fn file:line"), to tell sites reached by different paths apart. */
   stack?: string[];
+  /** A division finding's instruction as the disassembly names it (`div`, `idivq`). */
+  instruction?: string;
+  /** A division finding's operands that held a secret, as the division check read them. */
+  secret_operands?: Array<'dividend' | 'divisor'>;
 }
 
 export interface CtOperation {
@@ -48,6 +52,23 @@ export interface CtOperation {
   calls_s?: number;
   /** Reports whose every frame lies outside the library (the driver's own checks of secret outputs): not findings. */
   outside_library?: number;
+  /**
+   * The division check (ct/divisionCheck.ts): each division site's operands read at the instruction
+   * in this operation's calls, or why it could not run (the sites are then judged by memcheck's
+   * findings in their function, as before it existed).
+   */
+  division_check?: { sites: DivisionObservation[] } | { failure: string };
+}
+
+/** One division site as the division check saw it in an operation's calls. */
+export interface DivisionObservation {
+  address: string;
+  /** Times it ran in the measured calls, up to the check's cap. */
+  hits: number;
+  /** Which operands held a secret at some hit; empty when none did. */
+  secret: Array<'dividend' | 'divisor'>;
+  /** Only the dividend could be read (a RIP- or segment-relative divisor). */
+  divisor_unread?: boolean;
 }
 
 /**
@@ -58,9 +79,15 @@ export interface CtOperation {
 export interface CtDivision {
   function: string;
   instruction: string;
+  /** The instruction's operands as the disassembly writes them (`%r9d`, `0x8(%rsp)`). */
+  operand?: string;
   address: string;
   file?: string;
   line?: number;
+  /**
+   * A secret reached the operands: read at the instruction by the division check, or, where it
+   * could not run, memcheck flagged the division's function.
+   */
   tainted: boolean;
 }
 
@@ -89,6 +116,8 @@ export interface CtEvidence {
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
   /** Why the division finder could not run. */
   divisions_failure?: string;
+  /** The compiler of the ct build (`gcc --version`'s first line): a finding holds for this compiler and `flags`. */
+  compiler?: string;
   /**
    * How many times slower than natively this library runs under memcheck, measured by one call of
    * its cheapest operation (campaign/ct.ts): what each operation's prediction and timeout use.

@@ -43843,9 +43843,10 @@ function ctSection(model, c) {
     (inst) => (inst.ct?.divisions ?? []).map((d) => [
       code3(inst.label),
       code3(d.function),
-      code3(d.instruction),
+      code3(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
       siteCell(d),
-      d.tainted ? "\u26A0 operands tainted: a division finding" : "division reachable, operands not shown tainted"
+      divisionVerdict(inst.ct, d),
+      inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
     ])
   );
   const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
@@ -43868,11 +43869,25 @@ function ctSection(model, c) {
     ] : [],
     ...divisionsChecked ? divisionRows.length > 0 ? [
       para(
-        "Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):"
+        "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
       ),
-      table(["instance", "function", "instruction", "site", "operands"], divisionRows)
+      table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
     ] : [para("No division instruction in code the API reaches.")] : []
   ];
+}
+function divisionVerdict(ct2, d) {
+  const readings = Object.entries(ct2.operations).flatMap(([op, o]) => {
+    const check3 = o.division_check;
+    const seen = check3 && "sites" in check3 ? check3.sites.find((x) => x.address === d.address) : void 0;
+    return seen ? [{ op, seen }] : [];
+  });
+  if (readings.length === 0)
+    return d.tainted ? "\u26A0 operands tainted (memcheck flagged its function): a division finding" : "division reachable, operands not shown tainted";
+  const secret = readings.filter((r) => r.seen.secret.length > 0);
+  if (secret.length > 0)
+    return `\u26A0 secret ${[...new Set(secret.flatMap((r) => r.seen.secret))].join(" and ")} in ${secret.map((r) => r.op).join(", ")}: a division finding`;
+  const hits = readings.reduce((a, r) => a + r.seen.hits, 0);
+  return hits > 0 ? `public in ${hits} read${hits === 1 ? "" : "s"}` : "not reached in the checked calls";
 }
 function kindMeanings(kinds) {
   const shown4 = CT_KINDS.filter((k) => kinds.includes(k));

@@ -102,9 +102,11 @@ describe('the ct phase on planted leaks', () => {
     }
     const page = [...renderPages(loadReportModel(systemDir))].find(([p]) => p.startsWith('kem-7/'))![1];
     expect(page).toMatch(
-      /\| `division-public` \| `public_division` \| `div[a-z]*` \| [^|]+ \| division reachable, operands not shown tainted \|/,
+      /\| `division-public` \| `public_division` \| `div[a-z]* %\w+` \| [^|]+ \| public in \d+ reads? \| gcc[^|]*, -Os \|/,
     );
-    expect(page).toMatch(/\| `division` \| `planted_division` \| `div[a-z]*` \| [^|]+ \| ⚠ operands tainted: a division finding \|/);
+    expect(page).toMatch(
+      /\| `division` \| `planted_division` \| `div[a-z]* %\w+` \| [^|]+ \| ⚠ secret dividend in dec: a division finding \| gcc[^|]*, -Os \|/,
+    );
   });
 
   it('finds none of those in the unplanted copy of the same code', () => {

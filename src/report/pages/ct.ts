@@ -87,9 +87,10 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
     (inst.ct?.divisions ?? []).map((d): Cell[] => [
       code(inst.label),
       code(d.function),
-      code(d.instruction),
+      code(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
       siteCell(d),
-      d.tainted ? '⚠ operands tainted: a division finding' : 'division reachable, operands not shown tainted',
+      divisionVerdict(inst.ct!, d),
+      inst.ct!.compiler ? `${inst.ct!.compiler}, ${(inst.ct!.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? 'default -O'}` : MISSING,
     ]),
   );
   const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== undefined);
@@ -118,13 +119,34 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
       ? divisionRows.length > 0
         ? [
             para(
-              'Division instructions in code the API reaches (variable-latency on most cores; stock valgrind does not flag them, so a site counts as a division finding only where memcheck flagged its function):',
+              'Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler’s choice: the build names the compiler and the optimisation level.',
             ),
-            table(['instance', 'function', 'instruction', 'site', 'operands'], divisionRows),
+            table(['instance', 'function', 'instruction', 'site', 'operands', 'build'], divisionRows),
           ]
         : [para('No division instruction in code the API reaches.')]
       : []),
   ];
+}
+
+/**
+ * What the division check read at a site over the operations: the secret operands and where, or the
+ * hits that were public, or that no call reached it; where no check ran, memcheck's verdict on its function.
+ */
+function divisionVerdict(ct: CtFile, d: NonNullable<CtFile['divisions']>[number]): string {
+  const readings = Object.entries(ct.operations).flatMap(([op, o]) => {
+    const check = o.division_check;
+    const seen = check && 'sites' in check ? check.sites.find((x) => x.address === d.address) : undefined;
+    return seen ? [{ op, seen }] : [];
+  });
+  if (readings.length === 0)
+    return d.tainted
+      ? '⚠ operands tainted (memcheck flagged its function): a division finding'
+      : 'division reachable, operands not shown tainted';
+  const secret = readings.filter((r) => r.seen.secret.length > 0);
+  if (secret.length > 0)
+    return `⚠ secret ${[...new Set(secret.flatMap((r) => r.seen.secret))].join(' and ')} in ${secret.map((r) => r.op).join(', ')}: a division finding`;
+  const hits = readings.reduce((a, r) => a + r.seen.hits, 0);
+  return hits > 0 ? `public in ${hits} read${hits === 1 ? '' : 's'}` : 'not reached in the checked calls';
 }
 
 /** One line on each kind of site the table shows: what it may tell an attacker. */

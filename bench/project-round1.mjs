@@ -1,9 +1,11 @@
 // The projected wall time of the real Round-1 nightly on one runner (README "A nightly of Round 1",
-// docs/benchmarks.md (o)): on paper, from the synthetic Round-1 model at its real costs (scale 1,
-// bench/synthetic), the planner's own arithmetic (src/measure/plan.ts) and per-process costs measured
-// by the benches here. Nothing is run.
-//   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.06] [--adaptive-trials 6]
-//        [--build-s 10] [--seed 1]
+// docs/benchmarks.md (o) and (v)): on paper, from the synthetic Round-1 model at its real costs
+// (scale 1, bench/synthetic), the planner's own arithmetic (src/measure/plan.ts) and what the
+// catalogue run measured (bench (v)): the fixed cost of a timing process, the KAT's records (the
+// guide's ten, two fresh ones and the flipped checks), the hash KAT_Loop's 10^6 hashes of 1024
+// bytes, and the ct phase's memcheck slowdown. Nothing is run.
+//   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.05] [--adaptive-trials 6]
+//        [--build-s 10] [--ct-factor 60] [--ct-division 1.1] [--seed 1]
 import { model } from './synthetic/generate.mjs';
 
 const argv = process.argv.slice(2);
@@ -12,13 +14,17 @@ for (let i = 0; i + 1 < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = 
 const o = {
   cores: 8,
   ghz: 3,
-  // Start and end of one sandboxed driver process beside its work: bench (n) measures it here.
-  'process-s': 0.06,
+  // Start and end of one sandboxed timing process beside its loops (bench (u): bwrap on a quiet core).
+  'process-s': 0.05,
   // Trials an adaptive plan takes on a fast operation before its ±1 % is met, on a quiet runner (an
   // assumption: on the shared development VM they ran to the cap of 30, bench (m)).
   'adaptive-trials': 6,
   // Build (and the profile relink, the same compile again) of one real instance: an assumption.
   'build-s': 10,
+  // How many times slower an operation runs under memcheck than natively (bench (v): the catalogue's median).
+  'ct-factor': 60,
+  // The division check's run against the memcheck run of the same calls (valgrind's gdbserver with precise registers).
+  'ct-division': 1.1,
   seed: 1,
   ...args,
 };
@@ -58,14 +64,44 @@ function adaptiveSeconds(t) {
   return calibration + trials * ((iterations + warmups) * t + P);
 }
 
-/** The pool's work for one instance: its build and relink, and its KAT (10 records of every operation; a hash's loop). */
+/** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/ngcc_kat.c). */
+const KAT_RECORDS = 12;
+/** The hash KAT_Loop: 10^6 hashes of a 1024-byte message (native/hash_kat.c). */
+const HASH_LOOP = 1e6;
+
+/** The pool's work for one instance: its build and relink, and its KAT (a hash's loop besides its records). */
 function poolSeconds(c, inst) {
   const ops = inst.ops;
+  const all = Object.values(ops).reduce((a, b) => a + b, 0);
   let kat;
-  if (c.type === 'hash') kat = (1e6 * ops.hash_32 + 2 * 4096 * ops.hash_512) / hz;
-  else if (c.type === 'kex') kat = (10 * Object.values(ops).reduce((a, b) => a + b, 0)) / hz;
-  else kat = (10 * Object.values(ops).reduce((a, b) => a + b, 0)) / hz;
+  if (c.type === 'hash') kat = (HASH_LOOP * ops.hash_1024 + KAT_RECORDS * all) / hz;
+  // A KEM's dec and a signature's verify run twice more on the fresh records (the flipped bit).
+  else if (c.type === 'kem') kat = (KAT_RECORDS * all + 2 * ops.dec) / hz;
+  else if (c.type === 'sig') kat = (KAT_RECORDS * all + 2 * ops.verify) / hz;
+  else kat = (KAT_RECORDS * all) / hz;
   return 2 * o['build-s'] + kat;
+}
+
+/** The ct phase's defaults (src/config/defaults.ts): calls, valgrind's start, one operation's budget. */
+const CT = { calls: 3, startup_s: 2, op_budget_s: 60 };
+
+/**
+ * One instance's ct phase on a core of its own: the slowdown measured on one call of the cheapest
+ * operation, then each operation predicted within the budget run under memcheck and again under the
+ * division check; one predicted over it is skipped at once (a hash has nothing secret: skipped).
+ */
+function ctSeconds(c, inst) {
+  if (c.type === 'hash') return 0;
+  const F = o['ct-factor'];
+  const perCall = Object.values(inst.ops).map((cycles) => cycles / hz);
+  const cheapest = Math.min(...perCall);
+  if (CT.startup_s + 10 * cheapest > CT.op_budget_s) return 0;
+  let s = CT.startup_s + F * cheapest;
+  for (const t of perCall) {
+    const run = CT.startup_s + CT.calls * F * t;
+    if (run <= CT.op_budget_s) s += run + CT.startup_s + o['ct-division'] * CT.calls * F * t;
+  }
+  return s;
 }
 
 /** Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange). */
@@ -104,31 +140,35 @@ function wall(timing, pool, chain) {
 }
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-const poolWork = instances.map(({ c, inst }) => poolSeconds(c, inst) + profileSeconds(c, inst));
-const pool = { total: sum(poolWork), longest: Math.max(...poolWork) };
 const h = (s) => `${(s / 3600).toFixed(1)} h`;
+const ctWork = instances.map(({ c, inst }) => ctSeconds(c, inst));
 console.log(
-  `Round-1 model (seed ${o.seed}): ${candidates.length} candidates, ${instances.length} instances; ${o.cores} cores at ${o.ghz} GHz`,
+  `Round-1 model (seed ${o.seed}): ${candidates.length} candidates, ${instances.length} instances; ${o.cores} cores at ${o.ghz} GHz; ${o['process-s']} s per timing process`,
 );
-console.log(
-  `pool work (2 builds of ${o['build-s']} s, KAT, profile rounds): ${h(pool.total)}, longest instance ${(pool.longest / 60).toFixed(0)} min`,
-);
-for (const [name, plan] of [
-  ['fixed 5 × 1 s', fixedSeconds],
-  ['adaptive ±1 %', adaptiveSeconds],
-]) {
-  const t = timed(plan);
-  const timing = { total: sum(t), longest: Math.max(...t) };
-  const chains = instances.map((x, i) => ({ key: `${x.c.id}/${x.inst.label}`, s: t[i] + poolWork[i] }));
-  const longest = chains.reduce((a, b) => (b.s > a.s ? b : a));
-  const best = wall(timing, pool, longest.s);
+for (const withCt of [false, true]) {
+  const poolWork = instances.map(({ c, inst }, i) => poolSeconds(c, inst) + profileSeconds(c, inst) + (withCt ? ctWork[i] : 0));
+  const pool = { total: sum(poolWork), longest: Math.max(...poolWork) };
   console.log(
-    `${name.padEnd(14)} timing ${h(timing.total)}; longest instance ${longest.key} ${h(longest.s)} end to end; best split ${best.T} timing + ${best.W} pool cores: wall ≈ ${h(best.w)}`,
+    `${withCt ? 'with ct' : 'without ct'}: pool work (2 builds of ${o['build-s']} s, KAT, profile rounds${withCt ? `, ct at ${o['ct-factor']}× under memcheck: ${h(sum(ctWork))}` : ''}): ${h(pool.total)}, longest instance ${(pool.longest / 60).toFixed(0)} min`,
   );
-  const withoutExtreme = instances.map((x) => (x.c.class === 'extreme' ? 0 : 1));
-  const tt = sum(t.filter((_, i) => withoutExtreme[i]));
-  const pp = sum(poolWork.filter((_, i) => withoutExtreme[i]));
-  const rest = Math.max(...chains.filter((_, i) => withoutExtreme[i]).map((x) => x.s));
-  const b2 = wall({ total: tt }, { total: pp }, rest);
-  console.log(`${''.padEnd(14)} without the 2 extreme candidates: wall ≈ ${h(b2.w)} (${b2.T} timing + ${b2.W} pool cores)`);
+  for (const [name, plan] of [
+    ['fixed 5 × 1 s', fixedSeconds],
+    ['adaptive ±1 %', adaptiveSeconds],
+  ]) {
+    const t = timed(plan);
+    const timing = { total: sum(t), longest: Math.max(...t) };
+    const chains = instances.map((x, i) => ({ key: `${x.c.id}/${x.inst.label}`, s: t[i] + poolWork[i] }));
+    const longest = chains.reduce((a, b) => (b.s > a.s ? b : a));
+    const best = wall(timing, pool, longest.s);
+    console.log(
+      `  ${name.padEnd(14)} timing ${h(timing.total)}; longest instance ${longest.key} ${h(longest.s)} end to end; best split ${best.T} timing + ${best.W} pool cores: wall ≈ ${h(best.w)}`,
+    );
+    const keep = instances.map((x) => x.c.class !== 'extreme');
+    const b2 = wall(
+      { total: sum(t.filter((_, i) => keep[i])) },
+      { total: sum(poolWork.filter((_, i) => keep[i])) },
+      Math.max(...chains.filter((_, i) => keep[i]).map((x) => x.s)),
+    );
+    console.log(`  ${''.padEnd(14)} without the 2 extreme candidates: wall ≈ ${h(b2.w)} (${b2.T} timing + ${b2.W} pool cores)`);
+  }
 }

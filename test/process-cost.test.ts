@@ -56,7 +56,7 @@ describe('the cost of a timing process', () => {
     expect(campaign.timing_processes.load_s).toBeLessThan(campaign.timing_processes.start_s);
     expect(r.out.join('\n')).toMatch(
       new RegExp(
-        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s; each besides its loops: start \\d+ ms \\(of which loading the library \\d+ ms\\), prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
+        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s \\(the whole run \\d+\\.\\d s\\); each besides its loops: start \\d+ ms \\(of which loading the library \\d+ ms\\), prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
         'm',
       ),
     );

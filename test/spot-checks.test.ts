@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from '../src/measure/kernelCheck.js';
-import { runTrial } from '../src/measure/trial.js';
+import { drawsFailure, runTrial, type TrialRequest } from '../src/measure/trial.js';
 import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { tempDir } from './helpers/tmp.js';
@@ -247,5 +247,22 @@ describe('reading the CPU time at a mark', () => {
       sleeper.kill('SIGKILL');
       spinner.kill('SIGKILL');
     }
+  });
+});
+
+describe("the draw count against the KAT's", () => {
+  const req = (katDraws: number) => ({ operation: 'enc', katDraws }) as TrialRequest;
+
+  it('holds each call to one draw, not to the KAT’s fewest: a sampler that retries draws a varying number of times', () => {
+    // The PQClean catalogue's mceliece6960119 enc: at least 2 draws in every KAT record, 1 in a one-call calibration.
+    expect(drawsFailure('1', 1, req(2))).toBeUndefined();
+    expect(drawsFailure('2', 1, req(6))).toBeUndefined();
+    expect(drawsFailure('999', 1000, req(1))).toMatch(
+      /^inconsistent trial: 1000 enc calls drew 999 times from the generator; each drew at least 1 in the KAT$/,
+    );
+    expect(drawsFailure('0', 1, req(2))).toMatch(/1 enc calls drew 0 times/);
+    expect(drawsFailure(undefined, 10, req(1))).toMatch(/no count of the generator's draws/);
+    // An operation that drew nothing in the KAT (verify, or a generator without a count) is not held.
+    expect(drawsFailure('0', 10, req(0))).toBeUndefined();
   });
 });

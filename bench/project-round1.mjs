@@ -1,11 +1,12 @@
 // The projected wall time of the real Round-1 nightly on one runner (README "A nightly of Round 1",
 // docs/benchmarks.md (o) and (v)): on paper, from the synthetic Round-1 model at its real costs
 // (scale 1, bench/synthetic), the planner's own arithmetic (src/measure/plan.ts) and what the
-// catalogue run measured (bench (v)): the fixed cost of a timing process, the KAT's records (the
-// guide's ten, two fresh ones and the flipped checks), the hash KAT_Loop's 10^6 hashes of 1024
+// catalogue run measured (bench (v)): the fixed cost of a timing process, what each process makes
+// before its calls (a key pair, dec's ciphertexts, verify's 16 signed messages), the KAT's records
+// (the guide's ten, two fresh ones and the flipped checks), the hash KAT_Loop's 10^6 hashes of 1024
 // bytes, and the ct phase's memcheck slowdown. Nothing is run.
 //   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.05] [--adaptive-trials 6]
-//        [--build-s 10] [--ct-factor 60] [--ct-division 1.1] [--seed 1]
+//        [--build-s 10] [--ct-factor 75] [--ct-division 1.5] [--seed 1]
 import { model } from './synthetic/generate.mjs';
 
 const argv = process.argv.slice(2);
@@ -22,9 +23,10 @@ const o = {
   // Build (and the profile relink, the same compile again) of one real instance: an assumption.
   'build-s': 10,
   // How many times slower an operation runs under memcheck than natively (bench (v): the catalogue's median).
-  'ct-factor': 60,
-  // The division check's run against the memcheck run of the same calls (valgrind's gdbserver with precise registers).
-  'ct-division': 1.1,
+  'ct-factor': 75,
+  // The division check's run against the memcheck run of the same calls (valgrind's gdbserver with
+  // precise registers, gdb beside it): an upper bound, as if every operation had a division to read.
+  'ct-division': 1.5,
   seed: 1,
   ...args,
 };
@@ -36,19 +38,22 @@ const FIXED = { trials: 5, trial_target_s: 1, op_budget_s: 60, min_measurements:
 const ADAPTIVE = { trial_target_s: 0.1, min_trials: 5, max_trials: 30 };
 const PROFILE = { target_s: 0.2, rounds: 5 };
 
-/** Seconds of timing one operation of `t` seconds per call, calibration included (src/measure/plan.ts). */
-function fixedSeconds(t) {
+/**
+ * Seconds of timing one operation of `t` seconds per call, calibration included (src/measure/plan.ts);
+ * `setup(calls)` is what each of its processes makes first (src/measure/cost.ts setupSeconds).
+ */
+function fixedSeconds(t, setup) {
   const p = FIXED;
   const forTarget = Math.max(1, Math.round(p.trial_target_s / t));
   const forMinimum = Math.ceil(p.min_measurements / p.trials);
   const budget = Math.max(1, Math.floor(p.op_budget_s / (p.trials * t)));
   const iterations = Math.min(Math.max(forTarget, forMinimum), budget);
-  const calibration = (t < p.trial_target_s ? 1 + 5 : 1) * t + 2 * P;
+  const calibration = (t < p.trial_target_s ? 1 + 5 : 1) * t + 2 * P + 2 * setup(1);
   const warmups = t >= p.trial_target_s ? 1 : p.warmups;
-  return calibration + p.trials * ((iterations + warmups) * t + P);
+  return calibration + p.trials * ((iterations + warmups) * t + P + setup(iterations + warmups));
 }
 
-function adaptiveSeconds(t) {
+function adaptiveSeconds(t, setup) {
   const a = ADAPTIVE;
   const p = FIXED;
   const forTarget = Math.max(1, Math.round(a.trial_target_s / t));
@@ -59,9 +64,24 @@ function adaptiveSeconds(t) {
   // The rule stops after min_trials at the earliest, and only once the guide's 100 calls are in.
   const needed = Math.max(o['adaptive-trials'], Math.ceil(p.min_measurements / iterations));
   const trials = Math.min(cap, needed);
-  const calibration = (t < a.trial_target_s ? 1 + 5 : 1) * t + 2 * P;
+  const calibration = (t < a.trial_target_s ? 1 + 5 : 1) * t + 2 * P + 2 * setup(1);
   const warmups = t >= a.trial_target_s ? 1 : p.warmups;
-  return calibration + trials * ((iterations + warmups) * t + P);
+  return calibration + trials * ((iterations + warmups) * t + P + setup(iterations + warmups));
+}
+
+/** Verify's pool of signed messages per process (native/calls.h VERIFY_POOL). */
+const VERIFY_POOL = 16;
+
+/** What a process of `calls` calls of `op` makes first: a key pair, dec's ciphertexts, verify's pool (src/measure/cost.ts). */
+function setupOf(type, op, s) {
+  return (calls) => {
+    const k = s.keygen ?? 0;
+    if (type === 'kem' && op === 'enc') return k;
+    if (type === 'kem' && op === 'dec') return k + calls * (s.enc ?? 0);
+    if (type === 'sig' && op === 'sign') return k;
+    if (type === 'sig' && op === 'verify') return k + Math.min(calls, VERIFY_POOL) * (s.sign ?? 0);
+    return 0;
+  };
 }
 
 /** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/ngcc_kat.c). */
@@ -120,8 +140,14 @@ const timed = (plan) =>
   instances.map(({ c, inst }) => {
     // A KEX step is timed inside whole exchanges: each of its calls costs an exchange.
     const exchange = Object.values(inst.ops).reduce((a, b) => a + b, 0);
-    const perCall = Object.values(inst.ops).map((cycles) => (c.type === 'kex' ? exchange : cycles) / hz);
-    return perCall.reduce((a, t) => a + plan(t), 0) + (c.type === 'kex' ? plan(exchange / hz) : 0);
+    const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
+    const none = () => 0;
+    return (
+      Object.entries(inst.ops).reduce(
+        (a, [op, cycles]) => a + plan((c.type === 'kex' ? exchange : cycles) / hz, c.type === 'kex' ? none : setupOf(c.type, op, seconds)),
+        0,
+      ) + (c.type === 'kex' ? plan(exchange / hz, none) : 0)
+    );
   });
 
 /**

@@ -36588,6 +36588,14 @@ async function runCtOperation(req) {
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const failed = (reason) => ({ status: "failed", calls: 0, findings: [], reason, seconds });
+  if (driverRun.rejected?.kind === "timeout" && req.budgetS !== void 0)
+    return {
+      status: "skipped",
+      calls: 0,
+      findings: [],
+      reason: `stopped after ${Math.round(seconds)} s, past the budget of ${req.budgetS} s (ct.op_budget_s): memcheck ran it slower than predicted`,
+      seconds
+    };
   const failure2 = failureOf2(driverRun);
   if (failure2) return failed(failure2);
   const side2 = driverRun.run.side;
@@ -36978,7 +36986,7 @@ async function checkOperations(ctx, operations, results, prepared) {
   const floorS = plan.settings.planning.process_timeout_s;
   const cs = preparedEntry(ctx, "ct").call_seconds;
   const type = unit.candidate.type;
-  const runOp = (operation, calls, timeoutS) => (
+  const runOp = (operation, calls, timeoutS, budgetS) => (
     // valgrind does not pin itself: it stays on the core this step holds.
     withCpus(
       [plan.cpu],
@@ -36991,7 +36999,8 @@ async function checkOperations(ctx, operations, results, prepared) {
         rng: unit.candidate.katRng,
         ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
         timeoutMs: timeoutS * 1e3,
-        sandbox: plan.sandbox
+        sandbox: plan.sandbox,
+        ...budgetS !== void 0 ? { budgetS } : {}
       })
     )
   );
@@ -37016,8 +37025,8 @@ async function checkOperations(ctx, operations, results, prepared) {
       results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    const timeoutS = scaledTimeoutS(floorS, decision.predictedSeconds);
-    results[operation] = await runOp(operation, ct2.calls, timeoutS);
+    const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct2.op_budget_s + ct2.startup_s);
+    results[operation] = await runOp(operation, ct2.calls, timeoutS, ct2.op_budget_s);
     const sites2 = prepared.head.division_sites ?? [];
     if (sites2.length > 0 && (results[operation].status === "clean" || results[operation].status === "flagged"))
       results[operation].division_check = await checkDivisions(ctx, driver, built.library, operation, sites2, timeoutS);

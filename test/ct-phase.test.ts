@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { againstOptions, planRun } from '../src/campaign/plan.js';
@@ -228,5 +228,43 @@ describe('ct.enabled in ngcc-perf.yml: the phases of the action’s runs', () =>
     })();
     expect(isInputError(error)).toBe(true);
     expect(String(error)).toMatch(/ngcc-perf\.yml.*ct\.enabled/);
+  });
+});
+
+describe('a ct run memcheck slows past its timeout', () => {
+  const campaignDir = ctCampaign();
+  const dataDir = tempDir();
+
+  beforeAll(async () => {
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases: new Set<Phase>(['build', 'ct']), only: /^kem-7\/clean$/ });
+  });
+
+  it('is skipped with a reason naming the budget, not failed with a TIMEOUT', async () => {
+    const { ctDriver } = await import('../src/ct/tools.js');
+    const { harnessTools } = await import('../src/compile/harnessTools.js');
+    const { runCtOperation } = await import('../src/ct/run.js');
+    const library = join(dataDir, SYSTEM, 'build', 'kem-7', 'clean', 'ct', 'libclean.so');
+    expect(existsSync(library)).toBe(true);
+    const request = {
+      driver: await ctDriver(await harnessTools()),
+      library,
+      type: 'kem',
+      operation: 'dec',
+      calls: 3,
+      rng: 'auto',
+      sandbox: 'bwrap' as const,
+    };
+    // 50 ms: valgrind has not even started the driver.
+    const stopped = await runCtOperation({ ...request, timeoutMs: 50, budgetS: 60 });
+    expect(stopped).toMatchObject({
+      status: 'skipped',
+      calls: 0,
+      findings: [],
+      reason: expect.stringMatching(
+        /^stopped after \d+ s, past the budget of 60 s \(ct\.op_budget_s\): memcheck ran it slower than predicted$/,
+      ),
+    });
+    // Without a budget (the slowdown's own calibration) a timeout stays a failure.
+    expect((await runCtOperation({ ...request, timeoutMs: 50 })).status).toBe('failed');
   });
 });

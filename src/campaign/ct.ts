@@ -221,7 +221,7 @@ async function checkOperations(
   const floorS = plan.settings.planning.process_timeout_s;
   const cs = preparedEntry(ctx, 'ct').call_seconds;
   const type = unit.candidate.type;
-  const runOp = (operation: string, calls: number, timeoutS: number) =>
+  const runOp = (operation: string, calls: number, timeoutS: number, budgetS?: number) =>
     // valgrind does not pin itself: it stays on the core this step holds.
     withCpus([plan.cpu], () =>
       runCtOperation({
@@ -234,6 +234,7 @@ async function checkOperations(
         ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
         timeoutMs: timeoutS * 1000,
         sandbox: plan.sandbox,
+        ...(budgetS !== undefined ? { budgetS } : {}),
       }),
     );
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
@@ -258,8 +259,10 @@ async function checkOperations(
       results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    const timeoutS = scaledTimeoutS(floorS, decision.predictedSeconds);
-    results[operation] = await runOp(operation, ct.calls, timeoutS);
+    // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
+    // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
+    const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct.op_budget_s + ct.startup_s);
+    results[operation] = await runOp(operation, ct.calls, timeoutS, ct.op_budget_s);
     const sites = prepared.head.division_sites ?? [];
     if (sites.length > 0 && (results[operation]!.status === 'clean' || results[operation]!.status === 'flagged'))
       results[operation]!.division_check = await checkDivisions(ctx, driver, built.library, operation, sites, timeoutS);

@@ -38,6 +38,11 @@ export interface CtRunRequest {
   sandbox: SandboxMode;
   /** valgrind (default: the system's, under /usr, which every sandbox shows read-only). */
   valgrind?: string;
+  /**
+   * The operation's budget (ct.op_budget_s): a run stopped at its timeout is then `skipped` with a
+   * reason that names it, not failed: memcheck ran it slower than the measured slowdown predicted.
+   */
+  budgetS?: number;
 }
 
 /** Why a ct run gave no result. */
@@ -74,6 +79,14 @@ export async function runCtOperation(req: CtRunRequest): Promise<CtOperation> {
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const failed = (reason: string): CtOperation => ({ status: 'failed', calls: 0, findings: [], reason, seconds });
+  if (driverRun.rejected?.kind === 'timeout' && req.budgetS !== undefined)
+    return {
+      status: 'skipped',
+      calls: 0,
+      findings: [],
+      reason: `stopped after ${Math.round(seconds)} s, past the budget of ${req.budgetS} s (ct.op_budget_s): memcheck ran it slower than predicted`,
+      seconds,
+    };
   const failure = failureOf(driverRun);
   if (failure) return failed(failure);
   const side = driverRun.run.side;

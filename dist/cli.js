@@ -36986,24 +36986,19 @@ async function checkOperations(ctx, operations, results, prepared) {
   const floorS = plan.settings.planning.process_timeout_s;
   const cs = preparedEntry(ctx, "ct").call_seconds;
   const type = unit.candidate.type;
-  const runOp = (operation, calls, timeoutS, budgetS) => (
-    // valgrind does not pin itself: it stays on the core this step holds.
-    withCpus(
-      [plan.cpu],
-      () => runCtOperation({
-        driver,
-        library: built.library,
-        type,
-        operation,
-        calls,
-        rng: unit.candidate.katRng,
-        ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
-        timeoutMs: timeoutS * 1e3,
-        sandbox: plan.sandbox,
-        ...budgetS !== void 0 ? { budgetS } : {}
-      })
-    )
+  const base = {
+    driver,
+    library: built.library,
+    type,
+    rng: unit.candidate.katRng,
+    ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
+    sandbox: plan.sandbox
+  };
+  const runOp = (operation, calls, timeoutS, budgetS) => withCpus(
+    [plan.cpu],
+    () => runCtOperation({ ...base, operation, calls, timeoutMs: timeoutS * 1e3, ...budgetS !== void 0 ? { budgetS } : {} })
   );
+  const checkDivisions = (operation, sites2, timeoutS) => withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct2.calls, sites: sites2, timeoutMs: 2 * timeoutS * 1e3 }));
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
   const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
   for (const operation of operations) {
@@ -37029,28 +37024,9 @@ async function checkOperations(ctx, operations, results, prepared) {
     results[operation] = await runOp(operation, ct2.calls, timeoutS, ct2.op_budget_s);
     const sites2 = prepared.head.division_sites ?? [];
     if (sites2.length > 0 && (results[operation].status === "clean" || results[operation].status === "flagged"))
-      results[operation].division_check = await checkDivisions(ctx, driver, built.library, operation, sites2, timeoutS);
+      results[operation].division_check = await checkDivisions(operation, sites2, timeoutS);
   }
   return slowdown;
-}
-async function checkDivisions(ctx, driver, library, operation, sites2, timeoutS) {
-  const { plan } = ctx.run;
-  const { unit } = ctx;
-  return withCpus(
-    [plan.cpu],
-    () => runDivisionCheck({
-      driver,
-      library,
-      type: unit.candidate.type,
-      operation,
-      calls: plan.settings.ct.calls,
-      rng: unit.candidate.katRng,
-      ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
-      sites: sites2,
-      timeoutMs: 2 * timeoutS * 1e3,
-      sandbox: plan.sandbox
-    })
-  );
 }
 var CT_SLOWDOWN_MIN = 10;
 async function measureSlowdown(operations, type, cs, ct2, runOp) {

@@ -186,3 +186,27 @@ describe('the division check: what it reads at a site, and what its trace says',
     });
   });
 });
+
+describe('the division check without gdb', () => {
+  it('says which tools are missing and runs nothing (the sites are then judged by memcheck’s findings)', async () => {
+    const { runDivisionCheck } = await import('../src/ct/divisionCheck.js');
+    const path = process.env.PATH;
+    process.env.PATH = tempDir();
+    try {
+      const r = await runDivisionCheck({
+        driver: '/nonexistent/ngcc_ct',
+        library: '/nonexistent/lib.so',
+        type: 'kem',
+        operation: 'dec',
+        calls: 1,
+        rng: 'auto',
+        sites: [{ function: 'f', instruction: 'div', operand: '%ecx', address: '0x10' }],
+        timeoutMs: 1000,
+        sandbox: 'bwrap',
+      });
+      expect(r).toEqual({ failure: 'gdb and vgdb not installed (the Debian packages gdb and valgrind)' });
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});

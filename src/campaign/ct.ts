@@ -221,22 +221,23 @@ async function checkOperations(
   const floorS = plan.settings.planning.process_timeout_s;
   const cs = preparedEntry(ctx, 'ct').call_seconds;
   const type = unit.candidate.type;
+  // What every run under valgrind of this library shares; valgrind does not pin itself: it stays on the core this step holds.
+  const base = {
+    driver,
+    library: built.library,
+    type,
+    rng: unit.candidate.katRng,
+    ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
+    sandbox: plan.sandbox,
+  };
   const runOp = (operation: string, calls: number, timeoutS: number, budgetS?: number) =>
-    // valgrind does not pin itself: it stays on the core this step holds.
     withCpus([plan.cpu], () =>
-      runCtOperation({
-        driver,
-        library: built.library,
-        type,
-        operation,
-        calls,
-        rng: unit.candidate.katRng,
-        ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
-        timeoutMs: timeoutS * 1000,
-        sandbox: plan.sandbox,
-        ...(budgetS !== undefined ? { budgetS } : {}),
-      }),
+      runCtOperation({ ...base, operation, calls, timeoutMs: timeoutS * 1000, ...(budgetS !== undefined ? { budgetS } : {}) }),
     );
+  // The division sites read at the instruction (ct/divisionCheck.ts): gdb's breakpoints and valgrind's
+  // precise registers slow the run, which gets twice the memcheck run's timeout.
+  const checkDivisions = (operation: string, sites: readonly DivisionSite[], timeoutS: number) =>
+    withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct.calls, sites, timeoutMs: 2 * timeoutS * 1000 }));
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
   const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
   for (const operation of operations) {
@@ -265,40 +266,9 @@ async function checkOperations(
     results[operation] = await runOp(operation, ct.calls, timeoutS, ct.op_budget_s);
     const sites = prepared.head.division_sites ?? [];
     if (sites.length > 0 && (results[operation]!.status === 'clean' || results[operation]!.status === 'flagged'))
-      results[operation]!.division_check = await checkDivisions(ctx, driver, built.library, operation, sites, timeoutS);
+      results[operation]!.division_check = await checkDivisions(operation, sites, timeoutS);
   }
   return slowdown;
-}
-
-/**
- * The division sites read at the instruction in the operation's calls (ct/divisionCheck.ts), on the
- * core this step holds. gdb's breakpoints and valgrind's precise registers slow the run: it gets
- * twice the memcheck run's timeout.
- */
-async function checkDivisions(
-  ctx: InstanceContext,
-  driver: string,
-  library: string,
-  operation: string,
-  sites: readonly DivisionSite[],
-  timeoutS: number,
-): Promise<CtOperation['division_check']> {
-  const { plan } = ctx.run;
-  const { unit } = ctx;
-  return withCpus([plan.cpu], () =>
-    runDivisionCheck({
-      driver,
-      library,
-      type: unit.candidate.type,
-      operation,
-      calls: plan.settings.ct.calls,
-      rng: unit.candidate.katRng,
-      ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
-      sites,
-      timeoutMs: 2 * timeoutS * 1000,
-      sandbox: plan.sandbox,
-    }),
-  );
 }
 
 /**

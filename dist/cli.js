@@ -10467,11 +10467,13 @@ function runProcess(command, opts) {
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         const tree = pgid !== void 0 ? processTree(pgid) : [];
         while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        marks.push({ name, wall_s, cpu_s: treeCpuSeconds(tree) });
+        const mark = { name, wall_s, cpu_s: treeCpuSeconds(tree) };
+        marks.push(mark);
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
         extendedBy.add(name);
         if (later !== void 0 && later > deadlineMs) rearm(later);
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+        mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
         channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);
       });
@@ -10804,6 +10806,7 @@ function parseCpuList(list3) {
   return cpus;
 }
 function allowedCpus() {
+  if (ownMaskBefore) return [...ownMaskBefore];
   let status;
   try {
     status = readFileSync4("/proc/self/status", "utf8");
@@ -10831,6 +10834,21 @@ function checkCpuAllowed(cpu, where, allowed = allowedCpus()) {
       `CPU ${cpu} is not one this process may run on (allowed: ${formatCpuList(allowed)}), so no trial could be pinned to it`
     );
   return cpu;
+}
+var ownMaskBefore;
+async function withOwnThreadsOn(cpus, work) {
+  const before = allowedCpus();
+  if (!cpus || cpus.length === 0 || !before || ownMaskBefore !== void 0 || before.every((c) => cpus.includes(c))) return work();
+  const mask2 = (list3) => runProcess(["taskset", "-a", "-p", "-c", list3.join(","), String(process.pid)], { timeoutMs: 1e4 });
+  const narrowed = await mask2(cpus);
+  if (narrowed.exitCode !== 0) return work();
+  ownMaskBefore = before;
+  try {
+    return await work();
+  } finally {
+    ownMaskBefore = void 0;
+    await mask2(before);
+  }
 }
 
 // src/env/cpuLock.ts
@@ -11006,7 +11024,7 @@ function processCost(all2, wall_s) {
   for (let i = 1; i < marks.length; i += 2) {
     const [b, e] = [marks[i], marks[i + 1]];
     if (b.name !== "begin" || e.name !== "end") return void 0;
-    loops += e.wall_s - b.wall_s;
+    loops += e.wall_s - (b.resumed_s ?? b.wall_s);
   }
   const [seed, first, last] = [marks[0], marks[1], marks[marks.length - 1]];
   return {
@@ -11707,9 +11725,17 @@ function quantileIndex(len, p) {
     return idx;
   }
 }
+function interquartileRange(x) {
+  var q1 = quantile(x, 0.75);
+  var q2 = quantile(x, 0.25);
+  if (typeof q1 === "number" && typeof q2 === "number") {
+    return q1 - q2;
+  }
+}
 function median(x) {
   return +quantile(x, 0.5);
 }
+var epsilon = 1e-4;
 var BayesianClassifier = function BayesianClassifier2() {
   this.totalCount = 0;
   this.data = {};
@@ -11772,6 +11798,19 @@ for (z = 0; z <= 3.09; z += 0.01) {
   standardNormalTable.push(cumulativeDistribution(z));
 }
 var z;
+function inverseErrorFunction(x) {
+  var a = 8 * (Math.PI - 3) / (3 * Math.PI * (4 - Math.PI));
+  var inv = Math.sqrt(
+    Math.sqrt(
+      Math.pow(2 / (Math.PI * a) + Math.log(1 - x * x) / 2, 2) - Math.log(1 - x * x) / a
+    ) - (2 / (Math.PI * a) + Math.log(1 - x * x) / 2)
+  );
+  if (x >= 0) {
+    return inv;
+  } else {
+    return -inv;
+  }
+}
 var SQRT_2PI = Math.sqrt(2 * Math.PI);
 var PerceptronModel = function PerceptronModel2() {
   this.weights = [];
@@ -11810,6 +11849,14 @@ PerceptronModel.prototype.train = function train2(features, label) {
   }
   return this;
 };
+function probit(p) {
+  if (p === 0) {
+    p = epsilon;
+  } else if (p >= 1) {
+    p = 1 - epsilon;
+  }
+  return Math.sqrt(2) * inverseErrorFunction(2 * p - 1);
+}
 
 // src/measure/stats.ts
 var GUIDE_MINIMUM = 100;
@@ -11948,7 +11995,7 @@ function trialWindow(all2, seeded = false) {
     const [b, e] = [marks[i], marks[i + 1]];
     if (b.name !== "begin" || e.name !== "end") return void 0;
     w.kernel_cpu_s += e.cpu_s - b.cpu_s;
-    w.window_s += e.wall_s - b.wall_s;
+    w.window_s += e.wall_s - (b.resumed_s ?? b.wall_s);
     w.windows = (w.windows ?? 0) + 1;
   }
   return w;
@@ -12615,6 +12662,39 @@ function kexFields(meta3) {
   );
   return { kex: { kex_passes: num(meta3, "kex_passes"), kex_passes_run: num(meta3, "kex_passes_run") }, sizes: extra };
 }
+function appendTrials(first, more) {
+  if (first.status !== "complete" || more.status !== "complete") return more;
+  const trials = [...first.trials, ...more.trials];
+  const offset = first.trials.length;
+  const rounds = [...roundsOf(first), more.trials.length];
+  const clocks = trials.map((t) => t.clock_hz).filter((c) => c !== void 0);
+  const replays = [...first.replays ?? [], ...(more.replays ?? []).map((r) => ({ ...r, trial: r.trial + offset }))];
+  const peaks = [first.peak_rss_bytes, more.peak_rss_bytes].filter((x) => typeof x === "number");
+  const processes = (p) => Array.isArray(p) ? p : [];
+  const environment2 = first.environment;
+  const stats = deriveStatistics(trials);
+  const throughput = first.throughput_MB_per_second;
+  return {
+    ...first,
+    ended_utc: more.ended_utc,
+    load_average_end: more.load_average_end,
+    disturbed_retries: Number(first.disturbed_retries ?? 0) + Number(more.disturbed_retries ?? 0),
+    disturbed_trials: trials.filter((t) => t.disturbed).length,
+    ...environment2 ? { environment: { ...environment2, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null } } : {},
+    processes: [...processes(first.processes), ...processes(more.processes)],
+    ...replays.length > 0 ? { replays } : {},
+    trials,
+    ...stats,
+    precision: precisionOf(trials, first.plan),
+    ...typeof throughput === "number" ? { throughput_MB_per_second: Number(first.input_bytes) / stats.mean_seconds / 1e6 } : {},
+    ...peaks.length > 0 ? { peak_rss_bytes: Math.max(...peaks) } : {},
+    trial_rounds: rounds
+  };
+}
+function roundsOf(r) {
+  const stated = r.trial_rounds;
+  return Array.isArray(stated) && stated.every((n) => Number.isInteger(n) && n > 0) ? stated : [r.trials.length];
+}
 
 // src/kat/status.ts
 var KAT_STATUSES = ["PASS", "MISMATCH", "NOKAT", "CRYPTOFAIL", "OVERFLOW", "LOADFAIL", "TIMEOUT", "CRASH", "BUILDFAIL"];
@@ -12626,39 +12706,6 @@ function instanceStatus(entry) {
   return entry?.forged ? "FORGED" : entry?.kat;
 }
 var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`;
-
-// src/config/defaults.ts
-var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var PAIRED_TRIALS = 16;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var HISTORY_RUNS = 8;
-var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
-var CT_CALLS = 3;
-var CT_VALGRIND_FACTOR = 50;
-var CT_STARTUP_S = 2;
-var CT_OP_BUDGET_S = 60;
-var ADAPTIVE_CI_TARGET = 0.01;
-var ADAPTIVE_MIN_TRIALS = 5;
-var ADAPTIVE_MAX_TRIALS = 30;
-var ADAPTIVE_TRIAL_TARGET_S = 0.1;
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
@@ -33839,6 +33886,42 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var PAIRED_TRIALS = 16;
+var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  "pr-rounds": String(PAIRED_TRIALS),
+  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+var CT_CALLS = 3;
+var CT_VALGRIND_FACTOR = 50;
+var CT_STARTUP_S = 2;
+var CT_OP_BUDGET_S = 60;
+var ADAPTIVE_CI_TARGET = 0.01;
+var ADAPTIVE_MIN_TRIALS = 5;
+var ADAPTIVE_MAX_TRIALS = 30;
+var ADAPTIVE_TRIAL_TARGET_S = 0.1;
+
 // src/config/instanceBuild.ts
 var C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var DEFINE_VALUE = /^[!-~]*$/;
@@ -34913,6 +34996,12 @@ function remeasuredNoisy(plan, r) {
   if (!plan.remeasure.has("noisy") || !r.trials?.length) return false;
   return (trialSpread(deriveStatistics(r.trials), r.trials.length) ?? 0) >= NOISY_TRIAL_SPREAD;
 }
+function appendedTo(extra) {
+  return (path, record2) => {
+    const first = extra ? readJsonIfExists(path) : void 0;
+    return first?.paired === true ? { ...appendTrials(first, record2), paired: true } : record2;
+  };
+}
 var isAdaptivePlan = (p) => typeof p === "object" && p !== null && "adaptive" in p;
 var measure = {
   name: "measure",
@@ -34946,7 +35035,13 @@ var measure = {
     const todo = [];
     const replaced = /* @__PURE__ */ new Set();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
+    const extra = plan.extraRounds;
     for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+      if (extra && !extra.operations.has(`${unit.key}/${operation}`)) {
+        summary.operations.push({ operation, status: "complete", skipped: true });
+        ctx.tick(`${operation}: decided in the first rounds`);
+        continue;
+      }
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: "not measured", skipped: true });
         ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
@@ -34960,7 +35055,7 @@ var measure = {
       }
       if (
         // A paired run measures both sides now: a kept record was measured at another time.
-        !plan.force && !plan.against && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat && !remeasuredNoisy(plan, previous)
+        !plan.force && !plan.against && !extra && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat && !remeasuredNoisy(plan, previous)
       ) {
         const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
         summary.operations.push({
@@ -35004,9 +35099,18 @@ var measure = {
       return;
     }
     const base = pairedBase(ctx, todo);
+    const appended = appendedTo(extra !== void 0);
+    if (extra && !base) {
+      for (const { operation } of todo) {
+        summary.operations.push({ operation, status: "complete", skipped: true });
+        ctx.tick(`${operation}: no base side to pair with: no extra rounds`);
+      }
+      return "kept";
+    }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
     const reqs = base ? todo.flatMap((r) => {
-      const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
+      const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
+      const paired = { ...r, planning: { ...r.planning, trials } };
       const baseDraws = base.entry.kat_draws?.[r.operation];
       const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
       const baseSide = {
@@ -35032,12 +35136,16 @@ var measure = {
             result,
             environment: run.environment
           });
-          writeJsonAtomic(base.paths.record(id, label, operation), { ...record3, paired: true });
+          writeJsonAtomic(
+            base.paths.record(id, label, operation),
+            appended(base.paths.record(id, label, operation), { ...record3, paired: true })
+          );
           return;
         }
         if (result.meta.counter) run.onCounter(result.meta.counter);
         const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record2, paired: true } : record2);
+        const path = plan.paths.record(id, label, operation);
+        writeJsonAtomic(path, base ? appended(path, { ...record2, paired: true }) : record2);
         const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
         summary.operations.push({
           operation,
@@ -35401,6 +35509,8 @@ function planRun(opts) {
     force: opts.force ?? false,
     audit: opts.audit ?? false,
     remeasure: opts.remeasure ?? /* @__PURE__ */ new Set(),
+    pairedTrials: opts.pairedTrials ?? PAIRED_TRIALS,
+    ...opts.extraRounds ? { extraRounds: opts.extraRounds } : {},
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...opts.iccsBaseline ? { iccsBaseline: true } : {}
@@ -35414,7 +35524,7 @@ function shardOf(plan, shard, cost) {
   return shardByCost(plan.units, (u) => byUnit.get(u), shard.index, shard.count);
 }
 function againstOptions(plan, opts) {
-  const { against, progress: _, shard: __, campaignPhases: ___, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, ...rest } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
@@ -37138,55 +37248,59 @@ async function runLocked(plan, opts, steps) {
   const order = opts.serial ? contexts : tracker.servedOrder().map((key) => byKey.get(key));
   const stepSeconds = /* @__PURE__ */ new Map();
   const poolSpans = [];
-  await runSchedule(order, stages, {
-    workers: pool.workers,
-    ...pool.cpus ? { poolCpus: pool.cpus } : {},
-    ...pool.lent ? { lentCpus: pool.lent.cpus } : {},
-    cores: plan.cpus.length,
-    serial: opts.serial ?? false,
-    onCore: (ctx, stage, cpu, work) => {
-      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
-      return cores.on(
-        what,
-        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-        async (pinned) => {
-          ctx.run = pinned;
-          tracker.stageStarted(ctx.unit.key);
-          try {
-            await work();
-          } finally {
-            ctx.run = run;
-          }
-        },
-        cpu === void 0 ? void 0 : [cpu]
-      );
-    },
-    async onPool(ctx, stage, cpus, work) {
-      const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-      tracker.stageStarted(ctx.unit.key);
-      await work();
-      poolSpans.push({
-        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
-        cpus: cpus ? [...cpus] : null,
-        started_utc,
-        ended_utc: (/* @__PURE__ */ new Date()).toISOString()
-      });
-    },
-    async runStep(ctx, step) {
-      const started = performance.now();
-      const outcome2 = await step.run(ctx);
-      const seconds = (performance.now() - started) / 1e3;
-      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
-      if (outcome2 !== "kept") {
-        const mine = stepSeconds.get(ctx.unit.key) ?? {};
-        for (const [name, s] of [[step.name, seconds], ...Object.entries(ctx.parts ?? {})])
-          mine[name] = Math.round(s * 1e3) / 1e3;
-        stepSeconds.set(ctx.unit.key, mine);
-      }
-      ctx.parts = void 0;
-    },
-    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
-  });
+  const timing2 = stages.some((s) => s.kind === "timing");
+  await withOwnThreadsOn(
+    timing2 && !opts.serial ? pool.cpus : void 0,
+    () => runSchedule(order, stages, {
+      workers: pool.workers,
+      ...pool.cpus ? { poolCpus: pool.cpus } : {},
+      ...pool.lent ? { lentCpus: pool.lent.cpus } : {},
+      cores: plan.cpus.length,
+      serial: opts.serial ?? false,
+      onCore: (ctx, stage, cpu, work) => {
+        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
+        return cores.on(
+          what,
+          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+          async (pinned) => {
+            ctx.run = pinned;
+            tracker.stageStarted(ctx.unit.key);
+            try {
+              await work();
+            } finally {
+              ctx.run = run;
+            }
+          },
+          cpu === void 0 ? void 0 : [cpu]
+        );
+      },
+      async onPool(ctx, stage, cpus, work) {
+        const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+        tracker.stageStarted(ctx.unit.key);
+        await work();
+        poolSpans.push({
+          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
+          cpus: cpus ? [...cpus] : null,
+          started_utc,
+          ended_utc: (/* @__PURE__ */ new Date()).toISOString()
+        });
+      },
+      async runStep(ctx, step) {
+        const started = performance.now();
+        const outcome2 = await step.run(ctx);
+        const seconds = (performance.now() - started) / 1e3;
+        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
+        if (outcome2 !== "kept") {
+          const mine = stepSeconds.get(ctx.unit.key) ?? {};
+          for (const [name, s] of [[step.name, seconds], ...Object.entries(ctx.parts ?? {})])
+            mine[name] = Math.round(s * 1e3) / 1e3;
+          stepSeconds.set(ctx.unit.key, mine);
+        }
+        ctx.parts = void 0;
+      },
+      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
+    })
+  );
   const outcome = tracker.summary();
   const timingProcesses = addCosts(costs);
   writeCampaign({
@@ -37479,6 +37593,9 @@ function validateDataset(systemDir) {
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
     problems.push(...processFacts(where, r));
+    const rounds = r.trial_rounds;
+    if (rounds !== void 0 && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
+      problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
     const derived2 = deriveStatistics(trials);
     for (const field of [
       "measurements",
@@ -38398,6 +38515,19 @@ function signedRankPValue(differences) {
   }
   return hits / (rounds + 1);
 }
+var MDE_POWER = 0.8;
+var NORMAL_IQR = 1.349;
+var SIGNED_RANK_EFFICIENCY = 3 / Math.PI;
+function tQuantile(z3, nu) {
+  return z3 + (z3 ** 3 + z3) / (4 * nu) + (5 * z3 ** 5 + 16 * z3 ** 3 + 3 * z3) / (96 * nu ** 2);
+}
+function pairedMdePct(logRatios, alpha) {
+  const n = logRatios.length;
+  if (n < 4 || 2 / 2 ** n > alpha) return void 0;
+  const sd = interquartileRange([...logRatios]) / NORMAL_IQR;
+  const t = tQuantile(probit(1 - alpha / 2), n - 1) + tQuantile(probit(MDE_POWER), n - 1);
+  return (Math.exp(t * sd / Math.sqrt(n * SIGNED_RANK_EFFICIENCY)) - 1) * 100;
+}
 
 // src/compare/cells.ts
 var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
@@ -38481,6 +38611,7 @@ function side(r, entry) {
     ...spread !== void 0 ? { trial_spread: spread } : {},
     ...onCpu.every((x) => x !== void 0) ? { trial_on_cpu: onCpu } : {},
     ...r.paired === true ? { paired: true } : {},
+    ...r.paired === true ? { trial_rounds: roundsOf(r) } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes
   };
@@ -38554,7 +38685,13 @@ function unpairedEvidence(base, head) {
     extra: {}
   };
 }
-function pairedEvidence(base, head) {
+var roundsOfPairs = (head) => head.trial_rounds && head.trial_rounds.length > 1 ? { rounds: head.trial_rounds } : {};
+function sideAgainstSide(base, head) {
+  const e = unpairedEvidence(base, head);
+  const why = "fewer than 2 trial pairs without a trial off the CPU, judged side against side: ";
+  return { ...e, noise: `${why}${e.noise}`, extra: { paired: true, ...roundsOfPairs(head) } };
+}
+function pairedEvidence(base, head, alpha) {
   const n = Math.min(base.trial_cycles.length, head.trial_cycles.length);
   const undisturbed = (s, i) => 1 - (s.trial_on_cpu?.[i] ?? 1) <= DISTURBED_OFF_CPU_SHARE;
   const ratios = [];
@@ -38564,6 +38701,7 @@ function pairedEvidence(base, head) {
   if (ratios.length < 2) return void 0;
   const [q1, q3] = [quantile(ratios, 0.25), quantile(ratios, 0.75)];
   const delta_pct = (median(ratios) - 1) * 100;
+  const mde = pairedMdePct(ratios.map(Math.log), alpha);
   return {
     delta_pct,
     p_value: signedRankPValue(ratios.map(Math.log)),
@@ -38572,22 +38710,19 @@ function pairedEvidence(base, head) {
     noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}\xD7) and straddle 1`,
     separated: delta_pct > 0 ? q1 > 1 : delta_pct < 0 ? q3 < 1 : false,
     separatedWhy: "but that middle half lies wholly on one side of 1",
-    extra: { paired: true }
+    extra: { paired: true, ...roundsOfPairs(head), ...mde !== void 0 ? { mde_pct: mde } : {} }
   };
+}
+function detectable(e, thresholdPct) {
+  const pairs = e.extra.rounds ? e.extra.rounds.join(" + ") : void 0;
+  const mde = e.extra.mde_pct;
+  const what = mde === void 0 ? "too few pairs to reach the significance level" : `the smallest change these pairs could show: \xB1${pyFixed(Math.max(mde, thresholdPct), 1)}%`;
+  return `; ${pairs ? `rounds of ${pairs} pairs; ` : ""}${what}`;
 }
 function judge2(base, head, thresholdPct, alpha, cv) {
   const bothPaired = base.paired === true && head.paired === true;
-  const paired = bothPaired ? pairedEvidence(base, head) : void 0;
-  if (bothPaired && !paired)
-    return {
-      delta_pct: medianDeltaPct(base, head),
-      mean_delta_pct: (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100,
-      paired: true,
-      noisy: true,
-      verdict: "noisy",
-      reason: "fewer than 2 trial pairs without a trial off the CPU: a change cannot be told from the noise"
-    };
-  const e = paired ?? unpairedEvidence(base, head);
+  const paired = bothPaired ? pairedEvidence(base, head, alpha) : void 0;
+  const e = paired ?? (bothPaired ? sideAgainstSide(base, head) : unpairedEvidence(base, head));
   const { delta_pct, p_value, noisy, noise } = e;
   const mean_delta_pct = (head.mean_cycles - base.mean_cycles) / base.mean_cycles * 100;
   const common = { delta_pct, mean_delta_pct, p_value, ...e.extra, ...noisy ? { noisy } : {} };
@@ -38612,7 +38747,7 @@ function judge2(base, head, thresholdPct, alpha, cv) {
     return {
       ...common,
       verdict: "inconclusive",
-      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}`}${noiseNote}`
+      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}\xD7 the ${history2}`}${noiseNote}${paired ? detectable(e, thresholdPct) : ""}`
     };
   return { ...common, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%${noiseNote}` };
 }
@@ -43992,8 +44127,18 @@ function headline(report2, pr) {
   return `ngcc-perf ${report2.system}: ${verdict}`;
 }
 var ROW_HEADER = ["candidate", "instance", "operation", "base", "head", "\u0394%", "verdict"];
-function rowCells(r, pr) {
-  if (isCarriedOver(r, pr)) return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED];
+var PAIRED_ROW_HEADER = [...ROW_HEADER, "trial pairs"];
+var rowHeader = (report2) => report2.rows.some((r) => r.paired) ? PAIRED_ROW_HEADER : ROW_HEADER;
+function pairsCell(r) {
+  if (!r.paired) return MISSING;
+  if (r.rounds) return r.rounds.join(" + ");
+  const n = Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
+  return String(n);
+}
+function rowCells(r, pr, paired) {
+  const pairs = paired ? [pairsCell(r)] : [];
+  if (isCarriedOver(r, pr))
+    return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED, ...paired ? [MISSING] : []];
   return [
     r.candidate,
     r.label,
@@ -44001,8 +44146,13 @@ function rowCells(r, pr) {
     cycles(sideFigure(r.base)),
     cycles(sideFigure(r.head)),
     signedPct(r.delta_pct),
-    VERDICT_CELL[r.verdict]
+    VERDICT_CELL[r.verdict],
+    ...pairs
   ];
+}
+var UNDECIDED_HEADER = ["candidate", "instance", "operation", "\u0394%", "trial pairs", "why"];
+function undecidedCells(r) {
+  return [r.candidate, r.label, r.operation, signedPct(r.delta_pct), pairsCell(r), r.reason];
 }
 var NOISY_HEADER = ["candidate", "instance", "operation", "base spread", "head spread", "\u0394%", "verdict"];
 function noisyCells(r) {
@@ -44016,6 +44166,7 @@ function changedRows(report2) {
 }
 var DROP_ORDER = [
   "details",
+  "undecided",
   "noisy",
   "changed",
   "memory",
@@ -44031,11 +44182,13 @@ function valueDelta(c) {
   return c.base !== void 0 && c.head !== void 0 && c.base !== 0 ? (c.head - c.base) / c.base * 100 : void 0;
 }
 function groups(report2, pr) {
+  const paired = rowHeader(report2) === PAIRED_ROW_HEADER;
   const valueRow = (c) => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
-    details: report2.rows.map((r) => rowCells(r, pr)),
+    details: report2.rows.map((r) => rowCells(r, pr, paired)),
     noisy: noisyRows(report2, pr).map(noisyCells),
-    changed: changedRows(report2).map((r) => rowCells(r, pr)),
+    undecided: report2.rows.filter((r) => r.verdict === "inconclusive").map(undecidedCells),
+    changed: changedRows(report2).map((r) => rowCells(r, pr, paired)),
     memory: report2.memory_changes.map(valueRow),
     sizes: report2.size_changes.map(valueRow),
     mismatches: report2.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
@@ -44097,7 +44250,14 @@ function render2(report2, g2, layout2) {
         noisyVerdicts(report2, pr) > 0 ? "No measurement changed significantly; the noisy ones below could not be judged." : "No measurement changed significantly."
       )
     );
-  else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(ROW_HEADER, changed));
+  else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(rowHeader(report2), changed));
+  const undecided = take("undecided", g2.undecided);
+  if (undecided.length > 0)
+    out.push(
+      para(strong2("Inconclusive measurements")),
+      para("A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement."),
+      table(UNDECIDED_HEADER, undecided)
+    );
   const noisy = take("noisy", g2.noisy);
   if (noisy.length > 0)
     out.push(
@@ -44154,7 +44314,7 @@ function render2(report2, g2, layout2) {
     out.push(
       html2(`<details>
 <summary>All ${plural2(report2.rows.length, "operation")}${shown4}</summary>`),
-      table(ROW_HEADER, details),
+      table(rowHeader(report2), details),
       html2("</details>")
     );
   }
@@ -44178,7 +44338,10 @@ function ruleText(report2, pr) {
   const nightly = (n) => plural2(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
   const history2 = runs === void 0 ? `, and, when a nightly history exists, ${spread} in it` : runs >= HISTORY_MIN_RUNS ? `, and ${spread} over its last ${nightly(runs)}` : runs === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   const pairedNote = pr?.paired && pr.paired > 0 ? [
-    ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural2(pr.paired, "operation")}): drift between runs cannot pass for a change.`
+    ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural2(pr.paired, "operation")}): drift between runs cannot pass for a change.`,
+    ...pr.extraRounds ? [
+      ` ${plural2(pr.extraRounds.rows, "row")} the first rounds could not decide (inconclusive or noisy) got ${plural2(pr.extraRounds.pairs, "more trial pair")} each, judged on all of their pairs.`
+    ] : []
   ] : [];
   return [
     `Head against base on ${report2.system}`,

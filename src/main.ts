@@ -7,7 +7,7 @@ import { loadCampaign } from './config/campaign.js';
 import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { compareEvidence } from './compare/compare.js';
-import type { CompareReport, PullRequestContext } from './compare/types.js';
+import type { CompareReport, CompareRow, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
 import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.js';
 import type { BuildJson } from './evidence/types.js';
@@ -137,33 +137,6 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
 
   // A candidate the pull request deletes is touched but has nothing left to measure.
   const measured = touched.candidates.filter((id) => existsSync(join(campaignDir, id, 'candidate.yml')));
-  let paired = 0;
-  if (measured.length > 0) {
-    const only = new RegExp(`^(${measured.join('|')})(/|$)`);
-    // Without a baseline there is nothing to compare timings with: build and KAT-check only.
-    const phases = baseline ? new Set(PHASES) : new Set(['build', 'kat'] as const);
-    // With a baseline, the base commit's code of the same candidates is measured in the same run,
-    // trials interleaved with head's: two runs minutes apart differ by more than the effects we look for.
-    const base = baseline ? await baseSide(repo, event, relative(repo, campaignDir), join(work, 'base-src')) : undefined;
-    const pairedDir = join(work, 'paired-base');
-    try {
-      await runCampaign({
-        ...campaignOptions(inputs, headData),
-        only,
-        phases,
-        force: true,
-        ...(base ? { against: { campaignDir: base.campaignDir, dataDir: pairedDir } } : {}),
-      });
-    } finally {
-      await base?.remove();
-    }
-    if (base) {
-      paired = overlayPairedRecords(join(pairedDir, inputs.system), join(baseData, inputs.system));
-      core.info(
-        `base side: ${paired} operations of the base commit ${base.commit.slice(0, 7)} measured in this run, interleaved with head's`,
-      );
-    }
-  }
   // The run-to-run spread of each operation on this machine: earlier nightly evidence on the
   // data branch (when the checkout has it), extracted as DATA_DIR trees.
   // Commits that republish a record unchanged (a shard, a report) count once in compare, which keeps
@@ -173,20 +146,65 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   );
   if (history.length > 0)
     core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system} (each measurement counted once)`);
-  const report = compareEvidence({
-    baseDir: baseData,
-    headDir: headData,
-    system: inputs.system,
-    thresholdPct: inputs.regressionThreshold,
-    campaignDir,
-    history,
-  });
+  const compare = () =>
+    compareEvidence({
+      baseDir: baseData,
+      headDir: headData,
+      system: inputs.system,
+      thresholdPct: inputs.regressionThreshold,
+      campaignDir,
+      history,
+    });
+  let paired = 0;
+  let extraRounds: PullRequestContext['extraRounds'];
+  if (measured.length > 0) {
+    const only = new RegExp(`^(${measured.join('|')})(/|$)`);
+    // Without a baseline there is nothing to compare timings with: build and KAT-check only.
+    const phases = baseline ? new Set(PHASES) : new Set(['build', 'kat'] as const);
+    // With a baseline, the base commit's code of the same candidates is measured in the same run,
+    // trials interleaved with head's: two runs minutes apart differ by more than the effects we look for.
+    const base = baseline ? await baseSide(repo, event, relative(repo, campaignDir), join(work, 'base-src')) : undefined;
+    const pairedDir = join(work, 'paired-base');
+    const against = base ? { against: { campaignDir: base.campaignDir, dataDir: pairedDir } } : {};
+    try {
+      await runCampaign({ ...campaignOptions(inputs, headData), only, phases, force: true, pairedTrials: inputs.prRounds, ...against });
+      if (base) {
+        paired = overlayPairedRecords(join(pairedDir, inputs.system), join(baseData, inputs.system));
+        core.info(
+          `base side: ${paired} operations of the base commit ${base.commit.slice(0, 7)} measured in this run, interleaved with head's`,
+        );
+        const undecided = inputs.prExtraRounds > 0 ? undecidedRows(compare()) : [];
+        if (undecided.length > 0) {
+          // Pinpoint's third answer: rather than "cannot tell", measure those rows again, and only those.
+          for (const r of undecided)
+            core.info(
+              `  ${rowKey(r)}: ${r.verdict} after ${pairsOf(r)} trial pairs (${r.reason}${r.verdict === 'unchanged' ? `; ${r.mde_pct === undefined ? 'too few pairs to show any change' : `the smallest change they could show ±${r.mde_pct.toFixed(1)}%`}` : ''})`,
+            );
+          core.info(`extra rounds: ${undecided.length} operation(s) undecided: ${inputs.prExtraRounds} more trial pairs each`);
+          await runCampaign({
+            ...campaignOptions(inputs, headData),
+            only,
+            phases: new Set(['measure'] as const),
+            campaignPhases: false,
+            extraRounds: { pairs: inputs.prExtraRounds, operations: new Set(undecided.map(rowKey)) },
+            ...against,
+          });
+          overlayPairedRecords(join(pairedDir, inputs.system), join(baseData, inputs.system));
+          extraRounds = { rows: undecided.length, pairs: inputs.prExtraRounds };
+        }
+      }
+    } finally {
+      await base?.remove();
+    }
+  }
+  const report = compare();
   const pr: PullRequestContext = {
     baseline,
     looked: { baseRef: event.baseRef, baseSha: event.baseSha, dataBranch: inputs.publishBranch },
     measured,
     historyRuns: history.length,
     paired,
+    ...(extraRounds ? { extraRounds } : {}),
     campaign: relative(repo, campaignDir) || '.',
     cli: reproduceCli(actionOrigin(toolRoot(), repo)),
     ...katFindings(join(baseData, inputs.system), join(headData, inputs.system), report, measured),
@@ -203,6 +221,18 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   core.setOutput('evidence-dir', join(headData, inputs.system));
   if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
   await postComment(report, pr, delivery, inputs, text);
+}
+
+const rowKey = (r: CompareRow) => `${instanceKey(r.candidate, r.label)}/${r.operation}`;
+const pairsOf = (r: CompareRow) => Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
+
+/**
+ * Rows of a paired comparison that its first rounds could not decide: inconclusive, noisy, or
+ * unchanged on too few pairs to have shown a change of the threshold's size (Pinpoint's "unknown").
+ */
+function undecidedRows(report: CompareReport): CompareRow[] {
+  const underpowered = (r: CompareRow) => r.verdict === 'unchanged' && !(r.mde_pct !== undefined && r.mde_pct <= report.threshold_pct);
+  return report.rows.filter((r) => r.paired === true && (r.verdict === 'inconclusive' || r.verdict === 'noisy' || underpowered(r)));
 }
 
 /**

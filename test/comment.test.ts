@@ -489,6 +489,43 @@ describe('the comment’s headings', () => {
     expect(titles).toEqual(['Memory changes']);
   });
 
+  it('a paired comparison says how many trial pairs each row took, and why an undecided one stays so', () => {
+    const paired = (r: CompareRow, rounds?: number[]): CompareRow => ({ ...r, paired: true, ...(rounds ? { rounds } : {}) });
+    const base = sampleReport();
+    const undecided: CompareRow = paired(
+      {
+        ...row('kem-01', 'kem-01-256', 'decaps', 100_000, 104_000, 'inconclusive'),
+        reason:
+          'p = 0.02 > 0.01: within the spread of the trials; rounds of 16 + 16 pairs; the smallest change these pairs could show: ±5.1%',
+      },
+      [16, 16],
+    );
+    const report: CompareReport = {
+      ...base,
+      rows: [paired(base.rows[0]!), paired(base.rows[1]!, [16, 18]), undecided],
+      kat_changes: [],
+      size_changes: [],
+      size_mismatches: [],
+      counts: { regressions: 1, improvements: 0, kat_failures: 0, size_mismatches: 0 },
+    };
+    const tree = parse(renderComment(report, { pr: prContext({ measured: ['kem-01'], paired: 3, extraRounds: { rows: 2, pairs: 16 } }) }));
+    expectConsistentTables(tree);
+    const sections = sectionsOf(tree);
+    expect(sections.map((x) => x.title)).toEqual(['Changed measurements', 'Inconclusive measurements', '<details>']);
+    const of = (title: string) => sections.find((x) => x.title === title)!.blocks;
+    expect(tablesIn(of('Changed measurements'))[0]).toEqual([
+      ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict', 'trial pairs'],
+      ['kem-01', 'kem-01-128', 'encaps', formatCycles(150_000), formatCycles(181_000), '+20.7%', '⚠ regression', '16 + 18'],
+    ]);
+    expect(tablesIn(of('Inconclusive measurements'))[0]).toEqual([
+      ['candidate', 'instance', 'operation', 'Δ%', 'trial pairs', 'why'],
+      ['kem-01', 'kem-01-256', 'decaps', '+4.0%', '16 + 16', undecided.reason],
+    ]);
+    // A row decided in the first rounds: its pairs, one round.
+    expect(column(tablesIn(of('<details>'))[0]!, 'trial pairs')).toEqual(['3', '16 + 18', '16 + 16']);
+    expect(plain(tree)).toContain('2 rows the first rounds could not decide (inconclusive or noisy) got 16 more trial pairs each');
+  });
+
   it('lists noisy rows with their spread as a finding, never as a pass', () => {
     const report = everything();
     const quiet: CompareReport = {

@@ -86,7 +86,13 @@ describe('paired sides: trial pairs measured side by side in one run', () => {
     const allOff = { ...sideOf(drift.map((f) => f * 1.5)), trial_on_cpu: drift.map((_, i) => (i === 0 ? 1 : 0.5)) };
     const none = judge(base, allOff, 3, 0.01, null);
     expect(none).toMatchObject({ verdict: 'noisy', paired: true });
-    expect(none.reason).toMatch(/^fewer than 2 trial pairs without a trial off the CPU/);
+    expect(none.reason).toMatch(/^fewer than 2 trial pairs without a trial off the CPU, judged side against side: trials spread/);
+    // ... unless the change is larger than all of that noise: 20× slower, each trial at least 90 % on the CPU.
+    const far = { ...sideOf(drift.map((f) => f * 20)), trial_on_cpu: drift.map(() => 0.9) };
+    const offBase = { ...base, trial_on_cpu: drift.map(() => 0.9) };
+    const called = judge(offBase, far, 3, 0.01, null);
+    expect(called).toMatchObject({ verdict: 'regression', paired: true, noisy: true });
+    expect(called.reason).toMatch(/judged side against side: .*but their worst-case ranges do not overlap/);
   });
 });
 

@@ -3,10 +3,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { coreHolder, cpuLockFile, lockCore } from '../src/env/cpuLock.js';
-import { allowedCpus } from '../src/env/cpus.js';
+import { allowedCpus, formatCpuList } from '../src/env/cpus.js';
+import { runCampaign, type PhaseStep } from '../src/campaign/run.js';
+import { prepare } from '../src/campaign/prepare.js';
 import { isInputError } from '../src/errors.js';
 import { bundledCli } from './helpers/bundle.js';
-import { goodKemCampaign } from './helpers/campaigns.js';
+import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -166,6 +168,38 @@ describe('a run', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+
+  it('keeps its own threads off the timing core while it times, and gives them their mask back after', async () => {
+    const cpus = allowedCpus() ?? [];
+    if (cpus.length < 2) {
+      console.warn('skipped: this process may use only one CPU');
+      return;
+    }
+    const ownMasks = () =>
+      readdirSync(`/proc/${process.pid}/task`).map(
+        (tid) => /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${process.pid}/task/${tid}/status`, 'utf8'))![1]!,
+      );
+    const before = ownMasks();
+    const seen: string[][] = [];
+    // A timing step that only looks at this process's threads while it holds the timing core.
+    const look: PhaseStep = { name: 'look', phase: 'measure', core: 'timing', ticks: () => 0, run: async () => void seen.push(ownMasks()) };
+    const root = goodKemCampaign(['a'], QUICK);
+    vi.stubEnv('NGCC_PERF_CPU_LOCK_DIR', locks());
+    try {
+      await runCampaign({ campaignDir: root, system: 's', dataDir: tempDir(), cpu: CPU, phases: new Set(['build', 'kat', 'measure']) }, [
+        prepare,
+        look,
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const beside = formatCpuList(cpus.filter((c) => c !== CPU));
+    expect(seen).toHaveLength(1);
+    expect(new Set(seen[0])).toEqual(new Set([beside]));
+    // And the run's own check of the CPUs it may use still sees the whole mask meanwhile, and after.
+    expect(ownMasks()).toEqual(before);
+    expect(allowedCpus()).toEqual(cpus);
   });
 
   it.each([

@@ -1,8 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAIRED_TRIALS } from '../src/config/defaults.js';
 import type { TimingRecord } from '../src/evidence/types.js';
+import { runCampaign } from '../src/campaign/run.js';
+import { compareEvidence } from '../src/compare/compare.js';
+import { validateDataset } from '../src/evidence/validate.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';
@@ -107,6 +110,60 @@ describe('a paired run (run --against): base and head measured in one run, trial
       expect(r.processes).toHaveLength(2 * PAIRED_TRIALS);
       expect(r.disturbed_trials).toBe(2 * PAIRED_TRIALS);
     }
+  });
+
+  it('extra rounds append pairs to the rows asked for only, and the records stay valid evidence', async () => {
+    const [base, head] = [fixtureCampaign(['sign-1'], PLANNING), fixtureCampaign(['sign-1'], PLANNING)];
+    const [headData, baseData] = [tempDir(), tempDir()];
+    const options = { campaignDir: head, system: 'x', dataDir: headData, against: { campaignDir: base, dataDir: baseData } };
+    await runCampaign({ ...options, phases: new Set(['build', 'kat', 'measure'] as const), pairedTrials: 8 });
+    const recordText = (data: string, op: string) => readFileSync(join(data, 'x', 'records', 'sign-1', `toy-sig__${op}.json`), 'utf8');
+    const untouched = [recordText(headData, 'keygen'), recordText(baseData, 'keygen')];
+    const first = { h: record(headData, 'sign-1', 'toy-sig', 'sign'), b: record(baseData, 'sign-1', 'toy-sig', 'sign') };
+    // 8 pairs, or more where a disturbed pair was measured again.
+    const n1 = first.h.trials.length;
+    expect(n1).toBeGreaterThanOrEqual(8);
+
+    await runCampaign({
+      ...options,
+      phases: new Set(['measure'] as const),
+      extraRounds: { pairs: 5, operations: new Set(['sign-1/toy-sig/sign', 'sign-1/toy-sig/verify']) },
+    });
+    // keygen was not asked for: its records are the first rounds', byte for byte.
+    expect([recordText(headData, 'keygen'), recordText(baseData, 'keygen')]).toEqual(untouched);
+    for (const [data, was] of [
+      [headData, first.h],
+      [baseData, first.b],
+    ] as const) {
+      const r = record(data, 'sign-1', 'toy-sig', 'sign');
+      const [r1, r2] = r.trial_rounds!;
+      expect(r1).toBe(n1);
+      expect(r2).toBeGreaterThanOrEqual(5);
+      expect(r.trials).toHaveLength(n1 + r2!);
+      expect(r.paired).toBe(true);
+      // The first rounds' trials come first, unchanged; the figures are those of all of them.
+      expect(r.trials.slice(0, n1)).toEqual(was.trials);
+      expect(r.measurements).toBe(r.trials.reduce((a, t) => a + t.measurements, 0));
+      expect(r.started_utc).toBe(was.started_utc);
+      expect(record(data, 'sign-1', 'toy-sig', 'verify').trial_rounds).toHaveLength(2);
+      expect(validateDataset(join(data, 'x'))).toEqual([]);
+    }
+    // The pairs of the comparison are all of them, in their rounds.
+    const report = compareEvidence({ baseDir: baseData, headDir: headData, system: 'x' });
+    const sign = report.rows.find((r) => r.operation === 'sign')!;
+    const appended = record(headData, 'sign-1', 'toy-sig', 'sign');
+    expect(sign.rounds).toEqual(appended.trial_rounds);
+    expect(sign.head?.trial_cycles).toHaveLength(appended.trials.length);
+    expect(report.rows.find((r) => r.operation === 'keygen')!.rounds).toBeUndefined();
+
+    // A record whose rounds do not add up to its trials is refused by validate.
+    const path = join(headData, 'x', 'records', 'sign-1', 'toy-sig__sign.json');
+    writeFileSync(path, JSON.stringify({ ...appended, trial_rounds: [n1, 4] }));
+    expect(validateDataset(join(headData, 'x'))).toEqual([
+      expect.stringMatching(
+        new RegExp(`toy-sig__sign\\.json: trial_rounds \\[${n1},4\\] do not add up to its ${appended.trials.length} trials$`),
+      ),
+    ]);
   });
 
   it('needs --against and --against-out together, and a base folder of its own', async () => {

@@ -30,6 +30,14 @@ describe('the cost of a timing process', () => {
     expect(started.load_s).toBeCloseTo(0.01, 9);
     expect(started.start_s).toBeCloseTo(0.05, 9);
     expect(addCosts([undefined])).toBeUndefined();
+    // The marks' own reading, from a begin's arrival to its answer, is bookkeeping between the loops.
+    const answered = processCost(
+      marks.map((m) => (m.name === 'begin' ? { ...m, resumed_s: m.wall_s + 0.01 } : m)),
+      1.15,
+    )!;
+    expect(answered.loops_s).toBeCloseTo(0.98, 9);
+    expect(answered.between_s).toBeCloseTo(0.04, 9);
+    expect(answered.prepare_s).toBeCloseTo(0.03, 9);
   });
 
   it("a run adds its timing processes' parts up in campaign.json and its last lines", async () => {

@@ -219,6 +219,12 @@ say $'END\\t0'
       { name: 'end', wall_s: 3, cpu_s: 2 },
     ];
     expect(trialWindow([seed, ...batches], true)).toEqual({ kernel_cpu_s: 1.4, window_s: 1.5, windows: 2 });
+    // A window opens when the driver resumes (the answer to begin), not when begin arrived: the
+    // parent's reading of /proc in between is time the driver waited.
+    const answered = batches.map((m) => (m.name === 'begin' ? { ...m, resumed_s: m.wall_s + 0.1 } : m));
+    const opened = trialWindow([seed, ...answered], true)!;
+    expect(opened.window_s).toBeCloseTo(1.3, 9);
+    expect(opened).toMatchObject({ kernel_cpu_s: 1.4, windows: 2 });
     expect(trialWindow(batches, true)).toBeUndefined();
     expect(trialWindow([seed, ...batches.slice(0, 3)], true)).toBeUndefined();
     expect(trialWindow([seed, batches[1]!, batches[0]!], true)).toBeUndefined();

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { planSchema } from './helpers/planning.js';
 import { planTrials } from '../src/measure/plan.js';
 import { deriveStatistics } from '../src/measure/stats.js';
+import { pairedMdePct, signedRankPValue } from '../src/compare/stats.js';
+import { interquartileRange } from 'simple-statistics';
 
 describe('derived statistics', () => {
   // The first golden ngcc-harness record (kem-09 Cheetah128 keygen) with its published results.
@@ -62,5 +64,51 @@ describe('trial planning', () => {
     expect(slow.warmups).toBe(1);
     expect(slow.estimated_s).toBeCloseTo(5 * (3 + 1) * 2, 6);
     expect(planTrials(0.5, planSchema({ trial_target_s: 1, op_budget_s: 1000 })).warmups).toBe(3);
+  });
+});
+
+describe('the minimum detectable effect of trial pairs (compare/stats.ts pairedMdePct)', () => {
+  const seeded = (seed: number) => {
+    let s = seed >>> 0;
+    return () => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return (s + 0.5) / 2 ** 32;
+    };
+  };
+  const normal = (rand: () => number) => Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand());
+  /** n normal draws rescaled so that IQR / 1.349 is exactly `sd`. */
+  const sampleWithSd = (rand: () => number, n: number, sd: number) => {
+    const raw = Array.from({ length: n }, () => normal(rand));
+    return raw.map((x) => (x * 1.349 * sd) / interquartileRange(raw));
+  };
+
+  it("is the paired t-test's (t₁₋α/₂ + t₀.₈) · sd / √n, widened by the signed-rank test's efficiency 3/π", () => {
+    // t(0.995; 11) = 3.106 and t(0.80; 11) = 0.876 from a printed table of Student's t.
+    const logRatios = sampleWithSd(seeded(3), 12, 0.02);
+    const want = (Math.exp(((3.106 + 0.876) * 0.02) / Math.sqrt((12 * 3) / Math.PI)) - 1) * 100;
+    expect(pairedMdePct(logRatios, 0.01)).toBeCloseTo(want, 1);
+  });
+
+  it('is undefined where the pairs cannot reach the significance level at all (2/2^n > alpha)', () => {
+    expect(pairedMdePct([0.01, -0.01, 0.02, 0, 0.01, 0.03, -0.02], 0.01)).toBeUndefined();
+    expect(pairedMdePct([0.01, -0.01, 0.02, 0, 0.01, 0.03, -0.02, 0.01], 0.01)).toBeDefined();
+  });
+
+  it('is the effect the signed-rank test then finds in about 80 % of samples of 16 pairs, where no effect is found in about 1 %', () => {
+    const rand = seeded(7);
+    const n = 16;
+    const sd = 0.02;
+    const effect = Math.log(1 + pairedMdePct(sampleWithSd(rand, n, sd), 0.01)! / 100);
+    const runs = 400;
+    let found = 0;
+    let falseAlarms = 0;
+    for (let i = 0; i < runs; i++) {
+      const noise = Array.from({ length: n }, () => normal(rand) * sd);
+      if (signedRankPValue(noise.map((x) => x + effect)) <= 0.01) found++;
+      if (signedRankPValue(noise) <= 0.01) falseAlarms++;
+    }
+    expect(found / runs).toBeGreaterThan(0.7);
+    expect(found / runs).toBeLessThan(0.9);
+    expect(falseAlarms / runs).toBeLessThan(0.03);
   });
 });

@@ -285,7 +285,7 @@ describe('action.yml', () => {
   });
 
   it('declares exactly the inputs the action reads', () => {
-    const read = [...reader.matchAll(/(?:getInput|withDefault|oneOf|positive|bool)\('([a-z-]+)'/g)].map((m) => m[1]);
+    const read = [...reader.matchAll(/(?:getInput|withDefault|oneOf|positive|bool|count)\('([a-z-]+)'/g)].map((m) => m[1]);
     expect(new Set(read)).toEqual(ACTION_INPUTS);
   });
 });

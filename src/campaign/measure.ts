@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { buildRecord } from '../evidence/record.js';
+import { appendTrials, buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { forgeryShown, measurable, type Forgery } from '../kat/status.js';
 import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
@@ -7,7 +7,6 @@ import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/st
 import { precisionOf } from '../measure/precision.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
-import { PAIRED_TRIALS } from '../config/defaults.js';
 import { saveEntry } from './prepare.js';
 import {
   driverRngOf,
@@ -26,6 +25,17 @@ import { readPrevious } from './previous.js';
 function remeasuredNoisy(plan: { remeasure: ReadonlySet<string> }, r: TimingRecord): boolean {
   if (!plan.remeasure.has('noisy') || !r.trials?.length) return false;
   return (trialSpread(deriveStatistics(r.trials), r.trials.length) ?? 0) >= NOISY_TRIAL_SPREAD;
+}
+
+/**
+ * What a paired side's record becomes: the new one, or in extra rounds (RunPlan.extraRounds) the
+ * first rounds' record with the new trials appended.
+ */
+function appendedTo(extra: boolean) {
+  return (path: string, record: TimingRecord): TimingRecord => {
+    const first = extra ? readJsonIfExists<TimingRecord>(path) : undefined;
+    return first?.paired === true ? { ...appendTrials(first, record), paired: true } : record;
+  };
 }
 
 /** A record's plan was adaptive (measure/plan.ts: only an adaptive plan has a stopping rule). */
@@ -71,7 +81,14 @@ export const measure: PhaseStep = {
     const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
+    const extra = plan.extraRounds;
     for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+      // Extra rounds measure the rows the first rounds left undecided, and nothing else.
+      if (extra && !extra.operations.has(`${unit.key}/${operation}`)) {
+        summary.operations.push({ operation, status: 'complete', skipped: true });
+        ctx.tick(`${operation}: decided in the first rounds`);
+        continue;
+      }
       if (!measurable(entry.kat) || !entry.library) {
         summary.operations.push({ operation, status: 'not measured', skipped: true });
         ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
@@ -88,6 +105,7 @@ export const measure: PhaseStep = {
         // A paired run measures both sides now: a kept record was measured at another time.
         !plan.force &&
         !plan.against &&
+        !extra &&
         previous?.status === 'complete' &&
         previous.library_sha256 === entry.library_sha256 &&
         previous.kat === entry.kat &&
@@ -136,12 +154,23 @@ export const measure: PhaseStep = {
       return;
     }
     const base = pairedBase(ctx, todo);
+    const appended = appendedTo(extra !== undefined);
+    // Extra rounds are pairs: without the base side they would only replace the first rounds' record.
+    if (extra && !base) {
+      for (const { operation } of todo) {
+        summary.operations.push({ operation, status: 'complete', skipped: true });
+        ctx.tick(`${operation}: no base side to pair with: no extra rounds`);
+      }
+      return 'kept';
+    }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
     // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
     const reqs = base
       ? todo.flatMap((r) => {
           // Enough pairs for the signed-rank test to reach the comparison's alpha.
-          const paired = { ...r, planning: { ...r.planning, trials: Math.max(r.planning.trials, PAIRED_TRIALS) } };
+          // Extra rounds: exactly their pairs, appended to the first rounds' trials.
+          const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
+          const paired = { ...r, planning: { ...r.planning, trials } };
           const baseDraws = base.entry.kat_draws?.[r.operation];
           // The base side is another library: held to its own KAT's draws and call times.
           const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
@@ -169,12 +198,16 @@ export const measure: PhaseStep = {
             result,
             environment: run.environment,
           });
-          writeJsonAtomic(base.paths.record(id, label, operation), { ...record, paired: true });
+          writeJsonAtomic(
+            base.paths.record(id, label, operation),
+            appended(base.paths.record(id, label, operation), { ...record, paired: true }),
+          );
           return;
         }
         if (result.meta.counter) run.onCounter(result.meta.counter);
         const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-        writeJsonAtomic(plan.paths.record(id, label, operation), base ? { ...record, paired: true } : record);
+        const path = plan.paths.record(id, label, operation);
+        writeJsonAtomic(path, base ? appended(path, { ...record, paired: true }) : record);
         const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
         summary.operations.push({
           operation,

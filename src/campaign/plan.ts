@@ -16,6 +16,7 @@ import { readJsonIfExists } from '../util/fsx.js';
 import type { Progress } from './progress.js';
 import { shardByCost } from './forecast.js';
 import { loadCtSuppressions } from '../ct/suppressions.js';
+import { PAIRED_TRIALS } from '../config/defaults.js';
 
 /** A candidate's ct-suppressions.yml, as its errors name it. */
 export const ctSuppressionsShown = (candidateId: string): string => `${candidateId}/ct-suppressions.yml`;
@@ -89,11 +90,25 @@ export interface CampaignOptions {
    * then hits both sides alike. That side's build, KAT and timing records go to `dataDir`.
    */
   against?: { campaignDir: string; dataDir: string };
+  /** Trials per side of a paired run, at least (default PAIRED_TRIALS; the action's `pr-rounds`). */
+  pairedTrials?: number;
+  /**
+   * A paired run's extra rounds (the action's `pr-extra-rounds`): only these operations
+   * (`<candidate>/<label>/<operation>`) are measured, `pairs` more trials a side, and each side's
+   * trials are appended to its record of the first rounds (evidence/record.ts appendTrials).
+   */
+  extraRounds?: ExtraRounds;
   /**
    * The ICCS helper baseline's run (campaign/iccsBaseline.ts): its reserved id is allowed, and it
    * adds its instances to a system folder without taking over the campaign's campaign.json fields.
    */
   iccsBaseline?: boolean;
+}
+
+/** CampaignOptions.extraRounds. */
+export interface ExtraRounds {
+  pairs: number;
+  operations: ReadonlySet<string>;
 }
 
 /** The other side of a paired run (CampaignOptions.against), resolved. */
@@ -152,6 +167,10 @@ export interface RunPlan {
   nistSymbols: string[];
   /** Paired run: the base side, measured alongside (CampaignOptions.against). */
   against?: AgainstPlan;
+  /** Trials per side of a paired run, at least (CampaignOptions.pairedTrials). */
+  pairedTrials: number;
+  /** CampaignOptions.extraRounds. */
+  extraRounds?: ExtraRounds;
   /** The ICCS helper baseline's run (CampaignOptions.iccsBaseline). */
   iccsBaseline?: boolean;
 }
@@ -230,6 +249,8 @@ export function planRun(opts: CampaignOptions): RunPlan {
     force: opts.force ?? false,
     audit: opts.audit ?? false,
     remeasure: opts.remeasure ?? new Set(),
+    pairedTrials: opts.pairedTrials ?? PAIRED_TRIALS,
+    ...(opts.extraRounds ? { extraRounds: opts.extraRounds } : {}),
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),
@@ -252,7 +273,7 @@ function shardOf(plan: RunPlan, shard: { index: number; count: number }, cost: C
 /** The options of the base side of a paired run: its build and KAT, with the same selection. */
 export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
   // The base side is built and KAT-checked only: its ct evidence is the baseline's.
-  const { against, progress: _, shard: __, campaignPhases: ___, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, ...rest } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

@@ -10,7 +10,7 @@ import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
 import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
-import { allowedCpus } from '../env/cpus.js';
+import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { filledSeconds, unitCost } from './forecast.js';
 import { runSchedule, stagesOf } from './schedule.js';
@@ -146,56 +146,60 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const stepSeconds = new Map<string, Record<string, number>>();
   // When and where the preparation ran beside the timing: campaign.json keeps it with the core holds.
   const poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }> = [];
-  await runSchedule(order, stages, {
-    workers: pool.workers,
-    ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
-    ...(pool.lent ? { lentCpus: pool.lent.cpus } : {}),
-    cores: plan.cpus.length,
-    serial: opts.serial ?? false,
-    onCore: (ctx, stage, cpu, work) => {
-      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
-      return cores.on(
-        what,
-        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-        async (pinned) => {
-          ctx.run = pinned;
-          tracker.stageStarted(ctx.unit.key);
-          try {
-            await work();
-          } finally {
-            ctx.run = run;
-          }
-        },
-        cpu === undefined ? undefined : [cpu],
-      );
-    },
-    async onPool(ctx, stage, cpus, work) {
-      const started_utc = new Date().toISOString();
-      tracker.stageStarted(ctx.unit.key);
-      await work();
-      poolSpans.push({
-        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
-        cpus: cpus ? [...cpus] : null,
-        started_utc,
-        ended_utc: new Date().toISOString(),
-      });
-    },
-    async runStep(ctx, step) {
-      const started = performance.now();
-      const outcome = await step.run(ctx);
-      const seconds = (performance.now() - started) / 1000;
-      tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
-      if (outcome !== 'kept') {
-        const mine = stepSeconds.get(ctx.unit.key) ?? {};
-        // Milliseconds are plenty for a plan, and keep build.json readable.
-        for (const [name, s] of [[step.name, seconds] as const, ...Object.entries(ctx.parts ?? {})])
-          mine[name] = Math.round(s * 1000) / 1000;
-        stepSeconds.set(ctx.unit.key, mine);
-      }
-      ctx.parts = undefined;
-    },
-    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
-  });
+  // While anything is timed, this process answers marks from the cores beside the timing ones.
+  const timing = stages.some((s) => s.kind === 'timing');
+  await withOwnThreadsOn(timing && !opts.serial ? pool.cpus : undefined, () =>
+    runSchedule(order, stages, {
+      workers: pool.workers,
+      ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
+      ...(pool.lent ? { lentCpus: pool.lent.cpus } : {}),
+      cores: plan.cpus.length,
+      serial: opts.serial ?? false,
+      onCore: (ctx, stage, cpu, work) => {
+        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
+        return cores.on(
+          what,
+          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+          async (pinned) => {
+            ctx.run = pinned;
+            tracker.stageStarted(ctx.unit.key);
+            try {
+              await work();
+            } finally {
+              ctx.run = run;
+            }
+          },
+          cpu === undefined ? undefined : [cpu],
+        );
+      },
+      async onPool(ctx, stage, cpus, work) {
+        const started_utc = new Date().toISOString();
+        tracker.stageStarted(ctx.unit.key);
+        await work();
+        poolSpans.push({
+          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
+          cpus: cpus ? [...cpus] : null,
+          started_utc,
+          ended_utc: new Date().toISOString(),
+        });
+      },
+      async runStep(ctx, step) {
+        const started = performance.now();
+        const outcome = await step.run(ctx);
+        const seconds = (performance.now() - started) / 1000;
+        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
+        if (outcome !== 'kept') {
+          const mine = stepSeconds.get(ctx.unit.key) ?? {};
+          // Milliseconds are plenty for a plan, and keep build.json readable.
+          for (const [name, s] of [[step.name, seconds] as const, ...Object.entries(ctx.parts ?? {})])
+            mine[name] = Math.round(s * 1000) / 1000;
+          stepSeconds.set(ctx.unit.key, mine);
+        }
+        ctx.parts = undefined;
+      },
+      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
+    }),
+  );
   const outcome = tracker.summary();
   const timingProcesses = addCosts(costs);
   writeCampaign({

@@ -9,6 +9,7 @@ import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
+import { roundsOf } from '../evidence/record.js';
 import { InputError } from '../errors.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import {
@@ -18,6 +19,7 @@ import {
   isNoisySpread,
   medianTrial,
   onCpuShare,
+  pairedMdePct,
   rankPValue,
   separated,
   sideSpread,
@@ -57,6 +59,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
     ...(spread !== undefined ? { trial_spread: spread } : {}),
     ...(onCpu.every((x) => x !== undefined) ? { trial_on_cpu: onCpu as number[] } : {}),
     ...(r.paired === true ? { paired: true } : {}),
+    ...(r.paired === true ? { trial_rounds: roundsOf(r) } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
   };
@@ -181,6 +184,16 @@ function unpairedEvidence(base: SideStats, head: SideStats): VerdictEvidence {
   };
 }
 
+/** The rounds behind a row's pairs, when a pull request added extra ones to the first (appendTrials). */
+const roundsOfPairs = (head: SideStats) => (head.trial_rounds && head.trial_rounds.length > 1 ? { rounds: head.trial_rounds } : {});
+
+/** A paired row without two undisturbed pairs, judged as unpaired sides (noisy unless separated). */
+function sideAgainstSide(base: SideStats, head: SideStats): VerdictEvidence {
+  const e = unpairedEvidence(base, head);
+  const why = 'fewer than 2 trial pairs without a trial off the CPU, judged side against side: ';
+  return { ...e, noise: `${why}${e.noise}`, extra: { paired: true, ...roundsOfPairs(head) } };
+}
+
 /**
  * Paired sides (both measured in one run, trials interleaved: trial i of head beside trial i of
  * base): each pair's ratio head/base, so that what disturbed both trials of a pair cancels. A pair
@@ -189,7 +202,7 @@ function unpairedEvidence(base: SideStats, head: SideStats): VerdictEvidence {
  * ratios (noisy from NOISY_TRIAL_SPREAD); the effect exceeds the noise when that middle half lies
  * wholly on one side of 1.
  */
-function pairedEvidence(base: SideStats, head: SideStats): VerdictEvidence | undefined {
+function pairedEvidence(base: SideStats, head: SideStats, alpha: number): VerdictEvidence | undefined {
   const n = Math.min(base.trial_cycles.length, head.trial_cycles.length);
   const undisturbed = (s: SideStats, i: number) => 1 - (s.trial_on_cpu?.[i] ?? 1) <= DISTURBED_OFF_CPU_SHARE;
   const ratios: number[] = [];
@@ -199,6 +212,7 @@ function pairedEvidence(base: SideStats, head: SideStats): VerdictEvidence | und
   if (ratios.length < 2) return undefined;
   const [q1, q3] = [quantile(ratios, 0.25), quantile(ratios, 0.75)];
   const delta_pct = (median(ratios) - 1) * 100;
+  const mde = pairedMdePct(ratios.map(Math.log), alpha);
   return {
     delta_pct,
     p_value: signedRankPValue(ratios.map(Math.log)),
@@ -207,8 +221,22 @@ function pairedEvidence(base: SideStats, head: SideStats): VerdictEvidence | und
     noisyWhy: ` (noisy from ${NOISY_TRIAL_SPREAD}×) and straddle 1`,
     separated: delta_pct > 0 ? q1 > 1 : delta_pct < 0 ? q3 < 1 : false,
     separatedWhy: 'but that middle half lies wholly on one side of 1',
-    extra: { paired: true },
+    extra: { paired: true, ...roundsOfPairs(head), ...(mde !== undefined ? { mde_pct: mde } : {}) },
   };
+}
+
+/**
+ * What paired trials could have shown, for a reason that leaves the row undecided: the smallest
+ * change they would call (at least the threshold), or that their number cannot reach the test's alpha.
+ */
+function detectable(e: VerdictEvidence, thresholdPct: number): string {
+  const pairs = e.extra.rounds ? e.extra.rounds.join(' + ') : undefined;
+  const mde = e.extra.mde_pct;
+  const what =
+    mde === undefined
+      ? 'too few pairs to reach the significance level'
+      : `the smallest change these pairs could show: ±${pyFixed(Math.max(mde, thresholdPct), 1)}%`;
+  return `; ${pairs ? `rounds of ${pairs} pairs; ` : ''}${what}`;
 }
 
 /**
@@ -225,17 +253,10 @@ export function judge(
   cv: number | null,
 ): Omit<CompareRow, 'candidate' | 'label' | 'operation' | 'base' | 'head'> {
   const bothPaired = base.paired === true && head.paired === true;
-  const paired = bothPaired ? pairedEvidence(base, head) : undefined;
-  if (bothPaired && !paired)
-    return {
-      delta_pct: medianDeltaPct(base, head),
-      mean_delta_pct: ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100,
-      paired: true,
-      noisy: true,
-      verdict: 'noisy',
-      reason: 'fewer than 2 trial pairs without a trial off the CPU: a change cannot be told from the noise',
-    };
-  const e = paired ?? unpairedEvidence(base, head);
+  const paired = bothPaired ? pairedEvidence(base, head, alpha) : undefined;
+  // Every pair but one had a trial off the CPU: side against side, where only an effect larger
+  // than all of the noise (the worst-case ranges apart) can still be called.
+  const e = paired ?? (bothPaired ? sideAgainstSide(base, head) : unpairedEvidence(base, head));
   const { delta_pct, p_value, noisy, noise } = e;
   const mean_delta_pct = ((head.mean_cycles - base.mean_cycles) / base.mean_cycles) * 100;
   const common = { delta_pct, mean_delta_pct, p_value, ...e.extra, ...(noisy ? { noisy } : {}) };
@@ -260,7 +281,7 @@ export function judge(
     return {
       ...common,
       verdict: 'inconclusive',
-      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}`}${noiseNote}`,
+      reason: `${!significant ? `p = ${pyGeneral(p_value, 2)} > ${alpha}: within the spread of the trials` : `within ${HISTORY_SIGMAS}× the ${history}`}${noiseNote}${paired ? detectable(e, thresholdPct) : ''}`,
     };
   return { ...common, verdict: 'unchanged', reason: `|Δ| < ${thresholdPct}%${noiseNote}` };
 }

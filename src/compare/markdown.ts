@@ -135,9 +135,22 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
 }
 
 const ROW_HEADER = ['candidate', 'instance', 'operation', 'base', 'head', 'Δ%', 'verdict'];
+/** A paired comparison's rows also say how many trial pairs each was judged on, and in which rounds. */
+const PAIRED_ROW_HEADER = [...ROW_HEADER, 'trial pairs'];
+const rowHeader = (report: CompareReport) => (report.rows.some((r) => r.paired) ? PAIRED_ROW_HEADER : ROW_HEADER);
 
-function rowCells(r: CompareRow, pr?: PullRequestContext): Cell[] {
-  if (isCarriedOver(r, pr)) return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED];
+/** `16`, or `6 + 16` when extra rounds were added; empty for an unpaired row. */
+function pairsCell(r: CompareRow): Cell {
+  if (!r.paired) return MISSING;
+  if (r.rounds) return r.rounds.join(' + ');
+  const n = Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
+  return String(n);
+}
+
+function rowCells(r: CompareRow, pr: PullRequestContext | undefined, paired: boolean): Cell[] {
+  const pairs = paired ? [pairsCell(r)] : [];
+  if (isCarriedOver(r, pr))
+    return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED, ...(paired ? [MISSING] : [])];
   return [
     r.candidate,
     r.label,
@@ -146,7 +159,15 @@ function rowCells(r: CompareRow, pr?: PullRequestContext): Cell[] {
     cycles(sideFigure(r.head)),
     signedPct(r.delta_pct),
     VERDICT_CELL[r.verdict],
+    ...pairs,
   ];
+}
+
+const UNDECIDED_HEADER = ['candidate', 'instance', 'operation', 'Δ%', 'trial pairs', 'why'];
+
+/** Rows whose change reached the threshold but not significance: what they were judged on, and what they could have shown. */
+function undecidedCells(r: CompareRow): Cell[] {
+  return [r.candidate, r.label, r.operation, signedPct(r.delta_pct), pairsCell(r), r.reason];
 }
 
 const NOISY_HEADER = ['candidate', 'instance', 'operation', 'base spread', 'head spread', 'Δ%', 'verdict'];
@@ -175,6 +196,7 @@ function changedRows(report: CompareReport): CompareRow[] {
 interface Groups {
   details: Cell[][];
   noisy: Cell[][];
+  undecided: Cell[][];
   changed: Cell[][];
   memory: Cell[][];
   sizes: Cell[][];
@@ -187,6 +209,7 @@ interface Groups {
 }
 const DROP_ORDER = [
   'details',
+  'undecided',
   'noisy',
   'changed',
   'memory',
@@ -204,11 +227,13 @@ function valueDelta(c: ValueChange): number | undefined {
 }
 
 function groups(report: CompareReport, pr?: PullRequestContext): Groups {
+  const paired = rowHeader(report) === PAIRED_ROW_HEADER;
   const valueRow = (c: ValueChange): Cell[] => [c.key, c.item, amount(c.base), amount(c.head), signedPct(valueDelta(c))];
   return {
-    details: report.rows.map((r) => rowCells(r, pr)),
+    details: report.rows.map((r) => rowCells(r, pr, paired)),
     noisy: noisyRows(report, pr).map(noisyCells),
-    changed: changedRows(report).map((r) => rowCells(r, pr)),
+    undecided: report.rows.filter((r) => r.verdict === 'inconclusive').map(undecidedCells),
+    changed: changedRows(report).map((r) => rowCells(r, pr, paired)),
     memory: report.memory_changes.map(valueRow),
     sizes: report.size_changes.map(valueRow),
     mismatches: report.size_mismatches.map((m) => [m.id, m.instance, m.item, amount(m.catalog), amount(m.api), m.basis]),
@@ -284,7 +309,15 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
           : 'No measurement changed significantly.',
       ),
     );
-  else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(ROW_HEADER, changed));
+  else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(rowHeader(report), changed));
+
+  const undecided = take('undecided', g.undecided);
+  if (undecided.length > 0)
+    out.push(
+      para(strong('Inconclusive measurements')),
+      para('A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement.'),
+      table(UNDECIDED_HEADER, undecided),
+    );
 
   const noisy = take('noisy', g.noisy);
   if (noisy.length > 0)
@@ -345,7 +378,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
     out.push(
       html(`<details>\n<summary>All ${plural(report.rows.length, 'operation')}${shown}</summary>`),
-      table(ROW_HEADER, details),
+      table(rowHeader(report), details),
       html('</details>'),
     );
   }
@@ -388,6 +421,11 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
     pr?.paired && pr.paired > 0
       ? [
           ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural(pr.paired, 'operation')}): drift between runs cannot pass for a change.`,
+          ...(pr.extraRounds
+            ? [
+                ` ${plural(pr.extraRounds.rows, 'row')} the first rounds could not decide (inconclusive or noisy) got ${plural(pr.extraRounds.pairs, 'more trial pair')} each, judged on all of their pairs.`,
+              ]
+            : []),
         ]
       : [];
   return [

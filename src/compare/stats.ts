@@ -1,5 +1,5 @@
 import { DISTURBED_OFF_CPU, offCpuShare, type OsView } from '../measure/disturbance.js';
-import { mean, median, sampleStandardDeviation } from 'simple-statistics';
+import { interquartileRange, mean, median, probit, sampleStandardDeviation } from 'simple-statistics';
 import { HISTORY_MIN_RUNS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 
@@ -188,4 +188,32 @@ export function signedRankPValue(differences: number[]): number {
     if (extreme(positive)) hits++;
   }
   return hits / (rounds + 1);
+}
+
+/** The power at which a minimum detectable effect is stated (the usual 80 %). */
+export const MDE_POWER = 0.8;
+/** The interquartile range of a normal distribution, in standard deviations: a robust sd is IQR / this. */
+const NORMAL_IQR = 1.349;
+/** The signed-rank test's asymptotic efficiency against the t-test under normal noise (3/π). */
+const SIGNED_RANK_EFFICIENCY = 3 / Math.PI;
+
+/** Student's t quantile from the normal one z, ν degrees of freedom (Abramowitz & Stegun 26.7.5). */
+function tQuantile(z: number, nu: number): number {
+  return z + (z ** 3 + z) / (4 * nu) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * nu ** 2);
+}
+
+/**
+ * The smallest change, in percent, that trial pairs with these log-ratios would call at `alpha`
+ * with MDE_POWER: (t₁₋α/₂ + t_power) · sd / √(n · 3/π) of the log-ratios, the paired t-test's
+ * figure for n − 1 degrees of freedom, widened by the signed-rank test's efficiency. The sd is the
+ * robust one (IQR / 1.349), as the test itself is rank-based: one disturbed pair does not inflate
+ * it. Undefined when n pairs cannot reach p ≤ alpha at all (2/2^n > alpha: every change is
+ * inconclusive) or there are fewer than 4 pairs.
+ */
+export function pairedMdePct(logRatios: readonly number[], alpha: number): number | undefined {
+  const n = logRatios.length;
+  if (n < 4 || 2 / 2 ** n > alpha) return undefined;
+  const sd = interquartileRange([...logRatios]) / NORMAL_IQR;
+  const t = tQuantile(probit(1 - alpha / 2), n - 1) + tQuantile(probit(MDE_POWER), n - 1);
+  return (Math.exp((t * sd) / Math.sqrt(n * SIGNED_RANK_EFFICIENCY)) - 1) * 100;
 }

@@ -21,6 +21,8 @@ export interface SideStats {
   elf_load_bytes?: number;
   /** Measured in a paired run (`run --against`): trial i pairs with trial i of the other side. */
   paired?: boolean;
+  /** Paired: trials per round, when a pull request appended extra rounds (the record's trial_rounds). */
+  trial_rounds?: number[];
 }
 
 export interface CompareRow {
@@ -42,6 +44,10 @@ export interface CompareRow {
   noisy?: boolean;
   /** Judged on trial pairs (both sides measured in one run, interleaved): Δ is the median pair ratio, p the signed-rank test. */
   paired?: boolean;
+  /** Paired: trial pairs per round, when extra rounds were added to the first (`[16, 16]`). */
+  rounds?: number[];
+  /** Paired: the smallest change (percent) the pairs could call at alpha with 80 % power (compare/stats.ts pairedMdePct). */
+  mde_pct?: number;
   /** Head holds the baseline's own record (the same start time and library): nothing was measured. */
   carried_over?: boolean;
   /** Distinct nightly measurements of the operation behind the history rule (0: none). */
@@ -132,6 +138,8 @@ export interface PullRequestContext {
    * commit's code built beside head's); 0 or absent: every base figure is the baseline evidence's.
    */
   paired?: number;
+  /** The extra paired rounds (the action's `pr-extra-rounds`): rows the first rounds left undecided, and the pairs added to each. */
+  extraRounds?: { rows: number; pairs: number };
   /** The compiler's first error of each head build failure, by instance key. */
   buildErrors: Record<string, string>;
   /** Measured instances whose KAT fails in head as it did on the baseline (not a change, so not counted). */

@@ -46,6 +46,14 @@ export function parseJobs(v: string | undefined, where: Where): number | undefin
   return Number(v);
 }
 
+/** A whole number within [min, max]: `what` names it in the message ('trial pairs'). */
+export function parseCount(v: string | undefined, where: Where, what: string, min: number, max: number): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw fail(where, `expected a whole number of ${what} from ${min} to ${max}, got '${v}'`);
+  return Number(v);
+}
+
 /** `unit` completes the message: 'expected a positive number of seconds, got -1'. */
 export function parsePositive(v: string | undefined, where: Where, unit?: string): number | undefined {
   if (v === undefined || v === '') return undefined;

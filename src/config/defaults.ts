@@ -21,6 +21,13 @@ export const DEFAULT_ALPHA = 0.01;
  * by the VM's noise left p just above 0.01; 16 give the test room for them.
  */
 export const PAIRED_TRIALS = 16;
+/**
+ * A pull request's extra paired rounds: a row the first PAIRED_TRIALS pairs leave inconclusive or
+ * noisy is measured again, this many pairs more, and judged on all of its pairs (about as much
+ * again as the first rounds). Each input is at most MAX_PR_PAIRS, which bounds what one row can cost.
+ */
+export const PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+export const MAX_PR_PAIRS = 100;
 
 /**
  * The nightly history rule: with at least HISTORY_MIN_RUNS past runs, a change must also exceed
@@ -39,6 +46,8 @@ export const ACTION_INPUT_DEFAULTS = {
   'data-dir': 'performance/data',
   'pages-dir': 'performance/pages',
   'regression-threshold': String(DEFAULT_THRESHOLD_PCT),
+  'pr-rounds': String(PAIRED_TRIALS),
+  'pr-extra-rounds': String(PR_EXTRA_ROUNDS),
   comment: 'on-change',
   'fail-on': DEFAULT_FAIL_ON,
   publish: 'none',

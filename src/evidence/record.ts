@@ -2,6 +2,7 @@ import type { Candidate } from '../config/campaign.js';
 import type { HostEnvironment } from '../env/host.js';
 import { inputBytes, type OperationResult } from '../measure/operation.js';
 import { precisionOf } from '../measure/precision.js';
+import { deriveStatistics } from '../measure/stats.js';
 import type { BuildEntry, TimingRecord } from './types.js';
 
 export interface RecordInput {
@@ -91,4 +92,49 @@ function kexFields(meta: Record<string, string>): { kex: Record<string, number>;
       .map(([k, v]) => [k, Number(v)]),
   );
   return { kex: { kex_passes: num(meta, 'kex_passes'), kex_passes_run: num(meta, 'kex_passes_run') }, sizes: extra };
+}
+
+/**
+ * A record whose trials are `first`'s followed by `more`'s: the extra paired rounds a pull request
+ * adds to a row the first rounds could not decide (CampaignOptions.extraRounds). Everything derived
+ * from the trials is derived again, so that `validate` holds the result like any record;
+ * `trial_rounds` says how many trials each round gave. A failed `more` is the record: the library
+ * failed when measured again, and a failure is never hidden behind the first rounds' figures.
+ */
+export function appendTrials(first: TimingRecord, more: TimingRecord): TimingRecord {
+  if (first.status !== 'complete' || more.status !== 'complete') return more;
+  const trials = [...first.trials, ...more.trials];
+  const offset = first.trials.length;
+  const rounds = [...roundsOf(first), more.trials.length];
+  const clocks = trials.map((t) => t.clock_hz).filter((c): c is number => c !== undefined);
+  const replays = [...(first.replays ?? []), ...(more.replays ?? []).map((r) => ({ ...r, trial: r.trial + offset }))];
+  const peaks = [first.peak_rss_bytes, more.peak_rss_bytes].filter((x): x is number => typeof x === 'number');
+  const processes = (p: unknown) => (Array.isArray(p) ? p : []);
+  const environment = first.environment as Record<string, unknown> | undefined;
+  const stats = deriveStatistics(trials);
+  const throughput = first.throughput_MB_per_second;
+  return {
+    ...first,
+    ended_utc: more.ended_utc,
+    load_average_end: more.load_average_end,
+    disturbed_retries: Number(first.disturbed_retries ?? 0) + Number(more.disturbed_retries ?? 0),
+    disturbed_trials: trials.filter((t) => t.disturbed).length,
+    ...(environment
+      ? { environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null } }
+      : {}),
+    processes: [...processes(first.processes), ...processes(more.processes)],
+    ...(replays.length > 0 ? { replays } : {}),
+    trials,
+    ...stats,
+    precision: precisionOf(trials, first.plan as Parameters<typeof precisionOf>[1]),
+    ...(typeof throughput === 'number' ? { throughput_MB_per_second: Number(first.input_bytes) / stats.mean_seconds / 1e6 } : {}),
+    ...(peaks.length > 0 ? { peak_rss_bytes: Math.max(...peaks) } : {}),
+    trial_rounds: rounds,
+  };
+}
+
+/** Trials per round of a record: `trial_rounds`, or one round of all its trials. */
+export function roundsOf(r: Pick<TimingRecord, 'trials' | 'trial_rounds'>): number[] {
+  const stated = r.trial_rounds;
+  return Array.isArray(stated) && stated.every((n) => Number.isInteger(n) && n > 0) ? (stated as number[]) : [r.trials.length];
 }

@@ -76,6 +76,8 @@ export interface TimingRecord {
   replays?: Array<{ trial: number; segment?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
   /** verify: the repeated-input audit (measure/repeatAudit.ts). */
   repeat_audit?: RepeatAudit;
+  /** Trials per round when a pull request's extra paired rounds were appended (evidence/record.ts appendTrials). */
+  trial_rounds?: number[];
   [key: string]: unknown;
 }
 

@@ -87,6 +87,9 @@ export function validateDataset(systemDir: string): string[] {
     if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
       problems.push(`${where}: trials[] differ from the trials of its processes[]`);
     problems.push(...processFacts(where, r));
+    const rounds = r.trial_rounds;
+    if (rounds !== undefined && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
+      problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
     const derived = deriveStatistics(trials);
     for (const field of [
       'measurements',

@@ -1,8 +1,8 @@
 import * as core from '@actions/core';
 import { InputError } from '../errors.js';
 import { parseFailOn, type FailOn } from '../compare/failOn.js';
-import { checkSystemId, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
-import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT } from '../config/defaults.js';
+import { checkSystemId, parseCount, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
+import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT, MAX_PR_PAIRS } from '../config/defaults.js';
 
 export const MODES = ['pull-request', 'nightly', 'report'] as const;
 export type Mode = (typeof MODES)[number];
@@ -20,6 +20,10 @@ export interface ActionInputs {
   opBudget?: number;
   shard?: { index: number; count: number };
   regressionThreshold: number;
+  /** Trial pairs a side of a pull request's paired comparison, at least. */
+  prRounds: number;
+  /** More pairs for a row the first rounds left inconclusive or noisy (0: none). */
+  prExtraRounds: number;
   comment: 'always' | 'on-change' | 'never';
   failOn: Set<FailOn>;
   publish: 'commit' | 'artifact' | 'none';
@@ -44,6 +48,9 @@ function oneOf<T extends string>(name: Defaulted, allowed: readonly T[]): T {
 
 const input = (name: string) => [`input '${name}'`, ''] as const;
 const positive = (name: string) => parsePositive(core.getInput(name), input(name));
+
+const count = (name: Defaulted, what: string, min: number, max: number) =>
+  parseCount(withDefault(name), input(name), what, min, max) as number;
 
 function bool(name: Defaulted): boolean {
   const raw = withDefault(name);
@@ -76,6 +83,8 @@ export function readInputs(): ActionInputs {
     opBudget: positive('op-budget'),
     shard: parseShard(core.getInput('shard'), input('shard')),
     regressionThreshold: positive('regression-threshold') ?? DEFAULT_THRESHOLD_PCT,
+    prRounds: count('pr-rounds', 'trial pairs', 2, MAX_PR_PAIRS),
+    prExtraRounds: count('pr-extra-rounds', 'trial pairs', 0, MAX_PR_PAIRS),
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const),
     failOn: parseFailOn(withDefault('fail-on'), `input 'fail-on'`),
     publish,

@@ -33,7 +33,8 @@ export function trialWindow(all: ChannelMark[], seeded = false): KernelWindow | 
     const [b, e] = [marks[i]!, marks[i + 1]!];
     if (b.name !== 'begin' || e.name !== 'end') return undefined;
     w.kernel_cpu_s += e.cpu_s - b.cpu_s;
-    w.window_s += e.wall_s - b.wall_s;
+    // From the driver's resuming at begin to its stopping at end: the mark's own reading is not the trial's.
+    w.window_s += e.wall_s - (b.resumed_s ?? b.wall_s);
     w.windows = (w.windows ?? 0) + 1;
   }
   return w;

@@ -32,7 +32,8 @@ export function processCost(all: readonly ChannelMark[], wall_s: number): Proces
   for (let i = 1; i < marks.length; i += 2) {
     const [b, e] = [marks[i]!, marks[i + 1]!];
     if (b.name !== 'begin' || e.name !== 'end') return undefined;
-    loops += e.wall_s - b.wall_s;
+    // The marks' own reading (between arrival and answer) is bookkeeping, counted in between_s.
+    loops += e.wall_s - (b.resumed_s ?? b.wall_s);
   }
   const [seed, first, last] = [marks[0]!, marks[1]!, marks[marks.length - 1]!];
   return {

@@ -83,8 +83,14 @@ export interface RunResult {
  */
 export interface ChannelMark {
   name: string;
-  /** Seconds since the process started, on the parent's clock. */
+  /** Seconds since the process started, on the parent's clock, when the mark arrived (the driver stopped). */
   wall_s: number;
+  /**
+   * The same clock when the answer went out (the driver resumes): a window begins here, not at
+   * wall_s, since reading the tree's CPU time in between (a walk of /proc, 1–3 ms) is time the
+   * driver spent waiting, not running. Absent on marks read before the answer was timed.
+   */
+  resumed_s?: number;
   /** CPU seconds charged to the process and its descendants so far. */
   cpu_s: number;
 }
@@ -224,13 +230,15 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         const tree = pgid !== undefined ? processTree(pgid) : [];
         while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        marks.push({ name, wall_s, cpu_s: treeCpuSeconds(tree) });
+        const mark: ChannelMark = { name, wall_s, cpu_s: treeCpuSeconds(tree) };
+        marks.push(mark);
         // The name comes from the driver's process: once per name, and only later, never sooner.
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : undefined;
         extendedBy.add(name);
         if (later !== undefined && later > deadlineMs) rearm(later);
         // The name comes from the driver's process: only the parent's own answers count.
         const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
+        mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
         channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
       });
       channelStream.on('data', (chunk: Buffer) => {

@@ -44340,7 +44340,7 @@ function ruleText(report2, pr) {
   const pairedNote = pr?.paired && pr.paired > 0 ? [
     ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural2(pr.paired, "operation")}): drift between runs cannot pass for a change.`,
     ...pr.extraRounds ? [
-      ` ${plural2(pr.extraRounds.rows, "row")} the first rounds could not decide (inconclusive or noisy) got ${plural2(pr.extraRounds.pairs, "more trial pair")} each, judged on all of their pairs.`
+      ` ${plural2(pr.extraRounds.rows, "row")} the first rounds could not decide (inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold) got ${plural2(pr.extraRounds.pairs, "more trial pair")} each, judged on all of their pairs.`
     ] : []
   ] : [];
   return [

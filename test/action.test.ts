@@ -480,7 +480,9 @@ describe('the action in pull-request mode, as the runner calls it', () => {
     const regressions = changed.slice(1).filter((r) => /regression/.test(r[6]!));
     expect(regressions.length, body).toBeGreaterThanOrEqual(1);
     for (const r of regressions) expect(r[7]).toMatch(/^\d+ \+ \d+$/);
-    expect(rendered(body)).toMatch(/\d rows? the first rounds could not decide \(inconclusive or noisy\) got 16 more trial pairs each/);
+    expect(rendered(body)).toMatch(
+      /\d rows? the first rounds could not decide \(inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold\) got 16 more trial pairs each/,
+    );
     // The head evidence holds the appended records, valid as any.
     const evidence = readOutputs(output)['evidence-dir']!;
     expect(validateDataset(evidence)).toEqual([]);

@@ -523,7 +523,9 @@ describe('the comment’s headings', () => {
     ]);
     // A row decided in the first rounds: its pairs, one round.
     expect(column(tablesIn(of('<details>'))[0]!, 'trial pairs')).toEqual(['3', '16 + 18', '16 + 16']);
-    expect(plain(tree)).toContain('2 rows the first rounds could not decide (inconclusive or noisy) got 16 more trial pairs each');
+    expect(plain(tree)).toContain(
+      '2 rows the first rounds could not decide (inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold) got 16 more trial pairs each',
+    );
   });
 
   it('lists noisy rows with their spread as a finding, never as a pass', () => {

@@ -423,7 +423,7 @@ function ruleText(report: CompareReport, pr?: PullRequestContext): Inline[] {
           ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural(pr.paired, 'operation')}): drift between runs cannot pass for a change.`,
           ...(pr.extraRounds
             ? [
-                ` ${plural(pr.extraRounds.rows, 'row')} the first rounds could not decide (inconclusive or noisy) got ${plural(pr.extraRounds.pairs, 'more trial pair')} each, judged on all of their pairs.`,
+                ` ${plural(pr.extraRounds.rows, 'row')} the first rounds could not decide (inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold) got ${plural(pr.extraRounds.pairs, 'more trial pair')} each, judged on all of their pairs.`,
               ]
             : []),
         ]

@@ -22,7 +22,7 @@ export interface ActionInputs {
   regressionThreshold: number;
   /** Trial pairs a side of a pull request's paired comparison, at least. */
   prRounds: number;
-  /** More pairs for a row the first rounds left inconclusive or noisy (0: none). */
+  /** More pairs for a row the first rounds left undecided: inconclusive, noisy, or unchanged on too few pairs (0: none). */
   prExtraRounds: number;
   comment: 'always' | 'on-change' | 'never';
   failOn: Set<FailOn>;

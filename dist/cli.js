@@ -5779,10 +5779,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep4, value } = collItem;
+        const { start: start2, key, sep: sep5, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -5796,7 +5796,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep4) {
+          if (!keyProps.anchor && !keyProps.tag && !sep5) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map5.comment)
@@ -5820,7 +5820,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep5 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -5836,7 +5836,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep4, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep5, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -5927,7 +5927,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep4 = "";
+        let sep5 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -5941,13 +5941,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep4 + cb;
-              sep4 = "";
+                comment += sep5 + cb;
+              sep5 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep4 += source;
+                sep5 += source;
               hasSpace = true;
               break;
             default:
@@ -5990,18 +5990,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start: start2, key, sep: sep4, value } = collItem;
+        const { start: start2, key, sep: sep5, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep4 && !value) {
+          if (!props.anchor && !props.tag && !sep5 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -6055,8 +6055,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep4 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
+        if (!isMap2 && !sep5 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -6068,7 +6068,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep5 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -6079,8 +6079,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep4)
-                for (const st of sep4) {
+              if (sep5)
+                for (const st of sep5) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -6097,7 +6097,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep4, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep5, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -6277,7 +6277,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep4 = "";
+      let sep5 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -6294,24 +6294,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep4 === " ")
-            sep4 = "\n";
-          else if (!prevMoreIndented && sep4 === "\n")
-            sep4 = "\n\n";
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          if (sep5 === " ")
+            sep5 = "\n";
+          else if (!prevMoreIndented && sep5 === "\n")
+            sep5 = "\n\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep4 === "\n")
+          if (sep5 === "\n")
             value += "\n";
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          value += sep4 + content;
-          sep4 = " ";
+          value += sep5 + content;
+          sep5 = " ";
           prevMoreIndented = false;
         }
       }
@@ -6494,25 +6494,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep4 = " ";
+      let sep5 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep4 === "\n")
-            res += sep4;
+          if (sep5 === "\n")
+            res += sep5;
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          res += sep4 + lm;
-          sep4 = " ";
+          res += sep5 + lm;
+          sep5 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep4 + (match?.[1] ?? "");
+      return res + sep5 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -7322,14 +7322,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep4, value }) {
+    function stringifyItem({ start: start2, key, sep: sep5, value }) {
       let res = "";
       for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep4)
-        for (const st of sep4)
+      if (sep5)
+        for (const st of sep5)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -8496,18 +8496,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep4;
+          let sep5;
           if (scalar.end) {
-            sep4 = scalar.end;
-            sep4.push(this.sourceToken);
+            sep5 = scalar.end;
+            sep5.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep4 = [this.sourceToken];
+            sep5 = [this.sourceToken];
           const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep4 }]
+            items: [{ start: start2, key: scalar, sep: sep5 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8660,15 +8660,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep4 = it.sep;
-                  sep4.push(this.sourceToken);
+                  const sep5 = it.sep;
+                  sep5.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep4 }]
+                    items: [{ start: start3, key, sep: sep5 }]
                   });
                 } else if (start2.length > 0) {
                   it.sep = it.sep.concat(start2, this.sourceToken);
@@ -8862,13 +8862,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep4 = fc.end.splice(1, fc.end.length);
-            sep4.push(this.sourceToken);
+            const sep5 = fc.end.splice(1, fc.end.length);
+            sep5.push(this.sourceToken);
             const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep4 }]
+              items: [{ start: start2, key: fc, sep: sep5 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync35, readdirSync as readdirSync14, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,10 +10113,10 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename12, dirname as dirname11, join as join36, relative as relative17, resolve as resolve18 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join37, relative as relative17, resolve as resolve19 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync23 } from "node:fs";
+import { existsSync as existsSync24 } from "node:fs";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -10428,7 +10428,7 @@ function runProcess(command, opts) {
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve19) => {
+  return new Promise((resolve20) => {
     const channel = opts.channelSecret !== void 0;
     const withSide = channel && opts.sideMaxBytes !== void 0;
     const child2 = spawn(argv[0], argv.slice(1), {
@@ -10514,7 +10514,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve19({
+      resolve20({
         command: limited,
         ...cpus ? { cpus: [...cpus] } : {},
         exitCode,
@@ -19236,7 +19236,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve19) {
+function isRecursive2(inst, stack, resolve20) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -19246,7 +19246,7 @@ function isRecursive2(inst, stack, resolve19) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive2(child2, stack, resolve19);
+      const answer = isRecursive2(child2, stack, resolve20);
       if (answer > result)
         result = answer;
     }
@@ -19257,7 +19257,7 @@ function isRecursive2(inst, stack, resolve19) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve19) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve20) : NONE;
       if (child2 > answer)
         answer = child2;
     }
@@ -19321,7 +19321,7 @@ function isRecursive2(inst, stack, resolve19) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve19 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve20 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -35631,7 +35631,7 @@ async function runSchedule(units, stages, opts) {
   let inFlight = 0;
   const done2 = () => next.every((s) => s >= stages.length);
   const ready = (u) => !running[u] && next[u] < stages.length;
-  await new Promise((resolve19) => {
+  await new Promise((resolve20) => {
     const start2 = (u, workerCpu, release2) => {
       running[u] = true;
       inFlight++;
@@ -35650,7 +35650,7 @@ async function runSchedule(units, stages, opts) {
     };
     const dispatch = () => {
       if (failure2 || done2()) {
-        if (inFlight === 0) resolve19();
+        if (inFlight === 0) resolve20();
         return;
       }
       const waiting = waitingOf(
@@ -35671,7 +35671,7 @@ async function runSchedule(units, stages, opts) {
       }
       if (inFlight === 0 && !done2()) {
         failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
-        resolve19();
+        resolve20();
       }
     };
     dispatch();
@@ -36355,8 +36355,8 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync22, readFileSync as readFileSync15 } from "node:fs";
-import { join as join24 } from "node:path";
+import { existsSync as existsSync23, readFileSync as readFileSync15 } from "node:fs";
+import { join as join25 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36374,15 +36374,17 @@ function planCtOperation(perCallSeconds, b) {
 import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
 import { join as join21 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
-async function buildCt(req, flags) {
-  const outDir = join21(req.outDir, "ct");
+var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
+var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto"] };
+async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
+  const outDir = join21(req.outDir, variant.dir);
   const objDir = join21(outDir, "obj");
   mkdirSync10(objDir, { recursive: true });
   const library = join21(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
-  const extra = ["-gdwarf-4", "-fno-lto"];
+  const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
-  const key = sha256Hex([plain.key, ...extra, "ct"].join("\n"));
+  const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
   const keyFile = join21(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
@@ -36390,6 +36392,7 @@ async function buildCt(req, flags) {
     return {
       ok: previous.ok,
       library,
+      objDir,
       wrapped: previous.wrapped,
       flags: shownFlags,
       log: previous.log,
@@ -36399,7 +36402,7 @@ async function buildCt(req, flags) {
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
-    const result = { ok: ok2, library, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
+    const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
     writeFileAtomic(join21(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;
@@ -36436,100 +36439,9 @@ async function buildCt(req, flags) {
   return finish2(link3.exitCode === 0 && existsSync19(library), wrapped);
 }
 
-// src/ct/division.ts
-var HEADER2 = /^[0-9a-f]+ <([^>]+)>:$/;
-var SOURCE_LINE = /^(\S.*):([0-9]+)(?: \(discriminator [0-9]+\))?$/;
-var DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s+([^#<]*?))?\s*(?:#.*|<.*)?$/;
-var baseName = (path) => path.slice(path.lastIndexOf("/") + 1);
-function parseDivisions(listing) {
-  const sites2 = [];
-  let fn;
-  let source;
-  for (const line of listing.split("\n")) {
-    const h = HEADER2.exec(line);
-    if (h) {
-      fn = h[1];
-      source = void 0;
-      continue;
-    }
-    const s = SOURCE_LINE.exec(line);
-    if (s && !line.startsWith(" ")) {
-      source = { file: baseName(s[1]), line: Number(s[2]) };
-      continue;
-    }
-    const d = DIVISION.exec(line);
-    if (d && fn)
-      sites2.push({
-        function: fn,
-        instruction: d[2],
-        ...d[3] ? { operand: d[3] } : {},
-        address: `0x${d[1]}`,
-        ...source ?? {}
-      });
-  }
-  return sites2;
-}
-function reachableFunctions(listing, dynamicSymbols) {
-  const entries = dynamicSymbols.split("\n").map((l) => (l.trim().split(/\s+/).pop() ?? "").replace(/@.*$/, "")).filter((n) => ENTRY.test(n));
-  return closure(entries, parseDisassembly(listing), STOPS);
-}
-async function divisionSites(library, opts = {}) {
-  const spec = { mode: opts.sandbox ?? "bwrap", readOnly: [library], writable: [] };
-  const [dis, dyn] = await Promise.all([
-    runProcess([opts.objdump ?? "objdump", "-d", "-l", "--no-show-raw-insn", library], {
-      timeoutMs: 3e5,
-      maxOutputBytes: 1 << 30,
-      sandbox: spec
-    }),
-    runProcess([opts.nm ?? "nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec })
-  ]);
-  if (dis.exitCode !== 0) throw new Error(`objdump -d -l failed on ${library}: ${dis.stderr.split("\n")[0]}`);
-  if (dyn.exitCode !== 0) throw new Error(`nm -D failed on ${library}: ${dyn.stderr.split("\n")[0]}`);
-  const reached = reachableFunctions(dis.stdout, dyn.stdout);
-  return parseDivisions(dis.stdout).filter((s) => reached.has(s.function));
-}
-var taintedIn = (findings, fn) => findings.some((f) => !f.suppressed && f.kind !== "division" && f.function === fn);
-function secretSites(o, sites2) {
-  const check3 = o.division_check;
-  if (check3 && "sites" in check3)
-    return sites2.flatMap((s) => {
-      const seen = check3.sites.find((x) => x.address === s.address);
-      return seen && seen.secret.length > 0 ? [{ ...s, secret: seen.secret }] : [];
-    });
-  return sites2.filter((s) => taintedIn(o.findings ?? [], s.function));
-}
-function withDivisions(ct2, sites2) {
-  const tainted = /* @__PURE__ */ new Set();
-  const operations = Object.fromEntries(
-    Object.entries(ct2.operations).map(([op, o]) => {
-      const findings = o.findings ?? [];
-      const added = secretSites(o, sites2).map((s) => {
-        tainted.add(s.address);
-        return {
-          kind: "division",
-          function: s.function,
-          // An address the debug information does not place keeps the finding, unplaced.
-          file: s.file ?? "",
-          line: s.line ?? 0,
-          count: 1,
-          suppressed: false,
-          // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
-          reason: "",
-          instruction: s.instruction,
-          ...s.secret ? { secret_operands: s.secret } : {}
-        };
-      });
-      const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
-      return [op, { ...o, status, findings: [...findings, ...added] }];
-    })
-  );
-  return { ...ct2, operations, divisions: sites2.map((s) => ({ ...s, tainted: tainted.has(s.address) })) };
-}
-
-// src/ct/divisionCheck.ts
-import { existsSync as existsSync20, mkdtempSync, rmSync as rmSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { basename as basename9, join as join22 } from "node:path";
+// src/ct/coverage.ts
+import { copyFileSync, existsSync as existsSync20, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
+import { basename as basename9, isAbsolute as isAbsolute4, join as join22, normalize as normalize3, resolve as resolve15, sep as sep3 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync5 } from "node:fs";
@@ -36731,7 +36643,162 @@ async function runCtOperation(req) {
   };
 }
 
+// src/ct/coverage.ts
+var NEVER_RUN_SHOWN = 40;
+async function runCoverage(req) {
+  rmSync5(req.scratch, { recursive: true, force: true });
+  mkdirSync11(req.scratch, { recursive: true });
+  const strip = normalize3(resolve15(req.objDir)).split(sep3).filter(Boolean).length;
+  const run = await runDriver([req.driver, req.library], ctJob(req), {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 1 << 20,
+    env: { GCOV_PREFIX: req.scratch, GCOV_PREFIX_STRIP: String(strip) },
+    sandbox: { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [req.scratch] }
+  });
+  if (run.rejected) return { failure: `the coverage run did not finish: ${run.rejected.reason}` };
+  if (run.output.status !== "complete")
+    return { failure: `the coverage run ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
+  const counters = readdirSync8(req.scratch).filter((f) => f.endsWith(".gcda"));
+  if (counters.length === 0) return { failure: "the coverage run left no counters (.gcda)" };
+  for (const f of counters) {
+    const notes = join22(req.objDir, `${basename9(f, ".gcda")}.gcno`);
+    if (existsSync20(notes)) copyFileSync(notes, join22(req.scratch, basename9(notes)));
+  }
+  const gcov = await runProcess([req.gcov ?? "gcov", "--json-format", "--stdout", ...counters], {
+    cwd: req.scratch,
+    timeoutMs: 6e4,
+    maxOutputBytes: 64 << 20,
+    sandbox: { mode: req.sandbox, readOnly: [], writable: [req.scratch] }
+  });
+  if (gcov.exitCode !== 0) return { failure: `gcov failed (exit code ${gcov.exitCode}): ${gcov.stderr.trim().split("\n")[0] ?? ""}` };
+  try {
+    return coverageOf(parseGcovJson(gcov.stdout), nativeDir());
+  } catch (e) {
+    return { failure: `gcov's report is not readable: ${e.message}` };
+  }
+}
+function parseGcovJson(text3) {
+  return text3.split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => JSON.parse(l).files ?? []);
+}
+function coverageOf(files, harnessDir) {
+  const harness = normalize3(resolve15(harnessDir)) + sep3;
+  const own6 = files.filter((f) => !(isAbsolute4(f.file) && normalize3(f.file).startsWith(harness)));
+  const fns = /* @__PURE__ */ new Map();
+  const lines = /* @__PURE__ */ new Map();
+  for (const f of own6) {
+    for (const fn of f.functions) {
+      const key = `${f.file}:${fn.demangled_name ?? fn.name}`;
+      fns.set(key, (fns.get(key) ?? false) || fn.execution_count > 0);
+    }
+    for (const l of f.lines) {
+      const key = `${f.file}:${l.line_number}`;
+      lines.set(key, (lines.get(key) ?? false) || l.count > 0);
+    }
+  }
+  const never2 = [...fns].filter(([, ran]) => !ran).map(([key]) => key.replace(/^.*\//, ""));
+  return {
+    functions: fns.size,
+    functions_run: [...fns.values()].filter(Boolean).length,
+    lines: lines.size,
+    lines_run: [...lines.values()].filter(Boolean).length,
+    never_run: never2.sort().slice(0, NEVER_RUN_SHOWN)
+  };
+}
+
+// src/ct/division.ts
+var HEADER2 = /^[0-9a-f]+ <([^>]+)>:$/;
+var SOURCE_LINE = /^(\S.*):([0-9]+)(?: \(discriminator [0-9]+\))?$/;
+var DIVISION = /^\s*([0-9a-f]+):\s+(?:(?:rex\S*|data16|addr32)\s+)*(i?div[bwlq]?|[us]div)(?:\s+([^#<]*?))?\s*(?:#.*|<.*)?$/;
+var baseName = (path) => path.slice(path.lastIndexOf("/") + 1);
+function parseDivisions(listing) {
+  const sites2 = [];
+  let fn;
+  let source;
+  for (const line of listing.split("\n")) {
+    const h = HEADER2.exec(line);
+    if (h) {
+      fn = h[1];
+      source = void 0;
+      continue;
+    }
+    const s = SOURCE_LINE.exec(line);
+    if (s && !line.startsWith(" ")) {
+      source = { file: baseName(s[1]), line: Number(s[2]) };
+      continue;
+    }
+    const d = DIVISION.exec(line);
+    if (d && fn)
+      sites2.push({
+        function: fn,
+        instruction: d[2],
+        ...d[3] ? { operand: d[3] } : {},
+        address: `0x${d[1]}`,
+        ...source ?? {}
+      });
+  }
+  return sites2;
+}
+function reachableFunctions(listing, dynamicSymbols) {
+  const entries = dynamicSymbols.split("\n").map((l) => (l.trim().split(/\s+/).pop() ?? "").replace(/@.*$/, "")).filter((n) => ENTRY.test(n));
+  return closure(entries, parseDisassembly(listing), STOPS);
+}
+async function divisionSites(library, opts = {}) {
+  const spec = { mode: opts.sandbox ?? "bwrap", readOnly: [library], writable: [] };
+  const [dis, dyn] = await Promise.all([
+    runProcess([opts.objdump ?? "objdump", "-d", "-l", "--no-show-raw-insn", library], {
+      timeoutMs: 3e5,
+      maxOutputBytes: 1 << 30,
+      sandbox: spec
+    }),
+    runProcess([opts.nm ?? "nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec })
+  ]);
+  if (dis.exitCode !== 0) throw new Error(`objdump -d -l failed on ${library}: ${dis.stderr.split("\n")[0]}`);
+  if (dyn.exitCode !== 0) throw new Error(`nm -D failed on ${library}: ${dyn.stderr.split("\n")[0]}`);
+  const reached = reachableFunctions(dis.stdout, dyn.stdout);
+  return parseDivisions(dis.stdout).filter((s) => reached.has(s.function));
+}
+var taintedIn = (findings, fn) => findings.some((f) => !f.suppressed && f.kind !== "division" && f.function === fn);
+function secretSites(o, sites2) {
+  const check3 = o.division_check;
+  if (check3 && "sites" in check3)
+    return sites2.flatMap((s) => {
+      const seen = check3.sites.find((x) => x.address === s.address);
+      return seen && seen.secret.length > 0 ? [{ ...s, secret: seen.secret }] : [];
+    });
+  return sites2.filter((s) => taintedIn(o.findings ?? [], s.function));
+}
+function withDivisions(ct2, sites2) {
+  const tainted = /* @__PURE__ */ new Set();
+  const operations = Object.fromEntries(
+    Object.entries(ct2.operations).map(([op, o]) => {
+      const findings = o.findings ?? [];
+      const added = secretSites(o, sites2).map((s) => {
+        tainted.add(s.address);
+        return {
+          kind: "division",
+          function: s.function,
+          // An address the debug information does not place keeps the finding, unplaced.
+          file: s.file ?? "",
+          line: s.line ?? 0,
+          count: 1,
+          suppressed: false,
+          // A finding's reason is its suppression's (validate): the instruction and address are in `divisions`.
+          reason: "",
+          instruction: s.instruction,
+          ...s.secret ? { secret_operands: s.secret } : {}
+        };
+      });
+      const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
+      return [op, { ...o, status, findings: [...findings, ...added] }];
+    })
+  );
+  return { ...ct2, operations, divisions: sites2.map((s) => ({ ...s, tainted: tainted.has(s.address) })) };
+}
+
 // src/ct/divisionCheck.ts
+import { existsSync as existsSync21, mkdtempSync, rmSync as rmSync6, writeFileSync as writeFileSync4 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { basename as basename10, join as join23 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -36768,7 +36835,7 @@ function siteReading(site2) {
   return { dividend, divisor: { address: `(long)(${parts.join(" + ")})`, bytes: bits / 8 } };
 }
 var quoteShell = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
-var fileRegex = (path) => `${basename9(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+var fileRegex = (path) => `${basename10(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
 function divisionScript(library, anchor2, sites2) {
   const lines = [
     "set pagination off",
@@ -36851,7 +36918,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync20(join22(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join23(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -36865,12 +36932,12 @@ async function runDivisionCheck(req) {
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync(join22(tmpdir2(), "ngcc-divcheck-"));
+  const scratch = mkdtempSync(join23(tmpdir2(), "ngcc-divcheck-"));
   try {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join22(scratch, "division.gdb");
+    const script = join23(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -36901,24 +36968,24 @@ async function runDivisionCheck(req) {
       return { failure: `the division check's driver ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
     return parseDivisionTrace(run.run.side?.text ?? "", req.sites);
   } finally {
-    rmSync5(scratch, { recursive: true, force: true });
+    rmSync6(scratch, { recursive: true, force: true });
   }
 }
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes4 } from "node:crypto";
-import { existsSync as existsSync21, mkdirSync as mkdirSync11, renameSync as renameSync3, rmSync as rmSync6 } from "node:fs";
-import { join as join23 } from "node:path";
+import { existsSync as existsSync22, mkdirSync as mkdirSync12, renameSync as renameSync3, rmSync as rmSync7 } from "node:fs";
+import { join as join24 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join23(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join23(dir, "sha256.json"));
-  if (existsSync21(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  const driver = join24(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join24(dir, "sha256.json"));
+  if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
-  mkdirSync11(staging, { recursive: true, mode: 448 });
-  const out = join23(staging, "ngcc_ct");
+  mkdirSync12(staging, { recursive: true, mode: 448 });
+  const out = join24(staging, "ngcc_ct");
   const r = await runProcess(
     [
       CC,
@@ -36931,7 +36998,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join23(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join24(n, f)),
       "-ldl"
     ],
     {
@@ -36939,18 +37006,18 @@ async function ctDriver(tools) {
     }
   );
   if (r.exitCode !== 0) {
-    rmSync6(staging, { recursive: true, force: true });
+    rmSync7(staging, { recursive: true, force: true });
     throw new Error(
       `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join23(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
-  rmSync6(dir, { recursive: true, force: true });
+  writeJsonAtomic(join24(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  rmSync7(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
   } catch {
-    rmSync6(staging, { recursive: true, force: true });
+    rmSync7(staging, { recursive: true, force: true });
   }
   return driver;
 }
@@ -37034,14 +37101,14 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join24(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync22(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
+  const suppressionsFile = join25(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
   const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && operations.every((op) => {
     const o = previous.operations[op];
-    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls);
+    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls && o.coverage !== void 0);
   });
   const common = { operations, suppressions, ...suppressionsSha ? { suppressionsSha } : {} };
   return reusable ? { ...common, run: "keep", previous } : { ...common, run: "check", librarySha256: entry.library_sha256 };
@@ -37073,7 +37140,8 @@ async function prepareCheck(ctx, operations) {
     return void 0;
   });
   if (sites2) head.division_sites = sites2;
-  return { built, head };
+  const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
+  return { built, head, coverage: { built: coverage, scratch: join25(request.outDir, CT_COVERAGE_BUILD.dir, "counters") } };
 }
 async function checkOperations(ctx, operations, results, prepared) {
   const { run, unit } = ctx;
@@ -37109,6 +37177,24 @@ async function checkOperations(ctx, operations, results, prepared) {
     () => runCtOperation({ ...base, operation, calls, timeoutMs: timeoutS * 1e3, ...budgetS !== void 0 ? { budgetS } : {} })
   );
   const checkDivisions = (operation, sites2, timeoutS) => withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct2.calls, sites: sites2, timeoutMs: 2 * timeoutS * 1e3 }));
+  const coverageOf2 = async (operation, timeoutS) => {
+    const cov = prepared.coverage;
+    if (!cov?.built.ok || !cov.built.objDir)
+      return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+    const { library: _, ...shared } = base;
+    return withCpus(
+      [plan.cpu],
+      () => runCoverage({
+        ...shared,
+        library: cov.built.library,
+        objDir: cov.built.objDir,
+        operation,
+        calls: ct2.calls,
+        timeoutMs: timeoutS * 1e3,
+        scratch: join25(cov.scratch, operation)
+      })
+    );
+  };
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
   const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
   for (const operation of operations) {
@@ -37132,9 +37218,10 @@ async function checkOperations(ctx, operations, results, prepared) {
     }
     const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct2.op_budget_s + ct2.startup_s);
     results[operation] = await runOp(operation, ct2.calls, timeoutS, ct2.op_budget_s);
+    const ran = results[operation].status === "clean" || results[operation].status === "flagged";
     const sites2 = prepared.head.division_sites ?? [];
-    if (sites2.length > 0 && (results[operation].status === "clean" || results[operation].status === "flagged"))
-      results[operation].division_check = await checkDivisions(operation, sites2, timeoutS);
+    if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, sites2, timeoutS);
+    if (ran) results[operation].coverage = await coverageOf2(operation, timeoutS);
   }
   return slowdown;
 }
@@ -37217,7 +37304,7 @@ async function runLocked(plan, opts, steps) {
       }
     );
   else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
-  if (!existsSync23(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync24(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
     plan,
@@ -37412,12 +37499,12 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync26, readFileSync as readFileSync17 } from "node:fs";
-import { join as join27, relative as relative13 } from "node:path";
+import { existsSync as existsSync27, readFileSync as readFileSync17 } from "node:fs";
+import { join as join28, relative as relative13 } from "node:path";
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync24, readdirSync as readdirSync8, readFileSync as readFileSync16 } from "node:fs";
-import { join as join25 } from "node:path";
+import { existsSync as existsSync25, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
+import { join as join26 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -37457,14 +37544,14 @@ function operationProblems(where, o) {
 }
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
-  if (!existsSync24(dir)) return [];
+  if (!existsSync25(dir)) return [];
   const problems = [];
-  for (const id of readdirSync8(dir, { withFileTypes: true })) {
+  for (const id of readdirSync9(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync8(join25(dir, id.name))) {
+    for (const file2 of readdirSync9(join26(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -37472,7 +37559,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join25(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join26(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -37496,8 +37583,8 @@ function validateCtFiles(systemDir, build2) {
 }
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync25, readdirSync as readdirSync9 } from "node:fs";
-import { join as join26 } from "node:path";
+import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
+import { join as join27 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -37508,8 +37595,8 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync25(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join26(e.parentPath, e.name)).sort();
+  if (!existsSync26(dir)) return [];
+  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join27(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -37520,8 +37607,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync25(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync25(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync26(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync26(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -37537,10 +37624,10 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative13(systemDir, p) || p;
-  if (!existsSync26(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync27(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync26(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync27(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -37551,8 +37638,8 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join27(systemDir, e.kat_log);
-    if (!existsSync26(logPath)) {
+    const logPath = join28(systemDir, e.kat_log);
+    if (!existsSync27(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -37929,8 +38016,8 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync27, statSync as statSync8 } from "node:fs";
-import { dirname as dirname8, resolve as resolve15 } from "node:path";
+import { existsSync as existsSync28, statSync as statSync8 } from "node:fs";
+import { dirname as dirname8, resolve as resolve16 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -37967,12 +38054,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve15(path);
-  while (!existsSync27(p) && dirname8(p) !== p) p = dirname8(p);
+  let p = resolve16(path);
+  while (!existsSync28(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync8(p).isDirectory())
     throw fail(
       where,
-      p === resolve15(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve16(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -38047,29 +38134,29 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/model.ts
-import { existsSync as existsSync29, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename10, dirname as dirname9, join as join29, relative as relative14 } from "node:path";
+import { existsSync as existsSync30, readdirSync as readdirSync12, readFileSync as readFileSync18 } from "node:fs";
+import { basename as basename11, dirname as dirname9, join as join30, relative as relative14 } from "node:path";
 
 // src/evidence/ct.ts
-import { existsSync as existsSync28, readdirSync as readdirSync10 } from "node:fs";
-import { join as join28 } from "node:path";
+import { existsSync as existsSync29, readdirSync as readdirSync11 } from "node:fs";
+import { join as join29 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync28(dir)) return { files, unreadable };
-  for (const candidate of readdirSync10(dir).sort()) {
-    if (!existsSync28(join28(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync10(join28(dir, candidate)).sort()) {
+  if (!existsSync29(dir)) return { files, unreadable };
+  for (const candidate of readdirSync11(dir).sort()) {
+    if (!existsSync29(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync11(join29(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join28(systemDir, path));
+        const ct2 = readJson(join29(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join28(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join29(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -38193,9 +38280,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync29(join29(systemDir, path))) return {};
+  if (!path || !existsSync30(join30(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync18(join29(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync18(join30(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -38224,13 +38311,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync29(surveyDir)) return surveys;
-  for (const id of readdirSync11(surveyDir).sort())
+  if (!existsSync30(surveyDir)) return surveys;
+  for (const id of readdirSync12(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync11(join29(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync12(join30(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join29(surveyDir, id, f))];
+          return [readJson(join30(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -38240,12 +38327,12 @@ function readSurveys(systemDir) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync29(dataDir) ? readdirSync11(dataDir).sort() : []) {
-    const paths = evidencePaths(join29(dataDir, name));
-    if (!existsSync29(paths.campaign)) continue;
+  for (const name of existsSync30(dataDir) ? readdirSync12(dataDir).sort() : []) {
+    const paths = evidencePaths(join30(dataDir, name));
+    if (!existsSync30(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync29(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync30(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -38261,7 +38348,7 @@ function loadReportModel(systemDir, campaignDir) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename10(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename11(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -38269,7 +38356,7 @@ function loadReportModel(systemDir, campaignDir) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync29(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync30(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -38280,7 +38367,7 @@ function loadReportModel(systemDir, campaignDir) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync29(join29(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync30(join30(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative14(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -38343,8 +38430,8 @@ function loadReportModel(systemDir, campaignDir) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join29(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join29(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join30(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join30(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -38353,8 +38440,8 @@ function loadReportModel(systemDir, campaignDir) {
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync30 } from "node:fs";
-import { join as join30, relative as relative15 } from "node:path";
+import { existsSync as existsSync31 } from "node:fs";
+import { join as join31, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38625,8 +38712,8 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dataDir, system2, role) {
-  const dir = join30(dataDir, system2);
-  if (!existsSync30(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  const dir = join31(dataDir, system2);
+  if (!existsSync31(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -38773,7 +38860,7 @@ function compareEvidence(opts) {
   const base = loadSystem(opts.baseDir, opts.system, "base");
   const head = loadSystem(opts.headDir, opts.system, "head");
   const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync30(join30(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join30(d, opts.system)), "history")))
+    (opts.history ?? []).filter((d) => existsSync31(join31(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join31(d, opts.system)), "history")))
   );
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
@@ -40942,7 +41029,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join31 = [joinDefaults];
+var join32 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -43556,7 +43643,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join31],
+    join: [...join32],
     options: {},
     safe: safeBound,
     stack: [],
@@ -43937,16 +44024,26 @@ function ctSection(model, c) {
   const statusRows = c.instances.flatMap((inst) => {
     if (!inst.ct) {
       const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
-      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
     }
     return Object.entries(inst.ct.operations).map(([op, o]) => [
       code3(inst.label),
       op,
       o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
       ...kindCounts(o.findings ?? []),
-      String(o.calls)
+      String(o.calls),
+      coverageCell(o)
     ]);
   });
+  const neverRows = checked.flatMap(
+    (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
+      const c2 = o.coverage;
+      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions) return [];
+      const missed = c2.functions - c2.functions_run;
+      const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
+      return [[code3(inst.label), op, `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}`]];
+    })
+  );
   const siteRows = checked.flatMap(
     (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
       code3(inst.label),
@@ -43979,7 +44076,13 @@ function ctSection(model, c) {
       code3("ct-suppressions.yml"),
       " and do not make an operation flagged."
     ),
-    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls"], statusRows),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
+    ...neverRows.length > 0 ? [
+      para(
+        "Coverage: the same calls, with the same generator, run natively in a build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. The verdict says nothing of code the calls never ran. Functions they never entered:"
+      ),
+      table(["instance", "operation", "never entered"], neverRows)
+    ] : [],
     ...siteRows.length > 0 ? [
       para(
         shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
@@ -43994,6 +44097,14 @@ function ctSection(model, c) {
       table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
     ] : [para("No division instruction in code the API reaches.")] : []
   ];
+}
+var NEVER_RUN_LISTED = 8;
+function coverageCell(o) {
+  const c = o.coverage;
+  if (!c) return MISSING;
+  if ("failure" in c) return `not counted: ${c.failure}`;
+  const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : "no lines";
+  return `${pct}, ${c.functions_run} of ${c.functions} functions`;
 }
 function divisionVerdict(ct2, d) {
   const readings = Object.entries(ct2.operations).flatMap(([op, o]) => {
@@ -44430,8 +44541,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync, existsSync as existsSync31, mkdirSync as mkdirSync12, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync7, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename11, dirname as dirname10, join as join32, posix as posix2, relative as relative16, resolve as resolve16, sep as sep3 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync32, mkdirSync as mkdirSync13, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync8, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join33, posix as posix2, relative as relative16, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -44445,26 +44556,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join32(shown4, strays2[0]),
+      join33(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join32(dir, BUILD_FILE);
-  if (existsSync31(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join32(shown4, BUILD_FILE));
+  const buildPath = join33(dir, BUILD_FILE);
+  if (existsSync32(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join33(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join32(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join33(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync31(join32(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join32(dir, CAMPAIGN_FILE), join32(shown4, CAMPAIGN_FILE));
+  if (existsSync32(join33(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join33(dir, CAMPAIGN_FILE), join33(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join32(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join32(shown4, BUILD_FILE)}`);
+        throw new InputError(join33(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join33(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -44484,7 +44595,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join32(a.dir, rel), join32(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join33(a.dir, rel), join33(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -44493,8 +44604,8 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync31(join32(shard.dir, tail))) return entry;
-  const move = relative16(shard.dir, out).split(sep3).join("/");
+  if (!existsSync32(join33(shard.dir, tail))) return entry;
+  const move = relative16(shard.dir, out).split(sep4).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -44525,15 +44636,15 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative16(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve16(into);
+  const out = resolve17(into);
   for (const p of parts) {
-    const abs = resolve16(p);
-    if (!existsSync31(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
-    const inside = (a, b) => a === b || a.startsWith(`${b}${sep3}`);
+    const abs = resolve17(p);
+    if (!existsSync32(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const inside = (a, b) => a === b || a.startsWith(`${b}${sep4}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync31(out);
+  const existed = existsSync32(out);
   if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -44552,15 +44663,15 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve16(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve17(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join32(other.shown, CAMPAIGN_FILE),
+      join33(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join32(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join33(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -44582,16 +44693,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join32(earlier.dir, rel), join32(f.dir, rel)))
-        throw new InputError(join32(f.shown, rel), "", `differs from ${join32(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join33(earlier.dir, rel), join33(f.dir, rel)))
+        throw new InputError(join33(f.shown, rel), "", `differs from ${join33(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join32(dirname10(out), `.${basename11(out)}.merging-${process.pid}`);
-  rmSync7(tmp, { recursive: true, force: true });
-  mkdirSync12(tmp, { recursive: true });
+  const tmp = join33(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
+  rmSync8(tmp, { recursive: true, force: true });
+  mkdirSync13(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync12(dirname10(join32(tmp, rel)), { recursive: true });
-      copyFileSync(join32(from.dir, rel), join32(tmp, rel));
+      mkdirSync13(dirname10(join33(tmp, rel)), { recursive: true });
+      copyFileSync2(join33(from.dir, rel), join33(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -44599,10 +44710,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join32(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join33(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join32(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync31(join32(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join33(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync32(join33(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -44612,8 +44723,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join32(tmp, LOCK_FILE), lockText());
-    const old = join32(dirname10(out), `.${basename11(out)}.replaced-${process.pid}`);
+    writeFileSync5(join33(tmp, LOCK_FILE), lockText());
+    const old = join33(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -44629,16 +44740,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync7(old, { recursive: true, force: true });
+    rmSync8(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync7(tmp, { recursive: true, force: true });
+    rmSync8(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync32, readFileSync as readFileSync20 } from "node:fs";
-import { join as join33 } from "node:path";
+import { existsSync as existsSync33, readFileSync as readFileSync20 } from "node:fs";
+import { join as join34 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -45708,22 +45819,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join33(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join34(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join33(outDir, path);
-    return !existsSync32(file2) || readFileSync20(file2, "utf8") !== text3;
+    const file2 = join34(outDir, path);
+    return !existsSync33(file2) || readFileSync20(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync13, rmSync as rmSync8 } from "node:fs";
-import { join as join34, resolve as resolve17 } from "node:path";
+import { mkdirSync as mkdirSync14, rmSync as rmSync9 } from "node:fs";
+import { join as join35, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join34(nativeDir(), "iccs", "baseline");
+  const dir = join35(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -45743,14 +45854,14 @@ function baselineCandidate() {
   };
 }
 function writeBaselineCampaign(root3, settingsFrom) {
-  const settings = settingsFrom !== void 0 ? loadSettings(resolve17(settingsFrom)) : void 0;
-  rmSync8(root3, { recursive: true, force: true });
-  mkdirSync13(join34(root3, ICCS_BASELINE_ID), { recursive: true });
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
+  rmSync9(root3, { recursive: true, force: true });
+  mkdirSync14(join35(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join34(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join35(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join34(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join35(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -45767,7 +45878,7 @@ var baselineKat = {
 var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
 var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
 function runIccsBaseline(opts) {
-  const root3 = evidencePaths(resolve17(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  const root3 = evidencePaths(resolve18(opts.dataDir, opts.system)).iccsBaselineCampaign;
   writeBaselineCampaign(root3, opts.settingsFrom);
   return runCampaign(
     {
@@ -45804,22 +45915,22 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync33, mkdirSync as mkdirSync14, readdirSync as readdirSync12, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join35 } from "node:path";
+import { existsSync as existsSync34, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join36 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join35(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync33(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync12(base).sort().filter((scheme) => existsSync33(join35(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    const base = join36(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    if (!existsSync34(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync13(base).sort().filter((scheme) => existsSync34(join36(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join35(base, scheme, "clean");
+  const dir = join36(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync21(join35(dir, "api.h"), "utf8");
+  const api = readFileSync21(join36(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join35(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join36(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -45837,14 +45948,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join35(out, id);
-    mkdirSync14(folder, { recursive: true });
+    const folder = join36(out, id);
+    mkdirSync15(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join35(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join35(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join36(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join36(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -45852,7 +45963,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join35(folder, "candidate.yml"),
+      join36(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -45872,7 +45983,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join35(folder, "kat.sha256"),
+      join36(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -45986,7 +46097,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join36(values.out, values.system), cli("out"));
+  checkOutputFolder(join37(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -45995,9 +46106,9 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve18(values["against-out"]) === resolve18(values.out))
+    if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join36(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join37(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -46028,10 +46139,10 @@ async function cmdRun(args) {
   return code4;
 }
 function evidenceFolder(arg) {
-  const dir = resolve18(arg);
-  if (!existsSync34(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync34(evidencePaths(dir).build) && !existsSync34(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync13(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync34(evidencePaths(join36(dir, e.name)).build)).map((e) => join36(arg, e.name));
+  const dir = resolve19(arg);
+  if (!existsSync35(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync35(evidencePaths(dir).build) && !existsSync35(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync35(evidencePaths(join37(dir, e.name)).build)).map((e) => join37(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -46070,15 +46181,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync34(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync34(join36(d, values.system)))
+    if (!existsSync35(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync35(join37(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join36(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join37(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync34(values.campaign))
+  if (values.campaign !== void 0 && !existsSync35(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -46101,13 +46212,13 @@ function cmdReport(args) {
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve18(values.campaign) : void 0);
+  const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join36(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join37(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join36(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join37(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -46130,14 +46241,14 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync34(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync35(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync22(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename12(dirname11(resolve18(file2)));
-    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename12(file2) }));
+    const label = values.label ?? basename13(dirname11(resolve19(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename13(file2) }));
   }
   return 0;
 }
@@ -46172,8 +46283,8 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join36(systemDir, e.kat_file);
-    if (!existsSync34(katPath))
+    const katPath = join37(systemDir, e.kat_file);
+    if (!existsSync35(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync22(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -46182,7 +46293,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join36(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join37(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -46214,9 +46325,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join36(c.folder, "kat.sha256");
+  const target = join37(c.folder, "kat.sha256");
   const shown4 = relative17(process.cwd(), target) || target;
-  const before = existsSync34(target) ? readFileSync22(target, "utf8") : "";
+  const before = existsSync35(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -46234,7 +46345,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync34(join36(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join36(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync35(join37(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join37(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -46275,8 +46386,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join36(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync34(values.campaign))
+  checkOutputFolder(join37(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync35(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -46301,19 +46412,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve18(values.out ?? join36(root3, "out"));
+  const out = resolve19(values.out ?? join37(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join36(root3, "examples", "campaign");
-  const pqclean = join36(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync34(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join37(root3, "examples", "campaign");
+  const pqclean = join37(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync35(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync13(campaignDir).filter((f) => existsSync34(join36(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync35(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join36(out, "data"),
+    dataDir: join37(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -46321,13 +46432,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join36(out, "pages");
+  const pagesDir = join37(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative17(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join36(pagesDir, "index.md"))})`
+    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join37(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -46342,22 +46453,22 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync34(out) && readdirSync13(out).length > 0)
+  if (existsSync35(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve18(values.pqclean ?? join36(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync34(pqclean))
+  const pqclean = resolve19(values.pqclean ?? join37(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  if (!existsSync35(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join36(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync34(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  const digestsFile = values.digests ?? join37(root3, "examples", "pqclean", "published-kat.sha256");
+  if (!existsSync35(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
     throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative17(process.cwd(), pqclean) || "."}`);
-  const unlisted = writePqcleanCampaign(resolve18(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  const unlisted = writePqcleanCampaign(resolve19(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);
   console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);

@@ -32,6 +32,13 @@ const FAST: Record<string, SyntheticCtOperation> = {
   },
   enc: { status: 'skipped', calls: 0, reason: 'predicted 95 s under valgrind, budget 60 s' },
   dec: {
+    coverage: {
+      functions: 12,
+      functions_run: 9,
+      lines: 400,
+      lines_run: 301,
+      never_run: ['poly.c:poly_frommsg', 'poly.c:poly_tobytes', 'rng.c:reseed'],
+    },
     findings: [
       { kind: 'branch', function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
       { kind: 'branch', function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
@@ -49,7 +56,13 @@ function render(withCt: boolean): { pages: Map<string, string>; systemDir: strin
   const systemDir = writeSyntheticSystem(root, 'x86_1', INSTANCES, OPS);
   if (withCt) {
     writeSyntheticCt(systemDir, 'kem-1', 'fast', FAST, { divisions: DIVISIONS });
-    writeSyntheticCt(systemDir, 'kem-1', 'small', { keygen: {}, enc: {}, dec: {} }, { divisions: [] });
+    writeSyntheticCt(
+      systemDir,
+      'kem-1',
+      'small',
+      { keygen: { coverage: { failure: 'gcov failed (exit code 1)' } }, enc: {}, dec: {} },
+      { divisions: [] },
+    );
   }
   return { pages: renderPages(loadReportModel(systemDir)), systemDir };
 }
@@ -63,18 +76,23 @@ describe('the constant-time check on the pages', () => {
   it("the candidate page's section: per instance and operation the status and the counts by kind (distinct sites)", () => {
     const s = section(page, 'Constant-time check (machine)')!;
     expect(s.tables[0]).toEqual([
-      ['instance', 'operation', 'status', 'branch', 'index', 'division', 'syscall', 'suppressed', 'calls'],
-      ['fast', 'keygen', 'clean', '0', '0', '0', '0', '1', '3'],
-      ['fast', 'enc', 'skipped: predicted 95 s under valgrind, budget 60 s', '0', '0', '0', '0', '0', '0'],
-      ['fast', 'dec', '⚠ flagged', '1', '0', '1', '0', '0', '3'],
-      ['small', 'keygen', 'clean', '0', '0', '0', '0', '0', '3'],
-      ['small', 'enc', 'clean', '0', '0', '0', '0', '0', '3'],
-      ['small', 'dec', 'clean', '0', '0', '0', '0', '0', '3'],
+      ['instance', 'operation', 'status', 'branch', 'index', 'division', 'syscall', 'suppressed', 'calls', 'coverage'],
+      ['fast', 'keygen', 'clean', '0', '0', '0', '0', '1', '3', MISSING],
+      ['fast', 'enc', 'skipped: predicted 95 s under valgrind, budget 60 s', '0', '0', '0', '0', '0', '0', MISSING],
+      ['fast', 'dec', '⚠ flagged', '1', '0', '1', '0', '0', '3', '75% of lines, 9 of 12 functions'],
+      ['small', 'keygen', 'clean', '0', '0', '0', '0', '0', '3', 'not counted: gcov failed (exit code 1)'],
+      ['small', 'enc', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
+      ['small', 'dec', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
+    ]);
+    // The functions the checked calls never entered, by row.
+    expect(section(page, 'Constant-time check (machine)')!.tables[1]).toEqual([
+      ['instance', 'operation', 'never entered'],
+      ['fast', 'dec', 'poly.c:poly_frommsg, poly.c:poly_tobytes, rng.c:reseed'],
     ]);
   });
 
   it('the top sites with file:line and function, unsuppressed first, suppressed ones marked with their reason', () => {
-    expect(section(page, 'Constant-time check (machine)')!.tables[1]).toEqual([
+    expect(section(page, 'Constant-time check (machine)')!.tables[2]).toEqual([
       ['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'],
       ['fast', 'branch', 'poly_tomsg', 'poly.c:88', 'dec, dec', '512', ''],
       ['fast', 'division', 'poly_tomsg', 'poly.c:87', 'dec', '1', ''],
@@ -89,7 +107,7 @@ describe('the constant-time check on the pages', () => {
   });
 
   it("the division list of evidence without the division check: tainted ones (by memcheck's findings in their function) as findings, the others as reachable with operands not shown tainted", () => {
-    expect(section(page, 'Constant-time check (machine)')!.tables[2]).toEqual([
+    expect(section(page, 'Constant-time check (machine)')!.tables[3]).toEqual([
       ['instance', 'function', 'instruction', 'site', 'operands', 'build'],
       ['fast', 'poly_tomsg', 'div', 'poly.c:87', '⚠ operands tainted (memcheck flagged its function): a division finding', MISSING],
       ['fast', 'poly_compress', 'div', 'poly.c:120', 'division reachable, operands not shown tainted', MISSING],

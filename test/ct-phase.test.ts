@@ -109,6 +109,32 @@ describe('the ct phase on planted leaks', () => {
     );
   });
 
+  it("says what each operation's calls covered: the planted function is never entered by keygen, entered by dec; the harness's files are left out", () => {
+    const ct = readCt(systemDir, 'branch');
+    const covered = (op: string) => {
+      const c = ct.operations[op]!.coverage;
+      expect(c, op).toBeDefined();
+      if (!c || 'failure' in c) throw new Error(`${op}: coverage not counted: ${c && 'failure' in c ? c.failure : 'absent'}`);
+      return c;
+    };
+    const [keygen, dec] = [covered('keygen'), covered('dec')];
+    expect(keygen.never_run).toContain('ct_kem.inc:planted_branch');
+    expect(dec.never_run).not.toContain('ct_kem.inc:planted_branch');
+    for (const c of [keygen, dec]) {
+      expect(c.functions_run).toBeGreaterThan(0);
+      expect(c.functions_run).toBeLessThanOrEqual(c.functions);
+      expect(c.lines_run).toBeGreaterThan(0);
+      expect(c.lines_run).toBeLessThanOrEqual(c.lines);
+      expect(c.never_run).toHaveLength(c.functions - c.functions_run);
+      expect(c.never_run.join(' ')).not.toMatch(/ct_wrap|nist_shim|ct_driver/);
+    }
+    // dec runs planted_branch on top of what keygen runs of the same code.
+    expect(dec.functions_run).toBeGreaterThan(keygen.functions_run);
+    // And the page shows it on the row.
+    const page = renderPages(loadReportModel(systemDir)).get('kem-7/perf_ct-test.md')!;
+    expect(page).toMatch(/\| `?branch`? \| keygen \| [^\n]* \| \d+% of lines, \d+ of \d+ functions \|/);
+  });
+
   it('finds none of those in the unplanted copy of the same code', () => {
     const ct = readCt(systemDir, 'clean');
     for (const op of ['keygen', 'enc', 'dec']) {

@@ -124,10 +124,13 @@ describe('a paired run (run --against): base and head measured in one run, trial
     const n1 = first.h.trials.length;
     expect(n1).toBeGreaterThanOrEqual(8);
 
+    const said: string[] = [];
+    const progress = { start: () => {}, tick: (m: string) => void said.push(m), note: (m: string) => void said.push(m), done: () => {} };
     await runCampaign({
       ...options,
       phases: new Set(['measure'] as const),
       extraRounds: { pairs: 5, operations: new Set(['sign-1/toy-sig/sign', 'sign-1/toy-sig/verify']) },
+      progress,
     });
     // keygen was not asked for: its records are the first rounds', byte for byte.
     expect([recordText(headData, 'keygen'), recordText(baseData, 'keygen')]).toEqual(untouched);
@@ -136,6 +139,8 @@ describe('a paired run (run --against): base and head measured in one run, trial
       [baseData, first.b],
     ] as const) {
       const r = record(data, 'sign-1', 'toy-sig', 'sign');
+      // What the run said, should the rounds be missing.
+      expect(r.trial_rounds, said.join('\n')).toHaveLength(2);
       const [r1, r2] = r.trial_rounds!;
       expect(r1).toBe(n1);
       expect(r2).toBeGreaterThanOrEqual(5);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { flagsFor } from '../compile/compile.js';
 import { planCtOperation } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
-import { buildCt } from '../ct/build.js';
+import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
+import { runCoverage } from '../ct/coverage.js';
 import { divisionSites, withDivisions, type DivisionSite } from '../ct/division.js';
 import { runDivisionCheck } from '../ct/divisionCheck.js';
 import { ccVersion } from '../env/toolchain.js';
@@ -147,7 +148,8 @@ function decide(ctx: InstanceContext): CtDecision {
     (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) &&
     operations.every((op) => {
       const o = previous.operations[op];
-      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls));
+      // A file from before coverage was counted is redone: every checked operation says what it covered.
+      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls && o.coverage !== undefined));
     });
   const common = { operations, suppressions, ...(suppressionsSha ? { suppressionsSha } : {}) };
   return reusable ? { ...common, run: 'keep', previous } : { ...common, run: 'check', librarySha256: entry.library_sha256 };
@@ -174,6 +176,8 @@ function suppressed(o: CtOperation, suppressions: readonly CtSuppression[], oper
 interface CtPrepared {
   built: Awaited<ReturnType<typeof buildCt>>;
   head: Partial<CtEvidence>;
+  /** The coverage build (CT_COVERAGE_BUILD) and the folder its runs leave their counters in. */
+  coverage?: { built: Awaited<ReturnType<typeof buildCt>>; scratch: string };
 }
 
 async function prepareCheck(ctx: InstanceContext, operations: readonly string[]): Promise<CtPrepared | undefined> {
@@ -192,7 +196,8 @@ async function prepareCheck(ctx: InstanceContext, operations: readonly string[])
     return undefined;
   });
   if (sites) head.division_sites = sites;
-  return { built, head };
+  const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
+  return { built, head, coverage: { built: coverage, scratch: join(request.outDir, CT_COVERAGE_BUILD.dir, 'counters') } };
 }
 
 async function checkOperations(
@@ -238,6 +243,24 @@ async function checkOperations(
   // precise registers slow the run, which gets twice the memcheck run's timeout.
   const checkDivisions = (operation: string, sites: readonly DivisionSite[], timeoutS: number) =>
     withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct.calls, sites, timeoutMs: 2 * timeoutS * 1000 }));
+  // What the verdict covers: the same calls, natively, in the build with gcov's counters.
+  const coverageOf = async (operation: string, timeoutS: number): Promise<NonNullable<CtOperation['coverage']>> => {
+    const cov = prepared.coverage;
+    if (!cov?.built.ok || !cov.built.objDir)
+      return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+    const { library: _, ...shared } = base;
+    return withCpus([plan.cpu], () =>
+      runCoverage({
+        ...shared,
+        library: cov.built.library,
+        objDir: cov.built.objDir!,
+        operation,
+        calls: ct.calls,
+        timeoutMs: timeoutS * 1000,
+        scratch: join(cov.scratch, operation),
+      }),
+    );
+  };
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
   const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
   for (const operation of operations) {
@@ -264,9 +287,10 @@ async function checkOperations(
     // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
     const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct.op_budget_s + ct.startup_s);
     results[operation] = await runOp(operation, ct.calls, timeoutS, ct.op_budget_s);
+    const ran = results[operation]!.status === 'clean' || results[operation]!.status === 'flagged';
     const sites = prepared.head.division_sites ?? [];
-    if (sites.length > 0 && (results[operation]!.status === 'clean' || results[operation]!.status === 'flagged'))
-      results[operation]!.division_check = await checkDivisions(operation, sites, timeoutS);
+    if (sites.length > 0 && ran) results[operation]!.division_check = await checkDivisions(operation, sites, timeoutS);
+    if (ran) results[operation]!.coverage = await coverageOf(operation, timeoutS);
   }
   return slowdown;
 }

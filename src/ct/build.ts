@@ -9,13 +9,25 @@ import { nativeDir } from '../util/paths.js';
 /** The generators whose output ct_wrap.c marks secret, wherever a library's own objects define them. */
 export const CT_GENERATORS = ['get_random_number', 'randombytes', 'PQCLEAN_randombytes'] as const;
 
+/** Which relink of the library: its folder under the build, and the flags added to the instance's. */
+export interface CtBuildVariant {
+  dir: string;
+  extra: readonly string[];
+}
+/** The build memcheck runs: debug lines, and no LTO (see buildCt). */
+export const CT_CHECK_BUILD: CtBuildVariant = { dir: 'ct', extra: ['-gdwarf-4', '-fno-lto'] };
+/** The build the coverage of the same calls is counted in (ct/coverage.ts): gcov's counters, same optimisation. */
+export const CT_COVERAGE_BUILD: CtBuildVariant = { dir: 'ct-coverage', extra: ['--coverage', '-fno-lto'] };
+
 export interface CtBuildResult {
   ok: boolean;
   library: string;
   /** The generators wrapped (those the library defines). */
   wrapped: string[];
-  /** The compile flags of the ct build: the instance's, then -g and -fno-lto. */
+  /** The compile flags of the ct build: the instance's, then the variant's (-g and -fno-lto). */
   flags: string[];
+  /** The objects' folder (their .gcno files, in a coverage build). */
+  objDir?: string;
   log: string;
   librarySha256?: string;
 }
@@ -28,16 +40,16 @@ export interface CtBuildResult {
  * Built in the instance's build folder under `ct/`, in the compiler's sandbox; an unchanged build
  * is kept.
  */
-export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBuildResult> {
-  const outDir = join(req.outDir, 'ct');
+export async function buildCt(req: BuildRequest, flags: string[], variant: CtBuildVariant = CT_CHECK_BUILD): Promise<CtBuildResult> {
+  const outDir = join(req.outDir, variant.dir);
   const objDir = join(outDir, 'obj');
   mkdirSync(objDir, { recursive: true });
   const library = join(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
-  const extra = ['-gdwarf-4', '-fno-lto'];
+  const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   // plain.key covers the sources, the flags and the harness version (ct_wrap.c included).
-  const key = sha256Hex([plain.key, ...extra, 'ct'].join('\n'));
+  const key = sha256Hex([plain.key, ...extra, variant.dir].join('\n'));
   const keyFile = join(outDir, 'ct-key.json');
   const previous = readJsonIfExists<CtBuildResult & { key: string; library_sha256?: string }>(keyFile);
   const shownFlags = [...plain.flags, ...extra];
@@ -45,6 +57,7 @@ export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBui
     return {
       ok: previous.ok,
       library,
+      objDir,
       wrapped: previous.wrapped,
       flags: shownFlags,
       log: previous.log,
@@ -55,7 +68,7 @@ export async function buildCt(req: BuildRequest, flags: string[]): Promise<CtBui
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
   const finish = (ok: boolean, wrapped: string[]): CtBuildResult => {
     const librarySha256 = ok ? sha256File(library) : undefined;
-    const result = { ok, library, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
+    const result = { ok, library, objDir, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
     writeFileAtomic(join(outDir, 'build.log'), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;

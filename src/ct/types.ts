@@ -58,6 +58,25 @@ export interface CtOperation {
    * findings in their function, as before it existed).
    */
   division_check?: { sites: DivisionObservation[] } | { failure: string };
+  /** What the calls ran of the library, counted by gcov in a native run of the same calls (ct/coverage.ts), or why not. */
+  coverage?: CtCoverage | { failure: string };
+}
+
+/**
+ * What a constant-time verdict covers (docs/method.md#coverage): the same calls of the operation,
+ * with the same generator and seed, run natively in a build with gcc's coverage counters
+ * (ct/build.ts CT_COVERAGE_BUILD), then counted by gcov. memcheck can only judge code that ran:
+ * a "clean" over a fifth of the library says less than one over all of it.
+ */
+export interface CtCoverage {
+  /** The library's own functions (the harness's files left out), and those the calls entered. */
+  functions: number;
+  functions_run: number;
+  /** Its source lines with code, and those the calls ran. */
+  lines: number;
+  lines_run: number;
+  /** Functions the calls never entered, `file:function`, sorted, at most NEVER_RUN_SHOWN. */
+  never_run: string[];
 }
 
 /** One division site as the division check saw it in an operation's calls. */

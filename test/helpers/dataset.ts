@@ -105,6 +105,7 @@ export interface SyntheticCtOperation {
   calls?: number;
   findings?: SyntheticCtFinding[];
   reason?: string;
+  coverage?: unknown;
 }
 
 /** Writes `ct/<id>/<label>.json` (CONTRACT §8) into a system folder, as the ct phase would. */
@@ -119,7 +120,16 @@ export function writeSyntheticCt(
     Object.entries(operations).map(([op, o]) => {
       const findings = (o.findings ?? []).map((f) => ({ count: 1, suppressed: false, ...f }));
       const status = o.status ?? (findings.some((f) => !f.suppressed) ? 'flagged' : 'clean');
-      return [op, { status, calls: o.calls ?? 3, findings, ...(o.reason ? { reason: o.reason } : {}) }];
+      return [
+        op,
+        {
+          status,
+          calls: o.calls ?? 3,
+          findings,
+          ...(o.reason ? { reason: o.reason } : {}),
+          ...(o.coverage ? { coverage: o.coverage } : {}),
+        },
+      ];
     }),
   );
   const file = join(systemDir, 'ct', id, `${label}.json`);

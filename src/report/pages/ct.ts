@@ -1,6 +1,6 @@
 import type { RootContent } from 'mdast';
 import { CT_KIND_MEANING, CT_KINDS, type CtFile, type CtFinding, flaggedOperations } from '../../ct/findings.js';
-import { MISSING } from '../format.js';
+import { formatShare, MISSING } from '../format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import { allInstances, unreadableCell, unreadableFile } from './cells.js';
@@ -55,7 +55,7 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
   const statusRows = c.instances.flatMap((inst): Cell[][] => {
     if (!inst.ct) {
       const why = unreadableFile(inst, 'constant-time check') ? unreadableCell('constant-time check') : 'not checked';
-      return [[code(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING]];
+      return [[code(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
     }
     return Object.entries(inst.ct.operations).map(([op, o]): Cell[] => [
       code(inst.label),
@@ -65,8 +65,18 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
         : (STATUS_CELL[o.status] ?? o.status),
       ...kindCounts(o.findings ?? []),
       String(o.calls),
+      coverageCell(o),
     ]);
   });
+  const neverRows = checked.flatMap((inst): Cell[][] =>
+    Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]): Cell[][] => {
+      const c = o.coverage;
+      if (!c || 'failure' in c || c.functions_run === c.functions) return [];
+      const missed = c.functions - c.functions_run;
+      const more = missed > NEVER_RUN_LISTED ? `, … (${missed} in all)` : '';
+      return [[code(inst.label), op, `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}`]];
+    }),
+  );
   const siteRows = checked.flatMap((inst): Cell[][] =>
     inst.ct
       ? sites(inst.ct)
@@ -103,7 +113,15 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
       code('ct-suppressions.yml'),
       ' and do not make an operation flagged.',
     ),
-    table(['instance', 'operation', 'status', ...CT_KINDS, 'suppressed', 'calls'], statusRows),
+    table(['instance', 'operation', 'status', ...CT_KINDS, 'suppressed', 'calls', 'coverage'], statusRows),
+    ...(neverRows.length > 0
+      ? [
+          para(
+            'Coverage: the same calls, with the same generator, run natively in a build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. The verdict says nothing of code the calls never ran. Functions they never entered:',
+          ),
+          table(['instance', 'operation', 'never entered'], neverRows),
+        ]
+      : []),
     ...(siteRows.length > 0
       ? [
           para(
@@ -126,6 +144,18 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
         : [para('No division instruction in code the API reaches.')]
       : []),
   ];
+}
+
+/** Never-entered functions named per row of the page (the ct file keeps more). */
+const NEVER_RUN_LISTED = 8;
+
+/** An operation's coverage in a cell: lines and functions its checked calls ran, or why it was not counted. */
+function coverageCell(o: CtFile['operations'][string]): Cell {
+  const c = o.coverage;
+  if (!c) return MISSING;
+  if ('failure' in c) return `not counted: ${c.failure}`;
+  const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : 'no lines';
+  return `${pct}, ${c.functions_run} of ${c.functions} functions`;
 }
 
 /**

@@ -1,0 +1,105 @@
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { basename, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import type { SandboxMode } from '../sandbox/bwrap.js';
+import { runDriver, runProcess } from '../sandbox/run.js';
+import { nativeDir } from '../util/paths.js';
+import { ctJob, type CtRunRequest } from './run.js';
+import type { CtCoverage } from './types.js';
+
+/** Never-run functions a ct file names (the rest are counted). */
+export const NEVER_RUN_SHOWN = 40;
+
+export type CoverageRequest = Pick<CtRunRequest, 'driver' | 'type' | 'operation' | 'calls' | 'rng' | 'publicSkBytes' | 'timeoutMs'> & {
+  /** The coverage build (CT_COVERAGE_BUILD) and its objects' folder, where the .gcno files are. */
+  library: string;
+  objDir: string;
+  sandbox: SandboxMode;
+  /** An empty folder of this run's own for the counters. */
+  scratch: string;
+  /** gcov (default: the one on PATH, which must match the compiler). */
+  gcov?: string;
+};
+
+/** gcov's JSON (`--json-format --stdout`, format 1), the fields read here. */
+interface GcovFile {
+  file: string;
+  functions: Array<{ name: string; demangled_name?: string; execution_count: number }>;
+  lines: Array<{ line_number: number; count: number }>;
+}
+
+/**
+ * The calls of one operation in the coverage build, then gcov over the counters they left. The
+ * driver runs sandboxed as every run of submission code does, writing its counters only into
+ * `scratch` (GCOV_PREFIX); gcov reads them in the sandbox too: they are the library's output.
+ */
+export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { failure: string }> {
+  rmSync(req.scratch, { recursive: true, force: true });
+  mkdirSync(req.scratch, { recursive: true });
+  // The counters go to GCOV_PREFIX + the object's path less its first STRIP components: the scratch folder itself.
+  const strip = normalize(resolve(req.objDir)).split(sep).filter(Boolean).length;
+  const run = await runDriver([req.driver, req.library], ctJob(req), {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 1 << 20,
+    env: { GCOV_PREFIX: req.scratch, GCOV_PREFIX_STRIP: String(strip) },
+    sandbox: { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [req.scratch] },
+  });
+  if (run.rejected) return { failure: `the coverage run did not finish: ${run.rejected.reason}` };
+  if (run.output.status !== 'complete')
+    return { failure: `the coverage run ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
+  const counters = readdirSync(req.scratch).filter((f) => f.endsWith('.gcda'));
+  if (counters.length === 0) return { failure: 'the coverage run left no counters (.gcda)' };
+  for (const f of counters) {
+    const notes = join(req.objDir, `${basename(f, '.gcda')}.gcno`);
+    if (existsSync(notes)) copyFileSync(notes, join(req.scratch, basename(notes)));
+  }
+  const gcov = await runProcess([req.gcov ?? 'gcov', '--json-format', '--stdout', ...counters], {
+    cwd: req.scratch,
+    timeoutMs: 60_000,
+    maxOutputBytes: 64 << 20,
+    sandbox: { mode: req.sandbox, readOnly: [], writable: [req.scratch] },
+  });
+  if (gcov.exitCode !== 0) return { failure: `gcov failed (exit code ${gcov.exitCode}): ${gcov.stderr.trim().split('\n')[0] ?? ''}` };
+  try {
+    return coverageOf(parseGcovJson(gcov.stdout), nativeDir());
+  } catch (e) {
+    return { failure: `gcov's report is not readable: ${(e as Error).message}` };
+  }
+}
+
+/** gcov's output: one JSON document per counters file, one per line. */
+export function parseGcovJson(text: string): GcovFile[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim().startsWith('{'))
+    .flatMap((l) => (JSON.parse(l) as { files?: GcovFile[] }).files ?? []);
+}
+
+/**
+ * Functions and lines of the library's own files: those under `harnessDir` (the NIST shim, the
+ * generator wrappers) are the harness's, not the candidate's. A line gcov lists under several
+ * functions (inlined code) counts once, as run if it ran in any.
+ */
+export function coverageOf(files: readonly GcovFile[], harnessDir: string): CtCoverage {
+  const harness = normalize(resolve(harnessDir)) + sep;
+  const own = files.filter((f) => !(isAbsolute(f.file) && normalize(f.file).startsWith(harness)));
+  const fns = new Map<string, boolean>();
+  const lines = new Map<string, boolean>();
+  for (const f of own) {
+    for (const fn of f.functions) {
+      const key = `${f.file}:${fn.demangled_name ?? fn.name}`;
+      fns.set(key, (fns.get(key) ?? false) || fn.execution_count > 0);
+    }
+    for (const l of f.lines) {
+      const key = `${f.file}:${l.line_number}`;
+      lines.set(key, (lines.get(key) ?? false) || l.count > 0);
+    }
+  }
+  const never = [...fns].filter(([, ran]) => !ran).map(([key]) => key.replace(/^.*\//, ''));
+  return {
+    functions: fns.size,
+    functions_run: [...fns.values()].filter(Boolean).length,
+    lines: lines.size,
+    lines_run: [...lines.values()].filter(Boolean).length,
+    never_run: never.sort().slice(0, NEVER_RUN_SHOWN),
+  };
+}

@@ -38708,6 +38708,7 @@ function measurementId(r) {
 }
 var operationKey = (candidate, label, operation) => `${instanceKey(candidate, label)}/${operation}`;
 var recordKey = (r) => operationKey(r.candidate, r.label, r.operation);
+var pairCount = (r) => Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
 function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
@@ -44242,9 +44243,7 @@ var PAIRED_ROW_HEADER = [...ROW_HEADER, "trial pairs"];
 var rowHeader = (report2) => report2.rows.some((r) => r.paired) ? PAIRED_ROW_HEADER : ROW_HEADER;
 function pairsCell(r) {
   if (!r.paired) return MISSING;
-  if (r.rounds) return r.rounds.join(" + ");
-  const n = Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
-  return String(n);
+  return r.rounds ? r.rounds.join(" + ") : String(pairCount(r));
 }
 function rowCells(r, pr, paired) {
   const pairs = paired ? [pairsCell(r)] : [];

@@ -6,7 +6,8 @@ import { PHASES, runCampaign, type CampaignSummary } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
-import { compareEvidence } from './compare/compare.js';
+import { compareEvidence, pairCount, rowKey } from './compare/compare.js';
+import { pyFixed } from './report/format.js';
 import type { CompareReport, CompareRow, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
 import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.js';
@@ -178,7 +179,7 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
           // Pinpoint's third answer: rather than "cannot tell", measure those rows again, and only those.
           for (const r of undecided)
             core.info(
-              `  ${rowKey(r)}: ${r.verdict} after ${pairsOf(r)} trial pairs (${r.reason}${r.verdict === 'unchanged' ? `; ${r.mde_pct === undefined ? 'too few pairs to show any change' : `the smallest change they could show ±${r.mde_pct.toFixed(1)}%`}` : ''})`,
+              `  ${rowKey(r)}: ${r.verdict} after ${pairCount(r)} trial pairs (${r.reason}${r.verdict === 'unchanged' ? `; ${r.mde_pct === undefined ? 'too few pairs to show any change' : `the smallest change they could show ±${pyFixed(r.mde_pct, 1)}%`}` : ''})`,
             );
           core.info(`extra rounds: ${undecided.length} operation(s) undecided: ${inputs.prExtraRounds} more trial pairs each`);
           await runCampaign({
@@ -222,9 +223,6 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
   await postComment(report, pr, delivery, inputs, text);
 }
-
-const rowKey = (r: CompareRow) => `${instanceKey(r.candidate, r.label)}/${r.operation}`;
-const pairsOf = (r: CompareRow) => Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
 
 /**
  * Rows of a paired comparison that its first rounds could not decide: inconclusive, noisy, or

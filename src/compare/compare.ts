@@ -77,6 +77,11 @@ function measurementId(r: TimingRecord): string | undefined {
 /** One operation of one instance: `<candidate>/<label>/<operation>`. */
 const operationKey = (candidate: string, label: string, operation: string) => `${instanceKey(candidate, label)}/${operation}`;
 const recordKey = (r: TimingRecord) => operationKey(r.candidate, r.label, r.operation);
+/** A row's operation key, as CampaignOptions.extraRounds names it. */
+export const rowKey = (r: Pick<CompareRow, 'candidate' | 'label' | 'operation'>) => operationKey(r.candidate, r.label, r.operation);
+/** The trial pairs a paired row had, disturbed ones included. */
+export const pairCount = (r: Pick<CompareRow, 'base' | 'head'>) =>
+  Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
 
 function recordsByKey(ds: Dataset): Map<string, TimingRecord> {
   return new Map(ds.records.map(({ record }) => [recordKey(record), record]));

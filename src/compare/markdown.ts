@@ -2,6 +2,7 @@ import type { Html, RootContent } from 'mdast';
 import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
+import { pairCount } from './compare.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
 import { ctSite } from './ct.js';
@@ -142,9 +143,7 @@ const rowHeader = (report: CompareReport) => (report.rows.some((r) => r.paired) 
 /** `16`, or `6 + 16` when extra rounds were added; empty for an unpaired row. */
 function pairsCell(r: CompareRow): Cell {
   if (!r.paired) return MISSING;
-  if (r.rounds) return r.rounds.join(' + ');
-  const n = Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
-  return String(n);
+  return r.rounds ? r.rounds.join(' + ') : String(pairCount(r));
 }
 
 function rowCells(r: CompareRow, pr: PullRequestContext | undefined, paired: boolean): Cell[] {

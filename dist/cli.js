@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants3 = require_constants();
+    var constants4 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants3;
+    } = constants4;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -865,7 +865,7 @@ var require_parse = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants3.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants3.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants3.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants4.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants3.globChars(opts.windows);
+      } = constants4.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants3 = require_constants();
+    var constants4 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants3;
+    picomatch2.constants = constants4;
     module.exports = picomatch2;
   }
 });
@@ -36440,7 +36440,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 }
 
 // src/ct/coverage.ts
-import { copyFileSync, existsSync as existsSync20, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
+import { constants as constants3, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync5, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
 import { basename as basename9, isAbsolute as isAbsolute4, join as join22, normalize as normalize3, resolve as resolve15, sep as sep3 } from "node:path";
 
 // src/ct/run.ts
@@ -36658,12 +36658,8 @@ async function runCoverage(req) {
   if (run.rejected) return { failure: `the coverage run did not finish: ${run.rejected.reason}` };
   if (run.output.status !== "complete")
     return { failure: `the coverage run ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
-  const counters = readdirSync8(req.scratch).filter((f) => f.endsWith(".gcda"));
+  const counters = placeNotes(req.scratch, req.objDir);
   if (counters.length === 0) return { failure: "the coverage run left no counters (.gcda)" };
-  for (const f of counters) {
-    const notes = join22(req.objDir, `${basename9(f, ".gcda")}.gcno`);
-    if (existsSync20(notes)) copyFileSync(notes, join22(req.scratch, basename9(notes)));
-  }
   const gcov = await runProcess([req.gcov ?? "gcov", "--json-format", "--stdout", ...counters], {
     cwd: req.scratch,
     timeoutMs: 6e4,
@@ -36676,6 +36672,17 @@ async function runCoverage(req) {
   } catch (e) {
     return { failure: `gcov's report is not readable: ${e.message}` };
   }
+}
+function placeNotes(scratch, objDir) {
+  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join22(scratch, f)).isFile());
+  for (const f of counters) {
+    const notes = join22(objDir, `${basename9(f, ".gcda")}.gcno`);
+    if (!existsSync20(notes)) continue;
+    const into = join22(scratch, basename9(notes));
+    rmSync5(into, { force: true, recursive: true });
+    copyFileSync(notes, into, constants3.COPYFILE_EXCL);
+  }
+  return counters;
 }
 function parseGcovJson(text3) {
   return text3.split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => JSON.parse(l).files ?? []);

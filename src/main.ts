@@ -6,9 +6,9 @@ import { PHASES, runCampaign, type CampaignSummary } from './campaign/run.js';
 import { loadCampaign } from './config/campaign.js';
 import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
-import { compareEvidence, pairCount, rowKey } from './compare/compare.js';
+import { compareEvidence, pairCount, rowKey, undecidedRows } from './compare/compare.js';
 import { pyFixed } from './report/format.js';
-import type { CompareReport, CompareRow, PullRequestContext } from './compare/types.js';
+import type { CompareReport, PullRequestContext } from './compare/types.js';
 import { errorMessage, isInputError } from './errors.js';
 import { evidencePaths, instanceKey, parseInstanceKey } from './evidence/layout.js';
 import type { BuildJson } from './evidence/types.js';
@@ -222,15 +222,6 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   core.setOutput('evidence-dir', join(headData, inputs.system));
   if (inputs.publish === 'artifact') await publishEvidence(inputs, join(headData, inputs.system), undefined, work);
   await postComment(report, pr, delivery, inputs, text);
-}
-
-/**
- * Rows of a paired comparison that its first rounds could not decide: inconclusive, noisy, or
- * unchanged on too few pairs to have shown a change of the threshold's size (Pinpoint's "unknown").
- */
-function undecidedRows(report: CompareReport): CompareRow[] {
-  const underpowered = (r: CompareRow) => r.verdict === 'unchanged' && !(r.mde_pct !== undefined && r.mde_pct <= report.threshold_pct);
-  return report.rows.filter((r) => r.paired === true && (r.verdict === 'inconclusive' || r.verdict === 'noisy' || underpowered(r)));
 }
 
 /**

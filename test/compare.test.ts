@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { annotations } from '../src/compare/annotations.js';
-import { compareEvidence, judge } from '../src/compare/compare.js';
+import { compareEvidence, judge, undecidedRows } from '../src/compare/compare.js';
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue, rankPValue, signedRankPValue } from '../src/compare/stats.js';
@@ -93,6 +93,33 @@ describe('paired sides: trial pairs measured side by side in one run', () => {
     const called = judge(offBase, far, 3, 0.01, null);
     expect(called).toMatchObject({ verdict: 'regression', paired: true, noisy: true });
     expect(called.reason).toMatch(/judged side against side: .*but their worst-case ranges do not overlap/);
+  });
+});
+
+describe('the rows a pull request measures again (undecidedRows)', () => {
+  const row = (operation: string, verdict: CompareRow['verdict'], extra: Partial<CompareRow> = {}): CompareRow => ({
+    candidate: 'kem-1',
+    label: 'good',
+    operation,
+    verdict,
+    reason: '',
+    paired: true,
+    ...extra,
+  });
+  it('takes inconclusive, noisy, and unchanged rows whose pairs could not have shown the threshold; no unpaired row', () => {
+    const report = {
+      threshold_pct: 3,
+      rows: [
+        row('a', 'inconclusive'),
+        row('b', 'noisy'),
+        row('c', 'unchanged', { mde_pct: 1.5 }),
+        row('d', 'unchanged', { mde_pct: 4.2 }),
+        row('e', 'unchanged'),
+        row('f', 'regression', { mde_pct: 9 }),
+        row('g', 'inconclusive', { paired: undefined }),
+      ],
+    } as unknown as CompareReport;
+    expect(undecidedRows(report).map((r) => r.operation)).toEqual(['a', 'b', 'd', 'e']);
   });
 });
 

@@ -1,3 +1,7 @@
+import { lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { placeNotes } from '../src/ct/coverage.js';
+import { tempDir } from './helpers/tmp.js';
 import { describe, expect, it } from 'vitest';
 import { planCtOperation } from '../src/ct/budget.js';
 import { findingsOf, parseMemcheckXml } from '../src/ct/memcheck.js';
@@ -97,5 +101,27 @@ describe('the budget', () => {
     const d = planCtOperation(1, budget);
     expect(d.run).toBe(false);
     expect(!d.run && d.reason).toMatch(/predicted 152 s under memcheck .* over the budget of 60 s \(ct\.op_budget_s\)/);
+  });
+});
+
+describe("placeNotes: the coverage run's folder, written by the library, read back", () => {
+  it("places each counters file's notes beside it, and a link the library planted there is removed, never written through", () => {
+    const scratch = tempDir();
+    const objDir = tempDir();
+    writeFileSync(join(objDir, 'poly.gcno'), 'notes of poly');
+    writeFileSync(join(objDir, 'kem.gcno'), 'notes of kem');
+    writeFileSync(join(scratch, 'poly.gcda'), 'counters');
+    writeFileSync(join(scratch, 'kem.gcda'), 'counters');
+    // A host file the parent may write, and the library's link to it under a notes file's name.
+    const host = join(tempDir(), 'host-file');
+    writeFileSync(host, 'the host file');
+    symlinkSync(host, join(scratch, 'poly.gcno'));
+    // A counters "file" that is a link is not one of the run's counters.
+    symlinkSync(host, join(scratch, 'linked.gcda'));
+    expect(placeNotes(scratch, objDir).sort()).toEqual(['kem.gcda', 'poly.gcda']);
+    expect(readFileSync(host, 'utf8')).toBe('the host file');
+    expect(lstatSync(join(scratch, 'poly.gcno')).isFile()).toBe(true);
+    expect(readFileSync(join(scratch, 'poly.gcno'), 'utf8')).toBe('notes of poly');
+    expect(readFileSync(join(scratch, 'kem.gcno'), 'utf8')).toBe('notes of kem');
   });
 });

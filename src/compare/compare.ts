@@ -312,6 +312,15 @@ function historyByKey(versions: Map<string, TimingRecord>[]): Map<string, Timing
   return out;
 }
 
+/**
+ * Rows of a paired comparison that its first rounds could not decide: inconclusive, noisy, or
+ * unchanged on too few pairs to have shown a change of the threshold's size (Pinpoint's "unknown").
+ */
+export function undecidedRows(report: CompareReport): CompareRow[] {
+  const underpowered = (r: CompareRow) => r.verdict === 'unchanged' && !(r.mde_pct !== undefined && r.mde_pct <= report.threshold_pct);
+  return report.rows.filter((r) => r.paired === true && (r.verdict === 'inconclusive' || r.verdict === 'noisy' || underpowered(r)));
+}
+
 export function compareEvidence(opts: CompareOptions): CompareReport {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;

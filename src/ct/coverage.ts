@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { runDriver, runProcess } from '../sandbox/run.js';
@@ -46,12 +46,8 @@ export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { 
   if (run.rejected) return { failure: `the coverage run did not finish: ${run.rejected.reason}` };
   if (run.output.status !== 'complete')
     return { failure: `the coverage run ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
-  const counters = readdirSync(req.scratch).filter((f) => f.endsWith('.gcda'));
+  const counters = placeNotes(req.scratch, req.objDir);
   if (counters.length === 0) return { failure: 'the coverage run left no counters (.gcda)' };
-  for (const f of counters) {
-    const notes = join(req.objDir, `${basename(f, '.gcda')}.gcno`);
-    if (existsSync(notes)) copyFileSync(notes, join(req.scratch, basename(notes)));
-  }
   const gcov = await runProcess([req.gcov ?? 'gcov', '--json-format', '--stdout', ...counters], {
     cwd: req.scratch,
     timeoutMs: 60_000,
@@ -64,6 +60,23 @@ export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { 
   } catch (e) {
     return { failure: `gcov's report is not readable: ${(e as Error).message}` };
   }
+}
+
+/**
+ * The counters files the run left in `scratch` (regular files only), each with its notes file
+ * (.gcno) from the build placed beside it for gcov. `scratch` was writable by the library: a name
+ * it planted there (a link to a host file, say) is removed, never written through.
+ */
+export function placeNotes(scratch: string, objDir: string): string[] {
+  const counters = readdirSync(scratch).filter((f) => f.endsWith('.gcda') && lstatSync(join(scratch, f)).isFile());
+  for (const f of counters) {
+    const notes = join(objDir, `${basename(f, '.gcda')}.gcno`);
+    if (!existsSync(notes)) continue;
+    const into = join(scratch, basename(notes));
+    rmSync(into, { force: true, recursive: true });
+    copyFileSync(notes, into, constants.COPYFILE_EXCL);
+  }
+  return counters;
 }
 
 /** gcov's output: one JSON document per counters file, one per line. */

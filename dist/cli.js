@@ -5779,10 +5779,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep5, value } = collItem;
+        const { start: start2, key, sep: sep6, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep5?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -5796,7 +5796,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep5) {
+          if (!keyProps.anchor && !keyProps.tag && !sep6) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map5.comment)
@@ -5820,7 +5820,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep5 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -5836,7 +5836,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep5, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -5927,7 +5927,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep5 = "";
+        let sep6 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -5941,13 +5941,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep5 + cb;
-              sep5 = "";
+                comment += sep6 + cb;
+              sep6 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep5 += source;
+                sep6 += source;
               hasSpace = true;
               break;
             default:
@@ -5990,18 +5990,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start: start2, key, sep: sep5, value } = collItem;
+        const { start: start2, key, sep: sep6, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep5?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep5 && !value) {
+          if (!props.anchor && !props.tag && !sep6 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -6055,8 +6055,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep5 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
+        if (!isMap2 && !sep6 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -6068,7 +6068,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep5 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -6079,8 +6079,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep5)
-                for (const st of sep5) {
+              if (sep6)
+                for (const st of sep6) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -6097,7 +6097,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep5, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -6277,7 +6277,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep5 = "";
+      let sep6 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -6294,24 +6294,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep5 + indent.slice(trimIndent) + content;
-          sep5 = "\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep5 === " ")
-            sep5 = "\n";
-          else if (!prevMoreIndented && sep5 === "\n")
-            sep5 = "\n\n";
-          value += sep5 + indent.slice(trimIndent) + content;
-          sep5 = "\n";
+          if (sep6 === " ")
+            sep6 = "\n";
+          else if (!prevMoreIndented && sep6 === "\n")
+            sep6 = "\n\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep5 === "\n")
+          if (sep6 === "\n")
             value += "\n";
           else
-            sep5 = "\n";
+            sep6 = "\n";
         } else {
-          value += sep5 + content;
-          sep5 = " ";
+          value += sep6 + content;
+          sep6 = " ";
           prevMoreIndented = false;
         }
       }
@@ -6494,25 +6494,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep5 = " ";
+      let sep6 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep5 === "\n")
-            res += sep5;
+          if (sep6 === "\n")
+            res += sep6;
           else
-            sep5 = "\n";
+            sep6 = "\n";
         } else {
-          res += sep5 + lm;
-          sep5 = " ";
+          res += sep6 + lm;
+          sep6 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep5 + (match?.[1] ?? "");
+      return res + sep6 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -7322,14 +7322,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep5, value }) {
+    function stringifyItem({ start: start2, key, sep: sep6, value }) {
       let res = "";
       for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep5)
-        for (const st of sep5)
+      if (sep6)
+        for (const st of sep6)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -8496,18 +8496,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep5;
+          let sep6;
           if (scalar.end) {
-            sep5 = scalar.end;
-            sep5.push(this.sourceToken);
+            sep6 = scalar.end;
+            sep6.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep5 = [this.sourceToken];
+            sep6 = [this.sourceToken];
           const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep5 }]
+            items: [{ start: start2, key: scalar, sep: sep6 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8660,15 +8660,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep5 = it.sep;
-                  sep5.push(this.sourceToken);
+                  const sep6 = it.sep;
+                  sep6.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep5 }]
+                    items: [{ start: start3, key, sep: sep6 }]
                   });
                 } else if (start2.length > 0) {
                   it.sep = it.sep.concat(start2, this.sourceToken);
@@ -8862,13 +8862,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep5 = fc.end.splice(1, fc.end.length);
-            sep5.push(this.sourceToken);
+            const sep6 = fc.end.splice(1, fc.end.length);
+            sep6.push(this.sourceToken);
             const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep5 }]
+              items: [{ start: start2, key: fc, sep: sep6 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync35, readdirSync as readdirSync14, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync36, readdirSync as readdirSync14, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join37, relative as relative17, resolve as resolve19 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join37, relative as relative17, resolve as resolve19, sep as sep5 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -33898,6 +33898,11 @@ var HISTORY_MIN_RUNS = 3;
 var HISTORY_SIGMAS = 3;
 var HISTORY_RUNS = 8;
 var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var TREND_NIGHTS = 30;
+var CHANGE_POINT_ALPHA = 0.01;
+var CHANGE_POINT_PERMUTATIONS = 999;
+var CHANGE_POINT_MIN_SEGMENT = 3;
+var UNSTABLE_MIN_CALLS = 2;
 var ACTION_INPUT_DEFAULTS = {
   mode: "pull-request",
   campaign: ".",
@@ -33906,6 +33911,7 @@ var ACTION_INPUT_DEFAULTS = {
   "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
   "pr-rounds": String(PAIRED_TRIALS),
   "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
+  "history-nights": String(TREND_NIGHTS),
   comment: "on-change",
   "fail-on": DEFAULT_FAIL_ON,
   publish: "none",
@@ -37470,7 +37476,15 @@ function campaignWriter(run) {
   const { plan, environment: environment2 } = run;
   const campaignJson = readJsonIfExists(plan.paths.campaign) ?? {};
   const hostChecks = campaignJson.host_checks ?? [];
-  const started = campaignJson.started_utc ?? (/* @__PURE__ */ new Date()).toISOString();
+  const now = (/* @__PURE__ */ new Date()).toISOString();
+  const started = campaignJson.started_utc ?? now;
+  const lastRun = {
+    started_utc: now,
+    harness_version: run.tools.version,
+    campaign_commit: firstLineOf(["git", "-C", plan.campaignDir, "rev-parse", "HEAD"])
+  };
+  const changed = lastRun.campaign_commit !== null && Boolean(firstLineOf(["git", "-C", plan.campaignDir, "status", "--porcelain", "--", "."]));
+  if (changed) Object.assign(lastRun, { campaign_changed: true });
   hostChecks.push({
     phase: `${plan.iccsBaseline ? "iccs-baseline: " : ""}${[...plan.phases].join(",")}`,
     cpu: plan.cpu,
@@ -37499,6 +37513,7 @@ function campaignWriter(run) {
     environment_latest: environment2,
     host_checks: hostChecks,
     ...own6,
+    last_run: lastRun,
     // One unsandboxed run makes the folder's evidence unsandboxed.
     sandbox: campaignJson.sandbox === "none" ? "none" : plan.sandbox,
     ...extra
@@ -37915,12 +37930,13 @@ var HELP = {
     example: "ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/"
   },
   report: {
-    synopsis: "ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]",
+    synopsis: "ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]",
     about: "Renders the \xA73.5 pages of one system's evidence.",
     options: [
       ["--campaign CAMPAIGN_DIR", "the campaign's catalogs (sizes, KAT issues, pages' links); default: none"],
       ["--out PAGES_DIR", "where the pages go; required"],
-      ["--check", "write nothing: compare with PAGES_DIR byte for byte, exit 1 on a difference; default off"]
+      ["--check", "write nothing: compare with PAGES_DIR byte for byte, exit 1 on a difference; default off"],
+      ["--history DIR,...", "earlier versions of the same system folder, oldest first: the trend page; default: none"]
     ],
     example: "ngcc-perf report out/data/local --campaign examples/campaign --out out/pages"
   },
@@ -38140,315 +38156,82 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
   }
 }
 
-// src/report/model.ts
-import { existsSync as existsSync30, readdirSync as readdirSync12, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join30, relative as relative14 } from "node:path";
+// src/report/history.ts
+import { existsSync as existsSync31 } from "node:fs";
 
-// src/evidence/ct.ts
-import { existsSync as existsSync29, readdirSync as readdirSync11 } from "node:fs";
-import { join as join29 } from "node:path";
-function readCtEvidence(systemDir) {
-  const dir = evidencePaths(systemDir).ctDir;
-  const files = [];
-  const unreadable = [];
-  if (!existsSync29(dir)) return { files, unreadable };
-  for (const candidate of readdirSync11(dir).sort()) {
-    if (!existsSync29(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync11(join29(dir, candidate)).sort()) {
-      if (!name.endsWith(".json")) continue;
-      const label = name.slice(0, -".json".length);
-      const path = ctRelPath(candidate, label);
-      try {
-        const ct2 = readJson(join29(systemDir, path));
-        if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
-        files.push({ candidate, label, path, ct: ct2 });
-      } catch (e) {
-        unreadable.push({ path: join29(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
-      }
-    }
-  }
-  return { files, unreadable };
-}
-var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
-
-// src/measure/iccsBaseline.ts
-var ICCS_HELPERS = [
-  { helper: "sm3hash", bits: [256] },
-  { helper: "pseudohash", bits: [512, 768, 1024] },
-  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
-];
-var iccsLabel = (helper, bits) => `${helper}-${bits}`;
-var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
-var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
-
-// src/report/kexModel.ts
-var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
-function kexFigures(inst) {
-  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
-  const recordSizes = record2?.sizes ?? {};
-  const recordKex = record2?.kex ?? {};
-  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
-  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
-  const messages = [];
-  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
-  return {
-    passes,
-    messages,
-    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
-    pk: num2(sizes2.pk_bytes),
-    sk: num2(sizes2.sk_bytes),
-    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
+// src/compare/changePoints.ts
+function changePoints(values, opts = {}) {
+  const settings = {
+    alpha: opts.alpha ?? CHANGE_POINT_ALPHA,
+    minStep: opts.minStepPct ?? DEFAULT_THRESHOLD_PCT,
+    minSegment: opts.minSegment ?? CHANGE_POINT_MIN_SEGMENT,
+    permutations: opts.permutations ?? CHANGE_POINT_PERMUTATIONS
   };
-}
-function kexPassesOf(instances) {
-  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
-  if (known.length > 0) return Math.max(...known);
-  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
-  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
-}
-
-// src/report/environment.ts
-var NOT_RECORDED = "not recorded";
-function measuredEnvironment(campaign, recordEnvironment) {
-  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
-}
-var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
-function archName(env) {
-  const arch2 = str(env.architecture);
-  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
-  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
-  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
-}
-function measuredCpu(campaign, env) {
-  const shardCpus = campaign.shard_cpus;
-  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = env.cpu_number;
-  return typeof fromEnv === "number" ? fromEnv : void 0;
-}
-function clockDescription(env) {
-  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
-  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
-  const gov = str(env.cpufreq_governor);
-  const parts = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
-    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
-  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
-  else if (gov) parts.push(`governor ${gov}`);
-  else parts.push("frequency not recorded (no cpufreq)");
-  const noTurbo = str(env.intel_pstate_no_turbo);
-  const boost = str(env.cpufreq_boost);
-  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
-  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
-  const smt = str(env.smt_control);
-  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
-  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
-}
-function counterRate(records, fixedClockHz) {
-  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
-  if (rates.length === 0) return void 0;
-  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
-  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
-  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
-  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
-}
-var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
-function toolDescription(campaign, env, from) {
-  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
-  const versions = distinct(recorded);
-  const missing = recorded.filter((v) => v === void 0).length;
-  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
-  const tool = str(campaign.tool) ?? (versions.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
-  if (!tool) return void 0;
-  const version2 = versions.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
-  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
-}
-var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
-var utc = (v) => str(v)?.slice(0, 19);
-function environmentRows(campaign, env, from) {
-  const cpu = measuredCpu(campaign, env);
-  const rows = [
-    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
-  ];
-  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
-  rows.push(["clock", clockDescription(env)]);
-  const rate = counterRate(from.records, campaign.fixed_clock_hz);
-  if (rate) rows.push(["counter rate", rate]);
-  const kib = Number(env.memory_total_kib);
-  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
-  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
-  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
-  const counter = str(campaign.counter_source);
-  if (counter) rows.push(["cycle counter", counter]);
-  const tool = toolDescription(campaign, env, from);
-  if (tool) rows.push(["measured with", tool]);
-  return rows;
-}
-
-// src/report/model.ts
-function katLogHeader(systemDir, path) {
-  if (!path || !existsSync30(join30(systemDir, path))) return {};
-  const header = {};
-  for (const line of readFileSync18(join30(systemDir, path), "utf8").split("\n").slice(0, 20)) {
-    const m = /^(\w+)\s+= (.*)$/.exec(line);
-    if (m) header[m[1]] = m[2];
-  }
-  return header;
-}
-function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
-  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
-  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
-  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
-  return "kem";
-}
-var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
-function operationOf(record2) {
-  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
-}
-function unreadableKind(paths, id, label, path) {
-  if (path === paths.survey(id, label)) return { kind: "survey" };
-  for (const op of EVERY_OPERATION) {
-    if (path === paths.record(id, label, op)) return { kind: "timing", op };
-    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
-    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
-  }
-  return void 0;
-}
-function readSurveys(systemDir) {
-  const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync30(surveyDir)) return surveys;
-  for (const id of readdirSync12(surveyDir).sort())
-    surveys.set(
-      id,
-      readdirSync12(join30(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
-        try {
-          return [readJson(join30(surveyDir, id, f))];
-        } catch {
-          return [];
-        }
-      }).filter((s) => s.verdict !== void 0)
-    );
-  return surveys;
-}
-function systemsIn(dataDir) {
+  const logs = values.map(Math.log);
+  if (logs.some((x) => !Number.isFinite(x))) throw new Error("changePoints: every figure must be positive");
   const found = [];
-  for (const name of existsSync30(dataDir) ? readdirSync12(dataDir).sort() : []) {
-    const paths = evidencePaths(join30(dataDir, name));
-    if (!existsSync30(paths.campaign)) continue;
-    try {
-      const campaign = readJson(paths.campaign);
-      const build2 = existsSync30(paths.build) ? readJson(paths.build) : { instances: {} };
-      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
-    } catch {
-    }
-  }
-  return found;
-}
-function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
-  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
-}
-function loadReportModel(systemDir, campaignDir) {
-  const ds = loadDataset(systemDir);
-  const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename11(systemDir);
-  const byKey = /* @__PURE__ */ new Map();
-  const order = [];
-  const view = (id, label) => {
-    const key = instanceKey(id, label);
-    let v = byKey.get(key);
-    if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync30(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
-      byKey.set(key, v);
-      order.push(key);
-    }
-    return v;
+  const search = (from, to) => {
+    const segment = logs.slice(from, to);
+    const best = bestSplit(segment, settings.minSegment);
+    if (!best) return;
+    const p_value = permutationP(segment, best.t, settings);
+    const delta_pct = (Math.exp(best.rightMean - best.leftMean) - 1) * 100;
+    if (p_value > settings.alpha || Math.abs(delta_pct) < settings.minStep) return;
+    found.push({ index: from + best.at, delta_pct, p_value });
+    search(from, from + best.at);
+    search(from + best.at, to);
   };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const fromKey = parseInstanceKey(key);
-    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
-    v.build = e;
-    if (e.kat_log && existsSync30(join30(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  search(0, logs.length);
+  return found.sort((a, b) => a.index - b.index);
+}
+function bestSplit(xs, minSegment) {
+  const n = xs.length;
+  if (n < 2 * minSegment) return void 0;
+  const sum2 = [0];
+  const squares = [0];
+  for (const x of xs) {
+    sum2.push(sum2.at(-1) + x);
+    squares.push(squares.at(-1) + x * x);
   }
-  const rel = (p) => relative14(systemDir, p);
-  const figuresOf = (v) => !v.build?.forged;
-  for (const { path, record: record2 } of ds.records) {
-    const v = view(record2.candidate, record2.label);
-    const op = operationOf(record2);
-    if (figuresOf(v)) v.records[op] = record2;
-    v.recordFiles.push({ op, path: rel(path) });
+  let best;
+  for (let at = minSegment; at <= n - minSegment; at++) {
+    const n1 = at;
+    const n2 = n - at;
+    const m1 = sum2[at] / n1;
+    const m2 = (sum2[n] - sum2[at]) / n2;
+    const within = squares[at] - n1 * m1 * m1 + (squares[n] - squares[at]) - n2 * m2 * m2;
+    const pooled = Math.max(within, 0) / (n - 2);
+    const t = pooled > 0 ? Math.abs(m2 - m1) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
+    if (!best || t > best.t) best = { at, t, leftMean: m1, rightMean: m2 };
   }
-  for (const { path, memory } of ds.memory) {
-    const v = view(memory.candidate, memory.label);
-    if (figuresOf(v)) v.memory[memory.operation] = memory;
-    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  return best;
+}
+function permutationP(xs, observed, s) {
+  const rand = seededRandom(1592598101);
+  const shuffled = [...xs];
+  let hits = 1;
+  for (let r = 0; r < s.permutations; r++) {
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+    }
+    if (bestSplit(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
   }
-  for (const { path, profile: profile2 } of ds.profiles) {
-    const v = view(profile2.candidate, profile2.label);
-    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
-    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
-  }
-  const ct2 = readCtEvidence(systemDir);
-  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
-  for (const u of ds.unreadable) {
-    const key = instanceOfPath(rel(u.path));
-    if (!key) continue;
-    const { candidate, label } = parseInstanceKey(key);
-    const kind = unreadableKind(paths, candidate, label, u.path);
-    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
-  }
-  for (const u of ct2.unreadable) {
-    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
-    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
-  }
-  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const views = ids.map((id) => {
-    const spec = campaign.candidates.find((c) => c.id === id);
-    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
-    const type = spec?.type ?? inferType(id, ops, header.type);
-    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
-    return {
-      id,
-      algorithm: spec?.algorithm ?? header.algorithm ?? id,
-      type,
-      api,
-      page: spec?.page,
-      instances,
-      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
-    };
-  });
-  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
-  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
-  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
-  const root3 = campaignDir ?? "";
-  return {
-    toolVersion: toolVersion(),
-    system: system2,
-    systemDir,
-    campaign: ds.campaign ?? {},
-    environment: environment2,
-    candidates: candidates2,
-    ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join30(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join30(root3, "symmetric_survey.csv")) : [],
-    surveys: readSurveys(systemDir),
-    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
-    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable: [...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem }))
+  return hits / (s.permutations + 1);
+}
+function seededRandom(seed) {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
   };
 }
 
 // src/compare/compare.ts
-import { existsSync as existsSync31 } from "node:fs";
-import { join as join31, relative as relative15 } from "node:path";
+import { existsSync as existsSync30 } from "node:fs";
+import { join as join30, relative as relative14 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38486,6 +38269,33 @@ function sizeVerdict(item, catalog, api, basis) {
   if (item === "signature" && basis === "nominal-variable") return "approximate";
   return api === catalog ? "match" : "mismatch";
 }
+
+// src/evidence/ct.ts
+import { existsSync as existsSync29, readdirSync as readdirSync11 } from "node:fs";
+import { join as join29 } from "node:path";
+function readCtEvidence(systemDir) {
+  const dir = evidencePaths(systemDir).ctDir;
+  const files = [];
+  const unreadable = [];
+  if (!existsSync29(dir)) return { files, unreadable };
+  for (const candidate of readdirSync11(dir).sort()) {
+    if (!existsSync29(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync11(join29(dir, candidate)).sort()) {
+      if (!name.endsWith(".json")) continue;
+      const label = name.slice(0, -".json".length);
+      const path = ctRelPath(candidate, label);
+      try {
+        const ct2 = readJson(join29(systemDir, path));
+        if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
+        files.push({ candidate, label, path, ct: ct2 });
+      } catch (e) {
+        unreadable.push({ path: join29(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+      }
+    }
+  }
+  return { files, unreadable };
+}
+var ctByInstance = (files) => new Map(files.map((f) => [instanceKey(f.candidate, f.label), f]));
 
 // src/compare/stats.ts
 function permutationPValue(a, b) {
@@ -38715,13 +38525,13 @@ function measurementId(r) {
 }
 var operationKey = (candidate, label, operation) => `${instanceKey(candidate, label)}/${operation}`;
 var recordKey = (r) => operationKey(r.candidate, r.label, r.operation);
+var rowKey = (r) => operationKey(r.candidate, r.label, r.operation);
 var pairCount = (r) => Math.min(r.base?.trial_cycles.length ?? 0, r.head?.trial_cycles.length ?? 0);
 function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
-function loadSystem(dataDir, system2, role) {
-  const dir = join31(dataDir, system2);
-  if (!existsSync31(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+function loadSystem(dir, system2, role) {
+  if (!existsSync30(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -38732,7 +38542,7 @@ function refuseUnreadable(unreadable, role) {
   const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
-      relative15(process.cwd(), first.path) || first.path,
+      relative14(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
@@ -38862,14 +38672,25 @@ function historyByKey(versions) {
     }
   return out;
 }
+function markUnstable(row2) {
+  if (row2.verdict !== "regression" && row2.verdict !== "improvement") return { ...row2, unstable: true };
+  return {
+    ...row2,
+    unstable: true,
+    reason: `${row2.reason}; unstable: its nightly verdicts flip on unchanged code (trend page), so this fails nothing`
+  };
+}
 function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
-  const base = loadSystem(opts.baseDir, opts.system, "base");
-  const head = loadSystem(opts.headDir, opts.system, "head");
-  const history2 = historyByKey(
-    (opts.history ?? []).filter((d) => existsSync31(join31(d, opts.system))).map((d) => recordsByKey(readable(loadDataset(join31(d, opts.system)), "history")))
-  );
+  const dirs = opts.systemDirs ?? {
+    base: join30(opts.baseDir, opts.system),
+    head: join30(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join30(d, opts.system))
+  };
+  const base = loadSystem(dirs.base, opts.system, "base");
+  const head = loadSystem(dirs.head, opts.system, "head");
+  const history2 = historyByKey(dirs.history.filter((d) => existsSync30(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -38900,7 +38721,8 @@ function compareEvidence(opts) {
         reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
       };
     const past = (history2.get(key) ?? []).filter((r) => r.trials?.length > 0).map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
-    return { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
+    const judged = { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
+    return opts.unstable?.has(key) ? markUnstable(judged) : judged;
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) })).filter((c) => c.base !== c.head && c.head !== void 0);
@@ -38952,15 +38774,492 @@ function compareEvidence(opts) {
     memory_changes,
     size_mismatches,
     ...ct_findings ? { ct_findings } : {},
-    ...(opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {},
+    ...dirs.history.length > 0 ? { history_runs: historyRuns } : {},
     counts: {
-      regressions: rows.filter((r) => r.verdict === "regression").length,
+      regressions: rows.filter((r) => r.verdict === "regression" && !r.unstable).length,
       improvements: rows.filter((r) => r.verdict === "improvement").length,
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,
       noisy: rows.filter((r) => r.verdict === "noisy").length,
       ...ct_findings ? { ct_findings: ct_findings.length } : {}
     }
+  };
+}
+
+// src/report/spread.ts
+function recordSpread(r) {
+  if (!r.trials || r.trials.length < 2) return void 0;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
+}
+var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var NOISY_MARK = "\u26A0 noisy";
+function spreadCell(r) {
+  const spread = recordSpread(r);
+  if (spread === void 0) return r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014";
+  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+  return `${cell2}${precisionCell(r)}`;
+}
+function precisionCell(r) {
+  const p = precisionOf(r.trials, r.plan);
+  if (p.ci95_rel === null) return "";
+  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
+  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
+}
+var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
+var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
+
+// src/report/history.ts
+function loadTrends(systemDir, system2, history2, currentLink) {
+  const skipped = [];
+  const loaded = [];
+  const inputs = [...history2, { dir: systemDir, link: currentLink, shown: systemDir }];
+  for (const [i, input2] of inputs.entries()) {
+    const shown4 = input2.shown ?? input2.dir;
+    const read2 = readNight(input2);
+    if (typeof read2 === "string") {
+      if (i === inputs.length - 1) throw new Error(`${shown4}: ${read2}`);
+      skipped.push({ folder: shown4, reason: read2 });
+      continue;
+    }
+    const same2 = loaded.find((l) => l.night.started_utc === read2.night.started_utc);
+    if (same2) {
+      if (i === inputs.length - 1) {
+        loaded.splice(loaded.indexOf(same2), 1);
+        skipped.push({ folder: same2.night.link ?? same2.dir, reason: `the same run as ${shown4} (started ${read2.night.started_utc})` });
+      } else {
+        skipped.push({ folder: shown4, reason: `the same run as an earlier night (started ${read2.night.started_utc})` });
+        continue;
+      }
+    }
+    loaded.push(read2);
+  }
+  loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
+  const series = seriesOf(loaded);
+  const dirs = loaded.map((l) => l.dir);
+  const nights2 = loaded.map((l) => l.night);
+  const verdicts2 = verdictsBetween(dirs, system2);
+  for (const s of series) {
+    s.falseCalls = falseCalls(s, nights2, verdicts2);
+    s.unstable = s.falseCalls.length >= UNSTABLE_MIN_CALLS;
+  }
+  const last = dirs.length > 1 ? [...verdicts2(dirs.length - 1).values()] : [];
+  return { nights: nights2, skipped, series, sinceLastNight: last.filter((r) => r.verdict === "regression" || r.verdict === "improvement") };
+}
+function readNight(input2) {
+  const paths = evidencePaths(input2.dir);
+  if (!existsSync31(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  let ds;
+  try {
+    ds = loadDataset(input2.dir);
+  } catch (e) {
+    return `unreadable: ${errorMessage(e)}`;
+  }
+  if (ds.unreadable.length > 0)
+    return `${ds.unreadable.length} unreadable file(s), the first ${ds.unreadable[0].path.slice(input2.dir.length + 1)}: ${ds.unreadable[0].problem}`;
+  const c = ds.campaign ?? {};
+  if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
+  const last = c.last_run ?? {};
+  const started = typeof last.started_utc === "string" ? last.started_utc : c.started_utc;
+  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no start time";
+  const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
+  const night = {
+    started_utc: started,
+    ..."campaign_commit" in last ? { commit: last.campaign_commit ?? null } : {},
+    ...last.campaign_changed === true ? { changed: true } : {},
+    ...typeof harness === "string" ? { harness_version: harness } : {},
+    ...input2.link ? { link: input2.link } : {}
+  };
+  return { night, dir: input2.dir, ds };
+}
+function machineOf(r) {
+  const e = r.environment ?? {};
+  return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
+}
+function figureOf(r, buildKey2) {
+  if (r.status === "failed" || !r.trials?.length) return void 0;
+  const e = r.environment;
+  const spread = recordSpread(r);
+  return {
+    cycles: medianTrial(r.trials.map((t) => t.cycles / t.measurements)),
+    ...spread !== void 0 ? { spread } : {},
+    ...buildKey2 ? { build_key: buildKey2 } : {},
+    machine: machineOf(r),
+    ...typeof e?.counter_hz === "number" ? { counter_hz: e.counter_hz } : {}
+  };
+}
+function seriesOf(nights2) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const [n, { ds }] of nights2.entries())
+    for (const { record: record2 } of ds.records) {
+      const operation = record2.operation;
+      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation });
+      let s = byKey.get(key);
+      if (!s) {
+        s = {
+          candidate: record2.candidate,
+          label: record2.label,
+          operation,
+          points: nights2.map(() => void 0),
+          changes: [],
+          falseCalls: [],
+          unstable: false
+        };
+        byKey.set(key, s);
+      }
+      const entry = ds.build.instances[instanceKey(record2.candidate, record2.label)];
+      const figure = figureOf(record2, entry?.build_key ?? entry?.library_sha256);
+      if (figure) s.points[n] = figure;
+    }
+  const series = [...byKey.values()].sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
+  for (const s of series)
+    s.changes = attributedChanges(
+      s,
+      nights2.map((l) => l.night)
+    );
+  return series;
+}
+function attributedChanges(s, nights2) {
+  const present = s.points.flatMap((p, night) => p ? [{ p, night }] : []);
+  return changePoints(present.map((x) => x.p.cycles)).map((c) => {
+    const before = present[c.index - 1].night;
+    const after = present[c.index].night;
+    return { night: after, delta_pct: c.delta_pct, p_value: c.p_value, ...causesBetween(s, before, after, nights2) };
+  });
+}
+var COUNTER_RATE_CHANGE = 5e-3;
+var short = (v) => v ? v.slice(0, 12) : "none";
+function causesBetween(s, from, to, nights2) {
+  const before = { p: s.points[from], night: from };
+  const after = { p: s.points[to], night: to };
+  const causes = [];
+  const details = [];
+  if (before.p.build_key !== after.p.build_key) {
+    causes.push("submission");
+    details.push(`build key ${short(before.p.build_key)} \u2192 ${short(after.p.build_key)}`);
+  }
+  const hb = nights2[before.night].harness_version;
+  const ha = nights2[after.night].harness_version;
+  if (hb !== ha) {
+    causes.push("harness");
+    details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
+  }
+  const rb = before.p.counter_hz;
+  const ra = after.p.counter_hz;
+  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
+  if (before.p.machine !== after.p.machine || rateMoved) {
+    causes.push("machine");
+    details.push(rateMoved ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)");
+  }
+  if (causes.length === 0) causes.push("unknown");
+  return { causes, detail: details.join("; ") };
+}
+function unchanged(a, b, na, nb) {
+  return !!a && !!b && a.build_key === b.build_key && a.machine === b.machine && na.harness_version === nb.harness_version;
+}
+function falseCalls(s, nights2, verdicts2) {
+  const calls = [];
+  for (let n = 1; n < nights2.length; n++) {
+    if (!unchanged(s.points[n - 1], s.points[n], nights2[n - 1], nights2[n])) continue;
+    const row2 = verdicts2(n).get(rowKey(s));
+    if (row2 && (row2.verdict === "regression" || row2.verdict === "improvement")) calls.push(n);
+  }
+  return calls;
+}
+function verdictsBetween(dirs, system2) {
+  const cache = /* @__PURE__ */ new Map();
+  return (n) => {
+    let rows = cache.get(n);
+    if (!rows) {
+      const report2 = compareEvidence({
+        baseDir: "",
+        headDir: "",
+        system: system2,
+        systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
+      });
+      rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
+      cache.set(n, rows);
+    }
+    return rows;
+  };
+}
+
+// src/report/model.ts
+import { existsSync as existsSync32, readdirSync as readdirSync12, readFileSync as readFileSync18 } from "node:fs";
+import { basename as basename11, dirname as dirname9, join as join31, relative as relative15 } from "node:path";
+
+// src/measure/iccsBaseline.ts
+var ICCS_HELPERS = [
+  { helper: "sm3hash", bits: [256] },
+  { helper: "pseudohash", bits: [512, 768, 1024] },
+  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
+];
+var iccsLabel = (helper, bits) => `${helper}-${bits}`;
+var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
+var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
+
+// src/report/kexModel.ts
+var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
+function kexFigures(inst) {
+  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
+  const recordSizes = record2?.sizes ?? {};
+  const recordKex = record2?.kex ?? {};
+  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
+  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
+  const messages = [];
+  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
+  return {
+    passes,
+    messages,
+    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
+    pk: num2(sizes2.pk_bytes),
+    sk: num2(sizes2.sk_bytes),
+    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
+  };
+}
+function kexPassesOf(instances) {
+  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
+  if (known.length > 0) return Math.max(...known);
+  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
+  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
+}
+
+// src/report/environment.ts
+var NOT_RECORDED = "not recorded";
+function measuredEnvironment(campaign, recordEnvironment) {
+  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
+}
+var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
+function archName(env) {
+  const arch2 = str(env.architecture);
+  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
+  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
+  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
+}
+function measuredCpu(campaign, env) {
+  const shardCpus = campaign.shard_cpus;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = env.cpu_number;
+  return typeof fromEnv === "number" ? fromEnv : void 0;
+}
+function clockDescription(env) {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
+    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  else parts.push("frequency not recorded (no cpufreq)");
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
+  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
+  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
+}
+function counterRate(records, fixedClockHz) {
+  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
+  if (rates.length === 0) return void 0;
+  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
+  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
+  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
+  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
+}
+var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
+function toolDescription(campaign, env, from) {
+  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
+  const versions = distinct(recorded);
+  const missing = recorded.filter((v) => v === void 0).length;
+  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
+  const tool = str(campaign.tool) ?? (versions.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
+  if (!tool) return void 0;
+  const version2 = versions.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
+  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
+}
+var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
+var utc = (v) => str(v)?.slice(0, 19);
+function environmentRows(campaign, env, from) {
+  const cpu = measuredCpu(campaign, env);
+  const rows = [
+    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
+  ];
+  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
+  rows.push(["clock", clockDescription(env)]);
+  const rate = counterRate(from.records, campaign.fixed_clock_hz);
+  if (rate) rows.push(["counter rate", rate]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
+  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
+  rows.push(["campaign start / end (UTC)", pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
+  const counter = str(campaign.counter_source);
+  if (counter) rows.push(["cycle counter", counter]);
+  const tool = toolDescription(campaign, env, from);
+  if (tool) rows.push(["measured with", tool]);
+  return rows;
+}
+
+// src/report/model.ts
+function katLogHeader(systemDir, path) {
+  if (!path || !existsSync32(join31(systemDir, path))) return {};
+  const header = {};
+  for (const line of readFileSync18(join31(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]] = m[2];
+  }
+  return header;
+}
+function inferType(id, ops, logType) {
+  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
+  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
+  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
+  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
+  return "kem";
+}
+var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
+function operationOf(record2) {
+  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
+}
+function unreadableKind(paths, id, label, path) {
+  if (path === paths.survey(id, label)) return { kind: "survey" };
+  for (const op of EVERY_OPERATION) {
+    if (path === paths.record(id, label, op)) return { kind: "timing", op };
+    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
+    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
+  }
+  return void 0;
+}
+function readSurveys(systemDir) {
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = evidencePaths(systemDir).surveyDir;
+  if (!existsSync32(surveyDir)) return surveys;
+  for (const id of readdirSync12(surveyDir).sort())
+    surveys.set(
+      id,
+      readdirSync12(join31(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+        try {
+          return [readJson(join31(surveyDir, id, f))];
+        } catch {
+          return [];
+        }
+      }).filter((s) => s.verdict !== void 0)
+    );
+  return surveys;
+}
+function systemsIn(dataDir) {
+  const found = [];
+  for (const name of existsSync32(dataDir) ? readdirSync12(dataDir).sort() : []) {
+    const paths = evidencePaths(join31(dataDir, name));
+    if (!existsSync32(paths.campaign)) continue;
+    try {
+      const campaign = readJson(paths.campaign);
+      const build2 = existsSync32(paths.build) ? readJson(paths.build) : { instances: {} };
+      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
+      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+    } catch {
+    }
+  }
+  return found;
+}
+function systemsOf(systemDir, self) {
+  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
+}
+function loadReportModel(systemDir, campaignDir, history2) {
+  const ds = loadDataset(systemDir);
+  const paths = evidencePaths(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system2 = ds.campaign?.system_id ?? basename11(systemDir);
+  const byKey = /* @__PURE__ */ new Map();
+  const order = [];
+  const view = (id, label) => {
+    const key = instanceKey(id, label);
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
+      if (existsSync32(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const fromKey = parseInstanceKey(key);
+    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
+    v.build = e;
+    if (e.kat_log && existsSync32(join31(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  }
+  const rel = (p) => relative15(systemDir, p);
+  const figuresOf = (v) => !v.build?.forged;
+  for (const { path, record: record2 } of ds.records) {
+    const v = view(record2.candidate, record2.label);
+    const op = operationOf(record2);
+    if (figuresOf(v)) v.records[op] = record2;
+    v.recordFiles.push({ op, path: rel(path) });
+  }
+  for (const { path, memory } of ds.memory) {
+    const v = view(memory.candidate, memory.label);
+    if (figuresOf(v)) v.memory[memory.operation] = memory;
+    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  }
+  for (const { path, profile: profile2 } of ds.profiles) {
+    const v = view(profile2.candidate, profile2.label);
+    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
+    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
+  }
+  const ct2 = readCtEvidence(systemDir);
+  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
+  for (const u of ds.unreadable) {
+    const key = instanceOfPath(rel(u.path));
+    if (!key) continue;
+    const { candidate, label } = parseInstanceKey(key);
+    const kind = unreadableKind(paths, candidate, label, u.path);
+    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct2.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
+    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
+  }
+  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
+  const views = ids.map((id) => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
+    return {
+      id,
+      algorithm: spec?.algorithm ?? header.algorithm ?? id,
+      type,
+      api,
+      page: spec?.page,
+      instances,
+      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
+    };
+  });
+  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
+  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
+  const root3 = campaignDir ?? "";
+  return {
+    toolVersion: toolVersion(),
+    system: system2,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: environment2,
+    candidates: candidates2,
+    ...iccsBaseline ? { iccsBaseline } : {},
+    katIssues: campaignDir ? readKatIssues(join31(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join31(root3, "symmetric_survey.csv")) : [],
+    surveys: readSurveys(systemDir),
+    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
+    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
+    unreadable: [...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...history2 ? { trends: loadTrends(systemDir, system2, history2.nights, history2.link) } : {}
   };
 }
 
@@ -40704,17 +41003,17 @@ function link(node3, _, state, info) {
   value += tracker.move("](");
   const enclose = /[\0- \u007F]/.test(node3.url);
   const last = info.before.charAt(info.before.length - 1);
-  let title7 = node3.title || void 0;
-  if (!title7 && !enclose && (last === "\n" || last === "\r")) {
+  let title8 = node3.title || void 0;
+  if (!title8 && !enclose && (last === "\n" || last === "\r")) {
     let index = 0;
     while (index < text3.length && text3.charCodeAt(index) !== 93) {
       index += text3.charCodeAt(index) === 92 ? 2 : 1;
     }
-    if (text3.charCodeAt(index + 1) === 58) title7 = "";
+    if (text3.charCodeAt(index + 1) === 58) title8 = "";
   }
   if (
     // If there’s no url but there is a title…
-    !node3.url && typeof title7 === "string" || // If there are control characters or whitespace.
+    !node3.url && typeof title8 === "string" || // If there are control characters or whitespace.
     enclose
   ) {
     subexit = state.enter("destinationLiteral");
@@ -40728,17 +41027,17 @@ function link(node3, _, state, info) {
     value += tracker.move(
       state.safe(node3.url, {
         before: value,
-        after: typeof title7 === "string" ? " " : ")",
+        after: typeof title8 === "string" ? " " : ")",
         ...tracker.current()
       })
     );
   }
   subexit();
-  if (typeof title7 === "string") {
+  if (typeof title8 === "string") {
     subexit = state.enter(`title${suffix}`);
     value += tracker.move(" " + quote2);
     value += tracker.move(
-      state.safe(title7, {
+      state.safe(title8, {
         before: value,
         after: quote2,
         ...tracker.current()
@@ -44547,7 +44846,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync32, mkdirSync as mkdirSync13, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync8, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
+import { copyFileSync as copyFileSync2, existsSync as existsSync33, mkdirSync as mkdirSync13, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync8, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename12, dirname as dirname10, join as join33, posix as posix2, relative as relative16, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -44567,14 +44866,14 @@ function readFolder(dir, shown4, shard) {
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
   const buildPath = join33(dir, BUILD_FILE);
-  if (existsSync32(buildPath)) {
+  if (existsSync33(buildPath)) {
     folder.build = parseJsonFile(buildPath, join33(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join33(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync32(join33(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join33(dir, CAMPAIGN_FILE), join33(shown4, CAMPAIGN_FILE));
+  if (existsSync33(join33(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join33(dir, CAMPAIGN_FILE), join33(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -44610,7 +44909,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync32(join33(shard.dir, tail))) return entry;
+  if (!existsSync33(join33(shard.dir, tail))) return entry;
   const move = relative16(shard.dir, out).split(sep4).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -44632,6 +44931,9 @@ function mergeCampaignJson(parts) {
   else if (last) merged.ended_utc = last.ended_utc;
   if (last && "environment_latest" in last) merged.environment_latest = last.environment_latest;
   if (parts.some((p) => p.sandbox === "none")) merged.sandbox = "none";
+  const runs = parts.filter((p) => time3(p.last_run?.started_utc) !== void 0);
+  const latest = runs.sort((a, b) => time3(a.last_run.started_utc) - time3(b.last_run.started_utc)).at(-1);
+  if (latest) merged.last_run = latest.last_run;
   return merged;
 }
 function mergeInstances(existing, incoming) {
@@ -44645,12 +44947,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve17(into);
   for (const p of parts) {
     const abs = resolve17(p);
-    if (!existsSync32(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync33(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep4}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync32(out);
+  const existed = existsSync33(out);
   if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -44719,7 +45021,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join33(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join33(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync32(join33(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync33(join33(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -44754,7 +45056,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync33, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync34, readFileSync as readFileSync20 } from "node:fs";
 import { join as join34 } from "node:path";
 
 // src/report/profile.ts
@@ -44772,28 +45074,6 @@ function callsPerOperation(p) {
     return `${fn} ${pyGeneral(per, 3)}`;
   }).join(", ");
 }
-
-// src/report/spread.ts
-function recordSpread(r) {
-  if (!r.trials || r.trials.length < 2) return void 0;
-  return trialSpread(deriveStatistics(r.trials), r.trials.length);
-}
-var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
-var NOISY_MARK = "\u26A0 noisy";
-function spreadCell(r) {
-  const spread = recordSpread(r);
-  if (spread === void 0) return r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014";
-  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell2}${precisionCell(r)}`;
-}
-function precisionCell(r) {
-  const p = precisionOf(r.trials, r.plan);
-  if (p.ci95_rel === null) return "";
-  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
-  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
-}
-var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
-var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
 
 // src/report/pages/katNotes.ts
 var EXPLAIN = {
@@ -45164,6 +45444,223 @@ function placeholderCostSection(model, c) {
   ];
 }
 
+// src/report/pages/trends.ts
+var LINES_PER_CHART = 4;
+var PALETTE = [
+  ["#1f77b4", "blue"],
+  ["#ff7f0e", "orange"],
+  ["#2ca02c", "green"],
+  ["#d62728", "red"]
+];
+var trendsPagePath = (system2) => `performance/trends_${system2}.md`;
+var nightNumber = (n) => String(n + 1);
+function nightName(night) {
+  const when = night.started_utc.replace("T", " ").slice(0, 16);
+  const commit = night.commit ? ` \xB7 ${night.commit.slice(0, 7)}${night.changed ? "+" : ""}` : "";
+  return `${when}${commit}`;
+}
+var nightHref = (href, depth2) => /^[a-z][a-z+.-]*:/i.test(href) ? href : `${"../".repeat(depth2)}${href}`;
+var nightCell = (nights2, n, depth2) => {
+  const night = nights2[n];
+  return night.link ? link2(nightHref(night.link, depth2), `#${nightNumber(n)}`) : `#${nightNumber(n)}`;
+};
+var causeText = (c) => c.causes.join(", ");
+var stepText = (pct) => `${pct >= 0 ? "+" : "\u2212"}${pyFixed(Math.abs(pct), 1)}%`;
+var title = (model, t) => [
+  heading2(1, `Trends on ${model.system}`),
+  para(
+    `${t.nights.length} nights, oldest first: #1 ran ${nightName(t.nights[0])}, #${t.nights.length} (these pages) ${nightName(t.nights.at(-1))}. `,
+    "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
+    code3("+"),
+    ": uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ",
+    "A change point is a step in a series that a permutation test finds at p \u2264 0.01 and that is at least the regression threshold; ",
+    'it is attributed to the submission when its build key changed that night, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
+    link2(`method_${model.system}.md`, "method"),
+    ")."
+  )
+];
+var nights = (_model, t) => [
+  heading2(2, "Nights"),
+  table(
+    ["night", "started (UTC)", "campaign commit", "harness", "evidence"],
+    t.nights.map((n, i) => [
+      `#${nightNumber(i)}`,
+      n.started_utc.replace("T", " ").slice(0, 19),
+      n.commit ? code3(`${n.commit.slice(0, 12)}${n.changed ? "+" : ""}`) : n.commit === null ? "not a git checkout" : "not recorded",
+      n.harness_version ? code3(n.harness_version) : "not recorded",
+      n.link ? link2(nightHref(n.link, 1), "evidence") : "these pages"
+    ])
+  ),
+  ...t.skipped.length > 0 ? [
+    para(`Left out (${t.skipped.length}):`),
+    table(
+      ["history folder", "why"],
+      t.skipped.map((s) => [code3(s.folder), s.reason])
+    )
+  ] : []
+];
+var changePointsSection = (_model, t) => {
+  const rows = t.series.flatMap(
+    (s) => s.changes.map((c) => [
+      s.candidate,
+      code3(s.label),
+      s.operation,
+      nightCell(t.nights, c.night, 1),
+      stepText(c.delta_pct),
+      pyGeneral(c.p_value, 2),
+      causeText(c),
+      c.detail || "\u2014"
+    ])
+  );
+  return [
+    heading2(2, "Change points"),
+    table(["candidate", "instance", "operation", "from night", "step", "p", "attributed to", "what changed that night"], rows, [
+      text2("none found"),
+      "\u2014",
+      "\u2014",
+      "\u2014",
+      "\u2014",
+      "\u2014",
+      "\u2014",
+      "\u2014"
+    ])
+  ];
+};
+var unstableSection = (_model, t) => {
+  const unstable = t.series.filter((s) => s.unstable);
+  if (unstable.length === 0) return [];
+  return [
+    heading2(2, "Unstable rows"),
+    para(
+      "Between adjacent nights of unchanged code (the same build key, harness and machine), the pull-request rule called a regression or an improvement at least twice for these rows: their verdicts flip with the noise, so a pull request is not failed by them."
+    ),
+    table(
+      ["candidate", "instance", "operation", "called on nights"],
+      unstable.map((s) => [s.candidate, code3(s.label), s.operation, s.falseCalls.map((n) => `#${nightNumber(n)}`).join(", ")])
+    )
+  ];
+};
+function chart(candidate, operation, series, count) {
+  const full = series.filter((s) => s.points.every(Boolean));
+  const gaps = series.filter((s) => !s.points.every(Boolean));
+  const out = [];
+  for (let k = 0; k < full.length; k += LINES_PER_CHART) {
+    const group = full.slice(k, k + LINES_PER_CHART);
+    const palette = PALETTE.slice(0, group.length);
+    const lines = group.map((s) => `  line [${s.points.map((p) => pyFixed(p.cycles, 0)).join(", ")}]`).join("\n");
+    const init = `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "${palette.map(([hex3]) => hex3).join(", ")}"}}}}%%`;
+    out.push(
+      para(
+        `Median trial, cycles per call, nights #1\u2013#${count}: `,
+        ...group.flatMap((s, i) => [i > 0 ? ", " : "", code3(s.label), ` ${palette[i][1]}`]),
+        "."
+      ),
+      mermaid(
+        `${init}
+xychart-beta
+  title "${candidate} ${operation}"
+  x-axis [${Array.from({ length: count }, (_, i) => nightNumber(i)).join(", ")}]
+  y-axis "cycles per call"
+${lines}`
+      )
+    );
+  }
+  if (gaps.length > 0)
+    out.push(
+      para(
+        "Not charted, lacking a figure on some night (the table has what there is): ",
+        ...gaps.flatMap((s, i) => [i > 0 ? ", " : "", code3(s.label)]),
+        "."
+      )
+    );
+  return out;
+}
+function figureCell(s, n) {
+  const p = s.points[n];
+  if (!p) return "\u2014";
+  const change = s.changes.find((c) => c.night === n);
+  const spread = p.spread !== void 0 ? ` \xB7 ${formatSpread(p.spread)}` : "";
+  return `${formatCycles(p.cycles)}${spread}${change ? ` \xB7 ${change.delta_pct >= 0 ? "\u25B2" : "\u25BC"} ${stepText(change.delta_pct)}` : ""}`;
+}
+var perCandidate = (model, t) => {
+  const candidates2 = [...new Set(t.series.map((s) => s.candidate))];
+  return candidates2.flatMap((id) => {
+    const ofCandidate = t.series.filter((s) => s.candidate === id);
+    const operations = [...new Set(ofCandidate.map((s) => s.operation))];
+    return [
+      heading2(2, id),
+      para(link2(`../${id}/perf_${model.system}.md`, `${id} on ${model.system}`)),
+      ...operations.flatMap((op) => {
+        const series = ofCandidate.filter((s) => s.operation === op);
+        return [
+          heading2(3, `${id} ${op}`),
+          ...chart(id, op, series, t.nights.length),
+          table(
+            ["night", ...series.map((s) => `${s.label}${s.unstable ? " (unstable)" : ""}`)],
+            t.nights.map((_, n) => [nightCell(t.nights, n, 1), ...series.map((s) => figureCell(s, n))])
+          )
+        ];
+      })
+    ];
+  });
+};
+var TREND_SECTIONS = [title, nights, changePointsSection, unstableSection, perCandidate];
+var trendsPage = (model, trends) => sectionsPage(TREND_SECTIONS, model, trends);
+var SPARKLINE_MIN_SPAN = 0.1;
+function sparkline(s) {
+  const values = s.points.map((p) => p?.cycles);
+  const present = values.filter((v) => v !== void 0);
+  if (present.length === 0) return "\u2014";
+  const lo = Math.min(...present);
+  const span = Math.max(Math.max(...present) - lo, SPARKLINE_MIN_SPAN * lo);
+  const bars = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
+  return values.map((v) => v === void 0 ? " " : bars[Math.round((v - lo) / span * (bars.length - 1))]).join("");
+}
+function trendHighlights(system2, t) {
+  const since = t.sinceLastNight.map((r) => [
+    system2,
+    r.candidate,
+    code3(r.label),
+    r.operation,
+    r.verdict,
+    r.delta_pct !== void 0 ? stepText(r.delta_pct) : "\u2014",
+    causeOfLastNight(t, r),
+    link2(trendsPagePath(system2), "trends")
+  ]);
+  const changes = t.series.flatMap(
+    (s) => s.changes.map((c) => [
+      system2,
+      s.candidate,
+      code3(s.label),
+      s.operation,
+      nightCell(t.nights, c.night, 0),
+      stepText(c.delta_pct),
+      causeText(c),
+      link2(`${trendsPagePath(system2)}#${s.candidate}-${s.operation}`.toLowerCase(), "trends")
+    ])
+  );
+  return [
+    heading2(2, "Since last night"),
+    para(
+      `${system2}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`
+    ),
+    table(["system", "candidate", "instance", "operation", "verdict", "\u0394", "attributed to", ""], since, [
+      text2(t.nights.length < 2 ? "no earlier night" : "no operation moved beyond the noise"),
+      ...Array.from({ length: 7 }, () => "\u2014")
+    ]),
+    heading2(2, `Change points in the last ${t.nights.length} nights`),
+    table(["system", "candidate", "instance", "operation", "from night", "step", "attributed to", ""], changes, [
+      text2("none found"),
+      ...Array.from({ length: 7 }, () => "\u2014")
+    ])
+  ];
+}
+function causeOfLastNight(t, r) {
+  const s = t.series.find((x) => x.candidate === r.candidate && x.label === r.label && x.operation === r.operation);
+  const n = t.nights.length - 1;
+  return s?.points[n] && s.points[n - 1] ? causesBetween(s, n - 1, n, t.nights).causes.join(", ") : "unknown";
+}
+
 // src/report/pages/candidate.ts
 function algorithmPageLabel(url2) {
   let host;
@@ -45223,7 +45720,7 @@ function sizeColumns(c) {
     ["signature", "signature_bytes"]
   ];
 }
-var title = (model, c) => {
+var title2 = (model, c) => {
   const sys = model.system;
   const arch2 = archName(model.environment);
   return [
@@ -45473,8 +45970,30 @@ var evidenceIndex = (model, c) => {
     para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
   ];
 };
+var lastNights = (model, c) => {
+  const t = model.trends;
+  if (!t) return [];
+  const series = t.series.filter((s) => s.candidate === c.id);
+  return [
+    heading2(2, `Last ${t.nights.length} nights`),
+    table(
+      ["instance", "operation", `nights #1\u2013#${t.nights.length}`, "change points"],
+      series.map((s) => [
+        code3(s.label),
+        `${s.operation}${s.unstable ? " (unstable)" : ""}`,
+        code3(sparkline(s)),
+        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${stepText(ch.delta_pct)} (${causeText(ch)})`).join("; ") : "none"
+      ])
+    ),
+    para(
+      `Each mark is a night's median trial, from the series' lowest (\u2581) up; the scale spans at least ${pyFixed(SPARKLINE_MIN_SPAN * 100, 0)}% of the lowest. `,
+      link2(`../${trendsPagePath(model.system)}#${c.id}`, `${c.id} on the trends page`),
+      ": every night's figure, charts and what changed."
+    )
+  ];
+};
 var CANDIDATE_SECTIONS = [
-  title,
+  title2,
   basicInformation,
   environment,
   kat,
@@ -45483,6 +46002,7 @@ var CANDIDATE_SECTIONS = [
   sizes,
   symmetricPrimitives,
   ctSection,
+  lastNights,
   evidenceIndex
 ];
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
@@ -45495,7 +46015,7 @@ function kv(obj) {
     v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)
   ]);
 }
-var title2 = (model) => [
+var title3 = (model) => [
   heading2(1, `Method \u2014 system ${model.system}`),
   para(link2(`summary_${model.system}.md`, `Performance ${model.system}`), " \u203A method")
 ];
@@ -45609,7 +46129,7 @@ var isolation = (model) => {
 };
 var history = (model) => typeof model.campaign.history_note === "string" ? [heading2(2, "History"), para(model.campaign.history_note)] : [];
 var METHOD_SECTIONS = [
-  title2,
+  title3,
   planning,
   hostState,
   counterSource,
@@ -45623,7 +46143,7 @@ var METHOD_SECTIONS = [
 var methodPage = (model) => sectionsPage(METHOD_SECTIONS, model);
 
 // src/report/pages/sizeAudit.ts
-var title3 = (model, findings) => {
+var title4 = (model, findings) => {
   const mismatches = findings.filter((f) => f.verdict === "mismatch").length;
   return [
     heading2(1, `Size audit \u2014 system ${model.system}`),
@@ -45648,7 +46168,7 @@ var findingsTable = (_model, findings) => [
     [text2("no catalog entries"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
   )
 ];
-var SIZE_AUDIT_SECTIONS = [title3, findingsTable];
+var SIZE_AUDIT_SECTIONS = [title4, findingsTable];
 var sizeAuditPage = (model) => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudit(auditedInstances2(model), model.sizes));
 
 // src/report/pages/summary.ts
@@ -45680,7 +46200,7 @@ function cyclesCell(inst, op) {
   const spread = recordSpread(r);
   return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}`;
 }
-var title4 = (model) => {
+var title5 = (model) => {
   const sys = model.system;
   return [
     heading2(1, `Performance on ${archName(model.environment).display} (system ${sys})`),
@@ -45749,11 +46269,11 @@ var invalidCandidates = (model) => {
     )
   ];
 };
-var SUMMARY_SECTIONS = [title4, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
+var SUMMARY_SECTIONS = [title5, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
 
 // src/report/pages/survey.ts
-var title5 = () => [
+var title6 = () => [
   heading2(1, "Symmetric-primitive survey"),
   para(
     "Does each submission route all its hashing and randomness through the ICCS placeholder functions (pseudohash, pseudoXOF, sm3hash, the ICCS DRNG)? Verdicts: ICCS-only, bypass, mixed, instance-dependent. Automated verdicts follow the calls and data references of each library from its exported API: which ICCS helpers it reaches, whether reachable code carries the constants of its own Keccak, SHA-2, SM3, AES, SM4 or ChaCha, and where its randomness comes from; code that is compiled but unreachable does not count. A verdict in symmetric_survey.csv overrides the automated one."
@@ -45783,16 +46303,17 @@ var strays = (model) => {
     )
   ] : [];
 };
-var SURVEY_SECTIONS = [title5, verdicts, strays];
+var SURVEY_SECTIONS = [title6, verdicts, strays];
 var surveyPage = (model) => sectionsPage(SURVEY_SECTIONS, model);
 
 // src/report/pages/systems.ts
-var title6 = () => [
+var title7 = () => [
   heading2(1, "NGCC performance measurements"),
   para(
     "Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide \xA73.5, one summary per benchmark system."
   )
 ];
+var highlights = (_systems, h) => [...h];
 var systemsTable = (systems) => [
   table(
     ["system", "architecture", "candidates", "pages"],
@@ -45805,8 +46326,8 @@ var systemsTable = (systems) => [
   )
 ];
 var surveyLink = () => [para(link2("performance/symmetric-survey.md", "Symmetric-primitive survey"))];
-var INDEX_SECTIONS = [title6, systemsTable, surveyLink];
-var indexPage = (systems) => sectionsPage(INDEX_SECTIONS, systems);
+var INDEX_SECTIONS = [title7, highlights, systemsTable, surveyLink];
+var indexPage = (systems, highlights2 = []) => sectionsPage(INDEX_SECTIONS, systems, highlights2);
 
 // src/report/render.ts
 function renderPages(model) {
@@ -45818,7 +46339,8 @@ function renderPages(model) {
   pages.set(`performance/method_${sys}.md`, page(methodPage(model)));
   pages.set(`performance/size-audit_${sys}.md`, page(sizeAuditPage(model)));
   pages.set("performance/symmetric-survey.md", page(surveyPage(model)));
-  pages.set("index.md", page(indexPage(model.systems)));
+  if (model.trends) pages.set(trendsPagePath(sys), page(trendsPage(model, model.trends)));
+  pages.set("index.md", page(indexPage(model.systems, model.trends ? trendHighlights(sys, model.trends) : [])));
   return pages;
 }
 function withFooter(tree, version2) {
@@ -45830,7 +46352,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join34(outDir, path);
-    return !existsSync33(file2) || readFileSync20(file2, "utf8") !== text3;
+    return !existsSync34(file2) || readFileSync20(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -45921,14 +46443,14 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync34, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync35, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join36 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
     const base = join36(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync34(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync34(join36(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    if (!existsSync35(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync13(base).sort().filter((scheme) => existsSync35(join36(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
@@ -46003,7 +46525,7 @@ var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
-  ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
+  ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
@@ -46146,9 +46668,9 @@ async function cmdRun(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve19(arg);
-  if (!existsSync35(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync35(evidencePaths(dir).build) && !existsSync35(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync35(evidencePaths(join37(dir, e.name)).build)).map((e) => join37(arg, e.name));
+  if (!existsSync36(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync36(evidencePaths(dir).build) && !existsSync36(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync36(evidencePaths(join37(dir, e.name)).build)).map((e) => join37(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -46187,15 +46709,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync35(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync35(join37(d, values.system)))
+    if (!existsSync36(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync36(join37(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join37(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync35(values.campaign))
+  if (values.campaign !== void 0 && !existsSync36(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -46213,12 +46735,16 @@ function cmdReport(args) {
   const { values, positionals } = parseCommand(
     "report",
     args,
-    { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false } },
+    { campaign: { type: "string" }, out: { type: "string" }, check: { type: "boolean", default: false }, history: { type: "string" } },
     { positionals: ["DATA_DIR/ID"], required: { out: "PAGES_DIR" } }
   );
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
-  const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0);
+  const history2 = values.history?.split(",").filter(Boolean);
+  for (const d of history2 ?? []) if (!existsSync36(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+  const nights2 = history2?.map((d) => ({ dir: d, link: relative17(resolve19(values.out), resolve19(d)).split(sep5).join("/") }));
+  const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
+  for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join37(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
@@ -46247,7 +46773,7 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync35(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync36(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync22(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
@@ -46290,7 +46816,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join37(systemDir, e.kat_file);
-    if (!existsSync35(katPath))
+    if (!existsSync36(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync22(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -46333,7 +46859,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join37(c.folder, "kat.sha256");
   const shown4 = relative17(process.cwd(), target) || target;
-  const before = existsSync35(target) ? readFileSync22(target, "utf8") : "";
+  const before = existsSync36(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -46351,7 +46877,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync35(join37(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join37(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync36(join37(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join37(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -46393,7 +46919,7 @@ async function cmdIccsBaseline(args) {
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join37(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync35(values.campaign))
+  if (values.campaign !== void 0 && !existsSync36(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -46422,10 +46948,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join37(root3, "examples", "campaign");
   const pqclean = join37(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync35(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync36(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync35(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync36(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -46459,17 +46985,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync35(out) && readdirSync14(out).length > 0)
+  if (existsSync36(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
   const pqclean = resolve19(values.pqclean ?? join37(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync35(pqclean))
+  if (!existsSync36(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
   const digestsFile = values.digests ?? join37(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync35(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  if (!existsSync36(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)

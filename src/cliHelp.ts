@@ -40,12 +40,13 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/',
   },
   report: {
-    synopsis: 'ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]',
+    synopsis: 'ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]',
     about: "Renders the §3.5 pages of one system's evidence.",
     options: [
       ['--campaign CAMPAIGN_DIR', "the campaign's catalogs (sizes, KAT issues, pages' links); default: none"],
       ['--out PAGES_DIR', 'where the pages go; required'],
       ['--check', 'write nothing: compare with PAGES_DIR byte for byte, exit 1 on a difference; default off'],
+      ['--history DIR,...', 'earlier versions of the same system folder, oldest first: the trend page; default: none'],
     ],
     example: 'ngcc-perf report out/data/local --campaign examples/campaign --out out/pages',
   },

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readJson, writeFileAtomic } from './util/fsx.js';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
   katShown,
   KNOWN_PHASES,
@@ -42,7 +42,7 @@ const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
-  ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check]
+  ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
@@ -283,12 +283,17 @@ function cmdReport(args: string[]): number {
   const { values, positionals } = parseCommand(
     'report',
     args,
-    { campaign: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false } },
+    { campaign: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean', default: false }, history: { type: 'string' } },
     { positionals: ['DATA_DIR/ID'], required: { out: 'PAGES_DIR' } },
   );
   const systemDir = evidenceFolder(positionals[0]!);
   if (!values.check) checkOutputFolder(values.out, cli('out'));
-  const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined);
+  const history = values.history?.split(',').filter(Boolean);
+  for (const d of history ?? []) if (!existsSync(d)) throw new InputError('command line', '--history', `'${d}': no such folder`);
+  // A night links to its folder as seen from the pages' root (the folders are wherever they were given).
+  const nights = history?.map((d) => ({ dir: d, link: relative(resolve(values.out!), resolve(d)).split(sep).join('/') }));
+  const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined, nights ? { nights } : undefined);
+  for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   const pages = renderPages(model);
   // Pages are still rendered from what could be read, but they cannot show an unreadable file's
   // contents (its rows read "not recorded", its instances "not checked"): that is a problem to

@@ -18,7 +18,7 @@ import { actionsBuildCache } from './github/buildCache.js';
 import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords } from './github/baseline.js';
 import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
-import { checkoutAt, historyOf, mergeBase } from './github/gitTree.js';
+import { checkoutAt, historyOf, historyVersions, mergeBase } from './github/gitTree.js';
 import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
 import { actionOrigin, reproduceCli } from './github/reproduce.js';
@@ -28,6 +28,9 @@ import { baselineInstanceKeys } from './campaign/iccsBaseline.js';
 import { outcomeLines } from './campaign/tracker.js';
 import { loadReportModel, systemsIn } from './report/model.js';
 import { renderIndex, renderPages, writePages } from './report/render.js';
+import { unstableRows, type HistoryInput } from './report/history.js';
+import { trendHighlights } from './report/pages/trends.js';
+import type { RootContent } from 'mdast';
 import { filesUnder, readJsonIfExists } from './util/fsx.js';
 import { toolRoot, toolVersion } from './util/paths.js';
 
@@ -147,6 +150,9 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   );
   if (history.length > 0)
     core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system} (each measurement counted once)`);
+  // Operations whose nightly verdicts flip on unchanged code fail no pull request (the trend page names them).
+  const unstable = unstableRows(history.map((d) => join(d, inputs.system)).reverse(), inputs.system);
+  if (unstable.size > 0) core.info(`unstable on the nightly trends (their regressions fail nothing): ${[...unstable].join(', ')}`);
   const compare = () =>
     compareEvidence({
       baseDir: baseData,
@@ -155,6 +161,7 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
       thresholdPct: inputs.regressionThreshold,
       campaignDir,
       history,
+      unstable,
     });
   let paired = 0;
   let extraRounds: PullRequestContext['extraRounds'];
@@ -292,8 +299,8 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   core.setOutput('evidence-dir', summary.systemDir);
   const campaignDir = resolve(workspace(), inputs.campaign);
   // A shard holds part of the evidence: pages are rendered after the merge (mode: report).
-  const pages = inputs.shard ? undefined : renderAndOutput(inputs, summary.systemDir, campaignDir);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, pages, workDir('nightly'));
+  const rendered = inputs.shard ? undefined : await renderAndOutput(inputs, summary.systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, rendered, workDir('nightly'));
   if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
 }
 
@@ -315,29 +322,62 @@ async function reportOnly(inputs: ActionInputs): Promise<void> {
   const systemDir = resolve(workspace(), inputs.dataDir, inputs.system);
   if (!existsSync(systemDir)) throw new Error(`no evidence at ${systemDir}`);
   const campaignDir = resolve(workspace(), inputs.campaign);
-  const pages = renderAndOutput(inputs, systemDir, campaignDir);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, systemDir, pages, workDir('report'));
+  const rendered = await renderAndOutput(inputs, systemDir, campaignDir);
+  if (inputs.publish !== 'none') await publishEvidence(inputs, systemDir, rendered, workDir('report'));
 }
 
-function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): Map<string, string> {
+interface Rendered {
+  pages: Map<string, string>;
+  /** The index's trend sections of this system (kept when the index is rendered again at publish time). */
+  highlights: RootContent[];
+}
+
+async function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): Promise<Rendered> {
   const pagesDir = resolve(workspace(), inputs.pagesDir);
-  const pages = renderPages(loadReportModel(systemDir, campaignDir));
+  const nights = await nightsOnDataBranch(inputs);
+  const model = loadReportModel(systemDir, campaignDir, nights.length > 0 ? { nights } : undefined);
+  for (const s of model.trends?.skipped ?? []) core.warning(`history: left out ${s.folder}: ${s.reason}`, { title: 'ngcc-perf trends' });
+  if (model.trends) core.info(`trends: ${model.trends.nights.length} nights of ${inputs.system} (report --history)`);
+  const pages = renderPages(model);
   writePages(pagesDir, pages);
   core.setOutput('report-path', pagesDir);
   core.info(`${pages.size} pages written to ${pagesDir}`);
-  return pages;
+  return { pages, highlights: model.trends ? trendHighlights(inputs.system, model.trends) : [] };
+}
+
+/**
+ * The data branch's last `history-nights` versions of the system's evidence, oldest first, each
+ * linked to its commit on GitHub: the trend pages' earlier nights. None when the branch is not
+ * fetched (said in the log).
+ */
+async function nightsOnDataBranch(inputs: ActionInputs): Promise<HistoryInput[]> {
+  if (inputs.historyNights === 0) return [];
+  const repo = workspace();
+  const evidencePath = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
+  const versions = await historyVersions(
+    repo,
+    `origin/${inputs.publishBranch}`,
+    evidencePath,
+    inputs.historyNights,
+    join(workDir('history'), 'v'),
+  );
+  if (versions.length === 0)
+    core.info(`trends: no earlier ${inputs.system} evidence on origin/${inputs.publishBranch} (is it fetched deep enough?)`);
+  const server = process.env.GITHUB_SERVER_URL ?? 'https://github.com';
+  const repository = process.env.GITHUB_REPOSITORY;
+  return versions.reverse().map((v) => ({
+    dir: v.dir,
+    shown: `${inputs.publishBranch}@${v.commit.slice(0, 7)}`,
+    ...(repository ? { link: `${server}/${repository}/tree/${v.commit}/${evidencePath}` } : {}),
+  }));
 }
 
 /**
  * Evidence files (never built libraries) and, unless this is a shard, the pages: committed to the
  * data branch, or copied under the artifact folder for the workflow to upload.
  */
-async function publishEvidence(
-  inputs: ActionInputs,
-  systemDir: string,
-  pages: Map<string, string> | undefined,
-  work: string,
-): Promise<void> {
+async function publishEvidence(inputs: ActionInputs, systemDir: string, rendered: Rendered | undefined, work: string): Promise<void> {
+  const pages = rendered?.pages;
   const repo = workspace();
   const evidenceTo = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
   const pagesTo = relative(repo, resolve(repo, inputs.pagesDir));
@@ -379,7 +419,12 @@ async function publishEvidence(
     // A shard's campaign.json spans its own run: merged with the branch's as `ngcc-perf merge` does.
     mergeCampaign: inputs.shard !== undefined,
     derived: pages
-      ? [{ to: join(pagesTo, INDEX_PAGE), render: (tree) => renderIndex(systemsIn(join(tree, dirname(evidenceTo))), toolVersion()) }]
+      ? [
+          {
+            to: join(pagesTo, INDEX_PAGE),
+            render: (tree) => renderIndex(systemsIn(join(tree, dirname(evidenceTo))), toolVersion(), rendered?.highlights),
+          },
+        ]
       : [],
     message: `ngcc-perf ${inputs.system}: evidence${inputs.shard ? ` (shard ${inputs.shard.index}/${inputs.shard.count})` : ' and pages'}`,
     author: { name: 'ngcc-perf', email: 'ngcc-perf@users.noreply.github.com' },

@@ -886,6 +886,48 @@ describe('the action in nightly and report modes', () => {
     const build = JSON.parse(await git(bare, 'show', 'shard-data:performance/data/x86_1/build.json')) as BuildJson;
     expect(Object.keys(build.instances).sort()).toEqual(['kem-1/good', 'kem-2/good']);
   });
+
+  it("report mode reads the data branch's earlier versions as nights: a trend page, each night linked to its commit", async () => {
+    // x86_1's evidence is on the branch (a test above). Tonight's: the same folder, run again three
+    // times slower in kem-1's dec (its record scaled: beyond any noise of this host's few trials),
+    // as the nightly's merge step would leave it.
+    const evidence = join(repo, 'performance', 'data', 'x86_1');
+    const campaignFile = join(evidence, 'campaign.json');
+    const campaign = JSON.parse(readFileSync(campaignFile, 'utf8')) as { last_run: Record<string, unknown> };
+    campaign.last_run.started_utc = new Date(Date.parse(String(campaign.last_run.started_utc)) + 86_400_000).toISOString();
+    writeFileSync(campaignFile, JSON.stringify(campaign));
+    const recordFile = join(evidence, 'records', 'kem-1', 'good__dec.json');
+    const record = JSON.parse(readFileSync(recordFile, 'utf8')) as TimingRecord;
+    for (const t of record.trials) t.cycles *= 3;
+    record.mean_cycles! *= 3;
+    // Another night's measurement (a record with the same start and library is the same measurement, carried over).
+    (record as { started_utc?: string }).started_utc = String(campaign.last_run.started_utc);
+    writeFileSync(recordFile, JSON.stringify(record));
+    await git(repo, 'fetch', '-q', 'origin', '+refs/heads/ngcc-perf-data:refs/remotes/origin/ngcc-perf-data');
+    const published = await git(repo, 'log', '-n1', '--format=%H', 'origin/ngcc-perf-data', '--', 'performance/data/x86_1');
+    const output = env({ mode: 'report', publish: 'none', 'history-nights': '5' });
+    process.env.GITHUB_REPOSITORY = 'ngcc-dev/submissions';
+    const { log } = await runCaptured();
+    expect(process.exitCode).toBeUndefined();
+    expect(log).toContain('trends: 2 nights of x86_1 (report --history)');
+    const pagesDir = readOutputs(output)['report-path']!;
+    const trends = readFileSync(join(pagesDir, 'performance', 'trends_x86_1.md'), 'utf8');
+    expect(trends).toContain(`[evidence](https://github.com/ngcc-dev/submissions/tree/${published}/performance/data/x86_1)`);
+    const index = readFileSync(join(pagesDir, 'index.md'), 'utf8');
+    expect(rendered(index)).toMatch(/Since last night[\s\S]*x86_1kem-1gooddecregression\+\d+(\.\d)?%unknown/);
+  });
+
+  it('history-nights: 0 reads no history, and a bad value names the input', async () => {
+    const output = env({ mode: 'report', publish: 'none', 'history-nights': '0' });
+    const { log: quiet } = await runCaptured();
+    expect(process.exitCode).toBeUndefined();
+    expect(quiet).not.toContain('trends:');
+    expect(readFileSync(join(readOutputs(output)['report-path']!, 'index.md'), 'utf8')).not.toContain('Since last night');
+    env({ mode: 'report', publish: 'none', 'history-nights': '101' });
+    const { log, failed } = await runCaptured();
+    expect(failed).toBe(true);
+    expect(log).toMatch(/::error::input 'history-nights': .*100/);
+  });
 });
 
 describe('a pull request that adds a secret-dependent branch, with ct enabled in ngcc-perf.yml', () => {

@@ -7,6 +7,7 @@ import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
 import { formatSeconds } from '../report/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { firstLineOf } from '../sandbox/run.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
 import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
@@ -332,7 +333,18 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
   const { plan, environment } = run;
   const campaignJson = readJsonIfExists<Record<string, unknown>>(plan.paths.campaign) ?? {};
   const hostChecks = (campaignJson.host_checks as unknown[] | undefined) ?? [];
-  const started = (campaignJson.started_utc as string | undefined) ?? new Date().toISOString();
+  const now = new Date().toISOString();
+  const started = (campaignJson.started_utc as string | undefined) ?? now;
+  // What names this run's night on the trend pages: a campaign.json may hold many runs (a resumed or
+  // merged folder); the latest run's start, the tool and the campaign's commit are this run's own.
+  const lastRun = {
+    started_utc: now,
+    harness_version: run.tools.version,
+    campaign_commit: firstLineOf(['git', '-C', plan.campaignDir, 'rev-parse', 'HEAD']),
+  };
+  const changed =
+    lastRun.campaign_commit !== null && Boolean(firstLineOf(['git', '-C', plan.campaignDir, 'status', '--porcelain', '--', '.']));
+  if (changed) Object.assign(lastRun, { campaign_changed: true });
   hostChecks.push({
     phase: `${plan.iccsBaseline ? 'iccs-baseline: ' : ''}${[...plan.phases].join(',')}`,
     cpu: plan.cpu,
@@ -363,6 +375,7 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
       environment_latest: environment,
       host_checks: hostChecks,
       ...own,
+      last_run: lastRun,
       // One unsandboxed run makes the folder's evidence unsandboxed.
       sandbox: campaignJson.sandbox === 'none' ? 'none' : plan.sandbox,
       ...extra,

@@ -45,6 +45,16 @@ export interface CompareOptions {
   campaignDir?: string;
   /** A peak-RSS change below this many bytes is page-level noise (default 64 KiB). */
   rssNoiseBytes?: number;
+  /**
+   * The system folders themselves, when they are not DATA_DIR/system (the trend pages' nights):
+   * they take the place of baseDir, headDir and history.
+   */
+  systemDirs?: { base: string; head: string; history: string[] };
+  /**
+   * Rows (rowKey) the nightly trends mark unstable (report/history.ts): their regressions are shown
+   * but counted as none, so they fail no check.
+   */
+  unstable?: ReadonlySet<string>;
 }
 
 function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
@@ -87,8 +97,7 @@ function recordsByKey(ds: Dataset): Map<string, TimingRecord> {
   return new Map(ds.records.map(({ record }) => [recordKey(record), record]));
 }
 
-function loadSystem(dataDir: string, system: string, role: string): Dataset {
-  const dir = join(dataDir, system);
+function loadSystem(dir: string, system: string, role: string): Dataset {
   if (!existsSync(dir)) throw new InputError(dir, '', `no ${role} evidence for system ${system}`);
   return readable(loadDataset(dir), role);
 }
@@ -321,16 +330,27 @@ export function undecidedRows(report: CompareReport): CompareRow[] {
   return report.rows.filter((r) => r.paired === true && (r.verdict === 'inconclusive' || r.verdict === 'noisy' || underpowered(r)));
 }
 
+/** A row of an unstable operation: its verdict stands, its regression fails nothing, and it says why. */
+function markUnstable(row: CompareRow): CompareRow {
+  if (row.verdict !== 'regression' && row.verdict !== 'improvement') return { ...row, unstable: true };
+  return {
+    ...row,
+    unstable: true,
+    reason: `${row.reason}; unstable: its nightly verdicts flip on unchanged code (trend page), so this fails nothing`,
+  };
+}
+
 export function compareEvidence(opts: CompareOptions): CompareReport {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
-  const base = loadSystem(opts.baseDir, opts.system, 'base');
-  const head = loadSystem(opts.headDir, opts.system, 'head');
-  const history = historyByKey(
-    (opts.history ?? [])
-      .filter((d) => existsSync(join(d, opts.system)))
-      .map((d) => recordsByKey(readable(loadDataset(join(d, opts.system)), 'history'))),
-  );
+  const dirs = opts.systemDirs ?? {
+    base: join(opts.baseDir, opts.system),
+    head: join(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join(d, opts.system)),
+  };
+  const base = loadSystem(dirs.base, opts.system, 'base');
+  const head = loadSystem(dirs.head, opts.system, 'head');
+  const history = historyByKey(dirs.history.filter((d) => existsSync(d)).map((d) => recordsByKey(readable(loadDataset(d), 'history'))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -366,7 +386,8 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     const past = (history.get(key) ?? [])
       .filter((r) => r.trials?.length > 0)
       .map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
-    return { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
+    const judged = { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
+    return opts.unstable?.has(key) ? markUnstable(judged) : judged;
   });
 
   const instanceKeys = [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
@@ -431,9 +452,9 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     memory_changes,
     size_mismatches,
     ...(ct_findings ? { ct_findings } : {}),
-    ...((opts.history ?? []).length > 0 ? { history_runs: historyRuns } : {}),
+    ...(dirs.history.length > 0 ? { history_runs: historyRuns } : {}),
     counts: {
-      regressions: rows.filter((r) => r.verdict === 'regression').length,
+      regressions: rows.filter((r) => r.verdict === 'regression' && !r.unstable).length,
       improvements: rows.filter((r) => r.verdict === 'improvement').length,
       kat_failures: katFailures,
       size_mismatches: size_mismatches.length,

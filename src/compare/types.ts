@@ -52,6 +52,8 @@ export interface CompareRow {
   carried_over?: boolean;
   /** Distinct nightly measurements of the operation behind the history rule (0: none). */
   history_runs?: number;
+  /** The nightly trends mark the operation unstable: a regression of it is not counted as one (fails nothing). */
+  unstable?: boolean;
 }
 
 export interface KatChange {

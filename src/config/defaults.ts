@@ -39,6 +39,24 @@ export const HISTORY_RUNS = 8;
 /** Data-branch commits read for the history: several may carry the same measurement. */
 export const HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 
+/**
+ * Trend pages (report --history, the action's history-nights): the nights read by default and at
+ * most. A change point is a step found at CHANGE_POINT_ALPHA by a permutation test of
+ * CHANGE_POINT_PERMUTATIONS shuffles, with at least CHANGE_POINT_MIN_SEGMENT nights on each side
+ * (compare/changePoints.ts; calibration in docs/statistics.md#change-points).
+ */
+export const TREND_NIGHTS = 30;
+export const MAX_TREND_NIGHTS = 100;
+export const CHANGE_POINT_ALPHA = 0.01;
+export const CHANGE_POINT_PERMUTATIONS = 999;
+export const CHANGE_POINT_MIN_SEGMENT = 3;
+/**
+ * A row is unstable on the trend page, and its regression fails no pull request, when the
+ * pull-request rule called a change this many times between adjacent nights of unchanged code
+ * (Arrow's conbench marks such rows the same way).
+ */
+export const UNSTABLE_MIN_CALLS = 2;
+
 /** The action's inputs as action.yml documents them (strings, as GitHub passes them). */
 export const ACTION_INPUT_DEFAULTS = {
   mode: 'pull-request',
@@ -48,6 +66,7 @@ export const ACTION_INPUT_DEFAULTS = {
   'regression-threshold': String(DEFAULT_THRESHOLD_PCT),
   'pr-rounds': String(PAIRED_TRIALS),
   'pr-extra-rounds': String(PR_EXTRA_ROUNDS),
+  'history-nights': String(TREND_NIGHTS),
   comment: 'on-change',
   'fail-on': DEFAULT_FAIL_ON,
   publish: 'none',

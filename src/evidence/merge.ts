@@ -105,7 +105,8 @@ const time = (v: unknown) => (typeof v === 'string' && !Number.isNaN(Date.parse(
 /**
  * campaign.json of merged evidence: the earliest start, the latest end (null while any part has
  * not ended), every part's host checks once, the environment at the earliest start and the latest
- * one; `sandbox: none` when any part ran unsandboxed; other fields from the first part.
+ * one; `sandbox: none` when any part ran unsandboxed; `last_run` of the latest run; other fields
+ * from the first part.
  */
 export function mergeCampaignJson(parts: Json[]): Json | undefined {
   if (parts.length === 0) return undefined;
@@ -124,6 +125,10 @@ export function mergeCampaignJson(parts: Json[]): Json | undefined {
   else if (last) merged.ended_utc = last.ended_utc;
   if (last && 'environment_latest' in last) merged.environment_latest = last.environment_latest;
   if (parts.some((p) => p.sandbox === 'none')) merged.sandbox = 'none';
+  // The night the merged folder stands for (its trend-page name): the latest run that went into it.
+  const runs = parts.filter((p) => time((p.last_run as Json | undefined)?.started_utc) !== undefined);
+  const latest = runs.sort((a, b) => time((a.last_run as Json).started_utc)! - time((b.last_run as Json).started_utc)!).at(-1);
+  if (latest) merged.last_run = latest.last_run;
   return merged;
 }
 

@@ -55,15 +55,29 @@ export async function extractAt(repo: string, commit: string, path: string, into
  * under `into`: the nightly history of a system's evidence on the data branch.
  */
 export async function historyOf(repo: string, ref: string, path: string, count: number, into: string): Promise<string[]> {
+  return (await historyVersions(repo, ref, path, count, into)).map((v) => v.root);
+}
+
+/**
+ * The same versions with their commits, newest first: `root` holds the extracted tree (`path`
+ * under it), `dir` the version of `path` itself.
+ */
+export async function historyVersions(
+  repo: string,
+  ref: string,
+  path: string,
+  count: number,
+  into: string,
+): Promise<Array<{ commit: string; root: string; dir: string }>> {
   const log = await git(repo, ['log', '--format=%H', `-n${count}`, ref, '--', path]);
   if (!log.ok) return [];
   const commits = log.out.split('\n').filter(Boolean);
-  const dirs: string[] = [];
+  const versions: Array<{ commit: string; root: string; dir: string }> = [];
   for (const [i, commit] of commits.entries()) {
-    const dir = join(into, `h${i}`);
-    if (await extractAt(repo, commit, path, dir)) dirs.push(dir);
+    const root = join(into, `h${i}`);
+    if (await extractAt(repo, commit, path, root)) versions.push({ commit, root, dir: join(root, path) });
   }
-  return dirs;
+  return versions;
 }
 
 /** The commit where head branched off base (what `base...head` diffs against), or base itself when git cannot tell. */

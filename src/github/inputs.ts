@@ -2,7 +2,7 @@ import * as core from '@actions/core';
 import { InputError } from '../errors.js';
 import { parseFailOn, type FailOn } from '../compare/failOn.js';
 import { checkSystemId, parseCount, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
-import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT, MAX_PR_PAIRS } from '../config/defaults.js';
+import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT, MAX_PR_PAIRS, MAX_TREND_NIGHTS } from '../config/defaults.js';
 
 export const MODES = ['pull-request', 'nightly', 'report'] as const;
 export type Mode = (typeof MODES)[number];
@@ -24,6 +24,8 @@ export interface ActionInputs {
   prRounds: number;
   /** More pairs for a row the first rounds left undecided: inconclusive, noisy, or unchanged on too few pairs (0: none). */
   prExtraRounds: number;
+  /** Earlier nights of the data branch read for the trend pages (0: none). */
+  historyNights: number;
   comment: 'always' | 'on-change' | 'never';
   failOn: Set<FailOn>;
   publish: 'commit' | 'artifact' | 'none';
@@ -85,6 +87,7 @@ export function readInputs(): ActionInputs {
     regressionThreshold: positive('regression-threshold') ?? DEFAULT_THRESHOLD_PCT,
     prRounds: count('pr-rounds', 'trial pairs', 2, MAX_PR_PAIRS),
     prExtraRounds: count('pr-extra-rounds', 'trial pairs', 0, MAX_PR_PAIRS),
+    historyNights: count('history-nights', 'nights', 0, MAX_TREND_NIGHTS),
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const),
     failOn: parseFailOn(withDefault('fail-on'), `input 'fail-on'`),
     publish,

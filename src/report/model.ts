@@ -1,3 +1,4 @@
+import { loadTrends, type HistoryInput } from './history.js';
 import { toolVersion } from '../util/paths.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
@@ -114,7 +115,11 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
  * the campaign folder (names, links and the curated catalogs beside the candidates). All reading
  * happens here: rendering the model is pure.
  */
-export function loadReportModel(systemDir: string, campaignDir?: string): ReportModel {
+export function loadReportModel(
+  systemDir: string,
+  campaignDir?: string,
+  history?: { nights: readonly HistoryInput[]; link?: string },
+): ReportModel {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir
@@ -213,5 +218,6 @@ export function loadReportModel(systemDir: string, campaignDir?: string): Report
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
     unreadable: [...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...(history ? { trends: loadTrends(systemDir, system, history.nights, history.link) } : {}),
   };
 }

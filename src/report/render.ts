@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fsx.js';
-import type { Root } from 'mdast';
+import type { Root, RootContent } from 'mdast';
 import { para, serialize } from './md.js';
 import { candidatePage } from './pages/candidate.js';
 import { methodPage } from './pages/method.js';
@@ -9,6 +9,7 @@ import { sizeAuditPage } from './pages/sizeAudit.js';
 import { summaryPage } from './pages/summary.js';
 import { surveyPage } from './pages/survey.js';
 import { indexPage } from './pages/systems.js';
+import { trendHighlights, trendsPage, trendsPagePath } from './pages/trends.js';
 import type { ReportModel, SystemEntry } from './types.js';
 
 /** Every page of one system, keyed by its path under PAGES_DIR; pure: the model holds all it shows. */
@@ -21,7 +22,8 @@ export function renderPages(model: ReportModel): Map<string, string> {
   pages.set(`performance/method_${sys}.md`, page(methodPage(model)));
   pages.set(`performance/size-audit_${sys}.md`, page(sizeAuditPage(model)));
   pages.set('performance/symmetric-survey.md', page(surveyPage(model)));
-  pages.set('index.md', page(indexPage(model.systems)));
+  if (model.trends) pages.set(trendsPagePath(sys), page(trendsPage(model, model.trends)));
+  pages.set('index.md', page(indexPage(model.systems, model.trends ? trendHighlights(sys, model.trends) : [])));
   return pages;
 }
 
@@ -31,8 +33,8 @@ function withFooter(tree: Root, version: string | undefined): Root {
 }
 
 /** The index page of these systems (at publish time: every system on the data branch). */
-export const renderIndex = (systems: readonly SystemEntry[], version?: string): string =>
-  serialize(withFooter(indexPage(systems), version));
+export const renderIndex = (systems: readonly SystemEntry[], version?: string, highlights: RootContent[] = []): string =>
+  serialize(withFooter(indexPage(systems, highlights), version));
 
 export function writePages(outDir: string, pages: Map<string, string>): void {
   for (const [path, text] of pages) writeFileAtomic(join(outDir, path), text);

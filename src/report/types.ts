@@ -1,3 +1,4 @@
+import type { TrendModel } from './history.js';
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import type { CtFile } from '../ct/findings.js';
@@ -77,4 +78,6 @@ export interface ReportModel {
    * show what was readable, so whoever renders them must say what was left out.
    */
   unreadable: Array<{ path: string; problem: string }>;
+  /** The nights before this evidence and the trends through them, when a history was given (report --history). */
+  trends?: TrendModel;
 }

@@ -2,7 +2,7 @@ import { instanceStatus } from '../../kat/status.js';
 import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
-import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare } from '../format.js';
+import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare, pyFixed } from '../format.js';
 import {
   bullets,
   code,
@@ -37,6 +37,7 @@ import { katFootnotes } from './katNotes.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 import { kexSizesSection } from './kexTables.js';
 import { placeholderCostSection } from './placeholderCost.js';
+import { causeText, SPARKLINE_MIN_SPAN, sparkline, stepText, trendsPagePath } from './trends.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -420,6 +421,30 @@ const evidenceIndex: CandidateSection = (model, c) => {
   ];
 };
 
+/** The last nights of each operation at a glance, with its change points, when a history was read. */
+const lastNights: CandidateSection = (model, c) => {
+  const t = model.trends;
+  if (!t) return [];
+  const series = t.series.filter((s) => s.candidate === c.id);
+  return [
+    heading(2, `Last ${t.nights.length} nights`),
+    table(
+      ['instance', 'operation', `nights #1–#${t.nights.length}`, 'change points'],
+      series.map((s): Cell[] => [
+        code(s.label),
+        `${s.operation}${s.unstable ? ' (unstable)' : ''}`,
+        code(sparkline(s)),
+        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${stepText(ch.delta_pct)} (${causeText(ch)})`).join('; ') : 'none',
+      ]),
+    ),
+    para(
+      `Each mark is a night's median trial, from the series' lowest (▁) up; the scale spans at least ${pyFixed(SPARKLINE_MIN_SPAN * 100, 0)}% of the lowest. `,
+      link(`../${trendsPagePath(model.system)}#${c.id}`, `${c.id} on the trends page`),
+      ": every night's figure, charts and what changed.",
+    ),
+  ];
+};
+
 const CANDIDATE_SECTIONS: readonly CandidateSection[] = [
   title,
   basicInformation,
@@ -430,6 +455,7 @@ const CANDIDATE_SECTIONS: readonly CandidateSection[] = [
   sizes,
   symmetricPrimitives,
   ctSection,
+  lastNights,
   evidenceIndex,
 ];
 

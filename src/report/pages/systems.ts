@@ -1,9 +1,9 @@
-import type { Root } from 'mdast';
+import type { Root, RootContent } from 'mdast';
 import { heading, link, para, sectionsPage, table, type Section } from '../md.js';
 import type { SystemEntry } from '../types.js';
 
 /** The index of DATA_DIR: one row per benchmark system. */
-type IndexSection = Section<[readonly SystemEntry[]]>;
+type IndexSection = Section<[readonly SystemEntry[], readonly RootContent[]]>;
 
 const title: IndexSection = () => [
   heading(1, 'NGCC performance measurements'),
@@ -11,6 +11,9 @@ const title: IndexSection = () => [
     'Independent measurements of the NGCC candidates in the layout of the ICCS self-assessment guide §3.5, one summary per benchmark system.',
   ),
 ];
+
+/** What moved since last night and the recent change points (trends pages), when a history was read. */
+const highlights: IndexSection = (_systems, h) => [...h];
 
 const systemsTable: IndexSection = (systems) => [
   table(
@@ -26,6 +29,7 @@ const systemsTable: IndexSection = (systems) => [
 
 const surveyLink: IndexSection = () => [para(link('performance/symmetric-survey.md', 'Symmetric-primitive survey'))];
 
-const INDEX_SECTIONS: readonly IndexSection[] = [title, systemsTable, surveyLink];
+const INDEX_SECTIONS: readonly IndexSection[] = [title, highlights, systemsTable, surveyLink];
 
-export const indexPage = (systems: readonly SystemEntry[]): Root => sectionsPage(INDEX_SECTIONS, systems);
+export const indexPage = (systems: readonly SystemEntry[], highlights: readonly RootContent[] = []): Root =>
+  sectionsPage(INDEX_SECTIONS, systems, highlights);

@@ -1,0 +1,258 @@
+// Trend pages from a history of nights (issue: nightly trends and change points). The nights are
+// made from one real evidence folder (the toy KEM measured by a real campaign run): each night is a
+// copy whose trials are scaled by that night's noise, and from night 20 on one operation is 10 %
+// slower with a new build key, as a submission's update would make it.
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign } from '../src/campaign/run.js';
+import { changePoints } from '../src/compare/changePoints.js';
+import { mergeCampaignJson } from '../src/evidence/merge.js';
+import { loadTrends, unstableRows } from '../src/report/history.js';
+import { compareEvidence } from '../src/compare/compare.js';
+import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
+import { runCli } from './helpers/cli.js';
+import { parsePage, plain, tableShapeProblems } from './helpers/pages.js';
+import { tempDir } from './helpers/tmp.js';
+
+const NIGHTS = 30;
+const STEP_NIGHT = 20; // counted from 1, as the pages count
+const STEPPED = { label: 'good', operation: 'dec' };
+
+/** A fixed sequence in [-1, 1) (a linear congruential generator): the nights' noise. */
+function noise(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return (2 * s) / 2 ** 31 - 1;
+  };
+}
+
+/** The page's level-2 sections: title and the Markdown under it. */
+function sections(markdown: string): Array<{ title: string; body: string }> {
+  const out = [{ title: '', body: '' }];
+  for (const line of markdown.split('\n'))
+    if (line.startsWith('## ')) out.push({ title: line.slice(3), body: '' });
+    else out.at(-1)!.body += `${line}\n`;
+  return out;
+}
+
+const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
+const writeJson = (p: string, v: unknown) => writeFileSync(p, JSON.stringify(v, null, 1));
+
+function scaleRecord(path: string, factor: number, started: string): void {
+  const r = readJson(path);
+  // Each night measured anew (a record with the same start and library is one measurement carried over).
+  r.started_utc = started;
+  for (const t of r.trials) {
+    t.cycles *= factor;
+    t.seconds *= factor;
+  }
+  r.mean_cycles *= factor;
+  r.mean_seconds *= factor;
+  writeJson(path, r);
+}
+
+/**
+ * Night n (1-based) of a history: a copy of `source` with its own start time, each record's trials
+ * scaled by `factor(file)`, and, when `updated`, a new build key for the stepped instance.
+ */
+function night(source: string, into: string, n: number, factor: (file: string) => number, updated = false): string {
+  cpSync(source, into, { recursive: true });
+  const campaign = readJson(join(into, 'campaign.json'));
+  const started = new Date(Date.UTC(2026, 10, 1 + n, 1, 17)).toISOString();
+  campaign.last_run = {
+    ...campaign.last_run,
+    started_utc: started,
+    campaign_commit: `${String(n).padStart(2, '0')}c0ffee`.padEnd(40, '0'),
+  };
+  writeJson(join(into, 'campaign.json'), campaign);
+  const recordsDir = join(into, 'records');
+  for (const candidate of readdirSync(recordsDir))
+    for (const file of readdirSync(join(recordsDir, candidate))) scaleRecord(join(recordsDir, candidate, file), factor(file), started);
+  if (updated) {
+    const build = readJson(join(into, 'build.json'));
+    for (const e of Object.values(build.instances) as Array<Record<string, unknown>>)
+      if (e.label === STEPPED.label) e.build_key = `updated-${e.build_key}`;
+    writeJson(join(into, 'build.json'), build);
+  }
+  return into;
+}
+
+/** Night n of the issue's history: ±2 % noise, and from STEP_NIGHT on the step with a new build key. */
+function makeNight(source: string, into: string, n: number, rand: () => number, step = 0.1): string {
+  const stepped = (file: string) => n >= STEP_NIGHT && file === `${STEPPED.label}__${STEPPED.operation}.json`;
+  return night(source, into, n, (file) => (1 + 0.02 * rand()) * (stepped(file) ? 1 + step : 1), n >= STEP_NIGHT);
+}
+
+let source: string;
+beforeAll(async () => {
+  // Six short trials: enough for the pull-request rule's test to reach its level (two cannot).
+  const root = goodKemCampaign(['good', 'twin'], QUICK.replace('trials: 2', 'trials: 6'));
+  const data = tempDir();
+  await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat', 'measure']) });
+  source = join(data, 's');
+}, 600_000);
+
+describe('a history of 30 nights with a +10 % step at night 20', () => {
+  let history: string[];
+  let pagesDir: string;
+  let cli: Awaited<ReturnType<typeof runCli>>;
+  beforeAll(async () => {
+    const work = tempDir();
+    const rand = noise(7);
+    const nights = Array.from({ length: NIGHTS }, (_, i) => makeNight(source, join(work, `night-${i + 1}`, 's'), i + 1, rand));
+    history = nights.slice(0, -1);
+    pagesDir = join(work, 'pages');
+
+    cli = await runCli(['report', nights.at(-1)!, '--out', pagesDir, '--history', history.join(',')]);
+  }, 300_000);
+
+  it('reports the change point at night 20, attributed to the submission, and no other', () => {
+    expect(cli.code).toBe(0);
+    const trends = loadTrends(
+      join(pagesDir, '..', `night-${NIGHTS}`, 's'),
+      's',
+      history.map((dir) => ({ dir })),
+    );
+    expect(trends.nights).toHaveLength(NIGHTS);
+    const withChanges = trends.series.filter((s) => s.changes.length > 0);
+    expect(withChanges.map((s) => `${s.label} ${s.operation}`)).toEqual([`${STEPPED.label} ${STEPPED.operation}`]);
+    const [change] = withChanges[0]!.changes;
+    expect(change!.night + 1).toBe(STEP_NIGHT);
+    expect(change!.causes).toEqual(['submission']);
+    expect(change!.delta_pct).toBeGreaterThan(7);
+    expect(change!.delta_pct).toBeLessThan(13);
+    // Every other operation of the instance changed its build key too, and has no step: the
+    // attribution follows the step, never the key alone.
+    expect(trends.series.filter((s) => s.label === STEPPED.label).length).toBeGreaterThan(1);
+  });
+
+  it('writes a trend page whose tables parse as tables and whose chart has every night', () => {
+    const page = readFileSync(join(pagesDir, 'performance', 'trends_s.md'), 'utf8');
+    expect(tableShapeProblems(page)).toEqual([]);
+    const tree = parsePage(page);
+    const charts = tree.children.filter((n) => n.type === 'code' && n.lang === 'mermaid') as Array<{ value: string }>;
+    const dec = charts.find((c) => c.value.includes('title "kem-1 dec"'));
+    expect(dec, 'a chart of kem-1 dec').toBeDefined();
+    expect(dec!.value).toMatch(/^%%\{init: .*plotColorPalette/);
+    expect(dec!.value).toContain(`x-axis [${Array.from({ length: NIGHTS }, (_, i) => i + 1).join(', ')}]`);
+    const line = dec!.value.split('\n').find((l) => l.trim().startsWith('line ['))!;
+    const values = JSON.parse(line.trim().slice('line '.length)) as number[];
+    expect(values).toHaveLength(NIGHTS);
+    // The chart's own numbers show the step: the nights after it are ~10 % above those before.
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const ratio = mean(values.slice(STEP_NIGHT - 1)) / mean(values.slice(0, STEP_NIGHT - 1));
+    expect(ratio).toBeGreaterThan(1.07);
+    expect(ratio).toBeLessThan(1.13);
+    const changeTable = sections(page).find((s) => s.title === 'Change points')!;
+    expect(plain(parsePage(changeTable.body))).toMatch(/kem-1\s*good\s*dec\s*#20\s*\+\d+\.\d%\s*[\d.e-]+\s*submission\s*build key/);
+  });
+
+  it("opens the index with what moved since last night and the change points, and links each night's evidence", () => {
+    const index = readFileSync(join(pagesDir, 'index.md'), 'utf8');
+    expect(tableShapeProblems(index)).toEqual([]);
+    const titles = sections(index).map((s) => s.title);
+    expect(titles.slice(1, 3)).toEqual(['Since last night', `Change points in the last ${NIGHTS} nights`]);
+    const changes = sections(index).find((s) => s.title.startsWith('Change points'))!.body;
+    expect(plain(parsePage(changes))).toMatch(/s\s*kem-1\s*good\s*dec\s*#20/);
+    expect(changes).toContain('](../night-20/s)');
+    const trendPage = readFileSync(join(pagesDir, 'performance', 'trends_s.md'), 'utf8');
+    expect(trendPage).toContain('[evidence](../../night-1/s)');
+    const candidate = readFileSync(join(pagesDir, 'kem-1', 'perf_s.md'), 'utf8');
+    const last = sections(candidate).find((s) => s.title === `Last ${NIGHTS} nights`);
+    expect(last, 'the candidate page has its last nights').toBeDefined();
+    expect(plain(parsePage(last!.body))).toMatch(/good\s*dec\s*[▁▂▃▄▅▆▇█]{30}\s*#20 \+\d+\.\d% \(submission\)/);
+    expect(last!.body).toContain('../performance/trends_s.md#kem-1');
+  });
+
+  it('lists an unreadable or partial night and leaves it out, never failing the pages', async () => {
+    const work = tempDir();
+    const broken = makeNight(source, join(work, 'broken', 's'), 3, noise(1));
+    writeFileSync(join(broken, 'build.json'), '{ not json');
+    const partial = makeNight(source, join(work, 'partial', 's'), 4, noise(2));
+    writeJson(join(partial, 'campaign.json'), { ...readJson(join(partial, 'campaign.json')), ended_utc: null });
+    const current = makeNight(source, join(work, 'now', 's'), 5, noise(3));
+    const r = await runCli(['report', current, '--out', join(work, 'pages'), '--history', [broken, partial].join(',')]);
+    expect(r.code).toBe(0);
+    expect(r.out.join('\n')).toContain(`history: left out ${broken}: 1 unreadable file(s), the first build.json`);
+    expect(r.out.join('\n')).toContain(`history: left out ${partial}: partial: its run did not end`);
+    const page = readFileSync(join(work, 'pages', 'performance', 'trends_s.md'), 'utf8');
+    expect(plain(parsePage(sections(page).find((s) => s.title === 'Nights')!.body))).toContain('Left out (2)');
+  });
+});
+
+describe('unstable rows', () => {
+  it("a row called changed twice on unchanged code is unstable, and its regression fails no pull request's check", () => {
+    // Twelve nights of the same code, each within ±0.3 %; on night 8 only, good's enc ran 50 % slower
+    // (a disturbed night): the rule calls a regression into it and an improvement out of it.
+    const work = tempDir();
+    const rand = noise(3);
+    const dirs = Array.from({ length: 12 }, (_, i) =>
+      night(
+        source,
+        join(work, `n${i + 1}`, 's'),
+        i + 1,
+        (file) => (1 + 0.003 * rand()) * (i + 1 === 8 && file === 'good__enc.json' ? 1.5 : 1),
+      ),
+    );
+    const t = loadTrends(
+      dirs.at(-1)!,
+      's',
+      dirs.slice(0, -1).map((dir) => ({ dir })),
+    );
+    const enc = t.series.find((x) => x.label === 'good' && x.operation === 'enc')!;
+    expect(enc.falseCalls.map((n) => n + 1)).toEqual([8, 9]);
+    expect(enc.unstable).toBe(true);
+    expect(enc.changes).toEqual([]);
+    expect(t.series.filter((x) => x.unstable).map((x) => `${x.label} ${x.operation}`)).toEqual(['good enc']);
+    const unstable = unstableRows(dirs, 's');
+    expect([...unstable]).toEqual(['kem-1/good/enc']);
+    // The pull request's comparison of night 7 (base) with night 8 (head): a regression, counted only without the mark.
+    const judged = (marks?: Set<string>) =>
+      compareEvidence({
+        baseDir: '',
+        headDir: '',
+        system: 's',
+        systemDirs: { base: dirs[6]!, head: dirs[7]!, history: [] },
+        unstable: marks,
+      });
+    const plainReport = judged();
+    expect(plainReport.counts.regressions).toBe(1);
+    const marked = judged(unstable);
+    const row = marked.rows.find((r) => r.label === 'good' && r.operation === 'enc')!;
+    expect(row.verdict).toBe('regression');
+    expect(row.unstable).toBe(true);
+    expect(row.reason).toContain('unstable');
+    expect(marked.counts.regressions).toBe(0);
+  });
+});
+
+describe('change points', () => {
+  it('finds nothing in 95 % or more of A/A series of 30 nights (±2 % noise), at any seed of the noise', () => {
+    const rand = noise(11);
+    let withPoint = 0;
+    const series = 200;
+    for (let s = 0; s < series; s++)
+      if (changePoints(Array.from({ length: NIGHTS }, () => 1e5 * (1 + 0.02 * rand()))).length > 0) withPoint++;
+    expect(withPoint / series).toBeLessThanOrEqual(0.05);
+  });
+
+  it('finds a +5 % step at the night it starts', () => {
+    const rand = noise(5);
+    const values = Array.from({ length: NIGHTS }, (_, i) => 1e5 * (1 + 0.01 * rand()) * (i >= 19 ? 1.05 : 1));
+    expect(changePoints(values).map((c) => c.index)).toEqual([19]);
+  });
+});
+
+describe("a merged night's name", () => {
+  it('is the latest run that went into it', () => {
+    const parts = [
+      { started_utc: '2026-11-01T01:00:00Z', last_run: { started_utc: '2026-11-30T01:00:00Z', campaign_commit: 'a' } },
+      { started_utc: '2026-12-01T01:00:00Z', last_run: { started_utc: '2026-12-01T01:00:00Z', campaign_commit: 'b' } },
+    ];
+    const merged = mergeCampaignJson(parts)!;
+    expect(merged.started_utc).toBe('2026-11-01T01:00:00Z');
+    expect(merged.last_run).toEqual(parts[1]!.last_run);
+  });
+});

@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join37, relative as relative17, resolve as resolve19, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join37, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -11455,8 +11455,8 @@ function formatMHz(hz) {
 function formatSpread(ratio) {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
 }
-function formatPrecision(relative18) {
-  return Number.isFinite(relative18) ? `\xB1${formatShare(relative18)}` : MISSING;
+function formatPrecision(relative19) {
+  return Number.isFinite(relative19) ? `\xB1${formatShare(relative19)}` : MISSING;
 }
 function formatCallsPerOperation(x) {
   if (!Number.isFinite(x)) return MISSING;
@@ -13525,8 +13525,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative18] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative18) : [];
+  const [crawler, relative19] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative19) : [];
 }
 
 // src/config/sources.ts
@@ -38158,10 +38158,11 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/history.ts
 import { existsSync as existsSync31 } from "node:fs";
+import { isAbsolute as isAbsolute5, relative as relative15 } from "node:path";
 
 // src/compare/changePoints.ts
 function changePoints(values, opts = {}) {
-  const settings = {
+  const s = {
     alpha: opts.alpha ?? CHANGE_POINT_ALPHA,
     minStep: opts.minStepPct ?? DEFAULT_THRESHOLD_PCT,
     minSegment: opts.minSegment ?? CHANGE_POINT_MIN_SEGMENT,
@@ -38172,19 +38173,22 @@ function changePoints(values, opts = {}) {
   const found = [];
   const search = (from, to) => {
     const segment = logs.slice(from, to);
-    const best = bestSplit(segment, settings.minSegment);
+    const best = bestCut(segment, s.minSegment);
     if (!best) return;
-    const p_value = permutationP(segment, best.t, settings);
-    const delta_pct = (Math.exp(best.rightMean - best.leftMean) - 1) * 100;
-    if (p_value > settings.alpha || Math.abs(delta_pct) < settings.minStep) return;
-    found.push({ index: from + best.at, delta_pct, p_value });
-    search(from, from + best.at);
-    search(from + best.at, to);
+    const p_value = permutationP(segment, best.t, s);
+    if (p_value > s.alpha) return;
+    const bounds = [0, ...best.cuts, segment.length];
+    const mean2 = (a, b) => segment.slice(a, b).reduce((x, y) => x + y, 0) / (b - a);
+    for (let k = 1; k < bounds.length - 1; k++) {
+      const delta_pct = (Math.exp(mean2(bounds[k], bounds[k + 1]) - mean2(bounds[k - 1], bounds[k])) - 1) * 100;
+      if (Math.abs(delta_pct) >= s.minStep) found.push({ index: from + bounds[k], delta_pct, p_value });
+    }
+    for (let k = 0; k < bounds.length - 1; k++) search(from + bounds[k], from + bounds[k + 1]);
   };
   search(0, logs.length);
   return found.sort((a, b) => a.index - b.index);
 }
-function bestSplit(xs, minSegment) {
+function bestCut(xs, minSegment) {
   const n = xs.length;
   if (n < 2 * minSegment) return void 0;
   const sum2 = [0];
@@ -38193,17 +38197,25 @@ function bestSplit(xs, minSegment) {
     sum2.push(sum2.at(-1) + x);
     squares.push(squares.at(-1) + x * x);
   }
-  let best;
-  for (let at = minSegment; at <= n - minSegment; at++) {
-    const n1 = at;
-    const n2 = n - at;
-    const m1 = sum2[at] / n1;
-    const m2 = (sum2[n] - sum2[at]) / n2;
-    const within = squares[at] - n1 * m1 * m1 + (squares[n] - squares[at]) - n2 * m2 * m2;
+  const total = sum2[n];
+  const totalSquares = squares[n];
+  const tOf = (a, b) => {
+    const n1 = b - a;
+    const n2 = n - n1;
+    const s1 = sum2[b] - sum2[a];
+    const q1 = squares[b] - squares[a];
+    const m1 = s1 / n1;
+    const m2 = (total - s1) / n2;
+    const within = q1 - n1 * m1 * m1 + (totalSquares - q1) - n2 * m2 * m2;
     const pooled = Math.max(within, 0) / (n - 2);
-    const t = pooled > 0 ? Math.abs(m2 - m1) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
-    if (!best || t > best.t) best = { at, t, leftMean: m1, rightMean: m2 };
-  }
+    return pooled > 0 ? Math.abs(m1 - m2) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
+  };
+  let best;
+  const consider = (cuts, t) => {
+    if (!best || t > best.t) best = { cuts, t };
+  };
+  for (let at = minSegment; at <= n - minSegment; at++) consider([at], tOf(0, at));
+  for (let a = minSegment; a <= n - 2 * minSegment; a++) for (let b = a + minSegment; b <= n - minSegment; b++) consider([a, b], tOf(a, b));
   return best;
 }
 function permutationP(xs, observed, s) {
@@ -38215,7 +38227,7 @@ function permutationP(xs, observed, s) {
       const j = Math.floor(rand() * (i + 1));
       [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
     }
-    if (bestSplit(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
+    if (bestCut(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
   }
   return hits / (s.permutations + 1);
 }
@@ -38809,44 +38821,45 @@ var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time p
 var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
 
 // src/report/history.ts
-function loadTrends(systemDir, system2, history2, currentLink) {
+var TrendsUnavailable = class extends Error {
+};
+function loadTrends(systemDir, system2, history2, opts = {}) {
+  const current = readNight({ dir: systemDir, ...opts.currentLink ? { link: opts.currentLink } : {} });
+  if (typeof current === "string") throw new TrendsUnavailable(`${systemDir}: ${current}`);
+  const now = Date.parse(current.night.started_utc);
   const skipped = [];
   const loaded = [];
-  const inputs = [...history2, { dir: systemDir, link: currentLink, shown: systemDir }];
-  for (const [i, input2] of inputs.entries()) {
+  for (const input2 of history2) {
     const shown4 = input2.shown ?? input2.dir;
     const read2 = readNight(input2);
-    if (typeof read2 === "string") {
-      if (i === inputs.length - 1) throw new Error(`${shown4}: ${read2}`);
-      skipped.push({ folder: shown4, reason: read2 });
-      continue;
-    }
-    const same2 = loaded.find((l) => l.night.started_utc === read2.night.started_utc);
-    if (same2) {
-      if (i === inputs.length - 1) {
-        loaded.splice(loaded.indexOf(same2), 1);
-        skipped.push({ folder: same2.night.link ?? same2.dir, reason: `the same run as ${shown4} (started ${read2.night.started_utc})` });
-      } else {
-        skipped.push({ folder: shown4, reason: `the same run as an earlier night (started ${read2.night.started_utc})` });
-        continue;
-      }
-    }
-    loaded.push(read2);
+    if (typeof read2 === "string") skipped.push({ folder: shown4, reason: read2 });
+    else if (Date.parse(read2.night.started_utc) >= now)
+      skipped.push({
+        folder: shown4,
+        reason: read2.night.started_utc === current.night.started_utc ? `the same run as these pages (${read2.night.started_utc})` : `not older than these pages' run (${read2.night.started_utc} \u2265 ${current.night.started_utc})`
+      });
+    else if (loaded.some((l) => l.night.started_utc === read2.night.started_utc))
+      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read2.night.started_utc})` });
+    else loaded.push(read2);
   }
   loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
-  const series = seriesOf(loaded);
-  const dirs = loaded.map((l) => l.dir);
+  loaded.push(current);
   const nights2 = loaded.map((l) => l.night);
-  const verdicts2 = verdictsBetween(dirs, system2);
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const series = seriesOf(loaded);
+  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, thresholdPct);
+  const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights2, verdicts2);
-    s.unstable = s.falseCalls.length >= UNSTABLE_MIN_CALLS;
+    s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
+    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
   }
-  const last = dirs.length > 1 ? [...verdicts2(dirs.length - 1).values()] : [];
+  const last = loaded.length > 1 ? [...verdicts2(loaded.length - 1).values()] : [];
   return { nights: nights2, skipped, series, sinceLastNight: last.filter((r) => r.verdict === "regression" || r.verdict === "improvement") };
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
+  if (!existsSync31(input2.dir)) return "no such folder";
   if (!existsSync31(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
   let ds;
   try {
@@ -38854,13 +38867,18 @@ function readNight(input2) {
   } catch (e) {
     return `unreadable: ${errorMessage(e)}`;
   }
-  if (ds.unreadable.length > 0)
-    return `${ds.unreadable.length} unreadable file(s), the first ${ds.unreadable[0].path.slice(input2.dir.length + 1)}: ${ds.unreadable[0].problem}`;
+  const inFolder = (p) => isAbsolute5(p) ? relative15(input2.dir, p) : p;
+  const unreadable = [
+    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...ds.records.filter(({ record: record2 }) => !isRecord(record2)).map(({ path }) => ({ path: inFolder(path), problem: "not a timing record" }))
+  ];
+  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0].path}`;
   const c = ds.campaign ?? {};
   if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
   const last = c.last_run ?? {};
-  const started = typeof last.started_utc === "string" ? last.started_utc : c.started_utc;
-  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no start time";
+  const started = typeof last.started_utc === "string" ? last.started_utc : c.ended_utc;
+  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no time for its run";
   const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
   const night = {
     started_utc: started,
@@ -38871,16 +38889,19 @@ function readNight(input2) {
   };
   return { night, dir: input2.dir, ds };
 }
+var isRecord = (r) => typeof r === "object" && r !== null && ["candidate", "label", "operation"].every((k) => typeof r[k] === "string");
 function machineOf(r) {
   const e = r.environment ?? {};
   return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
 }
 function figureOf(r, buildKey2) {
-  if (r.status === "failed" || !r.trials?.length) return void 0;
+  if (r.status === "failed" || !Array.isArray(r.trials) || r.trials.length === 0) return void 0;
+  const perCall2 = r.trials.map((t) => t.cycles / t.measurements);
+  if (!perCall2.every((x) => Number.isFinite(x) && x > 0)) return void 0;
   const e = r.environment;
   const spread = recordSpread(r);
   return {
-    cycles: medianTrial(r.trials.map((t) => t.cycles / t.measurements)),
+    cycles: medianTrial(perCall2),
     ...spread !== void 0 ? { spread } : {},
     ...buildKey2 ? { build_key: buildKey2 } : {},
     machine: machineOf(r),
@@ -38891,64 +38912,76 @@ function seriesOf(nights2) {
   const byKey = /* @__PURE__ */ new Map();
   for (const [n, { ds }] of nights2.entries())
     for (const { record: record2 } of ds.records) {
-      const operation = record2.operation;
-      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation });
-      let s = byKey.get(key);
-      if (!s) {
-        s = {
+      if (typeof record2 !== "object" || record2 === null || typeof record2.candidate !== "string" || typeof record2.operation !== "string")
+        continue;
+      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation: record2.operation });
+      let entry = byKey.get(key);
+      if (!entry) {
+        const points = nights2.map(() => void 0);
+        const series = {
           candidate: record2.candidate,
           label: record2.label,
-          operation,
-          points: nights2.map(() => void 0),
+          operation: record2.operation,
+          points,
           changes: [],
           falseCalls: [],
+          excursions: 0,
           unstable: false
         };
-        byKey.set(key, s);
+        entry = { series, ids: nights2.map(() => void 0) };
+        byKey.set(key, entry);
       }
-      const entry = ds.build.instances[instanceKey(record2.candidate, record2.label)];
-      const figure = figureOf(record2, entry?.build_key ?? entry?.library_sha256);
-      if (figure) s.points[n] = figure;
+      const id = measurementId(record2);
+      entry.ids[n] = id;
+      if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
+      const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
+      const figure = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
+      if (figure) entry.series.points[n] = figure;
     }
-  const series = [...byKey.values()].sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
-  for (const s of series)
-    s.changes = attributedChanges(
-      s,
-      nights2.map((l) => l.night)
-    );
-  return series;
+  return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
 }
-function attributedChanges(s, nights2) {
+function attributedChanges(s, nights2, thresholdPct) {
   const present = s.points.flatMap((p, night) => p ? [{ p, night }] : []);
-  return changePoints(present.map((x) => x.p.cycles)).map((c) => {
-    const before = present[c.index - 1].night;
-    const after = present[c.index].night;
-    return { night: after, delta_pct: c.delta_pct, p_value: c.p_value, ...causesBetween(s, before, after, nights2) };
+  return changePoints(
+    present.map((x) => x.p.cycles),
+    { minStepPct: thresholdPct }
+  ).map((c) => {
+    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
+    const found = around.map((k) => ({ at: present[k].night, ...causesBetween(s, present[k - 1].night, present[k].night, nights2) }));
+    const known = found.filter((f) => !f.causes.includes("unknown"));
+    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
+    const step = present[c.index].night;
+    const detail = known.map((f) => f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`).join("; ");
+    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ["unknown"], detail };
   });
 }
+var CAUSE_ORDER = ["submission", "harness", "machine", "unknown"];
 var COUNTER_RATE_CHANGE = 5e-3;
 var short = (v) => v ? v.slice(0, 12) : "none";
 function causesBetween(s, from, to, nights2) {
-  const before = { p: s.points[from], night: from };
-  const after = { p: s.points[to], night: to };
+  const before = s.points[from];
+  const after = s.points[to];
   const causes = [];
   const details = [];
-  if (before.p.build_key !== after.p.build_key) {
-    causes.push("submission");
-    details.push(`build key ${short(before.p.build_key)} \u2192 ${short(after.p.build_key)}`);
+  const hb = nights2[from].harness_version;
+  const ha = nights2[to].harness_version;
+  const rb = before.counter_hz;
+  const ra = after.counter_hz;
+  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
+  const machine = before.machine !== after.machine || rateMoved;
+  if (before.build_key !== after.build_key) {
+    if (hb === ha && before.machine === after.machine) causes.push("submission");
+    details.push(`build key ${short(before.build_key)} \u2192 ${short(after.build_key)}`);
   }
-  const hb = nights2[before.night].harness_version;
-  const ha = nights2[after.night].harness_version;
   if (hb !== ha) {
     causes.push("harness");
     details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
   }
-  const rb = before.p.counter_hz;
-  const ra = after.p.counter_hz;
-  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
-  if (before.p.machine !== after.p.machine || rateMoved) {
+  if (machine) {
     causes.push("machine");
-    details.push(rateMoved ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)");
+    details.push(
+      rateMoved && before.machine === after.machine ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)"
+    );
   }
   if (causes.length === 0) causes.push("unknown");
   return { causes, detail: details.join("; ") };
@@ -38965,18 +38998,34 @@ function falseCalls(s, nights2, verdicts2) {
   }
   return calls;
 }
-function verdictsBetween(dirs, system2) {
+function excursions(calls, verdicts2, key) {
+  let count = 0;
+  for (let i = 0; i < calls.length; i++) {
+    count++;
+    const next = calls[i + 1];
+    if (next === calls[i] + 1 && verdicts2(next).get(key)?.verdict !== verdicts2(calls[i]).get(key)?.verdict) i++;
+  }
+  return count;
+}
+function verdictsBetween(nights2, system2, thresholdPct, skipped) {
   const cache = /* @__PURE__ */ new Map();
+  const dirs = nights2.map((l) => l.dir);
   return (n) => {
     let rows = cache.get(n);
     if (!rows) {
-      const report2 = compareEvidence({
-        baseDir: "",
-        headDir: "",
-        system: system2,
-        systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
-      });
-      rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
+      try {
+        const report2 = compareEvidence({
+          baseDir: "",
+          headDir: "",
+          system: system2,
+          thresholdPct,
+          systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
+        });
+        rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
+      } catch (e) {
+        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
+        rows = /* @__PURE__ */ new Map();
+      }
       cache.set(n, rows);
     }
     return rows;
@@ -38985,7 +39034,7 @@ function verdictsBetween(dirs, system2) {
 
 // src/report/model.ts
 import { existsSync as existsSync32, readdirSync as readdirSync12, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join31, relative as relative15 } from "node:path";
+import { basename as basename11, dirname as dirname9, join as join31, relative as relative16 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -39148,6 +39197,14 @@ function readSurveys(systemDir) {
     );
   return surveys;
 }
+function trendsOf(systemDir, system2, history2) {
+  try {
+    return { trends: loadTrends(systemDir, system2, history2.nights, { currentLink: history2.link, thresholdPct: history2.thresholdPct }) };
+  } catch (e) {
+    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
+    throw e;
+  }
+}
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync32(dataDir) ? readdirSync12(dataDir).sort() : []) {
@@ -39192,7 +39249,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     v.build = e;
     if (e.kat_log && existsSync32(join31(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative15(systemDir, p);
+  const rel = (p) => relative16(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
@@ -39259,7 +39316,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
     unreadable: [...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...history2 ? { trends: loadTrends(systemDir, system2, history2.nights, history2.link) } : {}
+    ...history2 ? trendsOf(systemDir, system2, history2) : {}
   };
 }
 
@@ -44847,7 +44904,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync as copyFileSync2, existsSync as existsSync33, mkdirSync as mkdirSync13, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync8, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join33, posix as posix2, relative as relative16, resolve as resolve17, sep as sep4 } from "node:path";
+import { basename as basename12, dirname as dirname10, join as join33, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -44910,7 +44967,7 @@ function reaimLibrary(entry, key, shard, out) {
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
   if (!existsSync33(join33(shard.dir, tail))) return entry;
-  const move = relative16(shard.dir, out).split(sep4).join("/");
+  const move = relative17(shard.dir, out).split(sep4).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -44942,7 +44999,7 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative16(process.cwd(), p) || ".";
+var shownPath = (p) => relative17(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
   const out = resolve17(into);
   for (const p of parts) {
@@ -45473,8 +45530,8 @@ var title = (model, t) => [
     "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
     code3("+"),
     ": uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ",
-    "A change point is a step in a series that a permutation test finds at p \u2264 0.01 and that is at least the regression threshold; ",
-    'it is attributed to the submission when its build key changed that night, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
+    "A change point is a step in a series (or a regression and its return) that a permutation test finds at p \u2264 0.01 and that is at least the regression threshold; ",
+    'it is attributed to the submission when its build key changed within a night of it, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
     link2(`method_${model.system}.md`, "method"),
     ")."
   )
@@ -45642,7 +45699,7 @@ function trendHighlights(system2, t) {
   return [
     heading2(2, "Since last night"),
     para(
-      `${system2}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`
+      t.nights.length < 2 ? `${system2}: no earlier night to compare with.` : `${system2}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`
     ),
     table(["system", "candidate", "instance", "operation", "verdict", "\u0394", "attributed to", ""], since, [
       text2(t.nights.length < 2 ? "no earlier night" : "no operation moved beyond the noise"),
@@ -46662,7 +46719,7 @@ async function cmdRun(args) {
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
   });
   const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative17(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative18(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
@@ -46742,9 +46799,10 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) if (!existsSync36(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-  const nights2 = history2?.map((d) => ({ dir: d, link: relative17(resolve19(values.out), resolve19(d)).split(sep5).join("/") }));
+  const nights2 = history2?.map((d) => ({ dir: d, link: relative18(resolve19(values.out), resolve19(d)).split(sep5).join("/") }));
   const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
+  if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join37(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
@@ -46858,7 +46916,7 @@ ${generated.map(formatManifestLine).join("\n")}
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
   const target = join37(c.folder, "kat.sha256");
-  const shown4 = relative17(process.cwd(), target) || target;
+  const shown4 = relative18(process.cwd(), target) || target;
   const before = existsSync36(target) ? readFileSync22(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
@@ -46937,7 +46995,7 @@ async function cmdIccsBaseline(args) {
       `${i.key}  ${i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ")}`
     );
   const { code: code4, verdict } = baselineVerdict(summary);
-  console.log(`evidence: ${relative17(process.cwd(), summary.systemDir) || "."}`);
+  console.log(`evidence: ${relative18(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code4;
 }
@@ -46948,10 +47006,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join37(root3, "examples", "campaign");
   const pqclean = join37(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync36(pqclean)) throw new InputError(relative17(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync36(pqclean)) throw new InputError(relative18(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative17(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync36(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync36(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -46968,9 +47026,9 @@ async function cmdExample(args) {
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative17(process.cwd(), summary.systemDir)}`);
+evidence: ${relative18(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative17(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative17(process.cwd(), join37(pagesDir, "index.md"))})`
+    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join37(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -46992,14 +47050,14 @@ function cmdPqcleanCampaign(args) {
     throw new InputError(
       "command line",
       "--pqclean",
-      `'${relative17(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
+      `'${relative18(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
   const digestsFile = values.digests ?? join37(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync36(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
-    throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative17(process.cwd(), pqclean) || "."}`);
+    throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative18(process.cwd(), pqclean) || "."}`);
   const unlisted = writePqcleanCampaign(resolve19(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);

@@ -294,6 +294,7 @@ function cmdReport(args: string[]): number {
   const nights = history?.map((d) => ({ dir: d, link: relative(resolve(values.out!), resolve(d)).split(sep).join('/') }));
   const model = loadReportModel(systemDir, values.campaign ? resolve(values.campaign) : undefined, nights ? { nights } : undefined);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
+  if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
   // Pages are still rendered from what could be read, but they cannot show an unreadable file's
   // contents (its rows read "not recorded", its instances "not checked"): that is a problem to

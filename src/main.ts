@@ -151,7 +151,14 @@ async function pullRequest(inputs: ActionInputs): Promise<void> {
   if (history.length > 0)
     core.info(`nightly history: ${history.length} earlier evidence versions of ${inputs.system} (each measurement counted once)`);
   // Operations whose nightly verdicts flip on unchanged code fail no pull request (the trend page names them).
-  const unstable = unstableRows(history.map((d) => join(d, inputs.system)).reverse(), inputs.system);
+  const trendProblems: string[] = [];
+  const unstable = unstableRows(
+    history.map((d) => join(d, inputs.system)).reverse(),
+    inputs.system,
+    inputs.regressionThreshold,
+    trendProblems,
+  );
+  for (const p of trendProblems) core.info(`nightly history for the unstable rows: left out ${p}`);
   if (unstable.size > 0) core.info(`unstable on the nightly trends (their regressions fail nothing): ${[...unstable].join(', ')}`);
   const compare = () =>
     compareEvidence({
@@ -335,8 +342,13 @@ interface Rendered {
 async function renderAndOutput(inputs: ActionInputs, systemDir: string, campaignDir: string): Promise<Rendered> {
   const pagesDir = resolve(workspace(), inputs.pagesDir);
   const nights = await nightsOnDataBranch(inputs);
-  const model = loadReportModel(systemDir, campaignDir, nights.length > 0 ? { nights } : undefined);
+  const model = loadReportModel(
+    systemDir,
+    campaignDir,
+    nights.length > 0 ? { nights, thresholdPct: inputs.regressionThreshold } : undefined,
+  );
   for (const s of model.trends?.skipped ?? []) core.warning(`history: left out ${s.folder}: ${s.reason}`, { title: 'ngcc-perf trends' });
+  if (model.trendsProblem) core.warning(`history: no trends: ${model.trendsProblem}`, { title: 'ngcc-perf trends' });
   if (model.trends) core.info(`trends: ${model.trends.nights.length} nights of ${inputs.system} (report --history)`);
   const pages = renderPages(model);
   writePages(pagesDir, pages);

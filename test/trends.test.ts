@@ -2,7 +2,7 @@
 // made from one real evidence folder (the toy KEM measured by a real campaign run): each night is a
 // copy whose trials are scaled by that night's noise, and from night 20 on one operation is 10 %
 // slower with a new build key, as a submission's update would make it.
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
@@ -19,12 +19,14 @@ const NIGHTS = 30;
 const STEP_NIGHT = 20; // counted from 1, as the pages count
 const STEPPED = { label: 'good', operation: 'dec' };
 
-/** A fixed sequence in [-1, 1) (a linear congruential generator): the nights' noise. */
+/** A fixed sequence in [-1, 1) (mulberry32, 32-bit integer arithmetic): the nights' noise. */
 function noise(seed: number): () => number {
-  let s = seed;
+  let state = seed | 0;
   return () => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return (2 * s) / 2 ** 31 - 1;
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return (2 * ((t ^ (t >>> 14)) >>> 0)) / 2 ** 32 - 1;
   };
 }
 
@@ -183,38 +185,53 @@ describe('a history of 30 nights with a +10 % step at night 20', () => {
 });
 
 describe('unstable rows', () => {
-  it("a row called changed twice on unchanged code is unstable, and its regression fails no pull request's check", () => {
-    // Twelve nights of the same code, each within ±0.3 %; on night 8 only, good's enc ran 50 % slower
-    // (a disturbed night): the rule calls a regression into it and an improvement out of it.
+  /** Sixteen nights of the same code, each within ±0.3 %; good's enc 50 % slower on the nights `disturbed` only. */
+  function disturbedNights(disturbed: number[]): string[] {
     const work = tempDir();
     const rand = noise(3);
-    const dirs = Array.from({ length: 12 }, (_, i) =>
+    return Array.from({ length: 16 }, (_, i) =>
       night(
         source,
         join(work, `n${i + 1}`, 's'),
         i + 1,
-        (file) => (1 + 0.003 * rand()) * (i + 1 === 8 && file === 'good__enc.json' ? 1.5 : 1),
+        (file) => (1 + 0.003 * rand()) * (disturbed.includes(i + 1) && file === 'good__enc.json' ? 1.5 : 1),
       ),
     );
-    const t = loadTrends(
+  }
+  const trendsOf = (dirs: string[]) =>
+    loadTrends(
       dirs.at(-1)!,
       's',
       dirs.slice(0, -1).map((dir) => ({ dir })),
     );
-    const enc = t.series.find((x) => x.label === 'good' && x.operation === 'enc')!;
+
+  it('one disturbed night and its return are one excursion: not unstable', () => {
+    const enc = trendsOf(disturbedNights([8])).series.find((x) => x.label === 'good' && x.operation === 'enc')!;
     expect(enc.falseCalls.map((n) => n + 1)).toEqual([8, 9]);
+    expect(enc.excursions).toBe(1);
+    expect(enc.unstable).toBe(false);
+  });
+
+  it("a row called changed on two excursions of unchanged code is unstable, and its regression fails no pull request's check", () => {
+    // The rule calls a regression into each disturbed night and an improvement out of it. (A second
+    // disturbance while the first is among the rule's last HISTORY_RUNS nights is within their spread:
+    // not called, so the two lie further apart.)
+    const dirs = disturbedNights([3, 14]);
+    const t = trendsOf(dirs);
+    const enc = t.series.find((x) => x.label === 'good' && x.operation === 'enc')!;
+    expect(enc.falseCalls.map((n) => n + 1)).toEqual([3, 4, 14, 15]);
+    expect(enc.excursions).toBe(2);
     expect(enc.unstable).toBe(true);
-    expect(enc.changes).toEqual([]);
     expect(t.series.filter((x) => x.unstable).map((x) => `${x.label} ${x.operation}`)).toEqual(['good enc']);
     const unstable = unstableRows(dirs, 's');
     expect([...unstable]).toEqual(['kem-1/good/enc']);
-    // The pull request's comparison of night 7 (base) with night 8 (head): a regression, counted only without the mark.
+    // The pull request's comparison of night 13 (base) with night 14 (head): a regression, counted only without the mark.
     const judged = (marks?: Set<string>) =>
       compareEvidence({
         baseDir: '',
         headDir: '',
         system: 's',
-        systemDirs: { base: dirs[6]!, head: dirs[7]!, history: [] },
+        systemDirs: { base: dirs[12]!, head: dirs[13]!, history: [] },
         unstable: marks,
       });
     const plainReport = judged();
@@ -228,8 +245,54 @@ describe('unstable rows', () => {
   });
 });
 
+/** `ngcc-perf report CURRENT --out PAGES --history H1,…`, as a user runs it. */
+const reportWithHistory = (current: string, pages: string, history: string[]) =>
+  runCli(['report', current, '--out', pages, '--history', history.join(',')]);
+
+describe('odd folders in a history', () => {
+  it('are listed and left out, never fatal: a corrupt ct file, a null record, a zero-cycle trial, a folder newer than the current one', async () => {
+    const work = tempDir();
+    const folder = (n: number) => makeNight(source, join(work, `n${n}`, 's'), n, noise(n));
+    const ct = folder(2);
+    mkdirSync(join(ct, 'ct', 'kem-1'), { recursive: true });
+    writeFileSync(join(ct, 'ct', 'kem-1', 'good.json'), '{ truncated');
+    const nullRecord = folder(3);
+    writeFileSync(join(nullRecord, 'records', 'kem-1', 'good__enc.json'), 'null');
+    const zero = folder(4);
+    const dec = readJson(join(zero, 'records', 'kem-1', 'good__dec.json'));
+    dec.trials[0].cycles = 0;
+    writeJson(join(zero, 'records', 'kem-1', 'good__dec.json'), dec);
+    const newer = folder(9);
+    const current = folder(6);
+    const r = await reportWithHistory(current, join(work, 'pages'), [folder(1), ct, nullRecord, zero, newer]);
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    const out = r.out.join('\n');
+    expect(out).toContain(`history: left out ${ct}: 1 unreadable file(s), the first ct/kem-1/good.json`);
+    expect(out).toContain(`history: left out ${nullRecord}: 1 unreadable file(s), the first records/kem-1/good__enc.json`);
+    expect(out).toContain(`history: left out ${newer}: not older than these pages' run`);
+    expect(out).not.toContain('not compared');
+    // The zero-cycle night stays, without a figure for the operation whose trial says 0 cycles.
+    const t = loadTrends(current, 's', [{ dir: folder(1) }, { dir: zero }]);
+    expect(t.nights).toHaveLength(3);
+    const decSeries = t.series.find((s) => s.label === 'good' && s.operation === 'dec')!;
+    expect(decSeries.points.map((p) => p !== undefined)).toEqual([true, false, true]);
+  });
+
+  it('a current folder that cannot be a night renders its pages without trends, saying why', async () => {
+    const work = tempDir();
+    const current = makeNight(source, join(work, 'now', 's'), 5, noise(5));
+    writeJson(join(current, 'campaign.json'), { ...readJson(join(current, 'campaign.json')), ended_utc: null });
+    const r = await reportWithHistory(current, join(work, 'pages'), [makeNight(source, join(work, 'then', 's'), 4, noise(4))]);
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    expect(r.out.join('\n')).toContain('history: no trends: ');
+    expect(r.out.join('\n')).toContain('partial: its run did not end');
+  });
+});
+
 describe('change points', () => {
-  it('finds nothing in 95 % or more of A/A series of 30 nights (±2 % noise), at any seed of the noise', () => {
+  it('finds nothing in 95 % or more of A/A series of 30 nights (±2 % noise)', () => {
     const rand = noise(11);
     let withPoint = 0;
     const series = 200;
@@ -242,6 +305,15 @@ describe('change points', () => {
     const rand = noise(5);
     const values = Array.from({ length: NIGHTS }, (_, i) => 1e5 * (1 + 0.01 * rand()) * (i >= 19 ? 1.05 : 1));
     expect(changePoints(values).map((c) => c.index)).toEqual([19]);
+  });
+
+  it('finds a regression that was mended later at both of its ends', () => {
+    const rand = noise(8);
+    const values = Array.from({ length: NIGHTS }, (_, i) => 1e5 * (1 + 0.005 * rand()) * (i >= 10 && i < 20 ? 1.2 : 1));
+    const found = changePoints(values);
+    expect(found.map((c) => c.index)).toEqual([10, 20]);
+    expect(found[0]!.delta_pct).toBeGreaterThan(15);
+    expect(found[1]!.delta_pct).toBeLessThan(-12);
   });
 });
 

@@ -80,7 +80,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
  * commits of the data branch, or carried into head from the baseline, is one measurement. Records
  * without a start time (older evidence) cannot be told apart and count as distinct.
  */
-function measurementId(r: TimingRecord): string | undefined {
+export function measurementId(r: TimingRecord): string | undefined {
   return typeof r.started_utc === 'string' ? `${r.started_utc} ${r.library_sha256 ?? ''}` : undefined;
 }
 

@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
 import { changePoints } from '../compare/changePoints.js';
-import { compareEvidence, rowKey } from '../compare/compare.js';
+import { compareEvidence, measurementId, rowKey } from '../compare/compare.js';
 import { medianTrial } from '../compare/stats.js';
 import type { CompareRow } from '../compare/types.js';
-import { HISTORY_RUNS, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
+import { DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
+import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { evidencePaths, instanceKey } from '../evidence/layout.js';
 import type { TimingRecord } from '../evidence/types.js';
@@ -12,7 +14,7 @@ import { recordSpread } from './spread.js';
 
 /** One night of the history: one version of the system's evidence folder, named by its run. */
 export interface Night {
-  /** Its start (campaign.json last_run, else started_utc), ISO. */
+  /** Its run's start (campaign.json last_run); in older evidence, the folder's last end (ended_utc). ISO. */
   started_utc: string;
   /** The campaign repository's commit the run measured (null: not a git checkout; absent: older evidence). */
   commit?: string | null;
@@ -40,9 +42,9 @@ export interface AttributedChange {
   night: number;
   delta_pct: number;
   p_value: number;
-  /** Every cause that holds, in the order submission, harness, machine; else unknown. */
+  /** Every cause found within a night of the step, in the order submission, harness, machine; else unknown. */
   causes: ChangeCause[];
-  /** What changed that night, in words ("build key 3f2a… → 9c1b…"). */
+  /** What changed, in words, with the night it changed on when that is not the step's ("#19: build key 3f2a… → 9c1b…"). */
   detail: string;
 }
 
@@ -50,21 +52,24 @@ export interface TrendSeries {
   candidate: string;
   label: string;
   operation: string;
-  /** One entry per night; undefined where the night has no figure for the operation. */
+  /** One entry per night; undefined where the night has no new figure for the operation (none, failed, or carried over). */
   points: Array<NightFigure | undefined>;
   changes: AttributedChange[];
   /**
-   * Adjacent nights of unchanged code (same build key, harness and machine) between which the
-   * pull-request rule called a regression or an improvement: with UNSTABLE_MIN_CALLS of them the row is unstable.
+   * The nights (index of the later one) where the pull-request rule called a regression or an
+   * improvement between adjacent nights of unchanged code (same build key, harness and machine).
    */
   falseCalls: number[];
+  /** Those calls as excursions: a call and the opposite call on the next night (a disturbed night and its return) count once. */
+  excursions: number;
+  /** At least UNSTABLE_MIN_CALLS excursions. */
   unstable: boolean;
 }
 
 export interface TrendModel {
   /** The nights, oldest first; the last is the evidence the pages are rendered from. */
   nights: Night[];
-  /** History folders that were left out, and why. */
+  /** History folders that were left out, and adjacent nights that could not be compared, and why. */
   skipped: Array<{ folder: string; reason: string }>;
   series: TrendSeries[];
   /** What the pull-request rule calls a change between the last two nights (regressions and improvements). */
@@ -79,6 +84,18 @@ export interface HistoryInput {
   shown?: string;
 }
 
+export interface TrendOptions {
+  /** Where the current folder's evidence can be read (its night's link). */
+  currentLink?: string;
+  /** The regression threshold (percent): the rule's, and the smallest step reported (default DEFAULT_THRESHOLD_PCT). */
+  thresholdPct?: number;
+  /** Search the series for change points (default true; the pull-request check needs only the unstable rows). */
+  changePoints?: boolean;
+}
+
+/** The current folder cannot stand as the last night: the pages go out without trends, saying why. */
+export class TrendsUnavailable extends Error {}
+
 interface LoadedNight {
   night: Night;
   dir: string;
@@ -88,48 +105,50 @@ interface LoadedNight {
 /**
  * The trends of a system: `history` (earlier versions of its folder, oldest first) and the current
  * folder as the last night. A folder that cannot be read, that holds unreadable files or a run that
- * did not end, or that repeats the run of the night before, is listed in `skipped`, never fatal.
+ * did not end, that repeats the run of another night or is not older than the current one, is listed
+ * in `skipped`, never fatal. Throws TrendsUnavailable when the current folder itself cannot be a night.
  */
-export function loadTrends(systemDir: string, system: string, history: readonly HistoryInput[], currentLink?: string): TrendModel {
+export function loadTrends(systemDir: string, system: string, history: readonly HistoryInput[], opts: TrendOptions = {}): TrendModel {
+  const current = readNight({ dir: systemDir, ...(opts.currentLink ? { link: opts.currentLink } : {}) });
+  if (typeof current === 'string') throw new TrendsUnavailable(`${systemDir}: ${current}`);
+  const now = Date.parse(current.night.started_utc);
   const skipped: TrendModel['skipped'] = [];
   const loaded: LoadedNight[] = [];
-  const inputs = [...history, { dir: systemDir, link: currentLink, shown: systemDir }];
-  for (const [i, input] of inputs.entries()) {
+  for (const input of history) {
     const shown = input.shown ?? input.dir;
     const read = readNight(input);
-    if (typeof read === 'string') {
-      if (i === inputs.length - 1) throw new Error(`${shown}: ${read}`);
-      skipped.push({ folder: shown, reason: read });
-      continue;
-    }
-    const same = loaded.find((l) => l.night.started_utc === read.night.started_utc);
-    if (same) {
-      // The current folder always stands: an earlier copy of the same run gives way to it.
-      if (i === inputs.length - 1) {
-        loaded.splice(loaded.indexOf(same), 1);
-        skipped.push({ folder: same.night.link ?? same.dir, reason: `the same run as ${shown} (started ${read.night.started_utc})` });
-      } else {
-        skipped.push({ folder: shown, reason: `the same run as an earlier night (started ${read.night.started_utc})` });
-        continue;
-      }
-    }
-    loaded.push(read);
+    if (typeof read === 'string') skipped.push({ folder: shown, reason: read });
+    else if (Date.parse(read.night.started_utc) >= now)
+      skipped.push({
+        folder: shown,
+        reason:
+          read.night.started_utc === current.night.started_utc
+            ? `the same run as these pages (${read.night.started_utc})`
+            : `not older than these pages' run (${read.night.started_utc} ≥ ${current.night.started_utc})`,
+      });
+    else if (loaded.some((l) => l.night.started_utc === read.night.started_utc))
+      skipped.push({ folder: shown, reason: `the same run as an earlier night (${read.night.started_utc})` });
+    else loaded.push(read);
   }
   loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
-  const series = seriesOf(loaded);
-  const dirs = loaded.map((l) => l.dir);
+  loaded.push(current);
   const nights = loaded.map((l) => l.night);
-  const verdicts = verdictsBetween(dirs, system);
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const series = seriesOf(loaded);
+  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights, thresholdPct);
+  const verdicts = verdictsBetween(loaded, system, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights, verdicts);
-    s.unstable = s.falseCalls.length >= UNSTABLE_MIN_CALLS;
+    s.excursions = excursions(s.falseCalls, verdicts, rowKey(s));
+    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
   }
-  const last = dirs.length > 1 ? [...verdicts(dirs.length - 1).values()] : [];
+  const last = loaded.length > 1 ? [...verdicts(loaded.length - 1).values()] : [];
   return { nights, skipped, series, sinceLastNight: last.filter((r) => r.verdict === 'regression' || r.verdict === 'improvement') };
 }
 
 function readNight(input: HistoryInput): LoadedNight | string {
   const paths = evidencePaths(input.dir);
+  if (!existsSync(input.dir)) return 'no such folder';
   if (!existsSync(paths.campaign)) return 'no campaign.json: not an evidence folder of ngcc-perf';
   let ds: Dataset;
   try {
@@ -137,13 +156,20 @@ function readNight(input: HistoryInput): LoadedNight | string {
   } catch (e) {
     return `unreadable: ${errorMessage(e)}`;
   }
-  if (ds.unreadable.length > 0)
-    return `${ds.unreadable.length} unreadable file(s), the first ${ds.unreadable[0]!.path.slice(input.dir.length + 1)}: ${ds.unreadable[0]!.problem}`;
+  const inFolder = (p: string) => (isAbsolute(p) ? relative(input.dir, p) : p);
+  const unreadable = [
+    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...readCtEvidence(input.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...ds.records.filter(({ record }) => !isRecord(record)).map(({ path }) => ({ path: inFolder(path), problem: 'not a timing record' })),
+  ];
+  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0]!.path}`;
   const c = ds.campaign ?? {};
   if (c.ended_utc === null || c.ended_utc === undefined) return 'partial: its run did not end (campaign.json ended_utc is null)';
   const last = (c.last_run ?? {}) as Record<string, unknown>;
-  const started = typeof last.started_utc === 'string' ? last.started_utc : c.started_utc;
-  if (typeof started !== 'string' || Number.isNaN(Date.parse(started))) return 'campaign.json has no start time';
+  // Older evidence has no last_run; its started_utc is the first run's, which a resumed folder keeps:
+  // its latest end tells its versions apart.
+  const started = typeof last.started_utc === 'string' ? last.started_utc : c.ended_utc;
+  if (typeof started !== 'string' || Number.isNaN(Date.parse(started))) return 'campaign.json has no time for its run';
   const harness = typeof last.harness_version === 'string' ? last.harness_version : c.harness_version;
   const night: Night = {
     started_utc: started,
@@ -155,6 +181,12 @@ function readNight(input: HistoryInput): LoadedNight | string {
   return { night, dir: input.dir, ds };
 }
 
+/** A timing record as far as the trends read one: an object naming its candidate, instance and operation. */
+const isRecord = (r: unknown): r is TimingRecord =>
+  typeof r === 'object' &&
+  r !== null &&
+  ['candidate', 'label', 'operation'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string');
+
 /** The machine a record was measured on, as the fields that change when the machine does. */
 function machineOf(r: TimingRecord): string {
   const e = ((r as unknown as { environment?: Record<string, unknown> }).environment ?? {}) as Record<string, unknown>;
@@ -162,11 +194,13 @@ function machineOf(r: TimingRecord): string {
 }
 
 function figureOf(r: TimingRecord, buildKey: string | undefined): NightFigure | undefined {
-  if (r.status === 'failed' || !r.trials?.length) return undefined;
+  if (r.status === 'failed' || !Array.isArray(r.trials) || r.trials.length === 0) return undefined;
+  const perCall = r.trials.map((t) => t.cycles / t.measurements);
+  if (!perCall.every((x) => Number.isFinite(x) && x > 0)) return undefined;
   const e = (r as unknown as { environment?: { counter_hz?: unknown } }).environment;
   const spread = recordSpread(r);
   return {
-    cycles: medianTrial(r.trials.map((t) => t.cycles / t.measurements)),
+    cycles: medianTrial(perCall),
     ...(spread !== undefined ? { spread } : {}),
     ...(buildKey ? { build_key: buildKey } : {}),
     machine: machineOf(r),
@@ -175,46 +209,57 @@ function figureOf(r: TimingRecord, buildKey: string | undefined): NightFigure | 
 }
 
 function seriesOf(nights: LoadedNight[]): TrendSeries[] {
-  const byKey = new Map<string, TrendSeries>();
+  const byKey = new Map<string, { series: TrendSeries; ids: Array<string | undefined> }>();
   for (const [n, { ds }] of nights.entries())
     for (const { record } of ds.records) {
-      const operation = record.operation;
-      const key = rowKey({ candidate: record.candidate, label: record.label, operation });
-      let s = byKey.get(key);
-      if (!s) {
-        s = {
+      if (typeof record !== 'object' || record === null || typeof record.candidate !== 'string' || typeof record.operation !== 'string')
+        continue;
+      const key = rowKey({ candidate: record.candidate, label: record.label, operation: record.operation });
+      let entry = byKey.get(key);
+      if (!entry) {
+        const points = nights.map(() => undefined);
+        const series: TrendSeries = {
           candidate: record.candidate,
           label: record.label,
-          operation,
-          points: nights.map(() => undefined),
+          operation: record.operation,
+          points,
           changes: [],
           falseCalls: [],
+          excursions: 0,
           unstable: false,
         };
-        byKey.set(key, s);
+        entry = { series, ids: nights.map(() => undefined) };
+        byKey.set(key, entry);
       }
-      const entry = ds.build.instances[instanceKey(record.candidate, record.label)];
-      const figure = figureOf(record, entry?.build_key ?? entry?.library_sha256);
-      if (figure) s.points[n] = figure;
+      // A record carried over from an earlier night (a failed shard left it) is that night's figure, not a new one.
+      const id = measurementId(record);
+      entry.ids[n] = id;
+      if (id !== undefined && entry.ids.slice(0, n).includes(id)) continue;
+      const build = ds.build.instances[instanceKey(record.candidate, record.label)];
+      const figure = figureOf(record, build?.build_key ?? build?.library_sha256);
+      if (figure) entry.series.points[n] = figure;
     }
-  const series = [...byKey.values()].sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
-  for (const s of series)
-    s.changes = attributedChanges(
-      s,
-      nights.map((l) => l.night),
-    );
-  return series;
+  return [...byKey.values()].map((e) => e.series).sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
 }
 
-function attributedChanges(s: TrendSeries, nights: Night[]): AttributedChange[] {
+function attributedChanges(s: TrendSeries, nights: Night[], thresholdPct: number): AttributedChange[] {
   const present = s.points.flatMap((p, night) => (p ? [{ p, night }] : []));
-  return changePoints(present.map((x) => x.p.cycles)).map((c) => {
-    const before = present[c.index - 1]!.night;
-    const after = present[c.index]!.night;
-    return { night: after, delta_pct: c.delta_pct, p_value: c.p_value, ...causesBetween(s, before, after, nights) };
+  return changePoints(
+    present.map((x) => x.p.cycles),
+    { minStepPct: thresholdPct },
+  ).map((c) => {
+    // The split can land a night off the real step: the causes of the transitions within a night count.
+    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
+    const found = around.map((k) => ({ at: present[k]!.night, ...causesBetween(s, present[k - 1]!.night, present[k]!.night, nights) }));
+    const known = found.filter((f) => !f.causes.includes('unknown'));
+    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
+    const step = present[c.index]!.night;
+    const detail = known.map((f) => (f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`)).join('; ');
+    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ['unknown'], detail };
   });
 }
 
+const CAUSE_ORDER: readonly ChangeCause[] = ['submission', 'harness', 'machine', 'unknown'];
 /** Relative change of the counter's rate beyond which the machine counts as changed (a probe's own scatter is far below). */
 const COUNTER_RATE_CHANGE = 0.005;
 const short = (v: string | null | undefined) => (v ? v.slice(0, 12) : 'none');
@@ -226,26 +271,30 @@ export function causesBetween(
   to: number,
   nights: readonly Night[],
 ): Pick<AttributedChange, 'causes' | 'detail'> {
-  const before = { p: s.points[from]!, night: from };
-  const after = { p: s.points[to]!, night: to };
+  const before = s.points[from]!;
+  const after = s.points[to]!;
   const causes: ChangeCause[] = [];
   const details: string[] = [];
-  if (before.p.build_key !== after.p.build_key) {
-    causes.push('submission');
-    details.push(`build key ${short(before.p.build_key)} → ${short(after.p.build_key)}`);
+  const hb = nights[from]!.harness_version;
+  const ha = nights[to]!.harness_version;
+  const rb = before.counter_hz;
+  const ra = after.counter_hz;
+  const rateMoved = rb !== undefined && ra !== undefined && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
+  const machine = before.machine !== after.machine || rateMoved;
+  if (before.build_key !== after.build_key) {
+    // The build key also covers the harness and the compiler: with either changed, the key's change may be theirs alone.
+    if (hb === ha && before.machine === after.machine) causes.push('submission');
+    details.push(`build key ${short(before.build_key)} → ${short(after.build_key)}`);
   }
-  const hb = nights[before.night]!.harness_version;
-  const ha = nights[after.night]!.harness_version;
   if (hb !== ha) {
     causes.push('harness');
     details.push(`harness ${short(hb)} → ${short(ha)}`);
   }
-  const rb = before.p.counter_hz;
-  const ra = after.p.counter_hz;
-  const rateMoved = rb !== undefined && ra !== undefined && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
-  if (before.p.machine !== after.p.machine || rateMoved) {
+  if (machine) {
     causes.push('machine');
-    details.push(rateMoved ? `counter rate ${rb} → ${ra} Hz` : 'the machine (host, CPU, OS, kernel or compiler)');
+    details.push(
+      rateMoved && before.machine === after.machine ? `counter rate ${rb} → ${ra} Hz` : 'the machine (host, CPU, OS, kernel or compiler)',
+    );
   }
   if (causes.length === 0) causes.push('unknown');
   return { causes, detail: details.join('; ') };
@@ -270,22 +319,46 @@ function falseCalls(s: TrendSeries, nights: Night[], verdicts: (n: number) => Ma
   return calls;
 }
 
+/** Calls counted as excursions: a call followed on the next night by the opposite one (there and back) is one. */
+function excursions(calls: number[], verdicts: (n: number) => Map<string, CompareRow>, key: string): number {
+  let count = 0;
+  for (let i = 0; i < calls.length; i++) {
+    count++;
+    const next = calls[i + 1];
+    if (next === calls[i]! + 1 && verdicts(next).get(key)?.verdict !== verdicts(calls[i]!).get(key)?.verdict) i++;
+  }
+  return count;
+}
+
 /**
- * compare's rows between night n−1 (base) and night n (head), with the nights before as history,
- * judged once per pair of nights for all rows (compare reads both folders and tests every row).
+ * compare's rows between night n−1 (base) and night n (head), with up to HISTORY_RUNS nights before
+ * as history, judged once per pair of nights for all rows. A pair compare cannot read is skipped,
+ * saying why.
  */
-function verdictsBetween(dirs: string[], system: string): (n: number) => Map<string, CompareRow> {
+function verdictsBetween(
+  nights: LoadedNight[],
+  system: string,
+  thresholdPct: number,
+  skipped: TrendModel['skipped'],
+): (n: number) => Map<string, CompareRow> {
   const cache = new Map<number, Map<string, CompareRow>>();
+  const dirs = nights.map((l) => l.dir);
   return (n) => {
     let rows = cache.get(n);
     if (!rows) {
-      const report = compareEvidence({
-        baseDir: '',
-        headDir: '',
-        system,
-        systemDirs: { base: dirs[n - 1]!, head: dirs[n]!, history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() },
-      });
-      rows = new Map(report.rows.map((r) => [rowKey(r), r]));
+      try {
+        const report = compareEvidence({
+          baseDir: '',
+          headDir: '',
+          system,
+          thresholdPct,
+          systemDirs: { base: dirs[n - 1]!, head: dirs[n]!, history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() },
+        });
+        rows = new Map(report.rows.map((r) => [rowKey(r), r]));
+      } catch (e) {
+        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
+        rows = new Map();
+      }
       cache.set(n, rows);
     }
     return rows;
@@ -293,22 +366,23 @@ function verdictsBetween(dirs: string[], system: string): (n: number) => Map<str
 }
 
 /**
- * The rows (rowKey) that are unstable over these nights (system folders, oldest first; the last
- * stands as the current night): what a pull request's check does not fail on. None from fewer than
- * three nights.
+ * The rows (rowKey) that are unstable over these nights (system folders, oldest first; the newest
+ * readable one stands as the current night): what a pull request's check does not fail on. None from
+ * fewer than three nights. `problems` gets the folders left out.
  */
-export function unstableRows(nights: readonly string[], system: string): Set<string> {
-  // The newest readable night stands as the current one: an unreadable newest version is skipped like any other.
+export function unstableRows(nights: readonly string[], system: string, thresholdPct?: number, problems: string[] = []): Set<string> {
   for (let last = nights.length - 1; last >= 2; last--) {
     try {
       const t = loadTrends(
         nights[last]!,
         system,
         nights.slice(0, last).map((dir) => ({ dir })),
+        { thresholdPct, changePoints: false },
       );
+      problems.push(...t.skipped.map((s) => `${s.folder}: ${s.reason}`));
       return new Set(t.series.filter((s) => s.unstable).map(rowKey));
-    } catch {
-      /* not a readable night: try the one before */
+    } catch (e) {
+      problems.push(`${nights[last]}: ${errorMessage(e)}`);
     }
   }
   return new Set();

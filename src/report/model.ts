@@ -1,4 +1,4 @@
-import { loadTrends, type HistoryInput } from './history.js';
+import { loadTrends, TrendsUnavailable, type HistoryInput } from './history.js';
 import { toolVersion } from '../util/paths.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
@@ -83,6 +83,20 @@ function readSurveys(systemDir: string): Map<string, InstanceSurvey[]> {
   return surveys;
 }
 
+/** The trends through the history, or why the current folder cannot be their last night. */
+function trendsOf(
+  systemDir: string,
+  system: string,
+  history: { nights: readonly HistoryInput[]; link?: string; thresholdPct?: number },
+): Pick<ReportModel, 'trends' | 'trendsProblem'> {
+  try {
+    return { trends: loadTrends(systemDir, system, history.nights, { currentLink: history.link, thresholdPct: history.thresholdPct }) };
+  } catch (e) {
+    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
+    throw e;
+  }
+}
+
 /**
  * Every system with evidence in DATA_DIR (read from its campaign.json and build.json), in name
  * order: the index page's rows, also when it is rendered from the data branch at publish time.
@@ -118,7 +132,7 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
 export function loadReportModel(
   systemDir: string,
   campaignDir?: string,
-  history?: { nights: readonly HistoryInput[]; link?: string },
+  history?: { nights: readonly HistoryInput[]; link?: string; thresholdPct?: number },
 ): ReportModel {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
@@ -218,6 +232,6 @@ export function loadReportModel(
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
     unreadable: [...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...(history ? { trends: loadTrends(systemDir, system, history.nights, history.link) } : {}),
+    ...(history ? trendsOf(systemDir, system, history) : {}),
   };
 }

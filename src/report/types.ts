@@ -80,4 +80,6 @@ export interface ReportModel {
   unreadable: Array<{ path: string; problem: string }>;
   /** The nights before this evidence and the trends through them, when a history was given (report --history). */
   trends?: TrendModel;
+  /** With a history given: why there are no trends (the current folder cannot be their last night). */
+  trendsProblem?: string;
 }

@@ -48,8 +48,8 @@ const title: TrendSection = (model, t) => [
     "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
     code('+'),
     ': uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ',
-    'A change point is a step in a series that a permutation test finds at p ≤ 0.01 and that is at least the regression threshold; ',
-    'it is attributed to the submission when its build key changed that night, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
+    'A change point is a step in a series (or a regression and its return) that a permutation test finds at p ≤ 0.01 and that is at least the regression threshold; ',
+    'it is attributed to the submission when its build key changed within a night of it, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
     link(`method_${model.system}.md`, 'method'),
     ').',
   ),
@@ -230,7 +230,9 @@ export function trendHighlights(system: string, t: TrendModel): RootContent[] {
   return [
     heading(2, 'Since last night'),
     para(
-      `${system}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`,
+      t.nights.length < 2
+        ? `${system}: no earlier night to compare with.`
+        : `${system}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`,
     ),
     table(['system', 'candidate', 'instance', 'operation', 'verdict', 'Δ', 'attributed to', ''], since, [
       text(t.nights.length < 2 ? 'no earlier night' : 'no operation moved beyond the noise'),

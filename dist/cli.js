@@ -45522,7 +45522,6 @@ var nightCell = (nights2, n, depth2) => {
   return night.link ? link2(nightHref(night.link, depth2), `#${nightNumber(n)}`) : `#${nightNumber(n)}`;
 };
 var causeText = (c) => c.causes.join(", ");
-var stepText = (pct) => `${pct >= 0 ? "+" : "\u2212"}${pyFixed(Math.abs(pct), 1)}%`;
 var title = (model, t) => [
   heading2(1, `Trends on ${model.system}`),
   para(
@@ -45563,7 +45562,7 @@ var changePointsSection = (_model, t) => {
       code3(s.label),
       s.operation,
       nightCell(t.nights, c.night, 1),
-      stepText(c.delta_pct),
+      signedPct(c.delta_pct),
       pyGeneral(c.p_value, 2),
       causeText(c),
       c.detail || "\u2014"
@@ -45637,7 +45636,7 @@ function figureCell(s, n) {
   if (!p) return "\u2014";
   const change = s.changes.find((c) => c.night === n);
   const spread = p.spread !== void 0 ? ` \xB7 ${formatSpread(p.spread)}` : "";
-  return `${formatCycles(p.cycles)}${spread}${change ? ` \xB7 ${change.delta_pct >= 0 ? "\u25B2" : "\u25BC"} ${stepText(change.delta_pct)}` : ""}`;
+  return `${formatCycles(p.cycles)}${spread}${change ? ` \xB7 ${change.delta_pct >= 0 ? "\u25B2" : "\u25BC"} ${signedPct(change.delta_pct)}` : ""}`;
 }
 var perCandidate = (model, t) => {
   const candidates2 = [...new Set(t.series.map((s) => s.candidate))];
@@ -45680,7 +45679,7 @@ function trendHighlights(system2, t) {
     code3(r.label),
     r.operation,
     r.verdict,
-    r.delta_pct !== void 0 ? stepText(r.delta_pct) : "\u2014",
+    r.delta_pct !== void 0 ? signedPct(r.delta_pct) : "\u2014",
     causeOfLastNight(t, r),
     link2(trendsPagePath(system2), "trends")
   ]);
@@ -45691,7 +45690,7 @@ function trendHighlights(system2, t) {
       code3(s.label),
       s.operation,
       nightCell(t.nights, c.night, 0),
-      stepText(c.delta_pct),
+      signedPct(c.delta_pct),
       causeText(c),
       link2(`${trendsPagePath(system2)}#${s.candidate}-${s.operation}`.toLowerCase(), "trends")
     ])
@@ -46039,7 +46038,7 @@ var lastNights = (model, c) => {
         code3(s.label),
         `${s.operation}${s.unstable ? " (unstable)" : ""}`,
         code3(sparkline(s)),
-        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${stepText(ch.delta_pct)} (${causeText(ch)})`).join("; ") : "none"
+        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${signedPct(ch.delta_pct)} (${causeText(ch)})`).join("; ") : "none"
       ])
     ),
     para(

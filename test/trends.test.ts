@@ -216,6 +216,10 @@ describe('a history of 30 nights with a +10 % step at night 20', () => {
   });
 });
 
+/** `ngcc-perf report CURRENT --out PAGES --history H1,…`, as a user runs it. */
+const reportWithHistory = (current: string, pages: string, history: string[]) =>
+  runCli(['report', current, '--out', pages, '--history', history.join(',')]);
+
 describe('unstable rows', () => {
   /** Sixteen nights of the same code, each within ±0.3 %; good's enc 50 % slower on the nights `disturbed` only. */
   function disturbedNights(disturbed: number[]): string[] {
@@ -245,7 +249,7 @@ describe('unstable rows', () => {
     expect(enc.unstable).toBe(false);
   });
 
-  it("a row called changed on two excursions of unchanged code is unstable, and its regression fails no pull request's check", () => {
+  it("a row called changed on two excursions of unchanged code is unstable, named on the pages, and its regression fails no pull request's check", async () => {
     // The rule calls a regression into each disturbed night and an improvement out of it. (A second
     // disturbance while the first is among the rule's last HISTORY_RUNS nights is within their spread:
     // not called, so the two lie further apart.)
@@ -256,6 +260,14 @@ describe('unstable rows', () => {
     expect(enc.excursions).toBe(2);
     expect(enc.unstable).toBe(true);
     expect(t.series.filter((x) => x.unstable).map((x) => `${x.label} ${x.operation}`)).toEqual(['good enc']);
+    // The pages name it: the trend page's list, the candidate page's mark.
+    const pages = join(tempDir(), 'pages');
+    expect((await reportWithHistory(dirs.at(-1)!, pages, dirs.slice(0, -1))).code).toBe(0);
+    const unstableSection = sections(readFileSync(join(pages, 'performance', 'trends_s.md'), 'utf8')).find(
+      (x) => x.title === 'Unstable rows',
+    );
+    expect(plain(parsePage(unstableSection!.body))).toMatch(/kem-1\s*good\s*enc\s*#3, #4, #14, #15/);
+    expect(readFileSync(join(pages, 'kem-1', 'perf_s.md'), 'utf8')).toContain('| `good` | enc (unstable) |');
     const unstable = unstableRows(dirs, 's');
     expect([...unstable]).toEqual(['kem-1/good/enc']);
     // The pull request's comparison of night 13 (base) with night 14 (head): a regression, counted only without the mark.
@@ -277,10 +289,6 @@ describe('unstable rows', () => {
     expect(marked.counts.regressions).toBe(0);
   });
 });
-
-/** `ngcc-perf report CURRENT --out PAGES --history H1,…`, as a user runs it. */
-const reportWithHistory = (current: string, pages: string, history: string[]) =>
-  runCli(['report', current, '--out', pages, '--history', history.join(',')]);
 
 describe('odd folders in a history', () => {
   it('are listed and left out, never fatal: a corrupt ct file, a null record, a zero-cycle trial, a folder newer than the current one', async () => {

@@ -37,7 +37,8 @@ import { katFootnotes } from './katNotes.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 import { kexSizesSection } from './kexTables.js';
 import { placeholderCostSection } from './placeholderCost.js';
-import { causeText, SPARKLINE_MIN_SPAN, sparkline, stepText, trendsPagePath } from './trends.js';
+import { causeText, SPARKLINE_MIN_SPAN, sparkline, trendsPagePath } from './trends.js';
+import { signedPct } from '../../compare/cells.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;
@@ -434,7 +435,7 @@ const lastNights: CandidateSection = (model, c) => {
         code(s.label),
         `${s.operation}${s.unstable ? ' (unstable)' : ''}`,
         code(sparkline(s)),
-        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${stepText(ch.delta_pct)} (${causeText(ch)})`).join('; ') : 'none',
+        s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${signedPct(ch.delta_pct)} (${causeText(ch)})`).join('; ') : 'none',
       ]),
     ),
     para(

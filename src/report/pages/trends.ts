@@ -1,4 +1,5 @@
 import type { Root, RootContent } from 'mdast';
+import { signedPct } from '../../compare/cells.js';
 import type { CompareRow } from '../../compare/types.js';
 import { formatCycles, formatSpread, pyFixed, pyGeneral } from '../format.js';
 import { causesBetween, type AttributedChange, type Night, type TrendModel, type TrendSeries } from '../history.js';
@@ -39,7 +40,6 @@ const nightCell = (nights: Night[], n: number, depth: number): Cell => {
 };
 
 export const causeText = (c: AttributedChange) => c.causes.join(', ');
-export const stepText = (pct: number) => `${pct >= 0 ? '+' : '−'}${pyFixed(Math.abs(pct), 1)}%`;
 
 const title: TrendSection = (model, t) => [
   heading(1, `Trends on ${model.system}`),
@@ -85,7 +85,7 @@ const changePointsSection: TrendSection = (_model, t) => {
       code(s.label),
       s.operation,
       nightCell(t.nights, c.night, 1),
-      stepText(c.delta_pct),
+      signedPct(c.delta_pct),
       pyGeneral(c.p_value, 2),
       causeText(c),
       c.detail || '—',
@@ -159,7 +159,7 @@ function figureCell(s: TrendSeries, n: number): string {
   if (!p) return '—';
   const change = s.changes.find((c) => c.night === n);
   const spread = p.spread !== undefined ? ` · ${formatSpread(p.spread)}` : '';
-  return `${formatCycles(p.cycles)}${spread}${change ? ` · ${change.delta_pct >= 0 ? '▲' : '▼'} ${stepText(change.delta_pct)}` : ''}`;
+  return `${formatCycles(p.cycles)}${spread}${change ? ` · ${change.delta_pct >= 0 ? '▲' : '▼'} ${signedPct(change.delta_pct)}` : ''}`;
 }
 
 const perCandidate: TrendSection = (model, t) => {
@@ -211,7 +211,7 @@ export function trendHighlights(system: string, t: TrendModel): RootContent[] {
     code(r.label),
     r.operation,
     r.verdict,
-    r.delta_pct !== undefined ? stepText(r.delta_pct) : '—',
+    r.delta_pct !== undefined ? signedPct(r.delta_pct) : '—',
     causeOfLastNight(t, r),
     link(trendsPagePath(system), 'trends'),
   ]);
@@ -222,7 +222,7 @@ export function trendHighlights(system: string, t: TrendModel): RootContent[] {
       code(s.label),
       s.operation,
       nightCell(t.nights, c.night, 0),
-      stepText(c.delta_pct),
+      signedPct(c.delta_pct),
       causeText(c),
       link(`${trendsPagePath(system)}#${s.candidate}-${s.operation}`.toLowerCase(), 'trends'),
     ]),

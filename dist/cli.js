@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync36, readdirSync as readdirSync14, readFileSync as readFileSync22, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync37, readdirSync as readdirSync14, readFileSync as readFileSync23, statSync as statSync10 } from "node:fs";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join37, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join38, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -10181,7 +10181,7 @@ function bwrapArgs(spec, opts) {
   args.push("--dev", "/dev", "--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev");
   args.push("--size", String(PRIVATE_TMP_BYTES), "--tmpfs", "/tmp");
   for (const [p, how] of specBinds(spec)) args.push(how === "rw" ? "--bind" : "--ro-bind", p, p);
-  args.push("--clearenv");
+  args.push("--remount-ro", "/", "--clearenv");
   for (const [k, v] of Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b))) args.push("--setenv", k, v);
   if (opts.cwd) args.push("--chdir", opts.cwd);
   return args;
@@ -10238,6 +10238,7 @@ function unshareArgv(spec, opts, command) {
     (isFolder(p) ? folders : files).add(p);
     bind(p, p, how === "ro");
   }
+  table2.push(["none", "/", "none", "remount,ro"]);
   const parents = [...files].map((f) => dirname2(f));
   const fields = table2.flatMap(([source, target, type, options]) => [
     quote(fstabPath(source)),
@@ -10262,7 +10263,8 @@ function unshareArgv(spec, opts, command) {
     // (mount -a reads the whole table first).
     `printf '%s %s %s %s 0 0\\n' ${fields.join(" ")} > "$R"/proc/.fstab`,
     'mount -a -T "$R"/proc/.fstab',
-    'mount -o remount,ro "$R"',
+    // RLIMIT_AS in KiB, for this shell's children only, so it binds the command, not the set-up.
+    ...opts.addressSpaceBytes !== void 0 ? [`ulimit -v ${Math.floor(opts.addressSpaceBytes / 1024)}`] : [],
     // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
     `chroot "$R" /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${cd}-- ${env.join(" ")} "$@"`
   ];
@@ -10424,7 +10426,7 @@ function runProcess(command, opts) {
   const sandbox = opts.sandbox?.mode === "bwrap" || opts.sandbox?.mode === "unshare" ? opts.sandbox : void 0;
   const sandboxed = sandbox !== void 0;
   const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
-  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside()), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, inside(), limited) : limited;
+  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside()), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || void 0 }, [file2, ...args]) : limited;
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
@@ -11203,6 +11205,7 @@ import { join as join6, relative } from "node:path";
 import { join as join5 } from "node:path";
 var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
+var CALIBRATION_FILE = "calibration.json";
 var LOCK_FILE = ".ngcc-perf.lock";
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
 var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build", "ct"]);
@@ -11215,6 +11218,7 @@ var operationFile = (label, op) => `${label}__${op}.json`;
 var evidencePaths = (systemDir) => ({
   campaign: join5(systemDir, CAMPAIGN_FILE),
   build: join5(systemDir, BUILD_FILE),
+  calibration: join5(systemDir, CALIBRATION_FILE),
   lock: join5(systemDir, LOCK_FILE),
   recordsDir: join5(systemDir, "records"),
   profileDir: join5(systemDir, "profile"),
@@ -11457,6 +11461,9 @@ function formatSpread(ratio) {
 }
 function formatPrecision(relative19) {
   return Number.isFinite(relative19) ? `\xB1${formatShare(relative19)}` : MISSING;
+}
+function formatDetectable(pct) {
+  return Number.isFinite(pct) ? `\xB1${pyFixed(pct, 1)}%` : MISSING;
 }
 function formatCallsPerOperation(x) {
   if (!Number.isFinite(x)) return MISSING;
@@ -24880,8 +24887,8 @@ var error43 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural3 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
+        const plural4 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -25025,8 +25032,8 @@ var error44 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural3 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
+        const plural4 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -33894,6 +33901,8 @@ var DEFAULT_THRESHOLD_PCT = 3;
 var DEFAULT_ALPHA = 0.01;
 var PAIRED_TRIALS = 16;
 var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+var MAX_PR_PAIRS = 100;
+var CALIBRATION_REPEATS = 3;
 var HISTORY_MIN_RUNS = 3;
 var HISTORY_SIGMAS = 3;
 var HISTORY_RUNS = 8;
@@ -36381,7 +36390,7 @@ import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
 import { join as join21 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
-var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto"] };
+var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const outDir = join21(req.outDir, variant.dir);
   const objDir = join21(outDir, "obj");
@@ -36651,6 +36660,7 @@ async function runCtOperation(req) {
 
 // src/ct/coverage.ts
 var NEVER_RUN_SHOWN = 40;
+var UNTAKEN_SHOWN = 40;
 async function runCoverage(req) {
   rmSync5(req.scratch, { recursive: true, force: true });
   mkdirSync11(req.scratch, { recursive: true });
@@ -36709,12 +36719,40 @@ function coverageOf(files, harnessDir) {
     }
   }
   const never2 = [...fns].filter(([, ran]) => !ran).map(([key]) => key.replace(/^.*\//, ""));
+  const untaken = untakenInEntered(own6, fns, lines);
   return {
     functions: fns.size,
     functions_run: [...fns.values()].filter(Boolean).length,
     lines: lines.size,
     lines_run: [...lines.values()].filter(Boolean).length,
-    never_run: never2.sort().slice(0, NEVER_RUN_SHOWN)
+    never_run: never2.sort().slice(0, NEVER_RUN_SHOWN),
+    untaken: untaken.ranges.slice(0, UNTAKEN_SHOWN),
+    untaken_lines: untaken.lines
+  };
+}
+function untakenInEntered(files, fns, lines) {
+  const ranges = [];
+  const seen = /* @__PURE__ */ new Set();
+  let count = 0;
+  for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
+    const candidates2 = f.lines.filter((l) => l.function_name !== void 0 && fns.get(`${f.file}:${l.function_name}`) === true).filter((l) => lines.get(`${f.file}:${l.line_number}`) === false).sort((a, b) => a.line_number - b.line_number);
+    for (const l of candidates2) {
+      const key = `${f.file}:${l.line_number}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      count += 1;
+      const last = ranges[ranges.length - 1];
+      const previous = f.lines.filter(
+        (x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number && x.function_name === l.function_name
+      );
+      if (last && last.file === f.file && last.fn === l.function_name && previous.length === 0) last.last = l.line_number;
+      else ranges.push({ file: f.file, fn: l.function_name, first: l.line_number, last: l.line_number });
+    }
+  }
+  const name = (file2) => file2.replace(/^.*\//, "");
+  return {
+    ranges: ranges.map((r) => `${name(r.file)}:${r.fn}:${r.first === r.last ? r.first : `${r.first}-${r.last}`}`),
+    lines: count
   };
 }
 
@@ -37121,7 +37159,8 @@ function decide(ctx) {
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
   const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && operations.every((op) => {
     const o = previous.operations[op];
-    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls && o.coverage !== void 0);
+    const counted = o?.coverage !== void 0 && ("failure" in o.coverage || o.coverage.untaken !== void 0);
+    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls && counted);
   });
   const common = { operations, suppressions, ...suppressionsSha ? { suppressionsSha } : {} };
   return reusable ? { ...common, run: "keep", previous } : { ...common, run: "check", librarySha256: entry.library_sha256 };
@@ -37521,11 +37560,158 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync27, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync28, readFileSync as readFileSync18 } from "node:fs";
 import { join as join28, relative as relative13 } from "node:path";
 
+// src/evidence/calibration.ts
+import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
+var CALIBRATION_SCHEMA = "ngcc-perf/pr-calibration/1";
+var calibrationRowSchema = external_exports.strictObject({
+  /** `<candidate>/<label>/<operation>`. */
+  row: external_exports.string().min(1),
+  /** One verdict per repeat, in order. */
+  verdicts: external_exports.array(external_exports.string()),
+  /** Trial pairs each repeat judged the row on (first and extra rounds). */
+  pairs: external_exports.array(external_exports.number().int().min(0)),
+  /** Each repeat's smallest change its pairs could call, percent (absent: too few pairs). */
+  mde_pct: external_exports.array(external_exports.number().positive().nullable())
+});
+var calibrationSchema = external_exports.strictObject({
+  schema: external_exports.literal(CALIBRATION_SCHEMA),
+  started_utc: external_exports.string(),
+  ended_utc: external_exports.string(),
+  harness_version: external_exports.string(),
+  /** The cores the runs could pin trials to (campaign.json `cpus`). */
+  cpus: external_exports.array(external_exports.number().int().min(0)),
+  threshold_pct: external_exports.number().positive(),
+  alpha: external_exports.number().positive().lt(1),
+  rounds: external_exports.number().int().min(1),
+  extra_rounds: external_exports.number().int().min(0),
+  repeats: external_exports.number().int().min(1),
+  /** Rows judged, over every repeat. */
+  comparisons: external_exports.number().int().min(0),
+  false_alarms: external_exports.number().int().min(0),
+  /** One-sided 95 % upper bound of the false-alarm rate (Clopper–Pearson). */
+  false_alarm_upper_95: external_exports.number().min(0).max(1),
+  /** Rows left inconclusive or noisy after the extra rounds. */
+  undecided: external_exports.number().int().min(0),
+  /** Over every row and repeat with a figure. */
+  mde_pct: external_exports.strictObject({ median: external_exports.number(), p90: external_exports.number(), max: external_exports.number() }).nullable(),
+  rows: external_exports.array(calibrationRowSchema)
+});
+var ALARMS = /* @__PURE__ */ new Set(["regression", "improvement"]);
+var UNDECIDED = /* @__PURE__ */ new Set(["inconclusive", "noisy"]);
+function binomialCdf(k, n, p) {
+  let term = (1 - p) ** n;
+  let sum2 = term;
+  for (let i = 1; i <= k; i++) {
+    term *= (n - i + 1) / i * (p / (1 - p));
+    sum2 += term;
+  }
+  return sum2;
+}
+function rateUpperBound95(k, n) {
+  if (n === 0) return 1;
+  if (k >= n) return 1;
+  let [lo, hi] = [k / n, 1];
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (binomialCdf(k, n, mid) > 0.05) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+function summarizeCalibration(repeats, run) {
+  const byRow = /* @__PURE__ */ new Map();
+  repeats.forEach((rows2, i) => {
+    for (const r of rows2) {
+      const row2 = byRow.get(r.row) ?? { row: r.row, verdicts: [], pairs: [], mde_pct: [] };
+      while (row2.verdicts.length < i) {
+        row2.verdicts.push("missing");
+        row2.pairs.push(0);
+        row2.mde_pct.push(null);
+      }
+      row2.verdicts.push(r.verdict);
+      row2.pairs.push(r.pairs);
+      row2.mde_pct.push(r.mde_pct ?? null);
+      byRow.set(r.row, row2);
+    }
+  });
+  for (const row2 of byRow.values())
+    while (row2.verdicts.length < repeats.length) {
+      row2.verdicts.push("missing");
+      row2.pairs.push(0);
+      row2.mde_pct.push(null);
+    }
+  const rows = [...byRow.values()].sort((a, b) => a.row.localeCompare(b.row));
+  const all2 = rows.flatMap((r) => r.verdicts).filter((v) => v !== "missing");
+  const falseAlarms = all2.filter((v) => ALARMS.has(v)).length;
+  const mdes = rows.flatMap((r) => r.mde_pct).filter((m) => m !== null);
+  return {
+    schema: CALIBRATION_SCHEMA,
+    ...run,
+    repeats: repeats.length,
+    comparisons: all2.length,
+    false_alarms: falseAlarms,
+    false_alarm_upper_95: rateUpperBound95(falseAlarms, all2.length),
+    undecided: all2.filter((v) => UNDECIDED.has(v)).length,
+    mde_pct: mdes.length > 0 ? { median: median(mdes), p90: quantile(mdes, 0.9), max: Math.max(...mdes) } : null,
+    rows
+  };
+}
+function rowMdePct(row2) {
+  const m = row2.mde_pct.filter((x) => x !== null);
+  return m.length > 0 ? median(m) : void 0;
+}
+function readCalibration(systemDir) {
+  const path = evidencePaths(systemDir).calibration;
+  if (!existsSync25(path)) return {};
+  let json2;
+  try {
+    json2 = JSON.parse(readFileSync16(path, "utf8"));
+  } catch (e) {
+    return { problem: `not JSON: ${e.message}` };
+  }
+  const parsed2 = calibrationSchema.safeParse(json2);
+  if (parsed2.success) return { calibration: parsed2.data };
+  const issue2 = parsed2.error.issues[0];
+  return { problem: `${issue2.path.join(".") || "(top level)"}: ${issue2.message}` };
+}
+function calibrationProblems(systemDir) {
+  const { calibration: c, problem } = readCalibration(systemDir);
+  const file2 = "calibration.json";
+  if (problem) return [`${file2}: ${problem}`];
+  if (!c) return [];
+  const problems = [];
+  for (const r of c.rows)
+    if (r.verdicts.length !== c.repeats || r.pairs.length !== c.repeats || r.mde_pct.length !== c.repeats)
+      problems.push(
+        `${file2}: rows["${r.row}"]: ${c.repeats} repeats, but ${r.verdicts.length} verdicts, ${r.pairs.length} pair counts, ${r.mde_pct.length} detectable changes`
+      );
+  if (problems.length > 0) return problems;
+  const repeats = Array.from(
+    { length: c.repeats },
+    (_, i) => c.rows.filter((r) => r.verdicts[i] !== "missing").map((r) => ({
+      row: r.row,
+      verdict: r.verdicts[i],
+      pairs: r.pairs[i],
+      ...r.mde_pct[i] != null ? { mde_pct: r.mde_pct[i] } : {}
+    }))
+  );
+  const again = summarizeCalibration(repeats, c);
+  const close2 = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  for (const field of ["comparisons", "false_alarms", "false_alarm_upper_95", "undecided"])
+    if (!close2(c[field], again[field])) problems.push(`${file2}: ${field} is ${c[field]}, its rows give ${again[field]}`);
+  for (const stat2 of ["median", "p90", "max"]) {
+    const [said, given] = [c.mde_pct?.[stat2], again.mde_pct?.[stat2]];
+    if (said === void 0 || given === void 0 ? said !== given : !close2(said, given))
+      problems.push(`${file2}: mde_pct.${stat2} is ${said ?? "absent"}, its rows give ${given ?? "none"}`);
+  }
+  return problems;
+}
+
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync25, readdirSync as readdirSync9, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
 import { join as join26 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
@@ -37566,7 +37752,7 @@ function operationProblems(where, o) {
 }
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
-  if (!existsSync25(dir)) return [];
+  if (!existsSync26(dir)) return [];
   const problems = [];
   for (const id of readdirSync9(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
@@ -37581,7 +37767,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync16(join26(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync17(join26(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -37605,7 +37791,7 @@ function validateCtFiles(systemDir, build2) {
 }
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync26, readdirSync as readdirSync10 } from "node:fs";
+import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
 import { join as join27 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -37617,7 +37803,7 @@ function parseJson(path, unreadable) {
   }
 }
 function jsonFilesUnder(dir) {
-  if (!existsSync26(dir)) return [];
+  if (!existsSync27(dir)) return [];
   return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join27(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
@@ -37629,8 +37815,8 @@ function readAll(dir, unreadable) {
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync26(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync26(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
+  const campaign = existsSync27(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
+  const build2 = (existsSync27(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
   const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
   const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
   const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
@@ -37646,11 +37832,12 @@ function close(a, b) {
 function validateDataset(systemDir) {
   const problems = [];
   const rel = (p) => relative13(systemDir, p) || p;
-  if (!existsSync27(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync28(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync27(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync28(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
+  problems.push(...calibrationProblems(systemDir));
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -37661,11 +37848,11 @@ function validateDataset(systemDir) {
       continue;
     }
     const logPath = join28(systemDir, e.kat_log);
-    if (!existsSync27(logPath)) {
+    if (!existsSync28(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync17(logPath, "utf8");
+    const log2 = readFileSync18(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -37962,6 +38149,22 @@ var HELP = {
     ],
     example: "ngcc-perf compare --base base/data --head out/data --system local"
   },
+  calibrate: {
+    synopsis: "ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]",
+    about: "Calibrates the pull-request check on this machine: the campaign measured paired against itself, judged as a pull request is; its false alarms and smallest detectable changes go to DATA_DIR/ID/calibration.json (the method page).",
+    options: [
+      ["--system ID", "the machine the calibration is for; required"],
+      ["--out DATA_DIR", "where the system folder is; only calibration.json is written, the system's records are not touched; required"],
+      ["--only REGEX", "instances whose key (id/label) the expression finds; default: all ('^kem-90/')"],
+      ["--repeat N", "how many times the paired check runs, 1 to 100; default 3"],
+      ["--rounds N", "trial pairs of the first rounds, 2 to 100 (the action's pr-rounds); default 16"],
+      ["--extra-rounds N", "more pairs for each row left undecided, 0 to 100 (the action's pr-extra-rounds); default 16"],
+      ["--threshold PCT", "the smallest change called, percent; default 3"],
+      ["--trial-target S", "seconds per trial, instead of planning.trial_target_s"],
+      ["--cpu N", "the core trials are pinned to; default as for run"]
+    ],
+    example: "ngcc-perf calibrate examples/campaign --system local --out out/data --only ^kem-80/ --repeat 2"
+  },
   "kat-manifest": {
     synopsis: "ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]",
     about: "Prints a candidate's kat.sha256 lines from the KAT files a run generated (run --phases build,kat first).",
@@ -38039,7 +38242,7 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync28, statSync as statSync8 } from "node:fs";
+import { existsSync as existsSync29, statSync as statSync8 } from "node:fs";
 import { dirname as dirname8, resolve as resolve16 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -38070,6 +38273,12 @@ function parseJobs(v, where) {
   if (!/^\d+$/.test(v) || Number(v) < 1) throw fail(where, `expected a whole number of workers from 1, got '${v}'`);
   return Number(v);
 }
+function parseCount(v, where, what, min, max) {
+  if (v === void 0 || v === "") return void 0;
+  if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+    throw fail(where, `expected a whole number of ${what} from ${min} to ${max}, got '${v}'`);
+  return Number(v);
+}
 function parsePositive(v, where, unit) {
   if (v === void 0 || v === "") return void 0;
   const n = Number(v);
@@ -38078,7 +38287,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve16(path);
-  while (!existsSync28(p) && dirname8(p) !== p) p = dirname8(p);
+  while (!existsSync29(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync8(p).isDirectory())
     throw fail(
       where,
@@ -38135,114 +38344,13 @@ function checkRepeated(tokens, options) {
 }
 var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
-// src/stoppable.ts
-var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
-async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
-`)) {
-  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
-    const handler = () => {
-      const stopped = killLiveProcessGroups();
-      releaseEvidenceLocks();
-      say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
-      process.exit(code4);
-    };
-    process.on(signal, handler);
-    return [signal, handler];
-  });
-  try {
-    return await work();
-  } finally {
-    for (const [signal, handler] of handlers) process.off(signal, handler);
-  }
-}
-
-// src/report/history.ts
-import { existsSync as existsSync31 } from "node:fs";
-import { isAbsolute as isAbsolute5, relative as relative15 } from "node:path";
-
-// src/compare/changePoints.ts
-function changePoints(values, opts = {}) {
-  const s = {
-    alpha: opts.alpha ?? CHANGE_POINT_ALPHA,
-    minStep: opts.minStepPct ?? DEFAULT_THRESHOLD_PCT,
-    minSegment: opts.minSegment ?? CHANGE_POINT_MIN_SEGMENT,
-    permutations: opts.permutations ?? CHANGE_POINT_PERMUTATIONS
-  };
-  const logs = values.map(Math.log);
-  if (logs.some((x) => !Number.isFinite(x))) throw new Error("changePoints: every figure must be positive");
-  const found = [];
-  const search = (from, to) => {
-    const segment = logs.slice(from, to);
-    const best = bestCut(segment, s.minSegment);
-    if (!best) return;
-    const p_value = permutationP(segment, best.t, s);
-    if (p_value > s.alpha) return;
-    const bounds = [0, ...best.cuts, segment.length];
-    const mean2 = (a, b) => segment.slice(a, b).reduce((x, y) => x + y, 0) / (b - a);
-    for (let k = 1; k < bounds.length - 1; k++) {
-      const delta_pct = (Math.exp(mean2(bounds[k], bounds[k + 1]) - mean2(bounds[k - 1], bounds[k])) - 1) * 100;
-      if (Math.abs(delta_pct) >= s.minStep) found.push({ index: from + bounds[k], delta_pct, p_value });
-    }
-    for (let k = 0; k < bounds.length - 1; k++) search(from + bounds[k], from + bounds[k + 1]);
-  };
-  search(0, logs.length);
-  return found.sort((a, b) => a.index - b.index);
-}
-function bestCut(xs, minSegment) {
-  const n = xs.length;
-  if (n < 2 * minSegment) return void 0;
-  const sum2 = [0];
-  const squares = [0];
-  for (const x of xs) {
-    sum2.push(sum2.at(-1) + x);
-    squares.push(squares.at(-1) + x * x);
-  }
-  const total = sum2[n];
-  const totalSquares = squares[n];
-  const tOf = (a, b) => {
-    const n1 = b - a;
-    const n2 = n - n1;
-    const s1 = sum2[b] - sum2[a];
-    const q1 = squares[b] - squares[a];
-    const m1 = s1 / n1;
-    const m2 = (total - s1) / n2;
-    const within = q1 - n1 * m1 * m1 + (totalSquares - q1) - n2 * m2 * m2;
-    const pooled = Math.max(within, 0) / (n - 2);
-    return pooled > 0 ? Math.abs(m1 - m2) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
-  };
-  let best;
-  const consider = (cuts, t) => {
-    if (!best || t > best.t) best = { cuts, t };
-  };
-  for (let at = minSegment; at <= n - minSegment; at++) consider([at], tOf(0, at));
-  for (let a = minSegment; a <= n - 2 * minSegment; a++) for (let b = a + minSegment; b <= n - minSegment; b++) consider([a, b], tOf(a, b));
-  return best;
-}
-function permutationP(xs, observed, s) {
-  const rand = seededRandom(1592598101);
-  const shuffled = [...xs];
-  let hits = 1;
-  for (let r = 0; r < s.permutations; r++) {
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1));
-      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
-    }
-    if (bestCut(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
-  }
-  return hits / (s.permutations + 1);
-}
-function seededRandom(seed) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
+// src/campaign/calibrate.ts
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join31 } from "node:path";
 
 // src/compare/compare.ts
-import { existsSync as existsSync30 } from "node:fs";
+import { existsSync as existsSync31 } from "node:fs";
 import { join as join30, relative as relative14 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -38283,15 +38391,15 @@ function sizeVerdict(item, catalog, api, basis) {
 }
 
 // src/evidence/ct.ts
-import { existsSync as existsSync29, readdirSync as readdirSync11 } from "node:fs";
+import { existsSync as existsSync30, readdirSync as readdirSync11 } from "node:fs";
 import { join as join29 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync29(dir)) return { files, unreadable };
+  if (!existsSync30(dir)) return { files, unreadable };
   for (const candidate of readdirSync11(dir).sort()) {
-    if (!existsSync29(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    if (!existsSync30(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
     for (const name of readdirSync11(join29(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
@@ -38543,7 +38651,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dir, system2, role) {
-  if (!existsSync30(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  if (!existsSync31(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -38684,6 +38792,10 @@ function historyByKey(versions) {
     }
   return out;
 }
+function undecidedRows(report2) {
+  const underpowered = (r) => r.verdict === "unchanged" && !(r.mde_pct !== void 0 && r.mde_pct <= report2.threshold_pct);
+  return report2.rows.filter((r) => r.paired === true && (r.verdict === "inconclusive" || r.verdict === "noisy" || underpowered(r)));
+}
 function markUnstable(row2) {
   if (row2.verdict !== "regression" && row2.verdict !== "improvement") return { ...row2, unstable: true };
   return {
@@ -38702,7 +38814,7 @@ function compareEvidence(opts) {
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
-  const history2 = historyByKey(dirs.history.filter((d) => existsSync30(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
+  const history2 = historyByKey(dirs.history.filter((d) => existsSync31(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -38798,6 +38910,192 @@ function compareEvidence(opts) {
   };
 }
 
+// src/campaign/calibrate.ts
+async function calibratePairedCheck(opts) {
+  const work = mkdtempSync2(join31(tmpdir3(), "ngcc-calibrate-"));
+  const [headData, baseData] = [join31(work, "head"), join31(work, "base")];
+  const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+  const common = {
+    campaignDir: opts.campaignDir,
+    system: opts.system,
+    dataDir: headData,
+    only: opts.only,
+    cpu: opts.cpu,
+    trialTarget: opts.trialTarget,
+    progress: opts.progress,
+    argumentNames: opts.argumentNames,
+    against: { campaignDir: opts.campaignDir, dataDir: baseData }
+  };
+  const compare2 = () => compareEvidence({ baseDir: baseData, headDir: headData, system: opts.system, thresholdPct: opts.thresholdPct, alpha: DEFAULT_ALPHA });
+  const repeats = [];
+  let cpus = [];
+  let harness = "unknown";
+  try {
+    for (let i = 1; i <= opts.repeats; i++) {
+      const summary = await runCampaign({
+        ...common,
+        phases: /* @__PURE__ */ new Set(["build", "kat", "measure"]),
+        force: true,
+        pairedTrials: opts.rounds
+      });
+      let report2 = compare2();
+      const undecided = opts.extraRounds > 0 ? undecidedRows(report2) : [];
+      if (undecided.length > 0)
+        await runCampaign({
+          ...common,
+          phases: /* @__PURE__ */ new Set(["measure"]),
+          force: false,
+          pairedTrials: opts.rounds,
+          extraRounds: { pairs: opts.extraRounds, operations: new Set(undecided.map(rowKey)) }
+        });
+      if (undecided.length > 0) report2 = compare2();
+      const rows = report2.rows.filter((r) => r.paired === true);
+      repeats.push(
+        rows.map((r) => ({
+          row: rowKey(r),
+          verdict: r.verdict,
+          pairs: pairCount(r),
+          ...r.mde_pct !== void 0 ? { mde_pct: r.mde_pct } : {}
+        }))
+      );
+      const alarms = rows.filter((r) => r.verdict === "regression" || r.verdict === "improvement").length;
+      opts.log?.(
+        `calibrate: repeat ${i} of ${opts.repeats}: ${rows.length} rows judged, ${alarms} called a change, ${undecided.length} given ${opts.extraRounds} more pairs`
+      );
+      const campaign = readJsonIfExists(evidencePaths(summary.systemDir).campaign);
+      harness = campaign?.harness_version ?? harness;
+      cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : cpus;
+    }
+  } finally {
+    rmSync8(work, { recursive: true, force: true });
+  }
+  const calibration = summarizeCalibration(repeats, {
+    started_utc,
+    ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
+    harness_version: harness,
+    cpus,
+    threshold_pct: opts.thresholdPct,
+    alpha: DEFAULT_ALPHA,
+    rounds: opts.rounds,
+    extra_rounds: opts.extraRounds
+  });
+  const systemDir = join31(opts.dataDir, opts.system);
+  const release2 = lockSystem(systemDir);
+  try {
+    const path = evidencePaths(systemDir).calibration;
+    writeJsonAtomic(path, calibration);
+    return { calibration, path };
+  } finally {
+    release2();
+  }
+}
+
+// src/stoppable.ts
+var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
+`)) {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
+    const handler = () => {
+      const stopped = killLiveProcessGroups();
+      releaseEvidenceLocks();
+      say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
+      process.exit(code4);
+    };
+    process.on(signal, handler);
+    return [signal, handler];
+  });
+  try {
+    return await work();
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+
+// src/report/history.ts
+import { existsSync as existsSync32 } from "node:fs";
+import { isAbsolute as isAbsolute5, relative as relative15 } from "node:path";
+
+// src/compare/changePoints.ts
+function changePoints(values, opts = {}) {
+  const s = {
+    alpha: opts.alpha ?? CHANGE_POINT_ALPHA,
+    minStep: opts.minStepPct ?? DEFAULT_THRESHOLD_PCT,
+    minSegment: opts.minSegment ?? CHANGE_POINT_MIN_SEGMENT,
+    permutations: opts.permutations ?? CHANGE_POINT_PERMUTATIONS
+  };
+  const logs = values.map(Math.log);
+  if (logs.some((x) => !Number.isFinite(x))) throw new Error("changePoints: every figure must be positive");
+  const found = [];
+  const search = (from, to) => {
+    const segment = logs.slice(from, to);
+    const best = bestCut(segment, s.minSegment);
+    if (!best) return;
+    const p_value = permutationP(segment, best.t, s);
+    if (p_value > s.alpha) return;
+    const bounds = [0, ...best.cuts, segment.length];
+    const mean2 = (a, b) => segment.slice(a, b).reduce((x, y) => x + y, 0) / (b - a);
+    for (let k = 1; k < bounds.length - 1; k++) {
+      const delta_pct = (Math.exp(mean2(bounds[k], bounds[k + 1]) - mean2(bounds[k - 1], bounds[k])) - 1) * 100;
+      if (Math.abs(delta_pct) >= s.minStep) found.push({ index: from + bounds[k], delta_pct, p_value });
+    }
+    for (let k = 0; k < bounds.length - 1; k++) search(from + bounds[k], from + bounds[k + 1]);
+  };
+  search(0, logs.length);
+  return found.sort((a, b) => a.index - b.index);
+}
+function bestCut(xs, minSegment) {
+  const n = xs.length;
+  if (n < 2 * minSegment) return void 0;
+  const sum2 = [0];
+  const squares = [0];
+  for (const x of xs) {
+    sum2.push(sum2.at(-1) + x);
+    squares.push(squares.at(-1) + x * x);
+  }
+  const total = sum2[n];
+  const totalSquares = squares[n];
+  const tOf = (a, b) => {
+    const n1 = b - a;
+    const n2 = n - n1;
+    const s1 = sum2[b] - sum2[a];
+    const q1 = squares[b] - squares[a];
+    const m1 = s1 / n1;
+    const m2 = (total - s1) / n2;
+    const within = q1 - n1 * m1 * m1 + (totalSquares - q1) - n2 * m2 * m2;
+    const pooled = Math.max(within, 0) / (n - 2);
+    return pooled > 0 ? Math.abs(m1 - m2) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
+  };
+  let best;
+  const consider = (cuts, t) => {
+    if (!best || t > best.t) best = { cuts, t };
+  };
+  for (let at = minSegment; at <= n - minSegment; at++) consider([at], tOf(0, at));
+  for (let a = minSegment; a <= n - 2 * minSegment; a++) for (let b = a + minSegment; b <= n - minSegment; b++) consider([a, b], tOf(a, b));
+  return best;
+}
+function permutationP(xs, observed, s) {
+  const rand = seededRandom(1592598101);
+  const shuffled = [...xs];
+  let hits = 1;
+  for (let r = 0; r < s.permutations; r++) {
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+    }
+    if (bestCut(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
+  }
+  return hits / (s.permutations + 1);
+}
+function seededRandom(seed) {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+}
+
 // src/report/spread.ts
 function recordSpread(r) {
   if (!r.trials || r.trials.length < 2) return void 0;
@@ -38859,8 +39157,8 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
-  if (!existsSync31(input2.dir)) return "no such folder";
-  if (!existsSync31(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  if (!existsSync32(input2.dir)) return "no such folder";
+  if (!existsSync32(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
   let ds;
   try {
     ds = loadDataset(input2.dir);
@@ -39033,8 +39331,8 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync32, readdirSync as readdirSync12, readFileSync as readFileSync18 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join31, relative as relative16 } from "node:path";
+import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync19 } from "node:fs";
+import { basename as basename11, dirname as dirname9, join as join32, relative as relative16 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -39152,9 +39450,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync32(join31(systemDir, path))) return {};
+  if (!path || !existsSync33(join32(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync18(join31(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync19(join32(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -39183,13 +39481,13 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync32(surveyDir)) return surveys;
+  if (!existsSync33(surveyDir)) return surveys;
   for (const id of readdirSync12(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync12(join31(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync12(join32(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join31(surveyDir, id, f))];
+          return [readJson(join32(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -39207,12 +39505,12 @@ function trendsOf(systemDir, system2, history2) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync32(dataDir) ? readdirSync12(dataDir).sort() : []) {
-    const paths = evidencePaths(join31(dataDir, name));
-    if (!existsSync32(paths.campaign)) continue;
+  for (const name of existsSync33(dataDir) ? readdirSync12(dataDir).sort() : []) {
+    const paths = evidencePaths(join32(dataDir, name));
+    if (!existsSync33(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync32(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync33(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -39236,7 +39534,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync32(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync33(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -39247,7 +39545,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync32(join31(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync33(join32(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative16(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -39302,6 +39600,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
   const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
+  const calibration = readCalibration(systemDir);
   return {
     toolVersion: toolVersion(),
     system: system2,
@@ -39310,12 +39609,16 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join31(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join31(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join32(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join32(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable: [...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    unreadable: [
+      ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+      ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
+    ],
+    ...calibration.calibration ? { calibration: calibration.calibration } : {},
     ...history2 ? trendsOf(systemDir, system2, history2) : {}
   };
 }
@@ -41393,7 +41696,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join32 = [joinDefaults];
+var join33 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -44007,7 +44310,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join32],
+    join: [...join33],
     options: {},
     safe: safeBound,
     stack: [],
@@ -44402,10 +44705,11 @@ function ctSection(model, c) {
   const neverRows = checked.flatMap(
     (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
       const c2 = o.coverage;
-      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions) return [];
+      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines) return [];
       const missed = c2.functions - c2.functions_run;
       const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
-      return [[code3(inst.label), op, `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}`]];
+      const untaken = c2.untaken === void 0 ? "not recorded" : c2.untaken.length === 0 ? "none" : `${c2.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c2.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c2.untaken_lines ?? "?"} lines)`;
+      return [[code3(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken]];
     })
   );
   const siteRows = checked.flatMap(
@@ -44443,9 +44747,9 @@ function ctSection(model, c) {
     table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
     ...neverRows.length > 0 ? [
       para(
-        "Coverage: the same calls, with the same generator, run natively in a build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. The verdict says nothing of code the calls never ran. Functions they never entered:"
+        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. The verdict says nothing of code the calls never ran: the functions they never entered, and the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines):"
       ),
-      table(["instance", "operation", "never entered"], neverRows)
+      table(["instance", "operation", "never entered", "not taken in functions that ran"], neverRows)
     ] : [],
     ...siteRows.length > 0 ? [
       para(
@@ -44903,8 +45207,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync33, mkdirSync as mkdirSync13, readFileSync as readFileSync19, renameSync as renameSync4, rmdirSync, rmSync as rmSync8, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join33, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync13, readFileSync as readFileSync20, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join34, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -44918,26 +45222,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join33(shown4, strays2[0]),
+      join34(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join33(dir, BUILD_FILE);
-  if (existsSync33(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join33(shown4, BUILD_FILE));
+  const buildPath = join34(dir, BUILD_FILE);
+  if (existsSync34(buildPath)) {
+    folder.build = parseJsonFile(buildPath, join34(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join33(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join34(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync33(join33(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join33(dir, CAMPAIGN_FILE), join33(shown4, CAMPAIGN_FILE));
+  if (existsSync34(join34(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join34(dir, CAMPAIGN_FILE), join34(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join33(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join33(shown4, BUILD_FILE)}`);
+        throw new InputError(join34(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join34(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -44949,7 +45253,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync19(a).equals(readFileSync19(b));
+var sameBytes = (a, b) => readFileSync20(a).equals(readFileSync20(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -44957,7 +45261,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join33(a.dir, rel), join33(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join34(a.dir, rel), join34(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -44966,7 +45270,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync33(join33(shard.dir, tail))) return entry;
+  if (!existsSync34(join34(shard.dir, tail))) return entry;
   const move = relative17(shard.dir, out).split(sep4).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -45004,12 +45308,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve17(into);
   for (const p of parts) {
     const abs = resolve17(p);
-    if (!existsSync33(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync34(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep4}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync33(out);
+  const existed = existsSync34(out);
   if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -45034,9 +45338,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join33(other.shown, CAMPAIGN_FILE),
+      join34(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join33(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join34(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -45058,16 +45362,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join33(earlier.dir, rel), join33(f.dir, rel)))
-        throw new InputError(join33(f.shown, rel), "", `differs from ${join33(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join34(earlier.dir, rel), join34(f.dir, rel)))
+        throw new InputError(join34(f.shown, rel), "", `differs from ${join34(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join33(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
-  rmSync8(tmp, { recursive: true, force: true });
+  const tmp = join34(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
+  rmSync9(tmp, { recursive: true, force: true });
   mkdirSync13(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync13(dirname10(join33(tmp, rel)), { recursive: true });
-      copyFileSync2(join33(from.dir, rel), join33(tmp, rel));
+      mkdirSync13(dirname10(join34(tmp, rel)), { recursive: true });
+      copyFileSync2(join34(from.dir, rel), join34(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -45075,10 +45379,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join33(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join34(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join33(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync33(join33(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join34(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join34(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -45088,8 +45392,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join33(tmp, LOCK_FILE), lockText());
-    const old = join33(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
+    writeFileSync5(join34(tmp, LOCK_FILE), lockText());
+    const old = join34(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -45105,16 +45409,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync8(old, { recursive: true, force: true });
+    rmSync9(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync8(tmp, { recursive: true, force: true });
+    rmSync9(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
-import { existsSync as existsSync34, readFileSync as readFileSync20 } from "node:fs";
-import { join as join34 } from "node:path";
+import { existsSync as existsSync35, readFileSync as readFileSync21 } from "node:fs";
+import { join as join35 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -46063,6 +46367,63 @@ var CANDIDATE_SECTIONS = [
 ];
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
 
+// src/report/pages/prCalibration.ts
+var plural3 = (n, one2) => `${n} ${one2}${n === 1 ? "" : "s"}`;
+function verdictCounts(verdicts2) {
+  const counts = /* @__PURE__ */ new Map();
+  for (const v of verdicts2) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].map(([v, n]) => `${n}\xD7 ${v}`).join(", ");
+}
+function calibrated(c) {
+  return c.rows.map((r) => {
+    const mde = rowMdePct(r);
+    const alarm = r.verdicts.some((v) => v === "regression" || v === "improvement");
+    return [
+      code3(r.row),
+      `${alarm ? "\u26A0 " : ""}${verdictCounts(r.verdicts)}`,
+      r.pairs.join(", "),
+      mde === void 0 ? "too few pairs" : `${formatDetectable(mde)}${mde > c.threshold_pct ? " (above the threshold)" : ""}`
+    ];
+  });
+}
+function prCheckSection(model) {
+  const c = model.calibration;
+  const title8 = heading2(2, "Pull-request check on this system");
+  const unreadable = model.unreadable.find((u) => u.path === CALIBRATION_FILE);
+  if (!c && unreadable)
+    return [title8, para(code3(CALIBRATION_FILE), ` could not be read (${unreadable.problem}): its figures are not shown.`)];
+  if (!c)
+    return [
+      title8,
+      para(
+        "Not calibrated on this system: its false-alarm rate and the smallest change it can call are not known here. ",
+        code3(`ngcc-perf calibrate CAMPAIGN_DIR --system ${model.system} --out DATA_DIR`),
+        " measures both: the campaign paired against itself, judged as a pull request is."
+      )
+    ];
+  const mde = c.mde_pct;
+  return [
+    title8,
+    para(
+      `The campaign measured paired against itself ${plural3(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
+      code3("ngcc-perf calibrate"),
+      `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? "core" : "cores"} ${c.cpus.join(", ")}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`
+    ),
+    para(
+      `False alarms: ${c.false_alarms} of ${plural3(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence); ${c.undecided} still inconclusive or noisy after the extra rounds.`
+    ),
+    para(
+      mde ? `Smallest change a row's pairs could call (80 % power): median ${formatDetectable(mde.median)}, 90 % of rows within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
+    ),
+    table(["operation", "A/A verdicts", "trial pairs", "smallest change it could call"], calibrated(c), [
+      MISSING,
+      MISSING,
+      MISSING,
+      MISSING
+    ])
+  ];
+}
+
 // src/report/pages/method.ts
 function kv(obj) {
   if (!obj || typeof obj !== "object") return [];
@@ -46187,6 +46548,7 @@ var history = (model) => typeof model.campaign.history_note === "string" ? [head
 var METHOD_SECTIONS = [
   title3,
   planning,
+  prCheckSection,
   hostState,
   counterSource,
   buildFlags,
@@ -46403,22 +46765,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join34(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join35(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join34(outDir, path);
-    return !existsSync34(file2) || readFileSync20(file2, "utf8") !== text3;
+    const file2 = join35(outDir, path);
+    return !existsSync35(file2) || readFileSync21(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync14, rmSync as rmSync9 } from "node:fs";
-import { join as join35, resolve as resolve18 } from "node:path";
+import { mkdirSync as mkdirSync14, rmSync as rmSync10 } from "node:fs";
+import { join as join36, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join35(nativeDir(), "iccs", "baseline");
+  const dir = join36(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -46439,13 +46801,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
-  rmSync9(root3, { recursive: true, force: true });
-  mkdirSync14(join35(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync10(root3, { recursive: true, force: true });
+  mkdirSync14(join36(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join35(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join36(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join35(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join36(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -46499,27 +46861,27 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync35, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync21, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join36 } from "node:path";
+import { existsSync as existsSync36, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync22, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join37 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join36(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync35(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync35(join36(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    const base = join37(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync13(base).sort().filter((scheme) => existsSync36(join37(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join36(base, scheme, "clean");
+  const dir = join37(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync21(join36(dir, "api.h"), "utf8");
+  const api = readFileSync22(join37(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join36(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join37(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
 function readPublishedDigests(path) {
-  return readFileSync21(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+  return readFileSync22(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
     const f = l.split(/\s+/);
     if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
       throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
@@ -46532,14 +46894,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join36(out, id);
+    const folder = join37(out, id);
     mkdirSync15(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join36(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join36(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join37(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join37(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -46547,7 +46909,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join36(folder, "candidate.yml"),
+      join37(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -46567,7 +46929,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join36(folder, "kat.sha256"),
+      join37(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -46681,7 +47043,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join37(values.out, values.system), cli("out"));
+  checkOutputFolder(join38(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -46692,7 +47054,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join37(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join38(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -46722,11 +47084,54 @@ async function cmdRun(args) {
   console.log(verdict);
   return code4;
 }
+async function cmdCalibrate(args) {
+  const { values, positionals } = parseCommand(
+    "calibrate",
+    args,
+    {
+      system: { type: "string" },
+      out: { type: "string" },
+      only: { type: "string" },
+      repeat: { type: "string" },
+      rounds: { type: "string" },
+      "extra-rounds": { type: "string" },
+      threshold: { type: "string" },
+      "trial-target": { type: "string" },
+      cpu: { type: "string" }
+    },
+    { positionals: ["CAMPAIGN_DIR"], required: { system: "ID", out: "DATA_DIR" } }
+  );
+  checkSystemId(values.system, cli("system"));
+  checkOutputFolder(values.out, cli("out"));
+  checkOutputFolder(join38(values.out, values.system), cli("out"));
+  const { calibration, path } = await calibratePairedCheck({
+    campaignDir: positionals[0],
+    system: values.system,
+    dataDir: values.out,
+    only: parseOnly(values.only, cli("only")),
+    cpu: parseCpu(values.cpu, cli("cpu")),
+    trialTarget: number4("trial-target", values["trial-target"], "seconds"),
+    repeats: parseCount(values.repeat, cli("repeat"), "repeats", 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
+    rounds: parseCount(values.rounds, cli("rounds"), "trial pairs", 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
+    extraRounds: parseCount(values["extra-rounds"], cli("extra-rounds"), "trial pairs", 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
+    thresholdPct: number4("threshold", values.threshold, "percent") ?? DEFAULT_THRESHOLD_PCT,
+    progress: createProgress(),
+    argumentNames: { only: cli("only"), cpu: cli("cpu") },
+    log: (line) => console.log(line)
+  });
+  const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
+  console.log(
+    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median \xB1${calibration.mde_pct.median.toFixed(1)} %` : ""}`
+  );
+  const shown4 = relative18(process.cwd(), path);
+  console.log(`calibration: ${shown4.startsWith("..") ? resolve19(path) : shown4}`);
+  return 0;
+}
 function evidenceFolder(arg) {
   const dir = resolve19(arg);
-  if (!existsSync36(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync36(evidencePaths(dir).build) && !existsSync36(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync36(evidencePaths(join37(dir, e.name)).build)).map((e) => join37(arg, e.name));
+  if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join38(dir, e.name)).build)).map((e) => join38(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -46765,15 +47170,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync36(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync36(join37(d, values.system)))
+    if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync37(join38(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join37(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join38(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync36(values.campaign))
+  if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -46797,17 +47202,17 @@ function cmdReport(args) {
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
-  for (const d of history2 ?? []) if (!existsSync36(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+  for (const d of history2 ?? []) if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
   const nights2 = history2?.map((d) => ({ dir: d, link: relative18(resolve19(values.out), resolve19(d)).split(sep5).join("/") }));
   const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join37(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join38(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join37(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join38(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -46830,8 +47235,8 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync36(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
-    const text3 = readFileSync22(file2, "utf8");
+    if (!existsSync37(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
+    const text3 = readFileSync23(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
@@ -46872,17 +47277,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join37(systemDir, e.kat_file);
-    if (!existsSync36(katPath))
+    const katPath = join38(systemDir, e.kat_file);
+    if (!existsSync37(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync22(katPath, "utf8");
+    const text3 = readFileSync23(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join37(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join38(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -46914,9 +47319,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join37(c.folder, "kat.sha256");
+  const target = join38(c.folder, "kat.sha256");
   const shown4 = relative18(process.cwd(), target) || target;
-  const before = existsSync36(target) ? readFileSync22(target, "utf8") : "";
+  const before = existsSync37(target) ? readFileSync23(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -46934,7 +47339,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync36(join37(dir, file2))).map((f) => ({ ...f, text: readFileSync22(join37(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join38(dir, file2))).map((f) => ({ ...f, text: readFileSync23(join38(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -46975,8 +47380,8 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join37(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync36(values.campaign))
+  checkOutputFolder(join38(values.out, values.system), cli("out"));
+  if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -47001,19 +47406,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join37(root3, "out"));
+  const out = resolve19(values.out ?? join38(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join37(root3, "examples", "campaign");
-  const pqclean = join37(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync36(pqclean)) throw new InputError(relative18(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join38(root3, "examples", "campaign");
+  const pqclean = join38(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync37(pqclean)) throw new InputError(relative18(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync36(join37(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join38(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join37(out, "data"),
+    dataDir: join38(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -47021,13 +47426,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join37(out, "pages");
+  const pagesDir = join38(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative18(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join37(pagesDir, "index.md"))})`
+    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join38(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -47042,17 +47447,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync36(out) && readdirSync14(out).length > 0)
+  if (existsSync37(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join37(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync36(pqclean))
+  const pqclean = resolve19(values.pqclean ?? join38(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  if (!existsSync37(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative18(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join37(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync36(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  const digestsFile = values.digests ?? join38(root3, "examples", "pqclean", "published-kat.sha256");
+  if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
@@ -47098,6 +47503,8 @@ async function main(argv) {
     switch (command) {
       case "run":
         return await stoppable(() => cmdRun(rest));
+      case "calibrate":
+        return await cmdCalibrate(rest);
       case "report":
         return cmdReport(rest);
       case "compare":

@@ -72,6 +72,23 @@ const HELP: Record<string, CommandHelp> = {
     ],
     example: 'ngcc-perf compare --base base/data --head out/data --system local',
   },
+  calibrate: {
+    synopsis: 'ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]',
+    about:
+      'Calibrates the pull-request check on this machine: the campaign measured paired against itself, judged as a pull request is; its false alarms and smallest detectable changes go to DATA_DIR/ID/calibration.json (the method page).',
+    options: [
+      ['--system ID', 'the machine the calibration is for; required'],
+      ['--out DATA_DIR', "where the system folder is; only calibration.json is written, the system's records are not touched; required"],
+      ['--only REGEX', "instances whose key (id/label) the expression finds; default: all ('^kem-90/')"],
+      ['--repeat N', 'how many times the paired check runs, 1 to 100; default 3'],
+      ['--rounds N', "trial pairs of the first rounds, 2 to 100 (the action's pr-rounds); default 16"],
+      ['--extra-rounds N', "more pairs for each row left undecided, 0 to 100 (the action's pr-extra-rounds); default 16"],
+      ['--threshold PCT', 'the smallest change called, percent; default 3'],
+      ['--trial-target S', 'seconds per trial, instead of planning.trial_target_s'],
+      ['--cpu N', 'the core trials are pinned to; default as for run'],
+    ],
+    example: 'ngcc-perf calibrate examples/campaign --system local --out out/data --only ^kem-80/ --repeat 2',
+  },
   'kat-manifest': {
     synopsis: 'ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]',
     about: "Prints a candidate's kat.sha256 lines from the KAT files a run generated (run --phases build,kat first).",

@@ -24,9 +24,26 @@ import { createProgress } from './campaign/progress.js';
 import { toolRoot, toolVersion } from './util/paths.js';
 import { commandHelp, HELP_COMMANDS } from './cliHelp.js';
 import { harnessVersion } from './compile/harnessTools.js';
-import { checkOutputFolder, checkSystemId, parseCpu, parseJobs, parseOnly, parsePositive, parseShard } from './config/arguments.js';
+import {
+  checkOutputFolder,
+  checkSystemId,
+  parseCount,
+  parseCpu,
+  parseJobs,
+  parseOnly,
+  parsePositive,
+  parseShard,
+} from './config/arguments.js';
 import { parseCommand } from './config/commandLine.js';
-import { DEFAULT_FAIL_ON } from './config/defaults.js';
+import {
+  CALIBRATION_REPEATS,
+  DEFAULT_FAIL_ON,
+  DEFAULT_THRESHOLD_PCT,
+  MAX_PR_PAIRS,
+  PAIRED_TRIALS,
+  PR_EXTRA_ROUNDS,
+} from './config/defaults.js';
+import { calibratePairedCheck } from './campaign/calibrate.js';
 import { stoppable } from './stoppable.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
@@ -203,6 +220,50 @@ async function cmdRun(args: string[]): Promise<number> {
   console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);
   console.log(verdict);
   return code;
+}
+
+async function cmdCalibrate(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(
+    'calibrate',
+    args,
+    {
+      system: { type: 'string' },
+      out: { type: 'string' },
+      only: { type: 'string' },
+      repeat: { type: 'string' },
+      rounds: { type: 'string' },
+      'extra-rounds': { type: 'string' },
+      threshold: { type: 'string' },
+      'trial-target': { type: 'string' },
+      cpu: { type: 'string' },
+    },
+    { positionals: ['CAMPAIGN_DIR'], required: { system: 'ID', out: 'DATA_DIR' } },
+  );
+  checkSystemId(values.system, cli('system'));
+  checkOutputFolder(values.out, cli('out'));
+  checkOutputFolder(join(values.out, values.system), cli('out'));
+  const { calibration, path } = await calibratePairedCheck({
+    campaignDir: positionals[0]!,
+    system: values.system,
+    dataDir: values.out,
+    only: parseOnly(values.only, cli('only')),
+    cpu: parseCpu(values.cpu, cli('cpu')),
+    trialTarget: number('trial-target', values['trial-target'], 'seconds'),
+    repeats: parseCount(values.repeat, cli('repeat'), 'repeats', 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
+    rounds: parseCount(values.rounds, cli('rounds'), 'trial pairs', 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
+    extraRounds: parseCount(values['extra-rounds'], cli('extra-rounds'), 'trial pairs', 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
+    thresholdPct: number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT,
+    progress: createProgress(),
+    argumentNames: { only: cli('only'), cpu: cli('cpu') },
+    log: (line) => console.log(line),
+  });
+  const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
+  console.log(
+    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ±${calibration.mde_pct.median.toFixed(1)} %` : ''}`,
+  );
+  const shown = relative(process.cwd(), path);
+  console.log(`calibration: ${shown.startsWith('..') ? resolve(path) : shown}`);
+  return 0;
 }
 
 /** What `report` and `validate` read: a folder with a build.json or records/, else a usage error. */
@@ -628,6 +689,8 @@ export async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'run':
         return await stoppable(() => cmdRun(rest));
+      case 'calibrate':
+        return await cmdCalibrate(rest);
       case 'report':
         return cmdReport(rest);
       case 'compare':

@@ -38,6 +38,8 @@ const FAST: Record<string, SyntheticCtOperation> = {
       lines: 400,
       lines_run: 301,
       never_run: ['poly.c:poly_frommsg', 'poly.c:poly_tobytes', 'rng.c:reseed'],
+      untaken: ['poly.c:rej_uniform:41-43', 'poly.c:poly_tomsg:90'],
+      untaken_lines: 4,
     },
     findings: [
       { kind: 'branch', function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
@@ -84,10 +86,10 @@ describe('the constant-time check on the pages', () => {
       ['small', 'enc', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
       ['small', 'dec', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
     ]);
-    // The functions the checked calls never entered, by row.
+    // The functions the checked calls never entered, and the lines they never ran in those they did, by row.
     expect(section(page, 'Constant-time check (machine)')!.tables[1]).toEqual([
-      ['instance', 'operation', 'never entered'],
-      ['fast', 'dec', 'poly.c:poly_frommsg, poly.c:poly_tobytes, rng.c:reseed'],
+      ['instance', 'operation', 'never entered', 'not taken in functions that ran'],
+      ['fast', 'dec', 'poly.c:poly_frommsg, poly.c:poly_tobytes, rng.c:reseed', 'poly.c:rej_uniform:41-43, poly.c:poly_tomsg:90 (4 lines)'],
     ]);
   });
 

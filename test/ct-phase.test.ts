@@ -127,6 +127,13 @@ describe('the ct phase on planted leaks', () => {
       expect(c.lines_run).toBeLessThanOrEqual(c.lines);
       expect(c.never_run).toHaveLength(c.functions - c.functions_run);
       expect(c.never_run.join(' ')).not.toMatch(/ct_wrap|nist_shim|ct_driver/);
+      // Untaken lines lie in functions the calls entered, never in one never_run names.
+      expect(c.untaken, 'untaken').toBeDefined();
+      expect(c.untaken_lines).toBeGreaterThanOrEqual(c.untaken!.length);
+      for (const u of c.untaken!) {
+        expect(u).toMatch(/^[^:/]+:\w+:\d+(-\d+)?$/);
+        expect(c.never_run).not.toContain(u.split(':').slice(0, 2).join(':'));
+      }
     }
     // dec runs planted_branch on top of what keygen runs of the same code.
     expect(dec.functions_run).toBeGreaterThan(keygen.functions_run);

@@ -350,7 +350,9 @@ describe('the unshare command line', () => {
     // One table for every mount, read by a single `mount -a`.
     expect(script).toContain("'/c/kem-1' \"$R\"'/c/kem-1' none bind,ro");
     expect(script).toContain("'/data/out' \"$R\"'/data/out' none bind ");
-    expect(script.match(/^mount /gm)).toHaveLength(4);
+    expect(script.match(/^mount /gm)).toHaveLength(3);
+    // The root goes read-only in the same table, after every mount point in it was made.
+    expect(script).toMatch(/'none' "\$R"'\/' none remount,ro\n?' > "\$R"\/proc\/.fstab|'none' "\$R"'\/' none remount,ro > /);
     // A file inside a folder already bound read-only needs no bind of its own.
     expect(script).not.toContain('a.c');
     expect(script).toContain('mount -t tmpfs -o size=1073741824,X-mount.mkdir ngcc-tmp');
@@ -451,6 +453,18 @@ describe.each(['bwrap', 'unshare'] as const)('runProcess in the %s sandbox', (mo
     });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/MemoryError/);
+  });
+
+  it('cannot write to its root, the system or /dev', async () => {
+    const r = await runProcess(
+      ['sh', '-c', 'for p in /x /usr/x /etc/x /dev/x; do : > $p 2>/dev/null && echo "wrote $p"; done; mkdir /w 2>&1'],
+      {
+        timeoutMs: 10_000,
+        sandbox: bare,
+      },
+    );
+    expect(r.stdout).not.toContain('wrote');
+    expect(r.stdout + r.stderr).toMatch(/Read-only file system/);
   });
 
   it('writes only where the spec says', async () => {

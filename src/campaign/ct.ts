@@ -148,8 +148,10 @@ function decide(ctx: InstanceContext): CtDecision {
     (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) &&
     operations.every((op) => {
       const o = previous.operations[op];
-      // A file from before coverage was counted is redone: every checked operation says what it covered.
-      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls && o.coverage !== undefined));
+      // A file from before coverage was counted, or counted in the optimised build (no untaken
+      // lines), is redone: every checked operation says what it covered.
+      const counted = o?.coverage !== undefined && ('failure' in o.coverage || o.coverage.untaken !== undefined);
+      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls && counted));
     });
   const common = { operations, suppressions, ...(suppressionsSha ? { suppressionsSha } : {}) };
   return reusable ? { ...common, run: 'keep', previous } : { ...common, run: 'check', librarySha256: entry.library_sha256 };

@@ -16,8 +16,13 @@ export interface CtBuildVariant {
 }
 /** The build memcheck runs: debug lines, and no LTO (see buildCt). */
 export const CT_CHECK_BUILD: CtBuildVariant = { dir: 'ct', extra: ['-gdwarf-4', '-fno-lto'] };
-/** The build the coverage of the same calls is counted in (ct/coverage.ts): gcov's counters, same optimisation. */
-export const CT_COVERAGE_BUILD: CtBuildVariant = { dir: 'ct-coverage', extra: ['--coverage', '-fno-lto'] };
+/**
+ * The build the coverage of the same calls is counted in (ct/coverage.ts): gcov's counters at -O0,
+ * after the instance's own -O. Coverage is of the source lines the calls took, which the inputs
+ * decide; an optimising build folds inlined functions into their callers, and gcov then counts
+ * their lines, and the functions, as never run although their code ran.
+ */
+export const CT_COVERAGE_BUILD: CtBuildVariant = { dir: 'ct-coverage', extra: ['--coverage', '-fno-lto', '-O0'] };
 
 export interface CtBuildResult {
   ok: boolean;

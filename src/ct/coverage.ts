@@ -8,6 +8,8 @@ import type { CtCoverage } from './types.js';
 
 /** Never-run functions a ct file names (the rest are counted). */
 export const NEVER_RUN_SHOWN = 40;
+/** Ranges of untaken lines inside entered functions a ct file names (the rest are counted). */
+export const UNTAKEN_SHOWN = 40;
 
 export type CoverageRequest = Pick<CtRunRequest, 'driver' | 'type' | 'operation' | 'calls' | 'rng' | 'publicSkBytes' | 'timeoutMs'> & {
   /** The coverage build (CT_COVERAGE_BUILD) and its objects' folder, where the .gcno files are. */
@@ -24,7 +26,8 @@ export type CoverageRequest = Pick<CtRunRequest, 'driver' | 'type' | 'operation'
 interface GcovFile {
   file: string;
   functions: Array<{ name: string; demangled_name?: string; execution_count: number }>;
-  lines: Array<{ line_number: number; count: number }>;
+  /** `function_name`: the function gcov puts the line in (gcc 10 and later). */
+  lines: Array<{ line_number: number; count: number; function_name?: string }>;
 }
 
 /**
@@ -108,11 +111,53 @@ export function coverageOf(files: readonly GcovFile[], harnessDir: string): CtCo
     }
   }
   const never = [...fns].filter(([, ran]) => !ran).map(([key]) => key.replace(/^.*\//, ''));
+  const untaken = untakenInEntered(own, fns, lines);
   return {
     functions: fns.size,
     functions_run: [...fns.values()].filter(Boolean).length,
     lines: lines.size,
     lines_run: [...lines.values()].filter(Boolean).length,
     never_run: never.sort().slice(0, NEVER_RUN_SHOWN),
+    untaken: untaken.ranges.slice(0, UNTAKEN_SHOWN),
+    untaken_lines: untaken.lines,
+  };
+}
+
+/**
+ * The lines no call ran inside functions some call entered, as ranges of consecutive lines of one
+ * function (`file:function:first-last`, the file's base name), in file and line order. A line is
+ * untaken only if it ran under no function (`lines`, keyed `file:line`).
+ */
+function untakenInEntered(
+  files: readonly GcovFile[],
+  fns: ReadonlyMap<string, boolean>,
+  lines: ReadonlyMap<string, boolean>,
+): { ranges: string[]; lines: number } {
+  const ranges: Array<{ file: string; fn: string; first: number; last: number }> = [];
+  const seen = new Set<string>();
+  let count = 0;
+  for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
+    const candidates = f.lines
+      .filter((l) => l.function_name !== undefined && fns.get(`${f.file}:${l.function_name}`) === true)
+      .filter((l) => lines.get(`${f.file}:${l.line_number}`) === false)
+      .sort((a, b) => a.line_number - b.line_number);
+    for (const l of candidates) {
+      const key = `${f.file}:${l.line_number}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      count += 1;
+      const last = ranges[ranges.length - 1];
+      // Lines without code between two untaken ones do not split a range: gcov lists only lines with code.
+      const previous = f.lines.filter(
+        (x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number && x.function_name === l.function_name,
+      );
+      if (last && last.file === f.file && last.fn === l.function_name && previous.length === 0) last.last = l.line_number;
+      else ranges.push({ file: f.file, fn: l.function_name!, first: l.line_number, last: l.line_number });
+    }
+  }
+  const name = (file: string) => file.replace(/^.*\//, '');
+  return {
+    ranges: ranges.map((r) => `${name(r.file)}:${r.fn}:${r.first === r.last ? r.first : `${r.first}-${r.last}`}`),
+    lines: count,
   };
 }

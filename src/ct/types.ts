@@ -77,6 +77,13 @@ export interface CtCoverage {
   lines_run: number;
   /** Functions the calls never entered, `file:function`, sorted, at most NEVER_RUN_SHOWN. */
   never_run: string[];
+  /**
+   * Paths not taken inside functions the calls did enter (a rejection loop's retry, an error
+   * branch): lines never run, as `file:function:first-last` ranges in file and line order, at most
+   * UNTAKEN_SHOWN; and how many such lines in all. Absent in coverage counted before they were.
+   */
+  untaken?: string[];
+  untaken_lines?: number;
 }
 
 /** One division site as the division check saw it in an operation's calls. */

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 
 export const CAMPAIGN_FILE = 'campaign.json';
 export const BUILD_FILE = 'build.json';
+/** The pull-request check calibrated on this system (`calibrate`, evidence/calibration.ts). */
+export const CALIBRATION_FILE = 'calibration.json';
 /** Held by the one process writing a system folder (evidence/lock.ts). */
 export const LOCK_FILE = '.ngcc-perf.lock';
 
@@ -30,6 +32,7 @@ const operationFile = (label: string, op: string) => `${label}__${op}.json`;
 export const evidencePaths = (systemDir: string) => ({
   campaign: join(systemDir, CAMPAIGN_FILE),
   build: join(systemDir, BUILD_FILE),
+  calibration: join(systemDir, CALIBRATION_FILE),
   lock: join(systemDir, LOCK_FILE),
   recordsDir: join(systemDir, 'records'),
   profileDir: join(systemDir, 'profile'),

@@ -6,6 +6,7 @@ import { deriveStatistics } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
+import { calibrationProblems } from './calibration.js';
 import { validateCtFiles } from './ctValidate.js';
 import { loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
@@ -30,6 +31,7 @@ export function validateDataset(systemDir: string): string[] {
   if (!existsSync(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   // A link would make readers and publishers copy whatever it points to.
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
+  problems.push(...calibrationProblems(systemDir));
 
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;

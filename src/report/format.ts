@@ -231,6 +231,11 @@ export function formatPrecision(relative: number): string {
   return Number.isFinite(relative) ? `±${formatShare(relative)}` : MISSING;
 }
 
+/** The smallest change a comparison could call, in percent, one decimal: '±5.7%'. */
+export function formatDetectable(pct: number): string {
+  return Number.isFinite(pct) ? `±${pyFixed(pct, 1)}%` : MISSING;
+}
+
 /** Calls per operation, an average: '569', '1759', '2.5', '0.001'. */
 export function formatCallsPerOperation(x: number): string {
   if (!Number.isFinite(x)) return MISSING;

@@ -5,6 +5,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs.js';
 import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
+import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset } from '../evidence/dataset.js';
 import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
@@ -218,6 +219,7 @@ export function loadReportModel(
   const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
+  const calibration = readCalibration(systemDir);
   return {
     toolVersion: toolVersion(),
     system,
@@ -231,7 +233,11 @@ export function loadReportModel(
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
-    unreadable: [...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    unreadable: [
+      ...[...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+      ...(calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []),
+    ],
+    ...(calibration.calibration ? { calibration: calibration.calibration } : {}),
     ...(history ? trendsOf(systemDir, system, history) : {}),
   };
 }

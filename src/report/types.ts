@@ -2,6 +2,7 @@ import type { TrendModel } from './history.js';
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import type { CtFile } from '../ct/findings.js';
+import type { Calibration } from '../evidence/calibration.js';
 import type { InstanceSurvey } from '../profile/survey.js';
 
 /** What the pages show, as plain data: model.ts reads it from disk, the pages render it. */
@@ -78,6 +79,8 @@ export interface ReportModel {
    * show what was readable, so whoever renders them must say what was left out.
    */
   unreadable: Array<{ path: string; problem: string }>;
+  /** The pull-request check calibrated on this system (calibration.json), when it was. */
+  calibration?: Calibration;
   /** The nights before this evidence and the trends through them, when a history was given (report --history). */
   trends?: TrendModel;
   /** With a history given: why there are no trends (the current folder cannot be their last night). */

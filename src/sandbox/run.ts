@@ -169,7 +169,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const limited = opts.memoryLimitBytes ? ['prlimit', `--as=${opts.memoryLimitBytes}`, '--', file, ...args] : [file, ...args];
   const cpus = affinity.getStore();
   const env = scrubbedEnv(opts.env);
-  // prlimit runs inside, so the cap binds the command, not bwrap.
+  // prlimit runs inside, so the cap binds the command, not bwrap; the unshare sandbox's own shell sets it.
   const sandbox = opts.sandbox?.mode === 'bwrap' || opts.sandbox?.mode === 'unshare' ? opts.sandbox : undefined;
   const sandboxed = sandbox !== undefined;
   // The host's view is read once, at the first sandboxed process.
@@ -178,7 +178,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
     sandbox?.mode === 'bwrap'
       ? ['bwrap', ...bwrapArgs(sandbox, inside()), '--', ...limited]
       : sandbox?.mode === 'unshare'
-        ? unshareArgv(sandbox, inside(), limited)
+        ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || undefined }, [file, ...args])
         : limited;
   // Outermost, so that the sandbox and everything in it inherit the mask.
   const argv = cpus ? ['taskset', '-c', cpus.join(','), ...contained] : contained;

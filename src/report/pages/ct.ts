@@ -71,10 +71,16 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
   const neverRows = checked.flatMap((inst): Cell[][] =>
     Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]): Cell[][] => {
       const c = o.coverage;
-      if (!c || 'failure' in c || c.functions_run === c.functions) return [];
+      if (!c || 'failure' in c || (c.functions_run === c.functions && !c.untaken_lines)) return [];
       const missed = c.functions - c.functions_run;
       const more = missed > NEVER_RUN_LISTED ? `, … (${missed} in all)` : '';
-      return [[code(inst.label), op, `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}`]];
+      const untaken =
+        c.untaken === undefined
+          ? 'not recorded'
+          : c.untaken.length === 0
+            ? 'none'
+            : `${c.untaken.slice(0, NEVER_RUN_LISTED).join(', ')}${c.untaken.length > NEVER_RUN_LISTED ? ', …' : ''} (${c.untaken_lines ?? '?'} lines)`;
+      return [[code(inst.label), op, missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}` : 'none', untaken]];
     }),
   );
   const siteRows = checked.flatMap((inst): Cell[][] =>
@@ -117,9 +123,9 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
     ...(neverRows.length > 0
       ? [
           para(
-            'Coverage: the same calls, with the same generator, run natively in a build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. The verdict says nothing of code the calls never ran. Functions they never entered:',
+            'Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. The verdict says nothing of code the calls never ran: the functions they never entered, and the lines they never ran inside functions they did (a rejection loop’s retry, an error path; file:function:lines):',
           ),
-          table(['instance', 'operation', 'never entered'], neverRows),
+          table(['instance', 'operation', 'never entered', 'not taken in functions that ran'], neverRows),
         ]
       : []),
     ...(siteRows.length > 0

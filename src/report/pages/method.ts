@@ -7,6 +7,7 @@ import type { ReportModel } from '../types.js';
 import { allInstances, provenanceOf } from './cells.js';
 import { ctMethodSection } from './ct.js';
 import { kexStepSums } from './kexTables.js';
+import { prCheckSection } from './prCalibration.js';
 
 /** How one system's numbers were taken: planning, host state, counter, flags, limits. */
 type MethodSection = Section<[ReportModel]>;
@@ -167,6 +168,7 @@ const history: MethodSection = (model) =>
 const METHOD_SECTIONS: readonly MethodSection[] = [
   title,
   planning,
+  prCheckSection,
   hostState,
   counterSource,
   buildFlags,

@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CT_COVERAGE_BUILD } from '../src/ct/build.js';
+import { coverageOf, parseGcovJson } from '../src/ct/coverage.js';
+import { tempDir } from './helpers/tmp.js';
+
+/**
+ * A rejection loop as the schemes have them: `sample` retries while a draw is out of range, and the
+ * calls here never draw out of range, so the retry's lines never run although the function does;
+ * `unused` is never entered; `helper` is an external function an optimising build inlines into
+ * `sample` (as a scheme's own functions in one file are), keeping a copy nobody calls.
+ */
+const SOURCE = `int helper(int x) {
+  return x * 3 + 1;
+}
+int sample(const unsigned char *in, int n) {
+  int s = 0;
+  for (int i = 0; i < n; i++) {
+    int v = in[i];
+    while (v >= 200) {
+      v = (v * 7) & 0xff;
+      s += 1;
+    }
+    s += helper(v);
+  }
+  return s;
+}
+int unused(int x) {
+  return x - 1;
+}
+int main(void) {
+  unsigned char in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  return sample(in, 8) == 0;
+}
+`;
+
+/** gcc and gcov over SOURCE with these flags; gcov's JSON as coverage reads it. */
+function counted(flags: string[]) {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'rej.c'), SOURCE);
+  execFileSync('gcc', [...flags, 'rej.c', '-o', 'rej'], { cwd: dir });
+  execFileSync(join(dir, 'rej'), { cwd: dir, stdio: 'ignore' });
+  const counters = readdirSync(dir).filter((f) => f.endsWith('.gcda'));
+  const json = execFileSync('gcov', ['--json-format', '--stdout', ...counters], { cwd: dir, encoding: 'utf8' });
+  return coverageOf(parseGcovJson(json), join(dir, 'no-harness'));
+}
+
+describe("the ct phase's coverage: what the checked calls did not run", () => {
+  it('names the untaken retry of a loop inside a function that ran, and the function never entered', () => {
+    const c = counted(['--coverage', '-O2', ...CT_COVERAGE_BUILD.extra.filter((f) => f !== '--coverage')]);
+    expect(c.never_run).toEqual(['rej.c:unused']);
+    // Lines 9 and 10, the retry's body, in sample, which ran; not unused's line, which is never_run's.
+    expect(c.untaken).toEqual(['rej.c:sample:9-10']);
+    expect(c.untaken_lines).toBe(2);
+    expect(c.functions_run).toBe(c.functions - 1);
+  });
+
+  it('counts in the -O0 build because an optimising one loses what it inlined', () => {
+    // At -O2 (the instance's flags, without the coverage build's -O0) gcov counts the inlined
+    // helper as never entered, its uncalled copy, though every call of sample ran its code.
+    const optimised = counted(['--coverage', '-O2']);
+    expect(optimised.never_run).toContain('rej.c:helper');
+    const o0 = counted(['--coverage', '-O2', '-O0']);
+    expect(o0.never_run).not.toContain('rej.c:helper');
+  });
+});

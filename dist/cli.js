@@ -648,7 +648,7 @@ var require_scan = __commonJS({
 var require_parse = __commonJS({
   "node_modules/picomatch/lib/parse.js"(exports, module) {
     "use strict";
-    var constants4 = require_constants();
+    var constants5 = require_constants();
     var utils = require_utils();
     var {
       MAX_LENGTH,
@@ -656,7 +656,7 @@ var require_parse = __commonJS({
       REGEX_NON_SPECIAL_CHARS,
       REGEX_SPECIAL_CHARS_BACKREF,
       REPLACEMENTS
-    } = constants4;
+    } = constants5;
     var expandRange = (args, options) => {
       if (typeof options.expandRange === "function") {
         return options.expandRange(...args, options);
@@ -865,7 +865,7 @@ var require_parse = __commonJS({
       if (options.maxExtglobRecursion === false) {
         return { risky: false };
       }
-      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants4.DEFAULT_MAX_EXTGLOB_RECURSION;
+      const max = typeof options.maxExtglobRecursion === "number" ? options.maxExtglobRecursion : constants5.DEFAULT_MAX_EXTGLOB_RECURSION;
       const branches = splitTopLevel(body).map((branch) => branch.trim());
       if (branches.length > 1) {
         if (branches.some((branch) => branch === "") || branches.some((branch) => /^[*?]+$/.test(branch)) || hasRepeatedCharPrefixOverlap(branches)) {
@@ -911,8 +911,8 @@ var require_parse = __commonJS({
       const bos = { type: "bos", value: "", output: opts.prepend || "" };
       const tokens = [bos];
       const capture = opts.capture ? "" : "?:";
-      const PLATFORM_CHARS = constants4.globChars(opts.windows);
-      const EXTGLOB_CHARS = constants4.extglobChars(PLATFORM_CHARS);
+      const PLATFORM_CHARS = constants5.globChars(opts.windows);
+      const EXTGLOB_CHARS = constants5.extglobChars(PLATFORM_CHARS);
       const {
         DOT_LITERAL,
         PLUS_LITERAL,
@@ -1608,7 +1608,7 @@ var require_parse = __commonJS({
         NO_DOTS_SLASH,
         STAR,
         START_ANCHOR
-      } = constants4.globChars(opts.windows);
+      } = constants5.globChars(opts.windows);
       const nodot = opts.dot ? NO_DOTS : NO_DOT;
       const slashDot = opts.dot ? NO_DOTS_SLASH : NO_DOT;
       const capture = opts.capture ? "" : "?:";
@@ -1666,7 +1666,7 @@ var require_picomatch = __commonJS({
     var scan = require_scan();
     var parse3 = require_parse();
     var utils = require_utils();
-    var constants4 = require_constants();
+    var constants5 = require_constants();
     var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
@@ -1794,7 +1794,7 @@ var require_picomatch = __commonJS({
         return /$^/;
       }
     };
-    picomatch2.constants = constants4;
+    picomatch2.constants = constants5;
     module.exports = picomatch2;
   }
 });
@@ -10113,7 +10113,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join38, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join39, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -10122,7 +10122,7 @@ import { existsSync as existsSync24 } from "node:fs";
 import { randomBytes as randomBytes2 } from "node:crypto";
 import { existsSync as existsSync4, lstatSync as lstatSync3, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, renameSync as renameSync2, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join3 } from "node:path";
+import { join as join4 } from "node:path";
 
 // src/sandbox/run.ts
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -10697,13 +10697,35 @@ var nativeDir = () => join2(toolRoot(), "native");
 var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
-import { basename as basename2 } from "node:path";
-var compilerVersion;
-var CC = process.env.NGCC_CC ?? "gcc";
-var NM = `${/^(.*-)(?:gcc|cc)(?:-[0-9.]+)?$/.exec(basename2(CC))?.[1] ?? ""}nm`;
-function ccVersion() {
-  compilerVersion ??= firstLineOf([CC, "--version"]) ?? "unknown";
-  return compilerVersion;
+import { accessSync, constants as constants2, realpathSync } from "node:fs";
+import { basename as basename2, delimiter, isAbsolute as isAbsolute2, join as join3 } from "node:path";
+var HARNESS_CC = "gcc";
+function toolchainOf(cc) {
+  return { cc, nm: `${/^(.*-)(?:gcc|cc|clang)(?:-[0-9.]+)?$/.exec(basename2(cc))?.[1] ?? ""}nm` };
+}
+var SYSTEM_FOLDERS = ["/usr/", "/bin/", "/sbin/"];
+function systemCompiler(name) {
+  if (name.includes("/") || name === "") return void 0;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!isAbsolute2(dir)) continue;
+    const candidate = join3(dir, name);
+    try {
+      accessSync(candidate, constants2.X_OK);
+      const real = realpathSync(candidate);
+      if (SYSTEM_FOLDERS.some((f) => real.startsWith(f))) return real;
+    } catch {
+    }
+  }
+  return void 0;
+}
+var versions = /* @__PURE__ */ new Map();
+function compilerVersion(cc = HARNESS_CC) {
+  let v = versions.get(cc);
+  if (v === void 0) {
+    v = (systemCompiler(cc) !== void 0 ? firstLineOf([cc, "--version"]) : null) ?? "unknown";
+    versions.set(cc, v);
+  }
+  return v;
 }
 
 // src/compile/harnessTools.ts
@@ -10712,7 +10734,7 @@ function harnessVersion() {
   const files = [];
   const walk = (dir) => {
     for (const e of readdirSync3(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join3(dir, e.name);
+      const p = join4(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
     }
@@ -10721,15 +10743,15 @@ function harnessVersion() {
   const parts = files.map((f) => `${f.slice(root3.length)}
 ${sha256Hex(readFileSync3(f))}`);
   return sha256Hex(`${parts.join("\n")}
-${ccVersion()}`).slice(0, 16);
+${compilerVersion(HARNESS_CC)}`).slice(0, 16);
 }
 function driverSources() {
-  return JSON.parse(readFileSync3(join3(nativeDir(), "driver-sources.json"), "utf8")).sources;
+  return JSON.parse(readFileSync3(join4(nativeDir(), "driver-sources.json"), "utf8")).sources;
 }
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
 function cacheRoot() {
-  const root3 = process.env.NGCC_CACHE_DIR ?? join3(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
+  const root3 = process.env.NGCC_CACHE_DIR ?? join4(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
   mkdirSync2(root3, { recursive: true, mode: 448 });
   const st = lstatSync3(root3);
   const uid = process.getuid?.();
@@ -10738,22 +10760,22 @@ function cacheRoot() {
   return root3;
 }
 function intact(dir) {
-  const manifest = readJsonIfExists(join3(dir, MANIFEST));
+  const manifest = readJsonIfExists(join4(dir, MANIFEST));
   if (!manifest) return false;
   return NAMES.every((name) => {
-    const file2 = join3(dir, name);
+    const file2 = join4(dir, name);
     return existsSync4(file2) && manifest[name] === sha256File(file2);
   });
 }
 async function harnessTools() {
   const version2 = harnessVersion();
-  const dir = join3(cacheRoot(), `harness-${version2}`);
+  const dir = join4(cacheRoot(), `harness-${version2}`);
   const tools = {
     dir,
     version: version2,
-    driver: join3(dir, "ngcc_driver"),
-    mem: join3(dir, "ngcc_mem"),
-    probe: join3(dir, "ngcc_probe")
+    driver: join4(dir, "ngcc_driver"),
+    mem: join4(dir, "ngcc_mem"),
+    probe: join4(dir, "ngcc_probe")
   };
   if (!intact(dir)) await compileTools(dir);
   return tools;
@@ -10764,23 +10786,23 @@ async function compileTools(dir) {
   mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_driver", driverSources().map((f) => join3(n, f)), ["-ldl"]],
+    ["ngcc_driver", driverSources().map((f) => join4(n, f)), ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       "ngcc_mem",
-      [join3(n, "ngcc_mem.c"), join3(n, "harness.c"), join3(n, "ops.c"), join3(n, "hash_ops.c"), join3(n, "kex_ops.c"), join3(n, "cpucycles.c")],
+      [join4(n, "ngcc_mem.c"), join4(n, "harness.c"), join4(n, "ops.c"), join4(n, "hash_ops.c"), join4(n, "kex_ops.c"), join4(n, "cpucycles.c")],
       ["-Wl,-z,now", "-ldl", "-lpthread"]
     ],
-    ["ngcc_probe", [join3(n, "ngcc_probe.c"), join3(n, "cpucycles.c")], []]
+    ["ngcc_probe", [join4(n, "ngcc_probe.c"), join4(n, "cpucycles.c")], []]
   ];
   const manifest = {};
   for (const [name, sources, link3] of targets) {
-    const r = await runProcess([CC, ...common, "-o", join3(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
+    const r = await runProcess([HARNESS_CC, ...common, "-o", join4(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
-    manifest[name] = sha256File(join3(staging, name));
+    manifest[name] = sha256File(join4(staging, name));
   }
-  writeJsonAtomic(join3(staging, MANIFEST), manifest);
+  writeJsonAtomic(join4(staging, MANIFEST), manifest);
   try {
     renameSync2(staging, dir);
   } catch {
@@ -10792,9 +10814,9 @@ ${r.stderr}`);
 }
 
 // src/env/cpuLock.ts
-import { closeSync as closeSync2, constants as constants2, fchmodSync, fstatSync, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
+import { closeSync as closeSync2, constants as constants3, fchmodSync, fstatSync, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { join as join4, resolve } from "node:path";
+import { join as join5, resolve } from "node:path";
 
 // src/env/cpus.ts
 import { readFileSync as readFileSync4 } from "node:fs";
@@ -10862,7 +10884,7 @@ function cpuLockDir(env = process.env) {
   const configured = env[CPU_LOCK_DIR_VARIABLE]?.trim();
   return configured ? resolve(configured) : DEFAULT_CPU_LOCK_DIR;
 }
-var cpuLockFile = (dir, cpu) => join4(dir, `cpu${cpu}.lock`);
+var cpuLockFile = (dir, cpu) => join5(dir, `cpu${cpu}.lock`);
 var held = /* @__PURE__ */ new Set();
 async function lockCore(cpus, opts) {
   if (cpus.length === 0) throw new Error("lockCore: no CPU to lock");
@@ -10970,17 +10992,17 @@ function openLockDir(dir) {
   }
 }
 function openLockFile(path, dir) {
-  const flags = constants2.O_NOFOLLOW;
+  const flags = constants3.O_NOFOLLOW;
   for (let attempt = 0; attempt < 3; attempt++) {
     let file2;
     try {
-      file2 = { fd: openSync2(path, flags | constants2.O_RDWR), writable: true };
+      file2 = { fd: openSync2(path, flags | constants3.O_RDWR), writable: true };
     } catch (e) {
       if (codeOf(e) === "EACCES") file2 = openReadOnly(path, dir);
       else if (codeOf(e) !== "ENOENT") throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
       else
         try {
-          file2 = { fd: openSync2(path, flags | constants2.O_RDWR | constants2.O_CREAT | constants2.O_EXCL, 438), writable: true };
+          file2 = { fd: openSync2(path, flags | constants3.O_RDWR | constants3.O_CREAT | constants3.O_EXCL, 438), writable: true };
           fchmodSync(file2.fd, 438);
         } catch (e2) {
           if (codeOf(e2) === "EEXIST") continue;
@@ -10997,7 +11019,7 @@ function openLockFile(path, dir) {
 }
 function openReadOnly(path, dir) {
   try {
-    return { fd: openSync2(path, constants2.O_RDONLY | constants2.O_NOFOLLOW), writable: false };
+    return { fd: openSync2(path, constants3.O_RDONLY | constants3.O_NOFOLLOW), writable: false };
   } catch (e) {
     throw unusable(path, dir, `cannot open the CPU lock file (${codeOf(e)})`);
   }
@@ -11073,7 +11095,7 @@ function osName() {
   return m ? m[1] : null;
 }
 var cpufreq = (cpu, file2) => read(`/sys/devices/system/cpu/cpu${cpu}/cpufreq/${file2}`);
-function hostEnvironment(cpu) {
+function hostEnvironment(cpu, compiler = HARNESS_CC) {
   const flags = cpuinfoField("flags") ?? "";
   const memKib = /^MemTotal:\s+(\d+)/m.exec(read("/proc/meminfo") ?? "");
   return {
@@ -11087,7 +11109,7 @@ function hostEnvironment(cpu) {
     memory_total_kib: memKib ? Number(memKib[1]) : null,
     os: osName(),
     kernel: release(),
-    compiler: ccVersion(),
+    compiler: compilerVersion(compiler),
     cmake: firstLineOf(["cmake", "--version"]),
     node: process.version,
     ngcc_perf_version: toolVersion(),
@@ -11172,7 +11194,7 @@ async function probeSandbox(p) {
   const bare = { ...NOTHING, mode: p.mode };
   const made = await runProcess(["true"], { timeoutMs: 3e4, sandbox: bare });
   if (made.exitCode !== 0) refuse(p.mode === "bwrap" ? sandboxFailure(made) : unshareFailure(made));
-  const compiler = p.compiler ?? CC;
+  const compiler = p.compiler ?? HARNESS_CC;
   const cc = await runProcess([compiler, "--version"], { timeoutMs: 3e4, sandbox: bare });
   if (cc.exitCode !== 0)
     refuse(
@@ -11199,10 +11221,10 @@ async function probeSandbox(p) {
 
 // src/evidence/lock.ts
 import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join6, relative } from "node:path";
+import { join as join7, relative } from "node:path";
 
 // src/evidence/layout.ts
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var CALIBRATION_FILE = "calibration.json";
@@ -11216,26 +11238,26 @@ function parseInstanceKey(key) {
 }
 var operationFile = (label, op) => `${label}__${op}.json`;
 var evidencePaths = (systemDir) => ({
-  campaign: join5(systemDir, CAMPAIGN_FILE),
-  build: join5(systemDir, BUILD_FILE),
-  calibration: join5(systemDir, CALIBRATION_FILE),
-  lock: join5(systemDir, LOCK_FILE),
-  recordsDir: join5(systemDir, "records"),
-  profileDir: join5(systemDir, "profile"),
-  memoryDir: join5(systemDir, "memory"),
-  surveyDir: join5(systemDir, "survey"),
-  ctDir: join5(systemDir, "ct"),
-  record: (id, label, op) => join5(systemDir, "records", id, operationFile(label, op)),
-  profile: (id, label, op) => join5(systemDir, "profile", id, operationFile(label, op)),
-  survey: (id, label) => join5(systemDir, "survey", id, `${label}.json`),
+  campaign: join6(systemDir, CAMPAIGN_FILE),
+  build: join6(systemDir, BUILD_FILE),
+  calibration: join6(systemDir, CALIBRATION_FILE),
+  lock: join6(systemDir, LOCK_FILE),
+  recordsDir: join6(systemDir, "records"),
+  profileDir: join6(systemDir, "profile"),
+  memoryDir: join6(systemDir, "memory"),
+  surveyDir: join6(systemDir, "survey"),
+  ctDir: join6(systemDir, "ct"),
+  record: (id, label, op) => join6(systemDir, "records", id, operationFile(label, op)),
+  profile: (id, label, op) => join6(systemDir, "profile", id, operationFile(label, op)),
+  survey: (id, label) => join6(systemDir, "survey", id, `${label}.json`),
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
-  ct: (id, label) => join5(systemDir, "ct", id, `${label}.json`),
-  memory: (id, label, op) => join5(systemDir, "memory", id, operationFile(label, op)),
-  katLog: (id, label) => join5(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join5(systemDir, "kat", id, label),
-  buildDir: (id, label) => join5(systemDir, "build", id, label),
+  ct: (id, label) => join6(systemDir, "ct", id, `${label}.json`),
+  memory: (id, label, op) => join6(systemDir, "memory", id, operationFile(label, op)),
+  katLog: (id, label) => join6(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join6(systemDir, "kat", id, label),
+  buildDir: (id, label) => join6(systemDir, "build", id, label),
   /** The ICCS helper baseline's generated campaign (campaign/iccsBaseline.ts): beside the builds, never published. */
-  iccsBaselineCampaign: join5(systemDir, "build", ".iccs-baseline")
+  iccsBaselineCampaign: join6(systemDir, "build", ".iccs-baseline")
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
 var ctRelPath = (id, label) => `ct/${id}/${label}.json`;
@@ -11280,7 +11302,7 @@ function holderOf2(text3) {
   return { pid: Number(pid), ...start2 ? { start: start2 } : {} };
 }
 function otherLiveWriter(dir) {
-  const lock = join6(dir, LOCK_FILE);
+  const lock = join7(dir, LOCK_FILE);
   if (!existsSync6(lock)) return void 0;
   const { pid, start: start2 } = holderOf2(readFileSync6(lock, "utf8"));
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
@@ -11294,7 +11316,7 @@ function releaseEvidenceLocks() {
 }
 function lockSystem(systemDir) {
   mkdirSync4(systemDir, { recursive: true });
-  const lock = join6(systemDir, LOCK_FILE);
+  const lock = join7(systemDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync2(lock, lockText(), { flag: "wx" });
@@ -12716,11 +12738,11 @@ var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join16, relative as relative8, resolve as resolve9 } from "node:path";
+import { join as join17, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname6, join as join11, relative as relative5, resolve as resolve5 } from "node:path";
+import { dirname as dirname6, join as join12, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -12759,12 +12781,12 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync2, statSync as statSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute as isAbsolute3, join as join7, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
+import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
+import { dirname as dirname5, isAbsolute as isAbsolute4, join as join8, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync as readdirSync4, realpath, realpathSync, stat, statSync as statSync3 } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
+import { readdir, readdirSync as readdirSync4, realpath, realpathSync as realpathSync2, stat, statSync as statSync3 } from "fs";
+import { isAbsolute as isAbsolute3, posix, resolve as resolve3 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
 // node_modules/fdir/dist/index.mjs
@@ -13380,7 +13402,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
   if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
   if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
   const escapedCwd = escapePath(cwd);
-  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  result = isAbsolute3(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
   const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
   const parts = splitPattern(result);
   if (parentDir) {
@@ -13516,7 +13538,7 @@ function getOptions(options) {
     readdir: opts.fs.readdir || readdir,
     readdirSync: opts.fs.readdirSync || readdirSync4,
     realpath: opts.fs.realpath || realpath,
-    realpathSync: opts.fs.realpathSync || realpathSync,
+    realpathSync: opts.fs.realpathSync || realpathSync2,
     stat: opts.fs.stat || stat,
     statSync: opts.fs.statSync || statSync3
   });
@@ -13539,21 +13561,21 @@ function globSync(globInput, options) {
 // src/config/sources.ts
 var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 function readableRoots(campaignRoot, toolRoot2) {
-  let dir = realpathSync2(campaignRoot);
+  let dir = realpathSync3(campaignRoot);
   for (let up = dir; ; up = dirname5(up)) {
-    if (existsSync7(join7(up, ".git"))) {
+    if (existsSync7(join8(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname5(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join7(toolRoot2, name)).filter((p) => existsSync7(p));
-  return [dir, realpathSync2(toolRoot2), ...parts.map((p) => realpathSync2(p))];
+  const parts = ["native", "node_modules"].map((name) => join8(toolRoot2, name)).filter((p) => existsSync7(p));
+  return [dir, realpathSync3(toolRoot2), ...parts.map((p) => realpathSync3(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
 function confined(path, roots, display, field, written) {
   if (!roots) return path;
-  const real = realpathSync2(path);
+  const real = realpathSync3(path);
   if (underAny(real, roots)) return path;
   const shown4 = real === path ? `'${written}'` : `'${written}' (${real})`;
   throw new InputError(display, field, `${shown4} is outside the campaign's repository and the harness; a build may read only those`);
@@ -13573,10 +13595,10 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join7(dir, f), roots, display, `${field}.dir`, join7(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
-    const abs = isAbsolute3(p) ? p : resolve4(dir, p);
+    const abs = isAbsolute4(p) ? p : resolve4(dir, p);
     if (!existsSync7(abs)) throw new InputError(display, `${field}.include[${i}]`, `folder '${p}' not found`);
     return confined(abs, roots, display, `${field}.include[${i}]`, p);
   });
@@ -13602,7 +13624,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
 }
 
 // src/compile/nistShim.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 var NIST_NAMES_PREFIX = "ngcc_nist_";
 var NAME_MACRO = {
   keypair: "NGCC_NIST_KEYPAIR",
@@ -13628,10 +13650,10 @@ function namesDefines(names) {
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join8(nativeDir(), "nist");
+  const n = join9(nativeDir(), "nist");
   const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
   return {
-    sources: [join8(n, "nist_shim.c"), join8(n, generator)],
+    sources: [join9(n, "nist_shim.c"), join9(n, generator)],
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
@@ -13642,29 +13664,29 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync3, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
-import { join as join10, relative as relative4 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
+import { join as join11, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
-import { basename as basename5, join as join9 } from "node:path";
-async function compileObjects(run, sources, compileFlags, objDir) {
+import { basename as basename5, join as join10 } from "node:path";
+async function compileObjects(run, tools, sources, compileFlags, objDir) {
   const names = sources.map((src) => `${basename5(src).replace(/\.[csS]$/, "")}.o`);
   if (new Set(names).size === names.length) {
-    if ((await run([CC, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
-    return names.map((n) => join9(objDir, n));
+    if ((await run([tools.cc, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
+    return names.map((n) => join10(objDir, n));
   }
   const objects = [];
   for (const [i, src] of sources.entries()) {
-    const obj = join9(objDir, `${i}-${names[i]}`);
-    if ((await run([CC, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
+    const obj = join10(objDir, `${i}-${names[i]}`);
+    if ((await run([tools.cc, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
     objects.push(obj);
   }
   return objects;
 }
-async function symbolsOf(run, objects) {
+async function symbolsOf(run, tools, objects) {
   const out = new Map(objects.map((o) => [o, { defined: /* @__PURE__ */ new Map(), undefined: /* @__PURE__ */ new Set() }]));
   if (objects.length === 0) return out;
-  const nm = await run([NM, "-A", "-g", ...objects]);
+  const nm = await run([tools.nm, "-A", "-g", ...objects]);
   if (nm.exitCode !== 0) return void 0;
   for (const line of nm.stdout.split("\n")) {
     const m = /^(.*?):\s*(?:[0-9a-fA-F]+\s+)?([A-Za-z])\s+(\S+)$/.exec(line);
@@ -13682,21 +13704,21 @@ var TEXT_MAX = 16 << 20;
 function mentionsGenerator(file2, roots) {
   try {
     const st = statSync5(file2);
-    if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync3(file2), roots)) return false;
+    if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync4(file2), roots)) return false;
     return readFileSync7(file2, "latin1").includes("randombytes");
   } catch {
     return false;
   }
 }
 var shownNames = (names) => [...names].sort().join(", ");
-async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readable2) {
+async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readable2, tools) {
   const shown4 = (f) => relative4(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file2) => ({ file: file2, left_out: true, why: "candidate.yml names it in own_generator" }));
-  const roots = readable2.map((r) => existsSync8(r) ? realpathSync3(r) : r);
+  const roots = readable2.map((r) => existsSync8(r) ? realpathSync4(r) : r);
   const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
-    const compiled = await compiledSymbols(run, suspects, compileArgs, join10(workDir, "suspects"));
+    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join11(workDir, "suspects"));
     if (!compiled) return [];
     const verdicts2 = [];
     let restUses;
@@ -13710,7 +13732,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
         verdicts2.push({ file: file2, left_out: true, why: says });
         continue;
       }
-      restUses ??= await usesOfRest(run, src.sources, suspects, compiled, compileArgs, join10(workDir, "rest"));
+      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join11(workDir, "rest"));
       if (!restUses) return [];
       const elsewhere = [...restUses.entries()].filter(([f]) => f !== file2);
       const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
@@ -13730,17 +13752,17 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
     rmSync3(workDir, { recursive: true, force: true });
   }
 }
-async function compiledSymbols(run, sources, compileArgs, objDir) {
+async function compiledSymbols(run, tools, sources, compileArgs, objDir) {
   mkdirSync5(objDir, { recursive: true });
-  const objects = await compileObjects(run, sources, compileArgs, objDir);
+  const objects = await compileObjects(run, tools, sources, compileArgs, objDir);
   if (!objects) return void 0;
-  const symbols = await symbolsOf(run, objects);
+  const symbols = await symbolsOf(run, tools, objects);
   if (!symbols) return void 0;
   return new Map(sources.map((s, i) => [s, symbols.get(objects[i])]));
 }
-async function usesOfRest(run, sources, suspects, known, compileArgs, objDir) {
+async function usesOfRest(run, tools, sources, suspects, known, compileArgs, objDir) {
   const rest = sources.filter((s) => !suspects.includes(s));
-  const compiled = rest.length > 0 ? await compiledSymbols(run, rest, compileArgs, objDir) : /* @__PURE__ */ new Map();
+  const compiled = rest.length > 0 ? await compiledSymbols(run, tools, rest, compileArgs, objDir) : /* @__PURE__ */ new Map();
   if (!compiled) return void 0;
   return new Map([...known, ...compiled].map(([f, s]) => [f, s.undefined]));
 }
@@ -13769,9 +13791,9 @@ ${globals.map((g2) => `    ${g2};`).join("\n")}
 };
 `;
 }
-async function dependencies(src, compileArgs, sandbox, memoryLimitBytes) {
+async function dependencies(cc, src, compileArgs, sandbox, memoryLimitBytes) {
   const cwd = src.dir;
-  const r = await runProcess([CC, ...compileArgs, "-MM", ...src.sources], {
+  const r = await runProcess([cc, ...compileArgs, "-MM", ...src.sources], {
     cwd,
     timeoutMs: 12e4,
     maxOutputBytes: 16 << 20,
@@ -13790,13 +13812,13 @@ async function dependencies(src, compileArgs, sandbox, memoryLimitBytes) {
   const headers = [];
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join11(dir, f));
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join12(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname6(dir)) {
-    if (existsSync9(join11(dir, ".git"))) return dir;
+    if (existsSync9(join12(dir, ".git"))) return dir;
     if (dirname6(dir) === dir) return dirname6(resolve5(candidateFolder));
   }
 }
@@ -13805,7 +13827,7 @@ function buildKey(req, src, files, argv, out) {
   const portable = (s) => s.replaceAll(out, "<out>").replaceAll(src.dir, "<dir>").replaceAll(toolRoot(), "<tool>").replaceAll(repo, "<repo>");
   const parts = files.map((f) => `${portable(f)}
 ${contentDigest(f)}`);
-  return sha256Hex([...parts, argv.map(portable).join(" "), ccVersion(), req.harnessVersion].join("\n"));
+  return sha256Hex([...parts, argv.map(portable).join(" "), compilerVersion(req.compiler), req.harnessVersion].join("\n"));
 }
 var KEY_FILE_MAX = 64 << 20;
 function contentDigest(file2) {
@@ -13836,7 +13858,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join11(dirname6(library), "exports.map");
+  const scriptPath = join12(dirname6(library), "exports.map");
   mkdirSync6(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
@@ -13850,12 +13872,12 @@ async function buildArgv(req, flags, library) {
   };
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const readOnly = [resolve5(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
-  const deps = await dependencies(resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const deps = await dependencies(req.compiler, resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
   const generator = candidate.api === "nist" ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
   const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
   const sources = resolved.sources.filter((f) => !leftOut.has(f));
   const argv = [
-    CC,
+    req.compiler,
     ...parts.flags,
     ...parts.defines,
     ...parts.includes,
@@ -13875,29 +13897,32 @@ async function buildArgv(req, flags, library) {
 async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library) {
   const all2 = [...new Set([...deps.values()].flat())].sort();
   const key = sha256Hex(
-    [...all2.map((f) => `${f}
-${contentDigest(f)}`), compileArgs.join(" "), ccVersion(), JSON.stringify(src.ownGenerator ?? null)].join(
-      "\n"
-    )
+    [
+      ...all2.map((f) => `${f}
+${contentDigest(f)}`),
+      compileArgs.join(" "),
+      compilerVersion(req.compiler),
+      JSON.stringify(src.ownGenerator ?? null)
+    ].join("\n")
   );
-  const cacheFile = join11(dirname6(library), "own-generator.json");
+  const cacheFile = join12(dirname6(library), "own-generator.json");
   const cached3 = readJsonIfExists(cacheFile);
   if (cached3?.key === key) return cached3.verdicts;
-  const workDir = join11(dirname6(library), "own-generator");
+  const workDir = join12(dirname6(library), "own-generator");
   mkdirSync6(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  const verdicts2 = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  const verdicts2 = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly, toolchainOf(req.compiler));
   writeJsonAtomic(cacheFile, { key, verdicts: verdicts2 });
   return verdicts2;
 }
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join11(req.outDir, req.flagSet);
-  const library = join11(outDir, `lib${req.instance.label}.so`);
+  const outDir = join12(req.outDir, req.flagSet);
+  const library = join12(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join11(outDir, "build-key.json");
+  const keyFile = join12(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
@@ -13917,7 +13942,7 @@ async function buildInstance(req) {
   const log2 = `${notes.map((n) => `${n}
 `).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join11(outDir, "build.log"), log2);
+  writeFileAtomic(join12(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -14057,11 +14082,11 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 
 // src/config/campaign.ts
-import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync4, statSync as statSync7 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join12, relative as relative6, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join13, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -16186,8 +16211,8 @@ function emoji() {
 }
 var ipv4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])$/;
 var ipv6 = /^(([0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,7}:|([0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|([0-9a-fA-F]{1,4}:){1,5}(:[0-9a-fA-F]{1,4}){1,2}|([0-9a-fA-F]{1,4}:){1,4}(:[0-9a-fA-F]{1,4}){1,3}|([0-9a-fA-F]{1,4}:){1,3}(:[0-9a-fA-F]{1,4}){1,4}|([0-9a-fA-F]{1,4}:){1,2}(:[0-9a-fA-F]{1,4}){1,5}|[0-9a-fA-F]{1,4}:((:[0-9a-fA-F]{1,4}){1,6})|:((:[0-9a-fA-F]{1,4}){1,7}|:))$/;
-var mac = (delimiter) => {
-  const escapedDelim = escapeRegex(delimiter ?? ":");
+var mac = (delimiter2) => {
+  const escapedDelim = escapeRegex(delimiter2 ?? ":");
   return new RegExp(`^(?:[0-9A-F]{2}${escapedDelim}){5}[0-9A-F]{2}$|^(?:[0-9a-f]{2}${escapedDelim}){5}[0-9a-f]{2}$`);
 };
 var cidrv4 = /^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])\/([0-9]|[1-2][0-9]|3[0-2])$/;
@@ -34166,18 +34191,24 @@ var settingsSchema = external_exports.object({
   }),
   /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
   sandbox: external_exports.enum(["auto", "bwrap", "unshare", "none"]).default("auto"),
+  /**
+   * The compiler every submission is built with (its flags are the guide's either way): a command
+   * the system has on PATH (`gcc`, `clang`, `gcc-12`; env/toolchain.ts systemCompiler). The
+   * harness's own tools stay on gcc.
+   */
+  compiler: external_exports.string().regex(/^[A-Za-z0-9_.+-]+$/, "expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option").default("gcc"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
 
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join12(root3, "ngcc-perf.yml");
+  const file2 = join13(root3, "ngcc-perf.yml");
   if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join12(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join13(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename6(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename6(folder)}'`);
   return {
     ...spec,
@@ -34196,7 +34227,7 @@ function withLine(file2, check3) {
   }
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join12(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join13(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -34208,8 +34239,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join12(root3, name);
-      const display = join12(shown2(root3), name, "candidate.yml");
+      const folder = join13(root3, name);
+      const display = join13(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -34218,10 +34249,10 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join12(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join13(shown2(root3), c.id, "kat.sha256"));
       if (checkSources)
         for (const [i, inst] of c.instances.entries())
-          withLine(join12(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
+          withLine(join13(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -34231,15 +34262,15 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
 }
 function confinedFolder(folder, roots, display) {
-  const real = realpathSync4(folder);
+  const real = realpathSync5(folder);
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join12(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join13(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
-  if (existsSync11(join12(root3, "candidate.yml")))
+  if (existsSync11(join13(root3, "candidate.yml")))
     return new InputError(
       shown2(root3),
       "",
@@ -34256,16 +34287,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join12(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join13(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join12(root3, name);
-    if (!statSync7(folder).isDirectory() || existsSync11(join12(folder, "candidate.yml"))) continue;
+    const folder = join13(root3, name);
+    if (!statSync7(folder).isDirectory() || existsSync11(join13(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join12(folder, wrong)),
+        shown2(join13(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -34420,7 +34451,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join13(req.outDir, file2), text3);
+  writeFileAtomic(join14(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -34449,17 +34480,17 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 
 // src/config/hashInstance.ts
 import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
-import { join as join14, relative as relative7, resolve as resolve7 } from "node:path";
+import { join as join15, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve7(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join14(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join15(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync10(header, "latin1"));
@@ -34537,7 +34568,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join15(req.outDir, file2), text3);
+    writeFileAtomic(join16(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -34643,7 +34674,8 @@ function buildRequest(run, unit, flagSet) {
     timeoutMs: settings.planning.build_timeout_s * 1e3,
     memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
-    sandbox: run.plan.sandbox
+    sandbox: run.plan.sandbox,
+    compiler: settings.compiler
   };
 }
 var buildUnit = (run, unit, flagSet) => buildInstance(buildRequest(run, unit, flagSet));
@@ -34703,7 +34735,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join16(candidate.folder, "kat.sha256");
+  const manifestPath = join17(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -34808,7 +34840,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join16(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join17(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...outcome.draws ? { kat_draws: outcome.draws } : {},
     ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
@@ -34838,7 +34870,7 @@ function writeKatLog(run, entry, candidate, b, body) {
       instance: entry.label,
       api: candidate.api,
       kat_rng: candidate.katRng,
-      compiler: ccVersion(),
+      compiler: compilerVersion(run.plan.settings.compiler),
       build_flags: displayFlags(b.flags),
       flags: b.flagSet
     },
@@ -35215,12 +35247,13 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join20, relative as relative11, resolve as resolve13 } from "node:path";
+import { join as join21, relative as relative11, resolve as resolve13 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve11 } from "node:path";
 function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const tools = toolchainOf(req.compiler);
   const run = async (argv, cwd = plain.cwd) => {
     const r = await runProcess(argv, {
       cwd,
@@ -35238,13 +35271,14 @@ function relinkSteps(req, plain, outDir, log2) {
     /** The objects, one per source, or undefined when one does not compile. */
     compileEach: (compileFlags, objDir) => compileObjects(
       run,
+      tools,
       plain.sources.map((src) => resolve11(plain.cwd, src)),
       compileFlags,
       objDir
     ),
     /** The global functions the objects define (`nm`'s T symbols). */
     async definedFunctions(objects) {
-      const symbols = await symbolsOf(run, objects);
+      const symbols = await symbolsOf(run, tools, objects);
       return new Set(
         [...symbols?.values() ?? []].flatMap((o) => [...o.defined].filter(([, type]) => type === "T").map(([name]) => name))
       );
@@ -35254,20 +35288,20 @@ function relinkSteps(req, plain, outDir, log2) {
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync15, mkdirSync as mkdirSync9, readFileSync as readFileSync12 } from "node:fs";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync12(join17(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync12(join18(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join17(req.outDir, "profile");
-  const objDir = join17(outDir, "obj");
+  const outDir = join18(req.outDir, "profile");
+  const objDir = join18(outDir, "obj");
   mkdirSync9(objDir, { recursive: true });
-  const library = join17(outDir, `lib${req.instance.label}.so`);
+  const library = join18(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join17(outDir, "profile-key.json");
+  const keyFile = join18(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -35275,7 +35309,7 @@ async function buildProfiled(req, flags, wanted) {
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join17(outDir, "build.log"), result.log);
+    writeFileAtomic(join18(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -35284,16 +35318,16 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join17(nativeDir(), "hashprof");
+  const hp = join18(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join17(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join17(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join17(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join18(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join18(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([req.compiler, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join18(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
   const link3 = await run([
-    CC,
+    req.compiler,
     ...plain.flags,
     "-fno-lto",
     "-shared",
@@ -35309,12 +35343,12 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
-import { join as join18, relative as relative10, resolve as resolve12 } from "node:path";
+import { join as join19, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve12(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
-    const yml = join18(campaignRoot, "ngcc-perf.yml");
+    const yml = join19(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -35407,7 +35441,7 @@ function readSizeCatalog(campaign) {
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync17 } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -35436,7 +35470,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join19(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join20(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync17(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -35485,7 +35519,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve13(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join20(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join21(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -35495,6 +35529,12 @@ function planRun(opts) {
       `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  if (systemCompiler(settings.compiler) === void 0)
+    throw new InputError(
+      ymlShown,
+      "compiler",
+      `'${settings.compiler}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${settings.compiler.replace(/-[0-9.]+$/, "")})`
+    );
   const cpus = trialCpus(opts, settings, ymlShown);
   const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   if (phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
@@ -36371,7 +36411,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync23, readFileSync as readFileSync15 } from "node:fs";
-import { join as join25 } from "node:path";
+import { join as join26 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36387,20 +36427,20 @@ function planCtOperation(perCallSeconds, b) {
 
 // src/ct/build.ts
 import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join21(req.outDir, variant.dir);
-  const objDir = join21(outDir, "obj");
+  const outDir = join22(req.outDir, variant.dir);
+  const objDir = join22(outDir, "obj");
   mkdirSync10(objDir, { recursive: true });
-  const library = join21(outDir, `lib${req.instance.label}.so`);
+  const library = join22(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join21(outDir, "ct-key.json");
+  const keyFile = join22(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   if (previous?.key === key && (!previous.ok || existsSync19(library) && sha256File(library) === previous.library_sha256))
@@ -36418,7 +36458,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join21(outDir, "build.log"), result.log);
+    writeFileAtomic(join22(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return result;
   };
@@ -36426,20 +36466,20 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join21(objDir, "ct_wrap.o");
+  const wrapObj = join22(objDir, "ct_wrap.o");
   const wrapArgv = [
-    CC,
+    req.compiler,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join21(nativeDir(), "ct_wrap.c"),
+    join22(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
   if ((await run(wrapArgv)).exitCode !== 0) return finish2(false, wrapped);
   const link3 = await run([
-    CC,
+    req.compiler,
     ...plain.flags,
     ...extra,
     "-shared",
@@ -36455,11 +36495,11 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 }
 
 // src/ct/coverage.ts
-import { constants as constants3, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync5, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute4, join as join22, normalize as normalize3, resolve as resolve15, sep as sep3 } from "node:path";
+import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync5, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
+import { basename as basename9, isAbsolute as isAbsolute5, join as join23, normalize as normalize3, resolve as resolve15, sep as sep3 } from "node:path";
 
 // src/ct/run.ts
-import { realpathSync as realpathSync5 } from "node:fs";
+import { realpathSync as realpathSync6 } from "node:fs";
 
 // src/ct/memcheck.ts
 import { basename as basename8 } from "node:path";
@@ -36644,7 +36684,7 @@ async function runCtOperation(req) {
     return failed(`valgrind's report is not readable: ${e.message}`);
   }
   if (!report2.finished) return failed("valgrind's report ends before its final status");
-  const library = realpathSync5(req.library);
+  const library = realpathSync6(req.library);
   const { findings, outsideLibrary } = findingsOf(report2, (obj) => obj === req.library || obj === library);
   const calls = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls")?.[2] ?? req.calls);
   const callsS = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls_s")?.[2]);
@@ -36690,13 +36730,13 @@ async function runCoverage(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join22(scratch, f)).isFile());
+  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join23(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join22(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join23(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync20(notes)) continue;
-    const into = join22(scratch, basename9(notes));
+    const into = join23(scratch, basename9(notes));
     rmSync5(into, { force: true, recursive: true });
-    copyFileSync(notes, into, constants3.COPYFILE_EXCL);
+    copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
   return counters;
 }
@@ -36705,7 +36745,7 @@ function parseGcovJson(text3) {
 }
 function coverageOf(files, harnessDir) {
   const harness = normalize3(resolve15(harnessDir)) + sep3;
-  const own6 = files.filter((f) => !(isAbsolute4(f.file) && normalize3(f.file).startsWith(harness)));
+  const own6 = files.filter((f) => !(isAbsolute5(f.file) && normalize3(f.file).startsWith(harness)));
   const fns = /* @__PURE__ */ new Map();
   const lines = /* @__PURE__ */ new Map();
   for (const f of own6) {
@@ -36849,7 +36889,7 @@ function withDivisions(ct2, sites2) {
 // src/ct/divisionCheck.ts
 import { existsSync as existsSync21, mkdtempSync, rmSync as rmSync6, writeFileSync as writeFileSync4 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { basename as basename10, join as join23 } from "node:path";
+import { basename as basename10, join as join24 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -36969,7 +37009,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join23(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join24(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -36983,12 +37023,12 @@ async function runDivisionCheck(req) {
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync(join23(tmpdir2(), "ngcc-divcheck-"));
+  const scratch = mkdtempSync(join24(tmpdir2(), "ngcc-divcheck-"));
   try {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join23(scratch, "division.gdb");
+    const script = join24(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37026,20 +37066,20 @@ async function runDivisionCheck(req) {
 // src/ct/tools.ts
 import { randomBytes as randomBytes4 } from "node:crypto";
 import { existsSync as existsSync22, mkdirSync as mkdirSync12, renameSync as renameSync3, rmSync as rmSync7 } from "node:fs";
-import { join as join24 } from "node:path";
+import { join as join25 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join24(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join24(dir, "sha256.json"));
+  const driver = join25(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join25(dir, "sha256.json"));
   if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
   mkdirSync12(staging, { recursive: true, mode: 448 });
-  const out = join24(staging, "ngcc_ct");
+  const out = join25(staging, "ngcc_ct");
   const r = await runProcess(
     [
-      CC,
+      HARNESS_CC,
       "-std=gnu11",
       "-O2",
       "-g",
@@ -37049,7 +37089,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join24(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join25(n, f)),
       "-ldl"
     ],
     {
@@ -37063,7 +37103,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join24(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join25(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync7(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
@@ -37152,7 +37192,7 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join25(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsFile = join26(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
@@ -37184,7 +37224,7 @@ async function prepareCheck(ctx, operations) {
   const entry = preparedEntry(ctx, "ct");
   const request = buildRequest(run, unit, entry.flags);
   const built = await buildCt(request, flagsFor(request));
-  const head = { flags: built.flags, compiler: ccVersion(), secret_generators: built.wrapped };
+  const head = { flags: built.flags, compiler: compilerVersion(request.compiler), secret_generators: built.wrapped };
   if (!built.ok) return { built, head };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   const sites2 = await divisionSites(built.library, { sandbox: run.plan.sandbox }).catch((e) => {
@@ -37193,7 +37233,7 @@ async function prepareCheck(ctx, operations) {
   });
   if (sites2) head.division_sites = sites2;
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join25(request.outDir, CT_COVERAGE_BUILD.dir, "counters") } };
+  return { built, head, coverage: { built: coverage, scratch: join26(request.outDir, CT_COVERAGE_BUILD.dir, "counters") } };
 }
 async function checkOperations(ctx, operations, results, prepared) {
   const { run, unit } = ctx;
@@ -37243,7 +37283,7 @@ async function checkOperations(ctx, operations, results, prepared) {
         operation,
         calls: ct2.calls,
         timeoutMs: timeoutS * 1e3,
-        scratch: join25(cov.scratch, operation)
+        scratch: join26(cov.scratch, operation)
       })
     );
   };
@@ -37333,7 +37373,7 @@ async function runLocked(plan, opts, steps) {
   const run = {
     plan,
     tools: await harnessTools(),
-    environment: hostEnvironment(plan.cpu),
+    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
     progress: opts.progress,
     buildCache: opts.buildCache,
     onCounter: (c) => {
@@ -37499,7 +37539,7 @@ function coreHolds(run, onHold) {
         say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
       }
       const cpu = lease.cpu;
-      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
+      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
       const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
       try {
         return await work(pinned);
@@ -37561,7 +37601,7 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync28, readFileSync as readFileSync18 } from "node:fs";
-import { join as join28, relative as relative13 } from "node:path";
+import { join as join29, relative as relative13 } from "node:path";
 
 // src/evidence/calibration.ts
 import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
@@ -37712,7 +37752,7 @@ function calibrationProblems(systemDir) {
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
-import { join as join26 } from "node:path";
+import { join as join27 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -37759,7 +37799,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync9(join26(dir, id.name))) {
+    for (const file2 of readdirSync9(join27(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -37767,7 +37807,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync17(join26(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync17(join27(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -37792,7 +37832,7 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
-import { join as join27 } from "node:path";
+import { join as join28 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -37804,7 +37844,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync27(dir)) return [];
-  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join27(e.parentPath, e.name)).sort();
+  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join28(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -37847,7 +37887,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join28(systemDir, e.kat_log);
+    const logPath = join29(systemDir, e.kat_log);
     if (!existsSync28(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -38347,11 +38387,11 @@ var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).jo
 // src/campaign/calibrate.ts
 import { mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync31 } from "node:fs";
-import { join as join30, relative as relative14 } from "node:path";
+import { join as join31, relative as relative14 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38392,24 +38432,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync30, readdirSync as readdirSync11 } from "node:fs";
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync30(dir)) return { files, unreadable };
   for (const candidate of readdirSync11(dir).sort()) {
-    if (!existsSync30(join29(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync11(join29(dir, candidate)).sort()) {
+    if (!existsSync30(join30(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync11(join30(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join29(systemDir, path));
+        const ct2 = readJson(join30(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join29(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join30(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -38776,10 +38816,10 @@ function judge2(base, head, thresholdPct, alpha, cv) {
     };
   return { ...common, verdict: "unchanged", reason: `|\u0394| < ${thresholdPct}%${noiseNote}` };
 }
-function historyByKey(versions) {
+function historyByKey(versions2) {
   const out = /* @__PURE__ */ new Map();
   const seen = /* @__PURE__ */ new Map();
-  for (const version2 of versions)
+  for (const version2 of versions2)
     for (const [key, r] of version2) {
       const list3 = out.get(key) ?? [];
       const ids = seen.get(key) ?? /* @__PURE__ */ new Set();
@@ -38808,9 +38848,9 @@ function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const dirs = opts.systemDirs ?? {
-    base: join30(opts.baseDir, opts.system),
-    head: join30(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join30(d, opts.system))
+    base: join31(opts.baseDir, opts.system),
+    head: join31(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join31(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
@@ -38912,8 +38952,8 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const work = mkdtempSync2(join31(tmpdir3(), "ngcc-calibrate-"));
-  const [headData, baseData] = [join31(work, "head"), join31(work, "base")];
+  const work = mkdtempSync2(join32(tmpdir3(), "ngcc-calibrate-"));
+  const [headData, baseData] = [join32(work, "head"), join32(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
     campaignDir: opts.campaignDir,
@@ -38979,7 +39019,7 @@ async function calibratePairedCheck(opts) {
     rounds: opts.rounds,
     extra_rounds: opts.extraRounds
   });
-  const systemDir = join31(opts.dataDir, opts.system);
+  const systemDir = join32(opts.dataDir, opts.system);
   const release2 = lockSystem(systemDir);
   try {
     const path = evidencePaths(systemDir).calibration;
@@ -39013,7 +39053,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/history.ts
 import { existsSync as existsSync32 } from "node:fs";
-import { isAbsolute as isAbsolute5, relative as relative15 } from "node:path";
+import { isAbsolute as isAbsolute6, relative as relative15 } from "node:path";
 
 // src/compare/changePoints.ts
 function changePoints(values, opts = {}) {
@@ -39165,7 +39205,7 @@ function readNight(input2) {
   } catch (e) {
     return `unreadable: ${errorMessage(e)}`;
   }
-  const inFolder = (p) => isAbsolute5(p) ? relative15(input2.dir, p) : p;
+  const inFolder = (p) => isAbsolute6(p) ? relative15(input2.dir, p) : p;
   const unreadable = [
     ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
     ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
@@ -39332,7 +39372,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 
 // src/report/model.ts
 import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync19 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join32, relative as relative16 } from "node:path";
+import { basename as basename11, dirname as dirname9, join as join33, relative as relative16 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -39417,12 +39457,12 @@ function counterRate(records, fixedClockHz) {
 var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
 function toolDescription(campaign, env, from) {
   const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
-  const versions = distinct(recorded);
+  const versions2 = distinct(recorded);
   const missing = recorded.filter((v) => v === void 0).length;
   const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
-  const tool = str(campaign.tool) ?? (versions.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
+  const tool = str(campaign.tool) ?? (versions2.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
   if (!tool) return void 0;
-  const version2 = versions.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
+  const version2 = versions2.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions2.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
   return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
 }
 var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
@@ -39450,9 +39490,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join32(systemDir, path))) return {};
+  if (!path || !existsSync33(join33(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync19(join32(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync19(join33(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -39485,9 +39525,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync12(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync12(join32(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync12(join33(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join32(surveyDir, id, f))];
+          return [readJson(join33(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -39506,7 +39546,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync33(dataDir) ? readdirSync12(dataDir).sort() : []) {
-    const paths = evidencePaths(join32(dataDir, name));
+    const paths = evidencePaths(join33(dataDir, name));
     if (!existsSync33(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -39545,7 +39585,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync33(join32(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync33(join33(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative16(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -39609,8 +39649,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join32(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join32(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join33(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join33(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -41696,7 +41736,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join33 = [joinDefaults];
+var join34 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -44310,7 +44350,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join33],
+    join: [...join34],
     options: {},
     safe: safeBound,
     stack: [],
@@ -45208,7 +45248,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync13, readFileSync as readFileSync20, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join34, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
+import { basename as basename12, dirname as dirname10, join as join35, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -45222,26 +45262,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join34(shown4, strays2[0]),
+      join35(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join34(dir, BUILD_FILE);
+  const buildPath = join35(dir, BUILD_FILE);
   if (existsSync34(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join34(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join35(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join34(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join35(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync34(join34(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join34(dir, CAMPAIGN_FILE), join34(shown4, CAMPAIGN_FILE));
+  if (existsSync34(join35(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join35(dir, CAMPAIGN_FILE), join35(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join34(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join34(shown4, BUILD_FILE)}`);
+        throw new InputError(join35(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join35(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -45261,7 +45301,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join34(a.dir, rel), join34(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join35(a.dir, rel), join35(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -45270,7 +45310,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync34(join34(shard.dir, tail))) return entry;
+  if (!existsSync34(join35(shard.dir, tail))) return entry;
   const move = relative17(shard.dir, out).split(sep4).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -45338,9 +45378,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join34(other.shown, CAMPAIGN_FILE),
+      join35(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join34(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join35(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -45362,16 +45402,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join34(earlier.dir, rel), join34(f.dir, rel)))
-        throw new InputError(join34(f.shown, rel), "", `differs from ${join34(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join35(earlier.dir, rel), join35(f.dir, rel)))
+        throw new InputError(join35(f.shown, rel), "", `differs from ${join35(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join34(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
+  const tmp = join35(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
   mkdirSync13(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync13(dirname10(join34(tmp, rel)), { recursive: true });
-      copyFileSync2(join34(from.dir, rel), join34(tmp, rel));
+      mkdirSync13(dirname10(join35(tmp, rel)), { recursive: true });
+      copyFileSync2(join35(from.dir, rel), join35(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -45379,10 +45419,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join34(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join35(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join34(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join34(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join35(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join35(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -45392,8 +45432,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join34(tmp, LOCK_FILE), lockText());
-    const old = join34(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
+    writeFileSync5(join35(tmp, LOCK_FILE), lockText());
+    const old = join35(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -45418,7 +45458,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync35, readFileSync as readFileSync21 } from "node:fs";
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -46765,11 +46805,11 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join35(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join36(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join35(outDir, path);
+    const file2 = join36(outDir, path);
     return !existsSync35(file2) || readFileSync21(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -46777,10 +46817,10 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync14, rmSync as rmSync10 } from "node:fs";
-import { join as join36, resolve as resolve18 } from "node:path";
+import { join as join37, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join36(nativeDir(), "iccs", "baseline");
+  const dir = join37(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -46802,12 +46842,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
-  mkdirSync14(join36(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync14(join37(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join36(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join37(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join36(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join37(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -46862,21 +46902,21 @@ function baselineVerdict(s) {
 
 // src/catalogs/pqclean.ts
 import { existsSync as existsSync36, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync22, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join37 } from "node:path";
+import { join as join38 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join37(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join38(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync36(join37(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync13(base).sort().filter((scheme) => existsSync36(join38(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join37(base, scheme, "clean");
+  const dir = join38(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync22(join37(dir, "api.h"), "utf8");
+  const api = readFileSync22(join38(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join37(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join38(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -46894,14 +46934,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join37(out, id);
+    const folder = join38(out, id);
     mkdirSync15(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join37(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join37(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join38(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join38(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -46909,7 +46949,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join37(folder, "candidate.yml"),
+      join38(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -46929,7 +46969,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join37(folder, "kat.sha256"),
+      join38(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -47043,7 +47083,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join38(values.out, values.system), cli("out"));
+  checkOutputFolder(join39(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -47054,7 +47094,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join38(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join39(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -47103,7 +47143,7 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join38(values.out, values.system), cli("out"));
+  checkOutputFolder(join39(values.out, values.system), cli("out"));
   const { calibration, path } = await calibratePairedCheck({
     campaignDir: positionals[0],
     system: values.system,
@@ -47131,7 +47171,7 @@ function evidenceFolder(arg) {
   const dir = resolve19(arg);
   if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join38(dir, e.name)).build)).map((e) => join38(arg, e.name));
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join39(dir, e.name)).build)).map((e) => join39(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -47171,11 +47211,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync37(join38(d, values.system)))
+    if (!existsSync37(join39(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join38(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join39(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
@@ -47208,11 +47248,11 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join38(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join39(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join38(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join39(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -47277,7 +47317,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join38(systemDir, e.kat_file);
+    const katPath = join39(systemDir, e.kat_file);
     if (!existsSync37(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync23(katPath, "utf8");
@@ -47287,7 +47327,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join38(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join39(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -47319,7 +47359,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join38(c.folder, "kat.sha256");
+  const target = join39(c.folder, "kat.sha256");
   const shown4 = relative18(process.cwd(), target) || target;
   const before = existsSync37(target) ? readFileSync23(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -47339,7 +47379,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join38(dir, file2))).map((f) => ({ ...f, text: readFileSync23(join38(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join39(dir, file2))).map((f) => ({ ...f, text: readFileSync23(join39(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -47380,7 +47420,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join38(values.out, values.system), cli("out"));
+  checkOutputFolder(join39(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -47406,19 +47446,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join38(root3, "out"));
+  const out = resolve19(values.out ?? join39(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join38(root3, "examples", "campaign");
-  const pqclean = join38(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join39(root3, "examples", "campaign");
+  const pqclean = join39(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync37(pqclean)) throw new InputError(relative18(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join38(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join39(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join38(out, "data"),
+    dataDir: join39(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -47426,13 +47466,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join38(out, "pages");
+  const pagesDir = join39(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative18(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join38(pagesDir, "index.md"))})`
+    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join39(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code4;
@@ -47449,14 +47489,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync37(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join38(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve19(values.pqclean ?? join39(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync37(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative18(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join38(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join39(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));

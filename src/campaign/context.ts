@@ -150,6 +150,7 @@ export function buildRequest(run: RunContext, unit: Unit, flagSet: FlagSet): Bui
     memoryLimitBytes: settings.planning.memory_limit_mb * 1024 * 1024,
     cache: run.buildCache,
     sandbox: run.plan.sandbox,
+    compiler: settings.compiler,
   };
 }
 

@@ -7,7 +7,7 @@ import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
 import { runCoverage } from '../ct/coverage.js';
 import { divisionSites, withDivisions, type DivisionSite } from '../ct/division.js';
 import { runDivisionCheck } from '../ct/divisionCheck.js';
-import { ccVersion } from '../env/toolchain.js';
+import { compilerVersion } from '../env/toolchain.js';
 import { runCtOperation } from '../ct/run.js';
 import { errorMessage } from '../errors.js';
 import { applySuppressions, CT_SUPPRESSIONS_FILE, loadCtSuppressions, type CtSuppression } from '../ct/suppressions.js';
@@ -188,7 +188,7 @@ async function prepareCheck(ctx: InstanceContext, operations: readonly string[])
   const entry = preparedEntry(ctx, 'ct');
   const request = buildRequest(run, unit, entry.flags);
   const built = await buildCt(request, flagsFor(request));
-  const head: Partial<CtEvidence> = { flags: built.flags, compiler: ccVersion(), secret_generators: built.wrapped };
+  const head: Partial<CtEvidence> = { flags: built.flags, compiler: compilerVersion(request.compiler), secret_generators: built.wrapped };
   if (!built.ok) return { built, head };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   // Division instructions the API reaches, from the -g build (file and line): held against

@@ -9,6 +9,7 @@ import type { CampaignSettings, InstanceSpec } from '../config/schemas.js';
 import { allowedCpus, checkCpuAllowed, formatCpuList } from '../env/cpus.js';
 import { defaultCpu } from '../env/host.js';
 import { InputError, isInputError } from '../errors.js';
+import { systemCompiler } from '../env/toolchain.js';
 import { evidencePaths, instanceKey, type EvidencePaths } from '../evidence/layout.js';
 import type { BuildJson } from '../evidence/types.js';
 import { externalSizesPath } from '../catalogs/catalogs.js';
@@ -218,6 +219,12 @@ export function planRun(opts: CampaignOptions): RunPlan {
     );
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
+  if (systemCompiler(settings.compiler) === undefined)
+    throw new InputError(
+      ymlShown,
+      'compiler',
+      `'${settings.compiler}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${settings.compiler.replace(/-[0-9.]+$/, '')})`,
+    );
   const cpus = trialCpus(opts, settings, ymlShown);
   const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   // A suppression without its reason is the candidate author's input error: said before anything runs.

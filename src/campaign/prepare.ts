@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { displayFlags, type BuildResult, type FlagSet } from '../compile/compile.js';
 import { nistEntryPrefix } from '../compile/nistShim.js';
 import type { Candidate } from '../config/campaign.js';
-import { ccVersion } from '../env/toolchain.js';
+import { compilerVersion } from '../env/toolchain.js';
 import { relativeTo } from '../evidence/layout.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { formatKatLog, katBody } from '../kat/log.js';
@@ -277,7 +277,7 @@ function writeKatLog(run: RunContext, entry: BuildEntry, candidate: Candidate, b
       instance: entry.label,
       api: candidate.api,
       kat_rng: candidate.katRng,
-      compiler: ccVersion(),
+      compiler: compilerVersion(run.plan.settings.compiler),
       build_flags: displayFlags(b.flags),
       flags: b.flagSet,
     },

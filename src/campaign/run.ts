@@ -84,7 +84,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const run: RunContext = {
     plan,
     tools: await harnessTools(),
-    environment: hostEnvironment(plan.cpu),
+    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
     progress: opts.progress,
     buildCache: opts.buildCache,
     onCounter: (c) => {
@@ -312,7 +312,7 @@ function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
         say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
       }
       const cpu = lease.cpu;
-      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu));
+      if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
       const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };
       try {
         return await work(pinned);

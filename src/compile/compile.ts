@@ -8,7 +8,7 @@ import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtom
 import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
 import { resolveSources, type ResolvedSources } from '../config/sources.js';
-import { CC, ccVersion } from '../env/toolchain.js';
+import { compilerVersion, toolchainOf } from '../env/toolchain.js';
 import { instanceFlags, nistEntryPrefix, nistShim } from './nistShim.js';
 import type { BuildStep } from './objects.js';
 import { GENERATOR_SYMBOLS, ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
@@ -49,6 +49,8 @@ export interface BuildRequest {
   cache?: BuildCache;
   /** How the compiler is isolated (default bwrap): it reads only what `readOnly` lists. */
   sandbox?: SandboxMode;
+  /** The compiler command (ngcc-perf.yml `compiler`): `gcc`, `clang`, a versioned name or a path. */
+  compiler: string;
 }
 
 /** Symbols a library may export: the APIs and the harness hooks, nothing of its internals. */
@@ -77,13 +79,14 @@ function versionScript(prefix: string | undefined): string {
  * source and the headers of the include folders.
  */
 async function dependencies(
+  cc: string,
   src: ResolvedSources,
   compileArgs: string[],
   sandbox: SandboxSpec,
   memoryLimitBytes: number | undefined,
 ): Promise<Map<string, string[]>> {
   const cwd = src.dir;
-  const r = await runProcess([CC, ...compileArgs, '-MM', ...src.sources], {
+  const r = await runProcess([cc, ...compileArgs, '-MM', ...src.sources], {
     cwd,
     timeoutMs: 120_000,
     maxOutputBytes: 16 << 20,
@@ -140,7 +143,7 @@ function buildKey(req: BuildRequest, src: ResolvedSources, files: string[], argv
   const portable = (s: string) =>
     s.replaceAll(out, '<out>').replaceAll(src.dir, '<dir>').replaceAll(toolRoot(), '<tool>').replaceAll(repo, '<repo>');
   const parts = files.map((f) => `${portable(f)}\n${contentDigest(f)}`);
-  return sha256Hex([...parts, argv.map(portable).join(' '), ccVersion(), req.harnessVersion].join('\n'));
+  return sha256Hex([...parts, argv.map(portable).join(' '), compilerVersion(req.compiler), req.harnessVersion].join('\n'));
 }
 
 /** Bytes of one file the key hashes: far above any source or header. */
@@ -221,12 +224,12 @@ export async function buildArgv(req: BuildRequest, flags: string[], library: str
   };
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const readOnly = [resolve(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
-  const deps = await dependencies(resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const deps = await dependencies(req.compiler, resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
   const generator = candidate.api === 'nist' ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
   const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
   const sources = resolved.sources.filter((f) => !leftOut.has(f));
   const argv = [
-    CC,
+    req.compiler,
     ...parts.flags,
     ...parts.defines,
     ...parts.includes,
@@ -257,9 +260,12 @@ async function generatorVerdicts(
   // unchanged instance (a re-run, its profile and ct builds) compiles nothing to be judged again.
   const all = [...new Set([...deps.values()].flat())].sort();
   const key = sha256Hex(
-    [...all.map((f) => `${f}\n${contentDigest(f)}`), compileArgs.join(' '), ccVersion(), JSON.stringify(src.ownGenerator ?? null)].join(
-      '\n',
-    ),
+    [
+      ...all.map((f) => `${f}\n${contentDigest(f)}`),
+      compileArgs.join(' '),
+      compilerVersion(req.compiler),
+      JSON.stringify(src.ownGenerator ?? null),
+    ].join('\n'),
   );
   const cacheFile = join(dirname(library), 'own-generator.json');
   const cached = readJsonIfExists<{ key: string; verdicts: GeneratorVerdict[] }>(cacheFile);
@@ -269,7 +275,7 @@ async function generatorVerdicts(
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run: BuildStep = (argv, cwd = src.dir) =>
     runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
-  const verdicts = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly);
+  const verdicts = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly, toolchainOf(req.compiler));
   writeJsonAtomic(cacheFile, { key, verdicts });
   return verdicts;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
-import { CC, ccVersion } from '../env/toolchain.js';
+import { compilerVersion, HARNESS_CC } from '../env/toolchain.js';
 
 export interface HarnessTools {
   dir: string;
@@ -32,7 +32,7 @@ export function harnessVersion(): string {
   };
   walk(root);
   const parts = files.map((f) => `${f.slice(root.length)}\n${sha256Hex(readFileSync(f))}`);
-  return sha256Hex(`${parts.join('\n')}\n${ccVersion()}`).slice(0, 16);
+  return sha256Hex(`${parts.join('\n')}\n${compilerVersion(HARNESS_CC)}`).slice(0, 16);
 }
 
 /**
@@ -110,7 +110,7 @@ async function compileTools(dir: string): Promise<void> {
   const manifest: Record<string, string> = {};
   for (const [name, sources, link] of targets) {
     // The harness's own sources: trusted, built outside the sandbox.
-    const r = await runProcess([CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });
+    const r = await runProcess([HARNESS_CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:\n${r.stderr}`);
     manifest[name] = sha256File(join(staging, name));
   }

@@ -1,5 +1,5 @@
 import { basename, join } from 'node:path';
-import { CC, NM } from '../env/toolchain.js';
+import type { Toolchain } from '../env/toolchain.js';
 import type { RunResult } from '../sandbox/run.js';
 
 /** Runs one command of a build in its sandbox, from `cwd` (the instance folder when absent). */
@@ -12,19 +12,20 @@ export type BuildStep = (argv: string[], cwd?: string) => Promise<RunResult>;
  */
 export async function compileObjects(
   run: BuildStep,
+  tools: Toolchain,
   sources: string[],
   compileFlags: string[],
   objDir: string,
 ): Promise<string[] | undefined> {
   const names = sources.map((src) => `${basename(src).replace(/\.[csS]$/, '')}.o`);
   if (new Set(names).size === names.length) {
-    if ((await run([CC, ...compileFlags, '-c', ...sources], objDir)).exitCode !== 0) return undefined;
+    if ((await run([tools.cc, ...compileFlags, '-c', ...sources], objDir)).exitCode !== 0) return undefined;
     return names.map((n) => join(objDir, n));
   }
   const objects: string[] = [];
   for (const [i, src] of sources.entries()) {
     const obj = join(objDir, `${i}-${names[i]}`);
-    if ((await run([CC, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return undefined;
+    if ((await run([tools.cc, ...compileFlags, '-c', src, '-o', obj])).exitCode !== 0) return undefined;
     objects.push(obj);
   }
   return objects;
@@ -41,10 +42,10 @@ export interface ObjectSymbols {
  * Every object's symbols as `nm -A -g` reports them, keyed by object path; undefined when nm
  * fails. `nm -A` prefixes each line with its file, so one call serves any number of objects.
  */
-export async function symbolsOf(run: BuildStep, objects: string[]): Promise<Map<string, ObjectSymbols> | undefined> {
+export async function symbolsOf(run: BuildStep, tools: Toolchain, objects: string[]): Promise<Map<string, ObjectSymbols> | undefined> {
   const out = new Map<string, ObjectSymbols>(objects.map((o) => [o, { defined: new Map(), undefined: new Set() }]));
   if (objects.length === 0) return out;
-  const nm = await run([NM, '-A', '-g', ...objects]);
+  const nm = await run([tools.nm, '-A', '-g', ...objects]);
   if (nm.exitCode !== 0) return undefined;
   for (const line of nm.stdout.split('\n')) {
     // "<object>:<value> <type> <name>", or "<object>: <spaces> U <name>" for an undefined one.

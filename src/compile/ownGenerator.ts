@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { type ResolvedSources, underAny } from '../config/sources.js';
+import type { Toolchain } from '../env/toolchain.js';
 import { compileObjects, symbolsOf, type BuildStep, type ObjectSymbols } from './objects.js';
 
 /**
@@ -56,6 +57,7 @@ export async function ownGeneratorVerdicts(
   run: BuildStep,
   workDir: string,
   readable: readonly string[],
+  tools: Toolchain,
 ): Promise<GeneratorVerdict[]> {
   const shown = (f: string) => relative(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file) => ({ file, left_out: true, why: 'candidate.yml names it in own_generator' }));
@@ -63,7 +65,7 @@ export async function ownGeneratorVerdicts(
   const suspects = src.sources.filter((s) => [s, ...(deps.get(s) ?? [])].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
-    const compiled = await compiledSymbols(run, suspects, compileArgs, join(workDir, 'suspects'));
+    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join(workDir, 'suspects'));
     if (!compiled) return [];
     const verdicts: GeneratorVerdict[] = [];
     let restUses: Map<string, Set<string>> | undefined;
@@ -77,7 +79,7 @@ export async function ownGeneratorVerdicts(
         verdicts.push({ file, left_out: true, why: says });
         continue;
       }
-      restUses ??= await usesOfRest(run, src.sources, suspects, compiled, compileArgs, join(workDir, 'rest'));
+      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join(workDir, 'rest'));
       if (!restUses) return [];
       const elsewhere = [...restUses.entries()].filter(([f]) => f !== file);
       const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
@@ -100,14 +102,15 @@ export async function ownGeneratorVerdicts(
 
 async function compiledSymbols(
   run: BuildStep,
+  tools: Toolchain,
   sources: string[],
   compileArgs: string[],
   objDir: string,
 ): Promise<Map<string, ObjectSymbols> | undefined> {
   mkdirSync(objDir, { recursive: true });
-  const objects = await compileObjects(run, sources, compileArgs, objDir);
+  const objects = await compileObjects(run, tools, sources, compileArgs, objDir);
   if (!objects) return undefined;
-  const symbols = await symbolsOf(run, objects);
+  const symbols = await symbolsOf(run, tools, objects);
   if (!symbols) return undefined;
   return new Map(sources.map((s, i) => [s, symbols.get(objects[i]!)!]));
 }
@@ -115,6 +118,7 @@ async function compiledSymbols(
 /** The undefined symbols of every source of the library (the suspects' already known). */
 async function usesOfRest(
   run: BuildStep,
+  tools: Toolchain,
   sources: string[],
   suspects: string[],
   known: Map<string, ObjectSymbols>,
@@ -122,7 +126,7 @@ async function usesOfRest(
   objDir: string,
 ): Promise<Map<string, Set<string>> | undefined> {
   const rest = sources.filter((s) => !suspects.includes(s));
-  const compiled = rest.length > 0 ? await compiledSymbols(run, rest, compileArgs, objDir) : new Map<string, ObjectSymbols>();
+  const compiled = rest.length > 0 ? await compiledSymbols(run, tools, rest, compileArgs, objDir) : new Map<string, ObjectSymbols>();
   if (!compiled) return undefined;
   return new Map([...known, ...compiled].map(([f, s]) => [f, s.undefined]));
 }

@@ -5,7 +5,6 @@ import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtom
 import { nativeDir } from '../util/paths.js';
 import type { BuildRequest } from './compile.js';
 import { buildArgv } from './compile.js';
-import { CC } from '../env/toolchain.js';
 
 /** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
 export function wrapCatalog(file: 'wrap_iccs.c' | 'wrap_nist.c'): string[] {
@@ -56,12 +55,12 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   for (const w of ['hashprof.c', 'wrap_iccs.c', 'wrap_nist.c']) {
     const obj = join(objDir, `hashprof-${w.replace(/\.c$/, '')}.o`);
     const includes = [`-I${hp}`, `-I${join(nativeDir(), 'iccs')}`, `-I${nativeDir()}`];
-    if ((await run([CC, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
+    if ((await run([req.compiler, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
       return finish(false, wrapped);
     objects.push(obj);
   }
   const link = await run([
-    CC,
+    req.compiler,
     ...plain.flags,
     '-fno-lto',
     '-shared',

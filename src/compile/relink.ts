@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { type buildArgv, buildSandbox, type BuildRequest } from './compile.js';
+import { toolchainOf } from '../env/toolchain.js';
 import { compileObjects, symbolsOf } from './objects.js';
 
 /**
@@ -10,6 +11,7 @@ import { compileObjects, symbolsOf } from './objects.js';
  */
 export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof buildArgv>>, outDir: string, log: string[]) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
+  const tools = toolchainOf(req.compiler);
   const run = async (argv: string[], cwd = plain.cwd): Promise<RunResult> => {
     const r = await runProcess(argv, {
       cwd,
@@ -28,13 +30,14 @@ export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof 
     compileEach: (compileFlags: string[], objDir: string): Promise<string[] | undefined> =>
       compileObjects(
         run,
+        tools,
         plain.sources.map((src) => resolve(plain.cwd, src)),
         compileFlags,
         objDir,
       ),
     /** The global functions the objects define (`nm`'s T symbols). */
     async definedFunctions(objects: string[]): Promise<Set<string>> {
-      const symbols = await symbolsOf(run, objects);
+      const symbols = await symbolsOf(run, tools, objects);
       return new Set(
         [...(symbols?.values() ?? [])].flatMap((o) => [...o.defined].filter(([, type]) => type === 'T').map(([name]) => name)),
       );

@@ -205,6 +205,15 @@ export const settingsSchema = z
       }),
     /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
     sandbox: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
+    /**
+     * The compiler every submission is built with (its flags are the guide's either way): a command
+     * the system has on PATH (`gcc`, `clang`, `gcc-12`; env/toolchain.ts systemCompiler). The
+     * harness's own tools stay on gcc.
+     */
+    compiler: z
+      .string()
+      .regex(/^[A-Za-z0-9_.+-]+$/, 'expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option')
+      .default('gcc'),
     catalogs: z
       .object({ external_sizes: z.string().default('external_sizes.csv') })
       .strict()

@@ -2,7 +2,6 @@ import { relinkSteps } from '../compile/relink.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildArgv, type BuildRequest } from '../compile/compile.js';
-import { CC } from '../env/toolchain.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 
@@ -84,7 +83,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
   const wrapObj = join(objDir, 'ct_wrap.o');
   const wrapArgv = [
-    CC,
+    req.compiler,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
@@ -95,7 +94,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   ];
   if ((await run(wrapArgv)).exitCode !== 0) return finish(false, wrapped);
   const link = await run([
-    CC,
+    req.compiler,
     ...plain.flags,
     ...extra,
     '-shared',

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, loadavg, release } from 'node:os';
-import { ccVersion } from './toolchain.js';
+import { compilerVersion, HARNESS_CC } from './toolchain.js';
 import { firstLineOf } from '../sandbox/run.js';
 import { toolVersion } from '../util/paths.js';
 
@@ -25,8 +25,11 @@ function osName(): string | null {
 
 const cpufreq = (cpu: number, file: string) => read(`/sys/devices/system/cpu/cpu${cpu}/cpufreq/${file}`);
 
-/** The host facts the ngcc-harness records (same field names), for the CPU that runs the trials. */
-export function hostEnvironment(cpu: number) {
+/**
+ * The host facts the ngcc-harness records (same field names), for the CPU that runs the trials;
+ * `compiler` is the campaign's, whose version is recorded.
+ */
+export function hostEnvironment(cpu: number, compiler: string = HARNESS_CC) {
   const flags = cpuinfoField('flags') ?? '';
   const memKib = /^MemTotal:\s+(\d+)/m.exec(read('/proc/meminfo') ?? '');
   return {
@@ -40,7 +43,7 @@ export function hostEnvironment(cpu: number) {
     memory_total_kib: memKib ? Number(memKib[1]) : null,
     os: osName(),
     kernel: release(),
-    compiler: ccVersion(),
+    compiler: compilerVersion(compiler),
     cmake: firstLineOf(['cmake', '--version']),
     node: process.version,
     ngcc_perf_version: toolVersion(),

@@ -1,7 +1,7 @@
 import { InputError } from '../errors.js';
 import { hostSystemView, unshareArgv, type SandboxMode, type SandboxSetting, type SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess, runsQuietly, type RunResult } from '../sandbox/run.js';
-import { CC } from './toolchain.js';
+import { HARNESS_CC } from './toolchain.js';
 
 export interface SandboxProbe {
   mode: SandboxMode;
@@ -99,7 +99,7 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
   const made = await runProcess(['true'], { timeoutMs: 30_000, sandbox: bare });
   if (made.exitCode !== 0) refuse(p.mode === 'bwrap' ? sandboxFailure(made) : unshareFailure(made));
 
-  const compiler = p.compiler ?? CC;
+  const compiler = p.compiler ?? HARNESS_CC;
   const cc = await runProcess([compiler, '--version'], { timeoutMs: 30_000, sandbox: bare });
   if (cc.exitCode !== 0)
     refuse(

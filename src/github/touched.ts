@@ -111,6 +111,7 @@ async function instanceChange(
     harnessVersion: version,
     timeoutMs: settings.planning.build_timeout_s * 1000,
     sandbox: resolveSandbox(settings.sandbox),
+    compiler: settings.compiler,
   };
   try {
     const { key } = await buildArgv(req, flagsFor(req), join(scratch, flagSet, `lib${req.instance.label}.so`));

@@ -19,6 +19,7 @@ export function buildRequestFor(
     extraFlags: [],
     harnessVersion: 'test',
     timeoutMs: 120_000,
+    compiler: 'gcc',
     ...more,
   };
 }

@@ -34159,11 +34159,13 @@ var systemSchema = external_exports.object({
   cpus: external_exports.array(external_exports.number().int().min(0)).min(1).refine((l) => new Set(l).size === l.length, "lists a CPU twice").optional(),
   fixed_clock_hz: external_exports.number().positive().optional()
 }).strict().refine((s) => s.cpu === void 0 || s.cpus === void 0, { message: "set cpu or cpus, not both", path: ["cpus"] });
+var FLAG_VARIANTS = ["reference", "performance", "resource"];
+var compilerName = external_exports.string().regex(/^[A-Za-z0-9_.+-]+$/, "expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option");
 var settingsSchema = external_exports.object({
   planning: planningSchema.default(planningSchema.parse({})),
   systems: external_exports.record(external_exports.string().regex(SYSTEM_ID, `a system id must match the rule: ${SYSTEM_ID_RULE}`), systemSchema).default({}),
   flags: external_exports.object({
-    variant: external_exports.enum(["reference", "performance", "resource"]).default("reference"),
+    variant: external_exports.enum(FLAG_VARIANTS).default("reference"),
     extra: external_exports.array(external_exports.string()).default([])
   }).strict().default({ variant: "reference", extra: [] }),
   profile: external_exports.object({
@@ -34181,13 +34183,21 @@ var settingsSchema = external_exports.object({
     calls: external_exports.number().int().min(1).max(1e3).default(CT_CALLS),
     op_budget_s: external_exports.number().positive().default(CT_OP_BUDGET_S),
     valgrind_factor: external_exports.number().positive().default(CT_VALGRIND_FACTOR),
-    startup_s: external_exports.number().min(0).default(CT_STARTUP_S)
+    startup_s: external_exports.number().min(0).default(CT_STARTUP_S),
+    /**
+     * Builds checked besides the measured one (docs/method.md#every-build): each of the guide's
+     * flag sets named here with each compiler of `compilers` (none: the campaign's `compiler`).
+     */
+    variants: external_exports.array(external_exports.enum(FLAG_VARIANTS)).default([...FLAG_VARIANTS]),
+    compilers: external_exports.array(compilerName).default([])
   }).strict().default({
     enabled: false,
     calls: CT_CALLS,
     op_budget_s: CT_OP_BUDGET_S,
     valgrind_factor: CT_VALGRIND_FACTOR,
-    startup_s: CT_STARTUP_S
+    startup_s: CT_STARTUP_S,
+    variants: [...FLAG_VARIANTS],
+    compilers: []
   }),
   /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
   sandbox: external_exports.enum(["auto", "bwrap", "unshare", "none"]).default("auto"),
@@ -34196,7 +34206,7 @@ var settingsSchema = external_exports.object({
    * the system has on PATH (`gcc`, `clang`, `gcc-12`; env/toolchain.ts systemCompiler). The
    * harness's own tools stay on gcc.
    */
-  compiler: external_exports.string().regex(/^[A-Za-z0-9_.+-]+$/, "expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option").default("gcc"),
+  compiler: compilerName.default("gcc"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
 
@@ -36862,8 +36872,8 @@ function withDivisions(ct2, sites2) {
   const tainted = /* @__PURE__ */ new Set();
   const operations = Object.fromEntries(
     Object.entries(ct2.operations).map(([op, o]) => {
-      const findings = o.findings ?? [];
-      const added = secretSites(o, sites2).map((s) => {
+      const findings = (o.findings ?? []).filter((f) => f.kind !== "division");
+      const added = secretSites({ ...o, findings }, sites2).map((s) => {
         tainted.add(s.address);
         return {
           kind: "division",
@@ -36879,7 +36889,8 @@ function withDivisions(ct2, sites2) {
           ...s.secret ? { secret_operands: s.secret } : {}
         };
       });
-      const status = added.length > 0 && o.status === "clean" ? "flagged" : o.status;
+      const open2 = [...findings, ...added].some((f) => !f.suppressed);
+      const status = o.status === "clean" || o.status === "flagged" ? open2 ? "flagged" : "clean" : o.status;
       return [op, { ...o, status, findings: [...findings, ...added] }];
     })
   );
@@ -37125,6 +37136,11 @@ var ctBuild = {
     decisions.set(ctx, decided);
     if (decided.run !== "check") return "kept";
     decided.prepared = await prepareCheck(ctx, decided.operations);
+    if (decided.prepared)
+      for (const b of extraBuilds(ctx)) {
+        const prepared = await prepareCheck(ctx, decided.operations, b);
+        if (prepared) decided.prepared.extra.push({ build: b, prepared });
+      }
   }
 };
 var ct = {
@@ -37147,10 +37163,12 @@ var ct = {
     const results = {};
     let head;
     const reusable = decided.run === "keep";
+    let builds = [];
     if (decided.run === "keep") {
-      const { operations: old, ...rest } = decided.previous;
+      const { operations: old, builds: kept, ...rest } = decided.previous;
       head = rest;
       for (const op of operations) results[op] = old[op];
+      builds = kept ?? [];
     } else {
       head = {
         schema: 1,
@@ -37168,11 +37186,18 @@ var ct = {
         head = { ...head, ...decided.prepared.head };
         const slowdown = await checkOperations(ctx, operations, results, decided.prepared);
         if (slowdown) head = { ...head, slowdown };
+        for (const { build: build2, prepared } of decided.prepared.extra) builds.push(await checkBuild(ctx, operations, build2, prepared));
       }
     }
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
+    builds = builds.map((b) => withSuppressions(b, operations, suppressions));
     const { suppressions_sha256: _, division_sites: sites2, divisions: __, ...base } = head;
-    const checked = { ...base, ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}, operations: results };
+    const checked = {
+      ...base,
+      ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {},
+      operations: results,
+      ...builds.length > 0 ? { builds } : {}
+    };
     const evidence = sites2 ? { ...withDivisions(checked, sites2), division_sites: sites2 } : checked;
     writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
     const each = operations.map((op) => shown3(results[op]));
@@ -37197,7 +37222,8 @@ function decide(ctx) {
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls } = plan.settings.ct;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
-  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && operations.every((op) => {
+  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
+  (previous.builds ?? []).map((b) => b.name).join(",") === extraBuilds(ctx).map((b) => b.name).join(",") && operations.every((op) => {
     const o = previous.operations[op];
     const counted = o?.coverage !== void 0 && ("failure" in o.coverage || o.coverage.untaken !== void 0);
     return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls && counted);
@@ -37218,22 +37244,64 @@ function suppressed(o, suppressions, operation) {
   const findings = applySuppressions(o.findings, suppressions, operation);
   return { ...o, findings, status: statusOf(findings) };
 }
-async function prepareCheck(ctx, operations) {
+async function prepareCheck(ctx, operations, other) {
   if (ctx.unit.candidate.type === "hash" || operations.length === 0) return void 0;
   const { run, unit } = ctx;
   const entry = preparedEntry(ctx, "ct");
-  const request = buildRequest(run, unit, entry.flags);
+  const measured = buildRequest(run, unit, entry.flags);
+  const request = other ? {
+    ...buildRequest(run, unit, "guide"),
+    variant: other.variant,
+    compiler: other.compiler,
+    outDir: join26(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+  } : measured;
   const built = await buildCt(request, flagsFor(request));
-  const head = { flags: built.flags, compiler: compilerVersion(request.compiler), secret_generators: built.wrapped };
-  if (!built.ok) return { built, head };
+  const head = {
+    flags: built.flags,
+    compiler: compilerVersion(request.compiler),
+    secret_generators: built.wrapped,
+    build_name: `${request.compiler} ${entry.flags === "guide" || other ? request.variant : entry.flags}`
+  };
+  if (!built.ok) return { built, head, extra: [] };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   const sites2 = await divisionSites(built.library, { sandbox: run.plan.sandbox }).catch((e) => {
     head.divisions_failure = errorMessage(e);
     return void 0;
   });
   if (sites2) head.division_sites = sites2;
+  if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join26(request.outDir, CT_COVERAGE_BUILD.dir, "counters") } };
+  return { built, head, coverage: { built: coverage, scratch: join26(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+}
+function extraBuilds(ctx) {
+  const { settings } = ctx.run.plan;
+  const compilers = settings.ct.compilers.length > 0 ? settings.ct.compilers : [settings.compiler];
+  const measuredGuide = ctx.entry?.flags !== "harness-default";
+  return compilers.flatMap(
+    (compiler) => settings.ct.variants.filter((variant) => !(measuredGuide && variant === settings.flags.variant && compiler === settings.compiler)).map((variant) => ({ name: `${compiler} ${variant}`, variant, compiler }))
+  );
+}
+async function checkBuild(ctx, operations, build2, prepared) {
+  const results = {};
+  await checkOperations(ctx, operations, results, prepared);
+  const { head } = prepared;
+  return {
+    name: build2.name,
+    compiler: head.compiler ?? compilerVersion(build2.compiler),
+    variant: build2.variant,
+    ...head.flags ? { flags: head.flags } : {},
+    ...head.ct_library_sha256 ? { ct_library_sha256: head.ct_library_sha256 } : {},
+    operations: results,
+    ...head.division_sites ? { division_sites: head.division_sites } : {},
+    ...prepared.built.ok ? {} : { failure: "its ct build failed: see its build.log" }
+  };
+}
+function withSuppressions(b, operations, suppressions) {
+  const ops = Object.fromEntries(operations.map((op) => [op, suppressed(b.operations[op], suppressions, op)]));
+  if (!b.division_sites) return { ...b, operations: ops };
+  const { divisions: _, ...rest } = b;
+  const judged = withDivisions({ schema: 1, tool: CT_TOOL, library_sha256: "", operations: ops }, b.division_sites);
+  return { ...rest, operations: judged.operations, ...judged.divisions ? { divisions: judged.divisions } : {} };
 }
 async function checkOperations(ctx, operations, results, prepared) {
   const { run, unit } = ctx;
@@ -37313,7 +37381,7 @@ async function checkOperations(ctx, operations, results, prepared) {
     const ran = results[operation].status === "clean" || results[operation].status === "flagged";
     const sites2 = prepared.head.division_sites ?? [];
     if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, sites2, timeoutS);
-    if (ran) results[operation].coverage = await coverageOf2(operation, timeoutS);
+    if (ran && prepared.coverage) results[operation].coverage = await coverageOf2(operation, timeoutS);
   }
   return slowdown;
 }
@@ -37767,7 +37835,11 @@ var ctEvidenceSchema = external_exports.object({
   schema: external_exports.literal(1),
   tool: external_exports.string().min(1),
   library_sha256: external_exports.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in hex"),
-  operations: external_exports.record(external_exports.string(), operationSchema)
+  operations: external_exports.record(external_exports.string(), operationSchema),
+  /** The other builds checked (docs/method.md#every-build): each named once, its operations as the measured build's. */
+  builds: external_exports.array(
+    external_exports.object({ name: external_exports.string().min(1), compiler: external_exports.string(), variant: external_exports.string(), operations: external_exports.record(external_exports.string(), operationSchema) }).passthrough()
+  ).optional()
 }).passthrough();
 function operationProblems(where, o) {
   const problems = [];
@@ -37825,6 +37897,12 @@ function validateCtFiles(systemDir, build2) {
           `${rel}: library_sha256 ${ct2.library_sha256.slice(0, 12)}\u2026 differs from build.json's ${(entry.library_sha256 ?? "none").slice(0, 12)}\u2026`
         );
       for (const [op, o] of Object.entries(ct2.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+      const names = /* @__PURE__ */ new Set();
+      for (const [i, b] of (ct2.builds ?? []).entries()) {
+        if (names.has(b.name)) problems.push(`${rel}: builds[${i}]: ${b.name} listed twice`);
+        names.add(b.name);
+        for (const [op, o] of Object.entries(b.operations)) problems.push(...operationProblems(`${rel}: builds[${i}].operations.${op}`, o));
+      }
     }
   }
   return problems;
@@ -44798,12 +44876,62 @@ function ctSection(model, c) {
       table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
       ...kindMeanings(checked.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
     ] : [],
+    ...buildMatrix(checked),
     ...divisionsChecked ? divisionRows.length > 0 ? [
       para(
         "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
       ),
       table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
     ] : [para("No division instruction in code the API reaches.")] : []
+  ];
+}
+function buildStatus(b) {
+  if (b.failure) return `\u26A0 ${b.failure}`;
+  return Object.entries(b.operations).map(([op, o]) => `${op} ${STATUS_CELL[o.status] ?? o.status}`).join(", ");
+}
+function buildMatrix(checked) {
+  const withBuilds = checked.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
+  if (withBuilds.length === 0) return [];
+  const others = [...new Set(withBuilds.flatMap((inst) => inst.ct.builds.map((b) => b.name)))];
+  const statusRows = [];
+  const siteRows = [];
+  for (const inst of withBuilds) {
+    const ct2 = inst.ct;
+    const builds = [{ name: "measured", operations: ct2.operations }, ...others.map((n) => ct2.builds.find((b) => b.name === n))];
+    statusRows.push([code3(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
+    for (const b of ct2.builds) statusRows.push([code3(inst.label), b.name, buildStatus(b)]);
+    const bySite = /* @__PURE__ */ new Map();
+    builds.forEach((b, i) => {
+      for (const [op, o] of Object.entries(b?.operations ?? {}))
+        for (const f of o.findings ?? []) {
+          if (f.suppressed) continue;
+          const entry = bySite.get(siteOf(f)) ?? { finding: f, cells: builds.map(() => []) };
+          if (!entry.cells[i].includes(op)) entry.cells[i].push(op);
+          bySite.set(siteOf(f), entry);
+        }
+    });
+    for (const { finding: f, cells } of bySite.values())
+      siteRows.push([
+        code3(inst.label),
+        f.kind,
+        code3(f.function),
+        siteCell(f),
+        ...builds.map((b, i) => b === void 0 ? "not checked" : cells[i].length > 0 ? cells[i].join(", ") : MISSING)
+      ]);
+  }
+  return [
+    para(
+      "Every build checked: the measured one, and the others the campaign\u2019s ",
+      code3("ct.variants"),
+      " and ",
+      code3("ct.compilers"),
+      " name (a leak can be one compiler\u2019s or one flag set\u2019s alone):"
+    ),
+    table(["instance", "build", "operations"], statusRows),
+    ...siteRows.length > 0 ? [
+      para("Each unsuppressed site by build: the operations that reached it (\u2014 none there):"),
+      table(["instance", "kind", "function", "site", "measured", ...others], siteRows)
+    ] : [para("No unsuppressed site in any build.")]
   ];
 }
 var NEVER_RUN_LISTED = 8;

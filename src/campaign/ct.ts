@@ -12,7 +12,8 @@ import { runCtOperation } from '../ct/run.js';
 import { errorMessage } from '../errors.js';
 import { applySuppressions, CT_SUPPRESSIONS_FILE, loadCtSuppressions, type CtSuppression } from '../ct/suppressions.js';
 import { ctDriver } from '../ct/tools.js';
-import { statusOf, type CtEvidence, type CtOperation } from '../ct/types.js';
+import { statusOf, type CtBuildCheck, type CtEvidence, type CtOperation } from '../ct/types.js';
+import type { FlagVariant } from '../compile/flags.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { operationsOf } from '../measure/operation.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
@@ -49,6 +50,11 @@ export const ctBuild: PhaseStep = {
     decisions.set(ctx, decided);
     if (decided.run !== 'check') return 'kept';
     decided.prepared = await prepareCheck(ctx, decided.operations);
+    if (decided.prepared)
+      for (const b of extraBuilds(ctx)) {
+        const prepared = await prepareCheck(ctx, decided.operations, b);
+        if (prepared) decided.prepared.extra.push({ build: b, prepared });
+      }
   },
 };
 
@@ -73,10 +79,12 @@ export const ct: PhaseStep = {
     const results: Record<string, CtOperation> = {};
     let head: Omit<CtEvidence, 'operations'>;
     const reusable = decided.run === 'keep';
+    let builds: CtBuildCheck[] = [];
     if (decided.run === 'keep') {
-      const { operations: old, ...rest } = decided.previous;
+      const { operations: old, builds: kept, ...rest } = decided.previous;
       head = rest;
       for (const op of operations) results[op] = old[op]!;
+      builds = kept ?? [];
     } else {
       head = {
         schema: 1,
@@ -94,11 +102,18 @@ export const ct: PhaseStep = {
         head = { ...head, ...decided.prepared!.head };
         const slowdown = await checkOperations(ctx, operations, results, decided.prepared!);
         if (slowdown) head = { ...head, slowdown };
+        for (const { build, prepared } of decided.prepared!.extra) builds.push(await checkBuild(ctx, operations, build, prepared));
       }
     }
     for (const op of operations) results[op] = suppressed(results[op]!, suppressions, op);
+    builds = builds.map((b) => withSuppressions(b, operations, suppressions));
     const { suppressions_sha256: _, division_sites: sites, divisions: __, ...base } = head;
-    const checked: CtEvidence = { ...base, ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}), operations: results };
+    const checked: CtEvidence = {
+      ...base,
+      ...(suppressionsSha ? { suppressions_sha256: suppressionsSha } : {}),
+      operations: results,
+      ...(builds.length > 0 ? { builds } : {}),
+    };
     // After the suppressions: only an unsuppressed finding shows a division's operands tainted.
     const evidence = sites ? { ...withDivisions(checked, sites), division_sites: sites } : checked;
     writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
@@ -146,6 +161,11 @@ function decide(ctx: InstanceContext): CtDecision {
     previous?.library_sha256 === entry.library_sha256 &&
     previous.harness_version === ctx.run.tools.version &&
     (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) &&
+    // The same other builds, each checked: another ct.variants or ct.compilers is another check.
+    (previous.builds ?? []).map((b) => b.name).join(',') ===
+      extraBuilds(ctx)
+        .map((b) => b.name)
+        .join(',') &&
     operations.every((op) => {
       const o = previous.operations[op];
       // A file from before coverage was counted, or counted in the optimised build (no untaken
@@ -178,18 +198,34 @@ function suppressed(o: CtOperation, suppressions: readonly CtSuppression[], oper
 interface CtPrepared {
   built: Awaited<ReturnType<typeof buildCt>>;
   head: Partial<CtEvidence>;
-  /** The coverage build (CT_COVERAGE_BUILD) and the folder its runs leave their counters in. */
+  /** The coverage build (CT_COVERAGE_BUILD) and the folder its runs leave their counters in: the measured build's only. */
   coverage?: { built: Awaited<ReturnType<typeof buildCt>>; scratch: string };
+  /** The other builds to check (extraBuilds), each prepared the same way. */
+  extra: Array<{ build: OtherBuild; prepared: CtPrepared }>;
 }
 
-async function prepareCheck(ctx: InstanceContext, operations: readonly string[]): Promise<CtPrepared | undefined> {
+async function prepareCheck(ctx: InstanceContext, operations: readonly string[], other?: OtherBuild): Promise<CtPrepared | undefined> {
   if (ctx.unit.candidate.type === 'hash' || operations.length === 0) return undefined;
   const { run, unit } = ctx;
   const entry = preparedEntry(ctx, 'ct');
-  const request = buildRequest(run, unit, entry.flags);
+  const measured = buildRequest(run, unit, entry.flags);
+  // Another build lives in its own folder under the instance's build folder.
+  const request = other
+    ? {
+        ...buildRequest(run, unit, 'guide'),
+        variant: other.variant,
+        compiler: other.compiler,
+        outDir: join(measured.outDir, 'ct-builds', other.name.replace(' ', '-')),
+      }
+    : measured;
   const built = await buildCt(request, flagsFor(request));
-  const head: Partial<CtEvidence> = { flags: built.flags, compiler: compilerVersion(request.compiler), secret_generators: built.wrapped };
-  if (!built.ok) return { built, head };
+  const head: Partial<CtEvidence> = {
+    flags: built.flags,
+    compiler: compilerVersion(request.compiler),
+    secret_generators: built.wrapped,
+    build_name: `${request.compiler} ${entry.flags === 'guide' || other ? request.variant : entry.flags}`,
+  };
+  if (!built.ok) return { built, head, extra: [] };
   if (built.librarySha256) head.ct_library_sha256 = built.librarySha256;
   // Division instructions the API reaches, from the -g build (file and line): held against
   // memcheck's findings below (withDivisions). A finder that cannot run leaves them out, said so.
@@ -198,8 +234,62 @@ async function prepareCheck(ctx: InstanceContext, operations: readonly string[])
     return undefined;
   });
   if (sites) head.division_sites = sites;
+  if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join(request.outDir, CT_COVERAGE_BUILD.dir, 'counters') } };
+  return { built, head, coverage: { built: coverage, scratch: join(request.outDir, CT_COVERAGE_BUILD.dir, 'counters') }, extra: [] };
+}
+
+/** One of the other builds ct.variants × ct.compilers name. */
+interface OtherBuild {
+  name: string;
+  variant: FlagVariant;
+  compiler: string;
+}
+
+/**
+ * The builds checked besides the measured one: every flag set of ct.variants with every compiler of
+ * ct.compilers (none named: the campaign's compiler), less the measured build itself.
+ */
+export function extraBuilds(ctx: Pick<InstanceContext, 'run' | 'entry'>): OtherBuild[] {
+  const { settings } = ctx.run.plan;
+  const compilers = settings.ct.compilers.length > 0 ? settings.ct.compilers : [settings.compiler];
+  const measuredGuide = ctx.entry?.flags !== 'harness-default';
+  return compilers.flatMap((compiler) =>
+    settings.ct.variants
+      .filter((variant) => !(measuredGuide && variant === settings.flags.variant && compiler === settings.compiler))
+      .map((variant) => ({ name: `${compiler} ${variant}`, variant, compiler })),
+  );
+}
+
+/** Another build's operations under memcheck, as the measured build's (without coverage). */
+async function checkBuild(
+  ctx: InstanceContext,
+  operations: readonly string[],
+  build: OtherBuild,
+  prepared: CtPrepared,
+): Promise<CtBuildCheck> {
+  const results: Record<string, CtOperation> = {};
+  await checkOperations(ctx, operations, results, prepared);
+  const { head } = prepared;
+  return {
+    name: build.name,
+    compiler: head.compiler ?? compilerVersion(build.compiler),
+    variant: build.variant,
+    ...(head.flags ? { flags: head.flags } : {}),
+    ...(head.ct_library_sha256 ? { ct_library_sha256: head.ct_library_sha256 } : {}),
+    operations: results,
+    ...(head.division_sites ? { division_sites: head.division_sites } : {}),
+    ...(prepared.built.ok ? {} : { failure: 'its ct build failed: see its build.log' }),
+  };
+}
+
+/** Another build with the candidate's suppressions applied, and its divisions judged after them. */
+function withSuppressions(b: CtBuildCheck, operations: readonly string[], suppressions: readonly CtSuppression[]): CtBuildCheck {
+  const ops = Object.fromEntries(operations.map((op) => [op, suppressed(b.operations[op]!, suppressions, op)]));
+  if (!b.division_sites) return { ...b, operations: ops };
+  const { divisions: _, ...rest } = b;
+  const judged = withDivisions({ schema: 1, tool: CT_TOOL, library_sha256: '', operations: ops }, b.division_sites as DivisionSite[]);
+  return { ...rest, operations: judged.operations, ...(judged.divisions ? { divisions: judged.divisions } : {}) };
 }
 
 async function checkOperations(
@@ -292,7 +382,7 @@ async function checkOperations(
     const ran = results[operation]!.status === 'clean' || results[operation]!.status === 'flagged';
     const sites = prepared.head.division_sites ?? [];
     if (sites.length > 0 && ran) results[operation]!.division_check = await checkDivisions(operation, sites, timeoutS);
-    if (ran) results[operation]!.coverage = await coverageOf(operation, timeoutS);
+    if (ran && prepared.coverage) results[operation]!.coverage = await coverageOf(operation, timeoutS);
   }
   return slowdown;
 }

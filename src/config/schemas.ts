@@ -163,13 +163,21 @@ export const systemSchema = z
   .strict()
   .refine((s) => s.cpu === undefined || s.cpus === undefined, { message: 'set cpu or cpus, not both', path: ['cpus'] });
 
+/** The ICCS guide's flag sets (compile/flags.ts spells their flags). */
+export const FLAG_VARIANTS = ['reference', 'performance', 'resource'] as const;
+
+/** A compiler as ngcc-perf.yml names it: a system compiler's name on PATH (env/toolchain.ts systemCompiler). */
+const compilerName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.+-]+$/, 'expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option');
+
 export const settingsSchema = z
   .object({
     planning: planningSchema.default(planningSchema.parse({})),
     systems: z.record(z.string().regex(SYSTEM_ID, `a system id must match the rule: ${SYSTEM_ID_RULE}`), systemSchema).default({}),
     flags: z
       .object({
-        variant: z.enum(['reference', 'performance', 'resource']).default('reference'),
+        variant: z.enum(FLAG_VARIANTS).default('reference'),
         extra: z.array(z.string()).default([]),
       })
       .strict()
@@ -194,6 +202,12 @@ export const settingsSchema = z
         op_budget_s: z.number().positive().default(CT_OP_BUDGET_S),
         valgrind_factor: z.number().positive().default(CT_VALGRIND_FACTOR),
         startup_s: z.number().min(0).default(CT_STARTUP_S),
+        /**
+         * Builds checked besides the measured one (docs/method.md#every-build): each of the guide's
+         * flag sets named here with each compiler of `compilers` (none: the campaign's `compiler`).
+         */
+        variants: z.array(z.enum(FLAG_VARIANTS)).default([...FLAG_VARIANTS]),
+        compilers: z.array(compilerName).default([]),
       })
       .strict()
       .default({
@@ -202,6 +216,8 @@ export const settingsSchema = z
         op_budget_s: CT_OP_BUDGET_S,
         valgrind_factor: CT_VALGRIND_FACTOR,
         startup_s: CT_STARTUP_S,
+        variants: [...FLAG_VARIANTS],
+        compilers: [],
       }),
     /** How code of submissions is isolated: bubblewrap, or `none` (the explicit opt-out, named on the method page). */
     sandbox: z.enum(['auto', 'bwrap', 'unshare', 'none']).default('auto'),
@@ -210,10 +226,7 @@ export const settingsSchema = z
      * the system has on PATH (`gcc`, `clang`, `gcc-12`; env/toolchain.ts systemCompiler). The
      * harness's own tools stay on gcc.
      */
-    compiler: z
-      .string()
-      .regex(/^[A-Za-z0-9_.+-]+$/, 'expected the name of a system compiler on PATH (gcc, clang, gcc-12): no path, blank or option')
-      .default('gcc'),
+    compiler: compilerName.default('gcc'),
     catalogs: z
       .object({ external_sizes: z.string().default('external_sizes.csv') })
       .strict()

@@ -124,8 +124,10 @@ export function withDivisions(ct: CtFile, sites: readonly DivisionSite[]): CtFil
   const tainted = new Set<string>();
   const operations = Object.fromEntries(
     Object.entries(ct.operations).map(([op, o]) => {
-      const findings = o.findings ?? [];
-      const added: CtFinding[] = secretSites(o, sites).map((s) => {
+      // Division findings come only from here: a kept file's are judged again, never doubled, and
+      // never taken for memcheck's flag in their function.
+      const findings = (o.findings ?? []).filter((f) => f.kind !== 'division');
+      const added: CtFinding[] = secretSites({ ...o, findings }, sites).map((s) => {
         tainted.add(s.address);
         return {
           kind: 'division',
@@ -141,7 +143,8 @@ export function withDivisions(ct: CtFile, sites: readonly DivisionSite[]): CtFil
           ...(s.secret ? { secret_operands: s.secret } : {}),
         };
       });
-      const status = added.length > 0 && o.status === 'clean' ? 'flagged' : o.status;
+      const open = [...findings, ...added].some((f) => !f.suppressed);
+      const status: typeof o.status = o.status === 'clean' || o.status === 'flagged' ? (open ? 'flagged' : 'clean') : o.status;
       return [op, { ...o, status, findings: [...findings, ...added] }];
     }),
   );

@@ -117,6 +117,27 @@ export interface CtDivision {
   tainted: boolean;
 }
 
+/**
+ * One more build of the instance, checked the same way (ngcc-perf.yml ct.variants × ct.compilers,
+ * docs/method.md#every-build): a leak can be the compiler's or the flag set's (KyberSlash's division
+ * is gcc's at -Os only). No coverage of its own: the source paths are the measured build's.
+ */
+export interface CtBuildCheck {
+  /** `<compiler> <flag set>` as the pages name it: `gcc resource`, `clang performance`. */
+  name: string;
+  /** The compiler's `--version` line. */
+  compiler: string;
+  variant: string;
+  flags?: string[];
+  ct_library_sha256?: string;
+  operations: Record<string, CtOperation>;
+  divisions?: CtDivision[];
+  /** The division sites its calls reach, judged again with the suppressions on a kept file (as CtEvidence's). */
+  division_sites?: Array<Omit<CtDivision, 'tainted'>>;
+  /** Why the build could not be checked at all (its relink failed). */
+  failure?: string;
+}
+
 export interface CtEvidence {
   schema: 1;
   tool: string;
@@ -138,6 +159,10 @@ export interface CtEvidence {
   suppressions_sha256?: string;
   /** Division sites reachable from the API (an extension of §8: absent in files that predate it). */
   divisions?: CtDivision[];
+  /** The other builds checked (ct.variants × ct.compilers), beside this, the measured one. */
+  builds?: CtBuildCheck[];
+  /** This build's name in the same terms (`gcc reference`, or `gcc harness-default` after a fallback). */
+  build_name?: string;
   /** The division finder's sites as found (kept so that a kept check is held against them again). */
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
   /** Why the division finder could not run. */

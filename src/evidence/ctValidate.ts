@@ -28,6 +28,14 @@ export const ctEvidenceSchema = z
     tool: z.string().min(1),
     library_sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex'),
     operations: z.record(z.string(), operationSchema),
+    /** The other builds checked (docs/method.md#every-build): each named once, its operations as the measured build's. */
+    builds: z
+      .array(
+        z
+          .object({ name: z.string().min(1), compiler: z.string(), variant: z.string(), operations: z.record(z.string(), operationSchema) })
+          .passthrough(),
+      )
+      .optional(),
   })
   .passthrough();
 
@@ -93,6 +101,12 @@ export function validateCtFiles(systemDir: string, build: BuildJson): string[] {
           `${rel}: library_sha256 ${ct.library_sha256.slice(0, 12)}… differs from build.json's ${(entry.library_sha256 ?? 'none').slice(0, 12)}…`,
         );
       for (const [op, o] of Object.entries(ct.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+      const names = new Set<string>();
+      for (const [i, b] of (ct.builds ?? []).entries()) {
+        if (names.has(b.name)) problems.push(`${rel}: builds[${i}]: ${b.name} listed twice`);
+        names.add(b.name);
+        for (const [op, o] of Object.entries(b.operations)) problems.push(...operationProblems(`${rel}: builds[${i}].operations.${op}`, o));
+      }
     }
   }
   return problems;

@@ -1,5 +1,5 @@
 import type { RootContent } from 'mdast';
-import { CT_KIND_MEANING, CT_KINDS, type CtFile, type CtFinding, flaggedOperations } from '../../ct/findings.js';
+import { CT_KIND_MEANING, CT_KINDS, type CtFile, type CtFinding, flaggedOperations, siteOf } from '../../ct/findings.js';
 import { formatShare, MISSING } from '../format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
@@ -139,6 +139,7 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
           ...kindMeanings(checked.flatMap((inst) => (inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))),
         ]
       : []),
+    ...buildMatrix(checked),
     ...(divisionsChecked
       ? divisionRows.length > 0
         ? [
@@ -149,6 +150,68 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
           ]
         : [para('No division instruction in code the API reaches.')]
       : []),
+  ];
+}
+
+/** A build's operations in one cell: `keygen clean, dec ⚠ flagged`, or why the build was not checked. */
+function buildStatus(b: { operations: CtFile['operations']; failure?: string }): string {
+  if (b.failure) return `⚠ ${b.failure}`;
+  return Object.entries(b.operations)
+    .map(([op, o]) => `${op} ${STATUS_CELL[o.status] ?? o.status}`)
+    .join(', ');
+}
+
+/**
+ * Where an instance was checked in more than one build (ct.variants × ct.compilers): each build's
+ * operations, and every unsuppressed site with the operations that reached it in each build, so a
+ * leak that only one compiler or flag set makes (KyberSlash's division at gcc -Os) shows as such.
+ */
+function buildMatrix(checked: InstanceView[]): RootContent[] {
+  const withBuilds = checked.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
+  if (withBuilds.length === 0) return [];
+  // Columns: the measured build, then every other build in the order the files name them.
+  const others = [...new Set(withBuilds.flatMap((inst) => inst.ct!.builds!.map((b) => b.name)))];
+  const statusRows: Cell[][] = [];
+  const siteRows: Cell[][] = [];
+  for (const inst of withBuilds) {
+    const ct = inst.ct!;
+    const builds = [{ name: 'measured', operations: ct.operations }, ...others.map((n) => ct.builds!.find((b) => b.name === n))];
+    statusRows.push([code(inst.label), `${ct.build_name ?? 'measured'} (measured)`, buildStatus(ct)]);
+    for (const b of ct.builds!) statusRows.push([code(inst.label), b.name, buildStatus(b)]);
+    const bySite = new Map<string, { finding: CtFinding; cells: string[][] }>();
+    builds.forEach((b, i) => {
+      for (const [op, o] of Object.entries(b?.operations ?? {}))
+        for (const f of o.findings ?? []) {
+          if (f.suppressed) continue;
+          const entry = bySite.get(siteOf(f)) ?? { finding: f, cells: builds.map(() => []) };
+          if (!entry.cells[i]!.includes(op)) entry.cells[i]!.push(op);
+          bySite.set(siteOf(f), entry);
+        }
+    });
+    for (const { finding: f, cells } of bySite.values())
+      siteRows.push([
+        code(inst.label),
+        f.kind,
+        code(f.function),
+        siteCell(f),
+        ...builds.map((b, i) => (b === undefined ? 'not checked' : cells[i]!.length > 0 ? cells[i]!.join(', ') : MISSING)),
+      ]);
+  }
+  return [
+    para(
+      'Every build checked: the measured one, and the others the campaign’s ',
+      code('ct.variants'),
+      ' and ',
+      code('ct.compilers'),
+      ' name (a leak can be one compiler’s or one flag set’s alone):',
+    ),
+    table(['instance', 'build', 'operations'], statusRows),
+    ...(siteRows.length > 0
+      ? [
+          para('Each unsuppressed site by build: the operations that reached it (— none there):'),
+          table(['instance', 'kind', 'function', 'site', 'measured', ...others], siteRows),
+        ]
+      : [para('No unsuppressed site in any build.')]),
   ];
 }
 

@@ -1,0 +1,85 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCampaign, type Phase } from '../src/campaign/run.js';
+import type { CtEvidence, CtFinding } from '../src/ct/types.js';
+import { evidencePaths } from '../src/evidence/layout.js';
+import { validateDataset } from '../src/evidence/validate.js';
+import { loadReportModel } from '../src/report/model.js';
+import { renderPages } from '../src/report/render.js';
+import { kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
+import { sections } from './helpers/pages.js';
+import { tempDir } from './helpers/tmp.js';
+
+/**
+ * Every build that is measured or may be (docs/method.md#every-build): pq-crystals Kyber with the
+ * lines its KyberSlash fix replaced, measured at the guide's reference set (-O2, where gcc 12
+ * multiplies), checked also at the performance and resource sets by default. gcc 12 divides by q at
+ * -Os only: the resource build's check finds the divisions the measured build does not have.
+ */
+const SYSTEM = 'x86_b';
+const phases = new Set<Phase>(['build', 'ct']);
+
+describe('the ct phase checks the other builds: the guide’s flag sets beside the measured one', () => {
+  const root = tempDir();
+  const data = tempDir();
+  const folder = join(root, 'kem-1');
+  mkdirSync(folder, { recursive: true });
+  const ref = preFixKyber(join(folder, 'ref'));
+  kyberCandidate(folder, 'ref', [{ label: 'kyber512', cflags: '' }]);
+  writeFileSync(join(root, 'ngcc-perf.yml'), 'ct:\n  enabled: true\n');
+  const path = evidencePaths(join(data, SYSTEM)).ct('kem-1', 'kyber512');
+  const read = () => JSON.parse(readFileSync(path, 'utf8')) as CtEvidence;
+  const at = (f: CtFinding) => `${f.function.replace(/^pqcrystals_kyber512_ref_/, '')} ${f.file}:${f.line}`;
+  const divisions = (findings: CtFinding[]) => findings.filter((f) => f.kind === 'division').map(at);
+
+  beforeAll(async () => {
+    await runCampaign({ campaignDir: root, system: SYSTEM, dataDir: data, phases });
+  }, 600_000);
+
+  it('finds at gcc -Os the secret divisions the measured -O2 build does not have', () => {
+    const ct = read();
+    expect(ct.build_name).toBe('gcc reference');
+    expect(ct.builds!.map((b) => b.name)).toEqual(['gcc performance', 'gcc resource']);
+    const resource = ct.builds!.find((b) => b.name === 'gcc resource')!;
+    expect(resource.flags).toContain('-Os');
+    expect(resource.compiler).toMatch(/gcc/);
+    const tomsg = `poly_tomsg poly.c:${lineOf(ref, 'poly.c', '(((t << 1) + KYBER_Q/2)/KYBER_Q) & 1')}`;
+    expect(divisions(resource.operations.dec!.findings)).toContain(tomsg);
+    expect(resource.operations.dec!.status).toBe('flagged');
+    // The measured build multiplies: no division finding there, whatever else memcheck reports.
+    for (const op of ['keygen', 'enc', 'dec']) expect(divisions(ct.operations[op]!.findings), op).toEqual([]);
+    expect(validateDataset(join(data, SYSTEM))).toEqual([]);
+  });
+
+  it('shows every build and each site by build on the candidate page', () => {
+    const page = renderPages(loadReportModel(join(data, SYSTEM))).get(`kem-1/perf_${SYSTEM}.md`)!;
+    const tables = sections(page).find((s) => s.heading === 'Constant-time check (machine)')!.tables;
+    const builds = tables.find((t) => t[0]!.join() === 'instance,build,operations')!;
+    expect(builds.slice(1).map((r) => r[1])).toEqual(['gcc reference (measured)', 'gcc performance', 'gcc resource']);
+    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,gcc performance,gcc resource')!;
+    const line = lineOf(ref, 'poly.c', '(((t << 1) + KYBER_Q/2)/KYBER_Q) & 1');
+    const row = matrix.find((r) => r[1] === 'division' && r[3] === `poly.c:${line}`)!;
+    expect(row[2]).toMatch(/poly_tomsg$/);
+    expect(row[4]).toBe('—');
+    expect(row[6]).toContain('dec');
+  });
+
+  it('keeps the file of an unchanged library on the next run, its division findings judged again, never doubled', async () => {
+    const before = readFileSync(path, 'utf8');
+    await runCampaign({ campaignDir: root, system: SYSTEM, dataDir: data, phases });
+    expect(readFileSync(path, 'utf8')).toBe(before);
+  }, 600_000);
+
+  it('validate holds each build to the same rules as the measured one', () => {
+    const ct = read();
+    const i = ct.builds!.findIndex((b) => b.name === 'gcc resource');
+    ct.builds![i]!.operations.dec!.status = 'clean';
+    writeFileSync(path, JSON.stringify(ct));
+    expect(validateDataset(join(data, SYSTEM))).toEqual([
+      expect.stringMatching(
+        new RegExp(`^ct/kem-1/kyber512\\.json: builds\\[${i}\\]\\.operations\\.dec: clean, but \\d+ finding\\(s\\) are not suppressed$`),
+      ),
+    ]);
+  });
+});

@@ -38715,27 +38715,36 @@ function newCtFindings(base, head) {
   const out = [];
   for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1)) {
     const b = baseBy.get(key);
-    const baseSites = b ? sitesOf(b.ct) : [];
-    const groups2 = /* @__PURE__ */ new Map();
-    for (const s of sitesOf(h.ct)) groups2.set(groupOf(s.finding), [...groups2.get(groupOf(s.finding)) ?? [], s]);
-    for (const [group, sites2] of groups2) {
-      const before = baseSites.filter((s) => groupOf(s.finding) === group);
-      const extra = sites2.length - before.length;
-      if (extra <= 0) continue;
-      const lines = new Set(before.map((s) => s.finding.line));
-      const unknown3 = sites2.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
-      for (const s of unknown3.slice(0, extra))
-        out.push({
-          key,
-          kind: s.finding.kind,
-          function: s.finding.function,
-          ...s.finding.file !== void 0 ? { file: s.finding.file } : {},
-          ...s.finding.line !== void 0 ? { line: s.finding.line } : {},
-          count: s.count,
-          operations: s.operations,
-          baseline_checked: b !== void 0
-        });
+    out.push(...newSites(key, h.ct, b?.ct));
+    for (const build2 of h.ct.builds ?? []) {
+      const before = b?.ct.builds?.find((x) => x.name === build2.name);
+      out.push(...newSites(key, build2, before).map((f) => ({ ...f, build: build2.name })));
     }
+  }
+  return out;
+}
+function newSites(key, head, base) {
+  const out = [];
+  const baseSites = base ? sitesOf(base) : [];
+  const groups2 = /* @__PURE__ */ new Map();
+  for (const s of sitesOf(head)) groups2.set(groupOf(s.finding), [...groups2.get(groupOf(s.finding)) ?? [], s]);
+  for (const [group, sites2] of groups2) {
+    const before = baseSites.filter((s) => groupOf(s.finding) === group);
+    const extra = sites2.length - before.length;
+    if (extra <= 0) continue;
+    const lines = new Set(before.map((s) => s.finding.line));
+    const unknown3 = sites2.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+    for (const s of unknown3.slice(0, extra))
+      out.push({
+        key,
+        kind: s.finding.kind,
+        function: s.finding.function,
+        ...s.finding.file !== void 0 ? { file: s.finding.file } : {},
+        ...s.finding.line !== void 0 ? { line: s.finding.line } : {},
+        count: s.count,
+        operations: s.operations,
+        baseline_checked: base !== void 0
+      });
   }
   return out;
 }
@@ -45142,8 +45151,8 @@ function groups(report2, pr) {
       f.kind,
       code3(f.function),
       code3(ctSite(f)),
-      f.operations.join(", "),
-      f.baseline_checked ? String(f.count) : `${f.count} (no ct evidence on the baseline)`
+      `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}`,
+      f.baseline_checked ? String(f.count) : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : "no ct evidence on the baseline"})`
     ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),

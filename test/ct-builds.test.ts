@@ -1,13 +1,16 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign, type Phase } from '../src/campaign/run.js';
+import { compareEvidence } from '../src/compare/compare.js';
+import { failReasons, parseFailOn } from '../src/compare/failOn.js';
+import { renderComparison } from '../src/compare/markdown.js';
 import type { CtEvidence, CtFinding } from '../src/ct/types.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
-import { kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
+import { KYBER_REF, kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
 import { sections } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -69,6 +72,27 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     const before = readFileSync(path, 'utf8');
     await runCampaign({ campaignDir: root, system: SYSTEM, dataDir: data, phases });
     expect(readFileSync(path, 'utf8')).toBe(before);
+  }, 600_000);
+
+  it('a pull request that brings the division back is flagged by the build that has it, and fail-on: ct fails it', async () => {
+    // The base: the published, fixed code, measured and checked the same way.
+    const baseRoot = tempDir();
+    const baseData = tempDir();
+    mkdirSync(join(baseRoot, 'kem-1'), { recursive: true });
+    cpSync(KYBER_REF, join(baseRoot, 'kem-1', 'ref'), { recursive: true });
+    kyberCandidate(join(baseRoot, 'kem-1'), 'ref', [{ label: 'kyber512', cflags: '' }]);
+    writeFileSync(join(baseRoot, 'ngcc-perf.yml'), 'ct:\n  enabled: true\n');
+    await runCampaign({ campaignDir: baseRoot, system: SYSTEM, dataDir: baseData, phases });
+    const report = compareEvidence({ baseDir: baseData, headDir: data, system: SYSTEM });
+    const found = (report.ct_findings ?? []).filter((f) => f.kind === 'division');
+    const line = lineOf(ref, 'poly.c', '(((t << 1) + KYBER_Q/2)/KYBER_Q) & 1');
+    const tomsg = found.find((f) => f.function.endsWith('poly_tomsg') && f.line === line)!;
+    expect(tomsg).toMatchObject({ key: 'kem-1/kyber512', build: 'gcc resource', baseline_checked: true });
+    expect(tomsg.operations).toContain('dec');
+    // None from the measured build: at -O2 the code multiplies.
+    expect(found.filter((f) => f.build === undefined)).toEqual([]);
+    expect(failReasons(report, parseFailOn('ct', 'fail-on'))).toEqual([expect.stringMatching(/new constant-time finding/)]);
+    expect(renderComparison(report)).toMatch(/poly_tomsg[^\n]*dec[^\n]*\(gcc resource build\)/);
   }, 600_000);
 
   it('validate holds each build to the same rules as the measured one', () => {

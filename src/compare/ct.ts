@@ -13,8 +13,10 @@ export interface CtNewFinding {
   count: number;
   /** Head's operations that reached it. */
   operations: string[];
-  /** False: the baseline has no ct evidence of the instance (a new candidate, or never checked). */
+  /** False: the baseline has no ct evidence of the instance (a new candidate, or never checked), or not of this build. */
   baseline_checked: boolean;
+  /** The other build the site is in (`gcc resource`, docs/method.md#every-build); absent: the measured build. */
+  build?: string;
 }
 
 /** Where a finding is: `file:line`, or the function alone when the library had no line information. */
@@ -28,7 +30,7 @@ interface Site {
 }
 
 /** An instance's unsuppressed sites, each once, with the operations that reached it. */
-function sitesOf(ct: CtFile): Site[] {
+function sitesOf(ct: Pick<CtFile, 'operations'>): Site[] {
   const sites = new Map<string, Site>();
   for (const [op, o] of Object.entries(ct.operations))
     for (const f of o.findings ?? []) {
@@ -55,27 +57,39 @@ export function newCtFindings(base: readonly CtEvidence[], head: readonly CtEvid
   const out: CtNewFinding[] = [];
   for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const b = baseBy.get(key);
-    const baseSites = b ? sitesOf(b.ct) : [];
-    const groups = new Map<string, Site[]>();
-    for (const s of sitesOf(h.ct)) groups.set(groupOf(s.finding), [...(groups.get(groupOf(s.finding)) ?? []), s]);
-    for (const [group, sites] of groups) {
-      const before = baseSites.filter((s) => groupOf(s.finding) === group);
-      const extra = sites.length - before.length;
-      if (extra <= 0) continue;
-      const lines = new Set(before.map((s) => s.finding.line));
-      const unknown = sites.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
-      for (const s of unknown.slice(0, extra))
-        out.push({
-          key,
-          kind: s.finding.kind,
-          function: s.finding.function,
-          ...(s.finding.file !== undefined ? { file: s.finding.file } : {}),
-          ...(s.finding.line !== undefined ? { line: s.finding.line } : {}),
-          count: s.count,
-          operations: s.operations,
-          baseline_checked: b !== undefined,
-        });
+    // The measured build against the baseline's, and each other build against the baseline's of that name.
+    out.push(...newSites(key, h.ct, b?.ct));
+    for (const build of h.ct.builds ?? []) {
+      const before = b?.ct.builds?.find((x) => x.name === build.name);
+      out.push(...newSites(key, build, before).map((f) => ({ ...f, build: build.name })));
     }
+  }
+  return out;
+}
+
+/** The sites of one build of head that the same build of the baseline did not have (`base` absent: never checked). */
+function newSites(key: string, head: Pick<CtFile, 'operations'>, base: Pick<CtFile, 'operations'> | undefined): CtNewFinding[] {
+  const out: CtNewFinding[] = [];
+  const baseSites = base ? sitesOf(base) : [];
+  const groups = new Map<string, Site[]>();
+  for (const s of sitesOf(head)) groups.set(groupOf(s.finding), [...(groups.get(groupOf(s.finding)) ?? []), s]);
+  for (const [group, sites] of groups) {
+    const before = baseSites.filter((s) => groupOf(s.finding) === group);
+    const extra = sites.length - before.length;
+    if (extra <= 0) continue;
+    const lines = new Set(before.map((s) => s.finding.line));
+    const unknown = sites.filter((s) => !lines.has(s.finding.line)).sort((x, y) => (x.finding.line ?? 0) - (y.finding.line ?? 0));
+    for (const s of unknown.slice(0, extra))
+      out.push({
+        key,
+        kind: s.finding.kind,
+        function: s.finding.function,
+        ...(s.finding.file !== undefined ? { file: s.finding.file } : {}),
+        ...(s.finding.line !== undefined ? { line: s.finding.line } : {}),
+        count: s.count,
+        operations: s.operations,
+        baseline_checked: base !== undefined,
+      });
   }
   return out;
 }

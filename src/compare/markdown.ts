@@ -241,8 +241,10 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
       f.kind,
       code(f.function),
       code(ctSite(f)),
-      f.operations.join(', '),
-      f.baseline_checked ? String(f.count) : `${f.count} (no ct evidence on the baseline)`,
+      `${f.operations.join(', ')}${f.build ? ` (${f.build} build)` : ''}`,
+      f.baseline_checked
+        ? String(f.count)
+        : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : 'no ct evidence on the baseline'})`,
     ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
     kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),

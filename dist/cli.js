@@ -10018,7 +10018,8 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, readdirSync as readdirSync14, readFileSync as readFileSync23, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync37, mkdtempSync as mkdtempSync3, readdirSync as readdirSync14, readFileSync as readFileSync23, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -34147,7 +34148,8 @@ var planningSchema = external_exports.object({
   kat_timeout_s: external_exports.number().positive().default(600),
   build_timeout_s: external_exports.number().positive().default(600),
   /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
-  memory_limit_mb: external_exports.number().int().positive().default(8192),
+  // At most 1 TiB: far beyond any host, and far below what the shell's ulimit -v (KiB) can hold.
+  memory_limit_mb: external_exports.number().int().positive().max(1 << 20).default(8192),
   disturbed_retries: external_exports.number().int().min(0).default(2),
   min_clock_ratio: external_exports.number().positive().max(1).default(0.95),
   adaptive: adaptiveSchema.default(adaptiveSchema.parse({}))
@@ -36785,16 +36787,14 @@ function untakenInEntered(files, fns, lines) {
   const seen = /* @__PURE__ */ new Set();
   let count = 0;
   for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
-    const candidates2 = f.lines.filter((l) => l.function_name !== void 0 && fns.get(`${f.file}:${l.function_name}`) === true).filter((l) => lines.get(`${f.file}:${l.line_number}`) === false).sort((a, b) => a.line_number - b.line_number);
+    const candidates2 = f.lines.filter((l) => l.function_name !== void 0 && fns.get(`${f.file}:${l.function_name}`) === true).filter((l) => lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true).sort((a, b) => a.line_number - b.line_number);
     for (const l of candidates2) {
       const key = `${f.file}:${l.line_number}`;
       if (seen.has(key)) continue;
       seen.add(key);
       count += 1;
       const last = ranges[ranges.length - 1];
-      const previous = f.lines.filter(
-        (x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number && x.function_name === l.function_name
-      );
+      const previous = f.lines.filter((x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number);
       if (last && last.file === f.file && last.fn === l.function_name && previous.length === 0) last.last = l.line_number;
       else ranges.push({ file: f.file, fn: l.function_name, first: l.line_number, last: l.line_number });
     }
@@ -37674,20 +37674,23 @@ import { join as join29, relative as relative13 } from "node:path";
 // src/evidence/calibration.ts
 import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
 var CALIBRATION_SCHEMA = "ngcc-perf/pr-calibration/1";
+var VERDICTS = ["regression", "improvement", "unchanged", "inconclusive", "noisy", "new", "removed", "missing"];
+var MAX_REPEATS = 100;
+var utc = external_exports.string().refine((s) => !Number.isNaN(Date.parse(s)), "expected an ISO 8601 time");
 var calibrationRowSchema = external_exports.strictObject({
   /** `<candidate>/<label>/<operation>`. */
   row: external_exports.string().min(1),
   /** One verdict per repeat, in order. */
-  verdicts: external_exports.array(external_exports.string()),
+  verdicts: external_exports.array(external_exports.enum(VERDICTS)).max(MAX_REPEATS),
   /** Trial pairs each repeat judged the row on (first and extra rounds). */
-  pairs: external_exports.array(external_exports.number().int().min(0)),
+  pairs: external_exports.array(external_exports.number().int().min(0)).max(MAX_REPEATS),
   /** Each repeat's smallest change its pairs could call, percent (absent: too few pairs). */
-  mde_pct: external_exports.array(external_exports.number().positive().nullable())
+  mde_pct: external_exports.array(external_exports.number().positive().nullable()).max(MAX_REPEATS)
 });
 var calibrationSchema = external_exports.strictObject({
   schema: external_exports.literal(CALIBRATION_SCHEMA),
-  started_utc: external_exports.string(),
-  ended_utc: external_exports.string(),
+  started_utc: utc,
+  ended_utc: utc,
   harness_version: external_exports.string(),
   /** The cores the runs could pin trials to (campaign.json `cpus`). */
   cpus: external_exports.array(external_exports.number().int().min(0)),
@@ -37695,7 +37698,7 @@ var calibrationSchema = external_exports.strictObject({
   alpha: external_exports.number().positive().lt(1),
   rounds: external_exports.number().int().min(1),
   extra_rounds: external_exports.number().int().min(0),
-  repeats: external_exports.number().int().min(1),
+  repeats: external_exports.number().int().min(1).max(MAX_REPEATS),
   /** Rows judged, over every repeat. */
   comparisons: external_exports.number().int().min(0),
   false_alarms: external_exports.number().int().min(0),
@@ -37710,13 +37713,17 @@ var calibrationSchema = external_exports.strictObject({
 var ALARMS = /* @__PURE__ */ new Set(["regression", "improvement"]);
 var UNDECIDED = /* @__PURE__ */ new Set(["inconclusive", "noisy"]);
 function binomialCdf(k, n, p) {
-  let term = (1 - p) ** n;
-  let sum2 = term;
+  if (p <= 0) return 1;
+  if (p >= 1) return k >= n ? 1 : 0;
+  const logs = [];
+  let log2 = n * Math.log1p(-p);
+  logs.push(log2);
   for (let i = 1; i <= k; i++) {
-    term *= (n - i + 1) / i * (p / (1 - p));
-    sum2 += term;
+    log2 += Math.log((n - i + 1) / i) + Math.log(p) - Math.log1p(-p);
+    logs.push(log2);
   }
-  return sum2;
+  const top = Math.max(...logs);
+  return Math.exp(top) * logs.reduce((sum2, l) => sum2 + Math.exp(l - top), 0);
 }
 function rateUpperBound95(k, n) {
   if (n === 0) return 1;
@@ -37796,6 +37803,17 @@ function calibrationProblems(systemDir) {
       problems.push(
         `${file2}: rows["${r.row}"]: ${c.repeats} repeats, but ${r.verdicts.length} verdicts, ${r.pairs.length} pair counts, ${r.mde_pct.length} detectable changes`
       );
+  const seen = /* @__PURE__ */ new Set();
+  for (const r of c.rows) {
+    if (seen.has(r.row)) problems.push(`${file2}: rows["${r.row}"]: listed twice`);
+    seen.add(r.row);
+    const most = 2 * (c.rounds + c.extra_rounds);
+    r.verdicts.forEach((v, i) => {
+      if (v === "missing" && (r.pairs[i] !== 0 || r.mde_pct[i] !== null))
+        problems.push(`${file2}: rows["${r.row}"]: repeat ${i + 1} is missing, but has ${r.pairs[i]} pairs`);
+      if (r.pairs[i] > most) problems.push(`${file2}: rows["${r.row}"]: repeat ${i + 1} has ${r.pairs[i]} pairs, more than ${most}`);
+    });
+  }
   if (problems.length > 0) return problems;
   const repeats = Array.from(
     { length: c.repeats },
@@ -38463,7 +38481,7 @@ function checkRepeated(tokens, options) {
 var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
 // src/campaign/calibrate.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
+import { mkdirSync as mkdirSync13, mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
 import { join as join32 } from "node:path";
 
@@ -39039,7 +39057,12 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const work = mkdtempSync2(join32(tmpdir3(), "ngcc-calibrate-"));
+  const systemDir = join32(opts.dataDir, opts.system);
+  mkdirSync13(systemDir, { recursive: true });
+  const writer = otherLiveWriter(systemDir);
+  if (writer !== void 0)
+    throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
+  const work = opts.scratch ?? mkdtempSync2(join32(tmpdir3(), "ngcc-calibrate-"));
   const [headData, baseData] = [join32(work, "head"), join32(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
@@ -39106,7 +39129,6 @@ async function calibratePairedCheck(opts) {
     rounds: opts.rounds,
     extra_rounds: opts.extraRounds
   });
-  const systemDir = join32(opts.dataDir, opts.system);
   const release2 = lockSystem(systemDir);
   try {
     const path = evidencePaths(systemDir).calibration;
@@ -39120,11 +39142,12 @@ async function calibratePairedCheck(opts) {
 // src/stoppable.ts
 var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
-`)) {
+`), cleanup) {
   const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
     const handler = () => {
       const stopped = killLiveProcessGroups();
       releaseEvidenceLocks();
+      cleanup?.();
       say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
       process.exit(code4);
     };
@@ -39553,7 +39576,7 @@ function toolDescription(campaign, env, from) {
   return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
 }
 var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
-var utc = (v) => str(v)?.slice(0, 19);
+var utc2 = (v) => str(v)?.slice(0, 19);
 function environmentRows(campaign, env, from) {
   const cpu = measuredCpu(campaign, env);
   const rows = [
@@ -39567,7 +39590,7 @@ function environmentRows(campaign, env, from) {
   rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
   rows.push(["OS / kernel", pair(env.os, env.kernel)]);
   rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair(utc(campaign.started_utc), utc(campaign.ended_utc))]);
+  rows.push(["campaign start / end (UTC)", pair(utc2(campaign.started_utc), utc2(campaign.ended_utc))]);
   const counter = str(campaign.counter_source);
   if (counter) rows.push(["cycle counter", counter]);
   const tool = toolDescription(campaign, env, from);
@@ -45384,7 +45407,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync13, readFileSync as readFileSync20, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
+import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync14, readFileSync as readFileSync20, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename12, dirname as dirname10, join as join35, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -45544,10 +45567,10 @@ function mergeLocked(parts, out, into) {
     }
   const tmp = join35(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
-  mkdirSync13(tmp, { recursive: true });
+  mkdirSync14(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync13(dirname10(join35(tmp, rel)), { recursive: true });
+      mkdirSync14(dirname10(join35(tmp, rel)), { recursive: true });
       copyFileSync2(join35(from.dir, rel), join35(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
@@ -46587,10 +46610,10 @@ function prCheckSection(model) {
       `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? "core" : "cores"} ${c.cpus.join(", ")}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`
     ),
     para(
-      `False alarms: ${c.false_alarms} of ${plural3(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence); ${c.undecided} still inconclusive or noisy after the extra rounds.`
+      `False alarms: ${c.false_alarms} of ${plural3(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`
     ),
     para(
-      mde ? `Smallest change a row's pairs could call (80 % power): median ${formatDetectable(mde.median)}, 90 % of rows within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
+      mde ? `Smallest change a row's pairs could call (80 % power), over every row of every repeat: median ${formatDetectable(mde.median)}, 90 % within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
     ),
     table(["operation", "A/A verdicts", "trial pairs", "smallest change it could call"], calibrated(c), [
       MISSING,
@@ -46642,12 +46665,12 @@ function distinctHostChecks(checks) {
     const h = { ...raw, problems: Array.isArray(raw.problems) ? raw.problems : [] };
     const key = JSON.stringify([h.phase, h.cpu, h.shard ?? null, h.problems]);
     const seen = byKey.get(key);
-    const utc2 = String(h.utc ?? "").slice(0, 19);
-    if (!seen) byKey.set(key, { check: h, runs: 1, first: utc2, last: utc2 });
+    const utc3 = String(h.utc ?? "").slice(0, 19);
+    if (!seen) byKey.set(key, { check: h, runs: 1, first: utc3, last: utc3 });
     else {
       seen.runs += 1;
-      if (utc2 < seen.first) seen.first = utc2;
-      if (utc2 > seen.last) seen.last = utc2;
+      if (utc3 < seen.first) seen.first = utc3;
+      if (utc3 > seen.last) seen.last = utc3;
     }
   }
   return [...byKey.values()];
@@ -46953,7 +46976,7 @@ function differingPages(outDir, pages) {
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync14, rmSync as rmSync10 } from "node:fs";
+import { mkdirSync as mkdirSync15, rmSync as rmSync10 } from "node:fs";
 import { join as join37, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
@@ -46979,7 +47002,7 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
-  mkdirSync14(join37(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync15(join37(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
   writeFileAtomic(join37(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
@@ -47038,7 +47061,7 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync36, mkdirSync as mkdirSync15, readdirSync as readdirSync13, readFileSync as readFileSync22, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync36, mkdirSync as mkdirSync16, readdirSync as readdirSync13, readFileSync as readFileSync22, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join38 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
@@ -47072,7 +47095,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
     const folder = join38(out, id);
-    mkdirSync15(folder, { recursive: true });
+    mkdirSync16(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
@@ -47281,21 +47304,28 @@ async function cmdCalibrate(args) {
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join39(values.out, values.system), cli("out"));
-  const { calibration, path } = await calibratePairedCheck({
-    campaignDir: positionals[0],
-    system: values.system,
-    dataDir: values.out,
-    only: parseOnly(values.only, cli("only")),
-    cpu: parseCpu(values.cpu, cli("cpu")),
-    trialTarget: number4("trial-target", values["trial-target"], "seconds"),
-    repeats: parseCount(values.repeat, cli("repeat"), "repeats", 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
-    rounds: parseCount(values.rounds, cli("rounds"), "trial pairs", 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
-    extraRounds: parseCount(values["extra-rounds"], cli("extra-rounds"), "trial pairs", 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
-    thresholdPct: number4("threshold", values.threshold, "percent") ?? DEFAULT_THRESHOLD_PCT,
-    progress: createProgress(),
-    argumentNames: { only: cli("only"), cpu: cli("cpu") },
-    log: (line) => console.log(line)
-  });
+  const scratch = mkdtempSync3(join39(tmpdir4(), "ngcc-calibrate-"));
+  const remove = () => rmSync11(scratch, { recursive: true, force: true });
+  const { calibration, path } = await stoppable(
+    () => calibratePairedCheck({
+      scratch,
+      campaignDir: positionals[0],
+      system: values.system,
+      dataDir: values.out,
+      only: parseOnly(values.only, cli("only")),
+      cpu: parseCpu(values.cpu, cli("cpu")),
+      trialTarget: number4("trial-target", values["trial-target"], "seconds"),
+      repeats: parseCount(values.repeat, cli("repeat"), "repeats", 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
+      rounds: parseCount(values.rounds, cli("rounds"), "trial pairs", 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
+      extraRounds: parseCount(values["extra-rounds"], cli("extra-rounds"), "trial pairs", 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
+      thresholdPct: number4("threshold", values.threshold, "percent") ?? DEFAULT_THRESHOLD_PCT,
+      progress: createProgress(),
+      argumentNames: { only: cli("only"), cpu: cli("cpu") },
+      log: (line) => console.log(line)
+    }),
+    void 0,
+    remove
+  ).finally(remove);
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median \xB1${calibration.mde_pct.median.toFixed(1)} %` : ""}`

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { readJson, writeFileAtomic } from './util/fsx.js';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
@@ -242,21 +243,29 @@ async function cmdCalibrate(args: string[]): Promise<number> {
   checkSystemId(values.system, cli('system'));
   checkOutputFolder(values.out, cli('out'));
   checkOutputFolder(join(values.out, values.system), cli('out'));
-  const { calibration, path } = await calibratePairedCheck({
-    campaignDir: positionals[0]!,
-    system: values.system,
-    dataDir: values.out,
-    only: parseOnly(values.only, cli('only')),
-    cpu: parseCpu(values.cpu, cli('cpu')),
-    trialTarget: number('trial-target', values['trial-target'], 'seconds'),
-    repeats: parseCount(values.repeat, cli('repeat'), 'repeats', 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
-    rounds: parseCount(values.rounds, cli('rounds'), 'trial pairs', 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
-    extraRounds: parseCount(values['extra-rounds'], cli('extra-rounds'), 'trial pairs', 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
-    thresholdPct: number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT,
-    progress: createProgress(),
-    argumentNames: { only: cli('only'), cpu: cli('cpu') },
-    log: (line) => console.log(line),
-  });
+  const scratch = mkdtempSync(join(tmpdir(), 'ngcc-calibrate-'));
+  const remove = () => rmSync(scratch, { recursive: true, force: true });
+  const { calibration, path } = await stoppable(
+    () =>
+      calibratePairedCheck({
+        scratch,
+        campaignDir: positionals[0]!,
+        system: values.system,
+        dataDir: values.out,
+        only: parseOnly(values.only, cli('only')),
+        cpu: parseCpu(values.cpu, cli('cpu')),
+        trialTarget: number('trial-target', values['trial-target'], 'seconds'),
+        repeats: parseCount(values.repeat, cli('repeat'), 'repeats', 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
+        rounds: parseCount(values.rounds, cli('rounds'), 'trial pairs', 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
+        extraRounds: parseCount(values['extra-rounds'], cli('extra-rounds'), 'trial pairs', 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
+        thresholdPct: number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT,
+        progress: createProgress(),
+        argumentNames: { only: cli('only'), cpu: cli('cpu') },
+        log: (line) => console.log(line),
+      }),
+    undefined,
+    remove,
+  ).finally(remove);
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ±${calibration.mde_pct.median.toFixed(1)} %` : ''}`,

@@ -13,11 +13,14 @@ const STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
 export async function stoppable<T>(
   work: () => Promise<T>,
   say: (line: string) => void = (line) => process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}${line}\n`),
+  /** What else goes at a stop: process.exit runs no `finally` (a scratch folder to remove). */
+  cleanup?: () => void,
 ): Promise<T> {
   const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
     const handler = () => {
       const stopped = killLiveProcessGroups();
       releaseEvidenceLocks();
+      cleanup?.();
       say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
       process.exit(code);
     };

@@ -26,6 +26,10 @@ describe('the calibration figures', () => {
     expect(rateUpperBound95(0, 48)).toBeCloseTo(0.0605034, 5);
     expect(rateUpperBound95(1, 48)).toBeCloseTo(0.0950586, 5);
     expect(rateUpperBound95(3, 30)).toBeCloseTo(0.2385979, 5);
+    // Thousands of comparisons, where (1 − p)^n alone underflows.
+    expect(rateUpperBound95(400, 500)).toBeCloseTo(0.8290487, 5);
+    expect(rateUpperBound95(700, 10000)).toBeCloseTo(0.0743403, 5);
+    expect(rateUpperBound95(499, 500)).toBeCloseTo(0.9998974, 5);
     expect(rateUpperBound95(0, 0)).toBe(1);
   });
 
@@ -95,11 +99,12 @@ describe('ngcc-perf calibrate: the pull-request check on unchanged code', () => 
     expect(c.repeats).toBe(2);
     expect(c.rows.map((r) => r.row)).toEqual(['kem-1/good/dec', 'kem-1/good/enc', 'kem-1/good/keygen']);
     expect(c.comparisons).toBe(6);
-    // Each repeat gave the rows its first rounds left undecided 4 more pairs, as its log line says.
+    // Each repeat gave the rows its first rounds left undecided 4 more pairs, as its log line says
+    // (a pair whose trial stays disturbed is measured again, so a row may have more than asked).
     for (let i = 0; i < 2; i++) {
       const given = Number(cal.out.find((l) => l.startsWith(`calibrate: repeat ${i + 1} of 2`))!.match(/(\d+) given 4 more pairs/)![1]);
-      expect(c.rows.filter((r) => r.pairs[i] === 10)).toHaveLength(given);
-      expect(c.rows.filter((r) => r.pairs[i] !== 10 && r.pairs[i] !== 6)).toEqual([]);
+      expect(c.rows.filter((r) => r.pairs[i]! >= 10).length).toBeGreaterThanOrEqual(given);
+      expect(c.rows.filter((r) => r.pairs[i]! < 6)).toEqual([]);
     }
     expect(c.false_alarms).toBe(c.rows.flatMap((r) => r.verdicts).filter((v) => v === 'regression' || v === 'improvement').length);
     expect(validateDataset(system)).toEqual([]);
@@ -117,6 +122,13 @@ describe('ngcc-perf calibrate: the pull-request check on unchanged code', () => 
     // validate recomputes the figures from the rows, and names a field that is wrong.
     writeFileSync(join(system, 'calibration.json'), JSON.stringify({ ...c, false_alarms: c.false_alarms + 1 }));
     expect(validateDataset(system)).toEqual([`calibration.json: false_alarms is ${c.false_alarms + 1}, its rows give ${c.false_alarms}`]);
+    const [first] = c.rows;
+    writeFileSync(join(system, 'calibration.json'), JSON.stringify({ ...c, rows: [{ ...first, verdicts: ['fine', 'unchanged'] }] }));
+    expect(validateDataset(system)).toEqual([expect.stringMatching(/^calibration\.json: rows\.0\.verdicts\.0: /)]);
+    writeFileSync(join(system, 'calibration.json'), JSON.stringify({ ...c, rows: [...c.rows, first] }));
+    expect(validateDataset(system)).toContain(`calibration.json: rows["${first!.row}"]: listed twice`);
+    writeFileSync(join(system, 'calibration.json'), JSON.stringify({ ...c, repeats: 5e9 }));
+    expect(validateDataset(system)).toEqual([expect.stringMatching(/^calibration\.json: repeats: /)]);
     writeFileSync(join(system, 'calibration.json'), JSON.stringify({ ...c, rounds: 'sixteen' }));
     expect(validateDataset(system)).toEqual([expect.stringMatching(/^calibration\.json: rounds: /)]);
     // An unreadable calibration is said, and the pages are rendered all the same.

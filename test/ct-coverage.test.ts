@@ -10,7 +10,8 @@ import { tempDir } from './helpers/tmp.js';
  * A rejection loop as the schemes have them: `sample` retries while a draw is out of range, and the
  * calls here never draw out of range, so the retry's lines never run although the function does;
  * `unused` is never entered; `helper` is an external function an optimising build inlines into
- * `sample` (as a scheme's own functions in one file are), keeping a copy nobody calls.
+ * `sample` (as a scheme's own functions in one file are), keeping a copy nobody calls; `checked`
+ * returns early on one line, and that return never runs.
  */
 const SOURCE = `int helper(int x) {
   return x * 3 + 1;
@@ -30,9 +31,13 @@ int sample(const unsigned char *in, int n) {
 int unused(int x) {
   return x - 1;
 }
+int checked(int n) {
+  if (n < 0) return -1;
+  return n + 1;
+}
 int main(void) {
   unsigned char in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  return sample(in, 8) == 0;
+  return sample(in, 8) == checked(3);
 }
 `;
 
@@ -51,9 +56,10 @@ describe("the ct phase's coverage: what the checked calls did not run", () => {
   it('names the untaken retry of a loop inside a function that ran, and the function never entered', () => {
     const c = counted(['--coverage', '-O2', ...CT_COVERAGE_BUILD.extra.filter((f) => f !== '--coverage')]);
     expect(c.never_run).toEqual(['rej.c:unused']);
-    // Lines 9 and 10, the retry's body, in sample, which ran; not unused's line, which is never_run's.
-    expect(c.untaken).toEqual(['rej.c:sample:9-10']);
-    expect(c.untaken_lines).toBe(2);
+    // Lines 9 and 10, the retry's body, in sample, which ran; line 20, whose early return never ran
+    // though its test did; not unused's line, which is never_run's.
+    expect(c.untaken).toEqual(['rej.c:sample:9-10', 'rej.c:checked:20']);
+    expect(c.untaken_lines).toBe(3);
     expect(c.functions_run).toBe(c.functions - 1);
   });
 

@@ -1,11 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compareEvidence, pairCount, rowKey, undecidedRows } from '../compare/compare.js';
 import { DEFAULT_ALPHA } from '../config/defaults.js';
 import { type Calibration, type CalibrationVerdict, summarizeCalibration } from '../evidence/calibration.js';
 import { evidencePaths } from '../evidence/layout.js';
-import { lockSystem } from '../evidence/lock.js';
+import { lockSystem, otherLiveWriter } from '../evidence/lock.js';
+import { InputError } from '../errors.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import type { CampaignOptions } from './plan.js';
 import { runCampaign } from './run.js';
@@ -21,6 +22,8 @@ export interface CalibrateOptions
   thresholdPct: number;
   /** Progress of the repeats, one line each. */
   log?: (line: string) => void;
+  /** An empty folder for the runs' evidence (default: a new one under TMPDIR), removed at the end. */
+  scratch?: string;
 }
 
 /**
@@ -31,7 +34,13 @@ export interface CalibrateOptions
  * evidence stays in a scratch folder: the system's records are never touched.
  */
 export async function calibratePairedCheck(opts: CalibrateOptions): Promise<{ calibration: Calibration; path: string }> {
-  const work = mkdtempSync(join(tmpdir(), 'ngcc-calibrate-'));
+  const systemDir = join(opts.dataDir, opts.system);
+  // What would refuse the result is said before hours of runs, not after.
+  mkdirSync(systemDir, { recursive: true });
+  const writer = otherLiveWriter(systemDir);
+  if (writer !== undefined)
+    throw new InputError(systemDir, '', `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
+  const work = opts.scratch ?? mkdtempSync(join(tmpdir(), 'ngcc-calibrate-'));
   const [headData, baseData] = [join(work, 'head'), join(work, 'base')];
   const started_utc = new Date().toISOString();
   const common = {
@@ -99,7 +108,6 @@ export async function calibratePairedCheck(opts: CalibrateOptions): Promise<{ ca
     rounds: opts.rounds,
     extra_rounds: opts.extraRounds,
   });
-  const systemDir = join(opts.dataDir, opts.system);
   const release = lockSystem(systemDir);
   try {
     const path = evidencePaths(systemDir).calibration;

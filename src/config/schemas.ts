@@ -141,7 +141,13 @@ export const planningSchema = z
     kat_timeout_s: z.number().positive().default(600),
     build_timeout_s: z.number().positive().default(600),
     /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
-    memory_limit_mb: z.number().int().positive().default(8192),
+    // At most 1 TiB: far beyond any host, and far below what the shell's ulimit -v (KiB) can hold.
+    memory_limit_mb: z
+      .number()
+      .int()
+      .positive()
+      .max(1 << 20)
+      .default(8192),
     disturbed_retries: z.number().int().min(0).default(2),
     min_clock_ratio: z.number().positive().max(1).default(0.95),
     adaptive: adaptiveSchema.default(adaptiveSchema.parse({})),

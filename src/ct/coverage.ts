@@ -27,7 +27,7 @@ interface GcovFile {
   file: string;
   functions: Array<{ name: string; demangled_name?: string; execution_count: number }>;
   /** `function_name`: the function gcov puts the line in (gcc 10 and later). */
-  lines: Array<{ line_number: number; count: number; function_name?: string }>;
+  lines: Array<{ line_number: number; count: number; function_name?: string; unexecuted_block?: boolean }>;
 }
 
 /**
@@ -124,9 +124,11 @@ export function coverageOf(files: readonly GcovFile[], harnessDir: string): CtCo
 }
 
 /**
- * The lines no call ran inside functions some call entered, as ranges of consecutive lines of one
- * function (`file:function:first-last`, the file's base name), in file and line order. A line is
- * untaken only if it ran under no function (`lines`, keyed `file:line`).
+ * The lines no call ran, or ran only in part, inside functions some call entered, as ranges of
+ * consecutive lines of one function (`file:function:first-last`, the file's base name), in file and
+ * line order. A line is untaken if it ran under no function (`lines`, keyed `file:line`), or gcov
+ * marks a block of it never run (`unexecuted_block`: `if (bad) return -1;` on one line, whose
+ * return never ran).
  */
 function untakenInEntered(
   files: readonly GcovFile[],
@@ -139,7 +141,7 @@ function untakenInEntered(
   for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
     const candidates = f.lines
       .filter((l) => l.function_name !== undefined && fns.get(`${f.file}:${l.function_name}`) === true)
-      .filter((l) => lines.get(`${f.file}:${l.line_number}`) === false)
+      .filter((l) => lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true)
       .sort((a, b) => a.line_number - b.line_number);
     for (const l of candidates) {
       const key = `${f.file}:${l.line_number}`;
@@ -147,10 +149,9 @@ function untakenInEntered(
       seen.add(key);
       count += 1;
       const last = ranges[ranges.length - 1];
-      // Lines without code between two untaken ones do not split a range: gcov lists only lines with code.
-      const previous = f.lines.filter(
-        (x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number && x.function_name === l.function_name,
-      );
+      // Lines without code between two untaken ones do not split a range (gcov lists only lines
+      // with code); a line with code between them, run or of another function, does.
+      const previous = f.lines.filter((x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number);
       if (last && last.file === f.file && last.fn === l.function_name && previous.length === 0) last.last = l.line_number;
       else ranges.push({ file: f.file, fn: l.function_name!, first: l.line_number, last: l.line_number });
     }

@@ -12,21 +12,27 @@ import { evidencePaths } from './layout.js';
  */
 export const CALIBRATION_SCHEMA = 'ngcc-perf/pr-calibration/1';
 
+/** compare's verdicts (CompareRow.verdict), and `missing` for a repeat that did not judge the row. */
+const VERDICTS = ['regression', 'improvement', 'unchanged', 'inconclusive', 'noisy', 'new', 'removed', 'missing'] as const;
+/** At most as many repeats as `calibrate --repeat` allows (MAX_PR_PAIRS). */
+const MAX_REPEATS = 100;
+const utc = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO 8601 time');
+
 const calibrationRowSchema = z.strictObject({
   /** `<candidate>/<label>/<operation>`. */
   row: z.string().min(1),
   /** One verdict per repeat, in order. */
-  verdicts: z.array(z.string()),
+  verdicts: z.array(z.enum(VERDICTS)).max(MAX_REPEATS),
   /** Trial pairs each repeat judged the row on (first and extra rounds). */
-  pairs: z.array(z.number().int().min(0)),
+  pairs: z.array(z.number().int().min(0)).max(MAX_REPEATS),
   /** Each repeat's smallest change its pairs could call, percent (absent: too few pairs). */
-  mde_pct: z.array(z.number().positive().nullable()),
+  mde_pct: z.array(z.number().positive().nullable()).max(MAX_REPEATS),
 });
 
 export const calibrationSchema = z.strictObject({
   schema: z.literal(CALIBRATION_SCHEMA),
-  started_utc: z.string(),
-  ended_utc: z.string(),
+  started_utc: utc,
+  ended_utc: utc,
   harness_version: z.string(),
   /** The cores the runs could pin trials to (campaign.json `cpus`). */
   cpus: z.array(z.number().int().min(0)),
@@ -34,7 +40,7 @@ export const calibrationSchema = z.strictObject({
   alpha: z.number().positive().lt(1),
   rounds: z.number().int().min(1),
   extra_rounds: z.number().int().min(0),
-  repeats: z.number().int().min(1),
+  repeats: z.number().int().min(1).max(MAX_REPEATS),
   /** Rows judged, over every repeat. */
   comparisons: z.number().int().min(0),
   false_alarms: z.number().int().min(0),
@@ -54,7 +60,7 @@ export type CalibrationRow = z.infer<typeof calibrationRowSchema>;
 export interface CalibrationVerdict {
   row: string;
   /** compare's verdict (CompareRow.verdict). */
-  verdict: string;
+  verdict: Exclude<(typeof VERDICTS)[number], 'missing'>;
   pairs: number;
   mde_pct?: number;
 }
@@ -62,15 +68,22 @@ export interface CalibrationVerdict {
 const ALARMS = new Set(['regression', 'improvement']);
 const UNDECIDED = new Set(['inconclusive', 'noisy']);
 
-/** P(X ≤ k) for X ~ Binomial(n, p). */
+/**
+ * P(X ≤ k) for X ~ Binomial(n, p), its terms summed in log space: (1 − p)^n alone underflows to 0
+ * once n·ln(1 − p) < −745 (thousands of comparisons at a rate of a few per cent).
+ */
 function binomialCdf(k: number, n: number, p: number): number {
-  let term = (1 - p) ** n;
-  let sum = term;
+  if (p <= 0) return 1;
+  if (p >= 1) return k >= n ? 1 : 0;
+  const logs: number[] = [];
+  let log = n * Math.log1p(-p);
+  logs.push(log);
   for (let i = 1; i <= k; i++) {
-    term *= ((n - i + 1) / i) * (p / (1 - p));
-    sum += term;
+    log += Math.log((n - i + 1) / i) + Math.log(p) - Math.log1p(-p);
+    logs.push(log);
   }
-  return sum;
+  const top = Math.max(...logs);
+  return Math.exp(top) * logs.reduce((sum, l) => sum + Math.exp(l - top), 0);
 }
 
 /**
@@ -173,13 +186,25 @@ export function calibrationProblems(systemDir: string): string[] {
       problems.push(
         `${file}: rows["${r.row}"]: ${c.repeats} repeats, but ${r.verdicts.length} verdicts, ${r.pairs.length} pair counts, ${r.mde_pct.length} detectable changes`,
       );
+  const seen = new Set<string>();
+  for (const r of c.rows) {
+    if (seen.has(r.row)) problems.push(`${file}: rows["${r.row}"]: listed twice`);
+    seen.add(r.row);
+    // A paired run takes up to twice its planned rounds when trials stay disturbed (campaign/measure.ts).
+    const most = 2 * (c.rounds + c.extra_rounds);
+    r.verdicts.forEach((v, i) => {
+      if (v === 'missing' && (r.pairs[i] !== 0 || r.mde_pct[i] !== null))
+        problems.push(`${file}: rows["${r.row}"]: repeat ${i + 1} is missing, but has ${r.pairs[i]} pairs`);
+      if (r.pairs[i]! > most) problems.push(`${file}: rows["${r.row}"]: repeat ${i + 1} has ${r.pairs[i]} pairs, more than ${most}`);
+    });
+  }
   if (problems.length > 0) return problems;
   const repeats = Array.from({ length: c.repeats }, (_, i) =>
     c.rows
       .filter((r) => r.verdicts[i] !== 'missing')
       .map((r) => ({
         row: r.row,
-        verdict: r.verdicts[i]!,
+        verdict: r.verdicts[i] as CalibrationVerdict['verdict'],
         pairs: r.pairs[i]!,
         ...(r.mde_pct[i] != null ? { mde_pct: r.mde_pct[i]! } : {}),
       })),

@@ -55,11 +55,11 @@ export function prCheckSection(model: ReportModel) {
       `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? 'core' : 'cores'} ${c.cpus.join(', ')}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`,
     ),
     para(
-      `False alarms: ${c.false_alarms} of ${plural(c.comparisons, 'comparison')} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence); ${c.undecided} still inconclusive or noisy after the extra rounds.`,
+      `False alarms: ${c.false_alarms} of ${plural(c.comparisons, 'comparison')} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`,
     ),
     para(
       mde
-        ? `Smallest change a row's pairs could call (80 % power): median ${formatDetectable(mde.median)}, 90 % of rows within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.`
+        ? `Smallest change a row's pairs could call (80 % power), over every row of every repeat: median ${formatDetectable(mde.median)}, 90 % within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.`
         : 'Smallest change a row could call: no row had pairs enough to say.',
     ),
     table(['operation', 'A/A verdicts', 'trial pairs', 'smallest change it could call'], calibrated(c), [

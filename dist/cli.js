@@ -33928,6 +33928,7 @@ var DEFAULT_ALPHA = 0.01;
 var PAIRED_TRIALS = 16;
 var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
 var MAX_PR_PAIRS = 100;
+var PROCESS_FIXED_S = 0.15;
 var CALIBRATION_REPEATS = 3;
 var HISTORY_MIN_RUNS = 3;
 var HISTORY_SIGMAS = 3;
@@ -36027,7 +36028,7 @@ async function profileInstance(p, operations, sink, relinked) {
 var PROFILE_WRAP_FACTOR = 2;
 function timeoutFor(p, operation, calls, slower) {
   const expected2 = p.callSeconds ? processSeconds(p.driverType, operation, p.callSeconds, calls, 1) : void 0;
-  return scaledTimeoutS(p.timeoutMs / 1e3, expected2 === void 0 ? void 0 : expected2 * slower) * 1e3;
+  return scaledTimeoutS(p.timeoutMs / 1e3, expected2 === void 0 ? void 0 : expected2 * slower + PROCESS_FIXED_S) * 1e3;
 }
 async function measureMemory(p, operation) {
   const { candidate, instance } = p.request;
@@ -38733,11 +38734,19 @@ function newCtFindings(base, head) {
   const out = [];
   for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1)) {
     const b = baseBy.get(key);
-    out.push(...newSites(key, h.ct, b?.ct));
+    const found = /* @__PURE__ */ new Map();
+    const add = (f) => {
+      const site2 = `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
+      const first = found.get(site2);
+      if (!first) found.set(site2, f);
+      else first.also_in = [...first.also_in ?? [], f.build ?? "measured"];
+    };
+    for (const f of newSites(key, h.ct, b?.ct)) add(f);
     for (const build2 of h.ct.builds ?? []) {
       const before = b?.ct.builds?.find((x) => x.name === build2.name);
-      out.push(...newSites(key, build2, before).map((f) => ({ ...f, build: build2.name })));
+      for (const f of newSites(key, build2, before)) add({ ...f, build: build2.name });
     }
+    out.push(...found.values());
   }
   return out;
 }
@@ -45174,7 +45183,7 @@ function groups(report2, pr) {
       f.kind,
       code3(f.function),
       code3(ctSite(f)),
-      `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}`,
+      `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}${f.also_in ? `; new in ${f.also_in.join(", ")} too` : ""}`,
       f.baseline_checked ? String(f.count) : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : "no ct evidence on the baseline"})`
     ]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),

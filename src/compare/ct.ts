@@ -17,6 +17,8 @@ export interface CtNewFinding {
   baseline_checked: boolean;
   /** The other build the site is in (`gcc resource`, docs/method.md#every-build); absent: the measured build. */
   build?: string;
+  /** The other builds where the same site is new too: one site is one finding, whichever builds have it. */
+  also_in?: string[];
 }
 
 /** Where a finding is: `file:line`, or the function alone when the library had no line information. */
@@ -58,11 +60,19 @@ export function newCtFindings(base: readonly CtEvidence[], head: readonly CtEvid
   for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const b = baseBy.get(key);
     // The measured build against the baseline's, and each other build against the baseline's of that name.
-    out.push(...newSites(key, h.ct, b?.ct));
+    const found = new Map<string, CtNewFinding>();
+    const add = (f: CtNewFinding) => {
+      const site = `${f.kind} ${f.function} ${f.file ?? '?'}:${f.line ?? '?'}`;
+      const first = found.get(site);
+      if (!first) found.set(site, f);
+      else first.also_in = [...(first.also_in ?? []), f.build ?? 'measured'];
+    };
+    for (const f of newSites(key, h.ct, b?.ct)) add(f);
     for (const build of h.ct.builds ?? []) {
       const before = b?.ct.builds?.find((x) => x.name === build.name);
-      out.push(...newSites(key, build, before).map((f) => ({ ...f, build: build.name })));
+      for (const f of newSites(key, build, before)) add({ ...f, build: build.name });
     }
+    out.push(...found.values());
   }
   return out;
 }

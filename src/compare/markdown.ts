@@ -241,7 +241,7 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
       f.kind,
       code(f.function),
       code(ctSite(f)),
-      `${f.operations.join(', ')}${f.build ? ` (${f.build} build)` : ''}`,
+      `${f.operations.join(', ')}${f.build ? ` (${f.build} build)` : ''}${f.also_in ? `; new in ${f.also_in.join(', ')} too` : ''}`,
       f.baseline_checked
         ? String(f.count)
         : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : 'no ct evidence on the baseline'})`,

@@ -29,6 +29,12 @@ export const PAIRED_TRIALS = 16;
 export const PR_EXTRA_ROUNDS = PAIRED_TRIALS;
 export const MAX_PR_PAIRS = 100;
 /**
+ * What a sandboxed driver process costs besides its calls (its start, the library's load, its
+ * exit): 81–121 ms a process on the 2-core VM of benchmarks (u″). A profile round's or memory run's
+ * timeout scales with its calls plus this, so a slow host's start does not eat a tight one.
+ */
+export const PROCESS_FIXED_S = 0.15;
+/**
  * `calibrate`'s paired A/A checks of the whole campaign: three give each row three verdicts, and a
  * campaign of 30 rows 90 comparisons (0 false alarms in 90 bound the rate below 3.3 % at 95 %).
  */

@@ -1,3 +1,4 @@
+import { PROCESS_FIXED_S } from '../config/defaults.js';
 import { basename, relative } from 'node:path';
 import { buildProfiled, type ProfileBuildResult, wrapCatalog } from '../compile/profileBuild.js';
 import { flagsFor, type BuildRequest } from '../compile/compile.js';
@@ -195,7 +196,7 @@ const PROFILE_WRAP_FACTOR = 2;
 /** A round's or memory run's timeout: the floor, or the margin over what its calls and their inputs take. */
 function timeoutFor(p: ProfileRequest, operation: string, calls: number, slower: number): number {
   const expected = p.callSeconds ? processSeconds(p.driverType, operation, p.callSeconds, calls, 1) : undefined;
-  return scaledTimeoutS(p.timeoutMs / 1000, expected === undefined ? undefined : expected * slower) * 1000;
+  return scaledTimeoutS(p.timeoutMs / 1000, expected === undefined ? undefined : expected * slower + PROCESS_FIXED_S) * 1000;
 }
 
 /** ngcc_mem on the plain library: painted stack and interposed heap of one operation alone. */

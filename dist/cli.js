@@ -24913,8 +24913,8 @@ var error43 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural4 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -25058,8 +25058,8 @@ var error44 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural4 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
+        const plural3 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural3} inv\xE1lida${plural3}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -46577,7 +46577,6 @@ var CANDIDATE_SECTIONS = [
 var candidatePage = (model, c) => sectionsPage(CANDIDATE_SECTIONS, model, c);
 
 // src/report/pages/prCalibration.ts
-var plural3 = (n, one2) => `${n} ${one2}${n === 1 ? "" : "s"}`;
 function verdictCounts(verdicts2) {
   const counts = /* @__PURE__ */ new Map();
   for (const v of verdicts2) counts.set(v, (counts.get(v) ?? 0) + 1);
@@ -46614,12 +46613,12 @@ function prCheckSection(model) {
   return [
     title8,
     para(
-      `The campaign measured paired against itself ${plural3(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
+      `The campaign measured paired against itself ${plural2(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
       code3("ngcc-perf calibrate"),
       `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? "core" : "cores"} ${c.cpus.join(", ")}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`
     ),
     para(
-      `False alarms: ${c.false_alarms} of ${plural3(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`
+      `False alarms: ${c.false_alarms} of ${plural2(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`
     ),
     para(
       mde ? `Smallest change a row's pairs could call (80 % power), over every row of every repeat: median ${formatDetectable(mde.median)}, 90 % within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
@@ -47337,7 +47336,7 @@ async function cmdCalibrate(args) {
   ).finally(remove);
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
-    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median \xB1${calibration.mde_pct.median.toFixed(1)} %` : ""}`
+    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ""}`
   );
   const shown4 = relative18(process.cwd(), path);
   console.log(`calibration: ${shown4.startsWith("..") ? resolve19(path) : shown4}`);

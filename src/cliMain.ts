@@ -46,6 +46,7 @@ import {
 } from './config/defaults.js';
 import { calibratePairedCheck } from './campaign/calibrate.js';
 import { stoppable } from './stoppable.js';
+import { formatDetectable, formatShare } from './report/format.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -268,7 +269,7 @@ async function cmdCalibrate(args: string[]): Promise<number> {
   ).finally(remove);
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
-    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${(100 * rate).toFixed(1)} %, at most ${(100 * calibration.false_alarm_upper_95).toFixed(1)} % at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ±${calibration.mde_pct.median.toFixed(1)} %` : ''}`,
+    `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ''}`,
   );
   const shown = relative(process.cwd(), path);
   console.log(`calibration: ${shown.startsWith('..') ? resolve(path) : shown}`);

@@ -1,10 +1,9 @@
 import { type Calibration, rowMdePct } from '../../evidence/calibration.js';
 import { CALIBRATION_FILE } from '../../evidence/layout.js';
+import { plural } from '../../compare/cells.js';
 import { formatDetectable, formatShare, MISSING } from '../format.js';
 import { code, heading, para, table, type Cell } from '../md.js';
 import type { ReportModel } from '../types.js';
-
-const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** How each repeat judged a row: '3× unchanged', '2× unchanged, 1× inconclusive'. */
 function verdictCounts(verdicts: readonly string[]): string {

@@ -21,6 +21,8 @@ const PURE = [
   'test/workflows.test.ts',
   'test/layers.test.ts',
   'test/lint.test.ts',
+  'test/path-search.test.ts',
+  'test/source-hint.test.ts',
 ];
 
 export default defineConfig({

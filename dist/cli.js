@@ -343,8 +343,8 @@ var require_scan = __commonJS({
       CHAR_RIGHT_SQUARE_BRACKET
       /* ] */
     } = require_constants();
-    var isPathSeparator = (code4) => {
-      return code4 === CHAR_FORWARD_SLASH || code4 === CHAR_BACKWARD_SLASH;
+    var isPathSeparator = (code5) => {
+      return code5 === CHAR_FORWARD_SLASH || code5 === CHAR_BACKWARD_SLASH;
     };
     var depth2 = (token) => {
       if (token.isPrefix !== true) {
@@ -374,38 +374,38 @@ var require_scan = __commonJS({
       let finished = false;
       let braces = 0;
       let prev;
-      let code4;
+      let code5;
       let token = { value: "", depth: 0, isGlob: false };
       const eos = () => index >= length;
       const peek3 = () => str2.charCodeAt(index + 1);
       const advance = () => {
-        prev = code4;
+        prev = code5;
         return str2.charCodeAt(++index);
       };
       while (index < length) {
-        code4 = advance();
+        code5 = advance();
         let next;
-        if (code4 === CHAR_BACKWARD_SLASH) {
+        if (code5 === CHAR_BACKWARD_SLASH) {
           backslashes = token.backslashes = true;
-          code4 = advance();
-          if (code4 === CHAR_LEFT_CURLY_BRACE) {
+          code5 = advance();
+          if (code5 === CHAR_LEFT_CURLY_BRACE) {
             braceEscaped = true;
           }
           continue;
         }
-        if (braceEscaped === true || code4 === CHAR_LEFT_CURLY_BRACE) {
+        if (braceEscaped === true || code5 === CHAR_LEFT_CURLY_BRACE) {
           braces++;
-          while (eos() !== true && (code4 = advance())) {
-            if (code4 === CHAR_BACKWARD_SLASH) {
+          while (eos() !== true && (code5 = advance())) {
+            if (code5 === CHAR_BACKWARD_SLASH) {
               backslashes = token.backslashes = true;
               advance();
               continue;
             }
-            if (code4 === CHAR_LEFT_CURLY_BRACE) {
+            if (code5 === CHAR_LEFT_CURLY_BRACE) {
               braces++;
               continue;
             }
-            if (braceEscaped !== true && code4 === CHAR_DOT && (code4 = advance()) === CHAR_DOT) {
+            if (braceEscaped !== true && code5 === CHAR_DOT && (code5 = advance()) === CHAR_DOT) {
               isBrace = token.isBrace = true;
               isGlob = token.isGlob = true;
               finished = true;
@@ -414,7 +414,7 @@ var require_scan = __commonJS({
               }
               break;
             }
-            if (braceEscaped !== true && code4 === CHAR_COMMA) {
+            if (braceEscaped !== true && code5 === CHAR_COMMA) {
               isBrace = token.isBrace = true;
               isGlob = token.isGlob = true;
               finished = true;
@@ -423,7 +423,7 @@ var require_scan = __commonJS({
               }
               break;
             }
-            if (code4 === CHAR_RIGHT_CURLY_BRACE) {
+            if (code5 === CHAR_RIGHT_CURLY_BRACE) {
               braces--;
               if (braces === 0) {
                 braceEscaped = false;
@@ -438,7 +438,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code4 === CHAR_FORWARD_SLASH) {
+        if (code5 === CHAR_FORWARD_SLASH) {
           slashes.push(index);
           tokens.push(token);
           token = { value: "", depth: 0, isGlob: false };
@@ -451,27 +451,27 @@ var require_scan = __commonJS({
           continue;
         }
         if (opts.noext !== true) {
-          const isExtglobChar = code4 === CHAR_PLUS || code4 === CHAR_AT || code4 === CHAR_ASTERISK || code4 === CHAR_QUESTION_MARK || code4 === CHAR_EXCLAMATION_MARK;
+          const isExtglobChar = code5 === CHAR_PLUS || code5 === CHAR_AT || code5 === CHAR_ASTERISK || code5 === CHAR_QUESTION_MARK || code5 === CHAR_EXCLAMATION_MARK;
           if (isExtglobChar === true && peek3() === CHAR_LEFT_PARENTHESES) {
             isGlob = token.isGlob = true;
             isExtglob = token.isExtglob = true;
             finished = true;
-            if (code4 === CHAR_EXCLAMATION_MARK && index === start2) {
+            if (code5 === CHAR_EXCLAMATION_MARK && index === start2) {
               negatedExtglob = true;
             }
             if (scanToEnd === true) {
               let parens = 0;
-              while (eos() !== true && (code4 = advance())) {
-                if (code4 === CHAR_BACKWARD_SLASH) {
+              while (eos() !== true && (code5 = advance())) {
+                if (code5 === CHAR_BACKWARD_SLASH) {
                   backslashes = token.backslashes = true;
                   advance();
                   continue;
                 }
-                if (code4 === CHAR_LEFT_PARENTHESES) {
+                if (code5 === CHAR_LEFT_PARENTHESES) {
                   parens++;
                   continue;
                 }
-                if (code4 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+                if (code5 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
                   finished = true;
                   break;
                 }
@@ -481,7 +481,7 @@ var require_scan = __commonJS({
             break;
           }
         }
-        if (code4 === CHAR_ASTERISK) {
+        if (code5 === CHAR_ASTERISK) {
           if (prev === CHAR_ASTERISK) isGlobstar = token.isGlobstar = true;
           isGlob = token.isGlob = true;
           finished = true;
@@ -490,7 +490,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code4 === CHAR_QUESTION_MARK) {
+        if (code5 === CHAR_QUESTION_MARK) {
           isGlob = token.isGlob = true;
           finished = true;
           if (scanToEnd === true) {
@@ -498,7 +498,7 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (code4 === CHAR_LEFT_SQUARE_BRACKET) {
+        if (code5 === CHAR_LEFT_SQUARE_BRACKET) {
           while (eos() !== true && (next = advance())) {
             if (next === CHAR_BACKWARD_SLASH) {
               backslashes = token.backslashes = true;
@@ -517,26 +517,26 @@ var require_scan = __commonJS({
           }
           break;
         }
-        if (opts.nonegate !== true && code4 === CHAR_EXCLAMATION_MARK && index === start2) {
+        if (opts.nonegate !== true && code5 === CHAR_EXCLAMATION_MARK && index === start2) {
           negated = token.negated = true;
           start2++;
           continue;
         }
-        if (opts.noparen !== true && code4 === CHAR_LEFT_PARENTHESES) {
+        if (opts.noparen !== true && code5 === CHAR_LEFT_PARENTHESES) {
           isGlob = token.isGlob = true;
           if (scanToEnd === true) {
             let parens = 1;
-            while (eos() !== true && (code4 = advance())) {
-              if (code4 === CHAR_BACKWARD_SLASH) {
+            while (eos() !== true && (code5 = advance())) {
+              if (code5 === CHAR_BACKWARD_SLASH) {
                 backslashes = token.backslashes = true;
                 advance();
                 continue;
               }
-              if (code4 === CHAR_LEFT_PARENTHESES) {
+              if (code5 === CHAR_LEFT_PARENTHESES) {
                 parens++;
                 continue;
               }
-              if (code4 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
+              if (code5 === CHAR_RIGHT_PARENTHESES && --parens === 0) {
                 finished = true;
                 break;
               }
@@ -601,7 +601,7 @@ var require_scan = __commonJS({
       };
       if (opts.tokens === true) {
         state.maxDepth = 0;
-        if (!isPathSeparator(code4)) {
+        if (!isPathSeparator(code5)) {
           tokens.push(token);
         }
         state.tokens = tokens;
@@ -2963,8 +2963,8 @@ var require_stringifyString = __commonJS({
             case "u":
               {
                 str2 += json2.slice(start2, i);
-                const code4 = json2.substr(i + 2, 4);
-                switch (code4) {
+                const code5 = json2.substr(i + 2, 4);
+                switch (code5) {
                   case "0000":
                     str2 += "\\0";
                     break;
@@ -2990,8 +2990,8 @@ var require_stringifyString = __commonJS({
                     str2 += "\\P";
                     break;
                   default:
-                    if (code4.substr(0, 2) === "00")
-                      str2 += "\\x" + code4.substr(2);
+                    if (code5.substr(0, 2) === "00")
+                      str2 += "\\x" + code5.substr(2);
                     else
                       str2 += json2.substr(i, 6);
                 }
@@ -5490,22 +5490,22 @@ var require_errors = __commonJS({
   "node_modules/yaml/dist/errors.js"(exports) {
     "use strict";
     var YAMLError = class extends Error {
-      constructor(name, pos, code4, message) {
+      constructor(name, pos, code5, message) {
         super();
         this.name = name;
-        this.code = code4;
+        this.code = code5;
         this.message = message;
         this.pos = pos;
       }
     };
     var YAMLParseError = class extends YAMLError {
-      constructor(pos, code4, message) {
-        super("YAMLParseError", pos, code4, message);
+      constructor(pos, code5, message) {
+        super("YAMLParseError", pos, code5, message);
       }
     };
     var YAMLWarning = class extends YAMLError {
-      constructor(pos, code4, message) {
-        super("YAMLWarning", pos, code4, message);
+      constructor(pos, code5, message) {
+        super("YAMLWarning", pos, code5, message);
       }
     };
     var prettifyError2 = (src, lc) => (error62) => {
@@ -5779,10 +5779,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start: start2, key, sep: sep6, value } = collItem;
+        const { start: start2, key, sep: sep7, value } = collItem;
         const keyProps = resolveProps.resolveProps(start2, {
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -5796,7 +5796,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep6) {
+          if (!keyProps.anchor && !keyProps.tag && !sep7) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map5.comment)
@@ -5820,7 +5820,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map5.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep7 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -5836,7 +5836,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep7, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -5927,7 +5927,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep6 = "";
+        let sep7 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -5941,13 +5941,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep6 + cb;
-              sep6 = "";
+                comment += sep7 + cb;
+              sep7 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep6 += source;
+                sep7 += source;
               hasSpace = true;
               break;
             default:
@@ -5990,18 +5990,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start: start2, key, sep: sep6, value } = collItem;
+        const { start: start2, key, sep: sep7, value } = collItem;
         const props = resolveProps.resolveProps(start2, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep6 && !value) {
+          if (!props.anchor && !props.tag && !sep7 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -6055,8 +6055,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep6 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
+        if (!isMap2 && !sep7 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep7, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -6068,7 +6068,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep7 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -6079,8 +6079,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep6)
-                for (const st of sep6) {
+              if (sep7)
+                for (const st of sep7) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -6097,7 +6097,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep7, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -6277,7 +6277,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep6 = "";
+      let sep7 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -6294,24 +6294,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep6 === " ")
-            sep6 = "\n";
-          else if (!prevMoreIndented && sep6 === "\n")
-            sep6 = "\n\n";
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          if (sep7 === " ")
+            sep7 = "\n";
+          else if (!prevMoreIndented && sep7 === "\n")
+            sep7 = "\n\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep6 === "\n")
+          if (sep7 === "\n")
             value += "\n";
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          value += sep6 + content;
-          sep6 = " ";
+          value += sep7 + content;
+          sep7 = " ";
           prevMoreIndented = false;
         }
       }
@@ -6414,7 +6414,7 @@ var require_resolve_flow_scalar = __commonJS({
       const { offset, type, source, end } = scalar;
       let _type;
       let value;
-      const _onError = (rel, code4, msg) => onError(offset + rel, code4, msg);
+      const _onError = (rel, code5, msg) => onError(offset + rel, code5, msg);
       switch (type) {
         case "scalar":
           _type = Scalar.Scalar.PLAIN;
@@ -6494,25 +6494,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep6 = " ";
+      let sep7 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep6 === "\n")
-            res += sep6;
+          if (sep7 === "\n")
+            res += sep7;
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          res += sep6 + lm;
-          sep6 = " ";
+          res += sep7 + lm;
+          sep7 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep6 + (match?.[1] ?? "");
+      return res + sep7 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -6612,9 +6612,9 @@ var require_resolve_flow_scalar = __commonJS({
     function parseCharCode(source, offset, length, onError) {
       const cc = source.substr(offset, length);
       const ok2 = cc.length === length && /^[0-9a-fA-F]+$/.test(cc);
-      const code4 = ok2 ? parseInt(cc, 16) : NaN;
+      const code5 = ok2 ? parseInt(cc, 16) : NaN;
       try {
-        return String.fromCodePoint(code4);
+        return String.fromCodePoint(code5);
       } catch {
         const raw = source.substr(offset - 2, length + 2);
         onError(offset - 2, "BAD_DQ_ESCAPE", `Invalid escape sequence ${raw}`);
@@ -6936,12 +6936,12 @@ var require_composer = __commonJS({
         this.prelude = [];
         this.errors = [];
         this.warnings = [];
-        this.onError = (source, code4, message, warning) => {
+        this.onError = (source, code5, message, warning) => {
           const pos = getErrorPos(source);
           if (warning)
-            this.warnings.push(new errors.YAMLWarning(pos, code4, message));
+            this.warnings.push(new errors.YAMLWarning(pos, code5, message));
           else
-            this.errors.push(new errors.YAMLParseError(pos, code4, message));
+            this.errors.push(new errors.YAMLParseError(pos, code5, message));
         };
         this.directives = new directives.Directives({ version: options.version || "1.2" });
         this.options = options;
@@ -7103,12 +7103,12 @@ var require_cst_scalar = __commonJS({
     var stringifyString = require_stringifyString();
     function resolveAsScalar(token, strict = true, onError) {
       if (token) {
-        const _onError = (pos, code4, message) => {
+        const _onError = (pos, code5, message) => {
           const offset = typeof pos === "number" ? pos : Array.isArray(pos) ? pos[0] : pos.offset;
           if (onError)
-            onError(offset, code4, message);
+            onError(offset, code5, message);
           else
-            throw new errors.YAMLParseError([offset, offset + 1], code4, message);
+            throw new errors.YAMLParseError([offset, offset + 1], code5, message);
         };
         switch (token.type) {
           case "scalar":
@@ -7322,14 +7322,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start: start2, key, sep: sep6, value }) {
+    function stringifyItem({ start: start2, key, sep: sep7, value }) {
       let res = "";
       for (const st of start2)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep6)
-        for (const st of sep6)
+      if (sep7)
+        for (const st of sep7)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -8496,18 +8496,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start2 = getFirstKeyStartProps(prev);
-          let sep6;
+          let sep7;
           if (scalar.end) {
-            sep6 = scalar.end;
-            sep6.push(this.sourceToken);
+            sep7 = scalar.end;
+            sep7.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep6 = [this.sourceToken];
+            sep7 = [this.sourceToken];
           const map5 = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start: start2, key: scalar, sep: sep6 }]
+            items: [{ start: start2, key: scalar, sep: sep7 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map5;
@@ -8660,15 +8660,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start3 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep6 = it.sep;
-                  sep6.push(this.sourceToken);
+                  const sep7 = it.sep;
+                  sep7.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start3, key, sep: sep6 }]
+                    items: [{ start: start3, key, sep: sep7 }]
                   });
                 } else if (start2.length > 0) {
                   it.sep = it.sep.concat(start2, this.sourceToken);
@@ -8862,13 +8862,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start2 = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep6 = fc.end.splice(1, fc.end.length);
-            sep6.push(this.sourceToken);
+            const sep7 = fc.end.splice(1, fc.end.length);
+            sep7.push(this.sourceToken);
             const map5 = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start: start2, key: fc, sep: sep6 }]
+              items: [{ start: start2, key: fc, sep: sep7 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map5;
@@ -9396,17 +9396,17 @@ var require_string_width = __commonJS({
       string4 = string4.replace(emojiRegex(), "  ");
       let width = 0;
       for (let i = 0; i < string4.length; i++) {
-        const code4 = string4.codePointAt(i);
-        if (code4 <= 31 || code4 >= 127 && code4 <= 159) {
+        const code5 = string4.codePointAt(i);
+        if (code5 <= 31 || code5 >= 127 && code5 <= 159) {
           continue;
         }
-        if (code4 >= 768 && code4 <= 879) {
+        if (code5 >= 768 && code5 <= 879) {
           continue;
         }
-        if (code4 > 65535) {
+        if (code5 > 65535) {
           i++;
         }
-        width += isFullwidthCodePoint(code4) ? 2 : 1;
+        width += isFullwidthCodePoint(code5) ? 2 : 1;
       }
       return width;
     };
@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, mkdtempSync as mkdtempSync3, readdirSync as readdirSync14, readFileSync as readFileSync23, rmSync as rmSync11, statSync as statSync10 } from "node:fs";
+import { existsSync as existsSync37, mkdtempSync as mkdtempSync3, readdirSync as readdirSync14, readFileSync as readFileSync24, rmSync as rmSync11, statSync as statSync11 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
 
 // src/util/fsx.ts
@@ -10114,7 +10114,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join39, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join40, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -10533,19 +10533,19 @@ ${(opts.channelJob ?? []).join("	")}
       });
     };
     child2.on("error", (e) => finish2(127, null, e));
-    const settle2 = (code4, signal) => sandboxed ? finish2(...unwrapped(code4, signal)) : finish2(code4, signal);
-    child2.on("exit", (code4, signal) => {
-      exited = { code: code4, signal };
+    const settle2 = (code5, signal) => sandboxed ? finish2(...unwrapped(code5, signal)) : finish2(code5, signal);
+    child2.on("exit", (code5, signal) => {
+      exited = { code: code5, signal };
       killGroup();
-      grace = setTimeout(() => settle2(code4, signal), EXIT_GRACE_MS);
+      grace = setTimeout(() => settle2(code5, signal), EXIT_GRACE_MS);
     });
-    child2.on("close", (code4, signal) => settle2(exited?.code ?? code4, exited?.signal ?? signal));
+    child2.on("close", (code5, signal) => settle2(exited?.code ?? code5, exited?.signal ?? signal));
   });
 }
 var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
-function unwrapped(code4, signal) {
-  const inner = code4 !== null && code4 > 128 ? SIGNALS.get(code4 - 128) : void 0;
-  return inner ? [null, inner] : [code4, signal];
+function unwrapped(code5, signal) {
+  const inner = code5 !== null && code5 > 128 ? SIGNALS.get(code5 - 128) : void 0;
+  return inner ? [null, inner] : [code5, signal];
 }
 function markWatcher(prefix, onMark) {
   let partial2 = "";
@@ -11482,8 +11482,8 @@ function formatMHz(hz) {
 function formatSpread(ratio) {
   return Number.isFinite(ratio) ? `${pyFixed(ratio, 2)}\xD7` : MISSING;
 }
-function formatPrecision(relative19) {
-  return Number.isFinite(relative19) ? `\xB1${formatShare(relative19)}` : MISSING;
+function formatPrecision(relative20) {
+  return Number.isFinite(relative20) ? `\xB1${formatShare(relative20)}` : MISSING;
 }
 function formatDetectable(pct) {
   return Number.isFinite(pct) ? `\xB1${pyFixed(pct, 1)}%` : MISSING;
@@ -13555,8 +13555,8 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative19] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative19) : [];
+  const [crawler, relative20] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative20) : [];
 }
 
 // src/config/sources.ts
@@ -17303,12 +17303,12 @@ function isIso7064Mod97(iban3) {
   let remainder = 0;
   const len = iban3.length;
   for (let i = 4; i < len; i++) {
-    const code4 = iban3.charCodeAt(i);
-    remainder = (code4 >= 65 ? remainder * 100 + (code4 - 55) : remainder * 10 + (code4 - 48)) % 97;
+    const code5 = iban3.charCodeAt(i);
+    remainder = (code5 >= 65 ? remainder * 100 + (code5 - 55) : remainder * 10 + (code5 - 48)) % 97;
   }
   for (let i = 0; i < 4; i++) {
-    const code4 = iban3.charCodeAt(i);
-    remainder = (code4 >= 65 ? remainder * 100 + (code4 - 55) : remainder * 10 + (code4 - 48)) % 97;
+    const code5 = iban3.charCodeAt(i);
+    remainder = (code5 >= 65 ? remainder * 100 + (code5 - 55) : remainder * 10 + (code5 - 48)) % 97;
   }
   return remainder === 1;
 }
@@ -27254,12 +27254,12 @@ function compileFn(schema, options) {
   doc.write(outputAccessor === null ? `return true;` : `return ${outputAccessor};`);
   const constantNames = ["INVALID", ...ctx.constants.keys()];
   const constantValues = [INVALID, ...ctx.constants.values()];
-  const code4 = doc.content.join("\n");
+  const code5 = doc.content.join("\n");
   const fullCode = options?.debug ? constantNames.length > 0 ? `// Constants: ${constantNames.join(", ")}
-${code4}` : code4 : "";
+${code5}` : code5 : "";
   const F = Function;
   const factoryCode = `return (input) => {
-${code4}
+${code5}
 }`;
   let fn;
   try {
@@ -33959,6 +33959,9 @@ var CT_CALLS = 3;
 var CT_VALGRIND_FACTOR = 50;
 var CT_STARTUP_S = 2;
 var CT_OP_BUDGET_S = 60;
+var CT_PATH_CALLS = 64;
+var CT_MAX_CALLS = 1e3;
+var CT_COVERAGE_SLOWDOWN = 10;
 var ADAPTIVE_CI_TARGET = 0.01;
 var ADAPTIVE_MIN_TRIALS = 5;
 var ADAPTIVE_MAX_TRIALS = 30;
@@ -34183,7 +34186,9 @@ var settingsSchema = external_exports.object({
   ct: external_exports.object({
     /** The action's nightly and pull-request runs add the phase (the CLI's runs take it from `--phases`). */
     enabled: external_exports.boolean().default(false),
-    calls: external_exports.number().int().min(1).max(1e3).default(CT_CALLS),
+    calls: external_exports.number().int().min(1).max(CT_MAX_CALLS).default(CT_CALLS),
+    /** Calls run natively to find rarely taken paths; the check makes as many as take them all (0 or ≤ calls: no search). */
+    path_calls: external_exports.number().int().min(0).max(CT_MAX_CALLS).default(CT_PATH_CALLS),
     op_budget_s: external_exports.number().positive().default(CT_OP_BUDGET_S),
     valgrind_factor: external_exports.number().positive().default(CT_VALGRIND_FACTOR),
     startup_s: external_exports.number().min(0).default(CT_STARTUP_S),
@@ -34196,6 +34201,7 @@ var settingsSchema = external_exports.object({
   }).strict().default({
     enabled: false,
     calls: CT_CALLS,
+    path_calls: CT_PATH_CALLS,
     op_budget_s: CT_OP_BUDGET_S,
     valgrind_factor: CT_VALGRIND_FACTOR,
     startup_s: CT_STARTUP_S,
@@ -35376,8 +35382,8 @@ function readSemicolonCsv(path, columns) {
   try {
     text3 = readFileSync13(path, "utf8");
   } catch (e) {
-    const code4 = e.code;
-    throw new InputError(path, "", code4 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code4 ?? String(e)})`);
+    const code5 = e.code;
+    throw new InputError(path, "", code5 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code5 ?? String(e)})`);
   }
   const rows = [];
   let header;
@@ -35463,6 +35469,10 @@ var CT_KIND_MEANING = {
   index: "a memory address computed from a secret: which cache line it touches can tell the secret (cache-timing attacks)",
   division: "a division whose operands depend on a secret: on most cores its latency follows the operands' values (KyberSlash)",
   syscall: "a system call whose argument depends on a secret: the secret leaves the process"
+};
+var COMPILER_MADE_NOTE = {
+  "loop-bound": "made by the compiler: the source loops over a fixed count here; likely benign if it goes the same way for every valid input, a suppression candidate once the machine code is read",
+  "no-branch": "made by the compiler: the source has no branch on this line; a suppression candidate only once the machine code is read"
 };
 var CT_STATUSES = ["clean", "flagged", "skipped", "failed"];
 var statusOf = (findings) => findings.some((f) => !f.suppressed) ? "flagged" : "clean";
@@ -36423,8 +36433,8 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync23, readFileSync as readFileSync15 } from "node:fs";
-import { join as join26 } from "node:path";
+import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
+import { join as join27 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36456,6 +36466,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const keyFile = join22(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
+  const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
   if (previous?.key === key && (!previous.ok || existsSync19(library) && sha256File(library) === previous.library_sha256))
     return {
       ok: previous.ok,
@@ -36463,6 +36474,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
       objDir,
       wrapped: previous.wrapped,
       flags: shownFlags,
+      sourceRoots,
       log: previous.log,
       ...previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}
     };
@@ -36473,7 +36485,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
     writeFileAtomic(join22(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
-    return result;
+    return { ...result, sourceRoots };
   };
   const objects = await compileEach(compileFlags, objDir);
   if (!objects) return finish2(false, []);
@@ -36509,10 +36521,49 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 
 // src/ct/coverage.ts
 import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync5, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute5, join as join23, normalize as normalize3, resolve as resolve15, sep as sep3 } from "node:path";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join24, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
-import { realpathSync as realpathSync6 } from "node:fs";
+import { realpathSync as realpathSync7 } from "node:fs";
+
+// src/ct/sourceHint.ts
+import { readFileSync as readFileSync15, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
+import { isAbsolute as isAbsolute5, join as join23, relative as relative13, sep as sep3 } from "node:path";
+var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
+var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
+function compilerMade(sourceLine2) {
+  const text3 = code(sourceLine2).trim();
+  if (text3 === "") return void 0;
+  const loop = /^for\s*\(([^;]*);([^;]*);([^)]*)\)/.exec(text3);
+  if (loop) {
+    const cond = /^\s*([A-Za-z_]\w*)\s*(<=|<|!=|>=|>)\s*(.+?)\s*$/.exec(loop[2]);
+    return cond && FIXED_BOUND.test(cond[3]) ? "loop-bound" : void 0;
+  }
+  if (/\b(if|else|for|while|do|switch|case|default|goto|break|continue)\b|\?|&&|\|\|/.test(text3)) return void 0;
+  return "no-branch";
+}
+var MAX_LINE_BYTES = 4096;
+var MAX_SOURCE_BYTES = 8 << 20;
+function sourceLine(roots, dir, file2, line) {
+  if (!file2 || line < 1) return void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join23(dir, file2) : void 0;
+  if (!path) return void 0;
+  try {
+    const real = realpathSync6(path);
+    const inside = roots.some((root3) => {
+      const rel = relative13(realpathSync6(root3), real);
+      return rel !== ".." && !rel.startsWith(`..${sep3}`) && !isAbsolute5(rel);
+    });
+    if (!inside || !statSync8(real).isFile() || statSync8(real).size > MAX_SOURCE_BYTES) return void 0;
+    return readFileSync15(real, "utf8").split("\n")[line - 1]?.slice(0, MAX_LINE_BYTES);
+  } catch {
+    return void 0;
+  }
+}
+var compilerMadeIn = (roots) => (frame) => {
+  const text3 = sourceLine(roots, frame.dir, frame.file ?? "", frame.line ?? 0);
+  return text3 === void 0 ? void 0 : compilerMade(text3);
+};
 
 // src/ct/memcheck.ts
 import { basename as basename8 } from "node:path";
@@ -36604,7 +36655,7 @@ function parseMemcheckXml(text3) {
   return { errors, finished };
 }
 var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename8(f.obj ?? "?")}:${f.line ?? 0}`;
-function findingsOf(report2, isLibrary) {
+function findingsOf(report2, isLibrary, compilerMade2) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
   for (const e of report2.errors) {
@@ -36629,6 +36680,8 @@ function findingsOf(report2, isLibrary) {
     const seen = bySite.get(key);
     if (seen) seen.count += e.count;
     else {
+      const made = kind === "branch" ? compilerMade2?.(frame) : void 0;
+      if (made) finding.compiler_made = made;
       const callers = e.frames.slice(at + 1).filter((f) => f.obj !== void 0 && isLibrary(f.obj)).slice(0, 4).map(site);
       bySite.set(key, { ...finding, ...callers.length > 0 ? { stack: callers } : {} });
     }
@@ -36697,8 +36750,12 @@ async function runCtOperation(req) {
     return failed(`valgrind's report is not readable: ${e.message}`);
   }
   if (!report2.finished) return failed("valgrind's report ends before its final status");
-  const library = realpathSync6(req.library);
-  const { findings, outsideLibrary } = findingsOf(report2, (obj) => obj === req.library || obj === library);
+  const library = realpathSync7(req.library);
+  const { findings, outsideLibrary } = findingsOf(
+    report2,
+    (obj) => obj === req.library || obj === library,
+    req.sourceRoots ? compilerMadeIn(req.sourceRoots) : void 0
+  );
   const calls = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls")?.[2] ?? req.calls);
   const callsS = Number(driverRun.output.lines.find((l) => l[0] === "CT" && l[1] === "calls_s")?.[2]);
   return {
@@ -36714,10 +36771,10 @@ async function runCtOperation(req) {
 // src/ct/coverage.ts
 var NEVER_RUN_SHOWN = 40;
 var UNTAKEN_SHOWN = 40;
-async function runCoverage(req) {
+async function countLines(req) {
   rmSync5(req.scratch, { recursive: true, force: true });
   mkdirSync11(req.scratch, { recursive: true });
-  const strip = normalize3(resolve15(req.objDir)).split(sep3).filter(Boolean).length;
+  const strip = normalize3(resolve15(req.objDir)).split(sep4).filter(Boolean).length;
   const run = await runDriver([req.driver, req.library], ctJob(req), {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 1 << 20,
@@ -36737,17 +36794,17 @@ async function runCoverage(req) {
   });
   if (gcov.exitCode !== 0) return { failure: `gcov failed (exit code ${gcov.exitCode}): ${gcov.stderr.trim().split("\n")[0] ?? ""}` };
   try {
-    return coverageOf(parseGcovJson(gcov.stdout), nativeDir());
+    return { files: ownFiles(parseGcovJson(gcov.stdout), nativeDir()) };
   } catch (e) {
     return { failure: `gcov's report is not readable: ${e.message}` };
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join23(scratch, f)).isFile());
+  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join24(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join23(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join24(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync20(notes)) continue;
-    const into = join23(scratch, basename9(notes));
+    const into = join24(scratch, basename9(notes));
     rmSync5(into, { force: true, recursive: true });
     copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
@@ -36756,9 +36813,11 @@ function placeNotes(scratch, objDir) {
 function parseGcovJson(text3) {
   return text3.split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => JSON.parse(l).files ?? []);
 }
-function coverageOf(files, harnessDir) {
-  const harness = normalize3(resolve15(harnessDir)) + sep3;
-  const own6 = files.filter((f) => !(isAbsolute5(f.file) && normalize3(f.file).startsWith(harness)));
+function ownFiles(files, harnessDir) {
+  const harness = normalize3(resolve15(harnessDir)) + sep4;
+  return files.filter((f) => !(isAbsolute6(f.file) && normalize3(f.file).startsWith(harness)));
+}
+function coverageOf(own6) {
   const fns = /* @__PURE__ */ new Map();
   const lines = /* @__PURE__ */ new Map();
   for (const f of own6) {
@@ -36784,11 +36843,32 @@ function coverageOf(files, harnessDir) {
   };
 }
 function untakenInEntered(files, fns, lines) {
+  return lineRanges(
+    files,
+    (f, l) => fns.get(`${f.file}:${l.function_name}`) === true && (lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true)
+  );
+}
+function pathsTaken(files) {
+  const taken = /* @__PURE__ */ new Set();
+  for (const f of files)
+    for (const l of f.lines)
+      if (l.count > 0) {
+        taken.add(`${f.file}:${l.line_number}`);
+        if (l.unexecuted_block !== true) taken.add(`${f.file}:${l.line_number}:whole`);
+      }
+  return taken;
+}
+function takenBeyond(more, fewer) {
+  const newly = [...pathsTaken(more)].filter((k) => !fewer.has(k));
+  const lines = new Set(newly.map((k) => k.replace(/:whole$/, "")));
+  return lineRanges(more, (f, l) => l.function_name !== void 0 && lines.has(`${f.file}:${l.line_number}`));
+}
+function lineRanges(files, pick2) {
   const ranges = [];
   const seen = /* @__PURE__ */ new Set();
   let count = 0;
   for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
-    const candidates2 = f.lines.filter((l) => l.function_name !== void 0 && fns.get(`${f.file}:${l.function_name}`) === true).filter((l) => lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true).sort((a, b) => a.line_number - b.line_number);
+    const candidates2 = f.lines.filter((l) => l.function_name !== void 0 && pick2(f, l)).sort((a, b) => a.line_number - b.line_number);
     for (const l of candidates2) {
       const key = `${f.file}:${l.line_number}`;
       if (seen.has(key)) continue;
@@ -36805,6 +36885,34 @@ function untakenInEntered(files, fns, lines) {
     ranges: ranges.map((r) => `${name(r.file)}:${r.fn}:${r.first === r.last ? r.first : `${r.first}-${r.last}`}`),
     lines: count
   };
+}
+
+// src/ct/pathSearch.ts
+async function searchPaths(count, from, upTo) {
+  const runs = /* @__PURE__ */ new Map();
+  const taken = async (calls) => {
+    const counted = await count(calls);
+    if ("failure" in counted) return counted;
+    runs.set(calls, counted.files);
+    return pathsTaken(counted.files);
+  };
+  const all2 = await taken(upTo);
+  if ("failure" in all2) return all2;
+  if (upTo <= from) return { needed: upTo, runs };
+  const covers = (s) => [...all2].every((k) => s.has(k));
+  const first = await taken(from);
+  if ("failure" in first) return first;
+  if (covers(first)) return { needed: from, runs };
+  let low = from;
+  let high = upTo;
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    const s = await taken(mid);
+    if ("failure" in s) return s;
+    if (covers(s)) high = mid;
+    else low = mid;
+  }
+  return { needed: high, runs };
 }
 
 // src/ct/division.ts
@@ -36901,7 +37009,7 @@ function withDivisions(ct2, sites2) {
 // src/ct/divisionCheck.ts
 import { existsSync as existsSync21, mkdtempSync, rmSync as rmSync6, writeFileSync as writeFileSync4 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { basename as basename10, join as join24 } from "node:path";
+import { basename as basename10, join as join25 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -37021,7 +37129,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join24(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join25(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -37035,12 +37143,12 @@ async function runDivisionCheck(req) {
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync(join24(tmpdir2(), "ngcc-divcheck-"));
+  const scratch = mkdtempSync(join25(tmpdir2(), "ngcc-divcheck-"));
   try {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join24(scratch, "division.gdb");
+    const script = join25(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37078,17 +37186,17 @@ async function runDivisionCheck(req) {
 // src/ct/tools.ts
 import { randomBytes as randomBytes4 } from "node:crypto";
 import { existsSync as existsSync22, mkdirSync as mkdirSync12, renameSync as renameSync3, rmSync as rmSync7 } from "node:fs";
-import { join as join25 } from "node:path";
+import { join as join26 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join25(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join25(dir, "sha256.json"));
+  const driver = join26(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join26(dir, "sha256.json"));
   if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
   mkdirSync12(staging, { recursive: true, mode: 448 });
-  const out = join25(staging, "ngcc_ct");
+  const out = join26(staging, "ngcc_ct");
   const r = await runProcess(
     [
       HARNESS_CC,
@@ -37101,7 +37209,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join25(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join26(n, f)),
       "-ldl"
     ],
     {
@@ -37115,7 +37223,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join25(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join26(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync7(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
@@ -37185,9 +37293,9 @@ var ct = {
           results[op] = { status: "skipped", calls: 0, findings: [], reason: "a hash has no secret input: nothing to mark secret" };
       } else {
         head = { ...head, ...decided.prepared.head };
-        const slowdown = await checkOperations(ctx, operations, results, decided.prepared);
+        const { slowdown, calls } = await checkOperations(ctx, operations, results, decided.prepared);
         if (slowdown) head = { ...head, slowdown };
-        for (const { build: build2, prepared } of decided.prepared.extra) builds.push(await checkBuild(ctx, operations, build2, prepared));
+        for (const { build: build2, prepared } of decided.prepared.extra) builds.push(await checkBuild(ctx, operations, build2, prepared, calls));
       }
     }
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
@@ -37218,16 +37326,18 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join26(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync15(suppressionsFile)) : void 0;
+  const suppressionsFile = join27(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
-  const { calls } = plan.settings.ct;
+  const { calls, path_calls } = plan.settings.ct;
+  const searched = path_calls > calls ? path_calls : 0;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
   const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
   (previous.builds ?? []).map((b) => b.name).join(",") === extraBuilds(ctx).map((b) => b.name).join(",") && operations.every((op) => {
     const o = previous.operations[op];
     const counted = o?.coverage !== void 0 && ("failure" in o.coverage || o.coverage.untaken !== void 0);
-    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && o.calls === calls && counted);
+    const sameCalls = o?.coverage !== void 0 && !("failure" in o.coverage) ? o.calls >= calls && (o.coverage.paths?.asked ?? 0) === searched : o?.calls === calls;
+    return o !== void 0 && (o.status === "skipped" || o.status !== "failed" && sameCalls && counted);
   });
   const common = { operations, suppressions, ...suppressionsSha ? { suppressionsSha } : {} };
   return reusable ? { ...common, run: "keep", previous } : { ...common, run: "check", librarySha256: entry.library_sha256 };
@@ -37254,7 +37364,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join26(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join27(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -37272,7 +37382,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join26(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join27(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -37282,9 +37392,9 @@ function extraBuilds(ctx) {
     (compiler) => settings.ct.variants.filter((variant) => !(measuredGuide && variant === settings.flags.variant && compiler === settings.compiler)).map((variant) => ({ name: `${compiler} ${variant}`, variant, compiler }))
   );
 }
-async function checkBuild(ctx, operations, build2, prepared) {
+async function checkBuild(ctx, operations, build2, prepared, calls) {
   const results = {};
-  await checkOperations(ctx, operations, results, prepared);
+  await checkOperations(ctx, operations, results, prepared, calls);
   const { head } = prepared;
   return {
     name: build2.name,
@@ -37304,12 +37414,13 @@ function withSuppressions(b, operations, suppressions) {
   const judged = withDivisions({ schema: 1, tool: CT_TOOL, library_sha256: "", operations: ops }, b.division_sites);
   return { ...rest, operations: judged.operations, ...judged.divisions ? { divisions: judged.divisions } : {} };
 }
-async function checkOperations(ctx, operations, results, prepared) {
+async function checkOperations(ctx, operations, results, prepared, callsFor) {
   const { run, unit } = ctx;
   const { plan } = run;
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { built } = prepared;
+  const checked = { slowdown: void 0, calls: {} };
   if (!built.ok) {
     for (const op of operations)
       results[op] = {
@@ -37318,7 +37429,7 @@ async function checkOperations(ctx, operations, results, prepared) {
         findings: [],
         reason: "the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log"
       };
-    return void 0;
+    return checked;
   }
   const driver = await ctDriver(run.tools);
   const { ct: ct2 } = plan.settings;
@@ -37328,6 +37439,7 @@ async function checkOperations(ctx, operations, results, prepared) {
   const base = {
     driver,
     library: built.library,
+    sourceRoots: built.sourceRoots,
     type,
     rng: unit.candidate.katRng,
     ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
@@ -37337,26 +37449,26 @@ async function checkOperations(ctx, operations, results, prepared) {
     [plan.cpu],
     () => runCtOperation({ ...base, operation, calls, timeoutMs: timeoutS * 1e3, ...budgetS !== void 0 ? { budgetS } : {} })
   );
-  const checkDivisions = (operation, sites2, timeoutS) => withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct2.calls, sites: sites2, timeoutMs: 2 * timeoutS * 1e3 }));
-  const coverageOf2 = async (operation, timeoutS) => {
+  const checkDivisions = (operation, calls, sites2, timeoutS) => withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls, sites: sites2, timeoutMs: 2 * timeoutS * 1e3 }));
+  const counter = (operation, perCall2) => {
     const cov = prepared.coverage;
-    if (!cov?.built.ok || !cov.built.objDir)
-      return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+    if (!cov?.built.ok || !cov.built.objDir) return void 0;
     const { library: _, ...shared } = base;
-    return withCpus(
+    return (calls) => withCpus(
       [plan.cpu],
-      () => runCoverage({
+      () => countLines({
         ...shared,
         library: cov.built.library,
         objDir: cov.built.objDir,
         operation,
-        calls: ct2.calls,
-        timeoutMs: timeoutS * 1e3,
-        scratch: join26(cov.scratch, operation)
+        calls,
+        timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
+        scratch: join27(cov.scratch, operation)
       })
     );
   };
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
+  checked.slowdown = slowdown;
   const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
   for (const operation of operations) {
     if (slowdown && "failure" in slowdown) {
@@ -37366,25 +37478,62 @@ async function checkOperations(ctx, operations, results, prepared) {
     const nativeS = cs ? processSeconds(type, operation, cs, ct2.calls) : void 0;
     const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
     const perCall2 = nativeS !== void 0 ? nativeS / ct2.calls : typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
-    const decision = planCtOperation(perCall2, {
+    const budget = {
       calls: ct2.calls,
       valgrindFactor: factor ?? ct2.valgrind_factor,
       factorMeasured: factor !== void 0,
       startupSeconds: ct2.startup_s,
       opBudgetSeconds: ct2.op_budget_s
-    });
+    };
+    const decision = planCtOperation(perCall2, budget);
     if (!decision.run) {
       results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
       continue;
     }
-    const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct2.op_budget_s + ct2.startup_s);
-    results[operation] = await runOp(operation, ct2.calls, timeoutS, ct2.op_budget_s);
+    const count = counter(operation, perCall2);
+    const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
+    const calls = callsFor?.[operation] ?? (search && !("failure" in search.found) ? Math.max(ct2.calls, Math.min(search.found.needed, affordableCalls(perCall2, budget))) : ct2.calls);
+    checked.calls[operation] = calls;
+    const predictedS = perCall2 === void 0 ? decision.predictedSeconds : perCall2 * calls * budget.valgrindFactor + ct2.startup_s;
+    const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
+    results[operation] = await runOp(operation, calls, timeoutS, ct2.op_budget_s);
     const ran = results[operation].status === "clean" || results[operation].status === "flagged";
     const sites2 = prepared.head.division_sites ?? [];
-    if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, sites2, timeoutS);
-    if (ran && prepared.coverage) results[operation].coverage = await coverageOf2(operation, timeoutS);
+    if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, calls, sites2, timeoutS);
+    if (ran && prepared.coverage) results[operation].coverage = await coverageOfCalls(count, calls, search, ct2.path_calls);
   }
-  return slowdown;
+  return checked;
+}
+async function findPaths(count, ct2, perCall2) {
+  const fitting = perCall2 === void 0 || perCall2 <= 0 ? CT_MAX_CALLS : Math.floor(ct2.op_budget_s / (perCall2 * CT_COVERAGE_SLOWDOWN));
+  if (ct2.path_calls <= ct2.calls) return void 0;
+  const upTo = Math.min(ct2.path_calls, CT_MAX_CALLS, Math.max(ct2.calls, fitting));
+  return { upTo, found: await searchPaths(count, ct2.calls, upTo) };
+}
+function affordableCalls(perCall2, b) {
+  if (perCall2 === void 0 || perCall2 <= 0) return CT_MAX_CALLS;
+  return Math.min(CT_MAX_CALLS, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCall2 * b.valgrindFactor)));
+}
+async function coverageOfCalls(count, calls, search, asked) {
+  if (!count) return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+  const found = search?.found;
+  if (found && "failure" in found) return found;
+  const ran = found?.runs.get(calls);
+  const counted = ran ? { files: ran } : await count(calls);
+  if ("failure" in counted) return counted;
+  const coverage = coverageOf(counted.files);
+  if (!search || !found) return coverage;
+  const { needed, runs } = found;
+  const beyond = calls < needed ? takenBeyond(runs.get(search.upTo), pathsTaken(counted.files)) : void 0;
+  return {
+    ...coverage,
+    paths: {
+      asked,
+      calls: search.upTo,
+      needed,
+      ...beyond ? { beyond: beyond.ranges.slice(0, UNTAKEN_SHOWN), beyond_lines: beyond.lines } : {}
+    }
+  };
 }
 var CT_SLOWDOWN_MIN = 10;
 async function measureSlowdown(operations, type, cs, ct2, runOp) {
@@ -37669,11 +37818,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync28, readFileSync as readFileSync18 } from "node:fs";
-import { join as join29, relative as relative13 } from "node:path";
+import { existsSync as existsSync28, readFileSync as readFileSync19 } from "node:fs";
+import { join as join30, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
-import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
 var CALIBRATION_SCHEMA = "ngcc-perf/pr-calibration/1";
 var VERDICTS = ["regression", "improvement", "unchanged", "inconclusive", "noisy", "new", "removed", "missing"];
 var MAX_REPEATS = 100;
@@ -37784,7 +37933,7 @@ function readCalibration(systemDir) {
   if (!existsSync25(path)) return {};
   let json2;
   try {
-    json2 = JSON.parse(readFileSync16(path, "utf8"));
+    json2 = JSON.parse(readFileSync17(path, "utf8"));
   } catch (e) {
     return { problem: `not JSON: ${e.message}` };
   }
@@ -37838,8 +37987,8 @@ function calibrationProblems(systemDir) {
 }
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync17 } from "node:fs";
-import { join as join27 } from "node:path";
+import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
+import { join as join28 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -37849,7 +37998,20 @@ var findingSchema = external_exports.object({
   suppressed: external_exports.boolean(),
   reason: external_exports.string()
 }).passthrough();
-var operationSchema = external_exports.object({ status: external_exports.enum(CT_STATUSES), calls: external_exports.number().int().min(0), findings: external_exports.array(findingSchema), reason: external_exports.string().optional() }).passthrough();
+var pathsSchema = external_exports.object({
+  asked: external_exports.number().int().min(0).max(CT_MAX_CALLS),
+  calls: external_exports.number().int().min(1).max(CT_MAX_CALLS),
+  needed: external_exports.number().int().min(1).max(CT_MAX_CALLS),
+  beyond: external_exports.array(external_exports.string()).optional(),
+  beyond_lines: external_exports.number().int().min(1).optional()
+}).strict();
+var operationSchema = external_exports.object({
+  status: external_exports.enum(CT_STATUSES),
+  calls: external_exports.number().int().min(0),
+  findings: external_exports.array(findingSchema),
+  reason: external_exports.string().optional(),
+  coverage: external_exports.object({ paths: pathsSchema.optional() }).passthrough().optional()
+}).passthrough();
 var ctEvidenceSchema = external_exports.object({
   schema: external_exports.literal(1),
   tool: external_exports.string().min(1),
@@ -37871,6 +38033,7 @@ function operationProblems(where, o) {
     if (o.status === "flagged" && open2 === 0) problems.push(`${where}: flagged, but every finding is suppressed`);
     if (o.status === "clean" && open2 > 0) problems.push(`${where}: clean, but ${open2} finding(s) are not suppressed`);
   }
+  problems.push(...pathsProblems(where, o));
   const sites2 = /* @__PURE__ */ new Set();
   for (const [i, f] of o.findings.entries()) {
     const site2 = `${f.kind} ${f.function} ${f.file}:${f.line}`;
@@ -37878,6 +38041,23 @@ function operationProblems(where, o) {
     sites2.add(site2);
     if (f.suppressed && f.reason.trim() === "") problems.push(`${where}.findings[${i}]: suppressed without a reason`);
     if (!f.suppressed && f.reason !== "") problems.push(`${where}.findings[${i}]: a reason, but not suppressed`);
+  }
+  return problems;
+}
+function pathsProblems(where, o) {
+  const p = o.coverage?.paths;
+  if (!p) return [];
+  const problems = [];
+  const at = `${where}.coverage.paths`;
+  if (p.needed > p.calls) problems.push(`${at}: needed ${p.needed} calls, more than the ${p.calls} it ran`);
+  if (p.calls > Math.max(p.asked, 1)) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
+  if (p.beyond_lines === void 0 !== (p.beyond === void 0)) problems.push(`${at}: beyond and beyond_lines go together`);
+  if (o.status === "clean" || o.status === "flagged") {
+    const fewer = o.calls < p.needed;
+    if (fewer && p.beyond_lines === void 0)
+      problems.push(`${at}: the check made ${o.calls} calls, fewer than the ${p.needed} needed, but no line beyond them is named`);
+    if (!fewer && p.beyond_lines !== void 0)
+      problems.push(`${at}: lines beyond the checked calls are named, but the check made the ${p.needed} calls needed`);
   }
   return problems;
 }
@@ -37890,7 +38070,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync9(join27(dir, id.name))) {
+    for (const file2 of readdirSync9(join28(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -37898,7 +38078,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync17(join27(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join28(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -37929,7 +38109,7 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
-import { join as join28 } from "node:path";
+import { join as join29 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -37941,7 +38121,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync27(dir)) return [];
-  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join28(e.parentPath, e.name)).sort();
+  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join29(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -37968,7 +38148,7 @@ function close(a, b) {
 }
 function validateDataset(systemDir) {
   const problems = [];
-  const rel = (p) => relative13(systemDir, p) || p;
+  const rel = (p) => relative14(systemDir, p) || p;
   if (!existsSync28(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
@@ -37984,12 +38164,12 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join29(systemDir, e.kat_log);
+    const logPath = join30(systemDir, e.kat_log);
     if (!existsSync28(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync18(logPath, "utf8");
+    const log2 = readFileSync19(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -38379,7 +38559,7 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync29, statSync as statSync8 } from "node:fs";
+import { existsSync as existsSync29, statSync as statSync9 } from "node:fs";
 import { dirname as dirname8, resolve as resolve16 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -38425,7 +38605,7 @@ function parsePositive(v, where, unit) {
 function checkOutputFolder(path, where) {
   let p = resolve16(path);
   while (!existsSync29(p) && dirname8(p) !== p) p = dirname8(p);
-  if (!statSync8(p).isDirectory())
+  if (!statSync9(p).isDirectory())
     throw fail(
       where,
       p === resolve16(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
@@ -38484,11 +38664,11 @@ var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).jo
 // src/campaign/calibrate.ts
 import { mkdirSync as mkdirSync13, mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join32 } from "node:path";
+import { join as join33 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync31 } from "node:fs";
-import { join as join31, relative as relative14 } from "node:path";
+import { join as join32, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38529,24 +38709,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync30, readdirSync as readdirSync11 } from "node:fs";
-import { join as join30 } from "node:path";
+import { join as join31 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync30(dir)) return { files, unreadable };
   for (const candidate of readdirSync11(dir).sort()) {
-    if (!existsSync30(join30(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync11(join30(dir, candidate)).sort()) {
+    if (!existsSync30(join31(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync11(join31(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join30(systemDir, path));
+        const ct2 = readJson(join31(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join30(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join31(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -38770,7 +38950,8 @@ function newSites(key, head, base) {
         ...s.finding.line !== void 0 ? { line: s.finding.line } : {},
         count: s.count,
         operations: s.operations,
-        baseline_checked: base !== void 0
+        baseline_checked: base !== void 0,
+        ...s.finding.compiler_made ? { compiler_made: s.finding.compiler_made } : {}
       });
   }
   return out;
@@ -38816,7 +38997,7 @@ function refuseUnreadable(unreadable, role) {
   const [first, ...more] = unreadable;
   if (first)
     throw new InputError(
-      relative14(process.cwd(), first.path) || first.path,
+      relative15(process.cwd(), first.path) || first.path,
       "",
       `unreadable ${role} evidence (${first.problem})${more.length > 0 ? ` and ${more.length} more unreadable file(s)` : ""}; run ngcc-perf validate on it`
     );
@@ -38962,9 +39143,9 @@ function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const dirs = opts.systemDirs ?? {
-    base: join31(opts.baseDir, opts.system),
-    head: join31(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join31(d, opts.system))
+    base: join32(opts.baseDir, opts.system),
+    head: join32(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join32(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
@@ -39066,13 +39247,13 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const systemDir = join32(opts.dataDir, opts.system);
+  const systemDir = join33(opts.dataDir, opts.system);
   mkdirSync13(systemDir, { recursive: true });
   const writer = otherLiveWriter(systemDir);
   if (writer !== void 0)
     throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
-  const work = opts.scratch ?? mkdtempSync2(join32(tmpdir3(), "ngcc-calibrate-"));
-  const [headData, baseData] = [join32(work, "head"), join32(work, "base")];
+  const work = opts.scratch ?? mkdtempSync2(join33(tmpdir3(), "ngcc-calibrate-"));
+  const [headData, baseData] = [join33(work, "head"), join33(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
     campaignDir: opts.campaignDir,
@@ -39152,13 +39333,13 @@ async function calibratePairedCheck(opts) {
 var STOP_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 async function stoppable(work, say = (line) => process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${line}
 `), cleanup) {
-  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code4]) => {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code5]) => {
     const handler = () => {
       const stopped = killLiveProcessGroups();
       releaseEvidenceLocks();
       cleanup?.();
       say(`interrupted: stopped ${stopped} running process(es); evidence so far is kept`);
-      process.exit(code4);
+      process.exit(code5);
     };
     process.on(signal, handler);
     return [signal, handler];
@@ -39172,7 +39353,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 
 // src/report/history.ts
 import { existsSync as existsSync32 } from "node:fs";
-import { isAbsolute as isAbsolute6, relative as relative15 } from "node:path";
+import { isAbsolute as isAbsolute7, relative as relative16 } from "node:path";
 
 // src/compare/changePoints.ts
 function changePoints(values, opts = {}) {
@@ -39324,7 +39505,7 @@ function readNight(input2) {
   } catch (e) {
     return `unreadable: ${errorMessage(e)}`;
   }
-  const inFolder = (p) => isAbsolute6(p) ? relative15(input2.dir, p) : p;
+  const inFolder = (p) => isAbsolute7(p) ? relative16(input2.dir, p) : p;
   const unreadable = [
     ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
     ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
@@ -39490,8 +39671,8 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync19 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join33, relative as relative16 } from "node:path";
+import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
+import { basename as basename11, dirname as dirname9, join as join34, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -39609,9 +39790,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join33(systemDir, path))) return {};
+  if (!path || !existsSync33(join34(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync19(join33(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync20(join34(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -39644,9 +39825,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync12(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync12(join33(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync12(join34(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join33(surveyDir, id, f))];
+          return [readJson(join34(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -39665,7 +39846,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync33(dataDir) ? readdirSync12(dataDir).sort() : []) {
-    const paths = evidencePaths(join33(dataDir, name));
+    const paths = evidencePaths(join34(dataDir, name));
     if (!existsSync33(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -39704,9 +39885,9 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync33(join33(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync33(join34(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative16(systemDir, p);
+  const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
@@ -39768,8 +39949,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join33(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join33(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join34(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join34(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -39810,15 +39991,15 @@ var asciiAtext = regexCheck(/[#-'*+\--9=?A-Z^-~]/);
 var asciiDigit = regexCheck(/\d/);
 var asciiHexDigit = regexCheck(/[\dA-Fa-f]/);
 var asciiPunctuation = regexCheck(/[!-/:-@[-`{-~]/);
-function markdownLineEndingOrSpace(code4) {
-  return code4 !== null && (code4 < 0 || code4 === 32);
+function markdownLineEndingOrSpace(code5) {
+  return code5 !== null && (code5 < 0 || code5 === 32);
 }
 var unicodePunctuation = regexCheck(new RegExp("\\p{P}|\\p{S}", "u"));
 var unicodeWhitespace = regexCheck(/\s/);
 function regexCheck(regex) {
   return check3;
-  function check3(code4) {
-    return code4 !== null && code4 > -1 && regex.test(String.fromCharCode(code4));
+  function check3(code5) {
+    return code5 !== null && code5 > -1 && regex.test(String.fromCharCode(code5));
   }
 }
 
@@ -40220,24 +40401,24 @@ function markdownTable(table2, options) {
       alignments[columnIndex] = toAlignment(align[columnIndex]);
     }
   } else {
-    const code4 = toAlignment(align);
+    const code5 = toAlignment(align);
     while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code4;
+      alignments[columnIndex] = code5;
     }
   }
   columnIndex = -1;
   const row2 = [];
   const sizes2 = [];
   while (++columnIndex < mostCellsPerRow) {
-    const code4 = alignments[columnIndex];
+    const code5 = alignments[columnIndex];
     let before = "";
     let after = "";
-    if (code4 === 99) {
+    if (code5 === 99) {
       before = ":";
       after = ":";
-    } else if (code4 === 108) {
+    } else if (code5 === 108) {
       before = ":";
-    } else if (code4 === 114) {
+    } else if (code5 === 114) {
       after = ":";
     }
     let size = settings.alignDelimiters === false ? 1 : Math.max(
@@ -40270,10 +40451,10 @@ function markdownTable(table2, options) {
       let after = "";
       if (settings.alignDelimiters !== false) {
         const size = longestCellByColumn[columnIndex] - (sizes3[columnIndex] || 0);
-        const code4 = alignments[columnIndex];
-        if (code4 === 114) {
+        const code5 = alignments[columnIndex];
+        if (code5 === 114) {
           before = " ".repeat(size);
-        } else if (code4 === 99) {
+        } else if (code5 === 99) {
           const half = size / 2;
           if (size % 2) {
             before = " ".repeat(half + 0.5);
@@ -40318,8 +40499,8 @@ function serialize(value) {
   return value === null || value === void 0 ? "" : String(value);
 }
 function toAlignment(value) {
-  const code4 = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code4 === 67 || code4 === 99 ? 99 : code4 === 76 || code4 === 108 ? 108 : code4 === 82 || code4 === 114 ? 114 : 0;
+  const code5 = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code5 === 67 || code5 === 99 ? 99 : code5 === 76 || code5 === 108 ? 108 : code5 === 82 || code5 === 114 ? 114 : 0;
 }
 
 // node_modules/mdast-util-phrasing/lib/index.js
@@ -40514,7 +40695,7 @@ function checkFence(state) {
 }
 
 // node_modules/mdast-util-to-markdown/lib/handle/code.js
-function code(node3, _, state, info) {
+function code2(node3, _, state, info) {
   const marker = checkFence(state);
   const raw = node3.value || "";
   if (formatCodeAsIndented(node3, state)) {
@@ -40644,28 +40825,28 @@ function checkEmphasis(state) {
 }
 
 // node_modules/micromark-util-classify-character/index.js
-function classifyCharacter(code4) {
-  if (code4 === null || markdownLineEndingOrSpace(code4) || unicodeWhitespace(code4)) {
+function classifyCharacter(code5) {
+  if (code5 === null || markdownLineEndingOrSpace(code5) || unicodeWhitespace(code5)) {
     return 1;
   }
-  if (unicodePunctuation(code4)) {
+  if (unicodePunctuation(code5)) {
     return 2;
   }
 }
 
 // node_modules/mdast-util-to-markdown/lib/util/character.js
 function firstCharacter(value) {
-  const code4 = value.codePointAt(0);
-  return code4 === void 0 ? "" : String.fromCodePoint(code4);
+  const code5 = value.codePointAt(0);
+  return code5 === void 0 ? "" : String.fromCodePoint(code5);
 }
 function lastCharacter(value) {
-  const code4 = value.codePointAt(value.length - 2);
-  return code4 !== void 0 && code4 > 65535 ? value.slice(-2) : value.slice(-1);
+  const code5 = value.codePointAt(value.length - 2);
+  return code5 !== void 0 && code5 > 65535 ? value.slice(-2) : value.slice(-1);
 }
 
 // node_modules/mdast-util-to-markdown/lib/util/encode-character-reference.js
-function encodeCharacterReference(code4) {
-  return "&#x" + code4.toString(16).toUpperCase() + ";";
+function encodeCharacterReference(code5) {
+  return "&#x" + code5.toString(16).toUpperCase() + ";";
 }
 
 // node_modules/mdast-util-to-markdown/lib/util/encode-info.js
@@ -40782,23 +40963,23 @@ function htmlKind(value) {
   if (value.charCodeAt(0) !== 60) return;
   const next = value.charCodeAt(1);
   if (next === 33) {
-    const code5 = value.charCodeAt(2);
-    if (code5 === 45) return 2;
-    if (code5 === 91) return 5;
-    if (asciiAlpha(code5)) return 4;
+    const code6 = value.charCodeAt(2);
+    if (code6 === 45) return 2;
+    if (code6 === 91) return 5;
+    if (asciiAlpha(code6)) return 4;
     return;
   }
   if (next === 63) return 3;
   const closing = next === 47;
   const start2 = closing ? 2 : 1;
   let end = start2;
-  let code4 = value.charCodeAt(end);
-  if (!asciiAlpha(code4)) return;
-  while (code4 === 45 || asciiAlphanumeric(code4)) {
-    code4 = value.charCodeAt(++end);
+  let code5 = value.charCodeAt(end);
+  if (!asciiAlpha(code5)) return;
+  while (code5 === 45 || asciiAlphanumeric(code5)) {
+    code5 = value.charCodeAt(++end);
   }
   const name = value.slice(start2, end).toLowerCase();
-  if (!closing && code4 !== 47 && htmlRawNames.includes(name)) {
+  if (!closing && code5 !== 47 && htmlRawNames.includes(name)) {
     return 1;
   }
   return htmlBlockNames.includes(name) ? 6 : 7;
@@ -41834,7 +42015,7 @@ function thematicBreak(_, _1, state) {
 var handle = {
   blockquote,
   break: hardBreak,
-  code,
+  code: code2,
   definition,
   emphasis,
   hardBreak,
@@ -41855,7 +42036,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join34 = [joinDefaults];
+var join35 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -42045,9 +42226,9 @@ var unsafe = [
   { character: ">", inConstruct: "autolink" },
   { character: "\x7F", inConstruct: "autolink" }
 ];
-var code2 = -1;
-while (++code2 < 33) {
-  unsafe.push({ character: String.fromCharCode(code2), inConstruct: "autolink" });
+var code3 = -1;
+while (++code3 < 33) {
+  unsafe.push({ character: String.fromCharCode(code3), inConstruct: "autolink" });
 }
 
 // node_modules/character-entities/index.js
@@ -44187,20 +44368,20 @@ function decodeNamedCharacterReference(value) {
 
 // node_modules/micromark-util-decode-numeric-character-reference/index.js
 function decodeNumericCharacterReference(value, base) {
-  const code4 = Number.parseInt(value, base);
+  const code5 = Number.parseInt(value, base);
   if (
     // C0 except for HT, LF, FF, CR, space.
-    code4 < 9 || code4 === 11 || code4 > 13 && code4 < 32 || // Control character (DEL) of C0, and C1 controls.
-    code4 > 126 && code4 < 160 || // Lone high surrogates and low surrogates.
-    code4 > 55295 && code4 < 57344 || // Noncharacters.
-    code4 > 64975 && code4 < 65008 || /* eslint-disable no-bitwise */
-    (code4 & 65535) === 65535 || (code4 & 65535) === 65534 || /* eslint-enable no-bitwise */
+    code5 < 9 || code5 === 11 || code5 > 13 && code5 < 32 || // Control character (DEL) of C0, and C1 controls.
+    code5 > 126 && code5 < 160 || // Lone high surrogates and low surrogates.
+    code5 > 55295 && code5 < 57344 || // Noncharacters.
+    code5 > 64975 && code5 < 65008 || /* eslint-disable no-bitwise */
+    (code5 & 65535) === 65535 || (code5 & 65535) === 65534 || /* eslint-enable no-bitwise */
     // Out of range
-    code4 > 1114111
+    code5 > 1114111
   ) {
     return "\uFFFD";
   }
-  return String.fromCodePoint(code4);
+  return String.fromCodePoint(code5);
 }
 
 // node_modules/micromark-util-decode-string/index.js
@@ -44469,7 +44650,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join34],
+    join: [...join35],
     options: {},
     safe: safeBound,
     stack: [],
@@ -44725,7 +44906,7 @@ function gfmToMarkdown(options) {
 // src/report/md.ts
 var inline = (c) => typeof c === "string" ? { type: "text", value: c } : c;
 var text2 = (value) => ({ type: "text", value });
-var code3 = (value) => ({ type: "inlineCode", value });
+var code4 = (value) => ({ type: "inlineCode", value });
 var strong2 = (...children) => ({ type: "strong", children: children.map(inline) });
 var link2 = (url2, ...children) => ({ type: "link", url: url2, children: children.map(inline) });
 var heading2 = (depth2, ...children) => ({ type: "heading", depth: depth2, children: children.map(inline) });
@@ -44822,7 +45003,7 @@ var CT_TITLE = "Constant-time check (machine)";
 var CT_TOP_SITES = 10;
 var METHOD_ANCHOR = "#constant-time-check-machine";
 var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
-var siteCell = (f) => f.file !== void 0 ? code3(`${f.file}:${f.line ?? "?"}`) : "no line information";
+var siteCell = (f) => f.file !== void 0 ? code4(`${f.file}:${f.line ?? "?"}`) : "no line information";
 function sites(ct2) {
   const by = /* @__PURE__ */ new Map();
   for (const [op, o] of Object.entries(ct2.operations))
@@ -44850,10 +45031,10 @@ function ctSection(model, c) {
   const statusRows = c.instances.flatMap((inst) => {
     if (!inst.ct) {
       const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
-      return [[code3(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
+      return [[code4(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
     }
     return Object.entries(inst.ct.operations).map(([op, o]) => [
-      code3(inst.label),
+      code4(inst.label),
       op,
       o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
       ...kindCounts(o.findings ?? []),
@@ -44864,30 +45045,31 @@ function ctSection(model, c) {
   const neverRows = checked.flatMap(
     (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
       const c2 = o.coverage;
-      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines) return [];
+      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines && !c2.paths?.beyond_lines) return [];
       const missed = c2.functions - c2.functions_run;
       const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
       const untaken = c2.untaken === void 0 ? "not recorded" : c2.untaken.length === 0 ? "none" : `${c2.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c2.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c2.untaken_lines ?? "?"} lines)`;
-      return [[code3(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken]];
+      const later = c2.paths?.beyond_lines ? `${(c2.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(", ")}${(c2.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${plural2(c2.paths.beyond_lines, "line")})` : "none";
+      return [[code4(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later]];
     })
   );
   const siteRows = checked.flatMap(
     (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
-      code3(inst.label),
+      code4(inst.label),
       f.kind,
-      code3(f.function),
+      code4(f.function),
       siteCell(f),
       operations.join(", "),
       String(count),
-      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.reason ?? ""
+      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : f.reason ?? ""
     ]) : []
   );
   const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
   const divisionRows = checked.flatMap(
     (inst) => (inst.ct?.divisions ?? []).map((d) => [
-      code3(inst.label),
-      code3(d.function),
-      code3(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
+      code4(inst.label),
+      code4(d.function),
+      code4(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
       siteCell(d),
       divisionVerdict(inst.ct, d),
       inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
@@ -44900,15 +45082,18 @@ function ctSection(model, c) {
       'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
       link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
       "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
-      code3("ct-suppressions.yml"),
+      code4("ct-suppressions.yml"),
       " and do not make an operation flagged."
     ),
     table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
     ...neverRows.length > 0 ? [
       para(
-        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. The verdict says nothing of code the calls never ran: the functions they never entered, and the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines):"
+        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:"
       ),
-      table(["instance", "operation", "never entered", "not taken in functions that ran"], neverRows)
+      table(
+        ["instance", "operation", "never entered", "not taken in functions that ran", "taken only by later calls, not checked"],
+        neverRows
+      )
     ] : [],
     ...siteRows.length > 0 ? [
       para(
@@ -44939,8 +45124,8 @@ function buildMatrix(checked) {
   for (const inst of withBuilds) {
     const ct2 = inst.ct;
     const builds = [{ name: "measured", operations: ct2.operations }, ...others.map((n) => ct2.builds.find((b) => b.name === n))];
-    statusRows.push([code3(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
-    for (const b of ct2.builds) statusRows.push([code3(inst.label), b.name, buildStatus(b)]);
+    statusRows.push([code4(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
+    for (const b of ct2.builds) statusRows.push([code4(inst.label), b.name, buildStatus(b)]);
     const bySite = /* @__PURE__ */ new Map();
     builds.forEach((b, i) => {
       for (const [op, o] of Object.entries(b?.operations ?? {}))
@@ -44953,9 +45138,9 @@ function buildMatrix(checked) {
     });
     for (const { finding: f, cells } of bySite.values())
       siteRows.push([
-        code3(inst.label),
+        code4(inst.label),
         f.kind,
-        code3(f.function),
+        code4(f.function),
         siteCell(f),
         ...builds.map((b, i) => b === void 0 ? "not checked" : cells[i].length > 0 ? cells[i].join(", ") : MISSING)
       ]);
@@ -44963,9 +45148,9 @@ function buildMatrix(checked) {
   return [
     para(
       "Every build checked: the measured one, and the others the campaign\u2019s ",
-      code3("ct.variants"),
+      code4("ct.variants"),
       " and ",
-      code3("ct.compilers"),
+      code4("ct.compilers"),
       " name (a leak can be one compiler\u2019s or one flag set\u2019s alone):"
     ),
     table(["instance", "build", "operations"], statusRows),
@@ -44981,7 +45166,8 @@ function coverageCell(o) {
   if (!c) return MISSING;
   if ("failure" in c) return `not counted: ${c.failure}`;
   const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : "no lines";
-  return `${pct}, ${c.functions_run} of ${c.functions} functions`;
+  const paths = c.paths ? `; paths of ${c.paths.calls} calls: ${c.paths.beyond_lines ? `${plural2(c.paths.beyond_lines, "line")} only in later calls` : "all checked"}` : "";
+  return `${pct}, ${c.functions_run} of ${c.functions} functions${paths}`;
 }
 function divisionVerdict(ct2, d) {
   const readings = Object.entries(ct2.operations).flatMap(([op, o]) => {
@@ -44999,7 +45185,7 @@ function divisionVerdict(ct2, d) {
 }
 function kindMeanings(kinds) {
   const shown4 = CT_KINDS.filter((k) => kinds.includes(k));
-  return shown4.length === 0 ? [] : [bullets(shown4.map((k) => [code3(k), `: ${CT_KIND_MEANING[k]}.`]))];
+  return shown4.length === 0 ? [] : [bullets(shown4.map((k) => [code4(k), `: ${CT_KIND_MEANING[k]}.`]))];
 }
 function ctNote(inst) {
   if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
@@ -45022,26 +45208,26 @@ function ctMethodSection(model) {
     heading2(2, CT_TITLE),
     para(
       "Each operation of each instance runs a few times with fixed seeds under ",
-      ...tools.length > 0 ? [code3(tools.join(", "))] : [text2("valgrind memcheck")],
+      ...tools.length > 0 ? [code4(tools.join(", "))] : [text2("valgrind memcheck")],
       ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
-      code3("randombytes"),
+      code4("randombytes"),
       ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
     ),
     bullets([
       [
         "Division: ",
-        code3("div"),
+        code4("div"),
         "/",
-        code3("idiv"),
+        code4("idiv"),
         " (x86-64) and ",
-        code3("udiv"),
+        code4("udiv"),
         "/",
-        code3("sdiv"),
+        code4("sdiv"),
         " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
       ],
       [
         "Suppressions: a candidate\u2019s ",
-        code3("ct-suppressions.yml"),
+        code4("ct-suppressions.yml"),
         " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
       ],
       [
@@ -45181,17 +45367,17 @@ function groups(report2, pr) {
     ct: (report2.ct_findings ?? []).map((f) => [
       f.key,
       f.kind,
-      code3(f.function),
-      code3(ctSite(f)),
-      `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}${f.also_in ? `; new in ${f.also_in.join(", ")} too` : ""}`,
+      code4(f.function),
+      code4(ctSite(f)),
+      `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}${f.also_in ? `; new in ${f.also_in.join(", ")} too` : ""}${f.compiler_made ? `; ${COMPILER_MADE_NOTE[f.compiler_made]}` : ""}`,
       f.baseline_checked ? String(f.count) : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : "no ct evidence on the baseline"})`
     ]),
-    stillFailing: (pr?.stillFailing ?? []).map((k) => [code3(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
+    stillFailing: (pr?.stillFailing ?? []).map((k) => [code4(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
-    invalid: report2.invalid_candidates.map((c) => [code3(c.id), ": INVALID (", code3(firstLine2(c.problem)), ")"]),
+    invalid: report2.invalid_candidates.map((c) => [code4(c.id), ": INVALID (", code4(firstLine2(c.problem)), ")"]),
     builds: report2.build_failures.map((b) => {
       const error62 = pr?.buildErrors[b];
-      return error62 ? [code3(b), ": ", code3(firstLine2(error62))] : [code3(b)];
+      return error62 ? [code4(b), ": ", code4(firstLine2(error62))] : [code4(b)];
     })
   };
 }
@@ -45205,9 +45391,9 @@ function render2(report2, g2, layout2) {
     out.push(
       para(
         `\u26A0 No evidence for ${report2.system} on the base commit `,
-        code3(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+        code4(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
         " nor on the data branch ",
-        code3(pr.looked.dataBranch),
+        code4(pr.looked.dataBranch),
         ": every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first."
       )
     );
@@ -45216,7 +45402,7 @@ function render2(report2, g2, layout2) {
     out.push(
       para(
         "\u26A0 Not sandboxed: the campaign set ",
-        code3("sandbox: none"),
+        code4("sandbox: none"),
         ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
       )
     );
@@ -45280,7 +45466,7 @@ function render2(report2, g2, layout2) {
       para(strong2("Constant-time findings")),
       para(
         "Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate\u2019s ",
-        code3("ct-suppressions.yml"),
+        code4("ct-suppressions.yml"),
         ", with a reason."
       ),
       table(["instance", "kind", "function", "site", "operations", "reports"], ct2),
@@ -45318,7 +45504,7 @@ function render2(report2, g2, layout2) {
 ${body}`;
 }
 function ruleText(report2, pr) {
-  const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code3(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
+  const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code4(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
   const spread = `|\u0394| is more than ${HISTORY_SIGMAS}\xD7 the run-to-run spread of the operation`;
   const runs = report2.history_runs ?? pr?.historyRuns;
   const nightly = (n) => plural2(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
@@ -45341,11 +45527,11 @@ function reproduceHint(system2, pr) {
   const cli2 = pr.cli ?? "node ngcc-perf/dist/cli.js";
   return para(
     "Reproduce locally: ",
-    code3(`${cli2} run ${pr.campaign} --system ${system2} --out data${only}`),
+    code4(`${cli2} run ${pr.campaign} --system ${system2} --out data${only}`),
     ", then ",
-    code3(`${cli2} compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
+    code4(`${cli2} compare --base baseline --head data --system ${system2} --campaign ${pr.campaign}`),
     " with the baseline evidence in ",
-    code3(`baseline/${system2}`),
+    code4(`baseline/${system2}`),
     "."
   );
 }
@@ -45416,8 +45602,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync14, readFileSync as readFileSync20, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync9, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join35, posix as posix2, relative as relative17, resolve as resolve17, sep as sep4 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync14, readFileSync as readFileSync21, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join36, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -45431,26 +45617,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join35(shown4, strays2[0]),
+      join36(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join35(dir, BUILD_FILE);
+  const buildPath = join36(dir, BUILD_FILE);
   if (existsSync34(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join35(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join36(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join35(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join36(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync34(join35(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join35(dir, CAMPAIGN_FILE), join35(shown4, CAMPAIGN_FILE));
+  if (existsSync34(join36(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join36(dir, CAMPAIGN_FILE), join36(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join35(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join35(shown4, BUILD_FILE)}`);
+        throw new InputError(join36(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join36(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -45462,7 +45648,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync20(a).equals(readFileSync20(b));
+var sameBytes = (a, b) => readFileSync21(a).equals(readFileSync21(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -45470,7 +45656,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join35(a.dir, rel), join35(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join36(a.dir, rel), join36(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -45479,8 +45665,8 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync34(join35(shard.dir, tail))) return entry;
-  const move = relative17(shard.dir, out).split(sep4).join("/");
+  if (!existsSync34(join36(shard.dir, tail))) return entry;
+  const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
 var time3 = (v) => typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : void 0;
@@ -45512,18 +45698,18 @@ function mergeInstances(existing, incoming) {
   for (const [key, entry] of Object.entries(incoming)) if (!(key in out)) out[key] = entry;
   return out;
 }
-var shownPath = (p) => relative17(process.cwd(), p) || ".";
+var shownPath = (p) => relative18(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
   const out = resolve17(into);
   for (const p of parts) {
     const abs = resolve17(p);
-    if (!existsSync34(abs) || !statSync9(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
-    const inside = (a, b) => a === b || a.startsWith(`${b}${sep4}`);
+    if (!existsSync34(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    const inside = (a, b) => a === b || a.startsWith(`${b}${sep5}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
   const existed = existsSync34(out);
-  if (existed && !statSync9(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
+  if (existed && !statSync10(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
   try {
@@ -45547,9 +45733,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join35(other.shown, CAMPAIGN_FILE),
+      join36(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join35(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join36(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -45571,16 +45757,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join35(earlier.dir, rel), join35(f.dir, rel)))
-        throw new InputError(join35(f.shown, rel), "", `differs from ${join35(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join36(earlier.dir, rel), join36(f.dir, rel)))
+        throw new InputError(join36(f.shown, rel), "", `differs from ${join36(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join35(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
+  const tmp = join36(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
   mkdirSync14(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync14(dirname10(join35(tmp, rel)), { recursive: true });
-      copyFileSync2(join35(from.dir, rel), join35(tmp, rel));
+      mkdirSync14(dirname10(join36(tmp, rel)), { recursive: true });
+      copyFileSync2(join36(from.dir, rel), join36(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -45588,10 +45774,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join35(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join36(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join35(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join35(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join36(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join36(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -45601,8 +45787,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join35(tmp, LOCK_FILE), lockText());
-    const old = join35(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
+    writeFileSync5(join36(tmp, LOCK_FILE), lockText());
+    const old = join36(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -45626,8 +45812,8 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync35, readFileSync as readFileSync21 } from "node:fs";
-import { join as join36 } from "node:path";
+import { existsSync as existsSync35, readFileSync as readFileSync22 } from "node:fs";
+import { join as join37 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -45718,18 +45904,18 @@ var iccsSection = (model) => {
         return timed(r) ? formatCycles(r.mean_cycles) : "\u2014";
       });
       const last = inst.records[hashOperation(65536)];
-      return [[code3(helper), String(b), ...cells, timed(last) ? pyFixed(last.mean_cycles / 65536, 1) : "\u2014"]];
+      return [[code4(helper), String(b), ...cells, timed(last) ? pyFixed(last.mean_cycles / 65536, 1) : "\u2014"]];
     })
   );
   return [
     heading2(2, "ICCS hash helpers"),
     para(
       "The ICCS placeholder functions of the helper library the submissions ship (",
-      code3("auxfunc.c"),
+      code4("auxfunc.c"),
       "), timed as hash instances at the guide\u2019s S1\u2013S8 message lengths (mean cycles per call), once per system. ",
-      code3("pseudohash"),
+      code4("pseudohash"),
       " exists only with 512-, 768- and 1024-bit output; ",
-      code3("pseudoXOF"),
+      code4("pseudoXOF"),
       " is given at every digest width of a hash candidate."
     ),
     table(["ICCS helper", "output bits", ...HASH_MESSAGE_BYTES.map(KIB_LABEL), "cycles/byte (64 KiB)"], rows)
@@ -45754,7 +45940,7 @@ var hashSection = (model) => {
       return [
         [link2(candidatePageLink(c.id, model.system), c.id)],
         c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
-        flagged ? [code3(inst.label), ` \u26A0 KAT ${kat2}`] : code3(inst.label),
+        flagged ? [code4(inst.label), ` \u26A0 KAT ${kat2}`] : code4(inst.label),
         ...SUMMARY_BYTES.map((n) => ratioCell(model, inst, n)),
         withCtNote(flagged ? "KAT/output caveat; see candidate page" : "\u2013", inst)
       ];
@@ -45764,9 +45950,9 @@ var hashSection = (model) => {
     heading2(2, "Hash functions"),
     para(
       "Mean cycles of CryptHash at three message sizes; in parentheses the cycles divided by those of the ICCS ",
-      code3("pseudoXOF"),
+      code4("pseudoXOF"),
       " with the same output width and message length, timed the same way (",
-      ...model.iccsBaseline ? [link2("#iccs-hash-helpers", "ICCS helpers")] : ["not measured on this system: ", code3("ngcc-perf iccs-baseline"), " adds them"],
+      ...model.iccsBaseline ? [link2("#iccs-hash-helpers", "ICCS helpers")] : ["not measured on this system: ", code4("ngcc-perf iccs-baseline"), " adds them"],
       "): a relative speed, not an estimate of a production replacement. \u26A0 marks a KAT status other than PASS."
     ),
     table(
@@ -45791,9 +45977,9 @@ var orNot = (n) => n === void 0 ? "not recorded" : String(n);
 function kexSizesSection(c) {
   const rows = c.instances.map((inst) => {
     const f = kexFigures(inst);
-    if (f.passes === void 0 && f.messages.length === 0) return [code3(inst.label), notMeasuredReason(inst), "\u2014", "\u2014", "\u2014", "\u2014"];
+    if (f.passes === void 0 && f.messages.length === 0) return [code4(inst.label), notMeasuredReason(inst), "\u2014", "\u2014", "\u2014", "\u2014"];
     return [
-      code3(inst.label),
+      code4(inst.label),
       orNot(f.passes),
       f.messages.length ? f.messages.join(" / ") : "not recorded",
       orNot(f.total),
@@ -45823,7 +46009,7 @@ var keyExchangeSummary = (model) => {
       return [
         [link2(candidatePageLink(c.id, model.system), c.id)],
         c.page ? [`${c.algorithm} `, link2(c.page, "page")] : c.algorithm,
-        kat2 === "PASS" ? code3(inst.label) : [code3(inst.label), ` \u26A0 KAT ${kat2}`],
+        kat2 === "PASS" ? code4(inst.label) : [code4(inst.label), ` \u26A0 KAT ${kat2}`],
         exchangeCell(inst),
         total === void 0 ? "\u2013" : String(total),
         withCtNote(kat2 === "PASS" ? "\u2013" : "KAT/output caveat; see candidate page", inst)
@@ -45861,12 +46047,12 @@ var kexStepSums = (model) => {
   const rows = model.candidates.filter((c) => c.type === "kex").flatMap(
     (c) => c.instances.flatMap((inst) => {
       const s = stepSum(c, inst);
-      if (!s) return [[code3(c.id), code3(inst.label), "not measured", "\u2014", "\u2014", "\u2014", "\u2014"]];
+      if (!s) return [[code4(c.id), code4(inst.label), "not measured", "\u2014", "\u2014", "\u2014", "\u2014"]];
       const diff = s.sum - s.exchange;
       return [
         [
-          code3(c.id),
-          code3(inst.label),
+          code4(c.id),
+          code4(inst.label),
           formatCycles(s.exchange),
           formatCycles(s.sum),
           `${diff >= 0 ? "+" : "\u2212"}${formatCycles(Math.abs(diff))} (${formatShare(Math.abs(diff) / s.exchange)})`,
@@ -45962,7 +46148,7 @@ function placeholderCostSection(model, c) {
       heading2(3, "What the placeholder costs"),
       para(
         "Not estimated on this system: it has no ICCS helper baseline. ",
-        code3("ngcc-perf iccs-baseline --system ID --out DATA_DIR"),
+        code4("ngcc-perf iccs-baseline --system ID --out DATA_DIR"),
         " times the helpers once per system; the pages then price every helper call the profile saw."
       )
     ];
@@ -45976,7 +46162,7 @@ function placeholderCostSection(model, c) {
     const mean2 = r?.trials?.length && typeof r.mean_cycles === "number" ? r.mean_cycles : void 0;
     const mark = cost.unpriced.length > 0 ? " (part)" : "";
     return [
-      code3(inst.label),
+      code4(inst.label),
       op,
       mean2 !== void 0 ? formatCycles(mean2) : "not timed",
       formatCallsPerOperation(cost.calls),
@@ -46040,7 +46226,7 @@ var title = (model, t) => [
   para(
     `${t.nights.length} nights, oldest first: #1 ran ${nightName(t.nights[0])}, #${t.nights.length} (these pages) ${nightName(t.nights.at(-1))}. `,
     "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
-    code3("+"),
+    code4("+"),
     ": uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ",
     "A change point is a step in a series (or a regression and its return) that a permutation test finds at p \u2264 0.01 and that is at least the regression threshold; ",
     'it is attributed to the submission when its build key changed within a night of it, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
@@ -46055,8 +46241,8 @@ var nights = (_model, t) => [
     t.nights.map((n, i) => [
       `#${nightNumber(i)}`,
       n.started_utc.replace("T", " ").slice(0, 19),
-      n.commit ? code3(`${n.commit.slice(0, 12)}${n.changed ? "+" : ""}`) : n.commit === null ? "not a git checkout" : "not recorded",
-      n.harness_version ? code3(n.harness_version) : "not recorded",
+      n.commit ? code4(`${n.commit.slice(0, 12)}${n.changed ? "+" : ""}`) : n.commit === null ? "not a git checkout" : "not recorded",
+      n.harness_version ? code4(n.harness_version) : "not recorded",
       n.link ? link2(nightHref(n.link, 1), "evidence") : "these pages"
     ])
   ),
@@ -46064,7 +46250,7 @@ var nights = (_model, t) => [
     para(`Left out (${t.skipped.length}):`),
     table(
       ["history folder", "why"],
-      t.skipped.map((s) => [code3(s.folder), s.reason])
+      t.skipped.map((s) => [code4(s.folder), s.reason])
     )
   ] : []
 ];
@@ -46072,7 +46258,7 @@ var changePointsSection = (_model, t) => {
   const rows = t.series.flatMap(
     (s) => s.changes.map((c) => [
       s.candidate,
-      code3(s.label),
+      code4(s.label),
       s.operation,
       nightCell(t.nights, c.night, 1),
       signedPct(c.delta_pct),
@@ -46105,7 +46291,7 @@ var unstableSection = (_model, t) => {
     ),
     table(
       ["candidate", "instance", "operation", "called on nights"],
-      unstable.map((s) => [s.candidate, code3(s.label), s.operation, s.falseCalls.map((n) => `#${nightNumber(n)}`).join(", ")])
+      unstable.map((s) => [s.candidate, code4(s.label), s.operation, s.falseCalls.map((n) => `#${nightNumber(n)}`).join(", ")])
     )
   ];
 };
@@ -46121,7 +46307,7 @@ function chart(candidate, operation, series, count) {
     out.push(
       para(
         `Median trial, cycles per call, nights #1\u2013#${count}: `,
-        ...group.flatMap((s, i) => [i > 0 ? ", " : "", code3(s.label), ` ${palette[i][1]}`]),
+        ...group.flatMap((s, i) => [i > 0 ? ", " : "", code4(s.label), ` ${palette[i][1]}`]),
         "."
       ),
       mermaid(
@@ -46138,7 +46324,7 @@ ${lines}`
     out.push(
       para(
         "Not charted, lacking a figure on some night (the table has what there is): ",
-        ...gaps.flatMap((s, i) => [i > 0 ? ", " : "", code3(s.label)]),
+        ...gaps.flatMap((s, i) => [i > 0 ? ", " : "", code4(s.label)]),
         "."
       )
     );
@@ -46189,7 +46375,7 @@ function trendHighlights(system2, t) {
   const since = t.sinceLastNight.map((r) => [
     system2,
     r.candidate,
-    code3(r.label),
+    code4(r.label),
     r.operation,
     r.verdict,
     r.delta_pct !== void 0 ? signedPct(r.delta_pct) : "\u2014",
@@ -46200,7 +46386,7 @@ function trendHighlights(system2, t) {
     (s) => s.changes.map((c) => [
       system2,
       s.candidate,
-      code3(s.label),
+      code4(s.label),
       s.operation,
       nightCell(t.nights, c.night, 0),
       signedPct(c.delta_pct),
@@ -46256,7 +46442,7 @@ function countCell(r) {
   return `${n} (${r.trials.length} trials)`;
 }
 function gapRow(inst, width) {
-  return [code3(inst.label), "\u2014", notMeasuredReason(inst), ...dashes(width - 3)];
+  return [code4(inst.label), "\u2014", notMeasuredReason(inst), ...dashes(width - 3)];
 }
 var dashes = (n) => Array.from({ length: n }, () => "\u2014");
 var failedCell = (r) => r.failure ? `failed: ${String(r.failure)}` : `${r.status}: no trial completed`;
@@ -46273,7 +46459,7 @@ function perTimedOperation(c, width, cells) {
       const r = inst.records[op];
       if (r?.trials?.length) return cells(inst, op, r);
       const why = unreadableFile(inst, "timing", op) ? unreadableCell("timing") : r ? failedCell(r) : notMeasuredReason(inst);
-      return [code3(inst.label), op, why, ...dashes(width - 3)];
+      return [code4(inst.label), op, why, ...dashes(width - 3)];
     }
   );
 }
@@ -46297,7 +46483,7 @@ var title2 = (model, c) => {
     para(
       link2(`../performance/summary_${sys}.md`, `Performance ${sys}`),
       " \u203A ",
-      code3(c.id),
+      code4(c.id),
       " \xB7 ",
       link2(`../performance/method_${sys}.md`, "method"),
       ...c.page ? [" \xB7 ", link2(c.page, algorithmPageLabel(c.page))] : []
@@ -46317,7 +46503,7 @@ var basicInformation = (_model, c) => {
       ],
       [`Algorithm: ${c.algorithm}`],
       [`Implementation versions measured: ${variants.join(", ")}`],
-      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)])]
+      ["Parameter sets: ", ...c.instances.flatMap((i, k) => k === 0 ? [code4(i.label)] : [", ", code4(i.label)])]
     ])
   ];
 };
@@ -46329,11 +46515,11 @@ var kat = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
   return [
     heading2(2, "3. Functional testing (KAT)"),
-    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code3(`${c.id}/kat.sha256`), ") before timing."),
+    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code4(`${c.id}/kat.sha256`), ") before timing."),
     table(
       ["instance", "build flags", "KAT"],
       c.instances.map((inst) => [
-        code3(inst.label),
+        code4(inst.label),
         inst.build?.flags ?? "not built",
         `${instanceStatus(inst.build) ?? "not checked"}${marks.get(inst.label) ?? ""}`
       ])
@@ -46352,7 +46538,7 @@ function performanceChart(c) {
   }).join("\n");
   const labels = measured.map((i) => `"${i.label}"`).join(", ");
   const intro = `Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers)`;
-  const leftOut = partial2.flatMap((i, k) => k === 0 ? [code3(i.label)] : [", ", code3(i.label)]);
+  const leftOut = partial2.flatMap((i, k) => k === 0 ? [code4(i.label)] : [", ", code4(i.label)]);
   return [
     partial2.length > 0 ? para(`${intro}. Not plotted, lacking a number for some operation: `, ...leftOut, ".") : para(`${intro}:`),
     mermaid(`xychart-beta
@@ -46367,7 +46553,7 @@ function hashTiming(c) {
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
     return [
-      code3(inst.label),
+      code4(inst.label),
       messageCell(op),
       formatCycles(r.mean_cycles),
       cyclesPerByteCell(r, op),
@@ -46378,7 +46564,7 @@ function hashTiming(c) {
     ];
   });
   const loops = c.instances.flatMap(
-    (i) => i.build?.kat_loop_iterations ? [[code3(i.label), `: ${i.build.kat_loop_iterations}`]] : []
+    (i) => i.build?.kat_loop_iterations ? [[code4(i.label), `: ${i.build.kat_loop_iterations}`]] : []
   );
   return [
     heading2(2, "4. Performance"),
@@ -46390,7 +46576,7 @@ function hashTiming(c) {
     ...loops.length > 0 ? [
       para(
         "KAT_Loop ran fewer than the generator\u2019s 10^6 iterations, as a ",
-        code3(":N"),
+        code4(":N"),
         " in kat.sha256 asks; its check is that much shorter: ",
         ...loops.flatMap((l, k) => k === 0 ? l : ["; ", ...l]),
         " iterations."
@@ -46406,7 +46592,7 @@ var timing = (_model, c) => {
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
     return [
-      code3(inst.label),
+      code4(inst.label),
       op,
       formatCycles(r.mean_cycles),
       formatSeconds(r.mean_seconds),
@@ -46426,7 +46612,7 @@ var timing = (_model, c) => {
 };
 var resources = (_model, c) => {
   const wholeProcess = perTimedOperation(c, 5, (inst, op, r) => [
-    code3(inst.label),
+    code4(inst.label),
     op,
     inst.build?.elf_load_bytes !== void 0 ? String(inst.build.elf_load_bytes) : "not recorded",
     typeof r.baseline_rss_bytes === "number" ? formatKiB(r.baseline_rss_bytes) : "not recorded",
@@ -46437,10 +46623,10 @@ var resources = (_model, c) => {
     const m = inst.memory[op];
     const e = inst.build?.elf_sections;
     const sections = e ? `${e.text} / ${e.data} / ${e.bss}` : "not recorded";
-    if (!m && unreadableFile(inst, "memory", op)) return [code3(inst.label), op, unreadableCell("memory"), "\u2014", sections];
-    if (m?.status !== "complete") return [code3(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
+    if (!m && unreadableFile(inst, "memory", op)) return [code4(inst.label), op, unreadableCell("memory"), "\u2014", sections];
+    if (m?.status !== "complete") return [code4(inst.label), op, m?.failure ? `failed: ${m.failure}` : "not measured", "\u2014", sections];
     const heap = m.heap_peak_bytes === null ? "not recorded" : `${m.heap_peak_bytes} (${m.heap_allocations ?? 0} allocations)`;
-    return [code3(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
+    return [code4(inst.label), op, m.stack_net_bytes === null ? "not recorded" : String(m.stack_net_bytes), heap, sections];
   });
   const isolatedShown = c.type !== "hash" || c.instances.some((i) => i.memoryFiles.length > 0);
   return [
@@ -46471,8 +46657,8 @@ var sizes = (model, c) => {
   if (c.type === "kex") return kexSizesSection(c);
   const cols = sizeColumns(c);
   const rows = c.instances.map((inst) => {
-    if (!instanceSizes(inst)) return [code3(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
-    return [code3(inst.label), ...cols.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "not recorded")];
+    if (!instanceSizes(inst)) return [code4(inst.label), notMeasuredReason(inst), ...cols.slice(1).map(() => "\u2014")];
+    return [code4(inst.label), ...cols.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "not recorded")];
   });
   return [
     heading2(2, "6. Transmission and storage overhead"),
@@ -46492,13 +46678,13 @@ var symmetricPrimitives = (model, c) => {
   const shares2 = c.instances.flatMap((inst) => {
     const rows = c.operations.flatMap((op) => {
       const p = inst.profiles[op];
-      if (!p) return unreadableFile(inst, "hash profile", op) ? [[code3(inst.label), op, unreadableCell("hash profile"), "\u2014", "\u2014"]] : [];
+      if (!p) return unreadableFile(inst, "hash profile", op) ? [[code4(inst.label), op, unreadableCell("hash profile"), "\u2014", "\u2014"]] : [];
       const { hash: hash2, drng } = hashShares(p);
       return [
-        [code3(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]
+        [code4(inst.label), op, `${formatShare(hash2)}${roundsRange(p.round_hash_shares)}`, formatShare(drng), callsPerOperation(p) || "\u2013"]
       ];
     });
-    return rows.length > 0 ? rows : [[code3(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
+    return rows.length > 0 ? rows : [[code4(inst.label), "\u2014", inst.build?.kat === "BUILDFAIL" ? "build failed (BUILDFAIL)" : "not profiled", "\u2014", "\u2014"]];
   });
   return [
     heading2(2, "Symmetric primitives"),
@@ -46509,7 +46695,7 @@ var symmetricPrimitives = (model, c) => {
       ...verdict?.notes ? [` \u2014 ${verdict.notes}`] : [],
       ...verdict ? [verdict.curated ? " (curated)" : " (automated)"] : []
     ),
-    ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code3(i.label), `: ${surveyEvidence(i)}`]))] : [],
+    ...verdict && verdict.instances.length > 0 ? [bullets(inInstanceOrder(c, verdict.instances).map((i) => [code4(i.label), `: ${surveyEvidence(i)}`]))] : [],
     para(
       c.type === "hash" ? "Share of CryptHash at each message length spent in the ICCS helpers it calls (sm3hash, pseudohash, pseudoXOF) and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):" : c.api === "nist" ? "Share of each operation spent in the SHA-3/SHAKE/SHA-2 functions the code calls across object files and in randombytes, which the harness provides as the NIST AES-256-CTR DRBG (reference build, measured in the same run with link-time wrappers):" : "Share of each operation spent in the ICCS placeholder hash functions and in the ICCS DRNG (reference build, measured in the same run with link-time wrappers):"
     ),
@@ -46520,23 +46706,23 @@ var symmetricPrimitives = (model, c) => {
 var byPath = (a, b) => a.path < b.path ? -1 : 1;
 var evidenceIndex = (model, c) => {
   const rows = c.instances.flatMap((inst) => [
-    ...inst.katLog ? [[code3(inst.label), ["KAT log (sha256 ", code3(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code3(inst.katLog.path)]] : [],
-    ...[...inst.recordFiles].sort(byPath).map((f) => [code3(inst.label), `timing ${f.op}`, code3(f.path)]),
-    ...[...inst.profileFiles].sort(byPath).map((f) => [code3(inst.label), `hash profile ${f.op}`, code3(f.path)]),
-    ...[...inst.memoryFiles].sort(byPath).map((f) => [code3(inst.label), `memory ${f.op}`, code3(f.path)]),
-    ...inst.surveyFile && !unreadableFile(inst, "survey") ? [[code3(inst.label), "symmetric-primitive survey", code3(inst.surveyFile)]] : [],
-    ...inst.ctFile ? [[code3(inst.label), "constant-time check", code3(inst.ctFile)]] : [],
-    ...[...inst.unreadable].sort(byPath).map((u) => [code3(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ""}: \u26A0 unreadable (${u.problem})`, code3(u.path)])
+    ...inst.katLog ? [[code4(inst.label), ["KAT log (sha256 ", code4(`${inst.katLog.sha256.slice(0, 16)}\u2026`), ")"], code4(inst.katLog.path)]] : [],
+    ...[...inst.recordFiles].sort(byPath).map((f) => [code4(inst.label), `timing ${f.op}`, code4(f.path)]),
+    ...[...inst.profileFiles].sort(byPath).map((f) => [code4(inst.label), `hash profile ${f.op}`, code4(f.path)]),
+    ...[...inst.memoryFiles].sort(byPath).map((f) => [code4(inst.label), `memory ${f.op}`, code4(f.path)]),
+    ...inst.surveyFile && !unreadableFile(inst, "survey") ? [[code4(inst.label), "symmetric-primitive survey", code4(inst.surveyFile)]] : [],
+    ...inst.ctFile ? [[code4(inst.label), "constant-time check", code4(inst.ctFile)]] : [],
+    ...[...inst.unreadable].sort(byPath).map((u) => [code4(inst.label), `${u.kind}${u.op ? ` ${u.op}` : ""}: \u26A0 unreadable (${u.problem})`, code4(u.path)])
   ]);
   return [
     heading2(2, "7. Raw evidence index"),
     para(
       "Paths are relative to the evidence folder ",
-      code3(`${model.system}/`),
+      code4(`${model.system}/`),
       "; each JSON file records its commands, environment and trials."
     ),
     table(["instance", "item", "file"], rows, [text2("no evidence files"), "\u2014", "\u2014"]),
-    para("Generated by ngcc-perf from the evidence alone; ", code3("ngcc-perf report --check"), " regenerates this page byte for byte.")
+    para("Generated by ngcc-perf from the evidence alone; ", code4("ngcc-perf report --check"), " regenerates this page byte for byte.")
   ];
 };
 var lastNights = (model, c) => {
@@ -46548,9 +46734,9 @@ var lastNights = (model, c) => {
     table(
       ["instance", "operation", `nights #1\u2013#${t.nights.length}`, "change points"],
       series.map((s) => [
-        code3(s.label),
+        code4(s.label),
         `${s.operation}${s.unstable ? " (unstable)" : ""}`,
-        code3(sparkline(s)),
+        code4(sparkline(s)),
         s.changes.length > 0 ? s.changes.map((ch) => `#${ch.night + 1} ${signedPct(ch.delta_pct)} (${causeText(ch)})`).join("; ") : "none"
       ])
     ),
@@ -46587,7 +46773,7 @@ function calibrated(c) {
     const mde = rowMdePct(r);
     const alarm = r.verdicts.some((v) => v === "regression" || v === "improvement");
     return [
-      code3(r.row),
+      code4(r.row),
       `${alarm ? "\u26A0 " : ""}${verdictCounts(r.verdicts)}`,
       r.pairs.join(", "),
       mde === void 0 ? "too few pairs" : `${formatDetectable(mde)}${mde > c.threshold_pct ? " (above the threshold)" : ""}`
@@ -46599,13 +46785,13 @@ function prCheckSection(model) {
   const title8 = heading2(2, "Pull-request check on this system");
   const unreadable = model.unreadable.find((u) => u.path === CALIBRATION_FILE);
   if (!c && unreadable)
-    return [title8, para(code3(CALIBRATION_FILE), ` could not be read (${unreadable.problem}): its figures are not shown.`)];
+    return [title8, para(code4(CALIBRATION_FILE), ` could not be read (${unreadable.problem}): its figures are not shown.`)];
   if (!c)
     return [
       title8,
       para(
         "Not calibrated on this system: its false-alarm rate and the smallest change it can call are not known here. ",
-        code3(`ngcc-perf calibrate CAMPAIGN_DIR --system ${model.system} --out DATA_DIR`),
+        code4(`ngcc-perf calibrate CAMPAIGN_DIR --system ${model.system} --out DATA_DIR`),
         " measures both: the campaign paired against itself, judged as a pull request is."
       )
     ];
@@ -46614,7 +46800,7 @@ function prCheckSection(model) {
     title8,
     para(
       `The campaign measured paired against itself ${plural2(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
-      code3("ngcc-perf calibrate"),
+      code4("ngcc-perf calibrate"),
       `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? "core" : "cores"} ${c.cpus.join(", ")}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`
     ),
     para(
@@ -46636,7 +46822,7 @@ function prCheckSection(model) {
 function kv(obj) {
   if (!obj || typeof obj !== "object") return [];
   return Object.entries(obj).map(([k, v]) => [
-    code3(k),
+    code4(k),
     v === null || v === void 0 ? "not recorded" : typeof v === "object" ? JSON.stringify(v) : String(v)
   ]);
 }
@@ -46725,7 +46911,7 @@ var buildFlags = (model) => {
       [
         ...kv(c.flags),
         ...kv(c.arch_config),
-        ...c.harness_additions ? [[code3("harness_additions"), String(c.harness_additions)]] : []
+        ...c.harness_additions ? [[code4("harness_additions"), String(c.harness_additions)]] : []
       ]
     )
   ];
@@ -46748,7 +46934,7 @@ var isolation = (model) => {
   if (sandbox === "none")
     return [
       heading2(2, "Isolation"),
-      para("\u26A0 Not sandboxed: the campaign set ", code3("sandbox: none"), ", so submission code ran with the rights of the runner user.")
+      para("\u26A0 Not sandboxed: the campaign set ", code4("sandbox: none"), ", so submission code ran with the rights of the runner user.")
     ];
   return [];
 };
@@ -46784,7 +46970,7 @@ var findingsTable = (_model, findings) => [
     ["candidate", "instance", "item", "catalog", "API", "basis", "verdict"],
     findings.map((f) => [
       f.id,
-      code3(f.instance),
+      code4(f.instance),
       f.item,
       `${f.verdict === "approximate" ? "\u2248 " : ""}${f.catalog}`,
       f.api !== void 0 ? String(f.api) : "\u2014",
@@ -46863,8 +47049,8 @@ var categories = (model) => {
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
         noisy ||= cells.some((cell2) => cell2.includes(NOISY_MARK));
-        cycleRows.push([name, code3(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells, ...notes ? [ctNote(inst) ?? "\u2013"] : []]);
-        sizeRows.push([name, code3(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
+        cycleRows.push([name, code4(inst.label), flagged ? `${kat2} \u26A0` : kat2, ...cells, ...notes ? [ctNote(inst) ?? "\u2013"] : []]);
+        sizeRows.push([name, code4(inst.label), ...cat.sizes.map(([, k]) => sizeCell(model.sizes, c, inst, k) ?? "\u2014")]);
       }
     }
     return [
@@ -46891,7 +47077,7 @@ var invalidCandidates = (model) => {
     para("Not built: their manifests could not be read. Mend the file the error names and run again."),
     table(
       ["candidate", "status", "error"],
-      invalid2.map((c) => [code3(c.id), "INVALID \u26A0", c.problem])
+      invalid2.map((c) => [code4(c.id), "INVALID \u26A0", c.problem])
     )
   ];
 };
@@ -46973,22 +47159,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join36(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join37(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join36(outDir, path);
-    return !existsSync35(file2) || readFileSync21(file2, "utf8") !== text3;
+    const file2 = join37(outDir, path);
+    return !existsSync35(file2) || readFileSync22(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync15, rmSync as rmSync10 } from "node:fs";
-import { join as join37, resolve as resolve18 } from "node:path";
+import { join as join38, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join37(nativeDir(), "iccs", "baseline");
+  const dir = join38(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -47010,12 +47196,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
-  mkdirSync15(join37(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync15(join38(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join37(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join38(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join37(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join38(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -47069,27 +47255,27 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync36, mkdirSync as mkdirSync16, readdirSync as readdirSync13, readFileSync as readFileSync22, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join38 } from "node:path";
+import { existsSync as existsSync36, mkdirSync as mkdirSync16, readdirSync as readdirSync13, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join39 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join38(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join39(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync36(join38(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync13(base).sort().filter((scheme) => existsSync36(join39(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join38(base, scheme, "clean");
+  const dir = join39(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync22(join38(dir, "api.h"), "utf8");
+  const api = readFileSync23(join39(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join38(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join39(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
 function readPublishedDigests(path) {
-  return readFileSync22(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+  return readFileSync23(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
     const f = l.split(/\s+/);
     if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
       throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
@@ -47102,14 +47288,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join38(out, id);
+    const folder = join39(out, id);
     mkdirSync16(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join38(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join38(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join39(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join39(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -47117,7 +47303,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join38(folder, "candidate.yml"),
+      join39(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -47137,7 +47323,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join38(folder, "kat.sha256"),
+      join39(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -47251,7 +47437,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join39(values.out, values.system), cli("out"));
+  checkOutputFolder(join40(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -47262,7 +47448,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join39(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join40(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -47287,10 +47473,10 @@ async function cmdRun(args) {
     argumentNames: { only: cli("only"), cpu: cli("cpu") },
     ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
   });
-  const { code: code4, verdict } = printSummary(summary);
-  console.log(`evidence: ${relative18(process.cwd(), summary.systemDir) || "."}`);
+  const { code: code5, verdict } = printSummary(summary);
+  console.log(`evidence: ${relative19(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
-  return code4;
+  return code5;
 }
 async function cmdCalibrate(args) {
   const { values, positionals } = parseCommand(
@@ -47311,8 +47497,8 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join39(values.out, values.system), cli("out"));
-  const scratch = mkdtempSync3(join39(tmpdir4(), "ngcc-calibrate-"));
+  checkOutputFolder(join40(values.out, values.system), cli("out"));
+  const scratch = mkdtempSync3(join40(tmpdir4(), "ngcc-calibrate-"));
   const remove = () => rmSync11(scratch, { recursive: true, force: true });
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
@@ -47338,7 +47524,7 @@ async function cmdCalibrate(args) {
   console.log(
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ""}`
   );
-  const shown4 = relative18(process.cwd(), path);
+  const shown4 = relative19(process.cwd(), path);
   console.log(`calibration: ${shown4.startsWith("..") ? resolve19(path) : shown4}`);
   return 0;
 }
@@ -47346,7 +47532,7 @@ function evidenceFolder(arg) {
   const dir = resolve19(arg);
   if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join39(dir, e.name)).build)).map((e) => join39(arg, e.name));
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join40(dir, e.name)).build)).map((e) => join40(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -47386,11 +47572,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync37(join39(d, values.system)))
+    if (!existsSync37(join40(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join39(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join40(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
@@ -47418,16 +47604,16 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-  const nights2 = history2?.map((d) => ({ dir: d, link: relative18(resolve19(values.out), resolve19(d)).split(sep5).join("/") }));
+  const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve19(values.out), resolve19(d)).split(sep6).join("/") }));
   const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join39(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join40(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join39(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join40(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -47450,8 +47636,8 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync37(file2) || !statSync10(file2).isFile()) throw new InputError(file2, "", "no such file");
-    const text3 = readFileSync23(file2, "utf8");
+    if (!existsSync37(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
+    const text3 = readFileSync24(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
@@ -47492,17 +47678,17 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join39(systemDir, e.kat_file);
+    const katPath = join40(systemDir, e.kat_file);
     if (!existsSync37(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync23(katPath, "utf8");
+    const text3 = readFileSync24(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join39(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join40(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -47534,9 +47720,9 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join39(c.folder, "kat.sha256");
-  const shown4 = relative18(process.cwd(), target) || target;
-  const before = existsSync37(target) ? readFileSync23(target, "utf8") : "";
+  const target = join40(c.folder, "kat.sha256");
+  const shown4 = relative19(process.cwd(), target) || target;
+  const before = existsSync37(target) ? readFileSync24(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -47554,7 +47740,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join39(dir, file2))).map((f) => ({ ...f, text: readFileSync23(join39(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join40(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join40(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -47595,7 +47781,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join39(values.out, values.system), cli("out"));
+  checkOutputFolder(join40(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -47613,44 +47799,44 @@ async function cmdIccsBaseline(args) {
     console.log(
       `${i.key}  ${i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ")}`
     );
-  const { code: code4, verdict } = baselineVerdict(summary);
-  console.log(`evidence: ${relative18(process.cwd(), summary.systemDir) || "."}`);
+  const { code: code5, verdict } = baselineVerdict(summary);
+  console.log(`evidence: ${relative19(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
-  return code4;
+  return code5;
 }
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join39(root3, "out"));
+  const out = resolve19(values.out ?? join40(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join39(root3, "examples", "campaign");
-  const pqclean = join39(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync37(pqclean)) throw new InputError(relative18(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  const campaignDir = join40(root3, "examples", "campaign");
+  const pqclean = join40(root3, "node_modules", "pqclean", "deps", "PQClean");
+  if (!existsSync37(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative18(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join39(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join40(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join39(out, "data"),
+    dataDir: join40(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
-  const { code: code4, verdict } = printSummary(summary);
+  const { code: code5, verdict } = printSummary(summary);
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join39(out, "pages");
+  const pagesDir = join40(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
-evidence: ${relative18(process.cwd(), summary.systemDir)}`);
+evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative18(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative18(process.cwd(), join39(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join40(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
-  return problems.length > 0 ? 1 : code4;
+  return problems.length > 0 ? 1 : code5;
 }
 function cmdPqcleanCampaign(args) {
   const { values, positionals } = parseCommand(
@@ -47664,19 +47850,19 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync37(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join39(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve19(values.pqclean ?? join40(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync37(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
-      `'${relative18(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
+      `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join39(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join40(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
-    throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative18(process.cwd(), pqclean) || "."}`);
+    throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative19(process.cwd(), pqclean) || "."}`);
   const unlisted = writePqcleanCampaign(resolve19(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);

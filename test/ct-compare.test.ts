@@ -8,7 +8,7 @@ import { failReasons, parseFailOn } from '../src/compare/failOn.js';
 import { renderComparison } from '../src/compare/markdown.js';
 import type { CompareReport, PullRequestContext } from '../src/compare/types.js';
 import { readCtEvidence } from '../src/evidence/ct.js';
-import { CT_KIND_MEANING } from '../src/ct/types.js';
+import { COMPILER_MADE_NOTE, CT_KIND_MEANING } from '../src/ct/types.js';
 import { deliverResults, postComment } from '../src/github/deliver.js';
 import { runCli } from './helpers/cli.js';
 import { type SyntheticCtOperation, writeSyntheticCt, writeSyntheticSystem } from './helpers/dataset.js';
@@ -152,6 +152,25 @@ describe('the comparison text and fail-on: ct', () => {
     const meanings = tree.children.slice(title).find((n) => n.type === 'list') as List;
     expect(meanings.children.map((i) => plain(i))).toEqual([`branch: ${CT_KIND_MEANING.branch}.`]);
     expect(tableShapeProblems(md)).toEqual([]);
+  });
+
+  it('a new branch the source does not make says so beside its operations', () => {
+    const madeByCompiler = {
+      ...BASE_CT,
+      dec: {
+        findings: [
+          { kind: 'branch' as const, function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
+          { kind: 'branch' as const, function: 'base_mul', file: 'gf2x.c', line: 50, count: 2, compiler_made: 'loop-bound' as const },
+        ],
+      },
+    };
+    const report = compare(systems(madeByCompiler));
+    expect(report.ct_findings).toEqual([expect.objectContaining({ function: 'base_mul', compiler_made: 'loop-bound' })]);
+    const md = renderComparison(report);
+    const tree = parsePage(md);
+    const title = tree.children.findIndex((n) => n.type === 'paragraph' && plain(n) === 'Constant-time findings');
+    const t = tree.children.slice(title).find((n) => n.type === 'table') as Table;
+    expect(t.children[1]!.children.map((c) => plain(c))[4]).toBe(`dec; ${COMPILER_MADE_NOTE['loop-bound']}`);
   });
 
   it('without new sites there is no such title and the headline is clean', () => {

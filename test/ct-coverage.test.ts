@@ -3,7 +3,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CT_COVERAGE_BUILD } from '../src/ct/build.js';
-import { coverageOf, parseGcovJson } from '../src/ct/coverage.js';
+import { coverageOf, ownFiles, parseGcovJson, pathsTaken, takenBeyond } from '../src/ct/coverage.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**
@@ -41,16 +41,29 @@ int main(void) {
 }
 `;
 
-/** gcc and gcov over SOURCE with these flags; gcov's JSON as coverage reads it. */
-function counted(flags: string[]) {
+/** gcc and gcov over `source` with these flags, run with `args`; gcov's report of it. */
+function gcovReport(flags: string[], source = SOURCE, args: string[] = []) {
   const dir = tempDir();
-  writeFileSync(join(dir, 'rej.c'), SOURCE);
+  writeFileSync(join(dir, 'rej.c'), source);
   execFileSync('gcc', [...flags, 'rej.c', '-o', 'rej'], { cwd: dir });
-  execFileSync(join(dir, 'rej'), { cwd: dir, stdio: 'ignore' });
+  execFileSync(join(dir, 'rej'), args, { cwd: dir, stdio: 'ignore' });
   const counters = readdirSync(dir).filter((f) => f.endsWith('.gcda'));
   const json = execFileSync('gcov', ['--json-format', '--stdout', ...counters], { cwd: dir, encoding: 'utf8' });
-  return coverageOf(parseGcovJson(json), join(dir, 'no-harness'));
+  return ownFiles(parseGcovJson(json), join(dir, 'no-harness'));
 }
+
+/** The coverage gcov counts over SOURCE built with these flags, as the ct file records it. */
+const counted = (flags: string[]) => coverageOf(gcovReport(flags));
+
+/** SOURCE's sampler over the first N draws (N the argument): its retry runs first at the sixth. */
+const DRAWS = SOURCE.replace(
+  /int main\(void\) \{[\s\S]*$/,
+  `int main(int argc, char **argv) {
+  unsigned char in[8] = {1, 2, 3, 4, 5, 250, 7, 8};
+  return sample(in, argc > 1 ? argv[1][0] - '0' : 8) == checked(3);
+}
+`,
+);
 
 describe("the ct phase's coverage: what the checked calls did not run", () => {
   it('names the untaken retry of a loop inside a function that ran, and the function never entered', () => {
@@ -70,5 +83,15 @@ describe("the ct phase's coverage: what the checked calls did not run", () => {
     expect(optimised.never_run).toContain('rej.c:helper');
     const o0 = counted(['--coverage', '-O2', '-O0']);
     expect(o0.never_run).not.toContain('rej.c:helper');
+  });
+
+  it('names the lines a run of more draws took that a run of fewer did not: the retry, first run at the sixth', () => {
+    const flags = ['--coverage', '-O0'];
+    const fewer = gcovReport(flags, DRAWS, ['5']);
+    const more = gcovReport(flags, DRAWS, ['8']);
+    expect(takenBeyond(more, pathsTaken(fewer))).toEqual({ ranges: ['rej.c:sample:9-10'], lines: 2 });
+    expect(takenBeyond(more, pathsTaken(gcovReport(flags, DRAWS, ['6'])))).toEqual({ ranges: [], lines: 0 });
+    // The while line ran in every run; only from the sixth draw did its loop's body run: a path of its own.
+    expect([...pathsTaken(more)].filter((k) => !pathsTaken(fewer).has(k)).length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
-import { CT_KIND_MEANING } from '../src/ct/types.js';
+import { COMPILER_MADE_NOTE, CT_KIND_MEANING } from '../src/ct/types.js';
 import { MISSING } from '../src/report/format.js';
 import { type SyntheticCtOperation, writeSyntheticCt, writeSyntheticSystem } from './helpers/dataset.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
@@ -40,11 +40,13 @@ const FAST: Record<string, SyntheticCtOperation> = {
       never_run: ['poly.c:poly_frommsg', 'poly.c:poly_tobytes', 'rng.c:reseed'],
       untaken: ['poly.c:rej_uniform:41-43', 'poly.c:poly_tomsg:90'],
       untaken_lines: 4,
+      paths: { asked: 64, calls: 64, needed: 9, beyond: ['poly.c:rej_uniform:44'], beyond_lines: 1 },
     },
     findings: [
       { kind: 'branch', function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
       { kind: 'branch', function: 'poly_tomsg', file: 'poly.c', line: 88, count: 256 },
       { kind: 'division', function: 'poly_tomsg', file: 'poly.c', line: 87, count: 1 },
+      { kind: 'branch', function: 'base_mul', file: 'gf2x.c', line: 50, count: 1, compiler_made: 'loop-bound' },
     ],
   },
 };
@@ -81,15 +83,32 @@ describe('the constant-time check on the pages', () => {
       ['instance', 'operation', 'status', 'branch', 'index', 'division', 'syscall', 'suppressed', 'calls', 'coverage'],
       ['fast', 'keygen', 'clean', '0', '0', '0', '0', '1', '3', MISSING],
       ['fast', 'enc', 'skipped: predicted 95 s under valgrind, budget 60 s', '0', '0', '0', '0', '0', '0', MISSING],
-      ['fast', 'dec', '⚠ flagged', '1', '0', '1', '0', '0', '3', '75% of lines, 9 of 12 functions'],
+      [
+        'fast',
+        'dec',
+        '⚠ flagged',
+        '2',
+        '0',
+        '1',
+        '0',
+        '0',
+        '3',
+        '75% of lines, 9 of 12 functions; paths of 64 calls: 1 line only in later calls',
+      ],
       ['small', 'keygen', 'clean', '0', '0', '0', '0', '0', '3', 'not counted: gcov failed (exit code 1)'],
       ['small', 'enc', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
       ['small', 'dec', 'clean', '0', '0', '0', '0', '0', '3', MISSING],
     ]);
     // The functions the checked calls never entered, and the lines they never ran in those they did, by row.
     expect(section(page, 'Constant-time check (machine)')!.tables[1]).toEqual([
-      ['instance', 'operation', 'never entered', 'not taken in functions that ran'],
-      ['fast', 'dec', 'poly.c:poly_frommsg, poly.c:poly_tobytes, rng.c:reseed', 'poly.c:rej_uniform:41-43, poly.c:poly_tomsg:90 (4 lines)'],
+      ['instance', 'operation', 'never entered', 'not taken in functions that ran', 'taken only by later calls, not checked'],
+      [
+        'fast',
+        'dec',
+        'poly.c:poly_frommsg, poly.c:poly_tobytes, rng.c:reseed',
+        'poly.c:rej_uniform:41-43, poly.c:poly_tomsg:90 (4 lines)',
+        'poly.c:rej_uniform:44 (1 line)',
+      ],
     ]);
   });
 
@@ -98,6 +117,7 @@ describe('the constant-time check on the pages', () => {
       ['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'],
       ['fast', 'branch', 'poly_tomsg', 'poly.c:88', 'dec, dec', '512', ''],
       ['fast', 'division', 'poly_tomsg', 'poly.c:87', 'dec', '1', ''],
+      ['fast', 'branch', 'base_mul', 'gf2x.c:50', 'dec', '1', COMPILER_MADE_NOTE['loop-bound']],
       ['fast', 'index', 'rej_uniform', 'poly.c:40', 'keygen', '12', 'suppressed: rejection sampling on the public seed'],
     ]);
     // Below the sites, what each kind they show means, in the kinds' own order.

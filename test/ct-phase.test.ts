@@ -139,7 +139,7 @@ describe('the ct phase on planted leaks', () => {
     expect(dec.functions_run).toBeGreaterThan(keygen.functions_run);
     // And the page shows it on the row.
     const page = renderPages(loadReportModel(systemDir)).get('kem-7/perf_ct-test.md')!;
-    expect(page).toMatch(/\| `?branch`? \| keygen \| [^\n]* \| \d+% of lines, \d+ of \d+ functions \|/);
+    expect(page).toMatch(/\| `?branch`? \| keygen \| [^\n]* \| \d+% of lines, \d+ of \d+ functions; paths of 64 calls: all checked \|/);
   });
 
   it('finds none of those in the unplanted copy of the same code', () => {
@@ -227,7 +227,7 @@ describe('the ct phase on a library that crashes', () => {
 
 describe('ct.enabled in ngcc-perf.yml: the phases of the action’s runs', () => {
   it('adds ct to a run that takes the campaign’s phases, and to no other', () => {
-    const campaignDir = ctCampaign('ct:\n  enabled: true\n');
+    const campaignDir = ctCampaign('ct:\n  enabled: true\n  variants: []\n');
     const opts = { campaignDir, system: SYSTEM, dataDir: tempDir(), phases: new Set<Phase>(['build', 'kat']) };
     expect([...planRun({ ...opts, campaignPhases: true }).phases]).toEqual(['build', 'kat', 'ct']);
     expect([...planRun(opts).phases]).toEqual(['build', 'kat']);
@@ -236,7 +236,7 @@ describe('ct.enabled in ngcc-perf.yml: the phases of the action’s runs', () =>
   });
 
   it('the base side of a paired run is built and KAT-checked only, whatever the campaign enables', () => {
-    const campaignDir = ctCampaign('ct:\n  enabled: true\n');
+    const campaignDir = ctCampaign('ct:\n  enabled: true\n  variants: []\n');
     const opts = {
       campaignDir,
       system: SYSTEM,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import { pqcleanSchemes, writePqcleanCampaign } from '../src/catalogs/pqclean.js';
-import type { CtEvidence } from '../src/ct/types.js';
+import type { CtCoverage, CtEvidence } from '../src/ct/types.js';
 import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { PQCLEAN } from './helpers/pqclean.js';
@@ -15,6 +15,12 @@ import { repoRoot, tempDir } from './helpers/tmp.js';
  * only rej_uniform, the rejection sampling of the public matrix A, which liboqs suppresses too; the
  * example's ct-suppressions.yml explains it, after which every operation is clean.
  */
+/** The line of ML-KEM-512's PQClean source file that holds `text`, read from the package. */
+const lineOf = (file: string, text: string): number =>
+  readFileSync(join(PQCLEAN, 'crypto_kem', 'ml-kem-512', 'clean', file), 'utf8')
+    .split('\n')
+    .findIndex((l) => l.includes(text)) + 1;
+
 describe('the ct phase on PQClean ML-KEM-512 (clean)', () => {
   const campaignDir = tempDir();
   const dataDir = tempDir();
@@ -43,13 +49,31 @@ describe('the ct phase on PQClean ML-KEM-512 (clean)', () => {
       ].join('\n'),
     );
     writeFileSync(join(folder, 'kat.sha256'), '# not KAT-checked here\n');
+    // The measured build alone: the other builds are test/ct-builds.test.ts's subject.
+    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  variants: []\n');
     await run();
   });
 
   it('completes every operation; what it flags is the rejection sampling of the public matrix, in keygen and in dec', () => {
     const ct = read();
     expect(Object.keys(ct.operations)).toEqual(['keygen', 'enc', 'dec']);
-    for (const o of Object.values(ct.operations)) expect(o.calls).toBe(3);
+    // Every operation makes the calls its paths need (docs/method.md#rare-paths); keygen's matrix
+    // sampler squeezes more of its XOF once in a while (gen_matrix's refill loop), first after three calls.
+    for (const [op, o] of Object.entries(ct.operations)) {
+      const c = o.coverage as CtCoverage;
+      expect(c.paths, op).toMatchObject({ asked: 64, calls: 64 });
+      expect(o.calls, op).toBe(c.paths!.needed);
+      expect(c.paths!.beyond, op).toBeUndefined();
+    }
+    expect(ct.operations.keygen!.calls).toBeGreaterThan(3);
+    const loop = lineOf('indcpa.c', 'while (ctr < KYBER_N) {');
+    const refill = (op: string) =>
+      ((ct.operations[op]!.coverage as CtCoverage).untaken ?? []).filter((u) =>
+        u.startsWith('indcpa.c:PQCLEAN_MLKEM512_CLEAN_gen_matrix:'),
+      );
+    expect(refill('keygen').join()).not.toContain(`:${loop + 1}-`);
+    // enc and dec sample the matrix of the one public key they are given: the same path every call, without the refill.
+    expect(refill('enc')).toContain(`indcpa.c:PQCLEAN_MLKEM512_CLEAN_gen_matrix:${loop + 1}-${loop + 3}`);
     expect(ct.secret_generators).toEqual(expect.arrayContaining(['randombytes']));
     const flagged = Object.entries(ct.operations).flatMap(([op, o]) => o.findings.map((f) => ({ op, ...f })));
     expect(flagged.length).toBeGreaterThan(0);
@@ -83,7 +107,7 @@ describe('the ct phase on PQClean HQC-128 (clean)', () => {
     const schemes = pqcleanSchemes(PQCLEAN).filter((s) => s.scheme === 'hqc-128');
     expect(schemes).toHaveLength(1);
     writePqcleanCampaign(campaignDir, schemes, [], PQCLEAN);
-    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  calls: 1\n');
+    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  calls: 1\n  path_calls: 0\n  variants: []\n');
     await runCampaign({ campaignDir, system: 's', dataDir, phases: new Set(['build', 'ct']) });
     const id = readdirSync(campaignDir).find((d) => existsSync(join(campaignDir, d, 'candidate.yml')))!;
     const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, 's')).ct(id, 'hqc-128'), 'utf8')) as CtEvidence;
@@ -92,6 +116,12 @@ describe('the ct phase on PQClean HQC-128 (clean)', () => {
       expect(o.status, `${op}: ${o.reason ?? ''}`).toMatch(/^(clean|flagged)$/);
       for (const f of o.findings) expect([op, f.file, f.function], JSON.stringify(f)).not.toEqual([op, 'nist_shim.c', f.function]);
     }
+    // base_mul's and single_bit_mask's branch-free selects, which gcc turns into branches: named the compiler's.
+    const loops = Object.values(ct.operations).flatMap((o) =>
+      o.findings.filter((f) => f.kind === 'branch' && (f.function.includes('base_mul') || f.function.includes('single_bit_mask'))),
+    );
+    expect(loops.length).toBeGreaterThan(0);
+    for (const f of loops) expect(f.compiler_made, JSON.stringify(f)).toBe('loop-bound');
   }, 600_000);
 });
 
@@ -105,7 +135,7 @@ describe('the ct phase on PQClean Falcon-512 (clean)', () => {
     const campaignDir = tempDir();
     const schemes = pqcleanSchemes(PQCLEAN).filter((s) => s.scheme === 'falcon-512');
     writePqcleanCampaign(campaignDir, schemes, [], PQCLEAN);
-    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  calls: 1\n');
+    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  calls: 1\n  path_calls: 0\n  variants: []\n');
     const id = readdirSync(campaignDir).find((d) => existsSync(join(campaignDir, d, 'candidate.yml')))!;
     const yml = join(campaignDir, id, 'candidate.yml');
     expect(readFileSync(yml, 'utf8')).toContain('    ct:\n      public_sk_bytes: 1\n');

@@ -4,7 +4,9 @@ import { flagsFor } from '../compile/compile.js';
 import { planCtOperation } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
-import { runCoverage } from '../ct/coverage.js';
+import { CT_COVERAGE_SLOWDOWN, CT_MAX_CALLS } from '../config/defaults.js';
+import { countLines, coverageOf, pathsTaken, takenBeyond, UNTAKEN_SHOWN } from '../ct/coverage.js';
+import { searchPaths, type CountLines, type PathSearch } from '../ct/pathSearch.js';
 import { divisionSites, withDivisions, type DivisionSite } from '../ct/division.js';
 import { runDivisionCheck } from '../ct/divisionCheck.js';
 import { compilerVersion } from '../env/toolchain.js';
@@ -100,9 +102,9 @@ export const ct: PhaseStep = {
           results[op] = { status: 'skipped', calls: 0, findings: [], reason: 'a hash has no secret input: nothing to mark secret' };
       } else {
         head = { ...head, ...decided.prepared!.head };
-        const slowdown = await checkOperations(ctx, operations, results, decided.prepared!);
+        const { slowdown, calls } = await checkOperations(ctx, operations, results, decided.prepared!);
         if (slowdown) head = { ...head, slowdown };
-        for (const { build, prepared } of decided.prepared!.extra) builds.push(await checkBuild(ctx, operations, build, prepared));
+        for (const { build, prepared } of decided.prepared!.extra) builds.push(await checkBuild(ctx, operations, build, prepared, calls));
       }
     }
     for (const op of operations) results[op] = suppressed(results[op]!, suppressions, op);
@@ -154,7 +156,8 @@ function decide(ctx: InstanceContext): CtDecision {
   const suppressionsFile = join(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync(suppressionsFile) ? sha256Hex(readFileSync(suppressionsFile)) : undefined;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
-  const { calls } = plan.settings.ct;
+  const { calls, path_calls } = plan.settings.ct;
+  const searched = path_calls > calls ? path_calls : 0;
   const previous = readPrevious<CtEvidence>(plan.paths.ct(candidate.id, instance.label), plan.force);
   // Another driver or wrapper (a new harness version) marks secrets anew: its results are redone.
   const reusable =
@@ -171,7 +174,12 @@ function decide(ctx: InstanceContext): CtDecision {
       // A file from before coverage was counted, or counted in the optimised build (no untaken
       // lines), is redone: every checked operation says what it covered.
       const counted = o?.coverage !== undefined && ('failure' in o.coverage || o.coverage.untaken !== undefined);
-      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && o.calls === calls && counted));
+      // The same path search (ct.path_calls) and at least the check's calls; without coverage, no search ran.
+      const sameCalls =
+        o?.coverage !== undefined && !('failure' in o.coverage)
+          ? o.calls >= calls && (o.coverage.paths?.asked ?? 0) === searched
+          : o?.calls === calls;
+      return o !== undefined && (o.status === 'skipped' || (o.status !== 'failed' && sameCalls && counted));
     });
   const common = { operations, suppressions, ...(suppressionsSha ? { suppressionsSha } : {}) };
   return reusable ? { ...common, run: 'keep', previous } : { ...common, run: 'check', librarySha256: entry.library_sha256 };
@@ -261,15 +269,16 @@ export function extraBuilds(ctx: Pick<InstanceContext, 'run' | 'entry'>): OtherB
   );
 }
 
-/** Another build's operations under memcheck, as the measured build's (without coverage). */
+/** Another build's operations under memcheck, as the measured build's, with as many calls (without coverage). */
 async function checkBuild(
   ctx: InstanceContext,
   operations: readonly string[],
   build: OtherBuild,
   prepared: CtPrepared,
+  calls: Readonly<Record<string, number>>,
 ): Promise<CtBuildCheck> {
   const results: Record<string, CtOperation> = {};
-  await checkOperations(ctx, operations, results, prepared);
+  await checkOperations(ctx, operations, results, prepared, calls);
   const { head } = prepared;
   return {
     name: build.name,
@@ -292,17 +301,26 @@ function withSuppressions(b: CtBuildCheck, operations: readonly string[], suppre
   return { ...rest, operations: judged.operations, ...(judged.divisions ? { divisions: judged.divisions } : {}) };
 }
 
+/** What the measured build's checks leave for the other builds: the slowdown, and each operation's calls. */
+interface Checked {
+  slowdown: CtEvidence['slowdown'];
+  /** Calls each checked operation ran: the other builds run as many (the measured build's path search found them). */
+  calls: Record<string, number>;
+}
+
 async function checkOperations(
   ctx: InstanceContext,
   operations: readonly string[],
   results: Record<string, CtOperation>,
   prepared: CtPrepared,
-): Promise<CtEvidence['slowdown']> {
+  callsFor?: Readonly<Record<string, number>>,
+): Promise<Checked> {
   const { run, unit } = ctx;
   const { plan } = run;
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { built } = prepared;
+  const checked: Checked = { slowdown: undefined, calls: {} };
   if (!built.ok) {
     for (const op of operations)
       results[op] = {
@@ -311,7 +329,7 @@ async function checkOperations(
         findings: [],
         reason: 'the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log',
       };
-    return undefined;
+    return checked;
   }
   const driver = await ctDriver(run.tools);
   const { ct } = plan.settings;
@@ -322,6 +340,7 @@ async function checkOperations(
   const base = {
     driver,
     library: built.library,
+    sourceRoots: built.sourceRoots,
     type,
     rng: unit.candidate.katRng,
     ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
@@ -333,27 +352,28 @@ async function checkOperations(
     );
   // The division sites read at the instruction (ct/divisionCheck.ts): gdb's breakpoints and valgrind's
   // precise registers slow the run, which gets twice the memcheck run's timeout.
-  const checkDivisions = (operation: string, sites: readonly DivisionSite[], timeoutS: number) =>
-    withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls: ct.calls, sites, timeoutMs: 2 * timeoutS * 1000 }));
-  // What the verdict covers: the same calls, natively, in the build with gcov's counters.
-  const coverageOf = async (operation: string, timeoutS: number): Promise<NonNullable<CtOperation['coverage']>> => {
+  const checkDivisions = (operation: string, calls: number, sites: readonly DivisionSite[], timeoutS: number) =>
+    withCpus([plan.cpu], () => runDivisionCheck({ ...base, operation, calls, sites, timeoutMs: 2 * timeoutS * 1000 }));
+  // The operation's calls, natively, in the build with gcov's counters: what the verdict covers.
+  const counter = (operation: string, perCall: number | undefined): CountLines | undefined => {
     const cov = prepared.coverage;
-    if (!cov?.built.ok || !cov.built.objDir)
-      return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+    if (!cov?.built.ok || !cov.built.objDir) return undefined;
     const { library: _, ...shared } = base;
-    return withCpus([plan.cpu], () =>
-      runCoverage({
-        ...shared,
-        library: cov.built.library,
-        objDir: cov.built.objDir!,
-        operation,
-        calls: ct.calls,
-        timeoutMs: timeoutS * 1000,
-        scratch: join(cov.scratch, operation),
-      }),
-    );
+    return (calls) =>
+      withCpus([plan.cpu], () =>
+        countLines({
+          ...shared,
+          library: cov.built.library,
+          objDir: cov.built.objDir!,
+          operation,
+          calls,
+          timeoutMs: scaledTimeoutS(floorS, perCall === undefined ? undefined : perCall * calls * CT_COVERAGE_SLOWDOWN) * 1000,
+          scratch: join(cov.scratch, operation),
+        }),
+      );
   };
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
+  checked.slowdown = slowdown;
   const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
   for (const operation of operations) {
     if (slowdown && 'failure' in slowdown) {
@@ -364,27 +384,100 @@ async function checkOperations(
     const nativeS = cs ? processSeconds(type, operation, cs, ct.calls) : undefined;
     const record = readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));
     const perCall = nativeS !== undefined ? nativeS / ct.calls : typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
-    const decision = planCtOperation(perCall, {
+    const budget = {
       calls: ct.calls,
       valgrindFactor: factor ?? ct.valgrind_factor,
       factorMeasured: factor !== undefined,
       startupSeconds: ct.startup_s,
       opBudgetSeconds: ct.op_budget_s,
-    });
+    };
+    const decision = planCtOperation(perCall, budget);
     if (!decision.run) {
       results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
       continue;
     }
+    const count = counter(operation, perCall);
+    // The measured build looks for the operation's rarely taken paths first (natively, cheap): the
+    // calls that take them all are checked, as many as the budget allows. The other builds run as many.
+    const search = callsFor === undefined && count ? await findPaths(count, ct, perCall) : undefined;
+    const calls =
+      callsFor?.[operation] ??
+      (search && !('failure' in search.found)
+        ? Math.max(ct.calls, Math.min(search.found.needed, affordableCalls(perCall, budget)))
+        : ct.calls);
+    checked.calls[operation] = calls;
+    const predictedS = perCall === undefined ? decision.predictedSeconds : perCall * calls * budget.valgrindFactor + ct.startup_s;
     // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
     // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
-    const timeoutS = Math.min(scaledTimeoutS(floorS, decision.predictedSeconds), 2 * ct.op_budget_s + ct.startup_s);
-    results[operation] = await runOp(operation, ct.calls, timeoutS, ct.op_budget_s);
+    const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct.op_budget_s + ct.startup_s);
+    results[operation] = await runOp(operation, calls, timeoutS, ct.op_budget_s);
     const ran = results[operation]!.status === 'clean' || results[operation]!.status === 'flagged';
     const sites = prepared.head.division_sites ?? [];
-    if (sites.length > 0 && ran) results[operation]!.division_check = await checkDivisions(operation, sites, timeoutS);
-    if (ran && prepared.coverage) results[operation]!.coverage = await coverageOf(operation, timeoutS);
+    if (sites.length > 0 && ran) results[operation]!.division_check = await checkDivisions(operation, calls, sites, timeoutS);
+    if (ran && prepared.coverage) results[operation]!.coverage = await coverageOfCalls(count, calls, search, ct.path_calls);
   }
-  return slowdown;
+  return checked;
+}
+
+/** The path search of one operation: how many calls it ran (`upTo`), and what it found. */
+interface FoundPaths {
+  upTo: number;
+  found: PathSearch | { failure: string };
+}
+
+/**
+ * The search for an operation's rarely taken paths (docs/method.md#rare-paths): ct.path_calls calls
+ * natively, fewer when even the coverage build would take longer than the operation's budget with
+ * them (CT_COVERAGE_SLOWDOWN), never more than the driver takes. None when it asks no more calls than
+ * the check makes anyway; a search of only the check's calls when the budget allows no more.
+ */
+async function findPaths(
+  count: CountLines,
+  ct: { calls: number; path_calls: number; op_budget_s: number },
+  perCall: number | undefined,
+): Promise<FoundPaths | undefined> {
+  const fitting = perCall === undefined || perCall <= 0 ? CT_MAX_CALLS : Math.floor(ct.op_budget_s / (perCall * CT_COVERAGE_SLOWDOWN));
+  if (ct.path_calls <= ct.calls) return undefined;
+  const upTo = Math.min(ct.path_calls, CT_MAX_CALLS, Math.max(ct.calls, fitting));
+  return { upTo, found: await searchPaths(count, ct.calls, upTo) };
+}
+
+/** The most calls memcheck can make within the operation's budget at the slowdown used (the driver's cap without a figure). */
+function affordableCalls(perCall: number | undefined, b: Parameters<typeof planCtOperation>[1]): number {
+  if (perCall === undefined || perCall <= 0) return CT_MAX_CALLS;
+  return Math.min(CT_MAX_CALLS, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCall * b.valgrindFactor)));
+}
+
+/**
+ * What the checked calls covered: from the path search's run of as many calls when it made one,
+ * else a run of its own; with the search's result, and the lines only later calls took when the
+ * budget held the check to fewer calls than the paths needed.
+ */
+async function coverageOfCalls(
+  count: CountLines | undefined,
+  calls: number,
+  search: FoundPaths | undefined,
+  asked: number,
+): Promise<NonNullable<CtOperation['coverage']>> {
+  if (!count) return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
+  const found = search?.found;
+  if (found && 'failure' in found) return found;
+  const ran = found?.runs.get(calls);
+  const counted = ran ? { files: ran } : await count(calls);
+  if ('failure' in counted) return counted;
+  const coverage = coverageOf(counted.files);
+  if (!search || !found) return coverage;
+  const { needed, runs } = found;
+  const beyond = calls < needed ? takenBeyond(runs.get(search.upTo)!, pathsTaken(counted.files)) : undefined;
+  return {
+    ...coverage,
+    paths: {
+      asked,
+      calls: search.upTo,
+      needed,
+      ...(beyond ? { beyond: beyond.ranges.slice(0, UNTAKEN_SHOWN), beyond_lines: beyond.lines } : {}),
+    },
+  };
 }
 
 /**

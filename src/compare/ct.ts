@@ -19,6 +19,8 @@ export interface CtNewFinding {
   build?: string;
   /** The other builds where the same site is new too: one site is one finding, whichever builds have it. */
   also_in?: string[];
+  /** A branch the source does not make (CtFinding's `compiler_made`). */
+  compiler_made?: CtFinding['compiler_made'];
 }
 
 /** Where a finding is: `file:line`, or the function alone when the library had no line information. */
@@ -99,6 +101,7 @@ function newSites(key: string, head: Pick<CtFile, 'operations'>, base: Pick<CtFi
         count: s.count,
         operations: s.operations,
         baseline_checked: base !== undefined,
+        ...(s.finding.compiler_made ? { compiler_made: s.finding.compiler_made } : {}),
       });
   }
   return out;

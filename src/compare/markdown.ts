@@ -6,6 +6,7 @@ import { pairCount } from './compare.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
 import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
 import { ctSite } from './ct.js';
+import { COMPILER_MADE_NOTE } from '../ct/findings.js';
 import { kindMeanings } from '../report/pages/ct.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
@@ -241,7 +242,7 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
       f.kind,
       code(f.function),
       code(ctSite(f)),
-      `${f.operations.join(', ')}${f.build ? ` (${f.build} build)` : ''}${f.also_in ? `; new in ${f.also_in.join(', ')} too` : ''}`,
+      `${f.operations.join(', ')}${f.build ? ` (${f.build} build)` : ''}${f.also_in ? `; new in ${f.also_in.join(', ')} too` : ''}${f.compiler_made ? `; ${COMPILER_MADE_NOTE[f.compiler_made]}` : ''}`,
       f.baseline_checked
         ? String(f.count)
         : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : 'no ct evidence on the baseline'})`,

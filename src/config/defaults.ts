@@ -95,6 +95,17 @@ export const CT_CALLS = 3;
 export const CT_VALGRIND_FACTOR = 50;
 export const CT_STARTUP_S = 2;
 export const CT_OP_BUDGET_S = 60;
+/**
+ * The search for rarely taken paths (ngcc-perf.yml `ct.path_calls`, docs/method.md#rare-paths):
+ * calls of each operation run natively in the coverage build to find its paths (a rejection loop's
+ * retry, Falcon's key generation starting over); the check then makes as many calls as took them
+ * all, within its budget. The driver takes at most CT_MAX_CALLS calls. The coverage build (-O0,
+ * gcov's counters) is taken to run CT_COVERAGE_SLOWDOWN times slower than the measured build when
+ * the search's calls are fitted to the budget (its upper end; see docs/benchmarks.md).
+ */
+export const CT_PATH_CALLS = 64;
+export const CT_MAX_CALLS = 1000;
+export const CT_COVERAGE_SLOWDOWN = 10;
 
 /**
  * Adaptive precision (ngcc-perf.yml `planning.adaptive`, docs/statistics.md#adaptive-precision):

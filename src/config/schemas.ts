@@ -5,6 +5,8 @@ import {
   ADAPTIVE_MIN_TRIALS,
   ADAPTIVE_TRIAL_TARGET_S,
   CT_CALLS,
+  CT_MAX_CALLS,
+  CT_PATH_CALLS,
   CT_OP_BUDGET_S,
   CT_STARTUP_S,
   CT_VALGRIND_FACTOR,
@@ -204,7 +206,9 @@ export const settingsSchema = z
       .object({
         /** The action's nightly and pull-request runs add the phase (the CLI's runs take it from `--phases`). */
         enabled: z.boolean().default(false),
-        calls: z.number().int().min(1).max(1000).default(CT_CALLS),
+        calls: z.number().int().min(1).max(CT_MAX_CALLS).default(CT_CALLS),
+        /** Calls run natively to find rarely taken paths; the check makes as many as take them all (0 or ≤ calls: no search). */
+        path_calls: z.number().int().min(0).max(CT_MAX_CALLS).default(CT_PATH_CALLS),
         op_budget_s: z.number().positive().default(CT_OP_BUDGET_S),
         valgrind_factor: z.number().positive().default(CT_VALGRIND_FACTOR),
         startup_s: z.number().min(0).default(CT_STARTUP_S),
@@ -219,6 +223,7 @@ export const settingsSchema = z
       .default({
         enabled: false,
         calls: CT_CALLS,
+        path_calls: CT_PATH_CALLS,
         op_budget_s: CT_OP_BUDGET_S,
         valgrind_factor: CT_VALGRIND_FACTOR,
         startup_s: CT_STARTUP_S,

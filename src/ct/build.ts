@@ -34,6 +34,8 @@ export interface CtBuildResult {
   objDir?: string;
   log: string;
   librarySha256?: string;
+  /** What the build read of the submission (its folder, include folders, sources): where a finding's source line may be read. */
+  sourceRoots: string[];
 }
 
 /**
@@ -57,6 +59,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   const keyFile = join(outDir, 'ct-key.json');
   const previous = readJsonIfExists<CtBuildResult & { key: string; library_sha256?: string }>(keyFile);
   const shownFlags = [...plain.flags, ...extra];
+  const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
   if (previous?.key === key && (!previous.ok || (existsSync(library) && sha256File(library) === previous.library_sha256)))
     return {
       ok: previous.ok,
@@ -64,6 +67,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
       objDir,
       wrapped: previous.wrapped,
       flags: shownFlags,
+      sourceRoots,
       log: previous.log,
       ...(previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}),
     };
@@ -75,7 +79,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
     const result = { ok, library, objDir, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
     writeFileAtomic(join(outDir, 'build.log'), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
-    return result;
+    return { ...result, sourceRoots };
   };
   const objects = await compileEach(compileFlags, objDir);
   if (!objects) return finish(false, []);

@@ -23,7 +23,7 @@ export type CoverageRequest = Pick<CtRunRequest, 'driver' | 'type' | 'operation'
 };
 
 /** gcov's JSON (`--json-format --stdout`, format 1), the fields read here. */
-interface GcovFile {
+export interface GcovFile {
   file: string;
   functions: Array<{ name: string; demangled_name?: string; execution_count: number }>;
   /** `function_name`: the function gcov puts the line in (gcc 10 and later). */
@@ -36,6 +36,12 @@ interface GcovFile {
  * `scratch` (GCOV_PREFIX); gcov reads them in the sandbox too: they are the library's output.
  */
 export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { failure: string }> {
+  const counted = await countLines(req);
+  return 'failure' in counted ? counted : coverageOf(counted.files);
+}
+
+/** gcov's report of the library's own files (the harness's left out) after the request's calls, or why there is none. */
+export async function countLines(req: CoverageRequest): Promise<{ files: GcovFile[] } | { failure: string }> {
   rmSync(req.scratch, { recursive: true, force: true });
   mkdirSync(req.scratch, { recursive: true });
   // The counters go to GCOV_PREFIX + the object's path less its first STRIP components: the scratch folder itself.
@@ -59,7 +65,7 @@ export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { 
   });
   if (gcov.exitCode !== 0) return { failure: `gcov failed (exit code ${gcov.exitCode}): ${gcov.stderr.trim().split('\n')[0] ?? ''}` };
   try {
-    return coverageOf(parseGcovJson(gcov.stdout), nativeDir());
+    return { files: ownFiles(parseGcovJson(gcov.stdout), nativeDir()) };
   } catch (e) {
     return { failure: `gcov's report is not readable: ${(e as Error).message}` };
   }
@@ -91,13 +97,19 @@ export function parseGcovJson(text: string): GcovFile[] {
 }
 
 /**
- * Functions and lines of the library's own files: those under `harnessDir` (the NIST shim, the
- * generator wrappers) are the harness's, not the candidate's. A line gcov lists under several
+ * The library's own files: those under `harnessDir` (the NIST shim, the generator wrappers) are the
+ * harness's, not the candidate's.
+ */
+export function ownFiles(files: readonly GcovFile[], harnessDir: string): GcovFile[] {
+  const harness = normalize(resolve(harnessDir)) + sep;
+  return files.filter((f) => !(isAbsolute(f.file) && normalize(f.file).startsWith(harness)));
+}
+
+/**
+ * Functions and lines of the library's own files (ownFiles). A line gcov lists under several
  * functions (inlined code) counts once, as run if it ran in any.
  */
-export function coverageOf(files: readonly GcovFile[], harnessDir: string): CtCoverage {
-  const harness = normalize(resolve(harnessDir)) + sep;
-  const own = files.filter((f) => !(isAbsolute(f.file) && normalize(f.file).startsWith(harness)));
+export function coverageOf(own: readonly GcovFile[]): CtCoverage {
   const fns = new Map<string, boolean>();
   const lines = new Map<string, boolean>();
   for (const f of own) {
@@ -124,33 +136,67 @@ export function coverageOf(files: readonly GcovFile[], harnessDir: string): CtCo
 }
 
 /**
- * The lines no call ran, or ran only in part, inside functions some call entered, as ranges of
- * consecutive lines of one function (`file:function:first-last`, the file's base name), in file and
- * line order. A line is untaken if it ran under no function (`lines`, keyed `file:line`), or gcov
- * marks a block of it never run (`unexecuted_block`: `if (bad) return -1;` on one line, whose
- * return never ran).
+ * The lines no call ran, or ran only in part, inside functions some call entered. A line is untaken
+ * if it ran under no function (`lines`, keyed `file:line`), or gcov marks a block of it never run
+ * (`unexecuted_block`: `if (bad) return -1;` on one line, whose return never ran).
  */
 function untakenInEntered(
   files: readonly GcovFile[],
   fns: ReadonlyMap<string, boolean>,
   lines: ReadonlyMap<string, boolean>,
 ): { ranges: string[]; lines: number } {
+  return lineRanges(
+    files,
+    (f, l) =>
+      fns.get(`${f.file}:${l.function_name}`) === true &&
+      (lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true),
+  );
+}
+
+/**
+ * The paths a run took, as keys: `file:line` for every line that ran, and `file:line:whole` for one
+ * that ran with none of its blocks left out. Runs of the same job with more calls take a superset
+ * (the calls are a prefix of theirs: the same generator and seed).
+ */
+export function pathsTaken(files: readonly GcovFile[]): Set<string> {
+  const taken = new Set<string>();
+  for (const f of files)
+    for (const l of f.lines)
+      if (l.count > 0) {
+        taken.add(`${f.file}:${l.line_number}`);
+        if (l.unexecuted_block !== true) taken.add(`${f.file}:${l.line_number}:whole`);
+      }
+  return taken;
+}
+
+/** The lines of `more` (a run of more calls) that took a path `fewer` did not: a line it ran that `fewer` did not, or ran whole where `fewer` ran it in part. */
+export function takenBeyond(more: readonly GcovFile[], fewer: ReadonlySet<string>): { ranges: string[]; lines: number } {
+  const newly = [...pathsTaken(more)].filter((k) => !fewer.has(k));
+  const lines = new Set(newly.map((k) => k.replace(/:whole$/, '')));
+  return lineRanges(more, (f, l) => l.function_name !== undefined && lines.has(`${f.file}:${l.line_number}`));
+}
+
+/**
+ * Lines `pick` chooses, as ranges of consecutive lines of one function (`file:function:first-last`,
+ * the file's base name), in file and line order, each line once.
+ */
+function lineRanges(
+  files: readonly GcovFile[],
+  pick: (f: GcovFile, l: GcovFile['lines'][number]) => boolean,
+): { ranges: string[]; lines: number } {
   const ranges: Array<{ file: string; fn: string; first: number; last: number }> = [];
   const seen = new Set<string>();
   let count = 0;
   for (const f of [...files].sort((a, b) => a.file.localeCompare(b.file))) {
-    const candidates = f.lines
-      .filter((l) => l.function_name !== undefined && fns.get(`${f.file}:${l.function_name}`) === true)
-      .filter((l) => lines.get(`${f.file}:${l.line_number}`) === false || l.unexecuted_block === true)
-      .sort((a, b) => a.line_number - b.line_number);
+    const candidates = f.lines.filter((l) => l.function_name !== undefined && pick(f, l)).sort((a, b) => a.line_number - b.line_number);
     for (const l of candidates) {
       const key = `${f.file}:${l.line_number}`;
       if (seen.has(key)) continue;
       seen.add(key);
       count += 1;
       const last = ranges[ranges.length - 1];
-      // Lines without code between two untaken ones do not split a range (gcov lists only lines
-      // with code); a line with code between them, run or of another function, does.
+      // Lines without code between two picked ones do not split a range (gcov lists only lines
+      // with code); a line with code between them, not picked or of another function, does.
       const previous = f.lines.filter((x) => x.line_number > (last?.last ?? 0) && x.line_number < l.line_number);
       if (last && last.file === f.file && last.fn === l.function_name && previous.length === 0) last.last = l.line_number;
       else ranges.push({ file: f.file, fn: l.function_name!, first: l.line_number, last: l.line_number });

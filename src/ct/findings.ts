@@ -6,7 +6,7 @@
 import type { CtEvidence, CtFinding } from './types.js';
 
 export type { CtDivision, CtFinding, CtKind, CtOperation, CtStatus } from './types.js';
-export { CT_KIND_MEANING, CT_KINDS } from './types.js';
+export { COMPILER_MADE_NOTE, CT_KIND_MEANING, CT_KINDS } from './types.js';
 /** The pages' and comparisons' name for a ct file. */
 export type CtFile = CtEvidence;
 

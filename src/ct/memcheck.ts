@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import type { CompilerMade } from './sourceHint.js';
 import type { CtFinding, CtKind } from './types.js';
 import { child, childrenOf, parseXml, textOf, type XmlElement } from './xml.js';
 
@@ -82,7 +83,11 @@ const site = (f: MemcheckFrame) => `${f.fn ?? '?'} ${f.file ?? basename(f.obj ??
  * (the object path as valgrind names it), merged by (kind, function, file, line) with their counts
  * added; most frequent first. Nothing is suppressed yet.
  */
-export function findingsOf(report: MemcheckReport, isLibrary: (obj: string) => boolean): Findings {
+export function findingsOf(
+  report: MemcheckReport,
+  isLibrary: (obj: string) => boolean,
+  compilerMade?: (frame: MemcheckFrame) => CompilerMade | undefined,
+): Findings {
   const bySite = new Map<string, CtFinding>();
   let outsideLibrary = 0;
   for (const e of report.errors) {
@@ -107,6 +112,8 @@ export function findingsOf(report: MemcheckReport, isLibrary: (obj: string) => b
     const seen = bySite.get(key);
     if (seen) seen.count += e.count;
     else {
+      const made = kind === 'branch' ? compilerMade?.(frame) : undefined;
+      if (made) finding.compiler_made = made;
       const callers = e.frames
         .slice(at + 1)
         .filter((f) => f.obj !== undefined && isLibrary(f.obj))

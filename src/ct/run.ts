@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { runDriver, type DriverRun } from '../sandbox/run.js';
+import { compilerMadeIn } from './sourceHint.js';
 import { findingsOf, parseMemcheckXml } from './memcheck.js';
 import { statusOf, type CtOperation } from './types.js';
 
@@ -38,6 +39,8 @@ export interface CtRunRequest {
   sandbox: SandboxMode;
   /** valgrind (default: the system's, under /usr, which every sandbox shows read-only). */
   valgrind?: string;
+  /** What the build read of the submission: a branch finding's source line is read there, never elsewhere (ct/sourceHint.ts). */
+  sourceRoots?: readonly string[];
   /**
    * The operation's budget (ct.op_budget_s): a run stopped at its timeout is then `skipped` with a
    * reason that names it, not failed: memcheck ran it slower than the measured slowdown predicted.
@@ -99,7 +102,11 @@ export async function runCtOperation(req: CtRunRequest): Promise<CtOperation> {
   }
   if (!report.finished) return failed("valgrind's report ends before its final status");
   const library = realpathSync(req.library);
-  const { findings, outsideLibrary } = findingsOf(report, (obj) => obj === req.library || obj === library);
+  const { findings, outsideLibrary } = findingsOf(
+    report,
+    (obj) => obj === req.library || obj === library,
+    req.sourceRoots ? compilerMadeIn(req.sourceRoots) : undefined,
+  );
   const calls = Number(driverRun.output.lines.find((l) => l[0] === 'CT' && l[1] === 'calls')?.[2] ?? req.calls);
   const callsS = Number(driverRun.output.lines.find((l) => l[0] === 'CT' && l[1] === 'calls_s')?.[2]);
   return {

@@ -16,6 +16,13 @@ export const CT_KIND_MEANING: Readonly<Record<(typeof CT_KINDS)[number], string>
 };
 export type CtKind = (typeof CT_KINDS)[number];
 
+/** What a branch finding's `compiler_made` means, beside the site on the page and in the pull-request comment. */
+export const COMPILER_MADE_NOTE: Readonly<Record<'loop-bound' | 'no-branch', string>> = {
+  'loop-bound':
+    'made by the compiler: the source loops over a fixed count here; likely benign if it goes the same way for every valid input, a suppression candidate once the machine code is read',
+  'no-branch': 'made by the compiler: the source has no branch on this line; a suppression candidate only once the machine code is read',
+};
+
 export const CT_STATUSES = ['clean', 'flagged', 'skipped', 'failed'] as const;
 export type CtStatus = (typeof CT_STATUSES)[number];
 
@@ -35,6 +42,12 @@ export interface CtFinding {
   stack?: string[];
   /** A division finding's instruction as the disassembly names it (`div`, `idivq`). */
   instruction?: string;
+  /**
+   * A branch the source does not make on a secret (ct/sourceHint.ts): `loop-bound`, the source line
+   * is a loop over a fixed count; `no-branch`, it has no branch. The compiler's, likely benign when
+   * it goes the same way for every valid input: a suppression candidate after a look at the code.
+   */
+  compiler_made?: keyof typeof COMPILER_MADE_NOTE;
   /** A division finding's operands that held a secret, as the division check read them. */
   secret_operands?: Array<'dividend' | 'divisor'>;
 }
@@ -84,6 +97,14 @@ export interface CtCoverage {
    */
   untaken?: string[];
   untaken_lines?: number;
+  /**
+   * The search for rarely taken paths (ct.path_calls, docs/method.md#rare-paths): `calls` calls run
+   * natively found the operation's paths and `needed` of them, from the first, took them all; the
+   * check ran `needed` calls unless its budget held it to fewer, and then `beyond` names the lines
+   * only the later calls took (ranges as `untaken`) and `beyond_lines` counts them. `asked` is the
+   * setting it ran under (`calls` is fewer when the budget said so).
+   */
+  paths?: { asked: number; calls: number; needed: number; beyond?: string[]; beyond_lines?: number };
 }
 
 /** One division site as the division check saw it in an operation's calls. */

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { CT_MAX_CALLS } from '../config/defaults.js';
 import { CT_KINDS, CT_STATUSES } from '../ct/types.js';
 import { evidencePaths, instanceKey } from './layout.js';
 import type { BuildJson } from './types.js';
@@ -17,8 +18,25 @@ const findingSchema = z
   })
   .passthrough();
 
+/** The search for rarely taken paths (docs/method.md#rare-paths). */
+const pathsSchema = z
+  .object({
+    asked: z.number().int().min(0).max(CT_MAX_CALLS),
+    calls: z.number().int().min(1).max(CT_MAX_CALLS),
+    needed: z.number().int().min(1).max(CT_MAX_CALLS),
+    beyond: z.array(z.string()).optional(),
+    beyond_lines: z.number().int().min(1).optional(),
+  })
+  .strict();
+
 const operationSchema = z
-  .object({ status: z.enum(CT_STATUSES), calls: z.number().int().min(0), findings: z.array(findingSchema), reason: z.string().optional() })
+  .object({
+    status: z.enum(CT_STATUSES),
+    calls: z.number().int().min(0),
+    findings: z.array(findingSchema),
+    reason: z.string().optional(),
+    coverage: z.object({ paths: pathsSchema.optional() }).passthrough().optional(),
+  })
   .passthrough();
 
 /** CONTRACT §8's file; fields it does not name are additions and pass. */
@@ -51,6 +69,7 @@ function operationProblems(where: string, o: z.infer<typeof operationSchema>): s
     if (o.status === 'flagged' && open === 0) problems.push(`${where}: flagged, but every finding is suppressed`);
     if (o.status === 'clean' && open > 0) problems.push(`${where}: clean, but ${open} finding(s) are not suppressed`);
   }
+  problems.push(...pathsProblems(where, o));
   const sites = new Set<string>();
   for (const [i, f] of o.findings.entries()) {
     const site = `${f.kind} ${f.function} ${f.file}:${f.line}`;
@@ -58,6 +77,25 @@ function operationProblems(where: string, o: z.infer<typeof operationSchema>): s
     sites.add(site);
     if (f.suppressed && f.reason.trim() === '') problems.push(`${where}.findings[${i}]: suppressed without a reason`);
     if (!f.suppressed && f.reason !== '') problems.push(`${where}.findings[${i}]: a reason, but not suppressed`);
+  }
+  return problems;
+}
+
+/** The path search's figures against each other and the calls the check made: lines beyond them exactly when it made fewer than needed. */
+function pathsProblems(where: string, o: z.infer<typeof operationSchema>): string[] {
+  const p = o.coverage?.paths;
+  if (!p) return [];
+  const problems: string[] = [];
+  const at = `${where}.coverage.paths`;
+  if (p.needed > p.calls) problems.push(`${at}: needed ${p.needed} calls, more than the ${p.calls} it ran`);
+  if (p.calls > Math.max(p.asked, 1)) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
+  if ((p.beyond_lines === undefined) !== (p.beyond === undefined)) problems.push(`${at}: beyond and beyond_lines go together`);
+  if (o.status === 'clean' || o.status === 'flagged') {
+    const fewer = o.calls < p.needed;
+    if (fewer && p.beyond_lines === undefined)
+      problems.push(`${at}: the check made ${o.calls} calls, fewer than the ${p.needed} needed, but no line beyond them is named`);
+    if (!fewer && p.beyond_lines !== undefined)
+      problems.push(`${at}: lines beyond the checked calls are named, but the check made the ${p.needed} calls needed`);
   }
   return problems;
 }

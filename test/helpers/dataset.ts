@@ -97,6 +97,7 @@ export interface SyntheticCtFinding {
   count?: number;
   suppressed?: boolean;
   reason?: string;
+  compiler_made?: 'loop-bound' | 'no-branch';
 }
 
 /** One operation of a synthetic constant-time check; the status follows its unsuppressed findings unless given. */

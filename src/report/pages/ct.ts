@@ -1,5 +1,14 @@
 import type { RootContent } from 'mdast';
-import { CT_KIND_MEANING, CT_KINDS, type CtFile, type CtFinding, flaggedOperations, siteOf } from '../../ct/findings.js';
+import {
+  COMPILER_MADE_NOTE,
+  CT_KIND_MEANING,
+  CT_KINDS,
+  type CtFile,
+  type CtFinding,
+  flaggedOperations,
+  siteOf,
+} from '../../ct/findings.js';
+import { plural } from '../../compare/cells.js';
 import { formatShare, MISSING } from '../format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
@@ -71,7 +80,7 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
   const neverRows = checked.flatMap((inst): Cell[][] =>
     Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]): Cell[][] => {
       const c = o.coverage;
-      if (!c || 'failure' in c || (c.functions_run === c.functions && !c.untaken_lines)) return [];
+      if (!c || 'failure' in c || (c.functions_run === c.functions && !c.untaken_lines && !c.paths?.beyond_lines)) return [];
       const missed = c.functions - c.functions_run;
       const more = missed > NEVER_RUN_LISTED ? `, … (${missed} in all)` : '';
       const untaken =
@@ -80,7 +89,10 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
           : c.untaken.length === 0
             ? 'none'
             : `${c.untaken.slice(0, NEVER_RUN_LISTED).join(', ')}${c.untaken.length > NEVER_RUN_LISTED ? ', …' : ''} (${c.untaken_lines ?? '?'} lines)`;
-      return [[code(inst.label), op, missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}` : 'none', untaken]];
+      const later = c.paths?.beyond_lines
+        ? `${(c.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(', ')}${(c.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ', …' : ''} (${plural(c.paths.beyond_lines, 'line')})`
+        : 'none';
+      return [[code(inst.label), op, missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}` : 'none', untaken, later]];
     }),
   );
   const siteRows = checked.flatMap((inst): Cell[][] =>
@@ -94,7 +106,11 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
             siteCell(f),
             operations.join(', '),
             String(count),
-            f.suppressed ? `suppressed: ${f.reason ?? 'no reason recorded'}` : (f.reason ?? ''),
+            f.suppressed
+              ? `suppressed: ${f.reason ?? 'no reason recorded'}`
+              : f.compiler_made
+                ? COMPILER_MADE_NOTE[f.compiler_made]
+                : (f.reason ?? ''),
           ])
       : [],
   );
@@ -123,9 +139,12 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
     ...(neverRows.length > 0
       ? [
           para(
-            'Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. The verdict says nothing of code the calls never ran: the functions they never entered, and the lines they never ran inside functions they did (a rejection loop’s retry, an error path; file:function:lines):',
+            'Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop’s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:',
           ),
-          table(['instance', 'operation', 'never entered', 'not taken in functions that ran'], neverRows),
+          table(
+            ['instance', 'operation', 'never entered', 'not taken in functions that ran', 'taken only by later calls, not checked'],
+            neverRows,
+          ),
         ]
       : []),
     ...(siteRows.length > 0
@@ -224,7 +243,10 @@ function coverageCell(o: CtFile['operations'][string]): Cell {
   if (!c) return MISSING;
   if ('failure' in c) return `not counted: ${c.failure}`;
   const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : 'no lines';
-  return `${pct}, ${c.functions_run} of ${c.functions} functions`;
+  const paths = c.paths
+    ? `; paths of ${c.paths.calls} calls: ${c.paths.beyond_lines ? `${plural(c.paths.beyond_lines, 'line')} only in later calls` : 'all checked'}`
+    : '';
+  return `${pct}, ${c.functions_run} of ${c.functions} functions${paths}`;
 }
 
 /**

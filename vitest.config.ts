@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Pure tests (no compiler, no git, no child processes that time anything) run in parallel; every
  * other file builds with real gcc, runs drivers or git, and runs after them one file at a time so
  * that the two cores go to the compilers and no timing test shares its core with another file.
- * A new test file is serial unless listed here.
+ * A new test file is serial unless listed here or in UNTIMED.
  */
 const PURE = [
   'test/format.test.ts',
@@ -25,6 +25,24 @@ const PURE = [
   'test/source-hint.test.ts',
 ];
 
+/**
+ * Files that build and run submission code but time nothing (KATs, the constant-time check, gcov):
+ * two at a time, after the pure files and before the timed ones, which then have the machine to
+ * themselves. A ct step still holds its core's lock, so two of them queue there, never overlap.
+ */
+const UNTIMED = [
+  'test/kat-pqclean.test.ts',
+  'test/ct-pqclean.test.ts',
+  'test/ct-builds.test.ts',
+  'test/ct-kyberslash.test.ts',
+  'test/ct-rare-paths.test.ts',
+  'test/ct-coverage.test.ts',
+  'test/hash-kat.test.ts',
+  'test/kyber-ref.test.ts',
+  'test/own-generator.test.ts',
+  'test/nist-names-sig.test.ts',
+];
+
 export default defineConfig({
   test: {
     // Native builds and KAT runs are real gcc invocations: give them room.
@@ -32,9 +50,16 @@ export default defineConfig({
     hookTimeout: 300_000,
     projects: [
       { extends: true, test: { name: 'pure', include: PURE, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'untimed', include: UNTIMED, maxWorkers: 2, sequence: { groupOrder: 1 } } },
       {
         extends: true,
-        test: { name: 'native', include: ['test/**/*.test.ts'], exclude: PURE, fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: {
+          name: 'native',
+          include: ['test/**/*.test.ts'],
+          exclude: [...PURE, ...UNTIMED],
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },

@@ -36554,7 +36554,9 @@ function sourceLine(roots, dir, file2, line) {
       const rel = relative13(realpathSync6(root3), real);
       return rel !== ".." && !rel.startsWith(`..${sep3}`) && !isAbsolute5(rel);
     });
-    if (!inside || !statSync8(real).isFile() || statSync8(real).size > MAX_SOURCE_BYTES) return void 0;
+    if (!inside) return void 0;
+    const stat2 = statSync8(real);
+    if (!stat2.isFile() || stat2.size > MAX_SOURCE_BYTES) return void 0;
     return readFileSync15(real, "utf8").split("\n")[line - 1]?.slice(0, MAX_LINE_BYTES);
   } catch {
     return void 0;
@@ -36654,7 +36656,8 @@ function parseMemcheckXml(text3) {
   const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
   return { errors, finished };
 }
-var site = (f) => `${f.fn ?? "?"} ${f.file ?? basename8(f.obj ?? "?")}:${f.line ?? 0}`;
+var fileOf = (f) => f.file !== void 0 ? basename8(f.file) : void 0;
+var site = (f) => `${f.fn ?? "?"} ${fileOf(f) ?? basename8(f.obj ?? "?")}:${f.line ?? 0}`;
 function findingsOf(report2, isLibrary, compilerMade2) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
@@ -36670,7 +36673,7 @@ function findingsOf(report2, isLibrary, compilerMade2) {
     const finding = {
       kind,
       function: frame.fn ?? "?",
-      file: frame.file ?? "",
+      file: fileOf(frame) ?? "",
       line: frame.line ?? 0,
       count: e.count,
       suppressed: false,
@@ -38050,7 +38053,7 @@ function pathsProblems(where, o) {
   const problems = [];
   const at = `${where}.coverage.paths`;
   if (p.needed > p.calls) problems.push(`${at}: needed ${p.needed} calls, more than the ${p.calls} it ran`);
-  if (p.calls > Math.max(p.asked, 1)) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
+  if (p.calls > p.asked) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
   if (p.beyond_lines === void 0 !== (p.beyond === void 0)) problems.push(`${at}: beyond and beyond_lines go together`);
   if (o.status === "clean" || o.status === "flagged") {
     const fewer = o.calls < p.needed;

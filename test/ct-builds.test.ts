@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
+import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
 import { KYBER_REF, kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
 import { sections } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';
@@ -52,6 +54,9 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     expect(resource.operations.dec!.status).toBe('flagged');
     // The measured build multiplies: no division finding there, whatever else memcheck reports.
     for (const op of ['keygen', 'enc', 'dec']) expect(divisions(ct.operations[op]!.findings), op).toEqual([]);
+    // Each build makes as many calls as the measured build's path search found its paths need.
+    for (const b of ct.builds!)
+      for (const op of ['keygen', 'enc', 'dec']) expect(b.operations[op]!.calls, `${b.name} ${op}`).toBe(ct.operations[op]!.calls);
     expect(validateDataset(join(data, SYSTEM))).toEqual([]);
   });
 
@@ -106,4 +111,33 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
       ),
     ]);
   });
+});
+
+const hasClang = spawnSync('sh', ['-c', 'command -v clang']).status === 0;
+if (!hasClang) console.warn('test/ct-builds.test.ts: the clang column is skipped: clang is not installed (.ci/run installs it)');
+
+/**
+ * `ct.compilers` (docs/method.md#every-build): the fixture's planted branch, checked as gcc and as
+ * clang build it. clang's debug information names a file by its path from the compiler's folder,
+ * gcc's by its base name: the site must still be one row, found by both.
+ */
+describe.skipIf(!hasClang)('the ct phase checks the builds of every compiler ct.compilers names', () => {
+  it('adds a clang column in which the planted branch is found at the same site as gcc’s', async () => {
+    const campaignDir = ctCampaign('ct:\n  variants: [reference]\n  compilers: [gcc, clang]\n  path_calls: 0\n');
+    const dataDir = tempDir();
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases, only: /^kem-7\/branch$/ });
+    const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, SYSTEM)).ct('kem-7', 'branch'), 'utf8')) as CtEvidence;
+    expect(ct.build_name).toBe('gcc reference');
+    expect(ct.builds!.map((b) => [b.name, b.variant])).toEqual([['clang reference', 'reference']]);
+    const clang = ct.builds![0]!;
+    expect(clang.compiler).toMatch(/clang version/);
+    const planted = { kind: 'branch', function: 'planted_branch', file: 'ct_kem.inc', line: markedLine('PLANT: branch') };
+    expect(ct.operations.dec!.findings).toEqual([expect.objectContaining(planted)]);
+    expect(clang.operations.dec!.findings).toEqual([expect.objectContaining(planted)]);
+    expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
+    const page = renderPages(loadReportModel(join(dataDir, SYSTEM))).get(`kem-7/perf_${SYSTEM}.md`)!;
+    const tables = sections(page).find((s) => s.heading === 'Constant-time check (machine)')!.tables;
+    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,clang reference')!;
+    expect(matrix.slice(1)).toEqual([['branch', 'branch', 'planted_branch', `ct_kem.inc:${planted.line}`, 'dec', 'dec']]);
+  }, 600_000);
 });

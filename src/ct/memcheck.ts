@@ -76,7 +76,12 @@ export interface Findings {
   outsideLibrary: number;
 }
 
-const site = (f: MemcheckFrame) => `${f.fn ?? '?'} ${f.file ?? basename(f.obj ?? '?')}:${f.line ?? 0}`;
+/**
+ * A frame's file by its base name, as gcc's debug information names it: clang's names it by its path
+ * from the compiler's working folder, a temporary one, so one site would be two in a comparison.
+ */
+const fileOf = (f: MemcheckFrame) => (f.file !== undefined ? basename(f.file) : undefined);
+const site = (f: MemcheckFrame) => `${f.fn ?? '?'} ${fileOf(f) ?? basename(f.obj ?? '?')}:${f.line ?? 0}`;
 
 /**
  * The findings of a report: each error of a ct kind placed at its first frame inside `library`
@@ -102,7 +107,7 @@ export function findingsOf(
     const finding: CtFinding = {
       kind,
       function: frame.fn ?? '?',
-      file: frame.file ?? '',
+      file: fileOf(frame) ?? '',
       line: frame.line ?? 0,
       count: e.count,
       suppressed: false,

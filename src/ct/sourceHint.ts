@@ -58,7 +58,9 @@ export function sourceLine(roots: readonly string[], dir: string | undefined, fi
       // '' is the root itself: a source file the build named.
       return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
     });
-    if (!inside || !statSync(real).isFile() || statSync(real).size > MAX_SOURCE_BYTES) return undefined;
+    if (!inside) return undefined;
+    const stat = statSync(real);
+    if (!stat.isFile() || stat.size > MAX_SOURCE_BYTES) return undefined;
     return readFileSync(real, 'utf8').split('\n')[line - 1]?.slice(0, MAX_LINE_BYTES);
   } catch {
     return undefined;

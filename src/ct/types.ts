@@ -30,7 +30,7 @@ export type CtStatus = (typeof CT_STATUSES)[number];
 export interface CtFinding {
   kind: CtKind;
   function: string;
-  /** The source file as the debug information names it (its base name when the path is the build's). */
+  /** The source file's base name, as the debug information names it (a path would differ between compilers and folders). */
   file: string;
   line: number;
   /** Times memcheck reported the site over all calls. */

@@ -88,7 +88,7 @@ function pathsProblems(where: string, o: z.infer<typeof operationSchema>): strin
   const problems: string[] = [];
   const at = `${where}.coverage.paths`;
   if (p.needed > p.calls) problems.push(`${at}: needed ${p.needed} calls, more than the ${p.calls} it ran`);
-  if (p.calls > Math.max(p.asked, 1)) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
+  if (p.calls > p.asked) problems.push(`${at}: ran ${p.calls} calls, more than the ${p.asked} asked`);
   if ((p.beyond_lines === undefined) !== (p.beyond === undefined)) problems.push(`${at}: beyond and beyond_lines go together`);
   if (o.status === 'clean' || o.status === 'flagged') {
     const fewer = o.calls < p.needed;

@@ -23,6 +23,13 @@ const PURE = [
   'test/lint.test.ts',
   'test/path-search.test.ts',
   'test/source-hint.test.ts',
+  'test/ct-units.test.ts',
+  'test/ct-pages.test.ts',
+  'test/cost.test.ts',
+  'test/floor.test.ts',
+  'test/hash-golden.test.ts',
+  'test/kex-golden.test.ts',
+  'test/manifest.test.ts',
 ];
 
 /**

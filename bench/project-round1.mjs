@@ -4,10 +4,13 @@
 // catalogue run measured (bench (v)): the fixed cost of a timing process, what each process makes
 // before its calls (a key pair, dec's ciphertexts, verify's 16 signed messages), the KAT's records
 // (the guide's ten, two fresh ones and the flipped checks), the hash KAT_Loop's 10^6 hashes of 1024
-// bytes, and the ct phase's memcheck slowdown. Nothing is run.
+// bytes, and the ct phase as bench/ct-model.mjs prices it with what the catalogue's ct run measured
+// (bench (ad)). Nothing is run.
 //   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.05] [--adaptive-trials 6]
-//        [--build-s 10] [--ct-factor 75] [--ct-division 1.5] [--seed 1]
+//        [--build-s 10] [--ct-factor 55] [--ct-division 1.75] [--ct-division-share 0.28]
+//        [--ct-needed 3] [--ct-coverage-run-s 0.76] [--ct-startup-s 0.87] [--seed 1]
 import { model } from './synthetic/generate.mjs';
+import { ctInstanceSeconds, setupSeconds } from './ct-model.mjs';
 
 const argv = process.argv.slice(2);
 const args = {};
@@ -22,12 +25,18 @@ const o = {
   'adaptive-trials': 6,
   // Build (and the profile relink, the same compile again) of one real instance: an assumption.
   'build-s': 10,
-  // How many times slower an operation runs under memcheck than natively (bench (aa): the median of
-  // the slowdown measured on each of the catalogue's 25 libraries the budget let it measure).
-  'ct-factor': 88,
-  // The division check's run against the memcheck run of the same calls (valgrind's gdbserver with
-  // precise registers, gdb beside it): an upper bound, as if every operation had a division to read.
-  'ct-division': 1.5,
+  // The ct phase (bench (ad), the catalogue's ct run at the defaults): memcheck's slowdown, the
+  // median of the builds' measured ones; the division check's run against the memcheck run of the
+  // same calls, and the share of builds whose divisions the API reaches; the calls an operation's
+  // rare paths need (the median); a native coverage run's cost besides its calls; valgrind's start.
+  'ct-factor': 55,
+  'ct-division': 1.75,
+  'ct-division-share': 0.28,
+  'ct-needed': 3,
+  'ct-coverage-run-s': 0.76,
+  'ct-startup-s': 0.87,
+  // Builds the ct phase checks: the measured one and ct.variants' two others (one compiler).
+  'ct-builds': 3,
   seed: 1,
   ...args,
 };
@@ -70,20 +79,8 @@ function adaptiveSeconds(t, setup) {
   return calibration + trials * ((iterations + warmups) * t + P + setup(iterations + warmups));
 }
 
-/** Verify's pool of signed messages per process (native/calls.h VERIFY_POOL). */
-const VERIFY_POOL = 16;
-
 /** What a process of `calls` calls of `op` makes first: a key pair, dec's ciphertexts, verify's pool (src/measure/cost.ts). */
-function setupOf(type, op, s) {
-  return (calls) => {
-    const k = s.keygen ?? 0;
-    if (type === 'kem' && op === 'enc') return k;
-    if (type === 'kem' && op === 'dec') return k + calls * (s.enc ?? 0);
-    if (type === 'sig' && op === 'sign') return k;
-    if (type === 'sig' && op === 'verify') return k + Math.min(calls, VERIFY_POOL) * (s.sign ?? 0);
-    return 0;
-  };
-}
+const setupOf = (type, op, s) => (calls) => setupSeconds(type, op, s, calls);
 
 /** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/ngcc_kat.c). */
 const KAT_RECORDS = 12;
@@ -103,26 +100,19 @@ function poolSeconds(c, inst) {
   return 2 * o['build-s'] + kat;
 }
 
-/** The ct phase's defaults (src/config/defaults.ts): calls, valgrind's start, one operation's budget. */
-const CT = { calls: 3, startup_s: 2, op_budget_s: 60 };
-
-/**
- * One instance's ct phase on a core of its own: the slowdown measured on one call of the cheapest
- * operation, then each operation predicted within the budget run under memcheck and again under the
- * division check; one predicted over it is skipped at once (a hash has nothing secret: skipped).
- */
+/** One instance's ct phase (bench/ct-model.mjs): its compiles on the pool, its runs on a core it holds. */
 function ctSeconds(c, inst) {
-  if (c.type === 'hash') return 0;
-  const F = o['ct-factor'];
-  const perCall = Object.values(inst.ops).map((cycles) => cycles / hz);
-  const cheapest = Math.min(...perCall);
-  if (CT.startup_s + 10 * cheapest > CT.op_budget_s) return 0;
-  let s = CT.startup_s + F * cheapest;
-  for (const t of perCall) {
-    const run = CT.startup_s + CT.calls * F * t;
-    if (run <= CT.op_budget_s) s += run + CT.startup_s + o['ct-division'] * CT.calls * F * t;
-  }
-  return s;
+  const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
+  const builds = Array.from({ length: o['ct-builds'] }, () => ({ factor: o['ct-factor'], divisions: () => o['ct-division-share'] }));
+  const m = {
+    startup_s: o['ct-startup-s'],
+    coverage_run_s: o['ct-coverage-run-s'],
+    coverage_slowdown: 0.45,
+    division_factor: o['ct-division'],
+    needed: () => o['ct-needed'],
+  };
+  const r = ctInstanceSeconds(c.type, seconds, builds, m);
+  return r.core + (r.core > 0 ? r.compiles * o['build-s'] : 0);
 }
 
 /** Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange). */

@@ -36439,13 +36439,18 @@ import { join as join27 } from "node:path";
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
   if (perCallSeconds === void 0 || !Number.isFinite(perCallSeconds)) return { run: true };
-  const predictedSeconds = perCallSeconds * b.calls * b.valgrindFactor + b.startupSeconds;
+  const predictedSeconds = predictedCtSeconds(perCallSeconds, b.calls, b);
   if (predictedSeconds <= b.opBudgetSeconds) return { run: true, predictedSeconds };
   return {
     run: false,
     predictedSeconds,
     reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively \xD7 ${b.calls} calls \xD7 ${b.factorMeasured ? `${b.valgrindFactor.toPrecision(3)}, the slowdown measured on this library,` : b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`
   };
+}
+var predictedCtSeconds = (perCallSeconds, calls, b) => perCallSeconds * calls * b.valgrindFactor + b.startupSeconds;
+function affordableCalls(perCallSeconds, b, cap) {
+  if (perCallSeconds === void 0 || perCallSeconds <= 0) return cap;
+  return Math.min(cap, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCallSeconds * b.valgrindFactor)));
 }
 
 // src/ct/build.ts
@@ -37397,7 +37402,7 @@ function extraBuilds(ctx) {
 }
 async function checkBuild(ctx, operations, build2, prepared, calls) {
   const results = {};
-  await checkOperations(ctx, operations, results, prepared, calls);
+  const { slowdown } = await checkOperations(ctx, operations, results, prepared, calls);
   const { head } = prepared;
   return {
     name: build2.name,
@@ -37407,7 +37412,8 @@ async function checkBuild(ctx, operations, build2, prepared, calls) {
     ...head.ct_library_sha256 ? { ct_library_sha256: head.ct_library_sha256 } : {},
     operations: results,
     ...head.division_sites ? { division_sites: head.division_sites } : {},
-    ...prepared.built.ok ? {} : { failure: "its ct build failed: see its build.log" }
+    ...prepared.built.ok ? {} : { failure: "its ct build failed: see its build.log" },
+    ...slowdown ? { slowdown } : {}
   };
 }
 function withSuppressions(b, operations, suppressions) {
@@ -37495,9 +37501,9 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
     }
     const count = counter(operation, perCall2);
     const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
-    const calls = callsFor?.[operation] ?? (search && !("failure" in search.found) ? Math.max(ct2.calls, Math.min(search.found.needed, affordableCalls(perCall2, budget))) : ct2.calls);
+    const calls = callsFor?.[operation] ?? (search && !("failure" in search.found) ? Math.max(ct2.calls, Math.min(search.found.needed, affordableCalls(perCall2, budget, CT_MAX_CALLS))) : ct2.calls);
     checked.calls[operation] = calls;
-    const predictedS = perCall2 === void 0 ? decision.predictedSeconds : perCall2 * calls * budget.valgrindFactor + ct2.startup_s;
+    const predictedS = perCall2 === void 0 ? decision.predictedSeconds : predictedCtSeconds(perCall2, calls, budget);
     const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
     results[operation] = await runOp(operation, calls, timeoutS, ct2.op_budget_s);
     const ran = results[operation].status === "clean" || results[operation].status === "flagged";
@@ -37512,10 +37518,6 @@ async function findPaths(count, ct2, perCall2) {
   if (ct2.path_calls <= ct2.calls) return void 0;
   const upTo = Math.min(ct2.path_calls, CT_MAX_CALLS, Math.max(ct2.calls, fitting));
   return { upTo, found: await searchPaths(count, ct2.calls, upTo) };
-}
-function affordableCalls(perCall2, b) {
-  if (perCall2 === void 0 || perCall2 <= 0) return CT_MAX_CALLS;
-  return Math.min(CT_MAX_CALLS, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCall2 * b.valgrindFactor)));
 }
 async function coverageOfCalls(count, calls, search, asked) {
   if (!count) return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };

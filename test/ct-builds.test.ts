@@ -57,6 +57,14 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     // Each build makes as many calls as the measured build's path search found its paths need.
     for (const b of ct.builds!)
       for (const op of ['keygen', 'enc', 'dec']) expect(b.operations[op]!.calls, `${b.name} ${op}`).toBe(ct.operations[op]!.calls);
+    // Each build's own slowdown, measured on its own cheapest call, as the measured build's is.
+    for (const b of [ct, ...ct.builds!]) {
+      const s = b.slowdown;
+      expect(
+        s && 'factor' in s && s.operation === (ct.slowdown as { operation: string }).operation && s.factor > 1,
+        JSON.stringify(s),
+      ).toBe(true);
+    }
     expect(validateDataset(join(data, SYSTEM))).toEqual([]);
   });
 

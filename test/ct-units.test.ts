@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { placeNotes } from '../src/ct/coverage.js';
 import { tempDir } from './helpers/tmp.js';
 import { describe, expect, it } from 'vitest';
-import { planCtOperation } from '../src/ct/budget.js';
+import { affordableCalls, planCtOperation } from '../src/ct/budget.js';
 import { findingsOf, parseMemcheckXml } from '../src/ct/memcheck.js';
 import { applySuppressions, sourceFunction } from '../src/ct/suppressions.js';
 import { parseXml } from '../src/ct/xml.js';
@@ -109,6 +109,14 @@ describe('the budget', () => {
     const d = planCtOperation(1, budget);
     expect(d.run).toBe(false);
     expect(!d.run && d.reason).toMatch(/predicted 152 s under memcheck .* over the budget of 60 s \(ct\.op_budget_s\)/);
+  });
+  it('allows as many calls as fit the budget after valgrind starts, the cap without a figure', () => {
+    // (60 - 2) s / (0.01 s × 50) = 116 calls; the 117th would take 60.5 s.
+    expect(affordableCalls(0.01, budget, 1000)).toBe(116);
+    expect(planCtOperation(0.01, { ...budget, calls: 117 }).run).toBe(false);
+    expect(planCtOperation(0.01, { ...budget, calls: 116 }).run).toBe(true);
+    expect(affordableCalls(0.0001, budget, 1000)).toBe(1000);
+    expect(affordableCalls(undefined, budget, 64)).toBe(64);
   });
 });
 

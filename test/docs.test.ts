@@ -159,6 +159,19 @@ describe('documentation: command blocks', () => {
   });
 });
 
+describe("documentation: README's Round-1 projection", () => {
+  it('every figure in hours it states is one bench/project-round1.mjs prints', () => {
+    const run = spawnSync(process.execPath, [join(repoRoot, 'bench', 'project-round1.mjs')], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const printed = new Set([...run.stdout.matchAll(/(\d+\.\d) h/g)].map((m) => m[1]));
+    const readme = source(README);
+    const section = readme.slice(readme.indexOf('## A nightly of Round 1'), readme.indexOf('## Documentation'));
+    const stated = [...section.matchAll(/(\d+\.\d)(?:–(\d+\.\d))? h/g)].flatMap((m) => m.slice(1).filter((x) => x !== undefined));
+    expect(stated.length).toBeGreaterThan(3);
+    expect(stated.filter((x) => !printed.has(x))).toEqual([]);
+  });
+});
+
 describe('documentation: size, links, references', () => {
   it(`README.md is under ${README_LIMIT} bytes`, () => {
     expect(statSync(join(repoRoot, README)).size).toBeLessThan(README_LIMIT);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GcovFile } from '../src/ct/coverage.js';
 import { searchPaths } from '../src/ct/pathSearch.js';
+import { searchRuns } from '../bench/ct-model.mjs';
 
 /**
  * The path search's bisection over the call count (src/ct/pathSearch.ts), on reports made up of
@@ -55,5 +56,13 @@ describe('the search for rarely taken paths', () => {
   it('passes a run’s failure on', async () => {
     const count = async (calls: number) => (calls === 64 ? { failure: 'the coverage run did not finish' } : { files: [] });
     expect(await searchPaths(count, 3, 64)).toEqual({ failure: 'the coverage run did not finish' });
+  });
+
+  it("runs the calls the Round-1 projection's model prices (bench/ct-model.mjs), in its order", async () => {
+    for (const rare of [1, 3, 4, 5, 17, 33, 63, 64]) {
+      const { count, asked } = reportsAfter({ 1: 1, 9: rare });
+      await searchPaths(count, 3, 64);
+      expect(asked, `a path first taken at call ${rare}`).toEqual(searchRuns(3, 64, rare));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flagsFor } from '../compile/compile.js';
-import { planCtOperation } from '../ct/budget.js';
+import { affordableCalls, planCtOperation, predictedCtSeconds } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
 import { CT_COVERAGE_SLOWDOWN, CT_MAX_CALLS } from '../config/defaults.js';
@@ -278,7 +278,7 @@ async function checkBuild(
   calls: Readonly<Record<string, number>>,
 ): Promise<CtBuildCheck> {
   const results: Record<string, CtOperation> = {};
-  await checkOperations(ctx, operations, results, prepared, calls);
+  const { slowdown } = await checkOperations(ctx, operations, results, prepared, calls);
   const { head } = prepared;
   return {
     name: build.name,
@@ -289,6 +289,7 @@ async function checkBuild(
     operations: results,
     ...(head.division_sites ? { division_sites: head.division_sites } : {}),
     ...(prepared.built.ok ? {} : { failure: 'its ct build failed: see its build.log' }),
+    ...(slowdown ? { slowdown } : {}),
   };
 }
 
@@ -403,10 +404,10 @@ async function checkOperations(
     const calls =
       callsFor?.[operation] ??
       (search && !('failure' in search.found)
-        ? Math.max(ct.calls, Math.min(search.found.needed, affordableCalls(perCall, budget)))
+        ? Math.max(ct.calls, Math.min(search.found.needed, affordableCalls(perCall, budget, CT_MAX_CALLS)))
         : ct.calls);
     checked.calls[operation] = calls;
-    const predictedS = perCall === undefined ? decision.predictedSeconds : perCall * calls * budget.valgrindFactor + ct.startup_s;
+    const predictedS = perCall === undefined ? decision.predictedSeconds : predictedCtSeconds(perCall, calls, budget);
     // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
     // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
     const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct.op_budget_s + ct.startup_s);
@@ -440,12 +441,6 @@ async function findPaths(
   if (ct.path_calls <= ct.calls) return undefined;
   const upTo = Math.min(ct.path_calls, CT_MAX_CALLS, Math.max(ct.calls, fitting));
   return { upTo, found: await searchPaths(count, ct.calls, upTo) };
-}
-
-/** The most calls memcheck can make within the operation's budget at the slowdown used (the driver's cap without a figure). */
-function affordableCalls(perCall: number | undefined, b: Parameters<typeof planCtOperation>[1]): number {
-  if (perCall === undefined || perCall <= 0) return CT_MAX_CALLS;
-  return Math.min(CT_MAX_CALLS, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCall * b.valgrindFactor)));
 }
 
 /**

@@ -20,11 +20,21 @@ export type CtDecision = { run: true; predictedSeconds?: number } | { run: false
  */
 export function planCtOperation(perCallSeconds: number | undefined, b: CtBudget): CtDecision {
   if (perCallSeconds === undefined || !Number.isFinite(perCallSeconds)) return { run: true };
-  const predictedSeconds = perCallSeconds * b.calls * b.valgrindFactor + b.startupSeconds;
+  const predictedSeconds = predictedCtSeconds(perCallSeconds, b.calls, b);
   if (predictedSeconds <= b.opBudgetSeconds) return { run: true, predictedSeconds };
   return {
     run: false,
     predictedSeconds,
     reason: `predicted ${predictedSeconds.toPrecision(3)} s under memcheck (${perCallSeconds.toPrecision(3)} s per call natively × ${b.calls} calls × ${b.factorMeasured ? `${b.valgrindFactor.toPrecision(3)}, the slowdown measured on this library,` : b.valgrindFactor} + ${b.startupSeconds} s), over the budget of ${b.opBudgetSeconds} s (ct.op_budget_s)`,
   };
+}
+
+/** Seconds a run of `calls` calls is predicted to take under memcheck. */
+export const predictedCtSeconds = (perCallSeconds: number, calls: number, b: CtBudget): number =>
+  perCallSeconds * calls * b.valgrindFactor + b.startupSeconds;
+
+/** The most calls memcheck can make within the operation's budget (the driver's cap without a figure). */
+export function affordableCalls(perCallSeconds: number | undefined, b: CtBudget, cap: number): number {
+  if (perCallSeconds === undefined || perCallSeconds <= 0) return cap;
+  return Math.min(cap, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCallSeconds * b.valgrindFactor)));
 }

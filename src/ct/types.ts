@@ -157,6 +157,8 @@ export interface CtBuildCheck {
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
   /** Why the build could not be checked at all (its relink failed). */
   failure?: string;
+  /** Memcheck's slowdown measured on this build, as CtEvidence's: its own budget decides which operations it checks. */
+  slowdown?: CtSlowdown;
 }
 
 export interface CtEvidence {
@@ -194,8 +196,10 @@ export interface CtEvidence {
    * How many times slower than natively this library runs under memcheck, measured by one call of
    * its cheapest operation (campaign/ct.ts): what each operation's prediction and timeout use.
    */
-  slowdown?: { operation: string; factor: number; calls_s: number; native_s: number } | { failure: string };
+  slowdown?: CtSlowdown;
 }
+
+export type CtSlowdown = { operation: string; factor: number; calls_s: number; native_s: number } | { failure: string };
 
 /** The status an operation's findings give: flagged when one is not suppressed. */
 export const statusOf = (findings: readonly CtFinding[]): CtStatus => (findings.some((f) => !f.suppressed) ? 'flagged' : 'clean');

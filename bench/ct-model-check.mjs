@@ -3,15 +3,26 @@
 // measured slowdown and each operation's paths, against the step's measured seconds (build.json
 // step_seconds). Valgrind's start is read from the runs; what no file records (a coverage run's
 // fixed cost, the coverage build's slowdown, the division check's factor) is fitted (least squares),
-// and the fit's error printed per instance and in total.
-//   node bench/ct-model-check.mjs SYSTEM_DIR
+// and the fit's error printed per instance and in total. `--params R,C,D` fits nothing and prices
+// with constants another run fitted (an out-of-sample check: the catalogue's on the example campaign).
+//   node bench/ct-model-check.mjs SYSTEM_DIR [--params R,C,D]
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { CT, ctInstanceSeconds } from './ct-model.mjs';
 
-const [dir] = process.argv.slice(2);
-if (!dir) {
-  console.error('usage: node bench/ct-model-check.mjs SYSTEM_DIR');
+const usage = 'usage: node bench/ct-model-check.mjs SYSTEM_DIR [--params R,C,D]';
+let args;
+try {
+  args = parseArgs({ allowPositionals: true, options: { params: { type: 'string' } } });
+} catch (e) {
+  console.error(`${e.message}\n${usage}`);
+  process.exit(2);
+}
+const [dir] = args.positionals;
+const given = args.values.params?.split(',').map(Number);
+if (!dir || args.positionals.length > 1 || (given && (given.length !== 3 || !given.every((v) => Number.isFinite(v) && v >= 0)))) {
+  console.error(given ? `--params: three numbers of at least 0, R,C,D, not '${args.values.params}'\n${usage}` : usage);
   process.exit(2);
 }
 
@@ -74,7 +85,7 @@ const parts = rows.map((r) => ctInstanceSeconds(r.type, r.cs, r.builds, { ...bas
 // least squares for R, C and D, none negative (one found negative is left out and the rest fitted again).
 const y = rows.map((r, i) => r.measured - parts[i].core);
 const columns = [parts.map((p) => p.coverageRuns), parts.map((p) => p.coverageNative), parts.map((p) => p.divided)];
-const [R, C, D] = nonNegativeLeastSquares(columns, y);
+const [R, C, D] = given ?? nonNegativeLeastSquares(columns, y);
 
 function nonNegativeLeastSquares(xs, target) {
   const dot = (a, b) => a.reduce((s, v, i) => s + v * b[i], 0);
@@ -144,6 +155,6 @@ console.log(
   `\n${rows.length} instances: measured ${(sumMeasured / 60).toFixed(1)} min of ct steps, model ${(sumModel / 60).toFixed(1)} min (${((100 * (sumModel - sumMeasured)) / sumMeasured).toFixed(1)} %); per instance |error| median ${(100 * median(errors)).toFixed(0)} %, max ${(100 * Math.max(...errors)).toFixed(0)} %`,
 );
 console.log(
-  `valgrind start and end ${startup.toFixed(2)} s (median of ${startups.length} keygen runs); fitted: a coverage run ${R.toFixed(2)} s besides its calls, which run ${C.toFixed(2)}× their native seconds; the division check ${D.toFixed(2)}× its memcheck run`,
+  `valgrind start and end ${startup.toFixed(2)} s (median of ${startups.length} keygen runs); ${given ? 'given' : 'fitted'}: a coverage run ${R.toFixed(2)} s besides its calls, which run ${C.toFixed(2)}× their native seconds; the division check ${D.toFixed(2)}× its memcheck run`,
 );
 console.log(`ct-build step: median ${median(ctBuilds).toFixed(1)} s an instance (${rows[0].builds.length + 1} compiles)`);

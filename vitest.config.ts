@@ -48,7 +48,6 @@ const UNTIMED = [
   'test/kyber-ref.test.ts',
   'test/own-generator.test.ts',
   'test/nist-names-sig.test.ts',
-  'test/ct-phase.test.ts',
 ];
 
 export default defineConfig({

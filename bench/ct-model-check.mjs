@@ -20,9 +20,14 @@ try {
   process.exit(2);
 }
 const [dir] = args.positionals;
-const given = args.values.params?.split(',').map(Number);
-if (!dir || args.positionals.length > 1 || (given && (given.length !== 3 || !given.every((v) => Number.isFinite(v) && v >= 0)))) {
-  console.error(given ? `--params: three numbers of at least 0, R,C,D, not '${args.values.params}'\n${usage}` : usage);
+const fields = args.values.params?.split(',');
+const given = fields?.every((f) => /^\s*\d+(\.\d+)?\s*$/.test(f)) ? fields.map(Number) : undefined;
+if (!dir || args.positionals.length > 1 || (fields && (fields.length !== 3 || !given))) {
+  console.error(fields ? `--params: three numbers of at least 0, R,C,D, not '${args.values.params}'\n${usage}` : usage);
+  process.exit(2);
+}
+if (!existsSync(join(dir, 'build.json'))) {
+  console.error(`${dir}: no build.json (give a system's folder of a run: DATA_DIR/ID)\n${usage}`);
   process.exit(2);
 }
 
@@ -52,7 +57,7 @@ for (const e of entries) {
   if (!existsSync(file) || seconds === undefined || !e.call_seconds || e.type === 'hash') continue;
   const ct = read(file);
   const all = [ct, ...(ct.builds ?? [])];
-  const measuredFactor = factorOf(ct, e.call_seconds, 88);
+  const measuredFactor = factorOf(ct, e.call_seconds, CT.valgrind_factor);
   // Valgrind's start and end: a keygen run's seconds beyond its calls (keygen makes no inputs first).
   for (const b of all) {
     const k = b.operations.keygen;

@@ -7,6 +7,7 @@ export declare const CT: {
   max_calls: number;
   coverage_slowdown_assumed: number;
   slowdown_min: number;
+  valgrind_factor: number;
 };
 export declare function setupSeconds(type: string, op: string, s: Record<string, number>, calls: number): number;
 export declare function processSeconds(type: string, op: string, s: Record<string, number>, calls: number): number;

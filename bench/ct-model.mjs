@@ -9,7 +9,7 @@
 //     under the division check when the build's divisions are reachable;
 //   - the measured build first searches the operation's rare paths natively in its -O0 coverage
 //     build (ct.path_calls calls, then a bisection down to the fewest that take them all) and checks
-//     that many calls, as the budget allows; the other builds check as many.
+//     that many calls, as the budget allows; the other builds check as many, as their own budgets allow.
 
 /** ngcc-perf.yml's ct defaults and the harness's constants (src/config/defaults.ts, src/campaign/ct.ts). */
 export const CT = {
@@ -21,6 +21,8 @@ export const CT = {
   // What the path search assumes of the coverage build to fit its calls to the budget.
   coverage_slowdown_assumed: 10,
   slowdown_min: 10,
+  // The slowdown the harness assumes where it has none measured (ct.valgrind_factor).
+  valgrind_factor: 50,
 };
 
 /** Verify's pool of signed messages per process (native/calls.h VERIFY_POOL). */
@@ -85,12 +87,13 @@ export function ctInstanceSeconds(type, seconds, builds, m) {
     for (const op of ops) {
       const perCall = proc(op, CT.calls) / CT.calls;
       if (perCall * CT.calls * b.factor + CT.startup_s > CT.op_budget_s) continue;
-      let calls = callsOf[op] ?? CT.calls;
+      // Another build makes the measured build's calls, as many as its own slowdown affords.
+      const affordable = Math.floor((CT.op_budget_s - CT.startup_s) / (perCall * b.factor));
+      let calls = Math.max(CT.calls, Math.min(callsOf[op] ?? CT.calls, affordable));
       if (measured) {
         const fitting = Math.floor(CT.op_budget_s / (perCall * CT.coverage_slowdown_assumed));
         const upTo = Math.min(CT.path_calls, CT.max_calls, Math.max(CT.calls, fitting));
         const needed = Math.min(upTo, Math.max(CT.calls, m.needed(op)));
-        const affordable = Math.floor((CT.op_budget_s - CT.startup_s) / (perCall * b.factor));
         calls = Math.max(CT.calls, Math.min(needed, affordable));
         const searched = upTo > CT.calls ? searchRuns(CT.calls, upTo, needed) : [];
         // Coverage of the checked calls: the search's run of as many, else one of its own.

@@ -8,7 +8,8 @@
 // (bench (ad)). Nothing is run.
 //   node bench/project-round1.mjs [--cores 8] [--ghz 3] [--process-s 0.05] [--adaptive-trials 6]
 //        [--build-s 10] [--ct-factor 55] [--ct-division 1.75] [--ct-division-share 0.28]
-//        [--ct-needed 3] [--ct-coverage-run-s 0.76] [--ct-startup-s 0.87] [--seed 1]
+//        [--ct-needed 3] [--ct-rare-needed 30] [--ct-rare-share 0.15] [--ct-coverage-run-s 0.60]
+//        [--ct-coverage-x 1.36] [--ct-startup-s 0.87] [--ct-builds 3] [--seed 1]
 import { model } from './synthetic/generate.mjs';
 import { ctInstanceSeconds, setupSeconds } from './ct-model.mjs';
 
@@ -28,12 +29,17 @@ const o = {
   // The ct phase (bench (ad), the catalogue's ct run at the defaults): memcheck's slowdown, the
   // median of the builds' measured ones; the division check's run against the memcheck run of the
   // same calls, and the share of builds whose divisions the API reaches; the calls an operation's
-  // rare paths need (the median); a native coverage run's cost besides its calls; valgrind's start.
+  // rare paths need: most operations the check's 3, a share of them more (9 of 61, 11–55, about 30
+  // on average); a native coverage run's cost besides its calls, and its calls against native ones
+  // (both fitted, bench/ct-model-check.mjs); valgrind's start.
   'ct-factor': 55,
-  'ct-division': 1.75,
+  'ct-division': 1.74,
   'ct-division-share': 0.28,
   'ct-needed': 3,
-  'ct-coverage-run-s': 0.76,
+  'ct-rare-needed': 30,
+  'ct-rare-share': 0.15,
+  'ct-coverage-run-s': 0.6,
+  'ct-coverage-x': 1.36,
   'ct-startup-s': 0.87,
   // Builds the ct phase checks: the measured one and ct.variants' two others (one compiler).
   'ct-builds': 3,
@@ -104,15 +110,19 @@ function poolSeconds(c, inst) {
 function ctSeconds(c, inst) {
   const seconds = Object.fromEntries(Object.entries(inst.ops).map(([op, cycles]) => [op, cycles / hz]));
   const builds = Array.from({ length: o['ct-builds'] }, () => ({ factor: o['ct-factor'], divisions: () => o['ct-division-share'] }));
-  const m = {
+  const m = (needed) => ({
     startup_s: o['ct-startup-s'],
     coverage_run_s: o['ct-coverage-run-s'],
-    coverage_slowdown: 0.45,
+    coverage_slowdown: o['ct-coverage-x'],
     division_factor: o['ct-division'],
-    needed: () => o['ct-needed'],
-  };
-  const r = ctInstanceSeconds(c.type, seconds, builds, m);
-  return r.core + (r.core > 0 ? r.compiles * o['build-s'] : 0);
+    needed: () => needed,
+  });
+  // Each operation's cost adds up, so the expected seconds of the rare-path share weigh the two cases.
+  const p = o['ct-rare-share'];
+  const common = ctInstanceSeconds(c.type, seconds, builds, m(o['ct-needed']));
+  const rare = ctInstanceSeconds(c.type, seconds, builds, m(o['ct-rare-needed']));
+  const runs = (1 - p) * common.core + p * rare.core;
+  return { runs, compiles: runs > 0 ? common.compiles * o['build-s'] : 0 };
 }
 
 /** Profile rounds and memory runs of one instance's profiled operations (a KEX: the whole exchange). */
@@ -158,7 +168,8 @@ function wall(timing, pool, chain) {
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const h = (s) => `${(s / 3600).toFixed(1)} h`;
-const ctWork = instances.map(({ c, inst }) => ctSeconds(c, inst));
+const ctParts = instances.map(({ c, inst }) => ctSeconds(c, inst));
+const ctWork = ctParts.map((p) => p.runs + p.compiles);
 console.log(
   `Round-1 model (seed ${o.seed}): ${candidates.length} candidates, ${instances.length} instances; ${o.cores} cores at ${o.ghz} GHz; ${o['process-s']} s per timing process`,
 );
@@ -166,7 +177,7 @@ for (const withCt of [false, true]) {
   const poolWork = instances.map(({ c, inst }, i) => poolSeconds(c, inst) + profileSeconds(c, inst) + (withCt ? ctWork[i] : 0));
   const pool = { total: sum(poolWork), longest: Math.max(...poolWork) };
   console.log(
-    `${withCt ? 'with ct' : 'without ct'}: pool work (2 builds of ${o['build-s']} s, KAT, profile rounds${withCt ? `, ct at ${o['ct-factor']}× under memcheck: ${h(sum(ctWork))}` : ''}): ${h(pool.total)}, longest instance ${(pool.longest / 60).toFixed(0)} min`,
+    `${withCt ? 'with ct' : 'without ct'}: pool work (2 builds of ${o['build-s']} s, KAT, profile rounds${withCt ? `, ct at ${o['ct-factor']}× under memcheck: ${h(sum(ctWork))}, its runs ${h(sum(ctParts.map((p) => p.runs)))} and its ${o['ct-builds'] + 1} compiles ${h(sum(ctParts.map((p) => p.compiles)))}` : ''}): ${h(pool.total)}, longest instance ${(pool.longest / 60).toFixed(0)} min`,
   );
   for (const [name, plan] of [
     ['fixed 5 × 1 s', fixedSeconds],

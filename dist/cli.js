@@ -36452,6 +36452,7 @@ function affordableCalls(perCallSeconds, b, cap) {
   if (perCallSeconds === void 0 || perCallSeconds <= 0) return cap;
   return Math.min(cap, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCallSeconds * b.valgrindFactor)));
 }
+var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.min(wanted, affordableCalls(perCallSeconds, b, cap)));
 
 // src/ct/build.ts
 import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
@@ -37340,7 +37341,8 @@ function decide(ctx) {
   const { calls, path_calls } = plan.settings.ct;
   const searched = path_calls > calls ? path_calls : 0;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
-  const reusable = previous?.library_sha256 === entry.library_sha256 && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
+  const calibrated2 = (p) => !entry.call_seconds || candidate.type === "hash" || !calibrationOperation(operations, candidate.type, entry.call_seconds) || p.slowdown !== void 0 && (p.builds ?? []).every((b) => b.slowdown !== void 0 || b.failure !== void 0);
+  const reusable = previous?.library_sha256 === entry.library_sha256 && calibrated2(previous) && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
   (previous.builds ?? []).map((b) => b.name).join(",") === extraBuilds(ctx).map((b) => b.name).join(",") && operations.every((op) => {
     const o = previous.operations[op];
     const counted = o?.coverage !== void 0 && ("failure" in o.coverage || o.coverage.untaken !== void 0);
@@ -37501,7 +37503,8 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
     }
     const count = counter(operation, perCall2);
     const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
-    const calls = callsFor?.[operation] ?? (search && !("failure" in search.found) ? Math.max(ct2.calls, Math.min(search.found.needed, affordableCalls(perCall2, budget, CT_MAX_CALLS))) : ct2.calls);
+    const wanted = callsFor?.[operation] ?? (search && !("failure" in search.found) ? search.found.needed : ct2.calls);
+    const calls = checkedCalls(wanted, perCall2, budget, CT_MAX_CALLS);
     checked.calls[operation] = calls;
     const predictedS = perCall2 === void 0 ? decision.predictedSeconds : predictedCtSeconds(perCall2, calls, budget);
     const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
@@ -37541,9 +37544,11 @@ async function coverageOfCalls(count, calls, search, asked) {
   };
 }
 var CT_SLOWDOWN_MIN = 10;
+function calibrationOperation(operations, type, cs) {
+  return operations.map((op) => ({ op, native: processSeconds(type, op, cs, 1) })).filter((x) => x.native !== void 0 && (cs[x.op] ?? 0) > 0).sort((a, b) => a.native - b.native)[0];
+}
 async function measureSlowdown(operations, type, cs, ct2, runOp) {
-  const costed = operations.map((op) => ({ op, native: processSeconds(type, op, cs, 1) })).filter((x) => x.native !== void 0 && (cs[x.op] ?? 0) > 0).sort((a, b) => a.native - b.native);
-  const cheapest = costed[0];
+  const cheapest = calibrationOperation(operations, type, cs);
   if (!cheapest) return void 0;
   const budget = `the budget of ${ct2.op_budget_s} s (ct.op_budget_s)`;
   const least = ct2.startup_s + CT_SLOWDOWN_MIN * cheapest.native;
@@ -38017,14 +38022,25 @@ var operationSchema = external_exports.object({
   reason: external_exports.string().optional(),
   coverage: external_exports.object({ paths: pathsSchema.optional() }).passthrough().optional()
 }).passthrough();
+var slowdownSchema = external_exports.union([
+  external_exports.object({ operation: external_exports.string().min(1), factor: external_exports.number().min(1), calls_s: external_exports.number().positive(), native_s: external_exports.number().positive() }).strict(),
+  external_exports.object({ failure: external_exports.string().min(1) }).strict()
+]);
 var ctEvidenceSchema = external_exports.object({
   schema: external_exports.literal(1),
   tool: external_exports.string().min(1),
   library_sha256: external_exports.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in hex"),
   operations: external_exports.record(external_exports.string(), operationSchema),
+  slowdown: slowdownSchema.optional(),
   /** The other builds checked (docs/method.md#every-build): each named once, its operations as the measured build's. */
   builds: external_exports.array(
-    external_exports.object({ name: external_exports.string().min(1), compiler: external_exports.string(), variant: external_exports.string(), operations: external_exports.record(external_exports.string(), operationSchema) }).passthrough()
+    external_exports.object({
+      name: external_exports.string().min(1),
+      compiler: external_exports.string(),
+      variant: external_exports.string(),
+      operations: external_exports.record(external_exports.string(), operationSchema),
+      slowdown: slowdownSchema.optional()
+    }).passthrough()
   ).optional()
 }).passthrough();
 function operationProblems(where, o) {
@@ -38066,6 +38082,18 @@ function pathsProblems(where, o) {
   }
   return problems;
 }
+function slowdownProblems(where, s, operations) {
+  if (!s) return [];
+  if ("failure" in s) {
+    const other = Object.entries(operations).filter(([, o]) => o.status !== "skipped" || o.reason !== s.failure);
+    return other.length > 0 ? [`${where}: a failure, but ${other.map(([op]) => op).join(", ")} not skipped with it as the reason`] : [];
+  }
+  const problems = [];
+  if (!(s.operation in operations)) problems.push(`${where}.operation: ${s.operation} is not one of the file's operations`);
+  const factor = Math.max(1, s.calls_s / s.native_s);
+  if (Math.abs(s.factor - factor) > 1e-9 * factor) problems.push(`${where}.factor: ${s.factor}, but calls_s / native_s gives ${factor}`);
+  return problems;
+}
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
   if (!existsSync26(dir)) return [];
@@ -38101,11 +38129,13 @@ function validateCtFiles(systemDir, build2) {
           `${rel}: library_sha256 ${ct2.library_sha256.slice(0, 12)}\u2026 differs from build.json's ${(entry.library_sha256 ?? "none").slice(0, 12)}\u2026`
         );
       for (const [op, o] of Object.entries(ct2.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+      problems.push(...slowdownProblems(`${rel}: slowdown`, ct2.slowdown, ct2.operations));
       const names = /* @__PURE__ */ new Set();
       for (const [i, b] of (ct2.builds ?? []).entries()) {
         if (names.has(b.name)) problems.push(`${rel}: builds[${i}]: ${b.name} listed twice`);
         names.add(b.name);
         for (const [op, o] of Object.entries(b.operations)) problems.push(...operationProblems(`${rel}: builds[${i}].operations.${op}`, o));
+        problems.push(...slowdownProblems(`${rel}: builds[${i}].slowdown`, b.slowdown, b.operations));
       }
     }
   }

@@ -111,6 +111,29 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     expect(renderComparison(report)).toMatch(/poly_tomsg[^\n]*dec[^\n]*\(gcc resource build\)/);
   }, 600_000);
 
+  it("validate checks each build's slowdown: its factor from its two times, an operation of the file, a failure that skipped them all", () => {
+    const ct = read();
+    const saved = JSON.stringify(ct);
+    const s = ct.slowdown as { operation: string; factor: number };
+    s.operation = 'sign';
+    const other = ct.builds![0]!.slowdown as { factor: number };
+    other.factor *= 2;
+    ct.builds![1]!.slowdown = { failure: 'one keygen call under memcheck did not finish within the budget of 60 s' };
+    writeFileSync(path, JSON.stringify(ct));
+    try {
+      expect(validateDataset(join(data, SYSTEM))).toEqual([
+        "ct/kem-1/kyber512.json: slowdown.operation: sign is not one of the file's operations",
+        expect.stringMatching(/^ct\/kem-1\/kyber512\.json: builds\[0\]\.slowdown\.factor: [\d.]+, but calls_s \/ native_s gives [\d.]+$/),
+        'ct/kem-1/kyber512.json: builds[1].slowdown: a failure, but keygen, enc, dec not skipped with it as the reason',
+      ]);
+      writeFileSync(path, JSON.stringify({ ...JSON.parse(saved), slowdown: { operation: 'keygen', factor: -3, calls_s: 1, native_s: 1 } }));
+      expect(validateDataset(join(data, SYSTEM))).toEqual([expect.stringMatching(/^ct\/kem-1\/kyber512\.json: slowdown(\.factor)?: /)]);
+    } finally {
+      writeFileSync(path, saved);
+    }
+    expect(validateDataset(join(data, SYSTEM))).toEqual([]);
+  });
+
   it('validate holds each build to the same rules as the measured one', () => {
     const ct = read();
     const i = ct.builds!.findIndex((b) => b.name === 'gcc resource');

@@ -180,6 +180,22 @@ describe('the ct phase on planted leaks', () => {
     }
   });
 
+  it("checks a file made without the KAT's call seconds again once the KAT has run: its slowdown measured, then kept", async () => {
+    const only = /^kem-7\/branch$/;
+    const path = evidencePaths(systemDir).ct('kem-7', 'branch');
+    // The first run had no KAT: its budget assumed ct.valgrind_factor, and no slowdown was measured.
+    expect(readCt(systemDir, 'branch').slowdown).toBeUndefined();
+    const withKat = new Set<Phase>(['build', 'kat', 'ct']);
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases: withKat, only });
+    const s = readCt(systemDir, 'branch').slowdown as { operation: string; factor: number };
+    expect(['keygen', 'enc', 'dec']).toContain(s.operation);
+    expect(s.factor).toBeGreaterThan(1);
+    const after = readFileSync(path, 'utf8');
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases: withKat, only });
+    expect(readFileSync(path, 'utf8')).toBe(after);
+    expect(validateDataset(systemDir)).toEqual([]);
+  });
+
   it('a suppression with a reason moves the finding to suppressed and the status to clean', async () => {
     const reason = 'the fixture plants this on purpose';
     writeFileSync(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { placeNotes } from '../src/ct/coverage.js';
 import { tempDir } from './helpers/tmp.js';
 import { describe, expect, it } from 'vitest';
-import { affordableCalls, planCtOperation } from '../src/ct/budget.js';
+import { affordableCalls, checkedCalls, planCtOperation, predictedCtSeconds } from '../src/ct/budget.js';
 import { findingsOf, parseMemcheckXml } from '../src/ct/memcheck.js';
 import { applySuppressions, sourceFunction } from '../src/ct/suppressions.js';
 import { parseXml } from '../src/ct/xml.js';
@@ -117,6 +117,14 @@ describe('the budget', () => {
     expect(planCtOperation(0.01, { ...budget, calls: 116 }).run).toBe(true);
     expect(affordableCalls(0.0001, budget, 1000)).toBe(1000);
     expect(affordableCalls(undefined, budget, 64)).toBe(64);
+  });
+  it("checks another build's wanted calls only as far as its own slowdown affords them, never fewer than ct.calls", () => {
+    // The measured build at 20× affords 58 calls of 0.05 s; a build memcheck slows 45× affords 25, one at 400× none.
+    expect(checkedCalls(55, 0.05, { ...budget, valgrindFactor: 20 }, 1000)).toBe(55);
+    expect(checkedCalls(55, 0.05, { ...budget, valgrindFactor: 45 }, 1000)).toBe(25);
+    expect(predictedCtSeconds(0.05, 25, { ...budget, valgrindFactor: 45 })).toBeLessThanOrEqual(60);
+    expect(checkedCalls(55, 0.05, { ...budget, valgrindFactor: 400 }, 1000)).toBe(3);
+    expect(checkedCalls(3, 0.0001, budget, 1000)).toBe(3);
   });
 });
 

@@ -169,6 +169,20 @@ describe("documentation: README's Round-1 projection", () => {
     const stated = [...section.matchAll(/(\d+\.\d)(?:–(\d+\.\d))? h/g)].flatMap((m) => m.slice(1).filter((x) => x !== undefined));
     expect(stated.length).toBeGreaterThan(3);
     expect(stated.filter((x) => !printed.has(x))).toEqual([]);
+    // Each figure where the bench prints it: the two plans' walls, with and without the extremes, and the ct work.
+    const [withoutCt, withCt] = run.stdout.split(/^with ct:/m) as [string, string];
+    const walls = (text: string, plan: string) => {
+      const m = text.match(new RegExp(`${plan}[^\\n]*wall ≈ (\\d+\\.\\d) h\\n[^\\n]*wall ≈ (\\d+\\.\\d) h`));
+      expect(m, plan).not.toBeNull();
+      return { all: m![1]!, trimmed: m![2]! };
+    };
+    const [fixed, adaptive] = [walls(withoutCt, 'fixed 5 × 1 s'), walls(withoutCt, 'adaptive ±1 %')];
+    const [fixedCt, adaptiveCt] = [walls(withCt, 'fixed 5 × 1 s'), walls(withCt, 'adaptive ±1 %')];
+    const ct = withCt.match(/under memcheck: (\d+\.\d) h, its runs \d+\.\d h and its \d+ compiles (\d+\.\d) h/)!;
+    const text = section.replace(/\s+/g, ' ');
+    expect(text).toContain(`**about ${adaptive.all} h** adaptive, ${fixed.all} h with the fixed 5 × 1 s plan`);
+    expect(text).toContain(`adds ${ct[1]} h on the pool's cores (${ct[2]} h of it compiles)`);
+    expect(text).toContain(`candidates ${adaptive.trimmed}–${fixed.trimmed} h (${adaptiveCt.trimmed}–${fixedCt.trimmed} h with ct)`);
   });
 });
 

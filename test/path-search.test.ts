@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { GcovFile } from '../src/ct/coverage.js';
 import { searchPaths } from '../src/ct/pathSearch.js';
-import { searchRuns } from '../bench/ct-model.mjs';
+import { CT, searchRuns } from '../bench/ct-model.mjs';
+import { CT_SLOWDOWN_MIN } from '../src/campaign/ct.js';
+import {
+  CT_CALLS,
+  CT_COVERAGE_SLOWDOWN,
+  CT_MAX_CALLS,
+  CT_OP_BUDGET_S,
+  CT_PATH_CALLS,
+  CT_STARTUP_S,
+  CT_VALGRIND_FACTOR,
+} from '../src/config/defaults.js';
 
 /**
  * The path search's bisection over the call count (src/ct/pathSearch.ts), on reports made up of
@@ -56,6 +66,19 @@ describe('the search for rarely taken paths', () => {
   it('passes a run’s failure on', async () => {
     const count = async (calls: number) => (calls === 64 ? { failure: 'the coverage run did not finish' } : { files: [] });
     expect(await searchPaths(count, 3, 64)).toEqual({ failure: 'the coverage run did not finish' });
+  });
+
+  it("the Round-1 projection's model (bench/ct-model.mjs) prices the ct phase with the harness's own defaults", () => {
+    expect(CT).toEqual({
+      calls: CT_CALLS,
+      path_calls: CT_PATH_CALLS,
+      startup_s: CT_STARTUP_S,
+      op_budget_s: CT_OP_BUDGET_S,
+      max_calls: CT_MAX_CALLS,
+      coverage_slowdown_assumed: CT_COVERAGE_SLOWDOWN,
+      slowdown_min: CT_SLOWDOWN_MIN,
+      valgrind_factor: CT_VALGRIND_FACTOR,
+    });
   });
 
   it("runs the calls the Round-1 projection's model prices (bench/ct-model.mjs), in its order", async () => {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flagsFor } from '../compile/compile.js';
-import { affordableCalls, planCtOperation, predictedCtSeconds } from '../ct/budget.js';
+import { checkedCalls, planCtOperation, predictedCtSeconds } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
 import { CT_COVERAGE_SLOWDOWN, CT_MAX_CALLS } from '../config/defaults.js';
@@ -159,9 +159,17 @@ function decide(ctx: InstanceContext): CtDecision {
   const { calls, path_calls } = plan.settings.ct;
   const searched = path_calls > calls ? path_calls : 0;
   const previous = readPrevious<CtEvidence>(plan.paths.ct(candidate.id, instance.label), plan.force);
+  // A file checked before the KAT gave call seconds, or before each build recorded its own slowdown,
+  // had its budgets assumed: redone once a slowdown can be measured.
+  const calibrated = (p: CtEvidence) =>
+    !entry.call_seconds ||
+    candidate.type === 'hash' ||
+    !calibrationOperation(operations, candidate.type, entry.call_seconds) ||
+    (p.slowdown !== undefined && (p.builds ?? []).every((b) => b.slowdown !== undefined || b.failure !== undefined));
   // Another driver or wrapper (a new harness version) marks secrets anew: its results are redone.
   const reusable =
     previous?.library_sha256 === entry.library_sha256 &&
+    calibrated(previous) &&
     previous.harness_version === ctx.run.tools.version &&
     (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) &&
     // The same other builds, each checked: another ct.variants or ct.compilers is another check.
@@ -401,11 +409,9 @@ async function checkOperations(
     // The measured build looks for the operation's rarely taken paths first (natively, cheap): the
     // calls that take them all are checked, as many as the budget allows. The other builds run as many.
     const search = callsFor === undefined && count ? await findPaths(count, ct, perCall) : undefined;
-    const calls =
-      callsFor?.[operation] ??
-      (search && !('failure' in search.found)
-        ? Math.max(ct.calls, Math.min(search.found.needed, affordableCalls(perCall, budget, CT_MAX_CALLS)))
-        : ct.calls);
+    // Another build wants the measured build's count, but its own slowdown may afford fewer.
+    const wanted = callsFor?.[operation] ?? (search && !('failure' in search.found) ? search.found.needed : ct.calls);
+    const calls = checkedCalls(wanted, perCall, budget, CT_MAX_CALLS);
     checked.calls[operation] = calls;
     const predictedS = perCall === undefined ? decision.predictedSeconds : predictedCtSeconds(perCall, calls, budget);
     // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
@@ -481,6 +487,14 @@ async function coverageOfCalls(
  */
 export const CT_SLOWDOWN_MIN = 10;
 
+/** The operation one call of which measures the slowdown: the cheapest with its inputs, by the KAT's figures. */
+function calibrationOperation(operations: readonly string[], type: string, cs: CallSeconds): { op: string; native: number } | undefined {
+  return operations
+    .map((op) => ({ op, native: processSeconds(type, op, cs, 1) }))
+    .filter((x): x is { op: string; native: number } => x.native !== undefined && (cs[x.op] ?? 0) > 0)
+    .sort((a, b) => a.native - b.native)[0];
+}
+
 /**
  * The slowdown under memcheck of this library, measured: one call of its cheapest operation (by the
  * KAT's figures) under memcheck, its calls' own seconds against the native call's. Undefined when no
@@ -494,11 +508,7 @@ async function measureSlowdown(
   ct: { op_budget_s: number; startup_s: number },
   runOp: (operation: string, calls: number, timeoutS: number) => Promise<CtOperation>,
 ): Promise<CtEvidence['slowdown']> {
-  const costed = operations
-    .map((op) => ({ op, native: processSeconds(type, op, cs, 1) }))
-    .filter((x): x is { op: string; native: number } => x.native !== undefined && (cs[x.op] ?? 0) > 0)
-    .sort((a, b) => a.native - b.native);
-  const cheapest = costed[0];
+  const cheapest = calibrationOperation(operations, type, cs);
   if (!cheapest) return undefined;
   const budget = `the budget of ${ct.op_budget_s} s (ct.op_budget_s)`;
   const least = ct.startup_s + CT_SLOWDOWN_MIN * cheapest.native;

@@ -38,3 +38,11 @@ export function affordableCalls(perCallSeconds: number | undefined, b: CtBudget,
   if (perCallSeconds === undefined || perCallSeconds <= 0) return cap;
   return Math.min(cap, Math.floor((b.opBudgetSeconds - b.startupSeconds) / (perCallSeconds * b.valgrindFactor)));
 }
+
+/**
+ * The calls a build's memcheck run makes: the calls wanted (what the path search found the paths
+ * need, or the measured build's count for another build), as many as this build's own slowdown
+ * lets fit the budget, and never fewer than ct.calls.
+ */
+export const checkedCalls = (wanted: number, perCallSeconds: number | undefined, b: CtBudget, cap: number): number =>
+  Math.max(b.calls, Math.min(wanted, affordableCalls(perCallSeconds, b, cap)));

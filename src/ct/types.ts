@@ -157,7 +157,7 @@ export interface CtBuildCheck {
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
   /** Why the build could not be checked at all (its relink failed). */
   failure?: string;
-  /** Memcheck's slowdown measured on this build, as CtEvidence's: its own budget decides which operations it checks. */
+  /** This build's calls under memcheck against the measured build's native call (the KAT's): its own budget decides what it checks. */
   slowdown?: CtSlowdown;
 }
 

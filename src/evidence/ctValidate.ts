@@ -39,6 +39,14 @@ const operationSchema = z
   })
   .passthrough();
 
+/** Memcheck's slowdown measured on a build (src/campaign/ct.ts measureSlowdown), or why it could not be. */
+const slowdownSchema = z.union([
+  z
+    .object({ operation: z.string().min(1), factor: z.number().min(1), calls_s: z.number().positive(), native_s: z.number().positive() })
+    .strict(),
+  z.object({ failure: z.string().min(1) }).strict(),
+]);
+
 /** CONTRACT §8's file; fields it does not name are additions and pass. */
 export const ctEvidenceSchema = z
   .object({
@@ -46,11 +54,18 @@ export const ctEvidenceSchema = z
     tool: z.string().min(1),
     library_sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex'),
     operations: z.record(z.string(), operationSchema),
+    slowdown: slowdownSchema.optional(),
     /** The other builds checked (docs/method.md#every-build): each named once, its operations as the measured build's. */
     builds: z
       .array(
         z
-          .object({ name: z.string().min(1), compiler: z.string(), variant: z.string(), operations: z.record(z.string(), operationSchema) })
+          .object({
+            name: z.string().min(1),
+            compiler: z.string(),
+            variant: z.string(),
+            operations: z.record(z.string(), operationSchema),
+            slowdown: slowdownSchema.optional(),
+          })
           .passthrough(),
       )
       .optional(),
@@ -101,6 +116,27 @@ function pathsProblems(where: string, o: z.infer<typeof operationSchema>): strin
 }
 
 /**
+ * A build's slowdown against its operations: measured on one of them, the factor its two times give;
+ * a failure skipped every operation with it as the reason.
+ */
+function slowdownProblems(
+  where: string,
+  s: z.infer<typeof slowdownSchema> | undefined,
+  operations: Record<string, { status: string; reason?: string }>,
+): string[] {
+  if (!s) return [];
+  if ('failure' in s) {
+    const other = Object.entries(operations).filter(([, o]) => o.status !== 'skipped' || o.reason !== s.failure);
+    return other.length > 0 ? [`${where}: a failure, but ${other.map(([op]) => op).join(', ')} not skipped with it as the reason`] : [];
+  }
+  const problems: string[] = [];
+  if (!(s.operation in operations)) problems.push(`${where}.operation: ${s.operation} is not one of the file's operations`);
+  const factor = Math.max(1, s.calls_s / s.native_s);
+  if (Math.abs(s.factor - factor) > 1e-9 * factor) problems.push(`${where}.factor: ${s.factor}, but calls_s / native_s gives ${factor}`);
+  return problems;
+}
+
+/**
  * Every `ct/<id>/<label>.json` (docs/evidence-format.md#constant-time-check): its schema, its
  * library against build.json's, and statuses consistent with the findings. One line per problem.
  */
@@ -139,11 +175,13 @@ export function validateCtFiles(systemDir: string, build: BuildJson): string[] {
           `${rel}: library_sha256 ${ct.library_sha256.slice(0, 12)}… differs from build.json's ${(entry.library_sha256 ?? 'none').slice(0, 12)}…`,
         );
       for (const [op, o] of Object.entries(ct.operations)) problems.push(...operationProblems(`${rel}: operations.${op}`, o));
+      problems.push(...slowdownProblems(`${rel}: slowdown`, ct.slowdown, ct.operations));
       const names = new Set<string>();
       for (const [i, b] of (ct.builds ?? []).entries()) {
         if (names.has(b.name)) problems.push(`${rel}: builds[${i}]: ${b.name} listed twice`);
         names.add(b.name);
         for (const [op, o] of Object.entries(b.operations)) problems.push(...operationProblems(`${rel}: builds[${i}].operations.${op}`, o));
+        problems.push(...slowdownProblems(`${rel}: builds[${i}].slowdown`, b.slowdown, b.operations));
       }
     }
   }

@@ -57,7 +57,12 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     for (const op of ['keygen', 'enc', 'dec']) expect(divisions(ct.operations[op]!.findings), op).toEqual([]);
     // Each build makes as many calls as the measured build's path search found its paths need.
     for (const b of ct.builds!)
-      for (const op of ['keygen', 'enc', 'dec']) expect(b.operations[op]!.calls, `${b.name} ${op}`).toBe(ct.operations[op]!.calls);
+      for (const op of ['keygen', 'enc', 'dec']) {
+        const { status, reason, seconds } = b.operations[op]!;
+        expect(b.operations[op]!.calls, `${b.name} ${op}: ${JSON.stringify({ status, reason, seconds, slowdown: b.slowdown })}`).toBe(
+          ct.operations[op]!.calls,
+        );
+      }
     // Each build's own slowdown, measured on its own cheapest call, as the measured build's is.
     for (const b of [ct, ...ct.builds!]) {
       const s = b.slowdown;

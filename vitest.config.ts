@@ -56,7 +56,7 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     projects: [
-      { extends: true, test: { name: 'pure', include: PURE, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'pure', include: PURE, maxWorkers: 2, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'untimed', include: UNTIMED, maxWorkers: 2, sequence: { groupOrder: 1 } } },
       {
         extends: true,

@@ -148,8 +148,9 @@ describe('the ct phase on PQClean Falcon-512 (clean)', () => {
     const id = readdirSync(campaignDir).find((d) => existsSync(join(campaignDir, d, 'candidate.yml')))!;
     const yml = join(campaignDir, id, 'candidate.yml');
     expect(readFileSync(yml, 'utf8')).toContain('    ct:\n      public_sk_bytes: 1\n');
+    // One evidence folder for both runs: the second keeps the build and checks again, its ct setting changed.
+    const dataDir = tempDir();
     const headerCheck = async () => {
-      const dataDir = tempDir();
       await runCampaign({ campaignDir, system: 's', dataDir, phases: new Set(['build', 'ct']) });
       const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, 's')).ct(id, 'falcon-512'), 'utf8')) as CtEvidence;
       for (const [op, o] of Object.entries(ct.operations)) expect(o.status, `${op}: ${o.reason ?? ''}`).toMatch(/^(clean|flagged)$/);

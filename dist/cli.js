@@ -10018,8 +10018,8 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, mkdtempSync as mkdtempSync3, readdirSync as readdirSync14, readFileSync as readFileSync24, rmSync as rmSync11, statSync as statSync11 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
+import { existsSync as existsSync37, mkdtempSync as mkdtempSync4, readdirSync as readdirSync14, readFileSync as readFileSync24, rmSync as rmSync12, statSync as statSync11 } from "node:fs";
+import { tmpdir as tmpdir5 } from "node:os";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10114,7 +10114,7 @@ function nonRegularEntries(dir, rel = "") {
 }
 
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join40, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
+import { basename as basename13, dirname as dirname11, join as join41, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
@@ -10475,7 +10475,8 @@ function runProcess(command, opts) {
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
         extendedBy.add(name);
         if (later !== void 0 && later > deadlineMs) rearm(later);
-        const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+        const answer = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+        const value = typeof answer === "function" ? answer() : answer;
         mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
         channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);
@@ -11072,7 +11073,8 @@ function addCosts(costs) {
     prepare_s: sum2("prepare_s"),
     loops_s: sum2("loops_s"),
     between_s: sum2("between_s"),
-    finish_s: sum2("finish_s")
+    finish_s: sum2("finish_s"),
+    inputs_s: sum2("inputs_s")
   };
 }
 
@@ -12050,7 +12052,47 @@ function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICK
 var CONTRADICTION = "its cycles say ";
 
 // src/measure/trial.ts
-import { createHash as createHash2, randomBytes as randomBytes3 } from "node:crypto";
+import { randomBytes as randomBytes4 } from "node:crypto";
+
+// src/measure/transcript.ts
+import { createHash as createHash2 } from "node:crypto";
+function transcriptOf(lines) {
+  let per_block;
+  let start2;
+  const blocks = [];
+  for (const f of lines) {
+    if (f[0] !== "TRANSCRIPT") continue;
+    const [per, first] = [Number(f[1]), Number(f[2])];
+    start2 ??= first;
+    if (!(per >= 1) || !Number.isSafeInteger(first) || first !== start2 + blocks.length || per_block !== void 0 && per !== per_block)
+      return void 0;
+    per_block = per;
+    for (const d of f.slice(3)) {
+      if (!/^[0-9a-f]{16}$/.test(d)) return void 0;
+      blocks.push(d);
+    }
+  }
+  if (per_block === void 0 || blocks.length === 0) return void 0;
+  return {
+    per_block,
+    ...start2 ? { first: start2 } : {},
+    blocks,
+    digest: createHash2("sha256").update(blocks.join("\n")).digest("hex")
+  };
+}
+function firstDifference(trial, replay, calls) {
+  const [a, b] = [trial.blocks ?? [], replay.blocks ?? []];
+  if (trial.per_block !== replay.per_block || b.length === 0) return "the transcripts have different blocks";
+  const offset = (replay.first ?? 0) - (trial.first ?? 0);
+  for (let j = 0; j < b.length; j++) {
+    const i = j + offset;
+    if (a[i] === b[j]) continue;
+    const first = i * trial.per_block;
+    const last = Math.min(calls, first + trial.per_block) - 1;
+    return last > first ? `calls ${first}\u2013${last}` : `call ${first}`;
+  }
+  return void 0;
+}
 
 // src/measure/floor.ts
 var MAX_BYTES_PER_CYCLE = 128;
@@ -12079,32 +12121,73 @@ function belowFloor(type, operation, meta3, trial) {
   return `below the physical floor: ${(perCall2 * 1e9).toPrecision(3)} ns per ${operation} call, where moving its ${bytes2} bytes takes at least ${(floor * 1e9).toPrecision(3)} ns (${MAX_BYTES_PER_CYCLE} bytes a cycle at ${MAX_CLOCK_HZ / 1e9} GHz)`;
 }
 
-// src/measure/trial.ts
-var DEFAULT_SPOT_CHECKS = 2;
-function transcriptOf(lines) {
-  let per_block;
-  let start2;
-  const blocks = [];
-  for (const f of lines) {
-    if (f[0] !== "TRANSCRIPT") continue;
-    const [per, first] = [Number(f[1]), Number(f[2])];
-    start2 ??= first;
-    if (!(per >= 1) || !Number.isSafeInteger(first) || first !== start2 + blocks.length || per_block !== void 0 && per !== per_block)
-      return void 0;
-    per_block = per;
-    for (const d of f.slice(3)) {
-      if (!/^[0-9a-f]{16}$/.test(d)) return void 0;
-      blocks.push(d);
-    }
+// src/measure/decInputs.ts
+import { copyFileSync, lstatSync as lstatSync4, mkdirSync as mkdirSync5, mkdtempSync, rmSync as rmSync3 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join8 } from "node:path";
+import { randomBytes as randomBytes3 } from "node:crypto";
+async function makeDecInputs(req) {
+  const root3 = mkdtempSync(join8(tmpdir2(), "ngcc-inputs-"));
+  const [madeDir, givenDir] = [join8(root3, "made"), join8(root3, "given")];
+  mkdirSync5(madeDir);
+  mkdirSync5(givenDir);
+  const dispose = () => rmSync3(root3, { recursive: true, force: true });
+  const seed = randomBytes3(48).toString("hex");
+  const job = ["inputs", "kem", "dec", String(req.iterations), "0", String(req.cpu), req.rng, "0", seed, madeDir];
+  const { run, output: output2, rejected } = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [madeDir] }
+  });
+  const fail2 = (why) => {
+    dispose();
+    return `the inputs job ${why}`;
+  };
+  if (rejected) return fail2(`did not finish: ${rejected.reason}`);
+  if (run.exitCode !== 0 || output2.status !== "complete")
+    return fail2(`failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`);
+  const transcript = transcriptOf(output2.lines);
+  if (!transcript) return fail2("gave no transcript");
+  const [sk, ct2] = [Number(output2.meta.sk_bytes), Number(output2.meta.ct_bytes)];
+  const bytes2 = sk + req.iterations * ct2;
+  const made = join8(madeDir, "inputs.bin");
+  let st;
+  try {
+    st = lstatSync4(made);
+  } catch {
+    return fail2("wrote no inputs.bin");
   }
-  if (per_block === void 0 || blocks.length === 0) return void 0;
+  if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
+    return fail2(`wrote an inputs.bin that is not a file of ${bytes2} bytes (a secret key of ${sk}, ${req.iterations} ciphertexts of ${ct2})`);
+  const given = join8(givenDir, "inputs.bin");
+  let placed = false;
   return {
-    per_block,
-    ...start2 ? { first: start2 } : {},
-    blocks,
-    digest: createHash2("sha256").update(blocks.join("\n")).digest("hex")
+    givenDir,
+    // A copy, not the file the job's process wrote: nothing left of that process can reach it.
+    place: () => {
+      if (!placed) {
+        try {
+          copyFileSync(made, given);
+        } catch {
+        }
+      }
+      placed = true;
+      return given;
+    },
+    transcript,
+    wall_s: run.wallSeconds,
+    bytes: bytes2,
+    dispose
   };
 }
+function checkAgainstInputs(trial, inputs, calls) {
+  const where = firstDifference(inputs, trial, calls) ?? (inputs.blocks?.length === trial.blocks?.length ? void 0 : "the transcripts have different blocks");
+  return where ? { outcome: "differs", calls: where } : { outcome: "agrees" };
+}
+
+// src/measure/trial.ts
+var DEFAULT_SPOT_CHECKS = 2;
 function failureOf({ run, output: out, rejected }) {
   if (rejected?.kind === "timeout") return "TIMEOUT";
   if (rejected?.kind === "signal") return `CRASH (${run.signal})`;
@@ -12128,18 +12211,26 @@ async function runTrial(req) {
     ...req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []
   ];
   const argv = [req.driver, req.library, ...job];
-  const seed = randomBytes3(SEED_BYTES).toString("hex");
-  const driver = await runDriver([req.driver, req.library], job, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] },
-    markAnswers: { seed }
-  });
+  const seed = randomBytes4(SEED_BYTES).toString("hex");
+  const inputs = takesInputs(req) ? await makeDecInputs(req) : void 0;
+  if (typeof inputs === "string") return inputsFailed(argv, started_utc, inputs);
+  let driver;
+  try {
+    driver = await runDriver([req.driver, req.library], job, {
+      timeoutMs: req.timeoutMs,
+      maxOutputBytes: 64 * 1024,
+      memoryLimitBytes: req.memoryLimitBytes,
+      sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library, ...inputs ? [inputs.givenDir] : []], writable: [] },
+      markAnswers: { seed, inputs: inputs ? inputs.place : "-" }
+    });
+  } finally {
+    inputs?.dispose();
+  }
   const { run, output: out } = driver;
   let failure2 = failureOf(driver);
   const trials = [];
-  const window = trialWindow(run.channel?.marks ?? [], true);
+  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "inputs");
+  const window = trialWindow(marks, true);
   let loop = {};
   for (const f of failure2 ? [] : out.lines) {
     if (f[0] === "TRIAL") {
@@ -12166,7 +12257,10 @@ async function runTrial(req) {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]);
     if (low) failure2 = `inconsistent trial: ${low}`;
   }
+  if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
+    failure2 = "inconsistent trial: the driver did not take the inputs it was given";
   if (failure2) trials.length = 0;
+  const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
     started_utc,
@@ -12178,8 +12272,25 @@ async function runTrial(req) {
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
     failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0),
-    ...costOf(run.channel?.marks ?? [], run.wallSeconds),
-    ...transcript && !failure2 ? { transcript } : {}
+    ...costOf(marks, run.wallSeconds),
+    ...transcript && !failure2 ? { transcript } : {},
+    ...check3 ? { inputs_check: check3 } : {},
+    ...inputs ? { inputs_s: inputs.wall_s } : {}
+  };
+}
+var takesInputs = (req) => req.type === "kem" && req.operation === "dec" && !req.calibration;
+function inputsFailed(command, started_utc, why) {
+  return {
+    status: "failed",
+    started_utc,
+    exit_code: null,
+    meta: {},
+    trials: [],
+    stderr: "",
+    command,
+    wall_s: 0,
+    disturbed_retries: 0,
+    failure: why
   };
 }
 var costOf = (marks, wall_s) => {
@@ -12225,19 +12336,6 @@ var kexSteps = (operations) => operations.filter((op) => op !== "exchange");
 
 // src/measure/replay.ts
 import { randomInt } from "node:crypto";
-function firstDifference(trial, replay, calls) {
-  const [a, b] = [trial.blocks ?? [], replay.blocks ?? []];
-  if (trial.per_block !== replay.per_block || b.length === 0) return "the transcripts have different blocks";
-  const offset = (replay.first ?? 0) - (trial.first ?? 0);
-  for (let j = 0; j < b.length; j++) {
-    const i = j + offset;
-    if (a[i] === b[j]) continue;
-    const first = i * trial.per_block;
-    const last = Math.min(calls, first + trial.per_block) - 1;
-    return last > first ? `calls ${first}\u2013${last}` : `call ${first}`;
-  }
-  return void 0;
-}
 var KAT_CALLS = 14;
 function replayWarmups(trialWarmups, most = KAT_CALLS - 1) {
   const limit = Math.max(1, Math.min(most, KAT_CALLS - 1));
@@ -12284,6 +12382,14 @@ async function replayTrial(req, proc, index, iterations, warmups, mostWarmups = 
   }
   const where = firstDifference(proc.transcript, replayed, iterations);
   return where ? { ...done2, outcome: "differs", detail: `${name}, ${where}: the outputs differ from those of its replay from the trial's seed` } : { ...done2, outcome: "agrees" };
+}
+function inputsVerdict(check3, index, wall_s) {
+  const done2 = { trial: index, check: "inputs", wall_s };
+  return check3.outcome === "agrees" ? { ...done2, outcome: "agrees" } : {
+    ...done2,
+    outcome: "differs",
+    detail: `trial ${index + 1}, ${check3.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`
+  };
 }
 
 // src/measure/repeatAudit.ts
@@ -12516,6 +12622,10 @@ function draw(of, n) {
 async function replayOperation(op) {
   const complete = op.processes.map((p, i) => ({ p, i })).filter(({ p }) => p.status === "complete");
   if (!op.plan || complete.length === 0) return;
+  if (complete.every(({ p }) => p.inputs_check)) {
+    op.replays = complete.map(({ p, i }) => inputsVerdict(p.inputs_check, i, p.inputs_s ?? 0));
+    return;
+  }
   const rng = complete[0].p.meta.rng;
   if (rng === "none" && !op.req.type.startsWith("hash")) {
     op.replay_skipped = "the library draws no randomness from the harness, so its outputs cannot be made again";
@@ -12739,11 +12849,11 @@ var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join17, relative as relative8, resolve as resolve9 } from "node:path";
+import { join as join18, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync6, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname6, join as join12, relative as relative5, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { dirname as dirname6, join as join13, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -12783,7 +12893,7 @@ function guideFlags(arch2, variant) {
 
 // src/config/sources.ts
 import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute as isAbsolute4, join as join8, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
+import { dirname as dirname5, isAbsolute as isAbsolute4, join as join9, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync4, realpath, realpathSync as realpathSync2, stat, statSync as statSync3 } from "fs";
@@ -13564,13 +13674,13 @@ var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_b
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync3(campaignRoot);
   for (let up = dir; ; up = dirname5(up)) {
-    if (existsSync7(join8(up, ".git"))) {
+    if (existsSync7(join9(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname5(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join8(toolRoot2, name)).filter((p) => existsSync7(p));
+  const parts = ["native", "node_modules"].map((name) => join9(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync3(toolRoot2), ...parts.map((p) => realpathSync3(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -13596,7 +13706,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join8(dir, f), roots, display, `${field}.dir`, join8(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join9(dir, f), roots, display, `${field}.dir`, join9(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute4(p) ? p : resolve4(dir, p);
@@ -13625,7 +13735,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
 }
 
 // src/compile/nistShim.ts
-import { join as join9 } from "node:path";
+import { join as join10 } from "node:path";
 var NIST_NAMES_PREFIX = "ngcc_nist_";
 var NAME_MACRO = {
   keypair: "NGCC_NIST_KEYPAIR",
@@ -13651,10 +13761,10 @@ function namesDefines(names) {
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join9(nativeDir(), "nist");
+  const n = join10(nativeDir(), "nist");
   const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
   return {
-    sources: [join9(n, "nist_shim.c"), join9(n, generator)],
+    sources: [join10(n, "nist_shim.c"), join10(n, generator)],
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
@@ -13665,20 +13775,20 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync5, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
-import { join as join11, relative as relative4 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync4, statSync as statSync5 } from "node:fs";
+import { join as join12, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
-import { basename as basename5, join as join10 } from "node:path";
+import { basename as basename5, join as join11 } from "node:path";
 async function compileObjects(run, tools, sources, compileFlags, objDir) {
   const names = sources.map((src) => `${basename5(src).replace(/\.[csS]$/, "")}.o`);
   if (new Set(names).size === names.length) {
     if ((await run([tools.cc, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
-    return names.map((n) => join10(objDir, n));
+    return names.map((n) => join11(objDir, n));
   }
   const objects = [];
   for (const [i, src] of sources.entries()) {
-    const obj = join10(objDir, `${i}-${names[i]}`);
+    const obj = join11(objDir, `${i}-${names[i]}`);
     if ((await run([tools.cc, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
     objects.push(obj);
   }
@@ -13719,7 +13829,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
   const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
-    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join11(workDir, "suspects"));
+    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join12(workDir, "suspects"));
     if (!compiled) return [];
     const verdicts2 = [];
     let restUses;
@@ -13733,7 +13843,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
         verdicts2.push({ file: file2, left_out: true, why: says });
         continue;
       }
-      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join11(workDir, "rest"));
+      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join12(workDir, "rest"));
       if (!restUses) return [];
       const elsewhere = [...restUses.entries()].filter(([f]) => f !== file2);
       const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
@@ -13750,11 +13860,11 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
     }
     return verdicts2;
   } finally {
-    rmSync3(workDir, { recursive: true, force: true });
+    rmSync4(workDir, { recursive: true, force: true });
   }
 }
 async function compiledSymbols(run, tools, sources, compileArgs, objDir) {
-  mkdirSync5(objDir, { recursive: true });
+  mkdirSync6(objDir, { recursive: true });
   const objects = await compileObjects(run, tools, sources, compileArgs, objDir);
   if (!objects) return void 0;
   const symbols = await symbolsOf(run, tools, objects);
@@ -13813,13 +13923,13 @@ async function dependencies(cc, src, compileArgs, sandbox, memoryLimitBytes) {
   const headers = [];
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join12(dir, f));
+    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join13(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname6(dir)) {
-    if (existsSync9(join12(dir, ".git"))) return dir;
+    if (existsSync9(join13(dir, ".git"))) return dir;
     if (dirname6(dir) === dir) return dirname6(resolve5(candidateFolder));
   }
 }
@@ -13859,8 +13969,8 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join12(dirname6(library), "exports.map");
-  mkdirSync6(dirname6(library), { recursive: true });
+  const scriptPath = join13(dirname6(library), "exports.map");
+  mkdirSync7(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
     cwd: resolved.dir,
@@ -13906,11 +14016,11 @@ ${contentDigest(f)}`),
       JSON.stringify(src.ownGenerator ?? null)
     ].join("\n")
   );
-  const cacheFile = join12(dirname6(library), "own-generator.json");
+  const cacheFile = join13(dirname6(library), "own-generator.json");
   const cached3 = readJsonIfExists(cacheFile);
   if (cached3?.key === key) return cached3.verdicts;
-  const workDir = join12(dirname6(library), "own-generator");
-  mkdirSync6(workDir, { recursive: true });
+  const workDir = join13(dirname6(library), "own-generator");
+  mkdirSync7(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
   const verdicts2 = await ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readOnly, toolchainOf(req.compiler));
@@ -13920,10 +14030,10 @@ ${contentDigest(f)}`),
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join12(req.outDir, req.flagSet);
-  const library = join12(outDir, `lib${req.instance.label}.so`);
+  const outDir = join13(req.outDir, req.flagSet);
+  const library = join13(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join12(outDir, "build-key.json");
+  const keyFile = join13(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
@@ -13943,7 +14053,7 @@ async function buildInstance(req) {
   const log2 = `${notes.map((n) => `${n}
 `).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join12(outDir, "build.log"), log2);
+  writeFileAtomic(join13(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -13955,11 +14065,11 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 import { existsSync as existsSync10 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync4, readFileSync as readFileSync9 } from "node:fs";
+import { lstatSync as lstatSync5, readFileSync as readFileSync9 } from "node:fs";
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
-  if (lstatSync4(file2, { throwIfNoEntry: false })?.isSymbolicLink())
+  if (lstatSync5(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
   try {
     bytes2 = readFileSync9(file2);
@@ -14082,12 +14192,12 @@ function parseResultLine(log2) {
 }
 
 // src/kat/run.ts
-import { mkdirSync as mkdirSync7 } from "node:fs";
-import { join as join14 } from "node:path";
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join15 } from "node:path";
 
 // src/config/campaign.ts
 import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join13, relative as relative6, resolve as resolve6 } from "node:path";
+import { basename as basename6, dirname as dirname7, join as join14, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -34222,12 +34332,12 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join13(root3, "ngcc-perf.yml");
+  const file2 = join14(root3, "ngcc-perf.yml");
   if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join13(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join14(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename6(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename6(folder)}'`);
   return {
     ...spec,
@@ -34246,7 +34356,7 @@ function withLine(file2, check3) {
   }
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join13(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join14(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -34258,8 +34368,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join13(root3, name);
-      const display = join13(shown2(root3), name, "candidate.yml");
+      const folder = join14(root3, name);
+      const display = join14(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -34268,10 +34378,10 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join13(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join14(shown2(root3), c.id, "kat.sha256"));
       if (checkSources)
         for (const [i, inst] of c.instances.entries())
-          withLine(join13(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
+          withLine(join14(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -34285,11 +34395,11 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join13(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join14(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
-  if (existsSync11(join13(root3, "candidate.yml")))
+  if (existsSync11(join14(root3, "candidate.yml")))
     return new InputError(
       shown2(root3),
       "",
@@ -34306,16 +34416,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join13(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync7(root3).sort()) {
-    const folder = join13(root3, name);
-    if (!statSync7(folder).isDirectory() || existsSync11(join13(folder, "candidate.yml"))) continue;
+    const folder = join14(root3, name);
+    if (!statSync7(folder).isDirectory() || existsSync11(join14(folder, "candidate.yml"))) continue;
     const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join13(folder, wrong)),
+        shown2(join14(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -34469,8 +34579,8 @@ async function runKat(req) {
   if (failure2) return { ...base, ...failure2 };
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
-  mkdirSync7(req.outDir, { recursive: true });
-  writeFileAtomic(join14(req.outDir, file2), text3);
+  mkdirSync8(req.outDir, { recursive: true });
+  writeFileAtomic(join15(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -34498,18 +34608,18 @@ async function runKat(req) {
 }
 
 // src/kat/hashKat.ts
-import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join16 } from "node:path";
+import { mkdirSync as mkdirSync9 } from "node:fs";
+import { join as join17 } from "node:path";
 
 // src/config/hashInstance.ts
 import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
-import { join as join15, relative as relative7, resolve as resolve7 } from "node:path";
+import { join as join16, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve7(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join15(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join16(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync10(header, "latin1"));
@@ -34556,7 +34666,7 @@ async function runHashKat(req) {
   const digests = [];
   let sizes2 = {};
   let last;
-  mkdirSync8(req.outDir, { recursive: true });
+  mkdirSync9(req.outDir, { recursive: true });
   for (const kind of kinds) {
     const mine = entries.filter((e) => kindOf(e.file, label) === kind);
     const limit = hashKatLimit(mine);
@@ -34587,7 +34697,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join16(req.outDir, file2), text3);
+    writeFileAtomic(join17(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -34754,7 +34864,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join17(candidate.folder, "kat.sha256");
+  const manifestPath = join18(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -34859,7 +34969,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join17(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join18(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...outcome.draws ? { kat_draws: outcome.draws } : {},
     ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
@@ -35193,7 +35303,7 @@ var measure = {
       (j, result) => {
         const i = base ? Math.floor(j / 2) : j;
         const operation = todo[i].operation;
-        for (const p of result.processes) if (p.cost) run.onProcessCost?.(p.cost);
+        for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...p.inputs_s ? { inputs_s: p.inputs_s } : {} });
         if (base && j % 2 === 1) {
           const record3 = buildRecord({
             unit: { candidate: base.unit.candidate, label },
@@ -35266,7 +35376,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join21, relative as relative11, resolve as resolve13 } from "node:path";
+import { join as join22, relative as relative11, resolve as resolve13 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve11 } from "node:path";
@@ -35306,21 +35416,21 @@ function relinkSteps(req, plain, outDir, log2) {
 }
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync9, readFileSync as readFileSync12 } from "node:fs";
-import { join as join18 } from "node:path";
+import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync12 } from "node:fs";
+import { join as join19 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync12(join18(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync12(join19(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join18(req.outDir, "profile");
-  const objDir = join18(outDir, "obj");
-  mkdirSync9(objDir, { recursive: true });
-  const library = join18(outDir, `lib${req.instance.label}.so`);
+  const outDir = join19(req.outDir, "profile");
+  const objDir = join19(outDir, "obj");
+  mkdirSync10(objDir, { recursive: true });
+  const library = join19(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join18(outDir, "profile-key.json");
+  const keyFile = join19(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -35328,7 +35438,7 @@ async function buildProfiled(req, flags, wanted) {
   const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join18(outDir, "build.log"), result.log);
+    writeFileAtomic(join19(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -35337,11 +35447,11 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join18(nativeDir(), "hashprof");
+  const hp = join19(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join18(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join18(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([req.compiler, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join18(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join19(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join19(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([req.compiler, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join19(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -35362,12 +35472,12 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
-import { join as join19, relative as relative10, resolve as resolve12 } from "node:path";
+import { join as join20, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve12(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
-    const yml = join19(campaignRoot, "ngcc-perf.yml");
+    const yml = join20(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -35460,7 +35570,7 @@ function readSizeCatalog(campaign) {
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync17 } from "node:fs";
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -35493,7 +35603,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join20(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join21(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync17(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -35542,7 +35652,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve13(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join21(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join22(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -36395,7 +36505,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync18, rmSync as rmSync4 } from "node:fs";
+import { existsSync as existsSync18, rmSync as rmSync5 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -36412,7 +36522,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
-      rmSync4(file2, { force: true });
+      rmSync5(file2, { force: true });
       dropped++;
     }
   }
@@ -36434,7 +36544,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
-import { join as join27 } from "node:path";
+import { join as join28 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36455,21 +36565,21 @@ function affordableCalls(perCallSeconds, b, cap) {
 var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.min(wanted, affordableCalls(perCallSeconds, b, cap)));
 
 // src/ct/build.ts
-import { existsSync as existsSync19, mkdirSync as mkdirSync10 } from "node:fs";
-import { join as join22 } from "node:path";
+import { existsSync as existsSync19, mkdirSync as mkdirSync11 } from "node:fs";
+import { join as join23 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join22(req.outDir, variant.dir);
-  const objDir = join22(outDir, "obj");
-  mkdirSync10(objDir, { recursive: true });
-  const library = join22(outDir, `lib${req.instance.label}.so`);
+  const outDir = join23(req.outDir, variant.dir);
+  const objDir = join23(outDir, "obj");
+  mkdirSync11(objDir, { recursive: true });
+  const library = join23(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join22(outDir, "ct-key.json");
+  const keyFile = join23(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
@@ -36489,7 +36599,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join22(outDir, "build.log"), result.log);
+    writeFileAtomic(join23(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return { ...result, sourceRoots };
   };
@@ -36497,14 +36607,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join22(objDir, "ct_wrap.o");
+  const wrapObj = join23(objDir, "ct_wrap.o");
   const wrapArgv = [
     req.compiler,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join22(nativeDir(), "ct_wrap.c"),
+    join23(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -36526,15 +36636,15 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 }
 
 // src/ct/coverage.ts
-import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync5, mkdirSync as mkdirSync11, readdirSync as readdirSync8, rmSync as rmSync5 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join24, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
+import { constants as constants4, copyFileSync as copyFileSync2, existsSync as existsSync20, lstatSync as lstatSync6, mkdirSync as mkdirSync12, readdirSync as readdirSync8, rmSync as rmSync6 } from "node:fs";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join25, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
 import { readFileSync as readFileSync15, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join23, relative as relative13, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join24, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
 function compilerMade(sourceLine2) {
@@ -36552,7 +36662,7 @@ var MAX_LINE_BYTES = 4096;
 var MAX_SOURCE_BYTES = 8 << 20;
 function sourceLine(roots, dir, file2, line) {
   if (!file2 || line < 1) return void 0;
-  const path = isAbsolute5(file2) ? file2 : dir ? join23(dir, file2) : void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join24(dir, file2) : void 0;
   if (!path) return void 0;
   try {
     const real = realpathSync6(path);
@@ -36781,8 +36891,8 @@ async function runCtOperation(req) {
 var NEVER_RUN_SHOWN = 40;
 var UNTAKEN_SHOWN = 40;
 async function countLines(req) {
-  rmSync5(req.scratch, { recursive: true, force: true });
-  mkdirSync11(req.scratch, { recursive: true });
+  rmSync6(req.scratch, { recursive: true, force: true });
+  mkdirSync12(req.scratch, { recursive: true });
   const strip = normalize3(resolve15(req.objDir)).split(sep4).filter(Boolean).length;
   const run = await runDriver([req.driver, req.library], ctJob(req), {
     timeoutMs: req.timeoutMs,
@@ -36809,13 +36919,13 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync5(join24(scratch, f)).isFile());
+  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync6(join25(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join24(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join25(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync20(notes)) continue;
-    const into = join24(scratch, basename9(notes));
-    rmSync5(into, { force: true, recursive: true });
-    copyFileSync(notes, into, constants4.COPYFILE_EXCL);
+    const into = join25(scratch, basename9(notes));
+    rmSync6(into, { force: true, recursive: true });
+    copyFileSync2(notes, into, constants4.COPYFILE_EXCL);
   }
   return counters;
 }
@@ -37016,9 +37126,9 @@ function withDivisions(ct2, sites2) {
 }
 
 // src/ct/divisionCheck.ts
-import { existsSync as existsSync21, mkdtempSync, rmSync as rmSync6, writeFileSync as writeFileSync4 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { basename as basename10, join as join25 } from "node:path";
+import { existsSync as existsSync21, mkdtempSync as mkdtempSync2, rmSync as rmSync7, writeFileSync as writeFileSync4 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { basename as basename10, join as join26 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -37138,7 +37248,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join25(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join26(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -37152,12 +37262,12 @@ async function runDivisionCheck(req) {
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync(join25(tmpdir2(), "ngcc-divcheck-"));
+  const scratch = mkdtempSync2(join26(tmpdir3(), "ngcc-divcheck-"));
   try {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join25(scratch, "division.gdb");
+    const script = join26(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37188,24 +37298,24 @@ async function runDivisionCheck(req) {
       return { failure: `the division check's driver ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
     return parseDivisionTrace(run.run.side?.text ?? "", req.sites);
   } finally {
-    rmSync6(scratch, { recursive: true, force: true });
+    rmSync7(scratch, { recursive: true, force: true });
   }
 }
 
 // src/ct/tools.ts
-import { randomBytes as randomBytes4 } from "node:crypto";
-import { existsSync as existsSync22, mkdirSync as mkdirSync12, renameSync as renameSync3, rmSync as rmSync7 } from "node:fs";
-import { join as join26 } from "node:path";
+import { randomBytes as randomBytes5 } from "node:crypto";
+import { existsSync as existsSync22, mkdirSync as mkdirSync13, renameSync as renameSync3, rmSync as rmSync8 } from "node:fs";
+import { join as join27 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join26(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join26(dir, "sha256.json"));
+  const driver = join27(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join27(dir, "sha256.json"));
   if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}-${randomBytes4(4).toString("hex")}`;
-  mkdirSync12(staging, { recursive: true, mode: 448 });
-  const out = join26(staging, "ngcc_ct");
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes5(4).toString("hex")}`;
+  mkdirSync13(staging, { recursive: true, mode: 448 });
+  const out = join27(staging, "ngcc_ct");
   const r = await runProcess(
     [
       HARNESS_CC,
@@ -37218,7 +37328,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join26(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join27(n, f)),
       "-ldl"
     ],
     {
@@ -37226,18 +37336,18 @@ async function ctDriver(tools) {
     }
   );
   if (r.exitCode !== 0) {
-    rmSync7(staging, { recursive: true, force: true });
+    rmSync8(staging, { recursive: true, force: true });
     throw new Error(
       `building the constant-time driver (ngcc_ct) failed (valgrind's headers, valgrind/memcheck.h, are needed):
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join26(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
-  rmSync7(dir, { recursive: true, force: true });
+  writeJsonAtomic(join27(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  rmSync8(dir, { recursive: true, force: true });
   try {
     renameSync3(staging, dir);
   } catch {
-    rmSync7(staging, { recursive: true, force: true });
+    rmSync8(staging, { recursive: true, force: true });
   }
   return driver;
 }
@@ -37335,7 +37445,7 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join27(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsFile = join28(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
@@ -37374,7 +37484,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join27(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join28(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -37392,7 +37502,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join27(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join28(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -37474,7 +37584,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         operation,
         calls,
         timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
-        scratch: join27(cov.scratch, operation)
+        scratch: join28(cov.scratch, operation)
       })
     );
   };
@@ -37829,7 +37939,7 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync28, readFileSync as readFileSync19 } from "node:fs";
-import { join as join30, relative as relative14 } from "node:path";
+import { join as join31, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
@@ -37998,7 +38108,7 @@ function calibrationProblems(systemDir) {
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
-import { join as join28 } from "node:path";
+import { join as join29 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -38103,7 +38213,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync9(join28(dir, id.name))) {
+    for (const file2 of readdirSync9(join29(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -38111,7 +38221,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join28(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join29(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -38144,7 +38254,7 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 function parseJson(path, unreadable) {
   try {
     return readJson(path);
@@ -38156,7 +38266,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync27(dir)) return [];
-  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join29(e.parentPath, e.name)).sort();
+  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join30(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -38199,7 +38309,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join30(systemDir, e.kat_log);
+    const logPath = join31(systemDir, e.kat_log);
     if (!existsSync28(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -38697,13 +38807,13 @@ function checkRepeated(tokens, options) {
 var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
 // src/campaign/calibrate.ts
-import { mkdirSync as mkdirSync13, mkdtempSync as mkdtempSync2, rmSync as rmSync8 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join33 } from "node:path";
+import { mkdirSync as mkdirSync14, mkdtempSync as mkdtempSync3, rmSync as rmSync9 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { join as join34 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync31 } from "node:fs";
-import { join as join32, relative as relative15 } from "node:path";
+import { join as join33, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38744,24 +38854,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync30, readdirSync as readdirSync11 } from "node:fs";
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync30(dir)) return { files, unreadable };
   for (const candidate of readdirSync11(dir).sort()) {
-    if (!existsSync30(join31(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync11(join31(dir, candidate)).sort()) {
+    if (!existsSync30(join32(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync11(join32(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join31(systemDir, path));
+        const ct2 = readJson(join32(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join31(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join32(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -39178,9 +39288,9 @@ function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const dirs = opts.systemDirs ?? {
-    base: join32(opts.baseDir, opts.system),
-    head: join32(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join32(d, opts.system))
+    base: join33(opts.baseDir, opts.system),
+    head: join33(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join33(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
@@ -39282,13 +39392,13 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const systemDir = join33(opts.dataDir, opts.system);
-  mkdirSync13(systemDir, { recursive: true });
+  const systemDir = join34(opts.dataDir, opts.system);
+  mkdirSync14(systemDir, { recursive: true });
   const writer = otherLiveWriter(systemDir);
   if (writer !== void 0)
     throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
-  const work = opts.scratch ?? mkdtempSync2(join33(tmpdir3(), "ngcc-calibrate-"));
-  const [headData, baseData] = [join33(work, "head"), join33(work, "base")];
+  const work = opts.scratch ?? mkdtempSync3(join34(tmpdir4(), "ngcc-calibrate-"));
+  const [headData, baseData] = [join34(work, "head"), join34(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
     campaignDir: opts.campaignDir,
@@ -39342,7 +39452,7 @@ async function calibratePairedCheck(opts) {
       cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : cpus;
     }
   } finally {
-    rmSync8(work, { recursive: true, force: true });
+    rmSync9(work, { recursive: true, force: true });
   }
   const calibration = summarizeCalibration(repeats, {
     started_utc,
@@ -39707,7 +39817,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 
 // src/report/model.ts
 import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join34, relative as relative17 } from "node:path";
+import { basename as basename11, dirname as dirname9, join as join35, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -39825,9 +39935,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join34(systemDir, path))) return {};
+  if (!path || !existsSync33(join35(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync20(join34(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync20(join35(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -39860,9 +39970,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync12(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync12(join34(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync12(join35(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join34(surveyDir, id, f))];
+          return [readJson(join35(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -39881,7 +39991,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync33(dataDir) ? readdirSync12(dataDir).sort() : []) {
-    const paths = evidencePaths(join34(dataDir, name));
+    const paths = evidencePaths(join35(dataDir, name));
     if (!existsSync33(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -39920,7 +40030,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync33(join34(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync33(join35(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -39984,8 +40094,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join34(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join34(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join35(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join35(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -42071,7 +42181,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join35 = [joinDefaults];
+var join36 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -44685,7 +44795,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join35],
+    join: [...join36],
     options: {},
     safe: safeBound,
     stack: [],
@@ -45637,8 +45747,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync14, readFileSync as readFileSync21, renameSync as renameSync4, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join36, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
+import { copyFileSync as copyFileSync3, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync4, rmdirSync, rmSync as rmSync10, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join37, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -45652,26 +45762,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join36(shown4, strays2[0]),
+      join37(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join36(dir, BUILD_FILE);
+  const buildPath = join37(dir, BUILD_FILE);
   if (existsSync34(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join36(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join37(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join36(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join37(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync34(join36(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join36(dir, CAMPAIGN_FILE), join36(shown4, CAMPAIGN_FILE));
+  if (existsSync34(join37(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join37(dir, CAMPAIGN_FILE), join37(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join36(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join36(shown4, BUILD_FILE)}`);
+        throw new InputError(join37(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join37(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -45691,7 +45801,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join36(a.dir, rel), join36(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join37(a.dir, rel), join37(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -45700,7 +45810,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync34(join36(shard.dir, tail))) return entry;
+  if (!existsSync34(join37(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -45768,9 +45878,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join36(other.shown, CAMPAIGN_FILE),
+      join37(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join36(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join37(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -45792,16 +45902,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join36(earlier.dir, rel), join36(f.dir, rel)))
-        throw new InputError(join36(f.shown, rel), "", `differs from ${join36(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join37(earlier.dir, rel), join37(f.dir, rel)))
+        throw new InputError(join37(f.shown, rel), "", `differs from ${join37(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join36(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
-  rmSync9(tmp, { recursive: true, force: true });
-  mkdirSync14(tmp, { recursive: true });
+  const tmp = join37(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
+  rmSync10(tmp, { recursive: true, force: true });
+  mkdirSync15(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync14(dirname10(join36(tmp, rel)), { recursive: true });
-      copyFileSync2(join36(from.dir, rel), join36(tmp, rel));
+      mkdirSync15(dirname10(join37(tmp, rel)), { recursive: true });
+      copyFileSync3(join37(from.dir, rel), join37(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -45809,10 +45919,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join36(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join37(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join36(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join36(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join37(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join37(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -45822,8 +45932,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join36(tmp, LOCK_FILE), lockText());
-    const old = join36(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
+    writeFileSync5(join37(tmp, LOCK_FILE), lockText());
+    const old = join37(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
     renameSync4(out, old);
     try {
       renameSync4(tmp, out);
@@ -45839,16 +45949,16 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync9(old, { recursive: true, force: true });
+    rmSync10(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync9(tmp, { recursive: true, force: true });
+    rmSync10(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
 import { existsSync as existsSync35, readFileSync as readFileSync22 } from "node:fs";
-import { join as join37 } from "node:path";
+import { join as join38 } from "node:path";
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -47194,22 +47304,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join37(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join38(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join37(outDir, path);
+    const file2 = join38(outDir, path);
     return !existsSync35(file2) || readFileSync22(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync15, rmSync as rmSync10 } from "node:fs";
-import { join as join38, resolve as resolve18 } from "node:path";
+import { mkdirSync as mkdirSync16, rmSync as rmSync11 } from "node:fs";
+import { join as join39, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join38(nativeDir(), "iccs", "baseline");
+  const dir = join39(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -47230,13 +47340,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
-  rmSync10(root3, { recursive: true, force: true });
-  mkdirSync15(join38(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync11(root3, { recursive: true, force: true });
+  mkdirSync16(join39(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join38(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join39(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join38(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join39(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -47290,22 +47400,22 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync36, mkdirSync as mkdirSync16, readdirSync as readdirSync13, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join39 } from "node:path";
+import { existsSync as existsSync36, mkdirSync as mkdirSync17, readdirSync as readdirSync13, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join40 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join39(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join40(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync36(join39(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync13(base).sort().filter((scheme) => existsSync36(join40(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join39(base, scheme, "clean");
+  const dir = join40(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync23(join39(dir, "api.h"), "utf8");
+  const api = readFileSync23(join40(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join39(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join40(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -47323,14 +47433,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join39(out, id);
-    mkdirSync16(folder, { recursive: true });
+    const folder = join40(out, id);
+    mkdirSync17(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join39(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join39(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join40(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join40(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -47338,7 +47448,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join39(folder, "candidate.yml"),
+      join40(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -47358,7 +47468,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join39(folder, "kat.sha256"),
+      join40(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -47437,7 +47547,7 @@ function printSummary(s) {
     const each = (x) => `${Math.round(x / t.processes * 1e3)} ms`;
     const inside = t.start_s + t.prepare_s + t.loops_s + t.between_s + t.finish_s;
     console.log(
-      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s${s.forecast ? ` (the whole run ${s.forecast.outcome.actual_wall_s.toFixed(1)} s)` : ""}; each besides its loops: start ${each(t.start_s)} (of which loading the library ${each(t.load_s ?? 0)}), prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}`
+      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s${s.forecast ? ` (the whole run ${s.forecast.outcome.actual_wall_s.toFixed(1)} s)` : ""}; each besides its loops: start ${each(t.start_s)} (of which loading the library ${each(t.load_s ?? 0)}), prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}${t.inputs_s ? `; dec's inputs, made in processes of their own, ${t.inputs_s.toFixed(1)} s` : ""}`
     );
   }
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join("; ")}${notes}` };
@@ -47472,7 +47582,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join40(values.out, values.system), cli("out"));
+  checkOutputFolder(join41(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -47483,7 +47593,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join40(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join41(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -47532,9 +47642,9 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join40(values.out, values.system), cli("out"));
-  const scratch = mkdtempSync3(join40(tmpdir4(), "ngcc-calibrate-"));
-  const remove = () => rmSync11(scratch, { recursive: true, force: true });
+  checkOutputFolder(join41(values.out, values.system), cli("out"));
+  const scratch = mkdtempSync4(join41(tmpdir5(), "ngcc-calibrate-"));
+  const remove = () => rmSync12(scratch, { recursive: true, force: true });
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
       scratch,
@@ -47567,7 +47677,7 @@ function evidenceFolder(arg) {
   const dir = resolve19(arg);
   if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join40(dir, e.name)).build)).map((e) => join40(arg, e.name));
+    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join41(dir, e.name)).build)).map((e) => join41(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -47607,11 +47717,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync37(join40(d, values.system)))
+    if (!existsSync37(join41(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join40(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join41(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
@@ -47644,11 +47754,11 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join40(positionals[0], u.path)}: ${u.problem}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join41(positionals[0], u.path)}: ${u.problem}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join40(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join41(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -47713,7 +47823,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join40(systemDir, e.kat_file);
+    const katPath = join41(systemDir, e.kat_file);
     if (!existsSync37(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync24(katPath, "utf8");
@@ -47723,7 +47833,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join40(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join41(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -47755,7 +47865,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join40(c.folder, "kat.sha256");
+  const target = join41(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
   const before = existsSync37(target) ? readFileSync24(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -47775,7 +47885,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join40(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join40(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join41(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join41(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -47816,7 +47926,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join40(values.out, values.system), cli("out"));
+  checkOutputFolder(join41(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -47842,19 +47952,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join40(root3, "out"));
+  const out = resolve19(values.out ?? join41(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join40(root3, "examples", "campaign");
-  const pqclean = join40(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join41(root3, "examples", "campaign");
+  const pqclean = join41(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync37(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join40(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join41(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join40(out, "data"),
+    dataDir: join41(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -47862,13 +47972,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join40(out, "pages");
+  const pagesDir = join41(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join40(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join41(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code5;
@@ -47885,14 +47995,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync37(out) && readdirSync14(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join40(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve19(values.pqclean ?? join41(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync37(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join40(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join41(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));

@@ -4,23 +4,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { K_KEM_KEYGEN, K_KEM_ENC, K_KEM_DEC, K_SIG_KEYGEN, K_SIG_SIGN, K_SIG_VERIFY, K_HASH, K_KEX };
 
 /* Between a slot's regions: a write past a claimed length lands here, not in the next region. */
 #define GAP 256
 
-/* A slot: input 0, input 1, output 0, output 1 (those of non-zero size), each followed by a gap. */
+/* A slot: input 0, input 1, output 0, output 1 (those of non-zero size), each followed by a gap.
+ * No operation has an input 1: dec's expected secret is kept apart (calls_t.expect), not where a
+ * call could find it beside its ciphertext. */
 typedef struct {
     unsigned char *in[2], *out[2];
 } slot_t;
 
+static int all_fill(const unsigned char *p, size_t n, unsigned char fill);
+
 static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-/* The input lengths of a slot, by kind: dec's ciphertext and the secret enc gave with it; a message. */
+/* The input lengths of a slot, by kind: dec's ciphertext; a message. */
 static size_t in_len_of(const calls_t *t, int k) {
     const ctx_t *c = t->c;
-    if (t->kind == K_KEM_DEC) return k == 0 ? c->api.ct_len : c->api.ss_len;
+    if (t->kind == K_KEM_DEC) return k == 0 ? c->api.ct_len : 0;
     if (t->kind == K_SIG_SIGN) return k == 0 ? MESSAGE_BYTES : 0;
     if (t->kind == K_HASH) return k == 0 ? c->msg_bytes : 0;
     return 0;
@@ -160,7 +167,9 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->lens = calloc(2 * t->batch, sizeof *t->lens);
     t->rc = calloc(t->batch, sizeof *t->rc);
     t->kexd = calloc(t->batch, sizeof *t->kexd);
-    if (!t->slab || !t->lens || !t->rc || !t->kexd || !t->blocks) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu call slots of %zu bytes", t->batch, t->stride);
+    t->given_fd = -1;
+    if (t->kind == K_KEM_DEC) t->expect = calloc(t->batch, a->ss_len ? a->ss_len : 1);
+    if (!t->slab || !t->lens || !t->rc || !t->kexd || !t->blocks || (t->kind == K_KEM_DEC && !t->expect)) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu call slots of %zu bytes", t->batch, t->stride);
     memset(t->slab, GUARD_VALUE, t->slab_len);
     random_fill(&t->fill, 1);
     if (t->fill == GUARD_VALUE) t->fill ^= 1;
@@ -201,15 +210,73 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
         slot_t s = slot_at(t, i);
-        if (t->kind == K_KEM_DEC) {
+        if (t->kind == K_KEM_DEC && t->given_fd >= 0 && first != USE_WARMUP) {
+            size_t ct_len = (size_t)c->api.ct_len;
+            off_t at = (off_t)(c->api.sk_len + (first + i) * ct_len);
+            if (pread(t->given_fd, s.in[0], ct_len, at) != (ssize_t)ct_len) fail(EXIT_IOERROR, "ERROR", "cannot read call %llu's ciphertext from the inputs", first + i);
+        } else if (t->kind == K_KEM_DEC) {
             unsigned long long ct_len = c->api.ct_len, ss_len = c->api.ss_len;
-            ops_must(c->api.kem_enc(c->pk.p, c->pk_len, s.in[1], &ss_len, s.in[0], &ct_len), "kem_enc");
+            unsigned char *ss = t->expect + i * c->api.ss_len;
+            memset(s.in[0], t->fill, (size_t)ct_len);
+            memset(ss, t->fill, (size_t)ss_len);
+            ops_must(c->api.kem_enc(c->pk.p, c->pk_len, ss, &ss_len, s.in[0], &ct_len), "kem_enc");
+            /* An enc that wrote nothing would leave dec an input whose answer is already known. */
+            if (all_fill(s.in[0], (size_t)c->api.ct_len, t->fill) || all_fill(ss, (size_t)c->api.ss_len, t->fill))
+                fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_enc did not write the ciphertext or secret of dec's input", first == USE_WARMUP ? (unsigned long long)i : first + i);
         } else if (t->kind == K_SIG_SIGN || t->kind == K_HASH) {
             prng_fill(&t->prng, s.in[0], in_len_of(t, 0));
         }
         for (int k = 0; k < t->nout; k++) {
             memset(s.out[k], t->fill, t->out_len[k]);
             t->lens[2 * i + (size_t)k] = t->out_len[k];
+        }
+    }
+}
+
+int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]) {
+    if (strlen(hex) != 2 * SEED_BYTES) return 0;
+    for (int i = 0; i < SEED_BYTES; i++) {
+        unsigned v = 0;
+        for (int k = 0; k < 2; k++) {
+            char ch = hex[2 * i + k];
+            v <<= 4;
+            if (ch >= '0' && ch <= '9') v |= (unsigned)(ch - '0');
+            else if (ch >= 'a' && ch <= 'f') v |= (unsigned)(ch - 'a' + 10);
+            else return 0;
+        }
+        seed[i] = (unsigned char)v;
+    }
+    return 1;
+}
+
+int calls_takes_inputs(const calls_t *t) { return t->kind == K_KEM_DEC; }
+
+void calls_take_inputs(calls_t *t, const char *path) {
+    ctx_t *c = t->c;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(EXIT_IOERROR, "ERROR", "cannot open the inputs the parent gave");
+    unsigned long long want = c->api.sk_len + t->calls * c->api.ct_len;
+    if ((unsigned long long)st.st_size != want)
+        fail(EXIT_IOERROR, "ERROR", "the inputs have %lld bytes, not the %llu of a secret key and %llu ciphertexts", (long long)st.st_size, want, t->calls);
+    if (pread(fd, c->sk.p, (size_t)c->api.sk_len, 0) != (ssize_t)c->api.sk_len) fail(EXIT_IOERROR, "ERROR", "cannot read the inputs' secret key");
+    t->given_fd = fd;
+}
+
+void calls_answer_expected(calls_t *t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        memcpy(slot_at(t, i).out[0], t->expect + i * t->c->api.ss_len, t->c->api.ss_len);
+        t->rc[i] = 0;
+    }
+}
+
+void calls_write_inputs(const calls_t *t, size_t n, int fd) {
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = slot_at(t, i).in[0];
+        for (size_t left = (size_t)t->c->api.ct_len; left > 0;) {
+            ssize_t w = write(fd, p, left);
+            if (w <= 0) fail(EXIT_IOERROR, "ERROR", "cannot write the inputs");
+            p += w, left -= (size_t)w;
         }
     }
 }
@@ -309,7 +376,7 @@ void calls_settle(calls_t *t, unsigned long long first, size_t n) {
                 fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s did not write its %s", call, c->op, out_name(t, k));
             h = fold_bytes(fold(h, len), s.out[k], len);
         }
-        if (t->kind == K_KEM_DEC && memcmp(s.out[0], s.in[1], c->api.ss_len) != 0)
+        if (t->kind == K_KEM_DEC && t->given_fd < 0 && memcmp(s.out[0], t->expect + i * c->api.ss_len, c->api.ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_dec did not give the shared secret enc gave with its ciphertext", call);
         if (t->kind == K_KEX) h = fold(h, t->kexd[i]);
         uint64_t *b = &t->blocks[call / t->per_block];

@@ -8,8 +8,9 @@
  * keygen, enc and sign draw fresh randomness in every call. After the loop every output is folded
  * into a transcript, which a separate process (the `replay` job) recomputes from the same seed:
  * a call that skipped its work, or answered from a cache, or whose line was forged, leaves a
- * transcript that differs. Which calls are also checked in this process (dec recovers enc's secret,
- * a signature verifies) is drawn after the loop that ran them.
+ * transcript that differs. Which calls are also checked in this process (a signature verifies) is
+ * drawn after the loop that ran them. dec's timed inputs come from another process (calls_take_inputs),
+ * whose transcript stands for its replay.
  *
  * Calls run in batches of slots that fit CALLS_BATCH_BYTES; each batch is one window between
  * MARK begin and MARK end, so the parent's kernel check sees the calls and nothing else. A trial's
@@ -49,6 +50,11 @@ typedef struct {
     unsigned long long segment; /* calls between two seedings of the generators: what a replay makes */
     unsigned char *slab;
     size_t slab_len;
+    /* dec: the secret enc gave with each slot's ciphertext, when this process made them (warm-ups, a
+     * call by hand, the inputs job); never beside the ciphertext, where the call could read it. */
+    unsigned char *expect;
+    /* dec: the parent's file of inputs (calls_take_inputs), or -1 while this process makes its own. */
+    int given_fd;
     unsigned long long *lens; /* two per call: the lengths the call reported */
     int *rc;
     uint64_t *kexd; /* kex: each exchange's secret, folded right after it (its buffers are not slots) */
@@ -83,6 +89,19 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n);
 /* Right before call `first`, a segment's first (or the warm-ups): seeds the generators for its calls,
  * when they draw randomness (keygen, enc, sign, a key exchange); dec, verify and hash need none. */
 void calls_reseed(calls_t *t, unsigned long long first);
+/* SEED_BYTES from 2 * SEED_BYTES lowercase hex digits; 0 when they are not. */
+int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]);
+/* dec: whether this operation takes its timed inputs from the parent (the `inputs` mark). */
+int calls_takes_inputs(const calls_t *t);
+/* dec: the timed calls' inputs come from the file at `path` that the `inputs` job wrote in another
+ * process (docs/method.md#inputs-made-elsewhere): its secret key, then each call's ciphertext, in
+ * order. This process then never holds the secrets they decapsulate to, and cannot check them. */
+void calls_take_inputs(calls_t *t, const char *path);
+/* The inputs job: slots 0..n-1, just prepared, answered with the secrets enc gave (as if dec gave
+ * them), so calls_settle folds the transcript an honest trial's dec outputs must give. */
+void calls_answer_expected(calls_t *t, size_t n);
+/* The inputs job: writes slots 0..n-1's ciphertexts to fd. */
+void calls_write_inputs(const calls_t *t, size_t n, int fd);
 /* Runs the call of slot i and returns its return code (also kept). The timed loop's one call. */
 int calls_run(calls_t *t, size_t i);
 /* After a batch's window: checks its slots (guards, return codes, dec's secrets, verify's answers),

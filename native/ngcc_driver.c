@@ -5,7 +5,8 @@
  * (docs/native-protocol.md#drivers). Run by hand, without a channel, the job follows LIB:
  *   ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]
  *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
- *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH */
+ *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH
+ *   ngcc_driver LIB inputs kem dec N 0 CPU|-1 RNG|auto 0 SEED DIR */
 #include "harness.h"
 #include "jobs.h"
 #include <stdio.h>
@@ -20,9 +21,10 @@ int main(int argc, char **argv) {
     if (strcmp(job, "kat") == 0) code = kat_main(n, fields);
     else if (strcmp(job, "time") == 0) code = time_main(n, fields);
     else if (strcmp(job, "replay") == 0) code = replay_main(n, fields);
+    else if (strcmp(job, "inputs") == 0) code = inputs_main(n, fields);
     else if (strcmp(job, "prof") == 0) code = prof_main(n, fields);
     else {
-        fprintf(stderr, "usage: ngcc_driver LIB kat|time|replay|prof ... (native/ngcc_driver.c)\n");
+        fprintf(stderr, "usage: ngcc_driver LIB kat|time|replay|inputs|prof ... (native/ngcc_driver.c)\n");
         code = EXIT_USAGE;
     }
     return proto_end(code);

@@ -21,10 +21,6 @@
 
 #define MAX_CALL_SAMPLES (1u << 21) /* per-call samples kept; the trial total covers every call */
 
-
-
-
-
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
@@ -40,30 +36,14 @@ static double quantile(const uint64_t *sorted, size_t n, double q) {
 }
 
 
-static int hex_seed(const char *hex, unsigned char seed[SEED_BYTES]) {
-    if (strlen(hex) != 2 * SEED_BYTES) return 0;
-    for (int i = 0; i < SEED_BYTES; i++) {
-        unsigned v = 0;
-        for (int k = 0; k < 2; k++) {
-            char ch = hex[2 * i + k];
-            v <<= 4;
-            if (ch >= '0' && ch <= '9') v |= (unsigned)(ch - '0');
-            else if (ch >= 'a' && ch <= 'f') v |= (unsigned)(ch - 'a' + 10);
-            else return 0;
-        }
-        seed[i] = (unsigned char)v;
-    }
-    return 1;
-}
-
 /* The trial's seed: the replay's from its job; a trial's from the parent, asked once the library
  * is loaded (docs/native-protocol.md#marks); by hand, from the kernel. Reported as META seed. */
 static void trial_seed(const char *given, unsigned char seed[SEED_BYTES]) {
     char hex[2 * SEED_BYTES + 1];
     if (given) {
-        if (!hex_seed(given, seed)) fail(EXIT_USAGE, "USAGE", "SEED must be %d lowercase hex digits", 2 * SEED_BYTES);
+        if (!calls_seed_from_hex(given, seed)) fail(EXIT_USAGE, "USAGE", "SEED must be %d lowercase hex digits", 2 * SEED_BYTES);
     } else if (proto_ask("seed", hex, sizeof hex)) {
-        if (!hex_seed(hex, seed)) fail(EXIT_USAGE, "USAGE", "the parent's seed is not %d lowercase hex digits", 2 * SEED_BYTES);
+        if (!calls_seed_from_hex(hex, seed)) fail(EXIT_USAGE, "USAGE", "the parent's seed is not %d lowercase hex digits", 2 * SEED_BYTES);
     } else {
         random_fill(seed, SEED_BYTES);
     }
@@ -149,6 +129,16 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
             int rc = calls_run(&t, (size_t)(i % slots));
             if (rc != 0 && !(c.api.is_sig && strcmp(op, "verify") == 0)) ops_must(rc, op);
         }
+    }
+
+    if (!replay && calls_takes_inputs(&t)) {
+        /* dec's timed inputs, made in another process (the inputs job): asked only now, after the
+         * warm-ups, so the library has run no code since they exist but inside the windows. "-":
+         * make them here (a calibration). */
+        char path[256];
+        int given = proto_ask("inputs", path, sizeof path) && strcmp(path, "-") != 0;
+        if (given) calls_take_inputs(&t, path);
+        meta_str("inputs", given ? "given" : "made");
     }
 
     /* One counter read per call boundary: the loop total and every per-call sample come from the

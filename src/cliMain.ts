@@ -144,7 +144,7 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
     const each = (x: number) => `${Math.round((x / t.processes) * 1000)} ms`;
     const inside = t.start_s + t.prepare_s + t.loops_s + t.between_s + t.finish_s;
     console.log(
-      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s${s.forecast ? ` (the whole run ${s.forecast.outcome.actual_wall_s.toFixed(1)} s)` : ''}; each besides its loops: start ${each(t.start_s)} (of which loading the library ${each(t.load_s ?? 0)}), prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}`,
+      `timing processes: ${t.processes}, ${t.loops_s.toFixed(1)} s in timed loops of ${inside.toFixed(1)} s${s.forecast ? ` (the whole run ${s.forecast.outcome.actual_wall_s.toFixed(1)} s)` : ''}; each besides its loops: start ${each(t.start_s)} (of which loading the library ${each(t.load_s ?? 0)}), prepare ${each(t.prepare_s)}, between batches ${each(t.between_s)}, finish ${each(t.finish_s)}${t.inputs_s ? `; dec's inputs, made in processes of their own, ${t.inputs_s.toFixed(1)} s` : ''}`,
     );
   }
   if (problems.length > 0) return { code: 1, verdict: `exit 1: ${problems.join('; ')}${notes}` };

@@ -46,7 +46,7 @@ describe('the cost of a timing process', () => {
     const r = await runCli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat,measure']);
     expect(r.code, r.err.join('\n')).toBe(0);
     const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')) as {
-      timing_processes: { processes: number; loops_s: number; start_s: number; load_s: number };
+      timing_processes: { processes: number; loops_s: number; start_s: number; load_s: number; inputs_s: number };
     };
     const records = ['keygen', 'enc', 'dec'].map(
       (op) => JSON.parse(readFileSync(join(data, 's', 'records', 'kem-1', `good__${op}.json`), 'utf8')) as TimingRecord,
@@ -62,9 +62,13 @@ describe('the cost of a timing process', () => {
     // Every trial process marked its start before loading the library.
     expect(campaign.timing_processes.load_s).toBeGreaterThan(0);
     expect(campaign.timing_processes.load_s).toBeLessThan(campaign.timing_processes.start_s);
+    // dec's trials each had their inputs made by a process before them (measure/decInputs.ts).
+    const inputs = (records[2]!.processes as Array<{ inputs_s?: number }>).reduce((a, p) => a + (p.inputs_s ?? 0), 0);
+    expect(inputs).toBeGreaterThan(0);
+    expect(campaign.timing_processes.inputs_s).toBeCloseTo(inputs, 6);
     expect(r.out.join('\n')).toMatch(
       new RegExp(
-        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s \\(the whole run \\d+\\.\\d s\\); each besides its loops: start \\d+ ms \\(of which loading the library \\d+ ms\\), prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms$`,
+        `^timing processes: ${trials.length}, \\d+\\.\\d s in timed loops of \\d+\\.\\d s \\(the whole run \\d+\\.\\d s\\); each besides its loops: start \\d+ ms \\(of which loading the library \\d+ ms\\), prepare \\d+ ms, between batches \\d+ ms, finish \\d+ ms; dec's inputs, made in processes of their own, \\d+\\.\\d s$`,
         'm',
       ),
     );

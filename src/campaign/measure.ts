@@ -189,7 +189,7 @@ export const measure: PhaseStep = {
       (j, result) => {
         const i = base ? Math.floor(j / 2) : j;
         const operation = todo[i]!.operation;
-        for (const p of result.processes) if (p.cost) run.onProcessCost?.(p.cost);
+        for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...(p.inputs_s ? { inputs_s: p.inputs_s } : {}) });
         if (base && j % 2 === 1) {
           const record = buildRecord({
             unit: { candidate: base.unit.candidate, label },

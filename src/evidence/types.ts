@@ -1,5 +1,6 @@
 import type { Forgery, KatStatus } from '../kat/status.js';
 import type { RepeatAudit } from '../measure/repeatAudit.js';
+import type { ReplayResult } from '../measure/replay.js';
 import type { Trial } from '../measure/stats.js';
 
 /** One build.json entry (ngcc-harness field names, plus ours). */
@@ -73,7 +74,7 @@ export interface TimingRecord {
   guide_100_measurements_met?: boolean;
   per_call_cycles?: { q1: number; median: number; q3: number } | null;
   /** The trials made again from their seed after the operation (measure/replay.ts). */
-  replays?: Array<{ trial: number; segment?: number; outcome: 'agrees' | 'differs' | 'failed'; detail?: string; wall_s: number }>;
+  replays?: ReplayResult[];
   /** verify: the repeated-input audit (measure/repeatAudit.ts). */
   repeat_audit?: RepeatAudit;
   /** Trials per round when a pull request's extra paired rounds were appended (evidence/record.ts appendTrials). */

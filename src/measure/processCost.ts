@@ -21,6 +21,8 @@ export interface ProcessCost {
   loops_s: number;
   between_s: number;
   finish_s: number;
+  /** dec: the wall seconds of the process that made its inputs before it started (measure/decInputs.ts). */
+  inputs_s?: number;
 }
 
 /** The split of one process that marked its seed and its windows; undefined otherwise. */
@@ -59,5 +61,6 @@ export function addCosts(costs: ReadonlyArray<ProcessCost | undefined>): (Proces
     loops_s: sum('loops_s'),
     between_s: sum('between_s'),
     finish_s: sum('finish_s'),
+    inputs_s: sum('inputs_s'),
   };
 }

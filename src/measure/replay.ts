@@ -1,7 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { runDriver } from '../sandbox/run.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
-import { transcriptOf, type TrialProcess, type Transcript } from './trial.js';
+import type { TrialProcess } from './trial.js';
+import type { InputsCheck } from './decInputs.js';
+import { firstDifference, transcriptOf } from './transcript.js';
+
+export { firstDifference } from './transcript.js';
 
 /**
  * Proof of work (docs/method.md#proof-of-work): one segment of a trial's calls (about an eighth),
@@ -32,29 +36,13 @@ export interface ReplayResult {
   trial: number;
   /** Which segment of its calls (native/calls.h) was made again. */
   segment?: number;
+  /** `inputs`: no replay; dec's transcript against the one its inputs job gave (measure/decInputs.ts). */
+  check?: 'inputs';
   /** `differs`: the outputs are not the replay's (FORGED); `failed`: the replay gave no transcript. */
   outcome: 'agrees' | 'differs' | 'failed';
   /** Unless they agree: why, naming the trial and the calls. */
   detail?: string;
   wall_s: number;
-}
-
-/**
- * The calls of the first block of `replay` that differs from the same block of `trial`, as
- * "call N" or "calls N–M" (0-based), or undefined when every block of the replay agrees.
- */
-export function firstDifference(trial: Transcript, replay: Transcript, calls: number): string | undefined {
-  const [a, b] = [trial.blocks ?? [], replay.blocks ?? []];
-  if (trial.per_block !== replay.per_block || b.length === 0) return 'the transcripts have different blocks';
-  const offset = (replay.first ?? 0) - (trial.first ?? 0);
-  for (let j = 0; j < b.length; j++) {
-    const i = j + offset;
-    if (a[i] === b[j]) continue;
-    const first = i * trial.per_block;
-    const last = Math.min(calls, first + trial.per_block) - 1;
-    return last > first ? `calls ${first}–${last}` : `call ${first}`;
-  }
-  return undefined;
 }
 
 /** The most calls of one operation an ICCS KAT makes in a process (native/ngcc_kat.c: 10 records, 2 fresh seeds, dec twice for each). */
@@ -131,4 +119,16 @@ export async function replayTrial(
   return where
     ? { ...done, outcome: 'differs', detail: `${name}, ${where}: the outputs differ from those of its replay from the trial's seed` }
     : { ...done, outcome: 'agrees' };
+}
+
+/** A dec trial's check as the operation's replays list it (measure/replay.ts), the trial's index 0-based. */
+export function inputsVerdict(check: InputsCheck, index: number, wall_s: number): ReplayResult {
+  const done = { trial: index, check: 'inputs' as const, wall_s };
+  return check.outcome === 'agrees'
+    ? { ...done, outcome: 'agrees' }
+    : {
+        ...done,
+        outcome: 'differs',
+        detail: `trial ${index + 1}, ${check.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`,
+      };
 }

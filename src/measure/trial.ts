@@ -4,9 +4,11 @@ import type { SandboxMode } from '../sandbox/bwrap.js';
 import { CONTRADICTION, kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from './kernelCheck.js';
 import { cpuTimeIsPrecise } from '../sandbox/cpuTime.js';
 import { parseOsLine } from './disturbance.js';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { processCost, type ProcessCost } from './processCost.js';
+import { checkAgainstInputs, makeDecInputs, type InputsCheck } from './decInputs.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -63,40 +65,12 @@ export interface TrialProcess {
    * only their SHA-256 is kept (`digest`).
    */
   transcript?: Transcript;
-}
-
-export interface Transcript {
-  per_block: number;
-  /** The index of blocks[0] among the trial's blocks (a replay's batch starts later); 0 when absent. */
-  first?: number;
-  blocks?: string[];
-  digest: string;
-}
-
-/** The TRANSCRIPT lines of a driver's output, in order; undefined when there were none or they do not fit together. */
-export function transcriptOf(lines: string[][]): Transcript | undefined {
-  let per_block: number | undefined;
-  let start: number | undefined;
-  const blocks: string[] = [];
-  for (const f of lines) {
-    if (f[0] !== 'TRANSCRIPT') continue;
-    const [per, first] = [Number(f[1]), Number(f[2])];
-    start ??= first;
-    if (!(per >= 1) || !Number.isSafeInteger(first) || first !== start + blocks.length || (per_block !== undefined && per !== per_block))
-      return undefined;
-    per_block = per;
-    for (const d of f.slice(3)) {
-      if (!/^[0-9a-f]{16}$/.test(d)) return undefined;
-      blocks.push(d);
-    }
-  }
-  if (per_block === undefined || blocks.length === 0) return undefined;
-  return {
-    per_block,
-    ...(start ? { first: start } : {}),
-    blocks,
-    digest: createHash('sha256').update(blocks.join('\n')).digest('hex'),
-  };
+  /**
+   * dec: its transcript against the one its inputs' job gave (measure/decInputs.ts), which stands
+   * for its replay; and that job's wall seconds, what making the inputs elsewhere costs.
+   */
+  inputs_check?: InputsCheck;
+  inputs_s?: number;
 }
 
 /** Why a trial process gave no trial; undefined when it gave one. */
@@ -127,17 +101,27 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.driver, req.library, ...job];
   // The trial's inputs and the library's randomness come from it; sent once the library is loaded.
   const seed = randomBytes(SEED_BYTES).toString('hex');
-  const driver = await runDriver([req.driver, req.library], job, {
-    timeoutMs: req.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [] },
-    markAnswers: { seed },
-  });
+  // dec's timed inputs come from another process; a calibration's are made in its own ("-").
+  const inputs = takesInputs(req) ? await makeDecInputs(req) : undefined;
+  if (typeof inputs === 'string') return inputsFailed(argv, started_utc, inputs);
+  let driver: DriverRun;
+  try {
+    driver = await runDriver([req.driver, req.library], job, {
+      timeoutMs: req.timeoutMs,
+      maxOutputBytes: 64 * 1024,
+      memoryLimitBytes: req.memoryLimitBytes,
+      sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library, ...(inputs ? [inputs.givenDir] : [])], writable: [] },
+      markAnswers: { seed, inputs: inputs ? inputs.place : '-' },
+    });
+  } finally {
+    inputs?.dispose();
+  }
   const { run, output: out } = driver;
   let failure = failureOf(driver);
   const trials: Trial[] = [];
-  const window = trialWindow(run.channel?.marks ?? [], true);
+  // dec's `inputs` mark falls between its seed and its first window: the split counts it as preparing.
+  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== 'inputs');
+  const window = trialWindow(marks, true);
   let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.
   for (const f of failure ? [] : out.lines) {
@@ -165,7 +149,10 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]!);
     if (low) failure = `inconsistent trial: ${low}`;
   }
+  if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
+    failure = 'inconsistent trial: the driver did not take the inputs it was given';
   if (failure) trials.length = 0;
+  const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
     started_utc,
@@ -177,8 +164,29 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     wall_s: run.wallSeconds,
     disturbed_retries: 0,
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
-    ...costOf(run.channel?.marks ?? [], run.wallSeconds),
+    ...costOf(marks, run.wallSeconds),
     ...(transcript && !failure ? { transcript } : {}),
+    ...(check ? { inputs_check: check } : {}),
+    ...(inputs ? { inputs_s: inputs.wall_s } : {}),
+  };
+}
+
+/** Whether a trial's timed inputs come from the inputs job: kem dec's, but a calibration's. */
+const takesInputs = (req: TrialRequest): boolean => req.type === 'kem' && req.operation === 'dec' && !req.calibration;
+
+/** A trial that did not run: its inputs could not be made. */
+function inputsFailed(command: string[], started_utc: string, why: string): TrialProcess {
+  return {
+    status: 'failed',
+    started_utc,
+    exit_code: null,
+    meta: {},
+    trials: [],
+    stderr: '',
+    command,
+    wall_s: 0,
+    disturbed_retries: 0,
+    failure: why,
   };
 }
 

@@ -27,9 +27,10 @@ export interface RunOptions {
   channelJob?: string[];
   /**
    * What the parent answers to a named MARK besides GO (`GO\tVALUE`): a timing trial's `seed`,
-   * sent only once the library is loaded (docs/native-protocol.md#marks).
+   * sent only once the library is loaded (docs/native-protocol.md#marks). A function is called when
+   * the mark comes, before the answer: dec's `inputs` are put in place only then.
    */
-  markAnswers?: Record<string, string>;
+  markAnswers?: Record<string, string | (() => string)>;
   /**
    * With channelSecret: a MARK may move the deadline. Called with the mark's name and the seconds
    * since the start; a number is the new timeout (milliseconds from the start), taken when it is
@@ -237,7 +238,8 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         extendedBy.add(name);
         if (later !== undefined && later > deadlineMs) rearm(later);
         // The name comes from the driver's process: only the parent's own answers count.
-        const value = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
+        const answer = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
+        const value = typeof answer === 'function' ? answer() : answer;
         mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
         channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
       });

@@ -14,11 +14,26 @@ const toySig = join(repoRoot, 'test', 'fixtures', 'campaign', 'sign-1', 'toy-sig
  * as `honest_<op>` (e.g. honest_kem_keygen).
  */
 export function variant(dir: string, name: string, type: 'kem' | 'sig', op: string, signature: string, body: string): string {
+  return variants(dir, name, type, [[op, signature, body]]);
+}
+
+/** The same with several operations replaced (each [op, signature, body]), after `prelude` (shared state). */
+export function variants(dir: string, name: string, type: 'kem' | 'sig', replaced: Array<[string, string, string]>, prelude = ''): string {
   const src = join(dir, `${name}.c`);
   const include = type === 'kem' ? `"${join(kemCommon, 'toy_kem.inc')}"` : `"${join(toySig, 'SIG_AlgorithmInstance.c')}"`;
+  const ops = replaced.map(([op]) => op);
   writeFileSync(
     src,
-    `#include <string.h>\n#define ${op} honest_${op}\n#include ${include}\n#undef ${op}\nint ${op}(${signature}) {\n${body}\n}\n`,
+    [
+      '#define _GNU_SOURCE',
+      '#include <string.h>',
+      ...ops.map((op) => `#define ${op} honest_${op}`),
+      `#include ${include}`,
+      ...ops.map((op) => `#undef ${op}`),
+      prelude,
+      ...replaced.map(([op, signature, body]) => `int ${op}(${signature}) {\n${body}\n}`),
+      '',
+    ].join('\n'),
   );
   const lib = join(dir, `lib${name}.so`);
   const headers = type === 'kem' ? join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'good') : toySig;

@@ -1,0 +1,66 @@
+/* The inputs job of ngcc_driver: dec's timed inputs, made in a process of their own.
+ *   ngcc_driver LIB inputs kem dec ITERS 0 CPU|-1 RNG|auto 0 SEED DIR
+ * A key pair from the kernel's randomness, then ITERS ciphertexts to it, made by enc with the
+ * generators seeded from SEED as a trial's calls_prepare seeds them. Writes DIR/inputs.bin (the
+ * secret key, then the ciphertexts in call order) and reports, as TRANSCRIPT lines, the transcript
+ * that the dec trial given that file must give: the secrets enc gave, folded as calls_settle folds
+ * dec's outputs (docs/method.md#inputs-made-elsewhere). The trial's process never holds those
+ * secrets, so a dec cannot read its answer beside its question, nor from what enc recorded. */
+#include "harness.h"
+#include "ops.h"
+#include "calls.h"
+#include "jobs.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int inputs_main(int n, char **fields) {
+    const char *usage = "ngcc_driver LIB inputs kem dec ITERS 0 CPU|-1 RNG|auto 0 SEED DIR";
+    loop_args_t a;
+    parse_loop_args(n, fields, usage, "ITERS", &a);
+    if (n < 11) fail(EXIT_USAGE, "USAGE", "usage: %s", usage);
+    if (strcmp(a.type, "kem") != 0 || strcmp(a.op, "dec") != 0) fail(EXIT_USAGE, "USAGE", "the inputs job makes kem dec's inputs only");
+    unsigned char seed[SEED_BYTES], key_seed[SEED_BYTES];
+    if (!calls_seed_from_hex(fields[9], seed)) fail(EXIT_USAGE, "USAGE", "SEED must be %d lowercase hex digits", 2 * SEED_BYTES);
+
+    ctx_t c;
+    memset(&c, 0, sizeof c);
+    api_load(&c.api, a.lib, a.type);
+    /* The key pair from a seed of its own: a secret key that kept its generator's seed would not give
+     * away the ciphertexts' randomness, which comes from SEED. */
+    random_fill(key_seed, sizeof key_seed);
+    const char *rng = api_seed(&c.api, a.rng, key_seed);
+    meta_str("rng", rng);
+    ops_alloc(&c);
+    meta_u64("sk_bytes", c.api.sk_len);
+    meta_u64("ct_bytes", c.api.ct_len);
+    meta_u64("ss_bytes", c.api.ss_len);
+    (void)ops_prepare(&c, "dec");
+    calls_t t;
+    calls_init(&t, &c, seed, rng, a.n, 0, 0);
+
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/inputs.bin", fields[10]) >= (int)sizeof path) fail(EXIT_USAGE, "USAGE", "DIR is too long");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) fail(EXIT_IOERROR, "ERROR", "cannot create the inputs file in DIR");
+    for (const unsigned char *p = c.sk.p; p < c.sk.p + c.api.sk_len;) {
+        ssize_t w = write(fd, p, (size_t)(c.sk.p + c.api.sk_len - p));
+        if (w <= 0) fail(EXIT_IOERROR, "ERROR", "cannot write the inputs");
+        p += w;
+    }
+    for (unsigned long long done = 0; done < a.n;) {
+        size_t nb = (size_t)(a.n - done < t.batch ? a.n - done : t.batch);
+        calls_prepare(&t, done, nb);
+        calls_write_inputs(&t, nb, fd);
+        calls_answer_expected(&t, nb);
+        calls_settle(&t, done, nb);
+        done += nb;
+    }
+    if (close(fd) != 0) fail(EXIT_IOERROR, "ERROR", "cannot write the inputs");
+    ops_check_guards(&c);
+    meta_u64("calls_per_segment", t.segment);
+    calls_report(&t, 0, a.n);
+    proto_line("STATUS\tcomplete");
+    return EXIT_OK;
+}

@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
+import { planningSchema } from '../src/config/schemas.js';
+import { measureOperations, type OperationResult } from '../src/measure/operation.js';
+import { runDriver } from '../src/sandbox/run.js';
+import { tempDir } from './helpers/tmp.js';
+import { DEC, ENC, variant, variants } from './helpers/toyVariant.js';
+
+/**
+ * dec's timed inputs come from another process (src/measure/decInputs.ts, native/ngcc_inputs.c).
+ * Two decs that cheat without computing, each against what the timing process used to hold:
+ * - `peek` finds where the harness keeps the secret enc gave with each ciphertext (to check dec's
+ *   answer) by scanning its own process once, then reads each call's answer from there;
+ * - `memo` has enc record every (ciphertext, secret) it gives and answers those from the record.
+ * With inputs made in the timing process (`-`, the calibration's way, which was every trial's), both
+ * publish a fraction of the honest figure. With inputs made elsewhere, neither gains anything.
+ */
+
+/** The toy's sizes (test/fixtures/campaign/kem-1/common/toy_kem.inc). */
+const CT = 32;
+const SS = 32;
+
+/**
+ * Learns, on its first call, where a copy of its answer lies in the process (outside the stack and
+ * its own output), and on its second the distance between two calls' ciphertexts; from then on
+ * answers a call from the copy at the same place relative to its ciphertext, without decapsulating.
+ */
+const PEEK = `
+  static unsigned char *ct0, *copy0; static long stride; static int learnt;
+  if (learnt == 2) {
+    long d = ct - ct0;
+    if (d >= 0 && d % stride == 0) { memcpy(ss, copy0 + (d / stride) * ${SS}, ${SS}); *ss_len = ${SS}; return 0; }
+  }
+  int rc = honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);
+  if (learnt == 1 && ct > ct0) { stride = ct - ct0; learnt = 2; }
+  if (learnt == 0) {
+    ct0 = ct; learnt = -1;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (maps && learnt < 0 && fgets(line, sizeof line, maps)) {
+      unsigned long lo, hi; char perms[5];
+      if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[0] != 'r' || perms[1] != 'w' || strstr(line, "[stack]")) continue;
+      for (unsigned char *p = (unsigned char *)lo; p + ${SS} <= (unsigned char *)hi; p++)
+        if (p != ss && memcmp(p, ss, ${SS}) == 0) { copy0 = p; learnt = 1; break; }
+    }
+    if (maps) fclose(maps);
+  }
+  return rc;`;
+
+/** enc records every (ciphertext, secret) it gives; dec answers a recorded ciphertext from the record. */
+const MEMO_TABLE = `
+#include <stdio.h>
+#define MEMO (1u << 20)
+static unsigned char memo_ct[MEMO][${CT}], memo_ss[MEMO][${SS}];
+static unsigned memo_slot(const unsigned char *ct) { unsigned h; memcpy(&h, ct, sizeof h); return h % MEMO; }`;
+const MEMO_ENC = `
+  int rc = honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len);
+  unsigned k = memo_slot(ct); memcpy(memo_ct[k], ct, ${CT}); memcpy(memo_ss[k], ss, ${SS});
+  return rc;`;
+const MEMO_DEC = `
+  unsigned k = memo_slot(ct);
+  if (memcmp(memo_ct[k], ct, ${CT}) == 0) { memcpy(ss, memo_ss[k], ${SS}); *ss_len = ${SS}; return 0; }
+  return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);`;
+
+describe("dec's inputs, made in another process", () => {
+  const dir = tempDir();
+  let tools: HarnessTools;
+  let libs: Record<'honest' | 'peek' | 'memo', string>;
+  beforeAll(async () => {
+    tools = await harnessTools();
+    libs = {
+      honest: variant(dir, 'honest', 'kem', 'kem_dec', DEC, 'return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);'),
+      peek: variants(dir, 'peek', 'kem', [['kem_dec', DEC, PEEK]], '#include <stdio.h>'),
+      memo: variants(
+        dir,
+        'memo',
+        'kem',
+        [
+          ['kem_enc', ENC, MEMO_ENC],
+          ['kem_dec', DEC, MEMO_DEC],
+        ],
+        MEMO_TABLE,
+      ),
+    };
+  });
+
+  /** The per-call median of a trial of `calls` decs whose inputs are `inputs` ("-": made in the timing process). */
+  async function decMedian(lib: string, calls: number): Promise<{ status?: string; median: number }> {
+    const seed = randomBytes(48).toString('hex');
+    const r = await runDriver([tools.driver, lib], ['time', 'kem', 'dec', String(calls), '1', '-1', 'iccs-drng'], {
+      timeoutMs: 60_000,
+      markAnswers: { seed, inputs: '-' },
+    });
+    const line = r.output.lines.find((f) => f[0] === 'CALLS');
+    return { status: r.output.status, median: Number(line?.[4]) };
+  }
+
+  it('both cheats publish a fraction of the honest figure when the timing process makes its own inputs', async () => {
+    const calls = 4000;
+    const honest = await decMedian(libs.honest, calls);
+    expect(honest.status).toBe('complete');
+    for (const name of ['peek', 'memo'] as const) {
+      const cheat = await decMedian(libs[name], calls);
+      expect(cheat.status, name).toBe('complete');
+      expect(cheat.median, `${name}: ${cheat.median} against ${honest.median} cycles`).toBeLessThan(0.5 * honest.median);
+    }
+  }, 120_000);
+
+  const planning = planningSchema.parse({ trials: 3, trial_target_s: 0.02, op_budget_s: 5, min_measurements: 10, warmups: 1 });
+  const measure = (lib: string): Promise<OperationResult> =>
+    measureOperations([
+      {
+        driver: tools.driver,
+        library: lib,
+        libraryShown: 'lib.so',
+        type: 'kem',
+        operation: 'dec',
+        cpu: -1,
+        rng: 'iccs-drng',
+        sandbox: 'bwrap',
+        planning,
+      },
+    ]).then((r) => r[0]!);
+
+  it('checks every trial of an honest dec against its inputs, and the trial took them', async () => {
+    const r = await measure(libs.honest);
+    expect([r.status, r.failure]).toEqual(['complete', undefined]);
+    expect(r.replays!.map((x) => [x.trial, x.check, x.outcome])).toEqual(r.trials.map((_, i) => [i, 'inputs', 'agrees']));
+    expect(r.processes.every((p) => p.meta.inputs === 'given' && (p.inputs_s ?? 0) > 0)).toBe(true);
+  }, 120_000);
+
+  it('the peeking dec ends FORGED, naming the trial and the calls; the recording one gains nothing', async () => {
+    const honest = await measure(libs.honest);
+    const peek = await measure(libs.peek);
+    expect(peek.status).toBe('failed');
+    expect(peek.failure).toMatch(/^FORGED: trial [1-3], calls? \d+(–\d+)?: dec's secrets differ from those enc gave with the ciphertexts/);
+    const memo = await measure(libs.memo);
+    expect([memo.status, memo.failure]).toEqual(['complete', undefined]);
+    // Its lookup costs a little; answers from the record would be a fifth of the honest figure.
+    expect(
+      memo.stats!.median_trial_cycles,
+      `memo ${memo.stats!.median_trial_cycles} against honest ${honest.stats!.median_trial_cycles}`,
+    ).toBeGreaterThan(0.8 * honest.stats!.median_trial_cycles);
+  }, 180_000);
+});

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, mkdtempSync as mkdtempSync4, readdirSync as readdirSync14, readFileSync as readFileSync24, rmSync as rmSync12, statSync as statSync11 } from "node:fs";
+import { existsSync as existsSync37, mkdtempSync as mkdtempSync4, readdirSync as readdirSync15, readFileSync as readFileSync24, rmSync as rmSync12, statSync as statSync11 } from "node:fs";
 import { tmpdir as tmpdir5 } from "node:os";
 
 // src/util/fsx.ts
@@ -10375,6 +10375,16 @@ function treeAtRest(tree) {
 function treeCpuSeconds(tree) {
   return tree.reduce((sum2, pid) => sum2 + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
+function treeTasks(tree) {
+  let n = 0;
+  for (const pid of tree) {
+    try {
+      n += readdirSync2(`/proc/${pid}/task`).length;
+    } catch {
+    }
+  }
+  return n;
+}
 var precise;
 function cpuTimeIsPrecise() {
   if (precise === void 0) {
@@ -10470,7 +10480,7 @@ function runProcess(command, opts) {
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         const tree = pgid !== void 0 ? processTree(pgid) : [];
         while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        const mark = { name, wall_s, cpu_s: treeCpuSeconds(tree) };
+        const mark = { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
         marks.push(mark);
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
         extendedBy.add(name);
@@ -12122,16 +12132,36 @@ function belowFloor(type, operation, meta3, trial) {
 }
 
 // src/measure/decInputs.ts
-import { copyFileSync, lstatSync as lstatSync4, mkdirSync as mkdirSync5, mkdtempSync, rmSync as rmSync3 } from "node:fs";
+import { chmodSync as chmodSync2, lstatSync as lstatSync4, mkdirSync as mkdirSync5, mkdtempSync, readdirSync as readdirSync4, renameSync as renameSync3, rmSync as rmSync3 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
 import { join as join8 } from "node:path";
 import { randomBytes as randomBytes3 } from "node:crypto";
+var MOST_PATH_CHARS = 250;
+function removeAll(root3) {
+  const open2 = (dir) => {
+    try {
+      chmodSync2(dir, 448);
+      for (const e of readdirSync4(dir, { withFileTypes: true })) if (e.isDirectory()) open2(join8(dir, e.name));
+    } catch {
+    }
+  };
+  open2(root3);
+  try {
+    rmSync3(root3, { recursive: true, force: true });
+  } catch {
+  }
+}
 async function makeDecInputs(req) {
   const root3 = mkdtempSync(join8(tmpdir2(), "ngcc-inputs-"));
   const [madeDir, givenDir] = [join8(root3, "made"), join8(root3, "given")];
   mkdirSync5(madeDir);
   mkdirSync5(givenDir);
-  const dispose = () => rmSync3(root3, { recursive: true, force: true });
+  const dispose = () => removeAll(root3);
+  const given = join8(givenDir, "inputs.bin");
+  if (given.length > MOST_PATH_CHARS) {
+    dispose();
+    return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
+  }
   const seed = randomBytes3(48).toString("hex");
   const job = ["inputs", "kem", "dec", String(req.iterations), "0", String(req.cpu), req.rng, "0", seed, madeDir];
   const { run, output: output2, rejected } = await runDriver([req.driver, req.library], job, {
@@ -12160,21 +12190,24 @@ async function makeDecInputs(req) {
   }
   if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
     return fail2(`wrote an inputs.bin that is not a file of ${bytes2} bytes (a secret key of ${sk}, ${req.iterations} ciphertexts of ${ct2})`);
-  const given = join8(givenDir, "inputs.bin");
   let placed = false;
+  let placeFailure;
   return {
     givenDir,
-    // A copy, not the file the job's process wrote: nothing left of that process can reach it.
+    // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
+    // nothing can change the file after the check above.
     place: () => {
       if (!placed) {
+        placed = true;
         try {
-          copyFileSync(made, given);
-        } catch {
+          renameSync3(made, given);
+        } catch (e) {
+          placeFailure = `the parent could not put dec's inputs in place: ${e.message}`;
         }
       }
-      placed = true;
       return given;
     },
+    placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
     bytes: bytes2,
@@ -12184,6 +12217,30 @@ async function makeDecInputs(req) {
 function checkAgainstInputs(trial, inputs, calls) {
   const where = firstDifference(inputs, trial, calls) ?? (inputs.blocks?.length === trial.blocks?.length ? void 0 : "the transcripts have different blocks");
   return where ? { outcome: "differs", calls: where } : { outcome: "agrees" };
+}
+var BESIDE_WINDOWS_SHARE = 0.25;
+function cpuBesideWindows(marks) {
+  const at = marks.map((m) => m.name);
+  const asked = at.filter((n) => n === "inputs").length;
+  const i = at.indexOf("inputs");
+  if (asked !== 1 || i < at.indexOf("seed") || at.indexOf("seed") < 0 || at.includes("begin") && i > at.indexOf("begin"))
+    return `the driver asked for its inputs ${asked === 1 ? "out of turn" : `${asked} times`}`;
+  const before = marks.find((m) => m.name === "start")?.tasks;
+  const more = marks.slice(i).find((m) => before !== void 0 && m.tasks !== void 0 && m.tasks > before);
+  if (more)
+    return `the library ran ${more.tasks - before} thread(s) or process(es) beside the driver once its inputs existed (at its ${more.name} mark)`;
+  let windows_s = 0;
+  let last = marks[i];
+  let begin;
+  for (const m of marks.slice(i + 1)) {
+    if (m.name === "begin") begin = m;
+    if (m.name === "end" && begin) {
+      windows_s += m.cpu_s - begin.cpu_s;
+      last = m;
+      begin = void 0;
+    }
+  }
+  return { beside_s: Math.max(0, last.cpu_s - marks[i].cpu_s - windows_s), windows_s };
 }
 
 // src/measure/trial.ts
@@ -12257,10 +12314,19 @@ async function runTrial(req) {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]);
     if (low) failure2 = `inconsistent trial: ${low}`;
   }
+  if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
     failure2 = "inconsistent trial: the driver did not take the inputs it was given";
+  const beside = inputs && !failure2 && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : void 0;
+  if (typeof beside === "string") failure2 = `inconsistent trial: ${beside}`;
+  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
+    failure2 = `inconsistent trial: its process used ${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure2) trials.length = 0;
   const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
+  if (check3?.outcome === "differs" && req.calibration) {
+    failure2 = `dec's secrets differ from those enc gave with the ciphertexts, in the process that made them (${check3.calls})`;
+    trials.length = 0;
+  }
   return {
     status: failure2 || trials.length === 0 ? "failed" : "complete",
     started_utc,
@@ -12275,10 +12341,12 @@ async function runTrial(req) {
     ...costOf(marks, run.wallSeconds),
     ...transcript && !failure2 ? { transcript } : {},
     ...check3 ? { inputs_check: check3 } : {},
-    ...inputs ? { inputs_s: inputs.wall_s } : {}
+    ...inputs ? { inputs_s: inputs.wall_s } : {},
+    ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
   };
 }
-var takesInputs = (req) => req.type === "kem" && req.operation === "dec" && !req.calibration;
+var takesInputs = (req) => req.type === "kem" && req.operation === "dec";
+var besideLimit = (windows_s) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 function inputsFailed(command, started_utc, why) {
   return {
     status: "failed",
@@ -12388,7 +12456,7 @@ function inputsVerdict(check3, index, wall_s) {
   return check3.outcome === "agrees" ? { ...done2, outcome: "agrees" } : {
     ...done2,
     outcome: "differs",
-    detail: `trial ${index + 1}, ${check3.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`
+    detail: `${index < 0 ? "the calibration" : `trial ${index + 1}`}, ${check3.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`
   };
 }
 
@@ -12565,6 +12633,18 @@ function finish(op) {
     load_average_end: loadAverage()
   };
   const show = (x) => shown(x, req.driver, req.library, req.libraryShown);
+  const calibrationForged = op.calibration.inputs_check?.outcome === "differs" ? inputsVerdict(op.calibration.inputs_check, -1, 0).detail : void 0;
+  if (calibrationForged)
+    return {
+      ...common,
+      status: "failed",
+      failure: `FORGED: ${calibrationForged}`,
+      forged: `FORGED: ${calibrationForged}`,
+      processes: [show(op.calibration)],
+      trials: [],
+      meta: op.calibration.meta,
+      disturbed_retries: 0
+    };
   if (!op.plan)
     return {
       ...common,
@@ -12852,7 +12932,7 @@ import { existsSync as existsSync14 } from "node:fs";
 import { join as join18, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync7, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname6, join as join13, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
@@ -12892,11 +12972,11 @@ function guideFlags(arch2, variant) {
 }
 
 // src/config/sources.ts
-import { existsSync as existsSync7, readdirSync as readdirSync5, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync7, readdirSync as readdirSync6, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
 import { dirname as dirname5, isAbsolute as isAbsolute4, join as join9, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
-import { readdir, readdirSync as readdirSync4, realpath, realpathSync as realpathSync2, stat, statSync as statSync3 } from "fs";
+import { readdir, readdirSync as readdirSync5, realpath, realpathSync as realpathSync2, stat, statSync as statSync3 } from "fs";
 import { isAbsolute as isAbsolute3, posix, resolve as resolve3 } from "path";
 import { fileURLToPath as fileURLToPath2 } from "url";
 
@@ -13647,7 +13727,7 @@ function getOptions(options) {
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync4,
+    readdirSync: opts.fs.readdirSync || readdirSync5,
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync2,
     stat: opts.fs.stat || stat,
@@ -13706,7 +13786,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync5(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join9(dir, f), roots, display, `${field}.dir`, join9(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync6(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join9(dir, f), roots, display, `${field}.dir`, join9(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute4(p) ? p : resolve4(dir, p);
@@ -13923,7 +14003,7 @@ async function dependencies(cc, src, compileArgs, sandbox, memoryLimitBytes) {
   const headers = [];
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync6(dir)) if (f.endsWith(".h")) headers.push(join13(dir, f));
+    for (const f of readdirSync7(dir)) if (f.endsWith(".h")) headers.push(join13(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
@@ -14196,7 +14276,7 @@ import { mkdirSync as mkdirSync8 } from "node:fs";
 import { join as join15 } from "node:path";
 
 // src/config/campaign.ts
-import { existsSync as existsSync11, readdirSync as readdirSync7, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
+import { existsSync as existsSync11, readdirSync as readdirSync8, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
 import { basename as basename6, dirname as dirname7, join as join14, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
@@ -34356,7 +34436,7 @@ function withLine(file2, check3) {
   }
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync7(root3).filter((name) => existsSync11(join14(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync8(root3).filter((name) => existsSync11(join14(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -34412,17 +34492,17 @@ function noCandidates(root3) {
 function campaignsBelow(dir, depth2) {
   let entries;
   try {
-    entries = readdirSync7(dir, { withFileTypes: true });
+    entries = readdirSync8(dir, { withFileTypes: true });
   } catch {
     return [];
   }
   return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
-  for (const name of readdirSync7(root3).sort()) {
+  for (const name of readdirSync8(root3).sort()) {
     const folder = join14(root3, name);
     if (!statSync7(folder).isDirectory() || existsSync11(join14(folder, "candidate.yml"))) continue;
-    const wrong = readdirSync7(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
+    const wrong = readdirSync8(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
         shown2(join14(folder, wrong)),
@@ -36636,7 +36716,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 }
 
 // src/ct/coverage.ts
-import { constants as constants4, copyFileSync as copyFileSync2, existsSync as existsSync20, lstatSync as lstatSync6, mkdirSync as mkdirSync12, readdirSync as readdirSync8, rmSync as rmSync6 } from "node:fs";
+import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync6, mkdirSync as mkdirSync12, readdirSync as readdirSync9, rmSync as rmSync6 } from "node:fs";
 import { basename as basename9, isAbsolute as isAbsolute6, join as join25, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
@@ -36919,13 +36999,13 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync8(scratch).filter((f) => f.endsWith(".gcda") && lstatSync6(join25(scratch, f)).isFile());
+  const counters = readdirSync9(scratch).filter((f) => f.endsWith(".gcda") && lstatSync6(join25(scratch, f)).isFile());
   for (const f of counters) {
     const notes = join25(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync20(notes)) continue;
     const into = join25(scratch, basename9(notes));
     rmSync6(into, { force: true, recursive: true });
-    copyFileSync2(notes, into, constants4.COPYFILE_EXCL);
+    copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
   return counters;
 }
@@ -37304,7 +37384,7 @@ async function runDivisionCheck(req) {
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes5 } from "node:crypto";
-import { existsSync as existsSync22, mkdirSync as mkdirSync13, renameSync as renameSync3, rmSync as rmSync8 } from "node:fs";
+import { existsSync as existsSync22, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
 import { join as join27 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
@@ -37345,7 +37425,7 @@ ${r.stderr}`
   writeJsonAtomic(join27(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync8(dir, { recursive: true, force: true });
   try {
-    renameSync3(staging, dir);
+    renameSync4(staging, dir);
   } catch {
     rmSync8(staging, { recursive: true, force: true });
   }
@@ -38107,7 +38187,7 @@ function calibrationProblems(systemDir) {
 }
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync26, readdirSync as readdirSync9, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync26, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
 import { join as join29 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
@@ -38208,12 +38288,12 @@ function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
   if (!existsSync26(dir)) return [];
   const problems = [];
-  for (const id of readdirSync9(dir, { withFileTypes: true })) {
+  for (const id of readdirSync10(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync9(join29(dir, id.name))) {
+    for (const file2 of readdirSync10(join29(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -38253,7 +38333,7 @@ function validateCtFiles(systemDir, build2) {
 }
 
 // src/evidence/dataset.ts
-import { existsSync as existsSync27, readdirSync as readdirSync10 } from "node:fs";
+import { existsSync as existsSync27, readdirSync as readdirSync11 } from "node:fs";
 import { join as join30 } from "node:path";
 function parseJson(path, unreadable) {
   try {
@@ -38266,7 +38346,7 @@ function parseJson(path, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync27(dir)) return [];
-  return readdirSync10(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join30(e.parentPath, e.name)).sort();
+  return readdirSync11(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join30(e.parentPath, e.name)).sort();
 }
 function readAll(dir, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -38853,16 +38933,16 @@ function sizeVerdict(item, catalog, api, basis) {
 }
 
 // src/evidence/ct.ts
-import { existsSync as existsSync30, readdirSync as readdirSync11 } from "node:fs";
+import { existsSync as existsSync30, readdirSync as readdirSync12 } from "node:fs";
 import { join as join32 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync30(dir)) return { files, unreadable };
-  for (const candidate of readdirSync11(dir).sort()) {
+  for (const candidate of readdirSync12(dir).sort()) {
     if (!existsSync30(join32(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync11(join32(dir, candidate)).sort()) {
+    for (const name of readdirSync12(join32(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
@@ -39816,7 +39896,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync33, readdirSync as readdirSync12, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
 import { basename as basename11, dirname as dirname9, join as join35, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
@@ -39967,10 +40047,10 @@ function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
   if (!existsSync33(surveyDir)) return surveys;
-  for (const id of readdirSync12(surveyDir).sort())
+  for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync12(join35(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync13(join35(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
           return [readJson(join35(surveyDir, id, f))];
         } catch {
@@ -39990,7 +40070,7 @@ function trendsOf(systemDir, system2, history2) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync33(dataDir) ? readdirSync12(dataDir).sort() : []) {
+  for (const name of existsSync33(dataDir) ? readdirSync13(dataDir).sort() : []) {
     const paths = evidencePaths(join35(dataDir, name));
     if (!existsSync33(paths.campaign)) continue;
     try {
@@ -45747,7 +45827,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync3, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync4, rmdirSync, rmSync as rmSync10, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync10, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename12, dirname as dirname10, join as join37, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -45911,7 +45991,7 @@ function mergeLocked(parts, out, into) {
   try {
     const copy = (from, rel) => {
       mkdirSync15(dirname10(join37(tmp, rel)), { recursive: true });
-      copyFileSync3(join37(from.dir, rel), join37(tmp, rel));
+      copyFileSync2(join37(from.dir, rel), join37(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -45934,12 +46014,12 @@ function mergeLocked(parts, out, into) {
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync5(join37(tmp, LOCK_FILE), lockText());
     const old = join37(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
-    renameSync4(out, old);
+    renameSync5(out, old);
     try {
-      renameSync4(tmp, out);
+      renameSync5(tmp, out);
     } catch (e) {
       try {
-        renameSync4(old, out);
+        renameSync5(old, out);
       } catch {
         throw new InputError(
           shownPath(out),
@@ -47400,14 +47480,14 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync36, mkdirSync as mkdirSync17, readdirSync as readdirSync13, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync36, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join40 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
     const base = join40(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync13(base).sort().filter((scheme) => existsSync36(join40(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync14(base).sort().filter((scheme) => existsSync36(join40(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
@@ -47677,7 +47757,7 @@ function evidenceFolder(arg) {
   const dir = resolve19(arg);
   if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync14(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join41(dir, e.name)).build)).map((e) => join41(arg, e.name));
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join41(dir, e.name)).build)).map((e) => join41(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -47959,7 +48039,7 @@ async function cmdExample(args) {
   if (!existsSync37(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync14(campaignDir).filter((f) => existsSync37(join41(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync37(join41(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -47993,7 +48073,7 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync37(out) && readdirSync14(out).length > 0)
+  if (existsSync37(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
   const pqclean = resolve19(values.pqclean ?? join41(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync37(pqclean))

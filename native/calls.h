@@ -55,6 +55,7 @@ typedef struct {
     unsigned char *expect;
     /* dec: the parent's file of inputs (calls_take_inputs), or -1 while this process makes its own. */
     int given_fd;
+    unsigned char *staging; /* a batch's given ciphertexts, read at once */
     unsigned long long *lens; /* two per call: the lengths the call reported */
     int *rc;
     uint64_t *kexd; /* kex: each exchange's secret, folded right after it (its buffers are not slots) */

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define INPUTS_MAX_BYTES (1ull << 30)
+
 int inputs_main(int n, char **fields) {
     const char *usage = "ngcc_driver LIB inputs kem dec ITERS 0 CPU|-1 RNG|auto 0 SEED DIR";
     loop_args_t a;
@@ -40,6 +42,11 @@ int inputs_main(int n, char **fields) {
     calls_t t;
     calls_init(&t, &c, seed, rng, a.n, 0, 0);
 
+    /* A calibration that claimed a tiny cost would ask for more calls than any trial needs: gigabytes of a
+     * temporary folder. */
+    unsigned long long bytes = c.api.sk_len + a.n * c.api.ct_len;
+    if (a.n > INPUTS_MAX_BYTES || bytes > INPUTS_MAX_BYTES)
+        fail(EXIT_USAGE, "USAGE", "dec's inputs for %llu calls would take %llu bytes, over the %llu a trial may have", a.n, bytes, (unsigned long long)INPUTS_MAX_BYTES);
     char path[4096];
     if (snprintf(path, sizeof path, "%s/inputs.bin", fields[10]) >= (int)sizeof path) fail(EXIT_USAGE, "USAGE", "DIR is too long");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -1,8 +1,8 @@
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { runDriver } from '../sandbox/run.js';
+import { runDriver, type ChannelMark } from '../sandbox/run.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { firstDifference, transcriptOf, type Transcript } from './transcript.js';
 
@@ -32,14 +32,37 @@ export interface InputsRequest {
 export interface DecInputs {
   /** The folder bound read-only into the trial's sandbox: empty until `place` is called. */
   givenDir: string;
-  /** Copies the inputs into givenDir and returns the file's path (the answer to the `inputs` mark). */
+  /** Moves the inputs into givenDir and returns the file's path (the answer to the `inputs` mark). */
   place: () => string;
+  /** Why `place` could not move them, once it was called and could not. */
+  placeFailure: () => string | undefined;
   transcript: Transcript;
   /** The inputs job's wall seconds. */
   wall_s: number;
   bytes: number;
-  /** Removes the folders. */
+  /** Removes the folders, whatever the job did to their permissions. */
   dispose: () => void;
+}
+
+/** The longest answer to a mark the driver reads (native/harness.c proto_ask: 256 bytes with GO and a tab). */
+const MOST_PATH_CHARS = 250;
+
+/** Removes a folder the inputs job could write in: it may have taken its own permissions away. */
+function removeAll(root: string): void {
+  const open = (dir: string): void => {
+    try {
+      chmodSync(dir, 0o700);
+      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(join(dir, e.name));
+    } catch {
+      /* gone, or not ours: rmSync says what is left */
+    }
+  };
+  open(root);
+  try {
+    rmSync(root, { recursive: true, force: true });
+  } catch {
+    /* a temporary folder left behind is not worth a failed run */
+  }
 }
 
 /** Makes a dec trial's inputs; a string says why it could not. */
@@ -48,7 +71,12 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
   const [madeDir, givenDir] = [join(root, 'made'), join(root, 'given')];
   mkdirSync(madeDir);
   mkdirSync(givenDir);
-  const dispose = () => rmSync(root, { recursive: true, force: true });
+  const dispose = () => removeAll(root);
+  const given = join(givenDir, 'inputs.bin');
+  if (given.length > MOST_PATH_CHARS) {
+    dispose();
+    return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
+  }
   const seed = randomBytes(48).toString('hex');
   // On the trial's core, which the parent holds anyway: not on a core another phase is using.
   const job = ['inputs', 'kem', 'dec', String(req.iterations), '0', String(req.cpu), req.rng, '0', seed, madeDir];
@@ -78,23 +106,24 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
   }
   if (!st.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes)
     return fail(`wrote an inputs.bin that is not a file of ${bytes} bytes (a secret key of ${sk}, ${req.iterations} ciphertexts of ${ct})`);
-  const given = join(givenDir, 'inputs.bin');
   let placed = false;
+  let placeFailure: string | undefined;
   return {
     givenDir,
-    // A copy, not the file the job's process wrote: nothing left of that process can reach it.
+    // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
+    // nothing can change the file after the check above.
     place: () => {
-      // A copy that failed leaves no file: the driver then fails, naming the inputs.
       if (!placed) {
+        placed = true;
         try {
-          copyFileSync(made, given);
-        } catch {
-          /* the driver says it */
+          renameSync(made, given);
+        } catch (e) {
+          placeFailure = `the parent could not put dec's inputs in place: ${(e as Error).message}`;
         }
       }
-      placed = true;
       return given;
     },
+    placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
     bytes,
@@ -115,4 +144,45 @@ export function checkAgainstInputs(trial: Transcript, inputs: Transcript, calls:
     firstDifference(inputs, trial, calls) ??
     (inputs.blocks?.length === trial.blocks?.length ? undefined : 'the transcripts have different blocks');
   return where ? { outcome: 'differs', calls: where } : { outcome: 'agrees' };
+}
+
+/**
+ * How much more CPU than its windows' the trial's process tree may use between the `inputs` mark
+ * and its last window's end, as a share of the windows' CPU: what the driver does there is read each
+ * batch's ciphertexts and check the batch before it, a few percent of a dec's work (bench (r)).
+ */
+export const BESIDE_WINDOWS_SHARE = 0.25;
+
+/**
+ * The CPU a dec trial's process tree used once its inputs existed, outside its counted windows: a
+ * thread of the library that decapsulated them there (holding the driver back, say, on a lock
+ * before its first window) would make the calls look cheap, with a true transcript. A string says
+ * why the marks do not allow the sum: one `inputs` mark, after `seed` and before the first `begin`,
+ * and from it on no thread or process more than before the library was loaded.
+ */
+export function cpuBesideWindows(marks: readonly ChannelMark[]): { beside_s: number; windows_s: number } | string {
+  const at = marks.map((m) => m.name);
+  const asked = at.filter((n) => n === 'inputs').length;
+  const i = at.indexOf('inputs');
+  if (asked !== 1 || i < at.indexOf('seed') || at.indexOf('seed') < 0 || (at.includes('begin') && i > at.indexOf('begin')))
+    return `the driver asked for its inputs ${asked === 1 ? 'out of turn' : `${asked} times`}`;
+  // Threads of the library, alive once the inputs exist, could decapsulate them outside the windows,
+  // and one that ends takes its CPU time out of the tree's sum: the tree must have as many threads
+  // as before the library was loaded (the `start` mark).
+  const before = marks.find((m) => m.name === 'start')?.tasks;
+  const more = marks.slice(i).find((m) => before !== undefined && m.tasks !== undefined && m.tasks > before);
+  if (more)
+    return `the library ran ${more.tasks! - before!} thread(s) or process(es) beside the driver once its inputs existed (at its ${more.name} mark)`;
+  let windows_s = 0;
+  let last = marks[i]!;
+  let begin: ChannelMark | undefined;
+  for (const m of marks.slice(i + 1)) {
+    if (m.name === 'begin') begin = m;
+    if (m.name === 'end' && begin) {
+      windows_s += m.cpu_s - begin.cpu_s;
+      last = m;
+      begin = undefined;
+    }
+  }
+  return { beside_s: Math.max(0, last.cpu_s - marks[i]!.cpu_s - windows_s), windows_s };
 }

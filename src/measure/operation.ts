@@ -190,6 +190,20 @@ function finish(op: InProgress): OperationResult {
     load_average_end: loadAverage(),
   };
   const show = (x: TrialProcess) => shown(x, req.driver, req.library, req.libraryShown);
+  // dec: a calibration whose outputs are not its inputs' (measure/decInputs.ts) is as FORGED as a trial.
+  const calibrationForged =
+    op.calibration.inputs_check?.outcome === 'differs' ? inputsVerdict(op.calibration.inputs_check, -1, 0).detail : undefined;
+  if (calibrationForged)
+    return {
+      ...common,
+      status: 'failed',
+      failure: `FORGED: ${calibrationForged}`,
+      forged: `FORGED: ${calibrationForged}`,
+      processes: [show(op.calibration)],
+      trials: [],
+      meta: op.calibration.meta,
+      disturbed_retries: 0,
+    };
   if (!op.plan)
     return {
       ...common,

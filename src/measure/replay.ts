@@ -121,7 +121,7 @@ export async function replayTrial(
     : { ...done, outcome: 'agrees' };
 }
 
-/** A dec trial's check as the operation's replays list it (measure/replay.ts), the trial's index 0-based. */
+/** A dec trial's check as the operation's replays list it, the trial's index 0-based (-1: the calibration). */
 export function inputsVerdict(check: InputsCheck, index: number, wall_s: number): ReplayResult {
   const done = { trial: index, check: 'inputs' as const, wall_s };
   return check.outcome === 'agrees'
@@ -129,6 +129,6 @@ export function inputsVerdict(check: InputsCheck, index: number, wall_s: number)
     : {
         ...done,
         outcome: 'differs',
-        detail: `trial ${index + 1}, ${check.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`,
+        detail: `${index < 0 ? 'the calibration' : `trial ${index + 1}`}, ${check.calls}: dec's secrets differ from those enc gave with the ciphertexts, in the process that made them`,
       };
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { processCost, type ProcessCost } from './processCost.js';
-import { checkAgainstInputs, makeDecInputs, type InputsCheck } from './decInputs.js';
+import { BESIDE_WINDOWS_SHARE, checkAgainstInputs, cpuBesideWindows, makeDecInputs, type InputsCheck } from './decInputs.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -71,6 +71,8 @@ export interface TrialProcess {
    */
   inputs_check?: InputsCheck;
   inputs_s?: number;
+  /** dec: CPU seconds its process tree used outside its windows once its inputs existed (measure/decInputs.ts). */
+  beside_windows_cpu_s?: number;
 }
 
 /** Why a trial process gave no trial; undefined when it gave one. */
@@ -101,7 +103,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const argv = [req.driver, req.library, ...job];
   // The trial's inputs and the library's randomness come from it; sent once the library is loaded.
   const seed = randomBytes(SEED_BYTES).toString('hex');
-  // dec's timed inputs come from another process; a calibration's are made in its own ("-").
+  // dec's timed inputs come from another process.
   const inputs = takesInputs(req) ? await makeDecInputs(req) : undefined;
   if (typeof inputs === 'string') return inputsFailed(argv, started_utc, inputs);
   let driver: DriverRun;
@@ -149,10 +151,21 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]!);
     if (low) failure = `inconsistent trial: ${low}`;
   }
+  // The driver says only that it could not open them; the parent knows why.
+  if (inputs?.placeFailure()) failure = inputs.placeFailure();
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
     failure = 'inconsistent trial: the driver did not take the inputs it was given';
+  const beside = inputs && !failure && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : undefined;
+  if (typeof beside === 'string') failure = `inconsistent trial: ${beside}`;
+  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
+    failure = `inconsistent trial: its process used ${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure) trials.length = 0;
   const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
+  // A calibration's figure sizes the plan: one whose outputs are not its inputs' sizes nothing.
+  if (check?.outcome === 'differs' && req.calibration) {
+    failure = `dec's secrets differ from those enc gave with the ciphertexts, in the process that made them (${check.calls})`;
+    trials.length = 0;
+  }
   return {
     status: failure || trials.length === 0 ? 'failed' : 'complete',
     started_utc,
@@ -168,11 +181,16 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     ...(transcript && !failure ? { transcript } : {}),
     ...(check ? { inputs_check: check } : {}),
     ...(inputs ? { inputs_s: inputs.wall_s } : {}),
+    ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
   };
 }
 
-/** Whether a trial's timed inputs come from the inputs job: kem dec's, but a calibration's. */
-const takesInputs = (req: TrialRequest): boolean => req.type === 'kem' && req.operation === 'dec' && !req.calibration;
+/** Whether a trial's timed inputs come from the inputs job: kem dec's, calibrations' too. */
+const takesInputs = (req: TrialRequest): boolean => req.type === 'kem' && req.operation === 'dec';
+
+/** The most CPU a dec trial may use outside its windows once its inputs exist (measure/decInputs.ts). */
+const besideLimit = (windows_s: number): number =>
+  (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 
 /** A trial that did not run: its inputs could not be made. */
 function inputsFailed(command: string[], started_utc: string, why: string): TrialProcess {

@@ -112,6 +112,19 @@ export function treeCpuSeconds(tree: readonly number[]): number {
   return tree.reduce((sum, pid) => sum + processCpuSeconds(pid) + reapedCpuSeconds(pid), 0);
 }
 
+/** Threads in the tree's processes (each process's own included). */
+export function treeTasks(tree: readonly number[]): number {
+  let n = 0;
+  for (const pid of tree) {
+    try {
+      n += readdirSync(`/proc/${pid}/task`).length;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return n;
+}
+
 let precise: boolean | undefined;
 
 /**

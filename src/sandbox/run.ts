@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
 import { bwrapArgs, hostSystemView, sandboxEnv, unshareArgv, type SandboxSpec, type SystemView } from './bwrap.js';
-import { processTree, treeAtRest, treeCpuSeconds } from './cpuTime.js';
+import { processTree, treeAtRest, treeCpuSeconds, treeTasks } from './cpuTime.js';
 
 export interface RunOptions {
   cwd?: string;
@@ -94,6 +94,8 @@ export interface ChannelMark {
   resumed_s?: number;
   /** CPU seconds charged to the process and its descendants so far. */
   cpu_s: number;
+  /** Threads of the process and its descendants (the sandbox's own included). */
+  tasks?: number;
 }
 
 const DEFAULT_MAX_OUTPUT = 1 << 20;
@@ -231,7 +233,7 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
         const until = process.hrtime.bigint() + MARK_SETTLE_NS;
         const tree = pgid !== undefined ? processTree(pgid) : [];
         while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        const mark: ChannelMark = { name, wall_s, cpu_s: treeCpuSeconds(tree) };
+        const mark: ChannelMark = { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
         marks.push(mark);
         // The name comes from the driver's process: once per name, and only later, never sooner.
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : undefined;

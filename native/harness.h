@@ -110,7 +110,8 @@ void proto_data(const char *kind, const unsigned char *p, size_t n);
  * kernel charged this process (docs/native-protocol.md#marks). No-op without a channel. */
 void proto_mark(const char *name);
 /* "MARK name", then waits for the parent's answer "GO\tVALUE" and copies VALUE into answer (at most
- * cap - 1 characters). Returns 0 without a channel (answer untouched). */
+ * cap - 1 characters). Returns 0 without a channel, or when the parent answers a plain "GO" (it has
+ * nothing to give): answer untouched. */
 int proto_ask(const char *name, char *answer, size_t cap);
 /* The driver's last line, "END code"; returns code, for `return proto_end(EXIT_OK);`. */
 int proto_end(int code);

@@ -12218,7 +12218,6 @@ function checkAgainstInputs(trial, inputs, calls) {
   const where = firstDifference(inputs, trial, calls) ?? (inputs.blocks?.length === trial.blocks?.length ? void 0 : "the transcripts have different blocks");
   return where ? { outcome: "differs", calls: where } : { outcome: "agrees" };
 }
-var BESIDE_WINDOWS_SHARE = 0.25;
 function cpuBesideWindows(marks) {
   const at = marks.map((m) => m.name);
   const asked = at.filter((n) => n === "inputs").length;
@@ -12319,8 +12318,6 @@ async function runTrial(req) {
     failure2 = "inconsistent trial: the driver did not take the inputs it was given";
   const beside = inputs && !failure2 && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : void 0;
   if (typeof beside === "string") failure2 = `inconsistent trial: ${beside}`;
-  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure2 = `inconsistent trial: its process used ${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure2) trials.length = 0;
   const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
   if (check3?.outcome === "differs" && req.calibration) {
@@ -12346,7 +12343,6 @@ async function runTrial(req) {
   };
 }
 var takesInputs = (req) => req.type === "kem" && req.operation === "dec";
-var besideLimit = (windows_s) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 function inputsFailed(command, started_utc, why) {
   return {
     status: "failed",

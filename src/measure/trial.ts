@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { processCost, type ProcessCost } from './processCost.js';
-import { BESIDE_WINDOWS_SHARE, checkAgainstInputs, cpuBesideWindows, makeDecInputs, type InputsCheck } from './decInputs.js';
+import { checkAgainstInputs, cpuBesideWindows, makeDecInputs, type InputsCheck } from './decInputs.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -156,9 +156,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
     failure = 'inconsistent trial: the driver did not take the inputs it was given';
   const beside = inputs && !failure && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : undefined;
+  // Kept, not judged: reading a batch's ciphertexts costs up to 6 % of an ML-KEM-1024 dec here, and
+  // more of a faster dec's; a share no honest library passes is not yet known (benchmarks.md (r)).
   if (typeof beside === 'string') failure = `inconsistent trial: ${beside}`;
-  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure = `inconsistent trial: its process used ${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure) trials.length = 0;
   const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
   // A calibration's figure sizes the plan: one whose outputs are not its inputs' sizes nothing.
@@ -187,10 +187,6 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
 
 /** Whether a trial's timed inputs come from the inputs job: kem dec's, calibrations' too. */
 const takesInputs = (req: TrialRequest): boolean => req.type === 'kem' && req.operation === 'dec';
-
-/** The most CPU a dec trial may use outside its windows once its inputs exist (measure/decInputs.ts). */
-const besideLimit = (windows_s: number): number =>
-  (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 
 /** A trial that did not run: its inputs could not be made. */
 function inputsFailed(command: string[], started_utc: string, why: string): TrialProcess {

@@ -12210,7 +12210,6 @@ async function makeDecInputs(req) {
     placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
-    bytes: bytes2,
     dispose
   };
 }

@@ -241,4 +241,19 @@ describe("dec's inputs, made in another process", () => {
       /^(calibration: )?inconsistent trial: the library ran 1 thread\(s\) or process\(es\) beside the driver once its inputs existed/,
     );
   }, 180_000);
+
+  it('refuses inputs of more than 1 GiB, as a calibration that claimed a tiny cost would ask for, before writing them', async () => {
+    const calls = 40_000_000; // 32-byte ciphertexts: 1.28 GB
+    const r = await makeDecInputs({
+      driver: tools.driver,
+      library: libs.honest,
+      rng: 'iccs-drng',
+      iterations: calls,
+      cpu: -1,
+      timeoutMs: 60_000,
+    });
+    expect(r).toBe(
+      `the inputs job failed: USAGE: dec's inputs for ${calls} calls would take ${96 + calls * CT} bytes, over the 1073741824 a trial may have`,
+    );
+  }, 60_000);
 });

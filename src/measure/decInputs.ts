@@ -39,7 +39,6 @@ export interface DecInputs {
   transcript: Transcript;
   /** The inputs job's wall seconds. */
   wall_s: number;
-  bytes: number;
   /** Removes the folders, whatever the job did to their permissions. */
   dispose: () => void;
 }
@@ -126,7 +125,6 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
-    bytes,
     dispose,
   };
 }

@@ -256,4 +256,23 @@ describe("dec's inputs, made in another process", () => {
       `the inputs job failed: USAGE: dec's inputs for ${calls} calls would take ${96 + calls * CT} bytes, over the 1073741824 a trial may have`,
     );
   }, 60_000);
+
+  it('refuses marks that ask for the inputs twice or out of turn, and a thread more than at start; sums the CPU beside the windows', () => {
+    const m = (name: string, cpu_s: number, tasks = 3) => ({ name, wall_s: cpu_s, cpu_s, tasks });
+    const good = [m('start', 0), m('seed', 0.01), m('inputs', 0.02), m('begin', 0.03), m('end', 0.23), m('begin', 0.25), m('end', 0.45)];
+    const sum = cpuBesideWindows(good);
+    if (typeof sum === 'string') throw new Error(sum);
+    expect(sum.windows_s).toBeCloseTo(0.4, 9);
+    expect(sum.beside_s).toBeCloseTo(0.03, 9);
+    expect(cpuBesideWindows([...good.slice(0, 3), m('inputs', 0.021), ...good.slice(3)])).toBe('the driver asked for its inputs 2 times');
+    expect(cpuBesideWindows([m('start', 0), m('inputs', 0.01), m('seed', 0.02), ...good.slice(3)])).toBe(
+      'the driver asked for its inputs out of turn',
+    );
+    expect(cpuBesideWindows([m('start', 0), m('seed', 0.01), m('begin', 0.02), m('inputs', 0.03), m('end', 0.2)])).toBe(
+      'the driver asked for its inputs out of turn',
+    );
+    expect(cpuBesideWindows([...good.slice(0, 4), m('end', 0.23, 4), ...good.slice(5)])).toBe(
+      'the library ran 1 thread(s) or process(es) beside the driver once its inputs existed (at its end mark)',
+    );
+  });
 });

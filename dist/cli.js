@@ -12157,13 +12157,13 @@ async function makeDecInputs(req) {
   mkdirSync5(madeDir);
   mkdirSync5(givenDir);
   const dispose = () => removeAll(root3);
-  const given = join8(givenDir, "inputs.bin");
+  const given = join8(givenDir, "warmup.bin");
   if (given.length > MOST_PATH_CHARS) {
     dispose();
     return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
   }
   const seed = randomBytes3(48).toString("hex");
-  const job = ["inputs", "kem", "dec", String(req.iterations), "0", String(req.cpu), req.rng, "0", seed, madeDir];
+  const job = ["inputs", "kem", "dec", String(req.iterations), String(req.warmups), String(req.cpu), req.rng, "0", seed, madeDir];
   const { run, output: output2, rejected } = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
@@ -12179,34 +12179,42 @@ async function makeDecInputs(req) {
     return fail2(`failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`);
   const transcript = transcriptOf(output2.lines);
   if (!transcript) return fail2("gave no transcript");
-  const [sk, ct2] = [Number(output2.meta.sk_bytes), Number(output2.meta.ct_bytes)];
-  const bytes2 = sk + req.iterations * ct2;
-  const made = join8(madeDir, "inputs.bin");
-  let st;
-  try {
-    st = lstatSync4(made);
-  } catch {
-    return fail2("wrote no inputs.bin");
+  const [sk, ct2, warm] = [Number(output2.meta.sk_bytes), Number(output2.meta.ct_bytes), Number(output2.meta.warmup_ciphertexts)];
+  if (!Number.isSafeInteger(warm) || warm < 0 || warm > req.warmups)
+    return fail2(`reported ${output2.meta.warmup_ciphertexts ?? "no"} warm-up ciphertexts for ${req.warmups} warm-up calls`);
+  const files = [
+    { name: "warmup.bin", calls: warm },
+    { name: "inputs.bin", calls: req.iterations }
+  ];
+  for (const { name, calls } of files) {
+    const bytes2 = sk + calls * ct2;
+    let st;
+    try {
+      st = lstatSync4(join8(madeDir, name));
+    } catch {
+      return fail2(`wrote no ${name}`);
+    }
+    if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
+      return fail2(`wrote a ${name} that is not a file of ${bytes2} bytes (a secret key of ${sk}, ${calls} ciphertexts of ${ct2})`);
   }
-  if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
-    return fail2(`wrote an inputs.bin that is not a file of ${bytes2} bytes (a secret key of ${sk}, ${req.iterations} ciphertexts of ${ct2})`);
-  let placed = false;
+  const placed = /* @__PURE__ */ new Set();
   let placeFailure;
+  const placer = (name) => () => {
+    const to = join8(givenDir, name);
+    if (!placed.has(name)) {
+      placed.add(name);
+      try {
+        renameSync3(join8(madeDir, name), to);
+      } catch (e) {
+        placeFailure ??= `the parent could not put dec's inputs in place: ${e.message}`;
+      }
+    }
+    return to;
+  };
   return {
     givenDir,
-    // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
-    // nothing can change the file after the check above.
-    place: () => {
-      if (!placed) {
-        placed = true;
-        try {
-          renameSync3(made, given);
-        } catch (e) {
-          placeFailure = `the parent could not put dec's inputs in place: ${e.message}`;
-        }
-      }
-      return given;
-    },
+    placeWarmups: placer("warmup.bin"),
+    place: placer("inputs.bin"),
     placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
@@ -12219,10 +12227,16 @@ function checkAgainstInputs(trial, inputs, calls) {
 }
 function cpuBesideWindows(marks) {
   const at = marks.map((m) => m.name);
-  const asked = at.filter((n) => n === "inputs").length;
-  const i = at.indexOf("inputs");
-  if (asked !== 1 || i < at.indexOf("seed") || at.indexOf("seed") < 0 || at.includes("begin") && i > at.indexOf("begin"))
-    return `the driver asked for its inputs ${asked === 1 ? "out of turn" : `${asked} times`}`;
+  for (const [name, what] of [
+    ["warmups", "the warm-ups' inputs"],
+    ["inputs", "its inputs"]
+  ]) {
+    const asked = at.filter((n) => n === name).length;
+    if (asked !== 1) return `the driver asked for ${what} ${asked} times`;
+  }
+  const [seed, warm, i] = [at.indexOf("seed"), at.indexOf("warmups"), at.indexOf("inputs")];
+  if (seed < 0 || warm < seed || i < warm || at.includes("begin") && i > at.indexOf("begin"))
+    return "the driver asked for its inputs out of turn";
   const before = marks.find((m) => m.name === "start")?.tasks;
   const more = marks.slice(i).find((m) => before !== void 0 && m.tasks !== void 0 && m.tasks > before);
   if (more)
@@ -12276,7 +12290,7 @@ async function runTrial(req) {
       maxOutputBytes: 64 * 1024,
       memoryLimitBytes: req.memoryLimitBytes,
       sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library, ...inputs ? [inputs.givenDir] : []], writable: [] },
-      markAnswers: { seed, inputs: inputs ? inputs.place : "-" }
+      markAnswers: { seed, warmups: inputs ? inputs.placeWarmups : "-", inputs: inputs ? inputs.place : "-" }
     });
   } finally {
     inputs?.dispose();
@@ -12284,7 +12298,7 @@ async function runTrial(req) {
   const { run, output: out } = driver;
   let failure2 = failureOf(driver);
   const trials = [];
-  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "inputs");
+  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "warmups" && m.name !== "inputs");
   const window = trialWindow(marks, true);
   let loop = {};
   for (const f of failure2 ? [] : out.lines) {

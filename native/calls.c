@@ -167,7 +167,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->lens = calloc(2 * t->batch, sizeof *t->lens);
     t->rc = calloc(t->batch, sizeof *t->rc);
     t->kexd = calloc(t->batch, sizeof *t->kexd);
-    t->given_fd = -1;
+    t->given_fd = t->warm_fd = -1;
     if (t->kind == K_KEM_DEC) t->expect = calloc(t->batch, a->ss_len ? a->ss_len : 1);
     if (!t->slab || !t->lens || !t->rc || !t->kexd || !t->blocks || (t->kind == K_KEM_DEC && !t->expect)) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu call slots of %zu bytes", t->batch, t->stride);
     memset(t->slab, GUARD_VALUE, t->slab_len);
@@ -207,11 +207,16 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     ctx_t *c = t->c;
     t->first = first;
     if (first == USE_WARMUP) seed_batch(t, USE_WARMUP);
-    /* dec's given inputs: the batch's ciphertexts in one read, then into their slots. */
-    int given = t->kind == K_KEM_DEC && t->given_fd >= 0 && first != USE_WARMUP;
+    /* dec's given inputs: the batch's ciphertexts in one read, then into their slots. The warm-ups'
+     * come from a file of their own (calls_take_warmups), after the same secret key. */
+    int warm = first == USE_WARMUP;
+    int fd = warm ? t->warm_fd : t->given_fd;
+    int given = t->kind == K_KEM_DEC && fd >= 0;
     size_t ct_bytes = (size_t)c->api.ct_len;
-    if (given && pread(t->given_fd, t->staging, n * ct_bytes, (off_t)(c->api.sk_len + first * ct_bytes)) != (ssize_t)(n * ct_bytes))
+    if (given && pread(fd, t->staging, n * ct_bytes, (off_t)(c->api.sk_len + (warm ? 0 : first) * ct_bytes)) != (ssize_t)(n * ct_bytes)) {
+        if (warm) fail(EXIT_IOERROR, "ERROR", "cannot read the warm-ups' ciphertexts from their inputs");
         fail(EXIT_IOERROR, "ERROR", "cannot read calls %llu to %llu's ciphertexts from the inputs", first, first + n - 1);
+    }
     for (size_t i = 0; i < n; i++) {
         if (!given && first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
         slot_t s = slot_at(t, i);
@@ -252,20 +257,33 @@ int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]) {
     return 1;
 }
 
-int calls_takes_inputs(const calls_t *t) { return t->kind == K_KEM_DEC; }
+int calls_op_takes_inputs(const ctx_t *c, const char *op) {
+    return !c->kex && !c->api.is_hash && !c->api.is_sig && strcmp(op, "dec") == 0;
+}
 
-void calls_take_inputs(calls_t *t, const char *path) {
+size_t calls_warmup_slots(const calls_t *t, unsigned long long warmups) { return warmups < t->batch ? (size_t)warmups : t->batch; }
+
+/* Opens a file the parent gave: a secret key and `calls` ciphertexts, exactly; reads the key. */
+static int take_file(calls_t *t, const char *path, unsigned long long calls, const char *what) {
     ctx_t *c = t->c;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(EXIT_IOERROR, "ERROR", "cannot open the inputs the parent gave");
-    unsigned long long want = c->api.sk_len + t->calls * c->api.ct_len;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail(EXIT_IOERROR, "ERROR", "cannot open the %s the parent gave", what);
+    unsigned long long want = c->api.sk_len + calls * c->api.ct_len;
     if ((unsigned long long)st.st_size != want)
-        fail(EXIT_IOERROR, "ERROR", "the inputs have %lld bytes, not the %llu of a secret key and %llu ciphertexts", (long long)st.st_size, want, t->calls);
-    if (pread(fd, c->sk.p, (size_t)c->api.sk_len, 0) != (ssize_t)c->api.sk_len) fail(EXIT_IOERROR, "ERROR", "cannot read the inputs' secret key");
-    t->staging = malloc(t->batch * (size_t)c->api.ct_len);
+        fail(EXIT_IOERROR, "ERROR", "the %s have %lld bytes, not the %llu of a secret key and %llu ciphertexts", what, (long long)st.st_size, want, calls);
+    if (pread(fd, c->sk.p, (size_t)c->api.sk_len, 0) != (ssize_t)c->api.sk_len) fail(EXIT_IOERROR, "ERROR", "cannot read the %s' secret key", what);
+    if (!t->staging) t->staging = malloc(t->batch * (size_t)c->api.ct_len);
     if (!t->staging) fail(EXIT_IOERROR, "ERROR", "out of memory for a batch of ciphertexts");
-    t->given_fd = fd;
+    return fd;
+}
+
+void calls_take_warmups(calls_t *t, const char *path, size_t slots) { t->warm_fd = take_file(t, path, slots, "warm-ups' inputs"); }
+
+void calls_take_inputs(calls_t *t, const char *path) {
+    if (t->warm_fd >= 0) close(t->warm_fd);
+    t->warm_fd = -1;
+    t->given_fd = take_file(t, path, t->calls, "inputs");
 }
 
 void calls_answer_expected(calls_t *t, size_t n) {

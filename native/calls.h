@@ -53,8 +53,9 @@ typedef struct {
     /* dec: the secret enc gave with each slot's ciphertext, when this process made them (warm-ups, a
      * call by hand, the inputs job); never beside the ciphertext, where the call could read it. */
     unsigned char *expect;
-    /* dec: the parent's file of inputs (calls_take_inputs), or -1 while this process makes its own. */
-    int given_fd;
+    /* dec: the parent's file of inputs (calls_take_inputs), or -1 while this process makes its own;
+     * and the warm-ups' (calls_take_warmups), until the timed inputs are taken. */
+    int given_fd, warm_fd;
     unsigned char *staging; /* a batch's given ciphertexts, read at once */
     unsigned long long *lens; /* two per call: the lengths the call reported */
     int *rc;
@@ -92,8 +93,14 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n);
 void calls_reseed(calls_t *t, unsigned long long first);
 /* SEED_BYTES from 2 * SEED_BYTES lowercase hex digits; 0 when they are not. */
 int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]);
-/* dec: whether this operation takes its timed inputs from the parent (the `inputs` mark). */
-int calls_takes_inputs(const calls_t *t);
+/* Whether operation `op` takes its inputs from the parent (the `warmups` and `inputs` marks): kem dec. */
+int calls_op_takes_inputs(const ctx_t *c, const char *op);
+/* How many slots `warmups` warm-up calls go round: a batch's at most. */
+size_t calls_warmup_slots(const calls_t *t, unsigned long long warmups);
+/* dec: the warm-ups' inputs come from the file at `path` that the `inputs` job wrote: the secret key
+ * of the timed calls, then `slots` ciphertexts of their own. This process then makes no key pair and
+ * calls no enc at all. */
+void calls_take_warmups(calls_t *t, const char *path, size_t slots);
 /* dec: the timed calls' inputs come from the file at `path` that the `inputs` job wrote in another
  * process (docs/method.md#inputs-made-elsewhere): its secret key, then each call's ciphertext, in
  * order. This process then never holds the secrets they decapsulate to, and cannot check them. */

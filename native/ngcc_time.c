@@ -95,7 +95,12 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     if (!samples) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu samples", nsamples);
     meta_u64("baseline_rss_bytes", proc_status_bytes("VmRSS"));
 
-    (void)ops_prepare(&c, op);
+    /* dec's inputs come from another process (the inputs job), its warm-ups' too: asked right after
+     * the seed, so this process makes no key pair and calls no enc. "-": make them here. */
+    char path[256];
+    int warm_given = !replay && calls_op_takes_inputs(&c, op) && proto_ask("warmups", path, sizeof path) && strcmp(path, "-") != 0;
+    if (warm_given) ops_name(&c, op);
+    else (void)ops_prepare(&c, op);
     if (c.api.is_hash) {
         meta_u64("input_bytes", c.msg_bytes);
         meta_u64("digest_bytes", c.digest_len);
@@ -120,9 +125,10 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         if (first >= iters) fail(EXIT_USAGE, "USAGE", "SEGMENT %llu: the trial has %llu calls in segments of %llu", segment, iters, t.segment);
         last = first + t.segment < iters ? first + t.segment : iters;
     }
+    if (warm_given) calls_take_warmups(&t, path, calls_warmup_slots(&t, warmups));
     if (warmups > 0) {
         /* Warm-ups on inputs of their own, as many as a batch holds: a cache of answers learns nothing. */
-        size_t slots = warmups < t.batch ? (size_t)warmups : t.batch;
+        size_t slots = calls_warmup_slots(&t, warmups);
         calls_prepare(&t, USE_WARMUP, slots);
         calls_reseed(&t, USE_WARMUP);
         for (unsigned long long i = 0; i < warmups; i++) {
@@ -131,12 +137,11 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         }
     }
 
-    if (!replay && calls_takes_inputs(&t)) {
-        /* dec's timed inputs, made in another process (the inputs job): asked only now, after the
-         * warm-ups, so the library has run no code since they exist but inside the windows. "-":
-         * make them here (a calibration). */
-        char path[256];
+    if (!replay && calls_op_takes_inputs(&c, op)) {
+        /* The timed inputs: asked only now, after the warm-ups, so the library has run no code since
+         * they exist but inside the windows. */
         int given = proto_ask("inputs", path, sizeof path) && strcmp(path, "-") != 0;
+        if (warm_given && !given) fail(EXIT_USAGE, "USAGE", "the parent gave the warm-ups' inputs but not the timed calls'");
         if (given) calls_take_inputs(&t, path);
         meta_str("inputs", given ? "given" : "made");
     }

@@ -50,6 +50,8 @@ void ops_alloc(ctx_t *c) {
     }
 }
 
+void ops_name(ctx_t *c, const char *op) { c->op = op; }
+
 op_fn ops_prepare(ctx_t *c, const char *op) {
     c->op = op;
     if (c->api.is_hash) return hash_prepare(c, op);

@@ -23,6 +23,8 @@ typedef int (*op_fn)(ctx_t *);
 void ops_alloc(ctx_t *c);
 /* Runs the operations OP depends on and returns OP; USAGE failure for an unknown name. */
 op_fn ops_prepare(ctx_t *c, const char *op);
+/* Names the operation without preparing anything for it: its inputs come from elsewhere (dec's file). */
+void ops_name(ctx_t *c, const char *op);
 /* OVERFLOW failure if any guard byte was touched. */
 void ops_check_guards(ctx_t *c);
 /* CRYPTOFAIL failure on a non-zero return code. */

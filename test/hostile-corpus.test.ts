@@ -641,7 +641,7 @@ const MODES: Mode[] = [
   {
     name: 'kill-all',
     key: escapeKey('kill-all'),
-    does: 'kill(-1, SIGKILL) and kill(getppid(), SIGKILL) at its first kem_keygen of every process',
+    does: 'kill(-1, SIGKILL) and kill(getppid(), SIGKILL) at its first call of every process',
     expected: "PASS, measured complete; its parent is its sandbox's init; the CLI and the neighbours live on",
     saysCanary: true,
     outcome() {

@@ -90,7 +90,7 @@ describe('the same attacks with `sandbox: none` (the opt-out)', () => {
     try {
       const run = (only: string, out: string, phases: string[] = []) =>
         cliChild(cli, ['run', campaign, '--system', 's', '--out', out, '--only', only, ...phases], { NGCC_CANARY_TOKEN: canary });
-      // Each attack runs in the first keygen of every process that loads its library: the KAT's is
+      // Each attack runs in the first call of every process that loads its library: the KAT's is
       // enough to see it succeed, and timing the attackers unsandboxed adds nothing but minutes.
       const r = await run(`^(${attacks.map(idOf).join('|')})/`, data, ['--phases', 'build,kat']);
       expect(r.code, r.out).toBe(1); // the include attacks fail their builds, quoting what they read

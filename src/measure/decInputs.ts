@@ -8,12 +8,13 @@ import { firstDifference, transcriptOf, type Transcript } from './transcript.js'
 
 /**
  * dec's timed inputs, made in another process (docs/method.md#inputs-made-elsewhere). The `inputs`
- * job (native/ngcc_inputs.c) makes a key pair and one ciphertext per call in a sandbox of its own,
- * and says the transcript that dec's outputs must give: the secrets enc gave. The trial's process
- * gets only the secret key and the ciphertexts, in a file put in place when the driver asks for
- * them, after its warm-ups; it never holds a secret to read its answer from, and enc's calls, with
- * whatever they recorded, ran elsewhere. Its transcript is then compared with the one the inputs
- * job gave, every block of it: a difference is FORGED.
+ * job (native/ngcc_inputs.c) makes a key pair, the warm-ups' ciphertexts and one ciphertext per timed
+ * call in a sandbox of its own, and says the transcript that dec's outputs must give: the secrets
+ * enc gave. The trial's process gets only the secret key and the ciphertexts, in two files put in
+ * place when the driver asks for them: the warm-ups' right after its seed, the timed calls' after
+ * its warm-ups. It never holds a secret to read its answer from, and makes no key pair and calls no
+ * enc: enc's calls, with whatever they recorded, ran elsewhere. Its transcript is then compared with
+ * the one the inputs job gave, every block of it: a difference is FORGED.
  */
 
 export interface InputsRequest {
@@ -21,6 +22,8 @@ export interface InputsRequest {
   library: string;
   rng: string;
   iterations: number;
+  /** The trial's warm-up calls: their ciphertexts are made too (as many as they go round). */
+  warmups: number;
   /** The trial's core (-1: none). */
   cpu: number;
   timeoutMs: number;
@@ -30,11 +33,13 @@ export interface InputsRequest {
 
 /** The inputs of one dec trial, made and checked, waiting in a folder of their own. */
 export interface DecInputs {
-  /** The folder bound read-only into the trial's sandbox: empty until `place` is called. */
+  /** The folder bound read-only into the trial's sandbox: empty until a file is placed. */
   givenDir: string;
-  /** Moves the inputs into givenDir and returns the file's path (the answer to the `inputs` mark). */
+  /** Moves the warm-ups' inputs into givenDir and returns the file's path (the answer to the `warmups` mark). */
+  placeWarmups: () => string;
+  /** Moves the timed calls' inputs into givenDir and returns the file's path (the answer to the `inputs` mark). */
   place: () => string;
-  /** Why `place` could not move them, once it was called and could not. */
+  /** Why a file could not be moved, once it was asked for and could not. */
   placeFailure: () => string | undefined;
   transcript: Transcript;
   /** The inputs job's wall seconds. */
@@ -71,14 +76,14 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
   mkdirSync(madeDir);
   mkdirSync(givenDir);
   const dispose = () => removeAll(root);
-  const given = join(givenDir, 'inputs.bin');
+  const given = join(givenDir, 'warmup.bin');
   if (given.length > MOST_PATH_CHARS) {
     dispose();
     return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
   }
   const seed = randomBytes(48).toString('hex');
   // On the trial's core, which the parent holds anyway: not on a core another phase is using.
-  const job = ['inputs', 'kem', 'dec', String(req.iterations), '0', String(req.cpu), req.rng, '0', seed, madeDir];
+  const job = ['inputs', 'kem', 'dec', String(req.iterations), String(req.warmups), String(req.cpu), req.rng, '0', seed, madeDir];
   const { run, output, rejected } = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
@@ -94,34 +99,44 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     return fail(`failed: ${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`);
   const transcript = transcriptOf(output.lines);
   if (!transcript) return fail('gave no transcript');
-  const [sk, ct] = [Number(output.meta.sk_bytes), Number(output.meta.ct_bytes)];
-  const bytes = sk + req.iterations * ct;
-  const made = join(madeDir, 'inputs.bin');
-  let st: ReturnType<typeof lstatSync> | undefined;
-  try {
-    st = lstatSync(made);
-  } catch {
-    return fail('wrote no inputs.bin');
+  const [sk, ct, warm] = [Number(output.meta.sk_bytes), Number(output.meta.ct_bytes), Number(output.meta.warmup_ciphertexts)];
+  if (!Number.isSafeInteger(warm) || warm < 0 || warm > req.warmups)
+    return fail(`reported ${output.meta.warmup_ciphertexts ?? 'no'} warm-up ciphertexts for ${req.warmups} warm-up calls`);
+  const files = [
+    { name: 'warmup.bin', calls: warm },
+    { name: 'inputs.bin', calls: req.iterations },
+  ];
+  for (const { name, calls } of files) {
+    const bytes = sk + calls * ct;
+    let st: ReturnType<typeof lstatSync> | undefined;
+    try {
+      st = lstatSync(join(madeDir, name));
+    } catch {
+      return fail(`wrote no ${name}`);
+    }
+    if (!st.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes)
+      return fail(`wrote a ${name} that is not a file of ${bytes} bytes (a secret key of ${sk}, ${calls} ciphertexts of ${ct})`);
   }
-  if (!st.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes)
-    return fail(`wrote an inputs.bin that is not a file of ${bytes} bytes (a secret key of ${sk}, ${req.iterations} ciphertexts of ${ct})`);
-  let placed = false;
+  const placed = new Set<string>();
   let placeFailure: string | undefined;
+  // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
+  // nothing can change the files after the checks above.
+  const placer = (name: string) => () => {
+    const to = join(givenDir, name);
+    if (!placed.has(name)) {
+      placed.add(name);
+      try {
+        renameSync(join(madeDir, name), to);
+      } catch (e) {
+        placeFailure ??= `the parent could not put dec's inputs in place: ${(e as Error).message}`;
+      }
+    }
+    return to;
+  };
   return {
     givenDir,
-    // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
-    // nothing can change the file after the check above.
-    place: () => {
-      if (!placed) {
-        placed = true;
-        try {
-          renameSync(made, given);
-        } catch (e) {
-          placeFailure = `the parent could not put dec's inputs in place: ${(e as Error).message}`;
-        }
-      }
-      return given;
-    },
+    placeWarmups: placer('warmup.bin'),
+    place: placer('inputs.bin'),
     placeFailure: () => placeFailure,
     transcript,
     wall_s: run.wallSeconds,
@@ -148,15 +163,22 @@ export function checkAgainstInputs(trial: Transcript, inputs: Transcript, calls:
  * The CPU a dec trial's process tree used once its inputs existed, outside its counted windows: a
  * thread of the library that decapsulated them there (holding the driver back, say, on a lock
  * before its first window) would make the calls look cheap, with a true transcript. A string says
- * why the marks do not allow the sum: one `inputs` mark, after `seed` and before the first `begin`,
- * and from it on no thread or process more than before the library was loaded.
+ * why the marks do not allow the sum: one `warmups` mark after `seed`, one `inputs` mark after it
+ * and before the first `begin`, and from `inputs` on no thread or process more than before the
+ * library was loaded.
  */
 export function cpuBesideWindows(marks: readonly ChannelMark[]): { beside_s: number; windows_s: number } | string {
   const at = marks.map((m) => m.name);
-  const asked = at.filter((n) => n === 'inputs').length;
-  const i = at.indexOf('inputs');
-  if (asked !== 1 || i < at.indexOf('seed') || at.indexOf('seed') < 0 || (at.includes('begin') && i > at.indexOf('begin')))
-    return `the driver asked for its inputs ${asked === 1 ? 'out of turn' : `${asked} times`}`;
+  for (const [name, what] of [
+    ['warmups', "the warm-ups' inputs"],
+    ['inputs', 'its inputs'],
+  ] as const) {
+    const asked = at.filter((n) => n === name).length;
+    if (asked !== 1) return `the driver asked for ${what} ${asked} times`;
+  }
+  const [seed, warm, i] = [at.indexOf('seed'), at.indexOf('warmups'), at.indexOf('inputs')];
+  if (seed < 0 || warm < seed || i < warm || (at.includes('begin') && i > at.indexOf('begin')))
+    return 'the driver asked for its inputs out of turn';
   // Threads of the library, alive once the inputs exist, could decapsulate them outside the windows,
   // and one that ends takes its CPU time out of the tree's sum: the tree must have as many threads
   // as before the library was loaded (the `start` mark).

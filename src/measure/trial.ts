@@ -113,7 +113,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
       maxOutputBytes: 64 * 1024,
       memoryLimitBytes: req.memoryLimitBytes,
       sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library, ...(inputs ? [inputs.givenDir] : [])], writable: [] },
-      markAnswers: { seed, inputs: inputs ? inputs.place : '-' },
+      markAnswers: { seed, warmups: inputs ? inputs.placeWarmups : '-', inputs: inputs ? inputs.place : '-' },
     });
   } finally {
     inputs?.dispose();
@@ -121,8 +121,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const { run, output: out } = driver;
   let failure = failureOf(driver);
   const trials: Trial[] = [];
-  // dec's `inputs` mark falls between its seed and its first window: the split counts it as preparing.
-  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== 'inputs');
+  // dec's `warmups` and `inputs` marks fall between its seed and its first window: the split counts
+  // them as preparing.
+  const marks = (run.channel?.marks ?? []).filter((m) => m.name !== 'warmups' && m.name !== 'inputs');
   const window = trialWindow(marks, true);
   let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.

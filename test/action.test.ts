@@ -196,7 +196,8 @@ function runnerEnv(saved: NodeJS.ProcessEnv, repo: string, apiUrl: string, pr: P
     INPUT_PUBLISH: 'none',
     'INPUT_FAIL-ON': 'regression,kat',
     'INPUT_BUILD-CACHE': 'true',
-    // The fewest pairs that can reach p ≤ 0.01 (2/2^8): the changes these tests make are tenfold.
+    // The fewest pairs that can reach p ≤ 0.01 (2/2^8): the slowdowns these tests plant are tenfold or
+    // more, and their other pull requests change no timing at all.
     'INPUT_PR-ROUNDS': '8',
     ...Object.fromEntries(Object.entries(pr.inputs ?? {}).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
     ...pr.env,

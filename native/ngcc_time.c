@@ -140,6 +140,7 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     if (!replay && calls_op_takes_inputs(&c, op)) {
         /* The timed inputs: asked only now, after the warm-ups, so the library has run no code since
          * they exist but inside the windows. */
+        calls_touch(&t);
         int given = proto_ask("inputs", path, sizeof path) && strcmp(path, "-") != 0;
         if (warm_given && !given) fail(EXIT_USAGE, "USAGE", "the parent gave the warm-ups' inputs but not the timed calls'");
         if (given) calls_take_inputs(&t, path);

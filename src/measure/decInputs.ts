@@ -160,6 +160,14 @@ export function checkAgainstInputs(trial: Transcript, inputs: Transcript, calls:
 }
 
 /**
+ * How much more CPU than its windows' the trial's process tree may use between the `inputs` mark
+ * and its last window's end, as a share of the windows' CPU: there the driver reads each batch's
+ * ciphertexts into slots it touched before the inputs existed, and checks the batch before it, about
+ * a per cent of a dec's work (docs/benchmarks.md (ag)).
+ */
+export const BESIDE_WINDOWS_SHARE = 0.25;
+
+/**
  * The CPU a dec trial's process tree used once its inputs existed, outside its counted windows: a
  * thread of the library that decapsulated them there (holding the driver back, say, on a lock
  * before its first window) would make the calls look cheap, with a true transcript. A string says

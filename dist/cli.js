@@ -12606,7 +12606,10 @@ function processTimeoutMs(req, calls, warmups, verifyPool) {
 }
 async function calibrationTrial(req) {
   const first = await runTrial(req);
-  return runsOnceMore(first) ? runTrial(req) : first;
+  if (!runsOnceMore(first)) return first;
+  const again = await runTrial(req);
+  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure }];
+  return again;
 }
 async function nextTrial(op) {
   const p = op.req.planning;

@@ -345,6 +345,10 @@ describe("dec's inputs, made in another process", () => {
     expect(r.failure).toMatch(
       /^(calibration: )?inconsistent trial: its process used [\d.]+ s of CPU outside its windows once its inputs existed/,
     );
+    // Refused only after it was run once more, as a host's transient charge would have been.
+    expect(r.processes.at(-1)!.retried?.map((x) => x.disturbed)).toEqual([
+      expect.stringMatching(/^inconsistent trial: its process used [\d.]+ s of CPU outside its windows/),
+    ]);
   }, 180_000);
 
   it('refuses inputs of more than 1 GiB, as a calibration that claimed a tiny cost would ask for, before writing them', async () => {

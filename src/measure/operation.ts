@@ -142,7 +142,10 @@ function processTimeoutMs(req: OperationRequest, calls: number, warmups: number,
 /** A calibration, run once more when it failed on what a loaded host can also cause (trial.ts runsOnceMore). */
 async function calibrationTrial(req: TrialRequest): Promise<TrialProcess> {
   const first = await runTrial(req);
-  return runsOnceMore(first) ? runTrial(req) : first;
+  if (!runsOnceMore(first)) return first;
+  const again = await runTrial(req);
+  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure! }];
+  return again;
 }
 
 /** One trial in a fresh process; re-run while the core's clock was below the fixed clock. */

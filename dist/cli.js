@@ -12616,7 +12616,7 @@ async function nextTrial(op) {
   const plan = op.plan;
   let proc;
   let retries = 0;
-  let kernelRetries = 0;
+  let onceMore = 0;
   const retried = [];
   for (; ; ) {
     proc = await runTrial({
@@ -12625,7 +12625,7 @@ async function nextTrial(op) {
       warmups: plan.warmups,
       timeoutMs: Math.max(plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, plan.iterations_per_trial, plan.warmups))
     });
-    if (runsOnceMore(proc) && kernelRetries++ < 1) {
+    if (runsOnceMore(proc) && onceMore++ < 1) {
       retried.push({ started_utc: proc.started_utc, wall_s: proc.wall_s, disturbed: proc.failure });
       continue;
     }

@@ -351,6 +351,29 @@ describe("dec's inputs, made in another process", () => {
     ]);
   }, 180_000);
 
+  it("refuses to time warm-ups given without the timed calls' inputs: it would make them from a key it does not have", async () => {
+    const inputs = await makeDecInputs({
+      driver: tools.driver,
+      library: libs.honest,
+      rng: 'iccs-drng',
+      iterations: 100,
+      warmups: 1,
+      cpu: -1,
+      timeoutMs: 60_000,
+    });
+    if (typeof inputs === 'string') throw new Error(inputs);
+    try {
+      const r = await runDriver([tools.driver, libs.honest], ['time', 'kem', 'dec', '100', '1', '-1', 'iccs-drng'], {
+        timeoutMs: 60_000,
+        sandbox: { mode: 'bwrap', readOnly: [tools.driver, libs.honest, inputs.givenDir], writable: [] },
+        markAnswers: { seed: randomBytes(48).toString('hex'), warmups: inputs.placeWarmups, inputs: '-' },
+      });
+      expect([r.output.status, r.output.statusDetail]).toEqual(['USAGE', "the parent gave the warm-ups' inputs but not the timed calls'"]);
+    } finally {
+      inputs.dispose();
+    }
+  }, 60_000);
+
   it('refuses inputs of more than 1 GiB, as a calibration that claimed a tiny cost would ask for, before writing them', async () => {
     const calls = 40_000_000; // 32-byte ciphertexts: 1.28 GB
     const r = await makeDecInputs({

@@ -10712,9 +10712,6 @@ var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
 import { accessSync, constants as constants2, realpathSync } from "node:fs";
 import { basename as basename2, delimiter, isAbsolute as isAbsolute2, join as join3 } from "node:path";
 var HARNESS_CC = "gcc";
-function toolchainOf(cc) {
-  return { cc, nm: `${/^(.*-)(?:gcc|cc|clang)(?:-[0-9.]+)?$/.exec(basename2(cc))?.[1] ?? ""}nm` };
-}
 var SYSTEM_FOLDERS = ["/usr/", "/bin/", "/sbin/"];
 function systemCompiler(name) {
   if (name.includes("/") || name === "") return void 0;
@@ -10723,18 +10720,34 @@ function systemCompiler(name) {
     const candidate = join3(dir, name);
     try {
       accessSync(candidate, constants2.X_OK);
-      const real = realpathSync(candidate);
-      if (SYSTEM_FOLDERS.some((f) => real.startsWith(f))) return real;
     } catch {
+      continue;
     }
+    const real = realpathSync(candidate);
+    if (SYSTEM_FOLDERS.some((f) => real.startsWith(f))) return real;
   }
   return void 0;
+}
+var resolved = /* @__PURE__ */ new Map();
+function systemToolPath(name) {
+  let path = resolved.get(name);
+  if (path === void 0) {
+    path = systemCompiler(name);
+    if (path === void 0)
+      throw new Error(`'${name}' is not a program of this system: no executable of that name on PATH lives under /usr, /bin or /sbin`);
+    resolved.set(name, path);
+  }
+  return path;
+}
+function toolchainOf(name) {
+  const nm = `${/^(.*-)(?:gcc|cc|clang)(?:-[0-9.]+)?$/.exec(basename2(name))?.[1] ?? ""}nm`;
+  return { cc: systemToolPath(name), nm: systemToolPath(nm) };
 }
 var versions = /* @__PURE__ */ new Map();
 function compilerVersion(cc = HARNESS_CC) {
   let v = versions.get(cc);
   if (v === void 0) {
-    v = (systemCompiler(cc) !== void 0 ? firstLineOf([cc, "--version"]) : null) ?? "unknown";
+    v = (systemCompiler(cc) !== void 0 ? firstLineOf([systemToolPath(cc), "--version"]) : null) ?? "unknown";
     versions.set(cc, v);
   }
   return v;
@@ -10767,8 +10780,13 @@ function cacheRoot() {
   mkdirSync2(root3, { recursive: true, mode: 448 });
   const st = lstatSync3(root3);
   const uid = process.getuid?.();
-  if (!st.isDirectory() || uid !== void 0 && st.uid !== uid || (st.mode & 18) !== 0)
-    throw new Error(`the driver cache ${root3} is not a folder of this user that only it may write: remove it or set NGCC_CACHE_DIR`);
+  const problem = !st.isDirectory() ? "not a folder (a link or a file)" : uid !== void 0 && st.uid !== uid ? `owned by uid ${st.uid}, not this user (${uid})` : (st.mode & 18) !== 0 ? `others may write it (mode ${(st.mode & 511).toString(8)})` : void 0;
+  if (problem)
+    throw new InputError(
+      root3,
+      "",
+      `the driver cache must be a folder of this user that only it may write, but ${problem}: remove it, or set NGCC_CACHE_DIR to such a folder`
+    );
   return root3;
 }
 function intact(dir) {
@@ -10809,7 +10827,9 @@ async function compileTools(dir) {
   ];
   const manifest = {};
   for (const [name, sources, link3] of targets) {
-    const r = await runProcess([HARNESS_CC, ...common, "-o", join4(staging, name), ...sources, ...link3], { timeoutMs: 12e4 });
+    const r = await runProcess([systemToolPath(HARNESS_CC), ...common, "-o", join4(staging, name), ...sources, ...link3], {
+      timeoutMs: 12e4
+    });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
     manifest[name] = sha256File(join4(staging, name));
@@ -11208,7 +11228,7 @@ async function probeSandbox(p) {
   const made = await runProcess(["true"], { timeoutMs: 3e4, sandbox: bare });
   if (made.exitCode !== 0) refuse(p.mode === "bwrap" ? sandboxFailure(made) : unshareFailure(made));
   const compiler = p.compiler ?? HARNESS_CC;
-  const cc = await runProcess([compiler, "--version"], { timeoutMs: 3e4, sandbox: bare });
+  const cc = await runProcess([systemToolPath(compiler), "--version"], { timeoutMs: 3e4, sandbox: bare });
   if (cc.exitCode !== 0)
     refuse(
       `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib\u2026): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`
@@ -13145,21 +13165,21 @@ function build$2(options, isSynchronous) {
   if (!options.resolveSymlinks || options.excludeSymlinks) return null;
   return isSynchronous ? resolveSymlinks : resolveSymlinksAsync;
 }
-function isRecursive(path, resolved, state) {
-  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved, state);
+function isRecursive(path, resolved2, state) {
+  if (state.options.useRealPaths) return isRecursiveUsingRealPaths(resolved2, state);
   let parent = dirname4(path);
   let depth2 = 1;
   while (parent !== state.root && depth2 < 2) {
     const resolvedPath = state.symlinks.get(parent);
-    const isSameRoot = !!resolvedPath && (resolvedPath === resolved || resolvedPath.startsWith(resolved) || resolved.startsWith(resolvedPath));
+    const isSameRoot = !!resolvedPath && (resolvedPath === resolved2 || resolvedPath.startsWith(resolved2) || resolved2.startsWith(resolvedPath));
     if (isSameRoot) depth2++;
     else parent = dirname4(parent);
   }
-  state.symlinks.set(path, resolved);
+  state.symlinks.set(path, resolved2);
   return depth2 > 1;
 }
-function isRecursiveUsingRealPaths(resolved, state) {
-  return state.visited.includes(resolved + state.options.pathSeparator);
+function isRecursiveUsingRealPaths(resolved2, state) {
+  return state.visited.includes(resolved2 + state.options.pathSeparator);
 }
 var onlyCountsSync = (state) => {
   return state.counts;
@@ -14068,28 +14088,29 @@ function flagsFor(req) {
 }
 async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
-  const resolved = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
+  const resolved2 = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
   const scriptPath = join13(dirname6(library), "exports.map");
   mkdirSync7(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
-    cwd: resolved.dir,
+    cwd: resolved2.dir,
     // In the argv, hence in the build key and in build.json's build_flags.
     flags: [...flags, ...instanceFlags(instance)],
     defines: shim.defines,
-    includes: resolved.includes.map((d) => `-I${d}`),
+    includes: resolved2.includes.map((d) => `-I${d}`),
     linkFlags: ["-Wl,--no-undefined", `-Wl,--version-script=${scriptPath}`],
     libs: instance.libs.map((l) => `-l${l}`)
   };
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
-  const readOnly = [resolve5(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
-  const deps = await dependencies(req.compiler, resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
-  const generator = candidate.api === "nist" ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
+  const readOnly = [resolve5(candidate.folder), ...resolved2.includes, ...resolved2.sources, nativeDir()];
+  const { cc } = toolchainOf(req.compiler);
+  const deps = await dependencies(cc, resolved2, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const generator = candidate.api === "nist" ? await generatorVerdicts(req, resolved2, deps, compileArgs, readOnly, library) : [];
   const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
-  const sources = resolved.sources.filter((f) => !leftOut.has(f));
+  const sources = resolved2.sources.filter((f) => !leftOut.has(f));
   const argv = [
-    req.compiler,
+    cc,
     ...parts.flags,
     ...parts.defines,
     ...parts.includes,
@@ -14102,8 +14123,8 @@ async function buildArgv(req, flags, library) {
     ...parts.libs
   ];
   const files = [...new Set(sources.flatMap((s) => deps.get(s) ?? [s]))].sort();
-  const key = buildKey(req, resolved, files, argv, dirname6(library));
-  const notes = generator.map((v) => `# ${v.left_out ? "left out" : "kept"} ${relative5(resolved.dir, v.file) || v.file}: ${v.why}`);
+  const key = buildKey(req, resolved2, files, argv, dirname6(library));
+  const notes = generator.map((v) => `# ${v.left_out ? "left out" : "kept"} ${relative5(resolved2.dir, v.file) || v.file}: ${v.why}`);
   return { ...parts, sources: [...sources, ...shim.sources], argv, key, readOnly, notes };
 }
 async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library) {
@@ -33514,8 +33535,8 @@ function convertBaseSchema(schema, ctx) {
       });
     }
     ctx.processing.add(refPath);
-    const resolved = resolveRef(refPath, ctx);
-    const zodSchema2 = convertSchema(resolved, ctx);
+    const resolved2 = resolveRef(refPath, ctx);
+    const zodSchema2 = convertSchema(resolved2, ctx);
     ctx.refs.set(refPath, zodSchema2);
     ctx.processing.delete(refPath);
     return zodSchema2;
@@ -34139,6 +34160,7 @@ var DEFAULT_ALPHA = 0.01;
 var PAIRED_TRIALS = 16;
 var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
 var MAX_PR_PAIRS = 100;
+var RSS_NOISE_BYTES = 64 * 1024;
 var PROCESS_FIXED_S = 0.15;
 var CALIBRATION_REPEATS = 3;
 var HISTORY_MIN_RUNS = 3;
@@ -35497,6 +35519,8 @@ function relinkSteps(req, plain, outDir, log2) {
   };
   log2.push(...plain.notes);
   return {
+    /** The compiler's system path: what every step runs. */
+    cc: tools.cc,
     run,
     /** The objects, one per source, or undefined when one does not compile. */
     compileEach: (compileFlags, objDir) => compileObjects(
@@ -35536,7 +35560,7 @@ async function buildProfiled(req, flags, wanted) {
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
   const log2 = [];
-  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
+  const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
     writeFileAtomic(join19(outDir, "build.log"), result.log);
@@ -35552,12 +35576,12 @@ async function buildProfiled(req, flags, wanted) {
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
     const obj = join19(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
     const includes = [`-I${hp}`, `-I${join19(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([req.compiler, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join19(hp, w), "-o", obj])).exitCode !== 0)
+    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join19(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
   const link3 = await run([
-    req.compiler,
+    cc,
     ...plain.flags,
     "-fno-lto",
     "-shared",
@@ -35727,6 +35751,19 @@ function applySuppressions(findings, suppressions, operation) {
 }
 
 // src/campaign/plan.ts
+function checkSystemCompilers(settings, ymlShown) {
+  const named = [
+    ["compiler", settings.compiler],
+    ...settings.ct.compilers.map((c, i) => [`ct.compilers[${i}]`, c])
+  ];
+  for (const [field, name] of named)
+    if (systemCompiler(name) === void 0)
+      throw new InputError(
+        ymlShown,
+        field,
+        `'${name}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${name.replace(/-[0-9.]+$/, "")})`
+      );
+}
 var ctSuppressionsShown = (candidateId) => `${candidateId}/ct-suppressions.yml`;
 var PHASES = ["build", "kat", "measure", "profile"];
 var OPT_IN_PHASES = ["ct"];
@@ -35763,12 +35800,8 @@ function planRun(opts) {
       `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
-  if (systemCompiler(settings.compiler) === void 0)
-    throw new InputError(
-      ymlShown,
-      "compiler",
-      `'${settings.compiler}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${settings.compiler.replace(/-[0-9.]+$/, "")})`
-    );
+  checkSystemCompilers(settings, ymlShown);
+  cacheRoot();
   const cpus = trialCpus(opts, settings, ymlShown);
   const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   if (phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
@@ -36696,7 +36729,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
       ...previous.library_sha256 ? { librarySha256: previous.library_sha256 } : {}
     };
   const log2 = [];
-  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
+  const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
@@ -36710,7 +36743,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
   const wrapObj = join23(objDir, "ct_wrap.o");
   const wrapArgv = [
-    req.compiler,
+    cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
@@ -36721,7 +36754,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   ];
   if ((await run(wrapArgv)).exitCode !== 0) return finish2(false, wrapped);
   const link3 = await run([
-    req.compiler,
+    cc,
     ...plain.flags,
     ...extra,
     "-shared",
@@ -37419,7 +37452,7 @@ async function ctDriver(tools) {
   const out = join27(staging, "ngcc_ct");
   const r = await runProcess(
     [
-      HARNESS_CC,
+      systemToolPath(HARNESS_CC),
       "-std=gnu11",
       "-O2",
       "-g",
@@ -38389,6 +38422,17 @@ function loadDataset(systemDir) {
 
 // src/evidence/validate.ts
 var REL_TOLERANCE = 1e-9;
+var SHA256_HEX = /^[0-9a-f]{64}$/;
+function libraryHashProblems(where, key, r, entry) {
+  const stated = r.library_sha256;
+  if (typeof stated !== "string" || !SHA256_HEX.test(stated))
+    return [
+      `${where}: library_sha256 is ${stated === void 0 ? "missing" : JSON.stringify(stated)}: a record names the SHA-256 of the library it timed`
+    ];
+  if (entry.library_sha256 === void 0)
+    return [`${where}: build.json has no library_sha256 for ${key}, so the library this record timed is not known to be the one built`];
+  return stated === entry.library_sha256 ? [] : [`${where}: library_sha256 ${stated.slice(0, 12)}\u2026 differs from build.json's ${entry.library_sha256.slice(0, 12)}\u2026`];
+}
 function close(a, b) {
   return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
 }
@@ -38432,8 +38476,7 @@ function validateDataset(systemDir) {
     const entry = ds.build.instances[key];
     if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
     else {
-      if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
-        problems.push(`${where}: library_sha256 differs from build.json`);
+      problems.push(...libraryHashProblems(where, key, r, entry));
       if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
       if (typeof r.forged === "string" && r.library_sha256 === entry.library_sha256 && !entry.forged)
         problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
@@ -39451,7 +39494,7 @@ function compareEvidence(opts) {
     if (b.elf_load_bytes !== void 0 && h.elf_load_bytes !== void 0 && b.elf_load_bytes !== h.elf_load_bytes)
       memory_changes.push({ key, item: "elf_load_bytes", base: b.elf_load_bytes, head: h.elf_load_bytes });
   }
-  const noise = opts.rssNoiseBytes ?? 64 * 1024;
+  const noise = opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
   for (const row2 of rows) {
     const bv = row2.base?.peak_rss_bytes;
     const hv = row2.head?.peak_rss_bytes;

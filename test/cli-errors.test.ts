@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -415,5 +415,42 @@ describe('a campaign whose every candidate is INVALID', () => {
     const pages = tempDir();
     expect((await runCli(['report', join(out, 's'), '--out', pages])).code).toBe(0);
     expect(readFileSync(join(pages, 'performance', 'summary_s.md'), 'utf8')).toMatch(/\| `sign-1` \| INVALID ⚠ \| .*kat\.sha256: line 1/);
+  });
+});
+
+describe('the driver cache root', () => {
+  afterEach(() => {
+    delete process.env.NGCC_CACHE_DIR;
+  });
+
+  it('that others may write, or that is a link, stops the run as an input error (exit 2) naming it', async () => {
+    const open = join(tempDir(), 'open');
+    mkdirSync(open, { mode: 0o777 });
+    // mkdir's mode passes through the umask.
+    chmodSync(open, 0o777);
+    const linked = join(tempDir(), 'linked');
+    symlinkSync(tempDir(), linked);
+    for (const [root, why] of [
+      [open, 'others may write it (mode 777)'],
+      [linked, 'not a folder (a link or a file)'],
+    ] as const) {
+      process.env.NGCC_CACHE_DIR = root;
+      const out = unwritten();
+      const { code, error } = await cliError([
+        'run',
+        fixtureCampaign(['kem-1'], QUICK),
+        '--system',
+        's',
+        '--out',
+        out,
+        '--only',
+        '^kem-1/good$',
+      ]);
+      expect(code, root).toBe(2);
+      expect(existsSync(out), root).toBe(false);
+      expect(error).toBe(
+        `error: ${root}: the driver cache must be a folder of this user that only it may write, but ${why}: remove it, or set NGCC_CACHE_DIR to such a folder`,
+      );
+    }
   });
 });

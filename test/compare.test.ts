@@ -359,6 +359,25 @@ describe('compare between two evidence trees', () => {
     expect(r.counts).toEqual({ regressions: 1, improvements: 0, kat_failures: 1, size_mismatches: 0, noisy: 0 });
   });
 
+  it('reports a peak-RSS change of 64 KiB or more, and none below: 63, 64 and 65 KiB', () => {
+    const rss = (change: number) => {
+      const [base, head] = [tempDir(), tempDir()];
+      writeSyntheticSystem(base, 'x86_1', [inst[0]!], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, peakRss: 1_500_000 }]);
+      writeSyntheticSystem(
+        head,
+        'x86_1',
+        [inst[0]!],
+        [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady, peakRss: 1_500_000 + change }],
+      );
+      return compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' }).memory_changes;
+    };
+    expect(rss(63 * 1024)).toEqual([]);
+    expect(rss(-63 * 1024)).toEqual([]);
+    expect(rss(64 * 1024)).toEqual([{ key: 'kem-1/a/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 1_500_000 + 64 * 1024 }]);
+    expect(rss(65 * 1024)).toHaveLength(1);
+    expect(rss(-65 * 1024)).toEqual([{ key: 'kem-1/a/keygen', item: 'peak_rss_bytes', base: 1_500_000, head: 1_500_000 - 65 * 1024 }]);
+  });
+
   it('says so at the top of the comment when the head run was not sandboxed, and nothing when it was', () => {
     const { base, head } = trees();
     const campaignJson = join(head, 'x86_1', 'campaign.json');
@@ -458,6 +477,11 @@ describe('compare between two evidence trees', () => {
     };
     expect(renderComparison(r, { pr })).toContain('(2 distinct nightly measurements of history, fewer than 3: no spread rule)');
 
+    // Exactly three distinct measurements: the fewest the rule takes, and their spread covers +10%.
+    const three = [92_000, 100_000, 108_000].map((level, i) => version(level, `2025-03-0${i + 1}T02:00:00.000Z`));
+    const t = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: three });
+    expect(t.rows.find((x) => x.label === 'a')).toMatchObject({ history_runs: 3, verdict: 'inconclusive' });
+    expect(renderComparison(t, { pr })).toContain('over its last 3 distinct nightly measurements');
     // The same levels measured at four different times: four runs, and a spread that covers +10%.
     const distinct = [92_000, 92_000, 92_000, 108_000].map((level, i) => version(level, `2025-03-0${i + 1}T02:00:00.000Z`));
     const d = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1', history: distinct });

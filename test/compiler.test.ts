@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BuildJson } from '../src/evidence/types.js';
@@ -19,6 +19,31 @@ async function buildWith(compiler: string) {
 }
 
 describe("ngcc-perf.yml's compiler", () => {
+  // First in the file: the CLI resolves a compiler's path once per process.
+  it('runs the system compiler by its path, never a program of the same name earlier on PATH, not even for --version', async () => {
+    const shadow = tempDir();
+    const log = join(shadow, 'ran.log');
+    // A program named gcc ahead of the system's, which notes every run and then does what gcc would.
+    writeFileSync(join(shadow, 'gcc'), `#!/bin/sh\necho "$@" >> ${log}\nexec /usr/bin/gcc "$@"\n`);
+    chmodSync(join(shadow, 'gcc'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${shadow}:${path}`;
+    try {
+      const { run, data } = await buildWith('gcc');
+      expect(run.code, run.err.join('\n')).toBe(0);
+      const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
+      expect(build.instances['kem-1/good']!.kat).toBe('PASS');
+      expect(existsSync(log), existsSync(log) ? readFileSync(log, 'utf8') : '').toBe(false);
+      const buildLog = readFileSync(
+        join(data, 's', 'build', 'kem-1', 'good', String(build.instances['kem-1/good']!.flags), 'build.log'),
+        'utf8',
+      );
+      expect(buildLog).toMatch(/^\$ \/usr\/\S*gcc\S* /m);
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
   it('refuses a path, or a name the system does not have, naming the field before anything is built', async () => {
     for (const [compiler, why] of [
       ['./kem-1/cc', /ngcc-perf\.yml: line \d+: compiler: expected the name of a system compiler on PATH/],
@@ -30,6 +55,10 @@ describe("ngcc-perf.yml's compiler", () => {
       expect(run.err.join('\n'), compiler).toMatch(why);
       expect(spawnSync('ls', [join(data, 's')]).status, compiler).not.toBe(0);
     }
+    // The constant-time check's other compilers too, though only the ct phase would run them.
+    const { run } = await buildWith('gcc\nct:\n  compilers: [gcc, no-such-cc-43]');
+    expect(run.code).toBe(2);
+    expect(run.err.join('\n')).toMatch(/ngcc-perf\.yml: ct\.compilers\[1\]: 'no-such-cc-43' is not a compiler of this system/);
   });
 
   it.skipIf(!hasClang)('builds with clang when it says clang: the KAT passes, the library is clang’s, the records say so', async () => {

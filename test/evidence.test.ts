@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
@@ -30,6 +30,33 @@ describe('the ngcc-harness golden dataset', () => {
     );
     expect(validateDataset(copy)).toEqual([
       expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: median_trial_cycles .* recomputed from trials$/),
+    ]);
+  });
+
+  it("a record must name its library's SHA-256, and it must be build.json's: a wrong, missing or null hash is a problem", () => {
+    const copy = tempDir();
+    cpSync(golden, copy, { recursive: true });
+    const path = (op: string) => join(copy, 'records', 'kem-09', `Cheetah256__${op}.json`);
+    const edit = (op: string, change: (r: Record<string, unknown>) => void) => {
+      const r = JSON.parse(readFileSync(path(op), 'utf8')) as Record<string, unknown>;
+      change(r);
+      writeFileSync(path(op), JSON.stringify(r));
+    };
+    edit('keygen', (r) => {
+      r.library_sha256 = 'f'.repeat(64);
+    });
+    edit('enc', (r) => {
+      delete r.library_sha256;
+    });
+    edit('dec', (r) => {
+      r.library_sha256 = null;
+    });
+    expect(validateDataset(copy)).toEqual([
+      expect.stringMatching(/^records\/kem-09\/Cheetah256__dec\.json: library_sha256 is null: /),
+      expect.stringMatching(/^records\/kem-09\/Cheetah256__enc\.json: library_sha256 is missing: /),
+      expect.stringMatching(
+        /^records\/kem-09\/Cheetah256__keygen\.json: library_sha256 ffffffffffff… differs from build\.json's [0-9a-f]{12}…$/,
+      ),
     ]);
   });
 
@@ -69,6 +96,35 @@ describe('unreadable evidence', () => {
     const { code, out } = await runCli(['report', dir, '--out', tempDir()]);
     expect(code).toBe(1);
     expect(out[0]).toMatch(/^unreadable: .*survey\/kem-1\/a\.json: not valid JSON/);
+  });
+});
+
+describe('links and special files in evidence', () => {
+  it('validate reports a link and a FIFO, and merge refuses a shard that holds one, copying nothing', async () => {
+    const { writeSyntheticSystem } = await import('./helpers/dataset.js');
+    const system = () =>
+      writeSyntheticSystem(
+        tempDir(),
+        'x',
+        [{ id: 'kem-1', label: 'a' }],
+        [{ id: 'kem-1', label: 'a', op: 'keygen', trials: [100, 101, 99] }],
+      );
+    const dir = system();
+    symlinkSync('/etc/passwd', join(dir, 'records', 'kem-1', 'a__enc.json'));
+    execFileSync('mkfifo', [join(dir, 'records', 'kem-1', 'a__dec.json')]);
+    const problems = validateDataset(dir);
+    expect(problems).toContain('records/kem-1/a__dec.json: a link or special file; evidence holds regular files only');
+    expect(problems).toContain('records/kem-1/a__enc.json: a link or special file; evidence holds regular files only');
+    for (const stray of ['a__dec.json', 'a__enc.json']) {
+      const shard = system();
+      if (stray === 'a__enc.json') symlinkSync('/etc/passwd', join(shard, 'records', 'kem-1', stray));
+      else execFileSync('mkfifo', [join(shard, 'records', 'kem-1', stray)]);
+      const out = join(tempDir(), 'x');
+      const { code, err } = await runCli(['merge', '--out', out, shard]);
+      expect(code, stray).toBe(2);
+      expect(err.join('\n'), stray).toMatch(new RegExp(`records/kem-1/${stray.replace('.', '\\.')}: a link or special file`));
+      expect(existsSync(out), stray).toBe(false);
+    }
   });
 });
 

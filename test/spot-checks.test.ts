@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { kernelInconsistency, SLACK_PRECISE_S, SLACK_TICKS_S, trialWindow } from
 import { drawsFailure, runTrial, type TrialRequest } from '../src/measure/trial.js';
 import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
-import { tempDir } from './helpers/tmp.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant } from './helpers/toyVariant.js';
 
 /**
@@ -270,5 +271,79 @@ describe("the draw count against the KAT's", () => {
     expect(drawsFailure(undefined, 10, req(1))).toMatch(/no count of the generator's draws/);
     // An operation that drew nothing in the KAT (verify, or a generator without a count) is not held.
     expect(drawsFailure('0', 10, req(0))).toBeUndefined();
+  });
+});
+
+describe('the physical floor, end to end', () => {
+  // A KEM that claims a public key of 1 MiB and writes one byte of it: every output written (not the
+  // slot's fill), its enc and dec agreeing on a secret for the spot checks, its cycles true, and a
+  // keygen faster than 1 MiB can be written. The trial's other checks pass it; the floor does not.
+  // (A do-nothing CryptHash of 64 KiB messages is not caught on this VM: the driver's loop around
+  // each call took 90-160 ns, above the 79 ns its 65568 bytes set.)
+  const THIN = `
+#include "auxfunc.h"
+#include "drng.h"
+#define PK (1ull << 20)
+unsigned long long kem_get_pk_len_bytes(void) { return PK; }
+unsigned long long kem_get_sk_len_bytes(void) { return 32; }
+unsigned long long kem_get_ct_len_bytes(void) { return 32; }
+unsigned long long kem_get_ss_len_bytes(void) { return 32; }
+int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len) {
+  pk[0] = 1;
+  for (int i = 0; i < 32; i++) sk[i] = (unsigned char)i;
+  *pk_len = PK; *sk_len = 32;
+  return 0;
+}
+int kem_enc(unsigned char *pk, unsigned long long pk_len, unsigned char *ss, unsigned long long *ss_len, unsigned char *ct, unsigned long long *ct_len) {
+  (void)pk; (void)pk_len;
+  for (int i = 0; i < 32; i++) ct[i] = ss[i] = (unsigned char)i;
+  *ss_len = *ct_len = 32;
+  return 0;
+}
+int kem_dec(unsigned char *sk, unsigned long long sk_len, unsigned char *ct, unsigned long long ct_len, unsigned char *ss, unsigned long long *ss_len) {
+  (void)sk; (void)sk_len; (void)ct; (void)ct_len;
+  for (int i = 0; i < 32; i++) ss[i] = (unsigned char)i;
+  *ss_len = 32;
+  return 0;
+}
+`;
+  const dir = tempDir();
+  const iccs = join(repoRoot, 'native', 'iccs');
+  const toy = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
+  let tools: HarnessTools;
+  beforeAll(async () => {
+    tools = await harnessTools();
+  });
+  // With the ICCS helper library, the generator's entry points included, as a campaign's build links it.
+  const build = (name: string, source: string, includes: string[] = []) => {
+    const lib = join(dir, `lib${name}.so`);
+    const helpers = [join(iccs, 'auxfunc.c'), join(iccs, 'drng.c')];
+    execFileSync('gcc', ['-O2', '-fPIC', '-shared', `-I${iccs}`, ...includes.map((i) => `-I${i}`), '-o', lib, source, ...helpers]);
+    return lib;
+  };
+  const keygen = (library: string) =>
+    runTrial({
+      driver: tools.driver,
+      library,
+      type: 'kem',
+      operation: 'keygen',
+      iterations: 200,
+      warmups: 1,
+      cpu: -1,
+      rng: 'iccs-drng',
+      timeoutMs: 60_000,
+      sandbox: 'bwrap',
+    });
+
+  it('rejects a trial whose calls could not have written their outputs, and keeps an honest one', async () => {
+    writeFileSync(join(dir, 'thin.c'), THIN);
+    const thin = await keygen(build('thin', join(dir, 'thin.c')));
+    expect(thin.status).toBe('failed');
+    expect(thin.failure).toMatch(
+      /^inconsistent trial: below the physical floor: \d\S* ns per keygen call, where moving its 1048608 bytes takes at least 1\.26e\+3 ns \(128 bytes a cycle at 6\.5 GHz\)$/,
+    );
+    expect(thin.trials).toEqual([]);
+    const good = await keygen(build('good', join(toy, 'good', 'KEM_AlgorithmInstance.c'), [join(toy, 'good'), join(toy, 'common')]));
+    expect([good.status, good.failure]).toEqual(['complete', undefined]);
   });
 });

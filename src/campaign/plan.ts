@@ -3,6 +3,7 @@ import type { SandboxMode } from '../sandbox/bwrap.js';
 import { join, relative, resolve } from 'node:path';
 import type { BuildCache } from '../compile/compile.js';
 import { wrapCatalog } from '../compile/profileBuild.js';
+import { cacheRoot } from '../compile/harnessTools.js';
 import type { Where } from '../config/arguments.js';
 import { type Candidate, type InvalidCandidate, loadCampaign } from '../config/campaign.js';
 import type { CampaignSettings, InstanceSpec } from '../config/schemas.js';
@@ -18,6 +19,21 @@ import type { Progress } from './progress.js';
 import { shardByCost } from './forecast.js';
 import { loadCtSuppressions } from '../ct/suppressions.js';
 import { PAIRED_TRIALS } from '../config/defaults.js';
+
+/** Every compiler ngcc-perf.yml names is one of the system's, before any of them runs (env/toolchain.ts). */
+function checkSystemCompilers(settings: CampaignSettings, ymlShown: string): void {
+  const named: Array<[string, string]> = [
+    ['compiler', settings.compiler],
+    ...settings.ct.compilers.map((c, i): [string, string] => [`ct.compilers[${i}]`, c]),
+  ];
+  for (const [field, name] of named)
+    if (systemCompiler(name) === undefined)
+      throw new InputError(
+        ymlShown,
+        field,
+        `'${name}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${name.replace(/-[0-9.]+$/, '')})`,
+      );
+}
 
 /** A candidate's ct-suppressions.yml, as its errors name it. */
 export const ctSuppressionsShown = (candidateId: string): string => `${candidateId}/ct-suppressions.yml`;
@@ -219,12 +235,9 @@ export function planRun(opts: CampaignOptions): RunPlan {
     );
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
-  if (systemCompiler(settings.compiler) === undefined)
-    throw new InputError(
-      ymlShown,
-      'compiler',
-      `'${settings.compiler}' is not a compiler of this system: no executable of that name on PATH lives under /usr, /bin or /sbin (install it, e.g. apt-get install ${settings.compiler.replace(/-[0-9.]+$/, '')})`,
-    );
+  checkSystemCompilers(settings, ymlShown);
+  // The drivers' folder: a host setting that is wrong is said before the evidence folder is made.
+  cacheRoot();
   const cpus = trialCpus(opts, settings, ymlShown);
   const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   // A suppression without its reason is the candidate author's input error: said before anything runs.

@@ -4,7 +4,7 @@ import { readSizeCatalog } from '../catalogs/catalogs.js';
 import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
 import { loadCampaign } from '../config/campaign.js';
 import { instanceStatus } from '../kat/status.js';
-import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
+import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS_NOISE_BYTES } from '../config/defaults.js';
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
@@ -43,7 +43,7 @@ export interface CompareOptions {
   history?: string[];
   /** Campaign folder for the size catalog (external_sizes.csv). */
   campaignDir?: string;
-  /** A peak-RSS change below this many bytes is page-level noise (default 64 KiB). */
+  /** A peak-RSS change below this many bytes is page-level noise (default RSS_NOISE_BYTES). */
   rssNoiseBytes?: number;
   /**
    * The system folders themselves, when they are not DATA_DIR/system (the trend pages' nights):
@@ -418,7 +418,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     if (b.elf_load_bytes !== undefined && h.elf_load_bytes !== undefined && b.elf_load_bytes !== h.elf_load_bytes)
       memory_changes.push({ key, item: 'elf_load_bytes', base: b.elf_load_bytes, head: h.elf_load_bytes });
   }
-  const noise = opts.rssNoiseBytes ?? 64 * 1024;
+  const noise = opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
   for (const row of rows) {
     const bv = row.base?.peak_rss_bytes;
     const hv = row.head?.peak_rss_bytes;

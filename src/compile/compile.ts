@@ -49,7 +49,7 @@ export interface BuildRequest {
   cache?: BuildCache;
   /** How the compiler is isolated (default bwrap): it reads only what `readOnly` lists. */
   sandbox?: SandboxMode;
-  /** The compiler command (ngcc-perf.yml `compiler`): `gcc`, `clang`, a versioned name or a path. */
+  /** The compiler's name (ngcc-perf.yml `compiler`): `gcc`, `clang`, a versioned name; run by its system path (env/toolchain.ts). */
   compiler: string;
 }
 
@@ -224,12 +224,13 @@ export async function buildArgv(req: BuildRequest, flags: string[], library: str
   };
   const compileArgs = [...parts.flags, ...parts.defines, ...parts.includes];
   const readOnly = [resolve(candidate.folder), ...resolved.includes, ...resolved.sources, nativeDir()];
-  const deps = await dependencies(req.compiler, resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
+  const { cc } = toolchainOf(req.compiler);
+  const deps = await dependencies(cc, resolved, compileArgs, buildSandbox(req, readOnly), req.memoryLimitBytes);
   const generator = candidate.api === 'nist' ? await generatorVerdicts(req, resolved, deps, compileArgs, readOnly, library) : [];
   const leftOut = new Set(generator.filter((v) => v.left_out).map((v) => v.file));
   const sources = resolved.sources.filter((f) => !leftOut.has(f));
   const argv = [
-    req.compiler,
+    cc,
     ...parts.flags,
     ...parts.defines,
     ...parts.includes,

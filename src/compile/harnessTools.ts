@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
-import { compilerVersion, HARNESS_CC } from '../env/toolchain.js';
+import { compilerVersion, HARNESS_CC, systemToolPath } from '../env/toolchain.js';
+import { InputError } from '../errors.js';
 
 export interface HarnessTools {
   dir: string;
@@ -52,13 +53,25 @@ const MANIFEST = 'sha256.json';
  * shared /tmp another user could create it first and plant drivers there, so a root that is not
  * owned by us or that others may write is refused.
  */
-function cacheRoot(): string {
+export function cacheRoot(): string {
   const root = process.env.NGCC_CACHE_DIR ?? join(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const st = lstatSync(root);
   const uid = process.getuid?.();
-  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0)
-    throw new Error(`the driver cache ${root} is not a folder of this user that only it may write: remove it or set NGCC_CACHE_DIR`);
+  const problem = !st.isDirectory()
+    ? 'not a folder (a link or a file)'
+    : uid !== undefined && st.uid !== uid
+      ? `owned by uid ${st.uid}, not this user (${uid})`
+      : (st.mode & 0o022) !== 0
+        ? `others may write it (mode ${(st.mode & 0o777).toString(8)})`
+        : undefined;
+  // The host's setting, like a bad argument: the user's to mend (exit 2), not a fault of ngcc-perf.
+  if (problem)
+    throw new InputError(
+      root,
+      '',
+      `the driver cache must be a folder of this user that only it may write, but ${problem}: remove it, or set NGCC_CACHE_DIR to such a folder`,
+    );
   return root;
 }
 
@@ -110,7 +123,9 @@ async function compileTools(dir: string): Promise<void> {
   const manifest: Record<string, string> = {};
   for (const [name, sources, link] of targets) {
     // The harness's own sources: trusted, built outside the sandbox.
-    const r = await runProcess([HARNESS_CC, ...common, '-o', join(staging, name), ...sources, ...link], { timeoutMs: 120_000 });
+    const r = await runProcess([systemToolPath(HARNESS_CC), ...common, '-o', join(staging, name), ...sources, ...link], {
+      timeoutMs: 120_000,
+    });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:\n${r.stderr}`);
     manifest[name] = sha256File(join(staging, name));
   }

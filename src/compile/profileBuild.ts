@@ -39,7 +39,7 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
 
   const log: string[] = [];
-  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
+  const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
   const finish = (ok: boolean, wrapped: string[]) => {
     const result = { ok, library, wrapped, log: log.join('\n') };
     writeFileAtomic(join(outDir, 'build.log'), result.log);
@@ -55,12 +55,12 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   for (const w of ['hashprof.c', 'wrap_iccs.c', 'wrap_nist.c']) {
     const obj = join(objDir, `hashprof-${w.replace(/\.c$/, '')}.o`);
     const includes = [`-I${hp}`, `-I${join(nativeDir(), 'iccs')}`, `-I${nativeDir()}`];
-    if ((await run([req.compiler, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
+    if ((await run([cc, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
       return finish(false, wrapped);
     objects.push(obj);
   }
   const link = await run([
-    req.compiler,
+    cc,
     ...plain.flags,
     '-fno-lto',
     '-shared',

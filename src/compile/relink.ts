@@ -25,6 +25,8 @@ export function relinkSteps(req: BuildRequest, plain: Awaited<ReturnType<typeof 
   };
   log.push(...plain.notes);
   return {
+    /** The compiler's system path: what every step runs. */
+    cc: tools.cc,
     run,
     /** The objects, one per source, or undefined when one does not compile. */
     compileEach: (compileFlags: string[], objDir: string): Promise<string[] | undefined> =>

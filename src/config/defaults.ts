@@ -28,6 +28,8 @@ export const PAIRED_TRIALS = 16;
  */
 export const PR_EXTRA_ROUNDS = PAIRED_TRIALS;
 export const MAX_PR_PAIRS = 100;
+/** A peak-RSS change below this many bytes is page-level noise, not reported (docs/statistics.md#always-reported). */
+export const RSS_NOISE_BYTES = 64 * 1024;
 /**
  * What a sandboxed driver process costs besides its calls (its start, the library's load, its
  * exit): 81–121 ms a process on the 2-core VM of benchmarks (u″). A profile round's or memory run's

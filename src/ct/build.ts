@@ -73,7 +73,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
     };
 
   const log: string[] = [];
-  const { run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
+  const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log);
   const finish = (ok: boolean, wrapped: string[]): CtBuildResult => {
     const librarySha256 = ok ? sha256File(library) : undefined;
     const result = { ok, library, objDir, wrapped, flags: shownFlags, log: log.join('\n'), ...(librarySha256 ? { librarySha256 } : {}) };
@@ -87,7 +87,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
   const wrapObj = join(objDir, 'ct_wrap.o');
   const wrapArgv = [
-    req.compiler,
+    cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
@@ -98,7 +98,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   ];
   if ((await run(wrapArgv)).exitCode !== 0) return finish(false, wrapped);
   const link = await run([
-    req.compiler,
+    cc,
     ...plain.flags,
     ...extra,
     '-shared',

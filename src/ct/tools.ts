@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HarnessTools } from '../compile/harnessTools.js';
-import { HARNESS_CC } from '../env/toolchain.js';
+import { HARNESS_CC, systemToolPath } from '../env/toolchain.js';
 import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
@@ -27,7 +27,7 @@ export async function ctDriver(tools: HarnessTools): Promise<string> {
   // The harness's own sources: trusted, built outside the sandbox.
   const r = await runProcess(
     [
-      HARNESS_CC,
+      systemToolPath(HARNESS_CC),
       '-std=gnu11',
       '-O2',
       '-g',

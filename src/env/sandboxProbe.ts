@@ -1,7 +1,7 @@
 import { InputError } from '../errors.js';
 import { hostSystemView, unshareArgv, type SandboxMode, type SandboxSetting, type SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess, runsQuietly, type RunResult } from '../sandbox/run.js';
-import { HARNESS_CC } from './toolchain.js';
+import { HARNESS_CC, systemToolPath } from './toolchain.js';
 
 export interface SandboxProbe {
   mode: SandboxMode;
@@ -100,7 +100,7 @@ export async function probeSandbox(p: SandboxProbe): Promise<ProbeResult> {
   if (made.exitCode !== 0) refuse(p.mode === 'bwrap' ? sandboxFailure(made) : unshareFailure(made));
 
   const compiler = p.compiler ?? HARNESS_CC;
-  const cc = await runProcess([compiler, '--version'], { timeoutMs: 30_000, sandbox: bare });
+  const cc = await runProcess([systemToolPath(compiler), '--version'], { timeoutMs: 30_000, sandbox: bare });
   if (cc.exitCode !== 0)
     refuse(
       `the compiler '${compiler}' does not run inside the sandbox, which shows only the system folders (/usr, /bin, /lib…): install it there (${firstLine(cc.stderr) || `exit ${cc.exitCode}`}); ${OPT_OUT}`,

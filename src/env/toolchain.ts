@@ -9,18 +9,10 @@ import { firstLineOf } from '../sandbox/run.js';
  */
 export const HARNESS_CC = 'gcc';
 
-/** The compiler a build runs, and the nm that reads its objects. */
+/** The compiler a build runs, and the nm that reads its objects: absolute paths under the system folders. */
 export interface Toolchain {
   cc: string;
   nm: string;
-}
-
-/**
- * The toolchain of a compiler command: a cross compiler's own nm (`aarch64-linux-gnu-gcc` →
- * `aarch64-linux-gnu-nm`), the host's for a plain `gcc`, `cc` or `clang`.
- */
-export function toolchainOf(cc: string): Toolchain {
-  return { cc, nm: `${/^(.*-)(?:gcc|cc|clang)(?:-[0-9.]+)?$/.exec(basename(cc))?.[1] ?? ''}nm` };
 }
 
 /** Where a system's compilers live: folders every sandbox shows read-only (src/sandbox/bwrap.ts). */
@@ -30,7 +22,8 @@ const SYSTEM_FOLDERS = ['/usr/', '/bin/', '/sbin/'];
  * The executable a compiler name resolves to on PATH, if it is one of the system's: ngcc-perf.yml
  * comes from the campaign repository, which a pull request can change, so a compiler that lives
  * anywhere else (the repository, a workspace) is never run, not even for its `--version` outside
- * the sandbox. Also what the sandbox needs: it shows only the system folders.
+ * the sandbox. Also what the sandbox needs: it shows only the system folders. A PATH entry outside
+ * them is passed over for a later one; systemToolPath() then runs what this found, by its path.
  */
 export function systemCompiler(name: string): string | undefined {
   if (name.includes('/') || name === '') return undefined;
@@ -39,13 +32,41 @@ export function systemCompiler(name: string): string | undefined {
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
-      const real = realpathSync(candidate);
-      if (SYSTEM_FOLDERS.some((f) => real.startsWith(f))) return real;
     } catch {
-      /* not in this folder */
+      continue;
     }
+    const real = realpathSync(candidate);
+    if (SYSTEM_FOLDERS.some((f) => real.startsWith(f))) return real;
   }
   return undefined;
+}
+
+const resolved = new Map<string, string>();
+
+/**
+ * The absolute path a compiler or binutils name is run by, resolved once: every process that runs
+ * it (its `--version` outside the sandbox, every build inside one) runs this path, so the program
+ * that was checked is the program that runs, whatever PATH says later or inside a sandbox.
+ */
+export function systemToolPath(name: string): string {
+  let path = resolved.get(name);
+  if (path === undefined) {
+    path = systemCompiler(name);
+    // ngcc-perf.yml's compiler is checked in campaign/plan.ts with the file's name; this is the backstop.
+    if (path === undefined)
+      throw new Error(`'${name}' is not a program of this system: no executable of that name on PATH lives under /usr, /bin or /sbin`);
+    resolved.set(name, path);
+  }
+  return path;
+}
+
+/**
+ * The toolchain of a compiler name: a cross compiler's own nm (`aarch64-linux-gnu-gcc` →
+ * `aarch64-linux-gnu-nm`), the host's for a plain `gcc`, `cc` or `clang`.
+ */
+export function toolchainOf(name: string): Toolchain {
+  const nm = `${/^(.*-)(?:gcc|cc|clang)(?:-[0-9.]+)?$/.exec(basename(name))?.[1] ?? ''}nm`;
+  return { cc: systemToolPath(name), nm: systemToolPath(nm) };
 }
 
 const versions = new Map<string, string>();
@@ -57,7 +78,7 @@ const versions = new Map<string, string>();
 export function compilerVersion(cc: string = HARNESS_CC): string {
   let v = versions.get(cc);
   if (v === undefined) {
-    v = (systemCompiler(cc) !== undefined ? firstLineOf([cc, '--version']) : null) ?? 'unknown';
+    v = (systemCompiler(cc) !== undefined ? firstLineOf([systemToolPath(cc), '--version']) : null) ?? 'unknown';
     versions.set(cc, v);
   }
   return v;

@@ -14,6 +14,25 @@ import type { BuildEntry, TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
 
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * A record names the library it timed, and that is the library build.json says was built and
+ * KAT-checked: a record without the hash could be of any library.
+ */
+function libraryHashProblems(where: string, key: string, r: TimingRecord, entry: BuildEntry): string[] {
+  const stated = r.library_sha256 as unknown;
+  if (typeof stated !== 'string' || !SHA256_HEX.test(stated))
+    return [
+      `${where}: library_sha256 is ${stated === undefined ? 'missing' : JSON.stringify(stated)}: a record names the SHA-256 of the library it timed`,
+    ];
+  if (entry.library_sha256 === undefined)
+    return [`${where}: build.json has no library_sha256 for ${key}, so the library this record timed is not known to be the one built`];
+  return stated === entry.library_sha256
+    ? []
+    : [`${where}: library_sha256 ${stated.slice(0, 12)}… differs from build.json's ${entry.library_sha256.slice(0, 12)}…`];
+}
+
 function close(a: number, b: number): boolean {
   return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
 }
@@ -66,8 +85,7 @@ export function validateDataset(systemDir: string): string[] {
     const entry = ds.build.instances[key];
     if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
     else {
-      if (r.library_sha256 && entry.library_sha256 && r.library_sha256 !== entry.library_sha256)
-        problems.push(`${where}: library_sha256 differs from build.json`);
+      problems.push(...libraryHashProblems(where, key, r, entry));
       if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
       // A forgery of the instance's current library makes it FORGED; a record cannot say so alone.
       if (typeof r.forged === 'string' && r.library_sha256 === entry.library_sha256 && !entry.forged)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -29,6 +30,10 @@ export interface SyntheticInstance {
 export function writeSyntheticSystem(dataDir: string, system: string, instances: SyntheticInstance[], ops: SyntheticOp[]): string {
   const dir = join(dataDir, system);
   mkdirSync(dir, { recursive: true });
+  // Each instance's library: the one an op names, else a made-up hash of its own, in build.json and its records alike.
+  const libraryOf = (id: string, label: string) =>
+    ops.find((o) => o.id === id && o.label === label && o.librarySha256)?.librarySha256 ??
+    createHash('sha256').update(`${id}/${label}`).digest('hex');
   const build = Object.fromEntries(
     instances.map((i) => [
       `${i.id}/${i.label}`,
@@ -41,6 +46,7 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
         kat: i.kat ?? 'PASS',
         sizes: i.sizes,
         elf_load_bytes: i.elf,
+        library_sha256: libraryOf(i.id, i.label),
       },
     ]),
   );
@@ -81,7 +87,7 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
       baseline_rss_bytes: 1_400_000,
       sizes: inst?.sizes,
       ...(o.startedUtc ? { started_utc: o.startedUtc } : {}),
-      ...(o.librarySha256 ? { library_sha256: o.librarySha256 } : {}),
+      library_sha256: o.librarySha256 ?? libraryOf(o.id, o.label),
     };
     mkdirSync(join(dir, 'records', o.id), { recursive: true });
     writeFileSync(join(dir, 'records', o.id, `${o.label}__${o.op}.json`), JSON.stringify(record, null, 1));

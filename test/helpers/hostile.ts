@@ -1,16 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,8 +159,12 @@ export interface ChildResult {
 
 /** Runs the CLI as a child with `env` added to this process's environment. */
 export function cliChild(cli: string, args: string[], env: Record<string, string>): Promise<ChildResult> {
+  return childOf('node', [cli, ...args], env);
+}
+
+function childOf(command: string, args: string[], env: Record<string, string>): Promise<ChildResult> {
   return new Promise((res) => {
-    const child = spawn('node', [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -181,6 +174,32 @@ export function cliChild(cli: string, args: string[], env: Record<string, string
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
     child.on('close', (code, signal) => res({ code, signal, out, stdout }));
   });
+}
+
+/** A process left behind: "pid<TAB>comm<TAB>cmdline", as test/helpers/subreaper.c reports it. */
+export type Survivor = string;
+
+let subreaper: string | undefined;
+
+/**
+ * `command` run under test/helpers/subreaper.c, which is the subreaper of everything it starts: the
+ * processes of its tree still alive `graceMs` after it exited, found by their parentage whatever they
+ * call themselves (then killed).
+ */
+export async function withSurvivors(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  graceMs = 1000,
+): Promise<ChildResult & { survivors: Survivor[] }> {
+  if (subreaper === undefined) {
+    subreaper = join(tempDir(), 'subreaper');
+    execFileSync('gcc', ['-O2', '-o', subreaper, join(repoRoot, 'test', 'helpers', 'subreaper.c')]);
+  }
+  const report = join(tempDir(), 'survivors.txt');
+  const r = await childOf(subreaper, [report, String(graceMs), command, ...args], env);
+  const survivors = existsSync(report) ? readFileSync(report, 'utf8').split('\n').filter(Boolean) : [`no report: ${r.out}`];
+  return { ...r, survivors };
 }
 
 export interface Listener {
@@ -218,33 +237,5 @@ export const holding = (files: string[], needle: string): string[] => files.filt
 
 /** The files under `dirs` whose bytes contain `needle`. */
 export const containing = (dirs: string[], needle: string): string[] => holding(dirs.flatMap(filesUnder), needle);
-
-export interface HostProcess {
-  pid: string;
-  comm: string;
-  cmdline: string;
-  cwd: string;
-}
-
-/** The processes running on this host now (those that vanish while read are left out). */
-export function hostProcesses(): HostProcess[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        let cwd = '';
-        try {
-          cwd = readlinkSync(`/proc/${pid}/cwd`);
-        } catch {
-          /* another user's process: its cwd is not ours to read */
-        }
-        return [{ pid, comm, cmdline, cwd }];
-      } catch {
-        return [];
-      }
-    });
-}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10018,8 +10018,12 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, mkdtempSync as mkdtempSync4, readdirSync as readdirSync15, readFileSync as readFileSync24, rmSync as rmSync12, statSync as statSync11 } from "node:fs";
-import { tmpdir as tmpdir5 } from "node:os";
+import { existsSync as existsSync37, readdirSync as readdirSync15, readFileSync as readFileSync24, statSync as statSync11 } from "node:fs";
+
+// src/util/scratch.ts
+import { chmodSync, lstatSync as lstatSync2, mkdtempSync, readdirSync as readdirSync2, rmSync as rmSync2 } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join2 } from "node:path";
 
 // src/util/fsx.ts
 import { createHash } from "node:crypto";
@@ -10034,7 +10038,9 @@ import {
   openSync,
   fsyncSync,
   closeSync,
-  lstatSync
+  lstatSync,
+  rmSync,
+  statfsSync
 } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -10060,17 +10066,60 @@ function errorMessage(e) {
 
 // src/util/fsx.ts
 var tmpCounter = 0;
+var ATOMIC_TEMP = /\.tmp-(\d+)-\d+$/;
+function leftoverTempFiles(dir, removing = false) {
+  const left = filesUnder(dir).filter((rel) => ATOMIC_TEMP.test(rel));
+  if (removing) for (const rel of left) rmSync(join(dir, rel), { force: true });
+  return left;
+}
 function writeFileAtomic(path, data) {
-  mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${tmpCounter++}`;
-  writeFileSync(tmp, data);
-  const fd = openSync(tmp, "r");
   try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(tmp, data);
+    const fd = openSync(tmp, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw diskFullError(e, path, Buffer.byteLength(data)) ?? e;
   }
-  renameSync(tmp, path);
+}
+function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+function freeBytes(path) {
+  for (let p = path; ; p = dirname(p)) {
+    try {
+      const s = statfsSync(p);
+      return s.bavail * s.bsize;
+    } catch {
+      if (dirname(p) === p) return void 0;
+    }
+  }
+}
+var DISK_FULL = /* @__PURE__ */ new Set(["ENOSPC", "EDQUOT"]);
+function diskFullError(e, path, bytes2) {
+  const err = e;
+  if (!err?.code || !DISK_FULL.has(err.code)) return void 0;
+  const file2 = path ?? err.path ?? ".";
+  const free = freeBytes(file2);
+  const needs = bytes2 === void 0 ? "" : `: writing it needs ${bytes2} bytes`;
+  const has = free === void 0 ? "" : `${needs ? "," : ":"} ${free} bytes are free there`;
+  return new InputError(
+    file2,
+    "",
+    `no space left on its device (${err.code})${needs}${has}; free some space and run again (a run resumes where it stopped)`
+  );
 }
 function writeJsonAtomic(path, value) {
   writeFileAtomic(path, `${JSON.stringify(value, null, 1)}
@@ -10113,17 +10162,71 @@ function nonRegularEntries(dir, rel = "") {
   return st.isFile() || rel === "" ? [] : [rel];
 }
 
+// src/util/scratch.ts
+var live = /* @__PURE__ */ new Set();
+var removedOnExit = false;
+var SCRATCH_NAME = /^ngcc-([a-z]+)-(\d+)-[A-Za-z0-9]{6}$/;
+function makeScratch(purpose, parent = tmpdir()) {
+  if (!/^[a-z]+$/.test(purpose)) throw new Error(`scratch purpose '${purpose}': lower-case letters only`);
+  const dir = mkdtempSync(join2(parent, `ngcc-${purpose}-${process.pid}-`));
+  live.add(dir);
+  if (!removedOnExit) {
+    process.once("exit", removeAllScratch);
+    removedOnExit = true;
+  }
+  return dir;
+}
+function removeScratch(dir) {
+  const open2 = (d) => {
+    try {
+      chmodSync(d, 448);
+      for (const e of readdirSync2(d, { withFileTypes: true })) if (e.isDirectory()) open2(join2(d, e.name));
+    } catch {
+    }
+  };
+  open2(dir);
+  try {
+    rmSync2(dir, { recursive: true, force: true });
+  } catch {
+  }
+  live.delete(dir);
+}
+function removeAllScratch() {
+  for (const dir of [...live]) removeScratch(dir);
+}
+function sweepScratch(parent = tmpdir()) {
+  const uid = process.getuid?.();
+  const swept = [];
+  let names;
+  try {
+    names = readdirSync2(parent);
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const pid = Number(SCRATCH_NAME.exec(name)?.[2]);
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
+    const dir = join2(parent, name);
+    const st = lstatSync2(dir, { throwIfNoEntry: false });
+    if (!st?.isDirectory() || uid !== void 0 && st.uid !== uid) continue;
+    removeScratch(dir);
+    swept.push(dir);
+  }
+  return swept;
+}
+
 // src/cliMain.ts
-import { basename as basename13, dirname as dirname11, join as join41, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join42, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync24 } from "node:fs";
+import { basename as basename11 } from "node:path";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { existsSync as existsSync4, lstatSync as lstatSync3, mkdirSync as mkdirSync2, readdirSync as readdirSync3, readFileSync as readFileSync3, renameSync as renameSync2, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join as join4 } from "node:path";
+import { existsSync as existsSync4, lstatSync as lstatSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync4, readFileSync as readFileSync3, renameSync as renameSync2, rmSync as rmSync3 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join5 } from "node:path";
 
 // src/sandbox/run.ts
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -10132,7 +10235,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:os";
 
 // src/sandbox/bwrap.ts
-import { existsSync as existsSync2, lstatSync as lstatSync2, readlinkSync, statSync as statSync2 } from "node:fs";
+import { existsSync as existsSync2, lstatSync as lstatSync3, readlinkSync, statSync as statSync2 } from "node:fs";
 import { basename, dirname as dirname2, isAbsolute, normalize } from "node:path";
 var TOP_LEVEL = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 var ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"];
@@ -10141,7 +10244,7 @@ function hostSystemView() {
   for (const path of TOP_LEVEL) {
     let st;
     try {
-      st = lstatSync2(path);
+      st = lstatSync3(path);
     } catch {
       continue;
     }
@@ -10296,11 +10399,11 @@ function sandboxEnv(env) {
 }
 
 // src/sandbox/cpuTime.ts
-import { readdirSync as readdirSync2, readFileSync as readFileSync2 } from "node:fs";
+import { readdirSync as readdirSync3, readFileSync as readFileSync2 } from "node:fs";
 var USER_HZ = 100;
 function descendants(root3) {
   const children = /* @__PURE__ */ new Map();
-  for (const name of readdirSync2("/proc")) {
+  for (const name of readdirSync3("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const ppid = parentOf(Number(name));
     if (ppid === void 0) continue;
@@ -10334,7 +10437,7 @@ function parentOf(pid) {
 function processCpuSeconds(pid) {
   let tasks;
   try {
-    tasks = readdirSync2(`/proc/${pid}/task`);
+    tasks = readdirSync3(`/proc/${pid}/task`);
   } catch {
     return 0;
   }
@@ -10364,7 +10467,7 @@ function treeAtRest(tree) {
   for (const pid of tree) {
     let tasks;
     try {
-      tasks = readdirSync2(`/proc/${pid}/task`);
+      tasks = readdirSync3(`/proc/${pid}/task`);
     } catch {
       continue;
     }
@@ -10379,7 +10482,7 @@ function treeTasks(tree) {
   let n = 0;
   for (const pid of tree) {
     try {
-      n += readdirSync2(`/proc/${pid}/task`).length;
+      n += readdirSync3(`/proc/${pid}/task`).length;
     } catch {
     }
   }
@@ -10688,14 +10791,14 @@ function decodeChannel(text3, secret) {
 
 // src/util/paths.ts
 import { existsSync as existsSync3 } from "node:fs";
-import { dirname as dirname3, join as join2 } from "node:path";
+import { dirname as dirname3, join as join3 } from "node:path";
 import { fileURLToPath } from "node:url";
 var cached;
 function toolRoot() {
   if (cached) return cached;
   let dir = dirname3(fileURLToPath(import.meta.url));
   for (; ; ) {
-    const pkg = join2(dir, "package.json");
+    const pkg = join3(dir, "package.json");
     if (existsSync3(pkg) && readJson(pkg).name === "ngcc-perf") {
       cached = dir;
       return dir;
@@ -10705,19 +10808,19 @@ function toolRoot() {
     dir = up;
   }
 }
-var nativeDir = () => join2(toolRoot(), "native");
-var toolVersion = () => readJson(join2(toolRoot(), "package.json")).version;
+var nativeDir = () => join3(toolRoot(), "native");
+var toolVersion = () => readJson(join3(toolRoot(), "package.json")).version;
 
 // src/env/toolchain.ts
 import { accessSync, constants as constants2, realpathSync } from "node:fs";
-import { basename as basename2, delimiter, isAbsolute as isAbsolute2, join as join3 } from "node:path";
+import { basename as basename2, delimiter, isAbsolute as isAbsolute2, join as join4 } from "node:path";
 var HARNESS_CC = "gcc";
 var SYSTEM_FOLDERS = ["/usr/", "/bin/", "/sbin/"];
 function systemCompiler(name) {
   if (name.includes("/") || name === "") return void 0;
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!isAbsolute2(dir)) continue;
-    const candidate = join3(dir, name);
+    const candidate = join4(dir, name);
     try {
       accessSync(candidate, constants2.X_OK);
     } catch {
@@ -10758,8 +10861,8 @@ function harnessVersion() {
   const root3 = nativeDir();
   const files = [];
   const walk = (dir) => {
-    for (const e of readdirSync3(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join4(dir, e.name);
+    for (const e of readdirSync4(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join5(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
     }
@@ -10771,14 +10874,14 @@ ${sha256Hex(readFileSync3(f))}`);
 ${compilerVersion(HARNESS_CC)}`).slice(0, 16);
 }
 function driverSources() {
-  return JSON.parse(readFileSync3(join4(nativeDir(), "driver-sources.json"), "utf8")).sources;
+  return JSON.parse(readFileSync3(join5(nativeDir(), "driver-sources.json"), "utf8")).sources;
 }
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
 function cacheRoot() {
-  const root3 = process.env.NGCC_CACHE_DIR ?? join4(tmpdir(), `ngcc-perf-${process.getuid?.() ?? 0}`);
+  const root3 = process.env.NGCC_CACHE_DIR ?? join5(tmpdir2(), `ngcc-perf-${process.getuid?.() ?? 0}`);
   mkdirSync2(root3, { recursive: true, mode: 448 });
-  const st = lstatSync3(root3);
+  const st = lstatSync4(root3);
   const uid = process.getuid?.();
   const problem = !st.isDirectory() ? "not a folder (a link or a file)" : uid !== void 0 && st.uid !== uid ? `owned by uid ${st.uid}, not this user (${uid})` : (st.mode & 18) !== 0 ? `others may write it (mode ${(st.mode & 511).toString(8)})` : void 0;
   if (problem)
@@ -10790,22 +10893,22 @@ function cacheRoot() {
   return root3;
 }
 function intact(dir) {
-  const manifest = readJsonIfExists(join4(dir, MANIFEST));
+  const manifest = readJsonIfExists(join5(dir, MANIFEST));
   if (!manifest) return false;
   return NAMES.every((name) => {
-    const file2 = join4(dir, name);
+    const file2 = join5(dir, name);
     return existsSync4(file2) && manifest[name] === sha256File(file2);
   });
 }
 async function harnessTools() {
   const version2 = harnessVersion();
-  const dir = join4(cacheRoot(), `harness-${version2}`);
+  const dir = join5(cacheRoot(), `harness-${version2}`);
   const tools = {
     dir,
     version: version2,
-    driver: join4(dir, "ngcc_driver"),
-    mem: join4(dir, "ngcc_mem"),
-    probe: join4(dir, "ngcc_probe")
+    driver: join5(dir, "ngcc_driver"),
+    mem: join5(dir, "ngcc_mem"),
+    probe: join5(dir, "ngcc_probe")
   };
   if (!intact(dir)) await compileTools(dir);
   return tools;
@@ -10816,39 +10919,39 @@ async function compileTools(dir) {
   mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
   const targets = [
-    ["ngcc_driver", driverSources().map((f) => join4(n, f)), ["-ldl"]],
+    ["ngcc_driver", driverSources().map((f) => join5(n, f)), ["-ldl"]],
     // -z now: lazy symbol binding inside the measured call would count as its stack.
     [
       "ngcc_mem",
-      [join4(n, "ngcc_mem.c"), join4(n, "harness.c"), join4(n, "ops.c"), join4(n, "hash_ops.c"), join4(n, "kex_ops.c"), join4(n, "cpucycles.c")],
+      [join5(n, "ngcc_mem.c"), join5(n, "harness.c"), join5(n, "ops.c"), join5(n, "hash_ops.c"), join5(n, "kex_ops.c"), join5(n, "cpucycles.c")],
       ["-Wl,-z,now", "-ldl", "-lpthread"]
     ],
-    ["ngcc_probe", [join4(n, "ngcc_probe.c"), join4(n, "cpucycles.c")], []]
+    ["ngcc_probe", [join5(n, "ngcc_probe.c"), join5(n, "cpucycles.c")], []]
   ];
   const manifest = {};
   for (const [name, sources, link3] of targets) {
-    const r = await runProcess([systemToolPath(HARNESS_CC), ...common, "-o", join4(staging, name), ...sources, ...link3], {
+    const r = await runProcess([systemToolPath(HARNESS_CC), ...common, "-o", join5(staging, name), ...sources, ...link3], {
       timeoutMs: 12e4
     });
     if (r.exitCode !== 0) throw new Error(`building the native harness (${name}) failed:
 ${r.stderr}`);
-    manifest[name] = sha256File(join4(staging, name));
+    manifest[name] = sha256File(join5(staging, name));
   }
-  writeJsonAtomic(join4(staging, MANIFEST), manifest);
+  writeJsonAtomic(join5(staging, MANIFEST), manifest);
   try {
     renameSync2(staging, dir);
   } catch {
     if (!intact(dir)) {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync3(dir, { recursive: true, force: true });
       renameSync2(staging, dir);
-    } else rmSync(staging, { recursive: true, force: true });
+    } else rmSync3(staging, { recursive: true, force: true });
   }
 }
 
 // src/env/cpuLock.ts
-import { closeSync as closeSync2, constants as constants3, fchmodSync, fstatSync, ftruncateSync, mkdirSync as mkdirSync3, chmodSync, openSync as openSync2, readSync, writeSync } from "node:fs";
+import { closeSync as closeSync2, constants as constants3, fchmodSync, fstatSync, ftruncateSync, mkdirSync as mkdirSync3, chmodSync as chmodSync2, openSync as openSync2, readSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { join as join5, resolve } from "node:path";
+import { join as join6, resolve } from "node:path";
 
 // src/env/cpus.ts
 import { readFileSync as readFileSync4 } from "node:fs";
@@ -10916,7 +11019,7 @@ function cpuLockDir(env = process.env) {
   const configured = env[CPU_LOCK_DIR_VARIABLE]?.trim();
   return configured ? resolve(configured) : DEFAULT_CPU_LOCK_DIR;
 }
-var cpuLockFile = (dir, cpu) => join5(dir, `cpu${cpu}.lock`);
+var cpuLockFile = (dir, cpu) => join6(dir, `cpu${cpu}.lock`);
 var held = /* @__PURE__ */ new Set();
 async function lockCore(cpus, opts) {
   if (cpus.length === 0) throw new Error("lockCore: no CPU to lock");
@@ -11018,7 +11121,7 @@ var unusable = (path, dir, why) => new InputError(
 var codeOf = (e) => e.code ?? String(e);
 function openLockDir(dir) {
   try {
-    if (mkdirSync3(dir, { recursive: true }) !== void 0) chmodSync(dir, 1023);
+    if (mkdirSync3(dir, { recursive: true }) !== void 0) chmodSync2(dir, 1023);
   } catch (e) {
     throw unusable(dir, dir, `cannot create the CPU lock folder (${codeOf(e)})`);
   }
@@ -11253,11 +11356,11 @@ async function probeSandbox(p) {
 }
 
 // src/evidence/lock.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { join as join7, relative } from "node:path";
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync as rmSync4, writeFileSync as writeFileSync2 } from "node:fs";
+import { join as join8, relative } from "node:path";
 
 // src/evidence/layout.ts
-import { join as join6 } from "node:path";
+import { join as join7 } from "node:path";
 var CAMPAIGN_FILE = "campaign.json";
 var BUILD_FILE = "build.json";
 var CALIBRATION_FILE = "calibration.json";
@@ -11271,26 +11374,26 @@ function parseInstanceKey(key) {
 }
 var operationFile = (label, op) => `${label}__${op}.json`;
 var evidencePaths = (systemDir) => ({
-  campaign: join6(systemDir, CAMPAIGN_FILE),
-  build: join6(systemDir, BUILD_FILE),
-  calibration: join6(systemDir, CALIBRATION_FILE),
-  lock: join6(systemDir, LOCK_FILE),
-  recordsDir: join6(systemDir, "records"),
-  profileDir: join6(systemDir, "profile"),
-  memoryDir: join6(systemDir, "memory"),
-  surveyDir: join6(systemDir, "survey"),
-  ctDir: join6(systemDir, "ct"),
-  record: (id, label, op) => join6(systemDir, "records", id, operationFile(label, op)),
-  profile: (id, label, op) => join6(systemDir, "profile", id, operationFile(label, op)),
-  survey: (id, label) => join6(systemDir, "survey", id, `${label}.json`),
+  campaign: join7(systemDir, CAMPAIGN_FILE),
+  build: join7(systemDir, BUILD_FILE),
+  calibration: join7(systemDir, CALIBRATION_FILE),
+  lock: join7(systemDir, LOCK_FILE),
+  recordsDir: join7(systemDir, "records"),
+  profileDir: join7(systemDir, "profile"),
+  memoryDir: join7(systemDir, "memory"),
+  surveyDir: join7(systemDir, "survey"),
+  ctDir: join7(systemDir, "ct"),
+  record: (id, label, op) => join7(systemDir, "records", id, operationFile(label, op)),
+  profile: (id, label, op) => join7(systemDir, "profile", id, operationFile(label, op)),
+  survey: (id, label) => join7(systemDir, "survey", id, `${label}.json`),
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
-  ct: (id, label) => join6(systemDir, "ct", id, `${label}.json`),
-  memory: (id, label, op) => join6(systemDir, "memory", id, operationFile(label, op)),
-  katLog: (id, label) => join6(systemDir, "kat", id, `${label}.log`),
-  katDir: (id, label) => join6(systemDir, "kat", id, label),
-  buildDir: (id, label) => join6(systemDir, "build", id, label),
+  ct: (id, label) => join7(systemDir, "ct", id, `${label}.json`),
+  memory: (id, label, op) => join7(systemDir, "memory", id, operationFile(label, op)),
+  katLog: (id, label) => join7(systemDir, "kat", id, `${label}.log`),
+  katDir: (id, label) => join7(systemDir, "kat", id, label),
+  buildDir: (id, label) => join7(systemDir, "build", id, label),
   /** The ICCS helper baseline's generated campaign (campaign/iccsBaseline.ts): beside the builds, never published. */
-  iccsBaselineCampaign: join6(systemDir, "build", ".iccs-baseline")
+  iccsBaselineCampaign: join7(systemDir, "build", ".iccs-baseline")
 });
 var surveyRelPath = (id, label) => `survey/${id}/${label}.json`;
 var ctRelPath = (id, label) => `ct/${id}/${label}.json`;
@@ -11309,18 +11412,10 @@ function instanceOfPath(rel) {
 }
 function isTransient(rel) {
   const name = rel.slice(rel.lastIndexOf("/") + 1);
-  return name === LOCK_FILE || /\.tmp-\d+-\d+$/.test(name);
+  return name === LOCK_FILE || ATOMIC_TEMP.test(name);
 }
 
 // src/evidence/lock.ts
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === "EPERM";
-  }
-}
 function startTime(pid) {
   try {
     const stat2 = readFileSync6(`/proc/${pid}/stat`, "utf8");
@@ -11335,10 +11430,10 @@ function holderOf2(text3) {
   return { pid: Number(pid), ...start2 ? { start: start2 } : {} };
 }
 function otherLiveWriter(dir) {
-  const lock = join7(dir, LOCK_FILE);
+  const lock = join8(dir, LOCK_FILE);
   if (!existsSync6(lock)) return void 0;
   const { pid, start: start2 } = holderOf2(readFileSync6(lock, "utf8"));
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid)) return void 0;
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !processAlive(pid)) return void 0;
   return start2 === void 0 || startTime(pid) === start2 ? pid : void 0;
 }
 var heldLocks = /* @__PURE__ */ new Set();
@@ -11349,13 +11444,13 @@ function releaseEvidenceLocks() {
 }
 function lockSystem(systemDir) {
   mkdirSync4(systemDir, { recursive: true });
-  const lock = join7(systemDir, LOCK_FILE);
+  const lock = join8(systemDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync2(lock, lockText(), { flag: "wx" });
       const release2 = () => {
         heldLocks.delete(release2);
-        rmSync2(lock, { force: true });
+        rmSync4(lock, { force: true });
       };
       heldLocks.add(release2);
       return release2;
@@ -11370,7 +11465,7 @@ function lockSystem(systemDir) {
         );
       if (holderOf2(readFileSync6(lock, "utf8")).pid === process.pid)
         throw new InputError(relative(process.cwd(), systemDir) || systemDir, "", "a run of this process is already writing this evidence");
-      rmSync2(lock, { force: true });
+      rmSync4(lock, { force: true });
     }
   }
   throw new InputError(systemDir, "", "could not take the evidence lock");
@@ -12152,32 +12247,17 @@ function belowFloor(type, operation, meta3, trial) {
 }
 
 // src/measure/decInputs.ts
-import { chmodSync as chmodSync2, lstatSync as lstatSync4, mkdirSync as mkdirSync5, mkdtempSync, readdirSync as readdirSync4, renameSync as renameSync3, rmSync as rmSync3 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { join as join8 } from "node:path";
+import { lstatSync as lstatSync5, mkdirSync as mkdirSync5, renameSync as renameSync3 } from "node:fs";
+import { join as join9 } from "node:path";
 import { randomBytes as randomBytes3 } from "node:crypto";
 var MOST_PATH_CHARS = 250;
-function removeAll(root3) {
-  const open2 = (dir) => {
-    try {
-      chmodSync2(dir, 448);
-      for (const e of readdirSync4(dir, { withFileTypes: true })) if (e.isDirectory()) open2(join8(dir, e.name));
-    } catch {
-    }
-  };
-  open2(root3);
-  try {
-    rmSync3(root3, { recursive: true, force: true });
-  } catch {
-  }
-}
 async function makeDecInputs(req) {
-  const root3 = mkdtempSync(join8(tmpdir2(), "ngcc-inputs-"));
-  const [madeDir, givenDir] = [join8(root3, "made"), join8(root3, "given")];
+  const root3 = makeScratch("inputs");
+  const [madeDir, givenDir] = [join9(root3, "made"), join9(root3, "given")];
   mkdirSync5(madeDir);
   mkdirSync5(givenDir);
-  const dispose = () => removeAll(root3);
-  const given = join8(givenDir, "warmup.bin");
+  const dispose = () => removeScratch(root3);
+  const given = join9(givenDir, "warmup.bin");
   if (given.length > MOST_PATH_CHARS) {
     dispose();
     return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
@@ -12210,7 +12290,7 @@ async function makeDecInputs(req) {
     const bytes2 = sk + calls * ct2;
     let st;
     try {
-      st = lstatSync4(join8(madeDir, name));
+      st = lstatSync5(join9(madeDir, name));
     } catch {
       return fail2(`wrote no ${name}`);
     }
@@ -12220,11 +12300,11 @@ async function makeDecInputs(req) {
   const placed = /* @__PURE__ */ new Set();
   let placeFailure;
   const placer = (name) => () => {
-    const to = join8(givenDir, name);
+    const to = join9(givenDir, name);
     if (!placed.has(name)) {
       placed.add(name);
       try {
-        renameSync3(join8(madeDir, name), to);
+        renameSync3(join9(madeDir, name), to);
       } catch (e) {
         placeFailure ??= `the parent could not put dec's inputs in place: ${e.message}`;
       }
@@ -12970,11 +13050,11 @@ var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join18, relative as relative8, resolve as resolve9 } from "node:path";
+import { join as join19, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync7, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname6, join as join13, relative as relative5, resolve as resolve5 } from "node:path";
+import { dirname as dirname6, join as join14, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -13014,7 +13094,7 @@ function guideFlags(arch2, variant) {
 
 // src/config/sources.ts
 import { existsSync as existsSync7, readdirSync as readdirSync6, realpathSync as realpathSync3, statSync as statSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute as isAbsolute4, join as join9, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
+import { dirname as dirname5, isAbsolute as isAbsolute4, join as join10, relative as relative3, resolve as resolve4, sep as sep2 } from "node:path";
 
 // node_modules/tinyglobby/dist/index.mjs
 import { readdir, readdirSync as readdirSync5, realpath, realpathSync as realpathSync2, stat, statSync as statSync3 } from "fs";
@@ -13795,13 +13875,13 @@ var DRIVER_FILE = /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_b
 function readableRoots(campaignRoot, toolRoot2) {
   let dir = realpathSync3(campaignRoot);
   for (let up = dir; ; up = dirname5(up)) {
-    if (existsSync7(join9(up, ".git"))) {
+    if (existsSync7(join10(up, ".git"))) {
       dir = up;
       break;
     }
     if (dirname5(up) === up) break;
   }
-  const parts = ["native", "node_modules"].map((name) => join9(toolRoot2, name)).filter((p) => existsSync7(p));
+  const parts = ["native", "node_modules"].map((name) => join10(toolRoot2, name)).filter((p) => existsSync7(p));
   return [dir, realpathSync3(toolRoot2), ...parts.map((p) => realpathSync3(p))];
 }
 var underAny = (path, roots) => roots.some((root3) => path === root3 || path.startsWith(root3.endsWith(sep2) ? root3 : `${root3}${sep2}`));
@@ -13827,7 +13907,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
   const field = `instances[${index}]`;
   if (!existsSync7(dir) || !statSync4(dir).isDirectory()) throw new InputError(display, `${field}.dir`, `folder '${inst.dir}' not found`);
   confined(dir, roots, display, `${field}.dir`, inst.dir);
-  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync6(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join9(dir, f), roots, display, `${field}.dir`, join9(inst.dir, f)));
+  const own6 = inst.sources ? expand(dir, inst.sources, `${field}.sources`, display, roots) : readdirSync6(dir).filter((f) => f.endsWith(".c") && !DRIVER_FILE.test(f)).sort().map((f) => confined(join10(dir, f), roots, display, `${field}.dir`, join10(inst.dir, f)));
   const extra = expand(dir, inst.extra_sources, `${field}.extra_sources`, display, roots);
   const includes = inst.include.map((p, i) => {
     const abs = isAbsolute4(p) ? p : resolve4(dir, p);
@@ -13856,7 +13936,7 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
 }
 
 // src/compile/nistShim.ts
-import { join as join10 } from "node:path";
+import { join as join11 } from "node:path";
 var NIST_NAMES_PREFIX = "ngcc_nist_";
 var NAME_MACRO = {
   keypair: "NGCC_NIST_KEYPAIR",
@@ -13882,10 +13962,10 @@ function namesDefines(names) {
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join10(nativeDir(), "nist");
+  const n = join11(nativeDir(), "nist");
   const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
   return {
-    sources: [join10(n, "nist_shim.c"), join10(n, generator)],
+    sources: [join11(n, "nist_shim.c"), join11(n, generator)],
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
@@ -13896,20 +13976,20 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync4, statSync as statSync5 } from "node:fs";
-import { join as join12, relative as relative4 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync5, statSync as statSync5 } from "node:fs";
+import { join as join13, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
-import { basename as basename5, join as join11 } from "node:path";
+import { basename as basename5, join as join12 } from "node:path";
 async function compileObjects(run, tools, sources, compileFlags, objDir) {
   const names = sources.map((src) => `${basename5(src).replace(/\.[csS]$/, "")}.o`);
   if (new Set(names).size === names.length) {
     if ((await run([tools.cc, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
-    return names.map((n) => join11(objDir, n));
+    return names.map((n) => join12(objDir, n));
   }
   const objects = [];
   for (const [i, src] of sources.entries()) {
-    const obj = join11(objDir, `${i}-${names[i]}`);
+    const obj = join12(objDir, `${i}-${names[i]}`);
     if ((await run([tools.cc, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
     objects.push(obj);
   }
@@ -13950,7 +14030,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
   const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
-    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join12(workDir, "suspects"));
+    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join13(workDir, "suspects"));
     if (!compiled) return [];
     const verdicts2 = [];
     let restUses;
@@ -13964,7 +14044,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
         verdicts2.push({ file: file2, left_out: true, why: says });
         continue;
       }
-      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join12(workDir, "rest"));
+      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join13(workDir, "rest"));
       if (!restUses) return [];
       const elsewhere = [...restUses.entries()].filter(([f]) => f !== file2);
       const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
@@ -13981,7 +14061,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
     }
     return verdicts2;
   } finally {
-    rmSync4(workDir, { recursive: true, force: true });
+    rmSync5(workDir, { recursive: true, force: true });
   }
 }
 async function compiledSymbols(run, tools, sources, compileArgs, objDir) {
@@ -14044,13 +14124,13 @@ async function dependencies(cc, src, compileArgs, sandbox, memoryLimitBytes) {
   const headers = [];
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync7(dir)) if (f.endsWith(".h")) headers.push(join13(dir, f));
+    for (const f of readdirSync7(dir)) if (f.endsWith(".h")) headers.push(join14(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname6(dir)) {
-    if (existsSync9(join13(dir, ".git"))) return dir;
+    if (existsSync9(join14(dir, ".git"))) return dir;
     if (dirname6(dir) === dir) return dirname6(resolve5(candidateFolder));
   }
 }
@@ -14061,6 +14141,7 @@ function buildKey(req, src, files, argv, out) {
 ${contentDigest(f)}`);
   return sha256Hex([...parts, argv.map(portable).join(" "), compilerVersion(req.compiler), req.harnessVersion].join("\n"));
 }
+var LOW_DISK_BYTES = 64 << 20;
 var KEY_FILE_MAX = 64 << 20;
 function contentDigest(file2) {
   let st;
@@ -14090,7 +14171,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const resolved2 = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join13(dirname6(library), "exports.map");
+  const scriptPath = join14(dirname6(library), "exports.map");
   mkdirSync7(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
@@ -14138,10 +14219,10 @@ ${contentDigest(f)}`),
       JSON.stringify(src.ownGenerator ?? null)
     ].join("\n")
   );
-  const cacheFile = join13(dirname6(library), "own-generator.json");
+  const cacheFile = join14(dirname6(library), "own-generator.json");
   const cached3 = readJsonIfExists(cacheFile);
   if (cached3?.key === key) return cached3.verdicts;
-  const workDir = join13(dirname6(library), "own-generator");
+  const workDir = join14(dirname6(library), "own-generator");
   mkdirSync7(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
@@ -14152,10 +14233,10 @@ ${contentDigest(f)}`),
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join13(req.outDir, req.flagSet);
-  const library = join13(outDir, `lib${req.instance.label}.so`);
+  const outDir = join14(req.outDir, req.flagSet);
+  const library = join14(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join13(outDir, "build-key.json");
+  const keyFile = join14(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
@@ -14172,10 +14253,12 @@ async function buildInstance(req) {
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir)
   });
+  if (r.exitCode !== 0 && /No space left on device/.test(r.stderr) && (freeBytes(outDir) ?? Infinity) < LOW_DISK_BYTES)
+    throw diskFullError(Object.assign(new Error("ENOSPC"), { code: "ENOSPC" }), library);
   const log2 = `${notes.map((n) => `${n}
 `).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join13(outDir, "build.log"), log2);
+  writeFileAtomic(join14(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -14187,12 +14270,78 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 import { existsSync as existsSync10 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync5, readFileSync as readFileSync9 } from "node:fs";
+import { lstatSync as lstatSync6, readFileSync as readFileSync9 } from "node:fs";
+
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var PAIRED_TRIALS = 16;
+var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+var MAX_PR_PAIRS = 100;
+var MAX_MANIFEST_BYTES = 1 << 20;
+var MAX_INSTANCES_PER_CANDIDATE = 256;
+var MAX_CAMPAIGN_INSTANCES = 4096;
+var MAX_TRIALS = 1e3;
+var MAX_WARMUPS = 1e4;
+var MAX_MIN_MEASUREMENTS = 1e6;
+var MIN_MEMORY_LIMIT_MB = 64;
+var MAX_MEMORY_LIMIT_MB = 1 << 20;
+var RSS_NOISE_BYTES = 64 * 1024;
+var PROCESS_FIXED_S = 0.15;
+var CALIBRATION_REPEATS = 3;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var TREND_NIGHTS = 30;
+var CHANGE_POINT_ALPHA = 0.01;
+var CHANGE_POINT_PERMUTATIONS = 999;
+var CHANGE_POINT_MIN_SEGMENT = 3;
+var UNSTABLE_MIN_CALLS = 2;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  "pr-rounds": String(PAIRED_TRIALS),
+  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
+  "history-nights": String(TREND_NIGHTS),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+var CT_CALLS = 3;
+var CT_VALGRIND_FACTOR = 50;
+var CT_STARTUP_S = 2;
+var CT_OP_BUDGET_S = 60;
+var CT_PATH_CALLS = 64;
+var CT_MAX_CALLS = 1e3;
+var CT_COVERAGE_SLOWDOWN = 10;
+var ADAPTIVE_CI_TARGET = 0.01;
+var ADAPTIVE_MIN_TRIALS = 5;
+var ADAPTIVE_MAX_TRIALS = 30;
+var ADAPTIVE_TRIAL_TARGET_S = 0.1;
+
+// src/config/textFile.ts
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
-  if (lstatSync5(file2, { throwIfNoEntry: false })?.isSymbolicLink())
+  if (lstatSync6(file2, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, "", "is a symbolic link; it must be a regular file");
+  const size = lstatSync6(file2, { throwIfNoEntry: false })?.size ?? 0;
+  if (size > MAX_MANIFEST_BYTES)
+    throw new InputError(
+      display,
+      "",
+      `${size} bytes: a manifest holds at most ${MAX_MANIFEST_BYTES} (docs/campaign.md#limits); nothing was read`
+    );
   try {
     bytes2 = readFileSync9(file2);
   } catch {
@@ -14315,11 +14464,11 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 
 // src/config/campaign.ts
 import { existsSync as existsSync11, readdirSync as readdirSync8, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join14, relative as relative6, resolve as resolve6 } from "node:path";
+import { basename as basename6, dirname as dirname7, join as join15, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -15157,9 +15306,9 @@ function floatSafeRemainder(val, step) {
   return ratio - roundedRatio;
 }
 var EVALUATING = /* @__PURE__ */ Symbol("evaluating");
-function defineLazy(object2, key, getter) {
+function defineLazy(object3, key, getter) {
   let value = void 0;
-  Object.defineProperty(object2, key, {
+  Object.defineProperty(object3, key, {
     get() {
       if (value === EVALUATING) {
         return void 0;
@@ -15171,7 +15320,7 @@ function defineLazy(object2, key, getter) {
       return value;
     },
     set(v) {
-      Object.defineProperty(object2, key, {
+      Object.defineProperty(object3, key, {
         value: v
         // configurable: true,
       });
@@ -30286,8 +30435,8 @@ function foldObjects(members2) {
   }
   const properties = {};
   const required2 = /* @__PURE__ */ new Set();
-  for (const object2 of objects) {
-    for (const key in object2.properties) {
+  for (const object3 of objects) {
+    for (const key in object3.properties) {
       if (Object.prototype.hasOwnProperty.call(properties, key))
         continue;
       const parts = [];
@@ -30301,18 +30450,18 @@ function foldObjects(members2) {
       const merged = parts.length === 1 ? parts[0] : foldObjects(parts) ?? { allOf: parts };
       assignProp(properties, key, merged);
     }
-    for (const key of object2.required ?? [])
+    for (const key of object3.required ?? [])
       required2.add(key);
   }
   const folded = { type: "object", properties };
   if (required2.size)
     folded.required = [...required2];
-  if (objects.every((object2) => object2.additionalProperties === false)) {
+  if (objects.every((object3) => object3.additionalProperties === false)) {
     folded.additionalProperties = false;
   } else {
     const constraints = [];
-    for (const object2 of objects) {
-      const constraint = undeclaredConstraint(object2);
+    for (const object3 of objects) {
+      const constraint = undeclaredConstraint(object3);
       if (constraint && !constraints.some((seen) => JSON.stringify(seen) === JSON.stringify(constraint)))
         constraints.push(constraint);
     }
@@ -34151,55 +34300,6 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// src/config/defaults.ts
-var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var PAIRED_TRIALS = 16;
-var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
-var MAX_PR_PAIRS = 100;
-var RSS_NOISE_BYTES = 64 * 1024;
-var PROCESS_FIXED_S = 0.15;
-var CALIBRATION_REPEATS = 3;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var HISTORY_RUNS = 8;
-var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
-var TREND_NIGHTS = 30;
-var CHANGE_POINT_ALPHA = 0.01;
-var CHANGE_POINT_PERMUTATIONS = 999;
-var CHANGE_POINT_MIN_SEGMENT = 3;
-var UNSTABLE_MIN_CALLS = 2;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  "pr-rounds": String(PAIRED_TRIALS),
-  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
-  "history-nights": String(TREND_NIGHTS),
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
-var CT_CALLS = 3;
-var CT_VALGRIND_FACTOR = 50;
-var CT_STARTUP_S = 2;
-var CT_OP_BUDGET_S = 60;
-var CT_PATH_CALLS = 64;
-var CT_MAX_CALLS = 1e3;
-var CT_COVERAGE_SLOWDOWN = 10;
-var ADAPTIVE_CI_TARGET = 0.01;
-var ADAPTIVE_MIN_TRIALS = 5;
-var ADAPTIVE_MAX_TRIALS = 30;
-var ADAPTIVE_TRIAL_TARGET_S = 0.1;
-
 // src/config/instanceBuild.ts
 var C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 var DEFINE_VALUE = /^[!-~]*$/;
@@ -34329,7 +34429,7 @@ var candidateSchema = external_exports.object({
   page: external_exports.string().url().optional(),
   api: external_exports.enum(["iccs", "nist"]).default("iccs"),
   kat_rng: external_exports.enum(["iccs-drng", "nist-ctr-drbg", "hqc"]).optional(),
-  instances: external_exports.array(instanceSchema).min(1),
+  instances: external_exports.array(instanceSchema).min(1).max(MAX_INSTANCES_PER_CANDIDATE),
   /** The constant-time check: `public_sk_bytes`, the secret key's first bytes that are a public format header (Falcon's one). */
   ct: ctCandidateSchema.optional()
 }).strict().superRefine((c, ctx) => {
@@ -34371,22 +34471,22 @@ var adaptiveSchema = external_exports.object({
   nightly: external_exports.boolean().default(true),
   ci_target: external_exports.number().positive().max(1).default(ADAPTIVE_CI_TARGET),
   // An interval needs two trials.
-  min_trials: external_exports.number().int().min(2).max(1e3).default(ADAPTIVE_MIN_TRIALS),
-  max_trials: external_exports.number().int().min(2).max(1e3).default(ADAPTIVE_MAX_TRIALS),
+  min_trials: external_exports.number().int().min(2).max(MAX_TRIALS).default(ADAPTIVE_MIN_TRIALS),
+  max_trials: external_exports.number().int().min(2).max(MAX_TRIALS).default(ADAPTIVE_MAX_TRIALS),
   trial_target_s: external_exports.number().positive().default(ADAPTIVE_TRIAL_TARGET_S)
 }).strict().refine((a) => a.min_trials <= a.max_trials, { message: "must be at least min_trials", path: ["max_trials"] });
 var planningSchema = external_exports.object({
-  trials: external_exports.number().int().min(1).max(1e3).default(5),
+  trials: external_exports.number().int().min(1).max(MAX_TRIALS).default(5),
   trial_target_s: external_exports.number().positive().default(1),
   op_budget_s: external_exports.number().positive().default(60),
-  min_measurements: external_exports.number().int().min(1).default(100),
-  warmups: external_exports.number().int().min(0).default(3),
+  min_measurements: external_exports.number().int().min(1).max(MAX_MIN_MEASUREMENTS).default(100),
+  warmups: external_exports.number().int().min(0).max(MAX_WARMUPS).default(3),
   process_timeout_s: external_exports.number().positive().default(300),
   kat_timeout_s: external_exports.number().positive().default(600),
   build_timeout_s: external_exports.number().positive().default(600),
   /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
   // At most 1 TiB: far beyond any host, and far below what the shell's ulimit -v (KiB) can hold.
-  memory_limit_mb: external_exports.number().int().positive().max(1 << 20).default(8192),
+  memory_limit_mb: external_exports.number().int().min(MIN_MEMORY_LIMIT_MB).max(MAX_MEMORY_LIMIT_MB).default(8192),
   disturbed_retries: external_exports.number().int().min(0).default(2),
   min_clock_ratio: external_exports.number().positive().max(1).default(0.95),
   adaptive: adaptiveSchema.default(adaptiveSchema.parse({}))
@@ -34455,12 +34555,12 @@ var settingsSchema = external_exports.object({
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join14(root3, "ngcc-perf.yml");
+  const file2 = join15(root3, "ngcc-perf.yml");
   if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join14(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join15(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename6(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename6(folder)}'`);
   return {
     ...spec,
@@ -34479,7 +34579,7 @@ function withLine(file2, check3) {
   }
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync8(root3).filter((name) => existsSync11(join14(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync8(root3).filter((name) => existsSync11(join15(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -34491,8 +34591,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join14(root3, name);
-      const display = join14(shown2(root3), name, "candidate.yml");
+      const folder = join15(root3, name);
+      const display = join15(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -34501,16 +34601,23 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join14(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join15(shown2(root3), c.id, "kat.sha256"));
       if (checkSources)
         for (const [i, inst] of c.instances.entries())
-          withLine(join14(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
+          withLine(join15(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
       invalid2.push({ id: name, problem: e.message });
     }
   }
+  const instances = candidates2.reduce((n, c) => n + c.instances.length, 0);
+  if (instances > MAX_CAMPAIGN_INSTANCES)
+    throw new InputError(
+      shown2(root3),
+      "",
+      `${instances} instances: a campaign holds at most ${MAX_CAMPAIGN_INSTANCES} (docs/campaign.md#limits); split it into several campaigns`
+    );
   return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
 }
 function confinedFolder(folder, roots, display) {
@@ -34518,11 +34625,11 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join14(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join15(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
-  if (existsSync11(join14(root3, "candidate.yml")))
+  if (existsSync11(join15(root3, "candidate.yml")))
     return new InputError(
       shown2(root3),
       "",
@@ -34539,16 +34646,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join15(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync8(root3).sort()) {
-    const folder = join14(root3, name);
-    if (!statSync7(folder).isDirectory() || existsSync11(join14(folder, "candidate.yml"))) continue;
+    const folder = join15(root3, name);
+    if (!statSync7(folder).isDirectory() || existsSync11(join15(folder, "candidate.yml"))) continue;
     const wrong = readdirSync8(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join14(folder, wrong)),
+        shown2(join15(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -34703,7 +34810,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync8(req.outDir, { recursive: true });
-  writeFileAtomic(join15(req.outDir, file2), text3);
+  writeFileAtomic(join16(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -34732,17 +34839,17 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync9 } from "node:fs";
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 
 // src/config/hashInstance.ts
 import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
-import { join as join16, relative as relative7, resolve as resolve7 } from "node:path";
+import { join as join17, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve7(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join16(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join17(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync10(header, "latin1"));
@@ -34820,7 +34927,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join17(req.outDir, file2), text3);
+    writeFileAtomic(join18(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -34987,7 +35094,7 @@ async function prepareInstance(run, unit) {
   const { candidate, instance, key } = unit;
   const paths = plan.paths;
   const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join18(candidate.folder, "kat.sha256");
+  const manifestPath = join19(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
   const katLogPath = paths.katLog(candidate.id, instance.label);
@@ -35092,7 +35199,7 @@ async function prepareInstance(run, unit) {
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join18(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join19(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...outcome.draws ? { kat_draws: outcome.draws } : {},
     ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
@@ -35499,7 +35606,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join22, relative as relative11, resolve as resolve13 } from "node:path";
+import { join as join23, relative as relative11, resolve as resolve13 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve11 } from "node:path";
@@ -35542,20 +35649,20 @@ function relinkSteps(req, plain, outDir, log2) {
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync12 } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync12(join19(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync12(join20(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join19(req.outDir, "profile");
-  const objDir = join19(outDir, "obj");
+  const outDir = join20(req.outDir, "profile");
+  const objDir = join20(outDir, "obj");
   mkdirSync10(objDir, { recursive: true });
-  const library = join19(outDir, `lib${req.instance.label}.so`);
+  const library = join20(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join19(outDir, "profile-key.json");
+  const keyFile = join20(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -35563,7 +35670,7 @@ async function buildProfiled(req, flags, wanted) {
   const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join19(outDir, "build.log"), result.log);
+    writeFileAtomic(join20(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -35572,11 +35679,11 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join19(nativeDir(), "hashprof");
+  const hp = join20(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join19(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join19(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join19(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join20(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join20(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join20(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -35597,12 +35704,12 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
-import { join as join20, relative as relative10, resolve as resolve12 } from "node:path";
+import { join as join21, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve12(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
-    const yml = join20(campaignRoot, "ngcc-perf.yml");
+    const yml = join21(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -35695,7 +35802,7 @@ function readSizeCatalog(campaign) {
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync17 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -35728,7 +35835,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join21(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join22(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync17(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -35790,7 +35897,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve13(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join22(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join23(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -36639,7 +36746,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync18, rmSync as rmSync5 } from "node:fs";
+import { existsSync as existsSync18, rmSync as rmSync6 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -36656,7 +36763,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
-      rmSync5(file2, { force: true });
+      rmSync6(file2, { force: true });
       dropped++;
     }
   }
@@ -36678,7 +36785,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
-import { join as join28 } from "node:path";
+import { join as join29 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36700,20 +36807,20 @@ var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.mi
 
 // src/ct/build.ts
 import { existsSync as existsSync19, mkdirSync as mkdirSync11 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join24 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join23(req.outDir, variant.dir);
-  const objDir = join23(outDir, "obj");
+  const outDir = join24(req.outDir, variant.dir);
+  const objDir = join24(outDir, "obj");
   mkdirSync11(objDir, { recursive: true });
-  const library = join23(outDir, `lib${req.instance.label}.so`);
+  const library = join24(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join23(outDir, "ct-key.json");
+  const keyFile = join24(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
@@ -36733,7 +36840,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join23(outDir, "build.log"), result.log);
+    writeFileAtomic(join24(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return { ...result, sourceRoots };
   };
@@ -36741,14 +36848,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join23(objDir, "ct_wrap.o");
+  const wrapObj = join24(objDir, "ct_wrap.o");
   const wrapArgv = [
     cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join23(nativeDir(), "ct_wrap.c"),
+    join24(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -36770,15 +36877,15 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 }
 
 // src/ct/coverage.ts
-import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync6, mkdirSync as mkdirSync12, readdirSync as readdirSync9, rmSync as rmSync6 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join25, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
+import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync9, rmSync as rmSync7 } from "node:fs";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join26, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
 import { readFileSync as readFileSync15, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join24, relative as relative13, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join25, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
 function compilerMade(sourceLine2) {
@@ -36796,7 +36903,7 @@ var MAX_LINE_BYTES = 4096;
 var MAX_SOURCE_BYTES = 8 << 20;
 function sourceLine(roots, dir, file2, line) {
   if (!file2 || line < 1) return void 0;
-  const path = isAbsolute5(file2) ? file2 : dir ? join24(dir, file2) : void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join25(dir, file2) : void 0;
   if (!path) return void 0;
   try {
     const real = realpathSync6(path);
@@ -37025,7 +37132,7 @@ async function runCtOperation(req) {
 var NEVER_RUN_SHOWN = 40;
 var UNTAKEN_SHOWN = 40;
 async function countLines(req) {
-  rmSync6(req.scratch, { recursive: true, force: true });
+  rmSync7(req.scratch, { recursive: true, force: true });
   mkdirSync12(req.scratch, { recursive: true });
   const strip = normalize3(resolve15(req.objDir)).split(sep4).filter(Boolean).length;
   const run = await runDriver([req.driver, req.library], ctJob(req), {
@@ -37053,12 +37160,12 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync9(scratch).filter((f) => f.endsWith(".gcda") && lstatSync6(join25(scratch, f)).isFile());
+  const counters = readdirSync9(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join26(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join25(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join26(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync20(notes)) continue;
-    const into = join25(scratch, basename9(notes));
-    rmSync6(into, { force: true, recursive: true });
+    const into = join26(scratch, basename9(notes));
+    rmSync7(into, { force: true, recursive: true });
     copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
   return counters;
@@ -37260,9 +37367,8 @@ function withDivisions(ct2, sites2) {
 }
 
 // src/ct/divisionCheck.ts
-import { existsSync as existsSync21, mkdtempSync as mkdtempSync2, rmSync as rmSync7, writeFileSync as writeFileSync4 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename10, join as join26 } from "node:path";
+import { existsSync as existsSync21, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename10, join as join27 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -37382,7 +37488,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join26(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join27(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -37396,12 +37502,12 @@ async function runDivisionCheck(req) {
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ["gdb", "vgdb"].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(" and ")} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync2(join26(tmpdir3(), "ngcc-divcheck-"));
+  const scratch = makeScratch("divcheck");
   try {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join26(scratch, "division.gdb");
+    const script = join27(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37432,24 +37538,24 @@ async function runDivisionCheck(req) {
       return { failure: `the division check's driver ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
     return parseDivisionTrace(run.run.side?.text ?? "", req.sites);
   } finally {
-    rmSync7(scratch, { recursive: true, force: true });
+    removeScratch(scratch);
   }
 }
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes5 } from "node:crypto";
 import { existsSync as existsSync22, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
-import { join as join27 } from "node:path";
+import { join as join28 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join27(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join27(dir, "sha256.json"));
+  const driver = join28(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join28(dir, "sha256.json"));
   if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes5(4).toString("hex")}`;
   mkdirSync13(staging, { recursive: true, mode: 448 });
-  const out = join27(staging, "ngcc_ct");
+  const out = join28(staging, "ngcc_ct");
   const r = await runProcess(
     [
       systemToolPath(HARNESS_CC),
@@ -37462,7 +37568,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join27(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join28(n, f)),
       "-ldl"
     ],
     {
@@ -37476,7 +37582,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join27(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join28(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync8(dir, { recursive: true, force: true });
   try {
     renameSync4(staging, dir);
@@ -37579,7 +37685,7 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join28(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsFile = join29(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
@@ -37618,7 +37724,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join28(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join29(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -37636,7 +37742,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join28(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join29(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -37718,7 +37824,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         operation,
         calls,
         timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
-        scratch: join28(cov.scratch, operation)
+        scratch: join29(cov.scratch, operation)
       })
     );
   };
@@ -37813,6 +37919,9 @@ async function measureSlowdown(operations, type, cs, ct2, runOp) {
 var PHASE_STEPS = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
+  const swept = sweepScratch();
+  if (swept.length > 0)
+    opts.progress?.note?.(`removed ${swept.length} scratch folder(s) of ended runs: ${swept.map((d) => basename11(d)).join(", ")}`);
   for (const c of plan.invalid) opts.progress?.note?.(`${c.id} INVALID (not built): ${c.problem}`);
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
   const release2 = lockSystem(plan.systemDir);
@@ -37853,6 +37962,8 @@ async function runLocked(plan, opts, steps) {
     },
     onProcessCost: (c) => void costs.push(c)
   };
+  const leftover = leftoverTempFiles(plan.systemDir, true);
+  if (leftover.length > 0) run.progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(", ")}`);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
@@ -38073,7 +38184,7 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync28, readFileSync as readFileSync19 } from "node:fs";
-import { join as join31, relative as relative14 } from "node:path";
+import { join as join32, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
@@ -38242,7 +38353,7 @@ function calibrationProblems(systemDir) {
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync26, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -38347,7 +38458,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync10(join29(dir, id.name))) {
+    for (const file2 of readdirSync10(join30(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -38355,7 +38466,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join29(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join30(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -38388,35 +38499,74 @@ function validateCtFiles(systemDir, build2) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync27, readdirSync as readdirSync11 } from "node:fs";
-import { join as join30 } from "node:path";
-function parseJson(path, unreadable) {
+import { join as join31 } from "node:path";
+
+// src/evidence/shapes.ts
+var object2 = external_exports.looseObject({});
+var objectShape = object2;
+var buildShape = external_exports.looseObject({
+  instances: external_exports.record(external_exports.string(), object2)
+});
+var trialShape = external_exports.looseObject({
+  measurements: external_exports.number(),
+  seconds: external_exports.number(),
+  cycles: external_exports.number()
+});
+var recordShape = external_exports.looseObject({
+  candidate: external_exports.string(),
+  label: external_exports.string(),
+  operation: external_exports.string(),
+  status: external_exports.string(),
+  trials: external_exports.array(trialShape).optional()
+});
+var profileShape = external_exports.looseObject({
+  candidate: external_exports.string(),
+  label: external_exports.string(),
+  operation: external_exports.string(),
+  status: external_exports.string()
+});
+function shapeProblem(schema, value) {
+  const result = schema.safeParse(value);
+  if (result.success) return void 0;
+  const issue2 = result.error.issues[0];
+  const where = issue2.path.length > 0 ? `${issue2.path.map(String).join(".")}: ` : "";
+  return `${where}${issue2.message.replace(/^Invalid input: /, "")}`;
+}
+
+// src/evidence/dataset.ts
+function parseJson(path, shape, unreadable) {
+  let value;
   try {
-    return readJson(path);
+    value = readJson(path);
   } catch (e) {
     if (!isInputError(e)) throw e;
     unreadable.push({ path, problem: e.problem });
     return void 0;
   }
+  const problem = shapeProblem(shape, value);
+  if (problem === void 0) return value;
+  unreadable.push({ path, problem: `not evidence of this kind: ${problem}` });
+  return void 0;
 }
 function jsonFilesUnder(dir) {
   if (!existsSync27(dir)) return [];
-  return readdirSync11(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join30(e.parentPath, e.name)).sort();
+  return readdirSync11(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join31(e.parentPath, e.name)).sort();
 }
-function readAll(dir, unreadable) {
+function readAll(dir, shape, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
-    const value = parseJson(path, unreadable);
+    const value = parseJson(path, shape, unreadable);
     return value === void 0 ? [] : [{ path, value }];
   });
 }
 function loadDataset(systemDir) {
   const unreadable = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync27(paths.campaign) ? parseJson(paths.campaign, unreadable) : void 0;
-  const build2 = (existsSync27(paths.build) ? parseJson(paths.build, unreadable) : void 0) ?? { instances: {} };
-  const records = readAll(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
-  const profiles = readAll(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
-  const memory = readAll(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
-  readAll(paths.surveyDir, unreadable);
+  const campaign = existsSync27(paths.campaign) ? parseJson(paths.campaign, objectShape, unreadable) : void 0;
+  const build2 = (existsSync27(paths.build) ? parseJson(paths.build, buildShape, unreadable) : void 0) ?? { instances: {} };
+  const records = readAll(paths.recordsDir, recordShape, unreadable).map(({ path, value }) => ({ path, record: value }));
+  const profiles = readAll(paths.profileDir, profileShape, unreadable).map(({ path, value }) => ({ path, profile: value }));
+  const memory = readAll(paths.memoryDir, profileShape, unreadable).map(({ path, value }) => ({ path, memory: value }));
+  readAll(paths.surveyDir, objectShape, unreadable);
   return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
 }
 
@@ -38436,14 +38586,16 @@ function libraryHashProblems(where, key, r, entry) {
 function close(a, b) {
   return a === b || Math.abs(a - b) <= REL_TOLERANCE * Math.max(Math.abs(a), Math.abs(b));
 }
-function validateDataset(systemDir) {
+function validateDataset(systemDir, loaded) {
   const problems = [];
   const rel = (p) => relative14(systemDir, p) || p;
   if (!existsSync28(systemDir)) return [`${systemDir}: no such folder`];
-  const ds = loadDataset(systemDir);
+  const ds = loaded ?? loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
   if (!existsSync28(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
+  for (const f of leftoverTempFiles(systemDir).filter((rel2) => !processAlive(Number(ATOMIC_TEMP.exec(rel2)[1]))))
+    problems.push(`${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
   problems.push(...calibrationProblems(systemDir));
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -38454,7 +38606,7 @@ function validateDataset(systemDir) {
       if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join31(systemDir, e.kat_log);
+    const logPath = join32(systemDir, e.kat_log);
     if (!existsSync28(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -38951,13 +39103,12 @@ function checkRepeated(tokens, options) {
 var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
 // src/campaign/calibrate.ts
-import { mkdirSync as mkdirSync14, mkdtempSync as mkdtempSync3, rmSync as rmSync9 } from "node:fs";
-import { tmpdir as tmpdir4 } from "node:os";
-import { join as join34 } from "node:path";
+import { mkdirSync as mkdirSync14 } from "node:fs";
+import { join as join35 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync31 } from "node:fs";
-import { join as join33, relative as relative15 } from "node:path";
+import { join as join34, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -38998,24 +39149,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync30, readdirSync as readdirSync12 } from "node:fs";
-import { join as join32 } from "node:path";
+import { join as join33 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync30(dir)) return { files, unreadable };
   for (const candidate of readdirSync12(dir).sort()) {
-    if (!existsSync30(join32(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync12(join32(dir, candidate)).sort()) {
+    if (!existsSync30(join33(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync12(join33(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join32(systemDir, path));
+        const ct2 = readJson(join33(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join32(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join33(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -39428,13 +39579,17 @@ function markUnstable(row2) {
     reason: `${row2.reason}; unstable: its nightly verdicts flip on unchanged code (trend page), so this fails nothing`
   };
 }
+function evidenceProblems(base, head) {
+  const [b, h] = [validateDataset(base.systemDir, base), validateDataset(head.systemDir, head)];
+  return b.length + h.length > 0 ? { evidence_problems: { ...b.length ? { base: b } : {}, ...h.length ? { head: h } : {} } } : {};
+}
 function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const dirs = opts.systemDirs ?? {
-    base: join33(opts.baseDir, opts.system),
-    head: join33(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join33(d, opts.system))
+    base: join34(opts.baseDir, opts.system),
+    head: join34(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join34(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
@@ -39523,6 +39678,7 @@ function compareEvidence(opts) {
     size_mismatches,
     ...ct_findings ? { ct_findings } : {},
     ...dirs.history.length > 0 ? { history_runs: historyRuns } : {},
+    ...evidenceProblems(base, head),
     counts: {
       regressions: rows.filter((r) => r.verdict === "regression" && !r.unstable).length,
       improvements: rows.filter((r) => r.verdict === "improvement").length,
@@ -39536,13 +39692,13 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const systemDir = join34(opts.dataDir, opts.system);
+  const systemDir = join35(opts.dataDir, opts.system);
   mkdirSync14(systemDir, { recursive: true });
   const writer = otherLiveWriter(systemDir);
   if (writer !== void 0)
     throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
-  const work = opts.scratch ?? mkdtempSync3(join34(tmpdir4(), "ngcc-calibrate-"));
-  const [headData, baseData] = [join34(work, "head"), join34(work, "base")];
+  const work = opts.scratch ?? makeScratch("calibrate");
+  const [headData, baseData] = [join35(work, "head"), join35(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
     campaignDir: opts.campaignDir,
@@ -39596,7 +39752,7 @@ async function calibratePairedCheck(opts) {
       cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : cpus;
     }
   } finally {
-    rmSync9(work, { recursive: true, force: true });
+    removeScratch(work);
   }
   const calibration = summarizeCalibration(repeats, {
     started_utc,
@@ -39961,7 +40117,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 
 // src/report/model.ts
 import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
-import { basename as basename11, dirname as dirname9, join as join35, relative as relative17 } from "node:path";
+import { basename as basename12, dirname as dirname9, join as join36, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -40079,9 +40235,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join35(systemDir, path))) return {};
+  if (!path || !existsSync33(join36(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync20(join35(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync20(join36(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -40114,9 +40270,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync13(join35(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync13(join36(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join35(surveyDir, id, f))];
+          return [readJson(join36(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -40135,7 +40291,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync33(dataDir) ? readdirSync13(dataDir).sort() : []) {
-    const paths = evidencePaths(join35(dataDir, name));
+    const paths = evidencePaths(join36(dataDir, name));
     if (!existsSync33(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -40155,7 +40311,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
   const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename11(systemDir);
+  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -40174,7 +40330,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync33(join35(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync33(join36(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -40230,6 +40386,10 @@ function loadReportModel(systemDir, campaignDir, history2) {
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   const calibration = readCalibration(systemDir);
+  const unreadable = [
+    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
+  ];
   return {
     toolVersion: toolVersion(),
     system: system2,
@@ -40238,15 +40398,13 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join35(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join35(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join36(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join36(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable: [
-      ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-      ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
-    ],
+    unreadable,
+    validation: validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
     ...calibration.calibration ? { calibration: calibration.calibration } : {},
     ...history2 ? trendsOf(systemDir, system2, history2) : {}
   };
@@ -42325,7 +42483,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join36 = [joinDefaults];
+var join37 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -44939,7 +45097,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join36],
+    join: [...join37],
     options: {},
     safe: safeBound,
     stack: [],
@@ -45554,6 +45712,21 @@ function isCarriedOver(r, pr) {
   if (r.carried_over === true) return true;
   return pr !== void 0 && r.base !== void 0 && r.head !== void 0 && r.verdict === "unchanged" && !pr.measured.includes(r.candidate);
 }
+function validationWarnings(report2) {
+  return ["base", "head"].flatMap((side2) => {
+    const problems = report2.evidence_problems?.[side2] ?? [];
+    if (problems.length === 0) return [];
+    return [
+      para(
+        `\u26A0 The ${side2} evidence does not validate (${plural2(problems.length, "problem")}; the first: `,
+        code4(problems[0]),
+        "): its figures may not be what was measured. ",
+        code4("ngcc-perf validate"),
+        " lists them all."
+      )
+    ];
+  });
+}
 function comparedRows(report2, pr) {
   return report2.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
@@ -45695,6 +45868,7 @@ function render2(report2, g2, layout2) {
         ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
       )
     );
+  out.push(...validationWarnings(report2));
   out.push(para(...ruleText(report2, pr)));
   const compared = comparedRows(report2, pr).length;
   const carried = report2.rows.filter((r) => isCarriedOver(r, pr)).length;
@@ -45891,8 +46065,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync10, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join37, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -45906,26 +46080,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join37(shown4, strays2[0]),
+      join38(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join37(dir, BUILD_FILE);
+  const buildPath = join38(dir, BUILD_FILE);
   if (existsSync34(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join37(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join38(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join37(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join38(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync34(join37(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join37(dir, CAMPAIGN_FILE), join37(shown4, CAMPAIGN_FILE));
+  if (existsSync34(join38(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join38(dir, CAMPAIGN_FILE), join38(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join37(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join37(shown4, BUILD_FILE)}`);
+        throw new InputError(join38(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join38(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -45945,7 +46119,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join37(a.dir, rel), join37(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join38(a.dir, rel), join38(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -45954,7 +46128,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync34(join37(shard.dir, tail))) return entry;
+  if (!existsSync34(join38(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -46022,9 +46196,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join37(other.shown, CAMPAIGN_FILE),
+      join38(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join37(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join38(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -46046,16 +46220,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join37(earlier.dir, rel), join37(f.dir, rel)))
-        throw new InputError(join37(f.shown, rel), "", `differs from ${join37(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join38(earlier.dir, rel), join38(f.dir, rel)))
+        throw new InputError(join38(f.shown, rel), "", `differs from ${join38(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join37(dirname10(out), `.${basename12(out)}.merging-${process.pid}`);
-  rmSync10(tmp, { recursive: true, force: true });
+  const tmp = join38(dirname10(out), `.${basename13(out)}.merging-${process.pid}`);
+  rmSync9(tmp, { recursive: true, force: true });
   mkdirSync15(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync15(dirname10(join37(tmp, rel)), { recursive: true });
-      copyFileSync2(join37(from.dir, rel), join37(tmp, rel));
+      mkdirSync15(dirname10(join38(tmp, rel)), { recursive: true });
+      copyFileSync2(join38(from.dir, rel), join38(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -46063,10 +46237,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join37(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join38(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join37(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join37(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join38(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join38(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -46076,8 +46250,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join37(tmp, LOCK_FILE), lockText());
-    const old = join37(dirname10(out), `.${basename12(out)}.replaced-${process.pid}`);
+    writeFileSync5(join38(tmp, LOCK_FILE), lockText());
+    const old = join38(dirname10(out), `.${basename13(out)}.replaced-${process.pid}`);
     renameSync5(out, old);
     try {
       renameSync5(tmp, out);
@@ -46093,16 +46267,37 @@ function mergeLocked(parts, out, into) {
       }
       throw e;
     }
-    rmSync10(old, { recursive: true, force: true });
+    rmSync9(old, { recursive: true, force: true });
     return { ...result, applied: true, problems };
   } finally {
-    rmSync10(tmp, { recursive: true, force: true });
+    rmSync9(tmp, { recursive: true, force: true });
   }
 }
 
 // src/report/render.ts
 import { existsSync as existsSync35, readFileSync as readFileSync22 } from "node:fs";
-import { join as join38 } from "node:path";
+import { join as join39 } from "node:path";
+
+// src/report/pages/validation.ts
+function candidateProblems(problems, id) {
+  return problems.filter(
+    (line) => [...INSTANCE_DIRS].some((dir) => line.startsWith(`${dir}/${id}/`)) || line.includes(`instances["${id}/`)
+  );
+}
+function validationNotice(problems) {
+  if (problems.length === 0) return [];
+  return [
+    para(
+      "\u26A0 ",
+      strong2("This evidence does not validate"),
+      `: ${problems.length} problem${problems.length === 1 ? "" : "s"}, so the figures below may not be what was measured. The first: `,
+      code4(problems[0]),
+      ". ",
+      code4("ngcc-perf validate"),
+      " lists them all."
+    )
+  ];
+}
 
 // src/report/profile.ts
 function hashShares(p) {
@@ -47038,6 +47233,7 @@ var lastNights = (model, c) => {
 };
 var CANDIDATE_SECTIONS = [
   title2,
+  (model, c) => validationNotice(candidateProblems(model.validation, c.id)),
   basicInformation,
   environment,
   kat,
@@ -47370,7 +47566,14 @@ var invalidCandidates = (model) => {
     )
   ];
 };
-var SUMMARY_SECTIONS = [title5, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
+var SUMMARY_SECTIONS = [
+  title5,
+  (model) => validationNotice(model.validation),
+  categories,
+  keyExchangeSummary,
+  hashSummarySections,
+  invalidCandidates
+];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
 
 // src/report/pages/survey.ts
@@ -47448,22 +47651,22 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join38(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join39(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join38(outDir, path);
+    const file2 = join39(outDir, path);
     return !existsSync35(file2) || readFileSync22(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { mkdirSync as mkdirSync16, rmSync as rmSync11 } from "node:fs";
-import { join as join39, resolve as resolve18 } from "node:path";
+import { mkdirSync as mkdirSync16, rmSync as rmSync10 } from "node:fs";
+import { join as join40, resolve as resolve18 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join39(nativeDir(), "iccs", "baseline");
+  const dir = join40(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -47484,13 +47687,13 @@ function baselineCandidate() {
 }
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
-  rmSync11(root3, { recursive: true, force: true });
-  mkdirSync16(join39(root3, ICCS_BASELINE_ID), { recursive: true });
+  rmSync10(root3, { recursive: true, force: true });
+  mkdirSync16(join40(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join39(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join40(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join39(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join40(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -47545,21 +47748,21 @@ function baselineVerdict(s) {
 
 // src/catalogs/pqclean.ts
 import { existsSync as existsSync36, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join40 } from "node:path";
+import { join as join41 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join40(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join41(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync14(base).sort().filter((scheme) => existsSync36(join40(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync14(base).sort().filter((scheme) => existsSync36(join41(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join40(base, scheme, "clean");
+  const dir = join41(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync23(join40(dir, "api.h"), "utf8");
+  const api = readFileSync23(join41(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join40(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join41(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -47577,14 +47780,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join40(out, id);
+    const folder = join41(out, id);
     mkdirSync17(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join40(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join40(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join41(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join41(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -47592,7 +47795,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join40(folder, "candidate.yml"),
+      join41(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -47612,7 +47815,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join40(folder, "kat.sha256"),
+      join41(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -47726,7 +47929,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join41(values.out, values.system), cli("out"));
+  checkOutputFolder(join42(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -47737,7 +47940,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve19(values["against-out"]) === resolve19(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join41(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join42(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -47786,9 +47989,8 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join41(values.out, values.system), cli("out"));
-  const scratch = mkdtempSync4(join41(tmpdir5(), "ngcc-calibrate-"));
-  const remove = () => rmSync12(scratch, { recursive: true, force: true });
+  checkOutputFolder(join42(values.out, values.system), cli("out"));
+  const scratch = makeScratch("calibrate");
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
       scratch,
@@ -47805,10 +48007,8 @@ async function cmdCalibrate(args) {
       progress: createProgress(),
       argumentNames: { only: cli("only"), cpu: cli("cpu") },
       log: (line) => console.log(line)
-    }),
-    void 0,
-    remove
-  ).finally(remove);
+    })
+  ).finally(() => removeScratch(scratch));
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ""}`
@@ -47821,7 +48021,7 @@ function evidenceFolder(arg) {
   const dir = resolve19(arg);
   if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join41(dir, e.name)).build)).map((e) => join41(arg, e.name));
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join42(dir, e.name)).build)).map((e) => join42(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -47861,11 +48061,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync37(join41(d, values.system)))
+    if (!existsSync37(join42(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join41(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join42(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
@@ -47898,11 +48098,15 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join41(positionals[0], u.path)}: ${u.problem}`);
-  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
+  for (const u of model.unreadable) console.log(`unreadable: ${join42(positionals[0], u.path)}: ${u.problem}`);
+  for (const line of model.validation) console.log(`invalid: ${join42(positionals[0], line)}`);
+  const unreadable = [
+    model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "",
+    model.validation.length > 0 ? `; ${model.validation.length} validation problem(s), said on the pages` : ""
+  ].join("");
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join41(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join42(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
     );
@@ -47931,8 +48135,8 @@ function cmdKatDigest(args) {
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename13(dirname11(resolve19(file2)));
-    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename13(file2) }));
+    const label = values.label ?? basename14(dirname11(resolve19(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename14(file2) }));
   }
   return 0;
 }
@@ -47967,7 +48171,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join41(systemDir, e.kat_file);
+    const katPath = join42(systemDir, e.kat_file);
     if (!existsSync37(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync24(katPath, "utf8");
@@ -47977,7 +48181,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join41(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join42(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -48009,7 +48213,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join41(c.folder, "kat.sha256");
+  const target = join42(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
   const before = existsSync37(target) ? readFileSync24(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -48029,7 +48233,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join41(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join41(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join42(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -48070,7 +48274,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join41(values.out, values.system), cli("out"));
+  checkOutputFolder(join42(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync37(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -48096,19 +48300,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join41(root3, "out"));
+  const out = resolve19(values.out ?? join42(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join41(root3, "examples", "campaign");
-  const pqclean = join41(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join42(root3, "examples", "campaign");
+  const pqclean = join42(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync37(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync37(join41(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync37(join42(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join41(out, "data"),
+    dataDir: join42(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -48116,13 +48320,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join41(out, "pages");
+  const pagesDir = join42(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join41(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join42(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code5;
@@ -48139,14 +48343,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync37(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join41(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve19(values.pqclean ?? join42(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync37(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join41(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join42(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
@@ -48225,8 +48429,9 @@ ${USAGE}`);
         return 2;
     }
   } catch (e) {
-    if (isInputError(e)) {
-      console.error(`error: ${e.message}`);
+    const input2 = isInputError(e) ? e : diskFullError(e);
+    if (input2) {
+      console.error(`error: ${input2.message}`);
       return 2;
     }
     if (e instanceof TypeError && /parseArgs|Unknown option|ERR_PARSE_ARGS/.test(`${e.code ?? ""} ${e.message}`)) {

@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { readJson, writeFileAtomic } from './util/fsx.js';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { makeScratch, removeScratch } from './util/scratch.js';
+import { diskFullError, readJson, writeFileAtomic } from './util/fsx.js';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
   katShown,
@@ -244,29 +244,25 @@ async function cmdCalibrate(args: string[]): Promise<number> {
   checkSystemId(values.system, cli('system'));
   checkOutputFolder(values.out, cli('out'));
   checkOutputFolder(join(values.out, values.system), cli('out'));
-  const scratch = mkdtempSync(join(tmpdir(), 'ngcc-calibrate-'));
-  const remove = () => rmSync(scratch, { recursive: true, force: true });
-  const { calibration, path } = await stoppable(
-    () =>
-      calibratePairedCheck({
-        scratch,
-        campaignDir: positionals[0]!,
-        system: values.system,
-        dataDir: values.out,
-        only: parseOnly(values.only, cli('only')),
-        cpu: parseCpu(values.cpu, cli('cpu')),
-        trialTarget: number('trial-target', values['trial-target'], 'seconds'),
-        repeats: parseCount(values.repeat, cli('repeat'), 'repeats', 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
-        rounds: parseCount(values.rounds, cli('rounds'), 'trial pairs', 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
-        extraRounds: parseCount(values['extra-rounds'], cli('extra-rounds'), 'trial pairs', 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
-        thresholdPct: number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT,
-        progress: createProgress(),
-        argumentNames: { only: cli('only'), cpu: cli('cpu') },
-        log: (line) => console.log(line),
-      }),
-    undefined,
-    remove,
-  ).finally(remove);
+  const scratch = makeScratch('calibrate');
+  const { calibration, path } = await stoppable(() =>
+    calibratePairedCheck({
+      scratch,
+      campaignDir: positionals[0]!,
+      system: values.system,
+      dataDir: values.out,
+      only: parseOnly(values.only, cli('only')),
+      cpu: parseCpu(values.cpu, cli('cpu')),
+      trialTarget: number('trial-target', values['trial-target'], 'seconds'),
+      repeats: parseCount(values.repeat, cli('repeat'), 'repeats', 1, MAX_PR_PAIRS) ?? CALIBRATION_REPEATS,
+      rounds: parseCount(values.rounds, cli('rounds'), 'trial pairs', 2, MAX_PR_PAIRS) ?? PAIRED_TRIALS,
+      extraRounds: parseCount(values['extra-rounds'], cli('extra-rounds'), 'trial pairs', 0, MAX_PR_PAIRS) ?? PR_EXTRA_ROUNDS,
+      thresholdPct: number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT,
+      progress: createProgress(),
+      argumentNames: { only: cli('only'), cpu: cli('cpu') },
+      log: (line) => console.log(line),
+    }),
+  ).finally(() => removeScratch(scratch));
   const rate = calibration.comparisons > 0 ? calibration.false_alarms / calibration.comparisons : 0;
   console.log(
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ''}`,
@@ -371,7 +367,12 @@ function cmdReport(args: string[]): number {
   // contents (its rows read "not recorded", its instances "not checked"): that is a problem to
   // report, never a success.
   for (const u of model.unreadable) console.log(`unreadable: ${join(positionals[0]!, u.path)}: ${u.problem}`);
-  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : '';
+  // Drawn all the same, with a warning on the pages: the figures may not be what was measured.
+  for (const line of model.validation) console.log(`invalid: ${join(positionals[0]!, line)}`);
+  const unreadable = [
+    model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : '',
+    model.validation.length > 0 ? `; ${model.validation.length} validation problem(s), said on the pages` : '',
+  ].join('');
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join(values.out, p)}`);
@@ -730,8 +731,9 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (e) {
-    if (isInputError(e)) {
-      console.error(`error: ${e.message}`);
+    const input = isInputError(e) ? e : diskFullError(e);
+    if (input) {
+      console.error(`error: ${input.message}`);
       return 2;
     }
     if (e instanceof TypeError && /parseArgs|Unknown option|ERR_PARSE_ARGS/.test(`${(e as { code?: string }).code ?? ''} ${e.message}`)) {

@@ -31,7 +31,7 @@ import { renderIndex, renderPages, writePages } from './report/render.js';
 import { unstableRows, type HistoryInput } from './report/history.js';
 import { trendHighlights } from './report/pages/trends.js';
 import type { RootContent } from 'mdast';
-import { filesUnder, readJsonIfExists } from './util/fsx.js';
+import { diskFullError, filesUnder, readJsonIfExists } from './util/fsx.js';
 import { toolRoot, toolVersion } from './util/paths.js';
 
 /** The pages' index of every system (a path under pages-dir). */
@@ -60,7 +60,8 @@ export async function run(): Promise<void> {
       (line) => core.error(`ngcc-perf ${line}`),
     );
   } catch (e) {
-    core.setFailed(isInputError(e) ? e.message : `ngcc-perf: ${errorMessage(e)}`);
+    const input = isInputError(e) ? e : diskFullError(e);
+    core.setFailed(input ? input.message : `ngcc-perf: ${errorMessage(e)}`);
   }
 }
 

@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { makeScratch, removeScratch } from '../util/scratch.js';
 import { join } from 'node:path';
 import { compareEvidence, pairCount, rowKey, undecidedRows } from '../compare/compare.js';
 import { DEFAULT_ALPHA } from '../config/defaults.js';
@@ -40,7 +40,7 @@ export async function calibratePairedCheck(opts: CalibrateOptions): Promise<{ ca
   const writer = otherLiveWriter(systemDir);
   if (writer !== undefined)
     throw new InputError(systemDir, '', `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
-  const work = opts.scratch ?? mkdtempSync(join(tmpdir(), 'ngcc-calibrate-'));
+  const work = opts.scratch ?? makeScratch('calibrate');
   const [headData, baseData] = [join(work, 'head'), join(work, 'base')];
   const started_utc = new Date().toISOString();
   const common = {
@@ -96,7 +96,7 @@ export async function calibratePairedCheck(opts: CalibrateOptions): Promise<{ ca
       cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : cpus;
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    removeScratch(work);
   }
   const calibration = summarizeCalibration(repeats, {
     started_utc,

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { sweepScratch } from '../util/scratch.js';
 import { harnessTools } from '../compile/harnessTools.js';
 import { lockCore } from '../env/cpuLock.js';
 import { addCosts, type ProcessCost } from '../measure/processCost.js';
@@ -6,7 +8,7 @@ import { hostEnvironment, hostProblems, type HostEnvironment } from '../env/host
 import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
 import { formatSeconds } from '../report/format.js';
-import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { leftoverTempFiles, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { firstLineOf } from '../sandbox/run.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
@@ -47,6 +49,10 @@ export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, profileBuild, 
  */
 export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseStep[] = PHASE_STEPS): Promise<CampaignSummary> {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
+  // What a run killed outright (kill -9) left in the temporary folder: dec's keys, gdb's scripts.
+  const swept = sweepScratch();
+  if (swept.length > 0)
+    opts.progress?.note?.(`removed ${swept.length} scratch folder(s) of ended runs: ${swept.map((d) => basename(d)).join(', ')}`);
   // What needs no core is said at once: a typo in a candidate.yml is not held behind a lock.
   for (const c of plan.invalid) opts.progress?.note?.(`${c.id} INVALID (not built): ${c.problem}`);
   // Paired: the base side is built and KAT-checked first; its timing runs with this run's.
@@ -92,6 +98,9 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     },
     onProcessCost: (c) => void costs.push(c),
   };
+  // The lock is ours: a temporary file here is a write that never finished (a kill, a full disk).
+  const leftover = leftoverTempFiles(plan.systemDir, true);
+  if (leftover.length > 0) run.progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(', ')}`);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   // Written after every hold: a run killed midway still says where it pinned what.

@@ -7,6 +7,7 @@ import { instanceStatus } from '../kat/status.js';
 import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS_NOISE_BYTES } from '../config/defaults.js';
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
+import { validateDataset } from '../evidence/validate.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { roundsOf } from '../evidence/record.js';
@@ -340,6 +341,12 @@ function markUnstable(row: CompareRow): CompareRow {
   };
 }
 
+/** What validate finds wrong in either side, when it finds anything: the comparison says so. */
+function evidenceProblems(base: Dataset, head: Dataset): Pick<CompareReport, 'evidence_problems'> {
+  const [b, h] = [validateDataset(base.systemDir, base), validateDataset(head.systemDir, head)];
+  return b.length + h.length > 0 ? { evidence_problems: { ...(b.length ? { base: b } : {}), ...(h.length ? { head: h } : {}) } } : {};
+}
+
 export function compareEvidence(opts: CompareOptions): CompareReport {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
@@ -453,6 +460,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     size_mismatches,
     ...(ct_findings ? { ct_findings } : {}),
     ...(dirs.history.length > 0 ? { history_runs: historyRuns } : {}),
+    ...evidenceProblems(base, head),
     counts: {
       regressions: rows.filter((r) => r.verdict === 'regression' && !r.unstable).length,
       improvements: rows.filter((r) => r.verdict === 'improvement').length,

@@ -73,6 +73,23 @@ export function isCarriedOver(r: CompareRow, pr?: PullRequestContext): boolean {
 }
 
 /** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
+/** Said before the verdicts when a side's evidence does not validate: its figures may not be what was measured. */
+function validationWarnings(report: CompareReport): RootContent[] {
+  return (['base', 'head'] as const).flatMap((side) => {
+    const problems = report.evidence_problems?.[side] ?? [];
+    if (problems.length === 0) return [];
+    return [
+      para(
+        `⚠ The ${side} evidence does not validate (${plural(problems.length, 'problem')}; the first: `,
+        code(problems[0]!),
+        '): its figures may not be what was measured. ',
+        code('ngcc-perf validate'),
+        ' lists them all.',
+      ),
+    ];
+  });
+}
+
 function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
   return report.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
@@ -292,6 +309,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
         ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf).",
       ),
     );
+  out.push(...validationWarnings(report));
   out.push(para(...ruleText(report, pr)));
   const compared = comparedRows(report, pr).length;
   const carried = report.rows.filter((r) => isCarriedOver(r, pr)).length;

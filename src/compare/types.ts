@@ -102,6 +102,8 @@ export interface CompareReport {
   ct_findings?: CtNewFinding[];
   /** Most distinct nightly measurements any operation had (by record start time and library); absent without history. */
   history_runs?: number;
+  /** What `validate` finds wrong in a side's evidence (absent when nothing): its figures may not be what was measured. */
+  evidence_problems?: { base?: string[]; head?: string[] };
   counts: {
     regressions: number;
     improvements: number;

@@ -4,7 +4,7 @@ import type { Candidate } from '../config/campaign.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import type { SandboxMode, SandboxSpec } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run.js';
-import { sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
+import { diskFullError, freeBytes, sha256File, sha256Hex, writeFileAtomic, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir, toolRoot } from '../util/paths.js';
 import { HARNESS_DEFAULT, guideFlags, hostArch, type FlagVariant } from './flags.js';
 import { resolveSources, type ResolvedSources } from '../config/sources.js';
@@ -145,6 +145,9 @@ function buildKey(req: BuildRequest, src: ResolvedSources, files: string[], argv
   const parts = files.map((f) => `${portable(f)}\n${contentDigest(f)}`);
   return sha256Hex([...parts, argv.map(portable).join(' '), compilerVersion(req.compiler), req.harnessVersion].join('\n'));
 }
+
+/** Below this much free space, a compiler that says its disk is full is believed. */
+const LOW_DISK_BYTES = 64 << 20;
 
 /** Bytes of one file the key hashes: far above any source or header. */
 const KEY_FILE_MAX = 64 << 20;
@@ -308,6 +311,10 @@ export async function buildInstance(req: BuildRequest): Promise<BuildResult> {
     maxOutputBytes: 256 * 1024,
     sandbox: buildSandbox(req, readOnly, outDir),
   });
+  // A full disk is the host's, not the submission's: never cached as its BUILDFAIL. (A source can
+  // print the words, but not empty the disk.)
+  if (r.exitCode !== 0 && /No space left on device/.test(r.stderr) && (freeBytes(outDir) ?? Infinity) < LOW_DISK_BYTES)
+    throw diskFullError(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }), library);
   const log = `${notes.map((n) => `${n}\n`).join('')}$ ${argv.join(' ')}\n${r.stdout}${r.stderr}${r.timedOut ? '\n[build timed out]\n' : ''}`;
   writeFileAtomic(join(outDir, 'build.log'), log);
   const ok = r.exitCode === 0 && existsSync(library);

@@ -1,6 +1,7 @@
 import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { InputError, isInputError } from '../errors.js';
+import { MAX_CAMPAIGN_INSTANCES } from './defaults.js';
 import { checkManifestLabels, readManifest } from './katManifest.js';
 import { lineOfField, loadYaml } from './yamlFile.js';
 import { readableRoots, resolveSources, underAny } from './sources.js';
@@ -120,6 +121,13 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
       invalid.push({ id: name, problem: e.message });
     }
   }
+  const instances = candidates.reduce((n, c) => n + c.instances.length, 0);
+  if (instances > MAX_CAMPAIGN_INSTANCES)
+    throw new InputError(
+      shown(root),
+      '',
+      `${instances} instances: a campaign holds at most ${MAX_CAMPAIGN_INSTANCES} (docs/campaign.md#limits); split it into several campaigns`,
+    );
   return { root, settings, candidates, invalid };
 }
 

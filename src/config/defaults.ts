@@ -28,6 +28,22 @@ export const PAIRED_TRIALS = 16;
  */
 export const PR_EXTRA_ROUNDS = PAIRED_TRIALS;
 export const MAX_PR_PAIRS = 100;
+/**
+ * Limits of what a campaign may ask for, checked before anything runs (docs/campaign.md#limits):
+ * beyond them a typo (`warmups: 1e12`) or a generated manifest gone wrong would cost hours or the
+ * host's memory before failing. A manifest file (candidate.yml, ngcc-perf.yml, kat.sha256) is a
+ * few kilobytes; a Round-1 campaign some hundreds of instances.
+ */
+export const MAX_MANIFEST_BYTES = 1 << 20;
+export const MAX_INSTANCES_PER_CANDIDATE = 256;
+export const MAX_CAMPAIGN_INSTANCES = 4096;
+export const MAX_TRIALS = 1000;
+export const MAX_WARMUPS = 10_000;
+export const MAX_MIN_MEASUREMENTS = 1_000_000;
+/** planning.memory_limit_mb: a driver needs some tens of MiB before the library allocates anything. */
+export const MIN_MEMORY_LIMIT_MB = 64;
+export const MAX_MEMORY_LIMIT_MB = 1 << 20;
+
 /** A peak-RSS change below this many bytes is page-level noise, not reported (docs/statistics.md#always-reported). */
 export const RSS_NOISE_BYTES = 64 * 1024;
 /**

@@ -10,6 +10,12 @@ import {
   CT_OP_BUDGET_S,
   CT_STARTUP_S,
   CT_VALGRIND_FACTOR,
+  MAX_INSTANCES_PER_CANDIDATE,
+  MAX_MEMORY_LIMIT_MB,
+  MAX_MIN_MEASUREMENTS,
+  MAX_TRIALS,
+  MAX_WARMUPS,
+  MIN_MEMORY_LIMIT_MB,
   SYSTEM_ID,
   SYSTEM_ID_RULE,
 } from './defaults.js';
@@ -75,7 +81,7 @@ export const candidateSchema = z
     page: z.string().url().optional(),
     api: z.enum(['iccs', 'nist']).default('iccs'),
     kat_rng: z.enum(['iccs-drng', 'nist-ctr-drbg', 'hqc']).optional(),
-    instances: z.array(instanceSchema).min(1),
+    instances: z.array(instanceSchema).min(1).max(MAX_INSTANCES_PER_CANDIDATE),
     /** The constant-time check: `public_sk_bytes`, the secret key's first bytes that are a public format header (Falcon's one). */
     ct: ctCandidateSchema.optional(),
   })
@@ -125,8 +131,8 @@ export const adaptiveSchema = z
     nightly: z.boolean().default(true),
     ci_target: z.number().positive().max(1).default(ADAPTIVE_CI_TARGET),
     // An interval needs two trials.
-    min_trials: z.number().int().min(2).max(1000).default(ADAPTIVE_MIN_TRIALS),
-    max_trials: z.number().int().min(2).max(1000).default(ADAPTIVE_MAX_TRIALS),
+    min_trials: z.number().int().min(2).max(MAX_TRIALS).default(ADAPTIVE_MIN_TRIALS),
+    max_trials: z.number().int().min(2).max(MAX_TRIALS).default(ADAPTIVE_MAX_TRIALS),
     trial_target_s: z.number().positive().default(ADAPTIVE_TRIAL_TARGET_S),
   })
   .strict()
@@ -134,22 +140,17 @@ export const adaptiveSchema = z
 
 export const planningSchema = z
   .object({
-    trials: z.number().int().min(1).max(1000).default(5),
+    trials: z.number().int().min(1).max(MAX_TRIALS).default(5),
     trial_target_s: z.number().positive().default(1),
     op_budget_s: z.number().positive().default(60),
-    min_measurements: z.number().int().min(1).default(100),
-    warmups: z.number().int().min(0).default(3),
+    min_measurements: z.number().int().min(1).max(MAX_MIN_MEASUREMENTS).default(100),
+    warmups: z.number().int().min(0).max(MAX_WARMUPS).default(3),
     process_timeout_s: z.number().positive().default(300),
     kat_timeout_s: z.number().positive().default(600),
     build_timeout_s: z.number().positive().default(600),
     /** Address-space cap for KAT and timing processes: a submission that eats memory fails alone. */
     // At most 1 TiB: far beyond any host, and far below what the shell's ulimit -v (KiB) can hold.
-    memory_limit_mb: z
-      .number()
-      .int()
-      .positive()
-      .max(1 << 20)
-      .default(8192),
+    memory_limit_mb: z.number().int().min(MIN_MEMORY_LIMIT_MB).max(MAX_MEMORY_LIMIT_MB).default(8192),
     disturbed_retries: z.number().int().min(0).default(2),
     min_clock_ratio: z.number().positive().max(1).default(0.95),
     adaptive: adaptiveSchema.default(adaptiveSchema.parse({})),

@@ -1,5 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { InputError } from '../errors.js';
+import { MAX_MANIFEST_BYTES } from './defaults.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -12,6 +13,13 @@ export function readUtf8File(file: string, display = file): string {
   // A submission's manifest committed as a link would make us read (and quote) a file of the host.
   if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new InputError(display, '', 'is a symbolic link; it must be a regular file');
+  const size = lstatSync(file, { throwIfNoEntry: false })?.size ?? 0;
+  if (size > MAX_MANIFEST_BYTES)
+    throw new InputError(
+      display,
+      '',
+      `${size} bytes: a manifest holds at most ${MAX_MANIFEST_BYTES} (docs/campaign.md#limits); nothing was read`,
+    );
   try {
     bytes = readFileSync(file);
   } catch {

@@ -1,5 +1,5 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { makeScratch, removeScratch } from '../util/scratch.js';
 import { basename, join } from 'node:path';
 import type { SandboxSpec } from '../sandbox/bwrap.js';
 import { runDriver, runProcess } from '../sandbox/run.js';
@@ -204,7 +204,7 @@ export async function runDivisionCheck(req: DivisionCheckRequest): Promise<Divis
   if (!req.sites.some((s) => siteReading(s))) return { sites: req.sites.map((s) => ({ address: s.address, hits: 0, secret: [] })) };
   const missing = ['gdb', 'vgdb'].filter((tool) => !onPath(tool));
   if (missing.length > 0) return { failure: `${missing.join(' and ')} not installed (the Debian packages gdb and valgrind)` };
-  const scratch = mkdtempSync(join(tmpdir(), 'ngcc-divcheck-'));
+  const scratch = makeScratch('divcheck');
   try {
     const spec: SandboxSpec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor = await anchorOf(req.library, spec);
@@ -242,6 +242,6 @@ export async function runDivisionCheck(req: DivisionCheckRequest): Promise<Divis
       return { failure: `the division check's driver ended ${run.output.status ?? `with exit code ${run.run.exitCode}`}` };
     return parseDivisionTrace(run.run.side?.text ?? '', req.sites);
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    removeScratch(scratch);
   }
 }

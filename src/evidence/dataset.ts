@@ -2,7 +2,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isInputError } from '../errors.js';
 import { readJson } from '../util/fsx.js';
+import type { z } from 'zod';
 import { evidencePaths } from './layout.js';
+import { buildShape, objectShape, profileShape, recordShape, shapeProblem } from './shapes.js';
 import type { BuildJson, HashProfile, MemoryRecord, TimingRecord } from './types.js';
 
 /** Everything under DATA_DIR/<system>/, ours or the ngcc-harness's (schema 2). */
@@ -17,15 +19,23 @@ export interface Dataset {
   unreadable: Array<{ path: string; problem: string }>;
 }
 
-/** A file's content, or undefined with the reason in `unreadable`: one broken file must not hide the rest. */
-function parseJson<T>(path: string, unreadable: Dataset['unreadable']): T | undefined {
+/**
+ * A file's content when it has the shape its readers rely on, or undefined with the reason in
+ * `unreadable`: one broken file must not hide the rest.
+ */
+function parseJson<T>(path: string, shape: z.ZodType, unreadable: Dataset['unreadable']): T | undefined {
+  let value: unknown;
   try {
-    return readJson<T>(path);
+    value = readJson<unknown>(path);
   } catch (e) {
     if (!isInputError(e)) throw e;
     unreadable.push({ path, problem: e.problem });
     return undefined;
   }
+  const problem = shapeProblem(shape, value);
+  if (problem === undefined) return value as T;
+  unreadable.push({ path, problem: `not evidence of this kind: ${problem}` });
+  return undefined;
 }
 
 function jsonFilesUnder(dir: string): string[] {
@@ -37,9 +47,9 @@ function jsonFilesUnder(dir: string): string[] {
 }
 
 /** Every readable file of one folder of the layout, with its path. */
-function readAll<T>(dir: string, unreadable: Dataset['unreadable']): Array<{ path: string; value: T }> {
+function readAll<T>(dir: string, shape: z.ZodType, unreadable: Dataset['unreadable']): Array<{ path: string; value: T }> {
   return jsonFilesUnder(dir).flatMap((path) => {
-    const value = parseJson<T>(path, unreadable);
+    const value = parseJson<T>(path, shape, unreadable);
     return value === undefined ? [] : [{ path, value }];
   });
 }
@@ -47,12 +57,12 @@ function readAll<T>(dir: string, unreadable: Dataset['unreadable']): Array<{ pat
 export function loadDataset(systemDir: string): Dataset {
   const unreadable: Dataset['unreadable'] = [];
   const paths = evidencePaths(systemDir);
-  const campaign = existsSync(paths.campaign) ? parseJson<Record<string, unknown>>(paths.campaign, unreadable) : undefined;
-  const build = (existsSync(paths.build) ? parseJson<BuildJson>(paths.build, unreadable) : undefined) ?? { instances: {} };
-  const records = readAll<TimingRecord>(paths.recordsDir, unreadable).map(({ path, value }) => ({ path, record: value }));
-  const profiles = readAll<HashProfile>(paths.profileDir, unreadable).map(({ path, value }) => ({ path, profile: value }));
-  const memory = readAll<MemoryRecord>(paths.memoryDir, unreadable).map(({ path, value }) => ({ path, memory: value }));
+  const campaign = existsSync(paths.campaign) ? parseJson<Record<string, unknown>>(paths.campaign, objectShape, unreadable) : undefined;
+  const build = (existsSync(paths.build) ? parseJson<BuildJson>(paths.build, buildShape, unreadable) : undefined) ?? { instances: {} };
+  const records = readAll<TimingRecord>(paths.recordsDir, recordShape, unreadable).map(({ path, value }) => ({ path, record: value }));
+  const profiles = readAll<HashProfile>(paths.profileDir, profileShape, unreadable).map(({ path, value }) => ({ path, profile: value }));
+  const memory = readAll<MemoryRecord>(paths.memoryDir, profileShape, unreadable).map(({ path, value }) => ({ path, memory: value }));
   // Survey files are read by the report alone, but a corrupt one is as much a broken dataset.
-  readAll(paths.surveyDir, unreadable);
+  readAll(paths.surveyDir, objectShape, unreadable);
   return { systemDir, campaign, build, records, profiles, memory, unreadable };
 }

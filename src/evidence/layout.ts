@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ATOMIC_TEMP } from '../util/fsx.js';
 
 /**
  * The evidence layout under DATA_DIR/<system>/ (docs/evidence-format.md): the only module that
@@ -84,5 +85,5 @@ export function instanceOfPath(rel: string): string | undefined {
 /** The evidence lock, temporary files of an atomic write: never evidence. */
 export function isTransient(rel: string): boolean {
   const name = rel.slice(rel.lastIndexOf('/') + 1);
-  return name === LOCK_FILE || /\.tmp-\d+-\d+$/.test(name);
+  return name === LOCK_FILE || ATOMIC_TEMP.test(name);
 }

@@ -1,17 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { InputError } from '../errors.js';
+import { processAlive as alive } from '../util/fsx.js';
 
 import { LOCK_FILE as LOCK } from './layout.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * When a process started (clock ticks after boot, field 22 of /proc/<pid>/stat). With the pid it

@@ -5,10 +5,10 @@ import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
 import { medianRound, shares } from '../measure/shares.js';
-import { nonRegularEntries, sha256Hex } from '../util/fsx.js';
+import { ATOMIC_TEMP, leftoverTempFiles, nonRegularEntries, processAlive, sha256Hex } from '../util/fsx.js';
 import { calibrationProblems } from './calibration.js';
 import { validateCtFiles } from './ctValidate.js';
-import { loadDataset } from './dataset.js';
+import { type Dataset, loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
 import type { BuildEntry, TimingRecord } from './types.js';
 
@@ -39,17 +39,21 @@ function close(a: number, b: number): boolean {
 
 /**
  * Recomputes every derived number from the raw trials and checks KAT logs against build.json.
- * Returns one line per problem (empty when the dataset is consistent).
+ * Returns one line per problem (empty when the dataset is consistent). A reader that has loaded the
+ * dataset already passes it.
  */
-export function validateDataset(systemDir: string): string[] {
+export function validateDataset(systemDir: string, loaded?: Dataset): string[] {
   const problems: string[] = [];
   const rel = (p: string) => relative(systemDir, p) || p;
   if (!existsSync(systemDir)) return [`${systemDir}: no such folder`];
-  const ds = loadDataset(systemDir);
+  const ds = loaded ?? loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
   if (!existsSync(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   // A link would make readers and publishers copy whatever it points to.
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
+  // A write still going on names a live process; one whose process is gone never finished.
+  for (const f of leftoverTempFiles(systemDir).filter((rel) => !processAlive(Number(ATOMIC_TEMP.exec(rel)![1]))))
+    problems.push(`${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
   problems.push(...calibrationProblems(systemDir));
 
   for (const [key, e] of Object.entries(ds.build.instances)) {

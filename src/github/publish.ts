@@ -1,5 +1,5 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { makeScratch, removeScratch } from '../util/scratch.js';
 import { dirname, join, posix } from 'node:path';
 import { runProcess, type RunResult } from '../sandbox/run.js';
 import { filesUnder, writeJsonAtomic } from '../util/fsx.js';
@@ -72,7 +72,7 @@ interface Ctx {
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const destinations = [...opts.files.map((f) => f.to), ...(opts.derived ?? []).map((d) => d.to)].map(safeRelative);
   const owns = (opts.owns ?? []).map(safeRelative);
-  const tmp = mkdtempSync(join(tmpdir(), 'ngcc-publish-'));
+  const tmp = makeScratch('publish');
   try {
     const ctx = await context(opts, tmp);
     const root = await emptyRoot(ctx);
@@ -85,7 +85,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       await runGit(ctx, opts.repoDir, ['worktree', 'prune']);
     }
   } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    removeScratch(tmp);
   }
 }
 

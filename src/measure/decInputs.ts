@@ -1,10 +1,10 @@
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { runDriver, type ChannelMark } from '../sandbox/run.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { firstDifference, transcriptOf, type Transcript } from './transcript.js';
+import { makeScratch, removeScratch } from '../util/scratch.js';
 
 /**
  * dec's timed inputs, made in another process (docs/method.md#inputs-made-elsewhere). The `inputs`
@@ -51,31 +51,13 @@ export interface DecInputs {
 /** The longest answer to a mark the driver reads (native/harness.c proto_ask: 256 bytes with GO and a tab). */
 const MOST_PATH_CHARS = 250;
 
-/** Removes a folder the inputs job could write in: it may have taken its own permissions away. */
-function removeAll(root: string): void {
-  const open = (dir: string): void => {
-    try {
-      chmodSync(dir, 0o700);
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) open(join(dir, e.name));
-    } catch {
-      /* gone, or not ours: rmSync says what is left */
-    }
-  };
-  open(root);
-  try {
-    rmSync(root, { recursive: true, force: true });
-  } catch {
-    /* a temporary folder left behind is not worth a failed run */
-  }
-}
-
 /** Makes a dec trial's inputs; a string says why it could not. */
 export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | string> {
-  const root = mkdtempSync(join(tmpdir(), 'ngcc-inputs-'));
+  const root = makeScratch('inputs');
   const [madeDir, givenDir] = [join(root, 'made'), join(root, 'given')];
   mkdirSync(madeDir);
   mkdirSync(givenDir);
-  const dispose = () => removeAll(root);
+  const dispose = () => removeScratch(root);
   const given = join(givenDir, 'warmup.bin');
   if (given.length > MOST_PATH_CHARS) {
     dispose();

@@ -8,6 +8,7 @@ import { settingsSchema } from '../config/schemas.js';
 import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset } from '../evidence/dataset.js';
+import { validateDataset } from '../evidence/validate.js';
 import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
 import type { BuildJson, TimingRecord } from '../evidence/types.js';
 import { ICCS_BASELINE_ID } from '../measure/iccsBaseline.js';
@@ -220,6 +221,10 @@ export function loadReportModel(
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
   const calibration = readCalibration(systemDir);
+  const unreadable = [
+    ...[...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...(calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []),
+  ];
   return {
     toolVersion: toolVersion(),
     system,
@@ -233,10 +238,8 @@ export function loadReportModel(
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
-    unreadable: [
-      ...[...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-      ...(calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []),
-    ],
+    unreadable,
+    validation: validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
     ...(calibration.calibration ? { calibration: calibration.calibration } : {}),
     ...(history ? trendsOf(systemDir, system, history) : {}),
   };

@@ -79,6 +79,11 @@ export interface ReportModel {
    * show what was readable, so whoever renders them must say what was left out.
    */
   unreadable: Array<{ path: string; problem: string }>;
+  /**
+   * What `validate` finds wrong beyond unreadable files (a mean that is not its trials', a record of
+   * another library): the pages say so, since their figures may not be what was measured.
+   */
+  validation: string[];
   /** The pull-request check calibrated on this system (calibration.json), when it was. */
   calibration?: Calibration;
   /** The nights before this evidence and the trends through them, when a history was given (report --history). */

@@ -26,6 +26,12 @@ export interface SyntheticInstance {
   elf?: number;
 }
 
+const medianOf = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
 /** Writes a minimal but valid evidence folder DATA_DIR/<system>/ with the given numbers. */
 export function writeSyntheticSystem(dataDir: string, system: string, instances: SyntheticInstance[], ops: SyntheticOp[]): string {
   const dir = join(dataDir, system);
@@ -50,6 +56,18 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
       },
     ]),
   );
+  // A KAT log for every status that has one, as the kat phase leaves it (validate checks its RESULT line).
+  for (const i of instances) {
+    const kat = i.kat ?? 'PASS';
+    if (kat === 'BUILDFAIL' || kat === 'NOKAT') continue;
+    const log = `# synthetic\nRESULT ${i.id} ${i.label} ${kat}\n`;
+    mkdirSync(join(dir, 'kat', i.id), { recursive: true });
+    writeFileSync(join(dir, 'kat', i.id, `${i.label}.log`), log);
+    Object.assign(build[`${i.id}/${i.label}`]!, {
+      kat_log: `kat/${i.id}/${i.label}.log`,
+      kat_log_sha256: createHash('sha256').update(log).digest('hex'),
+    });
+  }
   writeFileSync(join(dir, 'build.json'), JSON.stringify({ instances: build }, null, 1));
   writeFileSync(join(dir, 'campaign.json'), JSON.stringify({ system_id: system, environment_at_end: { architecture: 'x86_64' } }));
   for (const o of ops) {
@@ -81,7 +99,7 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
       measurements: n,
       mean_cycles: cycles / n,
       mean_seconds: seconds / n,
-      median_trial_seconds: seconds / n,
+      median_trial_seconds: medianOf(trials.map((t) => t.seconds / t.measurements)),
       operations_per_second: n / seconds,
       peak_rss_bytes: o.peakRss ?? 1_500_000,
       baseline_rss_bytes: 1_400_000,

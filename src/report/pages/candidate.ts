@@ -1,4 +1,5 @@
 import { instanceStatus } from '../../kat/status.js';
+import { candidateProblems, validationNotice } from './validation.js';
 import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
@@ -448,6 +449,7 @@ const lastNights: CandidateSection = (model, c) => {
 
 const CANDIDATE_SECTIONS: readonly CandidateSection[] = [
   title,
+  (model, c) => validationNotice(candidateProblems(model.validation, c.id)),
   basicInformation,
   environment,
   kat,

@@ -3,6 +3,7 @@ import type { Root } from 'mdast';
 import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
+import { validationNotice } from './validation.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
 import { hashShares } from '../profile.js';
 import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
@@ -129,6 +130,13 @@ const invalidCandidates: SummarySection = (model) => {
   ];
 };
 
-const SUMMARY_SECTIONS: readonly SummarySection[] = [title, categories, keyExchangeSummary, hashSummarySections, invalidCandidates];
+const SUMMARY_SECTIONS: readonly SummarySection[] = [
+  title,
+  (model) => validationNotice(model.validation),
+  categories,
+  keyExchangeSummary,
+  hashSummarySections,
+  invalidCandidates,
+];
 
 export const summaryPage = (model: ReportModel): Root => sectionsPage(SUMMARY_SECTIONS, model);

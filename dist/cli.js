@@ -10717,9 +10717,15 @@ function collector(limit, onOverflow) {
     truncated: () => dropped > 0
   };
 }
-function firstLineOf(command, timeoutMs = 1e4) {
+function firstLineOf(command, timeoutMs = 1e4, argv0) {
   const [file2, ...args] = command;
-  const r = spawnSync(file2, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const r = spawnSync(file2, args, {
+    env: scrubbedEnv(),
+    timeout: timeoutMs,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+    ...argv0 === void 0 ? {} : { argv0 }
+  });
   if (r.status !== 0 || typeof r.stdout !== "string") return null;
   return r.stdout.split("\n")[0].trim();
 }
@@ -10850,7 +10856,7 @@ var versions = /* @__PURE__ */ new Map();
 function compilerVersion(cc = HARNESS_CC) {
   let v = versions.get(cc);
   if (v === void 0) {
-    v = (systemCompiler(cc) !== void 0 ? firstLineOf([systemToolPath(cc), "--version"]) : null) ?? "unknown";
+    v = (systemCompiler(cc) !== void 0 ? firstLineOf([systemToolPath(cc), "--version"], void 0, cc) : null) ?? "unknown";
     versions.set(cc, v);
   }
   return v;
@@ -40404,7 +40410,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
     unreadable,
-    validation: validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
+    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
+    validation: unreadable.some((u) => u.path === BUILD_FILE) ? [] : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
     ...calibration.calibration ? { calibration: calibration.calibration } : {},
     ...history2 ? trendsOf(systemDir, system2, history2) : {}
   };
@@ -48099,21 +48106,19 @@ function cmdReport(args) {
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
   for (const u of model.unreadable) console.log(`unreadable: ${join42(positionals[0], u.path)}: ${u.problem}`);
-  for (const line of model.validation) console.log(`invalid: ${join42(positionals[0], line)}`);
-  const unreadable = [
-    model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "",
-    model.validation.length > 0 ? `; ${model.validation.length} validation problem(s), said on the pages` : ""
-  ].join("");
+  for (const line of model.validation) console.log(`warning: ${join42(positionals[0], line)}`);
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
+  const invalid2 = model.validation.length > 0 ? `; warning: ${model.validation.length} validation problem(s), said on the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join42(values.out, p)}`);
     console.log(
-      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`
+      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}${invalid2}`
     );
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
-  console.log(`${pages.size} pages written to ${values.out}${unreadable}`);
+  console.log(`${pages.size} pages written to ${values.out}${unreadable}${invalid2}`);
   return unreadable ? 1 : 0;
 }
 function cmdKatDigest(args) {

@@ -368,21 +368,19 @@ function cmdReport(args: string[]): number {
   // report, never a success.
   for (const u of model.unreadable) console.log(`unreadable: ${join(positionals[0]!, u.path)}: ${u.problem}`);
   // Drawn all the same, with a warning on the pages: the figures may not be what was measured.
-  for (const line of model.validation) console.log(`invalid: ${join(positionals[0]!, line)}`);
-  const unreadable = [
-    model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : '',
-    model.validation.length > 0 ? `; ${model.validation.length} validation problem(s), said on the pages` : '',
-  ].join('');
+  for (const line of model.validation) console.log(`warning: ${join(positionals[0]!, line)}`);
+  const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : '';
+  const invalid = model.validation.length > 0 ? `; warning: ${model.validation.length} validation problem(s), said on the pages` : '';
   if (values.check) {
     const differing = differingPages(values.out, pages);
     for (const p of differing) console.log(`differs: ${join(values.out, p)}`);
     console.log(
-      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}`,
+      `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}${invalid}`,
     );
     return differing.length === 0 && !unreadable ? 0 : 1;
   }
   writePages(values.out, pages);
-  console.log(`${pages.size} pages written to ${values.out}${unreadable}`);
+  console.log(`${pages.size} pages written to ${values.out}${unreadable}${invalid}`);
   return unreadable ? 1 : 0;
 }
 

@@ -1,10 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildArgv, flagsFor } from '../src/compile/compile.js';
+import { guideFlags, hostArch } from '../src/compile/flags.js';
 import { instanceFlags, nistShim } from '../src/compile/nistShim.js';
 import { loadCandidate } from '../src/config/campaign.js';
 import { runCli } from './helpers/cli.js';
-import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
+import { buildRequestFor } from './helpers/build.js';
+import { fixtureCampaign, goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { tempDir } from './helpers/tmp.js';
 
 const root = tempDir();
@@ -59,6 +62,33 @@ describe('defines and cflags', () => {
     const list = load(['defines: [KYBER_K=3, NDEBUG]']);
     expect(instanceFlags(list.instances[0]!)).toEqual(['-DKYBER_K=3', '-DNDEBUG']);
     expect(instanceFlags(load([]).instances[0]!)).toEqual([]);
+  });
+
+  it("come after the guide's flags for the host and the harness's additions; the library links -shared, --no-undefined, exporting only the API", async () => {
+    const root = goodKemCampaign(['good'], QUICK);
+    const yml = join(root, 'kem-1', 'candidate.yml');
+    writeFileSync(
+      yml,
+      readFileSync(yml, 'utf8').replace('    dir: good\n', '    dir: good\n    cflags: [-fwrapv]\n    defines: [TOY_DEFINE=1]\n'),
+    );
+    const c = loadCandidate(join(root, 'kem-1'), 'kem-1/candidate.yml');
+    const req = buildRequestFor(c, 0, { sandbox: 'none' });
+    const library = join(req.outDir, 'guide', 'libgood.so');
+    const { argv } = await buildArgv(req, flagsFor(req), library);
+    const guide = guideFlags(hostArch(), 'reference');
+    if (hostArch() !== 'other') expect(guide.slice(0, 4)).toEqual(['-std=c99', '-Wpedantic', '-Wall', '-Wextra']);
+    expect(guide).toContain('-O2');
+    expect(guide.slice(-2)).toEqual(['-fPIC', '-D_GNU_SOURCE']);
+    expect(argv.slice(1, guide.length + 3)).toEqual([...guide, '-fwrapv', '-DTOY_DEFINE=1']);
+    const script = join(req.outDir, 'guide', 'exports.map');
+    expect(argv.slice(argv.indexOf('-shared'), argv.indexOf('-o'))).toEqual([
+      '-shared',
+      '-Wl,--no-undefined',
+      `-Wl,--version-script=${script}`,
+    ]);
+    const exported = readFileSync(script, 'utf8');
+    expect(exported).toMatch(/global:\n(\s+[\w*]+;\n)+\s+local: \*;/);
+    expect(exported).toContain('    kem_*;');
   });
 
   it.each([

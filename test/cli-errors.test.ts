@@ -1,4 +1,4 @@
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -243,6 +243,15 @@ describe('kat.sha256 lines', () => {
     expect(r.out).toContain(`INVALID     sign-1 — ${problem}`);
     expect(r.out.find((l) => l.startsWith('INVALID     kem-8 — '))).toMatch(/kem-8\/candidate\.yml: .*algorithm/);
     expect(r.out.at(-1)).toMatch(/^exit 1: 2 candidate\(s\) invalid, not built \(kem-8, sign-1\)/);
+    // Both said before anything is built: ahead of the plan, which the run prints before its first build.
+    const progress = r.progress.split('\n');
+    const plan = progress.findIndex((l) => / plan: /.test(l));
+    expect(plan).toBeGreaterThan(0);
+    for (const id of ['kem-8', 'sign-1']) {
+      const said = progress.findIndex((l) => l.includes(` ${id} INVALID (not built): `));
+      expect(said, id).toBeGreaterThanOrEqual(0);
+      expect(said, id).toBeLessThan(plan);
+    }
     // The honest neighbour was built and checked; the invalid ones are recorded for the pages.
     const build = JSON.parse(readFileSync(join(out, 's', 'build.json'), 'utf8')) as BuildJson;
     expect(Object.entries(build.instances).map(([k, e]) => [k, e.kat])).toEqual([['kem-1/good', 'PASS']]);
@@ -452,5 +461,35 @@ describe('the driver cache root', () => {
         `error: ${root}: the driver cache must be a folder of this user that only it may write, but ${why}: remove it, or set NGCC_CACHE_DIR to such a folder`,
       );
     }
+  });
+
+  it('that belongs to another user stops the run the same way', async () => {
+    const uid = process.getuid!();
+    // As root, a folder given to nobody; otherwise the filesystem's root, which is root's.
+    let root = '/';
+    if (uid === 0) {
+      root = join(tempDir(), 'foreign');
+      mkdirSync(root, { mode: 0o700 });
+      chownSync(root, 65534, 65534);
+    }
+    const owner = lstatSync(root).uid;
+    expect(owner).not.toBe(uid);
+    process.env.NGCC_CACHE_DIR = root;
+    const out = unwritten();
+    const { code, error } = await cliError([
+      'run',
+      fixtureCampaign(['kem-1'], QUICK),
+      '--system',
+      's',
+      '--out',
+      out,
+      '--only',
+      '^kem-1/good$',
+    ]);
+    expect(code).toBe(2);
+    expect(existsSync(out)).toBe(false);
+    expect(error).toBe(
+      `error: ${root}: the driver cache must be a folder of this user that only it may write, but owned by uid ${owner}, not this user (${uid}): remove it, or set NGCC_CACHE_DIR to such a folder`,
+    );
   });
 });

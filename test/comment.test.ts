@@ -566,6 +566,27 @@ describe('annotations', () => {
     expect(a.find((x) => x.title.startsWith('Regression'))!.message).toContain('+20.7%');
     expect(a.filter((x) => x.level === 'notice').map((x) => x.title)).toEqual(['Improvement: sign-10 sign-10-2 sign']);
   });
+
+  it('makes an instance a replay found FORGED an error, as a failing KAT is', () => {
+    const report = { ...sampleReport(), kat_changes: [{ key: 'kem-1/memo', base: 'PASS', head: 'FORGED' }] } as CompareReport;
+    expect(annotations(report).filter((x) => x.level === 'error')).toEqual([
+      { level: 'error', title: 'KAT FORGED: kem-1/memo', message: 'KAT status PASS → FORGED on x86_1' },
+    ]);
+  });
+
+  it('fail-on size-audit fails a comparison on a size mismatch, and no other check does', () => {
+    const mismatch = {
+      ...sampleReport(),
+      rows: [],
+      kat_changes: [],
+      counts: { regressions: 0, improvements: 0, kat_failures: 0, size_mismatches: 1 },
+    };
+    expect(failReasons(mismatch, new Set(['size-audit']))).toEqual(['1 size-audit mismatch(es)']);
+    expect(failReasons(mismatch, new Set(['regression', 'kat', 'ct']))).toEqual([]);
+    expect(
+      failReasons({ ...mismatch, size_mismatches: [], counts: { ...mismatch.counts, size_mismatches: 0 } }, new Set(['size-audit'])),
+    ).toEqual([]);
+  });
 });
 
 describe('an invalid candidate', () => {

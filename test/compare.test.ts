@@ -7,7 +7,7 @@ import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue, rankPValue, signedRankPValue } from '../src/compare/stats.js';
 import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
-import { DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
+import { ADAPTIVE_MIN_TRIALS, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
@@ -94,6 +94,33 @@ describe('paired sides: trial pairs measured side by side in one run', () => {
     expect(called).toMatchObject({ verdict: 'regression', paired: true, noisy: true });
     expect(called.reason).toMatch(/judged side against side: .*but their worst-case ranges do not overlap/);
   });
+
+  it("says in an inconclusive row's reason the smallest change its pairs could show, never below the threshold, or that they are too few", () => {
+    // Tight pairs +10 %, held back by a nightly spread of ±5 %: they could show far less than the threshold.
+    const tight = judge(sideOf(drift), sideOf(drift.map((f, i) => f * 1.1 * (1 + ((i % 5) - 2) * 0.002))), 3, 0.01, 0.05);
+    expect(tight.verdict).toBe('inconclusive');
+    expect(tight.mde_pct).toBeLessThan(3);
+    expect(tight.reason).toMatch(
+      /^within 3× the nightly spread ±5\.0%; 10 trial pairs, .*; the smallest change these pairs could show: ±3\.0%$/,
+    );
+    // Loose pairs, +6 % but not significant: the figure itself, above the threshold.
+    const jitter = [1.0, 0.93, 1.08, 0.97, 1.06, 0.95, 1.1, 1.02, 0.96, 1.07];
+    const loose = judge(sideOf(drift), sideOf(drift.map((f, i) => f * 1.05 * jitter[i]!)), 3, 0.01, null);
+    expect(loose.verdict).toBe('inconclusive');
+    expect(loose.mde_pct).toBeGreaterThan(3);
+    expect(loose.reason).toMatch(
+      /^p = 0\.02 > 0\.01: within the spread of the trials; .*; the smallest change these pairs could show: ±(\d+\.\d)%$/,
+    );
+    expect(loose.reason).toContain(`±${loose.mde_pct!.toFixed(1)}%`);
+    // 6 pairs cannot reach p ≤ 0.01 (2/2^6): no figure, the reason says so.
+    const six = drift.slice(0, 6);
+    const few = judge(sideOf(six), sideOf(six.map((f, i) => f * 1.1 * (1 + ((i % 3) - 1) * 0.002))), 3, 0.01, null);
+    expect(few).toMatchObject({ verdict: 'inconclusive', paired: true });
+    expect(few.mde_pct).toBeUndefined();
+    expect(few.reason).toMatch(
+      /^p = 0\.031 > 0\.01: within the spread of the trials; 6 trial pairs, .*; too few pairs to reach the significance level$/,
+    );
+  });
 });
 
 describe('the rows a pull request measures again (undecidedRows)', () => {
@@ -167,6 +194,21 @@ describe('the trial-level test', () => {
     const mixed = { mean_cycles: 105, trial_cycles: [99, 110, 108, 100.5, 109] };
     expect(judge(base, mixed, 3, 0.01, null).verdict).toBe('inconclusive');
     expect(historyCv([100, 100])).toBeNull();
+  });
+
+  it("cannot reach alpha with fewer than 5 trials a side, the adaptive plan's least (3 a side: p ≥ 2/20)", () => {
+    // Complete separation of n against n: the smallest p the rank test can give, 2 / C(2n, n).
+    const best = (n: number) =>
+      rankPValue(
+        Array.from({ length: n }, (_, i) => 100 + i),
+        Array.from({ length: n }, (_, i) => 200 + i),
+      );
+    expect(best(3)).toBeCloseTo(2 / 20, 12);
+    expect(best(4)).toBeCloseTo(2 / 70, 12);
+    expect(best(5)).toBeCloseTo(2 / 252, 12);
+    const fewest = [2, 3, 4, 5, 6].find((n) => best(n) <= DEFAULT_ALPHA);
+    expect(fewest).toBe(5);
+    expect(ADAPTIVE_MIN_TRIALS).toBe(fewest);
   });
 });
 
@@ -593,6 +635,23 @@ describe('compare between two evidence trees', () => {
     );
     const report = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
     expect(report.build_failures).toEqual(['kem-1/fresh']);
+  });
+
+  it('names why a row is inconclusive: not significant, within the nightly spread, or measured with different build flags', () => {
+    const tightBase = { mean_cycles: 100, trial_cycles: [99, 100, 101, 100, 100] };
+    const mixed = { mean_cycles: 105, trial_cycles: [99, 110, 108, 100.5, 109] };
+    expect(judge(tightBase, mixed, 3, 0.01, null).reason).toMatch(/^p = \S+ > 0\.01: within the spread of the trials$/);
+    const slower = { mean_cycles: 110, trial_cycles: [109, 110, 111, 110, 110] };
+    expect(judge(tightBase, slower, 3, 0.01, 0.05).reason).toBe('within 3× the nightly spread ±5.0%');
+    // +10 % on tight trials, but head was built with other flags: not compared, whatever the trials say.
+    const [base, head] = [tempDir(), tempDir()];
+    writeSyntheticSystem(base, 'x86_1', [inst[0]!], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: steady }]);
+    writeSyntheticSystem(head, 'x86_1', [inst[0]!], [{ id: 'kem-1', label: 'a', op: 'keygen', trials: slow, flags: 'harness-default' }]);
+    const r = compareEvidence({ baseDir: base, headDir: head, system: 'x86_1' });
+    expect(r.rows[0]).toMatchObject({ verdict: 'inconclusive', reason: 'build flags differ (guide → harness-default)' });
+    expect(r.rows[0]!.delta_pct).toBeCloseTo(10, 6);
+    expect(r.rows[0]!.p_value).toBeUndefined();
+    expect(r.counts.regressions).toBe(0);
   });
 
   it('names a missing side', () => {

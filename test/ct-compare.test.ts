@@ -173,6 +173,44 @@ describe('the comparison text and fail-on: ct', () => {
     expect(t.children[1]!.children.map((c) => plain(c))[4]).toBe(`dec; ${COMPILER_MADE_NOTE['loop-bound']}`);
   });
 
+  it("holds each other build against the baseline's build of its name: a site new in several is one finding, and a build the baseline lacks says so", () => {
+    const s = systems(WITH_NEW_BRANCH);
+    const opsOf = (o: Record<string, SyntheticCtOperation>) =>
+      (JSON.parse(readFileSync(writeSyntheticCt(tempDir(), 'kem-1', 'good', o), 'utf8')) as { operations: unknown }).operations;
+    const withBuilds = (systemDir: string, builds: Array<{ name: string; operations: Record<string, SyntheticCtOperation> }>) => {
+      const file = join(systemDir, 'ct', 'kem-1', 'good.json');
+      const ct = JSON.parse(readFileSync(file, 'utf8')) as object;
+      writeFileSync(file, JSON.stringify({ ...ct, builds: builds.map((b) => ({ name: b.name, operations: opsOf(b.operations) })) }));
+    };
+    // The base checked its gcc performance build only; head has the new branch there too, and a division at -Os.
+    withBuilds(s.base, [{ name: 'gcc performance', operations: BASE_CT }]);
+    const division = { kind: 'division' as const, function: 'poly_tomsg', file: 'poly.c', line: 90 };
+    withBuilds(s.head, [
+      { name: 'gcc performance', operations: WITH_NEW_BRANCH },
+      { name: 'gcc resource', operations: { ...BASE_CT, dec: { findings: [division] } } },
+    ]);
+    const report = compare(s);
+    expect(report.ct_findings?.map((f) => [f.function, f.line, f.build, f.also_in, f.baseline_checked])).toEqual([
+      ['verify', 17, undefined, ['gcc performance'], true],
+      ['poly_tomsg', 90, 'gcc resource', undefined, false],
+    ]);
+    const md = renderComparison(report);
+    const tree = parsePage(md);
+    const title = tree.children.findIndex((n) => n.type === 'paragraph' && plain(n) === 'Constant-time findings');
+    const t = tree.children.slice(title).find((n) => n.type === 'table') as Table;
+    expect(t.children.slice(1).map((r) => r.children.map((c) => plain(c)))).toEqual([
+      ['kem-1/good', 'branch', 'verify', 'verify.c:17', 'dec; new in gcc performance too', '3'],
+      [
+        'kem-1/good',
+        'division',
+        'poly_tomsg',
+        'poly.c:90',
+        'dec (gcc resource build)',
+        '1 (the baseline did not check its gcc resource build)',
+      ],
+    ]);
+  });
+
   it('without new sites there is no such title and the headline is clean', () => {
     const md = renderComparison(compare(systems(BASE_CT)));
     expect(md).not.toMatch(/Constant-time/);

@@ -390,6 +390,27 @@ describe("dec's inputs, made in another process", () => {
     );
   }, 60_000);
 
+  it('refuses inputs from an enc that writes no ciphertext or secret: CRYPTOFAIL in the inputs job, naming the call', async () => {
+    const idle = variant(
+      dir,
+      'idle-enc',
+      'kem',
+      'kem_enc',
+      ENC,
+      '(void)pk; (void)pk_len; (void)ss; (void)ss_len; (void)ct; (void)ct_len; return 0;',
+    );
+    const r = await makeDecInputs({
+      driver: tools.driver,
+      library: idle,
+      rng: 'iccs-drng',
+      iterations: 100,
+      warmups: 1,
+      cpu: -1,
+      timeoutMs: 60_000,
+    });
+    expect(r).toMatch(/^the inputs job failed: CRYPTOFAIL: call \d+: kem_enc did not write the ciphertext or secret of dec's input$/);
+  }, 60_000);
+
   it('runs once more a trial refused for its CPU beside the windows, as one the kernel contradicted; not one with a thread too many', () => {
     const failed = (failure: string) => ({ status: 'failed' as const, failure });
     expect(

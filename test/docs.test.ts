@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { Code, Nodes, Root } from 'mdast';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { claimProblems } from './helpers/claims.js';
 import { parsePage, plain } from './helpers/pages.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
@@ -254,5 +255,38 @@ describe('documentation: size, links, references', () => {
         u.where,
       ).toEqual([]);
     }
+  });
+});
+
+describe('documentation: every claim backed (docs/testing.md#claims)', () => {
+  const PAGES = ['docs/security.md', 'docs/method.md', 'docs/statistics.md'];
+
+  it.each(PAGES)('%s: every claim sentence carries the mark of the test that backs it, or is a stated limit', (file) => {
+    expect(claimProblems(source(file), file, repoRoot)).toEqual([]);
+  });
+
+  it('the check bites: an unmarked claim, a mark whose test is gone and a mark without a name are reported; a limit is not', () => {
+    const page = [
+      '# A page',
+      '',
+      'The run refuses a path. It is fast.',
+      '',
+      'The run refuses a link [test](../test/faults.test.ts "no such test at all").',
+      '',
+      'Validate reports a FIFO [test](../test/evidence.test.ts).',
+      '',
+      'Merge refuses a shard that holds a link [test](../test/evidence.test.ts "merge refuses a shard that holds one").',
+      '',
+      'A second algorithm is never caught [limit](security.md#the-limits-today).',
+      '',
+      '## The limits today',
+      '',
+      'Nothing catches lines forged everywhere.',
+    ].join('\n');
+    expect(claimProblems(page, 'docs/x.md', repoRoot)).toEqual([
+      'docs/x.md:3: a claim with no mark: The run refuses a path.',
+      'docs/x.md:5: no test "no such test at all" in test/faults.test.ts',
+      "docs/x.md:7: a test mark names no test (its link's title): test/evidence.test.ts",
+    ]);
   });
 });

@@ -84,9 +84,9 @@ describe('evidence that reads but does not validate', () => {
 
     const pages = tempDir();
     const report = await runCli(['report', system, '--out', pages]);
-    expect(report.code).toBe(1);
-    expect(report.out).toContainEqual(expect.stringMatching(/^invalid: .*records\/kem-1\/a__enc\.json: mean_cycles /));
-    expect(report.out.at(-1)).toMatch(/; 1 validation problem\(s\), said on the pages$/);
+    expect(report.code).toBe(0);
+    expect(report.out).toContainEqual(expect.stringMatching(/^warning: .*records\/kem-1\/a__enc\.json: mean_cycles /));
+    expect(report.out.at(-1)).toMatch(/; warning: 1 validation problem\(s\), said on the pages$/);
     for (const page of [join('performance', 'summary_x.md'), join('kem-1', 'perf_x.md')])
       expect(readFileSync(join(pages, page), 'utf8'), page).toMatch(
         /⚠ \*\*This evidence does not validate\*\*: 1 problem, so the figures below may not be what was measured\. The first: `records\/kem-1\/a__enc\.json: mean_cycles /,

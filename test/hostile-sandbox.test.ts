@@ -469,6 +469,29 @@ describe.each(['bwrap', 'unshare'] as const)('runProcess in the %s sandbox', (mo
     expect(r.stdout + r.stderr).toMatch(/Read-only file system/);
   });
 
+  it('cannot undo its mounts: no remount of its root, no unmount of /proc/sys, as root too', async () => {
+    // Each attempt says so only when it succeeds; `command -v` shows the tools were there to try.
+    const script = [
+      'command -v mount; command -v umount',
+      'mount -o remount,rw / 2>/dev/null && echo "remounted /"',
+      'mount -o remount,rw,bind /usr 2>/dev/null && echo "remounted /usr"',
+      'umount /proc/sys 2>/dev/null && echo "unmounted /proc/sys"',
+      'umount -l /proc/sys 2>/dev/null && echo "unmounted /proc/sys lazily"',
+      '( : >> /proc/sys/kernel/core_pattern ) 2>/dev/null && echo "writable core_pattern"',
+      ': > /ngcc-x 2>/dev/null && echo "wrote /ngcc-x"',
+    ].join('\n');
+    const r = await runProcess(['sh', '-c', script], { timeoutMs: 10_000, sandbox: bare });
+    expect(r.stdout.trim().split('\n').slice(0, 2)).toEqual([expect.stringMatching(/\/mount$/), expect.stringMatching(/\/umount$/)]);
+    expect(r.stdout).not.toMatch(/remounted|unmounted|writable|wrote/);
+  });
+
+  it('does not start, rather than start without it, when a path it is to bind is missing', async () => {
+    const missing = join(tempDir(), 'gone');
+    const r = await runProcess(['echo', 'started'], { timeoutMs: 10_000, sandbox: { mode, readOnly: [missing], writable: [] } });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stdout).not.toContain('started');
+  });
+
   it('writes only where the spec says', async () => {
     const out = tempDir();
     const other = tempDir();
@@ -571,6 +594,31 @@ describe('the sandbox probe', () => {
     expect((e as Error).message).toMatch(
       /can write the kernel's settings \(\/proc\/sys\/kernel\/core_pattern\).*run the runner as an unprivileged user/,
     );
+  });
+
+  it('refuses a sandbox in which a driver gets another cycle counter than outside, or none, naming the CPU', async () => {
+    // Stands in for the probe: its folder shows a marker file outside the sandbox only, and the
+    // script answers by it.
+    for (const [inside, why] of [
+      [
+        "printf 'COUNTER\\tperf\\t1000\\nRATE\\t1000000\\nKERNEL\\tread-only\\nSEAL\\theld\\n'",
+        /gets the cycle counter perf, outside rdtsc/,
+      ],
+      ["echo 'cannot pin to cpu 0'; exit 2", /cannot pin itself to CPU 0 or read the cycle counter \(cannot pin to cpu 0\)/],
+    ] as const) {
+      const dir = tempDir();
+      writeFileSync(join(dir, 'outside'), '');
+      const fake = join(dir, 'ngcc_probe');
+      writeFileSync(
+        fake,
+        `#!/bin/sh\nif [ -e "$(dirname "$0")/outside" ]; then printf 'COUNTER\\trdtsc\\t1000\\nRATE\\t1000000\\nKERNEL\\tread-only\\nSEAL\\theld\\n'; else ${inside}; fi\n`,
+      );
+      chmodSync(fake, 0o755);
+      const e = await probeSandbox({ mode: 'bwrap', probeTool: fake, cpu: 0 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as Error).message).toMatch(why);
+      expect((e as Error).message).toMatch(/set `sandbox: none`/);
+    }
   });
 
   it('passes with sandbox: unshare too, and `auto` is bwrap here, unshare without bwrap on PATH', async () => {

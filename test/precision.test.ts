@@ -61,6 +61,22 @@ describe('the 95 % interval of the mean per call', () => {
     expect(ci95Relative([5])).toBeUndefined();
   });
 
+  it('reaches ±1 % in 5 trials where one trial varies by 0.8 %, and in 27 where it varies by 2.5 %', () => {
+    // The fewest n with t(0.975, n − 1) · CV / √n ≤ 1 %.
+    const trialsFor = (cv: number) => {
+      let n = 2;
+      while (tQuantile975(n - 1) * (cv / Math.sqrt(n)) > 0.01) n++;
+      return n;
+    };
+    expect(trialsFor(0.008)).toBe(5);
+    expect(trialsFor(0.025)).toBe(27);
+    // The same with real trials: five whose per-call means vary by 0.8 % (sample sd over mean) meet ±1 %.
+    const z = [-1.2649, -0.6325, 0, 0.6325, 1.2649]; // sample sd 1
+    const five = z.map((x) => 1e-6 * (1 + 0.008 * x));
+    expect(ci95Relative(five)).toBeLessThanOrEqual(0.01);
+    expect(ci95Relative(five.slice(0, 4))).toBeGreaterThan(0.01);
+  });
+
   it('leaves disturbed trials out, and an adaptive rule is met only with its trials, calls and target', () => {
     const rule = { ci_target: 0.01, min_trials: 3, max_trials: 30, min_calls: 30 };
     const tight = [trial(1e-6), trial(1.001e-6), trial(0.999e-6)];

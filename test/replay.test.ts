@@ -247,6 +247,55 @@ describe('the replay of a trial', () => {
     expect(e.failure).toMatch(/^(calibration: )?CRYPTOFAIL: spot check of call \d+: |^FORGED: /);
   });
 
+  it('skips the replay of a library whose randomness the harness cannot seed, and the record says so', async () => {
+    // A KEM that draws from the kernel (getrandom), with no generator entry point the harness could seed.
+    const src = join(dir, 'own-randomness.c');
+    writeFileSync(
+      src,
+      `#include <string.h>
+#include <sys/random.h>
+unsigned long long kem_get_pk_len_bytes(void) { return 32; }
+unsigned long long kem_get_sk_len_bytes(void) { return 32; }
+unsigned long long kem_get_ct_len_bytes(void) { return 32; }
+unsigned long long kem_get_ss_len_bytes(void) { return 32; }
+int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len) {
+  if (getrandom(sk, 32, 0) != 32) return -1;
+  memcpy(pk, sk, 32); *pk_len = *sk_len = 32; return 0;
+}
+int kem_enc(unsigned char *pk, unsigned long long pk_len, unsigned char *ss, unsigned long long *ss_len, unsigned char *ct, unsigned long long *ct_len) {
+  (void)pk_len;
+  if (getrandom(ss, 32, 0) != 32) return -1;
+  for (int i = 0; i < 32; i++) ct[i] = ss[i] ^ pk[i];
+  *ss_len = *ct_len = 32; return 0;
+}
+int kem_dec(unsigned char *sk, unsigned long long sk_len, unsigned char *ct, unsigned long long ct_len, unsigned char *ss, unsigned long long *ss_len) {
+  (void)sk_len; (void)ct_len;
+  for (int i = 0; i < 32; i++) ss[i] = ct[i] ^ sk[i];
+  *ss_len = 32; return 0;
+}
+`,
+    );
+    const lib = join(dir, 'libown-randomness.so');
+    execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, src]);
+    const [r] = await measureOperations([
+      {
+        driver: tools.driver,
+        library: lib,
+        libraryShown: 'lib.so',
+        type: 'kem',
+        operation: 'keygen',
+        cpu: -1,
+        rng: 'auto',
+        sandbox: 'none',
+        planning,
+      },
+    ]);
+    expect([r!.status, r!.failure]).toEqual(['complete', undefined]);
+    expect(r!.processes.every((p) => p.meta.rng === 'none')).toBe(true);
+    expect(r!.replays ?? []).toEqual([]);
+    expect(r!.replay_skipped).toBe('the library draws no randomness from the harness, so its outputs cannot be made again');
+  });
+
   it("draws a replay's warm-ups below a KAT's calls and unlike the trial's, and few for a slow call", () => {
     const drawn = (trial: number, most?: number) => new Set(Array.from({ length: 2000 }, () => replayWarmups(trial, most)));
     // A fast call: any count a KAT's calls do not reach, but the trial's.

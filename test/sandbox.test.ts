@@ -4,6 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { decodeChannel, killLiveProcessGroups, liveProcessGroups, parseDriverOutput, runDriver, runProcess } from '../src/sandbox/run.js';
 import { harnessTools } from '../src/compile/harnessTools.js';
+import { loadCandidate } from '../src/config/campaign.js';
+import { readManifest } from '../src/config/katManifest.js';
+import { runKat } from '../src/kat/run.js';
+import { runTrial } from '../src/measure/trial.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 describe('the process runner', () => {
@@ -125,6 +129,54 @@ describe('driver protocol', () => {
       2,
       'usage: ngcc_driver LIB kat|time|replay|inputs|prof ... (native/ngcc_driver.c)\n',
     ]);
+  });
+
+  it('the KAT and the timing run one command line, the driver and the library: the job is on the channel, not in argv', async () => {
+    const tools = await harnessTools();
+    const dir = tempDir();
+    const lib = join(dir, 'libargv.so');
+    // The library says, from its constructor, the command line of the process that loaded it.
+    writeFileSync(
+      join(dir, 'argv.c'),
+      `#include <stdio.h>
+__attribute__((constructor)) static void argv_said(void) {
+  char buf[4096]; FILE *f = fopen("/proc/self/cmdline", "r");
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  for (size_t i = 0; i < n; i++) if (buf[i] == 0) buf[i] = ' ';
+  buf[n] = 0;
+  fprintf(stderr, "ARGV %s\\n", buf);
+}
+${readFileSync(join(repoRoot, 'test', 'fixtures', 'empty-op', 'empty_kem.c'), 'utf8')}`,
+    );
+    execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, join(dir, 'argv.c')]);
+    const kem1 = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
+    const kat = await runKat({
+      candidate: loadCandidate(kem1, 'candidate.yml'),
+      label: 'good',
+      library: lib,
+      driver: tools.driver,
+      outDir: tempDir(),
+      manifest: readManifest(join(kem1, 'kat.sha256')),
+      timeoutMs: 20_000,
+      sandbox: 'none',
+    });
+    const timed = await runTrial({
+      driver: tools.driver,
+      library: lib,
+      type: 'kem',
+      operation: 'keygen',
+      iterations: 10,
+      warmups: 1,
+      cpu: -1,
+      rng: 'iccs-drng',
+      timeoutMs: 20_000,
+      sandbox: 'none',
+    });
+    const argv = (stderr: string) => [...stderr.matchAll(/^ARGV (.*)$/gm)].map((m) => m[1]!.trim());
+    // (Whatever each made of the empty KEM: only where the library was loaded matters.)
+    expect(argv(kat.run!.stderr)).toEqual([`${tools.driver} ${lib}`]);
+    expect(argv(timed.stderr)).toEqual([`${tools.driver} ${lib}`]);
   });
 
   it('parses META, data lines and STATUS', () => {

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
@@ -59,5 +59,88 @@ describe.skipIf(!x64)("the drivers' seal", () => {
       // As root the kernel refuses none of them with EPERM; unprivileged, bpf and userfaultfd may be.
       if (process.getuid?.() === 0 || !/ (bpf|userfaultfd)$/.test(call)) expect(errno, call).not.toBe('EPERM');
     }
+  });
+
+  it('binds what runs with the library: its dependencies’ constructors, its IFUNC resolvers, its threads and its children', async () => {
+    // Each asks for the mask it already has: allowed in a plain process, refused under the seal.
+    const affinity = `#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+static int affinity(void) {
+  cpu_set_t s;
+  if (sched_getaffinity(0, sizeof s, &s) != 0) return errno;
+  return sched_setaffinity(0, sizeof s, &s) == 0 ? 0 : errno;
+}
+static void say(const char *who, int err) { fprintf(stderr, "SEALED %s %s\\n", who, err < 0 ? "not run" : err ? strerror(err) : "allowed"); fflush(stderr); }
+`;
+    writeFileSync(
+      join(dir, 'dep.c'),
+      `${affinity}void seal_dep(void) {}\n__attribute__((constructor)) static void dep_at_load(void) { say("dependency-constructor", affinity()); }\n`,
+    );
+    writeFileSync(
+      join(dir, 'inherit.c'),
+      `${affinity}#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+void seal_dep(void);
+static int resolved = -1;
+static int probe_impl(void) { return 0; }
+/* An IFUNC resolver runs while the library is relocated, before its calls into libc work: raw system calls. */
+static long raw_affinity(void) {
+  unsigned long mask[16];
+  long r;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(204L), "D"(0L), "S"(sizeof mask), "d"(mask) : "rcx", "r11", "memory");
+  if (r < 0) return -r;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(203L), "D"(0L), "S"(sizeof mask), "d"(mask) : "rcx", "r11", "memory");
+  return r < 0 ? -r : 0;
+}
+static void *resolve_probe(void) { resolved = (int)raw_affinity(); return (void *)probe_impl; }
+int seal_probe(void) __attribute__((ifunc("resolve_probe")));
+static void *thread_main(void *arg) { (void)arg; say("thread", affinity()); return NULL; }
+__attribute__((constructor)) static void at_load(void) {
+  seal_dep();
+  (void)seal_probe();
+  say("ifunc-resolver", resolved);
+  say("constructor", affinity());
+  pthread_t t;
+  if (pthread_create(&t, NULL, thread_main, NULL) == 0) pthread_join(t, NULL);
+  pid_t pid = fork();
+  if (pid == 0) { say("child", affinity()); _exit(0); }
+  if (pid > 0) waitpid(pid, NULL, 0);
+}
+`,
+    );
+    writeFileSync(
+      join(dir, 'loader.c'),
+      '#include <dlfcn.h>\n#include <stdio.h>\nint main(int argc, char **argv) { (void)argc; if (!dlopen(argv[1], RTLD_NOW)) { fprintf(stderr, "%s\\n", dlerror()); return 1; } return 0; }\n',
+    );
+    const lib = join(dir, 'libinherit.so');
+    execFileSync('gcc', ['-O2', '-fPIC', '-shared', '-o', join(dir, 'libsealdep.so'), join(dir, 'dep.c')]);
+    execFileSync('gcc', [
+      '-O2',
+      '-fPIC',
+      '-shared',
+      '-pthread',
+      '-o',
+      lib,
+      join(dir, 'inherit.c'),
+      `-L${dir}`,
+      '-lsealdep',
+      `-Wl,-rpath,${dir}`,
+    ]);
+    execFileSync('gcc', ['-O2', '-o', join(dir, 'loader'), join(dir, 'loader.c'), '-ldl']);
+    const said = (stderr: string) => Object.fromEntries([...stderr.matchAll(/^SEALED (\S+) (.+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const who = ['dependency-constructor', 'ifunc-resolver', 'constructor', 'thread', 'child'];
+
+    // The control: loaded by a plain program, every one of them may set its mask.
+    const plain = said(spawnSync(join(dir, 'loader'), [lib], { encoding: 'utf8' }).stderr);
+    expect(plain).toEqual(Object.fromEntries(who.map((w) => [w, 'allowed'])));
+    // Loaded by a driver, none of them may.
+    const sealed = said(
+      (await runDriver([tools.driver, lib], ['time', 'kem', 'keygen', '1', '0', '-1', 'iccs-drng'], { timeoutMs: 20_000 })).run.stderr,
+    );
+    expect(sealed).toEqual(Object.fromEntries(who.map((w) => [w, 'Operation not permitted'])));
   });
 });

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
@@ -9,7 +9,7 @@ import { drawsFailure, runTrial, type TrialRequest } from '../src/measure/trial.
 import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
-import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant } from './helpers/toyVariant.js';
+import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant, variants } from './helpers/toyVariant.js';
 
 /**
  * What a timing process checks that the library cannot foresee: every call's outputs in its own
@@ -106,6 +106,151 @@ describe('spot checks of randomly chosen calls', () => {
     for (let i = 0; i < 6; i++) calls.add(/call (\d+)/.exec((await time(lib, 'kem', 'enc', 1)).statusDetail ?? '')?.[1] ?? '');
     expect(calls.size).toBeGreaterThan(1);
   });
+
+  it('catch a verify that rejects the genuine signatures, in every call', async () => {
+    const lib = variant(
+      dir,
+      'verify-rejects',
+      'sig',
+      'sig_verify',
+      VERIFY,
+      '(void)pk; (void)pk_len; (void)sn; (void)sn_len; (void)m; (void)m_len; return -1;',
+    );
+    const out = await time(lib, 'sig', 'verify', 0);
+    expect([out.status, out.statusDetail]).toEqual(['CRYPTOFAIL', 'call 0: sig_verify rejected a genuine signature (-1)']);
+  });
+
+  it('catch in a drawn call a key pair or a signature that does not work, and a verify that accepts a message with one flipped bit', async () => {
+    // Every keygen's public key is off by one bit: written, well-formed, and useless.
+    const keygen = variant(
+      dir,
+      'keygen-broken-pk',
+      'kem',
+      'kem_keygen',
+      KEYGEN,
+      'int rc = honest_kem_keygen(pk, pk_len, sk, sk_len); pk[0] ^= 1; return rc;',
+    );
+    const k = await time(keygen, 'kem', 'keygen');
+    expect([k.status, k.statusDetail]).toEqual([
+      'CRYPTOFAIL',
+      expect.stringMatching(/^spot check of call \d+: kem_dec of a ciphertext to its public key did not give enc's shared secret$/),
+    ]);
+    const sigKeygen = variant(
+      dir,
+      'sig-keygen-broken-pk',
+      'sig',
+      'sig_keygen',
+      KEYGEN,
+      'int rc = honest_sig_keygen(pk, pk_len, sk, sk_len); pk[0] ^= 1; return rc;',
+    );
+    const g = await time(sigKeygen, 'sig', 'keygen');
+    expect([g.status, g.statusDetail]).toEqual([
+      'CRYPTOFAIL',
+      expect.stringMatching(/^spot check of call \d+: sig_verify rejected a signature with its keys \(-1\)$/),
+    ]);
+    // Every signature off by one bit, and written: only a drawn call's verification tells.
+    const badSign = variant(
+      dir,
+      'sign-broken',
+      'sig',
+      'sig_sign',
+      SIGN,
+      'int rc = honest_sig_sign(sk, sk_len, m, m_len, sn, sn_len); sn[0] ^= 1; return rc;',
+    );
+    const b = await time(badSign, 'sig', 'sign');
+    expect([b.status, b.statusDetail]).toEqual([
+      'CRYPTOFAIL',
+      expect.stringMatching(/^spot check of call \d+: sig_verify rejected its signature \(-1\)$/),
+    ]);
+    // The signer is honest; the verify it is checked with accepts anything (sign's trial verifies no call but the drawn ones).
+    const sign = variant(
+      dir,
+      'verify-accepts',
+      'sig',
+      'sig_verify',
+      VERIFY,
+      '(void)pk; (void)pk_len; (void)sn; (void)sn_len; (void)m; (void)m_len; return 0;',
+    );
+    const s = await time(sign, 'sig', 'sign');
+    expect([s.status, s.statusDetail]).toEqual([
+      'CRYPTOFAIL',
+      expect.stringMatching(/^spot check of call \d+: sig_verify accepted its signature for a message with one flipped bit$/),
+    ]);
+  });
+});
+
+describe("the KAT's records from fresh seeds (native/ngcc_kat.c)", () => {
+  // After the official records, two more from seeds the library cannot know: outputs that a table
+  // of the official answers, or a library that ignores its inputs, cannot give.
+  const dir = tempDir();
+  let tools: HarnessTools;
+  beforeAll(async () => {
+    tools = await harnessTools();
+  });
+  const kat = async (lib: string, type: 'kem' | 'sig') =>
+    (await runDriver([tools.driver, lib], ['kat', type, 'iccs', '3'], { timeoutMs: 20_000 })).output;
+
+  it('pass the honest toy KEM and toy signature', async () => {
+    const kem = variant(dir, 'kem-honest', 'kem', 'kem_keygen', KEYGEN, 'return honest_kem_keygen(pk, pk_len, sk, sk_len);');
+    const sig = variant(dir, 'sig-honest', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    expect((await kat(kem, 'kem')).status).toBe('PASS');
+    expect((await kat(sig, 'sig')).status).toBe('PASS');
+  });
+
+  it('are CRYPTOFAIL for a dec that ignores the ciphertext, a keygen that ignores the seed, and a verify that ignores the message', async () => {
+    const cases: Array<[string, 'kem' | 'sig', Array<[string, string, string]>, RegExp]> = [
+      [
+        // enc and dec agree on a secret that depends on the key alone: a flipped ciphertext bit changes nothing.
+        'dec-ignores-ct',
+        'kem',
+        [
+          ['kem_enc', ENC, 'int rc = honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len); memcpy(ss, pk, 32); return rc;'],
+          ['kem_dec', DEC, 'int rc = honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len); memcpy(ss, sk + 32, 32); return rc;'],
+        ],
+        /^fresh seed 0: dec of a ciphertext with one flipped bit gave the same shared secret$/,
+      ],
+      [
+        // Its first key pair again and again: every key works, and two fresh seeds give one public key.
+        'keygen-same-key',
+        'kem',
+        [
+          [
+            'kem_keygen',
+            KEYGEN,
+            'static unsigned char kpk[64], ksk[96]; static int kept; if (!kept++) { int rc = honest_kem_keygen(kpk, pk_len, ksk, sk_len); if (rc) return rc; } memcpy(pk, kpk, 64); memcpy(sk, ksk, 96); *pk_len = 64; *sk_len = 96; return 0;',
+          ],
+        ],
+        /^fresh seed 1: the same public key as from another fresh seed$/,
+      ],
+      [
+        'verify-accepts',
+        'sig',
+        [['sig_verify', VERIFY, '(void)pk; (void)pk_len; (void)sn; (void)sn_len; (void)m; (void)m_len; return 0;']],
+        /^fresh seed 0: sig_verify accepted a message with one flipped bit$/,
+      ],
+    ];
+    for (const [name, type, replaced, why] of cases) {
+      const out = await kat(variants(dir, name, type, replaced), type);
+      expect([out.status, out.statusDetail], name).toEqual(['CRYPTOFAIL', expect.stringMatching(why)]);
+    }
+  });
+
+  it('are preceded by the official records, where a non-zero return or a rejected signature is CRYPTOFAIL', async () => {
+    const failing = variant(dir, 'keygen-fails', 'kem', 'kem_keygen', KEYGEN, '(void)pk; (void)pk_len; (void)sk; (void)sk_len; return -1;');
+    expect(await kat(failing, 'kem')).toMatchObject({ status: 'CRYPTOFAIL', statusDetail: 'record 0: kem_keygen returned -1' });
+    const rejecting = variant(
+      dir,
+      'verify-rejects',
+      'sig',
+      'sig_verify',
+      VERIFY,
+      '(void)pk; (void)pk_len; (void)sn; (void)sn_len; (void)m; (void)m_len; return -1;',
+    );
+    expect(await kat(rejecting, 'sig')).toMatchObject({
+      status: 'CRYPTOFAIL',
+      statusDetail: 'record 0: sig_verify rejected a fresh signature (-1)',
+    });
+  });
 });
 
 describe("each trial against the kernel's view", () => {
@@ -184,6 +329,59 @@ say $'END\\t0'
     );
     chmodSync(file, 0o755);
     expect((await trial(file)).failure).toBe('inconsistent trial: the driver did not mark its seed and the timed batches');
+  });
+
+  it("holds no calibration to the kernel's view: its call, or few, only size the plan", async () => {
+    const forged = standIn('calibration-forged-low', 'busy', 1000);
+    expect((await trial(forged)).status).toBe('failed');
+    const p = await runTrial({
+      driver: forged,
+      library: '/nonexistent.so',
+      type: 'kem',
+      operation: 'keygen',
+      iterations: 100,
+      warmups: 1,
+      cpu: -1,
+      rng: 'iccs-drng',
+      timeoutMs: 20_000,
+      sandbox: 'none',
+      counterHz: 1e9,
+      calibration: true,
+    });
+    expect([p.status, p.failure]).toEqual(['complete', undefined]);
+  });
+
+  it("judges the count before the kernel's view", async () => {
+    // Cycles forged low and a count ten times the parent's: the count is named.
+    const file = standIn('count-first', 'busy', 1000);
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('TRIAL\\t100\\t', () => 'TRIAL\\t1000\\t'),
+    );
+    expect((await trial(file)).failure).toBe('inconsistent trial: the driver reported 1000 calls, the parent asked for 100');
+  });
+
+  it('rejects a trial whose count, or whose per-call samples, are more than the calls the parent asked for', async () => {
+    // The honest stand-in's lines, with the count claimed ten times, or a CALLS line of 101 samples for 100 calls.
+    const honest = readFileSync(standIn('count-honest', 'asleep', 3e8), 'utf8');
+    const edited = (name: string, from: string, to: string) => {
+      const file = join(dir, name);
+      expect(honest).toContain(from);
+      writeFileSync(
+        file,
+        honest.replace(from, () => to),
+      );
+      chmodSync(file, 0o755);
+      return file;
+    };
+    const tenfold = await trial(edited('count-x10', 'TRIAL\\t100\\t', 'TRIAL\\t1000\\t'));
+    expect([tenfold.status, tenfold.failure]).toEqual([
+      'failed',
+      'inconsistent trial: the driver reported 1000 calls, the parent asked for 100',
+    ]);
+    expect(tenfold.trials).toEqual([]);
+    const samples = await trial(edited('samples-101', "say $'TRANSCRIPT", "say $'CALLS\\t101\\t1\\t2\\t3\\t4\\t5'\nsay $'TRANSCRIPT"));
+    expect([samples.status, samples.failure]).toEqual(['failed', 'inconsistent trial: 101 per-call samples for 100 calls']);
   });
 
   it('the rule: CPU beyond the cycles, or cycles beyond the time that passed, with a wider margin for core-cycle counters', () => {

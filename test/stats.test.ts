@@ -65,6 +65,13 @@ describe('trial planning', () => {
     expect(slow.estimated_s).toBeCloseTo(5 * (3 + 1) * 2, 6);
     expect(planTrials(0.5, planSchema({ trial_target_s: 1, op_budget_s: 1000 })).warmups).toBe(3);
   });
+
+  it('gives a timing process process_timeout_s plus three times its planned calls and warm-ups before it is killed', () => {
+    const p = planTrials(1e-4, planSchema({ trial_target_s: 1, process_timeout_s: 300 }));
+    expect(p.timeout_per_process_s).toBeCloseTo(300 + 3 * (p.iterations_per_trial + p.warmups) * 1e-4, 9);
+    const slow = planTrials(2, planSchema({ trial_target_s: 1, op_budget_s: 30, process_timeout_s: 60 }));
+    expect(slow.timeout_per_process_s).toBeCloseTo(60 + 3 * (3 + 1) * 2, 9);
+  });
 });
 
 describe('the minimum detectable effect of trial pairs (compare/stats.ts pairedMdePct)', () => {

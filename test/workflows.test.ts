@@ -178,6 +178,8 @@ describe('workflows-example: what each workflow promises', () => {
     // fetch-depth: 0 fetches every branch: the base commit and the data branch with the baseline.
     const checkout = job.steps.find((s) => s.uses?.startsWith('actions/checkout@'))!;
     expect(checkout.with?.['fetch-depth']).toBe(0);
+    // The checkout's token is not left in .git/config for the pull request's code to read.
+    expect(checkout.with?.['persist-credentials']).toBe(false);
     const action = job.steps.find((s) => s.uses && ACTION.test(s.uses))!;
     expect(action.with).toMatchObject({ mode: 'pull-request', publish: 'artifact', comment: 'never', 'publish-branch': 'ngcc-perf-data' });
     expect(action.with?.token).toBeUndefined();

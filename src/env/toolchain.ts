@@ -78,7 +78,9 @@ const versions = new Map<string, string>();
 export function compilerVersion(cc: string = HARNESS_CC): string {
   let v = versions.get(cc);
   if (v === undefined) {
-    v = (systemCompiler(cc) !== undefined ? firstLineOf([systemToolPath(cc), '--version']) : null) ?? 'unknown';
+    // Under its own name, as records have always shown it ("gcc (Debian 12.2.0-14) 12.2.0"), not the
+    // name of the file its path resolves to.
+    v = (systemCompiler(cc) !== undefined ? firstLineOf([systemToolPath(cc), '--version'], undefined, cc) : null) ?? 'unknown';
     versions.set(cc, v);
   }
   return v;

@@ -9,7 +9,15 @@ import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
-import { type EvidencePaths, evidencePaths, instanceKey, instanceOfPath, parseInstanceKey, surveyRelPath } from '../evidence/layout.js';
+import {
+  BUILD_FILE,
+  type EvidencePaths,
+  evidencePaths,
+  instanceKey,
+  instanceOfPath,
+  parseInstanceKey,
+  surveyRelPath,
+} from '../evidence/layout.js';
 import type { BuildJson, TimingRecord } from '../evidence/types.js';
 import { ICCS_BASELINE_ID } from '../measure/iccsBaseline.js';
 import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
@@ -239,7 +247,10 @@ export function loadReportModel(
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
     unreadable,
-    validation: validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
+    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
+    validation: unreadable.some((u) => u.path === BUILD_FILE)
+      ? []
+      : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
     ...(calibration.calibration ? { calibration: calibration.calibration } : {}),
     ...(history ? trendsOf(systemDir, system, history) : {}),
   };

@@ -386,10 +386,19 @@ function collector(limit: number, onOverflow?: () => void) {
   };
 }
 
-/** For quick trusted queries (`gcc --version`): same scrubbed environment, first line of stdout. */
-export function firstLineOf(command: string[], timeoutMs = 10_000): string | null {
+/**
+ * For quick trusted queries (`gcc --version`): same scrubbed environment, first line of stdout.
+ * `argv0`: the name the program sees as its own (a compiler run by its path names itself by it).
+ */
+export function firstLineOf(command: string[], timeoutMs = 10_000, argv0?: string): string | null {
   const [file, ...args] = command;
-  const r = spawnSync(file!, args, { env: scrubbedEnv(), timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const r = spawnSync(file!, args, {
+    env: scrubbedEnv(),
+    timeout: timeoutMs,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    ...(argv0 === undefined ? {} : { argv0 }),
+  });
   if (r.status !== 0 || typeof r.stdout !== 'string') return null;
   return r.stdout.split('\n')[0]!.trim();
 }

@@ -10068,7 +10068,7 @@ function errorMessage(e) {
 var tmpCounter = 0;
 var ATOMIC_TEMP = /\.tmp-(\d+)-\d+$/;
 function leftoverTempFiles(dir, removing = false) {
-  const left = filesUnder(dir).filter((rel) => ATOMIC_TEMP.test(rel));
+  const left = regularFilesUnder(dir).filter((rel) => ATOMIC_TEMP.test(rel));
   if (removing) for (const rel of left) rmSync(join(dir, rel), { force: true });
   return left;
 }
@@ -10153,13 +10153,16 @@ function filesUnder(dir, rel = "") {
   if (!statSync(abs).isDirectory()) return [rel];
   return readdirSync(abs).sort().flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
 }
-function nonRegularEntries(dir, rel = "") {
+function entriesUnder(dir, rel = "") {
   const abs = rel ? join(dir, rel) : dir;
   const st = lstatSync(abs, { throwIfNoEntry: false });
   if (!st) return [];
-  if (st.isDirectory())
-    return readdirSync(abs).sort().flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
-  return st.isFile() || rel === "" ? [] : [rel];
+  if (!st.isDirectory()) return rel === "" ? [] : [{ rel, st }];
+  return readdirSync(abs).sort().flatMap((name) => entriesUnder(dir, rel ? `${rel}/${name}` : name));
+}
+var regularFilesUnder = (dir) => entriesUnder(dir).flatMap((e) => e.st?.isFile() ? [e.rel] : []);
+function nonRegularEntries(dir) {
+  return entriesUnder(dir).flatMap((e) => e.st?.isFile() ? [] : [e.rel]);
 }
 
 // src/util/scratch.ts
@@ -10256,7 +10259,22 @@ function hostSystemView() {
 var PRIVATE_TMP_BYTES = 1 << 30;
 var depth = (p) => p.split("/").length;
 var PROC_KERNEL = ["sys", "sysrq-trigger", "irq", "bus"];
-var PROC_HOST_ACTIVITY = ["stat", "loadavg", "schedstat", "interrupts", "softirqs", "vmstat"];
+var PROC_HOST_ACTIVITY = [
+  "stat",
+  "loadavg",
+  "schedstat",
+  "interrupts",
+  "softirqs",
+  "vmstat",
+  "diskstats",
+  "timer_list",
+  "zoneinfo",
+  "buddyinfo",
+  "pressure/cpu",
+  "pressure/io",
+  "pressure/memory",
+  "pressure/irq"
+];
 function specBinds(spec) {
   const binds = /* @__PURE__ */ new Map();
   for (const p of spec.readOnly) binds.set(normalize(p), "ro");

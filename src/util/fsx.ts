@@ -28,7 +28,8 @@ export const ATOMIC_TEMP = /\.tmp-(\d+)-\d+$/;
  * other process may be writing there: under the evidence lock).
  */
 export function leftoverTempFiles(dir: string, removing = false): string[] {
-  const left = filesUnder(dir).filter((rel) => ATOMIC_TEMP.test(rel));
+  // Found with lstat, as a link is never followed out of the folder to a file removed elsewhere.
+  const left = regularFilesUnder(dir).filter((rel) => ATOMIC_TEMP.test(rel));
   if (removing) for (const rel of left) rmSync(join(dir, rel), { force: true });
   return left;
 }
@@ -143,17 +144,23 @@ export function filesUnder(dir: string, rel = ''): string[] {
     .flatMap((name) => filesUnder(dir, rel ? `${rel}/${name}` : name));
 }
 
+/** Every entry below `dir` but its folders, found with lstat (nothing followed), in sorted '/'-separated paths. */
+function entriesUnder(dir: string, rel = ''): Array<{ rel: string; st: ReturnType<typeof lstatSync> }> {
+  const abs = rel ? join(dir, rel) : dir;
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  if (!st) return [];
+  if (!st.isDirectory()) return rel === '' ? [] : [{ rel, st }];
+  return readdirSync(abs)
+    .sort()
+    .flatMap((name) => entriesUnder(dir, rel ? `${rel}/${name}` : name));
+}
+
+const regularFilesUnder = (dir: string): string[] => entriesUnder(dir).flatMap((e) => (e.st?.isFile() ? [e.rel] : []));
+
 /**
  * Entries below `dir` (itself excluded) that are not regular files or folders: links, FIFOs,
  * sockets, devices. Found with lstat, so nothing is followed; '/'-separated relative paths.
  */
-export function nonRegularEntries(dir: string, rel = ''): string[] {
-  const abs = rel ? join(dir, rel) : dir;
-  const st = lstatSync(abs, { throwIfNoEntry: false });
-  if (!st) return [];
-  if (st.isDirectory())
-    return readdirSync(abs)
-      .sort()
-      .flatMap((name) => nonRegularEntries(dir, rel ? `${rel}/${name}` : name));
-  return st.isFile() || rel === '' ? [] : [rel];
+export function nonRegularEntries(dir: string): string[] {
+  return entriesUnder(dir).flatMap((e) => (e.st?.isFile() ? [] : [e.rel]));
 }

@@ -36,7 +36,8 @@ export interface Sentence {
 }
 
 const TEST_LINK = /^(?:\.\.\/)?test\/[\w./-]+\.test\.ts$/;
-const PLACEHOLDER = '\u0001';
+/** Stands for a mark in a paragraph's text: a private-use character no page holds. */
+const PLACEHOLDER = '\uE000';
 
 function markOf(node: Extract<PhrasingContent, { type: 'link' }>, docFile: string): Mark | undefined {
   const text = plain(node).trim();
@@ -67,14 +68,17 @@ function flatten(children: readonly Nodes[], docFile: string, marks: Mark[]): st
 }
 
 /** Sentences end at '.', '!' or '?' followed by a space and a capital, a code token, a mark or a parenthesis. */
-const SENTENCE_END = /(?<=[.!?])\s+(?=[A-Z(“"\u0001]|CODE)/;
+const SENTENCE_END = /(?<=[.!?])\s+(?=[A-Z(“"\uE000]|CODE)/;
 
 /** Every sentence of a page's prose (paragraphs, list items, table cells), with its marks. */
 export function sentencesOf(markdown: string, docFile: string): Sentence[] {
   const out: Sentence[] = [];
   const headings: string[] = [];
   const walk = (node: Nodes, depthOf: (h: Heading) => void): void => {
-    if (node.type === 'heading') return depthOf(node);
+    if (node.type === 'heading') {
+      depthOf(node);
+      return;
+    }
     if (node.type === 'code' || node.type === 'html') return;
     if (node.type === 'paragraph' || node.type === 'tableCell') {
       const marks: Mark[] = [];

@@ -84,11 +84,27 @@ const PROC_KERNEL = ['sys', 'sysrq-trigger', 'irq', 'bus'];
 
 /**
  * The files of /proc that show the whole host's activity, not the sandbox's: what every CPU did
- * (stat, schedstat), the load, interrupts and memory traffic. A library could watch a rival's
- * processes come and go through them. Hidden behind /dev/null, which opens to nothing there (proc's
- * nodev): a read fails. The process's own files (/proc/self/…) stay.
+ * (stat, schedstat), the load and its stalls (pressure/*), interrupts, timers armed, disk and memory
+ * traffic. A library could watch a rival's processes come and go through them. Hidden behind
+ * /dev/null, which opens to nothing there (proc's nodev): a read fails. The process's own files
+ * (/proc/self/…) stay, which is what glibc and valgrind read.
  */
-export const PROC_HOST_ACTIVITY = ['stat', 'loadavg', 'schedstat', 'interrupts', 'softirqs', 'vmstat'];
+export const PROC_HOST_ACTIVITY = [
+  'stat',
+  'loadavg',
+  'schedstat',
+  'interrupts',
+  'softirqs',
+  'vmstat',
+  'diskstats',
+  'timer_list',
+  'zoneinfo',
+  'buddyinfo',
+  'pressure/cpu',
+  'pressure/io',
+  'pressure/memory',
+  'pressure/irq',
+];
 
 /**
  * The binds `spec` asks for, parents before children, so a folder bound inside another stays as its

@@ -30,6 +30,7 @@ const PURE = [
   'test/hash-golden.test.ts',
   'test/kex-golden.test.ts',
   'test/manifest.test.ts',
+  'test/refusals.test.ts',
 ];
 
 /**

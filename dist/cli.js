@@ -12270,6 +12270,25 @@ function belowFloor(type, operation, meta3, trial) {
   return `below the physical floor: ${(perCall2 * 1e9).toPrecision(3)} ns per ${operation} call, where moving its ${bytes2} bytes takes at least ${(floor * 1e9).toPrecision(3)} ns (${MAX_BYTES_PER_CYCLE} bytes a cycle at ${MAX_CLOCK_HZ / 1e9} GHz)`;
 }
 
+// src/measure/refusals.ts
+var REFUSED = "inconsistent trial: ";
+var refusal = (text3) => typeof text3 === "string" && text3.startsWith(REFUSED) ? text3.slice(REFUSED.length) : void 0;
+function refusedTrials(processes) {
+  if (!Array.isArray(processes)) return [];
+  return processes.flatMap((p, process2) => {
+    const again = (Array.isArray(p?.retried) ? p.retried : []).flatMap((r) => {
+      const reason = refusal(r?.disturbed);
+      return reason === void 0 ? [] : [{ process: process2, retried: true, reason }];
+    });
+    const own6 = p?.status === "failed" ? refusal(p.failure) : void 0;
+    return own6 === void 0 ? again : [...again, { process: process2, retried: false, reason: own6 }];
+  });
+}
+function refusedMark(refused) {
+  return refused === 0 ? "" : `\u26A0 ${refused} trial${refused === 1 ? "" : "s"} refused`;
+}
+var REFUSED_NOTE = "\u26A0 trials refused: a check refused a trial of this measurement (its count of calls, its cycles against the time the kernel saw, the physical floor, or dec\u2019s CPU beside its windows), which a library that forges its figure would cause, and once in a while a loaded host. The figure is that of its other trials; the record\u2019s processes[] say what was refused and why. Measure it again before relying on it.";
+
 // src/measure/decInputs.ts
 import { lstatSync as lstatSync5, mkdirSync as mkdirSync5, renameSync as renameSync3 } from "node:fs";
 import { join as join9 } from "node:path";
@@ -12443,21 +12462,20 @@ async function runTrial(req) {
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
   if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.calibration ? void 0 : req.counterHz);
-  if (!failure2 && trials.length > 0 && out.meta.seed !== seed)
-    failure2 = "inconsistent trial: the driver did not report the seed it was sent";
-  if (!failure2 && trials.length > 0 && !transcript) failure2 = "inconsistent trial: no transcript of the calls";
+  if (!failure2 && trials.length > 0 && out.meta.seed !== seed) failure2 = `${REFUSED}the driver did not report the seed it was sent`;
+  if (!failure2 && trials.length > 0 && !transcript) failure2 = `${REFUSED}no transcript of the calls`;
   if (!failure2 && trials.length > 0) failure2 = drawsFailure(out.meta.draws, trials[0].measurements, req);
   if (!failure2 && trials.length > 0) {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]);
-    if (low) failure2 = `inconsistent trial: ${low}`;
+    if (low) failure2 = `${REFUSED}${low}`;
   }
   if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
-    failure2 = "inconsistent trial: the driver did not take the inputs it was given";
+    failure2 = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure2 && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : void 0;
-  if (typeof beside === "string") failure2 = `inconsistent trial: ${beside}`;
+  if (typeof beside === "string") failure2 = `${REFUSED}${beside}`;
   else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure2 = `${KERNEL_CONTRADICTS}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+    failure2 = `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure2) trials.length = 0;
   const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
   if (check3?.outcome === "differs" && req.calibration) {
@@ -12505,31 +12523,30 @@ var costOf = (marks, wall_s) => {
 var SEED_BYTES = 48;
 function countFailure(trials, asked) {
   const t = trials[0];
-  if (t.measurements !== asked) return `inconsistent trial: the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
+  if (t.measurements !== asked) return `${REFUSED}the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
   const n = t.per_call_cycles?.n;
-  if (n !== void 0 && (n < 1 || n > asked)) return `inconsistent trial: ${n} per-call samples for ${asked} calls`;
+  if (n !== void 0 && (n < 1 || n > asked)) return `${REFUSED}${n} per-call samples for ${asked} calls`;
   return void 0;
 }
 function drawsFailure(reported, calls, req) {
   const perCall2 = req.katDraws;
   if (!perCall2) return void 0;
   if (reported === void 0 || !/^\d+$/.test(reported))
-    return `inconsistent trial: no count of the generator's draws, though the KAT counted ${perCall2} per ${req.operation}`;
+    return `${REFUSED}no count of the generator's draws, though the KAT counted ${perCall2} per ${req.operation}`;
   const drawn = Number(reported);
   if (drawn < calls)
-    return `inconsistent trial: ${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall2} in the KAT`;
+    return `${REFUSED}${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall2} in the KAT`;
   return void 0;
 }
 function kernelFailure(trials, window, counter, counterHz) {
-  if (!window || trials.length !== 1) return "inconsistent trial: the driver did not mark its seed and the timed batches";
+  if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
-  return why ? `${KERNEL_CONTRADICTS}${why}` : void 0;
+  return why ? `${REFUSED}${why}` : void 0;
 }
-var KERNEL_CONTRADICTS = "inconsistent trial: ";
 var BESIDE_WINDOWS = "its process used ";
-var runsOnceMore = (p) => p.status !== "complete" && [CONTRADICTION, BESIDE_WINDOWS].some((start2) => (p.failure ?? "").startsWith(`${KERNEL_CONTRADICTS}${start2}`));
+var runsOnceMore = (p) => p.status !== "complete" && [CONTRADICTION, BESIDE_WINDOWS].some((start2) => (p.failure ?? "").startsWith(`${REFUSED}${start2}`));
 
 // src/measure/kexOperations.ts
 var KEX_MAX_PASSES = 5;
@@ -12992,6 +13009,7 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     counter: { source: meta3.counter ?? null, unit: meta3.counter === "monotonic-ns" ? "ns" : "cycles" },
     rng: meta3.rng ?? null,
     processes: result.processes,
+    ...refusedField(result.processes),
     // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
     ...result.replays ? { replays: result.replays } : {},
     ...result.replay_skipped ? { replay_skipped: result.replay_skipped } : {},
@@ -13021,6 +13039,10 @@ function buildRecord({ unit, operation, entry, result, environment: environment2
     timing_scope: unit.candidate.type === "kex" && operation !== "exchange" ? "per_call_step" : "loop"
   };
 }
+function refusedField(processes) {
+  const refused = refusedTrials(processes);
+  return refused.length > 0 ? { refused_trials: refused } : {};
+}
 function kexFields(meta3) {
   const extra = Object.fromEntries(
     Object.entries(meta3).filter(([k]) => /^(sta|stb|msg\d+|total_msg|total_msg_claimed|ss_actual)_bytes$/.test(k)).map(([k, v]) => [k, Number(v)])
@@ -13047,6 +13069,7 @@ function appendTrials(first, more) {
     disturbed_trials: trials.filter((t) => t.disturbed).length,
     ...environment2 ? { environment: { ...environment2, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null } } : {},
     processes: [...processes(first.processes), ...processes(more.processes)],
+    ...refusedField([...processes(first.processes), ...processes(more.processes)]),
     ...replays.length > 0 ? { replays } : {},
     trials,
     ...stats,
@@ -38657,6 +38680,7 @@ function validateDataset(systemDir, loaded) {
       if (typeof r.forged === "string" && r.library_sha256 === entry.library_sha256 && !entry.forged)
         problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
     }
+    problems.push(...refusalProblems(where, r));
     const trials = r.trials ?? [];
     if (trials.length === 0) {
       if (r.status === "complete") problems.push(`${where}: status complete but no trials`);
@@ -38752,6 +38776,13 @@ function processFacts(where, r) {
       problems.push(`${where}: sizes.${k} ${sizes2[k]} != ${printed} printed by its process`);
   }
   return problems;
+}
+function refusalProblems(where, r) {
+  const shown4 = refusedTrials(r.processes);
+  const stated = r.refused_trials === void 0 ? [] : r.refused_trials;
+  if (JSON.stringify(stated) === JSON.stringify(shown4)) return [];
+  const count = Array.isArray(stated) ? `${stated.length}` : JSON.stringify(stated);
+  return [`${where}: refused_trials lists ${count}, its processes[] show ${shown4.length} refused trial(s)`];
 }
 var core = (t) => {
   const x = t;
@@ -39427,6 +39458,7 @@ function side(r, entry) {
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
   const onCpu = r.trials.map(onCpuShare);
+  const refused = refusedTrials(r.processes).length;
   return {
     mean_cycles: r.mean_cycles,
     trial_cycles,
@@ -39436,7 +39468,8 @@ function side(r, entry) {
     ...r.paired === true ? { paired: true } : {},
     ...r.paired === true ? { trial_rounds: roundsOf(r) } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
-    elf_load_bytes: entry?.elf_load_bytes
+    elf_load_bytes: entry?.elf_load_bytes,
+    ...refused > 0 ? { refused_trials: refused } : {}
   };
 }
 function measurementId(r) {
@@ -39910,13 +39943,17 @@ function recordSpread(r) {
   if (!r.trials || r.trials.length < 2) return void 0;
   return trialSpread(deriveStatistics(r.trials), r.trials.length);
 }
+function refusedSuffix(r) {
+  const mark = refusedMark(refusedTrials(r.processes).length);
+  return mark ? ` ${mark}` : "";
+}
 var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
 var NOISY_MARK = "\u26A0 noisy";
 function spreadCell(r) {
   const spread = recordSpread(r);
-  if (spread === void 0) return r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014";
+  if (spread === void 0) return `${r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014"}${refusedSuffix(r)}`;
   const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell2}${precisionCell(r)}`;
+  return `${cell2}${precisionCell(r)}${refusedSuffix(r)}`;
 }
 function precisionCell(r) {
   const p = precisionOf(r.trials, r.plan);
@@ -45752,6 +45789,12 @@ function validationWarnings(report2) {
     ];
   });
 }
+function refusedWarning(report2) {
+  const sides = report2.rows.flatMap(
+    (r) => ["base", "head"].filter((side2) => (r[side2]?.refused_trials ?? 0) > 0).map((side2) => `${r.candidate}/${r.label} ${r.operation} (${side2})`)
+  );
+  return sides.length === 0 ? [] : [para(`Trials refused in ${sides.join(", ")}. ${REFUSED_NOTE}`)];
+}
 function comparedRows(report2, pr) {
   return report2.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
@@ -45794,16 +45837,20 @@ function pairsCell(r) {
   if (!r.paired) return MISSING;
   return r.rounds ? r.rounds.join(" + ") : String(pairCount(r));
 }
+function figureCell(s) {
+  const mark = refusedMark(s?.refused_trials ?? 0);
+  return `${cycles(sideFigure(s))}${mark ? ` ${mark}` : ""}`;
+}
 function rowCells(r, pr, paired) {
   const pairs = paired ? [pairsCell(r)] : [];
   if (isCarriedOver(r, pr))
-    return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED, ...paired ? [MISSING] : []];
+    return [r.candidate, r.label, r.operation, figureCell(r.base), MISSING, MISSING, NOT_MEASURED, ...paired ? [MISSING] : []];
   return [
     r.candidate,
     r.label,
     r.operation,
-    cycles(sideFigure(r.base)),
-    cycles(sideFigure(r.head)),
+    figureCell(r.base),
+    figureCell(r.head),
     signedPct(r.delta_pct),
     VERDICT_CELL[r.verdict],
     ...pairs
@@ -45893,7 +45940,7 @@ function render2(report2, g2, layout2) {
         ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
       )
     );
-  out.push(...validationWarnings(report2));
+  out.push(...validationWarnings(report2), ...refusedWarning(report2));
   out.push(para(...ruleText(report2, pr)));
   const compared = comparedRows(report2, pr).length;
   const carried = report2.rows.filter((r) => isCarriedOver(r, pr)).length;
@@ -46437,7 +46484,7 @@ function ratioCell(model, inst, bytes2) {
   const bits = digestBits(inst);
   const xof = bits !== void 0 ? model.iccsBaseline?.instances.find((i) => i.label === xofLabelFor(bits)) : void 0;
   const base = xof?.records[hashOperation(bytes2)];
-  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}\xD7` : "ratio \u2013"})`;
+  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}\xD7` : "ratio \u2013"})${refusedSuffix(r)}`;
 }
 var hashSection = (model) => {
   const cands = model.candidates.filter((c) => c.type === "hash");
@@ -46506,7 +46553,7 @@ function exchangeCell(inst) {
   if (!r && unreadableFile(inst, "timing", "exchange")) return unreadableCell("timing");
   if (!r || r.mean_cycles === void 0 || !r.trials?.length) return r?.status === "failed" ? "failed" : "\u2013";
   const p = inst.profiles.exchange;
-  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ""}`;
+  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ""}${refusedSuffix(r)}`;
 }
 var keyExchangeSummary = (model) => {
   const cands = model.candidates.filter((c) => c.type === "kex");
@@ -46839,7 +46886,7 @@ ${lines}`
     );
   return out;
 }
-function figureCell(s, n) {
+function figureCell2(s, n) {
   const p = s.points[n];
   if (!p) return "\u2014";
   const change = s.changes.find((c) => c.night === n);
@@ -46861,7 +46908,7 @@ var perCandidate = (model, t) => {
           ...chart(id, op, series, t.nights.length),
           table(
             ["night", ...series.map((s) => `${s.label}${s.unstable ? " (unstable)" : ""}`)],
-            t.nights.map((_, n) => [nightCell(t.nights, n, 1), ...series.map((s) => figureCell(s, n))])
+            t.nights.map((_, n) => [nightCell(t.nights, n, 1), ...series.map((s) => figureCell2(s, n))])
           )
         ];
       })
@@ -47059,8 +47106,10 @@ ${series}`)
 }
 function hashTiming(c) {
   let noisy = false;
+  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
+    refused ||= refusedSuffix(r) !== "";
     return [
       code4(inst.label),
       messageCell(op),
@@ -47079,7 +47128,7 @@ function hashTiming(c) {
     heading2(2, "4. Performance"),
     table(["instance", "message", "mean cycles", "cycles/byte", "mean time", "MB/s", "n", "trial spread"], rows),
     para(
-      "Message byte i is (i\xB7131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's. ",
+      "Each timed call hashes a message of its own, drawn from its trial's seed (the hash profile and the memory run hash message byte i = (i\xB7131 + length) mod 256). Trial spread: the slowest trial's time per call over the fastest's. ",
       PRECISION_NOTE
     ),
     ...loops.length > 0 ? [
@@ -47092,14 +47141,17 @@ function hashTiming(c) {
       )
     ] : [],
     ...noisy ? [para(NOISY_NOTE)] : [],
+    ...refused ? [para(REFUSED_NOTE)] : [],
     ...performanceChart(c)
   ];
 }
 var timing = (_model, c) => {
   if (c.type === "hash") return hashTiming(c);
   let noisy = false;
+  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
+    refused ||= refusedSuffix(r) !== "";
     return [
       code4(inst.label),
       op,
@@ -47116,6 +47168,7 @@ var timing = (_model, c) => {
     table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)", "trial spread"], rows),
     para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...noisy ? [para(NOISY_NOTE)] : [],
+    ...refused ? [para(REFUSED_NOTE)] : [],
     ...performanceChart(c)
   ];
 };
@@ -47520,7 +47573,7 @@ function cyclesCell(inst, op) {
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : "";
   const n = r.measurements ?? 0;
   const spread = recordSpread(r);
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}`;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}${refusedSuffix(r)}`;
 }
 var title5 = (model) => {
   const sys = model.system;
@@ -47591,12 +47644,16 @@ var invalidCandidates = (model) => {
     )
   ];
 };
+var refusedNote = (model) => [...model.candidates, ...model.iccsBaseline ? [model.iccsBaseline] : []].some(
+  (c) => c.instances.some((i) => Object.values(i.records).some((r) => r !== void 0 && refusedSuffix(r) !== ""))
+) ? [para(REFUSED_NOTE)] : [];
 var SUMMARY_SECTIONS = [
   title5,
   (model) => validationNotice(model.validation),
   categories,
   keyExchangeSummary,
   hashSummarySections,
+  refusedNote,
   invalidCandidates
 ];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);

@@ -8,6 +8,7 @@ import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
+import { refusedTrials } from '../measure/refusals.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { roundsOf } from '../evidence/record.js';
@@ -63,6 +64,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
   const onCpu = r.trials.map(onCpuShare);
+  const refused = refusedTrials(r.processes).length;
   return {
     mean_cycles: r.mean_cycles,
     trial_cycles,
@@ -73,6 +75,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
     ...(r.paired === true ? { trial_rounds: roundsOf(r) } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
+    ...(refused > 0 ? { refused_trials: refused } : {}),
   };
 }
 

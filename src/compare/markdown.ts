@@ -1,6 +1,7 @@
 import type { Html, RootContent } from 'mdast';
 import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
+import { REFUSED_NOTE, refusedMark } from '../measure/refusals.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { pairCount } from './compare.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
@@ -9,7 +10,7 @@ import { ctSite } from './ct.js';
 import { COMPILER_MADE_NOTE } from '../ct/findings.js';
 import { kindMeanings } from '../report/pages/ct.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
-import type { CompareReport, CompareRow, PullRequestContext, ValueChange, Verdict } from './types.js';
+import type { CompareReport, CompareRow, PullRequestContext, SideStats, ValueChange, Verdict } from './types.js';
 
 /**
  * The Markdown of one system's comparison: the headline, the finding groups, and a rendering that
@@ -90,6 +91,16 @@ function validationWarnings(report: CompareReport): RootContent[] {
   });
 }
 
+/** The rows a check refused a trial of, named before the verdicts: their figures are marked below. */
+function refusedWarning(report: CompareReport): RootContent[] {
+  const sides = report.rows.flatMap((r) =>
+    (['base', 'head'] as const)
+      .filter((side) => (r[side]?.refused_trials ?? 0) > 0)
+      .map((side) => `${r.candidate}/${r.label} ${r.operation} (${side})`),
+  );
+  return sides.length === 0 ? [] : [para(`Trials refused in ${sides.join(', ')}. ${REFUSED_NOTE}`)];
+}
+
 function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
   return report.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
@@ -164,16 +175,22 @@ function pairsCell(r: CompareRow): Cell {
   return r.rounds ? r.rounds.join(' + ') : String(pairCount(r));
 }
 
+/** A side's figure, marked when a check refused one of its trials (measure/refusals.ts). */
+function figureCell(s: SideStats | undefined): string {
+  const mark = refusedMark(s?.refused_trials ?? 0);
+  return `${cycles(sideFigure(s))}${mark ? ` ${mark}` : ''}`;
+}
+
 function rowCells(r: CompareRow, pr: PullRequestContext | undefined, paired: boolean): Cell[] {
   const pairs = paired ? [pairsCell(r)] : [];
   if (isCarriedOver(r, pr))
-    return [r.candidate, r.label, r.operation, cycles(sideFigure(r.base)), MISSING, MISSING, NOT_MEASURED, ...(paired ? [MISSING] : [])];
+    return [r.candidate, r.label, r.operation, figureCell(r.base), MISSING, MISSING, NOT_MEASURED, ...(paired ? [MISSING] : [])];
   return [
     r.candidate,
     r.label,
     r.operation,
-    cycles(sideFigure(r.base)),
-    cycles(sideFigure(r.head)),
+    figureCell(r.base),
+    figureCell(r.head),
     signedPct(r.delta_pct),
     VERDICT_CELL[r.verdict],
     ...pairs,
@@ -309,7 +326,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
         ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf).",
       ),
     );
-  out.push(...validationWarnings(report));
+  out.push(...validationWarnings(report), ...refusedWarning(report));
   out.push(para(...ruleText(report, pr)));
   const compared = comparedRows(report, pr).length;
   const carried = report.rows.filter((r) => isCarriedOver(r, pr)).length;

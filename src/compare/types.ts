@@ -23,6 +23,8 @@ export interface SideStats {
   paired?: boolean;
   /** Paired: trials per round, when a pull request appended extra rounds (the record's trial_rounds). */
   trial_rounds?: number[];
+  /** Trials of the measurement a check refused (measure/refusals.ts); absent when none was: its figure is marked. */
+  refused_trials?: number;
 }
 
 export interface CompareRow {

@@ -2,6 +2,7 @@ import type { Candidate } from '../config/campaign.js';
 import type { HostEnvironment } from '../env/host.js';
 import { inputBytes, type OperationResult } from '../measure/operation.js';
 import { precisionOf } from '../measure/precision.js';
+import { type Refusal, refusedTrials } from '../measure/refusals.js';
 import { deriveStatistics } from '../measure/stats.js';
 import type { BuildEntry, TimingRecord } from './types.js';
 
@@ -54,6 +55,7 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     counter: { source: meta.counter ?? null, unit: meta.counter === 'monotonic-ns' ? 'ns' : 'cycles' },
     rng: meta.rng ?? null,
     processes: result.processes,
+    ...refusedField(result.processes),
     // Which trial's batch was made again from its seed, and what that found (measure/replay.ts).
     ...(result.replays ? { replays: result.replays } : {}),
     ...(result.replay_skipped ? { replay_skipped: result.replay_skipped } : {}),
@@ -82,6 +84,12 @@ export function buildRecord({ unit, operation, entry, result, environment }: Rec
     // A key-exchange step is counted inside full exchanges (the ngcc-harness's name for it).
     timing_scope: unit.candidate.type === 'kex' && operation !== 'exchange' ? 'per_call_step' : 'loop',
   };
+}
+
+/** `refused_trials`, the trials a check refused (measure/refusals.ts), when there were any: validate holds it to processes[]. */
+function refusedField(processes: unknown): { refused_trials?: Refusal[] } {
+  const refused = refusedTrials(processes);
+  return refused.length > 0 ? { refused_trials: refused } : {};
 }
 
 /** A key exchange's sizes beside the common ones, and its passes (ngcc-harness field names). */
@@ -123,6 +131,7 @@ export function appendTrials(first: TimingRecord, more: TimingRecord): TimingRec
       ? { environment: { ...environment, counter_hz: clocks.length ? clocks.reduce((a, b) => a + b, 0) / clocks.length : null } }
       : {}),
     processes: [...processes(first.processes), ...processes(more.processes)],
+    ...refusedField([...processes(first.processes), ...processes(more.processes)]),
     ...(replays.length > 0 ? { replays } : {}),
     trials,
     ...stats,

@@ -4,6 +4,7 @@ import { KAT_STATUSES, type Forgery } from '../kat/status.js';
 import { parseResultLine } from '../kat/log.js';
 import { deriveStatistics } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule, type Precision } from '../measure/precision.js';
+import { refusedTrials } from '../measure/refusals.js';
 import { medianRound, shares } from '../measure/shares.js';
 import { ATOMIC_TEMP, leftoverTempFiles, nonRegularEntries, processAlive, sha256Hex } from '../util/fsx.js';
 import { calibrationProblems } from './calibration.js';
@@ -95,6 +96,7 @@ export function validateDataset(systemDir: string, loaded?: Dataset): string[] {
       if (typeof r.forged === 'string' && r.library_sha256 === entry.library_sha256 && !entry.forged)
         problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
     }
+    problems.push(...refusalProblems(where, r));
     const trials = r.trials ?? [];
     if (trials.length === 0) {
       if (r.status === 'complete') problems.push(`${where}: status complete but no trials`);
@@ -207,6 +209,15 @@ function processFacts(where: string, r: TimingRecord): string[] {
       problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
   }
   return problems;
+}
+
+/** The refused trials a record states are those its processes show (measure/refusals.ts): the pages mark its figure by them. */
+function refusalProblems(where: string, r: TimingRecord): string[] {
+  const shown = refusedTrials(r.processes);
+  const stated = r.refused_trials === undefined ? [] : r.refused_trials;
+  if (JSON.stringify(stated) === JSON.stringify(shown)) return [];
+  const count = Array.isArray(stated) ? `${stated.length}` : JSON.stringify(stated);
+  return [`${where}: refused_trials lists ${count}, its processes[] show ${shown.length} refused trial(s)`];
 }
 
 const core = (t: unknown) => {

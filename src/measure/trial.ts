@@ -7,6 +7,7 @@ import { parseOsLine } from './disturbance.js';
 import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
+import { REFUSED } from './refusals.js';
 import { processCost, type ProcessCost } from './processCost.js';
 import { BESIDE_WINDOWS_SHARE, checkAgainstInputs, cpuBesideWindows, makeDecInputs, type InputsCheck } from './decInputs.js';
 
@@ -144,24 +145,23 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const transcript = failure ? undefined : transcriptOf(out.lines);
   if (!failure && trials.length > 0) failure = countFailure(trials, req.iterations);
   if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.calibration ? undefined : req.counterHz);
-  if (!failure && trials.length > 0 && out.meta.seed !== seed)
-    failure = 'inconsistent trial: the driver did not report the seed it was sent';
-  if (!failure && trials.length > 0 && !transcript) failure = 'inconsistent trial: no transcript of the calls';
+  if (!failure && trials.length > 0 && out.meta.seed !== seed) failure = `${REFUSED}the driver did not report the seed it was sent`;
+  if (!failure && trials.length > 0 && !transcript) failure = `${REFUSED}no transcript of the calls`;
   if (!failure && trials.length > 0) failure = drawsFailure(out.meta.draws, trials[0]!.measurements, req);
   if (!failure && trials.length > 0) {
     const low = belowFloor(req.type, req.operation, out.meta, trials[0]!);
-    if (low) failure = `inconsistent trial: ${low}`;
+    if (low) failure = `${REFUSED}${low}`;
   }
   // The driver says only that it could not open them; the parent knows why.
   if (inputs?.placeFailure()) failure = inputs.placeFailure();
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
-    failure = 'inconsistent trial: the driver did not take the inputs it was given';
+    failure = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : undefined;
   // Library code run in the driver's place outside the windows (a hook on its pread, a signal's
   // handler) would make the calls cheap with a true transcript: its CPU shows here.
-  if (typeof beside === 'string') failure = `inconsistent trial: ${beside}`;
+  if (typeof beside === 'string') failure = `${REFUSED}${beside}`;
   else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure = `${KERNEL_CONTRADICTS}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+    failure = `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
   if (failure) trials.length = 0;
   const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
   // A calibration's figure sizes the plan: one whose outputs are not its inputs' sizes nothing.
@@ -226,9 +226,9 @@ export const SEED_BYTES = 48;
  */
 function countFailure(trials: Trial[], asked: number): string | undefined {
   const t = trials[0]!;
-  if (t.measurements !== asked) return `inconsistent trial: the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
+  if (t.measurements !== asked) return `${REFUSED}the driver reported ${t.measurements} calls, the parent asked for ${asked}`;
   const n = t.per_call_cycles?.n;
-  if (n !== undefined && (n < 1 || n > asked)) return `inconsistent trial: ${n} per-call samples for ${asked} calls`;
+  if (n !== undefined && (n < 1 || n > asked)) return `${REFUSED}${n} per-call samples for ${asked} calls`;
   return undefined;
 }
 
@@ -242,14 +242,14 @@ export function drawsFailure(reported: string | undefined, calls: number, req: T
   const perCall = req.katDraws;
   if (!perCall) return undefined;
   if (reported === undefined || !/^\d+$/.test(reported))
-    return `inconsistent trial: no count of the generator's draws, though the KAT counted ${perCall} per ${req.operation}`;
+    return `${REFUSED}no count of the generator's draws, though the KAT counted ${perCall} per ${req.operation}`;
   const drawn = Number(reported);
   // One draw per call, not the KAT's fewest: a scheme that samples until it accepts draws a varying
   // number of times, and a dozen records do not find its least (the catalogue's McEliece enc drew
   // at least 2, or 6, in every KAT record, and once in a trial's call). A call that draws nothing
   // takes its randomness from nowhere.
   if (drawn < calls)
-    return `inconsistent trial: ${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall} in the KAT`;
+    return `${REFUSED}${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall} in the KAT`;
   return undefined;
 }
 
@@ -260,18 +260,15 @@ function kernelFailure(
   counter: string | undefined,
   counterHz: number | undefined,
 ) {
-  if (!window || trials.length !== 1) return 'inconsistent trial: the driver did not mark its seed and the timed batches';
+  if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
   // A key-exchange span is part of each call: the kernel saw the whole loop.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window, slack);
-  return why ? `${KERNEL_CONTRADICTS}${why}` : undefined;
+  return why ? `${REFUSED}${why}` : undefined;
 }
 
-/** How a failure the kernel's view gave starts: what the operation runs once more (measure/operation.ts). */
-const KERNEL_CONTRADICTS = 'inconsistent trial: ';
-
-/** How dec's refusal for CPU beside its windows starts, after KERNEL_CONTRADICTS. */
+/** How dec's refusal for CPU beside its windows starts, after REFUSED. */
 const BESIDE_WINDOWS = 'its process used ';
 
 /**
@@ -281,4 +278,4 @@ const BESIDE_WINDOWS = 'its process used ';
  * once more, and fails only if it fails so again (measure/operation.ts).
  */
 export const runsOnceMore = (p: Pick<TrialProcess, 'status' | 'failure'>): boolean =>
-  p.status !== 'complete' && [CONTRADICTION, BESIDE_WINDOWS].some((start) => (p.failure ?? '').startsWith(`${KERNEL_CONTRADICTS}${start}`));
+  p.status !== 'complete' && [CONTRADICTION, BESIDE_WINDOWS].some((start) => (p.failure ?? '').startsWith(`${REFUSED}${start}`));

@@ -1,6 +1,7 @@
 import type { TimingRecord } from '../evidence/types.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
+import { refusedMark, refusedTrials } from '../measure/refusals.js';
 import { formatPrecision, formatSpread, pyFixed } from './format.js';
 
 /**
@@ -12,17 +13,26 @@ export function recordSpread(r: TimingRecord): number | undefined {
   return trialSpread(deriveStatistics(r.trials), r.trials.length);
 }
 
+/** ' ⚠ 1 trial refused' after a figure whose measurement had a trial refused (measure/refusals.ts), else ''. */
+export function refusedSuffix(r: TimingRecord): string {
+  const mark = refusedMark(refusedTrials(r.processes).length);
+  return mark ? ` ${mark}` : '';
+}
+
 /** The project's noisy rule (src/measure/stats.ts), the one the run's progress lines apply. */
 export const isNoisy = (spread: number | undefined): spread is number => spread !== undefined && spread >= NOISY_TRIAL_SPREAD;
 
 export const NOISY_MARK = '⚠ noisy';
 
-/** "1.02× · ±0.4%", "2.07× ⚠ noisy · ±19%", "1.01× · ±0.6% (target ±1%: met)", or why there is no spread. */
+/**
+ * "1.02× · ±0.4%", "2.07× ⚠ noisy · ±19%", "1.01× · ±0.6% (target ±1%: met)", or why there is no
+ * spread; "… ⚠ 1 trial refused" when a check refused one of its trials.
+ */
 export function spreadCell(r: TimingRecord): string {
   const spread = recordSpread(r);
-  if (spread === undefined) return r.trials?.length === 1 ? '— (one trial)' : '—';
+  if (spread === undefined) return `${r.trials?.length === 1 ? '— (one trial)' : '—'}${refusedSuffix(r)}`;
   const cell = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell}${precisionCell(r)}`;
+  return `${cell}${precisionCell(r)}${refusedSuffix(r)}`;
 }
 
 /**

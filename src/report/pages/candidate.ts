@@ -20,7 +20,8 @@ import {
   type Section,
 } from '../md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
-import { isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, spreadCell } from '../spread.js';
+import { REFUSED_NOTE } from '../../measure/refusals.js';
+import { isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, refusedSuffix, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import {
   inInstanceOrder,
@@ -218,8 +219,10 @@ function performanceChart(c: CandidateView): RootContent[] {
 /** A hash's §4: one row per message length, with cycles per byte and MB/s (10^6 bytes per second). */
 function hashTiming(c: CandidateView): RootContent[] {
   let noisy = false;
+  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
+    refused ||= refusedSuffix(r) !== '';
     return [
       code(inst.label),
       messageCell(op),
@@ -238,7 +241,7 @@ function hashTiming(c: CandidateView): RootContent[] {
     heading(2, '4. Performance'),
     table(['instance', 'message', 'mean cycles', 'cycles/byte', 'mean time', 'MB/s', 'n', 'trial spread'], rows),
     para(
-      "Message byte i is (i·131 + length) mod 256. Trial spread: the slowest trial's time per call over the fastest's. ",
+      "Each timed call hashes a message of its own, drawn from its trial's seed (the hash profile and the memory run hash message byte i = (i·131 + length) mod 256). Trial spread: the slowest trial's time per call over the fastest's. ",
       PRECISION_NOTE,
     ),
     ...(loops.length > 0
@@ -253,6 +256,7 @@ function hashTiming(c: CandidateView): RootContent[] {
         ]
       : []),
     ...(noisy ? [para(NOISY_NOTE)] : []),
+    ...(refused ? [para(REFUSED_NOTE)] : []),
     ...performanceChart(c),
   ];
 }
@@ -260,8 +264,10 @@ function hashTiming(c: CandidateView): RootContent[] {
 const timing: CandidateSection = (_model, c) => {
   if (c.type === 'hash') return hashTiming(c);
   let noisy = false;
+  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
+    refused ||= refusedSuffix(r) !== '';
     return [
       code(inst.label),
       op,
@@ -278,6 +284,7 @@ const timing: CandidateSection = (_model, c) => {
     table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)', 'trial spread'], rows),
     para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...(noisy ? [para(NOISY_NOTE)] : []),
+    ...(refused ? [para(REFUSED_NOTE)] : []),
     ...performanceChart(c),
   ];
 };

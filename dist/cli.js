@@ -12288,6 +12288,13 @@ function refusedMark(refused) {
   return refused === 0 ? "" : `\u26A0 ${refused} trial${refused === 1 ? "" : "s"} refused`;
 }
 var REFUSED_NOTE = "\u26A0 trials refused: a check refused a trial of this measurement (its count of calls, its cycles against the time the kernel saw, the physical floor, or dec\u2019s CPU beside its windows), which a library that forges its figure would cause, and once in a while a loaded host. The figure is that of its other trials; the record\u2019s processes[] say what was refused and why. Measure it again before relying on it.";
+function partialStop(r) {
+  if (r.status !== "partial") return void 0;
+  const why = typeof r.failure === "string" ? r.failure : "a trial failed";
+  return why.startsWith(REFUSED) ? void 0 : why;
+}
+var PARTIAL_MARK = "\u26A0 partial";
+var PARTIAL_NOTE = "\u26A0 partial: a later trial of this measurement failed, so the figure is of the trials before it, fewer than planned; the record\u2019s failure says why.";
 
 // src/measure/decInputs.ts
 import { lstatSync as lstatSync5, mkdirSync as mkdirSync5, renameSync as renameSync3 } from "node:fs";
@@ -38778,11 +38785,17 @@ function processFacts(where, r) {
   return problems;
 }
 function refusalProblems(where, r) {
+  const problems = [];
   const shown4 = refusedTrials(r.processes);
   const stated = r.refused_trials === void 0 ? [] : r.refused_trials;
-  if (JSON.stringify(stated) === JSON.stringify(shown4)) return [];
-  const count = Array.isArray(stated) ? `${stated.length}` : JSON.stringify(stated);
-  return [`${where}: refused_trials lists ${count}, its processes[] show ${shown4.length} refused trial(s)`];
+  if (JSON.stringify(stated) !== JSON.stringify(shown4))
+    problems.push(
+      `${where}: refused_trials lists ${Array.isArray(stated) ? stated.length : JSON.stringify(stated)}, its processes[] show ${shown4.length} refused trial(s)`
+    );
+  const failed = (Array.isArray(r.processes) ? r.processes : []).filter((p) => p?.status !== "complete");
+  if (r.status === "complete" && failed.length > 0)
+    problems.push(`${where}: status complete, but ${failed.length} of its processes[] did not complete: partial, or failed`);
+  return problems;
 }
 var core = (t) => {
   const x = t;
@@ -39469,7 +39482,8 @@ function side(r, entry) {
     ...r.paired === true ? { trial_rounds: roundsOf(r) } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes,
-    ...refused > 0 ? { refused_trials: refused } : {}
+    ...refused > 0 ? { refused_trials: refused } : {},
+    ...partialStop(r) !== void 0 ? { partial: true } : {}
   };
 }
 function measurementId(r) {
@@ -39937,561 +39951,6 @@ function seededRandom(seed) {
     return (state >>> 0) / 2 ** 32;
   };
 }
-
-// src/report/spread.ts
-function recordSpread(r) {
-  if (!r.trials || r.trials.length < 2) return void 0;
-  return trialSpread(deriveStatistics(r.trials), r.trials.length);
-}
-function refusedSuffix(r) {
-  const mark = refusedMark(refusedTrials(r.processes).length);
-  return mark ? ` ${mark}` : "";
-}
-var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
-var NOISY_MARK = "\u26A0 noisy";
-function spreadCell(r) {
-  const spread = recordSpread(r);
-  if (spread === void 0) return `${r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014"}${refusedSuffix(r)}`;
-  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell2}${precisionCell(r)}${refusedSuffix(r)}`;
-}
-function precisionCell(r) {
-  const p = precisionOf(r.trials, r.plan);
-  if (p.ci95_rel === null) return "";
-  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
-  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
-}
-var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
-var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
-
-// src/report/history.ts
-var TrendsUnavailable = class extends Error {
-};
-function loadTrends(systemDir, system2, history2, opts = {}) {
-  const current = readNight({ dir: systemDir, ...opts.currentLink ? { link: opts.currentLink } : {} });
-  if (typeof current === "string") throw new TrendsUnavailable(`${systemDir}: ${current}`);
-  const now = Date.parse(current.night.started_utc);
-  const skipped = [];
-  const loaded = [];
-  for (const input2 of history2) {
-    const shown4 = input2.shown ?? input2.dir;
-    const read2 = readNight(input2);
-    if (typeof read2 === "string") skipped.push({ folder: shown4, reason: read2 });
-    else if (Date.parse(read2.night.started_utc) >= now)
-      skipped.push({
-        folder: shown4,
-        reason: read2.night.started_utc === current.night.started_utc ? `the same run as these pages (${read2.night.started_utc})` : `not older than these pages' run (${read2.night.started_utc} \u2265 ${current.night.started_utc})`
-      });
-    else if (loaded.some((l) => l.night.started_utc === read2.night.started_utc))
-      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read2.night.started_utc})` });
-    else loaded.push(read2);
-  }
-  loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
-  loaded.push(current);
-  const nights2 = loaded.map((l) => l.night);
-  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
-  const series = seriesOf(loaded);
-  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, thresholdPct);
-  const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
-  for (const s of series) {
-    s.falseCalls = falseCalls(s, nights2, verdicts2);
-    s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
-    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
-  }
-  const last = loaded.length > 1 ? [...verdicts2(loaded.length - 1).values()] : [];
-  return { nights: nights2, skipped, series, sinceLastNight: last.filter((r) => r.verdict === "regression" || r.verdict === "improvement") };
-}
-function readNight(input2) {
-  const paths = evidencePaths(input2.dir);
-  if (!existsSync32(input2.dir)) return "no such folder";
-  if (!existsSync32(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
-  let ds;
-  try {
-    ds = loadDataset(input2.dir);
-  } catch (e) {
-    return `unreadable: ${errorMessage(e)}`;
-  }
-  const inFolder = (p) => isAbsolute7(p) ? relative16(input2.dir, p) : p;
-  const unreadable = [
-    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
-    ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
-    ...ds.records.filter(({ record: record2 }) => !isRecord(record2)).map(({ path }) => ({ path: inFolder(path), problem: "not a timing record" }))
-  ];
-  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0].path}`;
-  const c = ds.campaign ?? {};
-  if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
-  const last = c.last_run ?? {};
-  const started = typeof last.started_utc === "string" ? last.started_utc : c.ended_utc;
-  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no time for its run";
-  const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
-  const night = {
-    started_utc: started,
-    ..."campaign_commit" in last ? { commit: last.campaign_commit ?? null } : {},
-    ...last.campaign_changed === true ? { changed: true } : {},
-    ...typeof harness === "string" ? { harness_version: harness } : {},
-    ...input2.link ? { link: input2.link } : {}
-  };
-  return { night, dir: input2.dir, ds };
-}
-var isRecord = (r) => typeof r === "object" && r !== null && ["candidate", "label", "operation"].every((k) => typeof r[k] === "string");
-function machineOf(r) {
-  const e = r.environment ?? {};
-  return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
-}
-function figureOf(r, buildKey2) {
-  if (r.status === "failed" || !Array.isArray(r.trials) || r.trials.length === 0) return void 0;
-  const perCall2 = r.trials.map((t) => t.cycles / t.measurements);
-  if (!perCall2.every((x) => Number.isFinite(x) && x > 0)) return void 0;
-  const e = r.environment;
-  const spread = recordSpread(r);
-  return {
-    cycles: medianTrial(perCall2),
-    ...spread !== void 0 ? { spread } : {},
-    ...buildKey2 ? { build_key: buildKey2 } : {},
-    machine: machineOf(r),
-    ...typeof e?.counter_hz === "number" ? { counter_hz: e.counter_hz } : {}
-  };
-}
-function seriesOf(nights2) {
-  const byKey = /* @__PURE__ */ new Map();
-  for (const [n, { ds }] of nights2.entries())
-    for (const { record: record2 } of ds.records) {
-      if (typeof record2 !== "object" || record2 === null || typeof record2.candidate !== "string" || typeof record2.operation !== "string")
-        continue;
-      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation: record2.operation });
-      let entry = byKey.get(key);
-      if (!entry) {
-        const points = nights2.map(() => void 0);
-        const series = {
-          candidate: record2.candidate,
-          label: record2.label,
-          operation: record2.operation,
-          points,
-          changes: [],
-          falseCalls: [],
-          excursions: 0,
-          unstable: false
-        };
-        entry = { series, ids: nights2.map(() => void 0) };
-        byKey.set(key, entry);
-      }
-      const id = measurementId(record2);
-      entry.ids[n] = id;
-      if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
-      const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
-      const figure = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
-      if (figure) entry.series.points[n] = figure;
-    }
-  return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
-}
-function attributedChanges(s, nights2, thresholdPct) {
-  const present = s.points.flatMap((p, night) => p ? [{ p, night }] : []);
-  return changePoints(
-    present.map((x) => x.p.cycles),
-    { minStepPct: thresholdPct }
-  ).map((c) => {
-    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
-    const found = around.map((k) => ({ at: present[k].night, ...causesBetween(s, present[k - 1].night, present[k].night, nights2) }));
-    const known = found.filter((f) => !f.causes.includes("unknown"));
-    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
-    const step = present[c.index].night;
-    const detail = known.map((f) => f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`).join("; ");
-    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ["unknown"], detail };
-  });
-}
-var CAUSE_ORDER = ["submission", "harness", "machine", "unknown"];
-var COUNTER_RATE_CHANGE = 5e-3;
-var short = (v) => v ? v.slice(0, 12) : "none";
-function causesBetween(s, from, to, nights2) {
-  const before = s.points[from];
-  const after = s.points[to];
-  const causes = [];
-  const details = [];
-  const hb = nights2[from].harness_version;
-  const ha = nights2[to].harness_version;
-  const rb = before.counter_hz;
-  const ra = after.counter_hz;
-  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
-  const machine = before.machine !== after.machine || rateMoved;
-  if (before.build_key !== after.build_key) {
-    if (hb === ha && before.machine === after.machine) causes.push("submission");
-    details.push(`build key ${short(before.build_key)} \u2192 ${short(after.build_key)}`);
-  }
-  if (hb !== ha) {
-    causes.push("harness");
-    details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
-  }
-  if (machine) {
-    causes.push("machine");
-    details.push(
-      rateMoved && before.machine === after.machine ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)"
-    );
-  }
-  if (causes.length === 0) causes.push("unknown");
-  return { causes, detail: details.join("; ") };
-}
-function unchanged(a, b, na, nb) {
-  return !!a && !!b && a.build_key === b.build_key && a.machine === b.machine && na.harness_version === nb.harness_version;
-}
-function falseCalls(s, nights2, verdicts2) {
-  const calls = [];
-  for (let n = 1; n < nights2.length; n++) {
-    if (!unchanged(s.points[n - 1], s.points[n], nights2[n - 1], nights2[n])) continue;
-    const row2 = verdicts2(n).get(rowKey(s));
-    if (row2 && (row2.verdict === "regression" || row2.verdict === "improvement")) calls.push(n);
-  }
-  return calls;
-}
-function excursions(calls, verdicts2, key) {
-  let count = 0;
-  for (let i = 0; i < calls.length; i++) {
-    count++;
-    const next = calls[i + 1];
-    if (next === calls[i] + 1 && verdicts2(next).get(key)?.verdict !== verdicts2(calls[i]).get(key)?.verdict) i++;
-  }
-  return count;
-}
-function verdictsBetween(nights2, system2, thresholdPct, skipped) {
-  const cache = /* @__PURE__ */ new Map();
-  const dirs = nights2.map((l) => l.dir);
-  return (n) => {
-    let rows = cache.get(n);
-    if (!rows) {
-      try {
-        const report2 = compareEvidence({
-          baseDir: "",
-          headDir: "",
-          system: system2,
-          thresholdPct,
-          systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
-        });
-        rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
-      } catch (e) {
-        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
-        rows = /* @__PURE__ */ new Map();
-      }
-      cache.set(n, rows);
-    }
-    return rows;
-  };
-}
-
-// src/report/model.ts
-import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
-import { basename as basename12, dirname as dirname9, join as join36, relative as relative17 } from "node:path";
-
-// src/measure/iccsBaseline.ts
-var ICCS_HELPERS = [
-  { helper: "sm3hash", bits: [256] },
-  { helper: "pseudohash", bits: [512, 768, 1024] },
-  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
-];
-var iccsLabel = (helper, bits) => `${helper}-${bits}`;
-var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
-var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
-
-// src/report/kexModel.ts
-var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
-function kexFigures(inst) {
-  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
-  const recordSizes = record2?.sizes ?? {};
-  const recordKex = record2?.kex ?? {};
-  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
-  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
-  const messages = [];
-  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
-  return {
-    passes,
-    messages,
-    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
-    pk: num2(sizes2.pk_bytes),
-    sk: num2(sizes2.sk_bytes),
-    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
-  };
-}
-function kexPassesOf(instances) {
-  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
-  if (known.length > 0) return Math.max(...known);
-  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
-  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
-}
-
-// src/report/environment.ts
-var NOT_RECORDED = "not recorded";
-function measuredEnvironment(campaign, recordEnvironment) {
-  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
-}
-var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
-function archName(env) {
-  const arch2 = str(env.architecture);
-  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
-  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
-  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
-}
-function measuredCpu(campaign, env) {
-  const shardCpus = campaign.shard_cpus;
-  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = env.cpu_number;
-  return typeof fromEnv === "number" ? fromEnv : void 0;
-}
-function clockDescription(env) {
-  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
-  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
-  const gov = str(env.cpufreq_governor);
-  const parts = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
-    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
-  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
-  else if (gov) parts.push(`governor ${gov}`);
-  else parts.push("frequency not recorded (no cpufreq)");
-  const noTurbo = str(env.intel_pstate_no_turbo);
-  const boost = str(env.cpufreq_boost);
-  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
-  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
-  const smt = str(env.smt_control);
-  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
-  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
-}
-function counterRate(records, fixedClockHz) {
-  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
-  if (rates.length === 0) return void 0;
-  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
-  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
-  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
-  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
-}
-var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
-function toolDescription(campaign, env, from) {
-  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
-  const versions2 = distinct(recorded);
-  const missing = recorded.filter((v) => v === void 0).length;
-  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
-  const tool = str(campaign.tool) ?? (versions2.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
-  if (!tool) return void 0;
-  const version2 = versions2.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions2.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
-  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
-}
-var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
-var utc2 = (v) => str(v)?.slice(0, 19);
-function environmentRows(campaign, env, from) {
-  const cpu = measuredCpu(campaign, env);
-  const rows = [
-    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
-  ];
-  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
-  rows.push(["clock", clockDescription(env)]);
-  const rate = counterRate(from.records, campaign.fixed_clock_hz);
-  if (rate) rows.push(["counter rate", rate]);
-  const kib = Number(env.memory_total_kib);
-  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
-  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
-  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair(utc2(campaign.started_utc), utc2(campaign.ended_utc))]);
-  const counter = str(campaign.counter_source);
-  if (counter) rows.push(["cycle counter", counter]);
-  const tool = toolDescription(campaign, env, from);
-  if (tool) rows.push(["measured with", tool]);
-  return rows;
-}
-
-// src/report/model.ts
-function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join36(systemDir, path))) return {};
-  const header = {};
-  for (const line of readFileSync20(join36(systemDir, path), "utf8").split("\n").slice(0, 20)) {
-    const m = /^(\w+)\s+= (.*)$/.exec(line);
-    if (m) header[m[1]] = m[2];
-  }
-  return header;
-}
-function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
-  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
-  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
-  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
-  return "kem";
-}
-var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
-function operationOf(record2) {
-  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
-}
-function unreadableKind(paths, id, label, path) {
-  if (path === paths.survey(id, label)) return { kind: "survey" };
-  for (const op of EVERY_OPERATION) {
-    if (path === paths.record(id, label, op)) return { kind: "timing", op };
-    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
-    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
-  }
-  return void 0;
-}
-function readSurveys(systemDir) {
-  const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync33(surveyDir)) return surveys;
-  for (const id of readdirSync13(surveyDir).sort())
-    surveys.set(
-      id,
-      readdirSync13(join36(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
-        try {
-          return [readJson(join36(surveyDir, id, f))];
-        } catch {
-          return [];
-        }
-      }).filter((s) => s.verdict !== void 0)
-    );
-  return surveys;
-}
-function trendsOf(systemDir, system2, history2) {
-  try {
-    return { trends: loadTrends(systemDir, system2, history2.nights, { currentLink: history2.link, thresholdPct: history2.thresholdPct }) };
-  } catch (e) {
-    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
-    throw e;
-  }
-}
-function systemsIn(dataDir) {
-  const found = [];
-  for (const name of existsSync33(dataDir) ? readdirSync13(dataDir).sort() : []) {
-    const paths = evidencePaths(join36(dataDir, name));
-    if (!existsSync33(paths.campaign)) continue;
-    try {
-      const campaign = readJson(paths.campaign);
-      const build2 = existsSync33(paths.build) ? readJson(paths.build) : { instances: {} };
-      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
-    } catch {
-    }
-  }
-  return found;
-}
-function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
-  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
-}
-function loadReportModel(systemDir, campaignDir, history2) {
-  const ds = loadDataset(systemDir);
-  const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
-  const byKey = /* @__PURE__ */ new Map();
-  const order = [];
-  const view = (id, label) => {
-    const key = instanceKey(id, label);
-    let v = byKey.get(key);
-    if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync33(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
-      byKey.set(key, v);
-      order.push(key);
-    }
-    return v;
-  };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const fromKey = parseInstanceKey(key);
-    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
-    v.build = e;
-    if (e.kat_log && existsSync33(join36(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
-  }
-  const rel = (p) => relative17(systemDir, p);
-  const figuresOf = (v) => !v.build?.forged;
-  for (const { path, record: record2 } of ds.records) {
-    const v = view(record2.candidate, record2.label);
-    const op = operationOf(record2);
-    if (figuresOf(v)) v.records[op] = record2;
-    v.recordFiles.push({ op, path: rel(path) });
-  }
-  for (const { path, memory } of ds.memory) {
-    const v = view(memory.candidate, memory.label);
-    if (figuresOf(v)) v.memory[memory.operation] = memory;
-    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
-  }
-  for (const { path, profile: profile2 } of ds.profiles) {
-    const v = view(profile2.candidate, profile2.label);
-    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
-    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
-  }
-  const ct2 = readCtEvidence(systemDir);
-  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
-  for (const u of ds.unreadable) {
-    const key = instanceOfPath(rel(u.path));
-    if (!key) continue;
-    const { candidate, label } = parseInstanceKey(key);
-    const kind = unreadableKind(paths, candidate, label, u.path);
-    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
-  }
-  for (const u of ct2.unreadable) {
-    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
-    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
-  }
-  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const views = ids.map((id) => {
-    const spec = campaign.candidates.find((c) => c.id === id);
-    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
-    const type = spec?.type ?? inferType(id, ops, header.type);
-    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
-    return {
-      id,
-      algorithm: spec?.algorithm ?? header.algorithm ?? id,
-      type,
-      api,
-      page: spec?.page,
-      instances,
-      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
-    };
-  });
-  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
-  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
-  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
-  const root3 = campaignDir ?? "";
-  const calibration = readCalibration(systemDir);
-  const unreadable = [
-    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
-  ];
-  return {
-    toolVersion: toolVersion(),
-    system: system2,
-    systemDir,
-    campaign: ds.campaign ?? {},
-    environment: environment2,
-    candidates: candidates2,
-    ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join36(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join36(root3, "symmetric_survey.csv")) : [],
-    surveys: readSurveys(systemDir),
-    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
-    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable,
-    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
-    validation: unreadable.some((u) => u.path === BUILD_FILE) ? [] : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
-    ...calibration.calibration ? { calibration: calibration.calibration } : {},
-    ...history2 ? trendsOf(systemDir, system2, history2) : {}
-  };
-}
-
-// src/compare/failOn.ts
-var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
-function parseFailOn(v, where) {
-  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
-  for (const x of list3)
-    if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
-  return new Set(list3);
-}
-function failReasons(report2, failOn) {
-  const n = report2.counts;
-  return [
-    failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
-    failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
-    failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
-    failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
-    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
-    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : ""
-  ].filter(Boolean);
-}
-var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
 
 // node_modules/micromark-util-character/index.js
 var asciiAlpha = regexCheck(/[A-Za-z]/);
@@ -41562,7 +41021,7 @@ function check2(tokens, before, after) {
     runs.push(run);
     index = end;
   }
-  pair2(runs, wrong);
+  pair(runs, wrong);
   index = -1;
   while (++index < tokens.length) {
     const involved = wrong.get(tokens[index]);
@@ -41607,7 +41066,7 @@ function improve(items, chosen, mistake, before, after) {
     }
   }
 }
-function pair2(runs, wrong) {
+function pair(runs, wrong) {
   const openersByMarker = /* @__PURE__ */ new Map();
   for (const closer of runs) {
     const marker = closer.tokens[0].value.charAt(0);
@@ -42545,7 +42004,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join37 = [joinDefaults];
+var join36 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -45159,7 +44618,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join37],
+    join: [...join36],
     options: {},
     safe: safeBound,
     stack: [],
@@ -45446,6 +44905,568 @@ function sectionsPage(sections, ...args) {
 function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
+
+// src/report/spread.ts
+function recordSpread(r) {
+  if (!r.trials || r.trials.length < 2) return void 0;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
+}
+function figureMarks(r) {
+  const refused = refusedMark(refusedTrials(r.processes).length);
+  return `${refused ? ` ${refused}` : ""}${partialStop(r) !== void 0 ? ` ${PARTIAL_MARK}` : ""}`;
+}
+function figureNotes(records) {
+  const shown4 = records.filter((r) => r !== void 0);
+  return [
+    ...shown4.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : [],
+    ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : []
+  ];
+}
+var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var NOISY_MARK = "\u26A0 noisy";
+function spreadCell(r) {
+  const spread = recordSpread(r);
+  if (spread === void 0) return `${r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014"}${figureMarks(r)}`;
+  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+  return `${cell2}${precisionCell(r)}${figureMarks(r)}`;
+}
+function precisionCell(r) {
+  const p = precisionOf(r.trials, r.plan);
+  if (p.ci95_rel === null) return "";
+  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
+  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
+}
+var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
+var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
+
+// src/report/history.ts
+var TrendsUnavailable = class extends Error {
+};
+function loadTrends(systemDir, system2, history2, opts = {}) {
+  const current = readNight({ dir: systemDir, ...opts.currentLink ? { link: opts.currentLink } : {} });
+  if (typeof current === "string") throw new TrendsUnavailable(`${systemDir}: ${current}`);
+  const now = Date.parse(current.night.started_utc);
+  const skipped = [];
+  const loaded = [];
+  for (const input2 of history2) {
+    const shown4 = input2.shown ?? input2.dir;
+    const read2 = readNight(input2);
+    if (typeof read2 === "string") skipped.push({ folder: shown4, reason: read2 });
+    else if (Date.parse(read2.night.started_utc) >= now)
+      skipped.push({
+        folder: shown4,
+        reason: read2.night.started_utc === current.night.started_utc ? `the same run as these pages (${read2.night.started_utc})` : `not older than these pages' run (${read2.night.started_utc} \u2265 ${current.night.started_utc})`
+      });
+    else if (loaded.some((l) => l.night.started_utc === read2.night.started_utc))
+      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read2.night.started_utc})` });
+    else loaded.push(read2);
+  }
+  loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
+  loaded.push(current);
+  const nights2 = loaded.map((l) => l.night);
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const series = seriesOf(loaded);
+  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, thresholdPct);
+  const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
+  for (const s of series) {
+    s.falseCalls = falseCalls(s, nights2, verdicts2);
+    s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
+    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
+  }
+  const last = loaded.length > 1 ? [...verdicts2(loaded.length - 1).values()] : [];
+  return { nights: nights2, skipped, series, sinceLastNight: last.filter((r) => r.verdict === "regression" || r.verdict === "improvement") };
+}
+function readNight(input2) {
+  const paths = evidencePaths(input2.dir);
+  if (!existsSync32(input2.dir)) return "no such folder";
+  if (!existsSync32(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  let ds;
+  try {
+    ds = loadDataset(input2.dir);
+  } catch (e) {
+    return `unreadable: ${errorMessage(e)}`;
+  }
+  const inFolder = (p) => isAbsolute7(p) ? relative16(input2.dir, p) : p;
+  const unreadable = [
+    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...ds.records.filter(({ record: record2 }) => !isRecord(record2)).map(({ path }) => ({ path: inFolder(path), problem: "not a timing record" }))
+  ];
+  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0].path}`;
+  const c = ds.campaign ?? {};
+  if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
+  const last = c.last_run ?? {};
+  const started = typeof last.started_utc === "string" ? last.started_utc : c.ended_utc;
+  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no time for its run";
+  const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
+  const night = {
+    started_utc: started,
+    ..."campaign_commit" in last ? { commit: last.campaign_commit ?? null } : {},
+    ...last.campaign_changed === true ? { changed: true } : {},
+    ...typeof harness === "string" ? { harness_version: harness } : {},
+    ...input2.link ? { link: input2.link } : {}
+  };
+  return { night, dir: input2.dir, ds };
+}
+var isRecord = (r) => typeof r === "object" && r !== null && ["candidate", "label", "operation"].every((k) => typeof r[k] === "string");
+function machineOf(r) {
+  const e = r.environment ?? {};
+  return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
+}
+function figureOf(r, buildKey2) {
+  if (r.status === "failed" || !Array.isArray(r.trials) || r.trials.length === 0) return void 0;
+  const perCall2 = r.trials.map((t) => t.cycles / t.measurements);
+  if (!perCall2.every((x) => Number.isFinite(x) && x > 0)) return void 0;
+  const e = r.environment;
+  const spread = recordSpread(r);
+  return {
+    cycles: medianTrial(perCall2),
+    ...spread !== void 0 ? { spread } : {},
+    ...buildKey2 ? { build_key: buildKey2 } : {},
+    machine: machineOf(r),
+    ...typeof e?.counter_hz === "number" ? { counter_hz: e.counter_hz } : {}
+  };
+}
+function seriesOf(nights2) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const [n, { ds }] of nights2.entries())
+    for (const { record: record2 } of ds.records) {
+      if (typeof record2 !== "object" || record2 === null || typeof record2.candidate !== "string" || typeof record2.operation !== "string")
+        continue;
+      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation: record2.operation });
+      let entry = byKey.get(key);
+      if (!entry) {
+        const points = nights2.map(() => void 0);
+        const series = {
+          candidate: record2.candidate,
+          label: record2.label,
+          operation: record2.operation,
+          points,
+          changes: [],
+          falseCalls: [],
+          excursions: 0,
+          unstable: false
+        };
+        entry = { series, ids: nights2.map(() => void 0) };
+        byKey.set(key, entry);
+      }
+      const id = measurementId(record2);
+      entry.ids[n] = id;
+      if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
+      const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
+      const figure = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
+      if (figure) entry.series.points[n] = figure;
+    }
+  return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
+}
+function attributedChanges(s, nights2, thresholdPct) {
+  const present = s.points.flatMap((p, night) => p ? [{ p, night }] : []);
+  return changePoints(
+    present.map((x) => x.p.cycles),
+    { minStepPct: thresholdPct }
+  ).map((c) => {
+    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
+    const found = around.map((k) => ({ at: present[k].night, ...causesBetween(s, present[k - 1].night, present[k].night, nights2) }));
+    const known = found.filter((f) => !f.causes.includes("unknown"));
+    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
+    const step = present[c.index].night;
+    const detail = known.map((f) => f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`).join("; ");
+    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ["unknown"], detail };
+  });
+}
+var CAUSE_ORDER = ["submission", "harness", "machine", "unknown"];
+var COUNTER_RATE_CHANGE = 5e-3;
+var short = (v) => v ? v.slice(0, 12) : "none";
+function causesBetween(s, from, to, nights2) {
+  const before = s.points[from];
+  const after = s.points[to];
+  const causes = [];
+  const details = [];
+  const hb = nights2[from].harness_version;
+  const ha = nights2[to].harness_version;
+  const rb = before.counter_hz;
+  const ra = after.counter_hz;
+  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
+  const machine = before.machine !== after.machine || rateMoved;
+  if (before.build_key !== after.build_key) {
+    if (hb === ha && before.machine === after.machine) causes.push("submission");
+    details.push(`build key ${short(before.build_key)} \u2192 ${short(after.build_key)}`);
+  }
+  if (hb !== ha) {
+    causes.push("harness");
+    details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
+  }
+  if (machine) {
+    causes.push("machine");
+    details.push(
+      rateMoved && before.machine === after.machine ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)"
+    );
+  }
+  if (causes.length === 0) causes.push("unknown");
+  return { causes, detail: details.join("; ") };
+}
+function unchanged(a, b, na, nb) {
+  return !!a && !!b && a.build_key === b.build_key && a.machine === b.machine && na.harness_version === nb.harness_version;
+}
+function falseCalls(s, nights2, verdicts2) {
+  const calls = [];
+  for (let n = 1; n < nights2.length; n++) {
+    if (!unchanged(s.points[n - 1], s.points[n], nights2[n - 1], nights2[n])) continue;
+    const row2 = verdicts2(n).get(rowKey(s));
+    if (row2 && (row2.verdict === "regression" || row2.verdict === "improvement")) calls.push(n);
+  }
+  return calls;
+}
+function excursions(calls, verdicts2, key) {
+  let count = 0;
+  for (let i = 0; i < calls.length; i++) {
+    count++;
+    const next = calls[i + 1];
+    if (next === calls[i] + 1 && verdicts2(next).get(key)?.verdict !== verdicts2(calls[i]).get(key)?.verdict) i++;
+  }
+  return count;
+}
+function verdictsBetween(nights2, system2, thresholdPct, skipped) {
+  const cache = /* @__PURE__ */ new Map();
+  const dirs = nights2.map((l) => l.dir);
+  return (n) => {
+    let rows = cache.get(n);
+    if (!rows) {
+      try {
+        const report2 = compareEvidence({
+          baseDir: "",
+          headDir: "",
+          system: system2,
+          thresholdPct,
+          systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
+        });
+        rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
+      } catch (e) {
+        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
+        rows = /* @__PURE__ */ new Map();
+      }
+      cache.set(n, rows);
+    }
+    return rows;
+  };
+}
+
+// src/report/model.ts
+import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
+import { basename as basename12, dirname as dirname9, join as join37, relative as relative17 } from "node:path";
+
+// src/measure/iccsBaseline.ts
+var ICCS_HELPERS = [
+  { helper: "sm3hash", bits: [256] },
+  { helper: "pseudohash", bits: [512, 768, 1024] },
+  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
+];
+var iccsLabel = (helper, bits) => `${helper}-${bits}`;
+var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
+var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
+
+// src/report/kexModel.ts
+var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
+function kexFigures(inst) {
+  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
+  const recordSizes = record2?.sizes ?? {};
+  const recordKex = record2?.kex ?? {};
+  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
+  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
+  const messages = [];
+  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
+  return {
+    passes,
+    messages,
+    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
+    pk: num2(sizes2.pk_bytes),
+    sk: num2(sizes2.sk_bytes),
+    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
+  };
+}
+function kexPassesOf(instances) {
+  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
+  if (known.length > 0) return Math.max(...known);
+  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
+  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
+}
+
+// src/report/environment.ts
+var NOT_RECORDED = "not recorded";
+function measuredEnvironment(campaign, recordEnvironment) {
+  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
+}
+var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
+function archName(env) {
+  const arch2 = str(env.architecture);
+  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
+  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
+  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
+}
+function measuredCpu(campaign, env) {
+  const shardCpus = campaign.shard_cpus;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = env.cpu_number;
+  return typeof fromEnv === "number" ? fromEnv : void 0;
+}
+function clockDescription(env) {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
+    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  else parts.push("frequency not recorded (no cpufreq)");
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
+  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
+  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
+}
+function counterRate(records, fixedClockHz) {
+  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
+  if (rates.length === 0) return void 0;
+  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
+  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
+  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
+  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
+}
+var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
+function toolDescription(campaign, env, from) {
+  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
+  const versions2 = distinct(recorded);
+  const missing = recorded.filter((v) => v === void 0).length;
+  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
+  const tool = str(campaign.tool) ?? (versions2.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
+  if (!tool) return void 0;
+  const version2 = versions2.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions2.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
+  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
+}
+var pair2 = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
+var utc2 = (v) => str(v)?.slice(0, 19);
+function environmentRows(campaign, env, from) {
+  const cpu = measuredCpu(campaign, env);
+  const rows = [
+    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
+  ];
+  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
+  rows.push(["clock", clockDescription(env)]);
+  const rate = counterRate(from.records, campaign.fixed_clock_hz);
+  if (rate) rows.push(["counter rate", rate]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(["OS / kernel", pair2(env.os, env.kernel)]);
+  rows.push(["compiler / build tool", pair2(env.compiler, env.cmake)]);
+  rows.push(["campaign start / end (UTC)", pair2(utc2(campaign.started_utc), utc2(campaign.ended_utc))]);
+  const counter = str(campaign.counter_source);
+  if (counter) rows.push(["cycle counter", counter]);
+  const tool = toolDescription(campaign, env, from);
+  if (tool) rows.push(["measured with", tool]);
+  return rows;
+}
+
+// src/report/model.ts
+function katLogHeader(systemDir, path) {
+  if (!path || !existsSync33(join37(systemDir, path))) return {};
+  const header = {};
+  for (const line of readFileSync20(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]] = m[2];
+  }
+  return header;
+}
+function inferType(id, ops, logType) {
+  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
+  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
+  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
+  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
+  return "kem";
+}
+var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
+function operationOf(record2) {
+  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
+}
+function unreadableKind(paths, id, label, path) {
+  if (path === paths.survey(id, label)) return { kind: "survey" };
+  for (const op of EVERY_OPERATION) {
+    if (path === paths.record(id, label, op)) return { kind: "timing", op };
+    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
+    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
+  }
+  return void 0;
+}
+function readSurveys(systemDir) {
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = evidencePaths(systemDir).surveyDir;
+  if (!existsSync33(surveyDir)) return surveys;
+  for (const id of readdirSync13(surveyDir).sort())
+    surveys.set(
+      id,
+      readdirSync13(join37(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+        try {
+          return [readJson(join37(surveyDir, id, f))];
+        } catch {
+          return [];
+        }
+      }).filter((s) => s.verdict !== void 0)
+    );
+  return surveys;
+}
+function trendsOf(systemDir, system2, history2) {
+  try {
+    return { trends: loadTrends(systemDir, system2, history2.nights, { currentLink: history2.link, thresholdPct: history2.thresholdPct }) };
+  } catch (e) {
+    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
+    throw e;
+  }
+}
+function systemsIn(dataDir) {
+  const found = [];
+  for (const name of existsSync33(dataDir) ? readdirSync13(dataDir).sort() : []) {
+    const paths = evidencePaths(join37(dataDir, name));
+    if (!existsSync33(paths.campaign)) continue;
+    try {
+      const campaign = readJson(paths.campaign);
+      const build2 = existsSync33(paths.build) ? readJson(paths.build) : { instances: {} };
+      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
+      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+    } catch {
+    }
+  }
+  return found;
+}
+function systemsOf(systemDir, self) {
+  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
+}
+function loadReportModel(systemDir, campaignDir, history2) {
+  const ds = loadDataset(systemDir);
+  const paths = evidencePaths(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
+  const byKey = /* @__PURE__ */ new Map();
+  const order = [];
+  const view = (id, label) => {
+    const key = instanceKey(id, label);
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
+      if (existsSync33(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const fromKey = parseInstanceKey(key);
+    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
+    v.build = e;
+    if (e.kat_log && existsSync33(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  }
+  const rel = (p) => relative17(systemDir, p);
+  const figuresOf = (v) => !v.build?.forged;
+  for (const { path, record: record2 } of ds.records) {
+    const v = view(record2.candidate, record2.label);
+    const op = operationOf(record2);
+    if (figuresOf(v)) v.records[op] = record2;
+    v.recordFiles.push({ op, path: rel(path) });
+  }
+  for (const { path, memory } of ds.memory) {
+    const v = view(memory.candidate, memory.label);
+    if (figuresOf(v)) v.memory[memory.operation] = memory;
+    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  }
+  for (const { path, profile: profile2 } of ds.profiles) {
+    const v = view(profile2.candidate, profile2.label);
+    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
+    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
+  }
+  const ct2 = readCtEvidence(systemDir);
+  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
+  for (const u of ds.unreadable) {
+    const key = instanceOfPath(rel(u.path));
+    if (!key) continue;
+    const { candidate, label } = parseInstanceKey(key);
+    const kind = unreadableKind(paths, candidate, label, u.path);
+    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct2.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
+    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
+  }
+  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
+  const views = ids.map((id) => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
+    return {
+      id,
+      algorithm: spec?.algorithm ?? header.algorithm ?? id,
+      type,
+      api,
+      page: spec?.page,
+      instances,
+      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
+    };
+  });
+  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
+  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
+  const root3 = campaignDir ?? "";
+  const calibration = readCalibration(systemDir);
+  const unreadable = [
+    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
+  ];
+  return {
+    toolVersion: toolVersion(),
+    system: system2,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: environment2,
+    candidates: candidates2,
+    ...iccsBaseline ? { iccsBaseline } : {},
+    katIssues: campaignDir ? readKatIssues(join37(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join37(root3, "symmetric_survey.csv")) : [],
+    surveys: readSurveys(systemDir),
+    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
+    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
+    unreadable,
+    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
+    validation: unreadable.some((u) => u.path === BUILD_FILE) ? [] : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
+    ...calibration.calibration ? { calibration: calibration.calibration } : {},
+    ...history2 ? trendsOf(systemDir, system2, history2) : {}
+  };
+}
+
+// src/compare/failOn.ts
+var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
+function parseFailOn(v, where) {
+  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const x of list3)
+    if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
+  return new Set(list3);
+}
+function failReasons(report2, failOn) {
+  const n = report2.counts;
+  return [
+    failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
+    failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
+    failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
+    failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
+    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
+    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : ""
+  ].filter(Boolean);
+}
+var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
 
 // src/report/pages/cells.ts
 var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
@@ -45790,10 +45811,15 @@ function validationWarnings(report2) {
   });
 }
 function refusedWarning(report2) {
-  const sides = report2.rows.flatMap(
-    (r) => ["base", "head"].filter((side2) => (r[side2]?.refused_trials ?? 0) > 0).map((side2) => `${r.candidate}/${r.label} ${r.operation} (${side2})`)
+  const named = (has) => report2.rows.flatMap(
+    (r) => ["base", "head"].filter((side2) => r[side2] && has(r[side2])).map((side2) => `${r.candidate}/${r.label} ${r.operation} (${side2})`)
   );
-  return sides.length === 0 ? [] : [para(`Trials refused in ${sides.join(", ")}. ${REFUSED_NOTE}`)];
+  const refused = named((s) => (s.refused_trials ?? 0) > 0);
+  const partial2 = named((s) => s.partial === true);
+  return [
+    ...refused.length > 0 ? [para(`Trials refused in ${refused.join(", ")}. ${REFUSED_NOTE}`)] : [],
+    ...partial2.length > 0 ? [para(`Measured in part: ${partial2.join(", ")}. ${PARTIAL_NOTE}`)] : []
+  ];
 }
 function comparedRows(report2, pr) {
   return report2.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
@@ -45838,8 +45864,8 @@ function pairsCell(r) {
   return r.rounds ? r.rounds.join(" + ") : String(pairCount(r));
 }
 function figureCell(s) {
-  const mark = refusedMark(s?.refused_trials ?? 0);
-  return `${cycles(sideFigure(s))}${mark ? ` ${mark}` : ""}`;
+  const marks = [refusedMark(s?.refused_trials ?? 0), s?.partial ? PARTIAL_MARK : ""].filter(Boolean);
+  return [cycles(sideFigure(s)), ...marks].join(" ");
 }
 function rowCells(r, pr, paired) {
   const pairs = paired ? [pairsCell(r)] : [];
@@ -46484,7 +46510,7 @@ function ratioCell(model, inst, bytes2) {
   const bits = digestBits(inst);
   const xof = bits !== void 0 ? model.iccsBaseline?.instances.find((i) => i.label === xofLabelFor(bits)) : void 0;
   const base = xof?.records[hashOperation(bytes2)];
-  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}\xD7` : "ratio \u2013"})${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}\xD7` : "ratio \u2013"})${figureMarks(r)}`;
 }
 var hashSection = (model) => {
   const cands = model.candidates.filter((c) => c.type === "hash");
@@ -46553,7 +46579,7 @@ function exchangeCell(inst) {
   if (!r && unreadableFile(inst, "timing", "exchange")) return unreadableCell("timing");
   if (!r || r.mean_cycles === void 0 || !r.trials?.length) return r?.status === "failed" ? "failed" : "\u2013";
   const p = inst.profiles.exchange;
-  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ""}${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ""}${figureMarks(r)}`;
 }
 var keyExchangeSummary = (model) => {
   const cands = model.candidates.filter((c) => c.type === "kex");
@@ -47106,10 +47132,8 @@ ${series}`)
 }
 function hashTiming(c) {
   let noisy = false;
-  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
-    refused ||= refusedSuffix(r) !== "";
     return [
       code4(inst.label),
       messageCell(op),
@@ -47141,17 +47165,15 @@ function hashTiming(c) {
       )
     ] : [],
     ...noisy ? [para(NOISY_NOTE)] : [],
-    ...refused ? [para(REFUSED_NOTE)] : [],
+    ...figureNotes(c.instances.flatMap((i) => c.operations.map((op) => i.records[op]))),
     ...performanceChart(c)
   ];
 }
 var timing = (_model, c) => {
   if (c.type === "hash") return hashTiming(c);
   let noisy = false;
-  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
-    refused ||= refusedSuffix(r) !== "";
     return [
       code4(inst.label),
       op,
@@ -47168,7 +47190,7 @@ var timing = (_model, c) => {
     table(["instance", "operation", "mean cycles", "mean time", "ops/s", "median trial", "n (trials \xD7 iters)", "trial spread"], rows),
     para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...noisy ? [para(NOISY_NOTE)] : [],
-    ...refused ? [para(REFUSED_NOTE)] : [],
+    ...figureNotes(c.instances.flatMap((i) => c.operations.map((op) => i.records[op]))),
     ...performanceChart(c)
   ];
 };
@@ -47573,7 +47595,7 @@ function cyclesCell(inst, op) {
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : "";
   const n = r.measurements ?? 0;
   const spread = recordSpread(r);
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ""}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ""}${figureMarks(r)}`;
 }
 var title5 = (model) => {
   const sys = model.system;
@@ -47644,16 +47666,18 @@ var invalidCandidates = (model) => {
     )
   ];
 };
-var refusedNote = (model) => [...model.candidates, ...model.iccsBaseline ? [model.iccsBaseline] : []].some(
-  (c) => c.instances.some((i) => Object.values(i.records).some((r) => r !== void 0 && refusedSuffix(r) !== ""))
-) ? [para(REFUSED_NOTE)] : [];
+var figureNotesOf = (model) => figureNotes(
+  [...model.candidates, ...model.iccsBaseline ? [model.iccsBaseline] : []].flatMap(
+    (c) => c.instances.flatMap((i) => Object.values(i.records))
+  )
+);
 var SUMMARY_SECTIONS = [
   title5,
   (model) => validationNotice(model.validation),
   categories,
   keyExchangeSummary,
   hashSummarySections,
-  refusedNote,
+  figureNotesOf,
   invalidCandidates
 ];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);

@@ -87,6 +87,42 @@ describe('refused trials', () => {
   });
 });
 
+describe('a measurement stopped before its plan', () => {
+  it('is marked partial where the failure was no refusal, by the same rule on the pages, in the comparison and in validate', () => {
+    const dir = writeSyntheticSystem(tempDir(), 'x', [{ id: 'kem-1', label: 'a' }], ops());
+    const path = join(dir, 'records', 'kem-1', 'a__dec.json');
+    const r = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const stopped = 'TIMEOUT: no result within 300 s';
+    const record = {
+      ...r,
+      status: 'partial',
+      failure: stopped,
+      processes: [{ ...process('complete'), trials: r.trials }, process('failed', [], stopped)],
+    };
+    writeFileSync(path, JSON.stringify(record));
+    expect(validateDataset(dir)).toEqual([]);
+
+    const pages = renderPages(loadReportModel(dir));
+    expect(pages.get('performance/summary_x.md')!).toMatch(/\| `a` \| PASS \| [^|⚠]* \| [^|⚠]* \| [^|]* ⚠ partial \|/);
+    const candidate = pages.get('kem-1/perf_x.md')!;
+    expect(candidate).toMatch(/\| `a` \| dec \| [^\n]*⚠ partial \|\n/);
+    expect(candidate).toContain('⚠ partial: a later trial of this measurement failed');
+    expect(candidate).not.toContain('⚠ trials refused');
+
+    const base = tempDir();
+    writeSyntheticSystem(base, 'x', [{ id: 'kem-1', label: 'a' }], ops());
+    const md = renderComparison(compareEvidence({ baseDir: base, headDir: join(dir, '..'), system: 'x' }));
+    expect(md).toMatch(/\| kem-1 \| a \| dec \| [^|]+ \| [^|]+ ⚠ partial \|/);
+    expect(md).toContain('Measured in part: kem-1/a dec (head).');
+
+    // A hand edit that calls it complete would drop the mark: validate says so.
+    writeFileSync(path, JSON.stringify({ ...record, status: 'complete' }));
+    expect(validateDataset(dir)).toEqual([
+      'records/kem-1/a__dec.json: status complete, but 1 of its processes[] did not complete: partial, or failed',
+    ]);
+  });
+});
+
 const ops = () => ['keygen', 'enc', 'dec'].map((op) => ({ id: 'kem-1', label: 'a', op, trials: [100_000, 100_400, 99_800] }));
 
 /** Synthetic evidence whose keygen record had one attempt refused and run once more, as the producer writes it. */

@@ -8,7 +8,7 @@ import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
-import { refusedTrials } from '../measure/refusals.js';
+import { partialStop, refusedTrials } from '../measure/refusals.js';
 import { instanceKey, parseInstanceKey } from '../evidence/layout.js';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
 import { roundsOf } from '../evidence/record.js';
@@ -76,6 +76,7 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
     ...(refused > 0 ? { refused_trials: refused } : {}),
+    ...(partialStop(r) !== undefined ? { partial: true } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Html, RootContent } from 'mdast';
 import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
-import { REFUSED_NOTE, refusedMark } from '../measure/refusals.js';
+import { PARTIAL_MARK, PARTIAL_NOTE, REFUSED_NOTE, refusedMark } from '../measure/refusals.js';
 import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
 import { pairCount } from './compare.js';
 import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
@@ -91,14 +91,20 @@ function validationWarnings(report: CompareReport): RootContent[] {
   });
 }
 
-/** The rows a check refused a trial of, named before the verdicts: their figures are marked below. */
+/** The rows whose figures are marked below (a trial refused, a measurement stopped early), named before the verdicts. */
 function refusedWarning(report: CompareReport): RootContent[] {
-  const sides = report.rows.flatMap((r) =>
-    (['base', 'head'] as const)
-      .filter((side) => (r[side]?.refused_trials ?? 0) > 0)
-      .map((side) => `${r.candidate}/${r.label} ${r.operation} (${side})`),
-  );
-  return sides.length === 0 ? [] : [para(`Trials refused in ${sides.join(', ')}. ${REFUSED_NOTE}`)];
+  const named = (has: (s: SideStats) => boolean) =>
+    report.rows.flatMap((r) =>
+      (['base', 'head'] as const)
+        .filter((side) => r[side] && has(r[side]!))
+        .map((side) => `${r.candidate}/${r.label} ${r.operation} (${side})`),
+    );
+  const refused = named((s) => (s.refused_trials ?? 0) > 0);
+  const partial = named((s) => s.partial === true);
+  return [
+    ...(refused.length > 0 ? [para(`Trials refused in ${refused.join(', ')}. ${REFUSED_NOTE}`)] : []),
+    ...(partial.length > 0 ? [para(`Measured in part: ${partial.join(', ')}. ${PARTIAL_NOTE}`)] : []),
+  ];
 }
 
 function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
@@ -175,10 +181,10 @@ function pairsCell(r: CompareRow): Cell {
   return r.rounds ? r.rounds.join(' + ') : String(pairCount(r));
 }
 
-/** A side's figure, marked when a check refused one of its trials (measure/refusals.ts). */
+/** A side's figure, marked when a check refused one of its trials or it stopped before its plan (measure/refusals.ts). */
 function figureCell(s: SideStats | undefined): string {
-  const mark = refusedMark(s?.refused_trials ?? 0);
-  return `${cycles(sideFigure(s))}${mark ? ` ${mark}` : ''}`;
+  const marks = [refusedMark(s?.refused_trials ?? 0), s?.partial ? PARTIAL_MARK : ''].filter(Boolean);
+  return [cycles(sideFigure(s)), ...marks].join(' ');
 }
 
 function rowCells(r: CompareRow, pr: PullRequestContext | undefined, paired: boolean): Cell[] {

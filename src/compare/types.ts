@@ -25,6 +25,8 @@ export interface SideStats {
   trial_rounds?: number[];
   /** Trials of the measurement a check refused (measure/refusals.ts); absent when none was: its figure is marked. */
   refused_trials?: number;
+  /** The measurement stopped before its plan on a failure that was no refusal (measure/refusals.ts partialStop): marked too. */
+  partial?: boolean;
 }
 
 export interface CompareRow {

@@ -211,13 +211,22 @@ function processFacts(where: string, r: TimingRecord): string[] {
   return problems;
 }
 
-/** The refused trials a record states are those its processes show (measure/refusals.ts): the pages mark its figure by them. */
+/**
+ * What the pages mark a figure by (measure/refusals.ts) is what the record's processes show: the
+ * refused trials it lists, and a `complete` status only when no process failed.
+ */
 function refusalProblems(where: string, r: TimingRecord): string[] {
+  const problems: string[] = [];
   const shown = refusedTrials(r.processes);
   const stated = r.refused_trials === undefined ? [] : r.refused_trials;
-  if (JSON.stringify(stated) === JSON.stringify(shown)) return [];
-  const count = Array.isArray(stated) ? `${stated.length}` : JSON.stringify(stated);
-  return [`${where}: refused_trials lists ${count}, its processes[] show ${shown.length} refused trial(s)`];
+  if (JSON.stringify(stated) !== JSON.stringify(shown))
+    problems.push(
+      `${where}: refused_trials lists ${Array.isArray(stated) ? stated.length : JSON.stringify(stated)}, its processes[] show ${shown.length} refused trial(s)`,
+    );
+  const failed = (Array.isArray(r.processes) ? (r.processes as Array<{ status?: unknown }>) : []).filter((p) => p?.status !== 'complete');
+  if (r.status === 'complete' && failed.length > 0)
+    problems.push(`${where}: status complete, but ${failed.length} of its processes[] did not complete: partial, or failed`);
+  return problems;
 }
 
 const core = (t: unknown) => {

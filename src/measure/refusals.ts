@@ -44,3 +44,19 @@ export function refusedMark(refused: number): string {
 /** What the mark means, said once under every table that shows it. */
 export const REFUSED_NOTE =
   '⚠ trials refused: a check refused a trial of this measurement (its count of calls, its cycles against the time the kernel saw, the physical floor, or dec’s CPU beside its windows), which a library that forges its figure would cause, and once in a while a loaded host. The figure is that of its other trials; the record’s processes[] say what was refused and why. Measure it again before relying on it.';
+
+/**
+ * Why a measurement stopped before its plan when no check refused the trial that stopped it (a
+ * timeout, a crash, a CRYPTOFAIL in a later trial): its figure is of the trials before, fewer than
+ * planned. Undefined for a record that is not `partial`, or whose stop was a refusal (marked so).
+ */
+export function partialStop(r: { status?: unknown; failure?: unknown }): string | undefined {
+  if (r.status !== 'partial') return undefined;
+  const why = typeof r.failure === 'string' ? r.failure : 'a trial failed';
+  return why.startsWith(REFUSED) ? undefined : why;
+}
+
+export const PARTIAL_MARK = '⚠ partial';
+
+export const PARTIAL_NOTE =
+  '⚠ partial: a later trial of this measurement failed, so the figure is of the trials before it, fewer than planned; the record’s failure says why.';

@@ -1,7 +1,9 @@
 import type { TimingRecord } from '../evidence/types.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
-import { refusedMark, refusedTrials } from '../measure/refusals.js';
+import { PARTIAL_MARK, PARTIAL_NOTE, partialStop, REFUSED_NOTE, refusedMark, refusedTrials } from '../measure/refusals.js';
+import type { RootContent } from 'mdast';
+import { para } from './md.js';
 import { formatPrecision, formatSpread, pyFixed } from './format.js';
 
 /**
@@ -13,10 +15,22 @@ export function recordSpread(r: TimingRecord): number | undefined {
   return trialSpread(deriveStatistics(r.trials), r.trials.length);
 }
 
-/** ' ⚠ 1 trial refused' after a figure whose measurement had a trial refused (measure/refusals.ts), else ''. */
-export function refusedSuffix(r: TimingRecord): string {
-  const mark = refusedMark(refusedTrials(r.processes).length);
-  return mark ? ` ${mark}` : '';
+/**
+ * What a figure carries when its measurement lacked something (measure/refusals.ts): ' ⚠ 1 trial
+ * refused' when a check refused a trial, ' ⚠ partial' when it stopped before its plan; else ''.
+ */
+export function figureMarks(r: TimingRecord): string {
+  const refused = refusedMark(refusedTrials(r.processes).length);
+  return `${refused ? ` ${refused}` : ''}${partialStop(r) !== undefined ? ` ${PARTIAL_MARK}` : ''}`;
+}
+
+/** The notes that explain the marks figureMarks put on any of `records`: each said once, under the table. */
+export function figureNotes(records: ReadonlyArray<TimingRecord | undefined>): RootContent[] {
+  const shown = records.filter((r): r is TimingRecord => r !== undefined);
+  return [
+    ...(shown.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : []),
+    ...(shown.some((r) => partialStop(r) !== undefined) ? [para(PARTIAL_NOTE)] : []),
+  ];
 }
 
 /** The project's noisy rule (src/measure/stats.ts), the one the run's progress lines apply. */
@@ -30,9 +44,9 @@ export const NOISY_MARK = '⚠ noisy';
  */
 export function spreadCell(r: TimingRecord): string {
   const spread = recordSpread(r);
-  if (spread === undefined) return `${r.trials?.length === 1 ? '— (one trial)' : '—'}${refusedSuffix(r)}`;
+  if (spread === undefined) return `${r.trials?.length === 1 ? '— (one trial)' : '—'}${figureMarks(r)}`;
   const cell = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell}${precisionCell(r)}${refusedSuffix(r)}`;
+  return `${cell}${precisionCell(r)}${figureMarks(r)}`;
 }
 
 /**

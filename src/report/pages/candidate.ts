@@ -20,8 +20,7 @@ import {
   type Section,
 } from '../md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
-import { REFUSED_NOTE } from '../../measure/refusals.js';
-import { isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, refusedSuffix, spreadCell } from '../spread.js';
+import { figureNotes, isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import {
   inInstanceOrder,
@@ -219,10 +218,8 @@ function performanceChart(c: CandidateView): RootContent[] {
 /** A hash's §4: one row per message length, with cycles per byte and MB/s (10^6 bytes per second). */
 function hashTiming(c: CandidateView): RootContent[] {
   let noisy = false;
-  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
-    refused ||= refusedSuffix(r) !== '';
     return [
       code(inst.label),
       messageCell(op),
@@ -256,7 +253,7 @@ function hashTiming(c: CandidateView): RootContent[] {
         ]
       : []),
     ...(noisy ? [para(NOISY_NOTE)] : []),
-    ...(refused ? [para(REFUSED_NOTE)] : []),
+    ...figureNotes(c.instances.flatMap((i) => c.operations.map((op) => i.records[op]))),
     ...performanceChart(c),
   ];
 }
@@ -264,10 +261,8 @@ function hashTiming(c: CandidateView): RootContent[] {
 const timing: CandidateSection = (_model, c) => {
   if (c.type === 'hash') return hashTiming(c);
   let noisy = false;
-  let refused = false;
   const rows = perTimedOperation(c, 8, (inst, op, r) => {
     noisy ||= isNoisy(recordSpread(r));
-    refused ||= refusedSuffix(r) !== '';
     return [
       code(inst.label),
       op,
@@ -284,7 +279,7 @@ const timing: CandidateSection = (_model, c) => {
     table(['instance', 'operation', 'mean cycles', 'mean time', 'ops/s', 'median trial', 'n (trials × iters)', 'trial spread'], rows),
     para("Trial spread: the slowest trial's time per call over the fastest's, from the record's trials. ", PRECISION_NOTE),
     ...(noisy ? [para(NOISY_NOTE)] : []),
-    ...(refused ? [para(REFUSED_NOTE)] : []),
+    ...figureNotes(c.instances.flatMap((i) => c.operations.map((op) => i.records[op]))),
     ...performanceChart(c),
   ];
 };

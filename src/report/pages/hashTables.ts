@@ -1,4 +1,4 @@
-import { refusedSuffix } from '../spread.js';
+import { figureMarks } from '../spread.js';
 import { instanceStatus } from '../../kat/status.js';
 import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { RootContent } from 'mdast';
@@ -81,7 +81,7 @@ function ratioCell(model: ReportModel, inst: InstanceView, bytes: number): strin
   const bits = digestBits(inst);
   const xof = bits !== undefined ? model.iccsBaseline?.instances.find((i) => i.label === xofLabelFor(bits)) : undefined;
   const base = xof?.records[hashOperation(bytes)];
-  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}×` : 'ratio –'})${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)} (${timed(base) ? `${pyFixed(r.mean_cycles / base.mean_cycles, 2)}×` : 'ratio –'})${figureMarks(r)}`;
 }
 
 const hashSection = (model: ReportModel): RootContent[] => {

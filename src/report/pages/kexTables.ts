@@ -1,4 +1,4 @@
-import { refusedSuffix } from '../spread.js';
+import { figureMarks } from '../spread.js';
 import { instanceStatus } from '../../kat/status.js';
 import { anyCt, CT_NOTE_MEANING, withCtNote } from './ct.js';
 import type { TimingRecord } from '../../evidence/types.js';
@@ -40,7 +40,7 @@ function exchangeCell(inst: InstanceView): string {
   if (!r && unreadableFile(inst, 'timing', 'exchange')) return unreadableCell('timing');
   if (!r || r.mean_cycles === undefined || !r.trials?.length) return r?.status === 'failed' ? 'failed' : '–';
   const p = inst.profiles.exchange;
-  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ''}${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)}${p ? ` (${formatShare(hashShares(p).hash)})` : ''}${figureMarks(r)}`;
 }
 
 /** The summary's Key exchange section, in the layout of the existing harness's summary. */

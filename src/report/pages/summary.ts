@@ -4,10 +4,9 @@ import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
 import { validationNotice } from './validation.js';
-import { REFUSED_NOTE } from '../../measure/refusals.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
 import { hashShares } from '../profile.js';
-import { isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread, refusedSuffix } from '../spread.js';
+import { figureMarks, figureNotes, isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
 import { anyCt, CT_NOTE_MEANING, ctNote } from './ct.js';
 import { hashSummarySections } from './hashTables.js';
@@ -49,7 +48,7 @@ function cyclesCell(inst: InstanceView, op: string): string {
   const share = p ? ` (${formatShare(hashShares(p).hash)})` : '';
   const n = r.measurements ?? 0;
   const spread = recordSpread(r);
-  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ''}${refusedSuffix(r)}`;
+  return `${formatCycles(r.mean_cycles)}${share}${n < GUIDE_MINIMUM ? ` ${formatN(n)}` : ''}${isNoisy(spread) ? ` ${NOISY_MARK} ${formatSpread(spread)}` : ''}${figureMarks(r)}`;
 }
 
 const title: SummarySection = (model) => {
@@ -131,13 +130,13 @@ const invalidCandidates: SummarySection = (model) => {
   ];
 };
 
-/** What the refused-trial mark means, once under the tables when any figure on the page carries it. */
-const refusedNote: SummarySection = (model) =>
-  [...model.candidates, ...(model.iccsBaseline ? [model.iccsBaseline] : [])].some((c) =>
-    c.instances.some((i) => Object.values(i.records).some((r) => r !== undefined && refusedSuffix(r) !== '')),
-  )
-    ? [para(REFUSED_NOTE)]
-    : [];
+/** What the marks of a figure whose measurement lacked something mean, once, when any figure on the page carries one. */
+const figureNotesOf: SummarySection = (model) =>
+  figureNotes(
+    [...model.candidates, ...(model.iccsBaseline ? [model.iccsBaseline] : [])].flatMap((c) =>
+      c.instances.flatMap((i) => Object.values(i.records)),
+    ),
+  );
 
 const SUMMARY_SECTIONS: readonly SummarySection[] = [
   title,
@@ -145,7 +144,7 @@ const SUMMARY_SECTIONS: readonly SummarySection[] = [
   categories,
   keyExchangeSummary,
   hashSummarySections,
-  refusedNote,
+  figureNotesOf,
   invalidCandidates,
 ];
 

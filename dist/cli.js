@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync37, readdirSync as readdirSync15, readFileSync as readFileSync24, statSync as statSync11 } from "node:fs";
+import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync24, statSync as statSync11 } from "node:fs";
 
 // src/util/scratch.ts
 import { chmodSync, lstatSync as lstatSync2, mkdtempSync, readdirSync as readdirSync2, rmSync as rmSync2 } from "node:fs";
@@ -10222,7 +10222,7 @@ function sweepScratch(parent = tmpdir()) {
 import { basename as basename14, dirname as dirname11, join as join42, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
-import { existsSync as existsSync24 } from "node:fs";
+import { existsSync as existsSync26 } from "node:fs";
 import { basename as basename11 } from "node:path";
 
 // src/compile/harnessTools.ts
@@ -35660,7 +35660,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/plan.ts
-import { join as join23, relative as relative11, resolve as resolve13 } from "node:path";
+import { join as join24, relative as relative11, resolve as resolve13 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve11 } from "node:path";
@@ -35756,14 +35756,93 @@ async function buildProfiled(req, flags, wanted) {
   return finish2(link3.exitCode === 0 && existsSync15(library), wrapped);
 }
 
+// src/evidence/dataset.ts
+import { existsSync as existsSync16, readdirSync as readdirSync9 } from "node:fs";
+import { join as join21 } from "node:path";
+
+// src/evidence/shapes.ts
+var object2 = external_exports.looseObject({});
+var objectShape = object2;
+var buildShape = external_exports.looseObject({
+  instances: external_exports.record(external_exports.string(), object2)
+});
+var trialShape = external_exports.looseObject({
+  measurements: external_exports.number(),
+  seconds: external_exports.number(),
+  cycles: external_exports.number()
+});
+var recordShape = external_exports.looseObject({
+  candidate: external_exports.string(),
+  label: external_exports.string(),
+  operation: external_exports.string(),
+  status: external_exports.string(),
+  trials: external_exports.array(trialShape).optional()
+});
+var profileShape = external_exports.looseObject({
+  candidate: external_exports.string(),
+  label: external_exports.string(),
+  operation: external_exports.string(),
+  status: external_exports.string()
+});
+function shapeProblem(schema, value) {
+  const result = schema.safeParse(value);
+  if (result.success) return void 0;
+  const issue2 = result.error.issues[0];
+  const where = issue2.path.length > 0 ? `${issue2.path.map(String).join(".")}: ` : "";
+  return `${where}${issue2.message.replace(/^Invalid input: /, "")}`;
+}
+
+// src/evidence/dataset.ts
+function parseJson(path, shape, unreadable) {
+  let value;
+  try {
+    value = readJson(path);
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    unreadable.push({ path, problem: e.problem });
+    return void 0;
+  }
+  const problem = shapeProblem(shape, value);
+  if (problem === void 0) return value;
+  unreadable.push({ path, problem: `not evidence of this kind: ${problem}` });
+  return void 0;
+}
+function jsonFilesUnder(dir) {
+  if (!existsSync16(dir)) return [];
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join21(e.parentPath, e.name)).sort();
+}
+function readAll(dir, shape, unreadable) {
+  return jsonFilesUnder(dir).flatMap((path) => {
+    const value = parseJson(path, shape, unreadable);
+    return value === void 0 ? [] : [{ path, value }];
+  });
+}
+function readBuildJson(path, shown4 = path) {
+  const value = readJson(path, shown4);
+  const problem = shapeProblem(buildShape, value);
+  if (problem !== void 0) throw new InputError(shown4, "", `not evidence of this kind: ${problem}`);
+  return value;
+}
+function loadDataset(systemDir) {
+  const unreadable = [];
+  const paths = evidencePaths(systemDir);
+  const campaign = existsSync16(paths.campaign) ? parseJson(paths.campaign, objectShape, unreadable) : void 0;
+  const build2 = (existsSync16(paths.build) ? parseJson(paths.build, buildShape, unreadable) : void 0) ?? { instances: {} };
+  const records = readAll(paths.recordsDir, recordShape, unreadable).map(({ path, value }) => ({ path, record: value }));
+  const profiles = readAll(paths.profileDir, profileShape, unreadable).map(({ path, value }) => ({ path, profile: value }));
+  const memory = readAll(paths.memoryDir, profileShape, unreadable).map(({ path, value }) => ({ path, memory: value }));
+  readAll(paths.surveyDir, objectShape, unreadable);
+  return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
+}
+
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync16, readFileSync as readFileSync13 } from "node:fs";
-import { join as join21, relative as relative10, resolve as resolve12 } from "node:path";
+import { existsSync as existsSync17, readFileSync as readFileSync13 } from "node:fs";
+import { join as join22, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve12(campaignRoot, configured);
-  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync16(path)) {
-    const yml = join21(campaignRoot, "ngcc-perf.yml");
+  if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync17(path)) {
+    const yml = join22(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -35773,7 +35852,7 @@ function externalSizesPath(campaignRoot, configured) {
   return path;
 }
 function readSemicolonCsv(path, columns) {
-  if (!existsSync16(path)) return [];
+  if (!existsSync17(path)) return [];
   let text3;
   try {
     text3 = readFileSync13(path, "utf8");
@@ -35854,9 +35933,12 @@ function readSizeCatalog(campaign) {
   return readExternalSizes(externalSizesPath(campaign.root, campaign.settings.catalogs.external_sizes));
 }
 
+// src/campaign/plan.ts
+import { existsSync as existsSync19 } from "node:fs";
+
 // src/ct/suppressions.ts
-import { existsSync as existsSync17 } from "node:fs";
-import { join as join22 } from "node:path";
+import { existsSync as existsSync18 } from "node:fs";
+import { join as join23 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -35889,8 +35971,8 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join22(candidateFolder, CT_SUPPRESSIONS_FILE);
-  if (!existsSync17(file2)) return [];
+  const file2 = join23(candidateFolder, CT_SUPPRESSIONS_FILE);
+  if (!existsSync18(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
 var sourceFunction = (name) => name.replace(/(\.(constprop|isra|part|cold|lto_priv)(\.\d+)?)+$/, "");
@@ -35951,7 +36033,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve13(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join23(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join24(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -35967,7 +36049,7 @@ function planRun(opts) {
   const phases = opts.campaignPhases ? withCampaignPhases(opts.phases, settings) : opts.phases;
   if (phases.has("ct")) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   try {
-    readJsonIfExists(paths.build);
+    if (existsSync19(paths.build)) readBuildJson(paths.build);
   } catch (e) {
     if (!isInputError(e)) throw e;
     throw new InputError(
@@ -36800,7 +36882,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
 }
 
 // src/campaign/stale.ts
-import { existsSync as existsSync18, rmSync as rmSync6 } from "node:fs";
+import { existsSync as existsSync20, rmSync as rmSync6 } from "node:fs";
 function dropStaleEvidence(unit, entry, paths, force) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
@@ -36813,7 +36895,7 @@ function dropStaleEvidence(unit, entry, paths, force) {
   ];
   let dropped = 0;
   for (const { file: file2, measuredOnly } of files) {
-    if (!existsSync18(file2)) continue;
+    if (!existsSync20(file2)) continue;
     const previous = readPrevious(file2, force);
     const otherLibrary = previous?.library_sha256 !== void 0 && previous.library_sha256 !== entry.library_sha256;
     if (otherLibrary || !entry.library || measuredOnly && notMeasured) {
@@ -36838,8 +36920,8 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync23, readFileSync as readFileSync16 } from "node:fs";
-import { join as join29 } from "node:path";
+import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
+import { join as join30 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -36860,25 +36942,25 @@ function affordableCalls(perCallSeconds, b, cap) {
 var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.min(wanted, affordableCalls(perCallSeconds, b, cap)));
 
 // src/ct/build.ts
-import { existsSync as existsSync19, mkdirSync as mkdirSync11 } from "node:fs";
-import { join as join24 } from "node:path";
+import { existsSync as existsSync21, mkdirSync as mkdirSync11 } from "node:fs";
+import { join as join25 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join24(req.outDir, variant.dir);
-  const objDir = join24(outDir, "obj");
+  const outDir = join25(req.outDir, variant.dir);
+  const objDir = join25(outDir, "obj");
   mkdirSync11(objDir, { recursive: true });
-  const library = join24(outDir, `lib${req.instance.label}.so`);
+  const library = join25(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join24(outDir, "ct-key.json");
+  const keyFile = join25(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
-  if (previous?.key === key && (!previous.ok || existsSync19(library) && sha256File(library) === previous.library_sha256))
+  if (previous?.key === key && (!previous.ok || existsSync21(library) && sha256File(library) === previous.library_sha256))
     return {
       ok: previous.ok,
       library,
@@ -36894,7 +36976,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join24(outDir, "build.log"), result.log);
+    writeFileAtomic(join25(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return { ...result, sourceRoots };
   };
@@ -36902,14 +36984,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join24(objDir, "ct_wrap.o");
+  const wrapObj = join25(objDir, "ct_wrap.o");
   const wrapArgv = [
     cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join24(nativeDir(), "ct_wrap.c"),
+    join25(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -36927,19 +37009,19 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
     wrapObj,
     ...plain.libs
   ]);
-  return finish2(link3.exitCode === 0 && existsSync19(library), wrapped);
+  return finish2(link3.exitCode === 0 && existsSync21(library), wrapped);
 }
 
 // src/ct/coverage.ts
-import { constants as constants4, copyFileSync, existsSync as existsSync20, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync9, rmSync as rmSync7 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join26, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
+import { constants as constants4, copyFileSync, existsSync as existsSync22, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync10, rmSync as rmSync7 } from "node:fs";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
 import { readFileSync as readFileSync15, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join25, relative as relative13, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join26, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
 function compilerMade(sourceLine2) {
@@ -36957,7 +37039,7 @@ var MAX_LINE_BYTES = 4096;
 var MAX_SOURCE_BYTES = 8 << 20;
 function sourceLine(roots, dir, file2, line) {
   if (!file2 || line < 1) return void 0;
-  const path = isAbsolute5(file2) ? file2 : dir ? join25(dir, file2) : void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join26(dir, file2) : void 0;
   if (!path) return void 0;
   try {
     const real = realpathSync6(path);
@@ -37214,11 +37296,11 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync9(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join26(scratch, f)).isFile());
+  const counters = readdirSync10(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join27(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join26(objDir, `${basename9(f, ".gcda")}.gcno`);
-    if (!existsSync20(notes)) continue;
-    const into = join26(scratch, basename9(notes));
+    const notes = join27(objDir, `${basename9(f, ".gcda")}.gcno`);
+    if (!existsSync22(notes)) continue;
+    const into = join27(scratch, basename9(notes));
     rmSync7(into, { force: true, recursive: true });
     copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
@@ -37421,8 +37503,8 @@ function withDivisions(ct2, sites2) {
 }
 
 // src/ct/divisionCheck.ts
-import { existsSync as existsSync21, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename10, join as join27 } from "node:path";
+import { existsSync as existsSync23, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename10, join as join28 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -37542,7 +37624,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync21(join27(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync23(join28(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -37561,7 +37643,7 @@ async function runDivisionCheck(req) {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join27(scratch, "division.gdb");
+    const script = join28(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37598,18 +37680,18 @@ async function runDivisionCheck(req) {
 
 // src/ct/tools.ts
 import { randomBytes as randomBytes5 } from "node:crypto";
-import { existsSync as existsSync22, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
-import { join as join28 } from "node:path";
+import { existsSync as existsSync24, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
+import { join as join29 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join28(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join28(dir, "sha256.json"));
-  if (existsSync22(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
+  const driver = join29(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join29(dir, "sha256.json"));
+  if (existsSync24(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes5(4).toString("hex")}`;
   mkdirSync13(staging, { recursive: true, mode: 448 });
-  const out = join28(staging, "ngcc_ct");
+  const out = join29(staging, "ngcc_ct");
   const r = await runProcess(
     [
       systemToolPath(HARNESS_CC),
@@ -37622,7 +37704,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join28(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join29(n, f)),
       "-ldl"
     ],
     {
@@ -37636,7 +37718,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join28(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join29(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync8(dir, { recursive: true, force: true });
   try {
     renameSync4(staging, dir);
@@ -37739,8 +37821,8 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join29(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync23(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
+  const suppressionsFile = join30(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsSha = existsSync25(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
   const searched = path_calls > calls ? path_calls : 0;
@@ -37778,7 +37860,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join29(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join30(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -37796,7 +37878,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join29(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join30(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -37878,7 +37960,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         operation,
         calls,
         timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
-        scratch: join29(cov.scratch, operation)
+        scratch: join30(cov.scratch, operation)
       })
     );
   };
@@ -38033,7 +38115,7 @@ async function runLocked(plan, opts, steps) {
       }
     );
   else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
-  if (!existsSync24(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
+  if (!existsSync26(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
     plan,
@@ -38237,11 +38319,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync28, readFileSync as readFileSync19 } from "node:fs";
+import { existsSync as existsSync29, readFileSync as readFileSync19 } from "node:fs";
 import { join as join32, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
-import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync27, readFileSync as readFileSync17 } from "node:fs";
 var CALIBRATION_SCHEMA = "ngcc-perf/pr-calibration/1";
 var VERDICTS = ["regression", "improvement", "unchanged", "inconclusive", "noisy", "new", "removed", "missing"];
 var MAX_REPEATS = 100;
@@ -38349,7 +38431,7 @@ function rowMdePct(row2) {
 }
 function readCalibration(systemDir) {
   const path = evidencePaths(systemDir).calibration;
-  if (!existsSync25(path)) return {};
+  if (!existsSync27(path)) return {};
   let json2;
   try {
     json2 = JSON.parse(readFileSync17(path, "utf8"));
@@ -38406,8 +38488,8 @@ function calibrationProblems(systemDir) {
 }
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync26, readdirSync as readdirSync10, readFileSync as readFileSync18 } from "node:fs";
-import { join as join30 } from "node:path";
+import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
+import { join as join31 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -38505,14 +38587,14 @@ function slowdownProblems(where, s, operations) {
 }
 function validateCtFiles(systemDir, build2) {
   const dir = evidencePaths(systemDir).ctDir;
-  if (!existsSync26(dir)) return [];
+  if (!existsSync28(dir)) return [];
   const problems = [];
-  for (const id of readdirSync10(dir, { withFileTypes: true })) {
+  for (const id of readdirSync11(dir, { withFileTypes: true })) {
     if (!id.isDirectory()) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync10(join30(dir, id.name))) {
+    for (const file2 of readdirSync11(join31(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -38520,7 +38602,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join30(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join31(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -38551,79 +38633,6 @@ function validateCtFiles(systemDir, build2) {
   return problems;
 }
 
-// src/evidence/dataset.ts
-import { existsSync as existsSync27, readdirSync as readdirSync11 } from "node:fs";
-import { join as join31 } from "node:path";
-
-// src/evidence/shapes.ts
-var object2 = external_exports.looseObject({});
-var objectShape = object2;
-var buildShape = external_exports.looseObject({
-  instances: external_exports.record(external_exports.string(), object2)
-});
-var trialShape = external_exports.looseObject({
-  measurements: external_exports.number(),
-  seconds: external_exports.number(),
-  cycles: external_exports.number()
-});
-var recordShape = external_exports.looseObject({
-  candidate: external_exports.string(),
-  label: external_exports.string(),
-  operation: external_exports.string(),
-  status: external_exports.string(),
-  trials: external_exports.array(trialShape).optional()
-});
-var profileShape = external_exports.looseObject({
-  candidate: external_exports.string(),
-  label: external_exports.string(),
-  operation: external_exports.string(),
-  status: external_exports.string()
-});
-function shapeProblem(schema, value) {
-  const result = schema.safeParse(value);
-  if (result.success) return void 0;
-  const issue2 = result.error.issues[0];
-  const where = issue2.path.length > 0 ? `${issue2.path.map(String).join(".")}: ` : "";
-  return `${where}${issue2.message.replace(/^Invalid input: /, "")}`;
-}
-
-// src/evidence/dataset.ts
-function parseJson(path, shape, unreadable) {
-  let value;
-  try {
-    value = readJson(path);
-  } catch (e) {
-    if (!isInputError(e)) throw e;
-    unreadable.push({ path, problem: e.problem });
-    return void 0;
-  }
-  const problem = shapeProblem(shape, value);
-  if (problem === void 0) return value;
-  unreadable.push({ path, problem: `not evidence of this kind: ${problem}` });
-  return void 0;
-}
-function jsonFilesUnder(dir) {
-  if (!existsSync27(dir)) return [];
-  return readdirSync11(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join31(e.parentPath, e.name)).sort();
-}
-function readAll(dir, shape, unreadable) {
-  return jsonFilesUnder(dir).flatMap((path) => {
-    const value = parseJson(path, shape, unreadable);
-    return value === void 0 ? [] : [{ path, value }];
-  });
-}
-function loadDataset(systemDir) {
-  const unreadable = [];
-  const paths = evidencePaths(systemDir);
-  const campaign = existsSync27(paths.campaign) ? parseJson(paths.campaign, objectShape, unreadable) : void 0;
-  const build2 = (existsSync27(paths.build) ? parseJson(paths.build, buildShape, unreadable) : void 0) ?? { instances: {} };
-  const records = readAll(paths.recordsDir, recordShape, unreadable).map(({ path, value }) => ({ path, record: value }));
-  const profiles = readAll(paths.profileDir, profileShape, unreadable).map(({ path, value }) => ({ path, profile: value }));
-  const memory = readAll(paths.memoryDir, profileShape, unreadable).map(({ path, value }) => ({ path, memory: value }));
-  readAll(paths.surveyDir, objectShape, unreadable);
-  return { systemDir, campaign, build: build2, records, profiles, memory, unreadable };
-}
-
 // src/evidence/validate.ts
 var REL_TOLERANCE = 1e-9;
 var SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -38643,10 +38652,10 @@ function close(a, b) {
 function validateDataset(systemDir, loaded) {
   const problems = [];
   const rel = (p) => relative14(systemDir, p) || p;
-  if (!existsSync28(systemDir)) return [`${systemDir}: no such folder`];
+  if (!existsSync29(systemDir)) return [`${systemDir}: no such folder`];
   const ds = loaded ?? loadDataset(systemDir);
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
-  if (!existsSync28(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
+  if (!existsSync29(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   for (const f of leftoverTempFiles(systemDir).filter((rel2) => !processAlive(Number(ATOMIC_TEMP.exec(rel2)[1]))))
     problems.push(`${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
@@ -38661,7 +38670,7 @@ function validateDataset(systemDir, loaded) {
       continue;
     }
     const logPath = join32(systemDir, e.kat_log);
-    if (!existsSync28(logPath)) {
+    if (!existsSync29(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
@@ -39068,7 +39077,7 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync29, statSync as statSync9 } from "node:fs";
+import { existsSync as existsSync30, statSync as statSync9 } from "node:fs";
 import { dirname as dirname8, resolve as resolve16 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
@@ -39113,7 +39122,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve16(path);
-  while (!existsSync29(p) && dirname8(p) !== p) p = dirname8(p);
+  while (!existsSync30(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync9(p).isDirectory())
     throw fail(
       where,
@@ -39175,7 +39184,7 @@ import { mkdirSync as mkdirSync14 } from "node:fs";
 import { join as join35 } from "node:path";
 
 // src/compare/compare.ts
-import { existsSync as existsSync31 } from "node:fs";
+import { existsSync as existsSync32 } from "node:fs";
 import { join as join34, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -39216,15 +39225,15 @@ function sizeVerdict(item, catalog, api, basis) {
 }
 
 // src/evidence/ct.ts
-import { existsSync as existsSync30, readdirSync as readdirSync12 } from "node:fs";
+import { existsSync as existsSync31, readdirSync as readdirSync12 } from "node:fs";
 import { join as join33 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync30(dir)) return { files, unreadable };
+  if (!existsSync31(dir)) return { files, unreadable };
   for (const candidate of readdirSync12(dir).sort()) {
-    if (!existsSync30(join33(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    if (!existsSync31(join33(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
     for (const name of readdirSync12(join33(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
@@ -39497,7 +39506,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dir, system2, role) {
-  if (!existsSync31(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  if (!existsSync32(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -39664,7 +39673,7 @@ function compareEvidence(opts) {
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
-  const history2 = historyByKey(dirs.history.filter((d) => existsSync31(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
+  const history2 = historyByKey(dirs.history.filter((d) => existsSync32(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -39868,7 +39877,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/history.ts
-import { existsSync as existsSync32 } from "node:fs";
+import { existsSync as existsSync33 } from "node:fs";
 import { isAbsolute as isAbsolute7, relative as relative16 } from "node:path";
 
 // src/compare/changePoints.ts
@@ -44978,8 +44987,8 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
-  if (!existsSync32(input2.dir)) return "no such folder";
-  if (!existsSync32(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  if (!existsSync33(input2.dir)) return "no such folder";
+  if (!existsSync33(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
   let ds;
   try {
     ds = loadDataset(input2.dir);
@@ -45152,7 +45161,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync33, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
 import { basename as basename12, dirname as dirname9, join as join37, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
@@ -45271,7 +45280,7 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync33(join37(systemDir, path))) return {};
+  if (!path || !existsSync34(join37(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync20(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -45302,7 +45311,7 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync33(surveyDir)) return surveys;
+  if (!existsSync34(surveyDir)) return surveys;
   for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
@@ -45326,12 +45335,12 @@ function trendsOf(systemDir, system2, history2) {
 }
 function systemsIn(dataDir) {
   const found = [];
-  for (const name of existsSync33(dataDir) ? readdirSync13(dataDir).sort() : []) {
+  for (const name of existsSync34(dataDir) ? readdirSync13(dataDir).sort() : []) {
     const paths = evidencePaths(join37(dataDir, name));
-    if (!existsSync33(paths.campaign)) continue;
+    if (!existsSync34(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync33(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync34(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -45355,7 +45364,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync33(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync34(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
@@ -45366,7 +45375,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync33(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync34(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -46163,7 +46172,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync34, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -46183,14 +46192,14 @@ function readFolder(dir, shown4, shard) {
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
   const buildPath = join38(dir, BUILD_FILE);
-  if (existsSync34(buildPath)) {
+  if (existsSync35(buildPath)) {
     folder.build = parseJsonFile(buildPath, join38(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join38(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync34(join38(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join38(dir, CAMPAIGN_FILE), join38(shown4, CAMPAIGN_FILE));
+  if (existsSync35(join38(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join38(dir, CAMPAIGN_FILE), join38(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -46226,7 +46235,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync34(join38(shard.dir, tail))) return entry;
+  if (!existsSync35(join38(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -46264,12 +46273,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve17(into);
   for (const p of parts) {
     const abs = resolve17(p);
-    if (!existsSync34(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync35(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep5}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync34(out);
+  const existed = existsSync35(out);
   if (existed && !statSync10(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -46338,7 +46347,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join38(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join38(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync34(join38(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync35(join38(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -46373,7 +46382,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync35, readFileSync as readFileSync22 } from "node:fs";
+import { existsSync as existsSync36, readFileSync as readFileSync22 } from "node:fs";
 import { join as join39 } from "node:path";
 
 // src/report/pages/validation.ts
@@ -47762,7 +47771,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join39(outDir, path);
-    return !existsSync35(file2) || readFileSync22(file2, "utf8") !== text3;
+    return !existsSync36(file2) || readFileSync22(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -47853,14 +47862,14 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync36, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join41 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
     const base = join41(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync36(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync14(base).sort().filter((scheme) => existsSync36(join41(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    if (!existsSync37(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync14(base).sort().filter((scheme) => existsSync37(join41(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
@@ -48125,9 +48134,9 @@ async function cmdCalibrate(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve19(arg);
-  if (!existsSync37(dir)) throw new InputError(arg, "", "no such folder");
-  if (!existsSync37(evidencePaths(dir).build) && !existsSync37(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync37(evidencePaths(join42(dir, e.name)).build)).map((e) => join42(arg, e.name));
+  if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join42(dir, e.name)).build)).map((e) => join42(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -48166,15 +48175,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync37(join42(d, values.system)))
+    if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync38(join42(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join42(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync37(values.campaign))
+  if (values.campaign !== void 0 && !existsSync38(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -48198,7 +48207,7 @@ function cmdReport(args) {
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
-  for (const d of history2 ?? []) if (!existsSync37(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+  for (const d of history2 ?? []) if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
   const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve19(values.out), resolve19(d)).split(sep6).join("/") }));
   const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
@@ -48233,7 +48242,7 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync37(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync38(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync24(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
@@ -48263,7 +48272,7 @@ function cmdKatManifest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
-  const build2 = readJson(evidencePaths(systemDir).build);
+  const build2 = readBuildJson(evidencePaths(systemDir).build);
   const generated = [];
   for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);
@@ -48276,7 +48285,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join42(systemDir, e.kat_file);
-    if (!existsSync37(katPath))
+    if (!existsSync38(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync24(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -48319,7 +48328,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join42(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
-  const before = existsSync37(target) ? readFileSync24(target, "utf8") : "";
+  const before = existsSync38(target) ? readFileSync24(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -48337,7 +48346,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync37(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join42(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join42(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -48379,7 +48388,7 @@ async function cmdIccsBaseline(args) {
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join42(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync37(values.campaign))
+  if (values.campaign !== void 0 && !existsSync38(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -48408,10 +48417,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join42(root3, "examples", "campaign");
   const pqclean = join42(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync37(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync38(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync37(join42(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join42(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -48445,17 +48454,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync37(out) && readdirSync15(out).length > 0)
+  if (existsSync38(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
   const pqclean = resolve19(values.pqclean ?? join42(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync37(pqclean))
+  if (!existsSync38(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
   const digestsFile = values.digests ?? join42(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync37(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  if (!existsSync38(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { makeScratch, removeScratch } from './util/scratch.js';
-import { diskFullError, readJson, writeFileAtomic } from './util/fsx.js';
+import { diskFullError, writeFileAtomic } from './util/fsx.js';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import {
   katShown,
@@ -53,7 +53,8 @@ import { compareFails, parseFailOn } from './compare/failOn.js';
 import { renderComparison } from './compare/markdown.js';
 import { mergeShardFolders } from './evidence/merge.js';
 import { differingPages, renderPages, writePages } from './report/render.js';
-import type { BuildEntry, BuildJson } from './evidence/types.js';
+import type { BuildEntry } from './evidence/types.js';
+import { readBuildJson } from './evidence/dataset.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';
 
@@ -434,7 +435,7 @@ function cmdKatManifest(args: string[]): number {
   if (records !== undefined && !Number.isInteger(records))
     throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
   if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
-  const build = readJson<BuildJson>(evidencePaths(systemDir).build);
+  const build = readBuildJson(evidencePaths(systemDir).build);
   const generated: GeneratedLine[] = [];
   for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
     const key = instanceKey(id, e.label);

@@ -70,6 +70,25 @@ describe('evidence of the wrong shape', () => {
   });
 });
 
+describe('a build.json of the wrong shape read alone', () => {
+  it('stops run and kat-manifest with exit 2, naming the field, before anything is built', async () => {
+    const data = tempDir();
+    mkdirSync(join(data, 's'));
+    writeFileSync(join(data, 's', 'build.json'), '{"instances": null}');
+    const run = await runCli(['run', fixtureCampaign(['kem-1'], QUICK), '--system', 's', '--out', data, '--only', '^kem-1/good$']);
+    expect(run.code).toBe(2);
+    expect(run.err).toEqual([
+      `error: ${join(data, 's', 'build.json')}: not evidence of this kind: instances: expected record, received null; restore it (e.g. from git) or delete it, after which every instance is rebuilt and KAT-checked again`,
+    ]);
+    expect(readdirSync(join(data, 's'))).toEqual(['build.json']);
+    const manifest = await runCli(['kat-manifest', join(data, 's'), 'kem-1']);
+    expect(manifest.code).toBe(2);
+    expect(manifest.err).toEqual([
+      `error: ${join(data, 's', 'build.json')}: not evidence of this kind: instances: expected record, received null`,
+    ]);
+  });
+});
+
 describe('evidence that reads but does not validate', () => {
   it('a hand-edited mean is drawn with a warning, on the page and in the comparison, where validate refuses it', async () => {
     const good = evidence();

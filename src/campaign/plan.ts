@@ -12,9 +12,9 @@ import { defaultCpu } from '../env/host.js';
 import { InputError, isInputError } from '../errors.js';
 import { systemCompiler } from '../env/toolchain.js';
 import { evidencePaths, instanceKey, type EvidencePaths } from '../evidence/layout.js';
-import type { BuildJson } from '../evidence/types.js';
+import { readBuildJson } from '../evidence/dataset.js';
 import { externalSizesPath } from '../catalogs/catalogs.js';
-import { readJsonIfExists } from '../util/fsx.js';
+import { existsSync } from 'node:fs';
 import type { Progress } from './progress.js';
 import { shardByCost } from './forecast.js';
 import { loadCtSuppressions } from '../ct/suppressions.js';
@@ -244,7 +244,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
   if (phases.has('ct')) for (const c of campaign.candidates) loadCtSuppressions(c.folder, ctSuppressionsShown(c.id));
   // build.json holds every instance's state: a broken one is not replaced silently, even with --force.
   try {
-    readJsonIfExists<BuildJson>(paths.build);
+    if (existsSync(paths.build)) readBuildJson(paths.build);
   } catch (e) {
     if (!isInputError(e)) throw e;
     throw new InputError(

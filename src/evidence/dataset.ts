@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { isInputError } from '../errors.js';
+import { InputError, isInputError } from '../errors.js';
 import { readJson } from '../util/fsx.js';
 import type { z } from 'zod';
 import { evidencePaths } from './layout.js';
@@ -52,6 +52,14 @@ function readAll<T>(dir: string, shape: z.ZodType, unreadable: Dataset['unreadab
     const value = parseJson<T>(path, shape, unreadable);
     return value === undefined ? [] : [{ path, value }];
   });
+}
+
+/** A build.json read alone (a run's start, kat-manifest): one of the wrong shape is an input error naming the field. */
+export function readBuildJson(path: string, shown = path): BuildJson {
+  const value = readJson<unknown>(path, shown);
+  const problem = shapeProblem(buildShape, value);
+  if (problem !== undefined) throw new InputError(shown, '', `not evidence of this kind: ${problem}`);
+  return value as BuildJson;
 }
 
 export function loadDataset(systemDir: string): Dataset {

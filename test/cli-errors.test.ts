@@ -432,6 +432,17 @@ describe('the driver cache root', () => {
     delete process.env.NGCC_CACHE_DIR;
   });
 
+  /** A one-instance run with NGCC_CACHE_DIR set to `root`: its exit, its one error line, and whether the evidence folder was made. */
+  async function runWithCacheRoot(root: string) {
+    process.env.NGCC_CACHE_DIR = root;
+    const out = unwritten();
+    const r = await cliError(['run', fixtureCampaign(['kem-1'], QUICK), '--system', 's', '--out', out, '--only', '^kem-1/good$']);
+    return { ...r, wrote: existsSync(out) };
+  }
+
+  const refusal = (root: string, why: string) =>
+    `error: ${root}: the driver cache must be a folder of this user that only it may write, but ${why}: remove it, or set NGCC_CACHE_DIR to such a folder`;
+
   it('that others may write, or that is a link, stops the run as an input error (exit 2) naming it', async () => {
     const open = join(tempDir(), 'open');
     mkdirSync(open, { mode: 0o777 });
@@ -442,25 +453,8 @@ describe('the driver cache root', () => {
     for (const [root, why] of [
       [open, 'others may write it (mode 777)'],
       [linked, 'not a folder (a link or a file)'],
-    ] as const) {
-      process.env.NGCC_CACHE_DIR = root;
-      const out = unwritten();
-      const { code, error } = await cliError([
-        'run',
-        fixtureCampaign(['kem-1'], QUICK),
-        '--system',
-        's',
-        '--out',
-        out,
-        '--only',
-        '^kem-1/good$',
-      ]);
-      expect(code, root).toBe(2);
-      expect(existsSync(out), root).toBe(false);
-      expect(error).toBe(
-        `error: ${root}: the driver cache must be a folder of this user that only it may write, but ${why}: remove it, or set NGCC_CACHE_DIR to such a folder`,
-      );
-    }
+    ] as const)
+      expect(await runWithCacheRoot(root), root).toEqual({ code: 2, error: refusal(root, why), wrote: false });
   });
 
   it('that belongs to another user stops the run the same way', async () => {
@@ -474,22 +468,10 @@ describe('the driver cache root', () => {
     }
     const owner = lstatSync(root).uid;
     expect(owner).not.toBe(uid);
-    process.env.NGCC_CACHE_DIR = root;
-    const out = unwritten();
-    const { code, error } = await cliError([
-      'run',
-      fixtureCampaign(['kem-1'], QUICK),
-      '--system',
-      's',
-      '--out',
-      out,
-      '--only',
-      '^kem-1/good$',
-    ]);
-    expect(code).toBe(2);
-    expect(existsSync(out)).toBe(false);
-    expect(error).toBe(
-      `error: ${root}: the driver cache must be a folder of this user that only it may write, but owned by uid ${owner}, not this user (${uid}): remove it, or set NGCC_CACHE_DIR to such a folder`,
-    );
+    expect(await runWithCacheRoot(root)).toEqual({
+      code: 2,
+      error: refusal(root, `owned by uid ${owner}, not this user (${uid})`),
+      wrote: false,
+    });
   });
 });

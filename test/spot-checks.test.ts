@@ -282,7 +282,7 @@ say $'END\\t0'
     chmodSync(file, 0o755);
     return file;
   };
-  const trial = (driver: string) =>
+  const trial = (driver: string, extra: Partial<TrialRequest> = {}) =>
     runTrial({
       driver,
       library: '/nonexistent.so',
@@ -295,6 +295,7 @@ say $'END\\t0'
       timeoutMs: 20_000,
       sandbox: 'none',
       counterHz: 1e9,
+      ...extra,
     });
 
   it('rejects cycles that leave out CPU time the kernel charged', async () => {
@@ -334,20 +335,7 @@ say $'END\\t0'
   it("holds no calibration to the kernel's view: its call, or few, only size the plan", async () => {
     const forged = standIn('calibration-forged-low', 'busy', 1000);
     expect((await trial(forged)).status).toBe('failed');
-    const p = await runTrial({
-      driver: forged,
-      library: '/nonexistent.so',
-      type: 'kem',
-      operation: 'keygen',
-      iterations: 100,
-      warmups: 1,
-      cpu: -1,
-      rng: 'iccs-drng',
-      timeoutMs: 20_000,
-      sandbox: 'none',
-      counterHz: 1e9,
-      calibration: true,
-    });
+    const p = await trial(forged, { calibration: true });
     expect([p.status, p.failure]).toEqual(['complete', undefined]);
   });
 

@@ -34665,6 +34665,10 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
       invalid2.push({ id: name, problem: e.message });
     }
   }
+  checkCampaignSize(root3, candidates2);
+  return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
+}
+function checkCampaignSize(root3, candidates2) {
   const instances = candidates2.reduce((n, c) => n + c.instances.length, 0);
   if (instances > MAX_CAMPAIGN_INSTANCES)
     throw new InputError(
@@ -34672,7 +34676,6 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
       "",
       `${instances} instances: a campaign holds at most ${MAX_CAMPAIGN_INSTANCES} (docs/campaign.md#limits); split it into several campaigns`
     );
-  return { root: root3, settings, candidates: candidates2, invalid: invalid2 };
 }
 function confinedFolder(folder, roots, display) {
   const real = realpathSync5(folder);
@@ -38084,6 +38087,10 @@ function sideProgress(progress, side2) {
   }, tick: (m) => note(`${side2}: ${m}`), note: (m) => note(`${side2}: ${m}`), done: () => {
   } };
 }
+function removeUnfinishedWrites(plan, progress) {
+  const leftover = leftoverTempFiles(plan.systemDir, true);
+  if (leftover.length > 0) progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(", ")}`);
+}
 async function runLocked(plan, opts, steps) {
   let counter;
   const costs = [];
@@ -38098,8 +38105,7 @@ async function runLocked(plan, opts, steps) {
     },
     onProcessCost: (c) => void costs.push(c)
   };
-  const leftover = leftoverTempFiles(plan.systemDir, true);
-  if (leftover.length > 0) run.progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(", ")}`);
+  removeUnfinishedWrites(plan, opts.progress);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
@@ -38657,9 +38663,7 @@ function validateDataset(systemDir, loaded) {
   for (const u of ds.unreadable) problems.push(`${rel(u.path)}: ${u.problem}`);
   if (!existsSync29(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
-  for (const f of leftoverTempFiles(systemDir).filter((rel2) => !processAlive(Number(ATOMIC_TEMP.exec(rel2)[1]))))
-    problems.push(`${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
-  problems.push(...calibrationProblems(systemDir));
+  problems.push(...unfinishedWrites(systemDir), ...calibrationProblems(systemDir));
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
     const checked = e.kat !== void 0;
@@ -38792,6 +38796,9 @@ function processFacts(where, r) {
       problems.push(`${where}: sizes.${k} ${sizes2[k]} != ${printed} printed by its process`);
   }
   return problems;
+}
+function unfinishedWrites(systemDir) {
+  return leftoverTempFiles(systemDir).filter((rel) => !processAlive(Number(ATOMIC_TEMP.exec(rel)[1]))).map((f) => `${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
 }
 function refusalProblems(where, r) {
   const problems = [];
@@ -45352,6 +45359,10 @@ function systemsOf(systemDir, self) {
   const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
   return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
+function validationBeyond(systemDir, ds, unreadable) {
+  if (unreadable.some((u) => u.path === BUILD_FILE)) return [];
+  return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
+}
 function loadReportModel(systemDir, campaignDir, history2) {
   const ds = loadDataset(systemDir);
   const paths = evidencePaths(systemDir);
@@ -45449,8 +45460,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
     unreadable,
-    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
-    validation: unreadable.some((u) => u.path === BUILD_FILE) ? [] : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
+    validation: validationBeyond(systemDir, ds, unreadable),
     ...calibration.calibration ? { calibration: calibration.calibration } : {},
     ...history2 ? trendsOf(systemDir, system2, history2) : {}
   };

@@ -84,6 +84,12 @@ function sideProgress(progress: Progress | undefined, side: string): Progress | 
   return { start: () => {}, tick: (m) => note(`${side}: ${m}`), note: (m) => note(`${side}: ${m}`), done: () => {} };
 }
 
+/** Under the lock, a temporary file in the evidence is a write that never finished (a kill, a full disk): gone, and said. */
+function removeUnfinishedWrites(plan: RunPlan, progress: Progress | undefined): void {
+  const leftover = leftoverTempFiles(plan.systemDir, true);
+  if (leftover.length > 0) progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(', ')}`);
+}
+
 async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[]): Promise<CampaignSummary> {
   let counter: string | undefined;
   const costs: ProcessCost[] = [];
@@ -98,9 +104,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     },
     onProcessCost: (c) => void costs.push(c),
   };
-  // The lock is ours: a temporary file here is a write that never finished (a kill, a full disk).
-  const leftover = leftoverTempFiles(plan.systemDir, true);
-  if (leftover.length > 0) run.progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(', ')}`);
+  removeUnfinishedWrites(plan, opts.progress);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   // Written after every hold: a run killed midway still says where it pinned what.

@@ -121,6 +121,12 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
       invalid.push({ id: name, problem: e.message });
     }
   }
+  checkCampaignSize(root, candidates);
+  return { root, settings, candidates, invalid };
+}
+
+/** A campaign of more instances than MAX_CAMPAIGN_INSTANCES is refused whole, before anything runs. */
+function checkCampaignSize(root: string, candidates: readonly Candidate[]): void {
   const instances = candidates.reduce((n, c) => n + c.instances.length, 0);
   if (instances > MAX_CAMPAIGN_INSTANCES)
     throw new InputError(
@@ -128,7 +134,6 @@ export function loadCampaign(root: string, { candidatesRequired = true, checkSou
       '',
       `${instances} instances: a campaign holds at most ${MAX_CAMPAIGN_INSTANCES} (docs/campaign.md#limits); split it into several campaigns`,
     );
-  return { root, settings, candidates, invalid };
 }
 
 /** A candidate folder that is a link to somewhere else would show the build what it points to. */

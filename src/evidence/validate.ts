@@ -52,10 +52,7 @@ export function validateDataset(systemDir: string, loaded?: Dataset): string[] {
   if (!existsSync(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   // A link would make readers and publishers copy whatever it points to.
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
-  // A write still going on names a live process; one whose process is gone never finished.
-  for (const f of leftoverTempFiles(systemDir).filter((rel) => !processAlive(Number(ATOMIC_TEMP.exec(rel)![1]))))
-    problems.push(`${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
-  problems.push(...calibrationProblems(systemDir));
+  problems.push(...unfinishedWrites(systemDir), ...calibrationProblems(systemDir));
 
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
@@ -209,6 +206,13 @@ function processFacts(where: string, r: TimingRecord): string[] {
       problems.push(`${where}: sizes.${k} ${sizes[k]} != ${printed} printed by its process`);
   }
   return problems;
+}
+
+/** Temporary files of writes that never finished: one still going on names a live process; one whose process is gone never finished. */
+function unfinishedWrites(systemDir: string): string[] {
+  return leftoverTempFiles(systemDir)
+    .filter((rel) => !processAlive(Number(ATOMIC_TEMP.exec(rel)![1])))
+    .map((f) => `${f}: the temporary file of a write that never finished (a run killed, or a full disk); the next run removes it`);
 }
 
 /**

@@ -7,7 +7,7 @@ import { loadCampaign } from '../config/campaign.js';
 import { settingsSchema } from '../config/schemas.js';
 import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
-import { loadDataset } from '../evidence/dataset.js';
+import { type Dataset, loadDataset } from '../evidence/dataset.js';
 import { validateDataset } from '../evidence/validate.js';
 import {
   BUILD_FILE,
@@ -139,6 +139,15 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
  * the campaign folder (names, links and the curated catalogs beside the candidates). All reading
  * happens here: rendering the model is pure.
  */
+/**
+ * What validate finds wrong beyond the unreadable files the pages already name. With build.json
+ * unreadable every record's check fails with it: the unreadable file says enough.
+ */
+function validationBeyond(systemDir: string, ds: Dataset, unreadable: ReadonlyArray<{ path: string }>): string[] {
+  if (unreadable.some((u) => u.path === BUILD_FILE)) return [];
+  return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
+}
+
 export function loadReportModel(
   systemDir: string,
   campaignDir?: string,
@@ -247,10 +256,7 @@ export function loadReportModel(
     sizes: campaignDir ? readSizeCatalog({ root, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system, arch: archName(environment).display, candidates: candidates.length }),
     unreadable,
-    // With build.json unreadable every record's check fails with it: the unreadable file says enough.
-    validation: unreadable.some((u) => u.path === BUILD_FILE)
-      ? []
-      : validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `))),
+    validation: validationBeyond(systemDir, ds, unreadable),
     ...(calibration.calibration ? { calibration: calibration.calibration } : {}),
     ...(history ? trendsOf(systemDir, system, history) : {}),
   };

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync24, statSync as statSync11 } from "node:fs";
+import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync25, statSync as statSync11 } from "node:fs";
 
 // src/util/scratch.ts
 import { chmodSync, lstatSync as lstatSync2, mkdtempSync, readdirSync as readdirSync2, rmSync as rmSync2 } from "node:fs";
@@ -12297,7 +12297,7 @@ var PARTIAL_MARK = "\u26A0 partial";
 var PARTIAL_NOTE = "\u26A0 partial: a later trial of this measurement failed, so the figure is of the trials before it, fewer than planned; the record\u2019s failure says why.";
 
 // src/measure/decInputs.ts
-import { lstatSync as lstatSync5, mkdirSync as mkdirSync5, renameSync as renameSync3 } from "node:fs";
+import { closeSync as closeSync3, lstatSync as lstatSync5, mkdirSync as mkdirSync5, openSync as openSync3, readFileSync as readFileSync7, renameSync as renameSync3, writeSync as writeSync2 } from "node:fs";
 import { join as join9 } from "node:path";
 import { randomBytes as randomBytes3 } from "node:crypto";
 var MOST_PATH_CHARS = 250;
@@ -12312,40 +12312,38 @@ async function makeDecInputs(req) {
     dispose();
     return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
   }
+  const fail2 = (why) => {
+    dispose();
+    return why;
+  };
+  const maker = req.truthLibrary ?? req.library;
+  const keys = await runKeysJob(req, maker, join9(root3, "keys"));
+  if (typeof keys === "string") return fail2(keys);
   const seed = randomBytes3(48).toString("hex");
-  const job = ["inputs", "kem", "dec", String(req.iterations), String(req.warmups), String(req.cpu), req.rng, "0", seed, madeDir];
-  const { run, output: output2, rejected } = await runDriver([req.driver, req.library], job, {
+  const job = ["inputs", "kem", "dec", String(req.iterations), String(req.warmups), String(req.cpu), req.rng, "0", seed, madeDir, keys.pk];
+  const { run, output: output2, rejected } = await runDriver([req.driver, maker], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [madeDir] }
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, maker, keys.pk], writable: [madeDir] }
   });
-  const fail2 = (why) => {
-    dispose();
-    return `the inputs job ${why}`;
-  };
-  if (rejected) return fail2(`did not finish: ${rejected.reason}`);
+  if (rejected) return fail2(`the inputs job did not finish: ${rejected.reason}`);
   if (run.exitCode !== 0 || output2.status !== "complete")
-    return fail2(`failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`);
+    return fail2(`the inputs job failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`);
   const transcript = transcriptOf(output2.lines);
-  if (!transcript) return fail2("gave no transcript");
-  const [sk, ct2, warm] = [Number(output2.meta.sk_bytes), Number(output2.meta.ct_bytes), Number(output2.meta.warmup_ciphertexts)];
+  if (!transcript) return fail2("the inputs job gave no transcript");
+  const [ct2, warm] = [Number(output2.meta.ct_bytes), Number(output2.meta.warmup_ciphertexts)];
+  if (Number(output2.meta.sk_bytes) !== keys.sk.length)
+    return fail2(`the inputs job's secret key of ${output2.meta.sk_bytes ?? "no"} bytes is not the keys job's ${keys.sk.length}`);
   if (!Number.isSafeInteger(warm) || warm < 0 || warm > req.warmups)
-    return fail2(`reported ${output2.meta.warmup_ciphertexts ?? "no"} warm-up ciphertexts for ${req.warmups} warm-up calls`);
+    return fail2(`the inputs job reported ${output2.meta.warmup_ciphertexts ?? "no"} warm-up ciphertexts for ${req.warmups} warm-up calls`);
   const files = [
     { name: "warmup.bin", calls: warm },
     { name: "inputs.bin", calls: req.iterations }
   ];
   for (const { name, calls } of files) {
-    const bytes2 = sk + calls * ct2;
-    let st;
-    try {
-      st = lstatSync5(join9(madeDir, name));
-    } catch {
-      return fail2(`wrote no ${name}`);
-    }
-    if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
-      return fail2(`wrote a ${name} that is not a file of ${bytes2} bytes (a secret key of ${sk}, ${calls} ciphertexts of ${ct2})`);
+    const wrong = putSecretKey(join9(madeDir, name), keys.sk, calls, ct2);
+    if (wrong) return fail2(`the inputs job ${wrong}`);
   }
   const placed = /* @__PURE__ */ new Set();
   let placeFailure;
@@ -12367,9 +12365,55 @@ async function makeDecInputs(req) {
     place: placer("inputs.bin"),
     placeFailure: () => placeFailure,
     transcript,
-    wall_s: run.wallSeconds,
+    wall_s: keys.wall_s + run.wallSeconds,
     dispose
   };
+}
+async function runKeysJob(req, library, dir) {
+  mkdirSync5(dir);
+  const job = ["keys", "kem", "dec", "1", "0", String(req.cpu), req.rng, "0", dir];
+  const { run, output: output2, rejected } = await runDriver([req.driver, library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, library], writable: [dir] }
+  });
+  if (rejected) return `the keys job did not finish: ${rejected.reason}`;
+  if (run.exitCode !== 0 || output2.status !== "complete")
+    return `the keys job failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`;
+  const [pkBytes, skBytes] = [Number(output2.meta.pk_bytes), Number(output2.meta.sk_bytes)];
+  const read2 = (name, bytes2) => {
+    const path = join9(dir, name);
+    const st = lstatSafe(path);
+    if (!st?.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2) return `the keys job wrote no ${name} of ${bytes2} bytes`;
+    return readFileSync7(path);
+  };
+  const [pk, sk] = [read2("pk.bin", pkBytes), read2("sk.bin", skBytes)];
+  if (typeof pk === "string") return pk;
+  if (typeof sk === "string") return sk;
+  return { pk: join9(dir, "pk.bin"), sk, wall_s: run.wallSeconds };
+}
+function lstatSafe(path) {
+  try {
+    return lstatSync5(path);
+  } catch {
+    return void 0;
+  }
+}
+function putSecretKey(path, sk, calls, ct2) {
+  const bytes2 = sk.length + calls * ct2;
+  const st = lstatSafe(path);
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  if (!st) return `wrote no ${name}`;
+  if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
+    return `wrote a ${name} that is not a file of ${bytes2} bytes (a secret key of ${sk.length}, ${calls} ciphertexts of ${ct2})`;
+  const fd = openSync3(path, "r+");
+  try {
+    writeSync2(fd, sk, 0, sk.length, 0);
+  } finally {
+    closeSync3(fd);
+  }
+  return void 0;
 }
 function checkAgainstInputs(trial, inputs, calls) {
   const where = firstDifference(inputs, trial, calls) ?? (inputs.blocks?.length === trial.blocks?.length ? void 0 : "the transcripts have different blocks");
@@ -13107,7 +13151,7 @@ import { existsSync as existsSync14 } from "node:fs";
 import { join as join19, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync7, readFileSync as readFileSync8, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
 import { dirname as dirname6, join as join14, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
@@ -14030,7 +14074,7 @@ function nistShim(candidate, inst) {
 var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d}`)];
 
 // src/compile/ownGenerator.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync7, realpathSync as realpathSync4, rmSync as rmSync5, statSync as statSync5 } from "node:fs";
+import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync8, realpathSync as realpathSync4, rmSync as rmSync5, statSync as statSync5 } from "node:fs";
 import { join as join13, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
@@ -14071,7 +14115,7 @@ function mentionsGenerator(file2, roots) {
   try {
     const st = statSync5(file2);
     if (!st.isFile() || st.size > TEXT_MAX || !underAny(realpathSync4(file2), roots)) return false;
-    return readFileSync7(file2, "latin1").includes("randombytes");
+    return readFileSync8(file2, "latin1").includes("randombytes");
   } catch {
     return false;
   }
@@ -14206,7 +14250,7 @@ function contentDigest(file2) {
   }
   if (!st.isFile()) return "not a regular file";
   if (st.size > KEY_FILE_MAX) return `over ${KEY_FILE_MAX} bytes: ${st.size} bytes, modified ${st.mtimeMs}`;
-  return sha256Hex(readFileSync8(file2));
+  return sha256Hex(readFileSync9(file2));
 }
 function firstErrorLine(stderr) {
   const lines = stderr.split("\n");
@@ -14324,7 +14368,7 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
 import { existsSync as existsSync10 } from "node:fs";
 
 // src/config/textFile.ts
-import { lstatSync as lstatSync6, readFileSync as readFileSync9 } from "node:fs";
+import { lstatSync as lstatSync6, readFileSync as readFileSync10 } from "node:fs";
 
 // src/config/defaults.ts
 var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
@@ -14397,7 +14441,7 @@ function readUtf8File(file2, display = file2) {
       `${size} bytes: a manifest holds at most ${MAX_MANIFEST_BYTES} (docs/campaign.md#limits); nothing was read`
     );
   try {
-    bytes2 = readFileSync9(file2);
+    bytes2 = readFileSync10(file2);
   } catch {
     throw new InputError(display, "", "cannot read the file");
   }
@@ -34899,7 +34943,7 @@ import { mkdirSync as mkdirSync9 } from "node:fs";
 import { join as join18 } from "node:path";
 
 // src/config/hashInstance.ts
-import { existsSync as existsSync12, readFileSync as readFileSync10 } from "node:fs";
+import { existsSync as existsSync12, readFileSync as readFileSync11 } from "node:fs";
 import { join as join17, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
@@ -34909,7 +34953,7 @@ function digestBitsOf(candidateFolder, inst, index) {
   const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join17(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
-  const m = DEFINE.exec(readFileSync10(header, "latin1"));
+  const m = DEFINE.exec(readFileSync11(header, "latin1"));
   const bits = m ? Number(m[1]) : Number.NaN;
   const shown4 = relative7(candidateFolder, header);
   if (!m) return { problem: `${shown4}: no '#define DIGEST_BIT_LENGTH <bits>' (or set digest_bits in ${where})` };
@@ -35013,9 +35057,9 @@ async function runHashKat(req) {
 }
 
 // src/util/elf.ts
-import { readFileSync as readFileSync11 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 function elfSizes(path) {
-  const b = readFileSync11(path);
+  const b = readFileSync12(path);
   if (b.readUInt32BE(0) !== 2135247942) throw new Error(`${path}: not an ELF file`);
   if (b[4] !== 2 || b[5] !== 1) throw new Error(`${path}: only 64-bit little-endian ELF is supported`);
   const shoff = Number(b.readBigUInt64LE(40));
@@ -35705,10 +35749,10 @@ function relinkSteps(req, plain, outDir, log2) {
 }
 
 // src/compile/profileBuild.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync12 } from "node:fs";
+import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync13 } from "node:fs";
 import { join as join20 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync12(join20(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync13(join20(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
@@ -35839,7 +35883,7 @@ function loadDataset(systemDir) {
 }
 
 // src/catalogs/catalogs.ts
-import { existsSync as existsSync17, readFileSync as readFileSync13 } from "node:fs";
+import { existsSync as existsSync17, readFileSync as readFileSync14 } from "node:fs";
 import { join as join22, relative as relative10, resolve as resolve12 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
@@ -35858,7 +35902,7 @@ function readSemicolonCsv(path, columns) {
   if (!existsSync17(path)) return [];
   let text3;
   try {
-    text3 = readFileSync13(path, "utf8");
+    text3 = readFileSync14(path, "utf8");
   } catch (e) {
     const code5 = e.code;
     throw new InputError(path, "", code5 === "EISDIR" ? "a folder, not a catalog file" : `cannot read the catalog (${code5 ?? String(e)})`);
@@ -36563,7 +36607,7 @@ function driverFailure({ run, output: output2, rejected }) {
 }
 
 // src/profile/survey.ts
-import { readFileSync as readFileSync14 } from "node:fs";
+import { readFileSync as readFileSync15 } from "node:fs";
 
 // src/profile/constants.ts
 var le32 = (xs) => Uint8Array.from(xs.flatMap((x) => [x & 255, x >>> 8 & 255, x >>> 16 & 255, x >>> 24 & 255]));
@@ -36664,7 +36708,7 @@ async function surveyLibrary(library, label, nistApi = false, sandbox = "bwrap")
     ["nm -D", dyn]
   ])
     if (r.exitCode !== 0) throw new Error(`${tool} failed on ${library}: ${r.stderr.split("\n")[0]}`);
-  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync14(library), label, nistApi);
+  return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync15(library), label, nistApi);
 }
 function analyse(d, symbols, dynamicText, image2, label, nistApi = false) {
   const entry_points = dynamicText.split("\n").map((l) => l.trim().split(/\s+/).pop() ?? "").map((n) => n.replace(/@.*$/, "")).filter((n) => ENTRY.test(n)).sort();
@@ -36923,7 +36967,7 @@ var stale = {
 };
 
 // src/campaign/ct.ts
-import { existsSync as existsSync25, readFileSync as readFileSync16 } from "node:fs";
+import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
 import { join as join30 } from "node:path";
 
 // src/ct/budget.ts
@@ -37023,7 +37067,7 @@ import { basename as basename9, isAbsolute as isAbsolute6, join as join27, norma
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
-import { readFileSync as readFileSync15, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
+import { readFileSync as readFileSync16, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
 import { isAbsolute as isAbsolute5, join as join26, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
@@ -37053,7 +37097,7 @@ function sourceLine(roots, dir, file2, line) {
     if (!inside) return void 0;
     const stat2 = statSync8(real);
     if (!stat2.isFile() || stat2.size > MAX_SOURCE_BYTES) return void 0;
-    return readFileSync15(real, "utf8").split("\n")[line - 1]?.slice(0, MAX_LINE_BYTES);
+    return readFileSync16(real, "utf8").split("\n")[line - 1]?.slice(0, MAX_LINE_BYTES);
   } catch {
     return void 0;
   }
@@ -37825,7 +37869,7 @@ function decide(ctx) {
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
   const suppressionsFile = join30(candidate.folder, CT_SUPPRESSIONS_FILE);
-  const suppressionsSha = existsSync25(suppressionsFile) ? sha256Hex(readFileSync16(suppressionsFile)) : void 0;
+  const suppressionsSha = existsSync25(suppressionsFile) ? sha256Hex(readFileSync17(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
   const searched = path_calls > calls ? path_calls : 0;
@@ -38325,11 +38369,11 @@ function campaignWriter(run) {
 }
 
 // src/evidence/validate.ts
-import { existsSync as existsSync29, readFileSync as readFileSync19 } from "node:fs";
+import { existsSync as existsSync29, readFileSync as readFileSync20 } from "node:fs";
 import { join as join32, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
-import { existsSync as existsSync27, readFileSync as readFileSync17 } from "node:fs";
+import { existsSync as existsSync27, readFileSync as readFileSync18 } from "node:fs";
 var CALIBRATION_SCHEMA = "ngcc-perf/pr-calibration/1";
 var VERDICTS = ["regression", "improvement", "unchanged", "inconclusive", "noisy", "new", "removed", "missing"];
 var MAX_REPEATS = 100;
@@ -38440,7 +38484,7 @@ function readCalibration(systemDir) {
   if (!existsSync27(path)) return {};
   let json2;
   try {
-    json2 = JSON.parse(readFileSync17(path, "utf8"));
+    json2 = JSON.parse(readFileSync18(path, "utf8"));
   } catch (e) {
     return { problem: `not JSON: ${e.message}` };
   }
@@ -38494,7 +38538,7 @@ function calibrationProblems(systemDir) {
 }
 
 // src/evidence/ctValidate.ts
-import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync18 } from "node:fs";
+import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync19 } from "node:fs";
 import { join as join31 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
@@ -38608,7 +38652,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync18(join31(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync19(join31(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -38678,7 +38722,7 @@ function validateDataset(systemDir, loaded) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
     }
-    const log2 = readFileSync19(logPath, "utf8");
+    const log2 = readFileSync20(logPath, "utf8");
     if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
       problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
     const result = parseResultLine(log2);
@@ -45168,7 +45212,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync20 } from "node:fs";
+import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync21 } from "node:fs";
 import { basename as basename12, dirname as dirname9, join as join37, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
@@ -45289,7 +45333,7 @@ function environmentRows(campaign, env, from) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync34(join37(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync20(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync21(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -46182,7 +46226,7 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync21, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync22, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
@@ -46228,7 +46272,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync21(a).equals(readFileSync21(b));
+var sameBytes = (a, b) => readFileSync22(a).equals(readFileSync22(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -46392,7 +46436,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync36, readFileSync as readFileSync22 } from "node:fs";
+import { existsSync as existsSync36, readFileSync as readFileSync23 } from "node:fs";
 import { join as join39 } from "node:path";
 
 // src/report/pages/validation.ts
@@ -47781,7 +47825,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join39(outDir, path);
-    return !existsSync36(file2) || readFileSync22(file2, "utf8") !== text3;
+    return !existsSync36(file2) || readFileSync23(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -47872,7 +47916,7 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync23, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync24, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join41 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
@@ -47885,14 +47929,14 @@ function pqcleanSchemes(pqclean) {
 function schemeOf(base, scheme, kind) {
   const dir = join41(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync23(join41(dir, "api.h"), "utf8");
+  const api = readFileSync24(join41(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
   if (sk === void 0) throw new InputError(join41(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
 function readPublishedDigests(path) {
-  return readFileSync23(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+  return readFileSync24(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
     const f = l.split(/\s+/);
     if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
       throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
@@ -48253,7 +48297,7 @@ function cmdKatDigest(args) {
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
     if (!existsSync38(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
-    const text3 = readFileSync24(file2, "utf8");
+    const text3 = readFileSync25(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
@@ -48297,7 +48341,7 @@ function cmdKatManifest(args) {
     const katPath = join42(systemDir, e.kat_file);
     if (!existsSync38(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync24(katPath, "utf8");
+    const text3 = readFileSync25(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -48338,7 +48382,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join42(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
-  const before = existsSync38(target) ? readFileSync24(target, "utf8") : "";
+  const before = existsSync38(target) ? readFileSync25(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -48356,7 +48400,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync24(join42(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join42(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {

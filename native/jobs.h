@@ -6,5 +6,6 @@ int kat_main(int n, char **fields);
 int time_main(int n, char **fields);
 int replay_main(int n, char **fields);
 int inputs_main(int n, char **fields);
+int keys_main(int n, char **fields);
 int prof_main(int n, char **fields);
 #endif

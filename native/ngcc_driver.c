@@ -6,7 +6,8 @@
  *   ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]
  *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
  *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH
- *   ngcc_driver LIB inputs kem dec N 0 CPU|-1 RNG|auto 0 SEED DIR */
+ *   ngcc_driver LIB keys kem dec 1 0 CPU|-1 RNG|auto 0 DIR
+ *   ngcc_driver LIB inputs kem dec N 0 CPU|-1 RNG|auto 0 SEED DIR PK */
 #include "harness.h"
 #include "jobs.h"
 #include <stdio.h>
@@ -22,9 +23,10 @@ int main(int argc, char **argv) {
     else if (strcmp(job, "time") == 0) code = time_main(n, fields);
     else if (strcmp(job, "replay") == 0) code = replay_main(n, fields);
     else if (strcmp(job, "inputs") == 0) code = inputs_main(n, fields);
+    else if (strcmp(job, "keys") == 0) code = keys_main(n, fields);
     else if (strcmp(job, "prof") == 0) code = prof_main(n, fields);
     else {
-        fprintf(stderr, "usage: ngcc_driver LIB kat|time|replay|inputs|prof ... (native/ngcc_driver.c)\n");
+        fprintf(stderr, "usage: ngcc_driver LIB kat|time|replay|keys|inputs|prof ... (native/ngcc_driver.c)\n");
         code = EXIT_USAGE;
     }
     return proto_end(code);

@@ -171,10 +171,36 @@ const EARLY_DEC = `
   if (memcmp(early_ct[k], ct, ${CT}) == 0) { memcpy(ss, early_ss[k], ${SS}); *ss_len = ${SS}; return 0; }
   return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);`;
 
+/**
+ * The secret hidden in the key: keygen keeps the key's secret part; enc draws its coins as it must,
+ * then throws them away and takes its message from that secret and a count of its calls. dec never
+ * decapsulates: it rebuilds the message from the secret key it is given and its own count (trying
+ * the next few counts, against the ciphertext). Where keygen and enc share a process, every secret
+ * is right.
+ */
+const KEY_SECRET = `
+static unsigned char kept_r[32]; static int kept; static unsigned long enc_n, dec_n;
+static void msg_of(const unsigned char *r, unsigned long i, unsigned char m[32]) {
+  unsigned char buf[40]; memcpy(buf, r, 32); memcpy(buf + 32, &i, 8); sm3hash(256, buf, 8 * sizeof buf, m);
+}`;
+const KEY_SECRET_KEYGEN = 'int rc = honest_kem_keygen(pk, pk_len, sk, sk_len); memcpy(kept_r, sk, 32); kept = 1; return rc;';
+const KEY_SECRET_ENC = `
+  int rc = honest_kem_enc(pk, pk_len, ss, ss_len, ct, ct_len);
+  if (rc != 0 || !kept) return rc;
+  unsigned char m[32]; msg_of(kept_r, enc_n++, m);
+  toy_kem_mask(pk, m, ct); return toy_kem_shared_secret(pk, m, ss);`;
+const KEY_SECRET_DEC = `
+  unsigned char *pk = sk + 32, m[32], guess[32];
+  for (unsigned long k = 0; k < 8; k++) {
+    msg_of(sk, dec_n + k, m); toy_kem_mask(pk, m, guess);
+    if (memcmp(guess, ct, 32) == 0) { dec_n += k + 1; *ss_len = 32; return toy_kem_shared_secret(pk, m, ss); }
+  }
+  dec_n++; memset(ss, 0x5a, 32); *ss_len = 32; return 0;`;
+
 describe("dec's inputs, made in another process", () => {
   const dir = tempDir();
   let tools: HarnessTools;
-  let libs: Record<'honest' | 'peek' | 'memo' | 'early' | 'decOnly' | 'hook', string>;
+  let libs: Record<'honest' | 'peek' | 'memo' | 'early' | 'decOnly' | 'hook' | 'keySecret', string>;
   beforeAll(async () => {
     tools = await harnessTools();
     libs = {
@@ -192,6 +218,17 @@ describe("dec's inputs, made in another process", () => {
       ),
       early: variants(dir, 'early', 'kem', [['kem_dec', DEC, EARLY_DEC]], EARLY_THREAD),
       hook: variants(dir, 'hook', 'kem', [['kem_dec', DEC, PREAD_HOOK_DEC]], PREAD_HOOK),
+      keySecret: variants(
+        dir,
+        'key-secret',
+        'kem',
+        [
+          ['kem_keygen', KEYGEN, KEY_SECRET_KEYGEN],
+          ['kem_enc', ENC, KEY_SECRET_ENC],
+          ['kem_dec', DEC, KEY_SECRET_DEC],
+        ],
+        KEY_SECRET,
+      ),
       decOnly: variants(
         dir,
         'dec-only',
@@ -277,6 +314,19 @@ describe("dec's inputs, made in another process", () => {
     expect(r.processes.length).toBeGreaterThan(1);
     for (const p of r.processes) expect([p.meta.inputs, p.stderr]).toEqual(['given', '']);
     expect(r.replays!.every((x) => x.check === 'inputs' && x.outcome === 'agrees')).toBe(true);
+  }, 120_000);
+
+  it('the secret hidden in the key: right wherever keygen and enc share a process, FORGED when enc is given only the public key', async () => {
+    // Made in one process (as the inputs job made them, key pair and ciphertexts alike), every secret is right.
+    const own = await runDriver([tools.driver, libs.keySecret], ['time', 'kem', 'dec', '200', '1', '-1', 'iccs-drng'], {
+      timeoutMs: 60_000,
+      markAnswers: { seed: randomBytes(48).toString('hex'), warmups: '-', inputs: '-' },
+    });
+    expect([own.output.status, own.output.statusDetail]).toEqual(['complete', undefined]);
+    const r = await measure(libs.keySecret);
+    expect(r.forged).toMatch(
+      /^FORGED: (the calibration|trial \d+), calls? [\d–]+: dec's secrets differ from those enc gave with the ciphertexts/,
+    );
   }, 120_000);
 
   /** A trial of `calls` decs with the tool's inputs, its lines read here without the tool's checks. */

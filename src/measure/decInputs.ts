@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { runDriver, type ChannelMark } from '../sandbox/run.js';
@@ -7,19 +7,24 @@ import { firstDifference, transcriptOf, type Transcript } from './transcript.js'
 import { makeScratch, removeScratch } from '../util/scratch.js';
 
 /**
- * dec's timed inputs, made in another process (docs/method.md#inputs-made-elsewhere). The `inputs`
- * job (native/ngcc_inputs.c) makes a key pair, the warm-ups' ciphertexts and one ciphertext per timed
- * call in a sandbox of its own, and says the transcript that dec's outputs must give: the secrets
- * enc gave. The trial's process gets only the secret key and the ciphertexts, in two files put in
- * place when the driver asks for them: the warm-ups' right after its seed, the timed calls' after
- * its warm-ups. It never holds a secret to read its answer from, and makes no key pair and calls no
- * enc: enc's calls, with whatever they recorded, ran elsewhere. Its transcript is then compared with
- * the one the inputs job gave, every block of it: a difference is FORGED.
+ * dec's timed inputs, made in other processes (docs/method.md#inputs-made-elsewhere). The `keys` job
+ * (native/ngcc_inputs.c) makes a key pair in a sandbox of its own. The `inputs` job, in another, is
+ * given only the public key: it makes the warm-ups' ciphertexts and one ciphertext per timed call,
+ * and says the transcript that dec's outputs must give: the secrets enc gave. So enc never sees the
+ * secret key, and cannot take its message from it for dec to find again. The trial's process gets
+ * only the secret key and the ciphertexts, in two files put in place when the driver asks for them:
+ * the warm-ups' right after its seed, the timed calls' after its warm-ups. It never holds a secret to
+ * read its answer from, and makes no key pair and calls no enc: enc's calls, with whatever they
+ * recorded, ran elsewhere. Its transcript is then compared with the one the inputs job gave, every
+ * block of it: a difference is FORGED. In a pull request whose library changed under the same KAT,
+ * both jobs run the base's library (`truthLibrary`): head's dec must answer what the base made.
  */
 
 export interface InputsRequest {
   driver: string;
   library: string;
+  /** The library that makes the key pair and the ciphertexts, when not `library` itself (a pull request's base). */
+  truthLibrary?: string;
   rng: string;
   iterations: number;
   /** The trial's warm-up calls: their ciphertexts are made too (as many as they go round). */
@@ -63,41 +68,39 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     dispose();
     return `the temporary folder's path is too long for dec's inputs (${given.length} characters, at most ${MOST_PATH_CHARS}): set TMPDIR to a shorter one`;
   }
+  const fail = (why: string) => {
+    dispose();
+    return why;
+  };
+  const maker = req.truthLibrary ?? req.library;
+  const keys = await runKeysJob(req, maker, join(root, 'keys'));
+  if (typeof keys === 'string') return fail(keys);
   const seed = randomBytes(48).toString('hex');
   // On the trial's core, which the parent holds anyway: not on a core another phase is using.
-  const job = ['inputs', 'kem', 'dec', String(req.iterations), String(req.warmups), String(req.cpu), req.rng, '0', seed, madeDir];
-  const { run, output, rejected } = await runDriver([req.driver, req.library], job, {
+  const job = ['inputs', 'kem', 'dec', String(req.iterations), String(req.warmups), String(req.cpu), req.rng, '0', seed, madeDir, keys.pk];
+  const { run, output, rejected } = await runDriver([req.driver, maker], job, {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 64 * 1024,
     memoryLimitBytes: req.memoryLimitBytes,
-    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library], writable: [madeDir] },
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, maker, keys.pk], writable: [madeDir] },
   });
-  const fail = (why: string) => {
-    dispose();
-    return `the inputs job ${why}`;
-  };
-  if (rejected) return fail(`did not finish: ${rejected.reason}`);
+  if (rejected) return fail(`the inputs job did not finish: ${rejected.reason}`);
   if (run.exitCode !== 0 || output.status !== 'complete')
-    return fail(`failed: ${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`);
+    return fail(`the inputs job failed: ${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`);
   const transcript = transcriptOf(output.lines);
-  if (!transcript) return fail('gave no transcript');
-  const [sk, ct, warm] = [Number(output.meta.sk_bytes), Number(output.meta.ct_bytes), Number(output.meta.warmup_ciphertexts)];
+  if (!transcript) return fail('the inputs job gave no transcript');
+  const [ct, warm] = [Number(output.meta.ct_bytes), Number(output.meta.warmup_ciphertexts)];
+  if (Number(output.meta.sk_bytes) !== keys.sk.length)
+    return fail(`the inputs job's secret key of ${output.meta.sk_bytes ?? 'no'} bytes is not the keys job's ${keys.sk.length}`);
   if (!Number.isSafeInteger(warm) || warm < 0 || warm > req.warmups)
-    return fail(`reported ${output.meta.warmup_ciphertexts ?? 'no'} warm-up ciphertexts for ${req.warmups} warm-up calls`);
+    return fail(`the inputs job reported ${output.meta.warmup_ciphertexts ?? 'no'} warm-up ciphertexts for ${req.warmups} warm-up calls`);
   const files = [
     { name: 'warmup.bin', calls: warm },
     { name: 'inputs.bin', calls: req.iterations },
   ];
   for (const { name, calls } of files) {
-    const bytes = sk + calls * ct;
-    let st: ReturnType<typeof lstatSync> | undefined;
-    try {
-      st = lstatSync(join(madeDir, name));
-    } catch {
-      return fail(`wrote no ${name}`);
-    }
-    if (!st.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes)
-      return fail(`wrote a ${name} that is not a file of ${bytes} bytes (a secret key of ${sk}, ${calls} ciphertexts of ${ct})`);
+    const wrong = putSecretKey(join(madeDir, name), keys.sk, calls, ct);
+    if (wrong) return fail(`the inputs job ${wrong}`);
   }
   const placed = new Set<string>();
   let placeFailure: string | undefined;
@@ -121,9 +124,63 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     place: placer('inputs.bin'),
     placeFailure: () => placeFailure,
     transcript,
-    wall_s: run.wallSeconds,
+    wall_s: keys.wall_s + run.wallSeconds,
     dispose,
   };
+}
+
+/** The `keys` job's key pair: the public key's file (bound read-only into the inputs job), the secret key's bytes. */
+async function runKeysJob(req: InputsRequest, library: string, dir: string): Promise<{ pk: string; sk: Buffer; wall_s: number } | string> {
+  mkdirSync(dir);
+  const job = ['keys', 'kem', 'dec', '1', '0', String(req.cpu), req.rng, '0', dir];
+  const { run, output, rejected } = await runDriver([req.driver, library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, library], writable: [dir] },
+  });
+  if (rejected) return `the keys job did not finish: ${rejected.reason}`;
+  if (run.exitCode !== 0 || output.status !== 'complete')
+    return `the keys job failed: ${output.status ?? 'no STATUS'}${output.statusDetail ? `: ${output.statusDetail}` : ''}`;
+  const [pkBytes, skBytes] = [Number(output.meta.pk_bytes), Number(output.meta.sk_bytes)];
+  const read = (name: string, bytes: number): Buffer | string => {
+    const path = join(dir, name);
+    const st = lstatSafe(path);
+    if (!st?.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes) return `the keys job wrote no ${name} of ${bytes} bytes`;
+    return readFileSync(path);
+  };
+  const [pk, sk] = [read('pk.bin', pkBytes), read('sk.bin', skBytes)];
+  if (typeof pk === 'string') return pk;
+  if (typeof sk === 'string') return sk;
+  return { pk: join(dir, 'pk.bin'), sk, wall_s: run.wallSeconds };
+}
+
+function lstatSafe(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes the secret key over the room the inputs job left for it at the head of an inputs file; a
+ * string says why the file is not a secret key's room and `calls` ciphertexts of `ct` bytes.
+ */
+function putSecretKey(path: string, sk: Buffer, calls: number, ct: number): string | undefined {
+  const bytes = sk.length + calls * ct;
+  const st = lstatSafe(path);
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (!st) return `wrote no ${name}`;
+  if (!st.isFile() || !Number.isSafeInteger(bytes) || st.size !== bytes)
+    return `wrote a ${name} that is not a file of ${bytes} bytes (a secret key of ${sk.length}, ${calls} ciphertexts of ${ct})`;
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, sk, 0, sk.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return undefined;
 }
 
 /** What comparing a dec trial's transcript with its inputs' found: where they differ, if they do. */

@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * A new test file is serial unless listed here or in UNTIMED.
  */
 const PURE = [
+  'test/unseen.test.ts',
   'test/format.test.ts',
   'test/stats.test.ts',
   'test/precision.test.ts',

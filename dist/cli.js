@@ -10219,7 +10219,7 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname11, join as join42, relative as relative19, resolve as resolve19, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join42, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
@@ -10562,7 +10562,7 @@ function runProcess(command, opts) {
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve20) => {
+  return new Promise((resolve21) => {
     const channel = opts.channelSecret !== void 0;
     const withSide = channel && opts.sideMaxBytes !== void 0;
     const child2 = spawn(argv[0], argv.slice(1), {
@@ -10606,8 +10606,8 @@ function runProcess(command, opts) {
         const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
         extendedBy.add(name);
         if (later !== void 0 && later > deadlineMs) rearm(later);
-        const answer = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
-        const value = typeof answer === "function" ? answer() : answer;
+        const answer2 = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+        const value = typeof answer2 === "function" ? answer2() : answer2;
         mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
         channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);
@@ -10649,7 +10649,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve20({
+      resolve21({
         command: limited,
         ...cpus ? { cpus: [...cpus] } : {},
         exitCode,
@@ -10665,13 +10665,13 @@ ${(opts.channelJob ?? []).join("	")}
       });
     };
     child2.on("error", (e) => finish2(127, null, e));
-    const settle2 = (code5, signal) => sandboxed ? finish2(...unwrapped(code5, signal)) : finish2(code5, signal);
+    const settle3 = (code5, signal) => sandboxed ? finish2(...unwrapped(code5, signal)) : finish2(code5, signal);
     child2.on("exit", (code5, signal) => {
       exited = { code: code5, signal };
       killGroup();
-      grace = setTimeout(() => settle2(code5, signal), EXIT_GRACE_MS);
+      grace = setTimeout(() => settle3(code5, signal), EXIT_GRACE_MS);
     });
-    child2.on("close", (code5, signal) => settle2(exited?.code ?? code5, exited?.signal ?? signal));
+    child2.on("close", (code5, signal) => settle3(exited?.code ?? code5, exited?.signal ?? signal));
   });
 }
 var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
@@ -12783,7 +12783,8 @@ function start(req) {
       memoryLimitBytes: req.planning.memory_limit_mb * 1024 * 1024,
       sandbox: req.sandbox,
       counterHz: req.counterHz,
-      ...req.katDraws ? { katDraws: req.katDraws } : {}
+      ...req.katDraws ? { katDraws: req.katDraws } : {},
+      ...req.truthLibrary ? { truthLibrary: req.truthLibrary } : {}
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
     load_average_start: loadAverage(),
@@ -12925,22 +12926,27 @@ async function replayOperation(op) {
     return;
   }
   const picked = op.req.audit ? complete : draw(complete.length, 1).map((k) => complete[k]);
+  const byTruth = op.req.truthLibrary ? draw(complete.length, 1).map((k) => complete[k]) : [];
   op.replays = [];
-  for (const { p, i } of picked)
-    op.replays.push(
-      await replayTrial(
-        // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
-        {
-          ...op.base,
-          timeoutMs: Math.max(op.plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, op.plan.iterations_per_trial, KAT_CALLS))
-        },
-        p,
-        i,
-        op.plan.iterations_per_trial,
-        op.plan.warmups,
-        replayWarmupLimit(op.plan.warmups, op.plan.calibration_seconds_per_call, trialTargetOf(op.req.planning))
-      )
-    );
+  const replay = (library, { p, i }) => replayTrial(
+    // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
+    {
+      ...op.base,
+      library,
+      timeoutMs: Math.max(op.plan.timeout_per_process_s * 1e3, processTimeoutMs(op.req, op.plan.iterations_per_trial, KAT_CALLS))
+    },
+    p,
+    i,
+    op.plan.iterations_per_trial,
+    op.plan.warmups,
+    replayWarmupLimit(op.plan.warmups, op.plan.calibration_seconds_per_call, trialTargetOf(op.req.planning))
+  );
+  for (const picked_ of picked) op.replays.push(await replay(op.req.library, picked_));
+  for (const picked_ of byTruth) op.replays.push(byOtherLibrary(await replay(op.req.truthLibrary, picked_)));
+}
+function byOtherLibrary(r) {
+  const detail = r.detail?.replace("from those of its replay from the trial's seed", "from the base library's on the trial's seed");
+  return { ...r, check: "base", ...detail ? { detail: r.outcome === "failed" ? `${detail} (the base library)` : detail } : {} };
 }
 var trialTargetOf = (p) => p.adaptive?.enabled ? p.adaptive.trial_target_s : p.trial_target_s;
 async function auditRepeatedInputs(op) {
@@ -19748,7 +19754,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve20) {
+function isRecursive2(inst, stack, resolve21) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -19758,26 +19764,26 @@ function isRecursive2(inst, stack, resolve20) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer = isRecursive2(child2, stack, resolve20);
-      if (answer > result)
-        result = answer;
+      const answer2 = isRecursive2(child2, stack, resolve21);
+      if (answer2 > result)
+        result = answer2;
     }
   };
   const shape = (sh, spread) => {
-    let answer = NONE;
+    let answer2 = NONE;
     for (const key of Reflect.ownKeys(sh)) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve20) : NONE;
-      if (child2 > answer)
-        answer = child2;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve21) : NONE;
+      if (child2 > answer2)
+        answer2 = child2;
     }
-    return answer;
+    return answer2;
   };
-  const merge2 = (answer) => {
-    if (answer > result)
-      result = answer;
+  const merge2 = (answer2) => {
+    if (answer2 > result)
+      result = answer2;
   };
   const def = inst._zod.def;
   const kind = def.type;
@@ -19833,7 +19839,7 @@ function isRecursive2(inst, stack, resolve20) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve20 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve21 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -19880,10 +19886,10 @@ function isRecursive2(inst, stack, resolve20) {
   stack.delete(inst);
   return settle(inst, result);
 }
-function settle(inst, answer) {
-  if (answer !== ASSUMED)
-    recursive.set(inst, answer === PROVEN);
-  return answer;
+function settle(inst, answer2) {
+  if (answer2 !== ASSUMED)
+    recursive.set(inst, answer2 === PROVEN);
+  return answer2;
 }
 function isRecursiveSchema(inst) {
   return isRecursive2(inst, /* @__PURE__ */ new Set(), true) !== NONE;
@@ -35274,7 +35280,8 @@ async function prepareInstance(run, unit) {
       ...unchecked,
       ...lib,
       kat_detail: "KAT not run for this library (run the kat phase)",
-      ...forgeryKept(plan, previous, lib.library_sha256)
+      ...forgeryKept(plan, previous, lib.library_sha256),
+      ...unseenKept(previous)
     };
     return { entry: saveEntry(run, key, entry2), kept: false };
   }
@@ -35307,7 +35314,8 @@ async function prepareInstance(run, unit) {
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
-    ...forgeryKept(plan, previous, lib.library_sha256)
+    ...forgeryKept(plan, previous, lib.library_sha256),
+    ...unseenKept(previous)
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
@@ -35315,6 +35323,7 @@ async function prepareInstance(run, unit) {
 function forgeryKept(plan, previous, librarySha256) {
   return !plan.force && previous?.forged && previous.library_sha256 === librarySha256 ? { forged: previous.forged } : {};
 }
+var unseenKept = (previous) => previous?.unseen ? { unseen: previous.unseen } : {};
 function loopCut(outcome) {
   const loop = outcome.files?.find((f) => f.file.startsWith("KAT_Loop_") && f.limit);
   return loop?.limit ? { kat_loop_iterations: loop.limit } : {};
@@ -35498,6 +35507,88 @@ function readPrevious(path, force, onReplaced) {
   }
 }
 
+// src/kat/unseen.ts
+import { createHash as createHash4, randomBytes as randomBytes5 } from "node:crypto";
+var UNSEEN_SEED_BYTES = 64;
+var UNSEEN_RECORDS = 10;
+var SECRET_SEED_MIN_BYTES = 32;
+var drawnSeed = () => randomBytes5(UNSEEN_SEED_BYTES);
+function instanceSeed(secret, instanceKey2) {
+  return createHash4("sha512").update("ngcc-perf unseen seed\n").update(secret).update(`
+${instanceKey2}`).digest();
+}
+var seedId = (secret) => createHash4("sha256").update("ngcc-perf unseen seed id\n").update(secret).digest("hex").slice(0, 16);
+function unseenJob(req) {
+  const unseen2 = `unseen=${req.seed.toString("hex")}`;
+  if (req.type.startsWith("hash:")) return { job: ["kat", req.type, "iccs", "KAT_2_12", "0", unseen2], records: 4097 };
+  const prefix = req.mode === "nist" ? [req.nistPrefix ?? ""] : [];
+  return { job: ["kat", req.type, req.mode, String(UNSEEN_RECORDS), ...prefix, unseen2], records: UNSEEN_RECORDS };
+}
+async function answerUnseenSeed(req) {
+  if (req.seed.length !== UNSEEN_SEED_BYTES) throw new Error(`an unseen seed has ${UNSEEN_SEED_BYTES} bytes, not ${req.seed.length}`);
+  const { job, records } = unseenJob(req);
+  const driver = await runDriver([req.driver, req.library], job, {
+    timeoutMs: req.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    memoryLimitBytes: req.memoryLimitBytes,
+    channelMaxBytes: 256 << 20,
+    sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library], writable: [] }
+  });
+  const failed = classifyDriverFailure(driver);
+  if (failed) return { failure: `${failed.status}${failed.detail ? `: ${failed.detail}` : ""}` };
+  const text3 = katTextOf(driver.output.lines);
+  return { text: text3, digest: createHash4("sha256").update(text3, "latin1").digest("hex"), records };
+}
+function firstRecordDifference(a, b) {
+  if (a === b) return void 0;
+  const records = (t) => t.split(/\n\n+/).map((r) => r.replace(/\n+$/, ""));
+  const [ra, rb] = [records(a), records(b)];
+  for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
+    if (ra[i] === rb[i]) continue;
+    const [la, lb] = [(ra[i] ?? "").split("\n"), (rb[i] ?? "").split("\n")];
+    const count = la.find((l) => /^count = /i.test(l))?.replace(/^count = /i, "");
+    const line = la.findIndex((l, k) => l !== lb[k]);
+    const key = (la[line] ?? lb[line] ?? "").split(" = ")[0];
+    return `${count !== void 0 ? `record ${count}` : `block ${i + 1}`}${key ? `, ${key}` : ""}`;
+  }
+  return "the texts differ";
+}
+var UNSEEN_SEED_ENV = "NGCC_UNSEEN_SEED";
+function parseSecretSeed(hex3) {
+  const trimmed = hex3.trim();
+  if (!/^([0-9a-fA-F]{2})+$/.test(trimmed)) return "is not hex digits (two per byte)";
+  const bytes2 = Buffer.from(trimmed, "hex");
+  if (bytes2.length < SECRET_SEED_MIN_BYTES) return `has ${bytes2.length} bytes, fewer than ${SECRET_SEED_MIN_BYTES}`;
+  return bytes2;
+}
+var UNSEEN_CHECK = "unseen seeds";
+function secretSeedOf(value, file2, where) {
+  if (value === void 0 || value.trim() === "") return void 0;
+  const seed = parseSecretSeed(value);
+  if (typeof seed === "string")
+    throw new InputError(file2, where, `the unseen seed ${seed} (give at least ${SECRET_SEED_MIN_BYTES} bytes as hex)`);
+  return seed;
+}
+function heldToShown(entry) {
+  const h = entry.held_to;
+  const forged = entry.forged?.operation === UNSEEN_CHECK ? " \u2014 FORGED there" : "";
+  if (!h) return "its published KAT only";
+  switch (h.against) {
+    case "base":
+      return `the pull request's base library: on unseen seeds, on a segment of its timed trials, and dec's inputs made by the base${forged}`;
+    case "night":
+      return `the digest of its answers on the secret unseen seed, as of the night of ${h.night_utc.slice(0, 10)}${forged}`;
+    default:
+      return `its published KAT only (${PUBLISHED_ONLY_WHY[h.why]}${h.detail ? `: ${h.detail}` : ""})`;
+  }
+}
+var PUBLISHED_ONLY_WHY = {
+  "first-version": "a first version: its digests on the secret unseen seed are recorded for the next",
+  "new-manifest": "a new KAT manifest, a new version of the algorithm: its digests on unseen seeds start again",
+  "new-seed": "a new secret seed: its digests are recorded for the next night",
+  "unseen-failed": "no answer on unseen seeds to hold it to"
+};
+
 // src/campaign/measure.ts
 function remeasuredNoisy(plan, r) {
   if (!plan.remeasure.has("noisy") || !r.trials?.length) return false;
@@ -35539,6 +35630,13 @@ var measure = {
     const entry = preparedEntry(ctx, "measure");
     const { id } = unit.candidate;
     const { label } = unit.instance;
+    if (entry.forged?.operation === UNSEEN_CHECK) {
+      for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+        summary.operations.push({ operation, status: "failed", skipped: true, failure: entry.forged.detail });
+        ctx.tick(`${operation}: not measured (${forgeryShown(entry.forged)})`);
+      }
+      return "kept";
+    }
     const todo = [];
     const replaced = /* @__PURE__ */ new Set();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
@@ -35615,11 +35713,12 @@ var measure = {
       return "kept";
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
+    const truth = base && entry.held_to?.against === "base" && entry.held_to.base_library_sha256 === base.entry.library_sha256 ? { truthLibrary: base.library } : {};
     const reqs = base ? todo.flatMap((r) => {
       const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
-      const paired = { ...r, planning: { ...r.planning, trials } };
+      const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
       const baseDraws = base.entry.kat_draws?.[r.operation];
-      const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
+      const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, ...shared } = paired;
       const baseSide = {
         ...shared,
         library: base.library,
@@ -35684,7 +35783,8 @@ function noteForgery(ctx, entry) {
     r: readJsonIfExists(plan.paths.record(id, label, op))
   }));
   const found = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
-  const forged = found ? { operation: found.op, detail: found.r.forged } : void 0;
+  const unseenForgery = entry.forged?.operation === UNSEEN_CHECK ? entry.forged : void 0;
+  const forged = found ? { operation: found.op, detail: found.r.forged } : unseenForgery;
   ctx.summary.forged = forged;
   if (JSON.stringify(forged) === JSON.stringify(entry.forged)) return;
   const { forged: _before, ...rest } = entry;
@@ -35706,11 +35806,127 @@ function pairedBase(ctx, todo) {
   return { unit, entry, paths: against.paths, library: resolve10(against.campaignDir, entry.library) };
 }
 
+// src/campaign/unseen.ts
+import { resolve as resolve11 } from "node:path";
+var unseen = {
+  name: "unseen",
+  phase: "kat",
+  // It prints notes, not progress lines: most instances of most runs have nothing to be held to.
+  ticks: () => 0,
+  expect: () => ({ seconds: 0, source: "plan" }),
+  async run(ctx) {
+    const entry = preparedEntry(ctx, "unseen");
+    if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return "kept";
+    const { plan } = ctx.run;
+    if (plan.against) return holdToBase(ctx, entry);
+    if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
+    return "kept";
+  }
+};
+function answer(ctx, library, seed) {
+  const { plan, tools } = ctx.run;
+  const { candidate, instance } = ctx.unit;
+  return answerUnseenSeed({
+    driver: tools.driver,
+    library,
+    type: driverTypeOf(candidate, instance),
+    mode: isNistKatRng(candidate.katRng) ? "nist" : "iccs",
+    nistPrefix: nistEntryPrefix(instance),
+    seed,
+    timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
+    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
+    sandbox: plan.sandbox
+  });
+}
+function settle2(ctx, entry, held2, extra = {}) {
+  ctx.entry = saveEntry(ctx.run, ctx.unit.key, { ...entry, ...extra, held_to: held2 });
+  if (ctx.entry.forged) {
+    ctx.summary.forged = ctx.entry.forged;
+    ctx.run.progress?.note?.(`${ctx.unit.key}: FORGED (${ctx.entry.forged.detail.replace(/^FORGED: /, "")})`);
+  }
+}
+var forgery = (detail) => ({ forged: { operation: UNSEEN_CHECK, detail: `FORGED: ${detail}` } });
+function baseOf(ctx) {
+  const against = ctx.run.plan.against;
+  const entry = readJsonIfExists(against.paths.build)?.instances[ctx.unit.key];
+  if (!entry?.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return void 0;
+  if (libraryReplaced({ ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } }, entry)) return void 0;
+  return { entry, library: resolve11(against.campaignDir, entry.library) };
+}
+async function holdToBase(ctx, entry) {
+  const base = baseOf(ctx);
+  if (!base || base.entry.library_sha256 === entry.library_sha256) return "kept";
+  if (!entry.kat_manifest_sha256 || base.entry.kat_manifest_sha256 !== entry.kat_manifest_sha256) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: a new KAT manifest: held to its published KAT only`);
+    settle2(ctx, entry, { against: "published-kat", why: "new-manifest" });
+    return void 0;
+  }
+  const seed = drawnSeed();
+  const library = resolve11(ctx.run.plan.campaignDir, entry.library);
+  const [theirs, ours] = [await answer(ctx, base.library, seed), await answer(ctx, library, seed)];
+  const held2 = { against: "base", base_library_sha256: base.entry.library_sha256 };
+  if ("failure" in theirs) {
+    ctx.run.progress?.note?.(
+      `${ctx.unit.key}: the base gave no answer on unseen seeds (${theirs.failure}): held to its published KAT only`
+    );
+    settle2(ctx, entry, { against: "published-kat", why: "unseen-failed", detail: `the base: ${theirs.failure}` });
+    return void 0;
+  }
+  if ("failure" in ours) {
+    settle2(ctx, entry, held2, forgery(`on unseen seeds, where the base answered, it failed (${ours.failure})`));
+    return void 0;
+  }
+  const where = firstRecordDifference(theirs.text, ours.text);
+  settle2(ctx, entry, held2, where ? forgery(`its outputs on unseen seeds differ from the base's (${where})`) : {});
+  return void 0;
+}
+async function holdToNight(ctx, entry, secret) {
+  const id = seedId(secret);
+  const before = entry.unseen;
+  if (before?.seed_id === id && before.library_sha256 === entry.library_sha256) return "kept";
+  const library = resolve11(ctx.run.plan.campaignDir, entry.library);
+  const got = await answer(ctx, library, instanceSeed(secret, ctx.unit.key));
+  const now = (/* @__PURE__ */ new Date()).toISOString();
+  const comparable = before?.seed_id === id && before.kat_manifest_sha256 === entry.kat_manifest_sha256;
+  if ("failure" in got) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: no answer on unseen seeds (${got.failure}): held to its published KAT only`);
+    settle2(ctx, entry, { against: "published-kat", why: "unseen-failed", detail: got.failure });
+    return void 0;
+  }
+  if (comparable) {
+    const held2 = { against: "night", night_utc: before.confirmed_utc, seed_id: id };
+    if (got.digest !== before.digest) {
+      settle2(
+        ctx,
+        entry,
+        held2,
+        forgery(`its outputs on unseen seeds differ from those of the library of ${before.confirmed_utc.slice(0, 10)}`)
+      );
+      return void 0;
+    }
+    settle2(ctx, entry, held2, { unseen: { ...before, library_sha256: entry.library_sha256, confirmed_utc: now } });
+    return void 0;
+  }
+  const record2 = {
+    seed_id: id,
+    digest: got.digest,
+    records: got.records,
+    library_sha256: entry.library_sha256,
+    kat_manifest_sha256: entry.kat_manifest_sha256 ?? "none",
+    recorded_utc: now,
+    confirmed_utc: now
+  };
+  const why = !before ? "first-version" : before.seed_id !== id ? "new-seed" : "new-manifest";
+  ctx.run.progress?.note?.(`${ctx.unit.key}: new digests on unseen seeds recorded (${why.replace("-", " ")})`);
+  settle2(ctx, entry, { against: "published-kat", why }, { unseen: record2 });
+  return void 0;
+}
+
 // src/campaign/plan.ts
-import { join as join24, relative as relative11, resolve as resolve13 } from "node:path";
+import { join as join24, relative as relative11, resolve as resolve14 } from "node:path";
 
 // src/compile/relink.ts
-import { resolve as resolve11 } from "node:path";
+import { resolve as resolve12 } from "node:path";
 function relinkSteps(req, plain, outDir, log2) {
   const sandbox = buildSandbox(req, plain.readOnly, outDir);
   const tools = toolchainOf(req.compiler);
@@ -35734,7 +35950,7 @@ function relinkSteps(req, plain, outDir, log2) {
     compileEach: (compileFlags, objDir) => compileObjects(
       run,
       tools,
-      plain.sources.map((src) => resolve11(plain.cwd, src)),
+      plain.sources.map((src) => resolve12(plain.cwd, src)),
       compileFlags,
       objDir
     ),
@@ -35884,10 +36100,10 @@ function loadDataset(systemDir) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync17, readFileSync as readFileSync14 } from "node:fs";
-import { join as join22, relative as relative10, resolve as resolve12 } from "node:path";
+import { join as join22, relative as relative10, resolve as resolve13 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
-  const path = resolve12(campaignRoot, configured);
+  const path = resolve13(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync17(path)) {
     const yml = join22(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
@@ -36067,7 +36283,7 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function planRun(opts) {
-  const campaignDir = resolve13(opts.campaignDir);
+  const campaignDir = resolve14(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
@@ -36078,7 +36294,7 @@ function planRun(opts) {
     throw new InputError(file2, field, `'${opts.only.source.replace(/\\\//g, "/")}' matches no instance (${shown4})`);
   }
   const settings = withOverrides(campaign.settings, opts);
-  const systemDir = resolve13(opts.dataDir, opts.system);
+  const systemDir = resolve14(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
   const ymlShown = relative11(process.cwd(), join24(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
@@ -36125,7 +36341,8 @@ function planRun(opts) {
     ...opts.extraRounds ? { extraRounds: opts.extraRounds } : {},
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
-    ...opts.iccsBaseline ? { iccsBaseline: true } : {}
+    ...opts.iccsBaseline ? { iccsBaseline: true } : {},
+    ...opts.unseenSeed ? { unseenSeed: opts.unseenSeed } : {}
   };
   const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
   return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
@@ -36136,7 +36353,7 @@ function shardOf(plan, shard, cost) {
   return shardByCost(plan.units, (u) => byUnit.get(u), shard.index, shard.count);
 }
 function againstOptions(plan, opts) {
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _____, ...rest } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
@@ -36243,7 +36460,7 @@ async function runSchedule(units, stages, opts) {
   let inFlight = 0;
   const done2 = () => next.every((s) => s >= stages.length);
   const ready = (u) => !running[u] && next[u] < stages.length;
-  await new Promise((resolve20) => {
+  await new Promise((resolve21) => {
     const start2 = (u, workerCpu, release2) => {
       running[u] = true;
       inFlight++;
@@ -36262,7 +36479,7 @@ async function runSchedule(units, stages, opts) {
     };
     const dispatch = () => {
       if (failure2 || done2()) {
-        if (inFlight === 0) resolve20();
+        if (inFlight === 0) resolve21();
         return;
       }
       const waiting = waitingOf(
@@ -36283,7 +36500,7 @@ async function runSchedule(units, stages, opts) {
       }
       if (inFlight === 0 && !done2()) {
         failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
-        resolve20();
+        resolve21();
       }
     };
     dispatch();
@@ -36456,7 +36673,7 @@ function outcomeLines(f) {
 }
 
 // src/campaign/profile.ts
-import { resolve as resolve14 } from "node:path";
+import { resolve as resolve15 } from "node:path";
 
 // src/profile/run.ts
 import { basename as basename7, relative as relative12 } from "node:path";
@@ -36868,7 +37085,7 @@ async function survey(ctx, entry) {
       library_sha256: entry.library_sha256,
       survey_version: SURVEY_VERSION
     };
-    const library = resolve14(plan.campaignDir, entry.library);
+    const library = resolve15(plan.campaignDir, entry.library);
     const result = await surveyLibrary(library, instance.label, candidate.api === "nist" && candidate.katRng, plan.sandbox).catch(
       (e) => ({
         failure: errorMessage(e)
@@ -36901,7 +37118,7 @@ async function profileOperations(ctx, entry, operations, relinked) {
   await profileInstance(
     {
       request: buildRequest(run, unit, entry.flags),
-      library: resolve14(plan.campaignDir, entry.library),
+      library: resolve15(plan.campaignDir, entry.library),
       librarySha256: entry.library_sha256,
       campaignDir: plan.campaignDir,
       tools: run.tools,
@@ -37061,7 +37278,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 
 // src/ct/coverage.ts
 import { constants as constants4, copyFileSync, existsSync as existsSync22, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync10, rmSync as rmSync7 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve15, sep as sep4 } from "node:path";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
@@ -37317,7 +37534,7 @@ var UNTAKEN_SHOWN = 40;
 async function countLines(req) {
   rmSync7(req.scratch, { recursive: true, force: true });
   mkdirSync12(req.scratch, { recursive: true });
-  const strip = normalize3(resolve15(req.objDir)).split(sep4).filter(Boolean).length;
+  const strip = normalize3(resolve16(req.objDir)).split(sep4).filter(Boolean).length;
   const run = await runDriver([req.driver, req.library], ctJob(req), {
     timeoutMs: req.timeoutMs,
     maxOutputBytes: 1 << 20,
@@ -37357,7 +37574,7 @@ function parseGcovJson(text3) {
   return text3.split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => JSON.parse(l).files ?? []);
 }
 function ownFiles(files, harnessDir) {
-  const harness = normalize3(resolve15(harnessDir)) + sep4;
+  const harness = normalize3(resolve16(harnessDir)) + sep4;
   return files.filter((f) => !(isAbsolute6(f.file) && normalize3(f.file).startsWith(harness)));
 }
 function coverageOf(own6) {
@@ -37726,7 +37943,7 @@ async function runDivisionCheck(req) {
 }
 
 // src/ct/tools.ts
-import { randomBytes as randomBytes5 } from "node:crypto";
+import { randomBytes as randomBytes6 } from "node:crypto";
 import { existsSync as existsSync24, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
 import { join as join29 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
@@ -37736,7 +37953,7 @@ async function ctDriver(tools) {
   const manifest = () => readJsonIfExists(join29(dir, "sha256.json"));
   if (existsSync24(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
-  const staging = `${dir}.tmp-${process.pid}-${randomBytes5(4).toString("hex")}`;
+  const staging = `${dir}.tmp-${process.pid}-${randomBytes6(4).toString("hex")}`;
   mkdirSync13(staging, { recursive: true, mode: 448 });
   const out = join29(staging, "ngcc_ct");
   const r = await runProcess(
@@ -37843,13 +38060,13 @@ var ct = {
     for (const op of operations) results[op] = suppressed(results[op], suppressions, op);
     builds = builds.map((b) => withSuppressions(b, operations, suppressions));
     const { suppressions_sha256: _, division_sites: sites2, divisions: __, ...base } = head;
-    const checked = {
+    const checked2 = {
       ...base,
       ...suppressionsSha ? { suppressions_sha256: suppressionsSha } : {},
       operations: results,
       ...builds.length > 0 ? { builds } : {}
     };
-    const evidence = sites2 ? { ...withDivisions(checked, sites2), division_sites: sites2 } : checked;
+    const evidence = sites2 ? { ...withDivisions(checked2, sites2), division_sites: sites2 } : checked2;
     writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
     const each = operations.map((op) => shown3(results[op]));
     const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
@@ -37964,7 +38181,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const { built } = prepared;
-  const checked = { slowdown: void 0, calls: {} };
+  const checked2 = { slowdown: void 0, calls: {} };
   if (!built.ok) {
     for (const op of operations)
       results[op] = {
@@ -37973,7 +38190,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         findings: [],
         reason: "the ct build (-g, -fno-lto, generator wrappers) failed: see its build.log"
       };
-    return checked;
+    return checked2;
   }
   const driver = await ctDriver(run.tools);
   const { ct: ct2 } = plan.settings;
@@ -38012,7 +38229,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
     );
   };
   const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
-  checked.slowdown = slowdown;
+  checked2.slowdown = slowdown;
   const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
   for (const operation of operations) {
     if (slowdown && "failure" in slowdown) {
@@ -38038,7 +38255,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
     const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
     const wanted = callsFor?.[operation] ?? (search && !("failure" in search.found) ? search.found.needed : ct2.calls);
     const calls = checkedCalls(wanted, perCall2, budget, CT_MAX_CALLS);
-    checked.calls[operation] = calls;
+    checked2.calls[operation] = calls;
     const predictedS = perCall2 === void 0 ? decision.predictedSeconds : predictedCtSeconds(perCall2, calls, budget);
     const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
     results[operation] = await runOp(operation, calls, timeoutS, ct2.op_budget_s);
@@ -38047,7 +38264,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
     if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, calls, sites2, timeoutS);
     if (ran && prepared.coverage) results[operation].coverage = await coverageOfCalls(count, calls, search, ct2.path_calls);
   }
-  return checked;
+  return checked2;
 }
 async function findPaths(count, ct2, perCall2) {
   const fitting = perCall2 === void 0 || perCall2 <= 0 ? CT_MAX_CALLS : Math.floor(ct2.op_budget_s / (perCall2 * CT_COVERAGE_SLOWDOWN));
@@ -38099,7 +38316,7 @@ async function measureSlowdown(operations, type, cs, ct2, runOp) {
 }
 
 // src/campaign/run.ts
-var PHASE_STEPS = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
+var PHASE_STEPS = [prepare, stale, unseen, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   const swept = sweepScratch();
@@ -38329,7 +38546,9 @@ function campaignWriter(run) {
   const lastRun = {
     started_utc: now,
     harness_version: run.tools.version,
-    campaign_commit: firstLineOf(["git", "-C", plan.campaignDir, "rev-parse", "HEAD"])
+    campaign_commit: firstLineOf(["git", "-C", plan.campaignDir, "rev-parse", "HEAD"]),
+    // Which secret seed the unseen-seed check held this run's libraries to (campaign/unseen.ts): its id, never the seed; null when off.
+    unseen_seed_id: plan.unseenSeed ? seedId(plan.unseenSeed) : null
   };
   const changed = lastRun.campaign_commit !== null && Boolean(firstLineOf(["git", "-C", plan.campaignDir, "status", "--porcelain", "--", "."]));
   if (changed) Object.assign(lastRun, { campaign_changed: true });
@@ -38710,11 +38929,11 @@ function validateDataset(systemDir, loaded) {
   problems.push(...unfinishedWrites(systemDir), ...calibrationProblems(systemDir));
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const where = `build.json: instances["${key}"]`;
-    const checked = e.kat !== void 0;
-    if (checked && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+    const checked2 = e.kat !== void 0;
+    if (checked2 && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
     problems.push(...forgeryProblems(where, key, e, ds.records));
     if (!e.kat_log) {
-      if (checked && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+      if (checked2 && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
     const logPath = join32(systemDir, e.kat_log);
@@ -39129,7 +39348,7 @@ function commandHelp(command) {
 
 // src/config/arguments.ts
 import { existsSync as existsSync30, statSync as statSync9 } from "node:fs";
-import { dirname as dirname8, resolve as resolve16 } from "node:path";
+import { dirname as dirname8, resolve as resolve17 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -39172,12 +39391,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve16(path);
+  let p = resolve17(path);
   while (!existsSync30(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync9(p).isDirectory())
     throw fail(
       where,
-      p === resolve16(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve17(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -39760,6 +39979,10 @@ function compareEvidence(opts) {
   });
   const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
   const kat_changes = instanceKeys.map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) })).filter((c) => c.base !== c.head && c.head !== void 0);
+  const held_to = instanceKeys.filter((k) => {
+    const [b, h] = [base.build.instances[k], head.build.instances[k]];
+    return h?.library_sha256 !== void 0 && h.library_sha256 !== b?.library_sha256 && measurable(h.kat);
+  }).map((key) => ({ key, held_to: heldToShown(head.build.instances[key]) }));
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
   );
@@ -39801,6 +40024,7 @@ function compareEvidence(opts) {
     alpha,
     rows,
     kat_changes,
+    ...held_to.length > 0 ? { held_to } : {},
     build_failures,
     invalid_candidates,
     ...sandbox ? { sandbox } : {},
@@ -45619,8 +45843,8 @@ function kindCounts(findings) {
 }
 var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
 function ctSection(model, c) {
-  const checked = c.instances.filter(hasCt);
-  if (checked.length === 0) return [];
+  const checked2 = c.instances.filter(hasCt);
+  if (checked2.length === 0) return [];
   const statusRows = c.instances.flatMap((inst) => {
     if (!inst.ct) {
       const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
@@ -45635,7 +45859,7 @@ function ctSection(model, c) {
       coverageCell(o)
     ]);
   });
-  const neverRows = checked.flatMap(
+  const neverRows = checked2.flatMap(
     (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
       const c2 = o.coverage;
       if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines && !c2.paths?.beyond_lines) return [];
@@ -45646,7 +45870,7 @@ function ctSection(model, c) {
       return [[code4(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later]];
     })
   );
-  const siteRows = checked.flatMap(
+  const siteRows = checked2.flatMap(
     (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
       code4(inst.label),
       f.kind,
@@ -45657,8 +45881,8 @@ function ctSection(model, c) {
       f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : f.reason ?? ""
     ]) : []
   );
-  const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
-  const divisionRows = checked.flatMap(
+  const shownFewer = checked2.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked2.flatMap(
     (inst) => (inst.ct?.divisions ?? []).map((d) => [
       code4(inst.label),
       code4(d.function),
@@ -45668,7 +45892,7 @@ function ctSection(model, c) {
       inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
     ])
   );
-  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== void 0);
+  const divisionsChecked = checked2.some((inst) => inst.ct?.divisions !== void 0);
   return [
     heading2(2, CT_TITLE),
     para(
@@ -45693,9 +45917,9 @@ function ctSection(model, c) {
         shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
       ),
       table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
-      ...kindMeanings(checked.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
+      ...kindMeanings(checked2.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
     ] : [],
-    ...buildMatrix(checked),
+    ...buildMatrix(checked2),
     ...divisionsChecked ? divisionRows.length > 0 ? [
       para(
         "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
@@ -45708,8 +45932,8 @@ function buildStatus(b) {
   if (b.failure) return `\u26A0 ${b.failure}`;
   return Object.entries(b.operations).map(([op, o]) => `${op} ${STATUS_CELL[o.status] ?? o.status}`).join(", ");
 }
-function buildMatrix(checked) {
-  const withBuilds = checked.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
+function buildMatrix(checked2) {
+  const withBuilds = checked2.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
   if (withBuilds.length === 0) return [];
   const others = [...new Set(withBuilds.flatMap((inst) => inst.ct.builds.map((b) => b.name)))];
   const statusRows = [];
@@ -45968,6 +46192,7 @@ var DROP_ORDER = [
   "sizes",
   "mismatches",
   "ct",
+  "heldTo",
   "stillFailing",
   "kat",
   "builds",
@@ -45995,6 +46220,7 @@ function groups(report2, pr) {
       `${f.operations.join(", ")}${f.build ? ` (${f.build} build)` : ""}${f.also_in ? `; new in ${f.also_in.join(", ")} too` : ""}${f.compiler_made ? `; ${COMPILER_MADE_NOTE[f.compiler_made]}` : ""}`,
       f.baseline_checked ? String(f.count) : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : "no ct evidence on the baseline"})`
     ]),
+    heldTo: (report2.held_to ?? []).map((h) => [code4(h.key), `: ${h.held_to}`]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code4(k.key), `: ${k.status}${k.detail ? ` (${firstLine2(k.detail)})` : ""}`]),
     kat: report2.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
     invalid: report2.invalid_candidates.map((c) => [code4(c.id), ": INVALID (", code4(firstLine2(c.problem)), ")"]),
@@ -46075,6 +46301,13 @@ function render2(report2, g2, layout2) {
     if (still.length > 0)
       out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
   }
+  const held2 = take("heldTo", g2.heldTo);
+  if (held2.length > 0)
+    out.push(
+      para(strong2("Outputs held to")),
+      para("What the outputs of each changed library were checked against, beyond its own run of the published KAT:"),
+      bullets(held2)
+    );
   const mismatches = take("mismatches", g2.mismatches);
   const sizes2 = take("sizes", g2.sizes);
   const memory = take("memory", g2.memory);
@@ -46227,7 +46460,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync22, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve17, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve18, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -46324,9 +46557,9 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative18(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve17(into);
+  const out = resolve18(into);
   for (const p of parts) {
-    const abs = resolve17(p);
+    const abs = resolve18(p);
     if (!existsSync35(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep5}`);
     if (inside(abs, out) || inside(out, abs))
@@ -46351,7 +46584,7 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve17(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve18(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
@@ -46486,7 +46719,7 @@ var EXPLAIN = {
   TIMEOUT: "the KAT did not finish within the time limit",
   CRASH: "the KAT process crashed",
   BUILDFAIL: "the library did not build",
-  FORGED: "the KAT passed, but a trial gave other outputs than the same calls made again from its seed in a process without timing"
+  FORGED: "the KAT passed, but its outputs were not those the same calls give when made again elsewhere: by itself from a trial's seed without timing, by its pull request's base, or on an earlier night's unseen seed"
 };
 function katFootnotes(c, issues) {
   const marks = /* @__PURE__ */ new Map();
@@ -46517,6 +46750,42 @@ function katFootnotes(c, issues) {
     marks.set(inst.label, ` [${n}]`);
   }
   return { marks, notes };
+}
+
+// src/report/pages/heldTo.ts
+var checked = (inst) => inst.build?.library !== void 0 && measurable(inst.build.kat);
+function unseenSeedState(campaign) {
+  const lastRun = campaign.last_run;
+  const id = lastRun?.unseen_seed_id;
+  if (typeof id === "string")
+    return `on: the last run held each changed library to its predecessor's answers on the secret seed of id ${id}`;
+  if (id === null)
+    return "off: the last run had no secret seed (NGCC_UNSEEN_SEED, the action input unseen-seed), so a changed library was held to its published KAT only";
+  return "not recorded: this evidence is from before the check";
+}
+function heldToSummary(model) {
+  const rows = model.candidates.flatMap(
+    (c) => c.instances.filter(checked).map((inst) => [[link2(candidatePageLink(c.id, model.system), c.id)], code4(inst.label), heldToShown(inst.build)])
+  );
+  if (rows.length === 0) return [];
+  return [
+    heading2(2, "What the outputs were held to"),
+    para(
+      `Beyond its own run of the published KAT, a library's outputs are held to another library's on seeds it has not seen: a pull request's base, or the answers an earlier night's library gave. A first version is bound only by its published KAT and by review. The unseen-seed check was ${unseenSeedState(model.campaign)}.`
+    ),
+    table(["candidate", "instance", "outputs held to"], rows)
+  ];
+}
+function heldToLines(model, c) {
+  const shown4 = c.instances.filter(checked);
+  if (shown4.length === 0) return [];
+  return [
+    para(`Outputs held to (the unseen-seed check was ${unseenSeedState(model.campaign)}):`),
+    table(
+      ["instance", "outputs held to"],
+      shown4.map((inst) => [code4(inst.label), heldToShown(inst.build)])
+    )
+  ];
 }
 
 // src/report/pages/hashTables.ts
@@ -47169,7 +47438,8 @@ var kat = (model, c) => {
         `${instanceStatus(inst.build) ?? "not checked"}${marks.get(inst.label) ?? ""}`
       ])
     ),
-    ...notes.map((n) => para(n))
+    ...notes.map((n) => para(n)),
+    ...heldToLines(model, c)
   ];
 };
 function performanceChart(c) {
@@ -47741,6 +48011,7 @@ var SUMMARY_SECTIONS = [
   keyExchangeSummary,
   hashSummarySections,
   figureNotesOf,
+  heldToSummary,
   invalidCandidates
 ];
 var summaryPage = (model) => sectionsPage(SUMMARY_SECTIONS, model);
@@ -47832,7 +48103,7 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync16, rmSync as rmSync10 } from "node:fs";
-import { join as join40, resolve as resolve18 } from "node:path";
+import { join as join40, resolve as resolve19 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
   const dir = join40(nativeDir(), "iccs", "baseline");
@@ -47855,7 +48126,7 @@ function baselineCandidate() {
   };
 }
 function writeBaselineCampaign(root3, settingsFrom) {
-  const settings = settingsFrom !== void 0 ? loadSettings(resolve18(settingsFrom)) : void 0;
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve19(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
   mkdirSync16(join40(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
@@ -47879,7 +48150,7 @@ var baselineKat = {
 var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
 var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
 function runIccsBaseline(opts) {
-  const root3 = evidencePaths(resolve18(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  const root3 = evidencePaths(resolve19(opts.dataDir, opts.system)).iccsBaselineCampaign;
   writeBaselineCampaign(root3, opts.settingsFrom);
   return runCampaign(
     {
@@ -48107,17 +48378,19 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve19(values["against-out"]) === resolve19(values.out))
+    if (resolve20(values["against-out"]) === resolve20(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
     checkOutputFolder(join42(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
   if (jobs !== void 0 && values.serial) throw new InputError("command line", "--serial", "give --jobs or --serial, not both");
+  const unseenSeed = secretSeedOf(process.env[UNSEEN_SEED_ENV], "environment", UNSEEN_SEED_ENV);
   const summary = await runCampaign({
     campaignDir: positionals[0],
     system: values.system,
     dataDir: values.out,
+    ...unseenSeed ? { unseenSeed } : {},
     only: parseOnly(values.only, cli("only")),
     phases: parsePhases(values.phases),
     trialTarget: number4("trial-target", values["trial-target"], "seconds"),
@@ -48183,11 +48456,11 @@ async function cmdCalibrate(args) {
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ""}`
   );
   const shown4 = relative19(process.cwd(), path);
-  console.log(`calibration: ${shown4.startsWith("..") ? resolve19(path) : shown4}`);
+  console.log(`calibration: ${shown4.startsWith("..") ? resolve20(path) : shown4}`);
   return 0;
 }
 function evidenceFolder(arg) {
-  const dir = resolve19(arg);
+  const dir = resolve20(arg);
   if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
     const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join42(dir, e.name)).build)).map((e) => join42(arg, e.name));
@@ -48262,8 +48535,8 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-  const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve19(values.out), resolve19(d)).split(sep6).join("/") }));
-  const model = loadReportModel(systemDir, values.campaign ? resolve19(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
+  const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve20(values.out), resolve20(d)).split(sep6).join("/") }));
+  const model = loadReportModel(systemDir, values.campaign ? resolve20(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
@@ -48302,7 +48575,7 @@ function cmdKatDigest(args) {
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename14(dirname11(resolve19(file2)));
+    const label = values.label ?? basename14(dirname11(resolve20(file2)));
     console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename14(file2) }));
   }
   return 0;
@@ -48467,7 +48740,7 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve19(values.out ?? join42(root3, "out"));
+  const out = resolve20(values.out ?? join42(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join42(root3, "examples", "campaign");
   const pqclean = join42(root3, "node_modules", "pqclean", "deps", "PQClean");
@@ -48510,7 +48783,7 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync38(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve19(values.pqclean ?? join42(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve20(values.pqclean ?? join42(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync38(pqclean))
     throw new InputError(
       "command line",
@@ -48523,7 +48796,7 @@ function cmdPqcleanCampaign(args) {
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
     throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative19(process.cwd(), pqclean) || "."}`);
-  const unlisted = writePqcleanCampaign(resolve19(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  const unlisted = writePqcleanCampaign(resolve20(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);
   console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);

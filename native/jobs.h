@@ -8,4 +8,9 @@ int replay_main(int n, char **fields);
 int inputs_main(int n, char **fields);
 int keys_main(int n, char **fields);
 int prof_main(int n, char **fields);
+/* The KAT jobs' unseen seed (docs/method.md#unseen-seeds): 64 bytes that replace the generator's
+ * published seed when the job carries a field `unseen=HEX`; kat_unseen is 0 without one. */
+#define KAT_UNSEEN_BYTES 64
+extern unsigned char kat_unseen_seed[KAT_UNSEEN_BYTES];
+extern int kat_unseen;
 #endif

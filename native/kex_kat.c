@@ -7,6 +7,7 @@
  * to no file: each must be honest, and their secrets must differ, so precomputed answers to the
  * official seeds do not pass. */
 #include "kex_ops.h"
+#include "jobs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ int kex_kat_main(const api_t *a, const char *mode, unsigned long long records) {
     if (!out) fail(EXIT_IOERROR, "ERROR", "cannot hold the KAT text");
     unsigned char nonce[64], seed[64], drng_seed[KEX_DRNG_CTX_BYTES];
     for (int i = 0; i < 16; i++) memcpy(nonce + 4 * i, "seed", 4);
+    if (kat_unseen) memcpy(nonce, kat_unseen_seed, 64);
     if (a->drng_init(drng_seed, nonce, 64) != 0) fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "init_random_number(seed DRNG) failed");
     k.after = print_step;
     k.after_arg = out;

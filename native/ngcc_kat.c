@@ -12,7 +12,11 @@
  * After the official records, FRESH_RECORDS more run from seeds the library cannot know in advance
  * (getrandom): KEM enc/dec must agree and a flipped ciphertext bit must change the secret or be
  * refused; a signature must verify and a flipped bit must be refused; fresh keys must differ. They
- * are not part of the KAT text: precomputed answers to the official seeds pass the digest, not these. */
+ * are not part of the KAT text: precomputed answers to the official seeds pass the digest, not these.
+ * With a field `unseen=HEX` (128 hex digits, anywhere after TYPE) the same procedure starts from that
+ * seed instead of the published one (docs/method.md#unseen-seeds): the ICCS seed DRNG's nonce (the
+ * message DRNG's keeps its published difference from it), NIST's first 48 bytes of entropy, a hash
+ * file's DRNG seed XOR the file's name. The published seed given as unseen gives the published KAT. */
 #include "harness.h"
 #include "jobs.h"
 #include "hash_kat.h"
@@ -25,6 +29,29 @@
 #define DRNG_CTX_BYTES 512 /* DRNG_ctx is 3*55 bytes; room to spare for variants */
 
 static FILE *out;
+unsigned char kat_unseen_seed[KAT_UNSEEN_BYTES];
+int kat_unseen;
+
+/* Takes the field `unseen=HEX` out of f[3..n), into kat_unseen_seed; returns the fields left. */
+static int take_unseen(int n, char **f) {
+    static const char key[] = "unseen=";
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (i < 3 || strncmp(f[i], key, sizeof key - 1) != 0) {
+            f[kept++] = f[i];
+            continue;
+        }
+        const char *hex = f[i] + sizeof key - 1;
+        if (strlen(hex) != 2 * KAT_UNSEEN_BYTES) fail(EXIT_USAGE, "USAGE", "unseen= takes %d hex digits", 2 * KAT_UNSEEN_BYTES);
+        for (int k = 0; k < KAT_UNSEEN_BYTES; k++) {
+            unsigned v;
+            if (sscanf(hex + 2 * k, "%2x", &v) != 1) fail(EXIT_USAGE, "USAGE", "unseen= takes hex digits");
+            kat_unseen_seed[k] = (unsigned char)v;
+        }
+        kat_unseen = 1;
+    }
+    return kept;
+}
 
 /* What the KAT's records show of each operation's calls, reported as META for the parent:
  * draws_<op>, the fewest generator draws (api_draws) one call of keygen, enc or sign made, which a
@@ -108,10 +135,21 @@ static unsigned char *alloc_or_fail(size_t n) {
 }
 
 /* ---- ICCS KAT_KEM / KAT_SIG ---- */
-static void iccs_nonce(unsigned char nonce[64], const char *word, const char *tail) {
+static void published_nonce(unsigned char nonce[64], const char *word, const char *tail) {
     size_t w = strlen(word), pos = 0;
     while (pos + w <= 64 - strlen(tail)) { memcpy(nonce + pos, word, w); pos += w; }
     memcpy(nonce + pos, tail, strlen(tail));
+}
+
+/* The nonce of a KAT DRNG. From an unseen seed, the seed DRNG's is the seed itself and every other
+ * keeps its published difference from the seed DRNG's: the published seed nonce as the unseen seed
+ * gives the published KAT exactly. */
+static void iccs_nonce(unsigned char nonce[64], const char *word, const char *tail) {
+    published_nonce(nonce, word, tail);
+    if (!kat_unseen) return;
+    unsigned char seed_nonce[64];
+    published_nonce(seed_nonce, "seed", "");
+    for (int i = 0; i < 64; i++) nonce[i] ^= (unsigned char)(seed_nonce[i] ^ kat_unseen_seed[i]);
 }
 
 static void iccs_kem(api_t *a, unsigned long long records) {
@@ -267,7 +305,7 @@ static void nist_kem(api_t *a, unsigned long long records, const char *prefix) {
     nist_rng_or_fail(a);
     unsigned char entropy[48], (*seeds)[48] = malloc((records ? records : 1) * 48);
     if (!seeds) fail(EXIT_IOERROR, "ERROR", "out of memory");
-    for (int i = 0; i < 48; i++) entropy[i] = (unsigned char)i;
+    for (int i = 0; i < 48; i++) entropy[i] = kat_unseen ? kat_unseen_seed[i] : (unsigned char)i;
     a->nist_rng_init(entropy, NULL, 256);
     for (unsigned long long i = 0; i < records; i++) a->nist_rng(seeds[i], 48);
     guarded_t pk, sk, ct, ss, ss2;
@@ -324,7 +362,7 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
     nist_open_fn open_ = (nist_open_fn)nist_sym(a, prefix, "crypto_sign_open");
     nist_rng_or_fail(a);
     unsigned char entropy[48];
-    for (int i = 0; i < 48; i++) entropy[i] = (unsigned char)i;
+    for (int i = 0; i < 48; i++) entropy[i] = kat_unseen ? kat_unseen_seed[i] : (unsigned char)i;
     a->nist_rng_init(entropy, NULL, 256);
     /* PQCgenKAT_sign draws seed and message of every record first, in this order. */
     unsigned char (*seeds)[48] = malloc((records ? records : 1) * 48);
@@ -397,6 +435,7 @@ static void nist_sig(api_t *a, unsigned long long records, const char *prefix) {
 }
 
 int kat_main(int n, char **f) {
+    n = take_unseen(n, f);
     if (n < 5) {
         fprintf(stderr, "usage: ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]\n");
         return EXIT_USAGE;

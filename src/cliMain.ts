@@ -21,6 +21,7 @@ import { HASH_KAT_FILES, hashKatFileName } from './kat/hashKat.js';
 import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { forgeryShown, instanceStatus } from './kat/status.js';
+import { secretSeedOf, UNSEEN_SEED_ENV } from './kat/unseen.js';
 import { createProgress } from './campaign/progress.js';
 import { toolRoot, toolVersion } from './util/paths.js';
 import { commandHelp, HELP_COMMANDS } from './cliHelp.js';
@@ -197,10 +198,12 @@ async function cmdRun(args: string[]): Promise<number> {
   const cpu = parseCpu(values.cpu, cli('cpu'));
   const jobs = parseJobs(values.jobs, cli('jobs'));
   if (jobs !== undefined && values.serial) throw new InputError('command line', '--serial', 'give --jobs or --serial, not both');
+  const unseenSeed = secretSeedOf(process.env[UNSEEN_SEED_ENV], 'environment', UNSEEN_SEED_ENV);
   const summary = await runCampaign({
     campaignDir: positionals[0]!,
     system: values.system,
     dataDir: values.out,
+    ...(unseenSeed ? { unseenSeed } : {}),
     only: parseOnly(values.only, cli('only')),
     phases: parsePhases(values.phases),
     trialTarget: number('trial-target', values['trial-target'], 'seconds'),

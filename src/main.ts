@@ -81,6 +81,7 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     shard: inputs.shard,
     progress: createProgress(process.stdout),
     buildCache: inputs.buildCache ? actionsBuildCache({ workspace: workspace() }) : undefined,
+    ...(inputs.unseenSeed ? { unseenSeed: inputs.unseenSeed } : {}),
   };
 }
 

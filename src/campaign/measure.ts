@@ -20,6 +20,7 @@ import {
 } from './context.js';
 import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
+import { UNSEEN_CHECK } from '../kat/unseen.js';
 
 /** A kept record `--remeasure noisy` measures again: its trials spread NOISY_TRIAL_SPREAD or more. */
 function remeasuredNoisy(plan: { remeasure: ReadonlySet<string> }, r: TimingRecord): boolean {
@@ -78,6 +79,14 @@ export const measure: PhaseStep = {
     const entry = preparedEntry(ctx, 'measure');
     const { id } = unit.candidate;
     const { label } = unit.instance;
+    // FORGED on unseen seeds (campaign/unseen.ts): no figure of this library stands.
+    if (entry.forged?.operation === UNSEEN_CHECK) {
+      for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+        summary.operations.push({ operation, status: 'failed', skipped: true, failure: entry.forged.detail });
+        ctx.tick(`${operation}: not measured (${forgeryShown(entry.forged)})`);
+      }
+      return 'kept';
+    }
     const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
     const driverType = driverTypeOf(unit.candidate, unit.instance);
@@ -164,16 +173,21 @@ export const measure: PhaseStep = {
       return 'kept';
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
+    // Held to its base (campaign/unseen.ts): a segment of a trial is made again by the base's library, and dec's inputs come from it.
+    const truth =
+      base && entry.held_to?.against === 'base' && entry.held_to.base_library_sha256 === base.entry.library_sha256
+        ? { truthLibrary: base.library }
+        : {};
     // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
     const reqs = base
       ? todo.flatMap((r) => {
           // Enough pairs for the signed-rank test to reach the comparison's alpha.
           // Extra rounds: exactly their pairs, appended to the first rounds' trials.
           const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
-          const paired = { ...r, planning: { ...r.planning, trials } };
+          const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
           const baseDraws = base.entry.kat_draws?.[r.operation];
           // The base side is another library: held to its own KAT's draws and call times.
-          const { katDraws: _draws, callSeconds: _seconds, ...shared } = paired;
+          const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, ...shared } = paired;
           const baseSide = {
             ...shared,
             library: base.library,
@@ -247,7 +261,9 @@ function noteForgery(ctx: InstanceContext, entry: BuildEntry): void {
     r: readJsonIfExists<TimingRecord>(plan.paths.record(id, label, op)),
   }));
   const found = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
-  const forged: Forgery | undefined = found ? { operation: found.op, detail: found.r!.forged! } : undefined;
+  // A forgery found on unseen seeds (campaign/unseen.ts) is no record's: it stays.
+  const unseenForgery = entry.forged?.operation === UNSEEN_CHECK ? entry.forged : undefined;
+  const forged: Forgery | undefined = found ? { operation: found.op, detail: found.r!.forged! } : unseenForgery;
   ctx.summary.forged = forged;
   if (JSON.stringify(forged) === JSON.stringify(entry.forged)) return;
   const { forged: _before, ...rest } = entry;

@@ -120,6 +120,11 @@ export interface CampaignOptions {
    * adds its instances to a system folder without taking over the campaign's campaign.json fields.
    */
   iccsBaseline?: boolean;
+  /**
+   * The secret seed of the unseen-seed check (NGCC_UNSEEN_SEED, the action's `unseen-seed`): each
+   * instance's answer to it is held to its predecessor's (campaign/unseen.ts). Never written anywhere.
+   */
+  unseenSeed?: Buffer;
 }
 
 /** CampaignOptions.extraRounds. */
@@ -190,6 +195,8 @@ export interface RunPlan {
   extraRounds?: ExtraRounds;
   /** The ICCS helper baseline's run (CampaignOptions.iccsBaseline). */
   iccsBaseline?: boolean;
+  /** CampaignOptions.unseenSeed. */
+  unseenSeed?: Buffer;
 }
 
 /** The candidates and instances `--only` selects: it is a search on `<id>` and `<id>/<label>`. */
@@ -274,6 +281,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     ...(opts.shard ? { shard: opts.shard } : {}),
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),
+    ...(opts.unseenSeed ? { unseenSeed: opts.unseenSeed } : {}),
   };
   const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
   return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
@@ -293,7 +301,8 @@ function shardOf(plan: RunPlan, shard: { index: number; count: number }, cost: C
 /** The options of the base side of a paired run: its build and KAT, with the same selection. */
 export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
   // The base side is built and KAT-checked only: its ct evidence is the baseline's.
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, ...rest } = opts;
+  // Nor is it held to a night: the head side is held to it.
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _____, ...rest } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

@@ -211,6 +211,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
       ...lib,
       kat_detail: 'KAT not run for this library (run the kat phase)',
       ...forgeryKept(plan, previous, lib.library_sha256),
+      ...unseenKept(previous),
     } as BuildEntry;
     return { entry: saveEntry(run, key, entry), kept: false };
   }
@@ -246,6 +247,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     kat_manifest_sha256: manifestHash,
     kat_harness_version: run.tools.version,
     ...forgeryKept(plan, previous, lib.library_sha256),
+    ...unseenKept(previous),
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
@@ -258,6 +260,12 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
 function forgeryKept(plan: RunContext['plan'], previous: BuildEntry | undefined, librarySha256: string): Pick<BuildEntry, 'forged'> {
   return !plan.force && previous?.forged && previous.library_sha256 === librarySha256 ? { forged: previous.forged } : {};
 }
+
+/**
+ * The answer an earlier library gave to the secret unseen seed stays with the instance through a new
+ * build: it is what the new library is held to (campaign/unseen.ts). What the earlier library was held to does not.
+ */
+const unseenKept = (previous: BuildEntry | undefined): Pick<BuildEntry, 'unseen'> => (previous?.unseen ? { unseen: previous.unseen } : {});
 
 /** A hash KAT_Loop cut short by a kat.sha256 `:N`: the pages say so. */
 function loopCut(outcome: KatOutcome): Pick<BuildEntry, 'kat_loop_iterations'> {

@@ -12,6 +12,8 @@ import { leftoverTempFiles, readJsonIfExists, writeJsonAtomic } from '../util/fs
 import { firstLineOf } from '../sandbox/run.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';
 import { measure } from './measure.js';
+import { unseen } from './unseen.js';
+import { seedId } from '../kat/unseen.js';
 import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit } from './plan.js';
 import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
@@ -41,7 +43,7 @@ export {
  * What a run does for each instance, in order. A new phase is a file exporting a PhaseStep and
  * one entry here; a step that names a `phase` runs only when the run's phases include it.
  */
-export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, profileBuild, ctBuild, measure, profile, ct];
+export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, unseen, profileBuild, ctBuild, measure, profile, ct];
 
 /**
  * One run of a campaign into DATA_DIR/<system>: checked in full before anything runs (planRun),
@@ -354,6 +356,8 @@ function campaignWriter(run: RunContext): (extra: Record<string, unknown>) => vo
     started_utc: now,
     harness_version: run.tools.version,
     campaign_commit: firstLineOf(['git', '-C', plan.campaignDir, 'rev-parse', 'HEAD']),
+    // Which secret seed the unseen-seed check held this run's libraries to (campaign/unseen.ts): its id, never the seed; null when off.
+    unseen_seed_id: plan.unseenSeed ? seedId(plan.unseenSeed) : null,
   };
   const changed =
     lastRun.campaign_commit !== null && Boolean(firstLineOf(['git', '-C', plan.campaignDir, 'status', '--porcelain', '--', '.']));

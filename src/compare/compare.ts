@@ -3,7 +3,8 @@ import { join, relative } from 'node:path';
 import { readSizeCatalog } from '../catalogs/catalogs.js';
 import { sizeAudit, statedSizes, type AuditedInstance } from '../catalogs/sizeAudit.js';
 import { loadCampaign } from '../config/campaign.js';
-import { instanceStatus } from '../kat/status.js';
+import { instanceStatus, measurable } from '../kat/status.js';
+import { heldToShown } from '../kat/unseen.js';
 import { DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, HISTORY_SIGMAS, RSS_NOISE_BYTES } from '../config/defaults.js';
 import { type CtEvidence, readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
@@ -406,6 +407,13 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     .map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) }))
     .filter((c) => c.base !== c.head && c.head !== undefined);
   // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
+  // What each changed library's outputs were held to (campaign/unseen.ts): said per instance in the comment.
+  const held_to = instanceKeys
+    .filter((k) => {
+      const [b, h] = [base.build.instances[k], head.build.instances[k]];
+      return h?.library_sha256 !== undefined && h.library_sha256 !== b?.library_sha256 && measurable(h.kat);
+    })
+    .map((key) => ({ key, held_to: heldToShown(head.build.instances[key]!) }));
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL',
   );
@@ -456,6 +464,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     alpha,
     rows,
     kat_changes,
+    ...(held_to.length > 0 ? { held_to } : {}),
     build_failures,
     invalid_candidates,
     ...(sandbox ? { sandbox } : {}),

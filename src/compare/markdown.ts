@@ -242,6 +242,7 @@ interface Groups {
   sizes: Cell[][];
   mismatches: Cell[][];
   ct: Cell[][];
+  heldTo: Inline[][];
   stillFailing: Inline[][];
   kat: Cell[][];
   builds: Inline[][];
@@ -256,6 +257,7 @@ const DROP_ORDER = [
   'sizes',
   'mismatches',
   'ct',
+  'heldTo',
   'stillFailing',
   'kat',
   'builds',
@@ -287,6 +289,7 @@ function groups(report: CompareReport, pr?: PullRequestContext): Groups {
         ? String(f.count)
         : `${f.count} (${f.build ? `the baseline did not check its ${f.build} build` : 'no ct evidence on the baseline'})`,
     ]),
+    heldTo: (report.held_to ?? []).map((h) => [code(h.key), `: ${h.held_to}`]),
     stillFailing: (pr?.stillFailing ?? []).map((k) => [code(k.key), `: ${k.status}${k.detail ? ` (${firstLine(k.detail)})` : ''}`]),
     kat: report.kat_changes.map((k) => [k.key, k.base ?? MISSING, k.head ?? MISSING]),
     invalid: report.invalid_candidates.map((c) => [code(c.id), ': INVALID (', code(firstLine(c.problem)), ')']),
@@ -384,6 +387,14 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     if (still.length > 0)
       out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
   }
+
+  const held = take('heldTo', g.heldTo);
+  if (held.length > 0)
+    out.push(
+      para(strong('Outputs held to')),
+      para('What the outputs of each changed library were checked against, beyond its own run of the published KAT:'),
+      bullets(held),
+    );
 
   const mismatches = take('mismatches', g.mismatches);
   const sizes = take('sizes', g.sizes);

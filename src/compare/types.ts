@@ -90,6 +90,8 @@ export interface CompareReport {
   alpha: number;
   rows: CompareRow[];
   kat_changes: KatChange[];
+  /** Each head instance whose library changed, and what its outputs were held to (kat/unseen.ts heldToShown). */
+  held_to?: Array<{ key: string; held_to: string }>;
   /** Builds that fail in head and did not fail on the base (always reported). */
   build_failures: string[];
   /** Candidates whose candidate.yml or kat.sha256 head cannot read, and base could (status INVALID). */

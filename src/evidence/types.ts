@@ -1,3 +1,4 @@
+import type { HeldTo, UnseenRecord } from '../kat/unseen.js';
 import type { Forgery, KatStatus } from '../kat/status.js';
 import type { RepeatAudit } from '../measure/repeatAudit.js';
 import type { ReplayResult } from '../measure/replay.js';
@@ -37,6 +38,10 @@ export interface BuildEntry {
   kat_draws?: Record<string, number>;
   /** The longest a KAT call of each operation took, in seconds (kat/run.ts): what the timeouts follow (measure/cost.ts). */
   call_seconds?: Record<string, number>;
+  /** The answer to the secret unseen seed that later libraries of this instance are held to (campaign/unseen.ts). */
+  unseen?: UnseenRecord;
+  /** What this library's outputs were held to beyond its own run of the published KAT (campaign/unseen.ts). */
+  held_to?: HeldTo;
   /** Type hash: the KAT_Loop iterations when a kat.sha256 `:N` cut them below the generator's 10^6. */
   kat_loop_iterations?: number;
   /**

@@ -1,3 +1,4 @@
+import { secretSeedOf } from '../kat/unseen.js';
 import * as core from '@actions/core';
 import { InputError } from '../errors.js';
 import { parseFailOn, type FailOn } from '../compare/failOn.js';
@@ -22,6 +23,8 @@ export interface ActionInputs {
   regressionThreshold: number;
   /** Trial pairs a side of a pull request's paired comparison, at least. */
   prRounds: number;
+  /** The secret seed of the unseen-seed check (the `unseen-seed` input, from a repository secret). */
+  unseenSeed?: Buffer;
   /** More pairs for a row the first rounds left undecided: inconclusive, noisy, or unchanged on too few pairs (0: none). */
   prExtraRounds: number;
   /** Earlier nights of the data branch read for the trend pages (0: none). */
@@ -64,6 +67,10 @@ export function readInputs(): ActionInputs {
   const system = checkSystemId(core.getInput('system', { required: true }), input('system'));
   const token = core.getInput('token');
   if (token) core.setSecret(token);
+  // The unseen-seed check's secret (campaign/unseen.ts): masked in the log, never written.
+  const seedText = core.getInput('unseen-seed');
+  if (seedText) core.setSecret(seedText);
+  const unseenSeed = secretSeedOf(seedText, 'action inputs', "input 'unseen-seed'");
   const mode = oneOf('mode', MODES);
   const publish = oneOf('publish', ['commit', 'artifact', 'none'] as const);
   // The data branch holds what was merged: a PR's numbers are unmerged, and a commit would also
@@ -96,5 +103,6 @@ export function readInputs(): ActionInputs {
     allowForks: bool('allow-forks'),
     token,
     reportUrl: core.getInput('report-url') || undefined,
+    ...(unseenSeed ? { unseenSeed } : {}),
   };
 }

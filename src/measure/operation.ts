@@ -58,6 +58,11 @@ export interface OperationRequest {
   katDraws?: number;
   /** The KAT's seconds per call of each operation (build.json `call_seconds`): the timeouts follow them. */
   callSeconds?: CallSeconds;
+  /**
+   * Another library this one must agree with (a pull request's base under the same KAT manifest):
+   * it makes a segment of a trial again, and dec's inputs (docs/method.md#unseen-seeds).
+   */
+  truthLibrary?: string;
 }
 
 export interface OperationResult {
@@ -121,6 +126,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       sandbox: req.sandbox,
       counterHz: req.counterHz,
       ...(req.katDraws ? { katDraws: req.katDraws } : {}),
+      ...(req.truthLibrary ? { truthLibrary: req.truthLibrary } : {}),
     },
     started_utc: new Date().toISOString(),
     load_average_start: loadAverage(),
@@ -296,22 +302,31 @@ async function replayOperation(op: InProgress): Promise<void> {
     return;
   }
   const picked = op.req.audit ? complete : draw(complete.length, 1).map((k) => complete[k]!);
+  // Held to another library: one more trial, drawn now, is made again by that library.
+  const byTruth = op.req.truthLibrary ? draw(complete.length, 1).map((k) => complete[k]!) : [];
   op.replays = [];
-  for (const { p, i } of picked)
-    op.replays.push(
-      await replayTrial(
-        // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
-        {
-          ...op.base,
-          timeoutMs: Math.max(op.plan.timeout_per_process_s * 1000, processTimeoutMs(op.req, op.plan.iterations_per_trial, KAT_CALLS)),
-        },
-        p,
-        i,
-        op.plan.iterations_per_trial,
-        op.plan.warmups,
-        replayWarmupLimit(op.plan.warmups, op.plan.calibration_seconds_per_call, trialTargetOf(op.req.planning)),
-      ),
+  const replay = (library: string, { p, i }: { p: TrialProcess; i: number }) =>
+    replayTrial(
+      // A segment after fewer warm-ups than a KAT's calls: at most the trial's own process.
+      {
+        ...op.base,
+        library,
+        timeoutMs: Math.max(op.plan!.timeout_per_process_s * 1000, processTimeoutMs(op.req, op.plan!.iterations_per_trial, KAT_CALLS)),
+      },
+      p,
+      i,
+      op.plan!.iterations_per_trial,
+      op.plan!.warmups,
+      replayWarmupLimit(op.plan!.warmups, op.plan!.calibration_seconds_per_call, trialTargetOf(op.req.planning)),
     );
+  for (const picked_ of picked) op.replays.push(await replay(op.req.library, picked_));
+  for (const picked_ of byTruth) op.replays.push(byOtherLibrary(await replay(op.req.truthLibrary!, picked_)));
+}
+
+/** A replay made by the library this one is held to: says so, and what differs is the base's outputs. */
+function byOtherLibrary(r: ReplayResult): ReplayResult {
+  const detail = r.detail?.replace("from those of its replay from the trial's seed", "from the base library's on the trial's seed");
+  return { ...r, check: 'base', ...(detail ? { detail: r.outcome === 'failed' ? `${detail} (the base library)` : detail } : {}) };
 }
 
 /** The seconds a trial is planned for, fixed or adaptive. */

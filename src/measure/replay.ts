@@ -36,8 +36,11 @@ export interface ReplayResult {
   trial: number;
   /** Which segment of its calls (native/calls.h) was made again. */
   segment?: number;
-  /** `inputs`: no replay; dec's transcript against the one its inputs job gave (measure/decInputs.ts). */
-  check?: 'inputs';
+  /**
+   * `inputs`: no replay; dec's transcript against the one its inputs job gave (measure/decInputs.ts).
+   * `base`: the replay was made by the library this one is held to (a pull request's base).
+   */
+  check?: 'inputs' | 'base';
   /** `differs`: the outputs are not the replay's (FORGED); `failed`: the replay gave no transcript. */
   outcome: 'agrees' | 'differs' | 'failed';
   /** Unless they agree: why, naming the trial and the calls. */

@@ -38,6 +38,8 @@ export interface TrialRequest {
   katDraws?: number;
   /** verify: the entries of its pool of signed messages (the driver's default is VERIFY_POOL, 16). */
   verifyPool?: number;
+  /** dec: the library that makes the inputs, when not this one (measure/decInputs.ts `truthLibrary`). */
+  truthLibrary?: string;
 }
 
 /** Spot checks per trial (native/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */

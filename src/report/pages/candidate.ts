@@ -35,6 +35,7 @@ import {
 } from './cells.js';
 import { ctSection } from './ct.js';
 import { katFootnotes } from './katNotes.js';
+import { heldToLines } from './heldTo.js';
 import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTables.js';
 import { kexSizesSection } from './kexTables.js';
 import { placeholderCostSection } from './placeholderCost.js';
@@ -187,6 +188,7 @@ const kat: CandidateSection = (model, c) => {
       ]),
     ),
     ...notes.map((n) => para(n)),
+    ...heldToLines(model, c),
   ];
 };
 

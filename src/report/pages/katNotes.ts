@@ -11,7 +11,8 @@ const EXPLAIN: Record<string, string> = {
   TIMEOUT: 'the KAT did not finish within the time limit',
   CRASH: 'the KAT process crashed',
   BUILDFAIL: 'the library did not build',
-  FORGED: 'the KAT passed, but a trial gave other outputs than the same calls made again from its seed in a process without timing',
+  FORGED:
+    "the KAT passed, but its outputs were not those the same calls give when made again elsewhere: by itself from a trial's seed without timing, by its pull request's base, or on an earlier night's unseen seed",
 };
 
 /**

@@ -4,6 +4,7 @@ import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
 import { validationNotice } from './validation.js';
+import { heldToSummary } from './heldTo.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
 import { hashShares } from '../profile.js';
 import { figureMarks, figureNotes, isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
@@ -145,6 +146,7 @@ const SUMMARY_SECTIONS: readonly SummarySection[] = [
   keyExchangeSummary,
   hashSummarySections,
   figureNotesOf,
+  heldToSummary,
   invalidCandidates,
 ];
 

@@ -10,7 +10,7 @@
 // 2. a one-instance pull request: `run --only ^kem-90/ --against BASE --against-out …` of a head
 //    whose kem-90 library changed (one more function) under the same KAT manifest, build, KAT and
 //    measure (now: held to the base).
-// Prints the median wall time of each, and now ÷ before.
+// Prints the median wall time of each, and now ÷ before. ONLY=example or ONLY=one runs one part.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,9 +37,13 @@ sh('git', ['-C', root, 'worktree', 'add', '--detach', before, rev]);
 symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
 const tools = { before: join(before, 'dist', 'cli.js'), now: join(root, 'dist', 'cli.js') };
 const example = join(root, 'examples', 'campaign');
-// The pull request's head: kem-90's library changed, its outputs and manifest not.
-const head = join(work, 'head');
-cpSync(example, head, { recursive: true });
+// The pull request's head: kem-90's library changed, its outputs and manifest not. A checkout of its
+// own, since a campaign's sources must lie inside the repository that holds it.
+const headTree = join(work, 'head-tree');
+sh('git', ['-C', root, 'worktree', 'add', '--detach', headTree, 'HEAD']);
+const head = join(headTree, 'examples', 'campaign');
+// The example's PQClean sources, copied: a link out of the checkout would make its candidates INVALID.
+cpSync(join(root, 'node_modules', 'pqclean'), join(headTree, 'node_modules', 'pqclean'), { recursive: true });
 appendFileSync(join(head, 'kem-90', 'src', 'KEM_AlgorithmInstance.c'), '\nint ngcc_bench_changed(void) { return 1; }\n');
 
 const median = (xs) => {
@@ -82,7 +86,7 @@ function args(kind, out) {
 }
 
 console.log(`# truth from outside: ${rev} (before) against the working tree (now), ${runs} runs each, alternating`);
-for (const [kind, list] of Object.entries(configs)) {
+for (const [kind, list] of Object.entries(configs).filter(([k]) => !process.env.ONLY || k.startsWith(process.env.ONLY))) {
   const walls = Object.fromEntries(list.map(([name]) => [name, []]));
   for (let i = 0; i < runs; i++)
     for (const [name, tool, env] of i % 2 ? [...list].reverse() : list) {
@@ -100,4 +104,4 @@ for (const [kind, list] of Object.entries(configs)) {
       `| ${name} | ${median(walls[name]).toFixed(1)} | ${walls[name].map((w) => w.toFixed(1)).join(', ')} | ${(median(walls[name]) / base).toFixed(3)} |`,
     );
 }
-sh('git', ['-C', root, 'worktree', 'remove', '--force', before], { mayFail: true });
+for (const tree of [before, headTree]) sh('git', ['-C', root, 'worktree', 'remove', '--force', tree], { mayFail: true });

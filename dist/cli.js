@@ -12317,7 +12317,7 @@ async function makeDecInputs(req) {
     return why;
   };
   const maker = req.truthLibrary ?? req.library;
-  const keys = await runKeysJob(req, maker, join9(root3, "keys"));
+  const keys = req.keys ? await req.keys.get(req, maker) : await runKeysJob(req, maker, join9(root3, "keys"));
   if (typeof keys === "string") return fail2(keys);
   const seed = randomBytes3(48).toString("hex");
   const job = ["inputs", "kem", "dec", String(req.iterations), String(req.warmups), String(req.cpu), req.rng, "0", seed, madeDir, keys.pk];
@@ -12367,6 +12367,26 @@ async function makeDecInputs(req) {
     transcript,
     wall_s: keys.wall_s + run.wallSeconds,
     dispose
+  };
+}
+function keyPairSource() {
+  let made;
+  let root3;
+  return {
+    async get(req, library) {
+      if (!made) {
+        root3 = makeScratch("keys");
+        made = runKeysJob(req, library, join9(root3, "keys"));
+        return made;
+      }
+      const known = await made;
+      return typeof known === "string" ? known : { ...known, wall_s: 0 };
+    },
+    dispose() {
+      if (root3) removeScratch(root3);
+      root3 = void 0;
+      made = void 0;
+    }
   };
 }
 async function runKeysJob(req, library, dir) {
@@ -12784,7 +12804,8 @@ function start(req) {
       sandbox: req.sandbox,
       counterHz: req.counterHz,
       ...req.katDraws ? { katDraws: req.katDraws } : {},
-      ...req.truthLibrary ? { truthLibrary: req.truthLibrary } : {}
+      ...req.truthLibrary ? { truthLibrary: req.truthLibrary } : {},
+      ...req.type === "kem" && req.operation === "dec" ? { keys: keyPairSource() } : {}
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
     load_average_start: loadAverage(),
@@ -12989,13 +13010,12 @@ async function replaceDisturbedPairs(ops, planned) {
     }
   }
 }
-async function measureOperations(reqs, onDone, opts = {}) {
-  const ops = [];
-  for (const req of reqs) {
-    const s = start(req);
-    const planning2 = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
-    const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
-    const timeoutMs = processTimeoutMs(req, 1, 1);
+async function calibrated(s, paired) {
+  const req = s.req;
+  const planning2 = paired ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+  const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
+  const timeoutMs = processTimeoutMs(req, 1, 1);
+  try {
     let calibration = await calibrationTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === "complete" && once && once.seconds < trialTarget)
@@ -13006,15 +13026,24 @@ async function measureOperations(reqs, onDone, opts = {}) {
         warmups: 1,
         timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1e3)
       });
-    ops.push({
+    return {
       ...s,
       calibration,
       plan: calibration.status === "complete" ? planTrials(calibrationSecondsPerCall(calibration.trials[0]), planning2) : void 0
-    });
+    };
+  } catch (e) {
+    s.base.keys?.dispose();
+    throw e;
   }
-  for (let round = 0; !ops.every(done); round++)
-    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
-  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
+}
+async function measureOperations(reqs, onDone, opts = {}) {
+  const ops = [];
+  try {
+    for (const req of reqs) ops.push(await calibrated(start(req), opts.pairs === true));
+    await runRounds(ops, opts);
+  } finally {
+    for (const op of ops) op.base.keys?.dispose();
+  }
   for (const op of ops) {
     await replayOperation(op);
     await auditRepeatedInputs(op);
@@ -13024,6 +13053,11 @@ async function measureOperations(reqs, onDone, opts = {}) {
     onDone?.(i, r);
     return r;
   });
+}
+async function runRounds(ops, opts) {
+  for (let round = 0; !ops.every(done); round++)
+    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
 }
 
 // src/evidence/record.ts
@@ -38091,8 +38125,8 @@ function decide(ctx) {
   const { calls, path_calls } = plan.settings.ct;
   const searched = path_calls > calls ? path_calls : 0;
   const previous = readPrevious(plan.paths.ct(candidate.id, instance.label), plan.force);
-  const calibrated2 = (p) => !entry.call_seconds || candidate.type === "hash" || !calibrationOperation(operations, candidate.type, entry.call_seconds) || p.slowdown !== void 0 && (p.builds ?? []).every((b) => b.slowdown !== void 0 || b.failure !== void 0);
-  const reusable = previous?.library_sha256 === entry.library_sha256 && calibrated2(previous) && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
+  const calibrated3 = (p) => !entry.call_seconds || candidate.type === "hash" || !calibrationOperation(operations, candidate.type, entry.call_seconds) || p.slowdown !== void 0 && (p.builds ?? []).every((b) => b.slowdown !== void 0 || b.failure !== void 0);
+  const reusable = previous?.library_sha256 === entry.library_sha256 && calibrated3(previous) && previous.harness_version === ctx.run.tools.version && (previous.public_sk_bytes ?? 0) === publicSkBytes(ctx.unit) && // The same other builds, each checked: another ct.variants or ct.compilers is another check.
   (previous.builds ?? []).map((b) => b.name).join(",") === extraBuilds(ctx).map((b) => b.name).join(",") && operations.every((op) => {
     const o = previous.operations[op];
     const counted = o?.coverage !== void 0 && ("failure" in o.coverage || o.coverage.untaken !== void 0);
@@ -47686,7 +47720,7 @@ function verdictCounts(verdicts2) {
   for (const v of verdicts2) counts.set(v, (counts.get(v) ?? 0) + 1);
   return [...counts].map(([v, n]) => `${n}\xD7 ${v}`).join(", ");
 }
-function calibrated(c) {
+function calibrated2(c) {
   return c.rows.map((r) => {
     const mde = rowMdePct(r);
     const alarm = r.verdicts.some((v) => v === "regression" || v === "improvement");
@@ -47727,7 +47761,7 @@ function prCheckSection(model) {
     para(
       mde ? `Smallest change a row's pairs could call (80 % power), over every row of every repeat: median ${formatDetectable(mde.median)}, 90 % within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
     ),
-    table(["operation", "A/A verdicts", "trial pairs", "smallest change it could call"], calibrated(c), [
+    table(["operation", "A/A verdicts", "trial pairs", "smallest change it could call"], calibrated2(c), [
       MISSING,
       MISSING,
       MISSING,

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { planningSchema } from '../src/config/schemas.js';
@@ -285,6 +287,8 @@ describe("dec's inputs, made in another process", () => {
     expect([r.status, r.failure]).toEqual(['complete', undefined]);
     expect(r.replays!.map((x) => [x.trial, x.check, x.outcome])).toEqual(r.trials.map((_, i) => [i, 'inputs', 'agrees']));
     expect(r.processes.every((p) => p.meta.inputs === 'given' && (p.inputs_s ?? 0) > 0)).toBe(true);
+    // One key pair for the operation, its folder gone once the trials are over; no trial's folder left either.
+    expect(readdirSync(tmpdir()).filter((f) => new RegExp(`^ngcc-(keys|inputs)-${process.pid}-`).test(f))).toEqual([]);
   }, 120_000);
 
   it('neither the peeking dec nor the recording one gains anything: nothing of their answers is in the process', async () => {

@@ -25,6 +25,8 @@ export interface InputsRequest {
   library: string;
   /** The library that makes the key pair and the ciphertexts, when not `library` itself (a pull request's base). */
   truthLibrary?: string;
+  /** The operation's one key pair, made by its first trial (keyPairSource); without it, each trial makes its own. */
+  keys?: KeyPairSource;
   rng: string;
   iterations: number;
   /** The trial's warm-up calls: their ciphertexts are made too (as many as they go round). */
@@ -73,7 +75,7 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     return why;
   };
   const maker = req.truthLibrary ?? req.library;
-  const keys = await runKeysJob(req, maker, join(root, 'keys'));
+  const keys = req.keys ? await req.keys.get(req, maker) : await runKeysJob(req, maker, join(root, 'keys'));
   if (typeof keys === 'string') return fail(keys);
   const seed = randomBytes(48).toString('hex');
   // On the trial's core, which the parent holds anyway: not on a core another phase is using.
@@ -129,8 +131,47 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
   };
 }
 
+/** A key pair as the `keys` job made it: its public key's file, its secret key's bytes, the job's wall seconds. */
+interface KeyPair {
+  pk: string;
+  sk: Buffer;
+  wall_s: number;
+}
+
+/**
+ * One key pair for all the dec trials of an operation: the `keys` job runs once, for the first
+ * trial (its seconds are charged to that trial's inputs), and every trial's ciphertexts are made to
+ * it in processes of their own. A trial's process is fresh either way, and enc is given only the
+ * public key. `dispose` removes the key pair's folder.
+ */
+export interface KeyPairSource {
+  get(req: InputsRequest, library: string): Promise<KeyPair | string>;
+  dispose(): void;
+}
+
+export function keyPairSource(): KeyPairSource {
+  let made: Promise<KeyPair | string> | undefined;
+  let root: string | undefined;
+  return {
+    async get(req, library) {
+      if (!made) {
+        root = makeScratch('keys');
+        made = runKeysJob(req, library, join(root, 'keys'));
+        return made;
+      }
+      const known = await made;
+      return typeof known === 'string' ? known : { ...known, wall_s: 0 };
+    },
+    dispose() {
+      if (root) removeScratch(root);
+      root = undefined;
+      made = undefined;
+    },
+  };
+}
+
 /** The `keys` job's key pair: the public key's file (bound read-only into the inputs job), the secret key's bytes. */
-async function runKeysJob(req: InputsRequest, library: string, dir: string): Promise<{ pk: string; sk: Buffer; wall_s: number } | string> {
+async function runKeysJob(req: InputsRequest, library: string, dir: string): Promise<KeyPair | string> {
   mkdirSync(dir);
   const job = ['keys', 'kem', 'dec', '1', '0', String(req.cpu), req.rng, '0', dir];
   const { run, output, rejected } = await runDriver([req.driver, library], job, {

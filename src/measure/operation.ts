@@ -13,6 +13,7 @@ import { KEX_PROFILED, kexOperations } from './kexOperations.js';
 import { inputsVerdict, KAT_CALLS, replayTrial, replayWarmupLimit, type ReplayResult } from './replay.js';
 import { repeatedInputAudit, type RepeatAudit } from './repeatAudit.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from './cost.js';
+import { keyPairSource } from './decInputs.js';
 
 export const OPERATIONS = {
   kem: ['keygen', 'enc', 'dec'],
@@ -127,6 +128,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       counterHz: req.counterHz,
       ...(req.katDraws ? { katDraws: req.katDraws } : {}),
       ...(req.truthLibrary ? { truthLibrary: req.truthLibrary } : {}),
+      ...(req.type === 'kem' && req.operation === 'dec' ? { keys: keyPairSource() } : {}),
     },
     started_utc: new Date().toISOString(),
     load_average_start: loadAverage(),
@@ -389,6 +391,37 @@ async function replaceDisturbedPairs(ops: InProgress[], planned: number): Promis
 }
 
 /**
+ * An operation's calibration: one call, then CALIBRATION_CALLS when one call is shorter than a
+ * trial; its plan when it completed. Paired sides are never adaptive: they need their planned pairs.
+ */
+async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): Promise<InProgress> {
+  const req = s.req;
+  const planning = paired ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
+  const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
+  const timeoutMs = processTimeoutMs(req, 1, 1);
+  try {
+    let calibration = await calibrationTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
+    const once = calibration.trials[0];
+    if (calibration.status === 'complete' && once && once.seconds < trialTarget)
+      calibration = await calibrationTrial({
+        ...s.base,
+        calibration: true,
+        iterations: CALIBRATION_CALLS,
+        warmups: 1,
+        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000),
+      });
+    return {
+      ...s,
+      calibration,
+      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), planning) : undefined,
+    };
+  } catch (e) {
+    s.base.keys?.dispose();
+    throw e;
+  }
+}
+
+/**
  * Measures several operations (an instance's keygen, enc, dec) with their trials interleaved:
  * trial 1 of each, then trial 2 of each, … So slow drift of the machine (thermal state, a
  * neighbour's load) spreads over every operation's trials instead of hiding between them, and
@@ -403,34 +436,12 @@ export async function measureOperations(
   opts: { alternate?: boolean; pairs?: boolean } = {},
 ): Promise<OperationResult[]> {
   const ops: InProgress[] = [];
-  for (const req of reqs) {
-    const s = start(req);
-    // Paired sides need their planned number of pairs (PAIRED_TRIALS): never adaptive.
-    const planning = opts.pairs ? { ...req.planning, adaptive: { ...req.planning.adaptive, enabled: false } } : req.planning;
-    const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
-    const timeoutMs = processTimeoutMs(req, 1, 1);
-    let calibration = await calibrationTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
-    const once = calibration.trials[0];
-    if (calibration.status === 'complete' && once && once.seconds < trialTarget)
-      calibration = await calibrationTrial({
-        ...s.base,
-        calibration: true,
-        iterations: CALIBRATION_CALLS,
-        warmups: 1,
-        timeoutMs: Math.max(processTimeoutMs(req, CALIBRATION_CALLS, 1), timeoutMs + 3 * CALIBRATION_CALLS * once.seconds * 1000),
-      });
-    ops.push({
-      ...s,
-      calibration,
-      plan: calibration.status === 'complete' ? planTrials(calibrationSecondsPerCall(calibration.trials[0]!), planning) : undefined,
-    });
+  try {
+    for (const req of reqs) ops.push(await calibrated(start(req), opts.pairs === true));
+    await runRounds(ops, opts);
+  } finally {
+    for (const op of ops) op.base.keys?.dispose();
   }
-  for (let round = 0; !ops.every(done); round++)
-    // Alternating, every other round runs backwards (A B, then B A): a linear drift of the machine
-    // then favours neither of two neighbours, which is what a paired base/head comparison needs.
-    // A round runs one trial of every operation not yet done, so adaptive operations stay interleaved.
-    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
-  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
   for (const op of ops) {
     await replayOperation(op);
     await auditRepeatedInputs(op);
@@ -440,4 +451,14 @@ export async function measureOperations(
     onDone?.(i, r);
     return r;
   });
+}
+
+/** Every operation's trials, round by round (measureOperations). */
+async function runRounds(ops: InProgress[], opts: { alternate?: boolean; pairs?: boolean }): Promise<void> {
+  for (let round = 0; !ops.every(done); round++)
+    // Alternating, every other round runs backwards (A B, then B A): a linear drift of the machine
+    // then favours neither of two neighbours, which is what a paired base/head comparison needs.
+    // A round runs one trial of every operation not yet done, so adaptive operations stay interleaved.
+    for (const op of opts.alternate && round % 2 === 1 ? [...ops].reverse() : ops) if (!done(op)) await nextTrial(op);
+  if (opts.pairs) await replaceDisturbedPairs(ops, Math.max(0, ...ops.map((o) => o.plan?.trials ?? 0)));
 }

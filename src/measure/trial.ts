@@ -9,7 +9,14 @@ import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { REFUSED } from './refusals.js';
 import { processCost, type ProcessCost } from './processCost.js';
-import { BESIDE_WINDOWS_SHARE, checkAgainstInputs, cpuBesideWindows, makeDecInputs, type InputsCheck } from './decInputs.js';
+import {
+  BESIDE_WINDOWS_SHARE,
+  checkAgainstInputs,
+  cpuBesideWindows,
+  makeDecInputs,
+  type InputsCheck,
+  type KeyPairSource,
+} from './decInputs.js';
 
 export interface TrialRequest {
   /** ngcc_driver. */
@@ -40,6 +47,8 @@ export interface TrialRequest {
   verifyPool?: number;
   /** dec: the library that makes the inputs, when not this one (measure/decInputs.ts `truthLibrary`). */
   truthLibrary?: string;
+  /** dec: the operation's key pair (measure/decInputs.ts keyPairSource). */
+  keys?: KeyPairSource;
 }
 
 /** Spot checks per trial (native/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */

@@ -35897,7 +35897,7 @@ async function holdToBase(ctx, entry) {
   }
   const seed = drawnSeed();
   const library = resolve11(ctx.run.plan.campaignDir, entry.library);
-  const [theirs, ours] = [await answer(ctx, base.library, seed), await answer(ctx, library, seed)];
+  const [theirs, ours] = await Promise.all([answer(ctx, base.library, seed), answer(ctx, library, seed)]);
   const held2 = { against: "base", base_library_sha256: base.entry.library_sha256 };
   if ("failure" in theirs) {
     ctx.run.progress?.note?.(

@@ -90,7 +90,8 @@ async function holdToBase(ctx: InstanceContext, entry: BuildEntry): Promise<'kep
   }
   const seed = drawnSeed();
   const library = resolve(ctx.run.plan.campaignDir, entry.library!);
-  const [theirs, ours] = [await answer(ctx, base.library, seed), await answer(ctx, library, seed)];
+  // Side by side: each in a sandbox of its own, neither on a timing core.
+  const [theirs, ours] = await Promise.all([answer(ctx, base.library, seed), answer(ctx, library, seed)]);
   const held: HeldTo = { against: 'base', base_library_sha256: base.entry.library_sha256! };
   if ('failure' in theirs) {
     ctx.run.progress?.note?.(

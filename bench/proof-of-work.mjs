@@ -10,11 +10,11 @@
 //    0.25 s, measure phase only: cold inputs (this tool: every call its own) against repeated ones
 //    (before).
 // Prints per table the median over runs of each figure, and new ÷ before.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { beforeTool, median, sh } from './beforeTool.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 3);
@@ -25,16 +25,8 @@ if (!(runs >= 1)) {
 }
 const work = mkdtempSync(join(tmpdir(), 'ngcc-pow-'));
 
-function sh(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, ...opts });
-  if (r.status !== 0 && !opts.mayFail) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stderr.slice(-4000)}`);
-  return r;
-}
-
-const before = join(work, 'before');
-sh('git', ['-C', root, 'worktree', 'add', '--detach', before, rev]);
-symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
-const tools = { before: join(before, 'dist', 'cli.js'), now: join(root, 'dist', 'cli.js') };
+const before = beforeTool(root, work, rev);
+const tools = { before: before.cli, now: join(root, 'dist', 'cli.js') };
 
 /** Mean cycles per call of every record of a system folder, by "candidate/label op". */
 function figures(systemDir) {
@@ -47,12 +39,6 @@ function figures(systemDir) {
     }
   return out;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 function table(title, samples) {
   console.log(`\n${title}`);
@@ -98,4 +84,4 @@ table(
   '## PQClean ML-KEM-768 and ML-DSA-65, 0.25-s trials: cold inputs (now) against repeated ones (before)',
   campaignRuns(pq, ['--phases', 'build,kat,measure']),
 );
-sh('git', ['-C', root, 'worktree', 'remove', '--force', before], { mayFail: true });
+before.remove();

@@ -11,11 +11,11 @@
 //    whose kem-90 library changed (one more function) under the same KAT manifest, build, KAT and
 //    measure (now: held to the base).
 // Prints the median wall time of each, and now ÷ before. ONLY=example or ONLY=one runs one part.
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { beforeTool, median, sh } from './beforeTool.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 2);
@@ -26,16 +26,8 @@ if (!(runs >= 1)) {
 }
 const work = mkdtempSync(join(tmpdir(), 'ngcc-truth-'));
 
-function sh(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, ...opts });
-  if (r.status !== 0 && !opts.mayFail) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stderr.slice(-4000)}`);
-  return r;
-}
-
-const before = join(work, 'before');
-sh('git', ['-C', root, 'worktree', 'add', '--detach', before, rev]);
-symlinkSync(join(root, 'node_modules'), join(before, 'node_modules'));
-const tools = { before: join(before, 'dist', 'cli.js'), now: join(root, 'dist', 'cli.js') };
+const before = beforeTool(root, work, rev);
+const tools = { before: before.cli, now: join(root, 'dist', 'cli.js') };
 const example = join(root, 'examples', 'campaign');
 // The pull request's head: kem-90's library changed, its outputs and manifest not. A checkout of its
 // own, since a campaign's sources must lie inside the repository that holds it.
@@ -45,12 +37,6 @@ const head = join(headTree, 'examples', 'campaign');
 // The example's PQClean sources, copied: a link out of the checkout would make its candidates INVALID.
 cpSync(join(root, 'node_modules', 'pqclean'), join(headTree, 'node_modules', 'pqclean'), { recursive: true });
 appendFileSync(join(head, 'kem-90', 'src', 'KEM_AlgorithmInstance.c'), '\nint ngcc_bench_changed(void) { return 1; }\n');
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const seed = { NGCC_UNSEEN_SEED: 'ab'.repeat(32) };
 const configs = {
@@ -104,4 +90,5 @@ for (const [kind, list] of Object.entries(configs).filter(([k]) => !process.env.
       `| ${name} | ${median(walls[name]).toFixed(1)} | ${walls[name].map((w) => w.toFixed(1)).join(', ')} | ${(median(walls[name]) / base).toFixed(3)} |`,
     );
 }
-for (const tree of [before, headTree]) sh('git', ['-C', root, 'worktree', 'remove', '--force', tree], { mayFail: true });
+before.remove();
+sh('git', ['-C', root, 'worktree', 'remove', '--force', headTree], { mayFail: true });

@@ -24,7 +24,10 @@ function kemCampaign(source?: 'fake_everywhere.c' | 'fake_when_timed.c' | 'slowe
   const dir = fixtureCampaign(['kem-1'], QUICK);
   const path = join(dir, GOOD_SOURCE);
   if (source === 'slower') writeFileSync(path, `#define TOY_KEM_SLOWDOWN 200\n${readFileSync(path, 'utf8')}`);
-  else if (source) copyFileSync(join(TRUTH, source), path);
+  else if (source) {
+    copyFileSync(join(TRUTH, source), path);
+    copyFileSync(join(TRUTH, 'fake_keygen.inc'), join(dir, 'kem-1', 'good', 'fake_keygen.inc'));
+  }
   return dir;
 }
 

@@ -10219,7 +10219,7 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname11, join as join42, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join43, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
@@ -35571,7 +35571,7 @@ async function answerUnseenSeed(req) {
   const failed = classifyDriverFailure(driver);
   if (failed) return { failure: `${failed.status}${failed.detail ? `: ${failed.detail}` : ""}` };
   const text3 = katTextOf(driver.output.lines);
-  return { text: text3, digest: createHash4("sha256").update(text3, "latin1").digest("hex"), records };
+  return { text: text3, digest: canonicalDigest(text3, req.digestMode), records };
 }
 function firstRecordDifference(a, b) {
   if (a === b) return void 0;
@@ -35622,6 +35622,14 @@ var PUBLISHED_ONLY_WHY = {
   "new-seed": "a new secret seed: its digests are recorded for the next night",
   "unseen-failed": "no answer on unseen seeds to hold it to"
 };
+function manifestOfInstance(entries, label) {
+  const mine = entries.filter((e) => e.label === label);
+  const lines = mine.map((e) => `${e.sha256.toLowerCase()} ${e.mode}${e.records !== void 0 ? `:${e.records}` : ""} ${e.file}`).sort();
+  return {
+    sha256: lines.length > 0 ? createHash4("sha256").update(lines.join("\n")).digest("hex") : "none",
+    mode: mine[0]?.mode ?? "strict"
+  };
+}
 
 // src/campaign/measure.ts
 function remeasuredNoisy(plan, r) {
@@ -35841,7 +35849,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/unseen.ts
-import { resolve as resolve11 } from "node:path";
+import { join as join20, resolve as resolve11 } from "node:path";
 var unseen = {
   name: "unseen",
   phase: "kat",
@@ -35849,23 +35857,31 @@ var unseen = {
   ticks: () => 0,
   expect: () => ({ seconds: 0, source: "plan" }),
   async run(ctx) {
-    const entry = preparedEntry(ctx, "unseen");
-    if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return "kept";
     const { plan } = ctx.run;
+    const entry = carriedTruth(ctx, preparedEntry(ctx, "unseen"));
+    if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return "kept";
     if (plan.against) return holdToBase(ctx, entry);
     if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
     return "kept";
   }
 };
-function answer(ctx, library, seed) {
+function carriedTruth(ctx, entry) {
+  const published = ctx.run.plan.unseenTruth?.[ctx.unit.key];
+  if (!published || entry.unseen) return entry;
+  ctx.entry = saveEntry(ctx.run, ctx.unit.key, { ...entry, unseen: published.unseen });
+  return ctx.entry;
+}
+var manifestOf = (unit) => manifestOfInstance(readManifest(join20(unit.candidate.folder, "kat.sha256"), `${unit.candidate.id}/kat.sha256`), unit.instance.label);
+function answer(ctx, unit, library, seed) {
   const { plan, tools } = ctx.run;
-  const { candidate, instance } = ctx.unit;
+  const { candidate, instance } = unit;
   return answerUnseenSeed({
     driver: tools.driver,
     library,
     type: driverTypeOf(candidate, instance),
     mode: isNistKatRng(candidate.katRng) ? "nist" : "iccs",
     nistPrefix: nistEntryPrefix(instance),
+    digestMode: manifestOf(unit).mode,
     seed,
     timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
     memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
@@ -35882,23 +35898,23 @@ function settle2(ctx, entry, held2, extra = {}) {
 var forgery = (detail) => ({ forged: { operation: UNSEEN_CHECK, detail: `FORGED: ${detail}` } });
 function baseOf(ctx) {
   const against = ctx.run.plan.against;
+  const unit = against.units.get(ctx.unit.key);
   const entry = readJsonIfExists(against.paths.build)?.instances[ctx.unit.key];
-  if (!entry?.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return void 0;
+  if (!unit || !entry?.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return void 0;
+  if (unit.candidate.type !== ctx.unit.candidate.type) return void 0;
   if (libraryReplaced({ ...ctx.run, plan: { ...ctx.run.plan, campaignDir: against.campaignDir } }, entry)) return void 0;
-  return { entry, library: resolve11(against.campaignDir, entry.library) };
+  return { unit, entry, library: resolve11(against.campaignDir, entry.library) };
 }
 async function holdToBase(ctx, entry) {
   const base = baseOf(ctx);
   if (!base || base.entry.library_sha256 === entry.library_sha256) return "kept";
-  if (!entry.kat_manifest_sha256 || base.entry.kat_manifest_sha256 !== entry.kat_manifest_sha256) {
-    ctx.run.progress?.note?.(`${ctx.unit.key}: a new KAT manifest: held to its published KAT only`);
+  if (manifestOf(base.unit).sha256 !== manifestOf(ctx.unit).sha256) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: new KAT manifest lines: held to its published KAT only`);
     settle2(ctx, entry, { against: "published-kat", why: "new-manifest" });
     return void 0;
   }
   const seed = drawnSeed();
-  const library = resolve11(ctx.run.plan.campaignDir, entry.library);
-  const [theirs, ours] = await Promise.all([answer(ctx, base.library, seed), answer(ctx, library, seed)]);
-  const held2 = { against: "base", base_library_sha256: base.entry.library_sha256 };
+  const theirs = await answer(ctx, base.unit, base.library, seed);
   if ("failure" in theirs) {
     ctx.run.progress?.note?.(
       `${ctx.unit.key}: the base gave no answer on unseen seeds (${theirs.failure}): held to its published KAT only`
@@ -35906,39 +35922,45 @@ async function holdToBase(ctx, entry) {
     settle2(ctx, entry, { against: "published-kat", why: "unseen-failed", detail: `the base: ${theirs.failure}` });
     return void 0;
   }
+  const ours = await answer(ctx, ctx.unit, resolve11(ctx.run.plan.campaignDir, entry.library), seed);
+  const held2 = { against: "base", base_library_sha256: base.entry.library_sha256 };
   if ("failure" in ours) {
     settle2(ctx, entry, held2, forgery(`on unseen seeds, where the base answered, it failed (${ours.failure})`));
     return void 0;
   }
-  const where = firstRecordDifference(theirs.text, ours.text);
+  const where = ours.digest === theirs.digest ? void 0 : firstRecordDifference(theirs.text, ours.text) ?? "the texts differ";
   settle2(ctx, entry, held2, where ? forgery(`its outputs on unseen seeds differ from the base's (${where})`) : {});
   return void 0;
 }
+var statusOnly = (failure2) => failure2.split(":")[0].trim();
 async function holdToNight(ctx, entry, secret) {
   const id = seedId(secret);
-  const before = entry.unseen;
-  if (before?.seed_id === id && before.library_sha256 === entry.library_sha256) return "kept";
-  const library = resolve11(ctx.run.plan.campaignDir, entry.library);
-  const got = await answer(ctx, library, instanceSeed(secret, ctx.unit.key));
-  const now = (/* @__PURE__ */ new Date()).toISOString();
-  const comparable = before?.seed_id === id && before.kat_manifest_sha256 === entry.kat_manifest_sha256;
-  if ("failure" in got) {
-    ctx.run.progress?.note?.(`${ctx.unit.key}: no answer on unseen seeds (${got.failure}): held to its published KAT only`);
-    settle2(ctx, entry, { against: "published-kat", why: "unseen-failed", detail: got.failure });
-    return void 0;
+  const published = ctx.run.plan.unseenTruth?.[ctx.unit.key];
+  const before = published?.unseen ?? entry.unseen;
+  if (before?.seed_id === id && before.library_sha256 === entry.library_sha256) {
+    if (published?.held_to && !entry.held_to) settle2(ctx, entry, published.held_to);
+    return "kept";
   }
+  const manifest = manifestOf(ctx.unit);
+  const got = await answer(ctx, ctx.unit, resolve11(ctx.run.plan.campaignDir, entry.library), instanceSeed(secret, ctx.unit.key));
+  const now = (/* @__PURE__ */ new Date()).toISOString();
+  const comparable = before?.seed_id === id && before.instance_manifest_sha256 === manifest.sha256;
   if (comparable) {
     const held2 = { against: "night", night_utc: before.confirmed_utc, seed_id: id };
-    if (got.digest !== before.digest) {
-      settle2(
-        ctx,
-        entry,
-        held2,
-        forgery(`its outputs on unseen seeds differ from those of the library of ${before.confirmed_utc.slice(0, 10)}`)
-      );
-      return void 0;
-    }
-    settle2(ctx, entry, held2, { unseen: { ...before, library_sha256: entry.library_sha256, confirmed_utc: now } });
+    const night = before.confirmed_utc.slice(0, 10);
+    if ("failure" in got)
+      settle2(ctx, entry, held2, {
+        unseen: before,
+        ...forgery(`on unseen seeds, where the library of ${night} answered, it failed (${statusOnly(got.failure)})`)
+      });
+    else if (got.digest !== before.digest)
+      settle2(ctx, entry, held2, { unseen: before, ...forgery(`its outputs on unseen seeds differ from those of the library of ${night}`) });
+    else settle2(ctx, entry, held2, { unseen: { ...before, library_sha256: entry.library_sha256, confirmed_utc: now } });
+    return void 0;
+  }
+  if ("failure" in got) {
+    ctx.run.progress?.note?.(`${ctx.unit.key}: no answer on unseen seeds (${statusOnly(got.failure)}): held to its published KAT only`);
+    settle2(ctx, entry, { against: "published-kat", why: "unseen-failed", detail: statusOnly(got.failure) });
     return void 0;
   }
   const record2 = {
@@ -35946,7 +35968,7 @@ async function holdToNight(ctx, entry, secret) {
     digest: got.digest,
     records: got.records,
     library_sha256: entry.library_sha256,
-    kat_manifest_sha256: entry.kat_manifest_sha256 ?? "none",
+    instance_manifest_sha256: manifest.sha256,
     recorded_utc: now,
     confirmed_utc: now
   };
@@ -35957,7 +35979,7 @@ async function holdToNight(ctx, entry, secret) {
 }
 
 // src/campaign/plan.ts
-import { join as join24, relative as relative11, resolve as resolve14 } from "node:path";
+import { join as join25, relative as relative11, resolve as resolve14 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve12 } from "node:path";
@@ -36000,20 +36022,20 @@ function relinkSteps(req, plain, outDir, log2) {
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync13 } from "node:fs";
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 function wrapCatalog(file2) {
-  const text3 = readFileSync13(join20(nativeDir(), "hashprof", file2), "utf8");
+  const text3 = readFileSync13(join21(nativeDir(), "hashprof", file2), "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join20(req.outDir, "profile");
-  const objDir = join20(outDir, "obj");
+  const outDir = join21(req.outDir, "profile");
+  const objDir = join21(outDir, "obj");
   mkdirSync10(objDir, { recursive: true });
-  const library = join20(outDir, `lib${req.instance.label}.so`);
+  const library = join21(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join20(outDir, "profile-key.json");
+  const keyFile = join21(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -36021,7 +36043,7 @@ async function buildProfiled(req, flags, wanted) {
   const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join20(outDir, "build.log"), result.log);
+    writeFileAtomic(join21(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -36030,11 +36052,11 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join20(nativeDir(), "hashprof");
+  const hp = join21(nativeDir(), "hashprof");
   for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join20(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join20(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join20(hp, w), "-o", obj])).exitCode !== 0)
+    const obj = join21(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
+    const includes = [`-I${hp}`, `-I${join21(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
+    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join21(hp, w), "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -36055,7 +36077,7 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync16, readdirSync as readdirSync9 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // src/evidence/shapes.ts
 var object2 = external_exports.looseObject({});
@@ -36106,7 +36128,7 @@ function parseJson(path, shape, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync16(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join21(e.parentPath, e.name)).sort();
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join22(e.parentPath, e.name)).sort();
 }
 function readAll(dir, shape, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -36134,12 +36156,12 @@ function loadDataset(systemDir) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync17, readFileSync as readFileSync14 } from "node:fs";
-import { join as join22, relative as relative10, resolve as resolve13 } from "node:path";
+import { join as join23, relative as relative10, resolve as resolve13 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve13(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync17(path)) {
-    const yml = join22(campaignRoot, "ngcc-perf.yml");
+    const yml = join23(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -36235,7 +36257,7 @@ import { existsSync as existsSync19 } from "node:fs";
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync18 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join24 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -36268,7 +36290,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join23(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join24(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync18(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -36330,7 +36352,7 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve14(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join24(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join25(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
@@ -36376,7 +36398,8 @@ function planRun(opts) {
     ...opts.shard ? { shard: opts.shard } : {},
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...opts.iccsBaseline ? { iccsBaseline: true } : {},
-    ...opts.unseenSeed ? { unseenSeed: opts.unseenSeed } : {}
+    ...opts.unseenSeed ? { unseenSeed: opts.unseenSeed } : {},
+    ...opts.unseenTruth ? { unseenTruth: opts.unseenTruth } : {}
   };
   const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
   return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
@@ -36387,7 +36410,7 @@ function shardOf(plan, shard, cost) {
   return shardByCost(plan.units, (u) => byUnit.get(u), shard.index, shard.count);
 }
 function againstOptions(plan, opts) {
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _____, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
@@ -37219,7 +37242,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
-import { join as join30 } from "node:path";
+import { join as join31 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -37241,20 +37264,20 @@ var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.mi
 
 // src/ct/build.ts
 import { existsSync as existsSync21, mkdirSync as mkdirSync11 } from "node:fs";
-import { join as join25 } from "node:path";
+import { join as join26 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join25(req.outDir, variant.dir);
-  const objDir = join25(outDir, "obj");
+  const outDir = join26(req.outDir, variant.dir);
+  const objDir = join26(outDir, "obj");
   mkdirSync11(objDir, { recursive: true });
-  const library = join25(outDir, `lib${req.instance.label}.so`);
+  const library = join26(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join25(outDir, "ct-key.json");
+  const keyFile = join26(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
@@ -37274,7 +37297,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join25(outDir, "build.log"), result.log);
+    writeFileAtomic(join26(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return { ...result, sourceRoots };
   };
@@ -37282,14 +37305,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join25(objDir, "ct_wrap.o");
+  const wrapObj = join26(objDir, "ct_wrap.o");
   const wrapArgv = [
     cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join25(nativeDir(), "ct_wrap.c"),
+    join26(nativeDir(), "ct_wrap.c"),
     "-o",
     wrapObj
   ];
@@ -37312,14 +37335,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 
 // src/ct/coverage.ts
 import { constants as constants4, copyFileSync, existsSync as existsSync22, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync10, rmSync as rmSync7 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
+import { basename as basename9, isAbsolute as isAbsolute6, join as join28, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
 import { readFileSync as readFileSync16, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join26, relative as relative13, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join27, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
 function compilerMade(sourceLine2) {
@@ -37337,7 +37360,7 @@ var MAX_LINE_BYTES = 4096;
 var MAX_SOURCE_BYTES = 8 << 20;
 function sourceLine(roots, dir, file2, line) {
   if (!file2 || line < 1) return void 0;
-  const path = isAbsolute5(file2) ? file2 : dir ? join26(dir, file2) : void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join27(dir, file2) : void 0;
   if (!path) return void 0;
   try {
     const real = realpathSync6(path);
@@ -37594,11 +37617,11 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync10(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join27(scratch, f)).isFile());
+  const counters = readdirSync10(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join28(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join27(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join28(objDir, `${basename9(f, ".gcda")}.gcno`);
     if (!existsSync22(notes)) continue;
-    const into = join27(scratch, basename9(notes));
+    const into = join28(scratch, basename9(notes));
     rmSync7(into, { force: true, recursive: true });
     copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
@@ -37802,7 +37825,7 @@ function withDivisions(ct2, sites2) {
 
 // src/ct/divisionCheck.ts
 import { existsSync as existsSync23, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename10, join as join28 } from "node:path";
+import { basename as basename10, join as join29 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -37922,7 +37945,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync23(join28(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync23(join29(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -37941,7 +37964,7 @@ async function runDivisionCheck(req) {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join28(scratch, "division.gdb");
+    const script = join29(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -37979,17 +38002,17 @@ async function runDivisionCheck(req) {
 // src/ct/tools.ts
 import { randomBytes as randomBytes6 } from "node:crypto";
 import { existsSync as existsSync24, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join29(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join29(dir, "sha256.json"));
+  const driver = join30(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join30(dir, "sha256.json"));
   if (existsSync24(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes6(4).toString("hex")}`;
   mkdirSync13(staging, { recursive: true, mode: 448 });
-  const out = join29(staging, "ngcc_ct");
+  const out = join30(staging, "ngcc_ct");
   const r = await runProcess(
     [
       systemToolPath(HARNESS_CC),
@@ -38002,7 +38025,7 @@ async function ctDriver(tools) {
       `-I${n}`,
       "-o",
       out,
-      ...CT_DRIVER_SOURCES.map((f) => join29(n, f)),
+      ...CT_DRIVER_SOURCES.map((f) => join30(n, f)),
       "-ldl"
     ],
     {
@@ -38016,7 +38039,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join29(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join30(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync8(dir, { recursive: true, force: true });
   try {
     renameSync4(staging, dir);
@@ -38119,7 +38142,7 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join30(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsFile = join31(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync25(suppressionsFile) ? sha256Hex(readFileSync17(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
@@ -38158,7 +38181,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join30(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join31(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -38176,7 +38199,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join30(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join31(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -38258,7 +38281,7 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         operation,
         calls,
         timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
-        scratch: join30(cov.scratch, operation)
+        scratch: join31(cov.scratch, operation)
       })
     );
   };
@@ -38623,7 +38646,7 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync29, readFileSync as readFileSync20 } from "node:fs";
-import { join as join32, relative as relative14 } from "node:path";
+import { join as join33, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
 import { existsSync as existsSync27, readFileSync as readFileSync18 } from "node:fs";
@@ -38792,7 +38815,7 @@ function calibrationProblems(systemDir) {
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync19 } from "node:fs";
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -38897,7 +38920,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync11(join31(dir, id.name))) {
+    for (const file2 of readdirSync11(join32(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -38905,7 +38928,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync19(join31(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync19(join32(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -38970,7 +38993,7 @@ function validateDataset(systemDir, loaded) {
       if (checked2 && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
       continue;
     }
-    const logPath = join32(systemDir, e.kat_log);
+    const logPath = join33(systemDir, e.kat_log);
     if (!existsSync29(logPath)) {
       problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
       continue;
@@ -39485,11 +39508,11 @@ var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).jo
 
 // src/campaign/calibrate.ts
 import { mkdirSync as mkdirSync14 } from "node:fs";
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync32 } from "node:fs";
-import { join as join34, relative as relative15 } from "node:path";
+import { join as join35, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -39530,24 +39553,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync31, readdirSync as readdirSync12 } from "node:fs";
-import { join as join33 } from "node:path";
+import { join as join34 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync31(dir)) return { files, unreadable };
   for (const candidate of readdirSync12(dir).sort()) {
-    if (!existsSync31(join33(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync12(join33(dir, candidate)).sort()) {
+    if (!existsSync31(join34(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync12(join34(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join33(systemDir, path));
+        const ct2 = readJson(join34(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join33(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join34(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -39971,9 +39994,9 @@ function compareEvidence(opts) {
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const dirs = opts.systemDirs ?? {
-    base: join34(opts.baseDir, opts.system),
-    head: join34(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join34(d, opts.system))
+    base: join35(opts.baseDir, opts.system),
+    head: join35(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join35(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
@@ -40081,13 +40104,13 @@ function compareEvidence(opts) {
 
 // src/campaign/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const systemDir = join35(opts.dataDir, opts.system);
+  const systemDir = join36(opts.dataDir, opts.system);
   mkdirSync14(systemDir, { recursive: true });
   const writer = otherLiveWriter(systemDir);
   if (writer !== void 0)
     throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
   const work = opts.scratch ?? makeScratch("calibrate");
-  const [headData, baseData] = [join35(work, "head"), join35(work, "base")];
+  const [headData, baseData] = [join36(work, "head"), join36(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
   const common = {
     campaignDir: opts.campaignDir,
@@ -42322,7 +42345,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join36 = [joinDefaults];
+var join37 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -44936,7 +44959,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join36],
+    join: [...join37],
     options: {},
     safe: safeBound,
     stack: [],
@@ -45471,7 +45494,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 
 // src/report/model.ts
 import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync21 } from "node:fs";
-import { basename as basename12, dirname as dirname9, join as join37, relative as relative17 } from "node:path";
+import { basename as basename12, dirname as dirname9, join as join38, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -45589,9 +45612,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync34(join37(systemDir, path))) return {};
+  if (!path || !existsSync34(join38(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync21(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync21(join38(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -45624,9 +45647,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync13(join37(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync13(join38(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join37(surveyDir, id, f))];
+          return [readJson(join38(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -45645,7 +45668,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found = [];
   for (const name of existsSync34(dataDir) ? readdirSync13(dataDir).sort() : []) {
-    const paths = evidencePaths(join37(dataDir, name));
+    const paths = evidencePaths(join38(dataDir, name));
     if (!existsSync34(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -45688,7 +45711,7 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    if (e.kat_log && existsSync34(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync34(join38(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -45756,8 +45779,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join37(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join37(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join38(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join38(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -46494,7 +46517,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync22, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename13, dirname as dirname10, join as join38, posix as posix2, relative as relative18, resolve as resolve18, sep as sep5 } from "node:path";
+import { basename as basename13, dirname as dirname10, join as join39, posix as posix2, relative as relative18, resolve as resolve18, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -46508,26 +46531,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join38(shown4, strays2[0]),
+      join39(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join38(dir, BUILD_FILE);
+  const buildPath = join39(dir, BUILD_FILE);
   if (existsSync35(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join38(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join39(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join38(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join39(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync35(join38(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join38(dir, CAMPAIGN_FILE), join38(shown4, CAMPAIGN_FILE));
+  if (existsSync35(join39(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join39(dir, CAMPAIGN_FILE), join39(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join38(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join38(shown4, BUILD_FILE)}`);
+        throw new InputError(join39(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join39(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -46547,7 +46570,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join38(a.dir, rel), join38(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join39(a.dir, rel), join39(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -46556,7 +46579,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync35(join38(shard.dir, tail))) return entry;
+  if (!existsSync35(join39(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -46624,9 +46647,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join38(other.shown, CAMPAIGN_FILE),
+      join39(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join38(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join39(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -46648,16 +46671,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join38(earlier.dir, rel), join38(f.dir, rel)))
-        throw new InputError(join38(f.shown, rel), "", `differs from ${join38(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join39(earlier.dir, rel), join39(f.dir, rel)))
+        throw new InputError(join39(f.shown, rel), "", `differs from ${join39(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join38(dirname10(out), `.${basename13(out)}.merging-${process.pid}`);
+  const tmp = join39(dirname10(out), `.${basename13(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
   mkdirSync15(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync15(dirname10(join38(tmp, rel)), { recursive: true });
-      copyFileSync2(join38(from.dir, rel), join38(tmp, rel));
+      mkdirSync15(dirname10(join39(tmp, rel)), { recursive: true });
+      copyFileSync2(join39(from.dir, rel), join39(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -46665,10 +46688,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join38(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join39(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join38(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync35(join38(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join39(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync35(join39(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -46678,8 +46701,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join38(tmp, LOCK_FILE), lockText());
-    const old = join38(dirname10(out), `.${basename13(out)}.replaced-${process.pid}`);
+    writeFileSync5(join39(tmp, LOCK_FILE), lockText());
+    const old = join39(dirname10(out), `.${basename13(out)}.replaced-${process.pid}`);
     renameSync5(out, old);
     try {
       renameSync5(tmp, out);
@@ -46704,7 +46727,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync36, readFileSync as readFileSync23 } from "node:fs";
-import { join as join39 } from "node:path";
+import { join as join40 } from "node:path";
 
 // src/report/pages/validation.ts
 function candidateProblems(problems, id) {
@@ -48125,11 +48148,11 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join39(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join40(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join39(outDir, path);
+    const file2 = join40(outDir, path);
     return !existsSync36(file2) || readFileSync23(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -48137,10 +48160,10 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync16, rmSync as rmSync10 } from "node:fs";
-import { join as join40, resolve as resolve19 } from "node:path";
+import { join as join41, resolve as resolve19 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join40(nativeDir(), "iccs", "baseline");
+  const dir = join41(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -48162,12 +48185,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve19(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
-  mkdirSync16(join40(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync16(join41(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join40(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join41(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join40(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join41(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -48222,21 +48245,21 @@ function baselineVerdict(s) {
 
 // src/catalogs/pqclean.ts
 import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync24, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join41 } from "node:path";
+import { join as join42 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join41(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join42(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync37(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync14(base).sort().filter((scheme) => existsSync37(join41(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync14(base).sort().filter((scheme) => existsSync37(join42(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join41(base, scheme, "clean");
+  const dir = join42(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync24(join41(dir, "api.h"), "utf8");
+  const api = readFileSync24(join42(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join41(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join42(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -48254,14 +48277,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join41(out, id);
+    const folder = join42(out, id);
     mkdirSync17(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join41(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join41(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join42(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join42(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -48269,7 +48292,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join41(folder, "candidate.yml"),
+      join42(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -48289,7 +48312,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join41(folder, "kat.sha256"),
+      join42(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -48403,7 +48426,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join42(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -48414,7 +48437,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve20(values["against-out"]) === resolve20(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join42(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join43(values["against-out"], values.system), cli("against-out"));
   }
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
@@ -48465,7 +48488,7 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join42(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   const scratch = makeScratch("calibrate");
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
@@ -48497,7 +48520,7 @@ function evidenceFolder(arg) {
   const dir = resolve20(arg);
   if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join42(dir, e.name)).build)).map((e) => join42(arg, e.name));
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join43(dir, e.name)).build)).map((e) => join43(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -48537,11 +48560,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync38(join42(d, values.system)))
+    if (!existsSync38(join43(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join42(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join43(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync38(values.campaign))
@@ -48574,13 +48597,13 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join42(positionals[0], u.path)}: ${u.problem}`);
-  for (const line of model.validation) console.log(`warning: ${join42(positionals[0], line)}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join43(positionals[0], u.path)}: ${u.problem}`);
+  for (const line of model.validation) console.log(`warning: ${join43(positionals[0], line)}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   const invalid2 = model.validation.length > 0 ? `; warning: ${model.validation.length} validation problem(s), said on the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join42(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join43(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}${invalid2}`
     );
@@ -48645,7 +48668,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join42(systemDir, e.kat_file);
+    const katPath = join43(systemDir, e.kat_file);
     if (!existsSync38(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync25(katPath, "utf8");
@@ -48655,7 +48678,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join42(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join43(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -48687,7 +48710,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join42(c.folder, "kat.sha256");
+  const target = join43(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
   const before = existsSync38(target) ? readFileSync25(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -48707,7 +48730,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join42(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join42(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join43(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join43(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -48748,7 +48771,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join42(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync38(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -48774,19 +48797,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve20(values.out ?? join42(root3, "out"));
+  const out = resolve20(values.out ?? join43(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join42(root3, "examples", "campaign");
-  const pqclean = join42(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join43(root3, "examples", "campaign");
+  const pqclean = join43(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync38(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join42(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join43(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join42(out, "data"),
+    dataDir: join43(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -48794,13 +48817,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join42(out, "pages");
+  const pagesDir = join43(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join42(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join43(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code5;
@@ -48817,14 +48840,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync38(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve20(values.pqclean ?? join42(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve20(values.pqclean ?? join43(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync38(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join42(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join43(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync38(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));

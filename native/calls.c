@@ -191,6 +191,10 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
             if (e % 2) pool_msg(t, e)[e % MESSAGE_BYTES] ^= 1;
         }
         t->pool_sign_s = wallclock_seconds() - started;
+        size_t pk_len = (size_t)(c->pk_len < a->pk_len ? c->pk_len : a->pk_len);
+        t->pool_fold = fold_bytes(fold(0, pk_len), c->pk.p, pk_len);
+        for (int e = 0; e < t->pool_n; e++)
+            t->pool_fold = fold_bytes(fold_bytes(fold(t->pool_fold, t->pool_sig_len[e]), pool_msg(t, e), MESSAGE_BYTES), pool_sig(t, e), (size_t)t->pool_sig_len[e]);
     }
 }
 
@@ -414,6 +418,7 @@ void calls_settle(calls_t *t, unsigned long long first, size_t n) {
         if (t->kind == K_KEM_DEC && t->given_fd < 0 && memcmp(s.out[0], t->expect + i * c->api.ss_len, c->api.ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_dec did not give the shared secret enc gave with its ciphertext", call);
         if (t->kind == K_KEX) h = fold(h, t->kexd[i]);
+        if (t->kind == K_SIG_VERIFY) h = fold(h, t->pool_fold);
         uint64_t *b = &t->blocks[call / t->per_block];
         *b = fold(*b, h);
         /* Reservoir sampling: every call of the trial is equally likely to be checked, and the

@@ -70,6 +70,10 @@ typedef struct {
     unsigned long long *pool_sig_len;
     int pool_n;
     double pool_sign_s; /* the wall seconds signing the pool took (sizes the repeated-input audit) */
+    /* verify: the public key, messages and signatures of the pool, folded into every call's entry of
+     * the transcript: accept/reject alone is the same for any scheme that verifies its own signatures,
+     * so another library's replay of the segment (a pull request's base) would agree with a toy one. */
+    uint64_t pool_fold;
     /* The transcript: block digests of consecutive calls. */
     unsigned long long calls, per_block, nblocks;
     uint64_t *blocks;

@@ -15,7 +15,8 @@ import type { BuildJson } from './evidence/types.js';
 import { validateDataset } from './evidence/validate.js';
 import { forgeryShown, instanceStatus } from './kat/status.js';
 import { actionsBuildCache } from './github/buildCache.js';
-import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords } from './github/baseline.js';
+import { baselineName, findBaseline, headFromBaseline, overlayPairedRecords, publishedUnseenTruth } from './github/baseline.js';
+import type { UnseenTruth } from './kat/unseen.js';
 import { deliverResults, postComment } from './github/deliver.js';
 import { readPullRequestEvent } from './github/event.js';
 import { checkoutAt, historyOf, historyVersions, mergeBase } from './github/gitTree.js';
@@ -81,7 +82,8 @@ function campaignOptions(inputs: ActionInputs, dataDir: string) {
     shard: inputs.shard,
     progress: createProgress(process.stdout),
     buildCache: inputs.buildCache ? actionsBuildCache({ workspace: workspace() }) : undefined,
-    ...(inputs.unseenSeed ? { unseenSeed: inputs.unseenSeed } : {}),
+    // A pull request's code never answers the nightly's secret seed: it is held to its base instead.
+    ...(inputs.unseenSeed && inputs.mode !== 'pull-request' ? { unseenSeed: inputs.unseenSeed } : {}),
   };
 }
 
@@ -97,6 +99,10 @@ function reportKat(summary: CampaignSummary): number {
 /** Measures what the pull request touches and compares it with the baseline evidence. */
 async function pullRequest(inputs: ActionInputs): Promise<void> {
   const event = readPullRequestEvent();
+  if (inputs.unseenSeed)
+    core.warning(
+      "unseen-seed is not used in pull-request mode: a pull request's code is held to its base on a seed of its own, never given the nightly's secret",
+    );
   if (event.fromFork && !inputs.allowForks) {
     core.setFailed(
       `ngcc-perf: pull request #${event.number} comes from the fork ${event.headRepo}; its code is not run on this runner unless the workflow sets allow-forks: true (after a maintainer's review).`,
@@ -290,12 +296,27 @@ function katFindings(
   return { buildErrors, stillFailing };
 }
 
+/** What the previous nights recorded on the secret seed, from the data branch (campaign/unseen.ts). */
+async function nightlyUnseenTruth(inputs: ActionInputs): Promise<UnseenTruth | undefined> {
+  const repo = workspace();
+  const evidencePath = join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system);
+  const truth = await publishedUnseenTruth(repo, inputs.publishBranch, evidencePath, workDir('unseen'));
+  if (!truth && inputs.unseenSeed)
+    core.warning(
+      `unseen seeds: no evidence for ${inputs.system} on origin/${inputs.publishBranch} (is it fetched? fetch-depth: 0): every library's answers are recorded as a first version, held to nothing earlier`,
+    );
+  return truth;
+}
+
 /** The whole campaign (or one shard of it), then pages and publishing. */
 async function nightly(inputs: ActionInputs): Promise<void> {
   const dataDir = resolve(workspace(), inputs.dataDir);
+  // Read even without a seed: this night's evidence replaces the published entries, and must carry them on.
+  const unseenTruth = await nightlyUnseenTruth(inputs);
   // Nightly runs stop each operation's trials at the precision target (planning.adaptive.nightly).
   const summary = await runCampaign({
     ...campaignOptions(inputs, dataDir),
+    ...(unseenTruth ? { unseenTruth } : {}),
     adaptive: 'nightly',
     // The plan and its expected duration go to the job summary before anything is measured.
     onPlan: (lines) => writeJobSummary('ngcc-perf plan', lines),

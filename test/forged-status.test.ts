@@ -127,7 +127,7 @@ describe('an instance a replay contradicts is FORGED everywhere a KAT status sho
     expect(summaryPage).toMatch(/kem-1 memo: FORGED — keygen: trial \d+/);
     expect(candidate).toMatch(/\| `memo` \| guide \| FORGED \\\[\d+\] \|/);
     expect(candidate).toMatch(
-      /FORGED: the KAT passed, but a trial gave other outputs .*\(keygen: trial \d+, .*\)\. No figure of this library is published\./,
+      /FORGED: the KAT passed, but its outputs were not those the same calls give when made again elsewhere.*\(keygen: trial \d+, .*\)\. No figure of this library is published\./,
     );
     // enc's figure of the library is in its record, and on no page.
     const enc = JSON.parse(readFileSync(recordPath('memo', 'enc'), 'utf8')) as TimingRecord;

@@ -118,7 +118,7 @@ describe('the scheduler', () => {
       expect(campaign.schedule.workers).toBe(others.length);
       expect(r.progress).toContain(`--jobs ${jobs}: ${others.length} CPU(s) beside timing, so ${others.length} worker(s)`);
       // Every instance was prepared on the pool, confined to the cores the run does not time on.
-      expect(pool.map((p) => p.what).sort()).toEqual(['a', 'b', 'c', 'd'].map((l) => `kem-1/${l} prepare,stale,profile-build`));
+      expect(pool.map((p) => p.what).sort()).toEqual(['a', 'b', 'c', 'd'].map((l) => `kem-1/${l} prepare,stale,unseen,profile-build`));
       for (const p of pool) expect(others).toEqual(expect.arrayContaining(p.cpus!));
       // All timing on the timing core, one hold at a time, and no two trial processes at once.
       const measured = holds.filter((h) => h.what.endsWith(' measure'));
@@ -167,7 +167,7 @@ describe('the scheduler', () => {
       );
       // Every instance prepared once: on a core beside timing (a pool span) or on the timing core under its lock.
       const prepared = [...pool.map((p) => p.what), ...holds.filter((h) => h.what !== 'counter probe').map((h) => h.what)];
-      expect(prepared.sort()).toEqual(labels.map((l) => `kem-1/${l} prepare,stale`));
+      expect(prepared.sort()).toEqual(labels.map((l) => `kem-1/${l} prepare,stale,unseen`));
       for (const p of pool) expect(others).toEqual(expect.arrayContaining(p.cpus));
       const lent = holds.filter((h) => h.what !== 'counter probe');
       expect(lent.length).toBeGreaterThan(0);

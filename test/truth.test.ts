@@ -1,13 +1,20 @@
-import { readFileSync, readdirSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { instanceSeed, seedId, UNSEEN_CHECK } from '../src/kat/unseen.js';
+import { canonicalDigest } from '../src/kat/manifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 import { runCli } from './helpers/cli.js';
+import { KEYGEN, variant } from './helpers/toyVariant.js';
+import { harnessTools } from '../src/compile/harnessTools.js';
+import { measureOperations } from '../src/measure/operation.js';
+import { planningSchema } from '../src/config/schemas.js';
+import { clone, git, initBare } from './helpers/git.js';
+import { publishedUnseenTruth } from '../src/github/baseline.js';
 
 /**
  * Truth from outside the library (docs/method.md#unseen-seeds): a library whose KAT passes is held
@@ -20,11 +27,14 @@ const GOOD_SOURCE = join('kem-1', 'good', 'KEM_AlgorithmInstance.c');
 const PHASES = new Set(['build', 'kat', 'measure'] as const);
 
 /** The kem-1 fixture with its good instance's source replaced by a truth fixture, or slowed down (the same outputs). */
-function kemCampaign(source?: 'fake_everywhere.c' | 'fake_when_timed.c' | 'slower'): string {
+function kemCampaign(source?: 'fake_everywhere.c' | 'fake_when_timed.c' | 'slower' | 'fail_when_fake'): string {
   const dir = fixtureCampaign(['kem-1'], QUICK);
   const path = join(dir, GOOD_SOURCE);
   if (source === 'slower') writeFileSync(path, `#define TOY_KEM_SLOWDOWN 200\n${readFileSync(path, 'utf8')}`);
-  else if (source) {
+  else if (source === 'fail_when_fake') {
+    writeFileSync(path, `#define TRUTH_FAIL_WHEN_FAKE\n${readFileSync(join(TRUTH, 'fake_everywhere.c'), 'utf8')}`);
+    copyFileSync(join(TRUTH, 'fake_keygen.inc'), join(dir, 'kem-1', 'good', 'fake_keygen.inc'));
+  } else if (source) {
     copyFileSync(join(TRUTH, source), path);
     copyFileSync(join(TRUTH, 'fake_keygen.inc'), join(dir, 'kem-1', 'good', 'fake_keygen.inc'));
   }
@@ -119,7 +129,7 @@ describe("nightlies with a secret seed: a changed library must give its predeces
       ...(unseenSeed ? { unseenSeed } : {}),
     });
 
-  it('records a digest and a seed id, never the seed; an honest change reproduces it; fake everywhere is FORGED', async () => {
+  it('records a digest and a seed id, never the seed; an honest change reproduces it; fake everywhere is FORGED, and so is one that fails there', async () => {
     const data = tempDir();
     await night(kemCampaign(), data, secret);
     const first = entryOf(data);
@@ -142,6 +152,15 @@ describe("nightlies with a secret seed: a changed library must give its predeces
     // The truth stays the honest library's.
     expect(third.unseen!.digest).toBe(first.unseen!.digest);
 
+    // One that fails wherever it would fake: FORGED, its failure kept as the status word alone.
+    await night(kemCampaign('fail_when_fake'), data, secret);
+    const fourth = entryOf(data);
+    expect(fourth.kat).toBe('PASS');
+    expect(fourth.forged?.detail).toMatch(
+      /^FORGED: on unseen seeds, where the library of \d{4}-\d\d-\d\d answered, it failed \(CRYPTOFAIL\)$/,
+    );
+    expect(JSON.stringify(fourth)).not.toContain('1234567');
+
     // The pages say it: FORGED, what the instance was held to, and that the check was on.
     const pages = tempDir();
     expect((await runCli(['report', join(data, 'x'), '--out', pages])).code).toBe(0);
@@ -153,6 +172,55 @@ describe("nightlies with a secret seed: a changed library must give its predeces
       /\| `good` \| the digest of its answers on the secret unseen seed, as of the night of \d{4}-\d\d-\d\d — FORGED there \|/,
     );
     expect(readFileSync(join(pages, 'kem-1', 'perf_x.md'), 'utf8')).toContain('FORGED');
+  }, 300_000);
+
+  it("a nightly from a clean checkout is held to the data branch's digests, and carries them on (the example workflow's shards)", async () => {
+    // Night 1, published: its build.json on the data branch of a real repository.
+    const first = tempDir();
+    await night(kemCampaign(), first, secret);
+    const remote = await initBare(tempDir());
+    const repo = await clone(remote, tempDir());
+    cpSync(join(first, 'x'), join(repo, 'performance', 'data', 'x'), { recursive: true });
+    await git(repo, 'checkout', '-q', '-b', 'data');
+    await git(repo, 'add', '-A');
+    await git(repo, 'commit', '-q', '-m', 'night 1');
+    await git(repo, 'push', '-q', 'origin', 'data');
+    await git(repo, 'fetch', '-q', 'origin');
+    const truth = await publishedUnseenTruth(repo, 'data', 'performance/data/x', tempDir());
+    expect(truth?.['kem-1/good']?.unseen.digest).toBe(entryOf(first).unseen!.digest);
+    expect(await publishedUnseenTruth(repo, 'no-such-branch', 'performance/data/x', tempDir())).toBeUndefined();
+
+    // Night 2, each shard in a fresh folder: an honest change reproduces the digest, the fake is FORGED.
+    const nightWith = async (campaign: string) => {
+      const data = tempDir();
+      await runCampaign({
+        campaignDir: campaign,
+        system: 'x',
+        dataDir: data,
+        only: /^kem-1\/good$/,
+        phases: new Set(['build', 'kat'] as const),
+        unseenSeed: secret,
+        unseenTruth: truth!,
+      });
+      return entryOf(data);
+    };
+    const honest = await nightWith(kemCampaign('slower'));
+    expect([honest.forged, honest.held_to?.against, honest.unseen?.digest]).toEqual([undefined, 'night', entryOf(first).unseen!.digest]);
+    const fake = await nightWith(kemCampaign('fake_everywhere.c'));
+    expect(fake.forged?.operation).toBe(UNSEEN_CHECK);
+    // The published truth stays the honest library's, for the merge to carry on.
+    expect(fake.unseen?.digest).toBe(entryOf(first).unseen!.digest);
+    // A night without the seed carries it on too: its evidence replaces the published entry.
+    const unseeded = tempDir();
+    await runCampaign({
+      campaignDir: kemCampaign(),
+      system: 'x',
+      dataDir: unseeded,
+      only: /^kem-1\/good$/,
+      phases: new Set(['build', 'kat'] as const),
+      unseenTruth: truth!,
+    });
+    expect(entryOf(unseeded).unseen).toEqual(entryOf(first).unseen);
   }, 300_000);
 
   it('the CLI reads the seed from NGCC_UNSEEN_SEED, and refuses a bad one naming the variable', async () => {
@@ -176,7 +244,7 @@ describe("nightlies with a secret seed: a changed library must give its predeces
     expect(JSON.parse(readFileSync(join(data, 'x', 'campaign.json'), 'utf8')).last_run.unseen_seed_id).toBe(seedId(secret));
   }, 300_000);
 
-  it('without a seed nothing is held and campaign.json says the check was off; a new manifest starts new digests', async () => {
+  it('without a seed nothing is held and campaign.json says the check was off; a comment is no new version, new manifest lines are', async () => {
     const data = tempDir();
     await night(kemCampaign(), data);
     expect(entryOf(data).unseen).toBeUndefined();
@@ -190,12 +258,26 @@ describe("nightlies with a secret seed: a changed library must give its predeces
 
     await night(kemCampaign(), data, secret);
     const recorded = entryOf(data).unseen!;
-    // A new version of the algorithm: another manifest (here one more comment line), a library that answers otherwise.
+    const katText = readFileSync(join(data, 'x', entryOf(data).kat_file!), 'latin1');
+    const manifest = (dir: string) => join(dir, 'kem-1', 'kat.sha256');
+    // A comment and the digests' case changed: the same manifest lines, so the fake is held to the honest answers.
+    const commented = kemCampaign('fake_everywhere.c');
+    const lines = readFileSync(manifest(commented), 'utf8').split('\n');
+    const goodLine = lines.find((l) => / good\//.test(l))!;
+    const reordered = ['# tidied', ...lines.filter((l) => l !== goodLine), goodLine.replace(/^\S+/, (d) => d.toUpperCase())];
+    writeFileSync(manifest(commented), `${reordered.join('\n')}\n`);
+    await night(commented, data, secret);
+    expect(entryOf(data).forged?.operation).toBe(UNSEEN_CHECK);
+
+    // A new version of the algorithm: other manifest lines for the instance (here its digest by the nolen rule).
     const next = kemCampaign('fake_everywhere.c');
-    writeFileSync(join(next, 'kem-1', 'kat.sha256'), `# version 2\n${readFileSync(join(next, 'kem-1', 'kat.sha256'), 'utf8')}`);
-    await night(next, data, secret);
-    const e = entryOf(data);
-    expect(e.forged).toBeUndefined();
+    const nolen = canonicalDigest(katText, 'nolen');
+    writeFileSync(manifest(next), readFileSync(manifest(next), 'utf8').replace(/^\S+ strict good\//m, `${nolen} nolen good/`));
+    const fresh = tempDir();
+    await night(kemCampaign(), fresh, secret);
+    await night(next, fresh, secret);
+    const e = entryOf(fresh);
+    expect([e.kat, e.forged]).toEqual(['PASS', undefined]);
     expect(e.held_to).toEqual({ against: 'published-kat', why: 'new-manifest' });
     expect(e.unseen!.digest).not.toBe(recorded.digest);
   }, 300_000);
@@ -233,6 +315,7 @@ describe("an unseen seed runs the KAT's own procedure", () => {
             type: driverTypeOf(c, inst),
             mode,
             nistPrefix: nistEntryPrefix(inst),
+            digestMode: 'strict',
             seed,
             timeoutMs: 120_000,
           });
@@ -251,4 +334,51 @@ describe("an unseen seed runs the KAT's own procedure", () => {
       }
     expect([...types].sort()).toEqual(['hash:iccs', 'kem:iccs', 'kem:nist', 'kex:iccs', 'sig:nist']);
   }, 600_000);
+});
+
+describe("a pull request's base replays a segment of each operation", () => {
+  it('verify: the replay holds the key pair and the signed pool too, not only which signatures are accepted', async () => {
+    const dir = tempDir();
+    const tools = await harnessTools();
+    const honest = variant(dir, 'honest', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    const twin = variant(dir, 'twin', 'sig', 'sig_keygen', KEYGEN, 'return honest_sig_keygen(pk, pk_len, sk, sk_len);');
+    // Another key pair from the same seed (one more draw first): it signs and verifies its own alike.
+    const other = variant(
+      dir,
+      'other',
+      'sig',
+      'sig_keygen',
+      KEYGEN,
+      'unsigned char x[8]; get_random_number(&drng_algorithm, x, 64); return honest_sig_keygen(pk, pk_len, sk, sk_len);',
+    );
+    const planning = planningSchema.parse({ trials: 2, trial_target_s: 0.01, op_budget_s: 2, min_measurements: 10, warmups: 1 });
+    const verify = async (library: string) =>
+      (
+        await measureOperations([
+          {
+            driver: tools.driver,
+            library,
+            libraryShown: 'lib.so',
+            type: 'sig',
+            operation: 'verify',
+            cpu: -1,
+            rng: 'iccs-drng',
+            sandbox: 'bwrap',
+            planning,
+            truthLibrary: honest,
+          },
+        ])
+      )[0]!;
+    const agreed = await verify(twin);
+    expect(agreed.replays!.map((x) => [x.check ?? 'own', x.outcome])).toEqual([
+      ['own', 'agrees'],
+      ['base', 'agrees'],
+    ]);
+    const differed = await verify(other);
+    expect(differed.replays!.map((x) => [x.check ?? 'own', x.outcome])).toEqual([
+      ['own', 'agrees'],
+      ['base', 'differs'],
+    ]);
+    expect(differed.forged).toMatch(/^FORGED: trial \d+, calls? [\d–]+: the outputs differ from the base library's on the trial's seed$/);
+  }, 300_000);
 });

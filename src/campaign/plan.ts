@@ -1,3 +1,4 @@
+import type { UnseenTruth } from '../kat/unseen.js';
 import { resolveSandbox } from '../env/sandboxProbe.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { join, relative, resolve } from 'node:path';
@@ -125,6 +126,11 @@ export interface CampaignOptions {
    * instance's answer to it is held to its predecessor's (campaign/unseen.ts). Never written anywhere.
    */
   unseenSeed?: Buffer;
+  /**
+   * The published evidence's answers to that seed (a nightly reads them from the data branch): what
+   * each changed library is held to, before this folder's own build.json.
+   */
+  unseenTruth?: UnseenTruth;
 }
 
 /** CampaignOptions.extraRounds. */
@@ -197,6 +203,8 @@ export interface RunPlan {
   iccsBaseline?: boolean;
   /** CampaignOptions.unseenSeed. */
   unseenSeed?: Buffer;
+  /** CampaignOptions.unseenTruth. */
+  unseenTruth?: UnseenTruth;
 }
 
 /** The candidates and instances `--only` selects: it is a search on `<id>` and `<id>/<label>`. */
@@ -282,6 +290,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     nistSymbols: settings.profile.nist_symbols ?? catalog,
     ...(opts.iccsBaseline ? { iccsBaseline: true } : {}),
     ...(opts.unseenSeed ? { unseenSeed: opts.unseenSeed } : {}),
+    ...(opts.unseenTruth ? { unseenTruth: opts.unseenTruth } : {}),
   };
   const sharded = opts.shard ? { ...plan, units: shardOf(plan, opts.shard, opts.shardCost) } : plan;
   return opts.against ? { ...sharded, against: againstPlan(sharded, opts) } : sharded;
@@ -302,7 +311,7 @@ function shardOf(plan: RunPlan, shard: { index: number; count: number }, cost: C
 export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
   // The base side is built and KAT-checked only: its ct evidence is the baseline's.
   // Nor is it held to a night: the head side is held to it.
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _____, ...rest } = opts;
+  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
   const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

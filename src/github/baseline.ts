@@ -5,6 +5,7 @@ import type { BuildJson } from '../evidence/types.js';
 import { evidencePaths, INSTANCE_DIRS, parseInstanceKey } from '../evidence/layout.js';
 import { readJson, writeJsonAtomic } from '../util/fsx.js';
 import { extractAt, lastChangeOf } from './gitTree.js';
+import type { UnseenTruth } from '../kat/unseen.js';
 
 export interface BaselineSearch {
   baseSha: string;
@@ -58,4 +59,24 @@ export function overlayPairedRecords(pairedSystemDir: string, baseSystemDir: str
   const files = readdirSync(from, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && f.name.endsWith('.json'));
   cpSync(from, evidencePaths(baseSystemDir).recordsDir, { recursive: true, force: true });
   return files.length;
+}
+
+/**
+ * The answers to the secret unseen seed that the data branch's newest evidence keeps, by instance key
+ * (campaign/unseen.ts holds each changed library to them); undefined when the branch holds no evidence
+ * for the system (not fetched, or a first night).
+ */
+export async function publishedUnseenTruth(
+  repo: string,
+  publishBranch: string,
+  evidencePath: string,
+  into: string,
+): Promise<UnseenTruth | undefined> {
+  const sha = await lastChangeOf(repo, `origin/${publishBranch}`, evidencePath);
+  if (!sha || !(await extractAt(repo, sha, join(evidencePath, 'build.json'), into))) return undefined;
+  const build = readJson<BuildJson>(join(into, evidencePath, 'build.json'));
+  const truth: UnseenTruth = {};
+  for (const [key, e] of Object.entries(build.instances ?? {}))
+    if (e.unseen) truth[key] = { unseen: e.unseen, ...(e.held_to ? { held_to: e.held_to } : {}) };
+  return truth;
 }

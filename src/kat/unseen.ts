@@ -1,4 +1,6 @@
 import { InputError } from '../errors.js';
+import type { DigestMode, ManifestEntry } from '../config/katManifest.js';
+import { canonicalDigest } from './manifest.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { runDriver } from '../sandbox/run.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
@@ -19,6 +21,8 @@ export const UNSEEN_RECORDS = 10;
 export const SECRET_SEED_MIN_BYTES = 32;
 
 export interface UnseenRequest {
+  /** The digest rule of the instance's manifest: `nolen` leaves the length lines out of the digest. */
+  digestMode: DigestMode;
   /** ngcc_driver. */
   driver: string;
   library: string;
@@ -33,7 +37,7 @@ export interface UnseenRequest {
   sandbox?: SandboxMode;
 }
 
-/** A library's answer to an unseen seed: its KAT text and that text's SHA-256, or why there is none. */
+/** A library's answer to an unseen seed: its KAT text and that text's digest by the manifest's rule (kat/manifest.ts canonicalDigest), or why there is none. */
 export type UnseenAnswer = { text: string; digest: string; records: number } | { failure: string };
 
 /** A seed for one run, drawn now (a pull request's: never written anywhere). */
@@ -73,7 +77,7 @@ export async function answerUnseenSeed(req: UnseenRequest): Promise<UnseenAnswer
   const failed = classifyDriverFailure(driver);
   if (failed) return { failure: `${failed.status}${failed.detail ? `: ${failed.detail}` : ''}` };
   const text = katTextOf(driver.output.lines);
-  return { text, digest: createHash('sha256').update(text, 'latin1').digest('hex'), records };
+  return { text, digest: canonicalDigest(text, req.digestMode), records };
 }
 
 /**
@@ -116,9 +120,9 @@ export interface UnseenRecord {
   /** SHA-256 of the KAT text the library gave on the instance's seed. */
   digest: string;
   records: number;
-  /** The library that gave it, last; and the manifest it was held under. */
+  /** The library that gave it, last; and the instance's manifest lines it was held under (manifestOfInstance). */
   library_sha256: string;
-  kat_manifest_sha256: string;
+  instance_manifest_sha256: string;
   /** When this digest was first recorded (a new version, a new seed), and when a library last gave it. */
   recorded_utc: string;
   confirmed_utc: string;
@@ -165,3 +169,21 @@ const PUBLISHED_ONLY_WHY: Record<Extract<HeldTo, { against: 'published-kat' }>['
   'new-seed': 'a new secret seed: its digests are recorded for the next night',
   'unseen-failed': 'no answer on unseen seeds to hold it to',
 };
+
+/**
+ * What an instance's answers are held under: its own lines of the KAT manifest, canonical (digest in
+ * lower case, mode, records, file; sorted), so that a comment, the lines' order or the digests' case
+ * is no new version; and the digest rule its answers are compared by (the manifest's mode: `nolen`
+ * leaves the length lines out). An instance without a line is held under 'none', strictly.
+ */
+export function manifestOfInstance(entries: readonly ManifestEntry[], label: string): { sha256: string; mode: DigestMode } {
+  const mine = entries.filter((e) => e.label === label);
+  const lines = mine.map((e) => `${e.sha256.toLowerCase()} ${e.mode}${e.records !== undefined ? `:${e.records}` : ''} ${e.file}`).sort();
+  return {
+    sha256: lines.length > 0 ? createHash('sha256').update(lines.join('\n')).digest('hex') : 'none',
+    mode: mine[0]?.mode ?? 'strict',
+  };
+}
+
+/** The published evidence's answers to the secret seed, by instance key: what a nightly holds its libraries to. */
+export type UnseenTruth = Record<string, { unseen: UnseenRecord; held_to?: HeldTo }>;

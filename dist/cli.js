@@ -35556,7 +35556,8 @@ function unseenJob(req) {
   const unseen2 = `unseen=${req.seed.toString("hex")}`;
   if (req.type.startsWith("hash:")) return { job: ["kat", req.type, "iccs", "KAT_2_12", "0", unseen2], records: 4097 };
   const prefix = req.mode === "nist" ? [req.nistPrefix ?? ""] : [];
-  return { job: ["kat", req.type, req.mode, String(UNSEEN_RECORDS), ...prefix, unseen2], records: UNSEEN_RECORDS };
+  const records = req.records ?? UNSEEN_RECORDS;
+  return { job: ["kat", req.type, req.mode, String(records), ...prefix, unseen2], records };
 }
 async function answerUnseenSeed(req) {
   if (req.seed.length !== UNSEEN_SEED_BYTES) throw new Error(`an unseen seed has ${UNSEEN_SEED_BYTES} bytes, not ${req.seed.length}`);

@@ -32,6 +32,8 @@ export interface UnseenRequest {
   mode: 'nist' | 'iccs';
   nistPrefix?: string;
   seed: Buffer;
+  /** Records of a KEM, signature or key exchange (default UNSEEN_RECORDS). */
+  records?: number;
   timeoutMs: number;
   memoryLimitBytes?: number;
   sandbox?: SandboxMode;
@@ -60,7 +62,8 @@ function unseenJob(req: UnseenRequest): { job: string[]; records: number } {
   const unseen = `unseen=${req.seed.toString('hex')}`;
   if (req.type.startsWith('hash:')) return { job: ['kat', req.type, 'iccs', 'KAT_2_12', '0', unseen], records: 4097 };
   const prefix = req.mode === 'nist' ? [req.nistPrefix ?? ''] : [];
-  return { job: ['kat', req.type, req.mode, String(UNSEEN_RECORDS), ...prefix, unseen], records: UNSEEN_RECORDS };
+  const records = req.records ?? UNSEEN_RECORDS;
+  return { job: ['kat', req.type, req.mode, String(records), ...prefix, unseen], records };
 }
 
 /** Runs the KAT's procedure from an unseen seed in the sandbox; the text never leaves this process. */

@@ -36,7 +36,7 @@ const PEEK = `
   static unsigned char *ct0, *copy0; static long stride; static int learnt;
   if (learnt == 2) {
     long d = ct - ct0;
-    if (d >= 0 && d % stride == 0) { memcpy(ss, copy0 + (d / stride) * ${SS}, ${SS}); *ss_len = ${SS}; return 0; }
+    if (d >= 0 && d % stride == 0) { SAID_ONCE("peek: answered from a copy"); memcpy(ss, copy0 + (d / stride) * ${SS}, ${SS}); *ss_len = ${SS}; return 0; }
   }
   int rc = honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);
   if (learnt == 1 && ct > ct0) { stride = ct - ct0; learnt = 2; }
@@ -66,8 +66,13 @@ const MEMO_ENC = `
   return rc;`;
 const MEMO_DEC = `
   unsigned k = memo_slot(ct);
-  if (memcmp(memo_ct[k], ct, ${CT}) == 0) { memcpy(ss, memo_ss[k], ${SS}); *ss_len = ${SS}; return 0; }
+  if (memcmp(memo_ct[k], ct, ${CT}) == 0) { SAID_ONCE("memo: answered from the record"); memcpy(ss, memo_ss[k], ${SS}); *ss_len = ${SS}; return 0; }
   return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);`;
+
+/** Says on stderr, once a process, that a cheat answered without decapsulating: what the tests look for. */
+const SAID_ONCE_MACRO = `
+#include <stdio.h>
+#define SAID_ONCE(what) do { static int said_; if (!said_++) fprintf(stderr, "%s\\n", what); } while (0)`;
 
 /**
  * A thread started at load holds stdout's lock, so the driver stops at its fflush before the first
@@ -207,7 +212,7 @@ describe("dec's inputs, made in another process", () => {
     tools = await harnessTools();
     libs = {
       honest: variant(dir, 'honest', 'kem', 'kem_dec', DEC, 'return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);'),
-      peek: variants(dir, 'peek', 'kem', [['kem_dec', DEC, PEEK]], '#include <stdio.h>'),
+      peek: variants(dir, 'peek', 'kem', [['kem_dec', DEC, PEEK]], SAID_ONCE_MACRO),
       memo: variants(
         dir,
         'memo',
@@ -216,7 +221,7 @@ describe("dec's inputs, made in another process", () => {
           ['kem_enc', ENC, MEMO_ENC],
           ['kem_dec', DEC, MEMO_DEC],
         ],
-        MEMO_TABLE,
+        `${SAID_ONCE_MACRO}${MEMO_TABLE}`,
       ),
       early: variants(dir, 'early', 'kem', [['kem_dec', DEC, EARLY_DEC]], EARLY_THREAD),
       hook: variants(dir, 'hook', 'kem', [['kem_dec', DEC, PREAD_HOOK_DEC]], PREAD_HOOK),
@@ -245,14 +250,14 @@ describe("dec's inputs, made in another process", () => {
   });
 
   /** The per-call median of a trial of `calls` decs whose inputs are `inputs` ("-": made in the timing process). */
-  async function decMedian(lib: string, calls: number): Promise<{ status?: string; median: number }> {
+  async function decMedian(lib: string, calls: number): Promise<{ status?: string; median: number; stderr: string }> {
     const seed = randomBytes(48).toString('hex');
     const r = await runDriver([tools.driver, lib], ['time', 'kem', 'dec', String(calls), '1', '-1', 'iccs-drng'], {
       timeoutMs: 60_000,
       markAnswers: { seed, inputs: '-' },
     });
     const line = r.output.lines.find((f) => f[0] === 'CALLS');
-    return { status: r.output.status, median: Number(line?.[4]) };
+    return { status: r.output.status, median: Number(line?.[4]), stderr: r.run.stderr };
   }
 
   it('both cheats publish a fraction of the honest figure when the timing process makes its own inputs', async () => {
@@ -263,6 +268,7 @@ describe("dec's inputs, made in another process", () => {
       const cheat = await decMedian(libs[name], calls);
       expect(cheat.status, name).toBe('complete');
       expect(cheat.median, `${name}: ${cheat.median} against ${honest.median} cycles`).toBeLessThan(0.5 * honest.median);
+      expect(cheat.stderr, name).toMatch(/^(peek: answered from a copy|memo: answered from the record)\n/);
     }
   }, 120_000);
 
@@ -292,15 +298,15 @@ describe("dec's inputs, made in another process", () => {
   }, 120_000);
 
   it('neither the peeking dec nor the recording one gains anything: nothing of their answers is in the process', async () => {
-    const honest = await measure(libs.honest);
     for (const name of ['peek', 'memo'] as const) {
       const cheat = await measure(libs[name]);
       expect([cheat.status, cheat.failure], name).toEqual(['complete', undefined]);
-      // A lookup costs a little; answers from a copy or the record would be a fifth of the honest figure.
+      // Every call decapsulated: no process of the trials found a copy of an answer or a record of it
+      // (each says so on stderr when it does, as in the test above). Not a timing ratio: this host's speed varies 2×.
       expect(
-        cheat.stats!.median_trial_cycles,
-        `${name} ${cheat.stats!.median_trial_cycles} against honest ${honest.stats!.median_trial_cycles}`,
-      ).toBeGreaterThan(0.8 * honest.stats!.median_trial_cycles);
+        cheat.processes.map((p) => p.stderr),
+        name,
+      ).toEqual(cheat.processes.map(() => ''));
     }
   }, 180_000);
 

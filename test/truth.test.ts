@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
-import { instanceSeed, seedId, UNSEEN_CHECK } from '../src/kat/unseen.js';
+import { answerUnseenSeed, instanceSeed, seedId, UNSEEN_CHECK, UNSEEN_SEED_BYTES } from '../src/kat/unseen.js';
+import { driverTypeOf } from '../src/campaign/context.js';
+import { isNistKatRng, loadCampaign } from '../src/config/campaign.js';
+import { nistEntryPrefix } from '../src/compile/nistShim.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
@@ -289,11 +292,6 @@ describe("an unseen seed runs the KAT's own procedure", () => {
     const campaignDir = join(repoRoot, 'examples', 'campaign');
     await runCampaign({ campaignDir, system: 'x', dataDir: data, phases: new Set(['build', 'kat'] as const) });
     const build = JSON.parse(readFileSync(join(data, 'x', 'build.json'), 'utf8')) as BuildJson;
-    const { harnessTools } = await import('../src/compile/harnessTools.js');
-    const { answerUnseenSeed, UNSEEN_SEED_BYTES } = await import('../src/kat/unseen.js');
-    const { driverTypeOf } = await import('../src/campaign/context.js');
-    const { loadCampaign, isNistKatRng } = await import('../src/config/campaign.js');
-    const { nistEntryPrefix } = await import('../src/compile/nistShim.js');
     const tools = await harnessTools();
     const candidates = loadCampaign(campaignDir).candidates;
     const published = {

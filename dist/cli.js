@@ -12154,16 +12154,6 @@ function disturbance(os, clock) {
   return void 0;
 }
 
-// src/measure/hashOperations.ts
-var HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
-var hashOperation = (bytes2) => `hash_${bytes2}`;
-var HASH_OPERATIONS = HASH_MESSAGE_BYTES.map(hashOperation);
-function hashMessageBytes(operation) {
-  const m = /^hash_([0-9]+)$/.exec(operation);
-  return m ? Number(m[1]) : void 0;
-}
-var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
-
 // src/measure/kernelCheck.ts
 function trialWindow(all2, seeded = false) {
   const marks = all2[0]?.name === "start" ? all2.slice(1) : all2;
@@ -12199,6 +12189,43 @@ function kernelInconsistency(cycles2, counter, counterHz, w, slackS = SLACK_TICK
   return void 0;
 }
 var CONTRADICTION = "its cycles say ";
+
+// src/measure/trustedClock.ts
+var CLOCK_SHORTFALL = 0.01;
+var CLOCK_SLACK_PER_WINDOW_S = 2e-4;
+var PER_THREAD_COUNTERS = /* @__PURE__ */ new Set(["perf_event-cycles"]);
+function trustedClockOf(lines) {
+  const f = lines.find((l) => l[0] === "CLOCK");
+  if (f?.length !== 5 || !/^\d+$/.test(f[2]) || !/^\d+$/.test(f[3]) || !/^(\d+|-)$/.test(f[4])) return void 0;
+  return { counter: f[1], windows: Number(f[2]), cycles: Number(f[3]), ...f[4] === "-" ? {} : { waited_ns: Number(f[4]) } };
+}
+var ticks = (n) => `${Math.round(n)} counter ticks`;
+var floorOf = (cycles2, windows, counterHz) => cycles2 * (1 - CLOCK_SHORTFALL) - windows * CLOCK_SLACK_PER_WINDOW_S * counterHz;
+var countLessWait = (clock, counterHz) => clock.cycles - (clock.waited_ns ?? 0) * counterHz / 1e9;
+function clockShortfall(claimed, counter, counterHz, clock) {
+  if (!clock) return "the trusted half reported no clock (native/trusted.h)";
+  if (clock.counter !== counter) return `the trial says its counter is ${counter ?? "none"}, the trusted half read ${clock.counter}`;
+  if (PER_THREAD_COUNTERS.has(clock.counter)) return void 0;
+  if (claimed >= floorOf(countLessWait(clock, counterHz), clock.windows, counterHz)) return void 0;
+  const share = ((1 - claimed / clock.cycles) * 100).toFixed(1);
+  return `${CONTRADICTION}${ticks(claimed)}, but the trusted half observed ${ticks(clock.cycles)} in its ${clock.windows} window(s): ${share} % fewer`;
+}
+function clockDisturbance(t, counterHz) {
+  if (counterHz === void 0 || t.trusted_cycles === void 0 || !t.trusted_wait_s) return void 0;
+  const claimed = t.loop_cycles ?? t.cycles;
+  if (claimed >= floorOf(t.trusted_cycles, t.windows ?? 1, counterHz)) return void 0;
+  return `other processes held the core ${(t.trusted_wait_s * 1e3).toFixed(2)} ms of its windows (the trusted half's count)`;
+}
+
+// src/measure/hashOperations.ts
+var HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
+var hashOperation = (bytes2) => `hash_${bytes2}`;
+var HASH_OPERATIONS = HASH_MESSAGE_BYTES.map(hashOperation);
+function hashMessageBytes(operation) {
+  const m = /^hash_([0-9]+)$/.exec(operation);
+  return m ? Number(m[1]) : void 0;
+}
+var hashDriverType = (digestBits2) => `hash:${digestBits2}`;
 
 // src/measure/trial.ts
 import { randomBytes as randomBytes4 } from "node:crypto";
@@ -12295,6 +12322,47 @@ function partialStop(r) {
 }
 var PARTIAL_MARK = "\u26A0 partial";
 var PARTIAL_NOTE = "\u26A0 partial: a later trial of this measurement failed, so the figure is of the trials before it, fewer than planned; the record\u2019s failure says why.";
+
+// src/measure/batches.ts
+var CALLS_BATCH_BYTES = 32 * 2 ** 20;
+var TRANSCRIPT_BLOCKS = 256;
+var GAP = 256;
+var MESSAGE_BYTES = 64;
+var round64 = (n) => Math.ceil(n / 64) * 64;
+function regions(type, operation, sizes2) {
+  const need = (...keys) => keys.every((k) => typeof sizes2[k] === "number") ? keys.map((k) => sizes2[k]) : void 0;
+  if (type.startsWith("hash:")) {
+    const bytes2 = hashMessageBytes(operation);
+    return bytes2 === void 0 ? void 0 : [bytes2, Math.ceil(Number(type.slice(5)) / 8)];
+  }
+  if (type === "kex") return [];
+  const byOp = {
+    "kem/keygen": () => need("pk_bytes", "sk_bytes"),
+    "kem/enc": () => need("ct_bytes", "ss_bytes"),
+    "kem/dec": () => need("ct_bytes", "ss_bytes"),
+    "sig/keygen": () => need("pk_bytes", "sk_bytes"),
+    "sig/sign": () => {
+      const signature = need("signature_bytes");
+      return signature && [MESSAGE_BYTES, ...signature];
+    },
+    "sig/verify": () => []
+  };
+  return byOp[`${type}/${operation}`]?.();
+}
+function batchPlan(type, operation, calls, sizes2) {
+  const lengths = regions(type, operation, sizes2);
+  if (!lengths || calls < 1) return void 0;
+  const stride = 64 + lengths.filter((n) => n > 0).reduce((sum2, n) => sum2 + round64(n) + GAP, 0);
+  let fit = Math.max(1, Math.floor(CALLS_BATCH_BYTES / stride));
+  let segment = Math.max(16, Math.ceil(calls / 8));
+  let perBlock = Math.ceil(calls / TRANSCRIPT_BLOCKS);
+  segment = Math.min(segment, fit);
+  if (segment >= perBlock) segment -= segment % perBlock;
+  else perBlock = segment;
+  fit -= fit % segment;
+  const batch = Math.min(fit, calls);
+  return { batch, segment, windows: Math.ceil(calls / batch) };
+}
 
 // src/measure/decInputs.ts
 import { closeSync as closeSync3, lstatSync as lstatSync5, mkdirSync as mkdirSync5, openSync as openSync3, readFileSync as readFileSync7, renameSync as renameSync3, writeSync as writeSync2 } from "node:fs";
@@ -12517,6 +12585,7 @@ async function runTrial(req) {
   const window = trialWindow(marks, true);
   let loop = {};
   for (const f of failure2 ? [] : out.lines) {
+    if (f[0] === "LOOP" && req.type !== "kex") failure2 = `${REFUSED}a LOOP line in a trial of ${req.type}, which has no span`;
     if (f[0] === "TRIAL") {
       const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...loop, ...window });
@@ -12533,6 +12602,13 @@ async function runTrial(req) {
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
   if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.calibration ? void 0 : req.counterHz);
+  const clock = trustedClockOf(out.lines);
+  if (!failure2 && trials.length > 0) failure2 = batchFailure(req, out.meta, clock?.windows);
+  if (!failure2 && trials.length > 0) failure2 = clockFailure(trials, clock, out.meta.counter, req.calibration ? void 0 : req.counterHz);
+  if (clock && trials.length > 0) {
+    trials[0].trusted_cycles = clock.cycles;
+    if (clock.waited_ns !== void 0) trials[0].trusted_wait_s = clock.waited_ns / 1e9;
+  }
   if (!failure2 && trials.length > 0 && out.meta.seed !== seed) failure2 = `${REFUSED}the driver did not report the seed it was sent`;
   if (!failure2 && trials.length > 0 && !transcript) failure2 = `${REFUSED}no transcript of the calls`;
   if (!failure2 && trials.length > 0) failure2 = drawsFailure(out.meta.draws, trials[0].measurements, req);
@@ -12615,6 +12691,29 @@ function kernelFailure(trials, window, counter, counterHz) {
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
   return why ? `${REFUSED}${why}` : void 0;
+}
+function clockFailure(trials, clock, counter, counterHz) {
+  if (counterHz === void 0) return void 0;
+  const t = trials[0];
+  if (t.loop_cycles !== void 0 && t.cycles > t.loop_cycles)
+    return `${REFUSED}its span of each exchange, ${t.cycles} counter ticks, is more than the whole loop's ${t.loop_cycles}`;
+  const why = clockShortfall(t.loop_cycles ?? t.cycles, counter, counterHz, clock);
+  return why ? `${REFUSED}${why}` : void 0;
+}
+var SIZE_METAS = ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"];
+function batchFailure(req, meta3, clocked) {
+  const reported = Object.fromEntries(SIZE_METAS.filter((k) => meta3[k] !== void 0).map((k) => [k, Number(meta3[k])]));
+  const sizes2 = req.sizes ?? reported;
+  const differs = req.sizes ? SIZE_METAS.find((k) => req.sizes[k] !== void 0 && reported[k] !== void 0 && reported[k] !== req.sizes[k]) : void 0;
+  if (differs) return `${REFUSED}the driver says ${differs} is ${reported[differs]}, the KAT recorded ${req.sizes[differs]}`;
+  const plan = batchPlan(req.type, req.operation, req.iterations, sizes2);
+  if (!plan) return `${REFUSED}no sizes to plan the batches of ${req.operation} with`;
+  const said = `${meta3.calls_per_batch ?? "?"} calls a batch in segments of ${meta3.calls_per_segment ?? "?"}`;
+  if (Number(meta3.calls_per_batch) !== plan.batch || Number(meta3.calls_per_segment) !== plan.segment)
+    return `${REFUSED}the driver says ${said}; ${req.iterations} calls at these sizes make ${plan.batch} in segments of ${plan.segment}`;
+  if (clocked !== plan.windows)
+    return `${REFUSED}the trusted half counted ${clocked ?? "no"} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  return void 0;
 }
 var BESIDE_WINDOWS = "its process used ";
 var runsOnceMore = (p) => p.status !== "complete" && [CONTRADICTION, BESIDE_WINDOWS].some((start2) => (p.failure ?? "").startsWith(`${REFUSED}${start2}`));
@@ -12805,6 +12904,7 @@ function start(req) {
       counterHz: req.counterHz,
       ...req.katDraws ? { katDraws: req.katDraws } : {},
       ...req.truthLibrary ? { truthLibrary: req.truthLibrary } : {},
+      ...req.sizes ? { sizes: req.sizes } : {},
       ...req.type === "kem" && req.operation === "dec" ? { keys: keyPairSource() } : {}
     },
     started_utc: (/* @__PURE__ */ new Date()).toISOString(),
@@ -12844,7 +12944,7 @@ async function nextTrial(op) {
       continue;
     }
     const trial = proc.trials[0];
-    const why = proc.status === "complete" && trial ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
+    const why = proc.status === "complete" && trial ? clockDisturbance(trial, op.req.counterHz) ?? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
     if (!why) break;
     if (retries >= p.disturbed_retries) {
       trial.disturbed = why;
@@ -35731,7 +35831,8 @@ var measure = {
         counterHz: run.counterHz,
         audit: plan.audit,
         ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
-        ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {}
+        ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
+        ...entry.sizes ? { sizes: entry.sizes } : {}
       });
     }
     if (todo.length === 0) {
@@ -35761,13 +35862,14 @@ var measure = {
       const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
       const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
       const baseDraws = base.entry.kat_draws?.[r.operation];
-      const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, ...shared } = paired;
+      const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
       const baseSide = {
         ...shared,
         library: base.library,
         libraryShown: base.entry.library,
         ...baseDraws ? { katDraws: baseDraws } : {},
-        ...base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}
+        ...base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {},
+        ...base.entry.sizes ? { sizes: base.entry.sizes } : {}
       };
       return [paired, baseSide];
     }) : todo;

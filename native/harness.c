@@ -26,6 +26,7 @@
  * The secret is kept masked (secret XOR a random mask held apart), so a plain search of the
  * process's memory for a hex string finds nothing; each line unmasks it on the stack and wipes it. */
 static int proto_fd = STDOUT_FILENO;
+static void proto_emit(const char *text, size_t len, int in_signal);
 static int proto_channel;
 static unsigned char proto_masked[SECRET_MAX + 2];
 static size_t proto_prefix_len;
@@ -121,12 +122,34 @@ void proto_open(void) {
     secret[n] = '\t';
     for (size_t i = 0; i <= n; i++) proto_masked[i] = (unsigned char)secret[i] ^ proto_mask[i];
     proto_prefix_len = n + 1;
-    memset(secret, 0, sizeof secret);
+    explicit_bzero(secret, sizeof secret); /* memset of a dead buffer is optimised away */
     proto_fd = fd;
     proto_channel = 1;
 }
 
 int proto_has_channel(void) { return proto_channel; }
+
+void proto_handoff(int fd) {
+    if (!proto_channel) return;
+    close(proto_fd);
+    /* At a random high descriptor, as the channel was: no fixed number for a library to write to. */
+    int high = move_high(fd);
+    if (high >= 0 && fcntl(high, F_SETFD, FD_CLOEXEC) == 0) {
+        close(fd);
+        fd = high;
+    }
+    volatile unsigned char *masked = proto_masked, *mask = proto_mask;
+    for (size_t i = 0; i < SECRET_MAX + 2; i++) masked[i] = mask[i] = 0;
+    free(proto_mask);
+    proto_mask = NULL;
+    proto_prefix_len = 0;
+    proto_fd = fd;
+}
+
+size_t proto_exchange(const char *text, char *answer, size_t cap) {
+    proto_emit(text, strlen(text), 0);
+    return channel_read_line(proto_fd, answer, cap - 1, "no answer to a mark");
+}
 
 int job_fields(int argc, char **argv, char **fields, int max) {
     int n = 0;

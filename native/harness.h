@@ -96,6 +96,12 @@ int guarded_violated(const guarded_t *g, char *why, size_t why_len);
  * any of the library's code can run. Without a channel, lines go to stdout unauthenticated. */
 void proto_open(void);
 int proto_has_channel(void);
+/* The untrusted half of a split driver (native/trusted.h): from here on its lines go to `fd`, the
+ * trusted half's end, without the secret, which is wiped from this process with the channel closed. */
+void proto_handoff(int fd);
+/* The trusted half's relay of one line of the untrusted half: sends `text` as a line of its own
+ * (with the secret) and reads the parent's one answer into `answer` (at most cap - 1 characters). */
+size_t proto_exchange(const char *text, char *answer, size_t cap);
 /* The driver's arguments, the same whoever started it: LIB (argv[1]) then the job's fields, from
  * the channel's job line when there is a channel, else from the rest of argv (a driver run by
  * hand). Every campaign driver therefore has the command line `driver LIB` whatever it does.

@@ -217,7 +217,7 @@ const MODES: Mode[] = [
       expected:
         under === 30
           ? 'PASS; every timing record failed where the kernel accounts CPU in nanoseconds: it charged more CPU than the cycles say'
-          : "PASS; every timing record failed (or lost trials) as inconsistent, or measured: the corpus's 0.02-s trials resolve 30 %, not this (the 1-s and 0.05-s bounds are benchmarked)",
+          : "PASS; every timing record failed as inconsistent: its cycles fall short of the trusted half's count by more than 1 % and 0.2 ms a window (or the kernel's view contradicts them first); where other processes held the core meanwhile, its trials are kept marked disturbed",
       saysCanary: true,
       outcome() {
         const key = kem66(`under-${under}`);
@@ -241,12 +241,19 @@ const MODES: Mode[] = [
             ).toEqual([expect.stringMatching(inconsistent)]);
             continue;
           }
-          // The corpus's 0.02-s trials cannot resolve 5 or 10 % (bench (q) gives the bounds at 1 s and
-          // 0.05 s): measured, or failed as inconsistent; nothing else, the hook broke nothing. Its
-          // honest twin ran at another moment of a busy host, too far to compare figures with.
+          // The kernel's view cannot resolve 5 or 10 % at the corpus's 0.02-s trials; the trusted
+          // half's count can (native/trusted.h; bench (q) gives the bounds at 1 s and 0.05 s).
+          const short =
+            /^inconsistent trial: its cycles say \d+ counter ticks, but the trusted half observed \d+ counter ticks in its \d+ window\(s\): \d+\.\d % fewer$/;
+          // Where other processes held the core in its windows, a trial is disturbed instead, run
+          // again and kept marked: never a clean trial (measure/trustedClock.ts).
+          for (const t of r.trials as Array<{ disturbed?: string }>) expect(t.disturbed, op).toMatch(/^other processes held the core/);
           if (r.status === 'complete') continue;
           expect(['failed', 'partial'], op).toContain(r.status);
-          expect(r.failure, op).toMatch(inconsistent);
+          expect(
+            [inconsistent, short].some((re) => re.test(r.failure ?? '')),
+            `${op}: ${r.failure}`,
+          ).toBe(true);
         }
       },
     }),

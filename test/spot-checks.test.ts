@@ -268,6 +268,8 @@ describe("each trial against the kernel's view", () => {
 read -r s <&3; read -r job <&3
 say() { printf '%s\\t%s\\n' "$s" "$1" >&3; }
 say $'META\\tcounter\\trdtsc'
+say $'META\\tpk_bytes\\t32'; say $'META\\tsk_bytes\\t32'
+say $'META\\tcalls_per_batch\\t100'; say $'META\\tcalls_per_segment\\t16'
 say $'MARK\\tseed'; read -r go seed <&3
 say "META"$'\\t'"seed"$'\\t'"$seed"
 say $'MARK\\tbegin'; read -r go <&3
@@ -276,6 +278,7 @@ say $'MARK\\tend'; read -r go <&3
 say $'TRIAL\\t100\\t0.3\\t${cycles}'
 say $'TRANSCRIPT\\t1\\t0\\t0123456789abcdef'
 say $'STATUS\\tcomplete'
+say $'CLOCK\\trdtsc\\t1\\t${cycles}\\t0'
 say $'END\\t0'
 `,
     );

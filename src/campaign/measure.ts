@@ -148,6 +148,7 @@ export const measure: PhaseStep = {
         audit: plan.audit,
         ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
         ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
+        ...(entry.sizes ? { sizes: entry.sizes } : {}),
       });
     }
     if (todo.length === 0) {
@@ -187,13 +188,14 @@ export const measure: PhaseStep = {
           const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
           const baseDraws = base.entry.kat_draws?.[r.operation];
           // The base side is another library: held to its own KAT's draws and call times.
-          const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, ...shared } = paired;
+          const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
           const baseSide = {
             ...shared,
             library: base.library,
             libraryShown: base.entry.library!,
             ...(baseDraws ? { katDraws: baseDraws } : {}),
             ...(base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}),
+            ...(base.entry.sizes ? { sizes: base.entry.sizes } : {}),
           };
           return [paired, baseSide];
         })

@@ -6,6 +6,7 @@ import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } f
 import { deriveStatistics, type Trial } from './stats.js';
 import { precisionOf } from './precision.js';
 import { disturbance } from './disturbance.js';
+import { clockDisturbance } from './trustedClock.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
 import { runsOnceMore, runTrial, type TrialProcess, type TrialRequest } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
@@ -64,6 +65,8 @@ export interface OperationRequest {
    * it makes a segment of a trial again, and dec's inputs (docs/method.md#unseen-seeds).
    */
   truthLibrary?: string;
+  /** The instance's sizes from its KAT (build.json `sizes`): each trial's batches are held to them. */
+  sizes?: Record<string, number>;
 }
 
 export interface OperationResult {
@@ -128,6 +131,7 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
       counterHz: req.counterHz,
       ...(req.katDraws ? { katDraws: req.katDraws } : {}),
       ...(req.truthLibrary ? { truthLibrary: req.truthLibrary } : {}),
+      ...(req.sizes ? { sizes: req.sizes } : {}),
       ...(req.type === 'kem' && req.operation === 'dec' ? { keys: keyPairSource() } : {}),
     },
     started_utc: new Date().toISOString(),
@@ -181,7 +185,8 @@ async function nextTrial(op: InProgress): Promise<void> {
     const trial = proc.trials[0];
     const why =
       proc.status === 'complete' && trial
-        ? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio })
+        ? (clockDisturbance(trial, op.req.counterHz) ??
+          disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }))
         : undefined;
     if (!why) break;
     if (retries >= p.disturbed_retries) {

@@ -19,6 +19,10 @@ export interface Trial {
   kernel_cpu_s?: number;
   /** Seconds on the parent's clock between the driver's marks around the trial. */
   window_s?: number;
+  /** Counter ticks the trusted half counted in the trial's windows (measure/trustedClock.ts). */
+  trusted_cycles?: number;
+  /** Seconds other processes held the core inside those windows, by the kernel's account (measure/trustedClock.ts). */
+  trusted_wait_s?: number;
   /** What the OS said about the driver's thread over the loop (measure/disturbance.ts). */
   os?: OsView;
   /** Why the trial was disturbed, when it still was after its re-runs (kept, marked and counted). */

@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { REFUSED } from './refusals.js';
+import { clockShortfall, trustedClockOf, type TrustedClock } from './trustedClock.js';
+import { batchPlan } from './batches.js';
 import { processCost, type ProcessCost } from './processCost.js';
 import {
   BESIDE_WINDOWS_SHARE,
@@ -49,6 +51,11 @@ export interface TrialRequest {
   truthLibrary?: string;
   /** dec: the operation's key pair (measure/decInputs.ts keyPairSource). */
   keys?: KeyPairSource;
+  /**
+   * The instance's sizes from its KAT (build.json `sizes`): the trial's batches and windows are held
+   * to the plan they give (measure/batches.ts); without them, to the sizes the driver reports.
+   */
+  sizes?: Record<string, number>;
 }
 
 /** Spot checks per trial (native/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */
@@ -140,6 +147,8 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.
   for (const f of failure ? [] : out.lines) {
+    // Only a key exchange counts a span of each call and reports its whole loop beside it.
+    if (f[0] === 'LOOP' && req.type !== 'kex') failure = `${REFUSED}a LOOP line in a trial of ${req.type}, which has no span`;
     if (f[0] === 'TRIAL') {
       const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
       trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...loop, ...window });
@@ -156,6 +165,13 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const transcript = failure ? undefined : transcriptOf(out.lines);
   if (!failure && trials.length > 0) failure = countFailure(trials, req.iterations);
   if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.calibration ? undefined : req.counterHz);
+  const clock = trustedClockOf(out.lines);
+  if (!failure && trials.length > 0) failure = batchFailure(req, out.meta, clock?.windows);
+  if (!failure && trials.length > 0) failure = clockFailure(trials, clock, out.meta.counter, req.calibration ? undefined : req.counterHz);
+  if (clock && trials.length > 0) {
+    trials[0]!.trusted_cycles = clock.cycles;
+    if (clock.waited_ns !== undefined) trials[0]!.trusted_wait_s = clock.waited_ns / 1e9;
+  }
   if (!failure && trials.length > 0 && out.meta.seed !== seed) failure = `${REFUSED}the driver did not report the seed it was sent`;
   if (!failure && trials.length > 0 && !transcript) failure = `${REFUSED}no transcript of the calls`;
   if (!failure && trials.length > 0) failure = drawsFailure(out.meta.draws, trials[0]!.measurements, req);
@@ -277,6 +293,41 @@ function kernelFailure(
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window, slack);
   return why ? `${REFUSED}${why}` : undefined;
+}
+
+/** A trial whose cycles fall short of the trusted half's count (measure/trustedClock.ts), as a failure. */
+function clockFailure(trials: Trial[], clock: TrustedClock | undefined, counter: string | undefined, counterHz: number | undefined) {
+  if (counterHz === undefined) return undefined; // a calibration: its figure only sizes the plan
+  const t = trials[0]!;
+  if (t.loop_cycles !== undefined && t.cycles > t.loop_cycles)
+    return `${REFUSED}its span of each exchange, ${t.cycles} counter ticks, is more than the whole loop's ${t.loop_cycles}`;
+  // A key exchange's counted span is part of each call: the trusted half saw the whole loop.
+  const why = clockShortfall(t.loop_cycles ?? t.cycles, counter, counterHz, clock);
+  return why ? `${REFUSED}${why}` : undefined;
+}
+
+/** The sizes a driver reports (META), under build.json's names. */
+const SIZE_METAS = ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_bytes'] as const;
+
+/**
+ * A trial whose batches, or windows, are not those the plan gives, as a failure: a mark the library
+ * wrote inside its calls would leave the work after it out of the trusted half's count.
+ */
+function batchFailure(req: TrialRequest, meta: Record<string, string>, clocked?: number): string | undefined {
+  const reported = Object.fromEntries(SIZE_METAS.filter((k) => meta[k] !== undefined).map((k) => [k, Number(meta[k])]));
+  const sizes = req.sizes ?? reported;
+  const differs = req.sizes
+    ? SIZE_METAS.find((k) => req.sizes![k] !== undefined && reported[k] !== undefined && reported[k] !== req.sizes![k])
+    : undefined;
+  if (differs) return `${REFUSED}the driver says ${differs} is ${reported[differs]}, the KAT recorded ${req.sizes![differs]}`;
+  const plan = batchPlan(req.type, req.operation, req.iterations, sizes);
+  if (!plan) return `${REFUSED}no sizes to plan the batches of ${req.operation} with`;
+  const said = `${meta.calls_per_batch ?? '?'} calls a batch in segments of ${meta.calls_per_segment ?? '?'}`;
+  if (Number(meta.calls_per_batch) !== plan.batch || Number(meta.calls_per_segment) !== plan.segment)
+    return `${REFUSED}the driver says ${said}; ${req.iterations} calls at these sizes make ${plan.batch} in segments of ${plan.segment}`;
+  if (clocked !== plan.windows)
+    return `${REFUSED}the trusted half counted ${clocked ?? 'no'} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  return undefined;
 }
 
 /** How dec's refusal for CPU beside its windows starts, after REFUSED. */

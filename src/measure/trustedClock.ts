@@ -1,0 +1,89 @@
+import { CONTRADICTION } from './kernelCheck.js';
+
+/**
+ * The trusted half's clock (native/trusted.h, docs/method.md#the-trusted-half): the timing driver
+ * forks before the library is loaded, and the parent, which the library never shares, reads the
+ * counter itself when it lets each timed window start and when the child says the window is done.
+ * Its CLOCK line is the one line of a trial the library cannot write. A trial whose claimed cycles
+ * fall short of it by more than the windows' own cost is refused.
+ */
+export interface TrustedClock {
+  /** The counter the trusted half read (the driver's META counter must be the same). */
+  counter: string;
+  /** Timed windows (begin/end pairs) it observed. */
+  windows: number;
+  /** Counter ticks inside them, by its own reads. */
+  cycles: number;
+  /**
+   * Nanoseconds the child's main thread waited for the core inside them, less what its own other
+   * threads and processes ran meanwhile (the kernel's schedstat): the time other processes held the
+   * core. Undefined where the kernel keeps no schedstat.
+   */
+  waited_ns?: number;
+}
+
+/**
+ * How far below the trusted half's count a trial's cycles may fall: the work inside a window that a
+ * call's own reads leave out (each segment's reseeding of the library's generator, the driver's OS
+ * readings) and, per window, its two hand-overs between the halves (a switch on one core, a few
+ * microseconds; more when the halves are not pinned). Honest trials of the example campaign kept
+ * within a tenth of that share (docs/benchmarks.md (ai)).
+ */
+export const CLOCK_SHORTFALL = 0.01;
+export const CLOCK_SLACK_PER_WINDOW_S = 0.0002;
+
+/**
+ * Counters the trusted half cannot hold a trial to: core cycles (perf_event on AArch64) count the
+ * reading thread's own, and the parent's are not the child's.
+ */
+const PER_THREAD_COUNTERS = new Set(['perf_event-cycles']);
+
+/** The CLOCK line among a driver's lines, or undefined (none, or malformed). */
+export function trustedClockOf(lines: readonly string[][]): TrustedClock | undefined {
+  const f = lines.find((l) => l[0] === 'CLOCK');
+  if (f?.length !== 5 || !/^\d+$/.test(f[2]!) || !/^\d+$/.test(f[3]!) || !/^(\d+|-)$/.test(f[4]!)) return undefined;
+  return { counter: f[1]!, windows: Number(f[2]), cycles: Number(f[3]), ...(f[4] === '-' ? {} : { waited_ns: Number(f[4]) }) };
+}
+
+const ticks = (n: number) => `${Math.round(n)} counter ticks`;
+
+/** The least a trial may claim of `cycles` counted over `windows` windows. */
+const floorOf = (cycles: number, windows: number, counterHz: number) =>
+  cycles * (1 - CLOCK_SHORTFALL) - windows * CLOCK_SLACK_PER_WINDOW_S * counterHz;
+
+/** The count less the time other processes held the core, in counter ticks. */
+const countLessWait = (clock: TrustedClock, counterHz: number) => clock.cycles - ((clock.waited_ns ?? 0) * counterHz) / 1e9;
+
+/**
+ * Why a trial claiming `claimed` ticks is refused against the trusted half's clock, or undefined:
+ * below the floor even once the time other processes held the core is taken off the count.
+ * `counterHz` (the run's probe) turns the per-window slack and the wait into ticks.
+ */
+export function clockShortfall(
+  claimed: number,
+  counter: string | undefined,
+  counterHz: number,
+  clock: TrustedClock | undefined,
+): string | undefined {
+  if (!clock) return 'the trusted half reported no clock (native/trusted.h)';
+  if (clock.counter !== counter) return `the trial says its counter is ${counter ?? 'none'}, the trusted half read ${clock.counter}`;
+  if (PER_THREAD_COUNTERS.has(clock.counter)) return undefined;
+  if (claimed >= floorOf(countLessWait(clock, counterHz), clock.windows, counterHz)) return undefined;
+  const share = ((1 - claimed / clock.cycles) * 100).toFixed(1);
+  return `${CONTRADICTION}${ticks(claimed)}, but the trusted half observed ${ticks(clock.cycles)} in its ${clock.windows} window(s): ${share} % fewer`;
+}
+
+/**
+ * Why a trial that passed clockShortfall was disturbed, or undefined: it reaches the floor only once
+ * the time other processes held the core is taken off the count. Such a trial runs again as any
+ * disturbed one does (measure/operation.ts), and is kept, marked, if it stays so.
+ */
+export function clockDisturbance(
+  t: { cycles: number; loop_cycles?: number; trusted_cycles?: number; trusted_wait_s?: number; windows?: number },
+  counterHz: number | undefined,
+): string | undefined {
+  if (counterHz === undefined || t.trusted_cycles === undefined || !t.trusted_wait_s) return undefined;
+  const claimed = t.loop_cycles ?? t.cycles;
+  if (claimed >= floorOf(t.trusted_cycles, t.windows ?? 1, counterHz)) return undefined;
+  return `other processes held the core ${(t.trusted_wait_s * 1000).toFixed(2)} ms of its windows (the trusted half's count)`;
+}

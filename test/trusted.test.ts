@@ -1,0 +1,214 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
+import { probeSandbox } from '../src/env/sandboxProbe.js';
+import type { SandboxMode } from '../src/sandbox/bwrap.js';
+import { runsOnceMore, runTrial, type TrialRequest } from '../src/measure/trial.js';
+import { CLOCK_SHORTFALL, CLOCK_SLACK_PER_WINDOW_S, clockDisturbance, clockShortfall } from '../src/measure/trustedClock.js';
+import { repoRoot, tempDir } from './helpers/tmp.js';
+import { KEYGEN, variants } from './helpers/toyVariant.js';
+
+/**
+ * The trusted half of the timing driver (native/trusted.h, docs/method.md#the-trusted-half): the
+ * parent forked before the library is loaded keeps the channel and reads the counter around each
+ * window itself; the library, in the child, can neither write the parent's CLOCK line nor reach it.
+ */
+
+const fixtures = join(repoRoot, 'test', 'fixtures', 'trusted');
+const iccs = join(repoRoot, 'native', 'iccs');
+
+/** Every way reach.inc tries; kill-i386 only where the kernel has the i386 entry. */
+const WAYS = [
+  'ptrace',
+  'proc-mem',
+  'proc-cwd',
+  'process_vm_writev',
+  'kill',
+  'kill-group',
+  'kill-every',
+  'kill-parent-group',
+  'tkill',
+  'tgkill',
+  'rt_sigqueueinfo',
+  'pidfd_send_signal',
+  'pidfd_getfd',
+  'fcntl-setown',
+  'fcntl-setown-ex',
+  'fcntl-setsig',
+  'ioctl-fiosetown',
+  'ioctl-siocspgrp',
+];
+/** The ways the kernel's ptrace rules govern (Yama can close them to any child, with no guard). */
+const PTRACE_WAYS = ['ptrace', 'proc-mem', 'proc-cwd', 'process_vm_writev', 'pidfd_getfd'];
+
+const outcomes = (stderr: string): Map<string, string> => new Map([...stderr.matchAll(/^REACH (\S+) (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+
+/** Yama's ptrace_scope (0 when the kernel has no Yama): above 0, no child may ptrace its parent. */
+const yamaScope = (): number => {
+  const file = '/proc/sys/kernel/yama/ptrace_scope';
+  return existsSync(file) ? Number(readFileSync(file, 'utf8')) : 0;
+};
+
+describe('the trusted half', () => {
+  const dir = tempDir();
+  let tools: HarnessTools;
+  beforeAll(async () => {
+    tools = await harnessTools();
+  }, 300_000);
+
+  const counterHz = async (mode: SandboxMode) => (await probeSandbox({ mode, probeTool: tools.probe, cpu: 0 })).counterHz;
+  const trial = async (library: string, mode: SandboxMode, extra: Partial<TrialRequest> = {}) =>
+    runTrial({
+      driver: tools.driver,
+      library,
+      type: 'kem',
+      operation: 'keygen',
+      iterations: 15_000,
+      warmups: 1,
+      cpu: 0,
+      rng: 'iccs-drng',
+      timeoutMs: 60_000,
+      sandbox: mode,
+      counterHz: await counterHz(mode),
+      ...extra,
+    });
+  /** As the tool runs a trial: one the clock or the kernel contradicted runs once more (measure/operation.ts). */
+  const trialAsRun = async (library: string, mode: SandboxMode) => {
+    const first = await trial(library, mode);
+    return runsOnceMore(first) ? trial(library, mode) : first;
+  };
+
+  it('control: a plain child reaches its plain parent by every way reach.inc tries', () => {
+    const control = join(dir, 'reach_control');
+    execFileSync('gcc', ['-std=gnu11', '-O2', '-o', control, join(fixtures, 'reach_control.c')]);
+    const run = spawnSync(control, { encoding: 'utf8' });
+    const got = outcomes(run.stderr);
+    const yama = yamaScope();
+    for (const way of WAYS) {
+      if (yama > 0 && PTRACE_WAYS.includes(way)) continue; // Yama closes these to any child: nothing to show here
+      expect([way, got.get(way)]).toEqual([way, 'reached']);
+    }
+    // Through the i386 entry, where the kernel has it.
+    for (const way of ['kill-i386', 'tgkill-i386', 'fcntl-setown-i386'])
+      if (got.has(way)) expect([way, got.get(way)]).toEqual([way, 'reached']);
+    if (yama > 0) console.warn(`Yama ptrace_scope ${yama}: the control's ptrace ways are not shown reaching the parent`);
+  });
+
+  it.each(['bwrap', 'unshare', 'none'] as const)(
+    'with sandbox %s, the library reaches the trusted half by none of them, and its trial completes',
+    async (mode) => {
+      const withReach = variantWithReach(dir, `reach-${mode}`);
+      const p = await trialAsRun(withReach, mode);
+      const got = outcomes(p.stderr);
+      for (const way of WAYS) expect([way, got.get(way)]).toEqual([way, expect.stringMatching(/^E[A-Z]+$/)]);
+      // The guard's own answer where it is the one that refuses (the kernel's would be 0).
+      for (const way of ['kill', 'kill-group', 'kill-every', 'tkill', 'tgkill', 'pidfd_send_signal', 'fcntl-setown', 'ioctl-fiosetown'])
+        expect([way, got.get(way)]).toEqual([way, 'EPERM']);
+      for (const way of ['kill-i386', 'tgkill-i386', 'fcntl-setown-i386'])
+        if (got.has(way)) expect([way, got.get(way)]).toEqual([way, 'EPERM']);
+      // The x32 entry is refused whole, by the guard (the kernel's own answer, where x32 is off, is ENOSYS).
+      if (process.arch === 'x64') expect(got.get('kill-x32')).toBe('EPERM');
+      expect([p.status, p.failure]).toEqual(['complete', undefined]);
+      expect(p.trials[0]!.trusted_cycles).toBeGreaterThan(0);
+    },
+    120_000,
+  );
+
+  it("refuses a trial in which the library wrote the trusted half's CLOCK line", async () => {
+    const p = await trial(variantWithReach(dir, 'forge-clock', 'forge_clock()'), 'bwrap');
+    expect(p.stderr).toMatch(/^REACH forged-clock \d+$/m);
+    expect(p.status).toBe('failed');
+    expect(p.failure).toBe('FORGED: the library wrote a CLOCK line, which only the trusted half writes');
+  }, 120_000);
+
+  it('refuses a trial in which the library closed and opened a window inside a call: the trusted half counts the windows', async () => {
+    const p = await trial(variantWithReach(dir, 'forge-marks', 'forge_marks()', 'tried == 100'), 'bwrap');
+    expect(p.stderr).toMatch(/^REACH forged-marks \d+$/m);
+    expect(p.status).toBe('failed');
+    expect(p.failure).toBe('inconsistent trial: the trusted half counted 2 window(s); 15000 calls in batches of 15000 make 1');
+  }, 120_000);
+
+  it("refuses a key exchange's LOOP line in a trial of another type, whose cycles it would stand for", async () => {
+    const p = await trial(variantWithReach(dir, 'forge-loop', 'forge_loop()'), 'bwrap');
+    expect(p.stderr).toMatch(/^REACH forged-loop \d+$/m);
+    expect(p.status).toBe('failed');
+    expect(p.failure).toBe('inconsistent trial: a LOOP line in a trial of kem, which has no span');
+  }, 120_000);
+
+  it("refuses a trial whose cycles a library lowered by 3 % in the driver's own lines", async () => {
+    // The hostile corpus's forge-cycles (kem-66): a hook on the driver's write() lowers every TRIAL
+    // line's cycles and seconds; the kernel's view lets 3 % pass (its tolerance is 4 %).
+    const src = join(repoRoot, 'test', 'fixtures', 'hostile', 'kem-66', 'forge-cycles');
+    const lib = join(dir, 'libunder3.so');
+    execFileSync('gcc', [
+      '-std=gnu11',
+      '-O2',
+      '-fPIC',
+      '-shared',
+      '-DUNDER_PERCENT=3',
+      `-I${src}`,
+      `-I${iccs}`,
+      '-o',
+      lib,
+      join(src, 'KEM_AlgorithmInstance.c'),
+      join(iccs, 'auxfunc.c'),
+      join(iccs, 'drng.c'),
+    ]);
+    const hz = await counterHz('bwrap');
+    const p = await trial(lib, 'bwrap', { counterHz: hz });
+    // Where other processes held the core meanwhile, the trial is disturbed instead: run again by
+    // the tool, and kept marked if it stays so. Never a clean complete.
+    if (p.status === 'complete') return expect(clockDisturbance(p.trials[0]!, hz)).toMatch(/^other processes held the core/);
+    expect(p.failure).toMatch(
+      /^inconsistent trial: its cycles say \d+ counter ticks, but the trusted half observed \d+ counter ticks in its \d+ window\(s\): [3-9]\.\d % fewer$/,
+    );
+  }, 120_000);
+});
+
+/** The toy KEM whose keygen runs `call` (one of reach.inc's) where `when` holds of its calls so far (`tried`). */
+function variantWithReach(dir: string, name: string, call = 'reach_parent()', when = 'tried == 0'): string {
+  return variants(
+    dir,
+    name,
+    'kem',
+    [['kem_keygen', KEYGEN, `static int tried; if (${when}) ${call}; tried++; return honest_kem_keygen(pk, pk_len, sk, sk_len);`]],
+    `#include <sys/stat.h>\n#include "${join(fixtures, 'reach.inc')}"`,
+  );
+}
+
+describe('the trusted clock against a claim', () => {
+  const clock = { counter: 'rdtsc', windows: 2, cycles: 1_000_000_000 };
+  const hz = 1e9;
+  const floor = clock.cycles * (1 - CLOCK_SHORTFALL) - clock.windows * CLOCK_SLACK_PER_WINDOW_S * hz;
+
+  it('keeps a claim at the floor (1 % and 0.2 ms a window below the count), refuses one a tick below', () => {
+    expect(clockShortfall(floor, 'rdtsc', hz, clock)).toBeUndefined();
+    expect(clockShortfall(floor - 1, 'rdtsc', hz, clock)).toMatch(/^its cycles say 989599999 counter ticks, but the trusted half observed/);
+  });
+
+  it('refuses a trial without a clock, or whose counter is not the one the trusted half read', () => {
+    expect(clockShortfall(clock.cycles, 'rdtsc', hz, undefined)).toBe('the trusted half reported no clock (native/trusted.h)');
+    expect(clockShortfall(clock.cycles, 'monotonic-ns', hz, clock)).toBe(
+      'the trial says its counter is monotonic-ns, the trusted half read rdtsc',
+    );
+  });
+
+  it('takes the time other processes held the core off the count: such a trial is disturbed, not refused', () => {
+    // 1 % below the floor, and other processes held the core for 2 % of the count.
+    const claimed = floor - 0.01 * clock.cycles;
+    const waited = { ...clock, waited_ns: 0.02 * clock.cycles };
+    expect(clockShortfall(claimed, 'rdtsc', hz, clock)).toMatch(/^its cycles say/);
+    expect(clockShortfall(claimed, 'rdtsc', hz, waited)).toBeUndefined();
+    const trial = { cycles: claimed, trusted_cycles: clock.cycles, trusted_wait_s: waited.waited_ns / 1e9, windows: 2 };
+    expect(clockDisturbance(trial, hz)).toBe("other processes held the core 20.00 ms of its windows (the trusted half's count)");
+    expect(clockDisturbance({ ...trial, cycles: floor }, hz)).toBeUndefined();
+    // A wait does not cover a claim short of the count less the wait.
+    expect(clockShortfall(floor - 0.03 * clock.cycles, 'rdtsc', hz, waited)).toMatch(/^its cycles say/);
+  });
+
+  it("holds no claim to a per-thread counter's clock: the parent's core cycles are not the child's", () => {
+    expect(clockShortfall(1, 'perf_event-cycles', hz, { ...clock, counter: 'perf_event-cycles' })).toBeUndefined();
+  });
+});

@@ -12210,6 +12210,12 @@ function clockShortfall(claimed, counter, counterHz, clock) {
   const share = ((1 - claimed / clock.cycles) * 100).toFixed(1);
   return `${CONTRADICTION}${ticks(claimed)}, but the trusted half observed ${ticks(clock.cycles)} in its ${clock.windows} window(s): ${share} % fewer`;
 }
+var CALIBRATION_OVERCLAIM = 1.25;
+function calibrationOverclaim(claimed, counterHz, clock) {
+  if (!clock || PER_THREAD_COUNTERS.has(clock.counter)) return void 0;
+  if (claimed <= clock.cycles * CALIBRATION_OVERCLAIM + clock.windows * CLOCK_SLACK_PER_WINDOW_S * counterHz) return void 0;
+  return `its cycles say ${ticks(claimed)}, more than the ${ticks(clock.cycles)} the trusted half counted in its ${clock.windows} window(s)`;
+}
 function clockDisturbance(t, counterHz) {
   if (counterHz === void 0 || t.trusted_cycles === void 0 || !t.trusted_wait_s) return void 0;
   const claimed = t.loop_cycles ?? t.cycles;
@@ -12604,7 +12610,7 @@ async function runTrial(req) {
   if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.calibration ? void 0 : req.counterHz);
   const clock = trustedClockOf(out.lines);
   if (!failure2 && trials.length > 0) failure2 = batchFailure(req, out.meta, clock?.windows);
-  if (!failure2 && trials.length > 0) failure2 = clockFailure(trials, clock, out.meta.counter, req.calibration ? void 0 : req.counterHz);
+  if (!failure2 && trials.length > 0) failure2 = clockFailure(trials, clock, out.meta.counter, req.counterHz, req.calibration);
   if (clock && trials.length > 0) {
     trials[0].trusted_cycles = clock.cycles;
     if (clock.waited_ns !== void 0) trials[0].trusted_wait_s = clock.waited_ns / 1e9;
@@ -12692,9 +12698,13 @@ function kernelFailure(trials, window, counter, counterHz) {
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
   return why ? `${REFUSED}${why}` : void 0;
 }
-function clockFailure(trials, clock, counter, counterHz) {
+function clockFailure(trials, clock, counter, counterHz, calibration) {
   if (counterHz === void 0) return void 0;
   const t = trials[0];
+  if (calibration) {
+    const why2 = calibrationOverclaim(t.loop_cycles ?? t.cycles, counterHz, clock);
+    return why2 ? `${REFUSED}${why2}` : void 0;
+  }
   if (t.loop_cycles !== void 0 && t.cycles > t.loop_cycles)
     return `${REFUSED}its span of each exchange, ${t.cycles} counter ticks, is more than the whole loop's ${t.loop_cycles}`;
   const why = clockShortfall(t.loop_cycles ?? t.cycles, counter, counterHz, clock);

@@ -173,8 +173,12 @@ typedef struct {
     /* What the kernel says of the child's main thread over the windows (docs/method.md#the-trusted-half):
      * the time it waited, runnable, for the core, less the CPU its own other threads and processes
      * ran meanwhile: what others held the core for. waited_known is 0 once it could not be read. */
-    long long waited_ns, wait_start, others_start;
+    long long waited_ns;
     int waited_known, view_due;
+    int own_pid_namespace; /* /proc shows the sandbox's processes only: every other one is the library's */
+    struct core_view {
+        long long wait, others, tasks, last_pid;
+    } start;
 } relay_t;
 
 /* The run and wait times (ns) of a /proc schedstat file; 0 when it cannot be read. */
@@ -186,37 +190,80 @@ static int read_schedstat(const char *path, long long *run, long long *wait) {
     return ok;
 }
 
-/* CPU (ns) of every thread of `pid` and of the processes below it but the thread `skip`. A process
- * that ended meanwhile takes its share with it (the kernel's view in TypeScript counts reaped ones). */
-static long long others_cpu_ns(pid_t pid, pid_t skip, int depth) {
+/* CPU (ns) of every thread of `pid` and of the processes below it but the thread `skip`, and how
+ * many threads that is (into *tasks). */
+static long long tree_cpu_ns(pid_t pid, pid_t skip, int depth, long long *tasks) {
     char path[96];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *tasks = opendir(path);
-    if (!tasks) return 0;
+    DIR *dir = opendir(path);
+    if (!dir) return 0;
     long long sum = 0;
-    for (struct dirent *t; (t = readdir(tasks)) != NULL;) {
+    for (struct dirent *t; (t = readdir(dir)) != NULL;) {
         if (t->d_name[0] < '0' || t->d_name[0] > '9') continue;
         long long run = 0, wait = 0;
         snprintf(path, sizeof path, "/proc/%d/task/%.16s/schedstat", (int)pid, t->d_name);
-        if (atoi(t->d_name) != (int)skip && read_schedstat(path, &run, &wait)) sum += run;
+        if (atoi(t->d_name) != (int)skip && read_schedstat(path, &run, &wait)) sum += run, (*tasks)++;
         if (depth >= 8) continue;
         snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, t->d_name);
         FILE *kids = fopen(path, "re");
-        for (int kid; kids && fscanf(kids, "%d", &kid) == 1;) sum += others_cpu_ns(kid, skip, depth + 1);
+        for (int kid; kids && fscanf(kids, "%d", &kid) == 1;) sum += tree_cpu_ns(kid, skip, depth + 1, tasks);
         if (kids) fclose(kids);
     }
-    closedir(tasks);
+    closedir(dir);
     return sum;
 }
 
-/* The child's main thread's wait, and its tree's other CPU, read while the child waits for the
- * parent (so both are settled); 0 when the kernel keeps no schedstat. */
-static int child_view(const relay_t *r, long long *wait, long long *others) {
+/* CPU (ns) of every thread in this pid namespace but the parent's and `skip`, and how many. */
+static long long namespace_cpu_ns(pid_t skip, long long *tasks) {
+    DIR *proc = opendir("/proc");
+    if (!proc) return 0;
+    long long sum = 0;
+    for (struct dirent *p; (p = readdir(proc)) != NULL;) {
+        if (p->d_name[0] < '0' || p->d_name[0] > '9' || atoi(p->d_name) == (int)getpid()) continue;
+        sum += tree_cpu_ns(atoi(p->d_name), skip, 8, tasks); /* depth 8: its own threads, no descent */
+    }
+    closedir(proc);
+    return sum;
+}
+
+/* The last pid the kernel gave in this namespace, or -1. */
+static long long last_pid(void) {
+    FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "re");
+    long long v = -1;
+    if (f && fscanf(f, "%lld", &v) != 1) v = -1;
+    if (f) fclose(f);
+    return v;
+}
+
+/* Whether /proc shows a pid namespace of the sandbox's own (NSpid names more than one level, and
+ * /proc/self is this process by its pid here): then every process in it but the parent is the
+ * library's, its orphans included. */
+static int in_own_pid_namespace(void) {
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    int levels = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "NSpid:", 6) == 0)
+            for (char *p = strtok(line + 6, " \t\n"); p; p = strtok(NULL, " \t\n")) levels++;
+    if (f) fclose(f);
+    char self[32] = "";
+    ssize_t n = readlink("/proc/self", self, sizeof self - 1);
+    if (n > 0) self[n] = '\0';
+    return levels > 1 && atoi(self) == (int)getpid();
+}
+
+/* The child's main thread's wait for the core, the CPU of every other thread the library may run
+ * (in the sandbox's pid namespace, else the child's tree) and their number, and the namespace's last
+ * pid; read while the child waits for the parent, so each figure is settled. 0 when the kernel
+ * keeps no schedstat. */
+static int core_view(const relay_t *r, struct core_view *v) {
     char path[96];
     long long run = 0;
     snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)r->child, (int)r->child);
-    if (!read_schedstat(path, &run, wait)) return 0;
-    *others = others_cpu_ns(r->child, r->child, 0);
+    if (!read_schedstat(path, &run, &v->wait)) return 0;
+    v->tasks = 0;
+    v->others = r->own_pid_namespace ? namespace_cpu_ns(r->child, &v->tasks) : tree_cpu_ns(r->child, r->child, 0, &v->tasks);
+    v->last_pid = r->own_pid_namespace ? last_pid() : -1;
     return 1;
 }
 
@@ -238,20 +285,23 @@ static void close_window(relay_t *r, uint64_t now) {
     r->view_due = 1;
 }
 
-/* The kernel's view of the child over the window just closed (child_view), read once the parent's
+/* The kernel's view of the child over the window just closed (core_view), read once the parent's
  * side has had the mark: a walk of /proc costs the parent CPU, which the parent's side would
  * otherwise see in its own window (src/measure/kernelCheck.ts). The child waits meanwhile, so its
  * wait cannot grow; its other threads' CPU can, which only lessens what is taken off. */
 static void account_wait(relay_t *r) {
     if (!r->view_due) return;
     r->view_due = 0;
-    long long wait = 0, others = 0;
-    if (r->waited_known && child_view(r, &wait, &others)) {
-        long long held = (wait - r->wait_start) - (others - r->others_start);
-        if (held > 0) r->waited_ns += held;
-    } else {
+    struct core_view now;
+    if (!r->waited_known || !core_view(r, &now)) {
         r->waited_known = 0;
+        return;
     }
+    /* No credit for a window in which a thread of the library's began or ended: an ended one takes
+     * its CPU with it. In the host's pid namespace (`sandbox: none`) only the child's tree is known. */
+    if (now.tasks != r->start.tasks || now.last_pid != r->start.last_pid) return;
+    long long held = (now.wait - r->start.wait) - (now.others - r->start.others);
+    if (held > 0) r->waited_ns += held;
 }
 
 /* A mark of the child: relayed to the parent and its answer back. `end` is read on the counter first
@@ -262,7 +312,7 @@ static void relay_mark(relay_t *r, const char *line) {
     const char *name = line + 5;
     int begins = strcmp(name, "begin") == 0 && !r->in_window;
     if (strcmp(name, "end") == 0) close_window(r, cpucycles());
-    if (begins && r->waited_known && !child_view(r, &r->wait_start, &r->others_start)) r->waited_known = 0;
+    if (begins && r->waited_known && !core_view(r, &r->start)) r->waited_known = 0;
     char answer[ANSWER_MAX + 1];
     size_t len = proto_exchange(line, answer, sizeof answer - 1);
     answer[len++] = '\n';
@@ -294,7 +344,10 @@ static void end_now(relay_t *r, int code) {
  * a CLOCK of its own refused. */
 static void relay_line(relay_t *r, const char *line) {
     if (strncmp(line, "MARK\t", 5) == 0) relay_mark(r, line);
-    else if (strncmp(line, "END\t", 4) == 0 && r->ended < 0) end_now(r, atoi(line + 4));
+    else if (strncmp(line, "END\t", 4) == 0 && r->ended < 0) {
+        long code = strtol(line + 4, NULL, 10);
+        end_now(r, code < 0 || code > 255 ? 255 : (int)code);
+    }
     else if (strncmp(line, "CLOCK", 5) == 0) r->forged = 1;
     else proto_line("%s", line);
 }
@@ -404,12 +457,16 @@ void trusted_split(int cpu) {
         return;
     }
     close(sv[1]);
+    /* A child gone while its answer is on the way must not end the parent with SIGPIPE: the
+     * child's own end is what the parent reports. */
+    signal(SIGPIPE, SIG_IGN);
     relay_t r;
     memset(&r, 0, sizeof r);
     r.sock = sv[0];
     r.child = child;
     r.ended = -1;
     r.waited_known = 1;
+    r.own_pid_namespace = in_own_pid_namespace();
     relay_all(&r, child);
     close(r.sock);
     finish(&r, child);

@@ -6,7 +6,13 @@ import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js'
 import { probeSandbox } from '../src/env/sandboxProbe.js';
 import type { SandboxMode } from '../src/sandbox/bwrap.js';
 import { runsOnceMore, runTrial, type TrialRequest } from '../src/measure/trial.js';
-import { CLOCK_SHORTFALL, CLOCK_SLACK_PER_WINDOW_S, clockDisturbance, clockShortfall } from '../src/measure/trustedClock.js';
+import {
+  CLOCK_SHORTFALL,
+  CLOCK_SLACK_PER_WINDOW_S,
+  calibrationOverclaim,
+  clockDisturbance,
+  clockShortfall,
+} from '../src/measure/trustedClock.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 import { KEYGEN, variants } from './helpers/toyVariant.js';
 
@@ -206,6 +212,16 @@ describe('the trusted clock against a claim', () => {
     expect(clockDisturbance({ ...trial, cycles: floor }, hz)).toBeUndefined();
     // A wait does not cover a claim short of the count less the wait.
     expect(clockShortfall(floor - 0.03 * clock.cycles, 'rdtsc', hz, waited)).toMatch(/^its cycles say/);
+  });
+
+  it('refuses a calibration that claims more than the trusted half counted: it would shorten every trial', () => {
+    const one = { counter: 'rdtsc', windows: 1, cycles: 100_000 };
+    expect(calibrationOverclaim(125_000 + 0.0002 * hz, hz, one)).toBeUndefined();
+    expect(calibrationOverclaim(125_001 + 0.0002 * hz, hz, one)).toBe(
+      'its cycles say 325001 counter ticks, more than the 100000 counter ticks the trusted half counted in its 1 window(s)',
+    );
+    // Claiming less only lengthens the trials.
+    expect(calibrationOverclaim(1, hz, one)).toBeUndefined();
   });
 
   it("holds no claim to a per-thread counter's clock: the parent's core cycles are not the child's", () => {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { REFUSED } from './refusals.js';
-import { clockShortfall, trustedClockOf, type TrustedClock } from './trustedClock.js';
+import { calibrationOverclaim, clockShortfall, trustedClockOf, type TrustedClock } from './trustedClock.js';
 import { batchPlan } from './batches.js';
 import { processCost, type ProcessCost } from './processCost.js';
 import {
@@ -167,7 +167,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.calibration ? undefined : req.counterHz);
   const clock = trustedClockOf(out.lines);
   if (!failure && trials.length > 0) failure = batchFailure(req, out.meta, clock?.windows);
-  if (!failure && trials.length > 0) failure = clockFailure(trials, clock, out.meta.counter, req.calibration ? undefined : req.counterHz);
+  if (!failure && trials.length > 0) failure = clockFailure(trials, clock, out.meta.counter, req.counterHz, req.calibration);
   if (clock && trials.length > 0) {
     trials[0]!.trusted_cycles = clock.cycles;
     if (clock.waited_ns !== undefined) trials[0]!.trusted_wait_s = clock.waited_ns / 1e9;
@@ -296,9 +296,20 @@ function kernelFailure(
 }
 
 /** A trial whose cycles fall short of the trusted half's count (measure/trustedClock.ts), as a failure. */
-function clockFailure(trials: Trial[], clock: TrustedClock | undefined, counter: string | undefined, counterHz: number | undefined) {
-  if (counterHz === undefined) return undefined; // a calibration: its figure only sizes the plan
+function clockFailure(
+  trials: Trial[],
+  clock: TrustedClock | undefined,
+  counter: string | undefined,
+  counterHz: number | undefined,
+  calibration?: boolean,
+) {
+  if (counterHz === undefined) return undefined; // no trusted rate: nothing to compare with
   const t = trials[0]!;
+  if (calibration) {
+    // Its few calls only size the plan: held only to not claiming more than passed.
+    const why = calibrationOverclaim(t.loop_cycles ?? t.cycles, counterHz, clock);
+    return why ? `${REFUSED}${why}` : undefined;
+  }
   if (t.loop_cycles !== undefined && t.cycles > t.loop_cycles)
     return `${REFUSED}its span of each exchange, ${t.cycles} counter ticks, is more than the whole loop's ${t.loop_cycles}`;
   // A key exchange's counted span is part of each call: the trusted half saw the whole loop.

@@ -73,6 +73,20 @@ export function clockShortfall(
   return `${CONTRADICTION}${ticks(claimed)}, but the trusted half observed ${ticks(clock.cycles)} in its ${clock.windows} window(s): ${share} % fewer`;
 }
 
+/** How much more than the trusted half counted a calibration may claim (the kernel's view's rate margin). */
+const CALIBRATION_OVERCLAIM = 1.25;
+
+/**
+ * Why a calibration's claim is refused, or undefined: one that says its calls took longer than the
+ * trusted half counted would have the plan make trials of a few calls, whose windows the per-window
+ * allowance then dwarfs. A claim below the count only lengthens the trials.
+ */
+export function calibrationOverclaim(claimed: number, counterHz: number, clock: TrustedClock | undefined): string | undefined {
+  if (!clock || PER_THREAD_COUNTERS.has(clock.counter)) return undefined;
+  if (claimed <= clock.cycles * CALIBRATION_OVERCLAIM + clock.windows * CLOCK_SLACK_PER_WINDOW_S * counterHz) return undefined;
+  return `its cycles say ${ticks(claimed)}, more than the ${ticks(clock.cycles)} the trusted half counted in its ${clock.windows} window(s)`;
+}
+
 /**
  * Why a trial that passed clockShortfall was disturbed, or undefined: it reaches the floor only once
  * the time other processes held the core is taken off the count. Such a trial runs again as any

@@ -12589,46 +12589,18 @@ async function runTrial(req) {
   const trials = [];
   const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "warmups" && m.name !== "inputs");
   const window = trialWindow(marks, true);
-  let loop = {};
-  for (const f of failure2 ? [] : out.lines) {
-    if (f[0] === "LOOP" && req.type !== "kex") failure2 = `${REFUSED}a LOOP line in a trial of ${req.type}, which has no span`;
-    if (f[0] === "TRIAL") {
-      const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...loop, ...window });
-    } else if (f[0] === "LOOP" && trials.length === 0) {
-      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
-    } else if (f[0] === "OS" && trials.length > 0) {
-      const os = parseOsLine(f);
-      if (os) trials[trials.length - 1].os = os;
-    } else if (f[0] === "CALLS" && trials.length > 0) {
-      const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
-      trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
-    }
-  }
+  const parsed2 = failure2 ? { trials } : trialsOf(out.lines, req.type, window);
+  trials.push(...parsed2.trials);
+  failure2 ??= parsed2.refused;
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
-  if (!failure2 && trials.length > 0) failure2 = countFailure(trials, req.iterations);
-  if (!failure2 && trials.length > 0) failure2 = kernelFailure(trials, window, out.meta.counter, req.calibration ? void 0 : req.counterHz);
   const clock = trustedClockOf(out.lines);
-  if (!failure2 && trials.length > 0) failure2 = batchFailure(req, out.meta, clock?.windows);
-  if (!failure2 && trials.length > 0) failure2 = clockFailure(trials, clock, out.meta.counter, req.counterHz, req.calibration);
-  if (clock && trials.length > 0) {
-    trials[0].trusted_cycles = clock.cycles;
-    if (clock.waited_ns !== void 0) trials[0].trusted_wait_s = clock.waited_ns / 1e9;
-  }
-  if (!failure2 && trials.length > 0 && out.meta.seed !== seed) failure2 = `${REFUSED}the driver did not report the seed it was sent`;
-  if (!failure2 && trials.length > 0 && !transcript) failure2 = `${REFUSED}no transcript of the calls`;
-  if (!failure2 && trials.length > 0) failure2 = drawsFailure(out.meta.draws, trials[0].measurements, req);
-  if (!failure2 && trials.length > 0) {
-    const low = belowFloor(req.type, req.operation, out.meta, trials[0]);
-    if (low) failure2 = `${REFUSED}${low}`;
-  }
+  keepClock(trials, clock);
+  if (!failure2 && trials.length > 0) failure2 = firstRefusal({ req, meta: out.meta, trials, window, clock, transcript, seed });
   if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
     failure2 = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure2 && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : void 0;
-  if (typeof beside === "string") failure2 = `${REFUSED}${beside}`;
-  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure2 = `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  failure2 ??= besideFailure(beside);
   if (failure2) trials.length = 0;
   const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
   if (check3?.outcome === "differs" && req.calibration) {
@@ -12652,6 +12624,58 @@ async function runTrial(req) {
     ...inputs ? { inputs_s: inputs.wall_s } : {},
     ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
   };
+}
+function trialsOf(lines, type, window) {
+  const trials = [];
+  let refused;
+  let loop = {};
+  for (const f of lines) {
+    if (f[0] === "LOOP" && type !== "kex") refused = `${REFUSED}a LOOP line in a trial of ${type}, which has no span`;
+    if (f[0] === "TRIAL") {
+      const [measurements, seconds, cycles2] = [Number(f[1]), Number(f[2]), Number(f[3])];
+      trials.push({ measurements, seconds, cycles: cycles2, clock_hz: cycles2 / seconds, ...loop, ...window });
+    } else if (f[0] === "LOOP" && trials.length === 0) {
+      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
+    } else if (f[0] === "OS" && trials.length > 0) {
+      const os = parseOsLine(f);
+      if (os) trials[trials.length - 1].os = os;
+    } else if (f[0] === "CALLS" && trials.length > 0) {
+      const [n, min, q1, med, q3, max] = f.slice(1).map(Number);
+      trials[trials.length - 1].per_call_cycles = { n, min, q1, median: med, q3, max };
+    }
+  }
+  return { trials, ...refused ? { refused } : {} };
+}
+function keepClock(trials, clock) {
+  if (!clock || trials.length === 0) return;
+  trials[0].trusted_cycles = clock.cycles;
+  if (clock.waited_ns !== void 0) trials[0].trusted_wait_s = clock.waited_ns / 1e9;
+}
+function firstRefusal(t) {
+  const { req, meta: meta3, trials } = t;
+  const checks = [
+    () => countFailure(trials, req.iterations),
+    () => kernelFailure(trials, t.window, meta3.counter, req.calibration ? void 0 : req.counterHz),
+    () => batchFailure(req, meta3, t.clock?.windows),
+    () => clockFailure(trials, t.clock, meta3.counter, req.counterHz, req.calibration),
+    () => meta3.seed !== t.seed ? `${REFUSED}the driver did not report the seed it was sent` : void 0,
+    () => t.transcript ? void 0 : `${REFUSED}no transcript of the calls`,
+    () => drawsFailure(meta3.draws, trials[0].measurements, req),
+    () => {
+      const low = belowFloor(req.type, req.operation, meta3, trials[0]);
+      return low ? `${REFUSED}${low}` : void 0;
+    }
+  ];
+  for (const check3 of checks) {
+    const why = check3();
+    if (why) return why;
+  }
+  return void 0;
+}
+function besideFailure(beside) {
+  if (typeof beside === "string") return `${REFUSED}${beside}`;
+  if (!beside || beside.beside_s <= besideLimit(beside.windows_s)) return void 0;
+  return `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
 var besideLimit = (windows_s) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 var takesInputs = (req) => req.type === "kem" && req.operation === "dec";

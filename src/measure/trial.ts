@@ -144,51 +144,20 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   // them as preparing.
   const marks = (run.channel?.marks ?? []).filter((m) => m.name !== 'warmups' && m.name !== 'inputs');
   const window = trialWindow(marks, true);
-  let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
   // Only a finished driver's lines are a trial.
-  for (const f of failure ? [] : out.lines) {
-    // Only a key exchange counts a span of each call and reports its whole loop beside it.
-    if (f[0] === 'LOOP' && req.type !== 'kex') failure = `${REFUSED}a LOOP line in a trial of ${req.type}, which has no span`;
-    if (f[0] === 'TRIAL') {
-      const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
-      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...loop, ...window });
-    } else if (f[0] === 'LOOP' && trials.length === 0) {
-      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
-    } else if (f[0] === 'OS' && trials.length > 0) {
-      const os = parseOsLine(f);
-      if (os) trials[trials.length - 1]!.os = os;
-    } else if (f[0] === 'CALLS' && trials.length > 0) {
-      const [n, min, q1, med, q3, max] = f.slice(1).map(Number) as [number, number, number, number, number, number];
-      trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
-    }
-  }
+  const parsed = failure ? { trials } : trialsOf(out.lines, req.type, window);
+  trials.push(...parsed.trials);
+  failure ??= parsed.refused;
   const transcript = failure ? undefined : transcriptOf(out.lines);
-  if (!failure && trials.length > 0) failure = countFailure(trials, req.iterations);
-  if (!failure && trials.length > 0) failure = kernelFailure(trials, window, out.meta.counter, req.calibration ? undefined : req.counterHz);
   const clock = trustedClockOf(out.lines);
-  if (!failure && trials.length > 0) failure = batchFailure(req, out.meta, clock?.windows);
-  if (!failure && trials.length > 0) failure = clockFailure(trials, clock, out.meta.counter, req.counterHz, req.calibration);
-  if (clock && trials.length > 0) {
-    trials[0]!.trusted_cycles = clock.cycles;
-    if (clock.waited_ns !== undefined) trials[0]!.trusted_wait_s = clock.waited_ns / 1e9;
-  }
-  if (!failure && trials.length > 0 && out.meta.seed !== seed) failure = `${REFUSED}the driver did not report the seed it was sent`;
-  if (!failure && trials.length > 0 && !transcript) failure = `${REFUSED}no transcript of the calls`;
-  if (!failure && trials.length > 0) failure = drawsFailure(out.meta.draws, trials[0]!.measurements, req);
-  if (!failure && trials.length > 0) {
-    const low = belowFloor(req.type, req.operation, out.meta, trials[0]!);
-    if (low) failure = `${REFUSED}${low}`;
-  }
+  keepClock(trials, clock);
+  if (!failure && trials.length > 0) failure = firstRefusal({ req, meta: out.meta, trials, window, clock, transcript, seed });
   // The driver says only that it could not open them; the parent knows why.
   if (inputs?.placeFailure()) failure = inputs.placeFailure();
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
     failure = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : undefined;
-  // Library code run in the driver's place outside the windows (a hook on its pread, a signal's
-  // handler) would make the calls cheap with a true transcript: its CPU shows here.
-  if (typeof beside === 'string') failure = `${REFUSED}${beside}`;
-  else if (beside && beside.beside_s > besideLimit(beside.windows_s))
-    failure = `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  failure ??= besideFailure(beside);
   if (failure) trials.length = 0;
   const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
   // A calibration's figure sizes the plan: one whose outputs are not its inputs' sizes nothing.
@@ -213,6 +182,82 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     ...(inputs ? { inputs_s: inputs.wall_s } : {}),
     ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
   };
+}
+
+/** The trial of a driver's lines (TRIAL, then its OS and CALLS; a key exchange's LOOP before them), or why they are refused. */
+function trialsOf(lines: string[][], type: string, window: ReturnType<typeof trialWindow>): { trials: Trial[]; refused?: string } {
+  const trials: Trial[] = [];
+  let refused: string | undefined;
+  let loop: Pick<Trial, 'loop_cycles' | 'loop_s'> = {};
+  for (const f of lines) {
+    // Only a key exchange counts a span of each call and reports its whole loop beside it.
+    if (f[0] === 'LOOP' && type !== 'kex') refused = `${REFUSED}a LOOP line in a trial of ${type}, which has no span`;
+    if (f[0] === 'TRIAL') {
+      const [measurements, seconds, cycles] = [Number(f[1]), Number(f[2]), Number(f[3])];
+      trials.push({ measurements, seconds, cycles, clock_hz: cycles / seconds, ...loop, ...window });
+    } else if (f[0] === 'LOOP' && trials.length === 0) {
+      loop = { loop_cycles: Number(f[1]), loop_s: Number(f[2]) };
+    } else if (f[0] === 'OS' && trials.length > 0) {
+      const os = parseOsLine(f);
+      if (os) trials[trials.length - 1]!.os = os;
+    } else if (f[0] === 'CALLS' && trials.length > 0) {
+      const [n, min, q1, med, q3, max] = f.slice(1).map(Number) as [number, number, number, number, number, number];
+      trials[trials.length - 1]!.per_call_cycles = { n, min, q1, median: med, q3, max };
+    }
+  }
+  return { trials, ...(refused ? { refused } : {}) };
+}
+
+/** The trusted half's count kept with the trial it judged (evidence: trials[].trusted_cycles, trusted_wait_s). */
+function keepClock(trials: Trial[], clock: TrustedClock | undefined): void {
+  if (!clock || trials.length === 0) return;
+  trials[0]!.trusted_cycles = clock.cycles;
+  if (clock.waited_ns !== undefined) trials[0]!.trusted_wait_s = clock.waited_ns / 1e9;
+}
+
+/**
+ * The first check a trial fails, each a refusal, in this order: its count, the kernel's view, its
+ * batches, the trusted half's clock, its seed, its transcript, its draws, the physical floor.
+ */
+function firstRefusal(t: {
+  req: TrialRequest;
+  meta: Record<string, string>;
+  trials: Trial[];
+  window: ReturnType<typeof trialWindow>;
+  clock: TrustedClock | undefined;
+  transcript: Transcript | undefined;
+  seed: string;
+}): string | undefined {
+  const { req, meta, trials } = t;
+  const checks: Array<() => string | undefined> = [
+    () => countFailure(trials, req.iterations),
+    () => kernelFailure(trials, t.window, meta.counter, req.calibration ? undefined : req.counterHz),
+    () => batchFailure(req, meta, t.clock?.windows),
+    () => clockFailure(trials, t.clock, meta.counter, req.counterHz, req.calibration),
+    () => (meta.seed !== t.seed ? `${REFUSED}the driver did not report the seed it was sent` : undefined),
+    () => (t.transcript ? undefined : `${REFUSED}no transcript of the calls`),
+    () => drawsFailure(meta.draws, trials[0]!.measurements, req),
+    () => {
+      const low = belowFloor(req.type, req.operation, meta, trials[0]!);
+      return low ? `${REFUSED}${low}` : undefined;
+    },
+  ];
+  for (const check of checks) {
+    const why = check();
+    if (why) return why;
+  }
+  return undefined;
+}
+
+/**
+ * dec's CPU beside its windows, as a refusal: library code run in the driver's place outside the
+ * windows (a hook on its pread, a signal's handler) would make the calls cheap with a true
+ * transcript, and its CPU shows here.
+ */
+function besideFailure(beside: ReturnType<typeof cpuBesideWindows> | undefined): string | undefined {
+  if (typeof beside === 'string') return `${REFUSED}${beside}`;
+  if (!beside || beside.beside_s <= besideLimit(beside.windows_s)) return undefined;
+  return `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
 
 /** The most CPU a dec trial may use outside its windows once its inputs exist (measure/decInputs.ts). */

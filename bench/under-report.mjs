@@ -27,7 +27,7 @@ function campaign(trialS) {
   mkdirSync(cand, { recursive: true });
   cpSync(join(fixtures, 'hostile', 'kem-66', 'forge-cycles'), join(cand, 'forge-cycles'), { recursive: true });
   cpSync(join(fixtures, 'hostile', 'kem-66', 'honest'), join(cand, 'honest'), { recursive: true });
-  cpSync(join(fixtures, 'hostile', 'kem-66', 'got_write.inc'), join(cand, 'got_write.inc'));
+  for (const inc of ['got_write.inc', 'got_patch.inc']) cpSync(join(fixtures, 'hostile', 'kem-66', inc), join(cand, inc));
   // forge-cycles includes the toy KEM by a path relative to the fixtures' tree.
   const kemOf = (dirName) => {
     const file = join(cand, dirName, 'KEM_AlgorithmInstance.c');

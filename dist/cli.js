@@ -12199,6 +12199,15 @@ function trustedClockOf(lines) {
   if (f?.length !== 5 || !/^\d+$/.test(f[2]) || !/^\d+$/.test(f[3]) || !/^(\d+|-)$/.test(f[4])) return void 0;
   return { counter: f[1], windows: Number(f[2]), cycles: Number(f[3]), ...f[4] === "-" ? {} : { waited_ns: Number(f[4]) } };
 }
+function heldOf(lines) {
+  const f = lines.find((l) => l[0] === "HELD");
+  if (f?.length !== 12 || !/^[0-9a-f]{32}$/.test(f[1]) || !/^[a-z-]+$/.test(f[2]) || !f.slice(3).every((x) => /^\d+$/.test(x)))
+    return void 0;
+  const n = f.slice(3).map(Number);
+  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs] = n;
+  return { key: f[1], kind: f[2], calls, stride, batch, segment, perBlock, inLen, outLens: [out0, out1], cpu_s: cpuNs / 1e9 };
+}
+var unheldOf = (lines) => lines.find((l) => l[0] === "UNHELD")?.[1];
 var ticks = (n) => `${Math.round(n)} counter ticks`;
 var floorOf = (cycles2, windows, counterHz) => cycles2 * (1 - CLOCK_SHORTFALL) - windows * CLOCK_SLACK_PER_WINDOW_S * counterHz;
 var countLessWait = (clock, counterHz) => clock.cycles - (clock.waited_ns ?? 0) * counterHz / 1e9;
@@ -12339,25 +12348,33 @@ function regions(type, operation, sizes2) {
   const need = (...keys) => keys.every((k) => typeof sizes2[k] === "number") ? keys.map((k) => sizes2[k]) : void 0;
   if (type.startsWith("hash:")) {
     const bytes2 = hashMessageBytes(operation);
-    return bytes2 === void 0 ? void 0 : [bytes2, Math.ceil(Number(type.slice(5)) / 8)];
+    return bytes2 === void 0 ? void 0 : { input: bytes2, outputs: [Math.ceil(Number(type.slice(5)) / 8)] };
   }
-  if (type === "kex") return [];
+  if (type === "kex") return { input: 0, outputs: [] };
+  const outputs = (...keys) => {
+    const n = need(...keys);
+    return n && { input: 0, outputs: n };
+  };
   const byOp = {
-    "kem/keygen": () => need("pk_bytes", "sk_bytes"),
-    "kem/enc": () => need("ct_bytes", "ss_bytes"),
-    "kem/dec": () => need("ct_bytes", "ss_bytes"),
-    "sig/keygen": () => need("pk_bytes", "sk_bytes"),
+    "kem/keygen": () => outputs("pk_bytes", "sk_bytes"),
+    "kem/enc": () => outputs("ct_bytes", "ss_bytes"),
+    "kem/dec": () => {
+      const [ct2, ss] = need("ct_bytes", "ss_bytes") ?? [];
+      return ct2 === void 0 || ss === void 0 ? void 0 : { input: ct2, outputs: [ss] };
+    },
+    "sig/keygen": () => outputs("pk_bytes", "sk_bytes"),
     "sig/sign": () => {
       const signature = need("signature_bytes");
-      return signature && [MESSAGE_BYTES, ...signature];
+      return signature && { input: MESSAGE_BYTES, outputs: signature };
     },
-    "sig/verify": () => []
+    "sig/verify": () => ({ input: 0, outputs: [] })
   };
   return byOp[`${type}/${operation}`]?.();
 }
 function batchPlan(type, operation, calls, sizes2) {
-  const lengths = regions(type, operation, sizes2);
-  if (!lengths || calls < 1) return void 0;
+  const slot = regions(type, operation, sizes2);
+  if (!slot || calls < 1) return void 0;
+  const lengths = [slot.input, ...slot.outputs];
   const stride = 64 + lengths.filter((n) => n > 0).reduce((sum2, n) => sum2 + round64(n) + GAP, 0);
   let fit = Math.max(1, Math.floor(CALLS_BATCH_BYTES / stride));
   let segment = Math.max(16, Math.ceil(calls / 8));
@@ -12367,7 +12384,10 @@ function batchPlan(type, operation, calls, sizes2) {
   else perBlock = segment;
   fit -= fit % segment;
   const batch = Math.min(fit, calls);
-  return { batch, segment, windows: Math.ceil(calls / batch) };
+  const outLens = [slot.outputs[0] ?? 0, slot.outputs[1] ?? 0];
+  const held2 = batch * stride <= CALLS_BATCH_BYTES;
+  const kind = type.startsWith("hash:") ? "hash" : type === "kex" ? "kex" : `${type}-${operation}`;
+  return { batch, segment, windows: Math.ceil(calls / batch), stride, inLen: slot.input, outLens, perBlock, kind, held: held2 };
 }
 
 // src/measure/decInputs.ts
@@ -12594,8 +12614,9 @@ async function runTrial(req) {
   failure2 ??= parsed2.refused;
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
+  const held2 = heldOf(out.lines) ?? unheldOf(out.lines);
   keepClock(trials, clock);
-  if (!failure2 && trials.length > 0) failure2 = firstRefusal({ req, meta: out.meta, trials, window, clock, transcript, seed });
+  if (!failure2 && trials.length > 0) failure2 = firstRefusal({ req, meta: out.meta, trials, window, clock, held: held2, transcript, seed });
   if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
     failure2 = `${REFUSED}the driver did not take the inputs it was given`;
@@ -12620,6 +12641,7 @@ async function runTrial(req) {
     failure: failure2 ?? (trials.length === 0 ? "no TRIAL line" : void 0),
     ...costOf(marks, run.wallSeconds),
     ...transcript && !failure2 ? { transcript } : {},
+    ...typeof held2 === "object" && !failure2 ? { window_key: held2.key } : {},
     ...check3 ? { inputs_check: check3 } : {},
     ...inputs ? { inputs_s: inputs.wall_s } : {},
     ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
@@ -12655,8 +12677,14 @@ function firstRefusal(t) {
   const { req, meta: meta3, trials } = t;
   const checks = [
     () => countFailure(trials, req.iterations),
-    () => kernelFailure(trials, t.window, meta3.counter, req.calibration ? void 0 : req.counterHz),
-    () => batchFailure(req, meta3, t.clock?.windows),
+    () => kernelFailure(
+      trials,
+      t.window,
+      meta3.counter,
+      req.calibration ? void 0 : req.counterHz,
+      typeof t.held === "object" ? t.held : void 0
+    ),
+    () => batchFailure(req, meta3, t.clock, t.held, t.transcript),
     () => clockFailure(trials, t.clock, meta3.counter, req.counterHz, req.calibration),
     () => meta3.seed !== t.seed ? `${REFUSED}the driver did not report the seed it was sent` : void 0,
     () => t.transcript ? void 0 : `${REFUSED}no transcript of the calls`,
@@ -12715,11 +12743,12 @@ function drawsFailure(reported, calls, req) {
     return `${REFUSED}${calls} ${req.operation} calls drew ${drawn} times from the generator; each drew at least ${perCall2} in the KAT`;
   return void 0;
 }
-function kernelFailure(trials, window, counter, counterHz) {
+function kernelFailure(trials, window, counter, counterHz, held2) {
   if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, window, slack);
+  const library = held2 ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held2.cpu_s) } : window;
+  const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : void 0;
 }
 function clockFailure(trials, clock, counter, counterHz, calibration) {
@@ -12735,7 +12764,7 @@ function clockFailure(trials, clock, counter, counterHz, calibration) {
   return why ? `${REFUSED}${why}` : void 0;
 }
 var SIZE_METAS = ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"];
-function batchFailure(req, meta3, clocked) {
+function batchFailure(req, meta3, clock, held2, transcript) {
   const reported = Object.fromEntries(SIZE_METAS.filter((k) => meta3[k] !== void 0).map((k) => [k, Number(meta3[k])]));
   const sizes2 = req.sizes ?? reported;
   const differs = req.sizes ? SIZE_METAS.find((k) => req.sizes[k] !== void 0 && reported[k] !== void 0 && reported[k] !== req.sizes[k]) : void 0;
@@ -12745,8 +12774,22 @@ function batchFailure(req, meta3, clocked) {
   const said = `${meta3.calls_per_batch ?? "?"} calls a batch in segments of ${meta3.calls_per_segment ?? "?"}`;
   if (Number(meta3.calls_per_batch) !== plan.batch || Number(meta3.calls_per_segment) !== plan.segment)
     return `${REFUSED}the driver says ${said}; ${req.iterations} calls at these sizes make ${plan.batch} in segments of ${plan.segment}`;
-  if (clocked !== plan.windows)
-    return `${REFUSED}the trusted half counted ${clocked ?? "no"} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  if (clock?.windows !== plan.windows)
+    return `${REFUSED}the trusted half counted ${clock?.windows ?? "no"} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  return heldFailure(plan, req.iterations, held2, transcript);
+}
+function heldFailure(plan, calls, held2, transcript) {
+  if (typeof held2 !== "object") {
+    const why = held2 ? `: ${held2}` : "";
+    return plan.held ? `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why}` : void 0;
+  }
+  const layout2 = (h) => `${h.calls} calls of ${h.kind} in slots of ${h.stride} bytes (input ${h.inLen}, outputs ${h.outLens.join(" and ")}), ${h.batch} a batch, segments of ${h.segment}, blocks of ${h.perBlock}`;
+  const planned = layout2({ ...plan, calls });
+  if (layout2(held2) !== planned)
+    return `${REFUSED}the trusted half read ${layout2(held2)} from the book; the job and the sizes give ${planned}`;
+  const blocks = Math.ceil(calls / plan.perBlock);
+  if (transcript?.first || transcript?.blocks?.length !== blocks)
+    return `${REFUSED}the transcript has ${transcript?.blocks?.length ?? "no"} block(s) from block ${transcript?.first ?? 0}; the trusted half folds ${blocks}`;
   return void 0;
 }
 var BESIDE_WINDOWS = "its process used ";
@@ -12791,7 +12834,9 @@ async function replayTrial(req, proc, index, iterations, warmups, mostWarmups = 
     req.rng,
     "2",
     seed,
-    String(segment)
+    String(segment),
+    // The trusted half's key, under which the trial's segments were made (native/held.h).
+    ...proc.window_key ? [proc.window_key] : []
   ];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,
@@ -14559,7 +14604,7 @@ var MAX_CAMPAIGN_INSTANCES = 4096;
 var MAX_TRIALS = 1e3;
 var MAX_WARMUPS = 1e4;
 var MAX_MIN_MEASUREMENTS = 1e6;
-var MIN_MEMORY_LIMIT_MB = 64;
+var MIN_MEMORY_LIMIT_MB = 128;
 var MAX_MEMORY_LIMIT_MB = 1 << 20;
 var RSS_NOISE_BYTES = 64 * 1024;
 var PROCESS_FIXED_S = 0.15;

@@ -1,6 +1,7 @@
 #include "calls.h"
 #include "hash_ops.h"
 #include "cpucycles.h"
+#include "iccs/auxfunc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static size_t in_len_of(const calls_t *t, int k) {
     return 0;
 }
 
-static size_t region_len(const calls_t *t, int r) { return r < 2 ? in_len_of(t, r) : t->out_len[r - 2]; }
+static size_t region_len(const calls_t *t, int r) { return r == 0 ? t->in_len : r == 1 ? 0 : t->out_len[r - 2]; }
 static size_t region_span(const calls_t *t, int r) { return region_len(t, r) ? round64(region_len(t, r)) + GAP : 0; }
 
 static slot_t slot_at(const calls_t *t, size_t i) {
@@ -111,7 +112,27 @@ static unsigned char *pool_sig(const calls_t *t, int e) { return pool_msg(t, e) 
 /* Both generators for one use: the library's seeded with 48 bytes drawn from (seed, use), the input
  * generator with the next word. The uses: a segment's inputs (2k), its calls (2k + 1), the warm-ups,
  * the verify pool. */
-static void seed_batch(calls_t *t, unsigned long long use) {
+/* A segment's seeds under the trusted half's window key: SM3 of (key, trial seed, use, counter), one
+ * way, so that neither the generator seeds nor the messages a window shows give the key, or another
+ * segment's (the splitmix steps below can be undone: from two segments' seeds, the key). */
+static void derive_keyed(calls_t *t, unsigned long long use, unsigned char derived[SEED_BYTES]) {
+    unsigned char in[WINDOW_KEY_BYTES + SEED_BYTES + 9], out[64];
+    memcpy(in, t->key, WINDOW_KEY_BYTES);
+    memcpy(in + WINDOW_KEY_BYTES, t->seed, SEED_BYTES);
+    for (int i = 0; i < 8; i++) in[WINDOW_KEY_BYTES + SEED_BYTES + i] = (unsigned char)(use >> (8 * i));
+    for (int c = 0; c < 2; c++) {
+        in[sizeof in - 1] = (unsigned char)c;
+        if (sm3hash(256, in, 8ull * sizeof in, out + 32 * c) != 0) memset(out + 32 * c, 0, 32);
+    }
+    memcpy(derived, out, SEED_BYTES);
+    memcpy(&t->prng, out + SEED_BYTES, sizeof t->prng);
+}
+
+static void derive_use(calls_t *t, unsigned long long use, unsigned char derived[SEED_BYTES]) {
+    if (t->keyed && use < USE_WARMUP) {
+        derive_keyed(t, use, derived);
+        return;
+    }
     /* The warm-ups' from this process's own random word: a library that hands out a warm-up's
      * output again gives another one in the replay. */
     uint64_t s = fold(use == USE_WARMUP ? t->warm_salt : 0, use + 1);
@@ -120,10 +141,67 @@ static void seed_batch(calls_t *t, unsigned long long use) {
         memcpy(&w, t->seed + i, 8);
         s = fold(s, w);
     }
-    unsigned char derived[SEED_BYTES];
-    prng_fill(&s, derived, sizeof derived);
-    if (strcmp(t->rng, "none") != 0) api_seed(&t->c->api, t->rng, derived);
+    prng_fill(&s, derived, SEED_BYTES);
     t->prng = next_u64(&s);
+}
+
+static void seed_batch(calls_t *t, unsigned long long use) {
+    unsigned char derived[SEED_BYTES];
+    derive_use(t, use, derived);
+    if (t->c && strcmp(t->rng, "none") != 0) api_seed(&t->c->api, t->rng, derived);
+}
+
+static book_t *given_book;
+static size_t given_book_len;
+
+void calls_use_book(unsigned char *book, size_t len) {
+    given_book = (book_t *)book;
+    given_book_len = len;
+}
+
+void calls_set_key(calls_t *t, const unsigned char key[WINDOW_KEY_BYTES]) {
+    memcpy(t->key, key, WINDOW_KEY_BYTES);
+    t->keyed = 1;
+}
+
+/* The slot memory and the per-call arrays of a batch: in the book when it holds them (the trusted
+ * half then reads them), else this process's own. */
+static void lay_out(calls_t *t) {
+    unsigned char *b = (unsigned char *)given_book;
+    t->held = b && given_book_len >= BOOK_BYTES && t->slab_len <= BOOK_SLAB_BYTES && t->batch <= BOOK_MOST_CALLS;
+    if (t->held) {
+        t->book = given_book;
+        t->slab = b + BOOK_SLAB_OFFSET;
+        t->lens = (unsigned long long *)(b + BOOK_LENS_OFFSET);
+        t->rc = (int *)(b + BOOK_RC_OFFSET);
+        t->kexd = (uint64_t *)(b + BOOK_KEXD_OFFSET);
+        memset(t->lens, 0, 2 * t->batch * sizeof *t->lens);
+        memset(t->rc, 0, t->batch * sizeof *t->rc);
+        memset(t->kexd, 0, t->batch * sizeof *t->kexd);
+        return;
+    }
+    t->slab = malloc(t->slab_len);
+    t->lens = calloc(2 * t->batch, sizeof *t->lens);
+    t->rc = calloc(t->batch, sizeof *t->rc);
+    t->kexd = calloc(t->batch, sizeof *t->kexd);
+}
+
+/* The layout, for the trusted half: written once, its mark last. */
+static void write_book(const calls_t *t) {
+    if (!t->held) return;
+    book_t *b = t->book;
+    b->kind = (uint32_t)t->kind;
+    b->nout = (uint32_t)t->nout;
+    b->in_len = t->in_len;
+    b->out_len[0] = t->out_len[0];
+    b->out_len[1] = t->out_len[1];
+    b->stride = t->stride;
+    b->batch = t->batch;
+    b->segment = t->segment;
+    b->per_block = t->per_block;
+    b->calls = t->calls;
+    b->pool_fold = t->pool_fold;
+    __atomic_store_n(&b->magic, BOOK_MAGIC, __ATOMIC_RELEASE);
 }
 
 void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks,
@@ -133,6 +211,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->rng = rng;
     memcpy(t->seed, seed, SEED_BYTES);
     t->kind = kind_of(c);
+    t->in_len = in_len_of(t, 0);
     t->calls = calls;
     t->per_block = (calls + TRANSCRIPT_BLOCKS - 1) / TRANSCRIPT_BLOCKS;
     t->spot_wanted = spot_checks < 0 ? 0 : spot_checks > MAX_SPOT_CHECKS ? MAX_SPOT_CHECKS : spot_checks;
@@ -163,10 +242,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
     t->nblocks = (calls + t->per_block - 1) / t->per_block;
     t->blocks = calloc(t->nblocks, sizeof *t->blocks);
     t->slab_len = t->batch * t->stride + 2 * GUARD_BYTES;
-    t->slab = malloc(t->slab_len);
-    t->lens = calloc(2 * t->batch, sizeof *t->lens);
-    t->rc = calloc(t->batch, sizeof *t->rc);
-    t->kexd = calloc(t->batch, sizeof *t->kexd);
+    lay_out(t);
     t->given_fd = t->warm_fd = -1;
     if (t->kind == K_KEM_DEC) t->expect = calloc(t->batch, a->ss_len ? a->ss_len : 1);
     if (!t->slab || !t->lens || !t->rc || !t->kexd || !t->blocks || (t->kind == K_KEM_DEC && !t->expect)) fail(EXIT_IOERROR, "ERROR", "out of memory for %zu call slots of %zu bytes", t->batch, t->stride);
@@ -196,6 +272,7 @@ void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], cons
         for (int e = 0; e < t->pool_n; e++)
             t->pool_fold = fold_bytes(fold_bytes(fold(t->pool_fold, t->pool_sig_len[e]), pool_msg(t, e), MESSAGE_BYTES), pool_sig(t, e), (size_t)t->pool_sig_len[e]);
     }
+    write_book(t);
 }
 
 /* The operations that draw randomness in their calls: only theirs is reseeded between two calls. */
@@ -203,8 +280,20 @@ static int draws(const calls_t *t) {
     return t->kind == K_KEM_KEYGEN || t->kind == K_KEM_ENC || t->kind == K_SIG_KEYGEN || t->kind == K_SIG_SIGN || t->kind == K_KEX;
 }
 
+/* A held trial's segment seed, as the trusted half wrote it at its window's start; a segment it
+ * gave none for gets one the replay will not agree with. */
+static void seed_from_book(calls_t *t, unsigned long long segment) {
+    unsigned char seed[SEED_BYTES];
+    uint64_t at = segment - t->book->first_segment;
+    memset(seed, 0, sizeof seed);
+    if (segment >= t->book->first_segment && at < t->book->nseeds && at < BOOK_SEEDS) memcpy(seed, t->book->seeds[at], SEED_BYTES);
+    if (strcmp(t->rng, "none") != 0) api_seed(&t->c->api, t->rng, seed);
+}
+
 void calls_reseed(calls_t *t, unsigned long long first) {
-    if (draws(t)) seed_batch(t, first == USE_WARMUP ? USE_WARMUP : 2 * (first / t->segment) + 1);
+    if (!draws(t)) return;
+    if (t->held && first != USE_WARMUP) seed_from_book(t, first / t->segment);
+    else seed_batch(t, first == USE_WARMUP ? USE_WARMUP : 2 * (first / t->segment) + 1);
 }
 
 void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
@@ -222,7 +311,9 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
         fail(EXIT_IOERROR, "ERROR", "cannot read calls %llu to %llu's ciphertexts from the inputs", first, first + n - 1);
     }
     for (size_t i = 0; i < n; i++) {
-        if (!given && first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
+        /* Held: the trusted half makes the timed calls' messages and seeds, at each window's start. */
+        int timed_held = t->held && first != USE_WARMUP;
+        if (!given && !timed_held && first != USE_WARMUP && (first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
         slot_t s = slot_at(t, i);
         if (given) {
             memcpy(s.in[0], t->staging + i * ct_bytes, ct_bytes);
@@ -235,8 +326,8 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
             /* An enc that wrote nothing would leave dec an input whose answer is already known. */
             if (all_fill(s.in[0], (size_t)c->api.ct_len, t->fill) || all_fill(ss, (size_t)c->api.ss_len, t->fill))
                 fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_enc did not write the ciphertext or secret of dec's input", first == USE_WARMUP ? (unsigned long long)i : first + i);
-        } else if (t->kind == K_SIG_SIGN || t->kind == K_HASH) {
-            prng_fill(&t->prng, s.in[0], in_len_of(t, 0));
+        } else if ((t->kind == K_SIG_SIGN || t->kind == K_HASH) && !timed_held) {
+            prng_fill(&t->prng, s.in[0], t->in_len);
         }
         for (int k = 0; k < t->nout; k++) {
             memset(s.out[k], t->fill, t->out_len[k]);
@@ -245,9 +336,9 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     }
 }
 
-int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]) {
-    if (strlen(hex) != 2 * SEED_BYTES) return 0;
-    for (int i = 0; i < SEED_BYTES; i++) {
+static int from_hex(const char *hex, unsigned char *out, size_t bytes) {
+    if (strlen(hex) != 2 * bytes) return 0;
+    for (size_t i = 0; i < bytes; i++) {
         unsigned v = 0;
         for (int k = 0; k < 2; k++) {
             char ch = hex[2 * i + k];
@@ -256,10 +347,13 @@ int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]) {
             else if (ch >= 'a' && ch <= 'f') v |= (unsigned)(ch - 'a' + 10);
             else return 0;
         }
-        seed[i] = (unsigned char)v;
+        out[i] = (unsigned char)v;
     }
     return 1;
 }
+
+int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]) { return from_hex(hex, seed, SEED_BYTES); }
+int calls_key_from_hex(const char *hex, unsigned char key[WINDOW_KEY_BYTES]) { return from_hex(hex, key, WINDOW_KEY_BYTES); }
 
 int calls_op_takes_inputs(const ctx_t *c, const char *op) {
     return !c->kex && !c->api.is_hash && !c->api.is_sig && strcmp(op, "dec") == 0;
@@ -393,6 +487,23 @@ static void keep_spot(calls_t *t, int at, size_t i, unsigned long long call) {
     t->spot_len[at] = t->lens[2 * i];
 }
 
+/* Call `call`'s entry of the transcript, from slot i: its return code, each output's length and bytes
+ * (a length above the claimed one is cut there: calls_settle has refused it already), a key
+ * exchange's secret, verify's pool. */
+static void fold_call(calls_t *t, size_t i, unsigned long long call) {
+    slot_t s = slot_at(t, i);
+    uint64_t h = fold(0, (uint64_t)(t->rc[i] != 0));
+    for (int k = 0; k < t->nout; k++) {
+        unsigned long long n = t->kind == K_KEM_DEC ? t->out_len[0] : t->lens[2 * i + (size_t)k];
+        size_t len = (size_t)(n < t->out_len[k] ? n : t->out_len[k]);
+        h = fold_bytes(fold(h, len), s.out[k], len);
+    }
+    if (t->kind == K_KEX) h = fold(h, t->kexd[i]);
+    if (t->kind == K_SIG_VERIFY) h = fold(h, t->pool_fold);
+    uint64_t *b = &t->blocks[call / t->per_block];
+    *b = fold(*b, h);
+}
+
 void calls_settle(calls_t *t, unsigned long long first, size_t n) {
     ctx_t *c = t->c;
     check_gaps(t, n);
@@ -408,19 +519,14 @@ void calls_settle(calls_t *t, unsigned long long first, size_t n) {
         } else if (rc != 0) {
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s returned %d", call, c->op, rc);
         }
-        uint64_t h = fold(0, (uint64_t)(rc != 0));
         for (int k = 0; k < t->nout; k++) {
             size_t len = counted_len(t, i, k, call);
             if (len == 0 || all_fill(s.out[k], len, t->fill))
                 fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s did not write its %s", call, c->op, out_name(t, k));
-            h = fold_bytes(fold(h, len), s.out[k], len);
         }
         if (t->kind == K_KEM_DEC && t->given_fd < 0 && memcmp(s.out[0], t->expect + i * c->api.ss_len, c->api.ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_dec did not give the shared secret enc gave with its ciphertext", call);
-        if (t->kind == K_KEX) h = fold(h, t->kexd[i]);
-        if (t->kind == K_SIG_VERIFY) h = fold(h, t->pool_fold);
-        uint64_t *b = &t->blocks[call / t->per_block];
-        *b = fold(*b, h);
+        fold_call(t, i, call);
         /* Reservoir sampling: every call of the trial is equally likely to be checked, and the
          * draw happens only now, after the window that ran it. Dec and verify are checked whole above. */
         if (t->kind == K_KEM_DEC || t->kind == K_SIG_VERIFY || t->kind == K_KEX || t->spot_wanted == 0) continue;
@@ -507,4 +613,79 @@ void calls_report(const calls_t *t, unsigned long long first, unsigned long long
         for (unsigned long long j = b; j < used && j < b + 100; j++) n += snprintf(text + n, sizeof text - (size_t)n, "\t%016llx", (unsigned long long)t->blocks[j]);
         proto_line("%s", text);
     }
+}
+
+/* ---- the trusted half's side ---- */
+
+int calls_from_book(calls_t *t, const book_t *b, unsigned char *slab, const unsigned char seed[SEED_BYTES], const unsigned char key[WINDOW_KEY_BYTES]) {
+    memset(t, 0, sizeof *t);
+    if (b->magic != BOOK_MAGIC || b->kind > K_KEX || b->nout > 2 || b->calls < 1 || b->calls > (1ull << 40)) return 0;
+    if (b->in_len > CALLS_BATCH_BYTES || b->out_len[0] > CALLS_BATCH_BYTES || b->out_len[1] > CALLS_BATCH_BYTES) return 0;
+    if ((b->nout < 2 && b->out_len[1] != 0) || (b->nout < 1 && b->out_len[0] != 0)) return 0;
+    static const uint32_t nout_of[] = {2, 2, 1, 2, 1, 0, 1, 0}; /* by kind, as calls_init sets them */
+    if (b->nout != nout_of[b->kind]) return 0;
+    if (b->per_block < 1 || b->per_block > b->calls || b->segment < 1 || b->segment > (b->calls > 16 ? b->calls : 16)) return 0;
+    t->kind = (int)b->kind;
+    t->nout = (int)b->nout;
+    t->in_len = (size_t)b->in_len;
+    t->out_len[0] = (size_t)b->out_len[0];
+    t->out_len[1] = (size_t)b->out_len[1];
+    size_t stride = 64;
+    for (int r = 0; r < 4; r++) stride += region_span(t, r);
+    if (b->stride != stride || b->batch < 1 || b->batch > b->calls || b->batch > BOOK_MOST_CALLS) return 0;
+    if (b->batch > (BOOK_SLAB_BYTES - 2u * GUARD_BYTES) / stride) return 0;
+    if ((b->calls + b->per_block - 1) / b->per_block > (1ull << 20)) return 0;
+    /* The segments that start in one window: at most BOOK_SEEDS (calls_init makes nine at most). */
+    if ((b->batch + b->segment - 1) / b->segment > BOOK_SEEDS) return 0;
+    t->stride = stride;
+    t->batch = (size_t)b->batch;
+    t->segment = b->segment;
+    t->per_block = b->per_block;
+    t->calls = b->calls;
+    t->nblocks = (b->calls + b->per_block - 1) / b->per_block;
+    t->pool_fold = b->pool_fold;
+    t->blocks = calloc(t->nblocks, sizeof *t->blocks);
+    t->lens = calloc(2 * t->batch, sizeof *t->lens);
+    t->rc = calloc(t->batch, sizeof *t->rc);
+    t->kexd = calloc(t->batch, sizeof *t->kexd);
+    if (!t->blocks || !t->lens || !t->rc || !t->kexd) return 0;
+    t->slab = slab;
+    t->slab_len = 2u * GUARD_BYTES + t->batch * t->stride;
+    t->rng = "none";
+    memcpy(t->seed, seed, SEED_BYTES);
+    calls_set_key(t, key);
+    return 1;
+}
+
+const char *calls_kind_name(const calls_t *t) {
+    static const char *names[] = {"kem-keygen", "kem-enc", "kem-dec", "sig-keygen", "sig-sign", "sig-verify", "hash", "kex"};
+    return t->kind >= 0 && t->kind <= K_KEX ? names[t->kind] : "?";
+}
+
+void calls_make_messages(calls_t *t, unsigned long long first, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if ((first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
+        if (t->kind == K_SIG_SIGN || t->kind == K_HASH) prng_fill(&t->prng, slot_at(t, i).in[0], t->in_len);
+    }
+}
+
+void calls_segment_seed(calls_t *t, unsigned long long segment, unsigned char out[SEED_BYTES]) {
+    uint64_t prng = t->prng; /* the messages' generator goes on where it was */
+    derive_use(t, 2 * segment + 1, out);
+    t->prng = prng;
+}
+
+void calls_copy_regions(const calls_t *t, unsigned char *to, const unsigned char *from, size_t n, int inputs) {
+    if (inputs && t->kind != K_SIG_SIGN && t->kind != K_HASH) return; /* dec's come from its file, in the untrusted half */
+    for (size_t i = 0; i < n; i++) {
+        size_t at = GUARD_BYTES + i * t->stride, off = 0;
+        for (int r = 0; r < 4; r++) {
+            if ((r < 2) == (inputs != 0)) memcpy(to + at + off, from + at + off, region_len(t, r));
+            off += region_span(t, r);
+        }
+    }
+}
+
+void calls_fold(calls_t *t, unsigned long long first, size_t n) {
+    for (size_t i = 0; i < n; i++) fold_call(t, i, first + i);
 }

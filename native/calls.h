@@ -38,6 +38,34 @@
 #define MAX_VERIFY_POOL 4096
 /* Bytes of the trial seed (the NIST DRBG's and the ICCS DRNG's seed length). */
 #define SEED_BYTES 48
+/* Bytes of the trusted half's window key (native/held.h): mixed into every segment's seeds, so no
+ * input or generator stream of a timed call can be known before the window that makes it opens. */
+#define WINDOW_KEY_BYTES 16
+
+/* The book: memory the trusted half maps shared before the fork (native/held.h). The untrusted
+ * half lays its slots out in it and says how (the fields up to pool_fold, written once); at each
+ * window's start the trusted half writes the window's inputs into the slots and the generator seeds
+ * of the segments that start in it (first_segment, seeds), and at its end reads the outputs, the
+ * reported lengths, the return codes and a key exchange's secrets from it. Everything in it is
+ * untrusted input to the trusted half. */
+#define BOOK_MAGIC 0x6e67636b6f6f6231ull
+#define BOOK_SEEDS 16
+#define BOOK_SLAB_OFFSET 4096u
+#define BOOK_SLAB_BYTES ((size_t)CALLS_BATCH_BYTES + 2u * GUARD_BYTES)
+#define BOOK_MOST_CALLS ((size_t)CALLS_BATCH_BYTES / 64u) /* a slot has 64 bytes at least */
+#define BOOK_LENS_OFFSET ((size_t)BOOK_SLAB_OFFSET + BOOK_SLAB_BYTES)
+#define BOOK_RC_OFFSET (BOOK_LENS_OFFSET + 2u * BOOK_MOST_CALLS * sizeof(unsigned long long))
+#define BOOK_KEXD_OFFSET (BOOK_RC_OFFSET + BOOK_MOST_CALLS * sizeof(int))
+#define BOOK_BYTES (BOOK_KEXD_OFFSET + BOOK_MOST_CALLS * sizeof(uint64_t))
+typedef struct {
+    uint64_t magic;
+    uint32_t kind, nout;
+    uint64_t in_len, out_len[2], stride, batch, segment, per_block, calls;
+    uint64_t pool_fold;
+    uint64_t first_segment;
+    uint32_t nseeds;
+    unsigned char seeds[BOOK_SEEDS][SEED_BYTES];
+} book_t;
 
 typedef struct {
     ctx_t *c;
@@ -63,6 +91,11 @@ typedef struct {
     unsigned char fill;
     uint64_t prng;
     unsigned char seed[SEED_BYTES];
+    /* The window key, where the trusted half made one (a replay of its trial is given it); held:
+     * this process lays its slots out in the book and takes each segment's seeds from it. */
+    unsigned char key[WINDOW_KEY_BYTES];
+    int keyed, held;
+    book_t *book;
     uint64_t warm_salt; /* this process's own, for the warm-ups: no part of the transcript */
     const char *rng; /* the generator api_seed chose ("none": the library has none the harness can seed) */
     /* verify: the pool of (message, signature) and which entries are genuine. */
@@ -88,6 +121,10 @@ typedef struct {
  * needs once (a key pair, the verify pool of `verify_pool` entries, 0 for VERIFY_POOL). Batches hold a whole number of transcript blocks. */
 void calls_init(calls_t *t, ctx_t *c, const unsigned char seed[SEED_BYTES], const char *rng, unsigned long long calls, int spot_checks,
                 int verify_pool);
+/* The untrusted half of a timing trial: calls_init lays the slots out in this book (native/held.h). */
+void calls_use_book(unsigned char *book, size_t len);
+/* A replay of a trial whose trusted half made window key `key`: its segments' seeds are the trial's. */
+void calls_set_key(calls_t *t, const unsigned char key[WINDOW_KEY_BYTES]);
 /* Prepares slots 0..n-1 for calls first..first+n-1 (first: a segment's start, or USE_WARMUP): makes
  * the inputs, the generators seeded afresh at each segment's start, then fills the output space the
  * same way in every slot. */
@@ -97,6 +134,8 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n);
 void calls_reseed(calls_t *t, unsigned long long first);
 /* SEED_BYTES from 2 * SEED_BYTES lowercase hex digits; 0 when they are not. */
 int calls_seed_from_hex(const char *hex, unsigned char seed[SEED_BYTES]);
+/* WINDOW_KEY_BYTES from 2 * WINDOW_KEY_BYTES lowercase hex digits; 0 when they are not. */
+int calls_key_from_hex(const char *hex, unsigned char key[WINDOW_KEY_BYTES]);
 /* Whether operation `op` takes its inputs from the parent (the `warmups` and `inputs` marks): kem dec. */
 int calls_op_takes_inputs(const ctx_t *c, const char *op);
 /* How many slots `warmups` warm-up calls go round: a batch's at most. */
@@ -128,4 +167,22 @@ void calls_verify_spots(calls_t *t);
 /* TRANSCRIPT lines for calls first..first+n-1 (whole blocks): "TRANSCRIPT per_block first_block hex hex …"
  * (docs/native-protocol.md). */
 void calls_report(const calls_t *t, unsigned long long first, unsigned long long n);
+
+/* ---- for the trusted half (native/held.c), which has no library: a calls_t from a book ---- */
+/* A calls_t laid out as `b` says, over `slab` (2 * GUARD_BYTES + batch * stride of the trusted half's own, set
+ * once the layout is known), making the
+ * inputs of trial seed `seed` under window key `key`; 0 when the book is not one calls_init could
+ * have written (then it is not used). */
+int calls_from_book(calls_t *t, const book_t *b, unsigned char *slab, const unsigned char seed[SEED_BYTES], const unsigned char key[WINDOW_KEY_BYTES]);
+/* The operation t makes, as HELD names it: kem-keygen, kem-enc, kem-dec, sig-keygen, sig-sign, sig-verify, hash, kex. */
+const char *calls_kind_name(const calls_t *t);
+/* Calls first..first+n-1's inputs made by the harness (sign's and hash's messages), into t's slots. */
+void calls_make_messages(calls_t *t, unsigned long long first, size_t n);
+/* The library generator's seed for the calls of segment `segment`. */
+void calls_segment_seed(calls_t *t, unsigned long long segment, unsigned char out[SEED_BYTES]);
+/* Copies slots 0..n-1's inputs that the harness makes (sign's and hash's messages; with inputs 0,
+ * the outputs) from slab `from` to slab `to`, both laid out as t's. */
+void calls_copy_regions(const calls_t *t, unsigned char *to, const unsigned char *from, size_t n, int inputs);
+/* Folds slots 0..n-1 of t, as calls first..first+n-1, into the transcript: what calls_settle folds. */
+void calls_fold(calls_t *t, unsigned long long first, size_t n);
 #endif

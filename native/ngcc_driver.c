@@ -5,7 +5,7 @@
  * (docs/native-protocol.md#drivers). Run by hand, without a channel, the job follows LIB:
  *   ngcc_driver LIB kat TYPE iccs|nist RECORDS [NIST_PREFIX]
  *   ngcc_driver LIB time|prof TYPE OP N WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS]
- *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH
+ *   ngcc_driver LIB replay TYPE OP N WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT [KEY]
  *   ngcc_driver LIB keys kem dec 1 0 CPU|-1 RNG|auto 0 DIR
  *   ngcc_driver LIB inputs kem dec N 0 CPU|-1 RNG|auto 0 SEED DIR PK */
 #include "harness.h"

@@ -1,6 +1,6 @@
 /* The timing job of ngcc_driver: one trial of one operation in this process, and its replay.
  *   ngcc_driver LIB time TYPE OP ITERS WARMUPS [CPU|-1] [RNG|auto] [SPOT_CHECKS] [VERIFY_POOL]
- *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT
+ *   ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT [KEY]
  * TYPE kem|sig|kex; OP keygen|enc|dec (kem), keygen|sign|verify (sig), exchange|init_a|init_b|passK|
  * derive_a|derive_b (kex: each a full exchange of which only that span is counted; then a LOOP line).
  * Reports META lines, MARK seed (answered with the trial's seed), MARK begin / MARK end around
@@ -110,6 +110,12 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
     int pool = !replay && n > 9 ? atoi(fields[9]) : 0;
     if (pool < 0 || pool > MAX_VERIFY_POOL) fail(EXIT_USAGE, "USAGE", "VERIFY_POOL must be 0 to %d", MAX_VERIFY_POOL);
     calls_init(&t, &c, seed, rng, iters, (int)a.spot_checks, pool);
+    if (replay && n > 11) {
+        /* The trial's window key (native/held.h): its segments' inputs and seeds are then these. */
+        unsigned char key[WINDOW_KEY_BYTES];
+        if (!calls_key_from_hex(fields[11], key)) fail(EXIT_USAGE, "USAGE", "KEY must be %d lowercase hex digits", 2 * WINDOW_KEY_BYTES);
+        calls_set_key(&t, key);
+    }
     if (t.pool_n > 0) {
         meta_u64("verify_pool", (unsigned long long)t.pool_n);
         char signed_s[32];
@@ -226,5 +232,5 @@ int time_main(int n, char **fields) {
 }
 
 int replay_main(int n, char **fields) {
-    return run_trial(n, fields, "ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED BATCH", 1);
+    return run_trial(n, fields, "ngcc_driver LIB replay TYPE OP ITERS WARMUPS CPU|-1 RNG|auto SPOT_CHECKS SEED SEGMENT [KEY]", 1);
 }

@@ -3,6 +3,7 @@
 #include "trusted.h"
 #include "cpucycles.h"
 #include "harness.h"
+#include "held.h"
 #include <dirent.h>
 #include <errno.h>
 #include <linux/audit.h>
@@ -169,7 +170,9 @@ typedef struct {
     int status, reaped; /* the child's wait status, once reaped */
     uint64_t window_start, cycles;
     unsigned long long windows;
-    int in_window, forged;
+    int in_window;
+    const char *forged; /* the parent's line the child wrote (CLOCK, HELD), or NULL */
+    held_t *held;       /* the window's inputs and outputs (native/held.h) */
     /* What the kernel says of the child's main thread over the windows (docs/method.md#the-trusted-half):
      * the time it waited, runnable, for the core, less the CPU its own other threads and processes
      * ran meanwhile: what others held the core for. waited_known is 0 once it could not be read. */
@@ -310,15 +313,25 @@ static void account_wait(relay_t *r) {
  * relayed and after `end` is answered. */
 static void relay_mark(relay_t *r, const char *line) {
     const char *name = line + 5;
-    int begins = strcmp(name, "begin") == 0 && !r->in_window;
+    int begins = strcmp(name, "begin") == 0 && !r->in_window, ends = strcmp(name, "end") == 0 && r->in_window;
     if (strcmp(name, "end") == 0) close_window(r, cpucycles());
+    /* The outputs as they were when the window closed; the next window's inputs made, not yet shown;
+     * the book read once the `inputs` mark says it is laid out, before its CPU is dec's beside the windows. */
+    if (ends) held_snapshot(r->held);
+    if (begins) held_prepare(r->held);
+    if (strcmp(name, "inputs") == 0) held_ready(r->held);
     if (begins && r->waited_known && !core_view(r, &r->start)) r->waited_known = 0;
     char answer[ANSWER_MAX + 1];
     size_t len = proto_exchange(line, answer, sizeof answer - 1);
+    if (strcmp(name, "seed") == 0) held_seed(r->held, answer);
     answer[len++] = '\n';
+    if (ends) held_fold(r->held);
     account_wait(r);
     /* A second begin without an end keeps the first window open: nothing between them is lost. */
-    if (begins) r->window_start = cpucycles();
+    if (begins) {
+        held_reveal(r->held);
+        r->window_start = cpucycles();
+    }
     if (strcmp(name, "begin") == 0) r->in_window = 1;
     write_all(r->sock, answer, len);
 }
@@ -330,11 +343,13 @@ static void end_now(relay_t *r, int code) {
     close_window(r, cpucycles());
     account_wait(r);
     if (r->forged) {
-        proto_line("STATUS\tFORGED\tthe library wrote a CLOCK line, which only the trusted half writes");
+        proto_line("STATUS\tFORGED\tthe library wrote a %s line, which only the trusted half writes", r->forged);
         code = EXIT_CRYPTOFAIL;
     } else if (r->waited_known) {
+        held_report(r->held);
         proto_line("CLOCK\t%s\t%llu\t%llu\t%lld", cpucycles_source(), r->windows, (unsigned long long)r->cycles, r->waited_ns);
     } else {
+        held_report(r->held);
         proto_line("CLOCK\t%s\t%llu\t%llu\t-", cpucycles_source(), r->windows, (unsigned long long)r->cycles);
     }
     r->ended = proto_end(code);
@@ -348,8 +363,11 @@ static void relay_line(relay_t *r, const char *line) {
         long code = strtol(line + 4, NULL, 10);
         end_now(r, code < 0 || code > 255 ? 255 : (int)code);
     }
-    else if (strncmp(line, "CLOCK", 5) == 0) r->forged = 1;
-    else proto_line("%s", line);
+    else if (strncmp(line, "CLOCK", 5) == 0) r->forged = "CLOCK";
+    else if (strncmp(line, "HELD", 4) == 0) r->forged = "HELD";
+    else if (strncmp(line, "UNHELD", 6) == 0) r->forged = "UNHELD";
+    /* Held: the transcript is the trusted half's, written at the END (held_report). */
+    else if (!(strncmp(line, "TRANSCRIPT", 10) == 0 && held_on(r->held))) proto_line("%s", line);
 }
 
 /* Lines from `buf`, those complete; returns the bytes kept (a line's start). A line longer than any
@@ -419,7 +437,7 @@ static void finish(relay_t *r, pid_t child) {
     }
     if (r->forged) {
         if (r->ended < 0) {
-            proto_line("STATUS\tFORGED\tthe library wrote a CLOCK line, which only the trusted half writes");
+            proto_line("STATUS\tFORGED\tthe library wrote a %s line, which only the trusted half writes", r->forged);
             proto_end(EXIT_CRYPTOFAIL);
         }
         _exit(EXIT_CRYPTOFAIL);
@@ -448,12 +466,15 @@ void trusted_split(int cpu) {
     /* Not dumpable from before the fork: no moment in which the child could attach to the parent. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) fail(EXIT_IOERROR, "ERROR", "PR_SET_DUMPABLE: %s", strerror(errno));
     pid_t parent = getpid();
+    static held_t held;
+    held_map(&held);
     fflush(NULL);
     pid_t child = fork();
     if (child < 0) fail(EXIT_IOERROR, "ERROR", "fork: %s", strerror(errno));
     if (child == 0) {
         close(sv[0]);
         become_untrusted(sv[1], parent);
+        held_in_child(&held);
         return;
     }
     close(sv[1]);
@@ -467,6 +488,8 @@ void trusted_split(int cpu) {
     r.ended = -1;
     r.waited_known = 1;
     r.own_pid_namespace = in_own_pid_namespace();
+    held_in_parent(&held);
+    r.held = &held;
     relay_all(&r, child);
     close(r.sock);
     finish(&r, child);

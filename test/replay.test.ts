@@ -7,6 +7,7 @@ import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js'
 import { planningSchema } from '../src/config/schemas.js';
 import { measureOperations } from '../src/measure/operation.js';
 import { firstDifference, KAT_CALLS, replayWarmupLimit, replayWarmups } from '../src/measure/replay.js';
+import { heldOf } from '../src/measure/trustedClock.js';
 import { runDriver } from '../src/sandbox/run.js';
 import type { TimingRecord } from '../src/evidence/types.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
@@ -57,21 +58,27 @@ describe('the replay of a trial', () => {
 
   it('gives the same transcript from the same seed, and another from another seed', async () => {
     const lib = variant(dir, 'honest', 'kem', 'kem_keygen', KEYGEN, 'return honest_kem_keygen(pk, pk_len, sk, sk_len);');
-    const run = async (job: string, seed: string) => {
+    let key = '';
+    const run = async (job: string, seed: string, withKey = key) => {
       const fields = ['kem', 'enc', '300', '2', '-1', 'iccs-drng'];
-      const args = job === 'replay' ? [...fields, '2', seed, '0'] : fields;
+      const args = job === 'replay' ? [...fields, '2', seed, '0', ...(withKey ? [withKey] : [])] : fields;
       const r = await runDriver([tools.driver, lib], [job, ...args], { timeoutMs: 20_000, markAnswers: { seed } });
       expect(r.output.status, job).toBe('complete');
+      if (job === 'time') key = heldOf(r.output.lines)?.key ?? '';
       return r.output.lines.filter((f) => f[0] === 'TRANSCRIPT').flatMap((f) => f.slice(3));
     };
     const [a, b] = [randomBytes(48).toString('hex'), randomBytes(48).toString('hex')];
     const trial = await run('time', a);
     expect(trial.length).toBeGreaterThan(0);
+    // The trusted half made each segment's seeds under a key of its own, told only once the trial ended.
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
     // Batch 0 of the trial: its first blocks.
     const replayed = await run('replay', a);
     expect(replayed.length).toBeGreaterThan(0);
     expect(replayed).toEqual(trial.slice(0, replayed.length));
     expect(await run('replay', b)).not.toEqual(replayed);
+    // Without the key, the trial's seed alone does not give its segments.
+    expect(await run('replay', a, '')).not.toEqual(replayed);
   });
 
   it('agrees with honest operations, and says which trial it replayed', async () => {
@@ -110,6 +117,8 @@ describe('the replay of a trial', () => {
       markAnswers: { seed },
     });
     expect(trial.output.status).toBe('complete');
+    const key = heldOf(trial.output.lines)?.key;
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
     const perBatch = Number(trial.output.meta.calls_per_batch);
     expect(perBatch).toBeLessThan(150_000);
     const blocks = trial.output.lines.filter((f) => f[0] === 'TRANSCRIPT').flatMap((f) => f.slice(3));
@@ -119,7 +128,7 @@ describe('the replay of a trial', () => {
     ] as const) {
       const r = await runDriver(
         [tools.driver, lib],
-        ['replay', 'sig', 'sign', calls, String(warmups), '-1', 'iccs-drng', '2', seed, String(batch)],
+        ['replay', 'sig', 'sign', calls, String(warmups), '-1', 'iccs-drng', '2', seed, String(batch), key!],
         {
           timeoutMs: 60_000,
         },

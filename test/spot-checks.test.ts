@@ -276,8 +276,9 @@ say $'MARK\\tbegin'; read -r go <&3
 ${loop}
 say $'MARK\\tend'; read -r go <&3
 say $'TRIAL\\t100\\t0.3\\t${cycles}'
-say $'TRANSCRIPT\\t1\\t0\\t0123456789abcdef'
+say $'TRANSCRIPT\\t1\\t0\\t${Array(100).fill('0123456789abcdef').join('\\t')}'
 say $'STATUS\\tcomplete'
+say $'HELD\\t00112233445566778899aabbccddeeff\\tkem-keygen\\t704\\t100\\t16\\t1\\t100\\t0\\t32\\t32\\t0'
 say $'CLOCK\\trdtsc\\t1\\t${cycles}\\t0'
 say $'END\\t0'
 `,
@@ -373,6 +374,19 @@ say $'END\\t0'
     expect(tenfold.trials).toEqual([]);
     const samples = await trial(edited('samples-101', "say $'TRANSCRIPT", "say $'CALLS\\t101\\t1\\t2\\t3\\t4\\t5'\nsay $'TRANSCRIPT"));
     expect([samples.status, samples.failure]).toEqual(['failed', 'inconsistent trial: 101 per-call samples for 100 calls']);
+    // The trusted half's transcript covers every call: one of fewer blocks, or of another trial's
+    // calls, is not its own (a child's lines relayed before it knew it held the trial).
+    const short = await trial(edited('transcript-short', "say $'TRANSCRIPT\\t1\\t0\\t", "say $'TRANSCRIPT\\t1\\t0\\t0123456789abcdef'\n#"));
+    expect([short.status, short.failure]).toEqual([
+      'failed',
+      'inconsistent trial: the transcript has 1 block(s) from block 0; the trusted half folds 100',
+    ]);
+    const fewer = await trial(
+      edited('held-fewer-calls', '\\tkem-keygen\\t704\\t100\\t16\\t1\\t100\\t', '\\tkem-keygen\\t704\\t100\\t16\\t1\\t50\\t'),
+    );
+    expect(fewer.failure).toMatch(
+      /^inconsistent trial: the trusted half read 50 calls of kem-keygen in slots of 704 bytes .* the job and the sizes give 100 calls of kem-keygen/,
+    );
   });
 
   it('the rule: CPU beyond the cycles, or cycles beyond the time that passed, with a wider margin for core-cycle counters', () => {

@@ -3,8 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
+import { MIN_MEMORY_LIMIT_MB } from '../src/config/defaults.js';
 import { probeSandbox } from '../src/env/sandboxProbe.js';
 import type { SandboxMode } from '../src/sandbox/bwrap.js';
+import { replayTrial } from '../src/measure/replay.js';
 import { runsOnceMore, runTrial, type TrialRequest } from '../src/measure/trial.js';
 import {
   CLOCK_SHORTFALL,
@@ -14,7 +16,7 @@ import {
   clockShortfall,
 } from '../src/measure/trustedClock.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
-import { KEYGEN, variants } from './helpers/toyVariant.js';
+import { KEYGEN, SIGN, variants } from './helpers/toyVariant.js';
 
 /**
  * The trusted half of the timing driver (native/trusted.h, docs/method.md#the-trusted-half): the
@@ -143,6 +145,75 @@ describe('the trusted half', () => {
     expect(p.failure).toBe('inconsistent trial: a LOOP line in a trial of kem, which has no span');
   }, 120_000);
 
+  describe("a window's inputs and outputs (native/held.h)", () => {
+    const CALLS = 20_000;
+    // window_hooks.inc learns the slots from the warm-ups' two calls.
+    const sign = async (library: string, extra: Partial<TrialRequest> = {}) =>
+      trial(library, 'bwrap', { type: 'sig', operation: 'sign', iterations: CALLS, warmups: 2, ...extra });
+    const replayReq = (library: string) =>
+      ({ driver: tools.driver, library, type: 'sig', operation: 'sign', rng: 'iccs-drng', timeoutMs: 60_000, sandbox: 'bwrap' }) as const;
+    const replayOf = (library: string, p: Awaited<ReturnType<typeof sign>>) => replayTrial(replayReq(library), p, 0, CALLS, 2);
+
+    it('control: an honest signer is held, and its replay, given the window key, agrees', async () => {
+      const lib = signerWithHooks(dir, 'window-honest');
+      // Under the least address-space cap a campaign may set, with a batch of 25 MiB of slots.
+      const capped = { iterations: 36_363, memoryLimitBytes: MIN_MEMORY_LIMIT_MB * 2 ** 20 };
+      const first = await sign(lib, capped);
+      const p = runsOnceMore(first) ? await sign(lib, capped) : first;
+      expect(p.meta.calls_per_batch).toBe('36363');
+      expect([p.status, p.failure]).toEqual(['complete', undefined]);
+      expect(p.window_key).toMatch(/^[0-9a-f]{32}$/);
+      expect((await replayTrial(replayReq(lib), p, 0, capped.iterations, 2)).outcome).toBe('agrees');
+    }, 120_000);
+
+    it("a signer that signs a window's messages as its begin mark goes out finds none of them: they are not there yet", async () => {
+      const lib = signerWithHooks(dir, 'window-early', 'WINDOW_EARLY');
+      const p = await sign(lib);
+      // It did sign every message in the slots then, before the window.
+      expect(p.stderr).toContain(`WINDOW cached ${CALLS} messages`);
+      expect(windowSays(p.stderr)).toEqual({ calls: CALLS, cached: 0, late: 0 });
+      if (p.status === 'complete') expect((await replayOf(lib, p)).outcome).toBe('agrees');
+    }, 120_000);
+
+    it('a signer that waits for the messages after its begin mark and signs them then does it inside the window: refused', async () => {
+      const lib = signerWithHooks(dir, 'window-spin', 'WINDOW_SPIN');
+      const p = await sign(lib);
+      const said = windowSays(p.stderr);
+      // Its calls answered from the cache it made once the messages were shown.
+      expect(said?.cached).toBe(CALLS);
+      expect(p.status).toBe('failed');
+      // The trusted half's clock, or the kernel's view of the same window, holds the signing it did.
+      expect(p.failure).toMatch(/^inconsistent trial: its cycles say .*(the trusted half observed|the kernel charged the process)/);
+    }, 120_000);
+
+    it('a signer that leaves its signatures to after the window is FORGED: the trusted half took the outputs at its end', async () => {
+      const lib = signerWithHooks(dir, 'window-late', 'WINDOW_LATE');
+      const p = await sign(lib);
+      // It signed every message once the end mark was answered, outside both sides' windows...
+      expect(windowSays(p.stderr)).toEqual({ calls: CALLS, cached: 0, late: CALLS });
+      // ...so the driver's own checks after the window pass (every signature was there by then),
+      // but the transcript is the trusted half's, of the outputs as the window left them.
+      expect([p.status, p.failure]).toEqual(['complete', undefined]);
+      const replay = await replayOf(lib, p);
+      expect([replay.outcome, replay.detail]).toEqual(['differs', expect.stringMatching(/^trial 1, calls? \d+/)]);
+    }, 120_000);
+
+    it('a book whose layout the library overwrote is not held, and the trial is refused', async () => {
+      const whole = await sign(signerWithHooks(dir, 'window-scribble-whole', 'WINDOW_SCRIBBLE', 'SCRIBBLE_WHOLE'));
+      expect([whole.status, whole.failure]).toEqual([
+        'failed',
+        "inconsistent trial: the trusted half held none of its windows' inputs and outputs (native/held.h): the book holds no layout native/calls.c makes",
+      ]);
+      // A layout the trusted half could fold by, with a smaller signature than the KAT's: each call's
+      // would be folded less; the sizes say otherwise.
+      const smaller = await sign(signerWithHooks(dir, 'window-scribble-smaller', 'WINDOW_SCRIBBLE'));
+      expect([smaller.status, smaller.failure]).toEqual([
+        'failed',
+        'inconsistent trial: the trusted half read 20000 calls of sig-sign in slots of 704 bytes (input 64, outputs 8 and 0), 20000 a batch, segments of 2449, blocks of 79 from the book; the job and the sizes give 20000 calls of sig-sign in slots of 704 bytes (input 64, outputs 32 and 0), 20000 a batch, segments of 2449, blocks of 79',
+      ]);
+    }, 120_000);
+  });
+
   it("refuses a trial whose cycles a library lowered by 3 % in the driver's own lines", async () => {
     // The hostile corpus's forge-cycles (kem-66): a hook on the driver's write() lowers every TRIAL
     // line's cycles and seconds; the kernel's view lets 3 % pass (its tolerance is 4 %).
@@ -172,6 +243,23 @@ describe('the trusted half', () => {
     );
   }, 120_000);
 });
+
+/** The toy signature whose sign is window_hooks.inc's, built with `defines` (WINDOW_EARLY, …). */
+function signerWithHooks(dir: string, name: string, ...defines: string[]): string {
+  return variants(
+    dir,
+    name,
+    'sig',
+    [['sig_sign', SIGN, 'return window_sign(sk, sk_len, m, m_len, sn, sn_len);']],
+    [...defines.map((d) => `#define ${d}`), `#include "${join(fixtures, 'window_hooks.inc')}"`].join('\n'),
+  );
+}
+
+/** window_hooks.inc's line: calls in the windows, those answered from its cache, those signed after a window. */
+const windowSays = (stderr: string) => {
+  const m = /^WINDOW (\d+) (\d+) (\d+)$/m.exec(stderr);
+  return m ? { calls: Number(m[1]), cached: Number(m[2]), late: Number(m[3]) } : undefined;
+};
 
 /** The toy KEM whose keygen runs `call` (one of reach.inc's) where `when` holds of its calls so far (`tried`). */
 function variantWithReach(dir: string, name: string, call = 'reach_parent()', when = 'tried == 0'): string {

@@ -40,8 +40,12 @@ export const MAX_CAMPAIGN_INSTANCES = 4096;
 export const MAX_TRIALS = 1000;
 export const MAX_WARMUPS = 10_000;
 export const MAX_MIN_MEASUREMENTS = 1_000_000;
-/** planning.memory_limit_mb: a driver needs some tens of MiB before the library allocates anything. */
-export const MIN_MEMORY_LIMIT_MB = 64;
+/**
+ * planning.memory_limit_mb: a driver needs some tens of MiB before the library allocates anything,
+ * and a timing driver's trusted half maps the 46 MiB book it shares with the library and keeps up to
+ * 32 MiB of slots of its own (native/held.h): under 96 MiB it could hold no window of a large batch.
+ */
+export const MIN_MEMORY_LIMIT_MB = 128;
 export const MAX_MEMORY_LIMIT_MB = 1 << 20;
 
 /** A peak-RSS change below this many bytes is page-level noise, not reported (docs/statistics.md#always-reported). */

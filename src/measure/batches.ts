@@ -15,6 +15,15 @@ export interface BatchPlan {
   segment: number;
   /** Timed windows of the trial: one per batch. */
   windows: number;
+  /** Bytes of one call's slot, its input's and outputs' (native/calls.c), and calls a transcript block folds. */
+  stride: number;
+  inLen: number;
+  outLens: [number, number];
+  perBlock: number;
+  /** The operation as the trusted half's HELD line names it (native/calls.c calls_kind_name). */
+  kind: string;
+  /** Whether the batch's slots fit the book the trusted half shares (native/calls.h BOOK_SLAB_BYTES): it then holds the windows' inputs and outputs. */
+  held: boolean;
 }
 
 /** native/calls.h: slot memory of one batch, transcript blocks, and native/calls.c: the gap after each region. */
@@ -26,35 +35,49 @@ const MESSAGE_BYTES = 64;
 
 const round64 = (n: number) => Math.ceil(n / 64) * 64;
 
+/** A slot's regions: its input (0: none) and its outputs. */
+interface Regions {
+  input: number;
+  outputs: number[];
+}
+
 /**
- * A slot's regions (inputs, then outputs) by operation, from the sizes the KAT recorded (`pk_bytes`,
- * …), or undefined when a size it needs is missing.
+ * A slot's regions by operation, from the sizes the KAT recorded (`pk_bytes`, …), or undefined when
+ * a size it needs is missing.
  */
-function regions(type: string, operation: string, sizes: Record<string, number>): number[] | undefined {
+function regions(type: string, operation: string, sizes: Record<string, number>): Regions | undefined {
   const need = (...keys: string[]) => (keys.every((k) => typeof sizes[k] === 'number') ? keys.map((k) => sizes[k]!) : undefined);
   if (type.startsWith('hash:')) {
     const bytes = hashMessageBytes(operation);
-    return bytes === undefined ? undefined : [bytes, Math.ceil(Number(type.slice(5)) / 8)];
+    return bytes === undefined ? undefined : { input: bytes, outputs: [Math.ceil(Number(type.slice(5)) / 8)] };
   }
-  if (type === 'kex') return [];
-  const byOp: Record<string, () => number[] | undefined> = {
-    'kem/keygen': () => need('pk_bytes', 'sk_bytes'),
-    'kem/enc': () => need('ct_bytes', 'ss_bytes'),
-    'kem/dec': () => need('ct_bytes', 'ss_bytes'),
-    'sig/keygen': () => need('pk_bytes', 'sk_bytes'),
+  if (type === 'kex') return { input: 0, outputs: [] };
+  const outputs = (...keys: string[]) => {
+    const n = need(...keys);
+    return n && { input: 0, outputs: n };
+  };
+  const byOp: Record<string, () => Regions | undefined> = {
+    'kem/keygen': () => outputs('pk_bytes', 'sk_bytes'),
+    'kem/enc': () => outputs('ct_bytes', 'ss_bytes'),
+    'kem/dec': () => {
+      const [ct, ss] = need('ct_bytes', 'ss_bytes') ?? [];
+      return ct === undefined || ss === undefined ? undefined : { input: ct, outputs: [ss] };
+    },
+    'sig/keygen': () => outputs('pk_bytes', 'sk_bytes'),
     'sig/sign': () => {
       const signature = need('signature_bytes');
-      return signature && [MESSAGE_BYTES, ...signature];
+      return signature && { input: MESSAGE_BYTES, outputs: signature };
     },
-    'sig/verify': () => [],
+    'sig/verify': () => ({ input: 0, outputs: [] }),
   };
   return byOp[`${type}/${operation}`]?.();
 }
 
 /** The batches of a trial of `calls` calls, as native/calls.c calls_init makes them; undefined without the sizes. */
 export function batchPlan(type: string, operation: string, calls: number, sizes: Record<string, number>): BatchPlan | undefined {
-  const lengths = regions(type, operation, sizes);
-  if (!lengths || calls < 1) return undefined;
+  const slot = regions(type, operation, sizes);
+  if (!slot || calls < 1) return undefined;
+  const lengths = [slot.input, ...slot.outputs];
   const stride = 64 + lengths.filter((n) => n > 0).reduce((sum, n) => sum + round64(n) + GAP, 0);
   let fit = Math.max(1, Math.floor(CALLS_BATCH_BYTES / stride));
   let segment = Math.max(16, Math.ceil(calls / 8));
@@ -64,5 +87,8 @@ export function batchPlan(type: string, operation: string, calls: number, sizes:
   else perBlock = segment;
   fit -= fit % segment;
   const batch = Math.min(fit, calls);
-  return { batch, segment, windows: Math.ceil(calls / batch) };
+  const outLens: [number, number] = [slot.outputs[0] ?? 0, slot.outputs[1] ?? 0];
+  const held = batch * stride <= CALLS_BATCH_BYTES;
+  const kind = type.startsWith('hash:') ? 'hash' : type === 'kex' ? 'kex' : `${type}-${operation}`;
+  return { batch, segment, windows: Math.ceil(calls / batch), stride, inLen: slot.input, outLens, perBlock, kind, held };
 }

@@ -103,6 +103,8 @@ export async function replayTrial(
     '2',
     seed,
     String(segment),
+    // The trusted half's key, under which the trial's segments were made (native/held.h).
+    ...(proc.window_key ? [proc.window_key] : []),
   ];
   const driver = await runDriver([req.driver, req.library], job, {
     timeoutMs: req.timeoutMs,

@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { REFUSED } from './refusals.js';
-import { calibrationOverclaim, clockShortfall, trustedClockOf, type TrustedClock } from './trustedClock.js';
-import { batchPlan } from './batches.js';
+import { calibrationOverclaim, clockShortfall, type Held, heldOf, trustedClockOf, type TrustedClock, unheldOf } from './trustedClock.js';
+import { type BatchPlan, batchPlan } from './batches.js';
 import { processCost, type ProcessCost } from './processCost.js';
 import {
   BESIDE_WINDOWS_SHARE,
@@ -85,6 +85,11 @@ export interface TrialProcess {
    */
   transcript?: Transcript;
   /**
+   * The trusted half's window key (native/held.h), revealed once the trial was over: each segment's
+   * inputs and generator seed came from it and the seed, so its replay is given it.
+   */
+  window_key?: string;
+  /**
    * dec: its transcript against the one its inputs' job gave (measure/decInputs.ts), which stands
    * for its replay; and that job's wall seconds, what making the inputs elsewhere costs.
    */
@@ -150,8 +155,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   failure ??= parsed.refused;
   const transcript = failure ? undefined : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
+  const held = heldOf(out.lines) ?? unheldOf(out.lines);
   keepClock(trials, clock);
-  if (!failure && trials.length > 0) failure = firstRefusal({ req, meta: out.meta, trials, window, clock, transcript, seed });
+  if (!failure && trials.length > 0) failure = firstRefusal({ req, meta: out.meta, trials, window, clock, held, transcript, seed });
   // The driver says only that it could not open them; the parent knows why.
   if (inputs?.placeFailure()) failure = inputs.placeFailure();
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
@@ -178,6 +184,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     failure: failure ?? (trials.length === 0 ? 'no TRIAL line' : undefined),
     ...costOf(marks, run.wallSeconds),
     ...(transcript && !failure ? { transcript } : {}),
+    ...(typeof held === 'object' && !failure ? { window_key: held.key } : {}),
     ...(check ? { inputs_check: check } : {}),
     ...(inputs ? { inputs_s: inputs.wall_s } : {}),
     ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
@@ -225,14 +232,23 @@ function firstRefusal(t: {
   trials: Trial[];
   window: ReturnType<typeof trialWindow>;
   clock: TrustedClock | undefined;
+  /** What the trusted half held, or why it held nothing. */
+  held: Held | string | undefined;
   transcript: Transcript | undefined;
   seed: string;
 }): string | undefined {
   const { req, meta, trials } = t;
   const checks: Array<() => string | undefined> = [
     () => countFailure(trials, req.iterations),
-    () => kernelFailure(trials, t.window, meta.counter, req.calibration ? undefined : req.counterHz),
-    () => batchFailure(req, meta, t.clock?.windows),
+    () =>
+      kernelFailure(
+        trials,
+        t.window,
+        meta.counter,
+        req.calibration ? undefined : req.counterHz,
+        typeof t.held === 'object' ? t.held : undefined,
+      ),
+    () => batchFailure(req, meta, t.clock, t.held, t.transcript),
     () => clockFailure(trials, t.clock, meta.counter, req.counterHz, req.calibration),
     () => (meta.seed !== t.seed ? `${REFUSED}the driver did not report the seed it was sent` : undefined),
     () => (t.transcript ? undefined : `${REFUSED}no transcript of the calls`),
@@ -331,12 +347,15 @@ function kernelFailure(
   window: ReturnType<typeof trialWindow>,
   counter: string | undefined,
   counterHz: number | undefined,
+  held: Held | undefined,
 ) {
   if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === undefined || counter === undefined) return undefined; // no trusted rate: nothing to compare with
-  // A key-exchange span is part of each call: the kernel saw the whole loop.
+  // A key-exchange span is part of each call: the kernel saw the whole loop. The trusted half's
+  // copies of the windows' inputs and outputs are in the process's CPU, and are not the library's.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, window, slack);
+  const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s) } : window;
+  const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : undefined;
 }
 
@@ -369,7 +388,13 @@ const SIZE_METAS = ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_b
  * A trial whose batches, or windows, are not those the plan gives, as a failure: a mark the library
  * wrote inside its calls would leave the work after it out of the trusted half's count.
  */
-function batchFailure(req: TrialRequest, meta: Record<string, string>, clocked?: number): string | undefined {
+function batchFailure(
+  req: TrialRequest,
+  meta: Record<string, string>,
+  clock: TrustedClock | undefined,
+  held: Held | string | undefined,
+  transcript: Transcript | undefined,
+): string | undefined {
   const reported = Object.fromEntries(SIZE_METAS.filter((k) => meta[k] !== undefined).map((k) => [k, Number(meta[k])]));
   const sizes = req.sizes ?? reported;
   const differs = req.sizes
@@ -381,8 +406,35 @@ function batchFailure(req: TrialRequest, meta: Record<string, string>, clocked?:
   const said = `${meta.calls_per_batch ?? '?'} calls a batch in segments of ${meta.calls_per_segment ?? '?'}`;
   if (Number(meta.calls_per_batch) !== plan.batch || Number(meta.calls_per_segment) !== plan.segment)
     return `${REFUSED}the driver says ${said}; ${req.iterations} calls at these sizes make ${plan.batch} in segments of ${plan.segment}`;
-  if (clocked !== plan.windows)
-    return `${REFUSED}the trusted half counted ${clocked ?? 'no'} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  if (clock?.windows !== plan.windows)
+    return `${REFUSED}the trusted half counted ${clock?.windows ?? 'no'} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
+  return heldFailure(plan, req.iterations, held, transcript);
+}
+
+/**
+ * A trial the trusted half should have held and did not, or held by another layout than the sizes
+ * give (native/held.h): the untrusted half lays its slots out in the shared book, and one that
+ * claimed smaller outputs there would have less of each folded.
+ */
+function heldFailure(
+  plan: BatchPlan,
+  calls: number,
+  held: Held | string | undefined,
+  transcript: Transcript | undefined,
+): string | undefined {
+  if (typeof held !== 'object') {
+    const why = held ? `: ${held}` : '';
+    return plan.held ? `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why}` : undefined;
+  }
+  const layout = (h: Pick<Held, 'kind' | 'stride' | 'batch' | 'segment' | 'perBlock' | 'inLen' | 'outLens'> & { calls: number }) =>
+    `${h.calls} calls of ${h.kind} in slots of ${h.stride} bytes (input ${h.inLen}, outputs ${h.outLens.join(' and ')}), ${h.batch} a batch, segments of ${h.segment}, blocks of ${h.perBlock}`;
+  const planned = layout({ ...plan, calls });
+  if (layout(held) !== planned)
+    return `${REFUSED}the trusted half read ${layout(held)} from the book; the job and the sizes give ${planned}`;
+  // Its transcript covers every call, from the first block: no line of the child's stands in for it.
+  const blocks = Math.ceil(calls / plan.perBlock);
+  if (transcript?.first || transcript?.blocks?.length !== blocks)
+    return `${REFUSED}the transcript has ${transcript?.blocks?.length ?? 'no'} block(s) from block ${transcript?.first ?? 0}; the trusted half folds ${blocks}`;
   return undefined;
 }
 

@@ -26,8 +26,8 @@ export interface TrustedClock {
  * How far below the trusted half's count a trial's cycles may fall: the work inside a window that a
  * call's own reads leave out (each segment's reseeding of the library's generator, the driver's OS
  * readings) and, per window, its two hand-overs between the halves (a switch on one core, a few
- * microseconds; more when the halves are not pinned). Honest trials of the example campaign kept
- * within a tenth of that share (docs/benchmarks.md (ai)).
+ * microseconds; more when the halves are not pinned). Honest trials came to 0.9945–0.9985 of the
+ * count at 0.05-s trials, 0.998–0.999 at 1-s trials (docs/benchmarks.md (q)).
  */
 export const CLOCK_SHORTFALL = 0.01;
 export const CLOCK_SLACK_PER_WINDOW_S = 0.0002;
@@ -44,6 +44,51 @@ export function trustedClockOf(lines: readonly string[][]): TrustedClock | undef
   if (f?.length !== 5 || !/^\d+$/.test(f[2]!) || !/^\d+$/.test(f[3]!) || !/^(\d+|-)$/.test(f[4]!)) return undefined;
   return { counter: f[1]!, windows: Number(f[2]), cycles: Number(f[3]), ...(f[4] === '-' ? {} : { waited_ns: Number(f[4]) }) };
 }
+
+/**
+ * What the trusted half held of a trial besides its clock (native/held.h): the window key under
+ * which it made each window's inputs at the window's start (a replay of the trial is given it), and
+ * the slot layout it read from the book and folded the outputs by, which must be the one the
+ * instance's sizes give (measure/batches.ts).
+ */
+export interface Held {
+  key: string;
+  /** The operation, as measure/batches.ts names it (`kem-keygen`, …, `hash`, `kex`). */
+  kind: string;
+  /** The trial's calls. */
+  calls: number;
+  stride: number;
+  batch: number;
+  segment: number;
+  perBlock: number;
+  inLen: number;
+  outLens: [number, number];
+  /** CPU seconds the trusted half's copies took inside the parent's side's windows: not the library's (measure/kernelCheck.ts). */
+  cpu_s: number;
+}
+
+/** The HELD line among a driver's lines, or undefined (none, or malformed). */
+export function heldOf(lines: readonly string[][]): Held | undefined {
+  const f = lines.find((l) => l[0] === 'HELD');
+  if (f?.length !== 12 || !/^[0-9a-f]{32}$/.test(f[1]!) || !/^[a-z-]+$/.test(f[2]!) || !f.slice(3).every((x) => /^\d+$/.test(x)))
+    return undefined;
+  const n = f.slice(3).map(Number);
+  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs] = n as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { key: f[1]!, kind: f[2]!, calls, stride, batch, segment, perBlock, inLen, outLens: [out0, out1], cpu_s: cpuNs / 1e9 };
+}
+
+/** Why the trusted half held no window of a trial (its UNHELD line), or undefined. */
+export const unheldOf = (lines: readonly string[][]): string | undefined => lines.find((l) => l[0] === 'UNHELD')?.[1];
 
 const ticks = (n: number) => `${Math.round(n)} counter ticks`;
 

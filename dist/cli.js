@@ -10571,7 +10571,13 @@ function runProcess(command, opts) {
       // Own process group, so a timeout kills grandchildren too.
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel ? ["ignore", "pipe", "pipe", "pipe", ...withSide ? ["pipe"] : []] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
+      stdio: channel ? [
+        "ignore",
+        "pipe",
+        "pipe",
+        "pipe",
+        ...withSide ? ["pipe"] : opts.heldInputsFd !== void 0 ? [opts.heldInputsFd] : []
+      ] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
     });
     const pgid = child2.pid;
     if (pgid !== void 0) liveGroups.add(pgid);
@@ -12439,6 +12445,8 @@ async function makeDecInputs(req) {
     const wrong = putSecretKey(join9(madeDir, name), keys.sk, calls, ct2);
     if (wrong) return fail2(`the inputs job ${wrong}`);
   }
+  let heldFd;
+  const openHeld = () => heldFd ??= openSync3(join9(madeDir, "inputs.bin"), "r");
   const placed = /* @__PURE__ */ new Set();
   let placeFailure;
   const placer = (name) => () => {
@@ -12458,9 +12466,13 @@ async function makeDecInputs(req) {
     placeWarmups: placer("warmup.bin"),
     place: placer("inputs.bin"),
     placeFailure: () => placeFailure,
+    openHeld,
     transcript,
     wall_s: keys.wall_s + run.wallSeconds,
-    dispose
+    dispose: () => {
+      if (heldFd !== void 0) closeSync3(heldFd);
+      dispose();
+    }
   };
 }
 function keyPairSource() {
@@ -12599,7 +12611,7 @@ async function runTrial(req) {
       maxOutputBytes: 64 * 1024,
       memoryLimitBytes: req.memoryLimitBytes,
       sandbox: { mode: req.sandbox ?? "bwrap", readOnly: [req.driver, req.library, ...inputs ? [inputs.givenDir] : []], writable: [] },
-      markAnswers: { seed, warmups: inputs ? inputs.placeWarmups : "-", inputs: inputs ? inputs.place : "-" }
+      ...inputAnswers(req, seed, inputs)
     });
   } finally {
     inputs?.dispose();
@@ -12647,6 +12659,16 @@ async function runTrial(req) {
     ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
   };
 }
+function inputAnswers(req, seed, inputs) {
+  if (!inputs) return { markAnswers: { seed, warmups: "-", inputs: "-" } };
+  const held2 = req.sizes ? batchPlan(req.type, req.operation, req.iterations, req.sizes)?.held : false;
+  const timed2 = held2 ? { inputs: HELD_INPUTS, heldInputsFd: inputs.openHeld() } : { inputs: inputs.place };
+  return {
+    markAnswers: { seed, warmups: inputs.placeWarmups, inputs: timed2.inputs },
+    ...held2 ? { heldInputsFd: timed2.heldInputsFd } : {}
+  };
+}
+var HELD_INPUTS = "held";
 function trialsOf(lines, type, window) {
   const trials = [];
   let refused;

@@ -305,6 +305,7 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
     int warm = first == USE_WARMUP;
     int fd = warm ? t->warm_fd : t->given_fd;
     int given = t->kind == K_KEM_DEC && fd >= 0;
+    int held_in = t->kind == K_KEM_DEC && !warm && t->given_fd == GIVEN_HELD; /* the trusted half writes them */
     size_t ct_bytes = (size_t)c->api.ct_len;
     if (given && pread(fd, t->staging, n * ct_bytes, (off_t)(c->api.sk_len + (warm ? 0 : first) * ct_bytes)) != (ssize_t)(n * ct_bytes)) {
         if (warm) fail(EXIT_IOERROR, "ERROR", "cannot read the warm-ups' ciphertexts from their inputs");
@@ -317,6 +318,8 @@ void calls_prepare(calls_t *t, unsigned long long first, size_t n) {
         slot_t s = slot_at(t, i);
         if (given) {
             memcpy(s.in[0], t->staging + i * ct_bytes, ct_bytes);
+        } else if (held_in) {
+            /* at the window's start */
         } else if (t->kind == K_KEM_DEC) {
             unsigned long long ct_len = c->api.ct_len, ss_len = c->api.ss_len;
             unsigned char *ss = t->expect + i * c->api.ss_len;
@@ -394,6 +397,12 @@ void calls_take_inputs(calls_t *t, const char *path) {
     if (t->warm_fd >= 0) close(t->warm_fd);
     t->warm_fd = -1;
     t->given_fd = take_file(t, path, t->calls, "inputs");
+}
+
+void calls_inputs_held(calls_t *t) {
+    if (t->warm_fd >= 0) close(t->warm_fd);
+    t->warm_fd = -1;
+    t->given_fd = GIVEN_HELD;
 }
 
 void calls_answer_expected(calls_t *t, size_t n) {
@@ -524,7 +533,7 @@ void calls_settle(calls_t *t, unsigned long long first, size_t n) {
             if (len == 0 || all_fill(s.out[k], len, t->fill))
                 fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: %s did not write its %s", call, c->op, out_name(t, k));
         }
-        if (t->kind == K_KEM_DEC && t->given_fd < 0 && memcmp(s.out[0], t->expect + i * c->api.ss_len, c->api.ss_len) != 0)
+        if (t->kind == K_KEM_DEC && t->given_fd == -1 && memcmp(s.out[0], t->expect + i * c->api.ss_len, c->api.ss_len) != 0)
             fail(EXIT_CRYPTOFAIL, "CRYPTOFAIL", "call %llu: kem_dec did not give the shared secret enc gave with its ciphertext", call);
         fold_call(t, i, call);
         /* Reservoir sampling: every call of the trial is equally likely to be checked, and the
@@ -662,6 +671,22 @@ const char *calls_kind_name(const calls_t *t) {
     return t->kind >= 0 && t->kind <= K_KEX ? names[t->kind] : "?";
 }
 
+int calls_makes_messages(const calls_t *t) { return t->kind == K_SIG_SIGN || t->kind == K_HASH; }
+int calls_takes_ciphertexts(const calls_t *t) { return t->kind == K_KEM_DEC; }
+
+int calls_read_ciphertexts(calls_t *t, int fd, unsigned long long sk_len, unsigned long long first, size_t n) {
+    unsigned char buf[1 << 16];
+    size_t ct = t->in_len, per = ct > 0 && ct <= sizeof buf ? sizeof buf / ct : 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = per ? (n - i < per ? n - i : per) : 1;
+        unsigned char *to = per ? buf : slot_at(t, i).in[0];
+        if (pread(fd, to, k * ct, (off_t)(sk_len + (first + i) * ct)) != (ssize_t)(k * ct)) return 0;
+        for (size_t j = 0; per && j < k; j++) memcpy(slot_at(t, i + j).in[0], buf + j * ct, ct);
+        i += k;
+    }
+    return 1;
+}
+
 void calls_make_messages(calls_t *t, unsigned long long first, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if ((first + i) % t->segment == 0) seed_batch(t, 2 * ((first + i) / t->segment));
@@ -676,7 +701,6 @@ void calls_segment_seed(calls_t *t, unsigned long long segment, unsigned char ou
 }
 
 void calls_copy_regions(const calls_t *t, unsigned char *to, const unsigned char *from, size_t n, int inputs) {
-    if (inputs && t->kind != K_SIG_SIGN && t->kind != K_HASH) return; /* dec's come from its file, in the untrusted half */
     for (size_t i = 0; i < n; i++) {
         size_t at = GUARD_BYTES + i * t->stride, off = 0;
         for (int r = 0; r < 4; r++) {

@@ -42,6 +42,11 @@
  * input or generator stream of a timed call can be known before the window that makes it opens. */
 #define WINDOW_KEY_BYTES 16
 
+/* dec's timed inputs, where the trusted half holds them: the descriptor only it keeps (the child closes
+ * it at the fork), and the child's given_fd meanwhile (calls_inputs_held). */
+#define HELD_INPUTS_FD 4
+#define GIVEN_HELD (-2)
+
 /* The book: memory the trusted half maps shared before the fork (native/held.h). The untrusted
  * half lays its slots out in it and says how (the fields up to pool_fold, written once); at each
  * window's start the trusted half writes the window's inputs into the slots and the generator seeds
@@ -152,6 +157,9 @@ void calls_take_warmups(calls_t *t, const char *path, size_t slots);
  * process (docs/method.md#inputs-made-elsewhere): its secret key, then each call's ciphertext, in
  * order. This process then never holds the secrets they decapsulate to, and cannot check them. */
 void calls_take_inputs(calls_t *t, const char *path);
+/* dec: the timed calls' inputs come from the trusted half, at each window's start (native/held.h):
+ * this process never holds them before. */
+void calls_inputs_held(calls_t *t);
 /* The inputs job: slots 0..n-1, just prepared, answered with the secrets enc gave (as if dec gave
  * them), so calls_settle folds the transcript an honest trial's dec outputs must give. */
 void calls_answer_expected(calls_t *t, size_t n);
@@ -176,12 +184,18 @@ void calls_report(const calls_t *t, unsigned long long first, unsigned long long
 int calls_from_book(calls_t *t, const book_t *b, unsigned char *slab, const unsigned char seed[SEED_BYTES], const unsigned char key[WINDOW_KEY_BYTES]);
 /* The operation t makes, as HELD names it: kem-keygen, kem-enc, kem-dec, sig-keygen, sig-sign, sig-verify, hash, kex. */
 const char *calls_kind_name(const calls_t *t);
+/* Whether the harness makes the operation's inputs (sign's and hash's messages), or dec's come from a file (1 and 2). */
+int calls_makes_messages(const calls_t *t);
+int calls_takes_ciphertexts(const calls_t *t);
+/* dec: calls first..first+n-1's ciphertexts into t's slots, from `fd` (a secret key of sk_len bytes,
+ * then one ciphertext a call); 0 when they cannot all be read. */
+int calls_read_ciphertexts(calls_t *t, int fd, unsigned long long sk_len, unsigned long long first, size_t n);
 /* Calls first..first+n-1's inputs made by the harness (sign's and hash's messages), into t's slots. */
 void calls_make_messages(calls_t *t, unsigned long long first, size_t n);
 /* The library generator's seed for the calls of segment `segment`. */
 void calls_segment_seed(calls_t *t, unsigned long long segment, unsigned char out[SEED_BYTES]);
-/* Copies slots 0..n-1's inputs that the harness makes (sign's and hash's messages; with inputs 0,
- * the outputs) from slab `from` to slab `to`, both laid out as t's. */
+/* Copies slots 0..n-1's inputs (with inputs 0, the outputs) from slab `from` to slab `to`, both laid
+ * out as t's. */
 void calls_copy_regions(const calls_t *t, unsigned char *to, const unsigned char *from, size_t n, int inputs);
 /* Folds slots 0..n-1 of t, as calls first..first+n-1, into the transcript: what calls_settle folds. */
 void calls_fold(calls_t *t, unsigned long long first, size_t n);

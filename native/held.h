@@ -3,7 +3,8 @@
  * Before the fork it maps the book (native/calls.h), memory it shares with the untrusted half, and
  * after it makes a window key of its own. The untrusted half lays its call slots out in the book.
  * At each window's start the trusted half makes the window's inputs from the trial seed and the key
- * (sign's and hash's messages, and the generator seed of each segment that starts in it), in memory
+ * (sign's and hash's messages, and the generator seed of each segment that starts in it), or reads
+ * dec's from the file only it holds, in memory
  * of its own while the parent's side has not yet answered the mark, and copies them into the book
  * only then, right before it reads the counter and lets the child go: no input or random stream of
  * a timed call exists anywhere the library can read before its window opens. At the window's end,
@@ -28,6 +29,8 @@ typedef struct {
     unsigned char *mine; /* the batch's slots, the trusted half's own: a window's inputs, then its outputs */
     unsigned char key[WINDOW_KEY_BYTES], seed[SEED_BYTES];
     int seed_known;
+    int inputs_fd;                 /* dec's timed inputs, when the parent's side gave them to this half; else -1 */
+    unsigned long long inputs_sk;  /* the secret key's bytes before the ciphertexts there */
     unsigned long long windows, first; /* windows begun; the open one's first call */
     size_t n;                          /* its calls (0: none to serve) */
     long long cpu_ns;                  /* this thread's CPU in held_reveal and held_snapshot */
@@ -48,6 +51,9 @@ void held_seed(held_t *h, const char *answer);
  * to the parent's side: reads and checks the layout, and maps the pages it will copy, whose first
  * touch would otherwise fall in the windows. */
 void held_ready(held_t *h);
+/* The parent's answer to the child's `inputs` mark: "GO\theld" gives dec's timed inputs to this half,
+ * as HELD_INPUTS_FD (native/calls.h). */
+void held_inputs(held_t *h, const char *answer);
 /* At a window's start, before the mark goes to the parent's side: the window's inputs, in its own memory. */
 void held_prepare(held_t *h);
 /* Right before the counter and the child's go: the inputs into the book. */

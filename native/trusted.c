@@ -324,6 +324,7 @@ static void relay_mark(relay_t *r, const char *line) {
     char answer[ANSWER_MAX + 1];
     size_t len = proto_exchange(line, answer, sizeof answer - 1);
     if (strcmp(name, "seed") == 0) held_seed(r->held, answer);
+    if (strcmp(name, "inputs") == 0) held_inputs(r->held, answer);
     answer[len++] = '\n';
     if (ends) held_fold(r->held);
     account_wait(r);
@@ -473,6 +474,7 @@ void trusted_split(int cpu) {
     if (child < 0) fail(EXIT_IOERROR, "ERROR", "fork: %s", strerror(errno));
     if (child == 0) {
         close(sv[0]);
+        if (sv[1] != HELD_INPUTS_FD) close(HELD_INPUTS_FD); /* dec's timed inputs, where given: the trusted half's alone */
         become_untrusted(sv[1], parent);
         held_in_child(&held);
         return;

@@ -137,6 +137,7 @@ static ssize_t hooked_pread(int fd, void *buf, size_t n, off_t off) {
   ssize_t k = readlink(link, path, sizeof path - 1);
   if (!swapped && k > 0 && (path[k] = 0, strstr(path, "given/inputs.bin"))) {
     swapped = 1;
+    fprintf(stderr, "HOOK read the timed inputs\\n");
     unsigned char sk[TOY_KEM_SK_BYTES], ct[${CT}], ss[${SS}]; unsigned long long len;
     if (real_pread(fd, sk, sizeof sk, 0) == (ssize_t)sizeof sk)
       for (off_t at = sizeof sk; real_pread(fd, ct, sizeof ct, at) == (ssize_t)sizeof ct; at += sizeof ct) {
@@ -273,7 +274,9 @@ describe("dec's inputs, made in another process", () => {
   }, 120_000);
 
   const planning = planningSchema.parse({ trials: 3, trial_target_s: 0.02, op_budget_s: 5, min_measurements: 10, warmups: 1 });
-  const measure = (lib: string): Promise<OperationResult> =>
+  /** The toy KEM's sizes, as its KAT records them (build.json): with them, the trusted half holds dec's timed inputs. */
+  const TOY_SIZES = { pk_bytes: 64, sk_bytes: 96, ct_bytes: CT, ss_bytes: SS };
+  const measure = (lib: string, sizes?: Record<string, number>): Promise<OperationResult> =>
     measureOperations([
       {
         driver: tools.driver,
@@ -285,6 +288,7 @@ describe("dec's inputs, made in another process", () => {
         rng: 'iccs-drng',
         sandbox: 'bwrap',
         planning,
+        ...(sizes ? { sizes } : {}),
       },
     ]).then((r) => r[0]!);
 
@@ -363,6 +367,7 @@ describe("dec's inputs, made in another process", () => {
         median: Number(r.output.lines.find((f) => f[0] === 'CALLS')?.[4]),
         agrees: transcript ? checkAgainstInputs(transcript, inputs.transcript, calls).outcome : undefined,
         beside: cpuBesideWindows(r.run.channel?.marks ?? []),
+        stderr: r.run.stderr,
       };
     } finally {
       inputs.dispose();
@@ -409,6 +414,21 @@ describe("dec's inputs, made in another process", () => {
     expect(r.processes.at(-1)!.retried?.map((x) => x.disturbed)).toEqual([
       expect.stringMatching(/^inconsistent trial: its process used [\d.]+ s of CPU outside its windows/),
     ]);
+  }, 180_000);
+
+  it("where the trusted half holds the windows, dec's timed inputs go to it alone: the pread hook finds none, and every call decapsulates", async () => {
+    // Given where the library's process can open them, the hook reads them all (above).
+    const placed = await withToolInputs(libs.hook, 2_000);
+    expect(placed.status).toBe('complete');
+    expect(placed.stderr).toContain('HOOK read the timed inputs');
+    // Held: only the trusted half has the file, as a descriptor the child closed at the fork; each
+    // window's ciphertexts are in the book from its start. The trials are dec's own, checked against
+    // what the inputs job's enc gave.
+    const r = await measure(libs.hook, TOY_SIZES);
+    expect([r.status, r.failure]).toEqual(['complete', undefined]);
+    expect(r.processes.some((p) => p.stderr.includes('HOOK read the timed inputs'))).toBe(false);
+    expect(r.replays!.map((x) => [x.check, x.outcome])).toEqual(r.trials.map(() => ['inputs', 'agrees']));
+    expect(r.processes.every((p) => p.window_key !== undefined && p.meta.inputs === 'given')).toBe(true);
   }, 180_000);
 
   it("refuses to time warm-ups given without the timed calls' inputs: it would make them from a key it does not have", async () => {

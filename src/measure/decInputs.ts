@@ -13,7 +13,8 @@ import { makeScratch, removeScratch } from '../util/scratch.js';
  * and says the transcript that dec's outputs must give: the secrets enc gave. So enc never sees the
  * secret key, and cannot take its message from it for dec to find again. The trial's process gets
  * only the secret key and the ciphertexts, in two files put in place when the driver asks for them:
- * the warm-ups' right after its seed, the timed calls' after its warm-ups. It never holds a secret to
+ * the warm-ups' right after its seed, the timed calls' after its warm-ups; where the trusted half
+ * holds the trial's windows, the timed calls' go to it alone, as an open file. It never holds a secret to
  * read its answer from, and makes no key pair and calls no enc: enc's calls, with whatever they
  * recorded, ran elsewhere. Its transcript is then compared with the one the inputs job gave, every
  * block of it: a difference is FORGED. In a pull request whose library changed under the same KAT,
@@ -46,6 +47,11 @@ export interface DecInputs {
   placeWarmups: () => string;
   /** Moves the timed calls' inputs into givenDir and returns the file's path (the answer to the `inputs` mark). */
   place: () => string;
+  /**
+   * The timed calls' inputs as an open file, never placed where the library's process can open it:
+   * for the timing driver's trusted half, which shows each window's at its start (native/held.h).
+   */
+  openHeld: () => number;
   /** Why a file could not be moved, once it was asked for and could not. */
   placeFailure: () => string | undefined;
   transcript: Transcript;
@@ -104,6 +110,8 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     const wrong = putSecretKey(join(madeDir, name), keys.sk, calls, ct);
     if (wrong) return fail(`the inputs job ${wrong}`);
   }
+  let heldFd: number | undefined;
+  const openHeld = () => (heldFd ??= openSync(join(madeDir, 'inputs.bin'), 'r'));
   const placed = new Set<string>();
   let placeFailure: string | undefined;
   // Moved, not copied: no process of the job outlives it in a sandbox (its own PID namespace), so
@@ -125,9 +133,13 @@ export async function makeDecInputs(req: InputsRequest): Promise<DecInputs | str
     placeWarmups: placer('warmup.bin'),
     place: placer('inputs.bin'),
     placeFailure: () => placeFailure,
+    openHeld,
     transcript,
     wall_s: keys.wall_s + run.wallSeconds,
-    dispose,
+    dispose: () => {
+      if (heldFd !== undefined) closeSync(heldFd);
+      dispose();
+    },
   };
 }
 

@@ -15,6 +15,7 @@ import {
   BESIDE_WINDOWS_SHARE,
   checkAgainstInputs,
   cpuBesideWindows,
+  type DecInputs,
   makeDecInputs,
   type InputsCheck,
   type KeyPairSource,
@@ -137,7 +138,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
       maxOutputBytes: 64 * 1024,
       memoryLimitBytes: req.memoryLimitBytes,
       sandbox: { mode: req.sandbox ?? 'bwrap', readOnly: [req.driver, req.library, ...(inputs ? [inputs.givenDir] : [])], writable: [] },
-      markAnswers: { seed, warmups: inputs ? inputs.placeWarmups : '-', inputs: inputs ? inputs.place : '-' },
+      ...inputAnswers(req, seed, inputs),
     });
   } finally {
     inputs?.dispose();
@@ -190,6 +191,24 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
   };
 }
+
+/**
+ * What the driver is told at its `seed`, `warmups` and `inputs` marks, and dec's timed inputs as a
+ * file only its trusted half keeps, where it holds the trial's windows (the plan says so from the
+ * instance's sizes: native/held.h); else their path, put in place at the mark.
+ */
+function inputAnswers(req: TrialRequest, seed: string, inputs: DecInputs | undefined) {
+  if (!inputs) return { markAnswers: { seed, warmups: '-', inputs: '-' } };
+  const held = req.sizes ? batchPlan(req.type, req.operation, req.iterations, req.sizes)?.held : false;
+  const timed = held ? { inputs: HELD_INPUTS, heldInputsFd: inputs.openHeld() } : { inputs: inputs.place };
+  return {
+    markAnswers: { seed, warmups: inputs.placeWarmups, inputs: timed.inputs },
+    ...(held ? { heldInputsFd: timed.heldInputsFd } : {}),
+  };
+}
+
+/** The answer to dec's `inputs` mark that gives its timed inputs to the trusted half (native/calls.h GIVEN_HELD). */
+const HELD_INPUTS = 'held';
 
 /** The trial of a driver's lines (TRIAL, then its OS and CALLS; a key exchange's LOOP before them), or why they are refused. */
 function trialsOf(lines: string[][], type: string, window: ReturnType<typeof trialWindow>): { trials: Trial[]; refused?: string } {

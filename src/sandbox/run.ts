@@ -52,6 +52,11 @@ export interface RunOptions {
    */
   inheritFd?: number;
   /**
+   * With channelSecret (and without sideMaxBytes): an open file of this process that the driver gets
+   * as its fd 4: dec's timed inputs, which only the timing driver's trusted half keeps (native/held.h).
+   */
+  heldInputsFd?: number;
+  /**
    * What the process may reach. Every process that compiles or runs submission code passes one
    * (mode `bwrap` unless the campaign opted out); trusted tools (git, tar) run without.
    */
@@ -197,7 +202,13 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
       detached: true,
       // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
       stdio: channel
-        ? ['ignore', 'pipe', 'pipe', 'pipe', ...(withSide ? (['pipe'] as const) : [])]
+        ? [
+            'ignore',
+            'pipe',
+            'pipe',
+            'pipe',
+            ...(withSide ? (['pipe'] as const) : opts.heldInputsFd !== undefined ? [opts.heldInputsFd] : []),
+          ]
         : opts.inheritFd !== undefined
           ? ['ignore', 'pipe', 'pipe', opts.inheritFd]
           : ['ignore', 'pipe', 'pipe'],

@@ -12533,6 +12533,7 @@ function putSecretKey(path, sk, calls, ct2) {
   if (!st) return `wrote no ${name}`;
   if (!st.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2)
     return `wrote a ${name} that is not a file of ${bytes2} bytes (a secret key of ${sk.length}, ${calls} ciphertexts of ${ct2})`;
+  if (st.nlink !== 1) return `wrote a ${name} with ${st.nlink} links`;
   const fd = openSync3(path, "r+");
   try {
     writeSync2(fd, sk, 0, sk.length, 0);
@@ -12617,7 +12618,8 @@ async function runTrial(req) {
     inputs?.dispose();
   }
   const { run, output: out } = driver;
-  let failure2 = failureOf(driver);
+  const unheld = unheldOf(out.lines);
+  let failure2 = unheld && failureOf(driver) ? heldNone(unheld) : failureOf(driver);
   const trials = [];
   const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "warmups" && m.name !== "inputs");
   const window = trialWindow(marks, true);
@@ -12800,10 +12802,10 @@ function batchFailure(req, meta3, clock, held2, transcript) {
     return `${REFUSED}the trusted half counted ${clock?.windows ?? "no"} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
   return heldFailure(plan, req.iterations, held2, transcript);
 }
+var heldNone = (why) => `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why ? `: ${why}` : ""}`;
 function heldFailure(plan, calls, held2, transcript) {
   if (typeof held2 !== "object") {
-    const why = held2 ? `: ${held2}` : "";
-    return plan.held ? `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why}` : void 0;
+    return plan.held ? heldNone(held2) : void 0;
   }
   const layout2 = (h) => `${h.calls} calls of ${h.kind} in slots of ${h.stride} bytes (input ${h.inLen}, outputs ${h.outLens.join(" and ")}), ${h.batch} a batch, segments of ${h.segment}, blocks of ${h.perBlock}`;
   const planned = layout2({ ...plan, calls });

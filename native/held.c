@@ -95,17 +95,19 @@ void held_ready(held_t *h) {
     populate(h->book + BOOK_KEXD_OFFSET, t->batch * sizeof *t->kexd);
 }
 
-void held_inputs(held_t *h, const char *answer) {
-    if (strcmp(answer, "GO\theld") != 0 || h->state != 1) return;
+int held_inputs(held_t *h, const char *answer) {
+    if (strcmp(answer, "GO\theld") != 0) return 1;
+    if (h->state != 1) return 0;
     struct stat st;
     const calls_t *t = &h->t;
     unsigned long long cts = t->calls * (unsigned long long)t->in_len;
     if (!calls_takes_ciphertexts(t) || fstat(HELD_INPUTS_FD, &st) != 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size < cts) {
         h->state = -1, h->why = "dec's inputs were not a file of its calls' ciphertexts";
-        return;
+        return 0;
     }
     h->inputs_fd = HELD_INPUTS_FD;
     h->inputs_sk = (unsigned long long)st.st_size - cts;
+    return 1;
 }
 
 void held_prepare(held_t *h) {

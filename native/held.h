@@ -52,8 +52,9 @@ void held_seed(held_t *h, const char *answer);
  * touch would otherwise fall in the windows. */
 void held_ready(held_t *h);
 /* The parent's answer to the child's `inputs` mark: "GO\theld" gives dec's timed inputs to this half,
- * as HELD_INPUTS_FD (native/calls.h). */
-void held_inputs(held_t *h, const char *answer);
+ * as HELD_INPUTS_FD (native/calls.h). 0 when it does and this half cannot take them (the trial is
+ * then unheld, and the child must not wait for inputs that will not come). */
+int held_inputs(held_t *h, const char *answer);
 /* At a window's start, before the mark goes to the parent's side: the window's inputs, in its own memory. */
 void held_prepare(held_t *h);
 /* Right before the counter and the child's go: the inputs into the book. */

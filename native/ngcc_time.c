@@ -149,6 +149,7 @@ static int run_trial(int n, char **fields, const char *usage, int replay) {
         calls_touch(&t);
         int given = proto_ask("inputs", path, sizeof path) && strcmp(path, "-") != 0;
         if (warm_given && !given) fail(EXIT_USAGE, "USAGE", "the parent gave the warm-ups' inputs but not the timed calls'");
+        if (given && strcmp(path, "unheld") == 0) fail(EXIT_USAGE, "USAGE", "the trusted half could not take the timed calls' inputs");
         if (given && strcmp(path, "held") == 0) calls_inputs_held(&t);
         else if (given) calls_take_inputs(&t, path);
         meta_str("inputs", given ? "given" : "made");

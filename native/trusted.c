@@ -324,7 +324,8 @@ static void relay_mark(relay_t *r, const char *line) {
     char answer[ANSWER_MAX + 1];
     size_t len = proto_exchange(line, answer, sizeof answer - 1);
     if (strcmp(name, "seed") == 0) held_seed(r->held, answer);
-    if (strcmp(name, "inputs") == 0) held_inputs(r->held, answer);
+    /* dec's inputs given to this half, which cannot take them: the child is told, and fails. */
+    if (strcmp(name, "inputs") == 0 && !held_inputs(r->held, answer)) len = (size_t)snprintf(answer, sizeof answer, "GO\tunheld");
     answer[len++] = '\n';
     if (ends) held_fold(r->held);
     account_wait(r);

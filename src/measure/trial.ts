@@ -144,7 +144,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     inputs?.dispose();
   }
   const { run, output: out } = driver;
-  let failure = failureOf(driver);
+  // A trial the trusted half could not hold fails for that, whatever the driver then said.
+  const unheld = unheldOf(out.lines);
+  let failure = unheld && failureOf(driver) ? heldNone(unheld) : failureOf(driver);
   const trials: Trial[] = [];
   // dec's `warmups` and `inputs` marks fall between its seed and its first window: the split counts
   // them as preparing.
@@ -435,6 +437,10 @@ function batchFailure(
  * give (native/held.h): the untrusted half lays its slots out in the shared book, and one that
  * claimed smaller outputs there would have less of each folded.
  */
+/** The refusal of a trial the trusted half should have held and did not, with its reason (its UNHELD line). */
+const heldNone = (why: string | undefined) =>
+  `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why ? `: ${why}` : ''}`;
+
 function heldFailure(
   plan: BatchPlan,
   calls: number,
@@ -442,8 +448,7 @@ function heldFailure(
   transcript: Transcript | undefined,
 ): string | undefined {
   if (typeof held !== 'object') {
-    const why = held ? `: ${held}` : '';
-    return plan.held ? `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why}` : undefined;
+    return plan.held ? heldNone(held) : undefined;
   }
   const layout = (h: Pick<Held, 'kind' | 'stride' | 'batch' | 'segment' | 'perBlock' | 'inLen' | 'outLens'> & { calls: number }) =>
     `${h.calls} calls of ${h.kind} in slots of ${h.stride} bytes (input ${h.inLen}, outputs ${h.outLens.join(' and ')}), ${h.batch} a batch, segments of ${h.segment}, blocks of ${h.perBlock}`;

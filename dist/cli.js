@@ -12590,17 +12590,7 @@ function failureOf({ run, output: out, rejected }) {
 }
 async function runTrial(req) {
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-  const job = [
-    "time",
-    req.type,
-    req.operation,
-    String(req.iterations),
-    String(req.warmups),
-    String(req.cpu),
-    req.rng,
-    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
-    ...req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []
-  ];
+  const job = timeJob(req);
   const argv = [req.driver, req.library, ...job];
   const seed = randomBytes4(SEED_BYTES).toString("hex");
   const inputs = takesInputs(req) ? await makeDecInputs(req) : void 0;
@@ -12618,8 +12608,8 @@ async function runTrial(req) {
     inputs?.dispose();
   }
   const { run, output: out } = driver;
-  const unheld = unheldOf(out.lines);
-  let failure2 = unheld && failureOf(driver) ? heldNone(unheld) : failureOf(driver);
+  const held2 = heldOf(out.lines) ?? unheldOf(out.lines);
+  let failure2 = typeof held2 === "string" && failureOf(driver) ? heldNone(held2) : failureOf(driver);
   const trials = [];
   const marks = (run.channel?.marks ?? []).filter((m) => m.name !== "warmups" && m.name !== "inputs");
   const window = trialWindow(marks, true);
@@ -12628,7 +12618,6 @@ async function runTrial(req) {
   failure2 ??= parsed2.refused;
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
-  const held2 = heldOf(out.lines) ?? unheldOf(out.lines);
   keepClock(trials, clock);
   if (!failure2 && trials.length > 0) failure2 = firstRefusal({ req, meta: out.meta, trials, window, clock, held: held2, transcript, seed });
   if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
@@ -12660,6 +12649,19 @@ async function runTrial(req) {
     ...inputs ? { inputs_s: inputs.wall_s } : {},
     ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
   };
+}
+function timeJob(req) {
+  return [
+    "time",
+    req.type,
+    req.operation,
+    String(req.iterations),
+    String(req.warmups),
+    String(req.cpu),
+    req.rng,
+    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
+    ...req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []
+  ];
 }
 function inputAnswers(req, seed, inputs) {
   if (!inputs) return { markAnswers: { seed, warmups: "-", inputs: "-" } };

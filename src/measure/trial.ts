@@ -114,17 +114,7 @@ function failureOf({ run, output: out, rejected }: DriverRun): string | undefine
 /** Runs one trial in a fresh process (the driver pins itself to the CPU). */
 export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   const started_utc = new Date().toISOString();
-  const job = [
-    'time',
-    req.type,
-    req.operation,
-    String(req.iterations),
-    String(req.warmups),
-    String(req.cpu),
-    req.rng,
-    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
-    ...(req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []),
-  ];
+  const job = timeJob(req);
   const argv = [req.driver, req.library, ...job];
   // The trial's inputs and the library's randomness come from it; sent once the library is loaded.
   const seed = randomBytes(SEED_BYTES).toString('hex');
@@ -144,9 +134,9 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     inputs?.dispose();
   }
   const { run, output: out } = driver;
+  const held = heldOf(out.lines) ?? unheldOf(out.lines);
   // A trial the trusted half could not hold fails for that, whatever the driver then said.
-  const unheld = unheldOf(out.lines);
-  let failure = unheld && failureOf(driver) ? heldNone(unheld) : failureOf(driver);
+  let failure = typeof held === 'string' && failureOf(driver) ? heldNone(held) : failureOf(driver);
   const trials: Trial[] = [];
   // dec's `warmups` and `inputs` marks fall between its seed and its first window: the split counts
   // them as preparing.
@@ -158,7 +148,6 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   failure ??= parsed.refused;
   const transcript = failure ? undefined : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
-  const held = heldOf(out.lines) ?? unheldOf(out.lines);
   keepClock(trials, clock);
   if (!failure && trials.length > 0) failure = firstRefusal({ req, meta: out.meta, trials, window, clock, held, transcript, seed });
   // The driver says only that it could not open them; the parent knows why.
@@ -192,6 +181,21 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     ...(inputs ? { inputs_s: inputs.wall_s } : {}),
     ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
   };
+}
+
+/** The driver's `time` job for a trial. */
+function timeJob(req: TrialRequest): string[] {
+  return [
+    'time',
+    req.type,
+    req.operation,
+    String(req.iterations),
+    String(req.warmups),
+    String(req.cpu),
+    req.rng,
+    // verify's pool of signed messages, when not the driver's default (the repeated-input audit).
+    ...(req.verifyPool ? [String(DEFAULT_SPOT_CHECKS), String(req.verifyPool)] : []),
+  ];
 }
 
 /**

@@ -11922,6 +11922,14 @@ function interquartileRange(x) {
 function median(x) {
   return +quantile(x, 0.5);
 }
+function medianAbsoluteDeviation(x) {
+  var medianValue = median(x);
+  var medianAbsoluteDeviations = [];
+  for (var i = 0; i < x.length; i++) {
+    medianAbsoluteDeviations.push(Math.abs(x[i] - medianValue));
+  }
+  return median(medianAbsoluteDeviations);
+}
 var epsilon = 1e-4;
 var BayesianClassifier = function BayesianClassifier2() {
   this.totalCount = 0;
@@ -11985,6 +11993,18 @@ for (z = 0; z <= 3.09; z += 0.01) {
   standardNormalTable.push(cumulativeDistribution(z));
 }
 var z;
+function cumulativeStdNormalProbability(z3) {
+  var absZ = Math.abs(z3);
+  var index = Math.min(
+    Math.round(absZ * 100),
+    standardNormalTable.length - 1
+  );
+  if (z3 >= 0) {
+    return standardNormalTable[index];
+  } else {
+    return Math.round((1 - standardNormalTable[index]) * 1e4) / 1e4;
+  }
+}
 function inverseErrorFunction(x) {
   var a = 8 * (Math.PI - 3) / (3 * Math.PI * (4 - Math.PI));
   var inv = Math.sqrt(
@@ -12207,11 +12227,22 @@ function trustedClockOf(lines) {
 }
 function heldOf(lines) {
   const f = lines.find((l) => l[0] === "HELD");
-  if (f?.length !== 12 || !/^[0-9a-f]{32}$/.test(f[1]) || !/^[a-z-]+$/.test(f[2]) || !f.slice(3).every((x) => /^\d+$/.test(x)))
+  if (f?.length !== 13 || !/^[0-9a-f]{32}$/.test(f[1]) || !/^[a-z-]+$/.test(f[2]) || !f.slice(3).every((x) => /^\d+$/.test(x)))
     return void 0;
-  const n = f.slice(3).map(Number);
-  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs] = n;
-  return { key: f[1], kind: f[2], calls, stride, batch, segment, perBlock, inLen, outLens: [out0, out1], cpu_s: cpuNs / 1e9 };
+  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs, besideNs] = f.slice(3).map(Number);
+  return {
+    key: f[1],
+    kind: f[2],
+    calls,
+    stride,
+    batch,
+    segment,
+    perBlock,
+    inLen,
+    outLens: [out0, out1],
+    cpu_s: cpuNs / 1e9,
+    beside_s: besideNs / 1e9
+  };
 }
 var unheldOf = (lines) => lines.find((l) => l[0] === "UNHELD")?.[1];
 var ticks = (n) => `${Math.round(n)} counter ticks`;
@@ -12624,7 +12655,7 @@ async function runTrial(req) {
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
     failure2 = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure2 && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : void 0;
-  failure2 ??= besideFailure(beside);
+  failure2 ??= besideFailure(beside, typeof held2 === "object" ? held2 : void 0);
   if (failure2) trials.length = 0;
   const check3 = inputs && transcript && !failure2 ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : void 0;
   if (check3?.outcome === "differs" && req.calibration) {
@@ -12647,7 +12678,8 @@ async function runTrial(req) {
     ...typeof held2 === "object" && !failure2 ? { window_key: held2.key } : {},
     ...check3 ? { inputs_check: check3 } : {},
     ...inputs ? { inputs_s: inputs.wall_s } : {},
-    ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {}
+    ...beside && typeof beside !== "string" ? { beside_windows_cpu_s: beside.beside_s } : {},
+    ...beside && typeof beside !== "string" && typeof held2 === "object" ? { held_beside_cpu_s: held2.beside_s } : {}
   };
 }
 function timeJob(req) {
@@ -12726,10 +12758,12 @@ function firstRefusal(t) {
   }
   return void 0;
 }
-function besideFailure(beside) {
+function besideFailure(beside, held2) {
   if (typeof beside === "string") return `${REFUSED}${beside}`;
-  if (!beside || beside.beside_s <= besideLimit(beside.windows_s)) return void 0;
-  return `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  if (!beside) return void 0;
+  const library = beside.beside_s - (held2?.beside_s ?? 0);
+  if (library <= besideLimit(beside.windows_s)) return void 0;
+  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
 var besideLimit = (windows_s) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
 var takesInputs = (req) => req.type === "kem" && req.operation === "dec";
@@ -12773,7 +12807,7 @@ function kernelFailure(trials, window, counter, counterHz, held2) {
   if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const library = held2 ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held2.cpu_s) } : window;
+  const library = held2 ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held2.cpu_s - held2.beside_s) } : window;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : void 0;
 }
@@ -14640,9 +14674,15 @@ var HISTORY_SIGMAS = 3;
 var HISTORY_RUNS = 8;
 var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 var TREND_NIGHTS = 30;
-var CHANGE_POINT_ALPHA = 0.01;
-var CHANGE_POINT_PERMUTATIONS = 999;
-var CHANGE_POINT_MIN_SEGMENT = 3;
+var NIGHT_ALPHA = 5e-3;
+var NIGHT_MIN_BEFORE = 2;
+var NIGHT_MIN_AFTER = 2;
+var HOST_SHIFT_MIN_ROWS = 3;
+var NIGHT_NOISE_MIN_PAIRS = 8;
+var NIGHT_NOISE_UNMEASURED = 0.03;
+var NIGHT_NOISE_FLOOR = 5e-3;
+var NIGHT_NOISY_FACTOR = 3;
+var NIGHT_NOISE_CONFIDENCE = 0.8;
 var UNSTABLE_MIN_CALLS = 2;
 var ACTION_INPUT_DEFAULTS = {
   mode: "pull-request",
@@ -35855,6 +35895,7 @@ var measure = {
   core: "timing",
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
+  needsCore: measuresAnything,
   expect: (plan, unit, previous) => {
     if (previous?.kat !== void 0 && !measurable(previous.kat)) return { seconds: 0, source: "kept" };
     const ops = operationsOf(unit.candidate.type, previous?.sizes?.kex_passes);
@@ -35890,39 +35931,16 @@ var measure = {
     const driverType = driverTypeOf(unit.candidate, unit.instance);
     const extra = plan.extraRounds;
     for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-      if (extra && !extra.operations.has(`${unit.key}/${operation}`)) {
-        summary.operations.push({ operation, status: "complete", skipped: true });
-        ctx.tick(`${operation}: decided in the first rounds`);
-        continue;
-      }
-      if (!measurable(entry.kat) || !entry.library) {
-        summary.operations.push({ operation, status: "not measured", skipped: true });
-        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
-        continue;
-      }
       const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256) {
-        summary.operations.push({ operation, status: "failed", skipped: true, failure: previous.forged });
-        ctx.tick(`${operation}: ${previous.forged} (kept for this library; --force measures it again)`);
-        continue;
-      }
-      if (
-        // A paired run measures both sides now: a kept record was measured at another time.
-        !plan.force && !plan.against && !extra && previous?.status === "complete" && previous.library_sha256 === entry.library_sha256 && previous.kat === entry.kat && !remeasuredNoisy(plan, previous)
-      ) {
-        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
-        summary.operations.push({
-          operation,
-          status: "complete",
-          mean_cycles: previous.mean_cycles,
-          skipped: true,
-          ...kept ? { spread: kept } : {}
-        });
-        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}\xD7` : ""}`);
+      const skip = skippedOperation(ctx, entry, operation, previous);
+      if (skip) {
+        summary.operations.push(skip.row);
+        ctx.tick(`${operation}: ${skip.line}`);
         continue;
       }
       todo.push({
         driver: run.tools.driver,
+        // skippedOperation passed it: the entry has a library.
         library: resolve10(plan.campaignDir, entry.library),
         libraryShown: entry.library,
         type: driverType,
@@ -35933,7 +35951,7 @@ var measure = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
-        counterHz: run.counterHz,
+        counterHz: await run.counterRate?.(run),
         audit: plan.audit,
         ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
         ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
@@ -35996,6 +36014,7 @@ var measure = {
             base.paths.record(id, label, operation),
             appended(base.paths.record(id, label, operation), { ...record3, paired: true })
           );
+          ctx.run.progress?.note?.(`${unit.key} ${operation} (base side): ${baseSideLine(result)}`);
           return;
         }
         if (result.meta.counter) run.onCounter(result.meta.counter);
@@ -36024,6 +36043,49 @@ var measure = {
     noteForgery(ctx, entry);
   }
 };
+function baseSideLine(result) {
+  const failed = result.processes.filter((p) => p.failure);
+  const reasons = [...new Set(failed.map((p) => p.failure))].slice(0, 3);
+  return [
+    `${result.status}${result.failure ? ` (${result.failure})` : ""}, ${result.trials.length} trial${result.trials.length === 1 ? "" : "s"}`,
+    ...failed.length > 0 ? [`${failed.length} process${failed.length === 1 ? "" : "es"} failed: ${reasons.join("; ")}`] : []
+  ].join("; ");
+}
+function skippedOperation(ctx, entry, operation, previous) {
+  const { plan } = ctx.run;
+  const extra = plan.extraRounds;
+  if (extra && !extra.operations.has(`${ctx.unit.key}/${operation}`))
+    return { row: { operation, status: "complete", skipped: true }, line: "decided in the first rounds" };
+  if (!measurable(entry.kat) || !entry.library)
+    return { row: { operation, status: "not measured", skipped: true }, line: `not measured (${katShown(entry.kat)})` };
+  if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256)
+    return {
+      row: { operation, status: "failed", skipped: true, failure: previous.forged },
+      line: `${previous.forged} (kept for this library; --force measures it again)`
+    };
+  if (
+    // A paired run measures both sides now: a kept record was measured at another time.
+    plan.force || plan.against || extra || previous?.status !== "complete" || previous.library_sha256 !== entry.library_sha256 || previous.kat !== entry.kat || remeasuredNoisy(plan, previous)
+  )
+    return void 0;
+  const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : void 0;
+  return {
+    row: { operation, status: "complete", mean_cycles: previous.mean_cycles, skipped: true, ...kept ? { spread: kept } : {} },
+    line: `unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}\xD7` : ""}`
+  };
+}
+function measuresAnything(ctx) {
+  const entry = ctx.entry;
+  if (!entry) return true;
+  if (entry.forged?.operation === UNSEEN_CHECK) return false;
+  const { plan } = ctx.run;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  return operationsOf(ctx.unit.candidate.type, entry.sizes?.kex_passes).some((operation) => {
+    const previous = plan.force ? void 0 : readJsonIfExists(plan.paths.record(id, label, operation));
+    return skippedOperation(ctx, entry, operation, previous) === void 0;
+  });
+}
 function noteForgery(ctx, entry) {
   const { plan } = ctx.run;
   const { id } = ctx.unit.candidate;
@@ -36699,7 +36761,7 @@ async function runStage(ctx, stage, opts, workerCpu) {
   const steps = async () => {
     for (const step of stage.steps) await opts.runStep(ctx, step);
   };
-  const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library);
+  const needsCore = stage.kind !== "pool" && !(ctx.entry && !ctx.entry.library) && stage.steps.some((step) => step.needsCore?.(ctx) ?? true);
   const cpus = workerCpu !== void 0 ? [workerCpu] : void 0;
   const confined2 = () => withCpus(cpus, steps);
   const onLentCore = workerCpu !== void 0 && (opts.lentCpus?.includes(workerCpu) ?? false);
@@ -36800,10 +36862,48 @@ function expected(step, plan, unit, entry) {
     return previousSeconds(step.name, entry);
   }
 }
+var WaitClock = class {
+  waiting = 0;
+  working = 0;
+  idleSince;
+  idle_s = 0;
+  waits = 0;
+  waitStarted() {
+    this.waiting++;
+    this.waits++;
+    this.update();
+  }
+  waitEnded() {
+    this.waiting--;
+    this.update();
+  }
+  workStarted() {
+    this.working++;
+    this.update();
+  }
+  workEnded() {
+    this.working--;
+    this.update();
+  }
+  /** Idle waiting so far, the one under way included. */
+  idleSeconds(now = Date.now()) {
+    return this.idle_s + (this.idleSince === void 0 ? 0 : (now - this.idleSince) / 1e3);
+  }
+  update(now = Date.now()) {
+    const idle = this.waiting > 0 && this.working === 0;
+    if (idle && this.idleSince === void 0) this.idleSince = now;
+    if (!idle && this.idleSince !== void 0) {
+      this.idle_s += (now - this.idleSince) / 1e3;
+      this.idleSince = void 0;
+    }
+  }
+};
 var RunTracker = class {
-  constructor(forecasts, workers, cores) {
+  constructor(forecasts, workers, cores, started = Date.now(), waits = new WaitClock()) {
     this.workers = workers;
     this.cores = cores;
+    this.started = started;
+    this.waits = waits;
     this.seconds = filledSeconds(forecasts);
     for (const f of forecasts) {
       this.states.set(f.key, { forecast: f, stage: 0, doneInStage: 0 });
@@ -36821,7 +36921,8 @@ var RunTracker = class {
   }
   workers;
   cores;
-  started = Date.now();
+  started;
+  waits;
   states = /* @__PURE__ */ new Map();
   /** The instances in the order the scheduler serves them (longest expected first), for the layout. */
   served;
@@ -36898,9 +36999,12 @@ var RunTracker = class {
     return layout(units, this.workers, this.cores).total;
   }
   summary() {
+    const now = Date.now();
+    const waited = this.waits.idleSeconds(now);
     return {
       predicted_wall_s: this.predictedWall,
-      actual_wall_s: (Date.now() - this.started) / 1e3,
+      actual_wall_s: Math.max(0, (now - this.started) / 1e3 - waited),
+      ...this.waits.waits > 0 ? { waited_s: waited, waits: this.waits.waits } : {},
       workers: this.workers,
       timing_cores: this.cores,
       steps: [...this.totals.values()]
@@ -36926,6 +37030,7 @@ function planLines(f, units) {
     `  expected wall time ${formatSeconds(f.predicted_wall_s)}${unknown3 ? " \u2014 steps with no estimate counted at the median of their kind" : ""}`
   ];
 }
+var ACTUAL_COLUMN = 17 + 9 + 3;
 function outcomeLines(f) {
   const ratio = (a, p) => p > 0 ? ` (${(a / p).toFixed(2)}\xD7)` : "";
   return [
@@ -36933,7 +37038,11 @@ function outcomeLines(f) {
     ...f.steps.filter((t) => t.predicted > 0 || t.actual > 0.05).map(
       (t) => `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)} \u2192 ${formatSeconds(t.actual).padStart(9)}${ratio(t.actual, t.predicted)}`
     ),
-    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} \u2192 ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}`
+    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} \u2192 ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}${f.waits ? ", waits apart" : ""}`,
+    ...f.waits ? [
+      `${"  waits for a core".padEnd(ACTUAL_COLUMN)}${formatSeconds(f.waited_s ?? 0).padStart(9)} (${f.waits} wait${f.waits === 1 ? "" : "s"}: another process held the core; not forecast)`,
+      `${"  in all".padEnd(ACTUAL_COLUMN)}${formatSeconds(f.actual_wall_s + (f.waited_s ?? 0)).padStart(9)}`
+    ] : []
   ];
 }
 
@@ -37298,6 +37407,10 @@ var profile = {
   phase: "profile",
   core: "exclusive",
   ticks: () => 1,
+  needsCore: (ctx) => {
+    const plan = plans.get(ctx);
+    return plan === void 0 || plan.run && plan.operations.length > 0;
+  },
   expect: (plan, unit, previous) => {
     if (profilesHold(plan, unit, previous)) return { seconds: 0, source: "kept" };
     const known = previousSeconds("profile", previous);
@@ -38281,6 +38394,8 @@ var ct = {
   phase: "ct",
   core: "exclusive",
   ticks: () => 1,
+  // Kept results are only rewritten with today's suppressions: no valgrind run, no core.
+  needsCore: (ctx) => (decisions.get(ctx)?.run ?? "check") === "check",
   expect: (_run, _unit, previous) => previousSeconds("ct", previous),
   async run(ctx) {
     const decided = decisions.get(ctx);
@@ -38583,6 +38698,7 @@ async function measureSlowdown(operations, type, cs, ct2, runOp) {
 // src/campaign/run.ts
 var PHASE_STEPS = [prepare, stale, unseen, profileBuild, ctBuild, measure, profile, ct];
 async function runCampaign(opts, steps = PHASE_STEPS) {
+  const startedMs = Date.now();
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   const swept = sweepScratch();
   if (swept.length > 0)
@@ -38592,7 +38708,7 @@ async function runCampaign(opts, steps = PHASE_STEPS) {
   const release2 = lockSystem(plan.systemDir);
   const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : void 0;
   try {
-    return await runLocked(plan, opts, steps);
+    return await runLocked(plan, opts, steps, startedMs);
   } finally {
     releaseBase?.();
     release2();
@@ -38617,7 +38733,7 @@ function removeUnfinishedWrites(plan, progress) {
   const leftover = leftoverTempFiles(plan.systemDir, true);
   if (leftover.length > 0) progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(", ")}`);
 }
-async function runLocked(plan, opts, steps) {
+async function runLocked(plan, opts, steps, startedMs) {
   let counter;
   const costs = [];
   const run = {
@@ -38634,19 +38750,12 @@ async function runLocked(plan, opts, steps) {
   removeUnfinishedWrites(plan, opts.progress);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
-  const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
+  const waits = new WaitClock();
+  const cores = coreHolds(run, waits, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   const stages = stagesOf(active);
-  if (stages.some((s) => s.kind === "timing"))
-    run.counterHz = await cores.on(
-      "counter probe",
-      (line) => run.progress?.note?.(line),
-      async (pinned) => {
-        const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
-        return probe.counterHz;
-      }
-    );
-  else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  run.counterRate = counterRateOnce(plan.sandbox);
   if (!existsSync26(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
@@ -38659,7 +38768,7 @@ async function runLocked(plan, opts, steps) {
   const poolOwnsCores = !opts.serial && pool.cpus !== void 0;
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = "timing";
-  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
+  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length, startedMs, waits);
   const forecast = tracker.summary();
   const planned = planLines(forecast, plan.units.length);
   for (const line of planned) run.progress?.note?.(line);
@@ -38707,7 +38816,12 @@ async function runLocked(plan, opts, steps) {
       async onPool(ctx, stage, cpus, work) {
         const started_utc = (/* @__PURE__ */ new Date()).toISOString();
         tracker.stageStarted(ctx.unit.key);
-        await work();
+        waits.workStarted();
+        try {
+          await work();
+        } finally {
+          waits.workEnded();
+        }
         poolSpans.push({
           what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
           cpus: cpus ? [...cpus] : null,
@@ -38751,6 +38865,13 @@ async function runLocked(plan, opts, steps) {
     ...timingProcesses ? { timingProcesses } : {}
   };
 }
+function counterRateOnce(sandbox) {
+  let rate;
+  return (pinned) => {
+    rate ??= probeSandbox({ mode: sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu }).then((p) => p.counterHz);
+    return rate;
+  };
+}
 function poolOf(plan, opts, timesAnything) {
   const allowed = allowedCpus() ?? [];
   const beside = allowed.filter((c) => !plan.cpus.includes(c));
@@ -38768,7 +38889,7 @@ function keepStepSeconds(plan, key, before, seconds) {
   const entry = readJsonIfExists(plan.paths.build)?.instances[key];
   if (entry) saveEntry({ plan }, key, { ...entry, step_seconds: { ...before?.step_seconds, ...entry.step_seconds, ...seconds } });
 }
-function coreHolds(run, onHold) {
+function coreHolds(run, waits, onHold) {
   const { plan } = run;
   const environments = /* @__PURE__ */ new Map([[plan.cpu, run.environment]]);
   const holder = `ngcc-perf, system ${plan.system}${plan.shard ? ` shard ${plan.shard.index}/${plan.shard.count}` : ""} into ${plan.systemDir}`;
@@ -38780,21 +38901,25 @@ function coreHolds(run, onHold) {
       const lease = await lockCore([...cpus], {
         what: `${what} \u2014 ${holder}`,
         onWait: (line) => {
+          if (!waited) waits.waitStarted();
           waited = true;
           say(line);
           run.progress?.waiting?.(line);
         }
       });
       if (waited) {
+        waits.waitEnded();
         run.progress?.waiting?.(void 0);
         say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
       }
       const cpu = lease.cpu;
       if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
       const pinned = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu) };
+      waits.workStarted();
       try {
         return await work(pinned);
       } finally {
+        waits.workEnded();
         holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: (/* @__PURE__ */ new Date()).toISOString(), waited_s: lease.waited_s });
         lease.release();
         onHold(holds);
@@ -40420,85 +40545,209 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 import { existsSync as existsSync33 } from "node:fs";
 import { isAbsolute as isAbsolute7, relative as relative16 } from "node:path";
 
-// src/compare/changePoints.ts
-function changePoints(values, opts = {}) {
-  const s = {
-    alpha: opts.alpha ?? CHANGE_POINT_ALPHA,
-    minStep: opts.minStepPct ?? DEFAULT_THRESHOLD_PCT,
-    minSegment: opts.minSegment ?? CHANGE_POINT_MIN_SEGMENT,
-    permutations: opts.permutations ?? CHANGE_POINT_PERMUTATIONS
+// src/compare/nights.ts
+var MAD_TO_SD = 1.4826;
+var MEDIAN_SE_FACTOR = 1.2533;
+function nightPoint(medianTrial2, perCall2) {
+  const logs = perCall2.filter((x) => x > 0).map(Math.log);
+  if (logs.length < 3) return { y: Math.log(medianTrial2), v: 0 };
+  const se = MEDIAN_SE_FACTOR * MAD_TO_SD * medianAbsoluteDeviation(logs) / Math.sqrt(logs.length);
+  return { y: Math.log(medianTrial2), v: se * se };
+}
+function hostLevels(cells, nights2) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of cells) byUnit.set(c.unit, [...byUnit.get(c.unit) ?? [], c]);
+  const units = [...byUnit.values()].filter((cs) => cs.length >= 2);
+  const counts = new Array(nights2).fill(0);
+  for (const cs of units) for (const c of cs) counts[c.night]++;
+  const seen = counts.map((n) => n >= HOST_SHIFT_MIN_ROWS ? n : void 0);
+  const solved = seen.flatMap((n, night) => n !== void 0 ? [night] : []);
+  const level = new Array(nights2).fill(0);
+  if (solved.length < 2) return { level, seen };
+  const index = new Map(solved.slice(1).map((night, i) => [night, i]));
+  const size = index.size;
+  const m = Array.from({ length: size }, () => new Array(size + 1).fill(0));
+  for (const cs of units) {
+    const inUnit = cs.filter((c) => seen[c.night] !== void 0);
+    if (inUnit.length < 2) continue;
+    const mean2 = inUnit.reduce((a, c) => a + c.y, 0) / inUnit.length;
+    for (const c of inUnit) {
+      const row2 = index.get(c.night);
+      if (row2 === void 0) continue;
+      m[row2][size] += c.y - mean2;
+      for (const o of inUnit) {
+        const col = index.get(o.night);
+        if (col !== void 0) m[row2][col] += (c.night === o.night ? 1 : 0) - 1 / inUnit.length;
+      }
+    }
+  }
+  const x = solveLinear(m);
+  for (const [night, i] of index) level[night] = x[i] ?? 0;
+  return { level, seen };
+}
+function solveLinear(m) {
+  const n = m.length;
+  for (let col = 0; col < n; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < n; r++) if (Math.abs(m[r][col]) > Math.abs(m[pivot][col])) pivot = r;
+    [m[col], m[pivot]] = [m[pivot], m[col]];
+    const p = m[col][col];
+    if (Math.abs(p) < 1e-12) continue;
+    for (let r = 0; r < n; r++) {
+      if (r === col) continue;
+      const f = m[r][col] / p;
+      if (f !== 0) for (let k = col; k <= n; k++) m[r][k] -= f * m[col][k];
+    }
+  }
+  return m.map((row2, i) => Math.abs(row2[i]) < 1e-12 ? 0 : row2[n] / row2[i]);
+}
+function nightNoise(unchangedLogChanges) {
+  const pairs = unchangedLogChanges.length;
+  const measured = pairs >= NIGHT_NOISE_MIN_PAIRS;
+  const estimate = pairs >= 2 ? MAD_TO_SD * medianAbsoluteDeviation([...unchangedLogChanges]) / Math.SQRT2 : 0;
+  const tau = Math.max(estimate, NIGHT_NOISE_FLOOR, measured ? 0 : NIGHT_NOISE_UNMEASURED);
+  return { tau, pairs, measured };
+}
+function chiSquaredQuantile(p, k) {
+  const c = 2 / (9 * k);
+  return k * Math.max(0, 1 - c + probit(p) * Math.sqrt(c)) ** 3;
+}
+function rowNoise(residuals, confidence = NIGHT_NOISE_CONFIDENCE) {
+  const kept = [...residuals].sort((a, b) => Math.abs(a) - Math.abs(b)).slice(0, -1);
+  if (kept.length < 2) return void 0;
+  const sumOfSquares = kept.reduce((a, r) => a + r * r / 2, 0);
+  return Math.sqrt(sumOfSquares / chiSquaredQuantile(1 - confidence, kept.length));
+}
+var meanOf = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+function stepBetween(before, after, tau, zLevel2, thresholdPct) {
+  const d = meanOf(after.map((p) => p.y)) - meanOf(before.map((p) => p.y));
+  const varOf = (ps) => tau * tau / ps.length + ps.reduce((a, p) => a + p.v, 0) / (ps.length * ps.length);
+  const sd = Math.sqrt(varOf(before) + varOf(after));
+  const detectable_pct = Math.max(thresholdPct, (Math.exp(zLevel2 * sd) - 1) * 100);
+  return { delta_pct: (Math.exp(d) - 1) * 100, z: sd > 0 ? d / sd : d === 0 ? 0 : Number.POSITIVE_INFINITY, detectable_pct };
+}
+var zLevel = (tests = 1, alpha = NIGHT_ALPHA) => probit(1 - alpha / (2 * Math.max(1, tests)));
+function verdictOf(step, thresholdPct = DEFAULT_THRESHOLD_PCT) {
+  if (Math.abs(step.z) >= zLevel() && Math.abs(step.delta_pct) >= thresholdPct) return step.delta_pct > 0 ? "regression" : "improvement";
+  return step.detectable_pct >= NIGHT_NOISY_FACTOR * thresholdPct ? "noisy" : "within noise";
+}
+function nightSteps(points, opts) {
+  const threshold = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const known = new Set((opts.knownCuts ?? []).filter((c) => c > 0 && c < points.length));
+  const cuts = /* @__PURE__ */ new Set();
+  const levelAt = (at, from, to) => {
+    if (known.has(at)) return zLevel();
+    if (at - from < NIGHT_MIN_BEFORE || to - at < NIGHT_MIN_AFTER) return void 0;
+    return zLevel(Math.max(1, to - from - NIGHT_MIN_BEFORE - NIGHT_MIN_AFTER + 1));
   };
-  const logs = values.map(Math.log);
-  if (logs.some((x) => !Number.isFinite(x))) throw new Error("changePoints: every figure must be positive");
-  const found = [];
+  const stepAt = (at, from, to, level) => stepBetween(points.slice(from, at), points.slice(at, to), opts.tau, level, threshold);
   const search = (from, to) => {
-    const segment = logs.slice(from, to);
-    const best = bestCut(segment, s.minSegment);
-    if (!best) return;
-    const p_value = permutationP(segment, best.t, s);
-    if (p_value > s.alpha) return;
-    const bounds = [0, ...best.cuts, segment.length];
-    const mean2 = (a, b) => segment.slice(a, b).reduce((x, y) => x + y, 0) / (b - a);
-    for (let k = 1; k < bounds.length - 1; k++) {
-      const delta_pct = (Math.exp(mean2(bounds[k], bounds[k + 1]) - mean2(bounds[k - 1], bounds[k])) - 1) * 100;
-      if (Math.abs(delta_pct) >= s.minStep) found.push({ index: from + bounds[k], delta_pct, p_value });
+    let best;
+    for (let at = from + 1; at < to; at++) {
+      const level = levelAt(at, from, to);
+      if (level === void 0) continue;
+      const ratio = Math.abs(stepAt(at, from, to, level).z) / level;
+      if (!best || ratio > best.ratio) best = { at, ratio };
     }
-    for (let k = 0; k < bounds.length - 1; k++) search(from + bounds[k], from + bounds[k + 1]);
+    if (!best || best.ratio < 1) return;
+    cuts.add(best.at);
+    search(from, best.at);
+    search(best.at, to);
   };
-  search(0, logs.length);
-  return found.sort((a, b) => a.index - b.index);
-}
-function bestCut(xs, minSegment) {
-  const n = xs.length;
-  if (n < 2 * minSegment) return void 0;
-  const sum2 = [0];
-  const squares = [0];
-  for (const x of xs) {
-    sum2.push(sum2.at(-1) + x);
-    squares.push(squares.at(-1) + x * x);
-  }
-  const total = sum2[n];
-  const totalSquares = squares[n];
-  const tOf = (a, b) => {
-    const n1 = b - a;
-    const n2 = n - n1;
-    const s1 = sum2[b] - sum2[a];
-    const q1 = squares[b] - squares[a];
-    const m1 = s1 / n1;
-    const m2 = (total - s1) / n2;
-    const within = q1 - n1 * m1 * m1 + (totalSquares - q1) - n2 * m2 * m2;
-    const pooled = Math.max(within, 0) / (n - 2);
-    return pooled > 0 ? Math.abs(m1 - m2) / Math.sqrt(pooled * (1 / n1 + 1 / n2)) : m1 === m2 ? 0 : Number.POSITIVE_INFINITY;
-  };
-  let best;
-  const consider = (cuts, t) => {
-    if (!best || t > best.t) best = { cuts, t };
-  };
-  for (let at = minSegment; at <= n - minSegment; at++) consider([at], tOf(0, at));
-  for (let a = minSegment; a <= n - 2 * minSegment; a++) for (let b = a + minSegment; b <= n - minSegment; b++) consider([a, b], tOf(a, b));
-  return best;
-}
-function permutationP(xs, observed, s) {
-  const rand = seededRandom(1592598101);
-  const shuffled = [...xs];
-  let hits = 1;
-  for (let r = 0; r < s.permutations; r++) {
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1));
-      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+  search(0, points.length);
+  for (let changed = true; changed; ) {
+    changed = false;
+    const sorted2 = [...cuts].sort((a, b) => a - b);
+    for (const [i, at] of sorted2.entries()) {
+      const [from, to] = [sorted2[i - 1] ?? 0, sorted2[i + 1] ?? points.length];
+      const level = levelAt(at, from, to);
+      if (level === void 0 || Math.abs(stepAt(at, from, to, level).z) < level) {
+        cuts.delete(at);
+        changed = true;
+        break;
+      }
     }
-    if (bestCut(shuffled, s.minSegment).t >= observed * (1 - 1e-12)) hits++;
   }
-  return hits / (s.permutations + 1);
+  const sorted = [...cuts].sort((a, b) => a - b);
+  return sorted.flatMap((at, i) => {
+    const [from, to] = [sorted[i - 1] ?? 0, sorted[i + 1] ?? points.length];
+    const step = stepAt(at, from, to, levelAt(at, from, to));
+    return Math.abs(step.delta_pct) >= threshold ? [{ index: at, delta_pct: step.delta_pct, z: step.z, known: known.has(at) }] : [];
+  });
 }
-function seededRandom(seed) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
+function detectable2(nights2, tau, thresholdPct = DEFAULT_THRESHOLD_PCT) {
+  const flat = (n) => Array.from({ length: n }, () => ({ y: 0, v: 0 }));
+  const needs = NIGHT_MIN_BEFORE + NIGHT_MIN_AFTER;
+  const splits = nights2 - needs + 1;
+  const searched = nights2 >= needs ? stepBetween(flat(nights2 - NIGHT_MIN_AFTER), flat(NIGHT_MIN_AFTER), tau, zLevel(splits), thresholdPct).detectable_pct : void 0;
+  const known = nights2 >= 2 ? stepBetween(flat(nights2 - 1), flat(1), tau, zLevel(), thresholdPct).detectable_pct : void 0;
+  return {
+    ...searched !== void 0 ? { searched_pct: searched } : {},
+    searched_needs: needs,
+    ...known !== void 0 ? { known_pct: known } : {}
   };
+}
+function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
+  const count = Math.max(0, ...rows.map((r) => r.nights.length));
+  const cells = [];
+  let unit = -1;
+  for (const [row2, r] of rows.entries()) {
+    let build2;
+    for (const [night, f] of r.nights.entries()) {
+      if (!f) continue;
+      if (f.build !== build2) unit++;
+      build2 = f.build;
+      cells.push({ unit, night, y: Math.log(f.median), row: row2 });
+    }
+  }
+  const host = hostLevels(cells, count);
+  const hostShifts = Array.from(
+    { length: count },
+    (_, t) => t > 0 && host.seen[t] !== void 0 && host.seen[t - 1] !== void 0 ? { shift: host.level[t] - host.level[t - 1], rows: Math.min(host.seen[t], host.seen[t - 1]) } : void 0
+  );
+  const anyFitted = host.seen.some((m) => m !== void 0);
+  const known = (t) => !anyFitted || host.seen[t] !== void 0;
+  const residuals = [];
+  const ownResiduals = rows.map(() => []);
+  for (const [row2, r] of rows.entries())
+    for (let t = 1; t < count; t++) {
+      const [a, b] = [r.nights[t - 1], r.nights[t]];
+      if (!a || !b || !known(t) || !known(t - 1)) continue;
+      const residual = Math.log(b.median / a.median) - (host.level[t] - host.level[t - 1]);
+      ownResiduals[row2].push(residual);
+      if (a.build === b.build) residuals.push(residual);
+    }
+  const noise = nightNoise(residuals);
+  const fitted = host.level.filter((_, t) => host.seen[t] !== void 0);
+  const meanLevel = fitted.length > 0 ? mean(fitted) : 0;
+  const unknownVariance = fitted.length >= 2 ? (MAD_TO_SD * medianAbsoluteDeviation(fitted)) ** 2 : 0;
+  const levelOf = host.level.map((l, t) => host.seen[t] !== void 0 ? l : meanLevel);
+  const levelVariance = host.seen.map((m) => m ? noise.tau * noise.tau / m : unknownVariance);
+  const steps = /* @__PURE__ */ new Map();
+  const lastNight = /* @__PURE__ */ new Map();
+  for (const [r, row2] of rows.entries()) {
+    const tau = Math.max(noise.tau, rowNoise(ownResiduals[r]) ?? NIGHT_NOISE_UNMEASURED);
+    const present = row2.nights.flatMap((f, t) => f ? [{ f, t }] : []);
+    const points = present.map(({ f, t }) => {
+      const p = nightPoint(f.median, f.perCall);
+      return { y: p.y - levelOf[t], v: p.v + levelVariance[t] };
+    });
+    const knownCuts = present.flatMap(({ f }, i) => i > 0 && f.build !== present[i - 1].f.build ? [i] : []);
+    steps.set(
+      row2.key,
+      nightSteps(points, { tau, thresholdPct, knownCuts }).map((s) => ({ ...s, index: present[s.index].t }))
+    );
+    const last = present.length - 1;
+    if (last >= 1 && present[last].t === count - 1 && present[last - 1].t === count - 2) {
+      const changed = present[last].f.build !== present[last - 1].f.build;
+      const from = changed ? Math.max(0, ...knownCuts.filter((c) => c < last)) : last - 1;
+      const step = stepBetween(points.slice(from, last), points.slice(last), tau, zLevel(), thresholdPct);
+      const verdict = verdictOf(step, thresholdPct);
+      const shown4 = changed ? verdict : verdict === "noisy" ? "noisy" : "within noise";
+      lastNight.set(row2.key, { verdict: shown4, step, changed });
+    }
+  }
+  return { hostShifts, noise, steps, lastNight };
 }
 
 // node_modules/micromark-util-character/index.js
@@ -45462,13 +45711,23 @@ function recordSpread(r) {
 }
 function figureMarks(r) {
   const refused = refusedMark(refusedTrials(r.processes).length);
-  return `${refused ? ` ${refused}` : ""}${partialStop(r) !== void 0 ? ` ${PARTIAL_MARK}` : ""}`;
+  const apart = medianApart(r);
+  return `${refused ? ` ${refused}` : ""}${partialStop(r) !== void 0 ? ` ${PARTIAL_MARK}` : ""}${apart !== void 0 ? ` ${medianMark(apart)}` : ""}`;
 }
+function medianApart(r) {
+  const perCall2 = (r.trials ?? []).map((t) => t.cycles / t.measurements).filter((x) => Number.isFinite(x) && x > 0);
+  if (perCall2.length < 2 || typeof r.mean_cycles !== "number") return void 0;
+  const mid = median(perCall2);
+  return Math.abs(r.mean_cycles / mid - 1) * 100 > DEFAULT_THRESHOLD_PCT ? mid : void 0;
+}
+var medianMark = (mid) => `\u2260 median ${formatCycles(mid)}`;
+var MEDIAN_APART_NOTE = `"\u2260 median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
 function figureNotes(records) {
   const shown4 = records.filter((r) => r !== void 0);
   return [
     ...shown4.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : [],
-    ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : []
+    ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : [],
+    ...shown4.some((r) => medianApart(r) !== void 0) ? [para(MEDIAN_APART_NOTE)] : []
   ];
 }
 var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
@@ -45515,15 +45774,57 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
   const nights2 = loaded.map((l) => l.night);
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const series = seriesOf(loaded);
-  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, thresholdPct);
+  const judged = judgeNights(
+    series.map((s) => rowNightsOf(s, nights2)),
+    thresholdPct
+  );
+  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? []);
   const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights2, verdicts2);
     s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
     s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
   }
-  const last = loaded.length > 1 ? [...verdicts2(loaded.length - 1).values()] : [];
-  return { nights: nights2, skipped, series, sinceLastNight: last.filter((r) => r.verdict === "regression" || r.verdict === "improvement") };
+  const move = judged.hostShifts.at(-1);
+  return {
+    nights: nights2,
+    skipped,
+    series,
+    sinceLastNight: sinceLastNight(series, nights2, judged.lastNight),
+    ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
+    noise: judged.noise,
+    detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct)
+  };
+}
+var buildOf = (p, night) => `${p.build_key ?? ""}|${p.machine}|${night.harness_version ?? ""}`;
+function rowNightsOf(s, nights2) {
+  return {
+    key: rowKey(s),
+    nights: s.points.map((p, n) => p ? { median: p.cycles, perCall: p.perCall, build: buildOf(p, nights2[n]) } : void 0)
+  };
+}
+function sinceLastNight(series, nights2, last) {
+  const n = nights2.length - 1;
+  return series.flatMap((s) => {
+    const v = last.get(rowKey(s));
+    if (!v || v.verdict !== "regression" && v.verdict !== "improvement") return [];
+    const { causes, detail } = causesBetween(s, n - 1, n, nights2);
+    let against = 0;
+    for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k], nights2[k]) === buildOf(s.points[n - 1], nights2[n - 1]); k--)
+      against++;
+    return [
+      {
+        candidate: s.candidate,
+        label: s.label,
+        operation: s.operation,
+        verdict: v.verdict,
+        delta_pct: v.step.delta_pct,
+        against_nights: against,
+        causes,
+        detail
+      }
+    ];
+  });
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
@@ -45570,6 +45871,7 @@ function figureOf(r, buildKey2) {
   const spread = recordSpread(r);
   return {
     cycles: medianTrial(perCall2),
+    perCall: perCall2,
     ...spread !== void 0 ? { spread } : {},
     ...buildKey2 ? { build_key: buildKey2 } : {},
     machine: machineOf(r),
@@ -45608,22 +45910,26 @@ function seriesOf(nights2) {
     }
   return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
 }
-function attributedChanges(s, nights2, thresholdPct) {
-  const present = s.points.flatMap((p, night) => p ? [{ p, night }] : []);
-  return changePoints(
-    present.map((x) => x.p.cycles),
-    { minStepPct: thresholdPct }
-  ).map((c) => {
-    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
-    const found = around.map((k) => ({ at: present[k].night, ...causesBetween(s, present[k - 1].night, present[k].night, nights2) }));
-    const known = found.filter((f) => !f.causes.includes("unknown"));
-    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
-    const step = present[c.index].night;
-    const detail = known.map((f) => f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`).join("; ");
-    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ["unknown"], detail };
+function attributedChanges(s, nights2, steps) {
+  return steps.flatMap((step) => {
+    let before = step.index - 1;
+    while (before >= 0 && s.points[before] === void 0) before--;
+    if (before < 0) return [];
+    const found = causesBetween(s, before, step.index, nights2);
+    const causes = step.known ? found.causes : found.causes.filter((c) => c !== "submission");
+    return [
+      {
+        night: step.index,
+        delta_pct: step.delta_pct,
+        z: step.z,
+        p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
+        known: step.known,
+        causes: causes.length > 0 ? causes : ["unknown"],
+        detail: found.detail
+      }
+    ];
   });
 }
-var CAUSE_ORDER = ["submission", "harness", "machine", "unknown"];
 var COUNTER_RATE_CHANGE = 5e-3;
 var short = (v) => v ? v.slice(0, 12) : "none";
 function causesBetween(s, from, to, nights2) {
@@ -46377,9 +46683,13 @@ function comparedRows(report2, pr) {
   return report2.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
 function noisyRows(report2, pr) {
-  return comparedRows(report2, pr).filter((r) => r.noisy === true || r.verdict === "noisy");
+  return comparedRows(report2, pr).filter((r) => r.verdict === "noisy" || r.noisy === true && r.verdict === "unchanged");
 }
 var noisyVerdicts = (report2, pr) => comparedRows(report2, pr).filter((r) => r.verdict === "noisy").length;
+var NOISY_APART_MARK = "(noisy sides, ranges apart)";
+function verdictCell(r) {
+  return r.noisy === true && CHANGED.has(r.verdict) ? `${VERDICT_CELL[r.verdict]} ${NOISY_APART_MARK}` : VERDICT_CELL[r.verdict];
+}
 function headline(report2, pr) {
   const n = report2.counts;
   const newRows = report2.rows.filter((r) => r.verdict === "new").length;
@@ -46423,16 +46733,7 @@ function rowCells(r, pr, paired) {
   const pairs = paired ? [pairsCell(r)] : [];
   if (isCarriedOver(r, pr))
     return [r.candidate, r.label, r.operation, figureCell(r.base), MISSING, MISSING, NOT_MEASURED, ...paired ? [MISSING] : []];
-  return [
-    r.candidate,
-    r.label,
-    r.operation,
-    figureCell(r.base),
-    figureCell(r.head),
-    signedPct(r.delta_pct),
-    VERDICT_CELL[r.verdict],
-    ...pairs
-  ];
+  return [r.candidate, r.label, r.operation, figureCell(r.base), figureCell(r.head), signedPct(r.delta_pct), verdictCell(r), ...pairs];
 }
 var UNDECIDED_HEADER = ["candidate", "instance", "operation", "\u0394%", "trial pairs", "why"];
 function undecidedCells(r) {
@@ -46440,7 +46741,7 @@ function undecidedCells(r) {
 }
 var NOISY_HEADER = ["candidate", "instance", "operation", "base spread", "head spread", "\u0394%", "verdict"];
 function noisyCells(r) {
-  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), verdictCell(r)];
 }
 function changedRows(report2) {
   const changed = report2.rows.filter((r) => CHANGED.has(r.verdict));
@@ -47407,8 +47708,10 @@ var title = (model, t) => [
     "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
     code4("+"),
     ": uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ",
-    "A change point is a step in a series (or a regression and its return) that a permutation test finds at p \u2264 0.01 and that is at least the regression threshold; ",
-    'it is attributed to the submission when its build key changed within a night of it, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
+    "Each night's figures are judged net of the host's level that night, fitted on every row that kept its build (the same build key, harness and machine) across nights. ",
+    `A change point is a step that stands out of the night-to-night noise at p \u2264 ${NIGHT_ALPHA} and is at least the regression threshold: `,
+    "at a night where the build key, the harness or the machine changed, tested where it is and attributed to it; elsewhere found by a search over the nights, ",
+    `with at least ${NIGHT_MIN_BEFORE} nights before it and ${NIGHT_MIN_AFTER} after, and never attributed to the submission (`,
     link2(`method_${model.system}.md`, "method"),
     ")."
   )
@@ -47433,6 +47736,13 @@ var nights = (_model, t) => [
     )
   ] : []
 ];
+function visibility(t) {
+  const noise = `night-to-night noise ${formatShare(t.noise.tau)}${t.noise.measured ? ` (measured on ${t.noise.pairs} pairs of unchanged nights)` : ` (assumed: only ${t.noise.pairs} pairs of unchanged nights, too few to measure it)`}`;
+  const d = t.detectable;
+  const searched = d.searched_pct === void 0 ? `a step of unknown cause cannot be found yet: the search needs ${d.searched_needs} nights (${NIGHT_MIN_BEFORE} before a step, ${NIGHT_MIN_AFTER} after it), these pages have ${t.nights.length}` : `a step of unknown cause of at least ${pyFixed(d.searched_pct, 1)}% once it has lasted ${NIGHT_MIN_AFTER} nights`;
+  const known = d.known_pct === void 0 ? "" : `; at a night whose build key changed, a step of at least ${pyFixed(d.known_pct, 1)}% on that night`;
+  return `With ${t.nights.length} nights and ${noise}, the rule can find ${searched}${known}. A noisier row is held to its own noise, and needs more.`;
+}
 var changePointsSection = (_model, t) => {
   const rows = t.series.flatMap(
     (s) => s.changes.map((c) => [
@@ -47441,23 +47751,19 @@ var changePointsSection = (_model, t) => {
       s.operation,
       nightCell(t.nights, c.night, 1),
       signedPct(c.delta_pct),
-      pyGeneral(c.p_value, 2),
+      `${pyFixed(Math.abs(c.z), 1)} sd`,
       causeText(c),
-      c.detail || "\u2014"
+      c.detail || (c.known ? "\u2014" : "nothing known: found by the search")
     ])
   );
   return [
     heading2(2, "Change points"),
-    table(["candidate", "instance", "operation", "from night", "step", "p", "attributed to", "what changed that night"], rows, [
-      text2("none found"),
-      "\u2014",
-      "\u2014",
-      "\u2014",
-      "\u2014",
-      "\u2014",
-      "\u2014",
-      "\u2014"
-    ])
+    para(visibility(t)),
+    table(
+      ["candidate", "instance", "operation", "from night", "step", "out of the noise", "attributed to", "what changed that night"],
+      rows,
+      [text2("none found"), "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014", "\u2014"]
+    )
   ];
 };
 var unstableSection = (_model, t) => {
@@ -47550,6 +47856,13 @@ function sparkline(s) {
   const bars = "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
   return values.map((v) => v === void 0 ? " " : bars[Math.round((v - lo) / span * (bars.length - 1))]).join("");
 }
+function hostLine(system2, t) {
+  const m = t.hostMove;
+  if (!m)
+    return t.nights.length < 2 ? "" : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
+  const way = Math.abs(m.pct) < 0.05 ? "as fast as" : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
+  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system2}'s figures below are judged net of it).`;
+}
 function trendHighlights(system2, t) {
   const since = t.sinceLastNight.map((r) => [
     system2,
@@ -47557,12 +47870,14 @@ function trendHighlights(system2, t) {
     code4(r.label),
     r.operation,
     r.verdict,
-    r.delta_pct !== void 0 ? signedPct(r.delta_pct) : "\u2014",
-    causeOfLastNight(t, r),
+    signedPct(r.delta_pct),
+    r.causes.join(", "),
     link2(trendsPagePath(system2), "trends")
   ]);
+  const lastNight = t.nights.length - 1;
+  const listed2 = new Set(t.sinceLastNight.map((r) => `${r.candidate}/${r.label}/${r.operation}`));
   const changes = t.series.flatMap(
-    (s) => s.changes.map((c) => [
+    (s) => s.changes.filter((c) => c.night !== lastNight || !listed2.has(`${s.candidate}/${s.label}/${s.operation}`)).map((c) => [
       system2,
       s.candidate,
       code4(s.label),
@@ -47576,23 +47891,19 @@ function trendHighlights(system2, t) {
   return [
     heading2(2, "Since last night"),
     para(
-      t.nights.length < 2 ? `${system2}: no earlier night to compare with.` : `${system2}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`
+      t.nights.length < 2 ? `${system2}: no earlier night to compare with.` : `${system2}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p \u2264 ${NIGHT_ALPHA}); what moved unchanged code was the host or the noise.${hostLine(system2, t)}`
     ),
     table(["system", "candidate", "instance", "operation", "verdict", "\u0394", "attributed to", ""], since, [
-      text2(t.nights.length < 2 ? "no earlier night" : "no operation moved beyond the noise"),
+      text2(t.nights.length < 2 ? "no earlier night" : "no rebuilt operation moved beyond the noise"),
       ...Array.from({ length: 7 }, () => "\u2014")
     ]),
     heading2(2, `Change points in the last ${t.nights.length} nights`),
+    para(visibility(t)),
     table(["system", "candidate", "instance", "operation", "from night", "step", "attributed to", ""], changes, [
       text2("none found"),
       ...Array.from({ length: 7 }, () => "\u2014")
     ])
   ];
-}
-function causeOfLastNight(t, r) {
-  const s = t.series.find((x) => x.candidate === r.candidate && x.label === r.label && x.operation === r.operation);
-  const n = t.nights.length - 1;
-  return s?.points[n] && s.points[n - 1] ? causesBetween(s, n - 1, n, t.nights).causes.join(", ") : "unknown";
 }
 
 // src/report/pages/candidate.ts

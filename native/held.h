@@ -11,11 +11,12 @@
  * right after the counter, it copies the outputs, lengths and return codes out of the book, and,
  * once the parent's side has answered, folds them into the transcript as the untrusted half would
  * (calls_fold): work done after the window is not in it. At the end it writes that transcript, and
- *   HELD key kind stride batch segment per_block calls in_len out_len0 out_len1 cpu_ns
+ *   HELD key kind stride batch segment per_block calls in_len out_len0 out_len1 cpu_ns beside_ns
  * the key (for the replay, which is given it), the layout it read, which TypeScript holds to the
- * one the job and the instance's sizes give (src/measure/trustedClock.ts), and the CPU its copies
- * took inside the parent's side's windows, which the kernel's view of them leaves out: it is not the
- * library's. A trial it could not hold ends with "UNHELD reason" instead. The book is untrusted input: read
+ * one the job and the instance's sizes give (src/measure/trustedClock.ts), the CPU its copies took
+ * inside the parent's side's windows, and the CPU it spent on the book between them (making a
+ * window's inputs, folding the one before's outputs), which the kernel's view leaves out: neither is
+ * the library's. A trial it could not hold ends with "UNHELD reason" instead. The book is untrusted input: read
  * once, checked, copied; a layout calls_init could not have made leaves the trial unheld. */
 #ifndef NGCC_HELD_H
 #define NGCC_HELD_H
@@ -33,7 +34,9 @@ typedef struct {
     unsigned long long inputs_sk;  /* the secret key's bytes before the ciphertexts there */
     unsigned long long windows, first; /* windows begun; the open one's first call */
     size_t n;                          /* its calls (0: none to serve) */
-    long long cpu_ns;                  /* this thread's CPU in held_reveal and held_snapshot */
+    long long cpu_ns;                  /* this thread's CPU in the windows' copies (held_reveal, held_snapshot) */
+    long long beside_ns;               /* and between them: each window's inputs made, its outputs folded */
+    long long last_fold_ns;            /* the last fold's, after the last window: not between two */
     uint64_t first_segment;
     uint32_t nseeds;
     unsigned char seeds[BOOK_SEEDS][SEED_BYTES];

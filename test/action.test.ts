@@ -891,9 +891,9 @@ describe('the action in nightly and report modes', () => {
   });
 
   it("report mode reads the data branch's earlier versions as nights: a trend page, each night linked to its commit", async () => {
-    // x86_1's evidence is on the branch (a test above). Tonight's: the same folder, run again three
-    // times slower in kem-1's dec (its record scaled: beyond any noise of this host's few trials),
-    // as the nightly's merge step would leave it.
+    // x86_1's evidence is on the branch (a test above). Tonight's: the same folder, with kem-1 rebuilt
+    // (a new build key) and three times slower in its dec (its record scaled: beyond any noise of this
+    // host's few trials), as the nightly's merge step would leave it.
     const evidence = join(repo, 'performance', 'data', 'x86_1');
     const campaignFile = join(evidence, 'campaign.json');
     const campaign = JSON.parse(readFileSync(campaignFile, 'utf8')) as { last_run: Record<string, unknown> };
@@ -903,6 +903,10 @@ describe('the action in nightly and report modes', () => {
     const record = JSON.parse(readFileSync(recordFile, 'utf8')) as TimingRecord;
     for (const t of record.trials) t.cycles *= 3;
     record.mean_cycles! *= 3;
+    const buildFile = join(evidence, 'build.json');
+    const builds = JSON.parse(readFileSync(buildFile, 'utf8')) as BuildJson;
+    builds.instances['kem-1/good']!.build_key = `rebuilt-${builds.instances['kem-1/good']!.build_key}`;
+    writeFileSync(buildFile, JSON.stringify(builds));
     // Another night's measurement (a record with the same start and library is the same measurement, carried over).
     (record as { started_utc?: string }).started_utc = String(campaign.last_run.started_utc);
     writeFileSync(recordFile, JSON.stringify(record));
@@ -917,7 +921,9 @@ describe('the action in nightly and report modes', () => {
     const trends = readFileSync(join(pagesDir, 'performance', 'trends_x86_1.md'), 'utf8');
     expect(trends).toContain(`[evidence](https://github.com/ngcc-dev/submissions/tree/${published}/performance/data/x86_1)`);
     const index = readFileSync(join(pagesDir, 'index.md'), 'utf8');
-    expect(rendered(index)).toMatch(/Since last night[\s\S]*x86_1kem-1gooddecregression\+\d+(\.\d)?%unknown/);
+    expect(rendered(index)).toMatch(/Since last night[\s\S]*x86_1kem-1gooddecregression\+\d+(\.\d)?%submission/);
+    // Only the operation that moved: kem-1's keygen and enc were rebuilt too, and kept their figures.
+    expect(rendered(index)).not.toMatch(/x86_1kem-1good(keygen|enc)(regression|improvement)/);
   });
 
   it('history-nights: 0 reads no history, and a bad value names the input', async () => {

@@ -470,6 +470,26 @@ describe('the comment’s headings', () => {
     expect(where).toEqual(['Memory changes']);
   });
 
+  it('puts a row under one heading: a change measured on noisy sides is under "Changed" alone, marked there', () => {
+    const report = everything();
+    const noisyRegression: CompareRow = {
+      ...row('kem-90', 'kem-90-512', 'dec', 100_000, 142_500, 'regression'),
+      noisy: true,
+      reason: "trials spread 1.02× on base, 1.60× on head, but the sides' worst-case ranges do not overlap",
+    };
+    report.rows.push(noisyRegression);
+    report.counts = { ...report.counts, regressions: report.counts.regressions + 1 };
+    const sections = sectionsOf(parse(renderComment(report, { pr: prContext({ measured: ['kem-01', 'kem-90', 'sign-10'] }) })));
+    const headings = sections.filter((x) => x.title !== '<details>');
+    const under = headings.filter((x) => tablesIn(x.blocks).some((t) => t.some((cells) => cells[0] === 'kem-90'))).map((x) => x.title);
+    expect(under).toEqual(['Changed measurements']);
+    const [changed] = tablesIn(sections.find((x) => x.title === 'Changed measurements')!.blocks);
+    const kem90 = changed!.find((cells) => cells[0] === 'kem-90')!;
+    expect(kem90[changed![0]!.indexOf('verdict')]).toBe('⚠ regression (noisy sides, ranges apart)');
+    // The noisy table keeps the row whose verdict is noisy, and only it.
+    expect(column(tablesIn(sections.find((x) => x.title === 'Noisy measurements')!.blocks)[0]!, 'candidate')).toEqual(['kem-01']);
+  });
+
   it('gives each title only when it has content, and the headline counts what the sections show', () => {
     const tree = parse(renderComment(everything(), { pr: prContext({ measured: ['kem-01', 'sign-10'] }) }));
     expect(plain(tree.children.find((c) => c.type === 'heading'))).toBe(

@@ -161,7 +161,6 @@ describe('a run', () => {
       const campaign = JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8'));
       expect(campaign.cpus).toEqual([held, free]);
       expect(campaign.cpu_holds.map((h: { cpu: number; what: string }) => [h.cpu, h.what])).toEqual([
-        [free, 'counter probe'],
         [free, 'kem-1/a measure'],
         [free, 'kem-1/a profile'],
       ]);
@@ -301,11 +300,7 @@ describe('two CLI processes on one host', () => {
     // The profile rounds hold a core too (a pool core where there is one), and each record lies
     // inside a measure hold of its own shard.
     const holds = out.flatMap((o, i) => holdIntervals(join(o, 's'), String(i + 1)));
-    expect(holds.map((h) => h.what).sort()).toEqual([
-      'counter probe',
-      'counter probe',
-      ...['a', 'b', 'c', 'd'].flatMap((l) => [`kem-1/${l} measure`, `kem-1/${l} profile`]),
-    ]);
+    expect(holds.map((h) => h.what).sort()).toEqual([...['a', 'b', 'c', 'd'].flatMap((l) => [`kem-1/${l} measure`, `kem-1/${l} profile`])]);
     expect(overlaps(holds)).toEqual([]);
     for (const r of records) {
       const label = r.what.split('__')[0];
@@ -344,6 +339,34 @@ describe('two CLI processes on one host', () => {
     }
   });
 
+  it('a run with nothing left to time (everything kept, or every candidate INVALID) exits without waiting for a held core', async () => {
+    const dir = join(tempDir(), 'locks');
+    const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
+    const root = goodKemCampaign(['a'], 'planning:\n  trials: 2\n  trial_target_s: 0.01\n  op_budget_s: 1\n  warmups: 1\n');
+    const data = tempDir();
+    const args = ['run', root, '--system', 's', '--out', data, '--cpu', String(CPU)];
+    const first = started(cli, args, env);
+    expect(await exitOf(first.child), first.stderr()).toBe(0);
+    const gate = await lockCore([CPU], { dir, what: 'the test' });
+    try {
+      // The core is held for the whole second run: it keeps everything, so it must end without it.
+      const again = started(cli, args, env);
+      expect(await exitOf(again.child), again.stderr()).toBe(0);
+      expect(again.stderr()).not.toContain('waits for');
+      expect(again.stderr()).toMatch(/kem-1\/a keygen: unchanged, kept/);
+      expect(JSON.parse(readFileSync(join(data, 's', 'campaign.json'), 'utf8')).cpu_holds).toEqual([]);
+      // A campaign whose only candidate is INVALID builds nothing and times nothing.
+      const broken = goodKemCampaign(['a'], 'planning:\n  trials: 2\n');
+      writeFileSync(join(broken, 'kem-1', 'candidate.yml'), 'id: kem-1\ntype: kem\nalgorithm: x\nnist_prefx: X\ninstances: []\n');
+      const invalid = started(cli, ['run', broken, '--system', 's', '--out', tempDir(), '--cpu', String(CPU)], env);
+      expect(await exitOf(invalid.child), invalid.stderr()).toBe(1);
+      expect(invalid.stderr()).toMatch(/kem-1 INVALID \(not built\): .*nist_prefx/);
+      expect(invalid.stderr()).not.toContain('waits for');
+    } finally {
+      gate.release();
+    }
+  });
+
   it('a holder killed with SIGKILL frees the core for the run that waits for it', async () => {
     const dir = join(tempDir(), 'locks');
     const env = { ...process.env, NGCC_PERF_CPU_LOCK_DIR: dir };
@@ -371,6 +394,14 @@ describe('two CLI processes on one host', () => {
     first.child.kill('SIGKILL');
     expect(await exitOf(second.child), second.stderr()).toBe(0);
     expect(second.stderr()).toMatch(new RegExp(`has CPU ${CPU} after waiting`));
+    // The wait is its own line of the run's end, and the forecast is held to the wall time without it.
+    expect(second.stderr()).toMatch(
+      /wall time +\S+ [µm]?s → +\S+ [µm]?s \(\d+\.\d\d×\), waits apart\n.*waits for a core +\S+ [µm]?s \(1 wait: another process held the core; not forecast\)\n.*in all +\S+/,
+    );
+    const forecast = JSON.parse(readFileSync(join(secondOut, 's', 'campaign.json'), 'utf8')).forecast;
+    expect(forecast.waits).toBe(1);
+    // It waited at least from its wait line to the kill, with nothing of its own under way.
+    expect(forecast.waited_s).toBeGreaterThan(0);
     const records = recordIntervals(join(secondOut, 's'), '2');
     expect(records).toHaveLength(3);
     for (const r of records) expect(r.from).toBeGreaterThanOrEqual(killed);

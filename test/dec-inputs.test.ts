@@ -444,6 +444,14 @@ describe("dec's inputs, made in another process", () => {
     expect(r.processes.some((p) => p.stderr.includes('HOOK read the timed inputs'))).toBe(false);
     expect(r.replays!.map((x) => [x.check, x.outcome])).toEqual(r.trials.map(() => ['inputs', 'agrees']));
     expect(r.processes.every((p) => p.window_key !== undefined && p.meta.inputs === 'given')).toBe(true);
+    // The trusted half's work between the windows (reading each window's ciphertexts, folding its
+    // outputs) is measured, and lies within the CPU beside the windows, where the rule leaves it out.
+    const timed = r.processes.filter((p) => p.beside_windows_cpu_s !== undefined);
+    expect(timed.length).toBeGreaterThan(0);
+    for (const p of timed) {
+      expect(p.held_beside_cpu_s).toBeGreaterThan(0);
+      expect(p.held_beside_cpu_s).toBeLessThanOrEqual(p.beside_windows_cpu_s! + 0.001);
+    }
   }, 180_000);
 
   it('a dec whose book the trusted half cannot hold, once its inputs were given to it, fails for that, and makes no timed call', async () => {

@@ -20,7 +20,7 @@ import {
   type UnitForecast,
 } from '../src/campaign/forecast.js';
 import { runSchedule, stagesOf } from '../src/campaign/schedule.js';
-import { RunTracker } from '../src/campaign/tracker.js';
+import { outcomeLines, RunTracker, WaitClock } from '../src/campaign/tracker.js';
 
 // The forecast's arithmetic (src/campaign/forecast.ts): the layout the scheduler follows, the order,
 // the shards, the ETA's model of what is left.
@@ -313,6 +313,38 @@ describe('the ETA while steps run', () => {
     vi.advanceTimersByTime(25_000);
     // 3× its estimate so far: a's own timing is taken to end now, b's and c's at 3× theirs.
     expect(tracker.eta()).toBeCloseTo(61, 6);
+  });
+
+  it('counts waits for a core apart: only a wait with no work of its own under way, and the forecast held to the rest', () => {
+    vi.useFakeTimers({ now: 0 });
+    const waits = new WaitClock();
+    const tracker = new RunTracker(
+      [
+        unitOf('a', [{ lane: 'pool', kind: 'pool', steps: [planned('prepare', 2)] }]),
+        unitOf('b', [{ lane: 'timing', kind: 'timing', steps: [planned('measure', 4)] }]),
+      ],
+      1,
+      1,
+      0,
+      waits,
+    );
+    // b waits for the timing core while a prepares (2 s): that wait costs nothing.
+    waits.waitStarted();
+    waits.workStarted();
+    vi.advanceTimersByTime(2000);
+    waits.workEnded();
+    // Then 50 s with nothing under way but the wait.
+    vi.advanceTimersByTime(50_000);
+    waits.waitEnded();
+    waits.workStarted();
+    vi.advanceTimersByTime(4000);
+    waits.workEnded();
+    const summary = tracker.summary();
+    expect(summary).toMatchObject({ waits: 1, waited_s: 50, actual_wall_s: 6 });
+    const lines = outcomeLines(summary);
+    expect(lines.at(-3)).toMatch(/^ {2}wall time +4 s → +6 s \(1\.50×\), waits apart$/);
+    expect(lines.at(-2)).toMatch(/^ {2}waits for a core +50 s \(1 wait: another process held the core; not forecast\)$/);
+    expect(lines.at(-1)).toMatch(/^ {2}in all +56 s$/);
   });
 });
 

@@ -163,7 +163,8 @@ describe('pages say what they know', () => {
       ['quiet', 'keygen', '1.01× · ±1.2%'],
       ['quiet', 'enc', '1.24× · ±136%'],
       ['quiet', 'dec', '— (one trial)'],
-      ['noisy', 'keygen', '2.00× ⚠ noisy · ±46%'],
+      // Its mean, 120 k, is 20 % from its median trial: marked, the median given (report/spread.ts medianApart).
+      ['noisy', 'keygen', '2.00× ⚠ noisy · ±46% ≠ median 100.0 k'],
       // The project's rule (NOISY_TRIAL_SPREAD): 1.25× is noisy, 1.24× is not.
       ['noisy', 'enc', '1.25× ⚠ noisy · ±141%'],
       ['noisy', 'dec', '1.00× · ±0.0%'],
@@ -173,7 +174,13 @@ describe('pages say what they know', () => {
 
     const summary = pages.get('performance/summary_x86_1.md')!;
     const cycles = tableOf(summary, 'Key encapsulation');
-    expect(rowOf(cycles, 'kem-1', 'noisy')!.slice(3)).toEqual(['120.0 k ⚠ noisy 2.00×', '112.5 k ⚠ noisy 1.25×', '100.0 k']);
+    expect(rowOf(cycles, 'kem-1', 'noisy')!.slice(3)).toEqual([
+      '120.0 k ⚠ noisy 2.00× ≠ median 100.0 k',
+      '112.5 k ⚠ noisy 1.25×',
+      '100.0 k',
+    ]);
+    // The same mark on both pages, and the same note under their tables.
+    for (const text of [page, summary]) expect(text).toContain('"≠ median": the mean lies more than 3 % from the median trial');
     expect(rowOf(cycles, 'kem-1', 'quiet')!.slice(3)).toEqual(['100.5 k', '112.0 k', '100.0 k']);
     expect(summary).toMatch(footnote);
 

@@ -278,7 +278,7 @@ say $'MARK\\tend'; read -r go <&3
 say $'TRIAL\\t100\\t0.3\\t${cycles}'
 say $'TRANSCRIPT\\t1\\t0\\t${Array(100).fill('0123456789abcdef').join('\\t')}'
 say $'STATUS\\tcomplete'
-say $'HELD\\t00112233445566778899aabbccddeeff\\tkem-keygen\\t704\\t100\\t16\\t1\\t100\\t0\\t32\\t32\\t0'
+say $'HELD\\t00112233445566778899aabbccddeeff\\tkem-keygen\\t704\\t100\\t16\\t1\\t100\\t0\\t32\\t32\\t0\\t0'
 say $'CLOCK\\trdtsc\\t1\\t${cycles}\\t0'
 say $'END\\t0'
 `,

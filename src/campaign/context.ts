@@ -23,8 +23,12 @@ export interface RunContext {
   plan: RunPlan;
   /** The native drivers (ngcc_driver, ngcc_mem, ngcc_probe) and the harness version. */
   tools: HarnessTools;
-  /** The cycle counter's rate as the run's probe measured it (trials are checked against the kernel's view with it). */
-  counterHz?: number;
+  /**
+   * The cycle counter's rate, probed on the pinned run's core the first time a step asks (trials are
+   * checked against the kernel's view with it): asked inside a core's hold, so that a run with
+   * nothing to time never waits for a core to probe it.
+   */
+  counterRate?(pinned: RunContext): Promise<number | undefined>;
   /** The host as the run found it (written into each timing record). */
   environment: HostEnvironment;
   progress?: Progress;
@@ -95,6 +99,11 @@ export interface PhaseStep {
    * instance's build.json entry before the run. Without it, the step's previous duration, if any.
    */
   expect?(plan: RunPlan, unit: Unit, previous: BuildEntry | undefined): StepEstimate;
+  /**
+   * Whether the step has work for a core for this instance (default: it has). A stage none of whose
+   * steps has any runs without taking a core's lock: a run that keeps everything waits for no core.
+   */
+  needsCore?(ctx: InstanceContext): boolean;
   /** Resolves to 'kept' when the step kept what was there and did no work (its time forecasts nothing). */
   // biome-ignore lint/suspicious/noConfusingVoidType: a step that returns nothing (async, no return) did its work
   run(ctx: InstanceContext): Promise<void | 'kept'>;

@@ -66,6 +66,8 @@ export const ct: PhaseStep = {
   phase: 'ct',
   core: 'exclusive',
   ticks: () => 1,
+  // Kept results are only rewritten with today's suppressions: no valgrind run, no core.
+  needsCore: (ctx) => (decisions.get(ctx)?.run ?? 'check') === 'check',
   expect: (_run, _unit, previous) => previousSeconds('ct', previous),
   async run(ctx) {
     const decided = decisions.get(ctx);

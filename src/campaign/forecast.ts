@@ -43,7 +43,12 @@ export interface StepTotals {
 
 export interface RunForecastSummary {
   predicted_wall_s: number;
+  /** From the run's start to its end, less `waited_s`: what the forecast is held to. */
   actual_wall_s: number;
+  /** Wall seconds the run spent waiting for a core (another process held it) with no work of its own under way. */
+  waited_s?: number;
+  /** How many times it waited for a core. */
+  waits?: number;
   workers: number;
   timing_cores: number;
   steps: StepTotals[];

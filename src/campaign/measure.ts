@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { appendTrials, buildRecord } from '../evidence/record.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { forgeryShown, measurable, type Forgery } from '../kat/status.js';
-import { measureOperations, operationsOf, type OperationRequest } from '../measure/operation.js';
+import { measureOperations, operationsOf, type OperationRequest, type OperationResult } from '../measure/operation.js';
 import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
 import { precisionOf } from '../measure/precision.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
@@ -16,6 +16,7 @@ import {
   preparedEntry,
   previousSeconds,
   type InstanceContext,
+  type InstanceSummary,
   type PhaseStep,
 } from './context.js';
 import { plannedOperationSeconds } from './forecast.js';
@@ -49,6 +50,7 @@ export const measure: PhaseStep = {
   core: 'timing',
   // A key exchange's passes are known only after its KAT: the count assumes two, the usual number.
   ticks: (_run, unit) => operationsOf(unit.candidate.type, 2).length,
+  needsCore: measuresAnything,
   expect: (plan, unit, previous) => {
     // A KAT that forbade timing will most likely forbid it again: nothing to time.
     if (previous?.kat !== undefined && !measurable(previous.kat)) return { seconds: 0, source: 'kept' };
@@ -92,50 +94,18 @@ export const measure: PhaseStep = {
     const driverType = driverTypeOf(unit.candidate, unit.instance);
     const extra = plan.extraRounds;
     for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-      // Extra rounds measure the rows the first rounds left undecided, and nothing else.
-      if (extra && !extra.operations.has(`${unit.key}/${operation}`)) {
-        summary.operations.push({ operation, status: 'complete', skipped: true });
-        ctx.tick(`${operation}: decided in the first rounds`);
-        continue;
-      }
-      if (!measurable(entry.kat) || !entry.library) {
-        summary.operations.push({ operation, status: 'not measured', skipped: true });
-        ctx.tick(`${operation}: not measured (${katShown(entry.kat)})`);
-        continue;
-      }
       const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      // FORGED holds for the library that earned it: measuring it again would give it another draw.
-      if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256) {
-        summary.operations.push({ operation, status: 'failed', skipped: true, failure: previous.forged });
-        ctx.tick(`${operation}: ${previous.forged} (kept for this library; --force measures it again)`);
-        continue;
-      }
-      if (
-        // A paired run measures both sides now: a kept record was measured at another time.
-        !plan.force &&
-        !plan.against &&
-        !extra &&
-        previous?.status === 'complete' &&
-        previous.library_sha256 === entry.library_sha256 &&
-        previous.kat === entry.kat &&
-        !remeasuredNoisy(plan, previous)
-      ) {
-        // The kept record's own trials say whether it was noisy: a later run must not turn it into a plain "ok".
-        const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : undefined;
-        summary.operations.push({
-          operation,
-          status: 'complete',
-          mean_cycles: previous.mean_cycles,
-          skipped: true,
-          ...(kept ? { spread: kept } : {}),
-        });
-        ctx.tick(`${operation}: unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}×` : ''}`);
+      const skip = skippedOperation(ctx, entry, operation, previous);
+      if (skip) {
+        summary.operations.push(skip.row);
+        ctx.tick(`${operation}: ${skip.line}`);
         continue;
       }
       todo.push({
         driver: run.tools.driver,
-        library: resolve(plan.campaignDir, entry.library),
-        libraryShown: entry.library,
+        // skippedOperation passed it: the entry has a library.
+        library: resolve(plan.campaignDir, entry.library!),
+        libraryShown: entry.library!,
         type: driverType,
         operation,
         cpu: plan.cpu,
@@ -144,7 +114,7 @@ export const measure: PhaseStep = {
         planning: plan.settings.planning,
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
-        counterHz: run.counterHz,
+        counterHz: await run.counterRate?.(run),
         audit: plan.audit,
         ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
         ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
@@ -218,6 +188,7 @@ export const measure: PhaseStep = {
             base.paths.record(id, label, operation),
             appended(base.paths.record(id, label, operation), { ...record, paired: true }),
           );
+          ctx.run.progress?.note?.(`${unit.key} ${operation} (base side): ${baseSideLine(result)}`);
           return;
         }
         if (result.meta.counter) run.onCounter(result.meta.counter);
@@ -249,6 +220,74 @@ export const measure: PhaseStep = {
     noteForgery(ctx, entry);
   },
 };
+
+type OperationRow = InstanceSummary['operations'][number];
+
+/** A base side's outcome, for the log: the comparison reads its record, and a row without base trials says why here. */
+function baseSideLine(result: OperationResult): string {
+  const failed = result.processes.filter((p) => p.failure);
+  const reasons = [...new Set(failed.map((p) => p.failure!))].slice(0, 3);
+  return [
+    `${result.status}${result.failure ? ` (${result.failure})` : ''}, ${result.trials.length} trial${result.trials.length === 1 ? '' : 's'}`,
+    ...(failed.length > 0 ? [`${failed.length} process${failed.length === 1 ? '' : 'es'} failed: ${reasons.join('; ')}`] : []),
+  ].join('; ');
+}
+
+/**
+ * Why an operation is not measured in this run, with its summary row and progress line; undefined
+ * when it is. `previous` is its record on disk (none when the run is forced).
+ */
+function skippedOperation(
+  ctx: InstanceContext,
+  entry: BuildEntry,
+  operation: string,
+  previous: TimingRecord | undefined,
+): { row: OperationRow; line: string } | undefined {
+  const { plan } = ctx.run;
+  const extra = plan.extraRounds;
+  // Extra rounds measure the rows the first rounds left undecided, and nothing else.
+  if (extra && !extra.operations.has(`${ctx.unit.key}/${operation}`))
+    return { row: { operation, status: 'complete', skipped: true }, line: 'decided in the first rounds' };
+  if (!measurable(entry.kat) || !entry.library)
+    return { row: { operation, status: 'not measured', skipped: true }, line: `not measured (${katShown(entry.kat)})` };
+  // FORGED holds for the library that earned it: measuring it again would give it another draw.
+  if (!plan.force && !plan.against && previous?.forged && previous.library_sha256 === entry.library_sha256)
+    return {
+      row: { operation, status: 'failed', skipped: true, failure: previous.forged },
+      line: `${previous.forged} (kept for this library; --force measures it again)`,
+    };
+  if (
+    // A paired run measures both sides now: a kept record was measured at another time.
+    plan.force ||
+    plan.against ||
+    extra ||
+    previous?.status !== 'complete' ||
+    previous.library_sha256 !== entry.library_sha256 ||
+    previous.kat !== entry.kat ||
+    remeasuredNoisy(plan, previous)
+  )
+    return undefined;
+  // The kept record's own trials say whether it was noisy: a later run must not turn it into a plain "ok".
+  const kept = previous.trials?.length ? trialSpread(deriveStatistics(previous.trials), previous.trials.length) : undefined;
+  return {
+    row: { operation, status: 'complete', mean_cycles: previous.mean_cycles, skipped: true, ...(kept ? { spread: kept } : {}) },
+    line: `unchanged, kept${kept && kept >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${kept.toFixed(2)}×` : ''}`,
+  };
+}
+
+/** Whether the measure step will time anything for this instance (it waits for a timing core only then). */
+function measuresAnything(ctx: InstanceContext): boolean {
+  const entry = ctx.entry;
+  if (!entry) return true;
+  if (entry.forged?.operation === UNSEEN_CHECK) return false;
+  const { plan } = ctx.run;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  return operationsOf(ctx.unit.candidate.type, entry.sizes?.kex_passes).some((operation) => {
+    const previous = plan.force ? undefined : readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));
+    return skippedOperation(ctx, entry, operation, previous) === undefined;
+  });
+}
 
 /**
  * build.json `forged` follows the instance's records of its current library: set by the first record

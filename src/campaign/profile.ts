@@ -87,6 +87,10 @@ export const profile: PhaseStep = {
   phase: 'profile',
   core: 'exclusive',
   ticks: () => 1,
+  needsCore: (ctx) => {
+    const plan = plans.get(ctx);
+    return plan === undefined || (plan.run && plan.operations.length > 0);
+  },
   expect: (plan, unit, previous) => {
     if (profilesHold(plan, unit, previous)) return { seconds: 0, source: 'kept' };
     const known = previousSeconds('profile', previous);

@@ -19,7 +19,7 @@ import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { filledSeconds, unitCost } from './forecast.js';
 import { runSchedule, stagesOf } from './schedule.js';
-import { forecastUnits, outcomeLines, planLines, RunTracker } from './tracker.js';
+import { forecastUnits, outcomeLines, planLines, RunTracker, WaitClock } from './tracker.js';
 import type { Progress } from './progress.js';
 import { prepare, saveEntry } from './prepare.js';
 import { profile, profileBuild } from './profile.js';
@@ -50,6 +50,7 @@ export const PHASE_STEPS: readonly PhaseStep[] = [prepare, stale, unseen, profil
  * then, holding the folder's lock, every step of `steps` for each instance.
  */
 export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseStep[] = PHASE_STEPS): Promise<CampaignSummary> {
+  const startedMs = Date.now();
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   // What a run killed outright (kill -9) left in the temporary folder: dec's keys, gdb's scripts.
   const swept = sweepScratch();
@@ -62,7 +63,7 @@ export async function runCampaign(opts: CampaignOptions, steps: readonly PhaseSt
   const release = lockSystem(plan.systemDir);
   const releaseBase = plan.against ? lockSystem(plan.against.systemDir) : undefined;
   try {
-    return await runLocked(plan, opts, steps);
+    return await runLocked(plan, opts, steps, startedMs);
   } finally {
     releaseBase?.();
     release();
@@ -92,7 +93,7 @@ function removeUnfinishedWrites(plan: RunPlan, progress: Progress | undefined): 
   if (leftover.length > 0) progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(', ')}`);
 }
 
-async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[]): Promise<CampaignSummary> {
+async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[], startedMs: number): Promise<CampaignSummary> {
   let counter: string | undefined;
   const costs: ProcessCost[] = [];
   const run: RunContext = {
@@ -110,22 +111,15 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
   // Written after every hold: a run killed midway still says where it pinned what.
-  const cores = coreHolds(run, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
+  const waits = new WaitClock();
+  const cores = coreHolds(run, waits, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
   const stages = stagesOf(active);
-  // The start check's probe reads the counter's rate where the trials will run: pinned there, it
-  // waits for the timing core. A run that times nothing (build,kat) needs no rate: its check runs
-  // unpinned, beside whatever holds the core.
-  if (stages.some((s) => s.kind === 'timing'))
-    run.counterHz = await cores.on(
-      'counter probe',
-      (line) => run.progress?.note?.(line),
-      async (pinned) => {
-        const probe = await probeSandbox({ mode: plan.sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu });
-        return probe.counterHz;
-      },
-    );
-  else await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  // The start check runs unpinned, beside whatever holds the cores. The counter's rate is read where
+  // the trials run, inside the first hold that times anything: a run with nothing to time never
+  // waits for a core to probe it.
+  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  run.counterRate = counterRateOnce(plan.sandbox);
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
@@ -141,7 +135,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const forecasts = forecastUnits(plan, plan.units, stages, poolOwnsCores);
   // Serial: every stage after the last, as on one lane.
   if (opts.serial) for (const f of forecasts) for (const s of f.stages) s.lane = 'timing';
-  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length);
+  const tracker = new RunTracker(forecasts, pool.workers, opts.serial ? 1 : plan.cpus.length, startedMs, waits);
   const forecast = tracker.summary();
   const planned = planLines(forecast, plan.units.length);
   for (const line of planned) run.progress?.note?.(line);
@@ -191,7 +185,12 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
       async onPool(ctx, stage, cpus, work) {
         const started_utc = new Date().toISOString();
         tracker.stageStarted(ctx.unit.key);
-        await work();
+        waits.workStarted();
+        try {
+          await work();
+        } finally {
+          waits.workEnded();
+        }
         poolSpans.push({
           what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
           cpus: cpus ? [...cpus] : null,
@@ -234,6 +233,15 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     invalid: plan.invalid,
     forecast: { planned: forecast, outcome },
     ...(timingProcesses ? { timingProcesses } : {}),
+  };
+}
+
+/** The counter's rate, probed once, on the core of the first pinned run that asks. */
+function counterRateOnce(sandbox: RunPlan['sandbox']): (pinned: RunContext) => Promise<number | undefined> {
+  let rate: Promise<number | undefined> | undefined;
+  return (pinned) => {
+    rate ??= probeSandbox({ mode: sandbox, probeTool: pinned.tools.probe, cpu: pinned.plan.cpu }).then((p) => p.counterHz);
+    return rate;
   };
 }
 
@@ -299,7 +307,7 @@ interface CpuHold {
  * meanwhile. The work gets the run with `plan.cpu` (and the environment) of the core it holds. Every
  * hold is kept, with times taken inside it, for campaign.json.
  */
-function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
+function coreHolds(run: RunContext, waits: WaitClock, onHold: (holds: CpuHold[]) => void) {
   const { plan } = run;
   const environments = new Map<number, HostEnvironment>([[plan.cpu, run.environment]]);
   // What a waiter's line shows first is the step; the run and its folder, long, come last.
@@ -317,21 +325,25 @@ function coreHolds(run: RunContext, onHold: (holds: CpuHold[]) => void) {
       const lease = await lockCore([...cpus], {
         what: `${what} — ${holder}`,
         onWait: (line) => {
+          if (!waited) waits.waitStarted();
           waited = true;
           say(line);
           run.progress?.waiting?.(line);
         },
       });
       if (waited) {
+        waits.waitEnded();
         run.progress?.waiting?.(undefined);
         say(`has CPU ${lease.cpu} after waiting ${formatSeconds(lease.waited_s)}`);
       }
       const cpu = lease.cpu;
       if (!environments.has(cpu)) environments.set(cpu, hostEnvironment(cpu, plan.settings.compiler));
       const pinned: RunContext = cpu === plan.cpu ? run : { ...run, plan: { ...plan, cpu }, environment: environments.get(cpu)! };
+      waits.workStarted();
       try {
         return await work(pinned);
       } finally {
+        waits.workEnded();
         holds.push({ cpu, what, acquired_utc: lease.acquired_utc, released_utc: new Date().toISOString(), waited_s: lease.waited_s });
         lease.release();
         onHold(holds);

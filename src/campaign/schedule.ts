@@ -56,8 +56,10 @@ async function runStage(ctx: InstanceContext, stage: Stage, opts: ScheduleOption
   const steps = async () => {
     for (const step of stage.steps) await opts.runStep(ctx, step);
   };
-  // Without a library nothing can be timed or profiled: no need to wait for a core.
-  const needsCore = stage.kind !== 'pool' && !(ctx.entry && !ctx.entry.library);
+  // Without a library nothing can be timed or profiled, and a stage that keeps everything times
+  // nothing: no need to wait for a core.
+  const needsCore =
+    stage.kind !== 'pool' && !(ctx.entry && !ctx.entry.library) && stage.steps.some((step) => step.needsCore?.(ctx) ?? true);
   const cpus = workerCpu !== undefined ? [workerCpu] : undefined;
   const confined = () => withCpus(cpus, steps);
   const onLentCore = workerCpu !== undefined && (opts.lentCpus?.includes(workerCpu) ?? false);

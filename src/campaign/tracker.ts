@@ -69,8 +69,55 @@ function expected(step: PhaseStep, plan: RunPlan, unit: Unit, entry: BuildEntry 
   }
 }
 
+/**
+ * The run's waits for a core, counted apart from its work: wall time while some stage waits for a
+ * core another process holds and no stage of the run is under way. A wait beside running work costs
+ * the run nothing the forecast did not already count.
+ */
+export class WaitClock {
+  private waiting = 0;
+  private working = 0;
+  private idleSince: number | undefined;
+  idle_s = 0;
+  waits = 0;
+
+  waitStarted(): void {
+    this.waiting++;
+    this.waits++;
+    this.update();
+  }
+
+  waitEnded(): void {
+    this.waiting--;
+    this.update();
+  }
+
+  workStarted(): void {
+    this.working++;
+    this.update();
+  }
+
+  workEnded(): void {
+    this.working--;
+    this.update();
+  }
+
+  /** Idle waiting so far, the one under way included. */
+  idleSeconds(now = Date.now()): number {
+    return this.idle_s + (this.idleSince === undefined ? 0 : (now - this.idleSince) / 1000);
+  }
+
+  private update(now = Date.now()): void {
+    const idle = this.waiting > 0 && this.working === 0;
+    if (idle && this.idleSince === undefined) this.idleSince = now;
+    if (!idle && this.idleSince !== undefined) {
+      this.idle_s += (now - this.idleSince) / 1000;
+      this.idleSince = undefined;
+    }
+  }
+}
+
 export class RunTracker {
-  private readonly started = Date.now();
   private readonly states = new Map<string, UnitState>();
   /** The instances in the order the scheduler serves them (longest expected first), for the layout. */
   private readonly served: UnitState[];
@@ -83,6 +130,9 @@ export class RunTracker {
     forecasts: readonly UnitForecast[],
     readonly workers: number,
     readonly cores: number,
+    /** When the run started (ms since the epoch): its wall time counts from there. */
+    private readonly started = Date.now(),
+    private readonly waits = new WaitClock(),
   ) {
     this.seconds = filledSeconds(forecasts);
     for (const f of forecasts) {
@@ -175,9 +225,12 @@ export class RunTracker {
   }
 
   summary(): RunForecastSummary {
+    const now = Date.now();
+    const waited = this.waits.idleSeconds(now);
     return {
       predicted_wall_s: this.predictedWall,
-      actual_wall_s: (Date.now() - this.started) / 1000,
+      actual_wall_s: Math.max(0, (now - this.started) / 1000 - waited),
+      ...(this.waits.waits > 0 ? { waited_s: waited, waits: this.waits.waits } : {}),
       workers: this.workers,
       timing_cores: this.cores,
       steps: [...this.totals.values()],
@@ -213,6 +266,9 @@ export function planLines(f: RunForecastSummary, units: number): string[] {
   ];
 }
 
+/** Where the actual seconds start on an outcome line: after "  wall time      ", the predicted figure and " → ". */
+const ACTUAL_COLUMN = 17 + 9 + 3;
+
 /** The end: predicted against actual seconds per step kind, and the wall time. */
 export function outcomeLines(f: RunForecastSummary): string[] {
   const ratio = (a: number, p: number) => (p > 0 ? ` (${(a / p).toFixed(2)}×)` : '');
@@ -224,6 +280,12 @@ export function outcomeLines(f: RunForecastSummary): string[] {
         (t) =>
           `  ${t.step.padEnd(14)} ${formatSeconds(t.predicted).padStart(9)} → ${formatSeconds(t.actual).padStart(9)}${ratio(t.actual, t.predicted)}`,
       ),
-    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} → ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}`,
+    `  wall time      ${formatSeconds(f.predicted_wall_s).padStart(9)} → ${formatSeconds(f.actual_wall_s).padStart(9)}${ratio(f.actual_wall_s, f.predicted_wall_s)}${f.waits ? ', waits apart' : ''}`,
+    ...(f.waits
+      ? [
+          `${'  waits for a core'.padEnd(ACTUAL_COLUMN)}${formatSeconds(f.waited_s ?? 0).padStart(9)} (${f.waits} wait${f.waits === 1 ? '' : 's'}: another process held the core; not forecast)`,
+          `${'  in all'.padEnd(ACTUAL_COLUMN)}${formatSeconds(f.actual_wall_s + (f.waited_s ?? 0)).padStart(9)}`,
+        ]
+      : []),
   ];
 }

@@ -111,13 +111,24 @@ function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRo
   return report.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
 
-/** Compared rows whose trials spread NOISY_TRIAL_SPREAD or more on a side, whatever their verdict. */
+/**
+ * Compared rows judged noisy, and unchanged rows with a noisy side (listed so that the reader sees the
+ * core was shared). A change or an inconclusive row with noisy sides appears under its own heading
+ * alone, marked there (verdictCell): a row has one heading.
+ */
 function noisyRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
-  return comparedRows(report, pr).filter((r) => r.noisy === true || r.verdict === 'noisy');
+  return comparedRows(report, pr).filter((r) => r.verdict === 'noisy' || (r.noisy === true && r.verdict === 'unchanged'));
 }
 
 const noisyVerdicts = (report: CompareReport, pr?: PullRequestContext): number =>
   comparedRows(report, pr).filter((r) => r.verdict === 'noisy').length;
+
+/** What a noisy side's change reads beside its verdict: judged all the same, since the ranges stand apart. */
+export const NOISY_APART_MARK = '(noisy sides, ranges apart)';
+
+function verdictCell(r: CompareRow): string {
+  return r.noisy === true && CHANGED.has(r.verdict) ? `${VERDICT_CELL[r.verdict]} ${NOISY_APART_MARK}` : VERDICT_CELL[r.verdict];
+}
 
 /** The comment's first line, also the findings named when the comment cannot be posted. */
 export function headline(report: CompareReport, pr?: PullRequestContext): string {
@@ -191,16 +202,7 @@ function rowCells(r: CompareRow, pr: PullRequestContext | undefined, paired: boo
   const pairs = paired ? [pairsCell(r)] : [];
   if (isCarriedOver(r, pr))
     return [r.candidate, r.label, r.operation, figureCell(r.base), MISSING, MISSING, NOT_MEASURED, ...(paired ? [MISSING] : [])];
-  return [
-    r.candidate,
-    r.label,
-    r.operation,
-    figureCell(r.base),
-    figureCell(r.head),
-    signedPct(r.delta_pct),
-    VERDICT_CELL[r.verdict],
-    ...pairs,
-  ];
+  return [r.candidate, r.label, r.operation, figureCell(r.base), figureCell(r.head), signedPct(r.delta_pct), verdictCell(r), ...pairs];
 }
 
 const UNDECIDED_HEADER = ['candidate', 'instance', 'operation', 'Δ%', 'trial pairs', 'why'];
@@ -213,7 +215,7 @@ function undecidedCells(r: CompareRow): Cell[] {
 const NOISY_HEADER = ['candidate', 'instance', 'operation', 'base spread', 'head spread', 'Δ%', 'verdict'];
 
 function noisyCells(r: CompareRow): Cell[] {
-  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), VERDICT_CELL[r.verdict]];
+  return [r.candidate, r.label, r.operation, spreadText(r.base), spreadText(r.head), signedPct(r.delta_pct), verdictCell(r)];
 }
 
 function changedRows(report: CompareReport): CompareRow[] {

@@ -72,17 +72,30 @@ export const HISTORY_RUNS = 8;
 /** Data-branch commits read for the history: several may carry the same measurement. */
 export const HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 
-/**
- * Trend pages (report --history, the action's history-nights): the nights read by default and at
- * most. A change point is a step found at CHANGE_POINT_ALPHA by a permutation test of
- * CHANGE_POINT_PERMUTATIONS shuffles, with at least CHANGE_POINT_MIN_SEGMENT nights on each side
- * (compare/changePoints.ts; calibration in docs/statistics.md#change-points).
- */
+/** Trend pages (report --history, the action's history-nights): the nights read by default and at most. */
 export const TREND_NIGHTS = 30;
 export const MAX_TREND_NIGHTS = 100;
-export const CHANGE_POINT_ALPHA = 0.01;
-export const CHANGE_POINT_PERMUTATIONS = 999;
-export const CHANGE_POINT_MIN_SEGMENT = 3;
+
+/**
+ * The night rule (compare/nights.ts, docs/statistics.md#nights). A change between nights is called at
+ * NIGHT_ALPHA (two-sided, Bonferroni over a search's splits): at most one false claim in 200
+ * operation-nights of unchanged code. A step of unknown cause needs NIGHT_MIN_BEFORE nights before
+ * it and NIGHT_MIN_AFTER after. The host's move is the median of at least HOST_SHIFT_MIN_ROWS
+ * unchanged rows. The night noise is measured on NIGHT_NOISE_MIN_PAIRS pairs of unchanged nights or
+ * taken to be NIGHT_NOISE_UNMEASURED, and is never below NIGHT_NOISE_FLOOR. A comparison that could
+ * not have shown NIGHT_NOISY_FACTOR thresholds is noisy.
+ */
+export const NIGHT_ALPHA = 0.005;
+export const NIGHT_MIN_BEFORE = 2;
+export const NIGHT_MIN_AFTER = 2;
+export const HOST_SHIFT_MIN_ROWS = 3;
+export const NIGHT_NOISE_MIN_PAIRS = 8;
+export const NIGHT_NOISE_UNMEASURED = 0.03;
+export const NIGHT_NOISE_FLOOR = 0.005;
+export const NIGHT_NOISY_FACTOR = 3;
+/** A row's own night noise is an upper bound at this confidence on what its nights show (compare/nights.ts rowNoise). */
+export const NIGHT_NOISE_CONFIDENCE = 0.8;
+
 /**
  * A row is unstable on the trend page, and its regression fails no pull request, when the
  * pull-request rule called a change this many times between adjacent nights of unchanged code

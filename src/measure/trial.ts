@@ -98,6 +98,8 @@ export interface TrialProcess {
   inputs_s?: number;
   /** dec: CPU seconds its process tree used outside its windows once its inputs existed (measure/decInputs.ts). */
   beside_windows_cpu_s?: number;
+  /** Of it, the trusted half's own work on the book between the windows (its HELD line): not the library's. */
+  held_beside_cpu_s?: number;
 }
 
 /** Why a trial process gave no trial; undefined when it gave one. */
@@ -155,7 +157,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   if (!failure && trials.length > 0 && inputs && out.meta.inputs !== 'given')
     failure = `${REFUSED}the driver did not take the inputs it was given`;
   const beside = inputs && !failure && trials.length > 0 ? cpuBesideWindows(run.channel?.marks ?? []) : undefined;
-  failure ??= besideFailure(beside);
+  failure ??= besideFailure(beside, typeof held === 'object' ? held : undefined);
   if (failure) trials.length = 0;
   const check = inputs && transcript && !failure ? checkAgainstInputs(transcript, inputs.transcript, req.iterations) : undefined;
   // A calibration's figure sizes the plan: one whose outputs are not its inputs' sizes nothing.
@@ -180,6 +182,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
     ...(check ? { inputs_check: check } : {}),
     ...(inputs ? { inputs_s: inputs.wall_s } : {}),
     ...(beside && typeof beside !== 'string' ? { beside_windows_cpu_s: beside.beside_s } : {}),
+    ...(beside && typeof beside !== 'string' && typeof held === 'object' ? { held_beside_cpu_s: held.beside_s } : {}),
   };
 }
 
@@ -295,10 +298,14 @@ function firstRefusal(t: {
  * windows (a hook on its pread, a signal's handler) would make the calls cheap with a true
  * transcript, and its CPU shows here.
  */
-function besideFailure(beside: ReturnType<typeof cpuBesideWindows> | undefined): string | undefined {
+function besideFailure(beside: ReturnType<typeof cpuBesideWindows> | undefined, held: Held | undefined): string | undefined {
   if (typeof beside === 'string') return `${REFUSED}${beside}`;
-  if (!beside || beside.beside_s <= besideLimit(beside.windows_s)) return undefined;
-  return `${REFUSED}${BESIDE_WINDOWS}${beside.beside_s.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  // The trusted half's own work between the windows (making their inputs, folding their outputs) is in
+  // the process tree's CPU there, and is not the library's.
+  if (!beside) return undefined;
+  const library = beside.beside_s - (held?.beside_s ?? 0);
+  if (library <= besideLimit(beside.windows_s)) return undefined;
+  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
 
 /** The most CPU a dec trial may use outside its windows once its inputs exist (measure/decInputs.ts). */
@@ -379,7 +386,7 @@ function kernelFailure(
   // A key-exchange span is part of each call: the kernel saw the whole loop. The trusted half's
   // copies of the windows' inputs and outputs are in the process's CPU, and are not the library's.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s) } : window;
+  const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s - held.beside_s) } : window;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : undefined;
 }

@@ -65,15 +65,17 @@ export interface Held {
   outLens: [number, number];
   /** CPU seconds the trusted half's copies took inside the parent's side's windows: not the library's (measure/kernelCheck.ts). */
   cpu_s: number;
+  /** CPU seconds it spent on the book between the windows (the layout read, inputs made, outputs folded): not the library's either. */
+  beside_s: number;
 }
 
 /** The HELD line among a driver's lines, or undefined (none, or malformed). */
 export function heldOf(lines: readonly string[][]): Held | undefined {
   const f = lines.find((l) => l[0] === 'HELD');
-  if (f?.length !== 12 || !/^[0-9a-f]{32}$/.test(f[1]!) || !/^[a-z-]+$/.test(f[2]!) || !f.slice(3).every((x) => /^\d+$/.test(x)))
+  if (f?.length !== 13 || !/^[0-9a-f]{32}$/.test(f[1]!) || !/^[a-z-]+$/.test(f[2]!) || !f.slice(3).every((x) => /^\d+$/.test(x)))
     return undefined;
-  const n = f.slice(3).map(Number);
-  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs] = n as [
+  const [stride, batch, segment, perBlock, calls, inLen, out0, out1, cpuNs, besideNs] = f.slice(3).map(Number) as [
+    number,
     number,
     number,
     number,
@@ -84,7 +86,19 @@ export function heldOf(lines: readonly string[][]): Held | undefined {
     number,
     number,
   ];
-  return { key: f[1]!, kind: f[2]!, calls, stride, batch, segment, perBlock, inLen, outLens: [out0, out1], cpu_s: cpuNs / 1e9 };
+  return {
+    key: f[1]!,
+    kind: f[2]!,
+    calls,
+    stride,
+    batch,
+    segment,
+    perBlock,
+    inLen,
+    outLens: [out0, out1],
+    cpu_s: cpuNs / 1e9,
+    beside_s: besideNs / 1e9,
+  };
 }
 
 /** Why the trusted half held no window of a trial (its UNHELD line), or undefined. */

@@ -1,7 +1,16 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
-import { changePoints } from '../compare/changePoints.js';
+import { cumulativeStdNormalProbability } from 'simple-statistics';
 import { compareEvidence, measurementId, rowKey } from '../compare/compare.js';
+import {
+  detectable,
+  judgeNights,
+  type Detectable,
+  type FoundStep,
+  type NightNoise,
+  type NightVerdict,
+  type RowNights,
+} from '../compare/nights.js';
 import { medianTrial } from '../compare/stats.js';
 import type { CompareRow } from '../compare/types.js';
 import { DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
@@ -28,6 +37,8 @@ export interface Night {
 /** One operation's figure of one night: the median trial, cycles per call, and what it was measured with. */
 export interface NightFigure {
   cycles: number;
+  /** Its trials, cycles per call: what the night rule takes the figure's own uncertainty from. */
+  perCall: number[];
   /** The slowest trial per call over the fastest (report/spread.ts). */
   spread?: number;
   build_key?: string;
@@ -41,7 +52,12 @@ export interface AttributedChange {
   /** The night the new level starts (index into TrendModel.nights). */
   night: number;
   delta_pct: number;
+  /** The step over its standard deviation (compare/nights.ts). */
+  z: number;
+  /** Two-sided p of that z, before any sharing among a search's splits. */
   p_value: number;
+  /** Where something known changed (the build key, the harness or the machine); else found by the search. */
+  known: boolean;
   /** Every cause found within a night of the step, in the order submission, harness, machine; else unknown. */
   causes: ChangeCause[];
   /** What changed, in words, with the night it changed on when that is not the step's ("#19: build key 3f2a… → 9c1b…"). */
@@ -66,14 +82,33 @@ export interface TrendSeries {
   unstable: boolean;
 }
 
+/** One row of "Since last night": a library rebuilt at the last night whose operation moved beyond the noise. */
+export interface NightChange {
+  candidate: string;
+  label: string;
+  operation: string;
+  verdict: Extract<NightVerdict, 'regression' | 'improvement'>;
+  delta_pct: number;
+  /** Against the nights since its build last changed before: how many. */
+  against_nights: number;
+  causes: ChangeCause[];
+  detail: string;
+}
+
 export interface TrendModel {
   /** The nights, oldest first; the last is the evidence the pages are rendered from. */
   nights: Night[];
   /** History folders that were left out, and adjacent nights that could not be compared, and why. */
   skipped: Array<{ folder: string; reason: string }>;
   series: TrendSeries[];
-  /** What the pull-request rule calls a change between the last two nights (regressions and improvements). */
-  sinceLastNight: CompareRow[];
+  /** The night rule's calls between the last night and the nights before it (compare/nights.ts). */
+  sinceLastNight: NightChange[];
+  /** How far the host moved into the last night, by the rows that did not change (percent), and on how many. */
+  hostMove?: { pct: number; rows: number };
+  /** The night-to-night noise the rule measured on these nights. */
+  noise: NightNoise;
+  /** What steps the rule can see over these nights at that noise. */
+  detectable: Detectable;
 }
 
 /** A history folder to read: the system folder of an earlier night, and where readers find it. */
@@ -135,15 +170,66 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
   const nights = loaded.map((l) => l.night);
   const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const series = seriesOf(loaded);
-  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights, thresholdPct);
+  const judged = judgeNights(
+    series.map((s) => rowNightsOf(s, nights)),
+    thresholdPct,
+  );
+  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights, judged.steps.get(rowKey(s)) ?? []);
   const verdicts = verdictsBetween(loaded, system, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights, verdicts);
     s.excursions = excursions(s.falseCalls, verdicts, rowKey(s));
     s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
   }
-  const last = loaded.length > 1 ? [...verdicts(loaded.length - 1).values()] : [];
-  return { nights, skipped, series, sinceLastNight: last.filter((r) => r.verdict === 'regression' || r.verdict === 'improvement') };
+  const move = judged.hostShifts.at(-1);
+  return {
+    nights,
+    skipped,
+    series,
+    sinceLastNight: sinceLastNight(series, nights, judged.lastNight),
+    ...(move && nights.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {}),
+    noise: judged.noise,
+    detectable: detectable(nights.length, judged.noise.tau, thresholdPct),
+  };
+}
+
+/** What a series' figure was built and measured with: a change of any is a known cut for the night rule. */
+const buildOf = (p: NightFigure, night: Night) => `${p.build_key ?? ''}|${p.machine}|${night.harness_version ?? ''}`;
+
+function rowNightsOf(s: TrendSeries, nights: readonly Night[]): RowNights {
+  return {
+    key: rowKey(s),
+    nights: s.points.map((p, n) => (p ? { median: p.cycles, perCall: p.perCall, build: buildOf(p, nights[n]!) } : undefined)),
+  };
+}
+
+/** The last night's calls: only a row whose build changed that night can be one, and what changed is said. */
+function sinceLastNight(
+  series: readonly TrendSeries[],
+  nights: readonly Night[],
+  last: ReturnType<typeof judgeNights>['lastNight'],
+): NightChange[] {
+  const n = nights.length - 1;
+  return series.flatMap((s) => {
+    const v = last.get(rowKey(s));
+    if (!v || (v.verdict !== 'regression' && v.verdict !== 'improvement')) return [];
+    const { causes, detail } = causesBetween(s, n - 1, n, nights);
+    let against = 0;
+    for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k]!, nights[k]!) === buildOf(s.points[n - 1]!, nights[n - 1]!); k--)
+      against++;
+    return [
+      {
+        candidate: s.candidate,
+        label: s.label,
+        operation: s.operation,
+        verdict: v.verdict,
+        delta_pct: v.step.delta_pct,
+        against_nights: against,
+        causes,
+        detail,
+      },
+    ];
+  });
 }
 
 function readNight(input: HistoryInput): LoadedNight | string {
@@ -201,6 +287,7 @@ function figureOf(r: TimingRecord, buildKey: string | undefined): NightFigure | 
   const spread = recordSpread(r);
   return {
     cycles: medianTrial(perCall),
+    perCall,
     ...(spread !== undefined ? { spread } : {}),
     ...(buildKey ? { build_key: buildKey } : {}),
     machine: machineOf(r),
@@ -242,24 +329,28 @@ function seriesOf(nights: LoadedNight[]): TrendSeries[] {
   return [...byKey.values()].map((e) => e.series).sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
 }
 
-function attributedChanges(s: TrendSeries, nights: Night[], thresholdPct: number): AttributedChange[] {
-  const present = s.points.flatMap((p, night) => (p ? [{ p, night }] : []));
-  return changePoints(
-    present.map((x) => x.p.cycles),
-    { minStepPct: thresholdPct },
-  ).map((c) => {
-    // The split can land a night off the real step: the causes of the transitions within a night count.
-    const around = [c.index - 1, c.index, c.index + 1].filter((k) => k >= 1 && k < present.length);
-    const found = around.map((k) => ({ at: present[k]!.night, ...causesBetween(s, present[k - 1]!.night, present[k]!.night, nights) }));
-    const known = found.filter((f) => !f.causes.includes('unknown'));
-    const causes = [...new Set(known.flatMap((f) => f.causes))].sort((a, b) => CAUSE_ORDER.indexOf(a) - CAUSE_ORDER.indexOf(b));
-    const step = present[c.index]!.night;
-    const detail = known.map((f) => (f.at === step ? f.detail : `#${f.at + 1}: ${f.detail}`)).join('; ');
-    return { night: step, delta_pct: c.delta_pct, p_value: c.p_value, causes: causes.length > 0 ? causes : ['unknown'], detail };
+/** The night rule's steps of a series, each with what changed at its night (a step of unknown cause is never the submission's). */
+function attributedChanges(s: TrendSeries, nights: Night[], steps: readonly FoundStep[]): AttributedChange[] {
+  return steps.flatMap((step) => {
+    let before = step.index - 1;
+    while (before >= 0 && s.points[before] === undefined) before--;
+    if (before < 0) return [];
+    const found = causesBetween(s, before, step.index, nights);
+    const causes = step.known ? found.causes : found.causes.filter((c) => c !== 'submission');
+    return [
+      {
+        night: step.index,
+        delta_pct: step.delta_pct,
+        z: step.z,
+        p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
+        known: step.known,
+        causes: causes.length > 0 ? causes : ['unknown'],
+        detail: found.detail,
+      },
+    ];
   });
 }
 
-const CAUSE_ORDER: readonly ChangeCause[] = ['submission', 'harness', 'machine', 'unknown'];
 /** Relative change of the counter's rate beyond which the machine counts as changed (a probe's own scatter is far below). */
 const COUNTER_RATE_CHANGE = 0.005;
 const short = (v: string | null | undefined) => (v ? v.slice(0, 12) : 'none');

@@ -3,8 +3,10 @@ import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/st
 import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
 import { PARTIAL_MARK, PARTIAL_NOTE, partialStop, REFUSED_NOTE, refusedMark, refusedTrials } from '../measure/refusals.js';
 import type { RootContent } from 'mdast';
+import { median } from 'simple-statistics';
+import { DEFAULT_THRESHOLD_PCT } from '../config/defaults.js';
 import { para } from './md.js';
-import { formatPrecision, formatSpread, pyFixed } from './format.js';
+import { formatCycles, formatPrecision, formatSpread, pyFixed } from './format.js';
 
 /**
  * How far an operation's trials spread, read from its record's raw trials (never from the run that
@@ -21,8 +23,25 @@ export function recordSpread(r: TimingRecord): number | undefined {
  */
 export function figureMarks(r: TimingRecord): string {
   const refused = refusedMark(refusedTrials(r.processes).length);
-  return `${refused ? ` ${refused}` : ''}${partialStop(r) !== undefined ? ` ${PARTIAL_MARK}` : ''}`;
+  const apart = medianApart(r);
+  return `${refused ? ` ${refused}` : ''}${partialStop(r) !== undefined ? ` ${PARTIAL_MARK}` : ''}${apart !== undefined ? ` ${medianMark(apart)}` : ''}`;
 }
+
+/**
+ * A record's median trial per call, when its mean lies more than the regression threshold from it:
+ * a few slow trials (something else on the core, a slower host) pulled the guide's mean up. The
+ * §3.5 tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.
+ */
+export function medianApart(r: TimingRecord): number | undefined {
+  const perCall = (r.trials ?? []).map((t) => t.cycles / t.measurements).filter((x) => Number.isFinite(x) && x > 0);
+  if (perCall.length < 2 || typeof r.mean_cycles !== 'number') return undefined;
+  const mid = median(perCall);
+  return Math.abs(r.mean_cycles / mid - 1) * 100 > DEFAULT_THRESHOLD_PCT ? mid : undefined;
+}
+
+export const medianMark = (mid: number): string => `≠ median ${formatCycles(mid)}`;
+
+export const MEDIAN_APART_NOTE = `"≠ median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
 
 /** The notes that explain the marks figureMarks put on any of `records`: each said once, under the table. */
 export function figureNotes(records: ReadonlyArray<TimingRecord | undefined>): RootContent[] {
@@ -30,6 +49,7 @@ export function figureNotes(records: ReadonlyArray<TimingRecord | undefined>): R
   return [
     ...(shown.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : []),
     ...(shown.some((r) => partialStop(r) !== undefined) ? [para(PARTIAL_NOTE)] : []),
+    ...(shown.some((r) => medianApart(r) !== undefined) ? [para(MEDIAN_APART_NOTE)] : []),
   ];
 }
 

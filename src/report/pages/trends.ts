@@ -1,8 +1,8 @@
 import type { Root, RootContent } from 'mdast';
 import { signedPct } from '../../compare/cells.js';
-import type { CompareRow } from '../../compare/types.js';
-import { formatCycles, formatSpread, pyFixed, pyGeneral } from '../format.js';
-import { causesBetween, type AttributedChange, type Night, type TrendModel, type TrendSeries } from '../history.js';
+import { NIGHT_ALPHA, NIGHT_MIN_AFTER, NIGHT_MIN_BEFORE } from '../../config/defaults.js';
+import { formatCycles, formatShare, formatSpread, pyFixed } from '../format.js';
+import type { AttributedChange, Night, NightChange, TrendModel, TrendSeries } from '../history.js';
 import { code, heading, link, mermaid, para, sectionsPage, table, text, type Cell, type Inline, type Section } from '../md.js';
 import type { ReportModel } from '../types.js';
 
@@ -48,8 +48,10 @@ const title: TrendSection = (model, t) => [
     "A night is one version of the system's evidence, named by its run's start (UTC) and the campaign repository's commit (",
     code('+'),
     ': uncommitted changes). Its figure for an operation is the median trial in cycles per call, with the spread of its trials (slowest over fastest per call). ',
-    'A change point is a step in a series (or a regression and its return) that a permutation test finds at p ≤ 0.01 and that is at least the regression threshold; ',
-    'it is attributed to the submission when its build key changed within a night of it, to the harness when the harness version did, to the machine when the host or the counter rate did, else to "unknown" (',
+    "Each night's figures are judged net of the host's level that night, fitted on every row that kept its build (the same build key, harness and machine) across nights. ",
+    `A change point is a step that stands out of the night-to-night noise at p ≤ ${NIGHT_ALPHA} and is at least the regression threshold: `,
+    'at a night where the build key, the harness or the machine changed, tested where it is and attributed to it; elsewhere found by a search over the nights, ',
+    `with at least ${NIGHT_MIN_BEFORE} nights before it and ${NIGHT_MIN_AFTER} after, and never attributed to the submission (`,
     link(`method_${model.system}.md`, 'method'),
     ').',
   ),
@@ -78,6 +80,19 @@ const nights: TrendSection = (_model, t) => [
     : []),
 ];
 
+/** What the rule can see over these nights, in words: the page's and the docs' answer to "why none found". */
+export function visibility(t: TrendModel): string {
+  const noise = `night-to-night noise ${formatShare(t.noise.tau)}${t.noise.measured ? ` (measured on ${t.noise.pairs} pairs of unchanged nights)` : ` (assumed: only ${t.noise.pairs} pairs of unchanged nights, too few to measure it)`}`;
+  const d = t.detectable;
+  const searched =
+    d.searched_pct === undefined
+      ? `a step of unknown cause cannot be found yet: the search needs ${d.searched_needs} nights (${NIGHT_MIN_BEFORE} before a step, ${NIGHT_MIN_AFTER} after it), these pages have ${t.nights.length}`
+      : `a step of unknown cause of at least ${pyFixed(d.searched_pct, 1)}% once it has lasted ${NIGHT_MIN_AFTER} nights`;
+  const known =
+    d.known_pct === undefined ? '' : `; at a night whose build key changed, a step of at least ${pyFixed(d.known_pct, 1)}% on that night`;
+  return `With ${t.nights.length} nights and ${noise}, the rule can find ${searched}${known}. A noisier row is held to its own noise, and needs more.`;
+}
+
 const changePointsSection: TrendSection = (_model, t) => {
   const rows = t.series.flatMap((s) =>
     s.changes.map((c): Cell[] => [
@@ -86,23 +101,19 @@ const changePointsSection: TrendSection = (_model, t) => {
       s.operation,
       nightCell(t.nights, c.night, 1),
       signedPct(c.delta_pct),
-      pyGeneral(c.p_value, 2),
+      `${pyFixed(Math.abs(c.z), 1)} sd`,
       causeText(c),
-      c.detail || '—',
+      c.detail || (c.known ? '—' : 'nothing known: found by the search'),
     ]),
   );
   return [
     heading(2, 'Change points'),
-    table(['candidate', 'instance', 'operation', 'from night', 'step', 'p', 'attributed to', 'what changed that night'], rows, [
-      text('none found'),
-      '—',
-      '—',
-      '—',
-      '—',
-      '—',
-      '—',
-      '—',
-    ]),
+    para(visibility(t)),
+    table(
+      ['candidate', 'instance', 'operation', 'from night', 'step', 'out of the noise', 'attributed to', 'what changed that night'],
+      rows,
+      [text('none found'), '—', '—', '—', '—', '—', '—', '—'],
+    ),
   ];
 };
 
@@ -203,52 +214,63 @@ export function sparkline(s: TrendSeries): string {
   return values.map((v) => (v === undefined ? ' ' : bars[Math.round(((v - lo) / span) * (bars.length - 1))])).join('');
 }
 
+/** The host's move into the last night, in words, when the unchanged rows show one. */
+function hostLine(system: string, t: TrendModel): string {
+  const m = t.hostMove;
+  if (!m)
+    return t.nights.length < 2
+      ? ''
+      : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
+  const way =
+    Math.abs(m.pct) < 0.05 ? 'as fast as' : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
+  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system}'s figures below are judged net of it).`;
+}
+
 /** The index's first sections: what moved since last night, and the change points of the last nights. */
 export function trendHighlights(system: string, t: TrendModel): RootContent[] {
-  const since = t.sinceLastNight.map((r: CompareRow): Cell[] => [
+  const since = t.sinceLastNight.map((r: NightChange): Cell[] => [
     system,
     r.candidate,
     code(r.label),
     r.operation,
     r.verdict,
-    r.delta_pct !== undefined ? signedPct(r.delta_pct) : '—',
-    causeOfLastNight(t, r),
+    signedPct(r.delta_pct),
+    r.causes.join(', '),
     link(trendsPagePath(system), 'trends'),
   ]);
+  // A step into the last night that "Since last night" lists is not listed again below it: one row, one place.
+  const lastNight = t.nights.length - 1;
+  const listed = new Set(t.sinceLastNight.map((r) => `${r.candidate}/${r.label}/${r.operation}`));
   const changes = t.series.flatMap((s) =>
-    s.changes.map((c): Cell[] => [
-      system,
-      s.candidate,
-      code(s.label),
-      s.operation,
-      nightCell(t.nights, c.night, 0),
-      signedPct(c.delta_pct),
-      causeText(c),
-      link(`${trendsPagePath(system)}#${s.candidate}-${s.operation}`.toLowerCase(), 'trends'),
-    ]),
+    s.changes
+      .filter((c) => c.night !== lastNight || !listed.has(`${s.candidate}/${s.label}/${s.operation}`))
+      .map((c): Cell[] => [
+        system,
+        s.candidate,
+        code(s.label),
+        s.operation,
+        nightCell(t.nights, c.night, 0),
+        signedPct(c.delta_pct),
+        causeText(c),
+        link(`${trendsPagePath(system)}#${s.candidate}-${s.operation}`.toLowerCase(), 'trends'),
+      ]),
   );
   return [
     heading(2, 'Since last night'),
     para(
       t.nights.length < 2
         ? `${system}: no earlier night to compare with.`
-        : `${system}: night #${t.nights.length} against #${t.nights.length - 1}, by the pull-request rule with the nights before as its history (operations beyond the noise).`,
+        : `${system}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p ≤ ${NIGHT_ALPHA}); what moved unchanged code was the host or the noise.${hostLine(system, t)}`,
     ),
     table(['system', 'candidate', 'instance', 'operation', 'verdict', 'Δ', 'attributed to', ''], since, [
-      text(t.nights.length < 2 ? 'no earlier night' : 'no operation moved beyond the noise'),
+      text(t.nights.length < 2 ? 'no earlier night' : 'no rebuilt operation moved beyond the noise'),
       ...Array.from({ length: 7 }, () => '—'),
     ]),
     heading(2, `Change points in the last ${t.nights.length} nights`),
+    para(visibility(t)),
     table(['system', 'candidate', 'instance', 'operation', 'from night', 'step', 'attributed to', ''], changes, [
       text('none found'),
       ...Array.from({ length: 7 }, () => '—'),
     ]),
   ];
-}
-
-/** Why an operation moved between the last two nights, by the change-point attribution's rule. */
-function causeOfLastNight(t: TrendModel, r: CompareRow): string {
-  const s = t.series.find((x) => x.candidate === r.candidate && x.label === r.label && x.operation === r.operation);
-  const n = t.nights.length - 1;
-  return s?.points[n] && s.points[n - 1] ? causesBetween(s, n - 1, n, t.nights).causes.join(', ') : 'unknown';
 }

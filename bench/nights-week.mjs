@@ -1,0 +1,108 @@
+// A week of real nights of the example campaign on this host (docs/benchmarks.md, the night rule):
+// the campaign is measured anew each night (`run --force --phases build,kat,measure`), each night's
+// evidence folder kept, and the night rule (src/compare/nights.ts through src/report/history.ts)
+// judges every night as it came: what "Since last night" claims, how the host moved, and at the end
+// the change points of the whole week.
+//   npm run build && node bench/nights-week.mjs [NIGHTS] [--slow-from N] [--spin ITERATIONS] [--keep DIR] [--judge DIR]
+// With --slow-from N, kem-90's keygen spins a volatile loop of ITERATIONS (default 60000) from night N
+// on: its library is rebuilt, only keygen is slower. Without it, an A/A week: nothing changes.
+// --keep DIR keeps the nights' folders there (for report --history); --judge DIR judges nights kept there.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'slow-from': { type: 'string' }, spin: { type: 'string' }, keep: { type: 'string' }, judge: { type: 'string' } },
+});
+const nights = Number(positionals[0] ?? 7);
+const slowFrom = values['slow-from'] === undefined ? undefined : Number(values['slow-from']);
+const spin = Number(values.spin ?? 60000);
+const work = mkdtempSync(join(tmpdir(), 'ngcc-nights-'));
+const keep = values.keep ?? join(work, 'nights');
+
+// A copy of the example campaign two folders below the root, as examples/campaign is: its paths up
+// to the root's native/ and node_modules/ hold as they are. out/ is git-ignored.
+const campaign = join(root, 'out', `nights-campaign-${process.pid}`);
+cpSync(join(root, 'examples', 'campaign'), campaign, { recursive: true });
+const keygen = join(campaign, 'kem-90', 'src', 'KEM_AlgorithmInstance.c');
+const honest = readFileSync(keygen, 'utf8');
+const slowed = honest.replace(
+  'int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len)\n{\n',
+  `int kem_keygen(unsigned char *pk, unsigned long long *pk_len, unsigned char *sk, unsigned long long *sk_len)\n{\n    { volatile unsigned long spin = 0; for (unsigned long i = 0; i < ${spin}UL; i++) spin += i; }\n`,
+);
+if (slowed === honest) throw new Error('kem-90 keygen: the function to slow was not found');
+
+const data = join(work, 'data');
+const dirs = [];
+// --judge DIR: the nights kept there by an earlier run, judged again without measuring.
+if (values.judge) for (let n = 1; n <= nights; n++) dirs.push(join(values.judge, `night-${n}`, 'local'));
+for (let n = 1; n <= (values.judge ? 0 : nights); n++) {
+  writeFileSync(keygen, slowFrom !== undefined && n >= slowFrom ? slowed : honest);
+  const started = Date.now();
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'dist', 'cli.js'), 'run', campaign, '--system', 'local', '--out', data, '--force', '--phases', 'build,kat,measure'],
+    { encoding: 'utf8' },
+  );
+  // Exit 1 is a finding (a noisy row, say), not a failed night; an INVALID candidate or a worse exit is.
+  if ((r.status !== 0 && r.status !== 1) || /^INVALID/m.test(r.stdout))
+    throw new Error(`night ${n}: run exited ${r.status}\n${r.stdout.slice(-3000)}`);
+  const dir = join(keep, `night-${n}`, 'local');
+  mkdirSync(dirname(dir), { recursive: true });
+  cpSync(join(data, 'local'), dir, { recursive: true });
+  dirs.push(dir);
+  console.log(
+    `night ${n}: measured in ${((Date.now() - started) / 1000).toFixed(1)} s${slowFrom !== undefined && n >= slowFrom ? ' (kem-90 keygen slowed)' : ''}`,
+  );
+}
+
+const bundle = join(work, 'history.mjs');
+await build({
+  entryPoints: [join(root, 'src/report/history.ts')],
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  outfile: bundle,
+  logLevel: 'warning',
+  // Some dependencies require() Node's modules: give the ESM bundle a require.
+  banner: { js: "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);" },
+});
+const { loadTrends } = await import(pathToFileURL(bundle).href);
+let claims = 0;
+for (let n = 2; n <= nights; n++) {
+  const t = loadTrends(
+    dirs[n - 1],
+    'local',
+    dirs.slice(0, n - 1).map((dir) => ({ dir })),
+  );
+  const host = t.hostMove
+    ? `host ${t.hostMove.pct >= 0 ? '+' : ''}${t.hostMove.pct.toFixed(1)}% on ${t.hostMove.rows} rows`
+    : 'host not seen';
+  const said = t.sinceLastNight.map(
+    (r) => `${r.candidate}/${r.label} ${r.operation} ${r.verdict} ${r.delta_pct.toFixed(1)}% (${r.causes.join(',')})`,
+  );
+  claims += said.length;
+  console.log(
+    `night ${n} since night ${n - 1}: ${host}; noise ${(t.noise.tau * 100).toFixed(1)}% on ${t.noise.pairs} pairs; ${said.length === 0 ? 'no claim' : said.join('; ')}`,
+  );
+}
+const last = loadTrends(
+  dirs.at(-1),
+  'local',
+  dirs.slice(0, -1).map((dir) => ({ dir })),
+);
+const rows = last.series.length;
+const points = last.series.flatMap((s) =>
+  s.changes.map((c) => `${s.candidate}/${s.label} ${s.operation} night ${c.night + 1} ${c.delta_pct.toFixed(1)}% (${c.causes.join(',')})`),
+);
+console.log(`change points over ${nights} nights: ${points.length === 0 ? 'none' : points.join('; ')}`);
+console.log(`rows ${rows}, operation-nights judged ${rows * (nights - 1)}, last-night claims ${claims}, change points ${points.length}`);
+console.log(`nights kept in ${keep}`);
+rmSync(campaign, { recursive: true, force: true });
+if (values.keep === undefined) rmSync(work, { recursive: true, force: true });

@@ -12807,7 +12807,7 @@ function kernelFailure(trials, window, counter, counterHz, held2) {
   if (!window || trials.length !== 1) return `${REFUSED}the driver did not mark its seed and the timed batches`;
   if (counterHz === void 0 || counter === void 0) return void 0;
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const library = held2 ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held2.cpu_s - held2.beside_s) } : window;
+  const library = held2 ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held2.cpu_s) } : window;
   const why = kernelInconsistency(trials[0].loop_cycles ?? trials[0].cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : void 0;
 }
@@ -40747,7 +40747,8 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
       lastNight.set(row2.key, { verdict: shown4, step, changed });
     }
   }
-  return { hostShifts, noise, steps, lastNight };
+  const levels = host.level.map((l, t) => host.seen[t] !== void 0 ? l : void 0);
+  return { hostLevels: levels, hostShifts, noise, steps, lastNight };
 }
 
 // node_modules/micromark-util-character/index.js
@@ -45791,6 +45792,7 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     skipped,
     series,
     sinceLastNight: sinceLastNight(series, nights2, judged.lastNight),
+    hostLevels: judged.hostLevels.map((l) => l === void 0 ? void 0 : (Math.exp(l) - 1) * 100),
     ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
     noise: judged.noise,
     detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct)
@@ -47716,13 +47718,18 @@ var title = (model, t) => [
     ")."
   )
 ];
+var hostLevelCell = (pct) => pct === void 0 ? "not seen (too few rows kept their build)" : signedPct(pct);
 var nights = (_model, t) => [
   heading2(2, "Nights"),
+  para(
+    "The host's level: how much slower (+) or faster (\u2212) than on night #1 the rows that kept their build ran that night, fitted on all of them; a night's figures are judged net of it."
+  ),
   table(
-    ["night", "started (UTC)", "campaign commit", "harness", "evidence"],
+    ["night", "started (UTC)", "host's level", "campaign commit", "harness", "evidence"],
     t.nights.map((n, i) => [
       `#${nightNumber(i)}`,
       n.started_utc.replace("T", " ").slice(0, 19),
+      hostLevelCell(t.hostLevels[i]),
       n.commit ? code4(`${n.commit.slice(0, 12)}${n.changed ? "+" : ""}`) : n.commit === null ? "not a git checkout" : "not recorded",
       n.harness_version ? code4(n.harness_version) : "not recorded",
       n.link ? link2(nightHref(n.link, 1), "evidence") : "these pages"

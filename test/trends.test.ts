@@ -328,6 +328,10 @@ describe('since last night', () => {
       /The host ran 3\d\.\d% slower than the night before \(seen on the 3 rows that kept their build across both nights/,
     );
     expect(plain(parsePage(since.body))).toMatch(/s\s*kem-1\s*good\s*keygen\s*regression\s*\+\d+\.\d%\s*submission/);
+    // The trend page's nights say how the host ran each night, against the first: the fifth 30 % slower.
+    const nightsSection = sections(readFileSync(join(pages, 'performance', 'trends_s.md'), 'utf8')).find((x) => x.title === 'Nights')!;
+    expect(t.hostLevels[0]).toBe(0);
+    expect(plain(parsePage(nightsSection.body))).toMatch(/#5\s*2026-11-06 01:17:00\s*\+(2[7-9]|3[0-3])\.\d%/);
     // Listed there, the same step is not listed again among the change points below it: one row, one place.
     const changes = sections(readFileSync(join(pages, 'index.md'), 'utf8')).find((x) => x.title.startsWith('Change points'))!;
     expect(plain(parsePage(changes.body))).not.toMatch(/good\s*keygen/);

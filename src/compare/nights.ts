@@ -305,6 +305,8 @@ export interface LastNight {
 }
 
 export interface NightsJudged {
+  /** Per night, the host's fitted level against the first night's, in log units; undefined where too few rows kept their build to fit it. */
+  hostLevels: Array<number | undefined>;
   /** Per night (index 0 has none), the host's move from the night before in log units, and on how many unchanged rows; undefined: too few. */
   hostShifts: Array<{ shift: number; rows: number } | undefined>;
   noise: NightNoise;
@@ -390,5 +392,6 @@ export function judgeNights(rows: readonly RowNights[], thresholdPct = DEFAULT_T
       lastNight.set(row.key, { verdict: shown, step, changed });
     }
   }
-  return { hostShifts, noise, steps, lastNight };
+  const levels = host.level.map((l, t) => (host.seen[t] !== undefined ? l : undefined));
+  return { hostLevels: levels, hostShifts, noise, steps, lastNight };
 }

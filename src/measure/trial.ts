@@ -386,7 +386,9 @@ function kernelFailure(
   // A key-exchange span is part of each call: the kernel saw the whole loop. The trusted half's
   // copies of the windows' inputs and outputs are in the process's CPU, and are not the library's.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s - held.beside_s) } : window;
+  // (Its work between the windows is left in: the first window's inputs are made before the span the
+  // kernel's view covers, and taking them off would hand a one-window trial that much.)
+  const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s) } : window;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : undefined;
 }

@@ -103,6 +103,8 @@ export interface TrendModel {
   series: TrendSeries[];
   /** The night rule's calls between the last night and the nights before it (compare/nights.ts). */
   sinceLastNight: NightChange[];
+  /** Each night's host level against the first night's (percent), fitted on the rows that kept their build; undefined where too few did. */
+  hostLevels: Array<number | undefined>;
   /** How far the host moved into the last night, by the rows that did not change (percent), and on how many. */
   hostMove?: { pct: number; rows: number };
   /** The night-to-night noise the rule measured on these nights. */
@@ -187,6 +189,7 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     skipped,
     series,
     sinceLastNight: sinceLastNight(series, nights, judged.lastNight),
+    hostLevels: judged.hostLevels.map((l) => (l === undefined ? undefined : (Math.exp(l) - 1) * 100)),
     ...(move && nights.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {}),
     noise: judged.noise,
     detectable: detectable(nights.length, judged.noise.tau, thresholdPct),

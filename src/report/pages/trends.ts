@@ -57,13 +57,21 @@ const title: TrendSection = (model, t) => [
   ),
 ];
 
+/** A night's host level: '+16.1%', or why there is none. */
+const hostLevelCell = (pct: number | undefined): string =>
+  pct === undefined ? 'not seen (too few rows kept their build)' : signedPct(pct);
+
 const nights: TrendSection = (_model, t) => [
   heading(2, 'Nights'),
+  para(
+    "The host's level: how much slower (+) or faster (−) than on night #1 the rows that kept their build ran that night, fitted on all of them; a night's figures are judged net of it.",
+  ),
   table(
-    ['night', 'started (UTC)', 'campaign commit', 'harness', 'evidence'],
+    ['night', 'started (UTC)', "host's level", 'campaign commit', 'harness', 'evidence'],
     t.nights.map((n, i): Cell[] => [
       `#${nightNumber(i)}`,
       n.started_utc.replace('T', ' ').slice(0, 19),
+      hostLevelCell(t.hostLevels[i]),
       n.commit ? code(`${n.commit.slice(0, 12)}${n.changed ? '+' : ''}`) : n.commit === null ? 'not a git checkout' : 'not recorded',
       n.harness_version ? code(n.harness_version) : 'not recorded',
       n.link ? link(nightHref(n.link, 1), 'evidence') : 'these pages',

@@ -103,6 +103,6 @@ const points = last.series.flatMap((s) =>
 );
 console.log(`change points over ${nights} nights: ${points.length === 0 ? 'none' : points.join('; ')}`);
 console.log(`rows ${rows}, operation-nights judged ${rows * (nights - 1)}, last-night claims ${claims}, change points ${points.length}`);
-console.log(`nights kept in ${keep}`);
+if (!values.judge) console.log(`nights kept in ${keep}`);
 rmSync(campaign, { recursive: true, force: true });
 if (values.keep === undefined) rmSync(work, { recursive: true, force: true });

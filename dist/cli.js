@@ -12578,6 +12578,7 @@ function checkAgainstInputs(trial, inputs, calls) {
   return where ? { outcome: "differs", calls: where } : { outcome: "agrees" };
 }
 var BESIDE_WINDOWS_SHARE = 0.25;
+var BESIDE_WINDOWS_SHARE_HELD = 0.05;
 function cpuBesideWindows(marks) {
   const at = marks.map((m) => m.name);
   for (const [name, what] of [
@@ -12762,10 +12763,12 @@ function besideFailure(beside, held2) {
   if (typeof beside === "string") return `${REFUSED}${beside}`;
   if (!beside) return void 0;
   const library = beside.beside_s - (held2?.beside_s ?? 0);
-  if (library <= besideLimit(beside.windows_s)) return void 0;
-  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  const share = held2 ? BESIDE_WINDOWS_SHARE_HELD : BESIDE_WINDOWS_SHARE;
+  const limit = besideLimit(beside.windows_s, share);
+  if (library <= limit) return void 0;
+  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${limit.toFixed(4)} s (${share * 100} % of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
-var besideLimit = (windows_s) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
+var besideLimit = (windows_s, share) => (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + share * windows_s;
 var takesInputs = (req) => req.type === "kem" && req.operation === "dec";
 function inputsFailed(command, started_utc, why) {
   return {
@@ -40557,18 +40560,30 @@ function nightPoint(medianTrial2, perCall2) {
 function hostLevels(cells, nights2) {
   const byUnit = /* @__PURE__ */ new Map();
   for (const c of cells) byUnit.set(c.unit, [...byUnit.get(c.unit) ?? [], c]);
-  const units = [...byUnit.values()].filter((cs) => cs.length >= 2);
+  const multi = [...byUnit.values()].filter((cs) => cs.length >= 2);
   const counts = new Array(nights2).fill(0);
-  for (const cs of units) for (const c of cs) counts[c.night]++;
-  const seen = counts.map((n) => n >= HOST_SHIFT_MIN_ROWS ? n : void 0);
-  const solved = seen.flatMap((n, night) => n !== void 0 ? [night] : []);
+  const crossing = new Array(nights2).fill(0);
+  for (const cs of multi) {
+    const at = new Set(cs.map((c) => c.night));
+    for (const night of at) {
+      counts[night]++;
+      if (at.has(night - 1)) crossing[night]++;
+    }
+  }
   const level = new Array(nights2).fill(0);
-  if (solved.length < 2) return { level, seen };
-  const index = new Map(solved.slice(1).map((night, i) => [night, i]));
+  const seen = new Array(nights2).fill(void 0);
+  let last = nights2 - 1;
+  while (last >= 0 && counts[last] < HOST_SHIFT_MIN_ROWS) last--;
+  if (last < 0) return { level, seen, crossing };
+  let first = last;
+  while (first > 0 && counts[first - 1] >= HOST_SHIFT_MIN_ROWS && crossing[first] >= HOST_SHIFT_MIN_ROWS) first--;
+  for (let t = first; t <= last; t++) seen[t] = counts[t];
+  if (first === last) return { level, seen, crossing };
+  const index = new Map(Array.from({ length: last - first }, (_, i) => [first + 1 + i, i]));
   const size = index.size;
   const m = Array.from({ length: size }, () => new Array(size + 1).fill(0));
-  for (const cs of units) {
-    const inUnit = cs.filter((c) => seen[c.night] !== void 0);
+  for (const cs of multi) {
+    const inUnit = cs.filter((c) => c.night >= first && c.night <= last);
     if (inUnit.length < 2) continue;
     const mean2 = inUnit.reduce((a, c) => a + c.y, 0) / inUnit.length;
     for (const c of inUnit) {
@@ -40583,23 +40598,24 @@ function hostLevels(cells, nights2) {
   }
   const x = solveLinear(m);
   for (const [night, i] of index) level[night] = x[i] ?? 0;
-  return { level, seen };
+  return { level, seen, crossing };
 }
 function solveLinear(m) {
   const n = m.length;
+  const tiny = 1e-9 * Math.max(1e-300, ...m.map((row2, i) => Math.abs(row2[i])));
   for (let col = 0; col < n; col++) {
     let pivot = col;
     for (let r = col + 1; r < n; r++) if (Math.abs(m[r][col]) > Math.abs(m[pivot][col])) pivot = r;
     [m[col], m[pivot]] = [m[pivot], m[col]];
     const p = m[col][col];
-    if (Math.abs(p) < 1e-12) continue;
+    if (Math.abs(p) < tiny) continue;
     for (let r = 0; r < n; r++) {
       if (r === col) continue;
       const f = m[r][col] / p;
       if (f !== 0) for (let k = col; k <= n; k++) m[r][k] -= f * m[col][k];
     }
   }
-  return m.map((row2, i) => Math.abs(row2[i]) < 1e-12 ? 0 : row2[n] / row2[i]);
+  return m.map((row2, i) => Math.abs(row2[i]) < tiny ? 0 : row2[n] / row2[i]);
 }
 function nightNoise(unchangedLogChanges) {
   const pairs = unchangedLogChanges.length;
@@ -40703,7 +40719,7 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
   const host = hostLevels(cells, count);
   const hostShifts = Array.from(
     { length: count },
-    (_, t) => t > 0 && host.seen[t] !== void 0 && host.seen[t - 1] !== void 0 ? { shift: host.level[t] - host.level[t - 1], rows: Math.min(host.seen[t], host.seen[t - 1]) } : void 0
+    (_, t) => t > 0 && host.seen[t] !== void 0 && host.seen[t - 1] !== void 0 ? { shift: host.level[t] - host.level[t - 1], rows: host.crossing[t] } : void 0
   );
   const anyFitted = host.seen.some((m) => m !== void 0);
   const known = (t) => !anyFitted || host.seen[t] !== void 0;
@@ -40718,19 +40734,18 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
       if (a.build === b.build) residuals.push(residual);
     }
   const noise = nightNoise(residuals);
-  const fitted = host.level.filter((_, t) => host.seen[t] !== void 0);
-  const meanLevel = fitted.length > 0 ? mean(fitted) : 0;
-  const unknownVariance = fitted.length >= 2 ? (MAD_TO_SD * medianAbsoluteDeviation(fitted)) ** 2 : 0;
-  const levelOf = host.level.map((l, t) => host.seen[t] !== void 0 ? l : meanLevel);
-  const levelVariance = host.seen.map((m) => m ? noise.tau * noise.tau / m : unknownVariance);
+  const support = host.seen.map(
+    (m, t) => m === void 0 ? void 0 : Math.max(1, Math.min(...[host.crossing[t], host.crossing[t + 1]].filter((c) => c !== void 0 && c > 0), m))
+  );
+  const levelVariance = support.map((k) => k ? noise.tau * noise.tau / k : 0);
   const steps = /* @__PURE__ */ new Map();
   const lastNight = /* @__PURE__ */ new Map();
   for (const [r, row2] of rows.entries()) {
     const tau = Math.max(noise.tau, rowNoise(ownResiduals[r]) ?? NIGHT_NOISE_UNMEASURED);
-    const present = row2.nights.flatMap((f, t) => f ? [{ f, t }] : []);
+    const present = row2.nights.flatMap((f, t) => f && known(t) ? [{ f, t }] : []);
     const points = present.map(({ f, t }) => {
       const p = nightPoint(f.median, f.perCall);
-      return { y: p.y - levelOf[t], v: p.v + levelVariance[t] };
+      return { y: p.y - host.level[t], v: p.v + levelVariance[t] };
     });
     const knownCuts = present.flatMap(({ f }, i) => i > 0 && f.build !== present[i - 1].f.build ? [i] : []);
     steps.set(
@@ -45779,7 +45794,8 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     series.map((s) => rowNightsOf(s, nights2)),
     thresholdPct
   );
-  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? []);
+  if (opts.changePoints !== false)
+    for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights2, verdicts2);
@@ -45912,13 +45928,18 @@ function seriesOf(nights2) {
     }
   return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
 }
-function attributedChanges(s, nights2, steps) {
+function attributedChanges(s, nights2, found, last) {
+  const lastIndex = nights2.length - 1;
+  const called = last && (last.verdict === "regression" || last.verdict === "improvement");
+  const steps = found.flatMap(
+    (step) => step.index !== lastIndex ? [step] : called ? [{ ...step, delta_pct: last.step.delta_pct, z: last.step.z }] : []
+  );
   return steps.flatMap((step) => {
     let before = step.index - 1;
     while (before >= 0 && s.points[before] === void 0) before--;
     if (before < 0) return [];
-    const found = causesBetween(s, before, step.index, nights2);
-    const causes = step.known ? found.causes : found.causes.filter((c) => c !== "submission");
+    const found2 = causesBetween(s, before, step.index, nights2);
+    const causes = step.known ? found2.causes : found2.causes.filter((c) => c !== "submission");
     return [
       {
         night: step.index,
@@ -45927,7 +45948,7 @@ function attributedChanges(s, nights2, steps) {
         p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
         known: step.known,
         causes: causes.length > 0 ? causes : ["unknown"],
-        detail: found.detail
+        detail: found2.detail
       }
     ];
   });
@@ -47722,7 +47743,7 @@ var hostLevelCell = (pct) => pct === void 0 ? "not seen (too few rows kept their
 var nights = (_model, t) => [
   heading2(2, "Nights"),
   para(
-    "The host's level: how much slower (+) or faster (\u2212) than on night #1 the rows that kept their build ran that night, fitted on all of them; a night's figures are judged net of it."
+    "The host's level: how much slower (+) or faster (\u2212) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine)."
   ),
   table(
     ["night", "started (UTC)", "host's level", "campaign commit", "harness", "evidence"],

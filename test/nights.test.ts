@@ -125,6 +125,24 @@ describe('the night rule on synthetic histories', () => {
     expect(both).toBeGreaterThanOrEqual(48);
   });
 
+  it('fits no host level across a night that rebuilt every row, and claims nothing there', () => {
+    let claims = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      // A new harness on night 4: every row's build changes, none of its figures.
+      const rows = history({ rows: 8, nights: 8, noise: 0.01, host: 0.1 }, 3000 + seed).map((r) => ({
+        ...r,
+        nights: r.nights.map((f, t) => (f && t >= 4 ? { ...f, build: `${f.build}-new-harness` } : f)),
+      }));
+      const judged = judgeNights(rows);
+      // Nothing ties nights 0–3 to 4–7: only the run from night 4 is fitted, from 0 there.
+      expect(judged.hostLevels.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]);
+      expect(judged.hostLevels[4]).toBe(0);
+      expect(judged.hostLevels.slice(5).every((l) => l !== undefined)).toBe(true);
+      for (const steps of judged.steps.values()) claims += steps.length;
+    }
+    expect(claims).toBeLessThanOrEqual(1);
+  });
+
   it('says the last night of a changed library moved, and never blames unchanged code', () => {
     const rows = history({ rows: 8, nights: 5, noise: 0.01, host: 0.3, step: { at: 4, factor: 1.61, rebuilt: true } }, 7);
     const judged = judgeNights(rows);

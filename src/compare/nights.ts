@@ -1,4 +1,4 @@
-import { mean, medianAbsoluteDeviation, probit } from 'simple-statistics';
+import { medianAbsoluteDeviation, probit } from 'simple-statistics';
 import {
   DEFAULT_THRESHOLD_PCT,
   HOST_SHIFT_MIN_ROWS,
@@ -40,31 +40,46 @@ export function nightPoint(medianTrial: number, perCall: readonly number[]): Nig
 
 /**
  * Each night's host level, in log units: the least-squares fit of every figure as its unit's level
- * plus its night's (a unit is one row's run of one build), the first night's level 0. The
- * submissions' own code is the canary of the night. Units of one night fit any level and are left
- * out; a night with fewer than HOST_SHIFT_MIN_ROWS units left gets no level (0, and undefined in
- * `seen`). The units' levels are eliminated, which leaves one linear equation per night; they are
- * solved by Gaussian elimination with partial pivoting.
+ * plus its night's (a unit is one row's run of one build). The submissions' own code is the canary
+ * of the night. Units of one night fit any level and are left out. Levels are fitted over the run of
+ * nights that ends at the last one with HOST_SHIFT_MIN_ROWS units, each of its nights linked to the
+ * one before by HOST_SHIFT_MIN_ROWS units that span both, measured from its first night. A night
+ * outside that run (before a night that rebuilt nearly every row: a new harness, compiler or machine)
+ * cannot be set against the ones after it: it gets no level (0, undefined in `seen`). The units'
+ * levels are eliminated, which leaves one linear equation per night, solved by Gaussian elimination
+ * with partial pivoting. `crossing[t]`: the units that span nights t − 1 and t.
  */
 export function hostLevels(
   cells: ReadonlyArray<{ unit: number; night: number; y: number }>,
   nights: number,
-): { level: number[]; seen: Array<number | undefined> } {
+): { level: number[]; seen: Array<number | undefined>; crossing: number[] } {
   const byUnit = new Map<number, Array<{ night: number; y: number }>>();
   for (const c of cells) byUnit.set(c.unit, [...(byUnit.get(c.unit) ?? []), c]);
-  const units = [...byUnit.values()].filter((cs) => cs.length >= 2);
+  const multi = [...byUnit.values()].filter((cs) => cs.length >= 2);
   const counts = new Array<number>(nights).fill(0);
-  for (const cs of units) for (const c of cs) counts[c.night]!++;
-  const seen = counts.map((n) => (n >= HOST_SHIFT_MIN_ROWS ? n : undefined));
-  const solved = seen.flatMap((n, night) => (n !== undefined ? [night] : []));
+  const crossing = new Array<number>(nights).fill(0);
+  for (const cs of multi) {
+    const at = new Set(cs.map((c) => c.night));
+    for (const night of at) {
+      counts[night]!++;
+      if (at.has(night - 1)) crossing[night]!++;
+    }
+  }
   const level = new Array<number>(nights).fill(0);
-  if (solved.length < 2) return { level, seen };
-  // Night solved[0] is the reference (level 0): unknowns are the others.
-  const index = new Map(solved.slice(1).map((night, i) => [night, i]));
+  const seen = new Array<number | undefined>(nights).fill(undefined);
+  let last = nights - 1;
+  while (last >= 0 && counts[last]! < HOST_SHIFT_MIN_ROWS) last--;
+  if (last < 0) return { level, seen, crossing };
+  let first = last;
+  while (first > 0 && counts[first - 1]! >= HOST_SHIFT_MIN_ROWS && crossing[first]! >= HOST_SHIFT_MIN_ROWS) first--;
+  for (let t = first; t <= last; t++) seen[t] = counts[t];
+  if (first === last) return { level, seen, crossing };
+  // Night `first` is the reference (level 0): unknowns are the others.
+  const index = new Map(Array.from({ length: last - first }, (_, i) => [first + 1 + i, i]));
   const size = index.size;
   const m = Array.from({ length: size }, () => new Array<number>(size + 1).fill(0));
-  for (const cs of units) {
-    const inUnit = cs.filter((c) => seen[c.night] !== undefined);
+  for (const cs of multi) {
+    const inUnit = cs.filter((c) => c.night >= first && c.night <= last);
     if (inUnit.length < 2) continue;
     const mean = inUnit.reduce((a, c) => a + c.y, 0) / inUnit.length;
     for (const c of inUnit) {
@@ -79,25 +94,27 @@ export function hostLevels(
   }
   const x = solveLinear(m);
   for (const [night, i] of index) level[night] = x[i] ?? 0;
-  return { level, seen };
+  return { level, seen, crossing };
 }
 
 /** The solution of the augmented system m (n rows of n + 1), by Gaussian elimination with partial pivoting; 0 where it is singular. */
 function solveLinear(m: number[][]): number[] {
   const n = m.length;
+  // Singular below this, relative to the system's own scale.
+  const tiny = 1e-9 * Math.max(1e-300, ...m.map((row, i) => Math.abs(row[i]!)));
   for (let col = 0; col < n; col++) {
     let pivot = col;
     for (let r = col + 1; r < n; r++) if (Math.abs(m[r]![col]!) > Math.abs(m[pivot]![col]!)) pivot = r;
     [m[col], m[pivot]] = [m[pivot]!, m[col]!];
     const p = m[col]![col]!;
-    if (Math.abs(p) < 1e-12) continue;
+    if (Math.abs(p) < tiny) continue;
     for (let r = 0; r < n; r++) {
       if (r === col) continue;
       const f = m[r]![col]! / p;
       if (f !== 0) for (let k = col; k <= n; k++) m[r]![k]! -= f * m[col]![k]!;
     }
   }
-  return m.map((row, i) => (Math.abs(row[i]!) < 1e-12 ? 0 : row[n]! / row[i]!));
+  return m.map((row, i) => (Math.abs(row[i]!) < tiny ? 0 : row[n]! / row[i]!));
 }
 
 export interface NightNoise {
@@ -337,7 +354,7 @@ export function judgeNights(rows: readonly RowNights[], thresholdPct = DEFAULT_T
   const host = hostLevels(cells, count);
   const hostShifts: NightsJudged['hostShifts'] = Array.from({ length: count }, (_, t) =>
     t > 0 && host.seen[t] !== undefined && host.seen[t - 1] !== undefined
-      ? { shift: host.level[t]! - host.level[t - 1]!, rows: Math.min(host.seen[t]!, host.seen[t - 1]!) }
+      ? { shift: host.level[t]! - host.level[t - 1]!, rows: host.crossing[t]! }
       : undefined,
   );
   // What each row did beyond the host between adjacent nights: the system's noise from the unchanged
@@ -358,23 +375,24 @@ export function judgeNights(rows: readonly RowNights[], thresholdPct = DEFAULT_T
       if (a.build === b.build) residuals.push(residual);
     }
   const noise = nightNoise(residuals);
-  // A night whose level could not be fitted (too few units span it: many rows rebuilt that night) is
-  // taken at the nights' mean level, uncertain by their spread.
-  const fitted = host.level.filter((_, t) => host.seen[t] !== undefined);
-  const meanLevel = fitted.length > 0 ? mean(fitted) : 0;
-  const unknownVariance = fitted.length >= 2 ? (MAD_TO_SD * medianAbsoluteDeviation(fitted)) ** 2 : 0;
-  const levelOf = host.level.map((l, t) => (host.seen[t] !== undefined ? l : meanLevel));
-  const levelVariance = host.seen.map((m) => (m ? (noise.tau * noise.tau) / m : unknownVariance));
+  // A fitted level is as sure as the rows that tie its night to its neighbours.
+  const support = host.seen.map((m, t) =>
+    m === undefined
+      ? undefined
+      : Math.max(1, Math.min(...[host.crossing[t], host.crossing[t + 1]].filter((c): c is number => c !== undefined && c > 0), m)),
+  );
+  const levelVariance = support.map((k) => (k ? (noise.tau * noise.tau) / k : 0));
   const steps = new Map<string, FoundStep[]>();
   const lastNight = new Map<string, LastNight>();
   for (const [r, row] of rows.entries()) {
     // A row noisier than the system's own is held to its own noise; one whose own is not known yet,
     // to at least NIGHT_NOISE_UNMEASURED.
     const tau = Math.max(noise.tau, rowNoise(ownResiduals[r]!) ?? NIGHT_NOISE_UNMEASURED);
-    const present = row.nights.flatMap((f, t) => (f ? [{ f, t }] : []));
+    // A night outside the fitted run cannot be set against the nights in it: left out of the judging.
+    const present = row.nights.flatMap((f, t) => (f && known(t) ? [{ f, t }] : []));
     const points = present.map(({ f, t }) => {
       const p = nightPoint(f.median, f.perCall);
-      return { y: p.y - levelOf[t]!, v: p.v + levelVariance[t]! };
+      return { y: p.y - host.level[t]!, v: p.v + levelVariance[t]! };
     });
     const knownCuts = present.flatMap(({ f }, i) => (i > 0 && f.build !== present[i - 1]!.f.build ? [i] : []));
     steps.set(

@@ -262,6 +262,14 @@ export function checkAgainstInputs(trial: Transcript, inputs: Transcript, calls:
 export const BESIDE_WINDOWS_SHARE = 0.25;
 
 /**
+ * The same share where the trusted half holds the trial: it reads the ciphertexts and folds the
+ * outputs itself, with its own CPU left out, and the driver has only its checks of each batch left.
+ * Honest held decs of the example campaign left 0.3–1.0 % of their windows' CPU there over a week
+ * of nights (docs/benchmarks.md (al)): a twentieth is five times the most of them.
+ */
+export const BESIDE_WINDOWS_SHARE_HELD = 0.05;
+
+/**
  * The CPU a dec trial's process tree used once its inputs existed, outside its counted windows: a
  * thread of the library that decapsulated them there (holding the driver back, say, on a lock
  * before its first window) would make the calls look cheap, with a true transcript. A string says

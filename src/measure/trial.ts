@@ -13,6 +13,7 @@ import { type BatchPlan, batchPlan } from './batches.js';
 import { processCost, type ProcessCost } from './processCost.js';
 import {
   BESIDE_WINDOWS_SHARE,
+  BESIDE_WINDOWS_SHARE_HELD,
   checkAgainstInputs,
   cpuBesideWindows,
   type DecInputs,
@@ -300,17 +301,19 @@ function firstRefusal(t: {
  */
 function besideFailure(beside: ReturnType<typeof cpuBesideWindows> | undefined, held: Held | undefined): string | undefined {
   if (typeof beside === 'string') return `${REFUSED}${beside}`;
-  // The trusted half's own work between the windows (making their inputs, folding their outputs) is in
-  // the process tree's CPU there, and is not the library's.
   if (!beside) return undefined;
+  // Held, the trusted half reads each window's ciphertexts and folds its outputs: its own work is in the
+  // process tree's CPU there, is not the library's, and leaves the driver less to do beside the windows.
   const library = beside.beside_s - (held?.beside_s ?? 0);
-  if (library <= besideLimit(beside.windows_s)) return undefined;
-  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${besideLimit(beside.windows_s).toFixed(4)} s (a quarter of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
+  const share = held ? BESIDE_WINDOWS_SHARE_HELD : BESIDE_WINDOWS_SHARE;
+  const limit = besideLimit(beside.windows_s, share);
+  if (library <= limit) return undefined;
+  return `${REFUSED}${BESIDE_WINDOWS}${library.toFixed(4)} s of CPU outside its windows once its inputs existed, more than ${limit.toFixed(4)} s (${share * 100} % of the windows' ${beside.windows_s.toFixed(4)} s, and the accounting's slack)`;
 }
 
 /** The most CPU a dec trial may use outside its windows once its inputs exist (measure/decInputs.ts). */
-const besideLimit = (windows_s: number): number =>
-  (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + BESIDE_WINDOWS_SHARE * windows_s;
+const besideLimit = (windows_s: number, share: number): number =>
+  (cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S) + share * windows_s;
 
 /** Whether a trial's timed inputs come from the inputs job: kem dec's, calibrations' too. */
 const takesInputs = (req: TrialRequest): boolean => req.type === 'kem' && req.operation === 'dec';
@@ -386,8 +389,8 @@ function kernelFailure(
   // A key-exchange span is part of each call: the kernel saw the whole loop. The trusted half's
   // copies of the windows' inputs and outputs are in the process's CPU, and are not the library's.
   const slack = cpuTimeIsPrecise() ? SLACK_PRECISE_S : SLACK_TICKS_S;
-  // (Its work between the windows is left in: the first window's inputs are made before the span the
-  // kernel's view covers, and taking them off would hand a one-window trial that much.)
+  // (Its work between the windows, beside_s, is outside the begin→end pairs the kernel's view sums:
+  // nothing of it is there to take off.)
   const library = held ? { ...window, kernel_cpu_s: Math.max(0, window.kernel_cpu_s - held.cpu_s) } : window;
   const why = kernelInconsistency(trials[0]!.loop_cycles ?? trials[0]!.cycles, counter, counterHz, library, slack);
   return why ? `${REFUSED}${why}` : undefined;

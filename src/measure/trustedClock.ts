@@ -65,7 +65,7 @@ export interface Held {
   outLens: [number, number];
   /** CPU seconds the trusted half's copies took inside the parent's side's windows: not the library's (measure/kernelCheck.ts). */
   cpu_s: number;
-  /** CPU seconds it spent on the book between the windows (the layout read, inputs made, outputs folded): not the library's either. */
+  /** CPU seconds it spent on the book between the windows (each window's inputs made, the one before's outputs folded): not the library's either. */
   beside_s: number;
 }
 

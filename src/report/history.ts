@@ -7,6 +7,7 @@ import {
   judgeNights,
   type Detectable,
   type FoundStep,
+  type LastNight,
   type NightNoise,
   type NightVerdict,
   type RowNights,
@@ -176,7 +177,8 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     series.map((s) => rowNightsOf(s, nights)),
     thresholdPct,
   );
-  if (opts.changePoints !== false) for (const s of series) s.changes = attributedChanges(s, nights, judged.steps.get(rowKey(s)) ?? []);
+  if (opts.changePoints !== false)
+    for (const s of series) s.changes = attributedChanges(s, nights, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts = verdictsBetween(loaded, system, thresholdPct, skipped);
   for (const s of series) {
     s.falseCalls = falseCalls(s, nights, verdicts);
@@ -332,8 +334,17 @@ function seriesOf(nights: LoadedNight[]): TrendSeries[] {
   return [...byKey.values()].map((e) => e.series).sort((a, b) => (rowKey(a) < rowKey(b) ? -1 : 1));
 }
 
-/** The night rule's steps of a series, each with what changed at its night (a step of unknown cause is never the submission's). */
-function attributedChanges(s: TrendSeries, nights: Night[], steps: readonly FoundStep[]): AttributedChange[] {
+/**
+ * The night rule's steps of a series, each with what changed at its night (a step of unknown cause is
+ * never the submission's). A step into the last night is the last-night verdict's: kept, with its
+ * figures, only where that verdict is a change, so that the pages never say two things of one night.
+ */
+function attributedChanges(s: TrendSeries, nights: Night[], found: readonly FoundStep[], last: LastNight | undefined): AttributedChange[] {
+  const lastIndex = nights.length - 1;
+  const called = last && (last.verdict === 'regression' || last.verdict === 'improvement');
+  const steps = found.flatMap((step) =>
+    step.index !== lastIndex ? [step] : called ? [{ ...step, delta_pct: last.step.delta_pct, z: last.step.z }] : [],
+  );
   return steps.flatMap((step) => {
     let before = step.index - 1;
     while (before >= 0 && s.points[before] === undefined) before--;

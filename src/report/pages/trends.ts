@@ -64,7 +64,7 @@ const hostLevelCell = (pct: number | undefined): string =>
 const nights: TrendSection = (_model, t) => [
   heading(2, 'Nights'),
   para(
-    "The host's level: how much slower (+) or faster (−) than on night #1 the rows that kept their build ran that night, fitted on all of them; a night's figures are judged net of it.",
+    "The host's level: how much slower (+) or faster (−) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine).",
   ),
   table(
     ['night', 'started (UTC)', "host's level", 'campaign commit', 'harness', 'evidence'],

@@ -569,6 +569,9 @@ describe('a pull request that slows vendored code outside the campaign folder', 
     const { log, failed } = await runCaptured();
     expect(failed).toBe(true);
     expect(log).toContain('candidates touched by #7: kem-1, kem-2\n');
+    // Each base side's outcome is in the log: a row without base trials says why there.
+    for (const op of ['keygen', 'enc', 'dec'])
+      expect(log).toMatch(new RegExp(`kem-1/good ${op} \\(base side\\): (complete|partial)[^\\n]*, \\d+ trials`));
     const comparison = JSON.parse(readFileSync(readOutputs(output)['comparison-path']!, 'utf8')) as CompareReport;
     for (const id of ['kem-1', 'kem-2']) {
       const rows = comparison.rows.filter((r) => r.candidate === id);

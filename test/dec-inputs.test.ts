@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { planningSchema } from '../src/config/schemas.js';
@@ -185,6 +186,28 @@ const PREAD_HOOK_DEC = `
   if (memcmp(swap_ct[k], ct, ${CT}) == 0) { memcpy(ss, swap_ss[k], ${SS}); *ss_len = ${SS}; return 0; }
   return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);`;
 
+/**
+ * Work of the library's own beside the windows: a hook on the driver's write() (got_patch.inc) that,
+ * as the driver writes a window's begin mark, first spins 4 ms of the process's CPU. With this
+ * file's 0.02-s trials that is a fifth of the windows' CPU: more than the twentieth a held trial is
+ * allowed there (and its 1 ms of slack). NOT cryptography, hostile on purpose.
+ */
+const BESIDE_SPIN = `
+#include "${fileURLToPath(new URL('./fixtures/hostile/kem-66/got_patch.inc', import.meta.url))}"
+#include <time.h>
+#include <unistd.h>
+typedef ssize_t (*spin_write_fn)(int, const void *, size_t);
+static spin_write_fn spin_real_write;
+static double spin_cpu(void) { struct timespec t; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+static ssize_t spin_write(int fd, const void *buf, size_t n) {
+  volatile unsigned long x = 0;
+  if (memmem(buf, n, "MARK\\tbegin", 10))
+    for (double until = spin_cpu() + 0.004; spin_cpu() < until;) x++;
+  return spin_real_write(fd, buf, n);
+}
+static void spin_hook(void) __attribute__((constructor));
+static void spin_hook(void) { got_patch("write", (void *)spin_write, (void **)&spin_real_write); }`;
+
 /** keygen and enc say on stderr that they ran (once a process): a dec trial's process must need neither. */
 const SAY = `
 #include <stdio.h>
@@ -223,7 +246,7 @@ const KEY_SECRET_DEC = `
 describe("dec's inputs, made in another process", () => {
   const dir = tempDir();
   let tools: HarnessTools;
-  let libs: Record<'honest' | 'peek' | 'memo' | 'early' | 'decOnly' | 'hook' | 'keySecret', string>;
+  let libs: Record<'honest' | 'peek' | 'memo' | 'early' | 'decOnly' | 'hook' | 'besideSpin' | 'keySecret', string>;
   beforeAll(async () => {
     tools = await harnessTools();
     libs = {
@@ -241,6 +264,13 @@ describe("dec's inputs, made in another process", () => {
       ),
       early: variants(dir, 'early', 'kem', [['kem_dec', DEC, EARLY_DEC]], EARLY_THREAD),
       hook: variants(dir, 'hook', 'kem', [['kem_dec', DEC, PREAD_HOOK_DEC]], PREAD_HOOK),
+      besideSpin: variants(
+        dir,
+        'beside-spin',
+        'kem',
+        [['kem_dec', DEC, 'return honest_kem_dec(sk, sk_len, ct, ct_len, ss, ss_len);']],
+        BESIDE_SPIN,
+      ),
       keySecret: variants(
         dir,
         'key-secret',
@@ -452,6 +482,16 @@ describe("dec's inputs, made in another process", () => {
       expect(p.held_beside_cpu_s).toBeGreaterThan(0);
       expect(p.held_beside_cpu_s).toBeLessThanOrEqual(p.beside_windows_cpu_s! + 0.001);
     }
+  }, 180_000);
+
+  it("held, a dec whose library works beside the windows for a fifth of their CPU is refused: the trusted half's share is its own, and a twentieth is left", async () => {
+    // Where the kernel counts CPU in ticks, the rule's 20-ms slack holds this much.
+    if (!cpuTimeIsPrecise()) return;
+    const r = await measure(libs.besideSpin, TOY_SIZES);
+    expect(r.status).toBe('failed');
+    expect(r.failure).toMatch(
+      /^(calibration: )?inconsistent trial: its process used [\d.]+ s of CPU outside its windows once its inputs existed, more than [\d.]+ s \(5 % of the windows' /,
+    );
   }, 180_000);
 
   it('a dec whose book the trusted half cannot hold, once its inputs were given to it, fails for that, and makes no timed call', async () => {

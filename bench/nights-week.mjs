@@ -102,6 +102,24 @@ const points = last.series.flatMap((s) =>
   s.changes.map((c) => `${s.candidate}/${s.label} ${s.operation} night ${c.night + 1} ${c.delta_pct.toFixed(1)}% (${c.causes.join(',')})`),
 );
 console.log(`change points over ${nights} nights: ${points.length === 0 ? 'none' : points.join('; ')}`);
+// Each night's canary (fixed work beside every trial, no library's) against its fitted host level.
+const canaries = last.canary.map((c, i) => {
+  const level = last.hostLevels[i];
+  return `#${i + 1} ${c ? `${c.ratio.toFixed(2)}×${c.slow ? ' (slow host)' : ''}` : 'none'} / ${level === undefined ? 'no level' : `${level >= 0 ? '+' : ''}${level.toFixed(1)}%`}`;
+});
+console.log(`canary / host level per night: ${canaries.join('; ')}`);
+const both = last.canary.flatMap((c, i) =>
+  c && last.hostLevels[i] !== undefined ? [[Math.log(c.ratio), Math.log1p(last.hostLevels[i] / 100)]] : [],
+);
+if (both.length >= 3) {
+  const mean = (k) => both.reduce((a, p) => a + p[k], 0) / both.length;
+  const [mx, my] = [mean(0), mean(1)];
+  const cov = both.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0);
+  const sd = (k, m) => Math.sqrt(both.reduce((a, p) => a + (p[k] - m) ** 2, 0));
+  console.log(
+    `correlation of the nights' log canary with their log host level: ${(cov / (sd(0, mx) * sd(1, my))).toFixed(3)} over ${both.length} nights`,
+  );
+}
 console.log(`rows ${rows}, operation-nights judged ${rows * (nights - 1)}, last-night claims ${claims}, change points ${points.length}`);
 if (!values.judge) console.log(`nights kept in ${keep}`);
 rmSync(campaign, { recursive: true, force: true });

@@ -12164,6 +12164,106 @@ function precisionOf(trials, plan) {
   return { mode: "adaptive", ci95_rel: rel, trials: counted.length, target: rule.ci_target, met };
 }
 
+// src/config/defaults.ts
+var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
+var DEFAULT_FAIL_ON = "regression,kat";
+var DEFAULT_THRESHOLD_PCT = 3;
+var DEFAULT_ALPHA = 0.01;
+var PAIRED_TRIALS = 16;
+var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
+var MAX_PR_PAIRS = 100;
+var MAX_MANIFEST_BYTES = 1 << 20;
+var MAX_INSTANCES_PER_CANDIDATE = 256;
+var MAX_CAMPAIGN_INSTANCES = 4096;
+var MAX_TRIALS = 1e3;
+var MAX_WARMUPS = 1e4;
+var MAX_MIN_MEASUREMENTS = 1e6;
+var MIN_MEMORY_LIMIT_MB = 128;
+var MAX_MEMORY_LIMIT_MB = 1 << 20;
+var RSS_NOISE_BYTES = 64 * 1024;
+var PROCESS_FIXED_S = 0.15;
+var CALIBRATION_REPEATS = 3;
+var HISTORY_MIN_RUNS = 3;
+var HISTORY_SIGMAS = 3;
+var HISTORY_RUNS = 8;
+var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
+var TREND_NIGHTS = 30;
+var NIGHT_ALPHA = 5e-3;
+var NIGHT_MIN_BEFORE = 2;
+var NIGHT_MIN_AFTER = 2;
+var HOST_SHIFT_MIN_ROWS = 3;
+var NIGHT_NOISE_MIN_PAIRS = 8;
+var NIGHT_NOISE_UNMEASURED = 0.03;
+var NIGHT_NOISE_FLOOR = 5e-3;
+var NIGHT_NOISY_FACTOR = 3;
+var NIGHT_NOISE_CONFIDENCE = 0.8;
+var UNSTABLE_MIN_CALLS = 2;
+var ACTION_INPUT_DEFAULTS = {
+  mode: "pull-request",
+  campaign: ".",
+  "data-dir": "performance/data",
+  "pages-dir": "performance/pages",
+  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
+  "pr-rounds": String(PAIRED_TRIALS),
+  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
+  "history-nights": String(TREND_NIGHTS),
+  comment: "on-change",
+  "fail-on": DEFAULT_FAIL_ON,
+  publish: "none",
+  "publish-branch": "ngcc-perf-data",
+  "build-cache": "true",
+  "allow-forks": "false"
+};
+var CT_CALLS = 3;
+var CT_VALGRIND_FACTOR = 50;
+var CT_STARTUP_S = 2;
+var CT_OP_BUDGET_S = 60;
+var CT_PATH_CALLS = 64;
+var CT_MAX_CALLS = 1e3;
+var CT_COVERAGE_SLOWDOWN = 10;
+var ADAPTIVE_CI_TARGET = 0.01;
+var ADAPTIVE_MIN_TRIALS = 5;
+var ADAPTIVE_MAX_TRIALS = 30;
+var ADAPTIVE_TRIAL_TARGET_S = 0.1;
+var CANARY_MARGIN = 2;
+var CANARY_REFERENCE_TRIALS = 31;
+var CANARY_REFERENCE_MIN = 5;
+var NIGHT_CANARY_MARGIN = 1.25;
+
+// src/measure/canary.ts
+function canaryOf(lines) {
+  const f = lines.find((l) => l[0] === "CANARY");
+  if (f?.length !== 3 || !f.slice(1).every((x) => /^(\d+|-)$/.test(x))) return void 0;
+  const side2 = (x) => x === "-" ? void 0 : Number(x);
+  const [before, after] = [side2(f[1]), side2(f[2])];
+  if (before === void 0 && after === void 0) return void 0;
+  return { ...before !== void 0 ? { before } : {}, ...after !== void 0 ? { after } : {} };
+}
+var trialCanary = (c) => c?.before !== void 0 && c.after !== void 0 ? Math.min(c.before, c.after) : void 0;
+var CanaryReference = class {
+  constructor(keep = CANARY_REFERENCE_TRIALS) {
+    this.keep = keep;
+  }
+  keep;
+  recent = [];
+  /** The median of the recent canaries, or undefined before CANARY_REFERENCE_MIN of them. */
+  reference() {
+    return this.recent.length >= CANARY_REFERENCE_MIN ? median(this.recent) : void 0;
+  }
+  add(canary) {
+    if (canary === void 0 || !(canary > 0)) return;
+    this.recent.push(canary);
+    if (this.recent.length > this.keep) this.recent.shift();
+  }
+};
+function canaryDisturbance(canary, host, margin = CANARY_MARGIN) {
+  const reference = host.reference();
+  host.add(canary);
+  if (margin === 0 || canary === void 0 || reference === void 0 || canary < margin * reference) return void 0;
+  return `the host ran slower: canary ${(canary / reference).toFixed(2)}\xD7 its reference`;
+}
+
 // src/measure/disturbance.ts
 var DISTURBED_OFF_CPU = 0.02;
 function parseOsLine(fields) {
@@ -12650,7 +12750,7 @@ async function runTrial(req) {
   failure2 ??= parsed2.refused;
   const transcript = failure2 ? void 0 : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
-  keepClock(trials, clock);
+  keepClock(trials, clock, canaryOf(out.lines));
   if (!failure2 && trials.length > 0) failure2 = firstRefusal({ req, meta: out.meta, trials, window, clock, held: held2, transcript, seed });
   if (inputs?.placeFailure()) failure2 = inputs.placeFailure();
   if (!failure2 && trials.length > 0 && inputs && out.meta.inputs !== "given")
@@ -12727,8 +12827,10 @@ function trialsOf(lines, type, window) {
   }
   return { trials, ...refused ? { refused } : {} };
 }
-function keepClock(trials, clock) {
-  if (!clock || trials.length === 0) return;
+function keepClock(trials, clock, canary) {
+  if (trials.length === 0) return;
+  if (canary) trials[0].canary_cycles = canary;
+  if (!clock) return;
   trials[0].trusted_cycles = clock.cycles;
   if (clock.waited_ns !== void 0) trials[0].trusted_wait_s = clock.waited_ns / 1e9;
 }
@@ -13086,7 +13188,8 @@ async function nextTrial(op) {
       continue;
     }
     const trial = proc.trials[0];
-    const why = proc.status === "complete" && trial ? clockDisturbance(trial, op.req.counterHz) ?? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) : void 0;
+    const slowHost = proc.status === "complete" && trial && op.req.canary ? canaryDisturbance(trialCanary(trial.canary_cycles), op.req.canary, p.canary_margin) : void 0;
+    const why = proc.status === "complete" && trial ? clockDisturbance(trial, op.req.counterHz) ?? disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) ?? slowHost : void 0;
     if (!why) break;
     if (retries >= p.disturbed_retries) {
       trial.disturbed = why;
@@ -14651,71 +14754,6 @@ import { existsSync as existsSync10 } from "node:fs";
 
 // src/config/textFile.ts
 import { lstatSync as lstatSync6, readFileSync as readFileSync10 } from "node:fs";
-
-// src/config/defaults.ts
-var SYSTEM_ID = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
-var SYSTEM_ID_RULE = "a letter or digit, then letters, digits, _ or -";
-var DEFAULT_FAIL_ON = "regression,kat";
-var DEFAULT_THRESHOLD_PCT = 3;
-var DEFAULT_ALPHA = 0.01;
-var PAIRED_TRIALS = 16;
-var PR_EXTRA_ROUNDS = PAIRED_TRIALS;
-var MAX_PR_PAIRS = 100;
-var MAX_MANIFEST_BYTES = 1 << 20;
-var MAX_INSTANCES_PER_CANDIDATE = 256;
-var MAX_CAMPAIGN_INSTANCES = 4096;
-var MAX_TRIALS = 1e3;
-var MAX_WARMUPS = 1e4;
-var MAX_MIN_MEASUREMENTS = 1e6;
-var MIN_MEMORY_LIMIT_MB = 128;
-var MAX_MEMORY_LIMIT_MB = 1 << 20;
-var RSS_NOISE_BYTES = 64 * 1024;
-var PROCESS_FIXED_S = 0.15;
-var CALIBRATION_REPEATS = 3;
-var HISTORY_MIN_RUNS = 3;
-var HISTORY_SIGMAS = 3;
-var HISTORY_RUNS = 8;
-var HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
-var TREND_NIGHTS = 30;
-var NIGHT_ALPHA = 5e-3;
-var NIGHT_MIN_BEFORE = 2;
-var NIGHT_MIN_AFTER = 2;
-var HOST_SHIFT_MIN_ROWS = 3;
-var NIGHT_NOISE_MIN_PAIRS = 8;
-var NIGHT_NOISE_UNMEASURED = 0.03;
-var NIGHT_NOISE_FLOOR = 5e-3;
-var NIGHT_NOISY_FACTOR = 3;
-var NIGHT_NOISE_CONFIDENCE = 0.8;
-var UNSTABLE_MIN_CALLS = 2;
-var ACTION_INPUT_DEFAULTS = {
-  mode: "pull-request",
-  campaign: ".",
-  "data-dir": "performance/data",
-  "pages-dir": "performance/pages",
-  "regression-threshold": String(DEFAULT_THRESHOLD_PCT),
-  "pr-rounds": String(PAIRED_TRIALS),
-  "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
-  "history-nights": String(TREND_NIGHTS),
-  comment: "on-change",
-  "fail-on": DEFAULT_FAIL_ON,
-  publish: "none",
-  "publish-branch": "ngcc-perf-data",
-  "build-cache": "true",
-  "allow-forks": "false"
-};
-var CT_CALLS = 3;
-var CT_VALGRIND_FACTOR = 50;
-var CT_STARTUP_S = 2;
-var CT_OP_BUDGET_S = 60;
-var CT_PATH_CALLS = 64;
-var CT_MAX_CALLS = 1e3;
-var CT_COVERAGE_SLOWDOWN = 10;
-var ADAPTIVE_CI_TARGET = 0.01;
-var ADAPTIVE_MIN_TRIALS = 5;
-var ADAPTIVE_MAX_TRIALS = 30;
-var ADAPTIVE_TRIAL_TARGET_S = 0.1;
-
-// src/config/textFile.ts
 var utf8 = new TextDecoder("utf-8", { fatal: true });
 function readUtf8File(file2, display = file2) {
   let bytes2;
@@ -34875,6 +34913,8 @@ var planningSchema = external_exports.object({
   memory_limit_mb: external_exports.number().int().min(MIN_MEMORY_LIMIT_MB).max(MAX_MEMORY_LIMIT_MB).default(8192),
   disturbed_retries: external_exports.number().int().min(0).default(2),
   min_clock_ratio: external_exports.number().positive().max(1).default(0.95),
+  /** A trial whose canary ran this many times the host's recent reference is disturbed (measure/canary.ts); 0 turns the rule off. */
+  canary_margin: external_exports.union([external_exports.literal(0), external_exports.number().min(1.05)]).default(CANARY_MARGIN),
   adaptive: adaptiveSchema.default(adaptiveSchema.parse({}))
 }).strict();
 var systemSchema = external_exports.object({
@@ -35955,6 +35995,7 @@ var measure = {
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
         counterHz: await run.counterRate?.(run),
+        ...run.canary ? { canary: run.canary(run) } : {},
         audit: plan.audit,
         ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
         ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
@@ -38759,6 +38800,7 @@ async function runLocked(plan, opts, steps, startedMs) {
   const stages = stagesOf(active);
   await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
   run.counterRate = counterRateOnce(plan.sandbox);
+  run.canary = canaryPerCore();
   if (!existsSync26(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
@@ -38866,6 +38908,14 @@ async function runLocked(plan, opts, steps, startedMs) {
     invalid: plan.invalid,
     forecast: { planned: forecast, outcome },
     ...timingProcesses ? { timingProcesses } : {}
+  };
+}
+function canaryPerCore() {
+  const byCore = /* @__PURE__ */ new Map();
+  return (pinned) => {
+    const cpu = pinned.plan.cpu;
+    if (!byCore.has(cpu)) byCore.set(cpu, new CanaryReference());
+    return byCore.get(cpu);
   };
 }
 function counterRateOnce(sandbox) {
@@ -45811,8 +45861,23 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     hostLevels: judged.hostLevels.map((l) => l === void 0 ? void 0 : (Math.exp(l) - 1) * 100),
     ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
     noise: judged.noise,
-    detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct)
+    detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct),
+    canary: canaryLevels(loaded)
   };
+}
+function canaryLevels(nights2) {
+  const levels = nights2.map(({ night, ds }) => {
+    const since = Date.parse(night.started_utc);
+    const canaries = ds.records.flatMap(
+      ({ record: record2 }) => typeof record2?.started_utc === "string" && Date.parse(record2.started_utc) >= since && Array.isArray(record2.trials) ? record2.trials.map((t) => trialCanary(t.canary_cycles)) : []
+    );
+    const present = canaries.filter((c) => c !== void 0);
+    return present.length > 0 ? median(present) : void 0;
+  });
+  const seen = levels.filter((l) => l !== void 0);
+  if (seen.length === 0) return levels.map(() => void 0);
+  const typical = median(seen);
+  return levels.map((l) => l === void 0 ? void 0 : { ratio: l / typical, slow: l >= NIGHT_CANARY_MARGIN * typical });
 }
 var buildOf = (p, night) => `${p.build_key ?? ""}|${p.machine}|${night.harness_version ?? ""}`;
 function rowNightsOf(s, nights2) {
@@ -47740,17 +47805,22 @@ var title = (model, t) => [
   )
 ];
 var hostLevelCell = (pct) => pct === void 0 ? "not seen (too few rows kept their build)" : signedPct(pct);
-var nights = (_model, t) => [
+var canaryCell = (c) => c === void 0 ? "not kept" : `${pyFixed(c.ratio, 2)}\xD7${c.slow ? " (slow host)" : ""}`;
+var nights = (model, t) => [
   heading2(2, "Nights"),
   para(
-    "The host's level: how much slower (+) or faster (\u2212) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine)."
+    "The host's level: how much slower (+) or faster (\u2212) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine). ",
+    `The canary: the night's median run of fixed reference work the driver's trusted half times beside each trial, which no library touches, over the nights' median; at ${NIGHT_CANARY_MARGIN}\xD7 or more the night ran on a slow host (`,
+    link2(`method_${model.system}.md`, "method"),
+    ")."
   ),
   table(
-    ["night", "started (UTC)", "host's level", "campaign commit", "harness", "evidence"],
+    ["night", "started (UTC)", "host's level", "canary", "campaign commit", "harness", "evidence"],
     t.nights.map((n, i) => [
       `#${nightNumber(i)}`,
       n.started_utc.replace("T", " ").slice(0, 19),
       hostLevelCell(t.hostLevels[i]),
+      canaryCell(t.canary[i]),
       n.commit ? code4(`${n.commit.slice(0, 12)}${n.changed ? "+" : ""}`) : n.commit === null ? "not a git checkout" : "not recorded",
       n.harness_version ? code4(n.harness_version) : "not recorded",
       n.link ? link2(nightHref(n.link, 1), "evidence") : "these pages"
@@ -47889,7 +47959,9 @@ function hostLine(system2, t) {
   if (!m)
     return t.nights.length < 2 ? "" : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
   const way = Math.abs(m.pct) < 0.05 ? "as fast as" : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
-  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system2}'s figures below are judged net of it).`;
+  const canary = t.canary.at(-1);
+  const slow = canary?.slow ? ` Its canary ran ${pyFixed(canary.ratio, 2)}\xD7 the nights' median: a slow host.` : "";
+  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system2}'s figures below are judged net of it).${slow}`;
 }
 function trendHighlights(system2, t) {
   const since = t.sinceLastNight.map((r) => [

@@ -175,6 +175,10 @@ void held_fold(held_t *h) {
 
 int held_on(const held_t *h) { return h->state == 1; }
 
+int held_windows_done(const held_t *h) {
+    return h->state == 1 && h->n == 0 && h->t.batch > 0 && h->windows >= (h->t.calls + h->t.batch - 1) / h->t.batch;
+}
+
 void held_report(const held_t *h) {
     if (h->state == -1) proto_line("UNHELD\t%s", h->why ? h->why : "?");
     if (h->state != 1) return;

@@ -66,6 +66,8 @@ void held_reveal(held_t *h);
 void held_snapshot(held_t *h);
 /* Once the end mark is answered: the outputs into the transcript. */
 void held_fold(held_t *h);
+/* Whether every window the layout gives has begun and its outputs are folded: the last one has ended. */
+int held_windows_done(const held_t *h);
 /* Whether the trial is held (the child's TRANSCRIPT lines are then dropped). */
 int held_on(const held_t *h);
 /* At the child's END: the transcript and the HELD line, when held; UNHELD and why, when not. */

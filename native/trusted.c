@@ -1,6 +1,7 @@
 /* The trusted half of a timing driver (native/trusted.h, docs/method.md#the-trusted-half). */
 #define _GNU_SOURCE
 #include "trusted.h"
+#include "canary.h"
 #include "cpucycles.h"
 #include "harness.h"
 #include "held.h"
@@ -173,6 +174,9 @@ typedef struct {
     int in_window;
     const char *forged; /* the parent's line the child wrote (CLOCK, HELD), or NULL */
     held_t *held;       /* the window's inputs and outputs (native/held.h) */
+    /* The canary's ticks before the first window and after the last (native/canary.h); ran: which have. */
+    uint64_t canary[2];
+    int canary_ran[2];
     /* What the kernel says of the child's main thread over the windows (docs/method.md#the-trusted-half):
      * the time it waited, runnable, for the core, less the CPU its own other threads and processes
      * ran meanwhile: what others held the core for. waited_known is 0 once it could not be read. */
@@ -307,6 +311,21 @@ static void account_wait(relay_t *r) {
     if (held > 0) r->waited_ns += held;
 }
 
+/* One run of the canary, before the windows (0) or after them (1). */
+static void canary_time(relay_t *r, int which) {
+    r->canary[which] = canary_run();
+    r->canary_ran[which] = 1;
+}
+
+/* CANARY before after: its ticks on each side of the windows, "-" for a side that did not run. */
+static void canary_report(const relay_t *r) {
+    char side[2][24];
+    for (int i = 0; i < 2; i++)
+        if (r->canary_ran[i]) snprintf(side[i], sizeof side[i], "%llu", (unsigned long long)r->canary[i]);
+        else snprintf(side[i], sizeof side[i], "-");
+    proto_line("CANARY\t%s\t%s", side[0], side[1]);
+}
+
 /* A mark of the child: relayed to the parent and its answer back. `end` is read on the counter first
  * thing, `begin` last thing before the child may go: the windows hold every cycle the calls took.
  * The kernel's view of the child is read outside the parent's side's window, before `begin` is
@@ -315,6 +334,9 @@ static void relay_mark(relay_t *r, const char *line) {
     const char *name = line + 5;
     int begins = strcmp(name, "begin") == 0 && !r->in_window, ends = strcmp(name, "end") == 0 && r->in_window;
     if (strcmp(name, "end") == 0) close_window(r, cpucycles());
+    /* The canary before the first window: at dec's `inputs` mark, before the parent's side starts the
+     * span it sums dec's CPU beside the windows over, else at the first `begin`. The child waits. */
+    if (!r->canary_ran[0] && (begins || strcmp(name, "inputs") == 0)) canary_time(r, 0);
     /* The outputs as they were when the window closed; the next window's inputs made, not yet shown;
      * the book read once the `inputs` mark says it is laid out, before its CPU is dec's beside the windows. */
     if (ends) held_snapshot(r->held);
@@ -328,6 +350,8 @@ static void relay_mark(relay_t *r, const char *line) {
     if (strcmp(name, "inputs") == 0 && !held_inputs(r->held, answer)) len = (size_t)snprintf(answer, sizeof answer, "GO\tunheld");
     answer[len++] = '\n';
     if (ends) held_fold(r->held);
+    /* After the last window, once the parent's side has its end, while the child waits for the answer. */
+    if (ends && held_windows_done(r->held)) canary_time(r, 1);
     account_wait(r);
     /* A second begin without an end keeps the first window open: nothing between them is lost. */
     if (begins) {
@@ -344,13 +368,18 @@ static void relay_mark(relay_t *r, const char *line) {
 static void end_now(relay_t *r, int code) {
     close_window(r, cpucycles());
     account_wait(r);
+    /* A trial the trusted half did not hold: its canary after the windows runs here, where the
+     * child may still run (its exit), so the library can reach it (docs/security.md#the-limits-today). */
+    if (r->windows > 0 && !r->canary_ran[1]) canary_time(r, 1);
     if (r->forged) {
         proto_line("STATUS\tFORGED\tthe library wrote a %s line, which only the trusted half writes", r->forged);
         code = EXIT_CRYPTOFAIL;
     } else if (r->waited_known) {
+        canary_report(r);
         held_report(r->held);
         proto_line("CLOCK\t%s\t%llu\t%llu\t%lld", cpucycles_source(), r->windows, (unsigned long long)r->cycles, r->waited_ns);
     } else {
+        canary_report(r);
         held_report(r->held);
         proto_line("CLOCK\t%s\t%llu\t%llu\t-", cpucycles_source(), r->windows, (unsigned long long)r->cycles);
     }
@@ -368,6 +397,7 @@ static void relay_line(relay_t *r, const char *line) {
     else if (strncmp(line, "CLOCK", 5) == 0) r->forged = "CLOCK";
     else if (strncmp(line, "HELD", 4) == 0) r->forged = "HELD";
     else if (strncmp(line, "UNHELD", 6) == 0) r->forged = "UNHELD";
+    else if (strncmp(line, "CANARY", 6) == 0) r->forged = "CANARY";
     /* Held: the transcript is the trusted half's, written at the END (held_report). */
     else if (!(strncmp(line, "TRANSCRIPT", 10) == 0 && held_on(r->held))) proto_line("%s", line);
 }

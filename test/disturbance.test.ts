@@ -1,6 +1,6 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildToyKem } from './helpers/build.js';
 import { harnessTools, type HarnessTools } from '../src/compile/harnessTools.js';
 import { planningSchema } from '../src/config/schemas.js';
 import { allowedCpus } from '../src/env/cpus.js';
@@ -8,7 +8,7 @@ import { DISTURBED_OFF_CPU, disturbance, offCpuShare, parseOsLine } from '../src
 import { measureOperations } from '../src/measure/operation.js';
 import { calibrationSecondsPerCall } from '../src/measure/plan.js';
 import { runTrial } from '../src/measure/trial.js';
-import { repoRoot, tempDir } from './helpers/tmp.js';
+import { tempDir } from './helpers/tmp.js';
 
 /**
  * Disturbed trials: a process pinned to the measuring core takes scheduler slices from the trial,
@@ -71,20 +71,7 @@ describe('a competitor on the measuring core', () => {
   beforeAll(async () => {
     tools = await harnessTools();
     const dir = tempDir();
-    const fx = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1');
-    lib = join(dir, 'libgood.so');
-    execFileSync('gcc', [
-      '-O2',
-      '-fPIC',
-      '-shared',
-      `-I${join(repoRoot, 'native', 'iccs')}`,
-      `-I${join(fx, 'common')}`,
-      '-o',
-      lib,
-      join(fx, 'good', 'KEM_AlgorithmInstance.c'),
-      join(repoRoot, 'native', 'iccs', 'auxfunc.c'),
-      join(repoRoot, 'native', 'iccs', 'drng.c'),
-    ]);
+    lib = buildToyKem(dir);
   });
 
   afterEach(() => {

@@ -396,3 +396,38 @@ describe("a merged night's name", () => {
     expect(merged.last_run).toEqual(parts[1]!.last_run);
   });
 });
+
+/** Every trial of a night's records gets these canary ticks. */
+function setCanary(dir: string, ticks: { before: number; after: number }): void {
+  const recordsDir = join(dir, 'records');
+  for (const candidate of readdirSync(recordsDir))
+    for (const file of readdirSync(join(recordsDir, candidate))) {
+      const path = join(recordsDir, candidate, file);
+      const r = readJson(path);
+      for (const t of r.trials) t.canary_cycles = ticks;
+      writeJson(path, r);
+    }
+}
+
+describe("the nights' canary", () => {
+  it('marks a night whose trials ran a slow canary a slow host, on the trend page and in what moved since last night', async () => {
+    const work = tempDir();
+    const quiet = quietCopy(source, join(work, 'quiet', 's'));
+    const rand = noise(5);
+    const dirs = Array.from({ length: 6 }, (_, i) => night(quiet, join(work, `n${i + 1}`, 's'), i + 1, () => 1 + 0.003 * rand()));
+    // Every trial of the last night ran its canary (before and after its windows) at 1.6× the others'.
+    for (const [n, dir] of dirs.entries())
+      setCanary(dir, n === dirs.length - 1 ? { before: 80_000, after: 80_000 } : { before: 50_000, after: 60_000 });
+    const pages = join(work, 'pages');
+    const r = await reportWithHistory(dirs.at(-1)!, pages, dirs.slice(0, -1));
+    expect(r.code).toBe(0);
+    const page = readFileSync(join(pages, 'performance', 'trends_s.md'), 'utf8');
+    const rows = plain(parsePage(sections(page).find((s) => s.title === 'Nights')!.body));
+    expect(rows).toMatch(/#5[^#]*\d%1\.00×05c0ffee/);
+    expect(rows).toMatch(/#6[^#]*\d%1\.60× \(slow host\)06c0ffee/);
+    const index = readFileSync(join(pages, 'index.md'), 'utf8');
+    expect(plain(parsePage(sections(index).find((s) => s.title === 'Since last night')!.body))).toContain(
+      "Its canary ran 1.60× the nights' median: a slow host.",
+    );
+  });
+});

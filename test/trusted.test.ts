@@ -120,6 +120,9 @@ describe('the trusted half', () => {
       if (process.arch === 'x64') expect(got.get('kill-x32')).toBe('EPERM');
       expect([p.status, p.failure]).toEqual(['complete', undefined]);
       expect(p.trials[0]!.trusted_cycles).toBeGreaterThan(0);
+      // The canary ran on both sides of the windows, in the trusted half (measure/canary.ts).
+      expect(p.trials[0]!.canary_cycles).toEqual({ before: expect.any(Number), after: expect.any(Number) });
+      expect(Math.min(p.trials[0]!.canary_cycles!.before!, p.trials[0]!.canary_cycles!.after!)).toBeGreaterThan(0);
     },
     120_000,
   );
@@ -129,6 +132,13 @@ describe('the trusted half', () => {
     expect(p.stderr).toMatch(/^REACH forged-clock \d+$/m);
     expect(p.status).toBe('failed');
     expect(p.failure).toBe('FORGED: the library wrote a CLOCK line, which only the trusted half writes');
+  }, 120_000);
+
+  it("refuses a trial in which the library wrote the trusted half's CANARY line", async () => {
+    const p = await trial(variantWithReach(dir, 'forge-canary', 'forge_canary()'), 'bwrap');
+    expect(p.stderr).toMatch(/^REACH forged-canary \d+$/m);
+    expect(p.status).toBe('failed');
+    expect(p.failure).toBe('FORGED: the library wrote a CANARY line, which only the trusted half writes');
   }, 120_000);
 
   it('refuses a trial in which the library closed and opened a window inside a call: the trusted half counts the windows', async () => {

@@ -10,6 +10,7 @@ import { digestBitsOf } from '../config/hashInstance.js';
 import type { InstanceSpec } from '../config/schemas.js';
 import { hashDriverType } from '../measure/hashOperations.js';
 import type { Forgery, InstanceStatus, KatStatus } from '../kat/status.js';
+import type { CanaryReference } from '../measure/canary.js';
 import type { ProcessCost } from '../measure/processCost.js';
 import type { RunForecastSummary, StepEstimate } from './forecast.js';
 import type { Phase, RunPlan, Unit } from './plan.js';
@@ -29,6 +30,8 @@ export interface RunContext {
    * nothing to time never waits for a core to probe it.
    */
   counterRate?(pinned: RunContext): Promise<number | undefined>;
+  /** The host's recent canaries on the pinned run's core (measure/canary.ts): one reference per core for the run. */
+  canary?(pinned: RunContext): CanaryReference;
   /** The host as the run found it (written into each timing record). */
   environment: HostEnvironment;
   progress?: Progress;

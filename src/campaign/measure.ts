@@ -115,6 +115,7 @@ export const measure: PhaseStep = {
         fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
         sandbox: plan.sandbox,
         counterHz: await run.counterRate?.(run),
+        ...(run.canary ? { canary: run.canary(run) } : {}),
         audit: plan.audit,
         ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
         ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),

@@ -25,6 +25,7 @@ import { prepare, saveEntry } from './prepare.js';
 import { profile, profileBuild } from './profile.js';
 import { stale } from './stale.js';
 import { ct, ctBuild } from './ct.js';
+import { CanaryReference } from '../measure/canary.js';
 
 export { katShown, type CampaignSummary, type InstanceContext, type InstanceSummary, type PhaseStep, type RunContext } from './context.js';
 export {
@@ -120,6 +121,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   // waits for a core to probe it.
   await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
   run.counterRate = counterRateOnce(plan.sandbox);
+  run.canary = canaryPerCore();
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
@@ -233,6 +235,16 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     invalid: plan.invalid,
     forecast: { planned: forecast, outcome },
     ...(timingProcesses ? { timingProcesses } : {}),
+  };
+}
+
+/** One canary reference per timing core, kept for the run. */
+function canaryPerCore(): (pinned: RunContext) => CanaryReference {
+  const byCore = new Map<number, CanaryReference>();
+  return (pinned) => {
+    const cpu = pinned.plan.cpu;
+    if (!byCore.has(cpu)) byCore.set(cpu, new CanaryReference());
+    return byCore.get(cpu)!;
   };
 }
 

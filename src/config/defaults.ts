@@ -155,3 +155,16 @@ export const ADAPTIVE_CI_TARGET = 0.01;
 export const ADAPTIVE_MIN_TRIALS = 5;
 export const ADAPTIVE_MAX_TRIALS = 30;
 export const ADAPTIVE_TRIAL_TARGET_S = 0.1;
+
+/**
+ * The canary (measure/canary.ts, docs/method.md#the-canary). A trial is disturbed when its canary
+ * ran CANARY_MARGIN times the host's reference or more: the median canary of the last
+ * CANARY_REFERENCE_TRIALS trials on its core in this run, once CANARY_REFERENCE_MIN of them are in.
+ * One run of the canary spreads 1.5-2× on this kind of host; at this margin an A/A bench called 1
+ * trial in 776 disturbed (benchmarks (am)).
+ */
+export const CANARY_MARGIN = 2;
+export const CANARY_REFERENCE_TRIALS = 31;
+export const CANARY_REFERENCE_MIN = 5;
+/** A night whose median canary ran this many times the nights' median is marked a slow host on the trend page. */
+export const NIGHT_CANARY_MARGIN = 1.25;

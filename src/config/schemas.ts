@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  CANARY_MARGIN,
   ADAPTIVE_CI_TARGET,
   ADAPTIVE_MAX_TRIALS,
   ADAPTIVE_MIN_TRIALS,
@@ -153,6 +154,8 @@ export const planningSchema = z
     memory_limit_mb: z.number().int().min(MIN_MEMORY_LIMIT_MB).max(MAX_MEMORY_LIMIT_MB).default(8192),
     disturbed_retries: z.number().int().min(0).default(2),
     min_clock_ratio: z.number().positive().max(1).default(0.95),
+    /** A trial whose canary ran this many times the host's recent reference is disturbed (measure/canary.ts); 0 turns the rule off. */
+    canary_margin: z.union([z.literal(0), z.number().min(1.05)]).default(CANARY_MARGIN),
     adaptive: adaptiveSchema.default(adaptiveSchema.parse({})),
   })
   .strict();

@@ -5,6 +5,7 @@ import { loadAverage } from '../env/host.js';
 import { CALIBRATION_CALLS, calibrationSecondsPerCall, planTrials, type Plan } from './plan.js';
 import { deriveStatistics, type Trial } from './stats.js';
 import { precisionOf } from './precision.js';
+import { type CanaryReference, canaryDisturbance, trialCanary } from './canary.js';
 import { disturbance } from './disturbance.js';
 import { clockDisturbance } from './trustedClock.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
@@ -67,6 +68,8 @@ export interface OperationRequest {
   truthLibrary?: string;
   /** The instance's sizes from its KAT (build.json `sizes`): each trial's batches are held to them. */
   sizes?: Record<string, number>;
+  /** The host's recent canaries on this core: a trial whose canary ran far beyond them is disturbed (measure/canary.ts). */
+  canary?: CanaryReference;
 }
 
 export interface OperationResult {
@@ -183,10 +186,16 @@ async function nextTrial(op: InProgress): Promise<void> {
       continue;
     }
     const trial = proc.trials[0];
+    // Every complete trial's canary joins the host's reference, disturbed or not.
+    const slowHost =
+      proc.status === 'complete' && trial && op.req.canary
+        ? canaryDisturbance(trialCanary(trial.canary_cycles), op.req.canary, p.canary_margin)
+        : undefined;
     const why =
       proc.status === 'complete' && trial
         ? (clockDisturbance(trial, op.req.counterHz) ??
-          disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }))
+          disturbance(trial.os, { clockHz: trial.clock_hz, fixedClockHz: op.req.fixedClockHz, minClockRatio: p.min_clock_ratio }) ??
+          slowHost)
         : undefined;
     if (!why) break;
     if (retries >= p.disturbed_retries) {

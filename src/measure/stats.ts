@@ -1,3 +1,4 @@
+import type { CanaryTicks } from './canary.js';
 import type { OsView } from './disturbance.js';
 import { median } from 'simple-statistics';
 
@@ -27,6 +28,8 @@ export interface Trial {
   os?: OsView;
   /** Why the trial was disturbed, when it still was after its re-runs (kept, marked and counted). */
   disturbed?: string;
+  /** The canary's counter ticks before the trial's first window and after its last (measure/canary.ts). */
+  canary_cycles?: CanaryTicks;
 }
 
 /**

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { transcriptOf, type Transcript } from './transcript.js';
 import { belowFloor } from './floor.js';
 import { REFUSED } from './refusals.js';
+import { type CanaryTicks, canaryOf } from './canary.js';
 import { calibrationOverclaim, clockShortfall, type Held, heldOf, trustedClockOf, type TrustedClock, unheldOf } from './trustedClock.js';
 import { type BatchPlan, batchPlan } from './batches.js';
 import { processCost, type ProcessCost } from './processCost.js';
@@ -151,7 +152,7 @@ export async function runTrial(req: TrialRequest): Promise<TrialProcess> {
   failure ??= parsed.refused;
   const transcript = failure ? undefined : transcriptOf(out.lines);
   const clock = trustedClockOf(out.lines);
-  keepClock(trials, clock);
+  keepClock(trials, clock, canaryOf(out.lines));
   if (!failure && trials.length > 0) failure = firstRefusal({ req, meta: out.meta, trials, window, clock, held, transcript, seed });
   // The driver says only that it could not open them; the parent knows why.
   if (inputs?.placeFailure()) failure = inputs.placeFailure();
@@ -244,9 +245,11 @@ function trialsOf(lines: string[][], type: string, window: ReturnType<typeof tri
   return { trials, ...(refused ? { refused } : {}) };
 }
 
-/** The trusted half's count kept with the trial it judged (evidence: trials[].trusted_cycles, trusted_wait_s). */
-function keepClock(trials: Trial[], clock: TrustedClock | undefined): void {
-  if (!clock || trials.length === 0) return;
+/** The trusted half's count and canary kept with the trial it judged (evidence: trials[].trusted_cycles, trusted_wait_s, canary_cycles). */
+function keepClock(trials: Trial[], clock: TrustedClock | undefined, canary: CanaryTicks | undefined): void {
+  if (trials.length === 0) return;
+  if (canary) trials[0]!.canary_cycles = canary;
+  if (!clock) return;
   trials[0]!.trusted_cycles = clock.cycles;
   if (clock.waited_ns !== undefined) trials[0]!.trusted_wait_s = clock.waited_ns / 1e9;
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
-import { cumulativeStdNormalProbability } from 'simple-statistics';
+import { cumulativeStdNormalProbability, median } from 'simple-statistics';
 import { compareEvidence, measurementId, rowKey } from '../compare/compare.js';
 import {
   detectable,
@@ -14,7 +14,8 @@ import {
 } from '../compare/nights.js';
 import { medianTrial } from '../compare/stats.js';
 import type { CompareRow } from '../compare/types.js';
-import { DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
+import { DEFAULT_THRESHOLD_PCT, HISTORY_RUNS, NIGHT_CANARY_MARGIN, UNSTABLE_MIN_CALLS } from '../config/defaults.js';
+import { trialCanary } from '../measure/canary.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { evidencePaths, instanceKey } from '../evidence/layout.js';
@@ -112,6 +113,8 @@ export interface TrendModel {
   noise: NightNoise;
   /** What steps the rule can see over these nights at that noise. */
   detectable: Detectable;
+  /** Per night, its median canary over the nights' median (measure/canary.ts), and whether that marks a slow host; undefined where no trial kept one. */
+  canary: Array<{ ratio: number; slow: boolean } | undefined>;
 }
 
 /** A history folder to read: the system folder of an earlier night, and where readers find it. */
@@ -195,7 +198,30 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     ...(move && nights.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {}),
     noise: judged.noise,
     detectable: detectable(nights.length, judged.noise.tau, thresholdPct),
+    canary: canaryLevels(loaded),
   };
+}
+
+/**
+ * Each night's canary: the median over the trials it measured (records carried over from an earlier
+ * night left out) of each trial's canary, against the nights' median. The canary is work no library
+ * touches: a night whose canary ran slow ran on a slow host, whatever its figures say.
+ */
+function canaryLevels(nights: readonly LoadedNight[]): TrendModel['canary'] {
+  const levels = nights.map(({ night, ds }) => {
+    const since = Date.parse(night.started_utc);
+    const canaries = ds.records.flatMap(({ record }) =>
+      typeof record?.started_utc === 'string' && Date.parse(record.started_utc) >= since && Array.isArray(record.trials)
+        ? record.trials.map((t) => trialCanary(t.canary_cycles))
+        : [],
+    );
+    const present = canaries.filter((c): c is number => c !== undefined);
+    return present.length > 0 ? median(present) : undefined;
+  });
+  const seen = levels.filter((l): l is number => l !== undefined);
+  if (seen.length === 0) return levels.map(() => undefined);
+  const typical = median(seen);
+  return levels.map((l) => (l === undefined ? undefined : { ratio: l / typical, slow: l >= NIGHT_CANARY_MARGIN * typical }));
 }
 
 /** What a series' figure was built and measured with: a change of any is a known cut for the night rule. */

@@ -1,6 +1,6 @@
 import type { Root, RootContent } from 'mdast';
 import { signedPct } from '../../compare/cells.js';
-import { NIGHT_ALPHA, NIGHT_MIN_AFTER, NIGHT_MIN_BEFORE } from '../../config/defaults.js';
+import { NIGHT_ALPHA, NIGHT_CANARY_MARGIN, NIGHT_MIN_AFTER, NIGHT_MIN_BEFORE } from '../../config/defaults.js';
 import { formatCycles, formatShare, formatSpread, pyFixed } from '../format.js';
 import type { AttributedChange, Night, NightChange, TrendModel, TrendSeries } from '../history.js';
 import { code, heading, link, mermaid, para, sectionsPage, table, text, type Cell, type Inline, type Section } from '../md.js';
@@ -61,17 +61,25 @@ const title: TrendSection = (model, t) => [
 const hostLevelCell = (pct: number | undefined): string =>
   pct === undefined ? 'not seen (too few rows kept their build)' : signedPct(pct);
 
-const nights: TrendSection = (_model, t) => [
+/** A night's canary against the nights' median: '1.02×', '1.31× (slow host)', or that none was kept. */
+const canaryCell = (c: TrendModel['canary'][number]): string =>
+  c === undefined ? 'not kept' : `${pyFixed(c.ratio, 2)}×${c.slow ? ' (slow host)' : ''}`;
+
+const nights: TrendSection = (model, t) => [
   heading(2, 'Nights'),
   para(
-    "The host's level: how much slower (+) or faster (−) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine).",
+    "The host's level: how much slower (+) or faster (−) than on the first night it is fitted on the rows that kept their build ran that night; a night's figures are judged net of it. It is fitted over the nights back from the last that at least 3 rows tie each to the one before: not across a night that rebuilt nearly every row (a new harness, compiler or machine). ",
+    `The canary: the night's median run of fixed reference work the driver's trusted half times beside each trial, which no library touches, over the nights' median; at ${NIGHT_CANARY_MARGIN}× or more the night ran on a slow host (`,
+    link(`method_${model.system}.md`, 'method'),
+    ').',
   ),
   table(
-    ['night', 'started (UTC)', "host's level", 'campaign commit', 'harness', 'evidence'],
+    ['night', 'started (UTC)', "host's level", 'canary', 'campaign commit', 'harness', 'evidence'],
     t.nights.map((n, i): Cell[] => [
       `#${nightNumber(i)}`,
       n.started_utc.replace('T', ' ').slice(0, 19),
       hostLevelCell(t.hostLevels[i]),
+      canaryCell(t.canary[i]),
       n.commit ? code(`${n.commit.slice(0, 12)}${n.changed ? '+' : ''}`) : n.commit === null ? 'not a git checkout' : 'not recorded',
       n.harness_version ? code(n.harness_version) : 'not recorded',
       n.link ? link(nightHref(n.link, 1), 'evidence') : 'these pages',
@@ -231,7 +239,9 @@ function hostLine(system: string, t: TrendModel): string {
       : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
   const way =
     Math.abs(m.pct) < 0.05 ? 'as fast as' : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
-  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system}'s figures below are judged net of it).`;
+  const canary = t.canary.at(-1);
+  const slow = canary?.slow ? ` Its canary ran ${pyFixed(canary.ratio, 2)}× the nights' median: a slow host.` : '';
+  return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system}'s figures below are judged net of it).${slow}`;
 }
 
 /** The index's first sections: what moved since last night, and the change points of the last nights. */

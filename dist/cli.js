@@ -11396,7 +11396,7 @@ var BUILD_FILE = "build.json";
 var CALIBRATION_FILE = "calibration.json";
 var LOCK_FILE = ".ngcc-perf.lock";
 var OPERATION_DIRS = /* @__PURE__ */ new Set(["records", "profile", "memory"]);
-var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build", "ct"]);
+var INSTANCE_DIRS = /* @__PURE__ */ new Set([...OPERATION_DIRS, "survey", "kat", "build", "ct", "paired"]);
 var instanceKey = (candidate, label) => `${candidate}/${label}`;
 function parseInstanceKey(key) {
   const cut = key.indexOf("/");
@@ -11419,6 +11419,8 @@ var evidencePaths = (systemDir) => ({
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
   ct: (id, label) => join7(systemDir, "ct", id, `${label}.json`),
   memory: (id, label, op) => join7(systemDir, "memory", id, operationFile(label, op)),
+  /** A rebuilt instance measured beside last night's library, and the pull-request rule's verdicts (evidence/pairedNight.ts). */
+  pairedNight: (id, label) => join7(systemDir, "paired", id, `${label}.json`),
   katLog: (id, label) => join7(systemDir, "kat", id, `${label}.log`),
   katDir: (id, label) => join7(systemDir, "kat", id, label),
   buildDir: (id, label) => join7(systemDir, "build", id, label),
@@ -12208,6 +12210,7 @@ var ACTION_INPUT_DEFAULTS = {
   "pr-rounds": String(PAIRED_TRIALS),
   "pr-extra-rounds": String(PR_EXTRA_ROUNDS),
   "history-nights": String(TREND_NIGHTS),
+  "pair-nights": "true",
   comment: "on-change",
   "fail-on": DEFAULT_FAIL_ON,
   publish: "none",
@@ -36174,8 +36177,11 @@ var unseen = {
     const { plan } = ctx.run;
     const entry = carriedTruth(ctx, preparedEntry(ctx, "unseen"));
     if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return "kept";
-    if (plan.against) return holdToBase(ctx, entry);
-    if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
+    if (plan.against && baseOf(ctx)) {
+      const held2 = await holdToBase(ctx, entry);
+      if (!plan.unseenSeed || ctx.entry?.forged) return held2;
+    }
+    if (plan.unseenSeed) return holdToNight(ctx, ctx.entry ?? entry, plan.unseenSeed);
     return "kept";
   }
 };
@@ -36726,7 +36732,7 @@ function shardOf(plan, shard, cost) {
 function againstOptions(plan, opts) {
   const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
-  const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const keys = plan.units.filter((u) => !against.only || against.only.test(u.key)).map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
     ...rest,
     campaignDir: against.campaignDir,
@@ -40814,6 +40820,16 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
   }
   const levels = host.level.map((l, t) => host.seen[t] !== void 0 ? l : void 0);
   return { hostLevels: levels, hostShifts, noise, steps, lastNight };
+}
+
+// src/evidence/pairedNight.ts
+function readPairedNight(systemDir, candidate, label, nightStarted) {
+  try {
+    const f = readJsonIfExists(evidencePaths(systemDir).pairedNight(candidate, label));
+    return f?.night_started_utc === nightStarted && f.operations && typeof f.operations === "object" ? f : void 0;
+  } catch {
+    return void 0;
+  }
 }
 
 // node_modules/micromark-util-character/index.js
@@ -45844,6 +45860,8 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     series.map((s) => rowNightsOf(s, nights2)),
     thresholdPct
   );
+  const paired = pairedVerdicts(loaded, series);
+  overrideByPairs(judged, series, paired);
   if (opts.changePoints !== false)
     for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
@@ -45857,7 +45875,7 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     nights: nights2,
     skipped,
     series,
-    sinceLastNight: sinceLastNight(series, nights2, judged.lastNight),
+    sinceLastNight: sinceLastNight(series, nights2, judged.lastNight, paired),
     hostLevels: judged.hostLevels.map((l) => l === void 0 ? void 0 : (Math.exp(l) - 1) * 100),
     ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
     noise: judged.noise,
@@ -45886,12 +45904,13 @@ function rowNightsOf(s, nights2) {
     nights: s.points.map((p, n) => p ? { median: p.cycles, perCall: p.perCall, build: buildOf(p, nights2[n]) } : void 0)
   };
 }
-function sinceLastNight(series, nights2, last) {
+function sinceLastNight(series, nights2, last, paired) {
   const n = nights2.length - 1;
   return series.flatMap((s) => {
     const v = last.get(rowKey(s));
     if (!v || v.verdict !== "regression" && v.verdict !== "improvement") return [];
     const { causes, detail } = causesBetween(s, n - 1, n, nights2);
+    const pair3 = paired.get(rowKey(s))?.get(n);
     let against = 0;
     for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k], nights2[k]) === buildOf(s.points[n - 1], nights2[n - 1]); k--)
       against++;
@@ -45904,10 +45923,46 @@ function sinceLastNight(series, nights2, last) {
         delta_pct: v.step.delta_pct,
         against_nights: against,
         causes,
-        detail
+        detail,
+        ...pair3 ? { paired: { pairs: pair3.pairs, against_commit: pair3.against_commit } } : {}
       }
     ];
   });
+}
+function pairedVerdicts(nights2, series) {
+  const out = /* @__PURE__ */ new Map();
+  const files = /* @__PURE__ */ new Map();
+  for (const s of series)
+    for (const [n, { dir, night }] of nights2.entries()) {
+      const key = `${n}\0${s.candidate}\0${s.label}`;
+      if (!files.has(key)) files.set(key, readPairedNight(dir, s.candidate, s.label, night.started_utc));
+      const file2 = files.get(key);
+      const op = file2?.operations[s.operation];
+      if (!file2 || !op) continue;
+      const row2 = out.get(rowKey(s)) ?? /* @__PURE__ */ new Map();
+      row2.set(n, { ...op, against_commit: file2.against_commit });
+      out.set(rowKey(s), row2);
+    }
+  return out;
+}
+function overrideByPairs(judged, series, paired) {
+  const changes = /* @__PURE__ */ new Set(["regression", "improvement"]);
+  for (const s of series) {
+    const row2 = paired.get(rowKey(s));
+    if (!row2) continue;
+    const steps = judged.steps.get(rowKey(s));
+    if (steps)
+      judged.steps.set(
+        rowKey(s),
+        steps.filter((step) => !row2.has(step.index) || changes.has(row2.get(step.index).verdict))
+      );
+    const lastIndex = s.points.length - 1;
+    const pair3 = row2.get(lastIndex);
+    const last = judged.lastNight.get(rowKey(s));
+    if (!pair3 || !last) continue;
+    const verdict = changes.has(pair3.verdict) ? pair3.verdict : pair3.verdict === "noisy" ? "noisy" : "within noise";
+    judged.lastNight.set(rowKey(s), { ...last, verdict, step: { ...last.step, delta_pct: pair3.delta_pct ?? last.step.delta_pct } });
+  }
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
@@ -47972,6 +48027,7 @@ function trendHighlights(system2, t) {
     r.verdict,
     signedPct(r.delta_pct),
     r.causes.join(", "),
+    r.paired ? `${r.paired.pairs} trial pairs beside last night's library (${r.paired.against_commit.slice(0, 7)})` : "the nights",
     link2(trendsPagePath(system2), "trends")
   ]);
   const lastNight = t.nights.length - 1;
@@ -47991,11 +48047,11 @@ function trendHighlights(system2, t) {
   return [
     heading2(2, "Since last night"),
     para(
-      t.nights.length < 2 ? `${system2}: no earlier night to compare with.` : `${system2}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p \u2264 ${NIGHT_ALPHA}); what moved unchanged code was the host or the noise.${hostLine(system2, t)}`
+      t.nights.length < 2 ? `${system2}: no earlier night to compare with.` : `${system2}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p \u2264 ${NIGHT_ALPHA}), or, where the night measured it beside last night's library, trials interleaved, by the pull-request rule on those pairs; what moved unchanged code was the host or the noise.${hostLine(system2, t)}`
     ),
-    table(["system", "candidate", "instance", "operation", "verdict", "\u0394", "attributed to", ""], since, [
+    table(["system", "candidate", "instance", "operation", "verdict", "\u0394", "attributed to", "judged on", ""], since, [
       text2(t.nights.length < 2 ? "no earlier night" : "no rebuilt operation moved beyond the noise"),
-      ...Array.from({ length: 7 }, () => "\u2014")
+      ...Array.from({ length: 8 }, () => "\u2014")
     ]),
     heading2(2, `Change points in the last ${t.nights.length} nights`),
     para(visibility(t)),

@@ -24,6 +24,8 @@ import { readInputs, type ActionInputs } from './github/inputs.js';
 import { publish } from './github/publish.js';
 import { actionOrigin, reproduceCli } from './github/reproduce.js';
 import { touchedCandidates } from './github/touched.js';
+import { lastNightSide } from './github/lastNight.js';
+import { keepPairedVerdicts } from './compare/nightPairs.js';
 import { createProgress } from './campaign/progress.js';
 import { baselineInstanceKeys } from './campaign/iccsBaseline.js';
 import { outcomeLines } from './campaign/tracker.js';
@@ -313,25 +315,64 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   const dataDir = resolve(workspace(), inputs.dataDir);
   // Read even without a seed: this night's evidence replaces the published entries, and must carry them on.
   const unseenTruth = await nightlyUnseenTruth(inputs);
-  // Nightly runs stop each operation's trials at the precision target (planning.adaptive.nightly).
-  const summary = await runCampaign({
-    ...campaignOptions(inputs, dataDir),
-    ...(unseenTruth ? { unseenTruth } : {}),
-    adaptive: 'nightly',
-    // The plan and its expected duration go to the job summary before anything is measured.
-    onPlan: (lines) => writeJobSummary('ngcc-perf plan', lines),
-  });
+  const campaignDir = resolve(workspace(), inputs.campaign);
+  const work = workDir('nightly');
+  // A rebuilt library is measured beside last night's, trials interleaved, as a pull request is.
+  const lastNight = inputs.pairNights ? await lastNightOf(inputs, campaignDir, join(work, 'last-night')) : undefined;
+  const pairedDir = join(work, 'last-night', 'data');
+  let summary: CampaignSummary;
+  try {
+    // Nightly runs stop each operation's trials at the precision target (planning.adaptive.nightly).
+    summary = await runCampaign({
+      ...campaignOptions(inputs, dataDir),
+      ...(unseenTruth ? { unseenTruth } : {}),
+      ...(lastNight ? { against: { campaignDir: lastNight.campaignDir, dataDir: pairedDir, only: lastNight.only } } : {}),
+      adaptive: 'nightly',
+      // The plan and its expected duration go to the job summary before anything is measured.
+      onPlan: (lines) => writeJobSummary('ngcc-perf plan', lines),
+    });
+  } finally {
+    await lastNight?.remove();
+  }
+  if (lastNight) keepLastNightVerdicts(inputs, summary.systemDir, pairedDir, campaignDir, lastNight.commit);
   if (summary.forecast) await writeJobSummary('ngcc-perf: predicted against actual', outcomeLines(summary.forecast.outcome));
   const failures = reportKat(summary);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) core.warning(p, { title: 'ngcc-perf validate' });
   core.setOutput('kat-failures', String(failures));
   core.setOutput('evidence-dir', summary.systemDir);
-  const campaignDir = resolve(workspace(), inputs.campaign);
   // A shard holds part of the evidence: pages are rendered after the merge (mode: report).
   const rendered = inputs.shard ? undefined : await renderAndOutput(inputs, summary.systemDir, campaignDir);
-  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, rendered, workDir('nightly'));
+  if (inputs.publish !== 'none') await publishEvidence(inputs, summary.systemDir, rendered, work);
   if (failures > 0 && inputs.failOn.has('kat')) core.setFailed(`${failures} instance(s) did not pass their KAT`);
+}
+
+/** Last night's side of tonight's run, from the data branch (github/lastNight.ts). */
+function lastNightOf(inputs: ActionInputs, campaignDir: string, work: string) {
+  const repo = workspace();
+  return lastNightSide({
+    repo,
+    campaignDir,
+    dataRef: `origin/${inputs.publishBranch}`,
+    evidencePath: join(relative(repo, resolve(repo, inputs.dataDir)), inputs.system),
+    work,
+    say: (line) => core.info(line),
+  });
+}
+
+/** The paired rows of tonight's run, judged by the pull-request rule and kept in the night's evidence. */
+function keepLastNightVerdicts(inputs: ActionInputs, systemDir: string, pairedDir: string, campaignDir: string, commit: string): void {
+  const report = compareEvidence({
+    baseDir: pairedDir,
+    headDir: dirname(systemDir),
+    system: inputs.system,
+    thresholdPct: inputs.regressionThreshold,
+    campaignDir,
+  });
+  const started = readJsonIfExists<{ last_run?: { started_utc?: string } }>(evidencePaths(systemDir).campaign)?.last_run?.started_utc;
+  if (!started) return;
+  const kept = keepPairedVerdicts(systemDir, report, commit, started);
+  core.info(`paired night: ${kept} operation(s) measured beside last night's library (${commit.slice(0, 7)}), judged as a pull request is`);
 }
 
 /**

@@ -757,6 +757,82 @@ async function makeRepositoryWithoutEvidence(): Promise<{ repo: string }> {
   return { repo };
 }
 
+/**
+ * The environment a runner gives the action in nightly or report mode, on `workspace`, over the
+ * process's `saved` one; returns the GITHUB_OUTPUT file.
+ */
+function nightlyEnv(saved: NodeJS.ProcessEnv, inputs: Record<string, string>, workspace: string): string {
+  const dir = tempDir();
+  const output = join(dir, 'output');
+  writeFileSync(output, '');
+  writeFileSync(join(dir, 'summary'), '');
+  // @actions/core keeps the first summary file it wrote for the whole process (a runner starts a
+  // fresh process per step): point it at this run's.
+  (summary as unknown as { _filePath?: string })._filePath = undefined;
+  process.env = {
+    ...withoutRunnerOnly(saved),
+    GITHUB_WORKSPACE: workspace,
+    GITHUB_OUTPUT: output,
+    GITHUB_STEP_SUMMARY: join(dir, 'summary'),
+    RUNNER_TEMP: dir,
+    INPUT_CAMPAIGN: 'submissions',
+    INPUT_SYSTEM: 'x86_1',
+    'INPUT_DATA-DIR': 'performance/data',
+    'INPUT_PAGES-DIR': 'performance/pages',
+    ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+  };
+  process.chdir(workspace);
+  process.exitCode = undefined;
+  return output;
+}
+
+describe('a nightly run after a library changed since last night', () => {
+  // Last night's evidence is on the data branch, measured at the commit before kem-1 was slowed
+  // (makeRepository); tonight's checkout is that slowed commit.
+  const saved = { ...process.env };
+  let fx: { repo: string; base: string; head: string };
+  let log: string;
+  let output: string;
+  beforeAll(async () => {
+    fx = await makeRepository({ evidenceOn: 'data-branch' });
+    await git(fx.repo, 'checkout', '-q', '-f', fx.head);
+    output = nightlyEnv(saved, { mode: 'nightly', publish: 'none', 'trial-target': '0.02' }, fx.repo);
+    ({ log } = await runCaptured());
+  }, 600_000);
+  afterAll(() => {
+    process.env = saved;
+    process.chdir(startCwd);
+  });
+
+  it("measures only the changed instance beside last night's library, and keeps the pull-request rule's verdicts in the night's evidence", async () => {
+    expect(process.exitCode).toBeUndefined();
+    expect(log).toMatch(new RegExp(`paired night: 3 operation\\(s\\) measured beside last night's library \\(${fx.base.slice(0, 7)}\\)`));
+    const evidence = join(fx.repo, 'performance', 'data', 'x86_1');
+    const paired = JSON.parse(readFileSync(join(evidence, 'paired', 'kem-1', 'good.json'), 'utf8'));
+    const campaign = JSON.parse(readFileSync(join(evidence, 'campaign.json'), 'utf8'));
+    expect(paired.night_started_utc).toBe(campaign.last_run.started_utc);
+    expect(paired.against_commit).toBe(fx.base);
+    expect(Object.keys(paired.operations).sort()).toEqual(['dec', 'enc', 'keygen']);
+    for (const op of Object.values(paired.operations) as Array<{ pairs: number }>) expect(op.pairs).toBeGreaterThanOrEqual(8);
+    // The slowed toy KEM: its keygen is much slower, beyond any noise of the pairs.
+    expect(paired.operations.keygen.verdict).toBe('regression');
+    // kem-2 did not change: measured once, not paired.
+    expect(existsSync(join(evidence, 'paired', 'kem-2'))).toBe(false);
+    expect(validateDataset(evidence)).toEqual([]);
+  });
+
+  it("and Since last night takes the pairs' verdict, saying so", () => {
+    const index = readFileSync(join(readOutputs(output)['report-path']!, 'index.md'), 'utf8');
+    expect(rendered(index)).toMatch(
+      new RegExp(
+        `Since last night[\\s\\S]*x86_1kem-1goodkeygenregression\\+\\d+(\\.\\d)?%submission\\d+ trial pairs beside last night's library \\(${fx.base.slice(0, 7)}\\)`,
+      ),
+    );
+    // Nothing of kem-2, which did not change.
+    expect(rendered(index)).not.toMatch(/x86_1kem-2good(keygen|enc|dec)(regression|improvement)/);
+  });
+});
+
 describe('the action in nightly and report modes', () => {
   const saved = { ...process.env };
   let repo: string;
@@ -773,30 +849,7 @@ describe('the action in nightly and report modes', () => {
     process.chdir(startCwd);
   });
 
-  function env(inputs: Record<string, string>, workspace = repo): string {
-    const dir = tempDir();
-    const output = join(dir, 'output');
-    writeFileSync(output, '');
-    writeFileSync(join(dir, 'summary'), '');
-    // @actions/core keeps the first summary file it wrote for the whole process (a runner starts a
-    // fresh process per step): point it at this run's.
-    (summary as unknown as { _filePath?: string })._filePath = undefined;
-    process.env = {
-      ...withoutRunnerOnly(saved),
-      GITHUB_WORKSPACE: workspace,
-      GITHUB_OUTPUT: output,
-      GITHUB_STEP_SUMMARY: join(dir, 'summary'),
-      RUNNER_TEMP: dir,
-      INPUT_CAMPAIGN: 'submissions',
-      INPUT_SYSTEM: 'x86_1',
-      'INPUT_DATA-DIR': 'performance/data',
-      'INPUT_PAGES-DIR': 'performance/pages',
-      ...Object.fromEntries(Object.entries(inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
-    };
-    process.chdir(workspace);
-    process.exitCode = undefined;
-    return output;
-  }
+  const env = (inputs: Record<string, string>, workspace = repo): string => nightlyEnv(saved, inputs, workspace);
 
   /** Another runner's checkout of the repository, publishing to the same data remote, without evidence. */
   async function otherWorkspace(): Promise<string> {

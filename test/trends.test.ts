@@ -431,3 +431,73 @@ describe("the nights' canary", () => {
     );
   });
 });
+
+describe('a night that measured a rebuilt library beside the night before', () => {
+  /** Writes the paired verdicts of a night's instance, as the nightly's paired run keeps them (evidence/pairedNight.ts). */
+  function pairedVerdicts(dir: string, operations: Record<string, { verdict: string; delta_pct: number }>): void {
+    const started = readJson(join(dir, 'campaign.json')).last_run.started_utc;
+    mkdirSync(join(dir, 'paired', 'kem-1'), { recursive: true });
+    const ops = Object.fromEntries(Object.entries(operations).map(([op, v]) => [op, { ...v, pairs: 10, reason: 'test' }]));
+    writeJson(join(dir, 'paired', 'kem-1', 'good.json'), { night_started_utc: started, against_commit: 'ab'.repeat(20), operations: ops });
+  }
+
+  it("takes the pairs' verdict for that night: a step of the nights the pairs do not see is no claim, and one they call is, said so", async () => {
+    const work = tempDir();
+    const quiet = quietCopy(source, join(work, 'quiet', 's'));
+    const rand = noise(9);
+    // Nights 1-5 unchanged; night 6 rebuilds good, its enc 8 % and its dec 5 % slower on the nights' figures.
+    const factor = (n: number) => (file: string) =>
+      (1 + 0.002 * rand()) * (n === 6 && file === 'good__enc.json' ? 1.08 : n === 6 && file === 'good__dec.json' ? 1.05 : 1);
+    const dirs = Array.from({ length: 6 }, (_, i) => night(quiet, join(work, `n${i + 1}`, 's'), i + 1, factor(i + 1), i + 1 === 6));
+    const judged = () =>
+      loadTrends(
+        dirs.at(-1)!,
+        's',
+        dirs.slice(0, -1).map((dir) => ({ dir })),
+      ).sinceLastNight;
+    // Without pairs the night rule calls both.
+    expect(
+      judged()
+        .map((r) => `${r.label} ${r.operation} ${r.verdict}`)
+        .sort(),
+    ).toEqual(['good dec regression', 'good enc regression']);
+    // The pairs saw no change in enc, and a regression in dec.
+    pairedVerdicts(dirs.at(-1)!, { enc: { verdict: 'unchanged', delta_pct: 0.4 }, dec: { verdict: 'regression', delta_pct: 4.6 } });
+    const since = judged();
+    expect(since.map((r) => `${r.label} ${r.operation} ${r.verdict} ${r.delta_pct}`)).toEqual(['good dec regression 4.6']);
+    expect(since[0]!.paired).toEqual({ pairs: 10, against_commit: 'ab'.repeat(20) });
+    // A paired file of another run (a folder kept from an earlier night) is not this night's.
+    const path = join(dirs.at(-1)!, 'paired', 'kem-1', 'good.json');
+    writeJson(path, { ...readJson(path), night_started_utc: '2020-01-01T00:00:00.000Z' });
+    expect(
+      judged()
+        .map((r) => `${r.label} ${r.operation}`)
+        .sort(),
+    ).toEqual(['good dec', 'good enc']);
+  });
+
+  it('drops a change point at a rebuilt night whose pairs called no change there', () => {
+    const work = tempDir();
+    const quiet = quietCopy(source, join(work, 'quiet', 's'));
+    const rand = noise(11);
+    // good rebuilt on night 3, its enc 8 % slower from then on.
+    const dirs = Array.from({ length: 7 }, (_, i) =>
+      night(
+        quiet,
+        join(work, `n${i + 1}`, 's'),
+        i + 1,
+        (file) => (1 + 0.002 * rand()) * (i + 1 >= 3 && file === 'good__enc.json' ? 1.08 : 1),
+        i + 1 >= 3,
+      ),
+    );
+    const encChanges = () =>
+      loadTrends(
+        dirs.at(-1)!,
+        's',
+        dirs.slice(0, -1).map((dir) => ({ dir })),
+      ).series.find((x) => x.label === 'good' && x.operation === 'enc')!.changes;
+    expect(encChanges().map((c) => [c.night + 1, c.causes])).toEqual([[3, ['submission']]]);
+    pairedVerdicts(dirs[2]!, { enc: { verdict: 'unchanged', delta_pct: 0.2 } });
+    expect(encChanges()).toEqual([]);
+  });
+});

@@ -107,7 +107,12 @@ export interface CampaignOptions {
    * (the pull request's base), with the trials of both interleaved in this run: drift between runs
    * then hits both sides alike. That side's build, KAT and timing records go to `dataDir`.
    */
-  against?: { campaignDir: string; dataDir: string };
+  against?: {
+    campaignDir: string;
+    dataDir: string;
+    /** Only the instances whose keys (`<candidate>/<label>`) it matches have a base side (a night pairs its rebuilt instances only). */
+    only?: RegExp;
+  };
   /** Trials per side of a paired run, at least (default PAIRED_TRIALS; the action's `pr-rounds`). */
   pairedTrials?: number;
   /**
@@ -314,7 +319,7 @@ export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOp
   const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
-  const keys = plan.units.map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const keys = plan.units.filter((u) => !against.only || against.only.test(u.key)).map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return {
     ...rest,
     campaignDir: against.campaignDir,

@@ -39,8 +39,13 @@ export const unseen: PhaseStep = {
     const { plan } = ctx.run;
     const entry = carriedTruth(ctx, preparedEntry(ctx, 'unseen'));
     if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return 'kept';
-    if (plan.against) return holdToBase(ctx, entry);
-    if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
+    if (plan.against && baseOf(ctx)) {
+      const held = await holdToBase(ctx, entry);
+      // A night that pairs its rebuilt instances with last night's still keeps their answers on its
+      // secret seed, which the next night holds them to.
+      if (!plan.unseenSeed || ctx.entry?.forged) return held;
+    }
+    if (plan.unseenSeed) return holdToNight(ctx, ctx.entry ?? entry, plan.unseenSeed);
     return 'kept';
   },
 };

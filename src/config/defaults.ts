@@ -113,6 +113,7 @@ export const ACTION_INPUT_DEFAULTS = {
   'pr-rounds': String(PAIRED_TRIALS),
   'pr-extra-rounds': String(PR_EXTRA_ROUNDS),
   'history-nights': String(TREND_NIGHTS),
+  'pair-nights': 'true',
   comment: 'on-change',
   'fail-on': DEFAULT_FAIL_ON,
   publish: 'none',

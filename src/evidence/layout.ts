@@ -16,7 +16,7 @@ export const LOCK_FILE = '.ngcc-perf.lock';
 /** Folders whose files are named `<label>__<operation>.json`. */
 export const OPERATION_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory']);
 /** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…`. */
-export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build', 'ct']);
+export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build', 'ct', 'paired']);
 
 /** An instance's key in build.json, comparisons and progress lines: `<candidate>/<label>`. */
 export const instanceKey = (candidate: string, label: string): string => `${candidate}/${label}`;
@@ -46,6 +46,8 @@ export const evidencePaths = (systemDir: string) => ({
   /** The constant-time check of an instance, all its operations in one file (src/ct/types.ts). */
   ct: (id: string, label: string) => join(systemDir, 'ct', id, `${label}.json`),
   memory: (id: string, label: string, op: string) => join(systemDir, 'memory', id, operationFile(label, op)),
+  /** A rebuilt instance measured beside last night's library, and the pull-request rule's verdicts (evidence/pairedNight.ts). */
+  pairedNight: (id: string, label: string) => join(systemDir, 'paired', id, `${label}.json`),
   katLog: (id: string, label: string) => join(systemDir, 'kat', id, `${label}.log`),
   katDir: (id: string, label: string) => join(systemDir, 'kat', id, label),
   buildDir: (id: string, label: string) => join(systemDir, 'build', id, label),

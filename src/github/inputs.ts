@@ -29,6 +29,8 @@ export interface ActionInputs {
   prExtraRounds: number;
   /** Earlier nights of the data branch read for the trend pages (0: none). */
   historyNights: number;
+  /** Nightly: rebuilt instances measured beside last night's libraries (github/lastNight.ts). */
+  pairNights: boolean;
   comment: 'always' | 'on-change' | 'never';
   failOn: Set<FailOn>;
   publish: 'commit' | 'artifact' | 'none';
@@ -95,6 +97,7 @@ export function readInputs(): ActionInputs {
     prRounds: count('pr-rounds', 'trial pairs', 2, MAX_PR_PAIRS),
     prExtraRounds: count('pr-extra-rounds', 'trial pairs', 0, MAX_PR_PAIRS),
     historyNights: count('history-nights', 'nights', 0, MAX_TREND_NIGHTS),
+    pairNights: bool('pair-nights'),
     comment: oneOf('comment', ['always', 'on-change', 'never'] as const),
     failOn: parseFailOn(withDefault('fail-on'), `input 'fail-on'`),
     publish,

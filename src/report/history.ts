@@ -19,6 +19,7 @@ import { trialCanary } from '../measure/canary.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { evidencePaths, instanceKey } from '../evidence/layout.js';
+import { type PairedNightFile, type PairedOperation, readPairedNight } from '../evidence/pairedNight.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { errorMessage } from '../errors.js';
 import { recordSpread } from './spread.js';
@@ -95,6 +96,8 @@ export interface NightChange {
   against_nights: number;
   causes: ChangeCause[];
   detail: string;
+  /** Judged on the night's trial pairs beside last night's library (evidence/pairedNight.ts), not on the nights. */
+  paired?: { pairs: number; against_commit: string };
 }
 
 export interface TrendModel {
@@ -180,6 +183,8 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     series.map((s) => rowNightsOf(s, nights)),
     thresholdPct,
   );
+  const paired = pairedVerdicts(loaded, series);
+  overrideByPairs(judged, series, paired);
   if (opts.changePoints !== false)
     for (const s of series) s.changes = attributedChanges(s, nights, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts = verdictsBetween(loaded, system, thresholdPct, skipped);
@@ -193,7 +198,7 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     nights,
     skipped,
     series,
-    sinceLastNight: sinceLastNight(series, nights, judged.lastNight),
+    sinceLastNight: sinceLastNight(series, nights, judged.lastNight, paired),
     hostLevels: judged.hostLevels.map((l) => (l === undefined ? undefined : (Math.exp(l) - 1) * 100)),
     ...(move && nights.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {}),
     noise: judged.noise,
@@ -239,12 +244,14 @@ function sinceLastNight(
   series: readonly TrendSeries[],
   nights: readonly Night[],
   last: ReturnType<typeof judgeNights>['lastNight'],
+  paired: PairedVerdicts,
 ): NightChange[] {
   const n = nights.length - 1;
   return series.flatMap((s) => {
     const v = last.get(rowKey(s));
     if (!v || (v.verdict !== 'regression' && v.verdict !== 'improvement')) return [];
     const { causes, detail } = causesBetween(s, n - 1, n, nights);
+    const pair = paired.get(rowKey(s))?.get(n);
     let against = 0;
     for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k]!, nights[k]!) === buildOf(s.points[n - 1]!, nights[n - 1]!); k--)
       against++;
@@ -258,9 +265,60 @@ function sinceLastNight(
         against_nights: against,
         causes,
         detail,
+        ...(pair ? { paired: { pairs: pair.pairs, against_commit: pair.against_commit } } : {}),
       },
     ];
   });
+}
+
+/** Per row, per night index: the verdict of the night's paired run against the night before's library (evidence/pairedNight.ts). */
+type PairedVerdicts = Map<string, Map<number, PairedOperation & { against_commit: string }>>;
+
+function pairedVerdicts(nights: readonly LoadedNight[], series: readonly TrendSeries[]): PairedVerdicts {
+  const out: PairedVerdicts = new Map();
+  const files = new Map<string, PairedNightFile | undefined>();
+  for (const s of series)
+    for (const [n, { dir, night }] of nights.entries()) {
+      const key = `${n}\u0000${s.candidate}\u0000${s.label}`;
+      if (!files.has(key)) files.set(key, readPairedNight(dir, s.candidate, s.label, night.started_utc));
+      const file = files.get(key);
+      const op = file?.operations[s.operation];
+      if (!file || !op) continue;
+      const row = out.get(rowKey(s)) ?? new Map();
+      row.set(n, { ...op, against_commit: file.against_commit });
+      out.set(rowKey(s), row);
+    }
+  return out;
+}
+
+/**
+ * Where a night measured a rebuilt row beside the night before's library, the pull-request rule's
+ * verdict on those pairs is the night's: a step the night rule finds at that night stands only when
+ * the pairs also call a change, and the last night's verdict is theirs. Two runs hours apart on this
+ * kind of host differ by more than the pairs do (statistics.md#paired-nights).
+ */
+function overrideByPairs(judged: ReturnType<typeof judgeNights>, series: readonly TrendSeries[], paired: PairedVerdicts): void {
+  const changes = new Set(['regression', 'improvement']);
+  for (const s of series) {
+    const row = paired.get(rowKey(s));
+    if (!row) continue;
+    const steps = judged.steps.get(rowKey(s));
+    if (steps)
+      judged.steps.set(
+        rowKey(s),
+        steps.filter((step) => !row.has(step.index) || changes.has(row.get(step.index)!.verdict)),
+      );
+    const lastIndex = s.points.length - 1;
+    const pair = row.get(lastIndex);
+    const last = judged.lastNight.get(rowKey(s));
+    if (!pair || !last) continue;
+    const verdict: NightVerdict = changes.has(pair.verdict)
+      ? (pair.verdict as NightVerdict)
+      : pair.verdict === 'noisy'
+        ? 'noisy'
+        : 'within noise';
+    judged.lastNight.set(rowKey(s), { ...last, verdict, step: { ...last.step, delta_pct: pair.delta_pct ?? last.step.delta_pct } });
+  }
 }
 
 function readNight(input: HistoryInput): LoadedNight | string {

@@ -254,6 +254,7 @@ export function trendHighlights(system: string, t: TrendModel): RootContent[] {
     r.verdict,
     signedPct(r.delta_pct),
     r.causes.join(', '),
+    r.paired ? `${r.paired.pairs} trial pairs beside last night's library (${r.paired.against_commit.slice(0, 7)})` : 'the nights',
     link(trendsPagePath(system), 'trends'),
   ]);
   // A step into the last night that "Since last night" lists is not listed again below it: one row, one place.
@@ -278,11 +279,11 @@ export function trendHighlights(system: string, t: TrendModel): RootContent[] {
     para(
       t.nights.length < 2
         ? `${system}: no earlier night to compare with.`
-        : `${system}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p ≤ ${NIGHT_ALPHA}); what moved unchanged code was the host or the noise.${hostLine(system, t)}`,
+        : `${system}: night #${t.nights.length} against the nights before it. Only an operation whose library was rebuilt that night can be called a change, and only beyond the noise of nights (p ≤ ${NIGHT_ALPHA}), or, where the night measured it beside last night's library, trials interleaved, by the pull-request rule on those pairs; what moved unchanged code was the host or the noise.${hostLine(system, t)}`,
     ),
-    table(['system', 'candidate', 'instance', 'operation', 'verdict', 'Δ', 'attributed to', ''], since, [
+    table(['system', 'candidate', 'instance', 'operation', 'verdict', 'Δ', 'attributed to', 'judged on', ''], since, [
       text(t.nights.length < 2 ? 'no earlier night' : 'no rebuilt operation moved beyond the noise'),
-      ...Array.from({ length: 7 }, () => '—'),
+      ...Array.from({ length: 8 }, () => '—'),
     ]),
     heading(2, `Change points in the last ${t.nights.length} nights`),
     para(visibility(t)),

@@ -3,10 +3,12 @@
 // evidence folder kept, and the night rule (src/compare/nights.ts through src/report/history.ts)
 // judges every night as it came: what "Since last night" claims, how the host moved, and at the end
 // the change points of the whole week.
-//   npm run build && node bench/nights-week.mjs [NIGHTS] [--slow-from N] [--spin ITERATIONS] [--keep DIR] [--judge DIR]
+//   npm run build && node bench/nights-week.mjs [NIGHTS] [--slow-from N] [--spin ITERATIONS] [--pair] [--keep DIR] [--judge DIR]
 // With --slow-from N, kem-90's keygen spins a volatile loop of ITERATIONS (default 60000) from night N
 // on: its library is rebuilt, only keygen is slower. Without it, an A/A week: nothing changes.
 // --keep DIR keeps the nights' folders there (for report --history); --judge DIR judges nights kept there.
+// --pair: a night whose kem-90 source changed measures kem-90 beside the night before's campaign
+// (run --against … --against-only '^kem-90/'), as the action's nightly pairs a rebuilt library.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +20,13 @@ import { build } from 'esbuild';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'slow-from': { type: 'string' }, spin: { type: 'string' }, keep: { type: 'string' }, judge: { type: 'string' } },
+  options: {
+    'slow-from': { type: 'string' },
+    spin: { type: 'string' },
+    keep: { type: 'string' },
+    judge: { type: 'string' },
+    pair: { type: 'boolean', default: false },
+  },
 });
 const nights = Number(positionals[0] ?? 7);
 const slowFrom = values['slow-from'] === undefined ? undefined : Number(values['slow-from']);
@@ -42,12 +50,34 @@ const data = join(work, 'data');
 const dirs = [];
 // --judge DIR: the nights kept there by an earlier run, judged again without measuring.
 if (values.judge) for (let n = 1; n <= nights; n++) dirs.push(join(values.judge, `night-${n}`, 'local'));
+// The night before's campaign, for --pair (beside the campaign, so that its paths hold as they are).
+const before = join(root, 'out', `nights-campaign-before-${process.pid}`);
 for (let n = 1; n <= (values.judge ? 0 : nights); n++) {
-  writeFileSync(keygen, slowFrom !== undefined && n >= slowFrom ? slowed : honest);
+  const source = slowFrom !== undefined && n >= slowFrom ? slowed : honest;
+  const changed = n > 1 && source !== readFileSync(keygen, 'utf8');
+  if (values.pair && changed) {
+    rmSync(before, { recursive: true, force: true });
+    cpSync(campaign, before, { recursive: true });
+  }
+  writeFileSync(keygen, source);
   const started = Date.now();
+  const pairing =
+    values.pair && changed ? ['--against', before, '--against-out', join(work, `before-${n}`), '--against-only', '^kem-90/'] : [];
   const r = spawnSync(
     process.execPath,
-    [join(root, 'dist', 'cli.js'), 'run', campaign, '--system', 'local', '--out', data, '--force', '--phases', 'build,kat,measure'],
+    [
+      join(root, 'dist', 'cli.js'),
+      'run',
+      campaign,
+      '--system',
+      'local',
+      '--out',
+      data,
+      '--force',
+      '--phases',
+      'build,kat,measure',
+      ...pairing,
+    ],
     { encoding: 'utf8' },
   );
   // Exit 1 is a finding (a noisy row, say), not a failed night; an INVALID candidate or a worse exit is.
@@ -85,7 +115,7 @@ for (let n = 2; n <= nights; n++) {
     ? `host ${t.hostMove.pct >= 0 ? '+' : ''}${t.hostMove.pct.toFixed(1)}% on ${t.hostMove.rows} rows`
     : 'host not seen';
   const said = t.sinceLastNight.map(
-    (r) => `${r.candidate}/${r.label} ${r.operation} ${r.verdict} ${r.delta_pct.toFixed(1)}% (${r.causes.join(',')})`,
+    (r) => `${r.candidate}/${r.label} ${r.operation} ${r.verdict} ${r.delta_pct.toFixed(1)}% (${r.causes.join(',')}${r.paired ? `, on ${r.paired.pairs} pairs` : ''})`,
   );
   claims += said.length;
   console.log(
@@ -123,4 +153,5 @@ if (both.length >= 3) {
 console.log(`rows ${rows}, operation-nights judged ${rows * (nights - 1)}, last-night claims ${claims}, change points ${points.length}`);
 if (!values.judge) console.log(`nights kept in ${keep}`);
 rmSync(campaign, { recursive: true, force: true });
+rmSync(before, { recursive: true, force: true });
 if (values.keep === undefined) rmSync(work, { recursive: true, force: true });

@@ -10219,7 +10219,7 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname11, join as join43, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join44, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
@@ -39666,7 +39666,11 @@ var HELP = {
         "noisy (kept records whose trials spread 1.25\xD7 or more), failed (KATs that ended TIMEOUT or CRASH): measured again, the rest kept; default: none"
       ],
       ["--against BASE_CAMPAIGN_DIR", "a paired run: the base side, measured interleaved with this one"],
-      ["--against-out BASE_DATA_DIR", "where the base side's evidence goes (with --against)"]
+      [
+        "--against-out BASE_DATA_DIR",
+        "where the base side's evidence goes (with --against); the pairs' verdicts are kept in the run's paired/"
+      ],
+      ["--against-only REGEX", "pair only the instances (<candidate>/<label>) it matches; the others are measured once"]
     ],
     example: "ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/"
   },
@@ -40823,6 +40827,9 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
 }
 
 // src/evidence/pairedNight.ts
+function writePairedNight(systemDir, candidate, label, file2) {
+  writeJsonAtomic(evidencePaths(systemDir).pairedNight(candidate, label), file2);
+}
 function readPairedNight(systemDir, candidate, label, nightStarted) {
   try {
     const f = readJsonIfExists(evidencePaths(systemDir).pairedNight(candidate, label));
@@ -48996,11 +49003,54 @@ ${lines.map((l) => `${l}
   return unlisted;
 }
 
+// src/compare/nightPairs.ts
+import { join as join43 } from "node:path";
+function keepPairedVerdicts(systemDir, report2, againstCommit, nightStarted) {
+  const byInstance = /* @__PURE__ */ new Map();
+  let kept = 0;
+  for (const r of report2.rows) {
+    if (r.paired !== true) continue;
+    const key = instanceKey(r.candidate, r.label);
+    const entry = byInstance.get(key) ?? { candidate: r.candidate, label: r.label, operations: {} };
+    entry.operations[r.operation] = {
+      verdict: r.verdict,
+      ...r.delta_pct !== void 0 ? { delta_pct: r.delta_pct } : {},
+      ...r.p_value !== void 0 ? { p_value: r.p_value } : {},
+      pairs: pairCount(r),
+      ...r.mde_pct !== void 0 ? { mde_pct: r.mde_pct } : {},
+      reason: r.reason
+    };
+    byInstance.set(key, entry);
+    kept++;
+  }
+  for (const e of byInstance.values())
+    writePairedNight(systemDir, e.candidate, e.label, {
+      night_started_utc: nightStarted,
+      against_commit: againstCommit,
+      operations: e.operations
+    });
+  return kept;
+}
+function keepRunPairs(q) {
+  const started = readJsonIfExists(evidencePaths(q.systemDir).campaign)?.last_run?.started_utc;
+  if (!started) return void 0;
+  const base = readJsonIfExists(evidencePaths(join43(q.againstDataDir, q.system)).campaign)?.last_run;
+  const commit = base?.campaign_commit ?? "unknown";
+  const report2 = compareEvidence({
+    baseDir: q.againstDataDir,
+    headDir: join43(q.systemDir, ".."),
+    system: q.system,
+    ...q.thresholdPct !== void 0 ? { thresholdPct: q.thresholdPct } : {},
+    campaignDir: q.campaignDir
+  });
+  return { kept: keepPairedVerdicts(q.systemDir, report2, commit, started), commit };
+}
+
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -49095,13 +49145,14 @@ async function cmdRun(args) {
       audit: { type: "boolean", default: false },
       remeasure: { type: "string" },
       against: { type: "string" },
-      "against-out": { type: "string" }
+      "against-out": { type: "string" },
+      "against-only": { type: "string" }
     },
     { positionals: ["CAMPAIGN_DIR"], required: { system: "ID", out: "DATA_DIR" } }
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join43(values.out, values.system), cli("out"));
+  checkOutputFolder(join44(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -49112,8 +49163,11 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve20(values["against-out"]) === resolve20(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join43(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join44(values["against-out"], values.system), cli("against-out"));
   }
+  if (values["against-only"] !== void 0 && values.against === void 0)
+    throw new InputError("command line", "--against-only", "give it with --against");
+  const againstOnly = parseOnly(values["against-only"], cli("against-only"));
   const cpu = parseCpu(values.cpu, cli("cpu"));
   const jobs = parseJobs(values.jobs, cli("jobs"));
   if (jobs !== void 0 && values.serial) throw new InputError("command line", "--serial", "give --jobs or --serial, not both");
@@ -49137,9 +49191,19 @@ async function cmdRun(args) {
     ...values.remeasure !== void 0 ? { remeasure: parseRemeasure(values.remeasure) } : {},
     progress: createProgress(),
     argumentNames: { only: cli("only"), cpu: cli("cpu") },
-    ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"] } } : {}
+    ...values.against !== void 0 && values["against-out"] !== void 0 ? { against: { campaignDir: values.against, dataDir: values["against-out"], ...againstOnly ? { only: againstOnly } : {} } } : {}
   });
   const { code: code5, verdict } = printSummary(summary);
+  if (values["against-out"] !== void 0) {
+    const kept = keepRunPairs({
+      systemDir: summary.systemDir,
+      system: values.system,
+      againstDataDir: values["against-out"],
+      campaignDir: positionals[0]
+    });
+    if (kept)
+      console.log(`paired: ${kept.kept} operation(s) judged on their trial pairs, kept in paired/ (against ${kept.commit.slice(0, 12)})`);
+  }
   console.log(`evidence: ${relative19(process.cwd(), summary.systemDir) || "."}`);
   console.log(verdict);
   return code5;
@@ -49163,7 +49227,7 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join43(values.out, values.system), cli("out"));
+  checkOutputFolder(join44(values.out, values.system), cli("out"));
   const scratch = makeScratch("calibrate");
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
@@ -49195,7 +49259,7 @@ function evidenceFolder(arg) {
   const dir = resolve20(arg);
   if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
   if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join43(dir, e.name)).build)).map((e) => join43(arg, e.name));
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join44(dir, e.name)).build)).map((e) => join44(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -49235,11 +49299,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync38(join43(d, values.system)))
+    if (!existsSync38(join44(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join43(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join44(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync38(values.campaign))
@@ -49272,13 +49336,13 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join43(positionals[0], u.path)}: ${u.problem}`);
-  for (const line of model.validation) console.log(`warning: ${join43(positionals[0], line)}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join44(positionals[0], u.path)}: ${u.problem}`);
+  for (const line of model.validation) console.log(`warning: ${join44(positionals[0], line)}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   const invalid2 = model.validation.length > 0 ? `; warning: ${model.validation.length} validation problem(s), said on the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join43(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join44(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}${invalid2}`
     );
@@ -49343,7 +49407,7 @@ function cmdKatManifest(args) {
       console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
       continue;
     }
-    const katPath = join43(systemDir, e.kat_file);
+    const katPath = join44(systemDir, e.kat_file);
     if (!existsSync38(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync25(katPath, "utf8");
@@ -49353,7 +49417,7 @@ function cmdKatManifest(args) {
       throw new InputError(
         "command line",
         "--records",
-        `${records} exceeds the ${available} record(s) in ${join43(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
+        `${records} exceeds the ${available} record(s) in ${join44(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
       );
     generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
   }
@@ -49385,7 +49449,7 @@ ${generated.map(formatManifestLine).join("\n")}
       instanceKey(id, gone2.label),
       `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
     );
-  const target = join43(c.folder, "kat.sha256");
+  const target = join44(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
   const before = existsSync38(target) ? readFileSync25(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
@@ -49405,7 +49469,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join43(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join43(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join44(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -49446,7 +49510,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join43(values.out, values.system), cli("out"));
+  checkOutputFolder(join44(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync38(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -49472,19 +49536,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve20(values.out ?? join43(root3, "out"));
+  const out = resolve20(values.out ?? join44(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join43(root3, "examples", "campaign");
-  const pqclean = join43(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join44(root3, "examples", "campaign");
+  const pqclean = join44(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync38(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join43(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join44(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join43(out, "data"),
+    dataDir: join44(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -49492,13 +49556,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join43(out, "pages");
+  const pagesDir = join44(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join43(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join44(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code5;
@@ -49515,14 +49579,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync38(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve20(values.pqclean ?? join43(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve20(values.pqclean ?? join44(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync38(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join43(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join44(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync38(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));

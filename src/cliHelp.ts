@@ -35,7 +35,11 @@ const HELP: Record<string, CommandHelp> = {
         'noisy (kept records whose trials spread 1.25× or more), failed (KATs that ended TIMEOUT or CRASH): measured again, the rest kept; default: none',
       ],
       ['--against BASE_CAMPAIGN_DIR', 'a paired run: the base side, measured interleaved with this one'],
-      ['--against-out BASE_DATA_DIR', "where the base side's evidence goes (with --against)"],
+      [
+        '--against-out BASE_DATA_DIR',
+        "where the base side's evidence goes (with --against); the pairs' verdicts are kept in the run's paired/",
+      ],
+      ['--against-only REGEX', 'pair only the instances (<candidate>/<label>) it matches; the others are measured once'],
     ],
     example: 'ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/',
   },

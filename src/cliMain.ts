@@ -58,11 +58,12 @@ import type { BuildEntry } from './evidence/types.js';
 import { readBuildJson } from './evidence/dataset.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';
+import { keepRunPairs } from './compare/nightPairs.js';
 
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
-                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR]
+                [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -177,6 +178,7 @@ async function cmdRun(args: string[]): Promise<number> {
       remeasure: { type: 'string' },
       against: { type: 'string' },
       'against-out': { type: 'string' },
+      'against-only': { type: 'string' },
     },
     { positionals: ['CAMPAIGN_DIR'], required: { system: 'ID', out: 'DATA_DIR' } },
   );
@@ -195,6 +197,9 @@ async function cmdRun(args: string[]): Promise<number> {
       throw new InputError('command line', '--against-out', 'the base side needs an evidence folder of its own, not --out');
     checkOutputFolder(join(values['against-out'], values.system), cli('against-out'));
   }
+  if (values['against-only'] !== undefined && values.against === undefined)
+    throw new InputError('command line', '--against-only', 'give it with --against');
+  const againstOnly = parseOnly(values['against-only'], cli('against-only'));
   const cpu = parseCpu(values.cpu, cli('cpu'));
   const jobs = parseJobs(values.jobs, cli('jobs'));
   if (jobs !== undefined && values.serial) throw new InputError('command line', '--serial', 'give --jobs or --serial, not both');
@@ -219,10 +224,21 @@ async function cmdRun(args: string[]): Promise<number> {
     progress: createProgress(),
     argumentNames: { only: cli('only'), cpu: cli('cpu') },
     ...(values.against !== undefined && values['against-out'] !== undefined
-      ? { against: { campaignDir: values.against, dataDir: values['against-out'] } }
+      ? { against: { campaignDir: values.against, dataDir: values['against-out'], ...(againstOnly ? { only: againstOnly } : {}) } }
       : {}),
   });
   const { code, verdict } = printSummary(summary);
+  if (values['against-out'] !== undefined) {
+    // The pairs judged as a pull request is, and kept beside the run's evidence (paired/).
+    const kept = keepRunPairs({
+      systemDir: summary.systemDir,
+      system: values.system,
+      againstDataDir: values['against-out'],
+      campaignDir: positionals[0]!,
+    });
+    if (kept)
+      console.log(`paired: ${kept.kept} operation(s) judged on their trial pairs, kept in paired/ (against ${kept.commit.slice(0, 12)})`);
+  }
   console.log(`evidence: ${relative(process.cwd(), summary.systemDir) || '.'}`);
   console.log(verdict);
   return code;

@@ -25,7 +25,7 @@ import { publish } from './github/publish.js';
 import { actionOrigin, reproduceCli } from './github/reproduce.js';
 import { touchedCandidates } from './github/touched.js';
 import { lastNightSide } from './github/lastNight.js';
-import { keepPairedVerdicts } from './compare/nightPairs.js';
+import { keepRunPairs } from './compare/nightPairs.js';
 import { createProgress } from './campaign/progress.js';
 import { baselineInstanceKeys } from './campaign/iccsBaseline.js';
 import { outcomeLines } from './campaign/tracker.js';
@@ -334,7 +334,19 @@ async function nightly(inputs: ActionInputs): Promise<void> {
   } finally {
     await lastNight?.remove();
   }
-  if (lastNight) keepLastNightVerdicts(inputs, summary.systemDir, pairedDir, campaignDir, lastNight.commit);
+  if (lastNight) {
+    const kept = keepRunPairs({
+      systemDir: summary.systemDir,
+      system: inputs.system,
+      againstDataDir: pairedDir,
+      campaignDir,
+      thresholdPct: inputs.regressionThreshold,
+    });
+    if (kept)
+      core.info(
+        `paired night: ${kept.kept} operation(s) measured beside last night's library (${lastNight.commit.slice(0, 7)}), judged as a pull request is`,
+      );
+  }
   if (summary.forecast) await writeJobSummary('ngcc-perf: predicted against actual', outcomeLines(summary.forecast.outcome));
   const failures = reportKat(summary);
   const problems = validateDataset(summary.systemDir);
@@ -358,21 +370,6 @@ function lastNightOf(inputs: ActionInputs, campaignDir: string, work: string) {
     work,
     say: (line) => core.info(line),
   });
-}
-
-/** The paired rows of tonight's run, judged by the pull-request rule and kept in the night's evidence. */
-function keepLastNightVerdicts(inputs: ActionInputs, systemDir: string, pairedDir: string, campaignDir: string, commit: string): void {
-  const report = compareEvidence({
-    baseDir: pairedDir,
-    headDir: dirname(systemDir),
-    system: inputs.system,
-    thresholdPct: inputs.regressionThreshold,
-    campaignDir,
-  });
-  const started = readJsonIfExists<{ last_run?: { started_utc?: string } }>(evidencePaths(systemDir).campaign)?.last_run?.started_utc;
-  if (!started) return;
-  const kept = keepPairedVerdicts(systemDir, report, commit, started);
-  core.info(`paired night: ${kept} operation(s) measured beside last night's library (${commit.slice(0, 7)}), judged as a pull request is`);
 }
 
 /**

@@ -84,6 +84,29 @@ describe('a paired run (run --against): base and head measured in one run, trial
     // Judged pair by pair.
     expect(signRows.every((r) => r.paired === true)).toBe(true);
     expect(rows.filter((r) => r.candidate === 'kem-1').every((r) => r.verdict === 'new')).toBe(true);
+    // The run kept the same verdicts beside its evidence, for the paired instance only.
+    const kept = JSON.parse(readFileSync(join(headData, 'x', 'paired', 'sign-1', 'toy-sig.json'), 'utf8'));
+    expect(run.out.join('\n')).toMatch(/^paired: 3 operation\(s\) judged on their trial pairs, kept in paired\//m);
+    expect(kept.night_started_utc).toBe(JSON.parse(readFileSync(join(headData, 'x', 'campaign.json'), 'utf8')).last_run.started_utc);
+    for (const r of signRows as Array<{ operation: string; verdict: string }>) expect(kept.operations[r.operation].verdict).toBe(r.verdict);
+    expect(existsSync(join(headData, 'x', 'paired', 'kem-1'))).toBe(false);
+    expect(validateDataset(join(headData, 'x'))).toEqual([]);
+  });
+
+  it('--against-only pairs the instances it matches, and measures the others once', async () => {
+    const [base, head] = [fixtureCampaign(['sign-1', 'kem-1'], PLANNING), fixtureCampaign(['sign-1', 'kem-1'], PLANNING)];
+    const [headData, baseData] = [tempDir(), tempDir()];
+    const args = ['--only', '^(sign-1|kem-1/good)', '--phases', 'build,kat,measure', '--against', base, '--against-out', baseData];
+    const run = await runCli(['run', head, '--system', 'x', '--out', headData, ...args, '--against-only', '^kem-1/']);
+    expect(run.code).toBeLessThanOrEqual(1);
+    expect(record(headData, 'kem-1', 'good', 'dec').paired).toBe(true);
+    expect(record(headData, 'sign-1', 'toy-sig', 'sign').paired).toBeUndefined();
+    expect(record(headData, 'sign-1', 'toy-sig', 'sign').trials).toHaveLength(3);
+    expect(existsSync(join(baseData, 'x', 'records', 'sign-1'))).toBe(false);
+    expect(existsSync(join(headData, 'x', 'paired', 'kem-1', 'good.json'))).toBe(true);
+    expect(existsSync(join(headData, 'x', 'paired', 'sign-1'))).toBe(false);
+    const alone = await runCli(['run', head, '--system', 'x', '--out', tempDir(), '--against-only', '^kem-1/']);
+    expect([alone.code, alone.err.join('\n')]).toEqual([2, expect.stringContaining('--against-only: give it with --against')]);
   });
 
   it('measures a pair again while one of its trials stays disturbed, up to twice the planned rounds', async () => {

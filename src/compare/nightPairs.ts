@@ -1,6 +1,8 @@
-import { instanceKey } from '../evidence/layout.js';
+import { join } from 'node:path';
+import { evidencePaths, instanceKey } from '../evidence/layout.js';
+import { readJsonIfExists } from '../util/fsx.js';
 import { type PairedOperation, writePairedNight } from '../evidence/pairedNight.js';
-import { pairCount } from './compare.js';
+import { compareEvidence, pairCount } from './compare.js';
 import type { CompareReport } from './types.js';
 
 /**
@@ -33,4 +35,31 @@ export function keepPairedVerdicts(systemDir: string, report: CompareReport, aga
       operations: e.operations,
     });
   return kept;
+}
+
+/**
+ * After a paired run (CampaignOptions.against): its paired rows judged by the pull-request rule and
+ * kept in the run's evidence (keepPairedVerdicts), against the base side's campaign commit. Returns
+ * the rows kept and that commit, or undefined when the run's start is not recorded.
+ */
+export function keepRunPairs(q: {
+  systemDir: string;
+  system: string;
+  againstDataDir: string;
+  campaignDir: string;
+  thresholdPct?: number;
+}): { kept: number; commit: string } | undefined {
+  type Run = { last_run?: { started_utc?: string; campaign_commit?: string | null } };
+  const started = readJsonIfExists<Run>(evidencePaths(q.systemDir).campaign)?.last_run?.started_utc;
+  if (!started) return undefined;
+  const base = readJsonIfExists<Run>(evidencePaths(join(q.againstDataDir, q.system)).campaign)?.last_run;
+  const commit = base?.campaign_commit ?? 'unknown';
+  const report = compareEvidence({
+    baseDir: q.againstDataDir,
+    headDir: join(q.systemDir, '..'),
+    system: q.system,
+    ...(q.thresholdPct !== undefined ? { thresholdPct: q.thresholdPct } : {}),
+    campaignDir: q.campaignDir,
+  });
+  return { kept: keepPairedVerdicts(q.systemDir, report, commit, started), commit };
 }

@@ -78,6 +78,10 @@ const pearson = (xs, ys) => {
   }
   return sxy / Math.sqrt(sxx * syy);
 };
+const ratios = trials.map((t) => t.before / t.after).sort((a, b) => a - b);
+console.log(
+  `before / after a trial's windows, the median ratio of the canary's two runs: ${ratios[Math.floor(ratios.length / 2)].toFixed(3)}`,
+);
 const judged = trials.filter((t) => t.max !== undefined);
 const slow = judged.filter((t) => t.rel >= SLOW);
 const usual = judged.filter((t) => t.rel < SLOW);

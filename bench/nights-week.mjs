@@ -115,7 +115,8 @@ for (let n = 2; n <= nights; n++) {
     ? `host ${t.hostMove.pct >= 0 ? '+' : ''}${t.hostMove.pct.toFixed(1)}% on ${t.hostMove.rows} rows`
     : 'host not seen';
   const said = t.sinceLastNight.map(
-    (r) => `${r.candidate}/${r.label} ${r.operation} ${r.verdict} ${r.delta_pct.toFixed(1)}% (${r.causes.join(',')}${r.paired ? `, on ${r.paired.pairs} pairs` : ''})`,
+    (r) =>
+      `${r.candidate}/${r.label} ${r.operation} ${r.verdict} ${r.delta_pct.toFixed(1)}% (${r.causes.join(',')}${r.paired ? `, on ${r.paired.pairs} pairs` : ''})`,
   );
   claims += said.length;
   console.log(

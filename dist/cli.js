@@ -36178,10 +36178,13 @@ var unseen = {
     const entry = carriedTruth(ctx, preparedEntry(ctx, "unseen"));
     if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return "kept";
     if (plan.against && baseOf(ctx)) {
-      const held2 = await holdToBase(ctx, entry);
-      if (!plan.unseenSeed || ctx.entry?.forged) return held2;
+      if (plan.unseenSeed) {
+        const night = await holdToNight(ctx, entry, plan.unseenSeed);
+        if (ctx.entry?.forged) return night;
+      }
+      return holdToBase(ctx, ctx.entry ?? entry);
     }
-    if (plan.unseenSeed) return holdToNight(ctx, ctx.entry ?? entry, plan.unseenSeed);
+    if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
     return "kept";
   }
 };
@@ -36730,7 +36733,17 @@ function shardOf(plan, shard, cost) {
   return shardByCost(plan.units, (u) => byUnit.get(u), shard.index, shard.count);
 }
 function againstOptions(plan, opts) {
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
+  const {
+    against,
+    progress: _,
+    shard: __,
+    campaignPhases: ___,
+    extraRounds: ____,
+    unseenSeed: _s,
+    unseenTruth: _t,
+    onPlan: _p,
+    ...rest
+  } = opts;
   if (!against) throw new Error("againstOptions of a run that is not paired");
   const keys = plan.units.filter((u) => !against.only || against.only.test(u.key)).map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
@@ -40198,7 +40211,16 @@ function newSites(key, head, base) {
 }
 
 // src/compare/compare.ts
-function side(r, entry) {
+function startSpan(r) {
+  const starts = (Array.isArray(r.processes) ? r.processes : []).map((p) => Date.parse(p.started_utc ?? "")).filter((t) => Number.isFinite(t));
+  return starts.length > 0 ? [Math.min(...starts), Math.max(...starts)] : void 0;
+}
+function measuredTogether(b, h) {
+  if (b.paired !== true || h.paired !== true) return false;
+  const [sb, sh] = [startSpan(b), startSpan(h)];
+  return sb === void 0 || sh === void 0 || sb[0] <= sh[1] && sh[0] <= sb[1];
+}
+function side(r, entry, paired) {
   if (!r.trials?.length || r.mean_cycles === void 0) return void 0;
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
@@ -40210,8 +40232,8 @@ function side(r, entry) {
     median_cycles: medianTrial(trial_cycles),
     ...spread !== void 0 ? { trial_spread: spread } : {},
     ...onCpu.every((x) => x !== void 0) ? { trial_on_cpu: onCpu } : {},
-    ...r.paired === true ? { paired: true } : {},
-    ...r.paired === true ? { trial_rounds: roundsOf(r) } : {},
+    ...paired ? { paired: true } : {},
+    ...paired ? { trial_rounds: roundsOf(r) } : {},
     peak_rss_bytes: typeof r.peak_rss_bytes === "number" ? r.peak_rss_bytes : void 0,
     elf_load_bytes: entry?.elf_load_bytes,
     ...refused > 0 ? { refused_trials: refused } : {},
@@ -40405,8 +40427,9 @@ function compareEvidence(opts) {
     const b = baseRecords.get(key);
     const h = headRecords.get(key);
     const { candidate, label, operation } = b ?? h;
-    const bs = b ? side(b, entry(base, b)) : void 0;
-    const hs = h ? side(h, entry(head, h)) : void 0;
+    const together = b !== void 0 && h !== void 0 && measuredTogether(b, h);
+    const bs = b ? side(b, entry(base, b), together) : void 0;
+    const hs = h ? side(h, entry(head, h), together) : void 0;
     const row2 = { candidate, label, operation, base: bs, head: hs };
     if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
     if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
@@ -40830,10 +40853,11 @@ function judgeNights(rows, thresholdPct = DEFAULT_THRESHOLD_PCT) {
 function writePairedNight(systemDir, candidate, label, file2) {
   writeJsonAtomic(evidencePaths(systemDir).pairedNight(candidate, label), file2);
 }
-function readPairedNight(systemDir, candidate, label, nightStarted) {
+function readPairedVerdict(systemDir, candidate, label, operation, recordStarted) {
   try {
     const f = readJsonIfExists(evidencePaths(systemDir).pairedNight(candidate, label));
-    return f?.night_started_utc === nightStarted && f.operations && typeof f.operations === "object" ? f : void 0;
+    const op = f?.operations && typeof f.operations === "object" ? f.operations[operation] : void 0;
+    return op && op.record_started_utc === recordStarted ? { ...op, against_commit: String(f.against_commit) } : void 0;
   } catch {
     return void 0;
   }
@@ -45868,7 +45892,7 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
     thresholdPct
   );
   const paired = pairedVerdicts(loaded, series);
-  overrideByPairs(judged, series, paired);
+  overrideByPairs(judged, series, nights2, paired, thresholdPct);
   if (opts.changePoints !== false)
     for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
@@ -45891,19 +45915,24 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
   };
 }
 function canaryLevels(nights2) {
-  const levels = nights2.map(({ night, ds }) => {
-    const since = Date.parse(night.started_utc);
-    const canaries = ds.records.flatMap(
-      ({ record: record2 }) => typeof record2?.started_utc === "string" && Date.parse(record2.started_utc) >= since && Array.isArray(record2.trials) ? record2.trials.map((t) => trialCanary(t.canary_cycles)) : []
-    );
-    const present = canaries.filter((c) => c !== void 0);
-    return present.length > 0 ? median(present) : void 0;
+  const ids = nights2.map(({ ds }) => new Set(ds.records.map(({ record: record2 }) => measurementId(record2))));
+  const levels = nights2.map(({ ds }, n) => {
+    const fresh = ds.records.filter(({ record: record2 }) => Array.isArray(record2?.trials) && (n === 0 || !ids[n - 1].has(measurementId(record2))));
+    const present = fresh.flatMap(({ record: record2 }) => record2.trials.map((t) => trialCanary(t.canary_cycles))).filter((c) => c !== void 0);
+    const machines = fresh.map(({ record: record2 }) => machineOf(record2));
+    return present.length > 0 ? { level: median(present), machine: mostCommon(machines) } : void 0;
   });
-  const seen = levels.filter((l) => l !== void 0);
-  if (seen.length === 0) return levels.map(() => void 0);
-  const typical = median(seen);
-  return levels.map((l) => l === void 0 ? void 0 : { ratio: l / typical, slow: l >= NIGHT_CANARY_MARGIN * typical });
+  return levels.map((l) => {
+    if (!l) return void 0;
+    const typical = median(levels.flatMap((o) => o && o.machine === l.machine ? [o.level] : []));
+    return { ratio: l.level / typical, slow: l.level >= NIGHT_CANARY_MARGIN * typical };
+  });
 }
+var mostCommon = (xs) => {
+  const counts = /* @__PURE__ */ new Map();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "";
+};
 var buildOf = (p, night) => `${p.build_key ?? ""}|${p.machine}|${night.harness_version ?? ""}`;
 function rowNightsOf(s, nights2) {
   return {
@@ -45916,8 +45945,11 @@ function sinceLastNight(series, nights2, last, paired) {
   return series.flatMap((s) => {
     const v = last.get(rowKey(s));
     if (!v || v.verdict !== "regression" && v.verdict !== "improvement") return [];
-    const { causes, detail } = causesBetween(s, n - 1, n, nights2);
+    const between2 = causesBetween(s, n - 1, n, nights2);
     const pair3 = paired.get(rowKey(s))?.get(n);
+    const byPairs = pair3 !== void 0 && (pair3.verdict === "regression" || pair3.verdict === "improvement");
+    const { detail } = between2;
+    const causes = byPairs ? ["submission"] : between2.causes;
     let against = 0;
     for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k], nights2[k]) === buildOf(s.points[n - 1], nights2[n - 1]); k--)
       against++;
@@ -45931,44 +45963,58 @@ function sinceLastNight(series, nights2, last, paired) {
         against_nights: against,
         causes,
         detail,
-        ...pair3 ? { paired: { pairs: pair3.pairs, against_commit: pair3.against_commit } } : {}
+        ...byPairs ? { paired: { pairs: pair3.pairs, against_commit: pair3.against_commit } } : {}
       }
     ];
   });
 }
 function pairedVerdicts(nights2, series) {
   const out = /* @__PURE__ */ new Map();
-  const files = /* @__PURE__ */ new Map();
-  for (const s of series)
-    for (const [n, { dir, night }] of nights2.entries()) {
-      const key = `${n}\0${s.candidate}\0${s.label}`;
-      if (!files.has(key)) files.set(key, readPairedNight(dir, s.candidate, s.label, night.started_utc));
-      const file2 = files.get(key);
-      const op = file2?.operations[s.operation];
-      if (!file2 || !op) continue;
+  for (const [n, { dir, ds }] of nights2.entries()) {
+    const started = new Map(ds.records.map(({ record: record2 }) => [rowKey(record2), record2?.started_utc]));
+    for (const s of series) {
+      const recordStarted = started.get(rowKey(s));
+      if (typeof recordStarted !== "string") continue;
+      const verdict = readPairedVerdict(dir, s.candidate, s.label, s.operation, recordStarted);
+      if (!verdict) continue;
       const row2 = out.get(rowKey(s)) ?? /* @__PURE__ */ new Map();
-      row2.set(n, { ...op, against_commit: file2.against_commit });
+      row2.set(n, verdict);
       out.set(rowKey(s), row2);
     }
+  }
   return out;
 }
-function overrideByPairs(judged, series, paired) {
+function overrideByPairs(judged, series, nights2, paired, thresholdPct) {
   const changes = /* @__PURE__ */ new Set(["regression", "improvement"]);
+  const decisive = (p) => changes.has(p.verdict) || p.verdict === "unchanged" && p.mde_pct !== void 0 && p.mde_pct <= thresholdPct;
   for (const s of series) {
     const row2 = paired.get(rowKey(s));
     if (!row2) continue;
+    const holding = (n) => {
+      const p = row2.get(n);
+      const [before, after] = [s.points[n - 1], s.points[n]];
+      if (!p || !decisive(p) || !before || !after || before.build_key === after.build_key) return void 0;
+      if (changes.has(p.verdict)) return p;
+      const { causes } = causesBetween(s, n - 1, n, nights2);
+      return causes.length === 1 && causes[0] === "submission" ? p : void 0;
+    };
     const steps = judged.steps.get(rowKey(s));
     if (steps)
       judged.steps.set(
         rowKey(s),
-        steps.filter((step) => !row2.has(step.index) || changes.has(row2.get(step.index).verdict))
+        steps.filter((step2) => {
+          const p = holding(step2.index);
+          return !p || changes.has(p.verdict);
+        })
       );
-    const lastIndex = s.points.length - 1;
-    const pair3 = row2.get(lastIndex);
+    const lastIndex = nights2.length - 1;
+    const pair3 = holding(lastIndex);
+    if (!pair3) continue;
+    const verdict = changes.has(pair3.verdict) ? pair3.verdict : "within noise";
     const last = judged.lastNight.get(rowKey(s));
-    if (!pair3 || !last) continue;
-    const verdict = changes.has(pair3.verdict) ? pair3.verdict : pair3.verdict === "noisy" ? "noisy" : "within noise";
-    judged.lastNight.set(rowKey(s), { ...last, verdict, step: { ...last.step, delta_pct: pair3.delta_pct ?? last.step.delta_pct } });
+    const delta_pct = pair3.delta_pct ?? last?.step.delta_pct ?? 0;
+    const step = last?.step ?? { delta_pct, z: 0, detectable_pct: pair3.mde_pct ?? thresholdPct };
+    judged.lastNight.set(rowKey(s), { verdict, step: { ...step, delta_pct }, changed: true });
   }
 }
 function readNight(input2) {
@@ -48017,12 +48063,12 @@ function sparkline(s) {
   return values.map((v) => v === void 0 ? " " : bars[Math.round((v - lo) / span * (bars.length - 1))]).join("");
 }
 function hostLine(system2, t) {
-  const m = t.hostMove;
-  if (!m)
-    return t.nights.length < 2 ? "" : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
-  const way = Math.abs(m.pct) < 0.05 ? "as fast as" : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
+  if (t.nights.length < 2) return "";
   const canary = t.canary.at(-1);
-  const slow = canary?.slow ? ` Its canary ran ${pyFixed(canary.ratio, 2)}\xD7 the nights' median: a slow host.` : "";
+  const slow = canary?.slow ? ` The last night's canary ran ${pyFixed(canary.ratio, 2)}\xD7 the nights' median: a slow host.` : "";
+  const m = t.hostMove;
+  if (!m) return ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.${slow}`;
+  const way = Math.abs(m.pct) < 0.05 ? "as fast as" : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
   return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system2}'s figures below are judged net of it).${slow}`;
 }
 function trendHighlights(system2, t) {
@@ -49005,6 +49051,16 @@ ${lines.map((l) => `${l}
 
 // src/compare/nightPairs.ts
 import { join as join43 } from "node:path";
+function headStarted(systemDir, r) {
+  try {
+    const started = readJsonIfExists(
+      evidencePaths(systemDir).record(r.candidate, r.label, r.operation)
+    )?.started_utc;
+    return typeof started === "string" ? started : void 0;
+  } catch {
+    return void 0;
+  }
+}
 function keepPairedVerdicts(systemDir, report2, againstCommit, nightStarted) {
   const byInstance = /* @__PURE__ */ new Map();
   let kept = 0;
@@ -49012,13 +49068,15 @@ function keepPairedVerdicts(systemDir, report2, againstCommit, nightStarted) {
     if (r.paired !== true) continue;
     const key = instanceKey(r.candidate, r.label);
     const entry = byInstance.get(key) ?? { candidate: r.candidate, label: r.label, operations: {} };
+    const started = headStarted(systemDir, r);
     entry.operations[r.operation] = {
       verdict: r.verdict,
       ...r.delta_pct !== void 0 ? { delta_pct: r.delta_pct } : {},
       ...r.p_value !== void 0 ? { p_value: r.p_value } : {},
       pairs: pairCount(r),
       ...r.mde_pct !== void 0 ? { mde_pct: r.mde_pct } : {},
-      reason: r.reason
+      reason: r.reason,
+      ...started ? { record_started_utc: started } : {}
     };
     byInstance.set(key, entry);
     kept++;

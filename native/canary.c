@@ -49,7 +49,7 @@ uint64_t canary_run(void) {
         for (int l = 0; l < RATE_LANES; l++) state[l] ^= buffer[(at + (size_t)l) % BUFFER_LANES];
         permute(state);
         for (int l = 0; l < RATE_LANES; l++) buffer[(at + (size_t)l) % BUFFER_LANES] = state[l];
-        at = (at + RATE_LANES * 3) % BUFFER_LANES; /* strides over the buffer: 64 runs touch all of it */
+        at = (at + RATE_LANES * 3) % BUFFER_LANES; /* every run the same places: the same work each time */
     }
     uint64_t spent = cpucycles() - start;
     /* The work's result kept where the compiler cannot drop it. */

@@ -511,6 +511,9 @@ void trusted_split(int cpu) {
         return;
     }
     close(sv[1]);
+    /* The canary's first run in this process faults its buffer in (copied on write since the
+     * fork): done now, before the child's windows, so that the run before them is like the one after. */
+    (void)canary_run();
     /* A child gone while its answer is on the way must not end the parent with SIGPIPE: the
      * child's own end is what the parent reports. */
     signal(SIGPIPE, SIG_IGN);

@@ -2,12 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { annotations } from '../src/compare/annotations.js';
-import { compareEvidence, judge, undecidedRows } from '../src/compare/compare.js';
+import { compareEvidence, judge, measuredTogether, undecidedRows } from '../src/compare/compare.js';
 import { failReasons } from '../src/compare/failOn.js';
 import { hasFindings, headline, renderComparison } from '../src/compare/markdown.js';
 import { historyCv, permutationPValue, rankPValue, signedRankPValue } from '../src/compare/stats.js';
 import type { CompareReport, CompareRow, PullRequestContext } from '../src/compare/types.js';
 import { ADAPTIVE_MIN_TRIALS, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT } from '../src/config/defaults.js';
+import type { TimingRecord } from '../src/evidence/types.js';
 import { NOISY_TRIAL_SPREAD } from '../src/measure/stats.js';
 import { runCli } from './helpers/cli.js';
 import { writeSyntheticSystem } from './helpers/dataset.js';
@@ -120,6 +121,22 @@ describe('paired sides: trial pairs measured side by side in one run', () => {
     expect(few.reason).toMatch(
       /^p = 0\.031 > 0\.01: within the spread of the trials; 6 trial pairs, .*; too few pairs to reach the significance level$/,
     );
+  });
+});
+
+describe('which records are pairs (measuredTogether)', () => {
+  const record = (paired: boolean, starts: string[]) =>
+    ({ paired, processes: starts.map((started_utc) => ({ started_utc })) }) as unknown as TimingRecord;
+  const night1 = ['2026-12-01T01:00:00Z', '2026-12-01T01:00:02Z', '2026-12-01T01:00:04Z'];
+  const night1Base = ['2026-12-01T01:00:01Z', '2026-12-01T01:00:03Z', '2026-12-01T01:00:05Z'];
+  const night2 = ['2026-12-02T01:00:00Z', '2026-12-02T01:00:02Z'];
+
+  it('pairs two paired records measured in one span, never two nights of a paired row', () => {
+    expect(measuredTogether(record(true, night1Base), record(true, night1))).toBe(true);
+    expect(measuredTogether(record(true, night1), record(true, night2))).toBe(false);
+    expect(measuredTogether(record(false, night1Base), record(true, night1))).toBe(false);
+    // Older evidence without its processes' starts is taken at its word.
+    expect(measuredTogether(record(true, []), record(true, night2))).toBe(true);
   });
 });
 

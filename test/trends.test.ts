@@ -427,17 +427,21 @@ describe("the nights' canary", () => {
     expect(rows).toMatch(/#6[^#]*\d%1\.60× \(slow host\)06c0ffee/);
     const index = readFileSync(join(pages, 'index.md'), 'utf8');
     expect(plain(parsePage(sections(index).find((s) => s.title === 'Since last night')!.body))).toContain(
-      "Its canary ran 1.60× the nights' median: a slow host.",
+      "The last night's canary ran 1.60× the nights' median: a slow host.",
     );
   });
 });
 
 describe('a night that measured a rebuilt library beside the night before', () => {
   /** Writes the paired verdicts of a night's instance, as the nightly's paired run keeps them (evidence/pairedNight.ts). */
-  function pairedVerdicts(dir: string, operations: Record<string, { verdict: string; delta_pct: number }>): void {
+  function pairedVerdicts(dir: string, operations: Record<string, { verdict: string; delta_pct: number; mde_pct?: number }>): void {
     const started = readJson(join(dir, 'campaign.json')).last_run.started_utc;
     mkdirSync(join(dir, 'paired', 'kem-1'), { recursive: true });
-    const ops = Object.fromEntries(Object.entries(operations).map(([op, v]) => [op, { ...v, pairs: 10, reason: 'test' }]));
+    // Each verdict names the record it judged by that record's start.
+    const recordStarted = (op: string) => readJson(join(dir, 'records', 'kem-1', `good__${op}.json`)).started_utc;
+    const ops = Object.fromEntries(
+      Object.entries(operations).map(([op, v]) => [op, { ...v, pairs: 10, reason: 'test', record_started_utc: recordStarted(op) }]),
+    );
     writeJson(join(dir, 'paired', 'kem-1', 'good.json'), { night_started_utc: started, against_commit: 'ab'.repeat(20), operations: ops });
   }
 
@@ -462,13 +466,29 @@ describe('a night that measured a rebuilt library beside the night before', () =
         .sort(),
     ).toEqual(['good dec regression', 'good enc regression']);
     // The pairs saw no change in enc, and a regression in dec.
-    pairedVerdicts(dirs.at(-1)!, { enc: { verdict: 'unchanged', delta_pct: 0.4 }, dec: { verdict: 'regression', delta_pct: 4.6 } });
+    pairedVerdicts(dirs.at(-1)!, {
+      enc: { verdict: 'unchanged', delta_pct: 0.4, mde_pct: 2 },
+      dec: { verdict: 'regression', delta_pct: 4.6 },
+    });
     const since = judged();
     expect(since.map((r) => `${r.label} ${r.operation} ${r.verdict} ${r.delta_pct}`)).toEqual(['good dec regression 4.6']);
     expect(since[0]!.paired).toEqual({ pairs: 10, against_commit: 'ab'.repeat(20) });
-    // A paired file of another run (a folder kept from an earlier night) is not this night's.
+    // Pairs that could not have shown a change of the threshold decide nothing: the nights judge enc.
+    pairedVerdicts(dirs.at(-1)!, {
+      enc: { verdict: 'unchanged', delta_pct: 0.4, mde_pct: 6 },
+      dec: { verdict: 'inconclusive', delta_pct: 4.6 },
+    });
+    expect(
+      judged()
+        .map((r) => `${r.label} ${r.operation} ${r.paired ? 'pairs' : 'nights'}`)
+        .sort(),
+    ).toEqual(['good dec nights', 'good enc nights']);
+    // A verdict kept beside a record measured again since (an earlier run's) is not that record's.
+    pairedVerdicts(dirs.at(-1)!, { enc: { verdict: 'unchanged', delta_pct: 0.4, mde_pct: 2 } });
     const path = join(dirs.at(-1)!, 'paired', 'kem-1', 'good.json');
-    writeJson(path, { ...readJson(path), night_started_utc: '2020-01-01T00:00:00.000Z' });
+    const file = readJson(path);
+    file.operations.enc.record_started_utc = '2020-01-01T00:00:00.000Z';
+    writeJson(path, file);
     expect(
       judged()
         .map((r) => `${r.label} ${r.operation}`)
@@ -497,7 +517,7 @@ describe('a night that measured a rebuilt library beside the night before', () =
         dirs.slice(0, -1).map((dir) => ({ dir })),
       ).series.find((x) => x.label === 'good' && x.operation === 'enc')!.changes;
     expect(encChanges().map((c) => [c.night + 1, c.causes])).toEqual([[3, ['submission']]]);
-    pairedVerdicts(dirs[2]!, { enc: { verdict: 'unchanged', delta_pct: 0.2 } });
+    pairedVerdicts(dirs[2]!, { enc: { verdict: 'unchanged', delta_pct: 0.2, mde_pct: 2 } });
     expect(encChanges()).toEqual([]);
   });
 });

@@ -316,7 +316,18 @@ function shardOf(plan: RunPlan, shard: { index: number; count: number }, cost: C
 export function againstOptions(plan: RunPlan, opts: CampaignOptions): CampaignOptions {
   // The base side is built and KAT-checked only: its ct evidence is the baseline's.
   // Nor is it held to a night: the head side is held to it.
-  const { against, progress: _, shard: __, campaignPhases: ___, extraRounds: ____, unseenSeed: _s, unseenTruth: _t, ...rest } = opts;
+  // Nor does its plan go to the job summary (onPlan): it is the base side's build and KAT only.
+  const {
+    against,
+    progress: _,
+    shard: __,
+    campaignPhases: ___,
+    extraRounds: ____,
+    unseenSeed: _s,
+    unseenTruth: _t,
+    onPlan: _p,
+    ...rest
+  } = opts;
   if (!against) throw new Error('againstOptions of a run that is not paired');
   // Exactly the instances this run (or shard) does, by key.
   const keys = plan.units.filter((u) => !against.only || against.only.test(u.key)).map((u) => u.key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));

@@ -40,12 +40,16 @@ export const unseen: PhaseStep = {
     const entry = carriedTruth(ctx, preparedEntry(ctx, 'unseen'));
     if (!entry.library || !entry.library_sha256 || !measurable(entry.kat) || entry.forged) return 'kept';
     if (plan.against && baseOf(ctx)) {
-      const held = await holdToBase(ctx, entry);
       // A night that pairs its rebuilt instances with last night's still keeps their answers on its
-      // secret seed, which the next night holds them to.
-      if (!plan.unseenSeed || ctx.entry?.forged) return held;
+      // secret seed, which the next night holds them to; then the base holds them, and is what the
+      // measure step makes dec's inputs and replays a segment with (build.json held_to).
+      if (plan.unseenSeed) {
+        const night = await holdToNight(ctx, entry, plan.unseenSeed);
+        if (ctx.entry?.forged) return night;
+      }
+      return holdToBase(ctx, ctx.entry ?? entry);
     }
-    if (plan.unseenSeed) return holdToNight(ctx, ctx.entry ?? entry, plan.unseenSeed);
+    if (plan.unseenSeed) return holdToNight(ctx, entry, plan.unseenSeed);
     return 'kept';
   },
 };

@@ -60,7 +60,26 @@ export interface CompareOptions {
   unstable?: ReadonlySet<string>;
 }
 
-function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
+/** The span of a record's trial processes' starts (ms), or undefined without them. */
+function startSpan(r: TimingRecord): [number, number] | undefined {
+  const starts = (Array.isArray(r.processes) ? r.processes : [])
+    .map((p) => Date.parse((p as { started_utc?: string }).started_utc ?? ''))
+    .filter((t) => Number.isFinite(t));
+  return starts.length > 0 ? [Math.min(...starts), Math.max(...starts)] : undefined;
+}
+
+/**
+ * Two records a paired run measured together: both marked paired, their trials run in one span.
+ * Two nights' records of a paired row are each paired with their own base, never with each other.
+ */
+export function measuredTogether(b: TimingRecord, h: TimingRecord): boolean {
+  if (b.paired !== true || h.paired !== true) return false;
+  const [sb, sh] = [startSpan(b), startSpan(h)];
+  // Records without their processes' starts (older evidence) are taken at their word.
+  return sb === undefined || sh === undefined || (sb[0] <= sh[1] && sh[0] <= sb[1]);
+}
+
+function side(r: TimingRecord, entry: BuildEntry | undefined, paired: boolean): SideStats | undefined {
   if (!r.trials?.length || r.mean_cycles === undefined) return undefined;
   const trial_cycles = r.trials.map((t) => t.cycles / t.measurements);
   const spread = trialSpread(deriveStatistics(r.trials), r.trials.length);
@@ -72,8 +91,8 @@ function side(r: TimingRecord, entry?: BuildEntry): SideStats | undefined {
     median_cycles: medianTrial(trial_cycles),
     ...(spread !== undefined ? { trial_spread: spread } : {}),
     ...(onCpu.every((x) => x !== undefined) ? { trial_on_cpu: onCpu as number[] } : {}),
-    ...(r.paired === true ? { paired: true } : {}),
-    ...(r.paired === true ? { trial_rounds: roundsOf(r) } : {}),
+    ...(paired ? { paired: true } : {}),
+    ...(paired ? { trial_rounds: roundsOf(r) } : {}),
     peak_rss_bytes: typeof r.peak_rss_bytes === 'number' ? r.peak_rss_bytes : undefined,
     elf_load_bytes: entry?.elf_load_bytes,
     ...(refused > 0 ? { refused_trials: refused } : {}),
@@ -372,8 +391,9 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     const b = baseRecords.get(key);
     const h = headRecords.get(key);
     const { candidate, label, operation } = (b ?? h)!;
-    const bs = b ? side(b, entry(base, b)) : undefined;
-    const hs = h ? side(h, entry(head, h)) : undefined;
+    const together = b !== undefined && h !== undefined && measuredTogether(b, h);
+    const bs = b ? side(b, entry(base, b), together) : undefined;
+    const hs = h ? side(h, entry(head, h), together) : undefined;
     const row = { candidate, label, operation, base: bs, head: hs };
     if (!bs && hs) return { ...row, verdict: 'new', reason: 'no base measurement' };
     if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };

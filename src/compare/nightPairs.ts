@@ -5,6 +5,18 @@ import { type PairedOperation, writePairedNight } from '../evidence/pairedNight.
 import { compareEvidence, pairCount } from './compare.js';
 import type { CompareReport } from './types.js';
 
+/** The start of the head record a row judged, as the run wrote it. */
+function headStarted(systemDir: string, r: { candidate: string; label: string; operation: string }): string | undefined {
+  try {
+    const started = readJsonIfExists<{ started_utc?: unknown }>(
+      evidencePaths(systemDir).record(r.candidate, r.label, r.operation),
+    )?.started_utc;
+    return typeof started === 'string' ? started : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Keeps a night's paired rows (a rebuilt instance measured beside last night's library) in the
  * night's evidence, one file per instance (evidence/pairedNight.ts): what "Since last night" and the
@@ -17,6 +29,7 @@ export function keepPairedVerdicts(systemDir: string, report: CompareReport, aga
     if (r.paired !== true) continue;
     const key = instanceKey(r.candidate, r.label);
     const entry = byInstance.get(key) ?? { candidate: r.candidate, label: r.label, operations: {} };
+    const started = headStarted(systemDir, r);
     entry.operations[r.operation] = {
       verdict: r.verdict,
       ...(r.delta_pct !== undefined ? { delta_pct: r.delta_pct } : {}),
@@ -24,6 +37,7 @@ export function keepPairedVerdicts(systemDir: string, report: CompareReport, aga
       pairs: pairCount(r),
       ...(r.mde_pct !== undefined ? { mde_pct: r.mde_pct } : {}),
       reason: r.reason,
+      ...(started ? { record_started_utc: started } : {}),
     };
     byInstance.set(key, entry);
     kept++;

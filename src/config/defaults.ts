@@ -161,8 +161,8 @@ export const ADAPTIVE_TRIAL_TARGET_S = 0.1;
  * The canary (measure/canary.ts, docs/method.md#the-canary). A trial is disturbed when its canary
  * ran CANARY_MARGIN times the host's reference or more: the median canary of the last
  * CANARY_REFERENCE_TRIALS trials on its core in this run, once CANARY_REFERENCE_MIN of them are in.
- * One run of the canary spreads 1.5-2× on this kind of host; at this margin an A/A bench called 1
- * trial in 776 disturbed (benchmarks (am)).
+ * One run of the canary spreads 1.5-2× on this kind of host; at this margin an A/A bench called no
+ * trial of 290 disturbed, at 1.3 one in 29 (benchmarks (am)).
  */
 export const CANARY_MARGIN = 2;
 export const CANARY_REFERENCE_TRIALS = 31;

@@ -16,10 +16,12 @@ export interface PairedOperation {
   /** The smallest change the pairs could call. */
   mde_pct?: number;
   reason: string;
+  /** The start of the head record it judged (its `started_utc`): the verdict holds for that record only. */
+  record_started_utc?: string;
 }
 
 export interface PairedNightFile {
-  /** The run that measured it (campaign.json last_run.started_utc): a file of another run is not this night's. */
+  /** The run that measured it (campaign.json last_run.started_utc; a shard's own, before a merge). */
   night_started_utc: string;
   /** The campaign commit last night's library was built from. */
   against_commit: string;
@@ -30,11 +32,22 @@ export function writePairedNight(systemDir: string, candidate: string, label: st
   writeJsonAtomic(evidencePaths(systemDir).pairedNight(candidate, label), file);
 }
 
-/** The instance's paired verdicts of the night that started at `nightStarted`, or undefined (none, another night's, or unreadable). */
-export function readPairedNight(systemDir: string, candidate: string, label: string, nightStarted: string): PairedNightFile | undefined {
+/**
+ * The paired verdict of one operation, when it judged the record the folder holds now (started at
+ * `recordStarted`): a verdict kept from an earlier run, beside a record measured again since, is
+ * not that record's. Undefined when there is none, it is another record's, or the file is unreadable.
+ */
+export function readPairedVerdict(
+  systemDir: string,
+  candidate: string,
+  label: string,
+  operation: string,
+  recordStarted: string,
+): (PairedOperation & { against_commit: string }) | undefined {
   try {
     const f = readJsonIfExists<PairedNightFile>(evidencePaths(systemDir).pairedNight(candidate, label));
-    return f?.night_started_utc === nightStarted && f.operations && typeof f.operations === 'object' ? f : undefined;
+    const op = f?.operations && typeof f.operations === 'object' ? f.operations[operation] : undefined;
+    return op && op.record_started_utc === recordStarted ? { ...op, against_commit: String(f!.against_commit) } : undefined;
   } catch {
     return undefined;
   }

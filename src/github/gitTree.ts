@@ -80,6 +80,12 @@ export async function historyVersions(
   return versions;
 }
 
+/** The commit the checkout's HEAD names, or undefined. */
+export async function headCommit(repo: string): Promise<string | undefined> {
+  const r = await git(repo, ['rev-parse', 'HEAD']);
+  return r.ok && r.out.trim() ? r.out.trim() : undefined;
+}
+
 /** The commit where head branched off base (what `base...head` diffs against), or base itself when git cannot tell. */
 export async function mergeBase(repo: string, baseSha: string, headSha: string): Promise<string> {
   const r = await git(repo, ['merge-base', baseSha, headSha]);

@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { evidencePaths } from '../evidence/layout.js';
 import { readJsonIfExists } from '../util/fsx.js';
-import { checkoutAt, historyVersions } from './gitTree.js';
+import { loadCampaign } from '../config/campaign.js';
+import { errorMessage } from '../errors.js';
+import { checkoutAt, headCommit, historyVersions } from './gitTree.js';
 import { touchedCandidates } from './touched.js';
 
 /** What a night needs to pair its rebuilt instances with last night's libraries. */
@@ -39,6 +41,11 @@ export async function lastNightSide(q: LastNightQuery): Promise<LastNightSide | 
   const run = readJsonIfExists<{ last_run?: { campaign_commit?: string | null } }>(evidencePaths(last.dir).campaign)?.last_run;
   const commit = run?.campaign_commit;
   if (!commit) return void q.say("paired night: last night's evidence names no campaign commit: nothing to pair with");
+  // A shard of tonight's run that published first left tonight's commit there: nothing older to pair with.
+  if (commit === (await headCommit(q.repo)))
+    return void q.say(
+      `paired night: the data branch's last evidence was measured at this commit (${commit.slice(0, 7)}): nothing to pair with`,
+    );
   let candidates: string[];
   try {
     const touched = await touchedCandidates({
@@ -51,7 +58,7 @@ export async function lastNightSide(q: LastNightQuery): Promise<LastNightSide | 
     });
     candidates = touched.candidates.filter((id) => existsSync(join(q.campaignDir, id, 'candidate.yml')));
   } catch (e) {
-    return void q.say(`paired night: cannot tell what changed since ${commit.slice(0, 7)} (${(e as Error).message}): nothing paired`);
+    return void q.say(`paired night: cannot tell what changed since ${commit.slice(0, 7)} (${errorMessage(e)}): nothing paired`);
   }
   if (candidates.length === 0) return void q.say(`paired night: no library changed since last night's commit ${commit.slice(0, 7)}`);
   const checkout = await checkoutAt(q.repo, commit, join(q.work, 'src'));
@@ -60,6 +67,15 @@ export async function lastNightSide(q: LastNightQuery): Promise<LastNightSide | 
   if (!existsSync(campaignDir)) {
     await checkout.remove();
     return void q.say(`paired night: no campaign folder at ${commit.slice(0, 7)}: nothing paired`);
+  }
+  // Last night's settings under tonight's rules: one they now refuse leaves the night unpaired, never failed.
+  try {
+    loadCampaign(campaignDir, { candidatesRequired: false });
+  } catch (e) {
+    await checkout.remove();
+    return void q.say(
+      `paired night: last night's campaign at ${commit.slice(0, 7)} does not load now (${errorMessage(e)}): nothing paired`,
+    );
   }
   const ids = candidates.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return { commit, campaignDir, only: new RegExp(`^(${ids.join('|')})/`), candidates, remove: checkout.remove };

@@ -19,7 +19,7 @@ import { trialCanary } from '../measure/canary.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { loadDataset, type Dataset } from '../evidence/dataset.js';
 import { evidencePaths, instanceKey } from '../evidence/layout.js';
-import { type PairedNightFile, type PairedOperation, readPairedNight } from '../evidence/pairedNight.js';
+import { type PairedOperation, readPairedVerdict } from '../evidence/pairedNight.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { errorMessage } from '../errors.js';
 import { recordSpread } from './spread.js';
@@ -184,7 +184,7 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
     thresholdPct,
   );
   const paired = pairedVerdicts(loaded, series);
-  overrideByPairs(judged, series, paired);
+  overrideByPairs(judged, series, nights, paired, thresholdPct);
   if (opts.changePoints !== false)
     for (const s of series) s.changes = attributedChanges(s, nights, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
   const verdicts = verdictsBetween(loaded, system, thresholdPct, skipped);
@@ -208,26 +208,33 @@ export function loadTrends(systemDir: string, system: string, history: readonly 
 }
 
 /**
- * Each night's canary: the median over the trials it measured (records carried over from an earlier
- * night left out) of each trial's canary, against the nights' median. The canary is work no library
- * touches: a night whose canary ran slow ran on a slow host, whatever its figures say.
+ * Each night's canary: the median over the trials it measured (records carried over from the night
+ * before, with the same measurement, left out) of each trial's canary, against the median of the
+ * nights on the same machine (its ticks are that machine's). The canary is work no library touches:
+ * a night whose canary ran slow ran on a slow host, whatever its figures say.
  */
 function canaryLevels(nights: readonly LoadedNight[]): TrendModel['canary'] {
-  const levels = nights.map(({ night, ds }) => {
-    const since = Date.parse(night.started_utc);
-    const canaries = ds.records.flatMap(({ record }) =>
-      typeof record?.started_utc === 'string' && Date.parse(record.started_utc) >= since && Array.isArray(record.trials)
-        ? record.trials.map((t) => trialCanary(t.canary_cycles))
-        : [],
-    );
-    const present = canaries.filter((c): c is number => c !== undefined);
-    return present.length > 0 ? median(present) : undefined;
+  const ids = nights.map(({ ds }) => new Set(ds.records.map(({ record }) => measurementId(record))));
+  const levels = nights.map(({ ds }, n) => {
+    const fresh = ds.records.filter(({ record }) => Array.isArray(record?.trials) && (n === 0 || !ids[n - 1]!.has(measurementId(record))));
+    const present = fresh
+      .flatMap(({ record }) => record.trials.map((t) => trialCanary(t.canary_cycles)))
+      .filter((c): c is number => c !== undefined);
+    const machines = fresh.map(({ record }) => machineOf(record));
+    return present.length > 0 ? { level: median(present), machine: mostCommon(machines) } : undefined;
   });
-  const seen = levels.filter((l): l is number => l !== undefined);
-  if (seen.length === 0) return levels.map(() => undefined);
-  const typical = median(seen);
-  return levels.map((l) => (l === undefined ? undefined : { ratio: l / typical, slow: l >= NIGHT_CANARY_MARGIN * typical }));
+  return levels.map((l) => {
+    if (!l) return undefined;
+    const typical = median(levels.flatMap((o) => (o && o.machine === l.machine ? [o.level] : [])));
+    return { ratio: l.level / typical, slow: l.level >= NIGHT_CANARY_MARGIN * typical };
+  });
 }
+
+const mostCommon = (xs: readonly string[]): string => {
+  const counts = new Map<string, number>();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '';
+};
 
 /** What a series' figure was built and measured with: a change of any is a known cut for the night rule. */
 const buildOf = (p: NightFigure, night: Night) => `${p.build_key ?? ''}|${p.machine}|${night.harness_version ?? ''}`;
@@ -250,8 +257,12 @@ function sinceLastNight(
   return series.flatMap((s) => {
     const v = last.get(rowKey(s));
     if (!v || (v.verdict !== 'regression' && v.verdict !== 'improvement')) return [];
-    const { causes, detail } = causesBetween(s, n - 1, n, nights);
+    const between = causesBetween(s, n - 1, n, nights);
     const pair = paired.get(rowKey(s))?.get(n);
+    // A change the pairs called is the library's own: both sides ran under tonight's harness and compiler.
+    const byPairs = pair !== undefined && (pair.verdict === 'regression' || pair.verdict === 'improvement');
+    const { detail } = between;
+    const causes: ChangeCause[] = byPairs ? ['submission'] : between.causes;
     let against = 0;
     for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k]!, nights[k]!) === buildOf(s.points[n - 1]!, nights[n - 1]!); k--)
       against++;
@@ -265,7 +276,7 @@ function sinceLastNight(
         against_nights: against,
         causes,
         detail,
-        ...(pair ? { paired: { pairs: pair.pairs, against_commit: pair.against_commit } } : {}),
+        ...(byPairs ? { paired: { pairs: pair.pairs, against_commit: pair.against_commit } } : {}),
       },
     ];
   });
@@ -276,48 +287,71 @@ type PairedVerdicts = Map<string, Map<number, PairedOperation & { against_commit
 
 function pairedVerdicts(nights: readonly LoadedNight[], series: readonly TrendSeries[]): PairedVerdicts {
   const out: PairedVerdicts = new Map();
-  const files = new Map<string, PairedNightFile | undefined>();
-  for (const s of series)
-    for (const [n, { dir, night }] of nights.entries()) {
-      const key = `${n}\u0000${s.candidate}\u0000${s.label}`;
-      if (!files.has(key)) files.set(key, readPairedNight(dir, s.candidate, s.label, night.started_utc));
-      const file = files.get(key);
-      const op = file?.operations[s.operation];
-      if (!file || !op) continue;
+  for (const [n, { dir, ds }] of nights.entries()) {
+    const started = new Map(ds.records.map(({ record }) => [rowKey(record), record?.started_utc]));
+    for (const s of series) {
+      const recordStarted = started.get(rowKey(s));
+      if (typeof recordStarted !== 'string') continue;
+      const verdict = readPairedVerdict(dir, s.candidate, s.label, s.operation, recordStarted);
+      if (!verdict) continue;
       const row = out.get(rowKey(s)) ?? new Map();
-      row.set(n, { ...op, against_commit: file.against_commit });
+      row.set(n, verdict);
       out.set(rowKey(s), row);
     }
+  }
   return out;
 }
 
 /**
  * Where a night measured a rebuilt row beside the night before's library, the pull-request rule's
- * verdict on those pairs is the night's: a step the night rule finds at that night stands only when
- * the pairs also call a change, and the last night's verdict is theirs. Two runs hours apart on this
- * kind of host differ by more than the pairs do (statistics.md#paired-nights).
+ * verdict on those pairs is the night's for the row's own code, when its build key changed and the
+ * verdict is decisive: a change, or no change where the pairs could have shown one of the
+ * threshold. A change the pairs call is the submission's (both sides ran under tonight's harness
+ * and compiler). No change drops a step the night rule finds there only when the build key alone
+ * changed: a new harness or compiler can move both sides alike, which the pairs cannot see. Two
+ * runs hours apart on this kind of host differ by more than the pairs do (statistics.md#nights).
  */
-function overrideByPairs(judged: ReturnType<typeof judgeNights>, series: readonly TrendSeries[], paired: PairedVerdicts): void {
+function overrideByPairs(
+  judged: ReturnType<typeof judgeNights>,
+  series: readonly TrendSeries[],
+  nights: readonly Night[],
+  paired: PairedVerdicts,
+  thresholdPct: number,
+): void {
   const changes = new Set(['regression', 'improvement']);
+  const decisive = (p: PairedOperation) =>
+    changes.has(p.verdict) || (p.verdict === 'unchanged' && p.mde_pct !== undefined && p.mde_pct <= thresholdPct);
   for (const s of series) {
     const row = paired.get(rowKey(s));
     if (!row) continue;
+    // The pairs' verdict of night n, where it holds: decisive, on a row whose build key changed
+    // that night; no change holds only where nothing else changed with it.
+    const holding = (n: number) => {
+      const p = row.get(n);
+      const [before, after] = [s.points[n - 1], s.points[n]];
+      if (!p || !decisive(p) || !before || !after || before.build_key === after.build_key) return undefined;
+      if (changes.has(p.verdict)) return p;
+      const { causes } = causesBetween(s, n - 1, n, nights);
+      return causes.length === 1 && causes[0] === 'submission' ? p : undefined;
+    };
     const steps = judged.steps.get(rowKey(s));
     if (steps)
       judged.steps.set(
         rowKey(s),
-        steps.filter((step) => !row.has(step.index) || changes.has(row.get(step.index)!.verdict)),
+        steps.filter((step) => {
+          const p = holding(step.index);
+          return !p || changes.has(p.verdict);
+        }),
       );
-    const lastIndex = s.points.length - 1;
-    const pair = row.get(lastIndex);
+    const lastIndex = nights.length - 1;
+    const pair = holding(lastIndex);
+    if (!pair) continue;
+    const verdict: NightVerdict = changes.has(pair.verdict) ? (pair.verdict as NightVerdict) : 'within noise';
     const last = judged.lastNight.get(rowKey(s));
-    if (!pair || !last) continue;
-    const verdict: NightVerdict = changes.has(pair.verdict)
-      ? (pair.verdict as NightVerdict)
-      : pair.verdict === 'noisy'
-        ? 'noisy'
-        : 'within noise';
-    judged.lastNight.set(rowKey(s), { ...last, verdict, step: { ...last.step, delta_pct: pair.delta_pct ?? last.step.delta_pct } });
+    const delta_pct = pair.delta_pct ?? last?.step.delta_pct ?? 0;
+    // A night that rebuilt nearly every row has no last-night verdict of the night rule: the pairs give it one.
+    const step = last?.step ?? { delta_pct, z: 0, detectable_pct: pair.mde_pct ?? thresholdPct };
+    judged.lastNight.set(rowKey(s), { verdict, step: { ...step, delta_pct }, changed: true });
   }
 }
 

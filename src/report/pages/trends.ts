@@ -232,15 +232,13 @@ export function sparkline(s: TrendSeries): string {
 
 /** The host's move into the last night, in words, when the unchanged rows show one. */
 function hostLine(system: string, t: TrendModel): string {
+  if (t.nights.length < 2) return '';
+  const canary = t.canary.at(-1);
+  const slow = canary?.slow ? ` The last night's canary ran ${pyFixed(canary.ratio, 2)}× the nights' median: a slow host.` : '';
   const m = t.hostMove;
-  if (!m)
-    return t.nights.length < 2
-      ? ''
-      : ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.`;
+  if (!m) return ` Too few rows kept their code to see how the host moved into the last night; figures are compared as measured.${slow}`;
   const way =
     Math.abs(m.pct) < 0.05 ? 'as fast as' : m.pct > 0 ? `${pyFixed(m.pct, 1)}% slower than` : `${pyFixed(-m.pct, 1)}% faster than`;
-  const canary = t.canary.at(-1);
-  const slow = canary?.slow ? ` Its canary ran ${pyFixed(canary.ratio, 2)}× the nights' median: a slow host.` : '';
   return ` The host ran ${way} the night before (seen on the ${m.rows} rows that kept their build across both nights; ${system}'s figures below are judged net of it).${slow}`;
 }
 

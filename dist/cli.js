@@ -39720,6 +39720,16 @@ var HELP = {
     ],
     example: "ngcc-perf compare --base base/data --head out/data --system local"
   },
+  "calibrate-nights": {
+    synopsis: "ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [options]",
+    about: "Calibrates the night rule on an A/A history: kept evidence folders of nights of unchanged code on one host (DATA_DIR/ID each, oldest first), each judged as it came. Every claim is false: it prints them, the change points, and the claims per 200 operation-nights.",
+    options: [
+      ["--system ID", "the system the nights are of; required"],
+      ["--threshold PCT", `the smallest change called, percent; default ${DEFAULT_THRESHOLD_PCT}`],
+      ["--format text|json", "default text"]
+    ],
+    example: "ngcc-perf calibrate-nights nights/1/local,nights/2/local,nights/3/local --system local"
+  },
   calibrate: {
     synopsis: "ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]",
     about: "Calibrates the pull-request check on this machine: the campaign measured paired against itself, judged as a pull request is; its false alarms and smallest detectable changes go to DATA_DIR/ID/calibration.json (the method page).",
@@ -49104,11 +49114,53 @@ function keepRunPairs(q) {
   return { kept: keepPairedVerdicts(q.systemDir, report2, commit, started), commit };
 }
 
+// src/report/nightCalibration.ts
+function calibrateNights(dirs, system2, thresholdPct = DEFAULT_THRESHOLD_PCT) {
+  const claims = [];
+  let operationNights = 0;
+  for (let n = 2; n <= dirs.length; n++) {
+    const t = loadTrends(
+      dirs[n - 1],
+      system2,
+      dirs.slice(0, n - 1).map((dir) => ({ dir })),
+      { thresholdPct }
+    );
+    const last = t.nights.length - 1;
+    operationNights += t.series.filter((s) => s.points[last] && s.points[last - 1]).length;
+    for (const c of t.sinceLastNight)
+      claims.push({ night: n, row: `${c.candidate}/${c.label}/${c.operation}`, verdict: c.verdict, delta_pct: c.delta_pct });
+  }
+  const all2 = loadTrends(
+    dirs.at(-1),
+    system2,
+    dirs.slice(0, -1).map((dir) => ({ dir })),
+    { thresholdPct }
+  );
+  return {
+    nights: all2.nights.length,
+    operation_nights: operationNights,
+    claims,
+    change_points: all2.series.flatMap(
+      (s) => s.changes.map((c) => ({
+        night: c.night + 1,
+        row: `${s.candidate}/${s.label}/${s.operation}`,
+        delta_pct: c.delta_pct,
+        causes: c.causes
+      }))
+    ),
+    noise_pct: all2.noise.tau * 100,
+    host_levels: all2.hostLevels.map((l) => l === void 0 ? null : l)
+  };
+}
+
 // src/cliMain.ts
 var USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
+  ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--repeat N] [--rounds N] [--extra-rounds N]
+                      [--threshold PCT] [--trial-target S] [--cpu N]
+  ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -49311,6 +49363,35 @@ async function cmdCalibrate(args) {
   );
   const shown4 = relative19(process.cwd(), path);
   console.log(`calibration: ${shown4.startsWith("..") ? resolve20(path) : shown4}`);
+  return 0;
+}
+function cmdCalibrateNights(args) {
+  const { values, positionals } = parseCommand(
+    "calibrate-nights",
+    args,
+    { system: { type: "string" }, threshold: { type: "string" }, format: { type: "string" } },
+    { positionals: ["NIGHT_DIR,..."], required: { system: "ID" } }
+  );
+  checkSystemId(values.system, cli("system"));
+  const format = values.format ?? "text";
+  if (format !== "text" && format !== "json") throw new InputError("command line", "--format", `'${format}': give text or json`);
+  const dirs = positionals[0].split(",").filter(Boolean);
+  for (const d of dirs)
+    if (!existsSync38(evidencePaths(d).campaign))
+      throw new InputError(d, "", "no campaign.json: not the evidence folder of a night (DATA_DIR/ID)");
+  if (dirs.length < 2) throw new InputError("command line", "NIGHT_DIR,...", "give at least two nights, oldest first");
+  const c = calibrateNights(dirs, values.system, number4("threshold", values.threshold, "percent") ?? DEFAULT_THRESHOLD_PCT);
+  if (format === "json") {
+    console.log(JSON.stringify(c, null, 2));
+    return 0;
+  }
+  for (const claim2 of c.claims) console.log(`night ${claim2.night}: ${claim2.row} ${claim2.verdict} ${signedPct(claim2.delta_pct)}`);
+  for (const p of c.change_points)
+    console.log(`change point: ${p.row} from night ${p.night}, ${signedPct(p.delta_pct)} (${p.causes.join(", ")})`);
+  const rate = c.operation_nights > 0 ? 200 * c.claims.length / c.operation_nights : 0;
+  console.log(
+    `calibrated on ${c.nights} nights: ${c.claims.length} claim(s) in ${c.operation_nights} operation-nights (${pyFixed(rate, 2)} per 200; on unchanged code every one is false), ${c.change_points.length} change point(s), night noise ${pyFixed(c.noise_pct, 1)}%`
+  );
   return 0;
 }
 function evidenceFolder(arg) {
@@ -49693,6 +49774,8 @@ async function main(argv) {
         return await stoppable(() => cmdRun(rest));
       case "calibrate":
         return await cmdCalibrate(rest);
+      case "calibrate-nights":
+        return cmdCalibrateNights(rest);
       case "report":
         return cmdReport(rest);
       case "compare":

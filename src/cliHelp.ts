@@ -76,6 +76,17 @@ const HELP: Record<string, CommandHelp> = {
     ],
     example: 'ngcc-perf compare --base base/data --head out/data --system local',
   },
+  'calibrate-nights': {
+    synopsis: 'ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [options]',
+    about:
+      'Calibrates the night rule on an A/A history: kept evidence folders of nights of unchanged code on one host (DATA_DIR/ID each, oldest first), each judged as it came. Every claim is false: it prints them, the change points, and the claims per 200 operation-nights.',
+    options: [
+      ['--system ID', 'the system the nights are of; required'],
+      ['--threshold PCT', `the smallest change called, percent; default ${DEFAULT_THRESHOLD_PCT}`],
+      ['--format text|json', 'default text'],
+    ],
+    example: 'ngcc-perf calibrate-nights nights/1/local,nights/2/local,nights/3/local --system local',
+  },
   calibrate: {
     synopsis: 'ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]',
     about:

@@ -47,7 +47,8 @@ import {
 } from './config/defaults.js';
 import { calibratePairedCheck } from './campaign/calibrate.js';
 import { stoppable } from './stoppable.js';
-import { formatDetectable, formatShare } from './report/format.js';
+import { formatDetectable, formatShare, pyFixed } from './report/format.js';
+import { signedPct } from './compare/cells.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -59,11 +60,15 @@ import { readBuildJson } from './evidence/dataset.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';
 import { keepRunPairs } from './compare/nightPairs.js';
+import { calibrateNights } from './report/nightCalibration.js';
 
 const USAGE = `usage:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
+  ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--repeat N] [--rounds N] [--extra-rounds N]
+                      [--threshold PCT] [--trial-target S] [--cpu N]
+  ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
@@ -289,6 +294,37 @@ async function cmdCalibrate(args: string[]): Promise<number> {
   );
   const shown = relative(process.cwd(), path);
   console.log(`calibration: ${shown.startsWith('..') ? resolve(path) : shown}`);
+  return 0;
+}
+
+/** The night rule judged on an A/A history of kept nights, each night as it came (report/nightCalibration.ts). */
+function cmdCalibrateNights(args: string[]): number {
+  const { values, positionals } = parseCommand(
+    'calibrate-nights',
+    args,
+    { system: { type: 'string' }, threshold: { type: 'string' }, format: { type: 'string' } },
+    { positionals: ['NIGHT_DIR,...'], required: { system: 'ID' } },
+  );
+  checkSystemId(values.system, cli('system'));
+  const format = values.format ?? 'text';
+  if (format !== 'text' && format !== 'json') throw new InputError('command line', '--format', `'${format}': give text or json`);
+  const dirs = positionals[0]!.split(',').filter(Boolean);
+  for (const d of dirs)
+    if (!existsSync(evidencePaths(d).campaign))
+      throw new InputError(d, '', 'no campaign.json: not the evidence folder of a night (DATA_DIR/ID)');
+  if (dirs.length < 2) throw new InputError('command line', 'NIGHT_DIR,...', 'give at least two nights, oldest first');
+  const c = calibrateNights(dirs, values.system, number('threshold', values.threshold, 'percent') ?? DEFAULT_THRESHOLD_PCT);
+  if (format === 'json') {
+    console.log(JSON.stringify(c, null, 2));
+    return 0;
+  }
+  for (const claim of c.claims) console.log(`night ${claim.night}: ${claim.row} ${claim.verdict} ${signedPct(claim.delta_pct)}`);
+  for (const p of c.change_points)
+    console.log(`change point: ${p.row} from night ${p.night}, ${signedPct(p.delta_pct)} (${p.causes.join(', ')})`);
+  const rate = c.operation_nights > 0 ? (200 * c.claims.length) / c.operation_nights : 0;
+  console.log(
+    `calibrated on ${c.nights} nights: ${c.claims.length} claim(s) in ${c.operation_nights} operation-nights (${pyFixed(rate, 2)} per 200; on unchanged code every one is false), ${c.change_points.length} change point(s), night noise ${pyFixed(c.noise_pct, 1)}%`,
+  );
   return 0;
 }
 
@@ -720,6 +756,8 @@ export async function main(argv: string[]): Promise<number> {
         return await stoppable(() => cmdRun(rest));
       case 'calibrate':
         return await cmdCalibrate(rest);
+      case 'calibrate-nights':
+        return cmdCalibrateNights(rest);
       case 'report':
         return cmdReport(rest);
       case 'compare':

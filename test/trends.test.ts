@@ -521,3 +521,49 @@ describe('a night that measured a rebuilt library beside the night before', () =
     expect(encChanges()).toEqual([]);
   });
 });
+
+describe('calibrate-nights: the night rule on an A/A history', () => {
+  /** Nights of one quiet copy, each ±0.3 %, and from `stepFrom` on good's dec 10 % slower, rebuilt. */
+  function history(count: number, stepFrom?: number): string[] {
+    const work = tempDir();
+    const quiet = quietCopy(source, join(work, 'quiet', 's'));
+    const rand = noise(13);
+    return Array.from({ length: count }, (_, i) => {
+      const stepped = stepFrom !== undefined && i + 1 >= stepFrom;
+      return night(
+        quiet,
+        join(work, `n${i + 1}`, 's'),
+        i + 1,
+        (file) => (1 + 0.003 * rand()) * (stepped && file === 'good__dec.json' ? 1.1 : 1),
+        stepped,
+      );
+    });
+  }
+
+  it('judges each night as it came: nothing on unchanged code, and counts the operation-nights', async () => {
+    const dirs = history(8);
+    const r = await runCli(['calibrate-nights', dirs.join(','), '--system', 's', '--format', 'json']);
+    expect(r.code).toBe(0);
+    const c = JSON.parse(r.out.join('\n'));
+    const rows = readdirSync(join(dirs[0]!, 'records')).flatMap((id) => readdirSync(join(dirs[0]!, 'records', id))).length;
+    expect(c.nights).toBe(8);
+    expect(c.operation_nights).toBe(rows * 7);
+    expect(c.claims).toEqual([]);
+    expect(c.change_points).toEqual([]);
+    const text = await runCli(['calibrate-nights', dirs.join(','), '--system', 's']);
+    expect(text.out.at(-1)).toMatch(
+      new RegExp(`^calibrated on 8 nights: 0 claim\\(s\\) in ${rows * 7} operation-nights \\(0\\.00 per 200;`),
+    );
+  });
+
+  it('prints a claim where a rebuilt operation stepped (not an A/A history), and names a bad folder', async () => {
+    const r = await runCli(['calibrate-nights', history(8, 6).join(','), '--system', 's']);
+    expect(r.out.filter((l) => l.startsWith('night '))).toEqual([
+      expect.stringMatching(/^night 6: kem-1\/good\/dec regression \+(9|10|11)\.\d%$/),
+    ]);
+    expect(r.out.at(-1)).toMatch(/^calibrated on 8 nights: 1 claim\(s\)/);
+    const bad = await runCli(['calibrate-nights', `${tempDir()},${tempDir()}`, '--system', 's']);
+    expect(bad.code).toBe(2);
+    expect(bad.err.join('\n')).toContain('no campaign.json: not the evidence folder of a night');
+  });
+});

@@ -2,8 +2,8 @@ import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { evidencePaths } from './layout.js';
 
 /**
- * A night's paired verdicts (docs/statistics.md#paired-nights): an instance whose library changed
- * since the last night was measured beside last night's library, trials interleaved, as a pull
+ * A night's paired verdicts (docs/statistics.md#nights, paired nights): an instance of a candidate
+ * that changed since the last night was measured beside last night's library, trials interleaved, as a pull
  * request is, and each operation judged by the pull-request rule. One file per instance,
  * `paired/<candidate>/<label>.json`, so shards and publishing treat it as the instance's evidence.
  */

@@ -32,6 +32,7 @@ const PURE = [
   'test/kex-golden.test.ts',
   'test/manifest.test.ts',
   'test/refusals.test.ts',
+  'test/rankings.test.ts',
 ];
 
 /**

@@ -2433,19 +2433,19 @@ var require_Alias = __commonJS({
           if (ctx)
             ctx.aliasResolveCache = nodes;
         }
-        let found = void 0;
+        let found2 = void 0;
         for (const node3 of nodes) {
           if (node3 === this)
             break;
           if (node3.anchor === this.source)
-            found = node3;
+            found2 = node3;
         }
-        if (found && ctx) {
+        if (found2 && ctx) {
           const { anchors: anchors2, doc: doc2, maxAliasCount } = ctx;
-          let data = anchors2.get(found);
+          let data = anchors2.get(found2);
           if (!data) {
-            toJS.toJS(found, null, ctx);
-            data = anchors2.get(found);
+            toJS.toJS(found2, null, ctx);
+            data = anchors2.get(found2);
           }
           if (data?.res === void 0) {
             const msg = "This should not happen: Alias anchor was not resolved?";
@@ -2454,14 +2454,14 @@ var require_Alias = __commonJS({
           if (maxAliasCount >= 0) {
             data.count += 1;
             if (data.aliasCount === 0)
-              data.aliasCount = getAliasCount(doc2, found, anchors2);
+              data.aliasCount = getAliasCount(doc2, found2, anchors2);
             if (data.count * data.aliasCount > maxAliasCount) {
               const msg = "Excessive alias count indicates a resource exhaustion attack";
               throw new ReferenceError(msg);
             }
           }
         }
-        return found;
+        return found2;
       }
       toJSON(_arg, ctx) {
         if (!ctx)
@@ -5567,7 +5567,7 @@ var require_resolve_props = __commonJS({
       let tag = null;
       let newlineAfterProp = null;
       let comma = null;
-      let found = null;
+      let found2 = null;
       let start2 = null;
       for (const token of tokens) {
         if (reqSpace) {
@@ -5604,7 +5604,7 @@ var require_resolve_props = __commonJS({
             if (atNewline) {
               if (comment)
                 comment += token.source;
-              else if (!found || indicator !== "seq-item-ind")
+              else if (!found2 || indicator !== "seq-item-ind")
                 spaceBefore = true;
             } else
               commentSep += token.source;
@@ -5638,9 +5638,9 @@ var require_resolve_props = __commonJS({
           case indicator:
             if (anchor2 || tag)
               onError(token, "BAD_PROP_ORDER", `Anchors and tags must be after the ${token.source} indicator`);
-            if (found)
+            if (found2)
               onError(token, "UNEXPECTED_TOKEN", `Unexpected ${token.source} in ${flow ?? "collection"}`);
-            found = token;
+            found2 = token;
             atNewline = indicator === "seq-item-ind" || indicator === "explicit-key-ind";
             hasSpace = false;
             break;
@@ -5669,7 +5669,7 @@ var require_resolve_props = __commonJS({
         onError(tab, "TAB_AS_INDENT", "Tabs are not allowed as indentation");
       return {
         comma,
-        found,
+        found: found2,
         spaceBefore,
         comment,
         hasNewline,
@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync25, statSync as statSync11 } from "node:fs";
+import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync26, statSync as statSync11 } from "node:fs";
 
 // src/util/scratch.ts
 import { chmodSync, lstatSync as lstatSync2, mkdtempSync, readdirSync as readdirSync2, rmSync as rmSync2 } from "node:fs";
@@ -10219,7 +10219,7 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname11, join as join44, relative as relative19, resolve as resolve20, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join44, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
@@ -10429,16 +10429,16 @@ function descendants(root3) {
     list3.push(Number(name));
     children.set(ppid, list3);
   }
-  const found = [];
+  const found2 = [];
   const queue = [root3];
   while (queue.length > 0) {
     const pid = queue.shift();
     for (const child2 of children.get(pid) ?? []) {
-      found.push(child2);
+      found2.push(child2);
       queue.push(child2);
     }
   }
-  return found;
+  return found2;
 }
 function statFields(pid, task) {
   try {
@@ -10562,7 +10562,7 @@ function runProcess(command, opts) {
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
   const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = process.hrtime.bigint();
-  return new Promise((resolve21) => {
+  return new Promise((resolve22) => {
     const channel = opts.channelSecret !== void 0;
     const withSide = channel && opts.sideMaxBytes !== void 0;
     const child2 = spawn(argv[0], argv.slice(1), {
@@ -10655,7 +10655,7 @@ ${(opts.channelJob ?? []).join("	")}
       killGroup();
       if (pgid !== void 0) liveGroups.delete(pgid);
       for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve21({
+      resolve22({
         command: limited,
         ...cpus ? { cpus: [...cpus] } : {},
         exitCode,
@@ -11600,6 +11600,7 @@ function formatCycles(c) {
     return text3 + unit.suffix;
   }
 }
+var formatCyclesPerByte = (x) => pyFixed(x, 1);
 var TIME_UNITS = [
   { scale: 1, suffix: "s" },
   { scale: 1e-3, suffix: "ms" },
@@ -12178,6 +12179,8 @@ var MAX_PR_PAIRS = 100;
 var MAX_MANIFEST_BYTES = 1 << 20;
 var MAX_INSTANCES_PER_CANDIDATE = 256;
 var MAX_CAMPAIGN_INSTANCES = 4096;
+var MIN_SECURITY_BITS = 64;
+var MAX_SECURITY_BITS = 1024;
 var MAX_TRIALS = 1e3;
 var MAX_WARMUPS = 1e4;
 var MAX_MIN_MEASUREMENTS = 1e6;
@@ -12642,13 +12645,13 @@ async function runKeysJob(req, library, dir) {
   if (run.exitCode !== 0 || output2.status !== "complete")
     return `the keys job failed: ${output2.status ?? "no STATUS"}${output2.statusDetail ? `: ${output2.statusDetail}` : ""}`;
   const [pkBytes, skBytes] = [Number(output2.meta.pk_bytes), Number(output2.meta.sk_bytes)];
-  const read2 = (name, bytes2) => {
+  const read3 = (name, bytes2) => {
     const path = join9(dir, name);
     const st = lstatSafe(path);
     if (!st?.isFile() || !Number.isSafeInteger(bytes2) || st.size !== bytes2) return `the keys job wrote no ${name} of ${bytes2} bytes`;
     return readFileSync7(path);
   };
-  const [pk, sk] = [read2("pk.bin", pkBytes), read2("sk.bin", skBytes)];
+  const [pk, sk] = [read3("pk.bin", pkBytes), read3("sk.bin", skBytes)];
   if (typeof pk === "string") return pk;
   if (typeof sk === "string") return sk;
   return { pk: join9(dir, "pk.bin"), sk, wall_s: run.wallSeconds };
@@ -12962,6 +12965,13 @@ function heldFailure(plan, calls, held2, transcript) {
 }
 var BESIDE_WINDOWS = "its process used ";
 var runsOnceMore = (p) => p.status !== "complete" && [CONTRADICTION, BESIDE_WINDOWS].some((start2) => (p.failure ?? "").startsWith(`${REFUSED}${start2}`));
+async function trialOnceMore(req) {
+  const first = await runTrial(req);
+  if (!runsOnceMore(first)) return first;
+  const again = await runTrial(req);
+  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure }];
+  return again;
+}
 
 // src/measure/kexOperations.ts
 var KEX_MAX_PASSES = 5;
@@ -13061,7 +13071,7 @@ var AUDIT_PAIRS = 3;
 async function repeatedInputAudit(input2) {
   const calls = auditCalls(input2);
   if (typeof calls === "string") return { skipped: calls };
-  const trial = (verifyPool) => runTrial({
+  const trial = (verifyPool) => trialOnceMore({
     ...input2.base,
     iterations: calls,
     warmups: input2.warmups,
@@ -13164,13 +13174,6 @@ function start(req) {
 function processTimeoutMs(req, calls, warmups, verifyPool) {
   const expected2 = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : void 0;
   return scaledTimeoutS(req.planning.process_timeout_s, expected2) * 1e3;
-}
-async function calibrationTrial(req) {
-  const first = await runTrial(req);
-  if (!runsOnceMore(first)) return first;
-  const again = await runTrial(req);
-  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure }];
-  return again;
 }
 async function nextTrial(op) {
   const p = op.req.planning;
@@ -13364,10 +13367,10 @@ async function calibrated(s, paired) {
   const trialTarget = planning2.adaptive?.enabled ? planning2.adaptive.trial_target_s : planning2.trial_target_s;
   const timeoutMs = processTimeoutMs(req, 1, 1);
   try {
-    let calibration = await calibrationTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
+    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === "complete" && once && once.seconds < trialTarget)
-      calibration = await calibrationTrial({
+      calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
         iterations: CALIBRATION_CALLS,
@@ -14750,264 +14753,6 @@ ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
   if (ok2) await req.cache?.save(outDir, cacheKey).catch(() => void 0);
   return { ok: ok2, flagSet: req.flagSet, flags: allFlags, library, log: log2, firstError, key };
-}
-
-// src/config/katManifest.ts
-import { existsSync as existsSync10 } from "node:fs";
-
-// src/config/textFile.ts
-import { lstatSync as lstatSync6, readFileSync as readFileSync10 } from "node:fs";
-var utf8 = new TextDecoder("utf-8", { fatal: true });
-function readUtf8File(file2, display = file2) {
-  let bytes2;
-  if (lstatSync6(file2, { throwIfNoEntry: false })?.isSymbolicLink())
-    throw new InputError(display, "", "is a symbolic link; it must be a regular file");
-  const size = lstatSync6(file2, { throwIfNoEntry: false })?.size ?? 0;
-  if (size > MAX_MANIFEST_BYTES)
-    throw new InputError(
-      display,
-      "",
-      `${size} bytes: a manifest holds at most ${MAX_MANIFEST_BYTES} (docs/campaign.md#limits); nothing was read`
-    );
-  try {
-    bytes2 = readFileSync10(file2);
-  } catch {
-    throw new InputError(display, "", "cannot read the file");
-  }
-  try {
-    return utf8.decode(bytes2);
-  } catch {
-    throw new InputError(display, `line ${firstBadLine(bytes2)}`, "not UTF-8 text (save the file as UTF-8)");
-  }
-}
-function firstBadLine(bytes2) {
-  let start2 = 0;
-  for (let line = 1; ; line++) {
-    const end = bytes2.indexOf(10, start2);
-    const part = bytes2.subarray(start2, end < 0 ? bytes2.length : end);
-    try {
-      utf8.decode(part);
-    } catch {
-      return line;
-    }
-    if (end < 0) return line;
-    start2 = end + 1;
-  }
-}
-
-// src/config/katManifest.ts
-var MAX_KAT_RECORDS = 1e3;
-var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
-function readManifest(path, display = path) {
-  if (!existsSync10(path)) return [];
-  return parseManifest(readUtf8File(path, display), display);
-}
-function parseManifest(text3, display) {
-  const entries = [];
-  const seen = /* @__PURE__ */ new Map();
-  text3.split("\n").forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    const m = LINE.exec(line);
-    if (!m)
-      throw new InputError(
-        display,
-        `line ${i + 1}`,
-        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
-      );
-    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
-      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
-    const entry = {
-      sha256: m[1].toLowerCase(),
-      mode: m[2],
-      records: m[3] ? Number(m[3]) : void 0,
-      label: m[4],
-      file: m[5],
-      line: i + 1
-    };
-    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
-    const earlier = seen.get(key);
-    if (earlier && earlier.sha256 !== entry.sha256)
-      throw new InputError(
-        display,
-        `line ${entry.line}`,
-        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`
-      );
-    seen.set(key, earlier ?? entry);
-    entries.push(entry);
-  });
-  return entries;
-}
-function checkManifestLabels(entries, labels, display) {
-  const unknown3 = entries.find((e) => !labels.includes(e.label));
-  if (unknown3)
-    throw new InputError(
-      display,
-      `line ${unknown3.line}`,
-      `no instance is labelled '${unknown3.label}' in candidate.yml (labels: ${labels.join(", ")})`
-    );
-}
-var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
-function formatManifestLine(e) {
-  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
-}
-
-// src/kat/log.ts
-var pad = (k) => k.padEnd(11);
-function formatKatLog(header, body, status, detail) {
-  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
-  lines.push(...body);
-  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
-  return `${lines.join("\n")}
-`;
-}
-function katBody(outcome, fileShown) {
-  const body = [];
-  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
-  body.push(`records     = ${outcome.records}`);
-  if (outcome.files)
-    for (const f of outcome.files)
-      body.push(
-        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ""} ${f.status}${f.detail ? ` ${f.detail}` : ""}; ${f.seconds.toFixed(3)} s${f.bytes !== void 0 ? `, ${f.bytes} bytes` : ""}`
-      );
-  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
-  for (const d of outcome.digests)
-    body.push(
-      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
-    );
-  const stderr = (outcome.run?.stderr ?? "").trim();
-  if (stderr)
-    body.push(
-      "stderr:",
-      ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`)
-    );
-  return body;
-}
-function parseResultLine(log2) {
-  const last = log2.trimEnd().split("\n").pop() ?? "";
-  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
-  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
-}
-
-// src/kat/run.ts
-import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join16 } from "node:path";
-
-// src/config/campaign.ts
-import { existsSync as existsSync11, readdirSync as readdirSync8, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join15, relative as relative6, resolve as resolve6 } from "node:path";
-
-// src/config/yamlFile.ts
-var import_yaml = __toESM(require_dist(), 1);
-
-// src/util/nearest.ts
-function editDistance(a, b) {
-  let row2 = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row2[j] + 1, next[j - 1] + 1, row2[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row2 = next;
-  }
-  return row2[b.length];
-}
-function nearest(name, known) {
-  return known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
-}
-
-// src/config/yamlFile.ts
-var MAX_ALIAS_COUNT = 100;
-function loadYaml(file2, schema, displayName = file2) {
-  const text3 = readUtf8File(file2, displayName);
-  const lines = new import_yaml.LineCounter();
-  const doc = (0, import_yaml.parseDocument)(text3, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const err = doc.errors[0];
-    const line = lines.linePos(err.pos[0]).line;
-    throw new InputError(displayName, `line ${line}`, err.message.split("\n")[0] ?? "invalid YAML");
-  }
-  const result = schema.safeParse(toPlainData(doc, displayName) ?? {});
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue2) => {
-    const keys = issue2.code === "unrecognized_keys" ? issue2.keys : [];
-    const basePath = issue2.path.map((p) => typeof p === "symbol" ? String(p) : p);
-    const path = keys.length > 0 ? [...basePath, keys[0]] : basePath;
-    const line = lineOf(doc.contents, path, lines);
-    const field = formatPath(path) || "(top level)";
-    const keyProblem = issue2.code === "invalid_key" ? issue2.issues[0]?.message : void 0;
-    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}${suggestion(keys, knownKeysAt(schema, basePath))}` : keyProblem ?? issue2.message;
-    return `${line ? `line ${line}: ` : ""}${field}: ${message}`;
-  });
-  throw new InputError(displayName, "", problems.join("; "));
-}
-function lineOfField(file2, field) {
-  try {
-    const lines = new import_yaml.LineCounter();
-    const doc = (0, import_yaml.parseDocument)(readUtf8File(file2, file2), { lineCounter: lines, prettyErrors: false });
-    const path = [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => m[2] !== void 0 ? Number(m[2]) : m[1]);
-    return lineOf(doc.contents, path, lines);
-  } catch {
-    return void 0;
-  }
-}
-function toPlainData(doc, displayName) {
-  try {
-    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (e) {
-    if (e instanceof ReferenceError && /alias count/i.test(e.message))
-      throw new InputError(
-        displayName,
-        "",
-        `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`
-      );
-    throw e;
-  }
-}
-function formatPath(path) {
-  return path.reduce((acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p, "");
-}
-function lineOf(root3, path, lines) {
-  let node3 = root3;
-  let line = node3?.range ? lines.linePos(node3.range[0]).line : void 0;
-  for (const key of path) {
-    if ((0, import_yaml.isMap)(node3)) {
-      const pair3 = node3.items.find((it) => it.key?.value === key);
-      if (!pair3) break;
-      const keyNode = pair3.key;
-      if (keyNode?.range) line = lines.linePos(keyNode.range[0]).line;
-      node3 = pair3.value;
-    } else if ((0, import_yaml.isSeq)(node3) && typeof key === "number") {
-      node3 = node3.items[key];
-      if (node3?.range) line = lines.linePos(node3.range[0]).line;
-    } else {
-      break;
-    }
-  }
-  return line;
-}
-function suggestion(keys, known) {
-  for (const k of keys) {
-    const near = nearest(k, known);
-    if (near) return `; did you mean '${near}'?`;
-  }
-  return "";
-}
-var defOf = (schema) => schema?._zod?.def ?? {};
-function knownKeysAt(schema, path) {
-  let s = schema;
-  const unwrap = () => {
-    for (let d2 = defOf(s); d2.innerType !== void 0 || d2.type === "pipe"; d2 = defOf(s)) s = d2.innerType ?? d2.in;
-  };
-  for (const p of path) {
-    unwrap();
-    const d2 = defOf(s);
-    if (d2.type === "object" && typeof p === "string") s = d2.shape?.[p];
-    else if (d2.type === "array") s = d2.element;
-    else if (d2.type === "record") s = d2.valueType;
-    else return [];
-  }
-  unwrap();
-  const d = defOf(s);
-  return d.type === "object" && d.shape ? Object.keys(d.shape) : [];
 }
 
 // node_modules/zod/v4/classic/external.js
@@ -20077,7 +19822,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive2(inst, stack, resolve21) {
+function isRecursive2(inst, stack, resolve22) {
   const cached3 = recursive.get(inst);
   if (cached3 !== void 0)
     return cached3 ? PROVEN : NONE;
@@ -20087,7 +19832,7 @@ function isRecursive2(inst, stack, resolve21) {
   let result = NONE;
   const check3 = (child2) => {
     if (result !== PROVEN && child2?._zod) {
-      const answer2 = isRecursive2(child2, stack, resolve21);
+      const answer2 = isRecursive2(child2, stack, resolve22);
       if (answer2 > result)
         result = answer2;
     }
@@ -20098,7 +19843,7 @@ function isRecursive2(inst, stack, resolve21) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve21) : NONE;
+      const child2 = desc.get ? ASSUMED : desc.value?._zod ? isRecursive2(desc.value, stack, resolve22) : NONE;
       if (child2 > answer2)
         answer2 = child2;
     }
@@ -20162,7 +19907,7 @@ function isRecursive2(inst, stack, resolve21) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve21 ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve22 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive2(inner, stack, false) : ASSUMED);
       break;
     }
@@ -34844,8 +34589,18 @@ var instanceSchema = external_exports.object({
    */
   own_generator: external_exports.array(external_exports.string().min(1)).optional(),
   /** The candidate's `ct` for this instance alone (a candidate of several schemes: Falcon's one-byte header). */
-  ct: external_exports.lazy(() => ctCandidateSchema).optional()
+  ct: external_exports.lazy(() => ctCandidateSchema).optional(),
+  /** The security the submitter claims for this instance: what the summary's rankings group by (report/rankings.ts). */
+  nist_level: external_exports.number().int().min(1).max(5).optional(),
+  security_bits: external_exports.number().int().min(MIN_SECURITY_BITS).max(MAX_SECURITY_BITS).optional()
 }).strict();
+function declaredSecurity(i) {
+  if (i.nist_level === void 0 && i.security_bits === void 0) return void 0;
+  return {
+    ...i.nist_level !== void 0 ? { nist_level: i.nist_level } : {},
+    ...i.security_bits !== void 0 ? { security_bits: i.security_bits } : {}
+  };
+}
 var ctCandidateSchema = external_exports.object({
   public_sk_bytes: external_exports.number().int().min(0).max(1 << 20).default(0)
 }).strict();
@@ -34980,6 +34735,267 @@ var settingsSchema = external_exports.object({
   compiler: compilerName.default("gcc"),
   catalogs: external_exports.object({ external_sizes: external_exports.string().default("external_sizes.csv") }).strict().default({ external_sizes: "external_sizes.csv" })
 }).strict();
+
+// src/config/katManifest.ts
+import { existsSync as existsSync10 } from "node:fs";
+
+// src/config/textFile.ts
+import { lstatSync as lstatSync6, readFileSync as readFileSync10 } from "node:fs";
+var utf8 = new TextDecoder("utf-8", { fatal: true });
+function readUtf8File(file2, display = file2) {
+  let bytes2;
+  if (lstatSync6(file2, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new InputError(display, "", "is a symbolic link; it must be a regular file");
+  const size = lstatSync6(file2, { throwIfNoEntry: false })?.size ?? 0;
+  if (size > MAX_MANIFEST_BYTES)
+    throw new InputError(
+      display,
+      "",
+      `${size} bytes: a manifest holds at most ${MAX_MANIFEST_BYTES} (docs/campaign.md#limits); nothing was read`
+    );
+  try {
+    bytes2 = readFileSync10(file2);
+  } catch {
+    throw new InputError(display, "", "cannot read the file");
+  }
+  try {
+    return utf8.decode(bytes2);
+  } catch {
+    throw new InputError(display, `line ${firstBadLine(bytes2)}`, "not UTF-8 text (save the file as UTF-8)");
+  }
+}
+function firstBadLine(bytes2) {
+  let start2 = 0;
+  for (let line = 1; ; line++) {
+    const end = bytes2.indexOf(10, start2);
+    const part = bytes2.subarray(start2, end < 0 ? bytes2.length : end);
+    try {
+      utf8.decode(part);
+    } catch {
+      return line;
+    }
+    if (end < 0) return line;
+    start2 = end + 1;
+  }
+}
+
+// src/config/katManifest.ts
+var MAX_KAT_RECORDS = 1e3;
+var LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)(?:\s+#\s*(.*))?$/;
+var RECORDED = /^recorded by the harness on (\d{4}-\d\d-\d\d)\b/;
+var recordedMark = (day) => `# recorded by the harness on ${day}`;
+function readManifest(path, display = path) {
+  if (!existsSync10(path)) return [];
+  return parseManifest(readUtf8File(path, display), display);
+}
+function parseManifest(text3, display) {
+  const entries = [];
+  const seen = /* @__PURE__ */ new Map();
+  text3.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const m = LINE.exec(line);
+    if (!m)
+      throw new InputError(
+        display,
+        `line ${i + 1}`,
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
+      );
+    if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
+      throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
+    const entry = {
+      sha256: m[1].toLowerCase(),
+      mode: m[2],
+      records: m[3] ? Number(m[3]) : void 0,
+      label: m[4],
+      file: m[5],
+      line: i + 1,
+      ...RECORDED.test(m[6] ?? "") ? { recorded: RECORDED.exec(m[6])[1] } : {}
+    };
+    const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
+    const earlier = seen.get(key);
+    if (earlier && earlier.sha256 !== entry.sha256)
+      throw new InputError(
+        display,
+        `line ${entry.line}`,
+        `conflicts with line ${earlier.line}: two different ${modeText(entry)} digests for ${entry.label}/${entry.file}`
+      );
+    seen.set(key, earlier ?? entry);
+    entries.push(entry);
+  });
+  return entries;
+}
+function checkManifestLabels(entries, labels, display) {
+  const unknown3 = entries.find((e) => !labels.includes(e.label));
+  if (unknown3)
+    throw new InputError(
+      display,
+      `line ${unknown3.line}`,
+      `no instance is labelled '${unknown3.label}' in candidate.yml (labels: ${labels.join(", ")})`
+    );
+}
+var modeText = (e) => `${e.mode}${e.records ? `:${e.records}` : ""}`;
+function formatManifestLine(e) {
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}${e.recorded ? `  ${recordedMark(e.recorded)}` : ""}`;
+}
+
+// src/kat/log.ts
+var pad = (k) => k.padEnd(11);
+function formatKatLog(header, body, status, detail) {
+  const lines = Object.entries(header).map(([k, v]) => `${pad(k)} = ${v}`);
+  lines.push(...body);
+  lines.push(`RESULT ${header.id} ${header.instance} ${status} ${detail ?? ""}`.trimEnd());
+  return `${lines.join("\n")}
+`;
+}
+function katBody(outcome, fileShown) {
+  const body = [];
+  for (const [k, v] of Object.entries(outcome.sizes)) body.push(`${pad(k)} = ${v}`);
+  body.push(`records     = ${outcome.records}`);
+  if (outcome.files)
+    for (const f of outcome.files)
+      body.push(
+        `file   ${f.file}${f.limit ? ` (:${f.limit})` : ""} ${f.status}${f.detail ? ` ${f.detail}` : ""}; ${f.seconds.toFixed(3)} s${f.bytes !== void 0 ? `, ${f.bytes} bytes` : ""}`
+      );
+  else if (outcome.file) body.push(`wrote  ${fileShown ?? outcome.file} (${outcome.fileBytes ?? 0} bytes)`);
+  for (const d of outcome.digests)
+    body.push(
+      `manifest ${formatManifestLine({ ...d.entry, sha256: d.actual })}${d.actual === d.entry.sha256 ? "" : `  (expected ${d.entry.sha256})`}`
+    );
+  const stderr = (outcome.run?.stderr ?? "").trim();
+  if (stderr)
+    body.push(
+      "stderr:",
+      ...stderr.split("\n").slice(0, 40).map((l) => `  ${l}`)
+    );
+  return body;
+}
+function parseResultLine(log2) {
+  const last = log2.trimEnd().split("\n").pop() ?? "";
+  const m = /^RESULT (\S+) (\S+) (\S+) ?(.*)$/.exec(last);
+  return m ? { id: m[1], label: m[2], status: m[3], detail: m[4] } : void 0;
+}
+
+// src/kat/run.ts
+import { mkdirSync as mkdirSync8 } from "node:fs";
+import { join as join16 } from "node:path";
+
+// src/config/campaign.ts
+import { existsSync as existsSync11, readdirSync as readdirSync8, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
+import { basename as basename6, dirname as dirname7, join as join15, relative as relative6, resolve as resolve6 } from "node:path";
+
+// src/config/yamlFile.ts
+var import_yaml = __toESM(require_dist(), 1);
+
+// src/util/nearest.ts
+function editDistance(a, b) {
+  let row2 = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row2[j] + 1, next[j - 1] + 1, row2[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row2 = next;
+  }
+  return row2[b.length];
+}
+function nearest(name, known) {
+  return known.filter((k) => editDistance(k, name) <= 2).sort((a, b) => editDistance(a, name) - editDistance(b, name))[0];
+}
+
+// src/config/yamlFile.ts
+var MAX_ALIAS_COUNT = 100;
+function loadYaml(file2, schema, displayName = file2) {
+  const text3 = readUtf8File(file2, displayName);
+  const lines = new import_yaml.LineCounter();
+  const doc = (0, import_yaml.parseDocument)(text3, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const err = doc.errors[0];
+    const line = lines.linePos(err.pos[0]).line;
+    throw new InputError(displayName, `line ${line}`, err.message.split("\n")[0] ?? "invalid YAML");
+  }
+  const result = schema.safeParse(toPlainData(doc, displayName) ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue2) => {
+    const keys = issue2.code === "unrecognized_keys" ? issue2.keys : [];
+    const basePath = issue2.path.map((p) => typeof p === "symbol" ? String(p) : p);
+    const path = keys.length > 0 ? [...basePath, keys[0]] : basePath;
+    const line = lineOf(doc.contents, path, lines);
+    const field = formatPath(path) || "(top level)";
+    const keyProblem = issue2.code === "invalid_key" ? issue2.issues[0]?.message : void 0;
+    const message = keys.length > 0 ? `unknown key${keys.length > 1 ? "s" : ""} ${keys.map((k) => `'${k}'`).join(", ")}${suggestion(keys, knownKeysAt(schema, basePath))}` : keyProblem ?? issue2.message;
+    return `${line ? `line ${line}: ` : ""}${field}: ${message}`;
+  });
+  throw new InputError(displayName, "", problems.join("; "));
+}
+function lineOfField(file2, field) {
+  try {
+    const lines = new import_yaml.LineCounter();
+    const doc = (0, import_yaml.parseDocument)(readUtf8File(file2, file2), { lineCounter: lines, prettyErrors: false });
+    const path = [...field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => m[2] !== void 0 ? Number(m[2]) : m[1]);
+    return lineOf(doc.contents, path, lines);
+  } catch {
+    return void 0;
+  }
+}
+function toPlainData(doc, displayName) {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (e instanceof ReferenceError && /alias count/i.test(e.message))
+      throw new InputError(
+        displayName,
+        "",
+        `its aliases (*name) expand past the limit of ${MAX_ALIAS_COUNT}, refused as a resource exhaustion attack ("billion laughs"); write the values out instead`
+      );
+    throw e;
+  }
+}
+function formatPath(path) {
+  return path.reduce((acc, p) => typeof p === "number" ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p, "");
+}
+function lineOf(root3, path, lines) {
+  let node3 = root3;
+  let line = node3?.range ? lines.linePos(node3.range[0]).line : void 0;
+  for (const key of path) {
+    if ((0, import_yaml.isMap)(node3)) {
+      const pair3 = node3.items.find((it) => it.key?.value === key);
+      if (!pair3) break;
+      const keyNode = pair3.key;
+      if (keyNode?.range) line = lines.linePos(keyNode.range[0]).line;
+      node3 = pair3.value;
+    } else if ((0, import_yaml.isSeq)(node3) && typeof key === "number") {
+      node3 = node3.items[key];
+      if (node3?.range) line = lines.linePos(node3.range[0]).line;
+    } else {
+      break;
+    }
+  }
+  return line;
+}
+function suggestion(keys, known) {
+  for (const k of keys) {
+    const near = nearest(k, known);
+    if (near) return `; did you mean '${near}'?`;
+  }
+  return "";
+}
+var defOf = (schema) => schema?._zod?.def ?? {};
+function knownKeysAt(schema, path) {
+  let s = schema;
+  const unwrap = () => {
+    for (let d2 = defOf(s); d2.innerType !== void 0 || d2.type === "pipe"; d2 = defOf(s)) s = d2.innerType ?? d2.in;
+  };
+  for (const p of path) {
+    unwrap();
+    const d2 = defOf(s);
+    if (d2.type === "object" && typeof p === "string") s = d2.shape?.[p];
+    else if (d2.type === "array") s = d2.element;
+    else if (d2.type === "record") s = d2.valueType;
+    else return [];
+  }
+  unwrap();
+  const d = defOf(s);
+  return d.type === "object" && d.shape ? Object.keys(d.shape) : [];
+}
 
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
@@ -35574,6 +35590,7 @@ async function prepareInstance(run, unit) {
     kat: "BUILDFAIL",
     api: candidate.api,
     type: candidate.type,
+    ...claimOf(instance),
     build_flags: displayFlags(b.flags),
     build_key: b.key,
     ...guideResult ? { guide_result: guideResult } : {}
@@ -35598,7 +35615,12 @@ async function prepareInstance(run, unit) {
     katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
   };
   const retried = plan.remeasure.has("failed") && (previous?.kat === "TIMEOUT" || previous?.kat === "CRASH") && plan.phases.has("kat");
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat")) && !retried) return { entry: previous, kept: true };
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat")) && !retried) {
+    const { security: was, ...rest } = previous;
+    const claimed = claimOf(instance);
+    if (JSON.stringify(was) === JSON.stringify(claimed.security)) return { entry: previous, kept: true };
+    return { entry: saveEntry(run, key, { ...rest, ...claimed }), kept: true };
+  }
   if (!plan.phases.has("kat")) {
     const { kat: _none, ...unchecked } = base;
     const entry2 = {
@@ -35638,12 +35660,21 @@ async function prepareInstance(run, unit) {
     ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
+    ...recordedOf(manifest, instance.label),
     kat_harness_version: run.tools.version,
     ...forgeryKept(plan, previous, lib.library_sha256),
     ...unseenKept(previous)
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
+}
+function recordedOf(manifest, label) {
+  const days = manifest.filter((e) => e.label === label && e.recorded).map((e) => e.recorded);
+  return days.length > 0 ? { kat_recorded: days.sort().at(-1) } : {};
+}
+function claimOf(instance) {
+  const security = declaredSecurity(instance);
+  return security ? { security } : {};
 }
 function forgeryKept(plan, previous, librarySha256) {
   return !plan.force && previous?.forged && previous.library_sha256 === librarySha256 ? { forged: previous.forged } : {};
@@ -35797,19 +35828,19 @@ function remainingSeconds(done2) {
     ratios.set(key, r);
   }
   const medians = /* @__PURE__ */ new Map();
-  const medianOf = (key, xs) => medians.get(key) ?? medians.set(key, median(xs)).get(key);
+  const medianOf2 = (key, xs) => medians.get(key) ?? medians.set(key, median(xs)).get(key);
   return (step, e, filled, kind) => {
     if (e.source === "kept") return filled;
     if (e.source === "none") {
       const key2 = `${step}|${kind}`;
       const seen = observed.get(key2);
-      return seen && seen.length > 0 ? medianOf(key2, seen) : filled;
+      return seen && seen.length > 0 ? medianOf2(key2, seen) : filled;
     }
     const key = keyOf(step, e, kind);
     const r = ratios.get(key);
     if (!r || r.expected <= 0) return filled;
     const w = Math.min(1, r.expected / 10, e.source === "previous" ? r.ratios.length / 3 : 1);
-    return filled * (w * medianOf(key, r.ratios) + (1 - w));
+    return filled * (w * medianOf2(key, r.ratios) + (1 - w));
   };
 }
 
@@ -36141,9 +36172,9 @@ function noteForgery(ctx, entry) {
     op,
     r: readJsonIfExists(plan.paths.record(id, label, op))
   }));
-  const found = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
+  const found2 = records.find(({ r }) => r?.forged && r.library_sha256 === entry.library_sha256);
   const unseenForgery = entry.forged?.operation === UNSEEN_CHECK ? entry.forged : void 0;
-  const forged = found ? { operation: found.op, detail: found.r.forged } : unseenForgery;
+  const forged = found2 ? { operation: found2.op, detail: found2.r.forged } : unseenForgery;
   ctx.summary.forged = forged;
   if (JSON.stringify(forged) === JSON.stringify(entry.forged)) return;
   const { forged: _before, ...rest } = entry;
@@ -36405,8 +36436,20 @@ import { join as join22 } from "node:path";
 // src/evidence/shapes.ts
 var object2 = external_exports.looseObject({});
 var objectShape = object2;
+var buildEntryShape = external_exports.looseObject({
+  candidate: external_exports.string().optional(),
+  label: external_exports.string().optional(),
+  kat: external_exports.string().optional(),
+  kat_detail: external_exports.string().optional(),
+  flags: external_exports.string().optional(),
+  library_sha256: external_exports.string().optional(),
+  build_key: external_exports.string().optional(),
+  kat_log: external_exports.string().optional(),
+  forged: object2.optional(),
+  security: object2.optional()
+});
 var buildShape = external_exports.looseObject({
-  instances: external_exports.record(external_exports.string(), object2)
+  instances: external_exports.record(external_exports.string(), buildEntryShape)
 });
 var trialShape = external_exports.looseObject({
   measurements: external_exports.number(),
@@ -36661,12 +36704,15 @@ function selected(candidates2, only) {
   if (!only) return candidates2;
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
+function mayHaveMatched(only, id) {
+  return only.test(id) || only.test(`${id}/`) || only.source.replace(/\\/g, "").includes(id);
+}
 function planRun(opts) {
   const campaignDir = resolve14(opts.campaignDir);
   const loaded = loadCampaign(campaignDir, { checkSources: true, iccsBaseline: opts.iccsBaseline ?? false });
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   const invalid2 = loaded.invalid;
-  if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid2.some((i) => opts.only.test(i.id))) {
+  if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid2.some((i) => mayHaveMatched(opts.only, i.id))) {
     const all2 = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
     const shown4 = all2.length === 0 ? "no candidate is valid" : `instances: ${all2.slice(0, 6).join(", ")}${all2.length > 6 ? `, \u2026 (${all2.length} in all)` : ""}`;
     const [file2, field] = opts.argumentNames?.only ?? ["only", ""];
@@ -36802,11 +36848,14 @@ function trialCpus(opts, settings, ymlShown) {
   const system2 = settings.systems[opts.system];
   if (system2?.cpus) return system2.cpus.map((c, i) => checkCpuAllowed(c, [ymlShown, `systems.${opts.system}.cpus[${i}]`], allowed));
   if (system2?.cpu !== void 0) return [checkCpuAllowed(system2.cpu, [ymlShown, `systems.${opts.system}.cpu`], allowed)];
+  return [defaultTrialCpu(allowed)];
+}
+function defaultTrialCpu(allowed = allowedCpus()) {
   const fallback = defaultCpu();
-  if (!allowed || allowed.includes(fallback)) return [fallback];
+  if (!allowed || allowed.includes(fallback)) return fallback;
   const last = allowed[allowed.length - 1];
   if (last === void 0) throw new InputError("cpu", "", `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
-  return [last];
+  return last;
 }
 
 // src/campaign/schedule.ts
@@ -36850,7 +36899,7 @@ async function runSchedule(units, stages, opts) {
   let inFlight = 0;
   const done2 = () => next.every((s) => s >= stages.length);
   const ready = (u) => !running[u] && next[u] < stages.length;
-  await new Promise((resolve21) => {
+  await new Promise((resolve22) => {
     const start2 = (u, workerCpu, release2) => {
       running[u] = true;
       inFlight++;
@@ -36869,7 +36918,7 @@ async function runSchedule(units, stages, opts) {
     };
     const dispatch = () => {
       if (failure2 || done2()) {
-        if (inFlight === 0) resolve21();
+        if (inFlight === 0) resolve22();
         return;
       }
       const waiting = waitingOf(
@@ -36890,7 +36939,7 @@ async function runSchedule(units, stages, opts) {
       }
       if (inFlight === 0 && !done2()) {
         failure2 ??= { error: new Error("scheduler: stages are left but none can start") };
-        resolve21();
+        resolve22();
       }
     };
     dispatch();
@@ -38717,14 +38766,14 @@ async function findPaths(count, ct2, perCall2) {
 }
 async function coverageOfCalls(count, calls, search, asked) {
   if (!count) return { failure: `the coverage build (--coverage) failed: see ${CT_COVERAGE_BUILD.dir}/build.log` };
-  const found = search?.found;
-  if (found && "failure" in found) return found;
-  const ran = found?.runs.get(calls);
+  const found2 = search?.found;
+  if (found2 && "failure" in found2) return found2;
+  const ran = found2?.runs.get(calls);
   const counted = ran ? { files: ran } : await count(calls);
   if ("failure" in counted) return counted;
   const coverage = coverageOf(counted.files);
-  if (!search || !found) return coverage;
-  const { needed, runs } = found;
+  if (!search || !found2) return coverage;
+  const { needed, runs } = found2;
   const beyond = calls < needed ? takenBeyond(runs.get(search.upTo), pathsTaken(counted.files)) : void 0;
   return {
     ...coverage,
@@ -39584,7 +39633,7 @@ function createProgress(stream = process.stderr) {
   if (stream.isTTY !== true) {
     return {
       start(n, e) {
-        total = n;
+        total = done2 + n;
         eta = e;
       },
       tick(message) {
@@ -39622,9 +39671,10 @@ function createProgress(stream = process.stderr) {
   });
   return {
     start(n, e) {
-      total = n;
+      total = done2 + n;
       eta = e;
-      bar = bars.create(total, 0, payload());
+      if (bar) bar.setTotal(total);
+      else bar = bars.create(total, done2, payload());
     },
     tick(message) {
       done2++;
@@ -39655,9 +39705,292 @@ function createProgress(stream = process.stderr) {
   };
 }
 
+// src/campaign/doctor.ts
+import { readFileSync as readFileSync21 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { resolve as resolve17 } from "node:path";
+
+// src/env/readiness.ts
+var MiB = 1 << 20;
+var DISK_FAIL_BYTES = 512 * MiB;
+var DISK_WARN_BYTES = 4096 * MiB;
+var found = (check3, verdict, what, fix2) => ({
+  check: check3,
+  verdict,
+  found: what,
+  ...fix2 && verdict !== "ok" ? { fix: fix2 } : {}
+});
+function sandboxFinding(f) {
+  if (f.sandbox.problem) {
+    const apparmor = f.apparmorUserns === "1" ? " AppArmor restricts unprivileged user namespaces here (kernel.apparmor_restrict_unprivileged_userns = 1): give /usr/bin/bwrap an AppArmor profile that allows userns, or set the sysctl to 0." : "";
+    return found("sandbox", "fail", `${f.sandbox.mode}: cannot run submissions sandboxed`, `${f.sandbox.problem}${apparmor}`);
+  }
+  if (f.sandbox.mode === "bwrap")
+    return found("sandbox", "ok", "bubblewrap makes a sandbox; a driver inside pins itself and reads the counter");
+  if (f.sandbox.mode === "unshare")
+    return found(
+      "sandbox",
+      "warn",
+      "util-linux unshare makes the sandbox; bubblewrap is missing or cannot make one (the whole start costs about 20 ms more a process)",
+      "install bubblewrap (apt-get install bubblewrap) and allow it user namespaces"
+    );
+  return found(
+    "sandbox",
+    "warn",
+    "sandbox: none: submissions run unsandboxed",
+    "use a runner where bubblewrap works (see docs/security.md)"
+  );
+}
+var TOOLS = [
+  { tool: "gcc", need: "fail", why: "builds the drivers and the submissions", fix: "apt-get install gcc" },
+  { tool: "nm", need: "fail", why: "reads a library's symbols (binutils)", fix: "apt-get install binutils" },
+  { tool: "objdump", need: "fail", why: "reads the machine code for the ct check and sizes (binutils)", fix: "apt-get install binutils" },
+  { tool: "prlimit", need: "fail", why: "caps every driver\u2019s memory (util-linux)", fix: "apt-get install util-linux" },
+  { tool: "valgrind", need: "info", why: "the constant-time check (phase ct)", fix: "apt-get install valgrind" },
+  { tool: "gdb", need: "info", why: "the ct check\u2019s secret-path search", fix: "apt-get install gdb" },
+  {
+    tool: "clang",
+    need: "info",
+    why: "campaigns and ct matrices that name clang",
+    fix: "apt-get install clang (and clang-N for a version)"
+  }
+];
+function toolFindings(f) {
+  return TOOLS.map(
+    ({ tool, need, why, fix: fix2 }) => f.tools[tool] ? found(tool, "ok", `${f.tools[tool]}: ${why}`) : found(tool, need, `not on PATH: ${why}`, fix2)
+  );
+}
+function counterFinding(f) {
+  const c = f.counter;
+  if (c.problem || !c.source)
+    return [
+      found(
+        "counter",
+        "fail",
+        `no cycle counter on CPU ${c.cpu}: ${c.problem ?? "the probe said nothing"}`,
+        "see docs/runners.md#the-counter"
+      )
+    ];
+  const rate = c.hz ? ` at ${(c.hz / 1e6).toFixed(1)} MHz` : "";
+  if (c.source === "monotonic-ns")
+    return [
+      found(
+        "counter",
+        "warn",
+        `CPU ${c.cpu}: the portable fallback (nanoseconds), not a cycle counter`,
+        "unset NGCC_COUNTER, or run on x86-64 or AArch64"
+      )
+    ];
+  if (c.source === "cntvct_el0")
+    return [
+      found(
+        "counter",
+        "warn",
+        `CPU ${c.cpu}: AArch64's generic timer (cntvct_el0${rate}), not core cycles: kernel.perf_event_paranoid is ${f.perfEventParanoid ?? "not readable"}`,
+        "sysctl kernel.perf_event_paranoid=2 (or lower) lets a driver count core cycles with perf_event"
+      )
+    ];
+  if (c.source === "rdtsc") {
+    const flags = f.cpuFlags.split(/\s+/);
+    const missing = ["constant_tsc", "nonstop_tsc"].filter((x) => !flags.includes(x));
+    if (missing.length > 0)
+      return [
+        found(
+          "counter",
+          "warn",
+          `CPU ${c.cpu}: rdtsc${rate}, without ${missing.join(" and ")}: its ticks follow the clock or stop when idle`,
+          "a host whose TSC is invariant (constant_tsc, nonstop_tsc)"
+        )
+      ];
+    return [
+      found(
+        "counter",
+        "ok",
+        `CPU ${c.cpu}: rdtsc${rate}, invariant (constant_tsc, nonstop_tsc): it counts at a fixed rate, not the core's clock`
+      )
+    ];
+  }
+  return [found("counter", "ok", `CPU ${c.cpu}: ${c.source}${rate}`)];
+}
+function clockFindings(f) {
+  const out = [];
+  if (f.governor === null)
+    out.push(
+      found(
+        "governor",
+        "warn",
+        "cpufreq is not exposed (a virtual machine, or a kernel without it): the clock is the host\u2019s to set",
+        "on bare metal: cpupower frequency-set -g performance"
+      )
+    );
+  else if (f.governor !== "performance")
+    out.push(
+      found("governor", "warn", `'${f.governor}', not 'performance': the clock follows the load`, "cpupower frequency-set -g performance")
+    );
+  else out.push(found("governor", "ok", "performance"));
+  if (f.minKhz !== null && f.maxKhz !== null && f.minKhz !== f.maxKhz)
+    out.push(
+      found(
+        "fixed clock",
+        "warn",
+        `${f.minKhz}..${f.maxKhz} kHz: the clock may move between trials`,
+        `cpupower frequency-set -d ${f.maxKhz}kHz -u ${f.maxKhz}kHz (or a lower fixed clock), and fixed_clock_hz in ngcc-perf.yml`
+      )
+    );
+  else if (f.minKhz !== null) out.push(found("fixed clock", "ok", `${f.minKhz} kHz`));
+  if (f.noTurbo === "0")
+    out.push(
+      found(
+        "turbo",
+        "warn",
+        "on (intel_pstate/no_turbo = 0): the clock rises above its base while it can",
+        "echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo"
+      )
+    );
+  else if (f.boost === "1") out.push(found("turbo", "warn", "on (cpufreq/boost = 1)", "echo 0 > /sys/devices/system/cpu/cpufreq/boost"));
+  else if (f.noTurbo === null && f.boost === null) out.push(found("turbo", "info", "not exposed here"));
+  else out.push(found("turbo", "ok", "off"));
+  if (f.smt === "on")
+    out.push(
+      found(
+        "SMT",
+        "warn",
+        "on: a sibling thread can share a timing core",
+        "echo off > /sys/devices/system/cpu/smt/control, or keep every timing core\u2019s sibling out of all cpus lists"
+      )
+    );
+  else out.push(found("SMT", f.smt === null ? "info" : "ok", f.smt ?? "not exposed here"));
+  const isolated = f.isolated?.trim();
+  out.push(
+    isolated ? found(
+      "isolated cores",
+      "ok",
+      `${isolated}${f.nohzFull?.trim() ? `, nohz_full ${f.nohzFull.trim()}` : ""}: give them as the system's cpus`
+    ) : found("isolated cores", "info", "none (isolcpus= and nohz_full= on the kernel command line keep other work off timing cores)")
+  );
+  if (f.virtualized)
+    out.push(
+      found(
+        "virtual machine",
+        "warn",
+        "a hypervisor shares the cores: the host can slow a trial without a sign",
+        "a bare-metal runner for published figures; nights here are judged net of the host level"
+      )
+    );
+  return out;
+}
+function diskFindings(f) {
+  const out = f.disk.map(({ path, freeBytes: freeBytes2 }) => {
+    const free = `${(freeBytes2 / (1 << 30)).toFixed(1)} GiB free in ${path}`;
+    if (freeBytes2 < DISK_FAIL_BYTES)
+      return found("disk", "fail", free, "free space: builds, KAT files and records need some hundreds of MiB");
+    if (freeBytes2 < DISK_WARN_BYTES) return found("disk", "warn", free, "a Round-1 campaign writes some GiB of builds and KAT files");
+    return found("disk", "ok", free);
+  });
+  out.push(
+    f.cache.problem ? found("driver cache", "fail", f.cache.problem, "remove it, or set NGCC_CACHE_DIR to a folder of this user") : found("driver cache", "ok", f.cache.path ?? "")
+  );
+  return out;
+}
+function readiness(f) {
+  return [sandboxFinding(f), ...toolFindings(f), ...counterFinding(f), ...clockFindings(f), ...diskFindings(f)];
+}
+function readinessExit(findings) {
+  if (findings.some((x) => x.verdict === "fail")) return 2;
+  return findings.some((x) => x.verdict === "warn") ? 1 : 0;
+}
+var MARK = { ok: "ok  ", info: "info", warn: "warn", fail: "FAIL" };
+function readinessLines(findings) {
+  const width = Math.max(...findings.map((x) => x.check.length));
+  return findings.map((x) => `${MARK[x.verdict]} ${x.check.padEnd(width)}  ${x.found}${x.fix ? `; do: ${x.fix}` : ""}`);
+}
+
+// src/campaign/doctor.ts
+var read2 = (path) => {
+  try {
+    return readFileSync21(path, "utf8").trim();
+  } catch {
+    return null;
+  }
+};
+var DOCTOR_TOOLS = ["gcc", "clang", "nm", "objdump", "prlimit", "valgrind", "gdb", "bwrap", "unshare"];
+async function counterOn(probe, cpu) {
+  const r = await runProcess([probe, String(cpu)], { timeoutMs: 3e4 });
+  const field = (tag) => r.stdout.split("\n").find((l) => l.startsWith(`${tag}	`))?.split("	");
+  const counter = field("COUNTER");
+  const rate = Number(field("RATE")?.[1]);
+  if (r.exitCode !== 0 || !counter)
+    return {
+      cpu,
+      problem: field("PIN") ? `cannot pin to CPU ${cpu}` : r.stdout.split("\n")[0] || r.stderr.split("\n")[0] || `exit ${r.exitCode}`
+    };
+  return { cpu, source: counter[1], ...rate > 0 ? { hz: rate } : {} };
+}
+async function sandboxOf(probe, cpu) {
+  const mode = resolveSandbox("auto");
+  try {
+    await probeSandbox({ mode, probeTool: probe, cpu });
+    return { mode };
+  } catch (e) {
+    return { mode, problem: errorMessage(e) };
+  }
+}
+function cacheOf() {
+  try {
+    return { path: cacheRoot() };
+  } catch (e) {
+    return { problem: errorMessage(e) };
+  }
+}
+async function gatherHostFacts(cpu, outDir) {
+  const env = hostEnvironment(cpu);
+  const tools = Object.fromEntries(DOCTOR_TOOLS.map((t) => [t, systemCompiler(t)]));
+  const cache = cacheOf();
+  let sandbox = { mode: "none", problem: "the harness drivers could not be built (gcc)" };
+  let counter = { cpu, problem: "the harness drivers could not be built (gcc)" };
+  if (tools.gcc && !cache.problem) {
+    try {
+      const probe = (await harnessTools()).probe;
+      [sandbox, counter] = await Promise.all([sandboxOf(probe, cpu), counterOn(probe, cpu)]);
+    } catch (e) {
+      const problem = `the harness drivers could not be built: ${errorMessage(e)}`;
+      sandbox = { mode: "none", problem };
+      counter = { cpu, problem };
+    }
+  }
+  const disk = [.../* @__PURE__ */ new Set([resolve17(outDir), tmpdir3()])].flatMap((path) => {
+    const free = freeBytes(path);
+    return free === void 0 ? [] : [{ path, freeBytes: free }];
+  });
+  return {
+    arch: env.architecture,
+    cpuFlags: /^flags\s*:\s*(.*)$/m.exec(read2("/proc/cpuinfo") ?? "")?.[1] ?? "",
+    virtualized: env.virtualized,
+    governor: env.cpufreq_governor,
+    minKhz: env.cpufreq_min_khz,
+    maxKhz: env.cpufreq_max_khz,
+    noTurbo: env.intel_pstate_no_turbo,
+    boost: env.cpufreq_boost,
+    smt: env.smt_control,
+    isolated: read2("/sys/devices/system/cpu/isolated"),
+    nohzFull: read2("/sys/devices/system/cpu/nohz_full"),
+    perfEventParanoid: env.perf_event_paranoid,
+    apparmorUserns: read2("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+    tools,
+    sandbox,
+    counter,
+    disk,
+    cache
+  };
+}
+async function doctor(cpu, outDir) {
+  return readiness(await gatherHostFacts(cpu, outDir));
+}
+
 // src/cliHelp.ts
 var HELP = {
   run: {
+    line: "build, KAT-check, time and profile a campaign's instances",
     synopsis: "ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [options]",
     about: "Builds, KAT-checks, times and profiles every instance of the campaign; evidence goes to DATA_DIR/ID.",
     options: [
@@ -39688,6 +40021,7 @@ var HELP = {
     example: "ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/"
   },
   report: {
+    line: "render the \xA73.5 pages of one system's evidence",
     synopsis: "ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]",
     about: "Renders the \xA73.5 pages of one system's evidence.",
     options: [
@@ -39698,13 +40032,26 @@ var HELP = {
     ],
     example: "ngcc-perf report out/data/local --campaign examples/campaign --out out/pages"
   },
+  doctor: {
+    line: "check that this host is ready to time: sandbox, tools, counter, clock, disk",
+    synopsis: "ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]",
+    about: "Checks the host a run would time on, without root: the sandbox, the tools, the cycle counter on the timing core, the governor, a fixed clock, turbo, SMT, isolated cores, free disk and the driver cache. One line per check and what to do. Exit 0 ready, 1 something makes the numbers less trustworthy, 2 something stops a run.",
+    options: [
+      ["--cpu N", "the timing core to check; default: the one a run takes (the last allowed CPU)"],
+      ["--out DIR", "where the evidence will go, for its free space; default: the current folder"],
+      ["--format text|json", "default text"]
+    ],
+    example: "ngcc-perf doctor --cpu 3"
+  },
   validate: {
+    line: "recompute every derived number of evidence and check it",
     synopsis: "ngcc-perf validate DATA_DIR/ID",
     about: "Recomputes every derived number of the evidence and checks it against build.json and the KAT logs.",
     options: [],
     example: "ngcc-perf validate out/data/local"
   },
   compare: {
+    line: "compare two datasets as the pull-request comment does",
     synopsis: "ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [options]",
     about: "Compares two datasets' system folders: regressions, KAT and size-audit changes, as the pull-request comment.",
     options: [
@@ -39721,6 +40068,7 @@ var HELP = {
     example: "ngcc-perf compare --base base/data --head out/data --system local"
   },
   "calibrate-nights": {
+    line: "the night rule's false claims on kept nights of unchanged code",
     synopsis: "ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [options]",
     about: "Calibrates the night rule on an A/A history: kept evidence folders of nights of unchanged code on one host (DATA_DIR/ID each, oldest first), each judged as it came. Every claim is false: it prints them, the change points, and the claims per 200 operation-nights.",
     options: [
@@ -39731,6 +40079,7 @@ var HELP = {
     example: "ngcc-perf calibrate-nights nights/1/local,nights/2/local,nights/3/local --system local"
   },
   calibrate: {
+    line: "the pull-request check's false alarms on this machine",
     synopsis: "ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]",
     about: "Calibrates the pull-request check on this machine: the campaign measured paired against itself, judged as a pull request is; its false alarms and smallest detectable changes go to DATA_DIR/ID/calibration.json (the method page).",
     options: [
@@ -39747,6 +40096,7 @@ var HELP = {
     example: "ngcc-perf calibrate examples/campaign --system local --out out/data --only ^kem-80/ --repeat 2"
   },
   "kat-manifest": {
+    line: "a candidate's kat.sha256 lines from a run's KAT files",
     synopsis: "ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]",
     about: "Prints a candidate's kat.sha256 lines from the KAT files a run generated (run --phases build,kat first).",
     options: [
@@ -39758,6 +40108,7 @@ var HELP = {
     example: "ngcc-perf kat-manifest out/data/local kem-90 --write examples/campaign"
   },
   "kat-digest": {
+    line: "the kat.sha256 line of a submitter's own KAT file",
     synopsis: "ngcc-perf kat-digest FILE... [--label LABEL] [--mode strict|nolen] [--records N]",
     about: "Prints the kat.sha256 line of a submitter's own KAT file (not its sha256sum).",
     options: [
@@ -39768,12 +40119,14 @@ var HELP = {
     example: "ngcc-perf kat-digest submissions/kem-12/ml-kem-512/PQCkemKAT_1632.rsp"
   },
   merge: {
+    line: "merge the system folders of a campaign's shards",
     synopsis: "ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...",
     about: "Merges the system folders of a campaign's shards into one.",
     options: [["--out DATA_DIR/ID", "the merged system folder; required"]],
     example: "ngcc-perf merge --out out/data/local shard1/local shard2/local"
   },
   "iccs-baseline": {
+    line: "time the ICCS helper functions once per system",
     synopsis: "ngcc-perf iccs-baseline --system ID --out DATA_DIR [options]",
     about: "Times the ICCS helper functions once per system, so the pages can price every helper call.",
     options: [
@@ -39788,12 +40141,14 @@ var HELP = {
     example: "ngcc-perf iccs-baseline --system local --out out/data"
   },
   example: {
+    line: "run the bundled example campaign and render its pages (npm start)",
     synopsis: "ngcc-perf example [--out DIR]",
     about: "Runs the bundled example campaign and renders its pages (what npm start does).",
     options: [["--out DIR", "default: out/ in the tool's folder"]],
     example: "ngcc-perf example"
   },
   "pqclean-campaign": {
+    line: "write a campaign of the PQClean catalogue's schemes",
     synopsis: "ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]",
     about: "Writes a campaign of the PQClean catalogue's schemes, with their published KAT digests.",
     options: [
@@ -39805,6 +40160,10 @@ var HELP = {
   }
 };
 var HELP_COMMANDS = Object.keys(HELP);
+function commandList() {
+  const width = Math.max(...HELP_COMMANDS.map((c) => c.length));
+  return ["commands:", ...Object.entries(HELP).map(([c, h]) => `  ${c.padEnd(width)}  ${h.line}`)].join("\n");
+}
 function commandHelp(command) {
   const h = HELP[command];
   if (!h) return void 0;
@@ -39824,7 +40183,7 @@ function commandHelp(command) {
 
 // src/config/arguments.ts
 import { existsSync as existsSync30, statSync as statSync9 } from "node:fs";
-import { dirname as dirname8, resolve as resolve17 } from "node:path";
+import { dirname as dirname8, resolve as resolve18 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -39867,12 +40226,12 @@ function parsePositive(v, where, unit) {
   return n;
 }
 function checkOutputFolder(path, where) {
-  let p = resolve17(path);
+  let p = resolve18(path);
   while (!existsSync30(p) && dirname8(p) !== p) p = dirname8(p);
   if (!statSync9(p).isDirectory())
     throw fail(
       where,
-      p === resolve17(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
+      p === resolve18(path) ? `'${path}' is a file, not a folder` : `'${path}' cannot be created: '${p}' is a file, not a folder`
     );
   return path;
 }
@@ -40177,11 +40536,11 @@ function newCtFindings(base, head) {
   const out = [];
   for (const [key, h] of [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1)) {
     const b = baseBy.get(key);
-    const found = /* @__PURE__ */ new Map();
+    const found2 = /* @__PURE__ */ new Map();
     const add = (f) => {
       const site2 = `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
-      const first = found.get(site2);
-      if (!first) found.set(site2, f);
+      const first = found2.get(site2);
+      if (!first) found2.set(site2, f);
       else first.also_in = [...first.also_in ?? [], f.build ?? "measured"];
     };
     for (const f of newSites(key, h.ct, b?.ct)) add(f);
@@ -40189,7 +40548,7 @@ function newCtFindings(base, head) {
       const before = b?.ct.builds?.find((x) => x.name === build2.name);
       for (const f of newSites(key, build2, before)) add({ ...f, build: build2.name });
     }
-    out.push(...found.values());
+    out.push(...found2.values());
   }
   return out;
 }
@@ -45798,7 +46157,11 @@ var text2 = (value) => ({ type: "text", value });
 var code4 = (value) => ({ type: "inlineCode", value });
 var strong2 = (...children) => ({ type: "strong", children: children.map(inline) });
 var link2 = (url2, ...children) => ({ type: "link", url: url2, children: children.map(inline) });
-var heading2 = (depth2, ...children) => ({ type: "heading", depth: depth2, children: children.map(inline) });
+var heading2 = (depth2, ...children) => ({
+  type: "heading",
+  depth: depth2,
+  children: children.map(inline)
+});
 var para = (...children) => ({ type: "paragraph", children: children.map(inline) });
 var bullets = (items) => ({
   type: "list",
@@ -45881,16 +46244,16 @@ function loadTrends(systemDir, system2, history2, opts = {}) {
   const loaded = [];
   for (const input2 of history2) {
     const shown4 = input2.shown ?? input2.dir;
-    const read2 = readNight(input2);
-    if (typeof read2 === "string") skipped.push({ folder: shown4, reason: read2 });
-    else if (Date.parse(read2.night.started_utc) >= now)
+    const read3 = readNight(input2);
+    if (typeof read3 === "string") skipped.push({ folder: shown4, reason: read3 });
+    else if (Date.parse(read3.night.started_utc) >= now)
       skipped.push({
         folder: shown4,
-        reason: read2.night.started_utc === current.night.started_utc ? `the same run as these pages (${read2.night.started_utc})` : `not older than these pages' run (${read2.night.started_utc} \u2265 ${current.night.started_utc})`
+        reason: read3.night.started_utc === current.night.started_utc ? `the same run as these pages (${read3.night.started_utc})` : `not older than these pages' run (${read3.night.started_utc} \u2265 ${current.night.started_utc})`
       });
-    else if (loaded.some((l) => l.night.started_utc === read2.night.started_utc))
-      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read2.night.started_utc})` });
-    else loaded.push(read2);
+    else if (loaded.some((l) => l.night.started_utc === read3.night.started_utc))
+      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read3.night.started_utc})` });
+    else loaded.push(read3);
   }
   loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
   loaded.push(current);
@@ -46106,23 +46469,23 @@ function seriesOf(nights2) {
       entry.ids[n] = id;
       if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
       const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
-      const figure = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
-      if (figure) entry.series.points[n] = figure;
+      const figure2 = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
+      if (figure2) entry.series.points[n] = figure2;
     }
   return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
 }
-function attributedChanges(s, nights2, found, last) {
+function attributedChanges(s, nights2, found2, last) {
   const lastIndex = nights2.length - 1;
   const called = last && (last.verdict === "regression" || last.verdict === "improvement");
-  const steps = found.flatMap(
+  const steps = found2.flatMap(
     (step) => step.index !== lastIndex ? [step] : called ? [{ ...step, delta_pct: last.step.delta_pct, z: last.step.z }] : []
   );
   return steps.flatMap((step) => {
     let before = step.index - 1;
     while (before >= 0 && s.points[before] === void 0) before--;
     if (before < 0) return [];
-    const found2 = causesBetween(s, before, step.index, nights2);
-    const causes = step.known ? found2.causes : found2.causes.filter((c) => c !== "submission");
+    const found3 = causesBetween(s, before, step.index, nights2);
+    const causes = step.known ? found3.causes : found3.causes.filter((c) => c !== "submission");
     return [
       {
         night: step.index,
@@ -46131,7 +46494,7 @@ function attributedChanges(s, nights2, found, last) {
         p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
         known: step.known,
         causes: causes.length > 0 ? causes : ["unknown"],
-        detail: found2.detail
+        detail: found3.detail
       }
     ];
   });
@@ -46213,7 +46576,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync21 } from "node:fs";
+import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
 import { basename as basename12, dirname as dirname9, join as join38, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
@@ -46334,7 +46697,7 @@ function environmentRows(campaign, env, from) {
 function katLogHeader(systemDir, path) {
   if (!path || !existsSync34(join38(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync21(join38(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync22(join38(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -46386,7 +46749,7 @@ function trendsOf(systemDir, system2, history2) {
   }
 }
 function systemsIn(dataDir) {
-  const found = [];
+  const found2 = [];
   for (const name of existsSync34(dataDir) ? readdirSync13(dataDir).sort() : []) {
     const paths = evidencePaths(join38(dataDir, name));
     if (!existsSync34(paths.campaign)) continue;
@@ -46394,11 +46757,11 @@ function systemsIn(dataDir) {
       const campaign = readJson(paths.campaign);
       const build2 = existsSync34(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+      found2.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
     }
   }
-  return found;
+  return found2;
 }
 function systemsOf(systemDir, self) {
   const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
@@ -46426,11 +46789,12 @@ function loadReportModel(systemDir, campaignDir, history2) {
     }
     return v;
   };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label).security = declaredSecurity(i);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
+    v.security ??= e.security;
     if (e.kat_log && existsSync34(join38(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
@@ -47231,8 +47595,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync22, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename13, dirname as dirname10, join as join39, posix as posix2, relative as relative18, resolve as resolve18, sep as sep5 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync23, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename13, dirname as dirname10, join as join39, posix as posix2, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -47277,7 +47641,7 @@ function canonicalJson(value) {
     (_key, v) => v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : v
   );
 }
-var sameBytes = (a, b) => readFileSync22(a).equals(readFileSync22(b));
+var sameBytes = (a, b) => readFileSync23(a).equals(readFileSync23(b));
 function instanceDifference(a, b, key) {
   if (canonicalJson(reaimLibrary(a.instances[key], key, a, "/")) !== canonicalJson(reaimLibrary(b.instances[key], key, b, "/")))
     return "a different build.json entry";
@@ -47329,9 +47693,9 @@ function mergeInstances(existing, incoming) {
 }
 var shownPath = (p) => relative18(process.cwd(), p) || ".";
 function mergeShardFolders(parts, into) {
-  const out = resolve18(into);
+  const out = resolve19(into);
   for (const p of parts) {
-    const abs = resolve18(p);
+    const abs = resolve19(p);
     if (!existsSync35(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep5}`);
     if (inside(abs, out) || inside(out, abs))
@@ -47356,7 +47720,7 @@ function mergeShardFolders(parts, into) {
   }
 }
 function mergeLocked(parts, out, into) {
-  const shards = parts.map((p) => readFolder(resolve18(p), p, true));
+  const shards = parts.map((p) => readFolder(resolve19(p), p, true));
   const current = readFolder(out, into, false);
   const systems = [current, ...shards].filter((f) => typeof f.campaign?.system_id === "string");
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
@@ -47441,7 +47805,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync36, readFileSync as readFileSync23 } from "node:fs";
+import { existsSync as existsSync36, readFileSync as readFileSync24 } from "node:fs";
 import { join as join40 } from "node:path";
 
 // src/report/pages/validation.ts
@@ -47563,7 +47927,7 @@ function heldToLines(model, c) {
 // src/report/pages/hashTables.ts
 var timed = (r) => r !== void 0 && typeof r.mean_cycles === "number" && (r.trials?.length ?? 0) > 0;
 var messageCell = (op) => `${hashMessageBytes(op) ?? "?"} B`;
-var cyclesPerByteCell = (r, op) => pyFixed(r.mean_cycles / (hashMessageBytes(op) ?? 1), 1);
+var cyclesPerByteCell = (r, op) => formatCyclesPerByte(r.mean_cycles / (hashMessageBytes(op) ?? 1));
 function megabytesPerSecondCell(r, op) {
   const mb = typeof r.throughput_MB_per_second === "number" ? r.throughput_MB_per_second : (hashMessageBytes(op) ?? 0) / r.mean_seconds / 1e6;
   return pyFixed(mb, 1);
@@ -47590,7 +47954,7 @@ var iccsSection = (model) => {
         return timed(r) ? formatCycles(r.mean_cycles) : "\u2014";
       });
       const last = inst.records[hashOperation(65536)];
-      return [[code4(helper), String(b), ...cells, timed(last) ? pyFixed(last.mean_cycles / 65536, 1) : "\u2014"]];
+      return [[code4(helper), String(b), ...cells, timed(last) ? formatCyclesPerByte(last.mean_cycles / 65536) : "\u2014"]];
     })
   );
   return [
@@ -48220,11 +48584,32 @@ var environment = (model, c) => [
   heading2(2, "2. Assessment environment"),
   table(["item", "value"], environmentRows(model.campaign, model.environment, provenanceOf(c.instances)))
 ];
+function katSource(c) {
+  const manifest = code4(`${c.id}/kat.sha256`);
+  const recorded = c.instances.filter((i) => i.build?.kat_recorded);
+  if (recorded.length === 0)
+    return para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", manifest, ") before timing.");
+  const days = [...new Set(recorded.map((i) => i.build.kat_recorded))].sort().join(", ");
+  const which = recorded.length === c.instances.length ? ["Every instance\u2019s digests"] : [
+    ...recorded.flatMap((i, k) => k === 0 ? [code4(i.label)] : [", ", code4(i.label)]),
+    recorded.length === 1 ? "\u2019s digests" : ": their digests"
+  ];
+  return para(
+    "Each library was checked against its KAT digests (SHA-256 manifest ",
+    manifest,
+    ") before timing. ",
+    ...which,
+    ` were recorded by the harness on ${days} from its own output (`,
+    code4("kat-manifest"),
+    "), not from submitted vectors: they show that a library still gives what it gave then, not that it gives the scheme\u2019s answers.",
+    ...recorded.length < c.instances.length ? [" The others\u2019 are the submitted vectors\u2019."] : []
+  );
+}
 var kat = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
   return [
     heading2(2, "3. Functional testing (KAT)"),
-    para("Each library was checked against the submitted KAT vectors (SHA-256 manifest ", code4(`${c.id}/kat.sha256`), ") before timing."),
+    katSource(c),
     table(
       ["instance", "build flags", "KAT"],
       c.instances.map((inst) => [
@@ -48242,21 +48627,48 @@ function performanceChart(c) {
   const measured = c.instances.filter((i) => c.operations.every((op) => has(i, op)));
   const partial2 = c.instances.filter((i) => !measured.includes(i) && hasAny(c, i, "records", "timing"));
   if (measured.length === 0) return [];
+  const leftOut = partial2.flatMap((i, k) => k === 0 ? [code4(i.label)] : [", ", code4(i.label)]);
+  const intro = (what) => partial2.length > 0 ? para(`${what}. Not plotted, lacking a number for some operation: `, ...leftOut, ".") : para(`${what}:`);
+  if (c.type === "hash")
+    return [intro("Mean cycles per message byte against the message length"), ...measured.map((i) => bytesChart(c, i))];
+  if (measured.length === 1) {
+    const only = measured[0];
+    const values = c.operations.map((op) => Math.round(only.records[op].mean_cycles));
+    return [
+      intro("Mean cycles per operation (the table above holds the numbers)"),
+      mermaid(
+        `xychart-beta
+  title "${c.id} ${only.label} mean cycles per operation"
+  x-axis [${c.operations.map((op) => `"${op}"`).join(", ")}]
+  y-axis "cycles"
+  bar [${values.join(", ")}]`
+      )
+    ];
+  }
   const series = c.operations.map((op) => {
     const values = measured.map((i) => Math.round(i.records[op].mean_cycles));
     return `  line "${op}" [${values.join(", ")}]`;
   }).join("\n");
   const labels = measured.map((i) => `"${i.label}"`).join(", ");
-  const intro = `Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers)`;
-  const leftOut = partial2.flatMap((i, k) => k === 0 ? [code4(i.label)] : [", ", code4(i.label)]);
   return [
-    partial2.length > 0 ? para(`${intro}. Not plotted, lacking a number for some operation: `, ...leftOut, ".") : para(`${intro}:`),
+    intro(`Mean cycles per operation across the instances (lines: ${c.operations.join(", ")}; the table above holds the numbers)`),
     mermaid(`xychart-beta
   title "${c.id} mean cycles per operation"
   x-axis [${labels}]
   y-axis "cycles"
 ${series}`)
   ];
+}
+function bytesChart(c, inst) {
+  const lengths = c.operations.map((op) => `"${messageCell(op)}"`).join(", ");
+  const values = c.operations.map((op) => cyclesPerByteCell(inst.records[op], op)).join(", ");
+  return mermaid(
+    `xychart-beta
+  title "${c.id} ${inst.label} mean cycles per byte"
+  x-axis "message" [${lengths}]
+  y-axis "cycles per byte"
+  line [${values}]`
+  );
 }
 function hashTiming(c) {
   let noisy = false;
@@ -48696,6 +49108,194 @@ var findingsTable = (_model, findings) => [
 var SIZE_AUDIT_SECTIONS = [title4, findingsTable];
 var sizeAuditPage = (model) => sectionsPage(SIZE_AUDIT_SECTIONS, model, sizeAudit(auditedInstances2(model), model.sizes));
 
+// src/report/rankings.ts
+var HASH_LONGEST = 65536;
+var HASH_SHORTEST = 32;
+var RANKING_RULES = [
+  {
+    type: "kem",
+    title: "Key encapsulation",
+    ops: ["keygen", "enc", "dec"],
+    key: "keygen + enc + dec",
+    keyOf: (m) => m.keygen + m.enc + m.dec,
+    unit: "cycles"
+  },
+  {
+    type: "sig",
+    title: "Digital signatures",
+    ops: ["keygen", "sign", "verify"],
+    key: "sign + verify",
+    keyOf: (m) => m.sign + m.verify,
+    unit: "cycles"
+  },
+  { type: "kex", title: "Key exchange", ops: ["exchange"], key: "exchange", keyOf: (m) => m.exchange, unit: "cycles" },
+  {
+    type: "hash",
+    title: "Hash functions",
+    ops: [hashOperation(HASH_SHORTEST), hashOperation(HASH_LONGEST)],
+    key: "cycles per byte at 64 KiB",
+    keyOf: (m) => m[hashOperation(HASH_LONGEST)],
+    unit: "cycles per byte"
+  }
+];
+function claimShown(s) {
+  const parts = [
+    ...s?.nist_level !== void 0 ? [`L${s.nist_level}`] : [],
+    ...s?.security_bits !== void 0 ? [`${s.security_bits} bits`] : []
+  ];
+  return parts.length > 0 ? parts.join(" \xB7 ") : "none";
+}
+function groupOf2(s) {
+  if (s?.nist_level !== void 0) return { title: `NIST level ${s.nist_level}`, tag: `L${s.nist_level}`, order: s.nist_level };
+  if (s?.security_bits !== void 0)
+    return { title: `${s.security_bits}-bit security (no NIST level)`, tag: `${s.security_bits} b`, order: 10 + s.security_bits };
+  return { title: "No declared level", tag: "(none)", order: Number.MAX_SAFE_INTEGER };
+}
+function medianOf(rule, inst, op) {
+  const r = inst.records[op];
+  if (!r?.trials?.length) return r?.status === "failed" ? `${shownOp(op)} failed` : `${shownOp(op)} not measured`;
+  if (refusedTrials(r.processes).length > 0) return `${shownOp(op)}: a trial refused`;
+  if (partialStop(r) !== void 0) return `${shownOp(op)}: partial`;
+  const spread = recordSpread(r);
+  if (isNoisy(spread)) return `${shownOp(op)} noisy (trials spread ${formatSpread(spread)})`;
+  const perCall2 = deriveStatistics(r.trials).median_trial_cycles;
+  return rule.unit === "cycles per byte" ? perCall2 / (hashMessageBytes(op) ?? 1) : perCall2;
+}
+function shownOp(op) {
+  const bytes2 = hashMessageBytes(op);
+  if (bytes2 === void 0) return op;
+  return bytes2 >= 1024 ? `${bytes2 / 1024} KiB` : `${bytes2} B`;
+}
+function standing(rule, inst) {
+  const status = instanceStatus(inst.build);
+  if (status === "FORGED") return "FORGED: its outputs were not its own work";
+  if (status === void 0) return "KAT not checked";
+  if (status !== "PASS") return `KAT ${status}`;
+  const medians = {};
+  const problems = [];
+  for (const op of rule.ops) {
+    const m = medianOf(rule, inst, op);
+    if (typeof m === "string") problems.push(m);
+    else medians[op] = m;
+  }
+  return problems.length > 0 ? problems.join("; ") : medians;
+}
+function placeRows(rule, rows) {
+  for (const op of rule.ops) {
+    const sorted = rows.map((r) => r.medians[op]).sort((a, b) => a - b);
+    for (const r of rows) r.place[op] = sorted.indexOf(r.medians[op]) + 1;
+  }
+}
+function rankCategory(rule, candidates2) {
+  const groups2 = /* @__PURE__ */ new Map();
+  const unranked = [];
+  for (const candidate of candidates2.filter((c) => c.type === rule.type)) {
+    for (const inst of candidate.instances) {
+      const g2 = groupOf2(inst.security);
+      const got = standing(rule, inst);
+      if (typeof got === "string") {
+        unranked.push({ candidate, inst, group: g2.title, why: got });
+        continue;
+      }
+      const group = groups2.get(g2.title) ?? { title: g2.title, tag: g2.tag, order: g2.order, ranked: [] };
+      groups2.set(g2.title, group);
+      group.ranked.push({ candidate, inst, medians: got, key: rule.keyOf(got), place: {} });
+    }
+  }
+  const ordered = [...groups2.values()].sort((a, b) => a.order - b.order);
+  for (const g2 of ordered) {
+    g2.ranked.sort((a, b) => a.key - b.key || a.candidate.id.localeCompare(b.candidate.id) || a.inst.label.localeCompare(b.inst.label));
+    placeRows(rule, g2.ranked);
+  }
+  return { rule, groups: ordered.map(({ order: _order, ...g2 }) => g2), unranked };
+}
+function rankingsOf(model) {
+  return RANKING_RULES.filter((rule) => model.candidates.some((c) => c.type === rule.type)).map(
+    (rule) => rankCategory(rule, model.candidates)
+  );
+}
+
+// src/report/pages/rankings.ts
+var figure = (rule, x) => rule.unit === "cycles per byte" ? formatCyclesPerByte(x) : formatCycles(x);
+var opHeader = (rule, op) => rule.unit === "cycles per byte" ? `${shownOp(op)} (cycles/byte)` : op;
+function groupTable(model, rule, group) {
+  const sumColumn = rule.ops.length > 1 && rule.type !== "hash";
+  const rows = group.ranked.map((row2, i) => [
+    String(i + 1),
+    [link2(candidatePageLink(row2.candidate.id, model.system), row2.candidate.id)],
+    code4(row2.inst.label),
+    claimShown(row2.inst.security),
+    ...rule.ops.map((op) => `${figure(rule, row2.medians[op])} (#${row2.place[op]})`),
+    ...sumColumn ? [figure(rule, row2.key)] : []
+  ]);
+  return [
+    heading2(4, group.title),
+    table(
+      ["rank", "candidate", "instance", "claimed", ...rule.ops.map((op) => opHeader(rule, op)), ...sumColumn ? [rule.key] : []],
+      rows
+    )
+  ];
+}
+function chartPoints(ranking) {
+  return ranking.groups.flatMap((g2) => g2.ranked.map((row2) => ({ row: row2, label: `${row2.candidate.id}/${row2.inst.label} ${g2.tag}` })));
+}
+function charts(ranking) {
+  const points = chartPoints(ranking);
+  if (points.length === 0) return [];
+  const { rule } = ranking;
+  const labels = points.map((p) => JSON.stringify(p.label)).join(", ");
+  const ops = rule.type === "hash" ? [rule.ops[rule.ops.length - 1]] : rule.ops;
+  return [
+    para(
+      `Median trial ${rule.unit} of each ranked instance, grouped by level (a label's tag), in the tables' order${rule.type === "hash" ? " (each candidate page charts cycles per byte against message length)" : ""}:`
+    ),
+    ...ops.map(
+      (op) => mermaid(
+        `xychart-beta
+  title "${rule.title}: ${shownOp(op)}, median ${rule.unit}"
+  x-axis [${labels}]
+  y-axis "${rule.unit}"
+  bar [${points.map((p) => plotted(rule, p.row.medians[op])).join(", ")}]`
+      )
+    )
+  ];
+}
+var plotted = (rule, x) => rule.unit === "cycles per byte" ? Math.round(x * 10) / 10 : Math.round(x);
+function categorySection(model, ranking) {
+  const { rule } = ranking;
+  const unranked = ranking.unranked.map((u) => [
+    [link2(candidatePageLink(u.candidate.id, model.system), u.candidate.id)],
+    code4(u.inst.label),
+    claimShown(u.inst.security),
+    u.why
+  ]);
+  return [
+    heading2(3, `Ranking: ${rule.title.toLowerCase()}`),
+    para(`Ordered by ${rule.key}; `, "(#N) is the place in its group for that operation."),
+    ...ranking.groups.length > 0 ? ranking.groups.flatMap((g2) => groupTable(model, rule, g2)) : [para("No instance can be ranked yet.")],
+    ...unranked.length > 0 ? [heading2(4, "Not ranked"), table(["candidate", "instance", "claimed", "why"], unranked)] : [],
+    ...charts(ranking)
+  ];
+}
+var rankingsSection = (model) => {
+  const rankings = rankingsOf(model);
+  if (rankings.length === 0) return [];
+  return [
+    heading2(2, "Fastest at each security level"),
+    para(
+      "Each instance is grouped by the security its ",
+      code4("candidate.yml"),
+      " claims (",
+      code4("nist_level"),
+      ", ",
+      code4("security_bits"),
+      "; none declared: a group of its own) and ranked by its median trial per call, which a few slow trials on a busy host do not move as they move the mean in the tables below. ",
+      'An instance that cannot be ranked fairly is listed under "Not ranked" in its category, with why.'
+    ),
+    ...rankings.flatMap((r) => categorySection(model, r))
+  ];
+};
+
 // src/report/pages/summary.ts
 var CATEGORIES = [
   {
@@ -48802,6 +49402,7 @@ var figureNotesOf = (model) => figureNotes(
 var SUMMARY_SECTIONS = [
   title5,
   (model) => validationNotice(model.validation),
+  rankingsSection,
   categories,
   keyExchangeSummary,
   hashSummarySections,
@@ -48891,14 +49492,14 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join40(outDir, path);
-    return !existsSync36(file2) || readFileSync23(file2, "utf8") !== text3;
+    return !existsSync36(file2) || readFileSync24(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync16, rmSync as rmSync10 } from "node:fs";
-import { join as join41, resolve as resolve19 } from "node:path";
+import { join as join41, resolve as resolve20 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
   const dir = join41(nativeDir(), "iccs", "baseline");
@@ -48921,7 +49522,7 @@ function baselineCandidate() {
   };
 }
 function writeBaselineCampaign(root3, settingsFrom) {
-  const settings = settingsFrom !== void 0 ? loadSettings(resolve19(settingsFrom)) : void 0;
+  const settings = settingsFrom !== void 0 ? loadSettings(resolve20(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
   mkdirSync16(join41(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
@@ -48945,7 +49546,7 @@ var baselineKat = {
 var BASELINE_STEPS = [prepare, baselineKat, stale, measure];
 var BASELINE_PHASES = /* @__PURE__ */ new Set(["build", "measure"]);
 function runIccsBaseline(opts) {
-  const root3 = evidencePaths(resolve19(opts.dataDir, opts.system)).iccsBaselineCampaign;
+  const root3 = evidencePaths(resolve20(opts.dataDir, opts.system)).iccsBaselineCampaign;
   writeBaselineCampaign(root3, opts.settingsFrom);
   return runCampaign(
     {
@@ -48982,7 +49583,7 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync24, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync25, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join42 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
@@ -48995,14 +49596,14 @@ function pqcleanSchemes(pqclean) {
 function schemeOf(base, scheme, kind) {
   const dir = join42(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync24(join42(dir, "api.h"), "utf8");
+  const api = readFileSync25(join42(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
   if (sk === void 0) throw new InputError(join42(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
 function readPublishedDigests(path) {
-  return readFileSync24(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+  return readFileSync25(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
     const f = l.split(/\s+/);
     if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
       throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
@@ -49154,7 +49755,11 @@ function calibrateNights(dirs, system2, thresholdPct = DEFAULT_THRESHOLD_PCT) {
 }
 
 // src/cliMain.ts
-var USAGE = `usage:
+var USAGE = `usage: ngcc-perf COMMAND [options]
+
+${commandList()}
+
+synopses:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
@@ -49163,6 +49768,7 @@ var USAGE = `usage:
   ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
+  ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
@@ -49271,7 +49877,7 @@ async function cmdRun(args) {
     );
   if (values.against !== void 0 && values["against-out"] !== void 0) {
     checkOutputFolder(values["against-out"], cli("against-out"));
-    if (resolve20(values["against-out"]) === resolve20(values.out))
+    if (resolve21(values["against-out"]) === resolve21(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
     checkOutputFolder(join44(values["against-out"], values.system), cli("against-out"));
   }
@@ -49362,7 +49968,7 @@ async function cmdCalibrate(args) {
     `calibrated: ${calibration.false_alarms} false alarm(s) in ${calibration.comparisons} comparisons (${formatShare(rate)}, at most ${formatShare(calibration.false_alarm_upper_95)} at 95 % confidence)${calibration.mde_pct ? `; smallest detectable change median ${formatDetectable(calibration.mde_pct.median)}` : ""}`
   );
   const shown4 = relative19(process.cwd(), path);
-  console.log(`calibration: ${shown4.startsWith("..") ? resolve20(path) : shown4}`);
+  console.log(`calibration: ${shown4.startsWith("..") ? resolve21(path) : shown4}`);
   return 0;
 }
 function cmdCalibrateNights(args) {
@@ -49395,14 +50001,34 @@ function cmdCalibrateNights(args) {
   return 0;
 }
 function evidenceFolder(arg) {
-  const dir = resolve20(arg);
+  const dir = resolve21(arg);
   if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
+  if (!statSync11(dir).isDirectory()) throw new InputError(arg, "", "a file, not a folder: give DATA_DIR/ID, the folder of one system");
   if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
     const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join44(dir, e.name)).build)).map((e) => join44(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
   return dir;
+}
+async function cmdDoctor(args) {
+  const { values } = parseCommand("doctor", args, {
+    cpu: { type: "string" },
+    out: { type: "string", default: "." },
+    format: { type: "string", default: "text" }
+  });
+  if (values.format !== "text" && values.format !== "json") throw new InputError("command line", "--format", "must be text or json");
+  const cpu = values.cpu !== void 0 ? checkCpuAllowed(parseCpu(values.cpu, cli("cpu")), cli("cpu")) : defaultTrialCpu();
+  const findings = await doctor(cpu, values.out);
+  const exit = readinessExit(findings);
+  if (values.format === "json") console.log(JSON.stringify({ cpu, exit, findings }, null, 1));
+  else {
+    for (const line of readinessLines(findings)) console.log(line);
+    console.log(
+      exit === 0 ? "ready" : exit === 1 ? "ready, with warnings: the numbers may be less trustworthy" : "not ready: a run would stop"
+    );
+  }
+  return exit;
 }
 function cmdValidate(args) {
   const { positionals } = parseCommand("validate", args, {}, { positionals: ["DATA_DIR/ID"] });
@@ -49470,8 +50096,8 @@ function cmdReport(args) {
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-  const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve20(values.out), resolve20(d)).split(sep6).join("/") }));
-  const model = loadReportModel(systemDir, values.campaign ? resolve20(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
+  const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve21(values.out), resolve21(d)).split(sep6).join("/") }));
+  const model = loadReportModel(systemDir, values.campaign ? resolve21(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
@@ -49505,12 +50131,12 @@ function cmdKatDigest(args) {
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
     if (!existsSync38(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
-    const text3 = readFileSync25(file2, "utf8");
+    const text3 = readFileSync26(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename14(dirname11(resolve20(file2)));
+    const label = values.label ?? basename14(dirname11(resolve21(file2)));
     console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename14(file2) }));
   }
   return 0;
@@ -49549,7 +50175,7 @@ function cmdKatManifest(args) {
     const katPath = join44(systemDir, e.kat_file);
     if (!existsSync38(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync25(katPath, "utf8");
+    const text3 = readFileSync26(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
     const available = countRecords(text3);
     if (records !== void 0 && records > available)
@@ -49568,6 +50194,8 @@ function cmdKatManifest(args) {
       known.includes(id) ? "no generated KAT files for this candidate: run with --phases build,kat first" : `no candidate '${id}' in this evidence (it has ${known.length > 0 ? known.join(", ") : "none"})`
     );
   }
+  const today = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
+  for (const g2 of generated) g2.recorded = today;
   if (!values.write) {
     process.stdout.write(
       `# KAT manifest for ${id}: ${new Set(generated.map((g2) => g2.label)).size} instance(s); see docs/evidence-format.md
@@ -49590,7 +50218,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join44(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
-  const before = existsSync38(target) ? readFileSync25(target, "utf8") : "";
+  const before = existsSync38(target) ? readFileSync26(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -49608,7 +50236,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync25(join44(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync26(join44(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -49675,7 +50303,7 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve20(values.out ?? join44(root3, "out"));
+  const out = resolve21(values.out ?? join44(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join44(root3, "examples", "campaign");
   const pqclean = join44(root3, "node_modules", "pqclean", "deps", "PQClean");
@@ -49718,7 +50346,7 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync38(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve20(values.pqclean ?? join44(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve21(values.pqclean ?? join44(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync38(pqclean))
     throw new InputError(
       "command line",
@@ -49731,7 +50359,7 @@ function cmdPqcleanCampaign(args) {
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)
     throw new InputError("command line", "--only", `'${values.only}' matches no scheme of ${relative19(process.cwd(), pqclean) || "."}`);
-  const unlisted = writePqcleanCampaign(resolve20(out), schemes, readPublishedDigests(digestsFile), pqclean);
+  const unlisted = writePqcleanCampaign(resolve21(out), schemes, readPublishedDigests(digestsFile), pqclean);
   console.log(`wrote ${out}: ${schemes.length} scheme(s) in ${new Set(schemes.map((s) => s.katRng ?? s.kind)).size} candidate(s)`);
   if (unlisted.length > 0) console.log(`no published digest (their KAT is generated, NOKAT): ${unlisted.join(", ")}`);
   console.log(`build and KAT-check them all: ngcc-perf run ${out} --system ID --out DATA_DIR --phases build,kat`);
@@ -49749,10 +50377,20 @@ function joinNegativeValues(argv) {
   }
   return out;
 }
+function unknownCommand(command) {
+  const near = nearest(command, HELP_COMMANDS);
+  return `error: unknown command '${command}'${near ? `; did you mean ${near}?` : ` (commands: ${HELP_COMMANDS.join(", ")})`}
+\`ngcc-perf --help\` lists every command with what it is for.`;
+}
 async function main(argv) {
   const [command, ...rest] = joinNegativeValues(argv);
   if (command !== void 0 && (rest.includes("--help") || rest.includes("-h"))) {
-    console.log(commandHelp(command) ?? USAGE);
+    const help = commandHelp(command);
+    if (help === void 0 && !["help", "--help", "-h", "version", "--version"].includes(command)) {
+      console.error(unknownCommand(command));
+      return 2;
+    }
+    console.log(help ?? USAGE);
     return 0;
   }
   if (command === "--version" || command === "version") {
@@ -49765,7 +50403,7 @@ async function main(argv) {
       console.log(help);
       return 0;
     }
-    console.error(`unknown command '${rest[0]}' (commands: ${HELP_COMMANDS.join(", ")})`);
+    console.error(unknownCommand(rest[0]));
     return 2;
   }
   try {
@@ -49782,6 +50420,8 @@ async function main(argv) {
         return cmdCompare(rest);
       case "validate":
         return cmdValidate(rest);
+      case "doctor":
+        return await cmdDoctor(rest);
       case "kat-manifest":
         return cmdKatManifest(rest);
       case "kat-digest":
@@ -49801,8 +50441,7 @@ async function main(argv) {
         console.log(USAGE);
         return command === void 0 ? 2 : 0;
       default:
-        console.error(`unknown command '${command}'
-${USAGE}`);
+        console.error(unknownCommand(command));
         return 2;
     }
   } catch (e) {

@@ -6,6 +6,8 @@ import { DEFAULT_ALPHA, DEFAULT_FAIL_ON, DEFAULT_THRESHOLD_PCT } from './config/
  * holds every option of the usage block to a line here.
  */
 interface CommandHelp {
+  /** What the command is for, in a line of the top-level usage's command list. */
+  line: string;
   synopsis: string;
   about: string;
   options: Array<[string, string]>;
@@ -14,6 +16,7 @@ interface CommandHelp {
 
 const HELP: Record<string, CommandHelp> = {
   run: {
+    line: "build, KAT-check, time and profile a campaign's instances",
     synopsis: 'ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [options]',
     about: 'Builds, KAT-checks, times and profiles every instance of the campaign; evidence goes to DATA_DIR/ID.',
     options: [
@@ -44,6 +47,7 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf run examples/campaign --system local --out out/data --only ^kem-80/',
   },
   report: {
+    line: "render the §3.5 pages of one system's evidence",
     synopsis: 'ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]',
     about: "Renders the §3.5 pages of one system's evidence.",
     options: [
@@ -54,13 +58,27 @@ const HELP: Record<string, CommandHelp> = {
     ],
     example: 'ngcc-perf report out/data/local --campaign examples/campaign --out out/pages',
   },
+  doctor: {
+    line: 'check that this host is ready to time: sandbox, tools, counter, clock, disk',
+    synopsis: 'ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]',
+    about:
+      'Checks the host a run would time on, without root: the sandbox, the tools, the cycle counter on the timing core, the governor, a fixed clock, turbo, SMT, isolated cores, free disk and the driver cache. One line per check and what to do. Exit 0 ready, 1 something makes the numbers less trustworthy, 2 something stops a run.',
+    options: [
+      ['--cpu N', 'the timing core to check; default: the one a run takes (the last allowed CPU)'],
+      ['--out DIR', 'where the evidence will go, for its free space; default: the current folder'],
+      ['--format text|json', 'default text'],
+    ],
+    example: 'ngcc-perf doctor --cpu 3',
+  },
   validate: {
+    line: 'recompute every derived number of evidence and check it',
     synopsis: 'ngcc-perf validate DATA_DIR/ID',
     about: 'Recomputes every derived number of the evidence and checks it against build.json and the KAT logs.',
     options: [],
     example: 'ngcc-perf validate out/data/local',
   },
   compare: {
+    line: 'compare two datasets as the pull-request comment does',
     synopsis: 'ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [options]',
     about: "Compares two datasets' system folders: regressions, KAT and size-audit changes, as the pull-request comment.",
     options: [
@@ -77,6 +95,7 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf compare --base base/data --head out/data --system local',
   },
   'calibrate-nights': {
+    line: "the night rule's false claims on kept nights of unchanged code",
     synopsis: 'ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [options]',
     about:
       'Calibrates the night rule on an A/A history: kept evidence folders of nights of unchanged code on one host (DATA_DIR/ID each, oldest first), each judged as it came. Every claim is false: it prints them, the change points, and the claims per 200 operation-nights.',
@@ -88,6 +107,7 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf calibrate-nights nights/1/local,nights/2/local,nights/3/local --system local',
   },
   calibrate: {
+    line: "the pull-request check's false alarms on this machine",
     synopsis: 'ngcc-perf calibrate CAMPAIGN_DIR --system ID --out DATA_DIR [options]',
     about:
       'Calibrates the pull-request check on this machine: the campaign measured paired against itself, judged as a pull request is; its false alarms and smallest detectable changes go to DATA_DIR/ID/calibration.json (the method page).',
@@ -105,6 +125,7 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf calibrate examples/campaign --system local --out out/data --only ^kem-80/ --repeat 2',
   },
   'kat-manifest': {
+    line: "a candidate's kat.sha256 lines from a run's KAT files",
     synopsis: 'ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]',
     about: "Prints a candidate's kat.sha256 lines from the KAT files a run generated (run --phases build,kat first).",
     options: [
@@ -116,6 +137,7 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf kat-manifest out/data/local kem-90 --write examples/campaign',
   },
   'kat-digest': {
+    line: "the kat.sha256 line of a submitter's own KAT file",
     synopsis: 'ngcc-perf kat-digest FILE... [--label LABEL] [--mode strict|nolen] [--records N]',
     about: "Prints the kat.sha256 line of a submitter's own KAT file (not its sha256sum).",
     options: [
@@ -126,12 +148,14 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf kat-digest submissions/kem-12/ml-kem-512/PQCkemKAT_1632.rsp',
   },
   merge: {
+    line: "merge the system folders of a campaign's shards",
     synopsis: 'ngcc-perf merge --out DATA_DIR/ID SHARD_DIR...',
     about: "Merges the system folders of a campaign's shards into one.",
     options: [['--out DATA_DIR/ID', 'the merged system folder; required']],
     example: 'ngcc-perf merge --out out/data/local shard1/local shard2/local',
   },
   'iccs-baseline': {
+    line: 'time the ICCS helper functions once per system',
     synopsis: 'ngcc-perf iccs-baseline --system ID --out DATA_DIR [options]',
     about: 'Times the ICCS helper functions once per system, so the pages can price every helper call.',
     options: [
@@ -146,12 +170,14 @@ const HELP: Record<string, CommandHelp> = {
     example: 'ngcc-perf iccs-baseline --system local --out out/data',
   },
   example: {
+    line: 'run the bundled example campaign and render its pages (npm start)',
     synopsis: 'ngcc-perf example [--out DIR]',
     about: 'Runs the bundled example campaign and renders its pages (what npm start does).',
     options: [['--out DIR', "default: out/ in the tool's folder"]],
     example: 'ngcc-perf example',
   },
   'pqclean-campaign': {
+    line: "write a campaign of the PQClean catalogue's schemes",
     synopsis: 'ngcc-perf pqclean-campaign OUT_DIR [--only REGEX] [--pqclean DIR] [--digests FILE]',
     about: "Writes a campaign of the PQClean catalogue's schemes, with their published KAT digests.",
     options: [
@@ -164,6 +190,12 @@ const HELP: Record<string, CommandHelp> = {
 };
 
 export const HELP_COMMANDS: readonly string[] = Object.keys(HELP);
+
+/** The top-level usage's command list: every command and what it is for, a line each. */
+export function commandList(): string {
+  const width = Math.max(...HELP_COMMANDS.map((c) => c.length));
+  return ['commands:', ...Object.entries(HELP).map(([c, h]) => `  ${c.padEnd(width)}  ${h.line}`)].join('\n');
+}
 
 /** One command's help text, or undefined for a command that has none. */
 export function commandHelp(command: string): string | undefined {

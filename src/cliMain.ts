@@ -23,8 +23,13 @@ import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
 import { forgeryShown, instanceStatus } from './kat/status.js';
 import { secretSeedOf, UNSEEN_SEED_ENV } from './kat/unseen.js';
 import { createProgress } from './campaign/progress.js';
+import { doctor } from './campaign/doctor.js';
+import { defaultTrialCpu } from './campaign/plan.js';
+import { checkCpuAllowed } from './env/cpus.js';
+import { readinessExit, readinessLines } from './env/readiness.js';
 import { toolRoot, toolVersion } from './util/paths.js';
-import { commandHelp, HELP_COMMANDS } from './cliHelp.js';
+import { commandHelp, commandList, HELP_COMMANDS } from './cliHelp.js';
+import { nearest } from './util/nearest.js';
 import { harnessVersion } from './compile/harnessTools.js';
 import {
   checkOutputFolder,
@@ -62,7 +67,11 @@ import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './ca
 import { keepRunPairs } from './compare/nightPairs.js';
 import { calibrateNights } from './report/nightCalibration.js';
 
-const USAGE = `usage:
+const USAGE = `usage: ngcc-perf COMMAND [options]
+
+${commandList()}
+
+synopses:
   ngcc-perf run CAMPAIGN_DIR --system ID --out DATA_DIR [--only REGEX] [--phases build,kat,measure,profile,ct]
                 [--trial-target S] [--op-budget S] [--adaptive] [--cpu N] [--shard K/N] [--force]
                 [--jobs N | --serial] [--audit] [--remeasure noisy,failed] [--against BASE_CAMPAIGN_DIR --against-out BASE_DATA_DIR [--against-only REGEX]]
@@ -71,6 +80,7 @@ const USAGE = `usage:
   ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
+  ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
@@ -332,6 +342,7 @@ function cmdCalibrateNights(args: string[]): number {
 function evidenceFolder(arg: string): string {
   const dir = resolve(arg);
   if (!existsSync(dir)) throw new InputError(arg, '', 'no such folder');
+  if (!statSync(dir).isDirectory()) throw new InputError(arg, '', 'a file, not a folder: give DATA_DIR/ID, the folder of one system');
   if (!existsSync(evidencePaths(dir).build) && !existsSync(evidencePaths(dir).recordsDir)) {
     // `validate out/data` meant `validate out/data/local`: name the system folders there.
     const systems = readdirSync(dir, { withFileTypes: true })
@@ -341,6 +352,27 @@ function evidenceFolder(arg: string): string {
     throw new InputError(arg, '', `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
   return dir;
+}
+
+/** Checks the host a run would time on: one line per check, and what to do (docs/runners.md). */
+async function cmdDoctor(args: string[]): Promise<number> {
+  const { values } = parseCommand('doctor', args, {
+    cpu: { type: 'string' },
+    out: { type: 'string', default: '.' },
+    format: { type: 'string', default: 'text' },
+  });
+  if (values.format !== 'text' && values.format !== 'json') throw new InputError('command line', '--format', 'must be text or json');
+  const cpu = values.cpu !== undefined ? checkCpuAllowed(parseCpu(values.cpu, cli('cpu'))!, cli('cpu')) : defaultTrialCpu();
+  const findings = await doctor(cpu, values.out);
+  const exit = readinessExit(findings);
+  if (values.format === 'json') console.log(JSON.stringify({ cpu, exit, findings }, null, 1));
+  else {
+    for (const line of readinessLines(findings)) console.log(line);
+    console.log(
+      exit === 0 ? 'ready' : exit === 1 ? 'ready, with warnings: the numbers may be less trustworthy' : 'not ready: a run would stop',
+    );
+  }
+  return exit;
 }
 
 function cmdValidate(args: string[]): number {
@@ -527,6 +559,9 @@ function cmdKatManifest(args: string[]): number {
         : `no candidate '${id}' in this evidence (it has ${known.length > 0 ? known.join(', ') : 'none'})`,
     );
   }
+  // Each line says where its digest came from: this harness's output, not vectors the submitter gave.
+  const today = new Date().toISOString().slice(0, 10);
+  for (const g of generated) g.recorded = today;
   if (!values.write) {
     process.stdout.write(
       `# KAT manifest for ${id}: ${new Set(generated.map((g) => g.label)).size} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
@@ -729,11 +764,22 @@ function joinNegativeValues(argv: string[]): string[] {
   return out;
 }
 
+/** "error: unknown command 'rnu'; did you mean run?", and where the commands are listed. */
+function unknownCommand(command: string): string {
+  const near = nearest(command, HELP_COMMANDS);
+  return `error: unknown command '${command}'${near ? `; did you mean ${near}?` : ` (commands: ${HELP_COMMANDS.join(', ')})`}\n\`ngcc-perf --help\` lists every command with what it is for.`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = joinNegativeValues(argv);
   // `ngcc-perf run --help` asks for that command's help, not an error about an unknown option.
   if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
-    console.log(commandHelp(command) ?? USAGE);
+    const help = commandHelp(command);
+    if (help === undefined && !['help', '--help', '-h', 'version', '--version'].includes(command)) {
+      console.error(unknownCommand(command));
+      return 2;
+    }
+    console.log(help ?? USAGE);
     return 0;
   }
   if (command === '--version' || command === 'version') {
@@ -747,7 +793,7 @@ export async function main(argv: string[]): Promise<number> {
       console.log(help);
       return 0;
     }
-    console.error(`unknown command '${rest[0]}' (commands: ${HELP_COMMANDS.join(', ')})`);
+    console.error(unknownCommand(rest[0]));
     return 2;
   }
   try {
@@ -764,6 +810,8 @@ export async function main(argv: string[]): Promise<number> {
         return cmdCompare(rest);
       case 'validate':
         return cmdValidate(rest);
+      case 'doctor':
+        return await cmdDoctor(rest);
       case 'kat-manifest':
         return cmdKatManifest(rest);
       case 'kat-digest':
@@ -783,7 +831,7 @@ export async function main(argv: string[]): Promise<number> {
         console.log(USAGE);
         return command === undefined ? 2 : 0;
       default:
-        console.error(`unknown command '${command}'\n${USAGE}`);
+        console.error(unknownCommand(command));
         return 2;
     }
   } catch (e) {

@@ -3,7 +3,10 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { PHASES, runCampaign, type CampaignSummary } from './campaign/run.js';
-import { loadCampaign } from './config/campaign.js';
+import { loadCampaign, loadSettings } from './config/campaign.js';
+import { doctor } from './campaign/doctor.js';
+import { defaultTrialCpu } from './campaign/plan.js';
+import { readinessLines } from './env/readiness.js';
 import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { compareEvidence, pairCount, rowKey, undecidedRows } from './compare/compare.js';
@@ -56,6 +59,7 @@ export async function run(): Promise<void> {
     // keep running on the self-hosted runner, beyond any timeout, and disturb the next job.
     await stoppable(
       async () => {
+        if (inputs.mode !== 'report') await doctorSummary(inputs);
         if (inputs.mode === 'pull-request') await pullRequest(inputs);
         else if (inputs.mode === 'nightly') await nightly(inputs);
         else await reportOnly(inputs);
@@ -65,6 +69,29 @@ export async function run(): Promise<void> {
   } catch (e) {
     const input = isInputError(e) ? e : diskFullError(e);
     core.setFailed(input ? input.message : `ngcc-perf: ${errorMessage(e)}`);
+  }
+}
+
+/**
+ * What the runner is, before anything is measured: the doctor's findings on the job's timing core
+ * (input `cpu`, else the system's first in ngcc-perf.yml, else the run's default) go to the job
+ * summary, and its warnings to the log. It stops nothing: the run's own start checks do that.
+ */
+async function doctorSummary(inputs: ActionInputs): Promise<void> {
+  let cpu = inputs.cpu;
+  try {
+    const system = loadSettings(resolve(workspace(), inputs.campaign)).systems[inputs.system];
+    cpu ??= system?.cpus?.[0] ?? system?.cpu;
+  } catch {
+    // An unreadable ngcc-perf.yml is the run's to report, naming the field.
+  }
+  try {
+    const findings = await doctor(cpu ?? defaultTrialCpu(), workspace());
+    for (const f of findings.filter((x) => x.verdict === 'warn' || x.verdict === 'fail'))
+      core.warning(`ngcc-perf doctor: ${f.check}: ${f.found}${f.fix ? `; do: ${f.fix}` : ''}`);
+    await writeJobSummary('ngcc-perf doctor', readinessLines(findings));
+  } catch (e) {
+    core.warning(`ngcc-perf doctor could not check this runner: ${errorMessage(e)}`);
   }
 }
 

@@ -879,6 +879,11 @@ describe('the action in nightly and report modes', () => {
     expect(outputs['report-path']).toBeUndefined();
     // The plan with its expected duration, then how it went, in the job summary.
     const jobSummary = readFileSync(join(dirname(output), 'summary'), 'utf8');
+    // First what the runner is: the doctor's lines, the sandbox and the counter among them.
+    expect(jobSummary).toMatch(
+      /^### ngcc-perf doctor\n\n```text\n(ok {2}|warn|info) sandbox {2,}[\s\S]*\n(ok {2}|warn) counter {2,}CPU \d+: /,
+    );
+    expect(jobSummary.indexOf('### ngcc-perf doctor')).toBeLessThan(jobSummary.indexOf('### ngcc-perf plan'));
     expect(jobSummary).toMatch(/### ngcc-perf plan[\s\S]*plan: 1 instance\(s\)[\s\S]*expected wall time/);
     expect(jobSummary).toMatch(
       /### ngcc-perf: predicted against actual\n\n```text\npredicted → actual:\n[\s\S]* wall time +\S+ [µm]?s → +\S+ [µm]?s/,

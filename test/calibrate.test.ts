@@ -89,6 +89,11 @@ describe('ngcc-perf calibrate: the pull-request check on unchanged code', () => 
     ]);
     expect(cal.code).toBe(0);
     expect(cal.out.at(-1)).toBe(`calibration: ${join(system, 'calibration.json')}`);
+    // The progress counts every repeat's steps on, never past its total.
+    const counts = [...cal.progress.matchAll(/\[(\d+)\/(\d+)\]/g)].map((m) => [Number(m[1]), Number(m[2])] as const);
+    expect(counts.length).toBeGreaterThan(6);
+    for (const [done, total] of counts) expect(done).toBeLessThanOrEqual(total);
+    expect(counts.map(([done]) => done)).toEqual(counts.map((_, i) => i + 1));
 
     // The system's own evidence is as it was: only calibration.json was added.
     const after = filesUnder(system);

@@ -7,6 +7,8 @@ import { main } from '../src/cliMain.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { readManifest } from '../src/config/katManifest.js';
 import { validateDataset } from '../src/evidence/validate.js';
+import { loadReportModel } from '../src/report/model.js';
+import { renderPages } from '../src/report/render.js';
 import { FIXTURES, fixtureCampaign, goodKemCampaign, ICCS, QUICK } from './helpers/campaigns.js';
 import { runCli as cli } from './helpers/cli.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
@@ -104,10 +106,20 @@ describe('kat-manifest', () => {
     expect(written.map((e) => [e.label, e.file, e.sha256])).toEqual(
       readManifest(join(fixtures, 'sign-1', 'kat.sha256')).map((e) => [e.label, e.file, e.sha256]),
     );
+    // The line says it was recorded from the harness's own output, that day, and the page says so too.
+    const today = new Date().toISOString().slice(0, 10);
+    expect(written.map((e) => e.recorded)).toEqual([today]);
+    expect(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8')).toMatch(
+      new RegExp(`^[0-9a-f]{64} strict toy-sig/\\S+  # recorded by the harness on ${today}$`, 'm'),
+    );
     const second = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
     expect(second.instances[0]!.kat).toBe('PASS');
     const build = JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson;
     expect(build.instances['sign-1/toy-sig']!.kat).toBe('PASS');
+    expect(build.instances['sign-1/toy-sig']!.kat_recorded).toBe(today);
+    const page = renderPages(loadReportModel(join(data, 's'), root)).get('sign-1/perf_s.md')!;
+    expect(page).toContain(`were recorded by the harness on ${today} from its own output`);
+    expect(page).not.toContain('submitted KAT vectors');
   });
 });
 
@@ -176,6 +188,8 @@ describe('CLI input errors', () => {
       /^error: command line: --only: 'nomatch' matches no instance \(instances: kem-1\/good, kem-1\/buildfail, .*\(10 in all\)\)$/,
     ],
     [['validate', '/tmp'], /^error: \/tmp: no evidence here \(no build\.json, no records\/\)/],
+    [['validate', join(repoRoot, 'README.md')], /^error: .*README\.md: a file, not a folder/],
+    [['report', join(repoRoot, 'README.md'), '--out', '/tmp/x'], /^error: .*README\.md: a file, not a folder/],
   ])('%j exits 2 with a message naming the argument', async (args, message) => {
     const errors: string[] = [];
     const original = console.error;
@@ -212,6 +226,25 @@ describe('CLI input errors', () => {
     const r = await cli(['run', root, '--system', 's', '--out', tempDir()]);
     expect(r.code).toBe(2);
     expect(r.err).toEqual([expect.stringMatching(/^error: .*kem-7\/candidate\.yaml: .*rename it to candidate\.yml$/)]);
+  });
+
+  it('--only on an invalid candidate prints why it is invalid, not that the expression matches nothing', async () => {
+    const root = toySigCampaign(QUICK);
+    mkdirSync(join(root, 'kem-7', 'src'), { recursive: true });
+    writeFileSync(join(root, 'kem-7', 'candidate.yml'), 'id: kem-7\ntype: kem\nalgorithm: X\ninstances:\n  - lable: a\n    dir: src\n');
+    for (const only of ['^kem-7/', '^kem-7/a$', 'kem-7']) {
+      const r = await cli(['run', root, '--system', 's', '--out', tempDir(), '--only', only, '--phases', 'build']);
+      const said = [...r.out, ...r.err].join('\n');
+      expect(said, only).toMatch(
+        /INVALID\s+kem-7 — .*kem-7\/candidate\.yml: .*line 5: instances\[0\]\.lable: unknown key 'lable'; did you mean 'label'\?/,
+      );
+      expect(said, only).not.toMatch(/matches no instance/);
+      expect(r.code, only).toBe(1);
+    }
+    // An expression that cannot have meant it still says what it matches nothing of.
+    const other = await cli(['run', root, '--system', 's', '--out', tempDir(), '--only', '^sig-9/']);
+    expect(other.code).toBe(2);
+    expect(other.err.join('\n')).toMatch(/'\^sig-9\/' matches no instance/);
   });
 
   it('a size catalog named in ngcc-perf.yml must exist; the default name may be absent', async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HELP_COMMANDS } from '../src/cliHelp.js';
 import { runCli } from './helpers/cli.js';
 import { repoRoot } from './helpers/tmp.js';
 
@@ -33,10 +34,29 @@ describe('help', () => {
     }
   });
 
-  it('names the commands when asked for one that does not exist', async () => {
-    const r = await runCli(['help', 'runn']);
-    expect(r.code).toBe(2);
-    expect(r.err.join('\n')).toMatch(/^unknown command 'runn' \(commands: run, report, /);
+  it('lists every command with what it is for, a line each, and every synopsis', async () => {
+    const usage = (await runCli(['--help'])).out.join('\n');
+    const list = usage.split('\n\n').find((b) => b.startsWith('commands:'))!;
+    const listed = list
+      .split('\n')
+      .slice(1)
+      .map((l) => /^ {2}(\S+) {2,}(\S.*)$/.exec(l)!);
+    expect(listed.map((m) => m[1])).toEqual(HELP_COMMANDS);
+    for (const m of listed) expect(m[2]!.length, m[1]).toBeGreaterThan(10);
+    const synopses = [...usage.matchAll(/^ {2}ngcc-perf (\S+)/gm)].map((m) => m[1]);
+    expect([...new Set(synopses)].sort()).toEqual([...HELP_COMMANDS].sort());
+  });
+
+  it('names the nearest command when asked for one that does not exist, as an error', async () => {
+    for (const ask of [['rnu'], ['rnu', '--help'], ['help', 'runn'], ['calibrate-night', 'x']]) {
+      const r = await runCli(ask);
+      expect(r.code, ask.join(' ')).toBe(2);
+      expect(r.err.join('\n'), ask.join(' ')).toMatch(
+        /^error: unknown command '(rnu|runn|calibrate-night)'; did you mean (run|calibrate-nights)\?\n/,
+      );
+    }
+    const far = await runCli(['zzzzzz']);
+    expect(far.err.join('\n')).toMatch(/^error: unknown command 'zzzzzz' \(commands: run, report, /);
   });
 
   it('--version says the package version and the native harness', async () => {

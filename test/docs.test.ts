@@ -61,7 +61,9 @@ function freshCopy(): string {
 
 function runBlock(b: Block, cwd: string): { status: number | null; output: string } {
   const r = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', b.value], { cwd, encoding: 'utf8', timeout: 240_000 });
-  return { status: r.status, output: `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `\n${r.error.message}` : ''}` };
+  // Both streams' ends: a run's verdict ("exit 1: …") is on stdout, its progress on stderr.
+  const tail = (s: string | null) => (s ?? '').slice(-2000);
+  return { status: r.status, output: `${tail(r.stdout)}\n--- stderr ---\n${tail(r.stderr)}${r.error ? `\n${r.error.message}` : ''}` };
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to '-', repeats numbered. */
@@ -135,7 +137,7 @@ describe('documentation: command blocks', () => {
       copies.set(file, cwd);
       for (const b of runnable) {
         const { status, output } = runBlock(b, cwd);
-        expect(status, `${file}:${b.line} exited ${status}:\n${b.value}\n--- output (end) ---\n${output.slice(-3000)}`).toBe(0);
+        expect(status, `${file}:${b.line} exited ${status}:\n${b.value}\n--- stdout (end) ---\n${output}`).toBe(0);
       }
     });
   }

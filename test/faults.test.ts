@@ -40,6 +40,11 @@ describe('evidence of the wrong shape', () => {
     ],
     ['build.json', '{}', 'not evidence of this kind: instances: expected record, received undefined'],
     ['build.json', '{"instances": null}', 'not evidence of this kind: instances: expected record, received null'],
+    [
+      'build.json',
+      '{"instances": {"kem-1/a": {"kat": 5}}}',
+      'not evidence of this kind: instances.kem-1/a.kat: expected string, received number',
+    ],
     ['campaign.json', 'null', 'not evidence of this kind: expected object, received null'],
     ['campaign.json', '[1, 2]', 'not evidence of this kind: expected object, received array'],
   ];

@@ -33,6 +33,18 @@ describe('progress', () => {
     expect(lines[2]).toMatch(/\[2\/2\] kem-1\/good enc: complete 1100 cycles · ETA 1h02m$/);
   });
 
+  it('a second start adds its steps to those done: the count goes on, never past its total', () => {
+    const out = sink(false);
+    const p = createProgress(out);
+    p.start(2);
+    p.tick('a');
+    p.tick('b');
+    p.start(2);
+    p.tick('c');
+    p.tick('d');
+    expect(out.text().match(/\[\d+\/\d+\]/g)).toEqual(['[1/2]', '[2/2]', '[3/4]', '[4/4]']);
+  });
+
   it('draws a bar on a terminal, with the count, the ETA and the last step, and notes above it', async () => {
     const out = sink(true);
     const p = createProgress(out);

@@ -5,6 +5,7 @@ import { main } from '../src/cliMain.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { runCli } from './helpers/cli.js';
+import { mermaidBlocks, mermaidProblems } from './helpers/mermaid.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
 import { repoRoot, testData, tempDir } from './helpers/tmp.js';
 
@@ -88,6 +89,15 @@ describe('rendering the ngcc-harness golden dataset', () => {
   it('every page parses back as GFM with consistent tables', () => {
     expect(pages.size).toBe(8);
     for (const [path, text] of pages) expect(tableShapeProblems(text), path).toEqual([]);
+  });
+
+  it("every chart passes Mermaid's own parser", async () => {
+    let charts = 0;
+    for (const [path, text] of pages) {
+      charts += mermaidBlocks(text).length;
+      expect(await mermaidProblems(text), path).toEqual([]);
+    }
+    expect(charts).toBeGreaterThan(0);
   });
 
   it('no page has a header-only table or an empty section', () => {

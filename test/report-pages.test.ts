@@ -267,7 +267,9 @@ describe('pages say what they know', () => {
     writeRecord(dir, 'kem-1', 'b', 'enc', [{ cycles: 2e5, hz: 2e9 }]);
     const chartPage = renderPages(loadReportModel(dir)).get('kem-1/perf_x86_1.md')!;
     const chart = /```mermaid\n([\s\S]*?)```/.exec(chartPage)![1]!;
-    expect(chart).toContain('x-axis ["b"]');
+    // One instance plotted: bars over its operations, not a line of one point.
+    expect(chart).toContain('title "kem-1 b mean cycles per operation"');
+    expect(chart).toContain('x-axis ["keygen", "enc", "dec"]');
     expect(chart).not.toMatch(/\b0\b/);
     expect(chartPage).toContain('Not plotted, lacking a number for some operation: `a`, `c`.');
 

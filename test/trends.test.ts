@@ -11,6 +11,7 @@ import { loadTrends, unstableRows } from '../src/report/history.js';
 import { compareEvidence } from '../src/compare/compare.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
+import { mermaidProblems } from './helpers/mermaid.js';
 import { parsePage, plain, tableShapeProblems } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -165,9 +166,10 @@ describe('a history of 30 nights with a +10 % step at night 20', () => {
     expect(trends.series.filter((s) => s.label === STEPPED.label).length).toBeGreaterThan(1);
   });
 
-  it('writes a trend page whose tables parse as tables and whose chart has every night', () => {
+  it('writes a trend page whose tables parse as tables and whose chart has every night', async () => {
     const page = readFileSync(join(pagesDir, 'performance', 'trends_s.md'), 'utf8');
     expect(tableShapeProblems(page)).toEqual([]);
+    expect(await mermaidProblems(page)).toEqual([]);
     const tree = parsePage(page);
     const charts = tree.children.filter((n) => n.type === 'code' && n.lang === 'mermaid') as Array<{ value: string }>;
     const dec = charts.find((c) => c.value.includes('title "kem-1 dec"'));

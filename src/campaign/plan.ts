@@ -221,6 +221,15 @@ function selected(candidates: Candidate[], only: RegExp | undefined): Candidate[
 }
 
 /**
+ * Whether `--only` may have meant an invalid candidate, whose labels are unknown (its candidate.yml
+ * could not be read): the expression finds its id or `<id>/`, or names the id. The run then goes on
+ * to print why the candidate is invalid, rather than stop at "matches no instance".
+ */
+function mayHaveMatched(only: RegExp, id: string): boolean {
+  return only.test(id) || only.test(`${id}/`) || only.source.replace(/\\/g, '').includes(id);
+}
+
+/**
  * Resolves a run and makes every check that can fail before anything is built or written: a
  * `--only` that selects nothing, unknown wrapped symbols, a missing size catalog, a CPU this
  * process may not use, a broken build.json.
@@ -231,7 +240,12 @@ export function planRun(opts: CampaignOptions): RunPlan {
   const campaign = { ...loaded, candidates: selected(loaded.candidates, opts.only) };
   // Every invalid candidate is reported, whatever --only selects: each manifest was checked.
   const invalid = loaded.invalid;
-  if (opts.only && !opts.onlyMayMatchNothing && campaign.candidates.length === 0 && !invalid.some((i) => opts.only!.test(i.id))) {
+  if (
+    opts.only &&
+    !opts.onlyMayMatchNothing &&
+    campaign.candidates.length === 0 &&
+    !invalid.some((i) => mayHaveMatched(opts.only!, i.id))
+  ) {
     const all = loaded.candidates.flatMap((c) => c.instances.map((i) => instanceKey(c.id, i.label)));
     const shown =
       all.length === 0
@@ -397,10 +411,15 @@ function trialCpus(opts: CampaignOptions, settings: CampaignSettings, ymlShown: 
   const system = settings.systems[opts.system];
   if (system?.cpus) return system.cpus.map((c, i) => checkCpuAllowed(c, [ymlShown, `systems.${opts.system}.cpus[${i}]`], allowed));
   if (system?.cpu !== undefined) return [checkCpuAllowed(system.cpu, [ymlShown, `systems.${opts.system}.cpu`], allowed)];
+  return [defaultTrialCpu(allowed)];
+}
+
+/** The core trials go to when nothing names one: the last online CPU, away from where interrupts land. */
+export function defaultTrialCpu(allowed: number[] | undefined = allowedCpus()): number {
   const fallback = defaultCpu();
-  if (!allowed || allowed.includes(fallback)) return [fallback];
+  if (!allowed || allowed.includes(fallback)) return fallback;
   // The last online CPU may lie outside a container's or taskset's mask: take the mask's last.
   const last = allowed[allowed.length - 1];
   if (last === undefined) throw new InputError('cpu', '', `this process may run on no CPU (allowed: ${formatCpuList(allowed)})`);
-  return [last];
+  return last;
 }

@@ -3,11 +3,12 @@ import { join, relative, resolve } from 'node:path';
 import { displayFlags, type BuildResult, type FlagSet } from '../compile/compile.js';
 import { nistEntryPrefix } from '../compile/nistShim.js';
 import type { Candidate } from '../config/campaign.js';
+import { declaredSecurity } from '../config/schemas.js';
 import { compilerVersion } from '../env/toolchain.js';
 import { relativeTo } from '../evidence/layout.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { formatKatLog, katBody } from '../kat/log.js';
-import { readManifest } from '../config/katManifest.js';
+import { type ManifestEntry, readManifest } from '../config/katManifest.js';
 import { runKat, type KatOutcome } from '../kat/run.js';
 import { runHashKat } from '../kat/hashKat.js';
 import { elfSizes } from '../util/elf.js';
@@ -172,6 +173,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     kat: 'BUILDFAIL',
     api: candidate.api,
     type: candidate.type,
+    ...claimOf(instance),
     build_flags: displayFlags(b.flags),
     build_key: b.key,
     ...(guideResult ? { guide_result: guideResult } : {}),
@@ -201,7 +203,13 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
   };
   // `--remeasure failed`: a KAT that ran out of time or crashed may have met a busy host; it runs again.
   const retried = plan.remeasure.has('failed') && (previous?.kat === 'TIMEOUT' || previous?.kat === 'CRASH') && plan.phases.has('kat');
-  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat')) && !retried) return { entry: previous, kept: true };
+  if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat')) && !retried) {
+    // A claimed level is no part of the library: a changed one is taken without building again.
+    const { security: was, ...rest } = previous;
+    const claimed = claimOf(instance);
+    if (JSON.stringify(was) === JSON.stringify(claimed.security)) return { entry: previous, kept: true };
+    return { entry: saveEntry(run, key, { ...rest, ...claimed }), kept: true };
+  }
   if (!plan.phases.has('kat')) {
     // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
     // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
@@ -245,12 +253,25 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     ...(outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {}),
     ...loopCut(outcome),
     kat_manifest_sha256: manifestHash,
+    ...recordedOf(manifest, instance.label),
     kat_harness_version: run.tools.version,
     ...forgeryKept(plan, previous, lib.library_sha256),
     ...unseenKept(previous),
   };
   writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
   return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
+}
+
+/** build.json's `kat_recorded`: the latest day a line of the instance was recorded by the harness. */
+function recordedOf(manifest: readonly ManifestEntry[], label: string): Pick<BuildEntry, 'kat_recorded'> {
+  const days = manifest.filter((e) => e.label === label && e.recorded).map((e) => e.recorded!);
+  return days.length > 0 ? { kat_recorded: days.sort().at(-1)! } : {};
+}
+
+/** build.json's `security`, when candidate.yml claims one for the instance. */
+function claimOf(instance: Unit['instance']): Pick<BuildEntry, 'security'> {
+  const security = declaredSecurity(instance);
+  return security ? { security } : {};
 }
 
 /**

@@ -7,7 +7,10 @@ import cliProgress from 'cli-progress';
  * scheduler runs it, not a rate of steps (a step can take a second or an hour).
  */
 export interface Progress {
-  /** `eta` gives the seconds left whenever asked. */
+  /**
+   * `eta` gives the seconds left whenever asked. A later start (calibrate's repeats, a pull
+   * request's extra rounds) adds its steps to those done: the count goes on, never past its total.
+   */
   start(totalSteps: number, eta?: () => number): void;
   tick(message: string): void;
   /** A line that is not a finished step (the plan, a wait for a core): shown, not counted. */
@@ -49,7 +52,7 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
   if (stream.isTTY !== true) {
     return {
       start(n, e) {
-        total = n;
+        total = done + n;
         eta = e;
       },
       tick(message) {
@@ -84,9 +87,10 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
   });
   return {
     start(n, e) {
-      total = n;
+      total = done + n;
       eta = e;
-      bar = bars.create(total, 0, payload());
+      if (bar) bar.setTotal(total);
+      else bar = bars.create(total, done, payload());
     },
     tick(message) {
       done++;

@@ -37,6 +37,9 @@ export const MAX_PR_PAIRS = 100;
 export const MAX_MANIFEST_BYTES = 1 << 20;
 export const MAX_INSTANCES_PER_CANDIDATE = 256;
 export const MAX_CAMPAIGN_INSTANCES = 4096;
+/** candidate.yml `security_bits`: a claimed strength outside these is a typo (1280 for 128), not a claim. */
+export const MIN_SECURITY_BITS = 64;
+export const MAX_SECURITY_BITS = 1024;
 export const MAX_TRIALS = 1000;
 export const MAX_WARMUPS = 10_000;
 export const MAX_MIN_MEASUREMENTS = 1_000_000;

@@ -16,6 +16,11 @@ export interface ManifestEntry {
   label: string;
   file: string;
   line: number;
+  /**
+   * The day `kat-manifest` recorded the digest from this harness's own KAT output (YYYY-MM-DD), when
+   * the line says so (`# recorded by the harness on …`): no submitted vectors stand behind it.
+   */
+  recorded?: string;
 }
 
 /**
@@ -24,7 +29,10 @@ export interface ManifestEntry {
  */
 export const MAX_KAT_RECORDS = 1000;
 
-const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)$/;
+const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)(?:\s+#\s*(.*))?$/;
+const RECORDED = /^recorded by the harness on (\d{4}-\d\d-\d\d)\b/;
+/** The mark `kat-manifest` puts after a line it recorded from the harness's own output. */
+export const recordedMark = (day: string): string => `# recorded by the harness on ${day}`;
 
 /** Parses kat.sha256; a missing file is an empty manifest (every instance is NOKAT). */
 export function readManifest(path: string, display = path): ManifestEntry[] {
@@ -58,6 +66,7 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
       label: m[4]!,
       file: m[5]!,
       line: i + 1,
+      ...(RECORDED.test(m[6] ?? '') ? { recorded: RECORDED.exec(m[6]!)![1]! } : {}),
     };
     const key = `${entry.label}/${entry.file} ${modeText(entry)}`;
     const earlier = seen.get(key);
@@ -89,6 +98,6 @@ export function checkManifestLabels(entries: ManifestEntry[], labels: readonly s
 
 const modeText = (e: Pick<ManifestEntry, 'mode' | 'records'>) => `${e.mode}${e.records ? `:${e.records}` : ''}`;
 
-export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>): string {
-  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}`;
+export function formatManifestLine(e: Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file' | 'recorded'>): string {
+  return `${e.sha256} ${modeText(e)} ${e.label}/${e.file}${e.recorded ? `  ${recordedMark(e.recorded)}` : ''}`;
 }

@@ -14,8 +14,10 @@ import {
   MAX_INSTANCES_PER_CANDIDATE,
   MAX_MEMORY_LIMIT_MB,
   MAX_MIN_MEASUREMENTS,
+  MAX_SECURITY_BITS,
   MAX_TRIALS,
   MAX_WARMUPS,
+  MIN_SECURITY_BITS,
   MIN_MEMORY_LIMIT_MB,
   SYSTEM_ID,
   SYSTEM_ID_RULE,
@@ -59,8 +61,26 @@ export const instanceSchema = z
     own_generator: z.array(z.string().min(1)).optional(),
     /** The candidate's `ct` for this instance alone (a candidate of several schemes: Falcon's one-byte header). */
     ct: z.lazy(() => ctCandidateSchema).optional(),
+    /** The security the submitter claims for this instance: what the summary's rankings group by (report/rankings.ts). */
+    nist_level: z.number().int().min(1).max(5).optional(),
+    security_bits: z.number().int().min(MIN_SECURITY_BITS).max(MAX_SECURITY_BITS).optional(),
   })
   .strict();
+
+/** The security an instance's candidate.yml claims: what the summary's rankings group by (report/rankings.ts). */
+export interface DeclaredSecurity {
+  nist_level?: number;
+  security_bits?: number;
+}
+
+/** An instance's claim, when it makes one (kept in build.json's `security`). */
+export function declaredSecurity(i: Pick<InstanceSpec, 'nist_level' | 'security_bits'>): DeclaredSecurity | undefined {
+  if (i.nist_level === undefined && i.security_bits === undefined) return undefined;
+  return {
+    ...(i.nist_level !== undefined ? { nist_level: i.nist_level } : {}),
+    ...(i.security_bits !== undefined ? { security_bits: i.security_bits } : {}),
+  };
+}
 
 /** candidate.yml `ct`: the secret key's first bytes that are a public format header (Falcon's one). */
 const ctCandidateSchema = z

@@ -12,8 +12,22 @@ const object = z.looseObject({});
 /** campaign.json, a survey: an object, whatever its fields. */
 export const objectShape = object;
 
+/** The fields of a build.json entry that readers compare or print, where present. */
+const buildEntryShape = z.looseObject({
+  candidate: z.string().optional(),
+  label: z.string().optional(),
+  kat: z.string().optional(),
+  kat_detail: z.string().optional(),
+  flags: z.string().optional(),
+  library_sha256: z.string().optional(),
+  build_key: z.string().optional(),
+  kat_log: z.string().optional(),
+  forged: object.optional(),
+  security: object.optional(),
+});
+
 export const buildShape = z.looseObject({
-  instances: z.record(z.string(), object),
+  instances: z.record(z.string(), buildEntryShape),
 });
 
 const trialShape = z.looseObject({

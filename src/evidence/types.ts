@@ -1,3 +1,4 @@
+import type { DeclaredSecurity } from '../config/schemas.js';
 import type { HeldTo, UnseenRecord } from '../kat/unseen.js';
 import type { Forgery, KatStatus } from '../kat/status.js';
 import type { RepeatAudit } from '../measure/repeatAudit.js';
@@ -26,6 +27,11 @@ export interface BuildEntry {
   kat_log_sha256?: string;
   kat_file?: string;
   kat_manifest_sha256?: string;
+  /**
+   * The latest day a kat.sha256 line of the instance says it was recorded from this harness's own
+   * output (`kat-manifest`), not from submitted vectors: the pages say so.
+   */
+  kat_recorded?: string;
   /** The harness version whose KAT driver gave `kat`: a newer driver judges the library again. */
   kat_harness_version?: string;
   build_flags?: string;
@@ -33,6 +39,8 @@ export interface BuildEntry {
   build_error?: string;
   api?: string;
   type?: string;
+  /** What candidate.yml claims for the instance, as of the last run (kept entries are brought up to date). */
+  security?: DeclaredSecurity;
   sizes?: Record<string, number>;
   /** The fewest generator draws a KAT call of keygen, enc or sign made (kat/run.ts): what a timed call must reach. */
   kat_draws?: Record<string, number>;

@@ -10,7 +10,7 @@ export function countRecords(text: string): number {
   return text.split('\n').filter((raw) => RECORD_START.test(raw.replace(/[\r \t]+$/, ''))).length;
 }
 
-export type GeneratedLine = Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file'>;
+export type GeneratedLine = Pick<ManifestEntry, 'sha256' | 'mode' | 'records' | 'label' | 'file' | 'recorded'>;
 
 export interface ManifestUpdate {
   text: string;

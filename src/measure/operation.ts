@@ -9,7 +9,7 @@ import { type CanaryReference, canaryDisturbance, trialCanary } from './canary.j
 import { disturbance } from './disturbance.js';
 import { clockDisturbance } from './trustedClock.js';
 import { HASH_OPERATIONS, hashMessageBytes } from './hashOperations.js';
-import { runsOnceMore, runTrial, type TrialProcess, type TrialRequest } from './trial.js';
+import { runsOnceMore, runTrial, type TrialProcess, type TrialRequest, trialOnceMore } from './trial.js';
 import type { SandboxMode } from '../sandbox/bwrap.js';
 import { KEX_PROFILED, kexOperations } from './kexOperations.js';
 import { inputsVerdict, KAT_CALLS, replayTrial, replayWarmupLimit, type ReplayResult } from './replay.js';
@@ -152,15 +152,6 @@ function start(req: OperationRequest): Omit<InProgress, 'calibration'> {
 function processTimeoutMs(req: OperationRequest, calls: number, warmups: number, verifyPool?: number): number {
   const expected = req.callSeconds ? processSeconds(req.type, req.operation, req.callSeconds, calls, warmups, verifyPool) : undefined;
   return scaledTimeoutS(req.planning.process_timeout_s, expected) * 1000;
-}
-
-/** A calibration, run once more when it failed on what a loaded host can also cause (trial.ts runsOnceMore). */
-async function calibrationTrial(req: TrialRequest): Promise<TrialProcess> {
-  const first = await runTrial(req);
-  if (!runsOnceMore(first)) return first;
-  const again = await runTrial(req);
-  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure! }];
-  return again;
 }
 
 /** One trial in a fresh process; re-run while the core's clock was below the fixed clock. */
@@ -414,10 +405,10 @@ async function calibrated(s: Omit<InProgress, 'calibration'>, paired: boolean): 
   const trialTarget = planning.adaptive?.enabled ? planning.adaptive.trial_target_s : planning.trial_target_s;
   const timeoutMs = processTimeoutMs(req, 1, 1);
   try {
-    let calibration = await calibrationTrial({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
+    let calibration = await trialOnceMore({ ...s.base, iterations: 1, warmups: 1, timeoutMs, calibration: true });
     const once = calibration.trials[0];
     if (calibration.status === 'complete' && once && once.seconds < trialTarget)
-      calibration = await calibrationTrial({
+      calibration = await trialOnceMore({
         ...s.base,
         calibration: true,
         iterations: CALIBRATION_CALLS,

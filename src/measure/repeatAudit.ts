@@ -1,4 +1,4 @@
-import { runTrial, type TrialProcess, type TrialRequest } from './trial.js';
+import { type TrialProcess, type TrialRequest, trialOnceMore } from './trial.js';
 
 /**
  * The repeated-input audit (MLPerf's TEST04) for verify, the one operation whose inputs are costly
@@ -84,8 +84,9 @@ export const AUDIT_PAIRS = 3;
 export async function repeatedInputAudit(input: AuditInput): Promise<RepeatAudit | { skipped: string }> {
   const calls = auditCalls(input);
   if (typeof calls === 'string') return { skipped: calls };
+  // An audit process refused for what a loaded host can also cause runs once more, as a trial does.
   const trial = (verifyPool?: number) =>
-    runTrial({
+    trialOnceMore({
       ...input.base,
       iterations: calls,
       warmups: input.warmups,

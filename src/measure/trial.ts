@@ -492,3 +492,15 @@ const BESIDE_WINDOWS = 'its process used ';
  */
 export const runsOnceMore = (p: Pick<TrialProcess, 'status' | 'failure'>): boolean =>
   p.status !== 'complete' && [CONTRADICTION, BESIDE_WINDOWS].some((start) => (p.failure ?? '').startsWith(`${REFUSED}${start}`));
+
+/**
+ * A single trial (a calibration, an audit process), run once more when it failed on what a loaded
+ * host can also cause (runsOnceMore); the first attempt is kept in `retried`.
+ */
+export async function trialOnceMore(req: TrialRequest): Promise<TrialProcess> {
+  const first = await runTrial(req);
+  if (!runsOnceMore(first)) return first;
+  const again = await runTrial(req);
+  again.retried = [{ started_utc: first.started_utc, wall_s: first.wall_s, disturbed: first.failure! }];
+  return again;
+}

@@ -158,6 +158,9 @@ export function formatCycles(c: number): string {
   }
 }
 
+/** A hash's cycles per message byte, one decimal ('13.6'). */
+export const formatCyclesPerByte = (x: number): string => pyFixed(x, 1);
+
 const TIME_UNITS = [
   { scale: 1, suffix: 's' },
   { scale: 1e-3, suffix: 'ms' },

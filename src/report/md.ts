@@ -11,7 +11,11 @@ export const text = (value: string): Text => ({ type: 'text', value });
 export const code = (value: string): PhrasingContent => ({ type: 'inlineCode', value });
 export const strong = (...children: Inline[]): PhrasingContent => ({ type: 'strong', children: children.map(inline) });
 export const link = (url: string, ...children: Inline[]): Link => ({ type: 'link', url, children: children.map(inline) });
-export const heading = (depth: 1 | 2 | 3, ...children: Inline[]): Heading => ({ type: 'heading', depth, children: children.map(inline) });
+export const heading = (depth: 1 | 2 | 3 | 4, ...children: Inline[]): Heading => ({
+  type: 'heading',
+  depth,
+  children: children.map(inline),
+});
 export const para = (...children: Inline[]): BlockContent => ({ type: 'paragraph', children: children.map(inline) });
 export const bullets = (items: Inline[][]): List => ({
   type: 'list',

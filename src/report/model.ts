@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs.js';
 import { loadCampaign } from '../config/campaign.js';
-import { settingsSchema } from '../config/schemas.js';
+import { declaredSecurity, settingsSchema } from '../config/schemas.js';
 import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
 import { type Dataset, loadDataset } from '../evidence/dataset.js';
@@ -172,11 +172,12 @@ export function loadReportModel(
     }
     return v;
   };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label);
+  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label).security = declaredSecurity(i);
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
+    v.security ??= e.security; // candidate.yml first: the claim as it stands, not as the last build saw it
     if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
   }
   const rel = (p: string) => relative(systemDir, p);

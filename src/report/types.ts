@@ -1,5 +1,6 @@
 import type { TrendModel } from './history.js';
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
+import type { DeclaredSecurity } from '../config/schemas.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';
 import type { CtFile } from '../ct/findings.js';
 import type { Calibration } from '../evidence/calibration.js';
@@ -20,6 +21,8 @@ export interface UnreadableFile {
 export interface InstanceView {
   label: string;
   build?: BuildEntry;
+  /** The security candidate.yml claims for it (else build.json's copy): the rankings' group. */
+  security?: DeclaredSecurity;
   records: Partial<Record<string, TimingRecord>>;
   profiles: Partial<Record<string, HashProfile>>;
   memory: Partial<Record<string, MemoryRecord>>;

@@ -174,11 +174,40 @@ const environment: CandidateSection = (model, c) => [
   table(['item', 'value'], environmentRows(model.campaign, model.environment, provenanceOf(c.instances))),
 ];
 
+/**
+ * What the KAT digests stand on: vectors the submitter gave, or what this harness recorded from its own
+ * output (`kat-manifest`), which shows only that the library still gives what it gave that day.
+ */
+function katSource(c: CandidateView): RootContent {
+  const manifest = code(`${c.id}/kat.sha256`);
+  const recorded = c.instances.filter((i) => i.build?.kat_recorded);
+  if (recorded.length === 0)
+    return para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', manifest, ') before timing.');
+  const days = [...new Set(recorded.map((i) => i.build!.kat_recorded!))].sort().join(', ');
+  const which: Inline[] =
+    recorded.length === c.instances.length
+      ? ['Every instance’s digests']
+      : [
+          ...recorded.flatMap((i, k): Inline[] => (k === 0 ? [code(i.label)] : [', ', code(i.label)])),
+          recorded.length === 1 ? '’s digests' : ': their digests',
+        ];
+  return para(
+    'Each library was checked against its KAT digests (SHA-256 manifest ',
+    manifest,
+    ') before timing. ',
+    ...which,
+    ` were recorded by the harness on ${days} from its own output (`,
+    code('kat-manifest'),
+    '), not from submitted vectors: they show that a library still gives what it gave then, not that it gives the scheme’s answers.',
+    ...(recorded.length < c.instances.length ? [' The others’ are the submitted vectors’.'] : []),
+  );
+}
+
 const kat: CandidateSection = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
   return [
     heading(2, '3. Functional testing (KAT)'),
-    para('Each library was checked against the submitted KAT vectors (SHA-256 manifest ', code(`${c.id}/kat.sha256`), ') before timing.'),
+    katSource(c),
     table(
       ['instance', 'build flags', 'KAT'],
       c.instances.map((inst) => [
@@ -195,13 +224,29 @@ const kat: CandidateSection = (model, c) => {
 /**
  * Mean cycles across the instances that have a number for every operation. An instance with a gap
  * (a record not measured, failed or unreadable) is left out and named: a line through a made-up 0
- * would read as a real, very fast operation.
+ * would read as a real, very fast operation. One instance gets bars over its operations (a line of
+ * one point shows nothing); a hash gets cycles per byte against message length, a chart per instance.
  */
 function performanceChart(c: CandidateView): RootContent[] {
   const has = (i: InstanceView, op: string) => Number.isFinite(i.records[op]?.mean_cycles) && (i.records[op]?.trials?.length ?? 0) > 0;
   const measured = c.instances.filter((i) => c.operations.every((op) => has(i, op)));
   const partial = c.instances.filter((i) => !measured.includes(i) && hasAny(c, i, 'records', 'timing'));
   if (measured.length === 0) return [];
+  const leftOut: Inline[] = partial.flatMap((i, k): Inline[] => (k === 0 ? [code(i.label)] : [', ', code(i.label)]));
+  const intro = (what: string) =>
+    partial.length > 0 ? para(`${what}. Not plotted, lacking a number for some operation: `, ...leftOut, '.') : para(`${what}:`);
+  if (c.type === 'hash')
+    return [intro('Mean cycles per message byte against the message length'), ...measured.map((i) => bytesChart(c, i))];
+  if (measured.length === 1) {
+    const only = measured[0]!;
+    const values = c.operations.map((op) => Math.round(only.records[op]!.mean_cycles!));
+    return [
+      intro('Mean cycles per operation (the table above holds the numbers)'),
+      mermaid(
+        `xychart-beta\n  title "${c.id} ${only.label} mean cycles per operation"\n  x-axis [${c.operations.map((op) => `"${op}"`).join(', ')}]\n  y-axis "cycles"\n  bar [${values.join(', ')}]`,
+      ),
+    ];
+  }
   const series = c.operations
     .map((op) => {
       const values = measured.map((i) => Math.round(i.records[op]!.mean_cycles!));
@@ -209,12 +254,19 @@ function performanceChart(c: CandidateView): RootContent[] {
     })
     .join('\n');
   const labels = measured.map((i) => `"${i.label}"`).join(', ');
-  const intro = `Mean cycles per operation across the instances (lines: ${c.operations.join(', ')}; the table above holds the numbers)`;
-  const leftOut: Inline[] = partial.flatMap((i, k): Inline[] => (k === 0 ? [code(i.label)] : [', ', code(i.label)]));
   return [
-    partial.length > 0 ? para(`${intro}. Not plotted, lacking a number for some operation: `, ...leftOut, '.') : para(`${intro}:`),
+    intro(`Mean cycles per operation across the instances (lines: ${c.operations.join(', ')}; the table above holds the numbers)`),
     mermaid(`xychart-beta\n  title "${c.id} mean cycles per operation"\n  x-axis [${labels}]\n  y-axis "cycles"\n${series}`),
   ];
+}
+
+/** A hash instance's mean cycles per message byte at each of the guide's message lengths. */
+function bytesChart(c: CandidateView, inst: InstanceView): RootContent {
+  const lengths = c.operations.map((op) => `"${messageCell(op)}"`).join(', ');
+  const values = c.operations.map((op) => cyclesPerByteCell(inst.records[op]!, op)).join(', ');
+  return mermaid(
+    `xychart-beta\n  title "${c.id} ${inst.label} mean cycles per byte"\n  x-axis "message" [${lengths}]\n  y-axis "cycles per byte"\n  line [${values}]`,
+  );
 }
 
 /** A hash's §4: one row per message length, with cycles per byte and MB/s (10^6 bytes per second). */

@@ -5,7 +5,7 @@ import type { RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { HASH_MESSAGE_BYTES, hashMessageBytes, hashOperation } from '../../measure/hashOperations.js';
 import { ICCS_HELPERS, iccsLabel, xofLabelFor } from '../../measure/iccsBaseline.js';
-import { formatCycles, pyFixed } from '../format.js';
+import { formatCycles, formatCyclesPerByte, pyFixed } from '../format.js';
 import { code, heading, link, para, table, type Cell } from '../md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import { candidatePageLink } from './cells.js';
@@ -19,7 +19,7 @@ const timed = (r: TimingRecord | undefined): r is TimingRecord & { mean_cycles: 
 export const messageCell = (op: string): string => `${hashMessageBytes(op) ?? '?'} B`;
 
 /** Cycles per message byte, one decimal. */
-export const cyclesPerByteCell = (r: TimingRecord, op: string): string => pyFixed(r.mean_cycles! / (hashMessageBytes(op) ?? 1), 1);
+export const cyclesPerByteCell = (r: TimingRecord, op: string): string => formatCyclesPerByte(r.mean_cycles! / (hashMessageBytes(op) ?? 1));
 
 /** Message bytes per second in 10^6, one decimal (the record's own figure when it has one). */
 export function megabytesPerSecondCell(r: TimingRecord, op: string): string {
@@ -53,7 +53,7 @@ const iccsSection = (model: ReportModel): RootContent[] => {
         return timed(r) ? formatCycles(r.mean_cycles) : '—';
       });
       const last = inst.records[hashOperation(65536)];
-      return [[code(helper), String(b), ...cells, timed(last) ? pyFixed(last.mean_cycles / 65536, 1) : '—']];
+      return [[code(helper), String(b), ...cells, timed(last) ? formatCyclesPerByte(last.mean_cycles / 65536) : '—']];
     }),
   );
   return [

@@ -4,6 +4,7 @@ import { GUIDE_MINIMUM } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
 import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
 import { validationNotice } from './validation.js';
+import { rankingsSection } from './rankings.js';
 import { heldToSummary } from './heldTo.js';
 import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
 import { hashShares } from '../profile.js';
@@ -142,6 +143,7 @@ const figureNotesOf: SummarySection = (model) =>
 const SUMMARY_SECTIONS: readonly SummarySection[] = [
   title,
   (model) => validationNotice(model.validation),
+  rankingsSection,
   categories,
   keyExchangeSummary,
   hashSummarySections,

@@ -10018,7 +10018,7 @@ var require_cli_progress = __commonJS({
 });
 
 // src/cliMain.ts
-import { existsSync as existsSync38, readdirSync as readdirSync15, readFileSync as readFileSync26, statSync as statSync11 } from "node:fs";
+import { existsSync as existsSync39, readdirSync as readdirSync15, readFileSync as readFileSync26, statSync as statSync11 } from "node:fs";
 
 // src/util/scratch.ts
 import { chmodSync, lstatSync as lstatSync2, mkdtempSync, readdirSync as readdirSync2, rmSync as rmSync2 } from "node:fs";
@@ -10219,7 +10219,7 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname11, join as join44, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
+import { basename as basename14, dirname as dirname12, join as join44, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
@@ -11050,6 +11050,8 @@ function cpuLockDir(env = process.env) {
   return configured ? resolve(configured) : DEFAULT_CPU_LOCK_DIR;
 }
 var cpuLockFile = (dir, cpu) => join6(dir, `cpu${cpu}.lock`);
+var CoreBusy = class extends Error {
+};
 var held = /* @__PURE__ */ new Set();
 async function lockCore(cpus, opts) {
   if (cpus.length === 0) throw new Error("lockCore: no CPU to lock");
@@ -11070,7 +11072,7 @@ async function lockCore(cpus, opts) {
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   let cpu;
   try {
-    cpu = await takeOne(fds, wanted, dir, elapsed, opts.onWait);
+    cpu = await takeOne(fds, wanted, dir, elapsed, opts.onWait, opts.noWait === true);
   } catch (e) {
     for (const fd2 of fds.values()) closeSync2(fd2);
     throw e;
@@ -11099,10 +11101,11 @@ async function lockCore(cpus, opts) {
     }
   };
 }
-async function takeOne(fds, wanted, dir, elapsed, onWait) {
+async function takeOne(fds, wanted, dir, elapsed, onWait, noWait) {
   let told = 0;
   for (let round = 0; ; round++) {
     for (const [cpu, fd] of fds) if (await flock(fd, dir)) return cpu;
+    if (noWait) throw new CoreBusy(`${waitedFor(wanted)}${holders(fds)}`);
     if (round === 0) onWait?.(`waits for ${waitedFor(wanted)}${holders(fds)}`);
     else if (elapsed() - told >= REPORT_EVERY_S) {
       told = elapsed();
@@ -13080,11 +13083,20 @@ async function repeatedInputAudit(input2) {
   });
   const ratios = [];
   let wall_s = 0;
+  const retried = [];
+  const kept = (p) => {
+    for (const r of p.retried ?? []) {
+      retried.push(r);
+      wall_s += r.wall_s;
+    }
+    wall_s += p.wall_s;
+  };
   let last;
   for (let k = 0; k < AUDIT_PAIRS; k++) {
     const pair3 = k % 2 === 0 ? [await trial(calls), await trial()] : [await trial(), await trial(calls)].reverse();
     const [distinct2, repeated] = pair3;
-    wall_s += distinct2.wall_s + repeated.wall_s;
+    kept(distinct2);
+    kept(repeated);
     const [d, r] = [distinct2.trials[0]?.per_call_cycles?.median, repeated.trials[0]?.per_call_cycles?.median];
     if (d === void 0 || r === void 0) {
       const why = (d === void 0 ? distinct2 : repeated).failure ?? "no figures";
@@ -13096,7 +13108,8 @@ async function repeatedInputAudit(input2) {
         ratios,
         outcome: "failed",
         detail: `an audit process gave no trial (${why})`,
-        wall_s
+        wall_s,
+        ...retried.length > 0 ? { retried } : {}
       };
     }
     last = { calls, repeated_cycles: r, distinct_cycles: d, ...judgeRepeat(r, d, calls) };
@@ -13105,7 +13118,7 @@ async function repeatedInputAudit(input2) {
   }
   const ratio = Math.min(...ratios);
   const detail = last.outcome === "differs" ? `verify took ${ratio.toFixed(1)}\xD7 or more as long per call on ${calls} distinct inputs as on 16 repeated ones, in each of ${ratios.length} pairs of processes (cache effects allow ${REPEAT_GAP}\xD7): it answers repeated inputs from memory` : void 0;
-  return { ...last, ratio, ratios, wall_s, ...detail ? { detail } : {} };
+  return { ...last, ratio, ratios, wall_s, ...detail ? { detail } : {}, ...retried.length > 0 ? { retried } : {} };
 }
 
 // src/measure/cost.ts
@@ -14501,6 +14514,7 @@ async function symbolsOf(run, tools, objects) {
 
 // src/compile/ownGenerator.ts
 var GENERATOR_SYMBOLS = ["randombytes", "randombytes_init", "PQCLEAN_randombytes"];
+var GENERATOR_PROBE_FLAGS = ["-fno-lto"];
 var TEXT_MAX = 16 << 20;
 function mentionsGenerator(file2, roots) {
   try {
@@ -14516,6 +14530,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
   const shown4 = (f) => relative4(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file2) => ({ file: file2, left_out: true, why: "candidate.yml names it in own_generator" }));
   const roots = readable2.map((r) => existsSync8(r) ? realpathSync4(r) : r);
+  compileArgs = [...compileArgs, ...GENERATOR_PROBE_FLAGS];
   const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
@@ -14705,7 +14720,9 @@ async function generatorVerdicts(req, src, deps, compileArgs, readOnly, library)
 ${contentDigest(f)}`),
       compileArgs.join(" "),
       compilerVersion(req.compiler),
-      JSON.stringify(src.ownGenerator ?? null)
+      JSON.stringify(src.ownGenerator ?? null),
+      // The rule itself: objects probed without LTO (a verdict cached before, from bitcode, is judged again).
+      GENERATOR_PROBE_FLAGS.join(" ")
     ].join("\n")
   );
   const cacheFile = join14(dirname6(library), "own-generator.json");
@@ -34799,7 +34816,7 @@ function parseManifest(text3, display) {
       throw new InputError(
         display,
         `line ${i + 1}`,
-        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>' (then an optional '# comment'), got '${line.slice(0, 80)}'`
       );
     if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
       throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);
@@ -35519,6 +35536,8 @@ var prepare = {
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
     if (entry.forged) ctx.summary.forged = entry.forged;
+    if (entry.flags === "harness-default" && entry.guide_result && entry.kat !== "BUILDFAIL")
+      ctx.summary.fellBack = entry.guide_error ?? entry.guide_result;
     return kept ? "kept" : void 0;
   }
 };
@@ -35577,8 +35596,10 @@ async function prepareInstance(run, unit) {
   });
   let b = await build2("guide");
   let guideResult;
+  let guideError;
   if (!b.ok) {
     guideResult = "BUILDFAIL";
+    guideError = b.firstError ?? "the guide build failed";
     b = await build2("harness-default");
   }
   const base = {
@@ -35593,7 +35614,8 @@ async function prepareInstance(run, unit) {
     ...claimOf(instance),
     build_flags: displayFlags(b.flags),
     build_key: b.key,
-    ...guideResult ? { guide_result: guideResult } : {}
+    ...guideResult ? { guide_result: guideResult } : {},
+    ...guideError ? { guide_error: guideError } : {}
   };
   if (!b.ok) {
     const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
@@ -35638,6 +35660,7 @@ async function prepareInstance(run, unit) {
     const fallback = await build2("harness-default");
     if (fallback.ok) {
       guideResult = outcome.status;
+      guideError = `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`;
       guideLibrary = lib.library_sha256;
       b = fallback;
       lib = libraryFields(plan.campaignDir, b);
@@ -35653,6 +35676,7 @@ async function prepareInstance(run, unit) {
     kat: outcome.status,
     ...outcome.detail ? { kat_detail: outcome.detail } : {},
     ...guideResult ? { guide_result: guideResult } : {},
+    ...guideError ? { guide_error: guideError } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
     ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join19(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
@@ -36628,14 +36652,14 @@ import { join as join24 } from "node:path";
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
 var CT_KIND_MEANING = {
-  branch: "a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; a loop whose trip count the compiler made depend on a public length is likely benign, a suppression candidate",
+  branch: "a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; one the compiler made from branch-free source is a leak all the same (Clangover, CVE-2024-37880)",
   index: "a memory address computed from a secret: which cache line it touches can tell the secret (cache-timing attacks)",
   division: "a division whose operands depend on a secret: on most cores its latency follows the operands' values (KyberSlash)",
   syscall: "a system call whose argument depends on a secret: the secret leaves the process"
 };
 var COMPILER_MADE_NOTE = {
-  "loop-bound": "made by the compiler: the source loops over a fixed count here; likely benign if it goes the same way for every valid input, a suppression candidate once the machine code is read",
-  "no-branch": "made by the compiler: the source has no branch on this line; a suppression candidate only once the machine code is read"
+  "loop-bound": "made by the compiler from a loop over a fixed count: the source's bound is public, but the jump memcheck saw is decided by a secret; a finding until the machine code shows the operand that decides it public",
+  "no-branch": "made by the compiler: the source has no branch on this line, and the machine code branches on a secret here, a real leak (Clangover, CVE-2024-37880: clang turned ML-KEM\u2019s branch-free message decoding into such a branch)"
 };
 var CT_STATUSES = ["clean", "flagged", "skipped", "failed"];
 var statusOf = (findings) => findings.some((f) => !f.suppressed) ? "flagged" : "clean";
@@ -36705,7 +36729,8 @@ function selected(candidates2, only) {
   return candidates2.map((c) => only.test(c.id) ? c : { ...c, instances: c.instances.filter((i) => only.test(instanceKey(c.id, i.label))) }).filter((c) => c.instances.length > 0);
 }
 function mayHaveMatched(only, id) {
-  return only.test(id) || only.test(`${id}/`) || only.source.replace(/\\/g, "").includes(id);
+  const named = only.source.replace(/\\/g, "").match(/[a-z]+-[0-9]+/g) ?? [];
+  return only.test(id) || only.test(`${id}/`) || named.includes(id);
 }
 function planRun(opts) {
   const campaignDir = resolve14(opts.campaignDir);
@@ -37675,7 +37700,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
-import { join as join31 } from "node:path";
+import { dirname as dirname8, join as join31 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -38562,10 +38587,20 @@ var ct = {
     writeJsonAtomic(plan.paths.ct(candidate.id, instance.label), evidence);
     const each = operations.map((op) => shown3(results[op]));
     const line = new Set(each).size === 1 && each.length > 1 ? `all ${each.length} operations ${each[0]}` : operations.map((op, i) => `${op} ${each[i]}`).join(", ");
-    ctx.tick(`ct ${line}${reusable ? " (kept)" : ""}`);
+    ctx.tick(`ct ${line}${reusable ? " (kept)" : ""}${unbuiltLine(builds)}`);
     return reusable ? "kept" : void 0;
   }
 };
+function compilerError(log2, candidateFolder) {
+  const said = log2.split("\n").filter((l) => !l.startsWith("$ ") && !l.startsWith("# ")).join("\n");
+  const line = (firstErrorLine(said) ?? "no error line (a timeout or a signal: see the log)").replaceAll(`${candidateFolder}/`, "");
+  return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
+}
+function unbuiltLine(builds) {
+  const failed = builds.filter((b) => b.failure);
+  if (failed.length === 0) return "";
+  return `; ${failed.length} of ${builds.length + 1} ct builds failed to build: ${failed.map((b) => b.name).join(", ")} (see build.log)`;
+}
 var decisions = /* @__PURE__ */ new WeakMap();
 var publicSkBytes = (unit) => unit.instance.ct?.public_sk_bytes ?? unit.candidate.ct?.public_sk_bytes ?? 0;
 function decide(ctx) {
@@ -38656,7 +38691,10 @@ async function checkBuild(ctx, operations, build2, prepared, calls) {
     ...head.ct_library_sha256 ? { ct_library_sha256: head.ct_library_sha256 } : {},
     operations: results,
     ...head.division_sites ? { division_sites: head.division_sites } : {},
-    ...prepared.built.ok ? {} : { failure: "its ct build failed: see its build.log" },
+    ...prepared.built.ok ? {} : {
+      failure: `its ct build failed: ${compilerError(prepared.built.log, ctx.unit.candidate.folder)} (see ${relativeTo(ctx.run.plan.systemDir, join31(dirname8(prepared.built.library), "build.log"))})`
+    },
+    ...build2.compiler === ctx.run.plan.settings.compiler && build2.variant === ctx.run.plan.settings.flags.variant ? { campaign_build: true } : {},
     ...slowdown ? { slowdown } : {}
   };
 }
@@ -39000,10 +39038,10 @@ function poolOf(plan, opts, timesAnything) {
   const cpus = [...beside, ...spare];
   if (cpus.length === 0) return { workers: Math.max(1, opts.jobs ?? 0) };
   const workers = Math.min(cpus.length, Math.max(1, opts.jobs ?? cpus.length));
-  const capped = opts.jobs !== void 0 && opts.jobs > cpus.length ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${spare.length > 0 ? "allowed" : "beside timing"}, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
+  const capped2 = opts.jobs !== void 0 && opts.jobs > cpus.length ? `--jobs ${opts.jobs}: ${cpus.length} CPU(s) ${spare.length > 0 ? "allowed" : "beside timing"}, so ${workers} worker(s): profile rounds and ct runs need a core of their own` : void 0;
   const lentCpus = spare.filter((c) => cpus.indexOf(c) < workers);
   const lent = lentCpus.length > 0 ? { cpus: lentCpus, note: `nothing is timed: CPU ${lentCpus.join(", ")} (timing) builds too, holding its lock while it does` } : void 0;
-  return { workers, cpus, ...capped ? { capped } : {}, ...lent ? { lent } : {} };
+  return { workers, cpus, ...capped2 ? { capped: capped2 } : {}, ...lent ? { lent } : {} };
 }
 function keepStepSeconds(plan, key, before, seconds) {
   if (!seconds) return;
@@ -39650,7 +39688,7 @@ function createProgress(stream = process.stderr) {
       }
     };
   }
-  const bars = new import_cli_progress.default.MultiBar(
+  const multiBar = () => new import_cli_progress.default.MultiBar(
     {
       stream,
       format: "[{bar}] {value}/{total} \xB7 ETA {eta_run} \xB7 {elapsed_run} \xB7 {last}",
@@ -39662,6 +39700,8 @@ function createProgress(stream = process.stderr) {
     },
     import_cli_progress.default.Presets.legacy
   );
+  let bars = multiBar();
+  let stopped = false;
   let bar;
   let last = "";
   const payload = () => ({
@@ -39674,7 +39714,11 @@ function createProgress(stream = process.stderr) {
       total = done2 + n;
       eta = e;
       if (bar) bar.setTotal(total);
-      else bar = bars.create(total, done2, payload());
+      else {
+        if (stopped) bars = multiBar();
+        stopped = false;
+        bar = bars.create(total, done2, payload());
+      }
     },
     tick(message) {
       done2++;
@@ -39700,13 +39744,14 @@ function createProgress(stream = process.stderr) {
     },
     done() {
       if (bar) bars.stop();
+      stopped = true;
       bar = void 0;
     }
   };
 }
 
 // src/campaign/doctor.ts
-import { readFileSync as readFileSync21 } from "node:fs";
+import { existsSync as existsSync30, readFileSync as readFileSync21 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
 import { resolve as resolve17 } from "node:path";
 
@@ -39737,14 +39782,19 @@ function sandboxFinding(f) {
   return found(
     "sandbox",
     "warn",
-    "sandbox: none: submissions run unsandboxed",
+    "ngcc-perf.yml says sandbox: none: submissions run unsandboxed",
     "use a runner where bubblewrap works (see docs/security.md)"
   );
 }
 var TOOLS = [
   { tool: "gcc", need: "fail", why: "builds the drivers and the submissions", fix: "apt-get install gcc" },
   { tool: "nm", need: "fail", why: "reads a library's symbols (binutils)", fix: "apt-get install binutils" },
-  { tool: "objdump", need: "fail", why: "reads the machine code for the ct check and sizes (binutils)", fix: "apt-get install binutils" },
+  {
+    tool: "objdump",
+    need: "info",
+    why: "reads the machine code for the survey and the ct check (binutils)",
+    fix: "apt-get install binutils"
+  },
   { tool: "prlimit", need: "fail", why: "caps every driver\u2019s memory (util-linux)", fix: "apt-get install util-linux" },
   { tool: "valgrind", need: "info", why: "the constant-time check (phase ct)", fix: "apt-get install valgrind" },
   { tool: "gdb", need: "info", why: "the ct check\u2019s secret-path search", fix: "apt-get install gdb" },
@@ -39762,6 +39812,7 @@ function toolFindings(f) {
 }
 function counterFinding(f) {
   const c = f.counter;
+  if (c.busy) return [found("counter", "info", `not probed: another run is timing on ${c.busy}`)];
   if (c.problem || !c.source)
     return [
       found(
@@ -39781,15 +39832,18 @@ function counterFinding(f) {
         "unset NGCC_COUNTER, or run on x86-64 or AArch64"
       )
     ];
-  if (c.source === "cntvct_el0")
+  if (c.source === "cntvct_el0") {
+    const paranoid = Number(f.perfEventParanoid ?? Number.NaN);
+    const allowed = Number.isFinite(paranoid) && paranoid <= 2;
     return [
       found(
         "counter",
         "warn",
-        `CPU ${c.cpu}: AArch64's generic timer (cntvct_el0${rate}), not core cycles: kernel.perf_event_paranoid is ${f.perfEventParanoid ?? "not readable"}`,
-        "sysctl kernel.perf_event_paranoid=2 (or lower) lets a driver count core cycles with perf_event"
+        `CPU ${c.cpu}: AArch64's generic timer (cntvct_el0${rate}), not core cycles: kernel.perf_event_paranoid is ${f.perfEventParanoid ?? "not readable"}${allowed ? ", yet perf_event gave no cycle counter" : ""}`,
+        allowed ? "a host whose kernel exposes the core PMU to perf_event (a virtual machine often has none)" : "sysctl kernel.perf_event_paranoid=2 (or lower) lets a driver count core cycles with perf_event"
       )
     ];
+  }
   if (c.source === "rdtsc") {
     const flags = f.cpuFlags.split(/\s+/);
     const missing = ["constant_tsc", "nonstop_tsc"].filter((x) => !flags.includes(x));
@@ -39829,14 +39883,7 @@ function clockFindings(f) {
     );
   else out.push(found("governor", "ok", "performance"));
   if (f.minKhz !== null && f.maxKhz !== null && f.minKhz !== f.maxKhz)
-    out.push(
-      found(
-        "fixed clock",
-        "warn",
-        `${f.minKhz}..${f.maxKhz} kHz: the clock may move between trials`,
-        `cpupower frequency-set -d ${f.maxKhz}kHz -u ${f.maxKhz}kHz (or a lower fixed clock), and fixed_clock_hz in ngcc-perf.yml`
-      )
-    );
+    out.push(found("fixed clock", "warn", `${f.minKhz}..${f.maxKhz} kHz: the clock may move between trials`, fixedClockFix(f)));
   else if (f.minKhz !== null) out.push(found("fixed clock", "ok", `${f.minKhz} kHz`));
   if (f.noTurbo === "0")
     out.push(
@@ -39860,14 +39907,7 @@ function clockFindings(f) {
       )
     );
   else out.push(found("SMT", f.smt === null ? "info" : "ok", f.smt ?? "not exposed here"));
-  const isolated = f.isolated?.trim();
-  out.push(
-    isolated ? found(
-      "isolated cores",
-      "ok",
-      `${isolated}${f.nohzFull?.trim() ? `, nohz_full ${f.nohzFull.trim()}` : ""}: give them as the system's cpus`
-    ) : found("isolated cores", "info", "none (isolcpus= and nohz_full= on the kernel command line keep other work off timing cores)")
-  );
+  out.push(isolatedFinding(f));
   if (f.virtualized)
     out.push(
       found(
@@ -39878,6 +39918,24 @@ function clockFindings(f) {
       )
     );
   return out;
+}
+function fixedClockFix(f) {
+  const at = f.counter.source === "rdtsc" && f.counter.hz ? `${Math.round(f.counter.hz / 1e6)}MHz` : `${f.minKhz}kHz`;
+  return `cpupower frequency-set -d ${at} -u ${at} (the counter's rate, where the core allows it), and fixed_clock_hz in ngcc-perf.yml`;
+}
+function isolatedFinding(f) {
+  const isolated = f.isolated?.trim();
+  if (!isolated)
+    return found("isolated cores", "info", "none (isolcpus= and nohz_full= on the kernel command line keep other work off timing cores)");
+  const nohz = f.nohzFull?.trim() ? `, nohz_full ${f.nohzFull.trim()}` : "";
+  if (parseCpuList(isolated).includes(f.counter.cpu))
+    return found("isolated cores", "ok", `${isolated}${nohz}; the timing core ${f.counter.cpu} is one`);
+  return found(
+    "isolated cores",
+    "warn",
+    `${isolated}${nohz}, but the timing core ${f.counter.cpu} is not one of them`,
+    "time on an isolated core: --cpu, or the system's cpus in ngcc-perf.yml"
+  );
 }
 function diskFindings(f) {
   const out = f.disk.map(({ path, freeBytes: freeBytes2 }) => {
@@ -39892,8 +39950,26 @@ function diskFindings(f) {
   );
   return out;
 }
+function clangCoverageFindings(f) {
+  return f.clangCoverage.map(({ compiler, runtime, present, named }) => {
+    const version2 = /clang-(\d+)/.exec(compiler)?.[1] ?? /\/clang\/(\d+)/.exec(runtime)?.[1];
+    return present ? found(`${compiler} coverage`, "ok", runtime) : found(
+      `${compiler} coverage`,
+      named ? "warn" : "info",
+      `no ${runtime}: the ct check's coverage of ${compiler} builds cannot be counted`,
+      `apt-get install libclang-rt-${version2 ?? "N"}-dev`
+    );
+  });
+}
 function readiness(f) {
-  return [sandboxFinding(f), ...toolFindings(f), ...counterFinding(f), ...clockFindings(f), ...diskFindings(f)];
+  return [
+    sandboxFinding(f),
+    ...toolFindings(f),
+    ...clangCoverageFindings(f),
+    ...counterFinding(f),
+    ...clockFindings(f),
+    ...diskFindings(f)
+  ];
 }
 function readinessExit(findings) {
   if (findings.some((x) => x.verdict === "fail")) return 2;
@@ -39926,13 +40002,28 @@ async function counterOn(probe, cpu) {
     };
   return { cpu, source: counter[1], ...rate > 0 ? { hz: rate } : {} };
 }
-async function sandboxOf(probe, cpu) {
-  const mode = resolveSandbox("auto");
+async function sandboxOf(probe, setting) {
+  const mode = resolveSandbox(setting);
+  if (mode === "none") return { mode };
   try {
-    await probeSandbox({ mode, probeTool: probe, cpu });
+    await probeSandbox({ mode, probeTool: probe, cpu: -1 });
     return { mode };
   } catch (e) {
     return { mode, problem: errorMessage(e) };
+  }
+}
+async function counterWithLock(probe, cpu) {
+  let lease;
+  try {
+    lease = await lockCore([cpu], { what: "ngcc-perf doctor: counter probe", noWait: true });
+  } catch (e) {
+    if (e instanceof CoreBusy) return { cpu, busy: e.message };
+    return { cpu, problem: `its host-wide lock could not be taken: ${errorMessage(e)}` };
+  }
+  try {
+    return await counterOn(probe, cpu);
+  } finally {
+    lease.release();
   }
 }
 function cacheOf() {
@@ -39942,7 +40033,21 @@ function cacheOf() {
     return { problem: errorMessage(e) };
   }
 }
-async function gatherHostFacts(cpu, outDir) {
+async function clangCoverageOf(named) {
+  const clangs = named.length > 0 ? named.filter((c) => /clang/.test(c)) : systemCompiler("clang") ? ["clang"] : [];
+  const out = [];
+  for (const compiler of [...new Set(clangs)]) {
+    const path = systemCompiler(compiler);
+    if (!path) continue;
+    const r = await runProcess([path, "-print-libgcc-file-name", "--rtlib=compiler-rt"], { timeoutMs: 3e4 });
+    const builtins2 = r.stdout.trim();
+    if (r.exitCode !== 0 || !builtins2.includes("libclang_rt.builtins")) continue;
+    const runtime = builtins2.replace("libclang_rt.builtins", "libclang_rt.profile");
+    out.push({ compiler, runtime, present: existsSync30(runtime), named: named.length > 0 });
+  }
+  return out;
+}
+async function gatherHostFacts(cpu, outDir, sandboxSetting = "auto", compilers = []) {
   const env = hostEnvironment(cpu);
   const tools = Object.fromEntries(DOCTOR_TOOLS.map((t) => [t, systemCompiler(t)]));
   const cache = cacheOf();
@@ -39951,7 +40056,8 @@ async function gatherHostFacts(cpu, outDir) {
   if (tools.gcc && !cache.problem) {
     try {
       const probe = (await harnessTools()).probe;
-      [sandbox, counter] = await Promise.all([sandboxOf(probe, cpu), counterOn(probe, cpu)]);
+      sandbox = await sandboxOf(probe, sandboxSetting);
+      counter = await counterWithLock(probe, cpu);
     } catch (e) {
       const problem = `the harness drivers could not be built: ${errorMessage(e)}`;
       sandbox = { mode: "none", problem };
@@ -39980,11 +40086,12 @@ async function gatherHostFacts(cpu, outDir) {
     sandbox,
     counter,
     disk,
-    cache
+    cache,
+    clangCoverage: await clangCoverageOf(compilers)
   };
 }
-async function doctor(cpu, outDir) {
-  return readiness(await gatherHostFacts(cpu, outDir));
+async function doctor(t) {
+  return readiness(await gatherHostFacts(t.cpu, t.outDir, t.sandbox ?? "auto", t.compilers ?? []));
 }
 
 // src/cliHelp.ts
@@ -40034,10 +40141,15 @@ var HELP = {
   },
   doctor: {
     line: "check that this host is ready to time: sandbox, tools, counter, clock, disk",
-    synopsis: "ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]",
+    synopsis: "ngcc-perf doctor [--cpu N] [--campaign CAMPAIGN_DIR [--system ID]] [--out DIR] [--format text|json]",
     about: "Checks the host a run would time on, without root: the sandbox, the tools, the cycle counter on the timing core, the governor, a fixed clock, turbo, SMT, isolated cores, free disk and the driver cache. One line per check and what to do. Exit 0 ready, 1 something makes the numbers less trustworthy, 2 something stops a run.",
     options: [
-      ["--cpu N", "the timing core to check; default: the one a run takes (the last allowed CPU)"],
+      [
+        "--cpu N",
+        "the timing core to check; default: the system's first in ngcc-perf.yml (with --campaign and --system), else the last allowed CPU, as a run takes it"
+      ],
+      ["--campaign CAMPAIGN_DIR", "its ngcc-perf.yml's sandbox setting (default auto) and, with --system, that system's core"],
+      ["--system ID", "the system whose cpus/cpu in ngcc-perf.yml give the core (with --campaign)"],
       ["--out DIR", "where the evidence will go, for its free space; default: the current folder"],
       ["--format text|json", "default text"]
     ],
@@ -40182,8 +40294,8 @@ function commandHelp(command) {
 }
 
 // src/config/arguments.ts
-import { existsSync as existsSync30, statSync as statSync9 } from "node:fs";
-import { dirname as dirname8, resolve as resolve18 } from "node:path";
+import { existsSync as existsSync31, statSync as statSync9 } from "node:fs";
+import { dirname as dirname9, resolve as resolve18 } from "node:path";
 var fail = (where, problem) => new InputError(where[0], where[1], problem);
 function parseShard(v, where) {
   if (!v) return void 0;
@@ -40227,7 +40339,7 @@ function parsePositive(v, where, unit) {
 }
 function checkOutputFolder(path, where) {
   let p = resolve18(path);
-  while (!existsSync30(p) && dirname8(p) !== p) p = dirname8(p);
+  while (!existsSync31(p) && dirname9(p) !== p) p = dirname9(p);
   if (!statSync9(p).isDirectory())
     throw fail(
       where,
@@ -40289,7 +40401,7 @@ import { mkdirSync as mkdirSync14 } from "node:fs";
 import { join as join36 } from "node:path";
 
 // src/compare/compare.ts
-import { existsSync as existsSync32 } from "node:fs";
+import { existsSync as existsSync33 } from "node:fs";
 import { join as join35, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
@@ -40330,15 +40442,15 @@ function sizeVerdict(item, catalog, api, basis) {
 }
 
 // src/evidence/ct.ts
-import { existsSync as existsSync31, readdirSync as readdirSync12 } from "node:fs";
+import { existsSync as existsSync32, readdirSync as readdirSync12 } from "node:fs";
 import { join as join34 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
-  if (!existsSync31(dir)) return { files, unreadable };
+  if (!existsSync32(dir)) return { files, unreadable };
   for (const candidate of readdirSync12(dir).sort()) {
-    if (!existsSync31(join34(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    if (!existsSync32(join34(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
     for (const name of readdirSync12(join34(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
@@ -40517,6 +40629,12 @@ var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
 var flaggedOperations = (ct2) => Object.entries(ct2.operations).filter(([, o]) => o.status === "flagged").map(([op]) => op);
 
 // src/compare/ct.ts
+function ctBuildFailures(base, head) {
+  const baseBy = ctByInstance(base);
+  return [...ctByInstance(head)].sort(([a], [b]) => a < b ? -1 : 1).flatMap(
+    ([key, h]) => (h.ct.builds ?? []).filter((b) => b.failure && !baseBy.get(key)?.ct.builds?.find((x) => x.name === b.name)?.failure).map((b) => ({ key, build: b.name, failure: b.failure, ...b.campaign_build ? { campaign_build: true } : {} }))
+  );
+}
 var ctSite = (f) => f.file !== void 0 ? `${f.file}:${f.line ?? "?"}` : `${f.function} (no line information)`;
 function sitesOf(ct2) {
   const sites2 = /* @__PURE__ */ new Map();
@@ -40544,8 +40662,8 @@ function newCtFindings(base, head) {
       else first.also_in = [...first.also_in ?? [], f.build ?? "measured"];
     };
     for (const f of newSites(key, h.ct, b?.ct)) add(f);
-    for (const build2 of h.ct.builds ?? []) {
-      const before = b?.ct.builds?.find((x) => x.name === build2.name);
+    for (const build2 of (h.ct.builds ?? []).filter((x) => !x.failure)) {
+      const before = b?.ct.builds?.find((x) => x.name === build2.name && !x.failure);
       for (const f of newSites(key, build2, before)) add({ ...f, build: build2.name });
     }
     out.push(...found2.values());
@@ -40620,7 +40738,7 @@ function recordsByKey(ds) {
   return new Map(ds.records.map(({ record: record2 }) => [recordKey(record2), record2]));
 }
 function loadSystem(dir, system2, role) {
-  if (!existsSync32(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
+  if (!existsSync33(dir)) throw new InputError(dir, "", `no ${role} evidence for system ${system2}`);
   return readable(loadDataset(dir), role);
 }
 function readable(ds, role) {
@@ -40787,7 +40905,7 @@ function compareEvidence(opts) {
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
-  const history2 = historyByKey(dirs.history.filter((d) => existsSync32(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
+  const history2 = historyByKey(dirs.history.filter((d) => existsSync33(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
   const baseRecords = recordsByKey(base);
   const headRecords = recordsByKey(head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
@@ -40831,6 +40949,13 @@ function compareEvidence(opts) {
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
   );
+  const fellBackOf = (e) => e?.flags === "harness-default" && e.guide_result !== void 0 && e.kat !== "BUILDFAIL";
+  const fell_back = instanceKeys.flatMap((k) => {
+    const e = head.build.instances[k];
+    const b = base.build.instances[k];
+    const known = fellBackOf(b) && b.library_sha256 === e?.library_sha256;
+    return fellBackOf(e) && !known ? [{ key: k, why: e.guide_error ?? e.guide_result }] : [];
+  });
   const invalidOf = (ds) => Array.isArray(ds.campaign?.invalid_candidates) ? ds.campaign.invalid_candidates : [];
   const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
   const invalid_candidates = invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
@@ -40860,6 +40985,7 @@ function compareEvidence(opts) {
   const baseCt = readableCt(base.systemDir, "base");
   const headCt = readableCt(head.systemDir, "head");
   const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : void 0;
+  const ct_build_failures = ctBuildFailures(baseCt, headCt);
   const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
   const said = head.campaign?.sandbox;
   const sandbox = said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
@@ -40871,12 +40997,14 @@ function compareEvidence(opts) {
     kat_changes,
     ...held_to.length > 0 ? { held_to } : {},
     build_failures,
+    ...fell_back.length > 0 ? { fell_back } : {},
     invalid_candidates,
     ...sandbox ? { sandbox } : {},
     size_changes,
     memory_changes,
     size_mismatches,
     ...ct_findings ? { ct_findings } : {},
+    ...ct_build_failures.length > 0 ? { ct_build_failures } : {},
     ...dirs.history.length > 0 ? { history_runs: historyRuns } : {},
     ...evidenceProblems(base, head),
     counts: {
@@ -40997,7 +41125,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
 }
 
 // src/report/history.ts
-import { existsSync as existsSync33 } from "node:fs";
+import { existsSync as existsSync34 } from "node:fs";
 import { isAbsolute as isAbsolute7, relative as relative16 } from "node:path";
 
 // src/compare/nights.ts
@@ -46392,8 +46520,8 @@ function overrideByPairs(judged, series, nights2, paired, thresholdPct) {
 }
 function readNight(input2) {
   const paths = evidencePaths(input2.dir);
-  if (!existsSync33(input2.dir)) return "no such folder";
-  if (!existsSync33(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  if (!existsSync34(input2.dir)) return "no such folder";
+  if (!existsSync34(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
   let ds;
   try {
     ds = loadDataset(input2.dir);
@@ -46576,8 +46704,8 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 }
 
 // src/report/model.ts
-import { existsSync as existsSync34, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
-import { basename as basename12, dirname as dirname9, join as join38, relative as relative17 } from "node:path";
+import { existsSync as existsSync35, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join38, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -46695,7 +46823,7 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync34(join38(systemDir, path))) return {};
+  if (!path || !existsSync35(join38(systemDir, path))) return {};
   const header = {};
   for (const line of readFileSync22(join38(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
@@ -46726,7 +46854,7 @@ function unreadableKind(paths, id, label, path) {
 function readSurveys(systemDir) {
   const surveys = /* @__PURE__ */ new Map();
   const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync34(surveyDir)) return surveys;
+  if (!existsSync35(surveyDir)) return surveys;
   for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
@@ -46750,12 +46878,12 @@ function trendsOf(systemDir, system2, history2) {
 }
 function systemsIn(dataDir) {
   const found2 = [];
-  for (const name of existsSync34(dataDir) ? readdirSync13(dataDir).sort() : []) {
+  for (const name of existsSync35(dataDir) ? readdirSync13(dataDir).sort() : []) {
     const paths = evidencePaths(join38(dataDir, name));
-    if (!existsSync34(paths.campaign)) continue;
+    if (!existsSync35(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
-      const build2 = existsSync34(paths.build) ? readJson(paths.build) : { instances: {} };
+      const build2 = existsSync35(paths.build) ? readJson(paths.build) : { instances: {} };
       const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
       found2.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
     } catch {
@@ -46764,7 +46892,7 @@ function systemsIn(dataDir) {
   return found2;
 }
 function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname9(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  const others = systemsIn(dirname10(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
   return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
 }
 function validationBeyond(systemDir, ds, unreadable) {
@@ -46783,19 +46911,24 @@ function loadReportModel(systemDir, campaignDir, history2) {
     let v = byKey.get(key);
     if (!v) {
       v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync34(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      if (existsSync35(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
       byKey.set(key, v);
       order.push(key);
     }
     return v;
   };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label).security = declaredSecurity(i);
+  const claimed = /* @__PURE__ */ new Set();
+  for (const c of campaign.candidates)
+    for (const i of c.instances) {
+      view(c.id, i.label).security = declaredSecurity(i);
+      claimed.add(instanceKey(c.id, i.label));
+    }
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    v.security ??= e.security;
-    if (e.kat_log && existsSync34(join38(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (!claimed.has(key)) v.security = e.security;
+    if (e.kat_log && existsSync35(join38(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
   const rel = (p) => relative17(systemDir, p);
   const figuresOf = (v) => !v.build?.forged;
@@ -46891,9 +47024,11 @@ function failReasons(report2, failOn) {
     failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
     failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
     failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
-    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : ""
+    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : "",
+    failOn.has("ct") && campaignUnbuilt(report2) > 0 ? `${campaignUnbuilt(report2)} ct build(s) of the campaign's own compiler and flag set failed to build` : ""
   ].filter(Boolean);
 }
+var campaignUnbuilt = (report2) => (report2.ct_build_failures ?? []).filter((f) => f.campaign_build).length;
 var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
 
 // src/report/pages/cells.ts
@@ -46954,6 +47089,11 @@ function surveyEvidence(i) {
   ];
   if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
   return parts.join("; ");
+}
+function fellBackWhy(inst) {
+  const b = inst.build;
+  if (b?.flags !== "harness-default" || !b.guide_result || b.kat === "BUILDFAIL") return void 0;
+  return b.guide_error ?? b.guide_result;
 }
 
 // src/report/pages/ct.ts
@@ -47100,10 +47240,21 @@ function buildMatrix(checked2) {
         f.kind,
         code4(f.function),
         siteCell(f),
-        ...builds.map((b, i) => b === void 0 ? "not checked" : cells[i].length > 0 ? cells[i].join(", ") : MISSING)
+        ...builds.map(
+          (b, i) => b === void 0 ? "not checked" : "failure" in b && b.failure ? "not built" : cells[i].length > 0 ? cells[i].join(", ") : MISSING
+        ),
+        // A branch the compiler made is a leak all the same: the note says so wherever the site shows.
+        f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : ""
       ]);
   }
+  const unbuilt = withBuilds.flatMap((inst) => inst.ct.builds.filter((b) => b.failure).map((b) => `${inst.label} ${b.name}`));
+  const all2 = withBuilds.reduce((n, inst) => n + inst.ct.builds.length + 1, 0);
   return [
+    ...unbuilt.length > 0 ? [
+      para(
+        `\u26A0 ${unbuilt.length} of ${all2} ct builds failed to build, so nothing was checked in them: ${unbuilt.join(", ")} (each one's error below).`
+      )
+    ] : [],
     para(
       "Every build checked: the measured one, and the others the campaign\u2019s ",
       code4("ct.variants"),
@@ -47114,7 +47265,7 @@ function buildMatrix(checked2) {
     table(["instance", "build", "operations"], statusRows),
     ...siteRows.length > 0 ? [
       para("Each unsuppressed site by build: the operations that reached it (\u2014 none there):"),
-      table(["instance", "kind", "function", "site", "measured", ...others], siteRows)
+      table(["instance", "kind", "function", "site", "measured", ...others, "note"], siteRows)
     ] : [para("No unsuppressed site in any build.")]
   ];
 }
@@ -47272,6 +47423,8 @@ function headline(report2, pr) {
   if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
   if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
   if ((n.ct_findings ?? 0) > 0) bad.push(`\u26A0 ${plural2(n.ct_findings ?? 0, "new constant-time finding")}`);
+  const unbuilt = (report2.ct_build_failures ?? []).length;
+  if (unbuilt > 0) bad.push(`\u26A0 ${plural2(unbuilt, "ct build")} not built`);
   if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
   const noisy = noisyVerdicts(report2, pr);
   if (noisy > 0) bad.push(`\u3030 ${plural2(noisy, "noisy measurement")}`);
@@ -47318,6 +47471,39 @@ function changedRows(report2) {
   return changed.map((r, i) => ({ r, i })).sort(
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
+}
+function fellBack(report2) {
+  const fell = report2.fell_back ?? [];
+  if (fell.length === 0) return [];
+  return [
+    para(strong2("Measured with the harness defaults")),
+    para("The guide build of these failed (to build, or its KAT), so the harness defaults were measured instead:"),
+    bullets(capped(fell.map((f) => [code4(f.key), `: ${shortLine(f.why)}`])))
+  ];
+}
+var LISTED_MOST = 10;
+var capped = (items) => items.length <= LISTED_MOST ? items : [...items.slice(0, LISTED_MOST), [`\u2026 and ${items.length - LISTED_MOST} more (comparison.json lists them all)`]];
+var shortLine = (s) => {
+  const line = firstLine2(s);
+  return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
+};
+function ctUnbuilt(report2) {
+  const failed = report2.ct_build_failures ?? [];
+  if (failed.length === 0) return [];
+  return [
+    para(strong2("Constant-time builds not checked")),
+    para("These builds of the constant-time matrix failed to build, so nothing was checked in them:"),
+    bullets(
+      capped(
+        failed.map((f) => [
+          code4(f.key),
+          " ",
+          code4(f.build),
+          `: ${shortLine(f.failure)}${f.campaign_build ? " (the campaign's own compiler and flag set, which the measured build fell back from: `fail-on: ct` counts it)" : ""}`
+        ])
+      )
+    )
+  ];
 }
 var DROP_ORDER = [
   "details",
@@ -47465,6 +47651,7 @@ function render2(report2, g2, layout2) {
       table(["instance", "kind", "function", "site", "operations", "reports"], ct2),
       ...kindMeanings((report2.ct_findings ?? []).map((f) => f.kind))
     );
+  out.push(...ctUnbuilt(report2), ...fellBack(report2));
   const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
   if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
   if (memory.length > 0)
@@ -47595,8 +47782,8 @@ function renderComparison(report2, opts = {}, bound) {
 }
 
 // src/evidence/merge.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync35, mkdirSync as mkdirSync15, readFileSync as readFileSync23, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename13, dirname as dirname10, join as join39, posix as posix2, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
+import { copyFileSync as copyFileSync2, existsSync as existsSync36, mkdirSync as mkdirSync15, readFileSync as readFileSync23, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename13, dirname as dirname11, join as join39, posix as posix2, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -47615,14 +47802,14 @@ function readFolder(dir, shown4, shard) {
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
   const buildPath = join39(dir, BUILD_FILE);
-  if (existsSync35(buildPath)) {
+  if (existsSync36(buildPath)) {
     folder.build = parseJsonFile(buildPath, join39(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
       throw new InputError(join39(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync35(join39(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join39(dir, CAMPAIGN_FILE), join39(shown4, CAMPAIGN_FILE));
+  if (existsSync36(join39(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join39(dir, CAMPAIGN_FILE), join39(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
@@ -47658,7 +47845,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync35(join39(shard.dir, tail))) return entry;
+  if (!existsSync36(join39(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -47696,12 +47883,12 @@ function mergeShardFolders(parts, into) {
   const out = resolve19(into);
   for (const p of parts) {
     const abs = resolve19(p);
-    if (!existsSync35(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
+    if (!existsSync36(abs) || !statSync10(abs).isDirectory()) throw new InputError(p, "", "no such shard folder");
     const inside = (a, b) => a === b || a.startsWith(`${b}${sep5}`);
     if (inside(abs, out) || inside(out, abs))
       throw new InputError("command line", "--out", `${into} and the shard folder ${p} overlap; merge into another folder`);
   }
-  const existed = existsSync35(out);
+  const existed = existsSync36(out);
   if (existed && !statSync10(out).isDirectory()) throw new InputError("command line", "--out", `${into} is not a folder`);
   const release2 = lockSystem(out);
   let applied = false;
@@ -47753,12 +47940,12 @@ function mergeLocked(parts, out, into) {
       else if (!sameBytes(join39(earlier.dir, rel), join39(f.dir, rel)))
         throw new InputError(join39(f.shown, rel), "", `differs from ${join39(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join39(dirname10(out), `.${basename13(out)}.merging-${process.pid}`);
+  const tmp = join39(dirname11(out), `.${basename13(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
   mkdirSync15(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync15(dirname10(join39(tmp, rel)), { recursive: true });
+      mkdirSync15(dirname11(join39(tmp, rel)), { recursive: true });
       copyFileSync2(join39(from.dir, rel), join39(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
@@ -47770,7 +47957,7 @@ function mergeLocked(parts, out, into) {
     writeJsonAtomic(join39(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
     if (campaign) writeJsonAtomic(join39(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync35(join39(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    const before = new Set([current, ...shards].flatMap((f) => existsSync36(join39(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -47781,7 +47968,7 @@ function mergeLocked(parts, out, into) {
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
     writeFileSync5(join39(tmp, LOCK_FILE), lockText());
-    const old = join39(dirname10(out), `.${basename13(out)}.replaced-${process.pid}`);
+    const old = join39(dirname11(out), `.${basename13(out)}.replaced-${process.pid}`);
     renameSync5(out, old);
     try {
       renameSync5(tmp, out);
@@ -47805,7 +47992,7 @@ function mergeLocked(parts, out, into) {
 }
 
 // src/report/render.ts
-import { existsSync as existsSync36, readFileSync as readFileSync24 } from "node:fs";
+import { existsSync as existsSync37, readFileSync as readFileSync24 } from "node:fs";
 import { join as join40 } from "node:path";
 
 // src/report/pages/validation.ts
@@ -48602,8 +48789,14 @@ function katSource(c) {
     ` were recorded by the harness on ${days} from its own output (`,
     code4("kat-manifest"),
     "), not from submitted vectors: they show that a library still gives what it gave then, not that it gives the scheme\u2019s answers.",
-    ...recorded.length < c.instances.length ? [" The others\u2019 are the submitted vectors\u2019."] : []
+    ...recorded.length < c.instances.length ? [" The other instances\u2019 lines, where they have one, are of submitted vectors."] : []
   );
+}
+function fellBackNotes(c) {
+  return c.instances.flatMap((i) => {
+    const why = fellBackWhy(i);
+    return why ? [para("\u26A0 ", code4(i.label), ` was measured with the harness defaults, not the guide\u2019s flags: its guide build failed (${why}).`)] : [];
+  });
 }
 var kat = (model, c) => {
   const { marks, notes } = katFootnotes(c, model.katIssues);
@@ -48619,6 +48812,7 @@ var kat = (model, c) => {
       ])
     ),
     ...notes.map((n) => para(n)),
+    ...fellBackNotes(c),
     ...heldToLines(model, c)
   ];
 };
@@ -49159,6 +49353,7 @@ function medianOf(rule, inst, op) {
   const spread = recordSpread(r);
   if (isNoisy(spread)) return `${shownOp(op)} noisy (trials spread ${formatSpread(spread)})`;
   const perCall2 = deriveStatistics(r.trials).median_trial_cycles;
+  if (!Number.isFinite(perCall2) || perCall2 <= 0) return `${shownOp(op)}: no figure`;
   return rule.unit === "cycles per byte" ? perCall2 / (hashMessageBytes(op) ?? 1) : perCall2;
 }
 function shownOp(op) {
@@ -49199,13 +49394,14 @@ function rankCategory(rule, candidates2) {
       }
       const group = groups2.get(g2.title) ?? { title: g2.title, tag: g2.tag, order: g2.order, ranked: [] };
       groups2.set(g2.title, group);
-      group.ranked.push({ candidate, inst, medians: got, key: rule.keyOf(got), place: {} });
+      group.ranked.push({ candidate, inst, medians: got, key: rule.keyOf(got), place: {}, rank: 0 });
     }
   }
   const ordered = [...groups2.values()].sort((a, b) => a.order - b.order);
   for (const g2 of ordered) {
     g2.ranked.sort((a, b) => a.key - b.key || a.candidate.id.localeCompare(b.candidate.id) || a.inst.label.localeCompare(b.inst.label));
     placeRows(rule, g2.ranked);
+    for (const r of g2.ranked) r.rank = g2.ranked.findIndex((x) => x.key === r.key) + 1;
   }
   return { rule, groups: ordered.map(({ order: _order, ...g2 }) => g2), unranked };
 }
@@ -49220,8 +49416,8 @@ var figure = (rule, x) => rule.unit === "cycles per byte" ? formatCyclesPerByte(
 var opHeader = (rule, op) => rule.unit === "cycles per byte" ? `${shownOp(op)} (cycles/byte)` : op;
 function groupTable(model, rule, group) {
   const sumColumn = rule.ops.length > 1 && rule.type !== "hash";
-  const rows = group.ranked.map((row2, i) => [
-    String(i + 1),
+  const rows = group.ranked.map((row2) => [
+    String(row2.rank),
     [link2(candidatePageLink(row2.candidate.id, model.system), row2.candidate.id)],
     code4(row2.inst.label),
     claimShown(row2.inst.security),
@@ -49358,6 +49554,8 @@ var categories = (model) => {
         const flagged = kat2 !== "PASS";
         const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : inst.build?.kat_detail;
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat2}${detail ? ` \u2014 ${detail}` : ""}`);
+        const fell = fellBackWhy(inst);
+        if (fell) warn.push(`${c.id} ${inst.label}: measured with the harness defaults, its guide build failed (${fell})`);
         const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, "timing", op));
         const name = [link2(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => "\u2014")];
@@ -49492,7 +49690,7 @@ function writePages(outDir, pages) {
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
     const file2 = join40(outDir, path);
-    return !existsSync36(file2) || readFileSync24(file2, "utf8") !== text3;
+    return !existsSync37(file2) || readFileSync24(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
 
@@ -49583,14 +49781,14 @@ function baselineVerdict(s) {
 }
 
 // src/catalogs/pqclean.ts
-import { existsSync as existsSync37, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync25, writeFileSync as writeFileSync6 } from "node:fs";
+import { existsSync as existsSync38, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync25, writeFileSync as writeFileSync6 } from "node:fs";
 import { join as join42 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
     const base = join42(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
-    if (!existsSync37(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync14(base).sort().filter((scheme) => existsSync37(join42(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    if (!existsSync38(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
+    return readdirSync14(base).sort().filter((scheme) => existsSync38(join42(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
@@ -49603,7 +49801,10 @@ function schemeOf(base, scheme, kind) {
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
 function readPublishedDigests(path) {
-  return readFileSync25(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([l, line]) => {
+  return readFileSync25(path, "utf8").split("\n").map((l, i) => [l.trim(), i + 1]).filter(([l]) => l !== "" && !l.startsWith("#")).map(([text3, line]) => {
+    const [l, comment] = [text3.replace(/\s+#.*$/, ""), /\s#\s*(.*)$/.exec(text3)?.[1] ?? ""];
+    if (/^recorded by the harness\b/.test(comment))
+      throw new InputError(path, `line ${line}`, "recorded by the harness (kat-manifest), not a published digest");
     const f = l.split(/\s+/);
     if (!/^[0-9a-f]{64}$/.test(f[0] ?? "") || f.length !== 2 && f.length !== 3)
       throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');
@@ -49768,7 +49969,7 @@ synopses:
   ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
-  ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]
+  ngcc-perf doctor [--cpu N] [--campaign CAMPAIGN_DIR [--system ID]] [--out DIR] [--format text|json]
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
@@ -49804,7 +50005,8 @@ function printSummary(s) {
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ");
     const detail = i.forged ? forgeryShown(i.forged) : i.detail;
-    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` \u2014 ${detail}` : ""}${ops ? `  [${ops}]` : ""}`);
+    const fellBack3 = i.fellBack ? ` \u2014 measured with the harness defaults: the guide build failed (${i.fellBack})` : "";
+    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` \u2014 ${detail}` : ""}${fellBack3}${ops ? `  [${ops}]` : ""}`);
   }
   const forged = s.instances.filter((i) => i.forged);
   const katFailed = s.instances.filter((i) => i.kat !== void 0 && i.kat !== "PASS");
@@ -49822,8 +50024,11 @@ function printSummary(s) {
   const noisy = s.instances.flatMap(
     (i) => i.operations.filter((o) => o.spread !== void 0 && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`)
   );
+  const fellBack2 = s.instances.filter((i) => i.fellBack);
   const notes = [
     unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "",
+    // Not a failure either (the seed harness falls back too), but not the guide's flags: said apart.
+    fellBack2.length > 0 ? `; ${fellBack2.length} instance(s) measured with the harness defaults, their guide build failed (${fellBack2.slice(0, 3).map((i) => `${i.key}: ${i.fellBack}`).join("; ")}${fellBack2.length > 3 ? "; \u2026" : ""})` : "",
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
     noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread \u2265 ${NOISY_TRIAL_SPREAD}\xD7 (${noisy.slice(0, 3).join(", ")}${noisy.length > 3 ? ", \u2026" : ""}): was the core shared?` : ""
   ].join("");
@@ -49983,7 +50188,7 @@ function cmdCalibrateNights(args) {
   if (format !== "text" && format !== "json") throw new InputError("command line", "--format", `'${format}': give text or json`);
   const dirs = positionals[0].split(",").filter(Boolean);
   for (const d of dirs)
-    if (!existsSync38(evidencePaths(d).campaign))
+    if (!existsSync39(evidencePaths(d).campaign))
       throw new InputError(d, "", "no campaign.json: not the evidence folder of a night (DATA_DIR/ID)");
   if (dirs.length < 2) throw new InputError("command line", "NIGHT_DIR,...", "give at least two nights, oldest first");
   const c = calibrateNights(dirs, values.system, number4("threshold", values.threshold, "percent") ?? DEFAULT_THRESHOLD_PCT);
@@ -50002,10 +50207,10 @@ function cmdCalibrateNights(args) {
 }
 function evidenceFolder(arg) {
   const dir = resolve21(arg);
-  if (!existsSync38(dir)) throw new InputError(arg, "", "no such folder");
+  if (!existsSync39(dir)) throw new InputError(arg, "", "no such folder");
   if (!statSync11(dir).isDirectory()) throw new InputError(arg, "", "a file, not a folder: give DATA_DIR/ID, the folder of one system");
-  if (!existsSync38(evidencePaths(dir).build) && !existsSync38(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync38(evidencePaths(join44(dir, e.name)).build)).map((e) => join44(arg, e.name));
+  if (!existsSync39(evidencePaths(dir).build) && !existsSync39(evidencePaths(dir).recordsDir)) {
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync39(evidencePaths(join44(dir, e.name)).build)).map((e) => join44(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -50015,11 +50220,31 @@ async function cmdDoctor(args) {
   const { values } = parseCommand("doctor", args, {
     cpu: { type: "string" },
     out: { type: "string", default: "." },
-    format: { type: "string", default: "text" }
+    format: { type: "string", default: "text" },
+    campaign: { type: "string" },
+    system: { type: "string" }
   });
   if (values.format !== "text" && values.format !== "json") throw new InputError("command line", "--format", "must be text or json");
-  const cpu = values.cpu !== void 0 ? checkCpuAllowed(parseCpu(values.cpu, cli("cpu")), cli("cpu")) : defaultTrialCpu();
-  const findings = await doctor(cpu, values.out);
+  if (values.system !== void 0 && values.campaign === void 0)
+    throw new InputError("command line", "--system", "only with --campaign CAMPAIGN_DIR");
+  const settings = values.campaign !== void 0 ? loadSettings(values.campaign) : void 0;
+  const system2 = values.system !== void 0 ? settings?.systems[values.system] : void 0;
+  if (values.system !== void 0 && system2 === void 0) {
+    const known = Object.keys(settings?.systems ?? {});
+    throw new InputError(
+      "command line",
+      "--system",
+      `'${values.system}' is no system of ${join44(values.campaign, "ngcc-perf.yml")}${known.length > 0 ? ` (systems: ${known.join(", ")})` : " (it names none)"}`
+    );
+  }
+  const configured = system2?.cpus?.[0] ?? system2?.cpu;
+  const cpu = values.cpu !== void 0 ? checkCpuAllowed(parseCpu(values.cpu, cli("cpu")), cli("cpu")) : configured !== void 0 ? checkCpuAllowed(configured, [join44(values.campaign, "ngcc-perf.yml"), `systems.${values.system}`]) : defaultTrialCpu();
+  const findings = await doctor({
+    cpu,
+    outDir: values.out,
+    // Coverage is counted for the measured build only: its compiler's runtime, where the ct check runs.
+    ...settings ? { sandbox: settings.sandbox, compilers: settings.ct.enabled ? [settings.compiler] : [] } : {}
+  });
   const exit = readinessExit(findings);
   if (values.format === "json") console.log(JSON.stringify({ cpu, exit, findings }, null, 1));
   else {
@@ -50063,15 +50288,15 @@ function cmdCompare(args) {
   const failOn = parseFailOn(values["fail-on"], "command line: --fail-on");
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
-    if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync38(join44(d, values.system)))
+    if (!existsSync39(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+    if (!existsSync39(join44(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
         `'${d}' has no evidence for system ${values.system} (no ${join44(d, values.system)})`
       );
   }
-  if (values.campaign !== void 0 && !existsSync38(values.campaign))
+  if (values.campaign !== void 0 && !existsSync39(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const report2 = compareEvidence({
     baseDir: values.base,
@@ -50095,7 +50320,7 @@ function cmdReport(args) {
   const systemDir = evidenceFolder(positionals[0]);
   if (!values.check) checkOutputFolder(values.out, cli("out"));
   const history2 = values.history?.split(",").filter(Boolean);
-  for (const d of history2 ?? []) if (!existsSync38(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
+  for (const d of history2 ?? []) if (!existsSync39(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
   const nights2 = history2?.map((d) => ({ dir: d, link: relative19(resolve21(values.out), resolve21(d)).split(sep6).join("/") }));
   const model = loadReportModel(systemDir, values.campaign ? resolve21(values.campaign) : void 0, nights2 ? { nights: nights2 } : void 0);
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
@@ -50130,13 +50355,13 @@ function cmdKatDigest(args) {
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
   for (const file2 of positionals) {
-    if (!existsSync38(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
+    if (!existsSync39(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync26(file2, "utf8");
     const available = countRecords(text3);
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename14(dirname11(resolve21(file2)));
+    const label = values.label ?? basename14(dirname12(resolve21(file2)));
     console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename14(file2) }));
   }
   return 0;
@@ -50173,7 +50398,7 @@ function cmdKatManifest(args) {
       continue;
     }
     const katPath = join44(systemDir, e.kat_file);
-    if (!existsSync38(katPath))
+    if (!existsSync39(katPath))
       throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
     const text3 = readFileSync26(katPath, "utf8");
     const file2 = e.kat_file.split("/").pop();
@@ -50218,7 +50443,7 @@ ${generated.map(formatManifestLine).join("\n")}
     );
   const target = join44(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
-  const before = existsSync38(target) ? readFileSync26(target, "utf8") : "";
+  const before = existsSync39(target) ? readFileSync26(target, "utf8") : "";
   const update = updateManifest(before, shown4, generated, {
     force: values.force,
     header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
@@ -50236,7 +50461,7 @@ ${generated.map(formatManifestLine).join("\n")}
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync38(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync26(join44(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync39(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync26(join44(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -50278,7 +50503,7 @@ async function cmdIccsBaseline(args) {
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
   checkOutputFolder(join44(values.out, values.system), cli("out"));
-  if (values.campaign !== void 0 && !existsSync38(values.campaign))
+  if (values.campaign !== void 0 && !existsSync39(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
     system: values.system,
@@ -50307,10 +50532,10 @@ async function cmdExample(args) {
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
   const campaignDir = join44(root3, "examples", "campaign");
   const pqclean = join44(root3, "node_modules", "pqclean", "deps", "PQClean");
-  if (!existsSync38(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
+  if (!existsSync39(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync38(join44(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync39(join44(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
@@ -50344,17 +50569,17 @@ function cmdPqcleanCampaign(args) {
   const root3 = toolRoot();
   const out = positionals[0];
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
-  if (existsSync38(out) && readdirSync15(out).length > 0)
+  if (existsSync39(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
   const pqclean = resolve21(values.pqclean ?? join44(root3, "node_modules", "pqclean", "deps", "PQClean"));
-  if (!existsSync38(pqclean))
+  if (!existsSync39(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
   const digestsFile = values.digests ?? join44(root3, "examples", "pqclean", "published-kat.sha256");
-  if (!existsSync38(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
+  if (!existsSync39(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));
   if (schemes.length === 0)

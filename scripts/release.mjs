@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chdir } from 'node:process';
 
 const USES = /ngcc-dev\/ngcc-perf@v(\d+)\b/g;
 const ACTION_LINE = /^# ngcc-perf \d+\.\d+\.\d+\b.*$/m;
@@ -27,7 +28,11 @@ const gitOk = (...args) => {
   }
 };
 
-const parse = (v) => /^(\d+)\.(\d+)\.(\d+)$/.exec(v)?.slice(1).map(Number);
+const parse = (v) =>
+  /^(\d+)\.(\d+)\.(\d+)$/
+    .exec(v ?? '')
+    ?.slice(1)
+    .map(Number);
 const compare = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /** The files that name the action as `ngcc-dev/ngcc-perf@vN`: the README, docs/*.md and the example workflows. */
@@ -71,6 +76,10 @@ function releaseNotes(version) {
   return `ngcc-perf v${version}\n\n${last ? `Changes since ${last}:` : 'Changes:'}\n\n${log || '- (no commits)'}\n`;
 }
 
+// From anywhere in the checkout: every path below is the repository's.
+if (!gitOk('rev-parse', '--show-toplevel')) fail('not inside a git checkout');
+chdir(git('rev-parse', '--show-toplevel'));
+
 const args = process.argv.slice(2);
 const version = args.find((a) => !a.startsWith('--'));
 const dryRun = args.includes('--dry-run');
@@ -79,11 +88,13 @@ const unknown = args.filter((a) => a.startsWith('--') && a !== '--dry-run' && a 
 if (unknown.length > 0) fail(`unknown option ${unknown[0]} (options: --dry-run, --no-build)`);
 if (!version || !parse(version)) fail(`expected a version X.Y.Z, got ${version === undefined ? 'nothing' : `'${version}'`}`);
 const current = JSON.parse(readFileSync('package.json', 'utf8')).version;
+if (!parse(current)) fail(`package.json's version '${current}' is not X.Y.Z: set it by hand first`);
 const order = compare(parse(version), parse(current));
 const tag = `v${version}`;
 if (gitOk('rev-parse', '--verify', '--quiet', `refs/tags/${tag}`)) fail(`${tag} exists already`);
 if (order < 0) fail(`${version} is older than package.json's ${current}`);
 if (git('status', '--porcelain') !== '') fail('the working tree has changes: commit or stash them first');
+if (!gitOk('symbolic-ref', '-q', 'HEAD')) fail('HEAD is detached: check out the branch to release from');
 const major = parse(version)[0];
 const notes = releaseNotes(version);
 if (dryRun) {

@@ -60,11 +60,16 @@ const HELP: Record<string, CommandHelp> = {
   },
   doctor: {
     line: 'check that this host is ready to time: sandbox, tools, counter, clock, disk',
-    synopsis: 'ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]',
+    synopsis: 'ngcc-perf doctor [--cpu N] [--campaign CAMPAIGN_DIR [--system ID]] [--out DIR] [--format text|json]',
     about:
       'Checks the host a run would time on, without root: the sandbox, the tools, the cycle counter on the timing core, the governor, a fixed clock, turbo, SMT, isolated cores, free disk and the driver cache. One line per check and what to do. Exit 0 ready, 1 something makes the numbers less trustworthy, 2 something stops a run.',
     options: [
-      ['--cpu N', 'the timing core to check; default: the one a run takes (the last allowed CPU)'],
+      [
+        '--cpu N',
+        "the timing core to check; default: the system's first in ngcc-perf.yml (with --campaign and --system), else the last allowed CPU, as a run takes it",
+      ],
+      ['--campaign CAMPAIGN_DIR', "its ngcc-perf.yml's sandbox setting (default auto) and, with --system, that system's core"],
+      ['--system ID', 'the system whose cpus/cpu in ngcc-perf.yml give the core (with --campaign)'],
       ['--out DIR', 'where the evidence will go, for its free space; default: the current folder'],
       ['--format text|json', 'default text'],
     ],

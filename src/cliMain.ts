@@ -12,7 +12,7 @@ import {
   type Phase,
   type Remeasure,
 } from './campaign/run.js';
-import { loadCampaign } from './config/campaign.js';
+import { loadCampaign, loadSettings } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
 import { validateDataset } from './evidence/validate.js';
@@ -80,7 +80,7 @@ synopses:
   ngcc-perf calibrate-nights NIGHT_DIR,... --system ID [--threshold PCT] [--format text|json]
   ngcc-perf report DATA_DIR/ID [--campaign CAMPAIGN_DIR] --out PAGES_DIR [--check] [--history DIR,...]
   ngcc-perf validate DATA_DIR/ID
-  ngcc-perf doctor [--cpu N] [--out DIR] [--format text|json]
+  ngcc-perf doctor [--cpu N] [--campaign CAMPAIGN_DIR [--system ID]] [--out DIR] [--format text|json]
   ngcc-perf compare --base DATA_DIR --head DATA_DIR --system ID [--format md|json] [--campaign CAMPAIGN_DIR]
                     [--threshold PCT] [--alpha P] [--history DATA_DIR,...] [--fail-on regression,kat,size-audit,ct]
   ngcc-perf kat-manifest DATA_DIR/ID CANDIDATE_ID [--mode strict|nolen] [--records N] [--write CAMPAIGN_DIR [--force]]
@@ -121,7 +121,8 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== undefined ? Math.round(o.mean_cycles) : o.status}`).join(', ');
     const detail = i.forged ? forgeryShown(i.forged) : i.detail;
-    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` — ${detail}` : ''}${ops ? `  [${ops}]` : ''}`);
+    const fellBack = i.fellBack ? ` — measured with the harness defaults: the guide build failed (${i.fellBack})` : '';
+    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` — ${detail}` : ''}${fellBack}${ops ? `  [${ops}]` : ''}`);
   }
   const forged = s.instances.filter((i) => i.forged);
   // A KAT that was not run is no finding; a measurement that produced no trial is one.
@@ -150,8 +151,16 @@ function printSummary(s: CampaignSummary): { code: number; verdict: string } {
   const noisy = s.instances.flatMap((i) =>
     i.operations.filter((o) => o.spread !== undefined && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`),
   );
+  const fellBack = s.instances.filter((i) => i.fellBack);
   const notes = [
     unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : '',
+    // Not a failure either (the seed harness falls back too), but not the guide's flags: said apart.
+    fellBack.length > 0
+      ? `; ${fellBack.length} instance(s) measured with the harness defaults, their guide build failed (${fellBack
+          .slice(0, 3)
+          .map((i) => `${i.key}: ${i.fellBack}`)
+          .join('; ')}${fellBack.length > 3 ? '; …' : ''})`
+      : '',
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
     noisy.length > 0
       ? `; ${noisy.length} measurement(s) noisy, trials spread ≥ ${NOISY_TRIAL_SPREAD}× (${noisy.slice(0, 3).join(', ')}${noisy.length > 3 ? ', …' : ''}): was the core shared?`
@@ -360,10 +369,36 @@ async function cmdDoctor(args: string[]): Promise<number> {
     cpu: { type: 'string' },
     out: { type: 'string', default: '.' },
     format: { type: 'string', default: 'text' },
+    campaign: { type: 'string' },
+    system: { type: 'string' },
   });
   if (values.format !== 'text' && values.format !== 'json') throw new InputError('command line', '--format', 'must be text or json');
-  const cpu = values.cpu !== undefined ? checkCpuAllowed(parseCpu(values.cpu, cli('cpu'))!, cli('cpu')) : defaultTrialCpu();
-  const findings = await doctor(cpu, values.out);
+  if (values.system !== undefined && values.campaign === undefined)
+    throw new InputError('command line', '--system', 'only with --campaign CAMPAIGN_DIR');
+  // With a campaign, the sandbox and the core its ngcc-perf.yml gives the system, as a run takes them.
+  const settings = values.campaign !== undefined ? loadSettings(values.campaign) : undefined;
+  const system = values.system !== undefined ? settings?.systems[values.system] : undefined;
+  if (values.system !== undefined && system === undefined) {
+    const known = Object.keys(settings?.systems ?? {});
+    throw new InputError(
+      'command line',
+      '--system',
+      `'${values.system}' is no system of ${join(values.campaign!, 'ngcc-perf.yml')}${known.length > 0 ? ` (systems: ${known.join(', ')})` : ' (it names none)'}`,
+    );
+  }
+  const configured = system?.cpus?.[0] ?? system?.cpu;
+  const cpu =
+    values.cpu !== undefined
+      ? checkCpuAllowed(parseCpu(values.cpu, cli('cpu'))!, cli('cpu'))
+      : configured !== undefined
+        ? checkCpuAllowed(configured, [join(values.campaign!, 'ngcc-perf.yml'), `systems.${values.system}`])
+        : defaultTrialCpu();
+  const findings = await doctor({
+    cpu,
+    outDir: values.out,
+    // Coverage is counted for the measured build only: its compiler's runtime, where the ct check runs.
+    ...(settings ? { sandbox: settings.sandbox, compilers: settings.ct.enabled ? [settings.compiler] : [] } : {}),
+  });
   const exit = readinessExit(findings);
   if (values.format === 'json') console.log(JSON.stringify({ cpu, exit, findings }, null, 1));
   else {

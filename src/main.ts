@@ -7,6 +7,7 @@ import { loadCampaign, loadSettings } from './config/campaign.js';
 import { doctor } from './campaign/doctor.js';
 import { defaultTrialCpu } from './campaign/plan.js';
 import { readinessLines } from './env/readiness.js';
+import type { SandboxSetting } from './sandbox/bwrap.js';
 import { HISTORY_COMMITS_READ } from './config/defaults.js';
 import { stoppable } from './stoppable.js';
 import { compareEvidence, pairCount, rowKey, undecidedRows } from './compare/compare.js';
@@ -79,17 +80,24 @@ export async function run(): Promise<void> {
  */
 async function doctorSummary(inputs: ActionInputs): Promise<void> {
   let cpu = inputs.cpu;
+  let sandbox: SandboxSetting = 'auto';
+  let compilers: string[] = [];
   try {
-    const system = loadSettings(resolve(workspace(), inputs.campaign)).systems[inputs.system];
+    const settings = loadSettings(resolve(workspace(), inputs.campaign));
+    const system = settings.systems[inputs.system];
     cpu ??= system?.cpus?.[0] ?? system?.cpu;
+    sandbox = settings.sandbox;
+    compilers = settings.ct.enabled ? [settings.compiler] : [];
   } catch {
     // An unreadable ngcc-perf.yml is the run's to report, naming the field.
   }
   try {
-    const findings = await doctor(cpu ?? defaultTrialCpu(), workspace());
-    for (const f of findings.filter((x) => x.verdict === 'warn' || x.verdict === 'fail'))
-      core.warning(`ngcc-perf doctor: ${f.check}: ${f.found}${f.fix ? `; do: ${f.fix}` : ''}`);
+    const findings = await doctor({ cpu: cpu ?? defaultTrialCpu(), outDir: workspace(), sandbox, compilers });
     await writeJobSummary('ngcc-perf doctor', readinessLines(findings));
+    // One annotation for all of them: a virtual machine's warnings would otherwise repeat on every job.
+    const notOk = findings.filter((x) => x.verdict === 'warn' || x.verdict === 'fail');
+    if (notOk.length > 0)
+      core.warning(`ngcc-perf doctor: ${notOk.map((x) => `${x.verdict} ${x.check}`).join(', ')} (the job summary says what to do)`);
   } catch (e) {
     core.warning(`ngcc-perf doctor could not check this runner: ${errorMessage(e)}`);
   }

@@ -100,14 +100,16 @@ describe('kat-manifest', () => {
     const data = tempDir();
     const first = await runCampaign({ campaignDir: root, system: 's', dataDir: data, phases: new Set(['build', 'kat']) });
     expect(first.instances[0]!.kat).toBe('NOKAT');
+    const before = new Date().toISOString().slice(0, 10);
     expect(await main(['kat-manifest', join(data, 's'), 'sign-1', '--write', root])).toBe(0);
     const written = readManifest(join(root, 'sign-1', 'kat.sha256'));
+    // The day of the command: the day before it or, across midnight UTC, the one after.
+    const today = [before, new Date().toISOString().slice(0, 10)].find((d) => d === written[0]?.recorded) ?? before;
     // The same digest as the fixture's own manifest, which was made independently.
     expect(written.map((e) => [e.label, e.file, e.sha256])).toEqual(
       readManifest(join(fixtures, 'sign-1', 'kat.sha256')).map((e) => [e.label, e.file, e.sha256]),
     );
     // The line says it was recorded from the harness's own output, that day, and the page says so too.
-    const today = new Date().toISOString().slice(0, 10);
     expect(written.map((e) => e.recorded)).toEqual([today]);
     expect(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8')).toMatch(
       new RegExp(`^[0-9a-f]{64} strict toy-sig/\\S+  # recorded by the harness on ${today}$`, 'm'),
@@ -120,6 +122,39 @@ describe('kat-manifest', () => {
     const page = renderPages(loadReportModel(join(data, 's'), root)).get('sign-1/perf_s.md')!;
     expect(page).toContain(`were recorded by the harness on ${today} from its own output`);
     expect(page).not.toContain('submitted KAT vectors');
+  });
+});
+
+describe('a guide build that fails', () => {
+  it('falls back to the harness defaults and says so, with the first error: the run, build.json, the pages and the comparison', async () => {
+    const root = goodKemCampaign(['gnu'], QUICK);
+    // The base: the same instance before the change, built with the guide's flags.
+    const baseData = tempDir();
+    expect((await cli(['run', root, '--system', 's', '--out', baseData, '--phases', 'build,kat'])).code).toBe(0);
+    // `asm` is GNU C: no keyword under the guide's -std=c99, so only the harness defaults (gnu11) build it.
+    writeFileSync(join(root, 'kem-1', 'gnu_only.c'), 'void gnu_only(void) { asm volatile("" ::: "memory"); }\n');
+    const yml = join(root, 'kem-1', 'candidate.yml');
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace('extra_sources: [', 'extra_sources: [../gnu_only.c, '));
+    const data = tempDir();
+    const r = await cli(['run', root, '--system', 's', '--out', data, '--phases', 'build,kat']);
+    expect(r.code, r.out.join('\n')).toBe(0);
+    expect(r.out.join('\n')).toMatch(
+      /^PASS\s+kem-1\/gnu — measured with the harness defaults: the guide build failed \(.*gnu_only\.c:1:\d+: error: .asm. undeclared/m,
+    );
+    expect(r.out.at(-1)).toMatch(/; 1 instance\(s\) measured with the harness defaults, their guide build failed \(kem-1\/gnu: /);
+    const entry = (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/gnu']!;
+    expect([entry.flags, entry.guide_result]).toEqual(['harness-default', 'BUILDFAIL']);
+    expect(entry.guide_error).toMatch(/gnu_only\.c:1:\d+: error/);
+    const pages = renderPages(loadReportModel(join(data, 's'), root));
+    expect(pages.get('kem-1/perf_s.md')).toMatch(
+      /⚠ `gnu` was measured with the harness defaults, not the guide’s flags: its guide build failed \(.*gnu_only\.c/,
+    );
+    expect(pages.get('performance/summary_s.md')).toMatch(/⚠ kem-1 gnu: measured with the harness defaults, its guide build failed/);
+    const compared = await cli(['compare', '--base', baseData, '--head', data, '--system', 's']);
+    expect(compared.out.join('\n')).toMatch(/\*\*Measured with the harness defaults\*\*[\s\S]*- `kem-1\/gnu`: .*gnu_only\.c:1:\d+: error/);
+    // Against a base that fell back the same way, it is no news: not listed.
+    const again = await cli(['compare', '--base', data, '--head', data, '--system', 's']);
+    expect(again.out.join('\n')).not.toContain('Measured with the harness defaults');
   });
 });
 
@@ -241,10 +276,13 @@ describe('CLI input errors', () => {
       expect(said, only).not.toMatch(/matches no instance/);
       expect(r.code, only).toBe(1);
     }
-    // An expression that cannot have meant it still says what it matches nothing of.
-    const other = await cli(['run', root, '--system', 's', '--out', tempDir(), '--only', '^sig-9/']);
-    expect(other.code).toBe(2);
-    expect(other.err.join('\n')).toMatch(/'\^sig-9\/' matches no instance/);
+    // An expression that cannot have meant it still says what it matches nothing of, also one that
+    // names a longer id (kem-71 is not kem-7).
+    for (const only of ['^sig-9/', '^kem-71/']) {
+      const other = await cli(['run', root, '--system', 's', '--out', tempDir(), '--only', only]);
+      expect(other.code, only).toBe(2);
+      expect(other.err.join('\n'), only).toMatch(/matches no instance/);
+    }
   });
 
   it('a size catalog named in ngcc-perf.yml must exist; the default name may be absent', async () => {

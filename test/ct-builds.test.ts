@@ -11,8 +11,10 @@ import { evidencePaths } from '../src/evidence/layout.js';
 import { validateDataset } from '../src/evidence/validate.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
-import { ctCampaign, markedLine } from './helpers/ctFixtures.js';
+import { CT_FIXTURES, ctCampaign, markedLine } from './helpers/ctFixtures.js';
+import { ICCS } from './helpers/campaigns.js';
 import { KYBER_REF, kyberCandidate, lineOf, preFixKyber } from './helpers/kyberslash.js';
+import { runCli } from './helpers/cli.js';
 import { sections } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -81,7 +83,7 @@ describe('the ct phase checks the other builds: the guide’s flag sets beside t
     const tables = sections(page).find((s) => s.heading === 'Constant-time check (machine)')!.tables;
     const builds = tables.find((t) => t[0]!.join() === 'instance,build,operations')!;
     expect(builds.slice(1).map((r) => r[1])).toEqual(['gcc reference (measured)', 'gcc performance', 'gcc resource']);
-    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,gcc performance,gcc resource')!;
+    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,gcc performance,gcc resource,note')!;
     const line = lineOf(ref, 'poly.c', '(((t << 1) + KYBER_Q/2)/KYBER_Q) & 1');
     const row = matrix.find((r) => r[1] === 'division' && r[3] === `poly.c:${line}`)!;
     expect(row[2]).toMatch(/poly_tomsg$/);
@@ -176,7 +178,114 @@ describe.skipIf(!hasClang)('the ct phase checks the builds of every compiler ct.
     expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
     const page = renderPages(loadReportModel(join(dataDir, SYSTEM))).get(`kem-7/perf_${SYSTEM}.md`)!;
     const tables = sections(page).find((s) => s.heading === 'Constant-time check (machine)')!.tables;
-    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,clang reference')!;
-    expect(matrix.slice(1)).toEqual([['branch', 'branch', 'planted_branch', `ct_kem.inc:${planted.line}`, 'dec', 'dec']]);
+    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,clang reference,note')!;
+    expect(matrix.slice(1)).toEqual([['branch', 'branch', 'planted_branch', `ct_kem.inc:${planted.line}`, 'dec', 'dec', '']]);
   }, 600_000);
+});
+
+describe.skipIf(!hasClang)('a build of the matrix that fails to build', () => {
+  it('is named in the run’s line, on the page and in the comparison, and nothing is checked in it', async () => {
+    const campaignDir = ctCampaign('ct:\n  variants: [reference, resource]\n  compilers: [gcc, clang]\n  path_calls: 0\n');
+    // A source that refuses clang at -Os alone: the measured gcc build and the others build.
+    writeFileSync(
+      join(campaignDir, 'kem-7', 'clang_os.c'),
+      '#if defined(__clang__) && defined(__OPTIMIZE_SIZE__)\n#error "not for clang at -Os"\n#endif\nvoid clang_os_marker(void) {}\n',
+    );
+    const yml = join(campaignDir, 'kem-7', 'candidate.yml');
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(label: clean\n\s+dir: clean\n\s+extra_sources: \[)/, '$1../clang_os.c, '));
+    const dataDir = tempDir();
+    const r = await runCli([
+      'run',
+      campaignDir,
+      '--system',
+      SYSTEM,
+      '--out',
+      dataDir,
+      '--only',
+      '^kem-7/clean$',
+      '--phases',
+      'build,kat,ct',
+    ]);
+    expect(r.progress).toMatch(/kem-7\/clean ct .*; 1 of 4 ct builds failed to build: clang resource \(see build\.log\)/);
+    const ct = JSON.parse(readFileSync(evidencePaths(join(dataDir, SYSTEM)).ct('kem-7', 'clean'), 'utf8')) as CtEvidence;
+    const failed = ct.builds!.find((b) => b.name === 'clang resource')!;
+    expect(failed.failure).toMatch(
+      /^its ct build failed: .*clang_os\.c:2:2: error: "not for clang at -Os" \(see build\/kem-7\/clean\/.*build\.log\)$/,
+    );
+    expect(Object.values(failed.operations).every((o) => o.findings.length === 0)).toBe(true);
+    expect(validateDataset(join(dataDir, SYSTEM))).toEqual([]);
+    const page = renderPages(loadReportModel(join(dataDir, SYSTEM))).get(`kem-7/perf_${SYSTEM}.md`)!;
+    expect(page).toContain('⚠ 1 of 4 ct builds failed to build, so nothing was checked in them: clean clang resource');
+    // Against a base whose clang resource build built, the failure is new: listed in the comparison.
+    const baseDir = tempDir();
+    cpSync(dataDir, baseDir, { recursive: true });
+    const baseFile = evidencePaths(join(baseDir, SYSTEM)).ct('kem-7', 'clean');
+    const base = JSON.parse(readFileSync(baseFile, 'utf8')) as CtEvidence;
+    writeFileSync(baseFile, JSON.stringify({ ...base, builds: base.builds!.map(({ failure: _f, ...b }) => b) }));
+    const report = compareEvidence({ baseDir, headDir: dataDir, system: SYSTEM, thresholdPct: 3, alpha: 0.01 });
+    expect(report.ct_build_failures?.map((f) => f.build)).toEqual(['clang resource']);
+    expect(renderComparison(report)).toContain('**Constant-time builds not checked**');
+  }, 600_000);
+});
+
+const hasClang16 = spawnSync('clang-16', ['--version']).status === 0;
+
+/**
+ * A branch the compiler makes on a secret (Clangover, CVE-2024-37880): the fixture kem-9's
+ * `planted_mask` has none in its source, and clang 16 at -Os (the guide's resource flags) makes one
+ * on each secret bit. It must be found in that build alone, named the compiler's and a leak, and be
+ * absent from the fixed twin in every build.
+ */
+describe.skipIf(!hasClang16)('a branch clang 16 makes on a secret (Clangover), found in its build alone', () => {
+  it('finds the branch at the mask line in the clang-16 resource build, not in gcc’s, and none in the fixed twin', async () => {
+    const campaignDir = tempDir();
+    cpSync(join(CT_FIXTURES, 'kem-9'), join(campaignDir, 'kem-9'), { recursive: true });
+    cpSync(join(CT_FIXTURES, 'kem-7'), join(campaignDir, 'kem-7'), { recursive: true });
+    for (const c of ['kem-7', 'kem-9']) {
+      const yml = join(campaignDir, c, 'candidate.yml');
+      writeFileSync(yml, readFileSync(yml, 'utf8').replace(/(\.\.\/)+native\/iccs/g, ICCS));
+    }
+    writeFileSync(join(campaignDir, 'ngcc-perf.yml'), 'ct:\n  variants: [resource]\n  compilers: [gcc, clang-16]\n  path_calls: 0\n');
+    const dataDir = tempDir();
+    await runCampaign({ campaignDir, system: SYSTEM, dataDir, phases, only: /^kem-9\// });
+    const line =
+      readFileSync(join(CT_FIXTURES, 'kem-7', 'common', 'ct_kem.inc'), 'utf8')
+        .split('\n')
+        .findIndex((l) => l.includes('PLANT: mask')) + 1;
+    const atMask = (findings: CtFinding[] | undefined) => (findings ?? []).filter((f) => f.function === 'planted_mask' && f.line === line);
+    const read = (label: string) => JSON.parse(readFileSync(evidencePaths(join(dataDir, SYSTEM)).ct('kem-9', label), 'utf8')) as CtEvidence;
+    const mask = read('mask');
+    expect(mask.builds!.map((b) => b.name)).toEqual(['gcc resource', 'clang-16 resource']);
+    const clang = mask.builds!.find((b) => b.name === 'clang-16 resource')!;
+    expect(clang.compiler).toMatch(/clang version 16\./);
+    expect(clang.failure).toBeUndefined();
+    expect(atMask(clang.operations.dec!.findings)).toEqual([
+      expect.objectContaining({ kind: 'branch', compiler_made: 'no-branch', suppressed: false }),
+    ]);
+    expect(clang.operations.dec!.status).toBe('flagged');
+    expect(atMask(mask.operations.dec!.findings)).toEqual([]);
+    expect(atMask(mask.builds!.find((b) => b.name === 'gcc resource')!.operations.dec!.findings)).toEqual([]);
+    const fixed = read('mask-fixed');
+    expect(fixed.builds!.map((b) => [b.name, b.failure])).toEqual([
+      ['gcc resource', undefined],
+      ['clang-16 resource', undefined],
+    ]);
+    for (const b of [fixed, ...fixed.builds!]) expect(atMask(b.operations.dec!.findings), 'mask-fixed').toEqual([]);
+    // The page says what it is, in the matrix's row of the site: the compiler's branch, a leak, Clangover named.
+    const page = renderPages(loadReportModel(join(dataDir, SYSTEM))).get(`kem-9/perf_${SYSTEM}.md`)!;
+    const tables = sections(page).find((s) => s.heading === 'Constant-time check (machine)')!.tables;
+    const matrix = tables.find((t) => t[0]!.join() === 'instance,kind,function,site,measured,gcc resource,clang-16 resource,note')!;
+    expect(matrix.slice(1)).toEqual([
+      [
+        'mask',
+        'branch',
+        'planted_mask',
+        `ct_kem.inc:${line}`,
+        '—',
+        '—',
+        'dec',
+        expect.stringMatching(/a real leak \(Clangover, CVE-2024-37880/),
+      ],
+    ]);
+  }, 900_000);
 });

@@ -211,6 +211,44 @@ describe('the comparison text and fail-on: ct', () => {
     ]);
   });
 
+  it('a build of the matrix that failed to build is named in the headline and the comment; fail-on ct fails only on the campaign’s own', () => {
+    const s = systems(BASE_CT);
+    const file = join(s.head, 'ct', 'kem-1', 'good.json');
+    const ct = JSON.parse(readFileSync(file, 'utf8')) as { operations: Record<string, unknown> };
+    const failed = (name: string, campaign_build?: boolean) => ({
+      name,
+      compiler: 'Debian clang version 16.0.6',
+      variant: name.split(' ')[1],
+      operations: Object.fromEntries(
+        Object.keys(ct.operations).map((op) => [op, { status: 'failed', calls: 0, findings: [], reason: 'not built' }]),
+      ),
+      failure:
+        "its ct build failed: randombytes.c:12: multiple definition of `randombytes' (see build/kem-1/good/ct-builds/x/ct/build.log)",
+      ...(campaign_build ? { campaign_build } : {}),
+    });
+    writeFileSync(file, JSON.stringify({ ...ct, builds: [failed('clang-16 performance')] }));
+    const other = compare(s);
+    expect(other.ct_build_failures?.map((f) => [f.key, f.build])).toEqual([['kem-1/good', 'clang-16 performance']]);
+    const md = renderComparison(other);
+    expect(md.split('\n')[0]).toBe('### ngcc-perf x86_1: ⚠ 1 ct build not built');
+    expect(md).toMatch(
+      /\*\*Constant-time builds not checked\*\*[\s\S]*- `kem-1\/good` `clang-16 performance`: its ct build failed: randombytes\.c:12: multiple definition/,
+    );
+    // Another compiler's flag set only: shown, not failing.
+    expect(failReasons(other, parseFailOn('ct', 'input'))).toEqual([]);
+    writeFileSync(file, JSON.stringify({ ...ct, builds: [failed('clang-16 performance'), failed('clang-16 reference', true)] }));
+    expect(failReasons(compare(s), parseFailOn('ct', 'input'))).toEqual([
+      "1 ct build(s) of the campaign's own compiler and flag set failed to build",
+    ]);
+    // A build that failed on the baseline too is no news of the change: not listed, not failing.
+    const baseFile = join(s.base, 'ct', 'kem-1', 'good.json');
+    const baseCt = JSON.parse(readFileSync(baseFile, 'utf8')) as object;
+    writeFileSync(baseFile, JSON.stringify({ ...baseCt, builds: [failed('clang-16 performance'), failed('clang-16 reference', true)] }));
+    const old = compare(s);
+    expect(old.ct_build_failures).toBeUndefined();
+    expect(failReasons(old, parseFailOn('ct', 'input'))).toEqual([]);
+  });
+
   it('without new sites there is no such title and the headline is clean', () => {
     const md = renderComparison(compare(systems(BASE_CT)));
     expect(md).not.toMatch(/Constant-time/);

@@ -128,6 +128,16 @@ describe('the constant-time check on the pages', () => {
     );
   });
 
+  it('a branch the compiler made is a finding like any other: counted, flagged, never called benign, and Clangover named', () => {
+    // dec's two branch sites: poly_tomsg's and base_mul's, which the compiler made from a fixed-count loop.
+    const dec = section(page, 'Constant-time check (machine)')!.tables[0]!.find((r) => r[0] === 'fast' && r[1] === 'dec')!;
+    expect(dec.slice(2, 4)).toEqual(['⚠ flagged', '2']);
+    for (const note of [...Object.values(COMPILER_MADE_NOTE), CT_KIND_MEANING.branch])
+      expect(note).not.toMatch(/benign|suppression candidate/);
+    expect(COMPILER_MADE_NOTE['no-branch']).toMatch(/a real leak \(Clangover, CVE-2024-37880/);
+    expect(COMPILER_MADE_NOTE['loop-bound']).toMatch(/a finding until the machine code shows the operand that decides it public$/);
+  });
+
   it("the division list of evidence without the division check: tainted ones (by memcheck's findings in their function) as findings, the others as reachable with operands not shown tainted", () => {
     expect(section(page, 'Constant-time check (machine)')!.tables[3]).toEqual([
       ['instance', 'function', 'instruction', 'site', 'operands', 'build'],

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DISK_FAIL_BYTES, DISK_WARN_BYTES, type Finding, type HostFacts, readiness, readinessExit } from '../src/env/readiness.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { allowedCpus } from '../src/env/cpus.js';
+import { systemCompiler } from '../src/env/toolchain.js';
 import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/tmp.js';
 
 /** `ngcc-perf doctor` (docs/runners.md): each check's verdict on made-up hosts, then the real one. */
 
@@ -26,6 +31,9 @@ const READY: HostFacts = {
   counter: { cpu: 3, source: 'rdtsc', hz: 2.4e9 },
   disk: [{ path: '/data', freeBytes: 100 * 2 ** 30 }],
   cache: { path: '/tmp/ngcc-perf-1000' },
+  clangCoverage: [
+    { compiler: 'clang-16', runtime: '/usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.profile-x86_64.a', present: true, named: true },
+  ],
 };
 
 const verdictOf = (facts: Partial<HostFacts>, check: string): Finding => {
@@ -59,12 +67,12 @@ describe('the doctor on a made-up host', () => {
     expect(readinessExit(readiness({ ...READY, sandbox: { mode: 'bwrap', problem: 'x' } }))).toBe(2);
   });
 
-  it('the tools: a missing compiler, binutils or prlimit stops a run; valgrind, gdb and clang only some campaigns need', () => {
-    for (const tool of ['gcc', 'nm', 'objdump', 'prlimit']) {
+  it('the tools: a missing compiler, nm or prlimit stops a run; objdump, valgrind, gdb and clang only some phases need', () => {
+    for (const tool of ['gcc', 'nm', 'prlimit']) {
       const f = verdictOf({ tools: { ...READY.tools, [tool]: undefined } }, tool);
       expect(f, tool).toMatchObject({ verdict: 'fail', fix: expect.stringMatching(/^apt-get install /) });
     }
-    for (const tool of ['valgrind', 'gdb', 'clang']) {
+    for (const tool of ['objdump', 'valgrind', 'gdb', 'clang']) {
       const facts = { ...READY, tools: { ...READY.tools, [tool]: undefined } };
       expect(verdictOf(facts, tool), tool).toMatchObject({ verdict: 'info', fix: expect.stringMatching(/^apt-get install /) });
       expect(readinessExit(readiness(facts)), tool).toBe(0);
@@ -94,6 +102,16 @@ describe('the doctor on a made-up host', () => {
       verdict: 'fail',
       found: expect.stringContaining('CPU 7'),
     });
+    // perf_event allowed yet no cycle counter (a virtual machine without a PMU): no sysctl to suggest.
+    const noPmu = verdictOf({ arch: 'aarch64', perfEventParanoid: '1', counter: { cpu: 3, source: 'cntvct_el0', hz: 25e6 } }, 'counter');
+    expect(noPmu.fix).not.toMatch(/sysctl/);
+    // Another run is timing on the core: left alone, said so, no fault.
+    const busy = verdictOf({ counter: { cpu: 3, busy: 'CPU 3, held by ngcc-perf, system x86_1, pid 42' } }, 'counter');
+    expect(busy).toMatchObject({
+      verdict: 'info',
+      found: 'not probed: another run is timing on CPU 3, held by ngcc-perf, system x86_1, pid 42',
+    });
+    expect(readinessExit(readiness({ ...READY, counter: { cpu: 3, busy: 'CPU 3' } }))).toBe(0);
   });
 
   it('the clock: governor, fixed clock, turbo, SMT, isolated cores and a hypervisor, each with what to do', () => {
@@ -114,9 +132,26 @@ describe('the doctor on a made-up host', () => {
     expect(verdictOf({ noTurbo: null, boost: null }, 'turbo').verdict).toBe('info');
     expect(verdictOf({ smt: 'on' }, 'SMT')).toMatchObject({ verdict: 'warn', fix: expect.stringContaining('smt/control') });
     expect(verdictOf({ isolated: '' }, 'isolated cores').verdict).toBe('info');
-    expect(verdictOf({}, 'isolated cores').found).toMatch(/^3, nohz_full 3/);
+    expect(verdictOf({}, 'isolated cores').found).toBe('3, nohz_full 3; the timing core 3 is one');
+    expect(verdictOf({ isolated: '2,5-6' }, 'isolated cores')).toMatchObject({
+      verdict: 'warn',
+      found: expect.stringContaining('the timing core 3 is not one'),
+    });
+    // The fixed clock the fix names is the counter's rate, not the turbo maximum.
+    expect(verdictOf({ minKhz: '800000', maxKhz: '3900000' }, 'fixed clock').fix).toMatch(/^cpupower frequency-set -d 2400MHz -u 2400MHz/);
     expect(readiness({ ...READY, virtualized: true }).find((f) => f.check === 'virtual machine')?.verdict).toBe('warn');
     expect(readinessExit(readiness({ ...READY, governor: 'powersave' }))).toBe(1);
+  });
+
+  it('a clang the campaign names without its coverage runtime is a warning naming the package; the default clang only says so', () => {
+    const missing = (named: boolean) => ({
+      clangCoverage: [
+        { compiler: 'clang-16', runtime: '/usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.profile-x86_64.a', present: false, named },
+      ],
+    });
+    expect(verdictOf(missing(true), 'clang-16 coverage')).toMatchObject({ verdict: 'warn', fix: 'apt-get install libclang-rt-16-dev' });
+    expect(verdictOf(missing(false), 'clang-16 coverage').verdict).toBe('info');
+    expect(verdictOf({}, 'clang-16 coverage').verdict).toBe('ok');
   });
 
   it('the disk and the driver cache: too little space or a cache another user owns', () => {
@@ -142,6 +177,35 @@ describe('the doctor on this host', () => {
     const parsed = JSON.parse(json.out.join('\n')) as { exit: number; findings: Finding[] };
     expect(parsed.exit).toBe(json.code);
     expect(parsed.findings.find((f) => f.check === 'sandbox')?.verdict).not.toBe('fail');
+  });
+
+  it("with a campaign, it checks the sandbox its ngcc-perf.yml sets and the system's core", async () => {
+    const campaign = tempDir();
+    writeFileSync(join(campaign, 'ngcc-perf.yml'), `sandbox: none\nsystems:\n  s:\n    cpu: ${allowedCpus()?.[0] ?? 0}\n`);
+    const r = await runCli(['doctor', '--campaign', campaign, '--system', 's', '--format', 'json']);
+    const parsed = JSON.parse(r.out.join('\n')) as { cpu: number; findings: Finding[] };
+    expect(parsed.cpu).toBe(allowedCpus()?.[0] ?? 0);
+    expect(parsed.findings.find((f) => f.check === 'sandbox')).toMatchObject({
+      verdict: 'warn',
+      found: expect.stringContaining('sandbox: none'),
+    });
+    expect(parsed.findings.find((f) => f.check === 'counter')?.found).toMatch(new RegExp(`^(CPU ${parsed.cpu}:|not probed)`));
+    // Each clang the campaign names: its coverage runtime found where the compiler's own builtins are.
+    // The campaign's compiler, when it runs the ct check: its coverage runtime found where the compiler's own builtins are.
+    if (systemCompiler('clang-16')) {
+      writeFileSync(join(campaign, 'ngcc-perf.yml'), 'compiler: clang-16\nct:\n  enabled: true\n');
+      const clang = JSON.parse((await runCli(['doctor', '--campaign', campaign, '--format', 'json'])).out.join('\n')) as {
+        findings: Finding[];
+      };
+      expect(clang.findings.find((f) => f.check === 'clang-16 coverage')).toMatchObject({
+        verdict: 'ok',
+        found: expect.stringMatching(/^\/\S+\/libclang_rt\.profile-[a-z0-9_]+\.a$/),
+      });
+    } else console.log('skipped: clang-16 is not installed (.ci/run installs it)');
+    // A system the file does not name is an error that lists the ones it does.
+    const typo = await runCli(['doctor', '--campaign', campaign, '--system', 'nope']);
+    expect(typo.code).toBe(2);
+    expect(typo.err.join('\n')).toMatch(/--system: 'nope' is no system of .*ngcc-perf\.yml \(it names none\)/);
   });
 
   it('a timing core this process may not use is an error naming the option', async () => {

@@ -9,7 +9,12 @@ import { repoRoot, tempDir } from './helpers/tmp.js';
 // hash-80's kat.sha256 lines come from test/helpers/iccs_hash_kat.py, a model written apart from the
 // harness (test/hash-kat.test.ts checks them): kat-manifest must give the same lines from a run.
 const example = join(repoRoot, 'examples', 'campaign');
-const manifestLines = (text: string) => text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+/** A manifest's lines without comments, and without the mark a line kat-manifest printed ends with (checked apart). */
+const manifestLines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+    .map((l) => l.replace(/\s+# recorded by the harness on \d{4}-\d\d-\d\d$/, ''));
 
 async function printed(args: string[]): Promise<{ code: number; stdout: string; err: string[] }> {
   let stdout = '';
@@ -45,6 +50,9 @@ describe('kat-manifest for a hash candidate: one line per generator file', () =>
     expect(r.code, r.err.join('\n')).toBe(0);
     expect(r.stdout.split('\n')[0]).toBe('# KAT manifest for hash-80: 1 instance(s); see docs/evidence-format.md');
     expect(manifestLines(r.stdout)).toEqual(manifestLines(readFileSync(join(example, 'hash-80', 'kat.sha256'), 'utf8')));
+    // Each printed line says where its digest came from: this harness's output.
+    for (const l of r.stdout.split('\n').filter((x) => /^[0-9a-f]{64} /.test(x)))
+      expect(l).toMatch(/ {2}# recorded by the harness on \d{4}-\d\d-\d\d$/);
   });
 
   it('--write fills an empty manifest with the three lines, and the next run passes on them', async () => {

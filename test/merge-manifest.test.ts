@@ -318,6 +318,11 @@ async function katRun(root: string) {
   return { data: join(data, 's'), kat: s.instances[0]!.kat };
 }
 
+/** The mark kat-manifest ends a line it writes with: recorded from the harness's output, today (UTC). */
+const recorded = () => `# recorded by the harness on ${new Date().toISOString().slice(0, 10)}`;
+/** The manifest's text with a line's mark of any day made today's: a run across midnight UTC marks the day it ran. */
+const markedToday = (text: string) => text.replace(/# recorded by the harness on \d{4}-\d\d-\d\d/g, recorded());
+
 describe('kat-manifest --write', () => {
   it('keeps a curated manifest that already says the same: comments and other lines untouched', async () => {
     const text = curated(`${GOOD} strict toy-sig/KAT_SIG_toy-sig.txt`);
@@ -326,7 +331,7 @@ describe('kat-manifest --write', () => {
     expect(kat).toBe('PASS');
     const r = await cli(['kat-manifest', data, 'sign-1', '--write', root]);
     expect(r.code).toBe(0);
-    expect(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8')).toBe(text);
+    expect(markedToday(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8'))).toBe(text);
   });
 
   it('never turns a MISMATCH into a PASS: the differing line is refused, naming it; --force replaces only that line', async () => {
@@ -346,7 +351,7 @@ describe('kat-manifest --write', () => {
     const forced = await cli(['kat-manifest', data, 'sign-1', '--write', root, '--force']);
     expect(forced.code).toBe(0);
     expect(forced.out).toMatch(/line 4 replaced \(--force\): f{64} strict toy-sig\/KAT_SIG_toy-sig\.txt -> 354e581b/);
-    expect(readFileSync(manifest, 'utf8')).toBe(curated(`${GOOD} strict toy-sig/KAT_SIG_toy-sig.txt`));
+    expect(markedToday(readFileSync(manifest, 'utf8'))).toBe(curated(`${GOOD} strict toy-sig/KAT_SIG_toy-sig.txt  ${recorded()}`));
     expect((await katRun(root)).kat).toBe('PASS');
   });
 
@@ -356,7 +361,9 @@ describe('kat-manifest --write', () => {
     const { data, kat } = await katRun(root);
     expect(kat).toBe('NOKAT');
     expect((await cli(['kat-manifest', data, 'sign-1', '--write', root])).code).toBe(0);
-    expect(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8')).toBe(`${text}${GOOD} strict toy-sig/KAT_SIG_toy-sig.txt\n`);
+    expect(readFileSync(join(root, 'sign-1', 'kat.sha256'), 'utf8')).toBe(
+      `${text}${GOOD} strict toy-sig/KAT_SIG_toy-sig.txt  ${recorded()}\n`,
+    );
     expect((await katRun(root)).kat).toBe('PASS');
   });
 

@@ -69,7 +69,15 @@ describe('scripts/release.mjs', () => {
     runProcess(['node', 'scripts/release.mjs', ...args], {
       cwd: dir,
       timeoutMs: 60_000,
-      env: { GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.org' },
+      // The developer's own git settings (signing, hooks) play no part.
+      env: {
+        GIT_AUTHOR_NAME: 'T',
+        GIT_AUTHOR_EMAIL: 't@example.org',
+        GIT_COMMITTER_NAME: 'T',
+        GIT_COMMITTER_EMAIL: 't@example.org',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+        GIT_CONFIG_NOSYSTEM: '1',
+      },
     });
 
   it('bumps every place, commits, tags with the commits since the last release as notes, and moves the major tag', async () => {
@@ -113,6 +121,9 @@ describe('scripts/release.mjs', () => {
     await refused(['1.2.0', '--no-build'], /^error: release: v1\.2\.0 exists already/);
     await refused(['1.3', '--no-build'], /^error: release: expected a version X\.Y\.Z, got '1\.3'/);
     await refused(['1.3.0', '--push'], /^error: release: unknown option --push/);
+    await git(dir, 'checkout', '-q', '--detach');
+    await refused(['1.3.0', '--no-build'], /HEAD is detached/);
+    await git(dir, 'checkout', '-q', 'main');
     writeFileSync(join(dir, 'README.md'), 'changed\n');
     await refused(['1.3.0', '--no-build'], /the working tree has changes/);
     expect(versionOf(dir)).toBe('1.2.0');

@@ -49,6 +49,8 @@ export interface InstanceSummary {
   detail?: string;
   /** Set when a replay disagreed with a trial of the instance: its status is FORGED (kat/status.ts). */
   forged?: Forgery;
+  /** Set when the guide build failed (to build, or its KAT) and the harness defaults were measured: why (build.json guide_error). */
+  fellBack?: string;
   operations: Array<{ operation: string; status: string; mean_cycles?: number; skipped: boolean; failure?: string; spread?: number }>;
 }
 

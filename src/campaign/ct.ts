@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { flagsFor } from '../compile/compile.js';
+import { dirname, join } from 'node:path';
+import { firstErrorLine, flagsFor } from '../compile/compile.js';
 import { checkedCalls, planCtOperation, predictedCtSeconds } from '../ct/budget.js';
 import { processSeconds, scaledTimeoutS, type CallSeconds } from '../measure/cost.js';
 import { buildCt, CT_COVERAGE_BUILD } from '../ct/build.js';
@@ -19,6 +19,7 @@ import type { FlagVariant } from '../compile/flags.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { operationsOf } from '../measure/operation.js';
 import { readJsonIfExists, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
+import { relativeTo } from '../evidence/layout.js';
 import {
   buildRequest,
   katShown,
@@ -126,10 +127,27 @@ export const ct: PhaseStep = {
       new Set(each).size === 1 && each.length > 1
         ? `all ${each.length} operations ${each[0]}`
         : operations.map((op, i) => `${op} ${each[i]}`).join(', ');
-    ctx.tick(`ct ${line}${reusable ? ' (kept)' : ''}`);
+    ctx.tick(`ct ${line}${reusable ? ' (kept)' : ''}${unbuiltLine(builds)}`);
     return reusable ? 'kept' : undefined;
   },
 };
+
+/** A relink log's first compiler error: its command lines (`$ …`) and notes (`# …`) left out, the candidate's folder cut, at most 200 characters. */
+function compilerError(log: string, candidateFolder: string): string {
+  const said = log
+    .split('\n')
+    .filter((l) => !l.startsWith('$ ') && !l.startsWith('# '))
+    .join('\n');
+  const line = (firstErrorLine(said) ?? 'no error line (a timeout or a signal: see the log)').replaceAll(`${candidateFolder}/`, '');
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/** "; 2 of 6 ct builds failed to build: clang-16 performance, clang-16 resource (see build.log)", or ''. */
+function unbuiltLine(builds: readonly CtBuildCheck[]): string {
+  const failed = builds.filter((b) => b.failure);
+  if (failed.length === 0) return '';
+  return `; ${failed.length} of ${builds.length + 1} ct builds failed to build: ${failed.map((b) => b.name).join(', ')} (see build.log)`;
+}
 
 /** What the ct build found to do: nothing (and why), keep the previous file's results, or check. */
 type CtDecision =
@@ -298,7 +316,14 @@ async function checkBuild(
     ...(head.ct_library_sha256 ? { ct_library_sha256: head.ct_library_sha256 } : {}),
     operations: results,
     ...(head.division_sites ? { division_sites: head.division_sites } : {}),
-    ...(prepared.built.ok ? {} : { failure: 'its ct build failed: see its build.log' }),
+    ...(prepared.built.ok
+      ? {}
+      : {
+          failure: `its ct build failed: ${compilerError(prepared.built.log, ctx.unit.candidate.folder)} (see ${relativeTo(ctx.run.plan.systemDir, join(dirname(prepared.built.library), 'build.log'))})`,
+        }),
+    ...(build.compiler === ctx.run.plan.settings.compiler && build.variant === ctx.run.plan.settings.flags.variant
+      ? { campaign_build: true }
+      : {}),
     ...(slowdown ? { slowdown } : {}),
   };
 }

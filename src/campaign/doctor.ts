@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { cacheRoot, harnessTools } from '../compile/harnessTools.js';
@@ -7,6 +7,8 @@ import { hostEnvironment } from '../env/host.js';
 import { type HostFacts, readiness, type Finding } from '../env/readiness.js';
 import { probeSandbox, resolveSandbox } from '../env/sandboxProbe.js';
 import { systemCompiler } from '../env/toolchain.js';
+import { CoreBusy, type CoreLease, lockCore } from '../env/cpuLock.js';
+import type { SandboxSetting } from '../sandbox/bwrap.js';
 import { runProcess } from '../sandbox/run.js';
 import { freeBytes } from '../util/fsx.js';
 
@@ -40,14 +42,38 @@ async function counterOn(probe: string, cpu: number): Promise<HostFacts['counter
   return { cpu, source: counter[1], ...(rate > 0 ? { hz: rate } : {}) };
 }
 
-/** Whether a run could make its sandbox here, and the start checks' own reason when it could not. */
-async function sandboxOf(probe: string, cpu: number): Promise<HostFacts['sandbox']> {
-  const mode = resolveSandbox('auto');
+/**
+ * Whether a run could make its sandbox here, as its start check does (unpinned: no core is taken),
+ * in the mode ngcc-perf.yml's `sandbox` gives; the check's own reason when it could not.
+ */
+async function sandboxOf(probe: string, setting: SandboxSetting): Promise<HostFacts['sandbox']> {
+  const mode = resolveSandbox(setting);
+  if (mode === 'none') return { mode };
   try {
-    await probeSandbox({ mode, probeTool: probe, cpu });
+    await probeSandbox({ mode, probeTool: probe, cpu: -1 });
     return { mode };
   } catch (e) {
     return { mode, problem: errorMessage(e) };
+  }
+}
+
+/**
+ * The counter on the timing core, probed only while the doctor holds that core's host-wide lock, as
+ * every pinned process of a run does: a core another run is timing on is left alone and said so.
+ */
+async function counterWithLock(probe: string, cpu: number): Promise<HostFacts['counter']> {
+  let lease: CoreLease;
+  try {
+    lease = await lockCore([cpu], { what: 'ngcc-perf doctor: counter probe', noWait: true });
+  } catch (e) {
+    if (e instanceof CoreBusy) return { cpu, busy: e.message };
+    // The lock folder unusable, flock missing: the counter's problem, said as such, not the sandbox's.
+    return { cpu, problem: `its host-wide lock could not be taken: ${errorMessage(e)}` };
+  }
+  try {
+    return await counterOn(probe, cpu);
+  } finally {
+    lease.release();
   }
 }
 
@@ -59,8 +85,32 @@ function cacheOf(): HostFacts['cache'] {
   }
 }
 
-/** Every fact the checks read, on timing core `cpu`, for evidence written under `outDir`. */
-export async function gatherHostFacts(cpu: number, outDir: string): Promise<HostFacts> {
+/**
+ * Where each clang's coverage runtime must be: beside its compiler-rt builtins, as the compiler itself
+ * names them. `named`: the campaign names that compiler (else the default clang, when installed).
+ */
+async function clangCoverageOf(named: readonly string[]): Promise<HostFacts['clangCoverage']> {
+  const clangs = named.length > 0 ? named.filter((c) => /clang/.test(c)) : systemCompiler('clang') ? ['clang'] : [];
+  const out: HostFacts['clangCoverage'] = [];
+  for (const compiler of [...new Set(clangs)]) {
+    const path = systemCompiler(compiler);
+    if (!path) continue; // the tools line says it is missing
+    const r = await runProcess([path, '-print-libgcc-file-name', '--rtlib=compiler-rt'], { timeoutMs: 30_000 });
+    const builtins = r.stdout.trim();
+    if (r.exitCode !== 0 || !builtins.includes('libclang_rt.builtins')) continue;
+    const runtime = builtins.replace('libclang_rt.builtins', 'libclang_rt.profile');
+    out.push({ compiler, runtime, present: existsSync(runtime), named: named.length > 0 });
+  }
+  return out;
+}
+
+/** Every fact the checks read, on timing core `cpu`, for evidence written under `outDir`, with ngcc-perf.yml's `sandbox`. */
+export async function gatherHostFacts(
+  cpu: number,
+  outDir: string,
+  sandboxSetting: SandboxSetting = 'auto',
+  compilers: readonly string[] = [],
+): Promise<HostFacts> {
   const env = hostEnvironment(cpu);
   const tools = Object.fromEntries(DOCTOR_TOOLS.map((t) => [t, systemCompiler(t)]));
   const cache = cacheOf();
@@ -69,7 +119,9 @@ export async function gatherHostFacts(cpu: number, outDir: string): Promise<Host
   if (tools.gcc && !cache.problem) {
     try {
       const probe = (await harnessTools()).probe;
-      [sandbox, counter] = await Promise.all([sandboxOf(probe, cpu), counterOn(probe, cpu)]);
+      // One after the other: two probes at once would share the machine and halve a rate.
+      sandbox = await sandboxOf(probe, sandboxSetting);
+      counter = await counterWithLock(probe, cpu);
     } catch (e) {
       const problem = `the harness drivers could not be built: ${errorMessage(e)}`;
       sandbox = { mode: 'none', problem };
@@ -99,10 +151,21 @@ export async function gatherHostFacts(cpu: number, outDir: string): Promise<Host
     counter,
     disk,
     cache,
+    clangCoverage: await clangCoverageOf(compilers),
   };
 }
 
-/** The doctor's findings for timing core `cpu`. */
-export async function doctor(cpu: number, outDir: string): Promise<Finding[]> {
-  return readiness(await gatherHostFacts(cpu, outDir));
+/** What the doctor checks against: the timing core, where evidence goes, and a campaign's settings when given. */
+export interface DoctorTarget {
+  cpu: number;
+  outDir: string;
+  /** ngcc-perf.yml's `sandbox` (default auto). */
+  sandbox?: SandboxSetting;
+  /** The compilers the campaign names (`compiler`, `ct.compilers`): each clang's coverage runtime is checked. */
+  compilers?: readonly string[];
+}
+
+/** The doctor's findings. */
+export async function doctor(t: DoctorTarget): Promise<Finding[]> {
+  return readiness(await gatherHostFacts(t.cpu, t.outDir, t.sandbox ?? 'auto', t.compilers ?? []));
 }

@@ -222,11 +222,13 @@ function selected(candidates: Candidate[], only: RegExp | undefined): Candidate[
 
 /**
  * Whether `--only` may have meant an invalid candidate, whose labels are unknown (its candidate.yml
- * could not be read): the expression finds its id or `<id>/`, or names the id. The run then goes on
+ * could not be read): the expression finds its id or `<id>/`, or names the id whole (`kem-1` is not
+ * named by `^kem-12/`). The run then goes on
  * to print why the candidate is invalid, rather than stop at "matches no instance".
  */
 function mayHaveMatched(only: RegExp, id: string): boolean {
-  return only.test(id) || only.test(`${id}/`) || only.source.replace(/\\/g, '').includes(id);
+  const named: string[] = only.source.replace(/\\/g, '').match(/[a-z]+-[0-9]+/g) ?? [];
+  return only.test(id) || only.test(`${id}/`) || named.includes(id);
 }
 
 /**

@@ -42,6 +42,8 @@ export const prepare: PhaseStep = {
     ctx.summary.kat = entry.kat;
     ctx.summary.detail = entry.kat_detail;
     if (entry.forged) ctx.summary.forged = entry.forged;
+    if (entry.flags === 'harness-default' && entry.guide_result && entry.kat !== 'BUILDFAIL')
+      ctx.summary.fellBack = entry.guide_error ?? entry.guide_result;
     return kept ? 'kept' : undefined;
   },
 };
@@ -160,8 +162,10 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
   // 1. The first build: the guide's flags, else the harness defaults.
   let b = await build('guide');
   let guideResult: string | undefined;
+  let guideError: string | undefined;
   if (!b.ok) {
     guideResult = 'BUILDFAIL';
+    guideError = b.firstError ?? 'the guide build failed';
     b = await build('harness-default');
   }
   const base: BuildEntry = {
@@ -177,6 +181,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     build_flags: displayFlags(b.flags),
     build_key: b.key,
     ...(guideResult ? { guide_result: guideResult } : {}),
+    ...(guideError ? { guide_error: guideError } : {}),
   };
   if (!b.ok) {
     const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
@@ -231,6 +236,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     const fallback = await build('harness-default');
     if (fallback.ok) {
       guideResult = outcome.status;
+      guideError = `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`;
       guideLibrary = lib.library_sha256;
       b = fallback;
       lib = libraryFields(plan.campaignDir, b);
@@ -246,6 +252,7 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     kat: outcome.status,
     ...(outcome.detail ? { kat_detail: outcome.detail } : {}),
     ...(guideResult ? { guide_result: guideResult } : {}),
+    ...(guideError ? { guide_error: guideError } : {}),
     ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
     ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
     sizes: outcome.sizes,

@@ -66,18 +66,23 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       done() {},
     };
   }
-  const bars = new cliProgress.MultiBar(
-    {
-      stream,
-      format: '[{bar}] {value}/{total} · ETA {eta_run} · {elapsed_run} · {last}',
-      barsize: 24,
-      hideCursor: true,
-      clearOnComplete: false,
-      // Redrawn at most twice a second, however many steps end meanwhile.
-      fps: 2,
-    },
-    cliProgress.Presets.legacy,
-  );
+  // A start after done() (calibrate's repeats) gets a MultiBar of its own: a stopped one would draw
+  // its finished bar again above the new one.
+  const multiBar = () =>
+    new cliProgress.MultiBar(
+      {
+        stream,
+        format: '[{bar}] {value}/{total} · ETA {eta_run} · {elapsed_run} · {last}',
+        barsize: 24,
+        hideCursor: true,
+        clearOnComplete: false,
+        // Redrawn at most twice a second, however many steps end meanwhile.
+        fps: 2,
+      },
+      cliProgress.Presets.legacy,
+    );
+  let bars = multiBar();
+  let stopped = false;
   let bar: cliProgress.SingleBar | undefined;
   let last = '';
   const payload = () => ({
@@ -90,7 +95,11 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       total = done + n;
       eta = e;
       if (bar) bar.setTotal(total);
-      else bar = bars.create(total, done, payload());
+      else {
+        if (stopped) bars = multiBar();
+        stopped = false;
+        bar = bars.create(total, done, payload());
+      }
     },
     tick(message) {
       done++;
@@ -116,6 +125,7 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     },
     done() {
       if (bar) bars.stop();
+      stopped = true;
       bar = undefined;
     },
   };

@@ -62,7 +62,11 @@ export function readPublishedDigests(path: string): PublishedDigest[] {
     .split('\n')
     .map((l, i) => [l.trim(), i + 1] as const)
     .filter(([l]) => l !== '' && !l.startsWith('#'))
-    .map(([l, line]) => {
+    .map(([text, line]) => {
+      // A line's own comment (kat.sha256 allows one) is no field; one kat-manifest recorded is no published digest.
+      const [l, comment] = [text.replace(/\s+#.*$/, ''), /\s#\s*(.*)$/.exec(text)?.[1] ?? ''];
+      if (/^recorded by the harness\b/.test(comment))
+        throw new InputError(path, `line ${line}`, 'recorded by the harness (kat-manifest), not a published digest');
       const f = l.split(/\s+/);
       if (!/^[0-9a-f]{64}$/.test(f[0] ?? '') || (f.length !== 2 && f.length !== 3))
         throw new InputError(path, `line ${line}`, 'expected "<sha256> <scheme>" or "<sha256> strict[:N] <scheme>/<file>"');

@@ -30,7 +30,7 @@ import {
 } from './stats.js';
 import { median, quantile } from 'simple-statistics';
 import { plural } from './cells.js';
-import { newCtFindings } from './ct.js';
+import { ctBuildFailures, newCtFindings } from './ct.js';
 import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
@@ -438,6 +438,16 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     (k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL',
   );
 
+  // Head's instances measured with the harness defaults because their guide build failed: said, with why.
+  // Only where it is new: a library the base also measured that way is no news of this change.
+  const fellBackOf = (e: BuildEntry | undefined) => e?.flags === 'harness-default' && e.guide_result !== undefined && e.kat !== 'BUILDFAIL';
+  const fell_back = instanceKeys.flatMap((k) => {
+    const e = head.build.instances[k];
+    const b = base.build.instances[k];
+    const known = fellBackOf(b) && b!.library_sha256 === e?.library_sha256;
+    return fellBackOf(e) && !known ? [{ key: k, why: e!.guide_error ?? e!.guide_result! }] : [];
+  });
+
   const invalidOf = (ds: { campaign?: Record<string, unknown> }) =>
     Array.isArray(ds.campaign?.invalid_candidates) ? (ds.campaign.invalid_candidates as Array<{ id: string; problem: string }>) : [];
   const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
@@ -475,6 +485,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const baseCt = readableCt(base.systemDir, 'base');
   const headCt = readableCt(head.systemDir, 'head');
   const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : undefined;
+  const ct_build_failures = ctBuildFailures(baseCt, headCt);
   const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
   const said = head.campaign?.sandbox;
   const sandbox = said === 'bwrap' || said === 'unshare' || said === 'none' ? said : undefined;
@@ -486,12 +497,14 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     kat_changes,
     ...(held_to.length > 0 ? { held_to } : {}),
     build_failures,
+    ...(fell_back.length > 0 ? { fell_back } : {}),
     invalid_candidates,
     ...(sandbox ? { sandbox } : {}),
     size_changes,
     memory_changes,
     size_mismatches,
     ...(ct_findings ? { ct_findings } : {}),
+    ...(ct_build_failures.length > 0 ? { ct_build_failures } : {}),
     ...(dirs.history.length > 0 ? { history_runs: historyRuns } : {}),
     ...evidenceProblems(base, head),
     counts: {

@@ -23,6 +23,28 @@ export interface CtNewFinding {
   compiler_made?: CtFinding['compiler_made'];
 }
 
+/** A build of head's constant-time matrix that did not build: nothing was checked in it. */
+export interface CtBuildFailure {
+  key: string;
+  /** `clang-16 performance`. */
+  build: string;
+  failure: string;
+  /** The campaign's own compiler and flag set, from which the measured build fell back (CtBuildCheck's). */
+  campaign_build?: boolean;
+}
+
+/** The builds of head's matrices that failed to build where the base's build of that name did not (new failures only). */
+export function ctBuildFailures(base: readonly CtEvidence[], head: readonly CtEvidence[]): CtBuildFailure[] {
+  const baseBy = ctByInstance(base);
+  return [...ctByInstance(head)]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .flatMap(([key, h]) =>
+      (h.ct.builds ?? [])
+        .filter((b) => b.failure && !baseBy.get(key)?.ct.builds?.find((x) => x.name === b.name)?.failure)
+        .map((b) => ({ key, build: b.name, failure: b.failure!, ...(b.campaign_build ? { campaign_build: true } : {}) })),
+    );
+}
+
 /** Where a finding is: `file:line`, or the function alone when the library had no line information. */
 export const ctSite = (f: { function: string; file?: string; line?: number }): string =>
   f.file !== undefined ? `${f.file}:${f.line ?? '?'}` : `${f.function} (no line information)`;
@@ -70,8 +92,10 @@ export function newCtFindings(base: readonly CtEvidence[], head: readonly CtEvid
       else first.also_in = [...(first.also_in ?? []), f.build ?? 'measured'];
     };
     for (const f of newSites(key, h.ct, b?.ct)) add(f);
-    for (const build of h.ct.builds ?? []) {
-      const before = b?.ct.builds?.find((x) => x.name === build.name);
+    // A build that did not build checked nothing: it is named apart (ctBuildFailures), never a site's.
+    for (const build of (h.ct.builds ?? []).filter((x) => !x.failure)) {
+      // A base build that did not build checked nothing: head's sites there are new, and unchecked on the base.
+      const before = b?.ct.builds?.find((x) => x.name === build.name && !x.failure);
       for (const f of newSites(key, build, before)) add({ ...f, build: build.name });
     }
     out.push(...found.values());

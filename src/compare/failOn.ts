@@ -24,7 +24,13 @@ export function failReasons(report: CompareReport, failOn: ReadonlySet<FailOn>):
     failOn.has('kat') && report.invalid_candidates.length > 0 ? `${report.invalid_candidates.length} invalid candidate(s)` : '',
     failOn.has('size-audit') && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : '',
     failOn.has('ct') && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : '',
+    failOn.has('ct') && campaignUnbuilt(report) > 0
+      ? `${campaignUnbuilt(report)} ct build(s) of the campaign's own compiler and flag set failed to build`
+      : '',
   ].filter(Boolean);
 }
+
+/** Failed ct builds of the configuration the measured build fell back from: its figures' own check is missing. */
+const campaignUnbuilt = (report: CompareReport): number => (report.ct_build_failures ?? []).filter((f) => f.campaign_build).length;
 
 export const compareFails = (report: CompareReport, failOn: ReadonlySet<FailOn>): boolean => failReasons(report, failOn).length > 0;

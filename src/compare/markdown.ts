@@ -143,6 +143,8 @@ export function headline(report: CompareReport, pr?: PullRequestContext): string
   if (n.regressions > 0) bad.push(`⚠ ${plural(n.regressions, 'regression')}`);
   if (n.size_mismatches > 0) bad.push(`⚠ ${plural(n.size_mismatches, 'size mismatch', 'size mismatches')}`);
   if ((n.ct_findings ?? 0) > 0) bad.push(`⚠ ${plural(n.ct_findings ?? 0, 'new constant-time finding')}`);
+  const unbuilt = (report.ct_build_failures ?? []).length;
+  if (unbuilt > 0) bad.push(`⚠ ${plural(unbuilt, 'ct build')} not built`);
   if (pr && pr.stillFailing.length > 0) bad.push(`⚠ ${plural(pr.stillFailing.length, 'KAT')} still failing`);
   // A noisy row could hide a regression: the headline must not read as a clean pass.
   const noisy = noisyVerdicts(report, pr);
@@ -175,6 +177,8 @@ export function hasFindings(report: CompareReport, pr?: PullRequestContext): boo
     report.invalid_candidates.length > 0 ||
     report.size_mismatches.length > 0 ||
     (report.ct_findings ?? []).length > 0 ||
+    (report.ct_build_failures ?? []).length > 0 ||
+    (report.fell_back ?? []).length > 0 ||
     report.size_changes.length > 0 ||
     report.memory_changes.length > 0 ||
     (pr !== undefined && (!pr.baseline || pr.stillFailing.length > 0))
@@ -235,6 +239,49 @@ function changedRows(report: CompareReport): CompareRow[] {
  * are dropped (from the end of each): the full listing first, then the changed table, the
  * audit tables, and last the KAT findings and build failures, which matter most.
  */
+/** Head's instances measured with the harness defaults, the guide's flags having failed: as the seed harness does, but said. */
+function fellBack(report: CompareReport): RootContent[] {
+  const fell = report.fell_back ?? [];
+  if (fell.length === 0) return [];
+  return [
+    para(strong('Measured with the harness defaults')),
+    para('The guide build of these failed (to build, or its KAT), so the harness defaults were measured instead:'),
+    bullets(capped(fell.map((f): Inline[] => [code(f.key), `: ${shortLine(f.why)}`]))),
+  ];
+}
+
+/** At most LISTED_MOST items, then how many more: a Round-1 campaign must not outgrow the comment. */
+const LISTED_MOST = 10;
+const capped = (items: Inline[][]): Inline[][] =>
+  items.length <= LISTED_MOST
+    ? items
+    : [...items.slice(0, LISTED_MOST), [`… and ${items.length - LISTED_MOST} more (comparison.json lists them all)`]];
+/** A build error's line, cut to a length a comment holds. */
+const shortLine = (s: string): string => {
+  const line = firstLine(s);
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+};
+
+/** The constant-time builds of head that failed to build: nothing of theirs was checked, and the comment says so. */
+function ctUnbuilt(report: CompareReport): RootContent[] {
+  const failed = report.ct_build_failures ?? [];
+  if (failed.length === 0) return [];
+  return [
+    para(strong('Constant-time builds not checked')),
+    para('These builds of the constant-time matrix failed to build, so nothing was checked in them:'),
+    bullets(
+      capped(
+        failed.map((f): Inline[] => [
+          code(f.key),
+          ' ',
+          code(f.build),
+          `: ${shortLine(f.failure)}${f.campaign_build ? " (the campaign's own compiler and flag set, which the measured build fell back from: `fail-on: ct` counts it)" : ''}`,
+        ]),
+      ),
+    ),
+  ];
+}
+
 interface Groups {
   details: Cell[][];
   noisy: Cell[][];
@@ -420,6 +467,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
       table(['instance', 'kind', 'function', 'site', 'operations', 'reports'], ct),
       ...kindMeanings((report.ct_findings ?? []).map((f) => f.kind)),
     );
+  out.push(...ctUnbuilt(report), ...fellBack(report));
   const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
   if (sizes.length > 0) out.push(para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes));
   if (memory.length > 0)

@@ -82,7 +82,7 @@ export interface SizeMismatch {
   basis: string;
 }
 
-import type { CtNewFinding } from './ct.js';
+import type { CtBuildFailure, CtNewFinding } from './ct.js';
 
 export interface CompareReport {
   system: string;
@@ -106,6 +106,14 @@ export interface CompareReport {
    * absent when neither side has a constant-time check.
    */
   ct_findings?: CtNewFinding[];
+  /**
+   * Builds of head's constant-time matrix that failed to build, so nothing was checked in them
+   * (compare/ct.ts); `campaign_build`: the campaign's own compiler and flag set, which the measured
+   * build fell back from. Absent when there is none.
+   */
+  ct_build_failures?: CtBuildFailure[];
+  /** Head's instances measured with the harness defaults because their guide build failed (build.json guide_error). */
+  fell_back?: Array<{ key: string; why: string }>;
   /** Most distinct nightly measurements any operation had (by record start time and library); absent without history. */
   history_runs?: number;
   /** What `validate` finds wrong in a side's evidence (absent when nothing): its figures may not be what was measured. */

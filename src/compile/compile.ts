@@ -11,7 +11,7 @@ import { resolveSources, type ResolvedSources } from '../config/sources.js';
 import { compilerVersion, toolchainOf } from '../env/toolchain.js';
 import { instanceFlags, nistEntryPrefix, nistShim } from './nistShim.js';
 import type { BuildStep } from './objects.js';
-import { GENERATOR_SYMBOLS, ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
+import { GENERATOR_SYMBOLS, GENERATOR_PROBE_FLAGS, ownGeneratorVerdicts, type GeneratorVerdict } from './ownGenerator.js';
 
 export type FlagSet = 'guide' | 'harness-default';
 
@@ -169,7 +169,8 @@ function contentDigest(file: string): string {
   return sha256Hex(readFileSync(file));
 }
 
-function firstErrorLine(stderr: string): string | undefined {
+/** A build log's first line that says `error` (else its first line): what a failed build is named by. */
+export function firstErrorLine(stderr: string): string | undefined {
   const lines = stderr.split('\n');
   return (lines.find((l) => /\berror\b/.test(l)) ?? lines.find((l) => l.trim() !== ''))?.trim();
 }
@@ -269,6 +270,8 @@ async function generatorVerdicts(
       compileArgs.join(' '),
       compilerVersion(req.compiler),
       JSON.stringify(src.ownGenerator ?? null),
+      // The rule itself: objects probed without LTO (a verdict cached before, from bitcode, is judged again).
+      GENERATOR_PROBE_FLAGS.join(' '),
     ].join('\n'),
   );
   const cacheFile = join(dirname(library), 'own-generator.json');

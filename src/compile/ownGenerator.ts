@@ -10,6 +10,13 @@ import { compileObjects, symbolsOf, type BuildStep, type ObjectSymbols } from '.
  */
 export const GENERATOR_SYMBOLS: readonly string[] = ['randombytes', 'randombytes_init', 'PQCLEAN_randombytes'];
 
+/**
+ * Added after the build's flags where suspects are compiled to be read: under -flto clang writes LLVM
+ * bitcode, in which binutils' nm sees no symbol (or only through the plugin of one clang version),
+ * and the generator would be kept to clash with the harness's at link time. LTO renames no symbol.
+ */
+export const GENERATOR_PROBE_FLAGS: readonly string[] = ['-fno-lto'];
+
 /** A source the build leaves out, or keeps although it clashes, and why (for build.log). */
 export interface GeneratorVerdict {
   file: string;
@@ -62,6 +69,7 @@ export async function ownGeneratorVerdicts(
   const shown = (f: string) => relative(src.dir, f) || f;
   if (src.ownGenerator) return src.ownGenerator.map((file) => ({ file, left_out: true, why: 'candidate.yml names it in own_generator' }));
   const roots = readable.map((r) => (existsSync(r) ? realpathSync(r) : r));
+  compileArgs = [...compileArgs, ...GENERATOR_PROBE_FLAGS];
   const suspects = src.sources.filter((s) => [s, ...(deps.get(s) ?? [])].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {

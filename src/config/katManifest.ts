@@ -55,7 +55,7 @@ export function parseManifest(text: string, display: string): ManifestEntry[] {
       throw new InputError(
         display,
         `line ${i + 1}`,
-        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>', got '${line.slice(0, 80)}'`,
+        `expected '<sha256 hex> <strict|nolen>[:N] <label>/<file>' (then an optional '# comment'), got '${line.slice(0, 80)}'`,
       );
     if (m[3] && Number(m[3]) > MAX_KAT_RECORDS)
       throw new InputError(display, `line ${i + 1}`, `:${m[3]} asks for more than ${MAX_KAT_RECORDS} records`);

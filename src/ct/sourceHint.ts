@@ -6,8 +6,8 @@ import { isAbsolute, join, relative, sep } from 'node:path';
  * (docs/method.md#constant-time-check): `loop-bound`, the line is a `for` loop whose condition
  * compares its counter with a fixed bound (a number or a macro's name), so the source's own branch is
  * public and the one memcheck saw is the compiler's rewrite of the loop (HQC's constant-time selects,
- * which gcc turns into a direct test of the secret index: a branch that goes the same way for every
- * valid input); `no-branch`, the line has no branch at all in the source.
+ * which gcc turns into a direct test of the secret index); `no-branch`, the line has no branch at all
+ * in the source. Either is a branch on a secret in the machine code, and counted as such (Clangover).
  */
 export type CompilerMade = 'loop-bound' | 'no-branch';
 

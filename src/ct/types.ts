@@ -9,7 +9,7 @@ export const CT_KINDS = ['branch', 'index', 'division', 'syscall'] as const;
 /** What each kind of site means, in one line: the pages and the pull-request comment say it beside the sites. */
 export const CT_KIND_MEANING: Readonly<Record<(typeof CT_KINDS)[number], string>> = {
   branch:
-    'a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; a loop whose trip count the compiler made depend on a public length is likely benign, a suppression candidate',
+    'a conditional jump on a secret: which way it goes, and its time through the branch predictor, can tell the secret; one the compiler made from branch-free source is a leak all the same (Clangover, CVE-2024-37880)',
   index: 'a memory address computed from a secret: which cache line it touches can tell the secret (cache-timing attacks)',
   division: "a division whose operands depend on a secret: on most cores its latency follows the operands' values (KyberSlash)",
   syscall: 'a system call whose argument depends on a secret: the secret leaves the process',
@@ -19,8 +19,9 @@ export type CtKind = (typeof CT_KINDS)[number];
 /** What a branch finding's `compiler_made` means, beside the site on the page and in the pull-request comment. */
 export const COMPILER_MADE_NOTE: Readonly<Record<'loop-bound' | 'no-branch', string>> = {
   'loop-bound':
-    'made by the compiler: the source loops over a fixed count here; likely benign if it goes the same way for every valid input, a suppression candidate once the machine code is read',
-  'no-branch': 'made by the compiler: the source has no branch on this line; a suppression candidate only once the machine code is read',
+    "made by the compiler from a loop over a fixed count: the source's bound is public, but the jump memcheck saw is decided by a secret; a finding until the machine code shows the operand that decides it public",
+  'no-branch':
+    'made by the compiler: the source has no branch on this line, and the machine code branches on a secret here, a real leak (Clangover, CVE-2024-37880: clang turned ML-KEM’s branch-free message decoding into such a branch)',
 };
 
 export const CT_STATUSES = ['clean', 'flagged', 'skipped', 'failed'] as const;
@@ -44,8 +45,8 @@ export interface CtFinding {
   instruction?: string;
   /**
    * A branch the source does not make on a secret (ct/sourceHint.ts): `loop-bound`, the source line
-   * is a loop over a fixed count; `no-branch`, it has no branch. The compiler's, likely benign when
-   * it goes the same way for every valid input: a suppression candidate after a look at the code.
+   * is a loop over a fixed count; `no-branch`, it has no branch. The compiler's, and counted like any
+   * branch: a compiler-made branch on a secret is a leak (Clangover), never benign by its origin.
    */
   compiler_made?: keyof typeof COMPILER_MADE_NOTE;
   /** A division finding's operands that held a secret, as the division check read them. */
@@ -155,8 +156,14 @@ export interface CtBuildCheck {
   divisions?: CtDivision[];
   /** The division sites its calls reach, judged again with the suppressions on a kept file (as CtEvidence's). */
   division_sites?: Array<Omit<CtDivision, 'tainted'>>;
-  /** Why the build could not be checked at all (its relink failed). */
+  /** Why the build could not be checked at all (its relink failed): the first error line and the log. */
   failure?: string;
+  /**
+   * The campaign's own compiler and flag set (ngcc-perf.yml `compiler`, `flags.variant`): in the
+   * matrix only when the measured build fell back to the harness defaults. A failure of it is the
+   * published figures' configuration, which `fail-on: ct` fails on.
+   */
+  campaign_build?: boolean;
   /** This build's calls under memcheck against the measured build's native call (the KAT's): its own budget decides what it checks. */
   slowdown?: CtSlowdown;
 }

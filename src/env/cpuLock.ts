@@ -61,7 +61,12 @@ export interface LockCoreOptions {
   dir?: string;
   /** A line about a wait (who holds the cores), when it starts and every REPORT_EVERY_S while it lasts. */
   onWait?(line: string): void;
+  /** Take a core only if one is free now: otherwise throw CoreBusy, naming who holds them (the doctor's probes). */
+  noWait?: boolean;
 }
+
+/** Every wanted core was held, and the caller would not wait (LockCoreOptions.noWait). */
+export class CoreBusy extends Error {}
 
 /** Cores this process holds, per lock folder: asking for one again would wait for ourselves forever. */
 const held = new Set<string>();
@@ -89,7 +94,7 @@ export async function lockCore(cpus: readonly number[], opts: LockCoreOptions): 
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   let cpu: number;
   try {
-    cpu = await takeOne(fds, wanted, dir, elapsed, opts.onWait);
+    cpu = await takeOne(fds, wanted, dir, elapsed, opts.onWait, opts.noWait === true);
   } catch (e) {
     for (const fd of fds.values()) closeSync(fd);
     throw e;
@@ -129,10 +134,12 @@ async function takeOne(
   dir: string,
   elapsed: () => number,
   onWait: LockCoreOptions['onWait'],
+  noWait: boolean,
 ): Promise<number> {
   let told = 0;
   for (let round = 0; ; round++) {
     for (const [cpu, fd] of fds) if (await flock(fd, dir)) return cpu;
+    if (noWait) throw new CoreBusy(`${waitedFor(wanted)}${holders(fds)}`);
     if (round === 0) onWait?.(`waits for ${waitedFor(wanted)}${holders(fds)}`);
     else if (elapsed() - told >= REPORT_EVERY_S) {
       told = elapsed();

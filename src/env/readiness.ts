@@ -1,3 +1,5 @@
+import { parseCpuList } from './cpus.js';
+
 /**
  * Whether a host is ready to time submissions (`ngcc-perf doctor`, docs/runners.md): each check's
  * verdict from facts gathered elsewhere (campaign/doctor.ts), so that every verdict can be tried on a
@@ -39,12 +41,17 @@ export interface HostFacts {
   tools: Record<string, string | undefined>;
   /** The sandbox a run would use, and why it cannot be made when it cannot. */
   sandbox: { mode: string; problem?: string };
-  /** The cycle counter a driver gets on the timing core, or why it gets none. */
-  counter: { cpu: number; source?: string; hz?: number; problem?: string };
+  /** The cycle counter a driver gets on the timing core, or why it gets none; `busy`: another run holds the core, not probed. */
+  counter: { cpu: number; source?: string; hz?: number; problem?: string; busy?: string };
   /** Free bytes where evidence and builds go. */
   disk: Array<{ path: string; freeBytes: number }>;
   /** The driver cache (NGCC_CACHE_DIR or $TMPDIR/ngcc-perf-<uid>), or why it cannot be used. */
   cache: { path?: string; problem?: string };
+  /**
+   * Each clang the campaign names (else the default clang, when there is one): where its coverage
+   * runtime (libclang_rt.profile) is, or that it is missing. The ct check counts coverage with it.
+   */
+  clangCoverage: Array<{ compiler: string; runtime: string; present: boolean; named: boolean }>;
 }
 
 const MiB = 1 << 20;
@@ -79,7 +86,7 @@ function sandboxFinding(f: HostFacts): Finding {
   return found(
     'sandbox',
     'warn',
-    'sandbox: none: submissions run unsandboxed',
+    'ngcc-perf.yml says sandbox: none: submissions run unsandboxed',
     'use a runner where bubblewrap works (see docs/security.md)',
   );
 }
@@ -88,7 +95,12 @@ function sandboxFinding(f: HostFacts): Finding {
 const TOOLS: ReadonlyArray<{ tool: string; need: 'fail' | 'info'; why: string; fix: string }> = [
   { tool: 'gcc', need: 'fail', why: 'builds the drivers and the submissions', fix: 'apt-get install gcc' },
   { tool: 'nm', need: 'fail', why: "reads a library's symbols (binutils)", fix: 'apt-get install binutils' },
-  { tool: 'objdump', need: 'fail', why: 'reads the machine code for the ct check and sizes (binutils)', fix: 'apt-get install binutils' },
+  {
+    tool: 'objdump',
+    need: 'info',
+    why: 'reads the machine code for the survey and the ct check (binutils)',
+    fix: 'apt-get install binutils',
+  },
   { tool: 'prlimit', need: 'fail', why: 'caps every driver’s memory (util-linux)', fix: 'apt-get install util-linux' },
   { tool: 'valgrind', need: 'info', why: 'the constant-time check (phase ct)', fix: 'apt-get install valgrind' },
   { tool: 'gdb', need: 'info', why: 'the ct check’s secret-path search', fix: 'apt-get install gdb' },
@@ -108,6 +120,7 @@ function toolFindings(f: HostFacts): Finding[] {
 
 function counterFinding(f: HostFacts): Finding[] {
   const c = f.counter;
+  if (c.busy) return [found('counter', 'info', `not probed: another run is timing on ${c.busy}`)];
   if (c.problem || !c.source)
     return [
       found(
@@ -127,15 +140,20 @@ function counterFinding(f: HostFacts): Finding[] {
         'unset NGCC_COUNTER, or run on x86-64 or AArch64',
       ),
     ];
-  if (c.source === 'cntvct_el0')
+  if (c.source === 'cntvct_el0') {
+    const paranoid = Number(f.perfEventParanoid ?? Number.NaN);
+    const allowed = Number.isFinite(paranoid) && paranoid <= 2;
     return [
       found(
         'counter',
         'warn',
-        `CPU ${c.cpu}: AArch64's generic timer (cntvct_el0${rate}), not core cycles: kernel.perf_event_paranoid is ${f.perfEventParanoid ?? 'not readable'}`,
-        'sysctl kernel.perf_event_paranoid=2 (or lower) lets a driver count core cycles with perf_event',
+        `CPU ${c.cpu}: AArch64's generic timer (cntvct_el0${rate}), not core cycles: kernel.perf_event_paranoid is ${f.perfEventParanoid ?? 'not readable'}${allowed ? ', yet perf_event gave no cycle counter' : ''}`,
+        allowed
+          ? 'a host whose kernel exposes the core PMU to perf_event (a virtual machine often has none)'
+          : 'sysctl kernel.perf_event_paranoid=2 (or lower) lets a driver count core cycles with perf_event',
       ),
     ];
+  }
   if (c.source === 'rdtsc') {
     const flags = f.cpuFlags.split(/\s+/);
     const missing = ['constant_tsc', 'nonstop_tsc'].filter((x) => !flags.includes(x));
@@ -176,14 +194,7 @@ function clockFindings(f: HostFacts): Finding[] {
     );
   else out.push(found('governor', 'ok', 'performance'));
   if (f.minKhz !== null && f.maxKhz !== null && f.minKhz !== f.maxKhz)
-    out.push(
-      found(
-        'fixed clock',
-        'warn',
-        `${f.minKhz}..${f.maxKhz} kHz: the clock may move between trials`,
-        `cpupower frequency-set -d ${f.maxKhz}kHz -u ${f.maxKhz}kHz (or a lower fixed clock), and fixed_clock_hz in ngcc-perf.yml`,
-      ),
-    );
+    out.push(found('fixed clock', 'warn', `${f.minKhz}..${f.maxKhz} kHz: the clock may move between trials`, fixedClockFix(f)));
   else if (f.minKhz !== null) out.push(found('fixed clock', 'ok', `${f.minKhz} kHz`));
   if (f.noTurbo === '0')
     out.push(
@@ -207,16 +218,7 @@ function clockFindings(f: HostFacts): Finding[] {
       ),
     );
   else out.push(found('SMT', f.smt === null ? 'info' : 'ok', f.smt ?? 'not exposed here'));
-  const isolated = f.isolated?.trim();
-  out.push(
-    isolated
-      ? found(
-          'isolated cores',
-          'ok',
-          `${isolated}${f.nohzFull?.trim() ? `, nohz_full ${f.nohzFull.trim()}` : ''}: give them as the system's cpus`,
-        )
-      : found('isolated cores', 'info', 'none (isolcpus= and nohz_full= on the kernel command line keep other work off timing cores)'),
-  );
+  out.push(isolatedFinding(f));
   if (f.virtualized)
     out.push(
       found(
@@ -227,6 +229,28 @@ function clockFindings(f: HostFacts): Finding[] {
       ),
     );
   return out;
+}
+
+/** Pin the clock at the counter's rate: on x86-64 rdtsc ticks at the TSC's, and only there are its ticks core cycles. */
+function fixedClockFix(f: HostFacts): string {
+  const at = f.counter.source === 'rdtsc' && f.counter.hz ? `${Math.round(f.counter.hz / 1e6)}MHz` : `${f.minKhz}kHz`;
+  return `cpupower frequency-set -d ${at} -u ${at} (the counter's rate, where the core allows it), and fixed_clock_hz in ngcc-perf.yml`;
+}
+
+/** Isolated cores, and whether the timing core is one of them. */
+function isolatedFinding(f: HostFacts): Finding {
+  const isolated = f.isolated?.trim();
+  if (!isolated)
+    return found('isolated cores', 'info', 'none (isolcpus= and nohz_full= on the kernel command line keep other work off timing cores)');
+  const nohz = f.nohzFull?.trim() ? `, nohz_full ${f.nohzFull.trim()}` : '';
+  if (parseCpuList(isolated).includes(f.counter.cpu))
+    return found('isolated cores', 'ok', `${isolated}${nohz}; the timing core ${f.counter.cpu} is one`);
+  return found(
+    'isolated cores',
+    'warn',
+    `${isolated}${nohz}, but the timing core ${f.counter.cpu} is not one of them`,
+    "time on an isolated core: --cpu, or the system's cpus in ngcc-perf.yml",
+  );
 }
 
 function diskFindings(f: HostFacts): Finding[] {
@@ -245,9 +269,31 @@ function diskFindings(f: HostFacts): Finding[] {
   return out;
 }
 
+/** A clang's coverage runtime: without it `--coverage` does not link, and the ct page says "not counted". */
+function clangCoverageFindings(f: HostFacts): Finding[] {
+  return f.clangCoverage.map(({ compiler, runtime, present, named }) => {
+    const version = /clang-(\d+)/.exec(compiler)?.[1] ?? /\/clang\/(\d+)/.exec(runtime)?.[1];
+    return present
+      ? found(`${compiler} coverage`, 'ok', runtime)
+      : found(
+          `${compiler} coverage`,
+          named ? 'warn' : 'info',
+          `no ${runtime}: the ct check's coverage of ${compiler} builds cannot be counted`,
+          `apt-get install libclang-rt-${version ?? 'N'}-dev`,
+        );
+  });
+}
+
 /** Every check's finding, in the order the doctor prints them. */
 export function readiness(f: HostFacts): Finding[] {
-  return [sandboxFinding(f), ...toolFindings(f), ...counterFinding(f), ...clockFindings(f), ...diskFindings(f)];
+  return [
+    sandboxFinding(f),
+    ...toolFindings(f),
+    ...clangCoverageFindings(f),
+    ...counterFinding(f),
+    ...clockFindings(f),
+    ...diskFindings(f),
+  ];
 }
 
 /** 0 ready, 1 something makes the numbers less trustworthy, 2 something stops a run. */

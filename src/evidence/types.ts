@@ -17,6 +17,11 @@ export interface BuildEntry {
   /** Set by the measure step when a replay disagreed with a trial: the instance is FORGED (kat/status.ts). */
   forged?: Forgery;
   guide_result?: string;
+  /**
+   * Why the guide build is not the one measured, when it fell back: the guide build's first error
+   * line, or `KAT <status>: <detail>` of its KAT. The run's line, the pages and the comment say it.
+   */
+  guide_error?: string;
   /** After a KAT-triggered fallback: the guide build that failed, so a re-run can tell it is unchanged. */
   guide_library_sha256?: string;
   library?: string;

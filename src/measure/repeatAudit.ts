@@ -32,6 +32,8 @@ export interface RepeatAudit {
   outcome: 'agrees' | 'differs' | 'failed';
   detail?: string;
   wall_s: number;
+  /** Audit processes refused for what a loaded host can also cause and run once more, with why: a refusal is never lost. */
+  retried?: Array<{ started_utc: string; wall_s: number; disturbed: string }>;
 }
 
 /** What the audit needs of the operation: its trial request, its complete trials (their pool's signing time) and the budget for signing. */
@@ -95,13 +97,22 @@ export async function repeatedInputAudit(input: AuditInput): Promise<RepeatAudit
     });
   const ratios: number[] = [];
   let wall_s = 0;
+  const retried: NonNullable<RepeatAudit['retried']> = [];
+  const kept = (p: TrialProcess) => {
+    for (const r of p.retried ?? []) {
+      retried.push(r);
+      wall_s += r.wall_s;
+    }
+    wall_s += p.wall_s;
+  };
   let last: Omit<RepeatAudit, 'ratios' | 'wall_s'> | undefined;
   // Each pair: distinct inputs (a pool of one per call) and the trials' 16 repeated ones, side by
   // side in time, in alternating order; another pair only while the gap shows.
   for (let k = 0; k < AUDIT_PAIRS; k++) {
     const pair = k % 2 === 0 ? [await trial(calls), await trial()] : [await trial(), await trial(calls)].reverse();
     const [distinct, repeated] = pair as [TrialProcess, TrialProcess];
-    wall_s += distinct.wall_s + repeated.wall_s;
+    kept(distinct);
+    kept(repeated);
     const [d, r] = [distinct.trials[0]?.per_call_cycles?.median, repeated.trials[0]?.per_call_cycles?.median];
     if (d === undefined || r === undefined) {
       const why = (d === undefined ? distinct : repeated).failure ?? 'no figures';
@@ -114,6 +125,7 @@ export async function repeatedInputAudit(input: AuditInput): Promise<RepeatAudit
         outcome: 'failed',
         detail: `an audit process gave no trial (${why})`,
         wall_s,
+        ...(retried.length > 0 ? { retried } : {}),
       };
     }
     last = { calls, repeated_cycles: r, distinct_cycles: d, ...judgeRepeat(r, d, calls) };
@@ -125,5 +137,5 @@ export async function repeatedInputAudit(input: AuditInput): Promise<RepeatAudit
     last!.outcome === 'differs'
       ? `verify took ${ratio.toFixed(1)}× or more as long per call on ${calls} distinct inputs as on 16 repeated ones, in each of ${ratios.length} pairs of processes (cache effects allow ${REPEAT_GAP}×): it answers repeated inputs from memory`
       : undefined;
-  return { ...last!, ratio, ratios, wall_s, ...(detail ? { detail } : {}) };
+  return { ...last!, ratio, ratios, wall_s, ...(detail ? { detail } : {}), ...(retried.length > 0 ? { retried } : {}) };
 }

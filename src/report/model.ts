@@ -172,12 +172,18 @@ export function loadReportModel(
     }
     return v;
   };
-  for (const c of campaign.candidates) for (const i of c.instances) view(c.id, i.label).security = declaredSecurity(i);
+  // candidate.yml's claim as it stands (none, if it was taken out); build.json's only for instances the campaign does not list.
+  const claimed = new Set<string>();
+  for (const c of campaign.candidates)
+    for (const i of c.instances) {
+      view(c.id, i.label).security = declaredSecurity(i);
+      claimed.add(instanceKey(c.id, i.label));
+    }
   for (const [key, e] of Object.entries(ds.build.instances)) {
     const fromKey = parseInstanceKey(key);
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
-    v.security ??= e.security; // candidate.yml first: the claim as it stands, not as the last build saw it
+    if (!claimed.has(key)) v.security = e.security;
     if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
   }
   const rel = (p: string) => relative(systemDir, p);

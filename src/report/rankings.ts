@@ -67,6 +67,8 @@ export interface RankedRow {
   key: number;
   /** 1 for the group's fastest, per operation. */
   place: Record<string, number>;
+  /** Its place by the order's figure: rows of equal figures share one (1, 1, 3). */
+  rank: number;
 }
 
 /** A level's group: NIST level N, a claimed number of bits, or none declared. */
@@ -117,6 +119,8 @@ function medianOf(rule: RankingRule, inst: InstanceView, op: string): number | s
   const spread = recordSpread(r);
   if (isNoisy(spread)) return `${shownOp(op)} noisy (trials spread ${formatSpread(spread)})`;
   const perCall = deriveStatistics(r.trials).median_trial_cycles;
+  // A trial of no calls (a harness dataset's) gives no figure: never a NaN in a table or a chart.
+  if (!Number.isFinite(perCall) || perCall <= 0) return `${shownOp(op)}: no figure`;
   return rule.unit === 'cycles per byte' ? perCall / (hashMessageBytes(op) ?? 1) : perCall;
 }
 
@@ -164,13 +168,14 @@ function rankCategory(rule: RankingRule, candidates: readonly CandidateView[]): 
       }
       const group = groups.get(g.title) ?? { title: g.title, tag: g.tag, order: g.order, ranked: [] };
       groups.set(g.title, group);
-      group.ranked.push({ candidate, inst, medians: got, key: rule.keyOf(got), place: {} });
+      group.ranked.push({ candidate, inst, medians: got, key: rule.keyOf(got), place: {}, rank: 0 });
     }
   }
   const ordered = [...groups.values()].sort((a, b) => a.order - b.order);
   for (const g of ordered) {
     g.ranked.sort((a, b) => a.key - b.key || a.candidate.id.localeCompare(b.candidate.id) || a.inst.label.localeCompare(b.inst.label));
     placeRows(rule, g.ranked);
+    for (const r of g.ranked) r.rank = g.ranked.findIndex((x) => x.key === r.key) + 1;
   }
   return { rule, groups: ordered.map(({ order: _order, ...g }) => g), unranked };
 }

@@ -23,6 +23,7 @@ import { callsPerOperation, hashShares } from '../profile.js';
 import { figureNotes, isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import {
+  fellBackWhy,
   inInstanceOrder,
   instanceSizes,
   notMeasuredReason,
@@ -199,8 +200,18 @@ function katSource(c: CandidateView): RootContent {
     ` were recorded by the harness on ${days} from its own output (`,
     code('kat-manifest'),
     '), not from submitted vectors: they show that a library still gives what it gave then, not that it gives the scheme’s answers.',
-    ...(recorded.length < c.instances.length ? [' The others’ are the submitted vectors’.'] : []),
+    ...(recorded.length < c.instances.length ? [' The other instances’ lines, where they have one, are of submitted vectors.'] : []),
   );
+}
+
+/** "⚠ `x` was measured with the harness defaults: its guide build failed (…)", one per instance that fell back. */
+function fellBackNotes(c: CandidateView): RootContent[] {
+  return c.instances.flatMap((i) => {
+    const why = fellBackWhy(i);
+    return why
+      ? [para('⚠ ', code(i.label), ` was measured with the harness defaults, not the guide’s flags: its guide build failed (${why}).`)]
+      : [];
+  });
 }
 
 const kat: CandidateSection = (model, c) => {
@@ -217,6 +228,7 @@ const kat: CandidateSection = (model, c) => {
       ]),
     ),
     ...notes.map((n) => para(n)),
+    ...fellBackNotes(c),
     ...heldToLines(model, c),
   ];
 };

@@ -101,3 +101,11 @@ export function surveyEvidence(i: InstanceSurvey): string {
   if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(', ')}`);
   return parts.join('; ');
 }
+
+/** Why an instance was measured with the harness defaults instead of the guide's flags, when it was. */
+export function fellBackWhy(inst: InstanceView): string | undefined {
+  const b = inst.build;
+  // The fallback built (else the instance is a BUILDFAIL, said as such): only then was it measured so.
+  if (b?.flags !== 'harness-default' || !b.guide_result || b.kat === 'BUILDFAIL') return undefined;
+  return b.guide_error ?? b.guide_result;
+}

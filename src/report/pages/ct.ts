@@ -213,10 +213,29 @@ function buildMatrix(checked: InstanceView[]): RootContent[] {
         f.kind,
         code(f.function),
         siteCell(f),
-        ...builds.map((b, i) => (b === undefined ? 'not checked' : cells[i]!.length > 0 ? cells[i]!.join(', ') : MISSING)),
+        ...builds.map((b, i) =>
+          b === undefined
+            ? 'not checked'
+            : 'failure' in b && b.failure
+              ? 'not built'
+              : cells[i]!.length > 0
+                ? cells[i]!.join(', ')
+                : MISSING,
+        ),
+        // A branch the compiler made is a leak all the same: the note says so wherever the site shows.
+        f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : '',
       ]);
   }
+  const unbuilt = withBuilds.flatMap((inst) => inst.ct!.builds!.filter((b) => b.failure).map((b) => `${inst.label} ${b.name}`));
+  const all = withBuilds.reduce((n, inst) => n + inst.ct!.builds!.length + 1, 0);
   return [
+    ...(unbuilt.length > 0
+      ? [
+          para(
+            `⚠ ${unbuilt.length} of ${all} ct builds failed to build, so nothing was checked in them: ${unbuilt.join(', ')} (each one's error below).`,
+          ),
+        ]
+      : []),
     para(
       'Every build checked: the measured one, and the others the campaign’s ',
       code('ct.variants'),
@@ -228,7 +247,7 @@ function buildMatrix(checked: InstanceView[]): RootContent[] {
     ...(siteRows.length > 0
       ? [
           para('Each unsuppressed site by build: the operations that reached it (— none there):'),
-          table(['instance', 'kind', 'function', 'site', 'measured', ...others], siteRows),
+          table(['instance', 'kind', 'function', 'site', 'measured', ...others, 'note'], siteRows),
         ]
       : [para('No unsuppressed site in any build.')]),
   ];

@@ -14,8 +14,8 @@ const opHeader = (rule: RankingRule, op: string): string => (rule.unit === 'cycl
 
 function groupTable(model: ReportModel, rule: RankingRule, group: LevelGroup): RootContent[] {
   const sumColumn = rule.ops.length > 1 && rule.type !== 'hash';
-  const rows = group.ranked.map((row, i): Cell[] => [
-    String(i + 1),
+  const rows = group.ranked.map((row): Cell[] => [
+    String(row.rank),
     [link(candidatePageLink(row.candidate.id, model.system), row.candidate.id)],
     code(row.inst.label),
     claimShown(row.inst.security),

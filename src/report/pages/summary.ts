@@ -13,7 +13,16 @@ import type { InstanceView, ReportModel } from '../types.js';
 import { anyCt, CT_NOTE_MEANING, ctNote } from './ct.js';
 import { hashSummarySections } from './hashTables.js';
 import { keyExchangeSummary } from './kexTables.js';
-import { allInstances, candidatePageLink, notMeasuredReason, provenanceOf, sizeCell, unreadableCell, unreadableFile } from './cells.js';
+import {
+  allInstances,
+  candidatePageLink,
+  fellBackWhy,
+  notMeasuredReason,
+  provenanceOf,
+  sizeCell,
+  unreadableCell,
+  unreadableFile,
+} from './cells.js';
 
 /** One system's summary: every candidate's cycles and sizes, by category. */
 type SummarySection = Section<[ReportModel]>;
@@ -88,6 +97,8 @@ const categories: SummarySection = (model) => {
         const flagged = kat !== 'PASS';
         const detail = inst.build?.forged ? forgeryShown(inst.build.forged) : inst.build?.kat_detail;
         if (flagged) warn.push(`${c.id} ${inst.label}: ${kat}${detail ? ` — ${detail}` : ''}`);
+        const fell = fellBackWhy(inst);
+        if (fell) warn.push(`${c.id} ${inst.label}: measured with the harness defaults, its guide build failed (${fell})`);
         const measured = ops.some((op) => inst.records[op] || unreadableFile(inst, 'timing', op));
         const name: Cell = [link(candidatePageLink(c.id, sys), c.id)];
         const cells = measured ? ops.map((op) => cyclesCell(inst, op)) : [notMeasuredReason(inst), ...ops.slice(1).map(() => '—')];

@@ -116,8 +116,10 @@ describe('a trial whose canary ran beyond the host reference', () => {
     expect(r!.status).toBe('complete');
     expect(r!.disturbed_retries).toBe(2);
     expect(r!.trials).toHaveLength(2);
+    // Every trial's canary is far above the fast host's reference, so every trial is disturbed. A busy
+    // host can make the off-CPU rule, which is judged first, name a trial before the canary does.
     for (const t of r!.trials) {
-      expect(t.disturbed).toMatch(/^the host ran slower: canary \d+\.\d\d× its reference$/);
+      expect(t.disturbed).toMatch(/^(the host ran slower: canary \d+\.\d\d× its reference|off the CPU .*)$/);
       expect(trialCanary(t.canary_cycles)).toBeGreaterThan(CANARY_MARGIN * 1000);
     }
   }, 120_000);

@@ -1,6 +1,6 @@
 // A week of real nights of the example campaign on this host (docs/benchmarks.md, the night rule):
 // the campaign is measured anew each night (`run --force --phases build,kat,measure`), each night's
-// evidence folder kept, and the night rule (src/compare/nights.ts through src/report/history.ts)
+// evidence folder kept, and the night rule (src/compare/nights.ts through src/trend/history.ts)
 // judges every night as it came: what "Since last night" claims, how the host moved, and at the end
 // the change points of the whole week.
 //   npm run build && node bench/nights-week.mjs [NIGHTS] [--slow-from N] [--spin ITERATIONS] [--pair] [--keep DIR] [--judge DIR]
@@ -94,7 +94,7 @@ for (let n = 1; n <= (values.judge ? 0 : nights); n++) {
 
 const bundle = join(work, 'history.mjs');
 await build({
-  entryPoints: [join(root, 'src/report/history.ts')],
+  entryPoints: [join(root, 'src/trend/history.ts')],
   bundle: true,
   format: 'esm',
   platform: 'node',

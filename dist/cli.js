@@ -11506,7 +11506,7 @@ function lockSystem(systemDir) {
   throw new InputError(systemDir, "", "could not take the evidence lock");
 }
 
-// src/report/format.ts
+// src/text/format.ts
 var MISSING = "\u2014";
 function decompose(x) {
   const view = new DataView(new ArrayBuffer(8));
@@ -11661,6 +11661,11 @@ function formatCount(trials, iters) {
 }
 function formatN(n) {
   return `(n=${n})`;
+}
+var plural = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
+function signedPct(pct) {
+  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
 }
 
 // src/campaign/measure.ts
@@ -12101,6 +12106,10 @@ function deriveStatistics(trials) {
       q3: median(withCalls.map((t) => t.per_call_cycles.q3))
     } : null
   };
+}
+function recordSpread(r) {
+  if (!r.trials || r.trials.length < 2) return void 0;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
 }
 
 // src/measure/precision.ts
@@ -33774,7 +33783,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural(n) {
+function plural2(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -33813,7 +33822,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches2 < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches2}`,
+          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches2}`,
           input: items,
           continue: true
         });
@@ -33821,7 +33830,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches2 > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -40604,26 +40613,6 @@ function pairedMdePct(logRatios, alpha) {
   return (Math.exp(t * sd / Math.sqrt(n * SIGNED_RANK_EFFICIENCY)) - 1) * 100;
 }
 
-// src/compare/cells.ts
-var plural2 = (n, one2, many = `${one2}s`) => `${n} ${n === 1 ? one2 : many}`;
-function signedPct(pct) {
-  if (pct === void 0 || !Number.isFinite(pct)) return MISSING;
-  return `${pct > 0 ? "+" : ""}${pyFixed(pct, 1)}%`;
-}
-var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
-var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
-var firstLine2 = (s) => {
-  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
-  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
-};
-var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
-function spreadText(s) {
-  if (!s) return MISSING;
-  const x = sideSpread(s);
-  const d = disturbedTrials(s);
-  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
-}
-
 // src/ct/findings.ts
 var siteOf = (f) => `${f.kind} ${f.function} ${f.file ?? "?"}:${f.line ?? "?"}`;
 var flaggedOperations = (ct2) => Object.entries(ct2.operations).filter(([, o]) => o.status === "flagged").map(([op]) => op);
@@ -40809,7 +40798,7 @@ function pairedEvidence(base, head, alpha) {
   const ratios = [];
   for (let i = 0; i < n; i++) if (undisturbed(base, i) && undisturbed(head, i)) ratios.push(head.trial_cycles[i] / base.trial_cycles[i]);
   const left = n - ratios.length;
-  const leftOut = left > 0 ? `; ${plural2(left, "pair")} with a trial off the CPU left out` : "";
+  const leftOut = left > 0 ? `; ${plural(left, "pair")} with a trial off the CPU left out` : "";
   if (ratios.length < 2) return void 0;
   const [q1, q3] = [quantile(ratios, 0.25), quantile(ratios, 0.75)];
   const delta_pct = (median(ratios) - 1) * 100;
@@ -41124,7 +41113,7 @@ async function stoppable(work, say = (line) => process.stderr.write(`${process.s
   }
 }
 
-// src/report/history.ts
+// src/trend/history.ts
 import { existsSync as existsSync34 } from "node:fs";
 import { isAbsolute as isAbsolute7, relative as relative16 } from "node:path";
 
@@ -41359,6 +41348,676 @@ function readPairedVerdict(systemDir, candidate, label, operation, recordStarted
     return void 0;
   }
 }
+
+// src/trend/history.ts
+var TrendsUnavailable = class extends Error {
+};
+function loadTrends(systemDir, system2, history2, opts = {}) {
+  const current = readNight({ dir: systemDir, ...opts.currentLink ? { link: opts.currentLink } : {} });
+  if (typeof current === "string") throw new TrendsUnavailable(`${systemDir}: ${current}`);
+  const now = Date.parse(current.night.started_utc);
+  const skipped = [];
+  const loaded = [];
+  for (const input2 of history2) {
+    const shown4 = input2.shown ?? input2.dir;
+    const read3 = readNight(input2);
+    if (typeof read3 === "string") skipped.push({ folder: shown4, reason: read3 });
+    else if (Date.parse(read3.night.started_utc) >= now)
+      skipped.push({
+        folder: shown4,
+        reason: read3.night.started_utc === current.night.started_utc ? `the same run as these pages (${read3.night.started_utc})` : `not older than these pages' run (${read3.night.started_utc} \u2265 ${current.night.started_utc})`
+      });
+    else if (loaded.some((l) => l.night.started_utc === read3.night.started_utc))
+      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read3.night.started_utc})` });
+    else loaded.push(read3);
+  }
+  loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
+  loaded.push(current);
+  const nights2 = loaded.map((l) => l.night);
+  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
+  const series = seriesOf(loaded);
+  const judged = judgeNights(
+    series.map((s) => rowNightsOf(s, nights2)),
+    thresholdPct
+  );
+  const paired = pairedVerdicts(loaded, series);
+  overrideByPairs(judged, series, nights2, paired, thresholdPct);
+  if (opts.changePoints !== false)
+    for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
+  const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
+  for (const s of series) {
+    s.falseCalls = falseCalls(s, nights2, verdicts2);
+    s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
+    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
+  }
+  const move = judged.hostShifts.at(-1);
+  return {
+    nights: nights2,
+    skipped,
+    series,
+    sinceLastNight: sinceLastNight(series, nights2, judged.lastNight, paired),
+    hostLevels: judged.hostLevels.map((l) => l === void 0 ? void 0 : (Math.exp(l) - 1) * 100),
+    ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
+    noise: judged.noise,
+    detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct),
+    canary: canaryLevels(loaded)
+  };
+}
+function canaryLevels(nights2) {
+  const ids = nights2.map(({ ds }) => new Set(ds.records.map(({ record: record2 }) => measurementId(record2))));
+  const levels = nights2.map(({ ds }, n) => {
+    const fresh = ds.records.filter(({ record: record2 }) => Array.isArray(record2?.trials) && (n === 0 || !ids[n - 1].has(measurementId(record2))));
+    const present = fresh.flatMap(({ record: record2 }) => record2.trials.map((t) => trialCanary(t.canary_cycles))).filter((c) => c !== void 0);
+    const machines = fresh.map(({ record: record2 }) => machineOf(record2));
+    return present.length > 0 ? { level: median(present), machine: mostCommon(machines) } : void 0;
+  });
+  return levels.map((l) => {
+    if (!l) return void 0;
+    const typical = median(levels.flatMap((o) => o && o.machine === l.machine ? [o.level] : []));
+    return { ratio: l.level / typical, slow: l.level >= NIGHT_CANARY_MARGIN * typical };
+  });
+}
+var mostCommon = (xs) => {
+  const counts = /* @__PURE__ */ new Map();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "";
+};
+var buildOf = (p, night) => `${p.build_key ?? ""}|${p.machine}|${night.harness_version ?? ""}`;
+function rowNightsOf(s, nights2) {
+  return {
+    key: rowKey(s),
+    nights: s.points.map((p, n) => p ? { median: p.cycles, perCall: p.perCall, build: buildOf(p, nights2[n]) } : void 0)
+  };
+}
+function sinceLastNight(series, nights2, last, paired) {
+  const n = nights2.length - 1;
+  return series.flatMap((s) => {
+    const v = last.get(rowKey(s));
+    if (!v || v.verdict !== "regression" && v.verdict !== "improvement") return [];
+    const between2 = causesBetween(s, n - 1, n, nights2);
+    const pair3 = paired.get(rowKey(s))?.get(n);
+    const byPairs = pair3 !== void 0 && (pair3.verdict === "regression" || pair3.verdict === "improvement");
+    const { detail } = between2;
+    const causes = byPairs ? ["submission"] : between2.causes;
+    let against = 0;
+    for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k], nights2[k]) === buildOf(s.points[n - 1], nights2[n - 1]); k--)
+      against++;
+    return [
+      {
+        candidate: s.candidate,
+        label: s.label,
+        operation: s.operation,
+        verdict: v.verdict,
+        delta_pct: v.step.delta_pct,
+        against_nights: against,
+        causes,
+        detail,
+        ...byPairs ? { paired: { pairs: pair3.pairs, against_commit: pair3.against_commit } } : {}
+      }
+    ];
+  });
+}
+function pairedVerdicts(nights2, series) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [n, { dir, ds }] of nights2.entries()) {
+    const started = new Map(ds.records.map(({ record: record2 }) => [rowKey(record2), record2?.started_utc]));
+    for (const s of series) {
+      const recordStarted = started.get(rowKey(s));
+      if (typeof recordStarted !== "string") continue;
+      const verdict = readPairedVerdict(dir, s.candidate, s.label, s.operation, recordStarted);
+      if (!verdict) continue;
+      const row2 = out.get(rowKey(s)) ?? /* @__PURE__ */ new Map();
+      row2.set(n, verdict);
+      out.set(rowKey(s), row2);
+    }
+  }
+  return out;
+}
+function overrideByPairs(judged, series, nights2, paired, thresholdPct) {
+  const changes = /* @__PURE__ */ new Set(["regression", "improvement"]);
+  const decisive = (p) => changes.has(p.verdict) || p.verdict === "unchanged" && p.mde_pct !== void 0 && p.mde_pct <= thresholdPct;
+  for (const s of series) {
+    const row2 = paired.get(rowKey(s));
+    if (!row2) continue;
+    const holding = (n) => {
+      const p = row2.get(n);
+      const [before, after] = [s.points[n - 1], s.points[n]];
+      if (!p || !decisive(p) || !before || !after || before.build_key === after.build_key) return void 0;
+      if (changes.has(p.verdict)) return p;
+      const { causes } = causesBetween(s, n - 1, n, nights2);
+      return causes.length === 1 && causes[0] === "submission" ? p : void 0;
+    };
+    const steps = judged.steps.get(rowKey(s));
+    if (steps)
+      judged.steps.set(
+        rowKey(s),
+        steps.filter((step2) => {
+          const p = holding(step2.index);
+          return !p || changes.has(p.verdict);
+        })
+      );
+    const lastIndex = nights2.length - 1;
+    const pair3 = holding(lastIndex);
+    if (!pair3) continue;
+    const verdict = changes.has(pair3.verdict) ? pair3.verdict : "within noise";
+    const last = judged.lastNight.get(rowKey(s));
+    const delta_pct = pair3.delta_pct ?? last?.step.delta_pct ?? 0;
+    const step = last?.step ?? { delta_pct, z: 0, detectable_pct: pair3.mde_pct ?? thresholdPct };
+    judged.lastNight.set(rowKey(s), { verdict, step: { ...step, delta_pct }, changed: true });
+  }
+}
+function readNight(input2) {
+  const paths = evidencePaths(input2.dir);
+  if (!existsSync34(input2.dir)) return "no such folder";
+  if (!existsSync34(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
+  let ds;
+  try {
+    ds = loadDataset(input2.dir);
+  } catch (e) {
+    return `unreadable: ${errorMessage(e)}`;
+  }
+  const inFolder = (p) => isAbsolute7(p) ? relative16(input2.dir, p) : p;
+  const unreadable = [
+    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
+    ...ds.records.filter(({ record: record2 }) => !isRecord(record2)).map(({ path }) => ({ path: inFolder(path), problem: "not a timing record" }))
+  ];
+  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0].path}`;
+  const c = ds.campaign ?? {};
+  if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
+  const last = c.last_run ?? {};
+  const started = typeof last.started_utc === "string" ? last.started_utc : c.ended_utc;
+  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no time for its run";
+  const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
+  const night = {
+    started_utc: started,
+    ..."campaign_commit" in last ? { commit: last.campaign_commit ?? null } : {},
+    ...last.campaign_changed === true ? { changed: true } : {},
+    ...typeof harness === "string" ? { harness_version: harness } : {},
+    ...input2.link ? { link: input2.link } : {}
+  };
+  return { night, dir: input2.dir, ds };
+}
+var isRecord = (r) => typeof r === "object" && r !== null && ["candidate", "label", "operation"].every((k) => typeof r[k] === "string");
+function machineOf(r) {
+  const e = r.environment ?? {};
+  return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
+}
+function figureOf(r, buildKey2) {
+  if (r.status === "failed" || !Array.isArray(r.trials) || r.trials.length === 0) return void 0;
+  const perCall2 = r.trials.map((t) => t.cycles / t.measurements);
+  if (!perCall2.every((x) => Number.isFinite(x) && x > 0)) return void 0;
+  const e = r.environment;
+  const spread = recordSpread(r);
+  return {
+    cycles: medianTrial(perCall2),
+    perCall: perCall2,
+    ...spread !== void 0 ? { spread } : {},
+    ...buildKey2 ? { build_key: buildKey2 } : {},
+    machine: machineOf(r),
+    ...typeof e?.counter_hz === "number" ? { counter_hz: e.counter_hz } : {}
+  };
+}
+function seriesOf(nights2) {
+  const byKey = /* @__PURE__ */ new Map();
+  for (const [n, { ds }] of nights2.entries())
+    for (const { record: record2 } of ds.records) {
+      if (typeof record2 !== "object" || record2 === null || typeof record2.candidate !== "string" || typeof record2.operation !== "string")
+        continue;
+      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation: record2.operation });
+      let entry = byKey.get(key);
+      if (!entry) {
+        const points = nights2.map(() => void 0);
+        const series = {
+          candidate: record2.candidate,
+          label: record2.label,
+          operation: record2.operation,
+          points,
+          changes: [],
+          falseCalls: [],
+          excursions: 0,
+          unstable: false
+        };
+        entry = { series, ids: nights2.map(() => void 0) };
+        byKey.set(key, entry);
+      }
+      const id = measurementId(record2);
+      entry.ids[n] = id;
+      if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
+      const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
+      const figure2 = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
+      if (figure2) entry.series.points[n] = figure2;
+    }
+  return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
+}
+function attributedChanges(s, nights2, found2, last) {
+  const lastIndex = nights2.length - 1;
+  const called = last && (last.verdict === "regression" || last.verdict === "improvement");
+  const steps = found2.flatMap(
+    (step) => step.index !== lastIndex ? [step] : called ? [{ ...step, delta_pct: last.step.delta_pct, z: last.step.z }] : []
+  );
+  return steps.flatMap((step) => {
+    let before = step.index - 1;
+    while (before >= 0 && s.points[before] === void 0) before--;
+    if (before < 0) return [];
+    const found3 = causesBetween(s, before, step.index, nights2);
+    const causes = step.known ? found3.causes : found3.causes.filter((c) => c !== "submission");
+    return [
+      {
+        night: step.index,
+        delta_pct: step.delta_pct,
+        z: step.z,
+        p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
+        known: step.known,
+        causes: causes.length > 0 ? causes : ["unknown"],
+        detail: found3.detail
+      }
+    ];
+  });
+}
+var COUNTER_RATE_CHANGE = 5e-3;
+var short = (v) => v ? v.slice(0, 12) : "none";
+function causesBetween(s, from, to, nights2) {
+  const before = s.points[from];
+  const after = s.points[to];
+  const causes = [];
+  const details = [];
+  const hb = nights2[from].harness_version;
+  const ha = nights2[to].harness_version;
+  const rb = before.counter_hz;
+  const ra = after.counter_hz;
+  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
+  const machine = before.machine !== after.machine || rateMoved;
+  if (before.build_key !== after.build_key) {
+    if (hb === ha && before.machine === after.machine) causes.push("submission");
+    details.push(`build key ${short(before.build_key)} \u2192 ${short(after.build_key)}`);
+  }
+  if (hb !== ha) {
+    causes.push("harness");
+    details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
+  }
+  if (machine) {
+    causes.push("machine");
+    details.push(
+      rateMoved && before.machine === after.machine ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)"
+    );
+  }
+  if (causes.length === 0) causes.push("unknown");
+  return { causes, detail: details.join("; ") };
+}
+function unchanged(a, b, na, nb) {
+  return !!a && !!b && a.build_key === b.build_key && a.machine === b.machine && na.harness_version === nb.harness_version;
+}
+function falseCalls(s, nights2, verdicts2) {
+  const calls = [];
+  for (let n = 1; n < nights2.length; n++) {
+    if (!unchanged(s.points[n - 1], s.points[n], nights2[n - 1], nights2[n])) continue;
+    const row2 = verdicts2(n).get(rowKey(s));
+    if (row2 && (row2.verdict === "regression" || row2.verdict === "improvement")) calls.push(n);
+  }
+  return calls;
+}
+function excursions(calls, verdicts2, key) {
+  let count = 0;
+  for (let i = 0; i < calls.length; i++) {
+    count++;
+    const next = calls[i + 1];
+    if (next === calls[i] + 1 && verdicts2(next).get(key)?.verdict !== verdicts2(calls[i]).get(key)?.verdict) i++;
+  }
+  return count;
+}
+function verdictsBetween(nights2, system2, thresholdPct, skipped) {
+  const cache = /* @__PURE__ */ new Map();
+  const dirs = nights2.map((l) => l.dir);
+  return (n) => {
+    let rows = cache.get(n);
+    if (!rows) {
+      try {
+        const report2 = compareEvidence({
+          baseDir: "",
+          headDir: "",
+          system: system2,
+          thresholdPct,
+          systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
+        });
+        rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
+      } catch (e) {
+        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
+        rows = /* @__PURE__ */ new Map();
+      }
+      cache.set(n, rows);
+    }
+    return rows;
+  };
+}
+
+// src/report/model.ts
+import { existsSync as existsSync35, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
+import { basename as basename12, dirname as dirname10, join as join37, relative as relative17 } from "node:path";
+
+// src/measure/iccsBaseline.ts
+var ICCS_HELPERS = [
+  { helper: "sm3hash", bits: [256] },
+  { helper: "pseudohash", bits: [512, 768, 1024] },
+  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
+];
+var iccsLabel = (helper, bits) => `${helper}-${bits}`;
+var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
+var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
+
+// src/report/kexModel.ts
+var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
+function kexFigures(inst) {
+  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
+  const recordSizes = record2?.sizes ?? {};
+  const recordKex = record2?.kex ?? {};
+  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
+  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
+  const messages = [];
+  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
+  return {
+    passes,
+    messages,
+    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
+    pk: num2(sizes2.pk_bytes),
+    sk: num2(sizes2.sk_bytes),
+    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
+  };
+}
+function kexPassesOf(instances) {
+  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
+  if (known.length > 0) return Math.max(...known);
+  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
+  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
+}
+
+// src/report/environment.ts
+var NOT_RECORDED = "not recorded";
+function measuredEnvironment(campaign, recordEnvironment) {
+  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
+}
+var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
+function archName(env) {
+  const arch2 = str(env.architecture);
+  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
+  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
+  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
+}
+function measuredCpu(campaign, env) {
+  const shardCpus = campaign.shard_cpus;
+  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
+  const fromEnv = env.cpu_number;
+  return typeof fromEnv === "number" ? fromEnv : void 0;
+}
+function clockDescription(env) {
+  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
+  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
+  const gov = str(env.cpufreq_governor);
+  const parts = [];
+  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
+    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
+  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
+  else if (gov) parts.push(`governor ${gov}`);
+  else parts.push("frequency not recorded (no cpufreq)");
+  const noTurbo = str(env.intel_pstate_no_turbo);
+  const boost = str(env.cpufreq_boost);
+  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
+  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
+  const smt = str(env.smt_control);
+  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
+  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
+}
+function counterRate(records, fixedClockHz) {
+  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
+  if (rates.length === 0) return void 0;
+  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
+  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
+  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
+  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
+}
+var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
+function toolDescription(campaign, env, from) {
+  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
+  const versions2 = distinct(recorded);
+  const missing = recorded.filter((v) => v === void 0).length;
+  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
+  const tool = str(campaign.tool) ?? (versions2.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
+  if (!tool) return void 0;
+  const version2 = versions2.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions2.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
+  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
+}
+var pair = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
+var utc2 = (v) => str(v)?.slice(0, 19);
+function environmentRows(campaign, env, from) {
+  const cpu = measuredCpu(campaign, env);
+  const rows = [
+    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
+  ];
+  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
+  rows.push(["clock", clockDescription(env)]);
+  const rate = counterRate(from.records, campaign.fixed_clock_hz);
+  if (rate) rows.push(["counter rate", rate]);
+  const kib = Number(env.memory_total_kib);
+  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
+  rows.push(["OS / kernel", pair(env.os, env.kernel)]);
+  rows.push(["compiler / build tool", pair(env.compiler, env.cmake)]);
+  rows.push(["campaign start / end (UTC)", pair(utc2(campaign.started_utc), utc2(campaign.ended_utc))]);
+  const counter = str(campaign.counter_source);
+  if (counter) rows.push(["cycle counter", counter]);
+  const tool = toolDescription(campaign, env, from);
+  if (tool) rows.push(["measured with", tool]);
+  return rows;
+}
+
+// src/report/model.ts
+function katLogHeader(systemDir, path) {
+  if (!path || !existsSync35(join37(systemDir, path))) return {};
+  const header = {};
+  for (const line of readFileSync22(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+    const m = /^(\w+)\s+= (.*)$/.exec(line);
+    if (m) header[m[1]] = m[2];
+  }
+  return header;
+}
+function inferType(id, ops, logType) {
+  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
+  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
+  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
+  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
+  return "kem";
+}
+var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
+function operationOf(record2) {
+  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
+}
+function unreadableKind(paths, id, label, path) {
+  if (path === paths.survey(id, label)) return { kind: "survey" };
+  for (const op of EVERY_OPERATION) {
+    if (path === paths.record(id, label, op)) return { kind: "timing", op };
+    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
+    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
+  }
+  return void 0;
+}
+function readSurveys(systemDir) {
+  const surveys = /* @__PURE__ */ new Map();
+  const surveyDir = evidencePaths(systemDir).surveyDir;
+  if (!existsSync35(surveyDir)) return surveys;
+  for (const id of readdirSync13(surveyDir).sort())
+    surveys.set(
+      id,
+      readdirSync13(join37(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+        try {
+          return [readJson(join37(surveyDir, id, f))];
+        } catch {
+          return [];
+        }
+      }).filter((s) => s.verdict !== void 0)
+    );
+  return surveys;
+}
+function trendsOf(systemDir, system2, history2) {
+  try {
+    return { trends: loadTrends(systemDir, system2, history2.nights, { currentLink: history2.link, thresholdPct: history2.thresholdPct }) };
+  } catch (e) {
+    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
+    throw e;
+  }
+}
+function systemsIn(dataDir) {
+  const found2 = [];
+  for (const name of existsSync35(dataDir) ? readdirSync13(dataDir).sort() : []) {
+    const paths = evidencePaths(join37(dataDir, name));
+    if (!existsSync35(paths.campaign)) continue;
+    try {
+      const campaign = readJson(paths.campaign);
+      const build2 = existsSync35(paths.build) ? readJson(paths.build) : { instances: {} };
+      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
+      found2.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
+    } catch {
+    }
+  }
+  return found2;
+}
+function systemsOf(systemDir, self) {
+  const others = systemsIn(dirname10(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
+  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
+}
+function validationBeyond(systemDir, ds, unreadable) {
+  if (unreadable.some((u) => u.path === BUILD_FILE)) return [];
+  return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
+}
+function loadReportModel(systemDir, campaignDir, history2) {
+  const ds = loadDataset(systemDir);
+  const paths = evidencePaths(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
+  const byKey = /* @__PURE__ */ new Map();
+  const order = [];
+  const view = (id, label) => {
+    const key = instanceKey(id, label);
+    let v = byKey.get(key);
+    if (!v) {
+      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
+      if (existsSync35(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
+      byKey.set(key, v);
+      order.push(key);
+    }
+    return v;
+  };
+  const claimed = /* @__PURE__ */ new Set();
+  for (const c of campaign.candidates)
+    for (const i of c.instances) {
+      view(c.id, i.label).security = declaredSecurity(i);
+      claimed.add(instanceKey(c.id, i.label));
+    }
+  for (const [key, e] of Object.entries(ds.build.instances)) {
+    const fromKey = parseInstanceKey(key);
+    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
+    v.build = e;
+    if (!claimed.has(key)) v.security = e.security;
+    if (e.kat_log && existsSync35(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+  }
+  const rel = (p) => relative17(systemDir, p);
+  const figuresOf = (v) => !v.build?.forged;
+  for (const { path, record: record2 } of ds.records) {
+    const v = view(record2.candidate, record2.label);
+    const op = operationOf(record2);
+    if (figuresOf(v)) v.records[op] = record2;
+    v.recordFiles.push({ op, path: rel(path) });
+  }
+  for (const { path, memory } of ds.memory) {
+    const v = view(memory.candidate, memory.label);
+    if (figuresOf(v)) v.memory[memory.operation] = memory;
+    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
+  }
+  for (const { path, profile: profile2 } of ds.profiles) {
+    const v = view(profile2.candidate, profile2.label);
+    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
+    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
+  }
+  const ct2 = readCtEvidence(systemDir);
+  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
+  for (const u of ds.unreadable) {
+    const key = instanceOfPath(rel(u.path));
+    if (!key) continue;
+    const { candidate, label } = parseInstanceKey(key);
+    const kind = unreadableKind(paths, candidate, label, u.path);
+    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
+  }
+  for (const u of ct2.unreadable) {
+    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
+    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
+  }
+  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
+  const views = ids.map((id) => {
+    const spec = campaign.candidates.find((c) => c.id === id);
+    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
+    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
+    const type = spec?.type ?? inferType(id, ops, header.type);
+    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
+    return {
+      id,
+      algorithm: spec?.algorithm ?? header.algorithm ?? id,
+      type,
+      api,
+      page: spec?.page,
+      instances,
+      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
+    };
+  });
+  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
+  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
+  const root3 = campaignDir ?? "";
+  const calibration = readCalibration(systemDir);
+  const unreadable = [
+    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
+    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
+  ];
+  return {
+    toolVersion: toolVersion(),
+    system: system2,
+    systemDir,
+    campaign: ds.campaign ?? {},
+    environment: environment2,
+    candidates: candidates2,
+    ...iccsBaseline ? { iccsBaseline } : {},
+    katIssues: campaignDir ? readKatIssues(join37(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join37(root3, "symmetric_survey.csv")) : [],
+    surveys: readSurveys(systemDir),
+    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
+    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
+    unreadable,
+    validation: validationBeyond(systemDir, ds, unreadable),
+    ...calibration.calibration ? { calibration: calibration.calibration } : {},
+    ...history2 ? trendsOf(systemDir, system2, history2) : {}
+  };
+}
+
+// src/compare/failOn.ts
+var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
+function parseFailOn(v, where) {
+  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const x of list3)
+    if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
+  return new Set(list3);
+}
+function failReasons(report2, failOn) {
+  const n = report2.counts;
+  return [
+    failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
+    failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
+    failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
+    failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
+    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
+    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : "",
+    failOn.has("ct") && campaignUnbuilt(report2) > 0 ? `${campaignUnbuilt(report2)} ct build(s) of the campaign's own compiler and flag set failed to build` : ""
+  ].filter(Boolean);
+}
+var campaignUnbuilt = (report2) => (report2.ct_build_failures ?? []).filter((f) => f.campaign_build).length;
+var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
 
 // node_modules/micromark-util-character/index.js
 var asciiAlpha = regexCheck(/[A-Za-z]/);
@@ -42429,7 +43088,7 @@ function check2(tokens, before, after) {
     runs.push(run);
     index = end;
   }
-  pair(runs, wrong);
+  pair2(runs, wrong);
   index = -1;
   while (++index < tokens.length) {
     const involved = wrong.get(tokens[index]);
@@ -42474,7 +43133,7 @@ function improve(items, chosen, mistake, before, after) {
     }
   }
 }
-function pair(runs, wrong) {
+function pair2(runs, wrong) {
   const openersByMarker = /* @__PURE__ */ new Map();
   for (const closer of runs) {
     const marker = closer.tokens[0].value.charAt(0);
@@ -43412,7 +44071,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join37 = [joinDefaults];
+var join38 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -46026,7 +46685,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join37],
+    join: [...join38],
     options: {},
     safe: safeBound,
     stack: [],
@@ -46279,7 +46938,7 @@ function gfmToMarkdown(options) {
   };
 }
 
-// src/report/md.ts
+// src/text/md.ts
 var inline = (c) => typeof c === "string" ? { type: "text", value: c } : c;
 var text2 = (value) => ({ type: "text", value });
 var code4 = (value) => ({ type: "inlineCode", value });
@@ -46318,1035 +46977,25 @@ function serialize3(tree) {
   return toMarkdown(tree, { extensions: [gfmToMarkdown({ tablePipeAlign: false })], bullet: "-", fences: true, rule: "-" });
 }
 
-// src/report/spread.ts
-function recordSpread(r) {
-  if (!r.trials || r.trials.length < 2) return void 0;
-  return trialSpread(deriveStatistics(r.trials), r.trials.length);
-}
-function figureMarks(r) {
-  const refused = refusedMark(refusedTrials(r.processes).length);
-  const apart = medianApart(r);
-  return `${refused ? ` ${refused}` : ""}${partialStop(r) !== void 0 ? ` ${PARTIAL_MARK}` : ""}${apart !== void 0 ? ` ${medianMark(apart)}` : ""}`;
-}
-function medianApart(r) {
-  const perCall2 = (r.trials ?? []).map((t) => t.cycles / t.measurements).filter((x) => Number.isFinite(x) && x > 0);
-  if (perCall2.length < 2 || typeof r.mean_cycles !== "number") return void 0;
-  const mid = median(perCall2);
-  return Math.abs(r.mean_cycles / mid - 1) * 100 > DEFAULT_THRESHOLD_PCT ? mid : void 0;
-}
-var medianMark = (mid) => `\u2260 median ${formatCycles(mid)}`;
-var MEDIAN_APART_NOTE = `"\u2260 median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
-function figureNotes(records) {
-  const shown4 = records.filter((r) => r !== void 0);
-  return [
-    ...shown4.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : [],
-    ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : [],
-    ...shown4.some((r) => medianApart(r) !== void 0) ? [para(MEDIAN_APART_NOTE)] : []
-  ];
-}
-var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
-var NOISY_MARK = "\u26A0 noisy";
-function spreadCell(r) {
-  const spread = recordSpread(r);
-  if (spread === void 0) return `${r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014"}${figureMarks(r)}`;
-  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
-  return `${cell2}${precisionCell(r)}${figureMarks(r)}`;
-}
-function precisionCell(r) {
-  const p = precisionOf(r.trials, r.plan);
-  if (p.ci95_rel === null) return "";
-  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
-  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
-}
-var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
-var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
-
-// src/report/history.ts
-var TrendsUnavailable = class extends Error {
+// src/compare/cells.ts
+var amount = (v) => v === void 0 || !Number.isFinite(v) ? MISSING : pyFixed(v, 0);
+var cycles = (v) => v === void 0 ? MISSING : formatCycles(v);
+var firstLine2 = (s) => {
+  const line = s.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 300 ? `${line.slice(0, 299)}\u2026` : line;
 };
-function loadTrends(systemDir, system2, history2, opts = {}) {
-  const current = readNight({ dir: systemDir, ...opts.currentLink ? { link: opts.currentLink } : {} });
-  if (typeof current === "string") throw new TrendsUnavailable(`${systemDir}: ${current}`);
-  const now = Date.parse(current.night.started_utc);
-  const skipped = [];
-  const loaded = [];
-  for (const input2 of history2) {
-    const shown4 = input2.shown ?? input2.dir;
-    const read3 = readNight(input2);
-    if (typeof read3 === "string") skipped.push({ folder: shown4, reason: read3 });
-    else if (Date.parse(read3.night.started_utc) >= now)
-      skipped.push({
-        folder: shown4,
-        reason: read3.night.started_utc === current.night.started_utc ? `the same run as these pages (${read3.night.started_utc})` : `not older than these pages' run (${read3.night.started_utc} \u2265 ${current.night.started_utc})`
-      });
-    else if (loaded.some((l) => l.night.started_utc === read3.night.started_utc))
-      skipped.push({ folder: shown4, reason: `the same run as an earlier night (${read3.night.started_utc})` });
-    else loaded.push(read3);
-  }
-  loaded.sort((a, b) => Date.parse(a.night.started_utc) - Date.parse(b.night.started_utc));
-  loaded.push(current);
-  const nights2 = loaded.map((l) => l.night);
-  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
-  const series = seriesOf(loaded);
-  const judged = judgeNights(
-    series.map((s) => rowNightsOf(s, nights2)),
-    thresholdPct
-  );
-  const paired = pairedVerdicts(loaded, series);
-  overrideByPairs(judged, series, nights2, paired, thresholdPct);
-  if (opts.changePoints !== false)
-    for (const s of series) s.changes = attributedChanges(s, nights2, judged.steps.get(rowKey(s)) ?? [], judged.lastNight.get(rowKey(s)));
-  const verdicts2 = verdictsBetween(loaded, system2, thresholdPct, skipped);
-  for (const s of series) {
-    s.falseCalls = falseCalls(s, nights2, verdicts2);
-    s.excursions = excursions(s.falseCalls, verdicts2, rowKey(s));
-    s.unstable = s.excursions >= UNSTABLE_MIN_CALLS;
-  }
-  const move = judged.hostShifts.at(-1);
-  return {
-    nights: nights2,
-    skipped,
-    series,
-    sinceLastNight: sinceLastNight(series, nights2, judged.lastNight, paired),
-    hostLevels: judged.hostLevels.map((l) => l === void 0 ? void 0 : (Math.exp(l) - 1) * 100),
-    ...move && nights2.length > 1 ? { hostMove: { pct: (Math.exp(move.shift) - 1) * 100, rows: move.rows } } : {},
-    noise: judged.noise,
-    detectable: detectable2(nights2.length, judged.noise.tau, thresholdPct),
-    canary: canaryLevels(loaded)
-  };
-}
-function canaryLevels(nights2) {
-  const ids = nights2.map(({ ds }) => new Set(ds.records.map(({ record: record2 }) => measurementId(record2))));
-  const levels = nights2.map(({ ds }, n) => {
-    const fresh = ds.records.filter(({ record: record2 }) => Array.isArray(record2?.trials) && (n === 0 || !ids[n - 1].has(measurementId(record2))));
-    const present = fresh.flatMap(({ record: record2 }) => record2.trials.map((t) => trialCanary(t.canary_cycles))).filter((c) => c !== void 0);
-    const machines = fresh.map(({ record: record2 }) => machineOf(record2));
-    return present.length > 0 ? { level: median(present), machine: mostCommon(machines) } : void 0;
-  });
-  return levels.map((l) => {
-    if (!l) return void 0;
-    const typical = median(levels.flatMap((o) => o && o.machine === l.machine ? [o.level] : []));
-    return { ratio: l.level / typical, slow: l.level >= NIGHT_CANARY_MARGIN * typical };
-  });
-}
-var mostCommon = (xs) => {
-  const counts = /* @__PURE__ */ new Map();
-  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
-  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "";
-};
-var buildOf = (p, night) => `${p.build_key ?? ""}|${p.machine}|${night.harness_version ?? ""}`;
-function rowNightsOf(s, nights2) {
-  return {
-    key: rowKey(s),
-    nights: s.points.map((p, n) => p ? { median: p.cycles, perCall: p.perCall, build: buildOf(p, nights2[n]) } : void 0)
-  };
-}
-function sinceLastNight(series, nights2, last, paired) {
-  const n = nights2.length - 1;
-  return series.flatMap((s) => {
-    const v = last.get(rowKey(s));
-    if (!v || v.verdict !== "regression" && v.verdict !== "improvement") return [];
-    const between2 = causesBetween(s, n - 1, n, nights2);
-    const pair3 = paired.get(rowKey(s))?.get(n);
-    const byPairs = pair3 !== void 0 && (pair3.verdict === "regression" || pair3.verdict === "improvement");
-    const { detail } = between2;
-    const causes = byPairs ? ["submission"] : between2.causes;
-    let against = 0;
-    for (let k = n - 1; k >= 0 && s.points[k] && buildOf(s.points[k], nights2[k]) === buildOf(s.points[n - 1], nights2[n - 1]); k--)
-      against++;
-    return [
-      {
-        candidate: s.candidate,
-        label: s.label,
-        operation: s.operation,
-        verdict: v.verdict,
-        delta_pct: v.step.delta_pct,
-        against_nights: against,
-        causes,
-        detail,
-        ...byPairs ? { paired: { pairs: pair3.pairs, against_commit: pair3.against_commit } } : {}
-      }
-    ];
-  });
-}
-function pairedVerdicts(nights2, series) {
-  const out = /* @__PURE__ */ new Map();
-  for (const [n, { dir, ds }] of nights2.entries()) {
-    const started = new Map(ds.records.map(({ record: record2 }) => [rowKey(record2), record2?.started_utc]));
-    for (const s of series) {
-      const recordStarted = started.get(rowKey(s));
-      if (typeof recordStarted !== "string") continue;
-      const verdict = readPairedVerdict(dir, s.candidate, s.label, s.operation, recordStarted);
-      if (!verdict) continue;
-      const row2 = out.get(rowKey(s)) ?? /* @__PURE__ */ new Map();
-      row2.set(n, verdict);
-      out.set(rowKey(s), row2);
-    }
-  }
-  return out;
-}
-function overrideByPairs(judged, series, nights2, paired, thresholdPct) {
-  const changes = /* @__PURE__ */ new Set(["regression", "improvement"]);
-  const decisive = (p) => changes.has(p.verdict) || p.verdict === "unchanged" && p.mde_pct !== void 0 && p.mde_pct <= thresholdPct;
-  for (const s of series) {
-    const row2 = paired.get(rowKey(s));
-    if (!row2) continue;
-    const holding = (n) => {
-      const p = row2.get(n);
-      const [before, after] = [s.points[n - 1], s.points[n]];
-      if (!p || !decisive(p) || !before || !after || before.build_key === after.build_key) return void 0;
-      if (changes.has(p.verdict)) return p;
-      const { causes } = causesBetween(s, n - 1, n, nights2);
-      return causes.length === 1 && causes[0] === "submission" ? p : void 0;
-    };
-    const steps = judged.steps.get(rowKey(s));
-    if (steps)
-      judged.steps.set(
-        rowKey(s),
-        steps.filter((step2) => {
-          const p = holding(step2.index);
-          return !p || changes.has(p.verdict);
-        })
-      );
-    const lastIndex = nights2.length - 1;
-    const pair3 = holding(lastIndex);
-    if (!pair3) continue;
-    const verdict = changes.has(pair3.verdict) ? pair3.verdict : "within noise";
-    const last = judged.lastNight.get(rowKey(s));
-    const delta_pct = pair3.delta_pct ?? last?.step.delta_pct ?? 0;
-    const step = last?.step ?? { delta_pct, z: 0, detectable_pct: pair3.mde_pct ?? thresholdPct };
-    judged.lastNight.set(rowKey(s), { verdict, step: { ...step, delta_pct }, changed: true });
-  }
-}
-function readNight(input2) {
-  const paths = evidencePaths(input2.dir);
-  if (!existsSync34(input2.dir)) return "no such folder";
-  if (!existsSync34(paths.campaign)) return "no campaign.json: not an evidence folder of ngcc-perf";
-  let ds;
-  try {
-    ds = loadDataset(input2.dir);
-  } catch (e) {
-    return `unreadable: ${errorMessage(e)}`;
-  }
-  const inFolder = (p) => isAbsolute7(p) ? relative16(input2.dir, p) : p;
-  const unreadable = [
-    ...ds.unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
-    ...readCtEvidence(input2.dir).unreadable.map((u) => ({ path: inFolder(u.path), problem: u.problem })),
-    ...ds.records.filter(({ record: record2 }) => !isRecord(record2)).map(({ path }) => ({ path: inFolder(path), problem: "not a timing record" }))
-  ];
-  if (unreadable.length > 0) return `${unreadable.length} unreadable file(s), the first ${unreadable[0].path}`;
-  const c = ds.campaign ?? {};
-  if (c.ended_utc === null || c.ended_utc === void 0) return "partial: its run did not end (campaign.json ended_utc is null)";
-  const last = c.last_run ?? {};
-  const started = typeof last.started_utc === "string" ? last.started_utc : c.ended_utc;
-  if (typeof started !== "string" || Number.isNaN(Date.parse(started))) return "campaign.json has no time for its run";
-  const harness = typeof last.harness_version === "string" ? last.harness_version : c.harness_version;
-  const night = {
-    started_utc: started,
-    ..."campaign_commit" in last ? { commit: last.campaign_commit ?? null } : {},
-    ...last.campaign_changed === true ? { changed: true } : {},
-    ...typeof harness === "string" ? { harness_version: harness } : {},
-    ...input2.link ? { link: input2.link } : {}
-  };
-  return { night, dir: input2.dir, ds };
-}
-var isRecord = (r) => typeof r === "object" && r !== null && ["candidate", "label", "operation"].every((k) => typeof r[k] === "string");
-function machineOf(r) {
-  const e = r.environment ?? {};
-  return ["hostname", "architecture", "cpu_model", "os", "kernel", "compiler"].map((k) => `${k}=${String(e[k] ?? "")}`).join("; ");
-}
-function figureOf(r, buildKey2) {
-  if (r.status === "failed" || !Array.isArray(r.trials) || r.trials.length === 0) return void 0;
-  const perCall2 = r.trials.map((t) => t.cycles / t.measurements);
-  if (!perCall2.every((x) => Number.isFinite(x) && x > 0)) return void 0;
-  const e = r.environment;
-  const spread = recordSpread(r);
-  return {
-    cycles: medianTrial(perCall2),
-    perCall: perCall2,
-    ...spread !== void 0 ? { spread } : {},
-    ...buildKey2 ? { build_key: buildKey2 } : {},
-    machine: machineOf(r),
-    ...typeof e?.counter_hz === "number" ? { counter_hz: e.counter_hz } : {}
-  };
-}
-function seriesOf(nights2) {
-  const byKey = /* @__PURE__ */ new Map();
-  for (const [n, { ds }] of nights2.entries())
-    for (const { record: record2 } of ds.records) {
-      if (typeof record2 !== "object" || record2 === null || typeof record2.candidate !== "string" || typeof record2.operation !== "string")
-        continue;
-      const key = rowKey({ candidate: record2.candidate, label: record2.label, operation: record2.operation });
-      let entry = byKey.get(key);
-      if (!entry) {
-        const points = nights2.map(() => void 0);
-        const series = {
-          candidate: record2.candidate,
-          label: record2.label,
-          operation: record2.operation,
-          points,
-          changes: [],
-          falseCalls: [],
-          excursions: 0,
-          unstable: false
-        };
-        entry = { series, ids: nights2.map(() => void 0) };
-        byKey.set(key, entry);
-      }
-      const id = measurementId(record2);
-      entry.ids[n] = id;
-      if (id !== void 0 && entry.ids.slice(0, n).includes(id)) continue;
-      const build2 = ds.build.instances[instanceKey(record2.candidate, record2.label)];
-      const figure2 = figureOf(record2, build2?.build_key ?? build2?.library_sha256);
-      if (figure2) entry.series.points[n] = figure2;
-    }
-  return [...byKey.values()].map((e) => e.series).sort((a, b) => rowKey(a) < rowKey(b) ? -1 : 1);
-}
-function attributedChanges(s, nights2, found2, last) {
-  const lastIndex = nights2.length - 1;
-  const called = last && (last.verdict === "regression" || last.verdict === "improvement");
-  const steps = found2.flatMap(
-    (step) => step.index !== lastIndex ? [step] : called ? [{ ...step, delta_pct: last.step.delta_pct, z: last.step.z }] : []
-  );
-  return steps.flatMap((step) => {
-    let before = step.index - 1;
-    while (before >= 0 && s.points[before] === void 0) before--;
-    if (before < 0) return [];
-    const found3 = causesBetween(s, before, step.index, nights2);
-    const causes = step.known ? found3.causes : found3.causes.filter((c) => c !== "submission");
-    return [
-      {
-        night: step.index,
-        delta_pct: step.delta_pct,
-        z: step.z,
-        p_value: 2 * (1 - cumulativeStdNormalProbability(Math.abs(step.z))),
-        known: step.known,
-        causes: causes.length > 0 ? causes : ["unknown"],
-        detail: found3.detail
-      }
-    ];
-  });
-}
-var COUNTER_RATE_CHANGE = 5e-3;
-var short = (v) => v ? v.slice(0, 12) : "none";
-function causesBetween(s, from, to, nights2) {
-  const before = s.points[from];
-  const after = s.points[to];
-  const causes = [];
-  const details = [];
-  const hb = nights2[from].harness_version;
-  const ha = nights2[to].harness_version;
-  const rb = before.counter_hz;
-  const ra = after.counter_hz;
-  const rateMoved = rb !== void 0 && ra !== void 0 && Math.abs(ra / rb - 1) > COUNTER_RATE_CHANGE;
-  const machine = before.machine !== after.machine || rateMoved;
-  if (before.build_key !== after.build_key) {
-    if (hb === ha && before.machine === after.machine) causes.push("submission");
-    details.push(`build key ${short(before.build_key)} \u2192 ${short(after.build_key)}`);
-  }
-  if (hb !== ha) {
-    causes.push("harness");
-    details.push(`harness ${short(hb)} \u2192 ${short(ha)}`);
-  }
-  if (machine) {
-    causes.push("machine");
-    details.push(
-      rateMoved && before.machine === after.machine ? `counter rate ${rb} \u2192 ${ra} Hz` : "the machine (host, CPU, OS, kernel or compiler)"
-    );
-  }
-  if (causes.length === 0) causes.push("unknown");
-  return { causes, detail: details.join("; ") };
-}
-function unchanged(a, b, na, nb) {
-  return !!a && !!b && a.build_key === b.build_key && a.machine === b.machine && na.harness_version === nb.harness_version;
-}
-function falseCalls(s, nights2, verdicts2) {
-  const calls = [];
-  for (let n = 1; n < nights2.length; n++) {
-    if (!unchanged(s.points[n - 1], s.points[n], nights2[n - 1], nights2[n])) continue;
-    const row2 = verdicts2(n).get(rowKey(s));
-    if (row2 && (row2.verdict === "regression" || row2.verdict === "improvement")) calls.push(n);
-  }
-  return calls;
-}
-function excursions(calls, verdicts2, key) {
-  let count = 0;
-  for (let i = 0; i < calls.length; i++) {
-    count++;
-    const next = calls[i + 1];
-    if (next === calls[i] + 1 && verdicts2(next).get(key)?.verdict !== verdicts2(calls[i]).get(key)?.verdict) i++;
-  }
-  return count;
-}
-function verdictsBetween(nights2, system2, thresholdPct, skipped) {
-  const cache = /* @__PURE__ */ new Map();
-  const dirs = nights2.map((l) => l.dir);
-  return (n) => {
-    let rows = cache.get(n);
-    if (!rows) {
-      try {
-        const report2 = compareEvidence({
-          baseDir: "",
-          headDir: "",
-          system: system2,
-          thresholdPct,
-          systemDirs: { base: dirs[n - 1], head: dirs[n], history: dirs.slice(Math.max(0, n - 1 - HISTORY_RUNS), n - 1).reverse() }
-        });
-        rows = new Map(report2.rows.map((r) => [rowKey(r), r]));
-      } catch (e) {
-        skipped.push({ folder: `#${n + 1} against #${n}`, reason: `not compared: ${errorMessage(e)}` });
-        rows = /* @__PURE__ */ new Map();
-      }
-      cache.set(n, rows);
-    }
-    return rows;
-  };
+var sideFigure = (s) => s ? s.median_cycles ?? s.mean_cycles : void 0;
+function spreadText(s) {
+  if (!s) return MISSING;
+  const x = sideSpread(s);
+  const d = disturbedTrials(s);
+  return `${x === void 0 ? MISSING : `${pyFixed(x, 2)}\xD7`}${d > 0 ? `, ${d}/${s.trial_cycles.length} off-CPU` : ""}`;
 }
 
-// src/report/model.ts
-import { existsSync as existsSync35, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join38, relative as relative17 } from "node:path";
-
-// src/measure/iccsBaseline.ts
-var ICCS_HELPERS = [
-  { helper: "sm3hash", bits: [256] },
-  { helper: "pseudohash", bits: [512, 768, 1024] },
-  { helper: "pseudoXOF", bits: [256, 384, 512, 768, 1024, 1152, 1280, 2048] }
-];
-var iccsLabel = (helper, bits) => `${helper}-${bits}`;
-var ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((b) => iccsLabel(helper, b)));
-var xofLabelFor = (digestBits2) => iccsLabel("pseudoXOF", digestBits2);
-
-// src/report/kexModel.ts
-var num2 = (v) => typeof v === "number" && Number.isFinite(v) ? v : void 0;
-function kexFigures(inst) {
-  const record2 = Object.values(inst.records).find((r) => r && typeof r.sizes === "object" && r.sizes !== null);
-  const recordSizes = record2?.sizes ?? {};
-  const recordKex = record2?.kex ?? {};
-  const sizes2 = { ...recordSizes, ...inst.build?.sizes ?? {} };
-  const passes = num2(sizes2.kex_passes) ?? num2(recordKex.kex_passes);
-  const messages = [];
-  for (let p = 1; num2(sizes2[`msg${p}_bytes`]) !== void 0; p++) messages.push(num2(sizes2[`msg${p}_bytes`]));
-  return {
-    passes,
-    messages,
-    total: num2(sizes2.total_msg_bytes) ?? (messages.length ? messages.reduce((a, b) => a + b, 0) : void 0),
-    pk: num2(sizes2.pk_bytes),
-    sk: num2(sizes2.sk_bytes),
-    ss: num2(sizes2.ss_actual_bytes) ?? num2(sizes2.ss_bytes)
-  };
-}
-function kexPassesOf(instances) {
-  const known = instances.map((i) => kexFigures(i).passes).filter((p) => p !== void 0);
-  if (known.length > 0) return Math.max(...known);
-  const passOps = instances.flatMap((i) => Object.keys(i.records)).flatMap((op) => /^pass(\d+)$/.exec(op)?.[1] ?? []);
-  return passOps.length ? Math.max(...passOps.map(Number)) : void 0;
-}
-
-// src/report/environment.ts
-var NOT_RECORDED = "not recorded";
-function measuredEnvironment(campaign, recordEnvironment) {
-  return campaign?.environment_at_end ?? campaign?.environment_latest ?? recordEnvironment ?? campaign?.environment_at_start ?? {};
-}
-var str = (v) => v === null || v === void 0 || v === "" ? void 0 : String(v);
-function archName(env) {
-  const arch2 = str(env.architecture);
-  if (arch2 === "aarch64") return { display: "AArch64", guide: "ARM" };
-  if (arch2 === "x86_64") return { display: "x86-64", guide: "x86" };
-  return { display: arch2 ?? "an unrecorded architecture", guide: arch2 ?? "x86" };
-}
-function measuredCpu(campaign, env) {
-  const shardCpus = campaign.shard_cpus;
-  if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
-  const fromEnv = env.cpu_number;
-  return typeof fromEnv === "number" ? fromEnv : void 0;
-}
-function clockDescription(env) {
-  const min = Number(str(env.cpufreq_min_khz) ?? NaN);
-  const max = Number(str(env.cpufreq_max_khz) ?? NaN);
-  const gov = str(env.cpufreq_governor);
-  const parts = [];
-  if (Number.isFinite(min) && Number.isFinite(max) && min === max)
-    parts.push(`fixed ${formatGHz(max * 1e3)} (${gov ? `governor ${gov}, ` : ""}minimum = maximum)`);
-  else if (Number.isFinite(max)) parts.push(`max ${formatGHz(max * 1e3)}${gov ? `, governor ${gov}` : ""}`);
-  else if (gov) parts.push(`governor ${gov}`);
-  else parts.push("frequency not recorded (no cpufreq)");
-  const noTurbo = str(env.intel_pstate_no_turbo);
-  const boost = str(env.cpufreq_boost);
-  if (noTurbo !== void 0) parts.push(noTurbo === "1" ? "turbo off" : "turbo on");
-  else if (boost !== void 0) parts.push(boost === "0" ? "boost off" : "boost on");
-  const smt = str(env.smt_control);
-  if (smt) parts.push(smt === "notsupported" ? "SMT none" : smt === "on" ? "SMT on" : "SMT off");
-  return parts.length > 0 ? parts.join(", ") : NOT_RECORDED;
-}
-function counterRate(records, fixedClockHz) {
-  const rates = records.flatMap((r) => r.trials ?? []).filter((t) => t.seconds > 0 && t.cycles > 0).map((t) => t.cycles / t.seconds).sort((a, b) => a - b);
-  if (rates.length === 0) return void 0;
-  const [lo, hi] = [formatMHz(rates[0]), formatMHz(rates[rates.length - 1])];
-  const over = rates.length === 1 ? "of 1 trial" : `median of ${rates.length} trials${lo === hi ? "" : `, ${lo.replace(" MHz", "")}\u2013${hi}`}`;
-  const fixed = typeof fixedClockHz === "number" && fixedClockHz > 0 ? `; fixed clock configured at ${formatMHz(fixedClockHz)}` : "";
-  return `${formatMHz(median(rates))} (cycles \xF7 seconds, ${over})${fixed}`;
-}
-var distinct = (values) => [...new Set(values.map(str).filter((v) => v !== void 0))].sort();
-function toolDescription(campaign, env, from) {
-  const recorded = (from.records.length > 0 ? from.records.map((r) => r.environment?.ngcc_perf_version) : [env.ngcc_perf_version]).map(str);
-  const versions2 = distinct(recorded);
-  const missing = recorded.filter((v) => v === void 0).length;
-  const harnesses = distinct(from.builds.length > 0 ? from.builds.map((b) => b.kat_harness_version) : [campaign.harness_version]);
-  const tool = str(campaign.tool) ?? (versions2.length > 0 || harnesses.length > 0 ? "ngcc-perf" : void 0);
-  if (!tool) return void 0;
-  const version2 = versions2.length === 0 ? `${tool} (version ${NOT_RECORDED})` : `${tool} ${versions2.join(", ")}${missing > 0 ? ` (version ${NOT_RECORDED} in ${missing} of ${recorded.length} records)` : ""}`;
-  return harnesses.length > 0 ? `${version2}; native harness ${harnesses.join(", ")}` : version2;
-}
-var pair2 = (a, b) => str(a) || str(b) ? `${str(a) ?? NOT_RECORDED} / ${str(b) ?? NOT_RECORDED}` : NOT_RECORDED;
-var utc2 = (v) => str(v)?.slice(0, 19);
-function environmentRows(campaign, env, from) {
-  const cpu = measuredCpu(campaign, env);
-  const rows = [
-    ["processor", `${str(env.cpu_model) ?? NOT_RECORDED}${cpu !== void 0 ? ` (CPU ${cpu}, one core)` : ""}`]
-  ];
-  if (str(env.machine)) rows.push(["machine", str(env.machine)]);
-  rows.push(["clock", clockDescription(env)]);
-  const rate = counterRate(from.records, campaign.fixed_clock_hz);
-  if (rate) rows.push(["counter rate", rate]);
-  const kib = Number(env.memory_total_kib);
-  rows.push(["memory", Number.isFinite(kib) && kib > 0 ? formatMiB(kib) : NOT_RECORDED]);
-  rows.push(["OS / kernel", pair2(env.os, env.kernel)]);
-  rows.push(["compiler / build tool", pair2(env.compiler, env.cmake)]);
-  rows.push(["campaign start / end (UTC)", pair2(utc2(campaign.started_utc), utc2(campaign.ended_utc))]);
-  const counter = str(campaign.counter_source);
-  if (counter) rows.push(["cycle counter", counter]);
-  const tool = toolDescription(campaign, env, from);
-  if (tool) rows.push(["measured with", tool]);
-  return rows;
-}
-
-// src/report/model.ts
-function katLogHeader(systemDir, path) {
-  if (!path || !existsSync35(join38(systemDir, path))) return {};
-  const header = {};
-  for (const line of readFileSync22(join38(systemDir, path), "utf8").split("\n").slice(0, 20)) {
-    const m = /^(\w+)\s+= (.*)$/.exec(line);
-    if (m) header[m[1]] = m[2];
-  }
-  return header;
-}
-function inferType(id, ops, logType) {
-  if (logType === "kem" || logType === "sig" || logType === "kex" || logType === "hash") return logType;
-  if (ops.some((o) => hashMessageBytes(o) !== void 0) || id.startsWith("hash-") || id === ICCS_BASELINE_ID) return "hash";
-  if (ops.includes("exchange") || id.startsWith("kex-")) return "kex";
-  if (ops.some((o) => o === "sign" || o === "verify") || id.startsWith("sign-")) return "sig";
-  return "kem";
-}
-var EVERY_OPERATION = [.../* @__PURE__ */ new Set([...Object.values(OPERATIONS).flat(), ...operationsOf("kex", KEX_MAX_PASSES)])];
-function operationOf(record2) {
-  return record2.operation === "hash" && typeof record2.input_bytes === "number" ? hashOperation(record2.input_bytes) : record2.operation;
-}
-function unreadableKind(paths, id, label, path) {
-  if (path === paths.survey(id, label)) return { kind: "survey" };
-  for (const op of EVERY_OPERATION) {
-    if (path === paths.record(id, label, op)) return { kind: "timing", op };
-    if (path === paths.profile(id, label, op)) return { kind: "hash profile", op };
-    if (path === paths.memory(id, label, op)) return { kind: "memory", op };
-  }
-  return void 0;
-}
-function readSurveys(systemDir) {
-  const surveys = /* @__PURE__ */ new Map();
-  const surveyDir = evidencePaths(systemDir).surveyDir;
-  if (!existsSync35(surveyDir)) return surveys;
-  for (const id of readdirSync13(surveyDir).sort())
-    surveys.set(
-      id,
-      readdirSync13(join38(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
-        try {
-          return [readJson(join38(surveyDir, id, f))];
-        } catch {
-          return [];
-        }
-      }).filter((s) => s.verdict !== void 0)
-    );
-  return surveys;
-}
-function trendsOf(systemDir, system2, history2) {
-  try {
-    return { trends: loadTrends(systemDir, system2, history2.nights, { currentLink: history2.link, thresholdPct: history2.thresholdPct }) };
-  } catch (e) {
-    if (e instanceof TrendsUnavailable) return { trendsProblem: e.message };
-    throw e;
-  }
-}
-function systemsIn(dataDir) {
-  const found2 = [];
-  for (const name of existsSync35(dataDir) ? readdirSync13(dataDir).sort() : []) {
-    const paths = evidencePaths(join38(dataDir, name));
-    if (!existsSync35(paths.campaign)) continue;
-    try {
-      const campaign = readJson(paths.campaign);
-      const build2 = existsSync35(paths.build) ? readJson(paths.build) : { instances: {} };
-      const ids = new Set(Object.keys(build2.instances).map((k) => parseInstanceKey(k).candidate));
-      found2.push({ id: name, arch: archName(measuredEnvironment(campaign)).display, candidates: ids.size });
-    } catch {
-    }
-  }
-  return found2;
-}
-function systemsOf(systemDir, self) {
-  const others = systemsIn(dirname10(systemDir.replace(/\/$/, ""))).filter((s) => s.id !== self.id);
-  return [...others, self].sort((a, b) => a.id < b.id ? -1 : 1);
-}
-function validationBeyond(systemDir, ds, unreadable) {
-  if (unreadable.some((u) => u.path === BUILD_FILE)) return [];
-  return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
-}
-function loadReportModel(systemDir, campaignDir, history2) {
-  const ds = loadDataset(systemDir);
-  const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
-  const byKey = /* @__PURE__ */ new Map();
-  const order = [];
-  const view = (id, label) => {
-    const key = instanceKey(id, label);
-    let v = byKey.get(key);
-    if (!v) {
-      v = { label, records: {}, profiles: {}, memory: {}, recordFiles: [], profileFiles: [], memoryFiles: [], unreadable: [] };
-      if (existsSync35(paths.survey(id, label))) v.surveyFile = surveyRelPath(id, label);
-      byKey.set(key, v);
-      order.push(key);
-    }
-    return v;
-  };
-  const claimed = /* @__PURE__ */ new Set();
-  for (const c of campaign.candidates)
-    for (const i of c.instances) {
-      view(c.id, i.label).security = declaredSecurity(i);
-      claimed.add(instanceKey(c.id, i.label));
-    }
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const fromKey = parseInstanceKey(key);
-    const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
-    v.build = e;
-    if (!claimed.has(key)) v.security = e.security;
-    if (e.kat_log && existsSync35(join38(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
-  }
-  const rel = (p) => relative17(systemDir, p);
-  const figuresOf = (v) => !v.build?.forged;
-  for (const { path, record: record2 } of ds.records) {
-    const v = view(record2.candidate, record2.label);
-    const op = operationOf(record2);
-    if (figuresOf(v)) v.records[op] = record2;
-    v.recordFiles.push({ op, path: rel(path) });
-  }
-  for (const { path, memory } of ds.memory) {
-    const v = view(memory.candidate, memory.label);
-    if (figuresOf(v)) v.memory[memory.operation] = memory;
-    v.memoryFiles.push({ op: memory.operation, path: rel(path) });
-  }
-  for (const { path, profile: profile2 } of ds.profiles) {
-    const v = view(profile2.candidate, profile2.label);
-    if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
-    v.profileFiles.push({ op: profile2.operation, path: rel(path) });
-  }
-  const ct2 = readCtEvidence(systemDir);
-  for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
-  for (const u of ds.unreadable) {
-    const key = instanceOfPath(rel(u.path));
-    if (!key) continue;
-    const { candidate, label } = parseInstanceKey(key);
-    const kind = unreadableKind(paths, candidate, label, u.path);
-    if (kind) view(candidate, label).unreadable.push({ ...kind, path: rel(u.path), problem: u.problem });
-  }
-  for (const u of ct2.unreadable) {
-    const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
-    view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
-  }
-  const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const views = ids.map((id) => {
-    const spec = campaign.candidates.find((c) => c.id === id);
-    const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
-    const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
-    const type = spec?.type ?? inferType(id, ops, header.type);
-    const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
-    return {
-      id,
-      algorithm: spec?.algorithm ?? header.algorithm ?? id,
-      type,
-      api,
-      page: spec?.page,
-      instances,
-      operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
-    };
-  });
-  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
-  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
-  const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
-  const root3 = campaignDir ?? "";
-  const calibration = readCalibration(systemDir);
-  const unreadable = [
-    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
-  ];
-  return {
-    toolVersion: toolVersion(),
-    system: system2,
-    systemDir,
-    campaign: ds.campaign ?? {},
-    environment: environment2,
-    candidates: candidates2,
-    ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join38(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join38(root3, "symmetric_survey.csv")) : [],
-    surveys: readSurveys(systemDir),
-    sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
-    systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
-    unreadable,
-    validation: validationBeyond(systemDir, ds, unreadable),
-    ...calibration.calibration ? { calibration: calibration.calibration } : {},
-    ...history2 ? trendsOf(systemDir, system2, history2) : {}
-  };
-}
-
-// src/compare/failOn.ts
-var FAIL_ON = ["regression", "kat", "size-audit", "ct"];
-function parseFailOn(v, where) {
-  const list3 = v.split(",").map((s) => s.trim()).filter(Boolean);
-  for (const x of list3)
-    if (!FAIL_ON.includes(x)) throw new InputError(where, "", `unknown check '${x}' (known: ${FAIL_ON.join(", ")})`);
-  return new Set(list3);
-}
-function failReasons(report2, failOn) {
-  const n = report2.counts;
-  return [
-    failOn.has("regression") && n.regressions > 0 ? `${n.regressions} regression(s)` : "",
-    failOn.has("kat") && n.kat_failures > 0 ? `${n.kat_failures} KAT failure(s)` : "",
-    failOn.has("kat") && report2.build_failures.length > 0 ? `${report2.build_failures.length} build failure(s)` : "",
-    failOn.has("kat") && report2.invalid_candidates.length > 0 ? `${report2.invalid_candidates.length} invalid candidate(s)` : "",
-    failOn.has("size-audit") && n.size_mismatches > 0 ? `${n.size_mismatches} size-audit mismatch(es)` : "",
-    failOn.has("ct") && (n.ct_findings ?? 0) > 0 ? `${n.ct_findings} new constant-time finding(s)` : "",
-    failOn.has("ct") && campaignUnbuilt(report2) > 0 ? `${campaignUnbuilt(report2)} ct build(s) of the campaign's own compiler and flag set failed to build` : ""
-  ].filter(Boolean);
-}
-var campaignUnbuilt = (report2) => (report2.ct_build_failures ?? []).filter((f) => f.campaign_build).length;
-var compareFails = (report2, failOn) => failReasons(report2, failOn).length > 0;
-
-// src/report/pages/cells.ts
-var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
-function notMeasuredReason(inst) {
-  if (inst.build?.forged) return "not published (FORGED)";
-  const kat2 = inst.build?.kat;
-  if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
-  if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
-  return "not measured";
-}
-function provenanceOf(instances) {
-  return {
-    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== void 0)),
-    builds: instances.flatMap((i) => i.build ? [i.build] : [])
-  };
-}
-var allInstances = (model) => model.candidates.flatMap((c) => c.instances);
-var unreadableFile = (inst, kind, op) => inst.unreadable.find((u) => u.kind === kind && u.op === op);
-var unreadableCell = (kind) => `not recorded (unreadable ${kind} file)`;
-function inInstanceOrder(c, items) {
-  const rank = (label) => {
-    const i = c.instances.findIndex((inst) => inst.label === label);
-    return i < 0 ? c.instances.length : i;
-  };
-  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
-}
-var instanceSizes = (inst) => statedSizes(Object.values(inst.records), inst.build);
-function auditedInstances2(model) {
-  return model.candidates.flatMap((c) => c.instances.map((inst) => ({ candidate: c.id, label: inst.label, sizes: instanceSizes(inst) })));
-}
-function sizeCell(catalog, c, inst, key) {
-  const api = instanceSizes(inst)?.[key];
-  const entry = catalog.find((e) => e.id === c.id && e.instance === inst.label);
-  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
-  const fromCatalog = entry && item ? entry[item[1]] : void 0;
-  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
-  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
-  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
-  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
-}
-function surveyFor(model, id) {
-  const curated = model.survey.find((s) => s.id === id);
-  const automated = model.surveys.get(id) ?? [];
-  if (curated) {
-    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
-    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
-    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
-  }
-  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
-  return void 0;
-}
-function surveyEvidence(i) {
-  const parts = [
-    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
-    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
-    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
-  ];
-  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
-  return parts.join("; ");
-}
-function fellBackWhy(inst) {
-  const b = inst.build;
-  if (b?.flags !== "harness-default" || !b.guide_result || b.kat === "BUILDFAIL") return void 0;
-  return b.guide_error ?? b.guide_result;
-}
-
-// src/report/pages/ct.ts
-var CT_TITLE = "Constant-time check (machine)";
-var CT_TOP_SITES = 10;
-var METHOD_ANCHOR = "#constant-time-check-machine";
-var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
-var siteCell = (f) => f.file !== void 0 ? code4(`${f.file}:${f.line ?? "?"}`) : "no line information";
-function sites(ct2) {
-  const by = /* @__PURE__ */ new Map();
-  for (const [op, o] of Object.entries(ct2.operations))
-    for (const f of o.findings ?? []) {
-      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
-      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
-      s.operations.push(op);
-      s.count += f.count;
-      by.set(key, s);
-    }
-  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
-}
-function kindCounts(findings) {
-  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
-  const open2 = findings.filter((f) => !f.suppressed);
-  return [
-    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
-    String(distinct2(findings.filter((f) => f.suppressed)))
-  ];
-}
-var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
-function ctSection(model, c) {
-  const checked2 = c.instances.filter(hasCt);
-  if (checked2.length === 0) return [];
-  const statusRows = c.instances.flatMap((inst) => {
-    if (!inst.ct) {
-      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
-      return [[code4(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
-    }
-    return Object.entries(inst.ct.operations).map(([op, o]) => [
-      code4(inst.label),
-      op,
-      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
-      ...kindCounts(o.findings ?? []),
-      String(o.calls),
-      coverageCell(o)
-    ]);
-  });
-  const neverRows = checked2.flatMap(
-    (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
-      const c2 = o.coverage;
-      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines && !c2.paths?.beyond_lines) return [];
-      const missed = c2.functions - c2.functions_run;
-      const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
-      const untaken = c2.untaken === void 0 ? "not recorded" : c2.untaken.length === 0 ? "none" : `${c2.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c2.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c2.untaken_lines ?? "?"} lines)`;
-      const later = c2.paths?.beyond_lines ? `${(c2.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(", ")}${(c2.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${plural2(c2.paths.beyond_lines, "line")})` : "none";
-      return [[code4(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later]];
-    })
-  );
-  const siteRows = checked2.flatMap(
-    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
-      code4(inst.label),
-      f.kind,
-      code4(f.function),
-      siteCell(f),
-      operations.join(", "),
-      String(count),
-      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : f.reason ?? ""
-    ]) : []
-  );
-  const shownFewer = checked2.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
-  const divisionRows = checked2.flatMap(
-    (inst) => (inst.ct?.divisions ?? []).map((d) => [
-      code4(inst.label),
-      code4(d.function),
-      code4(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
-      siteCell(d),
-      divisionVerdict(inst.ct, d),
-      inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
-    ])
-  );
-  const divisionsChecked = checked2.some((inst) => inst.ct?.divisions !== void 0);
-  return [
-    heading2(2, CT_TITLE),
-    para(
-      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
-      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
-      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
-      code4("ct-suppressions.yml"),
-      " and do not make an operation flagged."
-    ),
-    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
-    ...neverRows.length > 0 ? [
-      para(
-        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:"
-      ),
-      table(
-        ["instance", "operation", "never entered", "not taken in functions that ran", "taken only by later calls, not checked"],
-        neverRows
-      )
-    ] : [],
-    ...siteRows.length > 0 ? [
-      para(
-        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
-      ),
-      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
-      ...kindMeanings(checked2.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
-    ] : [],
-    ...buildMatrix(checked2),
-    ...divisionsChecked ? divisionRows.length > 0 ? [
-      para(
-        "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
-      ),
-      table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
-    ] : [para("No division instruction in code the API reaches.")] : []
-  ];
-}
-function buildStatus(b) {
-  if (b.failure) return `\u26A0 ${b.failure}`;
-  return Object.entries(b.operations).map(([op, o]) => `${op} ${STATUS_CELL[o.status] ?? o.status}`).join(", ");
-}
-function buildMatrix(checked2) {
-  const withBuilds = checked2.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
-  if (withBuilds.length === 0) return [];
-  const others = [...new Set(withBuilds.flatMap((inst) => inst.ct.builds.map((b) => b.name)))];
-  const statusRows = [];
-  const siteRows = [];
-  for (const inst of withBuilds) {
-    const ct2 = inst.ct;
-    const builds = [{ name: "measured", operations: ct2.operations }, ...others.map((n) => ct2.builds.find((b) => b.name === n))];
-    statusRows.push([code4(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
-    for (const b of ct2.builds) statusRows.push([code4(inst.label), b.name, buildStatus(b)]);
-    const bySite = /* @__PURE__ */ new Map();
-    builds.forEach((b, i) => {
-      for (const [op, o] of Object.entries(b?.operations ?? {}))
-        for (const f of o.findings ?? []) {
-          if (f.suppressed) continue;
-          const entry = bySite.get(siteOf(f)) ?? { finding: f, cells: builds.map(() => []) };
-          if (!entry.cells[i].includes(op)) entry.cells[i].push(op);
-          bySite.set(siteOf(f), entry);
-        }
-    });
-    for (const { finding: f, cells } of bySite.values())
-      siteRows.push([
-        code4(inst.label),
-        f.kind,
-        code4(f.function),
-        siteCell(f),
-        ...builds.map(
-          (b, i) => b === void 0 ? "not checked" : "failure" in b && b.failure ? "not built" : cells[i].length > 0 ? cells[i].join(", ") : MISSING
-        ),
-        // A branch the compiler made is a leak all the same: the note says so wherever the site shows.
-        f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : ""
-      ]);
-  }
-  const unbuilt = withBuilds.flatMap((inst) => inst.ct.builds.filter((b) => b.failure).map((b) => `${inst.label} ${b.name}`));
-  const all2 = withBuilds.reduce((n, inst) => n + inst.ct.builds.length + 1, 0);
-  return [
-    ...unbuilt.length > 0 ? [
-      para(
-        `\u26A0 ${unbuilt.length} of ${all2} ct builds failed to build, so nothing was checked in them: ${unbuilt.join(", ")} (each one's error below).`
-      )
-    ] : [],
-    para(
-      "Every build checked: the measured one, and the others the campaign\u2019s ",
-      code4("ct.variants"),
-      " and ",
-      code4("ct.compilers"),
-      " name (a leak can be one compiler\u2019s or one flag set\u2019s alone):"
-    ),
-    table(["instance", "build", "operations"], statusRows),
-    ...siteRows.length > 0 ? [
-      para("Each unsuppressed site by build: the operations that reached it (\u2014 none there):"),
-      table(["instance", "kind", "function", "site", "measured", ...others, "note"], siteRows)
-    ] : [para("No unsuppressed site in any build.")]
-  ];
-}
-var NEVER_RUN_LISTED = 8;
-function coverageCell(o) {
-  const c = o.coverage;
-  if (!c) return MISSING;
-  if ("failure" in c) return `not counted: ${c.failure}`;
-  const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : "no lines";
-  const paths = c.paths ? `; paths of ${c.paths.calls} calls: ${c.paths.beyond_lines ? `${plural2(c.paths.beyond_lines, "line")} only in later calls` : "all checked"}` : "";
-  return `${pct}, ${c.functions_run} of ${c.functions} functions${paths}`;
-}
-function divisionVerdict(ct2, d) {
-  const readings = Object.entries(ct2.operations).flatMap(([op, o]) => {
-    const check3 = o.division_check;
-    const seen = check3 && "sites" in check3 ? check3.sites.find((x) => x.address === d.address) : void 0;
-    return seen ? [{ op, seen }] : [];
-  });
-  if (readings.length === 0)
-    return d.tainted ? "\u26A0 operands tainted (memcheck flagged its function): a division finding" : "division reachable, operands not shown tainted";
-  const secret = readings.filter((r) => r.seen.secret.length > 0);
-  if (secret.length > 0)
-    return `\u26A0 secret ${[...new Set(secret.flatMap((r) => r.seen.secret))].join(" and ")} in ${secret.map((r) => r.op).join(", ")}: a division finding`;
-  const hits = readings.reduce((a, r) => a + r.seen.hits, 0);
-  return hits > 0 ? `public in ${hits} read${hits === 1 ? "" : "s"}` : "not reached in the checked calls";
-}
+// src/ct/meanings.ts
 function kindMeanings(kinds) {
   const shown4 = CT_KINDS.filter((k) => kinds.includes(k));
   return shown4.length === 0 ? [] : [bullets(shown4.map((k) => [code4(k), `: ${CT_KIND_MEANING[k]}.`]))];
-}
-function ctNote(inst) {
-  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
-  const ops = Object.values(inst.ct.operations);
-  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
-  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
-}
-function withCtNote(note, inst) {
-  const ct2 = ctNote(inst);
-  if (!ct2) return note;
-  return note === "\u2013" ? ct2 : `${note}; ${ct2}`;
-}
-var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
-var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
-function ctMethodSection(model) {
-  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
-  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
-  const tools = [...new Set(files.map((f) => f.tool))].sort();
-  return [
-    heading2(2, CT_TITLE),
-    para(
-      "Each operation of each instance runs a few times with fixed seeds under ",
-      ...tools.length > 0 ? [code4(tools.join(", "))] : [text2("valgrind memcheck")],
-      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
-      code4("randombytes"),
-      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
-    ),
-    bullets([
-      [
-        "Division: ",
-        code4("div"),
-        "/",
-        code4("idiv"),
-        " (x86-64) and ",
-        code4("udiv"),
-        "/",
-        code4("sdiv"),
-        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
-      ],
-      [
-        "Suppressions: a candidate\u2019s ",
-        code4("ct-suppressions.yml"),
-        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
-      ],
-      [
-        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
-      ]
-    ]),
-    para(
-      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
-    )
-  ];
 }
 
 // src/compare/markdown.ts
@@ -47380,7 +47029,7 @@ function validationWarnings(report2) {
     if (problems.length === 0) return [];
     return [
       para(
-        `\u26A0 The ${side2} evidence does not validate (${plural2(problems.length, "problem")}; the first: `,
+        `\u26A0 The ${side2} evidence does not validate (${plural(problems.length, "problem")}; the first: `,
         code4(problems[0]),
         "): its figures may not be what was measured. ",
         code4("ngcc-perf validate"),
@@ -47417,19 +47066,19 @@ function headline(report2, pr) {
   const removedRows = report2.rows.filter((r) => r.verdict === "removed").length;
   const inconclusive = report2.rows.filter((r) => r.verdict === "inconclusive").length;
   const bad = [];
-  if (n.kat_failures > 0) bad.push(`\u274C KAT: ${plural2(n.kat_failures, "failure")}`);
-  if (report2.invalid_candidates.length > 0) bad.push(`\u274C ${plural2(report2.invalid_candidates.length, "invalid candidate")}`);
-  if (report2.build_failures.length > 0) bad.push(`\u274C ${plural2(report2.build_failures.length, "build failure")}`);
-  if (n.regressions > 0) bad.push(`\u26A0 ${plural2(n.regressions, "regression")}`);
-  if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural2(n.size_mismatches, "size mismatch", "size mismatches")}`);
-  if ((n.ct_findings ?? 0) > 0) bad.push(`\u26A0 ${plural2(n.ct_findings ?? 0, "new constant-time finding")}`);
+  if (n.kat_failures > 0) bad.push(`\u274C KAT: ${plural(n.kat_failures, "failure")}`);
+  if (report2.invalid_candidates.length > 0) bad.push(`\u274C ${plural(report2.invalid_candidates.length, "invalid candidate")}`);
+  if (report2.build_failures.length > 0) bad.push(`\u274C ${plural(report2.build_failures.length, "build failure")}`);
+  if (n.regressions > 0) bad.push(`\u26A0 ${plural(n.regressions, "regression")}`);
+  if (n.size_mismatches > 0) bad.push(`\u26A0 ${plural(n.size_mismatches, "size mismatch", "size mismatches")}`);
+  if ((n.ct_findings ?? 0) > 0) bad.push(`\u26A0 ${plural(n.ct_findings ?? 0, "new constant-time finding")}`);
   const unbuilt = (report2.ct_build_failures ?? []).length;
-  if (unbuilt > 0) bad.push(`\u26A0 ${plural2(unbuilt, "ct build")} not built`);
-  if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural2(pr.stillFailing.length, "KAT")} still failing`);
+  if (unbuilt > 0) bad.push(`\u26A0 ${plural(unbuilt, "ct build")} not built`);
+  if (pr && pr.stillFailing.length > 0) bad.push(`\u26A0 ${plural(pr.stillFailing.length, "KAT")} still failing`);
   const noisy = noisyVerdicts(report2, pr);
-  if (noisy > 0) bad.push(`\u3030 ${plural2(noisy, "noisy measurement")}`);
+  if (noisy > 0) bad.push(`\u3030 ${plural(noisy, "noisy measurement")}`);
   const info = [];
-  if (n.improvements > 0) info.push(plural2(n.improvements, "improvement"));
+  if (n.improvements > 0) info.push(plural(n.improvements, "improvement"));
   if (newRows > 0) info.push(`${newRows} new`);
   if (removedRows > 0) info.push(`${removedRows} removed`);
   let verdict;
@@ -47583,7 +47232,7 @@ function render2(report2, g2, layout2) {
   const carried = report2.rows.filter((r) => isCarriedOver(r, pr)).length;
   out.push(
     para(
-      `${plural2(compared, "measurement")} compared, ${g2.changed.length} changed`,
+      `${plural(compared, "measurement")} compared, ${g2.changed.length} changed`,
       carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : "."
     )
   );
@@ -47665,7 +47314,7 @@ function render2(report2, g2, layout2) {
     const shown4 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
     out.push(
       html2(`<details>
-<summary>All ${plural2(report2.rows.length, "operation")}${shown4}</summary>`),
+<summary>All ${plural(report2.rows.length, "operation")}${shown4}</summary>`),
       table(rowHeader(report2), details),
       html2("</details>")
     );
@@ -47687,12 +47336,12 @@ function ruleText(report2, pr) {
   const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code4(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
   const spread = `|\u0394| is more than ${HISTORY_SIGMAS}\xD7 the run-to-run spread of the operation`;
   const runs = report2.history_runs ?? pr?.historyRuns;
-  const nightly = (n) => plural2(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
+  const nightly = (n) => plural(n, report2.history_runs !== void 0 ? "distinct nightly measurement" : "nightly evidence version");
   const history2 = runs === void 0 ? `, and, when a nightly history exists, ${spread} in it` : runs >= HISTORY_MIN_RUNS ? `, and ${spread} over its last ${nightly(runs)}` : runs === 0 ? " (no nightly history on the data branch: no spread rule)" : ` (${nightly(runs)} of history, fewer than ${HISTORY_MIN_RUNS}: no spread rule)`;
   const pairedNote = pr?.paired && pr.paired > 0 ? [
-    ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural2(pr.paired, "operation")}): drift between runs cannot pass for a change.`,
+    ` The base commit's code of the measured candidates was built and measured in this run, its trials interleaved with head's (${plural(pr.paired, "operation")}): drift between runs cannot pass for a change.`,
     ...pr.extraRounds ? [
-      ` ${plural2(pr.extraRounds.rows, "row")} the first rounds could not decide (inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold) got ${plural2(pr.extraRounds.pairs, "more trial pair")} each, judged on all of their pairs.`
+      ` ${plural(pr.extraRounds.rows, "row")} the first rounds could not decide (inconclusive, noisy, or unchanged on too few pairs to show a change of the threshold) got ${plural(pr.extraRounds.pairs, "more trial pair")} each, judged on all of their pairs.`
     ] : []
   ] : [];
   return [
@@ -48030,6 +47679,359 @@ function callsPerOperation(p) {
     const per = n / p.total.operations;
     return `${fn} ${pyGeneral(per, 3)}`;
   }).join(", ");
+}
+
+// src/report/spread.ts
+function figureMarks(r) {
+  const refused = refusedMark(refusedTrials(r.processes).length);
+  const apart = medianApart(r);
+  return `${refused ? ` ${refused}` : ""}${partialStop(r) !== void 0 ? ` ${PARTIAL_MARK}` : ""}${apart !== void 0 ? ` ${medianMark(apart)}` : ""}`;
+}
+function medianApart(r) {
+  const perCall2 = (r.trials ?? []).map((t) => t.cycles / t.measurements).filter((x) => Number.isFinite(x) && x > 0);
+  if (perCall2.length < 2 || typeof r.mean_cycles !== "number") return void 0;
+  const mid = median(perCall2);
+  return Math.abs(r.mean_cycles / mid - 1) * 100 > DEFAULT_THRESHOLD_PCT ? mid : void 0;
+}
+var medianMark = (mid) => `\u2260 median ${formatCycles(mid)}`;
+var MEDIAN_APART_NOTE = `"\u2260 median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
+function figureNotes(records) {
+  const shown4 = records.filter((r) => r !== void 0);
+  return [
+    ...shown4.some((r) => refusedTrials(r.processes).length > 0) ? [para(REFUSED_NOTE)] : [],
+    ...shown4.some((r) => partialStop(r) !== void 0) ? [para(PARTIAL_NOTE)] : [],
+    ...shown4.some((r) => medianApart(r) !== void 0) ? [para(MEDIAN_APART_NOTE)] : []
+  ];
+}
+var isNoisy = (spread) => spread !== void 0 && spread >= NOISY_TRIAL_SPREAD;
+var NOISY_MARK = "\u26A0 noisy";
+function spreadCell(r) {
+  const spread = recordSpread(r);
+  if (spread === void 0) return `${r.trials?.length === 1 ? "\u2014 (one trial)" : "\u2014"}${figureMarks(r)}`;
+  const cell2 = isNoisy(spread) ? `${formatSpread(spread)} ${NOISY_MARK}` : formatSpread(spread);
+  return `${cell2}${precisionCell(r)}${figureMarks(r)}`;
+}
+function precisionCell(r) {
+  const p = precisionOf(r.trials, r.plan);
+  if (p.ci95_rel === null) return "";
+  const target = p.mode === "adaptive" ? ` (target ${formatPrecision(p.target)}: ${p.met ? "met" : "not met"})` : "";
+  return ` \xB7 ${formatPrecision(p.ci95_rel)}${target}`;
+}
+var PRECISION_NOTE = '\xB1: half the 95 % confidence interval of the mean time per call (Student t over the undisturbed trials), relative to the mean; "target" marks an adaptive plan, which stops its trials once that interval is within its target.';
+var NOISY_NOTE = `${NOISY_MARK}: the slowest trial took at least ${pyFixed(NOISY_TRIAL_SPREAD, 2)}\xD7 as long per call as the fastest. Something else ran on the core during part of the measurement, and the mean includes that time; measure again on a quiet core before relying on the number.`;
+
+// src/report/pages/cells.ts
+var candidatePageLink = (id, system2) => `../${id}/perf_${system2}.md`;
+function notMeasuredReason(inst) {
+  if (inst.build?.forged) return "not published (FORGED)";
+  const kat2 = inst.build?.kat;
+  if (kat2 === "BUILDFAIL") return "build failed (BUILDFAIL)";
+  if (kat2 && !measurable(kat2)) return `not measured (KAT ${kat2})`;
+  return "not measured";
+}
+function provenanceOf(instances) {
+  return {
+    records: instances.flatMap((i) => Object.values(i.records).filter((r) => r !== void 0)),
+    builds: instances.flatMap((i) => i.build ? [i.build] : [])
+  };
+}
+var allInstances = (model) => model.candidates.flatMap((c) => c.instances);
+var unreadableFile = (inst, kind, op) => inst.unreadable.find((u) => u.kind === kind && u.op === op);
+var unreadableCell = (kind) => `not recorded (unreadable ${kind} file)`;
+function inInstanceOrder(c, items) {
+  const rank = (label) => {
+    const i = c.instances.findIndex((inst) => inst.label === label);
+    return i < 0 ? c.instances.length : i;
+  };
+  return [...items].sort((a, b) => rank(a.label) - rank(b.label));
+}
+var instanceSizes = (inst) => statedSizes(Object.values(inst.records), inst.build);
+function auditedInstances2(model) {
+  return model.candidates.flatMap((c) => c.instances.map((inst) => ({ candidate: c.id, label: inst.label, sizes: instanceSizes(inst) })));
+}
+function sizeCell(catalog, c, inst, key) {
+  const api = instanceSizes(inst)?.[key];
+  const entry = catalog.find((e) => e.id === c.id && e.instance === inst.label);
+  const item = ITEMS.find(([, , apiKey]) => apiKey === key);
+  const fromCatalog = entry && item ? entry[item[1]] : void 0;
+  if (fromCatalog === void 0) return api !== void 0 ? String(api) : void 0;
+  const verdict = sizeVerdict(item[0], fromCatalog, api, entry.basis);
+  if (verdict === "approximate") return `\u2248 ${fromCatalog}`;
+  return verdict === "mismatch" ? `${fromCatalog} \u26A0 (API: ${api})` : String(fromCatalog);
+}
+function surveyFor(model, id) {
+  const curated = model.survey.find((s) => s.id === id);
+  const automated = model.surveys.get(id) ?? [];
+  if (curated) {
+    const differs = automated.length > 0 && candidateVerdict(automated) !== curated.verdict;
+    const notes = [curated.notes, differs ? `automated verdict: ${candidateVerdict(automated)}` : ""].filter(Boolean).join("; ");
+    return { verdict: curated.verdict, notes: notes || void 0, curated: true, instances: automated };
+  }
+  if (automated.length > 0) return { verdict: candidateVerdict(automated), curated: false, instances: automated };
+  return void 0;
+}
+function surveyEvidence(i) {
+  const parts = [
+    `${i.verdict}; ICCS helpers reached: ${i.iccs_helpers.length > 0 ? i.iccs_helpers.join(", ") : "none"}`,
+    `own primitives: ${i.own_primitives.length > 0 ? i.own_primitives.map((o) => `${o.primitive} (${o.where})`).join(", ") : "none"}`,
+    `randomness: ${i.randomness.length > 0 ? i.randomness.join(", ") : "none"}`
+  ];
+  if (i.unreachable.length > 0) parts.push(`compiled but unreachable: ${i.unreachable.join(", ")}`);
+  return parts.join("; ");
+}
+function fellBackWhy(inst) {
+  const b = inst.build;
+  if (b?.flags !== "harness-default" || !b.guide_result || b.kat === "BUILDFAIL") return void 0;
+  return b.guide_error ?? b.guide_result;
+}
+
+// src/report/pages/ct.ts
+var CT_TITLE = "Constant-time check (machine)";
+var CT_TOP_SITES = 10;
+var METHOD_ANCHOR = "#constant-time-check-machine";
+var hasCt = (inst) => inst.ct !== void 0 || unreadableFile(inst, "constant-time check") !== void 0;
+var siteCell = (f) => f.file !== void 0 ? code4(`${f.file}:${f.line ?? "?"}`) : "no line information";
+function sites(ct2) {
+  const by = /* @__PURE__ */ new Map();
+  for (const [op, o] of Object.entries(ct2.operations))
+    for (const f of o.findings ?? []) {
+      const key = `${f.suppressed ? "s" : "u"} ${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`;
+      const s = by.get(key) ?? { finding: f, operations: [], count: 0 };
+      s.operations.push(op);
+      s.count += f.count;
+      by.set(key, s);
+    }
+  return [...by.values()].sort((a, b) => Number(a.finding.suppressed) - Number(b.finding.suppressed) || b.count - a.count);
+}
+function kindCounts(findings) {
+  const distinct2 = (list3) => new Set(list3.map((f) => `${f.kind} ${f.function} ${f.file ?? ""}:${f.line ?? ""}`)).size;
+  const open2 = findings.filter((f) => !f.suppressed);
+  return [
+    ...CT_KINDS.map((k) => String(distinct2(open2.filter((f) => f.kind === k)))),
+    String(distinct2(findings.filter((f) => f.suppressed)))
+  ];
+}
+var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped", failed: "\u26A0 failed" };
+function ctSection(model, c) {
+  const checked2 = c.instances.filter(hasCt);
+  if (checked2.length === 0) return [];
+  const statusRows = c.instances.flatMap((inst) => {
+    if (!inst.ct) {
+      const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
+      return [[code4(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
+    }
+    return Object.entries(inst.ct.operations).map(([op, o]) => [
+      code4(inst.label),
+      op,
+      o.reason && (o.status === "skipped" || o.status === "failed") ? `${STATUS_CELL[o.status]}: ${o.reason}` : STATUS_CELL[o.status] ?? o.status,
+      ...kindCounts(o.findings ?? []),
+      String(o.calls),
+      coverageCell(o)
+    ]);
+  });
+  const neverRows = checked2.flatMap(
+    (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
+      const c2 = o.coverage;
+      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines && !c2.paths?.beyond_lines) return [];
+      const missed = c2.functions - c2.functions_run;
+      const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
+      const untaken = c2.untaken === void 0 ? "not recorded" : c2.untaken.length === 0 ? "none" : `${c2.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c2.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c2.untaken_lines ?? "?"} lines)`;
+      const later = c2.paths?.beyond_lines ? `${(c2.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(", ")}${(c2.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${plural(c2.paths.beyond_lines, "line")})` : "none";
+      return [[code4(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later]];
+    })
+  );
+  const siteRows = checked2.flatMap(
+    (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
+      code4(inst.label),
+      f.kind,
+      code4(f.function),
+      siteCell(f),
+      operations.join(", "),
+      String(count),
+      f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : f.reason ?? ""
+    ]) : []
+  );
+  const shownFewer = checked2.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  const divisionRows = checked2.flatMap(
+    (inst) => (inst.ct?.divisions ?? []).map((d) => [
+      code4(inst.label),
+      code4(d.function),
+      code4(d.operand ? `${d.instruction} ${d.operand}` : d.instruction),
+      siteCell(d),
+      divisionVerdict(inst.ct, d),
+      inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
+    ])
+  );
+  const divisionsChecked = checked2.some((inst) => inst.ct?.divisions !== void 0);
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
+      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
+      code4("ct-suppressions.yml"),
+      " and do not make an operation flagged."
+    ),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
+    ...neverRows.length > 0 ? [
+      para(
+        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:"
+      ),
+      table(
+        ["instance", "operation", "never entered", "not taken in functions that ran", "taken only by later calls, not checked"],
+        neverRows
+      )
+    ] : [],
+    ...siteRows.length > 0 ? [
+      para(
+        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
+      ),
+      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
+      ...kindMeanings(checked2.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
+    ] : [],
+    ...buildMatrix(checked2),
+    ...divisionsChecked ? divisionRows.length > 0 ? [
+      para(
+        "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
+      ),
+      table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
+    ] : [para("No division instruction in code the API reaches.")] : []
+  ];
+}
+function buildStatus(b) {
+  if (b.failure) return `\u26A0 ${b.failure}`;
+  return Object.entries(b.operations).map(([op, o]) => `${op} ${STATUS_CELL[o.status] ?? o.status}`).join(", ");
+}
+function buildMatrix(checked2) {
+  const withBuilds = checked2.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
+  if (withBuilds.length === 0) return [];
+  const others = [...new Set(withBuilds.flatMap((inst) => inst.ct.builds.map((b) => b.name)))];
+  const statusRows = [];
+  const siteRows = [];
+  for (const inst of withBuilds) {
+    const ct2 = inst.ct;
+    const builds = [{ name: "measured", operations: ct2.operations }, ...others.map((n) => ct2.builds.find((b) => b.name === n))];
+    statusRows.push([code4(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
+    for (const b of ct2.builds) statusRows.push([code4(inst.label), b.name, buildStatus(b)]);
+    const bySite = /* @__PURE__ */ new Map();
+    builds.forEach((b, i) => {
+      for (const [op, o] of Object.entries(b?.operations ?? {}))
+        for (const f of o.findings ?? []) {
+          if (f.suppressed) continue;
+          const entry = bySite.get(siteOf(f)) ?? { finding: f, cells: builds.map(() => []) };
+          if (!entry.cells[i].includes(op)) entry.cells[i].push(op);
+          bySite.set(siteOf(f), entry);
+        }
+    });
+    for (const { finding: f, cells } of bySite.values())
+      siteRows.push([
+        code4(inst.label),
+        f.kind,
+        code4(f.function),
+        siteCell(f),
+        ...builds.map(
+          (b, i) => b === void 0 ? "not checked" : "failure" in b && b.failure ? "not built" : cells[i].length > 0 ? cells[i].join(", ") : MISSING
+        ),
+        // A branch the compiler made is a leak all the same: the note says so wherever the site shows.
+        f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : ""
+      ]);
+  }
+  const unbuilt = withBuilds.flatMap((inst) => inst.ct.builds.filter((b) => b.failure).map((b) => `${inst.label} ${b.name}`));
+  const all2 = withBuilds.reduce((n, inst) => n + inst.ct.builds.length + 1, 0);
+  return [
+    ...unbuilt.length > 0 ? [
+      para(
+        `\u26A0 ${unbuilt.length} of ${all2} ct builds failed to build, so nothing was checked in them: ${unbuilt.join(", ")} (each one's error below).`
+      )
+    ] : [],
+    para(
+      "Every build checked: the measured one, and the others the campaign\u2019s ",
+      code4("ct.variants"),
+      " and ",
+      code4("ct.compilers"),
+      " name (a leak can be one compiler\u2019s or one flag set\u2019s alone):"
+    ),
+    table(["instance", "build", "operations"], statusRows),
+    ...siteRows.length > 0 ? [
+      para("Each unsuppressed site by build: the operations that reached it (\u2014 none there):"),
+      table(["instance", "kind", "function", "site", "measured", ...others, "note"], siteRows)
+    ] : [para("No unsuppressed site in any build.")]
+  ];
+}
+var NEVER_RUN_LISTED = 8;
+function coverageCell(o) {
+  const c = o.coverage;
+  if (!c) return MISSING;
+  if ("failure" in c) return `not counted: ${c.failure}`;
+  const pct = c.lines > 0 ? `${formatShare(c.lines_run / c.lines)} of lines` : "no lines";
+  const paths = c.paths ? `; paths of ${c.paths.calls} calls: ${c.paths.beyond_lines ? `${plural(c.paths.beyond_lines, "line")} only in later calls` : "all checked"}` : "";
+  return `${pct}, ${c.functions_run} of ${c.functions} functions${paths}`;
+}
+function divisionVerdict(ct2, d) {
+  const readings = Object.entries(ct2.operations).flatMap(([op, o]) => {
+    const check3 = o.division_check;
+    const seen = check3 && "sites" in check3 ? check3.sites.find((x) => x.address === d.address) : void 0;
+    return seen ? [{ op, seen }] : [];
+  });
+  if (readings.length === 0)
+    return d.tainted ? "\u26A0 operands tainted (memcheck flagged its function): a division finding" : "division reachable, operands not shown tainted";
+  const secret = readings.filter((r) => r.seen.secret.length > 0);
+  if (secret.length > 0)
+    return `\u26A0 secret ${[...new Set(secret.flatMap((r) => r.seen.secret))].join(" and ")} in ${secret.map((r) => r.op).join(", ")}: a division finding`;
+  const hits = readings.reduce((a, r) => a + r.seen.hits, 0);
+  return hits > 0 ? `public in ${hits} read${hits === 1 ? "" : "s"}` : "not reached in the checked calls";
+}
+function ctNote(inst) {
+  if (!inst.ct) return unreadableFile(inst, "constant-time check") ? `ct: ${unreadableCell("constant-time check")}` : void 0;
+  const ops = Object.values(inst.ct.operations);
+  const unchecked = ops.filter((o) => o.status === "skipped" || o.status === "failed").length;
+  return `ct: ${flaggedOperations(inst.ct).length} flagged${unchecked > 0 ? `, ${unchecked} not checked` : ""}`;
+}
+function withCtNote(note, inst) {
+  const ct2 = ctNote(inst);
+  if (!ct2) return note;
+  return note === "\u2013" ? ct2 : `${note}; ${ct2}`;
+}
+var anyCt = (instances) => instances.some((i) => ctNote(i) !== void 0);
+var CT_NOTE_MEANING = "\u201Cct: N flagged\u201D: N operations of the instance in which the constant-time check (machine) flagged an unsuppressed site; \u201Cnot checked\u201D counts operations it skipped (over budget) or could not run. Sites and limits: the candidate page and the method page.";
+function ctMethodSection(model) {
+  const files = allInstances(model).flatMap((i) => i.ct ? [i.ct] : []);
+  if (files.length === 0 && !allInstances(model).some(hasCt)) return [];
+  const tools = [...new Set(files.map((f) => f.tool))].sort();
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      "Each operation of each instance runs a few times with fixed seeds under ",
+      ...tools.length > 0 ? [code4(tools.join(", "))] : [text2("valgrind memcheck")],
+      ", in the sandbox, on a library built with the same flags plus debug information. Before an operation, the driver marks the secret-key bytes, the DRNG (or ",
+      code4("randombytes"),
+      ") output and the key-exchange state as undefined (memcheck client requests); it marks what is public by definition as defined again: public keys after key generation, ciphertexts and signatures once produced, messages. Memcheck then reports every conditional jump, memory address and system-call argument that depends on an undefined value: the finding kinds branch, index and syscall, with function, file and line, deduplicated by site."
+    ),
+    bullets([
+      [
+        "Division: ",
+        code4("div"),
+        "/",
+        code4("idiv"),
+        " (x86-64) and ",
+        code4("udiv"),
+        "/",
+        code4("sdiv"),
+        " (AArch64) take operand-dependent time, and stock valgrind does not flag them (it only carries the operands\u2019 undefinedness along). They are found in the disassembly of the code the API reaches; one in a function memcheck flagged is a finding of kind division, the others are listed as \u201Cdivision reachable, operands not shown tainted\u201D."
+      ],
+      [
+        "Suppressions: a candidate\u2019s ",
+        code4("ct-suppressions.yml"),
+        " names a function or file:line, a kind and a required reason (e.g. rejection sampling on the public seed). A suppressed finding stays in the evidence with its reason and does not count toward the status."
+      ],
+      [
+        "Budgets: valgrind runs code 20\u201350\xD7 slower; an operation whose predicted time under it exceeds its budget is skipped, with the reason."
+      ]
+    ]),
+    para(
+      "Limits: memcheck sees the one execution path the seeds lead to, so a secret-dependent branch on a path not taken goes unseen; it follows data, not time, so instructions whose latency depends on their operands (division aside, e.g. some multiplications) are not reported; code a compiler makes variable-time at other flags is not this build. \u201Cclean\u201D means that nothing was flagged by this method, never that the code is constant-time."
+    )
+  ];
 }
 
 // src/report/pages/katNotes.ts
@@ -49118,12 +49120,12 @@ function prCheckSection(model) {
   return [
     title8,
     para(
-      `The campaign measured paired against itself ${plural2(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
+      `The campaign measured paired against itself ${plural(c.repeats, "time")} (unchanged code on both sides, ${c.rounds} trial pairs, then ${c.extra_rounds} more for each row left undecided; `,
       code4("ngcc-perf calibrate"),
       `, ${c.started_utc.slice(0, 10)}, harness ${c.harness_version}, ${c.cpus.length === 1 ? "core" : "cores"} ${c.cpus.join(", ")}), judged by the pull-request rule (threshold ${c.threshold_pct} %, significance ${c.alpha}).`
     ),
     para(
-      `False alarms: ${c.false_alarms} of ${plural2(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`
+      `False alarms: ${c.false_alarms} of ${plural(c.comparisons, "comparison")} called a regression or an improvement (${formatShare(c.comparisons > 0 ? c.false_alarms / c.comparisons : Number.NaN)}; at most ${formatShare(c.false_alarm_upper_95)} at 95 % confidence, counting every comparison as independent, which rows of one run, sharing the machine's state, are not quite); ${c.undecided} still inconclusive or noisy after the extra rounds.`
     ),
     para(
       mde ? `Smallest change a row's pairs could call (80 % power), over every row of every repeat: median ${formatDetectable(mde.median)}, 90 % within ${formatDetectable(mde.p90)}, the largest ${formatDetectable(mde.max)}. A change below the threshold of ${c.threshold_pct} % is never called, however many pairs.` : "Smallest change a row could call: no row had pairs enough to say."
@@ -49916,7 +49918,7 @@ function keepRunPairs(q) {
   return { kept: keepPairedVerdicts(q.systemDir, report2, commit, started), commit };
 }
 
-// src/report/nightCalibration.ts
+// src/trend/nightCalibration.ts
 function calibrateNights(dirs, system2, thresholdPct = DEFAULT_THRESHOLD_PCT) {
   const claims = [];
   let operationNights = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The layering rule of src/ (docs/architecture.md): each file imports only from its own layer or
-// the layers below it, and no files import each other in a circle. `node scripts/layers.mjs`
+// the layers below it, no files import each other in a circle, and no folders do either: two
+// folders of one layer may tie one way only. `node scripts/layers.mjs`
 // prints every violation and exits 1 when there is one; test/layers.test.ts runs the same check.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
@@ -9,14 +10,18 @@ import { fileURLToPath } from 'node:url';
 /** Lower layers first. A path prefix (folder/ or file) names each layer's members. */
 export const LAYERS = [
   ['errors.ts', 'util/'],
+  ['text/'],
   ['config/'],
   ['sandbox/'],
   ['env/'],
   ['compile/', 'kat/', 'measure/', 'profile/', 'ct/'],
   ['evidence/'],
   ['catalogs/'],
-  ['report/', 'compare/'],
+  ['compare/'],
+  ['trend/'],
+  ['report/'],
   ['github/', 'campaign/'],
+  ['prcheck/'],
   ['cli.ts', 'cliMain.ts', 'cliHelp.ts', 'main.ts', 'index.ts', 'stoppable.ts'],
 ];
 
@@ -81,6 +86,31 @@ function cycles(graph) {
   return out;
 }
 
+/** A file's top-level folder under src ('report/' for report/pages/x.ts), or the file itself at the top. */
+const folderOf = (file) => (file.includes('/') ? `${file.slice(0, file.indexOf('/'))}/` : file);
+
+/** The file graph seen from its folders: an edge where a file of one folder imports a file of another. */
+function folderGraph(graph) {
+  const folders = new Map();
+  for (const [f, targets] of graph) {
+    const from = folderOf(f);
+    if (!folders.has(from)) folders.set(from, new Set());
+    for (const t of targets) if (graph.has(t) && folderOf(t) !== from) folders.get(from).add(folderOf(t));
+  }
+  return new Map([...folders].map(([k, v]) => [k, [...v].sort()]));
+}
+
+/** One import per tie of a folder circle, so the line says where to cut it. */
+function folderTies(graph, scc) {
+  const inCircle = new Set(scc);
+  const ties = [];
+  for (const [f, targets] of [...graph].sort(([a], [b]) => a.localeCompare(b))) {
+    const t = targets.find((x) => graph.has(x) && inCircle.has(folderOf(x)) && folderOf(x) !== folderOf(f) && inCircle.has(folderOf(f)));
+    if (t && !ties.some((s) => s.startsWith(`${folderOf(f)}`) && s.includes(` → ${folderOf(t)}`))) ties.push(`${f} → ${t}`);
+  }
+  return ties.join('; ');
+}
+
 /** Every violation of the rule in `srcDir`, one line each; empty when the tree is clean. */
 export function checkLayers(srcDir) {
   const files = sourceFiles(srcDir).sort();
@@ -99,6 +129,7 @@ export function checkLayers(srcDir) {
     }
   }
   for (const scc of cycles(graph)) problems.push(`import circle: ${scc.join(' ↔ ')}`);
+  for (const scc of cycles(folderGraph(graph))) problems.push(`folder circle: ${scc.join(' ↔ ')} (${folderTies(graph, scc)})`);
   return problems;
 }
 
@@ -110,5 +141,5 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`${problems.length} layering problem(s) in ${relative(process.cwd(), src) || '.'}`);
     process.exit(1);
   }
-  console.log('layers: no upward import, no circle');
+  console.log('layers: no upward import, no circle of files or folders');
 }

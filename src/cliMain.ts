@@ -52,8 +52,7 @@ import {
 } from './config/defaults.js';
 import { calibratePairedCheck } from './campaign/calibrate.js';
 import { stoppable } from './stoppable.js';
-import { formatDetectable, formatShare, pyFixed } from './report/format.js';
-import { signedPct } from './compare/cells.js';
+import { formatDetectable, formatShare, pyFixed, signedPct } from './text/format.js';
 import { loadReportModel } from './report/model.js';
 import { compareEvidence } from './compare/compare.js';
 import { compareFails, parseFailOn } from './compare/failOn.js';
@@ -65,7 +64,7 @@ import { readBuildJson } from './evidence/dataset.js';
 import { baselineVerdict, runIccsBaseline } from './campaign/iccsBaseline.js';
 import { pqcleanSchemes, readPublishedDigests, writePqcleanCampaign } from './catalogs/pqclean.js';
 import { keepRunPairs } from './compare/nightPairs.js';
-import { calibrateNights } from './report/nightCalibration.js';
+import { calibrateNights } from './trend/nightCalibration.js';
 
 const USAGE = `usage: ngcc-perf COMMAND [options]
 
@@ -316,7 +315,7 @@ async function cmdCalibrate(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The night rule judged on an A/A history of kept nights, each night as it came (report/nightCalibration.ts). */
+/** The night rule judged on an A/A history of kept nights, each night as it came (trend/nightCalibration.ts). */
 function cmdCalibrateNights(args: string[]): number {
   const { values, positionals } = parseCommand(
     'calibrate-nights',

@@ -9,7 +9,7 @@ import { hasFindings } from '../src/compare/markdown.js';
 import type { CompareReport, CompareRow, PullRequestContext, Verdict } from '../src/compare/types.js';
 import { COMMENT_MARKER, renderComment, renderJobSummary } from '../src/github/comment.js';
 import { GithubApiError, makeOctokit, upsertStickyComment } from '../src/github/githubApi.js';
-import { formatCycles } from '../src/report/format.js';
+import { formatCycles } from '../src/text/format.js';
 import { type FakeGithub, startFakeGithub } from './helpers/fakeGithub.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { COMPILER_MADE_NOTE, CT_KIND_MEANING } from '../src/ct/types.js';
-import { MISSING } from '../src/report/format.js';
+import { MISSING } from '../src/text/format.js';
 import { type SyntheticCtOperation, writeSyntheticCt, writeSyntheticSystem } from './helpers/dataset.js';
 import { sections, tableShapeProblems } from './helpers/pages.js';
 import { tempDir } from './helpers/tmp.js';

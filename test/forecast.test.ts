@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KAT_SECONDS } from '../src/campaign/prepare.js';
 import { RELINK_SECONDS } from '../src/campaign/profile.js';
 import type { BuildJson } from '../src/evidence/types.js';
-import { formatSeconds } from '../src/report/format.js';
+import { formatSeconds } from '../src/text/format.js';
 import { goodKemCampaign } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/tmp.js';

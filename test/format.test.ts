@@ -13,7 +13,7 @@ import {
   formatShare,
   pyFixed,
   pyGeneral,
-} from '../src/report/format.js';
+} from '../src/text/format.js';
 
 describe('pyFixed: Python format(x, ".Nf")', () => {
   it('rounds exact binary ties half to even, where toFixed rounds half up', () => {
@@ -263,7 +263,7 @@ function buildCases(): { values: number[]; fixed: Array<[number, number]>; gener
   return { values, fixed, general };
 }
 
-// The harness rules written in Python, with the unit moves described in src/report/format.ts.
+// The harness rules written in Python, with the unit moves described in src/text/format.ts.
 const PYTHON = String.raw`
 import json, sys
 d = json.load(sys.stdin)

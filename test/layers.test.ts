@@ -37,8 +37,18 @@ describe('the layering of src/', () => {
       'stray/x.ts': 'export const x = 1;\n',
     });
     expect(check(src)).toEqual([
-      'evidence/validate.ts imports report/page.ts, a higher layer (report/ compare/ above evidence/)',
+      'evidence/validate.ts imports report/page.ts, a higher layer (report/ above evidence/)',
       'stray/x.ts: in no layer (add its folder to LAYERS in scripts/layers.mjs)',
     ]);
+  });
+
+  it('names two folders of one layer that import each other, though no files form a circle', () => {
+    const src = tree({
+      'kat/run.ts': "import { flags } from '../compile/flags.js';\nexport const run = flags;\n",
+      'kat/status.ts': 'export const status = 1;\n',
+      'compile/flags.ts': 'export const flags = 1;\n',
+      'compile/build.ts': "import { status } from '../kat/status.js';\nexport const build = status;\n",
+    });
+    expect(check(src)).toEqual(['folder circle: compile/ ↔ kat/ (compile/build.ts → kat/status.ts; kat/run.ts → compile/flags.ts)']);
   });
 });

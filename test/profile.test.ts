@@ -8,7 +8,7 @@ import { runCampaign } from '../src/campaign/run.js';
 import { allowedCpus } from '../src/env/cpus.js';
 import type { HashProfile, MemoryRecord } from '../src/evidence/types.js';
 import { validateDataset } from '../src/evidence/validate.js';
-import { formatShare } from '../src/report/format.js';
+import { formatShare } from '../src/text/format.js';
 import { callsPerOperation, hashShares } from '../src/report/profile.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';

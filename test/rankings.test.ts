@@ -4,7 +4,7 @@ import type { Nodes, Table } from 'mdast';
 import { describe, expect, it } from 'vitest';
 import { loadCandidate } from '../src/config/campaign.js';
 import { HASH_MESSAGE_BYTES, hashOperation } from '../src/measure/hashOperations.js';
-import { formatCycles } from '../src/report/format.js';
+import { formatCycles } from '../src/text/format.js';
 import { loadReportModel } from '../src/report/model.js';
 import { renderPages } from '../src/report/render.js';
 import { type SyntheticInstance, type SyntheticOp, writeSyntheticSystem } from './helpers/dataset.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sizeAudit } from '../src/catalogs/sizeAudit.js';
 import type { BuildJson, TimingRecord } from '../src/evidence/types.js';
 import { deriveStatistics } from '../src/measure/stats.js';
-import { formatMHz, formatSpread } from '../src/report/format.js';
+import { formatMHz, formatSpread } from '../src/text/format.js';
 import { loadReportModel } from '../src/report/model.js';
 import { algorithmPageLabel } from '../src/report/pages/candidate.js';
 import { renderPages } from '../src/report/render.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCampaign } from '../src/campaign/run.js';
 import { mergeCampaignJson } from '../src/evidence/merge.js';
-import { loadTrends, unstableRows } from '../src/report/history.js';
+import { loadTrends, unstableRows } from '../src/trend/history.js';
 import { compareEvidence } from '../src/compare/compare.js';
 import { goodKemCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';

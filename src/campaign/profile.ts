@@ -8,7 +8,7 @@ import type { ProfileBuildResult } from '../compile/profileBuild.js';
 import { PROCESS_START_S } from './forecast.js';
 import type { RunPlan, Unit } from './plan.js';
 import { SURVEY_VERSION, surveyLibrary } from '../profile/survey.js';
-import { formatShare } from '../report/format.js';
+import { formatShare } from '../text/format.js';
 import { readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import {
   buildRequest,

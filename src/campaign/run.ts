@@ -7,7 +7,7 @@ import { addCosts, type ProcessCost } from '../measure/processCost.js';
 import { hostEnvironment, hostProblems, type HostEnvironment } from '../env/host.js';
 import { probeSandbox } from '../env/sandboxProbe.js';
 import { lockSystem } from '../evidence/lock.js';
-import { formatSeconds } from '../report/format.js';
+import { formatSeconds } from '../text/format.js';
 import { leftoverTempFiles, readJsonIfExists, writeJsonAtomic } from '../util/fsx.js';
 import { firstLineOf } from '../sandbox/run.js';
 import type { CampaignSummary, InstanceContext, InstanceSummary, PhaseStep, RunContext } from './context.js';

@@ -1,5 +1,5 @@
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
-import { formatSeconds } from '../report/format.js';
+import { formatSeconds } from '../text/format.js';
 import { readJsonIfExists } from '../util/fsx.js';
 import type { PhaseStep } from './context.js';
 import { previousSeconds } from './context.js';

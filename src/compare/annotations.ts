@@ -1,4 +1,5 @@
-import { amount, cycles, firstLine, sideFigure, signedPct, spreadText } from './cells.js';
+import { amount, cycles, firstLine, sideFigure, spreadText } from './cells.js';
+import { signedPct } from '../text/format.js';
 import { ctSite } from './ct.js';
 import { isCarriedOver } from './markdown.js';
 import type { CompareReport, PullRequestContext } from './types.js';

@@ -1,16 +1,8 @@
-import { MISSING, formatCycles, pyFixed } from '../report/format.js';
+import { MISSING, formatCycles, pyFixed } from '../text/format.js';
 import { disturbedTrials, sideSpread } from './stats.js';
 import type { SideStats } from './types.js';
 
 /** How the numbers and messages of a comparison read, in its Markdown and its annotations alike. */
-
-export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
-/** A signed percentage with one decimal: '+3.2%', '-12.0%', '—'. */
-export function signedPct(pct: number | undefined): string {
-  if (pct === undefined || !Number.isFinite(pct)) return MISSING;
-  return `${pct > 0 ? '+' : ''}${pyFixed(pct, 1)}%`;
-}
 
 /** A byte count or other integer-valued quantity. */
 export const amount = (v: number | undefined): string => (v === undefined || !Number.isFinite(v) ? MISSING : pyFixed(v, 0));

@@ -29,9 +29,8 @@ import {
   signedRankPValue,
 } from './stats.js';
 import { median, quantile } from 'simple-statistics';
-import { plural } from './cells.js';
+import { plural, pyFixed, pyGeneral } from '../text/format.js';
 import { ctBuildFailures, newCtFindings } from './ct.js';
-import { pyFixed, pyGeneral } from '../report/format.js';
 import type { CompareReport, CompareRow, KatChange, SideStats, ValueChange } from './types.js';
 
 export interface CompareOptions {
@@ -54,7 +53,7 @@ export interface CompareOptions {
    */
   systemDirs?: { base: string; head: string; history: string[] };
   /**
-   * Rows (rowKey) the nightly trends mark unstable (report/history.ts): their regressions are shown
+   * Rows (rowKey) the nightly trends mark unstable (trend/history.ts): their regressions are shown
    * but counted as none, so they fail no check.
    */
   unstable?: ReadonlySet<string>;

@@ -2,21 +2,21 @@ import type { Html, RootContent } from 'mdast';
 import { HISTORY_MIN_RUNS, HISTORY_SIGMAS } from '../config/defaults.js';
 import { NOISY_TRIAL_SPREAD } from '../measure/stats.js';
 import { PARTIAL_MARK, PARTIAL_NOTE, REFUSED_NOTE, refusedMark } from '../measure/refusals.js';
-import { MISSING, pyFixed, pyGeneral } from '../report/format.js';
+import { MISSING, pyFixed, pyGeneral, plural, signedPct } from '../text/format.js';
 import { pairCount } from './compare.js';
-import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../report/md.js';
-import { amount, cycles, firstLine, plural, sideFigure, signedPct, spreadText } from './cells.js';
+import { type Cell, type Inline, bullets, code, heading, link, para, root, serialize, strong, table, text } from '../text/md.js';
+import { amount, cycles, firstLine, sideFigure, spreadText } from './cells.js';
 import { ctSite } from './ct.js';
 import { COMPILER_MADE_NOTE } from '../ct/findings.js';
-import { kindMeanings } from '../report/pages/ct.js';
+import { kindMeanings } from '../ct/meanings.js';
 import { DISTURBED_OFF_CPU_SHARE } from './stats.js';
 import type { CompareReport, CompareRow, PullRequestContext, SideStats, ValueChange, Verdict } from './types.js';
 
 /**
  * The Markdown of one system's comparison: the headline, the finding groups, and a rendering that
  * stays within a size limit by dropping whole rows. Pure functions: a CompareReport in, text out.
- * Everything is an mdast tree serialized once by report/md.ts, and every number goes through
- * report/format.ts.
+ * Everything is an mdast tree serialized once by text/md.ts, and every number goes through
+ * text/format.ts.
  */
 
 export interface MarkdownOptions {

@@ -36,7 +36,7 @@ export const trialCanary = (c: CanaryTicks | undefined): number | undefined =>
 /**
  * The host's recent canaries on one core: the reference a trial's canary is held to. Every trial's
  * canary goes in, disturbed or not, so a host that stays slow becomes the reference: the rule sees
- * a slow stretch of trials, and the nights see a slow night (report/history.ts).
+ * a slow stretch of trials, and the nights see a slow night (trend/history.ts).
  */
 export class CanaryReference {
   private readonly recent: number[] = [];

@@ -75,3 +75,12 @@ export function deriveStatistics(trials: Trial[]) {
         : null,
   };
 }
+
+/**
+ * How far an operation's trials spread, read from its record's raw trials (never from the run that
+ * wrote it): a record kept by a later run shows the same spread and the same mark.
+ */
+export function recordSpread(r: { trials?: Trial[] | null }): number | undefined {
+  if (!r.trials || r.trials.length < 2) return undefined;
+  return trialSpread(deriveStatistics(r.trials), r.trials.length);
+}

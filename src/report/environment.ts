@@ -1,6 +1,6 @@
 import { median } from 'simple-statistics';
 import type { BuildEntry, TimingRecord } from '../evidence/types.js';
-import { formatGHz, formatMHz, formatMiB } from './format.js';
+import { formatGHz, formatMHz, formatMiB } from '../text/format.js';
 
 const NOT_RECORDED = 'not recorded';
 

@@ -1,4 +1,4 @@
-import { loadTrends, TrendsUnavailable, type HistoryInput } from './history.js';
+import { loadTrends, TrendsUnavailable, type HistoryInput } from '../trend/history.js';
 import { toolVersion } from '../util/paths.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';

@@ -1,5 +1,5 @@
 import type { HashProfile } from '../evidence/types.js';
-import { pyGeneral } from './format.js';
+import { pyGeneral } from '../text/format.js';
 import { DRNG_FNS } from '../measure/shares.js';
 
 /** Shares of the operation's ticks: the recorded ones when present, else from the calls. */

@@ -3,9 +3,9 @@ import type { TimingRecord } from '../evidence/types.js';
 import { instanceStatus } from '../kat/status.js';
 import { hashMessageBytes, hashOperation } from '../measure/hashOperations.js';
 import { refusedTrials, partialStop } from '../measure/refusals.js';
-import { deriveStatistics } from '../measure/stats.js';
-import { formatSpread } from './format.js';
-import { isNoisy, recordSpread } from './spread.js';
+import { deriveStatistics, recordSpread } from '../measure/stats.js';
+import { formatSpread } from '../text/format.js';
+import { isNoisy } from './spread.js';
 import type { CandidateView, InstanceView, ReportModel } from './types.js';
 
 /**

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../util/fsx.js';
 import type { Root, RootContent } from 'mdast';
-import { para, serialize } from './md.js';
+import { para, serialize } from '../text/md.js';
 import { candidatePage } from './pages/candidate.js';
 import { methodPage } from './pages/method.js';
 import { sizeAuditPage } from './pages/sizeAudit.js';

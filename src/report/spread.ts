@@ -1,21 +1,12 @@
 import type { TimingRecord } from '../evidence/types.js';
-import { deriveStatistics, NOISY_TRIAL_SPREAD, trialSpread } from '../measure/stats.js';
+import { NOISY_TRIAL_SPREAD, recordSpread } from '../measure/stats.js';
 import { precisionOf, type AdaptiveRule } from '../measure/precision.js';
 import { PARTIAL_MARK, PARTIAL_NOTE, partialStop, REFUSED_NOTE, refusedMark, refusedTrials } from '../measure/refusals.js';
 import type { RootContent } from 'mdast';
 import { median } from 'simple-statistics';
 import { DEFAULT_THRESHOLD_PCT } from '../config/defaults.js';
-import { para } from './md.js';
-import { formatCycles, formatPrecision, formatSpread, pyFixed } from './format.js';
-
-/**
- * How far an operation's trials spread, read from its record's raw trials (never from the run that
- * wrote it): a record kept by a later run shows the same spread and the same mark.
- */
-export function recordSpread(r: TimingRecord): number | undefined {
-  if (!r.trials || r.trials.length < 2) return undefined;
-  return trialSpread(deriveStatistics(r.trials), r.trials.length);
-}
+import { para } from '../text/md.js';
+import { formatCycles, formatPrecision, formatSpread, pyFixed } from '../text/format.js';
 
 /**
  * What a figure carries when its measurement lacked something (measure/refusals.ts): ' ⚠ 1 trial

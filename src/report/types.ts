@@ -1,4 +1,4 @@
-import type { TrendModel } from './history.js';
+import type { TrendModel } from '../trend/history.js';
 import type { CatalogSize, KatIssue, SurveyVerdict } from '../catalogs/catalogs.js';
 import type { DeclaredSecurity } from '../config/schemas.js';
 import type { BuildEntry, HashProfile, MemoryRecord, TimingRecord } from '../evidence/types.js';

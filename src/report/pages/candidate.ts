@@ -3,7 +3,16 @@ import { candidateProblems, validationNotice } from './validation.js';
 import type { Root, RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { archName, environmentRows } from '../environment.js';
-import { formatCount, formatCycles, formatKiB, formatOpsPerSecond, formatSeconds, formatShare, pyFixed } from '../format.js';
+import {
+  formatCount,
+  formatCycles,
+  formatKiB,
+  formatOpsPerSecond,
+  formatSeconds,
+  formatShare,
+  pyFixed,
+  signedPct,
+} from '../../text/format.js';
 import {
   bullets,
   code,
@@ -18,9 +27,10 @@ import {
   type Cell,
   type Inline,
   type Section,
-} from '../md.js';
+} from '../../text/md.js';
 import { callsPerOperation, hashShares } from '../profile.js';
-import { figureNotes, isNoisy, NOISY_NOTE, PRECISION_NOTE, recordSpread, spreadCell } from '../spread.js';
+import { recordSpread } from '../../measure/stats.js';
+import { figureNotes, isNoisy, NOISY_NOTE, PRECISION_NOTE, spreadCell } from '../spread.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import {
   fellBackWhy,
@@ -41,7 +51,6 @@ import { cyclesPerByteCell, megabytesPerSecondCell, messageCell } from './hashTa
 import { kexSizesSection } from './kexTables.js';
 import { placeholderCostSection } from './placeholderCost.js';
 import { causeText, SPARKLINE_MIN_SPAN, sparkline, trendsPagePath } from './trends.js';
-import { signedPct } from '../../compare/cells.js';
 
 /** One candidate's page on one system: the sections of the guide's §3.5 (1)–(7). */
 type CandidateSection = Section<[ReportModel, CandidateView]>;

@@ -1,16 +1,8 @@
 import type { RootContent } from 'mdast';
-import {
-  COMPILER_MADE_NOTE,
-  CT_KIND_MEANING,
-  CT_KINDS,
-  type CtFile,
-  type CtFinding,
-  flaggedOperations,
-  siteOf,
-} from '../../ct/findings.js';
-import { plural } from '../../compare/cells.js';
-import { formatShare, MISSING } from '../format.js';
-import { bullets, code, heading, link, para, table, text, type Cell } from '../md.js';
+import { COMPILER_MADE_NOTE, CT_KINDS, type CtFile, type CtFinding, flaggedOperations, siteOf } from '../../ct/findings.js';
+import { kindMeanings } from '../../ct/meanings.js';
+import { formatShare, MISSING, plural } from '../../text/format.js';
+import { bullets, code, heading, link, para, table, text, type Cell } from '../../text/md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import { allInstances, unreadableCell, unreadableFile } from './cells.js';
 
@@ -287,12 +279,6 @@ function divisionVerdict(ct: CtFile, d: NonNullable<CtFile['divisions']>[number]
     return `⚠ secret ${[...new Set(secret.flatMap((r) => r.seen.secret))].join(' and ')} in ${secret.map((r) => r.op).join(', ')}: a division finding`;
   const hits = readings.reduce((a, r) => a + r.seen.hits, 0);
   return hits > 0 ? `public in ${hits} read${hits === 1 ? '' : 's'}` : 'not reached in the checked calls';
-}
-
-/** One line on each kind of site the table shows: what it may tell an attacker. */
-export function kindMeanings(kinds: readonly string[]): RootContent[] {
-  const shown = CT_KINDS.filter((k) => kinds.includes(k));
-  return shown.length === 0 ? [] : [bullets(shown.map((k) => [code(k), `: ${CT_KIND_MEANING[k]}.`]))];
 }
 
 /** The summary's note for an instance: `ct: N flagged`, N the operations the check flagged; undefined without a check. */

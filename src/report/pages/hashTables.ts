@@ -5,8 +5,8 @@ import type { RootContent } from 'mdast';
 import type { TimingRecord } from '../../evidence/types.js';
 import { HASH_MESSAGE_BYTES, hashMessageBytes, hashOperation } from '../../measure/hashOperations.js';
 import { ICCS_HELPERS, iccsLabel, xofLabelFor } from '../../measure/iccsBaseline.js';
-import { formatCycles, formatCyclesPerByte, pyFixed } from '../format.js';
-import { code, heading, link, para, table, type Cell } from '../md.js';
+import { formatCycles, formatCyclesPerByte, pyFixed } from '../../text/format.js';
+import { code, heading, link, para, table, type Cell } from '../../text/md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
 import { candidatePageLink } from './cells.js';
 

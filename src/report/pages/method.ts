@@ -1,8 +1,8 @@
 import type { Root } from 'mdast';
 import { counterRate, environmentRows } from '../environment.js';
 import { precisionOf, type AdaptiveRule } from '../../measure/precision.js';
-import { formatPrecision } from '../format.js';
-import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../md.js';
+import { formatPrecision } from '../../text/format.js';
+import { code, heading, link, para, sectionsPage, table, text, type Cell, type Section } from '../../text/md.js';
 import type { ReportModel } from '../types.js';
 import { allInstances, provenanceOf } from './cells.js';
 import { ctMethodSection } from './ct.js';

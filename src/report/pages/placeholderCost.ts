@@ -1,6 +1,6 @@
 import type { RootContent } from 'mdast';
-import { formatCallsPerOperation, formatCycles, formatShare } from '../format.js';
-import { code, heading, link, para, table, type Cell, type Inline } from '../md.js';
+import { formatCallsPerOperation, formatCycles, formatShare } from '../../text/format.js';
+import { code, heading, link, para, table, type Cell, type Inline } from '../../text/md.js';
 import { placeholderBaseline, placeholderCost } from '../placeholderCost.js';
 import { hashShares } from '../profile.js';
 import type { CandidateView, ReportModel } from '../types.js';

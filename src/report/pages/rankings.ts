@@ -1,6 +1,6 @@
 import type { RootContent } from 'mdast';
-import { formatCycles, formatCyclesPerByte } from '../format.js';
-import { code, heading, link, mermaid, para, table, type Cell, type Section } from '../md.js';
+import { formatCycles, formatCyclesPerByte } from '../../text/format.js';
+import { code, heading, link, mermaid, para, table, type Cell, type Section } from '../../text/md.js';
 import { type CategoryRanking, claimShown, type LevelGroup, rankingsOf, type RankingRule, shownOp } from '../rankings.js';
 import type { ReportModel } from '../types.js';
 import { candidatePageLink } from './cells.js';

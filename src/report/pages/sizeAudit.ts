@@ -1,6 +1,6 @@
 import type { Root } from 'mdast';
 import { sizeAudit, type SizeFinding } from '../../catalogs/sizeAudit.js';
-import { code, heading, link, para, sectionsPage, table, text, type Section } from '../md.js';
+import { code, heading, link, para, sectionsPage, table, text, type Section } from '../../text/md.js';
 import type { ReportModel } from '../types.js';
 import { auditedInstances } from './cells.js';
 

@@ -1,14 +1,14 @@
 import { forgeryShown, instanceStatus } from '../../kat/status.js';
 import type { Root } from 'mdast';
-import { GUIDE_MINIMUM } from '../../measure/stats.js';
+import { GUIDE_MINIMUM, recordSpread } from '../../measure/stats.js';
 import { archName, environmentRows } from '../environment.js';
-import { formatCycles, formatN, formatShare, formatSpread } from '../format.js';
+import { formatCycles, formatN, formatShare, formatSpread } from '../../text/format.js';
 import { validationNotice } from './validation.js';
 import { rankingsSection } from './rankings.js';
 import { heldToSummary } from './heldTo.js';
-import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../md.js';
+import { bullets, code, heading, link, para, sectionsPage, table, type Cell, type Section } from '../../text/md.js';
 import { hashShares } from '../profile.js';
-import { figureMarks, figureNotes, isNoisy, NOISY_MARK, NOISY_NOTE, recordSpread } from '../spread.js';
+import { figureMarks, figureNotes, isNoisy, NOISY_MARK, NOISY_NOTE } from '../spread.js';
 import type { InstanceView, ReportModel } from '../types.js';
 import { anyCt, CT_NOTE_MEANING, ctNote } from './ct.js';
 import { hashSummarySections } from './hashTables.js';

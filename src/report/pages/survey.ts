@@ -1,5 +1,5 @@
 import type { Root } from 'mdast';
-import { heading, link, para, sectionsPage, table, type Section } from '../md.js';
+import { heading, link, para, sectionsPage, table, type Section } from '../../text/md.js';
 import type { ReportModel } from '../types.js';
 import { candidatePageLink, inInstanceOrder, surveyEvidence, surveyFor } from './cells.js';
 

@@ -1,5 +1,5 @@
 import type { Root, RootContent } from 'mdast';
-import { heading, link, para, sectionsPage, table, type Section } from '../md.js';
+import { heading, link, para, sectionsPage, table, type Section } from '../../text/md.js';
 import type { SystemEntry } from '../types.js';
 
 /** The index of DATA_DIR: one row per benchmark system. */

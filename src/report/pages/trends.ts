@@ -1,9 +1,8 @@
 import type { Root, RootContent } from 'mdast';
-import { signedPct } from '../../compare/cells.js';
+import { signedPct, formatCycles, formatShare, formatSpread, pyFixed } from '../../text/format.js';
 import { NIGHT_ALPHA, NIGHT_CANARY_MARGIN, NIGHT_MIN_AFTER, NIGHT_MIN_BEFORE } from '../../config/defaults.js';
-import { formatCycles, formatShare, formatSpread, pyFixed } from '../format.js';
-import type { AttributedChange, Night, NightChange, TrendModel, TrendSeries } from '../history.js';
-import { code, heading, link, mermaid, para, sectionsPage, table, text, type Cell, type Inline, type Section } from '../md.js';
+import type { AttributedChange, Night, NightChange, TrendModel, TrendSeries } from '../../trend/history.js';
+import { code, heading, link, mermaid, para, sectionsPage, table, text, type Cell, type Inline, type Section } from '../../text/md.js';
 import type { ReportModel } from '../types.js';
 
 /** The trend page of one system: every night's figures, their charts, change points and unstable rows. */

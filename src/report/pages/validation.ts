@@ -1,6 +1,6 @@
 import type { RootContent } from 'mdast';
 import { INSTANCE_DIRS } from '../../evidence/layout.js';
-import { code, para, strong } from '../md.js';
+import { code, para, strong } from '../../text/md.js';
 
 /** Problems of `validate` that concern one candidate: its files, or its build.json entries. */
 export function candidateProblems(problems: readonly string[], id: string): string[] {

@@ -255,3 +255,12 @@ export function formatCount(trials: number, iters: number): string {
 export function formatN(n: number): string {
   return `(n=${n})`;
 }
+
+/** A count with its noun: '1 trial', '3 trials'. */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** A signed percentage with one decimal: '+3.2%', '-12.0%', '—'. */
+export function signedPct(pct: number | undefined): string {
+  if (pct === undefined || !Number.isFinite(pct)) return MISSING;
+  return `${pct > 0 ? '+' : ''}${pyFixed(pct, 1)}%`;
+}

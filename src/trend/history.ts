@@ -22,7 +22,7 @@ import { evidencePaths, instanceKey } from '../evidence/layout.js';
 import { type PairedOperation, readPairedVerdict } from '../evidence/pairedNight.js';
 import type { TimingRecord } from '../evidence/types.js';
 import { errorMessage } from '../errors.js';
-import { recordSpread } from './spread.js';
+import { recordSpread } from '../measure/stats.js';
 
 /** One night of the history: one version of the system's evidence folder, named by its run. */
 export interface Night {
@@ -42,7 +42,7 @@ export interface NightFigure {
   cycles: number;
   /** Its trials, cycles per call: what the night rule takes the figure's own uncertainty from. */
   perCall: number[];
-  /** The slowest trial per call over the fastest (report/spread.ts). */
+  /** The slowest trial per call over the fastest (measure/stats.ts recordSpread). */
   spread?: number;
   build_key?: string;
   machine: string;

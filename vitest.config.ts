@@ -1,14 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Pure tests (no compiler, no git, no child processes that time anything) run in parallel; every
- * other file builds with real gcc, runs drivers or git, and runs after them one file at a time so
- * that the two cores go to the compilers and no timing test shares its core with another file.
- * A new test file is serial unless listed here or in UNTIMED.
+ * Pure tests start no child process at all (no compiler, no git, no driver, no python3): they run in
+ * parallel, first. Files that start processes but time nothing are UNTIMED (below). Every other file
+ * runs after them one file at a time, so that the two cores go to the compilers and no timing test
+ * shares its core with another file. A new test file is serial unless listed here or in UNTIMED;
+ * test/projects.test.ts checks both lists against what each file does (test/helpers/projects.ts).
  */
-const PURE = [
+export const PURE = [
   'test/unseen.test.ts',
-  'test/format.test.ts',
   'test/stats.test.ts',
   'test/precision.test.ts',
   'test/config.test.ts',
@@ -21,7 +21,6 @@ const PURE = [
   'test/progress.test.ts',
   'test/workflows.test.ts',
   'test/layers.test.ts',
-  'test/lint.test.ts',
   'test/path-search.test.ts',
   'test/source-hint.test.ts',
   'test/ct-units.test.ts',
@@ -33,14 +32,19 @@ const PURE = [
   'test/manifest.test.ts',
   'test/refusals.test.ts',
   'test/rankings.test.ts',
+  'test/projects.test.ts',
+  'test/nights.test.ts',
+  'test/ct-compare.test.ts',
+  'test/native-manifest.test.ts',
 ];
 
 /**
- * Files that build and run submission code but time nothing (KATs, the constant-time check, gcov):
- * two at a time, after the pure files and before the timed ones, which then have the machine to
- * themselves. A ct step still holds its core's lock, so two of them queue there, never overlap.
+ * Files that start processes but time nothing (KATs, the constant-time check, gcov, python3's and
+ * Biome's cross-checks, the build cache's tar): two at a time, after the pure files and before the
+ * timed ones, which then have the machine to themselves. A ct step still holds its core's lock, so
+ * two of them queue there, never overlap.
  */
-const UNTIMED = [
+export const UNTIMED = [
   'test/kat-pqclean.test.ts',
   'test/ct-pqclean.test.ts',
   'test/ct-builds.test.ts',
@@ -51,6 +55,19 @@ const UNTIMED = [
   'test/kyber-ref.test.ts',
   'test/own-generator.test.ts',
   'test/nist-names-sig.test.ts',
+  'test/format.test.ts',
+  'test/lint.test.ts',
+  'test/build-cache.test.ts',
+  'test/cformat.test.ts',
+  'test/candidate-build-fields.test.ts',
+  'test/compiler.test.ts',
+  'test/ct-division.test.ts',
+  'test/ct-phase.test.ts',
+  'test/evidence.test.ts',
+  'test/iccs-helpers.test.ts',
+  'test/kex-example.test.ts',
+  'test/publish.test.ts',
+  'test/release.test.ts',
 ];
 
 export default defineConfig({

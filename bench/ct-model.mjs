@@ -25,7 +25,7 @@ export const CT = {
   valgrind_factor: 50,
 };
 
-/** Verify's pool of signed messages per process (native/calls.h VERIFY_POOL). */
+/** Verify's pool of signed messages per process (native/core/calls.h VERIFY_POOL). */
 const VERIFY_POOL = 16;
 
 /** What a process of `calls` calls of `op` makes first: a key pair, dec's ciphertexts, verify's pool (src/measure/cost.ts). */

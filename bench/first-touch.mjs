@@ -1,7 +1,7 @@
 // What a fresh page and a bare process cost this machine (docs/benchmarks.md (af)).
 //   node bench/first-touch.mjs [RUNS] [MIB]
 // Runs bench/first_touch.c RUNS times (default 5), each in a process of its own, over MIB MiB
-// (default 32: a timing process's slots at most, native/calls.h), and times RUNS spawns of
+// (default 32: a timing process's slots at most, native/core/calls.h), and times RUNS spawns of
 // /usr/bin/true from node, the floor under any process the harness starts.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /* The workload for bench/memory.mjs's valgrind massif cross-check of ngcc_mem's stack figure.
  *   massif_loop LIB TYPE OP N [empty]
- * Prepares OP's inputs as the drivers do (native/ops.h), then runs OP N times on a fresh
+ * Prepares OP's inputs as the drivers do (native/core/ops.h), then runs OP N times on a fresh
  * thread; with `empty` the thread calls an empty function N times instead, which gives the
  * call-site level to subtract. Prints tab-separated lines: META rng, META iterations,
  * STATUS complete.
@@ -19,8 +19,8 @@
  * N repetitions are cheap insurance: massif looks for a new peak only when memory is
  * released (a return, a free), so every repetition is another chance to catch it. */
 #define _GNU_SOURCE
-#include "harness.h"
-#include "ops.h"
+#include "core/harness.h"
+#include "core/ops.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -47,12 +47,15 @@ try {
   const entry = JSON.parse(readFileSync(join(data, 'mem', 'build.json'), 'utf8')).instances['kem-80/ml-kem-512'];
   const lib = join(campaign, entry.library);
 
-  // Drivers: ngcc_mem as src/compile/harnessTools.ts builds it; massif_loop alike.
+  // Drivers: ngcc_mem as src/compile/harnessTools.ts builds it (native/binaries.json); massif_loop
+  // alike, with ngcc_mem's operations (its sources but its main, native/bin/mem.c).
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
+  const built = JSON.parse(readFileSync(join(n, 'binaries.json'), 'utf8')).binaries.ngcc_mem;
   const mem = join(work, 'ngcc_mem');
-  sh('gcc', [...common, '-o', mem, join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), '-Wl,-z,now', '-ldl', '-lpthread']);
+  sh('gcc', [...common, '-o', mem, ...built.sources.map((f) => join(n, f)), ...built.link]);
+  const operations = built.sources.filter((f) => !f.startsWith('bin/')).map((f) => join(n, f));
   const loop = join(work, 'massif_loop');
-  sh('gcc', [...common, '-o', loop, join(root, 'bench', 'massif_loop.c'), join(n, 'harness.c'), join(n, 'ops.c'), '-ldl', '-lpthread']);
+  sh('gcc', [...common, '-o', loop, join(root, 'bench', 'massif_loop.c'), ...operations, '-ldl', '-lpthread']);
 
   const meta = (out) =>
     Object.fromEntries(

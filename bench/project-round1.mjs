@@ -88,9 +88,9 @@ function adaptiveSeconds(t, setup) {
 /** What a process of `calls` calls of `op` makes first: a key pair, dec's ciphertexts, verify's pool (src/measure/cost.ts). */
 const setupOf = (type, op, s) => (calls) => setupSeconds(type, op, s, calls);
 
-/** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/ngcc_kat.c). */
+/** KAT records of each operation: the guide's ten and two of fresh seeds (src/kat, native/jobs/kat.c). */
 const KAT_RECORDS = 12;
-/** The hash KAT_Loop: 10^6 hashes of a 1024-byte message (native/hash_kat.c). */
+/** The hash KAT_Loop: 10^6 hashes of a 1024-byte message (native/jobs/kat_hash.c). */
 const HASH_LOOP = 1e6;
 
 /** The pool's work for one instance: its build and relink, and its KAT (a hash's loop besides its records). */

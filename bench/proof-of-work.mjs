@@ -1,4 +1,4 @@
-// What proof of work (native/calls.c, src/measure/replay.ts) costs and moves, against the tool
+// What proof of work (native/core/calls.c, src/measure/replay.ts) costs and moves, against the tool
 // before it (docs/benchmarks.md (r)).
 //   npm run build && node bench/proof-of-work.mjs [RUNS] [BEFORE_REV]
 // BEFORE_REV (default e1421b1, the last commit without it) is checked out into a temporary

@@ -19,10 +19,10 @@ const median = (xs) => {
 };
 const n = join(root, 'native');
 
-// The timing driver, built as the harness builds it (native/driver-sources.json).
+// The timing driver, built as the harness builds it (native/binaries.json).
 const driver = join(work, 'ngcc_driver');
-const sources = JSON.parse(readFileSync(join(n, 'driver-sources.json'), 'utf8')).sources;
-sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', driver, ...sources.map((f) => join(n, f)), '-ldl']);
+const { sources, link } = JSON.parse(readFileSync(join(n, 'binaries.json'), 'utf8')).binaries.ngcc_driver;
+sh('gcc', ['-std=gnu11', '-O2', `-I${n}`, '-o', driver, ...sources.map((f) => join(n, f)), ...link]);
 
 // (a) Empty operation.
 const emptyLib = join(work, 'libempty.so');

@@ -1,19 +1,19 @@
 /* A wrapper-free check of where time goes: statistical sampling of the instruction pointer.
  *   sample_loop LIB TYPE OP N [CPU|-1] [sample|nosample]
- * Runs N calls of OP (inputs prepared as the harness does, native/ops.c) while a CLOCK_MONOTONIC
+ * Runs N calls of OP (inputs prepared as the harness does, native/core/ops.c) while a CLOCK_MONOTONIC
  * timer interrupts the thread at random intervals of 20-60 us and records the interrupted
  * instruction pointer; random intervals keep the samples from locking onto the period of the
  * loop. Prints, tab-separated like the drivers:
  *   BASE <hex>        load address of LIB (dladdr's dli_fbase): nm's addresses are relative to it
  *   SAMPLE <hex> <n>  n samples at instruction pointer <hex> (absolute)
  *   META <key> <v>    samples, lost samples (buffer full)
- * If LIB was relinked with native/hashprof, its accounting is switched on around the same loop
- * and TOTAL/CALL lines are printed as ngcc_prof prints them, so both views describe one run.
+ * If LIB was relinked with native/linked/hashprof, its accounting is switched on around the same loop
+ * and TOTAL/CALL lines are printed as the prof job (native/jobs/prof.c) prints them, so both views describe one run.
  * The loop is the function run_loop, which callgrind's --zero-before/--dump-after can select;
  * "nosample" keeps the timer off, so that its handler adds nothing to callgrind's count. */
 #define _GNU_SOURCE
-#include "harness.h"
-#include "ops.h"
+#include "core/harness.h"
+#include "core/ops.h"
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>

@@ -14,9 +14,13 @@ export const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** bench/sample_loop.c built as the harness builds its drivers, into `work`. */
+/** The harness's manifest of its binaries and linked units (native/binaries.json). */
+const nativeManifest = () => JSON.parse(readFileSync(join(n, 'binaries.json'), 'utf8'));
+
+/** bench/sample_loop.c built as the harness builds its drivers, into `work`: with ngcc_mem's operations (its sources but its main). */
 export function buildSampler(work) {
   const sampler = join(work, 'sample_loop');
+  const operations = nativeManifest().binaries.ngcc_mem.sources.filter((f) => !f.startsWith('bin/'));
   sh('gcc', [
     '-std=gnu11',
     '-O2',
@@ -24,8 +28,7 @@ export function buildSampler(work) {
     '-o',
     sampler,
     join(root, 'bench', 'sample_loop.c'),
-    join(n, 'harness.c'),
-    join(n, 'ops.c'),
+    ...operations.map((f) => join(n, f)),
     '-ldl',
     '-lrt',
   ]);
@@ -33,10 +36,12 @@ export function buildSampler(work) {
 }
 
 // The same symbol set the wrappers use: the ICCS helpers for ICCS code, the NIST catalog otherwise.
-export const catalogOf = (file) =>
-  new Set([...readFileSync(join(n, 'hashprof', file), 'utf8').matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]));
+export const catalogOf = (file) => {
+  const source = nativeManifest().linked.hashprof.sources.find((f) => f.endsWith(`/${file}`));
+  return new Set([...readFileSync(join(n, source), 'utf8').matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]));
+};
 export const RANDOM = new Set(['randombytes', 'PQCLEAN_randombytes', 'get_random_number']);
-// Names the wrappers record for these symbols (native/hashprof/README.md).
+// Names the wrappers record for these symbols (native/linked/hashprof/README.md).
 const RECORDED = { get_random_number: 'drng', PQCLEAN_randombytes: 'randombytes' };
 
 /** Callgrind's call graph and the cost of calls from outside the catalog into it. */

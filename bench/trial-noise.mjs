@@ -39,7 +39,7 @@ const trialsForOnePercent = (cv) => {
 const other = cpu === 0 ? 1 : 0;
 const COMPETITORS = {
   spin: 'while :; do :; done',
-  build: `while :; do gcc -O2 -c -o ${join(work, 'x.o')} -I${join(root, 'native')} ${join(root, 'native', 'harness.c')}; done`,
+  build: `while :; do gcc -O2 -c -o ${join(work, 'x.o')} -I${join(root, 'native')} ${join(root, 'native', 'core', 'harness.c')}; done`,
 };
 if (beside && !COMPETITORS[beside]) throw new Error(`--beside takes spin or build, not ${beside}`);
 // In a process group of its own, so that the shell and its gcc go together at the end.

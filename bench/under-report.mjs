@@ -5,7 +5,7 @@
 // and seconds by UNDER_PERCENT %) at 1, 2, 3, 4, 5, 7, 10, 15, 20 and 30 %, 3 trials of keygen, enc
 // and dec each. Prints, per percentage, how many of the three operations were still measured
 // `complete`, and for the honest instance each trial's CPU ÷ (cycles ÷ rate) and its cycles ÷ the
-// trusted half's (native/trusted.h): the margins honest trials use.
+// trusted half's (native/core/trusted.h): the margins honest trials use.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// The hash-profile wrappers' own cost per call (native/hashprof/overhead_bench.c), built as the
+// The hash-profile wrappers' own cost per call (native/linked/hashprof/overhead_bench.c), built as the
 // profile phase builds a library (reference flags) and run pinned to one core:
 //   node bench/wrapper-overhead.mjs [ROUNDS]
 // Prints the median over ROUNDS runs of each figure, in the accounting's ticks per call.
@@ -12,7 +12,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const rounds = Number(process.argv[2] ?? 7);
 const work = mkdtempSync(join(tmpdir(), 'ngcc-ovb-'));
 const cpu = String(Number(readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(/[-,]/).pop()));
-const src = join(root, 'native', 'hashprof');
+const src = join(root, 'native', 'linked', 'hashprof');
 const sh = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', cwd: work });
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

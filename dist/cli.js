@@ -10219,11 +10219,11 @@ function sweepScratch(parent = tmpdir()) {
 }
 
 // src/cliMain.ts
-import { basename as basename14, dirname as dirname12, join as join44, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
+import { basename as basename15, dirname as dirname12, join as join43, relative as relative19, resolve as resolve21, sep as sep6 } from "node:path";
 
 // src/campaign/run.ts
 import { existsSync as existsSync26 } from "node:fs";
-import { basename as basename11 } from "node:path";
+import { basename as basename12 } from "node:path";
 
 // src/compile/harnessTools.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
@@ -10285,10 +10285,13 @@ function specBinds(spec) {
     return !(how === "ro" && enclosing?.[1] === "ro");
   });
 }
+function requireAbsolutePaths(spec, cwd) {
+  for (const p of [...spec.readOnly, ...spec.writable, ...cwd ? [cwd] : []])
+    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+}
 var DEV_NODES = ["null", "zero", "full", "random", "urandom", "tty"];
 function bwrapArgs(spec, opts) {
-  for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
-    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+  requireAbsolutePaths(spec, opts.cwd);
   const args = ["--unshare-all"];
   if (opts.system.disableUserns) args.push("--unshare-user", "--disable-userns");
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr");
@@ -10326,9 +10329,31 @@ function linkCommands(links) {
   ];
 }
 function unshareArgv(spec, opts, command) {
-  for (const p of [...spec.readOnly, ...spec.writable, ...opts.cwd ? [opts.cwd] : []])
-    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const inRoot = (p) => `"$R"${quote(p)}`;
+  requireAbsolutePaths(spec, opts.cwd);
+  const script = rootScript(unshareRoot(spec, opts.system), opts);
+  return [
+    "setpriv",
+    "--pdeathsig=KILL",
+    "--",
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--net",
+    "--ipc",
+    "--uts",
+    "--",
+    "/bin/sh",
+    "-c",
+    script.join("\n"),
+    "ngcc-sandbox",
+    ...command
+  ];
+}
+function unshareRoot(spec, system2) {
   const folders = /* @__PURE__ */ new Set(["/usr", "/proc", "/dev", "/dev/shm"]);
   const files = /* @__PURE__ */ new Set();
   const links = [];
@@ -10337,14 +10362,14 @@ function unshareArgv(spec, opts, command) {
     table2.push([source, target, "none", `${recursive2 ? "rbind" : "bind"}${ro ? ",ro" : ""}`]);
   };
   table2.push(["/usr", "/usr", "none", "rbind,ro"]);
-  for (const e of opts.system.entries) {
+  for (const e of system2.entries) {
     if (e.symlink !== void 0) links.push(e);
     else {
       folders.add(e.path);
       bind(e.path, e.path, true, true);
     }
   }
-  for (const p of opts.system.etc) {
+  for (const p of system2.etc) {
     (isFolder(p) ? folders : files).add(p);
     bind(p, p, true);
   }
@@ -10361,6 +10386,11 @@ function unshareArgv(spec, opts, command) {
     bind(p, p, how === "ro");
   }
   table2.push(["none", "/", "none", "remount,ro"]);
+  return { table: table2, folders, files, links };
+}
+function rootScript(root3, opts) {
+  const { table: table2, folders, files, links } = root3;
+  const inRoot = (p) => `"$R"${quote(p)}`;
   const parents = [...files].map((f) => dirname2(f));
   const fields = table2.flatMap(([source, target, type, options]) => [
     quote(fstabPath(source)),
@@ -10370,7 +10400,7 @@ function unshareArgv(spec, opts, command) {
   ]);
   const env = Object.entries(opts.env).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => quote(`${k}=${v}`));
   const cd = opts.cwd ? `-C ${quote(opts.cwd)} ` : "";
-  const lines = [
+  return [
     "set -e",
     // The system's own tools build the root, whatever PATH the runner has.
     "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
@@ -10389,27 +10419,6 @@ function unshareArgv(spec, opts, command) {
     ...opts.addressSpaceBytes !== void 0 ? [`ulimit -v ${Math.floor(opts.addressSpaceBytes / 1024)}`] : [],
     // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
     `chroot "$R" /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${cd}-- ${env.join(" ")} "$@"`
-  ];
-  return [
-    "setpriv",
-    "--pdeathsig=KILL",
-    "--",
-    "unshare",
-    "--user",
-    "--map-root-user",
-    "--mount",
-    "--pid",
-    "--fork",
-    "--kill-child",
-    "--net",
-    "--ipc",
-    "--uts",
-    "--",
-    "/bin/sh",
-    "-c",
-    lines.join("\n"),
-    "ngcc-sandbox",
-    ...command
   ];
 }
 function sandboxEnv(env) {
@@ -10556,129 +10565,169 @@ function runProcess(command, opts) {
   const cpus = affinity.getStore();
   const env = scrubbedEnv(opts.env);
   const sandbox = opts.sandbox?.mode === "bwrap" || opts.sandbox?.mode === "unshare" ? opts.sandbox : void 0;
-  const sandboxed = sandbox !== void 0;
-  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
-  const contained = sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside()), "--", ...limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || void 0 }, [file2, ...args]) : limited;
+  const contained = containedArgv(sandbox, { limited, bare: [file2, ...args] }, env, opts);
   const argv = cpus ? ["taskset", "-c", cpus.join(","), ...contained] : contained;
-  const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  const started = process.hrtime.bigint();
-  return new Promise((resolve22) => {
-    const channel = opts.channelSecret !== void 0;
-    const withSide = channel && opts.sideMaxBytes !== void 0;
-    const child2 = spawn(argv[0], argv.slice(1), {
-      cwd: opts.cwd,
-      env,
-      // Own process group, so a timeout kills grandchildren too.
-      detached: true,
-      // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel ? [
-        "ignore",
-        "pipe",
-        "pipe",
-        "pipe",
-        ...withSide ? ["pipe"] : opts.heldInputsFd !== void 0 ? [opts.heldInputsFd] : []
-      ] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"]
-    });
-    const pgid = child2.pid;
-    if (pgid !== void 0) liveGroups.add(pgid);
-    let outputLimit;
-    const overLimit = (stream) => () => {
-      if (!opts.stopAtOutputLimit || outputLimit) return;
-      outputLimit = stream;
-      killGroup();
-    };
-    const out = collector(limit, overLimit("stdout"));
-    const err = collector(limit, overLimit("stderr"));
-    const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
-    const side2 = collector(opts.sideMaxBytes ?? 0);
-    const sideStream = withSide ? child2.stdio[4] : null;
-    sideStream?.on("error", () => void 0);
-    sideStream?.on("data", side2.push);
-    child2.stdout.on("data", out.push);
-    child2.stderr.on("data", err.push);
-    const channelStream = channel ? child2.stdio[3] : null;
-    const marks = [];
-    const extendedBy = /* @__PURE__ */ new Set();
-    if (channelStream) {
-      channelStream.on("error", () => void 0);
-      const markPrefix = `${opts.channelSecret}	MARK	`;
-      const answerMarks = markWatcher(markPrefix, (name) => {
-        const wall_s = Number(process.hrtime.bigint() - started) / 1e9;
-        const until = process.hrtime.bigint() + MARK_SETTLE_NS;
-        const tree = pgid !== void 0 ? processTree(pgid) : [];
-        while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        const mark = { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
-        marks.push(mark);
-        const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : void 0;
-        extendedBy.add(name);
-        if (later !== void 0 && later > deadlineMs) rearm(later);
-        const answer2 = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
-        const value = typeof answer2 === "function" ? answer2() : answer2;
-        mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
-        channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
+  const channel = opts.channelSecret !== void 0;
+  const spec = {
+    opts,
+    argv,
+    env,
+    limited,
+    cpus,
+    limit: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+    sandboxed: sandbox !== void 0,
+    channel,
+    withSide: channel && opts.sideMaxBytes !== void 0,
+    started: process.hrtime.bigint()
+  };
+  return new Promise((resolve22) => superviseChild(spec, resolve22));
+}
+function containedArgv(sandbox, command, env, opts) {
+  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
+  return sandbox?.mode === "bwrap" ? ["bwrap", ...bwrapArgs(sandbox, inside()), "--", ...command.limited] : sandbox?.mode === "unshare" ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || void 0 }, command.bare) : command.limited;
+}
+function superviseChild(spec, resolve22) {
+  const { opts } = spec;
+  const child2 = spawn(spec.argv[0], spec.argv.slice(1), {
+    cwd: opts.cwd,
+    env: spec.env,
+    // Own process group, so a timeout kills grandchildren too.
+    detached: true,
+    // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
+    stdio: childStdio(spec)
+  });
+  const pgid = child2.pid;
+  if (pgid !== void 0) liveGroups.add(pgid);
+  const live2 = { spec, child: child2, pgid, timedOut: false, done: false, deadlineMs: opts.timeoutMs };
+  const output2 = collectOutput(live2);
+  startDeadline(live2);
+  watchEnd(live2, finisher(live2, output2, resolve22));
+}
+function childStdio(spec) {
+  const { opts } = spec;
+  return spec.channel ? [
+    "ignore",
+    "pipe",
+    "pipe",
+    "pipe",
+    ...spec.withSide ? ["pipe"] : opts.heldInputsFd !== void 0 ? [opts.heldInputsFd] : []
+  ] : opts.inheritFd !== void 0 ? ["ignore", "pipe", "pipe", opts.inheritFd] : ["ignore", "pipe", "pipe"];
+}
+function collectOutput(live2) {
+  const { opts, limit, channel, withSide } = live2.spec;
+  const overLimit = (stream) => () => {
+    if (!opts.stopAtOutputLimit || live2.outputLimit) return;
+    live2.outputLimit = stream;
+    killGroup(live2.pgid);
+  };
+  const out = collector(limit, overLimit("stdout"));
+  const err = collector(limit, overLimit("stderr"));
+  const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
+  const side2 = collector(opts.sideMaxBytes ?? 0);
+  const sideStream = withSide ? live2.child.stdio[4] : null;
+  sideStream?.on("error", () => void 0);
+  sideStream?.on("data", side2.push);
+  live2.child.stdout.on("data", out.push);
+  live2.child.stderr.on("data", err.push);
+  const channelStream = channel ? live2.child.stdio[3] : null;
+  const marks = [];
+  if (channelStream) openChannel(live2, channelStream, chan, marks);
+  return { out, err, chan, side: side2, sideStream, channelStream, marks };
+}
+function openChannel(live2, channelStream, chan, marks) {
+  const { opts, started } = live2.spec;
+  const extendedBy = /* @__PURE__ */ new Set();
+  channelStream.on("error", () => void 0);
+  const markPrefix = `${opts.channelSecret}	MARK	`;
+  const answerMarks = markWatcher(markPrefix, (name) => {
+    const mark = readMark(live2, name);
+    marks.push(mark);
+    extendDeadline(live2, extendedBy, name, mark.wall_s);
+    const answer2 = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : void 0;
+    const value = typeof answer2 === "function" ? answer2() : answer2;
+    mark.resumed_s = secondsSince(started);
+    channelStream.write(value === void 0 ? "GO\n" : `GO	${value}
 `);
-      });
-      channelStream.on("data", (chunk) => {
-        chan.push(chunk);
-        answerMarks(chunk);
-      });
-      channelStream.write(`${opts.channelSecret}
+  });
+  channelStream.on("data", (chunk) => {
+    chan.push(chunk);
+    answerMarks(chunk);
+  });
+  channelStream.write(`${opts.channelSecret}
 ${(opts.channelJob ?? []).join("	")}
 `);
-    }
-    let timedOut = false;
-    let done2 = false;
-    let exited;
-    let grace;
-    const killGroup = () => {
-      try {
-        if (pgid !== void 0) process.kill(-pgid, "SIGKILL");
-      } catch {
-      }
-    };
-    const expire = () => {
-      timedOut = true;
-      killGroup();
-    };
-    let deadlineMs = opts.timeoutMs;
-    let timer = setTimeout(expire, deadlineMs);
-    const rearm = (ms) => {
-      clearTimeout(timer);
-      deadlineMs = ms;
-      timer = setTimeout(expire, Math.max(0, ms - Number(process.hrtime.bigint() - started) / 1e6));
-    };
-    const finish2 = (exitCode, signal, spawnError) => {
-      if (done2) return;
-      done2 = true;
-      clearTimeout(timer);
-      clearTimeout(grace);
-      killGroup();
-      if (pgid !== void 0) liveGroups.delete(pgid);
-      for (const s of [child2.stdout, child2.stderr, channelStream, sideStream]) s?.destroy();
-      resolve22({
-        command: limited,
-        ...cpus ? { cpus: [...cpus] } : {},
-        exitCode,
-        signal,
-        stdout: out.text(),
-        stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
-        timedOut,
-        truncated: out.truncated() || err.truncated(),
-        ...outputLimit ? { outputLimit } : {},
-        ...channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {},
-        ...withSide ? { side: { text: side2.raw(), truncated: side2.truncated() } } : {},
-        wallSeconds: Number(process.hrtime.bigint() - started) / 1e9
-      });
-    };
-    child2.on("error", (e) => finish2(127, null, e));
-    const settle3 = (code5, signal) => sandboxed ? finish2(...unwrapped(code5, signal)) : finish2(code5, signal);
-    child2.on("exit", (code5, signal) => {
-      exited = { code: code5, signal };
-      killGroup();
-      grace = setTimeout(() => settle3(code5, signal), EXIT_GRACE_MS);
+}
+function readMark(live2, name) {
+  const wall_s = secondsSince(live2.spec.started);
+  const until = process.hrtime.bigint() + MARK_SETTLE_NS;
+  const tree = live2.pgid !== void 0 ? processTree(live2.pgid) : [];
+  while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+  return { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
+}
+function extendDeadline(live2, extendedBy, name, wall_s) {
+  const later = !extendedBy.has(name) ? live2.spec.opts.timeoutOnMark?.(name, wall_s) : void 0;
+  extendedBy.add(name);
+  if (later !== void 0 && later > live2.deadlineMs) rearm(live2, later);
+}
+function secondsSince(started) {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+function killGroup(pgid) {
+  try {
+    if (pgid !== void 0) process.kill(-pgid, "SIGKILL");
+  } catch {
+  }
+}
+function expire(live2) {
+  live2.timedOut = true;
+  killGroup(live2.pgid);
+}
+function startDeadline(live2) {
+  live2.timer = setTimeout(() => expire(live2), live2.deadlineMs);
+}
+function rearm(live2, ms) {
+  clearTimeout(live2.timer);
+  live2.deadlineMs = ms;
+  live2.timer = setTimeout(() => expire(live2), Math.max(0, ms - Number(process.hrtime.bigint() - live2.spec.started) / 1e6));
+}
+function finisher(live2, output2, resolve22) {
+  const { spec, child: child2, pgid } = live2;
+  const { out, err, chan, side: side2 } = output2;
+  return (exitCode, signal, spawnError) => {
+    if (live2.done) return;
+    live2.done = true;
+    clearTimeout(live2.timer);
+    clearTimeout(live2.grace);
+    killGroup(pgid);
+    if (pgid !== void 0) liveGroups.delete(pgid);
+    for (const s of [child2.stdout, child2.stderr, output2.channelStream, output2.sideStream]) s?.destroy();
+    resolve22({
+      command: spec.limited,
+      ...spec.cpus ? { cpus: [...spec.cpus] } : {},
+      exitCode,
+      signal,
+      stdout: out.text(),
+      stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
+      timedOut: live2.timedOut,
+      truncated: out.truncated() || err.truncated(),
+      ...live2.outputLimit ? { outputLimit: live2.outputLimit } : {},
+      ...spec.channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks: output2.marks } } : {},
+      ...spec.withSide ? { side: { text: side2.raw(), truncated: side2.truncated() } } : {},
+      wallSeconds: secondsSince(spec.started)
     });
-    child2.on("close", (code5, signal) => settle3(exited?.code ?? code5, exited?.signal ?? signal));
+  };
+}
+function watchEnd(live2, finish2) {
+  const { child: child2 } = live2;
+  let exited;
+  child2.on("error", (e) => finish2(127, null, e));
+  const settle3 = (code5, signal) => live2.spec.sandboxed ? finish2(...unwrapped(code5, signal)) : finish2(code5, signal);
+  child2.on("exit", (code5, signal) => {
+    exited = { code: code5, signal };
+    killGroup(live2.pgid);
+    live2.grace = setTimeout(() => settle3(code5, signal), EXIT_GRACE_MS);
   });
+  child2.on("close", (code5, signal) => settle3(exited?.code ?? code5, exited?.signal ?? signal));
 }
 var SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
 function unwrapped(code5, signal) {
@@ -10887,24 +10936,32 @@ function compilerVersion(cc = HARNESS_CC) {
 }
 
 // src/compile/harnessTools.ts
-function harnessVersion() {
+var NATIVE_MANIFEST = "binaries.json";
+var nativeManifest = () => readJson(join5(nativeDir(), NATIVE_MANIFEST));
+var nativePath = (file2) => join5(nativeDir(), file2);
+function nativeBinary(name) {
+  const b = nativeManifest().binaries[name];
+  return { sources: b.sources.map(nativePath), link: b.link };
+}
+function harnessInputs() {
   const root3 = nativeDir();
   const files = [];
   const walk = (dir) => {
     for (const e of readdirSync4(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join5(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
+      else if (/\.(c|h)$/.test(e.name) || p === join5(root3, NATIVE_MANIFEST)) files.push(p);
     }
   };
   walk(root3);
-  const parts = files.map((f) => `${f.slice(root3.length)}
+  return files;
+}
+function harnessVersion() {
+  const root3 = nativeDir();
+  const parts = harnessInputs().map((f) => `${f.slice(root3.length)}
 ${sha256Hex(readFileSync3(f))}`);
   return sha256Hex(`${parts.join("\n")}
 ${compilerVersion(HARNESS_CC)}`).slice(0, 16);
-}
-function driverSources() {
-  return JSON.parse(readFileSync3(join5(nativeDir(), "driver-sources.json"), "utf8")).sources;
 }
 var NAMES = ["ngcc_driver", "ngcc_mem", "ngcc_probe"];
 var MANIFEST = "sha256.json";
@@ -10948,18 +11005,9 @@ async function compileTools(dir) {
   const staging = `${dir}.tmp-${process.pid}-${randomBytes2(4).toString("hex")}`;
   mkdirSync2(staging, { recursive: true, mode: 448 });
   const common = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", `-I${n}`];
-  const targets = [
-    ["ngcc_driver", driverSources().map((f) => join5(n, f)), ["-ldl"]],
-    // -z now: lazy symbol binding inside the measured call would count as its stack.
-    [
-      "ngcc_mem",
-      [join5(n, "ngcc_mem.c"), join5(n, "harness.c"), join5(n, "ops.c"), join5(n, "hash_ops.c"), join5(n, "kex_ops.c"), join5(n, "cpucycles.c")],
-      ["-Wl,-z,now", "-ldl", "-lpthread"]
-    ],
-    ["ngcc_probe", [join5(n, "ngcc_probe.c"), join5(n, "cpucycles.c")], []]
-  ];
   const manifest = {};
-  for (const [name, sources, link3] of targets) {
+  for (const name of NAMES) {
+    const { sources, link: link3 } = nativeBinary(name);
     const r = await runProcess([systemToolPath(HARNESS_CC), ...common, "-o", join5(staging, name), ...sources, ...link3], {
       timeoutMs: 12e4
     });
@@ -12367,7 +12415,7 @@ var ticks = (n) => `${Math.round(n)} counter ticks`;
 var floorOf = (cycles2, windows, counterHz) => cycles2 * (1 - CLOCK_SHORTFALL) - windows * CLOCK_SLACK_PER_WINDOW_S * counterHz;
 var countLessWait = (clock, counterHz) => clock.cycles - (clock.waited_ns ?? 0) * counterHz / 1e9;
 function clockShortfall(claimed, counter, counterHz, clock) {
-  if (!clock) return "the trusted half reported no clock (native/trusted.h)";
+  if (!clock) return "the trusted half reported no clock (native/core/trusted.h)";
   if (clock.counter !== counter) return `the trial says its counter is ${counter ?? "none"}, the trusted half read ${clock.counter}`;
   if (PER_THREAD_COUNTERS.has(clock.counter)) return void 0;
   if (claimed >= floorOf(countLessWait(clock, counterHz), clock.windows, counterHz)) return void 0;
@@ -12961,7 +13009,7 @@ function batchFailure(req, meta3, clock, held2, transcript) {
     return `${REFUSED}the trusted half counted ${clock?.windows ?? "no"} window(s); ${req.iterations} calls in batches of ${plan.batch} make ${plan.windows}`;
   return heldFailure(plan, req.iterations, held2, transcript);
 }
-var heldNone = (why) => `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why ? `: ${why}` : ""}`;
+var heldNone = (why) => `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/core/held.h)${why ? `: ${why}` : ""}`;
 function heldFailure(plan, calls, held2, transcript) {
   if (typeof held2 !== "object") {
     return plan.held ? heldNone(held2) : void 0;
@@ -13025,7 +13073,7 @@ async function replayTrial(req, proc, index, iterations, warmups, mostWarmups = 
     "2",
     seed,
     String(segment),
-    // The trusted half's key, under which the trial's segments were made (native/held.h).
+    // The trusted half's key, under which the trial's segments were made (native/core/held.h).
     ...proc.window_key ? [proc.window_key] : []
   ];
   const driver = await runDriver([req.driver, req.library], job, {
@@ -13561,11 +13609,11 @@ var forgeryShown = (f) => `${f.operation}: ${f.detail.replace(/^FORGED: /, "")}`
 
 // src/campaign/prepare.ts
 import { existsSync as existsSync14 } from "node:fs";
-import { join as join19, relative as relative8, resolve as resolve9 } from "node:path";
+import { join as join18, relative as relative8, resolve as resolve9 } from "node:path";
 
 // src/compile/compile.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync7, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync6, writeFileSync as writeFileSync3 } from "node:fs";
-import { dirname as dirname6, join as join14, relative as relative5, resolve as resolve5 } from "node:path";
+import { dirname as dirname6, join as join13, relative as relative5, resolve as resolve5 } from "node:path";
 
 // src/compile/flags.ts
 var WARN = ["-std=c99", "-Wpedantic", "-Wall", "-Wextra"];
@@ -14447,7 +14495,6 @@ function resolveSources(candidateFolder, inst, index, display, roots) {
 }
 
 // src/compile/nistShim.ts
-import { join as join11 } from "node:path";
 var NIST_NAMES_PREFIX = "ngcc_nist_";
 var NAME_MACRO = {
   keypair: "NGCC_NIST_KEYPAIR",
@@ -14473,10 +14520,10 @@ function namesDefines(names) {
 }
 function nistShim(candidate, inst) {
   if (candidate.api !== "nist") return { sources: [], defines: [] };
-  const n = join11(nativeDir(), "nist");
-  const generator = candidate.katRng === "hqc" ? "hqc_rng.c" : "nist_drbg.c";
+  const nist = nativeManifest().linked.nist;
+  const generator = nist.generators[candidate.katRng === "hqc" ? "hqc" : "nist"];
   return {
-    sources: [join11(n, "nist_shim.c"), join11(n, generator)],
+    sources: [...nist.sources, generator].map(nativePath),
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === "kem" ? "-DNGCC_NIST_KEM" : "-DNGCC_NIST_SIG",
@@ -14488,19 +14535,19 @@ var instanceFlags = (inst) => [...inst.cflags, ...inst.defines.map((d) => `-D${d
 
 // src/compile/ownGenerator.ts
 import { existsSync as existsSync8, mkdirSync as mkdirSync6, readFileSync as readFileSync8, realpathSync as realpathSync4, rmSync as rmSync5, statSync as statSync5 } from "node:fs";
-import { join as join13, relative as relative4 } from "node:path";
+import { join as join12, relative as relative4 } from "node:path";
 
 // src/compile/objects.ts
-import { basename as basename5, join as join12 } from "node:path";
+import { basename as basename5, join as join11 } from "node:path";
 async function compileObjects(run, tools, sources, compileFlags, objDir) {
   const names = sources.map((src) => `${basename5(src).replace(/\.[csS]$/, "")}.o`);
   if (new Set(names).size === names.length) {
     if ((await run([tools.cc, ...compileFlags, "-c", ...sources], objDir)).exitCode !== 0) return void 0;
-    return names.map((n) => join12(objDir, n));
+    return names.map((n) => join11(objDir, n));
   }
   const objects = [];
   for (const [i, src] of sources.entries()) {
-    const obj = join12(objDir, `${i}-${names[i]}`);
+    const obj = join11(objDir, `${i}-${names[i]}`);
     if ((await run([tools.cc, ...compileFlags, "-c", src, "-o", obj])).exitCode !== 0) return void 0;
     objects.push(obj);
   }
@@ -14543,7 +14590,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
   const suspects = src.sources.filter((s) => [s, ...deps.get(s) ?? []].some((f) => mentionsGenerator(f, roots)));
   if (suspects.length === 0) return [];
   try {
-    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join13(workDir, "suspects"));
+    const compiled = await compiledSymbols(run, tools, suspects, compileArgs, join12(workDir, "suspects"));
     if (!compiled) return [];
     const verdicts2 = [];
     let restUses;
@@ -14557,7 +14604,7 @@ async function ownGeneratorVerdicts(src, deps, compileArgs, run, workDir, readab
         verdicts2.push({ file: file2, left_out: true, why: says });
         continue;
       }
-      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join13(workDir, "rest"));
+      restUses ??= await usesOfRest(run, tools, src.sources, suspects, compiled, compileArgs, join12(workDir, "rest"));
       if (!restUses) return [];
       const elsewhere = [...restUses.entries()].filter(([f]) => f !== file2);
       const needed = others.filter((s) => elsewhere.some(([, used]) => used.has(s)));
@@ -14637,13 +14684,13 @@ async function dependencies(cc, src, compileArgs, sandbox, memoryLimitBytes) {
   const headers = [];
   for (const dir of src.includes) {
     if (!existsSync9(dir)) continue;
-    for (const f of readdirSync7(dir)) if (f.endsWith(".h")) headers.push(join14(dir, f));
+    for (const f of readdirSync7(dir)) if (f.endsWith(".h")) headers.push(join13(dir, f));
   }
   return new Map(src.sources.map((s) => [s, [s, ...headers]]));
 }
 function repositoryOf(candidateFolder) {
   for (let dir = resolve5(candidateFolder); ; dir = dirname6(dir)) {
-    if (existsSync9(join14(dir, ".git"))) return dir;
+    if (existsSync9(join13(dir, ".git"))) return dir;
     if (dirname6(dir) === dir) return dirname6(resolve5(candidateFolder));
   }
 }
@@ -14684,7 +14731,7 @@ async function buildArgv(req, flags, library) {
   const { candidate, instance } = req;
   const resolved2 = resolveSources(candidate.folder, instance, req.index, `${candidate.id}/candidate.yml`);
   const shim = nistShim(candidate, instance);
-  const scriptPath = join14(dirname6(library), "exports.map");
+  const scriptPath = join13(dirname6(library), "exports.map");
   mkdirSync7(dirname6(library), { recursive: true });
   writeFileSync3(scriptPath, versionScript(candidate.api === "nist" ? nistEntryPrefix(instance) : void 0));
   const parts = {
@@ -14734,10 +14781,10 @@ ${contentDigest(f)}`),
       GENERATOR_PROBE_FLAGS.join(" ")
     ].join("\n")
   );
-  const cacheFile = join14(dirname6(library), "own-generator.json");
+  const cacheFile = join13(dirname6(library), "own-generator.json");
   const cached3 = readJsonIfExists(cacheFile);
   if (cached3?.key === key) return cached3.verdicts;
-  const workDir = join14(dirname6(library), "own-generator");
+  const workDir = join13(dirname6(library), "own-generator");
   mkdirSync7(workDir, { recursive: true });
   const sandbox = buildSandbox(req, readOnly, workDir);
   const run = (argv, cwd = src.dir) => runProcess(argv, { cwd, timeoutMs: req.timeoutMs, memoryLimitBytes: req.memoryLimitBytes, maxOutputBytes: 1 << 20, sandbox });
@@ -14748,10 +14795,10 @@ ${contentDigest(f)}`),
 async function buildInstance(req) {
   const { candidate } = req;
   const flags = flagsFor(req);
-  const outDir = join14(req.outDir, req.flagSet);
-  const library = join14(outDir, `lib${req.instance.label}.so`);
+  const outDir = join13(req.outDir, req.flagSet);
+  const library = join13(outDir, `lib${req.instance.label}.so`);
   const { argv, key, cwd, readOnly, notes, flags: allFlags } = await buildArgv(req, flags, library);
-  const keyFile = join14(outDir, "build-key.json");
+  const keyFile = join13(outDir, "build-key.json");
   const fromDisk = () => {
     const previous = readJsonIfExists(keyFile);
     if (previous?.key === key && (!previous.ok || existsSync9(library) && sha256File(library) === previous.library_sha256))
@@ -14773,7 +14820,7 @@ async function buildInstance(req) {
   const log2 = `${notes.map((n) => `${n}
 `).join("")}$ ${argv.join(" ")}
 ${r.stdout}${r.stderr}${r.timedOut ? "\n[build timed out]\n" : ""}`;
-  writeFileAtomic(join14(outDir, "build.log"), log2);
+  writeFileAtomic(join13(outDir, "build.log"), log2);
   const ok2 = r.exitCode === 0 && existsSync9(library);
   const firstError = ok2 ? void 0 : r.timedOut ? "build timed out" : firstErrorLine(r.stderr)?.replaceAll(`${candidate.folder}/`, "");
   writeJsonAtomic(keyFile, { key, ok: ok2, log: log2, firstError, library_sha256: ok2 ? sha256File(library) : void 0 });
@@ -34722,7 +34769,7 @@ var settingsSchema = external_exports.object({
     target_s: external_exports.number().positive().default(0.2),
     /** Fresh profiling processes per operation, interleaved across operations; the median round is kept. */
     rounds: external_exports.number().int().min(1).max(50).default(5),
-    /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
+    /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/linked/hashprof/wrap_nist.c). */
     nist_symbols: external_exports.array(external_exports.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional()
   }).strict().default({ target_s: 0.2, rounds: 5 }),
   /** The constant-time check (phase `ct`): calls per operation under memcheck and the budget that skips an operation. */
@@ -34904,11 +34951,11 @@ function parseResultLine(log2) {
 
 // src/kat/run.ts
 import { mkdirSync as mkdirSync8 } from "node:fs";
-import { join as join16 } from "node:path";
+import { join as join15 } from "node:path";
 
 // src/config/campaign.ts
 import { existsSync as existsSync11, readdirSync as readdirSync8, realpathSync as realpathSync5, statSync as statSync7 } from "node:fs";
-import { basename as basename6, dirname as dirname7, join as join15, relative as relative6, resolve as resolve6 } from "node:path";
+import { basename as basename6, dirname as dirname7, join as join14, relative as relative6, resolve as resolve6 } from "node:path";
 
 // src/config/yamlFile.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -35026,12 +35073,12 @@ function knownKeysAt(schema, path) {
 // src/config/campaign.ts
 var isNistKatRng = (rng) => rng !== "iccs-drng";
 function loadSettings(root3) {
-  const file2 = join15(root3, "ngcc-perf.yml");
+  const file2 = join14(root3, "ngcc-perf.yml");
   if (!existsSync11(file2)) return settingsSchema.parse({});
   return loadYaml(file2, settingsSchema, shown2(file2));
 }
 function loadCandidate(folder, display) {
-  const spec = loadYaml(join15(folder, "candidate.yml"), candidateSchema, display);
+  const spec = loadYaml(join14(folder, "candidate.yml"), candidateSchema, display);
   if (spec.id !== basename6(folder)) throw new InputError(display, "id", `'${spec.id}' must equal the folder name '${basename6(folder)}'`);
   return {
     ...spec,
@@ -35050,7 +35097,7 @@ function withLine(file2, check3) {
   }
 }
 var shown2 = (path) => relative6(process.cwd(), path) || ".";
-var candidateNames = (root3) => readdirSync8(root3).filter((name) => existsSync11(join15(root3, name, "candidate.yml"))).sort();
+var candidateNames = (root3) => readdirSync8(root3).filter((name) => existsSync11(join14(root3, name, "candidate.yml"))).sort();
 function loadCampaign(root3, { candidatesRequired = true, checkSources = false, iccsBaseline = false } = {}) {
   if (!existsSync11(root3) || !statSync7(root3).isDirectory()) throw new InputError(shown2(root3), "", "campaign folder not found");
   checkCandidateFileNames(root3);
@@ -35062,8 +35109,8 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
   const roots = readableRoots(root3, toolRoot());
   for (const name of names) {
     try {
-      const folder = join15(root3, name);
-      const display = join15(shown2(root3), name, "candidate.yml");
+      const folder = join14(root3, name);
+      const display = join14(shown2(root3), name, "candidate.yml");
       confinedFolder(folder, roots, shown2(folder));
       const c = loadCandidate(folder, display);
       if (c.id === ICCS_BASELINE_ID && !iccsBaseline)
@@ -35072,10 +35119,10 @@ function loadCampaign(root3, { candidatesRequired = true, checkSources = false, 
           "id",
           `'${ICCS_BASELINE_ID}' is the ICCS helper baseline's id (ngcc-perf iccs-baseline): give the candidate an id like hash-7`
         );
-      checkManifest(c, join15(shown2(root3), c.id, "kat.sha256"));
+      checkManifest(c, join14(shown2(root3), c.id, "kat.sha256"));
       if (checkSources)
         for (const [i, inst] of c.instances.entries())
-          withLine(join15(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
+          withLine(join14(folder, "candidate.yml"), () => resolveSources(folder, inst, i, display, roots));
       candidates2.push(c);
     } catch (e) {
       if (!isInputError(e)) throw e;
@@ -35099,11 +35146,11 @@ function confinedFolder(folder, roots, display) {
   if (!underAny(real, roots)) throw new InputError(display, "", `the candidate folder links to ${real}, outside the campaign's repository`);
 }
 function checkManifest(c, display) {
-  checkManifestLabels(readManifest(join15(c.folder, "kat.sha256"), display), c.labels, display);
+  checkManifestLabels(readManifest(join14(c.folder, "kat.sha256"), display), c.labels, display);
   return c;
 }
 function noCandidates(root3) {
-  if (existsSync11(join15(root3, "candidate.yml")))
+  if (existsSync11(join14(root3, "candidate.yml")))
     return new InputError(
       shown2(root3),
       "",
@@ -35120,16 +35167,16 @@ function campaignsBelow(dir, depth2) {
   } catch {
     return [];
   }
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join15(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "node_modules").map((e) => join14(dir, e.name)).sort().flatMap((sub) => candidateNames(sub).length > 0 ? [sub] : depth2 > 1 ? campaignsBelow(sub, depth2 - 1) : []);
 }
 function checkCandidateFileNames(root3) {
   for (const name of readdirSync8(root3).sort()) {
-    const folder = join15(root3, name);
-    if (!statSync7(folder).isDirectory() || existsSync11(join15(folder, "candidate.yml"))) continue;
+    const folder = join14(root3, name);
+    if (!statSync7(folder).isDirectory() || existsSync11(join14(folder, "candidate.yml"))) continue;
     const wrong = readdirSync8(folder).find((f) => /^candidate\.ya?ml$/i.test(f));
     if (wrong)
       throw new InputError(
-        shown2(join15(folder, wrong)),
+        shown2(join14(folder, wrong)),
         "",
         "the candidate manifest must be named candidate.yml: rename it to candidate.yml"
       );
@@ -35181,6 +35228,41 @@ function updateManifest(text3, display, generated, opts = {}) {
 ` : "";
   parseManifest(update.text, display);
   return update;
+}
+function katFileLine(text3, line, where) {
+  const { mode, records, label, file: file2 } = line;
+  const available = countRecords(text3);
+  if (records !== void 0 && records > available)
+    throw new InputError(
+      "command line",
+      "--records",
+      `${records} exceeds the ${available} record(s) in ${where}; use --records ${available} or fewer`
+    );
+  return { sha256: canonicalDigest(text3, mode, records), mode, records, label, file: file2 };
+}
+function markRecorded(generated, day = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10)) {
+  for (const g2 of generated) g2.recorded = day;
+}
+function printedManifest(id, generated) {
+  return `# KAT manifest for ${id}: ${new Set(generated.map((g2) => g2.label)).size} instance(s); see docs/evidence-format.md
+${generated.map(formatManifestLine).join("\n")}
+`;
+}
+function checkGeneratedLabels(generated, candidate, where) {
+  const gone2 = generated.find((g2) => !candidate.labels.includes(g2.label));
+  if (gone2)
+    throw new InputError(
+      where.file,
+      where.field(gone2.label),
+      `no instance is labelled '${gone2.label}' in ${candidate.id}/candidate.yml any more (labels: ${candidate.labels.join(", ")}); its kat.sha256 line would name none`
+    );
+}
+function recordGenerated(before, display, generated, opts) {
+  return updateManifest(before, display, generated, {
+    force: opts.force,
+    header: `# KAT manifest for ${opts.id}; see docs/evidence-format.md`,
+    byFile: opts.byFile
+  });
 }
 function canonicalDigest(text3, mode, records) {
   const h = createHash3("sha256");
@@ -35284,7 +35366,7 @@ async function runKat(req) {
   const file2 = katFileName(candidate, label, sizes2.sk_bytes ?? 0);
   const text3 = katTextOf(out.lines);
   mkdirSync8(req.outDir, { recursive: true });
-  writeFileAtomic(join16(req.outDir, file2), text3);
+  writeFileAtomic(join15(req.outDir, file2), text3);
   const fileBytes = Buffer.byteLength(text3, "latin1");
   if (entries.length === 0) return { ...base, status: "NOKAT", detail: "no line for this instance in kat.sha256", file: file2, fileBytes };
   const digests = entries.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
@@ -35313,17 +35395,17 @@ async function runKat(req) {
 
 // src/kat/hashKat.ts
 import { mkdirSync as mkdirSync9 } from "node:fs";
-import { join as join18 } from "node:path";
+import { join as join17 } from "node:path";
 
 // src/config/hashInstance.ts
 import { existsSync as existsSync12, readFileSync as readFileSync11 } from "node:fs";
-import { join as join17, relative as relative7, resolve as resolve7 } from "node:path";
+import { join as join16, relative as relative7, resolve as resolve7 } from "node:path";
 var HASH_HEADER = "CryptHash_AlgorithmInstance.h";
 var DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 function digestBitsOf(candidateFolder, inst, index) {
   if (inst.digest_bits !== void 0) return { bits: inst.digest_bits };
   const dir = resolve7(candidateFolder, inst.dir);
-  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join17(d, HASH_HEADER)).find((f) => existsSync12(f));
+  const header = [dir, ...inst.include.map((p) => resolve7(dir, p))].map((d) => join16(d, HASH_HEADER)).find((f) => existsSync12(f));
   const where = `candidate.yml instances[${index}]`;
   if (!header) return { problem: `${where}: no ${HASH_HEADER} in '${inst.dir}' or its include folders, and no digest_bits` };
   const m = DEFINE.exec(readFileSync11(header, "latin1"));
@@ -35401,7 +35483,7 @@ async function runHashKat(req) {
       continue;
     }
     const text3 = katTextOf(driver.output.lines);
-    writeFileAtomic(join18(req.outDir, file2), text3);
+    writeFileAtomic(join17(req.outDir, file2), text3);
     const mineDigests = mine.map((entry) => ({ entry, actual: canonicalDigest(text3, entry.mode, entry.records) }));
     digests.push(...mineDigests);
     const bad = mineDigests.find((d) => d.actual !== d.entry.sha256);
@@ -35567,55 +35649,68 @@ function previousHolds(previous, now) {
 var fellBackFrom = (previous, flagSet, librarySha256) => previous !== void 0 && previous.kat !== "BUILDFAIL" && previous.flags !== flagSet && previous.guide_library_sha256 === librarySha256;
 async function prepareInstance(run, unit) {
   const { plan } = run;
-  const { candidate, instance, key } = unit;
-  const paths = plan.paths;
-  const previous = readJsonIfExists(paths.build)?.instances[key];
-  const manifestPath = join19(candidate.folder, "kat.sha256");
+  const { candidate, key } = unit;
+  const previous = readJsonIfExists(plan.paths.build)?.instances[key];
+  const manifestPath = join18(candidate.folder, "kat.sha256");
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync14(manifestPath) ? sha256File(manifestPath) : "none";
-  const katLogPath = paths.katLog(candidate.id, instance.label);
-  const builds = /* @__PURE__ */ new Map();
-  const build2 = (flagSet) => {
-    const known = builds.get(flagSet);
-    if (known) return known;
-    const started = buildUnit(run, unit, flagSet);
-    builds.set(flagSet, started);
-    return started;
-  };
-  let katSeconds = 0;
-  const kat2 = async (b2) => {
-    const started = performance.now();
-    try {
-      return await katOf(b2);
-    } finally {
-      katSeconds += (performance.now() - started) / 1e3;
-    }
-  };
-  const katOf = (b2) => (candidate.type === "hash" ? runHashKat : runKat)({
+  const p = { run, unit, previous, manifest, manifestHash, builds: /* @__PURE__ */ new Map(), katSeconds: 0 };
+  const first = await firstBuild(p);
+  const base = baseEntry(p, first);
+  if (!first.b.ok) return buildFailed(p, base, first.b);
+  const lib = libraryFields(plan.campaignDir, first.b);
+  const held2 = await heldEntry(p, first.b, lib);
+  if (held2) return held2;
+  if (!plan.phases.has("kat")) return uncheckedEntry(p, base, lib);
+  const checked2 = await katWithFallback(p, first, lib);
+  const entry = katEntry(p, base, checked2);
+  writeKatLog(run, entry, candidate, checked2.b, katBody(checked2.outcome, entry.kat_file));
+  return { entry: saveEntry(run, key, entry), kept: false, katSeconds: p.katSeconds };
+}
+function buildOnce(p, flagSet) {
+  const known = p.builds.get(flagSet);
+  if (known) return known;
+  const started = buildUnit(p.run, p.unit, flagSet);
+  p.builds.set(flagSet, started);
+  return started;
+}
+async function timedKat(p, b) {
+  const started = performance.now();
+  try {
+    return await katOf(p, b);
+  } finally {
+    p.katSeconds += (performance.now() - started) / 1e3;
+  }
+}
+function katOf(p, b) {
+  const { run, unit, manifest } = p;
+  const { plan } = run;
+  const { candidate, instance } = unit;
+  return (candidate.type === "hash" ? runHashKat : runKat)({
     candidate,
     label: instance.label,
     nistPrefix: nistEntryPrefix(instance),
-    library: b2.library,
+    library: b.library,
     driver: run.tools.driver,
-    outDir: paths.katDir(candidate.id, instance.label),
+    outDir: plan.paths.katDir(candidate.id, instance.label),
     manifest,
     timeoutMs: plan.settings.planning.kat_timeout_s * 1e3,
     memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
     sandbox: plan.sandbox
   });
-  let b = await build2("guide");
-  let guideResult;
-  let guideError;
-  if (!b.ok) {
-    guideResult = "BUILDFAIL";
-    guideError = b.firstError ?? "the guide build failed";
-    b = await build2("harness-default");
-  }
-  const base = {
+}
+async function firstBuild(p) {
+  const b = await buildOnce(p, "guide");
+  if (b.ok) return { b };
+  return { guideResult: "BUILDFAIL", guideError: b.firstError ?? "the guide build failed", b: await buildOnce(p, "harness-default") };
+}
+function baseEntry(p, { b, guideResult, guideError }) {
+  const { candidate, instance } = p.unit;
+  return {
     candidate: candidate.id,
     label: instance.label,
     instance: instance.label,
-    variant: plan.settings.flags.variant,
+    variant: p.run.plan.settings.flags.variant,
     flags: b.flagSet,
     kat: "BUILDFAIL",
     api: candidate.api,
@@ -35626,57 +35721,70 @@ async function prepareInstance(run, unit) {
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideError ? { guide_error: guideError } : {}
   };
-  if (!b.ok) {
-    const entry2 = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
-    writeKatLog(run, entry2, candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
-    return { entry: saveEntry(run, key, entry2), kept: false };
-  }
-  let lib = libraryFields(plan.campaignDir, b);
+}
+function buildFailed(p, base, b) {
+  const entry = { ...base, kat: "BUILDFAIL", kat_detail: b.firstError, build_error: b.firstError };
+  writeKatLog(p.run, entry, p.unit.candidate, b, ["build failed:", ...b.log.split("\n").slice(0, 60)]);
+  return { entry: saveEntry(p.run, p.unit.key, entry), kept: false };
+}
+async function heldEntry(p, b, lib) {
+  const { run, unit, previous } = p;
+  const { plan } = run;
   let fallbackSha256;
   if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
-    const fallback = await build2("harness-default");
+    const fallback = await buildOnce(p, "harness-default");
     if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
   }
+  const katLogPath = plan.paths.katLog(unit.candidate.id, unit.instance.label);
   const now = {
     flagSet: b.flagSet,
     librarySha256: lib.library_sha256,
     fallbackSha256,
-    manifestSha256: manifestHash,
+    manifestSha256: p.manifestHash,
     harnessVersion: run.tools.version,
     katLogSha256: existsSync14(katLogPath) ? sha256File(katLogPath) : void 0
   };
   const retried = plan.remeasure.has("failed") && (previous?.kat === "TIMEOUT" || previous?.kat === "CRASH") && plan.phases.has("kat");
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has("kat")) && !retried) {
     const { security: was, ...rest } = previous;
-    const claimed = claimOf(instance);
+    const claimed = claimOf(unit.instance);
     if (JSON.stringify(was) === JSON.stringify(claimed.security)) return { entry: previous, kept: true };
-    return { entry: saveEntry(run, key, { ...rest, ...claimed }), kept: true };
+    return { entry: saveEntry(run, unit.key, { ...rest, ...claimed }), kept: true };
   }
-  if (!plan.phases.has("kat")) {
-    const { kat: _none, ...unchecked } = base;
-    const entry2 = {
-      ...unchecked,
-      ...lib,
-      kat_detail: "KAT not run for this library (run the kat phase)",
-      ...forgeryKept(plan, previous, lib.library_sha256),
-      ...unseenKept(previous)
-    };
-    return { entry: saveEntry(run, key, entry2), kept: false };
-  }
-  let guideLibrary;
-  let outcome = await kat2(b);
-  if (b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
-    const fallback = await build2("harness-default");
-    if (fallback.ok) {
-      guideResult = outcome.status;
-      guideError = `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`;
-      guideLibrary = lib.library_sha256;
-      b = fallback;
-      lib = libraryFields(plan.campaignDir, b);
-      outcome = await kat2(b);
-    }
-  }
+  return void 0;
+}
+function uncheckedEntry(p, base, lib) {
+  const { kat: _none, ...unchecked } = base;
   const entry = {
+    ...unchecked,
+    ...lib,
+    kat_detail: "KAT not run for this library (run the kat phase)",
+    ...forgeryKept(p.run.plan, p.previous, lib.library_sha256),
+    ...unseenKept(p.previous)
+  };
+  return { entry: saveEntry(p.run, p.unit.key, entry), kept: false };
+}
+async function katWithFallback(p, first, lib) {
+  const outcome = await timedKat(p, first.b);
+  if (first.b.flagSet === "guide" && outcome.status !== "PASS" && outcome.status !== "NOKAT") {
+    const fallback = await buildOnce(p, "harness-default");
+    if (fallback.ok)
+      return {
+        guideResult: outcome.status,
+        guideError: `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ""}`,
+        guideLibrary: lib.library_sha256,
+        b: fallback,
+        lib: libraryFields(p.run.plan.campaignDir, fallback),
+        outcome: await timedKat(p, fallback)
+      };
+  }
+  return { ...first, lib, outcome };
+}
+function katEntry(p, base, checked2) {
+  const { run, unit, previous } = p;
+  const { plan } = run;
+  const { b, lib, outcome, guideResult, guideError, guideLibrary } = checked2;
+  return {
     ...base,
     flags: b.flagSet,
     build_flags: displayFlags(b.flags),
@@ -35687,19 +35795,17 @@ async function prepareInstance(run, unit) {
     ...guideResult ? { guide_result: guideResult } : {},
     ...guideError ? { guide_error: guideError } : {},
     ...guideLibrary ? { guide_library_sha256: guideLibrary } : {},
-    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join19(paths.katDir(candidate.id, instance.label), outcome.file)) } : {},
+    ...outcome.file ? { kat_file: relativeTo(plan.systemDir, join18(plan.paths.katDir(unit.candidate.id, unit.instance.label), outcome.file)) } : {},
     sizes: outcome.sizes,
     ...outcome.draws ? { kat_draws: outcome.draws } : {},
     ...outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {},
     ...loopCut(outcome),
-    kat_manifest_sha256: manifestHash,
-    ...recordedOf(manifest, instance.label),
+    kat_manifest_sha256: p.manifestHash,
+    ...recordedOf(p.manifest, unit.instance.label),
     kat_harness_version: run.tools.version,
     ...forgeryKept(plan, previous, lib.library_sha256),
     ...unseenKept(previous)
   };
-  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
 }
 function recordedOf(manifest, label) {
   const days = manifest.filter((e) => e.label === label && e.recorded).map((e) => e.recorded);
@@ -36024,136 +36130,172 @@ var measure = {
     };
   },
   async run(ctx) {
-    const { unit, run, summary } = ctx;
+    const { unit, run } = ctx;
     const { plan } = run;
     const entry = preparedEntry(ctx, "measure");
-    const { id } = unit.candidate;
-    const { label } = unit.instance;
     if (entry.forged?.operation === UNSEEN_CHECK) {
-      for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-        summary.operations.push({ operation, status: "failed", skipped: true, failure: entry.forged.detail });
-        ctx.tick(`${operation}: not measured (${forgeryShown(entry.forged)})`);
-      }
+      unmeasured(
+        ctx,
+        operationsOf(unit.candidate.type, entry.sizes?.kex_passes),
+        { status: "failed", skipped: true, failure: entry.forged.detail },
+        `not measured (${forgeryShown(entry.forged)})`
+      );
       return "kept";
     }
-    const todo = [];
     const replaced = /* @__PURE__ */ new Set();
-    const driverType = driverTypeOf(unit.candidate, unit.instance);
-    const extra = plan.extraRounds;
-    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-      const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      const skip = skippedOperation(ctx, entry, operation, previous);
-      if (skip) {
-        summary.operations.push(skip.row);
-        ctx.tick(`${operation}: ${skip.line}`);
-        continue;
-      }
-      todo.push({
-        driver: run.tools.driver,
-        // skippedOperation passed it: the entry has a library.
-        library: resolve10(plan.campaignDir, entry.library),
-        libraryShown: entry.library,
-        type: driverType,
-        operation,
-        cpu: plan.cpu,
-        // A hash draws no randomness: seed whatever the library has, and need none.
-        rng: driverRngOf(unit.candidate),
-        planning: plan.settings.planning,
-        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.sandbox,
-        counterHz: await run.counterRate?.(run),
-        ...run.canary ? { canary: run.canary(run) } : {},
-        audit: plan.audit,
-        ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
-        ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
-        ...entry.sizes ? { sizes: entry.sizes } : {}
-      });
-    }
+    const todo = await operationRequests(ctx, entry, replaced);
     if (todo.length === 0) {
       noteForgery(ctx, entry);
       return "kept";
     }
+    const operations = todo.map((r) => r.operation);
     const replacedLibrary = libraryReplaced(run, entry);
     if (replacedLibrary) {
-      for (const { operation } of todo) {
-        summary.operations.push({ operation, status: "failed", skipped: false, failure: replacedLibrary });
-        ctx.tick(`${operation}: failed (${replacedLibrary})`);
-      }
+      unmeasured(ctx, operations, { status: "failed", skipped: false, failure: replacedLibrary }, `failed (${replacedLibrary})`);
       return;
     }
     const base = pairedBase(ctx, todo);
+    const extra = plan.extraRounds;
     const appended = appendedTo(extra !== void 0);
     if (extra && !base) {
-      for (const { operation } of todo) {
-        summary.operations.push({ operation, status: "complete", skipped: true });
-        ctx.tick(`${operation}: no base side to pair with: no extra rounds`);
-      }
+      unmeasured(ctx, operations, { status: "complete", skipped: true }, "no base side to pair with: no extra rounds");
       return "kept";
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    const truth = base && entry.held_to?.against === "base" && entry.held_to.base_library_sha256 === base.entry.library_sha256 ? { truthLibrary: base.library } : {};
-    const reqs = base ? todo.flatMap((r) => {
-      const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
-      const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
-      const baseDraws = base.entry.kat_draws?.[r.operation];
-      const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
-      const baseSide = {
-        ...shared,
-        library: base.library,
-        libraryShown: base.entry.library,
-        ...baseDraws ? { katDraws: baseDraws } : {},
-        ...base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {},
-        ...base.entry.sizes ? { sizes: base.entry.sizes } : {}
-      };
-      return [paired, baseSide];
-    }) : todo;
-    await measureOperations(
-      reqs,
-      (j, result) => {
-        const i = base ? Math.floor(j / 2) : j;
-        const operation = todo[i].operation;
-        for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...p.inputs_s ? { inputs_s: p.inputs_s } : {} });
-        if (base && j % 2 === 1) {
-          const record3 = buildRecord({
-            unit: { candidate: base.unit.candidate, label },
-            operation,
-            entry: base.entry,
-            result,
-            environment: run.environment
-          });
-          writeJsonAtomic(
-            base.paths.record(id, label, operation),
-            appended(base.paths.record(id, label, operation), { ...record3, paired: true })
-          );
-          ctx.run.progress?.note?.(`${unit.key} ${operation} (base side): ${baseSideLine(result)}`);
-          return;
-        }
-        if (result.meta.counter) run.onCounter(result.meta.counter);
-        const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-        const path = plan.paths.record(id, label, operation);
-        writeJsonAtomic(path, base ? appended(path, { ...record2, paired: true }) : record2);
-        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
-        summary.operations.push({
-          operation,
-          status: result.status,
-          mean_cycles: result.stats?.mean_cycles,
-          skipped: false,
-          ...result.failure ? { failure: result.failure } : {},
-          ...spread ? { spread } : {}
-        });
-        const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
-        const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
-        const note = `${replaced.has(operation) ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
-        ctx.tick(
-          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
-        );
-      },
-      { alternate: base !== void 0, pairs: base !== void 0 }
-    );
+    const reqs = base ? pairedRequests(plan, entry, todo, base) : todo;
+    const recording = { ctx, run, entry, todo, base, appended, replaced };
+    await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
+      alternate: base !== void 0,
+      pairs: base !== void 0
+    });
     noteForgery(ctx, entry);
   }
 };
+function unmeasured(ctx, operations, row2, line) {
+  for (const operation of operations) {
+    ctx.summary.operations.push({ operation, ...row2 });
+    ctx.tick(`${operation}: ${line}`);
+  }
+}
+async function operationRequests(ctx, entry, replaced) {
+  const { unit, run, summary } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const todo = [];
+  const driverType = driverTypeOf(unit.candidate, unit.instance);
+  for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+    const previous = readPrevious(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+    const skip = skippedOperation(ctx, entry, operation, previous);
+    if (skip) {
+      summary.operations.push(skip.row);
+      ctx.tick(`${operation}: ${skip.line}`);
+      continue;
+    }
+    todo.push(await timingRequest(ctx, entry, operation, driverType));
+  }
+  return todo;
+}
+async function timingRequest(ctx, entry, operation, driverType) {
+  const { unit, run } = ctx;
+  const { plan } = run;
+  return {
+    driver: run.tools.driver,
+    // skippedOperation passed it: the entry has a library.
+    library: resolve10(plan.campaignDir, entry.library),
+    libraryShown: entry.library,
+    type: driverType,
+    operation,
+    cpu: plan.cpu,
+    // A hash draws no randomness: seed whatever the library has, and need none.
+    rng: driverRngOf(unit.candidate),
+    planning: plan.settings.planning,
+    fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+    sandbox: plan.sandbox,
+    counterHz: await run.counterRate?.(run),
+    ...run.canary ? { canary: run.canary(run) } : {},
+    audit: plan.audit,
+    ...entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {},
+    ...entry.call_seconds ? { callSeconds: entry.call_seconds } : {},
+    ...entry.sizes ? { sizes: entry.sizes } : {}
+  };
+}
+function pairedRequests(plan, entry, todo, base) {
+  const extra = plan.extraRounds;
+  const truth = entry.held_to?.against === "base" && entry.held_to.base_library_sha256 === base.entry.library_sha256 ? { truthLibrary: base.library } : {};
+  return todo.flatMap((r) => {
+    const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
+    const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
+    const baseDraws = base.entry.kat_draws?.[r.operation];
+    const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
+    const baseSide = {
+      ...shared,
+      library: base.library,
+      libraryShown: base.entry.library,
+      ...baseDraws ? { katDraws: baseDraws } : {},
+      ...base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {},
+      ...base.entry.sizes ? { sizes: base.entry.sizes } : {}
+    };
+    return [paired, baseSide];
+  });
+}
+function recordResult(rec, j, result) {
+  const { run, base } = rec;
+  const i = base ? Math.floor(j / 2) : j;
+  const operation = rec.todo[i].operation;
+  for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...p.inputs_s ? { inputs_s: p.inputs_s } : {} });
+  if (base && j % 2 === 1) {
+    recordBaseSide(rec, base, operation, result);
+    return;
+  }
+  recordHeadSide(rec, operation, result);
+}
+function recordBaseSide(rec, base, operation, result) {
+  const { ctx, run } = rec;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  const record2 = buildRecord({
+    unit: { candidate: base.unit.candidate, label },
+    operation,
+    entry: base.entry,
+    result,
+    environment: run.environment
+  });
+  writeJsonAtomic(
+    base.paths.record(id, label, operation),
+    rec.appended(base.paths.record(id, label, operation), { ...record2, paired: true })
+  );
+  ctx.run.progress?.note?.(`${ctx.unit.key} ${operation} (base side): ${baseSideLine(result)}`);
+}
+function recordHeadSide(rec, operation, result) {
+  const { ctx, run, entry, base } = rec;
+  const { unit } = ctx;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  if (result.meta.counter) run.onCounter(result.meta.counter);
+  const record2 = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+  const path = run.plan.paths.record(id, label, operation);
+  writeJsonAtomic(path, base ? rec.appended(path, { ...record2, paired: true }) : record2);
+  const spread = result.stats ? trialSpread(result.stats, result.trials.length) : void 0;
+  ctx.summary.operations.push({
+    operation,
+    status: result.status,
+    mean_cycles: result.stats?.mean_cycles,
+    skipped: false,
+    ...result.failure ? { failure: result.failure } : {},
+    ...spread ? { spread } : {}
+  });
+  const note = resultNote(result, spread, rec.replaced.has(operation));
+  ctx.tick(
+    `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`
+  );
+}
+function resultNote(result, spread, replacedRecord) {
+  const disturbed = result.trials.filter((t) => t.disturbed).length;
+  const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : void 0;
+  const adaptive = precision ? `; ${result.trials.length} trials, \xB1${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target \xB1${(precision.target * 100).toFixed(1)}% ${precision.met ? "met" : "not met"})` : "";
+  return `${replacedRecord ? "; replaced an unreadable record" : ""}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}\xD7` : ""}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? "" : "s"} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? "" : "s"}` : ""}${adaptive}`;
+}
 function baseSideLine(result) {
   const failed = result.processes.filter((p) => p.failure);
   const reasons = [...new Set(failed.map((p) => p.failure))].slice(0, 3);
@@ -36230,7 +36372,7 @@ function pairedBase(ctx, todo) {
 }
 
 // src/campaign/unseen.ts
-import { join as join20, resolve as resolve11 } from "node:path";
+import { join as join19, resolve as resolve11 } from "node:path";
 var unseen = {
   name: "unseen",
   phase: "kat",
@@ -36258,7 +36400,7 @@ function carriedTruth(ctx, entry) {
   ctx.entry = saveEntry(ctx.run, ctx.unit.key, { ...entry, unseen: published.unseen });
   return ctx.entry;
 }
-var manifestOf = (unit) => manifestOfInstance(readManifest(join20(unit.candidate.folder, "kat.sha256"), `${unit.candidate.id}/kat.sha256`), unit.instance.label);
+var manifestOf = (unit) => manifestOfInstance(readManifest(join19(unit.candidate.folder, "kat.sha256"), `${unit.candidate.id}/kat.sha256`), unit.instance.label);
 function answer(ctx, unit, library, seed) {
   const { plan, tools } = ctx.run;
   const { candidate, instance } = unit;
@@ -36366,7 +36508,7 @@ async function holdToNight(ctx, entry, secret) {
 }
 
 // src/campaign/plan.ts
-import { join as join25, relative as relative11, resolve as resolve14 } from "node:path";
+import { join as join24, relative as relative11, resolve as resolve14 } from "node:path";
 
 // src/compile/relink.ts
 import { resolve as resolve12 } from "node:path";
@@ -36409,20 +36551,23 @@ function relinkSteps(req, plain, outDir, log2) {
 
 // src/compile/profileBuild.ts
 import { existsSync as existsSync15, mkdirSync as mkdirSync10, readFileSync as readFileSync13 } from "node:fs";
-import { join as join21 } from "node:path";
+import { basename as basename7, join as join20 } from "node:path";
+var hashprofSources = () => nativeManifest().linked.hashprof.sources.map(nativePath);
 function wrapCatalog(file2) {
-  const text3 = readFileSync13(join21(nativeDir(), "hashprof", file2), "utf8");
+  const source = hashprofSources().find((f) => basename7(f) === file2);
+  if (!source) throw new Error(`native/binaries.json lists no ${file2} among the hash-profile wrappers`);
+  const text3 = readFileSync13(source, "utf8");
   return [...text3.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]);
 }
 async function buildProfiled(req, flags, wanted) {
-  const outDir = join21(req.outDir, "profile");
-  const objDir = join21(outDir, "obj");
+  const outDir = join20(req.outDir, "profile");
+  const objDir = join20(outDir, "obj");
   mkdirSync10(objDir, { recursive: true });
-  const library = join21(outDir, `lib${req.instance.label}.so`);
+  const library = join20(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const compileFlags = [...plain.flags, "-fno-lto", ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, "-fno-lto", wanted.join(",")].join("\n"));
-  const keyFile = join21(outDir, "profile-key.json");
+  const keyFile = join20(outDir, "profile-key.json");
   const previous = readJsonIfExists(keyFile);
   if (previous?.key === key && (!previous.ok || existsSync15(library) && sha256File(library) === previous.library_sha256))
     return { ok: previous.ok, library, wrapped: previous.wrapped, log: previous.log };
@@ -36430,7 +36575,7 @@ async function buildProfiled(req, flags, wanted) {
   const { cc, run, compileEach, definedFunctions } = relinkSteps(req, plain, outDir, log2);
   const finish2 = (ok2, wrapped2) => {
     const result = { ok: ok2, library, wrapped: wrapped2, log: log2.join("\n") };
-    writeFileAtomic(join21(outDir, "build.log"), result.log);
+    writeFileAtomic(join20(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: ok2 ? sha256File(library) : void 0 });
     return result;
   };
@@ -36439,11 +36584,10 @@ async function buildProfiled(req, flags, wanted) {
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join21(nativeDir(), "hashprof");
-  for (const w of ["hashprof.c", "wrap_iccs.c", "wrap_nist.c"]) {
-    const obj = join21(objDir, `hashprof-${w.replace(/\.c$/, "")}.o`);
-    const includes = [`-I${hp}`, `-I${join21(nativeDir(), "iccs")}`, `-I${nativeDir()}`];
-    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", join21(hp, w), "-o", obj])).exitCode !== 0)
+  for (const source of hashprofSources()) {
+    const obj = join20(objDir, `hashprof-${basename7(source, ".c")}.o`);
+    const includes = [`-I${nativeDir()}`];
+    if ((await run([cc, ...plain.flags, "-fno-lto", ...defines, ...includes, "-c", source, "-o", obj])).exitCode !== 0)
       return finish2(false, wrapped);
     objects.push(obj);
   }
@@ -36464,7 +36608,7 @@ async function buildProfiled(req, flags, wanted) {
 
 // src/evidence/dataset.ts
 import { existsSync as existsSync16, readdirSync as readdirSync9 } from "node:fs";
-import { join as join22 } from "node:path";
+import { join as join21 } from "node:path";
 
 // src/evidence/shapes.ts
 var object2 = external_exports.looseObject({});
@@ -36527,7 +36671,7 @@ function parseJson(path, shape, unreadable) {
 }
 function jsonFilesUnder(dir) {
   if (!existsSync16(dir)) return [];
-  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join22(e.parentPath, e.name)).sort();
+  return readdirSync9(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith(".json")).map((e) => join21(e.parentPath, e.name)).sort();
 }
 function readAll(dir, shape, unreadable) {
   return jsonFilesUnder(dir).flatMap((path) => {
@@ -36555,12 +36699,12 @@ function loadDataset(systemDir) {
 
 // src/catalogs/catalogs.ts
 import { existsSync as existsSync17, readFileSync as readFileSync14 } from "node:fs";
-import { join as join23, relative as relative10, resolve as resolve13 } from "node:path";
+import { join as join22, relative as relative10, resolve as resolve13 } from "node:path";
 var DEFAULT_EXTERNAL_SIZES = "external_sizes.csv";
 function externalSizesPath(campaignRoot, configured) {
   const path = resolve13(campaignRoot, configured);
   if (configured !== DEFAULT_EXTERNAL_SIZES && !existsSync17(path)) {
-    const yml = join23(campaignRoot, "ngcc-perf.yml");
+    const yml = join22(campaignRoot, "ngcc-perf.yml");
     throw new InputError(
       relative10(process.cwd(), yml) || yml,
       "catalogs.external_sizes",
@@ -36656,7 +36800,7 @@ import { existsSync as existsSync19 } from "node:fs";
 
 // src/ct/suppressions.ts
 import { existsSync as existsSync18 } from "node:fs";
-import { join as join24 } from "node:path";
+import { join as join23 } from "node:path";
 
 // src/ct/types.ts
 var CT_KINDS = ["branch", "index", "division", "syscall"];
@@ -36689,7 +36833,7 @@ var suppressionSchema = external_exports.object({
 }).strict().refine((s) => s.function !== void 0 || s.file !== void 0, { message: "name a function or a file:line", path: ["function"] });
 var ctSuppressionsSchema = external_exports.object({ suppressions: external_exports.array(suppressionSchema).default([]) }).strict();
 function loadCtSuppressions(candidateFolder, shownAs = CT_SUPPRESSIONS_FILE) {
-  const file2 = join24(candidateFolder, CT_SUPPRESSIONS_FILE);
+  const file2 = join23(candidateFolder, CT_SUPPRESSIONS_FILE);
   if (!existsSync18(file2)) return [];
   return loadYaml(file2, ctSuppressionsSchema, shownAs).suppressions;
 }
@@ -36755,14 +36899,14 @@ function planRun(opts) {
   const settings = withOverrides(campaign.settings, opts);
   const systemDir = resolve14(opts.dataDir, opts.system);
   const paths = evidencePaths(systemDir);
-  const ymlShown = relative11(process.cwd(), join25(campaignDir, "ngcc-perf.yml"));
+  const ymlShown = relative11(process.cwd(), join24(campaignDir, "ngcc-perf.yml"));
   const catalog = wrapCatalog("wrap_nist.c");
   const unknown3 = (settings.profile.nist_symbols ?? []).filter((x) => !catalog.includes(x));
   if (unknown3.length > 0)
     throw new InputError(
       ymlShown,
       "profile.nist_symbols",
-      `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
+      `not in the wrapper catalog (native/linked/hashprof/wrap_nist.c): ${unknown3.join(", ")}`
     );
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);
   checkSystemCompilers(settings, ymlShown);
@@ -37196,7 +37340,7 @@ function outcomeLines(f) {
 import { resolve as resolve15 } from "node:path";
 
 // src/profile/run.ts
-import { basename as basename7, relative as relative12 } from "node:path";
+import { basename as basename8, relative as relative12 } from "node:path";
 
 // src/measure/shares.ts
 var DRNG_FNS = /* @__PURE__ */ new Set(["drng", "get_random_number", "randombytes"]);
@@ -37224,87 +37368,93 @@ async function profileInstance(p, operations, sink, relinked) {
   const { candidate } = p.request;
   const { digest } = profileSymbols(candidate.api, p.nistSymbols);
   const profiled = relinked ?? await buildProfiledFor(p.request, p.nistSymbols);
-  const rounds = new Map(operations.map((operation) => [operation, []]));
-  const excluded = new Map(operations.map((operation) => [operation, []]));
-  if (profiled.ok) {
-    const opsPerRound = new Map(
-      operations.map((operation) => {
-        const perCall2 = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
-        return [operation, perCall2 ? Math.min(1e5, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
-      })
-    );
-    const runRound = async (operation) => {
-      const job = ["prof", p.driverType, operation, String(opsPerRound.get(operation)), "1", String(p.cpu), p.driverRng];
-      const argv = [p.tools.driver, profiled.library, ...job];
-      const driver = await runDriver([p.tools.driver, profiled.library], job, {
-        timeoutMs: timeoutFor(p, operation, opsPerRound.get(operation), PROFILE_WRAP_FACTOR),
-        maxOutputBytes: 1 << 20,
-        sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
-      });
-      const { run, output: out, rejected } = driver;
-      const total = out.lines.find((l) => l[0] === "TOTAL");
-      const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
-      const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-      const complete = !rejected && run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
-      const osLine = out.lines.find((l) => l[0] === "OS");
-      const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : void 0;
-      return {
-        ...complete ? {} : { failure: driverFailure(driver) },
-        ...disturbed ? { disturbed } : {},
-        argv,
-        stderr: run.stderr,
-        complete,
-        meta: out.meta,
-        total: totals,
-        calls,
-        hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN
-      };
-    };
-    for (let round = 0; round < p.rounds; round++) {
-      for (const operation of operations) {
-        const done2 = rounds.get(operation);
-        if (done2.some((r2) => !r2.complete)) continue;
-        let r = await runRound(operation);
-        for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
-          excluded.get(operation).push(r);
-          r = await runRound(operation);
-        }
-        done2.push(r);
-      }
-    }
-  }
+  const rounds = {
+    done: new Map(operations.map((operation) => [operation, []])),
+    // Disturbed rounds that were run again: not in the figure, listed in the profile.
+    excluded: new Map(operations.map((operation) => [operation, []]))
+  };
+  if (profiled.ok) await runRounds2(p, operations, profiled, rounds);
   for (const operation of operations) {
-    if (profiled.ok) {
-      const done2 = rounds.get(operation);
-      const failed = done2.find((r) => !r.complete);
-      const quiet = done2.filter((r) => !r.disturbed);
-      const kept = quiet.length > 0 ? quiet : done2;
-      const chosen = failed ?? medianRound(kept);
-      const left = [...excluded.get(operation), ...done2.filter((r) => !kept.includes(r))];
-      sink.profile(operation, {
-        schema: 2,
-        candidate: candidate.id,
-        label: p.request.instance.label,
-        operation,
-        input_bytes: inputBytes(candidate.type, operation),
-        status: failed ? "failed" : "complete",
-        command: chosen.argv.map((a) => a === p.tools.driver ? basename7(a) : a === profiled.library ? relative12(p.campaignDir, a) : a),
-        stderr: chosen.stderr,
-        meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
-        library_sha256: p.librarySha256,
-        profile_symbols: digest,
-        total: chosen.total,
-        calls: chosen.calls,
-        ...failed ? { failure: failed.failure } : {
-          ...shares(chosen.total.ticks, chosen.calls),
-          round_hash_shares: kept.map((r) => r.hashShare),
-          disturbed_rounds: kept === done2 ? done2.filter((r) => r.disturbed).length : 0,
-          left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? "" }))
-        }
-      });
-    }
+    if (profiled.ok) sink.profile(operation, hashProfile(p, operation, profiled, digest, rounds));
     sink.memory(operation, await measureMemory(p, operation));
   }
+}
+async function runRounds2(p, operations, profiled, rounds) {
+  const opsPerRound = new Map(
+    operations.map((operation) => {
+      const perCall2 = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
+      return [operation, perCall2 ? Math.min(1e5, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall2))) : 100];
+    })
+  );
+  for (let round = 0; round < p.rounds; round++) {
+    for (const operation of operations) {
+      const done2 = rounds.done.get(operation);
+      if (done2.some((r2) => !r2.complete)) continue;
+      let r = await runRound(p, profiled, operation, opsPerRound.get(operation));
+      for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
+        rounds.excluded.get(operation).push(r);
+        r = await runRound(p, profiled, operation, opsPerRound.get(operation));
+      }
+      done2.push(r);
+    }
+  }
+}
+async function runRound(p, profiled, operation, perRound) {
+  const job = ["prof", p.driverType, operation, String(perRound), "1", String(p.cpu), p.driverRng];
+  const argv = [p.tools.driver, profiled.library, ...job];
+  const driver = await runDriver([p.tools.driver, profiled.library], job, {
+    timeoutMs: timeoutFor(p, operation, perRound, PROFILE_WRAP_FACTOR),
+    maxOutputBytes: 1 << 20,
+    sandbox: { mode: p.request.sandbox ?? "bwrap", readOnly: [p.tools.driver, profiled.library], writable: [] }
+  });
+  const { run, output: out, rejected } = driver;
+  const total = out.lines.find((l) => l[0] === "TOTAL");
+  const calls = out.lines.filter((l) => l[0] === "CALL").map((l) => ({ fn: l[1], in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+  const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+  const complete = !rejected && run.exitCode === 0 && out.status === "complete" && total !== void 0 && totals.ticks > 0;
+  const osLine = out.lines.find((l) => l[0] === "OS");
+  const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : void 0;
+  return {
+    ...complete ? {} : { failure: driverFailure(driver) },
+    ...disturbed ? { disturbed } : {},
+    argv,
+    stderr: run.stderr,
+    complete,
+    meta: out.meta,
+    total: totals,
+    calls,
+    hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN
+  };
+}
+function hashProfile(p, operation, profiled, digest, rounds) {
+  const { candidate } = p.request;
+  const done2 = rounds.done.get(operation);
+  const failed = done2.find((r) => !r.complete);
+  const quiet = done2.filter((r) => !r.disturbed);
+  const kept = quiet.length > 0 ? quiet : done2;
+  const chosen = failed ?? medianRound(kept);
+  const left = [...rounds.excluded.get(operation), ...done2.filter((r) => !kept.includes(r))];
+  return {
+    schema: 2,
+    candidate: candidate.id,
+    label: p.request.instance.label,
+    operation,
+    input_bytes: inputBytes(candidate.type, operation),
+    status: failed ? "failed" : "complete",
+    command: chosen.argv.map((a) => a === p.tools.driver ? basename8(a) : a === profiled.library ? relative12(p.campaignDir, a) : a),
+    stderr: chosen.stderr,
+    meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? "unknown", wrapped: profiled.wrapped.join(" ") },
+    library_sha256: p.librarySha256,
+    profile_symbols: digest,
+    total: chosen.total,
+    calls: chosen.calls,
+    ...failed ? { failure: failed.failure } : {
+      ...shares(chosen.total.ticks, chosen.calls),
+      round_hash_shares: kept.map((r) => r.hashShare),
+      disturbed_rounds: kept === done2 ? done2.filter((r) => r.disturbed).length : 0,
+      left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? "" }))
+    }
+  };
 }
 var PROFILE_WRAP_FACTOR = 2;
 function timeoutFor(p, operation, calls, slower) {
@@ -37709,7 +37859,7 @@ var stale = {
 
 // src/campaign/ct.ts
 import { existsSync as existsSync25, readFileSync as readFileSync17 } from "node:fs";
-import { dirname as dirname8, join as join31 } from "node:path";
+import { dirname as dirname8, join as join30 } from "node:path";
 
 // src/ct/budget.ts
 function planCtOperation(perCallSeconds, b) {
@@ -37731,20 +37881,20 @@ var checkedCalls = (wanted, perCallSeconds, b, cap) => Math.max(b.calls, Math.mi
 
 // src/ct/build.ts
 import { existsSync as existsSync21, mkdirSync as mkdirSync11 } from "node:fs";
-import { join as join26 } from "node:path";
+import { join as join25 } from "node:path";
 var CT_GENERATORS = ["get_random_number", "randombytes", "PQCLEAN_randombytes"];
 var CT_CHECK_BUILD = { dir: "ct", extra: ["-gdwarf-4", "-fno-lto"] };
 var CT_COVERAGE_BUILD = { dir: "ct-coverage", extra: ["--coverage", "-fno-lto", "-O0"] };
 async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
-  const outDir = join26(req.outDir, variant.dir);
-  const objDir = join26(outDir, "obj");
+  const outDir = join25(req.outDir, variant.dir);
+  const objDir = join25(outDir, "obj");
   mkdirSync11(objDir, { recursive: true });
-  const library = join26(outDir, `lib${req.instance.label}.so`);
+  const library = join25(outDir, `lib${req.instance.label}.so`);
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
   const key = sha256Hex([plain.key, ...extra, variant.dir].join("\n"));
-  const keyFile = join26(outDir, "ct-key.json");
+  const keyFile = join25(outDir, "ct-key.json");
   const previous = readJsonIfExists(keyFile);
   const shownFlags = [...plain.flags, ...extra];
   const sourceRoots = plain.readOnly.filter((p) => p !== nativeDir());
@@ -37764,7 +37914,7 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   const finish2 = (ok2, wrapped2) => {
     const librarySha256 = ok2 ? sha256File(library) : void 0;
     const result = { ok: ok2, library, objDir, wrapped: wrapped2, flags: shownFlags, log: log2.join("\n"), ...librarySha256 ? { librarySha256 } : {} };
-    writeFileAtomic(join26(outDir, "build.log"), result.log);
+    writeFileAtomic(join25(outDir, "build.log"), result.log);
     writeJsonAtomic(keyFile, { ...result, key, library_sha256: librarySha256 });
     return { ...result, sourceRoots };
   };
@@ -37772,14 +37922,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
   if (!objects) return finish2(false, []);
   const defined = await definedFunctions(objects);
   const wrapped = CT_GENERATORS.filter((s) => defined.has(s));
-  const wrapObj = join26(objDir, "ct_wrap.o");
+  const wrapObj = join25(objDir, "ct_wrap.o");
   const wrapArgv = [
     cc,
     ...plain.flags,
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     "-c",
-    join26(nativeDir(), "ct_wrap.c"),
+    ...nativeManifest().linked.ct_wrap.sources.map(nativePath),
     "-o",
     wrapObj
   ];
@@ -37802,14 +37952,14 @@ async function buildCt(req, flags, variant = CT_CHECK_BUILD) {
 
 // src/ct/coverage.ts
 import { constants as constants4, copyFileSync, existsSync as existsSync22, lstatSync as lstatSync7, mkdirSync as mkdirSync12, readdirSync as readdirSync10, rmSync as rmSync7 } from "node:fs";
-import { basename as basename9, isAbsolute as isAbsolute6, join as join28, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
+import { basename as basename10, isAbsolute as isAbsolute6, join as join27, normalize as normalize3, resolve as resolve16, sep as sep4 } from "node:path";
 
 // src/ct/run.ts
 import { realpathSync as realpathSync7 } from "node:fs";
 
 // src/ct/sourceHint.ts
 import { readFileSync as readFileSync16, realpathSync as realpathSync6, statSync as statSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join27, relative as relative13, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute5, join as join26, relative as relative13, sep as sep3 } from "node:path";
 var code = (line) => line.replace(/\/\*.*?\*\//g, " ").replace(/\/\/.*$/, "").replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/'(?:[^'\\]|\\.)*'/g, "''");
 var FIXED_BOUND = /^(?:\s|\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|[A-Z_][A-Z0-9_]*|sizeof\s*\(\s*[A-Za-z_][\w\s*]*\)|[-+*/()<>])+$/;
 function compilerMade(sourceLine2) {
@@ -37827,7 +37977,7 @@ var MAX_LINE_BYTES = 4096;
 var MAX_SOURCE_BYTES = 8 << 20;
 function sourceLine(roots, dir, file2, line) {
   if (!file2 || line < 1) return void 0;
-  const path = isAbsolute5(file2) ? file2 : dir ? join27(dir, file2) : void 0;
+  const path = isAbsolute5(file2) ? file2 : dir ? join26(dir, file2) : void 0;
   if (!path) return void 0;
   try {
     const real = realpathSync6(path);
@@ -37849,7 +37999,7 @@ var compilerMadeIn = (roots) => (frame) => {
 };
 
 // src/ct/memcheck.ts
-import { basename as basename8 } from "node:path";
+import { basename as basename9 } from "node:path";
 
 // src/ct/xml.ts
 var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -37937,8 +38087,8 @@ function parseMemcheckXml(text3) {
   const finished = childrenOf(root3, "status").some((s) => textOf(s, "state") === "FINISHED");
   return { errors, finished };
 }
-var fileOf = (f) => f.file !== void 0 ? basename8(f.file) : void 0;
-var site = (f) => `${f.fn ?? "?"} ${fileOf(f) ?? basename8(f.obj ?? "?")}:${f.line ?? 0}`;
+var fileOf = (f) => f.file !== void 0 ? basename9(f.file) : void 0;
+var site = (f) => `${f.fn ?? "?"} ${fileOf(f) ?? basename9(f.obj ?? "?")}:${f.line ?? 0}`;
 function findingsOf(report2, isLibrary, compilerMade2) {
   const bySite = /* @__PURE__ */ new Map();
   let outsideLibrary = 0;
@@ -38084,11 +38234,11 @@ async function countLines(req) {
   }
 }
 function placeNotes(scratch, objDir) {
-  const counters = readdirSync10(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join28(scratch, f)).isFile());
+  const counters = readdirSync10(scratch).filter((f) => f.endsWith(".gcda") && lstatSync7(join27(scratch, f)).isFile());
   for (const f of counters) {
-    const notes = join28(objDir, `${basename9(f, ".gcda")}.gcno`);
+    const notes = join27(objDir, `${basename10(f, ".gcda")}.gcno`);
     if (!existsSync22(notes)) continue;
-    const into = join28(scratch, basename9(notes));
+    const into = join27(scratch, basename10(notes));
     rmSync7(into, { force: true, recursive: true });
     copyFileSync(notes, into, constants4.COPYFILE_EXCL);
   }
@@ -38292,7 +38442,7 @@ function withDivisions(ct2, sites2) {
 
 // src/ct/divisionCheck.ts
 import { existsSync as existsSync23, writeFileSync as writeFileSync4 } from "node:fs";
-import { basename as basename10, join as join29 } from "node:path";
+import { basename as basename11, join as join28 } from "node:path";
 var DIVISION_HITS_CAP = 512;
 var GPR = ["ax", "bx", "cx", "dx", "si", "di", "bp", "sp"];
 function registerOf(operand) {
@@ -38329,7 +38479,7 @@ function siteReading(site2) {
   return { dividend, divisor: { address: `(long)(${parts.join(" + ")})`, bytes: bits / 8 } };
 }
 var quoteShell = (s) => `'${s.replaceAll("'", `'\\''`)}'`;
-var fileRegex = (path) => `${basename10(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
+var fileRegex = (path) => `${basename11(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
 function divisionScript(library, anchor2, sites2) {
   const lines = [
     "set pagination off",
@@ -38412,7 +38562,7 @@ function parseDivisionTrace(text3, sites2) {
     })
   };
 }
-var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync23(join29(dir, tool)));
+var onPath = (tool) => (process.env.PATH ?? "/usr/bin:/bin").split(":").some((dir) => dir !== "" && existsSync23(join28(dir, tool)));
 async function anchorOf(library, spec) {
   const nm = await runProcess(["nm", "-D", "--defined-only", library], { timeoutMs: 6e4, maxOutputBytes: 64 << 20, sandbox: spec });
   for (const line of nm.stdout.split("\n")) {
@@ -38431,7 +38581,7 @@ async function runDivisionCheck(req) {
     const spec = { mode: req.sandbox, readOnly: [req.driver, req.library], writable: [] };
     const anchor2 = await anchorOf(req.library, spec);
     if (!anchor2) return { failure: "the library exports no function to place the breakpoints by" };
-    const script = join29(scratch, "division.gdb");
+    const script = join28(scratch, "division.gdb");
     writeFileSync4(script, divisionScript(req.library, anchor2, req.sites));
     const valgrind = [
       "valgrind",
@@ -38469,32 +38619,19 @@ async function runDivisionCheck(req) {
 // src/ct/tools.ts
 import { randomBytes as randomBytes6 } from "node:crypto";
 import { existsSync as existsSync24, mkdirSync as mkdirSync13, renameSync as renameSync4, rmSync as rmSync8 } from "node:fs";
-import { join as join30 } from "node:path";
-var CT_DRIVER_SOURCES = ["ct_driver.c", "harness.c", "ops.c", "hash_ops.c", "kex_ops.c", "cpucycles.c"];
+import { join as join29 } from "node:path";
 async function ctDriver(tools) {
   const dir = `${tools.dir}-ct`;
-  const driver = join30(dir, "ngcc_ct");
-  const manifest = () => readJsonIfExists(join30(dir, "sha256.json"));
+  const driver = join29(dir, "ngcc_ct");
+  const manifest = () => readJsonIfExists(join29(dir, "sha256.json"));
   if (existsSync24(driver) && manifest()?.ngcc_ct === sha256File(driver)) return driver;
   const n = nativeDir();
   const staging = `${dir}.tmp-${process.pid}-${randomBytes6(4).toString("hex")}`;
   mkdirSync13(staging, { recursive: true, mode: 448 });
-  const out = join30(staging, "ngcc_ct");
+  const out = join29(staging, "ngcc_ct");
+  const { sources, link: link3 } = nativeBinary("ngcc_ct");
   const r = await runProcess(
-    [
-      systemToolPath(HARNESS_CC),
-      "-std=gnu11",
-      "-O2",
-      "-g",
-      "-Wall",
-      "-Wextra",
-      "-Werror",
-      `-I${n}`,
-      "-o",
-      out,
-      ...CT_DRIVER_SOURCES.map((f) => join30(n, f)),
-      "-ldl"
-    ],
+    [systemToolPath(HARNESS_CC), "-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", `-I${n}`, "-o", out, ...sources, ...link3],
     {
       timeoutMs: 12e4
     }
@@ -38506,7 +38643,7 @@ async function ctDriver(tools) {
 ${r.stderr}`
     );
   }
-  writeJsonAtomic(join30(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
+  writeJsonAtomic(join29(staging, "sha256.json"), { ngcc_ct: sha256File(out) });
   rmSync8(dir, { recursive: true, force: true });
   try {
     renameSync4(staging, dir);
@@ -38621,7 +38758,7 @@ function decide(ctx) {
   const replaced = libraryReplaced(ctx.run, entry);
   if (replaced) return { run: "no", line: `ct: not run (${replaced})` };
   const suppressions = loadCtSuppressions(candidate.folder, ctSuppressionsShown(candidate.id));
-  const suppressionsFile = join31(candidate.folder, CT_SUPPRESSIONS_FILE);
+  const suppressionsFile = join30(candidate.folder, CT_SUPPRESSIONS_FILE);
   const suppressionsSha = existsSync25(suppressionsFile) ? sha256Hex(readFileSync17(suppressionsFile)) : void 0;
   const operations = operationsOf(candidate.type, entry.sizes?.kex_passes);
   const { calls, path_calls } = plan.settings.ct;
@@ -38660,7 +38797,7 @@ async function prepareCheck(ctx, operations, other) {
     ...buildRequest(run, unit, "guide"),
     variant: other.variant,
     compiler: other.compiler,
-    outDir: join31(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
+    outDir: join30(measured.outDir, "ct-builds", other.name.replace(" ", "-"))
   } : measured;
   const built = await buildCt(request, flagsFor(request));
   const head = {
@@ -38678,7 +38815,7 @@ async function prepareCheck(ctx, operations, other) {
   if (sites2) head.division_sites = sites2;
   if (other) return { built, head, extra: [] };
   const coverage = await buildCt(request, flagsFor(request), CT_COVERAGE_BUILD);
-  return { built, head, coverage: { built: coverage, scratch: join31(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
+  return { built, head, coverage: { built: coverage, scratch: join30(request.outDir, CT_COVERAGE_BUILD.dir, "counters") }, extra: [] };
 }
 function extraBuilds(ctx) {
   const { settings } = ctx.run.plan;
@@ -38701,7 +38838,7 @@ async function checkBuild(ctx, operations, build2, prepared, calls) {
     operations: results,
     ...head.division_sites ? { division_sites: head.division_sites } : {},
     ...prepared.built.ok ? {} : {
-      failure: `its ct build failed: ${compilerError(prepared.built.log, ctx.unit.candidate.folder)} (see ${relativeTo(ctx.run.plan.systemDir, join31(dirname8(prepared.built.library), "build.log"))})`
+      failure: `its ct build failed: ${compilerError(prepared.built.log, ctx.unit.candidate.folder)} (see ${relativeTo(ctx.run.plan.systemDir, join30(dirname8(prepared.built.library), "build.log"))})`
     },
     ...build2.compiler === ctx.run.plan.settings.compiler && build2.variant === ctx.run.plan.settings.flags.variant ? { campaign_build: true } : {},
     ...slowdown ? { slowdown } : {}
@@ -38715,13 +38852,8 @@ function withSuppressions(b, operations, suppressions) {
   return { ...rest, operations: judged.operations, ...judged.divisions ? { divisions: judged.divisions } : {} };
 }
 async function checkOperations(ctx, operations, results, prepared, callsFor) {
-  const { run, unit } = ctx;
-  const { plan } = run;
-  const { id } = unit.candidate;
-  const { label } = unit.instance;
-  const { built } = prepared;
   const checked2 = { slowdown: void 0, calls: {} };
-  if (!built.ok) {
+  if (!prepared.built.ok) {
     for (const op of operations)
       results[op] = {
         status: "failed",
@@ -38731,16 +38863,33 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
       };
     return checked2;
   }
-  const driver = await ctDriver(run.tools);
-  const { ct: ct2 } = plan.settings;
-  const floorS = plan.settings.planning.process_timeout_s;
+  const runners = await ctRunners(ctx, prepared);
+  const { ct: ct2 } = ctx.run.plan.settings;
   const cs = preparedEntry(ctx, "ct").call_seconds;
-  const type = unit.candidate.type;
+  const slowdown = cs ? await measureSlowdown(operations, ctx.unit.candidate.type, cs, ct2, runners.runOp) : void 0;
+  checked2.slowdown = slowdown;
+  const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
+  const check3 = { ctx, prepared, results, checked: checked2, runners, cs, factor, callsFor };
+  for (const operation of operations) {
+    if (slowdown && "failure" in slowdown) {
+      results[operation] = { status: "skipped", calls: 0, findings: [], reason: slowdown.failure };
+      continue;
+    }
+    await checkOperation(check3, operation);
+  }
+  return checked2;
+}
+async function ctRunners(ctx, prepared) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { built } = prepared;
+  const driver = await ctDriver(run.tools);
+  const floorS = plan.settings.planning.process_timeout_s;
   const base = {
     driver,
     library: built.library,
     sourceRoots: built.sourceRoots,
-    type,
+    type: unit.candidate.type,
     rng: unit.candidate.katRng,
     ...publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {},
     sandbox: plan.sandbox
@@ -38763,47 +38912,45 @@ async function checkOperations(ctx, operations, results, prepared, callsFor) {
         operation,
         calls,
         timeoutMs: scaledTimeoutS(floorS, perCall2 === void 0 ? void 0 : perCall2 * calls * CT_COVERAGE_SLOWDOWN) * 1e3,
-        scratch: join31(cov.scratch, operation)
+        scratch: join30(cov.scratch, operation)
       })
     );
   };
-  const slowdown = cs ? await measureSlowdown(operations, type, cs, ct2, runOp) : void 0;
-  checked2.slowdown = slowdown;
-  const factor = slowdown && "factor" in slowdown ? slowdown.factor : void 0;
-  for (const operation of operations) {
-    if (slowdown && "failure" in slowdown) {
-      results[operation] = { status: "skipped", calls: 0, findings: [], reason: slowdown.failure };
-      continue;
-    }
-    const nativeS = cs ? processSeconds(type, operation, cs, ct2.calls) : void 0;
-    const record2 = readJsonIfExists(plan.paths.record(id, label, operation));
-    const perCall2 = nativeS !== void 0 ? nativeS / ct2.calls : typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
-    const budget = {
-      calls: ct2.calls,
-      valgrindFactor: factor ?? ct2.valgrind_factor,
-      factorMeasured: factor !== void 0,
-      startupSeconds: ct2.startup_s,
-      opBudgetSeconds: ct2.op_budget_s
-    };
-    const decision = planCtOperation(perCall2, budget);
-    if (!decision.run) {
-      results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
-      continue;
-    }
-    const count = counter(operation, perCall2);
-    const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
-    const wanted = callsFor?.[operation] ?? (search && !("failure" in search.found) ? search.found.needed : ct2.calls);
-    const calls = checkedCalls(wanted, perCall2, budget, CT_MAX_CALLS);
-    checked2.calls[operation] = calls;
-    const predictedS = perCall2 === void 0 ? decision.predictedSeconds : predictedCtSeconds(perCall2, calls, budget);
-    const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
-    results[operation] = await runOp(operation, calls, timeoutS, ct2.op_budget_s);
-    const ran = results[operation].status === "clean" || results[operation].status === "flagged";
-    const sites2 = prepared.head.division_sites ?? [];
-    if (sites2.length > 0 && ran) results[operation].division_check = await checkDivisions(operation, calls, sites2, timeoutS);
-    if (ran && prepared.coverage) results[operation].coverage = await coverageOfCalls(count, calls, search, ct2.path_calls);
+  return { runOp, checkDivisions, counter };
+}
+async function checkOperation(check3, operation) {
+  const { ctx, prepared, results, checked: checked2, runners, cs, factor, callsFor } = check3;
+  const { plan } = ctx.run;
+  const { ct: ct2 } = plan.settings;
+  const floorS = plan.settings.planning.process_timeout_s;
+  const type = ctx.unit.candidate.type;
+  const nativeS = cs ? processSeconds(type, operation, cs, ct2.calls) : void 0;
+  const record2 = readJsonIfExists(plan.paths.record(ctx.unit.candidate.id, ctx.unit.instance.label, operation));
+  const perCall2 = nativeS !== void 0 ? nativeS / ct2.calls : typeof record2?.mean_seconds === "number" ? record2.mean_seconds : void 0;
+  const budget = {
+    calls: ct2.calls,
+    valgrindFactor: factor ?? ct2.valgrind_factor,
+    factorMeasured: factor !== void 0,
+    startupSeconds: ct2.startup_s,
+    opBudgetSeconds: ct2.op_budget_s
+  };
+  const decision = planCtOperation(perCall2, budget);
+  if (!decision.run) {
+    results[operation] = { status: "skipped", calls: 0, findings: [], reason: decision.reason };
+    return;
   }
-  return checked2;
+  const count = runners.counter(operation, perCall2);
+  const search = callsFor === void 0 && count ? await findPaths(count, ct2, perCall2) : void 0;
+  const wanted = callsFor?.[operation] ?? (search && !("failure" in search.found) ? search.found.needed : ct2.calls);
+  const calls = checkedCalls(wanted, perCall2, budget, CT_MAX_CALLS);
+  checked2.calls[operation] = calls;
+  const predictedS = perCall2 === void 0 ? decision.predictedSeconds : predictedCtSeconds(perCall2, calls, budget);
+  const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct2.op_budget_s + ct2.startup_s);
+  results[operation] = await runners.runOp(operation, calls, timeoutS, ct2.op_budget_s);
+  const ran = results[operation].status === "clean" || results[operation].status === "flagged";
+  const sites2 = prepared.head.division_sites ?? [];
+  if (sites2.length > 0 && ran) results[operation].division_check = await runners.checkDivisions(operation, calls, sites2, timeoutS);
+  if (ran && prepared.coverage) results[operation].coverage = await coverageOfCalls(count, calls, search, ct2.path_calls);
 }
 async function findPaths(count, ct2, perCall2) {
   const fitting = perCall2 === void 0 || perCall2 <= 0 ? CT_MAX_CALLS : Math.floor(ct2.op_budget_s / (perCall2 * CT_COVERAGE_SLOWDOWN));
@@ -38861,7 +39008,7 @@ async function runCampaign(opts, steps = PHASE_STEPS) {
   const plan = planRun({ ...opts, shardCost: opts.shardCost ?? expectedCosts(steps) });
   const swept = sweepScratch();
   if (swept.length > 0)
-    opts.progress?.note?.(`removed ${swept.length} scratch folder(s) of ended runs: ${swept.map((d) => basename11(d)).join(", ")}`);
+    opts.progress?.note?.(`removed ${swept.length} scratch folder(s) of ended runs: ${swept.map((d) => basename12(d)).join(", ")}`);
   for (const c of plan.invalid) opts.progress?.note?.(`${c.id} INVALID (not built): ${c.problem}`);
   if (plan.against) await runCampaign({ ...againstOptions(plan, opts), progress: sideProgress(opts.progress, "base") }, steps);
   const release2 = lockSystem(plan.systemDir);
@@ -38893,19 +39040,7 @@ function removeUnfinishedWrites(plan, progress) {
   if (leftover.length > 0) progress?.note?.(`removed ${leftover.length} unfinished write(s) of an earlier run: ${leftover.join(", ")}`);
 }
 async function runLocked(plan, opts, steps, startedMs) {
-  let counter;
-  const costs = [];
-  const run = {
-    plan,
-    tools: await harnessTools(),
-    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
-    progress: opts.progress,
-    buildCache: opts.buildCache,
-    onCounter: (c) => {
-      counter ??= c;
-    },
-    onProcessCost: (c) => void costs.push(c)
-  };
+  const { run, reported } = await runContextOf(plan, opts);
   removeUnfinishedWrites(plan, opts.progress);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
@@ -38913,9 +39048,7 @@ async function runLocked(plan, opts, steps, startedMs) {
   const cores = coreHolds(run, waits, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
   const active = steps.filter((s) => s.phase === void 0 || plan.phases.has(s.phase));
   const stages = stagesOf(active);
-  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
-  run.counterRate = counterRateOnce(plan.sandbox);
-  run.canary = canaryPerCore();
+  await probeAtStart(run);
   if (!existsSync26(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
   const before = readJsonIfExists(plan.paths.build)?.instances ?? {};
   const pool = poolOf(
@@ -38937,81 +39070,22 @@ async function runLocked(plan, opts, steps, startedMs) {
     plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
     () => tracker.eta()
   );
-  const instances = [];
-  const contexts = plan.units.map((unit) => {
-    const summary = { key: unit.key, operations: [] };
-    instances.push(summary);
-    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-  });
+  const { instances, contexts } = instanceContexts(run);
   const byKey = new Map(contexts.map((c) => [c.unit.key, c]));
   const order = opts.serial ? contexts : tracker.servedOrder().map((key) => byKey.get(key));
-  const stepSeconds = /* @__PURE__ */ new Map();
-  const poolSpans = [];
+  const scheduled = { run, tracker, waits, cores, before, stepSeconds: /* @__PURE__ */ new Map(), poolSpans: [] };
   const timing2 = stages.some((s) => s.kind === "timing");
   await withOwnThreadsOn(
     timing2 && !opts.serial ? pool.cpus : void 0,
-    () => runSchedule(order, stages, {
-      workers: pool.workers,
-      ...pool.cpus ? { poolCpus: pool.cpus } : {},
-      ...pool.lent ? { lentCpus: pool.lent.cpus } : {},
-      cores: plan.cpus.length,
-      serial: opts.serial ?? false,
-      onCore: (ctx, stage, cpu, work) => {
-        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
-        return cores.on(
-          what,
-          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-          async (pinned) => {
-            ctx.run = pinned;
-            tracker.stageStarted(ctx.unit.key);
-            try {
-              await work();
-            } finally {
-              ctx.run = run;
-            }
-          },
-          cpu === void 0 ? void 0 : [cpu]
-        );
-      },
-      async onPool(ctx, stage, cpus, work) {
-        const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-        tracker.stageStarted(ctx.unit.key);
-        waits.workStarted();
-        try {
-          await work();
-        } finally {
-          waits.workEnded();
-        }
-        poolSpans.push({
-          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
-          cpus: cpus ? [...cpus] : null,
-          started_utc,
-          ended_utc: (/* @__PURE__ */ new Date()).toISOString()
-        });
-      },
-      async runStep(ctx, step) {
-        const started = performance.now();
-        const outcome2 = await step.run(ctx);
-        const seconds = (performance.now() - started) / 1e3;
-        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome2 === "kept");
-        if (outcome2 !== "kept") {
-          const mine = stepSeconds.get(ctx.unit.key) ?? {};
-          for (const [name, s] of [[step.name, seconds], ...Object.entries(ctx.parts ?? {})])
-            mine[name] = Math.round(s * 1e3) / 1e3;
-          stepSeconds.set(ctx.unit.key, mine);
-        }
-        ctx.parts = void 0;
-      },
-      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key))
-    })
+    () => runSchedule(order, stages, scheduleOptions(scheduled, pool, opts.serial ?? false))
   );
   const outcome = tracker.summary();
-  const timingProcesses = addCosts(costs);
+  const timingProcesses = addCosts(reported.costs);
   writeCampaign({
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
     cpu_holds: cores.holds,
-    ...counter ? { counter_source: counter } : {},
-    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
+    ...reported.counter ? { counter_source: reported.counter } : {},
+    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: scheduled.poolSpans },
     forecast: outcome,
     ...timingProcesses ? { timing_processes: timingProcesses } : {}
   });
@@ -39024,6 +39098,95 @@ async function runLocked(plan, opts, steps, startedMs) {
     forecast: { planned: forecast, outcome },
     ...timingProcesses ? { timingProcesses } : {}
   };
+}
+async function runContextOf(plan, opts) {
+  const reported = { costs: [] };
+  const run = {
+    plan,
+    tools: await harnessTools(),
+    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
+    progress: opts.progress,
+    buildCache: opts.buildCache,
+    onCounter: (c) => {
+      reported.counter ??= c;
+    },
+    onProcessCost: (c) => void reported.costs.push(c)
+  };
+  return { run, reported };
+}
+async function probeAtStart(run) {
+  const { plan } = run;
+  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  run.counterRate = counterRateOnce(plan.sandbox);
+  run.canary = canaryPerCore();
+}
+function instanceContexts(run) {
+  const instances = [];
+  const contexts = run.plan.units.map((unit) => {
+    const summary = { key: unit.key, operations: [] };
+    instances.push(summary);
+    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
+  });
+  return { instances, contexts };
+}
+function scheduleOptions(sched, pool, serial) {
+  const { run, tracker, waits, cores } = sched;
+  const { plan } = run;
+  return {
+    workers: pool.workers,
+    ...pool.cpus ? { poolCpus: pool.cpus } : {},
+    ...pool.lent ? { lentCpus: pool.lent.cpus } : {},
+    cores: plan.cpus.length,
+    serial,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`;
+      return cores.on(
+        what,
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
+          try {
+            await work();
+          } finally {
+            ctx.run = run;
+          }
+        },
+        cpu === void 0 ? void 0 : [cpu]
+      );
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = (/* @__PURE__ */ new Date()).toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      waits.workStarted();
+      try {
+        await work();
+      } finally {
+        waits.workEnded();
+      }
+      sched.poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(",")}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: (/* @__PURE__ */ new Date()).toISOString()
+      });
+    },
+    runStep: (ctx, step) => runTimedStep(sched, ctx, step),
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, sched.before[ctx.unit.key], sched.stepSeconds.get(ctx.unit.key))
+  };
+}
+async function runTimedStep(sched, ctx, step) {
+  const { tracker, stepSeconds } = sched;
+  const started = performance.now();
+  const outcome = await step.run(ctx);
+  const seconds = (performance.now() - started) / 1e3;
+  tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === "kept");
+  if (outcome !== "kept") {
+    const mine = stepSeconds.get(ctx.unit.key) ?? {};
+    for (const [name, s] of [[step.name, seconds], ...Object.entries(ctx.parts ?? {})]) mine[name] = Math.round(s * 1e3) / 1e3;
+    stepSeconds.set(ctx.unit.key, mine);
+  }
+  ctx.parts = void 0;
 }
 function canaryPerCore() {
   const byCore = /* @__PURE__ */ new Map();
@@ -39147,7 +39310,7 @@ function campaignWriter(run) {
 
 // src/evidence/validate.ts
 import { existsSync as existsSync29, readFileSync as readFileSync20 } from "node:fs";
-import { join as join33, relative as relative14 } from "node:path";
+import { join as join32, relative as relative14 } from "node:path";
 
 // src/evidence/calibration.ts
 import { existsSync as existsSync27, readFileSync as readFileSync18 } from "node:fs";
@@ -39316,7 +39479,7 @@ function calibrationProblems(systemDir) {
 
 // src/evidence/ctValidate.ts
 import { existsSync as existsSync28, readdirSync as readdirSync11, readFileSync as readFileSync19 } from "node:fs";
-import { join as join32 } from "node:path";
+import { join as join31 } from "node:path";
 var findingSchema = external_exports.object({
   kind: external_exports.enum(CT_KINDS),
   function: external_exports.string(),
@@ -39421,7 +39584,7 @@ function validateCtFiles(systemDir, build2) {
       problems.push(`ct/${id.name}: not a candidate folder`);
       continue;
     }
-    for (const file2 of readdirSync11(join32(dir, id.name))) {
+    for (const file2 of readdirSync11(join31(dir, id.name))) {
       const rel = `ct/${id.name}/${file2}`;
       if (!file2.endsWith(".json")) {
         problems.push(`${rel}: not a ct file (<label>.json)`);
@@ -39429,7 +39592,7 @@ function validateCtFiles(systemDir, build2) {
       }
       let parsed2;
       try {
-        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync19(join32(dir, id.name, file2), "utf8")));
+        parsed2 = ctEvidenceSchema.safeParse(JSON.parse(readFileSync19(join31(dir, id.name, file2), "utf8")));
       } catch (e) {
         problems.push(`${rel}: not JSON (${e.message})`);
         continue;
@@ -39485,105 +39648,114 @@ function validateDataset(systemDir, loaded) {
   if (!existsSync29(evidencePaths(systemDir).build)) problems.push(`${BUILD_FILE}: missing`);
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   problems.push(...unfinishedWrites(systemDir), ...calibrationProblems(systemDir));
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const where = `build.json: instances["${key}"]`;
-    const checked2 = e.kat !== void 0;
-    if (checked2 && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
-    problems.push(...forgeryProblems(where, key, e, ds.records));
-    if (!e.kat_log) {
-      if (checked2 && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
-      continue;
-    }
-    const logPath = join33(systemDir, e.kat_log);
-    if (!existsSync29(logPath)) {
-      problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
-      continue;
-    }
-    const log2 = readFileSync20(logPath, "utf8");
-    if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
-      problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
-    const result = parseResultLine(log2);
-    if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
-    else {
-      if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
-      if (result.id !== e.candidate || e.instance && result.label !== e.instance && result.label !== e.label)
-        problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
-    }
-  }
-  for (const { path, record: r } of ds.records) {
-    const where = rel(path);
-    const key = instanceKey(r.candidate, r.label);
-    const entry = ds.build.instances[key];
-    if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
-    else {
-      problems.push(...libraryHashProblems(where, key, r, entry));
-      if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
-      if (typeof r.forged === "string" && r.library_sha256 === entry.library_sha256 && !entry.forged)
-        problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
-    }
-    problems.push(...refusalProblems(where, r));
-    const trials = r.trials ?? [];
-    if (trials.length === 0) {
-      if (r.status === "complete") problems.push(`${where}: status complete but no trials`);
-      continue;
-    }
-    const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
-    if (bad >= 0) {
-      problems.push(`${where}: trials[${bad}] has a non-positive measurement`);
-      continue;
-    }
-    const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
-    if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
-      problems.push(`${where}: trials[] differ from the trials of its processes[]`);
-    problems.push(...processFacts(where, r));
-    const rounds = r.trial_rounds;
-    if (rounds !== void 0 && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
-      problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
-    const derived2 = deriveStatistics(trials);
-    for (const field of [
-      "measurements",
-      "mean_seconds",
-      "median_trial_seconds",
-      "min_trial_seconds",
-      "max_trial_seconds",
-      "mean_cycles",
-      "median_trial_cycles",
-      "operations_per_second"
-    ]) {
-      const stored = r[field];
-      if (stored === void 0) continue;
-      if (typeof stored !== "number" || !close(stored, derived2[field]))
-        problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
-    }
-    if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
-      problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
-    problems.push(...precisionProblems(where, r));
-    if (r.per_call_cycles && derived2.per_call_cycles) {
-      for (const q of ["q1", "median", "q3"])
-        if (!close(r.per_call_cycles[q], derived2.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
-    }
-  }
-  for (const { path, profile: p } of ds.profiles) {
-    const where = rel(path);
-    if (p.status !== "complete" || !p.total?.ticks) continue;
-    const recomputed = shares(p.total.ticks, p.calls ?? []);
-    if (p.share === void 0) problems.push(`${where}: share missing (complete profile)`);
-    if (p.hash_share === void 0) problems.push(`${where}: hash_share missing (complete profile)`);
-    for (const fn of /* @__PURE__ */ new Set([...Object.keys(p.share ?? {}), ...p.share ? Object.keys(recomputed.share) : []])) {
-      const stated = p.share?.[fn];
-      if (stated === void 0 || !close(stated, recomputed.share[fn] ?? 0))
-        problems.push(`${where}: share.${fn} ${stated ?? "missing"} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
-    }
-    if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share))
-      problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
-    const rounds = p.round_hash_shares;
-    if (rounds !== void 0 && p.hash_share !== void 0) {
-      const median2 = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
-      if (median2 === void 0 || !close(p.hash_share, median2))
-        problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
-    }
-  }
+  for (const [key, e] of Object.entries(ds.build.instances)) problems.push(...buildEntryProblems(systemDir, key, e, ds.records));
+  for (const { path, record: record2 } of ds.records) problems.push(...recordProblems(rel(path), record2, ds.build.instances));
+  for (const { path, profile: profile2 } of ds.profiles) problems.push(...profileProblems(rel(path), profile2));
   problems.push(...validateCtFiles(systemDir, ds.build));
+  return problems;
+}
+function buildEntryProblems(systemDir, key, e, records) {
+  const where = `build.json: instances["${key}"]`;
+  const problems = [];
+  const checked2 = e.kat !== void 0;
+  if (checked2 && !KAT_STATUSES.includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+  problems.push(...forgeryProblems(where, key, e, records));
+  if (!e.kat_log) {
+    if (checked2 && e.kat !== "BUILDFAIL" && e.kat !== "NOKAT") problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+    return problems;
+  }
+  return [...problems, ...katLogProblems(systemDir, where, key, e)];
+}
+function katLogProblems(systemDir, where, key, e) {
+  const logPath = join32(systemDir, e.kat_log);
+  if (!existsSync29(logPath)) return [`${where}.kat_log: ${e.kat_log} does not exist`];
+  const problems = [];
+  const log2 = readFileSync20(logPath, "utf8");
+  if (e.kat_log_sha256 && sha256Hex(log2) !== e.kat_log_sha256)
+    problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+  const result = parseResultLine(log2);
+  if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
+  else {
+    if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
+    if (result.id !== e.candidate || e.instance && result.label !== e.instance && result.label !== e.label)
+      problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
+  }
+  return problems;
+}
+function recordProblems(where, r, instances) {
+  const key = instanceKey(r.candidate, r.label);
+  const entry = instances[key];
+  const problems = [];
+  if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
+  else {
+    problems.push(...libraryHashProblems(where, key, r, entry));
+    if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+    if (typeof r.forged === "string" && r.library_sha256 === entry.library_sha256 && !entry.forged)
+      problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
+  }
+  return [...problems, ...refusalProblems(where, r), ...trialProblems(where, r)];
+}
+function trialProblems(where, r) {
+  const trials = r.trials ?? [];
+  if (trials.length === 0) return r.status === "complete" ? [`${where}: status complete but no trials`] : [];
+  const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
+  if (bad >= 0) return [`${where}: trials[${bad}] has a non-positive measurement`];
+  const problems = [];
+  const processTrials = Array.isArray(r.processes) ? r.processes.filter((p) => p.status === "complete").flatMap((p) => p.trials ?? []) : void 0;
+  if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
+    problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+  problems.push(...processFacts(where, r));
+  const rounds = r.trial_rounds;
+  if (rounds !== void 0 && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
+    problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
+  return [...problems, ...derivedProblems(where, r)];
+}
+function derivedProblems(where, r) {
+  const problems = [];
+  const derived2 = deriveStatistics(r.trials);
+  for (const field of [
+    "measurements",
+    "mean_seconds",
+    "median_trial_seconds",
+    "min_trial_seconds",
+    "max_trial_seconds",
+    "mean_cycles",
+    "median_trial_cycles",
+    "operations_per_second"
+  ]) {
+    const stored = r[field];
+    if (stored === void 0) continue;
+    if (typeof stored !== "number" || !close(stored, derived2[field]))
+      problems.push(`${where}: ${field} ${stored} != ${derived2[field]} recomputed from trials`);
+  }
+  if (r.guide_100_measurements_met !== void 0 && r.guide_100_measurements_met !== derived2.guide_100_measurements_met)
+    problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived2.guide_100_measurements_met}`);
+  problems.push(...precisionProblems(where, r));
+  if (r.per_call_cycles && derived2.per_call_cycles) {
+    for (const q of ["q1", "median", "q3"])
+      if (!close(r.per_call_cycles[q], derived2.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
+  }
+  return problems;
+}
+function profileProblems(where, p) {
+  if (p.status !== "complete" || !p.total?.ticks) return [];
+  const problems = [];
+  const recomputed = shares(p.total.ticks, p.calls ?? []);
+  if (p.share === void 0) problems.push(`${where}: share missing (complete profile)`);
+  if (p.hash_share === void 0) problems.push(`${where}: hash_share missing (complete profile)`);
+  for (const fn of /* @__PURE__ */ new Set([...Object.keys(p.share ?? {}), ...p.share ? Object.keys(recomputed.share) : []])) {
+    const stated = p.share?.[fn];
+    if (stated === void 0 || !close(stated, recomputed.share[fn] ?? 0))
+      problems.push(`${where}: share.${fn} ${stated ?? "missing"} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+  }
+  if (p.hash_share !== void 0 && !close(p.hash_share, recomputed.hash_share))
+    problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+  const rounds = p.round_hash_shares;
+  if (rounds !== void 0 && p.hash_share !== void 0) {
+    const median2 = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
+    if (median2 === void 0 || !close(p.hash_share, median2))
+      problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(", ")}]`);
+  }
   return problems;
 }
 function precisionProblems(where, r) {
@@ -40405,13 +40577,13 @@ function checkRepeated(tokens, options) {
 }
 var listed = (items) => items.length === 1 ? items[0] : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
 
-// src/campaign/calibrate.ts
+// src/prcheck/calibrate.ts
 import { mkdirSync as mkdirSync14 } from "node:fs";
-import { join as join36 } from "node:path";
+import { join as join35 } from "node:path";
 
 // src/compare/compare.ts
 import { existsSync as existsSync33 } from "node:fs";
-import { join as join35, relative as relative15 } from "node:path";
+import { join as join34, relative as relative15 } from "node:path";
 
 // src/catalogs/sizeAudit.ts
 function statedSizes(records, build2) {
@@ -40452,24 +40624,24 @@ function sizeVerdict(item, catalog, api, basis) {
 
 // src/evidence/ct.ts
 import { existsSync as existsSync32, readdirSync as readdirSync12 } from "node:fs";
-import { join as join34 } from "node:path";
+import { join as join33 } from "node:path";
 function readCtEvidence(systemDir) {
   const dir = evidencePaths(systemDir).ctDir;
   const files = [];
   const unreadable = [];
   if (!existsSync32(dir)) return { files, unreadable };
   for (const candidate of readdirSync12(dir).sort()) {
-    if (!existsSync32(join34(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
-    for (const name of readdirSync12(join34(dir, candidate)).sort()) {
+    if (!existsSync32(join33(dir, candidate)) || !/^[^.]/.test(candidate)) continue;
+    for (const name of readdirSync12(join33(dir, candidate)).sort()) {
       if (!name.endsWith(".json")) continue;
       const label = name.slice(0, -".json".length);
       const path = ctRelPath(candidate, label);
       try {
-        const ct2 = readJson(join34(systemDir, path));
+        const ct2 = readJson(join33(systemDir, path));
         if (!ct2 || typeof ct2.operations !== "object" || ct2.operations === null) throw new Error('no "operations" object');
         files.push({ candidate, label, path, ct: ct2 });
       } catch (e) {
-        unreadable.push({ path: join34(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
+        unreadable.push({ path: join33(systemDir, path), problem: isInputError(e) ? e.problem : e.message });
       }
     }
   }
@@ -40884,52 +41056,62 @@ function evidenceProblems(base, head) {
   const [b, h] = [validateDataset(base.systemDir, base), validateDataset(head.systemDir, head)];
   return b.length + h.length > 0 ? { evidence_problems: { ...b.length ? { base: b } : {}, ...h.length ? { head: h } : {} } } : {};
 }
-function compareEvidence(opts) {
-  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
-  const alpha = opts.alpha ?? DEFAULT_ALPHA;
+function readSides(opts) {
   const dirs = opts.systemDirs ?? {
-    base: join35(opts.baseDir, opts.system),
-    head: join35(opts.headDir, opts.system),
-    history: (opts.history ?? []).map((d) => join35(d, opts.system))
+    base: join34(opts.baseDir, opts.system),
+    head: join34(opts.headDir, opts.system),
+    history: (opts.history ?? []).map((d) => join34(d, opts.system))
   };
   const base = loadSystem(dirs.base, opts.system, "base");
   const head = loadSystem(dirs.head, opts.system, "head");
   const history2 = historyByKey(dirs.history.filter((d) => existsSync33(d)).map((d) => recordsByKey(readable(loadDataset(d), "history"))));
-  const baseRecords = recordsByKey(base);
-  const headRecords = recordsByKey(head);
+  return {
+    opts,
+    thresholdPct: opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT,
+    alpha: opts.alpha ?? DEFAULT_ALPHA,
+    dirs,
+    base,
+    head,
+    history: history2
+  };
+}
+function compareRows(sides) {
+  const baseRecords = recordsByKey(sides.base);
+  const headRecords = recordsByKey(sides.head);
   const keys = [.../* @__PURE__ */ new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
+  return keys.map((key) => compareRow(sides, key, baseRecords.get(key), headRecords.get(key)));
+}
+function compareRow(sides, key, b, h) {
   const entry = (ds, r) => ds.build.instances[instanceKey(r.candidate, r.label)];
-  const rows = keys.map((key) => {
-    const b = baseRecords.get(key);
-    const h = headRecords.get(key);
-    const { candidate, label, operation } = b ?? h;
-    const together = b !== void 0 && h !== void 0 && measuredTogether(b, h);
-    const bs = b ? side(b, entry(base, b), together) : void 0;
-    const hs = h ? side(h, entry(head, h), together) : void 0;
-    const row2 = { candidate, label, operation, base: bs, head: hs };
-    if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
-    if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
-    if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
-    const id = measurementId(b);
-    if (id !== void 0 && id === measurementId(h))
-      return {
-        ...row2,
-        verdict: "unchanged",
-        carried_over: true,
-        reason: "not measured (unchanged inputs): head holds the baseline's record"
-      };
-    if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
-      return {
-        ...row2,
-        verdict: "inconclusive",
-        delta_pct: medianDeltaPct(bs, hs),
-        reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
-      };
-    const past = (history2.get(key) ?? []).filter((r) => r.trials?.length > 0).map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
-    const judged = { ...row2, ...judge2(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
-    return opts.unstable?.has(key) ? markUnstable(judged) : judged;
-  });
-  const instanceKeys = [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+  const { candidate, label, operation } = b ?? h;
+  const together = b !== void 0 && h !== void 0 && measuredTogether(b, h);
+  const bs = b ? side(b, entry(sides.base, b), together) : void 0;
+  const hs = h ? side(h, entry(sides.head, h), together) : void 0;
+  const row2 = { candidate, label, operation, base: bs, head: hs };
+  if (!bs && hs) return { ...row2, verdict: "new", reason: "no base measurement" };
+  if (bs && !hs) return { ...row2, verdict: "removed", reason: h ? `head not measured (${h.status})` : "no head measurement" };
+  if (!bs || !hs) return { ...row2, verdict: "inconclusive", reason: "neither side has trials" };
+  const id = measurementId(b);
+  if (id !== void 0 && id === measurementId(h))
+    return {
+      ...row2,
+      verdict: "unchanged",
+      carried_over: true,
+      reason: "not measured (unchanged inputs): head holds the baseline's record"
+    };
+  if (b.flags !== void 0 && h.flags !== void 0 && b.flags !== h.flags)
+    return {
+      ...row2,
+      verdict: "inconclusive",
+      delta_pct: medianDeltaPct(bs, hs),
+      reason: `build flags differ (${b.flags} \u2192 ${h.flags})`
+    };
+  const past = (sides.history.get(key) ?? []).filter((r) => r.trials?.length > 0).map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
+  const judged = { ...row2, ...judge2(bs, hs, sides.thresholdPct, sides.alpha, historyCv(past)), history_runs: past.length };
+  return sides.opts.unstable?.has(key) ? markUnstable(judged) : judged;
+}
+var instanceKeysOf = (base, head) => [.../* @__PURE__ */ new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+function instanceChanges(base, head, instanceKeys) {
   const kat_changes = instanceKeys.map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) })).filter((c) => c.base !== c.head && c.head !== void 0);
   const held_to = instanceKeys.filter((k) => {
     const [b, h] = [base.build.instances[k], head.build.instances[k]];
@@ -40938,21 +41120,28 @@ function compareEvidence(opts) {
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === "BUILDFAIL" && base.build.instances[k]?.kat !== "BUILDFAIL"
   );
+  return { kat_changes, held_to, build_failures, fell_back: fellBack(base, head, instanceKeys) };
+}
+function fellBack(base, head, instanceKeys) {
   const fellBackOf = (e) => e?.flags === "harness-default" && e.guide_result !== void 0 && e.kat !== "BUILDFAIL";
-  const fell_back = instanceKeys.flatMap((k) => {
+  return instanceKeys.flatMap((k) => {
     const e = head.build.instances[k];
     const b = base.build.instances[k];
     const known = fellBackOf(b) && b.library_sha256 === e?.library_sha256;
     return fellBackOf(e) && !known ? [{ key: k, why: e.guide_error ?? e.guide_result }] : [];
   });
+}
+function newInvalidCandidates(base, head) {
   const invalidOf = (ds) => Array.isArray(ds.campaign?.invalid_candidates) ? ds.campaign.invalid_candidates : [];
   const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
-  const invalid_candidates = invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
+  return invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
+}
+function valueChanges(sides, instanceKeys, rows) {
   const size_changes = [];
   const memory_changes = [];
   for (const key of instanceKeys) {
-    const b = base.build.instances[key];
-    const h = head.build.instances[key];
+    const b = sides.base.build.instances[key];
+    const h = sides.head.build.instances[key];
     if (!b || !h) continue;
     for (const item of ["pk_bytes", "sk_bytes", "ct_bytes", "ss_bytes", "signature_bytes"]) {
       const bv = b.sizes?.[item];
@@ -40962,22 +41151,41 @@ function compareEvidence(opts) {
     if (b.elf_load_bytes !== void 0 && h.elf_load_bytes !== void 0 && b.elf_load_bytes !== h.elf_load_bytes)
       memory_changes.push({ key, item: "elf_load_bytes", base: b.elf_load_bytes, head: h.elf_load_bytes });
   }
-  const noise = opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
+  const noise = sides.opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
   for (const row2 of rows) {
     const bv = row2.base?.peak_rss_bytes;
     const hv = row2.head?.peak_rss_bytes;
     if (bv !== void 0 && hv !== void 0 && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: operationKey(row2.candidate, row2.label, row2.operation), item: "peak_rss_bytes", base: bv, head: hv });
   }
-  const size_mismatches = opts.campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
-  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  return { size_changes, memory_changes };
+}
+function sizeMismatches(head, campaignDir) {
+  return campaignDir ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(campaignDir, { candidatesRequired: false }))).filter((f) => f.verdict === "mismatch").map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis })) : [];
+}
+function ctChanges(base, head) {
   const baseCt = readableCt(base.systemDir, "base");
   const headCt = readableCt(head.systemDir, "head");
   const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : void 0;
-  const ct_build_failures = ctBuildFailures(baseCt, headCt);
-  const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
+  return { ct_findings, ct_build_failures: ctBuildFailures(baseCt, headCt) };
+}
+function sandboxOf2(head) {
   const said = head.campaign?.sandbox;
-  const sandbox = said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
+  return said === "bwrap" || said === "unshare" || said === "none" ? said : void 0;
+}
+function compareEvidence(opts) {
+  const sides = readSides(opts);
+  const { base, head, thresholdPct, alpha } = sides;
+  const rows = compareRows(sides);
+  const instanceKeys = instanceKeysOf(base, head);
+  const { kat_changes, held_to, build_failures, fell_back } = instanceChanges(base, head, instanceKeys);
+  const invalid_candidates = newInvalidCandidates(base, head);
+  const { size_changes, memory_changes } = valueChanges(sides, instanceKeys, rows);
+  const size_mismatches = sizeMismatches(head, opts.campaignDir);
+  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  const { ct_findings, ct_build_failures } = ctChanges(base, head);
+  const katFailures = kat_changes.filter((c) => c.head !== "PASS").length;
+  const sandbox = sandboxOf2(head);
   return {
     system: opts.system,
     threshold_pct: thresholdPct,
@@ -40994,7 +41202,7 @@ function compareEvidence(opts) {
     size_mismatches,
     ...ct_findings ? { ct_findings } : {},
     ...ct_build_failures.length > 0 ? { ct_build_failures } : {},
-    ...dirs.history.length > 0 ? { history_runs: historyRuns } : {},
+    ...sides.dirs.history.length > 0 ? { history_runs: historyRuns } : {},
     ...evidenceProblems(base, head),
     counts: {
       regressions: rows.filter((r) => r.verdict === "regression" && !r.unstable).length,
@@ -41007,85 +41215,116 @@ function compareEvidence(opts) {
   };
 }
 
-// src/campaign/calibrate.ts
+// src/prcheck/pairedRounds.ts
+function judgePullRequest(j) {
+  return compareEvidence({
+    baseDir: j.baseDir,
+    headDir: j.headDir,
+    system: j.system,
+    thresholdPct: j.thresholdPct,
+    alpha: DEFAULT_ALPHA,
+    campaignDir: j.campaignDir,
+    ...j.history ? { history: j.history } : {},
+    ...j.unstable ? { unstable: j.unstable } : {}
+  });
+}
+async function runPairedRounds(p) {
+  const summary = await runCampaign({ ...p.campaign, phases: new Set(p.phases), force: true, pairedTrials: p.rounds });
+  p.afterRun?.();
+  const first = p.judge();
+  const undecided = p.extraRounds > 0 ? undecidedRows(first) : [];
+  if (undecided.length === 0) return { summary, report: first, undecided };
+  p.onUndecided?.(undecided);
+  await runCampaign({
+    ...p.campaign,
+    phases: /* @__PURE__ */ new Set(["measure"]),
+    campaignPhases: false,
+    force: false,
+    pairedTrials: p.rounds,
+    extraRounds: { pairs: p.extraRounds, operations: new Set(undecided.map(rowKey)) }
+  });
+  p.afterRun?.();
+  return { summary, report: p.judge(), undecided };
+}
+
+// src/prcheck/calibrate.ts
 async function calibratePairedCheck(opts) {
-  const systemDir = join36(opts.dataDir, opts.system);
-  mkdirSync14(systemDir, { recursive: true });
-  const writer = otherLiveWriter(systemDir);
-  if (writer !== void 0)
-    throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
+  const systemDir = join35(opts.dataDir, opts.system);
+  refuseOtherWriter(systemDir);
   const work = opts.scratch ?? makeScratch("calibrate");
-  const [headData, baseData] = [join36(work, "head"), join36(work, "base")];
   const started_utc = (/* @__PURE__ */ new Date()).toISOString();
-  const common = {
-    campaignDir: opts.campaignDir,
-    system: opts.system,
-    dataDir: headData,
-    only: opts.only,
-    cpu: opts.cpu,
-    trialTarget: opts.trialTarget,
-    progress: opts.progress,
-    argumentNames: opts.argumentNames,
-    against: { campaignDir: opts.campaignDir, dataDir: baseData }
-  };
-  const compare2 = () => compareEvidence({ baseDir: baseData, headDir: headData, system: opts.system, thresholdPct: opts.thresholdPct, alpha: DEFAULT_ALPHA });
   const repeats = [];
-  let cpus = [];
-  let harness = "unknown";
+  const facts = { harness: "unknown", cpus: [] };
   try {
-    for (let i = 1; i <= opts.repeats; i++) {
-      const summary = await runCampaign({
-        ...common,
-        phases: /* @__PURE__ */ new Set(["build", "kat", "measure"]),
-        force: true,
-        pairedTrials: opts.rounds
-      });
-      let report2 = compare2();
-      const undecided = opts.extraRounds > 0 ? undecidedRows(report2) : [];
-      if (undecided.length > 0)
-        await runCampaign({
-          ...common,
-          phases: /* @__PURE__ */ new Set(["measure"]),
-          force: false,
-          pairedTrials: opts.rounds,
-          extraRounds: { pairs: opts.extraRounds, operations: new Set(undecided.map(rowKey)) }
-        });
-      if (undecided.length > 0) report2 = compare2();
-      const rows = report2.rows.filter((r) => r.paired === true);
-      repeats.push(
-        rows.map((r) => ({
-          row: rowKey(r),
-          verdict: r.verdict,
-          pairs: pairCount(r),
-          ...r.mde_pct !== void 0 ? { mde_pct: r.mde_pct } : {}
-        }))
-      );
-      const alarms = rows.filter((r) => r.verdict === "regression" || r.verdict === "improvement").length;
-      opts.log?.(
-        `calibrate: repeat ${i} of ${opts.repeats}: ${rows.length} rows judged, ${alarms} called a change, ${undecided.length} given ${opts.extraRounds} more pairs`
-      );
-      const campaign = readJsonIfExists(evidencePaths(summary.systemDir).campaign);
-      harness = campaign?.harness_version ?? harness;
-      cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : cpus;
-    }
+    for (let i = 1; i <= opts.repeats; i++) repeats.push(await calibrationRepeat(opts, work, i, facts));
   } finally {
-    removeScratch(work);
+    if (!opts.scratch) removeScratch(work);
   }
   const calibration = summarizeCalibration(repeats, {
     started_utc,
     ended_utc: (/* @__PURE__ */ new Date()).toISOString(),
-    harness_version: harness,
-    cpus,
+    harness_version: facts.harness,
+    cpus: facts.cpus,
     threshold_pct: opts.thresholdPct,
     alpha: DEFAULT_ALPHA,
     rounds: opts.rounds,
     extra_rounds: opts.extraRounds
   });
+  return { calibration, path: writeCalibration(systemDir, calibration) };
+}
+function refuseOtherWriter(systemDir) {
+  mkdirSync14(systemDir, { recursive: true });
+  const writer = otherLiveWriter(systemDir);
+  if (writer !== void 0)
+    throw new InputError(systemDir, "", `another run (pid ${writer}) is writing this evidence; wait for it or use another --out`);
+}
+var calibrationSides = (work) => ({ headData: join35(work, "head"), baseData: join35(work, "base") });
+async function calibrationRepeat(opts, work, i, facts) {
+  const { headData, baseData } = calibrationSides(work);
+  const { summary, report: report2, undecided } = await runPairedRounds({
+    campaign: {
+      campaignDir: opts.campaignDir,
+      system: opts.system,
+      dataDir: headData,
+      only: opts.only,
+      cpu: opts.cpu,
+      trialTarget: opts.trialTarget,
+      progress: opts.progress,
+      argumentNames: opts.argumentNames,
+      against: { campaignDir: opts.campaignDir, dataDir: baseData }
+    },
+    phases: /* @__PURE__ */ new Set(["build", "kat", "measure"]),
+    rounds: opts.rounds,
+    extraRounds: opts.extraRounds,
+    judge: () => judgePullRequest({
+      baseDir: baseData,
+      headDir: headData,
+      system: opts.system,
+      thresholdPct: opts.thresholdPct,
+      campaignDir: opts.campaignDir
+    })
+  });
+  const rows = report2.rows.filter((r) => r.paired === true);
+  const alarms = rows.filter((r) => r.verdict === "regression" || r.verdict === "improvement").length;
+  opts.log?.(
+    `calibrate: repeat ${i} of ${opts.repeats}: ${rows.length} rows judged, ${alarms} called a change, ${undecided.length} given ${opts.extraRounds} more pairs`
+  );
+  const campaign = readJsonIfExists(evidencePaths(summary.systemDir).campaign);
+  facts.harness = campaign?.harness_version ?? facts.harness;
+  facts.cpus = Array.isArray(campaign?.cpus) ? campaign.cpus : facts.cpus;
+  return rows.map((r) => ({
+    row: rowKey(r),
+    verdict: r.verdict,
+    pairs: pairCount(r),
+    ...r.mde_pct !== void 0 ? { mde_pct: r.mde_pct } : {}
+  }));
+}
+function writeCalibration(systemDir, calibration) {
   const release2 = lockSystem(systemDir);
   try {
     const path = evidencePaths(systemDir).calibration;
     writeJsonAtomic(path, calibration);
-    return { calibration, path };
+    return path;
   } finally {
     release2();
   }
@@ -41693,7 +41932,7 @@ function verdictsBetween(nights2, system2, thresholdPct, skipped) {
 
 // src/report/model.ts
 import { existsSync as existsSync35, readdirSync as readdirSync13, readFileSync as readFileSync22 } from "node:fs";
-import { basename as basename12, dirname as dirname10, join as join37, relative as relative17 } from "node:path";
+import { basename as basename13, dirname as dirname10, join as join36, relative as relative17 } from "node:path";
 
 // src/measure/iccsBaseline.ts
 var ICCS_HELPERS = [
@@ -41811,9 +42050,9 @@ function environmentRows(campaign, env, from) {
 
 // src/report/model.ts
 function katLogHeader(systemDir, path) {
-  if (!path || !existsSync35(join37(systemDir, path))) return {};
+  if (!path || !existsSync35(join36(systemDir, path))) return {};
   const header = {};
-  for (const line of readFileSync22(join37(systemDir, path), "utf8").split("\n").slice(0, 20)) {
+  for (const line of readFileSync22(join36(systemDir, path), "utf8").split("\n").slice(0, 20)) {
     const m = /^(\w+)\s+= (.*)$/.exec(line);
     if (m) header[m[1]] = m[2];
   }
@@ -41846,9 +42085,9 @@ function readSurveys(systemDir) {
   for (const id of readdirSync13(surveyDir).sort())
     surveys.set(
       id,
-      readdirSync13(join37(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
+      readdirSync13(join36(surveyDir, id)).filter((f) => f.endsWith(".json")).sort().flatMap((f) => {
         try {
-          return [readJson(join37(surveyDir, id, f))];
+          return [readJson(join36(surveyDir, id, f))];
         } catch {
           return [];
         }
@@ -41867,7 +42106,7 @@ function trendsOf(systemDir, system2, history2) {
 function systemsIn(dataDir) {
   const found2 = [];
   for (const name of existsSync35(dataDir) ? readdirSync13(dataDir).sort() : []) {
-    const paths = evidencePaths(join37(dataDir, name));
+    const paths = evidencePaths(join36(dataDir, name));
     if (!existsSync35(paths.campaign)) continue;
     try {
       const campaign = readJson(paths.campaign);
@@ -41887,11 +42126,8 @@ function validationBeyond(systemDir, ds, unreadable) {
   if (unreadable.some((u) => u.path === BUILD_FILE)) return [];
   return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
 }
-function loadReportModel(systemDir, campaignDir, history2) {
-  const ds = loadDataset(systemDir);
+function newViews(systemDir) {
   const paths = evidencePaths(systemDir);
-  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
-  const system2 = ds.campaign?.system_id ?? basename12(systemDir);
   const byKey = /* @__PURE__ */ new Map();
   const order = [];
   const view = (id, label) => {
@@ -41905,6 +42141,10 @@ function loadReportModel(systemDir, campaignDir, history2) {
     }
     return v;
   };
+  return { systemDir, paths, byKey, order, view, rel: (p) => relative17(systemDir, p) };
+}
+function addBuilds(views, campaign, ds) {
+  const { view } = views;
   const claimed = /* @__PURE__ */ new Set();
   for (const c of campaign.candidates)
     for (const i of c.instances) {
@@ -41916,9 +42156,11 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
     if (!claimed.has(key)) v.security = e.security;
-    if (e.kat_log && existsSync35(join37(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
+    if (e.kat_log && existsSync35(join36(views.systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? "" };
   }
-  const rel = (p) => relative17(systemDir, p);
+}
+function addMeasurements(views, ds) {
+  const { view, rel } = views;
   const figuresOf = (v) => !v.build?.forged;
   for (const { path, record: record2 } of ds.records) {
     const v = view(record2.candidate, record2.label);
@@ -41936,7 +42178,9 @@ function loadReportModel(systemDir, campaignDir, history2) {
     if (figuresOf(v)) v.profiles[profile2.operation] = profile2;
     v.profileFiles.push({ op: profile2.operation, path: rel(path) });
   }
-  const ct2 = readCtEvidence(systemDir);
+}
+function addCtAndUnreadable(views, ds, ct2) {
+  const { view, rel, paths } = views;
   for (const f of ct2.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
   for (const u of ds.unreadable) {
     const key = instanceOfPath(rel(u.path));
@@ -41949,11 +42193,14 @@ function loadReportModel(systemDir, campaignDir, history2) {
     const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path)));
     view(candidate, label).unreadable.push({ kind: "constant-time check", path: rel(u.path), problem: u.problem });
   }
+}
+function candidateViews(views, campaign) {
+  const { order, byKey } = views;
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const views = ids.map((id) => {
+  return ids.map((id) => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k));
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const header = katLogHeader(views.systemDir, instances.find((i) => i.katLog)?.katLog?.path);
     const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => u.op ? [u.op] : [])]);
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === "nist" ? "nist" : "iccs");
@@ -41967,14 +42214,25 @@ function loadReportModel(systemDir, campaignDir, history2) {
       operations: operationsOf(type, type === "kex" ? kexPassesOf(instances) : void 0)
     };
   });
-  const candidates2 = views.filter((c) => c.id !== ICCS_BASELINE_ID);
-  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
+}
+function loadReportModel(systemDir, campaignDir, history2) {
+  const ds = loadDataset(systemDir);
+  const campaign = campaignDir ? loadCampaign(campaignDir, { candidatesRequired: false }) : { candidates: [], settings: settingsSchema.parse({}) };
+  const system2 = ds.campaign?.system_id ?? basename13(systemDir);
+  const views = newViews(systemDir);
+  addBuilds(views, campaign, ds);
+  addMeasurements(views, ds);
+  const ct2 = readCtEvidence(systemDir);
+  addCtAndUnreadable(views, ds, ct2);
+  const all2 = candidateViews(views, campaign);
+  const candidates2 = all2.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = all2.find((c) => c.id === ICCS_BASELINE_ID);
   const environment2 = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root3 = campaignDir ?? "";
   const calibration = readCalibration(systemDir);
   const unreadable = [
-    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
+    ...[...ds.unreadable, ...ct2.unreadable].map((u) => ({ path: views.rel(u.path), problem: u.problem })),
+    ...calibration.problem ? [{ path: views.rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []
   ];
   return {
     toolVersion: toolVersion(),
@@ -41984,8 +42242,8 @@ function loadReportModel(systemDir, campaignDir, history2) {
     environment: environment2,
     candidates: candidates2,
     ...iccsBaseline ? { iccsBaseline } : {},
-    katIssues: campaignDir ? readKatIssues(join37(root3, "kat_issues.csv")) : [],
-    survey: campaignDir ? readSurvey(join37(root3, "symmetric_survey.csv")) : [],
+    katIssues: campaignDir ? readKatIssues(join36(root3, "kat_issues.csv")) : [],
+    survey: campaignDir ? readSurvey(join36(root3, "symmetric_survey.csv")) : [],
     surveys: readSurveys(systemDir),
     sizes: campaignDir ? readSizeCatalog({ root: root3, settings: campaign.settings }) : [],
     systems: systemsOf(systemDir, { id: system2, arch: archName(environment2).display, candidates: candidates2.length }),
@@ -43005,8 +43263,8 @@ function htmlKind(value) {
     return;
   }
   if (next === 63) return 3;
-  const closing = next === 47;
-  const start2 = closing ? 2 : 1;
+  const closing2 = next === 47;
+  const start2 = closing2 ? 2 : 1;
   let end = start2;
   let code5 = value.charCodeAt(end);
   if (!asciiAlpha(code5)) return;
@@ -43014,7 +43272,7 @@ function htmlKind(value) {
     code5 = value.charCodeAt(++end);
   }
   const name = value.slice(start2, end).toLowerCase();
-  if (!closing && code5 !== 47 && htmlRawNames.includes(name)) {
+  if (!closing2 && code5 !== 47 && htmlRawNames.includes(name)) {
     return 1;
   }
   return htmlBlockNames.includes(name) ? 6 : 7;
@@ -43158,21 +43416,21 @@ function pair2(runs, wrong) {
       }
       const size = closer.split ? openerSize > 1 && closerSize > 1 ? 2 : 1 : closerSize;
       const opening = opener.markers.slice(opener.end - size, opener.end);
-      const closing = closer.markers.slice(closer.start, closer.start + size);
+      const closing2 = closer.markers.slice(closer.start, closer.start + size);
       const openToken = opening[0];
-      const closeToken = closing[0];
+      const closeToken = closing2[0];
       if (
         // Whole sequences:
         // the markers of a sequence are next to each other,
         // so if the first and last marker are of one sequence of that size,
         // all markers are exactly that sequence.
-        openToken === opening[size - 1] && openToken.value.length === size && closeToken === closing[size - 1] && closeToken.value.length === size && // Of the same attention, so its opening and closing sequence.
+        openToken === opening[size - 1] && openToken.value.length === size && closeToken === closing2[size - 1] && closeToken.value.length === size && // Of the same attention, so its opening and closing sequence.
         openToken.attention === closeToken.attention
       ) {
         wrong.delete(openToken);
         wrong.delete(closeToken);
       } else {
-        const involved = [.../* @__PURE__ */ new Set([...opening, ...closing])];
+        const involved = [.../* @__PURE__ */ new Set([...opening, ...closing2])];
         for (const token of involved) {
           const list3 = wrong.get(token);
           if (list3) list3.push(...involved);
@@ -44071,7 +44329,7 @@ var handle = {
 };
 
 // node_modules/mdast-util-to-markdown/lib/join.js
-var join38 = [joinDefaults];
+var join37 = [joinDefaults];
 function joinDefaults(left, right, parent, state) {
   if (right.type === "code" && formatCodeAsIndented(right, state) && (left.type === "list" || left.type === right.type && formatCodeAsIndented(left, state))) {
     return false;
@@ -46685,7 +46943,7 @@ function toMarkdown(tree, options) {
     handle: void 0,
     indentLines,
     indexStack: [],
-    join: [...join38],
+    join: [...join37],
     options: {},
     safe: safeBound,
     stack: [],
@@ -47121,7 +47379,7 @@ function changedRows(report2) {
     (a, b) => VERDICT_RANK[a.r.verdict] - VERDICT_RANK[b.r.verdict] || Math.abs(b.r.delta_pct ?? 0) - Math.abs(a.r.delta_pct ?? 0) || a.i - b.i
   ).map(({ r }) => r);
 }
-function fellBack(report2) {
+function fellBack2(report2) {
   const fell = report2.fell_back ?? [];
   if (fell.length === 0) return [];
   return [
@@ -47204,121 +47462,170 @@ function groups(report2, pr) {
 var html2 = (value) => ({ type: "html", value });
 function render2(report2, g2, layout2) {
   const { keep, opts } = layout2;
-  const take = (name, rows) => rows.slice(0, keep[name]);
-  const pr = opts.pr;
-  const out = [heading2(3, headline(report2, pr))];
-  if (pr && !pr.baseline) {
-    out.push(
-      para(
-        `\u26A0 No evidence for ${report2.system} on the base commit `,
-        code4(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
-        " nor on the data branch ",
-        code4(pr.looked.dataBranch),
-        ": every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first."
-      )
-    );
-  }
-  if (report2.sandbox === "none")
-    out.push(
-      para(
-        "\u26A0 Not sandboxed: the campaign set ",
-        code4("sandbox: none"),
-        ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
-      )
-    );
-  out.push(...validationWarnings(report2), ...refusedWarning(report2));
-  out.push(para(...ruleText(report2, pr)));
+  const page = { report: report2, g: g2, pr: opts.pr, take: (name, rows) => rows.slice(0, keep[name]) };
+  const out = [
+    heading2(3, headline(report2, page.pr)),
+    ...preamble(page),
+    ...changedSection(page),
+    ...undecidedSection(page),
+    ...noisySection(page),
+    ...katAndBuildSection(page),
+    ...heldToSection(page),
+    ...auditSections(page),
+    ...detailsSection(page),
+    ...closing(page, layout2)
+  ];
+  const body = serialize3(root2(out));
+  return layout2.leadingLine === void 0 ? body : `${layout2.leadingLine}
+${body}`;
+}
+function preamble({ report: report2, g: g2, pr }) {
   const compared = comparedRows(report2, pr).length;
   const carried = report2.rows.filter((r) => isCarriedOver(r, pr)).length;
-  out.push(
+  return [
+    ...noBaselineWarning(report2, pr),
+    ...sandboxWarning(report2),
+    ...validationWarnings(report2),
+    ...refusedWarning(report2),
+    para(...ruleText(report2, pr)),
     para(
       `${plural(compared, "measurement")} compared, ${g2.changed.length} changed`,
       carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : "."
     )
-  );
+  ];
+}
+function noBaselineWarning(report2, pr) {
+  if (!pr || pr.baseline) return [];
+  return [
+    para(
+      `\u26A0 No evidence for ${report2.system} on the base commit `,
+      code4(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+      " nor on the data branch ",
+      code4(pr.looked.dataBranch),
+      ": every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first."
+    )
+  ];
+}
+function sandboxWarning(report2) {
+  if (report2.sandbox !== "none") return [];
+  return [
+    para(
+      "\u26A0 Not sandboxed: the campaign set ",
+      code4("sandbox: none"),
+      ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf)."
+    )
+  ];
+}
+function changedSection({ report: report2, g: g2, pr, take }) {
   const changed = take("changed", g2.changed);
   if (g2.changed.length === 0)
-    out.push(
+    return [
       para(
         noisyVerdicts(report2, pr) > 0 ? "No measurement changed significantly; the noisy ones below could not be judged." : "No measurement changed significantly."
       )
-    );
-  else if (changed.length > 0) out.push(para(strong2("Changed measurements")), table(rowHeader(report2), changed));
+    ];
+  if (changed.length > 0) return [para(strong2("Changed measurements")), table(rowHeader(report2), changed)];
+  return [];
+}
+function undecidedSection({ g: g2, take }) {
   const undecided = take("undecided", g2.undecided);
-  if (undecided.length > 0)
-    out.push(
-      para(strong2("Inconclusive measurements")),
-      para("A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement."),
-      table(UNDECIDED_HEADER, undecided)
-    );
+  if (undecided.length === 0) return [];
+  return [
+    para(strong2("Inconclusive measurements")),
+    para("A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement."),
+    table(UNDECIDED_HEADER, undecided)
+  ];
+}
+function noisySection({ g: g2, take }) {
   const noisy = take("noisy", g2.noisy);
-  if (noisy.length > 0)
-    out.push(
-      para(strong2("Noisy measurements")),
-      para(
-        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`
-      ),
-      table(NOISY_HEADER, noisy)
-    );
+  if (noisy.length === 0) return [];
+  return [
+    para(strong2("Noisy measurements")),
+    para(
+      `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}\xD7 or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`
+    ),
+    table(NOISY_HEADER, noisy)
+  ];
+}
+function katAndBuildSection({ g: g2, take }) {
   const kat2 = take("kat", g2.kat);
   const builds = take("builds", g2.builds);
   const still = take("stillFailing", g2.stillFailing);
   const invalid2 = take("invalid", g2.invalid);
-  if (kat2.length > 0 || builds.length > 0 || still.length > 0 || invalid2.length > 0) {
-    out.push(para(strong2("KAT and build")));
-    if (invalid2.length > 0) out.push(para("Candidates not built because their candidate.yml or kat.sha256 is wrong:"), bullets(invalid2));
-    if (kat2.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat2));
-    if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
-    if (still.length > 0)
-      out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
-  }
+  if (kat2.length === 0 && builds.length === 0 && still.length === 0 && invalid2.length === 0) return [];
+  const out = [para(strong2("KAT and build"))];
+  if (invalid2.length > 0) out.push(para("Candidates not built because their candidate.yml or kat.sha256 is wrong:"), bullets(invalid2));
+  if (kat2.length > 0) out.push(table(["instance", "base KAT", "head KAT"], kat2));
+  if (builds.length > 0) out.push(para("Build failures in head (first compiler error):"), bullets(builds));
+  if (still.length > 0)
+    out.push(para("KATs of the measured candidates that still fail as on the baseline (not counted as new failures):"), bullets(still));
+  return out;
+}
+function heldToSection({ g: g2, take }) {
   const held2 = take("heldTo", g2.heldTo);
-  if (held2.length > 0)
-    out.push(
-      para(strong2("Outputs held to")),
-      para("What the outputs of each changed library were checked against, beyond its own run of the published KAT:"),
-      bullets(held2)
-    );
+  if (held2.length === 0) return [];
+  return [
+    para(strong2("Outputs held to")),
+    para("What the outputs of each changed library were checked against, beyond its own run of the published KAT:"),
+    bullets(held2)
+  ];
+}
+function auditSections(page) {
+  const { report: report2, g: g2, take } = page;
   const mismatches = take("mismatches", g2.mismatches);
-  const sizes2 = take("sizes", g2.sizes);
-  const memory = take("memory", g2.memory);
-  if (mismatches.length > 0)
-    out.push(
+  return [
+    ...mismatches.length > 0 ? [
       para(strong2("Size audit")),
       para("Catalog sizes that differ from what the API reports:"),
       table(["candidate", "instance", "item", "catalog (bytes)", "API (bytes)", "basis"], mismatches)
-    );
+    ] : [],
+    ...ctFindingsSection(page),
+    ...ctUnbuilt(report2),
+    ...fellBack2(report2),
+    ...valueChangeSections(page)
+  ];
+}
+function ctFindingsSection({ report: report2, g: g2, take }) {
   const ct2 = take("ct", g2.ct);
-  if (ct2.length > 0)
-    out.push(
-      para(strong2("Constant-time findings")),
-      para(
-        "Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate\u2019s ",
-        code4("ct-suppressions.yml"),
-        ", with a reason."
-      ),
-      table(["instance", "kind", "function", "site", "operations", "reports"], ct2),
-      ...kindMeanings((report2.ct_findings ?? []).map((f) => f.kind))
-    );
-  out.push(...ctUnbuilt(report2), ...fellBack(report2));
+  if (ct2.length === 0) return [];
+  return [
+    para(strong2("Constant-time findings")),
+    para(
+      "Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate\u2019s ",
+      code4("ct-suppressions.yml"),
+      ", with a reason."
+    ),
+    table(["instance", "kind", "function", "site", "operations", "reports"], ct2),
+    ...kindMeanings((report2.ct_findings ?? []).map((f) => f.kind))
+  ];
+}
+function valueChangeSections({ g: g2, take }) {
+  const sizes2 = take("sizes", g2.sizes);
+  const memory = take("memory", g2.memory);
   const valueHeader = ["instance", "item", "base", "head", "\u0394%"];
-  if (sizes2.length > 0) out.push(para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2));
-  if (memory.length > 0)
-    out.push(
+  return [
+    ...sizes2.length > 0 ? [para(strong2("Size changes")), para("Sizes the API reports (bytes):"), table(valueHeader, sizes2)] : [],
+    ...memory.length > 0 ? [
       para(strong2("Memory changes")),
       para("The static ELF image (elf_load_bytes) and the peak RSS of an operation (peak_rss_bytes), in bytes:"),
       table(valueHeader, memory)
-    );
+    ] : []
+  ];
+}
+function detailsSection({ report: report2, g: g2, take }) {
   const details = take("details", g2.details);
-  if (details.length > 0) {
-    const shown4 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
-    out.push(
-      html2(`<details>
+  if (details.length === 0) return [];
+  const shown4 = details.length < g2.details.length ? ` (first ${details.length} shown)` : "";
+  return [
+    html2(`<details>
 <summary>All ${plural(report2.rows.length, "operation")}${shown4}</summary>`),
-      table(rowHeader(report2), details),
-      html2("</details>")
-    );
-  }
+    table(rowHeader(report2), details),
+    html2("</details>")
+  ];
+}
+function closing({ report: report2, pr }, layout2) {
+  const { opts } = layout2;
+  const out = [];
   if (pr && pr.measured.length > 0) out.push(reproduceHint(report2.system, pr));
   const links = [];
   if (opts.reportUrl) links.push(link2(opts.reportUrl, "Full report"));
@@ -47328,9 +47635,7 @@ function render2(report2, g2, layout2) {
     const see = opts.reportUrl ? link2(opts.reportUrl, "full report") : text2("full report");
     out.push(para(`\u2026 ${layout2.dropped} more rows not shown (comment size limit); see the `, see));
   }
-  const body = serialize3(root2(out));
-  return layout2.leadingLine === void 0 ? body : `${layout2.leadingLine}
-${body}`;
+  return out;
 }
 function ruleText(report2, pr) {
   const where = pr?.baseline ? [` (baseline: evidence on the ${pr.baseline.source} `, code4(`${pr.baseline.ref}@${pr.baseline.sha.slice(0, 7)}`), ")"] : [];
@@ -47432,7 +47737,7 @@ function renderComparison(report2, opts = {}, bound) {
 
 // src/evidence/merge.ts
 import { copyFileSync as copyFileSync2, existsSync as existsSync36, mkdirSync as mkdirSync15, readFileSync as readFileSync23, renameSync as renameSync5, rmdirSync, rmSync as rmSync9, statSync as statSync10, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename13, dirname as dirname11, join as join39, posix as posix2, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
+import { basename as basename14, dirname as dirname11, join as join38, posix as posix2, relative as relative18, resolve as resolve19, sep as sep5 } from "node:path";
 function parseJsonFile(path, display) {
   const value = readJson(path, display);
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new InputError(display, "", "expected a JSON object");
@@ -47446,26 +47751,26 @@ function readFolder(dir, shown4, shard) {
   const strays2 = nonRegularEntries(dir);
   if (strays2.length > 0)
     throw new InputError(
-      join39(shown4, strays2[0]),
+      join38(shown4, strays2[0]),
       "",
       `a link or special file (${strays2.length} in all): evidence holds regular files only, nothing is copied`
     );
-  const buildPath = join39(dir, BUILD_FILE);
+  const buildPath = join38(dir, BUILD_FILE);
   if (existsSync36(buildPath)) {
-    folder.build = parseJsonFile(buildPath, join39(shown4, BUILD_FILE));
+    folder.build = parseJsonFile(buildPath, join38(shown4, BUILD_FILE));
     const instances = folder.build.instances ?? {};
     if (!instances || typeof instances !== "object" || Array.isArray(instances))
-      throw new InputError(join39(shown4, BUILD_FILE), "instances", "expected an object");
+      throw new InputError(join38(shown4, BUILD_FILE), "instances", "expected an object");
     folder.instances = instances;
   } else if (shard) throw new InputError(shown4, "", "no build.json: not the evidence folder of a run (DATA_DIR/ID)");
-  if (existsSync36(join39(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join39(dir, CAMPAIGN_FILE), join39(shown4, CAMPAIGN_FILE));
+  if (existsSync36(join38(dir, CAMPAIGN_FILE))) folder.campaign = parseJsonFile(join38(dir, CAMPAIGN_FILE), join38(shown4, CAMPAIGN_FILE));
   for (const rel of filesUnder(dir)) {
     if (isTransient(rel) || rel === BUILD_FILE || rel === CAMPAIGN_FILE) continue;
     const key = instanceOfPath(rel);
     if (key === void 0) folder.shared.push(rel);
     else {
       if (shard && !(key in folder.instances))
-        throw new InputError(join39(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join39(shown4, BUILD_FILE)}`);
+        throw new InputError(join38(shown4, rel), "", `belongs to instance ${key}, which has no entry in ${join38(shown4, BUILD_FILE)}`);
       folder.byInstance.set(key, [...folder.byInstance.get(key) ?? [], rel]);
     }
   }
@@ -47485,7 +47790,7 @@ function instanceDifference(a, b, key) {
   const fb = new Set(b.byInstance.get(key) ?? []);
   for (const rel of fa) if (!fb.has(rel)) return `no ${rel}`;
   if (fb.size !== fa.length) return `a ${[...fb].find((r) => !fa.includes(r))} the other lacks`;
-  for (const rel of fa) if (!sameBytes(join39(a.dir, rel), join39(b.dir, rel))) return `a different ${rel}`;
+  for (const rel of fa) if (!sameBytes(join38(a.dir, rel), join38(b.dir, rel))) return `a different ${rel}`;
   return void 0;
 }
 function reaimLibrary(entry, key, shard, out) {
@@ -47494,7 +47799,7 @@ function reaimLibrary(entry, key, shard, out) {
   const at = e.library.lastIndexOf(`build/${key}/`);
   if (at < 0 || at > 0 && e.library[at - 1] !== "/") return entry;
   const tail = e.library.slice(at);
-  if (!existsSync36(join39(shard.dir, tail))) return entry;
+  if (!existsSync36(join38(shard.dir, tail))) return entry;
   const move = relative18(shard.dir, out).split(sep5).join("/");
   return { ...e, library: posix2.join(e.library.slice(0, at) || ".", move, tail) };
 }
@@ -47562,9 +47867,9 @@ function mergeLocked(parts, out, into) {
   const other = systems.find((f) => f.campaign.system_id !== systems[0].campaign.system_id);
   if (other)
     throw new InputError(
-      join39(other.shown, CAMPAIGN_FILE),
+      join38(other.shown, CAMPAIGN_FILE),
       "system_id",
-      `'${String(other.campaign.system_id)}', but ${join39(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
+      `'${String(other.campaign.system_id)}', but ${join38(systems[0].shown, CAMPAIGN_FILE)} says '${String(systems[0].campaign.system_id)}': evidence of two systems`
     );
   const source = /* @__PURE__ */ new Map();
   for (const shard of shards)
@@ -47586,16 +47891,16 @@ function mergeLocked(parts, out, into) {
     for (const rel of f.shared) {
       const earlier = shared.get(rel);
       if (!earlier) shared.set(rel, f);
-      else if (!sameBytes(join39(earlier.dir, rel), join39(f.dir, rel)))
-        throw new InputError(join39(f.shown, rel), "", `differs from ${join39(earlier.shown, rel)} (both folders hold ${rel})`);
+      else if (!sameBytes(join38(earlier.dir, rel), join38(f.dir, rel)))
+        throw new InputError(join38(f.shown, rel), "", `differs from ${join38(earlier.shown, rel)} (both folders hold ${rel})`);
     }
-  const tmp = join39(dirname11(out), `.${basename13(out)}.merging-${process.pid}`);
+  const tmp = join38(dirname11(out), `.${basename14(out)}.merging-${process.pid}`);
   rmSync9(tmp, { recursive: true, force: true });
   mkdirSync15(tmp, { recursive: true });
   try {
     const copy = (from, rel) => {
-      mkdirSync15(dirname11(join39(tmp, rel)), { recursive: true });
-      copyFileSync2(join39(from.dir, rel), join39(tmp, rel));
+      mkdirSync15(dirname11(join38(tmp, rel)), { recursive: true });
+      copyFileSync2(join38(from.dir, rel), join38(tmp, rel));
     };
     for (const [key, files] of current.byInstance) if (!source.has(key)) for (const rel of files) copy(current, rel);
     for (const [key, shard] of source) for (const rel of shard.byInstance.get(key) ?? []) copy(shard, rel);
@@ -47603,10 +47908,10 @@ function mergeLocked(parts, out, into) {
     const incoming = {};
     for (const [key, shard] of source) incoming[key] = reaimLibrary(shard.instances[key], key, shard, out);
     const base = current.build ?? shards[0].build;
-    writeJsonAtomic(join39(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
+    writeJsonAtomic(join38(tmp, BUILD_FILE), { ...base, instances: mergeInstances(current.instances, incoming) });
     const campaign = mergeCampaignJson([current, ...shards].flatMap((f) => f.campaign ? [f.campaign] : []));
-    if (campaign) writeJsonAtomic(join39(tmp, CAMPAIGN_FILE), campaign);
-    const before = new Set([current, ...shards].flatMap((f) => existsSync36(join39(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
+    if (campaign) writeJsonAtomic(join38(tmp, CAMPAIGN_FILE), campaign);
+    const before = new Set([current, ...shards].flatMap((f) => existsSync36(join38(f.dir, BUILD_FILE)) ? validateDataset(f.dir) : []));
     const problems = validateDataset(tmp);
     const introduced = problems.filter((p) => !before.has(p));
     const keys = Object.keys(current.instances);
@@ -47616,8 +47921,8 @@ function mergeLocked(parts, out, into) {
       kept: keys.filter((k) => !source.has(k))
     };
     if (introduced.length > 0) return { ...result, applied: false, problems: introduced };
-    writeFileSync5(join39(tmp, LOCK_FILE), lockText());
-    const old = join39(dirname11(out), `.${basename13(out)}.replaced-${process.pid}`);
+    writeFileSync5(join38(tmp, LOCK_FILE), lockText());
+    const old = join38(dirname11(out), `.${basename14(out)}.replaced-${process.pid}`);
     renameSync5(out, old);
     try {
       renameSync5(tmp, out);
@@ -47642,7 +47947,7 @@ function mergeLocked(parts, out, into) {
 
 // src/report/render.ts
 import { existsSync as existsSync37, readFileSync as readFileSync24 } from "node:fs";
-import { join as join40 } from "node:path";
+import { join as join39 } from "node:path";
 
 // src/report/pages/validation.ts
 function candidateProblems(problems, id) {
@@ -47815,7 +48120,24 @@ var STATUS_CELL = { clean: "clean", flagged: "\u26A0 flagged", skipped: "skipped
 function ctSection(model, c) {
   const checked2 = c.instances.filter(hasCt);
   if (checked2.length === 0) return [];
-  const statusRows = c.instances.flatMap((inst) => {
+  return [
+    heading2(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
+      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
+      code4("ct-suppressions.yml"),
+      " and do not make an operation flagged."
+    ),
+    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows(c.instances)),
+    ...coverageGaps(checked2),
+    ...topSites(checked2),
+    ...buildMatrix(checked2),
+    ...divisionSites2(checked2)
+  ];
+}
+function statusRows(instances) {
+  return instances.flatMap((inst) => {
     if (!inst.ct) {
       const why = unreadableFile(inst, "constant-time check") ? unreadableCell("constant-time check") : "not checked";
       return [[code4(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
@@ -47829,17 +48151,34 @@ function ctSection(model, c) {
       coverageCell(o)
     ]);
   });
+}
+function coverageGaps(checked2) {
   const neverRows = checked2.flatMap(
     (inst) => Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]) => {
-      const c2 = o.coverage;
-      if (!c2 || "failure" in c2 || c2.functions_run === c2.functions && !c2.untaken_lines && !c2.paths?.beyond_lines) return [];
-      const missed = c2.functions - c2.functions_run;
-      const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
-      const untaken = c2.untaken === void 0 ? "not recorded" : c2.untaken.length === 0 ? "none" : `${c2.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c2.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c2.untaken_lines ?? "?"} lines)`;
-      const later = c2.paths?.beyond_lines ? `${(c2.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(", ")}${(c2.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${plural(c2.paths.beyond_lines, "line")})` : "none";
-      return [[code4(inst.label), op, missed > 0 ? `${c2.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later]];
+      const c = o.coverage;
+      if (!c || "failure" in c || c.functions_run === c.functions && !c.untaken_lines && !c.paths?.beyond_lines) return [];
+      return [[code4(inst.label), op, ...neverRunCells(c)]];
     })
   );
+  if (neverRows.length === 0) return [];
+  return [
+    para(
+      "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:"
+    ),
+    table(
+      ["instance", "operation", "never entered", "not taken in functions that ran", "taken only by later calls, not checked"],
+      neverRows
+    )
+  ];
+}
+function neverRunCells(c) {
+  const missed = c.functions - c.functions_run;
+  const more = missed > NEVER_RUN_LISTED ? `, \u2026 (${missed} in all)` : "";
+  const untaken = c.untaken === void 0 ? "not recorded" : c.untaken.length === 0 ? "none" : `${c.untaken.slice(0, NEVER_RUN_LISTED).join(", ")}${c.untaken.length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${c.untaken_lines ?? "?"} lines)`;
+  const later = c.paths?.beyond_lines ? `${(c.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(", ")}${(c.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ", \u2026" : ""} (${plural(c.paths.beyond_lines, "line")})` : "none";
+  return [missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(", ")}${more}` : "none", untaken, later];
+}
+function topSites(checked2) {
   const siteRows = checked2.flatMap(
     (inst) => inst.ct ? sites(inst.ct).slice(0, CT_TOP_SITES).map(({ finding: f, operations, count }) => [
       code4(inst.label),
@@ -47851,7 +48190,18 @@ function ctSection(model, c) {
       f.suppressed ? `suppressed: ${f.reason ?? "no reason recorded"}` : f.compiler_made ? COMPILER_MADE_NOTE[f.compiler_made] : f.reason ?? ""
     ]) : []
   );
+  if (siteRows.length === 0) return [];
   const shownFewer = checked2.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  return [
+    para(
+      shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
+    ),
+    table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
+    ...kindMeanings(checked2.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
+  ];
+}
+function divisionSites2(checked2) {
+  if (!checked2.some((inst) => inst.ct?.divisions !== void 0)) return [];
   const divisionRows = checked2.flatMap(
     (inst) => (inst.ct?.divisions ?? []).map((d) => [
       code4(inst.label),
@@ -47862,40 +48212,12 @@ function ctSection(model, c) {
       inst.ct.compiler ? `${inst.ct.compiler}, ${(inst.ct.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? "default -O"}` : MISSING
     ])
   );
-  const divisionsChecked = checked2.some((inst) => inst.ct?.divisions !== void 0);
+  if (divisionRows.length === 0) return [para("No division instruction in code the API reaches.")];
   return [
-    heading2(2, CT_TITLE),
     para(
-      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
-      link2(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, "method and limits"),
-      "). Counts are distinct sites; suppressed ones are public by the reason given in the candidate\u2019s ",
-      code4("ct-suppressions.yml"),
-      " and do not make an operation flagged."
+      "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
     ),
-    table(["instance", "operation", "status", ...CT_KINDS, "suppressed", "calls", "coverage"], statusRows),
-    ...neverRows.length > 0 ? [
-      para(
-        "Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc\u2019s coverage counters and counted by gcov; the library\u2019s own files, the harness\u2019s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop\u2019s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:"
-      ),
-      table(
-        ["instance", "operation", "never entered", "not taken in functions that ran", "taken only by later calls, not checked"],
-        neverRows
-      )
-    ] : [],
-    ...siteRows.length > 0 ? [
-      para(
-        shownFewer ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:` : "Every site, unsuppressed first:"
-      ),
-      table(["instance", "kind", "function", "site", "operations", "reports", "note"], siteRows),
-      ...kindMeanings(checked2.flatMap((inst) => inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))
-    ] : [],
-    ...buildMatrix(checked2),
-    ...divisionsChecked ? divisionRows.length > 0 ? [
-      para(
-        "Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler\u2019s choice: the build names the compiler and the optimisation level."
-      ),
-      table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
-    ] : [para("No division instruction in code the API reaches.")] : []
+    table(["instance", "function", "instruction", "site", "operands", "build"], divisionRows)
   ];
 }
 function buildStatus(b) {
@@ -47906,13 +48228,13 @@ function buildMatrix(checked2) {
   const withBuilds = checked2.filter((inst) => (inst.ct?.builds?.length ?? 0) > 0);
   if (withBuilds.length === 0) return [];
   const others = [...new Set(withBuilds.flatMap((inst) => inst.ct.builds.map((b) => b.name)))];
-  const statusRows = [];
+  const statusRows2 = [];
   const siteRows = [];
   for (const inst of withBuilds) {
     const ct2 = inst.ct;
     const builds = [{ name: "measured", operations: ct2.operations }, ...others.map((n) => ct2.builds.find((b) => b.name === n))];
-    statusRows.push([code4(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
-    for (const b of ct2.builds) statusRows.push([code4(inst.label), b.name, buildStatus(b)]);
+    statusRows2.push([code4(inst.label), `${ct2.build_name ?? "measured"} (measured)`, buildStatus(ct2)]);
+    for (const b of ct2.builds) statusRows2.push([code4(inst.label), b.name, buildStatus(b)]);
     const bySite = /* @__PURE__ */ new Map();
     builds.forEach((b, i) => {
       for (const [op, o] of Object.entries(b?.operations ?? {}))
@@ -47951,7 +48273,7 @@ function buildMatrix(checked2) {
       code4("ct.compilers"),
       " name (a leak can be one compiler\u2019s or one flag set\u2019s alone):"
     ),
-    table(["instance", "build", "operations"], statusRows),
+    table(["instance", "build", "operations"], statusRows2),
     ...siteRows.length > 0 ? [
       para("Each unsuppressed site by build: the operations that reached it (\u2014 none there):"),
       table(["instance", "kind", "function", "site", "measured", ...others, "note"], siteRows)
@@ -49687,11 +50009,11 @@ function withFooter(tree, version2) {
   return version2 === void 0 ? tree : { ...tree, children: [...tree.children, para(`Rendered by ngcc-perf ${version2}.`)] };
 }
 function writePages(outDir, pages) {
-  for (const [path, text3] of pages) writeFileAtomic(join40(outDir, path), text3);
+  for (const [path, text3] of pages) writeFileAtomic(join39(outDir, path), text3);
 }
 function differingPages(outDir, pages) {
   return [...pages].filter(([path, text3]) => {
-    const file2 = join40(outDir, path);
+    const file2 = join39(outDir, path);
     return !existsSync37(file2) || readFileSync24(file2, "utf8") !== text3;
   }).map(([path]) => path);
 }
@@ -49699,10 +50021,10 @@ function differingPages(outDir, pages) {
 // src/campaign/iccsBaseline.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { mkdirSync as mkdirSync16, rmSync as rmSync10 } from "node:fs";
-import { join as join41, resolve as resolve20 } from "node:path";
+import { join as join40, resolve as resolve20 } from "node:path";
 var BASELINE_NO_KAT = "the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked";
 function baselineCandidate() {
-  const dir = join41(nativeDir(), "iccs", "baseline");
+  const dir = join40(nativeDir(), "iccs", "baseline");
   return {
     id: ICCS_BASELINE_ID,
     type: "hash",
@@ -49724,12 +50046,12 @@ function baselineCandidate() {
 function writeBaselineCampaign(root3, settingsFrom) {
   const settings = settingsFrom !== void 0 ? loadSettings(resolve20(settingsFrom)) : void 0;
   rmSync10(root3, { recursive: true, force: true });
-  mkdirSync16(join41(root3, ICCS_BASELINE_ID), { recursive: true });
+  mkdirSync16(join40(root3, ICCS_BASELINE_ID), { recursive: true });
   const note = "# Generated by `ngcc-perf iccs-baseline` on every run; edits are lost.\n";
-  writeFileAtomic(join41(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
+  writeFileAtomic(join40(root3, ICCS_BASELINE_ID, "candidate.yml"), note + (0, import_yaml2.stringify)(baselineCandidate()));
   if (settings) {
     const { catalogs: _catalogs, ...rest } = settings;
-    writeFileAtomic(join41(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
+    writeFileAtomic(join40(root3, "ngcc-perf.yml"), note + (0, import_yaml2.stringify)(rest));
   }
 }
 var baselineKat = {
@@ -49784,21 +50106,21 @@ function baselineVerdict(s) {
 
 // src/catalogs/pqclean.ts
 import { existsSync as existsSync38, mkdirSync as mkdirSync17, readdirSync as readdirSync14, readFileSync as readFileSync25, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join42 } from "node:path";
+import { join as join41 } from "node:path";
 var COMMON = ["fips202.c", "sha2.c", "sp800-185.c", "aes.c", "nistseedexpander.c"];
 function pqcleanSchemes(pqclean) {
   return ["kem", "sig"].flatMap((kind) => {
-    const base = join42(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
+    const base = join41(pqclean, kind === "kem" ? "crypto_kem" : "crypto_sign");
     if (!existsSync38(base)) throw new InputError(base, "", "no such folder: not a PQClean tree");
-    return readdirSync14(base).sort().filter((scheme) => existsSync38(join42(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
+    return readdirSync14(base).sort().filter((scheme) => existsSync38(join41(base, scheme, "clean", "api.h"))).map((scheme) => schemeOf(base, scheme, kind));
   });
 }
 function schemeOf(base, scheme, kind) {
-  const dir = join42(base, scheme, "clean");
+  const dir = join41(base, scheme, "clean");
   const prefix = `PQCLEAN_${scheme.replace(/-/g, "").toUpperCase()}_CLEAN_`;
-  const api = readFileSync25(join42(dir, "api.h"), "utf8");
+  const api = readFileSync25(join41(dir, "api.h"), "utf8");
   const sk = new RegExp(`${prefix}CRYPTO_SECRETKEYBYTES\\s+(\\d+)`).exec(api)?.[1];
-  if (sk === void 0) throw new InputError(join42(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
+  if (sk === void 0) throw new InputError(join41(dir, "api.h"), `${prefix}CRYPTO_SECRETKEYBYTES`, "not defined as a number");
   const file2 = `${kind === "kem" ? "PQCkemKAT" : "PQCsignKAT"}_${sk}.rsp`;
   return { scheme, kind, dir, prefix, file: file2, ...scheme.startsWith("hqc-") ? { katRng: "hqc" } : {} };
 }
@@ -49819,14 +50141,14 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
   const unlisted = [];
   for (const id of [...new Set(schemes.map(candidateOf))]) {
     const members2 = schemes.filter((s) => candidateOf(s) === id);
-    const folder = join42(out, id);
+    const folder = join41(out, id);
     mkdirSync17(folder, { recursive: true });
     const instances = members2.map(
       (s) => [
         `  - label: ${s.scheme}`,
         `    dir: ${s.dir}`,
-        `    extra_sources: [${COMMON.map((c) => join42(pqclean, "common", c)).join(", ")}]`,
-        `    include: [${join42(pqclean, "common")}]`,
+        `    extra_sources: [${COMMON.map((c) => join41(pqclean, "common", c)).join(", ")}]`,
+        `    include: [${join41(pqclean, "common")}]`,
         `    nist_prefix: ${s.prefix}`,
         // Falcon's secret key starts with a public format byte (0x50 + logn), which its signer checks.
         ...s.scheme.startsWith("falcon") ? ["    ct:", "      public_sk_bytes: 1"] : []
@@ -49834,7 +50156,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
     );
     const kind = members2[0].kind;
     writeFileSync6(
-      join42(folder, "candidate.yml"),
+      join41(folder, "candidate.yml"),
       [
         `# The PQClean catalogue (ngcc-perf pqclean-campaign): ${members2.length} scheme(s), clean implementations.`,
         `id: ${id}`,
@@ -49854,7 +50176,7 @@ function writePqcleanCampaign(out, schemes, digests, pqclean) {
       else unlisted.push(s.scheme);
     }
     writeFileSync6(
-      join42(folder, "kat.sha256"),
+      join41(folder, "kat.sha256"),
       `# Published first-record digests (PQClean META.yml nistkat-sha256).
 ${lines.map((l) => `${l}
 `).join("")}`
@@ -49864,7 +50186,7 @@ ${lines.map((l) => `${l}
 }
 
 // src/compare/nightPairs.ts
-import { join as join43 } from "node:path";
+import { join as join42 } from "node:path";
 function headStarted(systemDir, r) {
   try {
     const started = readJsonIfExists(
@@ -49906,11 +50228,11 @@ function keepPairedVerdicts(systemDir, report2, againstCommit, nightStarted) {
 function keepRunPairs(q) {
   const started = readJsonIfExists(evidencePaths(q.systemDir).campaign)?.last_run?.started_utc;
   if (!started) return void 0;
-  const base = readJsonIfExists(evidencePaths(join43(q.againstDataDir, q.system)).campaign)?.last_run;
+  const base = readJsonIfExists(evidencePaths(join42(q.againstDataDir, q.system)).campaign)?.last_run;
   const commit = base?.campaign_commit ?? "unknown";
   const report2 = compareEvidence({
     baseDir: q.againstDataDir,
-    headDir: join43(q.systemDir, ".."),
+    headDir: join42(q.systemDir, ".."),
     system: q.system,
     ...q.thresholdPct !== void 0 ? { thresholdPct: q.thresholdPct } : {},
     campaignDir: q.campaignDir
@@ -50007,8 +50329,8 @@ function printSummary(s) {
   for (const i of s.instances) {
     const ops = i.operations.map((o) => `${o.operation} ${o.mean_cycles !== void 0 ? Math.round(o.mean_cycles) : o.status}`).join(", ");
     const detail = i.forged ? forgeryShown(i.forged) : i.detail;
-    const fellBack3 = i.fellBack ? ` \u2014 measured with the harness defaults: the guide build failed (${i.fellBack})` : "";
-    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` \u2014 ${detail}` : ""}${fellBack3}${ops ? `  [${ops}]` : ""}`);
+    const fellBack4 = i.fellBack ? ` \u2014 measured with the harness defaults: the guide build failed (${i.fellBack})` : "";
+    console.log(`${katShown(instanceStatus(i)).padEnd(11)} ${i.key}${detail ? ` \u2014 ${detail}` : ""}${fellBack4}${ops ? `  [${ops}]` : ""}`);
   }
   const forged = s.instances.filter((i) => i.forged);
   const katFailed = s.instances.filter((i) => i.kat !== void 0 && i.kat !== "PASS");
@@ -50026,11 +50348,11 @@ function printSummary(s) {
   const noisy = s.instances.flatMap(
     (i) => i.operations.filter((o) => o.spread !== void 0 && o.spread >= NOISY_TRIAL_SPREAD).map((o) => `${i.key} ${o.operation}`)
   );
-  const fellBack2 = s.instances.filter((i) => i.fellBack);
+  const fellBack3 = s.instances.filter((i) => i.fellBack);
   const notes = [
     unchecked.length > 0 ? `; ${unchecked.length} instance(s) not KAT-checked (run the kat phase)` : "",
     // Not a failure either (the seed harness falls back too), but not the guide's flags: said apart.
-    fellBack2.length > 0 ? `; ${fellBack2.length} instance(s) measured with the harness defaults, their guide build failed (${fellBack2.slice(0, 3).map((i) => `${i.key}: ${i.fellBack}`).join("; ")}${fellBack2.length > 3 ? "; \u2026" : ""})` : "",
+    fellBack3.length > 0 ? `; ${fellBack3.length} instance(s) measured with the harness defaults, their guide build failed (${fellBack3.slice(0, 3).map((i) => `${i.key}: ${i.fellBack}`).join("; ")}${fellBack3.length > 3 ? "; \u2026" : ""})` : "",
     // Not a failure: the numbers stand, but a reader should know the machine was not quiet.
     noisy.length > 0 ? `; ${noisy.length} measurement(s) noisy, trials spread \u2265 ${NOISY_TRIAL_SPREAD}\xD7 (${noisy.slice(0, 3).join(", ")}${noisy.length > 3 ? ", \u2026" : ""}): was the core shared?` : ""
   ].join("");
@@ -50075,7 +50397,7 @@ async function cmdRun(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join44(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   if (values.against === void 0 !== (values["against-out"] === void 0))
     throw new InputError(
       "command line",
@@ -50086,7 +50408,7 @@ async function cmdRun(args) {
     checkOutputFolder(values["against-out"], cli("against-out"));
     if (resolve21(values["against-out"]) === resolve21(values.out))
       throw new InputError("command line", "--against-out", "the base side needs an evidence folder of its own, not --out");
-    checkOutputFolder(join44(values["against-out"], values.system), cli("against-out"));
+    checkOutputFolder(join43(values["against-out"], values.system), cli("against-out"));
   }
   if (values["against-only"] !== void 0 && values.against === void 0)
     throw new InputError("command line", "--against-only", "give it with --against");
@@ -50150,7 +50472,7 @@ async function cmdCalibrate(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join44(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   const scratch = makeScratch("calibrate");
   const { calibration, path } = await stoppable(
     () => calibratePairedCheck({
@@ -50212,7 +50534,7 @@ function evidenceFolder(arg) {
   if (!existsSync39(dir)) throw new InputError(arg, "", "no such folder");
   if (!statSync11(dir).isDirectory()) throw new InputError(arg, "", "a file, not a folder: give DATA_DIR/ID, the folder of one system");
   if (!existsSync39(evidencePaths(dir).build) && !existsSync39(evidencePaths(dir).recordsDir)) {
-    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync39(evidencePaths(join44(dir, e.name)).build)).map((e) => join44(arg, e.name));
+    const systems = readdirSync15(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync39(evidencePaths(join43(dir, e.name)).build)).map((e) => join43(arg, e.name));
     const hint = systems.length > 0 ? `; did you mean ${systems.slice(0, 3).join(" or ")}${systems.length > 3 ? " or \u2026" : ""}?` : "";
     throw new InputError(arg, "", `no evidence here (no build.json, no records/): give DATA_DIR/ID, the folder of one system${hint}`);
   }
@@ -50236,11 +50558,11 @@ async function cmdDoctor(args) {
     throw new InputError(
       "command line",
       "--system",
-      `'${values.system}' is no system of ${join44(values.campaign, "ngcc-perf.yml")}${known.length > 0 ? ` (systems: ${known.join(", ")})` : " (it names none)"}`
+      `'${values.system}' is no system of ${join43(values.campaign, "ngcc-perf.yml")}${known.length > 0 ? ` (systems: ${known.join(", ")})` : " (it names none)"}`
     );
   }
   const configured = system2?.cpus?.[0] ?? system2?.cpu;
-  const cpu = values.cpu !== void 0 ? checkCpuAllowed(parseCpu(values.cpu, cli("cpu")), cli("cpu")) : configured !== void 0 ? checkCpuAllowed(configured, [join44(values.campaign, "ngcc-perf.yml"), `systems.${values.system}`]) : defaultTrialCpu();
+  const cpu = values.cpu !== void 0 ? checkCpuAllowed(parseCpu(values.cpu, cli("cpu")), cli("cpu")) : configured !== void 0 ? checkCpuAllowed(configured, [join43(values.campaign, "ngcc-perf.yml"), `systems.${values.system}`]) : defaultTrialCpu();
   const findings = await doctor({
     cpu,
     outDir: values.out,
@@ -50291,11 +50613,11 @@ function cmdCompare(args) {
   const history2 = values.history?.split(",").filter(Boolean);
   for (const d of history2 ?? []) {
     if (!existsSync39(d)) throw new InputError("command line", "--history", `'${d}': no such folder`);
-    if (!existsSync39(join44(d, values.system)))
+    if (!existsSync39(join43(d, values.system)))
       throw new InputError(
         "command line",
         "--history",
-        `'${d}' has no evidence for system ${values.system} (no ${join44(d, values.system)})`
+        `'${d}' has no evidence for system ${values.system} (no ${join43(d, values.system)})`
       );
   }
   if (values.campaign !== void 0 && !existsSync39(values.campaign))
@@ -50328,13 +50650,13 @@ function cmdReport(args) {
   for (const s of model.trends?.skipped ?? []) console.log(`history: left out ${s.folder}: ${s.reason}`);
   if (model.trendsProblem) console.log(`history: no trends: ${model.trendsProblem}`);
   const pages = renderPages(model);
-  for (const u of model.unreadable) console.log(`unreadable: ${join44(positionals[0], u.path)}: ${u.problem}`);
-  for (const line of model.validation) console.log(`warning: ${join44(positionals[0], line)}`);
+  for (const u of model.unreadable) console.log(`unreadable: ${join43(positionals[0], u.path)}: ${u.problem}`);
+  for (const line of model.validation) console.log(`warning: ${join43(positionals[0], line)}`);
   const unreadable = model.unreadable.length > 0 ? `; ${model.unreadable.length} evidence file(s) unreadable, shown as not recorded` : "";
   const invalid2 = model.validation.length > 0 ? `; warning: ${model.validation.length} validation problem(s), said on the pages` : "";
   if (values.check) {
     const differing = differingPages(values.out, pages);
-    for (const p of differing) console.log(`differs: ${join44(values.out, p)}`);
+    for (const p of differing) console.log(`differs: ${join43(values.out, p)}`);
     console.log(
       `${differing.length === 0 ? `${pages.size} pages up to date` : `${differing.length} of ${pages.size} pages differ from the evidence`}${unreadable}${invalid2}`
     );
@@ -50351,11 +50673,7 @@ function cmdKatDigest(args) {
     { label: { type: "string" }, mode: { type: "string", default: "strict" }, records: { type: "string" } },
     { positionals: ["FILE..."] }
   );
-  if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
-  const mode = values.mode;
-  const records = number4("records", values.records);
-  if (records !== void 0 && !Number.isInteger(records))
-    throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
+  const { mode, records } = digestOptions(values);
   for (const file2 of positionals) {
     if (!existsSync39(file2) || !statSync11(file2).isFile()) throw new InputError(file2, "", "no such file");
     const text3 = readFileSync26(file2, "utf8");
@@ -50363,8 +50681,8 @@ function cmdKatDigest(args) {
     if (available === 0) throw new InputError(file2, "", 'no KAT record in it (no line starting "count =", "Count =" or "Msg_Len =")');
     if (records !== void 0 && records > available)
       throw new InputError("command line", "--records", `${records} exceeds the ${available} record(s) in ${file2}`);
-    const label = values.label ?? basename14(dirname12(resolve21(file2)));
-    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename14(file2) }));
+    const label = values.label ?? basename15(dirname12(resolve21(file2)));
+    console.log(formatManifestLine({ sha256: canonicalDigest(text3, mode, records), mode, records, label, file: basename15(file2) }));
   }
   return 0;
 }
@@ -50381,38 +50699,28 @@ function cmdKatManifest(args) {
     { positionals: ["DATA_DIR/ID", "CANDIDATE_ID"] }
   );
   const [systemDir, id] = positionals;
+  const digest = digestOptions(values);
+  if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
+  const generated = generatedKatLines(systemDir, id, digest);
+  markRecorded(generated);
+  if (!values.write) {
+    process.stdout.write(printedManifest(id, generated));
+    return 0;
+  }
+  writeKatManifest({ systemDir, id, campaignDir: values.write, force: values.force }, generated);
+  return 0;
+}
+function digestOptions(values) {
   if (values.mode !== "strict" && values.mode !== "nolen") throw new InputError("command line", "--mode", "must be strict or nolen");
   const mode = values.mode;
   const records = number4("records", values.records);
   if (records !== void 0 && !Number.isInteger(records))
     throw new InputError("command line", "--records", `expected a whole number of records, got '${values.records}'`);
-  if (values.force && !values.write) throw new InputError("command line", "--force", "only with --write CAMPAIGN_DIR");
+  return { mode, records };
+}
+function generatedKatLines(systemDir, id, digest) {
   const build2 = readBuildJson(evidencePaths(systemDir).build);
-  const generated = [];
-  for (const e of Object.values(build2.instances).filter((x) => x.candidate === id)) {
-    const key = instanceKey(id, e.label);
-    if (e.type === "hash" && e.kat_file) {
-      generated.push(...hashLines(systemDir, id, e, mode, records));
-      continue;
-    }
-    if (!e.kat_file) {
-      console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
-      continue;
-    }
-    const katPath = join44(systemDir, e.kat_file);
-    if (!existsSync39(katPath))
-      throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text3 = readFileSync26(katPath, "utf8");
-    const file2 = e.kat_file.split("/").pop();
-    const available = countRecords(text3);
-    if (records !== void 0 && records > available)
-      throw new InputError(
-        "command line",
-        "--records",
-        `${records} exceeds the ${available} record(s) in ${join44(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`
-      );
-    generated.push({ sha256: canonicalDigest(text3, mode, records), mode, records, label: e.label, file: file2 });
-  }
+  const generated = Object.values(build2.instances).filter((x) => x.candidate === id).flatMap((e) => instanceKatLines(systemDir, id, e, digest));
   if (generated.length === 0) {
     const known = [...new Set(Object.values(build2.instances).map((x) => x.candidate))].sort();
     throw new InputError(
@@ -50421,36 +50729,29 @@ function cmdKatManifest(args) {
       known.includes(id) ? "no generated KAT files for this candidate: run with --phases build,kat first" : `no candidate '${id}' in this evidence (it has ${known.length > 0 ? known.join(", ") : "none"})`
     );
   }
-  const today = (/* @__PURE__ */ new Date()).toISOString().slice(0, 10);
-  for (const g2 of generated) g2.recorded = today;
-  if (!values.write) {
-    process.stdout.write(
-      `# KAT manifest for ${id}: ${new Set(generated.map((g2) => g2.label)).size} instance(s); see docs/evidence-format.md
-${generated.map(formatManifestLine).join("\n")}
-`
-    );
-    return 0;
+  return generated;
+}
+function instanceKatLines(systemDir, id, e, { mode, records }) {
+  const key = instanceKey(id, e.label);
+  if (e.type === "hash" && e.kat_file) return hashLines(systemDir, id, e, mode, records);
+  if (!e.kat_file) {
+    console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
+    return [];
   }
-  const campaign = loadCampaign(values.write);
-  const c = campaign.candidates.find((x) => x.id === id);
-  const broken = campaign.invalid.find((x) => x.id === id);
-  if (broken) throw new InputError(values.write, id, `the candidate is invalid: ${broken.problem}`);
-  if (!c) throw new InputError(values.write, id, "no such candidate in the campaign");
-  const gone2 = generated.find((g2) => !c.labels.includes(g2.label));
-  if (gone2)
-    throw new InputError(
-      evidencePaths(systemDir).build,
-      instanceKey(id, gone2.label),
-      `no instance is labelled '${gone2.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(", ")}); its kat.sha256 line would name none`
-    );
-  const target = join44(c.folder, "kat.sha256");
+  const katPath = join43(systemDir, e.kat_file);
+  if (!existsSync39(katPath))
+    throw new InputError(katPath, "", `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
+  const text3 = readFileSync26(katPath, "utf8");
+  const file2 = e.kat_file.split("/").pop();
+  return [katFileLine(text3, { mode, records, label: e.label, file: file2 }, `${join43(systemDir, e.kat_file)} (${key})`)];
+}
+function writeKatManifest(t, generated) {
+  const c = campaignCandidate(t.campaignDir, t.id);
+  checkGeneratedLabels(generated, c, { file: evidencePaths(t.systemDir).build, field: (label) => instanceKey(t.id, label) });
+  const target = join43(c.folder, "kat.sha256");
   const shown4 = relative19(process.cwd(), target) || target;
   const before = existsSync39(target) ? readFileSync26(target, "utf8") : "";
-  const update = updateManifest(before, shown4, generated, {
-    force: values.force,
-    header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
-    byFile: c.type === "hash"
-  });
+  const update = recordGenerated(before, shown4, generated, { id: t.id, byFile: c.type === "hash", force: t.force });
   for (const ch of update.changed)
     console.log(
       `${shown4}: line ${ch.line} ${ch.after ? "replaced" : "removed"} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ""}`
@@ -50459,11 +50760,18 @@ ${generated.map(formatManifestLine).join("\n")}
   console.log(
     `${update.text !== before ? "wrote" : "unchanged:"} ${shown4}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`
   );
-  return 0;
+}
+function campaignCandidate(campaignDir, id) {
+  const campaign = loadCampaign(campaignDir);
+  const c = campaign.candidates.find((x) => x.id === id);
+  const broken = campaign.invalid.find((x) => x.id === id);
+  if (broken) throw new InputError(campaignDir, id, `the candidate is invalid: ${broken.problem}`);
+  if (!c) throw new InputError(campaignDir, id, "no such candidate in the campaign");
+  return c;
 }
 function hashLines(systemDir, id, e, mode, records) {
   const dir = evidencePaths(systemDir).katDir(id, e.label);
-  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync39(join44(dir, file2))).map((f) => ({ ...f, text: readFileSync26(join44(dir, f.file), "utf8") }));
+  const files = HASH_KAT_FILES.map((kind) => ({ kind, file: hashKatFileName(kind, e.label) })).filter(({ file: file2 }) => existsSync39(join43(dir, file2))).map((f) => ({ ...f, text: readFileSync26(join43(dir, f.file), "utf8") }));
   return hashManifestLines(e.label, files, { mode, records, loopIterations: e.kat_loop_iterations, where: dir });
 }
 function cmdMerge(args) {
@@ -50504,7 +50812,7 @@ async function cmdIccsBaseline(args) {
   );
   checkSystemId(values.system, cli("system"));
   checkOutputFolder(values.out, cli("out"));
-  checkOutputFolder(join44(values.out, values.system), cli("out"));
+  checkOutputFolder(join43(values.out, values.system), cli("out"));
   if (values.campaign !== void 0 && !existsSync39(values.campaign))
     throw new InputError("command line", "--campaign", `'${values.campaign}': no such folder`);
   const summary = await runIccsBaseline({
@@ -50530,19 +50838,19 @@ async function cmdIccsBaseline(args) {
 async function cmdExample(args) {
   const { values } = parseCommand("example", args, { out: { type: "string" } });
   const root3 = toolRoot();
-  const out = resolve21(values.out ?? join44(root3, "out"));
+  const out = resolve21(values.out ?? join43(root3, "out"));
   if (values.out !== void 0) checkOutputFolder(values.out, cli("out"));
-  const campaignDir = join44(root3, "examples", "campaign");
-  const pqclean = join44(root3, "node_modules", "pqclean", "deps", "PQClean");
+  const campaignDir = join43(root3, "examples", "campaign");
+  const pqclean = join43(root3, "node_modules", "pqclean", "deps", "PQClean");
   if (!existsSync39(pqclean)) throw new InputError(relative19(process.cwd(), pqclean), "", "the pqclean package is missing: run npm ci first");
   const system2 = "local";
   console.log(
-    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync39(join44(campaignDir, f, "candidate.yml"))).length} candidates)`
+    `example campaign: ${relative19(process.cwd(), campaignDir)} (${readdirSync15(campaignDir).filter((f) => existsSync39(join43(campaignDir, f, "candidate.yml"))).length} candidates)`
   );
   const summary = await runCampaign({
     campaignDir,
     system: system2,
-    dataDir: join44(out, "data"),
+    dataDir: join43(out, "data"),
     phases: new Set(PHASES),
     progress: createProgress()
   });
@@ -50550,13 +50858,13 @@ async function cmdExample(args) {
   console.log(verdict);
   const problems = validateDataset(summary.systemDir);
   for (const p of problems) console.log(`validate: ${p}`);
-  const pagesDir = join44(out, "pages");
+  const pagesDir = join43(out, "pages");
   const pages = renderPages(loadReportModel(summary.systemDir, campaignDir));
   writePages(pagesDir, pages);
   console.log(`
 evidence: ${relative19(process.cwd(), summary.systemDir)}`);
   console.log(
-    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join44(pagesDir, "index.md"))})`
+    `pages:    ${relative19(process.cwd(), pagesDir)} (${pages.size} pages; start at ${relative19(process.cwd(), join43(pagesDir, "index.md"))})`
   );
   console.log(`validate: ${problems.length === 0 ? "passed" : `${problems.length} problem(s)`}`);
   return problems.length > 0 ? 1 : code5;
@@ -50573,14 +50881,14 @@ function cmdPqcleanCampaign(args) {
   checkOutputFolder(out, ["command line", "OUT_DIR"]);
   if (existsSync39(out) && readdirSync15(out).length > 0)
     throw new InputError("command line", "OUT_DIR", `'${out}' is not empty: name a new folder`);
-  const pqclean = resolve21(values.pqclean ?? join44(root3, "node_modules", "pqclean", "deps", "PQClean"));
+  const pqclean = resolve21(values.pqclean ?? join43(root3, "node_modules", "pqclean", "deps", "PQClean"));
   if (!existsSync39(pqclean))
     throw new InputError(
       "command line",
       "--pqclean",
       `'${relative19(process.cwd(), pqclean)}': no such folder (the pqclean package comes with npm ci)`
     );
-  const digestsFile = values.digests ?? join44(root3, "examples", "pqclean", "published-kat.sha256");
+  const digestsFile = values.digests ?? join43(root3, "examples", "pqclean", "published-kat.sha256");
   if (!existsSync39(digestsFile)) throw new InputError("command line", "--digests", `'${digestsFile}': no such file`);
   const only = parseOnly(values.only, cli("only"));
   const schemes = pqcleanSchemes(pqclean).filter((s) => !only || only.test(s.scheme));

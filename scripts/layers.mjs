@@ -21,6 +21,7 @@ export const LAYERS = [
   ['trend/'],
   ['report/'],
   ['github/', 'campaign/'],
+  ['action/'],
   ['prcheck/'],
   ['cli.ts', 'cliMain.ts', 'cliHelp.ts', 'main.ts', 'index.ts', 'stoppable.ts'],
 ];

@@ -12,11 +12,21 @@ import {
   type Phase,
   type Remeasure,
 } from './campaign/run.js';
-import { loadCampaign, loadSettings } from './config/campaign.js';
+import { loadCampaign, loadSettings, type Candidate } from './config/campaign.js';
 import { errorMessage, InputError, isInputError } from './errors.js';
 import { evidencePaths, instanceKey } from './evidence/layout.js';
 import { validateDataset } from './evidence/validate.js';
-import { canonicalDigest, countRecords, hashManifestLines, updateManifest, type GeneratedLine } from './kat/manifest.js';
+import {
+  canonicalDigest,
+  checkGeneratedLabels,
+  countRecords,
+  katFileLine,
+  hashManifestLines,
+  markRecorded,
+  printedManifest,
+  recordGenerated,
+  type GeneratedLine,
+} from './kat/manifest.js';
 import { HASH_KAT_FILES, hashKatFileName } from './kat/hashKat.js';
 import { formatManifestLine, type DigestMode } from './config/katManifest.js';
 import { NOISY_TRIAL_SPREAD } from './measure/stats.js';
@@ -50,7 +60,7 @@ import {
   PAIRED_TRIALS,
   PR_EXTRA_ROUNDS,
 } from './config/defaults.js';
-import { calibratePairedCheck } from './campaign/calibrate.js';
+import { calibratePairedCheck } from './prcheck/calibrate.js';
 import { stoppable } from './stoppable.js';
 import { formatDetectable, formatShare, pyFixed, signedPct } from './text/format.js';
 import { loadReportModel } from './report/model.js';
@@ -517,11 +527,7 @@ function cmdKatDigest(args: string[]): number {
     { label: { type: 'string' }, mode: { type: 'string', default: 'strict' }, records: { type: 'string' } },
     { positionals: ['FILE...'] },
   );
-  if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
-  const mode = values.mode as DigestMode;
-  const records = number('records', values.records);
-  if (records !== undefined && !Number.isInteger(records))
-    throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
+  const { mode, records } = digestOptions(values);
   for (const file of positionals) {
     if (!existsSync(file) || !statSync(file).isFile()) throw new InputError(file, '', 'no such file');
     const text = readFileSync(file, 'utf8');
@@ -550,39 +556,39 @@ function cmdKatManifest(args: string[]): number {
     { positionals: ['DATA_DIR/ID', 'CANDIDATE_ID'] },
   );
   const [systemDir, id] = positionals as [string, string];
+  const digest = digestOptions(values);
+  if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
+  const generated = generatedKatLines(systemDir, id, digest);
+  markRecorded(generated);
+  if (!values.write) {
+    process.stdout.write(printedManifest(id, generated));
+    return 0;
+  }
+  writeKatManifest({ systemDir, id, campaignDir: values.write, force: values.force }, generated);
+  return 0;
+}
+
+/** How a KAT file is digested: --mode and --records. */
+interface DigestOptions {
+  mode: DigestMode;
+  records: number | undefined;
+}
+
+function digestOptions(values: { mode?: string; records?: string }): DigestOptions {
   if (values.mode !== 'strict' && values.mode !== 'nolen') throw new InputError('command line', '--mode', 'must be strict or nolen');
   const mode = values.mode as DigestMode;
   const records = number('records', values.records);
   if (records !== undefined && !Number.isInteger(records))
     throw new InputError('command line', '--records', `expected a whole number of records, got '${values.records}'`);
-  if (values.force && !values.write) throw new InputError('command line', '--force', 'only with --write CAMPAIGN_DIR');
+  return { mode, records };
+}
+
+/** The lines of a candidate's generated KAT files, in build.json's order; none is an error naming why. */
+function generatedKatLines(systemDir: string, id: string, digest: DigestOptions): GeneratedLine[] {
   const build = readBuildJson(evidencePaths(systemDir).build);
-  const generated: GeneratedLine[] = [];
-  for (const e of Object.values(build.instances).filter((x) => x.candidate === id)) {
-    const key = instanceKey(id, e.label);
-    if (e.type === 'hash' && e.kat_file) {
-      generated.push(...hashLines(systemDir, id, e, mode, records));
-      continue;
-    }
-    if (!e.kat_file) {
-      console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
-      continue;
-    }
-    const katPath = join(systemDir, e.kat_file);
-    if (!existsSync(katPath))
-      throw new InputError(katPath, '', `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
-    const text = readFileSync(katPath, 'utf8');
-    const file = e.kat_file.split('/').pop()!;
-    // A digest of more records than the file holds is the digest of fewer: it would never match a run.
-    const available = countRecords(text);
-    if (records !== undefined && records > available)
-      throw new InputError(
-        'command line',
-        '--records',
-        `${records} exceeds the ${available} record(s) in ${join(systemDir, e.kat_file)} (${key}); use --records ${available} or fewer`,
-      );
-    generated.push({ sha256: canonicalDigest(text, mode, records), mode, records, label: e.label, file });
-  }
+  const generated = Object.values(build.instances)
+    .filter((x) => x.candidate === id)
+    .flatMap((e) => instanceKatLines(systemDir, id, e, digest));
   if (generated.length === 0) {
     const known = [...new Set(Object.values(build.instances).map((x) => x.candidate))].sort();
     throw new InputError(
@@ -593,37 +599,42 @@ function cmdKatManifest(args: string[]): number {
         : `no candidate '${id}' in this evidence (it has ${known.length > 0 ? known.join(', ') : 'none'})`,
     );
   }
-  // Each line says where its digest came from: this harness's output, not vectors the submitter gave.
-  const today = new Date().toISOString().slice(0, 10);
-  for (const g of generated) g.recorded = today;
-  if (!values.write) {
-    process.stdout.write(
-      `# KAT manifest for ${id}: ${new Set(generated.map((g) => g.label)).size} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`,
-    );
-    return 0;
+  return generated;
+}
+
+/** One instance's lines: a hash instance's per generator file, another's of its one KAT file (none without one). */
+function instanceKatLines(systemDir: string, id: string, e: BuildEntry, { mode, records }: DigestOptions): GeneratedLine[] {
+  const key = instanceKey(id, e.label);
+  if (e.type === 'hash' && e.kat_file) return hashLines(systemDir, id, e, mode, records);
+  if (!e.kat_file) {
+    console.error(`${key}: no KAT file (status ${e.kat}); skipped`);
+    return [];
   }
-  const campaign = loadCampaign(values.write);
-  const c = campaign.candidates.find((x) => x.id === id);
-  const broken = campaign.invalid.find((x) => x.id === id);
-  if (broken) throw new InputError(values.write, id, `the candidate is invalid: ${broken.problem}`);
-  if (!c) throw new InputError(values.write, id, 'no such candidate in the campaign');
-  // A line for an instance candidate.yml no longer has would make the campaign fail to load.
-  const gone = generated.find((g) => !c.labels.includes(g.label));
-  if (gone)
-    throw new InputError(
-      evidencePaths(systemDir).build,
-      instanceKey(id, gone.label),
-      `no instance is labelled '${gone.label}' in ${id}/candidate.yml any more (labels: ${c.labels.join(', ')}); its kat.sha256 line would name none`,
-    );
+  const katPath = join(systemDir, e.kat_file);
+  if (!existsSync(katPath))
+    throw new InputError(katPath, '', `the KAT file of ${key} named in build.json is missing; run the kat phase again`);
+  const text = readFileSync(katPath, 'utf8');
+  const file = e.kat_file.split('/').pop()!;
+  return [katFileLine(text, { mode, records, label: e.label, file }, `${join(systemDir, e.kat_file)} (${key})`)];
+}
+
+/** Where `kat-manifest --write` records its lines: the evidence they came from and the campaign to write to. */
+interface ManifestTarget {
+  systemDir: string;
+  id: string;
+  campaignDir: string;
+  force: boolean;
+}
+
+/** Records the lines in the candidate's kat.sha256 of the campaign, saying what changed. */
+function writeKatManifest(t: ManifestTarget, generated: GeneratedLine[]): void {
+  const c = campaignCandidate(t.campaignDir, t.id);
+  checkGeneratedLabels(generated, c, { file: evidencePaths(t.systemDir).build, field: (label) => instanceKey(t.id, label) });
   const target = join(c.folder, 'kat.sha256');
   const shown = relative(process.cwd(), target) || target;
   // In place: comments and other instances' lines stay; a differing line is refused unless --force.
   const before = existsSync(target) ? readFileSync(target, 'utf8') : '';
-  const update = updateManifest(before, shown, generated, {
-    force: values.force,
-    header: `# KAT manifest for ${id}; see docs/evidence-format.md`,
-    byFile: c.type === 'hash',
-  });
+  const update = recordGenerated(before, shown, generated, { id: t.id, byFile: c.type === 'hash', force: t.force });
   for (const ch of update.changed)
     console.log(
       `${shown}: line ${ch.line} ${ch.after ? 'replaced' : 'removed'} (--force): ${ch.before}${ch.after ? ` -> ${ch.after}` : ''}`,
@@ -632,7 +643,16 @@ function cmdKatManifest(args: string[]): number {
   console.log(
     `${update.text !== before ? 'wrote' : 'unchanged:'} ${shown}: ${update.added.length} line(s) added, ${update.changed.length} changed, ${update.unchanged.length} instance(s) already right; other lines kept`,
   );
-  return 0;
+}
+
+/** A candidate of the campaign, refused when the campaign does not have it or it is invalid. */
+function campaignCandidate(campaignDir: string, id: string): Candidate {
+  const campaign = loadCampaign(campaignDir);
+  const c = campaign.candidates.find((x) => x.id === id);
+  const broken = campaign.invalid.find((x) => x.id === id);
+  if (broken) throw new InputError(campaignDir, id, `the candidate is invalid: ${broken.problem}`);
+  if (!c) throw new InputError(campaignDir, id, 'no such candidate in the campaign');
+  return c;
 }
 
 /** A hash instance's lines: one per generator file its KAT run wrote, in the generator's order. */

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { guideFlags } from '../src/compile/flags.js';
-import { driverSources } from '../src/compile/harnessTools.js';
+import { nativeBinary, nativeManifest, nativePath } from '../src/compile/harnessTools.js';
 import { canonicalDigest } from '../src/kat/manifest.js';
 import { katTextOf } from '../src/kat/run.js';
 import { readManifest } from '../src/config/katManifest.js';
@@ -39,8 +39,8 @@ describe.skipIf(missing.length > 0)(
         `-I${n}`,
         '-o',
         driver,
-        ...driverSources().map((f) => join(n, f)),
-        '-ldl',
+        ...nativeBinary('ngcc_driver').sources,
+        ...nativeBinary('ngcc_driver').link,
       ]);
     });
 
@@ -84,8 +84,8 @@ describe.skipIf(missing.length > 0)(
         lib,
         ...sources,
         join(PQCLEAN, 'common', 'fips202.c'),
-        join(n, 'nist', 'nist_shim.c'),
-        join(n, 'nist', 'nist_drbg.c'),
+        ...nativeManifest().linked.nist.sources.map(nativePath),
+        nativePath(nativeManifest().linked.nist.generators.nist),
       ]);
       const out = parseDriverOutput(run([driver, lib, 'kat', 'kem', 'nist', '1', info.prefix]).stdout);
       expect(out.status).toBe('PASS');

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { rateUpperBound95, summarizeCalibration, type Calibration } from '../src/evidence/calibration.js';
 import { filesUnder, sha256File } from '../src/util/fsx.js';
 import { validateDataset } from '../src/evidence/validate.js';
+import { calibratePairedCheck, calibrationSides } from '../src/prcheck/calibrate.js';
+import { judgePullRequest } from '../src/prcheck/pairedRounds.js';
+import { pairCount, rowKey } from '../src/compare/compare.js';
 import { fixtureCampaign, QUICK } from './helpers/campaigns.js';
 import { runCli } from './helpers/cli.js';
 import { sections } from './helpers/pages.js';
@@ -143,6 +146,31 @@ describe('ngcc-perf calibrate: the pull-request check on unchanged code', () => 
     expect(readFileSync(join(pages, 'performance', 'method_s.md'), 'utf8')).toMatch(
       /`calibration\.json` could not be read \(rounds: .*\): its figures are not shown/,
     );
+  });
+
+  it("calls what the action's own judgement calls on the evidence it measured: one pair loop, one rule", async () => {
+    const campaign = fixtureCampaign(['kem-1'], QUICK);
+    const scratch = tempDir();
+    const { calibration } = await calibratePairedCheck({
+      campaignDir: campaign,
+      system: 's',
+      dataDir: tempDir(),
+      only: /^kem-1\/good$/,
+      repeats: 1,
+      rounds: 6,
+      extraRounds: 4,
+      thresholdPct: 3,
+      scratch,
+    });
+    // The evidence of that repeat, judged as the action judges a pull request (prcheck/pullRequest.ts).
+    const { headData, baseData } = calibrationSides(scratch);
+    const report = judgePullRequest({ baseDir: baseData, headDir: headData, system: 's', thresholdPct: 3, campaignDir: campaign });
+    const paired = report.rows.filter((r) => r.paired === true);
+    expect(paired.map(rowKey)).toEqual(['kem-1/good/dec', 'kem-1/good/enc', 'kem-1/good/keygen']);
+    expect(calibration.rows.map((r) => [r.row, r.verdicts[0], r.pairs[0], r.mde_pct[0] ?? undefined])).toEqual(
+      paired.map((r) => [rowKey(r), r.verdict, pairCount(r), r.mde_pct]),
+    );
+    for (const r of paired) expect(pairCount(r)).toBeGreaterThanOrEqual(6);
   });
 
   it('refuses a repeat count out of range, naming the option', async () => {

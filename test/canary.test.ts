@@ -1,4 +1,4 @@
-// The canary (src/measure/canary.ts, native/canary.c): fixed reference work the driver's trusted half
+// The canary (src/measure/canary.ts, native/core/canary.c): fixed reference work the driver's trusted half
 // times before a trial's first window and after its last; a trial whose canary ran far beyond the
 // host's recent reference is disturbed and measured again, and the trend page marks a slow night.
 import { execFileSync } from 'node:child_process';
@@ -62,11 +62,20 @@ describe('the canary line and rule', () => {
     const main = join(dir, 'self.c');
     writeFileSync(
       main,
-      '#include "canary.h"\n#include <stdio.h>\nint main(void) { printf("%016llx", (unsigned long long)canary_self_test()); return 0; }\n',
+      '#include "core/canary.h"\n#include <stdio.h>\nint main(void) { printf("%016llx", (unsigned long long)canary_self_test()); return 0; }\n',
     );
     const exe = join(dir, 'self');
     const native = join(repoRoot, 'native');
-    execFileSync('gcc', ['-std=gnu11', '-O2', `-I${native}`, '-o', exe, main, join(native, 'canary.c'), join(native, 'cpucycles.c')]);
+    execFileSync('gcc', [
+      '-std=gnu11',
+      '-O2',
+      `-I${native}`,
+      '-o',
+      exe,
+      main,
+      join(native, 'core', 'canary.c'),
+      join(native, 'core', 'cpucycles.c'),
+    ]);
     expect(execFileSync(exe, { encoding: 'utf8' }).trim()).toBe('f1258f7940e1dde7');
   });
 });

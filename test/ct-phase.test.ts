@@ -126,7 +126,7 @@ describe('the ct phase on planted leaks', () => {
       expect(c.lines_run).toBeGreaterThan(0);
       expect(c.lines_run).toBeLessThanOrEqual(c.lines);
       expect(c.never_run).toHaveLength(c.functions - c.functions_run);
-      expect(c.never_run.join(' ')).not.toMatch(/ct_wrap|nist_shim|ct_driver/);
+      expect(c.never_run.join(' ')).not.toMatch(/ct_wrap|nist_shim|(^| )ct\.c:/);
       // Untaken lines lie in functions the calls entered, never in one never_run names.
       expect(c.untaken, 'untaken').toBeDefined();
       expect(c.untaken_lines).toBeGreaterThanOrEqual(c.untaken!.length);

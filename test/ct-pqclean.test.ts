@@ -108,7 +108,7 @@ describe('the ct phase on PQClean ML-KEM-512 (clean)', () => {
 
 /**
  * PQClean's HQC-128 through the ct phase: its decapsulation's return value comes from a secret
- * comparison, and the NIST shim used to branch on it (native/nist/nist_shim.c kem_dec). No finding
+ * comparison, and the NIST shim used to branch on it (native/linked/nist/nist_shim.c kem_dec). No finding
  * may lie in the harness's own code (native/), whatever the scheme's own.
  */
 describe('the ct phase on PQClean HQC-128 (clean)', () => {

@@ -15,7 +15,7 @@ import { tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, variant, variants } from './helpers/toyVariant.js';
 
 /**
- * dec's timed inputs come from another process (src/measure/decInputs.ts, native/ngcc_inputs.c).
+ * dec's timed inputs come from another process (src/measure/decInputs.ts, native/jobs/inputs.c).
  * Two decs that cheat without computing, each against what the timing process used to hold:
  * - `peek` finds where the harness keeps the secret enc gave with each ciphertext (to check dec's
  *   answer) by scanning its own process once, then reads each call's answer from there;
@@ -496,7 +496,7 @@ describe("dec's inputs, made in another process", () => {
 
   it('a dec whose book the trusted half cannot hold, once its inputs were given to it, fails for that, and makes no timed call', async () => {
     // Its first call (a warm-up's, the book laid out) overwrites the book's layout: slot 0's
-    // ciphertext is two pages past the book's start (native/calls.h).
+    // ciphertext is two pages past the book's start (native/core/calls.h).
     const scribbler = variant(
       dir,
       'dec-scribble',
@@ -509,7 +509,7 @@ describe("dec's inputs, made in another process", () => {
     expect([r.status, r.failure]).toEqual([
       'failed',
       expect.stringMatching(
-        /^(calibration: )?inconsistent trial: the trusted half held none of its windows' inputs and outputs \(native\/held\.h\): the book holds no layout native\/calls\.c makes$/,
+        /^(calibration: )?inconsistent trial: the trusted half held none of its windows' inputs and outputs \(native\/core\/held\.h\): the book holds no layout native\/core\/calls\.c makes$/,
       ),
     ]);
   }, 180_000);

@@ -242,7 +242,7 @@ const MODES: Mode[] = [
             continue;
           }
           // The kernel's view cannot resolve 5 or 10 % at the corpus's 0.02-s trials; the trusted
-          // half's count can (native/trusted.h; bench (q) gives the bounds at 1 s and 0.05 s).
+          // half's count can (native/core/trusted.h; bench (q) gives the bounds at 1 s and 0.05 s).
           const short =
             /^inconsistent trial: its cycles say \d+ counter ticks, but the trusted half observed \d+ counter ticks in its \d+ window\(s\): \d+\.\d % fewer$/;
           // Where other processes held the core in its windows, a trial is disturbed instead, run
@@ -276,7 +276,7 @@ const MODES: Mode[] = [
       name: label,
       key: kem66(label),
       does,
-      expected: `PASS; every timing record complete, and in no timing process any of its ${counted}: every call has inputs and an output slot of its own, prepared alike (native/calls.h)`,
+      expected: `PASS; every timing record complete, and in no timing process any of its ${counted}: every call has inputs and an output slot of its own, prepared alike (native/core/calls.h)`,
       saysCanary: true,
       outcome() {
         const key = kem66(label);

@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { nativeManifest, nativePath } from '../src/compile/harnessTools.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 // SM3 as OpenSSL implements it (node's crypto is OpenSSL 3): an independent reference.
@@ -48,8 +49,8 @@ describe('ICCS helper library (native/iccs) against OpenSSL', () => {
       `-I${src}`,
       '-o',
       tool,
-      join(src, 'sm3_check.c'),
-      join(src, 'auxfunc.c'),
+      // sm3_check.c with the helpers: native/binaries.json.
+      ...nativeManifest().other.sm3_check!.sources.map(nativePath),
     ]);
   });
   const run = (input: Buffer, args: string[] = []) => {

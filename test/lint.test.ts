@@ -32,4 +32,26 @@ describe('npm run lint', () => {
     expect(r.status).not.toBe(0);
     expect(r.output).toMatch(/format/i);
   });
+
+  it('fails on a function of src/ over 80 lines, and passes one that carries its named exception', () => {
+    const body = Array.from({ length: 81 }, (_, i) => `  total += ${i};`).join('\n');
+    const long = (comment: string) => `${comment}export function long(): number {\n  let total = 0;\n${body}\n  return total;\n}\n`;
+    const r = check('src/planted.ts', long(''));
+    expect(r.status).not.toBe(0);
+    expect(r.output).toMatch(/noExcessiveLinesPerFunction/);
+    const excused = check(
+      'src/planted.ts',
+      long('// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one table of cases, read top to bottom\n'),
+    );
+    expect(excused.output).not.toMatch(/noExcessiveLinesPerFunction/);
+    expect(excused.status).toBe(0);
+  });
+
+  it('names every exception to the length limit with why', () => {
+    const grep = spawnSync('grep', ['-rn', 'biome-ignore lint/complexity/noExcessiveLinesPerFunction', join(repoRoot, 'src')], {
+      encoding: 'utf8',
+    });
+    const lines = grep.stdout.split('\n').filter(Boolean);
+    for (const l of lines) expect(l, l).toMatch(/noExcessiveLinesPerFunction: \S+( \S+){3,}/);
+  });
 });

@@ -41,7 +41,7 @@ async function planned(folder: string, more: Partial<BuildRequest> = {}) {
   const c = loadCandidate(folder, 'candidate.yml');
   const req = buildRequestFor(c, 0, more);
   const built = await buildArgv(req, flagsFor(req), join(req.outDir, 'guide', 'libx.so'));
-  const names = built.sources.filter((f) => !f.includes('/native/nist/')).map((f) => f.split('/').pop()!);
+  const names = built.sources.filter((f) => !f.includes('/native/linked/nist/')).map((f) => f.split('/').pop()!);
   return { names, notes: built.notes };
 }
 

@@ -16,7 +16,7 @@ import { repoRoot, tempDir } from './helpers/tmp.js';
 import { DEC, ENC, KEYGEN, SIGN, variant } from './helpers/toyVariant.js';
 
 /**
- * Proof of work (src/measure/replay.ts, native/calls.c): every call of a trial has its own inputs
+ * Proof of work (src/measure/replay.ts, native/core/calls.c): every call of a trial has its own inputs
  * and outputs from the trial's seed, and a separate process makes the same calls again after the
  * trial. What differs is FORGED.
  */

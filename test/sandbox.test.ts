@@ -127,7 +127,7 @@ describe('driver protocol', () => {
     const unknown = await runDriver([tools.driver, lib], ['measure'], { timeoutMs: 10_000 });
     expect([unknown.run.exitCode, unknown.run.stderr]).toEqual([
       2,
-      'usage: ngcc_driver LIB kat|time|replay|keys|inputs|prof ... (native/ngcc_driver.c)\n',
+      'usage: ngcc_driver LIB kat|time|replay|keys|inputs|prof ... (native/bin/driver.c)\n',
     ]);
   });
 

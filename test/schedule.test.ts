@@ -2,9 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { InstanceContext, PhaseStep } from '../src/campaign/context.js';
+import { KAT_SECONDS } from '../src/campaign/prepare.js';
+import { RELINK_SECONDS } from '../src/campaign/profile.js';
 import { runSchedule, stagesOf } from '../src/campaign/schedule.js';
 import { allowedCpus } from '../src/env/cpus.js';
+import type { BuildJson } from '../src/evidence/types.js';
 import { runProcess, withCpus } from '../src/sandbox/run.js';
+import { formatSeconds } from '../src/text/format.js';
 import { runCli } from './helpers/cli.js';
 import { goodKemCampaign } from './helpers/campaigns.js';
 import { tempDir } from './helpers/tmp.js';
@@ -202,4 +206,35 @@ describe('the scheduler', () => {
       // And the two cores were busy at the same time.
       expect(measured.some((a) => measured.some((b) => a.cpu !== b.cpu && overlap(a, b)))).toBe(true);
     }));
+});
+
+// The forecast's plan (src/campaign/forecast.ts; its arithmetic is test/forecast.test.ts's) from a real
+// run's step seconds: it builds, runs the KAT and profiles, so it is here, in a serial file.
+describe('the plan of a run from the previous run', () => {
+  it('plans a forced rerun of unchanged sources without the compiles it finds on disk; an unchanged run keeps its evidence', async () => {
+    const campaign = goodKemCampaign(['a'], 'planning:\n  trials: 3\n  trial_target_s: 0.01\nprofile:\n  target_s: 0.02\n  rounds: 2\n');
+    const data = tempDir();
+    const run = (...extra: string[]) =>
+      runCli(['run', campaign, '--system', 's', '--out', data, '--phases', 'build,kat,profile', ...extra]);
+    const planLine = (progress: string, step: string) =>
+      progress.split('\n').find((l) => new RegExp(` {2}${step} +\\S`).test(l) && !l.includes('→'));
+    const shown = (s: number) => formatSeconds(s).replace('.', '\\.');
+    expect((await run()).code).toBe(0);
+    const seconds = () =>
+      (JSON.parse(readFileSync(join(data, 's', 'build.json'), 'utf8')) as BuildJson).instances['kem-1/a']!.step_seconds!;
+    const first = seconds();
+    // The KAT is part of the preparation, the wrapped relink part of the profile's preparation.
+    expect(first[KAT_SECONDS]).toBeGreaterThan(0);
+    expect(first[KAT_SECONDS]).toBeLessThanOrEqual(first.prepare!);
+    expect(first[RELINK_SECONDS]).toBeGreaterThan(0);
+    expect(first[RELINK_SECONDS]).toBeLessThanOrEqual(first['profile-build']!);
+    // --force finds the library and the relink on disk: the KAT again, and the survey without the relink.
+    const forced = await run('--force');
+    expect(forced.code).toBe(0);
+    expect(planLine(forced.progress, 'prepare')).toMatch(new RegExp(` ${shown(first[KAT_SECONDS]!)} +\\(1 previous run\\)`));
+    const rest = Math.max(0, first['profile-build']! - first[RELINK_SECONDS]!);
+    expect(planLine(forced.progress, 'profile-build')).toMatch(new RegExp(` ${shown(rest)} +\\(1 previous run\\)`));
+    // Without --force, the unchanged instance keeps its evidence.
+    expect(planLine((await run()).progress, 'prepare')).toMatch(/\(1 kept if unchanged\)/);
+  });
 });

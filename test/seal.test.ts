@@ -7,7 +7,7 @@ import { runDriver } from '../src/sandbox/run.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
 
 /**
- * The seal the drivers install before loading a library (native/affinityseal.h): every call it
+ * The seal the drivers install before loading a library (native/core/affinityseal.h): every call it
  * lists, made by test/fixtures/seal/seal_calls.c through each of x86-64's entries, is refused with
  * EPERM in a driver, while the same calls in a plain program get the kernel's own answer. Without a
  * sandbox, so the seal alone is what refuses them.
@@ -26,7 +26,7 @@ function outcomes(stderr: string): Map<string, string> {
 
 /** The x86-64 numbers affinityseal.h refuses outright (futex's shared ops are judged by their argument apart). */
 function sealedNumbers(): number[] {
-  const header = readFileSync(join(repoRoot, 'native', 'affinityseal.h'), 'utf8');
+  const header = readFileSync(join(repoRoot, 'native', 'core', 'affinityseal.h'), 'utf8');
   const common = /#define SEAL_COMMON ([\d, ]+)/.exec(header)![1]!;
   const list = /static const unsigned x86_64\[\] = \{([^}]*)\}/.exec(header)![1]!.replace('SEAL_COMMON', common);
   return list.split(',').map((n) => Number(n.trim()));

@@ -9,11 +9,11 @@ import { drawsFailure, runTrial, type TrialRequest } from '../src/measure/trial.
 import { processTree, treeAtRest } from '../src/sandbox/cpuTime.js';
 import { runDriver } from '../src/sandbox/run.js';
 import { repoRoot, tempDir } from './helpers/tmp.js';
-import { DEC, ENC, KEYGEN, SIGN, VERIFY, variant, variants } from './helpers/toyVariant.js';
+import { DEC, ENC, KEYGEN, SIGN, toyHash, VERIFY, variant, variants } from './helpers/toyVariant.js';
 
 /**
  * What a timing process checks that the library cannot foresee: every call's outputs in its own
- * slot, spot checks of calls drawn after the batch that ran them (native/calls.c), and the parent's
+ * slot, spot checks of calls drawn after the batch that ran them (native/core/calls.c), and the parent's
  * comparison of each trial's cycles with the kernel's view (src/measure/kernelCheck.ts).
  */
 
@@ -179,7 +179,7 @@ describe('spot checks of randomly chosen calls', () => {
   });
 });
 
-describe("the KAT's records from fresh seeds (native/ngcc_kat.c)", () => {
+describe("the KAT's records from fresh seeds (native/jobs/kat.c)", () => {
   // After the official records, two more from seeds the library cannot know: outputs that a table
   // of the official answers, or a library that ignores its inputs, cannot give.
   const dir = tempDir();
@@ -548,5 +548,33 @@ int kem_dec(unsigned char *sk, unsigned long long sk_len, unsigned char *ct, uns
     expect(thin.trials).toEqual([]);
     const good = await keygen(build('good', join(toy, 'good', 'KEM_AlgorithmInstance.c'), [join(toy, 'good'), join(toy, 'common')]));
     expect([good.status, good.failure]).toEqual(['complete', undefined]);
+  });
+});
+
+// A hash's timing job checks its calls too (its KAT's fresh messages are test/hash-kat.test.ts's).
+describe("a hash's spot checks, which no table of the official answers passes", () => {
+  const dir = tempDir();
+  let tools: HarnessTools;
+  beforeAll(async () => {
+    tools = await harnessTools();
+  });
+  const time = async (lib: string) =>
+    (
+      await runDriver([tools.driver, lib], ['time', 'hash:256', 'hash_32', '200', '2', '-1', 'auto'], {
+        timeoutMs: 20_000,
+        markAnswers: { seed: randomBytes(48).toString('hex') },
+      })
+    ).output;
+
+  it('pass an honest hash', async () => {
+    expect((await time(toyHash(dir, 'honest', ''))).status).toBe('complete');
+  });
+
+  it('timing: a drawn call hashed again must give its digest: else CRYPTOFAIL', async () => {
+    const out = await time(toyHash(dir, 'counting-timed', 'counting'));
+    expect([out.status, out.statusDetail]).toEqual([
+      'CRYPTOFAIL',
+      expect.stringMatching(/^spot check of call \d+: CryptHash gave another digest for the same message$/),
+    ]);
   });
 });

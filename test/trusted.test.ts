@@ -19,7 +19,7 @@ import { repoRoot, tempDir } from './helpers/tmp.js';
 import { KEYGEN, SIGN, variants } from './helpers/toyVariant.js';
 
 /**
- * The trusted half of the timing driver (native/trusted.h, docs/method.md#the-trusted-half): the
+ * The trusted half of the timing driver (native/core/trusted.h, docs/method.md#the-trusted-half): the
  * parent forked before the library is loaded keeps the channel and reads the counter around each
  * window itself; the library, in the child, can neither write the parent's CLOCK line nor reach it.
  */
@@ -155,7 +155,7 @@ describe('the trusted half', () => {
     expect(p.failure).toBe('inconsistent trial: a LOOP line in a trial of kem, which has no span');
   }, 120_000);
 
-  describe("a window's inputs and outputs (native/held.h)", () => {
+  describe("a window's inputs and outputs (native/core/held.h)", () => {
     const CALLS = 20_000;
     // window_hooks.inc learns the slots from the warm-ups' two calls.
     const sign = async (library: string, extra: Partial<TrialRequest> = {}) =>
@@ -212,7 +212,7 @@ describe('the trusted half', () => {
       const whole = await sign(signerWithHooks(dir, 'window-scribble-whole', 'WINDOW_SCRIBBLE', 'SCRIBBLE_WHOLE'));
       expect([whole.status, whole.failure]).toEqual([
         'failed',
-        "inconsistent trial: the trusted half held none of its windows' inputs and outputs (native/held.h): the book holds no layout native/calls.c makes",
+        "inconsistent trial: the trusted half held none of its windows' inputs and outputs (native/core/held.h): the book holds no layout native/core/calls.c makes",
       ]);
       // A layout the trusted half could fold by, with a smaller signature than the KAT's: each call's
       // would be folded less; the sizes say otherwise.
@@ -293,7 +293,7 @@ describe('the trusted clock against a claim', () => {
   });
 
   it('refuses a trial without a clock, or whose counter is not the one the trusted half read', () => {
-    expect(clockShortfall(clock.cycles, 'rdtsc', hz, undefined)).toBe('the trusted half reported no clock (native/trusted.h)');
+    expect(clockShortfall(clock.cycles, 'rdtsc', hz, undefined)).toBe('the trusted half reported no clock (native/core/trusted.h)');
     expect(clockShortfall(clock.cycles, 'monotonic-ns', hz, clock)).toBe(
       'the trial says its counter is monotonic-ns, the trusted half read rdtsc',
     );

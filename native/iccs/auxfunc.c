@@ -26,26 +26,19 @@
 
 /* ---------------------------------------------------------------- SM3 core */
 
-static const uint32_t sm3_iv[8] = {
-    0x7380166fu, 0x4914b2b9u, 0x172442d7u, 0xda8a0600u,
-    0xa96f30bcu, 0x163138aau, 0xe38dee4du, 0xb0fb0e4eu
-};
+static const uint32_t sm3_iv[8] = {0x7380166fu, 0x4914b2b9u, 0x172442d7u, 0xda8a0600u, 0xa96f30bcu, 0x163138aau, 0xe38dee4du, 0xb0fb0e4eu};
 
-static uint32_t rotl32(uint32_t x, unsigned n)
-{
+static uint32_t rotl32(uint32_t x, unsigned n) {
     n &= 31u;
     /* the masked right shift keeps n == 0 well defined */
     return (x << n) | (x >> ((32u - n) & 31u));
 }
 
-static uint32_t load_be32(const unsigned char *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-           ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+static uint32_t load_be32(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
 
-static void store_be32(unsigned char *p, uint32_t x)
-{
+static void store_be32(unsigned char *p, uint32_t x) {
     p[0] = (unsigned char)(x >> 24);
     p[1] = (unsigned char)(x >> 16);
     p[2] = (unsigned char)(x >> 8);
@@ -55,27 +48,17 @@ static void store_be32(unsigned char *p, uint32_t x)
 static uint32_t sm3_p0(uint32_t x) { return x ^ rotl32(x, 9) ^ rotl32(x, 17); }
 static uint32_t sm3_p1(uint32_t x) { return x ^ rotl32(x, 15) ^ rotl32(x, 23); }
 
-static uint32_t sm3_ff(unsigned j, uint32_t x, uint32_t y, uint32_t z)
-{
-    return j < 16 ? (x ^ y ^ z) : ((x & y) | (x & z) | (y & z));
-}
+static uint32_t sm3_ff(unsigned j, uint32_t x, uint32_t y, uint32_t z) { return j < 16 ? (x ^ y ^ z) : ((x & y) | (x & z) | (y & z)); }
 
-static uint32_t sm3_gg(unsigned j, uint32_t x, uint32_t y, uint32_t z)
-{
-    return j < 16 ? (x ^ y ^ z) : ((x & y) | (~x & z));
-}
+static uint32_t sm3_gg(unsigned j, uint32_t x, uint32_t y, uint32_t z) { return j < 16 ? (x ^ y ^ z) : ((x & y) | (~x & z)); }
 
-static void sm3_expand(const unsigned char block[ICCS_SM3_BLOCK_BYTES], uint32_t w[68])
-{
+static void sm3_expand(const unsigned char block[ICCS_SM3_BLOCK_BYTES], uint32_t w[68]) {
     unsigned j;
-    for (j = 0; j < 16; j++)
-        w[j] = load_be32(block + 4 * j);
-    for (j = 16; j < 68; j++)
-        w[j] = sm3_p1(w[j - 16] ^ w[j - 9] ^ rotl32(w[j - 3], 15)) ^ rotl32(w[j - 13], 7) ^ w[j - 6];
+    for (j = 0; j < 16; j++) w[j] = load_be32(block + 4 * j);
+    for (j = 16; j < 68; j++) w[j] = sm3_p1(w[j - 16] ^ w[j - 9] ^ rotl32(w[j - 3], 15)) ^ rotl32(w[j - 13], 7) ^ w[j - 6];
 }
 
-static void sm3_compress(uint32_t v[8], const unsigned char block[ICCS_SM3_BLOCK_BYTES])
-{
+static void sm3_compress(uint32_t v[8], const unsigned char block[ICCS_SM3_BLOCK_BYTES]) {
     uint32_t w[68];
     uint32_t a = v[0], b = v[1], c = v[2], d = v[3];
     uint32_t e = v[4], f = v[5], g = v[6], h = v[7];
@@ -98,32 +81,33 @@ static void sm3_compress(uint32_t v[8], const unsigned char block[ICCS_SM3_BLOCK
         f = e;
         e = sm3_p0(tt2);
     }
-    v[0] ^= a; v[1] ^= b; v[2] ^= c; v[3] ^= d;
-    v[4] ^= e; v[5] ^= f; v[6] ^= g; v[7] ^= h;
+    v[0] ^= a;
+    v[1] ^= b;
+    v[2] ^= c;
+    v[3] ^= d;
+    v[4] ^= e;
+    v[5] ^= f;
+    v[6] ^= g;
+    v[7] ^= h;
 }
 
-void iccs_sm3_init(iccs_sm3_ctx *ctx)
-{
+void iccs_sm3_init(iccs_sm3_ctx *ctx) {
     memcpy(ctx->state, sm3_iv, sizeof(sm3_iv));
     ctx->block_len = 0;
     ctx->total_len = 0;
 }
 
-void iccs_sm3_update(iccs_sm3_ctx *ctx, const unsigned char *data, size_t len)
-{
-    if (len == 0)
-        return; /* also keeps memcpy away from a NULL data pointer */
+void iccs_sm3_update(iccs_sm3_ctx *ctx, const unsigned char *data, size_t len) {
+    if (len == 0) return; /* also keeps memcpy away from a NULL data pointer */
     ctx->total_len += len;
     if (ctx->block_len > 0) {
         size_t take = ICCS_SM3_BLOCK_BYTES - ctx->block_len;
-        if (take > len)
-            take = len;
+        if (take > len) take = len;
         memcpy(ctx->block + ctx->block_len, data, take);
         ctx->block_len += take;
         data += take;
         len -= take;
-        if (ctx->block_len < ICCS_SM3_BLOCK_BYTES)
-            return;
+        if (ctx->block_len < ICCS_SM3_BLOCK_BYTES) return;
         sm3_compress(ctx->state, ctx->block);
         ctx->block_len = 0;
     }
@@ -138,8 +122,7 @@ void iccs_sm3_update(iccs_sm3_ctx *ctx, const unsigned char *data, size_t len)
     }
 }
 
-void iccs_sm3_final(iccs_sm3_ctx *ctx, unsigned char digest[ICCS_SM3_DIGEST_BYTES])
-{
+void iccs_sm3_final(iccs_sm3_ctx *ctx, unsigned char digest[ICCS_SM3_DIGEST_BYTES]) {
     uint64_t bit_len = ctx->total_len * 8u;
     unsigned i;
 
@@ -155,32 +138,25 @@ void iccs_sm3_final(iccs_sm3_ctx *ctx, unsigned char digest[ICCS_SM3_DIGEST_BYTE
     store_be32(ctx->block + ICCS_SM3_BLOCK_BYTES - 4, (uint32_t)bit_len);
     sm3_compress(ctx->state, ctx->block);
 
-    for (i = 0; i < 8; i++)
-        store_be32(digest + 4 * i, ctx->state[i]);
+    for (i = 0; i < 8; i++) store_be32(digest + 4 * i, ctx->state[i]);
 }
 
 /* ------------------------------------------------------- argument helpers */
 
 /* Converts a bit length to bytes; fails on partial bytes or size_t overflow. */
-static int whole_bytes(unsigned long long bits, size_t *bytes)
-{
-    if (bits % 8u != 0 || bits / 8u > (unsigned long long)SIZE_MAX)
-        return -1;
+static int whole_bytes(unsigned long long bits, size_t *bytes) {
+    if (bits % 8u != 0 || bits / 8u > (unsigned long long)SIZE_MAX) return -1;
     *bytes = (size_t)(bits / 8u);
     return 0;
 }
 
-static int message_arg(const unsigned char *msg, unsigned long long msg_len_bits, size_t *msg_len)
-{
-    if (whole_bytes(msg_len_bits, msg_len) != 0)
-        return -1;
+static int message_arg(const unsigned char *msg, unsigned long long msg_len_bits, size_t *msg_len) {
+    if (whole_bytes(msg_len_bits, msg_len) != 0) return -1;
     return (msg == NULL && *msg_len > 0) ? -1 : 0;
 }
 
 /* SM3(prefix || uint32_be(counter)), where prefix is already absorbed. */
-static void sm3_with_counter(const iccs_sm3_ctx *prefix, uint32_t counter,
-                             unsigned char digest[ICCS_SM3_DIGEST_BYTES])
-{
+static void sm3_with_counter(const iccs_sm3_ctx *prefix, uint32_t counter, unsigned char digest[ICCS_SM3_DIGEST_BYTES]) {
     iccs_sm3_ctx ctx = *prefix;
     unsigned char ctr[4];
 
@@ -191,14 +167,11 @@ static void sm3_with_counter(const iccs_sm3_ctx *prefix, uint32_t counter,
 
 /* ---------------------------------------------------------------- sm3hash */
 
-int sm3hash(int digest_len_bits, const unsigned char *msg,
-            unsigned long long msg_len_bits, unsigned char *digest)
-{
+int sm3hash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest) {
     iccs_sm3_ctx ctx;
     size_t msg_len;
 
-    if (digest_len_bits != 256 || digest == NULL || message_arg(msg, msg_len_bits, &msg_len) != 0)
-        return -1;
+    if (digest_len_bits != 256 || digest == NULL || message_arg(msg, msg_len_bits, &msg_len) != 0) return -1;
     iccs_sm3_init(&ctx);
     iccs_sm3_update(&ctx, msg, msg_len);
     iccs_sm3_final(&ctx, digest);
@@ -213,8 +186,7 @@ typedef struct {
 } hmac_sm3_ctx;
 
 /* Keys here are at most one block long, so no pre-hashing is needed. */
-static void hmac_sm3_init(hmac_sm3_ctx *h, const unsigned char *key, size_t key_len)
-{
+static void hmac_sm3_init(hmac_sm3_ctx *h, const unsigned char *key, size_t key_len) {
     unsigned char ipad[ICCS_SM3_BLOCK_BYTES], opad[ICCS_SM3_BLOCK_BYTES];
     size_t i;
 
@@ -230,16 +202,14 @@ static void hmac_sm3_init(hmac_sm3_ctx *h, const unsigned char *key, size_t key_
 }
 
 static void hmac_sm3_finish(const hmac_sm3_ctx *h, const unsigned char inner_digest[ICCS_SM3_DIGEST_BYTES],
-                            unsigned char mac[ICCS_SM3_DIGEST_BYTES])
-{
+                            unsigned char mac[ICCS_SM3_DIGEST_BYTES]) {
     iccs_sm3_ctx outer = h->outer;
 
     iccs_sm3_update(&outer, inner_digest, ICCS_SM3_DIGEST_BYTES);
     iccs_sm3_final(&outer, mac);
 }
 
-static void pseudohash_key(unsigned char key[ICCS_SM3_DIGEST_BYTES])
-{
+static void pseudohash_key(unsigned char key[ICCS_SM3_DIGEST_BYTES]) {
     static const char label[] = "ICCS pseudohash key";
     iccs_sm3_ctx ctx;
 
@@ -248,19 +218,15 @@ static void pseudohash_key(unsigned char key[ICCS_SM3_DIGEST_BYTES])
     iccs_sm3_final(&ctx, key);
 }
 
-int pseudohash(int digest_len_bits, const unsigned char *msg,
-               unsigned long long msg_len_bits, unsigned char *digest)
-{
+int pseudohash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest) {
     unsigned char key[ICCS_SM3_DIGEST_BYTES], inner_digest[ICCS_SM3_DIGEST_BYTES];
     hmac_sm3_ctx hmac;
     iccs_sm3_ctx with_msg;
     size_t msg_len;
     uint32_t i, blocks;
 
-    if (digest_len_bits != 512 && digest_len_bits != 768 && digest_len_bits != 1024)
-        return -1;
-    if (digest == NULL || message_arg(msg, msg_len_bits, &msg_len) != 0)
-        return -1;
+    if (digest_len_bits != 512 && digest_len_bits != 768 && digest_len_bits != 1024) return -1;
+    if (digest == NULL || message_arg(msg, msg_len_bits, &msg_len) != 0) return -1;
 
     pseudohash_key(key);
     hmac_sm3_init(&hmac, key, sizeof(key));
@@ -278,21 +244,16 @@ int pseudohash(int digest_len_bits, const unsigned char *msg,
 
 /* -------------------------------------------------------------- pseudoXOF */
 
-int pseudoXOF(unsigned long long out_len_bits, const unsigned char *msg,
-              unsigned long long msg_len_bits, unsigned char *out)
-{
+int pseudoXOF(unsigned long long out_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *out) {
     unsigned char block[ICCS_SM3_DIGEST_BYTES];
     iccs_sm3_ctx with_msg;
     size_t out_len, msg_len, done;
     uint32_t counter;
 
-    if (whole_bytes(out_len_bits, &out_len) != 0 || message_arg(msg, msg_len_bits, &msg_len) != 0)
-        return -1;
-    if (out == NULL && out_len > 0)
-        return -1;
+    if (whole_bytes(out_len_bits, &out_len) != 0 || message_arg(msg, msg_len_bits, &msg_len) != 0) return -1;
+    if (out == NULL && out_len > 0) return -1;
     /* the 32-bit counter bounds the output to (2^32 - 1) SM3 blocks */
-    if ((out_len_bits / 8u + ICCS_SM3_DIGEST_BYTES - 1) / ICCS_SM3_DIGEST_BYTES > 0xffffffffull)
-        return -1;
+    if ((out_len_bits / 8u + ICCS_SM3_DIGEST_BYTES - 1) / ICCS_SM3_DIGEST_BYTES > 0xffffffffull) return -1;
 
     iccs_sm3_init(&with_msg);
     iccs_sm3_update(&with_msg, msg, msg_len);

@@ -28,34 +28,27 @@
 DRNG_ctx drng_algorithm;
 
 /* acc = (acc + x) mod 2^(8*acc_len); both big-endian, x_len <= acc_len. */
-static void be_add(unsigned char *acc, size_t acc_len, const unsigned char *x, size_t x_len)
-{
+static void be_add(unsigned char *acc, size_t acc_len, const unsigned char *x, size_t x_len) {
     unsigned carry = 0;
     size_t i;
 
     for (i = 0; i < acc_len; i++) {
         unsigned sum = acc[acc_len - 1 - i] + carry;
-        if (i < x_len)
-            sum += x[x_len - 1 - i];
+        if (i < x_len) sum += x[x_len - 1 - i];
         acc[acc_len - 1 - i] = (unsigned char)sum;
         carry = sum >> 8;
     }
 }
 
-static void be_increment(unsigned char *acc, size_t acc_len)
-{
+static void be_increment(unsigned char *acc, size_t acc_len) {
     static const unsigned char one = 1;
     be_add(acc, acc_len, &one, 1);
 }
 
 /* Hash_df over the concatenation a || b, returning SEEDLEN bytes. */
-static void hash_df(const unsigned char *a, size_t a_len, const unsigned char *b, size_t b_len,
-                    unsigned char out[SEEDLEN])
-{
-    static const unsigned char bits_be[4] = {
-        (SEEDLEN_BITS >> 24) & 0xff, (SEEDLEN_BITS >> 16) & 0xff,
-        (SEEDLEN_BITS >> 8) & 0xff, SEEDLEN_BITS & 0xff
-    };
+static void hash_df(const unsigned char *a, size_t a_len, const unsigned char *b, size_t b_len, unsigned char out[SEEDLEN]) {
+    static const unsigned char bits_be[4] = {(SEEDLEN_BITS >> 24) & 0xff, (SEEDLEN_BITS >> 16) & 0xff, (SEEDLEN_BITS >> 8) & 0xff,
+                                             SEEDLEN_BITS & 0xff};
     unsigned char block[ICCS_SM3_DIGEST_BYTES];
     unsigned char counter = 1;
     size_t done;
@@ -75,8 +68,7 @@ static void hash_df(const unsigned char *a, size_t a_len, const unsigned char *b
 }
 
 static void sm3_of(const unsigned char *a, size_t a_len, const unsigned char *b, size_t b_len,
-                   unsigned char digest[ICCS_SM3_DIGEST_BYTES])
-{
+                   unsigned char digest[ICCS_SM3_DIGEST_BYTES]) {
     iccs_sm3_ctx ctx;
 
     iccs_sm3_init(&ctx);
@@ -86,8 +78,7 @@ static void sm3_of(const unsigned char *a, size_t a_len, const unsigned char *b,
 }
 
 /* Hashgen: SM3(data) || SM3(data + 1) || ..., with data starting at V. */
-static void hashgen(const unsigned char V[SEEDLEN], unsigned char *out, size_t out_len)
-{
+static void hashgen(const unsigned char V[SEEDLEN], unsigned char *out, size_t out_len) {
     unsigned char data[SEEDLEN], block[ICCS_SM3_DIGEST_BYTES];
     size_t done;
 
@@ -100,8 +91,7 @@ static void hashgen(const unsigned char V[SEEDLEN], unsigned char *out, size_t o
     }
 }
 
-static void update_state(DRNG_ctx *drng)
-{
+static void update_state(DRNG_ctx *drng) {
     static const unsigned char domain = 0x03;
     unsigned char H[ICCS_SM3_DIGEST_BYTES];
 
@@ -112,14 +102,11 @@ static void update_state(DRNG_ctx *drng)
     be_increment(drng->reseed_counter, SEEDLEN);
 }
 
-int init_random_number(DRNG_ctx *drng, const unsigned char *seed, unsigned long long seed_len_bytes)
-{
+int init_random_number(DRNG_ctx *drng, const unsigned char *seed, unsigned long long seed_len_bytes) {
     static const unsigned char zero = 0x00;
 
-    if (drng == NULL || seed_len_bytes > (unsigned long long)SIZE_MAX)
-        return -1;
-    if (seed == NULL && seed_len_bytes > 0)
-        return -1;
+    if (drng == NULL || seed_len_bytes > (unsigned long long)SIZE_MAX) return -1;
+    if (seed == NULL && seed_len_bytes > 0) return -1;
 
     hash_df(seed, (size_t)seed_len_bytes, NULL, 0, drng->V);
     hash_df(&zero, 1, drng->V, SEEDLEN, drng->C);
@@ -131,18 +118,14 @@ int init_random_number(DRNG_ctx *drng, const unsigned char *seed, unsigned long 
 /* Any bit count, as the official drng.c: ceil(bits/8) bytes, the unused low bits of a partial last
  * byte zero, and one state update per call whatever the length (the hash KAT_2_12 draws 0..4096
  * bits; KEM and signature KATs only ever ask for whole bytes). */
-int get_random_number(DRNG_ctx *drng, unsigned char *out, unsigned long long out_len_bits)
-{
+int get_random_number(DRNG_ctx *drng, unsigned char *out, unsigned long long out_len_bits) {
     unsigned long long out_len = out_len_bits / 8u + (out_len_bits % 8u != 0);
 
-    if (drng == NULL || out_len > (unsigned long long)SIZE_MAX)
-        return -1;
-    if (out == NULL && out_len_bits > 0)
-        return -1;
+    if (drng == NULL || out_len > (unsigned long long)SIZE_MAX) return -1;
+    if (out == NULL && out_len_bits > 0) return -1;
 
     hashgen(drng->V, out, (size_t)out_len);
-    if (out_len_bits % 8u != 0)
-        out[out_len - 1] &= (unsigned char)(0xffu << (8u - out_len_bits % 8u));
+    if (out_len_bits % 8u != 0) out[out_len - 1] &= (unsigned char)(0xffu << (8u - out_len_bits % 8u));
     update_state(drng);
     return 0;
 }

@@ -15,8 +15,8 @@
 typedef struct {
     uint32_t state[8];
     unsigned char block[ICCS_SM3_BLOCK_BYTES];
-    size_t block_len;        /* bytes buffered in block[] */
-    uint64_t total_len;      /* bytes absorbed so far */
+    size_t block_len;   /* bytes buffered in block[] */
+    uint64_t total_len; /* bytes absorbed so far */
 } iccs_sm3_ctx;
 
 void iccs_sm3_init(iccs_sm3_ctx *ctx);

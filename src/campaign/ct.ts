@@ -34,7 +34,7 @@ import { ctSuppressionsShown } from './plan.js';
 import { readPrevious } from './previous.js';
 
 /** The tool named in every ct file: what produced the findings. */
-export const CT_TOOL = 'valgrind-memcheck';
+const CT_TOOL = 'valgrind-memcheck';
 
 /**
  * The constant-time check of an instance (docs/method.md#constant-time-check): the library relinked
@@ -286,7 +286,7 @@ interface OtherBuild {
  * The builds checked besides the measured one: every flag set of ct.variants with every compiler of
  * ct.compilers (none named: the campaign's compiler), less the measured build itself.
  */
-export function extraBuilds(ctx: Pick<InstanceContext, 'run' | 'entry'>): OtherBuild[] {
+function extraBuilds(ctx: Pick<InstanceContext, 'run' | 'entry'>): OtherBuild[] {
   const { settings } = ctx.run.plan;
   const compilers = settings.ct.compilers.length > 0 ? settings.ct.compilers : [settings.compiler];
   const measuredGuide = ctx.entry?.flags !== 'harness-default';
@@ -351,13 +351,8 @@ async function checkOperations(
   prepared: CtPrepared,
   callsFor?: Readonly<Record<string, number>>,
 ): Promise<Checked> {
-  const { run, unit } = ctx;
-  const { plan } = run;
-  const { id } = unit.candidate;
-  const { label } = unit.instance;
-  const { built } = prepared;
   const checked: Checked = { slowdown: undefined, calls: {} };
-  if (!built.ok) {
+  if (!prepared.built.ok) {
     for (const op of operations)
       results[op] = {
         status: 'failed',
@@ -367,17 +362,36 @@ async function checkOperations(
       };
     return checked;
   }
-  const driver = await ctDriver(run.tools);
-  const { ct } = plan.settings;
-  const floorS = plan.settings.planning.process_timeout_s;
+  const runners = await ctRunners(ctx, prepared);
+  const { ct } = ctx.run.plan.settings;
   const cs = preparedEntry(ctx, 'ct').call_seconds;
-  const type = unit.candidate.type;
+  const slowdown = cs ? await measureSlowdown(operations, ctx.unit.candidate.type, cs, ct, runners.runOp) : undefined;
+  checked.slowdown = slowdown;
+  const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
+  const check: OperationCheck = { ctx, prepared, results, checked, runners, cs, factor, callsFor };
+  for (const operation of operations) {
+    if (slowdown && 'failure' in slowdown) {
+      results[operation] = { status: 'skipped', calls: 0, findings: [], reason: slowdown.failure };
+      continue;
+    }
+    await checkOperation(check, operation);
+  }
+  return checked;
+}
+
+/** The runs of one build's operations: under memcheck, at the division sites, and natively with gcov's counters. */
+async function ctRunners(ctx: InstanceContext, prepared: CtPrepared) {
+  const { run, unit } = ctx;
+  const { plan } = run;
+  const { built } = prepared;
+  const driver = await ctDriver(run.tools);
+  const floorS = plan.settings.planning.process_timeout_s;
   // What every run under valgrind of this library shares; valgrind does not pin itself: it stays on the core this step holds.
   const base = {
     driver,
     library: built.library,
     sourceRoots: built.sourceRoots,
-    type,
+    type: unit.candidate.type,
     rng: unit.candidate.katRng,
     ...(publicSkBytes(unit) ? { publicSkBytes: publicSkBytes(unit) } : {}),
     sandbox: plan.sandbox,
@@ -408,49 +422,66 @@ async function checkOperations(
         }),
       );
   };
-  const slowdown = cs ? await measureSlowdown(operations, type, cs, ct, runOp) : undefined;
-  checked.slowdown = slowdown;
-  const factor = slowdown && 'factor' in slowdown ? slowdown.factor : undefined;
-  for (const operation of operations) {
-    if (slowdown && 'failure' in slowdown) {
-      results[operation] = { status: 'skipped', calls: 0, findings: [], reason: slowdown.failure };
-      continue;
-    }
-    // Native seconds of the process's calls and their inputs (the KAT's figures), else the timing record's mean per call.
-    const nativeS = cs ? processSeconds(type, operation, cs, ct.calls) : undefined;
-    const record = readJsonIfExists<TimingRecord>(plan.paths.record(id, label, operation));
-    const perCall = nativeS !== undefined ? nativeS / ct.calls : typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
-    const budget = {
-      calls: ct.calls,
-      valgrindFactor: factor ?? ct.valgrind_factor,
-      factorMeasured: factor !== undefined,
-      startupSeconds: ct.startup_s,
-      opBudgetSeconds: ct.op_budget_s,
-    };
-    const decision = planCtOperation(perCall, budget);
-    if (!decision.run) {
-      results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
-      continue;
-    }
-    const count = counter(operation, perCall);
-    // The measured build looks for the operation's rarely taken paths first (natively, cheap): the
-    // calls that take them all are checked, as many as the budget allows. The other builds run as many.
-    const search = callsFor === undefined && count ? await findPaths(count, ct, perCall) : undefined;
-    // Another build wants the measured build's count, but its own slowdown may afford fewer.
-    const wanted = callsFor?.[operation] ?? (search && !('failure' in search.found) ? search.found.needed : ct.calls);
-    const calls = checkedCalls(wanted, perCall, budget, CT_MAX_CALLS);
-    checked.calls[operation] = calls;
-    const predictedS = perCall === undefined ? decision.predictedSeconds : predictedCtSeconds(perCall, calls, budget);
-    // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
-    // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
-    const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct.op_budget_s + ct.startup_s);
-    results[operation] = await runOp(operation, calls, timeoutS, ct.op_budget_s);
-    const ran = results[operation]!.status === 'clean' || results[operation]!.status === 'flagged';
-    const sites = prepared.head.division_sites ?? [];
-    if (sites.length > 0 && ran) results[operation]!.division_check = await checkDivisions(operation, calls, sites, timeoutS);
-    if (ran && prepared.coverage) results[operation]!.coverage = await coverageOfCalls(count, calls, search, ct.path_calls);
+  return { runOp, checkDivisions, counter };
+}
+
+type CtRunners = Awaited<ReturnType<typeof ctRunners>>;
+
+/** What the checks of one build's operations share. */
+interface OperationCheck {
+  ctx: InstanceContext;
+  prepared: CtPrepared;
+  results: Record<string, CtOperation>;
+  checked: Checked;
+  runners: CtRunners;
+  /** The KAT's seconds per call, when it gave them. */
+  cs: CallSeconds | undefined;
+  /** The measured slowdown under memcheck, when it was measured. */
+  factor: number | undefined;
+  /** The calls each operation ran in the measured build, when this is another build. */
+  callsFor: Readonly<Record<string, number>> | undefined;
+}
+
+/** One operation of a build under memcheck, as many calls as its budget allows, its divisions and coverage after. */
+async function checkOperation(check: OperationCheck, operation: string): Promise<void> {
+  const { ctx, prepared, results, checked, runners, cs, factor, callsFor } = check;
+  const { plan } = ctx.run;
+  const { ct } = plan.settings;
+  const floorS = plan.settings.planning.process_timeout_s;
+  const type = ctx.unit.candidate.type;
+  // Native seconds of the process's calls and their inputs (the KAT's figures), else the timing record's mean per call.
+  const nativeS = cs ? processSeconds(type, operation, cs, ct.calls) : undefined;
+  const record = readJsonIfExists<TimingRecord>(plan.paths.record(ctx.unit.candidate.id, ctx.unit.instance.label, operation));
+  const perCall = nativeS !== undefined ? nativeS / ct.calls : typeof record?.mean_seconds === 'number' ? record.mean_seconds : undefined;
+  const budget = {
+    calls: ct.calls,
+    valgrindFactor: factor ?? ct.valgrind_factor,
+    factorMeasured: factor !== undefined,
+    startupSeconds: ct.startup_s,
+    opBudgetSeconds: ct.op_budget_s,
+  };
+  const decision = planCtOperation(perCall, budget);
+  if (!decision.run) {
+    results[operation] = { status: 'skipped', calls: 0, findings: [], reason: decision.reason };
+    return;
   }
-  return checked;
+  const count = runners.counter(operation, perCall);
+  // The measured build looks for the operation's rarely taken paths first (natively, cheap): the
+  // calls that take them all are checked, as many as the budget allows. The other builds run as many.
+  const search = callsFor === undefined && count ? await findPaths(count, ct, perCall) : undefined;
+  // Another build wants the measured build's count, but its own slowdown may afford fewer.
+  const wanted = callsFor?.[operation] ?? (search && !('failure' in search.found) ? search.found.needed : ct.calls);
+  const calls = checkedCalls(wanted, perCall, budget, CT_MAX_CALLS);
+  checked.calls[operation] = calls;
+  const predictedS = perCall === undefined ? decision.predictedSeconds : predictedCtSeconds(perCall, calls, budget);
+  // Twice the budget at most: an operation memcheck slows far more than the cheapest one (McEliece's
+  // keygen against its enc) is stopped there and skipped with the budget named, never a TIMEOUT.
+  const timeoutS = Math.min(scaledTimeoutS(floorS, predictedS), 2 * ct.op_budget_s + ct.startup_s);
+  results[operation] = await runners.runOp(operation, calls, timeoutS, ct.op_budget_s);
+  const ran = results[operation]!.status === 'clean' || results[operation]!.status === 'flagged';
+  const sites = prepared.head.division_sites ?? [];
+  if (sites.length > 0 && ran) results[operation]!.division_check = await runners.checkDivisions(operation, calls, sites, timeoutS);
+  if (ran && prepared.coverage) results[operation]!.coverage = await coverageOfCalls(count, calls, search, ct.path_calls);
 }
 
 /** The path search of one operation: how many calls it ran (`upTo`), and what it found. */

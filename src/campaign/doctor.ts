@@ -105,7 +105,7 @@ async function clangCoverageOf(named: readonly string[]): Promise<HostFacts['cla
 }
 
 /** Every fact the checks read, on timing core `cpu`, for evidence written under `outDir`, with ngcc-perf.yml's `sandbox`. */
-export async function gatherHostFacts(
+async function gatherHostFacts(
   cpu: number,
   outDir: string,
   sandboxSetting: SandboxSetting = 'auto',

@@ -55,7 +55,7 @@ export interface RunForecastSummary {
 }
 
 /** One stage of one instance: consecutive steps that run together on a pool worker or a timing core. */
-export interface StageForecast {
+interface StageForecast {
   lane: Lane;
   /** What the stage needs on its lane (the scheduler serves the pool by it). */
   kind: StageKind;
@@ -94,7 +94,7 @@ export function plannedOperationSeconds(p: {
 }
 
 /** Seconds a step is given when nothing is known of it nor of its kind. */
-export const UNKNOWN_STEP_S = 2;
+const UNKNOWN_STEP_S = 2;
 
 /** Every step's seconds, with the unknown ones filled from the median of their kind's known ones. */
 export function filledSeconds(units: readonly UnitForecast[]): (step: string, e: StepEstimate) => number {
@@ -109,7 +109,7 @@ export function filledSeconds(units: readonly UnitForecast[]): (step: string, e:
 }
 
 /** A stage's expected seconds. */
-export const stageSeconds = (stage: StageForecast, seconds: (step: string, e: StepEstimate) => number): number =>
+const stageSeconds = (stage: StageForecast, seconds: (step: string, e: StepEstimate) => number): number =>
   stage.steps.reduce((a, s) => a + seconds(s.name, s.estimate), 0);
 
 /** An instance's expected cost: all its stages, what the order and the shards balance on. */

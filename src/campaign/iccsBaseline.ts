@@ -24,10 +24,10 @@ import { stale } from './stale.js';
  */
 
 /** Why the baseline's instances are NOKAT: said in build.json and on every progress line. */
-export const BASELINE_NO_KAT = 'the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked';
+const BASELINE_NO_KAT = 'the ICCS helper baseline has no published KAT vectors: timed (with spot checks), not KAT-checked';
 
 /** The generated candidate.yml: every label of ICCS_HELPERS, in the summary's order. */
-export function baselineCandidate(): Record<string, unknown> {
+function baselineCandidate(): Record<string, unknown> {
   const dir = join(nativeDir(), 'iccs', 'baseline');
   return {
     id: ICCS_BASELINE_ID,
@@ -54,7 +54,7 @@ export function baselineCandidate(): Record<string, unknown> {
  * built with the same flags, sandbox and planning as the candidates it is the denominator of.
  * The catalogs are left out: the baseline has no size catalog, and their paths are the campaign's.
  */
-export function writeBaselineCampaign(root: string, settingsFrom?: string): void {
+function writeBaselineCampaign(root: string, settingsFrom?: string): void {
   const settings = settingsFrom !== undefined ? loadSettings(resolve(settingsFrom)) : undefined;
   rmSync(root, { recursive: true, force: true });
   mkdirSync(join(root, ICCS_BASELINE_ID), { recursive: true });
@@ -70,7 +70,7 @@ export function writeBaselineCampaign(root: string, settingsFrom?: string): void
  * The baseline's library has no KAT to run (the helpers take whole bytes only, and no vectors are
  * published): a built library is marked NOKAT with the reason, which is what lets it be timed.
  */
-export const baselineKat: PhaseStep = {
+const baselineKat: PhaseStep = {
   name: 'iccs-baseline',
   ticks: () => 0,
   async run(ctx) {
@@ -83,7 +83,7 @@ export const baselineKat: PhaseStep = {
 };
 
 /** The baseline's steps: the build, the NOKAT mark, stale-evidence removal, timing. No profile: a hash has none. */
-export const BASELINE_STEPS: readonly PhaseStep[] = [prepare, baselineKat, stale, measure];
+const BASELINE_STEPS: readonly PhaseStep[] = [prepare, baselineKat, stale, measure];
 const BASELINE_PHASES: ReadonlySet<Phase> = new Set<Phase>(['build', 'measure']);
 
 export interface IccsBaselineOptions {

@@ -18,6 +18,7 @@ import {
   type InstanceContext,
   type InstanceSummary,
   type PhaseStep,
+  type RunContext,
 } from './context.js';
 import { plannedOperationSeconds } from './forecast.js';
 import { readPrevious } from './previous.js';
@@ -76,151 +77,217 @@ export const measure: PhaseStep = {
     };
   },
   async run(ctx) {
-    const { unit, run, summary } = ctx;
+    const { unit, run } = ctx;
     const { plan } = run;
     const entry = preparedEntry(ctx, 'measure');
-    const { id } = unit.candidate;
-    const { label } = unit.instance;
     // FORGED on unseen seeds (campaign/unseen.ts): no figure of this library stands.
     if (entry.forged?.operation === UNSEEN_CHECK) {
-      for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-        summary.operations.push({ operation, status: 'failed', skipped: true, failure: entry.forged.detail });
-        ctx.tick(`${operation}: not measured (${forgeryShown(entry.forged)})`);
-      }
+      unmeasured(
+        ctx,
+        operationsOf(unit.candidate.type, entry.sizes?.kex_passes),
+        { status: 'failed', skipped: true, failure: entry.forged.detail },
+        `not measured (${forgeryShown(entry.forged)})`,
+      );
       return 'kept';
     }
-    const todo: OperationRequest[] = [];
     const replaced = new Set<string>();
-    const driverType = driverTypeOf(unit.candidate, unit.instance);
-    const extra = plan.extraRounds;
-    for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
-      const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
-      const skip = skippedOperation(ctx, entry, operation, previous);
-      if (skip) {
-        summary.operations.push(skip.row);
-        ctx.tick(`${operation}: ${skip.line}`);
-        continue;
-      }
-      todo.push({
-        driver: run.tools.driver,
-        // skippedOperation passed it: the entry has a library.
-        library: resolve(plan.campaignDir, entry.library!),
-        libraryShown: entry.library!,
-        type: driverType,
-        operation,
-        cpu: plan.cpu,
-        // A hash draws no randomness: seed whatever the library has, and need none.
-        rng: driverRngOf(unit.candidate),
-        planning: plan.settings.planning,
-        fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
-        sandbox: plan.sandbox,
-        counterHz: await run.counterRate?.(run),
-        ...(run.canary ? { canary: run.canary(run) } : {}),
-        audit: plan.audit,
-        ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
-        ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
-        ...(entry.sizes ? { sizes: entry.sizes } : {}),
-      });
-    }
+    const todo = await operationRequests(ctx, entry, replaced);
     if (todo.length === 0) {
       noteForgery(ctx, entry);
       return 'kept';
     }
+    const operations = todo.map((r) => r.operation);
     const replacedLibrary = libraryReplaced(run, entry);
     if (replacedLibrary) {
-      for (const { operation } of todo) {
-        summary.operations.push({ operation, status: 'failed', skipped: false, failure: replacedLibrary });
-        ctx.tick(`${operation}: failed (${replacedLibrary})`);
-      }
+      unmeasured(ctx, operations, { status: 'failed', skipped: false, failure: replacedLibrary }, `failed (${replacedLibrary})`);
       return;
     }
     const base = pairedBase(ctx, todo);
+    const extra = plan.extraRounds;
     const appended = appendedTo(extra !== undefined);
     // Extra rounds are pairs: without the base side they would only replace the first rounds' record.
     if (extra && !base) {
-      for (const { operation } of todo) {
-        summary.operations.push({ operation, status: 'complete', skipped: true });
-        ctx.tick(`${operation}: no base side to pair with: no extra rounds`);
-      }
+      unmeasured(ctx, operations, { status: 'complete', skipped: true }, 'no base side to pair with: no extra rounds');
       return 'kept';
     }
     if (base) ctx.run.progress?.note?.(`${unit.key}: measured alongside its base (${base.entry.library}), trials interleaved`);
-    // Held to its base (campaign/unseen.ts): a segment of a trial is made again by the base's library, and dec's inputs come from it.
-    const truth =
-      base && entry.held_to?.against === 'base' && entry.held_to.base_library_sha256 === base.entry.library_sha256
-        ? { truthLibrary: base.library }
-        : {};
     // Paired, each operation's base side follows it: [head keygen, base keygen, head enc, …].
-    const reqs = base
-      ? todo.flatMap((r) => {
-          // Enough pairs for the signed-rank test to reach the comparison's alpha.
-          // Extra rounds: exactly their pairs, appended to the first rounds' trials.
-          const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
-          const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
-          const baseDraws = base.entry.kat_draws?.[r.operation];
-          // The base side is another library: held to its own KAT's draws and call times.
-          const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
-          const baseSide = {
-            ...shared,
-            library: base.library,
-            libraryShown: base.entry.library!,
-            ...(baseDraws ? { katDraws: baseDraws } : {}),
-            ...(base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}),
-            ...(base.entry.sizes ? { sizes: base.entry.sizes } : {}),
-          };
-          return [paired, baseSide];
-        })
-      : todo;
-    await measureOperations(
-      reqs,
-      (j, result) => {
-        const i = base ? Math.floor(j / 2) : j;
-        const operation = todo[i]!.operation;
-        for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...(p.inputs_s ? { inputs_s: p.inputs_s } : {}) });
-        if (base && j % 2 === 1) {
-          const record = buildRecord({
-            unit: { candidate: base.unit.candidate, label },
-            operation,
-            entry: base.entry,
-            result,
-            environment: run.environment,
-          });
-          writeJsonAtomic(
-            base.paths.record(id, label, operation),
-            appended(base.paths.record(id, label, operation), { ...record, paired: true }),
-          );
-          ctx.run.progress?.note?.(`${unit.key} ${operation} (base side): ${baseSideLine(result)}`);
-          return;
-        }
-        if (result.meta.counter) run.onCounter(result.meta.counter);
-        const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
-        const path = plan.paths.record(id, label, operation);
-        writeJsonAtomic(path, base ? appended(path, { ...record, paired: true }) : record);
-        const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
-        summary.operations.push({
-          operation,
-          status: result.status,
-          mean_cycles: result.stats?.mean_cycles,
-          skipped: false,
-          ...(result.failure ? { failure: result.failure } : {}),
-          ...(spread ? { spread } : {}),
-        });
-        const disturbed = result.trials.filter((t) => t.disturbed).length;
-        const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : undefined;
-        // Adaptive: how far the trials got, so that a log shows which operations needed more of them.
-        const adaptive = precision
-          ? `; ${result.trials.length} trials, ±${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target ±${(precision.target! * 100).toFixed(1)}% ${precision.met ? 'met' : 'not met'})`
-          : '';
-        const note = `${replaced.has(operation) ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}${adaptive}`;
-        ctx.tick(
-          `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
-        );
-      },
-      { alternate: base !== undefined, pairs: base !== undefined },
-    );
+    const reqs = base ? pairedRequests(plan, entry, todo, base) : todo;
+    const recording: Recording = { ctx, run, entry, todo, base, appended, replaced };
+    await measureOperations(reqs, (j, result) => recordResult(recording, j, result), {
+      alternate: base !== undefined,
+      pairs: base !== undefined,
+    });
     noteForgery(ctx, entry);
   },
 };
+
+/** The same row and progress line for each of `operations`, none of which this run measures. */
+function unmeasured(ctx: InstanceContext, operations: readonly string[], row: Omit<OperationRow, 'operation'>, line: string): void {
+  for (const operation of operations) {
+    ctx.summary.operations.push({ operation, ...row });
+    ctx.tick(`${operation}: ${line}`);
+  }
+}
+
+/**
+ * The timing request of each operation this run measures. The others get their row and line here;
+ * `replaced` gets those whose unreadable record is replaced.
+ */
+async function operationRequests(ctx: InstanceContext, entry: BuildEntry, replaced: Set<string>): Promise<OperationRequest[]> {
+  const { unit, run, summary } = ctx;
+  const { plan } = run;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  const todo: OperationRequest[] = [];
+  const driverType = driverTypeOf(unit.candidate, unit.instance);
+  for (const operation of operationsOf(unit.candidate.type, entry.sizes?.kex_passes)) {
+    const previous = readPrevious<TimingRecord>(plan.paths.record(id, label, operation), plan.force, () => replaced.add(operation));
+    const skip = skippedOperation(ctx, entry, operation, previous);
+    if (skip) {
+      summary.operations.push(skip.row);
+      ctx.tick(`${operation}: ${skip.line}`);
+      continue;
+    }
+    todo.push(await timingRequest(ctx, entry, operation, driverType));
+  }
+  return todo;
+}
+
+/** The request that times `operation` of the instance's library; `driverType` is the drivers' TYPE (driverTypeOf). */
+async function timingRequest(ctx: InstanceContext, entry: BuildEntry, operation: string, driverType: string): Promise<OperationRequest> {
+  const { unit, run } = ctx;
+  const { plan } = run;
+  return {
+    driver: run.tools.driver,
+    // skippedOperation passed it: the entry has a library.
+    library: resolve(plan.campaignDir, entry.library!),
+    libraryShown: entry.library!,
+    type: driverType,
+    operation,
+    cpu: plan.cpu,
+    // A hash draws no randomness: seed whatever the library has, and need none.
+    rng: driverRngOf(unit.candidate),
+    planning: plan.settings.planning,
+    fixedClockHz: plan.settings.systems[plan.system]?.fixed_clock_hz,
+    sandbox: plan.sandbox,
+    counterHz: await run.counterRate?.(run),
+    ...(run.canary ? { canary: run.canary(run) } : {}),
+    audit: plan.audit,
+    ...(entry.kat_draws?.[operation] ? { katDraws: entry.kat_draws[operation] } : {}),
+    ...(entry.call_seconds ? { callSeconds: entry.call_seconds } : {}),
+    ...(entry.sizes ? { sizes: entry.sizes } : {}),
+  };
+}
+
+type PairedBase = NonNullable<ReturnType<typeof pairedBase>>;
+
+/** Each operation's request, then its base side's: the same trials of another library. */
+function pairedRequests(plan: RunContext['plan'], entry: BuildEntry, todo: OperationRequest[], base: PairedBase): OperationRequest[] {
+  const extra = plan.extraRounds;
+  // Held to its base (campaign/unseen.ts): a segment of a trial is made again by the base's library, and dec's inputs come from it.
+  const truth =
+    entry.held_to?.against === 'base' && entry.held_to.base_library_sha256 === base.entry.library_sha256
+      ? { truthLibrary: base.library }
+      : {};
+  return todo.flatMap((r) => {
+    // Enough pairs for the signed-rank test to reach the comparison's alpha.
+    // Extra rounds: exactly their pairs, appended to the first rounds' trials.
+    const trials = extra ? extra.pairs : Math.max(r.planning.trials, plan.pairedTrials);
+    const paired = { ...r, ...truth, planning: { ...r.planning, trials } };
+    const baseDraws = base.entry.kat_draws?.[r.operation];
+    // The base side is another library: held to its own KAT's draws and call times.
+    const { katDraws: _draws, callSeconds: _seconds, truthLibrary: _truth, sizes: _sizes, ...shared } = paired;
+    const baseSide = {
+      ...shared,
+      library: base.library,
+      libraryShown: base.entry.library!,
+      ...(baseDraws ? { katDraws: baseDraws } : {}),
+      ...(base.entry.call_seconds ? { callSeconds: base.entry.call_seconds } : {}),
+      ...(base.entry.sizes ? { sizes: base.entry.sizes } : {}),
+    };
+    return [paired, baseSide];
+  });
+}
+
+/** What each measured result is recorded with. */
+interface Recording {
+  ctx: InstanceContext;
+  /** The run the step started with. */
+  run: RunContext;
+  entry: BuildEntry;
+  todo: OperationRequest[];
+  base: PairedBase | undefined;
+  appended: ReturnType<typeof appendedTo>;
+  /** Operations whose unreadable record this run replaces. */
+  replaced: ReadonlySet<string>;
+}
+
+/** The `j`th request's result: its record written, and its row and progress line (a base side's only its record and a note). */
+function recordResult(rec: Recording, j: number, result: OperationResult): void {
+  const { run, base } = rec;
+  const i = base ? Math.floor(j / 2) : j;
+  const operation = rec.todo[i]!.operation;
+  for (const p of result.processes) if (p.cost) run.onProcessCost?.({ ...p.cost, ...(p.inputs_s ? { inputs_s: p.inputs_s } : {}) });
+  if (base && j % 2 === 1) {
+    recordBaseSide(rec, base, operation, result);
+    return;
+  }
+  recordHeadSide(rec, operation, result);
+}
+
+function recordBaseSide(rec: Recording, base: PairedBase, operation: string, result: OperationResult): void {
+  const { ctx, run } = rec;
+  const { id } = ctx.unit.candidate;
+  const { label } = ctx.unit.instance;
+  const record = buildRecord({
+    unit: { candidate: base.unit.candidate, label },
+    operation,
+    entry: base.entry,
+    result,
+    environment: run.environment,
+  });
+  writeJsonAtomic(
+    base.paths.record(id, label, operation),
+    rec.appended(base.paths.record(id, label, operation), { ...record, paired: true }),
+  );
+  ctx.run.progress?.note?.(`${ctx.unit.key} ${operation} (base side): ${baseSideLine(result)}`);
+}
+
+function recordHeadSide(rec: Recording, operation: string, result: OperationResult): void {
+  const { ctx, run, entry, base } = rec;
+  const { unit } = ctx;
+  const { id } = unit.candidate;
+  const { label } = unit.instance;
+  if (result.meta.counter) run.onCounter(result.meta.counter);
+  const record = buildRecord({ unit: { candidate: unit.candidate, label }, operation, entry, result, environment: run.environment });
+  const path = run.plan.paths.record(id, label, operation);
+  writeJsonAtomic(path, base ? rec.appended(path, { ...record, paired: true }) : record);
+  const spread = result.stats ? trialSpread(result.stats, result.trials.length) : undefined;
+  ctx.summary.operations.push({
+    operation,
+    status: result.status,
+    mean_cycles: result.stats?.mean_cycles,
+    skipped: false,
+    ...(result.failure ? { failure: result.failure } : {}),
+    ...(spread ? { spread } : {}),
+  });
+  const note = resultNote(result, spread, rec.replaced.has(operation));
+  ctx.tick(
+    `${operation}: ${result.status}${result.stats ? ` ${Math.round(result.stats.mean_cycles)} cycles` : ` (${result.failure})`}${note}`,
+  );
+}
+
+/** What the progress line adds to a result: a replaced record, noisy or disturbed trials, an adaptive plan's precision. */
+function resultNote(result: OperationResult, spread: number | undefined, replacedRecord: boolean): string {
+  const disturbed = result.trials.filter((t) => t.disturbed).length;
+  const precision = result.plan?.adaptive ? precisionOf(result.trials, result.plan) : undefined;
+  // Adaptive: how far the trials got, so that a log shows which operations needed more of them.
+  const adaptive = precision
+    ? `; ${result.trials.length} trials, ±${((precision.ci95_rel ?? Number.NaN) * 100).toFixed(1)}% (target ±${(precision.target! * 100).toFixed(1)}% ${precision.met ? 'met' : 'not met'})`
+    : '';
+  return `${replacedRecord ? '; replaced an unreadable record' : ''}${spread && spread >= NOISY_TRIAL_SPREAD ? `; noisy: trials spread ${spread.toFixed(2)}×` : ''}${disturbed > 0 ? `; ${disturbed} disturbed trial${disturbed === 1 ? '' : 's'} kept after ${result.disturbed_retries} re-run${result.disturbed_retries === 1 ? '' : 's'}` : ''}${adaptive}`;
+}
 
 type OperationRow = InstanceSummary['operations'][number];
 

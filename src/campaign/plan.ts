@@ -42,7 +42,7 @@ export const ctSuppressionsShown = (candidateId: string): string => `${candidate
 /** The phases a run does when it is not told which (`--phases`). */
 export const PHASES = ['build', 'kat', 'measure', 'profile'] as const;
 /** Phases only `--phases` turns on: the constant-time check runs every operation under valgrind (docs/cli.md). */
-export const OPT_IN_PHASES = ['ct'] as const;
+const OPT_IN_PHASES = ['ct'] as const;
 /** Every phase `--phases` accepts. */
 export const KNOWN_PHASES = [...PHASES, ...OPT_IN_PHASES] as const;
 /** What `--remeasure` may name (CampaignOptions.remeasure). */
@@ -54,7 +54,7 @@ export type Phase = (typeof KNOWN_PHASES)[number];
  * ngcc-perf.yml's `ct.enabled` adds the constant-time check, so that a campaign's owner, not each
  * workflow, decides whether its runs pay for valgrind.
  */
-export function withCampaignPhases(phases: ReadonlySet<Phase>, settings: Pick<CampaignSettings, 'ct'>): ReadonlySet<Phase> {
+function withCampaignPhases(phases: ReadonlySet<Phase>, settings: Pick<CampaignSettings, 'ct'>): ReadonlySet<Phase> {
   return settings.ct.enabled ? new Set<Phase>([...phases, 'ct']) : phases;
 }
 
@@ -139,13 +139,13 @@ export interface CampaignOptions {
 }
 
 /** CampaignOptions.extraRounds. */
-export interface ExtraRounds {
+interface ExtraRounds {
   pairs: number;
   operations: ReadonlySet<string>;
 }
 
 /** The other side of a paired run (CampaignOptions.against), resolved. */
-export interface AgainstPlan {
+interface AgainstPlan {
   campaignDir: string;
   systemDir: string;
   paths: EvidencePaths;
@@ -267,7 +267,7 @@ export function planRun(opts: CampaignOptions): RunPlan {
     throw new InputError(
       ymlShown,
       'profile.nist_symbols',
-      `not in the wrapper catalog (native/hashprof/wrap_nist.c): ${unknown.join(', ')}`,
+      `not in the wrapper catalog (native/linked/hashprof/wrap_nist.c): ${unknown.join(', ')}`,
     );
   // The report reads the catalog much later; a wrong name is cheaper to hear about before the run.
   externalSizesPath(campaignDir, settings.catalogs.external_sizes);

@@ -62,7 +62,7 @@ function libraryFields(campaignDir: string, b: BuildResult): LibraryFields {
 }
 
 /** What an instance is now, to hold against its previous build.json entry. */
-export interface PresentState {
+interface PresentState {
   /** The flag set of the first library that built (guide, else harness-default). */
   flagSet: FlagSet;
   librarySha256: string;
@@ -83,7 +83,7 @@ export interface PresentState {
  * now — the same first build and, after a fallback, the same fallback build — against the same
  * kat.sha256 with the same KAT driver (harness version), and its KAT log is the one on disk.
  */
-export function previousHolds(previous: BuildEntry | undefined, now: PresentState): previous is BuildEntry {
+function previousHolds(previous: BuildEntry | undefined, now: PresentState): previous is BuildEntry {
   if (!previous || previous.kat === 'BUILDFAIL') return false;
   const sameLibrary =
     previous.flags === now.flagSet
@@ -116,63 +116,104 @@ interface PreparedInstance {
 }
 
 /** Build (guide flags, else harness defaults) and KAT one instance; returns its build.json entry. */
-export async function prepareInstance(run: RunContext, unit: Unit): Promise<PreparedInstance> {
+async function prepareInstance(run: RunContext, unit: Unit): Promise<PreparedInstance> {
   const { plan } = run;
-  const { candidate, instance, key } = unit;
-  const paths = plan.paths;
-  const previous = readJsonIfExists<BuildJson>(paths.build)?.instances[key];
+  const { candidate, key } = unit;
+  const previous = readJsonIfExists<BuildJson>(plan.paths.build)?.instances[key];
   const manifestPath = join(candidate.folder, 'kat.sha256');
   const manifest = readManifest(manifestPath, `${candidate.id}/kat.sha256`);
   const manifestHash = existsSync(manifestPath) ? sha256File(manifestPath) : 'none';
-  const katLogPath = paths.katLog(candidate.id, instance.label);
-
-  // Each flag set is built at most once here (a second build would come from disk anyway).
-  const builds = new Map<FlagSet, Promise<BuildResult>>();
-  const build = (flagSet: FlagSet): Promise<BuildResult> => {
-    const known = builds.get(flagSet);
-    if (known) return known;
-    const started = buildUnit(run, unit, flagSet);
-    builds.set(flagSet, started);
-    return started;
-  };
-  // A hash instance's KAT is several files, each its own driver run (kat/hashKat.ts).
-  let katSeconds = 0;
-  const kat = async (b: BuildResult) => {
-    const started = performance.now();
-    try {
-      return await katOf(b);
-    } finally {
-      katSeconds += (performance.now() - started) / 1000;
-    }
-  };
-  const katOf = (b: BuildResult) =>
-    (candidate.type === 'hash' ? runHashKat : runKat)({
-      candidate,
-      label: instance.label,
-      nistPrefix: nistEntryPrefix(instance),
-      library: b.library,
-      driver: run.tools.driver,
-      outDir: paths.katDir(candidate.id, instance.label),
-      manifest,
-      timeoutMs: plan.settings.planning.kat_timeout_s * 1000,
-      memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
-      sandbox: plan.sandbox,
-    });
+  const p: Preparing = { run, unit, previous, manifest, manifestHash, builds: new Map(), katSeconds: 0 };
 
   // 1. The first build: the guide's flags, else the harness defaults.
-  let b = await build('guide');
-  let guideResult: string | undefined;
-  let guideError: string | undefined;
-  if (!b.ok) {
-    guideResult = 'BUILDFAIL';
-    guideError = b.firstError ?? 'the guide build failed';
-    b = await build('harness-default');
+  const first = await firstBuild(p);
+  const base = baseEntry(p, first);
+  if (!first.b.ok) return buildFailed(p, base, first.b);
+  const lib = libraryFields(plan.campaignDir, first.b);
+
+  // 2. and 3.: the previous entry, when it still holds.
+  const held = await heldEntry(p, first.b, lib);
+  if (held) return held;
+  if (!plan.phases.has('kat')) return uncheckedEntry(p, base, lib);
+
+  // 4. The KAT; a fault under the guide flags is retried under the harness defaults.
+  const checked = await katWithFallback(p, first, lib);
+  const entry = katEntry(p, base, checked);
+  writeKatLog(run, entry, candidate, checked.b, katBody(checked.outcome, entry.kat_file));
+  return { entry: saveEntry(run, key, entry), kept: false, katSeconds: p.katSeconds };
+}
+
+/** What the steps of preparing one instance share. */
+interface Preparing {
+  run: RunContext;
+  unit: Unit;
+  /** The instance's entry in build.json before this run. */
+  previous: BuildEntry | undefined;
+  manifest: ManifestEntry[];
+  manifestHash: string;
+  /** Each flag set is built at most once here (a second build would come from disk anyway). */
+  builds: Map<FlagSet, Promise<BuildResult>>;
+  /** Seconds in the KAT driver so far. */
+  katSeconds: number;
+}
+
+function buildOnce(p: Preparing, flagSet: FlagSet): Promise<BuildResult> {
+  const known = p.builds.get(flagSet);
+  if (known) return known;
+  const started = buildUnit(p.run, p.unit, flagSet);
+  p.builds.set(flagSet, started);
+  return started;
+}
+
+/** The KAT of a build, its seconds added up: a hash instance's KAT is several files, each its own driver run (kat/hashKat.ts). */
+async function timedKat(p: Preparing, b: BuildResult): Promise<KatOutcome> {
+  const started = performance.now();
+  try {
+    return await katOf(p, b);
+  } finally {
+    p.katSeconds += (performance.now() - started) / 1000;
   }
-  const base: BuildEntry = {
+}
+
+function katOf(p: Preparing, b: BuildResult): Promise<KatOutcome> {
+  const { run, unit, manifest } = p;
+  const { plan } = run;
+  const { candidate, instance } = unit;
+  return (candidate.type === 'hash' ? runHashKat : runKat)({
+    candidate,
+    label: instance.label,
+    nistPrefix: nistEntryPrefix(instance),
+    library: b.library,
+    driver: run.tools.driver,
+    outDir: plan.paths.katDir(candidate.id, instance.label),
+    manifest,
+    timeoutMs: plan.settings.planning.kat_timeout_s * 1000,
+    memoryLimitBytes: plan.settings.planning.memory_limit_mb * 1024 * 1024,
+    sandbox: plan.sandbox,
+  });
+}
+
+/** The first library that built, and why the guide's flags gave none when they did not. */
+interface FirstBuild {
+  b: BuildResult;
+  guideResult?: string;
+  guideError?: string;
+}
+
+async function firstBuild(p: Preparing): Promise<FirstBuild> {
+  const b = await buildOnce(p, 'guide');
+  if (b.ok) return { b };
+  return { guideResult: 'BUILDFAIL', guideError: b.firstError ?? 'the guide build failed', b: await buildOnce(p, 'harness-default') };
+}
+
+/** The entry's fields known from the first build alone (`kat` BUILDFAIL until a KAT says otherwise). */
+function baseEntry(p: Preparing, { b, guideResult, guideError }: FirstBuild): BuildEntry {
+  const { candidate, instance } = p.unit;
+  return {
     candidate: candidate.id,
     label: instance.label,
     instance: instance.label,
-    variant: plan.settings.flags.variant,
+    variant: p.run.plan.settings.flags.variant,
     flags: b.flagSet,
     kat: 'BUILDFAIL',
     api: candidate.api,
@@ -183,26 +224,32 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     ...(guideResult ? { guide_result: guideResult } : {}),
     ...(guideError ? { guide_error: guideError } : {}),
   };
-  if (!b.ok) {
-    const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
-    writeKatLog(run, entry, candidate, b, ['build failed:', ...b.log.split('\n').slice(0, 60)]);
-    return { entry: saveEntry(run, key, entry), kept: false };
-  }
-  let lib = libraryFields(plan.campaignDir, b);
+}
 
+function buildFailed(p: Preparing, base: BuildEntry, b: BuildResult): PreparedInstance {
+  const entry: BuildEntry = { ...base, kat: 'BUILDFAIL', kat_detail: b.firstError, build_error: b.firstError };
+  writeKatLog(p.run, entry, p.unit.candidate, b, ['build failed:', ...b.log.split('\n').slice(0, 60)]);
+  return { entry: saveEntry(p.run, p.unit.key, entry), kept: false };
+}
+
+/** The previous entry, kept, when it still describes the instance and no KAT is to run again; else undefined. */
+async function heldEntry(p: Preparing, b: BuildResult, lib: LibraryFields): Promise<PreparedInstance | undefined> {
+  const { run, unit, previous } = p;
+  const { plan } = run;
   // 2. After a fallback, the library the previous entry judged: the harness-default build.
   let fallbackSha256: string | undefined;
   if (fellBackFrom(previous, b.flagSet, lib.library_sha256)) {
-    const fallback = await build('harness-default');
+    const fallback = await buildOnce(p, 'harness-default');
     if (fallback.ok) fallbackSha256 = sha256File(fallback.library);
   }
 
   // 3. Whether the previous entry still holds, from what is known now.
+  const katLogPath = plan.paths.katLog(unit.candidate.id, unit.instance.label);
   const now: PresentState = {
     flagSet: b.flagSet,
     librarySha256: lib.library_sha256,
     fallbackSha256,
-    manifestSha256: manifestHash,
+    manifestSha256: p.manifestHash,
     harnessVersion: run.tools.version,
     katLogSha256: existsSync(katLogPath) ? sha256File(katLogPath) : undefined,
   };
@@ -211,39 +258,57 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
   if (previousHolds(previous, now) && (!plan.force || !plan.phases.has('kat')) && !retried) {
     // A claimed level is no part of the library: a changed one is taken without building again.
     const { security: was, ...rest } = previous;
-    const claimed = claimOf(instance);
+    const claimed = claimOf(unit.instance);
     if (JSON.stringify(was) === JSON.stringify(claimed.security)) return { entry: previous, kept: true };
-    return { entry: saveEntry(run, key, { ...rest, ...claimed }), kept: true };
+    return { entry: saveEntry(run, unit.key, { ...rest, ...claimed }), kept: true };
   }
-  if (!plan.phases.has('kat')) {
-    // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
-    // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
-    const { kat: _none, ...unchecked } = base;
-    const entry = {
-      ...unchecked,
-      ...lib,
-      kat_detail: 'KAT not run for this library (run the kat phase)',
-      ...forgeryKept(plan, previous, lib.library_sha256),
-      ...unseenKept(previous),
-    } as BuildEntry;
-    return { entry: saveEntry(run, key, entry), kept: false };
-  }
+  return undefined;
+}
 
-  // 4. The KAT; a fault under the guide flags is retried under the harness defaults.
-  let guideLibrary: string | undefined;
-  let outcome: KatOutcome = await kat(b);
-  if (b.flagSet === 'guide' && outcome.status !== 'PASS' && outcome.status !== 'NOKAT') {
-    const fallback = await build('harness-default');
-    if (fallback.ok) {
-      guideResult = outcome.status;
-      guideError = `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`;
-      guideLibrary = lib.library_sha256;
-      b = fallback;
-      lib = libraryFields(plan.campaignDir, b);
-      outcome = await kat(b);
-    }
+function uncheckedEntry(p: Preparing, base: BuildEntry, lib: LibraryFields): PreparedInstance {
+  // No status at all rather than NOKAT: NOKAT is a finding (no manifest line), this library was
+  // simply not checked. Readers show "not checked", and it is neither timed nor a failure.
+  const { kat: _none, ...unchecked } = base;
+  const entry = {
+    ...unchecked,
+    ...lib,
+    kat_detail: 'KAT not run for this library (run the kat phase)',
+    ...forgeryKept(p.run.plan, p.previous, lib.library_sha256),
+    ...unseenKept(p.previous),
+  } as BuildEntry;
+  return { entry: saveEntry(p.run, p.unit.key, entry), kept: false };
+}
+
+/** The library the KAT judged, its outcome, and why the guide's library was set aside when it was. */
+interface KatChecked extends FirstBuild {
+  lib: LibraryFields;
+  outcome: KatOutcome;
+  /** The guide library whose KAT failed, when the harness-default one was checked instead. */
+  guideLibrary?: string;
+}
+
+async function katWithFallback(p: Preparing, first: FirstBuild, lib: LibraryFields): Promise<KatChecked> {
+  const outcome = await timedKat(p, first.b);
+  if (first.b.flagSet === 'guide' && outcome.status !== 'PASS' && outcome.status !== 'NOKAT') {
+    const fallback = await buildOnce(p, 'harness-default');
+    if (fallback.ok)
+      return {
+        guideResult: outcome.status,
+        guideError: `KAT ${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`,
+        guideLibrary: lib.library_sha256,
+        b: fallback,
+        lib: libraryFields(p.run.plan.campaignDir, fallback),
+        outcome: await timedKat(p, fallback),
+      };
   }
-  const entry: BuildEntry = {
+  return { ...first, lib, outcome };
+}
+
+function katEntry(p: Preparing, base: BuildEntry, checked: KatChecked): BuildEntry {
+  const { run, unit, previous } = p;
+  const { plan } = run;
+  const { b, lib, outcome, guideResult, guideError, guideLibrary } = checked;
+  return {
     ...base,
     flags: b.flagSet,
     build_flags: displayFlags(b.flags),
@@ -254,19 +319,19 @@ export async function prepareInstance(run: RunContext, unit: Unit): Promise<Prep
     ...(guideResult ? { guide_result: guideResult } : {}),
     ...(guideError ? { guide_error: guideError } : {}),
     ...(guideLibrary ? { guide_library_sha256: guideLibrary } : {}),
-    ...(outcome.file ? { kat_file: relativeTo(plan.systemDir, join(paths.katDir(candidate.id, instance.label), outcome.file)) } : {}),
+    ...(outcome.file
+      ? { kat_file: relativeTo(plan.systemDir, join(plan.paths.katDir(unit.candidate.id, unit.instance.label), outcome.file)) }
+      : {}),
     sizes: outcome.sizes,
     ...(outcome.draws ? { kat_draws: outcome.draws } : {}),
     ...(outcome.callSeconds ? { call_seconds: outcome.callSeconds } : {}),
     ...loopCut(outcome),
-    kat_manifest_sha256: manifestHash,
-    ...recordedOf(manifest, instance.label),
+    kat_manifest_sha256: p.manifestHash,
+    ...recordedOf(p.manifest, unit.instance.label),
     kat_harness_version: run.tools.version,
     ...forgeryKept(plan, previous, lib.library_sha256),
     ...unseenKept(previous),
   };
-  writeKatLog(run, entry, candidate, b, katBody(outcome, entry.kat_file));
-  return { entry: saveEntry(run, key, entry), kept: false, katSeconds };
 }
 
 /** build.json's `kat_recorded`: the latest day a line of the instance was recorded by the harness. */

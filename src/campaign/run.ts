@@ -18,7 +18,7 @@ import { againstOptions, planRun, type CampaignOptions, type RunPlan, type Unit 
 import { allowedCpus, withOwnThreadsOn } from '../env/cpus.js';
 import type { BuildEntry, BuildJson } from '../evidence/types.js';
 import { filledSeconds, unitCost } from './forecast.js';
-import { runSchedule, stagesOf } from './schedule.js';
+import { runSchedule, type ScheduleOptions, stagesOf } from './schedule.js';
 import { forecastUnits, outcomeLines, planLines, RunTracker, WaitClock } from './tracker.js';
 import type { Progress } from './progress.js';
 import { prepare, saveEntry } from './prepare.js';
@@ -27,17 +27,14 @@ import { stale } from './stale.js';
 import { ct, ctBuild } from './ct.js';
 import { CanaryReference } from '../measure/canary.js';
 
-export { katShown, type CampaignSummary, type InstanceContext, type InstanceSummary, type PhaseStep, type RunContext } from './context.js';
+export { katShown, type CampaignSummary, type PhaseStep } from './context.js';
 export {
   KNOWN_PHASES,
-  OPT_IN_PHASES,
   PHASES,
   REMEASURE,
   type CampaignOptions,
   type Phase,
   type Remeasure,
-  type RunPlan,
-  type Unit,
 } from './plan.js';
 
 /**
@@ -95,19 +92,7 @@ function removeUnfinishedWrites(plan: RunPlan, progress: Progress | undefined): 
 }
 
 async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly PhaseStep[], startedMs: number): Promise<CampaignSummary> {
-  let counter: string | undefined;
-  const costs: ProcessCost[] = [];
-  const run: RunContext = {
-    plan,
-    tools: await harnessTools(),
-    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
-    progress: opts.progress,
-    buildCache: opts.buildCache,
-    onCounter: (c) => {
-      counter ??= c;
-    },
-    onProcessCost: (c) => void costs.push(c),
-  };
+  const { run, reported } = await runContextOf(plan, opts);
   removeUnfinishedWrites(plan, opts.progress);
   const writeCampaign = campaignWriter(run);
   writeCampaign({ ended_utc: null, cpu_holds: [] });
@@ -116,12 +101,7 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
   const cores = coreHolds(run, waits, (holds) => writeCampaign({ ended_utc: null, cpu_holds: holds }));
   const active = steps.filter((s) => s.phase === undefined || plan.phases.has(s.phase));
   const stages = stagesOf(active);
-  // The start check runs unpinned, beside whatever holds the cores. The counter's rate is read where
-  // the trials run, inside the first hold that times anything: a run with nothing to time never
-  // waits for a core to probe it.
-  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
-  run.counterRate = counterRateOnce(plan.sandbox);
-  run.canary = canaryPerCore();
+  await probeAtStart(run);
   // A run whose candidates are all INVALID still leaves a dataset that report and validate read.
   if (!existsSync(plan.paths.build)) writeJsonAtomic(plan.paths.build, { instances: {} });
 
@@ -146,84 +126,23 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     plan.units.reduce((a, u) => a + active.reduce((n, s) => n + s.ticks(run, u), 0), 0),
     () => tracker.eta(),
   );
-  const instances: InstanceSummary[] = [];
-  const contexts = plan.units.map((unit): InstanceContext => {
-    const summary: InstanceSummary = { key: unit.key, operations: [] };
-    instances.push(summary);
-    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
-  });
+  const { instances, contexts } = instanceContexts(run);
   // Longest expected first, so that the long instances are not left to run alone at the end.
   const byKey = new Map(contexts.map((c) => [c.unit.key, c]));
   const order = opts.serial ? contexts : tracker.servedOrder().map((key) => byKey.get(key)!);
-  const stepSeconds = new Map<string, Record<string, number>>();
-  // When and where the preparation ran beside the timing: campaign.json keeps it with the core holds.
-  const poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }> = [];
+  const scheduled: Scheduled = { run, tracker, waits, cores, before, stepSeconds: new Map(), poolSpans: [] };
   // While anything is timed, this process answers marks from the cores beside the timing ones.
   const timing = stages.some((s) => s.kind === 'timing');
   await withOwnThreadsOn(timing && !opts.serial ? pool.cpus : undefined, () =>
-    runSchedule(order, stages, {
-      workers: pool.workers,
-      ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
-      ...(pool.lent ? { lentCpus: pool.lent.cpus } : {}),
-      cores: plan.cpus.length,
-      serial: opts.serial ?? false,
-      onCore: (ctx, stage, cpu, work) => {
-        const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
-        return cores.on(
-          what,
-          (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
-          async (pinned) => {
-            ctx.run = pinned;
-            tracker.stageStarted(ctx.unit.key);
-            try {
-              await work();
-            } finally {
-              ctx.run = run;
-            }
-          },
-          cpu === undefined ? undefined : [cpu],
-        );
-      },
-      async onPool(ctx, stage, cpus, work) {
-        const started_utc = new Date().toISOString();
-        tracker.stageStarted(ctx.unit.key);
-        waits.workStarted();
-        try {
-          await work();
-        } finally {
-          waits.workEnded();
-        }
-        poolSpans.push({
-          what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
-          cpus: cpus ? [...cpus] : null,
-          started_utc,
-          ended_utc: new Date().toISOString(),
-        });
-      },
-      async runStep(ctx, step) {
-        const started = performance.now();
-        const outcome = await step.run(ctx);
-        const seconds = (performance.now() - started) / 1000;
-        tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
-        if (outcome !== 'kept') {
-          const mine = stepSeconds.get(ctx.unit.key) ?? {};
-          // Milliseconds are plenty for a plan, and keep build.json readable.
-          for (const [name, s] of [[step.name, seconds] as const, ...Object.entries(ctx.parts ?? {})])
-            mine[name] = Math.round(s * 1000) / 1000;
-          stepSeconds.set(ctx.unit.key, mine);
-        }
-        ctx.parts = undefined;
-      },
-      onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, before[ctx.unit.key], stepSeconds.get(ctx.unit.key)),
-    }),
+    runSchedule(order, stages, scheduleOptions(scheduled, pool, opts.serial ?? false)),
   );
   const outcome = tracker.summary();
-  const timingProcesses = addCosts(costs);
+  const timingProcesses = addCosts(reported.costs);
   writeCampaign({
     ended_utc: new Date().toISOString(),
     cpu_holds: cores.holds,
-    ...(counter ? { counter_source: counter } : {}),
-    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: poolSpans },
+    ...(reported.counter ? { counter_source: reported.counter } : {}),
+    schedule: { workers: pool.workers, pool_cpus: pool.cpus ?? null, serial: opts.serial ?? false, pool_spans: scheduled.poolSpans },
     forecast: outcome,
     ...(timingProcesses ? { timing_processes: timingProcesses } : {}),
   });
@@ -236,6 +155,125 @@ async function runLocked(plan: RunPlan, opts: CampaignOptions, steps: readonly P
     forecast: { planned: forecast, outcome },
     ...(timingProcesses ? { timingProcesses } : {}),
   };
+}
+
+/** The run's context, and what its processes report for campaign.json: the counter's source, the timing processes' costs. */
+async function runContextOf(plan: RunPlan, opts: CampaignOptions) {
+  const reported: { counter?: string; costs: ProcessCost[] } = { costs: [] };
+  const run: RunContext = {
+    plan,
+    tools: await harnessTools(),
+    environment: hostEnvironment(plan.cpu, plan.settings.compiler),
+    progress: opts.progress,
+    buildCache: opts.buildCache,
+    onCounter: (c) => {
+      reported.counter ??= c;
+    },
+    onProcessCost: (c) => void reported.costs.push(c),
+  };
+  return { run, reported };
+}
+
+/**
+ * The start check runs unpinned, beside whatever holds the cores. The counter's rate is read where
+ * the trials run, inside the first hold that times anything: a run with nothing to time never
+ * waits for a core to probe it.
+ */
+async function probeAtStart(run: RunContext): Promise<void> {
+  const { plan } = run;
+  await probeSandbox({ mode: plan.sandbox, probeTool: run.tools.probe, cpu: -1 });
+  run.counterRate = counterRateOnce(plan.sandbox);
+  run.canary = canaryPerCore();
+}
+
+/** Each instance's context, and the summaries its steps fill in, in the plan's order. */
+function instanceContexts(run: RunContext): { instances: InstanceSummary[]; contexts: InstanceContext[] } {
+  const instances: InstanceSummary[] = [];
+  const contexts = run.plan.units.map((unit): InstanceContext => {
+    const summary: InstanceSummary = { key: unit.key, operations: [] };
+    instances.push(summary);
+    return { run, unit, summary, tick: (message) => run.progress?.tick(`${unit.key} ${message}`) };
+  });
+  return { instances, contexts };
+}
+
+/** What the schedule's hooks share. */
+interface Scheduled {
+  /** The run as it started, unpinned. */
+  run: RunContext;
+  tracker: RunTracker;
+  waits: WaitClock;
+  cores: ReturnType<typeof coreHolds>;
+  /** The build.json entries as the run found them. */
+  before: Record<string, BuildEntry>;
+  /** The seconds of each instance's steps that did work. */
+  stepSeconds: Map<string, Record<string, number>>;
+  /** When and where the preparation ran beside the timing: campaign.json keeps it with the core holds. */
+  poolSpans: Array<{ what: string; cpus: number[] | null; started_utc: string; ended_utc: string }>;
+}
+
+/** The schedule's hooks: a core's lock held around timing stages, pool stages and steps timed, each instance's seconds kept. */
+function scheduleOptions(sched: Scheduled, pool: Pool, serial: boolean): ScheduleOptions {
+  const { run, tracker, waits, cores } = sched;
+  const { plan } = run;
+  return {
+    workers: pool.workers,
+    ...(pool.cpus ? { poolCpus: pool.cpus } : {}),
+    ...(pool.lent ? { lentCpus: pool.lent.cpus } : {}),
+    cores: plan.cpus.length,
+    serial,
+    onCore: (ctx, stage, cpu, work) => {
+      const what = `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`;
+      return cores.on(
+        what,
+        (line) => run.progress?.note?.(`${ctx.unit.key} ${line}`),
+        async (pinned) => {
+          ctx.run = pinned;
+          tracker.stageStarted(ctx.unit.key);
+          try {
+            await work();
+          } finally {
+            ctx.run = run;
+          }
+        },
+        cpu === undefined ? undefined : [cpu],
+      );
+    },
+    async onPool(ctx, stage, cpus, work) {
+      const started_utc = new Date().toISOString();
+      tracker.stageStarted(ctx.unit.key);
+      waits.workStarted();
+      try {
+        await work();
+      } finally {
+        waits.workEnded();
+      }
+      sched.poolSpans.push({
+        what: `${ctx.unit.key} ${stage.steps.map((s) => s.name).join(',')}`,
+        cpus: cpus ? [...cpus] : null,
+        started_utc,
+        ended_utc: new Date().toISOString(),
+      });
+    },
+    runStep: (ctx, step) => runTimedStep(sched, ctx, step),
+    onUnitDone: (ctx) => keepStepSeconds(plan, ctx.unit.key, sched.before[ctx.unit.key], sched.stepSeconds.get(ctx.unit.key)),
+  };
+}
+
+/** Runs a step and keeps its seconds, with its parts', when it did work. */
+async function runTimedStep(sched: Scheduled, ctx: InstanceContext, step: PhaseStep): Promise<void> {
+  const { tracker, stepSeconds } = sched;
+  const started = performance.now();
+  const outcome = await step.run(ctx);
+  const seconds = (performance.now() - started) / 1000;
+  tracker.stepDone(ctx.unit.key, step.name, seconds, outcome === 'kept');
+  if (outcome !== 'kept') {
+    const mine = stepSeconds.get(ctx.unit.key) ?? {};
+    // Milliseconds are plenty for a plan, and keep build.json readable.
+    for (const [name, s] of [[step.name, seconds] as const, ...Object.entries(ctx.parts ?? {})]) mine[name] = Math.round(s * 1000) / 1000;
+    stepSeconds.set(ctx.unit.key, mine);
+  }
+  ctx.parts = undefined;
 }
 
 /** One canary reference per timing core, kept for the run. */

@@ -14,7 +14,7 @@ import { readPrevious } from './previous.js';
  * fails. Kept, they would sit on the pages beside the new status and compare as this code's numbers.
  * The previous versions stay in the data branch's history. Returns how many were removed.
  */
-export function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: EvidencePaths, force: boolean): number {
+function dropStaleEvidence(unit: Unit, entry: BuildEntry, paths: EvidencePaths, force: boolean): number {
   const { id } = unit.candidate;
   const { label } = unit.instance;
   const notMeasured = !entry.library || (entry.kat !== undefined && !measurable(entry.kat));

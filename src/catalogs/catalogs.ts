@@ -4,7 +4,7 @@ import { CANDIDATE_ID, type CampaignSettings } from '../config/schemas.js';
 import { InputError } from '../errors.js';
 
 /** The size catalog's name when ngcc-perf.yml does not choose one (a campaign may have none). */
-export const DEFAULT_EXTERNAL_SIZES = 'external_sizes.csv';
+const DEFAULT_EXTERNAL_SIZES = 'external_sizes.csv';
 
 /**
  * Where the size catalog is. A name other than the default was chosen in ngcc-perf.yml, so its
@@ -24,12 +24,12 @@ export function externalSizesPath(campaignRoot: string, configured: string): str
 }
 
 /** A `;`-separated catalog with `#` comments and a header line (the harness's CSV dialect). */
-export interface CsvRow {
+interface CsvRow {
   fields: Record<string, string>;
   line: number;
 }
 
-export function readSemicolonCsv(path: string, columns: string[]): CsvRow[] {
+function readSemicolonCsv(path: string, columns: string[]): CsvRow[] {
   if (!existsSync(path)) return [];
   let text: string;
   try {
@@ -91,7 +91,7 @@ export interface SurveyVerdict {
   line: number;
 }
 
-export const SURVEY_VERDICTS = ['ICCS-only', 'bypass', 'mixed', 'instance-dependent'] as const;
+const SURVEY_VERDICTS = ['ICCS-only', 'bypass', 'mixed', 'instance-dependent'] as const;
 
 /** symmetric_survey.csv: one curated verdict per candidate, spelled as on the pages (any case accepted). */
 export function readSurvey(path: string): SurveyVerdict[] {
@@ -117,7 +117,7 @@ export interface CatalogSize {
   line: number;
 }
 
-export function readExternalSizes(path: string): CatalogSize[] {
+function readExternalSizes(path: string): CatalogSize[] {
   const num = (v: string | undefined, field: string, line: number) => {
     if (v === undefined || v === '') return undefined;
     const n = Number(v);

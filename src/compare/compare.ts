@@ -370,9 +370,19 @@ function evidenceProblems(base: Dataset, head: Dataset): Pick<CompareReport, 'ev
   return b.length + h.length > 0 ? { evidence_problems: { ...(b.length ? { base: b } : {}), ...(h.length ? { head: h } : {}) } } : {};
 }
 
-export function compareEvidence(opts: CompareOptions): CompareReport {
-  const thresholdPct = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
-  const alpha = opts.alpha ?? DEFAULT_ALPHA;
+/** Both sides of a comparison and what they are judged by, as read once. */
+interface Sides {
+  opts: CompareOptions;
+  thresholdPct: number;
+  alpha: number;
+  dirs: { base: string; head: string; history: string[] };
+  base: Dataset;
+  head: Dataset;
+  /** Each operation's earlier measurements (historyByKey). */
+  history: Map<string, TimingRecord[]>;
+}
+
+function readSides(opts: CompareOptions): Sides {
   const dirs = opts.systemDirs ?? {
     base: join(opts.baseDir, opts.system),
     head: join(opts.headDir, opts.system),
@@ -381,51 +391,73 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
   const base = loadSystem(dirs.base, opts.system, 'base');
   const head = loadSystem(dirs.head, opts.system, 'head');
   const history = historyByKey(dirs.history.filter((d) => existsSync(d)).map((d) => recordsByKey(readable(loadDataset(d), 'history'))));
-  const baseRecords = recordsByKey(base);
-  const headRecords = recordsByKey(head);
+  return {
+    opts,
+    thresholdPct: opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT,
+    alpha: opts.alpha ?? DEFAULT_ALPHA,
+    dirs,
+    base,
+    head,
+    history,
+  };
+}
+
+/** A row per operation on either side, in key order. */
+function compareRows(sides: Sides): CompareRow[] {
+  const baseRecords = recordsByKey(sides.base);
+  const headRecords = recordsByKey(sides.head);
   const keys = [...new Set([...baseRecords.keys(), ...headRecords.keys()])].sort();
+  return keys.map((key) => compareRow(sides, key, baseRecords.get(key), headRecords.get(key)));
+}
+
+/** One operation's row: new, removed, carried over, built with other flags, or judged (judge). */
+function compareRow(sides: Sides, key: string, b: TimingRecord | undefined, h: TimingRecord | undefined): CompareRow {
   const entry = (ds: Dataset, r: TimingRecord) => ds.build.instances[instanceKey(r.candidate, r.label)];
+  const { candidate, label, operation } = (b ?? h)!;
+  const together = b !== undefined && h !== undefined && measuredTogether(b, h);
+  const bs = b ? side(b, entry(sides.base, b), together) : undefined;
+  const hs = h ? side(h, entry(sides.head, h), together) : undefined;
+  const row = { candidate, label, operation, base: bs, head: hs };
+  if (!bs && hs) return { ...row, verdict: 'new', reason: 'no base measurement' };
+  if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };
+  if (!bs || !hs) return { ...row, verdict: 'inconclusive', reason: 'neither side has trials' };
+  const id = measurementId(b!);
+  if (id !== undefined && id === measurementId(h!))
+    return {
+      ...row,
+      verdict: 'unchanged',
+      carried_over: true,
+      reason: "not measured (unchanged inputs): head holds the baseline's record",
+    };
+  if (b!.flags !== undefined && h!.flags !== undefined && b!.flags !== h!.flags)
+    return {
+      ...row,
+      verdict: 'inconclusive',
+      delta_pct: medianDeltaPct(bs, hs),
+      reason: `build flags differ (${b!.flags} → ${h!.flags})`,
+    };
+  // Each past run's median trial: the figure the verdict compares, so one disturbed trial of a
+  // nightly run does not widen the spread either.
+  const past = (sides.history.get(key) ?? [])
+    .filter((r) => r.trials?.length > 0)
+    .map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
+  const judged = { ...row, ...judge(bs, hs, sides.thresholdPct, sides.alpha, historyCv(past)), history_runs: past.length };
+  return sides.opts.unstable?.has(key) ? markUnstable(judged) : judged;
+}
 
-  const rows: CompareRow[] = keys.map((key) => {
-    const b = baseRecords.get(key);
-    const h = headRecords.get(key);
-    const { candidate, label, operation } = (b ?? h)!;
-    const together = b !== undefined && h !== undefined && measuredTogether(b, h);
-    const bs = b ? side(b, entry(base, b), together) : undefined;
-    const hs = h ? side(h, entry(head, h), together) : undefined;
-    const row = { candidate, label, operation, base: bs, head: hs };
-    if (!bs && hs) return { ...row, verdict: 'new', reason: 'no base measurement' };
-    if (bs && !hs) return { ...row, verdict: 'removed', reason: h ? `head not measured (${h.status})` : 'no head measurement' };
-    if (!bs || !hs) return { ...row, verdict: 'inconclusive', reason: 'neither side has trials' };
-    const id = measurementId(b!);
-    if (id !== undefined && id === measurementId(h!))
-      return {
-        ...row,
-        verdict: 'unchanged',
-        carried_over: true,
-        reason: "not measured (unchanged inputs): head holds the baseline's record",
-      };
-    if (b!.flags !== undefined && h!.flags !== undefined && b!.flags !== h!.flags)
-      return {
-        ...row,
-        verdict: 'inconclusive',
-        delta_pct: medianDeltaPct(bs, hs),
-        reason: `build flags differ (${b!.flags} → ${h!.flags})`,
-      };
-    // Each past run's median trial: the figure the verdict compares, so one disturbed trial of a
-    // nightly run does not widen the spread either.
-    const past = (history.get(key) ?? [])
-      .filter((r) => r.trials?.length > 0)
-      .map((r) => medianTrial(r.trials.map((t) => t.cycles / t.measurements)));
-    const judged = { ...row, ...judge(bs, hs, thresholdPct, alpha, historyCv(past)), history_runs: past.length };
-    return opts.unstable?.has(key) ? markUnstable(judged) : judged;
-  });
+/** Every instance key of either side's build.json, in order. */
+const instanceKeysOf = (base: Dataset, head: Dataset): string[] =>
+  [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
 
-  const instanceKeys = [...new Set([...Object.keys(base.build.instances), ...Object.keys(head.build.instances)])].sort();
+/** What changed of head's instances themselves: KAT statuses, what their outputs were held to, builds. */
+function instanceChanges(
+  base: Dataset,
+  head: Dataset,
+  instanceKeys: string[],
+): Required<Pick<CompareReport, 'kat_changes' | 'held_to' | 'build_failures' | 'fell_back'>> {
   const kat_changes: KatChange[] = instanceKeys
     .map((key) => ({ key, base: instanceStatus(base.build.instances[key]), head: instanceStatus(head.build.instances[key]) }))
     .filter((c) => c.base !== c.head && c.head !== undefined);
-  // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
   // What each changed library's outputs were held to (campaign/unseen.ts): said per instance in the comment.
   const held_to = instanceKeys
     .filter((k) => {
@@ -433,30 +465,42 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
       return h?.library_sha256 !== undefined && h.library_sha256 !== b?.library_sha256 && measurable(h.kat);
     })
     .map((key) => ({ key, held_to: heldToShown(head.build.instances[key]!) }));
+  // New ones only, like KAT changes: a build that already failed on the base is not this change's doing.
   const build_failures = instanceKeys.filter(
     (k) => head.build.instances[k]?.kat === 'BUILDFAIL' && base.build.instances[k]?.kat !== 'BUILDFAIL',
   );
+  return { kat_changes, held_to, build_failures, fell_back: fellBack(base, head, instanceKeys) };
+}
 
-  // Head's instances measured with the harness defaults because their guide build failed: said, with why.
-  // Only where it is new: a library the base also measured that way is no news of this change.
+/**
+ * Head's instances measured with the harness defaults because their guide build failed: said, with why.
+ * Only where it is new: a library the base also measured that way is no news of this change.
+ */
+function fellBack(base: Dataset, head: Dataset, instanceKeys: string[]): NonNullable<CompareReport['fell_back']> {
   const fellBackOf = (e: BuildEntry | undefined) => e?.flags === 'harness-default' && e.guide_result !== undefined && e.kat !== 'BUILDFAIL';
-  const fell_back = instanceKeys.flatMap((k) => {
+  return instanceKeys.flatMap((k) => {
     const e = head.build.instances[k];
     const b = base.build.instances[k];
     const known = fellBackOf(b) && b!.library_sha256 === e?.library_sha256;
     return fellBackOf(e) && !known ? [{ key: k, why: e!.guide_error ?? e!.guide_result! }] : [];
   });
+}
 
+/** Head's invalid candidates that the base did not have. */
+function newInvalidCandidates(base: Dataset, head: Dataset): CompareReport['invalid_candidates'] {
   const invalidOf = (ds: { campaign?: Record<string, unknown> }) =>
     Array.isArray(ds.campaign?.invalid_candidates) ? (ds.campaign.invalid_candidates as Array<{ id: string; problem: string }>) : [];
   const invalidOnBase = new Set(invalidOf(base).map((c) => c.id));
-  const invalid_candidates = invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
+  return invalidOf(head).filter((c) => !invalidOnBase.has(c.id));
+}
 
+/** Sizes and ELF images that differ between the sides' build.json, then peak RSS that moved more than the noise. */
+function valueChanges(sides: Sides, instanceKeys: string[], rows: CompareRow[]): Pick<CompareReport, 'size_changes' | 'memory_changes'> {
   const size_changes: ValueChange[] = [];
   const memory_changes: ValueChange[] = [];
   for (const key of instanceKeys) {
-    const b = base.build.instances[key];
-    const h = head.build.instances[key];
+    const b = sides.base.build.instances[key];
+    const h = sides.head.build.instances[key];
     if (!b || !h) continue;
     for (const item of ['pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes', 'signature_bytes']) {
       const bv = b.sizes?.[item];
@@ -466,28 +510,53 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     if (b.elf_load_bytes !== undefined && h.elf_load_bytes !== undefined && b.elf_load_bytes !== h.elf_load_bytes)
       memory_changes.push({ key, item: 'elf_load_bytes', base: b.elf_load_bytes, head: h.elf_load_bytes });
   }
-  const noise = opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
+  const noise = sides.opts.rssNoiseBytes ?? RSS_NOISE_BYTES;
   for (const row of rows) {
     const bv = row.base?.peak_rss_bytes;
     const hv = row.head?.peak_rss_bytes;
     if (bv !== undefined && hv !== undefined && Math.abs(hv - bv) >= noise)
       memory_changes.push({ key: operationKey(row.candidate, row.label, row.operation), item: 'peak_rss_bytes', base: bv, head: hv });
   }
+  return { size_changes, memory_changes };
+}
 
-  const size_mismatches = opts.campaignDir
-    ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(opts.campaignDir, { candidatesRequired: false })))
+/** Head's sizes the campaign's size catalog states otherwise; none without a campaign folder. */
+function sizeMismatches(head: Dataset, campaignDir: string | undefined): CompareReport['size_mismatches'] {
+  return campaignDir
+    ? sizeAudit(auditedInstances(head), readSizeCatalog(loadCampaign(campaignDir, { candidatesRequired: false })))
         .filter((f) => f.verdict === 'mismatch')
         .map(({ id, instance, item, catalog, api, basis }) => ({ id, instance, item, catalog, api, basis }))
     : [];
-  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+}
+
+/** The constant-time check's news: new findings, and head's ct builds that newly failed to build. */
+function ctChanges(base: Dataset, head: Dataset): Pick<CompareReport, 'ct_findings'> & Required<Pick<CompareReport, 'ct_build_failures'>> {
   // Only when a side has a constant-time check: comparisons of evidence without one stay as they were.
   const baseCt = readableCt(base.systemDir, 'base');
   const headCt = readableCt(head.systemDir, 'head');
   const ct_findings = baseCt.length + headCt.length > 0 ? newCtFindings(baseCt, headCt) : undefined;
-  const ct_build_failures = ctBuildFailures(baseCt, headCt);
-  const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
+  return { ct_findings, ct_build_failures: ctBuildFailures(baseCt, headCt) };
+}
+
+/** The sandbox head's campaign says it ran in, when it names a known one. */
+function sandboxOf(head: Dataset): CompareReport['sandbox'] {
   const said = head.campaign?.sandbox;
-  const sandbox = said === 'bwrap' || said === 'unshare' || said === 'none' ? said : undefined;
+  return said === 'bwrap' || said === 'unshare' || said === 'none' ? said : undefined;
+}
+
+export function compareEvidence(opts: CompareOptions): CompareReport {
+  const sides = readSides(opts);
+  const { base, head, thresholdPct, alpha } = sides;
+  const rows = compareRows(sides);
+  const instanceKeys = instanceKeysOf(base, head);
+  const { kat_changes, held_to, build_failures, fell_back } = instanceChanges(base, head, instanceKeys);
+  const invalid_candidates = newInvalidCandidates(base, head);
+  const { size_changes, memory_changes } = valueChanges(sides, instanceKeys, rows);
+  const size_mismatches = sizeMismatches(head, opts.campaignDir);
+  const historyRuns = Math.max(0, ...rows.map((r) => r.history_runs ?? 0));
+  const { ct_findings, ct_build_failures } = ctChanges(base, head);
+  const katFailures = kat_changes.filter((c) => c.head !== 'PASS').length;
+  const sandbox = sandboxOf(head);
   return {
     system: opts.system,
     threshold_pct: thresholdPct,
@@ -504,7 +573,7 @@ export function compareEvidence(opts: CompareOptions): CompareReport {
     size_mismatches,
     ...(ct_findings ? { ct_findings } : {}),
     ...(ct_build_failures.length > 0 ? { ct_build_failures } : {}),
-    ...(dirs.history.length > 0 ? { history_runs: historyRuns } : {}),
+    ...(sides.dirs.history.length > 0 ? { history_runs: historyRuns } : {}),
     ...evidenceProblems(base, head),
     counts: {
       regressions: rows.filter((r) => r.verdict === 'regression' && !r.unstable).length,

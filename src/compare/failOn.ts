@@ -1,7 +1,7 @@
 import { InputError } from '../errors.js';
 import type { CompareReport } from './types.js';
 
-export const FAIL_ON = ['regression', 'kat', 'size-audit', 'ct'] as const;
+const FAIL_ON = ['regression', 'kat', 'size-audit', 'ct'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 
 export function parseFailOn(v: string, where: string): Set<FailOn> {

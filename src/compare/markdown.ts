@@ -59,7 +59,7 @@ const VERDICT_CELL: Record<Verdict, string> = {
 };
 
 /** What a row carried over from the baseline reads instead of a verdict: nothing was measured. */
-export const NOT_MEASURED = 'not measured (unchanged inputs)';
+const NOT_MEASURED = 'not measured (unchanged inputs)';
 
 /**
  * A row whose head is the baseline's own record: the comparison saw the same record on both sides,
@@ -73,7 +73,6 @@ export function isCarriedOver(r: CompareRow, pr?: PullRequestContext): boolean {
   );
 }
 
-/** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
 /** Said before the verdicts when a side's evidence does not validate: its figures may not be what was measured. */
 function validationWarnings(report: CompareReport): RootContent[] {
   return (['base', 'head'] as const).flatMap((side) => {
@@ -107,6 +106,7 @@ function refusedWarning(report: CompareReport): RootContent[] {
   ];
 }
 
+/** Rows whose two sides were both measured: untouched candidates only repeat the baseline. */
 function comparedRows(report: CompareReport, pr?: PullRequestContext): CompareRow[] {
   return report.rows.filter((r) => r.base && r.head && !isCarriedOver(r, pr));
 }
@@ -124,7 +124,7 @@ const noisyVerdicts = (report: CompareReport, pr?: PullRequestContext): number =
   comparedRows(report, pr).filter((r) => r.verdict === 'noisy').length;
 
 /** What a noisy side's change reads beside its verdict: judged all the same, since the ranges stand apart. */
-export const NOISY_APART_MARK = '(noisy sides, ranges apart)';
+const NOISY_APART_MARK = '(noisy sides, ranges apart)';
 
 function verdictCell(r: CompareRow): string {
   return r.noisy === true && CHANGED.has(r.verdict) ? `${VERDICT_CELL[r.verdict]} ${NOISY_APART_MARK}` : VERDICT_CELL[r.verdict];
@@ -234,11 +234,6 @@ function changedRows(report: CompareReport): CompareRow[] {
     .map(({ r }) => r);
 }
 
-/**
- * The parts of the comment whose rows may be dropped to respect a size limit, in the order they
- * are dropped (from the end of each): the full listing first, then the changed table, the
- * audit tables, and last the KAT findings and build failures, which matter most.
- */
 /** Head's instances measured with the harness defaults, the guide's flags having failed: as the seed harness does, but said. */
 function fellBack(report: CompareReport): RootContent[] {
   const fell = report.fell_back ?? [];
@@ -297,6 +292,12 @@ interface Groups {
   builds: Inline[][];
   invalid: Inline[][];
 }
+
+/**
+ * The parts of the comment whose rows may be dropped to respect a size limit, in the order they
+ * are dropped (from the end of each): the full listing first, then the changed table, the
+ * audit tables, and last the KAT findings and build failures, which matter most.
+ */
 const DROP_ORDER = [
   'details',
   'undecided',
@@ -360,133 +361,202 @@ interface Layout {
   dropped: number;
 }
 
+/** What each part of one rendering reads: the report, and its rows as many as the layout keeps. */
+interface Page {
+  report: CompareReport;
+  g: Groups;
+  pr?: PullRequestContext;
+  /** A group's rows that the layout keeps. */
+  take<T>(name: keyof Groups, rows: T[]): T[];
+}
+
 function render(report: CompareReport, g: Groups, layout: Layout): string {
   const { keep, opts } = layout;
-  const take = <T>(name: keyof Groups, rows: T[]): T[] => rows.slice(0, keep[name]);
-  const pr = opts.pr;
-  const out: RootContent[] = [heading(3, headline(report, pr))];
-  if (pr && !pr.baseline) {
-    out.push(
-      para(
-        `⚠ No evidence for ${report.system} on the base commit `,
-        code(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
-        ' nor on the data branch ',
-        code(pr.looked.dataBranch),
-        ': every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first.',
-      ),
-    );
-  }
-  if (report.sandbox === 'none')
-    out.push(
-      para(
-        '⚠ Not sandboxed: the campaign set ',
-        code('sandbox: none'),
-        ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf).",
-      ),
-    );
-  out.push(...validationWarnings(report), ...refusedWarning(report));
-  out.push(para(...ruleText(report, pr)));
+  const page: Page = { report, g, pr: opts.pr, take: (name, rows) => rows.slice(0, keep[name]) };
+  const out: RootContent[] = [
+    heading(3, headline(report, page.pr)),
+    ...preamble(page),
+    ...changedSection(page),
+    ...undecidedSection(page),
+    ...noisySection(page),
+    ...katAndBuildSection(page),
+    ...heldToSection(page),
+    ...auditSections(page),
+    ...detailsSection(page),
+    ...closing(page, layout),
+  ];
+  const body = serialize(root(out));
+  return layout.leadingLine === undefined ? body : `${layout.leadingLine}\n${body}`;
+}
+
+/** What the verdicts are read with: warnings about the evidence, the rule, and how many rows were compared. */
+function preamble({ report, g, pr }: Page): RootContent[] {
   const compared = comparedRows(report, pr).length;
   const carried = report.rows.filter((r) => isCarriedOver(r, pr)).length;
-  out.push(
+  return [
+    ...noBaselineWarning(report, pr),
+    ...sandboxWarning(report),
+    ...validationWarnings(report),
+    ...refusedWarning(report),
+    para(...ruleText(report, pr)),
     para(
       `${plural(compared, 'measurement')} compared, ${g.changed.length} changed`,
       carried > 0 ? `; ${carried} of untouched candidates carried over from the baseline, not measured.` : '.',
     ),
-  );
+  ];
+}
 
+function noBaselineWarning(report: CompareReport, pr: PullRequestContext | undefined): RootContent[] {
+  if (!pr || pr.baseline) return [];
+  return [
+    para(
+      `⚠ No evidence for ${report.system} on the base commit `,
+      code(`${pr.looked.baseRef}@${pr.looked.baseSha.slice(0, 7)}`),
+      ' nor on the data branch ',
+      code(pr.looked.dataBranch),
+      ': every measurement below is new, nothing was compared. Publish nightly evidence to the data branch (or commit it to the base branch) first.',
+    ),
+  ];
+}
+
+function sandboxWarning(report: CompareReport): RootContent[] {
+  if (report.sandbox !== 'none') return [];
+  return [
+    para(
+      '⚠ Not sandboxed: the campaign set ',
+      code('sandbox: none'),
+      ", so the submissions' code ran with the rights of the runner user (see docs/security.md in ngcc-perf).",
+    ),
+  ];
+}
+
+function changedSection({ report, g, pr, take }: Page): RootContent[] {
   const changed = take('changed', g.changed);
   if (g.changed.length === 0)
-    out.push(
+    return [
       para(
         noisyVerdicts(report, pr) > 0
           ? 'No measurement changed significantly; the noisy ones below could not be judged.'
           : 'No measurement changed significantly.',
       ),
-    );
-  else if (changed.length > 0) out.push(para(strong('Changed measurements')), table(rowHeader(report), changed));
+    ];
+  if (changed.length > 0) return [para(strong('Changed measurements')), table(rowHeader(report), changed)];
+  return [];
+}
 
+function undecidedSection({ g, take }: Page): RootContent[] {
   const undecided = take('undecided', g.undecided);
-  if (undecided.length > 0)
-    out.push(
-      para(strong('Inconclusive measurements')),
-      para('A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement.'),
-      table(UNDECIDED_HEADER, undecided),
-    );
+  if (undecided.length === 0) return [];
+  return [
+    para(strong('Inconclusive measurements')),
+    para('A change of at least the threshold that the trials could not tell from their spread: neither a regression nor an improvement.'),
+    table(UNDECIDED_HEADER, undecided),
+  ];
+}
 
+function noisySection({ g, take }: Page): RootContent[] {
   const noisy = take('noisy', g.noisy);
-  if (noisy.length > 0)
-    out.push(
-      para(strong('Noisy measurements')),
-      para(
-        `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}× or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`,
-      ),
-      table(NOISY_HEADER, noisy),
-    );
+  if (noisy.length === 0) return [];
+  return [
+    para(strong('Noisy measurements')),
+    para(
+      `On a side of each of these rows the trials spread ${NOISY_TRIAL_SPREAD}× or more (slowest over fastest trial, per call), or a trial spent more than ${DISTURBED_OFF_CPU_SHARE * 100}% of its time off the CPU ("off-CPU"): something else ran on the core. Such a row is "noisy", never a regression or an improvement, unless the two sides' worst-case ranges do not overlap at all; re-run to judge it.`,
+    ),
+    table(NOISY_HEADER, noisy),
+  ];
+}
 
+function katAndBuildSection({ g, take }: Page): RootContent[] {
   const kat = take('kat', g.kat);
   const builds = take('builds', g.builds);
   const still = take('stillFailing', g.stillFailing);
   const invalid = take('invalid', g.invalid);
-  if (kat.length > 0 || builds.length > 0 || still.length > 0 || invalid.length > 0) {
-    out.push(para(strong('KAT and build')));
-    if (invalid.length > 0) out.push(para('Candidates not built because their candidate.yml or kat.sha256 is wrong:'), bullets(invalid));
-    if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
-    if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
-    if (still.length > 0)
-      out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
-  }
+  if (kat.length === 0 && builds.length === 0 && still.length === 0 && invalid.length === 0) return [];
+  const out: RootContent[] = [para(strong('KAT and build'))];
+  if (invalid.length > 0) out.push(para('Candidates not built because their candidate.yml or kat.sha256 is wrong:'), bullets(invalid));
+  if (kat.length > 0) out.push(table(['instance', 'base KAT', 'head KAT'], kat));
+  if (builds.length > 0) out.push(para('Build failures in head (first compiler error):'), bullets(builds));
+  if (still.length > 0)
+    out.push(para('KATs of the measured candidates that still fail as on the baseline (not counted as new failures):'), bullets(still));
+  return out;
+}
 
+function heldToSection({ g, take }: Page): RootContent[] {
   const held = take('heldTo', g.heldTo);
-  if (held.length > 0)
-    out.push(
-      para(strong('Outputs held to')),
-      para('What the outputs of each changed library were checked against, beyond its own run of the published KAT:'),
-      bullets(held),
-    );
+  if (held.length === 0) return [];
+  return [
+    para(strong('Outputs held to')),
+    para('What the outputs of each changed library were checked against, beyond its own run of the published KAT:'),
+    bullets(held),
+  ];
+}
 
+/** The audits: the size catalog, the constant-time check, the builds that fell back, sizes and memory. */
+function auditSections(page: Page): RootContent[] {
+  const { report, g, take } = page;
+  // Each finding under its own title: the size audit is the catalog against the API, nothing else.
   const mismatches = take('mismatches', g.mismatches);
+  return [
+    ...(mismatches.length > 0
+      ? [
+          para(strong('Size audit')),
+          para('Catalog sizes that differ from what the API reports:'),
+          table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches),
+        ]
+      : []),
+    ...ctFindingsSection(page),
+    ...ctUnbuilt(report),
+    ...fellBack(report),
+    ...valueChangeSections(page),
+  ];
+}
+
+function ctFindingsSection({ report, g, take }: Page): RootContent[] {
+  const ct = take('ct', g.ct);
+  if (ct.length === 0) return [];
+  return [
+    para(strong('Constant-time findings')),
+    para(
+      'Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate’s ',
+      code('ct-suppressions.yml'),
+      ', with a reason.',
+    ),
+    table(['instance', 'kind', 'function', 'site', 'operations', 'reports'], ct),
+    ...kindMeanings((report.ct_findings ?? []).map((f) => f.kind)),
+  ];
+}
+
+function valueChangeSections({ g, take }: Page): RootContent[] {
   const sizes = take('sizes', g.sizes);
   const memory = take('memory', g.memory);
-  // Each finding under its own title: the size audit is the catalog against the API, nothing else.
-  if (mismatches.length > 0)
-    out.push(
-      para(strong('Size audit')),
-      para('Catalog sizes that differ from what the API reports:'),
-      table(['candidate', 'instance', 'item', 'catalog (bytes)', 'API (bytes)', 'basis'], mismatches),
-    );
-  const ct = take('ct', g.ct);
-  if (ct.length > 0)
-    out.push(
-      para(strong('Constant-time findings')),
-      para(
-        'Unsuppressed sites that memcheck flagged in head and the baseline did not have (secrets marked undefined; a branch, a memory index, a division or a system call that depends on them). Sites are matched per function and file, so moved lines alone are not new. Mark data that is public by definition in the candidate’s ',
-        code('ct-suppressions.yml'),
-        ', with a reason.',
-      ),
-      table(['instance', 'kind', 'function', 'site', 'operations', 'reports'], ct),
-      ...kindMeanings((report.ct_findings ?? []).map((f) => f.kind)),
-    );
-  out.push(...ctUnbuilt(report), ...fellBack(report));
   const valueHeader = ['instance', 'item', 'base', 'head', 'Δ%'];
-  if (sizes.length > 0) out.push(para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes));
-  if (memory.length > 0)
-    out.push(
-      para(strong('Memory changes')),
-      para('The static ELF image (elf_load_bytes) and the peak RSS of an operation (peak_rss_bytes), in bytes:'),
-      table(valueHeader, memory),
-    );
+  return [
+    ...(sizes.length > 0 ? [para(strong('Size changes')), para('Sizes the API reports (bytes):'), table(valueHeader, sizes)] : []),
+    ...(memory.length > 0
+      ? [
+          para(strong('Memory changes')),
+          para('The static ELF image (elf_load_bytes) and the peak RSS of an operation (peak_rss_bytes), in bytes:'),
+          table(valueHeader, memory),
+        ]
+      : []),
+  ];
+}
 
+function detailsSection({ report, g, take }: Page): RootContent[] {
   const details = take('details', g.details);
-  if (details.length > 0) {
-    const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
-    out.push(
-      html(`<details>\n<summary>All ${plural(report.rows.length, 'operation')}${shown}</summary>`),
-      table(rowHeader(report), details),
-      html('</details>'),
-    );
-  }
+  if (details.length === 0) return [];
+  const shown = details.length < g.details.length ? ` (first ${details.length} shown)` : '';
+  return [
+    html(`<details>\n<summary>All ${plural(report.rows.length, 'operation')}${shown}</summary>`),
+    table(rowHeader(report), details),
+    html('</details>'),
+  ];
+}
 
+/** How to reproduce, where to read more, and how many rows the size limit left out. */
+function closing({ report, pr }: Page, layout: Layout): RootContent[] {
+  const { opts } = layout;
+  const out: RootContent[] = [];
   if (pr && pr.measured.length > 0) out.push(reproduceHint(report.system, pr));
 
   const links: Inline[] = [];
@@ -498,9 +568,7 @@ function render(report: CompareReport, g: Groups, layout: Layout): string {
     const see: Inline = opts.reportUrl ? link(opts.reportUrl, 'full report') : text('full report');
     out.push(para(`… ${layout.dropped} more rows not shown (comment size limit); see the `, see));
   }
-
-  const body = serialize(root(out));
-  return layout.leadingLine === undefined ? body : `${layout.leadingLine}\n${body}`;
+  return out;
 }
 
 /** The rule compare.ts applies, with this run's numbers. */

@@ -22,7 +22,7 @@ function headStarted(systemDir: string, r: { candidate: string; label: string; o
  * night's evidence, one file per instance (evidence/pairedNight.ts): what "Since last night" and the
  * change points then take as the verdict of that night for those operations. Returns the rows kept.
  */
-export function keepPairedVerdicts(systemDir: string, report: CompareReport, againstCommit: string, nightStarted: string): number {
+function keepPairedVerdicts(systemDir: string, report: CompareReport, againstCommit: string, nightStarted: string): number {
   const byInstance = new Map<string, { candidate: string; label: string; operations: Record<string, PairedOperation> }>();
   let kept = 0;
   for (const r of report.rows) {

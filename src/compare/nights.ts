@@ -20,7 +20,7 @@ import {
  */
 
 /** A night's figure as the rule reads it: log of the median trial, net of the host, and that log's variance from the night's trials. */
-export interface NightPoint {
+interface NightPoint {
   y: number;
   v: number;
 }
@@ -31,7 +31,7 @@ const MAD_TO_SD = 1.4826;
 const MEDIAN_SE_FACTOR = 1.2533;
 
 /** A night's log figure, and its variance from its trials (per call): none from fewer than three. */
-export function nightPoint(medianTrial: number, perCall: readonly number[]): NightPoint {
+function nightPoint(medianTrial: number, perCall: readonly number[]): NightPoint {
   const logs = perCall.filter((x) => x > 0).map(Math.log);
   if (logs.length < 3) return { y: Math.log(medianTrial), v: 0 };
   const se = (MEDIAN_SE_FACTOR * MAD_TO_SD * medianAbsoluteDeviation(logs)) / Math.sqrt(logs.length);
@@ -49,7 +49,7 @@ export function nightPoint(medianTrial: number, perCall: readonly number[]): Nig
  * levels are eliminated, which leaves one linear equation per night, solved by Gaussian elimination
  * with partial pivoting. `crossing[t]`: the units that span nights t − 1 and t.
  */
-export function hostLevels(
+function hostLevels(
   cells: ReadonlyArray<{ unit: number; night: number; y: number }>,
   nights: number,
 ): { level: number[]; seen: Array<number | undefined>; crossing: number[] } {
@@ -132,7 +132,7 @@ export interface NightNoise {
  * step among them moves the median absolute deviation little. With too few pairs, the noise is
  * taken to be at least NIGHT_NOISE_UNMEASURED, so that a first week claims only large steps.
  */
-export function nightNoise(unchangedLogChanges: readonly number[]): NightNoise {
+function nightNoise(unchangedLogChanges: readonly number[]): NightNoise {
   const pairs = unchangedLogChanges.length;
   const measured = pairs >= NIGHT_NOISE_MIN_PAIRS;
   const estimate = pairs >= 2 ? (MAD_TO_SD * medianAbsoluteDeviation([...unchangedLogChanges])) / Math.SQRT2 : 0;
@@ -156,7 +156,7 @@ export function chiSquaredQuantile(p: number, k: number): number {
  * cause is one such pair, and would hide itself). Undefined from fewer than two residuals left: not
  * known yet.
  */
-export function rowNoise(residuals: readonly number[], confidence = NIGHT_NOISE_CONFIDENCE): number | undefined {
+function rowNoise(residuals: readonly number[], confidence = NIGHT_NOISE_CONFIDENCE): number | undefined {
   const kept = [...residuals].sort((a, b) => Math.abs(a) - Math.abs(b)).slice(0, -1);
   if (kept.length < 2) return undefined;
   // A residual is the difference of two nights: half its square is one night's variance.
@@ -164,7 +164,7 @@ export function rowNoise(residuals: readonly number[], confidence = NIGHT_NOISE_
   return Math.sqrt(sumOfSquares / chiSquaredQuantile(1 - confidence, kept.length));
 }
 
-export interface Step {
+interface Step {
   /** exp(mean after − mean before) − 1, in percent. */
   delta_pct: number;
   /** That difference over its standard deviation. */
@@ -176,13 +176,7 @@ export interface Step {
 const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** The step from the nights `before` to the nights `after`, against the night noise and their trials' own. */
-export function stepBetween(
-  before: readonly NightPoint[],
-  after: readonly NightPoint[],
-  tau: number,
-  zLevel: number,
-  thresholdPct: number,
-): Step {
+function stepBetween(before: readonly NightPoint[], after: readonly NightPoint[], tau: number, zLevel: number, thresholdPct: number): Step {
   const d = meanOf(after.map((p) => p.y)) - meanOf(before.map((p) => p.y));
   const varOf = (ps: readonly NightPoint[]) => (tau * tau) / ps.length + ps.reduce((a, p) => a + p.v, 0) / (ps.length * ps.length);
   const sd = Math.sqrt(varOf(before) + varOf(after));
@@ -191,7 +185,7 @@ export function stepBetween(
 }
 
 /** The two-sided normal level of a test at NIGHT_ALPHA shared by `tests` tests (Bonferroni). */
-export const zLevel = (tests = 1, alpha = NIGHT_ALPHA) => probit(1 - alpha / (2 * Math.max(1, tests)));
+const zLevel = (tests = 1, alpha = NIGHT_ALPHA) => probit(1 - alpha / (2 * Math.max(1, tests)));
 
 export type NightVerdict = 'regression' | 'improvement' | 'within noise' | 'noisy';
 
@@ -201,7 +195,7 @@ export type NightVerdict = 'regression' | 'improvement' | 'within noise' | 'nois
  * noisy when the nights' own noise could not have shown a step of NIGHT_NOISY_FACTOR thresholds;
  * else within noise.
  */
-export function verdictOf(step: Step, thresholdPct = DEFAULT_THRESHOLD_PCT): NightVerdict {
+function verdictOf(step: Step, thresholdPct = DEFAULT_THRESHOLD_PCT): NightVerdict {
   if (Math.abs(step.z) >= zLevel() && Math.abs(step.delta_pct) >= thresholdPct) return step.delta_pct > 0 ? 'regression' : 'improvement';
   return step.detectable_pct >= NIGHT_NOISY_FACTOR * thresholdPct ? 'noisy' : 'within noise';
 }
@@ -215,7 +209,7 @@ export interface FoundStep {
   known: boolean;
 }
 
-export interface StepSearchOptions {
+interface StepSearchOptions {
   tau: number;
   thresholdPct?: number;
   /** Indices where something known changed (the first point after the change): tested where they are, each at NIGHT_ALPHA. */
@@ -232,7 +226,7 @@ export interface StepSearchOptions {
  * (a known cut just after a step of unknown cause would otherwise take part of that step as its
  * own). A step smaller than the threshold is not reported.
  */
-export function nightSteps(points: readonly NightPoint[], opts: StepSearchOptions): FoundStep[] {
+function nightSteps(points: readonly NightPoint[], opts: StepSearchOptions): FoundStep[] {
   const threshold = opts.thresholdPct ?? DEFAULT_THRESHOLD_PCT;
   const known = new Set((opts.knownCuts ?? []).filter((c) => c > 0 && c < points.length));
   const cuts = new Set<number>();

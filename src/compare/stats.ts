@@ -124,7 +124,7 @@ export const disturbedTrials = (side: Trials): number => (side.trial_on_cpu ?? [
  * trial's cycles less that share is the lowest its own work can have cost. A trial without the
  * kernel's figures stands for its cycles.
  */
-export const lowestTrials = (side: Trials): number[] => side.trial_cycles.map((c, i) => c * (side.trial_on_cpu?.[i] ?? 1));
+const lowestTrials = (side: Trials): number[] => side.trial_cycles.map((c, i) => c * (side.trial_on_cpu?.[i] ?? 1));
 
 /**
  * Whether the effect is larger than all of the noise: head's worst-case range lies wholly above
@@ -191,7 +191,7 @@ export function signedRankPValue(differences: number[]): number {
 }
 
 /** The power at which a minimum detectable effect is stated (the usual 80 %). */
-export const MDE_POWER = 0.8;
+const MDE_POWER = 0.8;
 /** The interquartile range of a normal distribution, in standard deviations: a robust sd is IQR / this. */
 const NORMAL_IQR = 1.349;
 /** The signed-rank test's asymptotic efficiency against the t-test under normal noise (3/π). */

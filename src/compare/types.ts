@@ -73,7 +73,7 @@ export interface ValueChange {
   head?: number;
 }
 
-export interface SizeMismatch {
+interface SizeMismatch {
   id: string;
   instance: string;
   item: string;

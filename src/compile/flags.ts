@@ -19,7 +19,7 @@ const GUIDE: Record<Exclude<Arch, 'other'>, Record<FlagVariant, string[]>> = {
 };
 
 /** What every library needs to be loadable by the drivers. */
-export const HARNESS_ADDITIONS = ['-fPIC', '-D_GNU_SOURCE'];
+const HARNESS_ADDITIONS = ['-fPIC', '-D_GNU_SOURCE'];
 
 /** Permissive fallback when the guide flags fail: GNU dialect, newer-gcc errors demoted. */
 export const HARNESS_DEFAULT = [

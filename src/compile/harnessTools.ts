@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess } from '../sandbox/run.js';
-import { readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
+import { readJson, readJsonIfExists, sha256File, sha256Hex, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import { compilerVersion, HARNESS_CC, systemToolPath } from '../env/toolchain.js';
 import { InputError } from '../errors.js';
@@ -20,31 +20,77 @@ export interface HarnessTools {
   probe: string;
 }
 
-/** Hash over every native source file (sorted), so any harness change rebuilds libraries. */
-export function harnessVersion(): string {
+/**
+ * native/binaries.json: for each binary the harness builds, and each unit it links into the library
+ * under test, the sources and the headers they include (relative to native/). The one list of them:
+ * every build here, in src/ct/ and in bench/ and test/ reads it.
+ */
+export const NATIVE_MANIFEST = 'binaries.json';
+
+/** The binaries of native/binaries.json, by the names the rest of the system knows them by. */
+export type NativeBinary = 'ngcc_driver' | 'ngcc_mem' | 'ngcc_probe' | 'ngcc_ct';
+
+/** One entry of native/binaries.json. */
+export interface NativeUnit {
+  about?: string;
+  sources: string[];
+  headers: string[];
+  /** A binary's linker arguments. */
+  link?: string[];
+}
+
+export interface NativeManifest {
+  binaries: Record<NativeBinary, NativeUnit & { link: string[] }>;
+  /** What is compiled into the library under test: the ct build's generator wrappers, the profile build's wrappers and accounting, the NIST shim. */
+  linked: {
+    ct_wrap: NativeUnit;
+    hashprof: NativeUnit;
+    /** `generators`: the KAT generator behind randombytes for each kat_rng. */
+    nist: NativeUnit & { generators: Record<'nist' | 'hqc', string> };
+  };
+  /** The other C files under native/, with what builds them. */
+  other: Record<string, NativeUnit & { include?: string[] }>;
+}
+
+export const nativeManifest = (): NativeManifest => readJson<NativeManifest>(join(nativeDir(), NATIVE_MANIFEST));
+
+/** A path of native/binaries.json, made absolute. */
+export const nativePath = (file: string): string => join(nativeDir(), file);
+
+/** A binary's sources (absolute paths) and linker arguments, as native/binaries.json lists them. */
+export function nativeBinary(name: NativeBinary): { sources: string[]; link: string[] } {
+  const b = nativeManifest().binaries[name];
+  return { sources: b.sources.map(nativePath), link: b.link };
+}
+
+/**
+ * What the harness version hashes: every .c and .h under native/ (sorted) and native/binaries.json,
+ * which says what each binary is built from. Every file the manifest names is a .c or .h under
+ * native/, so the walk covers them all, and any file it does not name too.
+ */
+export function harnessInputs(): string[] {
   const root = nativeDir();
   const files: string[] = [];
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.(c|h)$|^driver-sources\.json$/.test(e.name)) files.push(p);
+      else if (/\.(c|h)$/.test(e.name) || p === join(root, NATIVE_MANIFEST)) files.push(p);
     }
   };
   walk(root);
-  const parts = files.map((f) => `${f.slice(root.length)}\n${sha256Hex(readFileSync(f))}`);
+  return files;
+}
+
+/** Hash over the harness's inputs (harnessInputs) and the compiler, so any harness change rebuilds libraries. */
+export function harnessVersion(): string {
+  const root = nativeDir();
+  const parts = harnessInputs().map((f) => `${f.slice(root.length)}\n${sha256Hex(readFileSync(f))}`);
   return sha256Hex(`${parts.join('\n')}\n${compilerVersion(HARNESS_CC)}`).slice(0, 16);
 }
 
-/**
- * The sources of ngcc_driver, relative to native/: listed in native/driver-sources.json, which the
- * benches read too (bench/run.mjs builds the same driver); test/arm.test.ts cross-builds them.
- */
-export function driverSources(): string[] {
-  return (JSON.parse(readFileSync(join(nativeDir(), 'driver-sources.json'), 'utf8')) as { sources: string[] }).sources;
-}
-
-const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const;
+/** The binaries built together into the harness folder (ngcc_ct is built beside them when needed: src/ct/tools.ts). */
+const NAMES = ['ngcc_driver', 'ngcc_mem', 'ngcc_probe'] as const satisfies readonly NativeBinary[];
 /** Each binary's SHA-256, written with the set: a binary that no longer matches is rebuilt. */
 const MANIFEST = 'sha256.json';
 
@@ -110,18 +156,10 @@ async function compileTools(dir: string): Promise<void> {
   const staging = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   const common = ['-std=gnu11', '-O2', '-Wall', '-Wextra', '-Werror', `-I${n}`];
-  const targets: Array<[(typeof NAMES)[number], string[], string[]]> = [
-    ['ngcc_driver', driverSources().map((f) => join(n, f)), ['-ldl']],
-    // -z now: lazy symbol binding inside the measured call would count as its stack.
-    [
-      'ngcc_mem',
-      [join(n, 'ngcc_mem.c'), join(n, 'harness.c'), join(n, 'ops.c'), join(n, 'hash_ops.c'), join(n, 'kex_ops.c'), join(n, 'cpucycles.c')],
-      ['-Wl,-z,now', '-ldl', '-lpthread'],
-    ],
-    ['ngcc_probe', [join(n, 'ngcc_probe.c'), join(n, 'cpucycles.c')], []],
-  ];
   const manifest: Record<string, string> = {};
-  for (const [name, sources, link] of targets) {
+  for (const name of NAMES) {
+    // What each is built from, and its linker arguments (ngcc_mem's -z now among them): native/binaries.json.
+    const { sources, link } = nativeBinary(name);
     // The harness's own sources: trusted, built outside the sandbox.
     const r = await runProcess([systemToolPath(HARNESS_CC), ...common, '-o', join(staging, name), ...sources, ...link], {
       timeoutMs: 120_000,

@@ -1,14 +1,13 @@
-import { join } from 'node:path';
 import type { Candidate } from '../config/campaign.js';
 import type { NistNameKey, NistNames } from '../config/instanceBuild.js';
 import type { InstanceSpec } from '../config/schemas.js';
-import { nativeDir } from '../util/paths.js';
+import { nativeManifest, nativePath } from './harnessTools.js';
 
 /**
- * The prefix under which native/nist/nist_shim.c exports the NIST entry points of a scheme built
+ * The prefix under which native/linked/nist/nist_shim.c exports the NIST entry points of a scheme built
  * with `nist_names` (ngcc_nist_crypto_kem_keypair, …): the KAT driver finds them by it.
  */
-export const NIST_NAMES_PREFIX = 'ngcc_nist_';
+const NIST_NAMES_PREFIX = 'ngcc_nist_';
 
 /** The macro of nist_shim.c each `nist_names` key sets. */
 const NAME_MACRO: Record<NistNameKey, string> = {
@@ -44,10 +43,11 @@ function namesDefines(names: NistNames): string[] {
  */
 export function nistShim(candidate: Candidate, inst: InstanceSpec): { sources: string[]; defines: string[] } {
   if (candidate.api !== 'nist') return { sources: [], defines: [] };
-  const n = join(nativeDir(), 'nist');
-  const generator = candidate.katRng === 'hqc' ? 'hqc_rng.c' : 'nist_drbg.c';
+  // The shim and the generator kat_rng chooses: native/binaries.json's `linked.nist` (native/linked/nist/).
+  const nist = nativeManifest().linked.nist;
+  const generator = nist.generators[candidate.katRng === 'hqc' ? 'hqc' : 'nist'];
   return {
-    sources: [join(n, 'nist_shim.c'), join(n, generator)],
+    sources: [...nist.sources, generator].map(nativePath),
     defines: [
       `-DNGCC_NIST_PREFIX=${nistEntryPrefix(inst)}`,
       candidate.type === 'kem' ? '-DNGCC_NIST_KEM' : '-DNGCC_NIST_SIG',

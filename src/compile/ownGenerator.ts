@@ -5,7 +5,7 @@ import type { Toolchain } from '../env/toolchain.js';
 import { compileObjects, symbolsOf, type BuildStep, type ObjectSymbols } from './objects.js';
 
 /**
- * What the harness's KAT generator defines for `api: nist` (native/nist/nist_drbg.c, hqc_rng.c).
+ * What the harness's KAT generator defines for `api: nist` (native/linked/nist/nist_drbg.c, hqc_rng.c).
  * A submission's file that defines one of them would clash with it at link time.
  */
 export const GENERATOR_SYMBOLS: readonly string[] = ['randombytes', 'randombytes_init', 'PQCLEAN_randombytes'];

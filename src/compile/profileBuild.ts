@@ -1,14 +1,20 @@
 import { relinkSteps } from './relink.js';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 import type { BuildRequest } from './compile.js';
 import { buildArgv } from './compile.js';
+import { nativeManifest, nativePath } from './harnessTools.js';
 
-/** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper sources. */
+/** The wrapper sources of the profile build, absolute: native/binaries.json's `linked.hashprof` (native/linked/hashprof/). */
+const hashprofSources = (): string[] => nativeManifest().linked.hashprof.sources.map(nativePath);
+
+/** The wrappable symbols: every `#ifdef NGCC_WRAP_<sym>` in the wrapper source of that name. */
 export function wrapCatalog(file: 'wrap_iccs.c' | 'wrap_nist.c'): string[] {
-  const text = readFileSync(join(nativeDir(), 'hashprof', file), 'utf8');
+  const source = hashprofSources().find((f) => basename(f) === file);
+  if (!source) throw new Error(`native/binaries.json lists no ${file} among the hash-profile wrappers`);
+  const text = readFileSync(source, 'utf8');
   return [...text.matchAll(/^#ifdef NGCC_WRAP_(\w+)/gm)].map((m) => m[1]!);
 }
 
@@ -51,11 +57,11 @@ export async function buildProfiled(req: BuildRequest, flags: string[], wanted: 
   const defined = await definedFunctions(objects);
   const wrapped = wanted.filter((s) => defined.has(s));
   const defines = wrapped.map((s) => `-DNGCC_WRAP_${s}`);
-  const hp = join(nativeDir(), 'hashprof');
-  for (const w of ['hashprof.c', 'wrap_iccs.c', 'wrap_nist.c']) {
-    const obj = join(objDir, `hashprof-${w.replace(/\.c$/, '')}.o`);
-    const includes = [`-I${hp}`, `-I${join(nativeDir(), 'iccs')}`, `-I${nativeDir()}`];
-    if ((await run([cc, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', join(hp, w), '-o', obj])).exitCode !== 0)
+  // The accounting core and the wrappers (native/binaries.json), which include their headers by relative paths.
+  for (const source of hashprofSources()) {
+    const obj = join(objDir, `hashprof-${basename(source, '.c')}.o`);
+    const includes = [`-I${nativeDir()}`];
+    if ((await run([cc, ...plain.flags, '-fno-lto', ...defines, ...includes, '-c', source, '-o', obj])).exitCode !== 0)
       return finish(false, wrapped);
     objects.push(obj);
   }

@@ -46,7 +46,7 @@ export const MAX_MIN_MEASUREMENTS = 1_000_000;
 /**
  * planning.memory_limit_mb: a driver needs some tens of MiB before the library allocates anything,
  * and a timing driver's trusted half maps the 46 MiB book it shares with the library and keeps up to
- * 32 MiB of slots of its own (native/held.h): under 96 MiB it could hold no window of a large batch.
+ * 32 MiB of slots of its own (native/core/held.h): under 96 MiB it could hold no window of a large batch.
  */
 export const MIN_MEMORY_LIMIT_MB = 128;
 export const MAX_MEMORY_LIMIT_MB = 1 << 20;
@@ -76,7 +76,7 @@ export const HISTORY_RUNS = 8;
 export const HISTORY_COMMITS_READ = 3 * HISTORY_RUNS;
 
 /** Trend pages (report --history, the action's history-nights): the nights read by default and at most. */
-export const TREND_NIGHTS = 30;
+const TREND_NIGHTS = 30;
 export const MAX_TREND_NIGHTS = 100;
 
 /**

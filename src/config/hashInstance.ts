@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import type { InstanceSpec } from './schemas.js';
 
 /** The ICCS hash header every CryptHash submission ships (docs/campaign.md#hash-candidates). */
-export const HASH_HEADER = 'CryptHash_AlgorithmInstance.h';
+const HASH_HEADER = 'CryptHash_AlgorithmInstance.h';
 
 const DEFINE = /^\s*#\s*define\s+DIGEST_BIT_LENGTH\s+\(?\s*([0-9]+)\s*\)?\s*(?:\/[/*].*)?$/m;
 

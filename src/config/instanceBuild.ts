@@ -74,7 +74,7 @@ const REFUSED_CFLAGS: ReadonlyArray<[RegExp, string]> = [
 ];
 
 /** Why a cflags entry is refused, or undefined when it is allowed. */
-export function cflagProblem(flag: string): string | undefined {
+function cflagProblem(flag: string): string | undefined {
   if (!flag.startsWith('-')) return 'is not an option (each entry is one compiler option, starting with -)';
   if (/^-D/.test(flag)) return 'defines a macro: put it under defines';
   if (/^-(I|L|l|include|imacros|isystem|iquote|idirafter)/.test(flag)) return 'names files or folders: use include, extra_sources or libs';
@@ -92,7 +92,7 @@ export const cflagsSchema = z.array(
 );
 
 /** The names a NIST-API scheme must give, by candidate type (the shim's and the KAT driver's calls). */
-export const NIST_NAME_KEYS = {
+const NIST_NAME_KEYS = {
   kem: ['keypair', 'enc', 'dec', 'pk_bytes', 'sk_bytes', 'ct_bytes', 'ss_bytes'],
   sig: ['keypair', 'sign', 'open', 'signature', 'verify', 'pk_bytes', 'sk_bytes', 'sig_bytes'],
 } as const satisfies Record<string, readonly NistNameKey[]>;
@@ -104,7 +104,7 @@ const headerName = z
   .refine((h) => !h.split('/').includes('..'), 'must not climb out of the include folders (..)');
 
 /** At most as many headers as the shim has NGCC_NIST_HEADER_<n> slots. */
-export const NIST_HEADERS_MAX = 4;
+const NIST_HEADERS_MAX = 4;
 
 const functionName = z.string().regex(C_IDENTIFIER, 'a C function name').optional();
 const sizeName = z

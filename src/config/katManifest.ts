@@ -27,12 +27,12 @@ export interface ManifestEntry {
  * The most records a `:N` may ask for: ten times the NIST generator's 100. The KAT driver writes
  * every record it is asked for, so an unbounded N is a way to fill the disk or the KAT timeout.
  */
-export const MAX_KAT_RECORDS = 1000;
+const MAX_KAT_RECORDS = 1000;
 
 const LINE = /^([0-9a-fA-F]{64})\s+(strict|nolen)(?::([1-9][0-9]*))?\s+([A-Za-z0-9_-]+)\/(\S+)(?:\s+#\s*(.*))?$/;
 const RECORDED = /^recorded by the harness on (\d{4}-\d\d-\d\d)\b/;
 /** The mark `kat-manifest` puts after a line it recorded from the harness's own output. */
-export const recordedMark = (day: string): string => `# recorded by the harness on ${day}`;
+const recordedMark = (day: string): string => `# recorded by the harness on ${day}`;
 
 /** Parses kat.sha256; a missing file is an empty manifest (every instance is NOKAT). */
 export function readManifest(path: string, display = path): ManifestEntry[] {

@@ -30,7 +30,7 @@ export const CANDIDATE_ID = /^[a-z]+-[0-9]+$/;
  * baseline's evidence can sit beside a campaign's without a clash; config/campaign.ts reserves it.
  */
 export const ICCS_BASELINE_ID = 'iccs';
-export const LABEL = /^[A-Za-z0-9_-]+$/;
+const LABEL = /^[A-Za-z0-9_-]+$/;
 
 const relPathList = z.array(z.string().min(1)).default([]);
 
@@ -144,7 +144,7 @@ function nistNamesIssues(api: string, type: string, inst: z.infer<typeof instanc
 }
 
 /** planning.adaptive: trials stop once the mean per call is known to ±ci_target (measure/precision.ts). */
-export const adaptiveSchema = z
+const adaptiveSchema = z
   .object({
     /** Every run of the campaign plans adaptively (the CLI's `--adaptive` does it for one run). */
     enabled: z.boolean().default(false),
@@ -180,7 +180,7 @@ export const planningSchema = z
   })
   .strict();
 
-export const systemSchema = z
+const systemSchema = z
   .object({
     description: z.string().optional(),
     cpu: z.number().int().min(0).optional(),
@@ -196,7 +196,7 @@ export const systemSchema = z
   .refine((s) => s.cpu === undefined || s.cpus === undefined, { message: 'set cpu or cpus, not both', path: ['cpus'] });
 
 /** The ICCS guide's flag sets (compile/flags.ts spells their flags). */
-export const FLAG_VARIANTS = ['reference', 'performance', 'resource'] as const;
+const FLAG_VARIANTS = ['reference', 'performance', 'resource'] as const;
 
 /** A compiler as ngcc-perf.yml names it: a system compiler's name on PATH (env/toolchain.ts systemCompiler). */
 const compilerName = z
@@ -220,7 +220,7 @@ export const settingsSchema = z
         target_s: z.number().positive().default(0.2),
         /** Fresh profiling processes per operation, interleaved across operations; the median round is kept. */
         rounds: z.number().int().min(1).max(50).default(5),
-        /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/hashprof/wrap_nist.c). */
+        /** Symmetric entry points wrapped in NIST-API code (default: the whole catalog of native/linked/hashprof/wrap_nist.c). */
         nist_symbols: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).optional(),
       })
       .strict()
@@ -273,4 +273,3 @@ export type InstanceSpec = z.infer<typeof instanceSchema>;
 export type CandidateSpec = z.infer<typeof candidateSchema>;
 export type Planning = z.infer<typeof planningSchema>;
 export type CampaignSettings = z.infer<typeof settingsSchema>;
-export type SystemSettings = z.infer<typeof systemSchema>;

@@ -5,7 +5,7 @@ import { InputError } from '../errors.js';
 import type { InstanceSpec } from './schemas.js';
 
 /** Driver and test files that are not library code (the independent harness's rule). */
-export const DRIVER_FILE =
+const DRIVER_FILE =
   /^(KAT_|PQCgenKAT|main|test|bench|speed|cpucycles|osfreq|run_bench|selftest|self_test|example|demo|kat\.c|kat_)|(_test|test_|_bench|bench_|_main|_kat)\./;
 
 export interface ResolvedSources {

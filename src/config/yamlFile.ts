@@ -72,7 +72,7 @@ function toPlainData(doc: ReturnType<typeof parseDocument>, displayName: string)
   }
 }
 
-export function formatPath(path: ReadonlyArray<string | number>): string {
+function formatPath(path: ReadonlyArray<string | number>): string {
   return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
 }
 

@@ -2,11 +2,12 @@ import { relinkSteps } from '../compile/relink.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildArgv, type BuildRequest } from '../compile/compile.js';
+import { nativeManifest, nativePath } from '../compile/harnessTools.js';
 import { readJsonIfExists, sha256File, sha256Hex, writeFileAtomic, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
 
-/** The generators whose output ct_wrap.c marks secret, wherever a library's own objects define them. */
-export const CT_GENERATORS = ['get_random_number', 'randombytes', 'PQCLEAN_randombytes'] as const;
+/** The generators whose output native/linked/ct_wrap.c marks secret, wherever a library's own objects define them. */
+const CT_GENERATORS = ['get_random_number', 'randombytes', 'PQCLEAN_randombytes'] as const;
 
 /** Which relink of the library: its folder under the build, and the flags added to the instance's. */
 export interface CtBuildVariant {
@@ -14,7 +15,7 @@ export interface CtBuildVariant {
   extra: readonly string[];
 }
 /** The build memcheck runs: debug lines, and no LTO (see buildCt). */
-export const CT_CHECK_BUILD: CtBuildVariant = { dir: 'ct', extra: ['-gdwarf-4', '-fno-lto'] };
+const CT_CHECK_BUILD: CtBuildVariant = { dir: 'ct', extra: ['-gdwarf-4', '-fno-lto'] };
 /**
  * The build the coverage of the same calls is counted in (ct/coverage.ts): gcov's counters at -O0,
  * after the instance's own -O. Coverage is of the source lines the calls took, which the inputs
@@ -42,7 +43,7 @@ export interface CtBuildResult {
  * The library relinked for the constant-time check: the instance's own flags (same optimisation)
  * plus `-gdwarf-4`, so memcheck and the division finder can name file and line (with gcc 12's default
  * DWARF 5, binutils 2.40's objdump names the including `.c` file for code of an `#include`d one), and `-fno-lto`, under which GCC would bypass the
- * link-time wrappers (`-Wl,--wrap=`) that mark every generator's output secret (native/ct_wrap.c).
+ * link-time wrappers (`-Wl,--wrap=`) that mark every generator's output secret (native/linked/ct_wrap.c).
  * Built in the instance's build folder under `ct/`, in the compiler's sandbox; an unchanged build
  * is kept.
  */
@@ -54,7 +55,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
   const plain = await buildArgv(req, flags, library);
   const extra = [...variant.extra];
   const compileFlags = [...plain.flags, ...extra, ...plain.defines, ...plain.includes];
-  // plain.key covers the sources, the flags and the harness version (ct_wrap.c included).
+  // plain.key covers the sources, the flags and the harness version (native/linked/ct_wrap.c included).
   const key = sha256Hex([plain.key, ...extra, variant.dir].join('\n'));
   const keyFile = join(outDir, 'ct-key.json');
   const previous = readJsonIfExists<CtBuildResult & { key: string; library_sha256?: string }>(keyFile);
@@ -92,7 +93,7 @@ export async function buildCt(req: BuildRequest, flags: string[], variant: CtBui
     ...extra,
     ...wrapped.map((s) => `-DNGCC_CT_WRAP_${s}`),
     '-c',
-    join(nativeDir(), 'ct_wrap.c'),
+    ...nativeManifest().linked.ct_wrap.sources.map(nativePath),
     '-o',
     wrapObj,
   ];

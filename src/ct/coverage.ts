@@ -7,7 +7,7 @@ import { ctJob, type CtRunRequest } from './run.js';
 import type { CtCoverage } from './types.js';
 
 /** Never-run functions a ct file names (the rest are counted). */
-export const NEVER_RUN_SHOWN = 40;
+const NEVER_RUN_SHOWN = 40;
 /** Ranges of untaken lines inside entered functions a ct file names (the rest are counted). */
 export const UNTAKEN_SHOWN = 40;
 
@@ -31,16 +31,11 @@ export interface GcovFile {
 }
 
 /**
- * The calls of one operation in the coverage build, then gcov over the counters they left. The
- * driver runs sandboxed as every run of submission code does, writing its counters only into
- * `scratch` (GCOV_PREFIX); gcov reads them in the sandbox too: they are the library's output.
+ * gcov's report of the library's own files (the harness's left out) after the request's calls in the
+ * coverage build, or why there is none. The driver runs sandboxed as every run of submission code
+ * does, writing its counters only into `scratch` (GCOV_PREFIX); gcov reads them in the sandbox too:
+ * they are the library's output.
  */
-export async function runCoverage(req: CoverageRequest): Promise<CtCoverage | { failure: string }> {
-  const counted = await countLines(req);
-  return 'failure' in counted ? counted : coverageOf(counted.files);
-}
-
-/** gcov's report of the library's own files (the harness's left out) after the request's calls, or why there is none. */
 export async function countLines(req: CoverageRequest): Promise<{ files: GcovFile[] } | { failure: string }> {
   rmSync(req.scratch, { recursive: true, force: true });
   mkdirSync(req.scratch, { recursive: true });

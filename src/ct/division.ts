@@ -58,7 +58,7 @@ export function parseDivisions(listing: string): DivisionSite[] {
 }
 
 /** The functions the API reaches, from the listing and the dynamic symbol table (as the survey walks them). */
-export function reachableFunctions(listing: string, dynamicSymbols: string): Set<string> {
+function reachableFunctions(listing: string, dynamicSymbols: string): Set<string> {
   const entries = dynamicSymbols
     .split('\n')
     .map((l) => (l.trim().split(/\s+/).pop() ?? '').replace(/@.*$/, ''))

@@ -21,7 +21,7 @@ import type { CtOperation } from './types.js';
  */
 
 /** Hits of one site read before its breakpoint is disabled for good: a hot loop would otherwise cost a gdb round trip (~1.5 ms) per division. */
-export const DIVISION_HITS_CAP = 512;
+const DIVISION_HITS_CAP = 512;
 
 export type DivisionCheck = NonNullable<CtOperation['division_check']>;
 
@@ -90,7 +90,7 @@ const fileRegex = (path: string) => `${basename(path).replace(/[.*+?^${}()|[\]\\
  * site once it showed a secret or reached the cap, and once the program ended print every site's
  * hit count and the exit code. Lines the parent reads start with NGCC.
  */
-export function divisionScript(library: string, anchor: { name: string; address: number }, sites: readonly DivisionSite[]): string {
+function divisionScript(library: string, anchor: { name: string; address: number }, sites: readonly DivisionSite[]): string {
   const lines = [
     'set pagination off',
     'set confirm off',
@@ -105,7 +105,7 @@ export function divisionScript(library: string, anchor: { name: string; address:
   ];
   const watched = sites.map((s, i) => ({ i, reading: siteReading(s) })).filter((w) => w.reading);
   for (const { i } of watched) lines.push(`set $ngcc_h${i} = 0`, `set $ngcc_done${i} = 0`);
-  // The driver's window (ct_driver.c ngcc_ct_window): a site is watched only in the measured
+  // The driver's window (native/bin/ct.c ngcc_ct_window): a site is watched only in the measured
   // calls, never in the preparation of their inputs (verify's signature is made by sign).
   lines.push('break ngcc_ct_window', 'commands', 'silent', 'if $rdi != 0');
   for (const { i } of watched) lines.push(`if $ngcc_done${i} == 0`, `enable $ngcc_b${i}`, 'end');

@@ -5,25 +5,13 @@
 
 import type { CtEvidence, CtFinding } from './types.js';
 
-export type { CtDivision, CtFinding, CtKind, CtOperation, CtStatus } from './types.js';
-export { COMPILER_MADE_NOTE, CT_KIND_MEANING, CT_KINDS } from './types.js';
+export type { CtDivision, CtFinding } from './types.js';
+export { COMPILER_MADE_NOTE, CT_KINDS } from './types.js';
 /** The pages' and comparisons' name for a ct file. */
 export type CtFile = CtEvidence;
 
 /** A finding's site: what two runs of the same code agree on (not its count). */
 export const siteOf = (f: CtFinding): string => `${f.kind} ${f.function} ${f.file ?? '?'}:${f.line ?? '?'}`;
-
-/** Every unsuppressed finding of a file, one per site (an instance's operations share code). */
-export function flaggedSites(ct: CtFile): CtFinding[] {
-  const sites = new Map<string, CtFinding>();
-  for (const op of Object.values(ct.operations))
-    for (const f of op.findings ?? []) {
-      if (f.suppressed) continue;
-      const had = sites.get(siteOf(f));
-      sites.set(siteOf(f), had ? { ...had, count: had.count + f.count } : f);
-    }
-  return [...sites.values()];
-}
 
 /** Operations whose status is `flagged`: what the summary's `ct: N flagged` counts. */
 export const flaggedOperations = (ct: CtFile): string[] =>

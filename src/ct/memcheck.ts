@@ -13,7 +13,7 @@ export interface MemcheckFrame {
 }
 
 /** One of memcheck's unique errors (same kind and stack), with how often it occurred. */
-export interface MemcheckError {
+interface MemcheckError {
   unique: string;
   kind: string;
   frames: MemcheckFrame[];

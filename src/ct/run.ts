@@ -6,7 +6,7 @@ import { findingsOf, parseMemcheckXml } from './memcheck.js';
 import { statusOf, type CtOperation } from './types.js';
 
 /** The memcheck command line around the driver (docs/method.md#constant-time-check). */
-export const VALGRIND_ARGS = [
+const VALGRIND_ARGS = [
   '--tool=memcheck',
   '--xml=yes',
   // The XML goes to the parent on a pipe of its own (RunOptions.sideMaxBytes), never to a file the library could reach.
@@ -56,7 +56,7 @@ function failureOf({ run, output, rejected }: DriverRun): string | undefined {
   return undefined;
 }
 
-/** The ct driver's job line (ct_driver.c): what to run, how often, with which generator. */
+/** The ct driver's job line (native/bin/ct.c): what to run, how often, with which generator. */
 export const ctJob = (req: Pick<CtRunRequest, 'type' | 'operation' | 'calls' | 'rng' | 'publicSkBytes'>): string[] => [
   'ct',
   req.type,

@@ -26,7 +26,7 @@ const suppressionSchema = z
   .strict()
   .refine((s) => s.function !== undefined || s.file !== undefined, { message: 'name a function or a file:line', path: ['function'] });
 
-export const ctSuppressionsSchema = z.object({ suppressions: z.array(suppressionSchema).default([]) }).strict();
+const ctSuppressionsSchema = z.object({ suppressions: z.array(suppressionSchema).default([]) }).strict();
 
 export type CtSuppression = z.infer<typeof suppressionSchema>;
 

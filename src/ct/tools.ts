@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HarnessTools } from '../compile/harnessTools.js';
+import { type HarnessTools, nativeBinary } from '../compile/harnessTools.js';
 import { HARNESS_CC, systemToolPath } from '../env/toolchain.js';
 import { runProcess } from '../sandbox/run.js';
 import { readJsonIfExists, sha256File, writeJsonAtomic } from '../util/fsx.js';
 import { nativeDir } from '../util/paths.js';
-
-/** The ct driver's sources, relative to native/: ngcc_mem's operations with ct_driver.c's job. */
-export const CT_DRIVER_SOURCES = ['ct_driver.c', 'harness.c', 'ops.c', 'hash_ops.c', 'kex_ops.c', 'cpucycles.c'];
 
 /**
  * ngcc_ct, built once per harness version beside the other drivers (`<harness dir>-ct/`, in the
@@ -24,22 +21,11 @@ export async function ctDriver(tools: HarnessTools): Promise<string> {
   const staging = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   const out = join(staging, 'ngcc_ct');
+  // What it is built from: native/binaries.json (ngcc_mem's operations with the ct job's main, native/bin/ct.c).
+  const { sources, link } = nativeBinary('ngcc_ct');
   // The harness's own sources: trusted, built outside the sandbox.
   const r = await runProcess(
-    [
-      systemToolPath(HARNESS_CC),
-      '-std=gnu11',
-      '-O2',
-      '-g',
-      '-Wall',
-      '-Wextra',
-      '-Werror',
-      `-I${n}`,
-      '-o',
-      out,
-      ...CT_DRIVER_SOURCES.map((f) => join(n, f)),
-      '-ldl',
-    ],
+    [systemToolPath(HARNESS_CC), '-std=gnu11', '-O2', '-g', '-Wall', '-Wextra', '-Werror', `-I${n}`, '-o', out, ...sources, ...link],
     {
       timeoutMs: 120_000,
     },

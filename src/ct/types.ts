@@ -109,7 +109,7 @@ export interface CtCoverage {
 }
 
 /** One division site as the division check saw it in an operation's calls. */
-export interface DivisionObservation {
+interface DivisionObservation {
   address: string;
   /** Times it ran in the measured calls, up to the check's cap. */
   hits: number;
@@ -179,9 +179,9 @@ export interface CtEvidence {
   /** SHA-256 of the ct build (the library relinked with -g and the generator wrappers). */
   ct_library_sha256?: string;
   flags?: string[];
-  /** The generators whose output was marked secret (ct_wrap.c). */
+  /** The generators whose output was marked secret (native/linked/ct_wrap.c). */
   secret_generators?: string[];
-  /** The harness's version (its native sources, ct_driver.c and ct_wrap.c among them): another one redoes the check. */
+  /** The harness's version (its native sources, native/bin/ct.c and native/linked/ct_wrap.c among them): another one redoes the check. */
   harness_version?: string;
   /** The secret key's first bytes not marked secret (candidate.yml ct.public_sk_bytes), when any. */
   public_sk_bytes?: number;
@@ -206,7 +206,7 @@ export interface CtEvidence {
   slowdown?: CtSlowdown;
 }
 
-export type CtSlowdown = { operation: string; factor: number; calls_s: number; native_s: number } | { failure: string };
+type CtSlowdown = { operation: string; factor: number; calls_s: number; native_s: number } | { failure: string };
 
 /** The status an operation's findings give: flagged when one is not suppressed. */
 export const statusOf = (findings: readonly CtFinding[]): CtStatus => (findings.some((f) => !f.suppressed) ? 'flagged' : 'clean');

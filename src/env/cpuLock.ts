@@ -17,19 +17,19 @@ import { formatCpuList } from './cpus.js';
  */
 
 /** The variable that moves the lock folder (e.g. to a folder bind-mounted into every runner's container). */
-export const CPU_LOCK_DIR_VARIABLE = 'NGCC_PERF_CPU_LOCK_DIR';
+const CPU_LOCK_DIR_VARIABLE = 'NGCC_PERF_CPU_LOCK_DIR';
 /**
  * Fixed rather than os.tmpdir() or $XDG_RUNTIME_DIR: those follow TMPDIR or the user, which may
  * differ between the runners of one host, and then the runners would not see each other's locks.
  */
-export const DEFAULT_CPU_LOCK_DIR = '/tmp/ngcc-perf-cpu-locks';
+const DEFAULT_CPU_LOCK_DIR = '/tmp/ngcc-perf-cpu-locks';
 
 /** How long one blocking wait lasts before the waiter says it still waits. */
 const REPORT_EVERY_S = 60;
 /** With several cores to choose from, each blocking wait is this short, so that any core freed is seen soon. */
 const ROTATE_EVERY_S = 1;
 
-export function cpuLockDir(env: NodeJS.ProcessEnv = process.env): string {
+function cpuLockDir(env: NodeJS.ProcessEnv = process.env): string {
   const configured = env[CPU_LOCK_DIR_VARIABLE]?.trim();
   return configured ? resolve(configured) : DEFAULT_CPU_LOCK_DIR;
 }
@@ -178,12 +178,12 @@ function gone(h: CoreHolder): boolean {
 }
 
 /** The holder as a waiter's line names it: what it does first (a narrow terminal cuts the end), then who and since when. */
-export function describeHolder(h: CoreHolder): string {
+function describeHolder(h: CoreHolder): string {
   return `${h.what}, pid ${h.pid}${h.host !== hostname() ? ` on ${h.host}` : ''} since ${h.since_utc}`;
 }
 
 /** The holder a lock file names, read through our own descriptor (the file may change meanwhile). */
-export function holderOf(fd: number): CoreHolder | undefined {
+function holderOf(fd: number): CoreHolder | undefined {
   const buf = Buffer.alloc(4096);
   const n = readSync(fd, buf, 0, buf.length, 0);
   try {

@@ -7,7 +7,7 @@ import { parseCpuList } from './cpus.js';
  */
 
 /** ok; info: worth knowing, no fault; warn: the numbers are less trustworthy; fail: a run cannot start. */
-export type Verdict = 'ok' | 'info' | 'warn' | 'fail';
+type Verdict = 'ok' | 'info' | 'warn' | 'fail';
 
 export interface Finding {
   check: string;

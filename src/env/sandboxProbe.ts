@@ -26,7 +26,7 @@ const firstLine = (s: string) =>
     .find((l) => l !== '') ?? '';
 
 /** Why bwrap could not make a sandbox, and the fix, from how `bwrap … true` failed. */
-export function sandboxFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
+function sandboxFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
   const said = firstLine(r.stderr);
   if (/ENOENT/.test(r.stderr) && /spawn bwrap/.test(r.stderr))
     return `bubblewrap (bwrap) is not installed or not on PATH: install the bubblewrap package (e.g. apt-get install bubblewrap), ${OPT_OUT}`;
@@ -36,7 +36,7 @@ export function sandboxFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): strin
 }
 
 /** Why util-linux unshare could not make a sandbox, and the fix. */
-export function unshareFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
+function unshareFailure(r: Pick<RunResult, 'exitCode' | 'stderr'>): string {
   const said = firstLine(r.stderr);
   if (/ENOENT/.test(r.stderr)) return `util-linux's setpriv and unshare are not installed or not on PATH: install util-linux, ${OPT_OUT}`;
   return `unshare cannot create a sandbox here (${said || `exit ${r.exitCode}`}): ${USERNS_FIX}; ${OPT_OUT}`;
@@ -53,7 +53,7 @@ const rateOf = (r: RunResult) => {
   return r.exitCode === 0 && hz > 0 ? hz : undefined;
 };
 
-/** Why the probe could not seal its cores (native/affinityseal.h), or undefined when the seal held. */
+/** Why the probe could not seal its cores (native/core/affinityseal.h), or undefined when the seal held. */
 const sealProblem = (r: RunResult) => {
   const f = r.stdout.split('\n').find((l) => l.startsWith('SEAL\t'));
   if (f === undefined) return 'the probe said nothing of it';

@@ -10,7 +10,7 @@ import { evidencePaths } from './layout.js';
  * a regression or an improvement is a false alarm; each row's smallest detectable change is what its
  * pairs could have called. Stored as calibration.json beside campaign.json (evidence/layout.ts).
  */
-export const CALIBRATION_SCHEMA = 'ngcc-perf/pr-calibration/1';
+const CALIBRATION_SCHEMA = 'ngcc-perf/pr-calibration/1';
 
 /** compare's verdicts (CompareRow.verdict), and `missing` for a repeat that did not judge the row. */
 const VERDICTS = ['regression', 'improvement', 'unchanged', 'inconclusive', 'noisy', 'new', 'removed', 'missing'] as const;
@@ -29,7 +29,7 @@ const calibrationRowSchema = z.strictObject({
   mde_pct: z.array(z.number().positive().nullable()).max(MAX_REPEATS),
 });
 
-export const calibrationSchema = z.strictObject({
+const calibrationSchema = z.strictObject({
   schema: z.literal(CALIBRATION_SCHEMA),
   started_utc: utc,
   ended_utc: utc,

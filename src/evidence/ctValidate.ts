@@ -48,7 +48,7 @@ const slowdownSchema = z.union([
 ]);
 
 /** CONTRACT §8's file; fields it does not name are additions and pass. */
-export const ctEvidenceSchema = z
+const ctEvidenceSchema = z
   .object({
     schema: z.literal(1),
     tool: z.string().min(1),

@@ -14,7 +14,7 @@ export const CALIBRATION_FILE = 'calibration.json';
 export const LOCK_FILE = '.ngcc-perf.lock';
 
 /** Folders whose files are named `<label>__<operation>.json`. */
-export const OPERATION_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory']);
+const OPERATION_DIRS: ReadonlySet<string> = new Set(['records', 'profile', 'memory']);
 /** Folders whose files belong to one instance: `<dir>/<candidate>/<label>…`. */
 export const INSTANCE_DIRS: ReadonlySet<string> = new Set([...OPERATION_DIRS, 'survey', 'kat', 'build', 'ct', 'paired']);
 

@@ -61,7 +61,7 @@ function readFolder(dir: string, shown: string, shard: boolean): Folder {
 }
 
 /** JSON with sorted keys, so equal objects compare equal whatever their key order. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -11,7 +11,7 @@ import { calibrationProblems } from './calibration.js';
 import { validateCtFiles } from './ctValidate.js';
 import { type Dataset, loadDataset } from './dataset.js';
 import { BUILD_FILE, evidencePaths, instanceKey } from './layout.js';
-import type { BuildEntry, TimingRecord } from './types.js';
+import type { BuildEntry, HashProfile, TimingRecord } from './types.js';
 
 const REL_TOLERANCE = 1e-9;
 
@@ -53,112 +53,131 @@ export function validateDataset(systemDir: string, loaded?: Dataset): string[] {
   // A link would make readers and publishers copy whatever it points to.
   for (const f of nonRegularEntries(systemDir)) problems.push(`${f}: a link or special file; evidence holds regular files only`);
   problems.push(...unfinishedWrites(systemDir), ...calibrationProblems(systemDir));
-
-  for (const [key, e] of Object.entries(ds.build.instances)) {
-    const where = `build.json: instances["${key}"]`;
-    // No status is a library built without the kat phase: not checked, so no KAT log either.
-    const checked = (e.kat as string | undefined) !== undefined;
-    if (checked && !(KAT_STATUSES as readonly string[]).includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
-    problems.push(...forgeryProblems(where, key, e, ds.records));
-    if (!e.kat_log) {
-      if (checked && e.kat !== 'BUILDFAIL' && e.kat !== 'NOKAT') problems.push(`${where}.kat_log: missing for status ${e.kat}`);
-      continue;
-    }
-    const logPath = join(systemDir, e.kat_log);
-    if (!existsSync(logPath)) {
-      problems.push(`${where}.kat_log: ${e.kat_log} does not exist`);
-      continue;
-    }
-    const log = readFileSync(logPath, 'utf8');
-    if (e.kat_log_sha256 && sha256Hex(log) !== e.kat_log_sha256)
-      problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
-    const result = parseResultLine(log);
-    if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
-    else {
-      if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
-      if (result.id !== e.candidate || (e.instance && result.label !== e.instance && result.label !== e.label))
-        problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
-    }
-  }
-
-  for (const { path, record: r } of ds.records) {
-    const where = rel(path);
-    const key = instanceKey(r.candidate, r.label);
-    const entry = ds.build.instances[key];
-    if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
-    else {
-      problems.push(...libraryHashProblems(where, key, r, entry));
-      if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
-      // A forgery of the instance's current library makes it FORGED; a record cannot say so alone.
-      if (typeof r.forged === 'string' && r.library_sha256 === entry.library_sha256 && !entry.forged)
-        problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
-    }
-    problems.push(...refusalProblems(where, r));
-    const trials = r.trials ?? [];
-    if (trials.length === 0) {
-      if (r.status === 'complete') problems.push(`${where}: status complete but no trials`);
-      continue;
-    }
-    const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
-    if (bad >= 0) {
-      problems.push(`${where}: trials[${bad}] has a non-positive measurement`);
-      continue;
-    }
-    const processTrials = Array.isArray(r.processes)
-      ? (r.processes as Array<{ status: string; trials?: unknown[] }>).filter((p) => p.status === 'complete').flatMap((p) => p.trials ?? [])
-      : undefined;
-    if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
-      problems.push(`${where}: trials[] differ from the trials of its processes[]`);
-    problems.push(...processFacts(where, r));
-    const rounds = r.trial_rounds;
-    if (rounds !== undefined && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
-      problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
-    const derived = deriveStatistics(trials);
-    for (const field of [
-      'measurements',
-      'mean_seconds',
-      'median_trial_seconds',
-      'min_trial_seconds',
-      'max_trial_seconds',
-      'mean_cycles',
-      'median_trial_cycles',
-      'operations_per_second',
-    ] as const) {
-      const stored = r[field];
-      if (stored === undefined) continue;
-      if (typeof stored !== 'number' || !close(stored, derived[field]))
-        problems.push(`${where}: ${field} ${stored} != ${derived[field]} recomputed from trials`);
-    }
-    if (r.guide_100_measurements_met !== undefined && r.guide_100_measurements_met !== derived.guide_100_measurements_met)
-      problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived.guide_100_measurements_met}`);
-    problems.push(...precisionProblems(where, r));
-    if (r.per_call_cycles && derived.per_call_cycles) {
-      for (const q of ['q1', 'median', 'q3'] as const)
-        if (!close(r.per_call_cycles[q], derived.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
-    }
-  }
-  for (const { path, profile: p } of ds.profiles) {
-    const where = rel(path);
-    if (p.status !== 'complete' || !p.total?.ticks) continue;
-    const recomputed = shares(p.total.ticks, p.calls ?? []);
-    // A complete schema-2 profile states its shares; the pages read them, so they must be the calls'.
-    if (p.share === undefined) problems.push(`${where}: share missing (complete profile)`);
-    if (p.hash_share === undefined) problems.push(`${where}: hash_share missing (complete profile)`);
-    for (const fn of new Set([...Object.keys(p.share ?? {}), ...(p.share ? Object.keys(recomputed.share) : [])])) {
-      const stated = p.share?.[fn];
-      if (stated === undefined || !close(stated, recomputed.share[fn] ?? 0))
-        problems.push(`${where}: share.${fn} ${stated ?? 'missing'} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
-    }
-    if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share))
-      problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
-    const rounds = p.round_hash_shares;
-    if (rounds !== undefined && p.hash_share !== undefined) {
-      const median = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
-      if (median === undefined || !close(p.hash_share, median))
-        problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
-    }
-  }
+  for (const [key, e] of Object.entries(ds.build.instances)) problems.push(...buildEntryProblems(systemDir, key, e, ds.records));
+  for (const { path, record } of ds.records) problems.push(...recordProblems(rel(path), record, ds.build.instances));
+  for (const { path, profile } of ds.profiles) problems.push(...profileProblems(rel(path), profile));
   problems.push(...validateCtFiles(systemDir, ds.build));
+  return problems;
+}
+
+/** A build.json entry: its status, its forgery, and its KAT log. */
+function buildEntryProblems(systemDir: string, key: string, e: BuildEntry, records: Dataset['records']): string[] {
+  const where = `build.json: instances["${key}"]`;
+  const problems: string[] = [];
+  // No status is a library built without the kat phase: not checked, so no KAT log either.
+  const checked = (e.kat as string | undefined) !== undefined;
+  if (checked && !(KAT_STATUSES as readonly string[]).includes(e.kat)) problems.push(`${where}.kat: unknown status '${e.kat}'`);
+  problems.push(...forgeryProblems(where, key, e, records));
+  if (!e.kat_log) {
+    if (checked && e.kat !== 'BUILDFAIL' && e.kat !== 'NOKAT') problems.push(`${where}.kat_log: missing for status ${e.kat}`);
+    return problems;
+  }
+  return [...problems, ...katLogProblems(systemDir, where, key, e)];
+}
+
+/** An entry's KAT log: there, the file build.json hashed, and ending in the RESULT line of this status and instance. */
+function katLogProblems(systemDir: string, where: string, key: string, e: BuildEntry): string[] {
+  const logPath = join(systemDir, e.kat_log!);
+  if (!existsSync(logPath)) return [`${where}.kat_log: ${e.kat_log} does not exist`];
+  const problems: string[] = [];
+  const log = readFileSync(logPath, 'utf8');
+  if (e.kat_log_sha256 && sha256Hex(log) !== e.kat_log_sha256)
+    problems.push(`${e.kat_log}: SHA-256 differs from build.json kat_log_sha256`);
+  const result = parseResultLine(log);
+  if (!result) problems.push(`${e.kat_log}: last line is not a RESULT line`);
+  else {
+    if (result.status !== e.kat) problems.push(`${e.kat_log}: RESULT says ${result.status}, build.json says ${e.kat}`);
+    if (result.id !== e.candidate || (e.instance && result.label !== e.instance && result.label !== e.label))
+      problems.push(`${e.kat_log}: RESULT names ${result.id} ${result.label}, build.json ${key}`);
+  }
+  return problems;
+}
+
+/** A timing record: against its build.json entry, its processes, and its trials. */
+function recordProblems(where: string, r: TimingRecord, instances: Record<string, BuildEntry>): string[] {
+  const key = instanceKey(r.candidate, r.label);
+  const entry = instances[key];
+  const problems: string[] = [];
+  if (!entry) problems.push(`${where}: no build.json entry for ${key}`);
+  else {
+    problems.push(...libraryHashProblems(where, key, r, entry));
+    if (r.kat && r.kat !== entry.kat) problems.push(`${where}: kat ${r.kat} differs from build.json ${entry.kat}`);
+    // A forgery of the instance's current library makes it FORGED; a record cannot say so alone.
+    if (typeof r.forged === 'string' && r.library_sha256 === entry.library_sha256 && !entry.forged)
+      problems.push(`${where}: forged, but build.json does not say FORGED for ${key}`);
+  }
+  return [...problems, ...refusalProblems(where, r), ...trialProblems(where, r)];
+}
+
+/** A record's trials: positive, the ones its processes ran, in its rounds, and the source of every figure derived from them. */
+function trialProblems(where: string, r: TimingRecord): string[] {
+  const trials = r.trials ?? [];
+  if (trials.length === 0) return r.status === 'complete' ? [`${where}: status complete but no trials`] : [];
+  const bad = trials.findIndex((t) => !(t.measurements > 0) || !(t.seconds > 0) || !(t.cycles >= 0));
+  if (bad >= 0) return [`${where}: trials[${bad}] has a non-positive measurement`];
+  const problems: string[] = [];
+  const processTrials = Array.isArray(r.processes)
+    ? (r.processes as Array<{ status: string; trials?: unknown[] }>).filter((p) => p.status === 'complete').flatMap((p) => p.trials ?? [])
+    : undefined;
+  if (processTrials && JSON.stringify(processTrials.map(core)) !== JSON.stringify(trials.map(core)))
+    problems.push(`${where}: trials[] differ from the trials of its processes[]`);
+  problems.push(...processFacts(where, r));
+  const rounds = r.trial_rounds;
+  if (rounds !== undefined && (!Array.isArray(rounds) || rounds.reduce((a, n) => a + n, 0) !== trials.length))
+    problems.push(`${where}: trial_rounds [${String(rounds)}] do not add up to its ${trials.length} trials`);
+  return [...problems, ...derivedProblems(where, r)];
+}
+
+/** The figures a record states, against the ones recomputed from its trials. */
+function derivedProblems(where: string, r: TimingRecord): string[] {
+  const problems: string[] = [];
+  const derived = deriveStatistics(r.trials);
+  for (const field of [
+    'measurements',
+    'mean_seconds',
+    'median_trial_seconds',
+    'min_trial_seconds',
+    'max_trial_seconds',
+    'mean_cycles',
+    'median_trial_cycles',
+    'operations_per_second',
+  ] as const) {
+    const stored = r[field];
+    if (stored === undefined) continue;
+    if (typeof stored !== 'number' || !close(stored, derived[field]))
+      problems.push(`${where}: ${field} ${stored} != ${derived[field]} recomputed from trials`);
+  }
+  if (r.guide_100_measurements_met !== undefined && r.guide_100_measurements_met !== derived.guide_100_measurements_met)
+    problems.push(`${where}: guide_100_measurements_met ${r.guide_100_measurements_met} != ${derived.guide_100_measurements_met}`);
+  problems.push(...precisionProblems(where, r));
+  if (r.per_call_cycles && derived.per_call_cycles) {
+    for (const q of ['q1', 'median', 'q3'] as const)
+      if (!close(r.per_call_cycles[q], derived.per_call_cycles[q])) problems.push(`${where}: per_call_cycles.${q} != recomputed`);
+  }
+  return problems;
+}
+
+/** A complete hash profile's shares, against the ones recomputed from its calls. */
+function profileProblems(where: string, p: HashProfile): string[] {
+  if (p.status !== 'complete' || !p.total?.ticks) return [];
+  const problems: string[] = [];
+  const recomputed = shares(p.total.ticks, p.calls ?? []);
+  // A complete schema-2 profile states its shares; the pages read them, so they must be the calls'.
+  if (p.share === undefined) problems.push(`${where}: share missing (complete profile)`);
+  if (p.hash_share === undefined) problems.push(`${where}: hash_share missing (complete profile)`);
+  for (const fn of new Set([...Object.keys(p.share ?? {}), ...(p.share ? Object.keys(recomputed.share) : [])])) {
+    const stated = p.share?.[fn];
+    if (stated === undefined || !close(stated, recomputed.share[fn] ?? 0))
+      problems.push(`${where}: share.${fn} ${stated ?? 'missing'} != ${recomputed.share[fn] ?? 0} recomputed from calls`);
+  }
+  if (p.hash_share !== undefined && !close(p.hash_share, recomputed.hash_share))
+    problems.push(`${where}: hash_share ${p.hash_share} != ${recomputed.hash_share} recomputed from calls`);
+  const rounds = p.round_hash_shares;
+  if (rounds !== undefined && p.hash_share !== undefined) {
+    const median = medianRound(rounds.map((hashShare) => ({ hashShare })))?.hashShare;
+    if (median === undefined || !close(p.hash_share, median))
+      problems.push(`${where}: hash_share ${p.hash_share} is not the median of round_hash_shares [${rounds.join(', ')}]`);
+  }
   return problems;
 }
 

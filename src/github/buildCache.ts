@@ -12,7 +12,7 @@ import { errorMessage } from '../errors.js';
  * pull request's head evidence) whose names change with every run, so their paths could never
  * match. This one is the same on every run and every runner.
  */
-export const CACHE_STAGING = '.ngcc-perf-build-cache';
+const CACHE_STAGING = '.ngcc-perf-build-cache';
 
 export interface BuildCacheOptions {
   /** The workspace (GITHUB_WORKSPACE): @actions/cache archives and extracts relative to it. */
@@ -22,7 +22,7 @@ export interface BuildCacheOptions {
 }
 
 /** The path string handed to @actions/cache: it alone decides the entry's `version`. */
-export function cachePath(o: BuildCacheOptions): string {
+function cachePath(o: BuildCacheOptions): string {
   return relative(o.cwd ?? process.cwd(), join(resolve(o.workspace), CACHE_STAGING)) || '.';
 }
 

@@ -17,9 +17,9 @@ export const COMMENT_MARKER = (system: string): string => {
 };
 
 /** GitHub rejects issue comments longer than this many characters. */
-export const COMMENT_MAX_CHARS = 65_536;
+const COMMENT_MAX_CHARS = 65_536;
 /** GitHub's limit on a step's job summary (bytes of UTF-8). */
-export const JOB_SUMMARY_MAX_BYTES = 1 << 20;
+const JOB_SUMMARY_MAX_BYTES = 1 << 20;
 
 export interface CommentOptions extends MarkdownOptions {
   /** Upper bound on the comment's length in characters (default 65,536, GitHub's limit). */

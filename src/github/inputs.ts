@@ -5,8 +5,8 @@ import { parseFailOn, type FailOn } from '../compare/failOn.js';
 import { checkSystemId, parseCount, parseCpu, parseOnly, parsePositive, parseShard } from '../config/arguments.js';
 import { ACTION_INPUT_DEFAULTS, DEFAULT_THRESHOLD_PCT, MAX_PR_PAIRS, MAX_TREND_NIGHTS } from '../config/defaults.js';
 
-export const MODES = ['pull-request', 'nightly', 'report'] as const;
-export type Mode = (typeof MODES)[number];
+const MODES = ['pull-request', 'nightly', 'report'] as const;
+type Mode = (typeof MODES)[number];
 
 /** Every input of action.yml, validated in one place; a bad value names the input. */
 export interface ActionInputs {

@@ -11,7 +11,7 @@ import type { KatStatus } from './status.js';
 
 /**
  * The files of the official hash KAT generator (KAT_CryptHash.c), each replayed by its own driver
- * run under its own timeout (native/hash_kat.c). KAT_2_33 hashes a 1 GiB message: it runs only when
+ * run under its own timeout (native/jobs/kat_hash.c). KAT_2_33 hashes a 1 GiB message: it runs only when
  * kat.sha256 has a line for it.
  */
 export const HASH_KAT_FILES = ['KAT_2_12', 'KAT_2_23', 'KAT_Loop', 'KAT_2_33'] as const;
@@ -44,7 +44,7 @@ export function hashKatLimit(entries: ManifestEntry[]): number {
  * beside the library. Under a smaller address-space cap the file is not run, and the reason says
  * which setting to raise (the instance is then NOKAT: that file was not checked).
  */
-export const KAT_2_33_MIN_MEMORY_MB = 1536;
+const KAT_2_33_MIN_MEMORY_MB = 1536;
 function refuse2to33(memoryLimitBytes: number | undefined): string | undefined {
   if (memoryLimitBytes === undefined || memoryLimitBytes >= KAT_2_33_MIN_MEMORY_MB * 1024 * 1024) return undefined;
   return `not run: its 2^33-bit (1 GiB) message needs planning.memory_limit_mb of at least ${KAT_2_33_MIN_MEMORY_MB}, the campaign allows ${Math.floor(memoryLimitBytes / 1048576)}`;

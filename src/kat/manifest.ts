@@ -33,7 +33,7 @@ const same = (e: ManifestEntry, g: GeneratedLine) =>
  * replaced by the generated one, and each change is listed. `byFile`: an instance has a line per
  * file (a hash candidate's generator files), so a line is matched by its label and file.
  */
-export function updateManifest(
+function updateManifest(
   text: string,
   display: string,
   generated: GeneratedLine[],
@@ -78,6 +78,70 @@ export function updateManifest(
   return update;
 }
 
+/** The line of one KAT file a run generated, its digest cut to `records` when given. */
+export function katFileLine(
+  text: string,
+  line: { mode: DigestMode; records?: number; label: string; file: string },
+  /** The file and its instance, as the refusal names them. */
+  where: string,
+): GeneratedLine {
+  const { mode, records, label, file } = line;
+  // A digest of more records than the file holds is the digest of fewer: it would never match a run.
+  const available = countRecords(text);
+  if (records !== undefined && records > available)
+    throw new InputError(
+      'command line',
+      '--records',
+      `${records} exceeds the ${available} record(s) in ${where}; use --records ${available} or fewer`,
+    );
+  return { sha256: canonicalDigest(text, mode, records), mode, records, label, file };
+}
+
+/** Each line says where its digest came from: this harness's output on `day`, not vectors the submitter gave. */
+export function markRecorded(generated: GeneratedLine[], day: string = new Date().toISOString().slice(0, 10)): void {
+  for (const g of generated) g.recorded = day;
+}
+
+/** Generated lines as a manifest of their own, for a submitter to read and copy. */
+export function printedManifest(id: string, generated: GeneratedLine[]): string {
+  return `# KAT manifest for ${id}: ${new Set(generated.map((g) => g.label)).size} instance(s); see docs/evidence-format.md\n${generated.map(formatManifestLine).join('\n')}\n`;
+}
+
+/**
+ * A line for an instance candidate.yml no longer has would make the campaign fail to load. `where`
+ * names the evidence the line came from: its file, and the field an instance's line is.
+ */
+export function checkGeneratedLabels(
+  generated: GeneratedLine[],
+  candidate: { id: string; labels: readonly string[] },
+  where: { file: string; field: (label: string) => string },
+): void {
+  const gone = generated.find((g) => !candidate.labels.includes(g.label));
+  if (gone)
+    throw new InputError(
+      where.file,
+      where.field(gone.label),
+      `no instance is labelled '${gone.label}' in ${candidate.id}/candidate.yml any more (labels: ${candidate.labels.join(', ')}); its kat.sha256 line would name none`,
+    );
+}
+
+/**
+ * Generated lines recorded in a candidate's kat.sha256 (updateManifest), under the manifest's header
+ * when the file has no line yet. `byFile`: a hash candidate, which has a line per generator file.
+ */
+export function recordGenerated(
+  before: string,
+  display: string,
+  generated: GeneratedLine[],
+  opts: { id: string; byFile: boolean; force: boolean },
+): ManifestUpdate {
+  return updateManifest(before, display, generated, {
+    force: opts.force,
+    header: `# KAT manifest for ${opts.id}; see docs/evidence-format.md`,
+    byFile: opts.byFile,
+  });
+}
+
 /**
  * The canonical KAT digest (docs/evidence-format.md): trailing CR/space/tab stripped, empty and `#` lines
  * dropped, `nolen` also drops `*_Len` lines, `records` keeps the first N records only; SHA-256
@@ -100,7 +164,7 @@ export function canonicalDigest(text: string, mode: DigestMode, records?: number
 }
 
 /** KAT_2_12's records when the generator runs whole: one per message length, 0..4096 bits. */
-export const KAT_2_12_RECORDS = 4097;
+const KAT_2_12_RECORDS = 4097;
 
 /** One file a hash instance's KAT run wrote: `kind` is its generator file (KAT_2_12, KAT_Loop, …). */
 export interface HashKatText {

@@ -71,14 +71,14 @@ export function katTextOf(lines: string[][]): string {
 
 const DEFAULT_RECORDS = { 'iccs-drng': 10, 'nist-ctr-drbg': 100, hqc: 100 } as const;
 
-export function katFileName(candidate: Candidate, label: string, skBytes: number): string {
+function katFileName(candidate: Candidate, label: string, skBytes: number): string {
   if (isNistKatRng(candidate.katRng)) return `${candidate.type === 'kem' ? 'PQCkemKAT' : 'PQCsignKAT'}_${skBytes}.rsp`;
   if (candidate.type === 'hash') throw new Error('a hash has one KAT file per generator file (src/kat/hashKat.ts)');
   return `${{ kem: 'KAT_KEM', sig: 'KAT_SIG', kex: 'KAT_KEX' }[candidate.type]}_${label}.txt`;
 }
 
 /** How many records to generate: what the manifest's `:N` asks for, else the generator's default. */
-export function recordsToGenerate(candidate: Candidate, entries: ManifestEntry[]): number {
+function recordsToGenerate(candidate: Candidate, entries: ManifestEntry[]): number {
   const wanted = entries.map((e) => e.records);
   if (wanted.length > 0 && wanted.every((n) => n !== undefined)) return Math.max(...(wanted as number[]));
   return DEFAULT_RECORDS[candidate.katRng];

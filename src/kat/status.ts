@@ -14,7 +14,7 @@ export function measurable(status: string | undefined): boolean {
  * from the trial's seed in another process (measure/replay.ts). Found by the measure step after the
  * KAT passed, it replaces the KAT status wherever an instance's status is shown or judged.
  */
-export const INSTANCE_STATUSES = [...KAT_STATUSES, 'FORGED'] as const;
+const INSTANCE_STATUSES = [...KAT_STATUSES, 'FORGED'] as const;
 export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
 
 /** What the measure step found against an instance (build.json `forged`). */

@@ -13,12 +13,12 @@ import { classifyDriverFailure, katTextOf } from './run.js';
  * answer on the same seed (a pull request's base, a night's predecessor), it shows.
  */
 
-/** Bytes of the seed a KAT job takes as `unseen=HEX` (native/jobs.h KAT_UNSEEN_BYTES). */
+/** Bytes of the seed a KAT job takes as `unseen=HEX` (native/jobs/jobs.h KAT_UNSEEN_BYTES). */
 export const UNSEEN_SEED_BYTES = 64;
 /** Records of a KEM, signature or key-exchange run: the issue's "at least 10", an ICCS KAT's own number. */
-export const UNSEEN_RECORDS = 10;
+const UNSEEN_RECORDS = 10;
 /** The least bytes of a secret seed (NGCC_UNSEEN_SEED, the action's `unseen-seed`). */
-export const SECRET_SEED_MIN_BYTES = 32;
+const SECRET_SEED_MIN_BYTES = 32;
 
 export interface UnseenRequest {
   /** The digest rule of the instance's manifest: `nolen` leaves the length lines out of the digest. */

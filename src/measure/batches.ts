@@ -1,11 +1,11 @@
 import { hashMessageBytes } from './hashOperations.js';
 
 /**
- * How a trial's calls fall into batches, each one timed window (native/calls.c calls_init), worked
+ * How a trial's calls fall into batches, each one timed window (native/core/calls.c calls_init), worked
  * out on this side from the job and the instance's sizes (build.json, from its KAT run). The driver
  * that runs the library says its own (`META calls_per_batch`, `calls_per_segment`) and marks its own
  * windows: a library that added marks inside its calls would have the trusted half count only the
- * pieces between them (native/trusted.h). So a trial whose windows or batches are not these is
+ * pieces between them (native/core/trusted.h). So a trial whose windows or batches are not these is
  * refused (measure/trial.ts).
  */
 export interface BatchPlan {
@@ -15,22 +15,22 @@ export interface BatchPlan {
   segment: number;
   /** Timed windows of the trial: one per batch. */
   windows: number;
-  /** Bytes of one call's slot, its input's and outputs' (native/calls.c), and calls a transcript block folds. */
+  /** Bytes of one call's slot, its input's and outputs' (native/core/calls.c), and calls a transcript block folds. */
   stride: number;
   inLen: number;
   outLens: [number, number];
   perBlock: number;
-  /** The operation as the trusted half's HELD line names it (native/calls.c calls_kind_name). */
+  /** The operation as the trusted half's HELD line names it (native/core/calls.c calls_kind_name). */
   kind: string;
-  /** Whether the batch's slots fit the book the trusted half shares (native/calls.h BOOK_SLAB_BYTES): it then holds the windows' inputs and outputs. */
+  /** Whether the batch's slots fit the book the trusted half shares (native/core/calls.h BOOK_SLAB_BYTES): it then holds the windows' inputs and outputs. */
   held: boolean;
 }
 
-/** native/calls.h: slot memory of one batch, transcript blocks, and native/calls.c: the gap after each region. */
+/** native/core/calls.h: slot memory of one batch, transcript blocks, and native/core/calls.c: the gap after each region. */
 const CALLS_BATCH_BYTES = 32 * 2 ** 20;
 const TRANSCRIPT_BLOCKS = 256;
 const GAP = 256;
-/** native/ops.h MESSAGE_BYTES: sign's message. */
+/** native/core/ops.h MESSAGE_BYTES: sign's message. */
 const MESSAGE_BYTES = 64;
 
 const round64 = (n: number) => Math.ceil(n / 64) * 64;
@@ -73,7 +73,7 @@ function regions(type: string, operation: string, sizes: Record<string, number>)
   return byOp[`${type}/${operation}`]?.();
 }
 
-/** The batches of a trial of `calls` calls, as native/calls.c calls_init makes them; undefined without the sizes. */
+/** The batches of a trial of `calls` calls, as native/core/calls.c calls_init makes them; undefined without the sizes. */
 export function batchPlan(type: string, operation: string, calls: number, sizes: Record<string, number>): BatchPlan | undefined {
   const slot = regions(type, operation, sizes);
   if (!slot || calls < 1) return undefined;

@@ -2,7 +2,7 @@ import { median } from 'simple-statistics';
 import { CANARY_MARGIN, CANARY_REFERENCE_MIN, CANARY_REFERENCE_TRIALS } from '../config/defaults.js';
 
 /**
- * The canary (native/canary.h, docs/method.md#the-canary): fixed reference work the driver's trusted
+ * The canary (native/core/canary.h, docs/method.md#the-canary): fixed reference work the driver's trusted
  * half times on the trial's core before its first window and after its last. The host's invisible
  * slowdowns stretch it as they stretch the calls; the kernel's view sees none of them. This module
  * reads its line, keeps the host's recent reference on each core, and says when a trial's canary

@@ -6,14 +6,14 @@
  */
 
 /** How much longer than expected a process may take before it is killed. */
-export const TIMEOUT_MARGIN = 3;
+const TIMEOUT_MARGIN = 3;
 /**
  * No scaled timeout passes a whole nightly's goal (8 h): the figures it follows come from the
  * library's own process (a KAT record's mark), and a library that lies about its speed may hold its
  * lane that long, no longer.
  */
 export const SCALED_TIMEOUT_CAP_S = 8 * 3600;
-/** The KAT's records after the first (native/ngcc_kat.c): its fresh seeds and the flipped checks. */
+/** The KAT's records after the first (native/jobs/kat.c): its fresh seeds and the flipped checks. */
 const KAT_EXTRA_RECORDS = 3;
 
 /** Seconds per call of each operation, as the KAT saw them (the longest of its records). */
@@ -21,7 +21,7 @@ export type CallSeconds = Partial<Record<string, number>>;
 
 /**
  * The seconds a process spends making what the operation's calls need, besides the calls
- * (native/calls.c, ops.c): a key pair for all but keygen and hash, a ciphertext per dec call,
+ * (native/core/calls.c, ops.c): a key pair for all but keygen and hash, a ciphertext per dec call,
  * verify's pool of signed messages.
  */
 export function setupSeconds(type: string, operation: string, s: CallSeconds, calls: number, verifyPool = 16): number {

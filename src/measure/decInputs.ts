@@ -8,7 +8,7 @@ import { makeScratch, removeScratch } from '../util/scratch.js';
 
 /**
  * dec's timed inputs, made in other processes (docs/method.md#inputs-made-elsewhere). The `keys` job
- * (native/ngcc_inputs.c) makes a key pair in a sandbox of its own. The `inputs` job, in another, is
+ * (native/jobs/inputs.c) makes a key pair in a sandbox of its own. The `inputs` job, in another, is
  * given only the public key: it makes the warm-ups' ciphertexts and one ciphertext per timed call,
  * and says the transcript that dec's outputs must give: the secrets enc gave. So enc never sees the
  * secret key, and cannot take its message from it for dec to find again. The trial's process gets
@@ -49,7 +49,7 @@ export interface DecInputs {
   place: () => string;
   /**
    * The timed calls' inputs as an open file, never placed where the library's process can open it:
-   * for the timing driver's trusted half, which shows each window's at its start (native/held.h).
+   * for the timing driver's trusted half, which shows each window's at its start (native/core/held.h).
    */
   openHeld: () => number;
   /** Why a file could not be moved, once it was asked for and could not. */
@@ -61,7 +61,7 @@ export interface DecInputs {
   dispose: () => void;
 }
 
-/** The longest answer to a mark the driver reads (native/harness.c proto_ask: 256 bytes with GO and a tab). */
+/** The longest answer to a mark the driver reads (native/core/harness.c proto_ask: 256 bytes with GO and a tab). */
 const MOST_PATH_CHARS = 250;
 
 /** Makes a dec trial's inputs; a string says why it could not. */

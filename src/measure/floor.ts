@@ -1,14 +1,14 @@
 /**
  * The physical floor of a call (issue: a figure below it is flagged): the time no core can beat to
  * move the bytes the call must produce, and for a hash also read. Every output is checked after the
- * window (native/calls.c), so a call that claims less time than writing them takes did not do its work
+ * window (native/core/calls.c), so a call that claims less time than writing them takes did not do its work
  * in the counted span. Deliberately loose: it bounds lies, not slow code.
  */
 
 /** Bytes a core moves per cycle at most: two 64-byte stores (or loads) a cycle, the widest cores'. */
-export const MAX_BYTES_PER_CYCLE = 128;
+const MAX_BYTES_PER_CYCLE = 128;
 /** A clock no core sustains: the floor holds on any machine, with any counter. */
-export const MAX_CLOCK_HZ = 6.5e9;
+const MAX_CLOCK_HZ = 6.5e9;
 
 /**
  * The bytes one call of the operation must write (a hash: also read), from the trial's META sizes;

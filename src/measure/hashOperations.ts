@@ -1,7 +1,7 @@
 /**
  * The hash operations (docs/method.md#hash-functions): CryptHash of the guide's §3.4 inputs S1–S8,
  * one operation per message length, `hash_<bytes>`; message byte i is (i*131 + bytes) mod 256
- * (native/hash_ops.c writes it).
+ * (native/core/hash_ops.c writes it).
  */
 export const HASH_MESSAGE_BYTES = [32, 128, 512, 1024, 4096, 8192, 16384, 65536] as const;
 
@@ -15,5 +15,5 @@ export function hashMessageBytes(operation: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** The driver's TYPE field for a hash instance: the digest length rides with it (native/harness.c). */
+/** The driver's TYPE field for a hash instance: the digest length rides with it (native/core/harness.c). */
 export const hashDriverType = (digestBits: number): string => `hash:${digestBits}`;

@@ -1,5 +1,3 @@
-import { HASH_MESSAGE_BYTES } from './hashOperations.js';
-
 /**
  * The ICCS helper baseline (docs/method.md#the-iccs-helper-baseline): the placeholder functions every
  * ICCS-API submission ships (native/iccs/auxfunc.c), each timed as a hash at S1–S8, once per system,
@@ -23,5 +21,3 @@ export const ICCS_LABELS = ICCS_HELPERS.flatMap(({ helper, bits }) => bits.map((
 
 /** The denominator of a hash row: the pseudoXOF of the same output length. */
 export const xofLabelFor = (digestBits: number): string => iccsLabel('pseudoXOF', digestBits);
-
-export { HASH_MESSAGE_BYTES };

@@ -13,7 +13,7 @@ export interface KernelWindow {
   kernel_cpu_s: number;
   /** Seconds between the marks on the parent's clock. */
   window_s: number;
-  /** How many begin/end pairs (batches of calls, native/calls.h) the sums cover; 1 when absent. */
+  /** How many begin/end pairs (batches of calls, native/core/calls.h) the sums cover; 1 when absent. */
   windows?: number;
 }
 
@@ -49,7 +49,7 @@ export function trialWindow(all: ChannelMark[], seeded = false): KernelWindow | 
  * says it used 5 % fewer cycles than it did claims 1/0.95 = 1.053× too little.
  */
 const CPU_TOLERANCE: Record<string, number> = { 'perf_event-cycles': 3 };
-export const DEFAULT_CPU_TOLERANCE = 1.04;
+const DEFAULT_CPU_TOLERANCE = 1.04;
 /** How much longer than the time that passed a trial's cycles may say it took (the counter's rate drifting). */
 const RATE_TOLERANCE: Record<string, number> = { 'perf_event-cycles': 3 };
 const DEFAULT_RATE_TOLERANCE = 1.25;

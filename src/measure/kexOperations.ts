@@ -2,7 +2,7 @@
  * The operations of a key exchange (type kex). `exchange` is one full honest exchange timed as a
  * whole; every other operation is one step, timed inside full exchanges (a step depends on the
  * state the earlier ones left), so each of its calls costs a whole exchange while only the step is
- * counted (native/kex_ops.c). The passes come from the library (`kex_get_passes_num()`).
+ * counted (native/core/kex_ops.c). The passes come from the library (`kex_get_passes_num()`).
  */
 export const KEX_MAX_PASSES = 5;
 export const KEX_PROFILED = ['exchange'] as const;

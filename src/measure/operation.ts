@@ -33,7 +33,7 @@ export const operationsOf = (type: CandidateType, passes?: number): readonly str
 export const profiledOperationsOf = (type: CandidateType): readonly string[] => (type === 'kex' ? KEX_PROFILED : OPERATIONS[type]);
 
 /** The guide's signature message: 64 bytes for sign and verify, nothing for the other operations. */
-export const SIGNED_MESSAGE_BYTES = 64;
+const SIGNED_MESSAGE_BYTES = 64;
 export const inputBytes = (type: CandidateType, operation: string): number =>
   type === 'hash' ? (hashMessageBytes(operation) ?? 0) : type === 'sig' && operation !== 'keygen' ? SIGNED_MESSAGE_BYTES : 0;
 

@@ -39,7 +39,7 @@ export function calibrationSecondsPerCall(t: Trial): number {
  * trial's target, where one call already warms caches and pages, and three would triple the cost of
  * an operation that takes minutes.
  */
-export const warmupsFor = (secondsPerCall: number, trialTarget: number, warmups: number): number =>
+const warmupsFor = (secondsPerCall: number, trialTarget: number, warmups: number): number =>
   secondsPerCall >= trialTarget ? Math.min(warmups, 1) : warmups;
 
 /**

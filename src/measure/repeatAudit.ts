@@ -2,7 +2,7 @@ import { type TrialProcess, type TrialRequest, trialOnceMore } from './trial.js'
 
 /**
  * The repeated-input audit (MLPerf's TEST04) for verify, the one operation whose inputs are costly
- * to make fresh for every call: its trials reuse a pool of 16 signed messages (native/calls.h
+ * to make fresh for every call: its trials reuse a pool of 16 signed messages (native/core/calls.h
  * VERIFY_POOL), so a library that remembers its answers would find them there. After the trials, a
  * process verifies a pool of distinct messages, one per call, beside one on the 16 repeated ones, and
  * their per-call medians are compared: a verify much faster on repeated inputs than on distinct ones
@@ -16,9 +16,9 @@ import { type TrialProcess, type TrialRequest, trialOnceMore } from './trial.js'
  */
 export const REPEAT_GAP = 2;
 /** Fewest distinct inputs that make the audit's median worth comparing. */
-export const AUDIT_MIN_CALLS = 32;
-/** Most entries the driver's pool holds (native/calls.h MAX_VERIFY_POOL). */
-export const AUDIT_MAX_CALLS = 4096;
+const AUDIT_MIN_CALLS = 32;
+/** Most entries the driver's pool holds (native/core/calls.h MAX_VERIFY_POOL). */
+const AUDIT_MAX_CALLS = 4096;
 
 export interface RepeatAudit {
   /** Distinct inputs verified, one call each. */
@@ -80,7 +80,7 @@ export function judgeRepeat(repeated: number, distinct: number, calls: number): 
  * neighbour can slow one process of a pair by half (docs/benchmarks.md (s)); a cache of answers
  * slows every distinct-input process many times over.
  */
-export const AUDIT_PAIRS = 3;
+const AUDIT_PAIRS = 3;
 
 /** Runs the audit; a reason instead when it cannot be made. */
 export async function repeatedInputAudit(input: AuditInput): Promise<RepeatAudit | { skipped: string }> {

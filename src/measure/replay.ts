@@ -13,7 +13,7 @@ export { firstDifference } from './transcript.js';
  * process is not timed, shares nothing with the trial's, runs fewer warm-ups than a KAT makes calls, of its own, and makes
  * that segment alone, so
  * its calls sit at other places in the library's history than in the trial. What they return must
- * be what the trial's calls returned, block by block of the transcript (native/calls.h). A library
+ * be what the trial's calls returned, block by block of the transcript (native/core/calls.h). A library
  * that skipped work in the trial, answered from a cache or from its last answer, cheated from some
  * call or some time on, or whose lines were forged by code in its process, gives blocks that
  * differ, and the operation is FORGED.
@@ -34,7 +34,7 @@ export interface ReplayRequest {
 export interface ReplayResult {
   /** Which trial of the operation (0-based, in the order they ran). */
   trial: number;
-  /** Which segment of its calls (native/calls.h) was made again. */
+  /** Which segment of its calls (native/core/calls.h) was made again. */
   segment?: number;
   /**
    * `inputs`: no replay; dec's transcript against the one its inputs job gave (measure/decInputs.ts).
@@ -48,7 +48,7 @@ export interface ReplayResult {
   wall_s: number;
 }
 
-/** The most calls of one operation an ICCS KAT makes in a process (native/ngcc_kat.c: 10 records, 2 fresh seeds, dec twice for each). */
+/** The most calls of one operation an ICCS KAT makes in a process (native/jobs/kat.c: 10 records, 2 fresh seeds, dec twice for each). */
 export const KAT_CALLS = 14;
 
 /**
@@ -103,7 +103,7 @@ export async function replayTrial(
     '2',
     seed,
     String(segment),
-    // The trusted half's key, under which the trial's segments were made (native/held.h).
+    // The trusted half's key, under which the trial's segments were made (native/core/held.h).
     ...(proc.window_key ? [proc.window_key] : []),
   ];
   const driver = await runDriver([req.driver, req.library], job, {

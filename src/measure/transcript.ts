@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** What a trial's calls returned (native/calls.h), as the driver reports it in TRANSCRIPT lines. */
+/** What a trial's calls returned (native/core/calls.h), as the driver reports it in TRANSCRIPT lines. */
 export interface Transcript {
   per_block: number;
   /** The index of blocks[0] among the trial's blocks (a replay's batch starts later); 0 when absent. */

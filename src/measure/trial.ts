@@ -61,8 +61,8 @@ export interface TrialRequest {
   sizes?: Record<string, number>;
 }
 
-/** Spot checks per trial (native/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */
-export const DEFAULT_SPOT_CHECKS = 2;
+/** Spot checks per trial (native/core/harness.h DEFAULT_SPOT_CHECKS), said on the job line when a later field is. */
+const DEFAULT_SPOT_CHECKS = 2;
 
 export interface TrialProcess {
   status: 'complete' | 'failed';
@@ -82,13 +82,13 @@ export interface TrialProcess {
   /** Where its wall time went, by the parent's clock at the driver's marks (measure/processCost.ts). */
   cost?: ProcessCost;
   /**
-   * What the calls returned (native/calls.h): one digest per block of `per_block` consecutive
+   * What the calls returned (native/core/calls.h): one digest per block of `per_block` consecutive
    * calls, which the replay of `meta.seed` must give again (measure/replay.ts). In the evidence
    * only their SHA-256 is kept (`digest`).
    */
   transcript?: Transcript;
   /**
-   * The trusted half's window key (native/held.h), revealed once the trial was over: each segment's
+   * The trusted half's window key (native/core/held.h), revealed once the trial was over: each segment's
    * inputs and generator seed came from it and the seed, so its replay is given it.
    */
   window_key?: string;
@@ -206,7 +206,7 @@ function timeJob(req: TrialRequest): string[] {
 /**
  * What the driver is told at its `seed`, `warmups` and `inputs` marks, and dec's timed inputs as a
  * file only its trusted half keeps, where it holds the trial's windows (the plan says so from the
- * instance's sizes: native/held.h); else their path, put in place at the mark.
+ * instance's sizes: native/core/held.h); else their path, put in place at the mark.
  */
 function inputAnswers(req: TrialRequest, seed: string, inputs: DecInputs | undefined) {
   if (!inputs) return { markAnswers: { seed, warmups: '-', inputs: '-' } };
@@ -218,7 +218,7 @@ function inputAnswers(req: TrialRequest, seed: string, inputs: DecInputs | undef
   };
 }
 
-/** The answer to dec's `inputs` mark that gives its timed inputs to the trusted half (native/calls.h GIVEN_HELD). */
+/** The answer to dec's `inputs` mark that gives its timed inputs to the trusted half (native/core/calls.h GIVEN_HELD). */
 const HELD_INPUTS = 'held';
 
 /** The trial of a driver's lines (TRIAL, then its OS and CALLS; a key exchange's LOOP before them), or why they are refused. */
@@ -342,8 +342,8 @@ const costOf = (marks: ChannelMark[], wall_s: number): { cost?: ProcessCost } =>
   return cost ? { cost } : {};
 };
 
-/** Bytes of a trial's seed (native/calls.h SEED_BYTES). */
-export const SEED_BYTES = 48;
+/** Bytes of a trial's seed (native/core/calls.h SEED_BYTES). */
+const SEED_BYTES = 48;
 
 /**
  * A trial whose count is not the one the parent asked for, as a failure: the count is the parent's,
@@ -361,7 +361,7 @@ function countFailure(trials: Trial[], asked: number): string | undefined {
 /**
  * A trial whose calls drew from the harness's generator fewer times than there were calls, for an
  * operation whose KAT calls drew, as SUPERCOP counts randombytes: a call that hands out an earlier
- * answer has no use for fresh randomness. The count is the library's generator's (native/harness.c
+ * answer has no use for fresh randomness. The count is the library's generator's (native/core/harness.c
  * api_draws), over all the trial's calls.
  */
 export function drawsFailure(reported: string | undefined, calls: number, req: TrialRequest): string | undefined {
@@ -453,12 +453,12 @@ function batchFailure(
 
 /**
  * A trial the trusted half should have held and did not, or held by another layout than the sizes
- * give (native/held.h): the untrusted half lays its slots out in the shared book, and one that
+ * give (native/core/held.h): the untrusted half lays its slots out in the shared book, and one that
  * claimed smaller outputs there would have less of each folded.
  */
 /** The refusal of a trial the trusted half should have held and did not, with its reason (its UNHELD line). */
 const heldNone = (why: string | undefined) =>
-  `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/held.h)${why ? `: ${why}` : ''}`;
+  `${REFUSED}the trusted half held none of its windows' inputs and outputs (native/core/held.h)${why ? `: ${why}` : ''}`;
 
 function heldFailure(
   plan: BatchPlan,

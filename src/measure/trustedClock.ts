@@ -1,7 +1,7 @@
 import { CONTRADICTION } from './kernelCheck.js';
 
 /**
- * The trusted half's clock (native/trusted.h, docs/method.md#the-trusted-half): the timing driver
+ * The trusted half's clock (native/core/trusted.h, docs/method.md#the-trusted-half): the timing driver
  * forks before the library is loaded, and the parent, which the library never shares, reads the
  * counter itself when it lets each timed window start and when the child says the window is done.
  * Its CLOCK line is the one line of a trial the library cannot write. A trial whose claimed cycles
@@ -46,7 +46,7 @@ export function trustedClockOf(lines: readonly string[][]): TrustedClock | undef
 }
 
 /**
- * What the trusted half held of a trial besides its clock (native/held.h): the window key under
+ * What the trusted half held of a trial besides its clock (native/core/held.h): the window key under
  * which it made each window's inputs at the window's start (a replay of the trial is given it), and
  * the slot layout it read from the book and folded the outputs by, which must be the one the
  * instance's sizes give (measure/batches.ts).
@@ -124,7 +124,7 @@ export function clockShortfall(
   counterHz: number,
   clock: TrustedClock | undefined,
 ): string | undefined {
-  if (!clock) return 'the trusted half reported no clock (native/trusted.h)';
+  if (!clock) return 'the trusted half reported no clock (native/core/trusted.h)';
   if (clock.counter !== counter) return `the trial says its counter is ${counter ?? 'none'}, the trusted half read ${clock.counter}`;
   if (PER_THREAD_COUNTERS.has(clock.counter)) return undefined;
   if (claimed >= floorOf(countLessWait(clock, counterHz), clock.windows, counterHz)) return undefined;

@@ -46,7 +46,7 @@ export interface ProfileSink {
   memory(operation: string, memory: MemoryRecord): void;
 }
 
-/** One run of ngcc_prof: a fresh process timing `operations` calls of one operation. */
+/** One run of the prof job (native/jobs/prof.c): a fresh process timing `operations` calls of one operation. */
 interface ProfileRound {
   argv: string[];
   stderr: string;
@@ -80,7 +80,7 @@ export function buildProfiledFor(request: BuildRequest, nistSymbols: string[]): 
 
 /**
  * The profile of one instance's `operations`: hash/DRNG shares per operation (wrapped relink,
- * ngcc_prof) and the memory of each operation alone (ngcc_mem on the plain library).
+ * the prof job of ngcc_driver) and the memory of each operation alone (ngcc_mem on the plain library).
  * Shares come from `rounds` fresh processes per operation, interleaved across the operations like
  * timing trials, so that a passing disturbance of the machine moves one round, not the figure.
  */
@@ -94,97 +94,125 @@ export async function profileInstance(
   const { candidate } = p.request;
   const { digest } = profileSymbols(candidate.api, p.nistSymbols);
   const profiled = relinked ?? (await buildProfiledFor(p.request, p.nistSymbols));
-  const rounds = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
-  // Disturbed rounds that were run again: not in the figure, listed in the profile.
-  const excluded = new Map(operations.map((operation) => [operation, [] as ProfileRound[]]));
-  if (profiled.ok) {
-    const opsPerRound = new Map(
-      operations.map((operation) => {
-        const perCall = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
-        // At least one call: a slow operation's single call holds its many hash calls (ten calls of a
-        // 5-minute keygen in each of five rounds would take four hours).
-        return [operation, perCall ? Math.min(100_000, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
-      }),
-    );
-    const runRound = async (operation: string): Promise<ProfileRound> => {
-      const job = ['prof', p.driverType, operation, String(opsPerRound.get(operation)), '1', String(p.cpu), p.driverRng];
-      const argv = [p.tools.driver, profiled.library, ...job];
-      const driver = await runDriver([p.tools.driver, profiled.library], job, {
-        timeoutMs: timeoutFor(p, operation, opsPerRound.get(operation)!, PROFILE_WRAP_FACTOR),
-        maxOutputBytes: 1 << 20,
-        sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
-      });
-      const { run, output: out, rejected } = driver;
-      const total = out.lines.find((l) => l[0] === 'TOTAL');
-      const calls = out.lines
-        .filter((l) => l[0] === 'CALL')
-        .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
-      const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
-      const complete = !rejected && run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
-      const osLine = out.lines.find((l) => l[0] === 'OS');
-      // The wrappers' ticks run on while the thread is descheduled: a shared core moves the share.
-      const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : undefined;
-      return {
-        ...(complete ? {} : { failure: driverFailure(driver) }),
-        ...(disturbed ? { disturbed } : {}),
-        argv,
-        stderr: run.stderr,
-        complete,
-        meta: out.meta,
-        total: totals,
-        calls,
-        hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN,
-      };
-    };
-    for (let round = 0; round < p.rounds; round++) {
-      for (const operation of operations) {
-        const done = rounds.get(operation)!;
-        if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
-        let r = await runRound(operation);
-        for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
-          excluded.get(operation)!.push(r);
-          r = await runRound(operation);
-        }
-        done.push(r);
-      }
-    }
-  }
+  const rounds: OperationRounds = {
+    done: new Map(operations.map((operation) => [operation, [] as ProfileRound[]])),
+    // Disturbed rounds that were run again: not in the figure, listed in the profile.
+    excluded: new Map(operations.map((operation) => [operation, [] as ProfileRound[]])),
+  };
+  if (profiled.ok) await runRounds(p, operations, profiled, rounds);
 
   for (const operation of operations) {
-    if (profiled.ok) {
-      const done = rounds.get(operation)!;
-      const failed = done.find((r) => !r.complete);
-      // The figure comes from the rounds that had the core; only when none did, from all of them.
-      const quiet = done.filter((r) => !r.disturbed);
-      const kept = quiet.length > 0 ? quiet : done;
-      const chosen = failed ?? medianRound(kept)!;
-      const left = [...excluded.get(operation)!, ...done.filter((r) => !kept.includes(r))];
-      sink.profile(operation, {
-        schema: 2,
-        candidate: candidate.id,
-        label: p.request.instance.label,
-        operation,
-        input_bytes: inputBytes(candidate.type, operation),
-        status: failed ? 'failed' : 'complete',
-        command: chosen.argv.map((a) => (a === p.tools.driver ? basename(a) : a === profiled.library ? relative(p.campaignDir, a) : a)),
-        stderr: chosen.stderr,
-        meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? 'unknown', wrapped: profiled.wrapped.join(' ') },
-        library_sha256: p.librarySha256,
-        profile_symbols: digest,
-        total: chosen.total,
-        calls: chosen.calls,
-        ...(failed
-          ? { failure: failed.failure }
-          : {
-              ...shares(chosen.total.ticks, chosen.calls),
-              round_hash_shares: kept.map((r) => r.hashShare),
-              disturbed_rounds: kept === done ? done.filter((r) => r.disturbed).length : 0,
-              left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? '' })),
-            }),
-      });
-    }
+    if (profiled.ok) sink.profile(operation, hashProfile(p, operation, profiled, digest, rounds));
     sink.memory(operation, await measureMemory(p, operation));
   }
+}
+
+/** Each operation's profiling rounds: those that count, and the disturbed ones run again. */
+interface OperationRounds {
+  done: Map<string, ProfileRound[]>;
+  excluded: Map<string, ProfileRound[]>;
+}
+
+/** `p.rounds` rounds of each operation, interleaved; a disturbed round is run again, a failed operation no more. */
+async function runRounds(
+  p: ProfileRequest,
+  operations: readonly string[],
+  profiled: ProfileBuildResult,
+  rounds: OperationRounds,
+): Promise<void> {
+  const opsPerRound = new Map(
+    operations.map((operation) => {
+      const perCall = p.perCallSeconds(operation) ?? p.callSeconds?.[operation];
+      // At least one call: a slow operation's single call holds its many hash calls (ten calls of a
+      // 5-minute keygen in each of five rounds would take four hours).
+      return [operation, perCall ? Math.min(100_000, Math.max(1, Math.round(p.targetSeconds / p.rounds / perCall))) : 100];
+    }),
+  );
+  for (let round = 0; round < p.rounds; round++) {
+    for (const operation of operations) {
+      const done = rounds.done.get(operation)!;
+      if (done.some((r) => !r.complete)) continue; // a failed operation is not retried
+      let r = await runRound(p, profiled, operation, opsPerRound.get(operation)!);
+      for (let retry = 0; r.complete && r.disturbed && retry < p.disturbedRetries; retry++) {
+        rounds.excluded.get(operation)!.push(r);
+        r = await runRound(p, profiled, operation, opsPerRound.get(operation)!);
+      }
+      done.push(r);
+    }
+  }
+}
+
+/** One round: a fresh process of the prof job, `perRound` calls of `operation` in the profiled relink. */
+async function runRound(p: ProfileRequest, profiled: ProfileBuildResult, operation: string, perRound: number): Promise<ProfileRound> {
+  const job = ['prof', p.driverType, operation, String(perRound), '1', String(p.cpu), p.driverRng];
+  const argv = [p.tools.driver, profiled.library, ...job];
+  const driver = await runDriver([p.tools.driver, profiled.library], job, {
+    timeoutMs: timeoutFor(p, operation, perRound, PROFILE_WRAP_FACTOR),
+    maxOutputBytes: 1 << 20,
+    sandbox: { mode: p.request.sandbox ?? 'bwrap', readOnly: [p.tools.driver, profiled.library], writable: [] },
+  });
+  const { run, output: out, rejected } = driver;
+  const total = out.lines.find((l) => l[0] === 'TOTAL');
+  const calls = out.lines
+    .filter((l) => l[0] === 'CALL')
+    .map((l) => ({ fn: l[1]!, in_bits: Number(l[2]), out_bits: Number(l[3]), calls: Number(l[4]), ticks: Number(l[5]) }));
+  const totals = { operations: Number(total?.[1] ?? 0), ticks: Number(total?.[2] ?? 0) };
+  const complete = !rejected && run.exitCode === 0 && out.status === 'complete' && total !== undefined && totals.ticks > 0;
+  const osLine = out.lines.find((l) => l[0] === 'OS');
+  // The wrappers' ticks run on while the thread is descheduled: a shared core moves the share.
+  const disturbed = complete ? disturbance(osLine && parseOsLine(osLine), { minClockRatio: 0 }) : undefined;
+  return {
+    ...(complete ? {} : { failure: driverFailure(driver) }),
+    ...(disturbed ? { disturbed } : {}),
+    argv,
+    stderr: run.stderr,
+    complete,
+    meta: out.meta,
+    total: totals,
+    calls,
+    hashShare: complete ? shares(totals.ticks, calls).hash_share : NaN,
+  };
+}
+
+/** An operation's profile from its rounds: the median undisturbed round's, or the first failed one's. */
+function hashProfile(
+  p: ProfileRequest,
+  operation: string,
+  profiled: ProfileBuildResult,
+  digest: string,
+  rounds: OperationRounds,
+): HashProfile {
+  const { candidate } = p.request;
+  const done = rounds.done.get(operation)!;
+  const failed = done.find((r) => !r.complete);
+  // The figure comes from the rounds that had the core; only when none did, from all of them.
+  const quiet = done.filter((r) => !r.disturbed);
+  const kept = quiet.length > 0 ? quiet : done;
+  const chosen = failed ?? medianRound(kept)!;
+  const left = [...rounds.excluded.get(operation)!, ...done.filter((r) => !kept.includes(r))];
+  return {
+    schema: 2,
+    candidate: candidate.id,
+    label: p.request.instance.label,
+    operation,
+    input_bytes: inputBytes(candidate.type, operation),
+    status: failed ? 'failed' : 'complete',
+    command: chosen.argv.map((a) => (a === p.tools.driver ? basename(a) : a === profiled.library ? relative(p.campaignDir, a) : a)),
+    stderr: chosen.stderr,
+    meta: { ...chosen.meta, tick_source: chosen.meta.counter ?? 'unknown', wrapped: profiled.wrapped.join(' ') },
+    library_sha256: p.librarySha256,
+    profile_symbols: digest,
+    total: chosen.total,
+    calls: chosen.calls,
+    ...(failed
+      ? { failure: failed.failure }
+      : {
+          ...shares(chosen.total.ticks, chosen.calls),
+          round_hash_shares: kept.map((r) => r.hashShare),
+          disturbed_rounds: kept === done ? done.filter((r) => r.disturbed).length : 0,
+          left_out_rounds: left.map((r) => ({ hash_share: r.hashShare, disturbed: r.disturbed ?? '' })),
+        }),
+  };
 }
 
 /**

@@ -80,7 +80,6 @@ export const ENTRY = /^(kem|sig|kex)_(keygen|enc|dec|sign|verify|init_a|init_b|g
 /** Leaves of the call graph: the ICCS helpers and outside randomness are not the submission's code. */
 export const STOPS: ReadonlySet<string> = new Set([...ICCS_HASH, ...ICCS_DRNG, ...Object.keys(OTHER_RANDOMNESS)]);
 
-/** Surveys one built library: what its exported API reaches. */
 /** false: not the NIST API; true or a `kat_rng`: the generator the harness links in as `randombytes`. */
 export type NistApi = boolean | KatRng;
 
@@ -88,7 +87,9 @@ export type NistApi = boolean | KatRng;
 export const SURVEY_VERSION = 2;
 
 /**
- * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (native/nist:
+ * Surveys one built library: what its exported API reaches.
+ *
+ * `nistApi`: the library speaks the NIST API, whose `randombytes` the harness links in (native/linked/nist:
  * NIST's AES-256-CTR DRBG, or HQC's SHAKE-256 generator under `kat_rng: hqc`): still randomness
  * outside the ICCS DRNG, but not the submitter's own.
  * `sandbox`: how objdump and nm are isolated (default bwrap). They run no submission code, but they
@@ -116,7 +117,7 @@ export async function surveyLibrary(
   return analyse(parseDisassembly(dis.stdout), parseNm(nm.stdout), dyn.stdout, readFileSync(library), label, nistApi);
 }
 
-export function analyse(
+function analyse(
   d: Disassembly,
   symbols: SymbolInfo[],
   dynamicText: string,

@@ -26,14 +26,14 @@ export function archName(env: Env): { display: string; guide: string } {
 }
 
 /** The core the trials ran on: shards' lowest CPU, else the campaign's, else the records'. */
-export function measuredCpu(campaign: Record<string, unknown>, env: Env): number | undefined {
+function measuredCpu(campaign: Record<string, unknown>, env: Env): number | undefined {
   const shardCpus = campaign.shard_cpus as Record<string, number> | undefined;
   if (shardCpus && Object.keys(shardCpus).length > 0) return Math.min(...Object.values(shardCpus));
   const fromEnv = env.cpu_number;
   return typeof fromEnv === 'number' ? fromEnv : undefined;
 }
 
-export function clockDescription(env: Env): string {
+function clockDescription(env: Env): string {
   const min = Number(str(env.cpufreq_min_khz) ?? NaN);
   const max = Number(str(env.cpufreq_max_khz) ?? NaN);
   const gov = str(env.cpufreq_governor);
@@ -83,7 +83,7 @@ const distinct = (values: unknown[]): string[] => [...new Set(values.map(str).fi
  * environment (else the campaign's) and the harness that checked each instance's KAT (else the
  * campaign's). Undefined for evidence that names no tool at all (the ngcc-harness's).
  */
-export function toolDescription(campaign: Record<string, unknown>, env: Env, from: Provenance): string | undefined {
+function toolDescription(campaign: Record<string, unknown>, env: Env, from: Provenance): string | undefined {
   // With records, only what each record says: one kept from an older run was not made by the latest run's version.
   const recorded = (
     from.records.length > 0 ? from.records.map((r) => (r.environment as Env | undefined)?.ngcc_perf_version) : [env.ngcc_perf_version]

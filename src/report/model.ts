@@ -3,7 +3,7 @@ import { toolVersion } from '../util/paths.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { readKatIssues, readSizeCatalog, readSurvey } from '../catalogs/catalogs.js';
-import { loadCampaign } from '../config/campaign.js';
+import { type Campaign, loadCampaign } from '../config/campaign.js';
 import { declaredSecurity, settingsSchema } from '../config/schemas.js';
 import { readCalibration } from '../evidence/calibration.js';
 import { readCtEvidence } from '../evidence/ct.js';
@@ -135,11 +135,6 @@ function systemsOf(systemDir: string, self: SystemEntry): SystemEntry[] {
 }
 
 /**
- * Everything a page shows, from an evidence folder (ours or the ngcc-harness's) and, when given,
- * the campaign folder (names, links and the curated catalogs beside the candidates). All reading
- * happens here: rendering the model is pure.
- */
-/**
  * What validate finds wrong beyond the unreadable files the pages already name. With build.json
  * unreadable every record's check fails with it: the unreadable file says enough.
  */
@@ -148,17 +143,23 @@ function validationBeyond(systemDir: string, ds: Dataset, unreadable: ReadonlyAr
   return validateDataset(systemDir, ds).filter((line) => !unreadable.some((u) => line.startsWith(`${u.path}: `)));
 }
 
-export function loadReportModel(
-  systemDir: string,
-  campaignDir?: string,
-  history?: { nights: readonly HistoryInput[]; link?: string; thresholdPct?: number },
-): ReportModel {
-  const ds = loadDataset(systemDir);
+/** The campaign a report names its candidates by; without a campaign folder, none and the default settings. */
+type ReportCampaign = Pick<Campaign, 'candidates' | 'settings'>;
+
+/** The instance views of one evidence folder, in the order they were first met. */
+interface Views {
+  systemDir: string;
+  paths: EvidencePaths;
+  byKey: Map<string, InstanceView>;
+  order: string[];
+  /** The view of an instance, made on first use. */
+  view(id: string, label: string): InstanceView;
+  /** An evidence file's path as the pages show it: relative to the system folder. */
+  rel(p: string): string;
+}
+
+function newViews(systemDir: string): Views {
   const paths = evidencePaths(systemDir);
-  const campaign = campaignDir
-    ? loadCampaign(campaignDir, { candidatesRequired: false })
-    : { candidates: [], settings: settingsSchema.parse({}) };
-  const system = (ds.campaign?.system_id as string | undefined) ?? basename(systemDir);
   const byKey = new Map<string, InstanceView>();
   const order: string[] = [];
   const view = (id: string, label: string) => {
@@ -172,6 +173,12 @@ export function loadReportModel(
     }
     return v;
   };
+  return { systemDir, paths, byKey, order, view, rel: (p) => relative(systemDir, p) };
+}
+
+/** Each instance's claimed security and build.json entry, with its KAT log when that is there. */
+function addBuilds(views: Views, campaign: ReportCampaign, ds: Dataset): void {
+  const { view } = views;
   // candidate.yml's claim as it stands (none, if it was taken out); build.json's only for instances the campaign does not list.
   const claimed = new Set<string>();
   for (const c of campaign.candidates)
@@ -184,9 +191,13 @@ export function loadReportModel(
     const v = view(e.candidate ?? fromKey.candidate, e.label ?? fromKey.label);
     v.build = e;
     if (!claimed.has(key)) v.security = e.security;
-    if (e.kat_log && existsSync(join(systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
+    if (e.kat_log && existsSync(join(views.systemDir, e.kat_log))) v.katLog = { path: e.kat_log, sha256: e.kat_log_sha256 ?? '' };
   }
-  const rel = (p: string) => relative(systemDir, p);
+}
+
+/** Each instance's timing, memory and hash-profile records, and the files they are in. */
+function addMeasurements(views: Views, ds: Dataset): void {
+  const { view, rel } = views;
   // A FORGED instance publishes no figure: what its library said of itself is not evidence. Its files
   // stay listed in the evidence index.
   const figuresOf = (v: InstanceView) => !v.build?.forged;
@@ -206,7 +217,11 @@ export function loadReportModel(
     if (figuresOf(v)) v.profiles[profile.operation] = profile;
     v.profileFiles.push({ op: profile.operation, path: rel(path) });
   }
-  const ct = readCtEvidence(systemDir);
+}
+
+/** Each instance's constant-time check, and the unreadable files of each. */
+function addCtAndUnreadable(views: Views, ds: Dataset, ct: ReturnType<typeof readCtEvidence>): void {
+  const { view, rel, paths } = views;
   for (const f of ct.files) Object.assign(view(f.candidate, f.label), { ct: f.ct, ctFile: f.path });
   // A file that cannot be parsed still belongs to its instance: its rows say "not recorded" instead of vanishing.
   for (const u of ds.unreadable) {
@@ -220,12 +235,16 @@ export function loadReportModel(
     const { candidate, label } = parseInstanceKey(instanceOfPath(rel(u.path))!);
     view(candidate, label).unreadable.push({ kind: 'constant-time check', path: rel(u.path), problem: u.problem });
   }
+}
 
+/** A view per candidate, in id order: named by the campaign, else by its KAT log and operations. */
+function candidateViews(views: Views, campaign: ReportCampaign): CandidateView[] {
+  const { order, byKey } = views;
   const ids = [...new Set(order.map((k) => parseInstanceKey(k).candidate))].sort();
-  const views = ids.map((id): CandidateView => {
+  return ids.map((id): CandidateView => {
     const spec = campaign.candidates.find((c) => c.id === id);
     const instances = order.filter((k) => parseInstanceKey(k).candidate === id).map((k) => byKey.get(k)!);
-    const header = katLogHeader(systemDir, instances.find((i) => i.katLog)?.katLog?.path);
+    const header = katLogHeader(views.systemDir, instances.find((i) => i.katLog)?.katLog?.path);
     const ops = instances.flatMap((i) => [...Object.keys(i.records), ...i.unreadable.flatMap((u) => (u.op ? [u.op] : []))]);
     const type = spec?.type ?? inferType(id, ops, header.type);
     const api = spec?.api ?? (instances.find((i) => i.build?.api)?.build?.api === 'nist' ? 'nist' : 'iccs');
@@ -239,15 +258,38 @@ export function loadReportModel(
       operations: operationsOf(type, type === 'kex' ? kexPassesOf(instances) : undefined),
     };
   });
+}
 
-  const candidates = views.filter((c) => c.id !== ICCS_BASELINE_ID);
-  const iccsBaseline = views.find((c) => c.id === ICCS_BASELINE_ID);
+/**
+ * Everything a page shows, from an evidence folder (ours or the ngcc-harness's) and, when given,
+ * the campaign folder (names, links and the curated catalogs beside the candidates). All reading
+ * happens here: rendering the model is pure.
+ */
+export function loadReportModel(
+  systemDir: string,
+  campaignDir?: string,
+  history?: { nights: readonly HistoryInput[]; link?: string; thresholdPct?: number },
+): ReportModel {
+  const ds = loadDataset(systemDir);
+  const campaign: ReportCampaign = campaignDir
+    ? loadCampaign(campaignDir, { candidatesRequired: false })
+    : { candidates: [], settings: settingsSchema.parse({}) };
+  const system = (ds.campaign?.system_id as string | undefined) ?? basename(systemDir);
+  const views = newViews(systemDir);
+  addBuilds(views, campaign, ds);
+  addMeasurements(views, ds);
+  const ct = readCtEvidence(systemDir);
+  addCtAndUnreadable(views, ds, ct);
+  const all = candidateViews(views, campaign);
+
+  const candidates = all.filter((c) => c.id !== ICCS_BASELINE_ID);
+  const iccsBaseline = all.find((c) => c.id === ICCS_BASELINE_ID);
   const environment = measuredEnvironment(ds.campaign, ds.records[0]?.record.environment);
   const root = campaignDir ?? '';
   const calibration = readCalibration(systemDir);
   const unreadable = [
-    ...[...ds.unreadable, ...ct.unreadable].map((u) => ({ path: rel(u.path), problem: u.problem })),
-    ...(calibration.problem ? [{ path: rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []),
+    ...[...ds.unreadable, ...ct.unreadable].map((u) => ({ path: views.rel(u.path), problem: u.problem })),
+    ...(calibration.problem ? [{ path: views.rel(evidencePaths(systemDir).calibration), problem: calibration.problem }] : []),
   ];
   return {
     toolVersion: toolVersion(),

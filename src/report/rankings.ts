@@ -31,7 +31,7 @@ export interface RankingRule {
 const HASH_LONGEST = 65536;
 const HASH_SHORTEST = 32;
 
-export const RANKING_RULES: readonly RankingRule[] = [
+const RANKING_RULES: readonly RankingRule[] = [
   {
     type: 'kem',
     title: 'Key encapsulation',
@@ -60,7 +60,7 @@ export const RANKING_RULES: readonly RankingRule[] = [
 ];
 
 /** One instance in a ranking: its medians per operation and its place in each. */
-export interface RankedRow {
+interface RankedRow {
   candidate: CandidateView;
   inst: InstanceView;
   medians: Record<string, number>;
@@ -80,7 +80,7 @@ export interface LevelGroup {
 }
 
 /** An instance kept out of the ranking, and why. */
-export interface UnrankedRow {
+interface UnrankedRow {
   candidate: CandidateView;
   inst: InstanceView;
   group: string;

@@ -23,16 +23,16 @@ export function figureMarks(r: TimingRecord): string {
  * a few slow trials (something else on the core, a slower host) pulled the guide's mean up. The
  * §3.5 tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.
  */
-export function medianApart(r: TimingRecord): number | undefined {
+function medianApart(r: TimingRecord): number | undefined {
   const perCall = (r.trials ?? []).map((t) => t.cycles / t.measurements).filter((x) => Number.isFinite(x) && x > 0);
   if (perCall.length < 2 || typeof r.mean_cycles !== 'number') return undefined;
   const mid = median(perCall);
   return Math.abs(r.mean_cycles / mid - 1) * 100 > DEFAULT_THRESHOLD_PCT ? mid : undefined;
 }
 
-export const medianMark = (mid: number): string => `≠ median ${formatCycles(mid)}`;
+const medianMark = (mid: number): string => `≠ median ${formatCycles(mid)}`;
 
-export const MEDIAN_APART_NOTE = `"≠ median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
+const MEDIAN_APART_NOTE = `"≠ median": the mean lies more than ${DEFAULT_THRESHOLD_PCT} % from the median trial, which follows: a few slower trials pulled the mean up. The tables keep the mean, as the guide asks; comparisons, rankings and trends use the median trial.`;
 
 /** The notes that explain the marks figureMarks put on any of `records`: each said once, under the table. */
 export function figureNotes(records: ReadonlyArray<TimingRecord | undefined>): RootContent[] {

@@ -122,6 +122,11 @@ function specBinds(spec: SandboxSpec): Array<[string, 'ro' | 'rw']> {
   });
 }
 
+function requireAbsolutePaths(spec: SandboxSpec, cwd: string | undefined): void {
+  for (const p of [...spec.readOnly, ...spec.writable, ...(cwd ? [cwd] : [])])
+    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+}
+
 /** The device nodes a process finds in its /dev. */
 const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
 
@@ -134,8 +139,7 @@ const DEV_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
  * only what `spec` names.
  */
 export function bwrapArgs(spec: SandboxSpec, opts: BwrapOptions): string[] {
-  for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
-    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
+  requireAbsolutePaths(spec, opts.cwd);
   const args = ['--unshare-all'];
   // No user namespace of its own inside, where it would have capabilities again; --disable-userns
   // needs --unshare-user, which --unshare-all only tries. Older bubblewrap lacks it (Ubuntu 22.04's 0.6).
@@ -202,26 +206,58 @@ function linkCommands(links: SystemView['entries']): string[] {
  * shell's builtin `ulimit`, not a prlimit process: each process saved is 2–3 ms of every start.
  */
 export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: string[]): string[] {
-  for (const p of [...spec.readOnly, ...spec.writable, ...(opts.cwd ? [opts.cwd] : [])])
-    if (!isAbsolute(p)) throw new Error(`sandbox path '${p}' is not absolute`);
-  const inRoot = (p: string) => `"$R"${quote(p)}`;
+  requireAbsolutePaths(spec, opts.cwd);
+  const script = rootScript(unshareRoot(spec, opts.system), opts);
+  return [
+    'setpriv',
+    '--pdeathsig=KILL',
+    '--',
+    'unshare',
+    '--user',
+    '--map-root-user',
+    '--mount',
+    '--pid',
+    '--fork',
+    '--kill-child',
+    '--net',
+    '--ipc',
+    '--uts',
+    '--',
+    '/bin/sh',
+    '-c',
+    script.join('\n'),
+    'ngcc-sandbox',
+    ...command,
+  ];
+}
+
+/** What unshareArgv's script builds the root from: its mount table, and the mount points and links made before it. */
+interface UnshareRoot {
+  /** fstab lines: source, target (in the root), type, options; in this order, parents first. */
+  table: Array<[string, string, string, string]>;
+  folders: Set<string>;
+  files: Set<string>;
+  links: SystemView['entries'];
+}
+
+/** The root as bwrapArgs describes it, for the sandbox `spec` names on this host's system. */
+function unshareRoot(spec: SandboxSpec, system: SystemView): UnshareRoot {
   const folders = new Set<string>(['/usr', '/proc', '/dev', '/dev/shm']);
   const files = new Set<string>();
   const links: SystemView['entries'] = [];
-  // fstab lines: source, target (in the root), type, options; in this order, parents first.
-  const table: Array<[string, string, string, string]> = [];
+  const table: UnshareRoot['table'] = [];
   const bind = (source: string, target: string, ro: boolean, recursive = false) => {
     table.push([source, target, 'none', `${recursive ? 'rbind' : 'bind'}${ro ? ',ro' : ''}`]);
   };
   table.push(['/usr', '/usr', 'none', 'rbind,ro']);
-  for (const e of opts.system.entries) {
+  for (const e of system.entries) {
     if (e.symlink !== undefined) links.push(e);
     else {
       folders.add(e.path);
       bind(e.path, e.path, true, true);
     }
   }
-  for (const p of opts.system.etc) {
+  for (const p of system.etc) {
     (isFolder(p) ? folders : files).add(p);
     bind(p, p, true);
   }
@@ -239,6 +275,13 @@ export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: stri
   }
   // Last: the root itself read-only, once every mount point in it is made.
   table.push(['none', '/', 'none', 'remount,ro']);
+  return { table, folders, files, links };
+}
+
+/** The lines of the sh script that builds `root`, mounts it, and runs the command in it with only `opts.env`. */
+function rootScript(root: UnshareRoot, opts: BwrapOptions): string[] {
+  const { table, folders, files, links } = root;
+  const inRoot = (p: string) => `"$R"${quote(p)}`;
   // Every mount point is made before the table is mounted: in the private /tmp, mounted first, for
   // paths there (the driver and the library are files in the cache under $TMPDIR). One inside a
   // folder bound later is hidden by it; one inside a folder bound read-only is there already.
@@ -253,7 +296,7 @@ export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: stri
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => quote(`${k}=${v}`));
   const cd = opts.cwd ? `-C ${quote(opts.cwd)} ` : '';
-  const lines = [
+  return [
     'set -e',
     // The system's own tools build the root, whatever PATH the runner has.
     'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
@@ -272,27 +315,6 @@ export function unshareArgv(spec: SandboxSpec, opts: BwrapOptions, command: stri
     ...(opts.addressSpaceBytes !== undefined ? [`ulimit -v ${Math.floor(opts.addressSpaceBytes / 1024)}`] : []),
     // Not exec: this shell stays PID 1 of the namespace, reaps what the command leaves, and exits with its status (128 + N when signal N ended it, as bwrap).
     `chroot "$R" /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- /usr/bin/env -i ${cd}-- ${env.join(' ')} "$@"`,
-  ];
-  return [
-    'setpriv',
-    '--pdeathsig=KILL',
-    '--',
-    'unshare',
-    '--user',
-    '--map-root-user',
-    '--mount',
-    '--pid',
-    '--fork',
-    '--kill-child',
-    '--net',
-    '--ipc',
-    '--uts',
-    '--',
-    '/bin/sh',
-    '-c',
-    lines.join('\n'),
-    'ngcc-sandbox',
-    ...command,
   ];
 }
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
@@ -53,7 +53,7 @@ export interface RunOptions {
   inheritFd?: number;
   /**
    * With channelSecret (and without sideMaxBytes): an open file of this process that the driver gets
-   * as its fd 4: dec's timed inputs, which only the timing driver's trusted half keeps (native/held.h).
+   * as its fd 4: dec's timed inputs, which only the timing driver's trusted half keeps (native/core/held.h).
    */
   heldInputsFd?: number;
   /**
@@ -121,7 +121,7 @@ const EXIT_GRACE_MS = 1000;
  */
 const PASSED_VARIABLES = ['PATH', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ'];
 
-export function scrubbedEnv(extra: Record<string, string> = {}): Record<string, string> {
+function scrubbedEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent', LC_ALL: 'C' };
   for (const name of PASSED_VARIABLES) {
     const value = process.env[name];
@@ -167,9 +167,6 @@ export function withCpus<T>(cpus: readonly number[] | undefined, work: () => Pro
   return cpus && cpus.length > 0 ? affinity.run(cpus, work) : work();
 }
 
-/** The cores of the enclosing withCpus scope (undefined outside one). */
-export const scopeCpus = (): readonly number[] | undefined => affinity.getStore();
-
 /** The one way this project starts a child process. */
 export function runProcess(command: string[], opts: RunOptions): Promise<RunResult> {
   const [file, ...args] = command;
@@ -179,148 +176,261 @@ export function runProcess(command: string[], opts: RunOptions): Promise<RunResu
   const env = scrubbedEnv(opts.env);
   // prlimit runs inside, so the cap binds the command, not bwrap; the unshare sandbox's own shell sets it.
   const sandbox = opts.sandbox?.mode === 'bwrap' || opts.sandbox?.mode === 'unshare' ? opts.sandbox : undefined;
-  const sandboxed = sandbox !== undefined;
-  // The host's view is read once, at the first sandboxed process.
-  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
-  const contained =
-    sandbox?.mode === 'bwrap'
-      ? ['bwrap', ...bwrapArgs(sandbox, inside()), '--', ...limited]
-      : sandbox?.mode === 'unshare'
-        ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || undefined }, [file, ...args])
-        : limited;
+  const contained = containedArgv(sandbox, { limited, bare: [file, ...args] }, env, opts);
   // Outermost, so that the sandbox and everything in it inherit the mask.
   const argv = cpus ? ['taskset', '-c', cpus.join(','), ...contained] : contained;
-  const limit = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  const started = process.hrtime.bigint();
-  return new Promise((resolve) => {
-    const channel = opts.channelSecret !== undefined;
-    const withSide = channel && opts.sideMaxBytes !== undefined;
-    const child = spawn(argv[0]!, argv.slice(1), {
-      cwd: opts.cwd,
-      env,
-      // Own process group, so a timeout kills grandchildren too.
-      detached: true,
-      // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
-      stdio: channel
-        ? [
-            'ignore',
-            'pipe',
-            'pipe',
-            'pipe',
-            ...(withSide ? (['pipe'] as const) : opts.heldInputsFd !== undefined ? [opts.heldInputsFd] : []),
-          ]
-        : opts.inheritFd !== undefined
-          ? ['ignore', 'pipe', 'pipe', opts.inheritFd]
-          : ['ignore', 'pipe', 'pipe'],
-    });
-    const pgid = child.pid;
-    if (pgid !== undefined) liveGroups.add(pgid);
-    let outputLimit: RunResult['outputLimit'];
-    const overLimit = (stream: 'stdout' | 'stderr') => () => {
-      if (!opts.stopAtOutputLimit || outputLimit) return;
-      outputLimit = stream;
-      killGroup();
-    };
-    const out = collector(limit, overLimit('stdout'));
-    const err = collector(limit, overLimit('stderr'));
-    const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
-    const side = collector(opts.sideMaxBytes ?? 0);
-    const sideStream = withSide ? (child.stdio[4] as Readable | null) : null;
-    sideStream?.on('error', () => undefined);
-    sideStream?.on('data', side.push);
-    child.stdout!.on('data', out.push);
-    child.stderr!.on('data', err.push);
-    const channelStream = channel ? (child.stdio[3] as (Readable & Writable) | null) : null;
-    const marks: ChannelMark[] = [];
-    const extendedBy = new Set<string>();
-    if (channelStream) {
-      // A driver that dies before reading the secret closes its end: not our error.
-      channelStream.on('error', () => undefined);
-      const markPrefix = `${opts.channelSecret}\tMARK\t`;
-      const answerMarks = markWatcher(markPrefix, (name) => {
-        const wall_s = Number(process.hrtime.bigint() - started) / 1e9;
-        // Once the driver is blocked reading its answer, what it has used so far is exact: wait for
-        // that (a few microseconds), but not for a thread of the library that never stops.
-        const until = process.hrtime.bigint() + MARK_SETTLE_NS;
-        const tree = pgid !== undefined ? processTree(pgid) : [];
-        while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
-        const mark: ChannelMark = { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
-        marks.push(mark);
-        // The name comes from the driver's process: once per name, and only later, never sooner.
-        const later = !extendedBy.has(name) ? opts.timeoutOnMark?.(name, wall_s) : undefined;
-        extendedBy.add(name);
-        if (later !== undefined && later > deadlineMs) rearm(later);
-        // The name comes from the driver's process: only the parent's own answers count.
-        const answer = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
-        const value = typeof answer === 'function' ? answer() : answer;
-        mark.resumed_s = Number(process.hrtime.bigint() - started) / 1e9;
-        channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
-      });
-      channelStream.on('data', (chunk: Buffer) => {
-        chan.push(chunk);
-        answerMarks(chunk);
-      });
-      channelStream.write(`${opts.channelSecret}\n${(opts.channelJob ?? []).join('\t')}\n`);
-    }
-    let timedOut = false;
-    let done = false;
-    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let grace: NodeJS.Timeout | undefined;
-    const killGroup = () => {
-      try {
-        if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    };
-    const expire = () => {
-      timedOut = true;
-      killGroup();
-    };
-    let deadlineMs = opts.timeoutMs;
-    let timer = setTimeout(expire, deadlineMs);
-    const rearm = (ms: number) => {
-      clearTimeout(timer);
-      deadlineMs = ms;
-      timer = setTimeout(expire, Math.max(0, ms - Number(process.hrtime.bigint() - started) / 1e6));
-    };
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      clearTimeout(grace);
-      // A child that exited may have left its group behind (daemonised loops): reap them.
-      killGroup();
-      if (pgid !== undefined) liveGroups.delete(pgid);
-      for (const s of [child.stdout, child.stderr, channelStream, sideStream]) s?.destroy();
-      resolve({
-        command: limited,
-        ...(cpus ? { cpus: [...cpus] } : {}),
-        exitCode,
-        signal,
-        stdout: out.text(),
-        stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
-        timedOut,
-        truncated: out.truncated() || err.truncated(),
-        ...(outputLimit ? { outputLimit } : {}),
-        ...(channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks } } : {}),
-        ...(withSide ? { side: { text: side.raw(), truncated: side.truncated() } } : {}),
-        wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
-      });
-    };
-    child.on('error', (e) => finish(127, null, e));
-    // The child's own end decides, not the end of its pipes: children it left behind may hold
-    // them open. Kill the group, then give the pipes a moment to deliver what is buffered.
-    // bwrap reports the inner process's death by signal N as exit 128 + N.
-    const settle = (code: number | null, signal: NodeJS.Signals | null) =>
-      sandboxed ? finish(...unwrapped(code, signal)) : finish(code, signal);
-    child.on('exit', (code, signal) => {
-      exited = { code, signal };
-      killGroup();
-      grace = setTimeout(() => settle(code, signal), EXIT_GRACE_MS);
-    });
-    child.on('close', (code, signal) => settle(exited?.code ?? code, exited?.signal ?? signal));
+  const channel = opts.channelSecret !== undefined;
+  const spec: ChildSpec = {
+    opts,
+    argv,
+    env,
+    limited,
+    cpus,
+    limit: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT,
+    sandboxed: sandbox !== undefined,
+    channel,
+    withSide: channel && opts.sideMaxBytes !== undefined,
+    started: process.hrtime.bigint(),
+  };
+  return new Promise((resolve) => superviseChild(spec, resolve));
+}
+
+/** The command as its sandbox runs it: `limited` (prlimit first) inside bwrap, the bare command inside unshare's shell. */
+function containedArgv(
+  sandbox: SandboxSpec | undefined,
+  command: { limited: string[]; bare: string[] },
+  env: Record<string, string>,
+  opts: RunOptions,
+): string[] {
+  // The host's view is read once, at the first sandboxed process.
+  const inside = () => ({ env: sandboxEnv(env), cwd: opts.cwd, system: systemView() });
+  return sandbox?.mode === 'bwrap'
+    ? ['bwrap', ...bwrapArgs(sandbox, inside()), '--', ...command.limited]
+    : sandbox?.mode === 'unshare'
+      ? unshareArgv(sandbox, { ...inside(), addressSpaceBytes: opts.memoryLimitBytes || undefined }, command.bare)
+      : command.limited;
+}
+
+/** What runProcess settles before the spawn: how the child starts, and what its result reports. */
+interface ChildSpec {
+  opts: RunOptions;
+  /** The whole command line: taskset, the sandbox, prlimit, the command. */
+  argv: string[];
+  env: Record<string, string>;
+  /** The command as its result names it: with its prlimit, without the sandbox or taskset. */
+  limited: string[];
+  cpus: readonly number[] | undefined;
+  /** Bytes kept of stdout and of stderr each. */
+  limit: number;
+  sandboxed: boolean;
+  /** A result channel on fd 3 (channelSecret). */
+  channel: boolean;
+  /** A side pipe on fd 4 (channelSecret and sideMaxBytes). */
+  withSide: boolean;
+  started: bigint;
+}
+
+/** One child from its spawn to its result: the state its handlers share. */
+interface LiveChild {
+  readonly spec: ChildSpec;
+  readonly child: ChildProcess;
+  readonly pgid: number | undefined;
+  timedOut: boolean;
+  done: boolean;
+  outputLimit?: RunResult['outputLimit'];
+  deadlineMs: number;
+  timer?: NodeJS.Timeout;
+  grace?: NodeJS.Timeout;
+}
+
+type Collector = ReturnType<typeof collector>;
+
+/** What the child's output is kept in, and the streams its end closes. */
+interface ChildOutput {
+  out: Collector;
+  err: Collector;
+  chan: Collector;
+  side: Collector;
+  sideStream: Readable | null;
+  channelStream: (Readable & Writable) | null;
+  marks: ChannelMark[];
+}
+
+type Finish = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => void;
+
+/** Starts the child, leader of its own process group, and resolves with its result once it ended. */
+function superviseChild(spec: ChildSpec, resolve: (result: RunResult) => void): void {
+  const { opts } = spec;
+  const child = spawn(spec.argv[0]!, spec.argv.slice(1), {
+    cwd: opts.cwd,
+    env: spec.env,
+    // Own process group, so a timeout kills grandchildren too.
+    detached: true,
+    // fd 3: the driver's result channel, a socket pair (the secret goes down, lines come back).
+    stdio: childStdio(spec),
   });
+  const pgid = child.pid;
+  if (pgid !== undefined) liveGroups.add(pgid);
+  const live: LiveChild = { spec, child, pgid, timedOut: false, done: false, deadlineMs: opts.timeoutMs };
+  const output = collectOutput(live);
+  startDeadline(live);
+  watchEnd(live, finisher(live, output, resolve));
+}
+
+function childStdio(spec: ChildSpec): StdioOptions {
+  const { opts } = spec;
+  return spec.channel
+    ? [
+        'ignore',
+        'pipe',
+        'pipe',
+        'pipe',
+        ...(spec.withSide ? (['pipe'] as const) : opts.heldInputsFd !== undefined ? [opts.heldInputsFd] : []),
+      ]
+    : opts.inheritFd !== undefined
+      ? ['ignore', 'pipe', 'pipe', opts.inheritFd]
+      : ['ignore', 'pipe', 'pipe'];
+}
+
+/** Keeps the child's stdout, stderr and side pipe, each up to its cap, and opens its result channel. */
+function collectOutput(live: LiveChild): ChildOutput {
+  const { opts, limit, channel, withSide } = live.spec;
+  const overLimit = (stream: 'stdout' | 'stderr') => () => {
+    if (!opts.stopAtOutputLimit || live.outputLimit) return;
+    live.outputLimit = stream;
+    killGroup(live.pgid);
+  };
+  const out = collector(limit, overLimit('stdout'));
+  const err = collector(limit, overLimit('stderr'));
+  const chan = collector(opts.channelMaxBytes ?? CHANNEL_MAX);
+  const side = collector(opts.sideMaxBytes ?? 0);
+  const sideStream = withSide ? (live.child.stdio[4] as Readable | null) : null;
+  sideStream?.on('error', () => undefined);
+  sideStream?.on('data', side.push);
+  live.child.stdout!.on('data', out.push);
+  live.child.stderr!.on('data', err.push);
+  const channelStream = channel ? (live.child.stdio[3] as (Readable & Writable) | null) : null;
+  const marks: ChannelMark[] = [];
+  if (channelStream) openChannel(live, channelStream, chan, marks);
+  return { out, err, chan, side, sideStream, channelStream, marks };
+}
+
+/** Keeps what comes back on the result channel and answers its marks; sends the secret and the job down it. */
+function openChannel(live: LiveChild, channelStream: Readable & Writable, chan: Collector, marks: ChannelMark[]): void {
+  const { opts, started } = live.spec;
+  const extendedBy = new Set<string>();
+  // A driver that dies before reading the secret closes its end: not our error.
+  channelStream.on('error', () => undefined);
+  const markPrefix = `${opts.channelSecret}\tMARK\t`;
+  const answerMarks = markWatcher(markPrefix, (name) => {
+    const mark = readMark(live, name);
+    marks.push(mark);
+    extendDeadline(live, extendedBy, name, mark.wall_s);
+    // The name comes from the driver's process: only the parent's own answers count.
+    const answer = opts.markAnswers && Object.hasOwn(opts.markAnswers, name) ? opts.markAnswers[name] : undefined;
+    const value = typeof answer === 'function' ? answer() : answer;
+    mark.resumed_s = secondsSince(started);
+    channelStream.write(value === undefined ? 'GO\n' : `GO\t${value}\n`);
+  });
+  channelStream.on('data', (chunk: Buffer) => {
+    chan.push(chunk);
+    answerMarks(chunk);
+  });
+  channelStream.write(`${opts.channelSecret}\n${(opts.channelJob ?? []).join('\t')}\n`);
+}
+
+/** A mark as it arrives: the parent's clock, then the CPU time and threads of the child's tree once the driver stopped. */
+function readMark(live: LiveChild, name: string): ChannelMark {
+  const wall_s = secondsSince(live.spec.started);
+  // Once the driver is blocked reading its answer, what it has used so far is exact: wait for
+  // that (a few microseconds), but not for a thread of the library that never stops.
+  const until = process.hrtime.bigint() + MARK_SETTLE_NS;
+  const tree = live.pgid !== undefined ? processTree(live.pgid) : [];
+  while (tree.length > 0 && !treeAtRest(tree) && process.hrtime.bigint() < until) Atomics.wait(SLEEPER, 0, 0, 0.05);
+  return { name, wall_s, cpu_s: treeCpuSeconds(tree), tasks: treeTasks(tree) };
+}
+
+/** Moves the deadline to where timeoutOnMark puts it for this mark, when that is later. */
+function extendDeadline(live: LiveChild, extendedBy: Set<string>, name: string, wall_s: number): void {
+  // The name comes from the driver's process: once per name, and only later, never sooner.
+  const later = !extendedBy.has(name) ? live.spec.opts.timeoutOnMark?.(name, wall_s) : undefined;
+  extendedBy.add(name);
+  if (later !== undefined && later > live.deadlineMs) rearm(live, later);
+}
+
+function secondsSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e9;
+}
+
+function killGroup(pgid: number | undefined): void {
+  try {
+    if (pgid !== undefined) process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+function expire(live: LiveChild): void {
+  live.timedOut = true;
+  killGroup(live.pgid);
+}
+
+function startDeadline(live: LiveChild): void {
+  live.timer = setTimeout(() => expire(live), live.deadlineMs);
+}
+
+/** The deadline moved to `ms` milliseconds from the start. */
+function rearm(live: LiveChild, ms: number): void {
+  clearTimeout(live.timer);
+  live.deadlineMs = ms;
+  live.timer = setTimeout(() => expire(live), Math.max(0, ms - Number(process.hrtime.bigint() - live.spec.started) / 1e6));
+}
+
+/** The run's end, taken once: the group reaped, the pipes closed, the result given. */
+function finisher(live: LiveChild, output: ChildOutput, resolve: (result: RunResult) => void): Finish {
+  const { spec, child, pgid } = live;
+  const { out, err, chan, side } = output;
+  return (exitCode, signal, spawnError) => {
+    if (live.done) return;
+    live.done = true;
+    clearTimeout(live.timer);
+    clearTimeout(live.grace);
+    // A child that exited may have left its group behind (daemonised loops): reap them.
+    killGroup(pgid);
+    if (pgid !== undefined) liveGroups.delete(pgid);
+    for (const s of [child.stdout, child.stderr, output.channelStream, output.sideStream]) s?.destroy();
+    resolve({
+      command: spec.limited,
+      ...(spec.cpus ? { cpus: [...spec.cpus] } : {}),
+      exitCode,
+      signal,
+      stdout: out.text(),
+      stderr: spawnError ? `${err.text()}${spawnError.message}` : err.text(),
+      timedOut: live.timedOut,
+      truncated: out.truncated() || err.truncated(),
+      ...(live.outputLimit ? { outputLimit: live.outputLimit } : {}),
+      ...(spec.channel ? { channel: { text: chan.raw(), truncated: chan.truncated(), marks: output.marks } } : {}),
+      ...(spec.withSide ? { side: { text: side.raw(), truncated: side.truncated() } } : {}),
+      wallSeconds: secondsSince(spec.started),
+    });
+  };
+}
+
+function watchEnd(live: LiveChild, finish: Finish): void {
+  const { child } = live;
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  child.on('error', (e) => finish(127, null, e));
+  // The child's own end decides, not the end of its pipes: children it left behind may hold
+  // them open. Kill the group, then give the pipes a moment to deliver what is buffered.
+  // bwrap reports the inner process's death by signal N as exit 128 + N.
+  const settle = (code: number | null, signal: NodeJS.Signals | null) =>
+    live.spec.sandboxed ? finish(...unwrapped(code, signal)) : finish(code, signal);
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+    killGroup(live.pgid);
+    live.grace = setTimeout(() => settle(code, signal), EXIT_GRACE_MS);
+  });
+  child.on('close', (code, signal) => settle(exited?.code ?? code, exited?.signal ?? signal));
 }
 
 const SIGNALS = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
@@ -456,7 +566,7 @@ export interface DriverRun {
   rejected?: DriverRejection;
 }
 
-export type DriverRejection =
+type DriverRejection =
   | { kind: 'timeout' | 'output-limit' | 'signal'; reason: string }
   /** The driver never said its last word, or something else wrote on its channel. */
   | { kind: 'unfinished'; reason: string };

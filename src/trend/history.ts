@@ -38,7 +38,7 @@ export interface Night {
 }
 
 /** One operation's figure of one night: the median trial, cycles per call, and what it was measured with. */
-export interface NightFigure {
+interface NightFigure {
   cycles: number;
   /** Its trials, cycles per call: what the night rule takes the figure's own uncertainty from. */
   perCall: number[];
@@ -49,7 +49,7 @@ export interface NightFigure {
   counter_hz?: number;
 }
 
-export type ChangeCause = 'submission' | 'harness' | 'machine' | 'unknown';
+type ChangeCause = 'submission' | 'harness' | 'machine' | 'unknown';
 
 export interface AttributedChange {
   /** The night the new level starts (index into TrendModel.nights). */
@@ -488,12 +488,7 @@ const COUNTER_RATE_CHANGE = 0.005;
 const short = (v: string | null | undefined) => (v ? v.slice(0, 12) : 'none');
 
 /** Why a series' figure moved from night `from` to night `to` (both with a figure): what changed between the two. */
-export function causesBetween(
-  s: TrendSeries,
-  from: number,
-  to: number,
-  nights: readonly Night[],
-): Pick<AttributedChange, 'causes' | 'detail'> {
+function causesBetween(s: TrendSeries, from: number, to: number, nights: readonly Night[]): Pick<AttributedChange, 'causes' | 'detail'> {
   const before = s.points[from]!;
   const after = s.points[to]!;
   const causes: ChangeCause[] = [];

@@ -1,5 +1,5 @@
 /** Levenshtein distance, for suggesting the name a typo meant. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];

@@ -49,7 +49,7 @@ export function removeScratch(dir: string): void {
 }
 
 /** Every scratch folder of this process still here (at exit, or when a run is stopped). */
-export function removeAllScratch(): void {
+function removeAllScratch(): void {
   for (const dir of [...live]) removeScratch(dir);
 }
 

@@ -15,10 +15,10 @@ import { parsePage, plain } from './pages.js';
  */
 
 /** Words that make a sentence a claim: what the tool refuses, catches, checks, removes, stops. */
-export const CLAIM_WORDS =
+const CLAIM_WORDS =
   /\b(refuse[sd]?|refusal|reject(s|ed)?|catch(es)?|caught|detect(s|ed)?|stops|is stopped|kill(s|ed)?|removes|is removed|are removed|FORGED|CRYPTOFAIL|INVALID|flag(s|ged)|checks|is checked|are checked|verifie[sd]|reports|is reported|never|cannot|checked|fails|exit [123])\b/;
 
-export interface Mark {
+interface Mark {
   kind: 'test' | 'bench' | 'limit';
   /** For a test: the test file, relative to the repository. */
   file?: string;
@@ -27,7 +27,7 @@ export interface Mark {
   line: number;
 }
 
-export interface Sentence {
+interface Sentence {
   text: string;
   line: number;
   marks: Mark[];
@@ -71,7 +71,7 @@ function flatten(children: readonly Nodes[], docFile: string, marks: Mark[]): st
 const SENTENCE_END = /(?<=[.!?])\s+(?=[A-Z(“"\uE000]|CODE)/;
 
 /** Every sentence of a page's prose (paragraphs, list items, table cells), with its marks. */
-export function sentencesOf(markdown: string, docFile: string): Sentence[] {
+function sentencesOf(markdown: string, docFile: string): Sentence[] {
   const out: Sentence[] = [];
   const headings: string[] = [];
   const walk = (node: Nodes, depthOf: (h: Heading) => void): void => {
@@ -109,7 +109,7 @@ export function sentencesOf(markdown: string, docFile: string): Sentence[] {
  * The names a test file gives its tests and groups: the first argument of each it/test/describe
  * call (it.skipIf(…)(…), it.each(…)(…) included), as written (a template's `${…}` stays as it is).
  */
-export function testNames(source: string): string[] {
+function testNames(source: string): string[] {
   const call = /\b(?:it|test|describe)(?:\.\w+(?:\((?:[^()]|\([^()]*\))*\))?)*\(\s*(['"`])((?:\\.|(?!\1)[\s\S])*)\1/g;
   return [...source.matchAll(call)].map((m) => m[2]!.replace(/\\(.)/g, '$1'));
 }

@@ -9,7 +9,7 @@ export const CT_FIXTURES = join(repoRoot, 'test', 'fixtures', 'ct');
  * The measured build alone (`ct.variants: []`): the other builds are test/ct-builds.test.ts's
  * subject, and each would add its own memcheck runs to every test here.
  */
-export const MEASURED_BUILD_ONLY = 'ct:\n  variants: []\n';
+const MEASURED_BUILD_ONLY = 'ct:\n  variants: []\n';
 
 /** A campaign in a temporary folder with a copy of the ct fixture kem-7, its ICCS paths pointed at the repository's. */
 export function ctCampaign(settings = MEASURED_BUILD_ONLY): string {

@@ -113,7 +113,7 @@ export function writeSyntheticSystem(dataDir: string, system: string, instances:
   return dir;
 }
 
-export interface SyntheticCtFinding {
+interface SyntheticCtFinding {
   kind: 'branch' | 'index' | 'division' | 'syscall';
   function: string;
   file?: string;

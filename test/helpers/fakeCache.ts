@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
  * like the service. Every request is recorded with the key and version it named.
  */
 
-export interface CacheEntry {
+interface CacheEntry {
   id: number;
   key: string;
   version: string;
@@ -21,7 +21,7 @@ export interface CacheEntry {
   bytes: Buffer;
 }
 
-export interface CacheRequest {
+interface CacheRequest {
   kind: 'lookup' | 'reserve' | 'upload' | 'commit' | 'download';
   keys?: string[];
   version?: string;

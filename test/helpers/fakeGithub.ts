@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
  * failNext() makes the next requests of a method fail, before or after taking effect.
  */
 
-export interface FakeComment {
+interface FakeComment {
   id: number;
   node_id: string;
   body: string;
@@ -27,7 +27,7 @@ export interface FakeComment {
   issue: number;
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   /** Path with query string, as sent. */
   path: string;
@@ -256,9 +256,4 @@ export async function startFakeGithub(opts: FakeGithubOptions): Promise<FakeGith
         server.close((e) => (e ? reject(e) : resolve()));
       }),
   };
-}
-
-/** Stops a server started by startFakeGithub. */
-export function stopFakeGithub(server: FakeGithub): Promise<void> {
-  return server.stop();
 }

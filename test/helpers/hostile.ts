@@ -131,7 +131,7 @@ export function removeScratch(home: string): void {
 }
 
 /** An honest toy-KEM candidate (kem-1/good) under another id. */
-export function honestCandidate(campaign: string, id: string): void {
+function honestCandidate(campaign: string, id: string): void {
   cpSync(join(kem1, 'good'), join(campaign, id, 'good'), { recursive: true });
   cpSync(join(kem1, 'common'), join(campaign, id, 'common'), { recursive: true });
   writeFileSync(

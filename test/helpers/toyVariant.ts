@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './tmp.js';
 
-/** Libraries for the timing checks' tests: the toy KEM or toy signature of the fixtures with one function replaced. */
+/** Libraries for the timing checks' tests: the toy KEM or toy signature of the fixtures with one function replaced, and a toy hash. */
 
 const iccs = join(repoRoot, 'native', 'iccs');
 const kemCommon = join(repoRoot, 'test', 'fixtures', 'campaign', 'kem-1', 'common');
@@ -51,6 +51,29 @@ export function variants(dir: string, name: string, type: 'kem' | 'sig', replace
     join(iccs, 'auxfunc.c'),
     join(iccs, 'drng.c'),
   ]);
+  return lib;
+}
+
+/**
+ * A toy 256-bit hash (FNV over the message, then a mixer), honest, or with one fault: `blind` never
+ * reads the message; `counting` mixes in how many times it was called.
+ */
+export function toyHash(dir: string, name: string, fault: '' | 'blind' | 'counting'): string {
+  const src = join(dir, `${name}.c`);
+  writeFileSync(
+    src,
+    `static unsigned long long calls;
+int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest) {
+  unsigned long long h = 1469598103934665603ull ^ msg_len_bits;
+  for (unsigned long long i = 0; i < (msg_len_bits + 7) / 8; i++) { ${fault === 'blind' ? '(void)msg; break;' : 'h ^= msg[i]; h *= 1099511628211ull;'} }
+  ${fault === 'counting' ? 'h ^= ++calls;' : '(void)calls;'}
+  for (int i = 0; i < digest_len_bits / 8; i++) { h ^= h >> 29; h *= 0xbf58476d1ce4e5b9ull; digest[i] = (unsigned char)(h >> 56); }
+  return 0;
+}
+`,
+  );
+  const lib = join(dir, `lib${name}.so`);
+  execFileSync('gcc', ['-std=gnu11', '-O2', '-fPIC', '-shared', '-o', lib, src]);
   return lib;
 }
 

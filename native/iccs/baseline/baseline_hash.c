@@ -19,10 +19,8 @@
 
 int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest);
 
-int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest)
-{
+int CryptHash(int digest_len_bits, const unsigned char *msg, unsigned long long msg_len_bits, unsigned char *digest) {
     /* A caller asking for another length would time another instance under this label. */
-    if (digest_len_bits != ICCS_BASELINE_BITS)
-        return -1;
+    if (digest_len_bits != ICCS_BASELINE_BITS) return -1;
     return ICCS_BASELINE_HELPER(digest_len_bits, msg, msg_len_bits, digest);
 }

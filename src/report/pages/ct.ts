@@ -1,6 +1,7 @@
 import type { RootContent } from 'mdast';
 import { COMPILER_MADE_NOTE, CT_KINDS, type CtFile, type CtFinding, flaggedOperations, siteOf } from '../../ct/findings.js';
 import { kindMeanings } from '../../ct/meanings.js';
+import type { CtCoverage } from '../../ct/types.js';
 import { formatShare, MISSING, plural } from '../../text/format.js';
 import { bullets, code, heading, link, para, table, text, type Cell } from '../../text/md.js';
 import type { CandidateView, InstanceView, ReportModel } from '../types.js';
@@ -12,9 +13,9 @@ import { allInstances, unreadableCell, unreadableFile } from './cells.js';
  * so pages of evidence that has none read as before.
  */
 
-export const CT_TITLE = 'Constant-time check (machine)';
+const CT_TITLE = 'Constant-time check (machine)';
 /** Sites listed per instance in the candidate page's table of sites, the most reported first. */
-export const CT_TOP_SITES = 10;
+const CT_TOP_SITES = 10;
 const METHOD_ANCHOR = '#constant-time-check-machine';
 
 const hasCt = (inst: InstanceView) => inst.ct !== undefined || unreadableFile(inst, 'constant-time check') !== undefined;
@@ -53,7 +54,26 @@ const STATUS_CELL: Record<string, string> = { clean: 'clean', flagged: '⚠ flag
 export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
   const checked = c.instances.filter(hasCt);
   if (checked.length === 0) return [];
-  const statusRows = c.instances.flatMap((inst): Cell[][] => {
+  return [
+    heading(2, CT_TITLE),
+    para(
+      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
+      link(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, 'method and limits'),
+      '). Counts are distinct sites; suppressed ones are public by the reason given in the candidate’s ',
+      code('ct-suppressions.yml'),
+      ' and do not make an operation flagged.',
+    ),
+    table(['instance', 'operation', 'status', ...CT_KINDS, 'suppressed', 'calls', 'coverage'], statusRows(c.instances)),
+    ...coverageGaps(checked),
+    ...topSites(checked),
+    ...buildMatrix(checked),
+    ...divisionSites(checked),
+  ];
+}
+
+/** Per instance and operation: the status, the distinct sites by kind, the calls and the coverage. */
+function statusRows(instances: readonly InstanceView[]): Cell[][] {
+  return instances.flatMap((inst): Cell[][] => {
     if (!inst.ct) {
       const why = unreadableFile(inst, 'constant-time check') ? unreadableCell('constant-time check') : 'not checked';
       return [[code(inst.label), MISSING, why, ...CT_KINDS.map(() => MISSING), MISSING, MISSING, MISSING]];
@@ -69,24 +89,47 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
       coverageCell(o),
     ]);
   });
+}
+
+/** What the checked calls never ran, per operation whose coverage has a gap. */
+function coverageGaps(checked: InstanceView[]): RootContent[] {
   const neverRows = checked.flatMap((inst): Cell[][] =>
     Object.entries(inst.ct?.operations ?? {}).flatMap(([op, o]): Cell[][] => {
       const c = o.coverage;
       if (!c || 'failure' in c || (c.functions_run === c.functions && !c.untaken_lines && !c.paths?.beyond_lines)) return [];
-      const missed = c.functions - c.functions_run;
-      const more = missed > NEVER_RUN_LISTED ? `, … (${missed} in all)` : '';
-      const untaken =
-        c.untaken === undefined
-          ? 'not recorded'
-          : c.untaken.length === 0
-            ? 'none'
-            : `${c.untaken.slice(0, NEVER_RUN_LISTED).join(', ')}${c.untaken.length > NEVER_RUN_LISTED ? ', …' : ''} (${c.untaken_lines ?? '?'} lines)`;
-      const later = c.paths?.beyond_lines
-        ? `${(c.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(', ')}${(c.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ', …' : ''} (${plural(c.paths.beyond_lines, 'line')})`
-        : 'none';
-      return [[code(inst.label), op, missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}` : 'none', untaken, later]];
+      return [[code(inst.label), op, ...neverRunCells(c)]];
     }),
   );
+  if (neverRows.length === 0) return [];
+  return [
+    para(
+      'Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop’s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:',
+    ),
+    table(
+      ['instance', 'operation', 'never entered', 'not taken in functions that ran', 'taken only by later calls, not checked'],
+      neverRows,
+    ),
+  ];
+}
+
+/** An operation's gaps: the functions never entered, the lines not taken in the ones that ran, the lines only later calls took. */
+function neverRunCells(c: CtCoverage): Cell[] {
+  const missed = c.functions - c.functions_run;
+  const more = missed > NEVER_RUN_LISTED ? `, … (${missed} in all)` : '';
+  const untaken =
+    c.untaken === undefined
+      ? 'not recorded'
+      : c.untaken.length === 0
+        ? 'none'
+        : `${c.untaken.slice(0, NEVER_RUN_LISTED).join(', ')}${c.untaken.length > NEVER_RUN_LISTED ? ', …' : ''} (${c.untaken_lines ?? '?'} lines)`;
+  const later = c.paths?.beyond_lines
+    ? `${(c.paths.beyond ?? []).slice(0, NEVER_RUN_LISTED).join(', ')}${(c.paths.beyond ?? []).length > NEVER_RUN_LISTED ? ', …' : ''} (${plural(c.paths.beyond_lines, 'line')})`
+    : 'none';
+  return [missed > 0 ? `${c.never_run.slice(0, NEVER_RUN_LISTED).join(', ')}${more}` : 'none', untaken, later];
+}
+
+/** The most reported sites of each instance, with what their kinds mean. */
+function topSites(checked: InstanceView[]): RootContent[] {
   const siteRows = checked.flatMap((inst): Cell[][] =>
     inst.ct
       ? sites(inst.ct)
@@ -106,7 +149,22 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
           ])
       : [],
   );
+  if (siteRows.length === 0) return [];
   const shownFewer = checked.some((inst) => inst.ct && sites(inst.ct).length > CT_TOP_SITES);
+  return [
+    para(
+      shownFewer
+        ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:`
+        : 'Every site, unsuppressed first:',
+    ),
+    table(['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'], siteRows),
+    ...kindMeanings(checked.flatMap((inst) => (inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))),
+  ];
+}
+
+/** The division instructions the API reaches, when the division check ran. */
+function divisionSites(checked: InstanceView[]): RootContent[] {
+  if (!checked.some((inst) => inst.ct?.divisions !== undefined)) return [];
   const divisionRows = checked.flatMap((inst): Cell[][] =>
     (inst.ct?.divisions ?? []).map((d): Cell[] => [
       code(inst.label),
@@ -117,50 +175,12 @@ export function ctSection(model: ReportModel, c: CandidateView): RootContent[] {
       inst.ct!.compiler ? `${inst.ct!.compiler}, ${(inst.ct!.flags ?? []).filter((f) => /^-O/.test(f)).pop() ?? 'default -O'}` : MISSING,
     ]),
   );
-  const divisionsChecked = checked.some((inst) => inst.ct?.divisions !== undefined);
+  if (divisionRows.length === 0) return [para('No division instruction in code the API reaches.')];
   return [
-    heading(2, CT_TITLE),
     para(
-      'Each operation ran a few times under valgrind memcheck with its secrets marked undefined; every conditional jump (branch), memory address (index) or system call that depended on them is a site. "clean" means this method flagged nothing on the path it ran, never that the code is constant-time (',
-      link(`../performance/method_${model.system}.md${METHOD_ANCHOR}`, 'method and limits'),
-      '). Counts are distinct sites; suppressed ones are public by the reason given in the candidate’s ',
-      code('ct-suppressions.yml'),
-      ' and do not make an operation flagged.',
+      'Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler’s choice: the build names the compiler and the optimisation level.',
     ),
-    table(['instance', 'operation', 'status', ...CT_KINDS, 'suppressed', 'calls', 'coverage'], statusRows),
-    ...(neverRows.length > 0
-      ? [
-          para(
-            'Coverage: the same calls, with the same generator, run natively in a -O0 build with gcc’s coverage counters and counted by gcov; the library’s own files, the harness’s left out. Before the check, more calls run the same way to find the rarely taken paths, and the check makes as many calls as took them all, within its budget. The verdict says nothing of code the checked calls never ran: the functions they never entered, the lines they never ran inside functions they did (a rejection loop’s retry, an error path; file:function:lines), and the lines only later calls took when the budget held the check to fewer:',
-          ),
-          table(
-            ['instance', 'operation', 'never entered', 'not taken in functions that ran', 'taken only by later calls, not checked'],
-            neverRows,
-          ),
-        ]
-      : []),
-    ...(siteRows.length > 0
-      ? [
-          para(
-            shownFewer
-              ? `The most reported sites (at most ${CT_TOP_SITES} per instance), unsuppressed first:`
-              : 'Every site, unsuppressed first:',
-          ),
-          table(['instance', 'kind', 'function', 'site', 'operations', 'reports', 'note'], siteRows),
-          ...kindMeanings(checked.flatMap((inst) => (inst.ct ? sites(inst.ct).map((s) => s.finding.kind) : []))),
-        ]
-      : []),
-    ...buildMatrix(checked),
-    ...(divisionsChecked
-      ? divisionRows.length > 0
-        ? [
-            para(
-              'Division instructions in code the API reaches (variable-latency on most cores, which memcheck does not report): each was read at the instruction in the measured calls, and one whose dividend or divisor held a secret is a division finding. A division is the compiler’s choice: the build names the compiler and the optimisation level.',
-            ),
-            table(['instance', 'function', 'instruction', 'site', 'operands', 'build'], divisionRows),
-          ]
-        : [para('No division instruction in code the API reaches.')]
-      : []),
+    table(['instance', 'function', 'instruction', 'site', 'operands', 'build'], divisionRows),
   ];
 }
 

@@ -29,7 +29,7 @@ export function megabytesPerSecondCell(r: TimingRecord, op: string): string {
 }
 
 /** A hash instance's digest length in bits: what its records or its KAT said. */
-export function digestBits(inst: InstanceView): number | undefined {
+function digestBits(inst: InstanceView): number | undefined {
   for (const r of Object.values(inst.records)) {
     const bytes = (r?.sizes as { digest_bytes?: number } | undefined)?.digest_bytes;
     if (typeof bytes === 'number' && bytes > 0) return bytes * 8;

@@ -15,7 +15,7 @@ import { candidatePageLink } from './cells.js';
 const checked = (inst: InstanceView): boolean => inst.build?.library !== undefined && measurable(inst.build.kat);
 
 /** What the last run said of the secret seed: its id, off, or nothing (evidence from before the check). */
-export function unseenSeedState(campaign: Record<string, unknown>): string {
+function unseenSeedState(campaign: Record<string, unknown>): string {
   const lastRun = campaign.last_run as { unseen_seed_id?: string | null } | undefined;
   const id = lastRun?.unseen_seed_id;
   if (typeof id === 'string')

@@ -67,7 +67,7 @@ interface HostCheck {
 }
 
 /** Host checks with the same phase, CPU, shard and problems: one row, however many runs found it. */
-export function distinctHostChecks(checks: readonly HostCheck[]): Array<{ check: HostCheck; runs: number; first: string; last: string }> {
+function distinctHostChecks(checks: readonly HostCheck[]): Array<{ check: HostCheck; runs: number; first: string; last: string }> {
   const byKey = new Map<string, { check: HostCheck; runs: number; first: string; last: string }>();
   for (const raw of checks) {
     // Evidence from other tools may leave a field out: a missing list is no problem found.

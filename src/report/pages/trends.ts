@@ -24,7 +24,7 @@ export const trendsPagePath = (system: string) => `performance/trends_${system}.
 const nightNumber = (n: number) => String(n + 1);
 
 /** "2026-12-03 01:17 · 3f2a9c1" — a night's name: its run's start and the campaign's commit. */
-export function nightName(night: Night): string {
+function nightName(night: Night): string {
   const when = night.started_utc.replace('T', ' ').slice(0, 16);
   const commit = night.commit ? ` · ${night.commit.slice(0, 7)}${night.changed ? '+' : ''}` : '';
   return `${when}${commit}`;
@@ -96,7 +96,7 @@ const nights: TrendSection = (model, t) => [
 ];
 
 /** What the rule can see over these nights, in words: the page's and the docs' answer to "why none found". */
-export function visibility(t: TrendModel): string {
+function visibility(t: TrendModel): string {
   const noise = `night-to-night noise ${formatShare(t.noise.tau)}${t.noise.measured ? ` (measured on ${t.noise.pairs} pairs of unchanged nights)` : ` (assumed: only ${t.noise.pairs} pairs of unchanged nights, too few to measure it)`}`;
   const d = t.detectable;
   const searched =
